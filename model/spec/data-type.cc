@@ -1,0 +1,87 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "data-type.h"
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+namespace
+{
+const DataType kAllTypes[] = {DataType::FP32,
+                              DataType::TF32,
+                              DataType::FP16,
+                              DataType::BF16,
+                              DataType::FP8,
+                              DataType::INT8};
+} // namespace
+
+uint32_t
+BytesOf(DataType type)
+{
+    switch (type)
+    {
+    case DataType::FP32:
+    case DataType::TF32:
+        return 4;
+    case DataType::FP16:
+    case DataType::BF16:
+        return 2;
+    case DataType::FP8:
+    case DataType::INT8:
+        return 1;
+    }
+    return 4;
+}
+
+std::string
+ToString(DataType type)
+{
+    switch (type)
+    {
+    case DataType::FP32:
+        return "fp32";
+    case DataType::TF32:
+        return "tf32";
+    case DataType::FP16:
+        return "fp16";
+    case DataType::BF16:
+        return "bf16";
+    case DataType::FP8:
+        return "fp8";
+    case DataType::INT8:
+        return "int8";
+    }
+    return "fp32";
+}
+
+std::vector<std::string>
+DataTypeNames()
+{
+    std::vector<std::string> names;
+    for (auto t : kAllTypes)
+    {
+        names.push_back(ToString(t));
+    }
+    return names;
+}
+
+bool
+ParseDataType(const std::string& name, DataType& type)
+{
+    for (auto t : kAllTypes)
+    {
+        if (ToString(t) == name)
+        {
+            type = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,100 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "gpu-spec.h"
+
+#include "spec-reader.h"
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+double
+GpuSpec::TensorFlops(DataType type) const
+{
+    auto it = tensorFlops.find(type);
+    return it == tensorFlops.end() ? 0.0 : it->second;
+}
+
+double
+GpuSpec::VectorFlops(DataType type) const
+{
+    auto it = vectorFlops.find(type);
+    if (it != vectorFlops.end())
+    {
+        return it->second;
+    }
+    it = vectorFlops.find(DataType::FP32);
+    return it == vectorFlops.end() ? 0.0 : it->second;
+}
+
+namespace
+{
+/** Reads a {dtype: TFLOP/s} mapping into FLOP/s. */
+std::map<DataType, double>
+ReadRates(SpecReader& parent, const std::string& key, bool required)
+{
+    std::map<DataType, double> rates;
+    if (!required && !parent.Has(key))
+    {
+        return rates;
+    }
+    SpecReader reader = parent.GetMap(key);
+    for (const auto& name : DataTypeNames())
+    {
+        if (reader.Has(name))
+        {
+            DataType type;
+            ParseDataType(name, type);
+            rates[type] = reader.GetPositive(name) * 1e12;
+        }
+    }
+    reader.Finish();
+    if (rates.empty())
+    {
+        parent.Fail(key, "needs at least one data type; allowed keys: " + JoinNames(DataTypeNames()));
+    }
+    return rates;
+}
+} // namespace
+
+GpuSpec
+GpuSpec::Read(SpecReader& r)
+{
+    GpuSpec g;
+    g.name = r.GetString("name");
+    g.smCount = r.GetCount("sm_count");
+    g.clockHz = r.GetPositive("clock_mhz") * 1e6;
+    g.tensorFlops = ReadRates(r, "tensor_tflops", true);
+    g.vectorFlops = ReadRates(r, "vector_tflops", true);
+    g.registersPerSm = r.GetCount("registers_per_sm");
+    g.maxThreadsPerSm = r.GetCount("max_threads_per_sm");
+    g.maxBlocksPerSm = r.GetCount("max_blocks_per_sm");
+    g.sharedMemoryPerSmBytes = r.GetPositive("shared_memory_per_sm_kib") * 1024;
+    g.sharedMemoryPerBlockBytes = r.GetPositive("shared_memory_per_block_kib") * 1024;
+    if (g.sharedMemoryPerBlockBytes > g.sharedMemoryPerSmBytes)
+    {
+        r.Fail("shared_memory_per_block_kib",
+               "cannot exceed shared_memory_per_sm_kib");
+    }
+    g.smemBytesPerClockPerSm = r.GetPositive("smem_bytes_per_clock_per_sm");
+    g.l2Bytes = r.GetPositive("l2_mib") * 1024 * 1024;
+    g.l2BandwidthBps = r.GetPositive("l2_bandwidth_GBps") * 1e9;
+    g.hbmBytes = r.GetPositive("hbm_gib") * 1024 * 1024 * 1024;
+    g.hbmBandwidthBps = r.GetPositive("hbm_bandwidth_GBps") * 1e9;
+    g.launchOverheadS = r.GetInRange("launch_overhead_us", 0, 1e6) * 1e-6;
+    SpecReader e = r.GetMap("efficiency");
+    g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
+    g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);
+    g.efficiency.hbm = e.GetInRange("hbm", 0.01, 1.0);
+    g.efficiency.l2 = e.GetInRange("l2", 0.01, 1.0);
+    g.efficiency.smem = e.GetInRange("smem", 0.01, 1.0);
+    e.Finish();
+    r.Finish();
+    return g;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,47 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_HARDWARE_SPEC_H
+#define RAPIDLLM_HARDWARE_SPEC_H
+
+#include "gpu-spec.h"
+#include "network-spec.h"
+
+#include <string>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+/**
+ * \ingroup rapid-llm
+ * \brief A machine: one GPU type and the cluster network joining the GPUs.
+ */
+struct HardwareSpec
+{
+    std::string name;    //!< preset name or file stem
+    GpuSpec gpu;         //!< every GPU of the cluster
+    NetworkSpec network; //!< the multi-dimensional network
+
+    /**
+     * \brief Loads a hardware preset by name ("a100-sxm-80gb") or a YAML file by path.
+     * \param nameOrPath a preset name, or a path to a YAML file
+     * \return the spec; throws SpecError on bad input (unknown presets list the valid names)
+     */
+    static HardwareSpec Load(const std::string& nameOrPath);
+
+    /**
+     * \brief Parses YAML text.
+     * \param text the document
+     * \param source the file or preset name used in errors
+     * \return the spec
+     */
+    static HardwareSpec Parse(const std::string& text, const std::string& source);
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_HARDWARE_SPEC_H

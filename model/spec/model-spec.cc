@@ -1,0 +1,134 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "model-spec.h"
+
+#include "preset-registry.h"
+#include "spec-reader.h"
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+bool
+ModelSpec::IsGated() const
+{
+    return activation == Activation::SWIGLU;
+}
+
+bool
+ModelSpec::IsMoe() const
+{
+    return experts > 1;
+}
+
+uint64_t
+ModelSpec::LayerParameters() const
+{
+    const uint64_t h = hidden;
+    const uint64_t qOut = uint64_t(heads) * headDim;
+    const uint64_t kvOut = uint64_t(kvHeads) * headDim;
+    const uint64_t b = bias ? 1 : 0;
+    // Attention: Q, K, V projections and the output projection.
+    uint64_t attention = h * (qOut + 2 * kvOut) + b * (qOut + 2 * kvOut) + qOut * h + b * h;
+    // MLP: one (GELU) or two (gated) input projections and one output projection.
+    const uint64_t inputs = IsGated() ? 2 : 1;
+    auto mlp = [&](uint64_t width) { return inputs * h * width + b * inputs * width + width * h + b * h; };
+    uint64_t mlpParams = IsMoe() ? uint64_t(experts) * mlp(expertFfn) + h * experts : mlp(ffn);
+    // Two norms per layer: LayerNorm has weight and bias, RMSNorm a weight only.
+    uint64_t norms = 2 * h * (norm == NormType::LAYER_NORM ? 2 : 1);
+    return attention + mlpParams + norms;
+}
+
+uint64_t
+ModelSpec::EmbeddingParameters() const
+{
+    uint64_t params = uint64_t(vocab) * hidden;
+    if (position == PositionEmbedding::LEARNED)
+    {
+        params += uint64_t(maxSequence) * hidden;
+    }
+    return params;
+}
+
+uint64_t
+ModelSpec::ParameterCount() const
+{
+    uint64_t finalNorm = uint64_t(hidden) * (norm == NormType::LAYER_NORM ? 2 : 1);
+    uint64_t head = tiedEmbeddings ? 0 : uint64_t(vocab) * hidden;
+    return uint64_t(layers) * LayerParameters() + EmbeddingParameters() + finalNorm + head;
+}
+
+void
+ModelSpec::Validate(const std::string& source) const
+{
+    if (heads % kvHeads != 0)
+    {
+        throw SpecError(source,
+                        "kv_heads",
+                        "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" +
+                            std::to_string(kvHeads) + ")");
+    }
+    if (IsMoe() && (topK == 0 || topK > experts))
+    {
+        throw SpecError(source,
+                        "moe.top_k",
+                        "must be between 1 and the number of experts (" +
+                            std::to_string(experts) + ")");
+    }
+}
+
+ModelSpec
+ModelSpec::Parse(const std::string& text, const std::string& source)
+{
+    YAML::Node root = ParseYaml(text, source);
+    SpecReader r(root, source);
+    ModelSpec m;
+    m.name = r.GetString("name");
+    m.layers = r.GetCount("layers");
+    m.hidden = r.GetCount("hidden");
+    m.heads = r.GetCount("heads");
+    m.kvHeads = r.GetCount("kv_heads", 1, m.heads);
+    if (!r.Has("head_dim") && m.hidden % m.heads != 0)
+    {
+        r.Fail("heads",
+               "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads (" +
+                   std::to_string(m.heads) + "); give head_dim explicitly");
+    }
+    m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
+    m.ffn = r.GetCount("ffn");
+    std::string activation = r.GetChoice("activation", {"gelu", "swiglu"});
+    m.activation = activation == "swiglu" ? Activation::SWIGLU : Activation::GELU;
+    std::string norm = r.GetChoice("norm", {"layernorm", "rmsnorm"});
+    m.norm = norm == "rmsnorm" ? NormType::RMS_NORM : NormType::LAYER_NORM;
+    std::string position = r.GetChoice("position", {"learned", "rope"});
+    m.position = position == "rope" ? PositionEmbedding::ROPE : PositionEmbedding::LEARNED;
+    m.bias = r.GetBool("bias", m.norm == NormType::LAYER_NORM);
+    m.vocab = r.GetCount("vocab");
+    m.tiedEmbeddings = r.GetBool("tied_embeddings", false);
+    m.maxSequence = r.GetCount("max_sequence");
+    if (r.Has("moe"))
+    {
+        SpecReader moe = r.GetMap("moe");
+        m.experts = moe.GetCount("experts", 2);
+        m.topK = moe.GetCount("top_k", 1);
+        m.expertFfn = moe.GetCount("expert_ffn", 1, m.ffn);
+        moe.Finish();
+    }
+    r.Finish();
+    m.Validate(source);
+    return m;
+}
+
+ModelSpec
+ModelSpec::Load(const std::string& nameOrPath)
+{
+    std::string source;
+    std::string text = PresetRegistry::Resolve("models", nameOrPath, "--model", source);
+    return Parse(text, source);
+}
+
+} // namespace rapidllm
+} // namespace ns3

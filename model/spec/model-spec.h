@@ -1,0 +1,98 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_MODEL_SPEC_H
+#define RAPIDLLM_MODEL_SPEC_H
+
+#include <cstdint>
+#include <string>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+/** \brief Normalization layer type. */
+enum class NormType
+{
+    LAYER_NORM, //!< LayerNorm with weight and bias (GPT)
+    RMS_NORM    //!< RMSNorm with weight only (Llama)
+};
+
+/** \brief MLP activation; a gated MLP (SwiGLU) has two input projections. */
+enum class Activation
+{
+    GELU,  //!< GELU, one input projection (GPT)
+    SWIGLU //!< SiLU-gated, two input projections (Llama)
+};
+
+/** \brief How positions enter the model. */
+enum class PositionEmbedding
+{
+    LEARNED, //!< a learned s x h table (GPT)
+    ROPE     //!< rotary embedding applied to Q and K (Llama)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The shape of a decoder-only transformer, dense or mixture-of-experts.
+ */
+struct ModelSpec
+{
+    std::string name;                                   //!< preset name or file stem
+    uint32_t layers = 0;                                //!< decoder layers
+    uint32_t hidden = 0;                                //!< model width h
+    uint32_t heads = 0;                                 //!< attention heads a
+    uint32_t kvHeads = 0;                               //!< KV heads (GQA/MQA; = heads for MHA)
+    uint32_t headDim = 0;                               //!< per-head width (usually h / a)
+    uint32_t ffn = 0;                                   //!< dense MLP width
+    NormType norm = NormType::LAYER_NORM;               //!< normalization
+    Activation activation = Activation::GELU;           //!< MLP activation
+    PositionEmbedding position = PositionEmbedding::LEARNED; //!< position encoding
+    bool bias = true;                                   //!< linear layers have biases (GPT)
+    uint32_t vocab = 0;                                 //!< vocabulary V
+    bool tiedEmbeddings = false;                        //!< LM head shares the embedding
+    uint32_t maxSequence = 0;                           //!< longest sequence (learned table size)
+    uint32_t experts = 0;                               //!< MoE experts per layer (0 = dense)
+    uint32_t topK = 0;                                  //!< experts each token visits
+    uint32_t expertFfn = 0;                             //!< each expert's MLP width
+
+    /** \return true when the MLP is gated (two input projections) */
+    bool IsGated() const;
+    /** \return true for a mixture-of-experts model */
+    bool IsMoe() const;
+
+    /** \return parameters of one decoder layer (all experts counted) */
+    uint64_t LayerParameters() const;
+    /** \return parameters of the embedding (and position table), counted once */
+    uint64_t EmbeddingParameters() const;
+    /** \return every parameter of the model */
+    uint64_t ParameterCount() const;
+
+    /**
+     * \brief Loads a model preset by name ("gpt3-175b") or a YAML file by path.
+     * \param nameOrPath a preset name or a path
+     * \return the spec; throws SpecError on bad input
+     */
+    static ModelSpec Load(const std::string& nameOrPath);
+
+    /**
+     * \brief Parses YAML text.
+     * \param text the document
+     * \param source the file or preset name used in errors
+     * \return the spec
+     */
+    static ModelSpec Parse(const std::string& text, const std::string& source);
+
+    /**
+     * \brief Checks that the fields are consistent; throws SpecError naming \p source.
+     * \param source the file or preset name used in errors
+     */
+    void Validate(const std::string& source) const;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_MODEL_SPEC_H

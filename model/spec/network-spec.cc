@@ -1,0 +1,159 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "network-spec.h"
+
+#include "spec-reader.h"
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+namespace
+{
+const TopologyKind kAllKinds[] = {TopologyKind::RING,
+                                  TopologyKind::FULLY_CONNECTED,
+                                  TopologyKind::SWITCH,
+                                  TopologyKind::MESH,
+                                  TopologyKind::TORUS,
+                                  TopologyKind::FAT_TREE};
+} // namespace
+
+std::string
+ToString(TopologyKind kind)
+{
+    switch (kind)
+    {
+    case TopologyKind::RING:
+        return "ring";
+    case TopologyKind::FULLY_CONNECTED:
+        return "fully_connected";
+    case TopologyKind::SWITCH:
+        return "switch";
+    case TopologyKind::MESH:
+        return "mesh";
+    case TopologyKind::TORUS:
+        return "torus";
+    case TopologyKind::FAT_TREE:
+        return "fat_tree";
+    }
+    return "switch";
+}
+
+std::vector<std::string>
+TopologyKindNames()
+{
+    std::vector<std::string> names;
+    for (auto k : kAllKinds)
+    {
+        names.push_back(ToString(k));
+    }
+    return names;
+}
+
+uint64_t
+NetworkSpec::FixedSize() const
+{
+    uint64_t n = 1;
+    for (const auto& d : dimensions)
+    {
+        n *= d.size == 0 ? 1 : d.size;
+    }
+    return n;
+}
+
+namespace
+{
+NetworkDimensionSpec
+ReadDimension(SpecReader& r, bool outermost)
+{
+    NetworkDimensionSpec d;
+    d.name = r.GetString("name");
+    std::string kind = r.GetChoice("topology", TopologyKindNames());
+    for (auto k : kAllKinds)
+    {
+        if (ToString(k) == kind)
+        {
+            d.kind = k;
+        }
+    }
+    if (r.Has("size") && r.GetNode("size").IsScalar() && r.GetNode("size").Scalar() == "auto")
+    {
+        if (!outermost)
+        {
+            r.Fail("size", "'auto' is only allowed on the outermost dimension");
+        }
+        d.size = 0;
+    }
+    else
+    {
+        d.size = r.GetCount("size", 1);
+    }
+    if (d.kind == TopologyKind::MESH || d.kind == TopologyKind::TORUS)
+    {
+        uint64_t product = 1;
+        for (auto e : r.GetCountList("shape", 1))
+        {
+            d.shape.push_back(e);
+            product *= e;
+        }
+        if (d.shape.size() < 1 || d.shape.size() > 3)
+        {
+            r.Fail("shape", "a mesh or torus has 1 to 3 extents, e.g. [4, 4]");
+        }
+        if (d.size != 0 && product != d.size)
+        {
+            r.Fail("shape",
+                   "the extents multiply to " + std::to_string(product) + " but size is " +
+                       std::to_string(d.size));
+        }
+        d.size = product;
+    }
+    d.bandwidthBps = r.GetPositive("bandwidth_GBps") * 1e9;
+    d.latencyS = r.GetInRange("latency_ns", 0, 1e9) * 1e-9;
+    d.switchLatencyS = r.GetInRange("switch_latency_ns", 0, 1e9, 0) * 1e-9;
+    d.wireEfficiency = r.GetInRange("wire_efficiency", 0.01, 1.0, 1.0);
+    if (d.kind == TopologyKind::FAT_TREE)
+    {
+        d.oversubscription = r.GetInRange("oversubscription", 1.0, 64.0, 1.0);
+        d.leafSize = r.GetCount("leaf_size", 1, 0);
+    }
+    d.collective = r.GetString("collective", "");
+    r.Finish();
+    return d;
+}
+} // namespace
+
+NetworkSpec
+NetworkSpec::Read(SpecReader& r)
+{
+    NetworkSpec n;
+    auto dims = r.GetMapList("dimensions");
+    if (dims.empty())
+    {
+        r.Fail("dimensions", "needs at least one dimension");
+    }
+    for (std::size_t i = 0; i < dims.size(); ++i)
+    {
+        n.dimensions.push_back(ReadDimension(dims[i], i + 1 == dims.size()));
+    }
+    n.routing = r.GetString("routing", n.routing);
+    if (r.Has("faults"))
+    {
+        for (auto& f : r.GetMapList("faults"))
+        {
+            LinkFaultSpec fault;
+            fault.link = f.GetString("link");
+            fault.factor = f.GetInRange("bandwidth_factor", 0.0, 1.0);
+            f.Finish();
+            n.faults.push_back(fault);
+        }
+    }
+    r.Finish();
+    return n;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,95 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_NETWORK_SPEC_H
+#define RAPIDLLM_NETWORK_SPEC_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+class SpecReader;
+
+/**
+ * \ingroup rapid-llm
+ * \brief How the endpoints of one network dimension are wired.
+ */
+enum class TopologyKind
+{
+    RING,            //!< bidirectional ring
+    FULLY_CONNECTED, //!< a direct link between every pair
+    SWITCH,          //!< one non-blocking switch (e.g. NVSwitch)
+    MESH,            //!< 2D/3D mesh, extents in NetworkDimensionSpec::shape
+    TORUS,           //!< 2D/3D torus, extents in NetworkDimensionSpec::shape
+    FAT_TREE         //!< two-tier leaf/spine fat tree with an oversubscription ratio
+};
+
+/** \return the YAML name ("fat_tree") */
+std::string ToString(TopologyKind kind);
+/** \return every kind's YAML name */
+std::vector<std::string> TopologyKindNames();
+
+/**
+ * \ingroup rapid-llm
+ * \brief One dimension of the cluster network, innermost first (e.g. NVSwitch in a node, then the
+ * InfiniBand fabric across nodes).
+ */
+struct NetworkDimensionSpec
+{
+    std::string name;              //!< e.g. "nvlink"
+    uint32_t size = 0;             //!< endpoints along this dimension; 0 = sized to fit the job
+    TopologyKind kind = TopologyKind::SWITCH; //!< wiring
+    std::vector<uint32_t> shape;   //!< mesh/torus extents (product = size)
+    double bandwidthBps = 0;       //!< per link, per direction, bytes/s
+    double latencyS = 0;           //!< per link propagation + serialization start, seconds
+    double switchLatencyS = 0;     //!< per switch traversed, seconds
+    double wireEfficiency = 1.0;   //!< payload fraction of the line rate (headers, encoding)
+    double oversubscription = 1.0; //!< fat tree: leaf down-bandwidth / up-bandwidth
+    uint32_t leafSize = 0;         //!< fat tree: endpoints per leaf switch (0 = automatic)
+    std::string collective;        //!< preferred collective algorithm here ("" = default)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A link's fault: a bandwidth factor in (0, 1] (soft) or removal (hard).
+ *
+ * The link is named by its dimension and the two endpoint coordinates it joins, as the
+ * topology numbers them (see Topology).
+ */
+struct LinkFaultSpec
+{
+    std::string link;    //!< link selector, e.g. "0-1" (endpoint indices) as Topology parses it
+    double factor = 1.0; //!< bandwidth factor; 0 means the link is dead
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The whole cluster network: dimensions innermost first, routing and faults.
+ */
+struct NetworkSpec
+{
+    std::vector<NetworkDimensionSpec> dimensions; //!< innermost first
+    std::string routing = "shortest-path";        //!< RoutingPolicy name
+    std::vector<LinkFaultSpec> faults;            //!< degraded or dead links
+
+    /** \return the product of the fixed dimension sizes (auto dimensions count as 1) */
+    uint64_t FixedSize() const;
+
+    /**
+     * \brief Reads the "network" mapping of a hardware file.
+     * \param reader the mapping
+     * \return the spec; throws SpecError on bad input
+     */
+    static NetworkSpec Read(SpecReader& reader);
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_NETWORK_SPEC_H

@@ -1,0 +1,191 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "run-spec.h"
+
+#include "model-spec.h"
+#include "spec-reader.h"
+
+#include <set>
+#include <sstream>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+uint64_t
+ParallelSpec::Gpus() const
+{
+    return uint64_t(tp) * cp * dp * pp;
+}
+
+uint32_t
+RunSpec::MicroBatches() const
+{
+    return globalBatch / (microBatch * parallel.dp);
+}
+
+std::string
+ToString(RunMode mode)
+{
+    return mode == RunMode::TRAINING ? "training" : "inference";
+}
+
+std::string
+ToString(Recompute recompute)
+{
+    switch (recompute)
+    {
+    case Recompute::NONE:
+        return "none";
+    case Recompute::SELECTIVE:
+        return "selective";
+    case Recompute::FULL:
+        return "full";
+    }
+    return "none";
+}
+
+namespace
+{
+/** Throws unless \p a is a multiple of \p b, naming both quantities. */
+void
+RequireMultiple(const std::string& source,
+                const std::string& field,
+                uint64_t a,
+                const std::string& aName,
+                uint64_t b,
+                const std::string& bName)
+{
+    if (b == 0 || a % b != 0)
+    {
+        std::ostringstream os;
+        os << aName << " (" << a << ") must be divisible by " << bName << " (" << b << ")";
+        throw SpecError(source, field, os.str());
+    }
+}
+} // namespace
+
+void
+RunSpec::Validate(const ModelSpec& model, const std::string& source) const
+{
+    const auto& p = parallel;
+    if (p.zeroStage > 3)
+    {
+        throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
+    }
+    std::set<std::string> parts;
+    std::string token;
+    std::istringstream order(p.rankOrder);
+    while (std::getline(order, token, '-'))
+    {
+        parts.insert(token);
+    }
+    if (parts != std::set<std::string>{"tp", "cp", "ep", "dp", "pp"} ||
+        p.rankOrder.size() != 14)
+    {
+        throw SpecError(source,
+                        "rank_order",
+                        "'" + p.rankOrder +
+                            "' must name tp, cp, ep, dp and pp once each, fastest first, "
+                            "e.g. tp-cp-ep-dp-pp");
+    }
+    RequireMultiple(source, "tp", model.heads, "heads", p.tp, "tp");
+    if (model.kvHeads % p.tp != 0 && p.tp % model.kvHeads != 0)
+    {
+        throw SpecError(source,
+                        "tp",
+                        "kv_heads (" + std::to_string(model.kvHeads) + ") and tp (" +
+                            std::to_string(p.tp) + ") must divide one another");
+    }
+    RequireMultiple(source,
+                    "pp",
+                    model.layers,
+                    "layers",
+                    uint64_t(p.pp) * p.virtualStages,
+                    "pp x vpp");
+    if (p.virtualStages > 1 && p.pp < 2)
+    {
+        throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
+    }
+    if (model.IsMoe())
+    {
+        RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
+        RequireMultiple(source, "ep", uint64_t(p.dp) * p.cp, "dp x cp", p.ep, "ep");
+    }
+    else if (p.ep != 1)
+    {
+        throw SpecError(source, "ep", "expert parallelism needs a mixture-of-experts model");
+    }
+    if (mode == RunMode::TRAINING)
+    {
+        RequireMultiple(source, "sequence", sequence, "sequence", p.cp, "cp");
+        RequireMultiple(source,
+                        "global_batch",
+                        globalBatch,
+                        "global batch",
+                        uint64_t(microBatch) * p.dp,
+                        "micro-batch x dp");
+        if (p.sequenceParallel)
+        {
+            RequireMultiple(source,
+                            "sp",
+                            sequence / p.cp,
+                            "sequence per context rank",
+                            p.tp,
+                            "tp (sequence parallelism splits the sequence)");
+        }
+    }
+}
+
+RunSpec
+RunSpec::Parse(const std::string& text, const std::string& source)
+{
+    YAML::Node root = ParseYaml(text, source);
+    SpecReader r(root, source);
+    RunSpec s;
+    std::string mode = r.GetChoice("mode", {"training", "inference"}, "training");
+    s.mode = mode == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
+    std::string dtype = r.GetChoice("dtype", DataTypeNames(), ToString(s.dtype));
+    ParseDataType(dtype, s.dtype);
+    if (r.Has("parallel"))
+    {
+        SpecReader p = r.GetMap("parallel");
+        s.parallel.tp = p.GetCount("tp", 1, 1);
+        s.parallel.pp = p.GetCount("pp", 1, 1);
+        s.parallel.dp = p.GetCount("dp", 1, 1);
+        s.parallel.cp = p.GetCount("cp", 1, 1);
+        s.parallel.ep = p.GetCount("ep", 1, 1);
+        s.parallel.sequenceParallel = p.GetBool("sp", false);
+        s.parallel.zeroStage = p.GetCount("zero", 0, 0);
+        if (s.parallel.zeroStage > 3)
+        {
+            p.Fail("zero", "allowed values: 0, 1, 2, 3");
+        }
+        if (p.GetBool("fsdp", false))
+        {
+            s.parallel.zeroStage = 3;
+        }
+        s.parallel.virtualStages = p.GetCount("vpp", 1, 1);
+        s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
+        p.Finish();
+    }
+    std::string recompute =
+        r.GetChoice("recompute", {"none", "selective", "full"}, ToString(s.recompute));
+    s.recompute = recompute == "full"        ? Recompute::FULL
+                  : recompute == "selective" ? Recompute::SELECTIVE
+                                             : Recompute::NONE;
+    s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
+    s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
+    s.sequence = r.GetCount("sequence", 1, s.sequence);
+    s.batch = r.GetCount("batch", 1, s.batch);
+    s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
+    s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    r.Finish();
+    return s;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,100 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_RUN_SPEC_H
+#define RAPIDLLM_RUN_SPEC_H
+
+#include "data-type.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+struct ModelSpec;
+
+/** \brief What the job does. */
+enum class RunMode
+{
+    TRAINING, //!< one iteration over the global batch
+    INFERENCE //!< one request: prefill, then decode
+};
+
+/** \brief Activation recomputation (Korthikanti et al. 2022). */
+enum class Recompute
+{
+    NONE,      //!< keep every activation
+    SELECTIVE, //!< recompute the attention core only
+    FULL       //!< keep each layer's input, rerun its forward before its backward
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The hybrid parallel layout of a job.
+ */
+struct ParallelSpec
+{
+    uint32_t tp = 1;               //!< tensor parallel degree
+    uint32_t pp = 1;               //!< pipeline stages
+    uint32_t dp = 1;               //!< data parallel degree
+    uint32_t cp = 1;               //!< context parallel degree (ring attention)
+    uint32_t ep = 1;               //!< expert parallel degree
+    bool sequenceParallel = false; //!< Megatron sequence parallelism (needs tp > 1 to matter)
+    uint32_t zeroStage = 0;        //!< ZeRO stage 0-3 (3 = FSDP)
+    uint32_t virtualStages = 1;    //!< interleaved schedule: model chunks per pipeline rank
+    std::string rankOrder = "tp-cp-ep-dp-pp"; //!< fastest-varying first (Megatron-LM)
+
+    /** \return the number of GPUs the layout needs: tp x cp x dp x pp (ep folds into dp) */
+    uint64_t Gpus() const;
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Everything about a job except the model and the machine.
+ */
+struct RunSpec
+{
+    RunMode mode = RunMode::TRAINING;       //!< training or inference
+    ParallelSpec parallel;                  //!< layout
+    Recompute recompute = Recompute::NONE;  //!< activation recomputation
+    DataType dtype = DataType::BF16;        //!< compute type of GEMMs and activations
+    uint32_t microBatch = 1;                //!< training: sequences per micro-batch
+    uint32_t globalBatch = 1;               //!< training: sequences per iteration
+    uint32_t sequence = 2048;               //!< training: tokens per sequence
+    uint32_t batch = 1;                     //!< inference: concurrent requests
+    uint32_t promptTokens = 128;            //!< inference: prompt length
+    uint32_t generatedTokens = 128;         //!< inference: tokens generated per request
+
+    /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
+    uint32_t MicroBatches() const;
+
+    /**
+     * \brief Checks the settings against each other and against the model; throws SpecError
+     * naming \p source, the field and the numbers that clash.
+     * \param model the model the job runs
+     * \param source the file or "command line"
+     */
+    void Validate(const ModelSpec& model, const std::string& source) const;
+
+    /**
+     * \brief Parses a run file (YAML). Unknown or bad fields throw SpecError.
+     * \param text the document
+     * \param source the name used in errors
+     * \return the spec (not yet validated against a model)
+     */
+    static RunSpec Parse(const std::string& text, const std::string& source);
+};
+
+/** \return "training" or "inference" */
+std::string ToString(RunMode mode);
+/** \return "none", "selective" or "full" */
+std::string ToString(Recompute recompute);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_RUN_SPEC_H

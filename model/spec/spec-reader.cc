@@ -1,0 +1,331 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "spec-reader.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+SpecReader::SpecReader(const YAML::Node& node, const std::string& file, const std::string& path)
+    : m_node(node),
+      m_file(file),
+      m_path(path)
+{
+    if (m_node && !m_node.IsNull() && !m_node.IsMap())
+    {
+        throw SpecError(m_file,
+                        m_path,
+                        "expected a mapping of 'key: value' fields",
+                        m_node.Mark().line + 1);
+    }
+}
+
+std::string
+SpecReader::PathOf(const std::string& key) const
+{
+    return m_path.empty() ? key : m_path + "." + key;
+}
+
+const std::string&
+SpecReader::GetFile() const
+{
+    return m_file;
+}
+
+int
+SpecReader::LineOf(const std::string& key) const
+{
+    if (m_node && m_node.IsMap() && m_node[key])
+    {
+        return m_node[key].Mark().line + 1;
+    }
+    if (m_node && m_node.Mark().line >= 0)
+    {
+        return m_node.Mark().line + 1;
+    }
+    return 0;
+}
+
+void
+SpecReader::Fail(const std::string& key, const std::string& message) const
+{
+    throw SpecError(m_file, PathOf(key), message, LineOf(key));
+}
+
+bool
+SpecReader::Has(const std::string& key)
+{
+    m_known.insert(key);
+    return m_node && m_node.IsMap() && m_node[key] && !m_node[key].IsNull();
+}
+
+YAML::Node
+SpecReader::Require(const std::string& key)
+{
+    if (!Has(key))
+    {
+        Fail(key, "missing required field");
+    }
+    return m_node[key];
+}
+
+YAML::Node
+SpecReader::GetNode(const std::string& key)
+{
+    if (!Has(key))
+    {
+        return YAML::Node();
+    }
+    return m_node[key];
+}
+
+double
+SpecReader::ToNumber(const std::string& key, const YAML::Node& node) const
+{
+    if (!node.IsScalar())
+    {
+        Fail(key, "expected a number");
+    }
+    double value = 0;
+    try
+    {
+        value = node.as<double>();
+    }
+    catch (const YAML::Exception&)
+    {
+        Fail(key, "expected a number, got '" + node.Scalar() + "'");
+    }
+    if (!std::isfinite(value))
+    {
+        Fail(key, "expected a finite number, got '" + node.Scalar() + "'");
+    }
+    return value;
+}
+
+std::string
+SpecReader::GetString(const std::string& key)
+{
+    auto node = Require(key);
+    if (!node.IsScalar())
+    {
+        Fail(key, "expected a text value");
+    }
+    return node.Scalar();
+}
+
+std::string
+SpecReader::GetString(const std::string& key, const std::string& fallback)
+{
+    return Has(key) ? GetString(key) : fallback;
+}
+
+std::string
+SpecReader::GetChoice(const std::string& key, const std::vector<std::string>& allowed)
+{
+    std::string value = GetString(key);
+    for (const auto& a : allowed)
+    {
+        if (a == value)
+        {
+            return value;
+        }
+    }
+    Fail(key, "'" + value + "' is not allowed; allowed values: " + JoinNames(allowed));
+}
+
+std::string
+SpecReader::GetChoice(const std::string& key,
+                      const std::vector<std::string>& allowed,
+                      const std::string& fallback)
+{
+    return Has(key) ? GetChoice(key, allowed) : fallback;
+}
+
+double
+SpecReader::GetPositive(const std::string& key)
+{
+    double value = ToNumber(key, Require(key));
+    if (value <= 0)
+    {
+        Fail(key, "must be a positive number, got " + m_node[key].Scalar());
+    }
+    return value;
+}
+
+double
+SpecReader::GetPositive(const std::string& key, double fallback)
+{
+    return Has(key) ? GetPositive(key) : fallback;
+}
+
+double
+SpecReader::GetInRange(const std::string& key, double lo, double hi)
+{
+    double value = ToNumber(key, Require(key));
+    if (value < lo || value > hi)
+    {
+        std::ostringstream os;
+        os << "must be between " << lo << " and " << hi << ", got " << m_node[key].Scalar();
+        Fail(key, os.str());
+    }
+    return value;
+}
+
+double
+SpecReader::GetInRange(const std::string& key, double lo, double hi, double fallback)
+{
+    return Has(key) ? GetInRange(key, lo, hi) : fallback;
+}
+
+uint64_t
+SpecReader::GetCount(const std::string& key, uint64_t minimum)
+{
+    auto node = Require(key);
+    double value = ToNumber(key, node);
+    if (value != std::floor(value) || value < static_cast<double>(minimum) || value > 9.0e18)
+    {
+        Fail(key,
+             "must be a whole number >= " + std::to_string(minimum) + ", got " + node.Scalar());
+    }
+    return static_cast<uint64_t>(value);
+}
+
+uint64_t
+SpecReader::GetCount(const std::string& key, uint64_t minimum, uint64_t fallback)
+{
+    return Has(key) ? GetCount(key, minimum) : fallback;
+}
+
+bool
+SpecReader::GetBool(const std::string& key, bool fallback)
+{
+    if (!Has(key))
+    {
+        return fallback;
+    }
+    auto node = m_node[key];
+    try
+    {
+        if (node.IsScalar())
+        {
+            return node.as<bool>();
+        }
+    }
+    catch (const YAML::Exception&)
+    {
+    }
+    Fail(key, "expected true or false, got '" + (node.IsScalar() ? node.Scalar() : "?") + "'");
+}
+
+std::vector<uint64_t>
+SpecReader::GetCountList(const std::string& key, uint64_t minimum)
+{
+    auto node = Require(key);
+    if (!node.IsSequence())
+    {
+        Fail(key, "expected a list of whole numbers, e.g. [4, 4]");
+    }
+    std::vector<uint64_t> values;
+    for (std::size_t i = 0; i < node.size(); ++i)
+    {
+        double v = ToNumber(key, node[i]);
+        if (v != std::floor(v) || v < static_cast<double>(minimum))
+        {
+            Fail(key,
+                 "every entry must be a whole number >= " + std::to_string(minimum) + ", got " +
+                     node[i].Scalar());
+        }
+        values.push_back(static_cast<uint64_t>(v));
+    }
+    return values;
+}
+
+SpecReader
+SpecReader::GetMap(const std::string& key)
+{
+    return SpecReader(Require(key), m_file, PathOf(key));
+}
+
+std::vector<SpecReader>
+SpecReader::GetMapList(const std::string& key)
+{
+    auto node = Require(key);
+    if (!node.IsSequence())
+    {
+        Fail(key, "expected a list");
+    }
+    std::vector<SpecReader> readers;
+    for (std::size_t i = 0; i < node.size(); ++i)
+    {
+        readers.emplace_back(node[i], m_file, PathOf(key) + "[" + std::to_string(i) + "]");
+    }
+    return readers;
+}
+
+void
+SpecReader::Finish() const
+{
+    if (!m_node || !m_node.IsMap())
+    {
+        return;
+    }
+    for (const auto& item : m_node)
+    {
+        std::string key = item.first.Scalar();
+        if (m_known.count(key) == 0)
+        {
+            std::vector<std::string> known(m_known.begin(), m_known.end());
+            throw SpecError(m_file,
+                            PathOf(key),
+                            "unknown field; known fields here: " + JoinNames(known),
+                            item.first.Mark().line + 1);
+        }
+    }
+}
+
+YAML::Node
+ParseYaml(const std::string& text, const std::string& file)
+{
+    try
+    {
+        return YAML::Load(text);
+    }
+    catch (const YAML::Exception& e)
+    {
+        throw SpecError(file, "", "YAML syntax error: " + e.msg, e.mark.line + 1);
+    }
+}
+
+YAML::Node
+LoadYamlFile(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        throw SpecError(path, "", "cannot open file");
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return ParseYaml(text.str(), path);
+}
+
+std::string
+JoinNames(const std::vector<std::string>& names)
+{
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+        text += (i ? ", " : "") + names[i];
+    }
+    return text;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,123 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SPEC_READER_H
+#define RAPIDLLM_SPEC_READER_H
+
+#include "spec-error.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+/**
+ * \ingroup rapid-llm
+ * \brief Typed, strict access to one YAML mapping of a spec file.
+ *
+ * Every getter records the key it was asked for; Finish() then rejects any key that no getter
+ * asked for, listing the known ones. Type and range errors throw SpecError naming the file, the
+ * dotted field path and the YAML line. This keeps each spec's parser a plain list of fields.
+ */
+class SpecReader
+{
+  public:
+    /**
+     * \param node a YAML mapping (a null node is treated as an empty mapping)
+     * \param file the file or preset name used in error messages
+     * \param path the dotted path of this mapping ("" at the top level)
+     */
+    SpecReader(const YAML::Node& node, const std::string& file, const std::string& path = "");
+
+    /** \return true if the key is present (and marks it known) */
+    bool Has(const std::string& key);
+
+    /** \return a required string */
+    std::string GetString(const std::string& key);
+    /** \return an optional string */
+    std::string GetString(const std::string& key, const std::string& fallback);
+    /** \return a required string that must be one of \p allowed */
+    std::string GetChoice(const std::string& key, const std::vector<std::string>& allowed);
+    /** \return an optional string that must be one of \p allowed */
+    std::string GetChoice(const std::string& key,
+                          const std::vector<std::string>& allowed,
+                          const std::string& fallback);
+    /** \return a required number > 0 */
+    double GetPositive(const std::string& key);
+    /** \return an optional number > 0 */
+    double GetPositive(const std::string& key, double fallback);
+    /** \return an optional number in [lo, hi] */
+    double GetInRange(const std::string& key, double lo, double hi, double fallback);
+    /** \return a required number in [lo, hi] */
+    double GetInRange(const std::string& key, double lo, double hi);
+    /** \return a required whole number >= \p minimum */
+    uint64_t GetCount(const std::string& key, uint64_t minimum = 1);
+    /** \return an optional whole number >= \p minimum */
+    uint64_t GetCount(const std::string& key, uint64_t minimum, uint64_t fallback);
+    /** \return an optional boolean */
+    bool GetBool(const std::string& key, bool fallback);
+    /** \return a required list of whole numbers, each >= \p minimum */
+    std::vector<uint64_t> GetCountList(const std::string& key, uint64_t minimum = 1);
+
+    /** \return a reader for a required nested mapping */
+    SpecReader GetMap(const std::string& key);
+    /** \return readers for each mapping of a required sequence */
+    std::vector<SpecReader> GetMapList(const std::string& key);
+    /** \return the raw node of a key (marks it known); null if absent */
+    YAML::Node GetNode(const std::string& key);
+
+    /** \brief Rejects keys that no getter asked for. Call once, after reading every field. */
+    void Finish() const;
+
+    /** \return the dotted path of \p key below this mapping */
+    std::string PathOf(const std::string& key) const;
+    /** \return the file name used in errors */
+    const std::string& GetFile() const;
+    /** \return the 1-based line of \p key's value (or of this mapping), 0 if unknown */
+    int LineOf(const std::string& key) const;
+
+    /** \brief Throws a SpecError about \p key with this reader's file and line. */
+    [[noreturn]] void Fail(const std::string& key, const std::string& message) const;
+
+  private:
+    /** \return the node of a required key, or throws "missing" */
+    YAML::Node Require(const std::string& key);
+    /** \return a number, or throws a type error */
+    double ToNumber(const std::string& key, const YAML::Node& node) const;
+
+    YAML::Node m_node;             //!< the mapping
+    std::string m_file;            //!< file for errors
+    std::string m_path;            //!< dotted path of this mapping
+    std::set<std::string> m_known; //!< keys asked for
+};
+
+/**
+ * \brief Parses YAML text; syntax errors become SpecError with the line.
+ * \param text the YAML document
+ * \param file the name used in errors
+ * \return the root node
+ */
+YAML::Node ParseYaml(const std::string& text, const std::string& file);
+
+/**
+ * \brief Reads and parses a YAML file; a missing file or a syntax error throws SpecError.
+ * \param path the file
+ * \return the root node
+ */
+YAML::Node LoadYamlFile(const std::string& path);
+
+/** \return "a, b, c" */
+std::string JoinNames(const std::vector<std::string>& names);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SPEC_READER_H

@@ -1,0 +1,350 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Specs and presets: every preset loads, GPT parameter counts follow Megatron-LM's formula, and
+// each class of bad input gives a SpecError naming the file, field and what is allowed.
+
+#include "ns3/hardware-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/preset-registry.h"
+#include "ns3/run-spec.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+
+#include <cmath>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+/**
+ * \brief Each GPT preset's parameter count equals Megatron-LM SC21's
+ * P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)), up to the final LayerNorm the formula omits.
+ */
+class GptParameterCountTestCase : public TestCase
+{
+  public:
+    GptParameterCountTestCase()
+        : TestCase("GPT presets match Megatron-LM's parameter formula")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        struct Row
+        {
+            const char* name;
+            double billions; // the name the paper gives the model
+        };
+
+        const Row rows[] = {{"gpt-1.7b", 1.7},
+                            {"gpt-3.6b", 3.6},
+                            {"gpt-7.5b", 7.5},
+                            {"gpt-18.4b", 18.4},
+                            {"gpt-39.1b", 39.1},
+                            {"gpt-76.1b", 76.1},
+                            {"gpt-145.6b", 145.6},
+                            {"gpt-310.1b", 310.1},
+                            {"gpt-529.6b", 529.6},
+                            {"gpt-1008b", 1008},
+                            {"gpt3-175b", 175},
+                            {"gpt-22b", 22}};
+        for (const auto& row : rows)
+        {
+            ModelSpec m = ModelSpec::Load(row.name);
+            double l = m.layers;
+            double h = m.hidden;
+            double formula =
+                12 * l * h * h * (1 + 13 / (12 * h) + (m.vocab + m.maxSequence) / (12 * l * h));
+            double counted = static_cast<double>(m.ParameterCount());
+            NS_TEST_ASSERT_MSG_EQ_TOL(counted, formula, 2.0 * h + 1, row.name);
+            // The formula reproduces the name the paper gives (to its rounding).
+            double tolerance = 0.005 * row.billions + 0.05;
+            NS_TEST_ASSERT_MSG_EQ_TOL(formula / 1e9, row.billions, tolerance, row.name);
+        }
+    }
+};
+
+/** \brief Llama and Mixtral presets have their published sizes. */
+class LlamaParameterCountTestCase : public TestCase
+{
+  public:
+    LlamaParameterCountTestCase()
+        : TestCase("Llama and Mixtral presets have their published parameter counts")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        // Published totals (Hugging Face model cards / papers), in billions.
+        struct Row
+        {
+            const char* name;
+            double billions;
+        };
+
+        const Row rows[] = {{"llama2-7b", 6.74},
+                            {"llama2-13b", 13.02},
+                            {"llama2-70b", 68.98},
+                            {"llama3-8b", 8.03},
+                            {"llama3-70b", 70.55},
+                            {"llama3-405b", 405.85},
+                            {"mixtral-8x7b", 46.70}};
+        for (const auto& row : rows)
+        {
+            ModelSpec m = ModelSpec::Load(row.name);
+            NS_TEST_ASSERT_MSG_EQ_TOL(m.ParameterCount() / 1e9, row.billions, row.billions * 0.005,
+                                      row.name);
+        }
+    }
+};
+
+/** \brief Every hardware preset loads, with the figures the issue quotes. */
+class HardwarePresetTestCase : public TestCase
+{
+  public:
+    HardwarePresetTestCase()
+        : TestCase("hardware presets load with their published figures")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        NS_TEST_ASSERT_MSG_EQ(PresetRegistry::Names("hardware").size(), 4, "four GPU presets");
+        HardwareSpec a = HardwareSpec::Load("a100-sxm-80gb");
+        NS_TEST_ASSERT_MSG_EQ(a.gpu.smCount, 108, "A100 SMs");
+        NS_TEST_ASSERT_MSG_EQ_TOL(a.gpu.TensorFlops(DataType::BF16), 312e12, 1, "A100 bf16");
+        NS_TEST_ASSERT_MSG_EQ_TOL(a.gpu.hbmBandwidthBps, 2039e9, 1, "A100-80 HBM");
+        NS_TEST_ASSERT_MSG_EQ(a.network.dimensions.size(), 2, "NVSwitch x fat tree");
+        NS_TEST_ASSERT_MSG_EQ_TOL(a.network.dimensions[0].bandwidthBps, 300e9, 1, "NVLink3");
+        NS_TEST_ASSERT_MSG_EQ_TOL(a.network.dimensions[1].bandwidthBps, 25e9, 1, "HDR");
+        HardwareSpec a40 = HardwareSpec::Load("a100-sxm-40gb");
+        NS_TEST_ASSERT_MSG_EQ_TOL(a40.gpu.hbmBandwidthBps, 1555e9, 1, "A100-40 HBM");
+        HardwareSpec h = HardwareSpec::Load("h100-sxm-80gb");
+        NS_TEST_ASSERT_MSG_EQ(h.gpu.smCount, 132, "H100 SMs");
+        NS_TEST_ASSERT_MSG_EQ_TOL(h.gpu.TensorFlops(DataType::BF16), 989e12, 1, "H100 bf16");
+        NS_TEST_ASSERT_MSG_EQ_TOL(h.network.dimensions[0].bandwidthBps, 450e9, 1, "NVLink4");
+        HardwareSpec h2 = HardwareSpec::Load("h200-sxm-141gb");
+        NS_TEST_ASSERT_MSG_EQ_TOL(h2.gpu.hbmBandwidthBps, 4800e9, 1, "H200 HBM");
+        NS_TEST_ASSERT_MSG_EQ_TOL(h2.gpu.hbmBytes / 1e9, 141, 0.5, "H200 capacity");
+    }
+};
+
+/**
+ * \brief Bad input of every class gives a SpecError whose message names the source, the field
+ * and what is allowed.
+ */
+class SpecErrorTestCase : public TestCase
+{
+  public:
+    SpecErrorTestCase()
+        : TestCase("bad specs give clear errors")
+    {
+    }
+
+  private:
+    /** Parses \p text as a model and checks the error mentions every one of \p parts. */
+    void ExpectModelError(const std::string& text, const std::vector<std::string>& parts)
+    {
+        bool thrown = false;
+        try
+        {
+            ModelSpec::Parse(text, "bad.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = true;
+            std::string what = e.what();
+            NS_TEST_EXPECT_MSG_NE(what.find("bad.yaml"), std::string::npos, what);
+            for (const auto& p : parts)
+            {
+                NS_TEST_EXPECT_MSG_NE(what.find(p), std::string::npos, "'" + p + "' in: " + what);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "no error for: " + text);
+    }
+
+    void DoRun() override
+    {
+        const std::string good = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nffn: 256\n"
+                                  "activation: gelu\nnorm: layernorm\nposition: learned\n"
+                                  "vocab: 100\nmax_sequence: 32\n";
+        ModelSpec ok = ModelSpec::Parse(good, "good.yaml");
+        NS_TEST_ASSERT_MSG_EQ(ok.headDim, 16, "head_dim defaults to hidden/heads");
+
+        // Unknown field: names it, its line, and the known fields.
+        ExpectModelError(good + "hiden: 3\n", {"hiden", ":11", "unknown field", "hidden"});
+        // Wrong type.
+        ExpectModelError("name: x\nlayers: many\n", {"layers", "expected a number", ":2"});
+        // Missing field.
+        ExpectModelError("name: x\nlayers: 2\n", {"hidden", "missing"});
+        // Non-positive value.
+        std::string zero = good;
+        zero.replace(zero.find("layers: 2"), 9, "layers: 0");
+        ExpectModelError(zero, {"layers", ">= 1"});
+        // Not a whole number.
+        std::string frac = good;
+        frac.replace(frac.find("heads: 4"), 8, "heads: 2.5");
+        ExpectModelError(frac, {"heads", "whole number"});
+        // Disallowed choice lists the allowed values.
+        std::string choice = good;
+        choice.replace(choice.find("norm: layernorm"), 15, "norm: batchnorm");
+        ExpectModelError(choice, {"norm", "batchnorm", "layernorm, rmsnorm"});
+        // Inconsistent values.
+        ExpectModelError(good + "kv_heads: 3\n", {"kv_heads", "multiple"});
+        // YAML syntax error.
+        ExpectModelError("name: [x\n", {"YAML syntax error"});
+
+        // Unknown preset lists the valid names.
+        bool thrown = false;
+        try
+        {
+            ModelSpec::Load("gpt-4");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = true;
+            std::string what = e.what();
+            NS_TEST_EXPECT_MSG_NE(what.find("gpt3-175b"), std::string::npos, what);
+            NS_TEST_EXPECT_MSG_NE(what.find("--model"), std::string::npos, what);
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "unknown preset accepted");
+
+        // A missing file is named.
+        thrown = false;
+        try
+        {
+            HardwareSpec::Load("/nonexistent/hw.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = true;
+            NS_TEST_EXPECT_MSG_NE(std::string(e.what()).find("/nonexistent/hw.yaml"),
+                                  std::string::npos,
+                                  e.what());
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "missing file accepted");
+
+        // Hardware: bad efficiency range and bad topology name.
+        std::string hw;
+        PresetRegistry::Find("hardware", "a100-sxm-80gb", hw);
+        std::string badEff = hw;
+        badEff.replace(badEff.find("tensor: 0."), 10, "tensor: 1.7");
+        thrown = false;
+        try
+        {
+            HardwareSpec::Parse(badEff, "hw.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = true;
+            std::string what = e.what();
+            NS_TEST_EXPECT_MSG_NE(what.find("gpu.efficiency.tensor"), std::string::npos, what);
+            NS_TEST_EXPECT_MSG_NE(what.find("between"), std::string::npos, what);
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "efficiency > 1 accepted");
+        std::string badTopo = hw;
+        badTopo.replace(badTopo.find("topology: fat_tree"), 18, "topology: hypercube");
+        thrown = false;
+        try
+        {
+            HardwareSpec::Parse(badTopo, "hw.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = true;
+            std::string what = e.what();
+            NS_TEST_EXPECT_MSG_NE(what.find("network.dimensions[1].topology"),
+                                  std::string::npos,
+                                  what);
+            NS_TEST_EXPECT_MSG_NE(what.find("fat_tree"), std::string::npos, what);
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "unknown topology accepted");
+    }
+};
+
+/** \brief Run settings are checked against each other and against the model. */
+class RunSpecTestCase : public TestCase
+{
+  public:
+    RunSpecTestCase()
+        : TestCase("run settings are validated against the model")
+    {
+    }
+
+  private:
+    /** Validates \p run against \p model and returns the error text ("" if none). */
+    std::string ErrorOf(const RunSpec& run, const ModelSpec& model)
+    {
+        try
+        {
+            run.Validate(model, "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            return e.what();
+        }
+        return "";
+    }
+
+    void DoRun() override
+    {
+        ModelSpec gpt = ModelSpec::Load("gpt3-175b");
+        RunSpec run = RunSpec::Parse("parallel: {tp: 8, pp: 8, dp: 16}\nmicro_batch: 1\n"
+                                     "global_batch: 1536\nrecompute: full\n",
+                                     "run.yaml");
+        NS_TEST_ASSERT_MSG_EQ(ErrorOf(run, gpt), "", "175B TP8 PP8 DP16 is valid");
+        NS_TEST_ASSERT_MSG_EQ(run.parallel.Gpus(), 1024, "GPUs");
+        NS_TEST_ASSERT_MSG_EQ(run.MicroBatches(), 96, "micro-batches per pipeline");
+
+        RunSpec badTp = run;
+        badTp.parallel.tp = 7;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(badTp, gpt).find("heads (96) must be divisible by tp (7)"),
+                              std::string::npos,
+                              ErrorOf(badTp, gpt));
+        RunSpec badPp = run;
+        badPp.parallel.pp = 5;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(badPp, gpt).find("layers (96)"), std::string::npos, "pp");
+        RunSpec badBatch = run;
+        badBatch.globalBatch = 1000;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(badBatch, gpt).find("global batch (1000)"),
+                              std::string::npos,
+                              "gbs");
+        RunSpec badEp = run;
+        badEp.parallel.ep = 2;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(badEp, gpt).find("mixture-of-experts"),
+                              std::string::npos,
+                              "ep on a dense model");
+
+        bool thrown = false;
+        try
+        {
+            RunSpec::Parse("parallel: {tp: 2, zero: 5}\n", "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            thrown = std::string(e.what()).find("parallel.zero") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(thrown, true, "zero stage 5 accepted");
+    }
+};
+
+/** \brief The spec test suite. */
+class SpecTestSuite : public TestSuite
+{
+  public:
+    SpecTestSuite()
+        : TestSuite("rapid-llm-spec", UNIT)
+    {
+        AddTestCase(new GptParameterCountTestCase, TestCase::QUICK);
+        AddTestCase(new LlamaParameterCountTestCase, TestCase::QUICK);
+        AddTestCase(new HardwarePresetTestCase, TestCase::QUICK);
+        AddTestCase(new SpecErrorTestCase, TestCase::QUICK);
+        AddTestCase(new RunSpecTestCase, TestCase::QUICK);
+    }
+};
+
+static SpecTestSuite g_specTestSuite; //!< registers the suite

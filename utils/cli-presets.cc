@@ -1,0 +1,51 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm presets: lists the built-in model and hardware presets.
+
+#include "cli-commands.h"
+
+#include "ns3/command-line.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/preset-registry.h"
+
+#include <iomanip>
+#include <iostream>
+
+namespace ns3
+{
+namespace rapidllm
+{
+
+int
+RunPresetsCommand(int argc, char** argv)
+{
+    ns3::CommandLine cmd("rapid-llm presets");
+    cmd.Usage("Lists the built-in presets usable as --model and --hardware.");
+    CheckOptions(argc, argv, {});
+    cmd.Parse(argc, argv);
+
+    std::cout << "Models (--model):\n";
+    for (const auto& name : PresetRegistry::Names("models"))
+    {
+        ModelSpec m = ModelSpec::Load(name);
+        std::cout << "  " << std::left << std::setw(16) << name << std::right << std::fixed
+                  << std::setprecision(1) << std::setw(8) << m.ParameterCount() / 1e9
+                  << "B params  layers " << m.layers << "  hidden " << m.hidden << "  heads "
+                  << m.heads << "/" << m.kvHeads << (m.IsMoe() ? "  MoE" : "") << "\n";
+    }
+    std::cout << "Hardware (--hardware):\n";
+    for (const auto& name : PresetRegistry::Names("hardware"))
+    {
+        HardwareSpec h = HardwareSpec::Load(name);
+        std::cout << "  " << std::left << std::setw(16) << name << std::right << h.gpu.name
+                  << ", " << std::setprecision(0) << h.gpu.hbmBytes / double(1ull << 30)
+                  << " GiB at " << h.gpu.hbmBandwidthBps / 1e9 << " GB/s\n";
+    }
+    return 0;
+}
+
+} // namespace rapidllm
+} // namespace ns3
