@@ -26,11 +26,11 @@ class GptParameterCountTestCase : public TestCase
   public:
     GptParameterCountTestCase()
         : TestCase("GPT presets match Megatron-LM's parameter formula")
-    {
-    }
+    {}
 
   private:
-    void DoRun() override
+    void
+    DoRun() override
     {
         struct Row
         {
@@ -72,11 +72,11 @@ class LlamaParameterCountTestCase : public TestCase
   public:
     LlamaParameterCountTestCase()
         : TestCase("Llama and Mixtral presets have their published parameter counts")
-    {
-    }
+    {}
 
   private:
-    void DoRun() override
+    void
+    DoRun() override
     {
         // Published totals (Hugging Face model cards / papers), in billions.
         struct Row
@@ -95,8 +95,8 @@ class LlamaParameterCountTestCase : public TestCase
         for (const auto& row : rows)
         {
             ModelSpec m = ModelSpec::Load(row.name);
-            NS_TEST_ASSERT_MSG_EQ_TOL(m.ParameterCount() / 1e9, row.billions, row.billions * 0.005,
-                                      row.name);
+            NS_TEST_ASSERT_MSG_EQ_TOL(
+                m.ParameterCount() / 1e9, row.billions, row.billions * 0.005, row.name);
         }
     }
 };
@@ -107,11 +107,11 @@ class HardwarePresetTestCase : public TestCase
   public:
     HardwarePresetTestCase()
         : TestCase("hardware presets load with their published figures")
-    {
-    }
+    {}
 
   private:
-    void DoRun() override
+    void
+    DoRun() override
     {
         NS_TEST_ASSERT_MSG_EQ(PresetRegistry::Names("hardware").size(), 4, "four GPU presets");
         HardwareSpec a = HardwareSpec::Load("a100-sxm-80gb");
@@ -142,12 +142,12 @@ class SpecErrorTestCase : public TestCase
   public:
     SpecErrorTestCase()
         : TestCase("bad specs give clear errors")
-    {
-    }
+    {}
 
   private:
     /** Parses \p text as a model and checks the error mentions every one of \p parts. */
-    void ExpectModelError(const std::string& text, const std::vector<std::string>& parts)
+    void
+    ExpectModelError(const std::string& text, const std::vector<std::string>& parts)
     {
         bool thrown = false;
         try
@@ -167,11 +167,12 @@ class SpecErrorTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "no error for: " + text);
     }
 
-    void DoRun() override
+    void
+    DoRun() override
     {
         const std::string good = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nffn: 256\n"
-                                  "activation: gelu\nnorm: layernorm\nposition: learned\n"
-                                  "vocab: 100\nmax_sequence: 32\n";
+                                 "activation: gelu\nnorm: layernorm\nposition: learned\n"
+                                 "vocab: 100\nmax_sequence: 32\n";
         ModelSpec ok = ModelSpec::Parse(good, "good.yaml");
         NS_TEST_ASSERT_MSG_EQ(ok.headDim, 16, "head_dim defaults to hidden/heads");
 
@@ -222,9 +223,8 @@ class SpecErrorTestCase : public TestCase
         catch (const SpecError& e)
         {
             thrown = true;
-            NS_TEST_EXPECT_MSG_NE(std::string(e.what()).find("/nonexistent/hw.yaml"),
-                                  std::string::npos,
-                                  e.what());
+            NS_TEST_EXPECT_MSG_NE(
+                std::string(e.what()).find("/nonexistent/hw.yaml"), std::string::npos, e.what());
         }
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "missing file accepted");
 
@@ -257,9 +257,8 @@ class SpecErrorTestCase : public TestCase
         {
             thrown = true;
             std::string what = e.what();
-            NS_TEST_EXPECT_MSG_NE(what.find("network.dimensions[1].topology"),
-                                  std::string::npos,
-                                  what);
+            NS_TEST_EXPECT_MSG_NE(
+                what.find("network.dimensions[1].topology"), std::string::npos, what);
             NS_TEST_EXPECT_MSG_NE(what.find("fat_tree"), std::string::npos, what);
         }
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "unknown topology accepted");
@@ -272,12 +271,12 @@ class RunSpecTestCase : public TestCase
   public:
     RunSpecTestCase()
         : TestCase("run settings are validated against the model")
-    {
-    }
+    {}
 
   private:
     /** Validates \p run against \p model and returns the error text ("" if none). */
-    std::string ErrorOf(const RunSpec& run, const ModelSpec& model)
+    std::string
+    ErrorOf(const RunSpec& run, const ModelSpec& model)
     {
         try
         {
@@ -290,7 +289,8 @@ class RunSpecTestCase : public TestCase
         return "";
     }
 
-    void DoRun() override
+    void
+    DoRun() override
     {
         ModelSpec gpt = ModelSpec::Load("gpt3-175b");
         RunSpec run = RunSpec::Parse("parallel: {tp: 8, pp: 8, dp: 16}\nmicro_batch: 1\n"
@@ -310,9 +310,8 @@ class RunSpecTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(ErrorOf(badPp, gpt).find("layers (96)"), std::string::npos, "pp");
         RunSpec badBatch = run;
         badBatch.globalBatch = 1000;
-        NS_TEST_EXPECT_MSG_NE(ErrorOf(badBatch, gpt).find("global batch (1000)"),
-                              std::string::npos,
-                              "gbs");
+        NS_TEST_EXPECT_MSG_NE(
+            ErrorOf(badBatch, gpt).find("global batch (1000)"), std::string::npos, "gbs");
         RunSpec badEp = run;
         badEp.parallel.ep = 2;
         NS_TEST_EXPECT_MSG_NE(ErrorOf(badEp, gpt).find("mixture-of-experts"),

@@ -7,20 +7,40 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+#include <algorithm>
 
-int RunPresetsCommand(int argc, char** argv);
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+std::vector<CliCommand>&
+Commands()
+{
+    static std::vector<CliCommand> commands;
+    return commands;
+}
+} // namespace
 
 const std::vector<CliCommand>&
 GetCliCommands()
 {
-    static const std::vector<CliCommand> commands = {
-        {"presets", "list the built-in model and hardware presets", RunPresetsCommand},
-    };
-    return commands;
+    return Commands();
+}
+
+CliCommandRegistrar::CliCommandRegistrar(const std::string& name,
+                                         const std::string& summary,
+                                         std::function<int(int, char**)> run)
+{
+    auto& commands = Commands();
+    CliCommand command{name, summary, std::move(run)};
+    auto it = std::lower_bound(commands.begin(),
+                               commands.end(),
+                               command,
+                               [](const CliCommand& a, const CliCommand& b)
+                               {
+                                   return a.name < b.name;
+                               });
+    commands.insert(it, command);
 }
 
 void
@@ -35,12 +55,11 @@ CheckOptions(int argc, char** argv, const std::vector<std::string>& known)
         }
         if (arg.rfind("--", 0) != 0)
         {
-            throw SpecError("command line",
-                            arg,
-                            "unexpected argument; options take the form --name=value");
+            throw SpecError(
+                "command line", arg, "unexpected argument; options take the form --name=value");
         }
-        std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos
-                                                                             : arg.find('=') - 2);
+        std::string name = arg.substr(
+            2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
         bool found = false;
         for (const auto& k : known)
         {
@@ -48,10 +67,11 @@ CheckOptions(int argc, char** argv, const std::vector<std::string>& known)
         }
         if (!found)
         {
-            throw SpecError("command line",
-                            "--" + name,
-                            "unknown option; options: " +
-                                (known.empty() ? std::string("(none)") : "--" + JoinNames(known)));
+            throw SpecError(
+                "command line",
+                "--" + name,
+                "unknown option; options: "
+                    + (known.empty() ? std::string("(none)") : "--" + JoinNames(known)));
         }
     }
 }

@@ -5,7 +5,6 @@
 // rapid-llm presets: lists the built-in model and hardware presets.
 
 #include "cli-commands.h"
-
 #include "ns3/command-line.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
@@ -14,10 +13,8 @@
 #include <iomanip>
 #include <iostream>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 int
 RunPresetsCommand(int argc, char** argv)
@@ -40,12 +37,16 @@ RunPresetsCommand(int argc, char** argv)
     for (const auto& name : PresetRegistry::Names("hardware"))
     {
         HardwareSpec h = HardwareSpec::Load(name);
-        std::cout << "  " << std::left << std::setw(16) << name << std::right << h.gpu.name
-                  << ", " << std::setprecision(0) << h.gpu.hbmBytes / double(1ull << 30)
-                  << " GiB at " << h.gpu.hbmBandwidthBps / 1e9 << " GB/s\n";
+        std::cout << "  " << std::left << std::setw(16) << name << std::right << h.gpu.name << ", "
+                  << std::setprecision(0) << h.gpu.hbmBytes / double(1ull << 30) << " GiB at "
+                  << h.gpu.hbmBandwidthBps / 1e9 << " GB/s\n";
     }
     return 0;
 }
+
+static CliCommandRegistrar g_presetsCommand("presets",
+                                            "list the built-in model and hardware presets",
+                                            RunPresetsCommand);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -6,7 +6,6 @@
 // rest are ns-3 CommandLine options (--name=value). Bad input prints one clear line and exits 2.
 
 #include "cli-commands.h"
-
 #include "ns3/spec-error.h"
 
 #include <cstring>
@@ -19,7 +18,8 @@ int
 main(int argc, char** argv)
 {
     const auto& commands = GetCliCommands();
-    auto usage = [&](std::ostream& os) {
+    auto usage = [&](std::ostream& os)
+    {
         os << "Usage: rapid-llm <command> [--option=value ...]\n"
            << "Run 'rapid-llm <command> --help' for a command's options.\n\nCommands:\n";
         for (const auto& c : commands)

@@ -4,19 +4,12 @@
 
 #include "data-type.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
-namespace
-{
-const DataType kAllTypes[] = {DataType::FP32,
-                              DataType::TF32,
-                              DataType::FP16,
-                              DataType::BF16,
-                              DataType::FP8,
-                              DataType::INT8};
+namespace {
+const DataType kAllTypes[] = {
+    DataType::FP32, DataType::TF32, DataType::FP16, DataType::BF16, DataType::FP8, DataType::INT8};
 } // namespace
 
 uint32_t
@@ -24,15 +17,15 @@ BytesOf(DataType type)
 {
     switch (type)
     {
-    case DataType::FP32:
-    case DataType::TF32:
-        return 4;
-    case DataType::FP16:
-    case DataType::BF16:
-        return 2;
-    case DataType::FP8:
-    case DataType::INT8:
-        return 1;
+        case DataType::FP32:
+        case DataType::TF32:
+            return 4;
+        case DataType::FP16:
+        case DataType::BF16:
+            return 2;
+        case DataType::FP8:
+        case DataType::INT8:
+            return 1;
     }
     return 4;
 }
@@ -42,18 +35,18 @@ ToString(DataType type)
 {
     switch (type)
     {
-    case DataType::FP32:
-        return "fp32";
-    case DataType::TF32:
-        return "tf32";
-    case DataType::FP16:
-        return "fp16";
-    case DataType::BF16:
-        return "bf16";
-    case DataType::FP8:
-        return "fp8";
-    case DataType::INT8:
-        return "int8";
+        case DataType::FP32:
+            return "fp32";
+        case DataType::TF32:
+            return "tf32";
+        case DataType::FP16:
+            return "fp16";
+        case DataType::BF16:
+            return "bf16";
+        case DataType::FP8:
+            return "fp8";
+        case DataType::INT8:
+            return "int8";
     }
     return "fp32";
 }

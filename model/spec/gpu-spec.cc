@@ -6,10 +6,8 @@
 
 #include "spec-reader.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 double
 GpuSpec::TensorFlops(DataType type) const
@@ -30,8 +28,7 @@ GpuSpec::VectorFlops(DataType type) const
     return it == vectorFlops.end() ? 0.0 : it->second;
 }
 
-namespace
-{
+namespace {
 /** Reads a {dtype: TFLOP/s} mapping into FLOP/s. */
 std::map<DataType, double>
 ReadRates(SpecReader& parent, const std::string& key, bool required)
@@ -54,7 +51,8 @@ ReadRates(SpecReader& parent, const std::string& key, bool required)
     reader.Finish();
     if (rates.empty())
     {
-        parent.Fail(key, "needs at least one data type; allowed keys: " + JoinNames(DataTypeNames()));
+        parent.Fail(key,
+                    "needs at least one data type; allowed keys: " + JoinNames(DataTypeNames()));
     }
     return rates;
 }
@@ -76,8 +74,7 @@ GpuSpec::Read(SpecReader& r)
     g.sharedMemoryPerBlockBytes = r.GetPositive("shared_memory_per_block_kib") * 1024;
     if (g.sharedMemoryPerBlockBytes > g.sharedMemoryPerSmBytes)
     {
-        r.Fail("shared_memory_per_block_kib",
-               "cannot exceed shared_memory_per_sm_kib");
+        r.Fail("shared_memory_per_block_kib", "cannot exceed shared_memory_per_sm_kib");
     }
     g.smemBytesPerClockPerSm = r.GetPositive("smem_bytes_per_clock_per_sm");
     g.l2Bytes = r.GetPositive("l2_mib") * 1024 * 1024;

@@ -11,10 +11,8 @@
 #include <map>
 #include <string>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 class SpecReader;
 
@@ -40,23 +38,23 @@ struct GpuEfficiency
  */
 struct GpuSpec
 {
-    std::string name;                        //!< marketing name, for reports
-    uint32_t smCount = 0;                    //!< streaming multiprocessors
-    double clockHz = 0;                      //!< SM clock used with the peak rates
-    std::map<DataType, double> tensorFlops;  //!< dense tensor-core FLOP/s of the whole GPU
-    std::map<DataType, double> vectorFlops;  //!< CUDA-core FLOP/s of the whole GPU
-    uint32_t registersPerSm = 0;             //!< 32-bit registers per SM
-    uint32_t maxThreadsPerSm = 0;            //!< resident threads per SM
-    uint32_t maxBlocksPerSm = 0;             //!< resident thread blocks per SM
-    uint64_t sharedMemoryPerSmBytes = 0;     //!< shared memory a kernel can use per SM
-    uint64_t sharedMemoryPerBlockBytes = 0;  //!< shared memory one block can use (opt-in)
-    double smemBytesPerClockPerSm = 0;       //!< shared-memory bandwidth per SM per clock
-    uint64_t l2Bytes = 0;                    //!< L2 cache size
-    double l2BandwidthBps = 0;               //!< L2 bandwidth, bytes/s
-    uint64_t hbmBytes = 0;                   //!< device memory size
-    double hbmBandwidthBps = 0;              //!< device memory bandwidth, bytes/s
-    double launchOverheadS = 0;              //!< per-kernel launch and tail overhead, seconds
-    GpuEfficiency efficiency;                //!< calibration
+    std::string name;                       //!< marketing name, for reports
+    uint32_t smCount = 0;                   //!< streaming multiprocessors
+    double clockHz = 0;                     //!< SM clock used with the peak rates
+    std::map<DataType, double> tensorFlops; //!< dense tensor-core FLOP/s of the whole GPU
+    std::map<DataType, double> vectorFlops; //!< CUDA-core FLOP/s of the whole GPU
+    uint32_t registersPerSm = 0;            //!< 32-bit registers per SM
+    uint32_t maxThreadsPerSm = 0;           //!< resident threads per SM
+    uint32_t maxBlocksPerSm = 0;            //!< resident thread blocks per SM
+    uint64_t sharedMemoryPerSmBytes = 0;    //!< shared memory a kernel can use per SM
+    uint64_t sharedMemoryPerBlockBytes = 0; //!< shared memory one block can use (opt-in)
+    double smemBytesPerClockPerSm = 0;      //!< shared-memory bandwidth per SM per clock
+    uint64_t l2Bytes = 0;                   //!< L2 cache size
+    double l2BandwidthBps = 0;              //!< L2 bandwidth, bytes/s
+    uint64_t hbmBytes = 0;                  //!< device memory size
+    double hbmBandwidthBps = 0;             //!< device memory bandwidth, bytes/s
+    double launchOverheadS = 0;             //!< per-kernel launch and tail overhead, seconds
+    GpuEfficiency efficiency;               //!< calibration
 
     /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
     double TensorFlops(DataType type) const;

@@ -7,10 +7,8 @@
 #include "preset-registry.h"
 #include "spec-reader.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 HardwareSpec
 HardwareSpec::Parse(const std::string& text, const std::string& source)

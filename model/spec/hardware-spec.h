@@ -10,10 +10,8 @@
 
 #include <string>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 /**
  * \ingroup rapid-llm

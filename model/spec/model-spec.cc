@@ -7,10 +7,8 @@
 #include "preset-registry.h"
 #include "spec-reader.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 bool
 ModelSpec::IsGated() const
@@ -35,7 +33,10 @@ ModelSpec::LayerParameters() const
     uint64_t attention = h * (qOut + 2 * kvOut) + b * (qOut + 2 * kvOut) + qOut * h + b * h;
     // MLP: one (GELU) or two (gated) input projections and one output projection.
     const uint64_t inputs = IsGated() ? 2 : 1;
-    auto mlp = [&](uint64_t width) { return inputs * h * width + b * inputs * width + width * h + b * h; };
+    auto mlp = [&](uint64_t width)
+    {
+        return inputs * h * width + b * inputs * width + width * h + b * h;
+    };
     uint64_t mlpParams = IsMoe() ? uint64_t(experts) * mlp(expertFfn) + h * experts : mlp(ffn);
     // Two norms per layer: LayerNorm has weight and bias, RMSNorm a weight only.
     uint64_t norms = 2 * h * (norm == NormType::LAYER_NORM ? 2 : 1);
@@ -68,15 +69,15 @@ ModelSpec::Validate(const std::string& source) const
     {
         throw SpecError(source,
                         "kv_heads",
-                        "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" +
-                            std::to_string(kvHeads) + ")");
+                        "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads ("
+                            + std::to_string(kvHeads) + ")");
     }
     if (IsMoe() && (topK == 0 || topK > experts))
     {
         throw SpecError(source,
                         "moe.top_k",
-                        "must be between 1 and the number of experts (" +
-                            std::to_string(experts) + ")");
+                        "must be between 1 and the number of experts (" + std::to_string(experts)
+                            + ")");
     }
 }
 
@@ -94,8 +95,8 @@ ModelSpec::Parse(const std::string& text, const std::string& source)
     if (!r.Has("head_dim") && m.hidden % m.heads != 0)
     {
         r.Fail("heads",
-               "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads (" +
-                   std::to_string(m.heads) + "); give head_dim explicitly");
+               "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads ("
+                   + std::to_string(m.heads) + "); give head_dim explicitly");
     }
     m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
     m.ffn = r.GetCount("ffn");

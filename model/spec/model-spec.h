@@ -8,10 +8,8 @@
 #include <cstdint>
 #include <string>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 /** \brief Normalization layer type. */
 enum class NormType
@@ -40,23 +38,23 @@ enum class PositionEmbedding
  */
 struct ModelSpec
 {
-    std::string name;                                   //!< preset name or file stem
-    uint32_t layers = 0;                                //!< decoder layers
-    uint32_t hidden = 0;                                //!< model width h
-    uint32_t heads = 0;                                 //!< attention heads a
-    uint32_t kvHeads = 0;                               //!< KV heads (GQA/MQA; = heads for MHA)
-    uint32_t headDim = 0;                               //!< per-head width (usually h / a)
-    uint32_t ffn = 0;                                   //!< dense MLP width
-    NormType norm = NormType::LAYER_NORM;               //!< normalization
-    Activation activation = Activation::GELU;           //!< MLP activation
+    std::string name;                         //!< preset name or file stem
+    uint32_t layers = 0;                      //!< decoder layers
+    uint32_t hidden = 0;                      //!< model width h
+    uint32_t heads = 0;                       //!< attention heads a
+    uint32_t kvHeads = 0;                     //!< KV heads (GQA/MQA; = heads for MHA)
+    uint32_t headDim = 0;                     //!< per-head width (usually h / a)
+    uint32_t ffn = 0;                         //!< dense MLP width
+    NormType norm = NormType::LAYER_NORM;     //!< normalization
+    Activation activation = Activation::GELU; //!< MLP activation
     PositionEmbedding position = PositionEmbedding::LEARNED; //!< position encoding
-    bool bias = true;                                   //!< linear layers have biases (GPT)
-    uint32_t vocab = 0;                                 //!< vocabulary V
-    bool tiedEmbeddings = false;                        //!< LM head shares the embedding
-    uint32_t maxSequence = 0;                           //!< longest sequence (learned table size)
-    uint32_t experts = 0;                               //!< MoE experts per layer (0 = dense)
-    uint32_t topK = 0;                                  //!< experts each token visits
-    uint32_t expertFfn = 0;                             //!< each expert's MLP width
+    bool bias = true;                                        //!< linear layers have biases (GPT)
+    uint32_t vocab = 0;                                      //!< vocabulary V
+    bool tiedEmbeddings = false;                             //!< LM head shares the embedding
+    uint32_t maxSequence = 0; //!< longest sequence (learned table size)
+    uint32_t experts = 0;     //!< MoE experts per layer (0 = dense)
+    uint32_t topK = 0;        //!< experts each token visits
+    uint32_t expertFfn = 0;   //!< each expert's MLP width
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;

@@ -6,13 +6,10 @@
 
 #include "spec-reader.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
-namespace
-{
+namespace {
 const TopologyKind kAllKinds[] = {TopologyKind::RING,
                                   TopologyKind::FULLY_CONNECTED,
                                   TopologyKind::SWITCH,
@@ -26,18 +23,18 @@ ToString(TopologyKind kind)
 {
     switch (kind)
     {
-    case TopologyKind::RING:
-        return "ring";
-    case TopologyKind::FULLY_CONNECTED:
-        return "fully_connected";
-    case TopologyKind::SWITCH:
-        return "switch";
-    case TopologyKind::MESH:
-        return "mesh";
-    case TopologyKind::TORUS:
-        return "torus";
-    case TopologyKind::FAT_TREE:
-        return "fat_tree";
+        case TopologyKind::RING:
+            return "ring";
+        case TopologyKind::FULLY_CONNECTED:
+            return "fully_connected";
+        case TopologyKind::SWITCH:
+            return "switch";
+        case TopologyKind::MESH:
+            return "mesh";
+        case TopologyKind::TORUS:
+            return "torus";
+        case TopologyKind::FAT_TREE:
+            return "fat_tree";
     }
     return "switch";
 }
@@ -64,8 +61,7 @@ NetworkSpec::FixedSize() const
     return n;
 }
 
-namespace
-{
+namespace {
 NetworkDimensionSpec
 ReadDimension(SpecReader& r, bool outermost)
 {
@@ -106,8 +102,8 @@ ReadDimension(SpecReader& r, bool outermost)
         if (d.size != 0 && product != d.size)
         {
             r.Fail("shape",
-                   "the extents multiply to " + std::to_string(product) + " but size is " +
-                       std::to_string(d.size));
+                   "the extents multiply to " + std::to_string(product) + " but size is "
+                       + std::to_string(d.size));
         }
         d.size = product;
     }

@@ -9,10 +9,8 @@
 #include <string>
 #include <vector>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 class SpecReader;
 
@@ -42,11 +40,11 @@ std::vector<std::string> TopologyKindNames();
  */
 struct NetworkDimensionSpec
 {
-    std::string name;              //!< e.g. "nvlink"
-    uint32_t size = 0;             //!< endpoints along this dimension; 0 = sized to fit the job
+    std::string name;  //!< e.g. "nvlink"
+    uint32_t size = 0; //!< endpoints along this dimension; 0 = sized to fit the job
     TopologyKind kind = TopologyKind::SWITCH; //!< wiring
-    std::vector<uint32_t> shape;   //!< mesh/torus extents (product = size)
-    double bandwidthBps = 0;       //!< per link, per direction, bytes/s
+    std::vector<uint32_t> shape;              //!< mesh/torus extents (product = size)
+    double bandwidthBps = 0;                  //!< per link, per direction, bytes/s
     double latencyS = 0;           //!< per link propagation + serialization start, seconds
     double switchLatencyS = 0;     //!< per switch traversed, seconds
     double wireEfficiency = 1.0;   //!< payload fraction of the line rate (headers, encoding)

@@ -11,10 +11,8 @@
 #include <map>
 #include <sstream>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 // Defined in the file generated from data/presets/ by utils/cmake/embed-presets.cmake.
 const std::map<std::string, std::string>& GetEmbeddedPresets();
@@ -59,9 +57,9 @@ PresetRegistry::Resolve(const std::string& kind,
         source = "preset '" + nameOrPath + "'";
         return text;
     }
-    bool looksLikePath = nameOrPath.find('/') != std::string::npos ||
-                         nameOrPath.find(".yaml") != std::string::npos ||
-                         nameOrPath.find(".yml") != std::string::npos;
+    bool looksLikePath = nameOrPath.find('/') != std::string::npos
+                         || nameOrPath.find(".yaml") != std::string::npos
+                         || nameOrPath.find(".yml") != std::string::npos;
     std::ifstream in(nameOrPath);
     if (in)
     {
@@ -76,8 +74,8 @@ PresetRegistry::Resolve(const std::string& kind,
     }
     throw SpecError("command line",
                     field,
-                    "'" + nameOrPath + "' is neither a preset nor a readable YAML file; presets: " +
-                        JoinNames(Names(kind)));
+                    "'" + nameOrPath + "' is neither a preset nor a readable YAML file; presets: "
+                        + JoinNames(Names(kind)));
 }
 
 } // namespace rapidllm

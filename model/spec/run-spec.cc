@@ -10,10 +10,8 @@
 #include <set>
 #include <sstream>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 uint64_t
 ParallelSpec::Gpus() const
@@ -38,18 +36,17 @@ ToString(Recompute recompute)
 {
     switch (recompute)
     {
-    case Recompute::NONE:
-        return "none";
-    case Recompute::SELECTIVE:
-        return "selective";
-    case Recompute::FULL:
-        return "full";
+        case Recompute::NONE:
+            return "none";
+        case Recompute::SELECTIVE:
+            return "selective";
+        case Recompute::FULL:
+            return "full";
     }
     return "none";
 }
 
-namespace
-{
+namespace {
 /** Throws unless \p a is a multiple of \p b, naming both quantities. */
 void
 RequireMultiple(const std::string& source,
@@ -83,29 +80,24 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         parts.insert(token);
     }
-    if (parts != std::set<std::string>{"tp", "cp", "ep", "dp", "pp"} ||
-        p.rankOrder.size() != 14)
+    if (parts != std::set<std::string>{"tp", "cp", "ep", "dp", "pp"} || p.rankOrder.size() != 14)
     {
         throw SpecError(source,
                         "rank_order",
-                        "'" + p.rankOrder +
-                            "' must name tp, cp, ep, dp and pp once each, fastest first, "
-                            "e.g. tp-cp-ep-dp-pp");
+                        "'" + p.rankOrder
+                            + "' must name tp, cp, ep, dp and pp once each, fastest first, "
+                              "e.g. tp-cp-ep-dp-pp");
     }
     RequireMultiple(source, "tp", model.heads, "heads", p.tp, "tp");
     if (model.kvHeads % p.tp != 0 && p.tp % model.kvHeads != 0)
     {
         throw SpecError(source,
                         "tp",
-                        "kv_heads (" + std::to_string(model.kvHeads) + ") and tp (" +
-                            std::to_string(p.tp) + ") must divide one another");
+                        "kv_heads (" + std::to_string(model.kvHeads) + ") and tp ("
+                            + std::to_string(p.tp) + ") must divide one another");
     }
-    RequireMultiple(source,
-                    "pp",
-                    model.layers,
-                    "layers",
-                    uint64_t(p.pp) * p.virtualStages,
-                    "pp x vpp");
+    RequireMultiple(
+        source, "pp", model.layers, "layers", uint64_t(p.pp) * p.virtualStages, "pp x vpp");
     if (p.virtualStages > 1 && p.pp < 2)
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");

@@ -10,10 +10,8 @@
 #include <cstdint>
 #include <string>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 struct ModelSpec;
 
@@ -58,16 +56,16 @@ struct ParallelSpec
  */
 struct RunSpec
 {
-    RunMode mode = RunMode::TRAINING;       //!< training or inference
-    ParallelSpec parallel;                  //!< layout
-    Recompute recompute = Recompute::NONE;  //!< activation recomputation
-    DataType dtype = DataType::BF16;        //!< compute type of GEMMs and activations
-    uint32_t microBatch = 1;                //!< training: sequences per micro-batch
-    uint32_t globalBatch = 1;               //!< training: sequences per iteration
-    uint32_t sequence = 2048;               //!< training: tokens per sequence
-    uint32_t batch = 1;                     //!< inference: concurrent requests
-    uint32_t promptTokens = 128;            //!< inference: prompt length
-    uint32_t generatedTokens = 128;         //!< inference: tokens generated per request
+    RunMode mode = RunMode::TRAINING;      //!< training or inference
+    ParallelSpec parallel;                 //!< layout
+    Recompute recompute = Recompute::NONE; //!< activation recomputation
+    DataType dtype = DataType::BF16;       //!< compute type of GEMMs and activations
+    uint32_t microBatch = 1;               //!< training: sequences per micro-batch
+    uint32_t globalBatch = 1;              //!< training: sequences per iteration
+    uint32_t sequence = 2048;              //!< training: tokens per sequence
+    uint32_t batch = 1;                    //!< inference: concurrent requests
+    uint32_t promptTokens = 128;           //!< inference: prompt length
+    uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;

@@ -4,13 +4,10 @@
 
 #include "spec-error.h"
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
-namespace
-{
+namespace {
 std::string
 Compose(const std::string& file, const std::string& field, const std::string& message, int line)
 {
@@ -32,12 +29,11 @@ SpecError::SpecError(const std::string& file,
                      const std::string& field,
                      const std::string& message,
                      int line)
-    : std::runtime_error(Compose(file, field, message, line)),
-      m_file(file),
-      m_field(field),
-      m_line(line)
-{
-}
+    : std::runtime_error(Compose(file, field, message, line))
+    , m_file(file)
+    , m_field(field)
+    , m_line(line)
+{}
 
 const std::string&
 SpecError::GetFile() const

@@ -8,10 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 /**
  * \ingroup rapid-llm

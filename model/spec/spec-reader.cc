@@ -8,22 +8,18 @@
 #include <fstream>
 #include <sstream>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 SpecReader::SpecReader(const YAML::Node& node, const std::string& file, const std::string& path)
-    : m_node(node),
-      m_file(file),
-      m_path(path)
+    : m_node(node)
+    , m_file(file)
+    , m_path(path)
 {
     if (m_node && !m_node.IsNull() && !m_node.IsMap())
     {
-        throw SpecError(m_file,
-                        m_path,
-                        "expected a mapping of 'key: value' fields",
-                        m_node.Mark().line + 1);
+        throw SpecError(
+            m_file, m_path, "expected a mapping of 'key: value' fields", m_node.Mark().line + 1);
     }
 }
 
@@ -219,8 +215,7 @@ SpecReader::GetBool(const std::string& key, bool fallback)
         }
     }
     catch (const YAML::Exception&)
-    {
-    }
+    {}
     Fail(key, "expected true or false, got '" + (node.IsScalar() ? node.Scalar() : "?") + "'");
 }
 
@@ -239,8 +234,8 @@ SpecReader::GetCountList(const std::string& key, uint64_t minimum)
         if (v != std::floor(v) || v < static_cast<double>(minimum))
         {
             Fail(key,
-                 "every entry must be a whole number >= " + std::to_string(minimum) + ", got " +
-                     node[i].Scalar());
+                 "every entry must be a whole number >= " + std::to_string(minimum) + ", got "
+                     + node[i].Scalar());
         }
         values.push_back(static_cast<uint64_t>(v));
     }

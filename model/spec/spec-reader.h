@@ -14,10 +14,8 @@
 #include <string>
 #include <vector>
 
-namespace ns3
-{
-namespace rapidllm
-{
+namespace ns3 {
+namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
