@@ -1,0 +1,846 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "chakra-trace-reader.h"
+
+#include "chakra-trace-writer.h"
+#include "ns3/log.h"
+#include "trace-error.h"
+
+#include "et_def.pb.h"
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("ChakraTraceReader");
+
+namespace {
+
+using ChakraProtoMsg::AttributeProto;
+
+/// Where we are, for error messages.
+struct Context
+{
+    const std::string& file; //!< file name
+    uint32_t rank;           //!< file's rank
+};
+
+[[noreturn]] void
+Fail(const Context& ctx, const std::string& message)
+{
+    throw TraceError(ctx.file, ctx.rank, TraceError::kNone, message);
+}
+
+[[noreturn]] void
+NodeFail(const Context& ctx, uint64_t id, const std::string& message)
+{
+    if (id > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    {
+        throw TraceError(
+            ctx.file, ctx.rank, TraceError::kNone, "node " + std::to_string(id) + ": " + message);
+    }
+    throw TraceError(ctx.file, ctx.rank, static_cast<int64_t>(id), message);
+}
+
+/// An integer attribute's value, whatever integer type the producer chose.
+struct IntegerValue
+{
+    bool negative = false;
+    uint64_t magnitude = 0;
+
+    std::string
+    ToString() const
+    {
+        return (negative ? "-" : "") + std::to_string(magnitude);
+    }
+};
+
+IntegerValue
+FromSigned(int64_t v)
+{
+    IntegerValue r;
+    r.negative = v < 0;
+    r.magnitude = r.negative ? static_cast<uint64_t>(-(v + 1)) + 1 : static_cast<uint64_t>(v);
+    return r;
+}
+
+IntegerValue
+FromUnsigned(uint64_t v)
+{
+    IntegerValue r;
+    r.magnitude = v;
+    return r;
+}
+
+/// Reads an integer-typed attribute; returns false when it holds another type.
+bool
+TryInteger(const AttributeProto& a, IntegerValue& value)
+{
+    switch (a.value_case())
+    {
+        case AttributeProto::kInt32Val:
+            value = FromSigned(a.int32_val());
+            return true;
+        case AttributeProto::kInt64Val:
+            value = FromSigned(a.int64_val());
+            return true;
+        case AttributeProto::kUint32Val:
+            value = FromUnsigned(a.uint32_val());
+            return true;
+        case AttributeProto::kUint64Val:
+            value = FromUnsigned(a.uint64_val());
+            return true;
+        case AttributeProto::kSint32Val:
+            value = FromSigned(a.sint32_val());
+            return true;
+        case AttributeProto::kSint64Val:
+            value = FromSigned(a.sint64_val());
+            return true;
+        case AttributeProto::kFixed32Val:
+            value = FromUnsigned(a.fixed32_val());
+            return true;
+        case AttributeProto::kFixed64Val:
+            value = FromUnsigned(a.fixed64_val());
+            return true;
+        case AttributeProto::kSfixed32Val:
+            value = FromSigned(a.sfixed32_val());
+            return true;
+        case AttributeProto::kSfixed64Val:
+            value = FromSigned(a.sfixed64_val());
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// Reads an integer-typed attribute of a node; any other type is an error naming it.
+IntegerValue
+ReadInteger(const Context& ctx, uint64_t id, const AttributeProto& a)
+{
+    IntegerValue value;
+    if (!TryInteger(a, value))
+    {
+        NodeFail(ctx,
+                 id,
+                 "attribute '" + a.name() + "' must hold an integer (it holds AttributeProto case "
+                     + std::to_string(static_cast<int>(a.value_case())) + ")");
+    }
+    return value;
+}
+
+uint64_t
+ReadUnsigned(const Context& ctx, uint64_t id, const AttributeProto& a, uint64_t max)
+{
+    IntegerValue v = ReadInteger(ctx, id, a);
+    if (v.negative || v.magnitude > max)
+    {
+        NodeFail(ctx,
+                 id,
+                 "attribute '" + a.name() + "' is " + v.ToString() + "; allowed 0.."
+                     + std::to_string(max));
+    }
+    return v.magnitude;
+}
+
+int32_t
+ReadInt32(const Context& ctx, uint64_t id, const AttributeProto& a)
+{
+    IntegerValue v = ReadInteger(ctx, id, a);
+    uint64_t limit = v.negative ? 2147483648ull : 2147483647ull;
+    if (v.magnitude > limit)
+    {
+        NodeFail(ctx, id, "attribute '" + a.name() + "' is " + v.ToString() + "; not an int32");
+    }
+    return v.negative ? static_cast<int32_t>(-static_cast<int64_t>(v.magnitude))
+                      : static_cast<int32_t>(v.magnitude);
+}
+
+/// Parses a pg_name: a decimal group id.
+uint32_t
+ParseGroupName(const Context& ctx, uint64_t id, const std::string& text)
+{
+    uint64_t value = 0;
+    bool ok = !text.empty() && text.size() <= 10;
+    for (char c : text)
+    {
+        ok = ok && c >= '0' && c <= '9';
+        value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (!ok || value >= kWorldGroup)
+    {
+        std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        for (char& c : shown)
+        {
+            c = (c >= 0x20 && c < 0x7f) ? c : '?';
+        }
+        NodeFail(ctx,
+                 id,
+                 "pg_name \"" + shown
+                     + "\" is not a communicator group id (a decimal integer below 4294967295 "
+                       "that comm_groups.json defines)");
+    }
+    return static_cast<uint32_t>(value);
+}
+
+std::string
+ListGroups(const CommGroups& groups)
+{
+    if (groups.GetSize() == 0)
+    {
+        return "no groups are defined (is the comm_groups.json file missing?)";
+    }
+    std::string text = "groups defined: ";
+    size_t shown = 0;
+    for (const auto& entry : groups.GetAll())
+    {
+        if (shown == 16)
+        {
+            text += ", ...";
+            break;
+        }
+        text += (shown++ ? ", " : "") + std::to_string(entry.first);
+    }
+    return text;
+}
+
+/// Reads a varint32 length prefix; returns false at a clean end of data.
+bool
+ReadLength(const Context& ctx,
+           const std::string& data,
+           size_t& pos,
+           size_t messageNumber,
+           uint32_t& length)
+{
+    if (pos == data.size())
+    {
+        return false;
+    }
+    size_t start = pos;
+    uint64_t value = 0;
+    for (int i = 0;; ++i)
+    {
+        if (pos == data.size())
+        {
+            Fail(ctx,
+                 "truncated length prefix of message " + std::to_string(messageNumber) + " at byte "
+                     + std::to_string(start) + " (the file ends inside it)");
+        }
+        auto b = static_cast<uint8_t>(data[pos++]);
+        value |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+        if (!(b & 0x80))
+        {
+            break;
+        }
+        if (i == 4)
+        {
+            Fail(ctx,
+                 "malformed length prefix of message " + std::to_string(messageNumber) + " at byte "
+                     + std::to_string(start) + " (longer than a varint32)");
+        }
+    }
+    if (value > std::numeric_limits<uint32_t>::max())
+    {
+        Fail(ctx,
+             "oversized length prefix of message " + std::to_string(messageNumber) + " at byte "
+                 + std::to_string(start) + " (" + std::to_string(value)
+                 + " does not fit a varint32)");
+    }
+    length = static_cast<uint32_t>(value);
+    if (length > ChakraTraceReader::kMaxMessageBytes)
+    {
+        Fail(ctx,
+             "oversized length prefix of message " + std::to_string(messageNumber) + " at byte "
+                 + std::to_string(start) + ": " + std::to_string(length) + " bytes (at most "
+                 + std::to_string(ChakraTraceReader::kMaxMessageBytes) + " allowed)");
+    }
+    if (length > data.size() - pos)
+    {
+        Fail(ctx,
+             "message " + std::to_string(messageNumber) + " at byte " + std::to_string(start)
+                 + " announces " + std::to_string(length) + " bytes but only "
+                 + std::to_string(data.size() - pos)
+                 + " remain (truncated file or corrupt length prefix)");
+    }
+    return true;
+}
+
+/// One node as parsed, before ids are resolved to indices.
+struct ParsedNode
+{
+    TraceNode node;
+    std::string name;
+    size_t depBegin;
+    size_t depCount;
+};
+
+} // namespace
+
+std::string
+ChakraTraceReader::Gunzip(const std::string& bytes, const std::string& file)
+{
+    auto fail = [&file](const std::string& what) -> void
+    {
+        throw TraceError(file, TraceError::kNone, TraceError::kNone, "gzip: " + what);
+    };
+    z_stream z;
+    std::memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, 15 + 16) != Z_OK)
+    {
+        fail("zlib inflateInit2 failed");
+    }
+    std::string out;
+    size_t inPos = 0;
+    int status = Z_OK;
+    char buffer[1 << 16];
+    try
+    {
+        while (true)
+        {
+            if (z.avail_in == 0 && inPos < bytes.size())
+            {
+                size_t chunk = std::min<size_t>(bytes.size() - inPos, 1u << 30);
+                z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + inPos));
+                z.avail_in = static_cast<uInt>(chunk);
+                inPos += chunk;
+            }
+            z.next_out = reinterpret_cast<Bytef*>(buffer);
+            z.avail_out = sizeof(buffer);
+            status = inflate(&z, Z_NO_FLUSH);
+            size_t produced = sizeof(buffer) - z.avail_out;
+            if (out.size() + produced > kMaxInflatedBytes)
+            {
+                fail("decompresses to more than " + std::to_string(kMaxInflatedBytes) + " bytes");
+            }
+            out.append(buffer, produced);
+            if (status == Z_STREAM_END)
+            {
+                if (z.avail_in == 0 && inPos == bytes.size())
+                {
+                    break;
+                }
+                // Another gzip member follows (concatenated .gz files are valid gzip).
+                if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b)
+                {
+                    fail("unexpected bytes after the end of the compressed stream");
+                }
+                inflateReset(&z);
+                continue;
+            }
+            if (status == Z_NEED_DICT || status == Z_DATA_ERROR)
+            {
+                fail(std::string("corrupt compressed data")
+                     + (z.msg ? std::string(": ") + z.msg : ""));
+            }
+            if (status == Z_MEM_ERROR)
+            {
+                fail("out of memory");
+            }
+            if (status == Z_BUF_ERROR || (status == Z_OK && produced == 0 && z.avail_in == 0))
+            {
+                if (z.avail_in == 0 && inPos == bytes.size())
+                {
+                    fail("truncated compressed stream (the file ends before the gzip trailer)");
+                }
+            }
+        }
+    }
+    catch (...)
+    {
+        inflateEnd(&z);
+        throw;
+    }
+    inflateEnd(&z);
+    return out;
+}
+
+ExecutionTrace
+ChakraTraceReader::DecodeRank(const std::string& rawBytes,
+                              const std::string& file,
+                              uint32_t rank,
+                              const CommGroups* groups,
+                              uint32_t worldSize)
+{
+    Context ctx{file, rank};
+    std::string inflated;
+    const std::string* bytes = &rawBytes;
+    if (rawBytes.size() >= 2 && static_cast<uint8_t>(rawBytes[0]) == 0x1f
+        && static_cast<uint8_t>(rawBytes[1]) == 0x8b)
+    {
+        inflated = GunzipFile(rawBytes, file, rank);
+        bytes = &inflated;
+    }
+    const std::string& data = *bytes;
+    if (data.empty())
+    {
+        Fail(ctx, "empty file: a Chakra trace starts with a GlobalMetadata message");
+    }
+
+    size_t pos = 0;
+    uint32_t length = 0;
+    ReadLength(ctx, data, pos, 0, length);
+    ChakraProtoMsg::GlobalMetadata meta;
+    if (!meta.ParseFromArray(data.data() + pos, static_cast<int>(length)))
+    {
+        Fail(ctx, "message 0 (GlobalMetadata) is not a valid protobuf message");
+    }
+    pos += length;
+    for (const auto& a : meta.attr())
+    {
+        if (a.name() == "rank" || a.name() == "world_size")
+        {
+            IntegerValue v;
+            if (!TryInteger(a, v))
+            {
+                Fail(ctx, "metadata attribute '" + a.name() + "' must hold an integer");
+            }
+            uint64_t expected = a.name() == "rank" ? rank : worldSize;
+            if ((a.name() == "rank" || worldSize > 0) && (v.negative || v.magnitude != expected))
+            {
+                Fail(ctx,
+                     "the metadata says " + a.name() + " " + v.ToString() + " but it is read as "
+                         + a.name() + " " + std::to_string(expected)
+                         + (a.name() == "rank"
+                                ? " (file renamed?)"
+                                : " (rank files missing or left from another run?)"));
+            }
+        }
+    }
+
+    std::vector<ParsedNode> parsed;
+    std::vector<uint64_t> depIds;
+    ChakraProtoMsg::Node msg;
+    for (size_t number = 1; ReadLength(ctx, data, pos, number, length); ++number)
+    {
+        size_t at = pos - 0;
+        if (!msg.ParseFromArray(data.data() + pos, static_cast<int>(length)))
+        {
+            Fail(ctx,
+                 "message " + std::to_string(number) + " (a Node) at byte " + std::to_string(at)
+                     + " is not a valid protobuf message"
+                     + (parsed.empty() ? std::string()
+                                       : " (the previous node has id "
+                                             + std::to_string(parsed.back().node.id) + ")"));
+        }
+        pos += length;
+        if (parsed.size() >= ExecutionTrace::kNotFound - 1)
+        {
+            Fail(ctx, "more than 2^32-2 nodes in one file");
+        }
+
+        ParsedNode p;
+        TraceNode& n = p.node;
+        n.id = msg.id();
+        auto typeValue = static_cast<int>(msg.type());
+        if (typeValue < 0 || typeValue > kMaxTraceNodeType)
+        {
+            NodeFail(ctx,
+                     n.id,
+                     "unknown node type " + std::to_string(typeValue)
+                         + " (allowed: Chakra NodeType 0..10, e.g. COMP_NODE=4, COMM_COLL_NODE=7)");
+        }
+        n.type = static_cast<TraceNodeType>(typeValue);
+        p.name = msg.name();
+
+        if (msg.duration_micros() > std::numeric_limits<uint64_t>::max() / 1000)
+        {
+            NodeFail(ctx,
+                     n.id,
+                     "duration_micros " + std::to_string(msg.duration_micros())
+                         + " overflows nanoseconds");
+        }
+        n.durationNs = msg.duration_micros() * 1000;
+
+        bool hasCommType = false;
+        bool hasSrc = false;
+        bool hasDst = false;
+        uint64_t tensorSize = 0;
+        uint64_t commSize = 0;
+        int32_t src = -1;
+        int32_t dst = -1;
+        const bool coll = n.type == TraceNodeType::COMM_COLL;
+        const bool p2p = n.type == TraceNodeType::COMM_SEND || n.type == TraceNodeType::COMM_RECV;
+        for (const auto& a : msg.attr())
+        {
+            const std::string& name = a.name();
+            if (name == "duration_ns")
+            {
+                n.durationNs = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+            }
+            else if (name == "num_ops" && n.type == TraceNodeType::COMP)
+            {
+                n.numOps = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+            }
+            else if (name == "tensor_size")
+            {
+                tensorSize = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+            }
+            else if (name == "comm_size")
+            {
+                commSize = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+            }
+            else if (name == "comm_type" && coll)
+            {
+                IntegerValue v = ReadInteger(ctx, n.id, a);
+                if (v.negative || v.magnitude > kMaxCollectiveType)
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             "unknown collective type " + v.ToString()
+                                 + " in comm_type (allowed: " + AllowedCollectiveTypes() + ")");
+                }
+                n.commType = static_cast<CollectiveType>(v.magnitude);
+                hasCommType = true;
+            }
+            else if (name == "pg_name" && coll)
+            {
+                if (a.value_case() != AttributeProto::kStringVal)
+                {
+                    NodeFail(ctx, n.id, "attribute 'pg_name' must hold a string");
+                }
+                n.group = a.string_val().empty() ? kWorldGroup
+                                                 : ParseGroupName(ctx, n.id, a.string_val());
+            }
+            else if ((name == "comm_src" || name == "comm_dst") && p2p)
+            {
+                int32_t v = ReadInt32(ctx, n.id, a);
+                if (v < 0 || (worldSize > 0 && static_cast<uint32_t>(v) >= worldSize))
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             name + " " + std::to_string(v) + " is not a rank (allowed 0.."
+                                 + (worldSize > 0 ? std::to_string(worldSize - 1) : "2^31-1")
+                                 + ")");
+                }
+                (name == "comm_src" ? src : dst) = v;
+                (name == "comm_src" ? hasSrc : hasDst) = true;
+            }
+            else if (name == "comm_tag" && p2p)
+            {
+                n.commTag = ReadInt32(ctx, n.id, a);
+            }
+        }
+        if (n.type == TraceNodeType::COMP || n.type == TraceNodeType::MEM_LOAD
+            || n.type == TraceNodeType::MEM_STORE)
+        {
+            n.bytes = tensorSize;
+        }
+        else if (IsCommunication(n.type))
+        {
+            n.bytes = commSize;
+        }
+        if (coll)
+        {
+            if (!hasCommType)
+            {
+                NodeFail(ctx,
+                         n.id,
+                         "COMM_COLL_NODE without a comm_type attribute (allowed: "
+                             + AllowedCollectiveTypes() + ")");
+            }
+            if (n.group != kWorldGroup && groups != nullptr)
+            {
+                if (!groups->Has(n.group))
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             "pg_name \"" + std::to_string(n.group)
+                                 + "\" names no communicator group; " + ListGroups(*groups));
+                }
+                if (!groups->Contains(n.group, rank))
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             "collective on group " + std::to_string(n.group)
+                                 + ", which does not contain rank " + std::to_string(rank));
+                }
+            }
+        }
+        if (n.type == TraceNodeType::COMM_SEND)
+        {
+            if (!hasDst)
+            {
+                NodeFail(ctx, n.id, "COMM_SEND_NODE without a comm_dst attribute");
+            }
+            n.commSrc = hasSrc ? src : static_cast<int32_t>(rank);
+            n.commDst = dst;
+        }
+        else if (n.type == TraceNodeType::COMM_RECV)
+        {
+            if (!hasSrc)
+            {
+                NodeFail(ctx, n.id, "COMM_RECV_NODE without a comm_src attribute");
+            }
+            n.commSrc = src;
+            n.commDst = hasDst ? dst : static_cast<int32_t>(rank);
+        }
+
+        p.depBegin = depIds.size();
+        depIds.insert(depIds.end(), msg.data_deps().begin(), msg.data_deps().end());
+        depIds.insert(depIds.end(), msg.ctrl_deps().begin(), msg.ctrl_deps().end());
+        p.depCount = depIds.size() - p.depBegin;
+        parsed.push_back(std::move(p));
+    }
+
+    // Sort by id (stable: equal ids stay in file order for the duplicate report).
+    std::vector<uint32_t> order(parsed.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&parsed](uint32_t a, uint32_t b)
+                     {
+                         return parsed[a].node.id < parsed[b].node.id;
+                     });
+    std::vector<uint64_t> sortedIds(parsed.size());
+    for (size_t i = 0; i < order.size(); ++i)
+    {
+        sortedIds[i] = parsed[order[i]].node.id;
+        if (i > 0 && sortedIds[i] == sortedIds[i - 1])
+        {
+            NodeFail(ctx,
+                     sortedIds[i],
+                     "duplicate node id (messages " + std::to_string(order[i - 1] + 1) + " and "
+                         + std::to_string(order[i] + 1) + " both use it)");
+        }
+    }
+    if (depIds.size() > std::numeric_limits<uint32_t>::max())
+    {
+        Fail(ctx, "more than 2^32-1 dependencies in one file");
+    }
+
+    ExecutionTrace trace(rank);
+    trace.Reserve(parsed.size(), depIds.size());
+    std::vector<uint32_t> deps;
+    for (uint32_t index : order)
+    {
+        const ParsedNode& p = parsed[index];
+        deps.clear();
+        for (size_t k = 0; k < p.depCount; ++k)
+        {
+            uint64_t depId = depIds[p.depBegin + k];
+            auto it = std::lower_bound(sortedIds.begin(), sortedIds.end(), depId);
+            if (it == sortedIds.end() || *it != depId)
+            {
+                NodeFail(ctx,
+                         p.node.id,
+                         "depends on node " + std::to_string(depId)
+                             + ", which is not in this file");
+            }
+            deps.push_back(static_cast<uint32_t>(it - sortedIds.begin()));
+        }
+        trace.AppendNode(p.node, p.name, deps.data(), deps.size());
+    }
+    trace.Validate(file);
+    return trace;
+}
+
+ExecutionTrace
+ChakraTraceReader::ReadRankFile(const std::string& path,
+                                uint32_t rank,
+                                const CommGroups* groups,
+                                uint32_t worldSize)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+    {
+        throw TraceError(path, rank, TraceError::kNone, "cannot open the file");
+    }
+    std::ostringstream content;
+    content << in.rdbuf();
+    if (in.bad())
+    {
+        throw TraceError(path, rank, TraceError::kNone, "cannot read the file");
+    }
+    return DecodeRank(content.str(), path, rank, groups, worldSize);
+}
+
+TraceSet
+ChakraTraceReader::ReadTraceSet(const std::string& prefix)
+{
+    namespace fs = std::filesystem;
+    fs::path prefixPath(prefix);
+    std::string base = prefixPath.filename().string();
+    if (base.empty())
+    {
+        throw TraceError(prefix,
+                         TraceError::kNone,
+                         TraceError::kNone,
+                         "the trace prefix must end in a file name stem, e.g. out/gpt3 for "
+                         "out/gpt3.0.et");
+    }
+    fs::path dir = prefixPath.has_parent_path() ? prefixPath.parent_path() : fs::path(".");
+    std::vector<uint32_t> ranks;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    {
+        std::string name = it->path().filename().string();
+        if (name.size() <= base.size() + 4 || name.compare(0, base.size() + 1, base + ".") != 0
+            || name.compare(name.size() - 3, 3, ".et") != 0)
+        {
+            continue;
+        }
+        std::string digits = name.substr(base.size() + 1, name.size() - base.size() - 4);
+        bool canonical = !digits.empty() && digits.size() <= 9
+                         && (digits == "0" || digits[0] != '0')
+                         && std::all_of(digits.begin(),
+                                        digits.end(),
+                                        [](char c)
+                                        {
+                                            return c >= '0' && c <= '9';
+                                        });
+        if (canonical)
+        {
+            ranks.push_back(static_cast<uint32_t>(std::stoul(digits)));
+        }
+    }
+    if (ec)
+    {
+        throw TraceError(prefix,
+                         TraceError::kNone,
+                         TraceError::kNone,
+                         "cannot list directory " + dir.string() + ": " + ec.message());
+    }
+    if (ranks.empty())
+    {
+        throw TraceError(prefix,
+                         TraceError::kNone,
+                         TraceError::kNone,
+                         "no trace files " + prefix + ".<rank>.et found");
+    }
+    std::sort(ranks.begin(), ranks.end());
+    for (uint32_t i = 0; i < ranks.size(); ++i)
+    {
+        if (ranks[i] != i)
+        {
+            throw TraceError(ChakraTraceWriter::RankFileName(prefix, i),
+                             i,
+                             TraceError::kNone,
+                             "missing: found " + std::to_string(ranks.size())
+                                 + " rank files up to rank " + std::to_string(ranks.back())
+                                 + ", but ranks must be 0.." + std::to_string(ranks.size() - 1));
+        }
+    }
+
+    TraceSet set;
+    std::string groupsPath = ChakraTraceWriter::CommGroupsFileName(prefix);
+    if (fs::exists(groupsPath, ec))
+    {
+        set.groups = CommGroups::Load(groupsPath);
+    }
+    auto worldSize = static_cast<uint32_t>(ranks.size());
+    for (const auto& [id, members] : set.groups.GetAll())
+    {
+        for (uint32_t r : members)
+        {
+            if (r >= worldSize)
+            {
+                throw TraceError(groupsPath,
+                                 TraceError::kNone,
+                                 TraceError::kNone,
+                                 "group " + std::to_string(id) + " names rank " + std::to_string(r)
+                                     + ", but there are only " + std::to_string(worldSize)
+                                     + " rank files");
+            }
+        }
+    }
+    set.ranks.reserve(worldSize);
+    for (uint32_t r = 0; r < worldSize; ++r)
+    {
+        set.ranks.push_back(
+            ReadRankFile(ChakraTraceWriter::RankFileName(prefix, r), r, &set.groups, worldSize));
+        NS_LOG_INFO("read rank " << r << ": " << set.ranks.back().GetNNodes() << " nodes");
+    }
+    CheckSet(set, prefix);
+    return set;
+}
+
+void
+ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
+{
+    // Point to point: (src, dst, tag, bytes) -> {sends, receives, first sending rank's node}.
+    using Key = std::tuple<int32_t, int32_t, int32_t, uint64_t>;
+    std::map<Key, std::pair<uint64_t, uint64_t>> p2p;
+    // Collectives: group -> per-rank count.
+    std::map<uint32_t, std::map<uint32_t, uint64_t>> collectives;
+    for (const auto& trace : set.ranks)
+    {
+        for (const auto& n : trace.GetNodes())
+        {
+            if (n.type == TraceNodeType::COMM_SEND)
+            {
+                ++p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)].first;
+            }
+            else if (n.type == TraceNodeType::COMM_RECV)
+            {
+                ++p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)].second;
+            }
+            else if (n.type == TraceNodeType::COMM_COLL)
+            {
+                ++collectives[n.group][trace.GetRank()];
+            }
+        }
+    }
+    for (const auto& [key, counts] : p2p)
+    {
+        if (counts.first != counts.second)
+        {
+            throw TraceError(
+                prefix,
+                TraceError::kNone,
+                TraceError::kNone,
+                std::to_string(counts.first) + " send(s) from rank "
+                    + std::to_string(std::get<0>(key)) + " to rank "
+                    + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key))
+                    + ", " + std::to_string(std::get<3>(key)) + " bytes) but "
+                    + std::to_string(counts.second) + " matching receive(s): a replay would hang");
+        }
+    }
+    for (const auto& [group, perRank] : collectives)
+    {
+        std::vector<uint32_t> members;
+        if (group == kWorldGroup)
+        {
+            members.resize(set.ranks.size());
+            std::iota(members.begin(), members.end(), 0u);
+        }
+        else
+        {
+            members = set.groups.Get(group);
+        }
+        auto countOf = [&perRank](uint32_t r)
+        {
+            auto it = perRank.find(r);
+            return it == perRank.end() ? uint64_t(0) : it->second;
+        };
+        uint64_t expected = countOf(members.front());
+        for (uint32_t r : members)
+        {
+            if (countOf(r) != expected)
+            {
+                std::string name = group == kWorldGroup ? "all ranks (no pg_name)"
+                                                        : "group " + std::to_string(group);
+                throw TraceError(
+                    prefix,
+                    TraceError::kNone,
+                    TraceError::kNone,
+                    "collectives on " + name + ": rank " + std::to_string(members.front())
+                        + " issues " + std::to_string(expected) + " but rank " + std::to_string(r)
+                        + " issues " + std::to_string(countOf(r)) + ": a replay would hang");
+            }
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,356 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "chakra-trace-writer.h"
+
+#include "ns3/log.h"
+#include "trace-error.h"
+
+#include "et_def.pb.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numeric>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("ChakraTraceWriter");
+
+const char* const ChakraTraceWriter::kSchemaVersion = "0.0.4";
+
+namespace {
+
+using ChakraProtoMsg::AttributeProto;
+using ChakraProtoMsg::Node;
+
+constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+void
+AddInt64(Node& msg, const char* name, int64_t value)
+{
+    AttributeProto* a = msg.add_attr();
+    a->set_name(name);
+    a->set_int64_val(value);
+}
+
+void
+AddUint64(Node& msg, const char* name, uint64_t value)
+{
+    AttributeProto* a = msg.add_attr();
+    a->set_name(name);
+    a->set_uint64_val(value);
+}
+
+void
+AddInt32(Node& msg, const char* name, int32_t value)
+{
+    AttributeProto* a = msg.add_attr();
+    a->set_name(name);
+    a->set_int32_val(value);
+}
+
+/// Appends one message with its varint32 length prefix (Chakra's protoio framing).
+template<typename Message>
+void
+AppendDelimited(const Message& msg, google::protobuf::io::CodedOutputStream& out)
+{
+    size_t size = msg.ByteSizeLong();
+    out.WriteVarint32(static_cast<uint32_t>(size));
+    msg.SerializeWithCachedSizes(&out);
+}
+
+/// Checks that a value fits the int64 field Chakra's feeder reads it from.
+int64_t
+AsInt64(uint64_t value, const ExecutionTrace& trace, const TraceNode& node, const char* what)
+{
+    if (value > kInt64Max)
+    {
+        throw TraceError("(writing)",
+                         trace.GetRank(),
+                         static_cast<int64_t>(node.id),
+                         std::string(what) + " " + std::to_string(value)
+                             + " does not fit Chakra's int64 attribute");
+    }
+    return static_cast<int64_t>(value);
+}
+
+void
+WriteFile(const std::string& path, const std::string& bytes)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (out)
+    {
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out.flush();
+    }
+    if (!out)
+    {
+        throw TraceError(path,
+                         TraceError::kNone,
+                         TraceError::kNone,
+                         std::string("cannot write the file: ") + std::strerror(errno));
+    }
+}
+
+} // namespace
+
+std::string
+ChakraTraceWriter::EncodeRank(const ExecutionTrace& trace, uint32_t worldSize, bool gzip)
+{
+    std::string bytes;
+    {
+        google::protobuf::io::StringOutputStream stream(&bytes);
+        google::protobuf::io::CodedOutputStream out(&stream);
+        out.SetSerializationDeterministic(true);
+
+        ChakraProtoMsg::GlobalMetadata meta;
+        meta.set_version(kSchemaVersion);
+        AttributeProto* a = meta.add_attr();
+        a->set_name("generator");
+        a->set_string_val("rapid-llm");
+        a = meta.add_attr();
+        a->set_name("rank");
+        a->set_uint64_val(trace.GetRank());
+        if (worldSize > 0)
+        {
+            a = meta.add_attr();
+            a->set_name("world_size");
+            a->set_uint64_val(worldSize);
+        }
+        AppendDelimited(meta, out);
+
+        const auto& nodes = trace.GetNodes();
+        std::vector<uint32_t> order(nodes.size());
+        std::iota(order.begin(), order.end(), 0u);
+        if (!trace.IsSortedById())
+        {
+            std::sort(order.begin(),
+                      order.end(),
+                      [&nodes](uint32_t a, uint32_t b)
+                      {
+                          return nodes[a].id < nodes[b].id;
+                      });
+        }
+
+        Node msg;
+        for (uint32_t index : order)
+        {
+            const TraceNode& n = nodes[index];
+            msg.Clear();
+            msg.set_id(n.id);
+            msg.set_name(trace.GetName(index));
+            msg.set_type(static_cast<ChakraProtoMsg::NodeType>(n.type));
+            for (uint32_t dep : trace.GetDeps(index))
+            {
+                msg.add_data_deps(trace.GetNode(dep).id);
+            }
+            // Whole microseconds, rounded to nearest; the exact value rides in duration_ns.
+            msg.set_duration_micros(n.durationNs / 1000 + (n.durationNs % 1000 >= 500 ? 1 : 0));
+            AttributeProto* cpu = msg.add_attr();
+            cpu->set_name("is_cpu_op");
+            cpu->set_bool_val(false);
+            switch (n.type)
+            {
+                case TraceNodeType::COMP:
+                    AddInt64(msg, "num_ops", AsInt64(n.numOps, trace, n, "num_ops"));
+                    AddUint64(msg, "tensor_size", n.bytes);
+                    break;
+                case TraceNodeType::MEM_LOAD:
+                case TraceNodeType::MEM_STORE:
+                    AddUint64(msg, "tensor_size", n.bytes);
+                    break;
+                case TraceNodeType::COMM_COLL:
+                    AddInt64(msg, "comm_type", static_cast<int64_t>(n.commType));
+                    AddInt64(msg, "comm_size", AsInt64(n.bytes, trace, n, "comm_size"));
+                    if (n.group != kWorldGroup)
+                    {
+                        AttributeProto* pg = msg.add_attr();
+                        pg->set_name("pg_name");
+                        pg->set_string_val(std::to_string(n.group));
+                    }
+                    break;
+                case TraceNodeType::COMM_SEND:
+                case TraceNodeType::COMM_RECV:
+                    AddInt32(msg, "comm_src", n.commSrc);
+                    AddInt32(msg, "comm_dst", n.commDst);
+                    AddInt32(msg, "comm_tag", n.commTag);
+                    AddInt64(msg, "comm_size", AsInt64(n.bytes, trace, n, "comm_size"));
+                    break;
+                default:
+                    break;
+            }
+            if (n.durationNs != 0 || n.type == TraceNodeType::COMP)
+            {
+                AddUint64(msg, "duration_ns", n.durationNs);
+            }
+            AppendDelimited(msg, out);
+        }
+    }
+    return gzip ? Gzip(bytes) : bytes;
+}
+
+std::string
+ChakraTraceWriter::Gzip(const std::string& bytes)
+{
+    z_stream z;
+    std::memset(&z, 0, sizeof(z));
+    // windowBits 15 + 16: gzip wrapper; zlib writes a zero time stamp unless told otherwise.
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    {
+        throw std::runtime_error("zlib deflateInit2 failed");
+    }
+    std::string out;
+    out.resize(deflateBound(&z, bytes.size()) + 32);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z.next_out = reinterpret_cast<Bytef*>(&out[0]);
+    // deflate takes uInt sizes: feed and drain in chunks so files above 4 GiB work too.
+    size_t inLeft = bytes.size();
+    int status = Z_OK;
+    while (status != Z_STREAM_END)
+    {
+        size_t chunk = std::min<size_t>(inLeft, 1u << 30);
+        z.avail_in = static_cast<uInt>(chunk);
+        inLeft -= chunk;
+        size_t outLeft =
+            out.size() - static_cast<size_t>(z.next_out - reinterpret_cast<Bytef*>(&out[0]));
+        z.avail_out = static_cast<uInt>(std::min<size_t>(outLeft, 1u << 30));
+        status = deflate(&z, inLeft == 0 ? Z_FINISH : Z_NO_FLUSH);
+        inLeft += z.avail_in;
+        if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR)
+        {
+            deflateEnd(&z);
+            throw std::runtime_error("zlib deflate failed");
+        }
+    }
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+
+std::string
+ChakraTraceWriter::RankFileName(const std::string& prefix, uint32_t rank)
+{
+    return prefix + "." + std::to_string(rank) + ".et";
+}
+
+std::string
+ChakraTraceWriter::CommGroupsFileName(const std::string& prefix)
+{
+    return prefix + ".comm_groups.json";
+}
+
+void
+ChakraTraceWriter::WriteTraceSet(const std::string& prefix, const TraceSet& set, bool gzip)
+{
+    std::vector<const ExecutionTrace*> graphs;
+    graphs.reserve(set.ranks.size());
+    for (const auto& t : set.ranks)
+    {
+        graphs.push_back(&t);
+    }
+    WriteTraceSet(prefix, graphs, set.groups, gzip);
+}
+
+void
+ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
+                                 const std::vector<const ExecutionTrace*>& graphs,
+                                 const CommGroups& groups,
+                                 bool gzip)
+{
+    namespace fs = std::filesystem;
+    if (graphs.empty())
+    {
+        throw TraceError(prefix, TraceError::kNone, TraceError::kNone, "no ranks to write");
+    }
+    auto worldSize = static_cast<uint32_t>(graphs.size());
+    for (const auto& [id, ranks] : groups.GetAll())
+    {
+        for (uint32_t r : ranks)
+        {
+            if (r >= worldSize)
+            {
+                throw TraceError(CommGroupsFileName(prefix),
+                                 TraceError::kNone,
+                                 TraceError::kNone,
+                                 "group " + std::to_string(id) + " names rank " + std::to_string(r)
+                                     + ", but the set has only " + std::to_string(worldSize)
+                                     + " ranks");
+            }
+        }
+    }
+    std::string suffix = ".tmp" + std::to_string(::getpid());
+    std::vector<std::pair<std::string, std::string>> files; // temporary -> final
+    auto cleanup = [&files]()
+    {
+        std::error_code ignored;
+        for (const auto& f : files)
+        {
+            fs::remove(f.first, ignored);
+        }
+    };
+    try
+    {
+        for (uint32_t r = 0; r < worldSize; ++r)
+        {
+            std::string path = RankFileName(prefix, r);
+            ExecutionTrace const* graph = graphs[r];
+            std::string bytes;
+            if (graph->GetRank() == r)
+            {
+                bytes = EncodeRank(*graph, worldSize, gzip);
+            }
+            else
+            {
+                ExecutionTrace relabelled = *graph;
+                relabelled.SetRank(r);
+                bytes = EncodeRank(relabelled, worldSize, gzip);
+            }
+            files.emplace_back(path + suffix, path);
+            WriteFile(files.back().first, bytes);
+            NS_LOG_INFO("wrote " << graph->GetNNodes() << " nodes to " << path);
+        }
+        std::string groupsPath = CommGroupsFileName(prefix);
+        files.emplace_back(groupsPath + suffix, groupsPath);
+        WriteFile(files.back().first, groups.ToJson());
+    }
+    catch (...)
+    {
+        cleanup();
+        throw;
+    }
+    for (const auto& f : files)
+    {
+        std::error_code ec;
+        fs::rename(f.first, f.second, ec);
+        if (ec)
+        {
+            cleanup();
+            throw TraceError(f.second,
+                             TraceError::kNone,
+                             TraceError::kNone,
+                             "cannot rename " + f.first + " into place: " + ec.message());
+        }
+    }
+    // Remove higher-numbered rank files of an earlier, larger run with the same prefix.
+    for (uint32_t r = worldSize;; ++r)
+    {
+        std::error_code ec;
+        if (!fs::remove(RankFileName(prefix, r), ec))
+        {
+            break;
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

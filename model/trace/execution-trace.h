@@ -1,0 +1,337 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_EXECUTION_TRACE_H
+#define RAPIDLLM_EXECUTION_TRACE_H
+
+#include "trace-node.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief A read-only view of a contiguous list of node indices (a node's parents or children).
+ */
+class NodeIndexRange
+{
+  public:
+    /**
+     * \param begin first element
+     * \param size number of elements
+     */
+    NodeIndexRange(const uint32_t* begin, size_t size)
+        : m_begin(begin)
+        , m_size(size)
+    {}
+
+    /** \return iterator to the first index */
+    const uint32_t*
+    begin() const
+    {
+        return m_begin;
+    }
+
+    /** \return iterator past the last index */
+    const uint32_t*
+    end() const
+    {
+        return m_begin + m_size;
+    }
+
+    /** \return number of indices */
+    size_t
+    size() const
+    {
+        return m_size;
+    }
+
+    /** \return true when there is no index */
+    bool
+    empty() const
+    {
+        return m_size == 0;
+    }
+
+    /**
+     * \param i position
+     * \return the i-th index
+     */
+    uint32_t
+    operator[](size_t i) const
+    {
+        return m_begin[i];
+    }
+
+  private:
+    const uint32_t* m_begin; //!< first element
+    size_t m_size;           //!< element count
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The execution graph of one rank: what it runs in one iteration and in which order.
+ *
+ * The workload layer fills it, the Chakra writer stores it, the reader rebuilds it and the
+ * replayer walks it. Nodes live in one vector and are addressed by their index (0..n-1);
+ * each keeps its Chakra id (written to the file). Dependencies are node indices kept in one
+ * flat array (4 bytes per edge), names are interned (4 bytes per node), so a node costs 64
+ * bytes plus its edges. Children are derived on demand (BuildChildIndex) for a replayer
+ * that releases a node's children when it finishes.
+ */
+class ExecutionTrace
+{
+  public:
+    /** Index returned by FindById when no node has the id. */
+    static constexpr uint32_t kNotFound = UINT32_MAX;
+
+    /** \param rank the rank this graph belongs to */
+    explicit ExecutionTrace(uint32_t rank = 0);
+
+    /** \return the rank */
+    uint32_t GetRank() const;
+    /** \param rank the rank this graph belongs to (a shared graph may be re-labelled) */
+    void SetRank(uint32_t rank);
+
+    /**
+     * \brief Adds a compute kernel; its id is the next free id (one more than the largest).
+     * \param name operator name (interned)
+     * \param durationNs exact time on the GPU, ns
+     * \param numOps floating-point operations
+     * \param tensorBytes bytes read and written (Chakra tensor_size)
+     * \param deps indices of nodes that must finish first (already added)
+     * \return the new node's index
+     */
+    uint32_t AddCompute(const std::string& name,
+                        uint64_t durationNs,
+                        uint64_t numOps,
+                        uint64_t tensorBytes,
+                        std::initializer_list<uint32_t> deps = {});
+    /** \copydoc AddCompute */
+    uint32_t AddCompute(const std::string& name,
+                        uint64_t durationNs,
+                        uint64_t numOps,
+                        uint64_t tensorBytes,
+                        const std::vector<uint32_t>& deps);
+
+    /**
+     * \brief Adds a collective over a communicator group.
+     * \param name operator name
+     * \param type which collective
+     * \param bytes Chakra comm_size: the buffer each rank contributes, bytes
+     * \param group communicator group id (a CommGroups key), or kWorldGroup for all ranks
+     * \param deps indices of nodes that must finish first
+     * \return the new node's index
+     */
+    uint32_t AddCollective(const std::string& name,
+                           CollectiveType type,
+                           uint64_t bytes,
+                           uint32_t group,
+                           const std::vector<uint32_t>& deps = {});
+
+    /**
+     * \brief Adds a point-to-point send from this rank to dst.
+     * \param name operator name
+     * \param dst receiving rank
+     * \param tag matching tag (the receive names the same)
+     * \param bytes message size, bytes
+     * \param deps indices of nodes that must finish first
+     * \return the new node's index
+     */
+    uint32_t AddSend(const std::string& name,
+                     uint32_t dst,
+                     int32_t tag,
+                     uint64_t bytes,
+                     const std::vector<uint32_t>& deps = {});
+
+    /**
+     * \brief Adds a point-to-point receive on this rank from src.
+     * \param name operator name
+     * \param src sending rank
+     * \param tag matching tag
+     * \param bytes message size, bytes
+     * \param deps indices of nodes that must finish first
+     * \return the new node's index
+     */
+    uint32_t AddRecv(const std::string& name,
+                     uint32_t src,
+                     int32_t tag,
+                     uint64_t bytes,
+                     const std::vector<uint32_t>& deps = {});
+
+    /**
+     * \brief Adds a node of any type. Its firstDep/numDeps and name fields are set here.
+     * Dependencies must name nodes already added, so graphs built this way are acyclic.
+     * \param node the node (its id must be unused)
+     * \param name operator name
+     * \param deps indices of nodes that must finish first; duplicates are dropped
+     * \return the new node's index
+     */
+    uint32_t AddNode(TraceNode node, const std::string& name, const uint32_t* deps, size_t numDeps);
+
+    /**
+     * \brief Adds a node whose dependencies may name indices not added yet (for readers that
+     * meet a node before its parents). Call Validate() once all nodes are in.
+     * \param node the node
+     * \param name operator name
+     * \param deps dependency indices
+     * \param numDeps number of dependency indices
+     * \return the new node's index
+     */
+    uint32_t AppendNode(TraceNode node,
+                        const std::string& name,
+                        const uint32_t* deps,
+                        size_t numDeps);
+
+    /**
+     * \brief Makes node depend on dep as well (for orderings found after both were added).
+     * May create a cycle, which Validate() reports.
+     * \param node index of the dependent node
+     * \param dep index of the node it waits for
+     */
+    void AddDependency(uint32_t node, uint32_t dep);
+
+    /** \return number of nodes */
+    size_t GetNNodes() const;
+    /** \return number of dependency edges */
+    size_t GetNEdges() const;
+
+    /**
+     * \param index a node index
+     * \return the node
+     */
+    const TraceNode& GetNode(uint32_t index) const;
+    /**
+     * \param index a node index
+     * \return the node, writable (do not change firstDep/numDeps)
+     */
+    TraceNode& GetMutableNode(uint32_t index);
+    /** \return all nodes in index order */
+    const std::vector<TraceNode>& GetNodes() const;
+
+    /**
+     * \param index a node index
+     * \return the node's name
+     */
+    const std::string& GetName(uint32_t index) const;
+
+    /**
+     * \param index a node index
+     * \return indices of the nodes it waits for
+     */
+    NodeIndexRange GetDeps(uint32_t index) const;
+
+    /**
+     * \param id a Chakra node id
+     * \return its index, or kNotFound
+     */
+    uint32_t FindById(uint64_t id) const;
+
+    /** \return true when node ids increase with the index (always so for graphs built here) */
+    bool IsSortedById() const;
+
+    /**
+     * \brief Computes each node's children (nodes that depend on it); needed by GetChildren.
+     * Invalidated by any later change to the graph.
+     */
+    void BuildChildIndex();
+
+    /**
+     * \param index a node index
+     * \return indices of the nodes waiting for it, ascending (after BuildChildIndex)
+     */
+    NodeIndexRange GetChildren(uint32_t index) const;
+
+    /**
+     * \brief Checks that every dependency names an existing node and that there is no cycle.
+     * \param file the file name used in the error
+     * \throws TraceError naming the node (and, for a cycle, the ids along it)
+     */
+    void Validate(const std::string& file) const;
+
+    /**
+     * \return node indices in an order where every node comes after its dependencies
+     * (Kahn's algorithm, smallest index first, so the order is deterministic)
+     * \throws TraceError when there is a cycle
+     */
+    std::vector<uint32_t> TopologicalOrder() const;
+
+    /** \brief Reserves room for nodes and edges when their number is known. */
+    void Reserve(size_t nodes, size_t edges);
+
+    /**
+     * \param other another trace
+     * \return true when both have the same rank and the same nodes, names and dependencies
+     * index by index
+     */
+    bool operator==(const ExecutionTrace& other) const;
+
+    /**
+     * \param other another trace
+     * \return the opposite of operator==
+     */
+    bool operator!=(const ExecutionTrace& other) const;
+
+  private:
+    /**
+     * \param name a node name
+     * \return its index in the name table, adding it if new
+     */
+    uint32_t InternName(const std::string& name);
+
+    /**
+     * \brief Common part of AddNode and AppendNode.
+     * \param node the node
+     * \param name its name
+     * \param deps dependency indices
+     * \param numDeps how many
+     * \param checkOrder require dependencies to be already added
+     * \return the new index
+     */
+    uint32_t Insert(TraceNode node,
+                    const std::string& name,
+                    const uint32_t* deps,
+                    size_t numDeps,
+                    bool checkOrder);
+
+    /**
+     * \return Kahn's order of the nodes; shorter than the graph when there is a cycle
+     * \throws TraceError when a dependency index is out of range
+     */
+    std::vector<uint32_t> KahnOrder() const;
+
+    /**
+     * \param index a node index
+     * \throws std::out_of_range when it is not one
+     */
+    void CheckIndex(uint32_t index) const;
+
+    /** \brief Marks derived data (child index) stale. */
+    void Invalidate();
+
+    uint32_t m_rank;                                       //!< rank of this graph
+    std::vector<TraceNode> m_nodes;                        //!< nodes by index
+    std::vector<uint32_t> m_deps;                          //!< dependency lists, flat
+    size_t m_nEdges;                                       //!< live edges in m_deps
+    std::vector<std::string> m_names;                      //!< name table
+    std::unordered_map<std::string, uint32_t> m_nameIndex; //!< name -> index in m_names
+    bool m_sortedById;                                     //!< ids increase with index
+    uint64_t m_nextId;                                     //!< one more than the largest id
+    std::unordered_map<uint64_t, uint32_t> m_idIndex;      //!< id -> index when not sorted
+    std::vector<uint32_t> m_childBegin;                    //!< child lists, CSR offsets
+    std::vector<uint32_t> m_children;                      //!< child lists, flat
+    bool m_childrenValid;                                  //!< child index is current
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_EXECUTION_TRACE_H

@@ -1,0 +1,51 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_TRACE_ERROR_H
+#define RAPIDLLM_TRACE_ERROR_H
+
+#include "ns3/spec-error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief A damaged or inconsistent execution trace: names the file, the rank, the node id (when
+ * the problem is in one node) and what is wrong.
+ *
+ * It is a SpecError, so every entry point that reports bad input reports it the same way
+ * (clear message, exit code 2).
+ */
+class TraceError : public SpecError
+{
+  public:
+    /** Marks "no rank" / "no node" in the constructor and the getters. */
+    static constexpr int64_t kNone = -1;
+
+    /**
+     * \param file the trace file (or other label) the problem is in
+     * \param rank the rank of that file, or kNone
+     * \param nodeId the id of the offending node, or kNone
+     * \param message what is wrong (and what is allowed, where that helps)
+     */
+    TraceError(const std::string& file, int64_t rank, int64_t nodeId, const std::string& message);
+
+    /** \return the rank, or kNone */
+    int64_t GetRank() const;
+    /** \return the offending node's id, or kNone (ids above 2^63 are reported in the text only) */
+    int64_t GetNodeId() const;
+
+  private:
+    int64_t m_rank;   //!< rank of the file
+    int64_t m_nodeId; //!< offending node id
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_TRACE_ERROR_H
