@@ -107,6 +107,7 @@ ModelSpec::Parse(const std::string& text, const std::string& source)
     std::string position = r.GetChoice("position", {"learned", "rope"});
     m.position = position == "rope" ? PositionEmbedding::ROPE : PositionEmbedding::LEARNED;
     m.bias = r.GetBool("bias", m.norm == NormType::LAYER_NORM);
+    m.dropout = r.GetBool("dropout", false);
     m.vocab = r.GetCount("vocab");
     m.tiedEmbeddings = r.GetBool("tied_embeddings", false);
     m.maxSequence = r.GetCount("max_sequence");

@@ -49,12 +49,13 @@ struct ModelSpec
     Activation activation = Activation::GELU; //!< MLP activation
     PositionEmbedding position = PositionEmbedding::LEARNED; //!< position encoding
     bool bias = true;                                        //!< linear layers have biases (GPT)
-    uint32_t vocab = 0;                                      //!< vocabulary V
-    bool tiedEmbeddings = false;                             //!< LM head shares the embedding
-    uint32_t maxSequence = 0; //!< longest sequence (learned table size)
-    uint32_t experts = 0;     //!< MoE experts per layer (0 = dense)
-    uint32_t topK = 0;        //!< experts each token visits
-    uint32_t expertFfn = 0;   //!< each expert's MLP width
+    bool dropout = false;        //!< dropout after attention, projections and MLP (GPT)
+    uint32_t vocab = 0;          //!< vocabulary V
+    bool tiedEmbeddings = false; //!< LM head shares the embedding
+    uint32_t maxSequence = 0;    //!< longest sequence (learned table size)
+    uint32_t experts = 0;        //!< MoE experts per layer (0 = dense)
+    uint32_t topK = 0;           //!< experts each token visits
+    uint32_t expertFfn = 0;      //!< each expert's MLP width
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;

@@ -120,6 +120,14 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "global batch",
                         uint64_t(microBatch) * p.dp,
                         "micro-batch x dp");
+        if (p.virtualStages > 1 && MicroBatches() % p.pp != 0)
+        {
+            throw SpecError(source,
+                            "vpp",
+                            "the interleaved schedule needs micro-batches per pipeline ("
+                                + std::to_string(MicroBatches()) + ") divisible by pp ("
+                                + std::to_string(p.pp) + ")");
+        }
         if (p.sequenceParallel)
         {
             RequireMultiple(source,
@@ -169,6 +177,10 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.recompute = recompute == "full"        ? Recompute::FULL
                   : recompute == "selective" ? Recompute::SELECTIVE
                                              : Recompute::NONE;
+    s.flashAttention = r.GetChoice("attention", {"flash", "standard"}, "flash") == "flash";
+    s.overlapGradReduce =
+        r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";
+    s.bucketBytes = r.GetPositive("bucket_mib", 25) * (1 << 20);
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
     s.sequence = r.GetCount("sequence", 1, s.sequence);

@@ -63,6 +63,9 @@ struct RunSpec
     uint32_t microBatch = 1;               //!< training: sequences per micro-batch
     uint32_t globalBatch = 1;              //!< training: sequences per iteration
     uint32_t sequence = 2048;              //!< training: tokens per sequence
+    bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
+    bool overlapGradReduce = true;         //!< DP gradient reduction overlaps the backward
+    uint64_t bucketBytes = 25ull << 20;    //!< DP gradient bucket (PyTorch DDP default 25 MiB)
     uint32_t batch = 1;                    //!< inference: concurrent requests
     uint32_t promptTokens = 128;           //!< inference: prompt length
     uint32_t generatedTokens = 128;        //!< inference: tokens generated per request

@@ -1,0 +1,174 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "graph-emitter.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+GraphEmitter::GraphEmitter(StageGraph& graph)
+    : m_graph(graph)
+{}
+
+void
+GraphEmitter::SetContext(Phase phase, uint32_t microBatch, int32_t layer)
+{
+    m_phase = phase;
+    m_microBatch = microBatch;
+    m_layer = layer;
+}
+
+void
+GraphEmitter::SetPhase(Phase phase)
+{
+    m_phase = phase;
+}
+
+uint32_t
+GraphEmitter::MicroBatch() const
+{
+    return m_microBatch;
+}
+
+int32_t
+GraphEmitter::Layer() const
+{
+    return m_layer;
+}
+
+Phase
+GraphEmitter::GetPhase() const
+{
+    return m_phase;
+}
+
+WorkNode&
+GraphEmitter::Append(WorkNodeKind kind, const char* label)
+{
+    WorkNode node;
+    node.id = static_cast<uint32_t>(m_graph.nodes.size());
+    node.kind = kind;
+    node.phase = m_phase;
+    node.microBatch = m_microBatch;
+    node.layer = m_layer;
+    node.label = label;
+    m_graph.nodes.push_back(std::move(node));
+    return m_graph.nodes.back();
+}
+
+uint32_t
+GraphEmitter::Compute(const char* label, const OperatorDesc& op, int64_t saved)
+{
+    WorkNode& n = Append(WorkNodeKind::COMPUTE, label);
+    n.op = op;
+    n.modelFlops = op.ModelFlops();
+    n.memDelta = saved;
+    JoinStream(n);
+    return n.id;
+}
+
+uint32_t
+GraphEmitter::Blocking(const char* label, CollectiveKind kind, GroupKind group, uint64_t bytes)
+{
+    WorkNode& n = Append(WorkNodeKind::COLLECTIVE, label);
+    n.collective = kind;
+    n.group = group;
+    n.commBytes = bytes;
+    JoinStream(n);
+    return n.id;
+}
+
+uint32_t
+GraphEmitter::Async(
+    const char* label, CollectiveKind kind, GroupKind group, uint64_t bytes, uint32_t after)
+{
+    WorkNode& n = Append(WorkNodeKind::COLLECTIVE, label);
+    n.collective = kind;
+    n.group = group;
+    n.commBytes = bytes;
+    if (after != NONE)
+    {
+        n.deps.push_back(after);
+    }
+    return n.id;
+}
+
+uint32_t
+GraphEmitter::Send(
+    const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
+{
+    WorkNode& n = Append(WorkNodeKind::SEND, label);
+    n.group = axis;
+    n.peerOffset = offset;
+    n.tag = tag;
+    n.commBytes = bytes;
+    if (after != NONE)
+    {
+        n.deps.push_back(after);
+    }
+    return n.id;
+}
+
+uint32_t
+GraphEmitter::Recv(const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes)
+{
+    WorkNode& n = Append(WorkNodeKind::RECV, label);
+    n.group = axis;
+    n.peerOffset = offset;
+    n.tag = tag;
+    n.commBytes = bytes;
+    JoinStream(n);
+    return n.id;
+}
+
+void
+GraphEmitter::JoinStream(WorkNode& n)
+{
+    if (m_lastStream != NONE)
+    {
+        n.deps.push_back(m_lastStream);
+    }
+    for (uint32_t id : m_extraWait)
+    {
+        if (id != m_lastStream)
+        {
+            n.deps.push_back(id);
+        }
+    }
+    m_extraWait.clear();
+    m_lastStream = n.id;
+}
+
+void
+GraphEmitter::StreamWaitsFor(uint32_t id)
+{
+    m_extraWait.push_back(id);
+}
+
+void
+GraphEmitter::StreamWaitsFor(const std::vector<uint32_t>& ids)
+{
+    m_extraWait.insert(m_extraWait.end(), ids.begin(), ids.end());
+}
+
+void
+GraphEmitter::AddMemory(uint32_t id, int64_t bytes)
+{
+    m_graph.nodes[id].memDelta += bytes;
+}
+
+uint32_t
+GraphEmitter::LastStream() const
+{
+    return m_lastStream;
+}
+
+StageGraph&
+GraphEmitter::Graph()
+{
+    return m_graph;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,104 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_GRAPH_EMITTER_H
+#define RAPIDLLM_GRAPH_EMITTER_H
+
+#include "workload-graph.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Appends nodes to a stage graph in program order, keeping the compute stream's order.
+ *
+ * Compute nodes, blocking collectives and receives form the stream: each depends on the
+ * previous stream node. Asynchronous collectives and sends hang off a given node and delay
+ * nothing until something depends on them.
+ */
+class GraphEmitter
+{
+  public:
+    static constexpr uint32_t NONE = UINT32_MAX; //!< "no node"
+
+    /** \param graph the graph to append to */
+    explicit GraphEmitter(StageGraph& graph);
+
+    /** \brief Sets the phase, micro-batch and layer of the nodes that follow. */
+    void SetContext(Phase phase, uint32_t microBatch, int32_t layer);
+    /** \brief Sets only the phase of the nodes that follow. */
+    void SetPhase(Phase phase);
+    /** \return the current micro-batch */
+    uint32_t MicroBatch() const;
+    /** \return the current layer */
+    int32_t Layer() const;
+    /** \return the current phase */
+    Phase GetPhase() const;
+
+    /**
+     * \brief A compute node on the stream.
+     * \param label operator label (a string literal)
+     * \param op the operator
+     * \param saved bytes it leaves allocated for the backward pass
+     * \return its id
+     */
+    uint32_t Compute(const char* label, const OperatorDesc& op, int64_t saved = 0);
+
+    /** \brief A collective the stream waits for (e.g. tensor-parallel all-reduce). */
+    uint32_t Blocking(const char* label, CollectiveKind kind, GroupKind group, uint64_t bytes);
+
+    /**
+     * \brief A collective that runs beside the stream once \p after is done.
+     * \return its id; the stream does not wait for it
+     */
+    uint32_t Async(
+        const char* label, CollectiveKind kind, GroupKind group, uint64_t bytes, uint32_t after);
+
+    /** \brief A send to the peer at \p offset along \p axis, after node \p after. */
+    uint32_t Send(const char* label,
+                  GroupKind axis,
+                  int32_t offset,
+                  uint32_t tag,
+                  uint64_t bytes,
+                  uint32_t after);
+
+    /** \brief A receive the stream waits for. */
+    uint32_t Recv(const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes);
+
+    /** \brief Makes the next stream node also wait for \p id. */
+    void StreamWaitsFor(uint32_t id);
+    /** \brief Makes the next stream node also wait for each of \p ids. */
+    void StreamWaitsFor(const std::vector<uint32_t>& ids);
+
+    /** \brief Adds \p bytes to the allocation change of node \p id. */
+    void AddMemory(uint32_t id, int64_t bytes);
+
+    /** \return the last stream node, or NONE */
+    uint32_t LastStream() const;
+
+    /** \return the graph */
+    StageGraph& Graph();
+
+  private:
+    /** Appends a node with the current context and returns a reference to it. */
+    WorkNode& Append(WorkNodeKind kind, const char* label);
+    /** Makes \p node a stream node: it waits for the previous one and the extra waits. */
+    void JoinStream(WorkNode& node);
+
+    StageGraph& m_graph;               //!< target
+    uint32_t m_lastStream = NONE;      //!< last stream node
+    std::vector<uint32_t> m_extraWait; //!< extra dependencies of the next stream node
+    Phase m_phase = Phase::FORWARD;    //!< context
+    uint32_t m_microBatch = 0;         //!< context
+    int32_t m_layer = -1;              //!< context
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_GRAPH_EMITTER_H

@@ -1,0 +1,78 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "layer-shapes.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
+{
+    const auto& p = run.parallel;
+    tp = p.tp;
+    hidden = model.hidden;
+    headDim = model.headDim;
+    heads = model.heads / p.tp;
+    // Megatron-LM replicates KV heads when there are fewer KV heads than TP ranks.
+    kvHeads = model.kvHeads >= p.tp ? model.kvHeads / p.tp : 1;
+    qkvOut = (heads + 2 * kvHeads) * headDim;
+    ffn = model.ffn / p.tp;
+    fc1Out = model.IsGated() ? 2 * ffn : ffn;
+    if (model.IsMoe())
+    {
+        localExperts = model.experts / p.ep;
+        expertFfn = model.expertFfn / p.tp;
+    }
+    vocab = (model.vocab + p.tp - 1) / p.tp;
+    elementBytes = BytesOf(run.dtype);
+
+    const uint64_t h = hidden;
+    const uint64_t b = model.bias ? 1 : 0;
+    const uint64_t inputs = model.IsGated() ? 2 : 1;
+    const uint64_t norms = 2 * h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
+    uint64_t attention = h * qkvOut + b * qkvOut + heads * headDim * h + b * h;
+    uint64_t mlp = 0;
+    if (model.IsMoe())
+    {
+        expertParams =
+            localExperts * (inputs * h * expertFfn + expertFfn * h + b * (inputs * expertFfn + h));
+        mlp = h * model.experts; // the router is replicated
+    }
+    else
+    {
+        mlp = inputs * h * ffn + b * inputs * ffn + ffn * h + b * h;
+    }
+    layerParams = attention + mlp + expertParams + norms;
+    embeddingParams = vocab * h;
+    if (model.position == PositionEmbedding::LEARNED)
+    {
+        embeddingParams += uint64_t(model.maxSequence) * h;
+    }
+    headParams = model.tiedEmbeddings ? 0 : vocab * h;
+}
+
+uint64_t
+StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    LayerShapes shapes(model, run);
+    const auto& p = run.parallel;
+    const uint32_t virtualStages = p.pp * p.virtualStages;
+    uint64_t params = uint64_t(model.layers / p.pp) * shapes.layerParams;
+    for (uint32_t c = 0; c < p.virtualStages; ++c)
+    {
+        uint32_t v = c * p.pp + stage;
+        if (v == 0)
+        {
+            params += shapes.embeddingParams;
+        }
+        if (v + 1 == virtualStages)
+        {
+            params += shapes.headParams;
+        }
+    }
+    return params;
+}
+
+} // namespace rapidllm
+} // namespace ns3

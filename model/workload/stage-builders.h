@@ -1,0 +1,40 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_STAGE_BUILDERS_H
+#define RAPIDLLM_STAGE_BUILDERS_H
+
+#include "ns3/model-spec.h"
+#include "ns3/run-spec.h"
+#include "parallel-layout.h"
+#include "workload-graph.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \brief Builds the graph of one pipeline stage for one training iteration: the pipeline
+ * schedule's forward and backward passes, the data-parallel gradient reduction (bucketed, or
+ * ZeRO's reduce-scatter and all-gather) and the optimizer step.
+ * \param model the model
+ * \param run the validated run settings
+ * \param stage the pipeline stage
+ * \return the graph
+ */
+StageGraph BuildTrainingStage(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+/**
+ * \brief Builds the graph of one pipeline stage for one inference request: the prefill over the
+ * prompt, then one decode step per further generated token.
+ * \param model the model
+ * \param run the validated run settings
+ * \param stage the pipeline stage
+ * \return the graph
+ */
+StageGraph BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_STAGE_BUILDERS_H

@@ -1,0 +1,409 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "graph-emitter.h"
+#include "pipeline-schedule.h"
+#include "stage-builders.h"
+#include "transformer-layer.h"
+
+#include <map>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/**
+ * Builds one stage; keeps the running state of the gradient buckets and the activations kept
+ * per (micro-batch, chunk) between a forward pass and its backward pass.
+ */
+class TrainingStageBuilder
+{
+  public:
+    TrainingStageBuilder(const ModelSpec& model, const RunSpec& run, uint32_t stage, StageGraph& g)
+        : m_model(model)
+        , m_run(run)
+        , m_stage(stage)
+        , m_e(g)
+        , m_layer(model, run, run.sequence / run.parallel.cp, run.microBatch)
+        , m_shapes(m_layer.Shapes())
+    {
+        const auto& p = run.parallel;
+        m_virtualStages = p.pp * p.virtualStages;
+        m_layersPerChunk = model.layers / m_virtualStages;
+        m_microBatches = run.MicroBatches();
+        m_rows = uint64_t(run.sequence / p.cp) * run.microBatch;
+        m_eb = m_shapes.elementBytes;
+        m_gradCollective =
+            p.zeroStage >= 1 ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
+    }
+
+    void
+    Build()
+    {
+        for (const auto& step : PipelineSchedule(
+                 m_run.parallel.pp, m_run.parallel.virtualStages, m_stage, m_microBatches))
+        {
+            if (step.forward)
+            {
+                Forward(step.microBatch, step.chunk);
+            }
+            else
+            {
+                Backward(step.microBatch, step.chunk);
+            }
+        }
+        OptimizerStep();
+    }
+
+  private:
+    uint32_t
+    VirtualStage(uint32_t chunk) const
+    {
+        return chunk * m_run.parallel.pp + m_stage;
+    }
+
+    uint32_t
+    Tag(uint32_t mb, uint32_t vstage, bool backward) const
+    {
+        return (mb * m_virtualStages + vstage) * 2 + (backward ? 1 : 0);
+    }
+
+    bool
+    ZeroThree() const
+    {
+        return m_run.parallel.zeroStage == 3 && m_run.parallel.dp > 1;
+    }
+
+    uint64_t
+    DenseLayerBytes() const
+    {
+        return (m_shapes.layerParams - m_shapes.expertParams) * m_eb;
+    }
+
+    /** ZeRO-3: gathers the layer's parameters before its first operator. */
+    void
+    GatherLayer(uint32_t prefetchAfter)
+    {
+        if (!ZeroThree())
+        {
+            return;
+        }
+        uint32_t ag = m_e.Async("ag_params",
+                                CollectiveKind::ALL_GATHER,
+                                GroupKind::DP,
+                                DenseLayerBytes(),
+                                prefetchAfter);
+        m_e.AddMemory(ag, static_cast<int64_t>(DenseLayerBytes()));
+        m_e.StreamWaitsFor(ag);
+    }
+
+    /** ZeRO-3: releases the gathered parameters after the layer's last operator. */
+    void
+    ReleaseLayer()
+    {
+        if (ZeroThree())
+        {
+            m_e.AddMemory(m_e.LastStream(), -static_cast<int64_t>(DenseLayerBytes()));
+        }
+    }
+
+    void
+    Forward(uint32_t mb, uint32_t chunk)
+    {
+        const uint32_t vstage = VirtualStage(chunk);
+        const DataType dt = m_run.dtype;
+        m_e.SetContext(Phase::FORWARD, mb, -1);
+        if (vstage > 0)
+        {
+            m_e.Recv("recv_act", GroupKind::PP, -1, Tag(mb, vstage, false), m_layer.InputBytes());
+        }
+        else
+        {
+            int64_t mask = m_model.dropout ? int64_t(m_rows * m_shapes.hidden) : 0;
+            m_e.Compute(
+                "embedding", MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt), mask);
+            m_held[{mb, chunk}] += mask;
+            if (m_run.parallel.tp > 1)
+            {
+                bool sp = m_run.parallel.sequenceParallel;
+                m_e.Blocking("ar_embedding",
+                             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                             GroupKind::TP,
+                             m_eb * m_rows * m_shapes.hidden);
+            }
+        }
+        for (uint32_t i = 0; i < m_layersPerChunk; ++i)
+        {
+            const int32_t layer = static_cast<int32_t>(vstage * m_layersPerChunk + i);
+            m_e.SetContext(Phase::FORWARD, mb, layer);
+            GatherLayer(m_e.LastStream());
+            m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
+            ReleaseLayer();
+        }
+        m_e.SetContext(Phase::FORWARD, mb, -1);
+        if (vstage + 1 == m_virtualStages)
+        {
+            HeadForward(mb, chunk);
+        }
+        else
+        {
+            m_e.Send("send_act",
+                     GroupKind::PP,
+                     +1,
+                     Tag(mb, vstage + 1, false),
+                     m_layer.InputBytes(),
+                     m_e.LastStream());
+        }
+    }
+
+    /** Final norm, LM head (vocabulary-parallel) and cross-entropy. */
+    void
+    HeadForward(uint32_t mb, uint32_t chunk)
+    {
+        const DataType dt = m_run.dtype;
+        const uint64_t h = m_shapes.hidden;
+        const OpType norm =
+            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
+        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
+        int64_t held = 0;
+        held += m_eb * normRows * h;
+        m_e.Compute("final_norm", MakeElementwise(norm, normRows, h, dt), m_eb * normRows * h);
+        if (sp)
+        {
+            m_e.Blocking("ag_head", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
+        }
+        held += m_eb * normRows * h;
+        m_e.Compute("logits", MakeGemm(m_rows, m_shapes.vocab, h, dt), m_eb * normRows * h);
+        // The loss keeps the fp32 softmax of its vocabulary shard for the backward pass.
+        int64_t softmax = 4 * int64_t(m_rows * m_shapes.vocab);
+        held += softmax;
+        m_e.Compute("cross_entropy",
+                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, DataType::FP32),
+                    softmax);
+        if (m_run.parallel.tp > 1)
+        {
+            // Vocabulary-parallel cross-entropy: all-reduces of the row max, the sum of
+            // exponentials and the target logit (fp32, one value per row each).
+            m_e.Blocking("ar_loss", CollectiveKind::ALL_REDUCE, GroupKind::TP, 3 * 4 * m_rows);
+        }
+        m_held[{mb, chunk}] += held;
+    }
+
+    void
+    HeadBackward(uint32_t mb, uint32_t chunk)
+    {
+        const DataType dt = m_run.dtype;
+        const uint64_t h = m_shapes.hidden;
+        const OpType norm =
+            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
+        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
+        m_e.Compute("cross_entropy_bwd",
+                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, dt, true));
+        uint32_t dgrad = m_e.Compute("logits_dgrad", MakeGemm(m_rows, h, m_shapes.vocab, dt));
+        uint32_t reduce = GraphEmitter::NONE;
+        if (m_run.parallel.tp > 1)
+        {
+            reduce = m_e.Async("ar_logits_dgrad",
+                               sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                               GroupKind::TP,
+                               m_eb * m_rows * h,
+                               dgrad);
+        }
+        uint32_t wgrad = m_e.Compute("logits_wgrad", MakeGemm(m_shapes.vocab, h, m_rows, dt));
+        if (reduce != GraphEmitter::NONE)
+        {
+            m_e.StreamWaitsFor(reduce);
+        }
+        m_e.Compute("final_norm_bwd", MakeElementwise(norm, normRows, h, dt, true));
+        if (IsLastMicroBatch(mb))
+        {
+            AddGradients(wgrad, m_shapes.headParams * m_eb, GroupKind::DP);
+        }
+        m_e.AddMemory(m_e.LastStream(), -m_held[{mb, chunk}]);
+        m_held.erase({mb, chunk});
+    }
+
+    bool
+    IsLastMicroBatch(uint32_t mb) const
+    {
+        return mb + 1 == m_microBatches;
+    }
+
+    void
+    Backward(uint32_t mb, uint32_t chunk)
+    {
+        const uint32_t vstage = VirtualStage(chunk);
+        const DataType dt = m_run.dtype;
+        m_e.SetContext(Phase::BACKWARD, mb, -1);
+        if (vstage + 1 == m_virtualStages)
+        {
+            HeadBackward(mb, chunk);
+        }
+        else
+        {
+            m_e.Recv("recv_grad", GroupKind::PP, +1, Tag(mb, vstage, true), m_layer.InputBytes());
+        }
+        for (uint32_t i = m_layersPerChunk; i-- > 0;)
+        {
+            const int32_t layer = static_cast<int32_t>(vstage * m_layersPerChunk + i);
+            m_e.SetContext(Phase::BACKWARD, mb, layer);
+            GatherLayer(m_e.LastStream());
+            std::vector<uint32_t> wgrads;
+            m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
+            m_layerHeld.erase({mb, layer});
+            ReleaseLayer();
+            if (ZeroThree())
+            {
+                // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch.
+                m_e.Async("rs_grads",
+                          CollectiveKind::REDUCE_SCATTER,
+                          GroupKind::DP,
+                          DenseLayerBytes(),
+                          wgrads.back());
+            }
+            else if (IsLastMicroBatch(mb))
+            {
+                AddGradients(wgrads.back(), DenseLayerBytes(), GroupKind::DP);
+            }
+            if (m_shapes.expertParams > 0 && IsLastMicroBatch(mb)
+                && m_run.parallel.dp / m_run.parallel.ep > 1)
+            {
+                m_pending.push_back(m_e.Async("ar_expert_grads",
+                                              CollectiveKind::ALL_REDUCE,
+                                              GroupKind::EDP,
+                                              m_shapes.expertParams * m_eb,
+                                              wgrads.back()));
+            }
+        }
+        m_e.SetContext(Phase::BACKWARD, mb, -1);
+        if (vstage == 0)
+        {
+            uint32_t emb =
+                m_e.Compute("embedding_bwd",
+                            MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt, true));
+            m_e.AddMemory(emb, -m_held[{mb, chunk}]);
+            m_held.erase({mb, chunk});
+            if (IsLastMicroBatch(mb))
+            {
+                AddGradients(emb, m_shapes.embeddingParams * m_eb, GroupKind::DP);
+            }
+        }
+        else
+        {
+            m_e.Send("send_grad",
+                     GroupKind::PP,
+                     -1,
+                     Tag(mb, vstage - 1, true),
+                     m_layer.InputBytes(),
+                     m_e.LastStream());
+        }
+        if (IsLastMicroBatch(mb))
+        {
+            FlushBucket();
+        }
+    }
+
+    /**
+     * Gradients of \p bytes became final at node \p after: with overlap they join the current
+     * bucket, which is reduced as soon as it is full (PyTorch DDP); otherwise they wait for the
+     * end of the backward pass (Megatron-LM's DDP).
+     */
+    void
+    AddGradients(uint32_t after, uint64_t bytes, GroupKind group)
+    {
+        if (m_run.parallel.dp == 1 || bytes == 0 || ZeroThree())
+        {
+            return;
+        }
+        m_bucketBytes += bytes;
+        m_bucketAfter = after;
+        if (m_run.overlapGradReduce && m_bucketBytes >= m_run.bucketBytes)
+        {
+            FlushBucket();
+        }
+    }
+
+    void
+    FlushBucket()
+    {
+        if (m_bucketBytes == 0)
+        {
+            return;
+        }
+        if (m_run.overlapGradReduce)
+        {
+            m_pending.push_back(m_e.Async(
+                "grad_bucket", m_gradCollective, GroupKind::DP, m_bucketBytes, m_bucketAfter));
+        }
+        else
+        {
+            m_deferred.push_back(m_bucketBytes);
+        }
+        m_bucketBytes = 0;
+    }
+
+    void
+    OptimizerStep()
+    {
+        m_e.SetContext(Phase::OPTIMIZER, 0, -1);
+        FlushBucket();
+        // Megatron-LM's DDP reduces the whole gradient buffer after the backward pass, in
+        // buckets of the same size.
+        for (uint64_t total : m_deferred)
+        {
+            for (uint64_t done = 0; done < total; done += m_run.bucketBytes)
+            {
+                uint64_t bytes = std::min<uint64_t>(m_run.bucketBytes, total - done);
+                m_pending.push_back(m_e.Async(
+                    "grad_bucket", m_gradCollective, GroupKind::DP, bytes, m_e.LastStream()));
+            }
+        }
+        m_e.StreamWaitsFor(m_pending);
+        uint64_t params = StageParameters(m_model, m_run, m_stage);
+        uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
+        m_e.Compute("optimizer", MakeElementwise(OpType::OPTIMIZER, shard, 1, DataType::FP32));
+        if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
+        {
+            // ZeRO-1/2: every rank gathers the parameters the others updated.
+            m_e.Blocking("ag_params", CollectiveKind::ALL_GATHER, GroupKind::DP, params * m_eb);
+        }
+    }
+
+    const ModelSpec& m_model;
+    const RunSpec& m_run;
+    uint32_t m_stage;
+    GraphEmitter m_e;
+    TransformerLayer m_layer;
+    const LayerShapes& m_shapes;
+    uint32_t m_virtualStages = 1;
+    uint32_t m_layersPerChunk = 1;
+    uint32_t m_microBatches = 1;
+    uint64_t m_rows = 0;
+    int64_t m_eb = 2;
+    CollectiveKind m_gradCollective;
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> m_held;     //!< (mb, chunk) -> bytes
+    std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
+    uint64_t m_bucketBytes = 0;
+    uint32_t m_bucketAfter = GraphEmitter::NONE;
+    std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for
+    std::vector<uint64_t> m_deferred; //!< gradient bytes reduced after the backward pass
+};
+
+} // namespace
+
+StageGraph
+BuildTrainingStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    StageGraph g;
+    g.stage = stage;
+    TrainingStageBuilder builder(model, run, stage, g);
+    builder.Build();
+    return g;
+}
+
+} // namespace rapidllm
+} // namespace ns3

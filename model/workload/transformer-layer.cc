@@ -1,0 +1,514 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "transformer-layer.h"
+
+#include <algorithm>
+
+namespace ns3 {
+namespace rapidllm {
+
+TransformerLayer::TransformerLayer(const ModelSpec& model,
+                                   const RunSpec& run,
+                                   uint64_t tokens,
+                                   uint64_t batch)
+    : m_model(model)
+    , m_run(run)
+    , m_shapes(model, run)
+    , m_tokens(tokens)
+    , m_batch(batch)
+    , m_rows(tokens * batch)
+    , m_training(run.mode == RunMode::TRAINING)
+{
+    bool sp = run.parallel.sequenceParallel && run.parallel.tp > 1;
+    m_normRows = sp ? m_rows / run.parallel.tp : m_rows;
+    // Ring attention (cp > 1) is built on fused attention kernels.
+    m_flash = run.flashAttention || run.parallel.cp > 1;
+}
+
+const LayerShapes&
+TransformerLayer::Shapes() const
+{
+    return m_shapes;
+}
+
+uint64_t
+TransformerLayer::InputBytes() const
+{
+    return uint64_t(m_shapes.elementBytes) * m_normRows * m_shapes.hidden;
+}
+
+int64_t
+TransformerLayer::ScoreBytes() const
+{
+    // Softmax output (2 bytes), and with dropout its mask (1 byte) and output (2 bytes):
+    // 5 a s^2 b / t in Korthikanti et al. 2022, Eq. (1) and (2).
+    const uint64_t e = m_shapes.elementBytes;
+    uint64_t perScore = e + (m_model.dropout ? 1 + e : 0);
+    return static_cast<int64_t>(m_batch * m_shapes.heads * m_tokens * m_tokens * perScore);
+}
+
+void
+TransformerLayer::RowParallelReduce(GraphEmitter& e, const char* label) const
+{
+    if (m_run.parallel.tp == 1)
+    {
+        return;
+    }
+    uint64_t bytes = uint64_t(m_shapes.elementBytes) * m_rows * m_shapes.hidden;
+    e.Blocking(label,
+               m_normRows != m_rows ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+               GroupKind::TP,
+               bytes);
+}
+
+void
+TransformerLayer::ColumnParallelGather(GraphEmitter& e, const char* label) const
+{
+    if (m_normRows != m_rows)
+    {
+        e.Blocking(label,
+                   CollectiveKind::ALL_GATHER,
+                   GroupKind::TP,
+                   uint64_t(m_shapes.elementBytes) * m_rows * m_shapes.hidden);
+    }
+}
+
+int64_t
+TransformerLayer::Forward(GraphEmitter& e, Recompute keep) const
+{
+    std::size_t first = e.Graph().nodes.size();
+    EmitForward(e, keep, 0);
+    int64_t held = 0;
+    for (std::size_t i = first; i < e.Graph().nodes.size(); ++i)
+    {
+        held += e.Graph().nodes[i].memDelta;
+    }
+    return held;
+}
+
+void
+TransformerLayer::Decode(GraphEmitter& e, uint64_t context) const
+{
+    EmitForward(e, Recompute::NONE, context);
+}
+
+void
+TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const int64_t eb = s.elementBytes;
+    const bool keepActs = m_training && keep != Recompute::FULL;
+    auto kept = [&](uint64_t bytes)
+    {
+        return keepActs ? static_cast<int64_t>(bytes) : 0;
+    };
+    const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const uint64_t rows = decodeContext > 0 ? m_batch : m_rows;
+    const uint64_t normRows = decodeContext > 0 ? m_batch : m_normRows;
+    // Sequence-parallel GEMM inputs are kept sharded and gathered again in the backward pass.
+    const uint64_t gemmInputRows = m_normRows;
+
+    uint32_t n1 = e.Compute(
+        "norm1", MakeElementwise(norm, normRows, s.hidden, dt), kept(eb * normRows * s.hidden));
+    if (m_training && keep == Recompute::FULL)
+    {
+        e.AddMemory(n1, static_cast<int64_t>(InputBytes())); // the layer input, kept
+    }
+    if (decodeContext == 0)
+    {
+        ColumnParallelGather(e, "ag_qkv");
+    }
+    e.Compute("qkv", MakeGemm(rows, s.qkvOut, s.hidden, dt), kept(eb * gemmInputRows * s.hidden));
+    if (m_model.position == PositionEmbedding::ROPE)
+    {
+        e.Compute("rope",
+                  MakeElementwise(OpType::ROPE, rows, (s.heads + s.kvHeads) * s.headDim, dt));
+    }
+    if (decodeContext > 0)
+    {
+        e.Compute("attention",
+                  MakeAttention(OpType::DECODE_ATTENTION,
+                                m_batch,
+                                s.heads,
+                                s.kvHeads,
+                                s.headDim,
+                                1,
+                                decodeContext + 1,
+                                false,
+                                dt));
+    }
+    else
+    {
+        AttentionForward(e, keepActs, keepActs && keep == Recompute::NONE);
+    }
+    e.Compute("proj",
+              MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
+              kept(eb * rows * s.heads * s.headDim));
+    RowParallelReduce(e, "ar_proj");
+    e.Compute("residual1",
+              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, dt),
+              kept(m_model.dropout ? normRows * s.hidden : 0));
+    e.Compute(
+        "norm2", MakeElementwise(norm, normRows, s.hidden, dt), kept(eb * normRows * s.hidden));
+    MlpForward(e, keepActs, rows);
+    e.Compute("residual2",
+              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, dt),
+              kept(m_model.dropout ? normRows * s.hidden : 0));
+}
+
+void
+TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScores) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const int64_t eb = s.elementBytes;
+    // Q, K and V are kept by the attention kernels (K and V at the KV-head width).
+    int64_t qkv = eb * m_rows * (s.heads + 2 * s.kvHeads) * s.headDim;
+    int64_t keptActs = keepActs ? qkv : 0;
+    const uint32_t cp = m_run.parallel.cp;
+    if (cp == 1)
+    {
+        if (m_flash)
+        {
+            // FlashAttention keeps Q, K, V and the fp32 log-sum-exp per row.
+            int64_t lse = 4 * m_batch * s.heads * m_tokens;
+            e.Compute("attention",
+                      MakeAttention(OpType::ATTENTION_FWD,
+                                    m_batch,
+                                    s.heads,
+                                    s.kvHeads,
+                                    s.headDim,
+                                    m_tokens,
+                                    m_tokens,
+                                    true,
+                                    dt),
+                      keepActs ? qkv + lse : 0);
+        }
+        else
+        {
+            e.Compute("attention",
+                      MakeAttention(OpType::ATTENTION_SCORES,
+                                    m_batch,
+                                    s.heads,
+                                    s.kvHeads,
+                                    s.headDim,
+                                    m_tokens,
+                                    m_tokens,
+                                    true,
+                                    dt),
+                      keptActs + (keepScores ? ScoreBytes() : 0));
+        }
+        return;
+    }
+    // Ring attention (Liu et al. 2023; Megatron-LM context parallelism): each of the cp steps
+    // attends the local queries to one K/V block while the next block travels around the ring.
+    // With the load-balanced split of the sequence into 2 cp chunks, the local block is causal
+    // and each remote block needs half of its scores.
+    const uint64_t kvBytes = 2 * eb * m_batch * m_tokens * s.kvHeads * s.headDim;
+    const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    for (uint32_t step = 0; step < cp; ++step)
+    {
+        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u;
+        if (step + 1 < cp)
+        {
+            e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
+        }
+        uint32_t id = e.Compute(
+            "attention",
+            MakeAttention(OpType::ATTENTION_FWD,
+                          m_batch,
+                          s.heads,
+                          s.kvHeads,
+                          s.headDim,
+                          m_tokens,
+                          step == 0 ? m_tokens : m_tokens / 2,
+                          step == 0,
+                          dt),
+            step == 0 ? keptActs + (keepActs ? int64_t(4 * m_batch * s.heads * m_tokens) : 0) : 0);
+        e.Graph().nodes[id].modelFlops = stepFlops;
+        if (step + 1 < cp)
+        {
+            e.Recv("kv_recv", GroupKind::CP, -1, tag, kvBytes);
+        }
+    }
+}
+
+void
+TransformerLayer::AttentionBackward(GraphEmitter& e) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const uint32_t cp = m_run.parallel.cp;
+    if (cp == 1)
+    {
+        OperatorDesc op = MakeAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES,
+                                        m_batch,
+                                        s.heads,
+                                        s.kvHeads,
+                                        s.headDim,
+                                        m_tokens,
+                                        m_tokens,
+                                        true,
+                                        dt);
+        op.backward = true;
+        e.Compute("attention_bwd", op);
+        return;
+    }
+    // The ring runs again; K/V blocks travel with their gradients (twice the bytes).
+    const uint64_t kvBytes =
+        4 * uint64_t(s.elementBytes) * m_batch * m_tokens * s.kvHeads * s.headDim;
+    const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    for (uint32_t step = 0; step < cp; ++step)
+    {
+        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u + 1u;
+        if (step + 1 < cp)
+        {
+            e.Send("kv_grad_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
+        }
+        OperatorDesc op = MakeAttention(OpType::ATTENTION_BWD,
+                                        m_batch,
+                                        s.heads,
+                                        s.kvHeads,
+                                        s.headDim,
+                                        m_tokens,
+                                        step == 0 ? m_tokens : m_tokens / 2,
+                                        step == 0,
+                                        dt);
+        op.backward = true;
+        uint32_t id = e.Compute("attention_bwd", op);
+        e.Graph().nodes[id].modelFlops = stepFlops;
+        if (step + 1 < cp)
+        {
+            e.Recv("kv_grad_recv", GroupKind::CP, -1, tag, kvBytes);
+        }
+    }
+}
+
+void
+TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const int64_t eb = s.elementBytes;
+    auto kept = [&](uint64_t bytes)
+    {
+        return keepActs ? static_cast<int64_t>(bytes) : 0;
+    };
+    const bool decode = rows != m_rows;
+    const uint64_t inputRows = decode ? rows : m_normRows;
+    if (!decode)
+    {
+        ColumnParallelGather(e, "ag_fc1");
+    }
+    const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
+    if (!m_model.IsMoe())
+    {
+        e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), kept(eb * inputRows * s.hidden));
+        e.Compute("act", MakeElementwise(act, rows, s.ffn, dt), kept(eb * rows * s.fc1Out));
+        e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(eb * rows * s.ffn));
+        RowParallelReduce(e, "ar_fc2");
+        return;
+    }
+    // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
+    // as one grouped GEMM each, and bring the results back.
+    const uint64_t experts = m_model.experts;
+    const uint64_t routed = rows * m_model.topK;
+    const uint64_t perExpert = (routed * m_run.parallel.ep + experts - 1) / experts;
+    const uint64_t expertRows = perExpert * s.localExperts;
+    const uint64_t fc1Out = m_model.IsGated() ? 2 * s.expertFfn : s.expertFfn;
+    e.Compute("router", MakeGemm(rows, experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
+    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, experts, dt));
+    if (m_run.parallel.ep > 1)
+    {
+        e.Blocking(
+            "a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+    }
+    e.Compute("expert_fc1",
+              MakeGemm(perExpert, fc1Out, s.hidden, dt, s.localExperts),
+              kept(eb * expertRows * s.hidden));
+    e.Compute("expert_act",
+              MakeElementwise(act, expertRows, s.expertFfn, dt),
+              kept(eb * expertRows * fc1Out));
+    e.Compute("expert_fc2",
+              MakeGemm(perExpert, s.hidden, s.expertFfn, dt, s.localExperts),
+              kept(eb * expertRows * s.expertFfn));
+    if (m_run.parallel.ep > 1)
+    {
+        e.Blocking(
+            "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+    }
+    RowParallelReduce(e, "ar_moe");
+}
+
+void
+TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const bool sp = m_normRows != m_rows;
+    const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
+    const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
+    auto record = [&](uint32_t id)
+    {
+        if (wgrad)
+        {
+            wgrad->push_back(id);
+        }
+    };
+    if (sp)
+    {
+        e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+    }
+    uint64_t fc1In = s.hidden;
+    uint32_t dgrad;
+    if (!m_model.IsMoe())
+    {
+        e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
+        record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
+        e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, dt, true));
+        dgrad = e.Compute("fc1_dgrad", MakeGemm(m_rows, fc1In, s.fc1Out, dt));
+        if (sp)
+        {
+            e.Blocking("ag_fc1_input", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+        }
+        uint32_t reduce = GraphEmitter::NONE;
+        if (m_run.parallel.tp > 1)
+        {
+            reduce = e.Async("ar_fc1_dgrad",
+                             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                             GroupKind::TP,
+                             inBytes,
+                             dgrad);
+        }
+        record(e.Compute("fc1_wgrad", MakeGemm(s.hidden, s.fc1Out, m_rows, dt)));
+        if (reduce != GraphEmitter::NONE)
+        {
+            e.StreamWaitsFor(reduce);
+        }
+        return;
+    }
+    const uint64_t experts = m_model.experts;
+    const uint64_t routed = m_rows * m_model.topK;
+    const uint64_t perExpert = (routed * m_run.parallel.ep + experts - 1) / experts;
+    const uint64_t expertRows = perExpert * s.localExperts;
+    const uint64_t fc1Out = m_model.IsGated() ? 2 * s.expertFfn : s.expertFfn;
+    const uint64_t eb = s.elementBytes;
+    if (m_run.parallel.ep > 1)
+    {
+        e.Blocking(
+            "a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+    }
+    e.Compute("expert_fc2_dgrad", MakeGemm(perExpert, s.expertFfn, s.hidden, dt, s.localExperts));
+    record(e.Compute("expert_fc2_wgrad",
+                     MakeGemm(s.expertFfn, s.hidden, perExpert, dt, s.localExperts)));
+    e.Compute("expert_act_bwd", MakeElementwise(act, expertRows, s.expertFfn, dt, true));
+    e.Compute("expert_fc1_dgrad", MakeGemm(perExpert, s.hidden, fc1Out, dt, s.localExperts));
+    record(
+        e.Compute("expert_fc1_wgrad", MakeGemm(s.hidden, fc1Out, perExpert, dt, s.localExperts)));
+    if (m_run.parallel.ep > 1)
+    {
+        e.Blocking(
+            "a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+    }
+    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, experts, dt, true));
+    dgrad = e.Compute("router_dgrad", MakeGemm(m_rows, s.hidden, experts, dt));
+    record(e.Compute("router_wgrad", MakeGemm(s.hidden, experts, m_rows, dt)));
+    if (m_run.parallel.tp > 1)
+    {
+        e.Blocking("ar_moe_dgrad",
+                   sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                   GroupKind::TP,
+                   inBytes);
+    }
+}
+
+void
+TransformerLayer::Backward(GraphEmitter& e,
+                           Recompute keep,
+                           int64_t held,
+                           std::vector<uint32_t>* wgrad) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const bool sp = m_normRows != m_rows;
+    const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
+    const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const Phase phase = e.GetPhase();
+    int64_t recomputed = 0;
+    if (keep == Recompute::FULL)
+    {
+        e.SetPhase(Phase::RECOMPUTE);
+        recomputed = Forward(e, Recompute::NONE);
+    }
+    else if (keep == Recompute::SELECTIVE && !m_flash)
+    {
+        e.SetPhase(Phase::RECOMPUTE);
+        recomputed = ScoreBytes();
+        e.Compute("attention",
+                  MakeAttention(OpType::ATTENTION_SCORES,
+                                m_batch,
+                                s.heads,
+                                s.kvHeads,
+                                s.headDim,
+                                m_tokens,
+                                m_tokens,
+                                true,
+                                dt),
+                  recomputed);
+    }
+    e.SetPhase(phase);
+    auto record = [&](uint32_t id)
+    {
+        if (wgrad)
+        {
+            wgrad->push_back(id);
+        }
+    };
+
+    e.Compute("residual2_bwd",
+              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, dt, true));
+    MlpBackward(e, wgrad);
+    e.Compute("norm2_bwd", MakeElementwise(norm, m_normRows, s.hidden, dt, true));
+    e.Compute("residual1_bwd",
+              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, dt, true));
+    if (sp)
+    {
+        e.Blocking("ag_proj_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+    }
+    e.Compute("proj_dgrad", MakeGemm(m_rows, s.heads * s.headDim, s.hidden, dt));
+    record(e.Compute("proj_wgrad", MakeGemm(s.heads * s.headDim, s.hidden, m_rows, dt)));
+    AttentionBackward(e);
+    if (m_model.position == PositionEmbedding::ROPE)
+    {
+        e.Compute(
+            "rope_bwd",
+            MakeElementwise(OpType::ROPE, m_rows, (s.heads + s.kvHeads) * s.headDim, dt, true));
+    }
+    uint32_t dgrad = e.Compute("qkv_dgrad", MakeGemm(m_rows, s.hidden, s.qkvOut, dt));
+    if (sp)
+    {
+        e.Blocking("ag_qkv_input", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+    }
+    uint32_t reduce = GraphEmitter::NONE;
+    if (m_run.parallel.tp > 1)
+    {
+        reduce = e.Async("ar_qkv_dgrad",
+                         sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                         GroupKind::TP,
+                         inBytes,
+                         dgrad);
+    }
+    record(e.Compute("qkv_wgrad", MakeGemm(s.hidden, s.qkvOut, m_rows, dt)));
+    if (reduce != GraphEmitter::NONE)
+    {
+        e.StreamWaitsFor(reduce);
+    }
+    uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, dt, true));
+    e.AddMemory(last, -(held + recomputed));
+}
+
+} // namespace rapidllm
+} // namespace ns3

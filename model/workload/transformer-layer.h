@@ -1,0 +1,105 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_TRANSFORMER_LAYER_H
+#define RAPIDLLM_TRANSFORMER_LAYER_H
+
+#include "graph-emitter.h"
+#include "layer-shapes.h"
+#include "ns3/model-spec.h"
+#include "ns3/run-spec.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Emits the operators and communication of one decoder layer on one rank: Megatron-LM
+ * tensor parallelism (column-parallel QKV and MLP-in, row-parallel out-projection and MLP-out),
+ * optional sequence parallelism, context parallelism as ring attention and expert parallelism as
+ * all-to-all around the experts.
+ *
+ * Each forward operator records the activation bytes it keeps for the backward pass, following
+ * Korthikanti et al. 2022, Sec. 4 (e.g. the QKV GEMM keeps its input, softmax its output); with
+ * recomputation those are kept only for what is not recomputed.
+ */
+class TransformerLayer
+{
+  public:
+    /**
+     * \param model the model
+     * \param run the run settings
+     * \param tokens tokens per sequence on this rank (sequence / cp in training)
+     * \param batch sequences in flight (micro-batch, or the inference batch)
+     */
+    TransformerLayer(const ModelSpec& model, const RunSpec& run, uint64_t tokens, uint64_t batch);
+
+    /**
+     * \brief Emits the layer's forward pass.
+     * \param e the emitter (its context is set by the caller)
+     * \param keep which activations to keep: NONE keeps all (no recompute)
+     * \return the activation bytes the pass leaves allocated
+     */
+    int64_t Forward(GraphEmitter& e, Recompute keep) const;
+
+    /**
+     * \brief Emits the layer's backward pass, preceded by whatever recomputation \p keep implies,
+     * and frees \p held bytes plus the recomputed ones at its end.
+     * \param e the emitter
+     * \param keep the recomputation mode used in the forward pass
+     * \param held the bytes Forward() kept
+     * \param wgradNodes receives the weight-gradient GEMM ids (for gradient buckets)
+     */
+    void Backward(GraphEmitter& e,
+                  Recompute keep,
+                  int64_t held,
+                  std::vector<uint32_t>* wgradNodes) const;
+
+    /**
+     * \brief Emits one decode step of the layer: one new token per sequence attending to a KV
+     * cache of \p context tokens.
+     * \param e the emitter
+     * \param context tokens already in the KV cache
+     */
+    void Decode(GraphEmitter& e, uint64_t context) const;
+
+    /** \return bytes of the activations entering the layer ([s, b, h], sharded with SP) */
+    uint64_t InputBytes() const;
+
+    /** \return the shapes */
+    const LayerShapes& Shapes() const;
+
+  private:
+    /** The forward pass; \p decodeContext > 0 makes it one decode step over that context. */
+    void EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const;
+    /** The attention core forward (ring attention when cp > 1). */
+    void AttentionForward(GraphEmitter& e, bool keepActs, bool keepScores) const;
+    /** The attention core backward. */
+    void AttentionBackward(GraphEmitter& e) const;
+    /** The MLP (dense or mixture of experts) forward over \p rows token rows. */
+    void MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const;
+    /** The MLP backward. */
+    void MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) const;
+    /** A tensor-parallel collective after a row-parallel GEMM (all-reduce, or reduce-scatter). */
+    void RowParallelReduce(GraphEmitter& e, const char* label) const;
+    /** Before a column-parallel GEMM: all-gather of the sequence-sharded input under SP. */
+    void ColumnParallelGather(GraphEmitter& e, const char* label) const;
+    /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
+    int64_t ScoreBytes() const;
+
+    const ModelSpec& m_model; //!< model
+    const RunSpec& m_run;     //!< settings
+    LayerShapes m_shapes;     //!< per-rank widths
+    uint64_t m_tokens;        //!< sequence tokens on this rank
+    uint64_t m_batch;         //!< sequences
+    uint64_t m_rows;          //!< GEMM rows: tokens x batch
+    uint64_t m_normRows;      //!< rows of norms and residuals (divided by tp under SP)
+    bool m_flash;             //!< fused attention
+    bool m_training;          //!< keep activations for a backward pass
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_TRANSFORMER_LAYER_H

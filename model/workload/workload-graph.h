@@ -1,0 +1,105 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_WORKLOAD_GRAPH_H
+#define RAPIDLLM_WORKLOAD_GRAPH_H
+
+#include "operator-desc.h"
+#include "parallel-layout.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/** \brief The four kinds of node a rank executes. */
+enum class WorkNodeKind : uint8_t
+{
+    COMPUTE,    //!< a kernel on the GPU's compute stream
+    COLLECTIVE, //!< a collective over one parallel group
+    SEND,       //!< a point-to-point send to a peer
+    RECV        //!< a point-to-point receive from a peer
+};
+
+/** \brief Collective operations the workload issues. */
+enum class CollectiveKind : uint8_t
+{
+    ALL_REDUCE,
+    ALL_GATHER,
+    REDUCE_SCATTER,
+    ALL_TO_ALL,
+    BROADCAST
+};
+
+/** \return "all_reduce", "all_gather", ... */
+const char* ToString(CollectiveKind kind);
+
+/** \brief Where in the step a node belongs, for breakdowns and memory accounting. */
+enum class Phase : uint8_t
+{
+    FORWARD,
+    BACKWARD,
+    RECOMPUTE,
+    OPTIMIZER,
+    PREFILL,
+    DECODE
+};
+
+/** \return "forward", "backward", ... */
+const char* ToString(Phase phase);
+
+/**
+ * \ingroup rapid-llm
+ * \brief One node of a rank's execution graph.
+ *
+ * Communication names its group by kind (TP, DP, ...) rather than by id, so that all ranks that
+ * are identical by symmetry share one graph; ParallelLayout resolves the ids per rank.
+ */
+struct WorkNode
+{
+    uint32_t id = 0;                           //!< index in the graph, in program order
+    WorkNodeKind kind = WorkNodeKind::COMPUTE; //!< node kind
+    Phase phase = Phase::FORWARD;              //!< phase
+    const char* label = "";                    //!< operator label (static), e.g. "qkv"
+    std::vector<uint32_t> deps;                //!< ids this node waits for
+    uint32_t microBatch = 0;                   //!< micro-batch (training) or decode step
+    int32_t layer = -1;                        //!< global layer index, -1 outside layers
+
+    OperatorDesc op;       //!< COMPUTE: the operator
+    double durationS = 0;  //!< COMPUTE: cost from the compute model
+    double modelFlops = 0; //!< COMPUTE: FLOPs as the papers count them
+
+    CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
+    GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis
+    uint64_t commBytes = 0;          //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
+    int32_t peerOffset = 0;          //!< SEND/RECV: peer = own coordinate + offset
+    uint32_t tag = 0;                //!< SEND/RECV: matching tag
+
+    int64_t memDelta = 0;      //!< bytes that stay allocated after this node (negative frees)
+    uint64_t memTransient = 0; //!< extra bytes alive only while this node runs
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The execution graph shared by every rank of one symmetry class (a pipeline stage).
+ */
+struct StageGraph
+{
+    uint32_t stage = 0;          //!< pipeline stage
+    std::vector<WorkNode> nodes; //!< in program order; deps point backwards
+
+    /** \return a readable name, e.g. "fwd.mb3.L12.qkv" */
+    std::string NameOf(const WorkNode& node) const;
+    /** \return the sum of compute durations, seconds */
+    double ComputeSeconds() const;
+    /** \return the sum of model FLOPs of the compute nodes */
+    double ModelFlops() const;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_WORKLOAD_GRAPH_H

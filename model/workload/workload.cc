@@ -1,0 +1,69 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "workload.h"
+
+#include "stage-builders.h"
+
+#include <unordered_map>
+
+namespace ns3 {
+namespace rapidllm {
+
+const StageGraph&
+Workload::GraphOf(uint32_t rank) const
+{
+    return stages[layout.Stage(rank)];
+}
+
+double
+Workload::TotalModelFlops() const
+{
+    double total = 0;
+    const double ranksPerStage = double(layout.Ranks()) / stages.size();
+    for (const auto& g : stages)
+    {
+        total += g.ModelFlops() * ranksPerStage;
+    }
+    return total;
+}
+
+Workload
+Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster& coster)
+{
+    run.Validate(model, "run settings");
+    Workload w{model, run, ParallelLayout(run.parallel), {}};
+    for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
+    {
+        w.stages.push_back(run.mode == RunMode::TRAINING
+                               ? BuildTrainingStage(w.model, w.run, stage)
+                               : BuildInferenceStage(w.model, w.run, stage));
+    }
+    if (coster)
+    {
+        // Many nodes share a shape: cost each distinct operator once.
+        std::unordered_map<std::string, double> memo;
+        for (auto& g : w.stages)
+        {
+            for (auto& n : g.nodes)
+            {
+                if (n.kind != WorkNodeKind::COMPUTE)
+                {
+                    continue;
+                }
+                std::string key = n.op.Key();
+                auto it = memo.find(key);
+                if (it == memo.end())
+                {
+                    it = memo.emplace(key, coster(n.op)).first;
+                }
+                n.durationS = it->second;
+            }
+        }
+    }
+    return w;
+}
+
+} // namespace rapidllm
+} // namespace ns3

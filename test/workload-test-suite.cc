@@ -1,0 +1,356 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Workload: per-layer activation memory against Korthikanti et al. 2022's closed forms, FLOPs
+// against Megatron-LM's formula, memory feasibility, pipeline schedules and graph consistency.
+
+#include "ns3/memory-model.h"
+#include "ns3/model-spec.h"
+#include "ns3/pipeline-schedule.h"
+#include "ns3/run-spec.h"
+#include "ns3/test.h"
+#include "ns3/workload.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+RunSpec
+TrainingRun(uint32_t tp, uint32_t pp, uint32_t dp, uint32_t mbs, uint32_t gbs)
+{
+    RunSpec run;
+    run.parallel.tp = tp;
+    run.parallel.pp = pp;
+    run.parallel.dp = dp;
+    run.microBatch = mbs;
+    run.globalBatch = gbs;
+    run.sequence = 2048;
+    run.dtype = DataType::FP16;
+    return run;
+}
+
+/** Activation bytes the forward pass of layer 0 keeps, from the built graph. */
+double
+LayerActivationBytes(const Workload& w)
+{
+    double bytes = 0;
+    for (const auto& n : w.stages[0].nodes)
+    {
+        if (n.phase == Phase::FORWARD && n.layer == 0 && n.microBatch == 0)
+        {
+            bytes += n.memDelta;
+        }
+    }
+    return bytes;
+}
+
+} // namespace
+
+/**
+ * \brief Korthikanti et al. 2022 (Table 2): activation bytes per layer for GPT 22B, 175B, 530B
+ * and 1T at s = 2048, b = 1, t = 8, in six settings.
+ */
+class ActivationMemoryTestCase : public TestCase
+{
+  public:
+    ActivationMemoryTestCase()
+        : TestCase("per-layer activations match Korthikanti et al. 2022")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (const char* name : {"gpt-22b", "gpt3-175b", "gpt-529.6b", "gpt-1008b"})
+        {
+            ModelSpec model = ModelSpec::Load(name);
+            const double s = 2048;
+            const double b = 1;
+            const double h = model.hidden;
+            const double a = model.heads;
+            const double t = 8;
+            struct Case
+            {
+                const char* what;
+                uint32_t tp;
+                bool sp;
+                Recompute recompute;
+                double expected;
+            };
+
+            const double sbh = s * b * h;
+            const Case cases[] = {
+                {"no parallelism", 1, false, Recompute::NONE, sbh * (34 + 5 * a * s / h)},
+                {"TP", 8, false, Recompute::NONE, sbh * (10 + 24 / t + 5 * a * s / (h * t))},
+                {"TP+SP", 8, true, Recompute::NONE, sbh / t * (34 + 5 * a * s / h)},
+                {"TP+selective", 8, false, Recompute::SELECTIVE, sbh * (10 + 24 / t)},
+                {"TP+SP+selective", 8, true, Recompute::SELECTIVE, 34 * sbh / t},
+                {"full recompute", 8, false, Recompute::FULL, 2 * sbh},
+            };
+            for (const auto& c : cases)
+            {
+                RunSpec run = TrainingRun(c.tp, 1, 1, 1, 1);
+                run.parallel.sequenceParallel = c.sp;
+                run.recompute = c.recompute;
+                run.flashAttention = false; // the paper's attention keeps its s x s scores
+                Workload w = Workload::Build(model, run);
+                double got = LayerActivationBytes(w);
+                NS_TEST_EXPECT_MSG_EQ_TOL(
+                    got / c.expected, 1.0, 0.02, std::string(name) + " " + c.what);
+            }
+        }
+    }
+};
+
+/**
+ * \brief The graphs' FLOPs summed over all ranks equal Megatron-LM's formula exactly:
+ * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), or 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with full
+ * recomputation.
+ */
+class FlopsTestCase : public TestCase
+{
+  public:
+    FlopsTestCase()
+        : TestCase("graph FLOPs match Megatron-LM's formula")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        struct Layout
+        {
+            const char* model;
+            uint32_t tp, pp, dp, cp, mbs, gbs, vpp;
+        };
+
+        const Layout layouts[] = {{"gpt-1.7b", 1, 1, 2, 1, 4, 16, 1},
+                                  {"gpt-7.5b", 4, 2, 2, 1, 2, 16, 1},
+                                  {"gpt-39.1b", 8, 4, 1, 1, 1, 8, 2},
+                                  {"gpt-3.6b", 2, 1, 1, 2, 1, 4, 1}};
+        for (const auto& l : layouts)
+        {
+            ModelSpec model = ModelSpec::Load(l.model);
+            for (Recompute rc : {Recompute::NONE, Recompute::FULL})
+            {
+                RunSpec run = TrainingRun(l.tp, l.pp, l.dp, l.mbs, l.gbs);
+                run.parallel.cp = l.cp;
+                run.parallel.virtualStages = l.vpp;
+                run.recompute = rc;
+                Workload w = Workload::Build(model, run);
+                const double B = l.gbs;
+                const double s = run.sequence;
+                const double L = model.layers;
+                const double h = model.hidden;
+                const double V = model.vocab;
+                double expected =
+                    rc == Recompute::NONE
+                        ? 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))
+                        : 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+                NS_TEST_EXPECT_MSG_EQ_TOL(w.TotalModelFlops() / expected,
+                                          1.0,
+                                          1e-9,
+                                          std::string(l.model) + " recompute " + ToString(rc));
+            }
+        }
+    }
+};
+
+/** \brief Memory feasibility: a 7B model fits an 80 GB A100 at TP1, 175B at TP1 PP1 does not. */
+class MemoryFeasibilityTestCase : public TestCase
+{
+  public:
+    MemoryFeasibilityTestCase()
+        : TestCase("memory feasibility verdicts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        GpuSpec gpu;
+        gpu.hbmBytes = 80ull << 30;
+        // Llama-2 7B, TP1, full recompute, 8-way data parallel with the distributed optimizer
+        // (ZeRO-1): 2 + 2 + 12/8 bytes per parameter plus 32 layer inputs.
+        RunSpec run = TrainingRun(1, 1, 8, 1, 64);
+        run.recompute = Recompute::FULL;
+        run.parallel.zeroStage = 1;
+        Workload small = Workload::Build(ModelSpec::Load("llama2-7b"), run);
+        MemoryReport fits = AnalyzeMemory(small, gpu);
+        NS_TEST_EXPECT_MSG_EQ(fits.feasible, true, fits.reason);
+        NS_TEST_EXPECT_MSG_GT(fits.worst.peak, 30ull << 30, "7B needs tens of GiB");
+
+        RunSpec big = TrainingRun(1, 1, 1, 1, 1);
+        big.recompute = Recompute::FULL;
+        Workload gpt3 = Workload::Build(ModelSpec::Load("gpt3-175b"), big);
+        MemoryReport over = AnalyzeMemory(gpt3, gpu);
+        NS_TEST_EXPECT_MSG_EQ(over.feasible, false, "175B at TP1 PP1 must not fit");
+        NS_TEST_EXPECT_MSG_NE(over.reason.find("GiB"), std::string::npos, over.reason);
+        // Weights alone: 2 bytes x 174.6e9 parameters.
+        NS_TEST_EXPECT_MSG_EQ_TOL(over.worst.weights / 1e9, 349.2, 1.0, "175B fp16 weights");
+
+        // 1F1B keeps up to pp micro-batches in flight on the first stage: its activation peak is
+        // about pp times one micro-batch's, and the last stage's about one.
+        RunSpec pipe = TrainingRun(1, 4, 1, 1, 16);
+        Workload w = Workload::Build(ModelSpec::Load("gpt-1.7b"), pipe);
+        double first = PeakActivationBytes(w.stages[0]);
+        double last = PeakActivationBytes(w.stages[3]);
+        double perMicroBatch = 0;
+        for (const auto& n : w.stages[1].nodes)
+        {
+            if (n.phase == Phase::FORWARD && n.microBatch == 0)
+            {
+                perMicroBatch += n.memDelta;
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(first / perMicroBatch, 4.0, 0.3, "first stage holds pp");
+        NS_TEST_EXPECT_MSG_LT(last / perMicroBatch, 2.0, "last stage holds about one");
+        // Every allocation is freed by the end of the step.
+        for (const auto& g : w.stages)
+        {
+            int64_t live = 0;
+            for (const auto& n : g.nodes)
+            {
+                live += n.memDelta;
+            }
+            NS_TEST_EXPECT_MSG_EQ(live, 0, "stage " << g.stage << " leaks activations");
+        }
+    }
+};
+
+/** \brief 1F1B and interleaved schedules have the published shape. */
+class PipelineScheduleTestCase : public TestCase
+{
+  public:
+    PipelineScheduleTestCase()
+        : TestCase("pipeline schedules")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // 1F1B, pp = 4, m = 8: stage 0 runs 3 warm-up forwards, stage 3 none.
+        auto s0 = PipelineSchedule(4, 1, 0, 8);
+        NS_TEST_ASSERT_MSG_EQ(s0.size(), 16, "2m steps");
+        NS_TEST_EXPECT_MSG_EQ(s0[3].forward && !s0[4].forward, true, "3 warm-up then 1F1B");
+        auto s3 = PipelineSchedule(4, 1, 3, 8);
+        NS_TEST_EXPECT_MSG_EQ(s3[0].forward && !s3[1].forward, true, "last stage alternates");
+        // Interleaved, pp = 4, v = 2, m = 8: each micro-batch passes both chunks once each way.
+        for (uint32_t stage = 0; stage < 4; ++stage)
+        {
+            std::map<std::tuple<bool, uint32_t, uint32_t>, int> seen;
+            for (const auto& st : PipelineSchedule(4, 2, stage, 8))
+            {
+                seen[{st.forward, st.microBatch, st.chunk}]++;
+            }
+            NS_TEST_EXPECT_MSG_EQ(seen.size(), 32, "every (pass, mb, chunk) once");
+        }
+        auto i0 = PipelineSchedule(4, 2, 0, 8);
+        NS_TEST_EXPECT_MSG_EQ(i0[4].chunk, 1, "forwards move to chunk 1 after pp micro-batches");
+    }
+};
+
+/**
+ * \brief Graph consistency: deps point to earlier nodes, every send has its receive with the
+ * same tag and size on the peer stage, for several layouts.
+ */
+class GraphConsistencyTestCase : public TestCase
+{
+  public:
+    GraphConsistencyTestCase()
+        : TestCase("sends match receives, graphs are acyclic")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
+        struct Case
+        {
+            const ModelSpec* model;
+            RunSpec run;
+        };
+
+        std::vector<Case> cases;
+        RunSpec a = TrainingRun(2, 4, 2, 1, 16);
+        a.parallel.virtualStages = 2;
+        a.parallel.sequenceParallel = true;
+        cases.push_back({&model, a});
+        RunSpec b = TrainingRun(1, 2, 2, 1, 8);
+        b.parallel.cp = 2;
+        b.parallel.zeroStage = 3;
+        cases.push_back({&model, b});
+        RunSpec c = TrainingRun(1, 2, 4, 1, 8);
+        c.parallel.ep = 4;
+        cases.push_back({&moe, c});
+        RunSpec d;
+        d.mode = RunMode::INFERENCE;
+        d.parallel.tp = 2;
+        d.parallel.pp = 2;
+        d.batch = 4;
+        d.promptTokens = 64;
+        d.generatedTokens = 8;
+        cases.push_back({&model, d});
+        for (const auto& c : cases)
+        {
+            Workload w = Workload::Build(*c.model, c.run);
+            // (sender stage, receiver stage, axis, tag) -> bytes, for both directions.
+            std::multiset<std::tuple<uint32_t, uint32_t, int, uint32_t, uint64_t>> sends;
+            std::multiset<std::tuple<uint32_t, uint32_t, int, uint32_t, uint64_t>> recvs;
+            const uint32_t pp = c.run.parallel.pp;
+            for (const auto& g : w.stages)
+            {
+                for (const auto& n : g.nodes)
+                {
+                    for (uint32_t dep : n.deps)
+                    {
+                        NS_TEST_ASSERT_MSG_LT(dep, n.id, "dependency on a later node");
+                    }
+                    uint32_t size = n.group == GroupKind::PP ? pp : 1;
+                    uint32_t peer = (g.stage + pp + n.peerOffset) % pp;
+                    if (n.group != GroupKind::PP)
+                    {
+                        peer = g.stage; // CP peers sit on the same stage
+                    }
+                    (void) size;
+                    if (n.kind == WorkNodeKind::SEND)
+                    {
+                        sends.insert({g.stage, peer, int(n.group), n.tag, n.commBytes});
+                    }
+                    else if (n.kind == WorkNodeKind::RECV)
+                    {
+                        recvs.insert({peer, g.stage, int(n.group), n.tag, n.commBytes});
+                    }
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(sends.size(), recvs.size(), "as many sends as receives");
+            NS_TEST_EXPECT_MSG_EQ((sends == recvs), true, "every send has its receive");
+        }
+    }
+};
+
+/** \brief The workload test suite. */
+class WorkloadTestSuite : public TestSuite
+{
+  public:
+    WorkloadTestSuite()
+        : TestSuite("rapid-llm-workload", UNIT)
+    {
+        AddTestCase(new ActivationMemoryTestCase, TestCase::QUICK);
+        AddTestCase(new FlopsTestCase, TestCase::QUICK);
+        AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
+        AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
+        AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
+    }
+};
+
+static WorkloadTestSuite g_workloadTestSuite; //!< registers the suite
