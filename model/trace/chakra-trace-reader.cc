@@ -9,6 +9,7 @@
 #include "trace-error.h"
 
 #include "et_def.pb.h"
+#include <google/protobuf/stubs/logging.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -290,9 +291,15 @@ struct ParsedNode
 std::string
 ChakraTraceReader::Gunzip(const std::string& bytes, const std::string& file)
 {
-    auto fail = [&file](const std::string& what) -> void
+    return GunzipFile(bytes, file, TraceError::kNone);
+}
+
+std::string
+ChakraTraceReader::GunzipFile(const std::string& bytes, const std::string& file, int64_t rank)
+{
+    auto fail = [&file, rank](const std::string& what)
     {
-        throw TraceError(file, TraceError::kNone, TraceError::kNone, "gzip: " + what);
+        throw TraceError(file, rank, TraceError::kNone, "gzip: " + what);
     };
     z_stream z;
     std::memset(&z, 0, sizeof(z));
@@ -382,6 +389,9 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
         bytes = &inflated;
     }
     const std::string& data = *bytes;
+    // Damage is reported through TraceError; keep protobuf's own log lines (e.g. invalid
+    // UTF-8 in a string field) off stderr while parsing.
+    google::protobuf::LogSilencer quiet;
     if (data.empty())
     {
         Fail(ctx, "empty file: a Chakra trace starts with a GlobalMetadata message");

@@ -1,0 +1,791 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Chakra execution traces: graphs written and read back are identical node by node, plain and
+// gzip; output is byte-identical run to run; the bytes decode with the stock protobuf library
+// against the official et_def.proto field numbers (not through our generated classes); a
+// trace from another tool (unsorted ids, ctrl_deps, other integer types) loads; sets are
+// written all-or-nothing.
+
+#include "ns3/chakra-trace-reader.h"
+#include "ns3/chakra-trace-writer.h"
+#include "ns3/execution-trace.h"
+#include "ns3/test.h"
+#include "ns3/trace-error.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/unknown_field_set.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Field numbers of MLCommons Chakra's schema/protobuf/et_def.proto, written out here so that
+// the check does not depend on our own .proto.
+constexpr int kMetaVersion = 1;
+constexpr int kMetaAttr = 2;
+constexpr int kNodeId = 1;
+constexpr int kNodeName = 2;
+constexpr int kNodeType = 3;
+constexpr int kNodeCtrlDeps = 4;
+constexpr int kNodeDataDeps = 5;
+constexpr int kNodeDurationMicros = 7;
+constexpr int kNodeInputs = 8;
+constexpr int kNodeAttr = 10;
+constexpr int kAttrName = 1;
+constexpr int kAttrInt32 = 7;
+constexpr int kAttrInt64 = 9;
+constexpr int kAttrUint64 = 13;
+constexpr int kAttrBool = 27;
+constexpr int kAttrString = 29;
+// NodeType and CollectiveCommType values of the same schema.
+constexpr int kCompNode = 4;
+constexpr int kSendNode = 5;
+constexpr int kRecvNode = 6;
+constexpr int kCollNode = 7;
+constexpr int kAllReduce = 0;
+constexpr int kAllGather = 2;
+constexpr int kReduceScatter = 7;
+
+/// A fresh scratch directory, removed by the destructor.
+class ScratchDir
+{
+  public:
+    explicit ScratchDir(const std::string& tag)
+        : m_path(fs::temp_directory_path() / ("rapidllm-" + tag + "-" + std::to_string(::getpid())))
+    {
+        fs::remove_all(m_path);
+        fs::create_directories(m_path);
+    }
+
+    ~ScratchDir()
+    {
+        std::error_code ignored;
+        fs::remove_all(m_path, ignored);
+    }
+
+    std::string
+    Prefix(const std::string& stem) const
+    {
+        return (m_path / stem).string();
+    }
+
+    const fs::path&
+    Path() const
+    {
+        return m_path;
+    }
+
+  private:
+    fs::path m_path;
+};
+
+std::string
+ReadAll(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Four ranks doing a small TP=2 x DP=2 step: GEMMs, TP all-reduces, DP reduce-scatter and
+/// all-gather, a world barrier and a pipeline-style send/recv pair, with exact durations.
+TraceSet
+BuildSampleSet()
+{
+    TraceSet set;
+    set.groups.Add(1, {0, 1}); // TP groups
+    set.groups.Add(2, {2, 3});
+    set.groups.Add(3, {0, 2}); // DP groups
+    set.groups.Add(4, {1, 3});
+    for (uint32_t r = 0; r < 4; ++r)
+    {
+        ExecutionTrace t(r);
+        uint32_t tp = r < 2 ? 1 : 2;
+        uint32_t dp = r % 2 == 0 ? 3 : 4;
+        uint32_t qkv = t.AddCompute("layer0.qkv", 1234567 + r, 3ull << 40, 96ull << 20);
+        uint32_t attn = t.AddCompute("layer0.attn", 499, 1ull << 30, 4096, {qkv});
+        uint32_t proj = t.AddCompute("layer0.proj", 500, 1ull << 30, 4096, {attn});
+        uint32_t ar = t.AddCollective(
+            "layer0.tp_allreduce", CollectiveType::ALL_REDUCE, 16ull << 20, tp, {proj});
+        uint32_t mlp = t.AddCompute("layer0.mlp", 2000000, 5ull << 40, 200ull << 20, {ar});
+        uint32_t last = mlp;
+        if (r == 0)
+        {
+            last = t.AddSend("pp.send_act", 1, 7, 8ull << 20, {mlp});
+        }
+        else if (r == 1)
+        {
+            last = t.AddRecv("pp.recv_act", 0, 7, 8ull << 20, {mlp});
+        }
+        uint32_t rs = t.AddCollective(
+            "dp.reduce_scatter", CollectiveType::REDUCE_SCATTER, 64ull << 20, dp, {last});
+        uint32_t opt = t.AddCompute("optimizer", 777, 1000, 2000, {rs});
+        uint32_t ag =
+            t.AddCollective("dp.all_gather", CollectiveType::ALL_GATHER, 64ull << 20, dp, {opt});
+        uint32_t barrier =
+            t.AddCollective("barrier", CollectiveType::BARRIER, 0, kWorldGroup, {ag});
+        // An ordering found late: the optimizer also waits for the first GEMM (moves its list).
+        t.AddDependency(opt, qkv);
+        (void) barrier;
+        set.ranks.push_back(std::move(t));
+    }
+    return set;
+}
+
+/// Describes the first difference between two traces, or returns "".
+std::string
+FirstDifference(const ExecutionTrace& a, const ExecutionTrace& b)
+{
+    if (a.GetRank() != b.GetRank())
+    {
+        return "rank";
+    }
+    if (a.GetNNodes() != b.GetNNodes())
+    {
+        return "node count " + std::to_string(a.GetNNodes()) + " vs "
+               + std::to_string(b.GetNNodes());
+    }
+    for (uint32_t i = 0; i < a.GetNNodes(); ++i)
+    {
+        const TraceNode& x = a.GetNode(i);
+        const TraceNode& y = b.GetNode(i);
+        std::string at = "node index " + std::to_string(i) + ": ";
+        if (x.id != y.id)
+            return at + "id";
+        if (a.GetName(i) != b.GetName(i))
+            return at + "name " + a.GetName(i) + " vs " + b.GetName(i);
+        if (x.type != y.type)
+            return at + "type";
+        if (x.durationNs != y.durationNs)
+            return at + "duration " + std::to_string(x.durationNs) + " vs "
+                   + std::to_string(y.durationNs);
+        if (x.numOps != y.numOps)
+            return at + "num_ops";
+        if (x.bytes != y.bytes)
+            return at + "bytes";
+        if (x.commType != y.commType)
+            return at + "comm_type";
+        if (x.group != y.group)
+            return at + "group";
+        if (x.commSrc != y.commSrc || x.commDst != y.commDst || x.commTag != y.commTag)
+            return at + "src/dst/tag";
+        auto dx = a.GetDeps(i);
+        auto dy = b.GetDeps(i);
+        if (std::vector<uint32_t>(dx.begin(), dx.end())
+            != std::vector<uint32_t>(dy.begin(), dy.end()))
+            return at + "dependencies";
+    }
+    return a == b ? "" : "operator== disagrees";
+}
+
+/// Splits a Chakra ET byte stream into its length-prefixed messages with the stock library.
+std::vector<std::string>
+SplitDelimited(const std::string& bytes)
+{
+    std::vector<std::string> messages;
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
+    uint32_t length = 0;
+    while (in.ReadVarint32(&length))
+    {
+        std::string message;
+        if (!in.ReadString(&message, static_cast<int>(length)))
+        {
+            messages.push_back("<truncated>");
+            break;
+        }
+        messages.push_back(message);
+    }
+    return messages;
+}
+
+/// One decoded message: each field number -> its values (varints as numbers, others as bytes).
+struct RawMessage
+{
+    std::multimap<int, uint64_t> varints;
+    std::multimap<int, std::string> bytes;
+};
+
+RawMessage
+Decode(const std::string& message, bool& ok)
+{
+    google::protobuf::UnknownFieldSet set;
+    ok = set.ParseFromString(message);
+    RawMessage m;
+    for (int i = 0; i < set.field_count(); ++i)
+    {
+        const auto& f = set.field(i);
+        if (f.type() == google::protobuf::UnknownField::TYPE_VARINT)
+        {
+            m.varints.emplace(f.number(), f.varint());
+        }
+        else if (f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+        {
+            m.bytes.emplace(f.number(), f.length_delimited());
+        }
+        else
+        {
+            ok = false; // Chakra's Node and GlobalMetadata have no fixed-width fields we write
+        }
+    }
+    return m;
+}
+
+/// Decodes a packed repeated uint64 field.
+std::vector<uint64_t>
+DecodePacked(const std::string& bytes)
+{
+    std::vector<uint64_t> values;
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
+    uint64_t v = 0;
+    while (in.ReadVarint64(&v))
+    {
+        values.push_back(v);
+    }
+    return values;
+}
+
+// --- a hand-written encoder, standing in for "another tool" ---
+
+void
+PutVarint(std::string& s, uint64_t v)
+{
+    while (v >= 0x80)
+    {
+        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+        v >>= 7;
+    }
+    s.push_back(static_cast<char>(v));
+}
+
+void
+PutVarintField(std::string& s, int field, uint64_t v)
+{
+    PutVarint(s, static_cast<uint64_t>(field) << 3);
+    PutVarint(s, v);
+}
+
+void
+PutBytesField(std::string& s, int field, const std::string& b)
+{
+    PutVarint(s, (static_cast<uint64_t>(field) << 3) | 2);
+    PutVarint(s, b.size());
+    s += b;
+}
+
+std::string
+IntAttr(const std::string& name, int valueField, uint64_t v)
+{
+    std::string a;
+    PutBytesField(a, kAttrName, name);
+    PutVarintField(a, valueField, v);
+    return a;
+}
+
+std::string
+StringAttr(const std::string& name, const std::string& v)
+{
+    std::string a;
+    PutBytesField(a, kAttrName, name);
+    PutBytesField(a, kAttrString, v);
+    return a;
+}
+
+std::string
+Delimited(const std::string& message)
+{
+    std::string s;
+    PutVarint(s, message.size());
+    return s + message;
+}
+
+} // namespace
+
+/** \brief Write a four-rank set, read it back: same graphs, same groups, plain and gzip. */
+class TraceRoundTripTestCase : public TestCase
+{
+  public:
+    TraceRoundTripTestCase()
+        : TestCase("write then read gives the same graph node by node (plain and gzip)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        TraceSet set = BuildSampleSet();
+        ScratchDir dir("trace-roundtrip");
+        for (bool gzip : {false, true})
+        {
+            std::string prefix = dir.Prefix(gzip ? "gz" : "plain");
+            ChakraTraceWriter::WriteTraceSet(prefix, set, gzip);
+            std::string first = ReadAll(ChakraTraceWriter::RankFileName(prefix, 0));
+            NS_TEST_ASSERT_MSG_EQ((first.size() > 2 && static_cast<uint8_t>(first[0]) == 0x1f
+                                   && static_cast<uint8_t>(first[1]) == 0x8b),
+                                  gzip,
+                                  "gzip magic present exactly when asked for");
+            TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
+            NS_TEST_ASSERT_MSG_EQ(back.ranks.size(), 4u, "four ranks");
+            NS_TEST_ASSERT_MSG_EQ((back.groups == set.groups), true, "groups read back");
+            for (uint32_t r = 0; r < 4; ++r)
+            {
+                NS_TEST_ASSERT_MSG_EQ(FirstDifference(set.ranks[r], back.ranks[r]),
+                                      "",
+                                      "rank " << r << (gzip ? " (gzip)" : ""));
+            }
+            NS_TEST_ASSERT_MSG_EQ(ReadAll(ChakraTraceWriter::CommGroupsFileName(prefix)),
+                                  "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [0, 2],\n"
+                                  "  \"4\": [1, 3]\n}\n",
+                                  "ASTRA-sim comm group JSON");
+        }
+        // Exact nanoseconds survive although duration_micros rounds (499 ns -> 0 us).
+        const ExecutionTrace& t = set.ranks[2];
+        NS_TEST_ASSERT_MSG_EQ(t.GetNode(0).durationNs, 1234569u, "exact duration kept in memory");
+    }
+};
+
+/** \brief The same graph always gives the same bytes; files of a set are deterministic. */
+class TraceDeterminismTestCase : public TestCase
+{
+  public:
+    TraceDeterminismTestCase()
+        : TestCase("writing is deterministic (byte-identical files)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        TraceSet a = BuildSampleSet();
+        TraceSet b = BuildSampleSet();
+        for (bool gzip : {false, true})
+        {
+            for (uint32_t r = 0; r < 4; ++r)
+            {
+                std::string x = ChakraTraceWriter::EncodeRank(a.ranks[r], 4, gzip);
+                std::string y = ChakraTraceWriter::EncodeRank(b.ranks[r], 4, gzip);
+                NS_TEST_ASSERT_MSG_EQ((x == y), true, "rank " << r << " bytes identical");
+            }
+        }
+        ScratchDir dir("trace-determinism");
+        ChakraTraceWriter::WriteTraceSet(dir.Prefix("one"), a);
+        ChakraTraceWriter::WriteTraceSet(dir.Prefix("two"), b);
+        for (uint32_t r = 0; r < 4; ++r)
+        {
+            NS_TEST_ASSERT_MSG_EQ(
+                (ReadAll(ChakraTraceWriter::RankFileName(dir.Prefix("one"), r))
+                 == ReadAll(ChakraTraceWriter::RankFileName(dir.Prefix("two"), r))),
+                true,
+                "rank file " << r << " identical");
+        }
+        // A graph read back and written again gives the same bytes as the original.
+        TraceSet back = ChakraTraceReader::ReadTraceSet(dir.Prefix("one"));
+        NS_TEST_ASSERT_MSG_EQ((ChakraTraceWriter::EncodeRank(back.ranks[1], 4, false)
+                               == ChakraTraceWriter::EncodeRank(a.ranks[1], 4, false)),
+                              true,
+                              "re-encoding is a fixed point");
+    }
+};
+
+/**
+ * \brief The writer's bytes decode with the stock protobuf library (UnknownFieldSet, by field
+ * number) into what Chakra's schema and ASTRA-sim's feeder expect.
+ */
+class TraceWireFormatTestCase : public TestCase
+{
+  public:
+    TraceWireFormatTestCase()
+        : TestCase("bytes decode against the official et_def.proto field numbers")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        TraceSet set = BuildSampleSet();
+        for (uint32_t r = 0; r < 4; ++r)
+        {
+            const ExecutionTrace& t = set.ranks[r];
+            std::vector<std::string> messages =
+                SplitDelimited(ChakraTraceWriter::EncodeRank(t, 4, false));
+            NS_TEST_ASSERT_MSG_EQ(messages.size(), t.GetNNodes() + 1, "metadata + one per node");
+            bool ok = false;
+            RawMessage meta = Decode(messages[0], ok);
+            NS_TEST_ASSERT_MSG_EQ(ok, true, "GlobalMetadata parses");
+            NS_TEST_ASSERT_MSG_EQ(meta.bytes.count(kMetaVersion), 1u, "version present");
+            NS_TEST_ASSERT_MSG_EQ(meta.bytes.find(kMetaVersion)->second, "0.0.4", "version");
+            NS_TEST_ASSERT_MSG_EQ((meta.bytes.count(kMetaAttr) >= 2), true, "metadata attributes");
+
+            uint64_t previousId = 0;
+            for (uint32_t i = 0; i < t.GetNNodes(); ++i)
+            {
+                const TraceNode& n = t.GetNode(i);
+                RawMessage m = Decode(messages[i + 1], ok);
+                NS_TEST_ASSERT_MSG_EQ(ok, true, "node parses");
+                NS_TEST_ASSERT_MSG_EQ((m.varints.find(kNodeId) != m.varints.end()
+                                       || n.id == 0), // proto3 omits zero values
+                                      true,
+                                      "id field");
+                uint64_t id = m.varints.count(kNodeId) ? m.varints.find(kNodeId)->second : 0;
+                NS_TEST_ASSERT_MSG_EQ(id, n.id, "id");
+                NS_TEST_ASSERT_MSG_EQ((i == 0 || id > previousId), true, "sorted by id");
+                previousId = id;
+                NS_TEST_ASSERT_MSG_EQ(m.bytes.find(kNodeName)->second, t.GetName(i), "name");
+                int expectedType = n.type == TraceNodeType::COMP        ? kCompNode
+                                   : n.type == TraceNodeType::COMM_COLL ? kCollNode
+                                   : n.type == TraceNodeType::COMM_SEND ? kSendNode
+                                                                        : kRecvNode;
+                NS_TEST_ASSERT_MSG_EQ(
+                    m.varints.find(kNodeType)->second, uint64_t(expectedType), "type");
+                std::vector<uint64_t> deps;
+                if (m.bytes.count(kNodeDataDeps))
+                {
+                    deps = DecodePacked(m.bytes.find(kNodeDataDeps)->second);
+                }
+                std::vector<uint64_t> expectedDeps;
+                for (uint32_t d : t.GetDeps(i))
+                {
+                    expectedDeps.push_back(t.GetNode(d).id);
+                }
+                NS_TEST_ASSERT_MSG_EQ((deps == expectedDeps), true, "data_deps of " << id);
+                NS_TEST_ASSERT_MSG_EQ(m.varints.count(kNodeCtrlDeps), 0u, "no ctrl_deps");
+                uint64_t micros = m.varints.count(kNodeDurationMicros)
+                                      ? m.varints.find(kNodeDurationMicros)->second
+                                      : 0;
+                NS_TEST_ASSERT_MSG_EQ(
+                    micros, (n.durationNs + 500) / 1000, "duration_micros rounds to nearest");
+
+                // Attributes: name -> (value field number, value).
+                std::map<std::string, std::pair<int, std::string>> attrs;
+                std::map<std::string, uint64_t> values;
+                for (auto it = m.bytes.lower_bound(kNodeAttr); it != m.bytes.upper_bound(kNodeAttr);
+                     ++it)
+                {
+                    RawMessage a = Decode(it->second, ok);
+                    NS_TEST_ASSERT_MSG_EQ(ok, true, "attribute parses");
+                    std::string name = a.bytes.find(kAttrName)->second;
+                    if (a.bytes.count(kAttrString))
+                    {
+                        attrs[name] = {kAttrString, a.bytes.find(kAttrString)->second};
+                    }
+                    else
+                    {
+                        NS_TEST_ASSERT_MSG_EQ(a.varints.size(), 1u, name << " has one value");
+                        attrs[name] = {a.varints.begin()->first, ""};
+                        values[name] = a.varints.begin()->second;
+                    }
+                }
+                NS_TEST_ASSERT_MSG_EQ(attrs["is_cpu_op"].first, kAttrBool, "is_cpu_op is bool");
+                NS_TEST_ASSERT_MSG_EQ(values["is_cpu_op"], 0u, "is_cpu_op false");
+                if (n.type == TraceNodeType::COMP)
+                {
+                    NS_TEST_ASSERT_MSG_EQ(attrs["num_ops"].first, kAttrInt64, "num_ops int64");
+                    NS_TEST_ASSERT_MSG_EQ(values["num_ops"], n.numOps, "num_ops");
+                    NS_TEST_ASSERT_MSG_EQ(attrs["tensor_size"].first, kAttrUint64, "tensor_size");
+                    NS_TEST_ASSERT_MSG_EQ(values["tensor_size"], n.bytes, "tensor_size");
+                    NS_TEST_ASSERT_MSG_EQ(attrs["duration_ns"].first, kAttrUint64, "duration_ns");
+                    NS_TEST_ASSERT_MSG_EQ(values["duration_ns"], n.durationNs, "duration_ns");
+                }
+                else if (n.type == TraceNodeType::COMM_COLL)
+                {
+                    NS_TEST_ASSERT_MSG_EQ(attrs["comm_type"].first, kAttrInt64, "comm_type int64");
+                    NS_TEST_ASSERT_MSG_EQ(attrs["comm_size"].first, kAttrInt64, "comm_size int64");
+                    NS_TEST_ASSERT_MSG_EQ(values["comm_size"], n.bytes, "comm_size");
+                    std::string name = t.GetName(i);
+                    uint64_t expected = name == "layer0.tp_allreduce" ? kAllReduce
+                                        : name == "dp.reduce_scatter" ? kReduceScatter
+                                        : name == "dp.all_gather"     ? kAllGather
+                                                                      : 9; // BARRIER
+                    NS_TEST_ASSERT_MSG_EQ(
+                        values["comm_type"], expected, "Chakra value of " << name);
+                    if (n.group == kWorldGroup)
+                    {
+                        NS_TEST_ASSERT_MSG_EQ(attrs.count("pg_name"), 0u, "world: no pg_name");
+                    }
+                    else
+                    {
+                        NS_TEST_ASSERT_MSG_EQ(attrs["pg_name"].first, kAttrString, "pg_name");
+                        NS_TEST_ASSERT_MSG_EQ(attrs["pg_name"].second,
+                                              std::to_string(n.group),
+                                              "pg_name is the group id");
+                    }
+                }
+                else
+                {
+                    for (const char* a : {"comm_src", "comm_dst", "comm_tag"})
+                    {
+                        NS_TEST_ASSERT_MSG_EQ(attrs[a].first, kAttrInt32, a << " is int32");
+                    }
+                    NS_TEST_ASSERT_MSG_EQ(values["comm_src"], 0u, "sender is rank 0");
+                    NS_TEST_ASSERT_MSG_EQ(values["comm_dst"], 1u, "receiver is rank 1");
+                    NS_TEST_ASSERT_MSG_EQ(values["comm_tag"], 7u, "tag");
+                    NS_TEST_ASSERT_MSG_EQ(attrs["comm_size"].first, kAttrInt64, "comm_size int64");
+                    NS_TEST_ASSERT_MSG_EQ(values["comm_size"], 8u << 20, "comm_size");
+                }
+            }
+        }
+    }
+};
+
+/**
+ * \brief A trace as another tool writes it (ids out of order and sparse, ctrl_deps, other
+ * integer types, extra fields, no duration_ns, gzip) loads with the right meaning.
+ */
+class ForeignTraceTestCase : public TestCase
+{
+  public:
+    ForeignTraceTestCase()
+        : TestCase("a trace from another tool loads (unsorted ids, ctrl_deps, gzip)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::string meta;
+        PutBytesField(meta, kMetaVersion, "0.0.3");
+        std::string file = Delimited(meta);
+
+        std::string n100; // a collective after two others, via data and ctrl deps
+        PutVarintField(n100, kNodeId, 100);
+        PutBytesField(n100, kNodeName, "nccl:all_gather");
+        PutVarintField(n100, kNodeType, kCollNode);
+        PutBytesField(n100, kNodeCtrlDeps, std::string(1, char(7))); // packed [7]
+        PutBytesField(n100, kNodeDataDeps, std::string(1, char(50)));
+        PutBytesField(n100, kNodeAttr, IntAttr("comm_type", kAttrInt64, kAllGather));
+        PutBytesField(n100, kNodeAttr, IntAttr("comm_size", kAttrUint64, 1 << 20));
+        PutBytesField(n100, kNodeAttr, StringAttr("pg_name", "5"));
+        PutBytesField(n100, kNodeAttr, StringAttr("other_tool_note", "ignored"));
+        file += Delimited(n100);
+
+        std::string n7;
+        PutVarintField(n7, kNodeId, 7);
+        PutBytesField(n7, kNodeName, "aten::mm");
+        PutVarintField(n7, kNodeType, kCompNode);
+        PutVarintField(n7, kNodeDurationMicros, 42);
+        std::string inputs;
+        PutBytesField(inputs, 1, "[[1,2],[3,4]]");
+        PutBytesField(n7, kNodeInputs, inputs);
+        PutBytesField(n7, kNodeAttr, IntAttr("num_ops", kAttrUint64, 123456789));
+        PutBytesField(n7, kNodeAttr, IntAttr("tensor_size", kAttrInt64, 4096));
+        file += Delimited(n7);
+
+        std::string n50;
+        PutVarintField(n50, kNodeId, 50);
+        PutBytesField(n50, kNodeName, "aten::add");
+        PutVarintField(n50, kNodeType, kCompNode);
+        PutBytesField(n50, kNodeDataDeps, std::string(1, char(7)));
+        PutVarintField(n50, kNodeDurationMicros, 3);
+        file += Delimited(n50);
+
+        CommGroups groups;
+        groups.Add(5, {0, 1});
+        for (bool gzip : {false, true})
+        {
+            std::string bytes = gzip ? ChakraTraceWriter::Gzip(file) : file;
+            ExecutionTrace t = ChakraTraceReader::DecodeRank(bytes, "foreign.0.et", 0, &groups, 2);
+            NS_TEST_ASSERT_MSG_EQ(t.GetNNodes(), 3u, "three nodes");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(0).id, 7u, "sorted by id");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(1).id, 50u, "sorted by id");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(2).id, 100u, "sorted by id");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(0).durationNs, 42000u, "micros -> ns");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(0).numOps, 123456789u, "uint64 num_ops accepted");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(0).bytes, 4096u, "int64 tensor_size accepted");
+            NS_TEST_ASSERT_MSG_EQ(t.GetName(2), "nccl:all_gather", "name");
+            NS_TEST_ASSERT_MSG_EQ(
+                (t.GetNode(2).commType == CollectiveType::ALL_GATHER), true, "comm_type");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(2).group, 5u, "pg_name -> group");
+            NS_TEST_ASSERT_MSG_EQ(t.GetNode(2).bytes, 1u << 20, "comm_size");
+            auto deps = t.GetDeps(2);
+            NS_TEST_ASSERT_MSG_EQ(deps.size(), 2u, "data and ctrl deps both kept");
+            NS_TEST_ASSERT_MSG_EQ(deps[0], 1u, "data dep on id 50 (index 1)");
+            NS_TEST_ASSERT_MSG_EQ(deps[1], 0u, "ctrl dep on id 7 (index 0)");
+            std::vector<uint32_t> order = t.TopologicalOrder();
+            NS_TEST_ASSERT_MSG_EQ(order.size(), 3u, "acyclic");
+            NS_TEST_ASSERT_MSG_EQ(order.back(), 2u, "collective last");
+        }
+    }
+};
+
+/** \brief The in-memory graph: dependencies, children, id lookup, guards against misuse. */
+class ExecutionTraceApiTestCase : public TestCase
+{
+  public:
+    ExecutionTraceApiTestCase()
+        : TestCase("ExecutionTrace: edges, children, id lookup, misuse")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ExecutionTrace t(3);
+        uint32_t a = t.AddCompute("a", 10, 1, 1);
+        uint32_t b = t.AddCompute("b", 10, 1, 1, {a, a}); // duplicate dropped
+        uint32_t c = t.AddCompute("c", 10, 1, 1, {a});
+        uint32_t d = t.AddCompute("d", 10, 1, 1, {b});
+        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b).size(), 1u, "duplicate dependency dropped");
+        t.AddDependency(b, c); // c is added after b: b's list moves to the end of storage
+        t.AddDependency(b, c); // again: no-op
+        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b).size(), 2u, "b waits for a and c");
+        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b)[1], c, "c appended");
+        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(d)[0], b, "d's list intact after the move");
+        NS_TEST_ASSERT_MSG_EQ(t.GetNEdges(), 4u, "edges: b<-a, c<-a, d<-b, b<-c");
+        std::vector<uint32_t> order = t.TopologicalOrder();
+        std::vector<uint32_t> expected = {a, c, b, d};
+        NS_TEST_ASSERT_MSG_EQ((order == expected), true, "topological order");
+        t.BuildChildIndex();
+        NS_TEST_ASSERT_MSG_EQ(t.GetChildren(a).size(), 2u, "a releases b and c");
+        NS_TEST_ASSERT_MSG_EQ(t.GetChildren(c)[0], b, "c releases b");
+        NS_TEST_ASSERT_MSG_EQ(t.GetChildren(d).size(), 0u, "d releases nothing");
+        NS_TEST_ASSERT_MSG_EQ(t.FindById(2), c, "id lookup (sorted)");
+        NS_TEST_ASSERT_MSG_EQ(t.FindById(99), ExecutionTrace::kNotFound, "absent id");
+
+        bool threw = false;
+        try
+        {
+            t.AddCompute("bad", 1, 1, 1, {7});
+        }
+        catch (const std::out_of_range&)
+        {
+            threw = true;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "dependency on a node not yet added");
+
+        TraceNode n;
+        n.id = 1; // taken by b
+        threw = false;
+        try
+        {
+            t.AddNode(n, "dup", nullptr, 0);
+        }
+        catch (const std::invalid_argument&)
+        {
+            threw = true;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "duplicate id rejected");
+        NS_TEST_ASSERT_MSG_EQ(t.GetNNodes(), 4u, "failed adds leave the graph unchanged");
+
+        // Ids out of order still work (hash index), and the writer sorts them.
+        ExecutionTrace u(0);
+        n.id = 50;
+        uint32_t i50 = u.AddNode(n, "fifty", nullptr, 0);
+        n.id = 10;
+        uint32_t i10 = u.AddNode(n, "ten", &i50, 1);
+        NS_TEST_ASSERT_MSG_EQ(u.IsSortedById(), false, "unsorted");
+        NS_TEST_ASSERT_MSG_EQ(u.FindById(10), i10, "hash lookup");
+        ExecutionTrace back = ChakraTraceReader::DecodeRank(
+            ChakraTraceWriter::EncodeRank(u, 1, false), "u", 0, nullptr, 1);
+        NS_TEST_ASSERT_MSG_EQ(back.GetNode(0).id, 10u, "written sorted by id");
+        NS_TEST_ASSERT_MSG_EQ(back.GetDeps(0)[0], 1u, "dependency follows the node");
+
+        // Cycles made through AddDependency are reported with the ids along them.
+        t.AddDependency(a, d);
+        threw = false;
+        try
+        {
+            t.Validate("mem");
+        }
+        catch (const TraceError& e)
+        {
+            threw = std::string(e.what()).find("cycle") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "cycle reported");
+    }
+};
+
+/**
+ * \brief A set is written all or nothing, and a smaller set replaces a larger one with the
+ * same prefix completely.
+ */
+class TraceSetFilesTestCase : public TestCase
+{
+  public:
+    TraceSetFilesTestCase()
+        : TestCase("sets are written atomically and replace stale rank files")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ScratchDir dir("trace-files");
+        std::string prefix = dir.Prefix("job");
+        TraceSet four = BuildSampleSet();
+        ChakraTraceWriter::WriteTraceSet(prefix, four);
+
+        TraceSet two;
+        two.groups.Add(1, {0, 1});
+        for (uint32_t r = 0; r < 2; ++r)
+        {
+            ExecutionTrace t(r);
+            uint32_t g = t.AddCompute("gemm", 100, 10, 10);
+            t.AddCollective("ar", CollectiveType::ALL_REDUCE, 1024, 1, {g});
+            two.ranks.push_back(t);
+        }
+        ChakraTraceWriter::WriteTraceSet(prefix, two);
+        NS_TEST_ASSERT_MSG_EQ(
+            fs::exists(ChakraTraceWriter::RankFileName(prefix, 2)), false, "stale rank 2 removed");
+        TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
+        NS_TEST_ASSERT_MSG_EQ(back.ranks.size(), 2u, "two ranks now");
+
+        // Block the temporary name of rank 1 with a directory: writing fails, nothing changes.
+        std::string blocked = ChakraTraceWriter::RankFileName(dir.Prefix("fail"), 1) + ".tmp"
+                              + std::to_string(::getpid());
+        fs::create_directories(blocked);
+        bool threw = false;
+        try
+        {
+            ChakraTraceWriter::WriteTraceSet(dir.Prefix("fail"), two);
+        }
+        catch (const TraceError& e)
+        {
+            threw = std::string(e.what()).find("cannot write") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "write failure reported");
+        size_t leftovers = 0;
+        for (const auto& entry : fs::directory_iterator(dir.Path()))
+        {
+            std::string name = entry.path().filename().string();
+            leftovers += name.rfind("fail.", 0) == 0 && entry.path() != fs::path(blocked);
+        }
+        NS_TEST_ASSERT_MSG_EQ(leftovers, 0u, "no half-written files left behind");
+
+        // The shared-graph overload relabels ranks.
+        std::vector<const ExecutionTrace*> shared = {&two.ranks[0], &two.ranks[0]};
+        ChakraTraceWriter::WriteTraceSet(dir.Prefix("shared"), shared, two.groups);
+        TraceSet s = ChakraTraceReader::ReadTraceSet(dir.Prefix("shared"));
+        NS_TEST_ASSERT_MSG_EQ(s.ranks[1].GetRank(), 1u, "relabelled");
+        NS_TEST_ASSERT_MSG_EQ(s.ranks[1].GetNNodes(), 2u, "same graph");
+    }
+};
+
+/** \brief Chakra execution-trace format tests. */
+class TraceFormatTestSuite : public TestSuite
+{
+  public:
+    TraceFormatTestSuite()
+        : TestSuite("rapid-llm-trace-format", UNIT)
+    {
+        AddTestCase(new TraceRoundTripTestCase, TestCase::QUICK);
+        AddTestCase(new TraceDeterminismTestCase, TestCase::QUICK);
+        AddTestCase(new TraceWireFormatTestCase, TestCase::QUICK);
+        AddTestCase(new ForeignTraceTestCase, TestCase::QUICK);
+        AddTestCase(new ExecutionTraceApiTestCase, TestCase::QUICK);
+        AddTestCase(new TraceSetFilesTestCase, TestCase::QUICK);
+    }
+};
+
+static TraceFormatTestSuite g_traceFormatTestSuite; //!< registers the suite
