@@ -82,6 +82,10 @@ GpuSpec::Read(SpecReader& r)
     g.hbmBytes = r.GetPositive("hbm_gib") * 1024 * 1024 * 1024;
     g.hbmBandwidthBps = r.GetPositive("hbm_bandwidth_GBps") * 1e9;
     g.launchOverheadS = r.GetInRange("launch_overhead_us", 0, 1e6) * 1e-6;
+    // Optional (added for the tile-based compute model; older files stay valid).
+    g.memoryLatencyS = r.GetInRange("memory_latency_ns", 0, 1e6, 0) * 1e-9;
+    g.mmaTileM = static_cast<uint32_t>(r.GetCount("mma_tile_m", 8, 64));
+    g.mmaTileN = static_cast<uint32_t>(r.GetCount("mma_tile_n", 8, 64));
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
     g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);

@@ -54,7 +54,10 @@ struct GpuSpec
     uint64_t hbmBytes = 0;                  //!< device memory size
     double hbmBandwidthBps = 0;             //!< device memory bandwidth, bytes/s
     double launchOverheadS = 0;             //!< per-kernel launch and tail overhead, seconds
-    GpuEfficiency efficiency;               //!< calibration
+    double memoryLatencyS = 0; //!< loaded device-memory access latency, seconds (optional key)
+    uint32_t mmaTileM = 64;    //!< rows of C one warp (or warpgroup) computes from shared memory
+    uint32_t mmaTileN = 64;    //!< columns of C one warp (or warpgroup) computes
+    GpuEfficiency efficiency;  //!< calibration
 
     /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
     double TensorFlops(DataType type) const;

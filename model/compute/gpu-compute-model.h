@@ -1,0 +1,242 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_GPU_COMPUTE_MODEL_H
+#define RAPIDLLM_GPU_COMPUTE_MODEL_H
+
+#include "ns3/data-type.h"
+#include "ns3/gpu-spec.h"
+#include "ns3/object.h"
+#include "operator-cost.h"
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The shape of one attention call (FlashAttention-style, one kernel over all heads).
+ */
+struct AttentionShape
+{
+    uint64_t batch = 1;    //!< sequences
+    uint64_t heads = 1;    //!< query heads
+    uint64_t kvHeads = 1;  //!< key/value heads (GQA/MQA when fewer than heads)
+    uint64_t queryLen = 1; //!< query tokens per sequence
+    uint64_t kvLen = 1;    //!< key/value tokens per sequence (queries are the last queryLen)
+    uint64_t headDim = 64; //!< head dimension
+    bool causal = true;    //!< causal mask: blocks above the diagonal are skipped
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Tile-based GPU compute model: the time of each operator of an LLM on one GPU, with the
+ * reason (FLOPs and bytes at each memory level, the bounding level, waves, occupancy).
+ *
+ * GEMMs enumerate thread-block tilings and pipeline depths that fit the SM (shared memory,
+ * registers, threads, blocks), schedule the tiles in waves over the SMs, count the traffic at
+ * each level from tile reuse, and keep the fastest tiling, as cuBLAS's heuristic would.
+ * Attention follows FlashAttention-2's tiling; elementwise operators are rooflines. All
+ * calibration comes from the GpuSpec (one set per GPU). Results are memoized and
+ * deterministic.
+ */
+class GpuComputeModel : public Object
+{
+  public:
+    /**
+     * \brief Registers the type and its attributes.
+     * \return the TypeId
+     */
+    static TypeId GetTypeId();
+
+    /** \brief An empty model; call SetGpu before asking for costs. */
+    GpuComputeModel();
+
+    /**
+     * \brief A model of \p gpu.
+     * \param gpu the GPU (its efficiency factors are the calibration)
+     */
+    explicit GpuComputeModel(const GpuSpec& gpu);
+
+    /**
+     * \brief Replaces the GPU and forgets memoized results.
+     * \param gpu the GPU
+     */
+    void SetGpu(const GpuSpec& gpu);
+
+    /** \return the GPU */
+    const GpuSpec& GetGpu() const;
+
+    /**
+     * \brief C[m x n] = A[m x k] B[k x n], \p batch times (batched GEMM), with the best tiling.
+     * \param m rows of A and C (tokens)
+     * \param n columns of B and C (output features)
+     * \param k the reduction dimension (input features)
+     * \param type operand type (output in the same type, fp32 accumulation)
+     * \param batch independent GEMMs of the same shape in one launch
+     * \return the cost; memoized by shape and type
+     */
+    OperatorCost Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_t batch = 1);
+
+    /**
+     * \brief The cost of a GEMM with a given tiling (blockM, blockN, blockK, stages, splitK),
+     * to show what the heuristic trades off; threads and occupancy are derived.
+     * \param m rows
+     * \param n columns
+     * \param k reduction dimension
+     * \param type operand type
+     * \param batch batched GEMMs
+     * \param tiling the tiling to evaluate
+     * \return the cost; throws SpecError if the tiling does not fit on an SM
+     */
+    OperatorCost GemmWithTiling(uint64_t m,
+                                uint64_t n,
+                                uint64_t k,
+                                DataType type,
+                                uint64_t batch,
+                                const KernelTiling& tiling) const;
+
+    /**
+     * \brief FlashAttention-2 forward: S = QK^T, online softmax, O = PV, tiled over query and
+     * key/value blocks; causal blocks above the diagonal are skipped.
+     * \param shape the call
+     * \param type Q/K/V/O type
+     * \return the cost
+     */
+    OperatorCost AttentionForward(const AttentionShape& shape, DataType type);
+
+    /**
+     * \brief FlashAttention-2 backward (recomputes S and P; dQ accumulated in fp32), including
+     * its preprocessing (rowsum(dO*O)) and dQ conversion kernels.
+     * \param shape the call
+     * \param type tensor type
+     * \return the cost
+     */
+    OperatorCost AttentionBackward(const AttentionShape& shape, DataType type);
+
+    /**
+     * \brief One decode step's attention: each query token reads its sequence's KV cache
+     * (memory bound); the cache is split over thread blocks (flash-decoding) to fill the SMs.
+     * \param batch sequences (one new token each)
+     * \param heads query heads
+     * \param kvHeads key/value heads
+     * \param kvLen cached tokens per sequence
+     * \param headDim head dimension
+     * \param type cache type
+     * \return the cost
+     */
+    OperatorCost DecodeAttention(uint64_t batch,
+                                 uint64_t heads,
+                                 uint64_t kvHeads,
+                                 uint64_t kvLen,
+                                 uint64_t headDim,
+                                 DataType type);
+
+    /**
+     * \brief A roofline kernel on the CUDA cores: max(vector time, HBM time) plus overheads.
+     * \param kind the operator name for reports
+     * \param flops arithmetic (FP32 on CUDA cores)
+     * \param bytesRead bytes read from device memory
+     * \param bytesWritten bytes written
+     * \return the cost
+     */
+    OperatorCost Elementwise(const std::string& kind,
+                             double flops,
+                             double bytesRead,
+                             double bytesWritten) const;
+
+    /** \return LayerNorm forward over \p tokens x \p hidden (mean, variance, scale, shift) */
+    OperatorCost LayerNorm(uint64_t tokens, uint64_t hidden, DataType type) const;
+    /** \return RMSNorm forward over \p tokens x \p hidden */
+    OperatorCost RmsNorm(uint64_t tokens, uint64_t hidden, DataType type) const;
+    /** \return a row softmax over \p rows x \p cols (unfused attention, router) */
+    OperatorCost Softmax(uint64_t rows, uint64_t cols, DataType type) const;
+    /** \return GELU (tanh form) over \p elements */
+    OperatorCost Gelu(uint64_t elements, DataType type) const;
+    /** \return SwiGLU: silu(gate) * up over \p tokens x \p ffnHidden outputs */
+    OperatorCost SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const;
+    /** \return rotary embedding applied to the query and key heads of \p tokens tokens */
+    OperatorCost Rope(
+        uint64_t tokens, uint64_t heads, uint64_t kvHeads, uint64_t headDim, DataType type) const;
+    /** \return a residual add of \p elements */
+    OperatorCost ResidualAdd(uint64_t elements, DataType type) const;
+    /** \return gathering \p tokens rows of a \p hidden wide embedding table */
+    OperatorCost EmbeddingLookup(uint64_t tokens, uint64_t hidden, DataType type) const;
+    /** \return fused softmax cross-entropy over \p tokens x \p vocab logits, with its gradient */
+    OperatorCost CrossEntropy(uint64_t tokens, uint64_t vocab, DataType type) const;
+    /**
+     * \brief Mixed-precision Adam step over \p params parameters: fp32 master weights and
+     * moments, gradients in \p gradType, and a copy of the weights back in \p paramType.
+     * \param params parameters updated by this GPU
+     * \param paramType the compute copy of the weights
+     * \param gradType the gradients
+     * \return the cost
+     */
+    OperatorCost AdamUpdate(uint64_t params, DataType paramType, DataType gradType) const;
+
+    /** \return memoized GEMM shapes */
+    size_t CacheSize() const;
+    /** \brief Forgets memoized results. */
+    void ClearCache();
+
+  private:
+    /** Memo key of one GEMM. */
+    struct GemmKey
+    {
+        uint64_t m;     //!< rows
+        uint64_t n;     //!< columns
+        uint64_t k;     //!< depth
+        uint64_t batch; //!< batch
+        int type;       //!< data type
+
+        /** \return true if equal */
+        bool
+        operator==(const GemmKey& o) const
+        {
+            return m == o.m && n == o.n && k == o.k && batch == o.batch && type == o.type;
+        }
+    };
+
+    /** Hash of a GemmKey. */
+    struct GemmKeyHash
+    {
+        /** \return the hash */
+        size_t operator()(const GemmKey& key) const;
+    };
+
+    /**
+     * Evaluates one tiling; returns false if it does not fit.
+     * \param m rows \param n columns \param k depth \param type operand type
+     * \param batch batch \param tiling tiling (threads/occupancy filled in)
+     * \param best cost to fill
+     * \return true if the tiling fits
+     */
+    bool EvaluateGemm(uint64_t m,
+                      uint64_t n,
+                      uint64_t k,
+                      DataType type,
+                      uint64_t batch,
+                      KernelTiling tiling,
+                      OperatorCost& best) const;
+
+    /** \return the peak FLOP/s of \p type and whether it is on tensor cores */
+    double MatmulPeak(DataType type, bool& tensor) const;
+    /** Throws SpecError if no GPU is set or \p what has a zero dimension. */
+    void Check(const std::string& what, std::initializer_list<uint64_t> dims) const;
+    /** Picks the level with the longest time and fills bound. */
+    static void SetBound(OperatorCost& cost);
+
+    GpuSpec m_gpu;        //!< the GPU
+    bool m_hasGpu;        //!< whether SetGpu was called
+    bool m_enableSplitK;  //!< consider split-K for GEMMs with fewer tiles than SMs
+    uint32_t m_maxSplitK; //!< largest split-K factor considered
+    std::unordered_map<GemmKey, OperatorCost, GemmKeyHash> m_gemmCache; //!< memo
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_GPU_COMPUTE_MODEL_H

@@ -1,0 +1,36 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "operator-cost.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+std::string
+ToString(BoundLevel level)
+{
+    switch (level)
+    {
+        case BoundLevel::COMPUTE:
+            return "compute";
+        case BoundLevel::SMEM:
+            return "smem";
+        case BoundLevel::L2:
+            return "l2";
+        case BoundLevel::HBM:
+            return "hbm";
+        case BoundLevel::LAUNCH:
+            return "launch";
+    }
+    return "compute";
+}
+
+double
+OperatorCost::FlopRate() const
+{
+    return timeS > 0 ? flops / timeS : 0.0;
+}
+
+} // namespace rapidllm
+} // namespace ns3
