@@ -1,0 +1,182 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm trace-info: loads a Chakra trace set (<prefix>.<rank>.et + <prefix>.comm_groups.json)
+// with the strict reader and summarizes each rank: node counts by type, total compute time, the
+// longest chain of compute (a lower bound on the step time when communication is free), and the
+// bytes each rank moves in collectives and point-to-point messages.
+
+#include "cli-commands.h"
+#include "ns3/chakra-trace-reader.h"
+#include "ns3/command-line.h"
+#include "ns3/spec-error.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/// What trace-info reports for one rank.
+struct RankSummary
+{
+    uint64_t nodes = 0;
+    uint64_t edges = 0;
+    uint64_t comp = 0;
+    uint64_t coll = 0;
+    uint64_t send = 0;
+    uint64_t recv = 0;
+    uint64_t other = 0;
+    uint64_t computeNs = 0;
+    uint64_t computePathNs = 0;
+    uint64_t collBytes = 0;
+    uint64_t p2pBytes = 0;
+};
+
+RankSummary
+Summarize(const ExecutionTrace& t)
+{
+    RankSummary s;
+    s.nodes = t.GetNNodes();
+    s.edges = t.GetNEdges();
+    for (const auto& n : t.GetNodes())
+    {
+        switch (n.type)
+        {
+            case TraceNodeType::COMP:
+                ++s.comp;
+                s.computeNs += n.durationNs;
+                break;
+            case TraceNodeType::COMM_COLL:
+                ++s.coll;
+                s.collBytes += n.bytes;
+                break;
+            case TraceNodeType::COMM_SEND:
+                ++s.send;
+                s.p2pBytes += n.bytes;
+                break;
+            case TraceNodeType::COMM_RECV:
+                ++s.recv;
+                break;
+            default:
+                ++s.other;
+        }
+    }
+    // Longest path where compute nodes take their duration and everything else takes no time.
+    std::vector<uint64_t> finish(t.GetNNodes(), 0);
+    for (uint32_t i : t.TopologicalOrder())
+    {
+        uint64_t start = 0;
+        for (uint32_t d : t.GetDeps(i))
+        {
+            start = std::max(start, finish[d]);
+        }
+        const TraceNode& n = t.GetNode(i);
+        finish[i] = start + (n.type == TraceNodeType::COMP ? n.durationNs : 0);
+        s.computePathNs = std::max(s.computePathNs, finish[i]);
+    }
+    return s;
+}
+
+std::string
+Bytes(uint64_t b)
+{
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2);
+    if (b >= (1ull << 30))
+    {
+        out << b / double(1ull << 30) << " GiB";
+    }
+    else if (b >= (1ull << 20))
+    {
+        out << b / double(1ull << 20) << " MiB";
+    }
+    else if (b >= (1ull << 10))
+    {
+        out << b / double(1ull << 10) << " KiB";
+    }
+    else
+    {
+        out << b << " B";
+    }
+    return out.str();
+}
+
+} // namespace
+
+int
+RunTraceInfoCommand(int argc, char** argv)
+{
+    std::string prefix;
+    ns3::CommandLine cmd("rapid-llm trace-info");
+    cmd.Usage("Loads a Chakra execution-trace set (<prefix>.<rank>.et and "
+              "<prefix>.comm_groups.json), checks it, and prints per-rank node counts, compute "
+              "time and communication bytes.");
+    cmd.AddValue("trace", "path prefix of the trace set, e.g. out/gpt3 for out/gpt3.0.et", prefix);
+    CheckOptions(argc, argv, {"trace"});
+    cmd.Parse(argc, argv);
+    if (prefix.empty())
+    {
+        throw SpecError("command line", "--trace", "required: the trace set's path prefix");
+    }
+
+    TraceSet set = ChakraTraceReader::ReadTraceSet(prefix);
+    std::cout << "Trace set " << prefix << ": " << set.ranks.size() << " ranks, "
+              << set.groups.GetSize() << " communicator groups\n";
+    std::cout << std::right << std::setw(6) << "rank" << std::setw(10) << "nodes" << std::setw(10)
+              << "edges" << std::setw(9) << "comp" << std::setw(7) << "coll" << std::setw(7)
+              << "send" << std::setw(7) << "recv" << std::setw(7) << "other" << std::setw(14)
+              << "compute_ms" << std::setw(14) << "comp_path_ms" << std::setw(14) << "coll_bytes"
+              << std::setw(14) << "send_bytes"
+              << "\n";
+    RankSummary total;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> byCollective; // count, bytes
+    for (const auto& t : set.ranks)
+    {
+        RankSummary s = Summarize(t);
+        std::cout << std::setw(6) << t.GetRank() << std::setw(10) << s.nodes << std::setw(10)
+                  << s.edges << std::setw(9) << s.comp << std::setw(7) << s.coll << std::setw(7)
+                  << s.send << std::setw(7) << s.recv << std::setw(7) << s.other << std::fixed
+                  << std::setprecision(3) << std::setw(14) << s.computeNs / 1e6 << std::setw(14)
+                  << s.computePathNs / 1e6 << std::setw(14) << Bytes(s.collBytes) << std::setw(14)
+                  << Bytes(s.p2pBytes) << "\n";
+        total.nodes += s.nodes;
+        total.edges += s.edges;
+        total.computeNs += s.computeNs;
+        total.collBytes += s.collBytes;
+        total.p2pBytes += s.p2pBytes;
+        total.computePathNs = std::max(total.computePathNs, s.computePathNs);
+        for (const auto& n : t.GetNodes())
+        {
+            if (n.type == TraceNodeType::COMM_COLL)
+            {
+                auto& entry = byCollective[ToString(n.commType)];
+                ++entry.first;
+                entry.second += n.bytes;
+            }
+        }
+    }
+    std::cout << "total: " << total.nodes << " nodes, " << total.edges << " edges, compute "
+              << std::setprecision(3) << total.computeNs / 1e6 << " ms (longest rank chain "
+              << total.computePathNs / 1e6 << " ms), collectives " << Bytes(total.collBytes)
+              << ", point-to-point " << Bytes(total.p2pBytes) << "\n";
+    for (const auto& [name, entry] : byCollective)
+    {
+        std::cout << "  " << std::left << std::setw(22) << name << std::right << std::setw(10)
+                  << entry.first << " nodes " << std::setw(14) << Bytes(entry.second) << "\n";
+    }
+    return 0;
+}
+
+static CliCommandRegistrar g_traceInfoCommand("trace-info",
+                                              "summarize a Chakra execution-trace set",
+                                              RunTraceInfoCommand);
+
+} // namespace rapidllm
+} // namespace ns3
