@@ -1,0 +1,53 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Benchmarks of the workload layer: building every rank's graph and the memory report.
+// Target (workload issue): GPT-3 175B on 1024 GPUs (TP8 PP8 DP16, mbs 1, global batch 1536)
+// in under 1 s on one core.
+
+#include "ns3/memory-model.h"
+#include "ns3/model-spec.h"
+#include "ns3/run-spec.h"
+#include "ns3/workload.h"
+
+#include <benchmark/benchmark.h>
+
+using namespace ns3::rapidllm;
+
+static void
+BM_BuildGpt3On1024Gpus(benchmark::State& state)
+{
+    ModelSpec model = ModelSpec::Load("gpt3-175b");
+    RunSpec run;
+    run.parallel.tp = 8;
+    run.parallel.pp = 8;
+    run.parallel.dp = 16;
+    run.microBatch = 1;
+    run.globalBatch = 1536;
+    run.sequence = 2048;
+    run.recompute = static_cast<Recompute>(state.range(0));
+    GpuSpec gpu;
+    gpu.hbmBytes = 80ull << 30;
+    std::size_t nodes = 0;
+    for (auto _ : state)
+    {
+        Workload w = Workload::Build(model, run);
+        MemoryReport m = AnalyzeMemory(w, gpu);
+        benchmark::DoNotOptimize(m.worst.peak);
+        nodes = 0;
+        for (const auto& g : w.stages)
+        {
+            nodes += g.nodes.size();
+        }
+    }
+    state.counters["graph_nodes"] = static_cast<double>(nodes);
+    state.counters["ranks"] = 1024;
+}
+
+BENCHMARK(BM_BuildGpt3On1024Gpus)
+    ->Arg(static_cast<int>(Recompute::NONE))
+    ->Arg(static_cast<int>(Recompute::FULL))
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

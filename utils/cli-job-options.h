@@ -1,0 +1,51 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_CLI_JOB_OPTIONS_H
+#define RAPIDLLM_CLI_JOB_OPTIONS_H
+
+#include "ns3/command-line.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/run-spec.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \brief The options every job command (memory, trace, run) shares: the model (preset or file,
+ * with shape overrides), the hardware, the parallel layout and the run settings, named the same
+ * everywhere.
+ */
+class JobOptions
+{
+  public:
+    /** \brief Registers the options on \p cmd (values are read as text and checked later). */
+    void AddTo(CommandLine& cmd);
+
+    /** \return the option names, for CheckOptions */
+    std::vector<std::string> Names() const;
+
+    /** \brief Loads the specs and validates the layout; throws SpecError naming the option. */
+    void Resolve();
+
+    ModelSpec model;       //!< after Resolve()
+    HardwareSpec hardware; //!< after Resolve()
+    RunSpec run;           //!< after Resolve()
+
+  private:
+    /** Parses a whole-number option (empty = absent). */
+    bool Count(const std::string& name, uint32_t minimum, uint32_t& out) const;
+
+    std::map<std::string, std::string> m_values; //!< option name -> text
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_CLI_JOB_OPTIONS_H

@@ -1,0 +1,89 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm memory: the per-GPU memory-feasibility verdict of a job.
+
+#include "cli-commands.h"
+#include "cli-job-options.h"
+#include "ns3/json-writer.h"
+#include "ns3/memory-model.h"
+#include "ns3/workload.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+std::string
+Gib(uint64_t bytes)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%8.2f GiB", bytes / double(1ull << 30));
+    return buffer;
+}
+} // namespace
+
+int
+RunMemoryCommand(int argc, char** argv)
+{
+    JobOptions job;
+    bool json = false;
+    CommandLine cmd("rapid-llm memory");
+    cmd.Usage("Reports each GPU's peak memory (weights, gradients, optimizer state, activations "
+              "from a liveness walk of the schedule, KV cache) and whether the job fits.");
+    job.AddTo(cmd);
+    cmd.AddValue("json", "print one JSON object (the rank with the highest peak)", json);
+    auto names = job.Names();
+    names.push_back("json");
+    CheckOptions(argc, argv, names);
+    cmd.Parse(argc, argv);
+    job.Resolve();
+
+    Workload w = Workload::Build(job.model, job.run);
+    MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
+    const RankMemory& m = report.worst;
+    if (json)
+    {
+        JsonWriter out;
+        out.BeginObject();
+        out.Value("feasible", report.feasible);
+        if (!report.feasible)
+        {
+            out.Value("reason", report.reason);
+        }
+        out.Value("peak_bytes", m.peak)
+            .Value("capacity_bytes", report.capacity)
+            .Value("weights", m.weights)
+            .Value("gradients", m.gradients)
+            .Value("optimizer", m.optimizer)
+            .Value("activations", m.activations)
+            .Value("kv_cache", m.kvCache)
+            .Value("framework", m.framework)
+            .Value("stage", m.stage)
+            .EndObject();
+        std::cout << out.Str();
+        return 0;
+    }
+    std::cout << job.model.name << " " << ToString(job.run.mode) << " on "
+              << job.run.parallel.Gpus() << " x " << job.hardware.gpu.name << "\n"
+              << "Peak memory per GPU (pipeline stage " << m.stage << ", the highest):\n"
+              << "  weights      " << Gib(m.weights) << "\n"
+              << "  gradients    " << Gib(m.gradients) << "\n"
+              << "  optimizer    " << Gib(m.optimizer) << "\n"
+              << "  activations  " << Gib(m.activations) << "\n"
+              << "  kv cache     " << Gib(m.kvCache) << "\n"
+              << "  framework    " << Gib(m.framework) << "\n"
+              << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
+              << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n";
+    return 0;
+}
+
+static CliCommandRegistrar g_memoryCommand("memory",
+                                           "per-GPU peak memory of a job and whether it fits",
+                                           RunMemoryCommand);
+
+} // namespace rapidllm
+} // namespace ns3
