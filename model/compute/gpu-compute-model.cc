@@ -147,7 +147,10 @@ GpuComputeModel::MatmulPeak(DataType type, bool& tensor) const
     tensor = peak > 0;
     if (!tensor)
     {
-        peak = m_gpu.VectorFlops(type);
+        // CUDA cores only for a type the GPU lists (VectorFlops would fall back to fp32, but a
+        // GPU without fp8 support cannot run an fp8 GEMM at any rate).
+        auto it = m_gpu.vectorFlops.find(type);
+        peak = it == m_gpu.vectorFlops.end() ? 0.0 : it->second;
     }
     if (peak <= 0)
     {

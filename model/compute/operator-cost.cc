@@ -26,6 +26,12 @@ ToString(BoundLevel level)
     return "compute";
 }
 
+std::ostream&
+operator<<(std::ostream& os, BoundLevel level)
+{
+    return os << ToString(level);
+}
+
 double
 OperatorCost::FlopRate() const
 {

@@ -6,6 +6,7 @@
 #define RAPIDLLM_OPERATOR_COST_H
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 namespace ns3 {
@@ -26,6 +27,14 @@ enum class BoundLevel
 
 /** \return the lower-case name of \p level ("compute", "smem", "l2", "hbm", "launch") */
 std::string ToString(BoundLevel level);
+
+/**
+ * \brief Prints the level's name (for logs and test messages).
+ * \param os the stream
+ * \param level the level
+ * \return os
+ */
+std::ostream& operator<<(std::ostream& os, BoundLevel level);
 
 /**
  * \ingroup rapid-llm

@@ -1,0 +1,436 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// The tile-based compute model: GEMM rooflines and tiling (big GEMMs compute bound, GEMVs HBM
+// bound), wave quantization, split-K, memoization and determinism, attention and elementwise
+// operators, and bad input.
+
+#include "ns3/boolean.h"
+#include "ns3/gpu-compute-model.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+
+#include <cmath>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+/** \return a compute model of a hardware preset */
+Ptr<GpuComputeModel>
+ModelOf(const std::string& preset)
+{
+    Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
+    model->SetGpu(HardwareSpec::Load(preset).gpu);
+    return model;
+}
+} // namespace
+
+/** \brief A big square GEMM reaches 250-300 TFLOP/s on A100 and is compute bound; M = 1 reads
+ * the weights once and is HBM bound. H100 reaches 600-750 TFLOP/s. */
+class GemmRooflineTestCase : public TestCase
+{
+  public:
+    GemmRooflineTestCase()
+        : TestCase("big GEMMs are compute bound at cuBLAS-like rates, GEMVs are HBM bound")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        OperatorCost big = a100->Gemm(16384, 16384, 16384, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(big.bound, BoundLevel::COMPUTE, "16384^3 must be compute bound");
+        NS_TEST_ASSERT_MSG_GT(big.FlopRate(), 250e12, "A100 16384^3 below 250 TFLOP/s");
+        NS_TEST_ASSERT_MSG_LT(big.FlopRate(), 300e12, "A100 16384^3 above 300 TFLOP/s");
+        NS_TEST_ASSERT_MSG_EQ_TOL(big.flops, 2.0 * std::pow(16384.0, 3), 1.0, "FLOPs = 2mnk");
+        NS_TEST_ASSERT_MSG_GT(big.smUtilization, 0.99, "75.85 waves leave little idle time");
+        // Traffic ordering: shared memory sees the most bytes, HBM the fewest but at least the
+        // compulsory A, B and C.
+        NS_TEST_ASSERT_MSG_GT(big.smemBytes, big.l2Bytes, "smem traffic exceeds L2 traffic");
+        NS_TEST_ASSERT_MSG_GT(big.l2Bytes, big.hbmBytes, "L2 traffic exceeds HBM traffic");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(big.hbmBytes, 3 * 16384.0 * 16384 * 2, "compulsory bytes");
+
+        OperatorCost gemv = a100->Gemm(1, 16384, 16384, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(gemv.bound, BoundLevel::HBM, "M = 1 must be HBM bound");
+        const GpuSpec& g = a100->GetGpu();
+        double weights = 16384.0 * 16384 * 2;
+        double floor = weights / (g.hbmBandwidthBps * g.efficiency.hbm);
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(gemv.timeS, floor, "cannot beat the weight read");
+        NS_TEST_ASSERT_MSG_LT(gemv.timeS, 1.15 * floor, "should stream close to bandwidth");
+
+        auto h100 = ModelOf("h100-sxm-80gb");
+        OperatorCost hbig = h100->Gemm(16384, 16384, 16384, DataType::BF16);
+        NS_TEST_ASSERT_MSG_GT(hbig.FlopRate(), 600e12, "H100 16384^3 below 600 TFLOP/s");
+        NS_TEST_ASSERT_MSG_LT(hbig.FlopRate(), 750e12, "H100 16384^3 above 750 TFLOP/s");
+        NS_TEST_ASSERT_MSG_GT(hbig.FlopRate(), 2.2 * big.FlopRate(), "H100 well above A100");
+    }
+};
+
+/** \brief One tile more than a full wave leaves the last wave almost empty: clearly more time per
+ * FLOP than a GEMM that fills its waves exactly. */
+class WaveQuantizationTestCase : public TestCase
+{
+  public:
+    WaveQuantizationTestCase()
+        : TestCase("wave quantization: one tile past a full wave costs more per FLOP")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        KernelTiling t;
+        t.blockM = 128;
+        t.blockN = 256;
+        t.blockK = 64;
+        t.stages = 3; // 147 KiB of shared memory: one block per SM
+        const uint64_t k = 8192;
+        OperatorCost full = a100->GemmWithTiling(128 * 108, 256, k, DataType::BF16, 1, t);
+        OperatorCost over = a100->GemmWithTiling(128 * 109, 256, k, DataType::BF16, 1, t);
+        NS_TEST_ASSERT_MSG_EQ(full.tiling.blocksPerSm, 1u, "expected one block per SM");
+        NS_TEST_ASSERT_MSG_EQ(full.tiles, 108u, "108 tiles: one full wave");
+        NS_TEST_ASSERT_MSG_EQ(over.tiles, 109u, "109 tiles");
+        NS_TEST_ASSERT_MSG_EQ_TOL(full.waves, 1.0, 1e-12, "exactly one wave");
+        NS_TEST_ASSERT_MSG_GT(over.waves, 1.0, "a second, nearly empty wave");
+        NS_TEST_ASSERT_MSG_LT(over.smUtilization, 0.55, "the second wave idles 107 SMs");
+        double perFlopFull = full.timeS / full.flops;
+        double perFlopOver = over.timeS / over.flops;
+        NS_TEST_ASSERT_MSG_GT(perFlopOver, 1.6 * perFlopFull, "partial wave not charged");
+
+        // The heuristic sees it too: the best tiling of 109 tiles' worth of work is still
+        // clearly less efficient than that of 108 (it can only trade tiles for waves).
+        OperatorCost bestFull = a100->Gemm(128 * 108, 256, k, DataType::BF16);
+        OperatorCost bestOver = a100->Gemm(128 * 109, 256, k, DataType::BF16);
+        NS_TEST_ASSERT_MSG_GT(bestOver.timeS / bestOver.flops,
+                              1.05 * bestFull.timeS / bestFull.flops,
+                              "the chosen tiling should still show the quantization");
+    }
+};
+
+/** \brief Skinny GEMMs with fewer output tiles than SMs split K across blocks, and it helps. */
+class SplitKTestCase : public TestCase
+{
+  public:
+    SplitKTestCase()
+        : TestCase("split-K fills the SMs for skinny GEMMs")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        OperatorCost c = a100->Gemm(16, 1024, 16384, DataType::BF16);
+        NS_TEST_ASSERT_MSG_GT(c.tiling.splitK, 1u, "expected split-K");
+        NS_TEST_ASSERT_MSG_EQ(c.kernels, 2u, "split-K adds a reduction kernel");
+        KernelTiling noSplit = c.tiling;
+        noSplit.splitK = 1;
+        OperatorCost plain = a100->GemmWithTiling(16, 1024, 16384, DataType::BF16, 1, noSplit);
+        NS_TEST_ASSERT_MSG_LT(c.timeS, plain.timeS, "split-K should be faster here");
+
+        Ptr<GpuComputeModel> noSplitModel = CreateObject<GpuComputeModel>();
+        noSplitModel->SetAttribute("EnableSplitK", BooleanValue(false));
+        noSplitModel->SetGpu(a100->GetGpu());
+        OperatorCost d = noSplitModel->Gemm(16, 1024, 16384, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(d.tiling.splitK, 1u, "attribute disables split-K");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(d.timeS, c.timeS, "disabling an option cannot help");
+    }
+};
+
+/** \brief The chosen tiling respects the SM's limits and is the fastest candidate. */
+class TilingFitsTestCase : public TestCase
+{
+  public:
+    TilingFitsTestCase()
+        : TestCase("chosen tilings fit shared memory, registers and threads, and are fastest")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (const char* preset : {"a100-sxm-80gb", "h100-sxm-80gb"})
+        {
+            auto model = ModelOf(preset);
+            const GpuSpec& g = model->GetGpu();
+            const uint64_t shapes[][3] = {{4096, 12288, 4096},
+                                          {1, 22016, 4096},
+                                          {333, 777, 1234},
+                                          {8192, 1024, 65536},
+                                          {2048, 2048, 128}};
+            for (const auto& s : shapes)
+            {
+                OperatorCost c = model->Gemm(s[0], s[1], s[2], DataType::BF16);
+                const KernelTiling& t = c.tiling;
+                NS_TEST_ASSERT_MSG_LT_OR_EQ(
+                    t.smemPerBlock, g.sharedMemoryPerBlockBytes, "block shared memory");
+                NS_TEST_ASSERT_MSG_LT_OR_EQ(
+                    t.smemPerBlock * t.blocksPerSm, g.sharedMemoryPerSmBytes, "SM shared memory");
+                NS_TEST_ASSERT_MSG_LT_OR_EQ(
+                    t.threads * t.blocksPerSm, g.maxThreadsPerSm, "threads");
+                NS_TEST_ASSERT_MSG_GT_OR_EQ(t.stages, 2u, "pipelined");
+                NS_TEST_ASSERT_MSG_GT(c.timeS, g.launchOverheadS, "at least the launch");
+                // A few alternative tilings are never faster than the choice.
+                for (uint32_t bm : {64u, 128u, 256u})
+                {
+                    for (uint32_t bn : {64u, 128u, 256u})
+                    {
+                        KernelTiling alt;
+                        alt.blockM = bm;
+                        alt.blockN = bn;
+                        alt.blockK = 64;
+                        alt.stages = 3;
+                        try
+                        {
+                            OperatorCost a =
+                                model->GemmWithTiling(s[0], s[1], s[2], DataType::BF16, 1, alt);
+                            NS_TEST_ASSERT_MSG_GT_OR_EQ(
+                                a.timeS * (1 + 1e-9), c.timeS, "heuristic missed a faster tiling");
+                        }
+                        catch (const SpecError&)
+                        {
+                            // does not fit this GPU
+                        }
+                    }
+                }
+            }
+        }
+    }
+};
+
+/** \brief Results are memoized and identical across calls and instances. */
+class MemoTestCase : public TestCase
+{
+  public:
+    MemoTestCase()
+        : TestCase("GEMM costs are memoized and deterministic")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a = ModelOf("a100-sxm-80gb");
+        auto b = ModelOf("a100-sxm-80gb");
+        NS_TEST_ASSERT_MSG_EQ(a->CacheSize(), 0u, "empty cache");
+        OperatorCost x = a->Gemm(4096, 12288, 4096, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(a->CacheSize(), 1u, "one entry");
+        OperatorCost y = a->Gemm(4096, 12288, 4096, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(a->CacheSize(), 1u, "hit does not add");
+        OperatorCost z = b->Gemm(4096, 12288, 4096, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(x.timeS, y.timeS, "memo hit identical");
+        NS_TEST_ASSERT_MSG_EQ(x.timeS, z.timeS, "another instance identical");
+        NS_TEST_ASSERT_MSG_EQ(x.tiling.blockM, z.tiling.blockM, "same tiling");
+        a->Gemm(4096, 12288, 4096, DataType::FP16);
+        a->Gemm(4096, 12288, 4096, DataType::BF16, 2);
+        NS_TEST_ASSERT_MSG_EQ(a->CacheSize(), 3u, "type and batch are part of the key");
+        OperatorCost batched = a->Gemm(4096, 12288, 4096, DataType::BF16, 2);
+        NS_TEST_ASSERT_MSG_EQ_TOL(batched.flops, 2 * x.flops, 1.0, "batch doubles the FLOPs");
+        NS_TEST_ASSERT_MSG_GT(batched.timeS, 1.8 * x.timeS, "batch of 2 takes about twice as long");
+        a->ClearCache();
+        NS_TEST_ASSERT_MSG_EQ(a->CacheSize(), 0u, "cleared");
+    }
+};
+
+/** \brief FlashAttention: causal skips about half the blocks, the backward pass does 2.5x the
+ * FLOPs, decode attention reads the KV cache at HBM speed. */
+class AttentionTestCase : public TestCase
+{
+  public:
+    AttentionTestCase()
+        : TestCase("attention forward, backward and decode")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        AttentionShape s;
+        s.batch = 4;
+        s.heads = 32;
+        s.kvHeads = 32;
+        s.queryLen = 4096;
+        s.kvLen = 4096;
+        s.headDim = 128;
+        s.causal = false;
+        OperatorCost full = a100->AttentionForward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ_TOL(full.flops, 4.0 * 4 * 32 * 4096.0 * 4096 * 128, 1.0, "FLOPs");
+        NS_TEST_ASSERT_MSG_EQ(full.bound, BoundLevel::COMPUTE, "long attention is compute bound");
+        // FlashAttention-2 reaches ~50-75% of the A100 peak in the forward pass (Dao 2023).
+        NS_TEST_ASSERT_MSG_GT(full.utilization, 0.45, "too slow for FA2");
+        NS_TEST_ASSERT_MSG_LT(full.utilization, 0.80, "faster than FA2 gets");
+        s.causal = true;
+        OperatorCost causal = a100->AttentionForward(s, DataType::BF16);
+        double ratio = causal.timeS / full.timeS;
+        NS_TEST_ASSERT_MSG_GT(ratio, 0.45, "causal skips at most half");
+        NS_TEST_ASSERT_MSG_LT(ratio, 0.62, "causal should skip the blocks above the diagonal");
+        OperatorCost bwd = a100->AttentionBackward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ_TOL(bwd.flops, 2.5 * causal.flops, 1.0, "backward = 2.5x forward");
+        NS_TEST_ASSERT_MSG_GT(bwd.timeS, 2.0 * causal.timeS, "backward slower than 2x forward");
+        NS_TEST_ASSERT_MSG_LT(bwd.timeS, 4.5 * causal.timeS, "backward too slow");
+
+        // GQA with fewer KV heads reads less HBM.
+        AttentionShape gqa = s;
+        gqa.kvHeads = 8;
+        NS_TEST_ASSERT_MSG_LT(a100->AttentionForward(gqa, DataType::BF16).hbmBytes,
+                              causal.hbmBytes,
+                              "GQA reads fewer K/V bytes");
+
+        // Decode: 32 sequences x 4096 cached tokens of Llama-2-7B (32 KV heads x 128).
+        OperatorCost dec = a100->DecodeAttention(32, 32, 32, 4096, 128, DataType::BF16);
+        const GpuSpec& g = a100->GetGpu();
+        double cache = 2.0 * 32 * 32 * 4096 * 128 * 2;
+        NS_TEST_ASSERT_MSG_EQ(dec.bound, BoundLevel::HBM, "decode attention is HBM bound");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(dec.hbmBytes, cache, "reads the whole cache");
+        NS_TEST_ASSERT_MSG_GT(dec.timeS, cache / (g.hbmBandwidthBps * g.efficiency.hbm), "BW");
+        NS_TEST_ASSERT_MSG_LT(dec.timeS,
+                              1.2 * cache / (g.hbmBandwidthBps * g.efficiency.hbm) + 20e-6,
+                              "close to streaming the cache");
+        // One sequence alone must split the cache over blocks to use the SMs.
+        OperatorCost one = a100->DecodeAttention(1, 32, 8, 32768, 128, DataType::BF16);
+        NS_TEST_ASSERT_MSG_GT(one.tiling.splitK, 1u, "flash-decoding splits the KV cache");
+    }
+};
+
+/** \brief Elementwise operators are rooflines; tiny ones are dominated by the launch. */
+class ElementwiseTestCase : public TestCase
+{
+  public:
+    ElementwiseTestCase()
+        : TestCase("elementwise operators: HBM rooflines and launch-bound tiny kernels")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        const GpuSpec& g = a100->GetGpu();
+        double bw = g.hbmBandwidthBps * g.efficiency.hbm;
+        OperatorCost norm = a100->RmsNorm(4096, 4096, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(norm.bound, BoundLevel::HBM, "RMSNorm is HBM bound");
+        double bytes = 2.0 * 4096 * 4096 * 2;
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(norm.hbmBytes, bytes, "reads and writes the activations");
+        NS_TEST_ASSERT_MSG_EQ_TOL(norm.timeS,
+                                  norm.hbmBytes / bw + g.launchOverheadS + g.memoryLatencyS,
+                                  1e-12,
+                                  "roofline time");
+        OperatorCost add = a100->ResidualAdd(4096, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(add.bound, BoundLevel::LAUNCH, "a 4096-element add is launch bound");
+        OperatorCost adam = a100->AdamUpdate(1000000000, DataType::BF16, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ_TOL(adam.hbmBytes, 1e9 * 28, 1.0, "Adam moves 28 B/param");
+        for (const OperatorCost& c : {a100->LayerNorm(8, 4096, DataType::BF16),
+                                      a100->Softmax(1024, 1024, DataType::BF16),
+                                      a100->Gelu(1 << 20, DataType::BF16),
+                                      a100->SwiGlu(4096, 11008, DataType::BF16),
+                                      a100->Rope(4096, 32, 8, 128, DataType::BF16),
+                                      a100->EmbeddingLookup(4096, 4096, DataType::BF16),
+                                      a100->CrossEntropy(4096, 32000, DataType::BF16)})
+        {
+            NS_TEST_ASSERT_MSG_GT(c.timeS, g.launchOverheadS, c.kind + " at least a launch");
+            NS_TEST_ASSERT_MSG_GT(c.hbmBytes, 0.0, c.kind + " moves bytes");
+            NS_TEST_ASSERT_MSG_EQ(c.tensorCores, false, c.kind + " runs on CUDA cores");
+        }
+    }
+};
+
+/** \brief Bad input is a SpecError, never a crash. */
+class ComputeBadInputTestCase : public TestCase
+{
+  public:
+    ComputeBadInputTestCase()
+        : TestCase("bad compute-model input raises SpecError")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> empty = CreateObject<GpuComputeModel>();
+        bool thrown = false;
+        try
+        {
+            empty->Gemm(1, 1, 1, DataType::BF16);
+        }
+        catch (const SpecError&)
+        {
+            thrown = true;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "no GPU set");
+        auto a100 = ModelOf("a100-sxm-80gb");
+        thrown = false;
+        try
+        {
+            a100->Gemm(0, 16, 16, DataType::BF16);
+        }
+        catch (const SpecError& e)
+        {
+            thrown = std::string(e.what()).find("at least 1") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "zero dimension");
+        thrown = false;
+        KernelTiling huge;
+        huge.blockM = 256;
+        huge.blockN = 256;
+        huge.blockK = 128;
+        huge.stages = 5;
+        try
+        {
+            a100->GemmWithTiling(4096, 4096, 4096, DataType::BF16, 1, huge);
+        }
+        catch (const SpecError& e)
+        {
+            thrown = std::string(e.what()).find("does not fit") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "tiling too large for shared memory");
+        thrown = false;
+        try
+        {
+            AttentionShape s;
+            s.heads = 6;
+            s.kvHeads = 4;
+            a100->AttentionForward(s, DataType::BF16);
+        }
+        catch (const SpecError&)
+        {
+            thrown = true;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "heads not a multiple of kvHeads");
+        thrown = false;
+        try
+        {
+            a100->Gemm(16, 16, 16, DataType::FP8); // A100 has no FP8 rate at all
+        }
+        catch (const SpecError& e)
+        {
+            thrown = std::string(e.what()).find("fp8") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "no FP8 on A100");
+    }
+};
+
+/** \brief The compute-model unit tests. */
+class ComputeModelTestSuite : public TestSuite
+{
+  public:
+    ComputeModelTestSuite()
+        : TestSuite("rapid-llm-compute", UNIT)
+    {
+        AddTestCase(new GemmRooflineTestCase, TestCase::QUICK);
+        AddTestCase(new WaveQuantizationTestCase, TestCase::QUICK);
+        AddTestCase(new SplitKTestCase, TestCase::QUICK);
+        AddTestCase(new TilingFitsTestCase, TestCase::QUICK);
+        AddTestCase(new MemoTestCase, TestCase::QUICK);
+        AddTestCase(new AttentionTestCase, TestCase::QUICK);
+        AddTestCase(new ElementwiseTestCase, TestCase::QUICK);
+        AddTestCase(new ComputeBadInputTestCase, TestCase::QUICK);
+    }
+};
+
+static ComputeModelTestSuite g_computeModelTestSuite; //!< registers the suite
