@@ -33,6 +33,7 @@ constexpr int kNodeAttr = 10;
 constexpr int kAttrName = 1;
 constexpr int kAttrInt32 = 7;
 constexpr int kAttrInt64 = 9;
+constexpr int kAttrUint64 = 13;
 constexpr int kAttrString = 29;
 constexpr int kCompNode = 4;
 constexpr int kSendNode = 5;
@@ -333,6 +334,12 @@ class CommErrorsTestCase : public TestCase
                               .Int("comm_type", kAttrInt64, 0)
                               .Int("comm_size", kAttrInt64, ~0ull)}));
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "'comm_size' is -1"), true, e);
+
+        e = ErrorOf(File({RawNode(6, kCollNode)
+                              .Int("comm_type", kAttrInt64, 0)
+                              .Int("comm_size", kAttrUint64, 1ull << 63)}));
+        NS_TEST_ASSERT_MSG_EQ(
+            Contains(e, "'comm_size' is 9223372036854775808; allowed 0.."), true, e);
 
         e = ErrorOf(File({RawNode(7, kSendNode).Int("comm_tag", kAttrInt32, 1)}));
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "without a comm_dst"), true, e);

@@ -31,6 +31,8 @@ namespace {
 
 using ChakraProtoMsg::AttributeProto;
 
+constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
 /// Where we are, for error messages.
 struct Context
 {
@@ -490,7 +492,8 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             }
             else if (name == "num_ops" && n.type == TraceNodeType::COMP)
             {
-                n.numOps = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+                // int64 in Chakra's feeder, so at most 2^63-1.
+                n.numOps = ReadUnsigned(ctx, n.id, a, kInt64Max);
             }
             else if (name == "tensor_size")
             {
@@ -498,7 +501,7 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             }
             else if (name == "comm_size")
             {
-                commSize = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+                commSize = ReadUnsigned(ctx, n.id, a, kInt64Max);
             }
             else if (name == "comm_type" && coll)
             {
@@ -816,8 +819,11 @@ ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
                     + std::to_string(counts.second) + " matching receive(s): a replay would hang");
         }
     }
-    for (const auto& [group, perRank] : collectives)
+    for (const auto& entry : collectives)
     {
+        // Plain references: clang 14 cannot capture structured bindings in the lambda below.
+        uint32_t group = entry.first;
+        const std::map<uint32_t, uint64_t>& perRank = entry.second;
         std::vector<uint32_t> members;
         if (group == kWorldGroup)
         {
