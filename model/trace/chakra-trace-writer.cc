@@ -267,12 +267,31 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
                                  const CommGroups& groups,
                                  bool gzip)
 {
+    WriteTraceSet(
+        prefix,
+        static_cast<uint32_t>(graphs.size()),
+        [&graphs](uint32_t r)
+        {
+            ExecutionTrace graph = *graphs[r];
+            graph.SetRank(r);
+            return graph;
+        },
+        groups,
+        gzip);
+}
+
+void
+ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
+                                 uint32_t worldSize,
+                                 const std::function<ExecutionTrace(uint32_t)>& rankGraph,
+                                 const CommGroups& groups,
+                                 bool gzip)
+{
     namespace fs = std::filesystem;
-    if (graphs.empty())
+    if (worldSize == 0)
     {
         throw TraceError(prefix, TraceError::kNone, TraceError::kNone, "no ranks to write");
     }
-    auto worldSize = static_cast<uint32_t>(graphs.size());
     for (const auto& [id, ranks] : groups.GetAll())
     {
         for (uint32_t r : ranks)
@@ -303,21 +322,11 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
         for (uint32_t r = 0; r < worldSize; ++r)
         {
             std::string path = RankFileName(prefix, r);
-            ExecutionTrace const* graph = graphs[r];
-            std::string bytes;
-            if (graph->GetRank() == r)
-            {
-                bytes = EncodeRank(*graph, worldSize, gzip);
-            }
-            else
-            {
-                ExecutionTrace relabelled = *graph;
-                relabelled.SetRank(r);
-                bytes = EncodeRank(relabelled, worldSize, gzip);
-            }
+            ExecutionTrace graph = rankGraph(r);
+            std::string bytes = EncodeRank(graph, worldSize, gzip);
             files.emplace_back(path + suffix, path);
             WriteFile(files.back().first, bytes);
-            NS_LOG_INFO("wrote " << graph->GetNNodes() << " nodes to " << path);
+            NS_LOG_INFO("wrote " << graph.GetNNodes() << " nodes to " << path);
         }
         std::string groupsPath = CommGroupsFileName(prefix);
         files.emplace_back(groupsPath + suffix, groupsPath);

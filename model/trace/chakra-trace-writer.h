@@ -10,6 +10,7 @@
 #include "trace-set.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,21 @@ class ChakraTraceWriter
      */
     static void WriteTraceSet(const std::string& prefix,
                               const std::vector<const ExecutionTrace*>& graphs,
+                              const CommGroups& groups,
+                              bool gzip = false);
+
+    /**
+     * \brief Same, for graphs made one at a time (e.g. from a workload, so that memory holds one
+     * rank's graph at once): rank r is written with rankGraph(r).
+     * \param prefix path prefix
+     * \param worldSize number of ranks
+     * \param rankGraph makes rank r's graph
+     * \param groups communicator groups
+     * \param gzip compress the .et files
+     */
+    static void WriteTraceSet(const std::string& prefix,
+                              uint32_t worldSize,
+                              const std::function<ExecutionTrace(uint32_t)>& rankGraph,
                               const CommGroups& groups,
                               bool gzip = false);
 

@@ -104,6 +104,20 @@ MakeElementwise(OpType type, uint64_t rows, uint64_t width, DataType dtype, bool
 }
 
 OperatorDesc
+MakeRope(uint64_t tokens,
+         uint64_t heads,
+         uint64_t kvHeads,
+         uint64_t headDim,
+         DataType dtype,
+         bool backward)
+{
+    OperatorDesc d = MakeElementwise(OpType::ROPE, tokens, heads, dtype, backward);
+    d.k = kvHeads;
+    d.batch = headDim;
+    return d;
+}
+
+OperatorDesc
 MakeAttention(OpType type,
               uint64_t batch,
               uint64_t heads,

@@ -74,6 +74,14 @@ OperatorDesc MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64
 OperatorDesc MakeElementwise(
     OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward = false);
 
+/** \return a rotary-embedding descriptor: n = query heads, k = KV heads, batch = head dim */
+OperatorDesc MakeRope(uint64_t tokens,
+                      uint64_t heads,
+                      uint64_t kvHeads,
+                      uint64_t headDim,
+                      DataType dtype,
+                      bool backward = false);
+
 /** \return an attention descriptor */
 OperatorDesc MakeAttention(OpType type,
                            uint64_t batch,

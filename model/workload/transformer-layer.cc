@@ -124,8 +124,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     e.Compute("qkv", MakeGemm(rows, s.qkvOut, s.hidden, dt), kept(eb * gemmInputRows * s.hidden));
     if (m_model.position == PositionEmbedding::ROPE)
     {
-        e.Compute("rope",
-                  MakeElementwise(OpType::ROPE, rows, (s.heads + s.kvHeads) * s.headDim, dt));
+        e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, dt));
     }
     if (decodeContext > 0)
     {
@@ -483,9 +482,7 @@ TransformerLayer::Backward(GraphEmitter& e,
     AttentionBackward(e);
     if (m_model.position == PositionEmbedding::ROPE)
     {
-        e.Compute(
-            "rope_bwd",
-            MakeElementwise(OpType::ROPE, m_rows, (s.heads + s.kvHeads) * s.headDim, dt, true));
+        e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, dt, true));
     }
     uint32_t dgrad = e.Compute("qkv_dgrad", MakeGemm(m_rows, s.hidden, s.qkvOut, dt));
     if (sp)

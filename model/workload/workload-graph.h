@@ -68,9 +68,10 @@ struct WorkNode
     uint32_t microBatch = 0;                   //!< micro-batch (training) or decode step
     int32_t layer = -1;                        //!< global layer index, -1 outside layers
 
-    OperatorDesc op;       //!< COMPUTE: the operator
-    double durationS = 0;  //!< COMPUTE: cost from the compute model
-    double modelFlops = 0; //!< COMPUTE: FLOPs as the papers count them
+    OperatorDesc op;          //!< COMPUTE: the operator
+    double durationS = 0;     //!< COMPUTE: cost from the compute model
+    double modelFlops = 0;    //!< COMPUTE: FLOPs as the papers count them
+    uint64_t tensorBytes = 0; //!< COMPUTE: device-memory bytes moved
 
     CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
     GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis

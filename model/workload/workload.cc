@@ -43,7 +43,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     if (coster)
     {
         // Many nodes share a shape: cost each distinct operator once.
-        std::unordered_map<std::string, double> memo;
+        std::unordered_map<std::string, OperatorCost> memo;
         for (auto& g : w.stages)
         {
             for (auto& n : g.nodes)
@@ -58,7 +58,8 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 {
                     it = memo.emplace(key, coster(n.op)).first;
                 }
-                n.durationS = it->second;
+                n.durationS = it->second.timeS;
+                n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
             }
         }
     }

@@ -6,6 +6,7 @@
 #define RAPIDLLM_WORKLOAD_H
 
 #include "ns3/model-spec.h"
+#include "ns3/operator-cost.h"
 #include "ns3/run-spec.h"
 #include "parallel-layout.h"
 #include "workload-graph.h"
@@ -16,8 +17,8 @@
 namespace ns3 {
 namespace rapidllm {
 
-/** \brief Gives a compute node's duration in seconds (the compute model, or a test's rule). */
-using OperatorCoster = std::function<double(const OperatorDesc&)>;
+/** \brief Gives a compute node's cost (the compute model, or a test's rule). */
+using OperatorCoster = std::function<OperatorCost(const OperatorDesc&)>;
 
 /**
  * \ingroup rapid-llm

@@ -1,0 +1,135 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "workload-trace.h"
+
+#include "chakra-trace-writer.h"
+
+#include <cmath>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+CollectiveType
+ToCollectiveType(CollectiveKind kind)
+{
+    switch (kind)
+    {
+        case CollectiveKind::ALL_REDUCE:
+            return CollectiveType::ALL_REDUCE;
+        case CollectiveKind::ALL_GATHER:
+            return CollectiveType::ALL_GATHER;
+        case CollectiveKind::REDUCE_SCATTER:
+            return CollectiveType::REDUCE_SCATTER;
+        case CollectiveKind::ALL_TO_ALL:
+            return CollectiveType::ALL_TO_ALL;
+        case CollectiveKind::BROADCAST:
+            return CollectiveType::BROADCAST;
+    }
+    return CollectiveType::ALL_REDUCE;
+}
+
+/** The group kinds the workload's collectives use. */
+const std::vector<GroupKind> kCollectiveGroups = {
+    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP};
+
+/** The rank at \p offset along \p axis from \p rank (wrapping around). */
+uint32_t
+PeerOf(const ParallelLayout& layout, uint32_t rank, GroupKind axis, int32_t offset)
+{
+    const int64_t size = layout.GroupSize(axis);
+    const int64_t coord = layout.Coord(rank, axis);
+    const int64_t peer = ((coord + offset) % size + size) % size;
+    return layout.WithCoord(rank, axis, static_cast<uint32_t>(peer));
+}
+} // namespace
+
+ExecutionTrace
+RankTrace(const Workload& w, uint32_t rank)
+{
+    const StageGraph& g = w.GraphOf(rank);
+    ExecutionTrace trace(rank);
+    for (const auto& n : g.nodes)
+    {
+        const std::string name = g.NameOf(n);
+        switch (n.kind)
+        {
+            case WorkNodeKind::COMPUTE:
+                trace.AddCompute(name,
+                                 static_cast<uint64_t>(std::llround(n.durationS * 1e9)),
+                                 static_cast<uint64_t>(n.modelFlops),
+                                 n.tensorBytes,
+                                 n.deps);
+                break;
+            case WorkNodeKind::COLLECTIVE:
+                trace.AddCollective(name,
+                                    ToCollectiveType(n.collective),
+                                    n.commBytes,
+                                    w.layout.GroupId(rank, n.group),
+                                    n.deps);
+                break;
+            case WorkNodeKind::SEND:
+                trace.AddSend(name,
+                              PeerOf(w.layout, rank, n.group, n.peerOffset),
+                              static_cast<int32_t>(n.tag),
+                              n.commBytes,
+                              n.deps);
+                break;
+            case WorkNodeKind::RECV:
+                trace.AddRecv(name,
+                              PeerOf(w.layout, rank, n.group, n.peerOffset),
+                              static_cast<int32_t>(n.tag),
+                              n.commBytes,
+                              n.deps);
+                break;
+        }
+    }
+    return trace;
+}
+
+CommGroups
+WorkloadCommGroups(const Workload& w)
+{
+    // Name only the groups some node uses.
+    std::vector<GroupKind> used;
+    for (GroupKind kind : kCollectiveGroups)
+    {
+        bool found = false;
+        for (const auto& g : w.stages)
+        {
+            for (const auto& n : g.nodes)
+            {
+                found = found || (n.kind == WorkNodeKind::COLLECTIVE && n.group == kind);
+            }
+        }
+        if (found)
+        {
+            used.push_back(kind);
+        }
+    }
+    CommGroups groups;
+    for (const auto& [id, ranks] : w.layout.Groups(used))
+    {
+        groups.Add(id, ranks);
+    }
+    return groups;
+}
+
+void
+WriteWorkloadTraces(const Workload& w, const std::string& prefix, bool gzip)
+{
+    ChakraTraceWriter::WriteTraceSet(
+        prefix,
+        w.layout.Ranks(),
+        [&w](uint32_t rank)
+        {
+            return RankTrace(w, rank);
+        },
+        WorkloadCommGroups(w),
+        gzip);
+}
+
+} // namespace rapidllm
+} // namespace ns3

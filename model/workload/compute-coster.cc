@@ -1,0 +1,161 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "compute-coster.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+/** Sums the costs of kernels run one after another. */
+OperatorCost
+Sequence(const std::string& kind, std::initializer_list<OperatorCost> parts)
+{
+    OperatorCost total;
+    total.kind = kind;
+    total.kernels = 0;
+    for (const auto& p : parts)
+    {
+        total.timeS += p.timeS;
+        total.flops += p.flops;
+        total.smemBytes += p.smemBytes;
+        total.l2Bytes += p.l2Bytes;
+        total.hbmBytes += p.hbmBytes;
+        total.computeTimeS += p.computeTimeS;
+        total.hbmTimeS += p.hbmTimeS;
+        total.overheadTimeS += p.overheadTimeS;
+        total.kernels += p.kernels;
+    }
+    return total;
+}
+
+/**
+ * The backward of an element-wise kernel over \p elements: reads the saved input and the
+ * incoming gradient, writes the input gradient, with about twice the forward's arithmetic.
+ */
+OperatorCost
+ElementwiseBackward(GpuComputeModel& model,
+                    const std::string& kind,
+                    const OperatorCost& forward,
+                    double elements,
+                    uint32_t bytes)
+{
+    return model.Elementwise(
+        kind + "_bwd", 2 * forward.flops, 2 * elements * bytes, elements * bytes);
+}
+} // namespace
+
+OperatorCost
+CostOperator(GpuComputeModel& model, const OperatorDesc& op)
+{
+    const DataType dt = op.dtype;
+    const uint32_t eb = BytesOf(dt);
+    const double elements = double(op.m) * op.n;
+    OperatorCost forward;
+    switch (op.type)
+    {
+        case OpType::GEMM:
+            return model.Gemm(op.m, op.n, op.k, dt, op.batch);
+        case OpType::ATTENTION_FWD:
+        case OpType::ATTENTION_BWD:
+        {
+            AttentionShape shape;
+            shape.batch = op.m;
+            shape.heads = op.n;
+            shape.kvHeads = op.k;
+            shape.headDim = op.batch;
+            shape.queryLen = op.q;
+            shape.kvLen = op.kv;
+            shape.causal = op.causal;
+            return op.type == OpType::ATTENTION_FWD ? model.AttentionForward(shape, dt)
+                                                    : model.AttentionBackward(shape, dt);
+        }
+        case OpType::ATTENTION_SCORES:
+        {
+            // Unfused attention (Megatron-LM before FlashAttention): S = Q K^T and O = P V as
+            // batched GEMMs over every head, the full s x s matrix (no causal skipping), and a
+            // fused scale-mask-softmax with dropout in between.
+            const uint64_t heads = op.m * op.n;
+            const uint64_t d = op.batch;
+            OperatorCost scores = model.Gemm(op.q, op.kv, d, dt, heads);
+            OperatorCost values = model.Gemm(op.q, d, op.kv, dt, heads);
+            OperatorCost softmax = model.Softmax(heads * op.q, op.kv, dt);
+            if (!op.backward)
+            {
+                return Sequence("attention_unfused", {scores, softmax, values});
+            }
+            // dP = dO V^T, dV = P^T dO, dS = softmax'(dP), dQ = dS K, dK = dS^T Q.
+            OperatorCost softmaxBwd =
+                ElementwiseBackward(model, "softmax", softmax, double(heads) * op.q * op.kv, eb);
+            return Sequence("attention_unfused_bwd",
+                            {model.Gemm(op.q, op.kv, d, dt, heads),
+                             model.Gemm(op.kv, d, op.q, dt, heads),
+                             softmaxBwd,
+                             model.Gemm(op.q, d, op.kv, dt, heads),
+                             model.Gemm(op.kv, d, op.q, dt, heads)});
+        }
+        case OpType::DECODE_ATTENTION:
+            return model.DecodeAttention(op.m, op.n, op.k, op.kv, op.batch, dt);
+        case OpType::LAYER_NORM:
+            forward = model.LayerNorm(op.m, op.n, dt);
+            break;
+        case OpType::RMS_NORM:
+            forward = model.RmsNorm(op.m, op.n, dt);
+            break;
+        case OpType::GELU:
+            forward = model.Gelu(op.m * op.n, dt);
+            break;
+        case OpType::SWIGLU:
+            forward = model.SwiGlu(op.m, op.n, dt);
+            break;
+        case OpType::ROPE:
+            forward = model.Rope(op.m, op.n, op.k, op.batch, dt);
+            break;
+        case OpType::RESIDUAL_ADD:
+            forward = model.ResidualAdd(op.m * op.n, dt);
+            break;
+        case OpType::EMBEDDING:
+            forward = model.EmbeddingLookup(op.m, op.n, dt);
+            if (op.backward)
+            {
+                // Scatter-add of the gradient rows into the fp32 gradient table.
+                return model.Elementwise(
+                    "embedding_bwd", elements, elements * (eb + 4), elements * 4);
+            }
+            return forward;
+        case OpType::CROSS_ENTROPY:
+            forward = model.CrossEntropy(op.m, op.n, dt);
+            if (op.backward)
+            {
+                // Reads the kept fp32 softmax, writes the logits' gradient.
+                return model.Elementwise(
+                    "cross_entropy_bwd", elements, elements * 4, elements * eb);
+            }
+            return forward;
+        case OpType::ROUTER:
+            forward = model.Softmax(op.m, op.n, dt);
+            break;
+        case OpType::OPTIMIZER:
+            return model.AdamUpdate(op.m, DataType::BF16, DataType::BF16);
+    }
+    if (!op.backward)
+    {
+        return forward;
+    }
+    const double touched =
+        op.type == OpType::ROPE ? double(op.m) * (op.n + op.k) * op.batch : elements;
+    return ElementwiseBackward(model, forward.kind, forward, touched, eb);
+}
+
+OperatorCoster
+MakeComputeCoster(Ptr<GpuComputeModel> model)
+{
+    return [model](const OperatorDesc& op)
+    {
+        return CostOperator(*model, op);
+    };
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,37 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_COMPUTE_COSTER_H
+#define RAPIDLLM_COMPUTE_COSTER_H
+
+#include "ns3/gpu-compute-model.h"
+#include "ns3/ptr.h"
+#include "workload.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \brief Costs the workload's operators with the tile-based compute model of one GPU.
+ *
+ * Operators the compute model has no single kernel for are composed from its kernels:
+ * unfused attention is two batched GEMMs around a softmax and dropout; an element-wise backward
+ * kernel reads the saved input and the incoming gradient and writes one gradient.
+ * \param model the compute model (shared: its memo serves every call)
+ * \return the coster
+ */
+OperatorCoster MakeComputeCoster(Ptr<GpuComputeModel> model);
+
+/**
+ * \brief Costs one operator with the compute model.
+ * \param model the compute model
+ * \param op the operator
+ * \return its cost
+ */
+OperatorCost CostOperator(GpuComputeModel& model, const OperatorDesc& op);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_COMPUTE_COSTER_H

@@ -1,0 +1,148 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Workload -> Chakra traces: the written set reads back identical, every send meets its
+// receive on the peer rank, and every member of a group issues the same collectives on it.
+
+#include "ns3/chakra-trace-reader.h"
+#include "ns3/model-spec.h"
+#include "ns3/test.h"
+#include "ns3/workload-trace.h"
+#include "ns3/workload.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+/**
+ * \brief Writes the traces of layouts using every parallel axis, reads them back and checks the
+ * cross-rank contracts a replayer relies on.
+ */
+class WorkloadTraceTestCase : public TestCase
+{
+  public:
+    WorkloadTraceTestCase()
+        : TestCase("workload traces round-trip and match across ranks")
+    {}
+
+  private:
+    void
+    Check(const ModelSpec& model, const RunSpec& run, const std::string& label)
+    {
+        // A deterministic duration rule stands in for the compute model here.
+        Workload w = Workload::Build(model,
+                                     run,
+                                     [](const OperatorDesc& op)
+                                     {
+                                         OperatorCost c;
+                                         c.timeS = 1e-6 + op.ModelFlops() / 1e14;
+                                         c.hbmBytes = double(op.m) * op.n * 2;
+                                         return c;
+                                     });
+        auto dir = std::filesystem::temp_directory_path() / ("rapidllm-wt-" + label);
+        std::filesystem::create_directories(dir);
+        const std::string prefix = (dir / "t").string();
+        WriteWorkloadTraces(w, prefix);
+        TraceSet set = ChakraTraceReader::ReadTraceSet(prefix);
+        NS_TEST_ASSERT_MSG_EQ(set.ranks.size(), w.layout.Ranks(), label << ": one file per rank");
+
+        std::multiset<std::tuple<int, int, int, uint64_t>> sends;
+        std::multiset<std::tuple<int, int, int, uint64_t>> recvs;
+        // (group, rank) -> sequence of (type, bytes)
+        std::map<uint32_t, std::map<uint32_t, std::vector<std::pair<int, uint64_t>>>> colls;
+        for (uint32_t r = 0; r < set.ranks.size(); ++r)
+        {
+            const ExecutionTrace& t = set.ranks[r];
+            NS_TEST_ASSERT_MSG_EQ((t == RankTrace(w, r)), true, label << ": rank " << r);
+            for (const auto& n : t.GetNodes())
+            {
+                if (n.type == TraceNodeType::COMM_SEND)
+                {
+                    NS_TEST_ASSERT_MSG_EQ(n.commSrc, int(r), "send source");
+                    sends.insert({n.commSrc, n.commDst, n.commTag, n.bytes});
+                }
+                else if (n.type == TraceNodeType::COMM_RECV)
+                {
+                    NS_TEST_ASSERT_MSG_EQ(n.commDst, int(r), "receive destination");
+                    recvs.insert({n.commSrc, n.commDst, n.commTag, n.bytes});
+                }
+                else if (n.type == TraceNodeType::COMM_COLL)
+                {
+                    NS_TEST_ASSERT_MSG_EQ(set.groups.Has(n.group), true, "group exists");
+                    colls[n.group][r].push_back({int(n.commType), n.bytes});
+                }
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ((sends == recvs), true, label << ": every send meets its receive");
+        for (const auto& [group, byRank] : colls)
+        {
+            const auto& members = set.groups.Get(group);
+            NS_TEST_EXPECT_MSG_EQ(byRank.size(), members.size(), label << ": all members");
+            for (uint32_t m : members)
+            {
+                NS_TEST_EXPECT_MSG_EQ((byRank.count(m) && byRank.at(m) == byRank.begin()->second),
+                                      true,
+                                      label << ": group " << group << " rank " << m);
+            }
+        }
+        std::filesystem::remove_all(dir);
+    }
+
+    void
+    DoRun() override
+    {
+        ModelSpec gpt = ModelSpec::Load("gpt-1.7b");
+        RunSpec a;
+        a.parallel.tp = 2;
+        a.parallel.pp = 2;
+        a.parallel.dp = 2;
+        a.parallel.virtualStages = 2;
+        a.parallel.sequenceParallel = true;
+        a.microBatch = 1;
+        a.globalBatch = 8;
+        a.sequence = 512;
+        Check(gpt, a, "tp-pp-dp-vpp-sp");
+        RunSpec b = a;
+        b.parallel.virtualStages = 1;
+        b.parallel.sequenceParallel = false;
+        b.parallel.tp = 1;
+        b.parallel.cp = 2;
+        b.parallel.zeroStage = 3;
+        Check(gpt, b, "cp-zero3");
+        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
+        moe.layers = 4;
+        RunSpec c;
+        c.parallel.dp = 4;
+        c.parallel.ep = 2;
+        c.parallel.pp = 2;
+        c.globalBatch = 4;
+        c.sequence = 256;
+        Check(moe, c, "ep");
+        RunSpec d;
+        d.mode = RunMode::INFERENCE;
+        d.parallel.tp = 2;
+        d.parallel.pp = 2;
+        d.batch = 2;
+        d.promptTokens = 32;
+        d.generatedTokens = 4;
+        Check(gpt, d, "inference");
+    }
+};
+
+/** \brief The workload trace test suite. */
+class WorkloadTraceTestSuite : public TestSuite
+{
+  public:
+    WorkloadTraceTestSuite()
+        : TestSuite("rapid-llm-workload-trace", UNIT)
+    {
+        AddTestCase(new WorkloadTraceTestCase, TestCase::QUICK);
+    }
+};
+
+static WorkloadTraceTestSuite g_workloadTraceTestSuite; //!< registers the suite
