@@ -41,6 +41,33 @@ Schedule(uint64_t tiles, uint32_t sms, uint32_t perSm, double tileWork)
     return (double(full) * perSm + double(CeilDiv(rest, sms))) * tileWork;
 }
 
+/** Sets the bound: the level with the longest time (launch if the overhead exceeds all). */
+void
+ApplyBound(OperatorCost& c)
+{
+    c.bound = BoundLevel::COMPUTE;
+    double worst = c.computeTimeS;
+    if (c.smemTimeS > worst)
+    {
+        worst = c.smemTimeS;
+        c.bound = BoundLevel::SMEM;
+    }
+    if (c.l2TimeS > worst)
+    {
+        worst = c.l2TimeS;
+        c.bound = BoundLevel::L2;
+    }
+    if (c.hbmTimeS > worst)
+    {
+        worst = c.hbmTimeS;
+        c.bound = BoundLevel::HBM;
+    }
+    if (c.overheadTimeS > worst)
+    {
+        c.bound = BoundLevel::LAUNCH;
+    }
+}
+
 } // namespace
 
 TypeId
@@ -164,39 +191,47 @@ GpuComputeModel::MatmulPeak(DataType type, bool& tensor) const
 void
 GpuComputeModel::SetBound(OperatorCost& c)
 {
-    c.bound = BoundLevel::COMPUTE;
-    double worst = c.computeTimeS;
-    if (c.smemTimeS > worst)
-    {
-        worst = c.smemTimeS;
-        c.bound = BoundLevel::SMEM;
-    }
-    if (c.l2TimeS > worst)
-    {
-        worst = c.l2TimeS;
-        c.bound = BoundLevel::L2;
-    }
-    if (c.hbmTimeS > worst)
-    {
-        worst = c.hbmTimeS;
-        c.bound = BoundLevel::HBM;
-    }
-    if (c.overheadTimeS > worst)
-    {
-        c.bound = BoundLevel::LAUNCH;
-    }
+    ApplyBound(c);
 }
 
-bool
-GpuComputeModel::EvaluateGemm(uint64_t m,
-                              uint64_t n,
-                              uint64_t k,
-                              DataType type,
-                              uint64_t batch,
-                              KernelTiling t,
-                              OperatorCost& c) const
+namespace {
+
+/** The numbers of one evaluated GEMM tiling (a POD, cheap to copy during the search). */
+struct GemmEval
 {
-    const GpuSpec& g = m_gpu;
+    double timeS = 0;         //!< total time
+    double smemBytes = 0;     //!< shared-memory bytes
+    double l2Bytes = 0;       //!< L2 bytes
+    double hbmBytes = 0;      //!< HBM bytes
+    double computeTimeS = 0;  //!< compute time
+    double smemTimeS = 0;     //!< shared-memory time
+    double l2TimeS = 0;       //!< L2 time
+    double hbmTimeS = 0;      //!< HBM time
+    double overheadTimeS = 0; //!< overhead
+    KernelTiling tiling;      //!< the tiling with occupancy
+    uint64_t tiles = 0;       //!< blocks
+    double waves = 0;         //!< waves
+    uint32_t kernels = 1;     //!< kernels
+    double smUtilization = 0; //!< SM utilization
+};
+
+/**
+ * Evaluates one GEMM tiling on \p g at the matmul rate \p peak (tensor cores if \p tensor);
+ * returns false if the tiling does not fit an SM. Fills a POD so that the search over
+ * candidates does no allocation.
+ */
+bool
+EvaluateGemmTiling(const GpuSpec& g,
+                   double peak,
+                   bool tensor,
+                   uint64_t m,
+                   uint64_t n,
+                   uint64_t k,
+                   DataType type,
+                   uint64_t batch,
+                   KernelTiling t,
+                   GemmEval& c)
+{
     const GpuEfficiency& e = g.efficiency;
     const double b = BytesOf(type);
     const uint32_t sms = g.smCount;
@@ -228,8 +263,6 @@ GpuComputeModel::EvaluateGemm(uint64_t m,
         return false;
     }
 
-    bool tensor = false;
-    const double peak = MatmulPeak(type, tensor);
     const double eff = tensor ? e.tensor : e.vector;
     const double perSmRate = peak / sms * eff;
     const double smemRate = g.smemBytesPerClockPerSm * g.clockHz * e.smem;
@@ -321,9 +354,7 @@ GpuComputeModel::EvaluateGemm(uint64_t m,
     }
 
     double body = std::max({tSm, tL2, tHbm});
-    c.kind = "gemm";
     c.timeS = overhead + body;
-    c.flops = 2.0 * m * n * k * batch;
     c.smemBytes = double(tiles) * kIters * smemStep;
     c.l2Bytes = l2Bytes;
     c.hbmBytes = hbmBytes;
@@ -333,16 +364,47 @@ GpuComputeModel::EvaluateGemm(uint64_t m,
     // A pipeline too shallow for the latency waits on memory: charge that wait to HBM.
     c.hbmTimeS = tSm > std::max(tCompute, tSmem) * (1 + 1e-9) ? std::max(tHbm, tSm) : tHbm;
     c.overheadTimeS = overhead;
-    c.tensorCores = tensor;
-    c.utilization = c.flops / c.timeS / peak;
     c.tiling = t;
     c.tiles = tiles;
     c.waves = double(tiles) / double(slots);
     c.kernels = kernels;
     c.smUtilization = tCompute > 0 ? double(tiles) * kIters * cStep / (sms * tCompute) : 0.0;
-    SetBound(c);
     return true;
 }
+
+/** Fills an OperatorCost from an evaluated GEMM tiling. */
+void
+FillGemmCost(uint64_t m,
+             uint64_t n,
+             uint64_t k,
+             uint64_t batch,
+             double peak,
+             bool tensor,
+             const GemmEval& e,
+             OperatorCost& c)
+{
+    c.kind = "gemm";
+    c.timeS = e.timeS;
+    c.flops = 2.0 * m * n * k * batch;
+    c.smemBytes = e.smemBytes;
+    c.l2Bytes = e.l2Bytes;
+    c.hbmBytes = e.hbmBytes;
+    c.computeTimeS = e.computeTimeS;
+    c.smemTimeS = e.smemTimeS;
+    c.l2TimeS = e.l2TimeS;
+    c.hbmTimeS = e.hbmTimeS;
+    c.overheadTimeS = e.overheadTimeS;
+    c.tensorCores = tensor;
+    c.utilization = c.flops / c.timeS / peak;
+    c.tiling = e.tiling;
+    c.tiles = e.tiles;
+    c.waves = e.waves;
+    c.kernels = e.kernels;
+    c.smUtilization = e.smUtilization;
+    ApplyBound(c);
+}
+
+} // namespace
 
 OperatorCost
 GpuComputeModel::GemmWithTiling(uint64_t m,
@@ -353,8 +415,10 @@ GpuComputeModel::GemmWithTiling(uint64_t m,
                                 const KernelTiling& tiling) const
 {
     Check("gemm", {m, n, k, batch});
-    OperatorCost c;
-    if (!EvaluateGemm(m, n, k, type, batch, tiling, c))
+    bool tensor = false;
+    const double peak = MatmulPeak(type, tensor);
+    GemmEval e;
+    if (!EvaluateGemmTiling(m_gpu, peak, tensor, m, n, k, type, batch, tiling, e))
     {
         throw SpecError("compute model",
                         "tiling",
@@ -363,6 +427,8 @@ GpuComputeModel::GemmWithTiling(uint64_t m,
                             + " with " + std::to_string(tiling.stages)
                             + " stages does not fit on an SM of " + m_gpu.name);
     }
+    OperatorCost c;
+    FillGemmCost(m, n, k, batch, peak, tensor, e, c);
     return c;
 }
 
@@ -387,15 +453,22 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
     static const uint32_t kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
     const uint32_t bytes = BytesOf(type);
     const uint32_t sms = m_gpu.smCount;
+    bool tensor = false;
+    const double peak = MatmulPeak(type, tensor);
 
-    OperatorCost best;
+    GemmEval best;
     bool found = false;
-    OperatorCost c;
-    for (uint32_t bm : kBlockM)
+    GemmEval c;
+    for (size_t i = 0; i < sizeof(kBlockM) / sizeof(kBlockM[0]); ++i)
     {
+        const uint32_t bm = kBlockM[i];
         if (bm < 64 && m > 2 * uint64_t(bm))
         {
             continue; // a small tile only pays off when M itself is small
+        }
+        if (bm > 16 && i + 1 < sizeof(kBlockM) / sizeof(kBlockM[0]) && kBlockM[i + 1] >= m)
+        {
+            continue; // a smaller tile already covers M with less padding
         }
         for (uint32_t bn : kBlockN)
         {
@@ -422,7 +495,7 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
                         t.blockK = bk;
                         t.stages = stages;
                         t.splitK = split;
-                        if (!EvaluateGemm(m, n, k, type, batch, t, c))
+                        if (!EvaluateGemmTiling(m_gpu, peak, tensor, m, n, k, type, batch, t, c))
                         {
                             continue; // too much shared memory; fewer stages may fit
                         }
@@ -441,8 +514,10 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
         throw SpecError(m_gpu.name, "gpu", "no GEMM tiling fits this GPU's SM");
     }
     NS_LOG_LOGIC("gemm " << m << "x" << n << "x" << k << " -> " << best.timeS << " s");
-    m_gemmCache.emplace(key, best);
-    return best;
+    OperatorCost cost;
+    FillGemmCost(m, n, k, batch, peak, tensor, best, cost);
+    m_gemmCache.emplace(key, cost);
+    return cost;
 }
 
 OperatorCost

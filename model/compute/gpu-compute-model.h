@@ -207,21 +207,6 @@ class GpuComputeModel : public Object
         size_t operator()(const GemmKey& key) const;
     };
 
-    /**
-     * Evaluates one tiling; returns false if it does not fit.
-     * \param m rows \param n columns \param k depth \param type operand type
-     * \param batch batch \param tiling tiling (threads/occupancy filled in)
-     * \param best cost to fill
-     * \return true if the tiling fits
-     */
-    bool EvaluateGemm(uint64_t m,
-                      uint64_t n,
-                      uint64_t k,
-                      DataType type,
-                      uint64_t batch,
-                      KernelTiling tiling,
-                      OperatorCost& best) const;
-
     /** \return the peak FLOP/s of \p type and whether it is on tensor cores */
     double MatmulPeak(DataType type, bool& tensor) const;
     /** Throws SpecError if no GPU is set or \p what has a zero dimension. */
