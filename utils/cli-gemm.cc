@@ -105,8 +105,9 @@ RunGemmCommand(int argc, char** argv)
         std::cout << "{\"hardware\":\"" << hw.name << "\",\"m\":" << mv << ",\"n\":" << nv
                   << ",\"k\":" << kv << ",\"batch\":" << bv << ",\"dtype\":\"" << ToString(type)
                   << "\",\"time_s\":" << Num(c.timeS, 9) << ",\"tflops\":" << Num(tflops)
-                  << ",\"bound\":\"" << ToString(c.bound) << "\",\"waves\":" << Num(c.waves)
-                  << ",\"sm_utilization\":" << Num(c.smUtilization)
+                  << ",\"bound\":\"" << ToString(c.SlowestLevel()) << "\",\"overhead_dominated\":"
+                  << (c.bound == BoundLevel::LAUNCH ? "true" : "false")
+                  << ",\"waves\":" << Num(c.waves) << ",\"sm_utilization\":" << Num(c.smUtilization)
                   << ",\"utilization\":" << Num(c.utilization) << ",\"tile\":{\"m\":" << t.blockM
                   << ",\"n\":" << t.blockN << ",\"k\":" << t.blockK << ",\"stages\":" << t.stages
                   << ",\"split_k\":" << t.splitK << ",\"threads\":" << t.threads
@@ -127,7 +128,9 @@ RunGemmCommand(int argc, char** argv)
               << "  time            " << Num(c.timeS * 1e3, 5) << " ms\n"
               << "  throughput      " << Num(tflops, 5) << " TFLOP/s ("
               << Num(100 * c.utilization, 3) << "% of peak)\n"
-              << "  bound           " << ToString(c.bound) << "\n"
+              << "  bound           " << ToString(c.SlowestLevel())
+              << (c.bound == BoundLevel::LAUNCH ? " (but the fixed launch overhead dominates)" : "")
+              << "\n"
               << "  tile            " << t.blockM << " x " << t.blockN << " x " << t.blockK << ", "
               << t.stages << " stages"
               << (t.splitK > 1 ? ", split-K " + std::to_string(t.splitK) : "") << ", " << t.threads

@@ -45,24 +45,8 @@ Schedule(uint64_t tiles, uint32_t sms, uint32_t perSm, double tileWork)
 void
 ApplyBound(OperatorCost& c)
 {
-    c.bound = BoundLevel::COMPUTE;
-    double worst = c.computeTimeS;
-    if (c.smemTimeS > worst)
-    {
-        worst = c.smemTimeS;
-        c.bound = BoundLevel::SMEM;
-    }
-    if (c.l2TimeS > worst)
-    {
-        worst = c.l2TimeS;
-        c.bound = BoundLevel::L2;
-    }
-    if (c.hbmTimeS > worst)
-    {
-        worst = c.hbmTimeS;
-        c.bound = BoundLevel::HBM;
-    }
-    if (c.overheadTimeS > worst)
+    c.bound = c.SlowestLevel();
+    if (c.overheadTimeS > std::max({c.computeTimeS, c.smemTimeS, c.l2TimeS, c.hbmTimeS}))
     {
         c.bound = BoundLevel::LAUNCH;
     }

@@ -38,5 +38,27 @@ OperatorCost::FlopRate() const
     return timeS > 0 ? flops / timeS : 0.0;
 }
 
+BoundLevel
+OperatorCost::SlowestLevel() const
+{
+    BoundLevel level = BoundLevel::COMPUTE;
+    double worst = computeTimeS;
+    if (smemTimeS > worst)
+    {
+        worst = smemTimeS;
+        level = BoundLevel::SMEM;
+    }
+    if (l2TimeS > worst)
+    {
+        worst = l2TimeS;
+        level = BoundLevel::L2;
+    }
+    if (hbmTimeS > worst)
+    {
+        level = BoundLevel::HBM;
+    }
+    return level;
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -82,6 +82,12 @@ struct OperatorCost
 
     /** \return achieved FLOP/s (flops / timeS), 0 for a zero time */
     double FlopRate() const;
+
+    /**
+     * \return the slowest hardware level (compute, smem, l2 or hbm), ignoring the fixed
+     * overhead: what limits the kernel's body even when \c bound is LAUNCH
+     */
+    BoundLevel SlowestLevel() const;
 };
 
 } // namespace rapidllm
