@@ -107,6 +107,15 @@ WriteFile(const std::string& path, const std::string& bytes)
 std::string
 ChakraTraceWriter::EncodeRank(const ExecutionTrace& trace, uint32_t worldSize, bool gzip)
 {
+    return EncodeRankAs(trace, trace.GetRank(), worldSize, gzip);
+}
+
+std::string
+ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
+                                uint32_t rank,
+                                uint32_t worldSize,
+                                bool gzip)
+{
     std::string bytes;
     {
         google::protobuf::io::StringOutputStream stream(&bytes);
@@ -120,7 +129,7 @@ ChakraTraceWriter::EncodeRank(const ExecutionTrace& trace, uint32_t worldSize, b
         a->set_string_val("rapid-llm");
         a = meta.add_attr();
         a->set_name("rank");
-        a->set_uint64_val(trace.GetRank());
+        a->set_uint64_val(rank);
         if (worldSize > 0)
         {
             a = meta.add_attr();
@@ -267,17 +276,15 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
                                  const CommGroups& groups,
                                  bool gzip)
 {
-    WriteTraceSet(
+    auto worldSize = static_cast<uint32_t>(graphs.size());
+    WriteEncodedSet(
         prefix,
-        static_cast<uint32_t>(graphs.size()),
-        [&graphs](uint32_t r)
+        worldSize,
+        [&graphs, worldSize, gzip](uint32_t r)
         {
-            ExecutionTrace graph = *graphs[r];
-            graph.SetRank(r);
-            return graph;
+            return EncodeRankAs(*graphs[r], r, worldSize, gzip);
         },
-        groups,
-        gzip);
+        groups);
 }
 
 void
@@ -286,6 +293,22 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
                                  const std::function<ExecutionTrace(uint32_t)>& rankGraph,
                                  const CommGroups& groups,
                                  bool gzip)
+{
+    WriteEncodedSet(
+        prefix,
+        worldSize,
+        [&rankGraph, worldSize, gzip](uint32_t r)
+        {
+            return EncodeRankAs(rankGraph(r), r, worldSize, gzip);
+        },
+        groups);
+}
+
+void
+ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
+                                   uint32_t worldSize,
+                                   const std::function<std::string(uint32_t)>& encodeRank,
+                                   const CommGroups& groups)
 {
     namespace fs = std::filesystem;
     if (worldSize == 0)
@@ -322,11 +345,10 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
         for (uint32_t r = 0; r < worldSize; ++r)
         {
             std::string path = RankFileName(prefix, r);
-            ExecutionTrace graph = rankGraph(r);
-            std::string bytes = EncodeRank(graph, worldSize, gzip);
+            std::string bytes = encodeRank(r);
             files.emplace_back(path + suffix, path);
             WriteFile(files.back().first, bytes);
-            NS_LOG_INFO("wrote " << graph.GetNNodes() << " nodes to " << path);
+            NS_LOG_INFO("wrote " << bytes.size() << " bytes to " << path);
         }
         std::string groupsPath = CommGroupsFileName(prefix);
         files.emplace_back(groupsPath + suffix, groupsPath);

@@ -102,6 +102,33 @@ class ChakraTraceWriter
      * \return the gzip stream
      */
     static std::string Gzip(const std::string& bytes);
+
+  private:
+    /**
+     * \brief EncodeRank with the rank written into the metadata given explicitly, so that a
+     * graph shared by several ranks is encoded without copying it.
+     * \param trace the graph
+     * \param rank the rank recorded in the metadata
+     * \param worldSize number of ranks (0 = not recorded)
+     * \param gzip compress with gzip
+     * \return the file's bytes
+     */
+    static std::string EncodeRankAs(const ExecutionTrace& trace,
+                                    uint32_t rank,
+                                    uint32_t worldSize,
+                                    bool gzip);
+
+    /**
+     * \brief The all-or-nothing file handling shared by the WriteTraceSet overloads.
+     * \param prefix path prefix
+     * \param worldSize number of ranks
+     * \param encodeRank returns rank r's file bytes
+     * \param groups communicator groups
+     */
+    static void WriteEncodedSet(const std::string& prefix,
+                                uint32_t worldSize,
+                                const std::function<std::string(uint32_t)>& encodeRank,
+                                const CommGroups& groups);
 };
 
 } // namespace rapidllm
