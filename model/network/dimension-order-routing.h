@@ -1,0 +1,58 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_DIMENSION_ORDER_ROUTING_H
+#define RAPIDLLM_DIMENSION_ORDER_ROUTING_H
+
+#include "ns3/routing-policy.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Dimension-order routing: corrects the coordinates one network dimension at a time,
+ * innermost first (XY routing on a mesh or torus), taking the shorter direction around each
+ * ring or torus dimension (ties go the positive way).
+ *
+ * On a fat tree the spine is chosen by destination modulo the spine count (D-mod-k).
+ * It is oblivious to load. Its only fault handling is the classic fallback of torus routers:
+ * if the shorter direction of a ring contains a dead link it goes the other way around, and a
+ * fat-tree flow skips spines behind dead links. Named "dimension-order".
+ */
+class DimensionOrderRouting : public RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+  protected:
+    std::vector<uint32_t> DoRoute(const Topology& topology,
+                                  uint32_t src,
+                                  uint32_t dst,
+                                  uint64_t flowId) override;
+
+  private:
+    /**
+     * \brief Route inside one instance of dimension d between endpoints that differ only there.
+     * \param t the topology
+     * \param d the dimension
+     * \param from the source endpoint
+     * \param to the destination endpoint
+     * \param flowId the flow (spine choice on fat trees)
+     * \param[out] path links are appended here
+     * \return false if the dimension offers no surviving path
+     */
+    bool RouteDimension(const Topology& t,
+                        uint32_t d,
+                        uint32_t from,
+                        uint32_t to,
+                        uint64_t flowId,
+                        std::vector<uint32_t>& path) const;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_DIMENSION_ORDER_ROUTING_H

@@ -1,0 +1,44 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_ECMP_ROUTING_H
+#define RAPIDLLM_ECMP_ROUTING_H
+
+#include "ns3/routing-policy.h"
+
+#include <map>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Equal-cost multipath: among all minimum-hop paths over the surviving links, each
+ * hop picks one of the equal next hops by a hash of the flow (source, destination, flow id),
+ * as switches hash flows onto ECMP groups. Named "ecmp".
+ */
+class EcmpRouting : public RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+  protected:
+    std::vector<uint32_t> DoRoute(const Topology& topology,
+                                  uint32_t src,
+                                  uint32_t dst,
+                                  uint64_t flowId) override;
+
+  private:
+    const Topology* m_cachedTopology = nullptr;       //!< topology the cache is for
+    uint64_t m_cachedVersion = 0;                     //!< its fault version
+    std::map<uint32_t, std::vector<uint32_t>> m_hops; //!< per destination: hops from each node
+    std::vector<std::vector<uint32_t>> m_in;          //!< surviving in-links per node
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_ECMP_ROUTING_H

@@ -1,0 +1,419 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "flow-network.h"
+
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmFlowNetwork");
+NS_OBJECT_ENSURE_REGISTERED(FlowNetwork);
+
+TypeId
+FlowNetwork::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::rapidllm::FlowNetwork")
+                            .SetParent<NetworkBackend>()
+                            .SetGroupName("RapidLlm")
+                            .AddConstructor<FlowNetwork>();
+    return tid;
+}
+
+FlowNetwork::FlowNetwork() = default;
+FlowNetwork::~FlowNetwork() = default;
+
+void
+FlowNetwork::DoDispose()
+{
+    m_event.Cancel();
+    m_flows.clear();
+    m_links.clear();
+    NetworkBackend::DoDispose();
+}
+
+double
+FlowNetwork::Now()
+{
+    return Simulator::Now().GetSeconds();
+}
+
+void
+FlowNetwork::SetTopology(Ptr<Topology> topology)
+{
+    if (m_active > 0)
+    {
+        throw SpecError("network", "", "cannot change the topology while flows are in flight");
+    }
+    NetworkBackend::SetTopology(topology);
+    m_links.assign(topology->GetLinkCount(), LinkState());
+}
+
+uint64_t
+FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
+{
+    const uint64_t id = m_nextId++;
+    ++m_sent;
+    const double now = Now();
+    if (m_firstSend < 0)
+    {
+        m_firstSend = now;
+    }
+    std::vector<uint32_t> path = RoutePath(src, dst, id);
+    const double latency = m_topology->PathLatency(path);
+    if (path.empty() || bytes == 0)
+    {
+        Simulator::Schedule(Seconds(latency),
+                            [this, id, onDelivered]()
+                            {
+                                ++m_delivered;
+                                onDelivered(id);
+                            });
+        return id;
+    }
+    uint32_t f;
+    if (!m_freeFlows.empty())
+    {
+        f = m_freeFlows.back();
+        m_freeFlows.pop_back();
+    }
+    else
+    {
+        f = static_cast<uint32_t>(m_flows.size());
+        m_flows.emplace_back();
+    }
+    Flow& flow = m_flows[f];
+    flow.id = id;
+    flow.remaining = static_cast<double>(bytes);
+    flow.rate = 0;
+    flow.lastUpdate = now;
+    flow.latency = latency;
+    flow.bytes = bytes;
+    flow.fixed = false;
+    flow.links = std::move(path);
+    flow.pos.resize(flow.links.size());
+    flow.callback = onDelivered;
+    for (uint32_t i = 0; i < flow.links.size(); ++i)
+    {
+        LinkState& link = m_links[flow.links[i]];
+        flow.pos[i] = static_cast<uint32_t>(link.flows.size());
+        link.flows.emplace_back(f, i);
+        if (link.flows.size() == 1)
+        {
+            link.busySince = now;
+        }
+        MarkDirty(flow.links[i]);
+    }
+    ++m_active;
+    m_byId[id] = f;
+    if (!m_updatePending)
+    {
+        m_updatePending = true;
+        Simulator::ScheduleNow(&FlowNetwork::Update, this);
+    }
+    return id;
+}
+
+void
+FlowNetwork::MarkDirty(uint32_t link)
+{
+    m_dirty.push_back(link);
+}
+
+void
+FlowNetwork::Update()
+{
+    m_updatePending = false;
+    const double now = Now();
+    // Completions: the event fires at the first nanosecond at or after the earliest end, so
+    // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value).
+    while (!m_completions.empty())
+    {
+        const Completion top = m_completions.top();
+        const Flow& flow = m_flows[top.flow];
+        if (flow.version != top.version || flow.links.empty())
+        {
+            m_completions.pop();
+            continue;
+        }
+        if (top.time > now + 1e-11)
+        {
+            break;
+        }
+        m_completions.pop();
+        Finish(top.flow, now);
+    }
+    Solve(now);
+    ScheduleNext();
+}
+
+void
+FlowNetwork::Finish(uint32_t f, double now)
+{
+    Flow& flow = m_flows[f];
+    for (uint32_t i = 0; i < flow.links.size(); ++i)
+    {
+        const uint32_t l = flow.links[i];
+        LinkState& link = m_links[l];
+        const uint32_t p = flow.pos[i];
+        const auto last = link.flows.back();
+        link.flows[p] = last;
+        m_flows[last.first].pos[last.second] = p;
+        link.flows.pop_back();
+        link.bytes += static_cast<double>(flow.bytes);
+        if (link.flows.empty())
+        {
+            link.busyTime += now - link.busySince;
+        }
+        MarkDirty(l);
+    }
+    --m_active;
+    ++flow.version;
+    m_byId.erase(flow.id);
+    const uint64_t id = flow.id;
+    DeliveryCallback cb = flow.callback;
+    flow.callback = DeliveryCallback();
+    flow.links.clear();
+    flow.pos.clear();
+    flow.rate = 0;
+    m_freeFlows.push_back(f);
+    Simulator::Schedule(Seconds(flow.latency),
+                        [this, id, cb]()
+                        {
+                            ++m_delivered;
+                            cb(id);
+                        });
+}
+
+void
+FlowNetwork::Solve(double now)
+{
+    if (m_dirty.empty())
+    {
+        return;
+    }
+    ++m_solves;
+    if (++m_stamp == 0)
+    {
+        // Generation counter wrapped: clear every mark once.
+        for (auto& l : m_links)
+        {
+            l.stamp = 0;
+        }
+        for (auto& fl : m_flows)
+        {
+            fl.stamp = 0;
+        }
+        m_stamp = 1;
+    }
+    // 1. The connected component(s) of flows and links reachable from the dirty links: only
+    //    these rates can change.
+    m_componentFlows.clear();
+    m_componentLinks.clear();
+    for (uint32_t l : m_dirty)
+    {
+        if (m_links[l].stamp != m_stamp)
+        {
+            m_links[l].stamp = m_stamp;
+            m_componentLinks.push_back(l);
+        }
+    }
+    m_dirty.clear();
+    for (std::size_t next = 0; next < m_componentLinks.size(); ++next)
+    {
+        const LinkState& link = m_links[m_componentLinks[next]];
+        for (const auto& entry : link.flows)
+        {
+            Flow& flow = m_flows[entry.first];
+            if (flow.stamp == m_stamp)
+            {
+                continue;
+            }
+            flow.stamp = m_stamp;
+            m_componentFlows.push_back(entry.first);
+            for (uint32_t l2 : flow.links)
+            {
+                if (m_links[l2].stamp != m_stamp)
+                {
+                    m_links[l2].stamp = m_stamp;
+                    m_componentLinks.push_back(l2);
+                }
+            }
+        }
+    }
+    m_solvedFlows += m_componentFlows.size();
+    // 2. Bring the bytes left up to date at the old rates.
+    for (uint32_t f : m_componentFlows)
+    {
+        Flow& flow = m_flows[f];
+        flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.lastUpdate));
+        flow.lastUpdate = now;
+        flow.fixed = false;
+    }
+    // 3. Progressive filling: repeatedly take the link with the smallest fair share, give that
+    //    share to its unfixed flows and remove their rates from the other links they cross.
+    using Entry = std::pair<double, std::pair<uint32_t, uint32_t>>; // share, (link, version)
+    std::vector<Entry> heap;
+    heap.reserve(m_componentLinks.size());
+    for (uint32_t l : m_componentLinks)
+    {
+        LinkState& link = m_links[l];
+        link.remaining = m_topology->GetLink(l).Bandwidth();
+        link.unfixed = static_cast<uint32_t>(link.flows.size());
+        ++link.version;
+        if (link.unfixed > 0)
+        {
+            heap.push_back({link.remaining / link.unfixed, {l, link.version}});
+        }
+    }
+    auto cmp = std::greater<Entry>();
+    std::make_heap(heap.begin(), heap.end(), cmp);
+    while (!heap.empty())
+    {
+        std::pop_heap(heap.begin(), heap.end(), cmp);
+        const Entry e = heap.back();
+        heap.pop_back();
+        const uint32_t l = e.second.first;
+        LinkState& link = m_links[l];
+        if (e.second.second != link.version || link.unfixed == 0)
+        {
+            continue;
+        }
+        const double capacity = m_topology->GetLink(l).Bandwidth();
+        const double share = std::max(link.remaining / link.unfixed, capacity * 1e-12);
+        for (const auto& entry : link.flows)
+        {
+            Flow& flow = m_flows[entry.first];
+            if (flow.fixed)
+            {
+                continue;
+            }
+            flow.fixed = true;
+            for (uint32_t l2 : flow.links)
+            {
+                LinkState& other = m_links[l2];
+                other.remaining -= share;
+                --other.unfixed;
+                if (l2 != l && other.unfixed > 0)
+                {
+                    ++other.version;
+                    heap.push_back(
+                        {std::max(other.remaining, 0.0) / other.unfixed, {l2, other.version}});
+                    std::push_heap(heap.begin(), heap.end(), cmp);
+                }
+            }
+            if (share != flow.rate)
+            {
+                flow.rate = share;
+                ++flow.version;
+                m_completions.push({now + flow.remaining / share, entry.first, flow.version});
+            }
+        }
+    }
+}
+
+void
+FlowNetwork::ScheduleNext()
+{
+    while (!m_completions.empty())
+    {
+        const Completion& top = m_completions.top();
+        const Flow& flow = m_flows[top.flow];
+        if (flow.version == top.version && !flow.links.empty())
+        {
+            break;
+        }
+        m_completions.pop();
+    }
+    if (m_completions.empty())
+    {
+        m_event.Cancel();
+        m_eventTime = -1;
+        return;
+    }
+    const double ns = std::ceil(m_completions.top().time * 1e9);
+    if (m_event.IsRunning() && m_eventTime == ns)
+    {
+        return;
+    }
+    m_event.Cancel();
+    Time at = NanoSeconds(static_cast<int64_t>(ns));
+    Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
+    m_event = Simulator::Schedule(delay, &FlowNetwork::Update, this);
+    m_eventTime = ns;
+}
+
+double
+FlowNetwork::GetFlowRate(uint64_t messageId) const
+{
+    auto it = m_byId.find(messageId);
+    return it == m_byId.end() ? 0.0 : m_flows[it->second].rate;
+}
+
+uint32_t
+FlowNetwork::GetActiveFlowCount() const
+{
+    return m_active;
+}
+
+uint64_t
+FlowNetwork::GetSolveCount() const
+{
+    return m_solves;
+}
+
+uint64_t
+FlowNetwork::GetSolvedFlowCount() const
+{
+    return m_solvedFlows;
+}
+
+LinkStats
+FlowNetwork::GetLinkStats(uint32_t link) const
+{
+    LinkStats s;
+    s.link = link;
+    const LinkState& state = m_links.at(link);
+    const double now = Now();
+    s.bytes = state.bytes;
+    s.busyTimeS = state.busyTime + (state.flows.empty() ? 0.0 : now - state.busySince);
+    const double window = m_firstSend < 0 ? 0.0 : now - m_firstSend;
+    const double bw = m_topology->GetLink(link).Bandwidth();
+    s.utilization = window > 0 && bw > 0 ? state.bytes / (bw * window) : 0.0;
+    return s;
+}
+
+std::vector<LinkStats>
+FlowNetwork::GetMostLoadedLinks(uint32_t count) const
+{
+    std::vector<LinkStats> all;
+    for (uint32_t l = 0; l < m_links.size(); ++l)
+    {
+        if (m_links[l].bytes > 0)
+        {
+            all.push_back(GetLinkStats(l));
+        }
+    }
+    std::stable_sort(all.begin(),
+                     all.end(),
+                     [](const LinkStats& a, const LinkStats& b)
+                     {
+                         return a.bytes > b.bytes;
+                     });
+    if (all.size() > count)
+    {
+        all.resize(count);
+    }
+    return all;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,159 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_FLOW_NETWORK_H
+#define RAPIDLLM_FLOW_NETWORK_H
+
+#include "ns3/event-id.h"
+#include "ns3/network-backend.h"
+
+#include <cstdint>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Per-link statistics of a FlowNetwork.
+ */
+struct LinkStats
+{
+    uint32_t link = 0;      //!< directed link id
+    double bytes = 0;       //!< payload bytes carried
+    double busyTimeS = 0;   //!< time with at least one flow on the link, seconds
+    double utilization = 0; //!< bytes / (payload bandwidth x observed time)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Flow-level network: each message is a flow on its routed path, and the bandwidth of
+ * every link is shared max-min fairly (progressive filling) among the flows crossing it.
+ *
+ * Rates are recomputed when flows arrive or complete, only for the connected component of
+ * flows and links touched by the change (the incremental scheme of SimGrid's lmm solver,
+ * Velho et al., TOMACS 2013). Arrivals at one instant are batched into one recomputation.
+ * Completions are ns3::Simulator events (at nanosecond resolution: flows finishing within the
+ * same nanosecond complete together). A message costs its bytes at the fair-share rate, then
+ * the path latency (link latencies plus the delay of every switch traversed).
+ */
+class FlowNetwork : public NetworkBackend
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    FlowNetwork();
+    ~FlowNetwork() override;
+
+    void SetTopology(Ptr<Topology> topology) override;
+    uint64_t Send(uint32_t src,
+                  uint32_t dst,
+                  uint64_t bytes,
+                  DeliveryCallback onDelivered) override;
+
+    /** \return the current rate (bytes/s) of an in-flight message, 0 if not transmitting */
+    double GetFlowRate(uint64_t messageId) const;
+    /** \return the number of flows transmitting now */
+    uint32_t GetActiveFlowCount() const;
+    /** \return rate recomputations so far (each over one connected component) */
+    uint64_t GetSolveCount() const;
+    /** \return flows whose rates were recomputed, summed over all recomputations */
+    uint64_t GetSolvedFlowCount() const;
+
+    /** \return a link's statistics so far (utilization over the time since the first Send) */
+    LinkStats GetLinkStats(uint32_t link) const;
+    /**
+     * \return the \p count links that carried the most bytes, most loaded first (ties by
+     * link id)
+     */
+    std::vector<LinkStats> GetMostLoadedLinks(uint32_t count) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** \brief One transmitting message. */
+    struct Flow
+    {
+        uint64_t id = 0;             //!< message id
+        double remaining = 0;        //!< bytes left at lastUpdate
+        double rate = 0;             //!< current rate, bytes/s
+        double lastUpdate = 0;       //!< when remaining was last brought up to date
+        double latency = 0;          //!< path latency, seconds
+        uint64_t bytes = 0;          //!< message size
+        uint32_t version = 0;        //!< bumped on every rate change (stale heap entries)
+        uint32_t stamp = 0;          //!< component search mark
+        bool fixed = false;          //!< rate frozen during progressive filling
+        std::vector<uint32_t> links; //!< path
+        std::vector<uint32_t> pos;   //!< index of this flow in each path link's list
+        DeliveryCallback callback;   //!< delivery
+    };
+
+    /** \brief Per-link solver state and statistics. */
+    struct LinkState
+    {
+        std::vector<std::pair<uint32_t, uint32_t>> flows; //!< (flow index, index in its path)
+        double capacity = 0;                              //!< payload bandwidth, bytes/s
+        double remaining = 0; //!< progressive filling: capacity not yet given out
+        uint32_t unfixed = 0; //!< progressive filling: flows without a rate yet
+        uint32_t version = 0; //!< progressive filling: heap entry validity
+        uint32_t stamp = 0;   //!< component search mark
+        double bytes = 0;     //!< statistics: bytes carried
+        double busyTime = 0;  //!< statistics: closed busy intervals
+        double busySince = 0; //!< statistics: start of the open busy interval
+    };
+
+    /** \brief A scheduled completion (min-heap on time). */
+    struct Completion
+    {
+        double time;      //!< transmission end, seconds
+        uint32_t flow;    //!< flow index
+        uint32_t version; //!< flow version when pushed
+        /** \return heap order: later first out of std::priority_queue means min-heap */
+        bool
+        operator<(const Completion& o) const
+        {
+            return time != o.time ? time > o.time : flow > o.flow;
+        }
+    };
+
+    /** \brief Completes due flows, recomputes dirty components, schedules the next event. */
+    void Update();
+    /** \brief Marks a link whose flow set changed. */
+    void MarkDirty(uint32_t link);
+    /** \brief Recomputes the rates of every flow connected to a dirty link. */
+    void Solve(double now);
+    /** \brief Removes a finished flow and schedules its delivery. */
+    void Finish(uint32_t flow, double now);
+    /** \brief Schedules Update() at the earliest pending completion. */
+    void ScheduleNext();
+    /** \return the simulator time in seconds */
+    static double Now();
+
+    std::vector<Flow> m_flows;                     //!< flow pool
+    std::vector<uint32_t> m_freeFlows;             //!< reusable pool slots
+    std::vector<LinkState> m_links;                //!< per directed link
+    std::vector<uint32_t> m_dirty;                 //!< links whose flow set changed
+    std::priority_queue<Completion> m_completions; //!< pending completions (lazy deletion)
+    std::unordered_map<uint64_t, uint32_t> m_byId; //!< message id -> flow (lookups only)
+    EventId m_event;                               //!< the next Update()
+    double m_eventTime = -1;                       //!< when m_event fires
+    bool m_updatePending = false;                  //!< an Update() is scheduled for now
+    uint32_t m_stamp = 0;                          //!< component search generation
+    uint32_t m_active = 0;                         //!< flows transmitting
+    uint64_t m_nextId = 0;                         //!< next message id
+    uint64_t m_solves = 0;                         //!< recomputations
+    uint64_t m_solvedFlows = 0;                    //!< flows recomputed
+    double m_firstSend = -1;                       //!< statistics window start
+    std::vector<uint32_t> m_componentFlows;        //!< scratch
+    std::vector<uint32_t> m_componentLinks;        //!< scratch
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_FLOW_NETWORK_H

@@ -1,0 +1,88 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "network-backend.h"
+
+#include "ns3/spec-error.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_OBJECT_ENSURE_REGISTERED(NetworkBackend);
+
+TypeId
+NetworkBackend::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::rapidllm::NetworkBackend").SetParent<Object>().SetGroupName("RapidLlm");
+    return tid;
+}
+
+NetworkBackend::NetworkBackend() = default;
+NetworkBackend::~NetworkBackend() = default;
+
+void
+NetworkBackend::SetTopology(Ptr<Topology> topology)
+{
+    m_topology = topology;
+}
+
+Ptr<Topology>
+NetworkBackend::GetTopology() const
+{
+    return m_topology;
+}
+
+void
+NetworkBackend::SetRouting(Ptr<RoutingPolicy> routing)
+{
+    m_routing = routing;
+}
+
+Ptr<RoutingPolicy>
+NetworkBackend::GetRouting() const
+{
+    return m_routing;
+}
+
+uint64_t
+NetworkBackend::GetSentCount() const
+{
+    return m_sent;
+}
+
+uint64_t
+NetworkBackend::GetDeliveredCount() const
+{
+    return m_delivered;
+}
+
+void
+NetworkBackend::DoDispose()
+{
+    m_topology = nullptr;
+    m_routing = nullptr;
+    Object::DoDispose();
+}
+
+std::vector<uint32_t>
+NetworkBackend::RoutePath(uint32_t src, uint32_t dst, uint64_t id)
+{
+    if (!m_topology || !m_routing)
+    {
+        throw SpecError("network", "", "the network backend has no topology or routing policy");
+    }
+    if (src >= m_topology->GetEndpointCount() || dst >= m_topology->GetEndpointCount())
+    {
+        throw SpecError("network",
+                        "",
+                        "endpoint " + std::to_string(std::max(src, dst))
+                            + " does not exist (the topology has "
+                            + std::to_string(m_topology->GetEndpointCount()) + " endpoints)");
+    }
+    return m_routing->Route(*m_topology, src, dst, id);
+}
+
+} // namespace rapidllm
+} // namespace ns3

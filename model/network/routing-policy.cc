@@ -1,0 +1,126 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "routing-policy.h"
+
+#include "ns3/log.h"
+#include "ns3/object-factory.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
+
+#include <map>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmRoutingPolicy");
+NS_OBJECT_ENSURE_REGISTERED(RoutingPolicy);
+
+namespace {
+/** \return the name -> TypeId registry (function-local so that static registrars may use it) */
+std::map<std::string, TypeId>&
+Registry()
+{
+    static std::map<std::string, TypeId> registry;
+    return registry;
+}
+} // namespace
+
+TypeId
+RoutingPolicy::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::rapidllm::RoutingPolicy").SetParent<Object>().SetGroupName("RapidLlm");
+    return tid;
+}
+
+RoutingPolicy::RoutingPolicy() = default;
+RoutingPolicy::~RoutingPolicy() = default;
+
+std::vector<uint32_t>
+RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint64_t flowId)
+{
+    if (src >= topology.GetNodeCount() || dst >= topology.GetNodeCount())
+    {
+        throw SpecError("network",
+                        "routing",
+                        "node " + std::to_string(std::max(src, dst)) + " does not exist ("
+                            + std::to_string(topology.GetNodeCount()) + " nodes)");
+    }
+    if (src == dst)
+    {
+        return {};
+    }
+    std::vector<uint32_t> path = DoRoute(topology, src, dst, flowId);
+    if (path.empty())
+    {
+        throw SpecError("network",
+                        "routing",
+                        "no path from " + topology.GetNode(src).name + " to "
+                            + topology.GetNode(dst).name + " over the surviving links (routing "
+                            + GetInstanceTypeId().GetName() + "); the pair is unreachable");
+    }
+    return path;
+}
+
+void
+RoutingPolicy::Register(const std::string& name, TypeId tid)
+{
+    Registry()[name] = tid;
+}
+
+std::vector<std::string>
+RoutingPolicy::Names()
+{
+    std::vector<std::string> names;
+    for (const auto& [name, tid] : Registry())
+    {
+        names.push_back(name);
+    }
+    return names;
+}
+
+Ptr<RoutingPolicy>
+RoutingPolicy::Create(const std::string& name)
+{
+    TypeId tid;
+    auto it = Registry().find(name);
+    if (it != Registry().end())
+    {
+        tid = it->second;
+    }
+    else if (!TypeId::LookupByNameFailSafe(name, &tid) || !tid.IsChildOf(GetTypeId())
+             || !tid.HasConstructor())
+    {
+        throw SpecError("network",
+                        "routing",
+                        "unknown routing policy '" + name + "'; known: " + JoinNames(Names())
+                            + " (or the TypeId name of a RoutingPolicy subclass)");
+    }
+    ObjectFactory factory;
+    factory.SetTypeId(tid);
+    return factory.Create<RoutingPolicy>();
+}
+
+RoutingPolicyRegistrar::RoutingPolicyRegistrar(const std::string& name, TypeId tid)
+{
+    RoutingPolicy::Register(name, tid);
+}
+
+uint64_t
+FlowHash(uint64_t src, uint64_t dst, uint64_t flowId, uint64_t salt)
+{
+    // splitmix64 finalizer (Steele, Lea, Flood 2014) over the combined key.
+    uint64_t x = src * 0x9E3779B97F4A7C15ull ^ (dst + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull
+                 ^ (flowId + 1) * 0x94D049BB133111EBull ^ salt * 0xD6E8FEB86659FD93ull;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+} // namespace rapidllm
+} // namespace ns3

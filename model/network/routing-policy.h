@@ -1,0 +1,107 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_ROUTING_POLICY_H
+#define RAPIDLLM_ROUTING_POLICY_H
+
+#include "ns3/object.h"
+#include "ns3/topology.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Chooses the path (a list of directed link ids) of a flow over a Topology as it is,
+ * faults included.
+ *
+ * Written once, it drives both network backends: the flow network uses the paths directly and
+ * the packet backend installs them into ns-3 routing. A policy is an ns-3 Object with a TypeId;
+ * subclasses register a short name (RoutingPolicy::Register, or a static
+ * RoutingPolicyRegistrar) so that hardware files and scenario scripts choose them by name, and
+ * a researcher adds one in their own code without touching ours.
+ */
+class RoutingPolicy : public Object
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    RoutingPolicy();
+    ~RoutingPolicy() override;
+
+    /**
+     * \brief The path of one flow.
+     * \param topology the network, faults included
+     * \param src source endpoint (or node)
+     * \param dst destination endpoint (or node)
+     * \param flowId identifies the flow (hash input for multipath policies)
+     * \return the links in order (empty when src == dst); throws SpecError naming the pair when
+     *         no path over surviving links exists
+     */
+    std::vector<uint32_t> Route(const Topology& topology,
+                                uint32_t src,
+                                uint32_t dst,
+                                uint64_t flowId);
+
+    /**
+     * \brief Makes a policy chosen by name: a registered short name ("ecmp") or a TypeId
+     * name ("ns3::rapidllm::EcmpRouting") of a RoutingPolicy subclass.
+     * \param name the name
+     * \return the policy; throws SpecError listing the known names
+     */
+    static Ptr<RoutingPolicy> Create(const std::string& name);
+
+    /**
+     * \brief Registers a short name for a RoutingPolicy subclass.
+     * \param name the short name used in hardware files ("shortest-path")
+     * \param tid the subclass's TypeId (must have a constructor)
+     */
+    static void Register(const std::string& name, TypeId tid);
+
+    /** \return the registered short names, sorted */
+    static std::vector<std::string> Names();
+
+  protected:
+    /**
+     * \brief The policy itself: return the path from src to dst (src != dst), or an empty
+     * vector if dst cannot be reached over surviving links.
+     * \param topology the network
+     * \param src source node
+     * \param dst destination node
+     * \param flowId the flow
+     * \return the links
+     */
+    virtual std::vector<uint32_t> DoRoute(const Topology& topology,
+                                          uint32_t src,
+                                          uint32_t dst,
+                                          uint64_t flowId) = 0;
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Registers a routing policy's short name at static-initialization time:
+ * `static RoutingPolicyRegistrar g_reg("my-policy", MyPolicy::GetTypeId());`
+ */
+class RoutingPolicyRegistrar
+{
+  public:
+    /**
+     * \param name the short name
+     * \param tid the policy's TypeId
+     */
+    RoutingPolicyRegistrar(const std::string& name, TypeId tid);
+};
+
+/** \return a well-mixed 64-bit hash of a flow's identity (for ECMP-style choices) */
+uint64_t FlowHash(uint64_t src, uint64_t dst, uint64_t flowId, uint64_t salt = 0);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_ROUTING_POLICY_H

@@ -1,0 +1,225 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "collective-engine.h"
+
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmCollectiveEngine");
+NS_OBJECT_ENSURE_REGISTERED(CollectiveEngine);
+
+TypeId
+CollectiveEngine::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::rapidllm::CollectiveEngine")
+                            .SetParent<Object>()
+                            .SetGroupName("RapidLlm")
+                            .AddConstructor<CollectiveEngine>();
+    return tid;
+}
+
+CollectiveEngine::CollectiveEngine() = default;
+CollectiveEngine::~CollectiveEngine() = default;
+
+void
+CollectiveEngine::DoDispose()
+{
+    m_runs.clear();
+    m_backend = nullptr;
+    Object::DoDispose();
+}
+
+void
+CollectiveEngine::SetBackend(Ptr<NetworkBackend> backend)
+{
+    m_backend = backend;
+}
+
+Ptr<NetworkBackend>
+CollectiveEngine::GetBackend() const
+{
+    return m_backend;
+}
+
+uint32_t
+CollectiveEngine::GetRunningCount() const
+{
+    return static_cast<uint32_t>(m_runs.size());
+}
+
+uint64_t
+CollectiveEngine::Start(const CollectiveRequest& request,
+                        RankDoneCallback onRankDone,
+                        DoneCallback onDone)
+{
+    if (!m_backend || !m_backend->GetTopology())
+    {
+        throw SpecError("collective", "", "the collective engine has no network backend");
+    }
+    CollectivePlan plan = BuildCollective(request, *m_backend->GetTopology());
+    return Start(plan.schedule, request.endpoints, onRankDone, onDone);
+}
+
+uint64_t
+CollectiveEngine::Start(const CollectiveSchedule& schedule,
+                        const std::vector<uint32_t>& endpoints,
+                        RankDoneCallback onRankDone,
+                        DoneCallback onDone)
+{
+    if (!m_backend)
+    {
+        throw SpecError("collective", "", "the collective engine has no network backend");
+    }
+    if (endpoints.size() != schedule.GetRankCount())
+    {
+        throw SpecError("collective",
+                        "",
+                        "the schedule has " + std::to_string(schedule.GetRankCount())
+                            + " ranks but " + std::to_string(endpoints.size())
+                            + " endpoints were given");
+    }
+    auto run = std::make_shared<Run>();
+    run->id = m_nextId++;
+    run->schedule = schedule;
+    run->endpoints = endpoints;
+    run->onRankDone = onRankDone;
+    run->onDone = onDone;
+    const auto& steps = run->schedule.GetSteps();
+    const auto n = static_cast<uint32_t>(steps.size());
+    run->waiting.assign(n, 0);
+    run->dependentStart.assign(n + 1, 0);
+    run->rankLeft.assign(endpoints.size(), 0);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        run->waiting[i] = static_cast<uint32_t>(steps[i].deps.size());
+        for (uint32_t d : steps[i].deps)
+        {
+            ++run->dependentStart[d + 1];
+        }
+        ++run->rankLeft[steps[i].src];
+        if (steps[i].isSend && steps[i].dst != steps[i].src)
+        {
+            ++run->rankLeft[steps[i].dst];
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        run->dependentStart[i + 1] += run->dependentStart[i];
+    }
+    run->dependents.resize(run->dependentStart[n]);
+    std::vector<uint32_t> fill(run->dependentStart.begin(), run->dependentStart.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        for (uint32_t d : steps[i].deps)
+        {
+            run->dependents[fill[d]++] = i;
+        }
+    }
+    run->left = n;
+    m_runs[run->id] = run;
+    // Ranks with no steps at all are done at once; an empty schedule finishes at once.
+    for (uint32_t r = 0; r < endpoints.size(); ++r)
+    {
+        if (run->rankLeft[r] == 0 && !run->onRankDone.IsNull())
+        {
+            Simulator::ScheduleNow(
+                [cb = run->onRankDone, id = run->id, r, e = endpoints[r]]()
+                {
+                    cb(id, r, e);
+                });
+        }
+    }
+    if (n == 0)
+    {
+        m_runs.erase(run->id);
+        if (!onDone.IsNull())
+        {
+            Simulator::ScheduleNow(
+                [onDone, id = run->id]()
+                {
+                    onDone(id);
+                });
+        }
+        return run->id;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        if (run->waiting[i] == 0)
+        {
+            Issue(run, i);
+        }
+    }
+    return run->id;
+}
+
+void
+CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
+{
+    const auto& s = run->schedule.GetSteps()[step];
+    if (s.isSend)
+    {
+        m_backend->Send(run->endpoints[s.src],
+                        run->endpoints[s.dst],
+                        s.bytes,
+                        NetworkBackend::DeliveryCallback(
+                            [this, run, step](uint64_t)
+                            {
+                                Complete(run, step);
+                            }));
+    }
+    else if (s.durationS > 0)
+    {
+        Simulator::Schedule(Seconds(s.durationS),
+                            [this, run, step]()
+                            {
+                                Complete(run, step);
+                            });
+    }
+    else
+    {
+        Complete(run, step);
+    }
+}
+
+void
+CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
+{
+    const auto& s = run->schedule.GetSteps()[step];
+    auto rankStep = [&](uint32_t r)
+    {
+        if (--run->rankLeft[r] == 0 && !run->onRankDone.IsNull())
+        {
+            run->onRankDone(run->id, r, run->endpoints[r]);
+        }
+    };
+    rankStep(s.src);
+    if (s.isSend && s.dst != s.src)
+    {
+        rankStep(s.dst);
+    }
+    for (uint32_t i = run->dependentStart[step]; i < run->dependentStart[step + 1]; ++i)
+    {
+        uint32_t next = run->dependents[i];
+        if (--run->waiting[next] == 0)
+        {
+            Issue(run, next);
+        }
+    }
+    if (--run->left == 0)
+    {
+        m_runs.erase(run->id);
+        if (!run->onDone.IsNull())
+        {
+            run->onDone(run->id);
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

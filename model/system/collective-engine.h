@@ -1,0 +1,108 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_COLLECTIVE_ENGINE_H
+#define RAPIDLLM_COLLECTIVE_ENGINE_H
+
+#include "ns3/callback.h"
+#include "ns3/collective-algorithms.h"
+#include "ns3/collective-schedule.h"
+#include "ns3/network-backend.h"
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Executes collectives on a NetworkBackend: issues each message of a
+ * CollectiveSchedule when its dependencies are done, runs local steps as simulator delays,
+ * and reports when each rank's part and the whole collective finish.
+ *
+ * It sits above the backend interface, so the flow and packet networks receive the same
+ * messages in the same order. Several collectives may run at once (e.g. from a trace
+ * replayer), each identified by the id Start() returns.
+ */
+class CollectiveEngine : public Object
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    /** Called with (collective id, group index, endpoint) when a rank's part is done. */
+    typedef Callback<void, uint64_t, uint32_t, uint32_t> RankDoneCallback;
+    /** Called with the collective id when every rank is done. */
+    typedef Callback<void, uint64_t> DoneCallback;
+
+    CollectiveEngine();
+    ~CollectiveEngine() override;
+
+    /** \param backend the network that carries the messages */
+    void SetBackend(Ptr<NetworkBackend> backend);
+    /** \return the network */
+    Ptr<NetworkBackend> GetBackend() const;
+
+    /**
+     * \brief Starts a schedule now.
+     * \param schedule the graph (ranks are indices into \p endpoints)
+     * \param endpoints endpoint of each rank
+     * \param onRankDone per rank (may be null)
+     * \param onDone at the end (may be null)
+     * \return the collective id
+     */
+    uint64_t Start(const CollectiveSchedule& schedule,
+                   const std::vector<uint32_t>& endpoints,
+                   RankDoneCallback onRankDone,
+                   DoneCallback onDone);
+
+    /**
+     * \brief Builds a request over the backend's topology (BuildCollective) and starts it.
+     * \param request what to run \param onRankDone per rank \param onDone at the end
+     * \return the collective id
+     */
+    uint64_t Start(const CollectiveRequest& request,
+                   RankDoneCallback onRankDone,
+                   DoneCallback onDone);
+
+    /** \return collectives still running */
+    uint32_t GetRunningCount() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** \brief Execution state of one collective. */
+    struct Run
+    {
+        uint64_t id = 0;                      //!< collective id
+        CollectiveSchedule schedule;          //!< the graph
+        std::vector<uint32_t> endpoints;      //!< rank -> endpoint
+        std::vector<uint32_t> waiting;        //!< per step: unfinished dependencies
+        std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
+        std::vector<uint32_t> dependents;     //!< CSR dependents
+        std::vector<uint32_t> rankLeft;       //!< per rank: unfinished steps touching it
+        uint64_t left = 0;                    //!< unfinished steps
+        RankDoneCallback onRankDone;          //!< per rank
+        DoneCallback onDone;                  //!< at the end
+    };
+
+    /** \brief Issues a step whose dependencies are done. */
+    void Issue(const std::shared_ptr<Run>& run, uint32_t step);
+    /** \brief Marks a step done and issues what it unblocks. */
+    void Complete(const std::shared_ptr<Run>& run, uint32_t step);
+
+    Ptr<NetworkBackend> m_backend;                   //!< the network
+    std::map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
+    uint64_t m_nextId = 0;                           //!< next collective id
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_COLLECTIVE_ENGINE_H

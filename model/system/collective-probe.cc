@@ -1,0 +1,100 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "collective-probe.h"
+
+#include "ns3/collective-engine.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/topology.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+CollectiveProbeResult
+RunCollectiveProbe(const NetworkSpec& network,
+                   const CollectiveProbeConfig& config,
+                   const std::string& source)
+{
+    if (config.gpus == 0)
+    {
+        throw SpecError(source, "gpus", "must be at least 1");
+    }
+    NetworkSpec spec = network;
+    for (const auto& f : config.faults)
+    {
+        spec.faults.push_back(f);
+    }
+    Ptr<Topology> topology = Topology::Build(spec, config.gpus, source);
+    CollectiveProbeResult result;
+    result.routing = config.routing.empty() ? spec.routing : config.routing;
+    Ptr<RoutingPolicy> routing = RoutingPolicy::Create(result.routing);
+    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    net->SetTopology(topology);
+    net->SetRouting(routing);
+    Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
+    engine->SetBackend(net);
+
+    CollectiveRequest request;
+    request.op = config.op;
+    request.bytes = config.bytes;
+    request.algorithm = config.algorithm;
+    request.chunks = config.chunks;
+    request.root = config.root;
+    request.reduceBytesPerSecond = config.reduceBytesPerSecond;
+    for (uint32_t r = 0; r < config.gpus; ++r)
+    {
+        request.endpoints.push_back(r);
+    }
+    CollectivePlan plan = BuildCollective(request, *topology);
+    result.algorithm = plan.algorithm;
+    result.messages = plan.schedule.GetSendCount();
+
+    double end = -1;
+    try
+    {
+        Simulator::ScheduleNow(
+            [&]()
+            {
+                engine->Start(plan.schedule,
+                              request.endpoints,
+                              CollectiveEngine::RankDoneCallback(),
+                              CollectiveEngine::DoneCallback(
+                                  [&end](uint64_t)
+                                  {
+                                      end = Simulator::Now().GetSeconds();
+                                  }));
+            });
+        Simulator::Run();
+    }
+    catch (...)
+    {
+        Simulator::Destroy();
+        throw;
+    }
+    if (end < 0)
+    {
+        Simulator::Destroy();
+        throw SpecError(source, "", "the collective did not complete (internal error)");
+    }
+    result.timeS = end;
+    result.algorithmBandwidthBps = end > 0 ? double(config.bytes) / end : 0;
+    result.busBandwidthBps =
+        result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);
+    if (config.topLinks > 0)
+    {
+        result.mostLoaded = net->GetMostLoadedLinks(config.topLinks);
+        for (const auto& s : result.mostLoaded)
+        {
+            result.mostLoadedNames.push_back(topology->DescribeLink(s.link));
+        }
+    }
+    engine->Dispose();
+    net->Dispose();
+    Simulator::Destroy();
+    return result;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,67 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_COLLECTIVE_PROBE_H
+#define RAPIDLLM_COLLECTIVE_PROBE_H
+
+#include "ns3/collective-algorithms.h"
+#include "ns3/flow-network.h"
+#include "ns3/network-spec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief What to measure: one collective among the first `gpus` ranks of a network.
+ */
+struct CollectiveProbeConfig
+{
+    CollectiveOp op = CollectiveOp::ALL_REDUCE; //!< the collective
+    uint64_t bytes = 0;                         //!< size, as nccl-tests counts it
+    uint32_t gpus = 0;                          //!< ranks 0..gpus-1
+    std::string algorithm = "auto";             //!< CollectiveAlgorithmNames()
+    std::string routing;                        //!< routing override ("" = the spec's)
+    std::vector<LinkFaultSpec> faults;          //!< extra faults ("A-B" selectors)
+    uint32_t chunks = 0;                        //!< pipeline pieces (0 = default)
+    uint32_t root = 0;                          //!< broadcast / reduce root
+    double reduceBytesPerSecond = 0;            //!< local reduction rate (0 = free)
+    uint32_t topLinks = 0;                      //!< how many most loaded links to report
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The measured collective, with nccl-tests' bandwidth definitions.
+ */
+struct CollectiveProbeResult
+{
+    double timeS = 0;                         //!< completion time, seconds
+    double algorithmBandwidthBps = 0;         //!< bytes / time
+    double busBandwidthBps = 0;               //!< algorithm bandwidth x BusBandwidthFactor
+    std::string algorithm;                    //!< algorithm actually used
+    std::string routing;                      //!< routing policy name
+    uint64_t messages = 0;                    //!< messages sent
+    std::vector<LinkStats> mostLoaded;        //!< the busiest links
+    std::vector<std::string> mostLoadedNames; //!< their names ("gpu0>nvlink.sw0")
+};
+
+/**
+ * \brief Builds the topology (sized for the ranks, faults applied), the routing policy and a
+ * FlowNetwork, runs one collective on ns3::Simulator and measures it. Runs and destroys the
+ * simulator; throws SpecError on bad input or unreachable pairs.
+ * \param network the network spec \param config what to run \param source name for errors
+ * \return the measurement
+ */
+CollectiveProbeResult RunCollectiveProbe(const NetworkSpec& network,
+                                         const CollectiveProbeConfig& config,
+                                         const std::string& source = "network");
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_COLLECTIVE_PROBE_H

@@ -1,0 +1,79 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_COLLECTIVE_SCHEDULE_H
+#define RAPIDLLM_COLLECTIVE_SCHEDULE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One node of a collective's dependency graph: a message between two ranks of the
+ * group, or a local step of one rank (a reduction, or a zero-time join).
+ */
+struct CollectiveStep
+{
+    bool isSend = true;         //!< true: a message; false: a local step
+    uint32_t src = 0;           //!< sending rank (group index); local step: the rank
+    uint32_t dst = 0;           //!< receiving rank (group index)
+    uint64_t bytes = 0;         //!< message bytes
+    double durationS = 0;       //!< local step: its duration, seconds
+    std::vector<uint32_t> deps; //!< earlier steps that must be done first
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A collective as a dependency graph of messages and local steps among the ranks of a
+ * group (indices 0..n-1), independent of any network.
+ *
+ * The algorithms (ring, direct, halving-doubling, double binary tree, hierarchical) produce
+ * it; the CollectiveEngine executes it on a NetworkBackend. Because the graph is built above
+ * the backend interface, the flow-level and packet-level networks run the very same messages.
+ * A message is done when delivered; a step starts when all its dependencies are done.
+ */
+class CollectiveSchedule
+{
+  public:
+    /** \param ranks the group size */
+    explicit CollectiveSchedule(uint32_t ranks = 0);
+
+    /**
+     * \brief Adds a message.
+     * \param src sending rank \param dst receiving rank \param bytes size
+     * \param deps steps that must be done first
+     * \return the step index
+     */
+    uint32_t AddSend(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps);
+    /**
+     * \brief Adds a local step (reduction compute, or a zero-time join of several steps).
+     * \param rank the rank \param durationS its duration \param deps steps that must be done first
+     * \return the step index
+     */
+    uint32_t AddLocal(uint32_t rank, double durationS, std::vector<uint32_t> deps);
+    /** \brief Adds a dependency to an existing step (dep < step). */
+    void AddDependency(uint32_t step, uint32_t dep);
+
+    /** \return the group size */
+    uint32_t GetRankCount() const;
+    /** \return the steps in a topological order (dependencies first) */
+    const std::vector<CollectiveStep>& GetSteps() const;
+    /** \return the number of messages */
+    uint64_t GetSendCount() const;
+    /** \return bytes of all messages */
+    uint64_t GetTotalBytes() const;
+
+  private:
+    uint32_t m_ranks;                    //!< group size
+    std::vector<CollectiveStep> m_steps; //!< the graph
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_COLLECTIVE_SCHEDULE_H

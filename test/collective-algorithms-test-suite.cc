@@ -1,0 +1,481 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Collective algorithms on the flow network: the ring all-reduce closed form, congestion on an
+// oversubscribed fat tree, soft and hard faults, the DGX A100 bus bandwidth, per-step latency,
+// the message volume of every algorithm, and bad requests.
+
+#include "ns3/collective-algorithms.h"
+#include "ns3/collective-engine.h"
+#include "ns3/collective-probe.h"
+#include "ns3/flow-network.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+
+#include <cmath>
+#include <map>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a one-dimension network spec (wire efficiency 1) */
+NetworkSpec
+OneDimension(TopologyKind kind,
+             uint32_t size,
+             double bandwidthGBps,
+             double latencyNs,
+             const std::string& routing,
+             std::vector<uint32_t> shape = {})
+{
+    NetworkDimensionSpec d;
+    d.name = "net";
+    d.kind = kind;
+    d.size = size;
+    d.shape = shape;
+    d.bandwidthBps = bandwidthGBps * 1e9;
+    d.latencyS = latencyNs * 1e-9;
+    NetworkSpec s;
+    s.dimensions.push_back(d);
+    s.routing = routing;
+    return s;
+}
+
+/** \return the probe's time for one collective */
+double
+RunTime(const NetworkSpec& spec,
+        CollectiveOp op,
+        uint64_t bytes,
+        uint32_t gpus,
+        const std::string& algorithm = "auto",
+        const std::string& routing = "",
+        uint32_t chunks = 0)
+{
+    CollectiveProbeConfig c;
+    c.op = op;
+    c.bytes = bytes;
+    c.gpus = gpus;
+    c.algorithm = algorithm;
+    c.routing = routing;
+    c.chunks = chunks;
+    return RunCollectiveProbe(spec, c).timeS;
+}
+
+/** \return true if f throws a SpecError containing every needle */
+template<typename F>
+bool
+ThrowsWith(F f, const std::vector<std::string>& needles)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        std::string what = e.what();
+        for (const auto& n : needles)
+        {
+            if (what.find(n) == std::string::npos)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+/**
+ * \brief Ring all-reduce on an uncongested ring: 2(n-1) steps of S/n bytes, each paying the
+ * link latency a, so T = 2(n-1)/n x S/B + 2(n-1)a. With one piece per step (the default) there
+ * is no chunking effect; the only error is the simulator's 1 ns time resolution per step.
+ */
+class RingClosedFormTestCase : public TestCase
+{
+  public:
+    RingClosedFormTestCase()
+        : TestCase(
+            "ring all-reduce matches the closed form 2(n-1)S over nB plus 2(n-1)a for n = 4, 8, 64")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const double b = 50e9;
+        const double a = 2e-6;
+        for (uint32_t n : {4u, 8u, 64u})
+        {
+            NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 2000, "dimension-order");
+            for (uint64_t bytes : {uint64_t(1) << 20, uint64_t(1) << 26, uint64_t(1) << 32})
+            {
+                double t = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
+                double expected = 2.0 * (n - 1) / n * bytes / b + 2.0 * (n - 1) * a;
+                NS_TEST_ASSERT_MSG_EQ_TOL(
+                    t / expected, 1.0, 0.01, "n=" << n << " S=" << bytes << " t=" << t);
+            }
+        }
+        // Chunking: every piece of a step crosses the same link, so splitting into c pieces
+        // leaves the bandwidth term unchanged and adds up to (c-1) more latencies per step
+        // (each piece waits for the previous one's delivery on that link).
+        NetworkSpec s = OneDimension(TopologyKind::RING, 8, 50, 2000, "dimension-order");
+        uint64_t bytes = uint64_t(1) << 26;
+        double t1 = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 8, "ring", "", 1);
+        double t4 = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 8, "ring", "", 4);
+        double bw = 2.0 * 7 / 8 * bytes / b;
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(t4, t1 * 0.999, "chunking a ring does not speed it up");
+        NS_TEST_ASSERT_MSG_LT_OR_EQ(t4, bw + 14 * 4 * a + 1e-9, "at most c latencies per step");
+    }
+};
+
+/**
+ * \brief All-to-all across a two-tier fat tree (16 hosts, leaves of 4): with 4:1
+ * oversubscription each leaf's uplink (B) carries 4 x 12 x S/16 = 3S, so T = 3S/B; at 1:1 the
+ * uplinks (4B) are not the bottleneck and each host link carries 15 S/16, so T = 15S/(16B).
+ * The slowdown is the ratio of the two bottlenecks, 3.2.
+ */
+class OversubscriptionTestCase : public TestCase
+{
+  public:
+    OversubscriptionTestCase()
+        : TestCase("all-to-all on a 4:1 fat tree is slower than 1:1 by the bisection ratio")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const double b = 25e9;
+        const uint64_t bytes = uint64_t(1) << 30;
+        double times[2];
+        double ratios[2] = {1, 4};
+        for (int i = 0; i < 2; ++i)
+        {
+            NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000, "dimension-order");
+            s.dimensions[0].leafSize = 4;
+            s.dimensions[0].oversubscription = ratios[i];
+            times[i] = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 16);
+        }
+        double hostBound = 15.0 / 16 * bytes / b;
+        double uplinkBound = [&](double o)
+        {
+            return 4 * 12 * (bytes / 16.0) / (4 * b / o);
+        }(4);
+        NS_TEST_ASSERT_MSG_EQ_TOL(times[0] / hostBound, 1.0, 0.01, "1:1 is host-link bound");
+        NS_TEST_ASSERT_MSG_EQ_TOL(times[1] / uplinkBound, 1.0, 0.01, "4:1 is uplink bound");
+        NS_TEST_ASSERT_MSG_EQ_TOL(
+            times[1] / times[0], uplinkBound / hostBound, 0.01 * 3.2, "ratio");
+        // ECMP hashing is less even than D-mod-k but must still see the congestion.
+        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000, "ecmp");
+        s.dimensions[0].leafSize = 4;
+        s.dimensions[0].oversubscription = 4;
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 16),
+                                    uplinkBound * 0.999,
+                                    "ECMP cannot beat the bisection bound");
+    }
+};
+
+/**
+ * \brief Soft fault: one ring link at 50% makes every ring step as slow as that link, so the
+ * bandwidth term doubles: T = 2(n-1)(a + 2S/(nB)).
+ */
+class SoftFaultTestCase : public TestCase
+{
+  public:
+    SoftFaultTestCase()
+        : TestCase("a 50% ring link slows a ring all-reduce by the bottleneck amount")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const uint32_t n = 8;
+        const double b = 50e9;
+        const double a = 1e-6;
+        const uint64_t bytes = uint64_t(1) << 28;
+        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000, "shortest-path");
+        double healthy = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
+        s.faults.push_back({"gpu3-gpu4", 0.5});
+        double degraded = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
+        double expected = 2.0 * (n - 1) * (a + 2.0 * bytes / (n * b));
+        NS_TEST_ASSERT_MSG_EQ_TOL(degraded / expected, 1.0, 0.01, "bottleneck prediction");
+        NS_TEST_ASSERT_MSG_EQ_TOL(degraded / healthy,
+                                  (a + 2.0 * bytes / (n * b)) / (a + 1.0 * bytes / (n * b)),
+                                  0.01,
+                                  "slowdown");
+    }
+};
+
+/**
+ * \brief Hard fault on an 8x8 torus: the link gpu0-gpu1 is dead. An all-to-all among the 8
+ * GPUs of row 0 still completes; dimension order detours the long way round row 0 (loading
+ * links that already carry the all-to-all), fault-aware routing detours through row 1, which is
+ * idle, and finishes sooner.
+ */
+class HardFaultTestCase : public TestCase
+{
+  public:
+    HardFaultTestCase()
+        : TestCase("a dead torus link is routed around; fault-aware beats dimension order")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::TORUS, 64, 25, 500, "dimension-order", {8, 8});
+        const uint64_t bytes = uint64_t(1) << 28;
+        double healthy = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 8, "direct");
+        s.faults.push_back({"gpu0-gpu1", 0});
+        double dor = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 8, "direct");
+        double aware = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 8, "direct", "fault-aware");
+        NS_TEST_ASSERT_MSG_GT(dor, healthy, "the fault costs time under dimension order");
+        NS_TEST_ASSERT_MSG_LT(aware, dor * 0.95, "fault-aware is clearly faster");
+        // Both completed, and the detours avoid the dead link.
+        Ptr<Topology> t = Topology::Build(s, 64);
+        auto pd = RoutingPolicy::Create("dimension-order")->Route(*t, 0, 1, 0);
+        auto pa = RoutingPolicy::Create("fault-aware")->Route(*t, 0, 1, 0);
+        NS_TEST_ASSERT_MSG_EQ(pd.size(), 7u, "dimension order goes round the row");
+        NS_TEST_ASSERT_MSG_EQ(pa.size(), 3u, "fault aware detours through the next row");
+        // A ring all-reduce over the whole torus also completes with the dead link.
+        NS_TEST_ASSERT_MSG_GT(
+            RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 64, "ring", "fault-aware"), 0, "completes");
+    }
+};
+
+/**
+ * \brief DGX A100 (the preset, its sourced efficiency and latency): 1 GiB all-reduce among 8
+ * GPUs reaches a bus bandwidth between 200 and 240 GB/s (NCCL models 12 NVLink3 links x 20
+ * GB/s = 240 GB/s per GPU); small messages pay a few microseconds per ring step.
+ */
+class DgxA100TestCase : public TestCase
+{
+  public:
+    DgxA100TestCase()
+        : TestCase("DGX A100 1 GiB all-reduce bus bandwidth is 200 to 240 GB per s; steps cost "
+                   "microseconds")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        HardwareSpec hw = HardwareSpec::Load("a100-sxm-80gb");
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.bytes = uint64_t(1) << 30;
+        c.gpus = 8;
+        CollectiveProbeResult r = RunCollectiveProbe(hw.network, c);
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(r.busBandwidthBps, 200e9, "bus bandwidth >= 200 GB/s");
+        NS_TEST_ASSERT_MSG_LT_OR_EQ(r.busBandwidthBps, 240e9, "bus bandwidth <= 240 GB/s");
+        NS_TEST_ASSERT_MSG_EQ_TOL(r.busBandwidthBps / r.algorithmBandwidthBps,
+                                  2.0 * 7 / 8,
+                                  1e-9,
+                                  "nccl-tests' bus bandwidth factor");
+        c.bytes = 8192;
+        CollectiveProbeResult small = RunCollectiveProbe(hw.network, c);
+        double perStep = small.timeS / 14;
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(perStep, 2e-6, "a few microseconds per step");
+        NS_TEST_ASSERT_MSG_LT_OR_EQ(perStep, 6e-6, "a few microseconds per step");
+        // Two nodes: the hierarchical algorithm is chosen and runs.
+        c.bytes = uint64_t(1) << 30;
+        c.gpus = 16;
+        CollectiveProbeResult two = RunCollectiveProbe(hw.network, c);
+        NS_TEST_ASSERT_MSG_EQ(two.algorithm,
+                              "hierarchical(nvlink:ring,infiniband:ring)",
+                              "hierarchical over two nodes");
+    }
+};
+
+/**
+ * \brief Each algorithm moves the bytes it must: per rank, ring and direct all-reduce send
+ * 2(n-1)/n S, halving-doubling the same in 2 log n steps, the double binary tree S per tree
+ * edge (up and down); all-to-all sends (n-1)/n S per rank. Every run completes with every
+ * rank reported done once.
+ */
+class AlgorithmVolumeTestCase : public TestCase
+{
+  public:
+    AlgorithmVolumeTestCase()
+        : TestCase("every algorithm sends the expected bytes and completes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 8, 100, 1000, "shortest-path");
+        Ptr<Topology> t = Topology::Build(s, 8);
+        const uint64_t bytes = 8 << 20;
+        struct Row
+        {
+            CollectiveOp op;
+            std::string algorithm;
+            double totalBytes; // summed over all messages
+        };
+
+        const double n = 8;
+        const Row rows[] = {
+            {CollectiveOp::ALL_REDUCE, "ring", 2 * (n - 1) * bytes},
+            {CollectiveOp::ALL_REDUCE, "direct", 2 * (n - 1) * bytes},
+            {CollectiveOp::ALL_REDUCE, "halving-doubling", 2 * (n - 1) * bytes},
+            {CollectiveOp::ALL_REDUCE, "double-binary-tree", 2 * (n - 1) * bytes},
+            {CollectiveOp::REDUCE_SCATTER, "ring", (n - 1) * bytes},
+            {CollectiveOp::ALL_GATHER, "halving-doubling", (n - 1) * bytes},
+            {CollectiveOp::ALL_TO_ALL, "direct", (n - 1) * bytes},
+            {CollectiveOp::BROADCAST, "ring", (n - 1) * bytes},
+            {CollectiveOp::BROADCAST, "direct", (n - 1) * bytes},
+            {CollectiveOp::REDUCE, "ring", (n - 1) * bytes},
+            {CollectiveOp::REDUCE, "direct", (n - 1) * bytes},
+        };
+        for (const auto& row : rows)
+        {
+            CollectiveRequest req;
+            req.op = row.op;
+            req.algorithm = row.algorithm;
+            req.bytes = bytes;
+            req.root = 3;
+            for (uint32_t i = 0; i < 8; ++i)
+            {
+                req.endpoints.push_back(i);
+            }
+            CollectivePlan plan = BuildCollective(req, *t);
+            std::string what = ToString(row.op) + "/" + row.algorithm;
+            NS_TEST_ASSERT_MSG_EQ_TOL(
+                double(plan.schedule.GetTotalBytes()), row.totalBytes, 64, what);
+            // Execute it and count rank completions.
+            Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+            net->SetTopology(t);
+            net->SetRouting(RoutingPolicy::Create("shortest-path"));
+            Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
+            engine->SetBackend(net);
+            std::map<uint32_t, int> ranksDone;
+            int done = 0;
+            Simulator::ScheduleNow(
+                [&]()
+                {
+                    engine->Start(req,
+                                  CollectiveEngine::RankDoneCallback(
+                                      [&](uint64_t, uint32_t r, uint32_t)
+                                      {
+                                          ++ranksDone[r];
+                                      }),
+                                  CollectiveEngine::DoneCallback(
+                                      [&](uint64_t)
+                                      {
+                                          ++done;
+                                      }));
+                });
+            Simulator::Run();
+            Simulator::Destroy();
+            NS_TEST_ASSERT_MSG_EQ(done, 1, what << " completes");
+            NS_TEST_ASSERT_MSG_EQ(ranksDone.size(), 8u, what << " every rank done");
+            for (const auto& [r, count] : ranksDone)
+            {
+                NS_TEST_ASSERT_MSG_EQ(count, 1, what << " rank " << r << " done once");
+            }
+            NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), plan.schedule.GetSendCount(), what);
+            NS_TEST_ASSERT_MSG_EQ(engine->GetRunningCount(), 0u, what);
+        }
+    }
+};
+
+/** \brief Bad requests and algorithm choices give clear errors; results are deterministic. */
+class CollectiveErrorsTestCase : public TestCase
+{
+  public:
+    CollectiveErrorsTestCase()
+        : TestCase("bad collective requests give clear errors; runs are deterministic")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 12, 100, 1000, "shortest-path");
+        NS_TEST_ASSERT_MSG_EQ(
+            ThrowsWith(
+                [&]()
+                {
+                    RunTime(s, CollectiveOp::ALL_REDUCE, 1 << 20, 12, "halving-doubling");
+                },
+                {"power-of-two", "12"}),
+            true,
+            "halving-doubling on 12 ranks");
+        NS_TEST_ASSERT_MSG_EQ(
+            ThrowsWith(
+                [&]()
+                {
+                    RunTime(s, CollectiveOp::ALL_GATHER, 1 << 20, 8, "double-binary-tree");
+                },
+                {"all-reduce only"}),
+            true,
+            "tree for all-gather");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      RunTime(s, CollectiveOp::ALL_REDUCE, 1 << 20, 8, "magic");
+                                  },
+                                  {"magic", "ring", "halving-doubling"}),
+                              true,
+                              "unknown algorithm");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      RunTime(s, CollectiveOp::ALL_REDUCE, 1 << 20, 13);
+                                  },
+                                  {"12", "13"}),
+                              true,
+                              "more GPUs than the network holds");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      ParseCollectiveOp("allreduce", "--op");
+                                  },
+                                  {"--op", "all-reduce"}),
+                              true,
+                              "unknown op");
+        // Unreachable: a ring with two dead links cut in two.
+        NetworkSpec r = OneDimension(TopologyKind::RING, 8, 100, 1000, "shortest-path");
+        r.faults.push_back({"gpu1-gpu2", 0});
+        r.faults.push_back({"gpu5-gpu6", 0});
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      RunTime(r, CollectiveOp::ALL_REDUCE, 1 << 20, 8, "ring");
+                                  },
+                                  {"no path from gpu1 to gpu2"}),
+                              true,
+                              "unreachable pair named");
+        double t1 = RunTime(s, CollectiveOp::ALL_TO_ALL, 1 << 24, 12);
+        double t2 = RunTime(s, CollectiveOp::ALL_TO_ALL, 1 << 24, 12);
+        NS_TEST_ASSERT_MSG_EQ(t1, t2, "deterministic");
+    }
+};
+
+/** \brief The collective test suite. */
+class CollectiveTestSuite : public TestSuite
+{
+  public:
+    CollectiveTestSuite()
+        : TestSuite("rapid-llm-collective", UNIT)
+    {
+        AddTestCase(new RingClosedFormTestCase, TestCase::QUICK);
+        AddTestCase(new OversubscriptionTestCase, TestCase::QUICK);
+        AddTestCase(new SoftFaultTestCase, TestCase::QUICK);
+        AddTestCase(new HardFaultTestCase, TestCase::QUICK);
+        AddTestCase(new DgxA100TestCase, TestCase::QUICK);
+        AddTestCase(new AlgorithmVolumeTestCase, TestCase::QUICK);
+        AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
+    }
+};
+
+static CollectiveTestSuite g_collectiveTestSuite;

@@ -1,0 +1,297 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Flow-level network: max-min fair rates equal the analytical allocation on textbook cases
+// (dumbbell, parking lot), a lone message costs bytes/bandwidth + path latency, link
+// statistics add up, and recomputations are confined to the affected component.
+
+#include "ns3/dimension-order-routing.h"
+#include "ns3/flow-network.h"
+#include "ns3/simulator.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a one-dimension network spec */
+NetworkSpec
+OneDimension(TopologyKind kind,
+             uint32_t size,
+             double bandwidthGBps,
+             double latencyNs,
+             std::vector<uint32_t> shape = {})
+{
+    NetworkDimensionSpec d;
+    d.name = "net";
+    d.kind = kind;
+    d.size = size;
+    d.shape = shape;
+    d.bandwidthBps = bandwidthGBps * 1e9;
+    d.latencyS = latencyNs * 1e-9;
+    NetworkSpec s;
+    s.dimensions.push_back(d);
+    s.routing = "dimension-order";
+    return s;
+}
+
+/** \return a flow network over a topology with dimension-order routing */
+Ptr<FlowNetwork>
+MakeNetwork(Ptr<Topology> t)
+{
+    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    net->SetTopology(t);
+    net->SetRouting(RoutingPolicy::Create("dimension-order"));
+    return net;
+}
+
+} // namespace
+
+/**
+ * \brief Dumbbell: a fat tree with two leaves of two hosts joined through one spine by links of
+ * capacity C. Two flows crossing the spine share it (C/2 each); a flow inside a leaf gets what
+ * its host links leave.
+ */
+class DumbbellTestCase : public TestCase
+{
+  public:
+    DumbbellTestCase()
+        : TestCase("max-min rates on a dumbbell equal the analytical allocation")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 4, 10, 0);
+        s.dimensions[0].leafSize = 2;
+        s.dimensions[0].oversubscription = 2; // one spine, uplink = 2 x 10 / 2 = 10 GB/s
+        Ptr<Topology> t = Topology::Build(s, 4);
+        NS_TEST_ASSERT_MSG_EQ(t->GetNodeCount(), 4u + 2u + 1u, "4 hosts, 2 leaves, 1 spine");
+        Ptr<FlowNetwork> net = MakeNetwork(t);
+        std::vector<uint64_t> ids;
+        auto nothing = [](uint64_t) {};
+        double rateA = 0;
+        double rateB = 0;
+        double rateC = 0;
+        double rateD = 0;
+        Simulator::Schedule(
+            Seconds(0),
+            [&]()
+            {
+                ids.push_back(net->Send(0, 2, 1000000000, nothing)); // A: crosses the spine
+                ids.push_back(net->Send(1, 3, 1000000000, nothing)); // B: crosses the spine
+                ids.push_back(net->Send(1, 0, 1000000000, nothing)); // C: inside leaf 0
+                ids.push_back(net->Send(0, 3, 1000000000, nothing)); // D: crosses the spine
+            });
+        Simulator::Schedule(MicroSeconds(1),
+                            [&]()
+                            {
+                                rateA = net->GetFlowRate(ids[0]);
+                                rateB = net->GetFlowRate(ids[1]);
+                                rateC = net->GetFlowRate(ids[2]);
+                                rateD = net->GetFlowRate(ids[3]);
+                            });
+        Simulator::Stop(MicroSeconds(2));
+        Simulator::Run();
+        Simulator::Destroy();
+        // The leaf-0 uplink (10 GB/s) carries A, B, D: 10/3 each. Host 1's uplink carries B
+        // (10/3) and C, so C gets 10 - 10/3 = 20/3 (host 0's downlink has only C).
+        const double c = 10e9;
+        NS_TEST_ASSERT_MSG_EQ_TOL(rateA, c / 3, 1e-6, "A");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rateB, c / 3, 1e-6, "B");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rateD, c / 3, 1e-6, "D");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rateC, 2 * c / 3, 1e-6, "C");
+    }
+};
+
+/**
+ * \brief Parking lot: a line of 4 hosts (links of capacity C), one long flow over all three
+ * links, one short flow on the first and last link and two on the middle one. Max-min: the
+ * middle link is the bottleneck (C/3 for its three flows), the outer short flows get 2C/3.
+ */
+class ParkingLotTestCase : public TestCase
+{
+  public:
+    ParkingLotTestCase()
+        : TestCase("max-min rates on a parking lot equal the analytical allocation")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<Topology> t = Topology::Build(OneDimension(TopologyKind::MESH, 4, 12, 0, {4}), 4);
+        Ptr<FlowNetwork> net = MakeNetwork(t);
+        std::vector<uint64_t> ids;
+        std::vector<double> rates;
+        auto nothing = [](uint64_t) {};
+        Simulator::Schedule(Seconds(0),
+                            [&]()
+                            {
+                                ids.push_back(net->Send(0, 3, 1000000000, nothing)); // long
+                                ids.push_back(net->Send(0, 1, 1000000000, nothing)); // first link
+                                ids.push_back(net->Send(1, 2, 1000000000, nothing)); // middle link
+                                ids.push_back(net->Send(1, 2, 1000000000, nothing)); // middle link
+                                ids.push_back(net->Send(2, 3, 1000000000, nothing)); // last link
+                            });
+        Simulator::Schedule(MicroSeconds(1),
+                            [&]()
+                            {
+                                for (auto id : ids)
+                                {
+                                    rates.push_back(net->GetFlowRate(id));
+                                }
+                            });
+        Simulator::Stop(MicroSeconds(2));
+        Simulator::Run();
+        Simulator::Destroy();
+        const double c = 12e9;
+        NS_TEST_ASSERT_MSG_EQ_TOL(rates[0], c / 3, 1e-6, "long flow");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rates[1], 2 * c / 3, 1e-6, "first link");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rates[2], c / 3, 1e-6, "middle link");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rates[3], c / 3, 1e-6, "middle link");
+        NS_TEST_ASSERT_MSG_EQ_TOL(rates[4], 2 * c / 3, 1e-6, "last link");
+    }
+};
+
+/**
+ * \brief A lone message costs bytes/bandwidth plus its path latency (links and switches);
+ * when a competing flow ends, the survivor speeds up (rates recomputed on completion); link
+ * statistics count the bytes and busy time.
+ */
+class TimingAndStatsTestCase : public TestCase
+{
+  public:
+    TimingAndStatsTestCase()
+        : TestCase(
+            "a message costs bytes over bandwidth plus latency; completions free bandwidth; stats")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 4, 100, 500);
+        s.dimensions[0].switchLatencyS = 200e-9;
+        s.dimensions[0].wireEfficiency = 0.8;
+        Ptr<Topology> t = Topology::Build(s, 4);
+        Ptr<FlowNetwork> net = MakeNetwork(t);
+        double lone = -1;
+        double small = -1;
+        double big = -1;
+        Simulator::Schedule(Seconds(0),
+                            [&]()
+                            {
+                                net->Send(0,
+                                          1,
+                                          80000000,
+                                          [&](uint64_t)
+                                          {
+                                              lone = Simulator::Now().GetSeconds();
+                                          });
+                            });
+        // Two flows out of gpu2: 40 MB and 120 MB share its 80 GB/s uplink.
+        Simulator::Schedule(Seconds(1),
+                            [&]()
+                            {
+                                net->Send(2,
+                                          3,
+                                          40000000,
+                                          [&](uint64_t)
+                                          {
+                                              small = Simulator::Now().GetSeconds();
+                                          });
+                                net->Send(2,
+                                          0,
+                                          120000000,
+                                          [&](uint64_t)
+                                          {
+                                              big = Simulator::Now().GetSeconds();
+                                          });
+                            });
+        Simulator::Run();
+        // 80 MB at 100 GB/s x 0.8 = 1 ms, plus 2 links x 500 ns + one switch 200 ns.
+        NS_TEST_ASSERT_MSG_EQ_TOL(lone, 1e-3 + 1.2e-6, 2e-9, "lone message");
+        // Both at 40 GB/s until the small one is done (1 ms); the big one then has 80 MB left
+        // at 80 GB/s (1 ms more).
+        NS_TEST_ASSERT_MSG_EQ_TOL(small, 1 + 1e-3 + 1.2e-6, 2e-9, "small flow");
+        NS_TEST_ASSERT_MSG_EQ_TOL(big, 1 + 2e-3 + 1.2e-6, 2e-9, "big flow");
+        uint32_t up2 = t->FindLink(2, t->GetInstanceSwitches(0, 0)[0]);
+        LinkStats st = net->GetLinkStats(up2);
+        NS_TEST_ASSERT_MSG_EQ_TOL(st.bytes, 160e6, 1, "bytes on gpu2's uplink");
+        NS_TEST_ASSERT_MSG_EQ_TOL(st.busyTimeS, 2e-3, 2e-9, "busy time of gpu2's uplink");
+        auto top = net->GetMostLoadedLinks(1);
+        NS_TEST_ASSERT_MSG_EQ(top.size(), 1u, "one most loaded link");
+        NS_TEST_ASSERT_MSG_EQ(top[0].link, up2, "gpu2's uplink carried the most");
+        NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), 3u, "all delivered");
+        Simulator::Destroy();
+    }
+};
+
+/**
+ * \brief Incremental solving: flows in disjoint parts of the network are not recomputed when
+ * an unrelated flow arrives, and their rates are untouched.
+ */
+class IncrementalTestCase : public TestCase
+{
+  public:
+    IncrementalTestCase()
+        : TestCase("rate recomputation is confined to the affected component")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // A ring of 8: flows 0->1 ... and a later flow 4->5 share no link.
+        Ptr<Topology> t = Topology::Build(OneDimension(TopologyKind::RING, 8, 10, 0), 8);
+        Ptr<FlowNetwork> net = MakeNetwork(t);
+        auto nothing = [](uint64_t) {};
+        uint64_t before = 0;
+        uint64_t after = 0;
+        Simulator::Schedule(Seconds(0),
+                            [&]()
+                            {
+                                for (int i = 0; i < 50; ++i)
+                                {
+                                    net->Send(0, 1, 1000000000, nothing);
+                                }
+                            });
+        Simulator::Schedule(MicroSeconds(1),
+                            [&]()
+                            {
+                                before = net->GetSolvedFlowCount();
+                                net->Send(4, 5, 1000000000, nothing);
+                            });
+        Simulator::Schedule(MicroSeconds(2),
+                            [&]()
+                            {
+                                after = net->GetSolvedFlowCount();
+                            });
+        Simulator::Stop(MicroSeconds(3));
+        Simulator::Run();
+        Simulator::Destroy();
+        NS_TEST_ASSERT_MSG_EQ(before, 50u, "the 50 flows were solved once");
+        NS_TEST_ASSERT_MSG_EQ(after - before, 1u, "only the new flow was solved");
+    }
+};
+
+/** \brief The flow network test suite. */
+class NetworkFlowTestSuite : public TestSuite
+{
+  public:
+    NetworkFlowTestSuite()
+        : TestSuite("rapid-llm-network-flow", UNIT)
+    {
+        AddTestCase(new DumbbellTestCase, TestCase::QUICK);
+        AddTestCase(new ParkingLotTestCase, TestCase::QUICK);
+        AddTestCase(new TimingAndStatsTestCase, TestCase::QUICK);
+        AddTestCase(new IncrementalTestCase, TestCase::QUICK);
+    }
+};
+
+static NetworkFlowTestSuite g_networkFlowTestSuite;

@@ -1,0 +1,384 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Topology and routing: the graph a network spec builds (nodes, links, coordinates), fault
+// selectors, the routing policies' paths (dimension order, shortest path, ECMP, fault aware),
+// unreachable pairs named in the error, and policies chosen and registered by name.
+
+#include "ns3/dimension-order-routing.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/routing-policy.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+
+#include <set>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a dimension spec */
+NetworkDimensionSpec
+Dim(const std::string& name, TopologyKind kind, uint32_t size, std::vector<uint32_t> shape = {})
+{
+    NetworkDimensionSpec d;
+    d.name = name;
+    d.kind = kind;
+    d.size = size;
+    d.shape = shape;
+    d.bandwidthBps = 10e9;
+    d.latencyS = 1e-6;
+    return d;
+}
+
+/** \return true if evaluating f throws a SpecError whose message contains every needle */
+template<typename F>
+bool
+ThrowsWith(F f, const std::vector<std::string>& needles)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        std::string what = e.what();
+        for (const auto& n : needles)
+        {
+            if (what.find(n) == std::string::npos)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+/** \brief Node, link and coordinate counts of the kinds and of a DGX-style composition. */
+class TopologyBuildTestCase : public TestCase
+{
+  public:
+    TopologyBuildTestCase()
+        : TestCase("topologies have the expected nodes, links and coordinates")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        struct Row
+        {
+            TopologyKind kind;
+            uint32_t size;
+            std::vector<uint32_t> shape;
+            uint32_t nodes;
+            uint32_t links;
+        };
+
+        const Row rows[] = {
+            {TopologyKind::RING, 8, {}, 8, 16},
+            {TopologyKind::RING, 2, {}, 2, 2},
+            {TopologyKind::FULLY_CONNECTED, 5, {}, 5, 20},
+            {TopologyKind::SWITCH, 8, {}, 9, 16},
+            {TopologyKind::MESH, 12, {4, 3}, 12, 2 * (3 * 3 + 4 * 2)},
+            {TopologyKind::TORUS, 16, {4, 4}, 16, 2 * 32},
+            {TopologyKind::TORUS, 27, {3, 3, 3}, 27, 2 * 81},
+        };
+        for (const auto& row : rows)
+        {
+            NetworkSpec s;
+            s.dimensions.push_back(Dim("d", row.kind, row.size, row.shape));
+            Ptr<Topology> t = Topology::Build(s, 0);
+            NS_TEST_ASSERT_MSG_EQ(t->GetNodeCount(), row.nodes, ToString(row.kind) << " nodes");
+            NS_TEST_ASSERT_MSG_EQ(t->GetLinkCount(), row.links, ToString(row.kind) << " links");
+        }
+        // Fat tree: 16 hosts, leaves of 4, 2:1 -> 2 spines with 2x bandwidth uplinks.
+        NetworkSpec ft;
+        ft.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 16));
+        ft.dimensions[0].leafSize = 4;
+        ft.dimensions[0].oversubscription = 2;
+        Ptr<Topology> f = Topology::Build(ft, 0);
+        NS_TEST_ASSERT_MSG_EQ(f->GetNodeCount(), 16u + 4u + 2u, "fat tree nodes");
+        NS_TEST_ASSERT_MSG_EQ(f->GetLinkCount(), 2u * (16 + 4 * 2), "fat tree links");
+        uint32_t up =
+            f->FindLink(f->LookupNode("ib.leaf0.0", "t"), f->LookupNode("ib.spine0.1", "t"));
+        NS_TEST_ASSERT_MSG_EQ_TOL(f->GetLink(up).lineRateBps, 10e9, 1, "uplink = 4 x 10 / (2 x 2)");
+
+        // DGX-style: NVSwitch of 8 inside a node x fat tree across nodes (rail-optimized: GPU
+        // k of every node on fat tree instance k). 20 GPUs -> 3 nodes (auto size).
+        NetworkSpec dgx;
+        dgx.dimensions.push_back(Dim("nvlink", TopologyKind::SWITCH, 8));
+        dgx.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 0));
+        Ptr<Topology> d = Topology::Build(dgx, 20);
+        NS_TEST_ASSERT_MSG_EQ(d->GetEndpointCount(), 24u, "auto size rounds up to whole nodes");
+        NS_TEST_ASSERT_MSG_EQ(d->GetCoordinate(19, 0), 3u, "GPU 19 is GPU 3 of its node");
+        NS_TEST_ASSERT_MSG_EQ(d->GetCoordinate(19, 1), 2u, "GPU 19 is in node 2");
+        NS_TEST_ASSERT_MSG_EQ(d->GetInstance(19, 1), 3u, "GPU 19 is on rail 3");
+        NS_TEST_ASSERT_MSG_EQ(d->WithCoordinate(19, 1, 0), 3u, "its rail peer in node 0");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      Topology::Build(dgx, 0);
+                                  },
+                                  {"auto"}),
+                              true,
+                              "auto size without a GPU count");
+    }
+};
+
+/** \brief Fault selectors: both directions, one direction, bad names and missing links. */
+class FaultSelectorTestCase : public TestCase
+{
+  public:
+    FaultSelectorTestCase()
+        : TestCase("fault selectors degrade or remove the named links and reject bad ones")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("nv", TopologyKind::SWITCH, 4));
+        s.dimensions.push_back(Dim("ring", TopologyKind::RING, 4));
+        s.faults.push_back({"gpu0-nv.sw0", 0.5});
+        s.faults.push_back({"4>8", 0});
+        Ptr<Topology> t = Topology::Build(s, 0);
+        uint32_t sw = t->LookupNode("nv.sw0", "t");
+        NS_TEST_ASSERT_MSG_EQ_TOL(t->GetLink(t->FindLink(0, sw)).factor, 0.5, 1e-12, "up");
+        NS_TEST_ASSERT_MSG_EQ_TOL(t->GetLink(t->FindLink(sw, 0)).factor, 0.5, 1e-12, "down");
+        NS_TEST_ASSERT_MSG_EQ(t->GetLink(t->FindLink(4, 8)).IsAlive(), false, "4>8 dead");
+        NS_TEST_ASSERT_MSG_EQ(t->GetLink(t->FindLink(8, 4)).IsAlive(), true, "8>4 alive");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      t->ApplyFault("gpu0-gpu1", 0.5, "hw.yaml");
+                                  },
+                                  {"hw.yaml", "no link joins gpu0 and gpu1", "nv.sw0"}),
+                              true,
+                              "no direct link between GPUs behind a switch");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      t->ApplyFault("gpu0-gpu99", 0.5, "hw.yaml");
+                                  },
+                                  {"unknown node 'gpu99'"}),
+                              true,
+                              "unknown node");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      t->ApplyFault("gpu0", 0.5, "hw.yaml");
+                                  },
+                                  {"A-B"}),
+                              true,
+                              "not a selector");
+    }
+};
+
+/** \brief Paths chosen by each policy on a torus, a ring and a fat tree. */
+class RoutingPathsTestCase : public TestCase
+{
+  public:
+    RoutingPathsTestCase()
+        : TestCase("routing policies choose the expected paths")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("t", TopologyKind::TORUS, 16, {4, 4}));
+        Ptr<Topology> t = Topology::Build(s, 0);
+        Ptr<RoutingPolicy> dor = RoutingPolicy::Create("dimension-order");
+        // (0,0) -> (3,2): X first the short way round (0 -> 3 by the wrap link), then Y +2.
+        NS_TEST_ASSERT_MSG_EQ(t->DescribePath(dor->Route(*t, 0, 11, 0)),
+                              "gpu0>gpu3>gpu7>gpu11",
+                              "XY routing with wrap-around");
+        Ptr<RoutingPolicy> sp = RoutingPolicy::Create("shortest-path");
+        NS_TEST_ASSERT_MSG_EQ(sp->Route(*t, 0, 11, 0).size(), 3u, "shortest path has 3 hops");
+
+        // Dead link on the XY path: dimension order goes the long way round the X ring, fault
+        // aware and shortest path detour through Y.
+        t->ApplyFault("gpu0-gpu1", 0, "test");
+        NS_TEST_ASSERT_MSG_EQ(t->DescribePath(dor->Route(*t, 0, 1, 0)),
+                              "gpu0>gpu3>gpu2>gpu1",
+                              "dimension order falls back to the other direction");
+        Ptr<RoutingPolicy> fa = RoutingPolicy::Create("fault-aware");
+        NS_TEST_ASSERT_MSG_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware detours in 3 hops");
+        // A degraded (not dead) link: shortest path keeps it, fault aware avoids it when a
+        // detour is cheaper than 1/factor hops.
+        t->ApplyFault("gpu0-gpu1", 0.2, "test");
+        NS_TEST_ASSERT_MSG_EQ(sp->Route(*t, 0, 1, 0).size(), 1u, "shortest path keeps it");
+        NS_TEST_ASSERT_MSG_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware avoids it");
+
+        // ECMP spreads flows between two leaves over every spine.
+        NetworkSpec ft;
+        ft.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 16));
+        ft.dimensions[0].leafSize = 4;
+        Ptr<Topology> f = Topology::Build(ft, 0);
+        Ptr<RoutingPolicy> ecmp = RoutingPolicy::Create("ecmp");
+        std::set<uint32_t> spines;
+        for (uint64_t flow = 0; flow < 64; ++flow)
+        {
+            auto path = ecmp->Route(*f, 0, 15, flow);
+            NS_TEST_ASSERT_MSG_EQ(path.size(), 4u, "host-leaf-spine-leaf-host");
+            spines.insert(f->GetLink(path[1]).dst);
+        }
+        NS_TEST_ASSERT_MSG_EQ(spines.size(), 4u, "all four spines used");
+        // Dimension order on a fat tree: D-mod-k, the spine is the destination modulo 4.
+        auto path = dor->Route(*f, 0, 13, 0);
+        NS_TEST_ASSERT_MSG_EQ(f->GetNode(f->GetLink(path[1]).dst).name, "ib.spine0.1", "D-mod-k");
+    }
+};
+
+/** \brief Unreachable pairs and unknown policies give clear errors. */
+class RoutingErrorsTestCase : public TestCase
+{
+  public:
+    RoutingErrorsTestCase()
+        : TestCase("unreachable pairs and unknown policies are named in the error")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("r", TopologyKind::RING, 4));
+        s.faults.push_back({"gpu0-gpu1", 0});
+        s.faults.push_back({"gpu0-gpu3", 0});
+        Ptr<Topology> t = Topology::Build(s, 0);
+        for (const std::string name : {"dimension-order", "shortest-path", "ecmp", "fault-aware"})
+        {
+            Ptr<RoutingPolicy> p = RoutingPolicy::Create(name);
+            NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                      [&]()
+                                      {
+                                          p->Route(*t, 2, 0, 0);
+                                      },
+                                      {"no path from gpu2 to gpu0", "unreachable"}),
+                                  true,
+                                  name << " names the unreachable pair");
+        }
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+                                  []()
+                                  {
+                                      RoutingPolicy::Create("warp-drive");
+                                  },
+                                  {"warp-drive", "ecmp", "fault-aware", "shortest-path"}),
+                              true,
+                              "unknown policy lists the known ones");
+        // Full TypeId names work too.
+        Ptr<RoutingPolicy> byTypeId = RoutingPolicy::Create("ns3::rapidllm::EcmpRouting");
+        NS_TEST_ASSERT_MSG_EQ(
+            byTypeId->GetInstanceTypeId().GetName(), "ns3::rapidllm::EcmpRouting", "TypeId name");
+    }
+};
+
+/**
+ * \brief A policy defined here, outside the library, registers by name and is then chosen by
+ * name like the built-in ones: it routes every flow the "positive" way round a ring.
+ */
+class ClockwiseRouting : public RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::test::ClockwiseRouting")
+                                .SetParent<RoutingPolicy>()
+                                .AddConstructor<ClockwiseRouting>();
+        return tid;
+    }
+
+  protected:
+    std::vector<uint32_t>
+    DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t) override
+    {
+        std::vector<uint32_t> path;
+        for (uint32_t u = src; u != dst; u = (u + 1) % t.GetEndpointCount())
+        {
+            path.push_back(t.FindLink(u, (u + 1) % t.GetEndpointCount()));
+        }
+        return path;
+    }
+};
+
+static RoutingPolicyRegistrar g_clockwise("test-clockwise", ClockwiseRouting::GetTypeId());
+
+/** \brief The user-registered policy is found by name and used. */
+class CustomPolicyTestCase : public TestCase
+{
+  public:
+    CustomPolicyTestCase()
+        : TestCase("a policy registered outside the library is chosen by name")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("r", TopologyKind::RING, 6));
+        Ptr<Topology> t = Topology::Build(s, 0);
+        Ptr<RoutingPolicy> p = RoutingPolicy::Create("test-clockwise");
+        NS_TEST_ASSERT_MSG_EQ(p->Route(*t, 1, 0, 0).size(), 5u, "the long way round");
+        bool listed = false;
+        for (const auto& n : RoutingPolicy::Names())
+        {
+            listed = listed || n == "test-clockwise";
+        }
+        NS_TEST_ASSERT_MSG_EQ(listed, true, "listed among the names");
+    }
+};
+
+/** \brief Hardware presets' networks build and route. */
+class PresetNetworksTestCase : public TestCase
+{
+  public:
+    PresetNetworksTestCase()
+        : TestCase("every hardware preset's network builds and routes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (const std::string name :
+             {"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm-80gb", "h200-sxm-141gb"})
+        {
+            HardwareSpec hw = HardwareSpec::Load(name);
+            Ptr<Topology> t = Topology::Build(hw.network, 64, name);
+            Ptr<RoutingPolicy> p = RoutingPolicy::Create(hw.network.routing);
+            auto path = p->Route(*t, 0, 63, 0);
+            NS_TEST_ASSERT_MSG_GT(path.size(), 1u, name << " routes across nodes");
+        }
+    }
+};
+
+/** \brief The topology and routing test suite. */
+class NetworkRoutingTestSuite : public TestSuite
+{
+  public:
+    NetworkRoutingTestSuite()
+        : TestSuite("rapid-llm-network-routing", UNIT)
+    {
+        AddTestCase(new TopologyBuildTestCase, TestCase::QUICK);
+        AddTestCase(new FaultSelectorTestCase, TestCase::QUICK);
+        AddTestCase(new RoutingPathsTestCase, TestCase::QUICK);
+        AddTestCase(new RoutingErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new CustomPolicyTestCase, TestCase::QUICK);
+        AddTestCase(new PresetNetworksTestCase, TestCase::QUICK);
+    }
+};
+
+static NetworkRoutingTestSuite g_networkRoutingTestSuite;
