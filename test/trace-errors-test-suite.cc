@@ -221,6 +221,13 @@ class FramingErrorsTestCase : public TestCase
             true,
             e);
 
+        // 100000 nested group starts: protobuf's recursion limit, not the stack, stops them.
+        std::string deep(100000, '\x7b');
+        std::string deepLength;
+        PutVarint(deepLength, deep.size());
+        e = ErrorOf(valid + deepLength + deep);
+        NS_TEST_ASSERT_MSG_EQ(Contains(e, "not a valid protobuf"), true, e);
+
         e = ErrorOf(std::string("\x01\x07", 2)); // metadata itself broken
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "GlobalMetadata"), true, e);
 

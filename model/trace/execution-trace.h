@@ -173,6 +173,7 @@ class ExecutionTrace
      * \param node the node (its id must be unused)
      * \param name operator name
      * \param deps indices of nodes that must finish first; duplicates are dropped
+     * \param numDeps number of dependency indices
      * \return the new node's index
      */
     uint32_t AddNode(TraceNode node, const std::string& name, const uint32_t* deps, size_t numDeps);
@@ -211,7 +212,7 @@ class ExecutionTrace
     const TraceNode& GetNode(uint32_t index) const;
     /**
      * \param index a node index
-     * \return the node, writable (do not change firstDep/numDeps)
+     * \return the node, writable (do not change id, firstDep or numDeps)
      */
     TraceNode& GetMutableNode(uint32_t index);
     /** \return all nodes in index order */

@@ -41,16 +41,16 @@ constexpr uint8_t kMaxTraceNodeType = 10;
  */
 enum class CollectiveType : uint8_t
 {
-    ALL_REDUCE = 0,
-    REDUCE = 1,
-    ALL_GATHER = 2,
-    GATHER = 3,
-    SCATTER = 4,
-    BROADCAST = 5,
-    ALL_TO_ALL = 6,
-    REDUCE_SCATTER = 7,
-    REDUCE_SCATTER_BLOCK = 8,
-    BARRIER = 9
+    ALL_REDUCE = 0,           //!< every rank ends with the reduction of all buffers
+    REDUCE = 1,               //!< one rank ends with the reduction
+    ALL_GATHER = 2,           //!< every rank ends with every rank's shard
+    GATHER = 3,               //!< one rank ends with every rank's shard
+    SCATTER = 4,              //!< one rank's buffer is split across the ranks
+    BROADCAST = 5,            //!< one rank's buffer is copied to all
+    ALL_TO_ALL = 6,           //!< every rank sends a distinct shard to every other
+    REDUCE_SCATTER = 7,       //!< every rank ends with one shard of the reduction
+    REDUCE_SCATTER_BLOCK = 8, //!< reduce-scatter with equal blocks (MPI_Reduce_scatter_block)
+    BARRIER = 9               //!< synchronization only
 };
 
 /** Largest valid CollectiveType value. */
