@@ -691,6 +691,18 @@ class ExecutionTraceApiTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(back.GetNode(0).id, 10u, "written sorted by id");
         NS_TEST_ASSERT_MSG_EQ(back.GetDeps(0)[0], 1u, "dependency follows the node");
 
+        // Copies own their names: intern into a copy after the original is gone.
+        ExecutionTrace* original = new ExecutionTrace(t);
+        ExecutionTrace copy(*original);
+        ExecutionTrace assigned;
+        assigned = *original;
+        delete original;
+        uint32_t e1 = copy.AddCompute("a", 1, 1, 1);
+        uint32_t e2 = assigned.AddCompute("c", 1, 1, 1);
+        NS_TEST_ASSERT_MSG_EQ(copy.GetNode(e1).name, copy.GetNode(a).name, "name reused");
+        NS_TEST_ASSERT_MSG_EQ(assigned.GetNode(e2).name, assigned.GetNode(c).name, "name reused");
+        NS_TEST_ASSERT_MSG_EQ(copy.GetName(d), "d", "names survive the copy");
+
         // Cycles made through AddDependency are reported with the ids along them.
         t.AddDependency(a, d);
         threw = false;

@@ -22,6 +22,44 @@ ExecutionTrace::ExecutionTrace(uint32_t rank)
     , m_childrenValid(false)
 {}
 
+ExecutionTrace::ExecutionTrace(const ExecutionTrace& other)
+    : m_rank(other.m_rank)
+    , m_nodes(other.m_nodes)
+    , m_deps(other.m_deps)
+    , m_nEdges(other.m_nEdges)
+    , m_names(other.m_names)
+    , m_sortedById(other.m_sortedById)
+    , m_nextId(other.m_nextId)
+    , m_idIndex(other.m_idIndex)
+    , m_childBegin(other.m_childBegin)
+    , m_children(other.m_children)
+    , m_childrenValid(other.m_childrenValid)
+{
+    RebuildNameIndex();
+}
+
+ExecutionTrace&
+ExecutionTrace::operator=(const ExecutionTrace& other)
+{
+    if (this != &other)
+    {
+        ExecutionTrace copy(other);
+        *this = std::move(copy);
+    }
+    return *this;
+}
+
+void
+ExecutionTrace::RebuildNameIndex()
+{
+    m_nameIndex.clear();
+    m_nameIndex.reserve(m_names.size());
+    for (uint32_t i = 0; i < m_names.size(); ++i)
+    {
+        m_nameIndex.emplace(std::string_view(m_names[i]), i);
+    }
+}
+
 uint32_t
 ExecutionTrace::GetRank() const
 {
@@ -554,7 +592,7 @@ ExecutionTrace::InternName(const std::string& name)
     }
     auto index = static_cast<uint32_t>(m_names.size());
     m_names.push_back(name);
-    m_nameIndex.emplace(name, index);
+    m_nameIndex.emplace(std::string_view(m_names.back()), index);
     return index;
 }
 

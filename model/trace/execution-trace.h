@@ -9,8 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -95,6 +97,28 @@ class ExecutionTrace
 
     /** \param rank the rank this graph belongs to */
     explicit ExecutionTrace(uint32_t rank = 0);
+
+    /**
+     * \brief Copies the graph (the name index is rebuilt: it points into the name table).
+     * \param other the graph to copy
+     */
+    ExecutionTrace(const ExecutionTrace& other);
+
+    /**
+     * \brief Copies the graph.
+     * \param other the graph to copy
+     * \return this
+     */
+    ExecutionTrace& operator=(const ExecutionTrace& other);
+
+    /** \brief Moves the graph (names keep their addresses). */
+    ExecutionTrace(ExecutionTrace&&) = default;
+
+    /**
+     * \brief Moves the graph.
+     * \return this
+     */
+    ExecutionTrace& operator=(ExecutionTrace&&) = default;
 
     /** \return the rank */
     uint32_t GetRank() const;
@@ -318,18 +342,22 @@ class ExecutionTrace
     /** \brief Marks derived data (child index) stale. */
     void Invalidate();
 
-    uint32_t m_rank;                                       //!< rank of this graph
-    std::vector<TraceNode> m_nodes;                        //!< nodes by index
-    std::vector<uint32_t> m_deps;                          //!< dependency lists, flat
-    size_t m_nEdges;                                       //!< live edges in m_deps
-    std::vector<std::string> m_names;                      //!< name table
-    std::unordered_map<std::string, uint32_t> m_nameIndex; //!< name -> index in m_names
-    bool m_sortedById;                                     //!< ids increase with index
-    uint64_t m_nextId;                                     //!< one more than the largest id
-    std::unordered_map<uint64_t, uint32_t> m_idIndex;      //!< id -> index when not sorted
-    std::vector<uint32_t> m_childBegin;                    //!< child lists, CSR offsets
-    std::vector<uint32_t> m_children;                      //!< child lists, flat
-    bool m_childrenValid;                                  //!< child index is current
+    /** \brief Rebuilds m_nameIndex from m_names (after a copy). */
+    void RebuildNameIndex();
+
+    uint32_t m_rank;                //!< rank of this graph
+    std::vector<TraceNode> m_nodes; //!< nodes by index
+    std::vector<uint32_t> m_deps;   //!< dependency lists, flat
+    size_t m_nEdges;                //!< live edges in m_deps
+    /** Name table; a deque so that names never move and the index can view them. */
+    std::deque<std::string> m_names;
+    std::unordered_map<std::string_view, uint32_t> m_nameIndex; //!< name -> index in m_names
+    bool m_sortedById;                                          //!< ids increase with index
+    uint64_t m_nextId;                                          //!< one more than the largest id
+    std::unordered_map<uint64_t, uint32_t> m_idIndex;           //!< id -> index when not sorted
+    std::vector<uint32_t> m_childBegin;                         //!< child lists, CSR offsets
+    std::vector<uint32_t> m_children;                           //!< child lists, flat
+    bool m_childrenValid;                                       //!< child index is current
 };
 
 } // namespace rapidllm
