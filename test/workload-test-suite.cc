@@ -338,6 +338,42 @@ class GraphConsistencyTestCase : public TestCase
     }
 };
 
+/** \brief A decode step moves one token per sequence: its tensor-parallel all-reduces are
+ * batch x hidden, not prompt x hidden. */
+class DecodeCommunicationTestCase : public TestCase
+{
+  public:
+    DecodeCommunicationTestCase()
+        : TestCase("decode steps all-reduce one token per sequence")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("llama2-70b");
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.parallel.tp = 4;
+        run.batch = 3;
+        run.promptTokens = 512;
+        run.generatedTokens = 3;
+        run.dtype = DataType::FP16;
+        Workload w = Workload::Build(model, run);
+        uint32_t decodeReduces = 0;
+        for (const auto& n : w.stages[0].nodes)
+        {
+            if (n.kind == WorkNodeKind::COLLECTIVE && n.group == GroupKind::TP && n.layer >= 0)
+            {
+                uint64_t rows = n.phase == Phase::DECODE ? 3 : 3 * 512;
+                NS_TEST_EXPECT_MSG_EQ(n.commBytes, rows * model.hidden * 2, w.stages[0].NameOf(n));
+                decodeReduces += n.phase == Phase::DECODE;
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(decodeReduces, 2 * 2 * model.layers, "two per layer per step");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -350,6 +386,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
+        AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
     }
 };
 

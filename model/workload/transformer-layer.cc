@@ -50,15 +50,17 @@ TransformerLayer::ScoreBytes() const
 }
 
 void
-TransformerLayer::RowParallelReduce(GraphEmitter& e, const char* label) const
+TransformerLayer::RowParallelReduce(GraphEmitter& e, const char* label, uint64_t rows) const
 {
     if (m_run.parallel.tp == 1)
     {
         return;
     }
-    uint64_t bytes = uint64_t(m_shapes.elementBytes) * m_rows * m_shapes.hidden;
+    // Sequence parallelism shards the full sequence; a decode step's few rows are all-reduced.
+    const bool sp = m_normRows != m_rows && rows == m_rows;
+    uint64_t bytes = uint64_t(m_shapes.elementBytes) * rows * m_shapes.hidden;
     e.Blocking(label,
-               m_normRows != m_rows ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+               sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
                GroupKind::TP,
                bytes);
 }
@@ -146,7 +148,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     e.Compute("proj",
               MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
               kept(eb * rows * s.heads * s.headDim));
-    RowParallelReduce(e, "ar_proj");
+    RowParallelReduce(e, "ar_proj", rows);
     e.Compute("residual1",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, dt),
               kept(m_model.dropout ? normRows * s.hidden : 0));
@@ -308,7 +310,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), kept(eb * inputRows * s.hidden));
         e.Compute("act", MakeElementwise(act, rows, s.ffn, dt), kept(eb * rows * s.fc1Out));
         e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(eb * rows * s.ffn));
-        RowParallelReduce(e, "ar_fc2");
+        RowParallelReduce(e, "ar_fc2", rows);
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
@@ -339,7 +341,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         e.Blocking(
             "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
     }
-    RowParallelReduce(e, "ar_moe");
+    RowParallelReduce(e, "ar_moe", rows);
 }
 
 void

@@ -81,8 +81,9 @@ class TransformerLayer
     void MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const;
     /** The MLP backward. */
     void MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) const;
-    /** A tensor-parallel collective after a row-parallel GEMM (all-reduce, or reduce-scatter). */
-    void RowParallelReduce(GraphEmitter& e, const char* label) const;
+    /** The tensor-parallel collective after a row-parallel GEMM over \p rows token rows
+     * (all-reduce, or reduce-scatter under sequence parallelism). */
+    void RowParallelReduce(GraphEmitter& e, const char* label, uint64_t rows) const;
     /** Before a column-parallel GEMM: all-gather of the sequence-sharded input under SP. */
     void ColumnParallelGather(GraphEmitter& e, const char* label) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */

@@ -1,0 +1,238 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "rapid-llm-helper.h"
+
+#include "ns3/compute-coster.h"
+#include "ns3/flow-network.h"
+#include "ns3/gpu-compute-model.h"
+#include "ns3/log.h"
+#include "ns3/memory-model.h"
+#include "ns3/routing-policy.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
+#include "ns3/topology.h"
+
+#include <chrono>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmHelper");
+NS_OBJECT_ENSURE_REGISTERED(RapidLlmHelper);
+
+TypeId
+RapidLlmHelper::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::rapidllm::RapidLlmHelper")
+            .SetParent<Object>()
+            .SetGroupName("RapidLlm")
+            .AddConstructor<RapidLlmHelper>()
+            .AddAttribute("Backend",
+                          "Network backend: flow (max-min fair flows).",
+                          StringValue("flow"),
+                          MakeStringAccessor(&RapidLlmHelper::m_backend),
+                          MakeStringChecker())
+            .AddAttribute("Routing",
+                          "Routing policy name; empty: the hardware file's network.routing.",
+                          StringValue(""),
+                          MakeStringAccessor(&RapidLlmHelper::m_routing),
+                          MakeStringChecker())
+            .AddTraceSource("OperatorStart",
+                            "A node of a rank's graph starts (rank, node index, name).",
+                            MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
+            .AddTraceSource("OperatorEnd",
+                            "A node of a rank's graph ends (rank, node index, name).",
+                            MakeTraceSourceAccessor(&RapidLlmHelper::m_opEnd),
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback");
+    return tid;
+}
+
+RapidLlmHelper::RapidLlmHelper() {}
+
+RapidLlmHelper::~RapidLlmHelper() {}
+
+void
+RapidLlmHelper::DoDispose()
+{
+    Object::DoDispose();
+}
+
+void
+RapidLlmHelper::Load(const std::string& model, const std::string& hardware)
+{
+    m_model = ModelSpec::Load(model);
+    m_hardware = HardwareSpec::Load(hardware);
+}
+
+void
+RapidLlmHelper::SetModel(const ModelSpec& model)
+{
+    m_model = model;
+}
+
+void
+RapidLlmHelper::SetHardware(const HardwareSpec& hardware)
+{
+    m_hardware = hardware;
+}
+
+void
+RapidLlmHelper::SetRun(const RunSpec& run)
+{
+    m_run = run;
+}
+
+const ModelSpec&
+RapidLlmHelper::GetModel() const
+{
+    return m_model;
+}
+
+const HardwareSpec&
+RapidLlmHelper::GetHardware() const
+{
+    return m_hardware;
+}
+
+const RunSpec&
+RapidLlmHelper::GetRun() const
+{
+    return m_run;
+}
+
+Workload
+RapidLlmHelper::BuildWorkload() const
+{
+    Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(m_hardware.gpu);
+    return Workload::Build(m_model, m_run, MakeComputeCoster(compute));
+}
+
+Ptr<NetworkBackend>
+RapidLlmHelper::MakeBackend(uint32_t gpus) const
+{
+    if (m_backend != "flow")
+    {
+        throw SpecError("command line",
+                        "--backend",
+                        "'" + m_backend + "' is not allowed; allowed values: flow");
+    }
+    Ptr<Topology> topology = Topology::Build(m_hardware.network, gpus, m_hardware.name);
+    Ptr<NetworkBackend> backend = CreateObject<FlowNetwork>();
+    backend->SetTopology(topology);
+    backend->SetRouting(
+        RoutingPolicy::Create(m_routing.empty() ? m_hardware.network.routing : m_routing));
+    return backend;
+}
+
+void
+RapidLlmHelper::OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name)
+{
+    m_opStart(rank, node, name);
+}
+
+void
+RapidLlmHelper::OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name)
+{
+    if (name.compare(0, 8, "prefill.") == 0)
+    {
+        m_prefillEnd = std::max(m_prefillEnd, Simulator::Now().GetSeconds());
+    }
+    m_opEnd(rank, node, name);
+}
+
+void
+RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
+{
+    Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+    replayer->SetBackend(MakeBackend(job.GetRankCount()));
+    replayer->TraceConnectWithoutContext("OperatorStart",
+                                         MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
+    replayer->TraceConnectWithoutContext("OperatorEnd",
+                                         MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    m_prefillEnd = 0;
+    ReplayResult result;
+    try
+    {
+        result = replayer->Replay(job);
+    }
+    catch (...)
+    {
+        Simulator::Destroy();
+        throw;
+    }
+    Simulator::Destroy();
+    const RankTiming& critical = result.ranks[result.criticalRank];
+    report.stepTimeS = result.stepTimeS;
+    report.computeS = critical.computeS;
+    report.bubbleS = critical.bubbleS;
+    report.exposedCommS = critical.exposedCommS;
+    report.gpus = job.GetRankCount();
+    report.backend = m_backend;
+}
+
+RunReport
+RapidLlmHelper::Run()
+{
+    auto wallStart = std::chrono::steady_clock::now();
+    Workload w = BuildWorkload();
+    RunReport report;
+    report.mode = ToString(m_run.mode);
+    MemoryReport memory = AnalyzeMemory(w, m_hardware.gpu);
+    report.feasible = memory.feasible;
+    report.reason = memory.reason;
+    report.haveMemory = true;
+    report.memory = memory.worst;
+    report.capacityBytes = memory.capacity;
+    Execute(ReplayJob::FromWorkload(w), report);
+    if (m_run.mode == RunMode::TRAINING)
+    {
+        // Megatron-LM counts the FLOPs of what runs, recomputation included; MFU counts the
+        // model's FLOPs only (Chowdhery et al. 2022, App. B).
+        const double gpus = w.layout.Ranks();
+        double modelFlops = 0;
+        const double ranksPerStage = gpus / w.stages.size();
+        for (const auto& g : w.stages)
+        {
+            for (const auto& n : g.nodes)
+            {
+                if (n.phase != Phase::RECOMPUTE)
+                {
+                    modelFlops += n.modelFlops * ranksPerStage;
+                }
+            }
+        }
+        report.tflopsPerGpu = w.TotalModelFlops() / (gpus * report.stepTimeS) / 1e12;
+        report.mfu =
+            modelFlops / (gpus * report.stepTimeS * m_hardware.gpu.TensorFlops(m_run.dtype));
+    }
+    else
+    {
+        report.ttftS = m_prefillEnd;
+        report.tpotS = m_run.generatedTokens > 1
+                           ? (report.stepTimeS - m_prefillEnd) / (m_run.generatedTokens - 1)
+                           : 0;
+    }
+    report.wallTimeS =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    return report;
+}
+
+RunReport
+RapidLlmHelper::Replay(TraceSet set)
+{
+    auto wallStart = std::chrono::steady_clock::now();
+    RunReport report;
+    report.mode = "replay";
+    Execute(ReplayJob::FromTraceSet(std::move(set)), report);
+    report.wallTimeS =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    return report;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,50 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_RUN_REPORT_H
+#define RAPIDLLM_RUN_REPORT_H
+
+#include "ns3/memory-model.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The answer to "how long does this step take on that cluster, and why": what
+ * `rapid-llm run` and `replay` print. Field names are a contract for scripts.
+ */
+struct RunReport
+{
+    std::string mode = "training"; //!< training, inference, or replay (traces of unknown kind)
+    bool feasible = true;          //!< the memory verdict
+    std::string reason;            //!< why not, when infeasible
+    double stepTimeS = 0;          //!< training: one iteration; inference: the whole request
+    double ttftS = 0;              //!< inference: time to first token
+    double tpotS = 0;              //!< inference: time per output token after the first
+    double tflopsPerGpu = 0;       //!< training: Megatron-LM's FLOPs / (GPUs x step time)
+    double mfu = 0;                //!< training: model FLOPs (no recompute) / (GPUs x step x peak)
+    bool haveMemory = false;       //!< whether the memory fields are known
+    RankMemory memory;             //!< the rank with the highest peak
+    uint64_t capacityBytes = 0;    //!< device memory per GPU
+    double computeS = 0;           //!< critical rank: compute stream busy
+    double exposedCommS = 0;       //!< critical rank: waiting on communication
+    double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
+    uint32_t gpus = 0;             //!< GPUs in the job
+    std::string backend = "flow";  //!< network backend
+    double wallTimeS = 0;          //!< wall-clock time of the prediction
+
+    /** \return the report as a JSON object (fields named as documented in doc/) */
+    std::string ToJson() const;
+    /** \return the report as text for a person */
+    std::string ToText() const;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_RUN_REPORT_H

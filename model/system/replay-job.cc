@@ -1,0 +1,146 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "replay-job.h"
+
+#include "ns3/workload-trace.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+/** The parallel axes a peer can differ along (EDP is the outer data-parallel axis). */
+const GroupKind kAxes[] = {
+    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::EDP, GroupKind::PP};
+} // namespace
+
+ReplayJob
+ReplayJob::FromTraceSet(TraceSet set)
+{
+    ReplayJob job;
+    job.m_groups = std::move(set.groups);
+    for (uint32_t r = 0; r < set.ranks.size(); ++r)
+    {
+        auto graph = std::make_shared<ExecutionTrace>(std::move(set.ranks[r]));
+        graph->BuildChildIndex();
+        job.m_graphs.push_back(graph);
+        job.m_graphOf.push_back(r);
+    }
+    return job;
+}
+
+ReplayJob
+ReplayJob::FromWorkload(const Workload& w)
+{
+    ReplayJob job;
+    job.m_groups = WorkloadCommGroups(w);
+    job.m_layout = std::make_shared<ParallelLayout>(w.layout);
+    job.m_graphOf.resize(w.layout.Ranks());
+    std::map<uint32_t, uint32_t> graphOfStage;
+    for (uint32_t r = 0; r < w.layout.Ranks(); ++r)
+    {
+        uint32_t stage = w.layout.Stage(r);
+        auto it = graphOfStage.find(stage);
+        if (it == graphOfStage.end())
+        {
+            auto graph = std::make_shared<ExecutionTrace>(RankTrace(w, r));
+            graph->BuildChildIndex();
+            it = graphOfStage.emplace(stage, job.m_graphs.size()).first;
+            job.m_graphs.push_back(graph);
+            job.m_representative.push_back(r);
+            for (GroupKind kind :
+                 {GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP})
+            {
+                job.m_groupKind[w.layout.GroupId(r, kind)] = kind;
+            }
+        }
+        job.m_graphOf[r] = it->second;
+    }
+    return job;
+}
+
+uint32_t
+ReplayJob::GetRankCount() const
+{
+    return static_cast<uint32_t>(m_graphOf.size());
+}
+
+const ExecutionTrace&
+ReplayJob::GetGraph(uint32_t rank) const
+{
+    return *m_graphs[m_graphOf[rank]];
+}
+
+uint32_t
+ReplayJob::GetGraphIndex(uint32_t rank) const
+{
+    return m_graphOf[rank];
+}
+
+uint32_t
+ReplayJob::GetGraphCount() const
+{
+    return static_cast<uint32_t>(m_graphs.size());
+}
+
+uint32_t
+ReplayJob::BindGroup(uint32_t rank, uint32_t group) const
+{
+    if (!m_layout)
+    {
+        return group;
+    }
+    auto it = m_groupKind.find(group);
+    return it == m_groupKind.end() ? group : m_layout->GroupId(rank, it->second);
+}
+
+uint32_t
+ReplayJob::BindPeer(uint32_t rank, uint32_t peer) const
+{
+    if (!m_layout)
+    {
+        return peer;
+    }
+    // Move \p rank by the coordinate offsets that lead from the representative to \p peer.
+    const uint32_t rep = m_representative[m_graphOf[rank]];
+    uint32_t bound = rank;
+    for (GroupKind axis : kAxes)
+    {
+        const uint32_t size = m_layout->GroupSize(axis);
+        const uint32_t delta =
+            (m_layout->Coord(peer, axis) + size - m_layout->Coord(rep, axis)) % size;
+        bound = m_layout->WithCoord(bound, axis, (m_layout->Coord(rank, axis) + delta) % size);
+    }
+    return bound;
+}
+
+const CommGroups&
+ReplayJob::GetGroups() const
+{
+    return m_groups;
+}
+
+ExecutionTrace
+ReplayJob::BoundGraph(uint32_t rank) const
+{
+    ExecutionTrace bound = GetGraph(rank);
+    bound.SetRank(rank);
+    for (uint32_t i = 0; i < bound.GetNNodes(); ++i)
+    {
+        TraceNode& n = bound.GetMutableNode(i);
+        if (n.type == TraceNodeType::COMM_COLL && n.group != kWorldGroup)
+        {
+            n.group = BindGroup(rank, n.group);
+        }
+        else if (n.type == TraceNodeType::COMM_SEND || n.type == TraceNodeType::COMM_RECV)
+        {
+            n.commSrc = static_cast<int32_t>(BindPeer(rank, n.commSrc));
+            n.commDst = static_cast<int32_t>(BindPeer(rank, n.commDst));
+        }
+    }
+    return bound;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,592 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "trace-replayer.h"
+
+#include "collective-algorithms.h"
+#include "ns3/boolean.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmTraceReplayer");
+NS_OBJECT_ENSURE_REGISTERED(TraceReplayer);
+
+namespace {
+constexpr uint8_t kStatusIdle = 0;
+constexpr uint8_t kStatusPosted = 1;
+constexpr uint8_t kStatusDone = 2;
+constexpr uint8_t kCauseCompute = 0;
+constexpr uint8_t kCauseReceive = 1;
+constexpr uint8_t kCauseCommunication = 2;
+constexpr uint32_t kAbsent = UINT32_MAX;
+
+/** Maps a Chakra collective type onto the collective engine's operations. */
+bool
+ToCollectiveOp(CollectiveType type, CollectiveOp& op)
+{
+    switch (type)
+    {
+        case CollectiveType::ALL_REDUCE:
+        case CollectiveType::BARRIER:
+            op = CollectiveOp::ALL_REDUCE;
+            return true;
+        case CollectiveType::REDUCE:
+            op = CollectiveOp::REDUCE;
+            return true;
+        case CollectiveType::ALL_GATHER:
+            op = CollectiveOp::ALL_GATHER;
+            return true;
+        case CollectiveType::BROADCAST:
+            op = CollectiveOp::BROADCAST;
+            return true;
+        case CollectiveType::ALL_TO_ALL:
+            op = CollectiveOp::ALL_TO_ALL;
+            return true;
+        case CollectiveType::REDUCE_SCATTER:
+        case CollectiveType::REDUCE_SCATTER_BLOCK:
+            op = CollectiveOp::REDUCE_SCATTER;
+            return true;
+        default:
+            return false;
+    }
+}
+} // namespace
+
+TypeId
+TraceReplayer::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::rapidllm::TraceReplayer")
+            .SetParent<Object>()
+            .SetGroupName("RapidLlm")
+            .AddConstructor<TraceReplayer>()
+            .AddAttribute("ComputeStreams",
+                          "Kernels a GPU runs at once (1: one compute stream, kernels in order).",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&TraceReplayer::m_streams),
+                          MakeUintegerChecker<uint32_t>(1, 64))
+            .AddAttribute("SerializeGroups",
+                          "Run one collective at a time per group, like one NCCL communicator.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&TraceReplayer::m_serializeGroups),
+                          MakeBooleanChecker())
+            .AddAttribute("CollectiveAlgorithm",
+                          "Algorithm of every collective (auto picks per topology dimension).",
+                          StringValue("auto"),
+                          MakeStringAccessor(&TraceReplayer::m_algorithm),
+                          MakeStringChecker())
+            .AddTraceSource("OperatorStart",
+                            "A node of a rank's graph starts (rank, node index, name).",
+                            MakeTraceSourceAccessor(&TraceReplayer::m_opStart),
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
+            .AddTraceSource("OperatorEnd",
+                            "A node of a rank's graph ends (rank, node index, name).",
+                            MakeTraceSourceAccessor(&TraceReplayer::m_opEnd),
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback");
+    return tid;
+}
+
+TraceReplayer::TraceReplayer() {}
+
+TraceReplayer::~TraceReplayer() {}
+
+void
+TraceReplayer::DoDispose()
+{
+    m_engine = nullptr;
+    m_backend = nullptr;
+    Object::DoDispose();
+}
+
+void
+TraceReplayer::SetBackend(Ptr<NetworkBackend> backend)
+{
+    m_backend = backend;
+    m_engine = CreateObject<CollectiveEngine>();
+    m_engine->SetBackend(backend);
+}
+
+std::string
+TraceReplayer::Describe(uint32_t rank, uint32_t node) const
+{
+    const ExecutionTrace& g = *m_ranks[rank].graph;
+    const TraceNode& n = g.GetNode(node);
+    std::ostringstream os;
+    os << "rank " << rank << " node " << n.id << " '" << g.GetName(node) << "' ("
+       << ToString(n.type);
+    if (n.type == TraceNodeType::COMM_SEND)
+    {
+        os << " to rank " << m_job->BindPeer(rank, n.commDst) << ", tag " << n.commTag;
+    }
+    else if (n.type == TraceNodeType::COMM_RECV)
+    {
+        os << " from rank " << m_job->BindPeer(rank, n.commSrc) << ", tag " << n.commTag;
+    }
+    else if (n.type == TraceNodeType::COMM_COLL)
+    {
+        os << " " << ToString(n.commType) << " on group " << m_job->BindGroup(rank, n.group);
+    }
+    os << ")";
+    return os.str();
+}
+
+ReplayResult
+TraceReplayer::Replay(const ReplayJob& job)
+{
+    if (!m_backend)
+    {
+        throw SpecError("replay", "", "no network backend set");
+    }
+    if (job.GetRankCount() > m_backend->GetTopology()->GetEndpointCount())
+    {
+        throw SpecError(
+            "replay",
+            "",
+            "the job has " + std::to_string(job.GetRankCount()) + " ranks but the network only "
+                + std::to_string(m_backend->GetTopology()->GetEndpointCount()) + " GPUs");
+    }
+    m_job = &job;
+    m_start = Simulator::Now().GetSeconds();
+    m_ranks.assign(job.GetRankCount(), RankState());
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        RankState& s = m_ranks[r];
+        s.graph = &job.GetGraph(r);
+        const uint32_t n = static_cast<uint32_t>(s.graph->GetNNodes());
+        s.waiting.resize(n);
+        s.status.assign(n, kStatusIdle);
+        s.left = n;
+        s.idleSince = m_start;
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            s.waiting[i] = static_cast<uint32_t>(s.graph->GetDeps(i).size());
+        }
+    }
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        for (uint32_t i = 0; i < m_ranks[r].waiting.size(); ++i)
+        {
+            if (m_ranks[r].waiting[i] == 0)
+            {
+                MakeReady(r, i, kCauseCompute);
+            }
+        }
+    }
+    Simulator::Run();
+    for (const auto& s : m_ranks)
+    {
+        if (s.left > 0)
+        {
+            ReportStuck();
+        }
+    }
+    ReplayResult result;
+    result.collectives = m_collectives;
+    result.messages = m_messages;
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        RankTiming t = m_ranks[r].timing;
+        t.finishS -= std::min(t.finishS, m_start);
+        t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
+        if (t.finishS > result.stepTimeS || result.ranks.empty())
+        {
+            result.stepTimeS = std::max(result.stepTimeS, t.finishS);
+            result.criticalRank = t.finishS >= result.stepTimeS ? r : result.criticalRank;
+        }
+        result.ranks.push_back(t);
+    }
+    m_meetings.clear();
+    m_running.clear();
+    m_groupQueue.clear();
+    m_groupBusy.clear();
+    m_sends.clear();
+    m_recvs.clear();
+    m_transfers.clear();
+    m_ranks.clear();
+    m_job = nullptr;
+    return result;
+}
+
+void
+TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
+{
+    RankState& s = m_ranks[rank];
+    switch (s.graph->GetNode(node).type)
+    {
+        case TraceNodeType::COMP:
+            s.ready.push({node, cause});
+            StartCompute(rank);
+            break;
+        case TraceNodeType::COMM_COLL:
+            JoinCollective(rank, node);
+            break;
+        case TraceNodeType::COMM_SEND:
+        case TraceNodeType::COMM_RECV:
+            PostPointToPoint(rank, node);
+            break;
+        default:
+            // Metadata, memory and other nodes cost nothing here.
+            Complete(rank, node);
+            break;
+    }
+}
+
+void
+TraceReplayer::Complete(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    s.status[node] = kStatusDone;
+    s.left--;
+    s.timing.finishS = std::max(s.timing.finishS, Simulator::Now().GetSeconds());
+    const TraceNodeType type = s.graph->GetNode(node).type;
+    if (!m_opEnd.IsEmpty())
+    {
+        m_opEnd(rank, node, s.graph->GetName(node));
+    }
+    const uint8_t cause = type == TraceNodeType::COMP        ? kCauseCompute
+                          : type == TraceNodeType::COMM_RECV ? kCauseReceive
+                                                             : kCauseCommunication;
+    for (uint32_t child : s.graph->GetChildren(node))
+    {
+        if (--s.waiting[child] == 0)
+        {
+            MakeReady(rank, child, cause);
+        }
+    }
+}
+
+void
+TraceReplayer::StartCompute(uint32_t rank)
+{
+    RankState& s = m_ranks[rank];
+    while (s.busyStreams < m_streams && !s.ready.empty())
+    {
+        auto [node, cause] = s.ready.top();
+        s.ready.pop();
+        const double now = Simulator::Now().GetSeconds();
+        if (s.busyStreams == 0)
+        {
+            if (cause == kCauseReceive)
+            {
+                s.timing.bubbleS += now - s.idleSince;
+            }
+            s.busySince = now;
+        }
+        s.busyStreams++;
+        s.status[node] = kStatusPosted;
+        if (!m_opStart.IsEmpty())
+        {
+            m_opStart(rank, node, s.graph->GetName(node));
+        }
+        const uint64_t ns = s.graph->GetNode(node).durationNs;
+        Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
+    }
+}
+
+void
+TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    s.busyStreams--;
+    if (s.busyStreams == 0)
+    {
+        const double now = Simulator::Now().GetSeconds();
+        s.timing.computeS += now - s.busySince;
+        s.idleSince = now;
+    }
+    Complete(rank, node);
+    StartCompute(rank);
+}
+
+void
+TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    const TraceNode& n = s.graph->GetNode(node);
+    CollectiveOp op;
+    if (!ToCollectiveOp(n.commType, op))
+    {
+        throw SpecError("replay",
+                        "",
+                        Describe(rank, node) + ": collective type " + ToString(n.commType)
+                            + " cannot be replayed");
+    }
+    const uint32_t group = m_job->BindGroup(rank, n.group);
+    std::vector<uint32_t> world;
+    if (group == kWorldGroup)
+    {
+        for (uint32_t r = 0; r < m_ranks.size(); ++r)
+        {
+            world.push_back(r);
+        }
+    }
+    else if (!m_job->GetGroups().Has(group))
+    {
+        throw SpecError("replay",
+                        "",
+                        Describe(rank, node) + ": names group " + std::to_string(group)
+                            + ", which the communicator groups do not define");
+    }
+    const std::vector<uint32_t>& members =
+        group == kWorldGroup ? world : m_job->GetGroups().Get(group);
+    auto pos = std::find(members.begin(), members.end(), rank);
+    if (pos == members.end())
+    {
+        throw SpecError("replay",
+                        "",
+                        Describe(rank, node) + ": rank " + std::to_string(rank)
+                            + " is not a member of group " + std::to_string(group));
+    }
+    const uint64_t key = (uint64_t(group) << 32) | s.seqOnGroup[group]++;
+    auto [it, created] = m_meetings.try_emplace(key);
+    Meeting& m = it->second;
+    if (created)
+    {
+        m.group = group;
+        m.nodeOfMember.assign(members.size(), kAbsent);
+        m.type = n.commType;
+        m.bytes = n.bytes;
+        m.firstRank = rank;
+    }
+    else if (m.type != n.commType || m.bytes != n.bytes)
+    {
+        throw SpecError("replay",
+                        "",
+                        Describe(rank, node) + " meets " + ToString(m.type) + " of "
+                            + std::to_string(m.bytes) + " bytes issued by rank "
+                            + std::to_string(m.firstRank) + " as the same collective of group "
+                            + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
+                            + " bytes");
+    }
+    m.nodeOfMember[pos - members.begin()] = node;
+    s.status[node] = kStatusPosted;
+    if (++m.joined < members.size())
+    {
+        return;
+    }
+    if (m_serializeGroups && m_groupBusy[group])
+    {
+        m_groupQueue[group].push_back(key);
+        return;
+    }
+    LaunchMeeting(key);
+}
+
+void
+TraceReplayer::LaunchMeeting(uint64_t key)
+{
+    Meeting& m = m_meetings.at(key);
+    const std::vector<uint32_t>* members;
+    std::vector<uint32_t> world;
+    if (m.group == kWorldGroup)
+    {
+        for (uint32_t r = 0; r < m_ranks.size(); ++r)
+        {
+            world.push_back(r);
+        }
+        members = &world;
+    }
+    else
+    {
+        members = &m_job->GetGroups().Get(m.group);
+    }
+    m_groupBusy[m.group] = true;
+    m_collectives++;
+    for (uint32_t i = 0; i < members->size(); ++i)
+    {
+        const uint32_t r = (*members)[i];
+        if (!m_opStart.IsEmpty())
+        {
+            m_opStart(r, m.nodeOfMember[i], m_ranks[r].graph->GetName(m.nodeOfMember[i]));
+        }
+    }
+    if (members->size() == 1 || m.bytes == 0)
+    {
+        // Nothing crosses the network: done at once, still as a simulator event.
+        const uint64_t pseudo = UINT64_MAX - m_collectives;
+        m_running[pseudo] = key;
+        for (uint32_t i = 0; i < members->size(); ++i)
+        {
+            Simulator::ScheduleNow(&TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
+        }
+        Simulator::ScheduleNow(&TraceReplayer::CollectiveDone, this, pseudo);
+        return;
+    }
+    CollectiveRequest request;
+    ToCollectiveOp(m.type, request.op);
+    request.endpoints = *members;
+    request.bytes = m.bytes;
+    request.algorithm = m_algorithm;
+    uint64_t id = m_engine->Start(request,
+                                  MakeCallback(&TraceReplayer::CollectiveRankDone, this),
+                                  MakeCallback(&TraceReplayer::CollectiveDone, this));
+    m_running[id] = key;
+}
+
+void
+TraceReplayer::CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t endpoint)
+{
+    const Meeting& m = m_meetings.at(m_running.at(collective));
+    const uint32_t rank = m.group == kWorldGroup ? member : m_job->GetGroups().Get(m.group)[member];
+    Complete(rank, m.nodeOfMember[member]);
+}
+
+void
+TraceReplayer::CollectiveDone(uint64_t collective)
+{
+    const uint64_t key = m_running.at(collective);
+    m_running.erase(collective);
+    const uint32_t group = m_meetings.at(key).group;
+    m_meetings.erase(key);
+    m_groupBusy[group] = false;
+    auto& queue = m_groupQueue[group];
+    if (!queue.empty())
+    {
+        uint64_t next = queue.front();
+        queue.pop_front();
+        LaunchMeeting(next);
+    }
+}
+
+void
+TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    const TraceNode& n = s.graph->GetNode(node);
+    s.status[node] = kStatusPosted;
+    const bool send = n.type == TraceNodeType::COMM_SEND;
+    const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);
+    if (peer >= m_ranks.size())
+    {
+        throw SpecError("replay",
+                        "",
+                        Describe(rank, node) + ": peer rank " + std::to_string(peer)
+                            + " is outside the job's " + std::to_string(m_ranks.size()) + " ranks");
+    }
+    const uint32_t src = send ? rank : peer;
+    const uint32_t dst = send ? peer : rank;
+    const auto key = std::make_tuple(src, dst, n.commTag);
+    auto& other = send ? m_recvs[key] : m_sends[key];
+    if (other.empty())
+    {
+        (send ? m_sends[key] : m_recvs[key]).push_back(node);
+        return;
+    }
+    const uint32_t match = other.front();
+    other.pop_front();
+    const uint32_t sendNode = send ? node : match;
+    const uint32_t recvNode = send ? match : node;
+    StartTransfer(src, sendNode, dst, recvNode, m_ranks[src].graph->GetNode(sendNode).bytes);
+}
+
+void
+TraceReplayer::StartTransfer(
+    uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes)
+{
+    if (!m_opStart.IsEmpty())
+    {
+        m_opStart(src, sendNode, m_ranks[src].graph->GetName(sendNode));
+        m_opStart(dst, recvNode, m_ranks[dst].graph->GetName(recvNode));
+    }
+    if (src == dst)
+    {
+        m_messages++;
+        Complete(src, sendNode);
+        Complete(dst, recvNode);
+        return;
+    }
+    uint64_t id =
+        m_backend->Send(src, dst, bytes, MakeCallback(&TraceReplayer::TransferDone, this));
+    m_transfers[id] = std::make_tuple(src, sendNode, dst, recvNode);
+}
+
+void
+TraceReplayer::TransferDone(uint64_t message)
+{
+    auto [src, sendNode, dst, recvNode] = m_transfers.at(message);
+    m_transfers.erase(message);
+    m_messages++;
+    Complete(src, sendNode);
+    Complete(dst, recvNode);
+}
+
+void
+TraceReplayer::ReportStuck() const
+{
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        const RankState& s = m_ranks[r];
+        if (s.left == 0)
+        {
+            continue;
+        }
+        for (uint32_t i = 0; i < s.status.size(); ++i)
+        {
+            if (s.status[i] != kStatusPosted)
+            {
+                continue;
+            }
+            const TraceNode& n = s.graph->GetNode(i);
+            std::string why;
+            if (n.type == TraceNodeType::COMM_RECV)
+            {
+                why = "no matching send was ever posted";
+            }
+            else if (n.type == TraceNodeType::COMM_SEND)
+            {
+                why = "no matching receive was ever posted";
+            }
+            else if (n.type == TraceNodeType::COMM_COLL)
+            {
+                for (const auto& [key, m] : m_meetings)
+                {
+                    auto pos = std::find(m.nodeOfMember.begin(), m.nodeOfMember.end(), i);
+                    if (m.joined < m.nodeOfMember.size() && pos != m.nodeOfMember.end())
+                    {
+                        const auto& members = m_job->GetGroups().Get(m.group);
+                        why = "the group never met: ranks";
+                        for (uint32_t k = 0; k < members.size(); ++k)
+                        {
+                            if (m.nodeOfMember[k] == kAbsent)
+                            {
+                                why += " " + std::to_string(members[k]);
+                            }
+                        }
+                        why += " never issued it";
+                        break;
+                    }
+                }
+            }
+            if (!why.empty())
+            {
+                throw SpecError(
+                    "replay", "", "the trace cannot finish: " + Describe(r, i) + ": " + why);
+            }
+        }
+        for (uint32_t i = 0; i < s.status.size(); ++i)
+        {
+            if (s.status[i] == kStatusIdle)
+            {
+                throw SpecError("replay",
+                                "",
+                                "the trace cannot finish: " + Describe(r, i)
+                                    + " waits for dependencies that never finish (a cycle, or a "
+                                      "predecessor stuck on communication)");
+            }
+        }
+    }
+    throw SpecError("replay", "", "the trace cannot finish");
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,164 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_TRACE_REPLAYER_H
+#define RAPIDLLM_TRACE_REPLAYER_H
+
+#include "collective-engine.h"
+#include "ns3/network-backend.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+#include "replay-job.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Timing of one replayed rank.
+ */
+struct RankTiming
+{
+    double finishS = 0;      //!< when its last node finished
+    double computeS = 0;     //!< time its compute stream was busy
+    double bubbleS = 0;      //!< compute stream idle, waiting for a pipeline receive
+    double exposedCommS = 0; //!< compute stream idle, waiting for other communication
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief What a replay found: the step time and where each rank's time went.
+ */
+struct ReplayResult
+{
+    double stepTimeS = 0;          //!< the last rank's finish time
+    uint32_t criticalRank = 0;     //!< the rank that finished last
+    std::vector<RankTiming> ranks; //!< per rank
+    uint64_t collectives = 0;      //!< collectives run
+    uint64_t messages = 0;         //!< point-to-point messages delivered
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Replays per-rank Chakra execution graphs on ns3::Simulator over a network backend.
+ *
+ * Concurrency rules (as NCCL and CUDA streams behave, each configurable by attribute):
+ * - a node starts once all its dependencies are done;
+ * - each rank has ComputeStreams compute streams; ready kernels start in program order;
+ * - collectives run beside compute on their own stream; the members of a group meet in the
+ *   order each issues its collectives on that group (the i-th on a group matches the i-th of
+ *   every other member); with SerializeGroups a group runs one collective at a time, like one
+ *   NCCL communicator;
+ * - a send and a receive match on (source, destination, tag) in posting order; the transfer
+ *   starts when both are posted (rendezvous, as NCCL's point-to-point kernels need both sides)
+ *   and both complete at delivery.
+ * A job that cannot finish (a receive without a send, a group member that never arrives, a
+ * dependency cycle) ends with a SpecError naming the rank and node, never a hang.
+ */
+class TraceReplayer : public Object
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    TraceReplayer();
+    ~TraceReplayer() override;
+
+    /** \param backend the network the communication runs on (its topology holds the ranks) */
+    void SetBackend(Ptr<NetworkBackend> backend);
+
+    /**
+     * \brief Replays \p job from the simulator's current time; runs the simulator to the end.
+     * \param job the graphs (must outlive the call)
+     * \return the timing; throws SpecError if the job cannot finish
+     */
+    ReplayResult Replay(const ReplayJob& job);
+
+    /** Signature of the operator start/end trace sources: rank, node index, node name. */
+    typedef void (*OperatorTracedCallback)(uint32_t rank, uint32_t node, const std::string& name);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** A collective instance: the i-th collective of a group. */
+    struct Meeting
+    {
+        uint32_t group = 0;                 //!< group id
+        std::vector<uint32_t> nodeOfMember; //!< node index per member, UINT32_MAX = not yet
+        uint32_t joined = 0;                //!< members arrived
+        uint32_t firstRank = 0;             //!< the first member to arrive (for errors)
+        CollectiveType type = CollectiveType::ALL_REDUCE; //!< what
+        uint64_t bytes = 0;                               //!< size
+    };
+
+    /** Per-rank replay state. */
+    struct RankState
+    {
+        const ExecutionTrace* graph = nullptr; //!< its graph
+        std::vector<uint32_t> waiting;         //!< per node: unfinished dependencies
+        std::vector<uint8_t> status;           //!< per node: 0 idle, 1 posted, 2 done
+        std::priority_queue<std::pair<uint32_t, uint8_t>,
+                            std::vector<std::pair<uint32_t, uint8_t>>,
+                            std::greater<>>
+            ready;                               //!< ready compute nodes (index, cause)
+        uint32_t busyStreams = 0;                //!< compute streams running a kernel
+        double idleSince = 0;                    //!< when the streams last went idle
+        double busySince = 0;                    //!< when a stream last became busy
+        uint32_t left = 0;                       //!< unfinished nodes
+        std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
+        RankTiming timing;                       //!< result
+    };
+
+    void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
+    void Complete(uint32_t rank, uint32_t node);
+    void StartCompute(uint32_t rank);
+    void ComputeDone(uint32_t rank, uint32_t node);
+    void JoinCollective(uint32_t rank, uint32_t node);
+    void LaunchMeeting(uint64_t key);
+    void CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t endpoint);
+    void CollectiveDone(uint64_t collective);
+    void PostPointToPoint(uint32_t rank, uint32_t node);
+    void StartTransfer(
+        uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes);
+    void TransferDone(uint64_t message);
+    std::string Describe(uint32_t rank, uint32_t node) const;
+    [[noreturn]] void ReportStuck() const;
+
+    Ptr<NetworkBackend> m_backend;    //!< network
+    Ptr<CollectiveEngine> m_engine;   //!< collectives over the network
+    const ReplayJob* m_job = nullptr; //!< job being replayed
+    std::vector<RankState> m_ranks;   //!< per rank
+    double m_start = 0;               //!< replay start time
+    uint32_t m_streams = 1;           //!< attribute ComputeStreams
+    bool m_serializeGroups = true;    //!< attribute SerializeGroups
+    std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
+
+    std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
+    std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key
+    std::map<uint32_t, std::deque<uint64_t>> m_groupQueue; //!< group -> meetings waiting to run
+    std::map<uint32_t, bool> m_groupBusy;                  //!< group -> running a collective
+    // Point-to-point matching: (src, dst, tag) -> posted sends / receives (node indices).
+    std::map<std::tuple<uint32_t, uint32_t, int32_t>, std::deque<uint32_t>> m_sends;
+    std::map<std::tuple<uint32_t, uint32_t, int32_t>, std::deque<uint32_t>> m_recvs;
+    std::map<uint64_t, std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> m_transfers; //!< msg
+    uint64_t m_collectives = 0; //!< collectives launched
+    uint64_t m_messages = 0;    //!< messages delivered
+
+    TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
+    TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_TRACE_REPLAYER_H

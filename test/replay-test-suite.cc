@@ -1,0 +1,306 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Trace replay: timing of small hand-built traces, the 1F1B bubble emerging from the schedule,
+// in-memory workloads replaying exactly like their written traces, and clear errors (never a
+// hang) for traces that cannot finish.
+
+#include "ns3/chakra-trace-reader.h"
+#include "ns3/flow-network.h"
+#include "ns3/replay-job.h"
+#include "ns3/routing-policy.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+#include "ns3/trace-replayer.h"
+#include "ns3/workload-trace.h"
+
+#include <filesystem>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** One switch joining \p gpus endpoints at \p gbps GB/s per direction, \p latencyNs per link. */
+Ptr<FlowNetwork>
+SwitchNetwork(uint32_t gpus, double gbps, double latencyNs)
+{
+    NetworkSpec spec;
+    NetworkDimensionSpec d;
+    d.name = "switch";
+    d.kind = TopologyKind::SWITCH;
+    d.size = gpus;
+    d.bandwidthBps = gbps * 1e9;
+    d.latencyS = latencyNs * 1e-9;
+    spec.dimensions.push_back(d);
+    spec.routing = "shortest-path";
+    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    net->SetTopology(Topology::Build(spec, gpus));
+    net->SetRouting(RoutingPolicy::Create("shortest-path"));
+    return net;
+}
+
+ReplayResult
+Replay(const ReplayJob& job, Ptr<NetworkBackend> net)
+{
+    Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+    replayer->SetBackend(net);
+    ReplayResult result;
+    try
+    {
+        result = replayer->Replay(job);
+    }
+    catch (...)
+    {
+        Simulator::Destroy();
+        throw;
+    }
+    Simulator::Destroy();
+    return result;
+}
+
+/** The error text of replaying \p set, or "" if it finishes. */
+std::string
+ReplayError(TraceSet set)
+{
+    try
+    {
+        Replay(ReplayJob::FromTraceSet(std::move(set)), SwitchNetwork(2, 100, 0));
+    }
+    catch (const SpecError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+/** \brief Hand-built traces: compute chains, a transfer, and a collective. */
+class ReplayTimingTestCase : public TestCase
+{
+  public:
+    ReplayTimingTestCase()
+        : TestCase("replay timing of small traces")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // Rank 0: 10 us compute, then sends 1 MB to rank 1; rank 1: 3 us compute, receives, then
+        // 5 us compute. On a 100 GB/s switch without latency the message takes 10 us (two hops
+        // at full rate, pipelined as one flow).
+        TraceSet set;
+        set.ranks.emplace_back(0);
+        set.ranks.emplace_back(1);
+        uint32_t a = set.ranks[0].AddCompute("a", 10000, 0, 0);
+        set.ranks[0].AddSend("send", 1, 7, 1000000, {a});
+        uint32_t b = set.ranks[1].AddCompute("b", 3000, 0, 0);
+        uint32_t recv = set.ranks[1].AddRecv("recv", 0, 7, 1000000, {b});
+        set.ranks[1].AddCompute("c", 5000, 0, 0, {recv});
+        ReplayResult r = Replay(ReplayJob::FromTraceSet(set), SwitchNetwork(2, 100, 0));
+        NS_TEST_ASSERT_MSG_EQ(r.messages, 1, "one message");
+        NS_TEST_EXPECT_MSG_EQ(r.criticalRank, 1, "rank 1 finishes last");
+        const double transfer = r.stepTimeS - 15e-6;
+        NS_TEST_EXPECT_MSG_GT(transfer, 9e-6, "the transfer takes time");
+        NS_TEST_EXPECT_MSG_LT(transfer, 12e-6, "about 1 MB at 100 GB/s");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.ranks[1].computeS, 8e-6, 1e-12, "rank 1 computes 8 us");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.ranks[1].bubbleS, r.stepTimeS - 8e-6, 1e-12, "rank 1 waits on the receive");
+
+        // A collective among 4 ranks starts when the last member arrives.
+        TraceSet coll;
+        coll.groups.Add(1, {0, 1, 2, 3});
+        for (uint32_t rank = 0; rank < 4; ++rank)
+        {
+            coll.ranks.emplace_back(rank);
+            uint32_t c = coll.ranks[rank].AddCompute("c", 1000 * (rank + 1), 0, 0);
+            coll.ranks[rank].AddCollective("ar", CollectiveType::ALL_REDUCE, 4 << 20, 1, {c});
+        }
+        ReplayResult rc = Replay(ReplayJob::FromTraceSet(coll), SwitchNetwork(4, 100, 0));
+        NS_TEST_ASSERT_MSG_EQ(rc.collectives, 1, "one collective");
+        NS_TEST_EXPECT_MSG_GT(rc.stepTimeS,
+                              4e-6 + 2 * 3.0 / 4 * (4 << 20) / 100e9 * 0.99,
+                              "starts after the slowest member, takes the ring's time");
+        for (uint32_t rank = 0; rank < 4; ++rank)
+        {
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                rc.ranks[rank].finishS, rc.stepTimeS, 1e-9, "every member finishes together");
+        }
+    }
+};
+
+/**
+ * \brief The 1F1B bubble emerges from the schedule: with uniform stages and a free network, the
+ * iteration takes (m + p - 1)(t_f + t_b) and the first stage idles (p - 1)(t_f + t_b).
+ */
+class PipelineBubbleTestCase : public TestCase
+{
+  public:
+    PipelineBubbleTestCase()
+        : TestCase("the pipeline bubble emerges from the schedule")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        model.vocab = 8; // a negligible head, so that the stages are uniform
+        model.tiedEmbeddings = true;
+        RunSpec run;
+        run.parallel.pp = 4;
+        run.microBatch = 1;
+        run.globalBatch = 8;
+        run.sequence = 256;
+        // Every layer GEMM 10 us, everything else (the tiny head too) free: per layer 4 forward
+        // and 8 backward GEMMs.
+        Workload w = Workload::Build(model,
+                                     run,
+                                     [](const OperatorDesc& op)
+                                     {
+                                         OperatorCost c;
+                                         bool layerGemm = op.type == OpType::GEMM && op.m > 8
+                                                          && op.n > 8 && op.k > 8;
+                                         c.timeS = layerGemm ? 10e-6 : 0;
+                                         return c;
+                                     });
+        ReplayResult r = Replay(ReplayJob::FromWorkload(w), SwitchNetwork(4, 1e6, 0));
+        const double layers = model.layers / 4.0;
+        const double tf = layers * 4 * 10e-6;
+        const double tb = layers * 8 * 10e-6;
+        const double m = 8;
+        const double p = 4;
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.stepTimeS / ((m + p - 1) * (tf + tb)), 1.0, 0.01, "1F1B time");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.ranks[0].bubbleS / ((p - 1) * (tf + tb)), 1.0, 0.02, "first stage bubble");
+    }
+};
+
+/**
+ * \brief Whatever run does in memory is what writing the traces and replaying them does:
+ * identical step times for several layouts.
+ */
+class ReplayEquivalenceTestCase : public TestCase
+{
+  public:
+    ReplayEquivalenceTestCase()
+        : TestCase("in-memory workloads replay exactly like their written traces")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        model.layers = 4;
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.pp = 2;
+        run.parallel.dp = 2;
+        run.parallel.sequenceParallel = true;
+        run.microBatch = 1;
+        run.globalBatch = 8;
+        run.sequence = 512;
+        auto coster = [](const OperatorDesc& op)
+        {
+            OperatorCost c;
+            c.timeS = 2e-6 + op.ModelFlops() / 2e14;
+            return c;
+        };
+        Workload w = Workload::Build(model, run, coster);
+        ReplayJob memory = ReplayJob::FromWorkload(w);
+        for (uint32_t r = 0; r < w.layout.Ranks(); ++r)
+        {
+            NS_TEST_ASSERT_MSG_EQ((memory.BoundGraph(r) == RankTrace(w, r)),
+                                  true,
+                                  "rank " << r << " rebinds to its own trace");
+        }
+        auto dir = std::filesystem::temp_directory_path() / "rapidllm-replay-eq";
+        std::filesystem::create_directories(dir);
+        WriteWorkloadTraces(w, (dir / "t").string());
+        ReplayJob files =
+            ReplayJob::FromTraceSet(ChakraTraceReader::ReadTraceSet((dir / "t").string()));
+        std::filesystem::remove_all(dir);
+        ReplayResult a = Replay(memory, SwitchNetwork(8, 50, 500));
+        ReplayResult b = Replay(files, SwitchNetwork(8, 50, 500));
+        NS_TEST_EXPECT_MSG_EQ(a.stepTimeS, b.stepTimeS, "same step time");
+        NS_TEST_EXPECT_MSG_EQ(a.collectives, b.collectives, "same collectives");
+        NS_TEST_EXPECT_MSG_EQ(a.messages, b.messages, "same messages");
+        NS_TEST_EXPECT_MSG_GT(a.collectives, 0, "collectives ran");
+    }
+};
+
+/** \brief Traces that can never finish end with an error naming the rank and node. */
+class ReplayStuckTestCase : public TestCase
+{
+  public:
+    ReplayStuckTestCase()
+        : TestCase("traces that cannot finish give clear errors")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // A receive with no send.
+        TraceSet orphan;
+        orphan.ranks.emplace_back(0);
+        orphan.ranks.emplace_back(1);
+        orphan.ranks[1].AddRecv("lonely_recv", 0, 3, 100);
+        std::string e = ReplayError(orphan);
+        NS_TEST_EXPECT_MSG_NE(e.find("rank 1"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("lonely_recv"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("no matching send"), std::string::npos, e);
+
+        // A group that never meets.
+        TraceSet absent;
+        absent.groups.Add(5, {0, 1});
+        absent.ranks.emplace_back(0);
+        absent.ranks.emplace_back(1);
+        absent.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 100, 5);
+        e = ReplayError(absent);
+        NS_TEST_EXPECT_MSG_NE(e.find("never met"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("ranks 1 never issued"), std::string::npos, e);
+
+        // A dependency cycle.
+        TraceSet cycle;
+        cycle.ranks.emplace_back(0);
+        cycle.ranks.emplace_back(1);
+        uint32_t x = cycle.ranks[0].AddCompute("x", 10, 0, 0);
+        uint32_t y = cycle.ranks[0].AddCompute("y", 10, 0, 0, {x});
+        cycle.ranks[0].AddDependency(x, y);
+        cycle.ranks[0].BuildChildIndex();
+        e = ReplayError(cycle);
+        NS_TEST_EXPECT_MSG_NE(e.find("rank 0"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("never finish"), std::string::npos, e);
+
+        // A collective naming a group nobody defined.
+        TraceSet nogroup;
+        nogroup.ranks.emplace_back(0);
+        nogroup.ranks.emplace_back(1);
+        nogroup.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 100, 9);
+        e = ReplayError(nogroup);
+        NS_TEST_EXPECT_MSG_NE(e.find("group 9"), std::string::npos, e);
+    }
+};
+
+/** \brief The replay test suite. */
+class ReplayTestSuite : public TestSuite
+{
+  public:
+    ReplayTestSuite()
+        : TestSuite("rapid-llm-replay", UNIT)
+    {
+        AddTestCase(new ReplayTimingTestCase, TestCase::QUICK);
+        AddTestCase(new PipelineBubbleTestCase, TestCase::QUICK);
+        AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
+        AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
+    }
+};
+
+static ReplayTestSuite g_replayTestSuite; //!< registers the suite
