@@ -1,0 +1,115 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_PACKET_PATH_ROUTING_H
+#define RAPIDLLM_PACKET_PATH_ROUTING_H
+
+#include "ns3/ipv4-routing-helper.h"
+#include "ns3/ipv4-routing-protocol.h"
+#include "ns3/ipv4.h"
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief An ns-3 Ipv4RoutingProtocol that forwards each packet by its (source address,
+ * destination address) pair along a path installed by PacketNetwork.
+ *
+ * PacketNetwork gives every (source endpoint, destination endpoint, path) its own address pair
+ * (the destination holds one alias address per distinct path from a source), asks the
+ * rapid-llm RoutingPolicy for the path, and installs one entry per hop here. So the very
+ * paths the routing policy chooses for the flow model carry the packets, hop by hop, with
+ * one hash lookup per packet per hop. Node addresses are 11.<slot>.<node/256>.<node%256>:
+ * a packet is delivered locally when the low 16 bits name this node.
+ */
+class PacketPathRouting : public Ipv4RoutingProtocol
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    PacketPathRouting();
+    ~PacketPathRouting() override;
+
+    /**
+     * \brief Sets which topology node this protocol runs on (its local addresses).
+     * \param node the topology node index
+     */
+    void SetTopologyNode(uint32_t node);
+
+    /**
+     * \brief Installs one hop: packets from \p src to \p dst leave through \p interface
+     * towards \p gateway (the next node's address).
+     * \param src source address \param dst destination address
+     * \param interface the Ipv4 interface index of the outgoing device
+     * \param gateway the next hop's address
+     */
+    void AddHop(Ipv4Address src, Ipv4Address dst, uint32_t interface, Ipv4Address gateway);
+
+    /** \return the number of installed hops */
+    uint32_t GetHopCount() const;
+
+    /**
+     * \brief The address of a topology node for a path slot.
+     * \param node topology node index (< 65536) \param slot path slot (< 256)
+     * \return 11.slot.node/256.node%256
+     */
+    static Ipv4Address NodeAddress(uint32_t node, uint32_t slot);
+    /** \return the topology node an address names */
+    static uint32_t AddressNode(Ipv4Address address);
+
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet> p,
+                               const Ipv4Header& header,
+                               Ptr<NetDevice> oif,
+                               Socket::SocketErrno& sockerr) override;
+    bool RouteInput(Ptr<const Packet> p,
+                    const Ipv4Header& header,
+                    Ptr<const NetDevice> idev,
+                    UnicastForwardCallback ucb,
+                    MulticastForwardCallback mcb,
+                    LocalDeliverCallback lcb,
+                    ErrorCallback ecb) override;
+    void NotifyInterfaceUp(uint32_t interface) override;
+    void NotifyInterfaceDown(uint32_t interface) override;
+    void NotifyAddAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void NotifyRemoveAddress(uint32_t interface, Ipv4InterfaceAddress address) override;
+    void SetIpv4(Ptr<Ipv4> ipv4) override;
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream,
+                           Time::Unit unit = Time::S) const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /** \return the table key of an address pair */
+    static uint64_t
+    Key(Ipv4Address src, Ipv4Address dst)
+    {
+        return (static_cast<uint64_t>(src.Get()) << 32) | dst.Get();
+    }
+
+    Ptr<Ipv4> m_ipv4;                                      //!< the node's IPv4
+    uint32_t m_node = 0;                                   //!< topology node index
+    std::unordered_map<uint64_t, Ptr<Ipv4Route>> m_routes; //!< (src, dst) -> next hop
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Lets InternetStackHelper install a PacketPathRouting on every node.
+ */
+class PacketPathRoutingHelper : public Ipv4RoutingHelper
+{
+  public:
+    PacketPathRoutingHelper* Copy() const override;
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node> node) const override;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_PACKET_PATH_ROUTING_H

@@ -1,0 +1,371 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// ns-3 packet-level network: a lone message costs what the link rates, latencies and
+// store-and-forward predict; message framing delivers every message exactly once, in order,
+// at the receiver; packets follow the routing policy's path hop by hop; degraded links run
+// at their reduced rate and dead links are not installed; unreachable pairs are errors.
+
+#include "ns3/network-backend-factory.h"
+#include "ns3/packet-network.h"
+#include "ns3/routing-policy.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+
+#include <map>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a one-dimension network spec */
+NetworkSpec
+OneDimension(TopologyKind kind,
+             uint32_t size,
+             double bandwidthGBps,
+             double latencyNs,
+             double switchNs = 0,
+             std::vector<uint32_t> shape = {})
+{
+    NetworkDimensionSpec d;
+    d.name = "net";
+    d.kind = kind;
+    d.size = size;
+    d.shape = shape;
+    d.bandwidthBps = bandwidthGBps * 1e9;
+    d.latencyS = latencyNs * 1e-9;
+    d.switchLatencyS = switchNs * 1e-9;
+    d.wireEfficiency = 0.9;
+    NetworkSpec s;
+    s.dimensions.push_back(d);
+    s.routing = "dimension-order";
+    return s;
+}
+
+/** \brief One message to send at the start. */
+struct Message
+{
+    uint32_t src;   //!< source endpoint
+    uint32_t dst;   //!< destination endpoint
+    uint64_t bytes; //!< size
+};
+
+/** \brief What a run observed. */
+struct Outcome
+{
+    std::vector<double> delivered; //!< per message: delivery time after the start, s (-1 never)
+    std::vector<uint64_t> order;   //!< message ids in delivery order
+    uint64_t deliveries = 0;       //!< callbacks fired
+    uint64_t dataPackets = 0;      //!< data segments
+    uint64_t drops = 0;            //!< queue drops
+    std::map<uint32_t, uint64_t> linkTx; //!< per directed link: packets transmitted
+};
+
+/**
+ * \return the outcome of sending \p messages at once (after opening their connections) on a
+ * packet network over \p spec
+ */
+Outcome
+RunMessages(const NetworkSpec& spec, uint32_t endpoints, const std::vector<Message>& messages)
+{
+    Ptr<Topology> topo = Topology::Build(spec, endpoints);
+    Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+    net->SetTopology(topo);
+    net->SetRouting(RoutingPolicy::Create(spec.routing));
+    Outcome out;
+    out.delivered.assign(messages.size(), -1);
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (const auto& m : messages)
+    {
+        pairs.emplace_back(m.src, m.dst);
+    }
+    for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
+    {
+        Ptr<NetDevice> dev = net->GetLinkDevice(l);
+        if (dev)
+        {
+            dev->TraceConnectWithoutContext("PhyTxBegin",
+                                            Callback<void, Ptr<const Packet>>(
+                                                [&out, l](Ptr<const Packet>)
+                                                {
+                                                    ++out.linkTx[l];
+                                                }));
+        }
+    }
+    double start = 0;
+    std::vector<uint64_t> ids(messages.size());
+    StartWhenReady(net,
+                   pairs,
+                   Callback<void>(
+                       [&]()
+                       {
+                           start = Simulator::Now().GetSeconds();
+                           for (std::size_t i = 0; i < messages.size(); ++i)
+                           {
+                               ids[i] = net->Send(messages[i].src,
+                                                  messages[i].dst,
+                                                  messages[i].bytes,
+                                                  NetworkBackend::DeliveryCallback(
+                                                      [&out, &start, i](uint64_t id)
+                                                      {
+                                                          out.delivered[i] =
+                                                              Simulator::Now().GetSeconds() - start;
+                                                          out.order.push_back(id);
+                                                          ++out.deliveries;
+                                                      }));
+                           }
+                       }));
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    out.dataPackets = net->GetDataPacketCount();
+    out.drops = net->GetQueueDropCount();
+    net->Dispose();
+    Simulator::Destroy();
+    return out;
+}
+
+} // namespace
+
+/**
+ * \brief A lone message between two GPUs on a switch costs its bytes at the payload rate,
+ * the path latency (two links and the switch) and one full frame of store-and-forward at the
+ * switch, within 1% (the ns-3 clock rounds each frame to a nanosecond).
+ */
+class PacketSingleMessageTestCase : public TestCase
+{
+  public:
+    PacketSingleMessageTestCase()
+        : TestCase("a lone message costs bytes over the payload rate plus path latency")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::SWITCH, 2, 25, 1000, 200);
+        for (uint64_t bytes : {uint64_t(1) << 20, uint64_t(16) << 20})
+        {
+            Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
+            const double payload = 25e9 * 0.9;
+            const double frame = 9002 / (payload * 8948.0 / 9002.0);
+            const double expected = bytes / payload + 2e-6 + 200e-9 + frame;
+            NS_TEST_ASSERT_MSG_EQ(o.deliveries, 1, "delivered once");
+            NS_TEST_ASSERT_MSG_EQ_TOL(o.delivered[0] / expected, 1.0, 0.01, "time " << bytes);
+            // Data segments: the message and its 16-byte frame header, plus the warm-up frame.
+            const uint64_t segments = (bytes + 16 + 8947) / 8948 + 1;
+            // (A message larger than the send buffer is written in pieces, and TCP may send a
+            // short segment when a piece ends; no delayed-send coalescing with TcpNoDelay.)
+            NS_TEST_ASSERT_MSG_GT_OR_EQ(o.dataPackets, segments, "one segment per 8948 bytes");
+            NS_TEST_ASSERT_MSG_LT_OR_EQ(o.dataPackets, segments + 2, "no tiny segments");
+            NS_TEST_ASSERT_MSG_EQ(o.drops, 0, "lossless");
+        }
+    }
+};
+
+/**
+ * \brief Framing: messages of awkward sizes (empty, one byte, segment boundaries) queued on
+ * one connection and sent by several senders at once are each delivered exactly once, in
+ * send order per connection, no earlier than the path latency.
+ */
+class PacketFramingTestCase : public TestCase
+{
+  public:
+    PacketFramingTestCase()
+        : TestCase("framed messages are delivered once, in order, at the receiver")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::SWITCH, 4, 50, 500, 100);
+        std::vector<Message> msgs;
+        for (uint64_t bytes :
+             {0ull, 1ull, 8931ull, 8932ull, 8933ull, 17880ull, 100000ull, 3ull, 1048576ull, 0ull})
+        {
+            msgs.push_back({0, 1, bytes});
+            msgs.push_back({2, 1, bytes + 7});
+            msgs.push_back({3, 0, bytes});
+        }
+        Outcome o = RunMessages(spec, 4, msgs);
+        NS_TEST_ASSERT_MSG_EQ(o.deliveries, msgs.size(), "every message delivered once");
+        for (std::size_t i = 0; i < msgs.size(); ++i)
+        {
+            NS_TEST_ASSERT_MSG_GT(o.delivered[i], 1.1e-6 - 1e-12, "not before the latency");
+        }
+        // Per connection (every third message), deliveries follow send order.
+        for (std::size_t c = 0; c < 3; ++c)
+        {
+            for (std::size_t i = c + 3; i < msgs.size(); i += 3)
+            {
+                NS_TEST_ASSERT_MSG_GT_OR_EQ(o.delivered[i], o.delivered[i - 3], "in order");
+            }
+        }
+        std::vector<uint64_t> sorted = o.order;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < sorted.size(); ++i)
+        {
+            NS_TEST_ASSERT_MSG_EQ(sorted[i], i, "ids 0..n-1, each once");
+        }
+    }
+};
+
+/**
+ * \brief Routing: on a 4x4 torus with dimension-order routing, the packets of gpu0 > gpu5
+ * cross exactly the links of the policy's path (X first, then Y), its ACKs the reverse path's
+ * links, and no other link carries anything.
+ */
+class PacketRoutingTestCase : public TestCase
+{
+  public:
+    PacketRoutingTestCase()
+        : TestCase("packets follow the routing policy's path hop by hop")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::TORUS, 16, 25, 1000, 0, {4, 4});
+        Ptr<Topology> topo = Topology::Build(spec, 16);
+        Ptr<RoutingPolicy> dor = RoutingPolicy::Create("dimension-order");
+        std::vector<uint32_t> data = dor->Route(*topo, 0, 5, 0);
+        std::vector<uint32_t> acks = dor->Route(*topo, 5, 0, 0);
+        NS_TEST_ASSERT_MSG_EQ(topo->DescribePath(data), "gpu0>gpu1>gpu5", "X then Y");
+        Outcome o = RunMessages(spec, 16, {{0, 5, 1 << 20}});
+        NS_TEST_ASSERT_MSG_EQ(o.deliveries, 1, "delivered");
+        const uint64_t segments = o.dataPackets;
+        for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
+        {
+            const bool onData = std::find(data.begin(), data.end(), l) != data.end();
+            const bool onAcks = std::find(acks.begin(), acks.end(), l) != acks.end();
+            const uint64_t tx = o.linkTx.count(l) ? o.linkTx[l] : 0;
+            if (onData)
+            {
+                // Data segments plus the handshake's SYN and final ACK.
+                NS_TEST_ASSERT_MSG_GT_OR_EQ(tx, segments, topo->DescribeLink(l));
+            }
+            else if (onAcks)
+            {
+                // One ACK per segment (DelAckCount 1) plus the SYN-ACK.
+                NS_TEST_ASSERT_MSG_GT_OR_EQ(tx, segments, topo->DescribeLink(l));
+            }
+            else
+            {
+                NS_TEST_ASSERT_MSG_EQ(tx, 0, "off-path link " << topo->DescribeLink(l));
+            }
+        }
+    }
+};
+
+/**
+ * \brief Faults: a link at 50% doubles a message's transmission time; a dead link is not
+ * installed and dimension-order routing goes the other way around the ring; an unreachable
+ * pair is a SpecError naming it.
+ */
+class PacketFaultTestCase : public TestCase
+{
+  public:
+    PacketFaultTestCase()
+        : TestCase("degraded links run slower, dead links are not installed")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const uint64_t bytes = 8 << 20;
+        NetworkSpec ring = OneDimension(TopologyKind::RING, 4, 25, 1000);
+        Outcome healthy = RunMessages(ring, 4, {{0, 1, bytes}});
+        NetworkSpec soft = ring;
+        soft.faults.push_back({"gpu0-gpu1", 0.5});
+        Outcome slow = RunMessages(soft, 4, {{0, 1, bytes}});
+        const double tx = healthy.delivered[0] - 1e-6;
+        NS_TEST_ASSERT_MSG_EQ_TOL((slow.delivered[0] - 1e-6) / tx, 2.0, 0.02, "half rate");
+
+        NetworkSpec hard = ring;
+        hard.faults.push_back({"gpu0-gpu1", 0});
+        {
+            Ptr<Topology> topo = Topology::Build(hard, 4);
+            Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+            net->SetTopology(topo);
+            net->SetRouting(RoutingPolicy::Create("dimension-order"));
+            NS_TEST_ASSERT_MSG_EQ(net->GetLinkDevice(topo->FindLink(0, 1)), nullptr, "removed");
+            NS_TEST_ASSERT_MSG_NE(net->GetLinkDevice(topo->FindLink(1, 2)), nullptr, "kept");
+            net->Dispose();
+            Simulator::Destroy();
+        }
+        Outcome rerouted = RunMessages(hard, 4, {{0, 1, bytes}});
+        NS_TEST_ASSERT_MSG_EQ(rerouted.deliveries, 1, "delivered the other way round");
+        // Three hops instead of one: two more link latencies and frames, same rate.
+        NS_TEST_ASSERT_MSG_GT(rerouted.delivered[0], healthy.delivered[0] + 2e-6, "longer");
+        NS_TEST_ASSERT_MSG_LT(rerouted.delivered[0], healthy.delivered[0] * 1.05, "same rate");
+
+        // gpu0 cut off entirely.
+        NetworkSpec cut = ring;
+        cut.faults.push_back({"gpu0-gpu1", 0});
+        cut.faults.push_back({"gpu0-gpu3", 0});
+        bool threw = false;
+        try
+        {
+            RunMessages(cut, 4, {{0, 2, 1000}});
+        }
+        catch (const SpecError& e)
+        {
+            threw = std::string(e.what()).find("gpu0") != std::string::npos;
+        }
+        Simulator::Destroy();
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "unreachable pair named");
+    }
+};
+
+/**
+ * \brief The backend factory makes both backends by name and rejects unknown names.
+ */
+class BackendFactoryTestCase : public TestCase
+{
+  public:
+    BackendFactoryTestCase()
+        : TestCase("backends are chosen by name")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_ASSERT_MSG_NE(
+            DynamicCast<PacketNetwork>(CreateNetworkBackend("packet")), nullptr, "packet");
+        NS_TEST_ASSERT_MSG_NE(CreateNetworkBackend("ns3::rapidllm::FlowNetwork"), nullptr, "tid");
+        bool threw = false;
+        try
+        {
+            CreateNetworkBackend("carrier-pigeon");
+        }
+        catch (const SpecError& e)
+        {
+            threw = std::string(e.what()).find("carrier-pigeon") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "unknown backend named");
+    }
+};
+
+/** \brief The packet network's test suite. */
+class PacketNetworkTestSuite : public TestSuite
+{
+  public:
+    PacketNetworkTestSuite()
+        : TestSuite("rapid-llm-packet-network", UNIT)
+    {
+        AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
+        AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
+        AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new PacketFaultTestCase, TestCase::QUICK);
+        AddTestCase(new BackendFactoryTestCase, TestCase::QUICK);
+    }
+};
+
+static PacketNetworkTestSuite g_packetNetworkTestSuite;
