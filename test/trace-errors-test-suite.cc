@@ -472,6 +472,21 @@ class SetErrorsTestCase : public TestCase
             });
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "no groups are defined"), true, e);
 
+        // CheckSet on a set built in memory names an undefined group too.
+        TraceSet orphan = TwoRanks();
+        orphan.groups = CommGroups();
+        std::string text;
+        try
+        {
+            ChakraTraceReader::CheckSet(orphan, "memory");
+        }
+        catch (const TraceError& err)
+        {
+            text = err.what();
+        }
+        NS_TEST_ASSERT_MSG_EQ(
+            Contains(text, "name group 1, which the comm groups do not define"), true, text);
+
         const std::pair<const char*, const char*> badJson[] = {
             {"{\"1\": [0, 1], \"1\": [0]}", "defined twice"},
             {"{\"1\": [0, 0]}", "twice"},

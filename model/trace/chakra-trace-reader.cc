@@ -830,9 +830,17 @@ ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
             members.resize(set.ranks.size());
             std::iota(members.begin(), members.end(), 0u);
         }
-        else
+        else if (set.groups.Has(group))
         {
             members = set.groups.Get(group);
+        }
+        else
+        {
+            throw TraceError(prefix,
+                             TraceError::kNone,
+                             TraceError::kNone,
+                             "collectives name group " + std::to_string(group)
+                                 + ", which the comm groups do not define");
         }
         auto countOf = [&perRank](uint32_t r)
         {
