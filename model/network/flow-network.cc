@@ -258,37 +258,46 @@ FlowNetwork::Solve(double now)
         flow.lastUpdate = now;
         flow.fixed = false;
     }
-    // 3. Progressive filling: repeatedly take the link with the smallest fair share, give that
-    //    share to its unfixed flows and remove their rates from the other links they cross.
-    using Entry = std::pair<double, std::pair<uint32_t, uint32_t>>; // share, (link, version)
-    std::vector<Entry> heap;
-    heap.reserve(m_componentLinks.size());
+    // 3. Progressive filling: repeatedly take the link with the smallest fair share
+    //    (remaining capacity / unfixed flows), give that share to its unfixed flows and remove
+    //    their rates from the other links they cross. Fixing a flow at the minimum share can
+    //    only raise another link's share ((R - s) / (u - 1) >= R / u when s <= R / u), so heap
+    //    keys are lower bounds: a popped link whose share has grown is pushed back with its
+    //    current share instead of updating the heap on every change.
+    using Entry = std::pair<double, uint32_t>; // share, link
+    m_heap.clear();
     for (uint32_t l : m_componentLinks)
     {
         LinkState& link = m_links[l];
         link.remaining = m_topology->GetLink(l).Bandwidth();
         link.unfixed = static_cast<uint32_t>(link.flows.size());
-        ++link.version;
         if (link.unfixed > 0)
         {
-            heap.push_back({link.remaining / link.unfixed, {l, link.version}});
+            m_heap.emplace_back(link.remaining / link.unfixed, l);
         }
     }
     auto cmp = std::greater<Entry>();
-    std::make_heap(heap.begin(), heap.end(), cmp);
-    while (!heap.empty())
+    std::make_heap(m_heap.begin(), m_heap.end(), cmp);
+    while (!m_heap.empty())
     {
-        std::pop_heap(heap.begin(), heap.end(), cmp);
-        const Entry e = heap.back();
-        heap.pop_back();
-        const uint32_t l = e.second.first;
+        std::pop_heap(m_heap.begin(), m_heap.end(), cmp);
+        const Entry e = m_heap.back();
+        m_heap.pop_back();
+        const uint32_t l = e.second;
         LinkState& link = m_links[l];
-        if (e.second.second != link.version || link.unfixed == 0)
+        if (link.unfixed == 0)
         {
             continue;
         }
+        const double current = std::max(link.remaining, 0.0) / link.unfixed;
+        if (current > e.first)
+        {
+            m_heap.emplace_back(current, l);
+            std::push_heap(m_heap.begin(), m_heap.end(), cmp);
+            continue;
+        }
         const double capacity = m_topology->GetLink(l).Bandwidth();
-        const double share = std::max(link.remaining / link.unfixed, capacity * 1e-12);
+        const double share = std::max(current, capacity * 1e-12);
         for (const auto& entry : link.flows)
         {
             Flow& flow = m_flows[entry.first];
@@ -302,13 +311,6 @@ FlowNetwork::Solve(double now)
                 LinkState& other = m_links[l2];
                 other.remaining -= share;
                 --other.unfixed;
-                if (l2 != l && other.unfixed > 0)
-                {
-                    ++other.version;
-                    heap.push_back(
-                        {std::max(other.remaining, 0.0) / other.unfixed, {l2, other.version}});
-                    std::push_heap(heap.begin(), heap.end(), cmp);
-                }
             }
             if (share != flow.rate)
             {

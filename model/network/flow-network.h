@@ -100,7 +100,6 @@ class FlowNetwork : public NetworkBackend
         double capacity = 0;                              //!< payload bandwidth, bytes/s
         double remaining = 0; //!< progressive filling: capacity not yet given out
         uint32_t unfixed = 0; //!< progressive filling: flows without a rate yet
-        uint32_t version = 0; //!< progressive filling: heap entry validity
         uint32_t stamp = 0;   //!< component search mark
         double bytes = 0;     //!< statistics: bytes carried
         double busyTime = 0;  //!< statistics: closed busy intervals
@@ -134,23 +133,24 @@ class FlowNetwork : public NetworkBackend
     /** \return the simulator time in seconds */
     static double Now();
 
-    std::vector<Flow> m_flows;                     //!< flow pool
-    std::vector<uint32_t> m_freeFlows;             //!< reusable pool slots
-    std::vector<LinkState> m_links;                //!< per directed link
-    std::vector<uint32_t> m_dirty;                 //!< links whose flow set changed
-    std::priority_queue<Completion> m_completions; //!< pending completions (lazy deletion)
-    std::unordered_map<uint64_t, uint32_t> m_byId; //!< message id -> flow (lookups only)
-    EventId m_event;                               //!< the next Update()
-    double m_eventTime = -1;                       //!< when m_event fires
-    bool m_updatePending = false;                  //!< an Update() is scheduled for now
-    uint32_t m_stamp = 0;                          //!< component search generation
-    uint32_t m_active = 0;                         //!< flows transmitting
-    uint64_t m_nextId = 0;                         //!< next message id
-    uint64_t m_solves = 0;                         //!< recomputations
-    uint64_t m_solvedFlows = 0;                    //!< flows recomputed
-    double m_firstSend = -1;                       //!< statistics window start
-    std::vector<uint32_t> m_componentFlows;        //!< scratch
-    std::vector<uint32_t> m_componentLinks;        //!< scratch
+    std::vector<Flow> m_flows;                       //!< flow pool
+    std::vector<uint32_t> m_freeFlows;               //!< reusable pool slots
+    std::vector<LinkState> m_links;                  //!< per directed link
+    std::vector<uint32_t> m_dirty;                   //!< links whose flow set changed
+    std::priority_queue<Completion> m_completions;   //!< pending completions (lazy deletion)
+    std::unordered_map<uint64_t, uint32_t> m_byId;   //!< message id -> flow (lookups only)
+    EventId m_event;                                 //!< the next Update()
+    double m_eventTime = -1;                         //!< when m_event fires
+    bool m_updatePending = false;                    //!< an Update() is scheduled for now
+    uint32_t m_stamp = 0;                            //!< component search generation
+    uint32_t m_active = 0;                           //!< flows transmitting
+    uint64_t m_nextId = 0;                           //!< next message id
+    uint64_t m_solves = 0;                           //!< recomputations
+    uint64_t m_solvedFlows = 0;                      //!< flows recomputed
+    double m_firstSend = -1;                         //!< statistics window start
+    std::vector<uint32_t> m_componentFlows;          //!< scratch
+    std::vector<uint32_t> m_componentLinks;          //!< scratch
+    std::vector<std::pair<double, uint32_t>> m_heap; //!< scratch: progressive-filling heap
 };
 
 } // namespace rapidllm

@@ -298,7 +298,9 @@ PacketNetwork::Build()
                              "Target",
                              StringValue("1000s"),
                              "Interval",
-                             StringValue("10000s"));
+                             StringValue("10000s"),
+                             "EnableSetAssociativeHash",
+                             BooleanValue(true));
     }
     else if (m_queueDisc == "fifo")
     {

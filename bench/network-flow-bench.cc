@@ -1,0 +1,91 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Flow-network speed: an all-to-all among N GPUs (N(N-1) concurrent flows; 261,632 at N = 512)
+// on a two-tier fat tree (leaves of 16, non-blocking), run to completion on ns3::Simulator.
+// Target: under 10 s of wall time at N = 512 on a 2-core machine. Reports how the time grows
+// from 64 to 512 GPUs, with D-mod-k routing (dimension-order, the presets' choice) and with
+// ECMP hashing (uneven spine loads: many distinct completion times, hence many recomputations).
+
+#include "ns3/collective-probe.h"
+#include "ns3/network-spec.h"
+
+#include <benchmark/benchmark.h>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+/** \return a single fat-tree dimension sized by the GPU count */
+NetworkSpec
+FatTree(const std::string& routing)
+{
+    NetworkDimensionSpec d;
+    d.name = "ib";
+    d.kind = TopologyKind::FAT_TREE;
+    d.size = 0;
+    d.bandwidthBps = 25e9;
+    d.latencyS = 1e-6;
+    d.switchLatencyS = 130e-9;
+    d.leafSize = 16;
+    NetworkSpec s;
+    s.dimensions.push_back(d);
+    s.routing = routing;
+    return s;
+}
+
+/** \brief One all-to-all of 1 GiB per rank among range(0) GPUs. */
+void
+RunAllToAll(benchmark::State& state, const std::string& routing)
+{
+    const auto gpus = static_cast<uint32_t>(state.range(0));
+    NetworkSpec spec = FatTree(routing);
+    CollectiveProbeResult r;
+    for (auto _ : state)
+    {
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_TO_ALL;
+        c.bytes = uint64_t(1) << 30;
+        c.gpus = gpus;
+        r = RunCollectiveProbe(spec, c);
+        benchmark::DoNotOptimize(r.timeS);
+    }
+    state.counters["flows"] = double(r.messages);
+    state.counters["sim_time_ms"] = r.timeS * 1e3;
+    state.counters["bus_GBps"] = r.busBandwidthBps / 1e9;
+}
+} // namespace
+
+/** D-mod-k routing (dimension-order on a fat tree). */
+static void
+BM_AllToAllFatTreeDmodK(benchmark::State& state)
+{
+    RunAllToAll(state, "dimension-order");
+}
+
+BENCHMARK(BM_AllToAllFatTreeDmodK)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
+    ->Arg(512)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+/** ECMP hashing: uneven loads, many distinct completion waves. */
+static void
+BM_AllToAllFatTreeEcmp(benchmark::State& state)
+{
+    RunAllToAll(state, "ecmp");
+}
+
+BENCHMARK(BM_AllToAllFatTreeEcmp)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+BENCHMARK_MAIN();
