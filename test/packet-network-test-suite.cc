@@ -16,6 +16,7 @@
 #include "ns3/topology.h"
 
 #include <map>
+#include <set>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -324,6 +325,62 @@ class PacketFaultTestCase : public TestCase
 };
 
 /**
+ * \brief Multipath: with ECMP on a fat tree, messages of one pair hashed onto different spines
+ * travel on different connections (one address slot per path), all delivered.
+ */
+class PacketMultipathTestCase : public TestCase
+{
+  public:
+    PacketMultipathTestCase()
+        : TestCase("ECMP paths of one pair get their own connections")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::FAT_TREE, 8, 25, 1000, 100);
+        spec.dimensions[0].leafSize = 4;
+        spec.routing = "ecmp";
+        Ptr<Topology> topo = Topology::Build(spec, 8);
+        Ptr<RoutingPolicy> ecmp = RoutingPolicy::Create("ecmp");
+        std::set<std::vector<uint32_t>> paths;
+        std::vector<Message> msgs;
+        for (uint64_t id = 0; id < 16; ++id)
+        {
+            paths.insert(ecmp->Route(*topo, 0, 7, id));
+            msgs.push_back({0, 7, 100000});
+        }
+        NS_TEST_ASSERT_MSG_GT(paths.size(), 1, "ECMP spreads this pair");
+        Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+        net->SetTopology(topo);
+        net->SetRouting(ecmp);
+        uint64_t delivered = 0;
+        Simulator::ScheduleNow(
+            [&]()
+            {
+                for (const auto& m : msgs)
+                {
+                    net->Send(m.src,
+                              m.dst,
+                              m.bytes,
+                              NetworkBackend::DeliveryCallback(
+                                  [&delivered](uint64_t)
+                                  {
+                                      ++delivered;
+                                  }));
+                }
+            });
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        NS_TEST_ASSERT_MSG_EQ(delivered, msgs.size(), "all delivered");
+        NS_TEST_ASSERT_MSG_EQ(net->GetConnectionCount(), paths.size(), "one per path");
+        net->Dispose();
+        Simulator::Destroy();
+    }
+};
+
+/**
  * \brief The backend factory makes both backends by name and rejects unknown names.
  */
 class BackendFactoryTestCase : public TestCase
@@ -364,6 +421,7 @@ class PacketNetworkTestSuite : public TestSuite
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
         AddTestCase(new PacketFaultTestCase, TestCase::QUICK);
+        AddTestCase(new PacketMultipathTestCase, TestCase::QUICK);
         AddTestCase(new BackendFactoryTestCase, TestCase::QUICK);
     }
 };

@@ -9,6 +9,7 @@
 #include "cli-commands.h"
 #include "ns3/command-line.h"
 #include "ns3/cross-validation.h"
+#include "ns3/nstime.h"
 #include "ns3/spec-error.h"
 
 #include <cmath>
@@ -46,8 +47,23 @@ RunXvalCommand(int argc, char** argv)
     cmd.AddValue("json", "print a JSON list of rows", json);
     cmd.AddValue("only", "run only workloads whose name contains this text", only);
     cmd.AddValue("bar", "largest accepted |relative difference|", bar);
-    CheckOptions(argc, argv, {"quick", "json", "only", "bar"});
+    std::string resolution = "ps";
+    cmd.AddValue("resolution",
+                 "simulator time resolution, ps or ns: at ns a 9002-byte frame at 240 GB/s "
+                 "(37.3 ns) is rounded to 37 ns, a 0.8% rate error",
+                 resolution);
+    CheckOptions(argc, argv, {"quick", "json", "only", "bar", "resolution"});
     cmd.Parse(argc, argv);
+    if (resolution == "ps")
+    {
+        // Must precede the first simulation of the process (ns-3 converts the Time values
+        // created so far, e.g. attribute defaults, only until the simulator starts).
+        Time::SetResolution(Time::PS);
+    }
+    else if (resolution != "ns")
+    {
+        throw SpecError("command line", "--resolution", "use ps or ns");
+    }
     std::vector<XvalWorkload> workloads = XvalWorkloads(quick);
     if (!only.empty())
     {
