@@ -89,6 +89,7 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
     {
         f = static_cast<uint32_t>(m_flows.size());
         m_flows.emplace_back();
+        m_mark.push_back(0);
     }
     Flow& flow = m_flows[f];
     flow.id = id;
@@ -97,7 +98,6 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
     flow.lastUpdate = now;
     flow.latency = latency;
     flow.bytes = bytes;
-    flow.fixed = false;
     flow.links = std::move(path);
     flow.pos.resize(flow.links.size());
     flow.callback = onDelivered;
@@ -201,19 +201,19 @@ FlowNetwork::Solve(double now)
         return;
     }
     ++m_solves;
-    if (++m_stamp == 0)
+    // Marks: a flow is in the component when m_mark >= base, and has its rate when
+    // m_mark == base + 1 (dense, so the searches below touch 4 bytes per flow visit).
+    if (++m_stamp >= (1u << 30))
     {
-        // Generation counter wrapped: clear every mark once.
+        // Generation counter about to wrap: clear every mark once.
         for (auto& l : m_links)
         {
             l.stamp = 0;
         }
-        for (auto& fl : m_flows)
-        {
-            fl.stamp = 0;
-        }
+        std::fill(m_mark.begin(), m_mark.end(), 0);
         m_stamp = 1;
     }
+    const uint32_t base = 2 * m_stamp;
     // 1. The connected component(s) of flows and links reachable from the dirty links: only
     //    these rates can change.
     m_componentFlows.clear();
@@ -232,14 +232,13 @@ FlowNetwork::Solve(double now)
         const LinkState& link = m_links[m_componentLinks[next]];
         for (const auto& entry : link.flows)
         {
-            Flow& flow = m_flows[entry.first];
-            if (flow.stamp == m_stamp)
+            if (m_mark[entry.first] >= base)
             {
                 continue;
             }
-            flow.stamp = m_stamp;
+            m_mark[entry.first] = base;
             m_componentFlows.push_back(entry.first);
-            for (uint32_t l2 : flow.links)
+            for (uint32_t l2 : m_flows[entry.first].links)
             {
                 if (m_links[l2].stamp != m_stamp)
                 {
@@ -256,7 +255,6 @@ FlowNetwork::Solve(double now)
         Flow& flow = m_flows[f];
         flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.lastUpdate));
         flow.lastUpdate = now;
-        flow.fixed = false;
     }
     // 3. Progressive filling: repeatedly take the link with the smallest fair share
     //    (remaining capacity / unfixed flows), give that share to its unfixed flows and remove
@@ -300,12 +298,12 @@ FlowNetwork::Solve(double now)
         const double share = std::max(current, capacity * 1e-12);
         for (const auto& entry : link.flows)
         {
-            Flow& flow = m_flows[entry.first];
-            if (flow.fixed)
+            if (m_mark[entry.first] == base + 1)
             {
                 continue;
             }
-            flow.fixed = true;
+            m_mark[entry.first] = base + 1;
+            Flow& flow = m_flows[entry.first];
             for (uint32_t l2 : flow.links)
             {
                 LinkState& other = m_links[l2];

@@ -86,8 +86,6 @@ class FlowNetwork : public NetworkBackend
         double latency = 0;          //!< path latency, seconds
         uint64_t bytes = 0;          //!< message size
         uint32_t version = 0;        //!< bumped on every rate change (stale heap entries)
-        uint32_t stamp = 0;          //!< component search mark
-        bool fixed = false;          //!< rate frozen during progressive filling
         std::vector<uint32_t> links; //!< path
         std::vector<uint32_t> pos;   //!< index of this flow in each path link's list
         DeliveryCallback callback;   //!< delivery
@@ -133,10 +131,11 @@ class FlowNetwork : public NetworkBackend
     /** \return the simulator time in seconds */
     static double Now();
 
-    std::vector<Flow> m_flows;                       //!< flow pool
-    std::vector<uint32_t> m_freeFlows;               //!< reusable pool slots
-    std::vector<LinkState> m_links;                  //!< per directed link
-    std::vector<uint32_t> m_dirty;                   //!< links whose flow set changed
+    std::vector<Flow> m_flows;         //!< flow pool
+    std::vector<uint32_t> m_mark;      //!< per flow: component / fixed marks (see Solve)
+    std::vector<uint32_t> m_freeFlows; //!< reusable pool slots
+    std::vector<LinkState> m_links;    //!< per directed link
+    std::vector<uint32_t> m_dirty;     //!< links whose flow set changed
     std::priority_queue<Completion> m_completions;   //!< pending completions (lazy deletion)
     std::unordered_map<uint64_t, uint32_t> m_byId;   //!< message id -> flow (lookups only)
     EventId m_event;                                 //!< the next Update()

@@ -116,7 +116,12 @@ ReadDimension(SpecReader& r, bool outermost)
         d.oversubscription = r.GetInRange("oversubscription", 1.0, 64.0, 1.0);
         d.leafSize = r.GetCount("leaf_size", 1, 0);
     }
-    d.collective = r.GetString("collective", "");
+    // The collective algorithms a dimension may prefer (model/system/collective-algorithms.h).
+    if (r.Has("collective"))
+    {
+        d.collective =
+            r.GetChoice("collective", {"ring", "direct", "halving-doubling", "double-binary-tree"});
+    }
     r.Finish();
     return d;
 }

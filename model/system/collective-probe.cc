@@ -79,6 +79,8 @@ RunCollectiveProbe(const NetworkSpec& network,
         throw SpecError(source, "", "the collective did not complete (internal error)");
     }
     result.timeS = end;
+    result.solves = net->GetSolveCount();
+    result.solvedFlows = net->GetSolvedFlowCount();
     result.algorithmBandwidthBps = end > 0 ? double(config.bytes) / end : 0;
     result.busBandwidthBps =
         result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);

@@ -46,6 +46,8 @@ struct CollectiveProbeResult
     std::string algorithm;                    //!< algorithm actually used
     std::string routing;                      //!< routing policy name
     uint64_t messages = 0;                    //!< messages sent
+    uint64_t solves = 0;                      //!< flow-rate recomputations
+    uint64_t solvedFlows = 0;                 //!< flows recomputed, summed over recomputations
     std::vector<LinkStats> mostLoaded;        //!< the busiest links
     std::vector<std::string> mostLoadedNames; //!< their names ("gpu0>nvlink.sw0")
 };
