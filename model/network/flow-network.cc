@@ -89,13 +89,17 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
     {
         f = static_cast<uint32_t>(m_flows.size());
         m_flows.emplace_back();
+        m_hot.emplace_back();
         m_mark.push_back(0);
     }
     Flow& flow = m_flows[f];
     flow.id = id;
-    flow.remaining = static_cast<double>(bytes);
-    flow.rate = 0;
-    flow.lastUpdate = now;
+    HotFlow& hot = m_hot[f];
+    hot.remaining = static_cast<double>(bytes);
+    hot.rate = 0;
+    hot.lastUpdate = now;
+    hot.count = static_cast<uint32_t>(path.size());
+    std::copy_n(path.begin(), std::min<std::size_t>(path.size(), kInlineLinks), hot.links);
     flow.latency = latency;
     flow.bytes = bytes;
     flow.links = std::move(path);
@@ -183,7 +187,8 @@ FlowNetwork::Finish(uint32_t f, double now)
     flow.callback = DeliveryCallback();
     flow.links.clear();
     flow.pos.clear();
-    flow.rate = 0;
+    m_hot[f].rate = 0;
+    m_hot[f].count = 0;
     m_freeFlows.push_back(f);
     Simulator::Schedule(Seconds(flow.latency),
                         [this, id, cb]()
@@ -238,8 +243,11 @@ FlowNetwork::Solve(double now)
             }
             m_mark[entry.first] = base;
             m_componentFlows.push_back(entry.first);
-            for (uint32_t l2 : m_flows[entry.first].links)
+            const HotFlow& hot = m_hot[entry.first];
+            const uint32_t* path = PathOf(entry.first);
+            for (uint32_t i = 0; i < hot.count; ++i)
             {
+                const uint32_t l2 = path[i];
                 if (m_links[l2].stamp != m_stamp)
                 {
                     m_links[l2].stamp = m_stamp;
@@ -252,9 +260,9 @@ FlowNetwork::Solve(double now)
     // 2. Bring the bytes left up to date at the old rates.
     for (uint32_t f : m_componentFlows)
     {
-        Flow& flow = m_flows[f];
-        flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.lastUpdate));
-        flow.lastUpdate = now;
+        HotFlow& hot = m_hot[f];
+        hot.remaining = std::max(0.0, hot.remaining - hot.rate * (now - hot.lastUpdate));
+        hot.lastUpdate = now;
     }
     // 3. Progressive filling: repeatedly take the link with the smallest fair share
     //    (remaining capacity / unfixed flows), give that share to its unfixed flows and remove
@@ -303,18 +311,21 @@ FlowNetwork::Solve(double now)
                 continue;
             }
             m_mark[entry.first] = base + 1;
-            Flow& flow = m_flows[entry.first];
-            for (uint32_t l2 : flow.links)
+            HotFlow& hot = m_hot[entry.first];
+            const uint32_t* path = PathOf(entry.first);
+            for (uint32_t i = 0; i < hot.count; ++i)
             {
+                const uint32_t l2 = path[i];
                 LinkState& other = m_links[l2];
                 other.remaining -= share;
                 --other.unfixed;
             }
-            if (share != flow.rate)
+            if (share != hot.rate)
             {
-                flow.rate = share;
+                hot.rate = share;
+                Flow& flow = m_flows[entry.first];
                 ++flow.version;
-                m_completions.push({now + flow.remaining / share, entry.first, flow.version});
+                m_completions.push({now + hot.remaining / share, entry.first, flow.version});
             }
         }
     }
@@ -355,7 +366,7 @@ double
 FlowNetwork::GetFlowRate(uint64_t messageId) const
 {
     auto it = m_byId.find(messageId);
-    return it == m_byId.end() ? 0.0 : m_flows[it->second].rate;
+    return it == m_byId.end() ? 0.0 : m_hot[it->second].rate;
 }
 
 uint32_t

@@ -80,9 +80,6 @@ class FlowNetwork : public NetworkBackend
     struct Flow
     {
         uint64_t id = 0;             //!< message id
-        double remaining = 0;        //!< bytes left at lastUpdate
-        double rate = 0;             //!< current rate, bytes/s
-        double lastUpdate = 0;       //!< when remaining was last brought up to date
         double latency = 0;          //!< path latency, seconds
         uint64_t bytes = 0;          //!< message size
         uint32_t version = 0;        //!< bumped on every rate change (stale heap entries)
@@ -90,6 +87,29 @@ class FlowNetwork : public NetworkBackend
         std::vector<uint32_t> pos;   //!< index of this flow in each path link's list
         DeliveryCallback callback;   //!< delivery
     };
+
+    /** Path links kept inline in HotFlow (longer paths are read from Flow::links). */
+    static constexpr uint32_t kInlineLinks = 9;
+
+    /**
+     * \brief What the solver touches per flow, in one cache line: bytes left, rate and the
+     * path (inline up to kInlineLinks links).
+     */
+    struct alignas(64) HotFlow
+    {
+        double remaining = 0;           //!< bytes left at lastUpdate
+        double rate = 0;                //!< current rate, bytes/s
+        double lastUpdate = 0;          //!< when remaining was last brought up to date
+        uint32_t count = 0;             //!< path length (0: slot free)
+        uint32_t links[kInlineLinks]{}; //!< the path's first links
+    };
+
+    /** \return the path of flow f */
+    const uint32_t*
+    PathOf(uint32_t f) const
+    {
+        return m_hot[f].count <= kInlineLinks ? m_hot[f].links : m_flows[f].links.data();
+    }
 
     /** \brief Per-link solver state and statistics. */
     struct LinkState
@@ -132,6 +152,7 @@ class FlowNetwork : public NetworkBackend
     static double Now();
 
     std::vector<Flow> m_flows;         //!< flow pool
+    std::vector<HotFlow> m_hot;        //!< hot per-flow solver state (same index as m_flows)
     std::vector<uint32_t> m_mark;      //!< per flow: component / fixed marks (see Solve)
     std::vector<uint32_t> m_freeFlows; //!< reusable pool slots
     std::vector<LinkState> m_links;    //!< per directed link
