@@ -220,7 +220,7 @@ FlowNetwork::Solve(double now)
     }
     const uint32_t base = 2 * m_stamp;
     // 1. The connected component(s) of flows and links reachable from the dirty links: only
-    //    these rates can change.
+    //    these rates can change. Their bytes left are brought up to date on the way.
     m_componentFlows.clear();
     m_componentLinks.clear();
     for (uint32_t l : m_dirty)
@@ -243,7 +243,10 @@ FlowNetwork::Solve(double now)
             }
             m_mark[entry.first] = base;
             m_componentFlows.push_back(entry.first);
-            const HotFlow& hot = m_hot[entry.first];
+            // Bring the bytes left up to date at the old rate while the line is loaded.
+            HotFlow& hot = m_hot[entry.first];
+            hot.remaining = std::max(0.0, hot.remaining - hot.rate * (now - hot.lastUpdate));
+            hot.lastUpdate = now;
             const uint32_t* path = PathOf(entry.first);
             for (uint32_t i = 0; i < hot.count; ++i)
             {
@@ -257,14 +260,7 @@ FlowNetwork::Solve(double now)
         }
     }
     m_solvedFlows += m_componentFlows.size();
-    // 2. Bring the bytes left up to date at the old rates.
-    for (uint32_t f : m_componentFlows)
-    {
-        HotFlow& hot = m_hot[f];
-        hot.remaining = std::max(0.0, hot.remaining - hot.rate * (now - hot.lastUpdate));
-        hot.lastUpdate = now;
-    }
-    // 3. Progressive filling: repeatedly take the link with the smallest fair share
+    // 2. Progressive filling: repeatedly take the link with the smallest fair share
     //    (remaining capacity / unfixed flows), give that share to its unfixed flows and remove
     //    their rates from the other links they cross. Fixing a flow at the minimum share can
     //    only raise another link's share ((R - s) / (u - 1) >= R / u when s <= R / u), so heap
