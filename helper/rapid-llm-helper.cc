@@ -4,6 +4,7 @@
 
 #include "rapid-llm-helper.h"
 
+#include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/flow-network.h"
 #include "ns3/gpu-compute-model.h"
@@ -41,6 +42,12 @@ RapidLlmHelper::GetTypeId()
                           StringValue(""),
                           MakeStringAccessor(&RapidLlmHelper::m_routing),
                           MakeStringChecker())
+            .AddAttribute("Symmetry",
+                          "Replay workloads with one rank per set of symmetric copies "
+                          "(TraceReplayer::Symmetry); the copies mirror it.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RapidLlmHelper::m_symmetry),
+                          MakeBooleanChecker())
             .AddTraceSource("OperatorStart",
                             "A node of a rank's graph starts (rank, node index, name).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
@@ -150,6 +157,7 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
 {
     Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
     replayer->SetBackend(MakeBackend(job.GetRankCount()));
+    replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));
     replayer->TraceConnectWithoutContext("OperatorStart",
                                          MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
     replayer->TraceConnectWithoutContext("OperatorEnd",

@@ -97,6 +97,7 @@ class RapidLlmHelper : public Object
     RunSpec m_run;           //!< the settings
     std::string m_backend;   //!< attribute Backend
     std::string m_routing;   //!< attribute Routing ("" = the hardware file's)
+    bool m_symmetry = true;  //!< attribute Symmetry
     double m_prefillEnd = 0; //!< latest end of a prefill node (inference)
 
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start

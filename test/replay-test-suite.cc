@@ -6,6 +6,7 @@
 // in-memory workloads replaying exactly like their written traces, and clear errors (never a
 // hang) for traces that cannot finish.
 
+#include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/flow-network.h"
 #include "ns3/replay-job.h"
@@ -43,10 +44,37 @@ SwitchNetwork(uint32_t gpus, double gbps, double latencyNs)
     return net;
 }
 
+/** DGX-like: nodes of \p perNode GPUs on a switch, joined by a fat tree. */
+Ptr<FlowNetwork>
+ClusterNetwork(uint32_t gpus, uint32_t perNode, double oversubscription)
+{
+    NetworkSpec spec;
+    NetworkDimensionSpec node;
+    node.name = "nvlink";
+    node.kind = TopologyKind::SWITCH;
+    node.size = perNode;
+    node.bandwidthBps = 300e9;
+    node.latencyS = 700e-9;
+    NetworkDimensionSpec fabric;
+    fabric.name = "ib";
+    fabric.kind = TopologyKind::FAT_TREE;
+    fabric.size = 0;
+    fabric.bandwidthBps = 25e9;
+    fabric.latencyS = 1e-6;
+    fabric.leafSize = 2;
+    fabric.oversubscription = oversubscription;
+    spec.dimensions = {node, fabric};
+    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    net->SetTopology(Topology::Build(spec, gpus));
+    net->SetRouting(RoutingPolicy::Create("shortest-path"));
+    return net;
+}
+
 ReplayResult
-Replay(const ReplayJob& job, Ptr<NetworkBackend> net)
+Replay(const ReplayJob& job, Ptr<NetworkBackend> net, bool symmetry = false)
 {
     Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+    replayer->SetAttribute("Symmetry", BooleanValue(symmetry));
     replayer->SetBackend(net);
     ReplayResult result;
     try
@@ -289,6 +317,78 @@ class ReplayStuckTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Replaying one rank per set of symmetric copies, with the copies' traffic as ghost load
+ * (and tensor-parallel collectives timed once where their links are private), gives the same
+ * step time as replaying every rank.
+ */
+class SymmetryReductionTestCase : public TestCase
+{
+  public:
+    SymmetryReductionTestCase()
+        : TestCase("symmetry-reduced replay equals the full replay")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        model.layers = 4;
+        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
+        moe.layers = 2;
+        struct Case
+        {
+            const char* what;
+            const ModelSpec* model;
+            uint32_t tp, pp, dp, ep, perNode;
+            double oversubscription;
+        };
+
+        const Case cases[] = {
+            {"tp4 in 4-GPU nodes (tensor axis folded)", &model, 4, 2, 2, 1, 4, 1},
+            {"tp2 in 4-GPU nodes (data axis only)", &model, 2, 2, 2, 1, 4, 1},
+            {"2:1 oversubscribed fabric", &model, 4, 2, 2, 1, 4, 2},
+            {"experts", &moe, 1, 2, 4, 2, 4, 1},
+        };
+        for (const auto& c : cases)
+        {
+            RunSpec run;
+            run.parallel.tp = c.tp;
+            run.parallel.pp = c.pp;
+            run.parallel.dp = c.dp;
+            run.parallel.ep = c.ep;
+            run.microBatch = 1;
+            run.globalBatch = 4 * c.dp;
+            run.sequence = 512;
+            Workload w = Workload::Build(*c.model,
+                                         run,
+                                         [](const OperatorDesc& op)
+                                         {
+                                             OperatorCost cost;
+                                             cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
+                                             return cost;
+                                         });
+            ReplayJob job = ReplayJob::FromWorkload(w);
+            const uint32_t gpus = w.layout.Ranks();
+            ReplayResult full = Replay(job, ClusterNetwork(gpus, c.perNode, c.oversubscription));
+            ReplayResult reduced =
+                Replay(job, ClusterNetwork(gpus, c.perNode, c.oversubscription), true);
+            NS_TEST_EXPECT_MSG_EQ_TOL(reduced.stepTimeS / full.stepTimeS, 1.0, 1e-9, c.what);
+            NS_TEST_EXPECT_MSG_EQ(full.simulatedRanks, gpus, c.what);
+            NS_TEST_EXPECT_MSG_LT(reduced.simulatedRanks, gpus, c.what << ": reduced");
+            NS_TEST_EXPECT_MSG_EQ(reduced.tensorTimed, (c.tp == c.perNode), c.what);
+            for (uint32_t r = 0; r < gpus; ++r)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(reduced.ranks[r].finishS / full.ranks[r].finishS,
+                                          1.0,
+                                          1e-9,
+                                          c.what << ": rank " << r);
+            }
+        }
+    }
+};
+
 /** \brief The replay test suite. */
 class ReplayTestSuite : public TestSuite
 {
@@ -300,6 +400,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new PipelineBubbleTestCase, TestCase::QUICK);
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
+        AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);
     }
 };
 

@@ -6,6 +6,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "ns3/boolean.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
@@ -26,6 +27,7 @@ RunRunCommand(int argc, char** argv)
     std::string routing;
     std::string out;
     bool json = false;
+    std::string symmetry = "true";
     CommandLine cmd("rapid-llm run");
     cmd.Usage("Predicts the step time of a job (one training iteration of the global batch, or "
               "one inference request) by replaying every rank's operator graph on the cluster "
@@ -34,9 +36,13 @@ RunRunCommand(int argc, char** argv)
     cmd.AddValue("backend", "network backend: flow [flow]", backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
+    cmd.AddValue("symmetry",
+                 "replay one rank per set of symmetric copies (exact on symmetric networks; "
+                 "false replays every rank) [true]",
+                 symmetry);
     cmd.AddValue("out", "also write the traces and report.json to this directory", out);
     auto names = job.Names();
-    names.insert(names.end(), {"backend", "routing", "json", "out"});
+    names.insert(names.end(), {"backend", "routing", "json", "out", "symmetry"});
     CheckOptions(argc, argv, names);
     cmd.Parse(argc, argv);
     job.Resolve();
@@ -44,6 +50,12 @@ RunRunCommand(int argc, char** argv)
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
     helper->SetAttribute("Backend", StringValue(backend));
     helper->SetAttribute("Routing", StringValue(routing));
+    if (symmetry != "true" && symmetry != "false")
+    {
+        throw SpecError(
+            "command line", "--symmetry", "'" + symmetry + "' is not allowed; use true or false");
+    }
+    helper->SetAttribute("Symmetry", BooleanValue(symmetry == "true"));
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);

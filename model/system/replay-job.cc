@@ -121,6 +121,12 @@ ReplayJob::GetGroups() const
     return m_groups;
 }
 
+const ParallelLayout*
+ReplayJob::GetLayout() const
+{
+    return m_layout.get();
+}
+
 ExecutionTrace
 ReplayJob::BoundGraph(uint32_t rank) const
 {

@@ -58,6 +58,9 @@ class ReplayJob
     /** \return the communicator groups */
     const CommGroups& GetGroups() const;
 
+    /** \return the parallel layout of a workload job, or null for a trace set (no symmetry) */
+    const ParallelLayout* GetLayout() const;
+
     /**
      * \brief The trace \p rank executes, with groups and peers bound (what a file would hold).
      * \param rank the rank

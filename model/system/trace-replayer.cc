@@ -10,9 +10,12 @@
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/topology.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <sstream>
 
 namespace ns3 {
@@ -79,6 +82,13 @@ TraceReplayer::GetTypeId()
                           "Run one collective at a time per group, like one NCCL communicator.",
                           BooleanValue(true),
                           MakeBooleanAccessor(&TraceReplayer::m_serializeGroups),
+                          MakeBooleanChecker())
+            .AddAttribute("Symmetry",
+                          "Replay one rank per set of data-parallel/expert (and, when exact, "
+                          "tensor-parallel) copies of a workload job, with the copies' traffic "
+                          "as ghost load.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&TraceReplayer::m_symmetry),
                           MakeBooleanChecker())
             .AddAttribute("CollectiveAlgorithm",
                           "Algorithm of every collective (auto picks per topology dimension).",
@@ -158,8 +168,13 @@ TraceReplayer::Replay(const ReplayJob& job)
     m_job = &job;
     m_start = Simulator::Now().GetSeconds();
     m_ranks.assign(job.GetRankCount(), RankState());
+    SetUpSymmetry(job);
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
+        if (!IsSimulated(r))
+        {
+            continue; // a copy: its representative stands for it
+        }
         RankState& s = m_ranks[r];
         s.graph = &job.GetGraph(r);
         const uint32_t n = static_cast<uint32_t>(s.graph->GetNNodes());
@@ -193,9 +208,13 @@ TraceReplayer::Replay(const ReplayJob& job)
     ReplayResult result;
     result.collectives = m_collectives;
     result.messages = m_messages;
+    result.simulatedRanks = static_cast<uint32_t>(
+        m_simulated.empty() ? m_ranks.size()
+                            : std::count(m_simulated.begin(), m_simulated.end(), uint8_t(1)));
+    result.tensorTimed = m_tpCached;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
-        RankTiming t = m_ranks[r].timing;
+        RankTiming t = m_ranks[IsSimulated(r) ? r : RepresentativeOf(r)].timing;
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
         if (t.finishS > result.stepTimeS || result.ranks.empty())
@@ -212,6 +231,9 @@ TraceReplayer::Replay(const ReplayJob& job)
     m_sends.clear();
     m_recvs.clear();
     m_transfers.clear();
+    m_measuring.clear();
+    m_tpTimes.clear();
+    m_simulated.clear();
     m_ranks.clear();
     m_job = nullptr;
     return result;
@@ -370,7 +392,15 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     }
     m.nodeOfMember[pos - members.begin()] = node;
     s.status[node] = kStatusPosted;
-    if (++m.joined < members.size())
+    const auto expected = m_simulated.empty()
+                              ? members.size()
+                              : static_cast<std::size_t>(std::count_if(members.begin(),
+                                                                       members.end(),
+                                                                       [this](uint32_t r)
+                                                                       {
+                                                                           return IsSimulated(r);
+                                                                       }));
+    if (++m.joined < expected)
     {
         return;
     }
@@ -405,21 +435,31 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     for (uint32_t i = 0; i < members->size(); ++i)
     {
         const uint32_t r = (*members)[i];
-        if (!m_opStart.IsEmpty())
+        if (IsSimulated(r) && !m_opStart.IsEmpty())
         {
             m_opStart(r, m.nodeOfMember[i], m_ranks[r].graph->GetName(m.nodeOfMember[i]));
         }
     }
-    if (members->size() == 1 || m.bytes == 0)
+    const ParallelLayout* layout = m_job->GetLayout();
+    const bool tensor =
+        m_tpCached && m.group != kWorldGroup && layout->KindOf(m.group) == GroupKind::TP;
+    auto timed = m_tpTimes.end();
+    if (tensor)
     {
-        // Nothing crosses the network: done at once, still as a simulator event.
+        timed = m_tpTimes.find(std::make_tuple(m.group, int(m.type), m.bytes));
+    }
+    if (members->size() == 1 || m.bytes == 0 || timed != m_tpTimes.end())
+    {
+        // Nothing crosses the network, or this group's links carry nothing else and this
+        // collective was measured before: done after the known time, as simulator events.
+        const Time delay = NanoSeconds(timed != m_tpTimes.end() ? timed->second : 0);
         const uint64_t pseudo = UINT64_MAX - m_collectives;
         m_running[pseudo] = key;
         for (uint32_t i = 0; i < members->size(); ++i)
         {
-            Simulator::ScheduleNow(&TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
+            Simulator::Schedule(delay, &TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
         }
-        Simulator::ScheduleNow(&TraceReplayer::CollectiveDone, this, pseudo);
+        Simulator::Schedule(delay, &TraceReplayer::CollectiveDone, this, pseudo);
         return;
     }
     CollectiveRequest request;
@@ -431,6 +471,40 @@ TraceReplayer::LaunchMeeting(uint64_t key)
                                   MakeCallback(&TraceReplayer::CollectiveRankDone, this),
                                   MakeCallback(&TraceReplayer::CollectiveDone, this));
     m_running[id] = key;
+    if (tensor)
+    {
+        m_measuring[id] = Simulator::Now().GetSeconds();
+        return;
+    }
+    if (m_simulated.empty() || m.group == kWorldGroup)
+    {
+        return;
+    }
+    // The same collective of every copy's group loads the network too (ghosts: no callbacks).
+    const GroupKind kind = layout->KindOf(m.group);
+    std::set<uint32_t> launched{m.group};
+    for (uint32_t t = 0; t < m_translations.size(); ++t)
+    {
+        const uint32_t image = layout->GroupId(Translate(members->front(), t), kind);
+        if (!launched.insert(image).second || !m_job->GetGroups().Has(image))
+        {
+            continue;
+        }
+        const auto& ghosts = m_job->GetGroups().Get(image);
+        if (std::any_of(ghosts.begin(),
+                        ghosts.end(),
+                        [this](uint32_t r)
+                        {
+                            return IsSimulated(r);
+                        }))
+        {
+            continue; // a simulated member launches it
+        }
+        CollectiveRequest ghost = request;
+        ghost.endpoints = ghosts;
+        m_engine->Start(
+            ghost, CollectiveEngine::RankDoneCallback(), CollectiveEngine::DoneCallback());
+    }
 }
 
 void
@@ -438,7 +512,10 @@ TraceReplayer::CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t
 {
     const Meeting& m = m_meetings.at(m_running.at(collective));
     const uint32_t rank = m.group == kWorldGroup ? member : m_job->GetGroups().Get(m.group)[member];
-    Complete(rank, m.nodeOfMember[member]);
+    if (IsSimulated(rank))
+    {
+        Complete(rank, m.nodeOfMember[member]);
+    }
 }
 
 void
@@ -446,7 +523,15 @@ TraceReplayer::CollectiveDone(uint64_t collective)
 {
     const uint64_t key = m_running.at(collective);
     m_running.erase(collective);
-    const uint32_t group = m_meetings.at(key).group;
+    const Meeting& done = m_meetings.at(key);
+    const uint32_t group = done.group;
+    auto measured = m_measuring.find(collective);
+    if (measured != m_measuring.end())
+    {
+        const double seconds = Simulator::Now().GetSeconds() - measured->second;
+        m_tpTimes[std::make_tuple(group, int(done.type), done.bytes)] = std::llround(seconds * 1e9);
+        m_measuring.erase(measured);
+    }
     m_meetings.erase(key);
     m_groupBusy[group] = false;
     auto& queue = m_groupQueue[group];
@@ -508,6 +593,14 @@ TraceReplayer::StartTransfer(
     uint64_t id =
         m_backend->Send(src, dst, bytes, MakeCallback(&TraceReplayer::TransferDone, this));
     m_transfers[id] = std::make_tuple(src, sendNode, dst, recvNode);
+    for (uint32_t t = 0; t < m_translations.size(); ++t)
+    {
+        // Every copy sends the same message at the same time (ghost traffic).
+        m_backend->Send(Translate(src, t),
+                        Translate(dst, t),
+                        bytes,
+                        MakeCallback(&TraceReplayer::GhostDelivered, this));
+    }
 }
 
 void
@@ -518,6 +611,162 @@ TraceReplayer::TransferDone(uint64_t message)
     m_messages++;
     Complete(src, sendNode);
     Complete(dst, recvNode);
+}
+
+void
+TraceReplayer::GhostDelivered(uint64_t message)
+{}
+
+bool
+TraceReplayer::IsSimulated(uint32_t rank) const
+{
+    return m_simulated.empty() || m_simulated[rank];
+}
+
+uint32_t
+TraceReplayer::Translate(uint32_t rank, uint32_t t) const
+{
+    const ParallelLayout* layout = m_job->GetLayout();
+    for (std::size_t a = 0; a < m_foldedAxes.size(); ++a)
+    {
+        const GroupKind axis = m_foldedAxes[a];
+        const uint32_t size = layout->GroupSize(axis);
+        rank = layout->WithCoord(
+            rank, axis, (layout->Coord(rank, axis) + m_translations[t][a]) % size);
+    }
+    return rank;
+}
+
+uint32_t
+TraceReplayer::RepresentativeOf(uint32_t rank) const
+{
+    const ParallelLayout* layout = m_job->GetLayout();
+    for (GroupKind axis : m_foldedAxes)
+    {
+        rank = layout->WithCoord(rank, axis, 0);
+    }
+    return rank;
+}
+
+bool
+TraceReplayer::TensorGroupsOwnLinks(const ParallelLayout& layout) const
+{
+    Ptr<Topology> topo = m_backend->GetTopology();
+    const TopologyKind inner = topo->GetDimension(0).kind;
+    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
+    {
+        return false; // paths inside the dimension may cross other endpoints' links
+    }
+    for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
+    {
+        if (topo->GetLink(l).factor != 1.0)
+        {
+            return false; // a fault may reroute traffic out of its dimension
+        }
+    }
+    const uint32_t ranks = layout.Ranks();
+    auto instance = [&topo](uint32_t r)
+    {
+        return topo->GetInstance(r, 0);
+    };
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        if (layout.IndexInGroup(r, GroupKind::TP) == 0)
+        {
+            for (uint32_t m : layout.Group(r, GroupKind::TP))
+            {
+                if (instance(m) != instance(r))
+                {
+                    return false; // the group spans several switches
+                }
+            }
+        }
+    }
+    // No other group or pipeline neighbour may have two members behind the same switch.
+    for (GroupKind kind : {GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP})
+    {
+        if (layout.GroupSize(kind) == 1)
+        {
+            continue;
+        }
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            if (layout.IndexInGroup(r, kind) != 0)
+            {
+                continue;
+            }
+            std::set<uint32_t> seen;
+            for (uint32_t m : layout.Group(r, kind))
+            {
+                if (!seen.insert(instance(m)).second)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    const uint32_t pp = layout.GroupSize(GroupKind::PP);
+    for (uint32_t r = 0; pp > 1 && r < ranks; ++r)
+    {
+        const uint32_t next =
+            layout.WithCoord(r, GroupKind::PP, (layout.Coord(r, GroupKind::PP) + 1) % pp);
+        if (instance(next) == instance(r))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+TraceReplayer::SetUpSymmetry(const ReplayJob& job)
+{
+    m_simulated.clear();
+    m_foldedAxes.clear();
+    m_translations.clear();
+    m_tpCached = false;
+    const ParallelLayout* layout = job.GetLayout();
+    if (!m_symmetry || !layout)
+    {
+        return;
+    }
+    m_tpCached = layout->GroupSize(GroupKind::TP) > 1 && TensorGroupsOwnLinks(*layout);
+    std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
+    if (m_tpCached)
+    {
+        axes.push_back(GroupKind::TP);
+    }
+    uint32_t copies = 1;
+    for (GroupKind axis : axes)
+    {
+        if (layout->GroupSize(axis) > 1)
+        {
+            m_foldedAxes.push_back(axis);
+            copies *= layout->GroupSize(axis);
+        }
+    }
+    if (m_foldedAxes.empty())
+    {
+        m_tpCached = false;
+        return;
+    }
+    // Every non-zero combination of offsets along the folded axes, in mixed radix.
+    for (uint32_t index = 1; index < copies; ++index)
+    {
+        std::vector<uint32_t> offsets;
+        uint32_t rest = index;
+        for (GroupKind axis : m_foldedAxes)
+        {
+            offsets.push_back(rest % layout->GroupSize(axis));
+            rest /= layout->GroupSize(axis);
+        }
+        m_translations.push_back(offsets);
+    }
+    m_simulated.assign(layout->Ranks(), 0);
+    for (uint32_t r = 0; r < layout->Ranks(); ++r)
+    {
+        m_simulated[r] = RepresentativeOf(r) == r;
+    }
 }
 
 void
@@ -557,7 +806,7 @@ TraceReplayer::ReportStuck() const
                         why = "the group never met: ranks";
                         for (uint32_t k = 0; k < members.size(); ++k)
                         {
-                            if (m.nodeOfMember[k] == kAbsent)
+                            if (m.nodeOfMember[k] == kAbsent && IsSimulated(members[k]))
                             {
                                 why += " " + std::to_string(members[k]);
                             }

@@ -45,6 +45,8 @@ struct ReplayResult
     std::vector<RankTiming> ranks; //!< per rank
     uint64_t collectives = 0;      //!< collectives run
     uint64_t messages = 0;         //!< point-to-point messages delivered
+    uint32_t simulatedRanks = 0;   //!< ranks replayed (the others mirror them by symmetry)
+    bool tensorTimed = false;      //!< tensor-parallel collectives timed once per shape
 };
 
 /**
@@ -63,6 +65,17 @@ struct ReplayResult
  *   and both complete at delivery.
  * A job that cannot finish (a receive without a send, a group member that never arrives, a
  * dependency cycle) ends with a SpecError naming the rank and node, never a hang.
+ *
+ * With the Symmetry attribute, a workload job (whose ranks of one pipeline stage run the same
+ * graph) is replayed with one rank standing for all its copies along the data-parallel and
+ * expert axes: its collectives run over their whole groups with the copies as ghost members, and
+ * every message and collective it issues is also issued by each copy (ghost traffic, no
+ * callbacks), so the network carries the full job's load. When every tensor-parallel group owns
+ * its links (a switch dimension that no other communication crosses inside), the tensor axis is
+ * folded too and each group's collectives of one kind and size run on the network once and are
+ * then timed from that measurement (exact: nothing else can share those links). The rest assumes
+ * that copies advance in step, as they do on a symmetric network; the rapid-llm-replay suite
+ * checks that reduced and full replays agree.
  */
 class TraceReplayer : public Object
 {
@@ -131,6 +144,18 @@ class TraceReplayer : public Object
     void StartTransfer(
         uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes);
     void TransferDone(uint64_t message);
+    /** A ghost copy's message arrived: nothing waits for it. */
+    void GhostDelivered(uint64_t message);
+    /** Sets up the symmetry reduction for \p job (no-op for trace sets or when disabled). */
+    void SetUpSymmetry(const ReplayJob& job);
+    /** \return whether every tensor-parallel group owns its links (see the class comment) */
+    bool TensorGroupsOwnLinks(const ParallelLayout& layout) const;
+    /** \return \p rank moved by translation \p t along the folded axes */
+    uint32_t Translate(uint32_t rank, uint32_t t) const;
+    /** \return the simulated rank that stands for \p rank */
+    uint32_t RepresentativeOf(uint32_t rank) const;
+    /** \return whether \p rank is simulated */
+    bool IsSimulated(uint32_t rank) const;
     std::string Describe(uint32_t rank, uint32_t node) const;
     [[noreturn]] void ReportStuck() const;
 
@@ -142,6 +167,15 @@ class TraceReplayer : public Object
     uint32_t m_streams = 1;           //!< attribute ComputeStreams
     bool m_serializeGroups = true;    //!< attribute SerializeGroups
     std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
+    bool m_symmetry = false;          //!< attribute Symmetry
+
+    // Symmetry reduction (empty when every rank is simulated).
+    std::vector<uint8_t> m_simulated;                  //!< per rank: simulated or a copy
+    std::vector<GroupKind> m_foldedAxes;               //!< axes whose copies are not simulated
+    std::vector<std::vector<uint32_t>> m_translations; //!< per translation: offset per folded axis
+    bool m_tpCached = false;                           //!< tensor collectives timed once
+    std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
+    std::map<uint64_t, double> m_measuring; //!< collective id -> start (to cache)
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key

@@ -168,6 +168,20 @@ ParallelLayout::GroupId(uint32_t rank, GroupKind kind) const
     return m_idBase[static_cast<int>(kind)] + index;
 }
 
+GroupKind
+ParallelLayout::KindOf(uint32_t id) const
+{
+    int kind = 0;
+    for (int k = 1; k < 6; ++k)
+    {
+        if (id >= m_idBase[k])
+        {
+            kind = k;
+        }
+    }
+    return static_cast<GroupKind>(kind);
+}
+
 std::map<uint32_t, std::vector<uint32_t>>
 ParallelLayout::Groups(const std::vector<GroupKind>& kinds) const
 {

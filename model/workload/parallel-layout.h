@@ -74,6 +74,9 @@ class ParallelLayout
      */
     uint32_t GroupId(uint32_t rank, GroupKind kind) const;
 
+    /** \return the kind of the group with id \p id (as GroupId numbers them) */
+    GroupKind KindOf(uint32_t id) const;
+
     /** \return every group (id -> members) of the kinds in \p kinds, sorted by id */
     std::map<uint32_t, std::vector<uint32_t>> Groups(const std::vector<GroupKind>& kinds) const;
 
