@@ -8,13 +8,16 @@
 
 #include "cli-commands.h"
 #include "ns3/command-line.h"
+#include "ns3/config.h"
 #include "ns3/cross-validation.h"
 #include "ns3/nstime.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
 
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -52,7 +55,11 @@ RunXvalCommand(int argc, char** argv)
                  "simulator time resolution, ps or ns: at ns a 9002-byte frame at 240 GB/s "
                  "(37.3 ns) is rounded to 37 ns, a 0.8% rate error",
                  resolution);
-    CheckOptions(argc, argv, {"quick", "json", "only", "bar", "resolution"});
+    std::string attributes;
+    cmd.AddValue("packet",
+                 "PacketNetwork attributes NAME=VALUE[,...], e.g. QueueDisc=fifo,MinRto=1ms",
+                 attributes);
+    CheckOptions(argc, argv, {"quick", "json", "only", "bar", "resolution", "packet"});
     cmd.Parse(argc, argv);
     if (resolution == "ps")
     {
@@ -63,6 +70,20 @@ RunXvalCommand(int argc, char** argv)
     else if (resolution != "ns")
     {
         throw SpecError("command line", "--resolution", "use ps or ns");
+    }
+    std::stringstream list(attributes);
+    std::string item;
+    while (std::getline(list, item, ','))
+    {
+        const std::size_t eq = item.find('=');
+        const std::string name = "ns3::rapidllm::PacketNetwork::" + item.substr(0, eq);
+        if (eq == std::string::npos
+            || !Config::SetDefaultFailSafe(name, StringValue(item.substr(eq + 1))))
+        {
+            throw SpecError("command line",
+                            "--packet",
+                            "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute");
+        }
     }
     std::vector<XvalWorkload> workloads = XvalWorkloads(quick);
     if (!only.empty())
