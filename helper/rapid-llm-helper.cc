@@ -10,6 +10,7 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
+#include "ns3/object-factory.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
@@ -163,6 +164,11 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     replayer->TraceConnectWithoutContext("OperatorEnd",
                                          MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
     m_prefillEnd = 0;
+    // A binary heap keeps the event queue in one array: no allocation per event (the default
+    // map scheduler allocates a node for each), which matters at millions of events.
+    ObjectFactory scheduler;
+    scheduler.SetTypeId("ns3::HeapScheduler");
+    Simulator::SetScheduler(scheduler);
     ReplayResult result;
     try
     {

@@ -115,6 +115,8 @@ TraceReplayer::DoDispose()
 {
     m_engine = nullptr;
     m_backend = nullptr;
+    m_transferDone = NetworkBackend::DeliveryCallback();
+    m_ghostDone = NetworkBackend::DeliveryCallback();
     Object::DoDispose();
 }
 
@@ -122,6 +124,8 @@ void
 TraceReplayer::SetBackend(Ptr<NetworkBackend> backend)
 {
     m_backend = backend;
+    m_transferDone = MakeCallback(&TraceReplayer::TransferDone, this);
+    m_ghostDone = MakeCallback(&TraceReplayer::GhostDelivered, this);
     m_engine = CreateObject<CollectiveEngine>();
     m_engine->SetBackend(backend);
 }
@@ -561,14 +565,15 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     const uint32_t src = send ? rank : peer;
     const uint32_t dst = send ? peer : rank;
     const auto key = std::make_tuple(src, dst, n.commTag);
-    auto& other = send ? m_recvs[key] : m_sends[key];
-    if (other.empty())
+    auto& other = send ? m_recvs : m_sends;
+    auto it = other.find(key);
+    if (it == other.end())
     {
-        (send ? m_sends[key] : m_recvs[key]).push_back(node);
+        (send ? m_sends : m_recvs).emplace(key, node);
         return;
     }
-    const uint32_t match = other.front();
-    other.pop_front();
+    const uint32_t match = it->second;
+    other.erase(it);
     const uint32_t sendNode = send ? node : match;
     const uint32_t recvNode = send ? match : node;
     StartTransfer(src, sendNode, dst, recvNode, m_ranks[src].graph->GetNode(sendNode).bytes);
@@ -590,16 +595,12 @@ TraceReplayer::StartTransfer(
         Complete(dst, recvNode);
         return;
     }
-    uint64_t id =
-        m_backend->Send(src, dst, bytes, MakeCallback(&TraceReplayer::TransferDone, this));
+    uint64_t id = m_backend->Send(src, dst, bytes, m_transferDone);
     m_transfers[id] = std::make_tuple(src, sendNode, dst, recvNode);
     for (uint32_t t = 0; t < m_translations.size(); ++t)
     {
         // Every copy sends the same message at the same time (ghost traffic).
-        m_backend->Send(Translate(src, t),
-                        Translate(dst, t),
-                        bytes,
-                        MakeCallback(&TraceReplayer::GhostDelivered, this));
+        m_backend->Send(Translate(src, t), Translate(dst, t), bytes, m_ghostDone);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3 {
@@ -182,11 +183,15 @@ class TraceReplayer : public Object
     std::map<uint32_t, std::deque<uint64_t>> m_groupQueue; //!< group -> meetings waiting to run
     std::map<uint32_t, bool> m_groupBusy;                  //!< group -> running a collective
     // Point-to-point matching: (src, dst, tag) -> posted sends / receives (node indices).
-    std::map<std::tuple<uint32_t, uint32_t, int32_t>, std::deque<uint32_t>> m_sends;
-    std::map<std::tuple<uint32_t, uint32_t, int32_t>, std::deque<uint32_t>> m_recvs;
-    std::map<uint64_t, std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>> m_transfers; //!< msg
-    uint64_t m_collectives = 0; //!< collectives launched
-    uint64_t m_messages = 0;    //!< messages delivered
+    // (multimaps keep equal keys in insertion order, so matching is first posted, first matched).
+    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, uint32_t> m_sends;
+    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, uint32_t> m_recvs;
+    std::unordered_map<uint64_t, std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>>
+        m_transfers; //!< message id -> (src, send node, dst, receive node)
+    NetworkBackend::DeliveryCallback m_transferDone; //!< TransferDone, made once
+    NetworkBackend::DeliveryCallback m_ghostDone;    //!< GhostDelivered, made once
+    uint64_t m_collectives = 0;                      //!< collectives launched
+    uint64_t m_messages = 0;                         //!< messages delivered
 
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end
