@@ -280,6 +280,48 @@ class IncrementalTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A soft fault injected during the run: halving a link's bandwidth halfway through a
+ * message (then RefreshRates) stretches the second half to twice its time.
+ */
+class MidRunFaultTestCase : public TestCase
+{
+  public:
+    MidRunFaultTestCase()
+        : TestCase("a link degraded mid-run slows the flows on it from then on")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<Topology> t = Topology::Build(OneDimension(TopologyKind::RING, 4, 10, 0), 4);
+        Ptr<FlowNetwork> net = MakeNetwork(t);
+        double done = -1;
+        Simulator::Schedule(Seconds(0),
+                            [&]()
+                            {
+                                net->Send(0,
+                                          1,
+                                          10000000000,
+                                          [&](uint64_t)
+                                          {
+                                              done = Simulator::Now().GetSeconds();
+                                          });
+                            });
+        Simulator::Schedule(Seconds(0.5),
+                            [&]()
+                            {
+                                t->ApplyFault("gpu0>gpu1", 0.5, "test");
+                                net->RefreshRates();
+                            });
+        Simulator::Run();
+        Simulator::Destroy();
+        // 5 GB in the first 0.5 s at 10 GB/s, the other 5 GB at 5 GB/s.
+        NS_TEST_ASSERT_MSG_EQ_TOL(done, 1.5, 2e-9, "completion after the fault");
+    }
+};
+
 /** \brief The flow network test suite. */
 class NetworkFlowTestSuite : public TestSuite
 {
@@ -291,6 +333,7 @@ class NetworkFlowTestSuite : public TestSuite
         AddTestCase(new ParkingLotTestCase, TestCase::QUICK);
         AddTestCase(new TimingAndStatsTestCase, TestCase::QUICK);
         AddTestCase(new IncrementalTestCase, TestCase::QUICK);
+        AddTestCase(new MidRunFaultTestCase, TestCase::QUICK);
     }
 };
 

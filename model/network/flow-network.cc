@@ -321,7 +321,11 @@ FlowNetwork::Solve(double now)
                 hot.rate = share;
                 Flow& flow = m_flows[entry.first];
                 ++flow.version;
-                m_completions.push({now + hot.remaining / share, entry.first, flow.version});
+                if (share > 0)
+                {
+                    // A flow at rate 0 (its link died under it) waits for RefreshRates().
+                    m_completions.push({now + hot.remaining / share, entry.first, flow.version});
+                }
             }
         }
     }
@@ -356,6 +360,23 @@ FlowNetwork::ScheduleNext()
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
     m_event = Simulator::Schedule(delay, &FlowNetwork::Update, this);
     m_eventTime = ns;
+}
+
+void
+FlowNetwork::RefreshRates()
+{
+    for (uint32_t l = 0; l < m_links.size(); ++l)
+    {
+        if (!m_links[l].flows.empty())
+        {
+            MarkDirty(l);
+        }
+    }
+    if (!m_updatePending && !m_dirty.empty())
+    {
+        m_updatePending = true;
+        Simulator::ScheduleNow(&FlowNetwork::Update, this);
+    }
 }
 
 double

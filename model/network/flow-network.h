@@ -55,6 +55,13 @@ class FlowNetwork : public NetworkBackend
                   uint64_t bytes,
                   DeliveryCallback onDelivered) override;
 
+    /**
+     * \brief Recomputes every rate now, after link factors changed during the run (e.g. a
+     * soft fault injected at some time). Paths of flows already in flight are kept; a flow
+     * whose link died stalls at rate 0 until the factor is raised again.
+     */
+    void RefreshRates();
+
     /** \return the current rate (bytes/s) of an in-flight message, 0 if not transmitting */
     double GetFlowRate(uint64_t messageId) const;
     /** \return the number of flows transmitting now */
