@@ -388,6 +388,40 @@ class AlgorithmVolumeTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A local reduction cost (from the compute model) lands on the ring reduce-scatter's
+ * critical path: n-1 reductions of S/n bytes each, T += (n-1) S / (n R).
+ */
+class ReductionCostTestCase : public TestCase
+{
+  public:
+    ReductionCostTestCase()
+        : TestCase("local reduction cost adds (n-1) S over nR to a ring all-reduce")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const uint32_t n = 8;
+        const uint64_t bytes = uint64_t(1) << 28;
+        const double rate = 500e9;
+        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000, "dimension-order");
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.bytes = bytes;
+        c.gpus = n;
+        c.algorithm = "ring";
+        double free = RunCollectiveProbe(s, c).timeS;
+        c.reduceBytesPerSecond = rate;
+        double charged = RunCollectiveProbe(s, c).timeS;
+        NS_TEST_ASSERT_MSG_EQ_TOL(charged - free,
+                                  (n - 1) * double(bytes) / (n * rate),
+                                  (n - 1) * 2e-9,
+                                  "reduction time on the critical path");
+    }
+};
+
 /** \brief Bad requests and algorithm choices give clear errors; results are deterministic. */
 class CollectiveErrorsTestCase : public TestCase
 {
@@ -474,6 +508,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new HardFaultTestCase, TestCase::QUICK);
         AddTestCase(new DgxA100TestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmVolumeTestCase, TestCase::QUICK);
+        AddTestCase(new ReductionCostTestCase, TestCase::QUICK);
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
     }
 };

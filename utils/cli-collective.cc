@@ -178,6 +178,7 @@ RunCollectiveCommand(int argc, char** argv)
     uint32_t chunks = 0;
     uint32_t root = 0;
     uint32_t links = 0;
+    double reduceGBps = 0;
     bool json = false;
 
     ns3::CommandLine cmd("rapid-llm collective");
@@ -198,6 +199,10 @@ RunCollectiveCommand(int argc, char** argv)
     cmd.AddValue("chunks", "pipeline pieces (0 = the algorithm's default)", chunks);
     cmd.AddValue("root", "root rank of broadcast / reduce", root);
     cmd.AddValue("links", "also list the N most loaded links", links);
+    cmd.AddValue("reduce-GBps",
+                 "local reduction rate in GB/s, charged after each reduced receive (0 = fused "
+                 "with the copy, as NCCL's kernels do)",
+                 reduceGBps);
     cmd.AddValue("json", "print one JSON object", json);
     CheckOptions(argc,
                  argv,
@@ -211,6 +216,7 @@ RunCollectiveCommand(int argc, char** argv)
                   "chunks",
                   "root",
                   "links",
+                  "reduce-GBps",
                   "json"});
     cmd.Parse(argc, argv);
     if (hardware.empty())
@@ -234,6 +240,11 @@ RunCollectiveCommand(int argc, char** argv)
     config.chunks = chunks;
     config.root = root;
     config.topLinks = links;
+    if (!(reduceGBps >= 0))
+    {
+        throw SpecError("command line", "--reduce-GBps", "must be >= 0");
+    }
+    config.reduceBytesPerSecond = reduceGBps * 1e9;
     if (config.op == CollectiveOp::SEND_RECV && gpus != 2)
     {
         throw SpecError("command line", "--gpus", "send-recv runs between 2 GPUs (--gpus=2)");
