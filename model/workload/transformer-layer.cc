@@ -9,6 +9,14 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+// Node labels are static strings (the graph does not own them).
+const ColumnParallelLabels kQkvLabels{"qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad"};
+const ColumnParallelLabels kFc1Labels{"fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad"};
+const ColumnParallelLabels kRouterLabels{
+    "router_dgrad", "ag_router_input", "ar_router_dgrad", "router_wgrad"};
+} // namespace
+
 TransformerLayer::TransformerLayer(const ModelSpec& model,
                                    const RunSpec& run,
                                    uint64_t tokens,
@@ -363,32 +371,13 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
-    uint64_t fc1In = s.hidden;
-    uint32_t dgrad;
+
     if (!m_model.IsMoe())
     {
         e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
         record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
         e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, dt, true));
-        dgrad = e.Compute("fc1_dgrad", MakeGemm(m_rows, fc1In, s.fc1Out, dt));
-        if (sp)
-        {
-            e.Blocking("ag_fc1_input", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
-        }
-        uint32_t reduce = GraphEmitter::NONE;
-        if (m_run.parallel.tp > 1)
-        {
-            reduce = e.Async("ar_fc1_dgrad",
-                             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
-                             GroupKind::TP,
-                             inBytes,
-                             dgrad);
-        }
-        record(e.Compute("fc1_wgrad", MakeGemm(s.hidden, s.fc1Out, m_rows, dt)));
-        if (reduce != GraphEmitter::NONE)
-        {
-            e.StreamWaitsFor(reduce);
-        }
+        record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out));
         return;
     }
     const uint64_t experts = m_model.experts;
@@ -415,15 +404,39 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
             "a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
     }
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, experts, dt, true));
-    dgrad = e.Compute("router_dgrad", MakeGemm(m_rows, s.hidden, experts, dt));
-    record(e.Compute("router_wgrad", MakeGemm(s.hidden, experts, m_rows, dt)));
+    record(ColumnParallelBackward(e, kRouterLabels, experts));
+}
+
+uint32_t
+TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
+                                         const ColumnParallelLabels& l,
+                                         uint64_t width) const
+{
+    const DataType dt = m_run.dtype;
+    const bool sp = m_normRows != m_rows;
+    const uint64_t h = m_shapes.hidden;
+    const uint64_t inBytes = uint64_t(m_shapes.elementBytes) * m_rows * h;
+    uint32_t dgrad = e.Compute(l.dgrad, MakeGemm(m_rows, h, width, dt));
+    if (sp)
+    {
+        // The input was kept sharded along the sequence: gather it again for the weights.
+        e.Blocking(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+    }
+    uint32_t reduce = GraphEmitter::NONE;
     if (m_run.parallel.tp > 1)
     {
-        e.Blocking("ar_moe_dgrad",
-                   sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
-                   GroupKind::TP,
-                   inBytes);
+        reduce = e.Async(l.reduce,
+                         sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                         GroupKind::TP,
+                         inBytes,
+                         dgrad);
     }
+    uint32_t wgrad = e.Compute(l.wgrad, MakeGemm(h, width, m_rows, dt));
+    if (reduce != GraphEmitter::NONE)
+    {
+        e.StreamWaitsFor(reduce);
+    }
+    return wgrad;
 }
 
 void
@@ -486,25 +499,7 @@ TransformerLayer::Backward(GraphEmitter& e,
     {
         e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, dt, true));
     }
-    uint32_t dgrad = e.Compute("qkv_dgrad", MakeGemm(m_rows, s.hidden, s.qkvOut, dt));
-    if (sp)
-    {
-        e.Blocking("ag_qkv_input", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
-    }
-    uint32_t reduce = GraphEmitter::NONE;
-    if (m_run.parallel.tp > 1)
-    {
-        reduce = e.Async("ar_qkv_dgrad",
-                         sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
-                         GroupKind::TP,
-                         inBytes,
-                         dgrad);
-    }
-    record(e.Compute("qkv_wgrad", MakeGemm(s.hidden, s.qkvOut, m_rows, dt)));
-    if (reduce != GraphEmitter::NONE)
-    {
-        e.StreamWaitsFor(reduce);
-    }
+    record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut));
     uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, dt, true));
     e.AddMemory(last, -(held + recomputed));
 }

@@ -13,6 +13,15 @@
 namespace ns3 {
 namespace rapidllm {
 
+/** \brief Node labels of one column-parallel GEMM's backward pass. */
+struct ColumnParallelLabels
+{
+    const char* dgrad;  //!< input-gradient GEMM
+    const char* gather; //!< re-gather of the sequence-sharded input (sequence parallelism)
+    const char* reduce; //!< tensor-parallel reduction of the input gradient
+    const char* wgrad;  //!< weight-gradient GEMM
+};
+
 /**
  * \ingroup rapid-llm
  * \brief Emits the operators and communication of one decoder layer on one rank: Megatron-LM
@@ -86,6 +95,15 @@ class TransformerLayer
     void RowParallelReduce(GraphEmitter& e, const char* label, uint64_t rows) const;
     /** Before a column-parallel GEMM: all-gather of the sequence-sharded input under SP. */
     void ColumnParallelGather(GraphEmitter& e, const char* label) const;
+    /**
+     * The backward of a column-parallel GEMM of output \p width: the input gradient, its
+     * tensor-parallel reduction overlapped with the weight gradient (as Megatron-LM does), and
+     * under sequence parallelism the re-gather of the kept input. Returns the weight-gradient
+     * node.
+     */
+    uint32_t ColumnParallelBackward(GraphEmitter& e,
+                                    const ColumnParallelLabels& labels,
+                                    uint64_t width) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 
