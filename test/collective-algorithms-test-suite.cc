@@ -439,11 +439,31 @@ class CollectiveErrorsTestCase : public TestCase
             ThrowsWith(
                 [&]()
                 {
-                    RunTime(s, CollectiveOp::ALL_REDUCE, 1 << 20, 12, "halving-doubling");
+                    RunTime(s, CollectiveOp::REDUCE_SCATTER, 1 << 20, 12, "halving-doubling");
                 },
                 {"power-of-two", "12"}),
             true,
-            "halving-doubling on 12 ranks");
+            "halving-doubling reduce-scatter on 12 ranks");
+        // All-reduce on 12 = 8 + 4 ranks folds: 4 S in, 2 x 7 S among the 8, 4 S back.
+        {
+            Ptr<Topology> t = Topology::Build(s, 12);
+            CollectiveRequest req;
+            req.op = CollectiveOp::ALL_REDUCE;
+            req.algorithm = "halving-doubling";
+            req.bytes = 1 << 20;
+            for (uint32_t i = 0; i < 12; ++i)
+            {
+                req.endpoints.push_back(i);
+            }
+            NS_TEST_ASSERT_MSG_EQ_TOL(double(BuildCollective(req, *t).schedule.GetTotalBytes()),
+                                      22.0 * (1 << 20),
+                                      64,
+                                      "folded halving-doubling volume");
+            NS_TEST_ASSERT_MSG_GT(
+                RunTime(s, CollectiveOp::ALL_REDUCE, 1 << 20, 12, "halving-doubling"),
+                0,
+                "folded halving-doubling completes");
+        }
         NS_TEST_ASSERT_MSG_EQ(
             ThrowsWith(
                 [&]()

@@ -148,6 +148,13 @@ class Builder
         return step < 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{uint32_t(step)};
     }
 
+    /** \brief A message after an optional step. \return its step */
+    uint32_t
+    AddSend(uint32_t src, uint32_t dst, uint64_t bytes, int64_t after)
+    {
+        return m_s.AddSend(src, dst, bytes, Deps(after));
+    }
+
     /** \brief A local reduction of `bytes` after `after` (nothing if reductions are free). */
     int64_t
     Reduce(uint32_t rank, uint64_t bytes, int64_t after)
@@ -544,12 +551,12 @@ CheckAlgorithm(const std::string& algorithm, CollectiveOp op, uint32_t k, const 
                             "halving-doubling runs all-reduce, reduce-scatter and all-gather, not "
                                 + ToString(op));
         }
-        if (!IsPowerOfTwo(k))
+        if (!IsPowerOfTwo(k) && op != CollectiveOp::ALL_REDUCE)
         {
             throw SpecError(kSource,
                             where,
-                            "halving-doubling needs a power-of-two group, got " + std::to_string(k)
-                                + " ranks; use ring or direct");
+                            "halving-doubling " + ToString(op) + " needs a power-of-two group, got "
+                                + std::to_string(k) + " ranks; use ring or direct");
         }
     }
     if (algorithm == "double-binary-tree" && op != CollectiveOp::ALL_REDUCE)
@@ -615,6 +622,39 @@ RunFlat(Builder& b,
                 b.Direct(m, s, op, ready);
                 return;
         }
+    }
+    else if (algorithm == "halving-doubling" && op == CollectiveOp::ALL_REDUCE
+             && !IsPowerOfTwo(static_cast<uint32_t>(m.size())))
+    {
+        // Rabenseifner's fold for k = p + r ranks (p a power of two): the first 2r ranks pair
+        // up, the odd one of each pair hands its whole buffer to the even one, the p remaining
+        // ranks run halving-doubling, and the even ranks hand the result back.
+        const auto k = static_cast<uint32_t>(m.size());
+        uint32_t p = 1;
+        while (p * 2 <= k)
+        {
+            p *= 2;
+        }
+        const uint32_t r = k - p;
+        std::vector<uint32_t> active;
+        for (uint32_t i = 0; i < r; ++i)
+        {
+            uint32_t send = b.AddSend(m[2 * i + 1], m[2 * i], s, ready[m[2 * i + 1]]);
+            ready[m[2 * i]] =
+                b.Reduce(m[2 * i], s, b.Join(m[2 * i], {int64_t(send), ready[m[2 * i]]}));
+            active.push_back(m[2 * i]);
+        }
+        for (uint32_t i = 2 * r; i < k; ++i)
+        {
+            active.push_back(m[i]);
+        }
+        b.HalvingDoubling(active, s, true, ready);
+        b.HalvingDoubling(active, s, false, ready);
+        for (uint32_t i = 0; i < r; ++i)
+        {
+            ready[m[2 * i + 1]] = b.AddSend(m[2 * i], m[2 * i + 1], s, ready[m[2 * i]]);
+        }
+        return;
     }
     else if (algorithm == "halving-doubling")
     {

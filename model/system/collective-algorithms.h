@@ -89,11 +89,10 @@ struct CollectivePlan
  * "auto" runs hierarchically (one phase per network dimension the group spans: reduce-scatter
  * inward-out, the all-reduce on the outermost, all-gather back) when the group is a full grid
  * over several dimensions, and otherwise the spanned dimension's algorithm (its `collective`
- * field, else DefaultCollectiveAlgorithm). Halving-doubling needs a power-of-two group; the
- * double binary tree (NCCL 2.4's) is for all-reduce. Bad choices throw SpecError.
- * \param request what to run
- * \param topology the network (for the ranks' coordinates and dimension kinds)
- * \return the plan
+ * field, else DefaultCollectiveAlgorithm). Halving-doubling needs a power-of-two group except
+ * for all-reduce (Rabenseifner's fold); the double binary tree (NCCL 2.4's) is for all-reduce. Bad
+ * choices throw SpecError. \param request what to run \param topology the network (for the ranks'
+ * coordinates and dimension kinds) \return the plan
  */
 CollectivePlan BuildCollective(const CollectiveRequest& request, const Topology& topology);
 
