@@ -12,6 +12,10 @@
 #include "ns3/test.h"
 #include "ns3/topology.h"
 
+#include <map>
+#include <random>
+#include <set>
+
 using namespace ns3;
 using namespace ns3::rapidllm;
 
@@ -322,6 +326,159 @@ class MidRunFaultTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The incremental solver against a from-scratch reference: random messages arrive and
+ * complete on an oversubscribed fat tree with ECMP; at random instants every transmitting
+ * flow's rate equals the max-min allocation recomputed from nothing (naive progressive
+ * filling written independently here), the allocation is feasible, and every flow has a
+ * saturated bottleneck link where no flow gets more.
+ */
+class IncrementalMatchesReferenceTestCase : public TestCase
+{
+  public:
+    IncrementalMatchesReferenceTestCase()
+        : TestCase("incremental rates equal a from-scratch max-min allocation at all times")
+    {}
+
+  private:
+    /** \return max-min rates of the given paths over link capacities (naive filling) */
+    static std::vector<double>
+    Reference(const std::vector<std::vector<uint32_t>>& paths, const std::vector<double>& cap)
+    {
+        std::vector<double> rate(paths.size(), -1);
+        std::vector<double> left = cap;
+        std::size_t fixedCount = 0;
+        while (fixedCount < paths.size())
+        {
+            // The link with the smallest equal share among its unfixed flows.
+            std::map<uint32_t, int> unfixed;
+            for (std::size_t f = 0; f < paths.size(); ++f)
+            {
+                if (rate[f] < 0)
+                {
+                    for (uint32_t l : paths[f])
+                    {
+                        ++unfixed[l];
+                    }
+                }
+            }
+            double best = 1e300;
+            uint32_t bottleneck = 0;
+            for (const auto& [l, n] : unfixed)
+            {
+                if (left[l] / n < best)
+                {
+                    best = left[l] / n;
+                    bottleneck = l;
+                }
+            }
+            for (std::size_t f = 0; f < paths.size(); ++f)
+            {
+                if (rate[f] < 0
+                    && std::find(paths[f].begin(), paths[f].end(), bottleneck) != paths[f].end())
+                {
+                    rate[f] = best;
+                    ++fixedCount;
+                    for (uint32_t l : paths[f])
+                    {
+                        left[l] -= best;
+                    }
+                }
+            }
+        }
+        return rate;
+    }
+
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 10, 0);
+        s.dimensions[0].leafSize = 4;
+        s.dimensions[0].oversubscription = 2;
+        s.routing = "ecmp";
+        Ptr<Topology> t = Topology::Build(s, 16);
+        t->ApplyFault("net.leaf0.0-net.spine0.1", 0.3, "test"); // uneven capacities
+        Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+        net->SetTopology(t);
+        Ptr<RoutingPolicy> routing = RoutingPolicy::Create("ecmp");
+        net->SetRouting(routing);
+        std::mt19937_64 rng(12345);
+        std::set<uint64_t> inFlight;
+        std::map<uint64_t, std::vector<uint32_t>> paths;
+        std::uniform_int_distribution<uint32_t> host(0, 15);
+        std::uniform_int_distribution<uint64_t> size(1000000, 400000000);
+        std::uniform_real_distribution<double> when(0, 0.2);
+        int checks = 0;
+        int mismatches = 0;
+        int infeasible = 0;
+        for (int i = 0; i < 400; ++i)
+        {
+            uint32_t a = host(rng);
+            uint32_t b = (a + 1 + host(rng) % 15) % 16;
+            uint64_t bytes = size(rng);
+            Simulator::Schedule(Seconds(when(rng)),
+                                [&, a, b, bytes]()
+                                {
+                                    uint64_t id = net->Send(a,
+                                                            b,
+                                                            bytes,
+                                                            [&](uint64_t done)
+                                                            {
+                                                                inFlight.erase(done);
+                                                            });
+                                    inFlight.insert(id);
+                                    paths[id] = routing->Route(*t, a, b, id);
+                                });
+        }
+        for (int i = 0; i < 60; ++i)
+        {
+            Simulator::Schedule(Seconds(0.0123456 + i * 0.0071),
+                                [&]()
+                                {
+                                    std::vector<uint64_t> ids(inFlight.begin(), inFlight.end());
+                                    std::vector<std::vector<uint32_t>> ps;
+                                    for (auto id : ids)
+                                    {
+                                        ps.push_back(paths[id]);
+                                    }
+                                    std::vector<double> cap(t->GetLinkCount());
+                                    for (uint32_t l = 0; l < t->GetLinkCount(); ++l)
+                                    {
+                                        cap[l] = t->GetLink(l).Bandwidth();
+                                    }
+                                    std::vector<double> ref = Reference(ps, cap);
+                                    std::vector<double> load(t->GetLinkCount(), 0);
+                                    for (std::size_t f = 0; f < ids.size(); ++f)
+                                    {
+                                        double r = net->GetFlowRate(ids[f]);
+                                        ++checks;
+                                        if (std::abs(r - ref[f]) > 1e-6 * ref[f])
+                                        {
+                                            ++mismatches;
+                                        }
+                                        for (uint32_t l : ps[f])
+                                        {
+                                            load[l] += r;
+                                        }
+                                    }
+                                    for (uint32_t l = 0; l < t->GetLinkCount(); ++l)
+                                    {
+                                        if (load[l] > cap[l] * (1 + 1e-9))
+                                        {
+                                            ++infeasible;
+                                        }
+                                    }
+                                });
+        }
+        Simulator::Run();
+        Simulator::Destroy();
+        NS_TEST_ASSERT_MSG_GT(checks, 1000, "enough flows were checked");
+        NS_TEST_ASSERT_MSG_EQ(mismatches, 0, "incremental rates equal the reference");
+        NS_TEST_ASSERT_MSG_EQ(infeasible, 0, "no link over capacity");
+        NS_TEST_ASSERT_MSG_EQ(inFlight.size(), 0u, "every message delivered");
+    }
+};
+
 /** \brief The flow network test suite. */
 class NetworkFlowTestSuite : public TestSuite
 {
@@ -334,6 +491,7 @@ class NetworkFlowTestSuite : public TestSuite
         AddTestCase(new TimingAndStatsTestCase, TestCase::QUICK);
         AddTestCase(new IncrementalTestCase, TestCase::QUICK);
         AddTestCase(new MidRunFaultTestCase, TestCase::QUICK);
+        AddTestCase(new IncrementalMatchesReferenceTestCase, TestCase::QUICK);
     }
 };
 
