@@ -94,6 +94,21 @@ std::vector<XvalWorkload> XvalWorkloads(bool quickOnly);
 void RegisterXvalWorkload(std::function<XvalWorkload()> factory);
 
 /**
+ * \ingroup rapid-llm
+ * \brief Registers a cross-validation workload at static-initialization time, from the file
+ * that defines it: `static XvalWorkloadRegistrar g_step(MakeTrainingStepWorkload);`
+ */
+class XvalWorkloadRegistrar
+{
+  public:
+    /** \param factory makes the workload (see RegisterXvalWorkload) */
+    explicit XvalWorkloadRegistrar(std::function<XvalWorkload()> factory)
+    {
+        RegisterXvalWorkload(std::move(factory));
+    }
+};
+
+/**
  * \brief Runs a workload on one backend: builds the topology and routing, opens the
  * connections (StartWhenReady), runs the simulator and destroys it.
  * \param workload the workload \param backend "flow", "packet" or a backend TypeId name
