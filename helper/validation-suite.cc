@@ -1,0 +1,126 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "validation-suite.h"
+
+#include "ns3/csv-table.h"
+#include "rapid-llm-helper.h"
+
+#include <chrono>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+/** Predicts one configuration with the A100-80GB preset, fp16. */
+RunReport
+Predict(const std::string& model, RunSpec run, double& wall)
+{
+    auto start = std::chrono::steady_clock::now();
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->Load(model, "a100-sxm-80gb");
+    run.dtype = DataType::FP16;
+    helper->SetRun(run);
+    RunReport report = helper->Run();
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report;
+}
+} // namespace
+
+double
+ValidationRow::Error() const
+{
+    return (predicted - published) / published;
+}
+
+std::string
+ValidationSuite::DataDir()
+{
+    return std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation";
+}
+
+std::vector<ValidationRow>
+ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
+{
+    CsvTable t = CsvTable::Load(csv);
+    std::vector<ValidationRow> rows;
+    for (std::size_t i = 0; i < t.Rows(); ++i)
+    {
+        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        if (maxGpus > 0 && gpus > maxGpus)
+        {
+            continue;
+        }
+        const std::string model = t.Text(i, "model");
+        RunSpec run;
+        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
+        run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
+        run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp);
+        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
+        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
+        run.sequence = 2048;
+        run.recompute = Recompute::FULL;
+        run.flashAttention = false; // 2021: unfused softmax attention
+        run.overlapGradReduce = t.Text(i, "grad_reduce") == "overlap";
+        const auto perVirtual = static_cast<uint32_t>(t.Number(i, "layers_per_virtual_stage"));
+        if (perVirtual > 0)
+        {
+            const uint32_t layers = ModelSpec::Load(model).layers;
+            run.parallel.virtualStages = layers / (run.parallel.pp * perVirtual);
+        }
+        ValidationRow row;
+        row.set = "megatron-sc21";
+        row.label = model + " tp" + std::to_string(run.parallel.tp) + " pp"
+                    + std::to_string(run.parallel.pp) + " " + std::to_string(gpus) + " GPUs";
+        row.metric = "iteration_s";
+        row.published = t.Number(i, "iteration_s");
+        row.predicted = Predict(model, run, row.wallS).stepTimeS;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<ValidationRow>
+ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
+{
+    CsvTable t = CsvTable::Load(csv);
+    std::vector<ValidationRow> rows;
+    for (std::size_t i = 0; i < t.Rows(); ++i)
+    {
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
+        run.batch = static_cast<uint32_t>(t.Number(i, "batch"));
+        run.promptTokens = static_cast<uint32_t>(t.Number(i, "prompt"));
+        run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
+        if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
+        {
+            continue;
+        }
+        const std::string model = t.Text(i, "model");
+        double wall = 0;
+        RunReport report = Predict(model, run, wall);
+        ValidationRow row;
+        row.set = "lmdeploy";
+        row.label = model + " tp" + std::to_string(run.parallel.tp) + " batch "
+                    + std::to_string(run.batch) + " " + std::to_string(run.promptTokens) + "/"
+                    + std::to_string(run.generatedTokens);
+        row.wallS = wall;
+        if (!t.Blank(i, "first_token_ms"))
+        {
+            row.metric = "first_token_s";
+            row.published = t.Number(i, "first_token_ms") / 1e3;
+            row.predicted = report.ttftS;
+            rows.push_back(row);
+        }
+        row.metric = "tpot_s";
+        row.published = t.Number(i, "tpot_ms") / 1e3;
+        row.predicted = report.tpotS;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,64 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_VALIDATION_SUITE_H
+#define RAPIDLLM_VALIDATION_SUITE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One published measurement next to its prediction.
+ */
+struct ValidationRow
+{
+    std::string set;      //!< "megatron-sc21" or "lmdeploy"
+    std::string label;    //!< the configuration, e.g. "gpt-1.7b tp1 pp1 32 GPUs"
+    std::string metric;   //!< "iteration_s", "first_token_s" or "tpot_s"
+    double published = 0; //!< the measurement
+    double predicted = 0; //!< our prediction
+    double wallS = 0;     //!< wall time of the prediction
+
+    /** \return (predicted - published) / published */
+    double Error() const;
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Runs the published tables of data/validation/ through `RapidLlmHelper` with the A100
+ * preset: one efficiency set for every row, the settings each row's source states, nothing else.
+ */
+class ValidationSuite
+{
+  public:
+    /** \return the folder of the published tables (the source tree's data/validation) */
+    static std::string DataDir();
+
+    /**
+     * \brief Megatron-LM SC21 Table 1 (training iteration time).
+     * \param csv the table
+     * \param maxGpus skip rows with more GPUs (0 = none skipped)
+     * \return the rows run
+     */
+    static std::vector<ValidationRow> RunTraining(const std::string& csv, uint32_t maxGpus = 0);
+
+    /**
+     * \brief lmdeploy's Llama-2 benchmark (first-token latency and time per output token).
+     * \param csv the table
+     * \param maxGenerated skip rows generating more tokens (0 = none skipped)
+     * \return the rows run (two per request with a first-token latency)
+     */
+    static std::vector<ValidationRow> RunInference(const std::string& csv,
+                                                   uint32_t maxGenerated = 0);
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_VALIDATION_SUITE_H

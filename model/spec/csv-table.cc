@@ -1,0 +1,124 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "csv-table.h"
+
+#include "spec-error.h"
+#include "spec-reader.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+std::vector<std::string>
+Split(const std::string& line)
+{
+    std::vector<std::string> fields;
+    std::string field;
+    std::istringstream in(line);
+    while (std::getline(in, field, ','))
+    {
+        fields.push_back(field);
+    }
+    if (!line.empty() && line.back() == ',')
+    {
+        fields.emplace_back();
+    }
+    return fields;
+}
+} // namespace
+
+CsvTable
+CsvTable::Load(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        throw SpecError(path, "", "cannot open file");
+    }
+    CsvTable t;
+    t.m_path = path;
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line))
+    {
+        ++number;
+        if (!line.empty() && line.back() == '\r')
+        {
+            line.pop_back();
+        }
+        if (line.empty() || line[0] == '#')
+        {
+            continue;
+        }
+        auto fields = Split(line);
+        if (t.m_columns.empty())
+        {
+            t.m_columns = fields;
+            continue;
+        }
+        if (fields.size() != t.m_columns.size())
+        {
+            throw SpecError(path,
+                            "",
+                            "has " + std::to_string(fields.size()) + " fields but the header names "
+                                + std::to_string(t.m_columns.size()),
+                            number);
+        }
+        t.m_rows.push_back(fields);
+        t.m_lines.push_back(number);
+    }
+    return t;
+}
+
+std::size_t
+CsvTable::Rows() const
+{
+    return m_rows.size();
+}
+
+std::size_t
+CsvTable::Column(const std::string& column) const
+{
+    for (std::size_t i = 0; i < m_columns.size(); ++i)
+    {
+        if (m_columns[i] == column)
+        {
+            return i;
+        }
+    }
+    throw SpecError(m_path, column, "no such column; columns: " + JoinNames(m_columns));
+}
+
+const std::string&
+CsvTable::Text(std::size_t row, const std::string& column) const
+{
+    return m_rows.at(row)[Column(column)];
+}
+
+bool
+CsvTable::Blank(std::size_t row, const std::string& column) const
+{
+    return Text(row, column).empty();
+}
+
+double
+CsvTable::Number(std::size_t row, const std::string& column) const
+{
+    const std::string& text = Text(row, column);
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+    {
+        throw SpecError(m_path, column, "expected a number, got '" + text + "'", m_lines[row]);
+    }
+    return value;
+}
+
+} // namespace rapidllm
+} // namespace ns3

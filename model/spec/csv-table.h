@@ -1,0 +1,53 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_CSV_TABLE_H
+#define RAPIDLLM_CSV_TABLE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief A small comma-separated table (published measurements in data/validation/): lines
+ * starting with '#' are comments, the first other line names the columns.
+ */
+class CsvTable
+{
+  public:
+    /**
+     * \brief Reads a file; a missing file or a row with the wrong number of fields throws
+     * SpecError naming the file and line.
+     * \param path the file
+     * \return the table
+     */
+    static CsvTable Load(const std::string& path);
+
+    /** \return the number of data rows */
+    std::size_t Rows() const;
+    /** \return the text of \p column in row \p row ("" if blank) */
+    const std::string& Text(std::size_t row, const std::string& column) const;
+    /** \return the number in \p column of row \p row; throws SpecError if it is not one */
+    double Number(std::size_t row, const std::string& column) const;
+    /** \return whether \p column of row \p row is blank */
+    bool Blank(std::size_t row, const std::string& column) const;
+
+  private:
+    /** \return the index of \p column; throws SpecError listing the columns */
+    std::size_t Column(const std::string& column) const;
+
+    std::string m_path;                           //!< file, for errors
+    std::vector<std::string> m_columns;           //!< header
+    std::vector<std::vector<std::string>> m_rows; //!< data
+    std::vector<int> m_lines;                     //!< file line of each row
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_CSV_TABLE_H
