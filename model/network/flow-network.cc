@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace ns3 {
 namespace rapidllm {
@@ -118,6 +119,7 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
     }
     ++m_active;
     m_byId[id] = f;
+    m_fullSolve = true;
     if (!m_updatePending)
     {
         m_updatePending = true;
@@ -180,6 +182,7 @@ FlowNetwork::Finish(uint32_t f, double now)
         MarkDirty(l);
     }
     --m_active;
+    m_minRemovedRate = std::min(m_minRemovedRate, m_hot[f].rate);
     ++flow.version;
     m_byId.erase(flow.id);
     const uint64_t id = flow.id;
@@ -219,8 +222,17 @@ FlowNetwork::Solve(double now)
         m_stamp = 1;
     }
     const uint32_t base = 2 * m_stamp;
-    // 1. The connected component(s) of flows and links reachable from the dirty links: only
-    //    these rates can change. Their bytes left are brought up to date on the way.
+    // 1. The flows whose rates can change: the connected component(s) of flows and links
+    //    reachable from the dirty links. When flows only left since the last recomputation,
+    //    every flow slower than the slowest of them keeps its rate: in progressive filling a
+    //    departed flow of rate r never sat on a link that was a bottleneck below level r, and
+    //    without it the links it crossed only get larger shares, so every step below r
+    //    happens as before. Such flows are frozen: their rates are subtracted from the links'
+    //    capacities and the search does not pass through them. Arrivals (or capacity changes)
+    //    recompute the whole component. Bytes left are brought up to date on the way.
+    const double threshold = m_fullSolve ? -1.0 : m_minRemovedRate * (1 - 1e-9);
+    m_fullSolve = false;
+    m_minRemovedRate = std::numeric_limits<double>::infinity();
     m_componentFlows.clear();
     m_componentLinks.clear();
     for (uint32_t l : m_dirty)
@@ -234,17 +246,26 @@ FlowNetwork::Solve(double now)
     m_dirty.clear();
     for (std::size_t next = 0; next < m_componentLinks.size(); ++next)
     {
-        const LinkState& link = m_links[m_componentLinks[next]];
+        const uint32_t l = m_componentLinks[next];
+        LinkState& link = m_links[l];
+        double frozen = 0;
+        uint32_t unfixed = 0;
         for (const auto& entry : link.flows)
         {
             if (m_mark[entry.first] >= base)
             {
+                ++unfixed;
                 continue;
             }
+            HotFlow& hot = m_hot[entry.first];
+            if (hot.rate < threshold)
+            {
+                frozen += hot.rate;
+                continue;
+            }
+            ++unfixed;
             m_mark[entry.first] = base;
             m_componentFlows.push_back(entry.first);
-            // Bring the bytes left up to date at the old rate while the line is loaded.
-            HotFlow& hot = m_hot[entry.first];
             hot.remaining = std::max(0.0, hot.remaining - hot.rate * (now - hot.lastUpdate));
             hot.lastUpdate = now;
             const uint32_t* path = PathOf(entry.first);
@@ -258,6 +279,8 @@ FlowNetwork::Solve(double now)
                 }
             }
         }
+        link.remaining = m_topology->GetLink(l).Bandwidth() - frozen;
+        link.unfixed = unfixed;
     }
     m_solvedFlows += m_componentFlows.size();
     // 2. Progressive filling: repeatedly take the link with the smallest fair share
@@ -270,9 +293,7 @@ FlowNetwork::Solve(double now)
     m_heap.clear();
     for (uint32_t l : m_componentLinks)
     {
-        LinkState& link = m_links[l];
-        link.remaining = m_topology->GetLink(l).Bandwidth();
-        link.unfixed = static_cast<uint32_t>(link.flows.size());
+        const LinkState& link = m_links[l];
         if (link.unfixed > 0)
         {
             m_heap.emplace_back(link.remaining / link.unfixed, l);
@@ -302,9 +323,9 @@ FlowNetwork::Solve(double now)
         const double share = std::max(current, capacity * 1e-12);
         for (const auto& entry : link.flows)
         {
-            if (m_mark[entry.first] == base + 1)
+            if (m_mark[entry.first] != base)
             {
-                continue;
+                continue; // frozen, or already given its rate
             }
             m_mark[entry.first] = base + 1;
             HotFlow& hot = m_hot[entry.first];
@@ -365,6 +386,7 @@ FlowNetwork::ScheduleNext()
 void
 FlowNetwork::RefreshRates()
 {
+    m_fullSolve = true;
     for (uint32_t l = 0; l < m_links.size(); ++l)
     {
         if (!m_links[l].flows.empty())

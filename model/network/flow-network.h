@@ -9,6 +9,7 @@
 #include "ns3/network-backend.h"
 
 #include <cstdint>
+#include <limits>
 #include <queue>
 #include <unordered_map>
 #include <vector>
@@ -164,19 +165,22 @@ class FlowNetwork : public NetworkBackend
     std::vector<uint32_t> m_freeFlows; //!< reusable pool slots
     std::vector<LinkState> m_links;    //!< per directed link
     std::vector<uint32_t> m_dirty;     //!< links whose flow set changed
-    std::priority_queue<Completion> m_completions;   //!< pending completions (lazy deletion)
-    std::unordered_map<uint64_t, uint32_t> m_byId;   //!< message id -> flow (lookups only)
-    EventId m_event;                                 //!< the next Update()
-    double m_eventTime = -1;                         //!< when m_event fires
-    bool m_updatePending = false;                    //!< an Update() is scheduled for now
-    uint32_t m_stamp = 0;                            //!< component search generation
-    uint32_t m_active = 0;                           //!< flows transmitting
-    uint64_t m_nextId = 0;                           //!< next message id
-    uint64_t m_solves = 0;                           //!< recomputations
-    uint64_t m_solvedFlows = 0;                      //!< flows recomputed
-    double m_firstSend = -1;                         //!< statistics window start
-    std::vector<uint32_t> m_componentFlows;          //!< scratch
-    std::vector<uint32_t> m_componentLinks;          //!< scratch
+    std::priority_queue<Completion> m_completions; //!< pending completions (lazy deletion)
+    std::unordered_map<uint64_t, uint32_t> m_byId; //!< message id -> flow (lookups only)
+    EventId m_event;                               //!< the next Update()
+    double m_eventTime = -1;                       //!< when m_event fires
+    bool m_fullSolve = false; //!< flows arrived or capacities changed since the last solve
+    double m_minRemovedRate =
+        std::numeric_limits<double>::infinity(); //!< slowest flow that left since the last solve
+    bool m_updatePending = false;                //!< an Update() is scheduled for now
+    uint32_t m_stamp = 0;                        //!< component search generation
+    uint32_t m_active = 0;                       //!< flows transmitting
+    uint64_t m_nextId = 0;                       //!< next message id
+    uint64_t m_solves = 0;                       //!< recomputations
+    uint64_t m_solvedFlows = 0;                  //!< flows recomputed
+    double m_firstSend = -1;                     //!< statistics window start
+    std::vector<uint32_t> m_componentFlows;      //!< scratch
+    std::vector<uint32_t> m_componentLinks;      //!< scratch
     std::vector<std::pair<double, uint32_t>> m_heap; //!< scratch: progressive-filling heap
 };
 
