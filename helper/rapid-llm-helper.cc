@@ -6,10 +6,10 @@
 
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
-#include "ns3/flow-network.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
+#include "ns3/network-backend-factory.h"
 #include "ns3/object-factory.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
@@ -34,7 +34,8 @@ RapidLlmHelper::GetTypeId()
             .SetGroupName("RapidLlm")
             .AddConstructor<RapidLlmHelper>()
             .AddAttribute("Backend",
-                          "Network backend: flow (max-min fair flows).",
+                          "Network backend: flow (max-min fair flows), packet (ns-3 TCP over "
+                          "point-to-point links) or a NetworkBackend TypeId name.",
                           StringValue("flow"),
                           MakeStringAccessor(&RapidLlmHelper::m_backend),
                           MakeStringChecker())
@@ -123,14 +124,10 @@ RapidLlmHelper::BuildWorkload() const
 Ptr<NetworkBackend>
 RapidLlmHelper::MakeBackend(uint32_t gpus) const
 {
-    if (m_backend != "flow")
-    {
-        throw SpecError("command line",
-                        "--backend",
-                        "'" + m_backend + "' is not allowed; allowed values: flow");
-    }
+    // The packet backend opens each pair's TCP connection at its first message (one handshake
+    // per pair and step, microseconds against a step of seconds).
+    Ptr<NetworkBackend> backend = CreateNetworkBackend(m_backend);
     Ptr<Topology> topology = Topology::Build(m_hardware.network, gpus, m_hardware.name);
-    Ptr<NetworkBackend> backend = CreateObject<FlowNetwork>();
     backend->SetTopology(topology);
     backend->SetRouting(
         RoutingPolicy::Create(m_routing.empty() ? m_hardware.network.routing : m_routing));

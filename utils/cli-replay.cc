@@ -32,7 +32,7 @@ RunReplayCommand(int argc, char** argv)
     cmd.AddValue("hardware", "hardware preset name or YAML file [a100-sxm-80gb]", hardware);
     cmd.AddValue(
         "comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", commGroups);
-    cmd.AddValue("backend", "network backend: flow [flow]", backend);
+    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     CheckOptions(argc, argv, {"trace", "hardware", "comm-groups", "backend", "routing", "json"});

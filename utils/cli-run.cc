@@ -33,7 +33,7 @@ RunRunCommand(int argc, char** argv)
               "one inference request) by replaying every rank's operator graph on the cluster "
               "network, with the memory verdict and a breakdown.");
     job.AddTo(cmd);
-    cmd.AddValue("backend", "network backend: flow [flow]", backend);
+    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     cmd.AddValue("symmetry",
