@@ -6,7 +6,8 @@
 // on a two-tier fat tree (leaves of 16, non-blocking), run to completion on ns3::Simulator.
 // Target: under 10 s of wall time at N = 512 on a 2-core machine. Reports how the time grows
 // from 64 to 512 GPUs, with D-mod-k routing (dimension-order, the presets' choice) and with
-// ECMP hashing (uneven spine loads: many distinct completion times, hence many recomputations).
+// ECMP hashing (uneven spine loads: many distinct completion times, hence many recomputations,
+// each cheap because departures freeze the slower flows).
 
 #include "ns3/collective-probe.h"
 #include "ns3/network-spec.h"

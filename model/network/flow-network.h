@@ -36,7 +36,9 @@ struct LinkStats
  *
  * Rates are recomputed when flows arrive or complete, only for the connected component of
  * flows and links touched by the change (the incremental scheme of SimGrid's lmm solver,
- * Velho et al., TOMACS 2013). Arrivals at one instant are batched into one recomputation.
+ * Velho et al., TOMACS 2013); after departures only, flows slower than the slowest departed
+ * one keep their rates exactly and are left out. Arrivals at one instant are batched into one
+ * recomputation.
  * Completions are ns3::Simulator events (at nanosecond resolution: flows finishing within the
  * same nanosecond complete together). A message costs its bytes at the fair-share rate, then
  * the path latency (link latencies plus the delay of every switch traversed).
