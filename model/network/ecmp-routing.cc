@@ -28,7 +28,7 @@ std::vector<uint32_t>
 EcmpRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {
     constexpr uint32_t kFar = std::numeric_limits<uint32_t>::max();
-    if (m_cachedTopology != &t || m_cachedVersion != t.GetVersion())
+    if (m_cachedTopology != t.GetUid() || m_cachedVersion != t.GetVersion())
     {
         m_hops.clear();
         m_in.assign(t.GetNodeCount(), {});
@@ -39,7 +39,7 @@ EcmpRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flo
                 m_in[t.GetLink(l).dst].push_back(l);
             }
         }
-        m_cachedTopology = &t;
+        m_cachedTopology = t.GetUid();
         m_cachedVersion = t.GetVersion();
     }
     auto it = m_hops.find(dst);

@@ -32,7 +32,7 @@ class EcmpRouting : public RoutingPolicy
                                   uint64_t flowId) override;
 
   private:
-    const Topology* m_cachedTopology = nullptr;       //!< topology the cache is for
+    uint64_t m_cachedTopology = 0;                    //!< uid of the topology the cache is for
     uint64_t m_cachedVersion = 0;                     //!< its fault version
     std::map<uint32_t, std::vector<uint32_t>> m_hops; //!< per destination: hops from each node
     std::vector<std::vector<uint32_t>> m_in;          //!< surviving in-links per node

@@ -49,10 +49,10 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 std::vector<uint32_t>
 ShortestPathRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {
-    if (m_cachedTopology != &t || m_cachedVersion != t.GetVersion())
+    if (m_cachedTopology != t.GetUid() || m_cachedVersion != t.GetVersion())
     {
         m_predLinks.clear();
-        m_cachedTopology = &t;
+        m_cachedTopology = t.GetUid();
         m_cachedVersion = t.GetVersion();
     }
     auto it = m_predLinks.find(src);

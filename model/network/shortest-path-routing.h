@@ -40,7 +40,7 @@ class ShortestPathRouting : public RoutingPolicy
     virtual double LinkWeight(const Topology& topology, uint32_t link) const;
 
   private:
-    const Topology* m_cachedTopology = nullptr;            //!< topology the cache is for
+    uint64_t m_cachedTopology = 0;                         //!< uid of the topology the cache is for
     uint64_t m_cachedVersion = 0;                          //!< its fault version
     std::map<uint32_t, std::vector<uint32_t>> m_predLinks; //!< per source: link into each node
 };

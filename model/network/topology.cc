@@ -27,7 +27,11 @@ Topology::GetTypeId()
     return tid;
 }
 
-Topology::Topology() = default;
+Topology::Topology()
+{
+    static uint64_t next = 0;
+    m_uid = ++next;
+}
 Topology::~Topology() = default;
 
 namespace {
@@ -461,6 +465,12 @@ uint64_t
 Topology::GetVersion() const
 {
     return m_version;
+}
+
+uint64_t
+Topology::GetUid() const
+{
+    return m_uid;
 }
 
 double

@@ -153,6 +153,8 @@ class Topology : public Object
 
     /** \return a counter bumped by every fault change (lets routing caches invalidate) */
     uint64_t GetVersion() const;
+    /** \return an id unique to this topology object in the process (for routing caches) */
+    uint64_t GetUid() const;
 
     /** \return sum of link latencies plus the switch delay of every switch traversed */
     double PathLatency(const std::vector<uint32_t>& path) const;
@@ -181,6 +183,7 @@ class Topology : public Object
     std::vector<uint32_t> m_leafSize;         //!< fat tree leaf size per dimension
     std::vector<uint32_t> m_leafCount;        //!< fat tree leaves per instance
     std::map<std::string, uint32_t> m_byName; //!< node lookup
+    uint64_t m_uid = 0;                       //!< unique id, see GetUid()
     uint64_t m_version = 0;                   //!< fault change counter
 };
 
