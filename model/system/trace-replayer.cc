@@ -157,6 +157,14 @@ TraceReplayer::Describe(uint32_t rank, uint32_t node) const
 ReplayResult
 TraceReplayer::Replay(const ReplayJob& job)
 {
+    Start(job);
+    Simulator::Run();
+    return Collect();
+}
+
+void
+TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
+{
     if (!m_backend)
     {
         throw SpecError("replay", "", "no network backend set");
@@ -170,6 +178,8 @@ TraceReplayer::Replay(const ReplayJob& job)
                 + std::to_string(m_backend->GetTopology()->GetEndpointCount()) + " GPUs");
     }
     m_job = &job;
+    m_onDone = onDone;
+    m_left = 0;
     m_start = Simulator::Now().GetSeconds();
     m_ranks.assign(job.GetRankCount(), RankState());
     SetUpSymmetry(job);
@@ -185,6 +195,7 @@ TraceReplayer::Replay(const ReplayJob& job)
         s.waiting.resize(n);
         s.status.assign(n, kStatusIdle);
         s.left = n;
+        m_left += n;
         s.idleSince = m_start;
         for (uint32_t i = 0; i < n; ++i)
         {
@@ -201,7 +212,11 @@ TraceReplayer::Replay(const ReplayJob& job)
             }
         }
     }
-    Simulator::Run();
+}
+
+ReplayResult
+TraceReplayer::Collect()
+{
     for (const auto& s : m_ranks)
     {
         if (s.left > 0)
@@ -238,6 +253,7 @@ TraceReplayer::Replay(const ReplayJob& job)
     m_measuring.clear();
     m_tpTimes.clear();
     m_simulated.clear();
+    m_onDone = nullptr;
     m_ranks.clear();
     m_job = nullptr;
     return result;
@@ -273,6 +289,10 @@ TraceReplayer::Complete(uint32_t rank, uint32_t node)
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
     s.left--;
+    if (--m_left == 0 && m_onDone)
+    {
+        Simulator::ScheduleNow(m_onDone);
+    }
     s.timing.finishS = std::max(s.timing.finishS, Simulator::Now().GetSeconds());
     const TraceNodeType type = s.graph->GetNode(node).type;
     if (!m_opEnd.IsEmpty())

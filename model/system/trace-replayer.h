@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <queue>
 #include <string>
@@ -97,6 +98,21 @@ class TraceReplayer : public Object
      */
     ReplayResult Replay(const ReplayJob& job);
 
+    /**
+     * \brief Starts replaying \p job now without running the simulator, for callers that run it
+     * themselves (e.g. cross-validation); Collect() afterwards.
+     * \param job the graphs (must outlive the replay)
+     * \param onDone called when every rank has finished (may be null)
+     */
+    void Start(const ReplayJob& job, std::function<void()> onDone = nullptr);
+
+    /**
+     * \brief The timing of the replay Start() began, once the simulator has run; throws
+     * SpecError if the job could not finish.
+     * \return the timing
+     */
+    ReplayResult Collect();
+
     /** Signature of the operator start/end trace sources: rank, node index, node name. */
     typedef void (*OperatorTracedCallback)(uint32_t rank, uint32_t node, const std::string& name);
 
@@ -165,6 +181,8 @@ class TraceReplayer : public Object
     const ReplayJob* m_job = nullptr; //!< job being replayed
     std::vector<RankState> m_ranks;   //!< per rank
     double m_start = 0;               //!< replay start time
+    uint64_t m_left = 0;              //!< unfinished nodes over all simulated ranks
+    std::function<void()> m_onDone;   //!< called when m_left reaches 0
     uint32_t m_streams = 1;           //!< attribute ComputeStreams
     bool m_serializeGroups = true;    //!< attribute SerializeGroups
     std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
