@@ -120,7 +120,8 @@ XvalRun RunXvalWorkload(const XvalWorkload& workload,
                         std::function<void(Ptr<NetworkBackend>)> configure = nullptr);
 
 /**
- * \brief Runs a workload on both backends.
+ * \brief Runs a workload on both backends (the flow backend three times, keeping the fastest
+ * wall time: its runs are short enough for wall-clock noise to dominate).
  * \param workload the workload
  * \return the row
  */
