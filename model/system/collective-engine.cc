@@ -63,11 +63,11 @@ CollectiveEngine::Start(const CollectiveRequest& request,
         throw SpecError("collective", "", "the collective engine has no network backend");
     }
     CollectivePlan plan = BuildCollective(request, *m_backend->GetTopology());
-    return Start(plan.schedule, request.endpoints, onRankDone, onDone);
+    return Start(std::move(plan.schedule), request.endpoints, onRankDone, onDone);
 }
 
 uint64_t
-CollectiveEngine::Start(const CollectiveSchedule& schedule,
+CollectiveEngine::Start(CollectiveSchedule schedule,
                         const std::vector<uint32_t>& endpoints,
                         RankDoneCallback onRankDone,
                         DoneCallback onDone)
@@ -86,7 +86,7 @@ CollectiveEngine::Start(const CollectiveSchedule& schedule,
     }
     auto run = std::make_shared<Run>();
     run->id = m_nextId++;
-    run->schedule = schedule;
+    run->schedule = std::move(schedule);
     run->endpoints = endpoints;
     run->onRankDone = onRankDone;
     run->onDone = onDone;
@@ -121,6 +121,8 @@ CollectiveEngine::Start(const CollectiveSchedule& schedule,
             run->dependents[fill[d]++] = i;
         }
     }
+    // The dependency lists are indexed now; drop them to halve the memory of big schedules.
+    run->schedule.ReleaseDependencies();
     run->left = n;
     m_runs[run->id] = run;
     // Ranks with no steps at all are done at once; an empty schedule finishes at once.

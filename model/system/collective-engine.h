@@ -49,14 +49,14 @@ class CollectiveEngine : public Object
     Ptr<NetworkBackend> GetBackend() const;
 
     /**
-     * \brief Starts a schedule now.
+     * \brief Starts a schedule now (pass it with std::move to avoid a copy).
      * \param schedule the graph (ranks are indices into \p endpoints)
      * \param endpoints endpoint of each rank
      * \param onRankDone per rank (may be null)
      * \param onDone at the end (may be null)
      * \return the collective id
      */
-    uint64_t Start(const CollectiveSchedule& schedule,
+    uint64_t Start(CollectiveSchedule schedule,
                    const std::vector<uint32_t>& endpoints,
                    RankDoneCallback onRankDone,
                    DoneCallback onDone);

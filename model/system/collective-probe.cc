@@ -57,7 +57,7 @@ RunCollectiveProbe(const NetworkSpec& network,
         Simulator::ScheduleNow(
             [&]()
             {
-                engine->Start(plan.schedule,
+                engine->Start(std::move(plan.schedule),
                               request.endpoints,
                               CollectiveEngine::RankDoneCallback(),
                               CollectiveEngine::DoneCallback(

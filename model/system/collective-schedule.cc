@@ -57,6 +57,15 @@ CollectiveSchedule::AddDependency(uint32_t step, uint32_t dep)
     m_steps[step].deps.push_back(dep);
 }
 
+void
+CollectiveSchedule::ReleaseDependencies()
+{
+    for (auto& s : m_steps)
+    {
+        std::vector<uint32_t>().swap(s.deps);
+    }
+}
+
 uint32_t
 CollectiveSchedule::GetRankCount() const
 {

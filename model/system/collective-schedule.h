@@ -63,6 +63,12 @@ class CollectiveSchedule
     uint32_t GetRankCount() const;
     /** \return the steps in a topological order (dependencies first) */
     const std::vector<CollectiveStep>& GetSteps() const;
+    /**
+     * \brief Frees every step's dependency list (GetSteps()[i].deps becomes empty). The
+     * engine calls it once it has indexed the dependencies, to save memory on big schedules.
+     */
+    void ReleaseDependencies();
+
     /** \return the number of messages */
     uint64_t GetSendCount() const;
     /** \return bytes of all messages */
