@@ -47,6 +47,14 @@ TransformerLayer::InputBytes() const
     return uint64_t(m_shapes.elementBytes) * m_normRows * m_shapes.hidden;
 }
 
+OperatorDesc
+TransformerLayer::SequenceAttention(OpType type) const
+{
+    const auto& s = m_shapes;
+    return MakeAttention(
+        type, m_batch, s.heads, s.kvHeads, s.headDim, m_tokens, m_tokens, true, m_run.dtype);
+}
+
 int64_t
 TransformerLayer::ScoreBytes() const
 {
@@ -184,30 +192,13 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
         {
             // FlashAttention keeps Q, K, V and the fp32 log-sum-exp per row.
             int64_t lse = 4 * m_batch * s.heads * m_tokens;
-            e.Compute("attention",
-                      MakeAttention(OpType::ATTENTION_FWD,
-                                    m_batch,
-                                    s.heads,
-                                    s.kvHeads,
-                                    s.headDim,
-                                    m_tokens,
-                                    m_tokens,
-                                    true,
-                                    dt),
-                      keepActs ? qkv + lse : 0);
+            e.Compute(
+                "attention", SequenceAttention(OpType::ATTENTION_FWD), keepActs ? qkv + lse : 0);
         }
         else
         {
             e.Compute("attention",
-                      MakeAttention(OpType::ATTENTION_SCORES,
-                                    m_batch,
-                                    s.heads,
-                                    s.kvHeads,
-                                    s.headDim,
-                                    m_tokens,
-                                    m_tokens,
-                                    true,
-                                    dt),
+                      SequenceAttention(OpType::ATTENTION_SCORES),
                       keptActs + (keepScores ? ScoreBytes() : 0));
         }
         return;
@@ -461,17 +452,7 @@ TransformerLayer::Backward(GraphEmitter& e,
     {
         e.SetPhase(Phase::RECOMPUTE);
         recomputed = ScoreBytes();
-        e.Compute("attention",
-                  MakeAttention(OpType::ATTENTION_SCORES,
-                                m_batch,
-                                s.heads,
-                                s.kvHeads,
-                                s.headDim,
-                                m_tokens,
-                                m_tokens,
-                                true,
-                                dt),
-                  recomputed);
+        e.Compute("attention", SequenceAttention(OpType::ATTENTION_SCORES), recomputed);
     }
     e.SetPhase(phase);
     auto record = [&](uint32_t id)

@@ -104,6 +104,8 @@ class TransformerLayer
     uint32_t ColumnParallelBackward(GraphEmitter& e,
                                     const ColumnParallelLabels& labels,
                                     uint64_t width) const;
+    /** Causal attention of this rank's whole sequence over itself (no context parallelism). */
+    OperatorDesc SequenceAttention(OpType type) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 
