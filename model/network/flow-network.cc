@@ -90,6 +90,7 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
     {
         f = static_cast<uint32_t>(m_flows.size());
         m_flows.emplace_back();
+        m_heapPos.push_back(kNotQueued);
         m_hot.emplace_back();
         m_mark.push_back(0);
     }
@@ -143,18 +144,12 @@ FlowNetwork::Update()
     // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value).
     while (!m_completions.empty())
     {
-        const Completion top = m_completions.top();
-        const Flow& flow = m_flows[top.flow];
-        if (flow.version != top.version || flow.links.empty())
-        {
-            m_completions.pop();
-            continue;
-        }
+        const Completion top = m_completions.front();
         if (top.time > now + 1e-11)
         {
             break;
         }
-        m_completions.pop();
+        HeapErase(top.flow);
         Finish(top.flow, now);
     }
     Solve(now);
@@ -182,8 +177,8 @@ FlowNetwork::Finish(uint32_t f, double now)
         MarkDirty(l);
     }
     --m_active;
+    HeapErase(f);
     m_minRemovedRate = std::min(m_minRemovedRate, m_hot[f].rate);
-    ++flow.version;
     m_byId.erase(flow.id);
     const uint64_t id = flow.id;
     DeliveryCallback cb = flow.callback;
@@ -340,12 +335,14 @@ FlowNetwork::Solve(double now)
             if (share != hot.rate)
             {
                 hot.rate = share;
-                Flow& flow = m_flows[entry.first];
-                ++flow.version;
                 if (share > 0)
                 {
+                    HeapSet(entry.first, now + hot.remaining / share);
+                }
+                else
+                {
                     // A flow at rate 0 (its link died under it) waits for RefreshRates().
-                    m_completions.push({now + hot.remaining / share, entry.first, flow.version});
+                    HeapErase(entry.first);
                 }
             }
         }
@@ -355,23 +352,13 @@ FlowNetwork::Solve(double now)
 void
 FlowNetwork::ScheduleNext()
 {
-    while (!m_completions.empty())
-    {
-        const Completion& top = m_completions.top();
-        const Flow& flow = m_flows[top.flow];
-        if (flow.version == top.version && !flow.links.empty())
-        {
-            break;
-        }
-        m_completions.pop();
-    }
     if (m_completions.empty())
     {
         m_event.Cancel();
         m_eventTime = -1;
         return;
     }
-    const double ns = std::ceil(m_completions.top().time * 1e9);
+    const double ns = std::ceil(m_completions.front().time * 1e9);
     if (m_event.IsRunning() && m_eventTime == ns)
     {
         return;
@@ -381,6 +368,103 @@ FlowNetwork::ScheduleNext()
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
     m_event = Simulator::Schedule(delay, &FlowNetwork::Update, this);
     m_eventTime = ns;
+}
+
+bool
+FlowNetwork::Before(const Completion& a, const Completion& b)
+{
+    return a.time != b.time ? a.time < b.time : a.flow < b.flow;
+}
+
+void
+FlowNetwork::HeapPlace(uint32_t i, Completion c)
+{
+    m_completions[i] = c;
+    m_heapPos[c.flow] = i;
+}
+
+void
+FlowNetwork::HeapSiftUp(uint32_t i)
+{
+    const Completion c = m_completions[i];
+    while (i > 0)
+    {
+        uint32_t parent = (i - 1) / 2;
+        if (!Before(c, m_completions[parent]))
+        {
+            break;
+        }
+        HeapPlace(i, m_completions[parent]);
+        i = parent;
+    }
+    HeapPlace(i, c);
+}
+
+void
+FlowNetwork::HeapSiftDown(uint32_t i)
+{
+    const Completion c = m_completions[i];
+    const auto n = static_cast<uint32_t>(m_completions.size());
+    while (true)
+    {
+        uint32_t child = 2 * i + 1;
+        if (child >= n)
+        {
+            break;
+        }
+        if (child + 1 < n && Before(m_completions[child + 1], m_completions[child]))
+        {
+            ++child;
+        }
+        if (!Before(m_completions[child], c))
+        {
+            break;
+        }
+        HeapPlace(i, m_completions[child]);
+        i = child;
+    }
+    HeapPlace(i, c);
+}
+
+void
+FlowNetwork::HeapSet(uint32_t flow, double time)
+{
+    uint32_t i = m_heapPos[flow];
+    if (i == kNotQueued)
+    {
+        m_completions.push_back({time, flow});
+        HeapSiftUp(static_cast<uint32_t>(m_completions.size() - 1));
+        return;
+    }
+    const double old = m_completions[i].time;
+    m_completions[i].time = time;
+    if (time < old)
+    {
+        HeapSiftUp(i);
+    }
+    else
+    {
+        HeapSiftDown(i);
+    }
+}
+
+void
+FlowNetwork::HeapErase(uint32_t flow)
+{
+    uint32_t i = m_heapPos[flow];
+    if (i == kNotQueued)
+    {
+        return;
+    }
+    m_heapPos[flow] = kNotQueued;
+    const Completion last = m_completions.back();
+    m_completions.pop_back();
+    if (i < m_completions.size())
+    {
+        HeapPlace(i, last);
+        HeapSiftUp(i);
+        HeapSiftDown(m_heapPos[last.flow]);
+    }
 }
 
 void

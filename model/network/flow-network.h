@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -92,7 +91,6 @@ class FlowNetwork : public NetworkBackend
         uint64_t id = 0;             //!< message id
         double latency = 0;          //!< path latency, seconds
         uint64_t bytes = 0;          //!< message size
-        uint32_t version = 0;        //!< bumped on every rate change (stale heap entries)
         std::vector<uint32_t> links; //!< path
         std::vector<uint32_t> pos;   //!< index of this flow in each path link's list
         DeliveryCallback callback;   //!< delivery
@@ -134,19 +132,28 @@ class FlowNetwork : public NetworkBackend
         double busySince = 0; //!< statistics: start of the open busy interval
     };
 
-    /** \brief A scheduled completion (min-heap on time). */
+    /** \brief A flow's scheduled transmission end (one entry per flow in an indexed heap). */
     struct Completion
     {
-        double time;      //!< transmission end, seconds
-        uint32_t flow;    //!< flow index
-        uint32_t version; //!< flow version when pushed
-        /** \return heap order: later first out of std::priority_queue means min-heap */
-        bool
-        operator<(const Completion& o) const
-        {
-            return time != o.time ? time > o.time : flow > o.flow;
-        }
+        double time;   //!< transmission end, seconds
+        uint32_t flow; //!< flow index
     };
+
+    /** Position of a flow that has no entry in the completion heap. */
+    static constexpr uint32_t kNotQueued = UINT32_MAX;
+
+    /** \return heap order: earlier end first, ties by flow index (deterministic) */
+    static bool Before(const Completion& a, const Completion& b);
+    /** \brief Puts c at heap index i and records its position. */
+    void HeapPlace(uint32_t i, Completion c);
+    /** \brief Restores the heap upwards from index i. */
+    void HeapSiftUp(uint32_t i);
+    /** \brief Restores the heap downwards from index i. */
+    void HeapSiftDown(uint32_t i);
+    /** \brief Inserts or moves a flow's completion time. */
+    void HeapSet(uint32_t flow, double time);
+    /** \brief Removes a flow's completion, if queued. */
+    void HeapErase(uint32_t flow);
 
     /** \brief Completes due flows, recomputes dirty components, schedules the next event. */
     void Update();
@@ -161,13 +168,14 @@ class FlowNetwork : public NetworkBackend
     /** \return the simulator time in seconds */
     static double Now();
 
-    std::vector<Flow> m_flows;         //!< flow pool
-    std::vector<HotFlow> m_hot;        //!< hot per-flow solver state (same index as m_flows)
-    std::vector<uint32_t> m_mark;      //!< per flow: component / fixed marks (see Solve)
-    std::vector<uint32_t> m_freeFlows; //!< reusable pool slots
-    std::vector<LinkState> m_links;    //!< per directed link
-    std::vector<uint32_t> m_dirty;     //!< links whose flow set changed
-    std::priority_queue<Completion> m_completions; //!< pending completions (lazy deletion)
+    std::vector<Flow> m_flows;             //!< flow pool
+    std::vector<HotFlow> m_hot;            //!< hot per-flow solver state (same index as m_flows)
+    std::vector<uint32_t> m_mark;          //!< per flow: component / fixed marks (see Solve)
+    std::vector<uint32_t> m_freeFlows;     //!< reusable pool slots
+    std::vector<LinkState> m_links;        //!< per directed link
+    std::vector<uint32_t> m_dirty;         //!< links whose flow set changed
+    std::vector<Completion> m_completions; //!< indexed min-heap of transmission ends
+    std::vector<uint32_t> m_heapPos;       //!< per flow: index in m_completions
     std::unordered_map<uint64_t, uint32_t> m_byId; //!< message id -> flow (lookups only)
     EventId m_event;                               //!< the next Update()
     double m_eventTime = -1;                       //!< when m_event fires
