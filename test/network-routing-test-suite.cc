@@ -174,11 +174,20 @@ class FaultSelectorTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
                                   [&]()
                                   {
-                                      t->ApplyFault("gpu0", 0.5, "hw.yaml");
+                                      t->ApplyFault("-gpu0", 0.5, "hw.yaml");
                                   },
-                                  {"A-B"}),
+                                  {"A-B", "'A'"}),
                               true,
                               "not a selector");
+        // A node alone: every link to and from it (a switch down); a dimension name with '-'.
+        NetworkSpec s2;
+        s2.dimensions.push_back(Dim("nv-link", TopologyKind::SWITCH, 4));
+        Ptr<Topology> t2 = Topology::Build(s2, 0);
+        NS_TEST_ASSERT_MSG_EQ(t2->ApplyFault("nv-link.sw0", 0, "t").size(), 8u, "switch down");
+        NS_TEST_ASSERT_MSG_EQ(
+            t2->ApplyFault("gpu1-nv-link.sw0", 1, "t").size(), 2u, "a '-' inside a node name");
+        NS_TEST_ASSERT_MSG_EQ(t2->GetLink(t2->FindLink(1, 4)).IsAlive(), true, "revived");
+        NS_TEST_ASSERT_MSG_EQ(t2->GetLink(t2->FindLink(0, 4)).IsAlive(), false, "still dead");
     }
 };
 

@@ -372,21 +372,34 @@ Topology::GetLeafCount(uint32_t d) const
     return m_leafCount.at(d);
 }
 
-uint32_t
-Topology::LookupNode(const std::string& name, const std::string& source) const
+bool
+Topology::FindNode(const std::string& name, uint32_t& node) const
 {
     auto it = m_byName.find(name);
     if (it != m_byName.end())
     {
-        return it->second;
+        node = it->second;
+        return true;
     }
     if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit) && name.size() < 10)
     {
         uint64_t e = std::stoull(name);
         if (e < m_endpoints)
         {
-            return static_cast<uint32_t>(e);
+            node = static_cast<uint32_t>(e);
+            return true;
         }
+    }
+    return false;
+}
+
+uint32_t
+Topology::LookupNode(const std::string& name, const std::string& source) const
+{
+    uint32_t node = 0;
+    if (FindNode(name, node))
+    {
+        return node;
     }
     std::string examples = "gpu0..gpu" + std::to_string(m_endpoints - 1);
     for (std::size_t i = m_endpoints; i < m_nodes.size() && i < m_endpoints + 3u; ++i)
@@ -411,18 +424,54 @@ Topology::SetLinkFactor(uint32_t link, double factor)
 std::vector<uint32_t>
 Topology::ApplyFault(const std::string& selector, double factor, const std::string& source)
 {
-    std::size_t cut = selector.find_first_of("->");
-    if (cut == std::string::npos || cut == 0 || cut + 1 >= selector.size())
+    // "A-B" / "A>B": try every separator, so that names containing '-' still work; "A" alone
+    // is a node fault (every link to and from it, e.g. a switch down).
+    uint32_t a = 0;
+    uint32_t b = 0;
+    bool both = true;
+    bool found = false;
+    for (std::size_t cut = 0; cut < selector.size() && !found; ++cut)
     {
-        throw SpecError(source,
-                        "faults.link",
-                        "'" + selector
-                            + "' is not a link selector; use 'A-B' (both directions) or 'A>B' "
-                              "(one direction), e.g. 'gpu0-gpu1' or 'gpu3>nvlink.sw0'");
+        if ((selector[cut] == '-' || selector[cut] == '>') && FindNode(selector.substr(0, cut), a)
+            && FindNode(selector.substr(cut + 1), b))
+        {
+            both = selector[cut] == '-';
+            found = true;
+        }
     }
-    bool both = selector[cut] == '-';
-    uint32_t a = LookupNode(selector.substr(0, cut), source);
-    uint32_t b = LookupNode(selector.substr(cut + 1), source);
+    if (!found)
+    {
+        uint32_t node = 0;
+        if (FindNode(selector, node))
+        {
+            std::vector<uint32_t> all;
+            for (uint32_t l = 0; l < m_links.size(); ++l)
+            {
+                if (m_links[l].src == node || m_links[l].dst == node)
+                {
+                    all.push_back(l);
+                }
+            }
+            for (uint32_t l : all)
+            {
+                SetLinkFactor(l, factor);
+            }
+            return all;
+        }
+        std::size_t cut = selector.find_first_of("->");
+        if (cut == std::string::npos || cut == 0 || cut + 1 >= selector.size())
+        {
+            throw SpecError(source,
+                            "faults.link",
+                            "'" + selector
+                                + "' is not a node or link selector; use 'A-B' (both directions), "
+                                  "'A>B' (one direction) or 'A' (every link of node A), e.g. "
+                                  "'gpu0-gpu1', 'gpu3>nvlink.sw0' or 'ib.spine0.1'");
+        }
+        // Name the part that is not a node.
+        LookupNode(selector.substr(0, cut), source);
+        LookupNode(selector.substr(cut + 1), source);
+    }
     std::vector<uint32_t> changed;
     for (uint32_t l : m_out[a])
     {

@@ -129,6 +129,12 @@ class Topology : public Object
     /** \return fat tree: leaves per instance of dimension d */
     uint32_t GetLeafCount(uint32_t d) const;
 
+    /**
+     * \brief Finds a node by name ("gpu3", "3", "nvlink.sw0").
+     * \param name the name \param[out] node its id
+     * \return false if there is no such node
+     */
+    bool FindNode(const std::string& name, uint32_t& node) const;
     /** \return a node id by name ("gpu3", "3", "nvlink.sw0"); throws SpecError if unknown */
     uint32_t LookupNode(const std::string& name, const std::string& source) const;
 
@@ -141,7 +147,8 @@ class Topology : public Object
 
     /**
      * \brief Applies a fault given by a selector: "A-B" (both directions between nodes A and
-     * B) or "A>B" (one direction). Nodes are named as LookupNode accepts.
+     * B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
+     * Nodes are named as LookupNode accepts.
      * \param selector the link selector
      * \param factor the bandwidth factor in [0, 1] (0 = dead)
      * \param source where the selector came from, for errors
