@@ -180,10 +180,12 @@ RunCollectiveCommand(int argc, char** argv)
     uint32_t links = 0;
     double reduceGBps = 0;
     bool json = false;
+    std::string backend = "flow";
 
     ns3::CommandLine cmd("rapid-llm collective");
     cmd.Usage("Runs one collective among the first N GPUs of a machine on the flow-level "
-              "network and prints its completion time, algorithm bandwidth and bus bandwidth "
+              "(or ns-3 packet-level) network and prints its completion time, algorithm bandwidth "
+              "and bus bandwidth "
               "(as nccl-tests define them).");
     cmd.AddValue("hardware", "hardware preset name or YAML file", hardware);
     cmd.AddValue("op", "collective: " + JoinNames(CollectiveOpNames()), op);
@@ -204,6 +206,7 @@ RunCollectiveCommand(int argc, char** argv)
                  "with the copy, as NCCL's kernels do)",
                  reduceGBps);
     cmd.AddValue("json", "print one JSON object", json);
+    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
     CheckOptions(argc,
                  argv,
                  {"hardware",
@@ -217,7 +220,8 @@ RunCollectiveCommand(int argc, char** argv)
                   "root",
                   "links",
                   "reduce-GBps",
-                  "json"});
+                  "json",
+                  "backend"});
     cmd.Parse(argc, argv);
     if (hardware.empty())
     {
@@ -238,6 +242,7 @@ RunCollectiveCommand(int argc, char** argv)
     config.routing = routing;
     config.faults = ParseFaults(fault);
     config.chunks = chunks;
+    config.backend = backend;
     config.root = root;
     config.topLinks = links;
     if (!(reduceGBps >= 0))

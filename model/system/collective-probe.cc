@@ -5,6 +5,9 @@
 #include "collective-probe.h"
 
 #include "ns3/collective-engine.h"
+#include "ns3/cross-validation.h"
+#include "ns3/flow-network.h"
+#include "ns3/network-backend-factory.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
@@ -30,7 +33,8 @@ RunCollectiveProbe(const NetworkSpec& network,
     CollectiveProbeResult result;
     result.routing = config.routing.empty() ? spec.routing : config.routing;
     Ptr<RoutingPolicy> routing = RoutingPolicy::Create(result.routing);
-    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    Ptr<NetworkBackend> net = CreateNetworkBackend(config.backend);
+    Ptr<FlowNetwork> flow = DynamicCast<FlowNetwork>(net);
     net->SetTopology(topology);
     net->SetRouting(routing);
     Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
@@ -51,21 +55,27 @@ RunCollectiveProbe(const NetworkSpec& network,
     result.algorithm = plan.algorithm;
     result.messages = plan.schedule.GetSendCount();
 
+    double start = 0;
     double end = -1;
     try
     {
-        Simulator::ScheduleNow(
-            [&]()
-            {
-                engine->Start(std::move(plan.schedule),
-                              request.endpoints,
-                              CollectiveEngine::RankDoneCallback(),
-                              CollectiveEngine::DoneCallback(
-                                  [&end](uint64_t)
-                                  {
-                                      end = Simulator::Now().GetSeconds();
-                                  }));
-            });
+        // The packet backend opens the pairs' connections first; the collective is timed
+        // from its start (the flow backend starts at once).
+        StartWhenReady(net,
+                       SchedulePairs(plan.schedule, request.endpoints),
+                       Callback<void>(
+                           [&]()
+                           {
+                               start = Simulator::Now().GetSeconds();
+                               engine->Start(std::move(plan.schedule),
+                                             request.endpoints,
+                                             CollectiveEngine::RankDoneCallback(),
+                                             CollectiveEngine::DoneCallback(
+                                                 [&end](uint64_t)
+                                                 {
+                                                     end = Simulator::Now().GetSeconds();
+                                                 }));
+                           }));
         Simulator::Run();
     }
     catch (...)
@@ -78,15 +88,18 @@ RunCollectiveProbe(const NetworkSpec& network,
         Simulator::Destroy();
         throw SpecError(source, "", "the collective did not complete (internal error)");
     }
-    result.timeS = end;
-    result.solves = net->GetSolveCount();
-    result.solvedFlows = net->GetSolvedFlowCount();
-    result.algorithmBandwidthBps = end > 0 ? double(config.bytes) / end : 0;
+    result.timeS = end - start;
+    if (flow)
+    {
+        result.solves = flow->GetSolveCount();
+        result.solvedFlows = flow->GetSolvedFlowCount();
+    }
+    result.algorithmBandwidthBps = result.timeS > 0 ? double(config.bytes) / result.timeS : 0;
     result.busBandwidthBps =
         result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);
-    if (config.topLinks > 0)
+    if (config.topLinks > 0 && flow)
     {
-        result.mostLoaded = net->GetMostLoadedLinks(config.topLinks);
+        result.mostLoaded = flow->GetMostLoadedLinks(config.topLinks);
         for (const auto& s : result.mostLoaded)
         {
             result.mostLoadedNames.push_back(topology->DescribeLink(s.link));

@@ -32,6 +32,7 @@ struct CollectiveProbeConfig
     uint32_t root = 0;                          //!< broadcast / reduce root
     double reduceBytesPerSecond = 0;            //!< local reduction rate (0 = free)
     uint32_t topLinks = 0;                      //!< how many most loaded links to report
+    std::string backend = "flow";               //!< network backend (CreateNetworkBackend)
 };
 
 /**
