@@ -751,7 +751,9 @@ TraceReplayer::SetUpSymmetry(const ReplayJob& job)
     {
         return;
     }
-    m_tpCached = layout->GroupSize(GroupKind::TP) > 1 && TensorGroupsOwnLinks(*layout);
+    // Timing a group's collective once is exact only if the group runs one at a time.
+    m_tpCached =
+        m_serializeGroups && layout->GroupSize(GroupKind::TP) > 1 && TensorGroupsOwnLinks(*layout);
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
     if (m_tpCached)
     {
