@@ -385,6 +385,10 @@ class SymmetryReductionTestCase : public TestCase
                                           1e-9,
                                           c.what << ": rank " << r);
             }
+            // A degraded link breaks the symmetry: every rank is replayed.
+            Ptr<FlowNetwork> faulty = ClusterNetwork(gpus, c.perNode, c.oversubscription);
+            faulty->GetTopology()->SetLinkFactor(0, 0.5);
+            NS_TEST_EXPECT_MSG_EQ(Replay(job, faulty, true).simulatedRanks, gpus, c.what);
         }
     }
 };

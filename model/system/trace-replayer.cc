@@ -670,6 +670,20 @@ TraceReplayer::RepresentativeOf(uint32_t rank) const
 }
 
 bool
+TraceReplayer::HasFaults() const
+{
+    Ptr<Topology> topo = m_backend->GetTopology();
+    for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
+    {
+        if (topo->GetLink(l).factor != 1.0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool
 TraceReplayer::TensorGroupsOwnLinks(const ParallelLayout& layout) const
 {
     Ptr<Topology> topo = m_backend->GetTopology();
@@ -677,13 +691,6 @@ TraceReplayer::TensorGroupsOwnLinks(const ParallelLayout& layout) const
     if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
     {
         return false; // paths inside the dimension may cross other endpoints' links
-    }
-    for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
-    {
-        if (topo->GetLink(l).factor != 1.0)
-        {
-            return false; // a fault may reroute traffic out of its dimension
-        }
     }
     const uint32_t ranks = layout.Ranks();
     auto instance = [&topo](uint32_t r)
@@ -747,9 +754,9 @@ TraceReplayer::SetUpSymmetry(const ReplayJob& job)
     m_translations.clear();
     m_tpCached = false;
     const ParallelLayout* layout = job.GetLayout();
-    if (!m_symmetry || !layout)
+    if (!m_symmetry || !layout || HasFaults())
     {
-        return;
+        return; // a degraded or dead link makes copies differ: replay every rank
     }
     // Timing a group's collective once is exact only if the group runs one at a time.
     m_tpCached =

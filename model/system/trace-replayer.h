@@ -76,8 +76,9 @@ struct ReplayResult
  * its links (a switch dimension that no other communication crosses inside), the tensor axis is
  * folded too and each group's collectives of one kind and size run on the network once and are
  * then timed from that measurement (exact: nothing else can share those links). The rest assumes
- * that copies advance in step, as they do on a symmetric network; the rapid-llm-replay suite
- * checks that reduced and full replays agree.
+ * that copies advance in step, as they do on a symmetric network; a network with a degraded or
+ * dead link is therefore always replayed in full. The rapid-llm-replay suite checks that reduced
+ * and full replays agree.
  */
 class TraceReplayer : public Object
 {
@@ -165,6 +166,8 @@ class TraceReplayer : public Object
     void GhostDelivered(uint64_t message);
     /** Sets up the symmetry reduction for \p job (no-op for trace sets or when disabled). */
     void SetUpSymmetry(const ReplayJob& job);
+    /** \return whether any link of the network is degraded or dead */
+    bool HasFaults() const;
     /** \return whether every tensor-parallel group owns its links (see the class comment) */
     bool TensorGroupsOwnLinks(const ParallelLayout& layout) const;
     /** \return \p rank moved by translation \p t along the folded axes */
