@@ -315,13 +315,9 @@ class GraphConsistencyTestCase : public TestCase
                     {
                         NS_TEST_ASSERT_MSG_LT(dep, n.id, "dependency on a later node");
                     }
-                    uint32_t size = n.group == GroupKind::PP ? pp : 1;
-                    uint32_t peer = (g.stage + pp + n.peerOffset) % pp;
-                    if (n.group != GroupKind::PP)
-                    {
-                        peer = g.stage; // CP peers sit on the same stage
-                    }
-                    (void) size;
+                    // Pipeline peers are stages apart; context-parallel peers share the stage.
+                    const uint32_t peer =
+                        n.group == GroupKind::PP ? (g.stage + pp + n.peerOffset) % pp : g.stage;
                     if (n.kind == WorkNodeKind::SEND)
                     {
                         sends.insert({g.stage, peer, int(n.group), n.tag, n.commBytes});
