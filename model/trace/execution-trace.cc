@@ -79,13 +79,7 @@ ExecutionTrace::AddCompute(const std::string& name,
                            uint64_t tensorBytes,
                            std::initializer_list<uint32_t> deps)
 {
-    TraceNode node;
-    node.id = m_nextId;
-    node.type = TraceNodeType::COMP;
-    node.durationNs = durationNs;
-    node.numOps = numOps;
-    node.bytes = tensorBytes;
-    return AddNode(node, name, deps.begin(), deps.size());
+    return AddCompute(name, durationNs, numOps, tensorBytes, std::vector<uint32_t>(deps));
 }
 
 uint32_t
