@@ -6,6 +6,7 @@
 // oversubscribed fat tree, soft and hard faults, the DGX A100 bus bandwidth, per-step latency,
 // the message volume of every algorithm, and bad requests.
 
+#include "network-test-spec.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-engine.h"
 #include "ns3/collective-probe.h"
@@ -23,28 +24,6 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
-
-/** \return a one-dimension network spec (wire efficiency 1) */
-NetworkSpec
-OneDimension(TopologyKind kind,
-             uint32_t size,
-             double bandwidthGBps,
-             double latencyNs,
-             const std::string& routing,
-             std::vector<uint32_t> shape = {})
-{
-    NetworkDimensionSpec d;
-    d.name = "net";
-    d.kind = kind;
-    d.size = size;
-    d.shape = shape;
-    d.bandwidthBps = bandwidthGBps * 1e9;
-    d.latencyS = latencyNs * 1e-9;
-    NetworkSpec s;
-    s.dimensions.push_back(d);
-    s.routing = routing;
-    return s;
-}
 
 /** \return the probe's time for one collective */
 double
@@ -113,7 +92,8 @@ class RingClosedFormTestCase : public TestCase
         const double a = 2e-6;
         for (uint32_t n : {4u, 8u, 64u})
         {
-            NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 2000, "dimension-order");
+            NetworkSpec s =
+                OneDimension(TopologyKind::RING, n, 50, 2000).Routing("dimension-order");
             for (uint64_t bytes : {uint64_t(1) << 20, uint64_t(1) << 26, uint64_t(1) << 32})
             {
                 double t = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
@@ -125,7 +105,7 @@ class RingClosedFormTestCase : public TestCase
         // Chunking: every piece of a step crosses the same link, so splitting into c pieces
         // leaves the bandwidth term unchanged and adds up to (c-1) more latencies per step
         // (each piece waits for the previous one's delivery on that link).
-        NetworkSpec s = OneDimension(TopologyKind::RING, 8, 50, 2000, "dimension-order");
+        NetworkSpec s = OneDimension(TopologyKind::RING, 8, 50, 2000).Routing("dimension-order");
         uint64_t bytes = uint64_t(1) << 26;
         double t1 = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 8, "ring", "", 1);
         double t4 = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 8, "ring", "", 4);
@@ -158,7 +138,8 @@ class OversubscriptionTestCase : public TestCase
         double ratios[2] = {1, 4};
         for (int i = 0; i < 2; ++i)
         {
-            NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000, "dimension-order");
+            NetworkSpec s =
+                OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000).Routing("dimension-order");
             s.dimensions[0].leafSize = 4;
             s.dimensions[0].oversubscription = ratios[i];
             times[i] = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 16);
@@ -173,7 +154,7 @@ class OversubscriptionTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ_TOL(
             times[1] / times[0], uplinkBound / hostBound, 0.01 * 3.2, "ratio");
         // ECMP hashing is less even than D-mod-k but must still see the congestion.
-        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000, "ecmp");
+        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 25, 1000).Routing("ecmp");
         s.dimensions[0].leafSize = 4;
         s.dimensions[0].oversubscription = 4;
         NS_TEST_ASSERT_MSG_GT_OR_EQ(RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 16),
@@ -201,7 +182,7 @@ class SoftFaultTestCase : public TestCase
         const double b = 50e9;
         const double a = 1e-6;
         const uint64_t bytes = uint64_t(1) << 28;
-        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000, "shortest-path");
+        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000).Routing("shortest-path");
         double healthy = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
         s.faults.push_back({"gpu3-gpu4", 0.5});
         double degraded = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, n, "ring");
@@ -231,7 +212,8 @@ class HardFaultTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec s = OneDimension(TopologyKind::TORUS, 64, 25, 500, "dimension-order", {8, 8});
+        NetworkSpec s =
+            OneDimension(TopologyKind::TORUS, 64, 25, 500).Shape({8, 8}).Routing("dimension-order");
         const uint64_t bytes = uint64_t(1) << 28;
         double healthy = RunTime(s, CollectiveOp::ALL_TO_ALL, bytes, 8, "direct");
         s.faults.push_back({"gpu0-gpu1", 0});
@@ -312,7 +294,7 @@ class AlgorithmVolumeTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 8, 100, 1000, "shortest-path");
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 8, 100, 1000).Routing("shortest-path");
         Ptr<Topology> t = Topology::Build(s, 8);
         const uint64_t bytes = 8 << 20;
         struct Row
@@ -406,7 +388,7 @@ class ReductionCostTestCase : public TestCase
         const uint32_t n = 8;
         const uint64_t bytes = uint64_t(1) << 28;
         const double rate = 500e9;
-        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000, "dimension-order");
+        NetworkSpec s = OneDimension(TopologyKind::RING, n, 50, 1000).Routing("dimension-order");
         CollectiveProbeConfig c;
         c.op = CollectiveOp::ALL_REDUCE;
         c.bytes = bytes;
@@ -434,7 +416,7 @@ class CollectiveErrorsTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 12, 100, 1000, "shortest-path");
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 12, 100, 1000).Routing("shortest-path");
         NS_TEST_ASSERT_MSG_EQ(
             ThrowsWith(
                 [&]()
@@ -498,7 +480,7 @@ class CollectiveErrorsTestCase : public TestCase
                               true,
                               "unknown op");
         // Unreachable: a ring with two dead links cut in two.
-        NetworkSpec r = OneDimension(TopologyKind::RING, 8, 100, 1000, "shortest-path");
+        NetworkSpec r = OneDimension(TopologyKind::RING, 8, 100, 1000).Routing("shortest-path");
         r.faults.push_back({"gpu1-gpu2", 0});
         r.faults.push_back({"gpu5-gpu6", 0});
         NS_TEST_ASSERT_MSG_EQ(ThrowsWith(

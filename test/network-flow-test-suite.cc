@@ -6,6 +6,7 @@
 // (dumbbell, parking lot), a lone message costs bytes/bandwidth + path latency, link
 // statistics add up, and recomputations are confined to the affected component.
 
+#include "network-test-spec.h"
 #include "ns3/dimension-order-routing.h"
 #include "ns3/flow-network.h"
 #include "ns3/simulator.h"
@@ -20,27 +21,6 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
-
-/** \return a one-dimension network spec */
-NetworkSpec
-OneDimension(TopologyKind kind,
-             uint32_t size,
-             double bandwidthGBps,
-             double latencyNs,
-             std::vector<uint32_t> shape = {})
-{
-    NetworkDimensionSpec d;
-    d.name = "net";
-    d.kind = kind;
-    d.size = size;
-    d.shape = shape;
-    d.bandwidthBps = bandwidthGBps * 1e9;
-    d.latencyS = latencyNs * 1e-9;
-    NetworkSpec s;
-    s.dimensions.push_back(d);
-    s.routing = "dimension-order";
-    return s;
-}
 
 /** \return a flow network over a topology with dimension-order routing */
 Ptr<FlowNetwork>
@@ -128,7 +108,7 @@ class ParkingLotTestCase : public TestCase
     void
     DoRun() override
     {
-        Ptr<Topology> t = Topology::Build(OneDimension(TopologyKind::MESH, 4, 12, 0, {4}), 4);
+        Ptr<Topology> t = Topology::Build(OneDimension(TopologyKind::MESH, 4, 12, 0).Shape({4}), 4);
         Ptr<FlowNetwork> net = MakeNetwork(t);
         std::vector<uint64_t> ids;
         std::vector<double> rates;

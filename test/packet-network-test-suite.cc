@@ -7,6 +7,7 @@
 // at the receiver; packets follow the routing policy's path hop by hop; degraded links run
 // at their reduced rate and dead links are not installed; unreachable pairs are errors.
 
+#include "network-test-spec.h"
 #include "ns3/network-backend-factory.h"
 #include "ns3/packet-network.h"
 #include "ns3/routing-policy.h"
@@ -22,30 +23,6 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
-
-/** \return a one-dimension network spec */
-NetworkSpec
-OneDimension(TopologyKind kind,
-             uint32_t size,
-             double bandwidthGBps,
-             double latencyNs,
-             double switchNs = 0,
-             std::vector<uint32_t> shape = {})
-{
-    NetworkDimensionSpec d;
-    d.name = "net";
-    d.kind = kind;
-    d.size = size;
-    d.shape = shape;
-    d.bandwidthBps = bandwidthGBps * 1e9;
-    d.latencyS = latencyNs * 1e-9;
-    d.switchLatencyS = switchNs * 1e-9;
-    d.wireEfficiency = 0.9;
-    NetworkSpec s;
-    s.dimensions.push_back(d);
-    s.routing = "dimension-order";
-    return s;
-}
 
 /** \brief One message to send at the start. */
 struct Message
@@ -147,7 +124,8 @@ class PacketSingleMessageTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec spec = OneDimension(TopologyKind::SWITCH, 2, 25, 1000, 200);
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 2, 25, 1000).SwitchNs(200).Efficiency(0.9);
         for (uint64_t bytes : {uint64_t(1) << 20, uint64_t(16) << 20})
         {
             Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
@@ -183,7 +161,8 @@ class PacketFramingTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec spec = OneDimension(TopologyKind::SWITCH, 4, 50, 500, 100);
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 4, 50, 500).SwitchNs(100).Efficiency(0.9);
         std::vector<Message> msgs;
         for (uint64_t bytes :
              {0ull, 1ull, 8931ull, 8932ull, 8933ull, 17880ull, 100000ull, 3ull, 1048576ull, 0ull})
@@ -231,7 +210,8 @@ class PacketRoutingTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec spec = OneDimension(TopologyKind::TORUS, 16, 25, 1000, 0, {4, 4});
+        NetworkSpec spec =
+            OneDimension(TopologyKind::TORUS, 16, 25, 1000).Shape({4, 4}).Efficiency(0.9);
         Ptr<Topology> topo = Topology::Build(spec, 16);
         Ptr<RoutingPolicy> dor = RoutingPolicy::Create("dimension-order");
         std::vector<uint32_t> data = dor->Route(*topo, 0, 5, 0);
@@ -280,7 +260,7 @@ class PacketFaultTestCase : public TestCase
     DoRun() override
     {
         const uint64_t bytes = 8 << 20;
-        NetworkSpec ring = OneDimension(TopologyKind::RING, 4, 25, 1000);
+        NetworkSpec ring = OneDimension(TopologyKind::RING, 4, 25, 1000).Efficiency(0.9);
         Outcome healthy = RunMessages(ring, 4, {{0, 1, bytes}});
         NetworkSpec soft = ring;
         soft.faults.push_back({"gpu0-gpu1", 0.5});
@@ -339,7 +319,8 @@ class PacketMultipathTestCase : public TestCase
     void
     DoRun() override
     {
-        NetworkSpec spec = OneDimension(TopologyKind::FAT_TREE, 8, 25, 1000, 100);
+        NetworkSpec spec =
+            OneDimension(TopologyKind::FAT_TREE, 8, 25, 1000).SwitchNs(100).Efficiency(0.9);
         spec.dimensions[0].leafSize = 4;
         spec.routing = "ecmp";
         Ptr<Topology> topo = Topology::Build(spec, 8);
