@@ -6,6 +6,7 @@
 // file, the rank, the node where there is one, and what is wrong; random and mutated bytes
 // never produce anything but a trace or a TraceError.
 
+#include "chakra-test-encoder.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/chakra-trace-writer.h"
 #include "ns3/comm-groups.h"
@@ -24,54 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Field numbers and enum values of Chakra's et_def.proto.
-constexpr int kNodeId = 1;
-constexpr int kNodeName = 2;
-constexpr int kNodeType = 3;
-constexpr int kNodeDataDeps = 5;
-constexpr int kNodeAttr = 10;
-constexpr int kAttrName = 1;
-constexpr int kAttrInt32 = 7;
-constexpr int kAttrInt64 = 9;
-constexpr int kAttrUint64 = 13;
-constexpr int kAttrString = 29;
-constexpr int kCompNode = 4;
-constexpr int kSendNode = 5;
-constexpr int kCollNode = 7;
-
-void
-PutVarint(std::string& s, uint64_t v)
-{
-    while (v >= 0x80)
-    {
-        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
-    }
-    s.push_back(static_cast<char>(v));
-}
-
-void
-PutVarintField(std::string& s, int field, uint64_t v)
-{
-    PutVarint(s, static_cast<uint64_t>(field) << 3);
-    PutVarint(s, v);
-}
-
-void
-PutBytesField(std::string& s, int field, const std::string& b)
-{
-    PutVarint(s, (static_cast<uint64_t>(field) << 3) | 2);
-    PutVarint(s, b.size());
-    s += b;
-}
-
-std::string
-Delimited(const std::string& message)
-{
-    std::string s;
-    PutVarint(s, message.size());
-    return s + message;
-}
+using namespace chakratest;
 
 /// A node message built field by field.
 struct RawNode

@@ -8,6 +8,7 @@
 // trace from another tool (unsorted ids, ctrl_deps, other integer types) loads; sets are
 // written all-or-nothing.
 
+#include "chakra-test-encoder.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/chakra-trace-writer.h"
 #include "ns3/execution-trace.h"
@@ -29,32 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Field numbers of MLCommons Chakra's schema/protobuf/et_def.proto, written out here so that
-// the check does not depend on our own .proto.
-constexpr int kMetaVersion = 1;
-constexpr int kMetaAttr = 2;
-constexpr int kNodeId = 1;
-constexpr int kNodeName = 2;
-constexpr int kNodeType = 3;
-constexpr int kNodeCtrlDeps = 4;
-constexpr int kNodeDataDeps = 5;
-constexpr int kNodeDurationMicros = 7;
-constexpr int kNodeInputs = 8;
-constexpr int kNodeAttr = 10;
-constexpr int kAttrName = 1;
-constexpr int kAttrInt32 = 7;
-constexpr int kAttrInt64 = 9;
-constexpr int kAttrUint64 = 13;
-constexpr int kAttrBool = 27;
-constexpr int kAttrString = 29;
-// NodeType and CollectiveCommType values of the same schema.
-constexpr int kCompNode = 4;
-constexpr int kSendNode = 5;
-constexpr int kRecvNode = 6;
-constexpr int kCollNode = 7;
-constexpr int kAllReduce = 0;
-constexpr int kAllGather = 2;
-constexpr int kReduceScatter = 7;
+using namespace chakratest;
 
 /// A fresh scratch directory, removed by the destructor.
 class ScratchDir
@@ -255,60 +231,6 @@ DecodePacked(const std::string& bytes)
         values.push_back(v);
     }
     return values;
-}
-
-// --- a hand-written encoder, standing in for "another tool" ---
-
-void
-PutVarint(std::string& s, uint64_t v)
-{
-    while (v >= 0x80)
-    {
-        s.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
-    }
-    s.push_back(static_cast<char>(v));
-}
-
-void
-PutVarintField(std::string& s, int field, uint64_t v)
-{
-    PutVarint(s, static_cast<uint64_t>(field) << 3);
-    PutVarint(s, v);
-}
-
-void
-PutBytesField(std::string& s, int field, const std::string& b)
-{
-    PutVarint(s, (static_cast<uint64_t>(field) << 3) | 2);
-    PutVarint(s, b.size());
-    s += b;
-}
-
-std::string
-IntAttr(const std::string& name, int valueField, uint64_t v)
-{
-    std::string a;
-    PutBytesField(a, kAttrName, name);
-    PutVarintField(a, valueField, v);
-    return a;
-}
-
-std::string
-StringAttr(const std::string& name, const std::string& v)
-{
-    std::string a;
-    PutBytesField(a, kAttrName, name);
-    PutBytesField(a, kAttrString, v);
-    return a;
-}
-
-std::string
-Delimited(const std::string& message)
-{
-    std::string s;
-    PutVarint(s, message.size());
-    return s + message;
 }
 
 } // namespace
