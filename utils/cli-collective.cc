@@ -206,7 +206,7 @@ RunCollectiveCommand(int argc, char** argv)
                  "with the copy, as NCCL's kernels do)",
                  reduceGBps);
     cmd.AddValue("json", "print one JSON object", json);
-    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
+    cmd.AddValue("backend", "network backend: flow or packet", backend);
     CheckOptions(argc,
                  argv,
                  {"hardware",

@@ -87,13 +87,8 @@ JobOptions::AddTo(CommandLine& cmd)
 {
     for (const auto& o : kOptions)
     {
-        m_values[o.name] = o.fallback;
-        std::string help = o.help;
-        if (*o.fallback)
-        {
-            help += std::string(" [") + o.fallback + "]";
-        }
-        cmd.AddValue(o.name, help, m_values[o.name]);
+        m_values[o.name] = o.fallback; // CommandLine prints it as the default
+        cmd.AddValue(o.name, o.help, m_values[o.name]);
     }
 }
 

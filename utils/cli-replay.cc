@@ -29,10 +29,10 @@ RunReplayCommand(int argc, char** argv)
     cmd.Usage("Replays a Chakra execution-trace set (PREFIX.<rank>.et, ours or another tool's) on "
               "the cluster network of a hardware file and prints the timing report.");
     cmd.AddValue("trace", "trace prefix: files PREFIX.<rank>.et", trace);
-    cmd.AddValue("hardware", "hardware preset name or YAML file [a100-sxm-80gb]", hardware);
+    cmd.AddValue("hardware", "hardware preset name or YAML file", hardware);
     cmd.AddValue(
         "comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", commGroups);
-    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
+    cmd.AddValue("backend", "network backend: flow or packet", backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     CheckOptions(argc, argv, {"trace", "hardware", "comm-groups", "backend", "routing", "json"});

@@ -33,12 +33,12 @@ RunRunCommand(int argc, char** argv)
               "one inference request) by replaying every rank's operator graph on the cluster "
               "network, with the memory verdict and a breakdown.");
     job.AddTo(cmd);
-    cmd.AddValue("backend", "network backend: flow or packet [flow]", backend);
+    cmd.AddValue("backend", "network backend: flow or packet", backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     cmd.AddValue("symmetry",
                  "replay one rank per set of symmetric copies (exact on symmetric networks; "
-                 "false replays every rank) [true]",
+                 "false replays every rank)",
                  symmetry);
     cmd.AddValue("out", "also write the traces and report.json to this directory", out);
     auto names = job.Names();

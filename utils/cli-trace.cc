@@ -30,7 +30,7 @@ RunTraceCommand(int argc, char** argv)
               "execution traces: DIR/PREFIX.<rank>.et and DIR/PREFIX.comm_groups.json.");
     job.AddTo(cmd);
     cmd.AddValue("out", "directory to write the traces to (created if missing)", out);
-    cmd.AddValue("prefix", "file name prefix [trace]", prefix);
+    cmd.AddValue("prefix", "file name prefix", prefix);
     cmd.AddValue("gzip", "gzip-compress the .et files", gzip);
     auto names = job.Names();
     names.insert(names.end(), {"out", "prefix", "gzip"});
