@@ -182,6 +182,7 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     report.computeS = critical.computeS;
     report.bubbleS = critical.bubbleS;
     report.exposedCommS = critical.exposedCommS;
+    report.criticalRank = result.criticalRank;
     report.gpus = job.GetRankCount();
     report.backend = m_backend;
 }
@@ -200,6 +201,32 @@ RapidLlmHelper::Run()
     report.memory = memory.worst;
     report.capacityBytes = memory.capacity;
     Execute(ReplayJob::FromWorkload(w), report);
+    // Where the critical rank's compute time goes, from its graph.
+    report.haveComputeKinds = true;
+    for (const auto& n : w.GraphOf(report.criticalRank).nodes)
+    {
+        if (n.kind != WorkNodeKind::COMPUTE)
+        {
+            continue;
+        }
+        switch (n.op.type)
+        {
+            case OpType::GEMM:
+                report.gemmS += n.durationS;
+                break;
+            case OpType::ATTENTION_FWD:
+            case OpType::ATTENTION_BWD:
+            case OpType::ATTENTION_SCORES:
+            case OpType::DECODE_ATTENTION:
+                report.attentionS += n.durationS;
+                break;
+            case OpType::OPTIMIZER:
+                report.optimizerS += n.durationS;
+                break;
+            default:
+                report.elementwiseS += n.durationS;
+        }
+    }
     if (m_run.mode == RunMode::TRAINING)
     {
         // Megatron-LM counts the FLOPs of what runs, recomputation included; MFU counts the

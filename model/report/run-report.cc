@@ -48,6 +48,16 @@ RunReport::ToJson() const
         .Value("exposed_communication", exposedCommS)
         .Value("pipeline_bubble", bubbleS)
         .EndObject();
+    if (haveComputeKinds)
+    {
+        out.BeginObject("compute_by_kind_s")
+            .Value("gemm", gemmS)
+            .Value("attention", attentionS)
+            .Value("elementwise", elementwiseS)
+            .Value("optimizer", optimizerS)
+            .EndObject();
+    }
+    out.Value("critical_rank", criticalRank);
     out.Value("gpus", gpus).Value("backend", backend).Value("wall_time_s", wallTimeS);
     out.EndObject();
     return out.Str();
@@ -83,6 +93,13 @@ RunReport::ToText() const
     text += line("compute", num("%.4f s", computeS));
     text += line("exposed communication", num("%.4f s", exposedCommS));
     text += line("pipeline bubble", num("%.4f s", bubbleS));
+    if (haveComputeKinds)
+    {
+        text += line("compute by kind",
+                     num("gemm %.4f s, ", gemmS) + num("attention %.4f s, ", attentionS)
+                         + num("element-wise %.4f s, ", elementwiseS)
+                         + num("optimizer %.4f s", optimizerS));
+    }
     if (haveMemory)
     {
         text += line("peak memory per GPU",

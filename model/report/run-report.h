@@ -34,6 +34,12 @@ struct RunReport
     double computeS = 0;           //!< critical rank: compute stream busy
     double exposedCommS = 0;       //!< critical rank: waiting on communication
     double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
+    uint32_t criticalRank = 0;     //!< the rank that finishes last
+    bool haveComputeKinds = false; //!< whether the compute split below is known
+    double gemmS = 0;              //!< critical rank: GEMM kernels
+    double attentionS = 0;         //!< critical rank: attention kernels
+    double elementwiseS = 0;       //!< critical rank: norms, activations, embedding, loss, ...
+    double optimizerS = 0;         //!< critical rank: optimizer step
     uint32_t gpus = 0;             //!< GPUs in the job
     std::string backend = "flow";  //!< network backend
     double wallTimeS = 0;          //!< wall-clock time of the prediction
