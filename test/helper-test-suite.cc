@@ -1,0 +1,155 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// RapidLlmHelper: the report a run gives (the fields scripts rely on, and how they relate), the
+// trace sources, and replaying written traces through the helper.
+
+#include "ns3/boolean.h"
+#include "ns3/rapid-llm-helper.h"
+#include "ns3/string.h"
+#include "ns3/test.h"
+
+#include <cmath>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+uint64_t g_ended = 0; //!< operators ended, counted by the trace sink
+
+void
+CountEnd(uint32_t rank, uint32_t node, const std::string& name)
+{
+    ++g_ended;
+}
+
+/** A small GPT on two DGX A100 nodes. */
+Ptr<RapidLlmHelper>
+SmallJob(RunSpec run)
+{
+    Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+    h->Load("gpt-1.7b", "a100-sxm-80gb");
+    ModelSpec m = h->GetModel();
+    m.layers = 4;
+    h->SetModel(m);
+    h->SetRun(run);
+    return h;
+}
+} // namespace
+
+/** \brief A training run's report: fields present and consistent with each other. */
+class TrainingReportTestCase : public TestCase
+{
+  public:
+    TrainingReportTestCase()
+        : TestCase("training report fields agree with each other")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.pp = 2;
+        run.parallel.dp = 4;
+        run.globalBatch = 16;
+        run.sequence = 512;
+        Ptr<RapidLlmHelper> h = SmallJob(run);
+        g_ended = 0;
+        h->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&CountEnd));
+        RunReport r = h->Run();
+        NS_TEST_ASSERT_MSG_GT(r.stepTimeS, 0, "a step takes time");
+        NS_TEST_EXPECT_MSG_EQ(r.gpus, 16, "gpus");
+        NS_TEST_EXPECT_MSG_GT(g_ended, 0, "the OperatorEnd trace source fired");
+        // One compute stream: its busy time is the sum of the rank's kernels.
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.gemmS + r.attentionS + r.elementwiseS + r.optimizerS,
+                                  r.computeS,
+                                  1e-6,
+                                  "compute by kind adds up");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.computeS + r.exposedCommS + r.bubbleS,
+                                  r.stepTimeS,
+                                  1e-9,
+                                  "the breakdown covers the critical rank's step");
+        // TFLOP/s per GPU is the graph's FLOPs (Megatron-LM's formula) over GPUs and time.
+        Workload w = h->BuildWorkload();
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.tflopsPerGpu, w.TotalModelFlops() / (16 * r.stepTimeS) / 1e12, 1e-6, "tflops");
+        NS_TEST_EXPECT_MSG_GT(r.mfu, 0.05, "mfu");
+        NS_TEST_EXPECT_MSG_LT(r.mfu, 1.0, "mfu");
+        NS_TEST_EXPECT_MSG_EQ(r.feasible, true, "fits");
+        std::string json = r.ToJson();
+        for (const char* key : {"\"mode\"",
+                                "\"feasible\"",
+                                "\"step_time_s\"",
+                                "\"tflops_per_gpu\"",
+                                "\"mfu\"",
+                                "\"peak_bytes\"",
+                                "\"capacity_bytes\"",
+                                "\"weights\"",
+                                "\"gradients\"",
+                                "\"optimizer\"",
+                                "\"activations\"",
+                                "\"kv_cache\"",
+                                "\"breakdown_s\"",
+                                "\"compute\"",
+                                "\"exposed_communication\"",
+                                "\"pipeline_bubble\"",
+                                "\"gpus\"",
+                                "\"backend\"",
+                                "\"wall_time_s\""})
+        {
+            NS_TEST_EXPECT_MSG_NE(json.find(key), std::string::npos, key);
+        }
+        // The same job replayed in full gives the same step (the symmetry reduction is exact
+        // here).
+        Ptr<RapidLlmHelper> full = SmallJob(run);
+        full->SetAttribute("Symmetry", BooleanValue(false));
+        NS_TEST_EXPECT_MSG_EQ_TOL(full->Run().stepTimeS / r.stepTimeS, 1.0, 1e-9, "symmetry");
+    }
+};
+
+/** \brief An inference run: first token, then equal decode steps. */
+class InferenceReportTestCase : public TestCase
+{
+  public:
+    InferenceReportTestCase()
+        : TestCase("inference report: time to first token and per output token")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.parallel.tp = 2;
+        run.batch = 2;
+        run.promptTokens = 256;
+        run.generatedTokens = 8;
+        RunReport r = SmallJob(run)->Run();
+        NS_TEST_ASSERT_MSG_GT(r.ttftS, 0, "prefill takes time");
+        NS_TEST_EXPECT_MSG_LT(r.ttftS, r.stepTimeS, "first token before the end");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS * 7 + r.ttftS, r.stepTimeS, 1e-9, "tpot");
+        NS_TEST_EXPECT_MSG_GT(r.memory.kvCache, 0, "a KV cache");
+        std::string json = r.ToJson();
+        NS_TEST_EXPECT_MSG_NE(json.find("\"ttft_s\""), std::string::npos, "ttft_s");
+        NS_TEST_EXPECT_MSG_NE(json.find("\"tpot_s\""), std::string::npos, "tpot_s");
+        NS_TEST_EXPECT_MSG_EQ(json.find("\"mfu\""), std::string::npos, "no mfu for inference");
+    }
+};
+
+/** \brief The helper test suite. */
+class HelperTestSuite : public TestSuite
+{
+  public:
+    HelperTestSuite()
+        : TestSuite("rapid-llm-helper", UNIT)
+    {
+        AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
+        AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
+    }
+};
+
+static HelperTestSuite g_helperTestSuite; //!< registers the suite
