@@ -33,7 +33,9 @@ namespace rapidllm {
  *   h->SetRun(run);                     // layout, batch, recomputation
  *   RunReport report = h->Run();        // report.stepTimeS, report.ToJson()
  * \endcode
- * The trace sources OperatorStart and OperatorEnd fire for every node of every rank.
+ * The trace sources OperatorStart and OperatorEnd fire for every node of every replayed rank:
+ * with Symmetry (the default) that is one rank per set of symmetric copies; set it false to see
+ * every rank.
  */
 class RapidLlmHelper : public Object
 {

@@ -3,7 +3,8 @@
  */
 
 // A scenario script: predicts one training iteration of a GPT model on DGX A100 nodes with the
-// RapidLlmHelper, counts the operators it ran through a trace source, and prints the report.
+// RapidLlmHelper, counts the operators it ran through a trace source (of the replayed ranks: one
+// per set of symmetric copies unless --symmetry=false), and prints the report.
 //
 //   build/bin/rapid-llm-scenario --model=gpt-1.7b --tp=1 --dp=32 --mbs=16 --gbs=512
 
@@ -36,6 +37,7 @@ main(int argc, char** argv)
     uint32_t dp = 32;
     uint32_t mbs = 16;
     uint32_t gbs = 512;
+    bool symmetry = true;
     CommandLine cmd(__FILE__);
     cmd.AddValue("model", "model preset or YAML file", model);
     cmd.AddValue("hardware", "hardware preset or YAML file", hardware);
@@ -44,10 +46,12 @@ main(int argc, char** argv)
     cmd.AddValue("dp", "data parallel degree", dp);
     cmd.AddValue("mbs", "micro-batch size", mbs);
     cmd.AddValue("gbs", "global batch size", gbs);
+    cmd.AddValue("symmetry", "replay one rank per set of symmetric copies", symmetry);
     cmd.Parse(argc, argv);
 
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
     helper->SetAttribute("Backend", StringValue("flow"));
+    helper->SetAttribute("Symmetry", BooleanValue(symmetry));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&OperatorEnded));
     try
     {
