@@ -50,10 +50,7 @@ RunMemoryCommand(int argc, char** argv)
         JsonWriter out;
         out.BeginObject();
         out.Value("feasible", report.feasible);
-        if (!report.feasible)
-        {
-            out.Value("reason", report.reason);
-        }
+        out.Value("reason", report.reason); // empty when the job fits
         out.Value("peak_bytes", m.peak)
             .Value("capacity_bytes", report.capacity)
             .Value("weights", m.weights)
