@@ -140,6 +140,70 @@ class InferenceReportTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Every parallel axis runs end to end through the real compute model and network:
+ * context parallelism (ring attention), experts, sequence parallelism, ZeRO-3, interleaving.
+ */
+class LayoutsEndToEndTestCase : public TestCase
+{
+  public:
+    LayoutsEndToEndTestCase()
+        : TestCase("every parallel axis runs end to end")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        struct Case
+        {
+            const char* what;
+            const char* model;
+            RunSpec run;
+        };
+
+        std::vector<Case> cases;
+        RunSpec cp;
+        cp.parallel.cp = 4;
+        cp.parallel.dp = 2;
+        cp.globalBatch = 4;
+        cp.sequence = 4096;
+        cases.push_back({"context parallel (ring attention)", "llama3-8b", cp});
+        RunSpec ep;
+        ep.parallel.tp = 2;
+        ep.parallel.dp = 4;
+        ep.parallel.ep = 4;
+        ep.globalBatch = 8;
+        ep.sequence = 1024;
+        cases.push_back({"experts", "mixtral-8x7b", ep});
+        RunSpec sp;
+        sp.parallel.tp = 4;
+        sp.parallel.pp = 2;
+        sp.parallel.dp = 2;
+        sp.parallel.virtualStages = 2;
+        sp.parallel.sequenceParallel = true;
+        sp.parallel.zeroStage = 3;
+        sp.recompute = Recompute::SELECTIVE;
+        sp.flashAttention = false;
+        sp.globalBatch = 8;
+        sp.sequence = 1024;
+        cases.push_back({"sequence parallel, ZeRO-3, interleaved, selective", "gpt-7.5b", sp});
+        for (auto& c : cases)
+        {
+            Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+            h->Load(c.model, "h100-sxm-80gb");
+            ModelSpec m = h->GetModel();
+            m.layers = 4;
+            h->SetModel(m);
+            h->SetRun(c.run);
+            RunReport r = h->Run();
+            NS_TEST_EXPECT_MSG_GT(r.stepTimeS, 0, c.what);
+            NS_TEST_EXPECT_MSG_GT(r.mfu, 0.01, c.what);
+            NS_TEST_EXPECT_MSG_LT(r.mfu, 1.0, c.what);
+        }
+    }
+};
+
 /** \brief The helper test suite. */
 class HelperTestSuite : public TestSuite
 {
@@ -149,6 +213,7 @@ class HelperTestSuite : public TestSuite
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
+        AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
     }
 };
 

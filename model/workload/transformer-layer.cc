@@ -206,7 +206,7 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
     // Ring attention (Liu et al. 2023; Megatron-LM context parallelism): each of the cp steps
     // attends the local queries to one K/V block while the next block travels around the ring.
     // With the load-balanced split of the sequence into 2 cp chunks, the local block is causal
-    // and each remote block needs half of its scores.
+    // and each remote block needs half of its scores (half the queries against the whole block).
     const uint64_t kvBytes = 2 * eb * m_batch * m_tokens * s.kvHeads * s.headDim;
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
@@ -223,8 +223,8 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
                           s.heads,
                           s.kvHeads,
                           s.headDim,
-                          m_tokens,
                           step == 0 ? m_tokens : m_tokens / 2,
+                          m_tokens,
                           step == 0,
                           dt),
             step == 0 ? keptActs + (keepActs ? int64_t(4 * m_batch * s.heads * m_tokens) : 0) : 0);
@@ -273,8 +273,8 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
                                         s.heads,
                                         s.kvHeads,
                                         s.headDim,
-                                        m_tokens,
                                         step == 0 ? m_tokens : m_tokens / 2,
+                                        m_tokens,
                                         step == 0,
                                         dt);
         op.backward = true;
