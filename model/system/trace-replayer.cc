@@ -299,9 +299,20 @@ TraceReplayer::Complete(uint32_t rank, uint32_t node)
     {
         m_opEnd(rank, node, s.graph->GetName(node));
     }
-    const uint8_t cause = type == TraceNodeType::COMP        ? kCauseCompute
-                          : type == TraceNodeType::COMM_RECV ? kCauseReceive
-                                                             : kCauseCommunication;
+    uint8_t cause = type == TraceNodeType::COMP        ? kCauseCompute
+                    : type == TraceNodeType::COMM_RECV ? kCauseReceive
+                                                       : kCauseCommunication;
+    const ParallelLayout* layout = m_job->GetLayout();
+    if (cause == kCauseReceive && layout)
+    {
+        // Only waits on another pipeline stage are bubble; a context-parallel ring's receive is
+        // communication. (Trace sets carry no layout: every receive counts as pipeline.)
+        const uint32_t peer = m_job->BindPeer(rank, s.graph->GetNode(node).commSrc);
+        if (layout->Stage(peer) == layout->Stage(rank))
+        {
+            cause = kCauseCommunication;
+        }
+    }
     for (uint32_t child : s.graph->GetChildren(node))
     {
         if (--s.waiting[child] == 0)
