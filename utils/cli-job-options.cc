@@ -103,6 +103,25 @@ JobOptions::Names() const
     return names;
 }
 
+std::vector<char*>
+JobOptions::WithFlagValues(int argc, char** argv)
+{
+    m_args.assign(argv, argv + argc);
+    for (auto& arg : m_args)
+    {
+        if (arg == "--sp" || arg == "--fsdp")
+        {
+            arg += "=true";
+        }
+    }
+    std::vector<char*> args;
+    for (auto& arg : m_args)
+    {
+        args.push_back(arg.data());
+    }
+    return args;
+}
+
 bool
 JobOptions::Count(const std::string& name, uint32_t minimum, uint32_t& out) const
 {

@@ -31,6 +31,14 @@ class JobOptions
     /** \return the option names, for CheckOptions */
     std::vector<std::string> Names() const;
 
+    /**
+     * \brief The arguments with the on/off options given bare (--sp, --fsdp) spelled out as
+     * --sp=true, so that both forms work. The returned pointers live as long as this object.
+     * \param argc argument count \param argv arguments
+     * \return the arguments to parse
+     */
+    std::vector<char*> WithFlagValues(int argc, char** argv);
+
     /** \brief Loads the specs and validates the layout; throws SpecError naming the option. */
     void Resolve();
 
@@ -43,6 +51,7 @@ class JobOptions
     bool Count(const std::string& name, uint32_t minimum, uint32_t& out) const;
 
     std::map<std::string, std::string> m_values; //!< option name -> text
+    std::vector<std::string> m_args;             //!< storage for WithFlagValues
 };
 
 } // namespace rapidllm

@@ -38,8 +38,9 @@ RunMemoryCommand(int argc, char** argv)
     cmd.AddValue("json", "print one JSON object (the rank with the highest peak)", json);
     auto names = job.Names();
     names.push_back("json");
-    CheckOptions(argc, argv, names);
-    cmd.Parse(argc, argv);
+    auto args = job.WithFlagValues(argc, argv);
+    CheckOptions(static_cast<int>(args.size()), args.data(), names);
+    cmd.Parse(static_cast<int>(args.size()), args.data());
     job.Resolve();
 
     Workload w = Workload::Build(job.model, job.run);

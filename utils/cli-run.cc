@@ -43,8 +43,9 @@ RunRunCommand(int argc, char** argv)
     cmd.AddValue("out", "also write the traces and report.json to this directory", out);
     auto names = job.Names();
     names.insert(names.end(), {"backend", "routing", "json", "out", "symmetry"});
-    CheckOptions(argc, argv, names);
-    cmd.Parse(argc, argv);
+    auto args = job.WithFlagValues(argc, argv);
+    CheckOptions(static_cast<int>(args.size()), args.data(), names);
+    cmd.Parse(static_cast<int>(args.size()), args.data());
     job.Resolve();
 
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();

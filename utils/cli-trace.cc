@@ -34,8 +34,9 @@ RunTraceCommand(int argc, char** argv)
     cmd.AddValue("gzip", "gzip-compress the .et files", gzip);
     auto names = job.Names();
     names.insert(names.end(), {"out", "prefix", "gzip"});
-    CheckOptions(argc, argv, names);
-    cmd.Parse(argc, argv);
+    auto args = job.WithFlagValues(argc, argv);
+    CheckOptions(static_cast<int>(args.size()), args.data(), names);
+    cmd.Parse(static_cast<int>(args.size()), args.data());
     if (out.empty())
     {
         throw SpecError("command line", "--out", "missing: give the directory to write to");
