@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "spec-error-check.h"
 
 #include <cmath>
 #include <map>
@@ -43,30 +44,6 @@ RunTime(const NetworkSpec& spec,
     c.routing = routing;
     c.chunks = chunks;
     return RunCollectiveProbe(spec, c).timeS;
-}
-
-/** \return true if f throws a SpecError containing every needle */
-template<typename F>
-bool
-ThrowsWith(F f, const std::vector<std::string>& needles)
-{
-    try
-    {
-        f();
-    }
-    catch (const SpecError& e)
-    {
-        std::string what = e.what();
-        for (const auto& n : needles)
-        {
-            if (what.find(n) == std::string::npos)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-    return false;
 }
 
 } // namespace

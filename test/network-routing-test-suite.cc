@@ -12,6 +12,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "spec-error-check.h"
 
 #include <set>
 
@@ -32,30 +33,6 @@ Dim(const std::string& name, TopologyKind kind, uint32_t size, std::vector<uint3
     d.bandwidthBps = 10e9;
     d.latencyS = 1e-6;
     return d;
-}
-
-/** \return true if evaluating f throws a SpecError whose message contains every needle */
-template<typename F>
-bool
-ThrowsWith(F f, const std::vector<std::string>& needles)
-{
-    try
-    {
-        f();
-    }
-    catch (const SpecError& e)
-    {
-        std::string what = e.what();
-        for (const auto& n : needles)
-        {
-            if (what.find(n) == std::string::npos)
-            {
-                return false;
-            }
-        }
-        return true;
-    }
-    return false;
 }
 
 } // namespace

@@ -1,0 +1,46 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SPEC_ERROR_CHECK_H
+#define RAPIDLLM_SPEC_ERROR_CHECK_H
+
+#include "ns3/spec-error.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \brief For error-path tests: whether evaluating \p f throws a SpecError whose message
+ * contains every one of \p needles.
+ */
+template<typename F>
+bool
+ThrowsWith(F f, const std::vector<std::string>& needles)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        std::string what = e.what();
+        for (const auto& n : needles)
+        {
+            if (what.find(n) == std::string::npos)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+    return false;
+}
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SPEC_ERROR_CHECK_H
