@@ -143,9 +143,9 @@ RapidLlmHelper::OnOperatorStart(uint32_t rank, uint32_t node, const std::string&
 void
 RapidLlmHelper::OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name)
 {
-    if (name.compare(0, 8, "prefill.") == 0)
+    if (name == m_firstTokenOp)
     {
-        m_prefillEnd = std::max(m_prefillEnd, Simulator::Now().GetSeconds());
+        m_firstTokenEnd = std::max(m_firstTokenEnd, Simulator::Now().GetSeconds());
     }
     m_opEnd(rank, node, name);
 }
@@ -160,7 +160,8 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
                                          MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
     replayer->TraceConnectWithoutContext("OperatorEnd",
                                          MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
-    m_prefillEnd = 0;
+    m_firstTokenEnd = 0;
+    m_firstTokenOp = m_run.firstTokenFromPrefill ? "prefill.mb0.sample" : "decode.mb1.sample";
     // A binary heap keeps the event queue in one array: no allocation per event (the default
     // map scheduler allocates a node for each), which matters at millions of events.
     ObjectFactory scheduler;
@@ -250,9 +251,9 @@ RapidLlmHelper::Run()
     }
     else
     {
-        report.ttftS = m_prefillEnd;
+        report.ttftS = m_firstTokenEnd;
         report.tpotS = m_run.generatedTokens > 1
-                           ? (report.stepTimeS - m_prefillEnd) / (m_run.generatedTokens - 1)
+                           ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
                            : 0;
     }
     report.wallTimeS =

@@ -94,13 +94,14 @@ class RapidLlmHelper : public Object
     void OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name);
     void OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name);
 
-    ModelSpec m_model;       //!< the model
-    HardwareSpec m_hardware; //!< the machine
-    RunSpec m_run;           //!< the settings
-    std::string m_backend;   //!< attribute Backend
-    std::string m_routing;   //!< attribute Routing ("" = the hardware file's)
-    bool m_symmetry = true;  //!< attribute Symmetry
-    double m_prefillEnd = 0; //!< latest end of a prefill node (inference)
+    ModelSpec m_model;          //!< the model
+    HardwareSpec m_hardware;    //!< the machine
+    RunSpec m_run;              //!< the settings
+    std::string m_backend;      //!< attribute Backend
+    std::string m_routing;      //!< attribute Routing ("" = the hardware file's)
+    bool m_symmetry = true;     //!< attribute Symmetry
+    std::string m_firstTokenOp; //!< inference: the sampling node that yields the first token
+    double m_firstTokenEnd = 0; //!< inference: when the last rank finished that node
 
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end

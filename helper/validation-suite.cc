@@ -63,6 +63,7 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
         run.recompute = Recompute::FULL;
         run.flashAttention = false; // 2021: unfused softmax attention
         run.overlapGradReduce = t.Text(i, "grad_reduce") == "overlap";
+        run.overlapTpReduce = t.Text(i, "tp_reduce") == "overlap";
         const auto perVirtual = static_cast<uint32_t>(t.Number(i, "layers_per_virtual_stage"));
         if (perVirtual > 0)
         {
@@ -94,6 +95,7 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
         run.batch = static_cast<uint32_t>(t.Number(i, "batch"));
         run.promptTokens = static_cast<uint32_t>(t.Number(i, "prompt"));
         run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
+        run.firstTokenFromPrefill = t.Text(i, "first_token_pass") == "prefill";
         if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
         {
             continue;

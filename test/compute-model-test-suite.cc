@@ -28,8 +28,9 @@ ModelOf(const std::string& preset)
 }
 } // namespace
 
-/** \brief A big square GEMM reaches 250-300 TFLOP/s on A100 and is compute bound; M = 1 reads
- * the weights once and is HBM bound. H100 reaches 600-750 TFLOP/s. */
+/** \brief A big square GEMM reaches 220-268 TFLOP/s on A100 (the larger Llama-2 GEMMs Vidur
+ * profiled run at 231-241; 267.9 is the best shape of a cuBLAS search) and is compute bound;
+ * M = 1 reads the weights once and is HBM bound. H100 reaches 600-750 TFLOP/s. */
 class GemmRooflineTestCase : public TestCase
 {
   public:
@@ -44,8 +45,8 @@ class GemmRooflineTestCase : public TestCase
         auto a100 = ModelOf("a100-sxm-80gb");
         OperatorCost big = a100->Gemm(16384, 16384, 16384, DataType::BF16);
         NS_TEST_ASSERT_MSG_EQ(big.bound, BoundLevel::COMPUTE, "16384^3 must be compute bound");
-        NS_TEST_ASSERT_MSG_GT(big.FlopRate(), 250e12, "A100 16384^3 below 250 TFLOP/s");
-        NS_TEST_ASSERT_MSG_LT(big.FlopRate(), 300e12, "A100 16384^3 above 300 TFLOP/s");
+        NS_TEST_ASSERT_MSG_GT(big.FlopRate(), 220e12, "A100 16384^3 below 220 TFLOP/s");
+        NS_TEST_ASSERT_MSG_LT(big.FlopRate(), 268e12, "A100 16384^3 above the best cuBLAS shape");
         NS_TEST_ASSERT_MSG_EQ_TOL(big.flops, 2.0 * std::pow(16384.0, 3), 1.0, "FLOPs = 2mnk");
         NS_TEST_ASSERT_MSG_GT(big.smUtilization, 0.99, "75.85 waves leave little idle time");
         // Traffic ordering: shared memory sees the most bytes, HBM the fewest but at least the

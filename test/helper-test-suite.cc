@@ -141,6 +141,70 @@ class InferenceReportTestCase : public TestCase
 };
 
 /**
+ * \brief Engine semantics of the first token: sampled by the prefill, or (TurboMind) by a first
+ * decode step after a prefill of all but the last prompt token; with and without a pipeline.
+ */
+class FirstTokenPassTestCase : public TestCase
+{
+  public:
+    FirstTokenPassTestCase()
+        : TestCase("inference: first token from the prefill or from a first decode step")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (uint32_t pp : {1u, 2u})
+        {
+            RunSpec run;
+            run.mode = RunMode::INFERENCE;
+            run.parallel.pp = pp;
+            run.batch = 4;
+            run.promptTokens = 512;
+            run.generatedTokens = 16;
+            RunReport prefill = SmallJob(run)->Run();
+            run.firstTokenFromPrefill = false;
+            RunReport decode = SmallJob(run)->Run();
+            const std::string at = " (pp " + std::to_string(pp) + ")";
+            // One more decode step before the first token, one prompt token less to prefill;
+            // with a pipeline the first stage starts that step while the last still prefills.
+            NS_TEST_EXPECT_MSG_GT(decode.ttftS, prefill.ttftS + 0.5 * prefill.tpotS / pp, at);
+            NS_TEST_EXPECT_MSG_LT(decode.ttftS, prefill.ttftS + 1.5 * prefill.tpotS, at);
+            NS_TEST_EXPECT_MSG_EQ_TOL(decode.tpotS / prefill.tpotS, 1.0, 0.02, at);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                decode.tpotS * 15 + decode.ttftS, decode.stepTimeS, 1e-9, "tpot" + at);
+        }
+    }
+};
+
+/** \brief A blocking TP reduction (Megatron-LM 2021) exposes what overlapping hides. */
+class TpReduceTestCase : public TestCase
+{
+  public:
+    TpReduceTestCase()
+        : TestCase("training: blocking TP input-gradient reduction is slower than overlapped")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.parallel.tp = 4;
+        run.globalBatch = 2;
+        run.microBatch = 2;
+        run.sequence = 1024;
+        RunReport overlap = SmallJob(run)->Run();
+        run.overlapTpReduce = false;
+        RunReport blocking = SmallJob(run)->Run();
+        NS_TEST_EXPECT_MSG_EQ_TOL(blocking.computeS, overlap.computeS, 1e-12, "same kernels");
+        NS_TEST_EXPECT_MSG_GT(blocking.exposedCommS, overlap.exposedCommS, "more exposed");
+        NS_TEST_EXPECT_MSG_GT(blocking.stepTimeS, overlap.stepTimeS, "slower");
+    }
+};
+
+/**
  * \brief Every parallel axis runs end to end through the real compute model and network:
  * context parallelism (ring attention), experts, sequence parallelism, ZeRO-3, interleaving.
  */
@@ -213,6 +277,8 @@ class HelperTestSuite : public TestSuite
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
+        AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
+        AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
     }
 };

@@ -131,6 +131,8 @@ class WorkloadTraceTestCase : public TestCase
         d.promptTokens = 32;
         d.generatedTokens = 4;
         Check(gpt, d, "inference");
+        d.firstTokenFromPrefill = false;
+        Check(gpt, d, "inference, first token from a decode step");
     }
 };
 

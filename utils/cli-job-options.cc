@@ -40,9 +40,16 @@ const Option kOptions[] = {
     {"batch", "inference: concurrent sequences", "1"},
     {"prompt", "inference: prompt tokens", "128"},
     {"gen", "inference: generated tokens", "128"},
+    {"first-token",
+     "inference: the pass that samples the first token: prefill, or decode (a first decode step "
+     "after a prefill of all but the last prompt token, as TurboMind)",
+     "prefill"},
     {"dtype", "compute type: fp32, tf32, fp16, bf16, fp8, int8", "bf16"},
     {"attention", "attention kernels: flash or standard (unfused)", "flash"},
     {"grad-reduce", "DP gradient reduction: overlap (with backward) or after_backward", "overlap"},
+    {"tp-reduce",
+     "TP reduction of input gradients: overlap (with the weight-gradient GEMM) or blocking",
+     "overlap"},
     {"layers", "override the model's layer count", ""},
     {"hidden", "override the model's hidden size", ""},
     {"heads", "override the model's attention heads", ""},
@@ -237,6 +244,8 @@ JobOptions::Resolve()
         Choice("attention", m_values["attention"], {"flash", "standard"}) == "flash";
     run.overlapGradReduce =
         Choice("grad-reduce", m_values["grad-reduce"], {"overlap", "after_backward"}) == "overlap";
+    run.overlapTpReduce =
+        Choice("tp-reduce", m_values["tp-reduce"], {"overlap", "blocking"}) == "overlap";
     Count("mbs", 1, run.microBatch);
     run.globalBatch = run.microBatch * p.dp;
     Count("gbs", 1, run.globalBatch);
@@ -244,6 +253,8 @@ JobOptions::Resolve()
     Count("batch", 1, run.batch);
     Count("prompt", 1, run.promptTokens);
     Count("gen", 1, run.generatedTokens);
+    run.firstTokenFromPrefill =
+        Choice("first-token", m_values["first-token"], {"prefill", "decode"}) == "prefill";
     run.Validate(model, "command line");
 }
 

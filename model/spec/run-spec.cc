@@ -180,6 +180,7 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.flashAttention = r.GetChoice("attention", {"flash", "standard"}, "flash") == "flash";
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";
+    s.overlapTpReduce = r.GetChoice("tp_reduce", {"overlap", "blocking"}, "overlap") == "overlap";
     s.bucketBytes = r.GetPositive("bucket_mib", 25) * (1 << 20);
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
@@ -187,6 +188,8 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.firstTokenFromPrefill =
+        r.GetChoice("first_token", {"prefill", "decode"}, "prefill") == "prefill";
     r.Finish();
     return s;
 }

@@ -65,10 +65,12 @@ struct RunSpec
     uint32_t sequence = 2048;              //!< training: tokens per sequence
     bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
     bool overlapGradReduce = true;         //!< DP gradient reduction overlaps the backward
+    bool overlapTpReduce = true;           //!< TP input-gradient reduction overlaps the wgrad GEMM
     uint64_t bucketBytes = 25ull << 20;    //!< DP gradient bucket (PyTorch DDP default 25 MiB)
     uint32_t batch = 1;                    //!< inference: concurrent requests
     uint32_t promptTokens = 128;           //!< inference: prompt length
     uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
+    bool firstTokenFromPrefill = true;     //!< inference: else a first decode step samples it
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;

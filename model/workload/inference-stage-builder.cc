@@ -36,7 +36,7 @@ EmitStageInput(GraphEmitter& e,
 /**
  * Ends a pass on this stage: the last stage computes the next token's logits for each sequence
  * and samples it (and, with a pipeline, returns it to the first stage unless this was the last
- * pass); others send on.
+ * pass), unless the pass does not \p sample; others send on.
  */
 void
 EmitStageOutput(GraphEmitter& e,
@@ -46,6 +46,7 @@ EmitStageOutput(GraphEmitter& e,
                 uint32_t stage,
                 uint64_t rows,
                 uint32_t tag,
+                bool sample,
                 bool lastPass)
 {
     const uint32_t pp = run.parallel.pp;
@@ -57,6 +58,10 @@ EmitStageOutput(GraphEmitter& e,
                tag,
                uint64_t(s.elementBytes) * rows * s.hidden,
                e.LastStream());
+        return;
+    }
+    if (!sample)
+    {
         return;
     }
     const uint64_t batch = run.batch;
@@ -90,26 +95,42 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     const uint32_t firstLayer = stage * layersPerStage;
     TransformerLayer prefill(model, run, run.promptTokens, run.batch);
     const LayerShapes& s = prefill.Shapes();
+    // Which pass samples the first token: the prefill's last position, or (TurboMind) a first
+    // decode step fed the last prompt token after a prefill of the others.
+    const uint32_t extraStep = run.firstTokenFromPrefill ? 0 : 1;
+    const uint32_t prefillTokens = run.promptTokens - extraStep;
 
-    // Prefill: the whole prompt of every sequence; it yields the first generated token.
-    e.SetContext(Phase::PREFILL, 0, -1);
-    const uint64_t promptRows = uint64_t(run.promptTokens) * run.batch;
-    EmitStageInput(e, run, s, stage, promptRows, 0);
-    for (uint32_t i = 0; i < layersPerStage; ++i)
+    if (prefillTokens > 0)
     {
-        e.SetContext(Phase::PREFILL, 0, static_cast<int32_t>(firstLayer + i));
-        prefill.Forward(e, Recompute::NONE);
+        e.SetContext(Phase::PREFILL, 0, -1);
+        const uint64_t promptRows = uint64_t(prefillTokens) * run.batch;
+        EmitStageInput(e, run, s, stage, promptRows, 0);
+        for (uint32_t i = 0; i < layersPerStage; ++i)
+        {
+            e.SetContext(Phase::PREFILL, 0, static_cast<int32_t>(firstLayer + i));
+            prefill.Forward(e, Recompute::NONE);
+        }
+        e.SetContext(Phase::PREFILL, 0, -1);
+        EmitStageOutput(e,
+                        model,
+                        run,
+                        s,
+                        stage,
+                        promptRows,
+                        0,
+                        run.firstTokenFromPrefill,
+                        run.generatedTokens <= 1);
     }
-    e.SetContext(Phase::PREFILL, 0, -1);
-    EmitStageOutput(e, model, run, s, stage, promptRows, 0, run.generatedTokens <= 1);
 
-    // Decode: step j feeds token j back in, attending to the prompt and the j - 1 tokens
-    // generated before it.
-    for (uint32_t j = 1; j < run.generatedTokens; ++j)
+    // Decode: step j feeds in the token before it (the last prompt token or the previous
+    // step's), attending to the prefix already in the KV cache.
+    const uint32_t steps = run.generatedTokens == 0 ? 0 : run.generatedTokens - 1 + extraStep;
+    for (uint32_t j = 1; j <= steps; ++j)
     {
         const uint32_t tag = 2 * j;
         e.SetContext(Phase::DECODE, j, -1);
-        if (stage == 0 && pp > 1)
+        const bool tokenFromLastStage = j > 1 || run.firstTokenFromPrefill;
+        if (stage == 0 && pp > 1 && tokenFromLastStage)
         {
             e.Recv("recv_token", GroupKind::PP, -1, tag - 1, 4 * run.batch);
         }
@@ -117,10 +138,10 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
         for (uint32_t i = 0; i < layersPerStage; ++i)
         {
             e.SetContext(Phase::DECODE, j, static_cast<int32_t>(firstLayer + i));
-            prefill.Decode(e, uint64_t(run.promptTokens) + j - 1);
+            prefill.Decode(e, uint64_t(prefillTokens) + j - 1);
         }
         e.SetContext(Phase::DECODE, j, -1);
-        EmitStageOutput(e, model, run, s, stage, run.batch, tag, j + 1 == run.generatedTokens);
+        EmitStageOutput(e, model, run, s, stage, run.batch, tag, true, j == steps);
     }
     return g;
 }

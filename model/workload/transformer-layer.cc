@@ -413,19 +413,22 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
         // The input was kept sharded along the sequence: gather it again for the weights.
         e.Blocking(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
-    uint32_t reduce = GraphEmitter::NONE;
-    if (m_run.parallel.tp > 1)
+    const CollectiveKind kind = sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
+    const bool reduce = m_run.parallel.tp > 1;
+    uint32_t pending = GraphEmitter::NONE;
+    if (reduce && m_run.overlapTpReduce)
     {
-        reduce = e.Async(l.reduce,
-                         sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
-                         GroupKind::TP,
-                         inBytes,
-                         dgrad);
+        pending = e.Async(l.reduce, kind, GroupKind::TP, inBytes, dgrad);
     }
     uint32_t wgrad = e.Compute(l.wgrad, MakeGemm(h, width, m_rows, dt));
-    if (reduce != GraphEmitter::NONE)
+    if (pending != GraphEmitter::NONE)
     {
-        e.StreamWaitsFor(reduce);
+        e.StreamWaitsFor(pending);
+    }
+    else if (reduce)
+    {
+        // Megatron-LM before its asynchronous all-reduce (autograd order): after both GEMMs.
+        e.Blocking(l.reduce, kind, GroupKind::TP, inBytes);
     }
     return wgrad;
 }
