@@ -5,6 +5,8 @@
 // Workload: per-layer activation memory against Korthikanti et al. 2022's closed forms, FLOPs
 // against Megatron-LM's formula, memory feasibility, pipeline schedules and graph consistency.
 
+#include "ns3/compute-coster.h"
+#include "ns3/hardware-spec.h"
 #include "ns3/memory-model.h"
 #include "ns3/model-spec.h"
 #include "ns3/pipeline-schedule.h"
@@ -370,6 +372,48 @@ class DecodeCommunicationTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Unfused attention with dropout runs PyTorch's dropout kernel on the s x s
+ * probabilities: forward writes them and a 1-byte mask, backward reads both and writes the
+ * gradient. The extra time is that traffic at the HBM rate.
+ */
+class UnfusedAttentionDropoutTestCase : public TestCase
+{
+  public:
+    UnfusedAttentionDropoutTestCase()
+        : TestCase("unfused attention: the dropout kernel's traffic on the probabilities")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("a100-sxm-80gb").gpu);
+        const GpuSpec& g = gpu->GetGpu();
+        // GPT 1.7B at micro-batch 16: 24 heads of 96, s = 2048.
+        OperatorDesc op = MakeAttention(
+            OpType::ATTENTION_SCORES, 16, 24, 24, 96, 2048, 2048, true, DataType::FP16);
+        const double scores = 16.0 * 24 * 2048 * 2048;
+        const double hbm = g.hbmBandwidthBps * g.efficiency.hbm;
+        for (bool backward : {false, true})
+        {
+            op.backward = backward;
+            op.dropout = false;
+            OperatorCost plain = CostOperator(*gpu, op);
+            op.dropout = true;
+            OperatorCost dropped = CostOperator(*gpu, op);
+            const double expected = scores * 5 / hbm; // 2 + 3 bytes per probability
+            NS_TEST_EXPECT_MSG_EQ_TOL((dropped.timeS - plain.timeS) / expected,
+                                      1.0,
+                                      0.1,
+                                      (backward ? "backward" : "forward"));
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                dropped.hbmBytes - plain.hbmBytes, scores * 5, scores * 0.01, "bytes");
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -383,6 +427,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
+        AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
     }
 };
 

@@ -4,13 +4,15 @@
 
 #include "compute-coster.h"
 
+#include <vector>
+
 namespace ns3 {
 namespace rapidllm {
 
 namespace {
 /** Sums the costs of kernels run one after another. */
 OperatorCost
-Sequence(const std::string& kind, std::initializer_list<OperatorCost> parts)
+Sequence(const std::string& kind, const std::vector<OperatorCost>& parts)
 {
     OperatorCost total;
     total.kind = kind;
@@ -74,26 +76,40 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         case OpType::ATTENTION_SCORES:
         {
             // Unfused attention (Megatron-LM before FlashAttention): S = Q K^T and O = P V as
-            // batched GEMMs over every head, the full s x s matrix (no causal skipping), and a
-            // fused scale-mask-softmax with dropout in between.
+            // batched GEMMs over every head, the full s x s matrix (no causal skipping), a fused
+            // scale-mask-softmax and, in training with dropout, PyTorch's dropout kernel on the
+            // probabilities (writes them and a 1-byte mask; its backward reads both back).
             const uint64_t heads = op.m * op.n;
             const uint64_t d = op.batch;
+            const double scoreCount = double(heads) * op.q * op.kv;
             OperatorCost scores = model.Gemm(op.q, op.kv, d, dt, heads);
             OperatorCost values = model.Gemm(op.q, d, op.kv, dt, heads);
             OperatorCost softmax = model.Softmax(heads * op.q, op.kv, dt);
+            // Philox random numbers: ~10 integer operations per element.
+            OperatorCost dropout = model.Elementwise(
+                "attention_dropout", 10 * scoreCount, scoreCount * eb, scoreCount * (eb + 1));
             if (!op.backward)
             {
-                return Sequence("attention_unfused", {scores, softmax, values});
+                std::vector<OperatorCost> parts{scores, softmax};
+                if (op.dropout)
+                {
+                    parts.push_back(dropout);
+                }
+                parts.push_back(values);
+                return Sequence("attention_unfused", parts);
             }
-            // dP = dO V^T, dV = P^T dO, dS = softmax'(dP), dQ = dS K, dK = dS^T Q.
-            OperatorCost softmaxBwd =
-                ElementwiseBackward(model, "softmax", softmax, double(heads) * op.q * op.kv, eb);
-            return Sequence("attention_unfused_bwd",
-                            {model.Gemm(op.q, op.kv, d, dt, heads),
-                             model.Gemm(op.kv, d, op.q, dt, heads),
-                             softmaxBwd,
-                             model.Gemm(op.q, d, op.kv, dt, heads),
-                             model.Gemm(op.kv, d, op.q, dt, heads)});
+            // dP = dO V^T, dV = P^T dO, dropout', dS = softmax'(dP), dQ = dS K, dK = dS^T Q.
+            std::vector<OperatorCost> parts{model.Gemm(op.q, op.kv, d, dt, heads),
+                                            model.Gemm(op.kv, d, op.q, dt, heads)};
+            if (op.dropout)
+            {
+                parts.push_back(model.Elementwise(
+                    "attention_dropout_bwd", scoreCount, scoreCount * (eb + 1), scoreCount * eb));
+            }
+            parts.push_back(ElementwiseBackward(model, "softmax", softmax, scoreCount, eb));
+            parts.push_back(model.Gemm(op.q, d, op.kv, dt, heads));
+            parts.push_back(model.Gemm(op.kv, d, op.q, dt, heads));
+            return Sequence("attention_unfused_bwd", parts);
         }
         case OpType::DECODE_ATTENTION:
             return model.DecodeAttention(op.m, op.n, op.k, op.kv, op.batch, dt);

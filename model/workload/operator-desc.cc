@@ -74,7 +74,8 @@ OperatorDesc::Key() const
 {
     std::ostringstream os;
     os << static_cast<int>(type) << ':' << static_cast<int>(dtype) << ':' << backward << ':' << m
-       << ':' << n << ':' << k << ':' << batch << ':' << q << ':' << kv << ':' << causal;
+       << ':' << n << ':' << k << ':' << batch << ':' << q << ':' << kv << ':' << causal << ':'
+       << dropout;
     return os.str();
 }
 

@@ -48,13 +48,14 @@ struct OperatorDesc
     OpType type = OpType::GEMM;      //!< kind of operator
     DataType dtype = DataType::BF16; //!< compute and storage type
     bool backward = false;           //!< elementwise ops: the backward kernel (reads more)
-    uint64_t m = 0;      //!< GEMM rows; elementwise/norm rows (tokens); attention: batch
-    uint64_t n = 0;      //!< GEMM columns; elementwise/norm width; attention: query heads
-    uint64_t k = 0;      //!< GEMM depth; attention: KV heads
-    uint64_t batch = 1;  //!< GEMM batch count; attention: head dim
-    uint64_t q = 0;      //!< attention: query length per sequence
-    uint64_t kv = 0;     //!< attention: key/value length per sequence
-    bool causal = false; //!< attention: causal mask (upper blocks skipped)
+    uint64_t m = 0;       //!< GEMM rows; elementwise/norm rows (tokens); attention: batch
+    uint64_t n = 0;       //!< GEMM columns; elementwise/norm width; attention: query heads
+    uint64_t k = 0;       //!< GEMM depth; attention: KV heads
+    uint64_t batch = 1;   //!< GEMM batch count; attention: head dim
+    uint64_t q = 0;       //!< attention: query length per sequence
+    uint64_t kv = 0;      //!< attention: key/value length per sequence
+    bool causal = false;  //!< attention: causal mask (upper blocks skipped)
+    bool dropout = false; //!< unfused attention: dropout on the probabilities, its own kernel
 
     /**
      * \brief The FLOPs the papers count for this operator (matrix multiplies only, full

@@ -51,8 +51,10 @@ OperatorDesc
 TransformerLayer::SequenceAttention(OpType type) const
 {
     const auto& s = m_shapes;
-    return MakeAttention(
+    OperatorDesc op = MakeAttention(
         type, m_batch, s.heads, s.kvHeads, s.headDim, m_tokens, m_tokens, true, m_run.dtype);
+    op.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
+    return op;
 }
 
 int64_t
@@ -244,15 +246,8 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const uint32_t cp = m_run.parallel.cp;
     if (cp == 1)
     {
-        OperatorDesc op = MakeAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES,
-                                        m_batch,
-                                        s.heads,
-                                        s.kvHeads,
-                                        s.headDim,
-                                        m_tokens,
-                                        m_tokens,
-                                        true,
-                                        dt);
+        OperatorDesc op =
+            SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES);
         op.backward = true;
         e.Compute("attention_bwd", op);
         return;
