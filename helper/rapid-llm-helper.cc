@@ -219,6 +219,7 @@ RapidLlmHelper::Run()
             case OpType::ATTENTION_BWD:
             case OpType::ATTENTION_SCORES:
             case OpType::DECODE_ATTENTION:
+            case OpType::DECODE_ATTENTION_PER_HEAD:
                 report.attentionS += n.durationS;
                 break;
             case OpType::OPTIMIZER:

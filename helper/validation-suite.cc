@@ -8,6 +8,7 @@
 #include "rapid-llm-helper.h"
 
 #include <chrono>
+#include <cmath>
 
 namespace ns3 {
 namespace rapidllm {
@@ -32,6 +33,44 @@ double
 ValidationRow::Error() const
 {
     return (predicted - published) / published;
+}
+
+bool
+ValidationSummary::Meets(const ValidationBar& bar) const
+{
+    return rows > 0 && mean <= bar.mean && worst <= bar.worst;
+}
+
+const std::vector<ValidationBar>&
+ValidationSuite::Bars()
+{
+    static const std::vector<ValidationBar> bars{
+        {"iteration_s", 0.06, 0.10}, {"tpot_s", 0.08, 0.15}, {"first_token_s", 0.12, 0.20}};
+    return bars;
+}
+
+ValidationSummary
+ValidationSuite::Summarize(const std::vector<ValidationRow>& rows, const std::string& metric)
+{
+    ValidationSummary s;
+    double sum = 0;
+    for (const auto& r : rows)
+    {
+        if (r.metric != metric)
+        {
+            continue;
+        }
+        const double e = std::fabs(r.Error());
+        sum += e;
+        ++s.rows;
+        if (e >= s.worst)
+        {
+            s.worst = e;
+            s.worstLabel = r.label;
+        }
+    }
+    s.mean = s.rows > 0 ? sum / s.rows : 0;
+    return s;
 }
 
 std::string
@@ -96,6 +135,7 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
         run.promptTokens = static_cast<uint32_t>(t.Number(i, "prompt"));
         run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
         run.firstTokenFromPrefill = t.Text(i, "first_token_pass") == "prefill";
+        run.splitKvDecode = t.Text(i, "decode_attention") == "split_kv";
         if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
         {
             continue;

@@ -31,6 +31,33 @@ struct ValidationRow
 
 /**
  * \ingroup rapid-llm
+ * \brief The accuracy a metric must reach over its published rows: mean and largest absolute
+ * relative error.
+ */
+struct ValidationBar
+{
+    std::string metric; //!< "iteration_s", "first_token_s" or "tpot_s"
+    double mean = 0;    //!< bound on the mean |error|
+    double worst = 0;   //!< bound on every row's |error|
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief How the rows of one metric came out.
+ */
+struct ValidationSummary
+{
+    uint32_t rows = 0;      //!< rows of the metric
+    double mean = 0;        //!< mean |error|
+    double worst = 0;       //!< largest |error|
+    std::string worstLabel; //!< the row with the largest error
+
+    /** \return whether \p bar holds (a metric without rows does not) */
+    bool Meets(const ValidationBar& bar) const;
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief Runs the published tables of data/validation/ through `RapidLlmHelper` with the A100
  * preset: one efficiency set for every row, the settings each row's source states, nothing else.
  */
@@ -56,6 +83,20 @@ class ValidationSuite
      */
     static std::vector<ValidationRow> RunInference(const std::string& csv,
                                                    uint32_t maxGenerated = 0);
+
+    /**
+     * \return the bars each metric must meet: training iteration time mean 6% / max 10%,
+     * time per output token 8% / 15%, first-token latency 12% / 20%
+     */
+    static const std::vector<ValidationBar>& Bars();
+
+    /**
+     * \param rows predicted rows
+     * \param metric the metric to summarize
+     * \return the mean and largest absolute error of the rows of \p metric
+     */
+    static ValidationSummary Summarize(const std::vector<ValidationRow>& rows,
+                                       const std::string& metric);
 };
 
 } // namespace rapidllm

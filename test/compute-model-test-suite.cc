@@ -299,6 +299,45 @@ class AttentionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The per-head decode kernel (one thread block per sequence and query head): with one
+ * query head per KV head and many blocks it streams the cache like the split-KV kernel; under
+ * GQA every query head reads its group's cache through L2; with few blocks most SMs idle.
+ */
+class DecodePerHeadTestCase : public TestCase
+{
+  public:
+    DecodePerHeadTestCase()
+        : TestCase("per-head decode attention: HBM-bound for MHA, L2-bound under GQA")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        const GpuSpec& g = a100->GetGpu();
+        const auto fp16 = DataType::FP16;
+        // Llama-2-7B, 64 sequences of 1152 cached tokens: 64 x 32 blocks, HBM bound.
+        OperatorCost mha = a100->DecodeAttentionPerHead(64, 32, 32, 1152, 128, fp16);
+        OperatorCost mhaSplit = a100->DecodeAttention(64, 32, 32, 1152, 128, fp16);
+        NS_TEST_EXPECT_MSG_EQ(mha.bound, BoundLevel::HBM, "MHA streams the cache");
+        NS_TEST_EXPECT_MSG_EQ_TOL(mha.timeS / mhaSplit.timeS, 1.0, 0.1, "like split-KV");
+        // Llama-2-70B at TP4 (16 query heads, 2 KV heads per GPU): each of the 8 query heads of
+        // a group reads the group's cache.
+        OperatorCost gqa = a100->DecodeAttentionPerHead(64, 16, 2, 1152, 128, fp16);
+        OperatorCost gqaSplit = a100->DecodeAttention(64, 16, 2, 1152, 128, fp16);
+        NS_TEST_EXPECT_MSG_EQ_TOL(gqa.l2Bytes / gqa.hbmBytes, 8.0, 0.05, "8 reads per KV head");
+        NS_TEST_EXPECT_MSG_EQ(gqa.bound, BoundLevel::L2, "GQA repeats are served by L2");
+        NS_TEST_EXPECT_MSG_GT(gqa.timeS, 2 * gqaSplit.timeS, "slower than one read per group");
+        // One sequence, 16 blocks on 108 SMs: the L2 share of 16 SMs bounds the rate.
+        OperatorCost few = a100->DecodeAttentionPerHead(1, 16, 2, 2048, 128, fp16);
+        const double rate = g.l2BandwidthBps * g.efficiency.l2 * 16 / g.smCount;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(few.timeS, few.l2Bytes / rate, "16 SMs busy");
+        NS_TEST_EXPECT_MSG_EQ_TOL(few.smUtilization, 16.0 / 108, 1e-9, "SM utilization");
+    }
+};
+
 /** \brief Elementwise operators are rooflines; tiny ones are dominated by the launch. */
 class ElementwiseTestCase : public TestCase
 {
@@ -429,6 +468,7 @@ class ComputeModelTestSuite : public TestSuite
         AddTestCase(new TilingFitsTestCase, TestCase::QUICK);
         AddTestCase(new MemoTestCase, TestCase::QUICK);
         AddTestCase(new AttentionTestCase, TestCase::QUICK);
+        AddTestCase(new DecodePerHeadTestCase, TestCase::QUICK);
         AddTestCase(new ElementwiseTestCase, TestCase::QUICK);
         AddTestCase(new ComputeBadInputTestCase, TestCase::QUICK);
     }

@@ -40,6 +40,10 @@ const Option kOptions[] = {
     {"batch", "inference: concurrent sequences", "1"},
     {"prompt", "inference: prompt tokens", "128"},
     {"gen", "inference: generated tokens", "128"},
+    {"decode-attention",
+     "inference: decode attention kernel: split_kv (flash-decoding) or per_head (one thread block "
+     "per sequence and query head, FasterTransformer/TurboMind 2023)",
+     "split_kv"},
     {"first-token",
      "inference: the pass that samples the first token: prefill, or decode (a first decode step "
      "after a prefill of all but the last prompt token, as TurboMind)",
@@ -253,6 +257,9 @@ JobOptions::Resolve()
     Count("batch", 1, run.batch);
     Count("prompt", 1, run.promptTokens);
     Count("gen", 1, run.generatedTokens);
+    run.splitKvDecode =
+        Choice("decode-attention", m_values["decode-attention"], {"split_kv", "per_head"})
+        == "split_kv";
     run.firstTokenFromPrefill =
         Choice("first-token", m_values["first-token"], {"prefill", "decode"}) == "prefill";
     run.Validate(model, "command line");

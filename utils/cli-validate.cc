@@ -74,27 +74,20 @@ RunValidateCommand(int argc, char** argv)
                     r.predicted,
                     100 * r.Error());
     }
-    for (const char* metric : {"iteration_s", "first_token_s", "tpot_s"})
+    for (const ValidationBar& bar : ValidationSuite::Bars())
     {
-        double sum = 0;
-        double worst = 0;
-        int n = 0;
-        for (const auto& r : rows)
+        ValidationSummary s = ValidationSuite::Summarize(rows, bar.metric);
+        if (s.rows > 0)
         {
-            if (r.metric == metric)
-            {
-                sum += std::fabs(r.Error());
-                worst = std::max(worst, std::fabs(r.Error()));
-                ++n;
-            }
-        }
-        if (n > 0)
-        {
-            std::printf("%-14s mean |error| %5.1f%%, largest %5.1f%% over %d rows\n",
-                        metric,
-                        100 * sum / n,
-                        100 * worst,
-                        n);
+            std::printf("%-14s mean |error| %5.1f%%, largest %5.1f%% over %u rows (bar %.0f%% / "
+                        "%.0f%%: %s)\n",
+                        bar.metric.c_str(),
+                        100 * s.mean,
+                        100 * s.worst,
+                        s.rows,
+                        100 * bar.mean,
+                        100 * bar.worst,
+                        s.Meets(bar) ? "met" : "not met");
         }
     }
     return 0;

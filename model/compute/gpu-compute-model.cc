@@ -947,5 +947,61 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
     return best;
 }
 
+OperatorCost
+GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
+                                        uint64_t heads,
+                                        uint64_t kvHeads,
+                                        uint64_t kvLen,
+                                        uint64_t headDim,
+                                        DataType type)
+{
+    Check("decode_attention", {batch, heads, kvHeads, kvLen, headDim});
+    if (heads % kvHeads != 0)
+    {
+        throw SpecError("compute model", "decode_attention", "heads must be a multiple of kvHeads");
+    }
+    const GpuSpec& g = m_gpu;
+    const GpuEfficiency& e = g.efficiency;
+    const double b = BytesOf(type);
+    const double d = double(headDim);
+    const uint64_t ctas = batch * heads;
+    const double share = double(std::min<uint64_t>(ctas, g.smCount)) / g.smCount;
+    const double perHead = 2.0 * kvLen * d * b;    // K and V of one head
+    const double io = 2.0 * batch * heads * d * b; // the query in, the output out
+    const double hbmBytes = double(batch) * kvHeads * perHead + io;
+    const double l2Bytes = double(ctas) * perHead + io;
+    const double l2Rate = g.l2BandwidthBps * e.l2 * share;
+    const double tHbm = hbmBytes / std::min(g.hbmBandwidthBps * e.hbm, l2Rate);
+    const double tL2 = l2Bytes / l2Rate;
+    // Q K^T and P V as fp32 FMAs, plus the softmax (max, exp, sum, scale).
+    const double flops = 4.0 * ctas * kvLen * d;
+    const double tCompute =
+        (flops + 12.0 * ctas * kvLen) / (g.VectorFlops(DataType::FP32) * e.vector * share);
+    OperatorCost c;
+    c.kind = "decode_attention";
+    c.overheadTimeS = g.launchOverheadS + g.memoryLatencyS;
+    c.timeS = c.overheadTimeS + std::max({tCompute, tHbm, tL2});
+    c.flops = flops;
+    c.hbmBytes = hbmBytes;
+    c.l2Bytes = l2Bytes;
+    c.smemBytes = 0;
+    c.computeTimeS = tCompute;
+    c.l2TimeS = tL2;
+    c.hbmTimeS = tHbm;
+    c.tensorCores = false;
+    c.utilization = c.flops / c.timeS / g.VectorFlops(DataType::FP32);
+    c.tiling.blockM = 1;
+    c.tiling.blockN = static_cast<uint32_t>(kvLen);
+    c.tiling.blockK = static_cast<uint32_t>(headDim);
+    c.tiling.splitK = 1;
+    c.tiling.threads = kvLen < 2048 ? 128 : 256;
+    c.tiles = ctas;
+    c.waves = double(ctas) / g.smCount;
+    c.kernels = 1;
+    c.smUtilization = share;
+    SetBound(c);
+    return c;
+}
+
 } // namespace rapidllm
 } // namespace ns3

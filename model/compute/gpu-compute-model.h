@@ -136,6 +136,27 @@ class GpuComputeModel : public Object
                                  DataType type);
 
     /**
+     * \brief One decode step's attention as FasterTransformer's masked multi-head attention
+     * kernel runs it (TurboMind until late 2023): one thread block per sequence and query head
+     * walks the whole KV cache on the CUDA cores. Query heads sharing a KV head (GQA) each read
+     * it: the L2 serves the repeats (the group's blocks run side by side), so HBM sees each KV
+     * head once and the SMs see it once per query head. Few blocks leave SMs idle.
+     * \param batch sequences (one new token each)
+     * \param heads query heads
+     * \param kvHeads key/value heads
+     * \param kvLen cached tokens per sequence
+     * \param headDim head dimension
+     * \param type cache type
+     * \return the cost
+     */
+    OperatorCost DecodeAttentionPerHead(uint64_t batch,
+                                        uint64_t heads,
+                                        uint64_t kvHeads,
+                                        uint64_t kvLen,
+                                        uint64_t headDim,
+                                        DataType type);
+
+    /**
      * \brief A roofline kernel on the CUDA cores: max(vector time, HBM time) plus overheads.
      * \param kind the operator name for reports
      * \param flops arithmetic (FP32 on CUDA cores)

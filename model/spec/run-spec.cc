@@ -188,6 +188,8 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.splitKvDecode =
+        r.GetChoice("decode_attention", {"split_kv", "per_head"}, "split_kv") == "split_kv";
     s.firstTokenFromPrefill =
         r.GetChoice("first_token", {"prefill", "decode"}, "prefill") == "prefill";
     r.Finish();

@@ -71,6 +71,7 @@ struct RunSpec
     uint32_t promptTokens = 128;           //!< inference: prompt length
     uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
     bool firstTokenFromPrefill = true;     //!< inference: else a first decode step samples it
+    bool splitKvDecode = true;             //!< decode attention split over the KV (else per head)
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;

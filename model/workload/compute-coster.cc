@@ -113,6 +113,8 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         }
         case OpType::DECODE_ATTENTION:
             return model.DecodeAttention(op.m, op.n, op.k, op.kv, op.batch, dt);
+        case OpType::DECODE_ATTENTION_PER_HEAD:
+            return model.DecodeAttentionPerHead(op.m, op.n, op.k, op.kv, op.batch, dt);
         case OpType::LAYER_NORM:
             forward = model.LayerNorm(op.m, op.n, dt);
             break;

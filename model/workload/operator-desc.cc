@@ -24,6 +24,8 @@ ToString(OpType type)
             return "attention_unfused";
         case OpType::DECODE_ATTENTION:
             return "decode_attention";
+        case OpType::DECODE_ATTENTION_PER_HEAD:
+            return "decode_attention_per_head";
         case OpType::LAYER_NORM:
             return "layer_norm";
         case OpType::RMS_NORM:
@@ -58,6 +60,7 @@ OperatorDesc::ModelFlops() const
         case OpType::ATTENTION_FWD:
         case OpType::ATTENTION_SCORES:
         case OpType::DECODE_ATTENTION:
+        case OpType::DECODE_ATTENTION_PER_HEAD:
             // Q K^T and P V: 2 x (2 q kv d) per head, the full matrix as the papers count it; the
             // backward pass does twice the forward's matrix multiplies.
             return (backward ? 8.0 : 4.0) * m * n * batch * q * kv;

@@ -24,16 +24,17 @@ enum class OpType : uint8_t
     ATTENTION_BWD,    //!< fused attention backward
     ATTENTION_SCORES, //!< unfused attention: Q K^T, softmax, dropout, and P V as separate kernels
     DECODE_ATTENTION, //!< one new token per sequence attending to a KV cache
-    LAYER_NORM,       //!< LayerNorm over rows of width n
-    RMS_NORM,         //!< RMSNorm over rows of width n
-    GELU,             //!< GELU of m x n elements
-    SWIGLU,           //!< SiLU(gate) * up over m x n outputs
-    ROPE,             //!< rotary embedding of Q and K
-    RESIDUAL_ADD,     //!< (bias +) dropout + residual add of m x n elements
-    EMBEDDING,        //!< embedding lookup of m tokens of width n
-    CROSS_ENTROPY,    //!< softmax cross-entropy over m rows of vocabulary n
-    ROUTER,           //!< MoE router: scores, top-k, permutation of m tokens of width n
-    OPTIMIZER         //!< Adam update of m parameters
+    DECODE_ATTENTION_PER_HEAD, //!< the same, one thread block per sequence and query head
+    LAYER_NORM,                //!< LayerNorm over rows of width n
+    RMS_NORM,                  //!< RMSNorm over rows of width n
+    GELU,                      //!< GELU of m x n elements
+    SWIGLU,                    //!< SiLU(gate) * up over m x n outputs
+    ROPE,                      //!< rotary embedding of Q and K
+    RESIDUAL_ADD,              //!< (bias +) dropout + residual add of m x n elements
+    EMBEDDING,                 //!< embedding lookup of m tokens of width n
+    CROSS_ENTROPY,             //!< softmax cross-entropy over m rows of vocabulary n
+    ROUTER,                    //!< MoE router: scores, top-k, permutation of m tokens of width n
+    OPTIMIZER                  //!< Adam update of m parameters
 };
 
 /** \return a short lower-case name ("gemm") */

@@ -149,7 +149,8 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     if (decodeContext > 0)
     {
         e.Compute("attention",
-                  MakeAttention(OpType::DECODE_ATTENTION,
+                  MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
+                                                    : OpType::DECODE_ATTENTION_PER_HEAD,
                                 m_batch,
                                 s.heads,
                                 s.kvHeads,
