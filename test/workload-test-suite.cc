@@ -414,6 +414,45 @@ class UnfusedAttentionDropoutTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Megatron-LM's loss and optimizer step move the bytes their passes imply: the
+ * unfused fp32 cross-entropy (38 bytes per logit forward, 14 backward) and the mixed-precision
+ * optimizer (gradient copy, fp16 unscale, norm, then Adam: 48 bytes per parameter with fp16,
+ * 40 with bf16, 32 for fp32 training).
+ */
+class LossAndOptimizerBytesTestCase : public TestCase
+{
+  public:
+    LossAndOptimizerBytesTestCase()
+        : TestCase("Megatron-LM cross-entropy and mixed-precision optimizer traffic")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("a100-sxm-80gb").gpu);
+        const double rows = 4096;
+        const double vocab = 51200;
+        const double logits = rows * vocab;
+        OperatorDesc loss = MakeElementwise(OpType::CROSS_ENTROPY, 4096, 51200, DataType::FP16);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            CostOperator(*gpu, loss).hbmBytes, 38 * logits + 8 * rows, 1, "forward");
+        loss.backward = true;
+        NS_TEST_EXPECT_MSG_EQ_TOL(CostOperator(*gpu, loss).hbmBytes, 14 * logits, 1, "backward");
+        const double params = 1e9;
+        const std::vector<std::pair<DataType, double>> perParam{
+            {DataType::FP16, 48}, {DataType::BF16, 40}, {DataType::FP32, 32}};
+        for (const auto& [dtype, bytes] : perParam)
+        {
+            OperatorDesc step = MakeElementwise(OpType::OPTIMIZER, 1000000000, 1, dtype);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                CostOperator(*gpu, step).hbmBytes / params, bytes, 1e-9, ToString(dtype));
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -428,6 +467,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
+        AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);
     }
 };
 

@@ -186,7 +186,9 @@ class GpuComputeModel : public Object
     OperatorCost ResidualAdd(uint64_t elements, DataType type) const;
     /** \return gathering \p tokens rows of a \p hidden wide embedding table */
     OperatorCost EmbeddingLookup(uint64_t tokens, uint64_t hidden, DataType type) const;
-    /** \return fused softmax cross-entropy over \p tokens x \p vocab logits, with its gradient */
+    /**
+     * \return one fused pass of softmax (and loss or sampling) over \p tokens x \p vocab logits
+     */
     OperatorCost CrossEntropy(uint64_t tokens, uint64_t vocab, DataType type) const;
     /**
      * \brief Mixed-precision Adam step over \p params parameters: fp32 master weights and

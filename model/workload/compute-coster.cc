@@ -143,19 +143,53 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
             }
             return forward;
         case OpType::CROSS_ENTROPY:
-            forward = model.CrossEntropy(op.m, op.n, dt);
+        {
+            // Megatron-LM's vocabulary-parallel cross-entropy (mpu/cross_entropy.py), unfused:
+            // the logits cast to fp32, then row max, subtract, exp, row sum and divide, each a
+            // pass over the fp32 logits; the softmax stays for the backward, which scales it by
+            // the loss gradient and casts the result back.
+            const double rows = double(op.m);
             if (op.backward)
             {
-                // Reads the kept fp32 softmax, writes the logits' gradient.
-                return model.Elementwise(
-                    "cross_entropy_bwd", elements, elements * 4, elements * eb);
+                return Sequence(
+                    "cross_entropy_bwd",
+                    {model.Elementwise("loss_grad_scale", elements, 4 * elements, 4 * elements),
+                     model.Elementwise("loss_grad_cast", elements, 4 * elements, eb * elements)});
             }
-            return forward;
+            return Sequence(
+                "cross_entropy",
+                {model.Elementwise("logits_to_fp32", elements, eb * elements, 4 * elements),
+                 model.Elementwise("logits_max", elements, 4 * elements, 4 * rows),
+                 model.Elementwise("logits_sub_max", elements, 4 * elements, 4 * elements),
+                 model.Elementwise("logits_exp", 8 * elements, 4 * elements, 4 * elements),
+                 model.Elementwise("logits_sum", elements, 4 * elements, 4 * rows),
+                 model.Elementwise("softmax_div", elements, 4 * elements, 4 * elements)});
+        }
+        case OpType::SAMPLING:
+            return model.CrossEntropy(op.m, op.n, dt);
         case OpType::ROUTER:
             forward = model.Softmax(op.m, op.n, dt);
             break;
         case OpType::OPTIMIZER:
-            return model.AdamUpdate(op.m, DataType::BF16, DataType::BF16);
+        {
+            // Adam on fp32 master weights. With 16-bit training, Megatron-LM's mixed-precision
+            // optimizer first copies the gradients to fp32, unscales them and checks for
+            // inf/NaN (fp16 loss scaling only) and takes their norm for clipping; Adam then
+            // writes the 16-bit weights back.
+            const double p = double(op.m);
+            std::vector<OperatorCost> parts;
+            if (eb < 4)
+            {
+                parts.push_back(model.Elementwise("main_grad_copy", p, eb * p, 4 * p));
+                if (dt == DataType::FP16)
+                {
+                    parts.push_back(model.Elementwise("unscale_check", 2 * p, 4 * p, 4 * p));
+                }
+                parts.push_back(model.Elementwise("grad_norm", 2 * p, 4 * p, 0));
+            }
+            parts.push_back(model.AdamUpdate(op.m, dt, DataType::FP32));
+            return Sequence("optimizer", parts);
+        }
     }
     if (!op.backward)
     {

@@ -75,7 +75,7 @@ EmitStageOutput(GraphEmitter& e,
                    GroupKind::TP,
                    uint64_t(s.elementBytes) * batch * s.vocab * run.parallel.tp);
     }
-    e.Compute("sample", MakeElementwise(OpType::CROSS_ENTROPY, batch, model.vocab, run.dtype));
+    e.Compute("sample", MakeElementwise(OpType::SAMPLING, batch, model.vocab, run.dtype));
     if (pp > 1 && !lastPass)
     {
         e.Send("send_token", GroupKind::PP, +1, tag + 1, 4 * batch, e.LastStream());

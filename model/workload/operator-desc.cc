@@ -46,6 +46,8 @@ ToString(OpType type)
             return "router";
         case OpType::OPTIMIZER:
             return "optimizer";
+        case OpType::SAMPLING:
+            return "sampling";
     }
     return "?";
 }

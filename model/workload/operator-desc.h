@@ -34,7 +34,8 @@ enum class OpType : uint8_t
     EMBEDDING,                 //!< embedding lookup of m tokens of width n
     CROSS_ENTROPY,             //!< softmax cross-entropy over m rows of vocabulary n
     ROUTER,                    //!< MoE router: scores, top-k, permutation of m tokens of width n
-    OPTIMIZER                  //!< Adam update of m parameters
+    OPTIMIZER,                 //!< Adam update of m parameters
+    SAMPLING //!< inference: softmax over the vocabulary and one token sampled per row
 };
 
 /** \return a short lower-case name ("gemm") */
