@@ -57,7 +57,12 @@ RapidLlmHelper::GetTypeId()
             .AddTraceSource("OperatorEnd",
                             "A node of a rank's graph ends (rank, node index, name).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opEnd),
-                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback");
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
+            .AddTraceSource("MessageDelivered",
+                            "A network message's last byte arrived (id, source GPU, destination "
+                            "GPU, bytes, latency in s).",
+                            MakeTraceSourceAccessor(&RapidLlmHelper::m_messageDelivered),
+                            "ns3::rapidllm::NetworkBackend::MessageTracedCallback");
     return tid;
 }
 
@@ -151,10 +156,23 @@ RapidLlmHelper::OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& n
 }
 
 void
+RapidLlmHelper::OnMessageDelivered(
+    uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+{
+    m_messageDelivered(id, src, dst, bytes, latency);
+}
+
+void
 RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
 {
     Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
-    replayer->SetBackend(MakeBackend(job.GetRankCount()));
+    Ptr<NetworkBackend> backend = MakeBackend(job.GetRankCount());
+    if (!m_messageDelivered.IsEmpty())
+    {
+        backend->TraceConnectWithoutContext(
+            "MessageDelivered", MakeCallback(&RapidLlmHelper::OnMessageDelivered, this));
+    }
+    replayer->SetBackend(backend);
     replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));
     replayer->TraceConnectWithoutContext("OperatorStart",
                                          MakeCallback(&RapidLlmHelper::OnOperatorStart, this));

@@ -93,6 +93,9 @@ class RapidLlmHelper : public Object
     /** Forwards the replayer's trace sources and records the end of the prefill. */
     void OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name);
     void OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name);
+    /** Forwards the backend's MessageDelivered trace source. */
+    void OnMessageDelivered(
+        uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
 
     ModelSpec m_model;          //!< the model
     HardwareSpec m_hardware;    //!< the machine
@@ -105,6 +108,7 @@ class RapidLlmHelper : public Object
 
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
     TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end
+    TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_messageDelivered; //!< message
 };
 
 } // namespace rapidllm

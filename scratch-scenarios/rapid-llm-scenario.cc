@@ -3,8 +3,9 @@
  */
 
 // A scenario script: predicts one training iteration of a GPT model on DGX A100 nodes with the
-// RapidLlmHelper, counts the operators it ran through a trace source (of the replayed ranks: one
-// per set of symmetric copies unless --symmetry=false), and prints the report.
+// RapidLlmHelper, counts the operators it ran and the network messages it delivered through
+// trace sources (of the replayed ranks: one per set of symmetric copies unless
+// --symmetry=false), and prints the report.
 //
 //   build/bin/rapid-llm-scenario --model=gpt-1.7b --tp=1 --dp=32 --mbs=16 --gbs=512
 
@@ -18,12 +19,21 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
-uint64_t g_operators = 0; //!< operators that ended
+uint64_t g_operators = 0;  //!< operators that ended
+uint64_t g_messages = 0;   //!< network messages delivered
+double g_messageBytes = 0; //!< their bytes
 
 void
 OperatorEnded(uint32_t rank, uint32_t node, const std::string& name)
 {
     ++g_operators;
+}
+
+void
+MessageDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+{
+    ++g_messages;
+    g_messageBytes += double(bytes);
 }
 } // namespace
 
@@ -53,6 +63,7 @@ main(int argc, char** argv)
     helper->SetAttribute("Backend", StringValue("flow"));
     helper->SetAttribute("Symmetry", BooleanValue(symmetry));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&OperatorEnded));
+    helper->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&MessageDelivered));
     try
     {
         helper->Load(model, hardware);
@@ -67,7 +78,9 @@ main(int argc, char** argv)
         run.dtype = DataType::FP16;
         helper->SetRun(run);
         RunReport report = helper->Run();
-        std::cout << report.ToText() << "  operators executed      " << g_operators << "\n";
+        std::cout << report.ToText() << "  operators executed      " << g_operators << "\n"
+                  << "  messages delivered      " << g_messages << " (" << g_messageBytes / 1e9
+                  << " GB)\n";
     }
     catch (const std::exception& e)
     {

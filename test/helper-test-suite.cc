@@ -10,6 +10,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ns3;
@@ -22,6 +23,18 @@ void
 CountEnd(uint32_t rank, uint32_t node, const std::string& name)
 {
     ++g_ended;
+}
+
+uint64_t g_messages = 0;   //!< messages delivered, counted by the trace sink
+uint64_t g_bytes = 0;      //!< their bytes
+double g_minLatency = 1e9; //!< the fastest delivery
+
+void
+CountMessage(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+{
+    ++g_messages;
+    g_bytes += bytes;
+    g_minLatency = std::min(g_minLatency, latency);
 }
 
 /** A small GPT on two DGX A100 nodes. */
@@ -107,6 +120,41 @@ class TrainingReportTestCase : public TestCase
         Ptr<RapidLlmHelper> full = SmallJob(run);
         full->SetAttribute("Symmetry", BooleanValue(false));
         NS_TEST_EXPECT_MSG_EQ_TOL(full->Run().stepTimeS / r.stepTimeS, 1.0, 1e-9, "symmetry");
+    }
+};
+
+/** \brief The MessageDelivered trace source reports every message the network carries. */
+class MessageTraceTestCase : public TestCase
+{
+  public:
+    MessageTraceTestCase()
+        : TestCase("MessageDelivered fires for every network message, with its bytes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.pp = 2;
+        run.parallel.dp = 2;
+        run.globalBatch = 4;
+        run.sequence = 256;
+        Ptr<RapidLlmHelper> h = SmallJob(run);
+        h->SetAttribute("Symmetry", BooleanValue(false));
+        g_messages = 0;
+        g_bytes = 0;
+        g_minLatency = 1e9;
+        h->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&CountMessage));
+        RunReport traced = h->Run();
+        NS_TEST_EXPECT_MSG_GT(g_messages, 0u, "messages delivered");
+        NS_TEST_EXPECT_MSG_GT(g_bytes, 0u, "bytes carried");
+        NS_TEST_EXPECT_MSG_GT(g_minLatency, 0, "no message arrives instantly");
+        // Tracing changes nothing about the prediction.
+        Ptr<RapidLlmHelper> plain = SmallJob(run);
+        plain->SetAttribute("Symmetry", BooleanValue(false));
+        NS_TEST_EXPECT_MSG_EQ(plain->Run().stepTimeS, traced.stepTimeS, "same step time");
     }
 };
 
@@ -277,6 +325,7 @@ class HelperTestSuite : public TestSuite
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
+        AddTestCase(new MessageTraceTestCase, TestCase::QUICK);
         AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);

@@ -16,6 +16,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <vector>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -167,6 +168,15 @@ class TimingAndStatsTestCase : public TestCase
         double lone = -1;
         double small = -1;
         double big = -1;
+        // The MessageDelivered trace source: one report per message, with its latency.
+        std::vector<std::pair<uint64_t, double>> reported; // bytes, latency
+        net->TraceConnectWithoutContext(
+            "MessageDelivered",
+            Callback<void, uint64_t, uint32_t, uint32_t, uint64_t, double>(
+                [&](uint64_t, uint32_t, uint32_t, uint64_t bytes, double latency)
+                {
+                    reported.emplace_back(bytes, latency);
+                }));
         Simulator::Schedule(Seconds(0),
                             [&]()
                             {
@@ -212,6 +222,10 @@ class TimingAndStatsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(top.size(), 1u, "one most loaded link");
         NS_TEST_ASSERT_MSG_EQ(top[0].link, up2, "gpu2's uplink carried the most");
         NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), 3u, "all delivered");
+        NS_TEST_ASSERT_MSG_EQ(reported.size(), 3u, "three traced deliveries");
+        NS_TEST_EXPECT_MSG_EQ(reported[0].first, 80000000u, "first delivered: the lone message");
+        NS_TEST_EXPECT_MSG_EQ_TOL(reported[0].second, 1e-3 + 1.2e-6, 2e-9, "its latency");
+        NS_TEST_EXPECT_MSG_EQ_TOL(reported[2].second, 2e-3 + 1.2e-6, 2e-9, "the big flow's");
         Simulator::Destroy();
     }
 };

@@ -62,7 +62,7 @@ uint64_t
 FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
 {
     const uint64_t id = m_nextId++;
-    ++m_sent;
+    NotifySent(id, src, dst, bytes);
     const double now = Now();
     if (m_firstSend < 0)
     {
@@ -75,7 +75,7 @@ FlowNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback o
         Simulator::Schedule(Seconds(latency),
                             [this, id, onDelivered]()
                             {
-                                ++m_delivered;
+                                NotifyDelivered(id);
                                 onDelivered(id);
                             });
         return id;
@@ -191,7 +191,7 @@ FlowNetwork::Finish(uint32_t f, double now)
     Simulator::Schedule(Seconds(flow.latency),
                         [this, id, cb]()
                         {
-                            ++m_delivered;
+                            NotifyDelivered(id);
                             cb(id);
                         });
 }

@@ -4,7 +4,9 @@
 
 #include "network-backend.h"
 
+#include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/trace-source-accessor.h"
 
 namespace ns3 {
 namespace rapidllm {
@@ -15,7 +17,13 @@ TypeId
 NetworkBackend::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::rapidllm::NetworkBackend").SetParent<Object>().SetGroupName("RapidLlm");
+        TypeId("ns3::rapidllm::NetworkBackend")
+            .SetParent<Object>()
+            .SetGroupName("RapidLlm")
+            .AddTraceSource("MessageDelivered",
+                            "A message's last byte arrived (id, src, dst, bytes, latency in s).",
+                            MakeTraceSourceAccessor(&NetworkBackend::m_deliveredTrace),
+                            "ns3::rapidllm::NetworkBackend::MessageTracedCallback");
     return tid;
 }
 
@@ -44,6 +52,29 @@ Ptr<RoutingPolicy>
 NetworkBackend::GetRouting() const
 {
     return m_routing;
+}
+
+void
+NetworkBackend::NotifySent(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    ++m_sent;
+    if (!m_deliveredTrace.IsEmpty())
+    {
+        m_inFlight[id] = {src, dst, bytes, Simulator::Now().GetSeconds()};
+    }
+}
+
+void
+NetworkBackend::NotifyDelivered(uint64_t id)
+{
+    ++m_delivered;
+    auto it = m_inFlight.find(id);
+    if (it != m_inFlight.end())
+    {
+        const InFlight m = it->second;
+        m_inFlight.erase(it);
+        m_deliveredTrace(id, m.src, m.dst, m.bytes, Simulator::Now().GetSeconds() - m.sentAt);
+    }
 }
 
 uint64_t

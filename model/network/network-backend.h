@@ -9,8 +9,10 @@
 #include "ns3/object.h"
 #include "ns3/routing-policy.h"
 #include "ns3/topology.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <unordered_map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -33,6 +35,14 @@ class NetworkBackend : public Object
 
     /** Called with the message id when its last byte has arrived at the destination. */
     typedef Callback<void, uint64_t> DeliveryCallback;
+
+    /**
+     * Signature of the MessageDelivered trace source.
+     * \param id message id \param src source endpoint \param dst destination endpoint
+     * \param bytes payload \param latency seconds from Send() to delivery
+     */
+    typedef void (*MessageTracedCallback)(
+        uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
 
     NetworkBackend();
     ~NetworkBackend() override;
@@ -80,10 +90,35 @@ class NetworkBackend : public Object
      */
     std::vector<uint32_t> RoutePath(uint32_t src, uint32_t dst, uint64_t id);
 
+    /**
+     * \brief Counts a sent message; remembers it for the MessageDelivered trace while that has
+     * sinks (nothing is kept otherwise).
+     * \param id message id \param src source \param dst destination \param bytes payload
+     */
+    void NotifySent(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes);
+    /**
+     * \brief Counts a delivered message and fires MessageDelivered for it.
+     * \param id message id
+     */
+    void NotifyDelivered(uint64_t id);
+
     Ptr<Topology> m_topology;     //!< the graph
     Ptr<RoutingPolicy> m_routing; //!< path choice
     uint64_t m_sent = 0;          //!< messages sent
     uint64_t m_delivered = 0;     //!< messages delivered
+
+  private:
+    /** A message in flight, as the trace reports it. */
+    struct InFlight
+    {
+        uint32_t src;   //!< source
+        uint32_t dst;   //!< destination
+        uint64_t bytes; //!< payload
+        double sentAt;  //!< simulation time of Send()
+    };
+
+    std::unordered_map<uint64_t, InFlight> m_inFlight; //!< kept only while traced
+    TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_deliveredTrace; //!< trace
 };
 
 } // namespace rapidllm

@@ -575,14 +575,14 @@ uint64_t
 PacketNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
 {
     const uint64_t id = m_nextId++;
-    ++m_sent;
+    NotifySent(id, src, dst, bytes);
     std::vector<uint32_t> path = RoutePath(src, dst, id);
     if (path.empty())
     {
         Simulator::ScheduleNow(
             [this, id, onDelivered]()
             {
-                ++m_delivered;
+                NotifyDelivered(id);
                 if (!onDelivered.IsNull())
                 {
                     onDelivered(id);
@@ -724,7 +724,7 @@ PacketNetwork::Deliver(uint64_t id)
     Simulator::ScheduleNow(
         [this, id, cb]()
         {
-            ++m_delivered;
+            NotifyDelivered(id);
             if (!cb.IsNull())
             {
                 cb(id);
