@@ -864,6 +864,17 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return c;
 }
 
+void
+GpuComputeModel::CheckDecode(
+    uint64_t batch, uint64_t heads, uint64_t kvHeads, uint64_t kvLen, uint64_t headDim) const
+{
+    Check("decode_attention", {batch, heads, kvHeads, kvLen, headDim});
+    if (heads % kvHeads != 0)
+    {
+        throw SpecError("compute model", "decode_attention", "heads must be a multiple of kvHeads");
+    }
+}
+
 OperatorCost
 GpuComputeModel::DecodeAttention(uint64_t batch,
                                  uint64_t heads,
@@ -872,11 +883,7 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  uint64_t headDim,
                                  DataType type)
 {
-    Check("decode_attention", {batch, heads, kvHeads, kvLen, headDim});
-    if (heads % kvHeads != 0)
-    {
-        throw SpecError("compute model", "decode_attention", "heads must be a multiple of kvHeads");
-    }
+    CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     const GpuSpec& g = m_gpu;
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
@@ -955,11 +962,7 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         uint64_t headDim,
                                         DataType type)
 {
-    Check("decode_attention", {batch, heads, kvHeads, kvLen, headDim});
-    if (heads % kvHeads != 0)
-    {
-        throw SpecError("compute model", "decode_attention", "heads must be a multiple of kvHeads");
-    }
+    CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     const GpuSpec& g = m_gpu;
     const GpuEfficiency& e = g.efficiency;
     const double b = BytesOf(type);

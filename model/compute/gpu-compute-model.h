@@ -234,6 +234,9 @@ class GpuComputeModel : public Object
     double MatmulPeak(DataType type, bool& tensor) const;
     /** Throws SpecError if no GPU is set or \p what has a zero dimension. */
     void Check(const std::string& what, std::initializer_list<uint64_t> dims) const;
+    /** Check() for a decode attention shape, and query heads a multiple of the KV heads. */
+    void CheckDecode(
+        uint64_t batch, uint64_t heads, uint64_t kvHeads, uint64_t kvLen, uint64_t headDim) const;
     /** Picks the level with the longest time and fills bound. */
     static void SetBound(OperatorCost& cost);
 
