@@ -90,7 +90,7 @@ class RapidLlmHelper : public Object
     Ptr<NetworkBackend> MakeBackend(uint32_t gpus) const;
     /** Replays \p job and fills the timing fields of \p report. */
     void Execute(const ReplayJob& job, RunReport& report);
-    /** Forwards the replayer's trace sources and records the end of the prefill. */
+    /** Forwards the replayer's trace sources and records when the first token is sampled. */
     void OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name);
     void OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name);
     /** Forwards the backend's MessageDelivered trace source. */

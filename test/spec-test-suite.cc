@@ -328,6 +328,27 @@ class RunSpecTestCase : public TestCase
             thrown = std::string(e.what()).find("parallel.zero") != std::string::npos;
         }
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "zero stage 5 accepted");
+
+        // The measured software's behaviour: defaults are today's, the options name the others.
+        NS_TEST_EXPECT_MSG_EQ(run.overlapTpReduce && run.firstTokenFromPrefill && run.splitKvDecode,
+                              true,
+                              "defaults");
+        RunSpec old = RunSpec::Parse("tp_reduce: blocking\nfirst_token: decode\n"
+                                     "decode_attention: per_head\n",
+                                     "run.yaml");
+        NS_TEST_EXPECT_MSG_EQ(old.overlapTpReduce || old.firstTokenFromPrefill || old.splitKvDecode,
+                              false,
+                              "2021-2023 behaviour parsed");
+        std::string message;
+        try
+        {
+            RunSpec::Parse("decode_attention: paged\n", "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            message = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(message.find("split_kv, per_head"), std::string::npos, message);
     }
 };
 
