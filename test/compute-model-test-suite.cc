@@ -30,7 +30,7 @@ ModelOf(const std::string& preset)
 
 /** \brief A big square GEMM reaches 220-268 TFLOP/s on A100 (the larger Llama-2 GEMMs Vidur
  * profiled run at 231-241; 267.9 is the best shape of a cuBLAS search) and is compute bound;
- * M = 1 reads the weights once and is HBM bound. H100 reaches 600-750 TFLOP/s. */
+ * M = 1 reads the weights once and is HBM bound. H100 reaches 600-792 TFLOP/s. */
 class GemmRooflineTestCase : public TestCase
 {
   public:
@@ -66,7 +66,7 @@ class GemmRooflineTestCase : public TestCase
         auto h100 = ModelOf("h100-sxm-80gb");
         OperatorCost hbig = h100->Gemm(16384, 16384, 16384, DataType::BF16);
         NS_TEST_ASSERT_MSG_GT(hbig.FlopRate(), 600e12, "H100 16384^3 below 600 TFLOP/s");
-        NS_TEST_ASSERT_MSG_LT(hbig.FlopRate(), 750e12, "H100 16384^3 above 750 TFLOP/s");
+        NS_TEST_ASSERT_MSG_LT(hbig.FlopRate(), 792e12, "H100 16384^3 above the best cuBLAS shape");
         NS_TEST_ASSERT_MSG_GT(hbig.FlopRate(), 2.2 * big.FlopRate(), "H100 well above A100");
     }
 };

@@ -287,11 +287,14 @@ EvaluateGemmTiling(const GpuSpec& g,
     const double tSmem = Schedule(tiles, sms, t.blocksPerSm, kIters * sStep);
 
     // L2 <-> SM traffic: every tile streams its A and B slabs; C (or fp32 partials) written.
+    // With thread-block clusters (Hopper), TMA multicasts the larger slab from one L2 read to
+    // the cluster's blocks that share it.
     const double active = double(std::min<uint64_t>(tiles, sms));
     const double partials = t.splitK > 1 ? double(m) * n * batch * t.splitK * 4.0 : 0.0;
     const double cBytes = double(m) * n * batch * b;
-    const double l2Bytes =
-        double(tiles) * kIters * (aSlab + bSlab) + (t.splitK > 1 ? partials : cBytes);
+    const double shared = std::max(aSlab, bSlab);
+    const double l2Step = aSlab + bSlab - shared * (1.0 - 1.0 / g.clusterMulticast);
+    const double l2Bytes = double(tiles) * kIters * l2Step + (t.splitK > 1 ? partials : cBytes);
     const double l2Rate = g.l2BandwidthBps * e.l2 * active / sms;
     const double tL2 = l2Bytes / l2Rate;
 

@@ -86,6 +86,7 @@ GpuSpec::Read(SpecReader& r)
     g.memoryLatencyS = r.GetInRange("memory_latency_ns", 0, 1e6, 0) * 1e-9;
     g.mmaTileM = static_cast<uint32_t>(r.GetCount("mma_tile_m", 8, 64));
     g.mmaTileN = static_cast<uint32_t>(r.GetCount("mma_tile_n", 8, 64));
+    g.clusterMulticast = static_cast<uint32_t>(r.GetCount("cluster_multicast", 1, 1));
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
     g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);
