@@ -6,6 +6,7 @@
 // trace sources, and replaying written traces through the helper.
 
 #include "ns3/boolean.h"
+#include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
@@ -225,6 +226,66 @@ class TpReduceTestCase : public TestCase
 };
 
 /**
+ * \brief A layout sweep: invalid layouts skipped and counted, the fitting ones ranked by step
+ * time (each the step a direct run of its layout gives), the others after them, deterministic.
+ */
+class LayoutSweepTestCase : public TestCase
+{
+  public:
+    LayoutSweepTestCase()
+        : TestCase("layout sweep ranks the valid layouts, fitting ones by step time")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        HardwareSpec hardware = HardwareSpec::Load("a100-sxm-80gb");
+        RunSpec base;
+        base.globalBatch = 128;
+        base.dtype = DataType::FP16;
+        SweepSpace space;
+        space.gpus = 8;
+        space.tp = {1, 2, 3}; // 3 divides neither the heads' split nor 8 GPUs
+        space.pp = {1, 2};
+        space.microBatch = {2, 16}; // micro-batch 16 without recomputation overflows tp 1
+        space.recompute = {Recompute::NONE};
+        LayoutSweep sweep(model, hardware, base, space);
+        std::vector<SweepPoint> points = sweep.Run();
+        NS_TEST_ASSERT_MSG_EQ(points.size(), 8u, "tp 1, 2 x pp 1, 2 x mbs 2, 16");
+        NS_TEST_EXPECT_MSG_EQ(sweep.GetSkipped(), 4u, "tp 3: two pp x two mbs");
+        bool seenUnfit = false;
+        for (std::size_t i = 0; i < points.size(); ++i)
+        {
+            const SweepPoint& p = points[i];
+            NS_TEST_EXPECT_MSG_EQ(p.run.parallel.Gpus(), 8u, "every layout uses the 8 GPUs");
+            seenUnfit = seenUnfit || !p.feasible;
+            NS_TEST_EXPECT_MSG_EQ(p.feasible || seenUnfit, true, "fitting layouts first");
+            NS_TEST_EXPECT_MSG_EQ(!p.feasible || !seenUnfit, true, "no fitting after unfit");
+            if (i > 0 && p.feasible)
+            {
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                    p.report.stepTimeS, points[i - 1].report.stepTimeS, "ranked by step time");
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(points.back().feasible, false, "tp 1 pp 1 mbs 16 does not fit");
+        NS_TEST_EXPECT_MSG_EQ(points.back().reason.empty(), false, "with a reason");
+        Ptr<RapidLlmHelper> direct = CreateObject<RapidLlmHelper>();
+        direct->SetModel(model);
+        direct->SetHardware(hardware);
+        direct->SetRun(points[0].run);
+        NS_TEST_EXPECT_MSG_EQ(direct->Run().stepTimeS, points[0].report.stepTimeS, "same step");
+        std::vector<SweepPoint> again = sweep.Run();
+        for (std::size_t i = 0; i < points.size(); ++i)
+        {
+            NS_TEST_EXPECT_MSG_EQ(again[i].report.stepTimeS, points[i].report.stepTimeS, "again");
+            NS_TEST_EXPECT_MSG_EQ(again[i].run.parallel.tp, points[i].run.parallel.tp, "order");
+        }
+    }
+};
+
+/**
  * \brief Every parallel axis runs end to end through the real compute model and network:
  * context parallelism (ring attention), experts, sequence parallelism, ZeRO-3, interleaving.
  */
@@ -299,6 +360,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
         AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
+        AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
     }
 };

@@ -1,0 +1,147 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "layout-sweep.h"
+
+#include "ns3/memory-model.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
+#include "ns3/workload.h"
+#include "rapid-llm-helper.h"
+
+#include <algorithm>
+
+namespace ns3 {
+namespace rapidllm {
+
+LayoutSweep::LayoutSweep(const ModelSpec& model,
+                         const HardwareSpec& hardware,
+                         const RunSpec& base,
+                         const SweepSpace& space,
+                         const std::string& backend)
+    : m_model(model)
+    , m_hardware(hardware)
+    , m_base(base)
+    , m_space(space)
+    , m_backend(backend)
+{}
+
+uint32_t
+LayoutSweep::GetSkipped() const
+{
+    return m_skipped;
+}
+
+std::vector<RunSpec>
+LayoutSweep::Candidates()
+{
+    if (m_base.mode != RunMode::TRAINING)
+    {
+        throw SpecError("sweep", "mode", "a layout sweep is for training jobs");
+    }
+    std::vector<uint32_t> pps = m_space.pp;
+    if (pps.empty())
+    {
+        for (uint32_t p = 1; p <= m_space.gpus; ++p)
+        {
+            if (m_space.gpus % p == 0 && m_model.layers % p == 0)
+            {
+                pps.push_back(p);
+            }
+        }
+    }
+    std::vector<RunSpec> out;
+    m_skipped = 0;
+    for (uint32_t tp : m_space.tp)
+    {
+        for (uint32_t pp : pps)
+        {
+            if (tp == 0 || pp == 0 || m_space.gpus % (uint64_t(tp) * pp * m_base.parallel.cp) != 0)
+            {
+                m_skipped +=
+                    static_cast<uint32_t>(m_space.virtualStages.size() * m_space.microBatch.size()
+                                          * m_space.recompute.size());
+                continue;
+            }
+            for (uint32_t vpp : m_space.virtualStages)
+            {
+                for (uint32_t mbs : m_space.microBatch)
+                {
+                    for (Recompute r : m_space.recompute)
+                    {
+                        RunSpec run = m_base;
+                        run.parallel.tp = tp;
+                        run.parallel.pp = pp;
+                        run.parallel.dp = m_space.gpus / (tp * pp * m_base.parallel.cp);
+                        run.parallel.virtualStages = vpp;
+                        run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && tp > 1;
+                        run.microBatch = mbs;
+                        run.recompute = r;
+                        try
+                        {
+                            run.Validate(m_model, "sweep");
+                            out.push_back(run);
+                        }
+                        catch (const SpecError&)
+                        {
+                            ++m_skipped;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<SweepPoint>
+LayoutSweep::Run()
+{
+    std::vector<SweepPoint> points;
+    for (const RunSpec& run : Candidates())
+    {
+        SweepPoint p;
+        p.run = run;
+        MemoryReport memory = AnalyzeMemory(Workload::Build(m_model, run), m_hardware.gpu);
+        p.feasible = memory.feasible;
+        p.reason = memory.reason;
+        if (memory.feasible)
+        {
+            Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+            helper->SetAttribute("Backend", StringValue(m_backend));
+            helper->SetModel(m_model);
+            helper->SetHardware(m_hardware);
+            helper->SetRun(run);
+            p.report = helper->Run();
+        }
+        else
+        {
+            p.report.mode = ToString(run.mode);
+            p.report.feasible = false;
+            p.report.reason = memory.reason;
+            p.report.haveMemory = true;
+            p.report.memory = memory.worst;
+            p.report.capacityBytes = memory.capacity;
+            p.report.gpus = m_space.gpus;
+            p.report.backend = m_backend;
+        }
+        points.push_back(p);
+    }
+    // Fitting layouts by step time, then the rest by peak memory; ties keep the candidate order.
+    std::stable_sort(points.begin(),
+                     points.end(),
+                     [](const SweepPoint& a, const SweepPoint& b)
+                     {
+                         if (a.feasible != b.feasible)
+                         {
+                             return a.feasible;
+                         }
+                         return a.feasible ? a.report.stepTimeS < b.report.stepTimeS
+                                           : a.report.memory.peak < b.report.memory.peak;
+                     });
+    return points;
+}
+
+} // namespace rapidllm
+} // namespace ns3

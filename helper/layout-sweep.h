@@ -1,0 +1,93 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_LAYOUT_SWEEP_H
+#define RAPIDLLM_LAYOUT_SWEEP_H
+
+#include "ns3/hardware-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/run-report.h"
+#include "ns3/run-spec.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The training layouts a sweep tries: every combination of the listed degrees, micro-batch
+ * sizes and recomputation modes on a fixed number of GPUs (dp = gpus / (tp x pp x cp), cp from
+ * the base run).
+ */
+struct SweepSpace
+{
+    uint32_t gpus = 8;                                 //!< GPUs of the job
+    std::vector<uint32_t> tp{1, 2, 4, 8};              //!< tensor parallel degrees
+    std::vector<uint32_t> pp;                          //!< pipeline degrees (empty: every divisor)
+    std::vector<uint32_t> microBatch{1, 2, 4};         //!< micro-batch sizes
+    std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
+    std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief One layout of a sweep and what became of it.
+ */
+struct SweepPoint
+{
+    RunSpec run;           //!< the layout (the base run with the swept fields set)
+    bool feasible = false; //!< fits in memory (then simulated)
+    std::string reason;    //!< why it does not fit
+    RunReport report;      //!< the prediction (memory fields always; timing when feasible)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Predicts every valid layout of a SweepSpace for a training job and ranks them: the
+ * layouts that fit by step time, then those that do not by peak memory. Layouts the model or
+ * batch rule out (heads not divisible by tp, layers by pp, global batch by micro-batch x dp)
+ * are skipped and counted. Memory is checked before the (slower) replay, so layouts that cannot
+ * run cost little.
+ */
+class LayoutSweep
+{
+  public:
+    /**
+     * \param model the model
+     * \param hardware the machine
+     * \param base the run settings every layout shares (global batch, sequence, dtype, ...)
+     * \param space the layouts to try
+     * \param backend network backend of the replays ("flow" or "packet")
+     */
+    LayoutSweep(const ModelSpec& model,
+                const HardwareSpec& hardware,
+                const RunSpec& base,
+                const SweepSpace& space,
+                const std::string& backend = "flow");
+
+    /** \return the ranked points (best first); deterministic for the same inputs */
+    std::vector<SweepPoint> Run();
+
+    /** \return layouts skipped as invalid in the last Run() */
+    uint32_t GetSkipped() const;
+
+  private:
+    /** \return the layouts of the space that pass RunSpec::Validate, in a fixed order */
+    std::vector<RunSpec> Candidates();
+
+    ModelSpec m_model;       //!< the model
+    HardwareSpec m_hardware; //!< the machine
+    RunSpec m_base;          //!< shared settings
+    SweepSpace m_space;      //!< what to try
+    std::string m_backend;   //!< network backend
+    uint32_t m_skipped = 0;  //!< invalid layouts in the last Run()
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_LAYOUT_SWEEP_H
