@@ -58,7 +58,7 @@ struct GpuSpec
     uint32_t mmaTileM = 64;    //!< rows of C one warp (or warpgroup) computes from shared memory
     uint32_t mmaTileN = 64;    //!< columns of C one warp (or warpgroup) computes
     uint32_t clusterMulticast = 1; //!< GEMM blocks sharing one L2 read of a slab (TMA multicast)
-    GpuEfficiency efficiency;  //!< calibration
+    GpuEfficiency efficiency;      //!< calibration
 
     /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
     double TensorFlops(DataType type) const;
