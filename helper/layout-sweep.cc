@@ -4,10 +4,8 @@
 
 #include "layout-sweep.h"
 
-#include "ns3/memory-model.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
-#include "ns3/workload.h"
 #include "rapid-llm-helper.h"
 
 #include <algorithm>
@@ -103,28 +101,16 @@ LayoutSweep::Run()
     {
         SweepPoint p;
         p.run = run;
-        MemoryReport memory = AnalyzeMemory(Workload::Build(m_model, run), m_hardware.gpu);
-        p.feasible = memory.feasible;
-        p.reason = memory.reason;
-        if (memory.feasible)
+        Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+        helper->SetAttribute("Backend", StringValue(m_backend));
+        helper->SetModel(m_model);
+        helper->SetHardware(m_hardware);
+        helper->SetRun(run);
+        // The memory check costs a fraction of the replay; only layouts that fit are replayed.
+        p.report = helper->CheckMemory();
+        if (p.report.feasible)
         {
-            Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-            helper->SetAttribute("Backend", StringValue(m_backend));
-            helper->SetModel(m_model);
-            helper->SetHardware(m_hardware);
-            helper->SetRun(run);
             p.report = helper->Run();
-        }
-        else
-        {
-            p.report.mode = ToString(run.mode);
-            p.report.feasible = false;
-            p.report.reason = memory.reason;
-            p.report.haveMemory = true;
-            p.report.memory = memory.worst;
-            p.report.capacityBytes = memory.capacity;
-            p.report.gpus = m_space.gpus;
-            p.report.backend = m_backend;
         }
         points.push_back(p);
     }
@@ -133,12 +119,12 @@ LayoutSweep::Run()
                      points.end(),
                      [](const SweepPoint& a, const SweepPoint& b)
                      {
-                         if (a.feasible != b.feasible)
+                         if (a.report.feasible != b.report.feasible)
                          {
-                             return a.feasible;
+                             return a.report.feasible;
                          }
-                         return a.feasible ? a.report.stepTimeS < b.report.stepTimeS
-                                           : a.report.memory.peak < b.report.memory.peak;
+                         return a.report.feasible ? a.report.stepTimeS < b.report.stepTimeS
+                                                  : a.report.memory.peak < b.report.memory.peak;
                      });
     return points;
 }

@@ -39,10 +39,8 @@ struct SweepSpace
  */
 struct SweepPoint
 {
-    RunSpec run;           //!< the layout (the base run with the swept fields set)
-    bool feasible = false; //!< fits in memory (then simulated)
-    std::string reason;    //!< why it does not fit
-    RunReport report;      //!< the prediction (memory fields always; timing when feasible)
+    RunSpec run;      //!< the layout (the base run with the swept fields set)
+    RunReport report; //!< memory verdict always; the timing when it fits (report.feasible)
 };
 
 /**

@@ -211,14 +211,7 @@ RapidLlmHelper::Run()
 {
     auto wallStart = std::chrono::steady_clock::now();
     Workload w = BuildWorkload();
-    RunReport report;
-    report.mode = ToString(m_run.mode);
-    MemoryReport memory = AnalyzeMemory(w, m_hardware.gpu);
-    report.feasible = memory.feasible;
-    report.reason = memory.reason;
-    report.haveMemory = true;
-    report.memory = memory.worst;
-    report.capacityBytes = memory.capacity;
+    RunReport report = MemoryReportOf(w);
     Execute(ReplayJob::FromWorkload(w), report);
     // Where the critical rank's compute time goes, from its graph.
     report.haveComputeKinds = true;
@@ -278,6 +271,28 @@ RapidLlmHelper::Run()
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return report;
+}
+
+RunReport
+RapidLlmHelper::MemoryReportOf(const Workload& w) const
+{
+    RunReport report;
+    report.mode = ToString(m_run.mode);
+    MemoryReport memory = AnalyzeMemory(w, m_hardware.gpu);
+    report.feasible = memory.feasible;
+    report.reason = memory.reason;
+    report.haveMemory = true;
+    report.memory = memory.worst;
+    report.capacityBytes = memory.capacity;
+    report.gpus = w.layout.Ranks();
+    report.backend = m_backend;
+    return report;
+}
+
+RunReport
+RapidLlmHelper::CheckMemory() const
+{
+    return MemoryReportOf(Workload::Build(m_model, m_run));
 }
 
 RunReport

@@ -76,6 +76,13 @@ class RapidLlmHelper : public Object
     RunReport Run();
 
     /**
+     * \brief Checks memory only, on graphs not costed by the compute model: much cheaper than
+     * Run(), for ruling out layouts that cannot run.
+     * \return a report with the memory fields (and mode, GPUs, backend) only
+     */
+    RunReport CheckMemory() const;
+
+    /**
      * \brief Replays a trace set (ours or another tool's) on the hardware's network.
      * \param set the traces
      * \return the timing report (no memory or FLOPs fields)
@@ -88,6 +95,8 @@ class RapidLlmHelper : public Object
   private:
     /** Builds the network backend for \p gpus ranks. */
     Ptr<NetworkBackend> MakeBackend(uint32_t gpus) const;
+    /** \return a report with the mode, backend, GPUs and the memory verdict of \p w */
+    RunReport MemoryReportOf(const Workload& w) const;
     /** Replays \p job and fills the timing fields of \p report. */
     void Execute(const ReplayJob& job, RunReport& report);
     /** Forwards the replayer's trace sources and records when the first token is sampled. */

@@ -260,17 +260,18 @@ class LayoutSweepTestCase : public TestCase
         {
             const SweepPoint& p = points[i];
             NS_TEST_EXPECT_MSG_EQ(p.run.parallel.Gpus(), 8u, "every layout uses the 8 GPUs");
-            seenUnfit = seenUnfit || !p.feasible;
-            NS_TEST_EXPECT_MSG_EQ(p.feasible || seenUnfit, true, "fitting layouts first");
-            NS_TEST_EXPECT_MSG_EQ(!p.feasible || !seenUnfit, true, "no fitting after unfit");
-            if (i > 0 && p.feasible)
+            seenUnfit = seenUnfit || !p.report.feasible;
+            NS_TEST_EXPECT_MSG_EQ(p.report.feasible || seenUnfit, true, "fitting layouts first");
+            NS_TEST_EXPECT_MSG_EQ(!p.report.feasible || !seenUnfit, true, "no fitting after unfit");
+            if (i > 0 && p.report.feasible)
             {
                 NS_TEST_EXPECT_MSG_GT_OR_EQ(
                     p.report.stepTimeS, points[i - 1].report.stepTimeS, "ranked by step time");
             }
         }
-        NS_TEST_EXPECT_MSG_EQ(points.back().feasible, false, "tp 1 pp 1 mbs 16 does not fit");
-        NS_TEST_EXPECT_MSG_EQ(points.back().reason.empty(), false, "with a reason");
+        NS_TEST_EXPECT_MSG_EQ(
+            points.back().report.feasible, false, "tp 1 pp 1 mbs 16 does not fit");
+        NS_TEST_EXPECT_MSG_EQ(points.back().report.reason.empty(), false, "with a reason");
         Ptr<RapidLlmHelper> direct = CreateObject<RapidLlmHelper>();
         direct->SetModel(model);
         direct->SetHardware(hardware);

@@ -77,6 +77,8 @@ ParseBool(const std::string& name, const std::string& text)
         "command line", "--" + name, "'" + text + "' is not allowed; use true or false");
 }
 
+} // namespace
+
 std::string
 Choice(const std::string& name, const std::string& text, const std::vector<std::string>& allowed)
 {
@@ -91,7 +93,6 @@ Choice(const std::string& name, const std::string& text, const std::vector<std::
                     "--" + name,
                     "'" + text + "' is not allowed; allowed values: " + JoinNames(allowed));
 }
-} // namespace
 
 void
 JobOptions::AddTo(CommandLine& cmd)
@@ -237,11 +238,7 @@ JobOptions::Resolve()
     }
     std::string mode = Choice("mode", m_values["mode"], {"training", "inference"});
     run.mode = mode == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
-    std::string recompute =
-        Choice("recompute", m_values["recompute"], {"none", "selective", "full"});
-    run.recompute = recompute == "full"        ? Recompute::FULL
-                    : recompute == "selective" ? Recompute::SELECTIVE
-                                               : Recompute::NONE;
+    ParseRecompute(Choice("recompute", m_values["recompute"], RecomputeNames()), run.recompute);
     Choice("dtype", m_values["dtype"], DataTypeNames());
     ParseDataType(m_values["dtype"], run.dtype);
     run.flashAttention =

@@ -18,6 +18,15 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
+ * \brief Checks a command-line value against the allowed ones.
+ * \param name the option (without "--") \param text its value \param allowed the choices
+ * \return \p text; throws SpecError naming the option and the allowed values otherwise
+ */
+std::string Choice(const std::string& name,
+                   const std::string& text,
+                   const std::vector<std::string>& allowed);
+
+/**
  * \brief The options every job command (memory, trace, run) shares: the model (preset or file,
  * with shape overrides), the hardware, the parallel layout and the run settings, named the same
  * everywhere.

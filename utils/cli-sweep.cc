@@ -6,6 +6,7 @@
 // them by step time (the ones that fit in memory) and peak memory (the ones that do not).
 
 #include "cli-commands.h"
+#include "cli-job-options.h"
 #include "ns3/command-line.h"
 #include "ns3/json-writer.h"
 #include "ns3/layout-sweep.h"
@@ -55,31 +56,15 @@ ParseCounts(const std::string& option, const std::string& text)
 
 /** Parses "none,full" into recomputation modes. */
 std::vector<Recompute>
-ParseRecompute(const std::string& text)
+ParseRecomputeList(const std::string& text)
 {
     std::vector<Recompute> out;
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ','))
     {
-        if (item == "none")
-        {
-            out.push_back(Recompute::NONE);
-        }
-        else if (item == "selective")
-        {
-            out.push_back(Recompute::SELECTIVE);
-        }
-        else if (item == "full")
-        {
-            out.push_back(Recompute::FULL);
-        }
-        else
-        {
-            throw SpecError("command line",
-                            "--recompute",
-                            "'" + item + "' is not allowed; allowed values: none, selective, full");
-        }
+        out.emplace_back();
+        ParseRecompute(Choice("recompute", item, RecomputeNames()), out.back());
     }
     if (out.empty())
     {
@@ -167,39 +152,19 @@ RunSweepCommand(int argc, char** argv)
     {
         throw SpecError("command line", gpus.empty() ? "--gpus" : "--gbs", "required");
     }
-    if (sp != "true" && sp != "false")
-    {
-        throw SpecError("command line", "--sp", "'" + sp + "' is not allowed; use true or false");
-    }
-    if (attention != "flash" && attention != "standard")
-    {
-        throw SpecError("command line",
-                        "--attention",
-                        "'" + attention + "' is not allowed; allowed values: flash, standard");
-    }
+    Choice("sp", sp, {"true", "false"});
+    Choice("attention", attention, {"flash", "standard"});
+    Choice("zero", zero, {"0", "1", "2", "3"});
+    Choice("dtype", dtype, DataTypeNames());
 
     ModelSpec m = ModelSpec::Load(model);
     HardwareSpec h = HardwareSpec::Load(hardware);
     RunSpec base;
     base.globalBatch = ParseCount("gbs", gbs);
     base.sequence = ParseCount("seq", seq);
-    if (!ParseDataType(dtype, base.dtype))
-    {
-        std::string names;
-        for (const auto& n : DataTypeNames())
-        {
-            names += (names.empty() ? "" : ", ") + n;
-        }
-        throw SpecError(
-            "command line", "--dtype", "'" + dtype + "' is not allowed; allowed values: " + names);
-    }
+    ParseDataType(dtype, base.dtype);
     base.flashAttention = attention == "flash";
     base.parallel.sequenceParallel = sp == "true";
-    if (zero != "0" && zero != "1" && zero != "2" && zero != "3")
-    {
-        throw SpecError(
-            "command line", "--zero", "'" + zero + "' is not allowed; allowed values: 0, 1, 2, 3");
-    }
     base.parallel.zeroStage = static_cast<uint32_t>(std::stoul(zero));
     SweepSpace space;
     space.gpus = ParseCount("gpus", gpus);
@@ -210,7 +175,7 @@ RunSweepCommand(int argc, char** argv)
     }
     space.microBatch = ParseCounts("mbs", mbs);
     space.virtualStages = ParseCounts("vpp", vpp);
-    space.recompute = ParseRecompute(recompute);
+    space.recompute = ParseRecomputeList(recompute);
     const uint32_t shown = top == "0" ? 0 : ParseCount("top", top);
 
     LayoutSweep sweep(m, h, base, space, backend);
@@ -218,7 +183,7 @@ RunSweepCommand(int argc, char** argv)
     uint32_t fitting = 0;
     for (const auto& p : points)
     {
-        fitting += p.feasible ? 1 : 0;
+        fitting += p.report.feasible ? 1 : 0;
     }
     if (json)
     {
@@ -233,10 +198,10 @@ RunSweepCommand(int argc, char** argv)
                 .Value("vpp", p.run.parallel.virtualStages)
                 .Value("mbs", p.run.microBatch)
                 .Value("recompute", ToString(p.run.recompute))
-                .Value("feasible", p.feasible)
-                .Value("reason", p.reason)
+                .Value("feasible", p.report.feasible)
+                .Value("reason", p.report.reason)
                 .Value("peak_bytes", p.report.memory.peak);
-            if (p.feasible)
+            if (p.report.feasible)
             {
                 out.Value("step_time_s", p.report.stepTimeS)
                     .Value("tflops_per_gpu", p.report.tflopsPerGpu)
@@ -274,12 +239,12 @@ RunSweepCommand(int argc, char** argv)
     uint32_t unfitShown = 0;
     for (const auto& p : points)
     {
-        if (p.feasible ? (shown > 0 && rank >= shown) : (shown > 0 && unfitShown >= shown))
+        if (p.report.feasible ? (shown > 0 && rank >= shown) : (shown > 0 && unfitShown >= shown))
         {
             continue;
         }
         const double gib = p.report.memory.peak / double(1ull << 30);
-        if (p.feasible)
+        if (p.report.feasible)
         {
             std::printf("%4u %4u %4u %5u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.2f\n",
                         ++rank,

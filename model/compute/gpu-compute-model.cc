@@ -41,6 +41,29 @@ Schedule(uint64_t tiles, uint32_t sms, uint32_t perSm, double tileWork)
     return (double(full) * perSm + double(CeilDiv(rest, sms))) * tileWork;
 }
 
+/** Records a FlashAttention kernel's tiling (two-stage, \p br x \p bc blocks) and its waves. */
+void
+SetFlashTiling(OperatorCost& c,
+               uint32_t br,
+               uint32_t bc,
+               uint32_t headDim,
+               uint32_t threads,
+               uint32_t perSm,
+               uint64_t smem,
+               uint64_t ctas,
+               uint32_t sms)
+{
+    c.tiling.blockM = br;
+    c.tiling.blockN = bc;
+    c.tiling.blockK = headDim;
+    c.tiling.stages = 2;
+    c.tiling.threads = threads;
+    c.tiling.blocksPerSm = perSm;
+    c.tiling.smemPerBlock = smem;
+    c.tiles = ctas;
+    c.waves = double(ctas) / (double(sms) * perSm);
+}
+
 /** Sets the bound: the level with the longest time (launch if the overhead exceeds all). */
 void
 ApplyBound(OperatorCost& c)
@@ -743,15 +766,7 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
             c.overheadTimeS = overhead;
             c.tensorCores = tensor;
             c.utilization = c.flops / c.timeS / peak;
-            c.tiling.blockM = br;
-            c.tiling.blockN = bc;
-            c.tiling.blockK = s.headDim;
-            c.tiling.stages = 2;
-            c.tiling.threads = threads;
-            c.tiling.blocksPerSm = perSm;
-            c.tiling.smemPerBlock = smem;
-            c.tiles = ctas;
-            c.waves = double(ctas) / (double(sms) * perSm);
+            SetFlashTiling(c, br, bc, s.headDim, threads, perSm, smem, ctas, sms);
             c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
             SetBound(c);
             if (!found || c.timeS < best.timeS * (1 - 1e-12))
@@ -852,15 +867,7 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     c.overheadTimeS = overhead;
     c.tensorCores = tensor;
     c.utilization = c.flops / c.timeS / peak;
-    c.tiling.blockM = br;
-    c.tiling.blockN = bc;
-    c.tiling.blockK = s.headDim;
-    c.tiling.stages = 2;
-    c.tiling.threads = threads;
-    c.tiling.blocksPerSm = perSm;
-    c.tiling.smemPerBlock = smem;
-    c.tiles = ctas;
-    c.waves = double(ctas) / (double(sms) * perSm);
+    SetFlashTiling(c, br, bc, s.headDim, threads, perSm, smem, ctas, sms);
     c.kernels = 3;
     c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
     SetBound(c);

@@ -46,6 +46,26 @@ ToString(Recompute recompute)
     return "none";
 }
 
+std::vector<std::string>
+RecomputeNames()
+{
+    return {"none", "selective", "full"};
+}
+
+bool
+ParseRecompute(const std::string& name, Recompute& recompute)
+{
+    for (Recompute r : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
+    {
+        if (ToString(r) == name)
+        {
+            recompute = r;
+            return true;
+        }
+    }
+    return false;
+}
+
 namespace {
 /** Throws unless \p a is a multiple of \p b, naming both quantities. */
 void
@@ -172,11 +192,7 @@ RunSpec::Parse(const std::string& text, const std::string& source)
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }
-    std::string recompute =
-        r.GetChoice("recompute", {"none", "selective", "full"}, ToString(s.recompute));
-    s.recompute = recompute == "full"        ? Recompute::FULL
-                  : recompute == "selective" ? Recompute::SELECTIVE
-                                             : Recompute::NONE;
+    ParseRecompute(r.GetChoice("recompute", RecomputeNames(), ToString(s.recompute)), s.recompute);
     s.flashAttention = r.GetChoice("attention", {"flash", "standard"}, "flash") == "flash";
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -97,6 +98,14 @@ struct RunSpec
 std::string ToString(RunMode mode);
 /** \return "none", "selective" or "full" */
 std::string ToString(Recompute recompute);
+/** \return the recomputation names, in enum order */
+std::vector<std::string> RecomputeNames();
+/**
+ * \param name "none", "selective" or "full"
+ * \param recompute set when \p name is one of them
+ * \return whether it was
+ */
+bool ParseRecompute(const std::string& name, Recompute& recompute);
 
 } // namespace rapidllm
 } // namespace ns3
