@@ -49,7 +49,7 @@ main(int argc, char** argv)
             {
                 return c.run(static_cast<int>(args.size()), args.data());
             }
-            catch (const SpecError& e)
+            catch (const Error& e)
             {
                 std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
                 return 2;

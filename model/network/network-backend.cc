@@ -4,6 +4,7 @@
 
 #include "network-backend.h"
 
+#include "ns3/network-error.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/trace-source-accessor.h"
@@ -40,6 +41,16 @@ Ptr<Topology>
 NetworkBackend::GetTopology() const
 {
     return m_topology;
+}
+
+const NetworkView&
+NetworkBackend::GetView() const
+{
+    if (!m_topology)
+    {
+        throw NetworkError("the network backend has no topology yet");
+    }
+    return *m_topology;
 }
 
 void

@@ -55,6 +55,11 @@ class NetworkBackend : public Object
     /** \return the network graph */
     Ptr<Topology> GetTopology() const;
     /**
+     * \return the logical network (dimensions, coordinates, fault state): all the system layer
+     * may know of the network; throws NetworkError before SetTopology()
+     */
+    const NetworkView& GetView() const;
+    /**
      * \brief Sets the routing policy that chooses every message's path.
      * \param routing the policy
      */

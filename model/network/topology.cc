@@ -346,6 +346,19 @@ Topology::WithCoordinate(uint32_t endpoint, uint32_t d, uint32_t c) const
     return endpoint - old * m_strides[d] + c * m_strides[d];
 }
 
+bool
+Topology::HasFaults() const
+{
+    for (const auto& link : m_links)
+    {
+        if (link.factor != 1.0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
 uint32_t
 Topology::GetInstance(uint32_t endpoint, uint32_t d) const
 {

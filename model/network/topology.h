@@ -6,6 +6,7 @@
 #define RAPIDLLM_TOPOLOGY_H
 
 #include "ns3/network-spec.h"
+#include "ns3/network-view.h"
 #include "ns3/object.h"
 
 #include <cstdint>
@@ -73,7 +74,9 @@ struct TopologyLink
  * are wired by its kind (ring, fully connected, switch, mesh, torus, two-tier fat tree). Both
  * network backends (flow and packet level) and every RoutingPolicy consume this one graph.
  */
-class Topology : public Object
+class Topology
+    : public Object
+    , public NetworkView
 {
   public:
     /** \brief Register this type. \return the TypeId */
@@ -95,7 +98,7 @@ class Topology : public Object
                                const std::string& source = "network");
 
     /** \return the number of endpoints (GPUs), a multiple of the inner dimension sizes */
-    uint32_t GetEndpointCount() const;
+    uint32_t GetEndpointCount() const override;
     /** \return endpoints plus switches */
     uint32_t GetNodeCount() const;
     /** \return the number of directed links */
@@ -110,15 +113,15 @@ class Topology : public Object
     uint32_t FindLink(uint32_t a, uint32_t b) const;
 
     /** \return the number of dimensions */
-    uint32_t GetDimensionCount() const;
+    uint32_t GetDimensionCount() const override;
     /** \return a dimension's spec, with its size resolved */
-    const NetworkDimensionSpec& GetDimension(uint32_t d) const;
+    const NetworkDimensionSpec& GetDimension(uint32_t d) const override;
     /** \return the coordinate of an endpoint along a dimension */
-    uint32_t GetCoordinate(uint32_t endpoint, uint32_t d) const;
+    uint32_t GetCoordinate(uint32_t endpoint, uint32_t d) const override;
     /** \return the endpoint whose coordinate along \p d is replaced by \p c */
     uint32_t WithCoordinate(uint32_t endpoint, uint32_t d, uint32_t c) const;
     /** \return the instance index of dimension \p d that holds \p endpoint */
-    uint32_t GetInstance(uint32_t endpoint, uint32_t d) const;
+    uint32_t GetInstance(uint32_t endpoint, uint32_t d) const override;
     /**
      * \return the switches of one instance of dimension d: the switch (switch kind), or the
      * leaves followed by the spines (fat tree); empty for switchless kinds
@@ -157,6 +160,9 @@ class Topology : public Object
     std::vector<uint32_t> ApplyFault(const std::string& selector,
                                      double factor,
                                      const std::string& source);
+
+    /** \return whether any link is degraded or dead */
+    bool HasFaults() const override;
 
     /** \return a counter bumped by every fault change (lets routing caches invalidate) */
     uint64_t GetVersion() const;

@@ -29,7 +29,7 @@ SpecError::SpecError(const std::string& file,
                      const std::string& field,
                      const std::string& message,
                      int line)
-    : std::runtime_error(Compose(file, field, message, line))
+    : Error(Compose(file, field, message, line))
     , m_file(file)
     , m_field(field)
     , m_line(line)

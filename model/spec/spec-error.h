@@ -5,7 +5,8 @@
 #ifndef RAPIDLLM_SPEC_ERROR_H
 #define RAPIDLLM_SPEC_ERROR_H
 
-#include <stdexcept>
+#include "ns3/rapidllm-error.h"
+
 #include <string>
 
 namespace ns3 {
@@ -18,7 +19,7 @@ namespace rapidllm {
  *
  * Every user-facing entry point catches it, prints what() and exits non-zero.
  */
-class SpecError : public std::runtime_error
+class SpecError : public Error
 {
   public:
     /**
