@@ -8,6 +8,7 @@
 #include "ns3/object-factory.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
+#include "ns3/type-registry.h"
 
 #include <map>
 
@@ -16,16 +17,6 @@ namespace rapidllm {
 
 NS_LOG_COMPONENT_DEFINE("RapidLlmRoutingPolicy");
 NS_OBJECT_ENSURE_REGISTERED(RoutingPolicy);
-
-namespace {
-/** \return the name -> TypeId registry (function-local so that static registrars may use it) */
-std::map<std::string, TypeId>&
-Registry()
-{
-    static std::map<std::string, TypeId> registry;
-    return registry;
-}
-} // namespace
 
 TypeId
 RoutingPolicy::GetTypeId()
@@ -67,40 +58,19 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
 void
 RoutingPolicy::Register(const std::string& name, TypeId tid)
 {
-    Registry()[name] = tid;
+    TypeRegistry<RoutingPolicy>::Register(name, tid);
 }
 
 std::vector<std::string>
 RoutingPolicy::Names()
 {
-    std::vector<std::string> names;
-    for (const auto& [name, tid] : Registry())
-    {
-        names.push_back(name);
-    }
-    return names;
+    return TypeRegistry<RoutingPolicy>::Names();
 }
 
 Ptr<RoutingPolicy>
 RoutingPolicy::Create(const std::string& name)
 {
-    TypeId tid;
-    auto it = Registry().find(name);
-    if (it != Registry().end())
-    {
-        tid = it->second;
-    }
-    else if (!TypeId::LookupByNameFailSafe(name, &tid) || !tid.IsChildOf(GetTypeId())
-             || !tid.HasConstructor())
-    {
-        throw SpecError("network",
-                        "routing",
-                        "unknown routing policy '" + name + "'; known: " + JoinNames(Names())
-                            + " (or the TypeId name of a RoutingPolicy subclass)");
-    }
-    ObjectFactory factory;
-    factory.SetTypeId(tid);
-    return factory.Create<RoutingPolicy>();
+    return TypeRegistry<RoutingPolicy>::Create(name, "routing", "routing policy");
 }
 
 RoutingPolicyRegistrar::RoutingPolicyRegistrar(const std::string& name, TypeId tid)

@@ -1,0 +1,74 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "type-registry.h"
+
+#include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
+
+#include <map>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+/** \return base TypeId uid -> (short name -> subclass), built on first use */
+std::map<uint16_t, std::map<std::string, TypeId>>&
+Tables()
+{
+    static std::map<uint16_t, std::map<std::string, TypeId>> tables;
+    return tables;
+}
+} // namespace
+
+void
+TypeRegistryBase::Register(TypeId base, const std::string& name, TypeId tid)
+{
+    Tables()[base.GetUid()][name] = tid;
+}
+
+std::vector<std::string>
+TypeRegistryBase::Names(TypeId base)
+{
+    std::vector<std::string> names;
+    for (const auto& [name, tid] : Tables()[base.GetUid()])
+    {
+        names.push_back(name);
+    }
+    return names;
+}
+
+bool
+TypeRegistryBase::Find(TypeId base, const std::string& name, TypeId& tid)
+{
+    const auto& table = Tables()[base.GetUid()];
+    auto it = table.find(name);
+    if (it != table.end())
+    {
+        tid = it->second;
+        return true;
+    }
+    return TypeId::LookupByNameFailSafe(name, &tid) && tid.IsChildOf(base) && tid != base
+           && tid.HasConstructor();
+}
+
+TypeId
+TypeRegistryBase::Lookup(TypeId base,
+                         const std::string& name,
+                         const std::string& field,
+                         const std::string& what)
+{
+    TypeId tid;
+    if (!Find(base, name, tid))
+    {
+        throw SpecError("",
+                        field,
+                        "unknown " + what + " '" + name + "'; known: " + JoinNames(Names(base))
+                            + " (or the TypeId name of a " + base.GetName() + " subclass)");
+    }
+    return tid;
+}
+
+} // namespace rapidllm
+} // namespace ns3
