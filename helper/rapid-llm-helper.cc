@@ -9,7 +9,7 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
-#include "ns3/network-backend-factory.h"
+#include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
@@ -131,7 +131,7 @@ RapidLlmHelper::MakeBackend(uint32_t gpus) const
 {
     // The packet backend opens each pair's TCP connection at its first message (one handshake
     // per pair and step, microseconds against a step of seconds).
-    Ptr<NetworkBackend> backend = CreateNetworkBackend(m_backend);
+    Ptr<NetworkBackend> backend = NetworkBackend::Create(m_backend);
     Ptr<Topology> topology = Topology::Build(m_hardware.network, gpus, m_hardware.name);
     backend->SetTopology(topology);
     backend->SetRouting(

@@ -460,7 +460,7 @@ class CollectiveErrorsTestCase : public TestCase
         NetworkSpec r = OneDimension(TopologyKind::RING, 8, 100, 1000).Routing("shortest-path");
         r.faults.push_back({"gpu1-gpu2", 0});
         r.faults.push_back({"gpu5-gpu6", 0});
-        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith<NetworkError>(
                                   [&]()
                                   {
                                       RunTime(r, CollectiveOp::ALL_REDUCE, 1 << 20, 8, "ring");

@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_SPEC_ERROR_CHECK_H
 #define RAPIDLLM_SPEC_ERROR_CHECK_H
 
+#include "ns3/network-error.h"
 #include "ns3/spec-error.h"
 
 #include <string>
@@ -14,10 +15,10 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
- * \brief For error-path tests: whether evaluating \p f throws a SpecError whose message
- * contains every one of \p needles.
+ * \brief For error-path tests: whether evaluating \p f throws an \p E (SpecError unless
+ * given, e.g. ThrowsWith<NetworkError>) whose message contains every one of \p needles.
  */
-template<typename F>
+template<typename E = SpecError, typename F>
 bool
 ThrowsWith(F f, const std::vector<std::string>& needles)
 {
@@ -25,7 +26,7 @@ ThrowsWith(F f, const std::vector<std::string>& needles)
     {
         f();
     }
-    catch (const SpecError& e)
+    catch (const E& e)
     {
         std::string what = e.what();
         for (const auto& n : needles)

@@ -10,6 +10,7 @@
 #include "ns3/collective-probe.h"
 #include "ns3/command-line.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/network-backend.h"
 #include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
@@ -206,7 +207,7 @@ RunCollectiveCommand(int argc, char** argv)
                  "with the copy, as NCCL's kernels do)",
                  reduceGBps);
     cmd.AddValue("json", "print one JSON object", json);
-    cmd.AddValue("backend", "network backend: flow or packet", backend);
+    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
     CheckOptions(argc,
                  argv,
                  {"hardware",
@@ -270,7 +271,7 @@ RunCollectiveCommand(int argc, char** argv)
             for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
             {
                 const auto& s = r.mostLoaded[i];
-                std::cout << (i ? ", " : "") << "{\"link\": " << Quote(r.mostLoadedNames[i])
+                std::cout << (i ? ", " : "") << "{\"link\": " << Quote(s.name)
                           << ", \"bytes\": " << Number(s.bytes)
                           << ", \"busy_s\": " << Number(s.busyTimeS)
                           << ", \"utilization\": " << Number(s.utilization) << "}";
@@ -292,9 +293,9 @@ RunCollectiveCommand(int argc, char** argv)
         for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
         {
             const auto& s = r.mostLoaded[i];
-            std::cout << "    " << r.mostLoadedNames[i] << "  " << Number(s.bytes / 1e6)
-                      << " MB, busy " << Number(s.busyTimeS * 1e6) << " us, utilization "
-                      << Number(s.utilization) << "\n";
+            std::cout << "    " << s.name << "  " << Number(s.bytes / 1e6) << " MB, busy "
+                      << Number(s.busyTimeS * 1e6) << " us, utilization " << Number(s.utilization)
+                      << "\n";
         }
     }
     return 0;

@@ -7,8 +7,10 @@
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/command-line.h"
+#include "ns3/network-backend.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
 #include "ns3/string.h"
 
 #include <iostream>
@@ -32,7 +34,7 @@ RunReplayCommand(int argc, char** argv)
     cmd.AddValue("hardware", "hardware preset name or YAML file", hardware);
     cmd.AddValue(
         "comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", commGroups);
-    cmd.AddValue("backend", "network backend: flow or packet", backend);
+    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     CheckOptions(argc, argv, {"trace", "hardware", "comm-groups", "backend", "routing", "json"});

@@ -7,8 +7,10 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/boolean.h"
+#include "ns3/network-backend.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
 #include "ns3/string.h"
 #include "ns3/workload-trace.h"
 
@@ -33,7 +35,7 @@ RunRunCommand(int argc, char** argv)
               "one inference request) by replaying every rank's operator graph on the cluster "
               "network, with the memory verdict and a breakdown.");
     job.AddTo(cmd);
-    cmd.AddValue("backend", "network backend: flow or packet", backend);
+    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
     cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("json", "print the report as one JSON object", json);
     cmd.AddValue("symmetry",

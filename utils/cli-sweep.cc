@@ -10,7 +10,9 @@
 #include "ns3/command-line.h"
 #include "ns3/json-writer.h"
 #include "ns3/layout-sweep.h"
+#include "ns3/network-backend.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
 
 #include <cstdio>
 #include <iostream>
@@ -125,7 +127,7 @@ RunSweepCommand(int argc, char** argv)
     cmd.AddValue("mbs", "micro-batch sizes to try", mbs);
     cmd.AddValue("vpp", "virtual pipeline stages per rank to try", vpp);
     cmd.AddValue("recompute", "recomputation modes to try: none, selective, full", recompute);
-    cmd.AddValue("backend", "network backend: flow or packet", backend);
+    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
     cmd.AddValue("top", "layouts to print of each kind (0: all)", top);
     cmd.AddValue("json", "print every layout as a JSON list", json);
     CheckOptions(argc,
