@@ -130,6 +130,15 @@ CollectivePlanner::GetAlgorithm(const std::string& name, const std::string& fiel
     return algorithm;
 }
 
+void
+CollectivePlanner::CheckName(const std::string& name, const std::string& field) const
+{
+    if (name != kAuto)
+    {
+        GetAlgorithm(name, field);
+    }
+}
+
 const std::string&
 CollectivePlanner::GetDimensionAlgorithmName(uint32_t d) const
 {

@@ -96,6 +96,13 @@ class CollectivePlanner
      */
     Ptr<CollectiveAlgorithm> GetAlgorithm(const std::string& name, const std::string& field) const;
 
+    /**
+     * \brief Checks a request's algorithm name: "auto" or a registered one; throws SpecError
+     * naming \p field and CollectiveAlgorithmNames() otherwise.
+     * \param name the name \param field where it came from
+     */
+    void CheckName(const std::string& name, const std::string& field) const;
+
     /** \return the network */
     const NetworkView& GetView() const;
     /** \return dimension \p d's configured algorithm name (its field, or the kind's default) */

@@ -149,11 +149,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
                           + " GPUs");
     }
     // Bad algorithm names are input errors: report them before anything runs.
-    const CollectivePlanner& planner = m_engine->GetPlanner();
-    if (m_algorithm != "auto")
-    {
-        planner.GetAlgorithm(m_algorithm, "CollectiveAlgorithm");
-    }
+    m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
     m_job = &job;
     m_onDone = onDone;
     m_left = 0;

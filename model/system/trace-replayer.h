@@ -88,7 +88,7 @@ class TraceReplayer : public Object
     TraceReplayer();
     ~TraceReplayer() override;
 
-    /** \param backend the network the communication runs on (its topology holds the ranks) */
+    /** \param backend the network the communication runs on (its view holds the ranks) */
     void SetBackend(Ptr<NetworkBackend> backend);
 
     /**
