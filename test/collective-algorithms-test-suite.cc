@@ -92,30 +92,47 @@ FirstRanks(uint32_t n)
     return group;
 }
 
-/** \return the time of \p request run by a CollectiveEngine on a flow network over \p spec */
-double
-EngineTime(const NetworkSpec& spec, const CollectiveRequest& request)
+/** \brief What one collective did on a CollectiveEngine over a flow network. */
+struct EngineRun
+{
+    double timeS = -1;                 //!< when it finished
+    int done = 0;                      //!< done callbacks
+    std::map<uint32_t, int> ranksDone; //!< per rank: rank-done callbacks
+    uint64_t delivered = 0;            //!< messages the network delivered
+    uint32_t running = 0;              //!< collectives the engine still runs afterwards
+};
+
+/** \return how \p request ran on a CollectiveEngine over a flow network over \p spec */
+EngineRun
+RunOnEngine(const NetworkSpec& spec, const CollectiveRequest& request)
 {
     Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
     net->SetTopology(Topology::Build(spec, 0));
     net->SetRouting(RoutingPolicy::Create(spec.routing));
     Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
     engine->SetBackend(net);
-    double end = -1;
+    EngineRun run;
     Simulator::ScheduleNow(
         [&]()
         {
             engine->Start(request,
-                          CollectiveEngine::RankDoneCallback(),
+                          CollectiveEngine::RankDoneCallback(
+                              [&](uint64_t, uint32_t r, uint32_t)
+                              {
+                                  ++run.ranksDone[r];
+                              }),
                           CollectiveEngine::DoneCallback(
                               [&](uint64_t)
                               {
-                                  end = Simulator::Now().GetSeconds();
+                                  ++run.done;
+                                  run.timeS = Simulator::Now().GetSeconds();
                               }));
         });
     Simulator::Run();
     Simulator::Destroy();
-    return end;
+    run.delivered = net->GetDeliveredCount();
+    run.running = engine->GetRunningCount();
+    return run;
 }
 
 /** \return the text of the SpecError \p f throws ("" if none) */
@@ -419,38 +436,15 @@ class AlgorithmVolumeTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ_TOL(
                 double(plan.schedule.GetTotalBytes()), row.totalBytes, 64, what);
             // Execute it and count rank completions.
-            Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
-            net->SetTopology(t);
-            net->SetRouting(RoutingPolicy::Create("shortest-path"));
-            Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
-            engine->SetBackend(net);
-            std::map<uint32_t, int> ranksDone;
-            int done = 0;
-            Simulator::ScheduleNow(
-                [&]()
-                {
-                    engine->Start(req,
-                                  CollectiveEngine::RankDoneCallback(
-                                      [&](uint64_t, uint32_t r, uint32_t)
-                                      {
-                                          ++ranksDone[r];
-                                      }),
-                                  CollectiveEngine::DoneCallback(
-                                      [&](uint64_t)
-                                      {
-                                          ++done;
-                                      }));
-                });
-            Simulator::Run();
-            Simulator::Destroy();
-            NS_TEST_ASSERT_MSG_EQ(done, 1, what << " completes");
-            NS_TEST_ASSERT_MSG_EQ(ranksDone.size(), 8u, what << " every rank done");
-            for (const auto& [r, count] : ranksDone)
+            EngineRun run = RunOnEngine(s, req);
+            NS_TEST_ASSERT_MSG_EQ(run.done, 1, what << " completes");
+            NS_TEST_ASSERT_MSG_EQ(run.ranksDone.size(), 8u, what << " every rank done");
+            for (const auto& [r, count] : run.ranksDone)
             {
                 NS_TEST_ASSERT_MSG_EQ(count, 1, what << " rank " << r << " done once");
             }
-            NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), plan.schedule.GetSendCount(), what);
-            NS_TEST_ASSERT_MSG_EQ(engine->GetRunningCount(), 0u, what);
+            NS_TEST_ASSERT_MSG_EQ(run.delivered, plan.schedule.GetSendCount(), what);
+            NS_TEST_ASSERT_MSG_EQ(run.running, 0u, what);
         }
     }
 };
@@ -615,11 +609,11 @@ class RegisteredAlgorithmTestCase : public TestCase
         req.endpoints = FirstRanks(n);
         req.algorithm = "test-star-all-reduce";
         const uint32_t before = StarAllReduce::s_built;
-        const double star = EngineTime(s, req);
+        const double star = RunOnEngine(s, req).timeS;
         NS_TEST_ASSERT_MSG_GT(StarAllReduce::s_built, before, "the engine built the star");
         NS_TEST_EXPECT_MSG_EQ_TOL(star / (2.0 * (n - 1) * bytes / b), 1.0, 0.01, "star time");
         req.algorithm = "ring";
-        const double ring = EngineTime(s, req);
+        const double ring = RunOnEngine(s, req).timeS;
         NS_TEST_EXPECT_MSG_EQ_TOL(star / ring, double(n), 0.01 * n, "the star is n times slower");
 
         Ptr<Topology> t = Topology::Build(s, n);

@@ -323,26 +323,20 @@ void
 TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 {
     RankState& s = m_ranks[rank];
-    switch (s.graph->GetNode(node).type)
+    switch (ToOperatorKind(s.graph->GetNode(node).type))
     {
-        case TraceNodeType::COMP:
+        case OperatorKind::COMPUTE:
             s.ready.push({node, cause});
             StartCompute(rank);
             break;
-        case TraceNodeType::COMM_COLL:
+        case OperatorKind::COLLECTIVE:
             JoinCollective(rank, node);
             break;
-        case TraceNodeType::COMM_SEND:
-        case TraceNodeType::COMM_RECV:
+        case OperatorKind::SEND:
+        case OperatorKind::RECV:
             PostPointToPoint(rank, node);
             break;
-        case TraceNodeType::INVALID:
-        case TraceNodeType::METADATA:
-        case TraceNodeType::MEM_LOAD:
-        case TraceNodeType::MEM_STORE:
-        case TraceNodeType::STORAGE:
-        case TraceNodeType::BATCH:
-        case TraceNodeType::CHECKPOINT:
+        case OperatorKind::OTHER:
             // Metadata, memory and other nodes cost nothing here.
             Complete(rank, node);
             break;
