@@ -179,8 +179,12 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
         replayer->TraceConnectWithoutContext("OperatorStart",
                                              MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
     }
-    replayer->TraceConnectWithoutContext("OperatorEnd",
-                                         MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    if (!m_opEnd.IsEmpty() || m_run.mode != RunMode::TRAINING)
+    {
+        // Inference times its first token by the sampling node's end.
+        replayer->TraceConnectWithoutContext("OperatorEnd",
+                                             MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    }
     m_firstTokenEnd = 0;
     m_firstTokenOp = m_run.firstTokenFromPrefill ? "prefill.mb0.sample" : "decode.mb1.sample";
     // A binary heap keeps the event queue in one array: no allocation per event (the default

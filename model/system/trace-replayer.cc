@@ -165,7 +165,6 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
-    const bool timed = !m_opEnd.IsEmpty(); // an end's duration needs the start time
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         if (!m_plan.IsSimulated(r))
@@ -177,10 +176,6 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         const uint32_t n = static_cast<uint32_t>(s.graph->GetNNodes());
         s.waiting.resize(n);
         s.status.assign(n, kStatusIdle);
-        if (timed)
-        {
-            s.startNs.assign(n, 0);
-        }
         s.left = n;
         m_left += n;
         s.idleSince = m_start;
@@ -240,6 +235,7 @@ TraceReplayer::Collect()
     m_transfers.clear();
     m_measuring.clear();
     m_tpTimes.clear();
+    m_commStarts.clear();
     m_plan = SymmetryPlan();
     m_world.clear();
     m_onDone = nullptr;
@@ -286,10 +282,11 @@ TraceReplayer::MakeEvent(uint32_t rank, uint32_t node) const
 void
 TraceReplayer::OperatorStarted(uint32_t rank, uint32_t node)
 {
-    RankState& s = m_ranks[rank];
-    if (!s.startNs.empty())
+    const TraceNodeType type = m_ranks[rank].graph->GetNode(node).type;
+    if (!m_opEnd.IsEmpty() && IsCommunication(type))
     {
-        s.startNs[node] = Simulator::Now().GetNanoSeconds();
+        // An end's duration is the time since the start.
+        m_commStarts[(uint64_t(rank) << 32) | node] = Simulator::Now().GetNanoSeconds();
     }
     if (!m_opStart.IsEmpty())
     {
@@ -305,10 +302,11 @@ TraceReplayer::OperatorEnded(uint32_t rank, uint32_t node)
         return;
     }
     OperatorEvent e = MakeEvent(rank, node);
-    const RankState& s = m_ranks[rank];
-    if (e.kind != OperatorKind::COMPUTE && e.kind != OperatorKind::OTHER && !s.startNs.empty())
+    auto started = m_commStarts.find((uint64_t(rank) << 32) | node);
+    if (started != m_commStarts.end())
     {
-        e.duration = NanoSeconds(e.time.GetNanoSeconds() - s.startNs[node]);
+        e.duration = NanoSeconds(e.time.GetNanoSeconds() - started->second);
+        m_commStarts.erase(started);
     }
     m_opEnd(e);
 }

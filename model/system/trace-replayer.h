@@ -150,8 +150,7 @@ class TraceReplayer : public Object
         double busySince = 0;                    //!< when a stream last became busy
         uint32_t left = 0;                       //!< unfinished nodes
         std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
-        std::vector<int64_t> startNs; //!< per node: start, ns (only while OperatorEnd is traced)
-        RankTiming timing;            //!< result
+        RankTiming timing;                       //!< result
     };
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
@@ -191,6 +190,7 @@ class TraceReplayer : public Object
     std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
     bool m_symmetry = false;          //!< attribute Symmetry
     bool m_traceOperators = false;    //!< OperatorStart or OperatorEnd has sinks
+    std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
