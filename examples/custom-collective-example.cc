@@ -24,7 +24,7 @@
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-engine.h"
 #include "ns3/command-line.h"
-#include "ns3/network-backend-factory.h"
+#include "ns3/network-backend.h"
 #include "ns3/ring-collective.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
@@ -103,7 +103,7 @@ static TypeRegistrar<CollectiveAlgorithm> g_bidirectionalRing("bidirectional-rin
 static double
 AllReduceTime(const NetworkSpec& spec, const std::string& algorithm, uint64_t bytes)
 {
-    Ptr<NetworkBackend> net = CreateNetworkBackend("flow");
+    Ptr<NetworkBackend> net = NetworkBackend::Create("flow");
     net->SetTopology(Topology::Build(spec, 0));
     net->SetRouting(RoutingPolicy::Create(spec.routing));
     Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
