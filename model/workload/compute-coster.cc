@@ -9,45 +9,6 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-/** Sums the costs of kernels run one after another. */
-OperatorCost
-Sequence(const std::string& kind, const std::vector<OperatorCost>& parts)
-{
-    OperatorCost total;
-    total.kind = kind;
-    total.kernels = 0;
-    for (const auto& p : parts)
-    {
-        total.timeS += p.timeS;
-        total.flops += p.flops;
-        total.smemBytes += p.smemBytes;
-        total.l2Bytes += p.l2Bytes;
-        total.hbmBytes += p.hbmBytes;
-        total.computeTimeS += p.computeTimeS;
-        total.hbmTimeS += p.hbmTimeS;
-        total.overheadTimeS += p.overheadTimeS;
-        total.kernels += p.kernels;
-    }
-    return total;
-}
-
-/**
- * The backward of an element-wise kernel over \p elements: reads the saved input and the
- * incoming gradient, writes the input gradient, with about twice the forward's arithmetic.
- */
-OperatorCost
-ElementwiseBackward(GpuComputeModel& model,
-                    const std::string& kind,
-                    const OperatorCost& forward,
-                    double elements,
-                    uint32_t bytes)
-{
-    return model.Elementwise(
-        kind + "_bwd", 2 * forward.flops, 2 * elements * bytes, elements * bytes);
-}
-} // namespace
-
 OperatorCost
 CostOperator(GpuComputeModel& model, const OperatorDesc& op)
 {
@@ -75,41 +36,17 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         }
         case OpType::ATTENTION_SCORES:
         {
-            // Unfused attention (Megatron-LM before FlashAttention): S = Q K^T and O = P V as
-            // batched GEMMs over every head, the full s x s matrix (no causal skipping), a fused
-            // scale-mask-softmax and, in training with dropout, PyTorch's dropout kernel on the
-            // probabilities (writes them and a 1-byte mask; its backward reads both back).
-            const uint64_t heads = op.m * op.n;
-            const uint64_t d = op.batch;
-            const double scoreCount = double(heads) * op.q * op.kv;
-            OperatorCost scores = model.Gemm(op.q, op.kv, d, dt, heads);
-            OperatorCost values = model.Gemm(op.q, d, op.kv, dt, heads);
-            OperatorCost softmax = model.Softmax(heads * op.q, op.kv, dt);
-            // Philox random numbers: ~10 integer operations per element.
-            OperatorCost dropout = model.Elementwise(
-                "attention_dropout", 10 * scoreCount, scoreCount * eb, scoreCount * (eb + 1));
-            if (!op.backward)
-            {
-                std::vector<OperatorCost> parts{scores, softmax};
-                if (op.dropout)
-                {
-                    parts.push_back(dropout);
-                }
-                parts.push_back(values);
-                return Sequence("attention_unfused", parts);
-            }
-            // dP = dO V^T, dV = P^T dO, dropout', dS = softmax'(dP), dQ = dS K, dK = dS^T Q.
-            std::vector<OperatorCost> parts{model.Gemm(op.q, op.kv, d, dt, heads),
-                                            model.Gemm(op.kv, d, op.q, dt, heads)};
-            if (op.dropout)
-            {
-                parts.push_back(model.Elementwise(
-                    "attention_dropout_bwd", scoreCount, scoreCount * (eb + 1), scoreCount * eb));
-            }
-            parts.push_back(ElementwiseBackward(model, "softmax", softmax, scoreCount, eb));
-            parts.push_back(model.Gemm(op.q, d, op.kv, dt, heads));
-            parts.push_back(model.Gemm(op.kv, d, op.q, dt, heads));
-            return Sequence("attention_unfused_bwd", parts);
+            AttentionShape shape;
+            shape.batch = op.m;
+            shape.heads = op.n;
+            shape.kvHeads = op.k;
+            shape.headDim = op.batch;
+            shape.queryLen = op.q;
+            shape.kvLen = op.kv;
+            shape.causal = op.causal;
+            shape.dropout = op.dropout;
+            return op.backward ? model.UnfusedAttentionBackward(shape, dt)
+                               : model.UnfusedAttentionForward(shape, dt);
         }
         case OpType::DECODE_ATTENTION:
             return model.DecodeAttention(op.m, op.n, op.k, op.kv, op.batch, dt);
@@ -151,12 +88,12 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
             const double rows = double(op.m);
             if (op.backward)
             {
-                return Sequence(
+                return Sequential(
                     "cross_entropy_bwd",
                     {model.Elementwise("loss_grad_scale", elements, 4 * elements, 4 * elements),
                      model.Elementwise("loss_grad_cast", elements, 4 * elements, eb * elements)});
             }
-            return Sequence(
+            return Sequential(
                 "cross_entropy",
                 {model.Elementwise("logits_to_fp32", elements, eb * elements, 4 * elements),
                  model.Elementwise("logits_max", elements, 4 * elements, 4 * rows),
@@ -188,7 +125,7 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
                 parts.push_back(model.Elementwise("grad_norm", 2 * p, 4 * p, 0));
             }
             parts.push_back(model.AdamUpdate(op.m, dt, DataType::FP32));
-            return Sequence("optimizer", parts);
+            return Sequential("optimizer", parts);
         }
     }
     if (!op.backward)
@@ -197,7 +134,7 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
     }
     const double touched =
         op.type == OpType::ROPE ? double(op.m) * (op.n + op.k) * op.batch : elements;
-    return ElementwiseBackward(model, forward.kind, forward, touched, eb);
+    return model.ElementwiseBackward(forward, touched, dt);
 }
 
 OperatorCoster
