@@ -192,8 +192,8 @@ class PipelineBubbleTestCase : public TestCase
                                      [](const OperatorDesc& op)
                                      {
                                          OperatorCost c;
-                                         bool layerGemm = op.type == OpType::GEMM && op.m > 8
-                                                          && op.n > 8 && op.k > 8;
+                                         bool layerGemm = op.type == OpType::GEMM && op.Gemm().m > 8
+                                                          && op.Gemm().n > 8 && op.Gemm().k > 8;
                                          c.timeS = layerGemm ? 10e-6 : 0;
                                          return c;
                                      });

@@ -392,17 +392,23 @@ class UnfusedAttentionDropoutTestCase : public TestCase
         gpu->SetGpu(HardwareSpec::Load("a100-sxm-80gb").gpu);
         const GpuSpec& g = gpu->GetGpu();
         // GPT 1.7B at micro-batch 16: 24 heads of 96, s = 2048.
-        OperatorDesc op = MakeAttention(
-            OpType::ATTENTION_SCORES, 16, 24, 24, 96, 2048, 2048, true, DataType::FP16);
+        AttentionShape shape;
+        shape.batch = 16;
+        shape.heads = 24;
+        shape.kvHeads = 24;
+        shape.headDim = 96;
+        shape.queryLen = 2048;
+        shape.kvLen = 2048;
         const double scores = 16.0 * 24 * 2048 * 2048;
         const double hbm = g.hbmBandwidthBps * g.efficiency.hbm;
         for (bool backward : {false, true})
         {
-            op.backward = backward;
-            op.dropout = false;
-            OperatorCost plain = CostOperator(*gpu, op);
-            op.dropout = true;
-            OperatorCost dropped = CostOperator(*gpu, op);
+            shape.dropout = false;
+            OperatorCost plain = CostOperator(
+                *gpu, MakeAttention(OpType::ATTENTION_SCORES, shape, DataType::FP16, backward));
+            shape.dropout = true;
+            OperatorCost dropped = CostOperator(
+                *gpu, MakeAttention(OpType::ATTENTION_SCORES, shape, DataType::FP16, backward));
             const double expected = scores * 5 / hbm; // 2 + 3 bytes per probability
             NS_TEST_EXPECT_MSG_EQ_TOL((dropped.timeS - plain.timeS) / expected,
                                       1.0,
@@ -446,7 +452,7 @@ class LossAndOptimizerBytesTestCase : public TestCase
             {DataType::FP16, 48}, {DataType::BF16, 40}, {DataType::FP32, 32}};
         for (const auto& [dtype, bytes] : perParam)
         {
-            OperatorDesc step = MakeElementwise(OpType::OPTIMIZER, 1000000000, 1, dtype);
+            OperatorDesc step = MakeOptimizer(1000000000, dtype);
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 CostOperator(*gpu, step).hbmBytes / params, bytes, 1e-9, ToString(dtype));
         }

@@ -41,7 +41,7 @@ class WorkloadTraceTestCase : public TestCase
                                      {
                                          OperatorCost c;
                                          c.timeS = 1e-6 + op.ModelFlops() / 1e14;
-                                         c.hbmBytes = double(op.m) * op.n * 2;
+                                         c.hbmBytes = 64.0 * (1 + int(op.type)) + op.backward;
                                          return c;
                                      });
         auto dir = std::filesystem::temp_directory_path() / ("rapidllm-wt-" + label);

@@ -43,7 +43,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     if (coster)
     {
         // Many nodes share a shape: cost each distinct operator once.
-        std::unordered_map<std::string, OperatorCost> memo;
+        std::unordered_map<OperatorDesc, OperatorCost, OperatorDescHash> memo;
         for (auto& g : w.stages)
         {
             for (auto& n : g.nodes)
@@ -52,11 +52,10 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 {
                     continue;
                 }
-                std::string key = n.op.Key();
-                auto it = memo.find(key);
+                auto it = memo.find(n.op);
                 if (it == memo.end())
                 {
-                    it = memo.emplace(key, coster(n.op)).first;
+                    it = memo.emplace(n.op, coster(n.op)).first;
                 }
                 n.durationS = it->second.timeS;
                 n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
