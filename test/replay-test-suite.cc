@@ -6,6 +6,7 @@
 // in-memory workloads replaying exactly like their written traces, and clear errors (never a
 // hang) for traces that cannot finish.
 
+#include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/flow-network.h"
@@ -180,11 +181,7 @@ class PipelineBubbleTestCase : public TestCase
         ModelSpec model = ModelSpec::Load("gpt-1.7b");
         model.vocab = 8; // a negligible head, so that the stages are uniform
         model.tiedEmbeddings = true;
-        RunSpec run;
-        run.parallel.pp = 4;
-        run.microBatch = 1;
-        run.globalBatch = 8;
-        run.sequence = 256;
+        RunSpec run = fixture::TrainingJob(1, 4, 1, 1, 8, 256);
         // Every layer GEMM 10 us, everything else (the tiny head too) free: per layer 4 forward
         // and 8 backward GEMMs.
         Workload w = Workload::Build(model,
@@ -224,16 +221,9 @@ class ReplayEquivalenceTestCase : public TestCase
     void
     DoRun() override
     {
-        ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        model.layers = 4;
-        RunSpec run;
-        run.parallel.tp = 2;
-        run.parallel.pp = 2;
-        run.parallel.dp = 2;
+        ModelSpec model = fixture::SmallGpt();
+        RunSpec run = fixture::TrainingJob(2, 2, 2, 1, 8, 512);
         run.parallel.sequenceParallel = true;
-        run.microBatch = 1;
-        run.globalBatch = 8;
-        run.sequence = 512;
         auto coster = [](const OperatorDesc& op)
         {
             OperatorCost c;
@@ -333,10 +323,8 @@ class SymmetryReductionTestCase : public TestCase
     void
     DoRun() override
     {
-        ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        model.layers = 4;
-        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
-        moe.layers = 2;
+        ModelSpec model = fixture::SmallGpt();
+        ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
         struct Case
         {
             const char* what;
@@ -353,14 +341,8 @@ class SymmetryReductionTestCase : public TestCase
         };
         for (const auto& c : cases)
         {
-            RunSpec run;
-            run.parallel.tp = c.tp;
-            run.parallel.pp = c.pp;
-            run.parallel.dp = c.dp;
+            RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
             run.parallel.ep = c.ep;
-            run.microBatch = 1;
-            run.globalBatch = 4 * c.dp;
-            run.sequence = 512;
             Workload w = Workload::Build(*c.model,
                                          run,
                                          [](const OperatorDesc& op)

@@ -5,6 +5,7 @@
 // Workload: per-layer activation memory against Korthikanti et al. 2022's closed forms, FLOPs
 // against Megatron-LM's formula, memory feasibility, pipeline schedules and graph consistency.
 
+#include "job-fixtures.h"
 #include "ns3/compute-coster.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/memory-model.h"
@@ -23,16 +24,11 @@ using namespace ns3::rapidllm;
 
 namespace {
 
+/** A training run in fp16, as the papers these tests compare with ran. */
 RunSpec
 TrainingRun(uint32_t tp, uint32_t pp, uint32_t dp, uint32_t mbs, uint32_t gbs)
 {
-    RunSpec run;
-    run.parallel.tp = tp;
-    run.parallel.pp = pp;
-    run.parallel.dp = dp;
-    run.microBatch = mbs;
-    run.globalBatch = gbs;
-    run.sequence = 2048;
+    RunSpec run = fixture::TrainingJob(tp, pp, dp, mbs, gbs);
     run.dtype = DataType::FP16;
     return run;
 }
@@ -294,14 +290,7 @@ class GraphConsistencyTestCase : public TestCase
         RunSpec c = TrainingRun(1, 2, 4, 1, 8);
         c.parallel.ep = 4;
         cases.push_back({&moe, c});
-        RunSpec d;
-        d.mode = RunMode::INFERENCE;
-        d.parallel.tp = 2;
-        d.parallel.pp = 2;
-        d.batch = 4;
-        d.promptTokens = 64;
-        d.generatedTokens = 8;
-        cases.push_back({&model, d});
+        cases.push_back({&model, fixture::InferenceJob(2, 2, 4, 64, 8)});
         for (const auto& c : cases)
         {
             Workload w = Workload::Build(*c.model, c.run);
@@ -350,12 +339,7 @@ class DecodeCommunicationTestCase : public TestCase
     DoRun() override
     {
         ModelSpec model = ModelSpec::Load("llama2-70b");
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.parallel.tp = 4;
-        run.batch = 3;
-        run.promptTokens = 512;
-        run.generatedTokens = 3;
+        RunSpec run = fixture::InferenceJob(4, 1, 3, 512, 3);
         run.dtype = DataType::FP16;
         Workload w = Workload::Build(model, run);
         uint32_t decodeReduces = 0;
