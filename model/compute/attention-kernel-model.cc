@@ -6,6 +6,7 @@
 
 #include "gpu-compute-model.h"
 #include "gpu-kernel-common.h"
+#include "ns3/log.h"
 #include "ns3/spec-error.h"
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 namespace ns3 {
 namespace rapidllm {
 namespace kernel {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmAttentionKernelModel");
 
 namespace {
 
@@ -173,6 +176,11 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
                         "attention",
                         "no attention tiling fits head dimension " + std::to_string(s.headDim));
     }
+    NS_LOG_LOGIC("flash forward " << s.batch << "x" << s.heads << " heads, " << s.queryLen << "/"
+                                  << s.kvLen << " tokens, d " << s.headDim
+                                  << (s.causal ? " causal: " : ": ") << best.tiling.blockM << "x"
+                                  << best.tiling.blockN << " blocks, " << best.tiling.blocksPerSm
+                                  << " per SM, " << best.timeS << " s, " << best.bound << " bound");
     return best;
 }
 
@@ -244,6 +252,8 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
     c.kernels = 3;
     c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
     ApplyBound(c);
+    NS_LOG_LOGIC("flash backward " << br << "x" << bc << " blocks, " << perSm << " per SM, "
+                                   << c.timeS << " s, " << c.bound << " bound");
     return c;
 }
 

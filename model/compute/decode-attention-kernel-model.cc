@@ -5,12 +5,15 @@
 #include "decode-attention-kernel-model.h"
 
 #include "gpu-kernel-common.h"
+#include "ns3/log.h"
 
 #include <algorithm>
 
 namespace ns3 {
 namespace rapidllm {
 namespace kernel {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmDecodeAttentionKernelModel");
 
 OperatorCost
 SplitKvDecodeAttention(const GpuSpec& g,
@@ -86,6 +89,10 @@ SplitKvDecodeAttention(const GpuSpec& g,
             found = true;
         }
     }
+    NS_LOG_LOGIC("split-KV decode " << batch << " sequences, " << heads << "/" << kvHeads
+                                    << " heads, " << kvLen << " cached: split "
+                                    << best.tiling.splitK << ", " << best.timeS << " s, "
+                                    << best.bound << " bound");
     return best;
 }
 

@@ -67,6 +67,9 @@ GpuComputeModel::SetGpu(const GpuSpec& gpu)
     m_gpu = gpu;
     m_hasGpu = true;
     m_gemmCache.clear();
+    NS_LOG_DEBUG("GPU " << gpu.name << ": " << gpu.smCount << " SMs at " << gpu.clockHz / 1e6
+                        << " MHz, HBM " << gpu.hbmBandwidthBps / 1e9 << " GB/s, L2 "
+                        << gpu.l2BandwidthBps / 1e9 << " GB/s");
 }
 
 const GpuSpec&
@@ -153,6 +156,8 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
     options.maxSplitK = m_maxSplitK;
     OperatorCost cost = kernel::BestGemmCost(m_gpu, m, n, k, type, batch, options);
     m_gemmCache.emplace(key, cost);
+    NS_LOG_DEBUG("gemm memo miss " << m << "x" << n << "x" << k << " batch " << batch << ": "
+                                   << m_gemmCache.size() << " shapes memoized");
     return cost;
 }
 

@@ -4,10 +4,14 @@
 
 #include "transformer-layer.h"
 
+#include "ns3/log.h"
+
 #include <algorithm>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmTransformerLayer");
 
 namespace {
 // Node labels are static strings (the graph does not own them).
@@ -33,6 +37,12 @@ TransformerLayer::TransformerLayer(const ModelSpec& model,
     m_normRows = sp ? m_rows / run.parallel.tp : m_rows;
     // Ring attention (cp > 1) is built on fused attention kernels.
     m_flash = run.flashAttention || run.parallel.cp > 1;
+    NS_LOG_LOGIC("layer on one rank: " << m_rows << " rows (" << m_normRows << " under SP), "
+                                       << m_shapes.heads << "/" << m_shapes.kvHeads << " heads, "
+                                       << "QKV width " << m_shapes.qkvOut << ", MLP width "
+                                       << m_shapes.ffn << ", local experts "
+                                       << m_shapes.localExperts
+                                       << (m_flash ? ", fused attention" : ", unfused attention"));
 }
 
 const LayerShapes&

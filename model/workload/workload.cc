@@ -4,12 +4,15 @@
 
 #include "workload.h"
 
+#include "ns3/log.h"
 #include "stage-builders.h"
 
 #include <unordered_map>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmWorkload");
 
 const StageGraph&
 Workload::GraphOf(uint32_t rank) const
@@ -39,6 +42,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
         w.stages.push_back(run.mode == RunMode::TRAINING
                                ? BuildTrainingStage(w.model, w.run, stage)
                                : BuildInferenceStage(w.model, w.run, stage));
+        NS_LOG_DEBUG("stage " << stage << ": " << w.stages.back().nodes.size() << " nodes");
     }
     if (coster)
     {
@@ -61,6 +65,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
             }
         }
+        NS_LOG_DEBUG(memo.size() << " distinct operators costed");
     }
     return w;
 }
