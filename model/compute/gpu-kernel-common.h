@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace ns3 {
 namespace rapidllm {
@@ -62,14 +63,13 @@ WaveTime(uint64_t tiles, uint32_t sms, uint32_t perSm, double tileWork)
 inline uint32_t
 BlocksPerSm(const GpuSpec& g, uint64_t smemPerBlock, uint32_t registersPerThread, uint32_t threads)
 {
-    uint64_t blocks = std::min<uint64_t>(
-        {g.sharedMemoryPerSmBytes / smemPerBlock, g.maxThreadsPerSm / threads, g.maxBlocksPerSm});
-    if (registersPerThread > 0)
-    {
-        blocks =
-            std::min<uint64_t>(blocks, g.registersPerSm / (uint64_t(registersPerThread) * threads));
-    }
-    return static_cast<uint32_t>(blocks);
+    const uint64_t bySmem = g.sharedMemoryPerSmBytes / smemPerBlock;
+    const uint64_t byRegs = registersPerThread > 0
+                                ? g.registersPerSm / (uint64_t(registersPerThread) * threads)
+                                : std::numeric_limits<uint64_t>::max();
+    const uint64_t byThreads = g.maxThreadsPerSm / threads;
+    return static_cast<uint32_t>(
+        std::min<uint64_t>({bySmem, byRegs, byThreads, uint64_t(g.maxBlocksPerSm)}));
 }
 
 /**

@@ -129,10 +129,11 @@ using OperatorShape =
  */
 struct OperatorDesc
 {
-    OpType type = OpType::GEMM;      //!< kind of operator
-    DataType dtype = DataType::BF16; //!< compute and storage type
-    bool backward = false;           //!< the backward kernel (element-wise: reads more)
+    // The shape first: the small fields then share one word (a graph holds millions of these).
     OperatorShape shape;             //!< the shape of the kind's type
+    OpType type = OpType::GEMM;      //!< kind of operator
+    bool backward = false;           //!< the backward kernel (element-wise: reads more)
+    DataType dtype = DataType::BF16; //!< compute and storage type
 
     /** \return the GEMM shape (the operator must be a GEMM) */
     const GemmShape&
