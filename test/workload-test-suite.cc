@@ -469,43 +469,21 @@ class OperatorShapeTestCase : public TestCase
     {}
 
   private:
-    /** \return whether \p op holds the shape type its kind documents */
-    static bool
-    HoldsItsShape(const OperatorDesc& op)
-    {
-        switch (op.type)
-        {
-            case OpType::GEMM:
-                return std::holds_alternative<GemmShape>(op.shape);
-            case OpType::ATTENTION_FWD:
-            case OpType::ATTENTION_BWD:
-            case OpType::ATTENTION_SCORES:
-            case OpType::DECODE_ATTENTION:
-            case OpType::DECODE_ATTENTION_PER_HEAD:
-                return std::holds_alternative<AttentionShape>(op.shape);
-            case OpType::ROPE:
-                return std::holds_alternative<RopeShape>(op.shape);
-            case OpType::OPTIMIZER:
-                return std::holds_alternative<OptimizerShape>(op.shape);
-            case OpType::LAYER_NORM:
-            case OpType::RMS_NORM:
-            case OpType::GELU:
-            case OpType::SWIGLU:
-            case OpType::RESIDUAL_ADD:
-            case OpType::EMBEDDING:
-            case OpType::CROSS_ENTROPY:
-            case OpType::ROUTER:
-            case OpType::SAMPLING:
-                return std::holds_alternative<ElementwiseShape>(op.shape);
-        }
-        return false;
-    }
-
     void
     DoRun() override
     {
         // Mixtral 8x7B: 8 experts, top-2; with ep 2 each rank holds 4 experts. 4096 token rows
         // make 8192 assignments; the EP pair's 16384 spread over 8 experts: 2048 rows each.
+        // The pairing itself: a GEMM carries a GemmShape, RoPE a RopeShape, a norm rows x width.
+        NS_TEST_EXPECT_MSG_EQ(MakeGemm(1, 2, 3, DataType::BF16).HasShapeOfKind(), true, "gemm");
+        NS_TEST_EXPECT_MSG_EQ(
+            MakeRope(1, 2, 2, 64, DataType::BF16).Rope().kvHeads, 2u, "rope keeps its KV heads");
+        NS_TEST_EXPECT_MSG_EQ(ShapeIndexOf(OpType::RMS_NORM),
+                              OperatorShape(ElementwiseShape{}).index(),
+                              "a norm is rows x width");
+        NS_TEST_EXPECT_MSG_EQ(ShapeIndexOf(OpType::DECODE_ATTENTION_PER_HEAD),
+                              OperatorShape(AttentionShape{}).index(),
+                              "decode attention has an attention shape");
         ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
         RunSpec run = fixture::TrainingJob(2, 1, 2, 2, 4, 2048);
         run.parallel.ep = 2;
@@ -527,7 +505,7 @@ class OperatorShapeTestCase : public TestCase
             {
                 continue;
             }
-            NS_TEST_ASSERT_MSG_EQ(HoldsItsShape(n.op), true, w.stages[0].NameOf(n));
+            NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, w.stages[0].NameOf(n));
             if (n.layer == 0 && n.microBatch == 0
                 && std::string(n.label).rfind("expert_fc", 0) == 0)
             {
@@ -548,7 +526,7 @@ class OperatorShapeTestCase : public TestCase
         {
             if (n.kind == WorkNodeKind::COMPUTE)
             {
-                NS_TEST_ASSERT_MSG_EQ(HoldsItsShape(n.op), true, inference.stages[0].NameOf(n));
+                NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, inference.stages[0].NameOf(n));
             }
         }
     }

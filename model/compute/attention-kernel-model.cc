@@ -78,26 +78,48 @@ VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc)
     return p;
 }
 
+/** What a FlashAttention kernel's time is made of, the same forward and backward. */
+struct FlashRates
+{
+    double b;           //!< bytes per element
+    double d;           //!< head dimension
+    double bh;          //!< sequences x query heads: the independent problems
+    bool tensor;        //!< whether the matmuls run on tensor cores
+    double peak;        //!< the matmul peak of the type, whole GPU
+    double perSmRate;   //!< calibrated matmul rate of one SM
+    double perSmVector; //!< calibrated fp32 CUDA-core rate of one SM (the softmax)
+    double smemRate;    //!< calibrated shared-memory bandwidth of one SM
+};
+
+/** \return the rates of \p s in \p type on \p g */
+FlashRates
+RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
+{
+    FlashRates r;
+    r.b = BytesOf(type);
+    r.d = double(s.headDim);
+    r.bh = double(s.batch) * s.heads;
+    r.tensor = false;
+    r.peak = MatmulPeak(g, type, r.tensor);
+    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor);
+    r.perSmVector = PerSmVectorRate(g);
+    r.smemRate = SmemRate(g);
+    return r;
+}
+
 } // namespace
 
 OperatorCost
 FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     const uint32_t sms = g.smCount;
-    const double b = BytesOf(type);
-    const double d = double(s.headDim);
-    bool tensor = false;
-    const double peak = MatmulPeak(g, type, tensor);
-    const double perSmRate = PerSmMatmulRate(g, peak, tensor);
-    const double perSmVector = PerSmVectorRate(g);
-    const double smemRate = SmemRate(g);
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
     const uint64_t offset = s.kvLen - s.queryLen;
 
     // Useful work: each query sees offset + its index + 1 keys when causal.
     double pairs = s.causal
                        ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
                        : double(s.queryLen) * s.kvLen;
-    const double bh = double(s.batch) * s.heads;
     OperatorCost best;
     bool found = false;
     static const uint32_t kBr[] = {128, 64};
@@ -192,14 +214,7 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
     OperatorCost fwd = FlashAttentionForward(g, s, type);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
-    const double b = BytesOf(type);
-    const double d = double(s.headDim);
-    bool tensor = false;
-    const double peak = MatmulPeak(g, type, tensor);
-    const double perSmRate = PerSmMatmulRate(g, peak, tensor);
-    const double perSmVector = PerSmVectorRate(g);
-    const double smemRate = SmemRate(g);
-    const double bh = double(s.batch) * s.heads;
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
     const uint32_t br = 64;
     const uint32_t bc = fwd.tiling.blockN >= 128 && s.headDim <= 64 ? 128 : 64;
 

@@ -56,66 +56,12 @@ ToString(OpType type)
 
 namespace {
 
-/** Whether \p type carries \p Shape (the pairing OpType documents). */
+/** \return the index of \p Shape among OperatorShape's alternatives */
 template<typename Shape>
-bool Carries(OpType type);
-
-template<>
-bool
-Carries<ElementwiseShape>(OpType type)
+constexpr std::size_t
+IndexOf()
 {
-    switch (type)
-    {
-        case OpType::LAYER_NORM:
-        case OpType::RMS_NORM:
-        case OpType::GELU:
-        case OpType::SWIGLU:
-        case OpType::RESIDUAL_ADD:
-        case OpType::EMBEDDING:
-        case OpType::CROSS_ENTROPY:
-        case OpType::ROUTER:
-        case OpType::SAMPLING:
-            return true;
-        case OpType::GEMM:
-        case OpType::ATTENTION_FWD:
-        case OpType::ATTENTION_BWD:
-        case OpType::ATTENTION_SCORES:
-        case OpType::DECODE_ATTENTION:
-        case OpType::DECODE_ATTENTION_PER_HEAD:
-        case OpType::ROPE:
-        case OpType::OPTIMIZER:
-            return false;
-    }
-    return false;
-}
-
-template<>
-bool
-Carries<AttentionShape>(OpType type)
-{
-    switch (type)
-    {
-        case OpType::ATTENTION_FWD:
-        case OpType::ATTENTION_BWD:
-        case OpType::ATTENTION_SCORES:
-        case OpType::DECODE_ATTENTION:
-        case OpType::DECODE_ATTENTION_PER_HEAD:
-            return true;
-        case OpType::GEMM:
-        case OpType::LAYER_NORM:
-        case OpType::RMS_NORM:
-        case OpType::GELU:
-        case OpType::SWIGLU:
-        case OpType::ROPE:
-        case OpType::RESIDUAL_ADD:
-        case OpType::EMBEDDING:
-        case OpType::CROSS_ENTROPY:
-        case OpType::ROUTER:
-        case OpType::OPTIMIZER:
-        case OpType::SAMPLING:
-            return false;
-    }
-    return false;
+    return OperatorShape(std::in_place_type<Shape>).index();
 }
 
 /** Mixes \p v into the hash \p h (FNV-1a style, as the GEMM memo's). */
@@ -127,6 +73,43 @@ Mix(uint64_t& h, uint64_t v)
 }
 
 } // namespace
+
+std::size_t
+ShapeIndexOf(OpType type)
+{
+    switch (type)
+    {
+        case OpType::GEMM:
+            return IndexOf<GemmShape>();
+        case OpType::ATTENTION_FWD:
+        case OpType::ATTENTION_BWD:
+        case OpType::ATTENTION_SCORES:
+        case OpType::DECODE_ATTENTION:
+        case OpType::DECODE_ATTENTION_PER_HEAD:
+            return IndexOf<AttentionShape>();
+        case OpType::LAYER_NORM:
+        case OpType::RMS_NORM:
+        case OpType::GELU:
+        case OpType::SWIGLU:
+        case OpType::RESIDUAL_ADD:
+        case OpType::EMBEDDING:
+        case OpType::CROSS_ENTROPY:
+        case OpType::ROUTER:
+        case OpType::SAMPLING:
+            return IndexOf<ElementwiseShape>();
+        case OpType::ROPE:
+            return IndexOf<RopeShape>();
+        case OpType::OPTIMIZER:
+            return IndexOf<OptimizerShape>();
+    }
+    return std::variant_npos;
+}
+
+bool
+OperatorDesc::HasShapeOfKind() const
+{
+    return shape.index() == ShapeIndexOf(type);
+}
 
 double
 OperatorDesc::ModelFlops() const
@@ -237,7 +220,7 @@ MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64_t batch)
 OperatorDesc
 MakeElementwise(OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward)
 {
-    NS_ASSERT_MSG(Carries<ElementwiseShape>(type),
+    NS_ASSERT_MSG(ShapeIndexOf(type) == IndexOf<ElementwiseShape>(),
                   ToString(type) << " does not have an element-wise shape");
     OperatorDesc d;
     d.type = type;
@@ -266,7 +249,7 @@ MakeRope(uint64_t tokens,
 OperatorDesc
 MakeAttention(OpType type, const AttentionShape& shape, DataType dtype, bool backward)
 {
-    NS_ASSERT_MSG(Carries<AttentionShape>(type),
+    NS_ASSERT_MSG(ShapeIndexOf(type) == IndexOf<AttentionShape>(),
                   ToString(type) << " does not have an attention shape");
     OperatorDesc d;
     d.type = type;

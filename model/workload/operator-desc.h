@@ -122,6 +122,12 @@ using OperatorShape =
     std::variant<GemmShape, AttentionShape, ElementwiseShape, RopeShape, OptimizerShape>;
 
 /**
+ * \param type an operator kind
+ * \return the index among OperatorShape's alternatives of the shape type \p type carries
+ */
+std::size_t ShapeIndexOf(OpType type);
+
+/**
  * \ingroup rapid-llm
  * \brief An operator: its kind, type, direction and typed shape. Build one with MakeGemm,
  * MakeAttention, MakeElementwise, MakeRope or MakeOptimizer, which pair each kind with its
@@ -169,6 +175,9 @@ struct OperatorDesc
     {
         return std::get<OptimizerShape>(shape);
     }
+
+    /** \return true if the shape is of the type the kind carries (ShapeIndexOf) */
+    bool HasShapeOfKind() const;
 
     /**
      * \brief The FLOPs the papers count for this operator (matrix multiplies only, full

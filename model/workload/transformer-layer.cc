@@ -323,32 +323,27 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
     // as one grouped GEMM each, and bring the results back.
-    const uint64_t experts = s.experts;
     const ExpertRouting r = s.Routing(rows);
-    const uint64_t routed = r.routed;
-    const uint64_t perExpert = r.perExpert;
-    const uint64_t expertRows = r.expertRows;
-    const uint64_t fc1Out = s.expertFc1Out;
-    e.Compute("router", MakeGemm(rows, experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
-    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, experts, dt));
+    e.Compute("router", MakeGemm(rows, s.experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
+    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, dt));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking(
-            "a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+            "a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
     }
     e.Compute("expert_fc1",
-              MakeGemm(perExpert, fc1Out, s.hidden, dt, s.localExperts),
-              kept(eb * expertRows * s.hidden));
+              MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, s.localExperts),
+              kept(eb * r.expertRows * s.hidden));
     e.Compute("expert_act",
-              MakeElementwise(act, expertRows, s.expertFfn, dt),
-              kept(eb * expertRows * fc1Out));
+              MakeElementwise(act, r.expertRows, s.expertFfn, dt),
+              kept(eb * r.expertRows * s.expertFc1Out));
     e.Compute("expert_fc2",
-              MakeGemm(perExpert, s.hidden, s.expertFfn, dt, s.localExperts),
-              kept(eb * expertRows * s.expertFfn));
+              MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, s.localExperts),
+              kept(eb * r.expertRows * s.expertFfn));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking(
-            "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+            "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
     }
     RowParallelReduce(e, "ar_moe", rows);
 }
@@ -381,32 +376,30 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out));
         return;
     }
-    const uint64_t experts = s.experts;
     const ExpertRouting r = s.Routing(m_rows);
-    const uint64_t routed = r.routed;
-    const uint64_t perExpert = r.perExpert;
-    const uint64_t expertRows = r.expertRows;
-    const uint64_t fc1Out = s.expertFc1Out;
     const uint64_t eb = s.elementBytes;
     if (m_run.parallel.ep > 1)
     {
         e.Blocking(
-            "a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+            "a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
     }
-    e.Compute("expert_fc2_dgrad", MakeGemm(perExpert, s.expertFfn, s.hidden, dt, s.localExperts));
+    e.Compute("expert_fc2_dgrad", MakeGemm(r.perExpert, s.expertFfn, s.hidden, dt, s.localExperts));
     record(e.Compute("expert_fc2_wgrad",
-                     MakeGemm(s.expertFfn, s.hidden, perExpert, dt, s.localExperts)));
-    e.Compute("expert_act_bwd", MakeElementwise(act, expertRows, s.expertFfn, dt, true));
-    e.Compute("expert_fc1_dgrad", MakeGemm(perExpert, s.hidden, fc1Out, dt, s.localExperts));
-    record(
-        e.Compute("expert_fc1_wgrad", MakeGemm(s.hidden, fc1Out, perExpert, dt, s.localExperts)));
+                     MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, s.localExperts)));
+    e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, dt, true));
+    e.Compute("expert_fc1_dgrad",
+              MakeGemm(r.perExpert, s.hidden, s.expertFc1Out, dt, s.localExperts));
+    record(e.Compute("expert_fc1_wgrad",
+                     MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, s.localExperts)));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+        e.Blocking("a2a_dispatch_bwd",
+                   CollectiveKind::ALL_TO_ALL,
+                   GroupKind::EP,
+                   eb * r.routed * s.hidden);
     }
-    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, experts, dt, true));
-    record(ColumnParallelBackward(e, kRouterLabels, experts));
+    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, dt, true));
+    record(ColumnParallelBackward(e, kRouterLabels, s.experts));
 }
 
 uint32_t
