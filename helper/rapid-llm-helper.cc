@@ -243,8 +243,18 @@ RapidLlmHelper::Run()
             case OpType::OPTIMIZER:
                 report.optimizerS += n.durationS;
                 break;
-            default:
+            case OpType::LAYER_NORM:
+            case OpType::RMS_NORM:
+            case OpType::GELU:
+            case OpType::SWIGLU:
+            case OpType::ROPE:
+            case OpType::RESIDUAL_ADD:
+            case OpType::EMBEDDING:
+            case OpType::CROSS_ENTROPY:
+            case OpType::ROUTER:
+            case OpType::SAMPLING:
                 report.elementwiseS += n.durationS;
+                break;
         }
     }
     if (m_run.mode == RunMode::TRAINING)

@@ -5,6 +5,7 @@
 // RapidLlmHelper: the report a run gives (the fields scripts rely on, and how they relate), the
 // trace sources, and replaying written traces through the helper.
 
+#include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
@@ -44,9 +45,7 @@ SmallJob(RunSpec run)
 {
     Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
     h->Load("gpt-1.7b", "a100-sxm-80gb");
-    ModelSpec m = h->GetModel();
-    m.layers = 4;
-    h->SetModel(m);
+    h->SetModel(fixture::SmallGpt());
     h->SetRun(run);
     return h;
 }

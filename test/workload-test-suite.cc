@@ -5,8 +5,10 @@
 // Workload: per-layer activation memory against Korthikanti et al. 2022's closed forms, FLOPs
 // against Megatron-LM's formula, memory feasibility, pipeline schedules and graph consistency.
 
+#include "job-fixtures.h"
 #include "ns3/compute-coster.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/layer-shapes.h"
 #include "ns3/memory-model.h"
 #include "ns3/model-spec.h"
 #include "ns3/pipeline-schedule.h"
@@ -23,16 +25,11 @@ using namespace ns3::rapidllm;
 
 namespace {
 
+/** A training run in fp16, as the papers these tests compare with ran. */
 RunSpec
 TrainingRun(uint32_t tp, uint32_t pp, uint32_t dp, uint32_t mbs, uint32_t gbs)
 {
-    RunSpec run;
-    run.parallel.tp = tp;
-    run.parallel.pp = pp;
-    run.parallel.dp = dp;
-    run.microBatch = mbs;
-    run.globalBatch = gbs;
-    run.sequence = 2048;
+    RunSpec run = fixture::TrainingJob(tp, pp, dp, mbs, gbs);
     run.dtype = DataType::FP16;
     return run;
 }
@@ -186,7 +183,19 @@ class MemoryFeasibilityTestCase : public TestCase
         Workload small = Workload::Build(ModelSpec::Load("llama2-7b"), run);
         MemoryReport fits = AnalyzeMemory(small, gpu);
         NS_TEST_EXPECT_MSG_EQ(fits.feasible, true, fits.reason);
-        NS_TEST_EXPECT_MSG_GT(fits.worst.peak, 30ull << 30, "7B needs tens of GiB");
+        // Llama-2 7B by hand: 32 x (4 h^2 + 3 h f + 2 h) + 2 V h + h = 6,738,415,616 parameters
+        // (h 4096, f 11008, V 32000, untied), its published count.
+        // (The stage's count leaves out the final norm's h weights: 4096 in 6.7e9, within 1e-6.)
+        const double params = 6738415616.0;
+        NS_TEST_EXPECT_MSG_EQ_TOL(fits.worst.weights / params, 2.0, 2e-6, "fp16 weights");
+        NS_TEST_EXPECT_MSG_EQ_TOL(fits.worst.gradients / params, 2.0, 2e-6, "fp16 gradients");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            fits.worst.optimizer / params, 12.0 / 8, 2e-6, "ZeRO-1: 12 bytes over 8 ranks");
+        // With full recomputation: the 32 layer inputs (s h fp16 = 16 MiB each) and, while one
+        // layer is recomputed or the head runs, at most ~2 GiB more.
+        const double inputs = 32.0 * 2048 * 4096 * 2;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(fits.worst.activations, inputs, "layer inputs kept");
+        NS_TEST_EXPECT_MSG_LT(fits.worst.activations, inputs + (2ull << 30), "one layer at once");
 
         RunSpec big = TrainingRun(1, 1, 1, 1, 1);
         big.recompute = Recompute::FULL;
@@ -294,14 +303,7 @@ class GraphConsistencyTestCase : public TestCase
         RunSpec c = TrainingRun(1, 2, 4, 1, 8);
         c.parallel.ep = 4;
         cases.push_back({&moe, c});
-        RunSpec d;
-        d.mode = RunMode::INFERENCE;
-        d.parallel.tp = 2;
-        d.parallel.pp = 2;
-        d.batch = 4;
-        d.promptTokens = 64;
-        d.generatedTokens = 8;
-        cases.push_back({&model, d});
+        cases.push_back({&model, fixture::InferenceJob(2, 2, 4, 64, 8)});
         for (const auto& c : cases)
         {
             Workload w = Workload::Build(*c.model, c.run);
@@ -350,12 +352,7 @@ class DecodeCommunicationTestCase : public TestCase
     DoRun() override
     {
         ModelSpec model = ModelSpec::Load("llama2-70b");
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.parallel.tp = 4;
-        run.batch = 3;
-        run.promptTokens = 512;
-        run.generatedTokens = 3;
+        RunSpec run = fixture::InferenceJob(4, 1, 3, 512, 3);
         run.dtype = DataType::FP16;
         Workload w = Workload::Build(model, run);
         uint32_t decodeReduces = 0;
@@ -392,17 +389,23 @@ class UnfusedAttentionDropoutTestCase : public TestCase
         gpu->SetGpu(HardwareSpec::Load("a100-sxm-80gb").gpu);
         const GpuSpec& g = gpu->GetGpu();
         // GPT 1.7B at micro-batch 16: 24 heads of 96, s = 2048.
-        OperatorDesc op = MakeAttention(
-            OpType::ATTENTION_SCORES, 16, 24, 24, 96, 2048, 2048, true, DataType::FP16);
+        AttentionShape shape;
+        shape.batch = 16;
+        shape.heads = 24;
+        shape.kvHeads = 24;
+        shape.headDim = 96;
+        shape.queryLen = 2048;
+        shape.kvLen = 2048;
         const double scores = 16.0 * 24 * 2048 * 2048;
         const double hbm = g.hbmBandwidthBps * g.efficiency.hbm;
         for (bool backward : {false, true})
         {
-            op.backward = backward;
-            op.dropout = false;
-            OperatorCost plain = CostOperator(*gpu, op);
-            op.dropout = true;
-            OperatorCost dropped = CostOperator(*gpu, op);
+            shape.dropout = false;
+            OperatorCost plain = CostOperator(
+                *gpu, MakeAttention(OpType::ATTENTION_SCORES, shape, DataType::FP16, backward));
+            shape.dropout = true;
+            OperatorCost dropped = CostOperator(
+                *gpu, MakeAttention(OpType::ATTENTION_SCORES, shape, DataType::FP16, backward));
             const double expected = scores * 5 / hbm; // 2 + 3 bytes per probability
             NS_TEST_EXPECT_MSG_EQ_TOL((dropped.timeS - plain.timeS) / expected,
                                       1.0,
@@ -446,9 +449,85 @@ class LossAndOptimizerBytesTestCase : public TestCase
             {DataType::FP16, 48}, {DataType::BF16, 40}, {DataType::FP32, 32}};
         for (const auto& [dtype, bytes] : perParam)
         {
-            OperatorDesc step = MakeElementwise(OpType::OPTIMIZER, 1000000000, 1, dtype);
+            OperatorDesc step = MakeOptimizer(1000000000, dtype);
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 CostOperator(*gpu, step).hbmBytes / params, bytes, 1e-9, ToString(dtype));
+        }
+    }
+};
+
+/**
+ * \brief Operators carry the shape of their kind, and a mixture-of-experts layer routes tokens
+ * the same way forward and backward: each local expert's GEMMs see ceil(rows x top-k x ep /
+ * experts) rows.
+ */
+class OperatorShapeTestCase : public TestCase
+{
+  public:
+    OperatorShapeTestCase()
+        : TestCase("operators carry their kind's shape; MoE routing is the same both ways")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // Mixtral 8x7B: 8 experts, top-2; with ep 2 each rank holds 4 experts. 4096 token rows
+        // make 8192 assignments; the EP pair's 16384 spread over 8 experts: 2048 rows each.
+        // The pairing itself: a GEMM carries a GemmShape, RoPE a RopeShape, a norm rows x width.
+        NS_TEST_EXPECT_MSG_EQ(MakeGemm(1, 2, 3, DataType::BF16).HasShapeOfKind(), true, "gemm");
+        NS_TEST_EXPECT_MSG_EQ(
+            MakeRope(1, 2, 2, 64, DataType::BF16).Rope().kvHeads, 2u, "rope keeps its KV heads");
+        NS_TEST_EXPECT_MSG_EQ(ShapeIndexOf(OpType::RMS_NORM),
+                              OperatorShape(ElementwiseShape{}).index(),
+                              "a norm is rows x width");
+        NS_TEST_EXPECT_MSG_EQ(ShapeIndexOf(OpType::DECODE_ATTENTION_PER_HEAD),
+                              OperatorShape(AttentionShape{}).index(),
+                              "decode attention has an attention shape");
+        ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
+        RunSpec run = fixture::TrainingJob(2, 1, 2, 2, 4, 2048);
+        run.parallel.ep = 2;
+        run.parallel.sequenceParallel = true;
+        run.flashAttention = false;
+        run.recompute = Recompute::SELECTIVE;
+        ExpertRouting r = LayerShapes(moe, run).Routing(4096);
+        NS_TEST_EXPECT_MSG_EQ(r.routed, 8192u, "rows x top-k");
+        NS_TEST_EXPECT_MSG_EQ(r.perExpert, 2048u, "rows per expert");
+        NS_TEST_EXPECT_MSG_EQ(r.expertRows, 4 * 2048u, "rows of the 4 local experts");
+        // Uneven: 3 rows x 2 x 2 = 12 assignments over 8 experts: 2 rows each (rounded up).
+        NS_TEST_EXPECT_MSG_EQ(LayerShapes(moe, run).Routing(3).perExpert, 2u, "rounded up");
+
+        Workload w = Workload::Build(moe, run);
+        std::map<std::string, GemmShape> expert;
+        for (const auto& n : w.stages[0].nodes)
+        {
+            if (n.kind != WorkNodeKind::COMPUTE)
+            {
+                continue;
+            }
+            NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, w.stages[0].NameOf(n));
+            if (n.layer == 0 && n.microBatch == 0
+                && std::string(n.label).rfind("expert_fc", 0) == 0)
+            {
+                expert[n.label] = n.op.Gemm();
+            }
+        }
+        // Micro-batch 2 x 2048 tokens = 4096 rows per rank.
+        NS_TEST_EXPECT_MSG_EQ(expert["expert_fc1"].m, 2048u, "forward rows per expert");
+        NS_TEST_EXPECT_MSG_EQ(expert["expert_fc1"].batch, 4u, "one GEMM per local expert");
+        NS_TEST_EXPECT_MSG_EQ(expert["expert_fc2_dgrad"].m, 2048u, "backward rows per expert");
+        NS_TEST_EXPECT_MSG_EQ(expert["expert_fc1_wgrad"].k, 2048u, "weight gradient depth");
+        NS_TEST_EXPECT_MSG_EQ(expert["expert_fc1"].n, expert["expert_fc1_dgrad"].k, "fc1 width");
+
+        // An inference job's decode and sampling operators too.
+        Workload inference =
+            Workload::Build(fixture::SmallGpt(), fixture::InferenceJob(2, 1, 2, 16, 4));
+        for (const auto& n : inference.stages[0].nodes)
+        {
+            if (n.kind == WorkNodeKind::COMPUTE)
+            {
+                NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, inference.stages[0].NameOf(n));
+            }
         }
     }
 };
@@ -468,6 +547,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
         AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);
+        AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);
     }
 };
 

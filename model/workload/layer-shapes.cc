@@ -23,6 +23,10 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     {
         localExperts = model.experts / p.ep;
         expertFfn = model.expertFfn / p.tp;
+        experts = model.experts;
+        topK = model.topK;
+        ep = p.ep;
+        expertFc1Out = model.IsGated() ? 2 * expertFfn : expertFfn;
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.dtype);
@@ -50,6 +54,16 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         embeddingParams += uint64_t(model.maxSequence) * h;
     }
     headParams = model.tiedEmbeddings ? 0 : vocab * h;
+}
+
+ExpertRouting
+LayerShapes::Routing(uint64_t rows) const
+{
+    ExpertRouting r;
+    r.routed = rows * topK;
+    r.perExpert = (r.routed * ep + experts - 1) / experts;
+    r.expertRows = r.perExpert * localExperts;
+    return r;
 }
 
 uint64_t

@@ -15,6 +15,19 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
+ * \brief How a mixture-of-experts layer's tokens reach the experts of one rank, with routing
+ * assumed balanced: the GEMM shapes of its grouped expert GEMMs, the same in the forward and
+ * backward passes.
+ */
+struct ExpertRouting
+{
+    uint64_t routed = 0;     //!< token-to-expert assignments of this rank's rows (rows x top-k)
+    uint64_t perExpert = 0;  //!< rows each local expert sees (its share of the EP group's)
+    uint64_t expertRows = 0; //!< rows of all local experts together
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief One rank's share of a decoder layer under tensor, context and expert parallelism:
  * the widths its GEMMs see and the parameters it holds.
  */
@@ -30,6 +43,10 @@ struct LayerShapes
     uint64_t fc1Out = 0;       //!< first MLP projection width (2 x ffn when gated)
     uint64_t localExperts = 0; //!< MoE: experts on this rank (E / ep)
     uint64_t expertFfn = 0;    //!< MoE: each expert's width on this rank
+    uint64_t experts = 0;      //!< MoE: experts per layer (all ranks)
+    uint64_t topK = 0;         //!< MoE: experts each token visits
+    uint32_t ep = 1;           //!< MoE: expert parallel degree
+    uint64_t expertFc1Out = 0; //!< MoE: each expert's first projection width on this rank
     uint64_t vocab = 0;        //!< vocabulary shard (V / tp)
     uint32_t elementBytes = 2; //!< bytes per activation element
 
@@ -43,6 +60,15 @@ struct LayerShapes
      * \param run the run settings (dtype and parallel layout)
      */
     LayerShapes(const ModelSpec& model, const RunSpec& run);
+
+    /**
+     * \brief The expert GEMM shapes of a MoE layer over \p rows token rows: each token visits
+     * top-k experts; the EP group's tokens spread evenly over all experts, so each local expert
+     * sees ceil(rows x top-k x ep / experts) rows.
+     * \param rows token rows on this rank
+     * \return the routing (a MoE model only)
+     */
+    ExpertRouting Routing(uint64_t rows) const;
 };
 
 /**

@@ -5,12 +5,15 @@
 #include "memory-model.h"
 
 #include "layer-shapes.h"
+#include "ns3/log.h"
 
 #include <algorithm>
 #include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmMemoryModel");
 
 uint64_t
 PeakActivationBytes(const StageGraph& graph)
@@ -60,6 +63,10 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;
+        NS_LOG_DEBUG("stage " << m.stage << ": " << params << " parameters; weights " << m.weights
+                              << ", gradients " << m.gradients << ", optimizer " << m.optimizer
+                              << ", activations " << m.activations << ", KV cache " << m.kvCache
+                              << ", peak " << m.peak << " bytes");
         if (report.stages.empty() || m.peak > report.worst.peak)
         {
             report.worst = m;

@@ -365,7 +365,7 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(m_pending);
         uint64_t params = StageParameters(m_model, m_run, m_stage);
         uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
-        m_e.Compute("optimizer", MakeElementwise(OpType::OPTIMIZER, shard, 1, m_run.dtype));
+        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.dtype));
         if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated.

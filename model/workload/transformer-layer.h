@@ -105,7 +105,9 @@ class TransformerLayer
                                     const ColumnParallelLabels& labels,
                                     uint64_t width) const;
     /** Causal attention of this rank's whole sequence over itself (no context parallelism). */
-    OperatorDesc SequenceAttention(OpType type) const;
+    OperatorDesc SequenceAttention(OpType type, bool backward = false) const;
+    /** Step \p step of ring attention (context parallelism): the local or a remote K/V block. */
+    OperatorDesc RingAttention(OpType type, uint32_t step, bool backward) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 
