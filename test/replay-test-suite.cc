@@ -98,7 +98,7 @@ ReplayError(TraceSet set)
     {
         Replay(ReplayJob::FromTraceSet(std::move(set)), SwitchNetwork(2, 100, 0));
     }
-    catch (const SpecError& e)
+    catch (const Error& e)
     {
         return e.what();
     }

@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_SPEC_ERROR_CHECK_H
 #define RAPIDLLM_SPEC_ERROR_CHECK_H
 
+#include "ns3/rapidllm-error.h"
 #include "ns3/spec-error.h"
 
 #include <string>
@@ -14,10 +15,11 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
- * \brief For error-path tests: whether evaluating \p f throws a SpecError whose message
- * contains every one of \p needles.
+ * \brief For error-path tests: whether evaluating \p f throws an \p E (by default any of our
+ * errors: SpecError, TraceError, ReplayError, NetworkError) whose message contains every one of
+ * \p needles. Name the kind when it matters: `ThrowsWith<SpecError>(...)`.
  */
-template<typename F>
+template<typename E = Error, typename F>
 bool
 ThrowsWith(F f, const std::vector<std::string>& needles)
 {
@@ -25,7 +27,7 @@ ThrowsWith(F f, const std::vector<std::string>& needles)
     {
         f();
     }
-    catch (const SpecError& e)
+    catch (const E& e)
     {
         std::string what = e.what();
         for (const auto& n : needles)

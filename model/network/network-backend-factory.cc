@@ -37,8 +37,8 @@ CreateNetworkBackend(const std::string& name)
         ObjectFactory factory(name);
         return factory.Create<NetworkBackend>();
     }
-    throw SpecError("command line",
-                    "--backend",
+    throw SpecError("",
+                    "backend",
                     "unknown network backend '" + name
                         + "'; use flow, packet or the TypeId name of a NetworkBackend subclass");
 }
