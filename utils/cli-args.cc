@@ -120,9 +120,10 @@ CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc,
                     known.push_back("--" + o.name);
                 }
             }
-            throw OptionError(name,
-                              "unknown option for rapid-llm " + command
-                                  + "; its options: " + JoinNames(known));
+            throw SpecError(kCommandLine,
+                            "",
+                            "unknown option --" + name + " for rapid-llm " + command
+                                + "; its options: " + JoinNames(known));
         }
         std::string value;
         if (eq != std::string::npos)

@@ -5,6 +5,7 @@
 #include "cli-options.h"
 
 #include "ns3/collective-algorithms.h"
+#include "ns3/layout-sweep.h"
 #include "ns3/network-backend-factory.h"
 #include "ns3/preset-registry.h"
 #include "ns3/routing-policy.h"
@@ -53,6 +54,19 @@ NumberText(double x)
     return buffer;
 }
 
+/** \return "1,2,4": a list default of the sweep, from the helper's own SweepSpace */
+template<typename T, typename F>
+std::string
+ListText(const std::vector<T>& values, F text)
+{
+    std::string out;
+    for (const auto& v : values)
+    {
+        out += (out.empty() ? "" : ",") + text(v);
+    }
+    return out;
+}
+
 /** \return the names a function lists, or none */
 std::vector<std::string>
 NamesOf(const std::function<std::vector<std::string>()>& f)
@@ -72,6 +86,16 @@ MakeOptions()
         };
     };
     const std::set<std::string> jobAndSweep = Plus(kJob, {"sweep"});
+    // The sweep's default lists are the helper's (SweepSpace), not a copy.
+    const SweepSpace sweep;
+    auto number = [](uint32_t v)
+    {
+        return std::to_string(v);
+    };
+    auto recompute = [](Recompute r)
+    {
+        return ToString(r);
+    };
     return {
         // What runs, and on which machine.
         Text("model",
@@ -101,11 +125,11 @@ MakeOptions()
             .DefaultIn("collective", "8"),
         Count("tp", "tensor parallel degree", 1, kMaxGpus, "1")
             .For(jobAndSweep)
-            .ListIn("sweep", "1,2,4,8")
+            .ListIn("sweep", ListText(sweep.tp, number))
             .HelpIn("sweep", "tensor parallel degrees to try"),
         Count("pp", "pipeline parallel stages", 1, kMaxGpus, "1")
             .For(jobAndSweep)
-            .ListIn("sweep", "")
+            .ListIn("sweep", ListText(sweep.pp, number))
             .HelpIn("sweep",
                     "pipeline degrees to try (default: every divisor of the layers and GPUs)"),
         Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, "")
@@ -115,7 +139,7 @@ MakeOptions()
         Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .For(jobAndSweep)
             .Mode("training")
-            .ListIn("sweep", "1")
+            .ListIn("sweep", ListText(sweep.virtualStages, number))
             .HelpIn("sweep", "virtual pipeline stages per rank to try"),
         Flag("sp", "sequence parallelism (where tp > 1)", "false").For(jobAndSweep),
         Count("zero", "ZeRO stage", 0, 3, "0").For(jobAndSweep).Mode("training"),
@@ -125,13 +149,13 @@ MakeOptions()
         Choice("recompute", "activation recomputation", runChoices("recompute"), "none")
             .For(jobAndSweep)
             .Mode("training")
-            .ListIn("sweep", "full")
+            .ListIn("sweep", ListText(sweep.recompute, recompute))
             .HelpIn("sweep", "recomputation modes to try"),
         Count("mbs", "micro-batch size (sequences)", 1, kMaxCount, "1")
             .Field("micro_batch")
             .For(jobAndSweep)
             .Mode("training")
-            .ListIn("sweep", "1,2,4")
+            .ListIn("sweep", ListText(sweep.microBatch, number))
             .HelpIn("sweep", "micro-batch sizes to try"),
         Count("gbs", "global batch size (sequences; default mbs x dp)", 1, kMaxCount, "")
             .Field("global_batch")

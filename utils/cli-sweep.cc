@@ -56,6 +56,7 @@ RunSweepCommand(const CliArgs& args)
     }
     space.microBatch = Counts32(args, "mbs");
     space.virtualStages = Counts32(args, "vpp");
+    space.recompute.clear();
     for (const auto& name : args.Choices("recompute"))
     {
         space.recompute.emplace_back();
