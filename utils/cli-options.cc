@@ -472,15 +472,24 @@ CliOption::Allowed() const
     return "";
 }
 
+namespace {
+/** \return an option of \p kind with its name, help and default */
 CliOption
-Flag(const std::string& name, const std::string& help, const std::string& fallback)
+Declare(const std::string& name, const std::string& help, CliKind kind, const std::string& fallback)
 {
     CliOption o;
     o.name = name;
     o.help = help;
-    o.kind = CliKind::FLAG;
+    o.kind = kind;
     o.fallback = fallback;
     return o;
+}
+} // namespace
+
+CliOption
+Flag(const std::string& name, const std::string& help, const std::string& fallback)
+{
+    return Declare(name, help, CliKind::FLAG, fallback);
 }
 
 CliOption
@@ -490,13 +499,9 @@ Count(const std::string& name,
       uint64_t maximum,
       const std::string& fallback)
 {
-    CliOption o;
-    o.name = name;
-    o.help = help;
-    o.kind = CliKind::COUNT;
+    CliOption o = Declare(name, help, CliKind::COUNT, fallback);
     o.minimum = minimum;
     o.maximum = maximum;
-    o.fallback = fallback;
     return o;
 }
 
@@ -507,13 +512,9 @@ Real(const std::string& name,
      double high,
      const std::string& fallback)
 {
-    CliOption o;
-    o.name = name;
-    o.help = help;
-    o.kind = CliKind::REAL;
+    CliOption o = Declare(name, help, CliKind::REAL, fallback);
     o.low = low;
     o.high = high;
-    o.fallback = fallback;
     return o;
 }
 
@@ -535,12 +536,8 @@ Choice(const std::string& name,
        std::function<std::vector<std::string>()> choices,
        const std::string& fallback)
 {
-    CliOption o;
-    o.name = name;
-    o.help = help;
-    o.kind = CliKind::CHOICE;
+    CliOption o = Declare(name, help, CliKind::CHOICE, fallback);
     o.choices = std::move(choices);
-    o.fallback = fallback;
     return o;
 }
 
@@ -550,12 +547,8 @@ Text(const std::string& name,
      const std::string& fallback,
      std::function<std::vector<std::string>()> names)
 {
-    CliOption o;
-    o.name = name;
-    o.help = help;
-    o.kind = CliKind::TEXT;
+    CliOption o = Declare(name, help, CliKind::TEXT, fallback);
     o.choices = std::move(names);
-    o.fallback = fallback;
     return o;
 }
 
