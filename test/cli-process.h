@@ -5,15 +5,19 @@
 #ifndef RAPIDLLM_CLI_PROCESS_H
 #define RAPIDLLM_CLI_PROCESS_H
 
-#include <sys/wait.h>
-#include <unistd.h>
+// The tool's path is compiled in by the standalone build (CMakeLists.txt); the in-tree ns-3
+// build has none, and the command-line suites are left out there.
+#ifdef RAPIDLLM_CLI
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <vector>
+#    include <sys/wait.h>
+#    include <unistd.h>
+
+#    include <cstdlib>
+#    include <filesystem>
+#    include <fstream>
+#    include <sstream>
+#    include <string>
+#    include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -98,5 +102,7 @@ Joined(const std::vector<std::string>& args)
 
 } // namespace rapidllm
 } // namespace ns3
+
+#endif // RAPIDLLM_CLI
 
 #endif // RAPIDLLM_CLI_PROCESS_H
