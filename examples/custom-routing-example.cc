@@ -13,7 +13,7 @@
 
 #include "ns3/collective-engine.h"
 #include "ns3/command-line.h"
-#include "ns3/flow-network.h"
+#include "ns3/network-backend.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/topology.h"
@@ -28,7 +28,7 @@ using namespace ns3::rapidllm;
 static double
 Run(Ptr<Topology> topology, const std::string& routing, const CollectiveRequest& request)
 {
-    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    Ptr<NetworkBackend> net = NetworkBackend::Create("flow");
     net->SetTopology(topology);
     net->SetRouting(RoutingPolicy::Create(routing));
     Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
@@ -95,7 +95,7 @@ main(int argc, char** argv)
         // Valiant spreads it over all links at twice the path length, with random hot spots.
         double shift = 0;
         {
-            Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+            Ptr<NetworkBackend> net = NetworkBackend::Create("flow");
             net->SetTopology(topology);
             net->SetRouting(RoutingPolicy::Create(routing));
             const uint32_t n = side * side;

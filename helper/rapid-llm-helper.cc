@@ -9,7 +9,7 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
-#include "ns3/network-backend-factory.h"
+#include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
@@ -51,11 +51,11 @@ RapidLlmHelper::GetTypeId()
                           MakeBooleanAccessor(&RapidLlmHelper::m_symmetry),
                           MakeBooleanChecker())
             .AddTraceSource("OperatorStart",
-                            "A node of a rank's graph starts (rank, node index, name).",
+                            "An operator of a replayed rank starts (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
             .AddTraceSource("OperatorEnd",
-                            "A node of a rank's graph ends (rank, node index, name).",
+                            "An operator of a replayed rank ends (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opEnd),
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
             .AddTraceSource("MessageDelivered",
@@ -131,7 +131,7 @@ RapidLlmHelper::MakeBackend(uint32_t gpus) const
 {
     // The packet backend opens each pair's TCP connection at its first message (one handshake
     // per pair and step, microseconds against a step of seconds).
-    Ptr<NetworkBackend> backend = CreateNetworkBackend(m_backend);
+    Ptr<NetworkBackend> backend = NetworkBackend::Create(m_backend);
     Ptr<Topology> topology = Topology::Build(m_hardware.network, gpus, m_hardware.name);
     backend->SetTopology(topology);
     backend->SetRouting(
@@ -140,19 +140,19 @@ RapidLlmHelper::MakeBackend(uint32_t gpus) const
 }
 
 void
-RapidLlmHelper::OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name)
+RapidLlmHelper::OnOperatorStart(const OperatorEvent& event)
 {
-    m_opStart(rank, node, name);
+    m_opStart(event);
 }
 
 void
-RapidLlmHelper::OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name)
+RapidLlmHelper::OnOperatorEnd(const OperatorEvent& event)
 {
-    if (name == m_firstTokenOp)
+    if (event.name == m_firstTokenOp)
     {
-        m_firstTokenEnd = std::max(m_firstTokenEnd, Simulator::Now().GetSeconds());
+        m_firstTokenEnd = std::max(m_firstTokenEnd, event.time.GetSeconds());
     }
-    m_opEnd(rank, node, name);
+    m_opEnd(event);
 }
 
 void
@@ -174,10 +174,17 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     }
     replayer->SetBackend(backend);
     replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));
-    replayer->TraceConnectWithoutContext("OperatorStart",
-                                         MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
-    replayer->TraceConnectWithoutContext("OperatorEnd",
-                                         MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    if (!m_opStart.IsEmpty())
+    {
+        replayer->TraceConnectWithoutContext("OperatorStart",
+                                             MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
+    }
+    if (!m_opEnd.IsEmpty() || m_run.mode != RunMode::TRAINING)
+    {
+        // Inference times its first token by the sampling node's end.
+        replayer->TraceConnectWithoutContext("OperatorEnd",
+                                             MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    }
     m_firstTokenEnd = 0;
     m_firstTokenOp = m_run.firstTokenFromPrefill ? "prefill.mb0.sample" : "decode.mb1.sample";
     // A binary heap keeps the event queue in one array: no allocation per event (the default

@@ -33,7 +33,8 @@ namespace rapidllm {
  *   h->SetRun(run);                     // layout, batch, recomputation
  *   RunReport report = h->Run();        // report.stepTimeS, report.ToJson()
  * \endcode
- * The trace sources OperatorStart and OperatorEnd fire for every node of every replayed rank:
+ * The trace sources OperatorStart and OperatorEnd fire an OperatorEvent (rank, node, name, kind,
+ * time, duration, FLOPs, bytes, group) for every node of every replayed rank:
  * with Symmetry (the default) that is one rank per set of symmetric copies; set it false to see
  * every rank.
  */
@@ -100,8 +101,8 @@ class RapidLlmHelper : public Object
     /** Replays \p job and fills the timing fields of \p report. */
     void Execute(const ReplayJob& job, RunReport& report);
     /** Forwards the replayer's trace sources and records when the first token is sampled. */
-    void OnOperatorStart(uint32_t rank, uint32_t node, const std::string& name);
-    void OnOperatorEnd(uint32_t rank, uint32_t node, const std::string& name);
+    void OnOperatorStart(const OperatorEvent& event);
+    void OnOperatorEnd(const OperatorEvent& event);
     /** Forwards the backend's MessageDelivered trace source. */
     void OnMessageDelivered(
         uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
@@ -115,8 +116,8 @@ class RapidLlmHelper : public Object
     std::string m_firstTokenOp; //!< inference: the sampling node that yields the first token
     double m_firstTokenEnd = 0; //!< inference: when the last rank finished that node
 
-    TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
-    TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end
+    TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
+    TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_messageDelivered; //!< message
 };
 

@@ -51,10 +51,9 @@ to_json(Json& j, const CollectiveProbeResult& r)
     j["algorithm_bandwidth_GBps"] = r.algorithmBandwidthBps / 1e9;
     j["bus_bandwidth_GBps"] = r.busBandwidthBps / 1e9;
     Json links = Json::array();
-    for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
+    for (const auto& s : r.mostLoaded)
     {
-        const auto& s = r.mostLoaded[i];
-        links.push_back({{"link", r.mostLoadedNames[i]},
+        links.push_back({{"link", s.name},
                          {"bytes", s.bytes},
                          {"busy_s", s.busyTimeS},
                          {"utilization", s.utilization}});

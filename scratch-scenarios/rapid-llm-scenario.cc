@@ -3,9 +3,9 @@
  */
 
 // A scenario script: predicts one training iteration of a GPT model on DGX A100 nodes with the
-// RapidLlmHelper, counts the operators it ran and the network messages it delivered through
-// trace sources (of the replayed ranks: one per set of symmetric copies unless
-// --symmetry=false), and prints the report.
+// RapidLlmHelper, sums rank 0's operators by kind (count, time, FLOPs and bytes, straight from
+// the OperatorEvent, no name parsing) and counts the network messages delivered (of the replayed
+// ranks: one per set of symmetric copies unless --symmetry=false), and prints the report.
 //
 //   build/bin/rapid-llm-scenario --model=gpt-1.7b --tp=1 --dp=32 --mbs=16 --gbs=512
 
@@ -13,20 +13,40 @@
 #include "ns3/core-module.h"
 #include "ns3/rapid-llm-helper.h"
 
+#include <iomanip>
 #include <iostream>
+#include <map>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
-uint64_t g_operators = 0;  //!< operators that ended
-uint64_t g_messages = 0;   //!< network messages delivered
-double g_messageBytes = 0; //!< their bytes
+/** What rank 0's operators of one kind added up to. */
+struct KindTotal
+{
+    uint64_t count = 0; //!< operators
+    Time busy;          //!< summed durations
+    double flops = 0;   //!< summed FLOPs
+    double bytes = 0;   //!< summed bytes
+};
+
+uint64_t g_operators = 0;                  //!< operators that ended, every replayed rank
+std::map<OperatorKind, KindTotal> g_rank0; //!< rank 0 by kind
+uint64_t g_messages = 0;                   //!< network messages delivered
+double g_messageBytes = 0;                 //!< their bytes
 
 void
-OperatorEnded(uint32_t rank, uint32_t node, const std::string& name)
+OperatorEnded(const OperatorEvent& e)
 {
     ++g_operators;
+    if (e.rank == 0)
+    {
+        KindTotal& t = g_rank0[e.kind];
+        ++t.count;
+        t.busy += e.duration;
+        t.flops += double(e.flops);
+        t.bytes += double(e.bytes);
+    }
 }
 
 void
@@ -80,7 +100,15 @@ main(int argc, char** argv)
         RunReport report = helper->Run();
         std::cout << report.ToText() << "  operators executed      " << g_operators << "\n"
                   << "  messages delivered      " << g_messages << " (" << g_messageBytes / 1e9
-                  << " GB)\n";
+                  << " GB)\n"
+                  << "  rank 0 by kind (count, summed duration, TFLOP, GB):\n";
+        for (const auto& [kind, t] : g_rank0)
+        {
+            std::cout << "    " << std::left << std::setw(12) << ToString(kind) << std::right
+                      << std::setw(8) << t.count << std::setw(12) << std::fixed
+                      << std::setprecision(4) << t.busy.GetSeconds() << " s" << std::setw(10)
+                      << t.flops / 1e12 << std::setw(10) << t.bytes / 1e9 << "\n";
+        }
     }
     catch (const std::exception& e)
     {

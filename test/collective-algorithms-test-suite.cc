@@ -4,12 +4,14 @@
 
 // Collective algorithms on the flow network: the ring all-reduce closed form, congestion on an
 // oversubscribed fat tree, soft and hard faults, the DGX A100 bus bandwidth, per-step latency,
-// the message volume of every algorithm, and bad requests.
+// the message volume of every algorithm, bad requests, and an algorithm registered in this file
+// used by name (request, engine, a network dimension's `collective`).
 
 #include "network-test-spec.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-engine.h"
 #include "ns3/collective-probe.h"
+#include "ns3/collective-schedule.h"
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/simulator.h"
@@ -25,6 +27,129 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
+
+/**
+ * \brief A test's own algorithm, registered below from this file alone: a star all-reduce.
+ * Every rank sends its whole buffer to member 0, which sums them and sends the result back. On
+ * a switch the root's link carries (n-1) S each way, so it takes 2(n-1) S / B, n times a ring.
+ */
+class StarAllReduce : public CollectiveAlgorithm
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::test::StarAllReduce")
+                                .SetParent<CollectiveAlgorithm>()
+                                .AddConstructor<StarAllReduce>();
+        return tid;
+    }
+
+    bool
+    Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override
+    {
+        why = "test-star-all-reduce runs all-reduce only, not " + ToString(op);
+        return op == CollectiveOp::ALL_REDUCE;
+    }
+
+    void
+    AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override
+    {
+        ++s_built;
+        const auto& m = call.members;
+        std::vector<ScheduleBuilder::Step> in{b.GetReady(m[0])};
+        for (std::size_t i = 1; i < m.size(); ++i)
+        {
+            in.push_back(
+                b.Reduce(m[0], call.bytes, b.Send(m[i], m[0], call.bytes, b.GetReady(m[i]))));
+        }
+        const ScheduleBuilder::Step sum = b.Join(m[0], in);
+        b.SetReady(m[0], sum);
+        for (std::size_t i = 1; i < m.size(); ++i)
+        {
+            b.SetReady(m[i], b.Send(m[0], m[i], call.bytes, sum));
+        }
+    }
+
+    static uint32_t s_built; //!< AddMessages calls, to see the algorithm was used
+};
+
+uint32_t StarAllReduce::s_built = 0;
+
+static TypeRegistrar<CollectiveAlgorithm> g_star("test-star-all-reduce",
+                                                 StarAllReduce::GetTypeId());
+
+/** \return the group 0..n-1 */
+std::vector<uint32_t>
+FirstRanks(uint32_t n)
+{
+    std::vector<uint32_t> group(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        group[i] = i;
+    }
+    return group;
+}
+
+/** \brief What one collective did on a CollectiveEngine over a flow network. */
+struct EngineRun
+{
+    double timeS = -1;                 //!< when it finished
+    int done = 0;                      //!< done callbacks
+    std::map<uint32_t, int> ranksDone; //!< per rank: rank-done callbacks
+    uint64_t delivered = 0;            //!< messages the network delivered
+    uint32_t running = 0;              //!< collectives the engine still runs afterwards
+};
+
+/** \return how \p request ran on a CollectiveEngine over a flow network over \p spec */
+EngineRun
+RunOnEngine(const NetworkSpec& spec, const CollectiveRequest& request)
+{
+    Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+    net->SetTopology(Topology::Build(spec, 0));
+    net->SetRouting(RoutingPolicy::Create(spec.routing));
+    Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
+    engine->SetBackend(net);
+    EngineRun run;
+    Simulator::ScheduleNow(
+        [&]()
+        {
+            engine->Start(request,
+                          CollectiveEngine::RankDoneCallback(
+                              [&](uint64_t, uint32_t r, uint32_t)
+                              {
+                                  ++run.ranksDone[r];
+                              }),
+                          CollectiveEngine::DoneCallback(
+                              [&](uint64_t)
+                              {
+                                  ++run.done;
+                                  run.timeS = Simulator::Now().GetSeconds();
+                              }));
+        });
+    Simulator::Run();
+    Simulator::Destroy();
+    run.delivered = net->GetDeliveredCount();
+    run.running = engine->GetRunningCount();
+    return run;
+}
+
+/** \return the text of the SpecError \p f throws ("" if none) */
+template<typename F>
+std::string
+SpecErrorOf(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
 
 /** \return the probe's time for one collective */
 double
@@ -311,38 +436,15 @@ class AlgorithmVolumeTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ_TOL(
                 double(plan.schedule.GetTotalBytes()), row.totalBytes, 64, what);
             // Execute it and count rank completions.
-            Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
-            net->SetTopology(t);
-            net->SetRouting(RoutingPolicy::Create("shortest-path"));
-            Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
-            engine->SetBackend(net);
-            std::map<uint32_t, int> ranksDone;
-            int done = 0;
-            Simulator::ScheduleNow(
-                [&]()
-                {
-                    engine->Start(req,
-                                  CollectiveEngine::RankDoneCallback(
-                                      [&](uint64_t, uint32_t r, uint32_t)
-                                      {
-                                          ++ranksDone[r];
-                                      }),
-                                  CollectiveEngine::DoneCallback(
-                                      [&](uint64_t)
-                                      {
-                                          ++done;
-                                      }));
-                });
-            Simulator::Run();
-            Simulator::Destroy();
-            NS_TEST_ASSERT_MSG_EQ(done, 1, what << " completes");
-            NS_TEST_ASSERT_MSG_EQ(ranksDone.size(), 8u, what << " every rank done");
-            for (const auto& [r, count] : ranksDone)
+            EngineRun run = RunOnEngine(s, req);
+            NS_TEST_ASSERT_MSG_EQ(run.done, 1, what << " completes");
+            NS_TEST_ASSERT_MSG_EQ(run.ranksDone.size(), 8u, what << " every rank done");
+            for (const auto& [r, count] : run.ranksDone)
             {
                 NS_TEST_ASSERT_MSG_EQ(count, 1, what << " rank " << r << " done once");
             }
-            NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), plan.schedule.GetSendCount(), what);
-            NS_TEST_ASSERT_MSG_EQ(engine->GetRunningCount(), 0u, what);
+            NS_TEST_ASSERT_MSG_EQ(run.delivered, plan.schedule.GetSendCount(), what);
+            NS_TEST_ASSERT_MSG_EQ(run.running, 0u, what);
         }
     }
 };
@@ -460,7 +562,7 @@ class CollectiveErrorsTestCase : public TestCase
         NetworkSpec r = OneDimension(TopologyKind::RING, 8, 100, 1000).Routing("shortest-path");
         r.faults.push_back({"gpu1-gpu2", 0});
         r.faults.push_back({"gpu5-gpu6", 0});
-        NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith<NetworkError>(
                                   [&]()
                                   {
                                       RunTime(r, CollectiveOp::ALL_REDUCE, 1 << 20, 8, "ring");
@@ -471,6 +573,146 @@ class CollectiveErrorsTestCase : public TestCase
         double t1 = RunTime(s, CollectiveOp::ALL_TO_ALL, 1 << 24, 12);
         double t2 = RunTime(s, CollectiveOp::ALL_TO_ALL, 1 << 24, 12);
         NS_TEST_ASSERT_MSG_EQ(t1, t2, "deterministic");
+    }
+};
+
+/**
+ * \brief An algorithm registered in this file (StarAllReduce) is used by name: by a request run
+ * by the CollectiveEngine (its time is the star's 2(n-1) S / B, n times the ring's), by its
+ * TypeId name, and by "auto" when a network dimension's `collective` names it. Every list of
+ * algorithm names includes it.
+ */
+class RegisteredAlgorithmTestCase : public TestCase
+{
+  public:
+    RegisteredAlgorithmTestCase()
+        : TestCase("an algorithm registered in a test file runs by name, end to end")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const uint32_t n = 8;
+        const double b = 100e9;
+        const uint64_t bytes = uint64_t(1) << 26;
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, n, 100, 0).Routing("shortest-path");
+        const auto names = CollectiveAlgorithmNames();
+        NS_TEST_ASSERT_MSG_EQ(
+            (std::find(names.begin(), names.end(), "test-star-all-reduce") != names.end()),
+            true,
+            "the registry's names include the test's algorithm");
+
+        CollectiveRequest req;
+        req.op = CollectiveOp::ALL_REDUCE;
+        req.bytes = bytes;
+        req.endpoints = FirstRanks(n);
+        req.algorithm = "test-star-all-reduce";
+        const uint32_t before = StarAllReduce::s_built;
+        const double star = RunOnEngine(s, req).timeS;
+        NS_TEST_ASSERT_MSG_GT(StarAllReduce::s_built, before, "the engine built the star");
+        NS_TEST_EXPECT_MSG_EQ_TOL(star / (2.0 * (n - 1) * bytes / b), 1.0, 0.01, "star time");
+        req.algorithm = "ring";
+        const double ring = RunOnEngine(s, req).timeS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(star / ring, double(n), 0.01 * n, "the star is n times slower");
+
+        Ptr<Topology> t = Topology::Build(s, n);
+        req.algorithm = "ns3::rapidllm::test::StarAllReduce";
+        CollectivePlan byTypeId = BuildCollective(req, *t);
+        NS_TEST_EXPECT_MSG_EQ(byTypeId.schedule.GetTotalBytes(),
+                              2 * (n - 1) * bytes,
+                              "chosen by TypeId name: the star's volume");
+
+        // A dimension that prefers it: "auto" runs it for all-reduce, ring where it cannot run.
+        NetworkSpec prefer = s;
+        prefer.dimensions[0].collective = "test-star-all-reduce";
+        Ptr<Topology> pt = Topology::Build(prefer, n);
+        req.algorithm = "auto";
+        NS_TEST_EXPECT_MSG_EQ(BuildCollective(req, *pt).algorithm,
+                              "test-star-all-reduce",
+                              "auto follows the dimension's algorithm");
+        req.op = CollectiveOp::REDUCE_SCATTER;
+        NS_TEST_EXPECT_MSG_EQ(
+            BuildCollective(req, *pt).algorithm, "ring", "what it cannot run runs as ring");
+        req.algorithm = "test-star-all-reduce";
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      BuildCollective(req, *pt);
+                                  },
+                                  {"'algorithm'", "all-reduce only", "reduce-scatter"}),
+                              true,
+                              "chosen explicitly for an op it cannot run");
+    }
+};
+
+/**
+ * \brief Bad algorithm names name the field and every registered name: a dimension's
+ * `collective` (checked when the system layer plans, whatever the group spans) and a request's
+ * algorithm. A composing algorithm cannot be a dimension's own.
+ */
+class AlgorithmNameErrorsTestCase : public TestCase
+{
+  public:
+    AlgorithmNameErrorsTestCase()
+        : TestCase("bad algorithm names name the field and the registered names")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        NetworkSpec inner = OneDimension(TopologyKind::SWITCH, 4, 100, 1000);
+        NetworkSpec outer = OneDimension(TopologyKind::FAT_TREE, 0, 25, 1000);
+        s.dimensions = {inner.dimensions[0], outer.dimensions[0]};
+        s.dimensions[0].name = "nvlink";
+        s.dimensions[1].name = "fabric";
+        s.dimensions[1].collective = "rign"; // a typo in the dimension the group does not span
+        s.routing = "shortest-path";
+        Ptr<Topology> t = Topology::Build(s, 8);
+        CollectiveRequest req;
+        req.bytes = 1 << 20;
+        req.endpoints = FirstRanks(4);
+        std::string e = SpecErrorOf(
+            [&]()
+            {
+                BuildCollective(req, *t);
+            });
+        for (const char* needle : {"network.dimensions.fabric.collective",
+                                   "'rign'",
+                                   "direct",
+                                   "double-binary-tree",
+                                   "halving-doubling",
+                                   "ring",
+                                   "test-star-all-reduce"})
+        {
+            NS_TEST_EXPECT_MSG_NE(e.find(needle), std::string::npos, e);
+        }
+        NS_TEST_EXPECT_MSG_EQ(e.find("hierarchical"), std::string::npos, "not a dimension's own");
+        NS_TEST_EXPECT_MSG_EQ(e.find("auto"), std::string::npos, "not a dimension's own");
+
+        s.dimensions[1].collective = "hierarchical";
+        e = SpecErrorOf(
+            [&]()
+            {
+                BuildCollective(req, *Topology::Build(s, 8));
+            });
+        NS_TEST_EXPECT_MSG_NE(e.find("network.dimensions.fabric.collective"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("composes"), std::string::npos, e);
+
+        s.dimensions[1].collective = "";
+        req.algorithm = "rign";
+        e = SpecErrorOf(
+            [&]()
+            {
+                BuildCollective(req, *Topology::Build(s, 8));
+            });
+        for (const char* needle :
+             {"'algorithm'", "'rign'", "auto", "hierarchical", "ring", "test-star-all-reduce"})
+        {
+            NS_TEST_EXPECT_MSG_NE(e.find(needle), std::string::npos, e);
+        }
     }
 };
 
@@ -489,6 +731,8 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new AlgorithmVolumeTestCase, TestCase::QUICK);
         AddTestCase(new ReductionCostTestCase, TestCase::QUICK);
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
+        AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);
     }
 };
 

@@ -21,7 +21,7 @@ namespace {
 uint64_t g_ended = 0; //!< operators ended, counted by the trace sink
 
 void
-CountEnd(uint32_t rank, uint32_t node, const std::string& name)
+CountEnd(const OperatorEvent& event)
 {
     ++g_ended;
 }

@@ -215,12 +215,30 @@ class TimingAndStatsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ_TOL(small, 1 + 1e-3 + 1.2e-6, 2e-9, "small flow");
         NS_TEST_ASSERT_MSG_EQ_TOL(big, 1 + 2e-3 + 1.2e-6, 2e-9, "big flow");
         uint32_t up2 = t->FindLink(2, t->GetInstanceSwitches(0, 0)[0]);
-        LinkStats st = net->GetLinkStats(up2);
+        const NetworkStats stats = net->GetStats();
+        NS_TEST_ASSERT_MSG_EQ(stats.links.size(), t->GetLinkCount(), "one entry per link");
+        const LinkStats& st = stats.links[up2];
+        NS_TEST_ASSERT_MSG_EQ(st.link, up2, "indexed by link id");
+        NS_TEST_ASSERT_MSG_EQ(st.name, t->DescribeLink(up2), "named as the topology names it");
         NS_TEST_ASSERT_MSG_EQ_TOL(st.bytes, 160e6, 1, "bytes on gpu2's uplink");
         NS_TEST_ASSERT_MSG_EQ_TOL(st.busyTimeS, 2e-3, 2e-9, "busy time of gpu2's uplink");
-        auto top = net->GetMostLoadedLinks(1);
+        // Window: from the first Send (t = 0) to the last event (the big flow's delivery);
+        // the uplink's payload bandwidth is 80 GB/s.
+        NS_TEST_ASSERT_MSG_EQ_TOL(stats.windowS, 1 + 2e-3 + 1.2e-6, 2e-9, "statistics window");
+        NS_TEST_ASSERT_MSG_EQ_TOL(st.utilization,
+                                  160e6 / (80e9 * (1 + 2e-3 + 1.2e-6)),
+                                  1e-12,
+                                  "utilization of gpu2's uplink");
+        // gpu0's uplink carried only the lone message (80 MB, busy 1 ms).
+        const uint32_t up0 = t->FindLink(0, t->GetInstanceSwitches(0, 0)[0]);
+        NS_TEST_ASSERT_MSG_EQ_TOL(stats.links[up0].bytes, 80e6, 1, "bytes on gpu0's uplink");
+        NS_TEST_ASSERT_MSG_EQ_TOL(stats.links[up0].busyTimeS, 1e-3, 2e-9, "gpu0's busy time");
+        auto top = stats.MostLoaded(1);
         NS_TEST_ASSERT_MSG_EQ(top.size(), 1u, "one most loaded link");
         NS_TEST_ASSERT_MSG_EQ(top[0].link, up2, "gpu2's uplink carried the most");
+        NS_TEST_ASSERT_MSG_EQ(stats.messagesSent, 3u, "three sent");
+        NS_TEST_ASSERT_MSG_EQ(stats.messagesDelivered, 3u, "three delivered");
+        NS_TEST_ASSERT_MSG_GT(stats.solves, 0u, "the flow backend counts its solves");
         NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), 3u, "all delivered");
         NS_TEST_ASSERT_MSG_EQ(reported.size(), 3u, "three traced deliveries");
         NS_TEST_EXPECT_MSG_EQ(reported[0].first, 80000000u, "first delivered: the lone message");

@@ -245,7 +245,7 @@ class RoutingErrorsTestCase : public TestCase
         for (const std::string name : {"dimension-order", "shortest-path", "ecmp", "fault-aware"})
         {
             Ptr<RoutingPolicy> p = RoutingPolicy::Create(name);
-            NS_TEST_ASSERT_MSG_EQ(ThrowsWith(
+            NS_TEST_ASSERT_MSG_EQ(ThrowsWith<NetworkError>(
                                       [&]()
                                       {
                                           p->Route(*t, 2, 0, 0);

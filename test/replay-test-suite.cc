@@ -3,22 +3,28 @@
  */
 
 // Trace replay: timing of small hand-built traces, the 1F1B bubble emerging from the schedule,
-// in-memory workloads replaying exactly like their written traces, and clear errors (never a
-// hang) for traces that cannot finish.
+// in-memory workloads replaying exactly like their written traces, clear errors (never a
+// hang) for traces that cannot finish, the operator trace sources, the symmetry plan, and a
+// collective algorithm registered in this file chosen by the CollectiveAlgorithm attribute.
 
 #include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
+#include "ns3/collective-algorithm.h"
 #include "ns3/flow-network.h"
+#include "ns3/replay-error.h"
 #include "ns3/replay-job.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
+#include "ns3/symmetry-plan.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "ns3/trace-replayer.h"
 #include "ns3/workload-trace.h"
 
 #include <filesystem>
+#include <set>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -71,10 +77,14 @@ ClusterNetwork(uint32_t gpus, uint32_t perNode, double oversubscription)
 }
 
 ReplayResult
-Replay(const ReplayJob& job, Ptr<NetworkBackend> net, bool symmetry = false)
+Replay(const ReplayJob& job,
+       Ptr<NetworkBackend> net,
+       bool symmetry = false,
+       const std::string& algorithm = "auto")
 {
     Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
     replayer->SetAttribute("Symmetry", BooleanValue(symmetry));
+    replayer->SetAttribute("CollectiveAlgorithm", StringValue(algorithm));
     replayer->SetBackend(net);
     ReplayResult result;
     try
@@ -90,19 +100,82 @@ Replay(const ReplayJob& job, Ptr<NetworkBackend> net, bool symmetry = false)
     return result;
 }
 
-/** The error text of replaying \p set, or "" if it finishes. */
+/** The ReplayError text of replaying \p set, or "" if it finishes. */
 std::string
-ReplayError(TraceSet set)
+ReplayErrorOf(TraceSet set)
 {
     try
     {
         Replay(ReplayJob::FromTraceSet(std::move(set)), SwitchNetwork(2, 100, 0));
     }
-    catch (const Error& e)
+    catch (const ReplayError& e)
     {
         return e.what();
     }
     return "";
+}
+
+/**
+ * \brief A test's own algorithm, registered below from this file alone: all-reduce through
+ * member 0 (everyone sends it the buffer, it sends the sum back). On a switch without latency
+ * it takes 2(n-1) S / B, where a ring takes 2(n-1)/n S / B.
+ */
+class RootAllReduce : public CollectiveAlgorithm
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::test::RootAllReduce")
+                                .SetParent<CollectiveAlgorithm>()
+                                .AddConstructor<RootAllReduce>();
+        return tid;
+    }
+
+    bool
+    Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override
+    {
+        why = "test-root-all-reduce runs all-reduce only";
+        return op == CollectiveOp::ALL_REDUCE;
+    }
+
+    void
+    AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override
+    {
+        const auto& m = call.members;
+        std::vector<ScheduleBuilder::Step> in{b.GetReady(m[0])};
+        for (std::size_t i = 1; i < m.size(); ++i)
+        {
+            in.push_back(b.Send(m[i], m[0], call.bytes, b.GetReady(m[i])));
+        }
+        const ScheduleBuilder::Step sum = b.Join(m[0], in);
+        b.SetReady(m[0], sum);
+        for (std::size_t i = 1; i < m.size(); ++i)
+        {
+            b.SetReady(m[i], b.Send(m[0], m[i], call.bytes, sum));
+        }
+    }
+};
+
+static TypeRegistrar<CollectiveAlgorithm> g_root("test-root-all-reduce",
+                                                 RootAllReduce::GetTypeId());
+
+std::vector<OperatorEvent> g_starts; //!< OperatorStart events seen
+std::vector<OperatorEvent> g_ends;   //!< OperatorEnd events seen
+
+void
+RecordStart(const OperatorEvent& e)
+{
+    g_starts.push_back(e);
+    g_starts.back().name = {}; // the name is valid during the callback only
+}
+
+void
+RecordEnd(const OperatorEvent& e)
+{
+    g_ends.push_back(e);
+    g_ends.back().name = {};
 }
 
 } // namespace
@@ -280,7 +353,7 @@ class ReplayStuckTestCase : public TestCase
         orphan.ranks.emplace_back(0);
         orphan.ranks.emplace_back(1);
         orphan.ranks[1].AddRecv("lonely_recv", 0, 3, 100);
-        std::string e = ReplayError(orphan);
+        std::string e = ReplayErrorOf(orphan);
         NS_TEST_EXPECT_MSG_NE(e.find("rank 1"), std::string::npos, e);
         NS_TEST_EXPECT_MSG_NE(e.find("lonely_recv"), std::string::npos, e);
         NS_TEST_EXPECT_MSG_NE(e.find("no matching send"), std::string::npos, e);
@@ -291,7 +364,7 @@ class ReplayStuckTestCase : public TestCase
         absent.ranks.emplace_back(0);
         absent.ranks.emplace_back(1);
         absent.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 100, 5);
-        e = ReplayError(absent);
+        e = ReplayErrorOf(absent);
         NS_TEST_EXPECT_MSG_NE(e.find("never met"), std::string::npos, e);
         NS_TEST_EXPECT_MSG_NE(e.find("ranks 1 never issued"), std::string::npos, e);
 
@@ -303,7 +376,7 @@ class ReplayStuckTestCase : public TestCase
         uint32_t y = cycle.ranks[0].AddCompute("y", 10, 0, 0, {x});
         cycle.ranks[0].AddDependency(x, y);
         cycle.ranks[0].BuildChildIndex();
-        e = ReplayError(cycle);
+        e = ReplayErrorOf(cycle);
         NS_TEST_EXPECT_MSG_NE(e.find("rank 0"), std::string::npos, e);
         NS_TEST_EXPECT_MSG_NE(e.find("never finish"), std::string::npos, e);
 
@@ -312,7 +385,7 @@ class ReplayStuckTestCase : public TestCase
         nogroup.ranks.emplace_back(0);
         nogroup.ranks.emplace_back(1);
         nogroup.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 100, 9);
-        e = ReplayError(nogroup);
+        e = ReplayErrorOf(nogroup);
         NS_TEST_EXPECT_MSG_NE(e.find("group 9"), std::string::npos, e);
     }
 };
@@ -393,6 +466,228 @@ class SymmetryReductionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The OperatorStart and OperatorEnd trace sources say what each operator is, without
+ * names: on the two-rank trace of ReplayTimingTestCase (rank 0: 10 us compute "a" of 3 GFLOP,
+ * then a 1 MB send; rank 1: 3 us compute, the receive, 5 us compute) and a collective.
+ */
+class OperatorEventTestCase : public TestCase
+{
+  public:
+    OperatorEventTestCase()
+        : TestCase("operator trace sources carry kind, time, duration, FLOPs, bytes and group")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        TraceSet set;
+        set.groups.Add(4, {0, 1});
+        set.ranks.emplace_back(0);
+        set.ranks.emplace_back(1);
+        uint32_t a = set.ranks[0].AddCompute("a", 10000, 3000000000, 4096);
+        uint32_t send = set.ranks[0].AddSend("send", 1, 7, 1000000, {a});
+        set.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 2000000, 4, {send});
+        uint32_t b = set.ranks[1].AddCompute("b", 3000, 0, 0);
+        uint32_t recv = set.ranks[1].AddRecv("recv", 0, 7, 1000000, {b});
+        uint32_t c = set.ranks[1].AddCompute("c", 5000, 0, 0, {recv});
+        set.ranks[1].AddCollective("ar", CollectiveType::ALL_REDUCE, 2000000, 4, {c});
+        ReplayJob job = ReplayJob::FromTraceSet(set);
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetBackend(SwitchNetwork(2, 100, 0));
+        replayer->TraceConnectWithoutContext("OperatorStart", MakeCallback(&RecordStart));
+        replayer->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordEnd));
+        g_starts.clear();
+        g_ends.clear();
+        ReplayResult r = replayer->Replay(job);
+        Simulator::Destroy();
+        NS_TEST_ASSERT_MSG_EQ(g_starts.size(), 7u, "every operator started once");
+        NS_TEST_ASSERT_MSG_EQ(g_ends.size(), 7u, "every operator ended once");
+        auto find = [](const std::vector<OperatorEvent>& v, uint32_t rank, OperatorKind kind)
+        {
+            std::vector<OperatorEvent> out;
+            for (const auto& e : v)
+            {
+                if (e.rank == rank && e.kind == kind)
+                {
+                    out.push_back(e);
+                }
+            }
+            return out;
+        };
+        const auto computeA = find(g_ends, 0, OperatorKind::COMPUTE);
+        NS_TEST_ASSERT_MSG_EQ(computeA.size(), 1u, "rank 0 computes once");
+        NS_TEST_EXPECT_MSG_EQ(computeA[0].duration, MicroSeconds(10), "the kernel's duration");
+        NS_TEST_EXPECT_MSG_EQ(computeA[0].time, MicroSeconds(10), "ends at 10 us");
+        NS_TEST_EXPECT_MSG_EQ(computeA[0].flops, 3000000000u, "its FLOPs");
+        NS_TEST_EXPECT_MSG_EQ(computeA[0].bytes, 4096u, "its tensor bytes");
+        // The transfer starts when both sides are posted (10 us) and ends at delivery; the
+        // receive's end releases compute "c", which ends 5 us later.
+        const auto sendStart = find(g_starts, 0, OperatorKind::SEND);
+        const auto recvEnd = find(g_ends, 1, OperatorKind::RECV);
+        const auto cEnd = find(g_ends, 1, OperatorKind::COMPUTE);
+        NS_TEST_ASSERT_MSG_EQ((sendStart.size() == 1 && recvEnd.size() == 1), true, "one each");
+        NS_TEST_EXPECT_MSG_EQ(sendStart[0].time, MicroSeconds(10), "rendezvous at 10 us");
+        NS_TEST_EXPECT_MSG_EQ(sendStart[0].peer, 1u, "sent to rank 1");
+        NS_TEST_EXPECT_MSG_EQ(sendStart[0].bytes, 1000000u, "1 MB");
+        NS_TEST_EXPECT_MSG_EQ(recvEnd[0].peer, 0u, "received from rank 0");
+        NS_TEST_EXPECT_MSG_EQ(recvEnd[0].time - recvEnd[0].duration,
+                              MicroSeconds(10),
+                              "the receive's duration runs from the rendezvous");
+        NS_TEST_EXPECT_MSG_GT(recvEnd[0].duration, MicroSeconds(9), "about 1 MB at 100 GB/s");
+        NS_TEST_EXPECT_MSG_LT(recvEnd[0].duration, MicroSeconds(12), "about 1 MB at 100 GB/s");
+        NS_TEST_EXPECT_MSG_EQ(
+            cEnd.back().time, recvEnd[0].time + MicroSeconds(5), "c runs right after the receive");
+        // Compute durations of rank 1 add up to its busy time, a second path to the number.
+        Time busy;
+        for (const auto& e : find(g_ends, 1, OperatorKind::COMPUTE))
+        {
+            busy += e.duration;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(busy.GetSeconds(), r.ranks[1].computeS, 1e-12, "rank 1 busy");
+        // With OperatorEnd alone connected, durations are the same.
+        const Time recvDuration = recvEnd[0].duration;
+        Ptr<TraceReplayer> endsOnly = CreateObject<TraceReplayer>();
+        endsOnly->SetBackend(SwitchNetwork(2, 100, 0));
+        endsOnly->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordEnd));
+        g_ends.clear();
+        endsOnly->Replay(job);
+        Simulator::Destroy();
+        NS_TEST_EXPECT_MSG_EQ(find(g_ends, 1, OperatorKind::RECV).at(0).duration,
+                              recvDuration,
+                              "OperatorEnd alone times communication too");
+        // The collective: its group, op and size; it ends when the replay does.
+        for (uint32_t rank = 0; rank < 2; ++rank)
+        {
+            const auto coll = find(g_ends, rank, OperatorKind::COLLECTIVE);
+            NS_TEST_ASSERT_MSG_EQ(coll.size(), 1u, "one collective");
+            NS_TEST_EXPECT_MSG_EQ(coll[0].group, 4u, "on group 4");
+            NS_TEST_EXPECT_MSG_EQ((coll[0].collective == CollectiveOp::ALL_REDUCE), true, "op");
+            NS_TEST_EXPECT_MSG_EQ(coll[0].bytes, 2000000u, "its size");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                coll[0].time.GetSeconds(), r.stepTimeS, 1e-12, "the collective ends the step");
+            NS_TEST_EXPECT_MSG_GT(coll[0].duration, Time(0), "it took time on the network");
+        }
+    }
+};
+
+/**
+ * \brief The replayer's CollectiveAlgorithm attribute takes any registered name: the algorithm
+ * registered in this file (RootAllReduce) runs a 4-rank all-reduce in 2(n-1) S / B, a ring in
+ * 2(n-1)/n S / B. A bad name is a SpecError naming the attribute and the registered names,
+ * before anything runs.
+ */
+class ReplayAlgorithmTestCase : public TestCase
+{
+  public:
+    ReplayAlgorithmTestCase()
+        : TestCase("the replayer runs collectives with a registered algorithm chosen by name")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const uint64_t bytes = 8 << 20;
+        const double n = 4;
+        TraceSet coll;
+        coll.groups.Add(1, {0, 1, 2, 3});
+        for (uint32_t rank = 0; rank < 4; ++rank)
+        {
+            coll.ranks.emplace_back(rank);
+            coll.ranks[rank].AddCollective("ar", CollectiveType::ALL_REDUCE, bytes, 1);
+        }
+        ReplayJob job = ReplayJob::FromTraceSet(coll);
+        const double root =
+            Replay(job, SwitchNetwork(4, 100, 0), false, "test-root-all-reduce").stepTimeS;
+        const double ring = Replay(job, SwitchNetwork(4, 100, 0), false, "ring").stepTimeS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(root / (2 * (n - 1) * bytes / 100e9), 1.0, 0.01, "root");
+        NS_TEST_EXPECT_MSG_EQ_TOL(ring / (2 * (n - 1) / n * bytes / 100e9), 1.0, 0.01, "ring");
+
+        std::string e;
+        try
+        {
+            Replay(job, SwitchNetwork(4, 100, 0), false, "rign");
+        }
+        catch (const SpecError& err)
+        {
+            e = err.what();
+        }
+        for (const char* needle : {"CollectiveAlgorithm", "'rign'", "ring", "test-root-all-reduce"})
+        {
+            NS_TEST_EXPECT_MSG_NE(e.find(needle), std::string::npos, e);
+        }
+    }
+};
+
+/**
+ * \brief The symmetry plan of a workload layout: every rank's representative is simulated and
+ * stands for itself; a representative and its translations are exactly its copies (each rank
+ * once); a fault or a trace set plans no reduction.
+ */
+class SymmetryPlanTestCase : public TestCase
+{
+  public:
+    SymmetryPlanTestCase()
+        : TestCase("the symmetry plan covers every rank once and folds only where exact")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        model.layers = 2;
+        RunSpec run;
+        run.parallel.tp = 4;
+        run.parallel.pp = 2;
+        run.parallel.dp = 4;
+        run.microBatch = 1;
+        run.globalBatch = 8;
+        run.sequence = 256;
+        Workload w = Workload::Build(model,
+                                     run,
+                                     [](const OperatorDesc&)
+                                     {
+                                         return OperatorCost();
+                                     });
+        ReplayJob job = ReplayJob::FromWorkload(w);
+        Ptr<FlowNetwork> net = ClusterNetwork(32, 4, 1);
+        SymmetryPlan plan = job.PlanSymmetry(net->GetView(), true);
+        NS_TEST_ASSERT_MSG_EQ(plan.IsReduced(), true, "a 32-rank data-parallel job folds");
+        NS_TEST_EXPECT_MSG_EQ(plan.TimesTensorOnce(), true, "tensor groups fill the nodes");
+        // Folding data (4) and tensor (4) leaves one rank per pipeline stage.
+        NS_TEST_EXPECT_MSG_EQ(plan.GetSimulatedCount(), 2u, "one rank per stage");
+        std::map<uint32_t, std::set<uint32_t>> copies;
+        for (uint32_t r = 0; r < 32; ++r)
+        {
+            const uint32_t rep = plan.RepresentativeOf(r);
+            NS_TEST_EXPECT_MSG_EQ(plan.IsSimulated(rep), true, "representatives are simulated");
+            NS_TEST_EXPECT_MSG_EQ(plan.RepresentativeOf(rep), rep, "they stand for themselves");
+            NS_TEST_EXPECT_MSG_EQ(plan.IsSimulated(r), (rep == r), "only representatives");
+            copies[rep].insert(r);
+        }
+        for (const auto& [rep, members] : copies)
+        {
+            std::set<uint32_t> images{rep};
+            for (uint32_t t = 0; t < plan.GetTranslationCount(); ++t)
+            {
+                NS_TEST_EXPECT_MSG_EQ(images.insert(plan.Translate(rep, t)).second,
+                                      true,
+                                      "each translation is a different copy");
+            }
+            NS_TEST_EXPECT_MSG_EQ((images == members), true, "the translations are its copies");
+        }
+        NS_TEST_EXPECT_MSG_EQ(SymmetryPlan(32).IsReduced(), false, "the default folds nothing");
+        net->GetTopology()->SetLinkFactor(0, 0.5);
+        NS_TEST_EXPECT_MSG_EQ(job.PlanSymmetry(net->GetView(), true).IsReduced(),
+                              false,
+                              "a degraded link: no reduction");
+        NS_TEST_EXPECT_MSG_EQ(job.IsPipelineTransfer(0, 0), false, "same stage");
+    }
+};
+
 /** \brief The replay test suite. */
 class ReplayTestSuite : public TestSuite
 {
@@ -405,6 +700,9 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);
+        AddTestCase(new OperatorEventTestCase, TestCase::QUICK);
+        AddTestCase(new ReplayAlgorithmTestCase, TestCase::QUICK);
+        AddTestCase(new SymmetryPlanTestCase, TestCase::QUICK);
     }
 };
 

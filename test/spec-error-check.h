@@ -5,7 +5,7 @@
 #ifndef RAPIDLLM_SPEC_ERROR_CHECK_H
 #define RAPIDLLM_SPEC_ERROR_CHECK_H
 
-#include "ns3/rapidllm-error.h"
+#include "ns3/network-error.h"
 #include "ns3/spec-error.h"
 
 #include <string>
@@ -15,11 +15,10 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
- * \brief For error-path tests: whether evaluating \p f throws an \p E (by default any of our
- * errors: SpecError, TraceError, ReplayError, NetworkError) whose message contains every one of
- * \p needles. Name the kind when it matters: `ThrowsWith<SpecError>(...)`.
+ * \brief For error-path tests: whether evaluating \p f throws an \p E (SpecError unless
+ * given, e.g. ThrowsWith<NetworkError>) whose message contains every one of \p needles.
  */
-template<typename E = Error, typename F>
+template<typename E = SpecError, typename F>
 bool
 ThrowsWith(F f, const std::vector<std::string>& needles)
 {

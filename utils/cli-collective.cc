@@ -135,7 +135,7 @@ RunCollectiveCommand(const CliArgs& args)
         for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
         {
             const auto& s = r.mostLoaded[i];
-            std::cout << "    " << r.mostLoadedNames[i] << "  " << Number(s.bytes / 1e6)
+            std::cout << "    " << s.name << "  " << Number(s.bytes / 1e6)
                       << " MB, busy " << Number(s.busyTimeS * 1e6) << " us, utilization "
                       << Number(s.utilization) << "\n";
         }

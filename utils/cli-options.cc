@@ -6,7 +6,7 @@
 
 #include "ns3/collective-algorithms.h"
 #include "ns3/layout-sweep.h"
-#include "ns3/network-backend-factory.h"
+#include "ns3/network-backend.h"
 #include "ns3/preset-registry.h"
 #include "ns3/routing-policy.h"
 #include "ns3/run-spec.h"
@@ -227,7 +227,7 @@ MakeOptions()
         Count("ffn", "override the model's MLP width", 1, kMaxCount, "").For(kJob),
         Count("vocab", "override the model's vocabulary", 1, kMaxCount, "").For(kJob),
         // The network.
-        Text("backend", "network backend", "flow", NetworkBackendNames)
+        Text("backend", "network backend", "flow", NetworkBackend::Names)
             .For({"run", "replay", "sweep", "collective"}),
         Text("routing", "routing policy (default: the hardware file's)", "", RoutingPolicy::Names)
             .For({"run", "replay", "collective"}),

@@ -4,7 +4,7 @@
 
 #include "dimension-order-routing.h"
 
-#include "ns3/spec-error.h"
+#include "ns3/network-error.h"
 
 #include <limits>
 
@@ -196,10 +196,8 @@ DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, ui
 {
     if (src >= t.GetEndpointCount() || dst >= t.GetEndpointCount())
     {
-        throw SpecError("network",
-                        "routing",
-                        "dimension-order routes between endpoints only, not " + t.GetNode(src).name
-                            + " to " + t.GetNode(dst).name);
+        throw NetworkError("dimension-order routes between endpoints only, not "
+                           + t.GetNode(src).name + " to " + t.GetNode(dst).name);
     }
     std::vector<uint32_t> path;
     uint32_t cur = src;

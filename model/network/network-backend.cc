@@ -4,14 +4,16 @@
 
 #include "network-backend.h"
 
+#include "ns3/log.h"
 #include "ns3/network-error.h"
 #include "ns3/simulator.h"
-#include "ns3/spec-error.h"
 #include "ns3/trace-source-accessor.h"
+#include "ns3/type-registry.h"
 
 namespace ns3 {
 namespace rapidllm {
 
+NS_LOG_COMPONENT_DEFINE("RapidLlmNetworkBackend");
 NS_OBJECT_ENSURE_REGISTERED(NetworkBackend);
 
 TypeId
@@ -30,6 +32,18 @@ NetworkBackend::GetTypeId()
 
 NetworkBackend::NetworkBackend() = default;
 NetworkBackend::~NetworkBackend() = default;
+
+Ptr<NetworkBackend>
+NetworkBackend::Create(const std::string& name)
+{
+    return TypeRegistry<NetworkBackend>::Create(name, "backend", "network backend");
+}
+
+std::vector<std::string>
+NetworkBackend::Names()
+{
+    return TypeRegistry<NetworkBackend>::Names();
+}
 
 void
 NetworkBackend::SetTopology(Ptr<Topology> topology)
@@ -65,20 +79,52 @@ NetworkBackend::GetRouting() const
     return m_routing;
 }
 
-void
-NetworkBackend::NotifySent(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes)
+uint64_t
+NetworkBackend::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
 {
+    const uint64_t id = m_nextId;
+    const std::vector<uint32_t> path = RoutePath(src, dst, id); // throws before counting
+    ++m_nextId;
     ++m_sent;
+    const double now = Simulator::Now().GetSeconds();
+    if (m_firstSend < 0)
+    {
+        m_firstSend = now;
+    }
     if (!m_deliveredTrace.IsEmpty())
     {
-        m_inFlight[id] = {src, dst, bytes, Simulator::Now().GetSeconds()};
+        m_inFlight[id] = {src, dst, bytes, now};
+    }
+    NS_LOG_DEBUG("send " << id << ": " << src << " > " << dst << ", " << bytes << " bytes, "
+                         << path.size() << " links");
+    if (path.empty())
+    {
+        // src == dst: nothing crosses the network.
+        Simulator::ScheduleNow(
+            [this, id, onDelivered]()
+            {
+                Deliver(id, onDelivered);
+            });
+        return id;
+    }
+    DoSend(id, src, dst, bytes, path, onDelivered);
+    return id;
+}
+
+void
+NetworkBackend::Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready)
+{
+    if (!ready.IsNull())
+    {
+        Simulator::ScheduleNow(ready);
     }
 }
 
 void
-NetworkBackend::NotifyDelivered(uint64_t id)
+NetworkBackend::Deliver(uint64_t id, const DeliveryCallback& onDelivered)
 {
     ++m_delivered;
+    NS_LOG_DEBUG("deliver " << id);
     auto it = m_inFlight.find(id);
     if (it != m_inFlight.end())
     {
@@ -86,7 +132,41 @@ NetworkBackend::NotifyDelivered(uint64_t id)
         m_inFlight.erase(it);
         m_deliveredTrace(id, m.src, m.dst, m.bytes, Simulator::Now().GetSeconds() - m.sentAt);
     }
+    if (!onDelivered.IsNull())
+    {
+        onDelivered(id);
+    }
 }
+
+NetworkStats
+NetworkBackend::GetStats() const
+{
+    NetworkStats stats;
+    stats.messagesSent = m_sent;
+    stats.messagesDelivered = m_delivered;
+    const double now = Simulator::Now().GetSeconds();
+    stats.windowS = m_firstSend < 0 ? 0.0 : now - m_firstSend;
+    if (m_topology)
+    {
+        stats.links.resize(m_topology->GetLinkCount());
+        for (uint32_t l = 0; l < stats.links.size(); ++l)
+        {
+            stats.links[l].link = l;
+            stats.links[l].name = m_topology->DescribeLink(l);
+        }
+    }
+    DoGetStats(stats);
+    for (auto& s : stats.links)
+    {
+        const double bw = m_topology->GetLink(s.link).Bandwidth();
+        s.utilization = stats.windowS > 0 && bw > 0 ? s.bytes / (bw * stats.windowS) : 0.0;
+    }
+    return stats;
+}
+
+void
+NetworkBackend::DoGetStats(NetworkStats& stats) const
+{}
 
 uint64_t
 NetworkBackend::GetSentCount() const
@@ -105,6 +185,7 @@ NetworkBackend::DoDispose()
 {
     m_topology = nullptr;
     m_routing = nullptr;
+    m_inFlight.clear();
     Object::DoDispose();
 }
 
@@ -113,15 +194,13 @@ NetworkBackend::RoutePath(uint32_t src, uint32_t dst, uint64_t id)
 {
     if (!m_topology || !m_routing)
     {
-        throw SpecError("network", "", "the network backend has no topology or routing policy");
+        throw NetworkError("the network backend has no topology or routing policy");
     }
     if (src >= m_topology->GetEndpointCount() || dst >= m_topology->GetEndpointCount())
     {
-        throw SpecError("network",
-                        "",
-                        "endpoint " + std::to_string(std::max(src, dst))
-                            + " does not exist (the topology has "
-                            + std::to_string(m_topology->GetEndpointCount()) + " endpoints)");
+        throw NetworkError("endpoint " + std::to_string(std::max(src, dst))
+                           + " does not exist (the topology has "
+                           + std::to_string(m_topology->GetEndpointCount()) + " endpoints)");
     }
     return m_routing->Route(*m_topology, src, dst, id);
 }

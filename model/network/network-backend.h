@@ -6,26 +6,38 @@
 #define RAPIDLLM_NETWORK_BACKEND_H
 
 #include "ns3/callback.h"
+#include "ns3/network-stats.h"
 #include "ns3/object.h"
 #include "ns3/routing-policy.h"
 #include "ns3/topology.h"
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief The one interface every network backend implements: send `bytes` from endpoint a to
- * endpoint b and call back on delivery, over a shared Topology and RoutingPolicy.
+ * \brief The one interface every network backend implements, and all that the layers above
+ * may use: send `bytes` from endpoint a to endpoint b and call back on delivery, prepare the
+ * endpoint pairs of a workload before its timed start, and report statistics, over a shared
+ * Topology and RoutingPolicy.
  *
- * The flow-level FlowNetwork and the ns-3 packet-level backend both implement it, so the
- * collective algorithms above it (model/system/) issue the very same message sequence to
- * either. A backend runs on ns3::Simulator: Send() may be called from any simulator event and
- * the callback runs as a simulator event at the delivery time.
+ * The flow-level and the ns-3 packet-level backends both implement it, so the collective
+ * algorithms above it (model/system/) issue the very same message sequence to either. A
+ * backend runs on ns3::Simulator: Send() may be called from any simulator event and the
+ * callback runs as a simulator event at the delivery time.
+ *
+ * Send() does what is common to every backend (message id, counting and the MessageDelivered
+ * trace, routing, delivery of src == dst messages at once) and hands the routed message to
+ * DoSend(). Backends are chosen by name (Create): a new one is a subclass with a TypeId and
+ * one line in its own file,
+ * `static TypeRegistrar<NetworkBackend> g_mine("mine", MyNetwork::GetTypeId());`.
  */
 class NetworkBackend : public Object
 {
@@ -35,6 +47,9 @@ class NetworkBackend : public Object
 
     /** Called with the message id when its last byte has arrived at the destination. */
     typedef Callback<void, uint64_t> DeliveryCallback;
+
+    /** A (source, destination) endpoint pair. */
+    using EndpointPair = std::pair<uint32_t, uint32_t>;
 
     /**
      * Signature of the MessageDelivered trace source.
@@ -46,6 +61,18 @@ class NetworkBackend : public Object
 
     NetworkBackend();
     ~NetworkBackend() override;
+
+    /**
+     * \brief Makes a backend chosen by name: a registered short name ("flow", "packet", see
+     * Names()) or the TypeId name of a NetworkBackend subclass.
+     * \param name the name
+     * \return the backend (topology and routing still to be set); throws SpecError (field
+     *         "backend") listing the known names
+     */
+    static Ptr<NetworkBackend> Create(const std::string& name);
+
+    /** \return the registered short names, sorted */
+    static std::vector<std::string> Names();
 
     /**
      * \brief Sets the network graph (faults included). Call before the first Send().
@@ -70,15 +97,32 @@ class NetworkBackend : public Object
     /**
      * \brief Sends a message.
      * \param src source endpoint
-     * \param dst destination endpoint (src == dst delivers at once)
+     * \param dst destination endpoint (src == dst delivers at once, as a simulator event)
      * \param bytes payload bytes (0 costs the path latency only)
-     * \param onDelivered called with the returned id at delivery
-     * \return the message id (unique per backend, increasing from 0)
+     * \param onDelivered called with the returned id at delivery; may be null (nothing called)
+     * \return the message id (unique per backend, increasing from 0); throws NetworkError if
+     *         an endpoint does not exist, the pair is unreachable or no topology or routing
+     *         policy is set
      */
-    virtual uint64_t Send(uint32_t src,
-                          uint32_t dst,
-                          uint64_t bytes,
-                          DeliveryCallback onDelivered) = 0;
+    uint64_t Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered);
+
+    /**
+     * \brief Calls \p ready once the backend can carry traffic between \p pairs without
+     * set-up cost (at once by default; the packet backend first opens and warms the pairs'
+     * connections). Measure a workload from the time \p ready runs. Call before or during
+     * Simulator::Run().
+     * \param pairs the (source, destination) endpoint pairs the workload will use (may be
+     *        empty: a backend with connections then opens them at each pair's first message)
+     * \param ready called as a simulator event; may be null
+     */
+    virtual void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready);
+
+    /**
+     * \return the statistics so far: message counts and the window since the first Send()
+     *         (kept here), per-link use and backend counters (DoGetStats); link names and
+     *         utilizations are filled here
+     */
+    NetworkStats GetStats() const;
 
     /** \return messages sent so far */
     uint64_t GetSentCount() const;
@@ -89,28 +133,43 @@ class NetworkBackend : public Object
     void DoDispose() override;
 
     /**
-     * \brief Routes a message with the routing policy (throws SpecError if unreachable).
-     * \param src source endpoint \param dst destination \param id message id
-     * \return the links
+     * \brief Carries a routed message between two different endpoints and calls
+     * Deliver(id, onDelivered) as a simulator event when its last byte has arrived.
+     * \param id the message id \param src source endpoint \param dst destination endpoint
+     * \param bytes payload \param path the links chosen by the routing policy (not empty)
+     * \param onDelivered the caller's callback, to hand to Deliver() (may be null)
+     */
+    virtual void DoSend(uint64_t id,
+                        uint32_t src,
+                        uint32_t dst,
+                        uint64_t bytes,
+                        const std::vector<uint32_t>& path,
+                        const DeliveryCallback& onDelivered) = 0;
+
+    /**
+     * \brief Fills what the backend knows: per-link bytes and busy time (stats.links is
+     * already sized to the topology's links and named) and its own counters. Default: nothing.
+     * \param stats the statistics to complete
+     */
+    virtual void DoGetStats(NetworkStats& stats) const;
+
+    /**
+     * \brief Completes a message: counts it, fires MessageDelivered and runs its callback
+     * (unless null). Backends call it as the simulator event of the delivery.
+     * \param id the message id \param onDelivered its callback
+     */
+    void Deliver(uint64_t id, const DeliveryCallback& onDelivered);
+
+    /**
+     * \brief Routes a message with the routing policy.
+     * \param src source endpoint \param dst destination \param id message id (flow id)
+     * \return the links (empty when src == dst); throws NetworkError if an endpoint does not
+     *         exist, the pair is unreachable or no topology or routing policy is set
      */
     std::vector<uint32_t> RoutePath(uint32_t src, uint32_t dst, uint64_t id);
 
-    /**
-     * \brief Counts a sent message; remembers it for the MessageDelivered trace while that has
-     * sinks (nothing is kept otherwise).
-     * \param id message id \param src source \param dst destination \param bytes payload
-     */
-    void NotifySent(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes);
-    /**
-     * \brief Counts a delivered message and fires MessageDelivered for it.
-     * \param id message id
-     */
-    void NotifyDelivered(uint64_t id);
-
     Ptr<Topology> m_topology;     //!< the graph
     Ptr<RoutingPolicy> m_routing; //!< path choice
-    uint64_t m_sent = 0;          //!< messages sent
-    uint64_t m_delivered = 0;     //!< messages delivered
 
   private:
     /** A message in flight, as the trace reports it. */
@@ -122,6 +181,10 @@ class NetworkBackend : public Object
         double sentAt;  //!< simulation time of Send()
     };
 
+    uint64_t m_nextId = 0;                             //!< next message id
+    uint64_t m_sent = 0;                               //!< messages sent
+    uint64_t m_delivered = 0;                          //!< messages delivered
+    double m_firstSend = -1;                           //!< statistics window start, s
     std::unordered_map<uint64_t, InFlight> m_inFlight; //!< kept only while traced
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_deliveredTrace; //!< trace
 };

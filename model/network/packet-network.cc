@@ -5,25 +5,16 @@
 #include "packet-network.h"
 
 #include "ns3/boolean.h"
-#include "ns3/data-rate.h"
 #include "ns3/enum.h"
 #include "ns3/inet-socket-address.h"
-#include "ns3/internet-stack-helper.h"
-#include "ns3/ipv4-l3-protocol.h"
 #include "ns3/log.h"
-#include "ns3/point-to-point-channel.h"
-#include "ns3/point-to-point-helper.h"
-#include "ns3/point-to-point-net-device.h"
-#include "ns3/queue-size.h"
+#include "ns3/network-error.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
-#include "ns3/tcp-l4-protocol.h"
 #include "ns3/tcp-socket-factory.h"
-#include "ns3/traffic-control-helper.h"
-#include "ns3/traffic-control-layer.h"
+#include "ns3/type-registry.h"
 #include "ns3/uinteger.h"
-#include "packet-message-header.h"
 #include "packet-path-routing.h"
 
 #include <algorithm>
@@ -35,19 +26,8 @@ namespace rapidllm {
 NS_LOG_COMPONENT_DEFINE("RapidLlmPacketNetwork");
 NS_OBJECT_ENSURE_REGISTERED(PacketNetwork);
 
-namespace {
-/** IPv4 header without options, bytes. */
-constexpr uint32_t kIpHeader = 20;
-/** TCP header with the timestamp option ns-3 sends on every segment (10 bytes, padded to 12). */
-constexpr uint32_t kTcpHeader = 32;
-/** PPP header PointToPointNetDevice adds to every frame, bytes. */
-constexpr uint32_t kPppHeader = 2;
-/** The warm-up frame every connection sends first: a header with the reserved id. */
-const uint8_t kWarmUpFrame[PacketMessageHeader::kSize] = {
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};
-/** The reserved message id of the warm-up frame. */
-constexpr uint64_t kWarmUpId = std::numeric_limits<uint64_t>::max();
-} // namespace
+/** The backend's short name. */
+static TypeRegistrar<NetworkBackend> g_packetBackend("packet", PacketNetwork::GetTypeId());
 
 TypeId
 PacketNetwork::GetTypeId()
@@ -166,10 +146,8 @@ PacketNetwork::DoDispose()
     m_connections.clear();
     m_receivers.clear();
     m_listeners.clear();
-    m_callbacks.clear();
-    m_queueDiscs.clear();
-    m_routingTables.clear();
-    m_nodes.clear();
+    m_pending.clear();
+    m_fabric.Clear();
     m_readyCallbacks.clear();
     NetworkBackend::DoDispose();
 }
@@ -177,16 +155,14 @@ PacketNetwork::DoDispose()
 void
 PacketNetwork::SetTopology(Ptr<Topology> topology)
 {
-    if (m_built)
+    if (m_fabric.IsBuilt())
     {
-        throw SpecError("network", "", "the packet network is already built on a topology");
+        throw NetworkError("the packet network is already built on a topology");
     }
     if (topology->GetNodeCount() > 65536)
     {
-        throw SpecError("network",
-                        "",
-                        "the packet network supports at most 65536 nodes (the topology has "
-                            + std::to_string(topology->GetNodeCount()) + ")");
+        throw NetworkError("the packet network supports at most 65536 nodes (the topology has "
+                           + std::to_string(topology->GetNodeCount()) + ")");
     }
     NetworkBackend::SetTopology(topology);
 }
@@ -194,47 +170,44 @@ PacketNetwork::SetTopology(Ptr<Topology> topology)
 uint32_t
 PacketNetwork::GetSegmentSize() const
 {
-    return m_segmentSize > 0 ? m_segmentSize : m_mtu - kIpHeader - kTcpHeader;
+    return m_segmentSize > 0 ? m_segmentSize
+                             : m_mtu - PacketFabric::kIpHeader - PacketFabric::kTcpHeader;
 }
 
 double
 PacketNetwork::GetStackEfficiency() const
 {
     return static_cast<double>(GetSegmentSize())
-           / (GetSegmentSize() + kIpHeader + kTcpHeader + kPppHeader);
+           / (GetSegmentSize() + PacketFabric::kIpHeader + PacketFabric::kTcpHeader
+              + PacketFabric::kPppHeader);
 }
 
 Ptr<Node>
 PacketNetwork::GetNode(uint32_t node)
 {
     Build();
-    return m_nodes.at(node);
+    return m_fabric.GetNode(node);
 }
 
 Ptr<NetDevice>
 PacketNetwork::GetLinkDevice(uint32_t link)
 {
     Build();
-    const uint32_t iface = m_linkInterface.at(link);
-    if (iface == std::numeric_limits<uint32_t>::max())
-    {
-        return nullptr;
-    }
-    return m_nodes[m_topology->GetLink(link).src]->GetObject<Ipv4>()->GetNetDevice(iface);
+    return m_fabric.GetLinkDevice(link);
 }
 
 void
 PacketNetwork::Build()
 {
-    if (m_built)
+    if (m_fabric.IsBuilt())
     {
         return;
     }
     if (!m_topology || !m_routing)
     {
-        throw SpecError("network", "", "the packet network has no topology or routing policy");
+        throw NetworkError("the packet network has no topology or routing policy");
     }
-    if (GetSegmentSize() + kIpHeader + kTcpHeader > m_mtu)
+    if (GetSegmentSize() + PacketFabric::kIpHeader + PacketFabric::kTcpHeader > m_mtu)
     {
         throw SpecError("network",
                         "PacketNetwork::SegmentSize",
@@ -242,180 +215,17 @@ PacketNetwork::Build()
                             + " bytes plus 52 bytes of headers exceeds the MTU of "
                             + std::to_string(m_mtu));
     }
-    m_built = true;
-    const Topology& topo = *m_topology;
-    const uint32_t n = topo.GetNodeCount();
-    NodeContainer all;
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        Ptr<Node> node = CreateObject<Node>();
-        m_nodes.push_back(node);
-        all.Add(node);
-    }
-    InternetStackHelper stack;
-    stack.SetIpv6StackInstall(false);
-    PacketPathRoutingHelper routingHelper;
-    stack.SetRoutingHelper(routingHelper);
-    stack.Install(all);
-    const TypeId congestion = TypeId::LookupByName(m_congestion);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        Ptr<Ipv4> ipv4 = m_nodes[i]->GetObject<Ipv4>();
-        Ptr<PacketPathRouting> table = DynamicCast<PacketPathRouting>(ipv4->GetRoutingProtocol());
-        table->SetTopologyNode(i);
-        m_routingTables.push_back(table);
-        // The node's own address (slot 0) lives on the loopback interface.
-        ipv4->AddAddress(0,
-                         Ipv4InterfaceAddress(PacketPathRouting::NodeAddress(i, 0),
-                                              Ipv4Mask("255.255.255.255")));
-        m_nodes[i]->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(congestion));
-        if (i < topo.GetEndpointCount())
-        {
-            m_nodes[i]->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
-                "LocalDeliver", MakeCallback(&PacketNetwork::CountLocalDeliver, this));
-        }
-    }
-
-    // Links: one PointToPoint channel per physical connection (a directed link and its
-    // reverse), each device sending at its own direction's rate.
-    const double stackEff = GetStackEfficiency();
-    const uint32_t links = topo.GetLinkCount();
-    m_linkInterface.assign(links, std::numeric_limits<uint32_t>::max());
-    std::vector<bool> paired(links, false);
-    PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("Mtu", UintegerValue(m_mtu));
-    p2p.SetQueue("ns3::DropTailQueue<Packet>",
-                 "MaxSize",
-                 QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, m_deviceQueuePackets)));
-    TrafficControlHelper tch;
-    const QueueSizeValue limit(QueueSize(QueueSizeUnit::PACKETS, m_queueDiscPackets));
-    if (m_queueDisc == "fq")
-    {
-        // Per-flow deficit round robin (FqCoDel's scheduler) with CoDel's drops out of reach:
-        // the fabrics modelled (NVLink, InfiniBand) are lossless.
-        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
-                             "MaxSize",
-                             limit,
-                             "Target",
-                             StringValue("1000s"),
-                             "Interval",
-                             StringValue("10000s"),
-                             "EnableSetAssociativeHash",
-                             BooleanValue(true));
-    }
-    else if (m_queueDisc == "fifo")
-    {
-        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", limit);
-    }
-    else if (m_queueDisc == "fq-codel")
-    {
-        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", limit);
-    }
-    else
-    {
-        TypeId tid;
-        if (!TypeId::LookupByNameFailSafe(m_queueDisc, &tid)
-            || !tid.IsChildOf(QueueDisc::GetTypeId()))
-        {
-            throw SpecError("network",
-                            "PacketNetwork::QueueDisc",
-                            "'" + m_queueDisc
-                                + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
-        }
-        tch.SetRootQueueDisc(m_queueDisc, "MaxSize", limit);
-    }
-    uint32_t linkAddress = 0;
-    auto deviceRate = [&](const TopologyLink& l)
-    {
-        double payload = l.lineRateBps * l.efficiency * (l.IsAlive() ? l.factor : 1.0);
-        double rate = m_headerMode == HEADERS_IN_EFFICIENCY ? payload / stackEff : payload;
-        return DataRate(static_cast<uint64_t>(std::llround(rate * 8.0)));
-    };
-    for (uint32_t l = 0; l < links; ++l)
-    {
-        if (paired[l])
-        {
-            continue;
-        }
-        const TopologyLink& fwd = topo.GetLink(l);
-        uint32_t rev = std::numeric_limits<uint32_t>::max();
-        for (uint32_t r : topo.GetOutLinks(fwd.dst))
-        {
-            if (!paired[r] && r != l && topo.GetLink(r).dst == fwd.src)
-            {
-                rev = r;
-                break;
-            }
-        }
-        paired[l] = true;
-        if (rev != std::numeric_limits<uint32_t>::max())
-        {
-            paired[rev] = true;
-        }
-        const bool revAlive =
-            rev != std::numeric_limits<uint32_t>::max() && topo.GetLink(rev).IsAlive();
-        if (!fwd.IsAlive() && !revAlive)
-        {
-            continue; // a hard fault: the link is not installed
-        }
-        const double delay =
-            fwd.latencyS
-            + 0.5 * (topo.GetNode(fwd.src).switchLatencyS + topo.GetNode(fwd.dst).switchLatencyS);
-        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(delay)));
-        NetDeviceContainer devs = p2p.Install(m_nodes[fwd.src], m_nodes[fwd.dst]);
-        devs.Get(0)->SetAttribute("DataRate", DataRateValue(deviceRate(fwd)));
-        devs.Get(1)->SetAttribute("DataRate",
-                                  DataRateValue(rev != std::numeric_limits<uint32_t>::max()
-                                                    ? deviceRate(topo.GetLink(rev))
-                                                    : deviceRate(fwd)));
-        QueueDiscContainer qdiscs = tch.Install(devs);
-        for (uint32_t q = 0; q < qdiscs.GetN(); ++q)
-        {
-            m_queueDiscs.push_back(qdiscs.Get(q));
-        }
-        for (uint32_t side = 0; side < 2; ++side)
-        {
-            Ptr<NetDevice> dev = devs.Get(side);
-            Ptr<Ipv4> ipv4 = dev->GetNode()->GetObject<Ipv4>();
-            const uint32_t iface = ipv4->AddInterface(dev);
-            // Interface addresses only need to be unique: 12.x.y.z.
-            ++linkAddress;
-            ipv4->AddAddress(iface,
-                             Ipv4InterfaceAddress(Ipv4Address((12u << 24) | linkAddress),
-                                                  Ipv4Mask("255.255.255.255")));
-            ipv4->SetUp(iface);
-            if (side == 0)
-            {
-                m_linkInterface[l] = iface;
-            }
-            else if (rev != std::numeric_limits<uint32_t>::max())
-            {
-                m_linkInterface[rev] = iface;
-            }
-        }
-    }
-    m_listeners.resize(topo.GetEndpointCount());
-    NS_LOG_INFO("packet network: " << n << " nodes, " << m_queueDiscs.size() / 2 << " links");
-}
-
-void
-PacketNetwork::InstallPath(Ipv4Address srcAddr,
-                           Ipv4Address dstAddr,
-                           const std::vector<uint32_t>& path)
-{
-    for (uint32_t l : path)
-    {
-        const TopologyLink& link = m_topology->GetLink(l);
-        if (m_linkInterface[l] == std::numeric_limits<uint32_t>::max() || !link.IsAlive())
-        {
-            throw SpecError("network",
-                            "",
-                            "the routing policy chose the dead link "
-                                + m_topology->DescribeLink(l));
-        }
-        m_routingTables[link.src]->AddHop(
-            srcAddr, dstAddr, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
-    }
+    PacketFabricConfig config;
+    config.mtu = m_mtu;
+    config.deviceQueuePackets = m_deviceQueuePackets;
+    config.queueDisc = m_queueDisc;
+    config.queueDiscPackets = m_queueDiscPackets;
+    config.congestion = m_congestion;
+    config.headersInEfficiency = m_headerMode == HEADERS_IN_EFFICIENCY;
+    config.stackEfficiency = GetStackEfficiency();
+    m_fabric.Build(m_topology, config);
+    m_listeners.resize(m_topology->GetEndpointCount());
+    m_linkBytes.assign(m_topology->GetLinkCount(), 0.0);
 }
 
 void
@@ -438,24 +248,26 @@ PacketNetwork::Listen(uint32_t endpoint)
     {
         return;
     }
-    Ptr<Socket> listener = Socket::CreateSocket(m_nodes[endpoint], TcpSocketFactory::GetTypeId());
+    Ptr<Socket> listener =
+        Socket::CreateSocket(m_fabric.GetNode(endpoint), TcpSocketFactory::GetTypeId());
     ConfigureSocket(listener);
     listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port));
     listener->Listen();
-    listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
-                                Callback<void, Ptr<Socket>, const Address&>(
-                                    [this](Ptr<Socket> s, const Address&)
-                                    {
-                                        const auto index =
-                                            static_cast<uint32_t>(m_receivers.size());
-                                        m_receivers.emplace_back();
-                                        m_receivers.back().socket = s;
-                                        s->SetRecvCallback(Callback<void, Ptr<Socket>>(
-                                            [this, index](Ptr<Socket>)
-                                            {
-                                                Receive(index);
-                                            }));
-                                    }));
+    listener->SetAcceptCallback(
+        MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+        Callback<void, Ptr<Socket>, const Address&>(
+            [this, endpoint](Ptr<Socket> s, const Address&)
+            {
+                const auto index = static_cast<uint32_t>(m_receivers.size());
+                m_receivers.emplace_back();
+                m_receivers.back().socket = s;
+                s->SetRecvCallback(Callback<void, Ptr<Socket>>(
+                    [this, index](Ptr<Socket>)
+                    {
+                        Receive(index);
+                    }));
+                NS_LOG_LOGIC("endpoint " << endpoint << " accepted connection " << index);
+            }));
     m_listeners[endpoint] = listener;
 }
 
@@ -469,16 +281,14 @@ PacketNetwork::OpenConnection(uint32_t src,
     const auto slot = static_cast<uint32_t>(list.size());
     if (slot > 255)
     {
-        throw SpecError("network",
-                        "",
-                        "more than 256 distinct paths from " + std::to_string(src) + " to "
-                            + std::to_string(dst) + " (the packet network's address slots)");
+        throw NetworkError("more than 256 distinct paths from " + std::to_string(src) + " to "
+                           + std::to_string(dst) + " (the packet network's address slots)");
     }
     const Ipv4Address srcAddr = PacketPathRouting::NodeAddress(src, 0);
     const Ipv4Address dstAddr = PacketPathRouting::NodeAddress(dst, slot);
-    InstallPath(srcAddr, dstAddr, path);
+    m_fabric.InstallPath(srcAddr, dstAddr, path);
     // ACKs travel the path the routing policy gives the reverse direction.
-    InstallPath(dstAddr, srcAddr, RoutePath(dst, src, flowId));
+    m_fabric.InstallPath(dstAddr, srcAddr, RoutePath(dst, src, flowId));
     Listen(dst);
 
     const auto index = static_cast<uint32_t>(m_connections.size());
@@ -487,25 +297,26 @@ PacketNetwork::OpenConnection(uint32_t src,
     c.src = src;
     c.dst = dst;
     c.path = path;
-    c.socket = Socket::CreateSocket(m_nodes[src], TcpSocketFactory::GetTypeId());
+    c.socket = Socket::CreateSocket(m_fabric.GetNode(src), TcpSocketFactory::GetTypeId());
     ConfigureSocket(c.socket);
     c.socket->Bind();
-    c.socket->SetConnectCallback(
-        Callback<void, Ptr<Socket>>(
-            [this, index](Ptr<Socket> s)
-            {
-                // A warm-up frame: the SYN-ACK's window is never
-                // scaled (RFC 7323), so the sender learns the real
-                // receive window only from the ACK of this frame.
-                m_connections[index].established = true;
-                s->Send(Create<Packet>(kWarmUpFrame, PacketMessageHeader::kSize));
-                Push(index);
-            }),
-        Callback<void, Ptr<Socket>>(
-            [this, src, dst](Ptr<Socket>)
-            {
-                NS_FATAL_ERROR("packet network: connection " << src << " > " << dst << " failed");
-            }));
+    c.socket->SetConnectCallback(Callback<void, Ptr<Socket>>(
+                                     [this, index](Ptr<Socket> s)
+                                     {
+                                         // A warm-up frame: the SYN-ACK's window is never
+                                         // scaled (RFC 7323), so the sender learns the real
+                                         // receive window only from the ACK of this frame.
+                                         m_connections[index].established = true;
+                                         s->Send(MessageStreamWriter::WarmUpFrame());
+                                         NS_LOG_LOGIC("connection " << index << " established");
+                                         Push(index);
+                                     }),
+                                 Callback<void, Ptr<Socket>>(
+                                     [this, src, dst](Ptr<Socket>)
+                                     {
+                                         NS_FATAL_ERROR("packet network: connection "
+                                                        << src << " > " << dst << " failed");
+                                     }));
     c.socket->SetSendCallback(Callback<void, Ptr<Socket>, uint32_t>(
         [this, index](Ptr<Socket> s, uint32_t)
         {
@@ -513,6 +324,7 @@ PacketNetwork::OpenConnection(uint32_t src,
             if (!conn.warm && conn.established && s->GetTxAvailable() == m_sendBuffer)
             {
                 conn.warm = true; // everything acked: the window is open
+                NS_LOG_LOGIC("connection " << index << " warm");
                 if (conn.awaited && --m_connecting == 0)
                 {
                     for (auto& cb : m_readyCallbacks)
@@ -541,8 +353,7 @@ PacketNetwork::OpenConnection(uint32_t src,
 }
 
 void
-PacketNetwork::Preconnect(const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
-                          Callback<void> ready)
+PacketNetwork::Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready)
 {
     Build();
     uint32_t opened = 0;
@@ -557,6 +368,8 @@ PacketNetwork::Preconnect(const std::vector<std::pair<uint32_t, uint32_t>>& pair
         ++opened;
     }
     m_connecting += opened;
+    NS_LOG_LOGIC("prepare: " << opened << " connections opened, " << m_connecting
+                             << " to wait for");
     if (m_connecting == 0)
     {
         if (!ready.IsNull())
@@ -571,25 +384,14 @@ PacketNetwork::Preconnect(const std::vector<std::pair<uint32_t, uint32_t>>& pair
     }
 }
 
-uint64_t
-PacketNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
+void
+PacketNetwork::DoSend(uint64_t id,
+                      uint32_t src,
+                      uint32_t dst,
+                      uint64_t bytes,
+                      const std::vector<uint32_t>& path,
+                      const DeliveryCallback& onDelivered)
 {
-    const uint64_t id = m_nextId++;
-    NotifySent(id, src, dst, bytes);
-    std::vector<uint32_t> path = RoutePath(src, dst, id);
-    if (path.empty())
-    {
-        Simulator::ScheduleNow(
-            [this, id, onDelivered]()
-            {
-                NotifyDelivered(id);
-                if (!onDelivered.IsNull())
-                {
-                    onDelivered(id);
-                }
-            });
-        return id;
-    }
     Build();
     uint32_t conn = std::numeric_limits<uint32_t>::max();
     auto it = m_pairConnections.find({src, dst});
@@ -608,14 +410,10 @@ PacketNetwork::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback
     {
         conn = OpenConnection(src, dst, path, id);
     }
-    m_callbacks[id] = onDelivered;
-    OutMessage m;
-    m.id = id;
-    m.bytes = bytes;
-    m.left = bytes;
-    m_connections[conn].queue.push_back(m);
+    m_pending[id] = {onDelivered, bytes, conn};
+    NS_LOG_DEBUG("message " << id << " queued on connection " << conn);
+    m_connections[conn].stream.Enqueue(id, bytes);
     Push(conn);
-    return id;
 }
 
 void
@@ -626,142 +424,63 @@ PacketNetwork::Push(uint32_t index)
     {
         return;
     }
-    while (!c.queue.empty())
-    {
-        OutMessage& m = c.queue.front();
-        uint32_t room = c.socket->GetTxAvailable();
-        if (!m.headerSent)
-        {
-            if (room < PacketMessageHeader::kSize)
-            {
-                return;
-            }
-            const auto part = static_cast<uint32_t>(
-                std::min<uint64_t>(m.left, room - PacketMessageHeader::kSize));
-            Ptr<Packet> p = Create<Packet>(part);
-            p->AddHeader(PacketMessageHeader(m.id, m.bytes));
-            if (c.socket->Send(p) < 0)
-            {
-                return;
-            }
-            m.headerSent = true;
-            m.left -= part;
-        }
-        else
-        {
-            if (room == 0)
-            {
-                return;
-            }
-            const auto part = static_cast<uint32_t>(std::min<uint64_t>(m.left, room));
-            if (c.socket->Send(Create<Packet>(part)) < 0)
-            {
-                return;
-            }
-            m.left -= part;
-        }
-        if (m.left == 0)
-        {
-            c.queue.pop_front();
-        }
-    }
+    c.stream.Push(c.socket);
 }
 
 void
 PacketNetwork::Receive(uint32_t index)
 {
-    Ptr<Packet> p;
-    while ((p = m_receivers[index].socket->Recv()))
-    {
-        Receiver& r = m_receivers[index];
-        const uint32_t size = p->GetSize();
-        uint32_t offset = 0;
-        while (offset < size)
-        {
-            if (r.headerHave < PacketMessageHeader::kSize)
-            {
-                const uint32_t n =
-                    std::min<uint32_t>(PacketMessageHeader::kSize - r.headerHave, size - offset);
-                p->CreateFragment(offset, n)->CopyData(r.header + r.headerHave, n);
-                r.headerHave += n;
-                offset += n;
-                if (r.headerHave < PacketMessageHeader::kSize)
-                {
-                    break;
-                }
-                PacketMessageHeader h = PacketMessageHeader::Decode(r.header);
-                r.id = h.GetId();
-                r.left = h.GetLength();
-            }
-            else
-            {
-                const auto n = static_cast<uint32_t>(std::min<uint64_t>(r.left, size - offset));
-                r.left -= n;
-                offset += n;
-            }
-            if (r.left == 0)
-            {
-                r.headerHave = 0;
-                if (r.id != kWarmUpId)
-                {
-                    Deliver(r.id);
-                }
-            }
-        }
-    }
+    Receiver& r = m_receivers[index];
+    r.stream.Read(r.socket,
+                  [this](uint64_t id)
+                  {
+                      Complete(id);
+                  });
 }
 
 void
-PacketNetwork::Deliver(uint64_t id)
+PacketNetwork::Complete(uint64_t id)
 {
-    auto it = m_callbacks.find(id);
-    if (it == m_callbacks.end())
+    auto it = m_pending.find(id);
+    if (it == m_pending.end())
     {
         NS_FATAL_ERROR("packet network: message " << id << " delivered twice or never sent");
     }
-    DeliveryCallback cb = it->second;
-    m_callbacks.erase(it);
+    const Pending m = it->second;
+    m_pending.erase(it);
+    for (uint32_t l : m_connections[m.connection].path)
+    {
+        m_linkBytes[l] += static_cast<double>(m.bytes);
+    }
+    const DeliveryCallback cb = m.callback;
     Simulator::ScheduleNow(
         [this, id, cb]()
         {
-            NotifyDelivered(id);
-            if (!cb.IsNull())
-            {
-                cb(id);
-            }
+            Deliver(id, cb);
         });
-}
-
-void
-PacketNetwork::CountLocalDeliver(const Ipv4Header& header, Ptr<const Packet> packet, uint32_t)
-{
-    if (packet->GetSize() > kTcpHeader + 8)
-    {
-        ++m_dataPackets;
-    }
-}
-
-uint64_t
-PacketNetwork::GetDataPacketCount() const
-{
-    return m_dataPackets;
-}
-
-uint64_t
-PacketNetwork::GetQueueDropCount() const
-{
-    uint64_t drops = 0;
-    for (const auto& q : m_queueDiscs)
-    {
-        drops += q->GetStats().nTotalDroppedPackets;
-    }
-    return drops;
 }
 
 uint32_t
 PacketNetwork::GetConnectionCount() const
 {
     return static_cast<uint32_t>(m_connections.size());
+}
+
+void
+PacketNetwork::DoGetStats(NetworkStats& stats) const
+{
+    stats.connections = GetConnectionCount();
+    if (!m_fabric.IsBuilt())
+    {
+        return;
+    }
+    stats.dataPackets = m_fabric.GetDataPacketCount();
+    stats.drops = m_fabric.GetQueueDropCount();
+    for (uint32_t l = 0; l < stats.links.size() && l < m_linkBytes.size(); ++l)
+    {
+        stats.links[l].bytes = m_linkBytes[l];
+        stats.links[l].busyTimeS = m_fabric.GetLinkBusyTime(l);
+    }
 }
 
 } // namespace rapidllm

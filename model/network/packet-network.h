@@ -5,17 +5,15 @@
 #ifndef RAPIDLLM_PACKET_NETWORK_H
 #define RAPIDLLM_PACKET_NETWORK_H
 
-#include "ns3/ipv4-header.h"
 #include "ns3/network-backend.h"
 #include "ns3/node.h"
 #include "ns3/nstime.h"
-#include "ns3/queue-disc.h"
+#include "ns3/packet-fabric.h"
+#include "ns3/packet-message-stream.h"
 #include "ns3/socket.h"
 
 #include <cstdint>
-#include <deque>
 #include <map>
-#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,22 +21,22 @@
 namespace ns3 {
 namespace rapidllm {
 
-class PacketPathRouting;
-
 /**
  * \ingroup rapid-llm
- * \brief Packet-level network backend: the Topology built from stock ns-3 parts (Nodes,
- * PointToPoint links, the Internet stack, TCP, a traffic-control queue discipline), with the
- * RoutingPolicy's paths installed into ns-3 routing (PacketPathRouting).
+ * \brief Packet-level network backend: the Topology built from stock ns-3 parts by a
+ * PacketFabric (Nodes, PointToPoint links, the Internet stack, a traffic-control queue
+ * discipline, the RoutingPolicy's paths installed into ns-3 routing), carrying every message
+ * over TCP.
  *
  * Every message travels over a persistent TCP connection of its (source, destination, path):
- * connections are opened once (Preconnect(), or lazily at a pair's first message, which then
+ * connections are opened once (Prepare(), or lazily at a pair's first message, which then
  * pays the handshake) and reused, so messages pay neither handshake nor slow start. A
- * 16-byte PacketMessageHeader frames each message in the byte stream; the delivery callback
- * fires when the receiver has read the message's last byte. Link rates follow the topology:
- * line rate x wire efficiency x fault factor, of which the TCP/IP/PPP headers of a full
- * segment take their share (HeaderOverhead); a link dead in both directions is not
- * installed. Every transport setting is an attribute (see doc/packet-network.md).
+ * message stream (MessageStreamWriter / MessageStreamReader) frames each message with a
+ * 16-byte PacketMessageHeader; the delivery callback fires when the receiver has read the
+ * message's last byte. Link rates follow the topology: line rate x wire efficiency x fault
+ * factor, of which the TCP/IP/PPP headers of a full segment take their share
+ * (HeaderOverhead); a link dead in both directions is not installed. Every transport setting
+ * is an attribute (see doc/packet-network.md).
  */
 class PacketNetwork : public NetworkBackend
 {
@@ -61,24 +59,16 @@ class PacketNetwork : public NetworkBackend
     ~PacketNetwork() override;
 
     void SetTopology(Ptr<Topology> topology) override;
-    uint64_t Send(uint32_t src,
-                  uint32_t dst,
-                  uint64_t bytes,
-                  DeliveryCallback onDelivered) override;
 
     /**
      * \brief Opens the persistent connections of the given (source, destination) pairs now
-     * (routed with flow id 0) and calls \p ready once all are established, so that a
-     * workload started then pays no handshake.
+     * (routed with flow id 0) and calls \p ready once all are established and warm, so that
+     * a workload started then pays no handshake.
      * \param pairs the endpoint pairs (src == dst pairs are ignored)
-     * \param ready called (as a simulator event) when every connection is up
+     * \param ready called (as a simulator event) when every connection is up; may be null
      */
-    void Preconnect(const std::vector<std::pair<uint32_t, uint32_t>>& pairs, Callback<void> ready);
+    void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready) override;
 
-    /** \return TCP data segments delivered to endpoints so far */
-    uint64_t GetDataPacketCount() const;
-    /** \return packets dropped by the queue disciplines so far */
-    uint64_t GetQueueDropCount() const;
     /** \return open TCP connections */
     uint32_t GetConnectionCount() const;
     /** \return the TCP payload bytes of a full segment (MTU minus IP, TCP and option headers) */
@@ -98,50 +88,55 @@ class PacketNetwork : public NetworkBackend
 
   protected:
     void DoDispose() override;
+    void DoSend(uint64_t id,
+                uint32_t src,
+                uint32_t dst,
+                uint64_t bytes,
+                const std::vector<uint32_t>& path,
+                const DeliveryCallback& onDelivered) override;
+    /**
+     * Link bytes: payload of the messages delivered over the link; busy time: the frames
+     * (headers and ACKs included) its device sent, at the device rate.
+     */
+    void DoGetStats(NetworkStats& stats) const override;
 
   private:
-    /** \brief A message waiting in a connection's send queue. */
-    struct OutMessage
-    {
-        uint64_t id = 0;         //!< message id
-        uint64_t bytes = 0;      //!< payload size
-        uint64_t left = 0;       //!< payload bytes not yet given to TCP
-        bool headerSent = false; //!< its frame header is in the socket
-    };
-
     /** \brief One persistent TCP connection (sender side). */
     struct Connection
     {
-        uint32_t src = 0;             //!< source endpoint
-        uint32_t dst = 0;             //!< destination endpoint
-        std::vector<uint32_t> path;   //!< the data path (links)
-        Ptr<Socket> socket;           //!< sender socket
-        bool connectIssued = false;   //!< Connect() called
-        bool established = false;     //!< handshake done
-        bool warm = false;            //!< warm-up frame acked (window known)
-        bool awaited = false;         //!< a Preconnect() waits for it
-        std::deque<OutMessage> queue; //!< messages not yet fully written
+        uint32_t src = 0;           //!< source endpoint
+        uint32_t dst = 0;           //!< destination endpoint
+        std::vector<uint32_t> path; //!< the data path (links)
+        Ptr<Socket> socket;         //!< sender socket
+        bool connectIssued = false; //!< Connect() called
+        bool established = false;   //!< handshake done
+        bool warm = false;          //!< warm-up frame acked (window known)
+        bool awaited = false;       //!< a Prepare() waits for it
+        MessageStreamWriter stream; //!< messages not yet fully written
     };
 
-    /** \brief Receiver-side framing state of one accepted connection. */
+    /** \brief One accepted connection (receiver side). */
     struct Receiver
     {
-        Ptr<Socket> socket;      //!< accepted socket
-        uint8_t header[16] = {}; //!< frame header bytes so far
-        uint32_t headerHave = 0; //!< bytes of header read
-        uint64_t id = 0;         //!< current message id
-        uint64_t left = 0;       //!< payload bytes still to read
+        Ptr<Socket> socket;         //!< accepted socket
+        MessageStreamReader stream; //!< framing state
     };
 
-    /** \brief Builds the ns-3 nodes, links, stacks and queue disciplines (once). */
+    /** \brief A message sent and not yet delivered. */
+    struct Pending
+    {
+        DeliveryCallback callback; //!< the sender's callback
+        uint64_t bytes = 0;        //!< payload
+        uint32_t connection = 0;   //!< the connection carrying it
+    };
+
+    /** \brief Builds the fabric (once). */
     void Build();
     /** \brief Creates the connection carrying \p path from src to dst. \return its index */
     uint32_t OpenConnection(uint32_t src,
                             uint32_t dst,
                             const std::vector<uint32_t>& path,
                             uint64_t flowId);
-    /** \brief Installs a path's hops for one address pair. */
-    void InstallPath(Ipv4Address srcAddr, Ipv4Address dstAddr, const std::vector<uint32_t>& path);
     /** \brief Creates the listening socket of an endpoint if it has none. */
     void Listen(uint32_t endpoint);
     /** \brief Sets the transport attributes on a new socket. */
@@ -150,10 +145,8 @@ class PacketNetwork : public NetworkBackend
     void Push(uint32_t connection);
     /** \brief Reads an accepted socket and completes framed messages. */
     void Receive(uint32_t receiver);
-    /** \brief Runs a message's delivery callback. */
-    void Deliver(uint64_t id);
-    /** \brief Counts a packet delivered to an endpoint's transport. */
-    void CountLocalDeliver(const Ipv4Header& header, Ptr<const Packet> packet, uint32_t iface);
+    /** \brief A message's last byte was read: schedules its delivery. */
+    void Complete(uint64_t id);
 
     // Attributes.
     uint32_t m_mtu;                //!< IP MTU of every link, bytes
@@ -171,20 +164,15 @@ class PacketNetwork : public NetworkBackend
     HeaderOverhead m_headerMode;   //!< how headers relate to wire efficiency
     uint16_t m_port;               //!< TCP port of every endpoint's listener
 
-    bool m_built = false;                                //!< Build() done
-    std::vector<Ptr<Node>> m_nodes;                      //!< topology node -> ns-3 node
-    std::vector<Ptr<PacketPathRouting>> m_routingTables; //!< per node
-    std::vector<uint32_t> m_linkInterface;               //!< directed link -> Ipv4 interface
-    std::vector<Ptr<QueueDisc>> m_queueDiscs;            //!< every root queue disc
-    std::vector<Ptr<Socket>> m_listeners;                //!< per endpoint (may be null)
-    std::vector<Connection> m_connections;               //!< all connections
+    PacketFabric m_fabric;                 //!< nodes, links, routes
+    std::vector<Ptr<Socket>> m_listeners;  //!< per endpoint (may be null)
+    std::vector<Connection> m_connections; //!< all connections
     std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> m_pairConnections; //!< by pair
-    std::vector<Receiver> m_receivers;                          //!< accepted sockets
-    std::unordered_map<uint64_t, DeliveryCallback> m_callbacks; //!< id -> delivery callback
-    uint64_t m_nextId = 0;                                      //!< next message id
-    uint64_t m_dataPackets = 0;                                 //!< data segments delivered
-    uint32_t m_connecting = 0;                                  //!< preconnects outstanding
-    std::vector<Callback<void>> m_readyCallbacks;               //!< waiting for m_connecting == 0
+    std::vector<Receiver> m_receivers;               //!< accepted sockets
+    std::unordered_map<uint64_t, Pending> m_pending; //!< id -> message not yet delivered
+    std::vector<double> m_linkBytes;                 //!< per directed link: bytes delivered
+    uint32_t m_connecting = 0;                       //!< preconnects outstanding
+    std::vector<Callback<void>> m_readyCallbacks;    //!< waiting for m_connecting == 0
 };
 
 } // namespace rapidllm

@@ -5,8 +5,8 @@
 #include "routing-policy.h"
 
 #include "ns3/log.h"
+#include "ns3/network-error.h"
 #include "ns3/object-factory.h"
-#include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
 #include "ns3/type-registry.h"
 
@@ -34,10 +34,8 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
 {
     if (src >= topology.GetNodeCount() || dst >= topology.GetNodeCount())
     {
-        throw SpecError("network",
-                        "routing",
-                        "node " + std::to_string(std::max(src, dst)) + " does not exist ("
-                            + std::to_string(topology.GetNodeCount()) + " nodes)");
+        throw NetworkError("node " + std::to_string(std::max(src, dst)) + " does not exist ("
+                           + std::to_string(topology.GetNodeCount()) + " nodes)");
     }
     if (src == dst)
     {
@@ -46,11 +44,9 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
     std::vector<uint32_t> path = DoRoute(topology, src, dst, flowId);
     if (path.empty())
     {
-        throw SpecError("network",
-                        "routing",
-                        "no path from " + topology.GetNode(src).name + " to "
-                            + topology.GetNode(dst).name + " over the surviving links (routing "
-                            + GetInstanceTypeId().GetName() + "); the pair is unreachable");
+        throw NetworkError("no path from " + topology.GetNode(src).name + " to "
+                           + topology.GetNode(dst).name + " over the surviving links (routing "
+                           + GetInstanceTypeId().GetName() + "); the pair is unreachable");
     }
     return path;
 }

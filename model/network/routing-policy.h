@@ -41,7 +41,7 @@ class RoutingPolicy : public Object
      * \param src source endpoint (or node)
      * \param dst destination endpoint (or node)
      * \param flowId identifies the flow (hash input for multipath policies)
-     * \return the links in order (empty when src == dst); throws SpecError naming the pair when
+     * \return the links in order (empty when src == dst); throws NetworkError naming the pair when
      *         no path over surviving links exists
      */
     std::vector<uint32_t> Route(const Topology& topology,

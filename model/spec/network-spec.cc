@@ -116,11 +116,11 @@ ReadDimension(SpecReader& r, bool outermost)
         d.oversubscription = r.GetInRange("oversubscription", 1.0, 64.0, 1.0);
         d.leafSize = r.GetCount("leaf_size", 1, 0);
     }
-    // The collective algorithms a dimension may prefer (model/system/collective-algorithms.h).
+    // The collective algorithm this dimension prefers: a registered CollectiveAlgorithm name,
+    // which the system layer validates when it plans collectives (model/system/).
     if (r.Has("collective"))
     {
-        d.collective =
-            r.GetChoice("collective", {"ring", "direct", "halving-doubling", "double-binary-tree"});
+        d.collective = r.GetString("collective");
     }
     r.Finish();
     return d;

@@ -50,7 +50,7 @@ struct NetworkDimensionSpec
     double wireEfficiency = 1.0;   //!< payload fraction of the line rate (headers, encoding)
     double oversubscription = 1.0; //!< fat tree: leaf down-bandwidth / up-bandwidth
     uint32_t leafSize = 0;         //!< fat tree: endpoints per leaf switch (0 = automatic)
-    std::string collective;        //!< preferred collective algorithm here ("" = default)
+    std::string collective;        //!< preferred CollectiveAlgorithm name ("" = the default)
 };
 
 /**

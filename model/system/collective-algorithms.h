@@ -5,52 +5,27 @@
 #ifndef RAPIDLLM_COLLECTIVE_ALGORITHMS_H
 #define RAPIDLLM_COLLECTIVE_ALGORITHMS_H
 
-#include "ns3/collective-schedule.h"
+#include "collective-algorithm.h"
+#include "collective-op.h"
+#include "collective-schedule.h"
 #include "ns3/network-spec.h"
+#include "ns3/ptr.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ns3 {
 namespace rapidllm {
 
-class Topology;
+class NetworkView;
 
 /**
- * \ingroup rapid-llm
- * \brief The collective operations.
+ * \return the algorithm names a request may use: "auto" (the selection policy) and every
+ * registered CollectiveAlgorithm
  */
-enum class CollectiveOp
-{
-    ALL_REDUCE,     //!< every rank ends with the sum of all buffers
-    REDUCE_SCATTER, //!< rank i ends with the sum of block i
-    ALL_GATHER,     //!< every rank ends with every rank's block
-    ALL_TO_ALL,     //!< rank i sends block j to rank j
-    BROADCAST,      //!< the root's buffer reaches every rank
-    REDUCE,         //!< the root ends with the sum of all buffers
-    SEND_RECV       //!< point to point, from the group's first rank to its second
-};
-
-/** \return the name used on the command line ("all-reduce") */
-std::string ToString(CollectiveOp op);
-/** \return every op's name */
-std::vector<std::string> CollectiveOpNames();
-/**
- * \brief Parses an op name; throws SpecError naming \p field and the allowed names.
- * \param name the name \param field the option or field, for errors
- * \return the op
- */
-CollectiveOp ParseCollectiveOp(const std::string& name, const std::string& field);
-/** \return the algorithm names: auto, ring, direct, halving-doubling, double-binary-tree,
- * hierarchical */
 std::vector<std::string> CollectiveAlgorithmNames();
-/**
- * \return nccl-tests' bus bandwidth factor (busbw = algbw x factor): 2(n-1)/n for all-reduce,
- * (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 otherwise (nccl-tests
- * doc/PERFORMANCE.md)
- */
-double BusBandwidthFactor(CollectiveOp op, uint32_t ranks);
 /** \return the default algorithm of a dimension kind: direct on fully connected, else ring */
 std::string DefaultCollectiveAlgorithm(TopologyKind kind);
 
@@ -69,7 +44,7 @@ struct CollectiveRequest
     uint64_t bytes = 0;                         //!< size (see above)
     std::string algorithm = "auto";             //!< one of CollectiveAlgorithmNames()
     uint32_t root = 0;                          //!< broadcast / reduce root (group index)
-    uint32_t chunks = 0; //!< pipeline pieces; 0 = algorithm default (1 for ring and direct)
+    uint32_t chunks = 0;             //!< pipeline pieces; 0 = the algorithm's GetDefaultChunks()
     double reduceBytesPerSecond = 0; //!< local reduction rate (from the compute model); 0 = free
 };
 
@@ -84,17 +59,89 @@ struct CollectivePlan
 };
 
 /**
- * \brief Builds the message graph of a collective over a topology.
+ * \ingroup rapid-llm
+ * \brief Turns collective requests into message schedules over one network: resolves each
+ * dimension's algorithm once, applies the "auto" policy, and runs the chosen
+ * CollectiveAlgorithm.
  *
- * "auto" runs hierarchically (one phase per network dimension the group spans: reduce-scatter
- * inward-out, the all-reduce on the outermost, all-gather back) when the group is a full grid
- * over several dimensions, and otherwise the spanned dimension's algorithm (its `collective`
- * field, else DefaultCollectiveAlgorithm). Halving-doubling needs a power-of-two group except
- * for all-reduce (Rabenseifner's fold); the double binary tree (NCCL 2.4's) is for all-reduce. Bad
- * choices throw SpecError. \param request what to run \param topology the network (for the ranks'
- * coordinates and dimension kinds) \return the plan
+ * "auto" runs all-to-all direct; all-reduce, reduce-scatter and all-gather hierarchically (one
+ * phase per network dimension the group spans) when the group is a full grid over several
+ * dimensions; everything else with the algorithm of the outermost dimension the group spans.
+ * A dimension's algorithm is its `collective` field, else DefaultCollectiveAlgorithm() of its
+ * kind; where it cannot run an op (the tree's reduce-scatter, halving-doubling on a group that
+ * is not a power of two) that op runs as ring, as NCCL uses its trees for all-reduce only.
  */
-CollectivePlan BuildCollective(const CollectiveRequest& request, const Topology& topology);
+class CollectivePlanner
+{
+  public:
+    /**
+     * \brief Resolves every dimension's algorithm; throws SpecError naming
+     * `network.dimensions.<name>.collective` and the registered names if one is unknown.
+     * \param view the network (must outlive the planner)
+     */
+    explicit CollectivePlanner(const NetworkView& view);
+
+    /**
+     * \brief Builds the message graph of a collective. Bad requests and algorithm choices
+     * throw SpecError saying what is allowed.
+     * \param request what to run
+     * \return the plan
+     */
+    CollectivePlan Build(const CollectiveRequest& request) const;
+
+    /**
+     * \brief The algorithm registered as \p name (created once and kept).
+     * \param name a short name or TypeId name \param field where the name came from, for errors
+     * \return the algorithm; throws SpecError naming \p field and CollectiveAlgorithmNames()
+     */
+    Ptr<CollectiveAlgorithm> GetAlgorithm(const std::string& name, const std::string& field) const;
+
+    /**
+     * \brief Checks a request's algorithm name: "auto" or a registered one; throws SpecError
+     * naming \p field and CollectiveAlgorithmNames() otherwise.
+     * \param name the name \param field where it came from
+     */
+    void CheckName(const std::string& name, const std::string& field) const;
+
+    /** \return the network */
+    const NetworkView& GetView() const;
+    /** \return dimension \p d's configured algorithm name (its field, or the kind's default) */
+    const std::string& GetDimensionAlgorithmName(uint32_t d) const;
+    /**
+     * \return the algorithm dimension \p d runs \p op among \p ranks with: its configured one
+     * where that supports it, else ring
+     */
+    const CollectiveAlgorithm& GetDimensionAlgorithm(uint32_t d,
+                                                     CollectiveOp op,
+                                                     uint32_t ranks) const;
+
+  private:
+    /** \return the name of the algorithm dimension \p d runs \p op among \p ranks with */
+    const std::string& DimensionChoice(uint32_t d, CollectiveOp op, uint32_t ranks) const;
+
+    const NetworkView* m_view;                          //!< the network
+    std::vector<std::string> m_dimensionNames;          //!< per dimension: configured algorithm
+    std::vector<Ptr<CollectiveAlgorithm>> m_dimensions; //!< per dimension: that algorithm
+    mutable std::map<std::string, Ptr<CollectiveAlgorithm>> m_byName; //!< created so far
+};
+
+/**
+ * \brief The dimensions a group spans (where its members' coordinates differ), innermost first,
+ * and whether the group is a full grid over them (e.g. whole nodes).
+ * \param view the network \param endpoints the group \param[out] grid whether it is a full grid
+ * \return the spanned dimensions
+ */
+std::vector<uint32_t> SpannedDimensions(const NetworkView& view,
+                                        const std::vector<uint32_t>& endpoints,
+                                        bool& grid);
+
+/**
+ * \brief Builds the message graph of a collective over a network (a CollectivePlanner for one
+ * request; callers with many requests keep a planner).
+ * \param request what to run \param view the network (ranks' coordinates, dimension kinds and
+ * algorithms) \return the plan
+ */
+CollectivePlan BuildCollective(const CollectiveRequest& request, const NetworkView& view);
 
 } // namespace rapidllm
 } // namespace ns3

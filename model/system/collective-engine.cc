@@ -6,7 +6,7 @@
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
-#include "ns3/spec-error.h"
+#include "replay-error.h"
 
 namespace ns3 {
 namespace rapidllm {
@@ -31,6 +31,7 @@ void
 CollectiveEngine::DoDispose()
 {
     m_runs.clear();
+    m_planner.reset();
     m_backend = nullptr;
     Object::DoDispose();
 }
@@ -39,6 +40,7 @@ void
 CollectiveEngine::SetBackend(Ptr<NetworkBackend> backend)
 {
     m_backend = backend;
+    m_planner.reset();
 }
 
 Ptr<NetworkBackend>
@@ -53,16 +55,30 @@ CollectiveEngine::GetRunningCount() const
     return static_cast<uint32_t>(m_runs.size());
 }
 
+const CollectivePlanner&
+CollectiveEngine::GetPlanner()
+{
+    if (!m_backend)
+    {
+        throw ReplayError("the collective engine has no network backend (SetBackend)");
+    }
+    if (!m_planner)
+    {
+        m_planner = std::make_unique<CollectivePlanner>(m_backend->GetView());
+    }
+    return *m_planner;
+}
+
 uint64_t
 CollectiveEngine::Start(const CollectiveRequest& request,
                         RankDoneCallback onRankDone,
                         DoneCallback onDone)
 {
-    if (!m_backend || !m_backend->GetTopology())
-    {
-        throw SpecError("collective", "", "the collective engine has no network backend");
-    }
-    CollectivePlan plan = BuildCollective(request, *m_backend->GetTopology());
+    CollectivePlan plan = GetPlanner().Build(request);
+    NS_LOG_DEBUG("collective " << m_nextId << " at " << Simulator::Now().As(Time::US) << ": "
+                               << ToString(request.op) << " of " << request.bytes << " B among "
+                               << request.endpoints.size() << " ranks, " << plan.algorithm << ", "
+                               << plan.schedule.GetSendCount() << " messages");
     return Start(std::move(plan.schedule), request.endpoints, onRankDone, onDone);
 }
 
@@ -74,15 +90,13 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
 {
     if (!m_backend)
     {
-        throw SpecError("collective", "", "the collective engine has no network backend");
+        throw ReplayError("the collective engine has no network backend (SetBackend)");
     }
     if (endpoints.size() != schedule.GetRankCount())
     {
-        throw SpecError("collective",
-                        "",
-                        "the schedule has " + std::to_string(schedule.GetRankCount())
-                            + " ranks but " + std::to_string(endpoints.size())
-                            + " endpoints were given");
+        throw ReplayError("the collective engine got a schedule of "
+                          + std::to_string(schedule.GetRankCount()) + " ranks but "
+                          + std::to_string(endpoints.size()) + " endpoints were given");
     }
     auto run = std::make_shared<Run>();
     run->id = m_nextId++;
@@ -166,6 +180,9 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
     const auto& s = run->schedule.GetSteps()[step];
     if (s.isSend)
     {
+        NS_LOG_LOGIC("collective " << run->id << " step " << step << ": " << s.bytes
+                                   << " B from endpoint " << run->endpoints[s.src] << " to "
+                                   << run->endpoints[s.dst]);
         m_backend->Send(run->endpoints[s.src],
                         run->endpoints[s.dst],
                         s.bytes,
@@ -195,9 +212,15 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
     const auto& s = run->schedule.GetSteps()[step];
     auto rankStep = [&](uint32_t r)
     {
-        if (--run->rankLeft[r] == 0 && !run->onRankDone.IsNull())
+        if (--run->rankLeft[r] == 0)
         {
-            run->onRankDone(run->id, r, run->endpoints[r]);
+            NS_LOG_LOGIC("collective " << run->id << ": rank " << r << " (endpoint "
+                                       << run->endpoints[r] << ") done at "
+                                       << Simulator::Now().As(Time::US));
+            if (!run->onRankDone.IsNull())
+            {
+                run->onRankDone(run->id, r, run->endpoints[r]);
+            }
         }
     };
     rankStep(s.src);
@@ -215,6 +238,7 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
     }
     if (--run->left == 0)
     {
+        NS_LOG_DEBUG("collective " << run->id << " done at " << Simulator::Now().As(Time::US));
         m_runs.erase(run->id);
         if (!run->onDone.IsNull())
         {

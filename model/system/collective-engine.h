@@ -62,13 +62,20 @@ class CollectiveEngine : public Object
                    DoneCallback onDone);
 
     /**
-     * \brief Builds a request over the backend's topology (BuildCollective) and starts it.
+     * \brief Plans a request over the backend's network view (GetPlanner()) and starts it.
      * \param request what to run \param onRankDone per rank \param onDone at the end
      * \return the collective id
      */
     uint64_t Start(const CollectiveRequest& request,
                    RankDoneCallback onRankDone,
                    DoneCallback onDone);
+
+    /**
+     * \brief The planner over the backend's network view, made at first use (which validates
+     * every dimension's `collective` algorithm). Throws ReplayError without a backend.
+     * \return the planner
+     */
+    const CollectivePlanner& GetPlanner();
 
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
@@ -98,6 +105,7 @@ class CollectiveEngine : public Object
     void Complete(const std::shared_ptr<Run>& run, uint32_t step);
 
     Ptr<NetworkBackend> m_backend;                   //!< the network
+    std::unique_ptr<CollectivePlanner> m_planner;    //!< requests -> schedules, made at first use
     std::map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
     uint64_t m_nextId = 0;                           //!< next collective id
 };

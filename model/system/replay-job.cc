@@ -121,10 +121,20 @@ ReplayJob::GetGroups() const
     return m_groups;
 }
 
-const ParallelLayout*
-ReplayJob::GetLayout() const
+bool
+ReplayJob::IsPipelineTransfer(uint32_t rank, uint32_t peer) const
 {
-    return m_layout.get();
+    return !m_layout || m_layout->Stage(peer) != m_layout->Stage(rank);
+}
+
+SymmetryPlan
+ReplayJob::PlanSymmetry(const NetworkView& view, bool serializeGroups) const
+{
+    if (!m_layout)
+    {
+        return SymmetryPlan(GetRankCount());
+    }
+    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups);
 }
 
 ExecutionTrace

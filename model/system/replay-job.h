@@ -9,6 +9,7 @@
 #include "ns3/execution-trace.h"
 #include "ns3/trace-set.h"
 #include "ns3/workload.h"
+#include "symmetry-plan.h"
 
 #include <map>
 #include <memory>
@@ -58,8 +59,22 @@ class ReplayJob
     /** \return the communicator groups */
     const CommGroups& GetGroups() const;
 
-    /** \return the parallel layout of a workload job, or null for a trace set (no symmetry) */
-    const ParallelLayout* GetLayout() const;
+    /**
+     * \brief Whether waiting for a transfer between \p rank and \p peer is a pipeline bubble:
+     * the two sit in different pipeline stages (a context-parallel ring's transfer is
+     * communication). A trace set knows no stages: every transfer counts as pipeline.
+     * \param rank the waiting rank \param peer the other rank
+     * \return whether the transfer crosses pipeline stages
+     */
+    bool IsPipelineTransfer(uint32_t rank, uint32_t peer) const;
+
+    /**
+     * \brief The symmetry reduction this job allows on a network (see SymmetryPlan): a
+     * workload job folds its symmetric copies, a trace set simulates every rank.
+     * \param view the network \param serializeGroups whether a group runs one collective at a
+     * time \return the plan
+     */
+    SymmetryPlan PlanSymmetry(const NetworkView& view, bool serializeGroups) const;
 
     /**
      * \brief The trace \p rank executes, with groups and peers bound (what a file would hold).

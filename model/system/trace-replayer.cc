@@ -7,11 +7,11 @@
 #include "collective-algorithms.h"
 #include "ns3/boolean.h"
 #include "ns3/log.h"
+#include "ns3/network-view.h"
 #include "ns3/simulator.h"
-#include "ns3/spec-error.h"
 #include "ns3/string.h"
-#include "ns3/topology.h"
 #include "ns3/uinteger.h"
+#include "replay-error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,37 +32,6 @@ constexpr uint8_t kCauseCompute = 0;
 constexpr uint8_t kCauseReceive = 1;
 constexpr uint8_t kCauseCommunication = 2;
 constexpr uint32_t kAbsent = UINT32_MAX;
-
-/** Maps a Chakra collective type onto the collective engine's operations. */
-bool
-ToCollectiveOp(CollectiveType type, CollectiveOp& op)
-{
-    switch (type)
-    {
-        case CollectiveType::ALL_REDUCE:
-        case CollectiveType::BARRIER:
-            op = CollectiveOp::ALL_REDUCE;
-            return true;
-        case CollectiveType::REDUCE:
-            op = CollectiveOp::REDUCE;
-            return true;
-        case CollectiveType::ALL_GATHER:
-            op = CollectiveOp::ALL_GATHER;
-            return true;
-        case CollectiveType::BROADCAST:
-            op = CollectiveOp::BROADCAST;
-            return true;
-        case CollectiveType::ALL_TO_ALL:
-            op = CollectiveOp::ALL_TO_ALL;
-            return true;
-        case CollectiveType::REDUCE_SCATTER:
-        case CollectiveType::REDUCE_SCATTER_BLOCK:
-            op = CollectiveOp::REDUCE_SCATTER;
-            return true;
-        default:
-            return false;
-    }
-}
 } // namespace
 
 TypeId
@@ -91,16 +60,19 @@ TraceReplayer::GetTypeId()
                           MakeBooleanAccessor(&TraceReplayer::m_symmetry),
                           MakeBooleanChecker())
             .AddAttribute("CollectiveAlgorithm",
-                          "Algorithm of every collective (auto picks per topology dimension).",
+                          "Algorithm of every collective: auto (per network dimension) or a "
+                          "registered CollectiveAlgorithm name.",
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_algorithm),
                           MakeStringChecker())
             .AddTraceSource("OperatorStart",
-                            "A node of a rank's graph starts (rank, node index, name).",
+                            "An operator of a simulated rank starts (an OperatorEvent: rank, "
+                            "node, name, kind, time, duration, FLOPs, bytes, group).",
                             MakeTraceSourceAccessor(&TraceReplayer::m_opStart),
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
             .AddTraceSource("OperatorEnd",
-                            "A node of a rank's graph ends (rank, node index, name).",
+                            "An operator of a simulated rank ends (an OperatorEvent; its duration "
+                            "is the time since it started).",
                             MakeTraceSourceAccessor(&TraceReplayer::m_opEnd),
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback");
     return tid;
@@ -167,25 +139,35 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
 {
     if (!m_backend)
     {
-        throw SpecError("replay", "", "no network backend set");
+        throw ReplayError("no network backend set (SetBackend)");
     }
-    if (job.GetRankCount() > m_backend->GetTopology()->GetEndpointCount())
+    const NetworkView& view = m_backend->GetView();
+    if (job.GetRankCount() > view.GetEndpointCount())
     {
-        throw SpecError(
-            "replay",
-            "",
-            "the job has " + std::to_string(job.GetRankCount()) + " ranks but the network only "
-                + std::to_string(m_backend->GetTopology()->GetEndpointCount()) + " GPUs");
+        throw ReplayError("the job has " + std::to_string(job.GetRankCount())
+                          + " ranks but the network only " + std::to_string(view.GetEndpointCount())
+                          + " GPUs");
     }
+    // Bad algorithm names are input errors: report them before anything runs.
+    m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
     m_job = &job;
     m_onDone = onDone;
     m_left = 0;
     m_start = Simulator::Now().GetSeconds();
     m_ranks.assign(job.GetRankCount(), RankState());
-    SetUpSymmetry(job);
+    m_world.clear();
+    for (uint32_t r = 0; r < job.GetRankCount(); ++r)
+    {
+        m_world.push_back(r);
+    }
+    m_plan =
+        m_symmetry ? job.PlanSymmetry(view, m_serializeGroups) : SymmetryPlan(job.GetRankCount());
+    NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
+                              << " simulated) from " << Simulator::Now().As(Time::US));
+    m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
-        if (!IsSimulated(r))
+        if (!m_plan.IsSimulated(r))
         {
             continue; // a copy: its representative stands for it
         }
@@ -227,13 +209,11 @@ TraceReplayer::Collect()
     ReplayResult result;
     result.collectives = m_collectives;
     result.messages = m_messages;
-    result.simulatedRanks = static_cast<uint32_t>(
-        m_simulated.empty() ? m_ranks.size()
-                            : std::count(m_simulated.begin(), m_simulated.end(), uint8_t(1)));
-    result.tensorTimed = m_tpCached;
+    result.simulatedRanks = m_plan.GetSimulatedCount();
+    result.tensorTimed = m_plan.TimesTensorOnce();
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
-        RankTiming t = m_ranks[IsSimulated(r) ? r : RepresentativeOf(r)].timing;
+        RankTiming t = m_ranks[m_plan.RepresentativeOf(r)].timing;
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
         if (t.finishS > result.stepTimeS || result.ranks.empty())
@@ -243,6 +223,9 @@ TraceReplayer::Collect()
         }
         result.ranks.push_back(t);
     }
+    NS_LOG_DEBUG("replay done: step " << result.stepTimeS << " s, critical rank "
+                                      << result.criticalRank << ", " << result.collectives
+                                      << " collectives, " << result.messages << " messages");
     m_meetings.clear();
     m_running.clear();
     m_groupQueue.clear();
@@ -252,31 +235,106 @@ TraceReplayer::Collect()
     m_transfers.clear();
     m_measuring.clear();
     m_tpTimes.clear();
-    m_simulated.clear();
+    m_commStarts.clear();
+    m_plan = SymmetryPlan();
+    m_world.clear();
     m_onDone = nullptr;
     m_ranks.clear();
     m_job = nullptr;
     return result;
 }
 
+OperatorEvent
+TraceReplayer::MakeEvent(uint32_t rank, uint32_t node) const
+{
+    const RankState& s = m_ranks[rank];
+    const TraceNode& n = s.graph->GetNode(node);
+    OperatorEvent e;
+    e.rank = rank;
+    e.node = node;
+    e.name = s.graph->GetName(node);
+    e.kind = ToOperatorKind(n.type);
+    e.time = Simulator::Now();
+    e.bytes = n.bytes;
+    switch (e.kind)
+    {
+        case OperatorKind::COMPUTE:
+            e.duration = NanoSeconds(n.durationNs);
+            e.flops = n.numOps;
+            break;
+        case OperatorKind::COLLECTIVE:
+            ToCollectiveOp(n.commType, e.collective);
+            e.group = m_job->BindGroup(rank, n.group);
+            break;
+        case OperatorKind::SEND:
+            e.peer = m_job->BindPeer(rank, n.commDst);
+            break;
+        case OperatorKind::RECV:
+            e.peer = m_job->BindPeer(rank, n.commSrc);
+            break;
+        case OperatorKind::OTHER:
+            e.bytes = 0;
+            break;
+    }
+    return e;
+}
+
+void
+TraceReplayer::OperatorStarted(uint32_t rank, uint32_t node)
+{
+    const TraceNodeType type = m_ranks[rank].graph->GetNode(node).type;
+    if (!m_opEnd.IsEmpty() && IsCommunication(type))
+    {
+        // An end's duration is the time since the start.
+        m_commStarts[(uint64_t(rank) << 32) | node] = Simulator::Now().GetNanoSeconds();
+    }
+    if (!m_opStart.IsEmpty())
+    {
+        m_opStart(MakeEvent(rank, node));
+    }
+}
+
+void
+TraceReplayer::OperatorEnded(uint32_t rank, uint32_t node)
+{
+    if (m_opEnd.IsEmpty())
+    {
+        return;
+    }
+    OperatorEvent e = MakeEvent(rank, node);
+    auto started = m_commStarts.find((uint64_t(rank) << 32) | node);
+    if (started != m_commStarts.end())
+    {
+        e.duration = NanoSeconds(e.time.GetNanoSeconds() - started->second);
+        m_commStarts.erase(started);
+    }
+    m_opEnd(e);
+}
+
+const std::vector<uint32_t>&
+TraceReplayer::MembersOf(uint32_t group)
+{
+    return group == kWorldGroup ? m_world : m_job->GetGroups().Get(group);
+}
+
 void
 TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 {
     RankState& s = m_ranks[rank];
-    switch (s.graph->GetNode(node).type)
+    switch (ToOperatorKind(s.graph->GetNode(node).type))
     {
-        case TraceNodeType::COMP:
+        case OperatorKind::COMPUTE:
             s.ready.push({node, cause});
             StartCompute(rank);
             break;
-        case TraceNodeType::COMM_COLL:
+        case OperatorKind::COLLECTIVE:
             JoinCollective(rank, node);
             break;
-        case TraceNodeType::COMM_SEND:
-        case TraceNodeType::COMM_RECV:
+        case OperatorKind::SEND:
+        case OperatorKind::RECV:
             PostPointToPoint(rank, node);
             break;
-        default:
+        case OperatorKind::OTHER:
             // Metadata, memory and other nodes cost nothing here.
             Complete(rank, node);
             break;
@@ -294,24 +352,20 @@ TraceReplayer::Complete(uint32_t rank, uint32_t node)
         Simulator::ScheduleNow(m_onDone);
     }
     s.timing.finishS = std::max(s.timing.finishS, Simulator::Now().GetSeconds());
-    const TraceNodeType type = s.graph->GetNode(node).type;
-    if (!m_opEnd.IsEmpty())
+    const TraceNode& n = s.graph->GetNode(node);
+    if (m_traceOperators)
     {
-        m_opEnd(rank, node, s.graph->GetName(node));
+        OperatorEnded(rank, node);
     }
-    uint8_t cause = type == TraceNodeType::COMP        ? kCauseCompute
-                    : type == TraceNodeType::COMM_RECV ? kCauseReceive
-                                                       : kCauseCommunication;
-    const ParallelLayout* layout = m_job->GetLayout();
-    if (cause == kCauseReceive && layout)
+    uint8_t cause = n.type == TraceNodeType::COMP        ? kCauseCompute
+                    : n.type == TraceNodeType::COMM_RECV ? kCauseReceive
+                                                         : kCauseCommunication;
+    // Only waits on another pipeline stage are bubble; a context-parallel ring's receive is
+    // communication.
+    if (cause == kCauseReceive
+        && !m_job->IsPipelineTransfer(rank, m_job->BindPeer(rank, n.commSrc)))
     {
-        // Only waits on another pipeline stage are bubble; a context-parallel ring's receive is
-        // communication. (Trace sets carry no layout: every receive counts as pipeline.)
-        const uint32_t peer = m_job->BindPeer(rank, s.graph->GetNode(node).commSrc);
-        if (layout->Stage(peer) == layout->Stage(rank))
-        {
-            cause = kCauseCommunication;
-        }
+        cause = kCauseCommunication;
     }
     for (uint32_t child : s.graph->GetChildren(node))
     {
@@ -341,9 +395,9 @@ TraceReplayer::StartCompute(uint32_t rank)
         }
         s.busyStreams++;
         s.status[node] = kStatusPosted;
-        if (!m_opStart.IsEmpty())
+        if (m_traceOperators)
         {
-            m_opStart(rank, node, s.graph->GetName(node));
+            OperatorStarted(rank, node);
         }
         const uint64_t ns = s.graph->GetNode(node).durationNs;
         Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
@@ -373,36 +427,21 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     CollectiveOp op;
     if (!ToCollectiveOp(n.commType, op))
     {
-        throw SpecError("replay",
-                        "",
-                        Describe(rank, node) + ": collective type " + ToString(n.commType)
-                            + " cannot be replayed");
+        throw ReplayError(Describe(rank, node) + ": collective type " + ToString(n.commType)
+                          + " cannot be replayed");
     }
     const uint32_t group = m_job->BindGroup(rank, n.group);
-    std::vector<uint32_t> world;
-    if (group == kWorldGroup)
+    if (group != kWorldGroup && !m_job->GetGroups().Has(group))
     {
-        for (uint32_t r = 0; r < m_ranks.size(); ++r)
-        {
-            world.push_back(r);
-        }
+        throw ReplayError(Describe(rank, node) + ": names group " + std::to_string(group)
+                          + ", which the communicator groups do not define");
     }
-    else if (!m_job->GetGroups().Has(group))
-    {
-        throw SpecError("replay",
-                        "",
-                        Describe(rank, node) + ": names group " + std::to_string(group)
-                            + ", which the communicator groups do not define");
-    }
-    const std::vector<uint32_t>& members =
-        group == kWorldGroup ? world : m_job->GetGroups().Get(group);
+    const std::vector<uint32_t>& members = MembersOf(group);
     auto pos = std::find(members.begin(), members.end(), rank);
     if (pos == members.end())
     {
-        throw SpecError("replay",
-                        "",
-                        Describe(rank, node) + ": rank " + std::to_string(rank)
-                            + " is not a member of group " + std::to_string(group));
+        throw ReplayError(Describe(rank, node) + ": rank " + std::to_string(rank)
+                          + " is not a member of group " + std::to_string(group));
     }
     const uint64_t key = (uint64_t(group) << 32) | s.seqOnGroup[group]++;
     auto [it, created] = m_meetings.try_emplace(key);
@@ -417,30 +456,34 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     }
     else if (m.type != n.commType || m.bytes != n.bytes)
     {
-        throw SpecError("replay",
-                        "",
-                        Describe(rank, node) + " meets " + ToString(m.type) + " of "
-                            + std::to_string(m.bytes) + " bytes issued by rank "
-                            + std::to_string(m.firstRank) + " as the same collective of group "
-                            + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
-                            + " bytes");
+        throw ReplayError(Describe(rank, node) + " meets " + ToString(m.type) + " of "
+                          + std::to_string(m.bytes) + " bytes issued by rank "
+                          + std::to_string(m.firstRank) + " as the same collective of group "
+                          + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
+                          + " bytes");
     }
     m.nodeOfMember[pos - members.begin()] = node;
     s.status[node] = kStatusPosted;
-    const auto expected = m_simulated.empty()
-                              ? members.size()
-                              : static_cast<std::size_t>(std::count_if(members.begin(),
-                                                                       members.end(),
-                                                                       [this](uint32_t r)
-                                                                       {
-                                                                           return IsSimulated(r);
-                                                                       }));
+    const auto expected =
+        m_plan.IsReduced()
+            ? static_cast<std::size_t>(std::count_if(members.begin(),
+                                                     members.end(),
+                                                     [this](uint32_t r)
+                                                     {
+                                                         return m_plan.IsSimulated(r);
+                                                     }))
+            : members.size();
     if (++m.joined < expected)
     {
+        NS_LOG_LOGIC("rank " << rank << " joins " << ToString(n.commType) << " #"
+                             << (key & 0xffffffffu) << " of group " << group << ", waiting for "
+                             << expected - m.joined << " more");
         return;
     }
     if (m_serializeGroups && m_groupBusy[group])
     {
+        NS_LOG_LOGIC("group " << group << " busy: " << ToString(n.commType) << " #"
+                              << (key & 0xffffffffu) << " queued");
         m_groupQueue[group].push_back(key);
         return;
     }
@@ -451,46 +494,34 @@ void
 TraceReplayer::LaunchMeeting(uint64_t key)
 {
     Meeting& m = m_meetings.at(key);
-    const std::vector<uint32_t>* members;
-    std::vector<uint32_t> world;
-    if (m.group == kWorldGroup)
-    {
-        for (uint32_t r = 0; r < m_ranks.size(); ++r)
-        {
-            world.push_back(r);
-        }
-        members = &world;
-    }
-    else
-    {
-        members = &m_job->GetGroups().Get(m.group);
-    }
+    const std::vector<uint32_t>& members = MembersOf(m.group);
     m_groupBusy[m.group] = true;
     m_collectives++;
-    for (uint32_t i = 0; i < members->size(); ++i)
+    for (uint32_t i = 0; i < members.size(); ++i)
     {
-        const uint32_t r = (*members)[i];
-        if (IsSimulated(r) && !m_opStart.IsEmpty())
+        const uint32_t r = members[i];
+        if (m_traceOperators && m_plan.IsSimulated(r))
         {
-            m_opStart(r, m.nodeOfMember[i], m_ranks[r].graph->GetName(m.nodeOfMember[i]));
+            OperatorStarted(r, m.nodeOfMember[i]);
         }
     }
-    const ParallelLayout* layout = m_job->GetLayout();
-    const bool tensor =
-        m_tpCached && m.group != kWorldGroup && layout->KindOf(m.group) == GroupKind::TP;
+    const bool tensor = m_plan.IsTimedOnce(m.group);
     auto timed = m_tpTimes.end();
     if (tensor)
     {
         timed = m_tpTimes.find(std::make_tuple(m.group, int(m.type), m.bytes));
     }
-    if (members->size() == 1 || m.bytes == 0 || timed != m_tpTimes.end())
+    if (members.size() == 1 || m.bytes == 0 || timed != m_tpTimes.end())
     {
         // Nothing crosses the network, or this group's links carry nothing else and this
         // collective was measured before: done after the known time, as simulator events.
         const Time delay = NanoSeconds(timed != m_tpTimes.end() ? timed->second : 0);
+        NS_LOG_DEBUG("collective " << ToString(m.type) << " of " << m.bytes << " B on group "
+                                   << m.group << ": done in " << delay.As(Time::US)
+                                   << " without the network");
         const uint64_t pseudo = UINT64_MAX - m_collectives;
         m_running[pseudo] = key;
-        for (uint32_t i = 0; i < members->size(); ++i)
+        for (uint32_t i = 0; i < members.size(); ++i)
         {
             Simulator::Schedule(delay, &TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
         }
@@ -499,44 +530,25 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     }
     CollectiveRequest request;
     ToCollectiveOp(m.type, request.op);
-    request.endpoints = *members;
+    request.endpoints = members;
     request.bytes = m.bytes;
     request.algorithm = m_algorithm;
     uint64_t id = m_engine->Start(request,
                                   MakeCallback(&TraceReplayer::CollectiveRankDone, this),
                                   MakeCallback(&TraceReplayer::CollectiveDone, this));
+    NS_LOG_DEBUG("collective " << id << " launched: " << ToString(m.type) << " of " << m.bytes
+                               << " B on group " << m.group << " (" << members.size() << " ranks)");
     m_running[id] = key;
     if (tensor)
     {
         m_measuring[id] = Simulator::Now().GetSeconds();
         return;
     }
-    if (m_simulated.empty() || m.group == kWorldGroup)
-    {
-        return;
-    }
     // The same collective of every copy's group loads the network too (ghosts: no callbacks).
-    const GroupKind kind = layout->KindOf(m.group);
-    std::set<uint32_t> launched{m.group};
-    for (uint32_t t = 0; t < m_translations.size(); ++t)
+    for (uint32_t image : m_plan.GetGhostGroups(m.group, m_job->GetGroups()))
     {
-        const uint32_t image = layout->GroupId(Translate(members->front(), t), kind);
-        if (!launched.insert(image).second || !m_job->GetGroups().Has(image))
-        {
-            continue;
-        }
-        const auto& ghosts = m_job->GetGroups().Get(image);
-        if (std::any_of(ghosts.begin(),
-                        ghosts.end(),
-                        [this](uint32_t r)
-                        {
-                            return IsSimulated(r);
-                        }))
-        {
-            continue; // a simulated member launches it
-        }
         CollectiveRequest ghost = request;
-        ghost.endpoints = ghosts;
+        ghost.endpoints = m_job->GetGroups().Get(image);
         m_engine->Start(
             ghost, CollectiveEngine::RankDoneCallback(), CollectiveEngine::DoneCallback());
     }
@@ -546,8 +558,8 @@ void
 TraceReplayer::CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t endpoint)
 {
     const Meeting& m = m_meetings.at(m_running.at(collective));
-    const uint32_t rank = m.group == kWorldGroup ? member : m_job->GetGroups().Get(m.group)[member];
-    if (IsSimulated(rank))
+    const uint32_t rank = MembersOf(m.group)[member];
+    if (m_plan.IsSimulated(rank))
     {
         Complete(rank, m.nodeOfMember[member]);
     }
@@ -588,10 +600,8 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);
     if (peer >= m_ranks.size())
     {
-        throw SpecError("replay",
-                        "",
-                        Describe(rank, node) + ": peer rank " + std::to_string(peer)
-                            + " is outside the job's " + std::to_string(m_ranks.size()) + " ranks");
+        throw ReplayError(Describe(rank, node) + ": peer rank " + std::to_string(peer)
+                          + " is outside the job's " + std::to_string(m_ranks.size()) + " ranks");
     }
     const uint32_t src = send ? rank : peer;
     const uint32_t dst = send ? peer : rank;
@@ -600,6 +610,8 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     auto it = other.find(key);
     if (it == other.end())
     {
+        NS_LOG_LOGIC("rank " << rank << " posts " << (send ? "send to " : "receive from ") << peer
+                             << " (tag " << n.commTag << "), waiting for its match");
         (send ? m_sends : m_recvs).emplace(key, node);
         return;
     }
@@ -614,11 +626,13 @@ void
 TraceReplayer::StartTransfer(
     uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes)
 {
-    if (!m_opStart.IsEmpty())
+    if (m_traceOperators)
     {
-        m_opStart(src, sendNode, m_ranks[src].graph->GetName(sendNode));
-        m_opStart(dst, recvNode, m_ranks[dst].graph->GetName(recvNode));
+        OperatorStarted(src, sendNode);
+        OperatorStarted(dst, recvNode);
     }
+    NS_LOG_LOGIC("transfer of " << bytes << " B from rank " << src << " to rank " << dst << " at "
+                                << Simulator::Now().As(Time::US));
     if (src == dst)
     {
         m_messages++;
@@ -628,10 +642,10 @@ TraceReplayer::StartTransfer(
     }
     uint64_t id = m_backend->Send(src, dst, bytes, m_transferDone);
     m_transfers[id] = std::make_tuple(src, sendNode, dst, recvNode);
-    for (uint32_t t = 0; t < m_translations.size(); ++t)
+    for (uint32_t t = 0; t < m_plan.GetTranslationCount(); ++t)
     {
         // Every copy sends the same message at the same time (ghost traffic).
-        m_backend->Send(Translate(src, t), Translate(dst, t), bytes, m_ghostDone);
+        m_backend->Send(m_plan.Translate(src, t), m_plan.Translate(dst, t), bytes, m_ghostDone);
     }
 }
 
@@ -641,6 +655,8 @@ TraceReplayer::TransferDone(uint64_t message)
     auto [src, sendNode, dst, recvNode] = m_transfers.at(message);
     m_transfers.erase(message);
     m_messages++;
+    NS_LOG_LOGIC("transfer " << message << " from rank " << src << " to rank " << dst
+                             << " delivered at " << Simulator::Now().As(Time::US));
     Complete(src, sendNode);
     Complete(dst, recvNode);
 }
@@ -648,167 +664,6 @@ TraceReplayer::TransferDone(uint64_t message)
 void
 TraceReplayer::GhostDelivered(uint64_t message)
 {}
-
-bool
-TraceReplayer::IsSimulated(uint32_t rank) const
-{
-    return m_simulated.empty() || m_simulated[rank];
-}
-
-uint32_t
-TraceReplayer::Translate(uint32_t rank, uint32_t t) const
-{
-    const ParallelLayout* layout = m_job->GetLayout();
-    for (std::size_t a = 0; a < m_foldedAxes.size(); ++a)
-    {
-        const GroupKind axis = m_foldedAxes[a];
-        const uint32_t size = layout->GroupSize(axis);
-        rank = layout->WithCoord(
-            rank, axis, (layout->Coord(rank, axis) + m_translations[t][a]) % size);
-    }
-    return rank;
-}
-
-uint32_t
-TraceReplayer::RepresentativeOf(uint32_t rank) const
-{
-    const ParallelLayout* layout = m_job->GetLayout();
-    for (GroupKind axis : m_foldedAxes)
-    {
-        rank = layout->WithCoord(rank, axis, 0);
-    }
-    return rank;
-}
-
-bool
-TraceReplayer::HasFaults() const
-{
-    Ptr<Topology> topo = m_backend->GetTopology();
-    for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
-    {
-        if (topo->GetLink(l).factor != 1.0)
-        {
-            return true;
-        }
-    }
-    return false;
-}
-
-bool
-TraceReplayer::TensorGroupsOwnLinks(const ParallelLayout& layout) const
-{
-    Ptr<Topology> topo = m_backend->GetTopology();
-    const TopologyKind inner = topo->GetDimension(0).kind;
-    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
-    {
-        return false; // paths inside the dimension may cross other endpoints' links
-    }
-    const uint32_t ranks = layout.Ranks();
-    auto instance = [&topo](uint32_t r)
-    {
-        return topo->GetInstance(r, 0);
-    };
-    for (uint32_t r = 0; r < ranks; ++r)
-    {
-        if (layout.IndexInGroup(r, GroupKind::TP) == 0)
-        {
-            for (uint32_t m : layout.Group(r, GroupKind::TP))
-            {
-                if (instance(m) != instance(r))
-                {
-                    return false; // the group spans several switches
-                }
-            }
-        }
-    }
-    // No other group or pipeline neighbour may have two members behind the same switch.
-    for (GroupKind kind : {GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP})
-    {
-        if (layout.GroupSize(kind) == 1)
-        {
-            continue;
-        }
-        for (uint32_t r = 0; r < ranks; ++r)
-        {
-            if (layout.IndexInGroup(r, kind) != 0)
-            {
-                continue;
-            }
-            std::set<uint32_t> seen;
-            for (uint32_t m : layout.Group(r, kind))
-            {
-                if (!seen.insert(instance(m)).second)
-                {
-                    return false;
-                }
-            }
-        }
-    }
-    const uint32_t pp = layout.GroupSize(GroupKind::PP);
-    for (uint32_t r = 0; pp > 1 && r < ranks; ++r)
-    {
-        const uint32_t next =
-            layout.WithCoord(r, GroupKind::PP, (layout.Coord(r, GroupKind::PP) + 1) % pp);
-        if (instance(next) == instance(r))
-        {
-            return false;
-        }
-    }
-    return true;
-}
-
-void
-TraceReplayer::SetUpSymmetry(const ReplayJob& job)
-{
-    m_simulated.clear();
-    m_foldedAxes.clear();
-    m_translations.clear();
-    m_tpCached = false;
-    const ParallelLayout* layout = job.GetLayout();
-    if (!m_symmetry || !layout || HasFaults())
-    {
-        return; // a degraded or dead link makes copies differ: replay every rank
-    }
-    // Timing a group's collective once is exact only if the group runs one at a time.
-    m_tpCached =
-        m_serializeGroups && layout->GroupSize(GroupKind::TP) > 1 && TensorGroupsOwnLinks(*layout);
-    std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
-    if (m_tpCached)
-    {
-        axes.push_back(GroupKind::TP);
-    }
-    uint32_t copies = 1;
-    for (GroupKind axis : axes)
-    {
-        if (layout->GroupSize(axis) > 1)
-        {
-            m_foldedAxes.push_back(axis);
-            copies *= layout->GroupSize(axis);
-        }
-    }
-    if (m_foldedAxes.empty())
-    {
-        m_tpCached = false;
-        return;
-    }
-    // Every non-zero combination of offsets along the folded axes, in mixed radix.
-    for (uint32_t index = 1; index < copies; ++index)
-    {
-        std::vector<uint32_t> offsets;
-        uint32_t rest = index;
-        for (GroupKind axis : m_foldedAxes)
-        {
-            offsets.push_back(rest % layout->GroupSize(axis));
-            rest /= layout->GroupSize(axis);
-        }
-        m_translations.push_back(offsets);
-    }
-    m_simulated.assign(layout->Ranks(), 0);
-    for (uint32_t r = 0; r < layout->Ranks(); ++r)
-    {
-        m_simulated[r] = RepresentativeOf(r) == r;
-    }
-}
 
 void
 TraceReplayer::ReportStuck() const
@@ -843,11 +698,12 @@ TraceReplayer::ReportStuck() const
                     auto pos = std::find(m.nodeOfMember.begin(), m.nodeOfMember.end(), i);
                     if (m.joined < m.nodeOfMember.size() && pos != m.nodeOfMember.end())
                     {
-                        const auto& members = m_job->GetGroups().Get(m.group);
+                        const auto& members =
+                            m.group == kWorldGroup ? m_world : m_job->GetGroups().Get(m.group);
                         why = "the group never met: ranks";
                         for (uint32_t k = 0; k < members.size(); ++k)
                         {
-                            if (m.nodeOfMember[k] == kAbsent && IsSimulated(members[k]))
+                            if (m.nodeOfMember[k] == kAbsent && m_plan.IsSimulated(members[k]))
                             {
                                 why += " " + std::to_string(members[k]);
                             }
@@ -859,23 +715,20 @@ TraceReplayer::ReportStuck() const
             }
             if (!why.empty())
             {
-                throw SpecError(
-                    "replay", "", "the trace cannot finish: " + Describe(r, i) + ": " + why);
+                throw ReplayError("the trace cannot finish: " + Describe(r, i) + ": " + why);
             }
         }
         for (uint32_t i = 0; i < s.status.size(); ++i)
         {
             if (s.status[i] == kStatusIdle)
             {
-                throw SpecError("replay",
-                                "",
-                                "the trace cannot finish: " + Describe(r, i)
-                                    + " waits for dependencies that never finish (a cycle, or a "
-                                      "predecessor stuck on communication)");
+                throw ReplayError("the trace cannot finish: " + Describe(r, i)
+                                  + " waits for dependencies that never finish (a cycle, or a "
+                                    "predecessor stuck on communication)");
             }
         }
     }
-    throw SpecError("replay", "", "the trace cannot finish");
+    throw ReplayError("the trace cannot finish");
 }
 
 } // namespace rapidllm

@@ -9,7 +9,9 @@
 #include "ns3/network-backend.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
+#include "operator-event.h"
 #include "replay-job.h"
+#include "symmetry-plan.h"
 
 #include <cstdint>
 #include <deque>
@@ -66,19 +68,16 @@ struct ReplayResult
  *   starts when both are posted (rendezvous, as NCCL's point-to-point kernels need both sides)
  *   and both complete at delivery.
  * A job that cannot finish (a receive without a send, a group member that never arrives, a
- * dependency cycle) ends with a SpecError naming the rank and node, never a hang.
+ * dependency cycle) ends with a ReplayError naming the rank and node, never a hang.
  *
- * With the Symmetry attribute, a workload job (whose ranks of one pipeline stage run the same
- * graph) is replayed with one rank standing for all its copies along the data-parallel and
- * expert axes: its collectives run over their whole groups with the copies as ghost members, and
- * every message and collective it issues is also issued by each copy (ghost traffic, no
- * callbacks), so the network carries the full job's load. When every tensor-parallel group owns
- * its links (a switch dimension that no other communication crosses inside), the tensor axis is
- * folded too and each group's collectives of one kind and size run on the network once and are
- * then timed from that measurement (exact: nothing else can share those links). The rest assumes
- * that copies advance in step, as they do on a symmetric network; a network with a degraded or
- * dead link is therefore always replayed in full. The rapid-llm-replay suite checks that reduced
- * and full replays agree.
+ * With the Symmetry attribute, a workload job is replayed with the SymmetryPlan its ReplayJob
+ * makes for the network: one rank stands for its symmetric copies, whose traffic runs as ghost
+ * load, and tensor-parallel collectives may be timed once per group, kind and size (see
+ * SymmetryPlan). The rapid-llm-replay suite checks that reduced and full replays agree.
+ *
+ * Collectives run with the CollectiveAlgorithm attribute: "auto" (the planner's policy) or any
+ * registered CollectiveAlgorithm name. The trace sources OperatorStart and OperatorEnd report
+ * each operator of a simulated rank as an OperatorEvent.
  */
 class TraceReplayer : public Object
 {
@@ -89,13 +88,14 @@ class TraceReplayer : public Object
     TraceReplayer();
     ~TraceReplayer() override;
 
-    /** \param backend the network the communication runs on (its topology holds the ranks) */
+    /** \param backend the network the communication runs on (its view holds the ranks) */
     void SetBackend(Ptr<NetworkBackend> backend);
 
     /**
      * \brief Replays \p job from the simulator's current time; runs the simulator to the end.
      * \param job the graphs (must outlive the call)
-     * \return the timing; throws SpecError if the job cannot finish
+     * \return the timing; throws ReplayError if the job cannot finish, SpecError if the
+     * network's or the CollectiveAlgorithm attribute's algorithm is unknown
      */
     ReplayResult Replay(const ReplayJob& job);
 
@@ -109,13 +109,16 @@ class TraceReplayer : public Object
 
     /**
      * \brief The timing of the replay Start() began, once the simulator has run; throws
-     * SpecError if the job could not finish.
+     * ReplayError if the job could not finish.
      * \return the timing
      */
     ReplayResult Collect();
 
-    /** Signature of the operator start/end trace sources: rank, node index, node name. */
-    typedef void (*OperatorTracedCallback)(uint32_t rank, uint32_t node, const std::string& name);
+    /**
+     * Signature of the OperatorStart and OperatorEnd trace sources.
+     * \param event the operator: rank, node, name, kind, time, duration, FLOPs, bytes, group
+     */
+    typedef void (*OperatorTracedCallback)(const OperatorEvent& event);
 
   protected:
     void DoDispose() override;
@@ -164,18 +167,14 @@ class TraceReplayer : public Object
     void TransferDone(uint64_t message);
     /** A ghost copy's message arrived: nothing waits for it. */
     void GhostDelivered(uint64_t message);
-    /** Sets up the symmetry reduction for \p job (no-op for trace sets or when disabled). */
-    void SetUpSymmetry(const ReplayJob& job);
-    /** \return whether any link of the network is degraded or dead */
-    bool HasFaults() const;
-    /** \return whether every tensor-parallel group owns its links (see the class comment) */
-    bool TensorGroupsOwnLinks(const ParallelLayout& layout) const;
-    /** \return \p rank moved by translation \p t along the folded axes */
-    uint32_t Translate(uint32_t rank, uint32_t t) const;
-    /** \return the simulated rank that stands for \p rank */
-    uint32_t RepresentativeOf(uint32_t rank) const;
-    /** \return whether \p rank is simulated */
-    bool IsSimulated(uint32_t rank) const;
+    /** \return the event of node \p node of \p rank, now (duration as at its start) */
+    OperatorEvent MakeEvent(uint32_t rank, uint32_t node) const;
+    /** Notes that a node starts: its start time (for OperatorEnd) and OperatorStart. */
+    void OperatorStarted(uint32_t rank, uint32_t node);
+    /** Fires OperatorEnd for a node that ends now. */
+    void OperatorEnded(uint32_t rank, uint32_t node);
+    /** \return the members of \p group (every rank for kWorldGroup) */
+    const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
     [[noreturn]] void ReportStuck() const;
 
@@ -190,14 +189,13 @@ class TraceReplayer : public Object
     bool m_serializeGroups = true;    //!< attribute SerializeGroups
     std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
     bool m_symmetry = false;          //!< attribute Symmetry
+    bool m_traceOperators = false;    //!< OperatorStart or OperatorEnd has sinks
+    std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
-    // Symmetry reduction (empty when every rank is simulated).
-    std::vector<uint8_t> m_simulated;                  //!< per rank: simulated or a copy
-    std::vector<GroupKind> m_foldedAxes;               //!< axes whose copies are not simulated
-    std::vector<std::vector<uint32_t>> m_translations; //!< per translation: offset per folded axis
-    bool m_tpCached = false;                           //!< tensor collectives timed once
+    SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
     std::map<uint64_t, double> m_measuring; //!< collective id -> start (to cache)
+    std::vector<uint32_t> m_world;          //!< every rank (members of kWorldGroup)
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key
@@ -214,8 +212,8 @@ class TraceReplayer : public Object
     uint64_t m_collectives = 0;                      //!< collectives launched
     uint64_t m_messages = 0;                         //!< messages delivered
 
-    TracedCallback<uint32_t, uint32_t, const std::string&> m_opStart; //!< operator start
-    TracedCallback<uint32_t, uint32_t, const std::string&> m_opEnd;   //!< operator end
+    TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
+    TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
 };
 
 } // namespace rapidllm

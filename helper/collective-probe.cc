@@ -6,8 +6,8 @@
 
 #include "ns3/collective-engine.h"
 #include "ns3/cross-validation.h"
-#include "ns3/flow-network.h"
-#include "ns3/network-backend-factory.h"
+#include "ns3/network-backend.h"
+#include "ns3/simulator-guard.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
@@ -33,12 +33,14 @@ RunCollectiveProbe(const NetworkSpec& network,
     CollectiveProbeResult result;
     result.routing = config.routing.empty() ? spec.routing : config.routing;
     Ptr<RoutingPolicy> routing = RoutingPolicy::Create(result.routing);
-    Ptr<NetworkBackend> net = CreateNetworkBackend(config.backend);
-    Ptr<FlowNetwork> flow = DynamicCast<FlowNetwork>(net);
+    Ptr<NetworkBackend> net = NetworkBackend::Create(config.backend);
     net->SetTopology(topology);
     net->SetRouting(routing);
     Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
     engine->SetBackend(net);
+    SimulatorGuard guard;
+    guard.Dispose(net);
+    guard.Dispose(engine);
 
     CollectiveRequest request;
     request.op = config.op;
@@ -57,57 +59,35 @@ RunCollectiveProbe(const NetworkSpec& network,
 
     double start = 0;
     double end = -1;
-    try
-    {
-        // The packet backend opens the pairs' connections first; the collective is timed
-        // from its start (the flow backend starts at once).
-        StartWhenReady(net,
-                       SchedulePairs(plan.schedule, request.endpoints),
-                       Callback<void>(
-                           [&]()
-                           {
-                               start = Simulator::Now().GetSeconds();
-                               engine->Start(std::move(plan.schedule),
-                                             request.endpoints,
-                                             CollectiveEngine::RankDoneCallback(),
-                                             CollectiveEngine::DoneCallback(
-                                                 [&end](uint64_t)
-                                                 {
-                                                     end = Simulator::Now().GetSeconds();
-                                                 }));
-                           }));
-        Simulator::Run();
-    }
-    catch (...)
-    {
-        Simulator::Destroy();
-        throw;
-    }
+    // The packet backend opens the pairs' connections first; the collective is timed from its
+    // start (the flow backend starts at once).
+    net->Prepare(SchedulePairs(plan.schedule, request.endpoints),
+                 Callback<void>(
+                     [&]()
+                     {
+                         start = Simulator::Now().GetSeconds();
+                         engine->Start(std::move(plan.schedule),
+                                       request.endpoints,
+                                       CollectiveEngine::RankDoneCallback(),
+                                       CollectiveEngine::DoneCallback(
+                                           [&end](uint64_t)
+                                           {
+                                               end = Simulator::Now().GetSeconds();
+                                           }));
+                     }));
+    Simulator::Run();
     if (end < 0)
     {
-        Simulator::Destroy();
         throw SpecError(source, "", "the collective did not complete (internal error)");
     }
     result.timeS = end - start;
-    if (flow)
-    {
-        result.solves = flow->GetSolveCount();
-        result.solvedFlows = flow->GetSolvedFlowCount();
-    }
+    const NetworkStats stats = net->GetStats();
+    result.solves = stats.solves;
+    result.solvedFlows = stats.solvedFlows;
     result.algorithmBandwidthBps = result.timeS > 0 ? double(config.bytes) / result.timeS : 0;
     result.busBandwidthBps =
         result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);
-    if (config.topLinks > 0 && flow)
-    {
-        result.mostLoaded = flow->GetMostLoadedLinks(config.topLinks);
-        for (const auto& s : result.mostLoaded)
-        {
-            result.mostLoadedNames.push_back(topology->DescribeLink(s.link));
-        }
-    }
-    engine->Dispose();
-    net->Dispose();
-    Simulator::Destroy();
+    result.mostLoaded = stats.MostLoaded(config.topLinks);
     return result;
 }
 

@@ -7,9 +7,8 @@
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-engine.h"
 #include "ns3/hardware-spec.h"
-#include "ns3/network-backend-factory.h"
-#include "ns3/packet-network.h"
 #include "ns3/routing-policy.h"
+#include "ns3/simulator-guard.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
@@ -326,7 +325,7 @@ RunXvalWorkload(const XvalWorkload& workload,
     XvalRun run;
     Ptr<Topology> topology = Topology::Build(workload.network, workload.endpoints, workload.name);
     Ptr<RoutingPolicy> routing = RoutingPolicy::Create(workload.network.routing);
-    Ptr<NetworkBackend> net = CreateNetworkBackend(backend);
+    Ptr<NetworkBackend> net = NetworkBackend::Create(backend);
     if (configure)
     {
         configure(net);
@@ -335,42 +334,32 @@ RunXvalWorkload(const XvalWorkload& workload,
     net->SetRouting(routing);
     double start = -1;
     double end = -1;
-    try
     {
-        std::vector<std::pair<uint32_t, uint32_t>> pairs;
+        SimulatorGuard guard;
+        guard.Dispose(net);
+        std::vector<NetworkBackend::EndpointPair> pairs;
         if (workload.pairs)
         {
             pairs = workload.pairs(*topology);
         }
-        StartWhenReady(net,
-                       pairs,
-                       Callback<void>(
-                           [&]()
-                           {
-                               start = Simulator::Now().GetSeconds();
-                               workload.start(net,
-                                              [&]()
-                                              {
-                                                  end = Simulator::Now().GetSeconds();
-                                                  Simulator::Stop();
-                                              });
-                           }));
+        net->Prepare(pairs,
+                     Callback<void>(
+                         [&]()
+                         {
+                             start = Simulator::Now().GetSeconds();
+                             workload.start(net,
+                                            [&]()
+                                            {
+                                                end = Simulator::Now().GetSeconds();
+                                                Simulator::Stop();
+                                            });
+                         }));
         Simulator::Run();
+        const NetworkStats stats = net->GetStats();
+        run.messages = stats.messagesSent;
+        run.dataPackets = stats.dataPackets;
+        run.drops = stats.drops;
     }
-    catch (...)
-    {
-        net->Dispose();
-        Simulator::Destroy();
-        throw;
-    }
-    run.messages = net->GetSentCount();
-    if (Ptr<PacketNetwork> p = DynamicCast<PacketNetwork>(net))
-    {
-        run.dataPackets = p->GetDataPacketCount();
-        run.drops = p->GetQueueDropCount();
-    }
-    net->Dispose();
-    Simulator::Destroy();
     if (start < 0 || end < 0)
     {
         throw SpecError(

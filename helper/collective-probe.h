@@ -6,8 +6,8 @@
 #define RAPIDLLM_COLLECTIVE_PROBE_H
 
 #include "ns3/collective-algorithms.h"
-#include "ns3/flow-network.h"
 #include "ns3/network-spec.h"
+#include "ns3/network-stats.h"
 
 #include <cstdint>
 #include <string>
@@ -32,7 +32,7 @@ struct CollectiveProbeConfig
     uint32_t root = 0;                          //!< broadcast / reduce root
     double reduceBytesPerSecond = 0;            //!< local reduction rate (0 = free)
     uint32_t topLinks = 0;                      //!< how many most loaded links to report
-    std::string backend = "flow";               //!< network backend (CreateNetworkBackend)
+    std::string backend = "flow";               //!< network backend (NetworkBackend::Create)
 };
 
 /**
@@ -41,22 +41,22 @@ struct CollectiveProbeConfig
  */
 struct CollectiveProbeResult
 {
-    double timeS = 0;                         //!< completion time, seconds
-    double algorithmBandwidthBps = 0;         //!< bytes / time
-    double busBandwidthBps = 0;               //!< algorithm bandwidth x BusBandwidthFactor
-    std::string algorithm;                    //!< algorithm actually used
-    std::string routing;                      //!< routing policy name
-    uint64_t messages = 0;                    //!< messages sent
-    uint64_t solves = 0;                      //!< flow-rate recomputations
-    uint64_t solvedFlows = 0;                 //!< flows recomputed, summed over recomputations
-    std::vector<LinkStats> mostLoaded;        //!< the busiest links
-    std::vector<std::string> mostLoadedNames; //!< their names ("gpu0>nvlink.sw0")
+    double timeS = 0;                  //!< completion time, seconds
+    double algorithmBandwidthBps = 0;  //!< bytes / time
+    double busBandwidthBps = 0;        //!< algorithm bandwidth x BusBandwidthFactor
+    std::string algorithm;             //!< algorithm actually used
+    std::string routing;               //!< routing policy name
+    uint64_t messages = 0;             //!< messages sent
+    uint64_t solves = 0;               //!< flow-rate recomputations (flow backend)
+    uint64_t solvedFlows = 0;          //!< flows recomputed, summed over recomputations
+    std::vector<LinkStats> mostLoaded; //!< the busiest links, named
 };
 
 /**
- * \brief Builds the topology (sized for the ranks, faults applied), the routing policy and a
- * FlowNetwork, runs one collective on ns3::Simulator and measures it. Runs and destroys the
- * simulator; throws SpecError on bad input or unreachable pairs.
+ * \brief Builds the topology (sized for the ranks, faults applied), the routing policy and the
+ * network backend, runs one collective on ns3::Simulator and measures it (from the time the
+ * backend is prepared, see NetworkBackend::Prepare). Runs and destroys the simulator; throws
+ * SpecError on bad input, NetworkError on unreachable pairs.
  * \param network the network spec \param config what to run \param source name for errors
  * \return the measurement
  */

@@ -109,8 +109,9 @@ class XvalWorkloadRegistrar
 };
 
 /**
- * \brief Runs a workload on one backend: builds the topology and routing, opens the
- * connections (StartWhenReady), runs the simulator and destroys it.
+ * \brief Runs a workload on one backend: builds the topology and routing, prepares the
+ * backend for the workload's pairs (NetworkBackend::Prepare), runs the simulator from there
+ * and destroys it.
  * \param workload the workload \param backend "flow", "packet" or a backend TypeId name
  * \param configure called with the backend before use (attributes), may be null
  * \return the run; throws SpecError if the workload does not complete

@@ -1,0 +1,297 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "packet-fabric.h"
+
+#include "ns3/boolean.h"
+#include "ns3/data-rate.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/log.h"
+#include "ns3/network-error.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/queue-size.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/uinteger.h"
+#include "packet-path-routing.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmPacketFabric");
+
+namespace {
+/** Marks a directed link without an installed device. */
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+} // namespace
+
+bool
+PacketFabric::IsBuilt() const
+{
+    return m_built;
+}
+
+void
+PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
+{
+    if (m_built)
+    {
+        return;
+    }
+    m_built = true;
+    m_topology = topology;
+    const Topology& topo = *topology;
+    const uint32_t n = topo.GetNodeCount();
+    NodeContainer all;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Ptr<Node> node = CreateObject<Node>();
+        m_nodes.push_back(node);
+        all.Add(node);
+    }
+    InternetStackHelper stack;
+    stack.SetIpv6StackInstall(false);
+    PacketPathRoutingHelper routingHelper;
+    stack.SetRoutingHelper(routingHelper);
+    stack.Install(all);
+    const TypeId congestion = TypeId::LookupByName(config.congestion);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Ptr<Ipv4> ipv4 = m_nodes[i]->GetObject<Ipv4>();
+        Ptr<PacketPathRouting> table = DynamicCast<PacketPathRouting>(ipv4->GetRoutingProtocol());
+        table->SetTopologyNode(i);
+        m_routingTables.push_back(table);
+        // The node's own address (slot 0) lives on the loopback interface.
+        ipv4->AddAddress(0,
+                         Ipv4InterfaceAddress(PacketPathRouting::NodeAddress(i, 0),
+                                              Ipv4Mask("255.255.255.255")));
+        m_nodes[i]->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(congestion));
+        if (i < topo.GetEndpointCount())
+        {
+            m_nodes[i]->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
+                "LocalDeliver", MakeCallback(&PacketFabric::CountLocalDeliver, this));
+        }
+    }
+
+    // Links: one PointToPoint channel per physical connection (a directed link and its
+    // reverse), each device sending at its own direction's rate.
+    const uint32_t links = topo.GetLinkCount();
+    m_linkInterface.assign(links, kNone);
+    m_linkQueueDisc.assign(links, nullptr);
+    m_linkRateBps.assign(links, 0);
+    std::vector<bool> paired(links, false);
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(config.mtu));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>",
+                 "MaxSize",
+                 QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, config.deviceQueuePackets)));
+    TrafficControlHelper tch;
+    const QueueSizeValue limit(QueueSize(QueueSizeUnit::PACKETS, config.queueDiscPackets));
+    if (config.queueDisc == "fq")
+    {
+        // Per-flow deficit round robin (FqCoDel's scheduler) with CoDel's drops out of reach:
+        // the fabrics modelled (NVLink, InfiniBand) are lossless.
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize",
+                             limit,
+                             "Target",
+                             StringValue("1000s"),
+                             "Interval",
+                             StringValue("10000s"),
+                             "EnableSetAssociativeHash",
+                             BooleanValue(true));
+    }
+    else if (config.queueDisc == "fifo")
+    {
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", limit);
+    }
+    else if (config.queueDisc == "fq-codel")
+    {
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", limit);
+    }
+    else
+    {
+        TypeId tid;
+        if (!TypeId::LookupByNameFailSafe(config.queueDisc, &tid)
+            || !tid.IsChildOf(QueueDisc::GetTypeId()))
+        {
+            throw SpecError("network",
+                            "PacketNetwork::QueueDisc",
+                            "'" + config.queueDisc
+                                + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
+        }
+        tch.SetRootQueueDisc(config.queueDisc, "MaxSize", limit);
+    }
+    uint32_t linkAddress = 0;
+    auto deviceRate = [&](const TopologyLink& l)
+    {
+        double payload = l.lineRateBps * l.efficiency * (l.IsAlive() ? l.factor : 1.0);
+        double rate = config.headersInEfficiency ? payload / config.stackEfficiency : payload;
+        return DataRate(static_cast<uint64_t>(std::llround(rate * 8.0)));
+    };
+    for (uint32_t l = 0; l < links; ++l)
+    {
+        if (paired[l])
+        {
+            continue;
+        }
+        const TopologyLink& fwd = topo.GetLink(l);
+        uint32_t rev = kNone;
+        for (uint32_t r : topo.GetOutLinks(fwd.dst))
+        {
+            if (!paired[r] && r != l && topo.GetLink(r).dst == fwd.src)
+            {
+                rev = r;
+                break;
+            }
+        }
+        paired[l] = true;
+        if (rev != kNone)
+        {
+            paired[rev] = true;
+        }
+        const bool revAlive = rev != kNone && topo.GetLink(rev).IsAlive();
+        if (!fwd.IsAlive() && !revAlive)
+        {
+            continue; // a hard fault: the link is not installed
+        }
+        const double delay =
+            fwd.latencyS
+            + 0.5 * (topo.GetNode(fwd.src).switchLatencyS + topo.GetNode(fwd.dst).switchLatencyS);
+        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(delay)));
+        NetDeviceContainer devs = p2p.Install(m_nodes[fwd.src], m_nodes[fwd.dst]);
+        const DataRate fwdRate = deviceRate(fwd);
+        const DataRate revRate = rev != kNone ? deviceRate(topo.GetLink(rev)) : fwdRate;
+        devs.Get(0)->SetAttribute("DataRate", DataRateValue(fwdRate));
+        devs.Get(1)->SetAttribute("DataRate", DataRateValue(revRate));
+        QueueDiscContainer qdiscs = tch.Install(devs);
+        for (uint32_t q = 0; q < qdiscs.GetN(); ++q)
+        {
+            m_queueDiscs.push_back(qdiscs.Get(q));
+        }
+        m_linkQueueDisc[l] = qdiscs.Get(0);
+        m_linkRateBps[l] = static_cast<double>(fwdRate.GetBitRate());
+        if (rev != kNone)
+        {
+            m_linkQueueDisc[rev] = qdiscs.Get(1);
+            m_linkRateBps[rev] = static_cast<double>(revRate.GetBitRate());
+        }
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            Ptr<NetDevice> dev = devs.Get(side);
+            Ptr<Ipv4> ipv4 = dev->GetNode()->GetObject<Ipv4>();
+            const uint32_t iface = ipv4->AddInterface(dev);
+            // Interface addresses only need to be unique: 12.x.y.z.
+            ++linkAddress;
+            ipv4->AddAddress(iface,
+                             Ipv4InterfaceAddress(Ipv4Address((12u << 24) | linkAddress),
+                                                  Ipv4Mask("255.255.255.255")));
+            ipv4->SetUp(iface);
+            if (side == 0)
+            {
+                m_linkInterface[l] = iface;
+            }
+            else if (rev != kNone)
+            {
+                m_linkInterface[rev] = iface;
+            }
+        }
+    }
+    NS_LOG_INFO("packet fabric: " << n << " nodes, " << m_queueDiscs.size() / 2 << " links");
+}
+
+Ptr<Node>
+PacketFabric::GetNode(uint32_t node) const
+{
+    return m_nodes.at(node);
+}
+
+Ptr<NetDevice>
+PacketFabric::GetLinkDevice(uint32_t link) const
+{
+    const uint32_t iface = m_linkInterface.at(link);
+    if (iface == kNone)
+    {
+        return nullptr;
+    }
+    return m_nodes[m_topology->GetLink(link).src]->GetObject<Ipv4>()->GetNetDevice(iface);
+}
+
+void
+PacketFabric::InstallPath(Ipv4Address srcAddr,
+                          Ipv4Address dstAddr,
+                          const std::vector<uint32_t>& path)
+{
+    for (uint32_t l : path)
+    {
+        const TopologyLink& link = m_topology->GetLink(l);
+        if (m_linkInterface[l] == kNone || !link.IsAlive())
+        {
+            throw NetworkError("the routing policy chose the dead link "
+                               + m_topology->DescribeLink(l));
+        }
+        m_routingTables[link.src]->AddHop(
+            srcAddr, dstAddr, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
+    }
+}
+
+void
+PacketFabric::CountLocalDeliver(const Ipv4Header& header, Ptr<const Packet> packet, uint32_t)
+{
+    if (packet->GetSize() > kTcpHeader + 8)
+    {
+        ++m_dataPackets;
+    }
+}
+
+uint64_t
+PacketFabric::GetDataPacketCount() const
+{
+    return m_dataPackets;
+}
+
+uint64_t
+PacketFabric::GetQueueDropCount() const
+{
+    uint64_t drops = 0;
+    for (const auto& q : m_queueDiscs)
+    {
+        drops += q->GetStats().nTotalDroppedPackets;
+    }
+    return drops;
+}
+
+double
+PacketFabric::GetLinkBusyTime(uint32_t link) const
+{
+    if (link >= m_linkQueueDisc.size() || !m_linkQueueDisc[link] || m_linkRateBps[link] <= 0)
+    {
+        return 0;
+    }
+    // Every packet the root queue disc handed to the device is one frame (IP packet plus the
+    // PPP header) at the device rate.
+    const QueueDisc::Stats& s = m_linkQueueDisc[link]->GetStats();
+    const double frameBytes = static_cast<double>(s.nTotalSentBytes)
+                              + static_cast<double>(kPppHeader) * s.nTotalSentPackets;
+    return frameBytes * 8.0 / m_linkRateBps[link];
+}
+
+void
+PacketFabric::Clear()
+{
+    m_linkQueueDisc.clear();
+    m_queueDiscs.clear();
+    m_routingTables.clear();
+    m_nodes.clear();
+    m_topology = nullptr;
+}
+
+} // namespace rapidllm
+} // namespace ns3

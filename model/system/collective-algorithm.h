@@ -1,0 +1,137 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_COLLECTIVE_ALGORITHM_H
+#define RAPIDLLM_COLLECTIVE_ALGORITHM_H
+
+#include "collective-op.h"
+#include "ns3/object.h"
+#include "ns3/type-registry.h"
+#include "schedule-builder.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One collective for an algorithm to write: the op over some ranks of the schedule.
+ *
+ * At the top level the members are the whole group (0..n-1) and the bytes the request's; a
+ * composing algorithm (hierarchical) calls other algorithms with sub-groups and their share.
+ */
+struct CollectiveCall
+{
+    CollectiveOp op = CollectiveOp::ALL_REDUCE; //!< what
+    std::vector<uint32_t> members; //!< schedule ranks taking part, in the algorithm's order
+    uint64_t bytes = 0;            //!< size, as CollectiveRequest::bytes (nccl-tests' convention)
+    uint32_t root = 0;             //!< broadcast / reduce root (index into members)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A collective algorithm (ring, direct, halving-doubling, double binary tree,
+ * hierarchical, or a researcher's own): which ops and group sizes it runs, how finely it
+ * pipelines by default, and the messages it sends.
+ *
+ * It writes its messages into a CollectiveSchedule through a ScheduleBuilder, above the
+ * NetworkBackend interface, so the flow and packet networks run the very same messages.
+ * Algorithms are chosen by name: one file holds the subclass (an ns-3 Object with a TypeId)
+ * and one registration line,
+ * \code
+ *   static TypeRegistrar<CollectiveAlgorithm> g_mine("my-ring", MyRing::GetTypeId());
+ * \endcode
+ * after which "my-ring" is accepted by CollectiveRequest::algorithm, the TraceReplayer's
+ * CollectiveAlgorithm attribute, `rapid-llm collective --algorithm` and a hardware file's
+ * `network.dimensions.<name>.collective`. Algorithms hold no state between builds (attributes
+ * only), so one object serves every collective.
+ *
+ * Two granularities (issue 11): AddMessages() is the message form, every step of the algorithm,
+ * which the packet backend needs and which validates the rest. The fluid form will sit next to
+ * it as a second virtual with the same CollectiveCall, writing the concurrent streams the
+ * algorithm keeps busy (source, destination, bytes, per phase) and its latency term (the
+ * message steps on its critical path) into a flow builder that the flow backend shares max-min
+ * with everything else in flight. The base will derive a default fluid form from AddMessages()
+ * (merging each pair's messages of a phase), so an algorithm written with AddMessages() alone
+ * has both; the built-in ones override it with their closed forms (a ring all-reduce: one flow
+ * per ring edge of 2(n-1)/n S and 2(n-1) latencies), and hierarchical composes the
+ * per-dimension flows phase by phase as it composes their messages.
+ */
+class CollectiveAlgorithm : public Object
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    CollectiveAlgorithm();
+    ~CollectiveAlgorithm() override;
+
+    /**
+     * \brief Whether this algorithm runs \p op among \p ranks ranks.
+     * \param op the op \param ranks the group size
+     * \param[out] why when it does not: what it runs instead, for the user ("halving-doubling
+     * runs all-reduce, reduce-scatter and all-gather, not broadcast")
+     * \return true if it can
+     */
+    virtual bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const = 0;
+
+    /**
+     * \brief Throws SpecError naming \p field and saying what is allowed, unless Supports().
+     * \param op the op \param ranks the group size \param field the field or option that chose
+     * this algorithm ("algorithm", "network.dimensions.nvlink.collective")
+     */
+    void Check(CollectiveOp op, uint32_t ranks, const std::string& field) const;
+
+    /**
+     * \brief The pieces a collective is pipelined in when the request leaves it open
+     * (CollectiveRequest::chunks == 0). The default is 1 (no pipelining).
+     * \param op the op \param bytes the request's size
+     * \return at least 1
+     */
+    virtual uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const;
+
+    /**
+     * \brief Writes the messages (and local reductions) of \p call: each member waits for
+     * b.GetReady(member) before its first message and leaves b.SetReady(member, its last step).
+     * Called only for ops Supports() accepts; once per pipeline piece.
+     * \param b the schedule being written \param call what to write
+     */
+    virtual void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const = 0;
+
+    /**
+     * \brief What ran, for plans and reports. The default is \p name.
+     * \param name the name the algorithm was chosen by
+     * \param b the builder (for the network view) \param call the top-level call
+     * \return e.g. "ring" or "hierarchical(nvlink:ring,infiniband:ring)"
+     */
+    virtual std::string Describe(const std::string& name,
+                                 const ScheduleBuilder& b,
+                                 const CollectiveCall& call) const;
+
+    /**
+     * \brief Whether the algorithm spans several network dimensions by running other
+     * algorithms per dimension (hierarchical does). Such an algorithm cannot be a dimension's
+     * own `collective`. The default is false.
+     * \return true if it composes dimensions
+     */
+    virtual bool ComposesDimensions() const;
+
+  protected:
+    /**
+     * \return NCCL-like pipelining for trees and chains: 1 MiB pieces, at least 1 and at most
+     * \p maxChunks (NCCL pipelines its trees in chunks of this order)
+     */
+    static uint32_t PipelineChunks(uint64_t bytes, uint32_t maxChunks);
+};
+
+/** \brief The registry of collective algorithms (short names "ring", "direct", ...). */
+using CollectiveAlgorithmRegistry = TypeRegistry<CollectiveAlgorithm>;
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_COLLECTIVE_ALGORITHM_H

@@ -1,0 +1,134 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "direct-collective.h"
+
+#include "ns3/log.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmDirectCollective");
+NS_OBJECT_ENSURE_REGISTERED(DirectCollective);
+
+static TypeRegistrar<CollectiveAlgorithm> g_direct("direct", DirectCollective::GetTypeId());
+
+TypeId
+DirectCollective::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::rapidllm::DirectCollective")
+                            .SetParent<CollectiveAlgorithm>()
+                            .SetGroupName("RapidLlm")
+                            .AddConstructor<DirectCollective>();
+    return tid;
+}
+
+bool
+DirectCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) const
+{
+    if (op == CollectiveOp::SEND_RECV)
+    {
+        why = "direct runs all-reduce, reduce-scatter, all-gather, all-to-all, broadcast and "
+              "reduce, not send-recv";
+        return false;
+    }
+    return true;
+}
+
+void
+DirectCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    NS_LOG_LOGIC("direct " << ToString(call.op) << " of " << call.bytes << " B among "
+                           << call.members.size() << " ranks");
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            AddPairwise(b, call.members, call.bytes, CollectiveOp::REDUCE_SCATTER);
+            AddPairwise(b, call.members, call.bytes, CollectiveOp::ALL_GATHER);
+            return;
+        case CollectiveOp::BROADCAST:
+            AddStar(b, call.members, call.root, call.bytes, false);
+            return;
+        case CollectiveOp::REDUCE:
+            AddStar(b, call.members, call.root, call.bytes, true);
+            return;
+        case CollectiveOp::REDUCE_SCATTER:
+        case CollectiveOp::ALL_GATHER:
+        case CollectiveOp::ALL_TO_ALL:
+            AddPairwise(b, call.members, call.bytes, call.op);
+            return;
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
+}
+
+void
+DirectCollective::AddPairwise(ScheduleBuilder& b,
+                              const std::vector<uint32_t>& m,
+                              uint64_t s,
+                              CollectiveOp op)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    if (k < 2)
+    {
+        return;
+    }
+    std::vector<std::vector<ScheduleBuilder::Step>> received(k);
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        for (uint32_t j = 0; j < k; ++j)
+        {
+            if (i == j)
+            {
+                continue;
+            }
+            // Reduce-scatter and all-to-all send block j to rank j; all-gather sends the
+            // sender's own block.
+            uint64_t bytes = ScheduleBuilder::Split(s, k, op == CollectiveOp::ALL_GATHER ? i : j);
+            received[j].push_back(b.Send(m[i], m[j], bytes, b.GetReady(m[i])));
+        }
+    }
+    for (uint32_t j = 0; j < k; ++j)
+    {
+        ScheduleBuilder::Step done = b.Join(m[j], received[j]);
+        if (op == CollectiveOp::REDUCE_SCATTER)
+        {
+            done = b.Reduce(m[j], (k - 1) * ScheduleBuilder::Split(s, k, j), done);
+        }
+        b.SetReady(m[j], done);
+    }
+}
+
+void
+DirectCollective::AddStar(
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, bool reduce)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    std::vector<ScheduleBuilder::Step> received;
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        if (i == root)
+        {
+            continue;
+        }
+        if (reduce)
+        {
+            uint32_t send = b.Send(m[i], m[root], s, b.GetReady(m[i]));
+            received.push_back(b.Reduce(m[root], s, send));
+        }
+        else
+        {
+            b.SetReady(m[i], b.Send(m[root], m[i], s, b.GetReady(m[root])));
+        }
+    }
+    if (reduce)
+    {
+        received.push_back(b.GetReady(m[root]));
+        b.SetReady(m[root], b.Join(m[root], received));
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,149 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "double-binary-tree-collective.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmDoubleBinaryTreeCollective");
+NS_OBJECT_ENSURE_REGISTERED(DoubleBinaryTreeCollective);
+
+static TypeRegistrar<CollectiveAlgorithm> g_doubleBinaryTree(
+    "double-binary-tree", DoubleBinaryTreeCollective::GetTypeId());
+
+TypeId
+DoubleBinaryTreeCollective::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::rapidllm::DoubleBinaryTreeCollective")
+                            .SetParent<CollectiveAlgorithm>()
+                            .SetGroupName("RapidLlm")
+                            .AddConstructor<DoubleBinaryTreeCollective>();
+    return tid;
+}
+
+bool
+DoubleBinaryTreeCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) const
+{
+    if (op != CollectiveOp::ALL_REDUCE)
+    {
+        why = "double-binary-tree runs all-reduce only, not " + ToString(op);
+        return false;
+    }
+    return true;
+}
+
+uint32_t
+DoubleBinaryTreeCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
+{
+    // A tree only pays off pipelined.
+    return PipelineChunks(bytes, 64);
+}
+
+void
+DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const std::vector<uint32_t>& m = call.members;
+    const uint64_t s = call.bytes;
+    const auto k = static_cast<uint32_t>(m.size());
+    NS_LOG_LOGIC("double-binary-tree " << ToString(call.op) << " of " << s << " B among " << k
+                                       << " ranks");
+    Check(call.op, k, "algorithm");
+    if (k < 2)
+    {
+        return;
+    }
+    // Tree 0 over positions: node p's parent clears its lowest set bit and sets the next (an
+    // in-order tree by trailing zeros), or just clears it when that leaves the range; position
+    // 0 is the root.
+    std::vector<int64_t> parent0(k, -1);
+    for (uint32_t p = 1; p < k; ++p)
+    {
+        uint32_t low = p & (~p + 1);
+        uint32_t up = (p ^ low) | (low << 1);
+        parent0[p] = up < k ? up : (p ^ low);
+    }
+    // Tree 1: mirrored positions (even k) or shifted by one (odd k), as NCCL does.
+    auto toPos1 = [k](uint32_t r)
+    {
+        return k % 2 == 0 ? k - 1 - r : (r + k - 1) % k;
+    };
+    auto fromPos1 = [k](uint32_t p)
+    {
+        return k % 2 == 0 ? k - 1 - p : (p + 1) % k;
+    };
+    std::vector<ScheduleBuilder::Step> finals[2];
+    for (int tree = 0; tree < 2; ++tree)
+    {
+        std::vector<int64_t> parent(k, -1);
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            uint32_t p = tree == 0 ? r : toPos1(r);
+            if (parent0[p] >= 0)
+            {
+                parent[r] = tree == 0 ? parent0[p] : fromPos1(uint32_t(parent0[p]));
+            }
+        }
+        std::vector<uint32_t> depth(k, 0);
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            for (int64_t x = parent[r]; x >= 0; x = parent[x])
+            {
+                ++depth[r];
+            }
+        }
+        std::vector<uint32_t> order(k);
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            order[r] = r;
+        }
+        std::stable_sort(order.begin(),
+                         order.end(),
+                         [&](uint32_t a, uint32_t c)
+                         {
+                             return depth[a] > depth[c];
+                         });
+        uint64_t bytes = tree == 0 ? s / 2 : s - s / 2;
+        // Reduce up: deepest first, each after its children's data arrived and was summed.
+        std::vector<std::vector<ScheduleBuilder::Step>> fromChildren(k);
+        std::vector<ScheduleBuilder::Step> reduced(k, ScheduleBuilder::kNone);
+        for (uint32_t r : order)
+        {
+            std::vector<ScheduleBuilder::Step> deps = fromChildren[r];
+            deps.push_back(b.GetReady(m[r]));
+            reduced[r] = b.Join(m[r], deps);
+            if (parent[r] >= 0)
+            {
+                uint32_t send = b.Send(m[r], m[parent[r]], bytes, reduced[r]);
+                fromChildren[parent[r]].push_back(b.Reduce(m[parent[r]], bytes, send));
+            }
+        }
+        // Broadcast down: shallowest first.
+        std::vector<ScheduleBuilder::Step> have(k, ScheduleBuilder::kNone);
+        for (auto it = order.rbegin(); it != order.rend(); ++it)
+        {
+            uint32_t r = *it;
+            if (parent[r] < 0)
+            {
+                have[r] = reduced[r];
+            }
+            else
+            {
+                have[r] = b.Send(m[parent[r]], m[r], bytes, have[parent[r]]);
+            }
+        }
+        finals[tree] = have;
+    }
+    for (uint32_t r = 0; r < k; ++r)
+    {
+        b.SetReady(m[r], b.Join(m[r], {finals[0][r], finals[1][r]}));
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,34 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_DOUBLE_BINARY_TREE_COLLECTIVE_H
+#define RAPIDLLM_DOUBLE_BINARY_TREE_COLLECTIVE_H
+
+#include "collective-algorithm.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief NCCL's double binary tree all-reduce ("double-binary-tree"; NCCL 2.4, Sanders et al.
+ * 2009): two binary trees, each rank a leaf in one and inner in the other (for even n); each
+ * tree reduces half the data up to its root and broadcasts it back down, pipelined in 1 MiB
+ * pieces. All-reduce only.
+ */
+class DoubleBinaryTreeCollective : public CollectiveAlgorithm
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
+    uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
+    void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_DOUBLE_BINARY_TREE_COLLECTIVE_H

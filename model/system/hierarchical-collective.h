@@ -1,0 +1,40 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_HIERARCHICAL_COLLECTIVE_H
+#define RAPIDLLM_HIERARCHICAL_COLLECTIVE_H
+
+#include "collective-algorithm.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The hierarchical composition ("hierarchical"): one phase per network dimension the
+ * group spans, each run by that dimension's own algorithm among the sub-groups that differ only
+ * there. All-reduce is reduce-scatter from the innermost dimension outwards, all-reduce on the
+ * outermost, all-gather back in; reduce-scatter and all-gather are their halves. The group must
+ * be a full grid over the dimensions it spans (e.g. whole nodes). Pipelined in 1 MiB pieces, at
+ * most 8.
+ */
+class HierarchicalCollective : public CollectiveAlgorithm
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId GetTypeId();
+
+    bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
+    uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
+    void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    std::string Describe(const std::string& name,
+                         const ScheduleBuilder& b,
+                         const CollectiveCall& call) const override;
+    bool ComposesDimensions() const override;
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_HIERARCHICAL_COLLECTIVE_H

@@ -1,0 +1,166 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "ring-collective.h"
+
+#include "ns3/log.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmRingCollective");
+NS_OBJECT_ENSURE_REGISTERED(RingCollective);
+
+static TypeRegistrar<CollectiveAlgorithm> g_ring("ring", RingCollective::GetTypeId());
+
+TypeId
+RingCollective::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::rapidllm::RingCollective")
+                            .SetParent<CollectiveAlgorithm>()
+                            .SetGroupName("RapidLlm")
+                            .AddConstructor<RingCollective>();
+    return tid;
+}
+
+bool
+RingCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) const
+{
+    switch (op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+        case CollectiveOp::REDUCE_SCATTER:
+        case CollectiveOp::ALL_GATHER:
+        case CollectiveOp::BROADCAST:
+        case CollectiveOp::REDUCE:
+            return true;
+        case CollectiveOp::ALL_TO_ALL:
+            why = "all-to-all runs with the direct algorithm only";
+            return false;
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    why = "ring runs all-reduce, reduce-scatter, all-gather, broadcast and reduce, not "
+          + ToString(op);
+    return false;
+}
+
+uint32_t
+RingCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
+{
+    // A chain only pays off pipelined.
+    return op == CollectiveOp::BROADCAST || op == CollectiveOp::REDUCE ? PipelineChunks(bytes, 64)
+                                                                       : 1;
+}
+
+void
+RingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    NS_LOG_LOGIC("ring " << ToString(call.op) << " of " << call.bytes << " B among "
+                         << call.members.size() << " ranks");
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            AddPass(b, call.members, call.bytes, true);
+            AddPass(b, call.members, call.bytes, false);
+            return;
+        case CollectiveOp::REDUCE_SCATTER:
+            AddPass(b, call.members, call.bytes, true);
+            return;
+        case CollectiveOp::ALL_GATHER:
+            AddPass(b, call.members, call.bytes, false);
+            return;
+        case CollectiveOp::BROADCAST:
+            AddChain(b, call.members, call.root, call.bytes, false);
+            return;
+        case CollectiveOp::REDUCE:
+            AddChain(b, call.members, call.root, call.bytes, true);
+            return;
+        case CollectiveOp::ALL_TO_ALL:
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
+}
+
+void
+RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, bool reduce)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    if (k < 2)
+    {
+        return;
+    }
+    std::vector<ScheduleBuilder::Step> cur(k);
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        cur[i] = b.GetReady(m[i]);
+    }
+    // A rank's messages to its ring neighbour go through one connection, in order (as NCCL's
+    // per-peer FIFO): step s also waits for the rank's step s-1 message to land. On a uniform
+    // ring this changes nothing; behind a slow link it keeps the messages sequential instead of
+    // sharing the link among steps that ran ahead.
+    std::vector<ScheduleBuilder::Step> lastSend(k, ScheduleBuilder::kNone);
+    for (uint32_t step = 0; step + 1 < k; ++step)
+    {
+        std::vector<ScheduleBuilder::Step> next(k);
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            uint32_t to = (i + 1) % k;
+            uint64_t bytes = ScheduleBuilder::Split(s, k, (i + k - step) % k);
+            std::vector<uint32_t> deps = ScheduleBuilder::Deps(cur[i]);
+            if (lastSend[i] >= 0 && lastSend[i] != cur[i])
+            {
+                deps.push_back(uint32_t(lastSend[i]));
+            }
+            uint32_t send = b.Send(m[i], m[to], bytes, std::move(deps));
+            lastSend[i] = send;
+            next[to] = reduce ? b.Reduce(m[to], bytes, send) : ScheduleBuilder::Step(send);
+        }
+        cur = next;
+    }
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        b.SetReady(m[i], cur[i]);
+    }
+}
+
+void
+RingCollective::AddChain(
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, bool reduce)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    if (k < 2)
+    {
+        return;
+    }
+    if (!reduce)
+    {
+        ScheduleBuilder::Step have = b.GetReady(m[root]);
+        for (uint32_t i = 1; i < k; ++i)
+        {
+            uint32_t from = m[(root + i - 1) % k];
+            uint32_t to = m[(root + i) % k];
+            uint32_t send = b.Send(from, to, s, b.Join(from, {have, b.GetReady(from)}));
+            have = b.Join(to, {ScheduleBuilder::Step(send), b.GetReady(to)});
+            b.SetReady(to, have);
+        }
+    }
+    else
+    {
+        // Reduce toward the root: the rank farthest downstream starts.
+        ScheduleBuilder::Step have = ScheduleBuilder::kNone;
+        for (uint32_t i = k - 1; i >= 1; --i)
+        {
+            uint32_t from = m[(root + i) % k];
+            uint32_t to = m[(root + i - 1) % k];
+            uint32_t send = b.Send(from, to, s, b.Join(from, {have, b.GetReady(from)}));
+            have = b.Reduce(to, s, send);
+            b.SetReady(to, have);
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,127 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SCHEDULE_BUILDER_H
+#define RAPIDLLM_SCHEDULE_BUILDER_H
+
+#include "collective-op.h"
+#include "collective-schedule.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+class CollectiveAlgorithm;
+class CollectivePlanner;
+class NetworkView;
+
+/**
+ * \ingroup rapid-llm
+ * \brief What a CollectiveAlgorithm writes its messages with: appends messages and local steps
+ * to a CollectiveSchedule, remembers per rank the step its next phase waits for, pipelines a
+ * phase in pieces, and tells where the ranks sit on the network.
+ *
+ * Ranks are the schedule's (indices 0..n-1 into the request's group). An algorithm reads
+ * GetReady(r) before a rank's first message and SetReady(r, step) after its last, so phases
+ * written one after the other (a reduce-scatter, then an all-gather; a dimension, then the
+ * next) chain without knowing each other.
+ */
+class ScheduleBuilder
+{
+  public:
+    /** A step index, or kNone for "nothing to wait for". */
+    using Step = int64_t;
+    /** No step. */
+    static constexpr Step kNone = -1;
+
+    /**
+     * \param schedule the schedule to append to (its rank count is the group size)
+     * \param planner where the per-dimension algorithms and the network view come from
+     * \param endpoints the endpoint of each rank
+     * \param reduceBytesPerSecond local reduction rate (0: reductions are free)
+     */
+    ScheduleBuilder(CollectiveSchedule& schedule,
+                    const CollectivePlanner& planner,
+                    const std::vector<uint32_t>& endpoints,
+                    double reduceBytesPerSecond);
+
+    /** \return the step \p rank waits for before its next phase (kNone: nothing) */
+    Step GetReady(uint32_t rank) const;
+    /** \brief Sets the step \p rank waits for before its next phase. */
+    void SetReady(uint32_t rank, Step step);
+
+    /**
+     * \brief Adds a message after an optional step.
+     * \param src sending rank \param dst receiving rank \param bytes size
+     * \param after the step it waits for (kNone: none)
+     * \return its step
+     */
+    uint32_t Send(uint32_t src, uint32_t dst, uint64_t bytes, Step after);
+    /**
+     * \brief Adds a message after several steps.
+     * \return its step
+     */
+    uint32_t Send(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps);
+    /**
+     * \brief A local reduction of \p bytes on \p rank after \p after, at the reduction rate.
+     * \return the reduction's step, or \p after when reductions are free or \p bytes is 0
+     */
+    Step Reduce(uint32_t rank, uint64_t bytes, Step after);
+    /**
+     * \brief One step that is done when all of \p steps are: the step itself if there is one,
+     * a zero-time local step of \p rank if several, kNone if none.
+     */
+    Step Join(uint32_t rank, const std::vector<Step>& steps);
+    /** \brief Makes \p step also wait for the earlier \p dep. */
+    void AddDependency(uint32_t step, uint32_t dep);
+    /** \return the dependency list of one optional step */
+    static std::vector<uint32_t> Deps(Step step);
+
+    /**
+     * \brief Runs \p phase \p chunks times on nearly equal pieces of \p bytes, all pieces
+     * starting from the same readiness; the q-th message of piece j waits for the q-th message
+     * of piece j-1 (one message in flight per position: pipelining). Afterwards each rank is
+     * ready when all its pieces are. chunks <= 1 runs \p phase once on \p bytes.
+     * \param chunks the pieces \param bytes the size \param phase writes one piece's messages
+     */
+    void Chunked(uint32_t chunks, uint64_t bytes, const std::function<void(uint64_t)>& phase);
+
+    /** \return the schedule being written */
+    CollectiveSchedule& GetSchedule();
+    /** \return the group size */
+    uint32_t GetRankCount() const;
+    /** \return the network as the system layer sees it */
+    const NetworkView& GetView() const;
+    /** \return the endpoint of \p rank */
+    uint32_t GetEndpoint(uint32_t rank) const;
+    /**
+     * \brief The algorithm dimension \p d runs \p op with on \p ranks ranks: its configured
+     * one (the `collective` field, else the kind's default) where that can run it, else ring.
+     */
+    const CollectiveAlgorithm& GetDimensionAlgorithm(uint32_t d,
+                                                     CollectiveOp op,
+                                                     uint32_t ranks) const;
+    /** \return the name of dimension \p d's configured algorithm */
+    const std::string& GetDimensionAlgorithmName(uint32_t d) const;
+
+    /** \return piece \p i of \p s split into \p k nearly equal pieces (the first s % k one larger)
+     */
+    static uint64_t Split(uint64_t s, uint64_t k, uint64_t i);
+
+  private:
+    CollectiveSchedule& m_schedule;           //!< the graph being written
+    const CollectivePlanner& m_planner;       //!< dimension algorithms and view
+    const std::vector<uint32_t>& m_endpoints; //!< rank -> endpoint
+    double m_reduceRate;                      //!< bytes per second, 0 = free
+    std::vector<Step> m_ready;                //!< per rank: what its next phase waits for
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SCHEDULE_BUILDER_H

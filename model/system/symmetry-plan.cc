@@ -1,0 +1,237 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "symmetry-plan.h"
+
+#include "ns3/log.h"
+#include "ns3/network-view.h"
+#include "ns3/trace-node.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmSymmetryPlan");
+
+SymmetryPlan::SymmetryPlan(uint32_t ranks)
+    : m_ranks(ranks)
+{}
+
+SymmetryPlan
+SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
+                        const NetworkView& view,
+                        bool serializeGroups)
+{
+    SymmetryPlan plan(layout->Ranks());
+    if (view.HasFaults())
+    {
+        NS_LOG_DEBUG("no symmetry reduction: the network has a degraded or dead link");
+        return plan; // copies would differ: replay every rank
+    }
+    // Timing a group's collective once is exact only if the group runs one at a time.
+    bool tensorOnce = serializeGroups && layout->GroupSize(GroupKind::TP) > 1
+                      && TensorGroupsOwnLinks(*layout, view);
+    std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
+    if (tensorOnce)
+    {
+        axes.push_back(GroupKind::TP);
+    }
+    uint32_t copies = 1;
+    for (GroupKind axis : axes)
+    {
+        if (layout->GroupSize(axis) > 1)
+        {
+            plan.m_foldedAxes.push_back(axis);
+            copies *= layout->GroupSize(axis);
+        }
+    }
+    if (plan.m_foldedAxes.empty())
+    {
+        return plan;
+    }
+    plan.m_layout = layout;
+    plan.m_tensorOnce = tensorOnce;
+    // Every non-zero combination of offsets along the folded axes, in mixed radix.
+    for (uint32_t index = 1; index < copies; ++index)
+    {
+        std::vector<uint32_t> offsets;
+        uint32_t rest = index;
+        for (GroupKind axis : plan.m_foldedAxes)
+        {
+            offsets.push_back(rest % layout->GroupSize(axis));
+            rest /= layout->GroupSize(axis);
+        }
+        plan.m_translations.push_back(offsets);
+    }
+    plan.m_simulated.assign(layout->Ranks(), 0);
+    for (uint32_t r = 0; r < layout->Ranks(); ++r)
+    {
+        plan.m_simulated[r] = plan.RepresentativeOf(r) == r;
+    }
+    NS_LOG_DEBUG("symmetry reduction: " << plan.GetSimulatedCount() << " of " << plan.m_ranks
+                                        << " ranks simulated, " << copies << " copies each"
+                                        << (tensorOnce ? ", tensor collectives timed once" : ""));
+    return plan;
+}
+
+bool
+SymmetryPlan::IsReduced() const
+{
+    return !m_simulated.empty();
+}
+
+bool
+SymmetryPlan::IsSimulated(uint32_t rank) const
+{
+    return m_simulated.empty() || m_simulated[rank];
+}
+
+uint32_t
+SymmetryPlan::GetSimulatedCount() const
+{
+    return m_simulated.empty()
+               ? m_ranks
+               : static_cast<uint32_t>(std::count(m_simulated.begin(), m_simulated.end(), 1));
+}
+
+uint32_t
+SymmetryPlan::RepresentativeOf(uint32_t rank) const
+{
+    for (GroupKind axis : m_foldedAxes)
+    {
+        rank = m_layout->WithCoord(rank, axis, 0);
+    }
+    return rank;
+}
+
+uint32_t
+SymmetryPlan::GetTranslationCount() const
+{
+    return static_cast<uint32_t>(m_translations.size());
+}
+
+uint32_t
+SymmetryPlan::Translate(uint32_t rank, uint32_t t) const
+{
+    for (std::size_t a = 0; a < m_foldedAxes.size(); ++a)
+    {
+        const GroupKind axis = m_foldedAxes[a];
+        const uint32_t size = m_layout->GroupSize(axis);
+        rank = m_layout->WithCoord(
+            rank, axis, (m_layout->Coord(rank, axis) + m_translations[t][a]) % size);
+    }
+    return rank;
+}
+
+bool
+SymmetryPlan::TimesTensorOnce() const
+{
+    return m_tensorOnce;
+}
+
+bool
+SymmetryPlan::IsTimedOnce(uint32_t group) const
+{
+    return m_tensorOnce && group != kWorldGroup && m_layout->KindOf(group) == GroupKind::TP;
+}
+
+std::vector<uint32_t>
+SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups) const
+{
+    std::vector<uint32_t> ghosts;
+    if (!IsReduced() || group == kWorldGroup)
+    {
+        return ghosts;
+    }
+    const GroupKind kind = m_layout->KindOf(group);
+    const uint32_t first = groups.Get(group).front();
+    std::set<uint32_t> launched{group};
+    for (uint32_t t = 0; t < m_translations.size(); ++t)
+    {
+        const uint32_t image = m_layout->GroupId(Translate(first, t), kind);
+        if (!launched.insert(image).second || !groups.Has(image))
+        {
+            continue;
+        }
+        const auto& members = groups.Get(image);
+        if (std::any_of(members.begin(),
+                        members.end(),
+                        [this](uint32_t r)
+                        {
+                            return IsSimulated(r);
+                        }))
+        {
+            continue; // a simulated member launches it
+        }
+        ghosts.push_back(image);
+    }
+    return ghosts;
+}
+
+bool
+SymmetryPlan::TensorGroupsOwnLinks(const ParallelLayout& layout, const NetworkView& view)
+{
+    const TopologyKind inner = view.GetDimension(0).kind;
+    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
+    {
+        return false; // paths inside the dimension may cross other endpoints' links
+    }
+    const uint32_t ranks = layout.Ranks();
+    auto instance = [&view](uint32_t r)
+    {
+        return view.GetInstance(r, 0);
+    };
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        if (layout.IndexInGroup(r, GroupKind::TP) == 0)
+        {
+            for (uint32_t m : layout.Group(r, GroupKind::TP))
+            {
+                if (instance(m) != instance(r))
+                {
+                    return false; // the group spans several switches
+                }
+            }
+        }
+    }
+    // No other group or pipeline neighbour may have two members behind the same switch.
+    for (GroupKind kind : {GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP})
+    {
+        if (layout.GroupSize(kind) == 1)
+        {
+            continue;
+        }
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            if (layout.IndexInGroup(r, kind) != 0)
+            {
+                continue;
+            }
+            std::set<uint32_t> seen;
+            for (uint32_t m : layout.Group(r, kind))
+            {
+                if (!seen.insert(instance(m)).second)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    const uint32_t pp = layout.GroupSize(GroupKind::PP);
+    for (uint32_t r = 0; pp > 1 && r < ranks; ++r)
+    {
+        const uint32_t next =
+            layout.WithCoord(r, GroupKind::PP, (layout.Coord(r, GroupKind::PP) + 1) % pp);
+        if (instance(next) == instance(r))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace rapidllm
+} // namespace ns3

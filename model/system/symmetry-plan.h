@@ -1,0 +1,98 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SYMMETRY_PLAN_H
+#define RAPIDLLM_SYMMETRY_PLAN_H
+
+#include "ns3/comm-groups.h"
+#include "ns3/parallel-layout.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+class NetworkView;
+
+/**
+ * \ingroup rapid-llm
+ * \brief Which ranks of a job a replay simulates, and how the others follow them: the symmetry
+ * reduction of a workload job, made by ReplayJob::PlanSymmetry and used by the TraceReplayer.
+ *
+ * The ranks of one pipeline stage run the same graph, so one rank can stand for all its copies
+ * along the expert and outer data-parallel axes: it is simulated, its copies are not. Its
+ * collectives still run over their whole groups (the copies are ghost members), and every
+ * message and collective it issues is also issued by each copy (ghost traffic, translated by
+ * GetTranslationCount() offsets), so the network carries the full job's load. When every
+ * tensor-parallel group owns its links (a switch or fully connected innermost dimension that
+ * holds whole tensor groups and no two members of any other group or pipeline neighbour), the
+ * tensor axis is folded too and each tensor group's collectives of one kind and size run once
+ * and are then timed from that measurement (exact: nothing else can share those links). The
+ * rest assumes that copies advance in step, as they do on a symmetric network: a network with a
+ * degraded or dead link gets no reduction.
+ *
+ * A plan made by the default constructor simulates every rank (trace sets, the Symmetry
+ * attribute off).
+ */
+class SymmetryPlan
+{
+  public:
+    /** \param ranks the job's ranks, every one simulated */
+    explicit SymmetryPlan(uint32_t ranks = 0);
+
+    /**
+     * \brief Plans the reduction of a workload job on a network.
+     * \param layout the job's parallel layout (rank coordinates, group ids)
+     * \param view the network: any fault turns the reduction off; the innermost dimension
+     * decides whether tensor groups own their links
+     * \param serializeGroups whether a group runs one collective at a time (timing a tensor
+     * group's collective once is exact only then)
+     * \return the plan (no reduction when nothing folds)
+     */
+    static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
+                                  const NetworkView& view,
+                                  bool serializeGroups);
+
+    /** \return whether some ranks are not simulated */
+    bool IsReduced() const;
+    /** \return whether \p rank is simulated */
+    bool IsSimulated(uint32_t rank) const;
+    /** \return the number of simulated ranks */
+    uint32_t GetSimulatedCount() const;
+    /** \return the simulated rank that stands for \p rank (itself if simulated) */
+    uint32_t RepresentativeOf(uint32_t rank) const;
+    /** \return the number of copies of each simulated rank besides itself */
+    uint32_t GetTranslationCount() const;
+    /** \return \p rank moved to its copy number \p t (0 <= t < GetTranslationCount()) */
+    uint32_t Translate(uint32_t rank, uint32_t t) const;
+    /** \return whether tensor-parallel collectives are timed once per group, kind and size */
+    bool TimesTensorOnce() const;
+    /** \return whether \p group's collectives are timed once (a tensor group, TimesTensorOnce) */
+    bool IsTimedOnce(uint32_t group) const;
+    /**
+     * \brief The copies of \p group whose collectives run as ghost load when \p group's run:
+     * its images under every translation that exist and hold no simulated rank, each once.
+     * \param group a group with simulated members \param groups the job's groups
+     * \return the group ids, in translation order (empty without a reduction)
+     */
+    std::vector<uint32_t> GetGhostGroups(uint32_t group, const CommGroups& groups) const;
+
+  private:
+    /** \return whether every tensor-parallel group owns its links (see the class comment) */
+    static bool TensorGroupsOwnLinks(const ParallelLayout& layout, const NetworkView& view);
+
+    uint32_t m_ranks = 0;                              //!< ranks of the job
+    std::shared_ptr<const ParallelLayout> m_layout;    //!< null: no reduction
+    std::vector<uint8_t> m_simulated;                  //!< per rank; empty: all simulated
+    std::vector<GroupKind> m_foldedAxes;               //!< axes whose copies are not simulated
+    std::vector<std::vector<uint32_t>> m_translations; //!< per copy: offset per folded axis
+    bool m_tensorOnce = false;                         //!< tensor collectives timed once
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SYMMETRY_PLAN_H
