@@ -7,8 +7,11 @@
 #include "model-spec.h"
 #include "spec-reader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
@@ -22,7 +25,7 @@ ParallelSpec::Gpus() const
 uint32_t
 RunSpec::MicroBatches() const
 {
-    return globalBatch / (microBatch * parallel.dp);
+    return static_cast<uint32_t>(globalBatch / (uint64_t(microBatch) * parallel.dp));
 }
 
 std::string
@@ -50,6 +53,44 @@ std::vector<std::string>
 RecomputeNames()
 {
     return {"none", "selective", "full"};
+}
+
+std::vector<std::string>
+RunSpec::Choices(const std::string& field)
+{
+    if (field == "mode")
+    {
+        return {"training", "inference"};
+    }
+    if (field == "dtype")
+    {
+        return DataTypeNames();
+    }
+    if (field == "recompute")
+    {
+        return RecomputeNames();
+    }
+    if (field == "attention")
+    {
+        return {"flash", "standard"};
+    }
+    if (field == "grad_reduce")
+    {
+        return {"overlap", "after_backward"};
+    }
+    if (field == "tp_reduce")
+    {
+        return {"overlap", "blocking"};
+    }
+    if (field == "decode_attention")
+    {
+        return {"split_kv", "per_head"};
+    }
+    if (field == "first_token")
+    {
+        return {"prefill", "decode"};
+    }
+    throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
 bool
@@ -158,6 +199,90 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             "tp (sequence parallelism splits the sequence)");
         }
     }
+    CheckPositions(model, source);
+    CheckSizes(model, source);
+}
+
+void
+RunSpec::CheckPositions(const ModelSpec& model, const std::string& source) const
+{
+    // A learned position table has one row per position: a longer sequence has no embedding.
+    // (Rotary embeddings have no table; we do not model RoPE scaling, so they are not bounded.)
+    if (model.position != PositionEmbedding::LEARNED)
+    {
+        return;
+    }
+    const uint64_t limit = model.maxSequence;
+    if (mode == RunMode::TRAINING && sequence > limit)
+    {
+        throw SpecError(source,
+                        "sequence",
+                        std::to_string(sequence) + " tokens exceed the model's learned positions ("
+                            + model.name + " max_sequence " + std::to_string(limit)
+                            + "); allowed: 1 to " + std::to_string(limit));
+    }
+    if (mode == RunMode::INFERENCE && uint64_t(promptTokens) + generatedTokens > limit)
+    {
+        throw SpecError(source,
+                        promptTokens > limit ? "prompt" : "generated",
+                        "prompt + generated tokens (" + std::to_string(promptTokens) + " + "
+                            + std::to_string(generatedTokens)
+                            + ") exceed the model's learned positions (" + model.name
+                            + " max_sequence " + std::to_string(limit) + ")");
+    }
+}
+
+void
+RunSpec::CheckSizes(const ModelSpec& model, const std::string& source) const
+{
+    // Byte counts downstream are 64-bit: keep the largest tensor the settings imply (in fp32,
+    // the widest element) far below 2^64 so that no sum or product of them can wrap. Real jobs
+    // are many orders of magnitude smaller.
+    const long double limit = std::ldexp(1.0L, 60);
+    const long double width = std::max({4.0L * model.hidden,
+                                        2.0L * std::max(model.ffn, model.expertFfn),
+                                        (long double) model.vocab});
+    auto check = [&](const std::string& field, long double bytes, const std::string& what)
+    {
+        if (bytes > limit)
+        {
+            std::ostringstream os;
+            os.precision(3);
+            os << what << " would take about " << bytes
+               << " bytes, beyond what the model represents (2^60)";
+            throw SpecError(source, field, os.str());
+        }
+    };
+    if (mode == RunMode::TRAINING)
+    {
+        const long double rows = (long double) microBatch * sequence;
+        check("sequence",
+              rows * width * 4,
+              "one micro-batch's activations (" + std::to_string(microBatch) + " x "
+                  + std::to_string(sequence) + " tokens)");
+        check("sequence",
+              (long double) microBatch * model.heads * sequence * sequence * 4,
+              "one micro-batch's attention scores (mbs x heads x sequence^2)");
+        check("global_batch",
+              (long double) globalBatch * sequence * width * 4,
+              "the global batch's activations (" + std::to_string(globalBatch) + " x "
+                  + std::to_string(sequence) + " tokens)");
+    }
+    else
+    {
+        const long double tokens = (long double) promptTokens + generatedTokens;
+        check("batch",
+              (long double) batch * tokens * model.layers * 2 * model.kvHeads
+                  * std::max<uint32_t>(model.headDim, 1) * 4,
+              "the KV cache (" + std::to_string(batch) + " sequences x "
+                  + std::to_string(promptTokens) + " + " + std::to_string(generatedTokens)
+                  + " tokens)");
+        check(
+            "prompt", (long double) batch * promptTokens * width * 4, "the prefill's activations");
+        check("prompt",
+              (long double) batch * model.heads * promptTokens * promptTokens * 4,
+              "the prefill's attention scores (batch x heads x prompt^2)");
+    }
 }
 
 RunSpec
@@ -166,9 +291,9 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     YAML::Node root = ParseYaml(text, source);
     SpecReader r(root, source);
     RunSpec s;
-    std::string mode = r.GetChoice("mode", {"training", "inference"}, "training");
+    std::string mode = r.GetChoice("mode", Choices("mode"), "training");
     s.mode = mode == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
-    std::string dtype = r.GetChoice("dtype", DataTypeNames(), ToString(s.dtype));
+    std::string dtype = r.GetChoice("dtype", Choices("dtype"), ToString(s.dtype));
     ParseDataType(dtype, s.dtype);
     if (r.Has("parallel"))
     {
@@ -192,12 +317,13 @@ RunSpec::Parse(const std::string& text, const std::string& source)
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }
-    ParseRecompute(r.GetChoice("recompute", RecomputeNames(), ToString(s.recompute)), s.recompute);
-    s.flashAttention = r.GetChoice("attention", {"flash", "standard"}, "flash") == "flash";
+    ParseRecompute(r.GetChoice("recompute", Choices("recompute"), ToString(s.recompute)),
+                   s.recompute);
+    s.flashAttention = r.GetChoice("attention", Choices("attention"), "flash") == "flash";
     s.overlapGradReduce =
-        r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";
-    s.overlapTpReduce = r.GetChoice("tp_reduce", {"overlap", "blocking"}, "overlap") == "overlap";
-    s.bucketBytes = r.GetPositive("bucket_mib", 25) * (1 << 20);
+        r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
+    s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";
+    s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
     s.sequence = r.GetCount("sequence", 1, s.sequence);
@@ -205,9 +331,9 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
     s.splitKvDecode =
-        r.GetChoice("decode_attention", {"split_kv", "per_head"}, "split_kv") == "split_kv";
+        r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
     s.firstTokenFromPrefill =
-        r.GetChoice("first_token", {"prefill", "decode"}, "prefill") == "prefill";
+        r.GetChoice("first_token", Choices("first_token"), "prefill") == "prefill";
     r.Finish();
     return s;
 }

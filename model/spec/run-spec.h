@@ -79,7 +79,10 @@ struct RunSpec
 
     /**
      * \brief Checks the settings against each other and against the model; throws SpecError
-     * naming \p source, the field and the numbers that clash.
+     * naming \p source, the field and the numbers that clash. Beyond divisibility it checks that
+     * a learned-position model gets no sequence longer than its position table, and that the
+     * tensors the settings imply stay far inside 64-bit byte counts (so no product of counts
+     * wraps downstream).
      * \param model the model the job runs
      * \param source the file or "command line"
      */
@@ -92,6 +95,21 @@ struct RunSpec
      * \return the spec (not yet validated against a model)
      */
     static RunSpec Parse(const std::string& text, const std::string& source);
+
+    /**
+     * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
+     * or "decode_attention"), the one list that run files and the command line both check.
+     * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
+     *        decode_attention or first_token
+     * \return the values, the default first
+     */
+    static std::vector<std::string> Choices(const std::string& field);
+
+  private:
+    /** Throws when a learned-position model gets more tokens than its position table. */
+    void CheckPositions(const ModelSpec& model, const std::string& source) const;
+    /** Throws when the tensors the settings imply are beyond 64-bit byte counts. */
+    void CheckSizes(const ModelSpec& model, const std::string& source) const;
 };
 
 /** \return "training" or "inference" */
