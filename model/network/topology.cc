@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -424,18 +425,34 @@ Topology::LookupNode(const std::string& name, const std::string& source) const
 }
 
 void
+Topology::CheckLinkFactor(double factor, const std::string& what, const std::string& source)
+{
+    if (factor == 0 || (factor >= kMinLinkFactor && factor <= 1))
+    {
+        return;
+    }
+    std::ostringstream msg;
+    msg << "fault '" << what << "': bandwidth factor " << factor
+        << " is out of range; use 0 (a dead link) or a factor in [" << kMinLinkFactor
+        << ", 1] (a soft fault)";
+    if (factor > 0 && factor < kMinLinkFactor)
+    {
+        msg << "; a link slowed below " << kMinLinkFactor
+            << " of its bandwidth would not finish a message within the simulator's clock";
+    }
+    throw SpecError(source, "faults.bandwidth_factor", msg.str());
+}
+
+void
 Topology::SetLinkFactor(uint32_t link, double factor)
 {
-    if (!(factor >= 0 && factor <= 1))
-    {
-        throw SpecError("network", "faults.bandwidth_factor", "must be in [0, 1]");
-    }
+    CheckLinkFactor(factor, DescribeLink(link), "network");
     m_links.at(link).factor = factor;
     ++m_version;
 }
 
 std::vector<uint32_t>
-Topology::ApplyFault(const std::string& selector, double factor, const std::string& source)
+Topology::SelectLinks(const std::string& selector, const std::string& source) const
 {
     // "A-B" / "A>B": try every separator, so that names containing '-' still work; "A" alone
     // is a node fault (every link to and from it, e.g. a switch down).
@@ -464,10 +481,6 @@ Topology::ApplyFault(const std::string& selector, double factor, const std::stri
                 {
                     all.push_back(l);
                 }
-            }
-            for (uint32_t l : all)
-            {
-                SetLinkFactor(l, factor);
             }
             return all;
         }
@@ -516,11 +529,20 @@ Topology::ApplyFault(const std::string& selector, double factor, const std::stri
                             + m_nodes[a].name + " links to " + neighbours
                             + (m_out[a].size() > 6 ? ", ..." : "") + ")");
     }
-    for (uint32_t l : changed)
-    {
-        SetLinkFactor(l, factor);
-    }
     return changed;
+}
+
+std::vector<uint32_t>
+Topology::ApplyFault(const std::string& selector, double factor, const std::string& source)
+{
+    CheckLinkFactor(factor, selector, source);
+    const std::vector<uint32_t> links = SelectLinks(selector, source);
+    for (uint32_t l : links)
+    {
+        m_links[l].factor = factor;
+    }
+    ++m_version;
+    return links;
 }
 
 uint64_t

@@ -142,20 +142,47 @@ class Topology
     uint32_t LookupNode(const std::string& name, const std::string& source) const;
 
     /**
-     * \brief Sets a link's fault factor: 1 healthy, (0, 1) degraded (soft), 0 dead (hard).
+     * The smallest soft-fault factor. A link slowed further (1e-12 of 25 GB/s moves 0.025 B/s)
+     * would take longer than the simulator's clock can count (2^63 ns, 292 years) for an
+     * ordinary message; such a factor is a typo or a dead link, so it is rejected: use 0.
+     */
+    static constexpr double kMinLinkFactor = 1e-6;
+
+    /**
+     * \brief Checks a fault factor: 0 (dead) or in [kMinLinkFactor, 1].
+     * \param factor the factor
+     * \param what the selector or link it is for, named in the error
+     * \param source where it came from (file, "command line")
+     * Throws SpecError (field faults.bandwidth_factor) naming \p what and the allowed values.
+     */
+    static void CheckLinkFactor(double factor, const std::string& what, const std::string& source);
+
+    /**
+     * \brief Sets a link's fault factor: 1 healthy, [kMinLinkFactor, 1) degraded (soft), 0 dead
+     * (hard).
      * \param link the directed link
-     * \param factor the factor in [0, 1]
+     * \param factor 0 or a factor in [kMinLinkFactor, 1]; anything else is a SpecError
      */
     void SetLinkFactor(uint32_t link, double factor);
 
     /**
-     * \brief Applies a fault given by a selector: "A-B" (both directions between nodes A and
-     * B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
-     * Nodes are named as LookupNode accepts.
+     * \brief The directed links a fault selector names: "A-B" (both directions between nodes A
+     * and B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
+     * Nodes are named as LookupNode accepts. Changes nothing.
      * \param selector the link selector
-     * \param factor the bandwidth factor in [0, 1] (0 = dead)
      * \param source where the selector came from, for errors
-     * \return the directed links changed; throws SpecError when no link matches
+     * \return the links (not empty); throws SpecError when the selector is malformed, names an
+     *         unknown node or no link matches (listing the node's neighbours)
+     */
+    std::vector<uint32_t> SelectLinks(const std::string& selector, const std::string& source) const;
+
+    /**
+     * \brief Applies a fault given by a selector (see SelectLinks).
+     * \param selector the link selector
+     * \param factor 0 (dead) or a bandwidth factor in [kMinLinkFactor, 1]
+     * \param source where the selector came from, for errors
+     * \return the directed links changed; throws SpecError when no link matches or the factor
+     *         is out of range (naming the selector), changing nothing then
      */
     std::vector<uint32_t> ApplyFault(const std::string& selector,
                                      double factor,
