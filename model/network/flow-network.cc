@@ -31,6 +31,27 @@ FlowNetwork::GetTypeId()
     return tid;
 }
 
+namespace {
+/**
+ * Flows ending later than this (ns) schedule no event: the simulator's clock is a signed
+ * 64-bit count of nanoseconds (Time::Max() = 9.22e18 ns, 292 years).
+ */
+constexpr double kHorizonNs = 9.0e18;
+
+/** \return a hash of a flow class's identity: its path and message size */
+uint64_t
+ClassHash(const std::vector<uint32_t>& path, uint64_t bytes)
+{
+    uint64_t h = bytes * 0x9E3779B97F4A7C15ull + path.size();
+    for (uint32_t l : path)
+    {
+        h = (h ^ l) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+} // namespace
+
 FlowNetwork::FlowNetwork() = default;
 FlowNetwork::~FlowNetwork() = default;
 
@@ -39,6 +60,13 @@ FlowNetwork::DoDispose()
 {
     m_event.Cancel();
     m_transfers.clear();
+    m_memberLists.clear();
+    m_freeMemberLists.clear();
+    m_arrivals.clear();
+    m_batch.clear();
+    m_batchLinks.clear();
+    m_table.clear();
+    m_tableUsed.clear();
     m_completions.Clear();
     m_solver.Reset(0);
     m_linkUse.clear();
@@ -54,7 +82,7 @@ FlowNetwork::Now()
 void
 FlowNetwork::SetTopology(Ptr<Topology> topology)
 {
-    if (m_solver.GetFlowCount() > 0)
+    if (m_solver.GetFlowCount() > 0 || !m_arrivals.empty())
     {
         throw NetworkError("cannot change the topology while flows are in flight");
     }
@@ -64,6 +92,7 @@ FlowNetwork::SetTopology(Ptr<Topology> topology)
     m_completions.Clear();
     m_linkUse.assign(topology->GetLinkCount(), LinkUse());
     m_topologyVersion = topology->GetVersion();
+    m_messages = 0;
     for (uint32_t l = 0; l < topology->GetLinkCount(); ++l)
     {
         m_solver.SetCapacity(l, topology->GetLink(l).Bandwidth());
@@ -93,44 +122,163 @@ FlowNetwork::DoSend(uint64_t id,
                     const std::vector<uint32_t>& path,
                     const DeliveryCallback& onDelivered)
 {
-    const double latency = m_topology->PathLatency(path);
     if (bytes == 0)
     {
-        Simulator::Schedule(Seconds(latency),
+        Simulator::Schedule(Seconds(m_topology->PathLatency(path)),
                             [this, id, onDelivered]()
                             {
                                 Deliver(id, onDelivered);
                             });
         return;
     }
-    const double now = Now();
-    const uint32_t f = m_solver.AddFlow(path);
-    if (f >= m_transfers.size())
+    // Join this instant's class of the same path and size, or open one (open addressing on
+    // the class hash; the table is at most half full).
+    if (2 * (m_batch.size() + 1) > m_table.size())
     {
-        m_transfers.resize(f + 1);
+        GrowTable();
     }
-    Transfer& t = m_transfers[f];
-    t.remaining = static_cast<double>(bytes);
-    t.lastUpdate = now;
-    t.latency = latency;
-    t.bytes = bytes;
-    t.id = id;
-    t.callback = onDelivered;
-    for (uint32_t l : path)
+    const uint64_t hash = ClassHash(path, bytes);
+    const uint64_t mask = m_table.size() - 1;
+    uint32_t cls = UINT32_MAX;
+    for (uint64_t slot = hash & mask;; slot = (slot + 1) & mask)
     {
-        if (m_solver.GetLinkFlowCount(l) == 1)
+        const uint32_t entry = m_table[slot];
+        if (entry == 0)
         {
-            m_linkUse[l].busySince = now;
+            cls = static_cast<uint32_t>(m_batch.size());
+            m_table[slot] = cls + 1;
+            m_tableUsed.push_back(static_cast<uint32_t>(slot));
+            m_batch.push_back({hash,
+                               static_cast<uint32_t>(m_batchLinks.size()),
+                               static_cast<uint32_t>(path.size()),
+                               bytes,
+                               m_topology->PathLatency(path),
+                               0,
+                               0,
+                               0});
+            m_batchLinks.insert(m_batchLinks.end(), path.begin(), path.end());
+            break;
+        }
+        const BatchClass& c = m_batch[entry - 1];
+        if (c.hash == hash && c.bytes == bytes && c.pathLength == path.size()
+            && std::equal(path.begin(), path.end(), m_batchLinks.begin() + c.pathStart))
+        {
+            cls = entry - 1;
+            break;
         }
     }
-    NS_LOG_DEBUG("flow " << f << " carries message " << id << " over "
-                         << m_topology->DescribePath(path));
+    ++m_batch[cls].members;
+    m_arrivals.push_back({cls, id, onDelivered});
+    NS_LOG_DEBUG("message " << id << " joins class " << cls << " of this instant, over "
+                            << m_topology->DescribePath(path));
     RequestUpdate();
+}
+
+void
+FlowNetwork::GrowTable()
+{
+    std::size_t size = std::max<std::size_t>(64, m_table.size());
+    while (size < 2 * (m_batch.size() + 1))
+    {
+        size *= 2;
+    }
+    m_table.assign(size, 0);
+    m_tableUsed.clear();
+    const uint64_t mask = size - 1;
+    for (uint32_t c = 0; c < m_batch.size(); ++c)
+    {
+        uint64_t slot = m_batch[c].hash & mask;
+        while (m_table[slot] != 0)
+        {
+            slot = (slot + 1) & mask;
+        }
+        m_table[slot] = c + 1;
+        m_tableUsed.push_back(static_cast<uint32_t>(slot));
+    }
+}
+
+void
+FlowNetwork::AddArrivals(double now)
+{
+    if (m_arrivals.empty())
+    {
+        return;
+    }
+    // One solver flow per class, in the order the classes' first messages were sent.
+    for (BatchClass& c : m_batch)
+    {
+        m_pathScratch.assign(m_batchLinks.begin() + c.pathStart,
+                             m_batchLinks.begin() + c.pathStart + c.pathLength);
+        const uint32_t f = m_solver.AddFlow(m_pathScratch, c.members);
+        if (f >= m_transfers.size())
+        {
+            m_transfers.resize(f + 1);
+        }
+        Transfer& t = m_transfers[f];
+        t.remaining = static_cast<double>(c.bytes);
+        t.lastUpdate = now;
+        t.latency = c.latency;
+        t.bytes = c.bytes;
+        t.others = 0;
+        c.flow = f;
+        for (uint32_t l : m_pathScratch)
+        {
+            if (m_solver.GetLinkFlowCount(l) == 1)
+            {
+                m_linkUse[l].busySince = now;
+            }
+        }
+        m_messages += c.members;
+        NS_LOG_DEBUG("flow " << f << ": " << c.members << " messages over "
+                             << m_topology->DescribePath(m_pathScratch));
+    }
+    // Members in the order sent.
+    for (Arrival& a : m_arrivals)
+    {
+        BatchClass& c = m_batch[a.batchClass];
+        Transfer& t = m_transfers[c.flow];
+        if (c.assigned == 0)
+        {
+            t.first.id = a.id;
+            t.first.callback = std::move(a.callback);
+        }
+        else
+        {
+            if (t.others == 0)
+            {
+                uint32_t list;
+                if (m_freeMemberLists.empty())
+                {
+                    list = static_cast<uint32_t>(m_memberLists.size());
+                    m_memberLists.emplace_back();
+                }
+                else
+                {
+                    list = m_freeMemberLists.back();
+                    m_freeMemberLists.pop_back();
+                }
+                m_memberLists[list].reserve(c.members - 1);
+                t.others = list + 1;
+            }
+            m_memberLists[t.others - 1].push_back({a.id, std::move(a.callback)});
+        }
+        ++c.assigned;
+    }
+    m_arrivals.clear();
+    m_batch.clear();
+    m_batchLinks.clear();
+    for (uint32_t slot : m_tableUsed)
+    {
+        m_table[slot] = 0;
+    }
+    m_tableUsed.clear();
 }
 
 void
 FlowNetwork::RequestUpdate()
 {
+    // Also the transmission-end event: the Update() runs after the events already queued for
+    // this instant, so that messages they send join the same solve as the departures.
     if (!m_updatePending)
     {
         m_updatePending = true;
@@ -143,12 +291,16 @@ FlowNetwork::Update()
 {
     m_updatePending = false;
     const double now = Now();
+    const double nowNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
+    AddArrivals(now);
     // Completions: the event fires at the first nanosecond at or after the earliest end, so
-    // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value).
+    // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value;
+    // the nanosecond test matches ScheduleNext exactly, so no event can fire without finding
+    // its flow due, however late in simulated time).
     while (!m_completions.IsEmpty())
     {
         const IndexedMinHeap::Entry top = m_completions.Top();
-        if (top.key > now + 1e-11)
+        if (top.key > now + 1e-11 && std::ceil(top.key * 1e9) > nowNs)
         {
             break;
         }
@@ -164,27 +316,45 @@ void
 FlowNetwork::Finish(uint32_t f, double now)
 {
     Transfer& t = m_transfers[f];
+    const uint32_t weight = m_solver.GetWeight(f);
     const uint32_t* path = m_solver.GetPath(f);
     for (uint32_t i = 0; i < m_solver.GetPathLength(f); ++i)
     {
         LinkUse& use = m_linkUse[path[i]];
-        use.bytes += static_cast<double>(t.bytes);
+        use.bytes += static_cast<double>(t.bytes) * weight;
         if (m_solver.GetLinkFlowCount(path[i]) == 1)
         {
             use.busyTime += now - use.busySince; // the link falls idle
         }
     }
     m_solver.RemoveFlow(f);
-    const uint64_t id = t.id;
-    DeliveryCallback cb = t.callback;
-    t.callback = DeliveryCallback();
-    NS_LOG_DEBUG("flow " << f << " (message " << id << ") transmitted; delivery in " << t.latency
-                         << " s");
-    Simulator::Schedule(Seconds(t.latency),
-                        [this, id, cb]()
-                        {
-                            Deliver(id, cb);
-                        });
+    m_messages -= weight;
+    NS_LOG_DEBUG("flow " << f << " (" << weight << " messages from " << t.first.id
+                         << ") transmitted; delivery in " << t.latency << " s");
+    const Time latency = Seconds(t.latency);
+    auto deliver = [this, &latency](Member& m)
+    {
+        const uint64_t id = m.id;
+        DeliveryCallback cb = std::move(m.callback);
+        m.callback = DeliveryCallback();
+        Simulator::Schedule(latency,
+                            [this, id, cb]()
+                            {
+                                Deliver(id, cb);
+                            });
+    };
+    deliver(t.first);
+    if (t.others != 0)
+    {
+        std::vector<Member>& list = m_memberLists[t.others - 1];
+        for (Member& m : list)
+        {
+            deliver(m);
+        }
+        list.clear();
+        m_freeMemberLists.push_back(t.others - 1);
+        t.others = 0;
+    }
 }
 
 void
@@ -207,7 +377,7 @@ FlowNetwork::Solve(double now)
             }
             else
             {
-                // A flow at rate 0 (its link died under it) waits for RefreshRates().
+                // A flow at rate 0 (its link died under it) waits for the link to come back.
                 m_completions.Erase(c.flow);
             }
         }
@@ -229,6 +399,17 @@ FlowNetwork::ScheduleNext()
         return;
     }
     const double ns = std::ceil(m_completions.Top().key * 1e9);
+    if (!(ns < kHorizonNs))
+    {
+        // Every remaining end lies beyond the simulator's clock: nothing can finish, so no
+        // event; the run ends unless something else changes the rates.
+        m_event.Cancel();
+        m_eventTime = -1;
+        NS_LOG_WARN("t=" << Now() << " s: " << m_completions.GetSize()
+                         << " flows cannot finish within the simulator's clock (earliest end "
+                         << m_completions.Top().key << " s)");
+        return;
+    }
     if (m_event.IsRunning() && m_eventTime == ns)
     {
         return;
@@ -236,7 +417,7 @@ FlowNetwork::ScheduleNext()
     m_event.Cancel();
     Time at = NanoSeconds(static_cast<int64_t>(ns));
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
-    m_event = Simulator::Schedule(delay, &FlowNetwork::Update, this);
+    m_event = Simulator::Schedule(delay, &FlowNetwork::RequestUpdate, this);
     m_eventTime = ns;
 }
 
@@ -251,12 +432,37 @@ FlowNetwork::RefreshRates()
     }
 }
 
+void
+FlowNetwork::DoApplyFault(const std::vector<uint32_t>& links)
+{
+    // Only the changed capacities mark their links dirty: the re-solve at this instant covers
+    // the flows connected to them.
+    SyncCapacities();
+    if (m_solver.NeedsSolve())
+    {
+        RequestUpdate();
+    }
+}
+
 double
 FlowNetwork::GetFlowRate(uint64_t messageId) const
 {
     for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
     {
-        if (m_solver.IsActive(f) && m_transfers[f].id == messageId)
+        if (!m_solver.IsActive(f))
+        {
+            continue;
+        }
+        const Transfer& t = m_transfers[f];
+        bool member = t.first.id == messageId;
+        if (!member && t.others != 0)
+        {
+            for (const Member& m : m_memberLists[t.others - 1])
+            {
+                member = member || m.id == messageId;
+            }
+        }
+        if (member)
         {
             return m_solver.GetRate(f);
         }
@@ -267,7 +473,29 @@ FlowNetwork::GetFlowRate(uint64_t messageId) const
 uint32_t
 FlowNetwork::GetActiveFlowCount() const
 {
+    return m_messages;
+}
+
+uint32_t
+FlowNetwork::GetFlowClassCount() const
+{
     return m_solver.GetFlowCount();
+}
+
+uint32_t
+FlowNetwork::GetStalledCount() const
+{
+    uint32_t stalled = 0;
+    for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
+    {
+        if (m_solver.IsActive(f)
+            && (!m_completions.Contains(f)
+                || !(std::ceil(m_completions.GetKey(f) * 1e9) < kHorizonNs)))
+        {
+            stalled += m_solver.GetWeight(f);
+        }
+    }
+    return stalled;
 }
 
 uint64_t
