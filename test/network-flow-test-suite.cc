@@ -7,6 +7,7 @@
 // statistics add up, and recomputations are confined to the affected component.
 
 #include "network-test-spec.h"
+#include "ns3/boolean.h"
 #include "ns3/dimension-order-routing.h"
 #include "ns3/fault-schedule.h"
 #include "ns3/flow-network.h"
@@ -495,7 +496,6 @@ class IncrementalMatchesReferenceTestCase : public TestCase
     }
 };
 
-
 /**
  * \brief A scheduled soft fault on a single-link transfer: the bytes sent before the fault at
  * the full rate, the rest at the reduced rate, to the nanosecond; a repair later restores the
@@ -830,9 +830,9 @@ class FlowClassTestCase : public TestCase
         Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
         net->SetTopology(t);
         net->SetRouting(RoutingPolicy::Create("dimension-order"));
-        const uint64_t s = 100000000; // 100 MB
+        const uint64_t s = 100000000;                       // 100 MB
         std::vector<std::pair<uint64_t, double>> delivered; // id, time (callbacks)
-        std::vector<uint64_t> traced;                         // ids (trace source)
+        std::vector<uint64_t> traced;                       // ids (trace source)
         net->TraceConnectWithoutContext(
             "MessageDelivered",
             Callback<void, uint64_t, uint32_t, uint32_t, uint64_t, double>(
@@ -898,10 +898,8 @@ class FlowClassTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_EQ_TOL(time, sEnd + 2e-7 + 2e-6, 2e-9, "the later message");
             }
         }
-        NS_TEST_EXPECT_MSG_EQ_TOL(delivered.back().second,
-                                  sEnd + s / 10e9 + 1e-7 + 2e-6,
-                                  2e-9,
-                                  "2S");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            delivered.back().second, sEnd + s / 10e9 + 1e-7 + 2e-6, 2e-9, "2S");
         NS_TEST_EXPECT_MSG_EQ(delivered.back().first, 8u, "the 2S message ends last");
         // Deliveries of one instant in the order sent; the trace agrees with the callbacks.
         std::vector<uint64_t> firstEight;
@@ -979,6 +977,90 @@ class OneSolvePerInstantTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Flow classes change no figure: a random workload on an oversubscribed fat tree with
+ * many identical messages per instant (bursts of 1-6 copies of a message) delivers every
+ * message at the same nanosecond with FlowClasses on and off.
+ */
+class FlowClassEquivalenceTestCase : public TestCase
+{
+  public:
+    FlowClassEquivalenceTestCase()
+        : TestCase("flow classes deliver every message at the time separate flows do")
+    {}
+
+  private:
+    /** \return (id, delivery ns) in delivery order, and the solver's flow-class count */
+    static std::vector<std::pair<uint64_t, int64_t>>
+    Deliveries(bool classes, uint64_t& solvedFlows)
+    {
+        NetworkSpec s = OneDimension(TopologyKind::FAT_TREE, 16, 10, 500);
+        s.dimensions[0].leafSize = 4;
+        s.dimensions[0].oversubscription = 2;
+        Ptr<Topology> t = Topology::Build(s, 16);
+        Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+        net->SetAttribute("FlowClasses", BooleanValue(classes));
+        net->SetTopology(t);
+        net->SetRouting(RoutingPolicy::Create("dimension-order"));
+        std::vector<std::pair<uint64_t, int64_t>> out;
+        std::mt19937_64 rng(777);
+        std::uniform_int_distribution<uint32_t> host(0, 15);
+        std::uniform_int_distribution<uint32_t> copies(1, 6);
+        std::uniform_int_distribution<uint64_t> size(1, 8);
+        std::uniform_int_distribution<int> instant(0, 40);
+        for (int i = 0; i < 150; ++i)
+        {
+            const uint32_t a = host(rng);
+            const uint32_t b = (a + 1 + host(rng) % 15) % 16;
+            const uint64_t bytes = size(rng) * 25000000;
+            const uint32_t n = copies(rng);
+            Simulator::Schedule(MilliSeconds(instant(rng)),
+                                [&out, net, a, b, bytes, n]()
+                                {
+                                    for (uint32_t k = 0; k < n; ++k)
+                                    {
+                                        net->Send(a,
+                                                  b,
+                                                  bytes,
+                                                  [&out](uint64_t id)
+                                                  {
+                                                      out.emplace_back(
+                                                          id, Simulator::Now().GetNanoSeconds());
+                                                  });
+                                    }
+                                });
+        }
+        Simulator::Run();
+        solvedFlows = net->GetSolvedFlowCount();
+        net->Dispose();
+        Simulator::Destroy();
+        return out;
+    }
+
+    void
+    DoRun() override
+    {
+        uint64_t solvedWith = 0;
+        uint64_t solvedWithout = 0;
+        const auto with = Deliveries(true, solvedWith);
+        const auto without = Deliveries(false, solvedWithout);
+        NS_TEST_ASSERT_MSG_EQ(with.size(), without.size(), "same messages delivered");
+        NS_TEST_ASSERT_MSG_GT(with.size(), 300u, "a sizeable workload");
+        std::map<uint64_t, int64_t> at;
+        for (const auto& [id, ns] : without)
+        {
+            at[id] = ns;
+        }
+        int differences = 0;
+        for (const auto& [id, ns] : with)
+        {
+            differences += std::llabs(at[id] - ns) > 1 ? 1 : 0;
+        }
+        NS_TEST_ASSERT_MSG_EQ(differences, 0, "every delivery within 1 ns of separate flows");
+        NS_TEST_ASSERT_MSG_LT(solvedWith, solvedWithout, "classes solve fewer flows");
+    }
+};
+
 /** \brief The flow network test suite. */
 class NetworkFlowTestSuite : public TestSuite
 {
@@ -996,6 +1078,7 @@ class NetworkFlowTestSuite : public TestSuite
         AddTestCase(new ScheduledDeadLinkTestCase, TestCase::QUICK);
         AddTestCase(new FaultFactorRangeTestCase, TestCase::QUICK);
         AddTestCase(new FlowClassTestCase, TestCase::QUICK);
+        AddTestCase(new FlowClassEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new OneSolvePerInstantTestCase, TestCase::QUICK);
     }
 };

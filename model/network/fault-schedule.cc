@@ -128,8 +128,8 @@ FaultSchedule::Apply(uint32_t index)
     const ScheduledFault& f = m_faults[index];
     const std::vector<uint32_t> links = m_topology->ApplyFault(f.selector, f.factor, f.source);
     ++m_applied;
-    NS_LOG_INFO("t=" << Simulator::Now().GetSeconds() << " s: fault '" << f.selector
-                     << "' factor " << f.factor << " on " << links.size() << " links");
+    NS_LOG_INFO("t=" << Simulator::Now().GetSeconds() << " s: fault '" << f.selector << "' factor "
+                     << f.factor << " on " << links.size() << " links");
     m_appliedTrace(f.selector, f.factor, static_cast<uint32_t>(links.size()));
     if (!m_onApplied.IsNull())
     {

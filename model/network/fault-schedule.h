@@ -55,9 +55,7 @@ class FaultSchedule : public Object
     static TypeId GetTypeId();
 
     /** Signature of the FaultApplied trace: selector, factor, directed links changed. */
-    typedef void (*FaultTracedCallback)(const std::string& selector,
-                                        double factor,
-                                        uint32_t links);
+    typedef void (*FaultTracedCallback)(const std::string& selector, double factor, uint32_t links);
 
     FaultSchedule();
     ~FaultSchedule() override;
@@ -115,9 +113,9 @@ class FaultSchedule : public Object
     /** \brief Applies fault \p index (a scheduled event). */
     void Apply(uint32_t index);
 
-    std::vector<ScheduledFault> m_faults; //!< in the order added
-    std::vector<EventId> m_events;        //!< per fault once armed
-    Ptr<Topology> m_topology;             //!< the network, once armed
+    std::vector<ScheduledFault> m_faults;                     //!< in the order added
+    std::vector<EventId> m_events;                            //!< per fault once armed
+    Ptr<Topology> m_topology;                                 //!< the network, once armed
     Callback<void, const std::vector<uint32_t>&> m_onApplied; //!< the backend's hook
     uint32_t m_applied = 0;                                   //!< faults applied
     TracedCallback<const std::string&, double, uint32_t> m_appliedTrace; //!< FaultApplied

@@ -4,6 +4,7 @@
 
 #include "flow-network.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/network-error.h"
 #include "ns3/simulator.h"
@@ -24,10 +25,18 @@ static TypeRegistrar<NetworkBackend> g_flowBackend("flow", FlowNetwork::GetTypeI
 TypeId
 FlowNetwork::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::rapidllm::FlowNetwork")
-                            .SetParent<NetworkBackend>()
-                            .SetGroupName("RapidLlm")
-                            .AddConstructor<FlowNetwork>();
+    static TypeId tid =
+        TypeId("ns3::rapidllm::FlowNetwork")
+            .SetParent<NetworkBackend>()
+            .SetGroupName("RapidLlm")
+            .AddConstructor<FlowNetwork>()
+            .AddAttribute("FlowClasses",
+                          "Merge messages sent at one instant with the same path and size into "
+                          "one weighted flow class (same rates and times, less work); false "
+                          "gives every message a flow of its own.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FlowNetwork::m_flowClasses),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -40,12 +49,12 @@ constexpr double kHorizonNs = 9.0e18;
 
 /** \return a hash of a flow class's identity: its path and message size */
 uint64_t
-ClassHash(const std::vector<uint32_t>& path, uint64_t bytes)
+ClassHash(const uint32_t* path, uint32_t length, uint64_t bytes)
 {
-    uint64_t h = bytes * 0x9E3779B97F4A7C15ull + path.size();
-    for (uint32_t l : path)
+    uint64_t h = bytes * 0x9E3779B97F4A7C15ull + length;
+    for (uint32_t i = 0; i < length; ++i)
     {
-        h = (h ^ l) * 0xBF58476D1CE4E5B9ull;
+        h = (h ^ path[i]) * 0xBF58476D1CE4E5B9ull;
         h ^= h >> 29;
     }
     return h;
@@ -62,9 +71,6 @@ FlowNetwork::DoDispose()
     m_transfers.clear();
     m_memberLists.clear();
     m_freeMemberLists.clear();
-    m_arrivals.clear();
-    m_batch.clear();
-    m_batchLinks.clear();
     m_table.clear();
     m_tableUsed.clear();
     m_completions.Clear();
@@ -82,7 +88,7 @@ FlowNetwork::Now()
 void
 FlowNetwork::SetTopology(Ptr<Topology> topology)
 {
-    if (m_solver.GetFlowCount() > 0 || !m_arrivals.empty())
+    if (m_solver.GetFlowCount() > 0)
     {
         throw NetworkError("cannot change the topology while flows are in flight");
     }
@@ -131,145 +137,132 @@ FlowNetwork::DoSend(uint64_t id,
                             });
         return;
     }
-    // Join this instant's class of the same path and size, or open one (open addressing on
-    // the class hash; the table is at most half full).
-    if (2 * (m_batch.size() + 1) > m_table.size())
+    ++m_messages;
+    const uint64_t hash = ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes);
+    const uint32_t joined = m_flowClasses ? FindClass(hash, path, bytes) : kNoClass;
+    if (joined != kNoClass)
     {
-        GrowTable();
+        // A later member of a class of this instant (its weight is set by Update()).
+        Transfer& t = m_transfers[joined];
+        if (t.others == 0)
+        {
+            uint32_t list;
+            if (m_freeMemberLists.empty())
+            {
+                list = static_cast<uint32_t>(m_memberLists.size());
+                m_memberLists.emplace_back();
+            }
+            else
+            {
+                list = m_freeMemberLists.back();
+                m_freeMemberLists.pop_back();
+            }
+            t.others = list + 1;
+        }
+        m_memberLists[t.others - 1].push_back({id, onDelivered});
+        NS_LOG_DEBUG("message " << id << " joins flow " << joined);
+        RequestUpdate();
+        return;
     }
-    const uint64_t hash = ClassHash(path, bytes);
-    const uint64_t mask = m_table.size() - 1;
-    uint32_t cls = UINT32_MAX;
-    for (uint64_t slot = hash & mask;; slot = (slot + 1) & mask)
+    const double now = Now();
+    const uint32_t f = m_solver.AddFlow(path);
+    if (f >= m_transfers.size())
     {
-        const uint32_t entry = m_table[slot];
-        if (entry == 0)
+        m_transfers.resize(f + 1);
+    }
+    Transfer& t = m_transfers[f];
+    t.remaining = static_cast<double>(bytes);
+    t.lastUpdate = now;
+    t.bytes = bytes;
+    t.first = {id, onDelivered};
+    t.others = 0;
+    for (uint32_t l : path)
+    {
+        if (m_solver.GetLinkFlowCount(l) == 1)
         {
-            cls = static_cast<uint32_t>(m_batch.size());
-            m_table[slot] = cls + 1;
-            m_tableUsed.push_back(static_cast<uint32_t>(slot));
-            m_batch.push_back({hash,
-                               static_cast<uint32_t>(m_batchLinks.size()),
-                               static_cast<uint32_t>(path.size()),
-                               bytes,
-                               m_topology->PathLatency(path),
-                               0,
-                               0,
-                               0});
-            m_batchLinks.insert(m_batchLinks.end(), path.begin(), path.end());
-            break;
-        }
-        const BatchClass& c = m_batch[entry - 1];
-        if (c.hash == hash && c.bytes == bytes && c.pathLength == path.size()
-            && std::equal(path.begin(), path.end(), m_batchLinks.begin() + c.pathStart))
-        {
-            cls = entry - 1;
-            break;
+            m_linkUse[l].busySince = now;
         }
     }
-    ++m_batch[cls].members;
-    m_arrivals.push_back({cls, id, onDelivered});
-    NS_LOG_DEBUG("message " << id << " joins class " << cls << " of this instant, over "
-                            << m_topology->DescribePath(path));
+    if (m_flowClasses)
+    {
+        OpenClass(hash, f);
+    }
+    NS_LOG_DEBUG("flow " << f << " carries message " << id << " over "
+                         << m_topology->DescribePath(path));
     RequestUpdate();
 }
 
-void
-FlowNetwork::GrowTable()
+uint32_t
+FlowNetwork::FindClass(uint64_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const
 {
-    std::size_t size = std::max<std::size_t>(64, m_table.size());
-    while (size < 2 * (m_batch.size() + 1))
+    if (m_table.empty())
     {
-        size *= 2;
+        return kNoClass;
     }
-    m_table.assign(size, 0);
-    m_tableUsed.clear();
-    const uint64_t mask = size - 1;
-    for (uint32_t c = 0; c < m_batch.size(); ++c)
+    const uint64_t mask = m_table.size() - 1;
+    for (uint64_t slot = hash & mask; m_table[slot] != 0; slot = (slot + 1) & mask)
     {
-        uint64_t slot = m_batch[c].hash & mask;
-        while (m_table[slot] != 0)
+        const uint32_t f = m_table[slot] - 1;
+        if (m_transfers[f].bytes == bytes && m_solver.GetPathLength(f) == path.size()
+            && std::equal(path.begin(), path.end(), m_solver.GetPath(f)))
         {
-            slot = (slot + 1) & mask;
+            return f;
         }
-        m_table[slot] = c + 1;
-        m_tableUsed.push_back(static_cast<uint32_t>(slot));
     }
+    return kNoClass;
 }
 
 void
-FlowNetwork::AddArrivals(double now)
+FlowNetwork::OpenClass(uint64_t hash, uint32_t flow)
 {
-    if (m_arrivals.empty())
+    // Open addressing, kept at most half full.
+    if (2 * (m_tableUsed.size() + 1) > m_table.size())
     {
-        return;
+        std::size_t size = std::max<std::size_t>(64, 2 * m_table.size());
+        const std::vector<uint32_t> used = std::move(m_tableUsed);
+        std::vector<uint32_t> flows;
+        flows.reserve(used.size());
+        for (uint32_t slot : used)
+        {
+            flows.push_back(m_table[slot] - 1);
+        }
+        m_table.assign(size, 0);
+        m_tableUsed.clear();
+        for (uint32_t f : flows)
+        {
+            Insert(ClassHash(m_solver.GetPath(f), m_solver.GetPathLength(f), m_transfers[f].bytes),
+                   f);
+        }
     }
-    // One solver flow per class, in the order the classes' first messages were sent.
-    for (BatchClass& c : m_batch)
+    Insert(hash, flow);
+}
+
+void
+FlowNetwork::Insert(uint64_t hash, uint32_t flow)
+{
+    const uint64_t mask = m_table.size() - 1;
+    uint64_t slot = hash & mask;
+    while (m_table[slot] != 0)
     {
-        m_pathScratch.assign(m_batchLinks.begin() + c.pathStart,
-                             m_batchLinks.begin() + c.pathStart + c.pathLength);
-        const uint32_t f = m_solver.AddFlow(m_pathScratch, c.members);
-        if (f >= m_transfers.size())
-        {
-            m_transfers.resize(f + 1);
-        }
-        Transfer& t = m_transfers[f];
-        t.remaining = static_cast<double>(c.bytes);
-        t.lastUpdate = now;
-        t.latency = c.latency;
-        t.bytes = c.bytes;
-        t.others = 0;
-        c.flow = f;
-        for (uint32_t l : m_pathScratch)
-        {
-            if (m_solver.GetLinkFlowCount(l) == 1)
-            {
-                m_linkUse[l].busySince = now;
-            }
-        }
-        m_messages += c.members;
-        NS_LOG_DEBUG("flow " << f << ": " << c.members << " messages over "
-                             << m_topology->DescribePath(m_pathScratch));
+        slot = (slot + 1) & mask;
     }
-    // Members in the order sent.
-    for (Arrival& a : m_arrivals)
-    {
-        BatchClass& c = m_batch[a.batchClass];
-        Transfer& t = m_transfers[c.flow];
-        if (c.assigned == 0)
-        {
-            t.first.id = a.id;
-            t.first.callback = std::move(a.callback);
-        }
-        else
-        {
-            if (t.others == 0)
-            {
-                uint32_t list;
-                if (m_freeMemberLists.empty())
-                {
-                    list = static_cast<uint32_t>(m_memberLists.size());
-                    m_memberLists.emplace_back();
-                }
-                else
-                {
-                    list = m_freeMemberLists.back();
-                    m_freeMemberLists.pop_back();
-                }
-                m_memberLists[list].reserve(c.members - 1);
-                t.others = list + 1;
-            }
-            m_memberLists[t.others - 1].push_back({a.id, std::move(a.callback)});
-        }
-        ++c.assigned;
-    }
-    m_arrivals.clear();
-    m_batch.clear();
-    m_batchLinks.clear();
+    m_table[slot] = flow + 1;
+    m_tableUsed.push_back(static_cast<uint32_t>(slot));
+}
+
+void
+FlowNetwork::CloseClasses()
+{
+    // The classes of this instant are complete: each flow weighs as many messages as it has.
     for (uint32_t slot : m_tableUsed)
     {
+        const uint32_t f = m_table[slot] - 1;
         m_table[slot] = 0;
+        const Transfer& t = m_transfers[f];
+        if (t.others != 0)
+        {
+            m_solver.SetWeight(f, 1 + static_cast<uint32_t>(m_memberLists[t.others - 1].size()));
+        }
     }
     m_tableUsed.clear();
 }
@@ -292,7 +285,7 @@ FlowNetwork::Update()
     m_updatePending = false;
     const double now = Now();
     const double nowNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
-    AddArrivals(now);
+    CloseClasses();
     // Completions: the event fires at the first nanosecond at or after the earliest end, so
     // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value;
     // the nanosecond test matches ScheduleNext exactly, so no event can fire without finding
@@ -327,11 +320,11 @@ FlowNetwork::Finish(uint32_t f, double now)
             use.busyTime += now - use.busySince; // the link falls idle
         }
     }
+    const Time latency = Seconds(m_topology->PathLatency(path, m_solver.GetPathLength(f)));
     m_solver.RemoveFlow(f);
     m_messages -= weight;
     NS_LOG_DEBUG("flow " << f << " (" << weight << " messages from " << t.first.id
-                         << ") transmitted; delivery in " << t.latency << " s");
-    const Time latency = Seconds(t.latency);
+                         << ") transmitted; delivery in " << latency.GetSeconds() << " s");
     auto deliver = [this, &latency](Member& m)
     {
         const uint64_t id = m.id;

@@ -85,6 +85,9 @@ class FlowNetwork : public NetworkBackend
     void DoApplyFault(const std::vector<uint32_t>& links) override;
 
   private:
+    /** No class of this instant matches. */
+    static constexpr uint32_t kNoClass = UINT32_MAX;
+
     /** \brief A message of a flow class. */
     struct Member
     {
@@ -92,36 +95,14 @@ class FlowNetwork : public NetworkBackend
         DeliveryCallback callback; //!< delivery
     };
 
-    /** \brief One transmitting flow class, indexed by its solver flow handle. */
+    /** \brief One transmitting flow class, indexed by its solver flow handle (48 bytes). */
     struct Transfer
     {
         double remaining = 0;  //!< bytes left per member at lastUpdate
         double lastUpdate = 0; //!< when remaining was last brought up to date, s
-        double latency = 0;    //!< path latency, s
         uint64_t bytes = 0;    //!< message size (each member)
         Member first;          //!< the first message sent
         uint32_t others = 0;   //!< 1 + index in m_memberLists of the later ones (0: none)
-    };
-
-    /** \brief A message sent since the last Update(), waiting to join a flow class. */
-    struct Arrival
-    {
-        uint32_t batchClass;       //!< its class in m_batch
-        uint64_t id;               //!< message id
-        DeliveryCallback callback; //!< delivery
-    };
-
-    /** \brief A flow class being formed from this instant's arrivals. */
-    struct BatchClass
-    {
-        uint64_t hash;       //!< ClassHash of path and size
-        uint32_t pathStart;  //!< first link in m_batchLinks
-        uint32_t pathLength; //!< links
-        uint64_t bytes;      //!< message size
-        double latency;      //!< path latency, s
-        uint32_t members;    //!< arrivals in the class
-        uint32_t assigned;   //!< members given to the transfer so far
-        uint32_t flow;       //!< solver handle once added
     };
 
     /** \brief Statistics of one link. */
@@ -132,12 +113,19 @@ class FlowNetwork : public NetworkBackend
         double busySince = 0; //!< start of the open busy interval, s
     };
 
-    /** \brief Adds this instant's flow classes, completes due flows, re-solves, schedules. */
+    /** \brief Closes this instant's flow classes, completes due flows, re-solves, schedules. */
     void Update();
-    /** \brief Doubles the class table and re-inserts this instant's classes. */
-    void GrowTable();
-    /** \brief Turns the batched arrivals into solver flows (one per class). */
-    void AddArrivals(double now);
+    /**
+     * \return the flow of this instant's class with \p path and \p bytes (\p hash their
+     * ClassHash), or kNoClass
+     */
+    uint32_t FindClass(uint64_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const;
+    /** \brief Records \p flow as this instant's class of its path and size. */
+    void OpenClass(uint64_t hash, uint32_t flow);
+    /** \brief Puts \p flow in the class table (which has room). */
+    void Insert(uint64_t hash, uint32_t flow);
+    /** \brief Gives this instant's classes their weights and empties the class table. */
+    void CloseClasses();
     /** \brief Recomputes rates and moves the transmission ends of the flows that changed. */
     void Solve(double now);
     /** \brief Removes a finished flow class and schedules its members' deliveries. */
@@ -154,23 +142,20 @@ class FlowNetwork : public NetworkBackend
     /** \return the simulator time in seconds */
     static double Now();
 
-    MaxMinSolver m_solver;                           //!< the rates
-    IndexedMinHeap m_completions;                    //!< transmission ends, by solver handle
-    std::vector<Transfer> m_transfers;               //!< per solver flow handle
-    std::vector<std::vector<Member>> m_memberLists;  //!< later members of classes of w > 1
-    std::vector<uint32_t> m_freeMemberLists;         //!< reusable m_memberLists entries
-    std::vector<Arrival> m_arrivals;                 //!< sent since the last Update()
-    std::vector<BatchClass> m_batch;                 //!< their classes
-    std::vector<uint32_t> m_batchLinks;              //!< the classes' paths
-    std::vector<uint32_t> m_table;                   //!< open addressing: class + 1 (0: empty)
-    std::vector<uint32_t> m_tableUsed;               //!< occupied slots of m_table
-    std::vector<uint32_t> m_pathScratch;             //!< scratch path for AddFlow
-    std::vector<LinkUse> m_linkUse;                  //!< per directed link
-    uint64_t m_topologyVersion = 0;                  //!< Topology::GetVersion() of capacities
-    uint32_t m_messages = 0;                         //!< messages in the solver's classes
-    EventId m_event;                                 //!< the next Update()
-    double m_eventTime = -1;                         //!< when m_event fires, ns
-    bool m_updatePending = false;                    //!< an Update() is scheduled for now
+    MaxMinSolver m_solver;                          //!< the rates
+    IndexedMinHeap m_completions;                   //!< transmission ends, by solver handle
+    std::vector<Transfer> m_transfers;              //!< per solver flow handle
+    std::vector<std::vector<Member>> m_memberLists; //!< later members of classes of w > 1
+    std::vector<uint32_t> m_freeMemberLists;        //!< reusable m_memberLists entries
+    std::vector<uint32_t> m_table;     //!< this instant's classes: flow + 1 (0: empty slot)
+    std::vector<uint32_t> m_tableUsed; //!< occupied slots of m_table
+    std::vector<LinkUse> m_linkUse;    //!< per directed link
+    uint64_t m_topologyVersion = 0;    //!< Topology::GetVersion() of capacities
+    uint32_t m_messages = 0;           //!< messages in the solver's classes
+    EventId m_event;                   //!< the next Update()
+    double m_eventTime = -1;           //!< when m_event fires, ns
+    bool m_updatePending = false;      //!< an Update() is scheduled for now
+    bool m_flowClasses = true;         //!< merge identical messages (attribute)
 };
 
 } // namespace rapidllm

@@ -73,8 +73,7 @@ class DeadLinkErrorModel : public ErrorModel
 
     void
     DoReset() override
-    {
-    }
+    {}
 
     uint64_t* m_counter = nullptr; //!< the fabric's drop counter
 };
@@ -275,8 +274,9 @@ PacketFabric::UpdateLink(uint32_t link)
     {
         if (l.IsAlive())
         {
-            throw NetworkError("the packet network cannot bring back " + m_topology->DescribeLink(link)
-                               + ": it was dead in both directions when the ns-3 network was built");
+            throw NetworkError(
+                "the packet network cannot bring back " + m_topology->DescribeLink(link)
+                + ": it was dead in both directions when the ns-3 network was built");
         }
         return;
     }

@@ -140,10 +140,10 @@ class PacketFabric
     std::vector<double> m_linkRateBps;                   //!< directed link -> device bit rate
     std::vector<double> m_busyBefore;  //!< directed link -> busy time before the last rate change
     std::vector<double> m_bytesBefore; //!< directed link -> frame bytes sent before it
-    std::vector<Ptr<ErrorModel>> m_deadLink; //!< directed link -> its receiver's drop-all model
-    uint64_t m_deadLinkDrops = 0;            //!< frames dropped by dead links
-    std::vector<Ptr<QueueDisc>> m_queueDiscs;            //!< every root queue disc
-    uint64_t m_dataPackets = 0;                          //!< data segments delivered
+    std::vector<Ptr<ErrorModel>> m_deadLink;  //!< directed link -> its receiver's drop-all model
+    uint64_t m_deadLinkDrops = 0;             //!< frames dropped by dead links
+    std::vector<Ptr<QueueDisc>> m_queueDiscs; //!< every root queue disc
+    uint64_t m_dataPackets = 0;               //!< data segments delivered
 };
 
 } // namespace rapidllm

@@ -123,6 +123,7 @@ Topology::Build(const NetworkSpec& spec, uint64_t endpoints, const std::string& 
             t->WireInstance(d, inst, members);
         }
     }
+    t->IndexLinks();
     for (const auto& fault : spec.faults)
     {
         t->ApplyFault(fault.link, fault.factor, source);
@@ -312,14 +313,30 @@ Topology::GetOutLinks(uint32_t node) const
 uint32_t
 Topology::FindLink(uint32_t a, uint32_t b) const
 {
-    for (uint32_t l : m_out.at(a))
+    // Binary search of a's out-links sorted by head (first link first among equal heads):
+    // switches have hundreds of links, and routing asks for every hop.
+    const auto& byHead = m_outByHead.at(a);
+    auto it = std::lower_bound(byHead.begin(), byHead.end(), std::make_pair(b, uint32_t(0)));
+    if (it != byHead.end() && it->first == b)
     {
-        if (m_links[l].dst == b)
-        {
-            return l;
-        }
+        return it->second;
     }
     return std::numeric_limits<uint32_t>::max();
+}
+
+void
+Topology::IndexLinks()
+{
+    m_outByHead.assign(m_nodes.size(), {});
+    for (uint32_t n = 0; n < m_nodes.size(); ++n)
+    {
+        auto& byHead = m_outByHead[n];
+        for (uint32_t l : m_out[n])
+        {
+            byHead.emplace_back(m_links[l].dst, l);
+        }
+        std::sort(byHead.begin(), byHead.end());
+    }
 }
 
 uint32_t
@@ -560,12 +577,18 @@ Topology::GetUid() const
 double
 Topology::PathLatency(const std::vector<uint32_t>& path) const
 {
+    return PathLatency(path.data(), path.size());
+}
+
+double
+Topology::PathLatency(const uint32_t* path, std::size_t length) const
+{
     double s = 0;
-    for (std::size_t i = 0; i < path.size(); ++i)
+    for (std::size_t i = 0; i < length; ++i)
     {
         const auto& l = m_links[path[i]];
         s += l.latencyS;
-        if (i + 1 < path.size())
+        if (i + 1 < length)
         {
             s += m_nodes[l.dst].switchLatencyS;
         }

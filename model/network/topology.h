@@ -198,6 +198,8 @@ class Topology
 
     /** \return sum of link latencies plus the switch delay of every switch traversed */
     double PathLatency(const std::vector<uint32_t>& path) const;
+    /** \return the latency of the path of \p length links at \p path (see above) */
+    double PathLatency(const uint32_t* path, std::size_t length) const;
     /** \return the smallest payload bandwidth along a path (bytes/s) */
     double PathBandwidth(const std::vector<uint32_t>& path) const;
     /** \return "gpu0>nvlink.sw0>gpu1" */
@@ -210,15 +212,18 @@ class Topology
     uint32_t AddNode(const std::string& name, bool isSwitch, double switchLatency, uint32_t d);
     /** \brief Adds the two directed links joining a and b with one dimension's parameters */
     void AddDuplex(uint32_t a, uint32_t b, uint32_t d, double lineRateBps);
+    /** \brief Builds m_outByHead (FindLink's index) once the links are wired */
+    void IndexLinks();
     /** \brief Wires one instance of dimension d whose members are \p members (by coordinate) */
     void WireInstance(uint32_t d, uint32_t instance, const std::vector<uint32_t>& members);
 
-    std::vector<NetworkDimensionSpec> m_dims;                   //!< resolved dimensions
-    std::vector<uint32_t> m_strides;                            //!< rank stride per dimension
-    uint32_t m_endpoints = 0;                                   //!< endpoint count
-    std::vector<TopologyNode> m_nodes;                          //!< all nodes
-    std::vector<TopologyLink> m_links;                          //!< all directed links
-    std::vector<std::vector<uint32_t>> m_out;                   //!< out-links per node
+    std::vector<NetworkDimensionSpec> m_dims; //!< resolved dimensions
+    std::vector<uint32_t> m_strides;          //!< rank stride per dimension
+    uint32_t m_endpoints = 0;                 //!< endpoint count
+    std::vector<TopologyNode> m_nodes;        //!< all nodes
+    std::vector<TopologyLink> m_links;        //!< all directed links
+    std::vector<std::vector<uint32_t>> m_out; //!< out-links per node
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> m_outByHead; //!< (head, link) sorted
     std::vector<std::vector<std::vector<uint32_t>>> m_switches; //!< [dim][instance] switches
     std::vector<uint32_t> m_leafSize;         //!< fat tree leaf size per dimension
     std::vector<uint32_t> m_leafCount;        //!< fat tree leaves per instance
