@@ -138,7 +138,9 @@ FlowNetwork::DoSend(uint64_t id,
         return;
     }
     ++m_messages;
-    const uint64_t hash = ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes);
+    const double latency = m_topology->PathLatency(path);
+    const auto hash = static_cast<uint32_t>(
+        ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
     const uint32_t joined = m_flowClasses ? FindClass(hash, path, bytes) : kNoClass;
     if (joined != kNoClass)
     {
@@ -173,6 +175,7 @@ FlowNetwork::DoSend(uint64_t id,
     Transfer& t = m_transfers[f];
     t.remaining = static_cast<double>(bytes);
     t.lastUpdate = now;
+    t.latency = latency;
     t.bytes = bytes;
     t.first = {id, onDelivered};
     t.others = 0;
@@ -193,16 +196,20 @@ FlowNetwork::DoSend(uint64_t id,
 }
 
 uint32_t
-FlowNetwork::FindClass(uint64_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const
+FlowNetwork::FindClass(uint32_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const
 {
     if (m_table.empty())
     {
         return kNoClass;
     }
-    const uint64_t mask = m_table.size() - 1;
-    for (uint64_t slot = hash & mask; m_table[slot] != 0; slot = (slot + 1) & mask)
+    const uint32_t mask = static_cast<uint32_t>(m_table.size() - 1);
+    for (uint32_t slot = hash & mask; m_table[slot].flow != 0; slot = (slot + 1) & mask)
     {
-        const uint32_t f = m_table[slot] - 1;
+        if (m_table[slot].hash != hash)
+        {
+            continue; // another class (the usual case): no need to look at its flow
+        }
+        const uint32_t f = m_table[slot].flow - 1;
         if (m_transfers[f].bytes == bytes && m_solver.GetPathLength(f) == path.size()
             && std::equal(path.begin(), path.end(), m_solver.GetPath(f)))
         {
@@ -213,41 +220,38 @@ FlowNetwork::FindClass(uint64_t hash, const std::vector<uint32_t>& path, uint64_
 }
 
 void
-FlowNetwork::OpenClass(uint64_t hash, uint32_t flow)
+FlowNetwork::OpenClass(uint32_t hash, uint32_t flow)
 {
     // Open addressing, kept at most half full.
     if (2 * (m_tableUsed.size() + 1) > m_table.size())
     {
-        std::size_t size = std::max<std::size_t>(64, 2 * m_table.size());
-        const std::vector<uint32_t> used = std::move(m_tableUsed);
-        std::vector<uint32_t> flows;
-        flows.reserve(used.size());
-        for (uint32_t slot : used)
+        std::vector<ClassSlot> old;
+        old.reserve(m_tableUsed.size());
+        for (uint32_t slot : m_tableUsed)
         {
-            flows.push_back(m_table[slot] - 1);
+            old.push_back(m_table[slot]);
         }
-        m_table.assign(size, 0);
+        m_table.assign(std::max<std::size_t>(64, 2 * m_table.size()), ClassSlot());
         m_tableUsed.clear();
-        for (uint32_t f : flows)
+        for (const ClassSlot& c : old)
         {
-            Insert(ClassHash(m_solver.GetPath(f), m_solver.GetPathLength(f), m_transfers[f].bytes),
-                   f);
+            Insert(c.hash, c.flow - 1);
         }
     }
     Insert(hash, flow);
 }
 
 void
-FlowNetwork::Insert(uint64_t hash, uint32_t flow)
+FlowNetwork::Insert(uint32_t hash, uint32_t flow)
 {
-    const uint64_t mask = m_table.size() - 1;
-    uint64_t slot = hash & mask;
-    while (m_table[slot] != 0)
+    const uint32_t mask = static_cast<uint32_t>(m_table.size() - 1);
+    uint32_t slot = hash & mask;
+    while (m_table[slot].flow != 0)
     {
         slot = (slot + 1) & mask;
     }
-    m_table[slot] = flow + 1;
-    m_tableUsed.push_back(static_cast<uint32_t>(slot));
+    m_table[slot] = {flow + 1, hash};
+    m_tableUsed.push_back(slot);
 }
 
 void
@@ -256,8 +260,8 @@ FlowNetwork::CloseClasses()
     // The classes of this instant are complete: each flow weighs as many messages as it has.
     for (uint32_t slot : m_tableUsed)
     {
-        const uint32_t f = m_table[slot] - 1;
-        m_table[slot] = 0;
+        const uint32_t f = m_table[slot].flow - 1;
+        m_table[slot] = ClassSlot();
         const Transfer& t = m_transfers[f];
         if (t.others != 0)
         {
@@ -320,34 +324,36 @@ FlowNetwork::Finish(uint32_t f, double now)
             use.busyTime += now - use.busySince; // the link falls idle
         }
     }
-    const Time latency = Seconds(m_topology->PathLatency(path, m_solver.GetPathLength(f)));
     m_solver.RemoveFlow(f);
     m_messages -= weight;
     NS_LOG_DEBUG("flow " << f << " (" << weight << " messages from " << t.first.id
-                         << ") transmitted; delivery in " << latency.GetSeconds() << " s");
-    auto deliver = [this, &latency](Member& m)
+                         << ") transmitted; delivery in " << t.latency << " s");
+    // One delivery event per class: its members are delivered in the order sent, as
+    // consecutive events of one instant would be.
+    const Member first{t.first.id, std::move(t.first.callback)};
+    t.first.callback = DeliveryCallback();
+    if (t.others == 0)
     {
-        const uint64_t id = m.id;
-        DeliveryCallback cb = std::move(m.callback);
-        m.callback = DeliveryCallback();
-        Simulator::Schedule(latency,
-                            [this, id, cb]()
+        Simulator::Schedule(Seconds(t.latency),
+                            [this, first]()
                             {
-                                Deliver(id, cb);
+                                Deliver(first.id, first.callback);
                             });
-    };
-    deliver(t.first);
-    if (t.others != 0)
-    {
-        std::vector<Member>& list = m_memberLists[t.others - 1];
-        for (Member& m : list)
-        {
-            deliver(m);
-        }
-        list.clear();
-        m_freeMemberLists.push_back(t.others - 1);
-        t.others = 0;
+        return;
     }
+    std::vector<Member> others = std::move(m_memberLists[t.others - 1]);
+    m_memberLists[t.others - 1] = std::vector<Member>();
+    m_freeMemberLists.push_back(t.others - 1);
+    t.others = 0;
+    Simulator::Schedule(Seconds(t.latency),
+                        [this, first, others = std::move(others)]()
+                        {
+                            Deliver(first.id, first.callback);
+                            for (const Member& m : others)
+                            {
+                                Deliver(m.id, m.callback);
+                            }
+                        });
 }
 
 void

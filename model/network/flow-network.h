@@ -95,14 +95,22 @@ class FlowNetwork : public NetworkBackend
         DeliveryCallback callback; //!< delivery
     };
 
-    /** \brief One transmitting flow class, indexed by its solver flow handle (48 bytes). */
+    /** \brief One transmitting flow class, indexed by its solver flow handle (56 bytes). */
     struct Transfer
     {
         double remaining = 0;  //!< bytes left per member at lastUpdate
         double lastUpdate = 0; //!< when remaining was last brought up to date, s
+        double latency = 0;    //!< path latency, s
         uint64_t bytes = 0;    //!< message size (each member)
         Member first;          //!< the first message sent
         uint32_t others = 0;   //!< 1 + index in m_memberLists of the later ones (0: none)
+    };
+
+    /** \brief A slot of the table of this instant's classes. */
+    struct ClassSlot
+    {
+        uint32_t flow = 0; //!< solver handle + 1 (0: empty)
+        uint32_t hash = 0; //!< the class's hash (high half of ClassHash)
     };
 
     /** \brief Statistics of one link. */
@@ -119,11 +127,11 @@ class FlowNetwork : public NetworkBackend
      * \return the flow of this instant's class with \p path and \p bytes (\p hash their
      * ClassHash), or kNoClass
      */
-    uint32_t FindClass(uint64_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const;
+    uint32_t FindClass(uint32_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const;
     /** \brief Records \p flow as this instant's class of its path and size. */
-    void OpenClass(uint64_t hash, uint32_t flow);
+    void OpenClass(uint32_t hash, uint32_t flow);
     /** \brief Puts \p flow in the class table (which has room). */
-    void Insert(uint64_t hash, uint32_t flow);
+    void Insert(uint32_t hash, uint32_t flow);
     /** \brief Gives this instant's classes their weights and empties the class table. */
     void CloseClasses();
     /** \brief Recomputes rates and moves the transmission ends of the flows that changed. */
@@ -147,15 +155,15 @@ class FlowNetwork : public NetworkBackend
     std::vector<Transfer> m_transfers;              //!< per solver flow handle
     std::vector<std::vector<Member>> m_memberLists; //!< later members of classes of w > 1
     std::vector<uint32_t> m_freeMemberLists;        //!< reusable m_memberLists entries
-    std::vector<uint32_t> m_table;     //!< this instant's classes: flow + 1 (0: empty slot)
-    std::vector<uint32_t> m_tableUsed; //!< occupied slots of m_table
-    std::vector<LinkUse> m_linkUse;    //!< per directed link
-    uint64_t m_topologyVersion = 0;    //!< Topology::GetVersion() of capacities
-    uint32_t m_messages = 0;           //!< messages in the solver's classes
-    EventId m_event;                   //!< the next Update()
-    double m_eventTime = -1;           //!< when m_event fires, ns
-    bool m_updatePending = false;      //!< an Update() is scheduled for now
-    bool m_flowClasses = true;         //!< merge identical messages (attribute)
+    std::vector<ClassSlot> m_table;                 //!< this instant's classes (open addressing)
+    std::vector<uint32_t> m_tableUsed;              //!< occupied slots of m_table
+    std::vector<LinkUse> m_linkUse;                 //!< per directed link
+    uint64_t m_topologyVersion = 0;                 //!< Topology::GetVersion() of capacities
+    uint32_t m_messages = 0;                        //!< messages in the solver's classes
+    EventId m_event;                                //!< the next Update()
+    double m_eventTime = -1;                        //!< when m_event fires, ns
+    bool m_updatePending = false;                   //!< an Update() is scheduled for now
+    bool m_flowClasses = true;                      //!< merge identical messages (attribute)
 };
 
 } // namespace rapidllm
