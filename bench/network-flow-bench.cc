@@ -110,6 +110,20 @@ BENCHMARK(BM_AllToAllFatTreeEcmp)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+/** Shortest-path routing: equal-cost paths spread by destination (the D-mod-k rule). */
+static void
+BM_AllToAllFatTreeShortestPath(benchmark::State& state)
+{
+    RunAllToAll(state, "shortest-path");
+}
+
+BENCHMARK(BM_AllToAllFatTreeShortestPath)
+    ->Arg(64)
+    ->Arg(512)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 /** The MaxMinSolver alone on the all-to-all's D-mod-k paths. */
 static void
 BM_SolverAllToAll(benchmark::State& state)
