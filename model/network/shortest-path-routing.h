@@ -71,7 +71,8 @@ class ShortestPathRouting : public RoutingPolicy
 /**
  * \ingroup rapid-llm
  * \brief Fault-aware routing: shortest path over the surviving links where a degraded link
- * weighs 1/factor hops, so traffic detours around slow links when a detour is cheaper.
+ * weighs 1/factor hops, so traffic detours around slow links when a detour is cheaper; equal-cost
+ * paths are spread as ShortestPathRouting spreads them (without faults it routes the same).
  * Named "fault-aware".
  */
 class FaultAwareRouting : public ShortestPathRouting

@@ -47,7 +47,7 @@ struct TopologyLink
     double lineRateBps = 0;  //!< line rate, bytes/s
     double efficiency = 1.0; //!< payload fraction of the line rate (wire efficiency)
     double latencyS = 0;     //!< propagation + port delay, seconds
-    double factor = 1.0;     //!< fault factor in (0, 1]; 0 = dead (hard fault)
+    double factor = 1.0;     //!< fault factor in [Topology::kMinLinkFactor, 1]; 0 = dead (hard)
 
     /** \return the payload bandwidth available now: line rate x efficiency x factor (bytes/s) */
     double
