@@ -54,6 +54,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         embeddingParams += uint64_t(model.maxSequence) * h;
     }
     headParams = model.tiedEmbeddings ? 0 : vocab * h;
+    finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
 }
 
 ExpertRouting
@@ -72,7 +73,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     LayerShapes shapes(model, run);
     const auto& p = run.parallel;
     const uint32_t virtualStages = p.pp * p.virtualStages;
-    uint64_t params = uint64_t(model.layers / p.pp) * shapes.layerParams;
+    uint64_t params = uint64_t(p.StageLayers(model.layers, stage)) * shapes.layerParams;
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
         uint32_t v = c * p.pp + stage;
@@ -82,7 +83,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
         }
         if (v + 1 == virtualStages)
         {
-            params += shapes.headParams;
+            params += shapes.finalNormParams + shapes.headParams;
         }
     }
     return params;

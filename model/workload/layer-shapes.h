@@ -54,6 +54,7 @@ struct LayerShapes
     uint64_t expertParams = 0;    //!< of which expert parameters (reduced over EDP, not DP)
     uint64_t embeddingParams = 0; //!< embedding (and position table) shard
     uint64_t headParams = 0;      //!< untied LM head shard
+    uint64_t finalNormParams = 0; //!< the final norm before the head (replicated across TP)
 
     /**
      * \param model the model
@@ -73,8 +74,8 @@ struct LayerShapes
 
 /**
  * \brief Parameters one rank of pipeline stage \p stage holds, before ZeRO sharding: its layers
- * (of every model chunk), plus the embedding on the first virtual stage and the untied LM head
- * on the last.
+ * (of every model chunk), plus the embedding on the first virtual stage and the final norm and
+ * the untied LM head on the last.
  * \param model the model
  * \param run the run settings
  * \param stage the pipeline stage
