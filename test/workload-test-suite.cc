@@ -17,6 +17,7 @@
 #include "ns3/workload.h"
 #include "spec-error-check.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -803,6 +804,154 @@ class MemoryLayoutTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Mixture-of-experts routing: a decode step reads only the experts its tokens route to,
+ * E (1 - (1 - k/E)^b) of them for b tokens under uniform routing (the occupancy expectation,
+ * rounded to the nearest whole expert), and the token imbalance of training and prefill makes
+ * the critical rank's expert GEMMs and all-to-alls as much larger as its load says.
+ */
+class MoeRoutingTestCase : public TestCase
+{
+  public:
+    MoeRoutingTestCase()
+        : TestCase("MoE: decode reads the routed experts; imbalance scales the critical expert")
+    {}
+
+  private:
+    /** The first node labelled \p label of layer 0 in \p phase (micro-batch or step \p mb). */
+    static const WorkNode*
+    Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
+    {
+        for (const auto& n : g.nodes)
+        {
+            if (n.layer == 0 && n.phase == phase && n.microBatch == mb
+                && std::string(n.label) == label)
+            {
+                return &n;
+            }
+        }
+        return nullptr;
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec mixtral = fixture::SmallModel("mixtral-8x7b", 2);
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("a100-sxm-80gb").gpu);
+        const OperatorCoster coster = MakeComputeCoster(gpu);
+        const double fc1Weights = 2.0 * 14336 * 4096 * 2; // gate and up, bf16, one expert
+
+        // Occupancy: 8 experts, top-2, b tokens.
+        for (uint32_t b : {1u, 2u, 4u, 16u, 64u})
+        {
+            const double expected = 8 * (1 - std::pow(0.75, b));
+            Workload w = Workload::Build(mixtral, fixture::InferenceJob(1, 1, b, 16, 3), coster);
+            const WorkNode* fc1 = Find(w.stages[0], "expert_fc1", Phase::DECODE, 1);
+            NS_TEST_ASSERT_MSG_NE(fc1, nullptr, "decode expert GEMM");
+            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch,
+                                  uint64_t(std::llround(expected)),
+                                  "batch " << b << ": " << expected << " experts read");
+            NS_TEST_EXPECT_MSG_EQ_TOL(fc1->tensorBytes / (std::llround(expected) * fc1Weights),
+                                      1.0,
+                                      0.02,
+                                      "batch " << b << ": their weights, once each");
+            NS_TEST_EXPECT_MSG_EQ(
+                fc1->modelFlops, 2.0 * b * 2 * 2 * 14336 * 4096, "model FLOPs: b tokens x top-2");
+        }
+        // Batch 1 reads 2 of the 8 experts: its expert GEMM takes about a quarter of what reading
+        // all eight takes (the weight traffic rules at one row).
+        Workload one = Workload::Build(mixtral, fixture::InferenceJob(1, 1, 1, 16, 3), coster);
+        const WorkNode* fc1 = Find(one.stages[0], "expert_fc1", Phase::DECODE, 1);
+        const double all = coster(MakeGemm(1, 2 * 14336, 4096, DataType::BF16, 8)).timeS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(fc1->durationS / all, 0.25, 0.03, "2 of 8 experts' time");
+
+        // Imbalance, one expert per rank (ep 8): the busiest expert gets f x the mean, its
+        // rank's GEMMs and all-to-alls f times the balanced ones; model FLOPs do not change.
+        RunSpec train = fixture::TrainingJob(1, 1, 8, 1, 8, 1024);
+        train.parallel.ep = 8;
+        Workload even = Workload::Build(mixtral, train, coster);
+        train.moeImbalance = 2.0;
+        Workload skewed = Workload::Build(mixtral, train, coster);
+        for (const char* label : {"expert_fc1", "expert_fc2", "a2a_dispatch"})
+        {
+            const WorkNode* a = Find(even.stages[0], label, Phase::FORWARD, 0);
+            const WorkNode* b = Find(skewed.stages[0], label, Phase::FORWARD, 0);
+            NS_TEST_ASSERT_MSG_EQ((a && b), true, label);
+            if (a->kind == WorkNodeKind::COMPUTE)
+            {
+                // 2048 vs 4096 rows of a 4096-deep GEMM: compute-bound, twice the time.
+                NS_TEST_EXPECT_MSG_EQ(b->op.Gemm().m, 2 * a->op.Gemm().m, label);
+                NS_TEST_EXPECT_MSG_EQ_TOL(b->durationS / a->durationS, 2.0, 0.05, label);
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(b->commBytes, 2 * a->commBytes, label);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            skewed.TotalModelFlops() / even.TotalModelFlops(), 1.0, 1e-12, "same model FLOPs");
+
+        // Four experts per rank (ep 2): the critical rank's rows are the busiest expert's
+        // f x mean plus three experts sharing the other experts' rest, (E - f)/(E - 1) x mean.
+        RunSpec shared = fixture::TrainingJob(1, 1, 2, 1, 2, 1024);
+        shared.parallel.ep = 2;
+        shared.moeImbalance = 3.0;
+        Workload w = Workload::Build(mixtral, shared);
+        const double mean = 1024.0 * 2 * 2 / 8; // tokens x top-k x ep / experts
+        const double rows = mean * (3.0 + 3 * (8 - 3.0) / 7);
+        const WorkNode* grouped = Find(w.stages[0], "expert_fc1", Phase::FORWARD, 0);
+        NS_TEST_EXPECT_MSG_EQ(grouped->op.Gemm().batch, 4u, "four local experts");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            double(grouped->op.Gemm().m * 4), rows, 4.0, "the critical rank's expert rows");
+        // Decode ignores the imbalance (few tokens: the occupancy covers them); prefill has it.
+        RunSpec serve = fixture::InferenceJob(1, 1, 4, 64, 3);
+        Workload balanced = Workload::Build(mixtral, serve);
+        serve.moeImbalance = 2.0;
+        Workload unbalanced = Workload::Build(mixtral, serve);
+        const bool sameDecode =
+            Find(unbalanced.stages[0], "expert_fc1", Phase::DECODE, 1)->op.Gemm()
+            == Find(balanced.stages[0], "expert_fc1", Phase::DECODE, 1)->op.Gemm();
+        NS_TEST_EXPECT_MSG_EQ(sameDecode, true, "decode");
+        // Prefill, ep 1: 8 local experts, the total rows unchanged ((f + 7 (8 - f)/7) = 8).
+        NS_TEST_EXPECT_MSG_EQ(
+            Find(unbalanced.stages[0], "expert_fc1", Phase::PREFILL, 0)->op.Gemm().m,
+            64u,
+            "prefill at ep 1: 256 x 2 / 8");
+
+        // The setting's range: between balanced and every token on one expert (E / k = 4).
+        RunSpec bad = train;
+        bad.moeImbalance = 4.5;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      bad.Validate(mixtral, "test");
+                                  },
+                                  {"moe_imbalance", "4"}),
+                              true,
+                              "above E / k");
+        bad.moeImbalance = 0.5;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      bad.Validate(mixtral, "test");
+                                  },
+                                  {"moe_imbalance"}),
+                              true,
+                              "below 1");
+        RunSpec dense = fixture::TrainingJob(1, 1, 1, 1, 1, 256);
+        dense.moeImbalance = 2;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      dense.Validate(fixture::SmallGpt(), "test");
+                                  },
+                                  {"mixture-of-experts"}),
+                              true,
+                              "dense model");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -821,6 +970,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);
         AddTestCase(new UnevenStagesTestCase, TestCase::QUICK);
         AddTestCase(new MemoryLayoutTestCase, TestCase::QUICK);
+        AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
     }
 };
 

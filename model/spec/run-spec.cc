@@ -276,12 +276,24 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     }
     if (model.IsMoe())
     {
+        const double most = double(model.experts) / model.topK;
+        if (!(moeImbalance >= 1.0 && moeImbalance <= most))
+        {
+            std::ostringstream os;
+            os << moeImbalance << " is outside [1, experts / top_k = " << most
+               << "]: the busiest expert gets between the mean and every token";
+            throw SpecError(source, "moe_imbalance", os.str());
+        }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
         RequireMultiple(source, "ep", uint64_t(p.dp) * p.cp, "dp x cp", p.ep, "ep");
     }
     else if (p.ep != 1)
     {
         throw SpecError(source, "ep", "expert parallelism needs a mixture-of-experts model");
+    }
+    else if (moeImbalance != 1.0)
+    {
+        throw SpecError(source, "moe_imbalance", "needs a mixture-of-experts model");
     }
     if (mode == RunMode::TRAINING)
     {
@@ -358,6 +370,7 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
                       s.memoryLayout);
     s.splitKvDecode =

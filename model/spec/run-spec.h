@@ -119,6 +119,13 @@ struct RunSpec
     bool firstTokenFromPrefill = true;     //!< inference: else a first decode step samples it
     bool splitKvDecode = true;             //!< decode attention split over the KV (else per head)
     MemoryLayout memoryLayout = MemoryLayout::AUTO; //!< training: the framework's memory layout
+    /**
+     * Mixture of experts, training and prefill: tokens the busiest expert receives over the
+     * mean (1 = balanced, as Megatron-LM's dropless routing with its load-balancing loss aims
+     * for; at most experts / top-k). A measured imbalance, or the capacity factor when tokens
+     * are padded to capacity.
+     */
+    double moeImbalance = 1.0;
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;

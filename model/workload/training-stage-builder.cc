@@ -222,7 +222,9 @@ class TrainingStageBuilder
         m_e.Compute("final_norm_bwd", MakeElementwise(norm, normRows, h, dt, true));
         if (IsLastMicroBatch(mb))
         {
-            AddGradients(wgrad, m_shapes.headParams * m_eb, GroupKind::DP);
+            // The LM head's and the final norm's gradients.
+            AddGradients(
+                wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_eb, GroupKind::DP);
         }
         m_e.AddMemory(m_e.LastStream(), -m_held[{mb, chunk}]);
         m_held.erase({mb, chunk});
