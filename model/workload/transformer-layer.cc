@@ -248,7 +248,7 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
@@ -283,7 +283,7 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u + 1u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_grad_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
