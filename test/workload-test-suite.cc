@@ -12,8 +12,10 @@
 #include "ns3/memory-model.h"
 #include "ns3/model-spec.h"
 #include "ns3/pipeline-schedule.h"
+#include "ns3/report-bounds.h"
 #include "ns3/run-spec.h"
 #include "ns3/test.h"
+#include "ns3/workload-size.h"
 #include "ns3/workload.h"
 #include "spec-error-check.h"
 
@@ -324,6 +326,7 @@ class GraphConsistencyTestCase : public TestCase
             // (sender stage, receiver stage, axis, tag) -> bytes, for both directions.
             std::multiset<std::tuple<uint32_t, uint32_t, int, uint32_t, uint64_t>> sends;
             std::multiset<std::tuple<uint32_t, uint32_t, int, uint32_t, uint64_t>> recvs;
+            std::set<std::tuple<uint32_t, int, int32_t, uint32_t>> tags;
             const uint32_t pp = c.run.parallel.pp;
             for (const auto& g : w.stages)
             {
@@ -339,6 +342,12 @@ class GraphConsistencyTestCase : public TestCase
                     if (n.kind == WorkNodeKind::SEND)
                     {
                         sends.insert({g.stage, peer, int(n.group), n.tag, n.commBytes});
+                        // A replayer matches a send to its receive by (source, destination,
+                        // tag): no two sends of a stage to one peer may share a tag.
+                        NS_TEST_EXPECT_MSG_EQ(
+                            tags.insert({g.stage, int(n.group), n.peerOffset, n.tag}).second,
+                            true,
+                            "tag " << n.tag << " reused by " << g.NameOf(n));
                     }
                     else if (n.kind == WorkNodeKind::RECV)
                     {
@@ -952,6 +961,213 @@ class MoeRoutingTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Resource guards: the node estimate made before building agrees with the graphs built,
+ * and requests beyond the limits are refused at once with their size and the options that
+ * drive them; counts that overflow 32 bits do not wrap.
+ */
+class WorkloadSizeTestCase : public TestCase
+{
+  public:
+    WorkloadSizeTestCase()
+        : TestCase("resource guards: size estimated before building, huge requests refused")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec gpt = fixture::SmallGpt();
+        std::vector<std::pair<ModelSpec, RunSpec>> jobs;
+        jobs.emplace_back(gpt, fixture::TrainingJob(2, 2, 2, 1, 16, 1024));
+        RunSpec full = fixture::TrainingJob(1, 4, 1, 2, 16, 512);
+        full.recompute = Recompute::FULL;
+        full.parallel.virtualStages = 1;
+        jobs.emplace_back(fixture::SmallModel("gpt-1.7b", 8), full);
+        RunSpec zero3 = fixture::TrainingJob(1, 2, 4, 1, 8, 512);
+        zero3.parallel.cp = 2;
+        zero3.parallel.zeroStage = 3;
+        jobs.emplace_back(gpt, zero3);
+        RunSpec moe = fixture::TrainingJob(1, 1, 4, 1, 8, 256);
+        moe.parallel.ep = 4;
+        moe.overlapGradReduce = false;
+        moe.bucketBytes = 1 << 20;
+        jobs.emplace_back(fixture::SmallModel("mixtral-8x7b", 2), moe);
+        jobs.emplace_back(gpt, fixture::InferenceJob(2, 2, 4, 64, 32));
+        RunSpec decodeFirst = fixture::InferenceJob(1, 1, 1, 16, 8);
+        decodeFirst.firstTokenFromPrefill = false;
+        jobs.emplace_back(gpt, decodeFirst);
+        for (const auto& [model, run] : jobs)
+        {
+            Workload w = Workload::Build(model, run);
+            uint64_t built = 0;
+            uint64_t largest = 0;
+            for (const auto& g : w.stages)
+            {
+                built += g.nodes.size();
+                largest = std::max<uint64_t>(largest, g.nodes.size());
+            }
+            WorkloadSize size = EstimateWorkloadSize(model, run);
+            // An upper estimate, close enough to size the request by.
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(size.nodes, built, ToString(run.mode));
+            NS_TEST_EXPECT_MSG_LT(size.nodes, built * 1.25 + 64, ToString(run.mode));
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(size.largestStage, largest, "largest stage");
+        }
+
+        // Refused up front, in well under a second, naming the size and the options.
+        RunSpec gbs = fixture::TrainingJob(8, 8, 16, 1, 4294967280u);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(ModelSpec::Load("gpt3-175b"), gbs);
+                                  },
+                                  {"global_batch", "nodes", "GiB", "--gbs", "16.8 M"}),
+                              true,
+                              "a global batch of 4 billion sequences");
+        RunSpec gen = fixture::InferenceJob(1, 1, 1, 128, 4294967295u);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(ModelSpec::Load("llama2-7b"), gen);
+                                  },
+                                  {"generated", "--gen = 4294967295", "nodes"}),
+                              true,
+                              "4 billion generated tokens");
+        RunSpec seq = fixture::TrainingJob(1, 1, 1, 1, 1, 4294967295u);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(ModelSpec::Load("gpt3-175b"), seq);
+                                  },
+                                  {"sequence", "attention matrix", "--seq"}),
+                              true,
+                              "a 4-billion-token sequence");
+        RunSpec batch = fixture::InferenceJob(1, 1, 4294967295u, 4294967295u, 1);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(ModelSpec::Load("llama2-7b"), batch);
+                                  },
+                                  {"batch", "largest tensor", "--prompt"}),
+                              true,
+                              "a KV cache of 2^64 tokens");
+        ModelSpec deep = fixture::SmallModel("gpt-1.7b", 1u << 20);
+        RunSpec layers = fixture::TrainingJob(1, 1, 1, 1, 64, 256);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(deep, layers);
+                                  },
+                                  {"layers per stage (up to 1048576", "--layers"}),
+                              true,
+                              "a million layers");
+
+        // 32-bit products: micro-batch x dp = 2^32 does not wrap to a division by zero.
+        RunSpec wide = fixture::TrainingJob(1, 1, 65536, 65536, 65536);
+        NS_TEST_EXPECT_MSG_EQ(wide.MicroBatches(), 0u, "65536 / 2^32");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      wide.Validate(gpt, "test");
+                                  },
+                                  {"global batch (65536)", "4294967296"}),
+                              true,
+                              "named, not a SIGFPE");
+    }
+};
+
+/**
+ * \brief The internal physical checks: a kernel faster than its roofline, or a report beyond
+ * the GPU's peak, fails loudly; real costs and reports pass.
+ */
+class PhysicalBoundsTestCase : public TestCase
+{
+  public:
+    PhysicalBoundsTestCase()
+        : TestCase("internal checks: kernels within their roofline, reports within the peak")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const GpuSpec a100 = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        // 312 TFLOP/s bf16 dense, 2039 GB/s (the A100 80GB's datasheet figures).
+        NS_TEST_EXPECT_MSG_EQ_TOL(a100.PeakFlops(DataType::BF16), 312e12, 1e9, "bf16 peak");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            a100.PeakFlops(DataType::FP32), 156e12, 1e9, "fp32 on TF32 tensor cores");
+        const OperatorDesc gemm = MakeGemm(8192, 8192, 8192, DataType::BF16);
+        OperatorCost fast;
+        fast.flops = 2.0 * 8192 * 8192 * 8192;
+        fast.timeS = fast.flops / 400e12; // above the 312 TFLOP/s peak
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  [&]
+                                  {
+                                      CheckRoofline(a100, gemm, fast);
+                                  },
+                                  {"internal check", "gemm", "roofline"}),
+                              true,
+                              "faster than the compute roof");
+        OperatorCost streaming;
+        streaming.hbmBytes = 1e9;
+        streaming.timeS = 1e9 / 3e12; // 1 GB at 3 TB/s on a 2 TB/s GPU
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  [&]
+                                  {
+                                      CheckRoofline(a100, gemm, streaming);
+                                  },
+                                  {"bytes"}),
+                              true,
+                              "faster than the memory roof");
+        fast.timeS = fast.flops / 300e12;
+        CheckRoofline(a100, gemm, fast); // within: no throw
+
+        // Every operator of real jobs passes (MakeComputeCoster checks each one).
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(a100);
+        Workload::Build(
+            fixture::SmallGpt(), fixture::TrainingJob(2, 2, 2, 2, 16), MakeComputeCoster(gpu));
+        Workload::Build(ModelSpec::Load("llama2-7b"),
+                        fixture::InferenceJob(1, 1, 1, 128, 4),
+                        MakeComputeCoster(gpu));
+
+        RunReport report;
+        report.stepTimeS = 1;
+        report.mfu = 0.5;
+        report.tflopsPerGpu = 200;
+        CheckReportBounds(report, a100, DataType::BF16); // possible: no throw
+        report.mfu = 4.41;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  [&]
+                                  {
+                                      CheckReportBounds(report, a100, DataType::BF16);
+                                  },
+                                  {"MFU 4.41"}),
+                              true,
+                              "MFU above 1");
+        report.mfu = 0.9;
+        report.tflopsPerGpu = 1377;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  [&]
+                                  {
+                                      CheckReportBounds(report, a100, DataType::BF16);
+                                  },
+                                  {"1377 TFLOP/s", "312"}),
+                              true,
+                              "TFLOP/s above the peak");
+        report.tflopsPerGpu = 100;
+        report.stepTimeS = std::nan("");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  [&]
+                                  {
+                                      CheckReportBounds(report, a100, DataType::BF16);
+                                  },
+                                  {"step time"}),
+                              true,
+                              "no step time");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -971,6 +1187,8 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new UnevenStagesTestCase, TestCase::QUICK);
         AddTestCase(new MemoryLayoutTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
+        AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
     }
 };
 

@@ -21,8 +21,15 @@ NS_LOG_COMPONENT_DEFINE("RapidLlmWorkloadSize");
 
 namespace {
 
-/** Nodes a stage emits outside its layers per pass: receive or embedding, send or head. */
-constexpr uint64_t kPassNodes = 16;
+/**
+ * Nodes a training stage emits per micro-batch and model chunk outside its layers: the
+ * receive or the embedding (and its reduction), the send or the head (norm, logits, loss and
+ * their reductions), forward and backward.
+ */
+constexpr uint64_t kTrainingPassNodes = 12;
+
+/** The same for one inference pass (prefill or decode step), sampling included. */
+constexpr uint64_t kInferencePassNodes = 8;
 
 /** Nodes one training layer emits per micro-batch: forward, backward (with recomputation). */
 uint64_t
@@ -140,12 +147,14 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
             const uint64_t layers = p.StageLayers(model.layers, s);
             // Gradient buckets: at most one per bucket of the stage's gradients, plus one per
             // layer and pass where a bucket is cut short.
-            const double gradientBytes = double(StageParameters(model, run, s)) * eb;
+            const double gradientBytes =
+                double(StageParameters(model, run, s) - layers * shapes.expertParams) * eb;
             const uint64_t buckets =
                 static_cast<uint64_t>(gradientBytes / std::max<uint64_t>(run.bucketBytes, 1))
                 + 2 * layers + 8;
             const uint64_t nodes =
-                m * (layers * perLayer + uint64_t(p.virtualStages) * kPassNodes) + buckets + layers;
+                m * (layers * perLayer + uint64_t(p.virtualStages) * kTrainingPassNodes) + buckets
+                + layers;
             size.nodes += nodes;
             size.largestStage = std::max(size.largestStage, nodes);
         }
@@ -157,8 +166,8 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
         for (uint32_t s = 0; s < p.pp; ++s)
         {
             const uint64_t layers = p.StageLayers(model.layers, s);
-            const uint64_t nodes =
-                layers * prefill + kPassNodes + steps * (layers * decode + kPassNodes);
+            const uint64_t nodes = layers * prefill + kInferencePassNodes
+                                   + steps * (layers * decode + kInferencePassNodes);
             size.nodes += nodes;
             size.largestStage = std::max(size.largestStage, nodes);
         }
