@@ -286,7 +286,7 @@ RapidLlmHelper::Run()
                            ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
                            : 0;
     }
-    CheckReportBounds(report, m_hardware.gpu, m_run.dtype);
+    CheckReportBounds(report, w, m_hardware.gpu);
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return report;

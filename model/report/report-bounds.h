@@ -5,8 +5,8 @@
 #ifndef RAPIDLLM_REPORT_BOUNDS_H
 #define RAPIDLLM_REPORT_BOUNDS_H
 
-#include "ns3/data-type.h"
 #include "ns3/gpu-spec.h"
+#include "ns3/workload.h"
 #include "run-report.h"
 
 namespace ns3 {
@@ -15,14 +15,17 @@ namespace rapidllm {
 /**
  * \ingroup rapid-llm
  * \brief An internal check that a report is physically possible: a finite, positive step time,
- * MFU at most 1 and FLOP/s per GPU at most the GPU's peak for \p dtype. A report beyond the
- * hardware can only come from a bug or arithmetic out of range, so this fails loudly (throws
- * Error naming the figure, its value and the bound) instead of printing it.
- * \param report a training or inference report with its timing filled in
+ * and in training an MFU and FLOP/s per GPU the GPU can reach. Both figures count the whole
+ * s x s attention matrix as the papers do, while causal kernels run about half of it, so the
+ * bound is the peak rate over the FLOPs the kernels execute at the least: each attention
+ * operator's model FLOPs may be overstated twofold, every other operator's are exact. A report
+ * beyond that can only come from a bug or arithmetic out of range, so this fails loudly
+ * (throws Error naming the figure, its value and the bound) instead of printing it.
+ * \param report a report with its timing filled in
+ * \param workload the job it reports on
  * \param gpu the GPU the job ran on
- * \param dtype the job's compute type
  */
-void CheckReportBounds(const RunReport& report, const GpuSpec& gpu, DataType dtype);
+void CheckReportBounds(const RunReport& report, const Workload& workload, const GpuSpec& gpu);
 
 } // namespace rapidllm
 } // namespace ns3
