@@ -384,6 +384,23 @@ class RunSpecTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_NE(
             message.find("auto, megatron, deepspeed"), std::string::npos, message);
+        // Counts that do not fit 32 bits are refused, not wrapped (4294967320 is 24 + 2^32).
+        for (const char* text :
+             {"parallel: {pp: 4294967320}\n", "global_batch: 4294967296\n", "generated: 1e10\n"})
+        {
+            message.clear();
+            try
+            {
+                RunSpec::Parse(text, "run.yaml");
+            }
+            catch (const SpecError& e)
+            {
+                message = e.what();
+            }
+            NS_TEST_EXPECT_MSG_NE(message.find("largest allowed value, 4294967295"),
+                                  std::string::npos,
+                                  text << ": " << message);
+        }
     }
 };
 

@@ -324,6 +324,22 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     }
 }
 
+namespace {
+/** A count of a run file that must fit the 32 bits it is kept in (no silent wrap). */
+uint32_t
+Count32(SpecReader& reader, const std::string& key, uint64_t minimum, uint64_t fallback)
+{
+    const uint64_t value = reader.GetCount(key, minimum, fallback);
+    if (value > UINT32_MAX)
+    {
+        reader.Fail(key,
+                    std::to_string(value) + " is above the largest allowed value, "
+                        + std::to_string(UINT32_MAX));
+    }
+    return static_cast<uint32_t>(value);
+}
+} // namespace
+
 RunSpec
 RunSpec::Parse(const std::string& text, const std::string& source)
 {
@@ -337,13 +353,13 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     if (r.Has("parallel"))
     {
         SpecReader p = r.GetMap("parallel");
-        s.parallel.tp = p.GetCount("tp", 1, 1);
-        s.parallel.pp = p.GetCount("pp", 1, 1);
-        s.parallel.dp = p.GetCount("dp", 1, 1);
-        s.parallel.cp = p.GetCount("cp", 1, 1);
-        s.parallel.ep = p.GetCount("ep", 1, 1);
+        s.parallel.tp = Count32(p, "tp", 1, 1);
+        s.parallel.pp = Count32(p, "pp", 1, 1);
+        s.parallel.dp = Count32(p, "dp", 1, 1);
+        s.parallel.cp = Count32(p, "cp", 1, 1);
+        s.parallel.ep = Count32(p, "ep", 1, 1);
         s.parallel.sequenceParallel = p.GetBool("sp", false);
-        s.parallel.zeroStage = p.GetCount("zero", 0, 0);
+        s.parallel.zeroStage = Count32(p, "zero", 0, 0);
         if (s.parallel.zeroStage > 3)
         {
             p.Fail("zero", "allowed values: 0, 1, 2, 3");
@@ -352,9 +368,9 @@ RunSpec::Parse(const std::string& text, const std::string& source)
         {
             s.parallel.zeroStage = 3;
         }
-        s.parallel.virtualStages = p.GetCount("vpp", 1, 1);
-        s.parallel.firstStageLayers = p.GetCount("first_stage_layers", 0, 0);
-        s.parallel.lastStageLayers = p.GetCount("last_stage_layers", 0, 0);
+        s.parallel.virtualStages = Count32(p, "vpp", 1, 1);
+        s.parallel.firstStageLayers = Count32(p, "first_stage_layers", 0, 0);
+        s.parallel.lastStageLayers = Count32(p, "last_stage_layers", 0, 0);
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }
@@ -363,13 +379,15 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", {"overlap", "blocking"}, "overlap") == "overlap";
-    s.bucketBytes = r.GetPositive("bucket_mib", 25) * (1 << 20);
-    s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
-    s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
-    s.sequence = r.GetCount("sequence", 1, s.sequence);
-    s.batch = r.GetCount("batch", 1, s.batch);
-    s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
-    s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    // Up to 1 TiB: the bytes stay far inside 64 bits.
+    s.bucketBytes =
+        static_cast<uint64_t>(r.GetInRange("bucket_mib", 1.0 / (1 << 20), 1 << 20, 25) * (1 << 20));
+    s.microBatch = Count32(r, "micro_batch", 1, s.microBatch);
+    s.globalBatch = Count32(r, "global_batch", 1, s.globalBatch);
+    s.sequence = Count32(r, "sequence", 1, s.sequence);
+    s.batch = Count32(r, "batch", 1, s.batch);
+    s.promptTokens = Count32(r, "prompt", 1, s.promptTokens);
+    s.generatedTokens = Count32(r, "generated", 0, s.generatedTokens);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
                       s.memoryLayout);
