@@ -60,16 +60,16 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
     {
         os << "Megatron-LM, " << ToString(run.dtype) << " weights, "
-           << (b.gradients == 4 ? "fp32" : ToString(run.dtype)) << " gradients, "
-           << (sharded ? "distributed optimizer over dp: " : "no distributed optimizer: ")
-           << b.weights + b.gradients;
+           << (b.gradients == 4 ? "fp32" : ToString(run.dtype)) << " gradients, ";
         if (sharded)
         {
-            os << " + " << b.optimizer << "/d";
+            os << "distributed optimizer over dp = " << p.dp << ": " << b.weights + b.gradients
+               << " + " << b.optimizer << "/d";
         }
         else
         {
-            os << " + " << b.optimizer;
+            os << "no distributed optimizer: " << b.weights << " + " << b.gradients << " + "
+               << b.optimizer << " = " << b.weights + b.gradients + b.optimizer;
         }
         os << " bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md)";
     }
@@ -77,7 +77,8 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     {
         os << "DeepSpeed ZeRO / PyTorch FSDP, stage " << p.zeroStage << ": " << b.weights << " + "
            << b.gradients << " + " << b.optimizer
-           << " bytes per parameter, sharded by the stage (Rajbhandari et al. 2020)";
+           << " bytes per parameter, sharded by the stage over dp = " << p.dp
+           << " (Rajbhandari et al. 2020)";
     }
     return os.str();
 }
