@@ -32,6 +32,7 @@ enum class Recompute
 };
 
 /**
+ * \ingroup rapid-llm
  * \brief How the training framework lays out weights, gradients and optimizer state in device
  * memory (bytes per parameter for 16-bit training; d = data-parallel ranks).
  */

@@ -93,10 +93,10 @@ uint64_t PeakActivationBytes(const StageGraph& graph);
 
 /**
  * \brief Weights, gradients and optimizer state as the framework lays them out (ParameterBytesOf),
- * sharded by the ZeRO stage (expert parameters over the expert data-parallel group, dp / ep),
- * activations from the
- * liveness traversal of each stage's schedule, the KV cache for inference, and the framework
- * overhead; the job is infeasible when any rank's peak exceeds the GPU's memory.
+ * sharded by the ZeRO stage (expert parameters over the expert data-parallel group, dp / ep);
+ * activations from the liveness traversal of each stage's schedule, the KV cache for inference,
+ * and the framework overhead. The job is infeasible when any rank's peak exceeds the GPU's
+ * memory; the report states the layout and its assumption.
  * \param workload the job
  * \param gpu the GPU
  * \return the report
