@@ -11,6 +11,7 @@
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/report-bounds.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
@@ -285,6 +286,7 @@ RapidLlmHelper::Run()
                            ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
                            : 0;
     }
+    CheckReportBounds(report, w, m_hardware.gpu);
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return report;

@@ -354,6 +354,75 @@ class LayoutsEndToEndTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A sweep asked for uneven stages tries the pipeline degrees that do not divide the
+ * layers, with Megatron-LM's first/last-stage split; otherwise it leaves them out.
+ */
+class UnevenSweepTestCase : public TestCase
+{
+  public:
+    UnevenSweepTestCase()
+        : TestCase("layout sweep: uneven stages when asked")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        uint32_t first = 0;
+        uint32_t last = 0;
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(126, 16, first, last), true, "Llama-3 405B");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 707u, "7 and 7 around 14 x 8");
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(9, 2, first, last), true, "two stages");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 504u, "the last stage (with the head) less");
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(5, 4, first, last), false, "2 x 2 leaves 1 for 2");
+
+        ModelSpec model = fixture::SmallModel("gpt-1.7b", 6);
+        HardwareSpec hardware = HardwareSpec::Load("a100-sxm-80gb");
+        RunSpec base;
+        base.globalBatch = 8;
+        base.sequence = 512;
+        SweepSpace space;
+        space.gpus = 4;
+        space.tp = {1};
+        space.microBatch = {1};
+        space.recompute = {Recompute::NONE};
+        auto pipelines = [](const std::vector<SweepPoint>& points)
+        {
+            std::vector<uint32_t> pps;
+            for (const auto& p : points)
+            {
+                pps.push_back(p.run.parallel.pp);
+            }
+            std::sort(pps.begin(), pps.end());
+            return pps;
+        };
+        LayoutSweep even(model, hardware, base, space);
+        NS_TEST_EXPECT_MSG_EQ((pipelines(even.Run()) == std::vector<uint32_t>{1, 2}),
+                              true,
+                              "6 layers: pp 1 and 2 only");
+        space.unevenStages = true;
+        LayoutSweep uneven(model, hardware, base, space);
+        std::vector<SweepPoint> points = uneven.Run();
+        NS_TEST_ASSERT_MSG_EQ(
+            (pipelines(points) == std::vector<uint32_t>{1, 2, 4}), true, "pp 4 as 1, 2, 2, 1");
+        for (const auto& p : points)
+        {
+            if (p.run.parallel.pp == 4)
+            {
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.firstStageLayers, 1u, "first stage");
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.lastStageLayers, 1u, "last stage");
+                NS_TEST_EXPECT_MSG_EQ(p.report.feasible, true, p.report.reason);
+                NS_TEST_EXPECT_MSG_GT(p.report.stepTimeS, 0, "replayed");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.UnevenStages(), false, "even where it fits");
+            }
+        }
+    }
+};
+
 /** \brief The helper test suite. */
 class HelperTestSuite : public TestSuite
 {
@@ -367,6 +436,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
+        AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
     }
 };
 

@@ -108,6 +108,20 @@ Gpt1008bOn3072Gpus()
     return TrainingJob(8, 64, 6, 1, 3072);
 }
 
+/**
+ * \return the layout Meta trained Llama-3 405B with on 16,384 H100s (Llama 3 paper, Table 4):
+ * TP8 PP16 DP128, 8192 tokens, 16 sequences per data-parallel rank (global batch 2048); its 126
+ * layers as 7 on the first and the last stage and 8 on the others
+ */
+inline RunSpec
+Llama3_405bOn16384Gpus()
+{
+    RunSpec run = TrainingJob(8, 16, 128, 1, 2048, 8192);
+    run.parallel.firstStageLayers = 7;
+    run.parallel.lastStageLayers = 7;
+    return run;
+}
+
 } // namespace fixture
 } // namespace rapidllm
 } // namespace ns3

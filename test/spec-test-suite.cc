@@ -366,6 +366,46 @@ class RunSpecTestCase : public TestCase
             message = e.what();
         }
         NS_TEST_EXPECT_MSG_NE(message.find("split_kv, per_head"), std::string::npos, message);
+
+        // Uneven pipeline stages and the framework's memory layout, from a run file.
+        RunSpec uneven = RunSpec::Parse("parallel: {tp: 8, pp: 16, first_stage_layers: 7, "
+                                        "last_stage_layers: 7}\nmemory_layout: deepspeed\n",
+                                        "run.yaml");
+        NS_TEST_EXPECT_MSG_EQ(uneven.parallel.firstStageLayers * 100
+                                  + uneven.parallel.lastStageLayers,
+                              707u,
+                              "first and last stage layers");
+        NS_TEST_EXPECT_MSG_EQ(ErrorOf(uneven, ModelSpec::Load("llama3-405b")), "", "126 on 16");
+        NS_TEST_EXPECT_MSG_EQ(ToString(uneven.memoryLayout), "deepspeed", "memory layout");
+        NS_TEST_EXPECT_MSG_EQ(ToString(RunSpec().ResolvedMemoryLayout()), "megatron", "default");
+        message.clear();
+        try
+        {
+            RunSpec::Parse("memory_layout: fsdp2\n", "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            message = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(
+            message.find("auto, megatron, deepspeed"), std::string::npos, message);
+        // Counts that do not fit 32 bits are refused, not wrapped (4294967320 is 24 + 2^32).
+        for (const char* text :
+             {"parallel: {pp: 4294967320}\n", "global_batch: 4294967296\n", "generated: 1e10\n"})
+        {
+            message.clear();
+            try
+            {
+                RunSpec::Parse(text, "run.yaml");
+            }
+            catch (const SpecError& e)
+            {
+                message = e.what();
+            }
+            NS_TEST_EXPECT_MSG_NE(message.find("largest allowed value, 4294967295"),
+                                  std::string::npos,
+                                  text << ": " << message);
+        }
     }
 };
 

@@ -112,6 +112,15 @@ class WorkloadTraceTestCase : public TestCase
         RunSpec c = fixture::TrainingJob(1, 2, 4, 1, 4, 256);
         c.parallel.ep = 2;
         Check(fixture::SmallModel("mixtral-8x7b", 4), c, "ep");
+        // Uneven stages: 10 layers as 3, 2, 2, 3, in training and in inference.
+        RunSpec u = fixture::TrainingJob(1, 4, 2, 1, 8, 256);
+        u.parallel.firstStageLayers = 3;
+        u.parallel.lastStageLayers = 3;
+        Check(fixture::SmallModel("gpt-1.7b", 10), u, "uneven-stages");
+        RunSpec ui = fixture::InferenceJob(1, 4, 2, 32, 4);
+        ui.parallel.firstStageLayers = 3;
+        ui.parallel.lastStageLayers = 3;
+        Check(fixture::SmallModel("gpt-1.7b", 10), ui, "uneven-stages-inference");
         RunSpec d = fixture::InferenceJob(2, 2, 2, 32, 4);
         Check(gpt, d, "inference");
         d.firstTokenFromPrefill = false;

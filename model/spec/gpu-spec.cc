@@ -6,6 +6,8 @@
 
 #include "spec-reader.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -26,6 +28,28 @@ GpuSpec::VectorFlops(DataType type) const
     }
     it = vectorFlops.find(DataType::FP32);
     return it == vectorFlops.end() ? 0.0 : it->second;
+}
+
+double
+GpuSpec::PeakFlops(DataType type) const
+{
+    double peak = std::max(TensorFlops(type), VectorFlops(type));
+    if (type == DataType::FP32)
+    {
+        peak = std::max(peak, TensorFlops(DataType::TF32));
+    }
+    if (peak > 0)
+    {
+        return peak;
+    }
+    for (const auto* rates : {&tensorFlops, &vectorFlops})
+    {
+        for (const auto& entry : *rates)
+        {
+            peak = std::max(peak, entry.second);
+        }
+    }
+    return peak;
 }
 
 namespace {

@@ -23,9 +23,96 @@ ParallelSpec::Gpus() const
 }
 
 uint32_t
+ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
+{
+    if (stage == 0 && firstStageLayers > 0)
+    {
+        return firstStageLayers;
+    }
+    if (stage + 1 == pp && lastStageLayers > 0)
+    {
+        return lastStageLayers;
+    }
+    const uint32_t middle = pp - (firstStageLayers > 0 ? 1 : 0) - (lastStageLayers > 0 ? 1 : 0);
+    const uint64_t fixed = uint64_t(firstStageLayers) + lastStageLayers;
+    return middle == 0 || fixed >= layers ? 0 : static_cast<uint32_t>((layers - fixed) / middle);
+}
+
+uint32_t
+ParallelSpec::VirtualStageLayers(uint32_t layers, uint32_t vstage) const
+{
+    return StageLayers(layers, vstage % pp) / virtualStages;
+}
+
+uint32_t
+ParallelSpec::FirstLayerOf(uint32_t layers, uint32_t vstage) const
+{
+    // Each round of chunks (one chunk per stage) holds layers / vpp layers.
+    uint32_t first = vstage / pp * (layers / virtualStages);
+    for (uint32_t s = 0; s < vstage % pp; ++s)
+    {
+        first += StageLayers(layers, s) / virtualStages;
+    }
+    return first;
+}
+
+bool
+ParallelSpec::UnevenStages() const
+{
+    return firstStageLayers > 0 || lastStageLayers > 0;
+}
+
+uint32_t
 RunSpec::MicroBatches() const
 {
-    return static_cast<uint32_t>(globalBatch / (uint64_t(microBatch) * parallel.dp));
+    // 64-bit: micro-batch x dp can exceed 2^32.
+    const uint64_t perStep = uint64_t(microBatch) * parallel.dp;
+    return perStep == 0 ? 0 : static_cast<uint32_t>(globalBatch / perStep);
+}
+
+MemoryLayout
+RunSpec::ResolvedMemoryLayout() const
+{
+    if (memoryLayout != MemoryLayout::AUTO)
+    {
+        return memoryLayout;
+    }
+    return parallel.zeroStage >= 2 ? MemoryLayout::DEEPSPEED : MemoryLayout::MEGATRON;
+}
+
+std::string
+ToString(MemoryLayout layout)
+{
+    switch (layout)
+    {
+        case MemoryLayout::AUTO:
+            return "auto";
+        case MemoryLayout::MEGATRON:
+            return "megatron";
+        case MemoryLayout::DEEPSPEED:
+            return "deepspeed";
+    }
+    return "auto";
+}
+
+std::vector<std::string>
+MemoryLayoutNames()
+{
+    return {"auto", "megatron", "deepspeed"};
+}
+
+bool
+ParseMemoryLayout(const std::string& name, MemoryLayout& layout)
+{
+    for (MemoryLayout m : {MemoryLayout::AUTO, MemoryLayout::MEGATRON, MemoryLayout::DEEPSPEED})
+    {
+        if (ToString(m) == name)
+        {
+            layout = m;
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string
@@ -124,6 +211,62 @@ RequireMultiple(const std::string& source,
         throw SpecError(source, field, os.str());
     }
 }
+/**
+ * Throws unless the decoder layers split over the pipeline stages (and each stage's over its
+ * model chunks): evenly, or with the first and last stage's counts given and the rest even.
+ */
+void
+ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& source)
+{
+    if (!p.UnevenStages())
+    {
+        if (layers % (uint64_t(p.pp) * p.virtualStages) != 0)
+        {
+            std::ostringstream os;
+            os << "layers (" << layers << ") must be divisible by pp x vpp (" << p.pp << " x "
+               << p.virtualStages
+               << "), or give the first and last stages their own layer counts "
+                  "(first_stage_layers, last_stage_layers) and split the rest evenly";
+            throw SpecError(source, "pp", os.str());
+        }
+        return;
+    }
+    const std::string field = p.firstStageLayers > 0 ? "first_stage_layers" : "last_stage_layers";
+    if (p.pp < 2)
+    {
+        throw SpecError(source, field, "first and last stage layer counts need pp >= 2");
+    }
+    const uint64_t fixed = uint64_t(p.firstStageLayers) + p.lastStageLayers;
+    const uint32_t middle =
+        p.pp - (p.firstStageLayers > 0 ? 1 : 0) - (p.lastStageLayers > 0 ? 1 : 0);
+    std::ostringstream os;
+    os << "first_stage_layers (" << p.firstStageLayers << ") + last_stage_layers ("
+       << p.lastStageLayers << ")";
+    if (middle == 0 && fixed != layers)
+    {
+        os << " must equal layers (" << layers << ") with pp 2";
+        throw SpecError(source, field, os.str());
+    }
+    if (middle > 0 && (fixed >= layers || (layers - fixed) % middle != 0))
+    {
+        os << " leave " << (fixed >= layers ? 0 : layers - fixed) << " of the " << layers
+           << " layers for the other " << middle << " stages: that must be a positive multiple of "
+           << middle;
+        throw SpecError(source, field, os.str());
+    }
+    for (uint32_t s : {0u, p.pp / 2, p.pp - 1})
+    {
+        const uint32_t n = p.StageLayers(layers, s);
+        if (n % p.virtualStages != 0)
+        {
+            std::ostringstream v;
+            v << "pipeline stage " << s << " holds " << n
+              << " layers, which must be divisible by vpp (" << p.virtualStages
+              << ", its model chunks)";
+            throw SpecError(source, "vpp", v.str());
+        }
+    }
+}
 } // namespace
 
 void
@@ -133,6 +276,16 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     if (p.zeroStage > 3)
     {
         throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
+    }
+    if (memoryLayout == MemoryLayout::MEGATRON && p.zeroStage >= 2)
+    {
+        throw SpecError(source,
+                        "memory_layout",
+                        "Megatron-LM shards only the optimizer state (its distributed optimizer, "
+                        "zero 1); zero "
+                            + std::to_string(p.zeroStage)
+                            + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
+                              "(or auto)");
     }
     std::set<std::string> parts;
     std::string token;
@@ -157,20 +310,31 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "kv_heads (" + std::to_string(model.kvHeads) + ") and tp ("
                             + std::to_string(p.tp) + ") must divide one another");
     }
-    RequireMultiple(
-        source, "pp", model.layers, "layers", uint64_t(p.pp) * p.virtualStages, "pp x vpp");
+    ValidateStageLayers(p, model.layers, source);
     if (p.virtualStages > 1 && p.pp < 2)
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
     if (model.IsMoe())
     {
+        const double most = double(model.experts) / model.topK;
+        if (!(moeImbalance >= 1.0 && moeImbalance <= most))
+        {
+            std::ostringstream os;
+            os << moeImbalance << " is outside [1, experts / top_k = " << most
+               << "]: the busiest expert gets between the mean and every token";
+            throw SpecError(source, "moe_imbalance", os.str());
+        }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
         RequireMultiple(source, "ep", uint64_t(p.dp) * p.cp, "dp x cp", p.ep, "ep");
     }
     else if (p.ep != 1)
     {
         throw SpecError(source, "ep", "expert parallelism needs a mixture-of-experts model");
+    }
+    else if (moeImbalance != 1.0)
+    {
+        throw SpecError(source, "moe_imbalance", "needs a mixture-of-experts model");
     }
     if (mode == RunMode::TRAINING)
     {
@@ -314,6 +478,8 @@ RunSpec::Parse(const std::string& text, const std::string& source)
             s.parallel.zeroStage = 3;
         }
         s.parallel.virtualStages = p.GetCount("vpp", 1, 1);
+        s.parallel.firstStageLayers = p.GetCount("first_stage_layers", 0, 0);
+        s.parallel.lastStageLayers = p.GetCount("last_stage_layers", 0, 0);
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }
@@ -330,6 +496,9 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
+    ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
+                      s.memoryLayout);
     s.splitKvDecode =
         r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
     s.firstTokenFromPrefill =

@@ -5,7 +5,11 @@
 #include "compute-coster.h"
 
 #include "ns3/log.h"
+#include "ns3/rapidllm-error.h"
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <vector>
 
 namespace ns3 {
@@ -181,12 +185,34 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
     return model.ElementwiseBackward(forward, touched, dt);
 }
 
+void
+CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& cost)
+{
+    const double peak = gpu.PeakFlops(op.dtype);
+    const double compute = peak > 0 ? cost.flops / peak : 0;
+    const double memory = gpu.hbmBandwidthBps > 0 ? cost.hbmBytes / gpu.hbmBandwidthBps : 0;
+    const double roofline = std::max(compute, memory);
+    if (!std::isfinite(cost.timeS) || cost.timeS < roofline * (1 - 1e-9))
+    {
+        std::ostringstream os;
+        os.precision(4);
+        os << "internal check failed: " << ToString(op.type) << (op.backward ? " backward" : "")
+           << " (" << ToString(op.dtype) << ") costs " << cost.timeS
+           << " s, faster than its roofline " << roofline << " s (" << cost.flops << " FLOPs at "
+           << peak / 1e12 << " TFLOP/s, " << cost.hbmBytes << " bytes at "
+           << gpu.hbmBandwidthBps / 1e9
+           << " GB/s); this is a bug or an input beyond the model's range, please report it";
+        throw Error(os.str());
+    }
+}
+
 OperatorCoster
 MakeComputeCoster(Ptr<GpuComputeModel> model)
 {
     return [model](const OperatorDesc& op)
     {
         OperatorCost cost = CostOperator(*model, op);
+        CheckRoofline(model->GetGpu(), op, cost);
         NS_LOG_LOGIC(ToString(op.type) << (op.backward ? " backward " : " ") << ToString(op.dtype)
                                        << ": " << cost.kind << " " << cost.timeS << " s, "
                                        << cost.kernels << " kernels, " << cost.bound << " bound");

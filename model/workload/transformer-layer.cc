@@ -7,6 +7,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ns3 {
 namespace rapidllm {
@@ -247,7 +248,7 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
@@ -282,7 +283,7 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u + 1u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_grad_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
@@ -322,28 +323,31 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
-    // as one grouped GEMM each, and bring the results back.
-    const ExpertRouting r = s.Routing(rows);
+    // that receive tokens as one grouped GEMM each, and bring the results back.
+    const ExpertRouting r = s.Routing(rows, !decode);
+    const uint64_t a2aBytes = AllToAllBytes(r);
     e.Compute("router", MakeGemm(rows, s.experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
     e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, dt));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
+        e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("expert_fc1",
-              MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, s.localExperts),
-              kept(eb * r.expertRows * s.hidden));
+    ExpertGemm(e,
+               "expert_fc1",
+               r,
+               MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, r.activeExperts),
+               kept(eb * r.expertRows * s.hidden));
     e.Compute("expert_act",
               MakeElementwise(act, r.expertRows, s.expertFfn, dt),
               kept(eb * r.expertRows * s.expertFc1Out));
-    e.Compute("expert_fc2",
-              MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, s.localExperts),
-              kept(eb * r.expertRows * s.expertFfn));
+    ExpertGemm(e,
+               "expert_fc2",
+               r,
+               MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, r.activeExperts),
+               kept(eb * r.expertRows * s.expertFfn));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
+        e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
     RowParallelReduce(e, "ar_moe", rows);
 }
@@ -377,29 +381,58 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         return;
     }
     const ExpertRouting r = s.Routing(m_rows);
-    const uint64_t eb = s.elementBytes;
+    const uint64_t a2aBytes = AllToAllBytes(r);
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * r.routed * s.hidden);
+        e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("expert_fc2_dgrad", MakeGemm(r.perExpert, s.expertFfn, s.hidden, dt, s.localExperts));
-    record(e.Compute("expert_fc2_wgrad",
-                     MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, s.localExperts)));
+    ExpertGemm(e,
+               "expert_fc2_dgrad",
+               r,
+               MakeGemm(r.perExpert, s.expertFfn, s.hidden, dt, r.activeExperts));
+    record(ExpertGemm(e,
+                      "expert_fc2_wgrad",
+                      r,
+                      MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, r.activeExperts)));
     e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, dt, true));
-    e.Compute("expert_fc1_dgrad",
-              MakeGemm(r.perExpert, s.hidden, s.expertFc1Out, dt, s.localExperts));
-    record(e.Compute("expert_fc1_wgrad",
-                     MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, s.localExperts)));
+    ExpertGemm(e,
+               "expert_fc1_dgrad",
+               r,
+               MakeGemm(r.perExpert, s.hidden, s.expertFc1Out, dt, r.activeExperts));
+    record(ExpertGemm(e,
+                      "expert_fc1_wgrad",
+                      r,
+                      MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, r.activeExperts)));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking("a2a_dispatch_bwd",
-                   CollectiveKind::ALL_TO_ALL,
-                   GroupKind::EP,
-                   eb * r.routed * s.hidden);
+        e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, dt, true));
     record(ColumnParallelBackward(e, kRouterLabels, s.experts));
+}
+
+uint64_t
+TransformerLayer::AllToAllBytes(const ExpertRouting& r) const
+{
+    // Each (token, expert) pair travels once; the critical rank receives its load's share.
+    const double bytes = double(m_shapes.elementBytes) * r.routed * m_shapes.hidden;
+    return r.load == 1.0 ? static_cast<uint64_t>(bytes)
+                         : static_cast<uint64_t>(std::ceil(bytes * r.load));
+}
+
+uint32_t
+TransformerLayer::ExpertGemm(GraphEmitter& e,
+                             const char* label,
+                             const ExpertRouting& r,
+                             const OperatorDesc& op,
+                             int64_t saved) const
+{
+    uint32_t id = e.Compute(label, op, saved);
+    // Model FLOPs count the routed tokens, not the critical rank's load or the rounding.
+    const GemmShape& g = op.Gemm();
+    const double perRow = g.m == r.perExpert ? 2.0 * g.n * g.k : 2.0 * g.m * g.n;
+    e.Graph().nodes[id].modelFlops = perRow * r.routed;
+    return id;
 }
 
 uint32_t

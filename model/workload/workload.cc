@@ -6,6 +6,7 @@
 
 #include "ns3/log.h"
 #include "stage-builders.h"
+#include "workload-size.h"
 
 #include <unordered_map>
 
@@ -36,6 +37,10 @@ Workload
 Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster& coster)
 {
     run.Validate(model, "run settings");
+    // Refused before any allocation if too large. Within the node limit the point-to-point tags
+    // fit in 32 bits too: every pass of a micro-batch or decode step emits nodes, so
+    // (micro-batches x virtual stages) and decode steps stay below the limit.
+    CheckWorkloadSize(model, run, "run settings");
     Workload w{model, run, ParallelLayout(run.parallel), {}};
     for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
     {
