@@ -50,7 +50,7 @@ OperatorEnded(const OperatorEvent& e)
 }
 
 void
-MessageDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+MessageDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latency)
 {
     ++g_messages;
     g_messageBytes += double(bytes);
@@ -80,8 +80,8 @@ main(int argc, char** argv)
     cmd.Parse(argc, argv);
 
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue("flow"));
-    helper->SetAttribute("Symmetry", BooleanValue(symmetry));
+    helper->SetBackend("flow");
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&OperatorEnded));
     helper->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&MessageDelivered));
     try

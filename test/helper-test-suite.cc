@@ -29,14 +29,14 @@ CountEnd(const OperatorEvent& event)
 
 uint64_t g_messages = 0;   //!< messages delivered, counted by the trace sink
 uint64_t g_bytes = 0;      //!< their bytes
-double g_minLatency = 1e9; //!< the fastest delivery
+double g_minLatency = 1e9; //!< the fastest delivery, s
 
 void
-CountMessage(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+CountMessage(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latency)
 {
     ++g_messages;
     g_bytes += bytes;
-    g_minLatency = std::min(g_minLatency, latency);
+    g_minLatency = std::min(g_minLatency, latency.GetSeconds());
 }
 
 /** A small GPT on two DGX A100 nodes. */
@@ -121,7 +121,7 @@ class TrainingReportTestCase : public TestCase
         // The same job replayed in full gives the same step (the symmetry reduction is exact
         // here), and tracing its messages changes nothing.
         Ptr<RapidLlmHelper> full = SmallJob(run);
-        full->SetAttribute("Symmetry", BooleanValue(false));
+        full->SetReplayerAttribute("Symmetry", BooleanValue(false));
         g_messages = 0;
         g_bytes = 0;
         g_minLatency = 1e9;
