@@ -407,6 +407,23 @@ JobOptions::ToSpecs() const
     return job;
 }
 
+std::string
+JobOptions::DescribeError(const std::exception& e)
+{
+    const auto* spec = dynamic_cast<const SpecError*>(&e);
+    if (spec && spec->GetFile() == kCommandLine && !spec->GetField().empty())
+    {
+        for (const auto& o : GetDeclarations())
+        {
+            if (o.name == spec->GetField() || o.field == spec->GetField())
+            {
+                return "option --" + o.name + ": " + spec->GetMessage();
+            }
+        }
+    }
+    return e.what();
+}
+
 void
 JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
 {

@@ -110,6 +110,14 @@ class JobOptions
      */
     void Apply(Ptr<RapidLlmHelper> helper) const;
 
+    /**
+     * \brief Words an error for a person, naming the option as given on the command line.
+     * \param e an error (e.g. from CommandLine::Parse, ToSpecs or a run)
+     * \return "option --tp: 'abc' is not allowed; ..." for a SpecError about a job option (or
+     *         the spec field it sets) from the command line, else e.what()
+     */
+    static std::string DescribeError(const std::exception& e);
+
   private:
     /** \return the declaration of \p name; throws SpecError listing the job options */
     const OptionSpec& Option(const std::string& name) const;

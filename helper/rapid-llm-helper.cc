@@ -233,7 +233,7 @@ RapidLlmHelper::Install()
             }
         }
     }
-    auto job = std::make_unique<ReplayJob>(ReplayJob::FromWorkload(*workload));
+    auto job = std::make_shared<ReplayJob>(ReplayJob::FromWorkload(*workload));
     m_workload = std::move(workload);
     m_firstSample = std::move(firstSample);
     return InstallJob(std::move(job));
@@ -244,11 +244,11 @@ RapidLlmHelper::Install(TraceSet set)
 {
     m_workload.reset();
     m_firstSample.clear();
-    return InstallJob(std::make_unique<ReplayJob>(ReplayJob::FromTraceSet(std::move(set))));
+    return InstallJob(std::make_shared<ReplayJob>(ReplayJob::FromTraceSet(std::move(set))));
 }
 
 Ptr<TraceReplayer>
-RapidLlmHelper::InstallJob(std::unique_ptr<ReplayJob> job)
+RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
 {
     m_replayer = nullptr;
     m_backend = nullptr;
@@ -293,7 +293,15 @@ RapidLlmHelper::InstallJob(std::unique_ptr<ReplayJob> job)
     m_firstTokenEnd = m_start;
     m_backend = backend;
     m_replayer = replayer;
-    replayer->Start(*m_job);
+    // The replay starts as the simulator's next event at this time, as ns-3 applications start:
+    // until then a script may still connect to the replayer and the backend, or schedule
+    // events of its own at the same time (which run first).
+    std::shared_ptr<const ReplayJob> started = m_job;
+    Simulator::ScheduleNow(
+        [replayer, started]()
+        {
+            replayer->Start(*started);
+        });
     return replayer;
 }
 

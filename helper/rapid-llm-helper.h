@@ -56,8 +56,8 @@ namespace rapidllm {
  * time, duration, FLOPs, bytes, group or peer) for every node of every replayed rank: with the
  * replayer's Symmetry (the helper's default: true) that is one rank per set of symmetric copies;
  * `SetReplayerAttribute("Symmetry", BooleanValue(false))` replays, and so reports, every rank.
- * MessageDelivered fires for every message the backend delivers. Connect them before Install()
- * (or connect to GetReplayer() and GetBackend() after it).
+ * MessageDelivered fires for every message the backend delivers. Connect them before Install(),
+ * or connect to GetReplayer() and GetBackend() after it (before the simulator runs).
  */
 class RapidLlmHelper : public Object
 {
@@ -129,9 +129,12 @@ class RapidLlmHelper : public Object
     /**
      * \brief Builds the workload, checks memory, creates the network backend (with its topology
      * and routing policy) and the trace replayer from their factories, and schedules the replay
-     * to start at the simulator's current time. Does not run the simulator, nor change its
-     * scheduler. Replaces what an earlier Install() created.
-     * \return the replayer; throws SpecError on bad input
+     * to start at the simulator's current time (an event, as ns-3 applications start: until it
+     * runs, a script may connect to GetReplayer() and GetBackend()). Does not run the
+     * simulator, nor change its scheduler. Replaces what an earlier Install() created; the
+     * helper must outlive the simulation.
+     * \return the replayer; throws SpecError on bad input (a replay that cannot start, e.g. an
+     *         unknown CollectiveAlgorithm, throws from Simulator::Run())
      */
     Ptr<TraceReplayer> Install();
     /**
@@ -217,7 +220,7 @@ class RapidLlmHelper : public Object
     static TypeId RoutingType(const std::string& type);
 
     /** Creates the backend, its topology and routing, and the replayer; starts \p job. */
-    Ptr<TraceReplayer> InstallJob(std::unique_ptr<ReplayJob> job);
+    Ptr<TraceReplayer> InstallJob(std::shared_ptr<ReplayJob> job);
     /** \return a report with the mode, backend, GPUs and the memory verdict of \p w */
     RunReport MemoryReportOf(const Workload& w) const;
     /** Fills the compute split, FLOPs and first-token fields of a workload's report. */
@@ -244,7 +247,7 @@ class RapidLlmHelper : public Object
 
     // What Install() made (kept until the next Install or Dispose).
     std::unique_ptr<Workload> m_workload; //!< the workload (null for a trace set)
-    std::unique_ptr<ReplayJob> m_job;     //!< what the replayer executes
+    std::shared_ptr<ReplayJob> m_job;     //!< what the replayer executes
     Ptr<NetworkBackend> m_backend;        //!< the network
     Ptr<TraceReplayer> m_replayer;        //!< the replayer
     ReplayResult m_result;                //!< the last Collect()'s result
