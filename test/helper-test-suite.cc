@@ -10,6 +10,7 @@
 #include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
+#include "ns3/config.h"
 #include "ns3/job-options.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
@@ -683,6 +684,15 @@ class HelperFactoriesTestCase : public TestCase
         p->GetReplayer()->GetAttribute("CollectiveAlgorithm", algorithm);
         NS_TEST_EXPECT_MSG_EQ(algorithm.Get(), "ring", "CollectiveAlgorithm");
         NS_TEST_EXPECT_MSG_EQ(p->GetBackendName(), "packet", "the name it was chosen by");
+        Simulator::Destroy();
+
+        // ns-3's attribute defaults reach the created objects too.
+        Config::SetDefault("ns3::rapidllm::TraceReplayer::ComputeStreams", UintegerValue(3));
+        Ptr<RapidLlmHelper> config = SmallJob(run);
+        config->Install();
+        config->GetReplayer()->GetAttribute("ComputeStreams", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 3u, "Config::SetDefault");
+        Config::SetDefault("ns3::rapidllm::TraceReplayer::ComputeStreams", UintegerValue(1));
         Simulator::Destroy();
 
         // By TypeId name; and an attribute reaches the replay (an unknown algorithm fails it).
