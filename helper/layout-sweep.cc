@@ -131,7 +131,7 @@ LayoutSweep::Run()
         SweepPoint p;
         p.run = run;
         Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-        helper->SetAttribute("Backend", StringValue(m_backend));
+        helper->SetBackend(m_backend);
         helper->SetModel(m_model);
         helper->SetHardware(m_hardware);
         helper->SetRun(run);

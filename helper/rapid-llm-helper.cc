@@ -7,16 +7,19 @@
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
+#include "ns3/heap-scheduler.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/replay-error.h"
 #include "ns3/report-bounds.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
-#include "ns3/string.h"
 #include "ns3/topology.h"
+#include "ns3/type-registry.h"
+#include "simulator-guard.h"
 
 #include <chrono>
 
@@ -34,23 +37,16 @@ RapidLlmHelper::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("RapidLlm")
             .AddConstructor<RapidLlmHelper>()
-            .AddAttribute("Backend",
-                          "Network backend: flow (max-min fair flows), packet (ns-3 TCP over "
-                          "point-to-point links) or a NetworkBackend TypeId name.",
-                          StringValue("flow"),
-                          MakeStringAccessor(&RapidLlmHelper::m_backend),
-                          MakeStringChecker())
-            .AddAttribute("Routing",
-                          "Routing policy name; empty: the hardware file's network.routing.",
-                          StringValue(""),
-                          MakeStringAccessor(&RapidLlmHelper::m_routing),
-                          MakeStringChecker())
-            .AddAttribute("Symmetry",
-                          "Replay workloads with one rank per set of symmetric copies "
-                          "(TraceReplayer::Symmetry); the copies mirror it.",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RapidLlmHelper::m_symmetry),
-                          MakeBooleanChecker())
+            .AddAttribute("Scheduler",
+                          "The event scheduler Run() and Replay() give the simulator they own "
+                          "(a binary heap keeps the queue in one array, no allocation per event, "
+                          "which matters at millions of events). Install() leaves the "
+                          "simulator's scheduler as the script set it (ns-3's default: "
+                          "ns3::MapScheduler); the event order, and so every result, is the "
+                          "same with any scheduler.",
+                          TypeIdValue(HeapScheduler::GetTypeId()),
+                          MakeTypeIdAccessor(&RapidLlmHelper::m_scheduler),
+                          MakeTypeIdChecker())
             .AddTraceSource("OperatorStart",
                             "An operator of a replayed rank starts (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
@@ -61,19 +57,30 @@ RapidLlmHelper::GetTypeId()
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
             .AddTraceSource("MessageDelivered",
                             "A network message's last byte arrived (id, source GPU, destination "
-                            "GPU, bytes, latency in s).",
+                            "GPU, bytes, latency).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_messageDelivered),
-                            "ns3::rapidllm::NetworkBackend::MessageTracedCallback");
+                            "ns3::rapidllm::RapidLlmHelper::MessageTracedCallback");
     return tid;
 }
 
-RapidLlmHelper::RapidLlmHelper() {}
+RapidLlmHelper::RapidLlmHelper()
+{
+    m_backendFactory.SetTypeId(BackendType(m_backendName));
+    m_replayerFactory.SetTypeId(TraceReplayer::GetTypeId());
+    // One rank per set of symmetric copies: exact on symmetric networks, and what makes a
+    // thousand-GPU job replay in a second (TraceReplayer's own default is false).
+    m_replayerFactory.Set("Symmetry", BooleanValue(true));
+}
 
 RapidLlmHelper::~RapidLlmHelper() {}
 
 void
 RapidLlmHelper::DoDispose()
 {
+    m_replayer = nullptr;
+    m_backend = nullptr;
+    m_job.reset();
+    m_workload.reset();
     Object::DoDispose();
 }
 
@@ -120,6 +127,86 @@ RapidLlmHelper::GetRun() const
     return m_run;
 }
 
+TypeId
+RapidLlmHelper::BackendType(const std::string& type)
+{
+    return TypeRegistryBase::Lookup(
+        NetworkBackend::GetTypeId(), type, "backend", "network backend");
+}
+
+TypeId
+RapidLlmHelper::RoutingType(const std::string& type)
+{
+    return TypeRegistryBase::Lookup(RoutingPolicy::GetTypeId(), type, "routing", "routing policy");
+}
+
+void
+RapidLlmHelper::SetChecked(ObjectFactory& factory,
+                           const std::string& name,
+                           const AttributeValue& value)
+{
+    // ObjectFactory::Set aborts on an unknown attribute or a bad value; a script gets an
+    // error it can catch instead.
+    const TypeId tid = factory.GetTypeId();
+    TypeId::AttributeInformation info;
+    if (!tid.LookupAttributeByName(name, &info))
+    {
+        std::string known;
+        for (TypeId t = tid;; t = t.GetParent())
+        {
+            for (std::size_t i = 0; i < t.GetAttributeN(); ++i)
+            {
+                known += (known.empty() ? "" : ", ") + t.GetAttribute(i).name;
+            }
+            if (t == t.GetParent())
+            {
+                break;
+            }
+        }
+        throw SpecError("",
+                        name,
+                        tid.GetName() + " has no attribute '" + name
+                            + "'; its attributes: " + (known.empty() ? "none" : known));
+    }
+    if (!info.checker->CreateValidValue(value))
+    {
+        throw SpecError("",
+                        name,
+                        "not a valid value for " + tid.GetName() + "::" + name + " ("
+                            + info.checker->GetUnderlyingTypeInformation() + ")");
+    }
+    factory.Set(name, value);
+}
+
+void
+RapidLlmHelper::SetBackendAttribute(const std::string& name, const AttributeValue& value)
+{
+    SetChecked(m_backendFactory, name, value);
+}
+
+void
+RapidLlmHelper::SetRoutingPolicyAttribute(const std::string& name, const AttributeValue& value)
+{
+    if (m_routingFactory.IsTypeIdSet())
+    {
+        SetChecked(m_routingFactory, name, value);
+        return;
+    }
+    m_routingSet.emplace_back(name, value.Copy());
+}
+
+void
+RapidLlmHelper::SetReplayerAttribute(const std::string& name, const AttributeValue& value)
+{
+    SetChecked(m_replayerFactory, name, value);
+}
+
+std::string
+RapidLlmHelper::GetBackendName() const
+{
+    return m_backendName;
+}
+
 Workload
 RapidLlmHelper::BuildWorkload() const
 {
@@ -127,17 +214,99 @@ RapidLlmHelper::BuildWorkload() const
     return Workload::Build(m_model, m_run, MakeComputeCoster(compute));
 }
 
-Ptr<NetworkBackend>
-RapidLlmHelper::MakeBackend(uint32_t gpus) const
+Ptr<TraceReplayer>
+RapidLlmHelper::Install()
 {
+    auto workload = std::make_unique<Workload>(BuildWorkload());
+    m_memoryReport = MemoryReportOf(*workload);
+    // The first token is the first sampling kernel in program order (the last stage's): the
+    // prefill's, or that of the first decode step when the prefill does not sample.
+    std::vector<uint32_t> firstSample;
+    if (m_run.mode != RunMode::TRAINING)
+    {
+        firstSample.assign(workload->stages.size(), UINT32_MAX);
+        for (std::size_t s = 0; s < workload->stages.size(); ++s)
+        {
+            for (const auto& n : workload->stages[s].nodes)
+            {
+                if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+                {
+                    firstSample[s] = n.id;
+                    break;
+                }
+            }
+        }
+    }
+    auto job = std::make_shared<ReplayJob>(ReplayJob::FromWorkload(*workload));
+    m_workload = std::move(workload);
+    m_firstSample = std::move(firstSample);
+    return InstallJob(std::move(job));
+}
+
+Ptr<TraceReplayer>
+RapidLlmHelper::Install(TraceSet set)
+{
+    m_workload.reset();
+    m_firstSample.clear();
+    return InstallJob(std::make_shared<ReplayJob>(ReplayJob::FromTraceSet(std::move(set))));
+}
+
+Ptr<TraceReplayer>
+RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
+{
+    m_replayer = nullptr;
+    m_backend = nullptr;
+    m_job = std::move(job);
+    m_result = ReplayResult();
+    m_collected = false;
+    // Created in the order the figures were first made in (replayer, backend, topology,
+    // routing), so that ns-3 random streams, if a backend draws any, are assigned alike.
+    Ptr<TraceReplayer> replayer = m_replayerFactory.Create<TraceReplayer>();
     // The packet backend opens each pair's TCP connection at its first message (one handshake
     // per pair and step, microseconds against a step of seconds).
-    Ptr<NetworkBackend> backend = NetworkBackend::Create(m_backend);
-    Ptr<Topology> topology = Topology::Build(m_hardware.network, gpus, m_hardware.name);
-    backend->SetTopology(topology);
-    backend->SetRouting(
-        RoutingPolicy::Create(m_routing.empty() ? m_hardware.network.routing : m_routing));
-    return backend;
+    Ptr<NetworkBackend> backend = m_backendFactory.Create<NetworkBackend>();
+    backend->SetTopology(
+        Topology::Build(m_hardware.network, m_job->GetRankCount(), m_hardware.name));
+    ObjectFactory routing = m_routingFactory;
+    if (!routing.IsTypeIdSet())
+    {
+        routing.SetTypeId(RoutingType(m_hardware.network.routing));
+        for (const auto& [name, value] : m_routingSet)
+        {
+            SetChecked(routing, name, *value);
+        }
+    }
+    backend->SetRouting(routing.Create<RoutingPolicy>());
+    if (!m_messageDelivered.IsEmpty())
+    {
+        backend->TraceConnectWithoutContext(
+            "MessageDelivered", MakeCallback(&RapidLlmHelper::OnMessageDelivered, this));
+    }
+    replayer->SetBackend(backend);
+    if (!m_opStart.IsEmpty())
+    {
+        replayer->TraceConnectWithoutContext("OperatorStart",
+                                             MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
+    }
+    if (!m_opEnd.IsEmpty() || !m_firstSample.empty())
+    {
+        replayer->TraceConnectWithoutContext("OperatorEnd",
+                                             MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
+    }
+    m_start = Simulator::Now();
+    m_firstTokenEnd = m_start;
+    m_backend = backend;
+    m_replayer = replayer;
+    // The replay starts as the simulator's next event at this time, as ns-3 applications start:
+    // until then a script may still connect to the replayer and the backend, or schedule
+    // events of its own at the same time (which run first).
+    std::shared_ptr<const ReplayJob> started = m_job;
+    Simulator::ScheduleNow(
+        [replayer, started]()
+        {
+            replayer->Start(*started);
+        });
+    return replayer;
 }
 
 void
@@ -149,9 +318,9 @@ RapidLlmHelper::OnOperatorStart(const OperatorEvent& event)
 void
 RapidLlmHelper::OnOperatorEnd(const OperatorEvent& event)
 {
-    if (event.name == m_firstTokenOp)
+    if (!m_firstSample.empty() && event.node == m_firstSample[m_workload->layout.Stage(event.rank)])
     {
-        m_firstTokenEnd = std::max(m_firstTokenEnd, event.time.GetSeconds());
+        m_firstTokenEnd = std::max(m_firstTokenEnd, event.time);
     }
     m_opEnd(event);
 }
@@ -160,67 +329,57 @@ void
 RapidLlmHelper::OnMessageDelivered(
     uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
 {
-    m_messageDelivered(id, src, dst, bytes, latency);
-}
-
-void
-RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
-{
-    Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
-    Ptr<NetworkBackend> backend = MakeBackend(job.GetRankCount());
-    if (!m_messageDelivered.IsEmpty())
-    {
-        backend->TraceConnectWithoutContext(
-            "MessageDelivered", MakeCallback(&RapidLlmHelper::OnMessageDelivered, this));
-    }
-    replayer->SetBackend(backend);
-    replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));
-    if (!m_opStart.IsEmpty())
-    {
-        replayer->TraceConnectWithoutContext("OperatorStart",
-                                             MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
-    }
-    if (!m_opEnd.IsEmpty() || m_run.mode != RunMode::TRAINING)
-    {
-        // Inference times its first token by the sampling node's end.
-        replayer->TraceConnectWithoutContext("OperatorEnd",
-                                             MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
-    }
-    m_firstTokenEnd = 0;
-    m_firstTokenOp = m_run.firstTokenFromPrefill ? "prefill.mb0.sample" : "decode.mb1.sample";
-    // A binary heap keeps the event queue in one array: no allocation per event (the default
-    // map scheduler allocates a node for each), which matters at millions of events.
-    ObjectFactory scheduler;
-    scheduler.SetTypeId("ns3::HeapScheduler");
-    Simulator::SetScheduler(scheduler);
-    ReplayResult result;
-    try
-    {
-        result = replayer->Replay(job);
-    }
-    catch (...)
-    {
-        Simulator::Destroy();
-        throw;
-    }
-    Simulator::Destroy();
-    const RankTiming& critical = result.ranks[result.criticalRank];
-    report.stepTimeS = result.stepTimeS;
-    report.computeS = critical.computeS;
-    report.bubbleS = critical.bubbleS;
-    report.exposedCommS = critical.exposedCommS;
-    report.criticalRank = result.criticalRank;
-    report.gpus = job.GetRankCount();
-    report.backend = m_backend;
+    m_messageDelivered(id, src, dst, bytes, Seconds(latency));
 }
 
 RunReport
-RapidLlmHelper::Run()
+RapidLlmHelper::Collect()
 {
-    auto wallStart = std::chrono::steady_clock::now();
-    Workload w = BuildWorkload();
-    RunReport report = MemoryReportOf(w);
-    Execute(ReplayJob::FromWorkload(w), report);
+    if (!m_replayer)
+    {
+        throw ReplayError("nothing to collect: call Install() and run the simulator first");
+    }
+    if (m_collected)
+    {
+        return m_report;
+    }
+    m_result = m_replayer->Collect();
+    RunReport report;
+    if (m_workload)
+    {
+        report = m_memoryReport;
+    }
+    else
+    {
+        report.mode = "replay";
+    }
+    const RankTiming& critical = m_result.ranks[m_result.criticalRank];
+    report.stepTimeS = m_result.stepTimeS;
+    report.computeS = critical.computeS;
+    report.bubbleS = critical.bubbleS;
+    report.exposedCommS = critical.exposedCommS;
+    report.criticalRank = m_result.criticalRank;
+    report.gpus = m_job->GetRankCount();
+    report.backend = m_backendName;
+    report.ranks.reserve(m_result.ranks.size());
+    for (uint32_t r = 0; r < m_result.ranks.size(); ++r)
+    {
+        const RankTiming& t = m_result.ranks[r];
+        report.ranks.push_back({r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS});
+    }
+    if (m_workload)
+    {
+        FillWorkloadReport(report);
+    }
+    m_collected = true;
+    m_report = report;
+    return report;
+}
+
+void
+RapidLlmHelper::FillWorkloadReport(RunReport& report) const
+{
+    const Workload& w = *m_workload;
     // Where the critical rank's compute time goes, from its graph.
     report.haveComputeKinds = true;
     for (const auto& n : w.GraphOf(report.criticalRank).nodes)
@@ -281,12 +440,48 @@ RapidLlmHelper::Run()
     }
     else
     {
-        report.ttftS = m_firstTokenEnd;
-        report.tpotS = m_run.generatedTokens > 1
-                           ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
-                           : 0;
+        const double ttft = (m_firstTokenEnd - m_start).GetSeconds();
+        report.ttftS = ttft;
+        report.tpotS =
+            m_run.generatedTokens > 1 ? (report.stepTimeS - ttft) / (m_run.generatedTokens - 1) : 0;
     }
     CheckReportBounds(report, w, m_hardware.gpu);
+}
+
+RunReport
+RapidLlmHelper::RunInstalled()
+{
+    Simulator::Run();
+    return Collect();
+}
+
+RunReport
+RapidLlmHelper::Run()
+{
+    auto wallStart = std::chrono::steady_clock::now();
+    // Run owns the simulator: it sets the scheduler, and destroys the simulator however it
+    // returns.
+    SimulatorGuard guard;
+    ObjectFactory scheduler;
+    scheduler.SetTypeId(m_scheduler);
+    Simulator::SetScheduler(scheduler);
+    Install();
+    RunReport report = RunInstalled();
+    report.wallTimeS =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    return report;
+}
+
+RunReport
+RapidLlmHelper::Replay(TraceSet set)
+{
+    auto wallStart = std::chrono::steady_clock::now();
+    SimulatorGuard guard;
+    ObjectFactory scheduler;
+    scheduler.SetTypeId(m_scheduler);
+    Simulator::SetScheduler(scheduler);
+    Install(std::move(set));
+    RunReport report = RunInstalled();
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return report;
@@ -304,7 +499,7 @@ RapidLlmHelper::MemoryReportOf(const Workload& w) const
     report.memory = memory.worst;
     report.capacityBytes = memory.capacity;
     report.gpus = w.layout.Ranks();
-    report.backend = m_backend;
+    report.backend = m_backendName;
     return report;
 }
 
@@ -314,16 +509,22 @@ RapidLlmHelper::CheckMemory() const
     return MemoryReportOf(Workload::Build(m_model, m_run));
 }
 
-RunReport
-RapidLlmHelper::Replay(TraceSet set)
+Ptr<TraceReplayer>
+RapidLlmHelper::GetReplayer() const
 {
-    auto wallStart = std::chrono::steady_clock::now();
-    RunReport report;
-    report.mode = "replay";
-    Execute(ReplayJob::FromTraceSet(std::move(set)), report);
-    report.wallTimeS =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    return report;
+    return m_replayer;
+}
+
+Ptr<NetworkBackend>
+RapidLlmHelper::GetBackend() const
+{
+    return m_backend;
+}
+
+const ReplayResult&
+RapidLlmHelper::GetResult() const
+{
+    return m_result;
 }
 
 } // namespace rapidllm

@@ -5,18 +5,25 @@
 #ifndef RAPIDLLM_RAPID_LLM_HELPER_H
 #define RAPIDLLM_RAPID_LLM_HELPER_H
 
+#include "ns3/attribute.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/network-backend.h"
+#include "ns3/nstime.h"
+#include "ns3/object-factory.h"
 #include "ns3/object.h"
 #include "ns3/replay-job.h"
+#include "ns3/routing-policy.h"
 #include "ns3/run-report.h"
 #include "ns3/run-spec.h"
 #include "ns3/trace-replayer.h"
 #include "ns3/traced-callback.h"
 #include "ns3/workload.h"
 
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -24,19 +31,33 @@ namespace rapidllm {
 /**
  * \ingroup rapid-llm
  * \brief The entry point for ns-3 scenario scripts: load the specs, build the workload and the
- * cluster network, pick the backend and routing, run, and read the report.
+ * cluster network, choose and configure the network backend, the routing policy and the trace
+ * replayer, replay, and read the report.
  *
+ * Like ns-3's device helpers, it keeps an ObjectFactory per object it creates, so a script sets
+ * any attribute of them:
  * \code
  *   Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
- *   h->SetAttribute("Backend", StringValue("flow"));
  *   h->Load("gpt3-175b", "a100-sxm-80gb");
- *   h->SetRun(run);                     // layout, batch, recomputation
- *   RunReport report = h->Run();        // report.stepTimeS, report.ToJson()
+ *   h->SetRun(run);                                       // layout, batch, recomputation
+ *   h->SetBackend("packet", "QueueDisc", StringValue("fifo"), "MinRto",
+ * TimeValue(MilliSeconds(1))); h->SetRoutingPolicy("ecmp");
+ *   h->SetReplayerAttribute("ComputeStreams", UintegerValue(2));
+ *   RunReport report = h->Run();                          // report.stepTimeS, report.ranks
+ * \endcode
+ * Run() is the convenience; a script that owns the simulator does the same in three steps:
+ * \code
+ *   h->Install();          // builds workload, network and replayer; schedules the replay
+ *   Simulator::Run();      // with the script's own events, scheduler, Stop, ...
+ *   RunReport report = h->Collect();
+ *   Simulator::Destroy();
  * \endcode
  * The trace sources OperatorStart and OperatorEnd fire an OperatorEvent (rank, node, name, kind,
- * time, duration, FLOPs, bytes, group) for every node of every replayed rank:
- * with Symmetry (the default) that is one rank per set of symmetric copies; set it false to see
- * every rank.
+ * time, duration, FLOPs, bytes, group or peer) for every node of every replayed rank: with the
+ * replayer's Symmetry (the helper's default: true) that is one rank per set of symmetric copies;
+ * `SetReplayerAttribute("Symmetry", BooleanValue(false))` replays, and so reports, every rank.
+ * MessageDelivered fires for every message the backend delivers. Connect them before Install(),
+ * or connect to GetReplayer() and GetBackend() after it (before the simulator runs).
  */
 class RapidLlmHelper : public Object
 {
@@ -67,14 +88,81 @@ class RapidLlmHelper : public Object
     /** \return the run settings */
     const RunSpec& GetRun() const;
 
+    /**
+     * \brief Chooses the network backend and its attributes (default: "flow").
+     * \param type a registered short name ("flow", "packet", see NetworkBackend::Names()) or
+     *        the TypeId name of a NetworkBackend subclass; throws SpecError if unknown
+     * \param args pairs of attribute name and value, e.g. "Mtu", UintegerValue(4096)
+     */
+    template<typename... Ts>
+    void SetBackend(const std::string& type, Ts&&... args);
+    /** \brief Sets an attribute of the backend. \param name the attribute \param value its value */
+    void SetBackendAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * \brief Chooses the routing policy and its attributes (default: the hardware file's
+     * network.routing).
+     * \param type a registered short name ("ecmp", see RoutingPolicy::Names()) or the TypeId
+     *        name of a RoutingPolicy subclass; throws SpecError if unknown
+     * \param args pairs of attribute name and value
+     */
+    template<typename... Ts>
+    void SetRoutingPolicy(const std::string& type, Ts&&... args);
+    /**
+     * \brief Sets an attribute of the routing policy (of the hardware file's, until
+     * SetRoutingPolicy chooses another; checked when Install() creates it).
+     * \param name the attribute \param value its value
+     */
+    void SetRoutingPolicyAttribute(const std::string& name, const AttributeValue& value);
+    /**
+     * \brief Sets an attribute of the TraceReplayer (ComputeStreams, SerializeGroups, Symmetry,
+     * CollectiveAlgorithm, ...). The helper's default differs from the replayer's in one:
+     * Symmetry is true.
+     * \param name the attribute \param value its value; throws SpecError if not allowed
+     */
+    void SetReplayerAttribute(const std::string& name, const AttributeValue& value);
+    /** \return the backend's type name (the short name given, else its TypeId name) */
+    std::string GetBackendName() const;
+
     /** \return every rank's graph, costed by the compute model of the hardware's GPU */
     Workload BuildWorkload() const;
 
     /**
-     * \brief Builds the workload, checks memory and replays the step on the network.
+     * \brief Builds the workload, checks memory, creates the network backend (with its topology
+     * and routing policy) and the trace replayer from their factories, and schedules the replay
+     * to start at the simulator's current time (an event, as ns-3 applications start: until it
+     * runs, a script may connect to GetReplayer() and GetBackend()). Does not run the
+     * simulator, nor change its scheduler. Replaces what an earlier Install() created; the
+     * helper must outlive the simulation.
+     * \return the replayer; throws SpecError on bad input (a replay that cannot start, e.g. an
+     *         unknown CollectiveAlgorithm, throws from Simulator::Run())
+     */
+    Ptr<TraceReplayer> Install();
+    /**
+     * \brief Like Install(), for a trace set (ours or another tool's) on the hardware's network.
+     * \param set the traces
+     * \return the replayer
+     */
+    Ptr<TraceReplayer> Install(TraceSet set);
+    /**
+     * \brief The report of the installed replay, once the simulator has run it.
+     * \return the report (timing, memory for a workload, FLOPs, first token, every rank's
+     *         breakdown; the same on a second call); throws ReplayError if the replay did not
+     *         finish
+     */
+    RunReport Collect();
+
+    /**
+     * \brief Install(), then runs the simulator (with the Scheduler attribute's scheduler) to
+     * the end, Collect(), and destroys the simulator, also when it throws.
      * \return the report; throws SpecError on bad input
      */
     RunReport Run();
+    /**
+     * \brief Replays a trace set (ours or another tool's) on the hardware's network, as Run().
+     * \param set the traces
+     * \return the timing report (no memory or FLOPs fields)
+     */
+    RunReport Replay(TraceSet set);
 
     /**
      * \brief Checks memory only, on graphs not costed by the compute model: much cheaper than
@@ -83,23 +171,62 @@ class RapidLlmHelper : public Object
      */
     RunReport CheckMemory() const;
 
+    /** \return the replayer Install() created (null before) */
+    Ptr<TraceReplayer> GetReplayer() const;
+    /** \return the network backend Install() created (null before) */
+    Ptr<NetworkBackend> GetBackend() const;
+    /** \return the last Collect()'s replay result: every rank's timing, counts */
+    const ReplayResult& GetResult() const;
+
     /**
-     * \brief Replays a trace set (ours or another tool's) on the hardware's network.
-     * \param set the traces
-     * \return the timing report (no memory or FLOPs fields)
+     * Signature of the MessageDelivered trace source.
+     * \param id message id \param src source GPU \param dst destination GPU
+     * \param bytes payload \param latency from the send to the delivery of the last byte
      */
-    RunReport Replay(TraceSet set);
+    typedef void (*MessageTracedCallback)(
+        uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latency);
 
   protected:
     void DoDispose() override;
 
   private:
-    /** Builds the network backend for \p gpus ranks. */
-    Ptr<NetworkBackend> MakeBackend(uint32_t gpus) const;
+    /** A routing policy attribute set before the policy's type is known. */
+    using AttributeSetting = std::pair<std::string, Ptr<const AttributeValue>>;
+
+    /** Sets an attribute in \p factory; throws SpecError naming it unless the type has it. */
+    static void SetChecked(ObjectFactory& factory,
+                           const std::string& name,
+                           const AttributeValue& value);
+    /** Base case of the attribute pairs. */
+    static void
+    SetPairs(ObjectFactory& factory)
+    {}
+
+    /** Sets attribute pairs (name, value, name, value, ...) in \p factory. */
+    template<typename... Ts>
+    static void
+    SetPairs(ObjectFactory& factory,
+             const std::string& name,
+             const AttributeValue& value,
+             Ts&&... rest)
+    {
+        SetChecked(factory, name, value);
+        SetPairs(factory, std::forward<Ts>(rest)...);
+    }
+
+    /** \return the backend type \p type names; throws SpecError if none */
+    static TypeId BackendType(const std::string& type);
+    /** \return the routing policy type \p type names; throws SpecError if none */
+    static TypeId RoutingType(const std::string& type);
+
+    /** Creates the backend, its topology and routing, and the replayer; starts \p job. */
+    Ptr<TraceReplayer> InstallJob(std::shared_ptr<ReplayJob> job);
     /** \return a report with the mode, backend, GPUs and the memory verdict of \p w */
     RunReport MemoryReportOf(const Workload& w) const;
-    /** Replays \p job and fills the timing fields of \p report. */
-    void Execute(const ReplayJob& job, RunReport& report);
+    /** Fills the compute split, FLOPs and first-token fields of a workload's report. */
+    void FillWorkloadReport(RunReport& report) const;
+    /** Runs the simulator over an Install(): scheduler, SimulatorGuard, Collect. */
+    RunReport RunInstalled();
     /** Forwards the replayer's trace sources and records when the first token is sampled. */
     void OnOperatorStart(const OperatorEvent& event);
     void OnOperatorEnd(const OperatorEvent& event);
@@ -107,19 +234,56 @@ class RapidLlmHelper : public Object
     void OnMessageDelivered(
         uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
 
-    ModelSpec m_model;          //!< the model
-    HardwareSpec m_hardware;    //!< the machine
-    RunSpec m_run;              //!< the settings
-    std::string m_backend;      //!< attribute Backend
-    std::string m_routing;      //!< attribute Routing ("" = the hardware file's)
-    bool m_symmetry = true;     //!< attribute Symmetry
-    std::string m_firstTokenOp; //!< inference: the sampling node that yields the first token
-    double m_firstTokenEnd = 0; //!< inference: when the last rank finished that node
+    ModelSpec m_model;       //!< the model
+    HardwareSpec m_hardware; //!< the machine
+    RunSpec m_run;           //!< the settings
+    TypeId m_scheduler;      //!< attribute Scheduler
+
+    ObjectFactory m_backendFactory;             //!< the network backend
+    std::string m_backendName = "flow";         //!< the name it was chosen by
+    ObjectFactory m_routingFactory;             //!< the routing policy, once chosen
+    std::vector<AttributeSetting> m_routingSet; //!< attributes for the hardware file's policy
+    ObjectFactory m_replayerFactory;            //!< the trace replayer
+
+    // What Install() made (kept until the next Install or Dispose).
+    std::unique_ptr<Workload> m_workload; //!< the workload (null for a trace set)
+    std::shared_ptr<ReplayJob> m_job;     //!< what the replayer executes
+    Ptr<NetworkBackend> m_backend;        //!< the network
+    Ptr<TraceReplayer> m_replayer;        //!< the replayer
+    ReplayResult m_result;                //!< the last Collect()'s result
+    RunReport m_report;                   //!< the last Collect()'s report
+    bool m_collected = false;             //!< whether the installed replay was collected
+    RunReport m_memoryReport;             //!< memory verdict of the workload
+    Time m_start;                         //!< when the replay started
+    std::vector<uint32_t> m_firstSample;  //!< stage -> node that samples the first token
+    Time m_firstTokenEnd;                 //!< inference: when the last rank finished it
 
     TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
-    TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_messageDelivered; //!< message
+    TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, Time> m_messageDelivered; //!< message
 };
+
+template<typename... Ts>
+void
+RapidLlmHelper::SetBackend(const std::string& type, Ts&&... args)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(BackendType(type));
+    SetPairs(factory, std::forward<Ts>(args)...);
+    m_backendFactory = factory;
+    m_backendName = type;
+}
+
+template<typename... Ts>
+void
+RapidLlmHelper::SetRoutingPolicy(const std::string& type, Ts&&... args)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(RoutingType(type));
+    SetPairs(factory, std::forward<Ts>(args)...);
+    m_routingFactory = factory;
+    m_routingSet.clear();
+}
 
 } // namespace rapidllm
 } // namespace ns3

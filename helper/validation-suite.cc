@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 namespace ns3 {
 namespace rapidllm {
@@ -76,7 +77,25 @@ ValidationSuite::Summarize(const std::vector<ValidationRow>& rows, const std::st
 std::string
 ValidationSuite::DataDir()
 {
-    return std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation";
+    const std::string source = std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation";
+    std::error_code ec;
+    if (std::filesystem::is_directory(source, ec))
+    {
+        return source;
+    }
+    // Installed without the source tree: <prefix>/bin/<program> next to
+    // <prefix>/share/rapid-llm/validation (where `cmake --install` puts the tables).
+    const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+    {
+        const std::filesystem::path installed =
+            program.parent_path().parent_path() / "share" / "rapid-llm" / "validation";
+        if (std::filesystem::is_directory(installed, ec))
+        {
+            return installed.string();
+        }
+    }
+    return source;
 }
 
 std::vector<ValidationRow>

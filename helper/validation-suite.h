@@ -64,7 +64,10 @@ struct ValidationSummary
 class ValidationSuite
 {
   public:
-    /** \return the folder of the published tables (the source tree's data/validation) */
+    /**
+     * \return the folder of the published tables: the source tree's data/validation, or, when
+     *         that is gone, an installed program's <prefix>/share/rapid-llm/validation
+     */
     static std::string DataDir();
 
     /**

@@ -3,14 +3,25 @@
  */
 
 // A scenario script: predicts one training iteration of a GPT model on DGX A100 nodes with the
-// RapidLlmHelper, sums rank 0's operators by kind (count, time, FLOPs and bytes, straight from
-// the OperatorEvent, no name parsing) and counts the network messages delivered (of the replayed
-// ranks: one per set of symmetric copies unless --symmetry=false), and prints the report.
+// RapidLlmHelper, the ns-3 way.
+// - The job layout comes from the script's own CommandLine: JobOptions adds every job option
+//   (--model --tp --pp --dp --mbs --gbs --seq --recompute ...) in one call, with this script's
+//   defaults; --backend, --routing and --symmetry are the script's own.
+// - The helper creates the network backend, routing policy and trace replayer from factories
+//   whose attributes the script sets; Install() schedules the replay, the script runs the
+//   simulator (here with a progress event of its own), Collect() gives the report.
+// - It sums rank 0's operators by OperatorKind (count, time, FLOPs, bytes, straight from the
+//   OperatorEvent, no name parsing), counts the network messages delivered (of the replayed
+//   ranks: one per set of symmetric copies unless --symmetry=false) and reads the backend's
+//   link statistics.
 //
 //   build/bin/rapid-llm-scenario --model=gpt-1.7b --tp=1 --dp=32 --mbs=16 --gbs=512
+//   build/bin/rapid-llm-scenario --help
 
+#include "ns3/boolean.h"
 #include "ns3/command-line.h"
 #include "ns3/core-module.h"
+#include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 
 #include <iomanip>
@@ -34,6 +45,7 @@ uint64_t g_operators = 0;                  //!< operators that ended, every repl
 std::map<OperatorKind, KindTotal> g_rank0; //!< rank 0 by kind
 uint64_t g_messages = 0;                   //!< network messages delivered
 double g_messageBytes = 0;                 //!< their bytes
+Time g_slowestMessage;                     //!< the longest latency
 
 void
 OperatorEnded(const OperatorEvent& e)
@@ -50,57 +62,93 @@ OperatorEnded(const OperatorEvent& e)
 }
 
 void
-MessageDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+MessageDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latency)
 {
     ++g_messages;
     g_messageBytes += double(bytes);
+    g_slowestMessage = std::max(g_slowestMessage, latency);
+}
+
+/** The script's own event: a line every \p period of simulated time while the replay runs. */
+void
+Progress(Ptr<RapidLlmHelper> helper, Time period)
+{
+    std::cout << "  at " << Simulator::Now().As(Time::MS) << ": " << g_operators
+              << " operators done\n";
+    if (!Simulator::IsFinished())
+    {
+        Simulator::Schedule(period, &Progress, helper, period);
+    }
 }
 } // namespace
 
 int
 main(int argc, char** argv)
 {
-    std::string model = "gpt-1.7b";
-    std::string hardware = "a100-sxm-80gb";
-    uint32_t tp = 1;
-    uint32_t pp = 1;
-    uint32_t dp = 32;
-    uint32_t mbs = 16;
-    uint32_t gbs = 512;
+    JobOptions job;
+    // This script's defaults (any job option can be given on its command line).
+    job.SetDefault("model", "gpt-1.7b");
+    job.SetDefault("dp", "32");
+    job.SetDefault("mbs", "16");
+    job.SetDefault("gbs", "512");
+    job.SetDefault("recompute", "full");
+    job.SetDefault("dtype", "fp16");
+    std::string backend = "flow";
+    std::string routing;
     bool symmetry = true;
+    double progressMs = 0;
     CommandLine cmd(__FILE__);
-    cmd.AddValue("model", "model preset or YAML file", model);
-    cmd.AddValue("hardware", "hardware preset or YAML file", hardware);
-    cmd.AddValue("tp", "tensor parallel degree", tp);
-    cmd.AddValue("pp", "pipeline stages", pp);
-    cmd.AddValue("dp", "data parallel degree", dp);
-    cmd.AddValue("mbs", "micro-batch size", mbs);
-    cmd.AddValue("gbs", "global batch size", gbs);
+    job.AddTo(cmd);
+    cmd.AddValue("backend", "network backend: flow or packet", backend);
+    cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
     cmd.AddValue("symmetry", "replay one rank per set of symmetric copies", symmetry);
-    cmd.Parse(argc, argv);
-
-    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue("flow"));
-    helper->SetAttribute("Symmetry", BooleanValue(symmetry));
-    helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&OperatorEnded));
-    helper->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&MessageDelivered));
+    cmd.AddValue("progress", "print progress every this many simulated ms (0: never)", progressMs);
     try
     {
-        helper->Load(model, hardware);
-        RunSpec run;
-        run.parallel.tp = tp;
-        run.parallel.pp = pp;
-        run.parallel.dp = dp;
-        run.microBatch = mbs;
-        run.globalBatch = gbs;
-        run.sequence = 2048;
-        run.recompute = Recompute::FULL;
-        run.dtype = DataType::FP16;
-        helper->SetRun(run);
-        RunReport report = helper->Run();
+        cmd.Parse(argc, argv); // job option values are checked as they are parsed
+
+        Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+        job.Apply(helper); // model, hardware and run settings, validated together
+        if (backend == "packet")
+        {
+            // Any attribute of the backend, e.g. jumbo frames on the packet network.
+            helper->SetBackend(backend, "Mtu", UintegerValue(9000));
+        }
+        else
+        {
+            helper->SetBackend(backend);
+        }
+        if (!routing.empty())
+        {
+            helper->SetRoutingPolicy(routing);
+        }
+        helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
+        helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&OperatorEnded));
+        helper->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&MessageDelivered));
+
+        // The script owns the simulator: Install schedules the replay, Run runs it (with the
+        // script's own events), Collect reads the result.
+        helper->Install();
+        if (progressMs > 0)
+        {
+            const Time period = MilliSeconds(progressMs);
+            Simulator::Schedule(period, &Progress, helper, period);
+        }
+        Simulator::Run();
+        RunReport report = helper->Collect();
+        const NetworkStats stats = helper->GetBackend()->GetStats();
+        Simulator::Destroy();
+
         std::cout << report.ToText() << "  operators executed      " << g_operators << "\n"
                   << "  messages delivered      " << g_messages << " (" << g_messageBytes / 1e9
-                  << " GB)\n"
+                  << " GB, slowest " << g_slowestMessage.As(Time::US) << ")\n";
+        for (const auto& link : stats.MostLoaded(1))
+        {
+            std::cout << "  busiest link            " << link.name << ", " << link.bytes / 1e9
+                      << " GB\n";
+        }
+        std::cout << "  slowest rank            " << report.criticalRank << " of "
+                  << report.ranks.size() << "\n"
                   << "  rank 0 by kind (count, summed duration, TFLOP, GB):\n";
         for (const auto& [kind, t] : g_rank0)
         {
@@ -112,7 +160,8 @@ main(int argc, char** argv)
     }
     catch (const std::exception& e)
     {
-        std::cerr << "rapid-llm-scenario: error: " << e.what() << "\n";
+        Simulator::Destroy();
+        std::cerr << "rapid-llm-scenario: error: " << JobOptions::DescribeError(e) << "\n";
         return 2;
     }
     return 0;

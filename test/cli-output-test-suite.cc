@@ -340,6 +340,61 @@ class CliDeterminismTestCase : public TestCase
     }
 };
 
+/**
+ * \brief `run --per-rank` and `replay --per-rank`: every rank's row, the slowest finishing at
+ * the step with the report's own breakdown; without the option the JSON has no ranks.
+ */
+class CliPerRankTestCase : public TestCase
+{
+  public:
+    CliPerRankTestCase()
+        : TestCase("--per-rank adds every rank's breakdown, only when asked for")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("per-rank");
+        CliResult plain = RunCli(Cat({"run", "--json"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(plain.status, 0, plain.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(plain.out).contains("ranks"), false, "run --json");
+        CliResult result = RunCli(Cat({"run", "--json", "--per-rank"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(result.status, 0, result.err);
+        const Json run = Json::parse(result.out);
+        const Json& ranks = run.at("ranks");
+        NS_TEST_ASSERT_MSG_EQ(ranks.size(), 8u, "one row per GPU");
+        const double step = run.at("step_time_s").get<double>();
+        double latest = 0;
+        for (std::size_t i = 0; i < ranks.size(); ++i)
+        {
+            const Json& r = ranks.at(i);
+            NS_TEST_EXPECT_MSG_EQ(r.at("rank").get<std::size_t>(), i, "by rank");
+            const Json& b = r.at("breakdown_s");
+            NS_TEST_EXPECT_MSG_EQ_TOL(b.at("compute").get<double>()
+                                          + b.at("exposed_communication").get<double>()
+                                          + b.at("pipeline_bubble").get<double>(),
+                                      r.at("finish_s").get<double>(),
+                                      1e-9 * step,
+                                      "a rank's breakdown covers its finish");
+            latest = std::max(latest, r.at("finish_s").get<double>());
+        }
+        NS_TEST_EXPECT_MSG_EQ(latest, step, "the slowest rank finishes at the step");
+        const Json& critical = ranks.at(run.at("critical_rank").get<std::size_t>());
+        NS_TEST_EXPECT_MSG_EQ(critical.at("breakdown_s"), run.at("breakdown_s"), "critical rank");
+        // The same job written as traces and replayed gives the same rows.
+        CliResult trace = RunCli(Cat({"trace", "--out=" + dir + "/t"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(trace.status, 0, trace.err);
+        CliResult replay =
+            RunCli({"replay", "--trace=" + dir + "/t/trace", "--json", "--per-rank"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(replay.out).at("ranks"), ranks, "replay --per-rank");
+        // Text: a line per rank.
+        CliResult text = RunCli(Cat({"run", "--per-rank"}, kSmallTraining), dir);
+        NS_TEST_EXPECT_MSG_EQ((text.out.find("per rank:") != std::string::npos), true, "text");
+    }
+};
+
 /** \brief The outputs of the command line. */
 class CliOutputTestSuite : public TestSuite
 {
@@ -350,6 +405,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
         AddTestCase(new CliDeterminismTestCase, TestCase::QUICK);
+        AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
     }
 };
 

@@ -2,18 +2,30 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 
-// RapidLlmHelper: the report a run gives (the fields scripts rely on, and how they relate), the
-// trace sources, and replaying written traces through the helper.
+// RapidLlmHelper: the report a run gives (the fields scripts rely on, checked against
+// independent expectations: Megatron-LM's closed-form FLOPs, the compute model's sums, the
+// operator activity the trace sources report), the trace sources, the ns-3 helper API
+// (factories, Install + Simulator::Run + Collect) and the job options of a script's CommandLine.
 
 #include "job-fixtures.h"
 #include "ns3/boolean.h"
+#include "ns3/command-line.h"
+#include "ns3/config.h"
+#include "ns3/job-options.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/replay-error.h"
+#include "ns3/simulator.h"
+#include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -27,16 +39,46 @@ CountEnd(const OperatorEvent& event)
     ++g_ended;
 }
 
+std::map<std::string, double> g_sampleEnds; //!< sampling kernel name -> its latest end, s
+
+/** Records when each sampling kernel ends, found by name (the helper finds it by structure). */
+void
+RecordSample(const OperatorEvent& event)
+{
+    const std::string name(event.name);
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".sample") == 0)
+    {
+        double& end = g_sampleEnds[name];
+        end = std::max(end, event.time.GetSeconds());
+    }
+}
+
+std::vector<std::pair<double, double>> g_activity; //!< (start, end) of every operator, s
+double g_executedFlops = 0;                        //!< FLOPs of the kernels that ran
+
+/** Records every operator's active interval and the FLOPs of the kernels. */
+void
+RecordActivity(const OperatorEvent& event)
+{
+    if (event.kind == OperatorKind::OTHER)
+    {
+        return;
+    }
+    const double end = event.time.GetSeconds();
+    g_activity.emplace_back(end - event.duration.GetSeconds(), end);
+    g_executedFlops += double(event.flops);
+}
+
 uint64_t g_messages = 0;   //!< messages delivered, counted by the trace sink
 uint64_t g_bytes = 0;      //!< their bytes
-double g_minLatency = 1e9; //!< the fastest delivery
+double g_minLatency = 1e9; //!< the fastest delivery, s
 
 void
-CountMessage(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency)
+CountMessage(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latency)
 {
     ++g_messages;
     g_bytes += bytes;
-    g_minLatency = std::min(g_minLatency, latency);
+    g_minLatency = std::min(g_minLatency, latency.GetSeconds());
 }
 
 /** A small GPT on two DGX A100 nodes. */
@@ -85,12 +127,53 @@ class TrainingReportTestCase : public TestCase
                                   r.stepTimeS,
                                   1e-9,
                                   "the breakdown covers the critical rank's step");
-        // TFLOP/s per GPU is the graph's FLOPs (Megatron-LM's formula) over GPUs and time.
+        // TFLOP/s per GPU against Megatron-LM's closed form (Narayanan et al. 2021, without
+        // recomputation): 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs per iteration.
+        const ModelSpec m = fixture::SmallGpt();
+        const double B = 16;
+        const double s = 512;
+        const double l = m.layers;
+        const double hid = m.hidden;
+        const double V = m.vocab;
+        const double flops = 72 * B * s * l * hid * hid * (1 + s / (6 * hid) + V / (12 * l * hid));
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.tflopsPerGpu * 1e12 * 16 * r.stepTimeS / flops,
+                                  1.0,
+                                  1e-9,
+                                  "TFLOP/s: Megatron-LM's FLOPs over GPUs and step time");
+        // Without recomputation everything that runs is model FLOPs: MFU is the same FLOPs
+        // over the A100's dense bf16 peak, 312 TFLOP/s (A100 white paper, Table 1).
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.mfu / (flops / (16 * r.stepTimeS * 312e12)),
+                                  1.0,
+                                  1e-9,
+                                  "MFU: the same FLOPs over the datasheet peak");
+        // Every rank: its breakdown covers its own finish, the slowest finishes at the step,
+        // and its compute is its stage graph's kernel time by the compute model (a second
+        // path: the workload's sum, not the replayer's stream).
         Workload w = h->BuildWorkload();
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            r.tflopsPerGpu, w.TotalModelFlops() / (16 * r.stepTimeS) / 1e12, 1e-6, "tflops");
-        NS_TEST_EXPECT_MSG_GT(r.mfu, 0.05, "mfu");
-        NS_TEST_EXPECT_MSG_LT(r.mfu, 1.0, "mfu");
+        NS_TEST_ASSERT_MSG_EQ(r.ranks.size(), 16u, "one row per rank");
+        double latest = 0;
+        for (const RankBreakdown& rank : r.ranks)
+        {
+            const StageGraph& g = w.GraphOf(rank.rank);
+            const std::string at = " (rank " + std::to_string(rank.rank) + ")";
+            NS_TEST_EXPECT_MSG_EQ_TOL(rank.computeS + rank.exposedCommS + rank.bubbleS,
+                                      rank.finishS,
+                                      1e-9,
+                                      "a rank's breakdown covers its step" + at);
+            NS_TEST_EXPECT_MSG_EQ_TOL(rank.computeS,
+                                      g.ComputeSeconds(),
+                                      1e-9 * g.nodes.size(),
+                                      "compute = its graph's kernel time" + at);
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(rank.finishS, r.stepTimeS, "no rank after the step" + at);
+            latest = std::max(latest, rank.finishS);
+        }
+        NS_TEST_EXPECT_MSG_EQ(latest, r.stepTimeS, "the slowest rank finishes at the step");
+        NS_TEST_EXPECT_MSG_EQ(r.ranks[r.criticalRank].finishS, r.stepTimeS, "critical rank");
+        const Json ranks = Json::parse(DumpJson(r.ranks));
+        NS_TEST_EXPECT_MSG_EQ(ranks.size(), 16u, "ranks as JSON");
+        NS_TEST_EXPECT_MSG_EQ(ranks.at(3).at("breakdown_s").at("pipeline_bubble").get<double>(),
+                              r.ranks[3].bubbleS,
+                              "a rank's JSON");
         NS_TEST_EXPECT_MSG_EQ(r.feasible, true, "fits");
         // The JSON a script reads parses strictly and carries the report's own values.
         const Json json = Json::parse(r.ToJson());
@@ -118,10 +201,11 @@ class TrainingReportTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(json.contains("wall_time_s"),
                               false,
                               "no wall time: the same inputs give the same JSON");
+        NS_TEST_EXPECT_MSG_EQ(json.contains("ranks"), false, "ranks only when asked for");
         // The same job replayed in full gives the same step (the symmetry reduction is exact
         // here), and tracing its messages changes nothing.
         Ptr<RapidLlmHelper> full = SmallJob(run);
-        full->SetAttribute("Symmetry", BooleanValue(false));
+        full->SetReplayerAttribute("Symmetry", BooleanValue(false));
         g_messages = 0;
         g_bytes = 0;
         g_minLatency = 1e9;
@@ -151,10 +235,30 @@ class InferenceReportTestCase : public TestCase
         run.batch = 2;
         run.promptTokens = 256;
         run.generatedTokens = 8;
-        RunReport r = SmallJob(run)->Run();
+        Ptr<RapidLlmHelper> h = SmallJob(run);
+        g_sampleEnds.clear();
+        h->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordSample));
+        RunReport r = h->Run();
         NS_TEST_ASSERT_MSG_GT(r.ttftS, 0, "prefill takes time");
         NS_TEST_EXPECT_MSG_LT(r.ttftS, r.stepTimeS, "first token before the end");
-        NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS * 7 + r.ttftS, r.stepTimeS, 1e-9, "tpot");
+        // A second path to the first token: the prefill's sampling kernel by its name.
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.ttftS, g_sampleEnds["prefill.mb0.sample"], 1e-12, "ttft: the prefill's sample");
+        // The 7 decode steps each end with their sample, the last one the request; each step
+        // takes about the mean (the KV cache grows by 7 of 263 tokens).
+        NS_TEST_ASSERT_MSG_EQ(g_sampleEnds.size(), 8u, "one sample per pass");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            g_sampleEnds["decode.mb7.sample"], r.stepTimeS, 1e-12, "the last sample ends it");
+        double previous = g_sampleEnds["prefill.mb0.sample"];
+        for (uint32_t j = 1; j <= 7; ++j)
+        {
+            const double end = g_sampleEnds["decode.mb" + std::to_string(j) + ".sample"];
+            NS_TEST_EXPECT_MSG_EQ_TOL((end - previous) / r.tpotS,
+                                      1.0,
+                                      0.05,
+                                      "decode step " + std::to_string(j) + " takes the tpot");
+            previous = end;
+        }
         NS_TEST_EXPECT_MSG_GT(r.memory.kvCache, 0, "a KV cache");
         const Json json = Json::parse(r.ToJson());
         NS_TEST_EXPECT_MSG_EQ(json.at("ttft_s").get<double>(), r.ttftS, "ttft_s");
@@ -190,8 +294,15 @@ class FirstTokenPassTestCase : public TestCase
             run.generatedTokens = 16;
             RunReport prefill = SmallJob(run)->Run();
             run.firstTokenFromPrefill = false;
-            RunReport decode = SmallJob(run)->Run();
+            Ptr<RapidLlmHelper> h = SmallJob(run);
+            g_sampleEnds.clear();
+            h->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordSample));
+            RunReport decode = h->Run();
             const std::string at = " (pp " + std::to_string(pp) + ")";
+            // The prefill samples nothing: the first token is the first decode step's sample.
+            NS_TEST_EXPECT_MSG_EQ(g_sampleEnds.count("prefill.mb0.sample"), 0u, at);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                decode.ttftS, g_sampleEnds["decode.mb1.sample"], 1e-12, "ttft by name" + at);
             // One more decode step before the first token, one prompt token less to prefill;
             // with a pipeline the first stage starts that step while the last still prefills.
             NS_TEST_EXPECT_MSG_GT(decode.ttftS, prefill.ttftS + 0.5 * prefill.tpotS / pp, at);
@@ -346,10 +457,425 @@ class LayoutsEndToEndTestCase : public TestCase
             m.layers = 4;
             h->SetModel(m);
             h->SetRun(c.run);
+            // Every rank replayed, so that the trace sources see all of them.
+            h->SetReplayerAttribute("Symmetry", BooleanValue(false));
+            g_activity.clear();
+            g_executedFlops = 0;
+            h->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordActivity));
             RunReport r = h->Run();
-            NS_TEST_EXPECT_MSG_GT(r.stepTimeS, 0, c.what);
-            NS_TEST_EXPECT_MSG_GT(r.mfu, 0.01, c.what);
-            NS_TEST_EXPECT_MSG_LT(r.mfu, 1.0, c.what);
+            const Workload w = h->BuildWorkload();
+            const double gpus = c.run.parallel.Gpus();
+            NS_TEST_ASSERT_MSG_EQ(r.gpus, gpus, c.what);
+            // Lower bound: no rank finishes before its own kernels, summed by the compute model.
+            double slowestCompute = 0;
+            for (const auto& g : w.stages)
+            {
+                slowestCompute = std::max(slowestCompute, g.ComputeSeconds());
+            }
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(r.stepTimeS, slowestCompute, c.what);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.computeS,
+                                      w.GraphOf(r.criticalRank).ComputeSeconds(),
+                                      1e-9 * w.GraphOf(r.criticalRank).nodes.size(),
+                                      c.what << ": critical compute = its graph's kernels");
+            // Upper bound: something runs at every instant of the step (a kernel, or a
+            // collective or transfer on the network), so the step is no longer than the union
+            // of the operators' active intervals, itself at most compute plus communication
+            // summed over all ranks.
+            double summed = 0;
+            for (const auto& [start, end] : g_activity)
+            {
+                summed += end - start;
+            }
+            std::sort(g_activity.begin(), g_activity.end());
+            double covered = 0;
+            double reach = 0;
+            for (const auto& [start, end] : g_activity)
+            {
+                covered += std::max(0.0, end - std::max(start, reach));
+                reach = std::max(reach, end);
+            }
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(r.stepTimeS, summed, c.what);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.stepTimeS, covered, 1e-9, c.what << ": no idle instant");
+            NS_TEST_EXPECT_MSG_EQ_TOL(reach, r.stepTimeS, 1e-9, c.what << ": last operator");
+            // TFLOP/s by a second path: the FLOPs of the kernels the replayer ran (every rank)
+            // over GPUs and step, against the helper's count from the workload.
+            NS_TEST_EXPECT_MSG_EQ_TOL(g_executedFlops / (gpus * r.stepTimeS) / 1e12
+                                          / r.tflopsPerGpu,
+                                      1.0,
+                                      1e-6,
+                                      c.what << ": TFLOP/s from the executed kernels");
+            // MFU leaves recomputation out: equal to the executed FLOPs over the dense bf16
+            // peak (H100 SXM datasheet: 989 TFLOP/s) without it, below with it.
+            const double executedMfu = g_executedFlops / (gpus * r.stepTimeS * 989e12);
+            if (c.run.recompute == Recompute::NONE)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(r.mfu / executedMfu, 1.0, 1e-3, c.what << ": MFU");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_LT(r.mfu, 0.99 * executedMfu, c.what << ": MFU w/o recompute");
+                NS_TEST_EXPECT_MSG_GT(r.mfu, 0.5 * executedMfu, c.what << ": MFU w/o recompute");
+            }
+        }
+    }
+};
+
+/**
+ * \brief A script that owns the simulator: Install() schedules the replay without running it,
+ * the script runs the simulator with its own events, Collect() gives exactly Run()'s report;
+ * a replay installed later in simulated time reports the same times (from its own start).
+ */
+class InstallCollectTestCase : public TestCase
+{
+  public:
+    InstallCollectTestCase()
+        : TestCase("Install + Simulator::Run + Collect: the report Run() gives")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (RunSpec run :
+             {fixture::TrainingJob(2, 2, 2, 1, 8, 512), fixture::InferenceJob(2, 2, 2, 128, 4)})
+        {
+            const std::string what = ToString(run.mode);
+            const RunReport direct = SmallJob(run)->Run();
+
+            Ptr<RapidLlmHelper> h = SmallJob(run);
+            NS_TEST_EXPECT_MSG_EQ(h->GetReplayer(), nullptr, "nothing before Install");
+            Ptr<TraceReplayer> replayer = h->Install();
+            NS_TEST_ASSERT_MSG_NE(replayer, nullptr, what);
+            NS_TEST_EXPECT_MSG_EQ(replayer, h->GetReplayer(), what);
+            NS_TEST_ASSERT_MSG_NE(h->GetBackend(), nullptr, what);
+            NS_TEST_EXPECT_MSG_EQ(Simulator::Now(), Seconds(0), what << ": nothing ran yet");
+            NS_TEST_EXPECT_MSG_EQ(Simulator::IsFinished(), false, what << ": replay scheduled");
+            // A sink connected to the replayer itself, after Install, and an event of the script.
+            g_ended = 0;
+            replayer->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&CountEnd));
+            uint64_t endedAtHalf = 0;
+            Simulator::Schedule(Seconds(direct.stepTimeS / 2),
+                                [&endedAtHalf]()
+                                {
+                                    endedAtHalf = g_ended;
+                                });
+            Simulator::Run();
+            RunReport collected = h->Collect();
+            NS_TEST_EXPECT_MSG_EQ(collected.stepTimeS, direct.stepTimeS, what);
+            NS_TEST_EXPECT_MSG_EQ(collected.ttftS, direct.ttftS, what);
+            NS_TEST_EXPECT_MSG_EQ(collected.mfu, direct.mfu, what);
+            NS_TEST_EXPECT_MSG_EQ(collected.memory.peak, direct.memory.peak, what);
+            NS_TEST_ASSERT_MSG_EQ(collected.ranks.size(), direct.ranks.size(), what);
+            for (std::size_t i = 0; i < collected.ranks.size(); ++i)
+            {
+                NS_TEST_EXPECT_MSG_EQ(collected.ranks[i].finishS, direct.ranks[i].finishS, what);
+            }
+            NS_TEST_EXPECT_MSG_GT(endedAtHalf, 0u, what << ": the script's event ran mid-step");
+            NS_TEST_EXPECT_MSG_LT(endedAtHalf, g_ended, what << ": ... before the end");
+            NS_TEST_EXPECT_MSG_EQ(h->Collect().stepTimeS, collected.stepTimeS, "Collect again");
+            NS_TEST_EXPECT_MSG_EQ(h->GetResult().ranks.size(), collected.ranks.size(), what);
+            const NetworkStats stats = h->GetBackend()->GetStats();
+            NS_TEST_EXPECT_MSG_GT(stats.messagesDelivered, 0u, what);
+            NS_TEST_EXPECT_MSG_EQ(stats.messagesDelivered, stats.messagesSent, what);
+            Simulator::Destroy();
+
+            // Installed at 1 s of simulated time: the same times, counted from its start.
+            Ptr<RapidLlmHelper> later = SmallJob(run);
+            Simulator::Schedule(Seconds(1),
+                                [later]()
+                                {
+                                    later->Install();
+                                });
+            Simulator::Run();
+            RunReport shifted = later->Collect();
+            Simulator::Destroy();
+            NS_TEST_EXPECT_MSG_EQ_TOL(shifted.stepTimeS, direct.stepTimeS, 1e-9, what);
+            NS_TEST_EXPECT_MSG_EQ_TOL(shifted.ttftS, direct.ttftS, 1e-9, what);
+        }
+        // Collect before anything was installed is an error a script can catch.
+        bool threw = false;
+        try
+        {
+            CreateObject<RapidLlmHelper>()->Collect();
+        }
+        catch (const ReplayError&)
+        {
+            threw = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(threw, true, "Collect before Install");
+    }
+};
+
+/** \return whether \p f throws a SpecError naming \p field */
+template<typename F>
+bool
+ThrowsSpecError(F f, const std::string& field)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        return e.GetField() == field;
+    }
+    return false;
+}
+
+/**
+ * \brief The factories: a script chooses the backend, routing policy and replayer settings by
+ * name and sets any of their attributes; unknown names, attributes and bad values are
+ * SpecErrors, not aborts.
+ */
+class HelperFactoriesTestCase : public TestCase
+{
+  public:
+    HelperFactoriesTestCase()
+        : TestCase("SetBackend, SetRoutingPolicy, SetReplayerAttribute reach the created objects")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run = fixture::TrainingJob(2, 1, 2, 1, 4, 512);
+        // Defaults: the flow backend, the hardware file's routing, Symmetry on.
+        Ptr<RapidLlmHelper> h = SmallJob(run);
+        h->Install();
+        NS_TEST_EXPECT_MSG_EQ(h->GetBackend()->GetInstanceTypeId().GetName(),
+                              NetworkBackend::Create("flow")->GetInstanceTypeId().GetName(),
+                              "default backend");
+        NS_TEST_EXPECT_MSG_EQ(
+            h->GetBackend()->GetRouting()->GetInstanceTypeId().GetName(),
+            RoutingPolicy::Create(h->GetHardware().network.routing)->GetInstanceTypeId().GetName(),
+            "the hardware file's routing");
+        BooleanValue symmetry;
+        h->GetReplayer()->GetAttribute("Symmetry", symmetry);
+        NS_TEST_EXPECT_MSG_EQ(symmetry.Get(), true, "the helper replays by symmetry");
+        Simulator::Destroy();
+
+        // Chosen by short name, with attributes (not run: the packet backend is slow).
+        Ptr<RapidLlmHelper> p = SmallJob(run);
+        p->SetBackend("packet", "Mtu", UintegerValue(4000), "InitialCwnd", UintegerValue(20));
+        p->SetBackendAttribute("DelAckCount", UintegerValue(1));
+        p->SetRoutingPolicy("ecmp");
+        p->SetReplayerAttribute("ComputeStreams", UintegerValue(2));
+        p->SetReplayerAttribute("Symmetry", BooleanValue(false));
+        p->SetReplayerAttribute("CollectiveAlgorithm", StringValue("ring"));
+        p->Install();
+        NS_TEST_EXPECT_MSG_EQ(p->GetBackend()->GetInstanceTypeId().GetName(),
+                              "ns3::rapidllm::PacketNetwork",
+                              "packet backend");
+        UintegerValue value;
+        p->GetBackend()->GetAttribute("Mtu", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 4000u, "Mtu");
+        p->GetBackend()->GetAttribute("InitialCwnd", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 20u, "InitialCwnd");
+        p->GetBackend()->GetAttribute("DelAckCount", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 1u, "DelAckCount");
+        NS_TEST_EXPECT_MSG_EQ(p->GetBackend()->GetRouting()->GetInstanceTypeId().GetName(),
+                              "ns3::rapidllm::EcmpRouting",
+                              "routing");
+        p->GetReplayer()->GetAttribute("ComputeStreams", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 2u, "ComputeStreams");
+        p->GetReplayer()->GetAttribute("Symmetry", symmetry);
+        NS_TEST_EXPECT_MSG_EQ(symmetry.Get(), false, "Symmetry");
+        StringValue algorithm;
+        p->GetReplayer()->GetAttribute("CollectiveAlgorithm", algorithm);
+        NS_TEST_EXPECT_MSG_EQ(algorithm.Get(), "ring", "CollectiveAlgorithm");
+        NS_TEST_EXPECT_MSG_EQ(p->GetBackendName(), "packet", "the name it was chosen by");
+        Simulator::Destroy();
+
+        // ns-3's attribute defaults reach the created objects too.
+        Config::SetDefault("ns3::rapidllm::TraceReplayer::ComputeStreams", UintegerValue(3));
+        Ptr<RapidLlmHelper> config = SmallJob(run);
+        config->Install();
+        config->GetReplayer()->GetAttribute("ComputeStreams", value);
+        NS_TEST_EXPECT_MSG_EQ(value.Get(), 3u, "Config::SetDefault");
+        Config::SetDefault("ns3::rapidllm::TraceReplayer::ComputeStreams", UintegerValue(1));
+        Simulator::Destroy();
+
+        // By TypeId name; and an attribute reaches the replay (an unknown algorithm fails it).
+        Ptr<RapidLlmHelper> byType = SmallJob(run);
+        byType->SetBackend("ns3::rapidllm::FlowNetwork");
+        NS_TEST_EXPECT_MSG_EQ(byType->Run().backend, "ns3::rapidllm::FlowNetwork", "TypeId name");
+        Ptr<RapidLlmHelper> bogus = SmallJob(run);
+        bogus->SetReplayerAttribute("CollectiveAlgorithm", StringValue("no-such-algorithm"));
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [bogus]()
+                                  {
+                                      bogus->Run();
+                                  },
+                                  "CollectiveAlgorithm"),
+                              true,
+                              "the replayer's attribute is the one set");
+
+        // Errors name what is wrong.
+        Ptr<RapidLlmHelper> e = SmallJob(run);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [e]()
+                                  {
+                                      e->SetBackend("bogus");
+                                  },
+                                  "backend"),
+                              true,
+                              "unknown backend");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [e]()
+                                  {
+                                      e->SetRoutingPolicy("bogus");
+                                  },
+                                  "routing"),
+                              true,
+                              "unknown routing policy");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [e]()
+                                  {
+                                      e->SetBackendAttribute("Mtu", UintegerValue(1));
+                                  },
+                                  "Mtu"),
+                              true,
+                              "the flow backend has no Mtu");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [e]()
+                                  {
+                                      e->SetReplayerAttribute("ComputeStreams", UintegerValue(65));
+                                  },
+                                  "ComputeStreams"),
+                              true,
+                              "a value out of the attribute's range (1 to 64)");
+        e->SetRoutingPolicyAttribute("NoSuch", UintegerValue(1));
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [e]()
+                                  {
+                                      e->Install();
+                                  },
+                                  "NoSuch"),
+                              true,
+                              "checked against the hardware file's policy at Install");
+        Simulator::Destroy();
+    }
+};
+
+/**
+ * \brief A script's CommandLine takes the job options in one call (JobOptions::AddTo): the
+ * job it describes is the one set by hand, values are checked as they are parsed, options of
+ * the other mode and inconsistent layouts are errors naming the option.
+ */
+class JobOptionsTestCase : public TestCase
+{
+  public:
+    JobOptionsTestCase()
+        : TestCase("JobOptions on a script's CommandLine")
+    {}
+
+  private:
+    /** \return the job options parsed from \p args by an ns-3 CommandLine */
+    static JobOptions
+    Parse(const std::vector<std::string>& args)
+    {
+        JobOptions job;
+        job.SetDefault("model", "gpt-1.7b");
+        CommandLine cmd("job-options-test");
+        job.AddTo(cmd);
+        std::vector<std::string> argv = {"job-options-test"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        cmd.Parse(argv);
+        return job;
+    }
+
+    void
+    DoRun() override
+    {
+        // The training job of TrainingReportTestCase, from a command line.
+        JobOptions job =
+            Parse({"--gpus=16", "--tp=2", "--pp=2", "--gbs=16", "--seq=512", "--layers=4", "--sp"});
+        JobSpec spec = job.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ(spec.model.name, "gpt-1.7b", "the script's default model");
+        NS_TEST_EXPECT_MSG_EQ(spec.model.layers, 4u, "a shape override");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.parallel.dp, 4u, "dp = gpus / (tp x pp)");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.parallel.sequenceParallel, true, "--sp alone is true");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.globalBatch, 16u, "gbs");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.microBatch, 1u, "mbs default");
+        NS_TEST_EXPECT_MSG_EQ(spec.hardware.name, HardwareSpec::Load("a100-sxm-80gb").name, "hw");
+        Ptr<RapidLlmHelper> fromOptions = CreateObject<RapidLlmHelper>();
+        job.Apply(fromOptions);
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.pp = 2;
+        run.parallel.dp = 4;
+        run.parallel.sequenceParallel = true;
+        run.globalBatch = 16;
+        run.sequence = 512;
+        NS_TEST_EXPECT_MSG_EQ(fromOptions->Run().stepTimeS,
+                              SmallJob(run)->Run().stepTimeS,
+                              "the same job as set by hand");
+
+        // Inference, and the default global batch mbs x dp.
+        spec = Parse({"--mode=inference", "--tp=2", "--batch=4", "--gen=16"}).ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ((spec.run.mode == RunMode::INFERENCE), true, "mode");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.batch, 4u, "batch");
+        NS_TEST_EXPECT_MSG_EQ(spec.run.generatedTokens, 16u, "gen");
+        NS_TEST_EXPECT_MSG_EQ(Parse({"--dp=4", "--mbs=2"}).ToSpecs().run.globalBatch, 8u, "gbs");
+
+        // Errors, each naming its option.
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      Parse({"--tp=abc"});
+                                  },
+                                  "tp"),
+                              true,
+                              "a bad value, while parsing");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      Parse({"--recompute=most"});
+                                  },
+                                  "recompute"),
+                              true,
+                              "not a choice");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      Parse({"--mode=inference", "--gbs=8"}).ToSpecs();
+                                  },
+                                  "gbs"),
+                              true,
+                              "a training option in inference");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      Parse({"--gpus=15", "--tp=2"}).ToSpecs();
+                                  },
+                                  "gpus"),
+                              true,
+                              "GPUs not divisible by tp");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      JobOptions j;
+                                      j.SetDefault("dp", "none");
+                                  },
+                                  "dp"),
+                              true,
+                              "a bad default");
+        try
+        {
+            Parse({"--tp=0"});
+        }
+        catch (const SpecError& e)
+        {
+            NS_TEST_EXPECT_MSG_EQ(JobOptions::DescribeError(e),
+                                  "option --tp: '0' is not allowed; give a whole number from 1 "
+                                  "to 16777216",
+                                  "the message a script prints");
+        }
+        // The declarations are the command's: every one has help and a kind-checked default.
+        for (const OptionSpec& o : JobOptions::GetDeclarations())
+        {
+            NS_TEST_EXPECT_MSG_EQ(o.help.empty(), false, o.name);
+            NS_TEST_EXPECT_MSG_EQ(o.fallback.empty() || o.Check(o.fallback).empty(), true, o.name);
         }
     }
 };
@@ -437,6 +963,9 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
+        AddTestCase(new InstallCollectTestCase, TestCase::QUICK);
+        AddTestCase(new HelperFactoriesTestCase, TestCase::QUICK);
+        AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
     }
 };
 

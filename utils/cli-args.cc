@@ -17,8 +17,6 @@
 namespace ns3 {
 namespace rapidllm {
 
-const char* const kCommandLine = "command line";
-
 namespace {
 
 /** \return a SpecError about option \p name */
@@ -26,61 +24,6 @@ SpecError
 OptionError(const std::string& name, const std::string& message)
 {
     return SpecError(kCommandLine, name, message);
-}
-
-/** \return whether \p text is a whole number (digits only) that fits, in \p value */
-bool
-ParseWhole(const std::string& text, uint64_t& value)
-{
-    if (text.empty() || text.size() > 20)
-    {
-        return false;
-    }
-    value = 0;
-    for (char c : text)
-    {
-        if (c < '0' || c > '9')
-        {
-            return false;
-        }
-        const uint64_t digit = static_cast<uint64_t>(c - '0');
-        if (value > (UINT64_MAX - digit) / 10)
-        {
-            return false;
-        }
-        value = value * 10 + digit;
-    }
-    return true;
-}
-
-/** \return whether \p text is a finite number, in \p value */
-bool
-ParseReal(const std::string& text, double& value)
-{
-    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
-    {
-        return false;
-    }
-    char* end = nullptr;
-    value = std::strtod(text.c_str(), &end);
-    return end == text.c_str() + text.size() && std::isfinite(value);
-}
-
-/** \return whether \p text is a boolean, in \p value */
-bool
-ParseFlag(const std::string& text, bool& value)
-{
-    if (text == "true" || text == "1")
-    {
-        value = true;
-        return true;
-    }
-    if (text == "false" || text == "0")
-    {
-        value = false;
-        return true;
-    }
-    return false;
 }
 
 } // namespace
@@ -130,7 +73,7 @@ CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc,
         {
             value = arg.substr(eq + 1);
         }
-        else if (option->kind == CliKind::FLAG)
+        else if (option->kind == OptionKind::FLAG)
         {
             value = "true"; // --json alone means --json=true
         }
@@ -204,82 +147,22 @@ void
 CliArgs::CheckValue(const CliOption& option, const std::string& value) const
 {
     const std::string& name = option.name;
-    if (value.empty() && option.kind != CliKind::FLAG)
+    if (value.empty() && option.kind != OptionKind::FLAG)
     {
         throw OptionError(name, "needs a value (--" + name + "=VALUE): " + option.Allowed());
     }
     const bool list = option.listIn.count(m_command) > 0;
     for (const std::string& item : Items(option, value))
     {
-        const std::string got = "'" + item + "'" + (list ? " (in '" + value + "')" : "");
-        switch (option.kind)
+        if (option.kind == OptionKind::TEXT && item.empty())
         {
-            case CliKind::FLAG:
-            {
-                bool b = false;
-                if (!ParseFlag(item, b))
-                {
-                    throw OptionError(name,
-                                      got + " is not allowed; use true or false (--" + name
-                                          + " alone means true)");
-                }
-                break;
-            }
-            case CliKind::COUNT:
-            {
-                uint64_t v = 0;
-                if (!ParseWhole(item, v) || v < option.minimum || v > option.maximum)
-                {
-                    throw OptionError(name, got + " is not allowed; give " + option.Allowed());
-                }
-                break;
-            }
-            case CliKind::REAL:
-            {
-                double v = 0;
-                if (!ParseReal(item, v) || v < option.low || v > option.high)
-                {
-                    throw OptionError(name, got + " is not allowed; give " + option.Allowed());
-                }
-                break;
-            }
-            case CliKind::SIZE:
-            {
-                uint64_t bytes = 0;
-                const std::string why = ParseByteSize(item, bytes);
-                if (!why.empty())
-                {
-                    throw OptionError(name, got + " " + why + "; give " + option.Allowed());
-                }
-                if (bytes < option.minimum || bytes > option.maximum)
-                {
-                    throw OptionError(name,
-                                      got + " (" + std::to_string(bytes) + " bytes) is "
-                                          + (bytes < option.minimum ? "too small" : "too large")
-                                          + "; give " + option.Allowed());
-                }
-                break;
-            }
-            case CliKind::CHOICE:
-            {
-                bool found = false;
-                for (const auto& c : option.choices())
-                {
-                    found = found || c == item;
-                }
-                if (!found)
-                {
-                    throw OptionError(name,
-                                      got + " is not allowed; allowed values: " + option.Allowed());
-                }
-                break;
-            }
-            case CliKind::TEXT:
-                if (item.empty())
-                {
-                    throw OptionError(name, "an empty item in '" + value + "'");
-                }
-                break;
+            throw OptionError(name, "an empty item in '" + value + "'");
+        }
+        const std::string why = option.Check(item);
+        if (!why.empty())
+        {
+            const std::string got = "'" + item + "'" + (list ? " (in '" + value + "')" : "");
+            throw OptionError(name, got + " " + why);
         }
     }
 }
@@ -317,7 +200,7 @@ bool
 CliArgs::Flag(const std::string& name) const
 {
     bool value = false;
-    ParseFlag(Text(name), value);
+    ParseBoolean(Text(name), value);
     return value;
 }
 
@@ -340,7 +223,7 @@ CliArgs::Count(const std::string& name) const
 {
     Require(name);
     uint64_t value = 0;
-    ParseWhole(Text(name), value);
+    ParseWholeNumber(Text(name), value);
     return value;
 }
 
@@ -352,7 +235,7 @@ CliArgs::Counts(const std::string& name) const
     for (const auto& item : Items(Option(name), Text(name)))
     {
         values.emplace_back();
-        ParseWhole(item, values.back());
+        ParseWholeNumber(item, values.back());
     }
     return values;
 }
@@ -362,7 +245,7 @@ CliArgs::Real(const std::string& name) const
 {
     Require(name);
     double value = 0;
-    ParseReal(Text(name), value);
+    ParseFiniteNumber(Text(name), value);
     return value;
 }
 
@@ -380,21 +263,6 @@ CliArgs::Choices(const std::string& name) const
 {
     Require(name);
     return Items(Option(name), Text(name));
-}
-
-void
-CliArgs::CheckMode(const std::string& mode) const
-{
-    for (const auto& [name, values] : m_given)
-    {
-        const CliOption& option = Option(name);
-        if (!option.mode.empty() && option.mode != mode)
-        {
-            throw OptionError(name,
-                              "does not apply to --mode=" + mode + " (it sets " + option.mode
-                                  + " only); drop it or use --mode=" + option.mode);
-        }
-    }
 }
 
 void

@@ -15,9 +15,6 @@
 namespace ns3 {
 namespace rapidllm {
 
-/** The source name of values given on the command line, in SpecError. */
-extern const char* const kCommandLine;
-
 /**
  * \brief The options of one command as given on its command line, every value checked against
  * its declaration (cli-options.cc) before the command runs.
@@ -62,12 +59,6 @@ class CliArgs
 
     /** \brief Throws "option --NAME is required" unless \p name has a value. */
     void Require(const std::string& name) const;
-    /**
-     * \brief Throws for each option given on the command line that applies to the other run
-     * mode only (e.g. --gbs with --mode=inference), naming the option and the mode.
-     * \param mode "training" or "inference"
-     */
-    void CheckMode(const std::string& mode) const;
 
   private:
     /** \return the declaration of \p name, which this command must take */

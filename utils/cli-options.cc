@@ -13,9 +13,8 @@
 #include "ns3/spec-reader.h"
 #include "ns3/validation-suite.h"
 
-#include <cctype>
-#include <cmath>
-#include <cstdio>
+#include <functional>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
@@ -23,9 +22,9 @@ namespace rapidllm {
 namespace {
 
 /** The largest number of GPUs (endpoints) a network can have. */
-constexpr uint64_t kMaxGpus = 1ull << 24;
+constexpr uint64_t kMaxGpus = JobOptions::kMaxGpus;
 /** The largest count a run setting holds (counts are 32-bit). */
-constexpr uint64_t kMaxCount = 4294967295ull;
+constexpr uint64_t kMaxCount = JobOptions::kMaxCount;
 
 /** The commands that describe a job by model, hardware, layout and run settings. */
 const std::set<std::string> kJob = {"memory", "run", "trace"};
@@ -36,22 +35,6 @@ Plus(std::set<std::string> a, const std::set<std::string>& b)
 {
     a.insert(b.begin(), b.end());
     return a;
-}
-
-/** \return a number as printed in messages: whole numbers in full, others by %g */
-std::string
-NumberText(double x)
-{
-    char buffer[64];
-    if (x == std::floor(x) && std::fabs(x) < 1e15)
-    {
-        std::snprintf(buffer, sizeof(buffer), "%.0f", x);
-    }
-    else
-    {
-        std::snprintf(buffer, sizeof(buffer), "%g", x);
-    }
-    return buffer;
 }
 
 /** \return "1,2,4": a list default of the sweep, from the helper's own SweepSpace */
@@ -67,24 +50,76 @@ ListText(const std::vector<T>& values, F text)
     return out;
 }
 
-/** \return the names a function lists, or none */
-std::vector<std::string>
-NamesOf(const std::function<std::vector<std::string>()>& f)
+// The commands' own options are declared like the job options (OptionSpec), then given to
+// commands with CliOption::For.
+
+/** \return a FLAG option */
+CliOption
+Flag(const std::string& name, const std::string& help, const std::string& fallback)
 {
-    return f ? f() : std::vector<std::string>();
+    return OptionSpec::Flag(name, help, fallback);
 }
 
-/** Builds the table once; the choices are read when used (after any --load). */
-std::vector<CliOption>
-MakeOptions()
+/** \return a COUNT option */
+CliOption
+Count(const std::string& name,
+      const std::string& help,
+      uint64_t minimum,
+      uint64_t maximum,
+      const std::string& fallback)
 {
-    auto runChoices = [](const std::string& field)
-    {
-        return [field]()
-        {
-            return RunSpec::Choices(field);
-        };
-    };
+    return OptionSpec::Count(name, help, minimum, maximum, fallback);
+}
+
+/** \return a REAL option */
+CliOption
+Real(const std::string& name,
+     const std::string& help,
+     double low,
+     double high,
+     const std::string& fallback)
+{
+    return OptionSpec::Real(name, help, low, high, fallback);
+}
+
+/** \return a SIZE option */
+CliOption
+Size(const std::string& name,
+     const std::string& help,
+     uint64_t minimum,
+     uint64_t maximum,
+     const std::string& fallback)
+{
+    return OptionSpec::Size(name, help, minimum, maximum, fallback);
+}
+
+/** \return a CHOICE option whose allowed values \p choices returns (the model's own list) */
+CliOption
+Choice(const std::string& name,
+       const std::string& help,
+       std::function<std::vector<std::string>()> choices,
+       const std::string& fallback)
+{
+    return OptionSpec::Choice(name, help, std::move(choices), fallback);
+}
+
+/** \return a TEXT option; \p names (optional) lists known names in the help */
+CliOption
+Text(const std::string& name,
+     const std::string& help,
+     const std::string& fallback,
+     std::function<std::vector<std::string>()> names = nullptr)
+{
+    return OptionSpec::Text(name, help, fallback, std::move(names));
+}
+
+/**
+ * \return the job options (JobOptions, in its order), each taken by memory, run and trace,
+ * and by the other commands that share it, with their own defaults, help and lists
+ */
+std::vector<CliOption>
+JobCliOptions()
+{
     const std::set<std::string> jobAndSweep = Plus(kJob, {"sweep"});
     // The sweep's default lists are the helper's (SweepSpace), not a copy.
     const SweepSpace sweep;
@@ -96,136 +131,126 @@ MakeOptions()
     {
         return ToString(r);
     };
-    return {
-        // What runs, and on which machine.
-        Text("model",
-             "model preset name or YAML file",
-             "gpt3-175b",
-             []()
-             {
-                 return PresetRegistry::Names("models");
-             })
-            .For(jobAndSweep),
-        Text("hardware",
-             "hardware preset name or YAML file",
-             "a100-sxm-80gb",
-             []()
-             {
-                 return PresetRegistry::Names("hardware");
-             })
-            .For(Plus(jobAndSweep, {"gemm", "replay", "collective"}))
-            .DefaultIn("collective", "")
-            .RequiredIn({"collective"}),
-        // The parallel layout.
-        Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, "")
-            .For(Plus(jobAndSweep, {"collective"}))
-            .RequiredIn({"sweep"})
-            .HelpIn("sweep", "GPUs of the job")
-            .HelpIn("collective", "number of GPUs (ranks 0..N-1)")
-            .DefaultIn("collective", "8"),
-        Count("tp", "tensor parallel degree", 1, kMaxGpus, "1")
-            .For(jobAndSweep)
-            .ListIn("sweep", ListText(sweep.tp, number))
-            .HelpIn("sweep", "tensor parallel degrees to try"),
-        Count("pp", "pipeline parallel stages", 1, kMaxGpus, "1")
-            .For(jobAndSweep)
-            .ListIn("sweep", ListText(sweep.pp, number))
-            .HelpIn("sweep",
-                    "pipeline degrees to try (default: every divisor of the layers and GPUs)"),
-        Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, "")
-            .For(kJob),
-        Count("cp", "context parallel degree", 1, kMaxGpus, "1").For(kJob),
-        Count("ep", "expert parallel degree (divides dp)", 1, kMaxGpus, "1").For(kJob),
-        Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
-            .For(jobAndSweep)
-            .Mode("training")
-            .ListIn("sweep", ListText(sweep.virtualStages, number))
-            .HelpIn("sweep", "virtual pipeline stages per rank to try"),
-        Flag("sp", "sequence parallelism (where tp > 1)", "false").For(jobAndSweep),
-        Count("zero", "ZeRO stage", 0, 3, "0").For(jobAndSweep).Mode("training"),
-        Flag("fsdp", "fully sharded data parallel (ZeRO-3)", "false").For(kJob).Mode("training"),
-        // The run.
-        Choice("mode", "what the job does", runChoices("mode"), "training").For(kJob),
-        Choice("recompute", "activation recomputation", runChoices("recompute"), "none")
-            .For(jobAndSweep)
-            .Mode("training")
-            .ListIn("sweep", ListText(sweep.recompute, recompute))
-            .HelpIn("sweep", "recomputation modes to try"),
-        Count("mbs", "micro-batch size (sequences)", 1, kMaxCount, "1")
-            .Field("micro_batch")
-            .For(jobAndSweep)
-            .Mode("training")
-            .ListIn("sweep", ListText(sweep.microBatch, number))
-            .HelpIn("sweep", "micro-batch sizes to try"),
-        Count("gbs", "global batch size (sequences; default mbs x dp)", 1, kMaxCount, "")
-            .Field("global_batch")
-            .For(jobAndSweep)
-            .Mode("training")
-            .RequiredIn({"sweep"})
-            .HelpIn("sweep", "global batch size (sequences)"),
-        Count("seq", "sequence length (tokens)", 1, kMaxCount, "2048")
-            .Field("sequence")
-            .For(jobAndSweep)
-            .Mode("training"),
-        Count("batch", "inference: concurrent sequences", 1, kMaxCount, "1")
-            .For(Plus(kJob, {"gemm"}))
-            .Mode("inference")
-            .HelpIn("gemm", "independent GEMMs in one batched launch"),
-        Count("prompt", "inference: prompt tokens", 1, kMaxCount, "128")
-            .For(kJob)
-            .Mode("inference"),
-        Count("gen", "inference: generated tokens", 1, kMaxCount, "128")
-            .Field("generated")
-            .For(kJob)
-            .Mode("inference"),
-        Choice("decode-attention",
-               "inference: decode attention kernel: split_kv (flash-decoding) or per_head (one "
-               "thread block per sequence and query head, FasterTransformer/TurboMind 2023)",
-               runChoices("decode_attention"),
-               "split_kv")
-            .Field("decode_attention")
-            .For(kJob)
-            .Mode("inference"),
-        Choice("first-token",
-               "inference: the pass that samples the first token: prefill, or decode (a first "
-               "decode step after a prefill of all but the last prompt token, as TurboMind)",
-               runChoices("first_token"),
-               "prefill")
-            .Field("first_token")
-            .For(kJob)
-            .Mode("inference"),
-        Choice("dtype", "compute type", runChoices("dtype"), "bf16")
-            .For(Plus(jobAndSweep, {"gemm"}))
-            .HelpIn("gemm", "operand type"),
-        Choice("attention",
-               "attention kernels: flash or standard (unfused)",
-               runChoices("attention"),
-               "flash")
-            .For(jobAndSweep),
-        Choice("grad-reduce",
-               "DP gradient reduction: overlap (with backward) or after_backward",
-               runChoices("grad_reduce"),
-               "overlap")
-            .Field("grad_reduce")
-            .For(kJob)
-            .Mode("training"),
-        Choice("tp-reduce",
-               "TP reduction of input gradients: overlap (with the weight-gradient GEMM) or "
-               "blocking",
-               runChoices("tp_reduce"),
-               "overlap")
-            .Field("tp_reduce")
-            .For(kJob)
-            .Mode("training"),
-        // Shape overrides of the model.
-        Count("layers", "override the model's layer count", 1, kMaxCount, "").For(kJob),
-        Count("hidden", "override the model's hidden size", 1, kMaxCount, "").For(kJob),
-        Count("heads", "override the model's attention heads", 1, kMaxCount, "").For(kJob),
-        Count("kv-heads", "override the model's KV heads", 1, kMaxCount, "")
-            .Field("kv_heads")
-            .For(kJob),
-        Count("ffn", "override the model's MLP width", 1, kMaxCount, "").For(kJob),
-        Count("vocab", "override the model's vocabulary", 1, kMaxCount, "").For(kJob),
+    using Adorn = std::function<CliOption(const CliOption&)>;
+    const std::map<std::string, Adorn> shared = {
+        {"model",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+        {"hardware",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(jobAndSweep, {"gemm", "replay", "collective"}))
+                 .DefaultIn("collective", "")
+                 .RequiredIn({"collective"});
+         }},
+        {"gpus",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(jobAndSweep, {"collective"}))
+                 .RequiredIn({"sweep"})
+                 .HelpIn("sweep", "GPUs of the job")
+                 .HelpIn("collective", "number of GPUs (ranks 0..N-1)")
+                 .DefaultIn("collective", "8");
+         }},
+        {"tp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.tp, number))
+                 .HelpIn("sweep", "tensor parallel degrees to try");
+         }},
+        {"pp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.pp, number))
+                 .HelpIn("sweep",
+                         "pipeline degrees to try (default: every divisor of the layers and GPUs)");
+         }},
+        {"vpp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.virtualStages, number))
+                 .HelpIn("sweep", "virtual pipeline stages per rank to try");
+         }},
+        {"sp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+        {"zero",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+        {"recompute",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.recompute, recompute))
+                 .HelpIn("sweep", "recomputation modes to try");
+         }},
+        {"mbs",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.microBatch, number))
+                 .HelpIn("sweep", "micro-batch sizes to try");
+         }},
+        {"gbs",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .RequiredIn({"sweep"})
+                 .HelpIn("sweep", "global batch size (sequences)");
+         }},
+        {"seq",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+        {"batch",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(kJob, {"gemm"}))
+                 .HelpIn("gemm", "independent GEMMs in one batched launch");
+         }},
+        {"dtype",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(jobAndSweep, {"gemm"})).HelpIn("gemm", "operand type");
+         }},
+        {"attention",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+    };
+    std::vector<CliOption> options;
+    std::size_t adorned = 0;
+    for (const OptionSpec& spec : JobOptions::GetDeclarations())
+    {
+        const CliOption job = CliOption(spec).For(kJob);
+        auto it = shared.find(spec.name);
+        adorned += it != shared.end() ? 1 : 0;
+        options.push_back(it != shared.end() ? it->second(job) : job);
+    }
+    if (adorned != shared.size())
+    {
+        throw std::logic_error("cli-options.cc shares an option JobOptions does not declare");
+    }
+    return options;
+}
+
+/** Builds the table once; the choices are read when used (after any --load). */
+std::vector<CliOption>
+MakeOptions()
+{
+    std::vector<CliOption> options = JobCliOptions();
+    std::vector<CliOption> own = {
         // The network.
         Text("backend", "network backend", "flow", NetworkBackend::Names)
             .For({"run", "replay", "sweep", "collective"}),
@@ -312,6 +337,11 @@ MakeOptions()
              "replays every rank)",
              "true")
             .For({"run"}),
+        Flag("per-rank",
+             "also report every rank's finish time and breakdown (compute, exposed "
+             "communication, pipeline bubble); in JSON a \"ranks\" array",
+             "false")
+            .For({"run", "replay"}),
         Flag("json", "print the result as JSON", "false")
             .For({"run", "replay", "memory", "gemm", "collective", "validate", "xval", "sweep"}),
         // Every command.
@@ -327,31 +357,21 @@ MakeOptions()
              "false")
             .For({"*"}),
     };
+    options.insert(options.end(), own.begin(), own.end());
+    return options;
 }
 
 } // namespace
+
+CliOption::CliOption(const OptionSpec& spec)
+    : OptionSpec(spec)
+{}
 
 CliOption
 CliOption::For(const std::set<std::string>& names) const
 {
     CliOption o = *this;
     o.commands = names;
-    return o;
-}
-
-CliOption
-CliOption::Field(const std::string& name) const
-{
-    CliOption o = *this;
-    o.field = name;
-    return o;
-}
-
-CliOption
-CliOption::Mode(const std::string& runMode) const
-{
-    CliOption o = *this;
-    o.mode = runMode;
     return o;
 }
 
@@ -417,139 +437,12 @@ std::string
 CliOption::HelpFor(const std::string& command) const
 {
     auto it = helpIn.find(command);
-    std::string text = it != helpIn.end() ? it->second : help;
-    if (kind == CliKind::FLAG)
-    {
-        return text + " (true or false)";
-    }
-    std::string allowed = Allowed();
-    if (kind == CliKind::TEXT)
-    {
-        std::vector<std::string> names = NamesOf(choices);
-        allowed = names.empty() ? std::string() : "known: " + JoinNames(names);
-    }
-    if (listIn.count(command))
-    {
-        allowed = "a comma-separated list; each " + allowed;
-    }
-    auto add = [&allowed](const std::string& note)
-    {
-        allowed += (allowed.empty() ? "" : "; ") + note;
-    };
     // The mode matters only where --mode is an option.
     const CliOption* modeOption = FindCliOption("mode");
-    if (!mode.empty() && modeOption && modeOption->TakenBy(command))
-    {
-        add("--mode=" + mode + " only");
-    }
-    if (requiredIn.count(command))
-    {
-        add("required");
-    }
-    return allowed.empty() ? text : text + " (" + allowed + ")";
-}
-
-std::string
-CliOption::Allowed() const
-{
-    switch (kind)
-    {
-        case CliKind::FLAG:
-            return "true or false";
-        case CliKind::COUNT:
-            return "a whole number from " + std::to_string(minimum) + " to "
-                   + std::to_string(maximum);
-        case CliKind::REAL:
-            return "a number from " + NumberText(low) + " to " + NumberText(high);
-        case CliKind::SIZE:
-            return "a size from " + std::to_string(minimum) + " to " + std::to_string(maximum)
-                   + " bytes, e.g. 1GiB, 256MiB, 4K, 1000000";
-        case CliKind::CHOICE:
-            return JoinNames(NamesOf(choices));
-        case CliKind::TEXT:
-            return "a non-empty value";
-    }
-    return "";
-}
-
-namespace {
-/** \return an option of \p kind with its name, help and default */
-CliOption
-Declare(const std::string& name, const std::string& help, CliKind kind, const std::string& fallback)
-{
-    CliOption o;
-    o.name = name;
-    o.help = help;
-    o.kind = kind;
-    o.fallback = fallback;
-    return o;
-}
-} // namespace
-
-CliOption
-Flag(const std::string& name, const std::string& help, const std::string& fallback)
-{
-    return Declare(name, help, CliKind::FLAG, fallback);
-}
-
-CliOption
-Count(const std::string& name,
-      const std::string& help,
-      uint64_t minimum,
-      uint64_t maximum,
-      const std::string& fallback)
-{
-    CliOption o = Declare(name, help, CliKind::COUNT, fallback);
-    o.minimum = minimum;
-    o.maximum = maximum;
-    return o;
-}
-
-CliOption
-Real(const std::string& name,
-     const std::string& help,
-     double low,
-     double high,
-     const std::string& fallback)
-{
-    CliOption o = Declare(name, help, CliKind::REAL, fallback);
-    o.low = low;
-    o.high = high;
-    return o;
-}
-
-CliOption
-Size(const std::string& name,
-     const std::string& help,
-     uint64_t minimum,
-     uint64_t maximum,
-     const std::string& fallback)
-{
-    CliOption o = Count(name, help, minimum, maximum, fallback);
-    o.kind = CliKind::SIZE;
-    return o;
-}
-
-CliOption
-Choice(const std::string& name,
-       const std::string& help,
-       std::function<std::vector<std::string>()> choices,
-       const std::string& fallback)
-{
-    CliOption o = Declare(name, help, CliKind::CHOICE, fallback);
-    o.choices = std::move(choices);
-    return o;
-}
-
-CliOption
-Text(const std::string& name,
-     const std::string& help,
-     const std::string& fallback,
-     std::function<std::vector<std::string>()> names)
-{
-    CliOption o = Declare(name, help, CliKind::TEXT, fallback);
-    o.choices = std::move(names);
-    return o;
+    return HelpText(it != helpIn.end() ? it->second : help,
+                    listIn.count(command) > 0,
+                    modeOption && modeOption->TakenBy(command),
+                    requiredIn.count(command) > 0);
 }
 
 const std::vector<CliOption>&
@@ -570,72 +463,6 @@ FindCliOption(const std::string& name)
         }
     }
     return nullptr;
-}
-
-std::string
-ParseByteSize(const std::string& text, uint64_t& bytes)
-{
-    std::size_t i = 0;
-    while (i < text.size()
-           && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'
-               || ((text[i] == 'e' || text[i] == 'E') && i > 0)))
-    {
-        ++i;
-    }
-    const std::string number = text.substr(0, i);
-    const std::string unit = text.substr(i);
-    double value = 0;
-    std::size_t used = 0;
-    try
-    {
-        value = std::stod(number, &used);
-    }
-    catch (const std::out_of_range&)
-    {
-        return "is too large";
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    if (number.empty() || used != number.size() || !std::isfinite(value))
-    {
-        return "is not a size";
-    }
-    struct Unit
-    {
-        const char* name;
-        double factor;
-    };
-    const Unit units[] = {{"", 1},
-                          {"B", 1},
-                          {"K", 1024.0},
-                          {"KiB", 1024.0},
-                          {"KB", 1e3},
-                          {"M", 1048576.0},
-                          {"MiB", 1048576.0},
-                          {"MB", 1e6},
-                          {"G", 1073741824.0},
-                          {"GiB", 1073741824.0},
-                          {"GB", 1e9},
-                          {"T", 1099511627776.0},
-                          {"TiB", 1099511627776.0},
-                          {"TB", 1e12}};
-    for (const auto& u : units)
-    {
-        if (unit == u.name)
-        {
-            const double b = std::floor(value * u.factor + 0.5);
-            // 2^64 is the first double beyond uint64_t.
-            if (!(b < 18446744073709551616.0))
-            {
-                return "is too large";
-            }
-            bytes = static_cast<uint64_t>(b);
-            return "";
-        }
-    }
-    return "has an unknown unit (use B, K/KiB, KB, M/MiB, MB, G/GiB, GB, T/TiB, TB)";
 }
 
 } // namespace rapidllm

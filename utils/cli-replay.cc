@@ -7,7 +7,6 @@
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/rapid-llm-helper.h"
-#include "ns3/string.h"
 
 #include <cstdio>
 #include <iostream>
@@ -20,8 +19,11 @@ RunReplayCommand(const CliArgs& args)
 {
     const std::string trace = args.Text("trace");
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue(args.Text("backend")));
-    helper->SetAttribute("Routing", StringValue(args.Text("routing")));
+    helper->SetBackend(args.Text("backend"));
+    if (args.HasValue("routing"))
+    {
+        helper->SetRoutingPolicy(args.Text("routing"));
+    }
     helper->SetHardware(HardwareSpec::Load(args.Text("hardware")));
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(trace);
@@ -34,6 +36,10 @@ RunReplayCommand(const CliArgs& args)
     if (args.Flag("json"))
     {
         Json j = report;
+        if (args.Flag("per-rank"))
+        {
+            j["ranks"] = report.ranks;
+        }
         if (args.Flag("timing"))
         {
             j["wall_time_s"] = report.wallTimeS;
@@ -43,7 +49,7 @@ RunReplayCommand(const CliArgs& args)
     }
     std::cout << "replay of " << trace << " on " << report.gpus << " x "
               << helper->GetHardware().gpu.name << "\n"
-              << report.ToText();
+              << report.ToText() << (args.Flag("per-rank") ? report.RanksToText() : "");
     if (args.Flag("timing"))
     {
         std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);

@@ -9,7 +9,6 @@
 #include "ns3/boolean.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
-#include "ns3/string.h"
 #include "ns3/workload-trace.h"
 
 #include <cstdio>
@@ -22,11 +21,18 @@ namespace rapidllm {
 
 namespace {
 
-/** \return the report as JSON text, with the wall time when --timing asks for it */
+/**
+ * \return the report as JSON text, with every rank when --per-rank asks for it and the wall
+ * time when --timing does
+ */
 std::string
-ReportJson(const RunReport& report, bool timing)
+ReportJson(const RunReport& report, bool perRank, bool timing)
 {
     Json j = report;
+    if (perRank)
+    {
+        j["ranks"] = report.ranks;
+    }
     if (timing)
     {
         j["wall_time_s"] = report.wallTimeS;
@@ -39,12 +45,16 @@ ReportJson(const RunReport& report, bool timing)
 int
 RunRunCommand(const CliArgs& args)
 {
-    JobOptions job(args);
+    JobSpec job = ReadJobOptions(args);
     const bool timing = args.Flag("timing");
+    const bool perRank = args.Flag("per-rank");
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue(args.Text("backend")));
-    helper->SetAttribute("Routing", StringValue(args.Text("routing")));
-    helper->SetAttribute("Symmetry", BooleanValue(args.Flag("symmetry")));
+    helper->SetBackend(args.Text("backend"));
+    if (args.HasValue("routing"))
+    {
+        helper->SetRoutingPolicy(args.Text("routing"));
+    }
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(args.Flag("symmetry")));
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
@@ -62,7 +72,7 @@ RunRunCommand(const CliArgs& args)
                             (std::filesystem::path(out) / "trace").string());
         const std::string path = (std::filesystem::path(out) / "report.json").string();
         std::ofstream file(path + ".tmp");
-        file << ReportJson(report, timing);
+        file << ReportJson(report, perRank, timing);
         file.close();
         std::filesystem::rename(path + ".tmp", path, ec);
         if (!file || ec)
@@ -72,13 +82,13 @@ RunRunCommand(const CliArgs& args)
     }
     if (args.Flag("json"))
     {
-        std::cout << ReportJson(report, timing);
+        std::cout << ReportJson(report, perRank, timing);
         return 0;
     }
     std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
               << job.hardware.gpu.name << " (tp " << job.run.parallel.tp << ", pp "
               << job.run.parallel.pp << ", dp " << job.run.parallel.dp << ")\n"
-              << report.ToText();
+              << report.ToText() << (perRank ? report.RanksToText() : "");
     if (timing)
     {
         std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);

@@ -11,6 +11,7 @@ packages=(
     zlib1g-dev                                            # gzip-compressed traces
     nlohmann-json3-dev                                    # JSON reports (every --json)
     libbenchmark-dev                                      # bench/
+    pkg-config                                            # the out-of-tree test (rapid-llm.pc)
 )
 
 missing=()

@@ -66,6 +66,37 @@ to_json(Json& j, const RunReport& r)
     j["backend"] = r.backend;
 }
 
+void
+to_json(Json& j, const RankBreakdown& r)
+{
+    j = Json::object();
+    j["rank"] = r.rank;
+    j["finish_s"] = r.finishS;
+    j["breakdown_s"] = {{"compute", r.computeS},
+                        {"exposed_communication", r.exposedCommS},
+                        {"pipeline_bubble", r.bubbleS}};
+}
+
+std::string
+RunReport::RanksToText() const
+{
+    std::string text = "  per rank:    rank   finish_s  compute_s  exposed_s   bubble_s\n";
+    for (const auto& r : ranks)
+    {
+        char buffer[160];
+        std::snprintf(buffer,
+                      sizeof(buffer),
+                      "            %6u %10.4f %10.4f %10.4f %10.4f\n",
+                      r.rank,
+                      r.finishS,
+                      r.computeS,
+                      r.exposedCommS,
+                      r.bubbleS);
+        text += buffer;
+    }
+    return text;
+}
+
 std::string
 RunReport::ToText() const
 {

@@ -10,9 +10,24 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief Where one rank's step went: its stream's busy time, its idle time waiting on pipeline
+ * receives, the rest of its idle time (communication the schedule did not hide).
+ */
+struct RankBreakdown
+{
+    uint32_t rank = 0;       //!< the rank (GPU)
+    double finishS = 0;      //!< when it finished, from the step's start
+    double computeS = 0;     //!< compute stream busy
+    double exposedCommS = 0; //!< waiting on communication
+    double bubbleS = 0;      //!< waiting on pipeline receives
+};
 
 /**
  * \ingroup rapid-llm
@@ -43,8 +58,10 @@ struct RunReport
     double optimizerS = 0;         //!< critical rank: optimizer step
     uint32_t gpus = 0;             //!< GPUs in the job
     std::string backend = "flow";  //!< network backend
-    double wallTimeS = 0;          //!< wall-clock time of the prediction (not in ToJson/ToText:
-                                   //!< the same inputs give the same report)
+    std::vector<RankBreakdown> ranks; //!< every rank's breakdown, by rank (not in ToJson/ToText:
+                                      //!< `run --per-rank` adds it; see RanksToText)
+    double wallTimeS = 0;             //!< wall-clock time of the prediction (not in ToJson/ToText:
+                                      //!< the same inputs give the same report)
 
     /** \return the memory verdict (meaningful when haveMemory) */
     MemoryReport Memory() const;
@@ -52,6 +69,8 @@ struct RunReport
     std::string ToJson() const;
     /** \return the report as text for a person */
     std::string ToText() const;
+    /** \return the per-rank table (ranks) as text for a person, one line per rank */
+    std::string RanksToText() const;
 };
 
 /**
@@ -61,6 +80,13 @@ struct RunReport
  * \param j the JSON value to fill \param r the report
  */
 void to_json(Json& j, const RunReport& r);
+
+/**
+ * \brief One rank's breakdown as JSON: rank, finish_s and breakdown_s (compute,
+ * exposed_communication, pipeline_bubble, as the report's own breakdown_s).
+ * \param j the JSON value to fill \param r the rank
+ */
+void to_json(Json& j, const RankBreakdown& r);
 
 } // namespace rapidllm
 } // namespace ns3

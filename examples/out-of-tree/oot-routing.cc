@@ -1,0 +1,52 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// A routing policy built out of tree as a plugin: a subclass with a TypeId and one registration
+// line. Loaded into any command, it is known by its name:
+//
+//   rapid-llm run --load=./liboot-routing.so --routing=oot-dimension-order ...
+//
+// It routes as the built-in dimension-order policy does (so a run with it matches a run with
+// that one exactly); a policy of your own replaces DoRoute.
+
+#include "ns3/routing-policy.h"
+#include "ns3/topology.h"
+
+namespace ns3 {
+namespace oot {
+
+/** \brief Dimension-order routing, registered from a plugin. */
+class OotDimensionOrderRouting : public rapidllm::RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::oot::OotDimensionOrderRouting")
+                                .SetParent<rapidllm::RoutingPolicy>()
+                                .AddConstructor<OotDimensionOrderRouting>();
+        return tid;
+    }
+
+  protected:
+    std::vector<uint32_t>
+    DoRoute(const rapidllm::Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
+    {
+        if (!m_inner)
+        {
+            m_inner = rapidllm::RoutingPolicy::Create("dimension-order");
+        }
+        return m_inner->Route(t, src, dst, flowId);
+    }
+
+  private:
+    Ptr<rapidllm::RoutingPolicy> m_inner; //!< the built-in policy it follows
+};
+
+static rapidllm::RoutingPolicyRegistrar g_oot("oot-dimension-order",
+                                              OotDimensionOrderRouting::GetTypeId());
+
+} // namespace oot
+} // namespace ns3

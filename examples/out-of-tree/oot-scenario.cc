@@ -1,0 +1,49 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// A scenario built out of tree against the installed module (find_package(rapid-llm)): the job
+// from its command line, the replay installed and run by the script, the report as JSON.
+//
+//   oot-scenario --model=gpt-1.7b --tp=2 --dp=4 --layers=4 --gbs=32 [--routing=NAME]
+
+#include "ns3/command-line.h"
+#include "ns3/job-options.h"
+#include "ns3/rapid-llm-helper.h"
+#include "ns3/simulator.h"
+
+#include <iostream>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+int
+main(int argc, char** argv)
+{
+    JobOptions job;
+    job.SetDefault("model", "gpt-1.7b");
+    std::string routing;
+    CommandLine cmd(__FILE__);
+    job.AddTo(cmd);
+    cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
+    try
+    {
+        cmd.Parse(argc, argv);
+        Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+        job.Apply(helper);
+        if (!routing.empty())
+        {
+            helper->SetRoutingPolicy(routing);
+        }
+        helper->Install();
+        Simulator::Run();
+        std::cout << helper->Collect().ToJson();
+        Simulator::Destroy();
+    }
+    catch (const std::exception& e)
+    {
+        std::cerr << "oot-scenario: error: " << JobOptions::DescribeError(e) << "\n";
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,437 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "job-options.h"
+
+#include "ns3/command-line.h"
+#include "ns3/preset-registry.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
+#include "rapid-llm-helper.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+const char* const kCommandLine = "command line";
+
+namespace {
+
+/** Builds the table once; the choices are read when used (after any plugin is loaded). */
+std::vector<OptionSpec>
+MakeDeclarations()
+{
+    using O = OptionSpec;
+    const uint64_t kMaxGpus = JobOptions::kMaxGpus;
+    const uint64_t kMaxCount = JobOptions::kMaxCount;
+    auto runChoices = [](const std::string& field)
+    {
+        return [field]()
+        {
+            return RunSpec::Choices(field);
+        };
+    };
+    return {
+        // What runs, and on which machine.
+        O::Text("model",
+                "model preset name or YAML file",
+                "gpt3-175b",
+                []()
+                {
+                    return PresetRegistry::Names("models");
+                }),
+        O::Text("hardware",
+                "hardware preset name or YAML file",
+                "a100-sxm-80gb",
+                []()
+                {
+                    return PresetRegistry::Names("hardware");
+                }),
+        // The parallel layout.
+        O::Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, ""),
+        O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),
+        O::Count("pp", "pipeline parallel stages", 1, kMaxGpus, "1"),
+        O::Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, ""),
+        O::Count("cp", "context parallel degree", 1, kMaxGpus, "1"),
+        O::Count("ep", "expert parallel degree (divides dp)", 1, kMaxGpus, "1"),
+        O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
+            .Mode("training"),
+        O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),
+        O::Count("zero", "ZeRO stage", 0, 3, "0").Mode("training"),
+        O::Flag("fsdp", "fully sharded data parallel (ZeRO-3)", "false").Mode("training"),
+        // The run.
+        O::Choice("mode", "what the job does", runChoices("mode"), "training"),
+        O::Choice("recompute", "activation recomputation", runChoices("recompute"), "none")
+            .Mode("training"),
+        O::Count("mbs", "micro-batch size (sequences)", 1, kMaxCount, "1")
+            .Field("micro_batch")
+            .Mode("training"),
+        O::Count("gbs", "global batch size (sequences; default mbs x dp)", 1, kMaxCount, "")
+            .Field("global_batch")
+            .Mode("training"),
+        O::Count("seq", "sequence length (tokens)", 1, kMaxCount, "2048")
+            .Field("sequence")
+            .Mode("training"),
+        O::Count("batch", "inference: concurrent sequences", 1, kMaxCount, "1").Mode("inference"),
+        O::Count("prompt", "inference: prompt tokens", 1, kMaxCount, "128").Mode("inference"),
+        O::Count("gen", "inference: generated tokens", 1, kMaxCount, "128")
+            .Field("generated")
+            .Mode("inference"),
+        O::Choice("decode-attention",
+                  "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
+                  "(one thread block per sequence and query head, FasterTransformer/TurboMind "
+                  "2023)",
+                  runChoices("decode_attention"),
+                  "split_kv")
+            .Field("decode_attention")
+            .Mode("inference"),
+        O::Choice("first-token",
+                  "inference: the pass that samples the first token: prefill, or decode (a "
+                  "first decode step after a prefill of all but the last prompt token, as "
+                  "TurboMind)",
+                  runChoices("first_token"),
+                  "prefill")
+            .Field("first_token")
+            .Mode("inference"),
+        O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
+        O::Choice("attention",
+                  "attention kernels: flash or standard (unfused)",
+                  runChoices("attention"),
+                  "flash"),
+        O::Choice("grad-reduce",
+                  "DP gradient reduction: overlap (with backward) or after_backward",
+                  runChoices("grad_reduce"),
+                  "overlap")
+            .Field("grad_reduce")
+            .Mode("training"),
+        O::Choice("tp-reduce",
+                  "TP reduction of input gradients: overlap (with the weight-gradient GEMM) or "
+                  "blocking",
+                  runChoices("tp_reduce"),
+                  "overlap")
+            .Field("tp_reduce")
+            .Mode("training"),
+        // Shape overrides of the model.
+        O::Count("layers", "override the model's layer count", 1, kMaxCount, ""),
+        O::Count("hidden", "override the model's hidden size", 1, kMaxCount, ""),
+        O::Count("heads", "override the model's attention heads", 1, kMaxCount, ""),
+        O::Count("kv-heads", "override the model's KV heads", 1, kMaxCount, "").Field("kv_heads"),
+        O::Count("ffn", "override the model's MLP width", 1, kMaxCount, ""),
+        O::Count("vocab", "override the model's vocabulary", 1, kMaxCount, ""),
+    };
+}
+
+/** \return a SpecError about option \p name */
+SpecError
+OptionError(const std::string& name, const std::string& message)
+{
+    return SpecError(kCommandLine, name, message);
+}
+
+} // namespace
+
+const std::vector<OptionSpec>&
+JobOptions::GetDeclarations()
+{
+    static const std::vector<OptionSpec> declarations = MakeDeclarations();
+    return declarations;
+}
+
+const OptionSpec*
+JobOptions::Find(const std::string& name)
+{
+    for (const auto& o : GetDeclarations())
+    {
+        if (o.name == name)
+        {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+JobOptions::JobOptions() = default;
+
+const OptionSpec&
+JobOptions::Option(const std::string& name) const
+{
+    const OptionSpec* option = Find(name);
+    if (!option)
+    {
+        std::vector<std::string> known;
+        for (const auto& o : GetDeclarations())
+        {
+            known.push_back(o.name);
+        }
+        throw OptionError("",
+                          "unknown job option '" + name + "'; job options: " + JoinNames(known));
+    }
+    return *option;
+}
+
+void
+JobOptions::SetDefault(const std::string& name, const std::string& value)
+{
+    const OptionSpec& option = Option(name);
+    if (!value.empty())
+    {
+        const std::string why = option.Check(value);
+        if (!why.empty())
+        {
+            throw OptionError(name, "default '" + value + "' " + why);
+        }
+    }
+    m_defaults[name] = value;
+}
+
+void
+JobOptions::Set(const std::string& name, const std::string& value)
+{
+    const OptionSpec& option = Option(name);
+    if (value.empty())
+    {
+        throw OptionError(name, "needs a value (--" + name + "=VALUE): " + option.Allowed());
+    }
+    const std::string why = option.Check(value);
+    if (!why.empty())
+    {
+        throw OptionError(name, "'" + value + "' " + why);
+    }
+    m_given[name] = value;
+}
+
+bool
+JobOptions::Has(const std::string& name) const
+{
+    Option(name);
+    return m_given.count(name) > 0;
+}
+
+std::string
+JobOptions::Get(const std::string& name) const
+{
+    const OptionSpec& option = Option(name);
+    auto given = m_given.find(name);
+    if (given != m_given.end())
+    {
+        return given->second;
+    }
+    auto fallback = m_defaults.find(name);
+    return fallback != m_defaults.end() ? fallback->second : option.fallback;
+}
+
+void
+JobOptions::AddTo(CommandLine& cmd)
+{
+    for (const auto& o : GetDeclarations())
+    {
+        const std::string name = o.name;
+        const bool flag = o.kind == OptionKind::FLAG;
+        cmd.AddValue(name,
+                     o.HelpText(o.help, false, true, false),
+                     Callback<bool, std::string>(
+                         [this, name, flag](std::string value)
+                         {
+                             // --sp alone means --sp=true, as in the rapid-llm command.
+                             Set(name, value.empty() && flag ? "true" : value);
+                             return true;
+                         }),
+                     Get(name));
+    }
+}
+
+uint64_t
+JobOptions::Count(const std::string& name) const
+{
+    const std::string text = Get(name);
+    uint64_t value = 0;
+    if (!ParseWholeNumber(text, value))
+    {
+        const OptionSpec& option = Option(name);
+        throw OptionError(name,
+                          "is required (--" + name + "=VALUE: " + option.help + "; "
+                              + option.Allowed() + ")");
+    }
+    return value;
+}
+
+bool
+JobOptions::Flag(const std::string& name) const
+{
+    bool value = false;
+    ParseBoolean(Get(name), value);
+    return value;
+}
+
+bool
+JobOptions::Override(const std::string& name, uint32_t& out) const
+{
+    if (Get(name).empty())
+    {
+        return false;
+    }
+    out = static_cast<uint32_t>(Count(name)); // declared within 32 bits
+    return true;
+}
+
+JobSpec
+JobOptions::ToSpecs() const
+{
+    JobSpec job;
+    RunSpec& run = job.run;
+    ModelSpec& model = job.model;
+    run.mode = Get("mode") == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
+    // Options of the other run mode would be silently ignored: they are errors.
+    const std::string mode = ToString(run.mode);
+    for (const auto& [name, value] : m_given)
+    {
+        const OptionSpec& option = Option(name);
+        if (!option.mode.empty() && option.mode != mode)
+        {
+            throw OptionError(name,
+                              "does not apply to --mode=" + mode + " (it sets " + option.mode
+                                  + " only); drop it or use --mode=" + option.mode);
+        }
+    }
+    model = ModelSpec::Load(Get("model"));
+    job.hardware = HardwareSpec::Load(Get("hardware"));
+
+    bool reshaped = false;
+    reshaped |= Override("layers", model.layers);
+    reshaped |= Override("hidden", model.hidden);
+    reshaped |= Override("heads", model.heads);
+    if (Override("kv-heads", model.kvHeads))
+    {
+        reshaped = true;
+    }
+    else if (!Get("heads").empty())
+    {
+        model.kvHeads = model.heads;
+    }
+    reshaped |= Override("ffn", model.ffn);
+    reshaped |= Override("vocab", model.vocab);
+    if (reshaped)
+    {
+        if (model.hidden % model.heads != 0)
+        {
+            throw OptionError("heads",
+                              "hidden (" + std::to_string(model.hidden)
+                                  + ") must be divisible by heads (" + std::to_string(model.heads)
+                                  + ")");
+        }
+        model.headDim = model.hidden / model.heads;
+        if (model.IsMoe() && !Get("ffn").empty())
+        {
+            model.expertFfn = model.ffn;
+        }
+        model.Validate(kCommandLine);
+    }
+
+    // Counts are declared within 32 bits (degrees within the network's 2^24 endpoints); the
+    // products below are formed in 64 bits and checked before they are stored.
+    auto& p = run.parallel;
+    p.tp = static_cast<uint32_t>(Count("tp"));
+    p.pp = static_cast<uint32_t>(Count("pp"));
+    p.cp = static_cast<uint32_t>(Count("cp"));
+    p.ep = static_cast<uint32_t>(Count("ep"));
+    p.virtualStages = static_cast<uint32_t>(Count("vpp"));
+    p.zeroStage = Flag("fsdp") ? 3 : static_cast<uint32_t>(Count("zero"));
+    p.sequenceParallel = Flag("sp");
+    const uint64_t modelParallel = uint64_t(p.tp) * p.pp * p.cp;
+    const uint64_t maxGpus = Option("gpus").maximum;
+    const bool haveGpus = !Get("gpus").empty();
+    const bool haveDp = !Get("dp").empty();
+    if (haveDp)
+    {
+        p.dp = static_cast<uint32_t>(Count("dp"));
+    }
+    else if (haveGpus)
+    {
+        const uint64_t gpus = Count("gpus");
+        if (gpus % modelParallel != 0)
+        {
+            throw OptionError("gpus",
+                              std::to_string(gpus) + " GPUs must be divisible by tp x pp x cp ("
+                                  + std::to_string(modelParallel) + ")");
+        }
+        p.dp = static_cast<uint32_t>(gpus / modelParallel);
+    }
+    else
+    {
+        p.dp = 1;
+    }
+    if (p.Gpus() > maxGpus)
+    {
+        throw OptionError(haveDp ? "dp" : "tp",
+                          "tp x pp x dp x cp = " + std::to_string(p.Gpus())
+                              + " GPUs; allowed: at most " + std::to_string(maxGpus));
+    }
+    if (haveGpus && p.Gpus() != Count("gpus"))
+    {
+        throw OptionError("gpus",
+                          std::to_string(Count("gpus")) + " GPUs must equal tp x pp x dp x cp ("
+                              + std::to_string(p.Gpus()) + ")");
+    }
+
+    ParseRecompute(Get("recompute"), run.recompute);
+    ParseDataType(Get("dtype"), run.dtype);
+    run.flashAttention = Get("attention") == "flash";
+    run.overlapGradReduce = Get("grad-reduce") == "overlap";
+    run.overlapTpReduce = Get("tp-reduce") == "overlap";
+    run.microBatch = static_cast<uint32_t>(Count("mbs"));
+    if (!Get("gbs").empty())
+    {
+        run.globalBatch = static_cast<uint32_t>(Count("gbs"));
+    }
+    else
+    {
+        const uint64_t gbs = uint64_t(run.microBatch) * p.dp;
+        const uint64_t maxGbs = Option("gbs").maximum;
+        if (gbs > maxGbs)
+        {
+            throw OptionError("mbs",
+                              "the default global batch mbs x dp = "
+                                  + std::to_string(run.microBatch) + " x " + std::to_string(p.dp)
+                                  + " = " + std::to_string(gbs) + " exceeds "
+                                  + std::to_string(maxGbs) + "; give --gbs");
+        }
+        run.globalBatch = static_cast<uint32_t>(gbs);
+    }
+    run.sequence = static_cast<uint32_t>(Count("seq"));
+    run.batch = static_cast<uint32_t>(Count("batch"));
+    run.promptTokens = static_cast<uint32_t>(Count("prompt"));
+    run.generatedTokens = static_cast<uint32_t>(Count("gen"));
+    run.splitKvDecode = Get("decode-attention") == "split_kv";
+    run.firstTokenFromPrefill = Get("first-token") == "prefill";
+    run.Validate(model, kCommandLine);
+    return job;
+}
+
+std::string
+JobOptions::DescribeError(const std::exception& e)
+{
+    const auto* spec = dynamic_cast<const SpecError*>(&e);
+    if (spec && spec->GetFile() == kCommandLine && !spec->GetField().empty())
+    {
+        for (const auto& o : GetDeclarations())
+        {
+            if (o.name == spec->GetField() || o.field == spec->GetField())
+            {
+                return "option --" + o.name + ": " + spec->GetMessage();
+            }
+        }
+    }
+    return e.what();
+}
+
+void
+JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
+{
+    JobSpec job = ToSpecs();
+    helper->SetModel(job.model);
+    helper->SetHardware(job.hardware);
+    helper->SetRun(job.run);
+}
+
+} // namespace rapidllm
+} // namespace ns3

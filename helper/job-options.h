@@ -1,0 +1,138 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_JOB_OPTIONS_H
+#define RAPIDLLM_JOB_OPTIONS_H
+
+#include "ns3/hardware-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/ptr.h"
+#include "ns3/run-spec.h"
+#include "option-spec.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+
+class CommandLine;
+
+namespace rapidllm {
+
+class RapidLlmHelper;
+
+/** The source name of option values (a script's or the command's command line), in SpecError. */
+extern const char* const kCommandLine;
+
+/**
+ * \ingroup rapid-llm
+ * \brief A job resolved from its options: the model (shape overrides applied), the machine and
+ * the layout and run settings, validated against each other.
+ */
+struct JobSpec
+{
+    ModelSpec model;       //!< the model
+    HardwareSpec hardware; //!< the machine
+    RunSpec run;           //!< the layout and run settings
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The options that describe a job (model, hardware, parallel layout, batch, run mode
+ * and settings, model shape overrides), declared once here for scenario scripts and for the
+ * `rapid-llm` command (whose memory, run and trace commands take exactly these; utils/ adds
+ * its per-command variants).
+ *
+ * A scenario script adds them all to its CommandLine in one call and turns them into specs:
+ * \code
+ *   JobOptions job;
+ *   job.SetDefault("model", "gpt-1.7b");      // the script's own defaults, shown by --help
+ *   CommandLine cmd(__FILE__);
+ *   job.AddTo(cmd);                           // --model --tp --pp --dp --mbs --gbs --seq ...
+ *   cmd.Parse(argc, argv);                    // each value checked as it is parsed
+ *   Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+ *   job.Apply(helper);                        // or JobSpec spec = job.ToSpecs();
+ * \endcode
+ * Values are checked against their declaration (kind, range, choices) when given, and against
+ * each other by ToSpecs(); every error is a SpecError naming the option (source kCommandLine).
+ * An option of the other run mode (e.g. --gbs with --mode=inference) is an error.
+ */
+class JobOptions
+{
+  public:
+    /** The largest number of GPUs (endpoints) a network can have. */
+    static constexpr uint64_t kMaxGpus = 1ull << 24;
+    /** The largest count a run setting holds (counts are 32-bit). */
+    static constexpr uint64_t kMaxCount = 4294967295ull;
+
+    /** \return the job options, in the order help lists them */
+    static const std::vector<OptionSpec>& GetDeclarations();
+    /** \return the job option called \p name, or nullptr */
+    static const OptionSpec* Find(const std::string& name);
+
+    JobOptions();
+
+    /**
+     * \brief Changes an option's default (what applies when it is not given, and what --help
+     * shows); "" leaves it without one (as dp: derived from the others).
+     * \param name the option \param value the new default (checked)
+     */
+    void SetDefault(const std::string& name, const std::string& value);
+    /**
+     * \brief Sets an option as if given on the command line (a later value replaces it).
+     * \param name the option \param value its value; throws SpecError if not allowed
+     */
+    void Set(const std::string& name, const std::string& value);
+    /** \return whether \p name was given (Set or parsed) */
+    bool Has(const std::string& name) const;
+    /** \return the value given, else the default ("" when neither) */
+    std::string Get(const std::string& name) const;
+
+    /**
+     * \brief Adds every job option to \p cmd, with its help, allowed values and default;
+     * parsing checks each value (throwing SpecError) and records it here. This object must
+     * outlive cmd.Parse().
+     * \param cmd the script's command line
+     */
+    void AddTo(CommandLine& cmd);
+
+    /**
+     * \brief Loads the specs and validates the layout against the model.
+     * \return the job; throws SpecError naming the option (or the field it sets)
+     */
+    JobSpec ToSpecs() const;
+    /**
+     * \brief Sets the helper's model, hardware and run from ToSpecs().
+     * \param helper the helper
+     */
+    void Apply(Ptr<RapidLlmHelper> helper) const;
+
+    /**
+     * \brief Words an error for a person, naming the option as given on the command line.
+     * \param e an error (e.g. from CommandLine::Parse, ToSpecs or a run)
+     * \return "option --tp: 'abc' is not allowed; ..." for a SpecError about a job option (or
+     *         the spec field it sets) from the command line, else e.what()
+     */
+    static std::string DescribeError(const std::exception& e);
+
+  private:
+    /** \return the declaration of \p name; throws SpecError listing the job options */
+    const OptionSpec& Option(const std::string& name) const;
+    /** \return a COUNT's value; throws "is required" if it has none */
+    uint64_t Count(const std::string& name) const;
+    /** \return a FLAG's value */
+    bool Flag(const std::string& name) const;
+    /** Sets \p out to the option's value when it has one (a model shape override). */
+    bool Override(const std::string& name, uint32_t& out) const;
+
+    std::map<std::string, std::string> m_given;    //!< option -> value given
+    std::map<std::string, std::string> m_defaults; //!< option -> default set by the script
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_JOB_OPTIONS_H
