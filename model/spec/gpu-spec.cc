@@ -28,6 +28,34 @@ GpuSpec::VectorFlops(DataType type) const
     return it == vectorFlops.end() ? 0.0 : it->second;
 }
 
+bool
+GpuEfficiency::operator==(const GpuEfficiency& o) const
+{
+    return tensor == o.tensor && vector == o.vector && hbm == o.hbm && l2 == o.l2 && smem == o.smem;
+}
+
+bool
+GpuSpec::operator==(const GpuSpec& o) const
+{
+    return name == o.name && smCount == o.smCount && clockHz == o.clockHz
+           && tensorFlops == o.tensorFlops && vectorFlops == o.vectorFlops
+           && registersPerSm == o.registersPerSm && maxThreadsPerSm == o.maxThreadsPerSm
+           && maxBlocksPerSm == o.maxBlocksPerSm
+           && sharedMemoryPerSmBytes == o.sharedMemoryPerSmBytes
+           && sharedMemoryPerBlockBytes == o.sharedMemoryPerBlockBytes
+           && smemBytesPerClockPerSm == o.smemBytesPerClockPerSm && l2Bytes == o.l2Bytes
+           && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
+           && hbmBandwidthBps == o.hbmBandwidthBps && launchOverheadS == o.launchOverheadS
+           && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
+           && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency;
+}
+
+bool
+GpuSpec::operator!=(const GpuSpec& o) const
+{
+    return !(*this == o);
+}
+
 namespace {
 // Bounds on memory sizes, far above any GPU (an H100 has 80 GiB of HBM, 50 MiB of L2, 228 KiB
 // of shared memory per SM) and far below where a byte count would wrap.

@@ -50,6 +50,34 @@ TopologyKindNames()
     return names;
 }
 
+bool
+NetworkDimensionSpec::operator==(const NetworkDimensionSpec& o) const
+{
+    return name == o.name && size == o.size && kind == o.kind && shape == o.shape
+           && bandwidthBps == o.bandwidthBps && latencyS == o.latencyS
+           && switchLatencyS == o.switchLatencyS && wireEfficiency == o.wireEfficiency
+           && oversubscription == o.oversubscription && leafSize == o.leafSize
+           && collective == o.collective;
+}
+
+bool
+LinkFaultSpec::operator==(const LinkFaultSpec& o) const
+{
+    return link == o.link && factor == o.factor;
+}
+
+bool
+NetworkSpec::operator==(const NetworkSpec& o) const
+{
+    return dimensions == o.dimensions && routing == o.routing && faults == o.faults;
+}
+
+bool
+NetworkSpec::operator!=(const NetworkSpec& o) const
+{
+    return !(*this == o);
+}
+
 uint64_t
 NetworkSpec::FixedSize() const
 {
