@@ -153,19 +153,9 @@ JobSpec::Parse(const std::string& text, const std::string& source, const std::st
 JobSpec
 JobSpec::Load(const std::string& path)
 {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-    {
-        throw SpecError("", "run", "'" + path + "' is a directory, not a job file");
-    }
-    std::ifstream in(path);
-    if (!in)
-    {
-        throw SpecError("", "run", "cannot open job file '" + path + "'");
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return Parse(text.str(), path, std::filesystem::path(path).parent_path().string());
+    return Parse(ReadSpecFile(path, "run", "a job file"),
+                 path,
+                 std::filesystem::path(path).parent_path().string());
 }
 
 } // namespace rapidllm

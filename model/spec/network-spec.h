@@ -68,6 +68,9 @@ struct LinkFaultSpec
     std::string link;    //!< link selector, e.g. "0-1" (endpoint indices) as Topology parses it
     double factor = 1.0; //!< bandwidth factor; 0 means the link is dead
 
+    /** The smallest soft-fault factor: below it a link is dead (factor 0) or an error. */
+    static constexpr double kMinFactor = 1e-6;
+
     /** \return true when every field is equal */
     bool operator==(const LinkFaultSpec& other) const;
 };

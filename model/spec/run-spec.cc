@@ -358,6 +358,10 @@ RunSpec::Read(SpecReader& r)
         r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";
     s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
+    if (s.bucketBytes == 0)
+    {
+        r.Fail("bucket_mib", "is less than one byte");
+    }
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
     s.sequence = r.GetCount("sequence", 1, s.sequence);
