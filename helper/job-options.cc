@@ -274,10 +274,10 @@ JobOptions::Override(const std::string& name, uint32_t& out) const
     return true;
 }
 
-JobSpec
+ResolvedJob
 JobOptions::ToSpecs() const
 {
-    JobSpec job;
+    ResolvedJob job;
     RunSpec& run = job.run;
     ModelSpec& model = job.model;
     run.mode = Get("mode") == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
@@ -427,7 +427,7 @@ JobOptions::DescribeError(const std::exception& e)
 void
 JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
 {
-    JobSpec job = ToSpecs();
+    ResolvedJob job = ToSpecs();
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);

@@ -32,7 +32,7 @@ extern const char* const kCommandLine;
  * \brief A job resolved from its options: the model (shape overrides applied), the machine and
  * the layout and run settings, validated against each other.
  */
-struct JobSpec
+struct ResolvedJob
 {
     ModelSpec model;       //!< the model
     HardwareSpec hardware; //!< the machine
@@ -54,7 +54,7 @@ struct JobSpec
  *   job.AddTo(cmd);                           // --model --tp --pp --dp --mbs --gbs --seq ...
  *   cmd.Parse(argc, argv);                    // each value checked as it is parsed
  *   Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
- *   job.Apply(helper);                        // or JobSpec spec = job.ToSpecs();
+ *   job.Apply(helper);                        // or ResolvedJob spec = job.ToSpecs();
  * \endcode
  * Values are checked against their declaration (kind, range, choices) when given, and against
  * each other by ToSpecs(); every error is a SpecError naming the option (source kCommandLine).
@@ -103,7 +103,7 @@ class JobOptions
      * \brief Loads the specs and validates the layout against the model.
      * \return the job; throws SpecError naming the option (or the field it sets)
      */
-    JobSpec ToSpecs() const;
+    ResolvedJob ToSpecs() const;
     /**
      * \brief Sets the helper's model, hardware and run from ToSpecs().
      * \param helper the helper

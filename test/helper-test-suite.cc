@@ -790,7 +790,7 @@ class JobOptionsTestCase : public TestCase
         // The training job of TrainingReportTestCase, from a command line.
         JobOptions job =
             Parse({"--gpus=16", "--tp=2", "--pp=2", "--gbs=16", "--seq=512", "--layers=4", "--sp"});
-        JobSpec spec = job.ToSpecs();
+        ResolvedJob spec = job.ToSpecs();
         NS_TEST_EXPECT_MSG_EQ(spec.model.name, "gpt-1.7b", "the script's default model");
         NS_TEST_EXPECT_MSG_EQ(spec.model.layers, 4u, "a shape override");
         NS_TEST_EXPECT_MSG_EQ(spec.run.parallel.dp, 4u, "dp = gpus / (tp x pp)");

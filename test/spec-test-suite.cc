@@ -497,6 +497,28 @@ class YamlBadInputTestCase : public TestCase
             {"hbm_gib of 1e308",
              parseHw(With(hw, "hbm_gib: 80", "hbm_gib: 1e308")),
              {"h.yaml", "gpu.hbm_gib", "1e308", "at most 1048576"}},
+            // Found by the mutation fuzz test: a tiny size became 0 bytes, a huge rate inf.
+            {"hbm_gib of 1e-300 (0 bytes)",
+             parseHw(With(hw, "hbm_gib: 80", "hbm_gib: 1e-300")),
+             {"h.yaml", "gpu.hbm_gib", "less than one byte"}},
+            {"a tensor rate of 1e308 TFLOP/s (inf FLOP/s)",
+             parseHw(With(hw, "bf16: 312", "bf16: 1e308")),
+             {"h.yaml", "gpu.tensor_tflops.bf16", "at most 1000000", "1e308"}},
+            {"a link of 1e308 GB/s (inf bytes/s)",
+             parseHw(With(hw, "bandwidth_GBps: 300", "bandwidth_GBps: 1e308")),
+             {"h.yaml", "network.dimensions[0].bandwidth_GBps", "at most 1000000000"}},
+            {"a soft fault of 1e-12 (a replay that never ends)",
+             parseHw(With(hw,
+                          "  dimensions:",
+                          "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-12}]\n"
+                          "  dimensions:")),
+             {"h.yaml", "bandwidth_factor", "below 1e-06", "give 0 for a dead link"}},
+            {"a gradient bucket of 1e-300 MiB (0 bytes)",
+             []()
+             {
+                 RunSpec::Parse("bucket_mib: 1e-300\n", "run.yaml");
+             },
+             {"run.yaml", "bucket_mib", "less than one byte"}},
             {"a network dimension of 2^32 endpoints",
              parseHw(With(hw, "size: 8", "size: 4294967296")),
              {"h.yaml", "size", "4294967296", range}},

@@ -135,9 +135,9 @@ RunCollectiveCommand(const CliArgs& args)
         for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
         {
             const auto& s = r.mostLoaded[i];
-            std::cout << "    " << s.name << "  " << Number(s.bytes / 1e6)
-                      << " MB, busy " << Number(s.busyTimeS * 1e6) << " us, utilization "
-                      << Number(s.utilization) << "\n";
+            std::cout << "    " << s.name << "  " << Number(s.bytes / 1e6) << " MB, busy "
+                      << Number(s.busyTimeS * 1e6) << " us, utilization " << Number(s.utilization)
+                      << "\n";
         }
     }
     return 0;

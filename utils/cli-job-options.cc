@@ -7,7 +7,7 @@
 namespace ns3 {
 namespace rapidllm {
 
-JobSpec
+ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
     JobOptions job;

@@ -20,7 +20,7 @@ namespace rapidllm {
  * \param args the command's checked options
  * \return the job
  */
-JobSpec ReadJobOptions(const CliArgs& args);
+ResolvedJob ReadJobOptions(const CliArgs& args);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -29,7 +29,7 @@ Gib(uint64_t bytes)
 int
 RunMemoryCommand(const CliArgs& args)
 {
-    JobSpec job = ReadJobOptions(args);
+    ResolvedJob job = ReadJobOptions(args);
     Workload w = Workload::Build(job.model, job.run);
     MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
     if (args.Flag("json"))

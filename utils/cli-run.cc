@@ -45,7 +45,7 @@ ReportJson(const RunReport& report, bool perRank, bool timing)
 int
 RunRunCommand(const CliArgs& args)
 {
-    JobSpec job = ReadJobOptions(args);
+    ResolvedJob job = ReadJobOptions(args);
     const bool timing = args.Flag("timing");
     const bool perRank = args.Flag("per-rank");
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();

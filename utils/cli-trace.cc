@@ -20,7 +20,7 @@ namespace rapidllm {
 int
 RunTraceCommand(const CliArgs& args)
 {
-    JobSpec job = ReadJobOptions(args);
+    ResolvedJob job = ReadJobOptions(args);
     const std::string out = args.Text("out");
     std::error_code ec;
     std::filesystem::create_directories(out, ec);

@@ -52,12 +52,58 @@ GpuSpec::PeakFlops(DataType type) const
     return peak;
 }
 
+bool
+GpuEfficiency::operator==(const GpuEfficiency& o) const
+{
+    return tensor == o.tensor && vector == o.vector && hbm == o.hbm && l2 == o.l2 && smem == o.smem;
+}
+
+bool
+GpuSpec::operator==(const GpuSpec& o) const
+{
+    return name == o.name && smCount == o.smCount && clockHz == o.clockHz
+           && tensorFlops == o.tensorFlops && vectorFlops == o.vectorFlops
+           && registersPerSm == o.registersPerSm && maxThreadsPerSm == o.maxThreadsPerSm
+           && maxBlocksPerSm == o.maxBlocksPerSm
+           && sharedMemoryPerSmBytes == o.sharedMemoryPerSmBytes
+           && sharedMemoryPerBlockBytes == o.sharedMemoryPerBlockBytes
+           && smemBytesPerClockPerSm == o.smemBytesPerClockPerSm && l2Bytes == o.l2Bytes
+           && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
+           && hbmBandwidthBps == o.hbmBandwidthBps && launchOverheadS == o.launchOverheadS
+           && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
+           && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency;
+}
+
+bool
+GpuSpec::operator!=(const GpuSpec& o) const
+{
+    return !(*this == o);
+}
+
 namespace {
 // Bounds on memory sizes, far above any GPU (an H100 has 80 GiB of HBM, 50 MiB of L2, 228 KiB
 // of shared memory per SM) and far below where a byte count would wrap.
 constexpr double kMaxGib = 1 << 20; //!< 1 PiB of device memory
 constexpr double kMaxMib = 1 << 20; //!< 1 TiB of cache
 constexpr double kMaxKib = 1 << 20; //!< 1 GiB of shared memory
+// Bounds on rates, orders of magnitude above any GPU (an H100: 1.83 GHz, 1979 dense fp8
+// TFLOP/s, 3.35 TB/s of HBM) and far below where a conversion to per-second units overflows.
+constexpr double kMaxClockMhz = 1e6;      //!< 1 THz
+constexpr double kMaxTflops = 1e6;        //!< 1 EFLOP/s per GPU
+constexpr double kMaxGBps = 1e9;          //!< 1 EB/s
+constexpr double kMaxBytesPerClock = 1e6; //!< shared-memory bytes per clock per SM
+
+/** \return a size in bytes: \p unit bytes per unit, at least one byte after conversion */
+uint64_t
+ReadBytes(SpecReader& r, const std::string& key, double maxUnits, double unit)
+{
+    const double bytes = r.GetSize(key, maxUnits) * unit;
+    if (bytes < 1)
+    {
+        r.Fail(key, "is less than one byte");
+    }
+    return static_cast<uint64_t>(bytes);
+}
 
 /** Reads a {dtype: TFLOP/s} mapping into FLOP/s. */
 std::map<DataType, double>
@@ -75,7 +121,7 @@ ReadRates(SpecReader& parent, const std::string& key, bool required)
         {
             DataType type;
             ParseDataType(name, type);
-            rates[type] = reader.GetPositive(name) * 1e12;
+            rates[type] = reader.GetSize(name, kMaxTflops) * 1e12;
         }
     }
     reader.Finish();
@@ -94,25 +140,23 @@ GpuSpec::Read(SpecReader& r)
     GpuSpec g;
     g.name = r.GetString("name");
     g.smCount = r.GetCount("sm_count");
-    g.clockHz = r.GetPositive("clock_mhz") * 1e6;
+    g.clockHz = r.GetSize("clock_mhz", kMaxClockMhz) * 1e6;
     g.tensorFlops = ReadRates(r, "tensor_tflops", true);
     g.vectorFlops = ReadRates(r, "vector_tflops", true);
     g.registersPerSm = r.GetCount("registers_per_sm");
     g.maxThreadsPerSm = r.GetCount("max_threads_per_sm");
     g.maxBlocksPerSm = r.GetCount("max_blocks_per_sm");
-    g.sharedMemoryPerSmBytes =
-        static_cast<uint64_t>(r.GetSize("shared_memory_per_sm_kib", kMaxKib) * 1024);
-    g.sharedMemoryPerBlockBytes =
-        static_cast<uint64_t>(r.GetSize("shared_memory_per_block_kib", kMaxKib) * 1024);
+    g.sharedMemoryPerSmBytes = ReadBytes(r, "shared_memory_per_sm_kib", kMaxKib, 1024);
+    g.sharedMemoryPerBlockBytes = ReadBytes(r, "shared_memory_per_block_kib", kMaxKib, 1024);
     if (g.sharedMemoryPerBlockBytes > g.sharedMemoryPerSmBytes)
     {
         r.Fail("shared_memory_per_block_kib", "cannot exceed shared_memory_per_sm_kib");
     }
-    g.smemBytesPerClockPerSm = r.GetPositive("smem_bytes_per_clock_per_sm");
-    g.l2Bytes = static_cast<uint64_t>(r.GetSize("l2_mib", kMaxMib) * 1024 * 1024);
-    g.l2BandwidthBps = r.GetPositive("l2_bandwidth_GBps") * 1e9;
-    g.hbmBytes = static_cast<uint64_t>(r.GetSize("hbm_gib", kMaxGib) * 1024 * 1024 * 1024);
-    g.hbmBandwidthBps = r.GetPositive("hbm_bandwidth_GBps") * 1e9;
+    g.smemBytesPerClockPerSm = r.GetSize("smem_bytes_per_clock_per_sm", kMaxBytesPerClock);
+    g.l2Bytes = ReadBytes(r, "l2_mib", kMaxMib, 1024.0 * 1024);
+    g.l2BandwidthBps = r.GetSize("l2_bandwidth_GBps", kMaxGBps) * 1e9;
+    g.hbmBytes = ReadBytes(r, "hbm_gib", kMaxGib, 1024.0 * 1024 * 1024);
+    g.hbmBandwidthBps = r.GetSize("hbm_bandwidth_GBps", kMaxGBps) * 1e9;
     g.launchOverheadS = r.GetInRange("launch_overhead_us", 0, 1e6) * 1e-6;
     // Optional (added for the tile-based compute model; older files stay valid).
     g.memoryLatencyS = r.GetInRange("memory_latency_ns", 0, 1e6, 0) * 1e-9;

@@ -30,6 +30,9 @@ struct GpuEfficiency
     double hbm = 1.0;    //!< fraction of HBM bandwidth a streaming kernel sustains
     double l2 = 1.0;     //!< fraction of L2 bandwidth
     double smem = 1.0;   //!< fraction of shared-memory bandwidth
+
+    /** \return true when every field is equal */
+    bool operator==(const GpuEfficiency& other) const;
 };
 
 /**
@@ -77,6 +80,11 @@ struct GpuSpec
      * \return the spec; throws SpecError on bad input
      */
     static GpuSpec Read(SpecReader& reader);
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const GpuSpec& other) const;
+    /** \return true when a field differs */
+    bool operator!=(const GpuSpec& other) const;
 };
 
 } // namespace rapidllm

@@ -4,16 +4,17 @@
 
 #include "hardware-spec.h"
 
-#include "preset-registry.h"
+#include "spec-document.h"
 #include "spec-reader.h"
 
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+/** The typed parse of a hardware file's tree. */
 HardwareSpec
-HardwareSpec::Parse(const std::string& text, const std::string& source)
+ReadHardware(const YAML::Node& root, const std::string& source)
 {
-    YAML::Node root = ParseYaml(text, source);
     SpecReader r(root, source);
     HardwareSpec h;
     h.name = r.GetString("name");
@@ -25,12 +26,50 @@ HardwareSpec::Parse(const std::string& text, const std::string& source)
     return h;
 }
 
+/** \return the spec the document describes */
+HardwareSpec
+ReadHardware(const SpecDocument& document)
+{
+    HardwareSpec h;
+    document.Read(
+        [&h](const YAML::Node& root, const std::string& source)
+        {
+            h = ReadHardware(root, source);
+        });
+    return h;
+}
+} // namespace
+
+HardwareSpec
+HardwareSpec::Parse(const std::string& text, const std::string& source)
+{
+    return ReadHardware(SpecDocument::Parse("hardware", text, source));
+}
+
 HardwareSpec
 HardwareSpec::Load(const std::string& nameOrPath)
 {
-    std::string source;
-    std::string text = PresetRegistry::Resolve("hardware", nameOrPath, "hardware", source);
-    return Parse(text, source);
+    return ReadHardware(SpecDocument::Load("hardware", nameOrPath, "hardware"));
+}
+
+HardwareSpec
+HardwareSpec::Load(const std::string& nameOrPath, const std::vector<SpecOverride>& overrides)
+{
+    SpecDocument document = SpecDocument::Load("hardware", nameOrPath, "hardware");
+    document.Apply(overrides);
+    return ReadHardware(document);
+}
+
+bool
+HardwareSpec::operator==(const HardwareSpec& o) const
+{
+    return name == o.name && gpu == o.gpu && network == o.network;
+}
+
+bool
+HardwareSpec::operator!=(const HardwareSpec& o) const
+{
+    return !(*this == o);
 }
 
 } // namespace rapidllm

@@ -9,9 +9,12 @@
 #include "network-spec.h"
 
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
+
+class SpecOverride;
 
 /**
  * \ingroup rapid-llm
@@ -31,12 +34,28 @@ struct HardwareSpec
     static HardwareSpec Load(const std::string& nameOrPath);
 
     /**
+     * \brief Loads as Load(nameOrPath), then applies the "gpu." and "network." overrides (the
+     * others are for the model and skipped) before the typed parse, so every check applies to
+     * them: "gpu.hbm_bandwidth_GBps=0.5x", "network.infiniband.oversubscription=2".
+     * \param nameOrPath a preset name, or a path to a YAML file
+     * \param overrides the overrides, in order
+     * \return the spec; throws SpecError naming the override that set a bad field
+     */
+    static HardwareSpec Load(const std::string& nameOrPath,
+                             const std::vector<SpecOverride>& overrides);
+
+    /**
      * \brief Parses YAML text.
      * \param text the document
      * \param source the file or preset name used in errors
      * \return the spec
      */
     static HardwareSpec Parse(const std::string& text, const std::string& source);
+
+    /** \return true when every field is equal */
+    bool operator==(const HardwareSpec& other) const;
+    /** \return true when a field differs */
+    bool operator!=(const HardwareSpec& other) const;
 };
 
 } // namespace rapidllm

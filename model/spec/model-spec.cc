@@ -4,7 +4,7 @@
 
 #include "model-spec.h"
 
-#include "preset-registry.h"
+#include "spec-document.h"
 #include "spec-reader.h"
 
 #include <cmath>
@@ -102,10 +102,28 @@ ModelSpec::Validate(const std::string& source) const
     }
 }
 
-ModelSpec
-ModelSpec::Parse(const std::string& text, const std::string& source)
+bool
+ModelSpec::operator==(const ModelSpec& o) const
 {
-    YAML::Node root = ParseYaml(text, source);
+    return name == o.name && layers == o.layers && hidden == o.hidden && heads == o.heads
+           && kvHeads == o.kvHeads && headDim == o.headDim && ffn == o.ffn && norm == o.norm
+           && activation == o.activation && position == o.position && bias == o.bias
+           && dropout == o.dropout && vocab == o.vocab && tiedEmbeddings == o.tiedEmbeddings
+           && maxSequence == o.maxSequence && experts == o.experts && topK == o.topK
+           && expertFfn == o.expertFfn;
+}
+
+bool
+ModelSpec::operator!=(const ModelSpec& o) const
+{
+    return !(*this == o);
+}
+
+namespace {
+/** The typed parse of a model file's tree. */
+ModelSpec
+ReadModel(const YAML::Node& root, const std::string& source)
+{
     SpecReader r(root, source);
     ModelSpec m;
     m.name = r.GetString("name");
@@ -145,12 +163,38 @@ ModelSpec::Parse(const std::string& text, const std::string& source)
     return m;
 }
 
+/** \return the spec the document describes */
+ModelSpec
+ReadModel(const SpecDocument& document)
+{
+    ModelSpec m;
+    document.Read(
+        [&m](const YAML::Node& root, const std::string& source)
+        {
+            m = ReadModel(root, source);
+        });
+    return m;
+}
+} // namespace
+
+ModelSpec
+ModelSpec::Parse(const std::string& text, const std::string& source)
+{
+    return ReadModel(SpecDocument::Parse("models", text, source));
+}
+
 ModelSpec
 ModelSpec::Load(const std::string& nameOrPath)
 {
-    std::string source;
-    std::string text = PresetRegistry::Resolve("models", nameOrPath, "model", source);
-    return Parse(text, source);
+    return ReadModel(SpecDocument::Load("models", nameOrPath, "model"));
+}
+
+ModelSpec
+ModelSpec::Load(const std::string& nameOrPath, const std::vector<SpecOverride>& overrides)
+{
+    SpecDocument document = SpecDocument::Load("models", nameOrPath, "model");
+    document.Apply(overrides);
+    return ReadModel(document);
 }
 
 } // namespace rapidllm

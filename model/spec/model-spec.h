@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
+
+class SpecOverride;
 
 /** \brief Normalization layer type. */
 enum class NormType
@@ -70,19 +73,35 @@ struct ModelSpec
     uint64_t ParameterCount() const;
 
     /**
-     * \brief Loads a model preset by name ("gpt3-175b") or a YAML file by path.
+     * \brief Loads a model preset by name ("gpt3-175b"), a YAML file by path, or a Hugging Face
+     * config.json (HuggingFaceConfig). A YAML file may name a `base:` (SpecDocument).
      * \param nameOrPath a preset name or a path
      * \return the spec; throws SpecError on bad input
      */
     static ModelSpec Load(const std::string& nameOrPath);
 
     /**
-     * \brief Parses YAML text.
+     * \brief Loads as Load(nameOrPath), then applies the "model." overrides (the others are
+     * for the hardware and skipped) before the typed parse, so every check applies to them.
+     * \param nameOrPath a preset name or a path
+     * \param overrides e.g. SpecOverride::ParseList("model.layers=40,gpu.hbm_gib=160")
+     * \return the spec; throws SpecError naming the override that set a bad field
+     */
+    static ModelSpec Load(const std::string& nameOrPath,
+                          const std::vector<SpecOverride>& overrides);
+
+    /**
+     * \brief Parses YAML text (or a Hugging Face config's JSON text).
      * \param text the document
      * \param source the file or preset name used in errors
      * \return the spec
      */
     static ModelSpec Parse(const std::string& text, const std::string& source);
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const ModelSpec& other) const;
+    /** \return true when a field differs */
+    bool operator!=(const ModelSpec& other) const;
 
     /**
      * \brief Checks that the fields are consistent; throws SpecError naming \p source.

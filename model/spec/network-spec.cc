@@ -6,6 +6,8 @@
 
 #include "spec-reader.h"
 
+#include <sstream>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -48,6 +50,34 @@ TopologyKindNames()
         names.push_back(ToString(k));
     }
     return names;
+}
+
+bool
+NetworkDimensionSpec::operator==(const NetworkDimensionSpec& o) const
+{
+    return name == o.name && size == o.size && kind == o.kind && shape == o.shape
+           && bandwidthBps == o.bandwidthBps && latencyS == o.latencyS
+           && switchLatencyS == o.switchLatencyS && wireEfficiency == o.wireEfficiency
+           && oversubscription == o.oversubscription && leafSize == o.leafSize
+           && collective == o.collective;
+}
+
+bool
+LinkFaultSpec::operator==(const LinkFaultSpec& o) const
+{
+    return link == o.link && factor == o.factor;
+}
+
+bool
+NetworkSpec::operator==(const NetworkSpec& o) const
+{
+    return dimensions == o.dimensions && routing == o.routing && faults == o.faults;
+}
+
+bool
+NetworkSpec::operator!=(const NetworkSpec& o) const
+{
+    return !(*this == o);
 }
 
 uint64_t
@@ -107,7 +137,8 @@ ReadDimension(SpecReader& r, bool outermost)
         }
         d.size = product;
     }
-    d.bandwidthBps = r.GetPositive("bandwidth_GBps") * 1e9;
+    // At most 1 EB/s per link: far above any link, far below an overflow of bytes/s.
+    d.bandwidthBps = r.GetSize("bandwidth_GBps", 1e9) * 1e9;
     d.latencyS = r.GetInRange("latency_ns", 0, 1e9) * 1e-9;
     d.switchLatencyS = r.GetInRange("switch_latency_ns", 0, 1e9, 0) * 1e-9;
     d.wireEfficiency = r.GetInRange("wire_efficiency", 0.01, 1.0, 1.0);
@@ -148,6 +179,15 @@ NetworkSpec::Read(SpecReader& r)
             LinkFaultSpec fault;
             fault.link = f.GetString("link");
             fault.factor = f.GetInRange("bandwidth_factor", 0.0, 1.0);
+            if (fault.factor > 0 && fault.factor < LinkFaultSpec::kMinFactor)
+            {
+                std::ostringstream os;
+                os << "a factor below " << LinkFaultSpec::kMinFactor
+                   << " is not modelled (the link would take ages per byte); give 0 for a "
+                      "dead link, or a factor from "
+                   << LinkFaultSpec::kMinFactor << " to 1";
+                f.Fail("bandwidth_factor", os.str());
+            }
             f.Finish();
             n.faults.push_back(fault);
         }

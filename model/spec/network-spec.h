@@ -51,6 +51,9 @@ struct NetworkDimensionSpec
     double oversubscription = 1.0; //!< fat tree: leaf down-bandwidth / up-bandwidth
     uint32_t leafSize = 0;         //!< fat tree: endpoints per leaf switch (0 = automatic)
     std::string collective;        //!< preferred CollectiveAlgorithm name ("" = the default)
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const NetworkDimensionSpec& other) const;
 };
 
 /**
@@ -64,6 +67,12 @@ struct LinkFaultSpec
 {
     std::string link;    //!< link selector, e.g. "0-1" (endpoint indices) as Topology parses it
     double factor = 1.0; //!< bandwidth factor; 0 means the link is dead
+
+    /** The smallest soft-fault factor: below it a link is dead (factor 0) or an error. */
+    static constexpr double kMinFactor = 1e-6;
+
+    /** \return true when every field is equal */
+    bool operator==(const LinkFaultSpec& other) const;
 };
 
 /**
@@ -85,6 +94,11 @@ struct NetworkSpec
      * \return the spec; throws SpecError on bad input
      */
     static NetworkSpec Read(SpecReader& reader);
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const NetworkSpec& other) const;
+    /** \return true when a field differs */
+    bool operator!=(const NetworkSpec& other) const;
 };
 
 } // namespace rapidllm

@@ -66,17 +66,10 @@ PresetRegistry::Resolve(const std::string& kind,
     {
         throw SpecError("", field, "'" + nameOrPath + "' is a directory, not a YAML file");
     }
-    std::ifstream in(nameOrPath);
-    if (in)
+    if (std::ifstream(nameOrPath))
     {
-        std::ostringstream os;
-        os << in.rdbuf();
-        if (in.bad())
-        {
-            throw SpecError("", field, "cannot read '" + nameOrPath + "'");
-        }
         source = nameOrPath;
-        return os.str();
+        return ReadSpecFile(nameOrPath, field, "a YAML file");
     }
     if (looksLikePath)
     {

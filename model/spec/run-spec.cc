@@ -449,11 +449,47 @@ RunSpec::CheckSizes(const ModelSpec& model, const std::string& source) const
     }
 }
 
+bool
+ParallelSpec::operator==(const ParallelSpec& o) const
+{
+    return tp == o.tp && pp == o.pp && dp == o.dp && cp == o.cp && ep == o.ep
+           && sequenceParallel == o.sequenceParallel && zeroStage == o.zeroStage
+           && virtualStages == o.virtualStages && firstStageLayers == o.firstStageLayers
+           && lastStageLayers == o.lastStageLayers && rankOrder == o.rankOrder;
+}
+
+bool
+RunSpec::operator==(const RunSpec& o) const
+{
+    return mode == o.mode && parallel == o.parallel && recompute == o.recompute && dtype == o.dtype
+           && microBatch == o.microBatch && globalBatch == o.globalBatch && sequence == o.sequence
+           && flashAttention == o.flashAttention && overlapGradReduce == o.overlapGradReduce
+           && overlapTpReduce == o.overlapTpReduce && bucketBytes == o.bucketBytes
+           && batch == o.batch && promptTokens == o.promptTokens
+           && generatedTokens == o.generatedTokens
+           && firstTokenFromPrefill == o.firstTokenFromPrefill && splitKvDecode == o.splitKvDecode
+           && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance;
+}
+
+bool
+RunSpec::operator!=(const RunSpec& o) const
+{
+    return !(*this == o);
+}
+
 RunSpec
 RunSpec::Parse(const std::string& text, const std::string& source)
 {
     YAML::Node root = ParseYaml(text, source);
     SpecReader r(root, source);
+    RunSpec s = Read(r);
+    r.Finish();
+    return s;
+}
+
+RunSpec
+RunSpec::Read(SpecReader& r)
+{
     RunSpec s;
     std::string mode = r.GetChoice("mode", Choices("mode"), "training");
     s.mode = mode == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
@@ -490,6 +526,10 @@ RunSpec::Parse(const std::string& text, const std::string& source)
         r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";
     s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
+    if (s.bucketBytes == 0)
+    {
+        r.Fail("bucket_mib", "is less than one byte");
+    }
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
     s.sequence = r.GetCount("sequence", 1, s.sequence);
@@ -503,7 +543,6 @@ RunSpec::Parse(const std::string& text, const std::string& source)
         r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
     s.firstTokenFromPrefill =
         r.GetChoice("first_token", Choices("first_token"), "prefill") == "prefill";
-    r.Finish();
     return s;
 }
 

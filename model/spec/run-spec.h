@@ -15,6 +15,7 @@ namespace ns3 {
 namespace rapidllm {
 
 struct ModelSpec;
+class SpecReader;
 
 /** \brief What the job does. */
 enum class RunMode
@@ -95,6 +96,9 @@ struct ParallelSpec
 
     /** \return true when the first or the last stage's layers are set (uneven stages) */
     bool UnevenStages() const;
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const ParallelSpec& other) const;
 };
 
 /**
@@ -152,6 +156,19 @@ struct RunSpec
      * \return the spec (not yet validated against a model)
      */
     static RunSpec Parse(const std::string& text, const std::string& source);
+
+    /**
+     * \brief Reads the run settings of a mapping (a run file, or the run part of a job file,
+     * JobSpec); the caller calls Finish() on \p reader.
+     * \param reader the mapping
+     * \return the spec
+     */
+    static RunSpec Read(SpecReader& reader);
+
+    /** \return true when every field is equal (add new fields to it) */
+    bool operator==(const RunSpec& other) const;
+    /** \return true when a field differs */
+    bool operator!=(const RunSpec& other) const;
 
     /**
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"

@@ -5,6 +5,7 @@
 #include "spec-reader.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -378,9 +379,41 @@ LoadYamlFile(const std::string& path)
     {
         throw SpecError(path, "", "cannot open file");
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return ParseYaml(text.str(), path);
+    return ParseYaml(ReadSpecFile(path, "", "a YAML file"), path);
+}
+
+std::string
+ReadSpecFile(const std::string& path, const std::string& field, const std::string& what)
+{
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+    {
+        throw SpecError("", field, "'" + path + "' is a directory, not " + what);
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+    {
+        throw SpecError("", field, "cannot open file '" + path + "'");
+    }
+    std::string text;
+    char buffer[65536];
+    while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0)
+    {
+        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > kMaxSpecFileBytes)
+        {
+            throw SpecError("",
+                            field,
+                            "'" + path + "' is larger than "
+                                + std::to_string(kMaxSpecFileBytes >> 20)
+                                + " MiB; a spec file is a few KiB of text");
+        }
+    }
+    if (in.bad())
+    {
+        throw SpecError("", field, "cannot read '" + path + "'");
+    }
+    return text;
 }
 
 std::string

@@ -125,6 +125,21 @@ YAML::Node ParseYaml(const std::string& text, const std::string& file);
  */
 YAML::Node LoadYamlFile(const std::string& path);
 
+/** The largest spec file read (a real one is a few KiB; this stops e.g. /dev/zero). */
+constexpr std::size_t kMaxSpecFileBytes = 16u << 20;
+
+/**
+ * \brief Reads a spec file's text: a directory, an unreadable file or one larger than
+ * kMaxSpecFileBytes throws SpecError naming \p field and the path.
+ * \param path the file
+ * \param field the option or key that named it (e.g. "model", "base"), for errors
+ * \param what what the file should be, for errors (e.g. "a YAML file")
+ * \return the text
+ */
+std::string ReadSpecFile(const std::string& path,
+                         const std::string& field,
+                         const std::string& what);
+
 /** \return "a, b, c" */
 std::string JoinNames(const std::vector<std::string>& names);
 

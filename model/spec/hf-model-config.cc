@@ -1,0 +1,401 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "hf-model-config.h"
+
+#include "spec-error.h"
+#include "spec-reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+using Json = nlohmann::json;
+
+/** The families a config can belong to, by model_type, with their architectures names. */
+const std::map<std::string, std::string> kArchitectures = {
+    {"LlamaForCausalLM", "llama"},
+    {"MistralForCausalLM", "mistral"},
+    {"MixtralForCausalLM", "mixtral"},
+    {"Qwen2ForCausalLM", "qwen2"},
+    {"GPT2LMHeadModel", "gpt2"},
+    {"GPTNeoXForCausalLM", "gpt_neox"},
+};
+
+/** Typed access to the keys of one config object; errors name the key and the file. */
+class ConfigReader
+{
+  public:
+    ConfigReader(const Json& json, const std::string& source)
+        : m_json(json)
+        , m_source(source)
+    {}
+
+    bool
+    Has(const std::string& key) const
+    {
+        return m_json.contains(key) && !m_json.at(key).is_null();
+    }
+
+    [[noreturn]] void
+    Fail(const std::string& key, const std::string& message) const
+    {
+        throw SpecError(m_source, key, message);
+    }
+
+    /** \return a whole number in [minimum, 2^32 - 1] */
+    uint64_t
+    Count(const std::string& key, uint64_t minimum = 1) const
+    {
+        if (!Has(key))
+        {
+            Fail(key, "missing; a " + m_family + " config gives it");
+        }
+        const Json& value = m_json.at(key);
+        double number = 0;
+        if (value.is_number_unsigned())
+        {
+            const auto u = value.get<uint64_t>();
+            number = u > SpecReader::kMaxCount ? 1e300 : static_cast<double>(u);
+        }
+        else if (value.is_number())
+        {
+            number = value.get<double>();
+        }
+        else
+        {
+            Fail(key, "expected a whole number, got " + value.dump());
+        }
+        if (!std::isfinite(number) || number != std::floor(number)
+            || number < static_cast<double>(minimum)
+            || number > static_cast<double>(SpecReader::kMaxCount))
+        {
+            Fail(key,
+                 "must be a whole number from " + std::to_string(minimum) + " to "
+                     + std::to_string(SpecReader::kMaxCount) + ", got " + value.dump());
+        }
+        return static_cast<uint64_t>(number);
+    }
+
+    uint64_t
+    Count(const std::string& key, uint64_t minimum, uint64_t fallback) const
+    {
+        return Has(key) ? Count(key, minimum) : fallback;
+    }
+
+    /** \return a number (for rates and factors) */
+    double
+    Number(const std::string& key, double fallback) const
+    {
+        if (!Has(key))
+        {
+            return fallback;
+        }
+        const Json& value = m_json.at(key);
+        if (!value.is_number() || !std::isfinite(value.get<double>()))
+        {
+            Fail(key, "expected a number, got " + value.dump());
+        }
+        return value.get<double>();
+    }
+
+    bool
+    Bool(const std::string& key, bool fallback) const
+    {
+        if (!Has(key))
+        {
+            return fallback;
+        }
+        const Json& value = m_json.at(key);
+        if (!value.is_boolean())
+        {
+            Fail(key, "expected true or false, got " + value.dump());
+        }
+        return value.get<bool>();
+    }
+
+    std::string
+    Text(const std::string& key, const std::string& fallback) const
+    {
+        if (!Has(key))
+        {
+            return fallback;
+        }
+        const Json& value = m_json.at(key);
+        if (!value.is_string())
+        {
+            Fail(key, "expected a text value, got " + value.dump());
+        }
+        return value.get<std::string>();
+    }
+
+    void
+    SetFamily(const std::string& family)
+    {
+        m_family = family;
+    }
+
+  private:
+    const Json& m_json;   //!< the config object
+    std::string m_source; //!< the file
+    std::string m_family; //!< model_type, for messages
+};
+
+/** \return the name the model's reports carry */
+std::string
+NameOf(const ConfigReader& r, const std::string& source)
+{
+    std::string name = r.Text("_name_or_path", "");
+    while (!name.empty() && name.back() == '/')
+    {
+        name.pop_back();
+    }
+    if (!name.empty())
+    {
+        return std::filesystem::path(name).filename().string();
+    }
+    std::filesystem::path path(source);
+    if (path.stem() == "config" && !path.parent_path().filename().empty())
+    {
+        return path.parent_path().filename().string();
+    }
+    return path.stem().empty() ? "hf-model" : path.stem().string();
+}
+
+/** Reads a family with RMSNorm, rotary positions and a SiLU-gated MLP. */
+void
+ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
+{
+    const uint64_t heads = r.Count("num_attention_heads");
+    m["layers"] = r.Count("num_hidden_layers");
+    m["hidden"] = r.Count("hidden_size");
+    m["heads"] = heads;
+    m["kv_heads"] = r.Count("num_key_value_heads", 1, heads);
+    if (r.Has("head_dim"))
+    {
+        m["head_dim"] = r.Count("head_dim");
+    }
+    const uint64_t ffn = r.Count("intermediate_size");
+    m["ffn"] = ffn;
+    const std::string act = r.Text("hidden_act", "silu");
+    if (act != "silu" && act != "swish")
+    {
+        r.Fail("hidden_act",
+               "'" + act + "': a " + type
+                   + " MLP gated by another activation than SiLU is not modelled; allowed: silu");
+    }
+    m["activation"] = "swiglu";
+    m["norm"] = "rmsnorm";
+    m["position"] = "rope";
+    // Llama may put biases on attention or MLP; ModelSpec's bias is on every linear layer.
+    // Qwen2's Q/K/V biases (h + 2 kv_heads x head_dim per layer) are not counted.
+    bool bias = false;
+    if (type == "llama")
+    {
+        const bool attention = r.Bool("attention_bias", false);
+        const bool mlp = r.Bool("mlp_bias", false);
+        if (attention != mlp)
+        {
+            r.Fail("mlp_bias",
+                   "biases on the attention but not the MLP (or the reverse) are not modelled; "
+                   "attention_bias and mlp_bias must be equal");
+        }
+        bias = attention;
+    }
+    m["bias"] = bias;
+    m["dropout"] = r.Number("attention_dropout", 0) > 0;
+    m["vocab"] = r.Count("vocab_size");
+    m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
+    const uint64_t positions = r.Count("max_position_embeddings");
+    m["max_sequence"] = positions;
+    // Sliding-window attention is cheaper than the full attention ModelSpec has.
+    const bool windowed = type == "qwen2" ? r.Bool("use_sliding_window", false) : true;
+    if (windowed && r.Has("sliding_window") && r.Count("sliding_window") < positions)
+    {
+        r.Fail("sliding_window",
+               std::to_string(r.Count("sliding_window"))
+                   + ": sliding-window attention shorter than max_position_embeddings ("
+                   + std::to_string(positions)
+                   + ") is not modelled; set it to null for full attention (exact up to the "
+                     "window)");
+    }
+    if (type == "mixtral")
+    {
+        const uint64_t experts = r.Count("num_local_experts", 2);
+        const uint64_t topK = r.Count("num_experts_per_tok");
+        if (topK > experts)
+        {
+            r.Fail("num_experts_per_tok",
+                   "must be between 1 and num_local_experts (" + std::to_string(experts) + ")");
+        }
+        YAML::Node moe(YAML::NodeType::Map);
+        moe["experts"] = experts;
+        moe["top_k"] = topK;
+        moe["expert_ffn"] = ffn;
+        m["moe"] = moe;
+    }
+}
+
+/** Reads GPT-2: LayerNorm, learned positions, GELU, biases, tied embeddings. */
+void
+ReadGpt2(const ConfigReader& r, YAML::Node& m)
+{
+    const uint64_t hidden = r.Count("n_embd");
+    m["layers"] = r.Count("n_layer");
+    m["hidden"] = hidden;
+    m["heads"] = r.Count("n_head");
+    // n_inner null means 4 x n_embd (GPT2MLP).
+    const uint64_t ffn = r.Has("n_inner") ? r.Count("n_inner") : 4 * hidden;
+    if (ffn > SpecReader::kMaxCount)
+    {
+        r.Fail("n_embd", "4 x n_embd (the default n_inner) exceeds 4294967295");
+    }
+    m["ffn"] = ffn;
+    const std::string act = r.Text("activation_function", "gelu_new");
+    if (act.compare(0, 4, "gelu") != 0)
+    {
+        r.Fail("activation_function",
+               "'" + act + "' is not modelled; allowed: gelu, gelu_new, gelu_fast, ...");
+    }
+    m["activation"] = "gelu";
+    m["norm"] = "layernorm";
+    m["position"] = "learned";
+    m["bias"] = true;
+    m["dropout"] = r.Number("resid_pdrop", 0.1) > 0 || r.Number("attn_pdrop", 0.1) > 0
+                   || r.Number("embd_pdrop", 0.1) > 0;
+    m["vocab"] = r.Count("vocab_size");
+    m["tied_embeddings"] = r.Bool("tie_word_embeddings", true);
+    m["max_sequence"] = r.Count("n_positions");
+}
+
+/** Reads GPT-NeoX: LayerNorm, rotary (possibly partial), GELU, biases. */
+void
+ReadGptNeox(const ConfigReader& r, YAML::Node& m)
+{
+    m["layers"] = r.Count("num_hidden_layers");
+    m["hidden"] = r.Count("hidden_size");
+    m["heads"] = r.Count("num_attention_heads");
+    m["ffn"] = r.Count("intermediate_size");
+    const std::string act = r.Text("hidden_act", "gelu");
+    if (act.compare(0, 4, "gelu") != 0)
+    {
+        r.Fail("hidden_act", "'" + act + "' is not modelled; allowed: gelu, gelu_fast, ...");
+    }
+    const double rotary = r.Number("rotary_pct", 0.25);
+    if (rotary <= 0 || rotary > 1)
+    {
+        r.Fail("rotary_pct", "must be above 0 and at most 1");
+    }
+    m["activation"] = "gelu";
+    m["norm"] = "layernorm";
+    m["position"] = "rope";
+    m["bias"] = r.Bool("attention_bias", true);
+    m["dropout"] = r.Number("attention_dropout", 0) > 0 || r.Number("hidden_dropout", 0) > 0;
+    m["vocab"] = r.Count("vocab_size");
+    m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
+    m["max_sequence"] = r.Count("max_position_embeddings");
+}
+
+} // namespace
+
+std::vector<std::string>
+HuggingFaceConfig::ModelTypes()
+{
+    return {"llama", "mistral", "mixtral", "qwen2", "gpt2", "gpt_neox"};
+}
+
+bool
+HuggingFaceConfig::IsConfig(const std::string& text, const std::string& source)
+{
+    const auto first = text.find_first_not_of(" \t\r\n");
+    const bool jsonName = source.size() >= 5 && source.compare(source.size() - 5, 5, ".json") == 0;
+    if (first == std::string::npos || text[first] != '{')
+    {
+        return jsonName;
+    }
+    if (!Json::accept(text))
+    {
+        return jsonName;
+    }
+    const Json json = Json::parse(text);
+    return json.is_object() && (json.contains("model_type") || json.contains("architectures"));
+}
+
+YAML::Node
+HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& source)
+{
+    Json json;
+    try
+    {
+        json = Json::parse(text);
+    }
+    catch (const Json::exception& e)
+    {
+        throw SpecError(
+            source, "", std::string("not a valid JSON Hugging Face config: ") + e.what());
+    }
+    if (!json.is_object())
+    {
+        throw SpecError(source, "", "a Hugging Face config is a JSON object");
+    }
+    ConfigReader r(json, source);
+    std::string type = r.Text("model_type", "");
+    if (type.empty() && r.Has("architectures"))
+    {
+        const Json& archs = json.at("architectures");
+        if (!archs.is_array() || archs.empty() || !archs[0].is_string())
+        {
+            r.Fail("architectures", "expected a list of class names, got " + archs.dump());
+        }
+        auto it = kArchitectures.find(archs[0].get<std::string>());
+        if (it == kArchitectures.end())
+        {
+            std::vector<std::string> known;
+            for (const auto& [name, family] : kArchitectures)
+            {
+                known.push_back(name);
+            }
+            r.Fail("architectures",
+                   "'" + archs[0].get<std::string>()
+                       + "' is not supported; supported: " + JoinNames(known));
+        }
+        type = it->second;
+    }
+    if (type.empty())
+    {
+        r.Fail("model_type",
+               "missing (and no architectures); supported: " + JoinNames(ModelTypes()));
+    }
+    r.SetFamily(type);
+    YAML::Node m(YAML::NodeType::Map);
+    m["name"] = NameOf(r, source);
+    if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2")
+    {
+        ReadLlamaFamily(r, type, m);
+    }
+    else if (type == "gpt2")
+    {
+        ReadGpt2(r, m);
+    }
+    else if (type == "gpt_neox")
+    {
+        ReadGptNeox(r, m);
+    }
+    else
+    {
+        r.Fail("model_type",
+               "'" + type + "' is not supported; supported: " + JoinNames(ModelTypes()));
+    }
+    return m;
+}
+
+} // namespace rapidllm
+} // namespace ns3

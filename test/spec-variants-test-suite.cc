@@ -1,0 +1,787 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Spec variants: overrides by path, `base:` inheritance, Hugging Face model configs and job
+// files. Each variant is compared with a second path to the same spec (the preset with the
+// field set by hand, a hand-written full copy, the published parameter count), every field
+// at once through the specs' equality operators.
+
+#include "ns3/abort.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/job-spec.h"
+#include "ns3/model-spec.h"
+#include "ns3/preset-registry.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
+#include "ns3/test.h"
+#include "spec-error-check.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/** A scratch folder for spec files, removed at the end. */
+class ScratchDir
+{
+  public:
+    explicit ScratchDir(const std::string& tag)
+        : m_path(fs::temp_directory_path() / ("rapidllm-" + tag + "-" + std::to_string(::getpid())))
+    {
+        fs::remove_all(m_path);
+        fs::create_directories(m_path);
+    }
+
+    ~ScratchDir()
+    {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+
+    /** Writes \p text to \p name and returns its path. */
+    std::string
+    Put(const std::string& name, const std::string& text) const
+    {
+        const fs::path path = m_path / name;
+        fs::create_directories(path.parent_path());
+        std::ofstream(path) << text;
+        return path.string();
+    }
+
+    std::string
+    Path() const
+    {
+        return m_path.string();
+    }
+
+  private:
+    fs::path m_path; //!< the folder
+};
+
+/** \return the overrides of a comma-separated list */
+std::vector<SpecOverride>
+Set(const std::string& text)
+{
+    return SpecOverride::ParseList(text, "test");
+}
+
+/** \return \p text with the first \p from replaced by \p to (which must be there) */
+std::string
+With(std::string text, const std::string& from, const std::string& to)
+{
+    const auto at = text.find(from);
+    NS_ABORT_MSG_IF(at == std::string::npos, "'" << from << "' not in the text");
+    return text.replace(at, from.size(), to);
+}
+
+/** \return the text of a preset */
+std::string
+Preset(const std::string& kind, const std::string& name)
+{
+    std::string text;
+    NS_ABORT_MSG_UNLESS(PresetRegistry::Find(kind, name, text), name);
+    return text;
+}
+
+/** \return the path of a Hugging Face config fixture */
+std::string
+HfConfig(const std::string& folder)
+{
+    return std::string(RAPIDLLM_SOURCE_DIR) + "/test/data/hf/" + folder + "/config.json";
+}
+
+} // namespace
+
+/**
+ * \brief An override changes exactly the named field: the overridden spec equals the preset
+ * with that one field set by hand, and differs from the preset.
+ */
+class OverrideTestCase : public TestCase
+{
+  public:
+    OverrideTestCase()
+        : TestCase("an override changes exactly the named field")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        // Scale: 3350 GB/s x 0.5.
+        HardwareSpec expected = h100;
+        expected.gpu.hbmBandwidthBps = 1675e9;
+        HardwareSpec got = HardwareSpec::Load("h100-sxm-80gb", Set("gpu.hbm_bandwidth_GBps=0.5x"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "HBM bandwidth scaled by 0.5");
+        NS_TEST_EXPECT_MSG_EQ((got != h100), true, "and nothing else");
+        // A value.
+        expected = h100;
+        expected.gpu.hbmBytes = 160ull << 30;
+        got = HardwareSpec::Load("h100-sxm-80gb", Set("gpu.hbm_gib=160"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "HBM 160 GiB");
+        // A network dimension by name, and the same by index.
+        expected = h100;
+        NS_TEST_ASSERT_MSG_EQ(expected.network.dimensions[1].name, "infiniband", "preset layout");
+        expected.network.dimensions[1].oversubscription = 2;
+        got = HardwareSpec::Load("h100-sxm-80gb", Set("network.infiniband.oversubscription=2"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "fat tree 2:1 by dimension name");
+        got = HardwareSpec::Load("h100-sxm-80gb", Set("network.dimensions[1].oversubscription=2"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "fat tree 2:1 by index");
+        // Several at once; a count scaled; a later override of the same field wins; a field
+        // the preset does not give is added.
+        expected = h100;
+        expected.gpu.hbmBytes = 120ull << 30;
+        expected.gpu.smCount = 66;
+        expected.gpu.efficiency.hbm = 0.8;
+        expected.network.dimensions[0].bandwidthBps = 900e9;
+        expected.network.dimensions[0].collective = "ring";
+        expected.network.routing = "ecmp";
+        got = HardwareSpec::Load("h100-sxm-80gb",
+                                 Set("gpu.hbm_gib=100, gpu.sm_count=0.5x,gpu.efficiency.hbm=0.8,"
+                                     "network.nvlink.bandwidth_GBps=2x,gpu.hbm_gib=120,"
+                                     "network.nvlink.collective=ring,network.routing=ecmp"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "seven overrides at once");
+
+        // The model: "model." paths; hardware overrides are skipped by the model and back.
+        const ModelSpec llama = ModelSpec::Load("llama2-7b");
+        ModelSpec expectedModel = llama;
+        expectedModel.layers = 40;
+        expectedModel.kvHeads = 8;
+        const auto both = Set("model.layers=40,gpu.hbm_gib=160,model.kv_heads=8");
+        NS_TEST_EXPECT_MSG_EQ((ModelSpec::Load("llama2-7b", both) == expectedModel),
+                              true,
+                              "model layers and kv_heads");
+        expected = h100;
+        expected.gpu.hbmBytes = 160ull << 30;
+        NS_TEST_EXPECT_MSG_EQ((HardwareSpec::Load("h100-sxm-80gb", both) == expected),
+                              true,
+                              "model overrides skipped by the hardware");
+        // A dense model made a mixture of experts by two overrides (a new section).
+        expectedModel = llama;
+        expectedModel.experts = 8;
+        expectedModel.topK = 2;
+        expectedModel.expertFfn = llama.ffn;
+        NS_TEST_EXPECT_MSG_EQ(
+            (ModelSpec::Load("llama2-7b", Set("model.moe.experts=8,model.moe.top_k=2"))
+             == expectedModel),
+            true,
+            "moe section added");
+        // A list value keeps its commas.
+        const auto shape = Set("network.torus.shape=[4, 4],model.layers=2");
+        NS_TEST_EXPECT_MSG_EQ(shape.size(), 2u, "commas inside [] belong to the value");
+        NS_TEST_EXPECT_MSG_EQ((shape[0].GetTarget() == SpecOverride::Target::HARDWARE),
+                              true,
+                              "network paths target the hardware");
+        NS_TEST_EXPECT_MSG_EQ((shape[1].GetTarget() == SpecOverride::Target::MODEL),
+                              true,
+                              "model paths target the model");
+    }
+};
+
+/**
+ * \brief Bad overrides give a SpecError naming the path, what is there and the value: bad
+ * syntax, unknown fields (listing the known ones), bad values (the normal checks), unknown
+ * dimension names (listing the dimensions), scales of what is not a number.
+ */
+class OverrideErrorTestCase : public TestCase
+{
+  public:
+    OverrideErrorTestCase()
+        : TestCase("bad overrides name the path, the fields there and the value")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto hw = [](const std::string& text)
+        {
+            return [text]()
+            {
+                HardwareSpec::Load("h100-sxm-80gb", Set(text));
+            };
+        };
+        auto model = [](const std::string& text)
+        {
+            return [text]()
+            {
+                ModelSpec::Load("llama2-7b", Set(text));
+            };
+        };
+        struct Case
+        {
+            std::string what;                 //!< the damage
+            std::function<void()> parse;      //!< what throws
+            std::vector<std::string> needles; //!< what the message names
+        };
+
+        const std::vector<Case> cases = {
+            {"no '='", hw("gpu.hbm_gib"), {"gpu.hbm_gib", "PATH=VALUE", "set"}},
+            {"no value", hw("gpu.hbm_gib="), {"gpu.hbm_gib=", "no value"}},
+            {"empty entry", hw("gpu.hbm_gib=1,,"), {"empty entry"}},
+            {"a model field without model.",
+             model("hidden=8192"),
+             {"hidden=8192", "model., gpu. or network.", "model.hidden"}},
+            {"an empty component", hw("gpu..hbm_gib=1"), {"empty component"}},
+            {"a whole section", hw("gpu=1"), {"gpu=1", "whole spec section"}},
+            {"an unknown GPU field",
+             hw("gpu.hbm_gbi=160"),
+             {"preset 'h100-sxm-80gb'",
+              "gpu.hbm_gbi",
+              "unknown field",
+              "hbm_gib",
+              "hbm_bandwidth_GBps",
+              "override 'gpu.hbm_gbi=160'"}},
+            {"a value of the wrong type",
+             hw("gpu.hbm_gib=abc"),
+             {"gpu.hbm_gib", "expected a number", "abc", "override 'gpu.hbm_gib=abc'"}},
+            {"a value out of range",
+             hw("gpu.efficiency.hbm=1.5"),
+             {"gpu.efficiency.hbm", "between 0.01 and 1", "1.5"}},
+            {"a size that would wrap",
+             hw("gpu.hbm_gib=1e308"),
+             {"gpu.hbm_gib", "at most 1048576", "1e308"}},
+            {"an unknown dimension",
+             hw("network.ib.oversubscription=2"),
+             {"network.ib.oversubscription", "'ib'", "nvlink, infiniband", "routing"}},
+            {"a field of another topology",
+             hw("network.nvlink.oversubscription=2"),
+             {"network.dimensions[0].oversubscription", "unknown field", "bandwidth_GBps"}},
+            {"an index out of range",
+             hw("network.dimensions[5].size=2"),
+             {"network.dimensions", "has 2 entries"}},
+            {"a scale of text", hw("gpu.name=2x"), {"gpu.name", "scales a number", "NVIDIA H100"}},
+            {"a scale of an absent field",
+             hw("gpu.hbm_bandwith_GBps=0.5x"),
+             {"hbm_bandwith_GBps", "no number to scale", "hbm_bandwidth_GBps"}},
+            {"a scale that is not finite", hw("gpu.hbm_gib=infx"), {"finite"}},
+            {"a count scaled to a fraction",
+             hw("gpu.sm_count=0.3x"),
+             {"gpu.sm_count", "whole number", "39.6", "gpu.sm_count=0.3x"}},
+            {"a scale to zero", hw("gpu.clock_mhz=0x"), {"gpu.clock_mhz", "above 0", "got 0"}},
+            {"a model field inconsistent with another",
+             model("model.heads=7"),
+             {"heads", "divisible", "model.heads=7"}},
+            {"a model count beyond 32 bits",
+             model("model.layers=4294967320"),
+             {"layers", "4294967320", "from 1 to 4294967295"}},
+        };
+        for (const auto& c : cases)
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(c.parse, c.needles), true, c.what);
+        }
+    }
+};
+
+/**
+ * \brief `base:` inheritance: a file holding only the changed fields equals the hand-written
+ * full copy and the preset with the override; lists of named mappings merge by name, other
+ * lists are replaced; chains resolve, cycles and missing names are errors; an error in an
+ * inherited field names the base file.
+ */
+class InheritanceTestCase : public TestCase
+{
+  public:
+    InheritanceTestCase()
+        : TestCase("base: inheritance equals the hand-written copy")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ScratchDir dir("spec-base");
+        const std::string h100Text = Preset("hardware", "h100-sxm-80gb");
+
+        // The H100 with half the HBM bandwidth, three ways.
+        const std::string variant = dir.Put("h100-half.yaml",
+                                            "base: h100-sxm-80gb\n"
+                                            "name: h100-hbm-half\n"
+                                            "gpu:\n"
+                                            "  hbm_bandwidth_GBps: 1675\n");
+        const HardwareSpec inherited = HardwareSpec::Load(variant);
+        const HardwareSpec copy = HardwareSpec::Parse(
+            With(With(h100Text, "hbm_bandwidth_GBps: 3350", "hbm_bandwidth_GBps: 1675"),
+                 "name: h100-sxm-80gb",
+                 "name: h100-hbm-half"),
+            "copy.yaml");
+        HardwareSpec overridden =
+            HardwareSpec::Load("h100-sxm-80gb", Set("gpu.hbm_bandwidth_GBps=0.5x"));
+        overridden.name = "h100-hbm-half";
+        NS_TEST_EXPECT_MSG_EQ((inherited == copy), true, "base: equals the full copy");
+        NS_TEST_EXPECT_MSG_EQ((inherited == overridden), true, "base: equals the override");
+        NS_TEST_EXPECT_MSG_EQ(inherited.name, "h100-hbm-half", "the variant's own name");
+
+        // A dimension changed by name: the other dimension and its other fields stay.
+        const std::string oversub = dir.Put("h100-2to1.yaml",
+                                            "base: h100-sxm-80gb\n"
+                                            "name: h100-2to1\n"
+                                            "network:\n"
+                                            "  dimensions:\n"
+                                            "    - name: infiniband\n"
+                                            "      oversubscription: 2\n");
+        HardwareSpec expected =
+            HardwareSpec::Load("h100-sxm-80gb", Set("network.infiniband.oversubscription=2"));
+        expected.name = "h100-2to1";
+        NS_TEST_EXPECT_MSG_EQ(
+            (HardwareSpec::Load(oversub) == expected), true, "dimensions merged by name");
+
+        // A chain: a file over a file over a preset, the middle one by a relative path.
+        dir.Put("chain/middle.yaml",
+                "base: h100-sxm-80gb\nname: middle\ngpu:\n  hbm_bandwidth_GBps: 1675\n");
+        const std::string top =
+            dir.Put("chain/top.yaml", "base: middle.yaml\nname: top\ngpu:\n  hbm_gib: 160\n");
+        expected =
+            HardwareSpec::Load("h100-sxm-80gb", Set("gpu.hbm_bandwidth_GBps=0.5x,gpu.hbm_gib=160"));
+        expected.name = "top";
+        NS_TEST_EXPECT_MSG_EQ((HardwareSpec::Load(top) == expected), true, "a chain of bases");
+        // Overrides apply after inheritance.
+        expected.gpu.hbmBytes = 40ull << 30;
+        NS_TEST_EXPECT_MSG_EQ((HardwareSpec::Load(top, Set("gpu.hbm_gib=0.25x")) == expected),
+                              true,
+                              "overrides over a base chain");
+
+        // A new dimension name is appended; a list of unnamed entries (faults) is replaced.
+        const std::string own = With(With(h100Text, "size: auto", "size: 4"),
+                                     "routing: dimension-order",
+                                     "routing: dimension-order\n  faults:\n"
+                                     "    - {link: gpu0-gpu1, bandwidth_factor: 0.5}\n"
+                                     "    - {link: gpu2-gpu3, bandwidth_factor: 0.5}");
+        const std::string ownPath = dir.Put("own.yaml", own);
+        const std::string grown = dir.Put("grown.yaml",
+                                          "base: own.yaml\n"
+                                          "name: grown\n"
+                                          "network:\n"
+                                          "  faults:\n"
+                                          "    - {link: gpu4-gpu5, bandwidth_factor: 0}\n"
+                                          "  dimensions:\n"
+                                          "    - name: ethernet\n"
+                                          "      topology: ring\n"
+                                          "      size: auto\n"
+                                          "      bandwidth_GBps: 25\n"
+                                          "      latency_ns: 5000\n");
+        const HardwareSpec g = HardwareSpec::Load(grown);
+        const HardwareSpec o = HardwareSpec::Load(ownPath);
+        NS_TEST_ASSERT_MSG_EQ(g.network.dimensions.size(), 3u, "a dimension appended");
+        NS_TEST_EXPECT_MSG_EQ((g.network.dimensions[0] == o.network.dimensions[0]
+                               && g.network.dimensions[1] == o.network.dimensions[1]),
+                              true,
+                              "the base's dimensions kept in order");
+        NS_TEST_EXPECT_MSG_EQ(g.network.dimensions[2].name, "ethernet", "the new one outermost");
+        NS_TEST_EXPECT_MSG_EQ(g.network.dimensions[2].size, 0u, "auto size");
+        NS_TEST_ASSERT_MSG_EQ(g.network.faults.size(), 1u, "faults replaced as a whole");
+        NS_TEST_EXPECT_MSG_EQ(g.network.faults[0].link, "gpu4-gpu5", "the file's fault");
+        NS_TEST_EXPECT_MSG_EQ(o.network.faults.size(), 2u, "the base has two");
+
+        // Models: a preset base, and a Hugging Face config as base.
+        const std::string deep =
+            dir.Put("deep.yaml", "base: llama2-7b\nname: llama2-deep\nlayers: 40\n");
+        ModelSpec expectedModel = ModelSpec::Load("llama2-7b", Set("model.layers=40"));
+        expectedModel.name = "llama2-deep";
+        NS_TEST_EXPECT_MSG_EQ((ModelSpec::Load(deep) == expectedModel), true, "model base");
+        NS_TEST_EXPECT_MSG_EQ(
+            (ModelSpec::Parse("base: llama2-7b\nname: llama2-deep\nlayers: 40\n", "text")
+             == expectedModel),
+            true,
+            "model base from text");
+        const std::string fromHf =
+            dir.Put("from-hf.yaml", "base: " + HfConfig("Llama-2-7b-hf") + "\nname: llama2-7b\n");
+        NS_TEST_EXPECT_MSG_EQ((ModelSpec::Load(fromHf) == ModelSpec::Load("llama2-7b")),
+                              true,
+                              "a Hugging Face config as base");
+
+        // Errors.
+        dir.Put("x.yaml", "base: y.yaml\nname: x\n");
+        dir.Put("y.yaml", "base: x.yaml\nname: y\n");
+        const std::string self = dir.Put("self.yaml", "base: self.yaml\nname: s\n");
+        const std::string nameless = dir.Put("nameless.yaml", "base: h100-sxm-80gb\n");
+        const std::string missing = dir.Put("missing.yaml", "base: nowhere.yaml\nname: m\n");
+        const std::string badBase =
+            dir.Put("bad-base.yaml", With(h100Text, "  hbm_gib: 80", "  hbm_gib: -80"));
+        const std::string overBad =
+            dir.Put("over-bad.yaml", "base: bad-base.yaml\nname: o\ngpu:\n  sm_count: 100\n");
+        const std::string dup = dir.Put("dup.yaml",
+                                        "base: h100-sxm-80gb\nname: d\nnetwork:\n  dimensions:\n"
+                                        "    - {name: nvlink, size: 4}\n"
+                                        "    - {name: nvlink, size: 2}\n");
+        const std::string x = dir.Path() + "/x.yaml";
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(x);
+                                  },
+                                  {"cycle", "x.yaml -> ", "y.yaml -> ", "base"}),
+                              true,
+                              "a cycle names the chain");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(self);
+                                  },
+                                  {"cycle", "self.yaml -> "}),
+                              true,
+                              "a file that is its own base");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(nameless);
+                                  },
+                                  {"nameless.yaml", "name", "gives its own name"}),
+                              true,
+                              "a variant without a name");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(missing);
+                                  },
+                                  {"missing.yaml:1", "base", "nowhere.yaml"}),
+                              true,
+                              "a base that does not exist");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(overBad);
+                                  },
+                                  {"bad-base.yaml:42", "gpu.hbm_gib", "-80"}),
+                              true,
+                              "an inherited bad field names the base file and its line");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Load(dup);
+                                  },
+                                  {"dup.yaml", "nvlink", "twice"}),
+                              true,
+                              "a name given twice cannot merge by name");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      HardwareSpec::Parse("base: [1]\nname: x\n", "list.yaml");
+                                  },
+                                  {"list.yaml:1", "base", "preset name or a file path"}),
+                              true,
+                              "a base that is not a name");
+    }
+};
+
+/**
+ * \brief Hugging Face configs: Llama-2-7B's equals the llama2-7b preset and Mixtral's the
+ * mixtral-8x7b preset (all but the name); Qwen2-7B, GPT-2 and GPT-NeoX-20B have their
+ * published parameter counts; what ModelSpec cannot represent is an error naming the key.
+ */
+class HuggingFaceTestCase : public TestCase
+{
+  public:
+    HuggingFaceTestCase()
+        : TestCase("Hugging Face configs load as the presets and published sizes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec llama = ModelSpec::Load(HfConfig("Llama-2-7b-hf"));
+        NS_TEST_EXPECT_MSG_EQ(llama.name, "Llama-2-7b-hf", "named after its folder");
+        llama.name = "llama2-7b";
+        NS_TEST_EXPECT_MSG_EQ((llama == ModelSpec::Load("llama2-7b")), true, "Llama-2-7B");
+        // Published: 6,738,415,616 parameters (meta-llama/Llama-2-7b-hf safetensors index).
+        NS_TEST_EXPECT_MSG_EQ(llama.ParameterCount(), 6738415616ull, "Llama-2-7B size");
+
+        ModelSpec mixtral = ModelSpec::Load(HfConfig("Mixtral-8x7B-v0.1"));
+        mixtral.name = "mixtral-8x7b";
+        NS_TEST_EXPECT_MSG_EQ((mixtral == ModelSpec::Load("mixtral-8x7b")), true, "Mixtral");
+
+        // Qwen2-7B: published 7,615,616,512 parameters, of which the Q/K/V biases we do not
+        // count are 28 layers x (3584 + 2 x 4 x 128).
+        const ModelSpec qwen = ModelSpec::Load(HfConfig("Qwen2-7B"));
+        NS_TEST_EXPECT_MSG_EQ(qwen.layers, 28u, "Qwen2 layers");
+        NS_TEST_EXPECT_MSG_EQ(qwen.kvHeads, 4u, "Qwen2 GQA");
+        NS_TEST_EXPECT_MSG_EQ(qwen.headDim, 128u, "Qwen2 head width 3584 / 28");
+        NS_TEST_EXPECT_MSG_EQ((qwen.position == PositionEmbedding::ROPE && qwen.IsGated()
+                               && qwen.norm == NormType::RMS_NORM && !qwen.bias
+                               && !qwen.tiedEmbeddings && !qwen.IsMoe()),
+                              true,
+                              "Qwen2 architecture");
+        NS_TEST_EXPECT_MSG_EQ(
+            qwen.ParameterCount(), 7615616512ull - 28ull * (3584 + 2 * 4 * 128), "Qwen2-7B size");
+
+        // GPT-2 small: published 124,439,808 parameters (tied embeddings, learned positions).
+        const ModelSpec gpt2 = ModelSpec::Load(HfConfig("gpt2"));
+        NS_TEST_EXPECT_MSG_EQ(gpt2.ParameterCount(), 124439808ull, "GPT-2 size");
+        NS_TEST_EXPECT_MSG_EQ((gpt2.position == PositionEmbedding::LEARNED && !gpt2.IsGated()
+                               && gpt2.norm == NormType::LAYER_NORM && gpt2.bias
+                               && gpt2.tiedEmbeddings && gpt2.dropout && gpt2.ffn == 3072
+                               && gpt2.maxSequence == 1024),
+                              true,
+                              "GPT-2 architecture");
+
+        // GPT-NeoX-20B (EleutherAI/gpt-neox-20b config.json): Black et al. 2022 give
+        // 20,554,567,680 parameters. Given as text (content sniffing, no .json name).
+        const std::string neox =
+            R"({"architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0,
+                "hidden_act": "gelu_fast", "hidden_size": 6144, "initializer_range": 0.02,
+                "intermediate_size": 24576, "layer_norm_eps": 1e-05,
+                "max_position_embeddings": 2048, "model_type": "gpt_neox",
+                "num_attention_heads": 64, "num_hidden_layers": 44, "rotary_emb_base": 10000,
+                "rotary_pct": 0.25, "tie_word_embeddings": false, "torch_dtype": "float16",
+                "transformers_version": "4.24.0.dev0", "use_cache": true,
+                "use_parallel_residual": true, "vocab_size": 50432})";
+        const ModelSpec neox20b = ModelSpec::Parse(neox, "gpt-neox-20b");
+        NS_TEST_EXPECT_MSG_EQ(neox20b.ParameterCount(), 20554567680ull, "GPT-NeoX-20B size");
+        NS_TEST_EXPECT_MSG_EQ((neox20b.position == PositionEmbedding::ROPE), true, "NeoX rotary");
+
+        // Overrides apply to a config as to a YAML model.
+        ModelSpec shallow = ModelSpec::Load(HfConfig("Llama-2-7b-hf"), Set("model.layers=16"));
+        NS_TEST_EXPECT_MSG_EQ(shallow.layers, 16u, "override of a config");
+
+        // What cannot be represented.
+        ScratchDir dir("spec-hf");
+        const std::string llamaText = R"({"model_type": "llama", "hidden_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+            "vocab_size": 100, "max_position_embeddings": 64})";
+        struct Case
+        {
+            std::string what;                 //!< the damage
+            std::string text;                 //!< the config
+            std::vector<std::string> needles; //!< what the message names
+        };
+
+        const std::vector<Case> cases = {
+            {"another family",
+             With(llamaText, "\"llama\"", "\"bert\""),
+             {"model_type", "'bert'", "llama, mistral, mixtral, qwen2, gpt2, gpt_neox"}},
+            {"an unknown architecture",
+             R"({"architectures": ["BertModel"]})",
+             {"architectures", "BertModel", "LlamaForCausalLM"}},
+            {"Mistral v0.1's sliding window",
+             With(llamaText, "\"llama\"", "\"mistral\", \"sliding_window\": 32"),
+             {"sliding_window", "32", "max_position_embeddings (64)"}},
+            {"a GELU-gated Llama",
+             With(llamaText, "\"llama\"", "\"llama\", \"hidden_act\": \"gelu\""),
+             {"hidden_act", "gelu", "silu"}},
+            {"attention biases without MLP biases",
+             With(llamaText, "\"llama\"", "\"llama\", \"attention_bias\": true"),
+             {"mlp_bias", "attention_bias"}},
+            {"a count as text",
+             With(llamaText, "\"num_hidden_layers\": 2", "\"num_hidden_layers\": \"2\""),
+             {"num_hidden_layers", "expected a whole number", "\"2\""}},
+            {"a count beyond 32 bits",
+             With(llamaText, "\"hidden_size\": 64", "\"hidden_size\": 4294967296"),
+             {"hidden_size", "4294967296", "from 1 to 4294967295"}},
+            {"a missing key",
+             With(llamaText, "\"vocab_size\": 100,", ""),
+             {"vocab_size", "missing", "llama"}},
+            {"a ReLU GPT-2",
+             R"({"model_type": "gpt2", "activation_function": "relu", "n_embd": 64,
+                 "n_layer": 2, "n_head": 4, "n_positions": 64, "vocab_size": 100})",
+             {"activation_function", "relu"}},
+            {"top-k above the experts",
+             With(llamaText,
+                  "\"llama\"",
+                  "\"mixtral\", \"num_local_experts\": 4, \"num_experts_per_tok\": 5"),
+             {"num_experts_per_tok", "num_local_experts (4)"}},
+            {"a JSON syntax error", "{\"model_type\": \"llama\",", {"bad.json", "JSON"}},
+        };
+        for (const auto& c : cases)
+        {
+            const std::string path = dir.Put("bad.json", c.text);
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]()
+                                      {
+                                          ModelSpec::Load(path);
+                                      },
+                                      c.needles),
+                                  true,
+                                  c.what);
+        }
+        // A JSON file that is one of our own model specs reads as YAML (JSON is YAML).
+        const std::string ours =
+            dir.Put("ours.json",
+                    R"({"name": "tiny", "layers": 2, "hidden": 64, "heads": 4, "ffn": 256,
+                "activation": "gelu", "norm": "layernorm", "position": "learned",
+                "vocab": 100, "max_sequence": 32})");
+        NS_TEST_EXPECT_MSG_EQ(ModelSpec::Load(ours).hidden, 64u, "our spec as JSON");
+    }
+};
+
+/**
+ * \brief A job file gives every job option: the model, hardware and overrides it names load
+ * as with the options, the run settings equal those set by hand, and Gives() lists exactly
+ * the keys given.
+ */
+class JobSpecTestCase : public TestCase
+{
+  public:
+    JobSpecTestCase()
+        : TestCase("job files give every job option and say which they gave")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ScratchDir dir("spec-job");
+        dir.Put("models/tiny.yaml",
+                "name: tiny\nlayers: 4\nhidden: 64\nheads: 4\nffn: 256\nactivation: gelu\n"
+                "norm: layernorm\nposition: learned\nvocab: 100\nmax_sequence: 2048\n");
+        const std::string training = dir.Put("training.yaml",
+                                             "model: models/tiny.yaml\n"
+                                             "hardware: h100-sxm-80gb\n"
+                                             "set: [gpu.hbm_gib=160, model.layers=8]\n"
+                                             "gpus: 16\n"
+                                             "backend: packet\n"
+                                             "routing: ecmp\n"
+                                             "mode: training\n"
+                                             "dtype: fp16\n"
+                                             "parallel:\n"
+                                             "  tp: 2\n"
+                                             "  pp: 2\n"
+                                             "  dp: 4\n"
+                                             "  cp: 1\n"
+                                             "  ep: 1\n"
+                                             "  sp: true\n"
+                                             "  zero: 1\n"
+                                             "  vpp: 2\n"
+                                             "  rank_order: tp-dp-cp-ep-pp\n"
+                                             "recompute: selective\n"
+                                             "micro_batch: 2\n"
+                                             "global_batch: 64\n"
+                                             "sequence: 1024\n"
+                                             "attention: standard\n"
+                                             "grad_reduce: after_backward\n"
+                                             "tp_reduce: blocking\n"
+                                             "bucket_mib: 50\n");
+        const JobSpec job = JobSpec::Load(training);
+        RunSpec expected;
+        expected.mode = RunMode::TRAINING;
+        expected.dtype = DataType::FP16;
+        expected.parallel.tp = 2;
+        expected.parallel.pp = 2;
+        expected.parallel.dp = 4;
+        expected.parallel.sequenceParallel = true;
+        expected.parallel.zeroStage = 1;
+        expected.parallel.virtualStages = 2;
+        expected.parallel.rankOrder = "tp-dp-cp-ep-pp";
+        expected.recompute = Recompute::SELECTIVE;
+        expected.microBatch = 2;
+        expected.globalBatch = 64;
+        expected.sequence = 1024;
+        expected.flashAttention = false;
+        expected.overlapGradReduce = false;
+        expected.overlapTpReduce = false;
+        expected.bucketBytes = 50ull << 20;
+        NS_TEST_EXPECT_MSG_EQ((job.run == expected), true, "every training setting");
+        NS_TEST_EXPECT_MSG_EQ(job.model, dir.Path() + "/models/tiny.yaml", "relative model");
+        NS_TEST_EXPECT_MSG_EQ(job.hardware, "h100-sxm-80gb", "preset hardware");
+        NS_TEST_EXPECT_MSG_EQ(job.gpus, 16u, "gpus");
+        NS_TEST_EXPECT_MSG_EQ(job.backend + " " + job.routing, "packet ecmp", "network");
+        NS_TEST_EXPECT_MSG_EQ(job.overrides.size(), 2u, "overrides");
+        const ModelSpec model = job.LoadModel();
+        NS_TEST_EXPECT_MSG_EQ(model.layers, 8u, "model override applied");
+        NS_TEST_EXPECT_MSG_EQ(job.LoadHardware().gpu.hbmBytes, 160ull << 30, "hardware override");
+        job.run.Validate(model, training);
+        for (const char* key : {"model",
+                                "hardware",
+                                "set",
+                                "gpus",
+                                "parallel.tp",
+                                "parallel.rank_order",
+                                "micro_batch",
+                                "global_batch",
+                                "sequence"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(job.Gives(key), true, key);
+        }
+        for (const char* key : {"batch", "prompt", "generated", "first_token", "parallel.fsdp"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(job.Gives(key), false, key);
+        }
+
+        const JobSpec inference = JobSpec::Parse("model: llama2-7b\nmode: inference\n"
+                                                 "parallel: {tp: 4}\nbatch: 8\nprompt: 512\n"
+                                                 "generated: 64\ndecode_attention: per_head\n"
+                                                 "first_token: decode\n"
+                                                 "set: model.layers=16\n",
+                                                 "inference.yaml");
+        RunSpec expectedInference;
+        expectedInference.mode = RunMode::INFERENCE;
+        expectedInference.parallel.tp = 4;
+        expectedInference.batch = 8;
+        expectedInference.promptTokens = 512;
+        expectedInference.generatedTokens = 64;
+        expectedInference.splitKvDecode = false;
+        expectedInference.firstTokenFromPrefill = false;
+        NS_TEST_EXPECT_MSG_EQ((inference.run == expectedInference), true, "inference settings");
+        NS_TEST_EXPECT_MSG_EQ(inference.LoadModel().layers, 16u, "set as one text");
+        NS_TEST_EXPECT_MSG_EQ(inference.hardware, "", "hardware not given");
+        NS_TEST_EXPECT_MSG_EQ(inference.Gives("hardware"), false, "not given");
+
+        // Errors name the job file, the key and what is allowed.
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      JobSpec::Parse("model: llama2-7b\nmbs: 2\n", "job.yaml");
+                                  },
+                                  {"job.yaml:2", "mbs", "unknown field", "micro_batch", "model"}),
+                              true,
+                              "an option name that is not a key");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      JobSpec::Parse("set: [gpu.hbm_gib]\n", "job.yaml");
+                                  },
+                                  {"job.yaml:1", "set", "PATH=VALUE"}),
+                              true,
+                              "a malformed override");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      JobSpec::Parse("gpus: 0\n", "job.yaml");
+                                  },
+                                  {"job.yaml:1", "gpus", "from 1"}),
+                              true,
+                              "zero GPUs");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      JobSpec::Parse("mode: training\n", "job.yaml").LoadModel();
+                                  },
+                                  {"job.yaml", "model", "names no model"}),
+                              true,
+                              "no model to load");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      JobSpec::Load(dir.Path());
+                                  },
+                                  {"directory"}),
+                              true,
+                              "a directory as job file");
+    }
+};
+
+/** \brief The spec-variant test suite. */
+class SpecVariantsTestSuite : public TestSuite
+{
+  public:
+    SpecVariantsTestSuite()
+        : TestSuite("rapid-llm-spec-variants", UNIT)
+    {
+        AddTestCase(new OverrideTestCase, TestCase::QUICK);
+        AddTestCase(new OverrideErrorTestCase, TestCase::QUICK);
+        AddTestCase(new InheritanceTestCase, TestCase::QUICK);
+        AddTestCase(new HuggingFaceTestCase, TestCase::QUICK);
+        AddTestCase(new JobSpecTestCase, TestCase::QUICK);
+    }
+};
+
+static SpecVariantsTestSuite g_specVariantsTestSuite; //!< registers the suite
