@@ -50,6 +50,12 @@ RapidLlmHelper::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&RapidLlmHelper::m_symmetry),
                           MakeBooleanChecker())
+            .AddAttribute("Granularity",
+                          "How collectives run (TraceReplayer::Granularity): auto (fluid forms on "
+                          "the flow backend, messages on the packet one), fluid or message.",
+                          StringValue("auto"),
+                          MakeStringAccessor(&RapidLlmHelper::m_granularity),
+                          MakeStringChecker())
             .AddTraceSource("OperatorStart",
                             "An operator of a replayed rank starts (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
@@ -174,6 +180,7 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     }
     replayer->SetBackend(backend);
     replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));
+    replayer->SetAttribute("Granularity", StringValue(m_granularity));
     if (!m_opStart.IsEmpty())
     {
         replayer->TraceConnectWithoutContext("OperatorStart",

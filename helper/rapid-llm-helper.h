@@ -113,6 +113,7 @@ class RapidLlmHelper : public Object
     std::string m_backend;      //!< attribute Backend
     std::string m_routing;      //!< attribute Routing ("" = the hardware file's)
     bool m_symmetry = true;     //!< attribute Symmetry
+    std::string m_granularity;  //!< attribute Granularity
     std::string m_firstTokenOp; //!< inference: the sampling node that yields the first token
     double m_firstTokenEnd = 0; //!< inference: when the last rank finished that node
 

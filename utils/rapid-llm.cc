@@ -6,7 +6,10 @@
 // rest are ns-3 CommandLine options (--name=value). Bad input prints one clear line and exits 2.
 
 #include "cli-commands.h"
+#include "ns3/collective-engine.h"
+#include "ns3/config.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
 
 #include <cstring>
 #include <iostream>
@@ -21,7 +24,10 @@ main(int argc, char** argv)
     auto usage = [&](std::ostream& os)
     {
         os << "Usage: rapid-llm <command> [--option=value ...]\n"
-           << "Run 'rapid-llm <command> --help' for a command's options.\n\nCommands:\n";
+           << "Run 'rapid-llm <command> --help' for a command's options.\n"
+           << "Every command takes --granularity=auto|fluid|message: how collectives run on the "
+              "flow network (auto: fluid forms, except xval and collective, which run messages)."
+              "\n\nCommands:\n";
         for (const auto& c : commands)
         {
             os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
@@ -41,12 +47,28 @@ main(int argc, char** argv)
             std::string program = std::string("rapid-llm ") + argv[1];
             std::vector<char*> args;
             args.push_back(program.data());
+            std::string granularity;
             for (int i = 2; i < argc; ++i)
             {
+                if (std::strncmp(argv[i], "--granularity=", 14) == 0)
+                {
+                    granularity = argv[i] + 14; // every command's, through the defaults below
+                    continue;
+                }
                 args.push_back(argv[i]);
             }
             try
             {
+                if (!granularity.empty())
+                {
+                    CollectiveEngine::CheckGranularity(granularity, "--granularity");
+                    for (const char* a : {"ns3::rapidllm::CollectiveEngine::Granularity",
+                                          "ns3::rapidllm::TraceReplayer::Granularity",
+                                          "ns3::rapidllm::RapidLlmHelper::Granularity"})
+                    {
+                        ns3::Config::SetDefault(a, ns3::StringValue(granularity));
+                    }
+                }
                 return c.run(static_cast<int>(args.size()), args.data());
             }
             catch (const Error& e)

@@ -70,6 +70,12 @@ FlowNetwork::SetTopology(Ptr<Topology> topology)
     }
 }
 
+bool
+FlowNetwork::SupportsFluid() const
+{
+    return true;
+}
+
 void
 FlowNetwork::SyncCapacities()
 {
@@ -93,7 +99,7 @@ FlowNetwork::DoSend(uint64_t id,
                     const std::vector<uint32_t>& path,
                     const DeliveryCallback& onDelivered)
 {
-    const double latency = m_topology->PathLatency(path);
+    const double latency = m_topology->PathLatency(path) * GetLatencyCount();
     if (bytes == 0)
     {
         Simulator::Schedule(Seconds(latency),

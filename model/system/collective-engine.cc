@@ -6,6 +6,8 @@
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
 #include "replay-error.h"
 
 namespace ns3 {
@@ -20,7 +22,15 @@ CollectiveEngine::GetTypeId()
     static TypeId tid = TypeId("ns3::rapidllm::CollectiveEngine")
                             .SetParent<Object>()
                             .SetGroupName("RapidLlm")
-                            .AddConstructor<CollectiveEngine>();
+                            .AddConstructor<CollectiveEngine>()
+                            .AddAttribute("Granularity",
+                                          "How a collective request runs: message (every "
+                                          "message of its algorithm), fluid (the algorithm's "
+                                          "concurrent streams, on a backend that carries them; "
+                                          "messages elsewhere) or auto (the same as fluid).",
+                                          StringValue("message"),
+                                          MakeStringAccessor(&CollectiveEngine::m_granularity),
+                                          MakeStringChecker());
     return tid;
 }
 
@@ -55,6 +65,24 @@ CollectiveEngine::GetRunningCount() const
     return static_cast<uint32_t>(m_runs.size());
 }
 
+void
+CollectiveEngine::CheckGranularity(const std::string& name, const std::string& field)
+{
+    if (name != "message" && name != "fluid" && name != "auto")
+    {
+        throw SpecError("collective",
+                        field,
+                        "unknown granularity '" + name + "'; allowed: auto, fluid, message");
+    }
+}
+
+bool
+CollectiveEngine::UsesFluid() const
+{
+    CheckGranularity(m_granularity, "Granularity");
+    return m_granularity != "message" && m_backend && m_backend->SupportsFluid();
+}
+
 const CollectivePlanner&
 CollectiveEngine::GetPlanner()
 {
@@ -74,11 +102,22 @@ CollectiveEngine::Start(const CollectiveRequest& request,
                         RankDoneCallback onRankDone,
                         DoneCallback onDone)
 {
-    CollectivePlan plan = GetPlanner().Build(request);
+    CollectivePlan plan;
+    if (request.fluid == UsesFluid())
+    {
+        plan = GetPlanner().Build(request);
+    }
+    else
+    {
+        CollectiveRequest chosen = request;
+        chosen.fluid = UsesFluid();
+        plan = GetPlanner().Build(chosen);
+    }
     NS_LOG_DEBUG("collective " << m_nextId << " at " << Simulator::Now().As(Time::US) << ": "
                                << ToString(request.op) << " of " << request.bytes << " B among "
                                << request.endpoints.size() << " ranks, " << plan.algorithm << ", "
-                               << plan.schedule.GetSendCount() << " messages");
+                               << plan.schedule.GetSendCount()
+                               << (UsesFluid() ? " streams" : " messages"));
     return Start(std::move(plan.schedule), request.endpoints, onRankDone, onDone);
 }
 
@@ -190,7 +229,8 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
                             [this, run, step](uint64_t)
                             {
                                 Complete(run, step);
-                            }));
+                            }),
+                        s.latencies);
     }
     else if (s.durationS > 0)
     {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ns3 {
@@ -28,6 +29,11 @@ namespace rapidllm {
  * It sits above the backend interface, so the flow and packet networks receive the same
  * messages in the same order. Several collectives may run at once (e.g. from a trace
  * replayer), each identified by the id Start() returns.
+ *
+ * The Granularity attribute says how a request runs (issue 11): "message" (the default: every
+ * message of the algorithm), "fluid" (the algorithm's fluid form, its concurrent streams, on a
+ * backend that SupportsFluid(); messages elsewhere, as on the packet backend) or "auto" (the
+ * same as fluid: the fluid form wherever the backend carries it).
  */
 class CollectiveEngine : public Object
 {
@@ -80,6 +86,19 @@ class CollectiveEngine : public Object
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
 
+    /**
+     * \return whether Start(request) builds fluid forms: Granularity fluid or auto and a
+     * backend that SupportsFluid()
+     */
+    bool UsesFluid() const;
+
+    /**
+     * \brief Checks a granularity name; throws SpecError naming \p field and the allowed
+     * values (message, fluid, auto) otherwise.
+     * \param name the name \param field the option or attribute it came from
+     */
+    static void CheckGranularity(const std::string& name, const std::string& field);
+
   protected:
     void DoDispose() override;
 
@@ -108,6 +127,7 @@ class CollectiveEngine : public Object
     std::unique_ptr<CollectivePlanner> m_planner;    //!< requests -> schedules, made at first use
     std::map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
     uint64_t m_nextId = 0;                           //!< next collective id
+    std::string m_granularity = "message";           //!< attribute Granularity
 };
 
 } // namespace rapidllm

@@ -65,6 +65,13 @@ TraceReplayer::GetTypeId()
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_algorithm),
                           MakeStringChecker())
+            .AddAttribute("Granularity",
+                          "How collectives run: auto or fluid (each algorithm's fluid form, its "
+                          "concurrent streams, on a backend that carries them, such as flow; "
+                          "messages elsewhere) or message (every message).",
+                          StringValue("auto"),
+                          MakeStringAccessor(&TraceReplayer::m_granularity),
+                          MakeStringChecker())
             .AddTraceSource("OperatorStart",
                             "An operator of a simulated rank starts (an OperatorEvent: rank, "
                             "node, name, kind, time, duration, FLOPs, bytes, group).",
@@ -150,6 +157,8 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     }
     // Bad algorithm names are input errors: report them before anything runs.
     m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
+    CollectiveEngine::CheckGranularity(m_granularity, "Granularity");
+    m_engine->SetAttribute("Granularity", StringValue(m_granularity));
     m_job = &job;
     m_onDone = onDone;
     m_left = 0;

@@ -76,8 +76,11 @@ struct ReplayResult
  * SymmetryPlan). The rapid-llm-replay suite checks that reduced and full replays agree.
  *
  * Collectives run with the CollectiveAlgorithm attribute: "auto" (the planner's policy) or any
- * registered CollectiveAlgorithm name. The trace sources OperatorStart and OperatorEnd report
- * each operator of a simulated rank as an OperatorEvent.
+ * registered CollectiveAlgorithm name, at the Granularity attribute's granularity: "auto" (the
+ * default: the algorithms' fluid forms on a backend that carries them, as the flow backend;
+ * messages on the packet backend), "fluid" (the same) or "message" (every message). The trace
+ * sources OperatorStart and OperatorEnd report each operator of a simulated rank as an
+ * OperatorEvent.
  */
 class TraceReplayer : public Object
 {
@@ -178,18 +181,19 @@ class TraceReplayer : public Object
     std::string Describe(uint32_t rank, uint32_t node) const;
     [[noreturn]] void ReportStuck() const;
 
-    Ptr<NetworkBackend> m_backend;    //!< network
-    Ptr<CollectiveEngine> m_engine;   //!< collectives over the network
-    const ReplayJob* m_job = nullptr; //!< job being replayed
-    std::vector<RankState> m_ranks;   //!< per rank
-    double m_start = 0;               //!< replay start time
-    uint64_t m_left = 0;              //!< unfinished nodes over all simulated ranks
-    std::function<void()> m_onDone;   //!< called when m_left reaches 0
-    uint32_t m_streams = 1;           //!< attribute ComputeStreams
-    bool m_serializeGroups = true;    //!< attribute SerializeGroups
-    std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
-    bool m_symmetry = false;          //!< attribute Symmetry
-    bool m_traceOperators = false;    //!< OperatorStart or OperatorEnd has sinks
+    Ptr<NetworkBackend> m_backend;      //!< network
+    Ptr<CollectiveEngine> m_engine;     //!< collectives over the network
+    const ReplayJob* m_job = nullptr;   //!< job being replayed
+    std::vector<RankState> m_ranks;     //!< per rank
+    double m_start = 0;                 //!< replay start time
+    uint64_t m_left = 0;                //!< unfinished nodes over all simulated ranks
+    std::function<void()> m_onDone;     //!< called when m_left reaches 0
+    uint32_t m_streams = 1;             //!< attribute ComputeStreams
+    bool m_serializeGroups = true;      //!< attribute SerializeGroups
+    std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
+    std::string m_granularity = "auto"; //!< attribute Granularity
+    bool m_symmetry = false;            //!< attribute Symmetry
+    bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
