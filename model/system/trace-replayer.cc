@@ -174,6 +174,9 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
+    // Kernels run back to back within one event where nothing can interleave (one stream;
+    // operator events need their own times).
+    m_chainKernels = m_streams == 1 && !m_traceOperators;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         if (!m_plan.IsSimulated(r))
@@ -193,15 +196,22 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
             s.waiting[i] = static_cast<uint32_t>(s.graph->GetDeps(i).size());
         }
     }
+    // The nodes ready at the start, found before any runs (a node may complete at once and
+    // release others, which MakeReady then handles).
+    std::vector<std::pair<uint32_t, uint32_t>> roots;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         for (uint32_t i = 0; i < m_ranks[r].waiting.size(); ++i)
         {
             if (m_ranks[r].waiting[i] == 0)
             {
-                MakeReady(r, i, kCauseCompute);
+                roots.emplace_back(r, i);
             }
         }
+    }
+    for (const auto& [r, i] : roots)
+    {
+        MakeReady(r, i, kCauseCompute);
     }
 }
 
@@ -353,6 +363,20 @@ TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 void
 TraceReplayer::Complete(uint32_t rank, uint32_t node)
 {
+    CompleteAt(rank, node, Simulator::Now().GetSeconds());
+}
+
+void
+TraceReplayer::NotePosted(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    const auto children = s.graph->GetChildren(node);
+    s.inFlight.emplace_back(node, children.empty() ? kAbsent : children[0]);
+}
+
+void
+TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, double nowS)
+{
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
     s.left--;
@@ -360,8 +384,19 @@ TraceReplayer::Complete(uint32_t rank, uint32_t node)
     {
         Simulator::ScheduleNow(m_onDone);
     }
-    s.timing.finishS = std::max(s.timing.finishS, Simulator::Now().GetSeconds());
+    s.timing.finishS = std::max(s.timing.finishS, nowS);
     const TraceNode& n = s.graph->GetNode(node);
+    if (n.type != TraceNodeType::COMP && !s.inFlight.empty())
+    {
+        for (auto it = s.inFlight.begin(); it != s.inFlight.end(); ++it)
+        {
+            if (it->first == node)
+            {
+                s.inFlight.erase(it);
+                break;
+            }
+        }
+    }
     if (m_traceOperators)
     {
         OperatorEnded(rank, node);
@@ -408,9 +443,69 @@ TraceReplayer::StartCompute(uint32_t rank)
         {
             OperatorStarted(rank, node);
         }
-        const uint64_t ns = s.graph->GetNode(node).durationNs;
+        const int64_t ns =
+            m_chainKernels ? ChainKernels(rank, node) : int64_t(s.graph->GetNode(node).durationNs);
         Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
     }
+}
+
+int64_t
+TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
+{
+    RankState& s = m_ranks[rank];
+    const ExecutionTrace& g = *s.graph;
+    const int64_t start = Simulator::Now().GetNanoSeconds();
+    int64_t end = start + int64_t(g.GetNode(node).durationNs);
+    while (true)
+    {
+        // The kernel that starts when this one ends: the first ready one, among those waiting
+        // and this one's children that it releases. Every child must be a kernel (anything
+        // else has to be posted at the end time, by an event).
+        const auto children = g.GetChildren(node);
+        if (children.empty())
+        {
+            break;
+        }
+        uint32_t next = s.ready.empty() ? kAbsent : s.ready.top().first;
+        bool kernelsOnly = true;
+        for (uint32_t c : children)
+        {
+            if (g.GetNode(c).type != TraceNodeType::COMP)
+            {
+                kernelsOnly = false;
+                break;
+            }
+            if (s.waiting[c] == 1)
+            {
+                next = std::min(next, c);
+            }
+        }
+        if (!kernelsOnly || next == kAbsent)
+        {
+            break;
+        }
+        // A posted communication could release a node before `end`; that node would take the
+        // stream first only with a lower index than `next` (children follow their parents).
+        for (const auto& posted : s.inFlight)
+        {
+            if (posted.second <= next)
+            {
+                next = kAbsent;
+                break;
+            }
+        }
+        if (next == kAbsent)
+        {
+            break;
+        }
+        CompleteAt(rank, node, NanoSeconds(end).GetSeconds());
+        NS_ASSERT(!s.ready.empty() && s.ready.top().first == next);
+        s.ready.pop();
+        node = next;
+        s.status[node] = kStatusPosted;
+        end += int64_t(g.GetNode(node).durationNs);
+    }
+    return end - start;
 }
 
 void
@@ -473,6 +568,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     }
     m.nodeOfMember[pos - members.begin()] = node;
     s.status[node] = kStatusPosted;
+    NotePosted(rank, node);
     const auto expected =
         m_plan.IsReduced()
             ? static_cast<std::size_t>(std::count_if(members.begin(),
@@ -605,6 +701,7 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     RankState& s = m_ranks[rank];
     const TraceNode& n = s.graph->GetNode(node);
     s.status[node] = kStatusPosted;
+    NotePosted(rank, node);
     const bool send = n.type == TraceNodeType::COMM_SEND;
     const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);
     if (peer >= m_ranks.size())

@@ -154,11 +154,27 @@ class TraceReplayer : public Object
         uint32_t left = 0;                       //!< unfinished nodes
         std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
         RankTiming timing;                       //!< result
+        /** Posted communication nodes with their first child (see ChainKernels). */
+        std::vector<std::pair<uint32_t, uint32_t>> inFlight;
     };
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
     void Complete(uint32_t rank, uint32_t node);
+    /** Completes a node at \p nowS seconds (Complete() at the simulator's time). */
+    void CompleteAt(uint32_t rank, uint32_t node, double nowS);
     void StartCompute(uint32_t rank);
+    /**
+     * \brief Runs the kernels that follow \p node on the rank's stream within the current
+     * event while nothing else can reach the rank before they start: \p node's children are
+     * all kernels, and the kernel that would start next comes before every node a posted
+     * communication could release (a lower index, so no release could take its turn). Each
+     * such kernel completes at its own end time; the last one's end is left to ComputeDone.
+     * \param rank the rank \param[in,out] node the running kernel; on return, the last one
+     * \return nanoseconds from now to the end of the last kernel
+     */
+    int64_t ChainKernels(uint32_t rank, uint32_t& node);
+    /** Notes that a communication node of \p rank is posted (it may release its children). */
+    void NotePosted(uint32_t rank, uint32_t node);
     void ComputeDone(uint32_t rank, uint32_t node);
     void JoinCollective(uint32_t rank, uint32_t node);
     void LaunchMeeting(uint64_t key);
@@ -194,6 +210,7 @@ class TraceReplayer : public Object
     std::string m_granularity = "auto"; //!< attribute Granularity
     bool m_symmetry = false;            //!< attribute Symmetry
     bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
+    bool m_chainKernels = false;        //!< run chains of kernels within one event
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
