@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3 {
@@ -103,31 +104,55 @@ class CollectiveEngine : public Object
     void DoDispose() override;
 
   private:
+    /**
+     * \brief A schedule made ready to run: its dependency lists indexed (CSR), each step's
+     * dependency count and each rank's step count, shared by every run of it.
+     */
+    struct Compiled
+    {
+        CollectiveSchedule schedule;          //!< the graph (dependency lists released)
+        std::vector<uint32_t> waiting;        //!< per step: dependencies
+        std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
+        std::vector<uint32_t> dependents;     //!< CSR dependents
+        std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
+    };
+
     /** \brief Execution state of one collective. */
     struct Run
     {
         uint64_t id = 0;                      //!< collective id
-        CollectiveSchedule schedule;          //!< the graph
+        std::shared_ptr<const Compiled> plan; //!< the graph
         std::vector<uint32_t> endpoints;      //!< rank -> endpoint
         std::vector<uint32_t> waiting;        //!< per step: unfinished dependencies
-        std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
-        std::vector<uint32_t> dependents;     //!< CSR dependents
         std::vector<uint32_t> rankLeft;       //!< per rank: unfinished steps touching it
         uint64_t left = 0;                    //!< unfinished steps
         RankDoneCallback onRankDone;          //!< per rank
         DoneCallback onDone;                  //!< at the end
     };
 
+    /** \return \p schedule compiled (CSR of dependents, counts) */
+    static std::shared_ptr<const Compiled> Compile(CollectiveSchedule schedule);
+    /** \brief Starts a compiled plan (see Start). */
+    uint64_t Launch(std::shared_ptr<const Compiled> plan,
+                    const std::vector<uint32_t>& endpoints,
+                    RankDoneCallback onRankDone,
+                    DoneCallback onDone);
     /** \brief Issues a step whose dependencies are done. */
     void Issue(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief Marks a step done and issues what it unblocks. */
     void Complete(const std::shared_ptr<Run>& run, uint32_t step);
 
-    Ptr<NetworkBackend> m_backend;                   //!< the network
-    std::unique_ptr<CollectivePlanner> m_planner;    //!< requests -> schedules, made at first use
-    std::map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
-    uint64_t m_nextId = 0;                           //!< next collective id
-    std::string m_granularity = "message";           //!< attribute Granularity
+    Ptr<NetworkBackend> m_backend;                //!< the network
+    std::unique_ptr<CollectivePlanner> m_planner; //!< requests -> schedules, made at first use
+    std::unordered_map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
+    uint64_t m_nextId = 0;                                     //!< next collective id
+    /**
+     * Plans of requests made before, by request (op, size, algorithm, pieces, root, reduction
+     * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
+     * many times. Only plans of at most kCachedSteps steps are kept.
+     */
+    std::map<std::vector<uint64_t>, std::shared_ptr<const Compiled>> m_plans;
+    std::string m_granularity = "message"; //!< attribute Granularity
 };
 
 } // namespace rapidllm
