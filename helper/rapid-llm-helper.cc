@@ -177,6 +177,8 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     {
         backend->TraceConnectWithoutContext(
             "MessageDelivered", MakeCallback(&RapidLlmHelper::OnMessageDelivered, this));
+        // Every message of every rank, symmetric copies included, must then cross the network.
+        replayer->SetAttribute("TraceAllMessages", BooleanValue(true));
     }
     replayer->SetBackend(backend);
     replayer->SetAttribute("Symmetry", BooleanValue(m_symmetry));

@@ -65,6 +65,13 @@ TraceReplayer::GetTypeId()
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_algorithm),
                           MakeStringChecker())
+            .AddAttribute("TraceAllMessages",
+                          "Run every collective of every rank and symmetric copy on the network "
+                          "(none timed from an earlier identical one), so that the backend's "
+                          "MessageDelivered trace and link statistics see all the job's traffic.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&TraceReplayer::m_traceAll),
+                          MakeBooleanChecker())
             .AddAttribute("Granularity",
                           "How collectives run: auto or fluid (each algorithm's fluid form, its "
                           "concurrent streams, on a backend that carries them, such as flow; "
@@ -169,8 +176,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     {
         m_world.push_back(r);
     }
-    m_plan =
-        m_symmetry ? job.PlanSymmetry(view, m_serializeGroups) : SymmetryPlan(job.GetRankCount());
+    m_plan = job.PlanSymmetry(view, m_serializeGroups, m_symmetry);
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
@@ -610,7 +616,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
             OperatorStarted(r, m.nodeOfMember[i]);
         }
     }
-    const bool tensor = m_plan.IsTimedOnce(m.group);
+    const bool tensor = m_plan.IsTimedOnce(m.group) && !m_traceAll;
     auto timed = m_tpTimes.end();
     if (tensor)
     {

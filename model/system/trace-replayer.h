@@ -72,8 +72,11 @@ struct ReplayResult
  *
  * With the Symmetry attribute, a workload job is replayed with the SymmetryPlan its ReplayJob
  * makes for the network: one rank stands for its symmetric copies, whose traffic runs as ghost
- * load, and tensor-parallel collectives may be timed once per group, kind and size (see
- * SymmetryPlan). The rapid-llm-replay suite checks that reduced and full replays agree.
+ * load. Tensor-parallel collectives are timed once per group, kind and size where that is exact
+ * (see SymmetryPlan), with or without Symmetry, unless TraceAllMessages asks for every
+ * collective of every rank and copy on the network (so that the backend's MessageDelivered and
+ * link statistics see all the traffic). The rapid-llm-replay suite checks that reduced and full
+ * replays agree.
  *
  * Collectives run with the CollectiveAlgorithm attribute: "auto" (the planner's policy) or any
  * registered CollectiveAlgorithm name, at the Granularity attribute's granularity: "auto" (the
@@ -208,6 +211,7 @@ class TraceReplayer : public Object
     bool m_serializeGroups = true;      //!< attribute SerializeGroups
     std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
     std::string m_granularity = "auto"; //!< attribute Granularity
+    bool m_traceAll = false;            //!< attribute TraceAllMessages
     bool m_symmetry = false;            //!< attribute Symmetry
     bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
     bool m_chainKernels = false;        //!< run chains of kernels within one event
