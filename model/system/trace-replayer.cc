@@ -632,11 +632,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
                                    << " without the network");
         const uint64_t pseudo = UINT64_MAX - m_collectives;
         m_running[pseudo] = key;
-        for (uint32_t i = 0; i < members.size(); ++i)
-        {
-            Simulator::Schedule(delay, &TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
-        }
-        Simulator::Schedule(delay, &TraceReplayer::CollectiveDone, this, pseudo);
+        Simulator::Schedule(delay, &TraceReplayer::TimedDone, this, pseudo);
         return;
     }
     CollectiveRequest request;
@@ -663,6 +659,18 @@ TraceReplayer::LaunchMeeting(uint64_t key)
         m_engine->Start(
             ghost, CollectiveEngine::RankDoneCallback(), CollectiveEngine::DoneCallback());
     }
+}
+
+void
+TraceReplayer::TimedDone(uint64_t collective)
+{
+    const auto members =
+        static_cast<uint32_t>(MembersOf(m_meetings.at(m_running.at(collective)).group).size());
+    for (uint32_t i = 0; i < members; ++i)
+    {
+        CollectiveRankDone(collective, i, 0);
+    }
+    CollectiveDone(collective);
 }
 
 void

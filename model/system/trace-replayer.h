@@ -183,6 +183,8 @@ class TraceReplayer : public Object
     void LaunchMeeting(uint64_t key);
     void CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t endpoint);
     void CollectiveDone(uint64_t collective);
+    /** A collective timed without the network ends: every member, then the whole. */
+    void TimedDone(uint64_t collective);
     void PostPointToPoint(uint32_t rank, uint32_t node);
     void StartTransfer(
         uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes);
