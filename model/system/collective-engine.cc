@@ -43,6 +43,8 @@ void
 CollectiveEngine::DoDispose()
 {
     m_runs.clear();
+    m_messages.clear();
+    m_delivered = NetworkBackend::DeliveryCallback();
     m_plans.clear();
     m_planner.reset();
     m_backend = nullptr;
@@ -274,15 +276,13 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
         NS_LOG_LOGIC("collective " << run->id << " step " << step << ": " << s.bytes
                                    << " B from endpoint " << run->endpoints[s.src] << " to "
                                    << run->endpoints[s.dst]);
-        m_backend->Send(run->endpoints[s.src],
-                        run->endpoints[s.dst],
-                        s.bytes,
-                        NetworkBackend::DeliveryCallback(
-                            [this, run, step](uint64_t)
-                            {
-                                Complete(run, step);
-                            }),
-                        s.latencies);
+        if (m_delivered.IsNull())
+        {
+            m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
+        }
+        const uint64_t message = m_backend->Send(
+            run->endpoints[s.src], run->endpoints[s.dst], s.bytes, m_delivered, s.latencies);
+        m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)
     {
@@ -296,6 +296,17 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
     {
         Complete(run, step);
     }
+}
+
+void
+CollectiveEngine::Delivered(uint64_t message)
+{
+    auto it = m_messages.find(message);
+    const auto [id, step] = it->second;
+    m_messages.erase(it);
+    // The run is alive while it has a step left (m_runs holds it until its last step).
+    const std::shared_ptr<Run> run = m_runs.at(id);
+    Complete(run, step);
 }
 
 void

@@ -141,11 +141,16 @@ class CollectiveEngine : public Object
     void Issue(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief Marks a step done and issues what it unblocks. */
     void Complete(const std::shared_ptr<Run>& run, uint32_t step);
+    /** \brief A message of some run was delivered (one callback for all messages). */
+    void Delivered(uint64_t message);
 
     Ptr<NetworkBackend> m_backend;                //!< the network
     std::unique_ptr<CollectivePlanner> m_planner; //!< requests -> schedules, made at first use
     std::unordered_map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
-    uint64_t m_nextId = 0;                                     //!< next collective id
+    /** Messages in flight: message id -> (run id, step). */
+    std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> m_messages;
+    NetworkBackend::DeliveryCallback m_delivered; //!< Delivered, made once
+    uint64_t m_nextId = 0;                        //!< next collective id
     /**
      * Plans of requests made before, by request (op, size, algorithm, pieces, root, reduction
      * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
