@@ -149,18 +149,14 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
             continue;
         }
         // Pipelined (see Chunked): the stream's first message's worth (its head) is what the
-        // next piece's stream waits for; the rest follows it on the stream, and a zero-byte
-        // marker carries the latency term beyond the head's and the rest's.
+        // next piece's stream waits for; the rest follows it on the stream.
         const uint64_t head = st.bytes / latencies;
         uint32_t end = m_schedule.AddSend(st.src, st.dst, head, Deps(starts[i]), 1);
         m_pipelined.push_back(end);
         if (latencies > 1)
         {
-            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, 1);
-        }
-        if (latencies > 2)
-        {
-            end = m_schedule.AddSend(st.src, st.dst, 0, {end}, latencies - 2);
+            // Only the phase's end waits for the rest: it carries the latencies left.
+            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, latencies - 1);
         }
         ends.push_back(end);
     }

@@ -47,10 +47,10 @@ struct FluidStream
  * A fluid builder (IsFluid()) writes a collective's fluid form instead (issue 11): each phase
  * of the algorithm as its concurrent streams (FluidPhase), so a ring all-reduce among n ranks
  * is n streams instead of 2n(n-1) messages. Pipelining (Chunked) works as for messages, stream
- * by stream: a pipelined stream is its head (one message's worth: bytes / latency count), then
- * the rest, then a zero-byte marker for the rest of its latency term, and the q-th stream of
- * piece j waits for the head of the q-th stream of piece j-1, as the q-th message of piece j
- * waits for that of piece j-1. So the pieces of one phase share its links as their messages
+ * by stream: a pipelined stream is its head (one message's worth: bytes / latency count, one
+ * latency), then the rest (the other latencies), and the q-th stream of piece j waits for the
+ * head of the q-th stream of piece j-1, as the q-th message of piece j waits for that of piece
+ * j-1. So the pieces of one phase share its links as their messages
  * do, and the pipeline's fill and drain across phases are those of the messages.
  */
 class ScheduleBuilder
