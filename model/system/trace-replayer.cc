@@ -260,6 +260,7 @@ TraceReplayer::Collect()
     m_transfers.clear();
     m_measuring.clear();
     m_tpTimes.clear();
+    m_groupIndex.clear();
     m_commStarts.clear();
     m_plan = SymmetryPlan();
     m_world.clear();
@@ -334,6 +335,31 @@ TraceReplayer::OperatorEnded(uint32_t rank, uint32_t node)
         m_commStarts.erase(started);
     }
     m_opEnd(e);
+}
+
+TraceReplayer::GroupIndex&
+TraceReplayer::IndexOf(uint32_t group)
+{
+    auto [it, added] = m_groupIndex.try_emplace(group);
+    GroupIndex& index = it->second;
+    if (added)
+    {
+        const std::vector<uint32_t>& members = MembersOf(group);
+        index.simulated = 0;
+        for (uint32_t r : members)
+        {
+            index.simulated += m_plan.IsSimulated(r) ? 1 : 0;
+        }
+        if (group != kWorldGroup && members.size() > 64)
+        {
+            // Large groups find a member's position by hash, not by a scan per join.
+            for (uint32_t i = 0; i < members.size(); ++i)
+            {
+                index.position.emplace(members[i], i);
+            }
+        }
+    }
+    return index;
 }
 
 const std::vector<uint32_t>&
@@ -547,8 +573,23 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
                           + ", which the communicator groups do not define");
     }
     const std::vector<uint32_t>& members = MembersOf(group);
-    auto pos = std::find(members.begin(), members.end(), rank);
-    if (pos == members.end())
+    GroupIndex& index = IndexOf(group);
+    uint32_t pos = kAbsent;
+    if (group == kWorldGroup)
+    {
+        pos = rank;
+    }
+    else if (index.position.empty())
+    {
+        auto found = std::find(members.begin(), members.end(), rank);
+        pos = found == members.end() ? kAbsent : uint32_t(found - members.begin());
+    }
+    else
+    {
+        auto found = index.position.find(rank);
+        pos = found == index.position.end() ? kAbsent : found->second;
+    }
+    if (pos == kAbsent)
     {
         throw ReplayError(Describe(rank, node) + ": rank " + std::to_string(rank)
                           + " is not a member of group " + std::to_string(group));
@@ -572,18 +613,10 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
                           + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
                           + " bytes");
     }
-    m.nodeOfMember[pos - members.begin()] = node;
+    m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;
     NotePosted(rank, node);
-    const auto expected =
-        m_plan.IsReduced()
-            ? static_cast<std::size_t>(std::count_if(members.begin(),
-                                                     members.end(),
-                                                     [this](uint32_t r)
-                                                     {
-                                                         return m_plan.IsSimulated(r);
-                                                     }))
-            : members.size();
+    const std::size_t expected = index.simulated;
     if (++m.joined < expected)
     {
         NS_LOG_LOGIC("rank " << rank << " joins " << ToString(n.commType) << " #"

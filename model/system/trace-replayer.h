@@ -197,6 +197,15 @@ class TraceReplayer : public Object
     void OperatorStarted(uint32_t rank, uint32_t node);
     /** Fires OperatorEnd for a node that ends now. */
     void OperatorEnded(uint32_t rank, uint32_t node);
+    /** What joins need of a group, computed at its first join. */
+    struct GroupIndex
+    {
+        std::size_t simulated = 0; //!< members the replay simulates (joins a meeting waits for)
+        std::unordered_map<uint32_t, uint32_t> position; //!< large groups: rank -> index
+    };
+
+    /** \return the join index of \p group */
+    GroupIndex& IndexOf(uint32_t group);
     /** \return the members of \p group (every rank for kWorldGroup) */
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
@@ -221,8 +230,9 @@ class TraceReplayer : public Object
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
-    std::map<uint64_t, double> m_measuring; //!< collective id -> start (to cache)
-    std::vector<uint32_t> m_world;          //!< every rank (members of kWorldGroup)
+    std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
+    std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
+    std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key
