@@ -180,6 +180,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
+    m_kinds.assign(job.GetGraphCount(), {});
     // Kernels run back to back within one event where nothing can interleave (one stream;
     // operator events need their own times).
     m_chainKernels = m_streams == 1 && !m_traceOperators;
@@ -192,6 +193,16 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         RankState& s = m_ranks[r];
         s.graph = &job.GetGraph(r);
         const uint32_t n = static_cast<uint32_t>(s.graph->GetNNodes());
+        std::vector<uint8_t>& kinds = m_kinds[job.GetGraphIndex(r)];
+        if (kinds.size() != n)
+        {
+            kinds.resize(n);
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                kinds[i] = uint8_t(ToOperatorKind(s.graph->GetNode(i).type));
+            }
+        }
+        s.kinds = kinds.data();
         s.waiting.resize(n);
         s.status.assign(n, kStatusIdle);
         s.left = n;
@@ -238,7 +249,9 @@ TraceReplayer::Collect()
     result.tensorTimed = m_plan.TimesTensorOnce();
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
-        RankTiming t = m_ranks[m_plan.RepresentativeOf(r)].timing;
+        const RankState& s = m_ranks[m_plan.RepresentativeOf(r)];
+        RankTiming t = s.timing;
+        t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
         if (t.finishS > result.stepTimeS || result.ranks.empty())
@@ -261,6 +274,7 @@ TraceReplayer::Collect()
     m_measuring.clear();
     m_tpTimes.clear();
     m_groupIndex.clear();
+    m_kinds.clear();
     m_commStarts.clear();
     m_plan = SymmetryPlan();
     m_world.clear();
@@ -372,7 +386,7 @@ void
 TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 {
     RankState& s = m_ranks[rank];
-    switch (ToOperatorKind(s.graph->GetNode(node).type))
+    switch (OperatorKind(s.kinds[node]))
     {
         case OperatorKind::COMPUTE:
             s.ready.push({node, cause});
@@ -395,7 +409,7 @@ TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 void
 TraceReplayer::Complete(uint32_t rank, uint32_t node)
 {
-    CompleteAt(rank, node, Simulator::Now().GetSeconds());
+    CompleteAt(rank, node, Simulator::Now().GetNanoSeconds());
 }
 
 void
@@ -407,7 +421,7 @@ TraceReplayer::NotePosted(uint32_t rank, uint32_t node)
 }
 
 void
-TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, double nowS)
+TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
 {
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
@@ -416,9 +430,9 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, double nowS)
     {
         Simulator::ScheduleNow(m_onDone);
     }
-    s.timing.finishS = std::max(s.timing.finishS, nowS);
+    s.finishNs = std::max(s.finishNs, nowNs);
     const TraceNode& n = s.graph->GetNode(node);
-    if (n.type != TraceNodeType::COMP && !s.inFlight.empty())
+    if (OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE && !s.inFlight.empty())
     {
         for (auto it = s.inFlight.begin(); it != s.inFlight.end(); ++it)
         {
@@ -502,7 +516,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
         bool kernelsOnly = true;
         for (uint32_t c : children)
         {
-            if (g.GetNode(c).type != TraceNodeType::COMP)
+            if (OperatorKind(s.kinds[c]) != OperatorKind::COMPUTE)
             {
                 kernelsOnly = false;
                 break;
@@ -530,7 +544,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
         {
             break;
         }
-        CompleteAt(rank, node, NanoSeconds(end).GetSeconds());
+        CompleteAt(rank, node, end);
         NS_ASSERT(!s.ready.empty() && s.ready.top().first == next);
         s.ready.pop();
         node = next;

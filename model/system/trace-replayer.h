@@ -157,14 +157,16 @@ class TraceReplayer : public Object
         uint32_t left = 0;                       //!< unfinished nodes
         std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
         RankTiming timing;                       //!< result
+        const uint8_t* kinds = nullptr;          //!< per node: its OperatorKind
+        int64_t finishNs = 0;                    //!< when its last node so far finished
         /** Posted communication nodes with their first child (see ChainKernels). */
         std::vector<std::pair<uint32_t, uint32_t>> inFlight;
     };
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
     void Complete(uint32_t rank, uint32_t node);
-    /** Completes a node at \p nowS seconds (Complete() at the simulator's time). */
-    void CompleteAt(uint32_t rank, uint32_t node, double nowS);
+    /** Completes a node at \p nowNs (Complete() at the simulator's time). */
+    void CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs);
     void StartCompute(uint32_t rank);
     /**
      * \brief Runs the kernels that follow \p node on the rank's stream within the current
@@ -233,6 +235,7 @@ class TraceReplayer : public Object
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
     std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join
+    std::vector<std::vector<uint8_t>> m_kinds; //!< per distinct graph: each node's OperatorKind
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key
