@@ -9,6 +9,7 @@
 
 #include "ns3/rapid-llm-helper.h"
 
+#include "../test/job-fixtures.h"
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -16,17 +17,10 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
+/** Runs \p model with \p run as Megatron-LM's rows do: fp16 with full recomputation. */
 void
-RunJob(
-    benchmark::State& state, const char* model, uint32_t tp, uint32_t pp, uint32_t dp, uint32_t gbs)
+RunJob(benchmark::State& state, const char* model, RunSpec run)
 {
-    RunSpec run;
-    run.parallel.tp = tp;
-    run.parallel.pp = pp;
-    run.parallel.dp = dp;
-    run.microBatch = 1;
-    run.globalBatch = gbs;
-    run.sequence = 2048;
     run.recompute = Recompute::FULL;
     run.dtype = DataType::FP16;
     double step = 0;
@@ -40,7 +34,7 @@ RunJob(
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     state.counters["step_time_s"] = step;
-    state.counters["gpus"] = tp * pp * dp;
+    state.counters["gpus"] = run.parallel.Gpus();
     state.counters["peak_rss_gb"] = usage.ru_maxrss / 1e6;
 }
 } // namespace
@@ -48,13 +42,13 @@ RunJob(
 static void
 BM_RunGpt3On1024Gpus(benchmark::State& state)
 {
-    RunJob(state, "gpt3-175b", 8, 8, 16, 1536);
+    RunJob(state, "gpt3-175b", fixture::Gpt3On1024Gpus());
 }
 
 static void
 BM_RunGpt1008bOn3072Gpus(benchmark::State& state)
 {
-    RunJob(state, "gpt-1008b", 8, 64, 6, 3072);
+    RunJob(state, "gpt-1008b", fixture::Gpt1008bOn3072Gpus());
 }
 
 BENCHMARK(BM_RunGpt3On1024Gpus)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();

@@ -14,6 +14,7 @@
 #include "ns3/run-spec.h"
 #include "ns3/workload.h"
 
+#include "../test/job-fixtures.h"
 #include <benchmark/benchmark.h>
 
 using namespace ns3::rapidllm;
@@ -22,13 +23,7 @@ static void
 BM_BuildGpt3On1024Gpus(benchmark::State& state)
 {
     ModelSpec model = ModelSpec::Load("gpt3-175b");
-    RunSpec run;
-    run.parallel.tp = 8;
-    run.parallel.pp = 8;
-    run.parallel.dp = 16;
-    run.microBatch = 1;
-    run.globalBatch = 1536;
-    run.sequence = 2048;
+    RunSpec run = fixture::Gpt3On1024Gpus();
     run.recompute = static_cast<Recompute>(state.range(0));
     GpuSpec gpu;
     gpu.hbmBytes = 80ull << 30;

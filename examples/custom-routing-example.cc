@@ -2,14 +2,12 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 
-// A researcher's own routing policy, written and registered in this file only: Valiant load
-// balancing (L. G. Valiant, "A scheme for fast parallel communication", SIAM J. Comput. 1982)
-// sends each flow to a pseudo-random intermediate GPU first and from there to its destination,
-// each leg by dimension-order routing. It is registered under the name "valiant", so a hardware
-// file could say `routing: valiant`; here we choose it by name and compare it with
-// dimension-order routing on a torus running an all-to-all and a tornado pattern. (With a
-// few large flows the random intermediates make hot spots of their own, so dimension order
-// wins both here; what the example shows is that a policy lives entirely in user code.)
+// A researcher's own routing policy, chosen by name: Valiant load balancing, written and
+// registered in examples/plugins/valiant-routing.cc alone (linked into this program, and also
+// built as a shared library that `rapid-llm <command> --load=...` uses). Here we compare it with
+// dimension-order routing on a torus running an all-to-all and a tornado pattern. (With a few
+// large flows the random intermediates make hot spots of their own, so dimension order wins
+// both here; what the example shows is that a policy lives entirely in user code.)
 //
 //   build/bin/custom-routing-example [--side=8] [--mib=64]
 
@@ -25,49 +23,6 @@
 
 using namespace ns3;
 using namespace ns3::rapidllm;
-
-/**
- * \brief Valiant routing: two dimension-order legs through an intermediate endpoint chosen by
- * a hash of the flow.
- */
-class ValiantRouting : public RoutingPolicy
-{
-  public:
-    /** \brief Register this type. \return the TypeId */
-    static TypeId
-    GetTypeId()
-    {
-        static TypeId tid = TypeId("ns3::example::ValiantRouting")
-                                .SetParent<RoutingPolicy>()
-                                .AddConstructor<ValiantRouting>();
-        return tid;
-    }
-
-  protected:
-    std::vector<uint32_t>
-    DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
-    {
-        if (!m_leg)
-        {
-            m_leg = RoutingPolicy::Create("dimension-order");
-        }
-        auto middle = static_cast<uint32_t>(FlowHash(src, dst, flowId) % t.GetEndpointCount());
-        if (middle == src || middle == dst)
-        {
-            return m_leg->Route(t, src, dst, flowId);
-        }
-        std::vector<uint32_t> path = m_leg->Route(t, src, middle, flowId);
-        std::vector<uint32_t> second = m_leg->Route(t, middle, dst, flowId);
-        path.insert(path.end(), second.begin(), second.end());
-        return path;
-    }
-
-  private:
-    Ptr<RoutingPolicy> m_leg; //!< routes each leg
-};
-
-// One line makes the policy available by name everywhere (hardware files, --routing=...).
-static RoutingPolicyRegistrar g_valiant("valiant", ValiantRouting::GetTypeId());
 
 /** \return completion time of a collective request under a routing policy */
 static double

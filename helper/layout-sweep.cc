@@ -13,6 +13,25 @@
 namespace ns3 {
 namespace rapidllm {
 
+bool
+UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last)
+{
+    if (pp < 2)
+    {
+        return false;
+    }
+    const uint64_t middle = (uint64_t(layers) + pp - 1) / pp;
+    const uint64_t inMiddle = middle * (pp - 2);
+    if (inMiddle + 2 > layers)
+    {
+        return false;
+    }
+    const uint64_t rest = layers - inMiddle;
+    last = static_cast<uint32_t>(rest / 2);
+    first = static_cast<uint32_t>(rest - last);
+    return true;
+}
+
 LayoutSweep::LayoutSweep(const ModelSpec& model,
                          const HardwareSpec& hardware,
                          const RunSpec& base,
@@ -43,7 +62,9 @@ LayoutSweep::Candidates()
     {
         for (uint32_t p = 1; p <= m_space.gpus; ++p)
         {
-            if (m_space.gpus % p == 0 && m_model.layers % p == 0)
+            const bool layersFit =
+                m_model.layers % p == 0 || m_space.unevenStages || m_base.parallel.UnevenStages();
+            if (m_space.gpus % p == 0 && layersFit && p <= m_model.layers)
             {
                 pps.push_back(p);
             }
@@ -76,6 +97,14 @@ LayoutSweep::Candidates()
                         run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && tp > 1;
                         run.microBatch = mbs;
                         run.recompute = r;
+                        if (m_space.unevenStages && !m_base.parallel.UnevenStages()
+                            && m_model.layers % (uint64_t(pp) * vpp) != 0)
+                        {
+                            UnevenStageSplit(m_model.layers,
+                                             pp,
+                                             run.parallel.firstStageLayers,
+                                             run.parallel.lastStageLayers);
+                        }
                         try
                         {
                             run.Validate(m_model, "sweep");

@@ -31,7 +31,26 @@ struct SweepSpace
     std::vector<uint32_t> microBatch{1, 2, 4};         //!< micro-batch sizes
     std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
+    /**
+     * When the layers do not divide into pp stages: give the first and the last stage fewer
+     * layers (UnevenStageSplit), as Meta trained Llama-3 405B, instead of skipping the layout.
+     * Off by default; a base run that sets its own first/last stage layers keeps them for
+     * every layout (layouts they do not fit are skipped).
+     */
+    bool unevenStages = false;
 };
+
+/**
+ * \brief The split a sweep uses for \p layers on \p pp stages that do not divide evenly:
+ * every middle stage holds ceil(layers / pp) layers, the first and last stages share the rest,
+ * the last (which also runs the LM head) the smaller half. 126 layers on 16 stages: 7, 8 x 14, 7.
+ * \param layers decoder layers
+ * \param pp pipeline stages (>= 2)
+ * \param first set to the first stage's layers
+ * \param last set to the last stage's layers
+ * \return false when no such split exists (a stage would hold no layer)
+ */
+bool UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last);
 
 /**
  * \ingroup rapid-llm
@@ -47,9 +66,9 @@ struct SweepPoint
  * \ingroup rapid-llm
  * \brief Predicts every valid layout of a SweepSpace for a training job and ranks them: the
  * layouts that fit by step time, then those that do not by peak memory. Layouts the model or
- * batch rule out (heads not divisible by tp, layers by pp, global batch by micro-batch x dp)
- * are skipped and counted. Memory is checked before the (slower) replay, so layouts that cannot
- * run cost little.
+ * batch rule out (heads not divisible by tp, layers by pp unless SweepSpace::unevenStages,
+ * global batch by micro-batch x dp) are skipped and counted. Memory is checked before the (slower)
+ * replay, so layouts that cannot run cost little.
  */
 class LayoutSweep
 {

@@ -11,6 +11,7 @@
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/report-bounds.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
@@ -253,8 +254,18 @@ RapidLlmHelper::Run()
             case OpType::OPTIMIZER:
                 report.optimizerS += n.durationS;
                 break;
-            default:
+            case OpType::LAYER_NORM:
+            case OpType::RMS_NORM:
+            case OpType::GELU:
+            case OpType::SWIGLU:
+            case OpType::ROPE:
+            case OpType::RESIDUAL_ADD:
+            case OpType::EMBEDDING:
+            case OpType::CROSS_ENTROPY:
+            case OpType::ROUTER:
+            case OpType::SAMPLING:
                 report.elementwiseS += n.durationS;
+                break;
         }
     }
     if (m_run.mode == RunMode::TRAINING)
@@ -285,6 +296,7 @@ RapidLlmHelper::Run()
                            ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
                            : 0;
     }
+    CheckReportBounds(report, w, m_hardware.gpu);
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     return report;

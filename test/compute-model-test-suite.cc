@@ -276,12 +276,30 @@ class AttentionTestCase : public TestCase
         NS_TEST_ASSERT_MSG_GT(bwd.timeS, 2.0 * causal.timeS, "backward slower than 2x forward");
         NS_TEST_ASSERT_MSG_LT(bwd.timeS, 4.5 * causal.timeS, "backward too slow");
 
-        // GQA with fewer KV heads reads less HBM.
+        // GQA with 8 KV heads instead of 32 reads 24 heads' K and V less: 2 x 4 sequences x 24
+        // heads x 4096 tokens x 128 x 2 bytes, and nothing else changes in HBM.
         AttentionShape gqa = s;
         gqa.kvHeads = 8;
-        NS_TEST_ASSERT_MSG_LT(a100->AttentionForward(gqa, DataType::BF16).hbmBytes,
-                              causal.hbmBytes,
-                              "GQA reads fewer K/V bytes");
+        NS_TEST_ASSERT_MSG_EQ_TOL(causal.hbmBytes
+                                      - a100->AttentionForward(gqa, DataType::BF16).hbmBytes,
+                                  2.0 * 4 * 24 * 4096 * 128 * 2,
+                                  1.0,
+                                  "GQA saves exactly the K/V bytes of 24 heads");
+
+        // Unfused attention materializes the s x s scores: the Q K^T GEMM writes them, the
+        // softmax reads and writes them, the P V GEMM reads them (4 passes of 2 bytes), and it
+        // does the full matrix's multiplies (no causal skipping) in three kernels.
+        const double scores = 4.0 * 32 * 4096 * 4096;
+        OperatorCost unfused = a100->UnfusedAttentionForward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(unfused.kernels, 3u, "Q K^T, softmax, P V");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(unfused.hbmBytes, 4 * scores * 2, "scores round trips");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(unfused.flops, full.flops, "the full matrix");
+        NS_TEST_ASSERT_MSG_GT(unfused.timeS, 2 * causal.timeS, "far slower than FlashAttention");
+        // Its backward: dP, dV, dQ, dK GEMMs (twice the forward's multiplies) and the softmax
+        // backward.
+        OperatorCost unfusedBwd = a100->UnfusedAttentionBackward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(unfusedBwd.kernels, 5u, "four GEMMs and the softmax backward");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(unfusedBwd.flops, 2 * full.flops, "twice the multiplies");
 
         // Decode: 32 sequences x 4096 cached tokens of Llama-2-7B (32 KV heads x 128).
         OperatorCost dec = a100->DecodeAttention(32, 32, 32, 4096, 128, DataType::BF16);
@@ -289,6 +307,8 @@ class AttentionTestCase : public TestCase
         double cache = 2.0 * 32 * 32 * 4096 * 128 * 2;
         NS_TEST_ASSERT_MSG_EQ(dec.bound, BoundLevel::HBM, "decode attention is HBM bound");
         NS_TEST_ASSERT_MSG_GT_OR_EQ(dec.hbmBytes, cache, "reads the whole cache");
+        // Beyond the cache only the queries, outputs and split partials: under 1% here.
+        NS_TEST_ASSERT_MSG_LT(dec.hbmBytes, 1.01 * cache, "reads the cache once");
         NS_TEST_ASSERT_MSG_GT(dec.timeS, cache / (g.hbmBandwidthBps * g.efficiency.hbm), "BW");
         NS_TEST_ASSERT_MSG_LT(dec.timeS,
                               1.2 * cache / (g.hbmBandwidthBps * g.efficiency.hbm) + 20e-6,
@@ -365,18 +385,45 @@ class ElementwiseTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(add.bound, BoundLevel::LAUNCH, "a 4096-element add is launch bound");
         OperatorCost adam = a100->AdamUpdate(1000000000, DataType::BF16, DataType::BF16);
         NS_TEST_ASSERT_MSG_EQ_TOL(adam.hbmBytes, 1e9 * 28, 1.0, "Adam moves 28 B/param");
-        for (const OperatorCost& c : {a100->LayerNorm(8, 4096, DataType::BF16),
-                                      a100->Softmax(1024, 1024, DataType::BF16),
-                                      a100->Gelu(1 << 20, DataType::BF16),
-                                      a100->SwiGlu(4096, 11008, DataType::BF16),
-                                      a100->Rope(4096, 32, 8, 128, DataType::BF16),
-                                      a100->EmbeddingLookup(4096, 4096, DataType::BF16),
-                                      a100->CrossEntropy(4096, 32000, DataType::BF16)})
+        // Each kernel moves its tensors once (counted by hand: what it must read and write,
+        // 2-byte elements) plus at most a small extra (norm weights and row statistics, token
+        // ids, the rotary table), and streams them at the HBM rate after one launch.
+        const auto bf16 = DataType::BF16;
+        struct Row
         {
-            NS_TEST_ASSERT_MSG_GT(c.timeS, g.launchOverheadS, c.kind + " at least a launch");
-            NS_TEST_ASSERT_MSG_GT(c.hbmBytes, 0.0, c.kind + " moves bytes");
-            NS_TEST_ASSERT_MSG_EQ(c.tensorCores, false, c.kind + " runs on CUDA cores");
+            OperatorCost c;    //!< the kernel
+            double compulsory; //!< bytes of its input and output tensors
+            double extra;      //!< the most it may move beyond them, as a fraction
+        };
+
+        const Row rows[] = {
+            {a100->LayerNorm(4096, 4096, bf16), 2.0 * 4096 * 4096 * 2, 0.01},       // x in, y out
+            {a100->Softmax(2048, 2048, bf16), 2.0 * 2048 * 2048 * 2, 0.0},          // rows in, out
+            {a100->Gelu(1 << 22, bf16), 2.0 * (1 << 22) * 2, 0.0},                  // x in, y out
+            {a100->SwiGlu(4096, 11008, bf16), 3.0 * 4096 * 11008 * 2, 0.0},         // gate, up, out
+            {a100->Rope(4096, 32, 8, 128, bf16), 2.0 * 4096 * 40 * 128 * 2, 0.03},  // q, k in/out
+            {a100->EmbeddingLookup(4096, 4096, bf16), 2.0 * 4096 * 4096 * 2, 0.01}, // rows
+            {a100->CrossEntropy(4096, 32000, bf16), 2.0 * 4096 * 32000 * 2, 0.01},  // logits, grad
+        };
+        for (const Row& r : rows)
+        {
+            const OperatorCost& c = r.c;
+            NS_TEST_ASSERT_MSG_GT_OR_EQ(c.hbmBytes, r.compulsory, c.kind << " compulsory bytes");
+            NS_TEST_ASSERT_MSG_LT_OR_EQ(
+                c.hbmBytes, r.compulsory * (1 + r.extra), c.kind << " moves little else");
+            NS_TEST_ASSERT_MSG_EQ(c.bound, BoundLevel::HBM, c.kind << " is HBM bound");
+            const double stream = r.compulsory / bw + g.launchOverheadS;
+            NS_TEST_ASSERT_MSG_GT_OR_EQ(c.timeS, stream, c.kind << " faster than HBM");
+            NS_TEST_ASSERT_MSG_LT_OR_EQ(c.timeS,
+                                        (1 + r.extra) * stream + g.memoryLatencyS * (1 + 1e-9),
+                                        c.kind << " streams at the HBM rate");
+            NS_TEST_ASSERT_MSG_EQ(c.tensorCores, false, c.kind << " runs on CUDA cores");
         }
+        // A backward kernel reads the saved input and the incoming gradient, writes one.
+        OperatorCost gelu = a100->Gelu(1 << 22, bf16);
+        OperatorCost geluBwd = a100->ElementwiseBackward(gelu, 1 << 22, bf16);
+        NS_TEST_ASSERT_MSG_EQ(geluBwd.kind, "gelu_bwd", "named after the forward");
+        NS_TEST_ASSERT_MSG_EQ_TOL(geluBwd.hbmBytes, 3.0 * (1 << 22) * 2, 1.0, "3 tensors");
     }
 };
 

@@ -5,6 +5,7 @@
 // RapidLlmHelper: the report a run gives (the fields scripts rely on, and how they relate), the
 // trace sources, and replaying written traces through the helper.
 
+#include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
@@ -44,9 +45,7 @@ SmallJob(RunSpec run)
 {
     Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
     h->Load("gpt-1.7b", "a100-sxm-80gb");
-    ModelSpec m = h->GetModel();
-    m.layers = 4;
-    h->SetModel(m);
+    h->SetModel(fixture::SmallGpt());
     h->SetRun(run);
     return h;
 }
@@ -93,29 +92,32 @@ class TrainingReportTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(r.mfu, 0.05, "mfu");
         NS_TEST_EXPECT_MSG_LT(r.mfu, 1.0, "mfu");
         NS_TEST_EXPECT_MSG_EQ(r.feasible, true, "fits");
-        std::string json = r.ToJson();
-        for (const char* key : {"\"mode\"",
-                                "\"feasible\"",
-                                "\"step_time_s\"",
-                                "\"tflops_per_gpu\"",
-                                "\"mfu\"",
-                                "\"peak_bytes\"",
-                                "\"capacity_bytes\"",
-                                "\"weights\"",
-                                "\"gradients\"",
-                                "\"optimizer\"",
-                                "\"activations\"",
-                                "\"kv_cache\"",
-                                "\"breakdown_s\"",
-                                "\"compute\"",
-                                "\"exposed_communication\"",
-                                "\"pipeline_bubble\"",
-                                "\"gpus\"",
-                                "\"backend\"",
-                                "\"wall_time_s\""})
-        {
-            NS_TEST_EXPECT_MSG_NE(json.find(key), std::string::npos, key);
-        }
+        // The JSON a script reads parses strictly and carries the report's own values.
+        const Json json = Json::parse(r.ToJson());
+        NS_TEST_EXPECT_MSG_EQ(json.at("mode").get<std::string>(), "training", "mode");
+        NS_TEST_EXPECT_MSG_EQ(json.at("feasible").get<bool>(), r.feasible, "feasible");
+        NS_TEST_EXPECT_MSG_EQ(json.at("step_time_s").get<double>(), r.stepTimeS, "step");
+        NS_TEST_EXPECT_MSG_EQ(json.at("tflops_per_gpu").get<double>(), r.tflopsPerGpu, "tflops");
+        NS_TEST_EXPECT_MSG_EQ(json.at("mfu").get<double>(), r.mfu, "mfu");
+        const Json& memory = json.at("memory");
+        NS_TEST_EXPECT_MSG_EQ(memory.at("peak_bytes").get<uint64_t>(), r.memory.peak, "peak");
+        NS_TEST_EXPECT_MSG_EQ(memory.at("capacity_bytes").get<uint64_t>(), r.capacityBytes, "cap");
+        NS_TEST_EXPECT_MSG_EQ(
+            memory.at("weights").get<uint64_t>() + memory.at("gradients").get<uint64_t>()
+                + memory.at("optimizer").get<uint64_t>() + memory.at("activations").get<uint64_t>()
+                + memory.at("kv_cache").get<uint64_t>() + memory.at("framework").get<uint64_t>(),
+            memory.at("peak_bytes").get<uint64_t>(),
+            "the memory categories add up to the peak");
+        const Json& breakdown = json.at("breakdown_s");
+        NS_TEST_EXPECT_MSG_EQ(breakdown.at("compute").get<double>(), r.computeS, "compute");
+        NS_TEST_EXPECT_MSG_EQ(
+            breakdown.at("exposed_communication").get<double>(), r.exposedCommS, "exposed");
+        NS_TEST_EXPECT_MSG_EQ(breakdown.at("pipeline_bubble").get<double>(), r.bubbleS, "bubble");
+        NS_TEST_EXPECT_MSG_EQ(json.at("gpus").get<uint32_t>(), 16, "gpus");
+        NS_TEST_EXPECT_MSG_EQ(json.at("backend").get<std::string>(), "flow", "backend");
+        NS_TEST_EXPECT_MSG_EQ(json.contains("wall_time_s"),
+                              false,
+                              "no wall time: the same inputs give the same JSON");
         // The same job replayed in full gives the same step (the symmetry reduction is exact
         // here), and tracing its messages changes nothing.
         Ptr<RapidLlmHelper> full = SmallJob(run);
@@ -154,10 +156,12 @@ class InferenceReportTestCase : public TestCase
         NS_TEST_EXPECT_MSG_LT(r.ttftS, r.stepTimeS, "first token before the end");
         NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS * 7 + r.ttftS, r.stepTimeS, 1e-9, "tpot");
         NS_TEST_EXPECT_MSG_GT(r.memory.kvCache, 0, "a KV cache");
-        std::string json = r.ToJson();
-        NS_TEST_EXPECT_MSG_NE(json.find("\"ttft_s\""), std::string::npos, "ttft_s");
-        NS_TEST_EXPECT_MSG_NE(json.find("\"tpot_s\""), std::string::npos, "tpot_s");
-        NS_TEST_EXPECT_MSG_EQ(json.find("\"mfu\""), std::string::npos, "no mfu for inference");
+        const Json json = Json::parse(r.ToJson());
+        NS_TEST_EXPECT_MSG_EQ(json.at("ttft_s").get<double>(), r.ttftS, "ttft_s");
+        NS_TEST_EXPECT_MSG_EQ(json.at("tpot_s").get<double>(), r.tpotS, "tpot_s");
+        NS_TEST_EXPECT_MSG_EQ(json.contains("mfu"), false, "no mfu for inference");
+        NS_TEST_EXPECT_MSG_EQ(
+            json.at("memory").at("kv_cache").get<uint64_t>(), r.memory.kvCache, "kv cache");
     }
 };
 
@@ -350,6 +354,75 @@ class LayoutsEndToEndTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A sweep asked for uneven stages tries the pipeline degrees that do not divide the
+ * layers, with Megatron-LM's first/last-stage split; otherwise it leaves them out.
+ */
+class UnevenSweepTestCase : public TestCase
+{
+  public:
+    UnevenSweepTestCase()
+        : TestCase("layout sweep: uneven stages when asked")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        uint32_t first = 0;
+        uint32_t last = 0;
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(126, 16, first, last), true, "Llama-3 405B");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 707u, "7 and 7 around 14 x 8");
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(9, 2, first, last), true, "two stages");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 504u, "the last stage (with the head) less");
+        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(5, 4, first, last), false, "2 x 2 leaves 1 for 2");
+
+        ModelSpec model = fixture::SmallModel("gpt-1.7b", 6);
+        HardwareSpec hardware = HardwareSpec::Load("a100-sxm-80gb");
+        RunSpec base;
+        base.globalBatch = 8;
+        base.sequence = 512;
+        SweepSpace space;
+        space.gpus = 4;
+        space.tp = {1};
+        space.microBatch = {1};
+        space.recompute = {Recompute::NONE};
+        auto pipelines = [](const std::vector<SweepPoint>& points)
+        {
+            std::vector<uint32_t> pps;
+            for (const auto& p : points)
+            {
+                pps.push_back(p.run.parallel.pp);
+            }
+            std::sort(pps.begin(), pps.end());
+            return pps;
+        };
+        LayoutSweep even(model, hardware, base, space);
+        NS_TEST_EXPECT_MSG_EQ((pipelines(even.Run()) == std::vector<uint32_t>{1, 2}),
+                              true,
+                              "6 layers: pp 1 and 2 only");
+        space.unevenStages = true;
+        LayoutSweep uneven(model, hardware, base, space);
+        std::vector<SweepPoint> points = uneven.Run();
+        NS_TEST_ASSERT_MSG_EQ(
+            (pipelines(points) == std::vector<uint32_t>{1, 2, 4}), true, "pp 4 as 1, 2, 2, 1");
+        for (const auto& p : points)
+        {
+            if (p.run.parallel.pp == 4)
+            {
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.firstStageLayers, 1u, "first stage");
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.lastStageLayers, 1u, "last stage");
+                NS_TEST_EXPECT_MSG_EQ(p.report.feasible, true, p.report.reason);
+                NS_TEST_EXPECT_MSG_GT(p.report.stepTimeS, 0, "replayed");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(p.run.parallel.UnevenStages(), false, "even where it fits");
+            }
+        }
+    }
+};
+
 /** \brief The helper test suite. */
 class HelperTestSuite : public TestSuite
 {
@@ -363,6 +436,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
+        AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
     }
 };
 

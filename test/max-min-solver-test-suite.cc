@@ -196,6 +196,28 @@ class SolverWeightsTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(on0), 2.4, 1e-12, "link-0 flow, per member");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(on1), 7.2, 1e-12, "link-1 flow takes the rest");
         }
+        {
+            // SetWeight: members join a flow after it was solved. Link 0 (12) carries A
+            // (weight 1) and B; link 1 (30) carries C alone, another component.
+            MaxMinSolver s = Solver({12, 30});
+            const uint32_t a = s.AddFlow({0});
+            const uint32_t b = s.AddFlow({0});
+            const uint32_t c = s.AddFlow({1});
+            s.Solve();
+            NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(b), 6.0, 1e-12, "B alone: half of link 0");
+            s.SetWeight(b, 3); // B now stands for 3 flows: 4 members of 3 each
+            NS_TEST_ASSERT_MSG_EQ(s.NeedsSolve(), true, "a weight change needs a solve");
+            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 2u, "only link 0's flows recomputed");
+            NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(a), 3.0, 1e-12, "A: a quarter of link 0");
+            NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(b), 3.0, 1e-12, "each member of B");
+            NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(c), 30.0, 1e-12, "C untouched");
+            s.SetWeight(b, 3);
+            NS_TEST_ASSERT_MSG_EQ(s.NeedsSolve(), false, "the same weight changes nothing");
+            s.SetWeight(b, 1);
+            s.Solve();
+            NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(a), 6.0, 1e-12, "back to half");
+            NS_TEST_ASSERT_MSG_EQ(s.GetWeight(b), 1u, "weight 1 again");
+        }
     }
 };
 

@@ -7,13 +7,17 @@
 // unreachable pairs named in the error, and policies chosen and registered by name.
 
 #include "ns3/dimension-order-routing.h"
+#include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/network-error.h"
 #include "ns3/routing-policy.h"
+#include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "spec-error-check.h"
 
+#include <map>
 #include <set>
 
 using namespace ns3;
@@ -225,6 +229,243 @@ class RoutingPathsTestCase : public TestCase
     }
 };
 
+namespace {
+/** \return a 2:1 fat tree of 16 hosts: 4 leaves of 4, 2 spines, 10 GB/s host links */
+Ptr<Topology>
+FatTree2To1()
+{
+    NetworkSpec ft;
+    ft.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 16));
+    ft.dimensions[0].leafSize = 4;
+    ft.dimensions[0].oversubscription = 2;
+    return Topology::Build(ft, 0);
+}
+} // namespace
+
+/**
+ * \brief Shortest-path and fault-aware routing spread a leaf's traffic over the spines: in an
+ * all-to-all on a 2:1 fat tree every leaf uplink and every spine downlink carries the same
+ * number of flows (as D-mod-k does), and one source reaches the other leaves through both
+ * spines. Every path is a shortest one (4 hops between leaves).
+ */
+class EqualCostSpreadTestCase : public TestCase
+{
+  public:
+    EqualCostSpreadTestCase()
+        : TestCase("shortest-path and fault-aware spread over the equal-cost spines")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<Topology> t = FatTree2To1();
+        for (const std::string name : {"shortest-path", "fault-aware", "dimension-order"})
+        {
+            Ptr<RoutingPolicy> p = RoutingPolicy::Create(name);
+            std::map<uint32_t, uint32_t> flowsOnLink;
+            std::set<uint32_t> spinesFromHost0;
+            for (uint32_t a = 0; a < 16; ++a)
+            {
+                for (uint32_t b = 0; b < 16; ++b)
+                {
+                    if (a == b)
+                    {
+                        continue;
+                    }
+                    auto path = p->Route(*t, a, b, a * 16 + b);
+                    NS_TEST_ASSERT_MSG_EQ(path.size(),
+                                          (a / 4 == b / 4 ? 2u : 4u),
+                                          name << ": shortest path " << a << " to " << b);
+                    for (uint32_t l : path)
+                    {
+                        ++flowsOnLink[l];
+                    }
+                    if (a == 0 && path.size() == 4)
+                    {
+                        spinesFromHost0.insert(t->GetLink(path[1]).dst);
+                    }
+                }
+            }
+            NS_TEST_ASSERT_MSG_EQ(spinesFromHost0.size(), 2u, name << ": host 0 uses both spines");
+            // Between switches: 4 hosts x 12 remote destinations = 48 flows per leaf, 24 per
+            // uplink when split evenly; likewise 24 per spine downlink.
+            uint32_t least = 1000;
+            uint32_t most = 0;
+            for (uint32_t l = 0; l < t->GetLinkCount(); ++l)
+            {
+                const auto& link = t->GetLink(l);
+                if (t->GetNode(link.src).isSwitch && t->GetNode(link.dst).isSwitch)
+                {
+                    least = std::min(least, flowsOnLink[l]);
+                    most = std::max(most, flowsOnLink[l]);
+                }
+            }
+            NS_TEST_ASSERT_MSG_EQ(least, 24u, name << ": least loaded switch link");
+            NS_TEST_ASSERT_MSG_EQ(most, 24u, name << ": most loaded switch link");
+        }
+        // A torus: the minimal paths from one source to the far corner differ by destination.
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("t", TopologyKind::TORUS, 16, {4, 4}));
+        Ptr<Topology> torus = Topology::Build(s, 0);
+        Ptr<RoutingPolicy> sp = RoutingPolicy::Create("shortest-path");
+        std::set<uint32_t> firstHops;
+        for (uint32_t b : {5u, 6u, 9u, 10u})
+        {
+            auto path = sp->Route(*torus, 0, b, 0);
+            NS_TEST_ASSERT_MSG_EQ(path.size(),
+                                  (b % 4 == 2 ? 2u : 1u) + (b / 4 == 2 ? 2u : 1u),
+                                  "minimal torus path to " << b);
+            firstHops.insert(path[0]);
+        }
+        NS_TEST_ASSERT_MSG_GT(firstHops.size(), 1u, "torus paths leave gpu0 by different links");
+    }
+};
+
+/**
+ * \brief All-to-all on the 2:1 fat tree, flow backend: shortest-path and fault-aware take the
+ * time of D-mod-k (dimension-order): uplink-bound, each leaf sends 4 x 12 x S bytes over 2
+ * uplinks of 10 GB/s, so 2.4 S / (1 GB/s) plus the 4-hop latency; through one spine it would
+ * take twice that.
+ */
+class EqualCostAllToAllTestCase : public TestCase
+{
+  public:
+    EqualCostAllToAllTestCase()
+        : TestCase("all-to-all on a 2:1 fat tree: shortest-path and fault-aware match D-mod-k")
+    {}
+
+  private:
+    /** \return the all-to-all time of S bytes per pair under a policy */
+    static double
+    AllToAll(const std::string& routing, uint64_t bytes)
+    {
+        Ptr<Topology> t = FatTree2To1();
+        Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+        net->SetTopology(t);
+        net->SetRouting(RoutingPolicy::Create(routing));
+        double last = 0;
+        Simulator::Schedule(Seconds(0),
+                            [&]()
+                            {
+                                for (uint32_t a = 0; a < 16; ++a)
+                                {
+                                    for (uint32_t b = 0; b < 16; ++b)
+                                    {
+                                        if (a != b)
+                                        {
+                                            net->Send(a,
+                                                      b,
+                                                      bytes,
+                                                      [&](uint64_t)
+                                                      {
+                                                          last = Simulator::Now().GetSeconds();
+                                                      });
+                                        }
+                                    }
+                                }
+                            });
+        Simulator::Run();
+        Simulator::Destroy();
+        return last;
+    }
+
+    void
+    DoRun() override
+    {
+        const uint64_t s = 100000000; // 100 MB per pair
+        const double expected = 2.4 * s / 1e9 + 4e-6;
+        const double dmodk = AllToAll("dimension-order", s);
+        NS_TEST_ASSERT_MSG_EQ_TOL(dmodk, expected, 1e-6 * expected, "D-mod-k: uplink bound");
+        for (const std::string name : {"shortest-path", "fault-aware"})
+        {
+            const double time = AllToAll(name, s);
+            NS_TEST_ASSERT_MSG_EQ_TOL(time, dmodk, 0.02 * dmodk, name << " within 2% of D-mod-k");
+        }
+        // With one uplink of leaf 0 dead, fault-aware sends leaf 0's 48 flows over the other
+        // uplink (48 S / 10 GB/s): twice as long, still finishing.
+        {
+            Ptr<Topology> t = FatTree2To1();
+            t->ApplyFault("ib.leaf0.0-ib.spine0.1", 0, "test");
+            Ptr<RoutingPolicy> fa = RoutingPolicy::Create("fault-aware");
+            auto path = fa->Route(*t, 0, 5, 0);
+            NS_TEST_ASSERT_MSG_EQ(t->GetNode(t->GetLink(path[1]).dst).name,
+                                  "ib.spine0.0",
+                                  "fault-aware avoids the dead uplink");
+        }
+    }
+};
+
+/**
+ * \brief Dimension-order routing on dead links: a dead spine link is detoured through another
+ * spine (dimension order is kept); a dead NIC link has no dimension-order detour, so the error
+ * names the pair, the dead link and the policies that route around it, and those do.
+ */
+class DimensionOrderDeadLinkTestCase : public TestCase
+{
+  public:
+    DimensionOrderDeadLinkTestCase()
+        : TestCase("dimension-order detours around a dead spine link and explains a dead NIC")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec ft;
+        ft.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 16));
+        ft.dimensions[0].leafSize = 4;
+        Ptr<Topology> f = Topology::Build(ft, 0); // 4 leaves, 4 spines
+        Ptr<RoutingPolicy> dor = RoutingPolicy::Create("dimension-order");
+        // D-mod-k sends 0 -> 13 through spine 1; with leaf 0's link to spine 1 dead, it takes
+        // the next spine.
+        f->ApplyFault("ib.leaf0.0-ib.spine0.1", 0, "test");
+        auto path = dor->Route(*f, 0, 13, 0);
+        NS_TEST_ASSERT_MSG_EQ(f->DescribePath(path),
+                              "gpu0>ib.leaf0.0>ib.spine0.2>ib.leaf0.3>gpu13",
+                              "detour through the next spine");
+
+        // DGX-style: NVSwitch of 8 x a rail fat tree across 2 nodes. gpu0's NIC link is dead.
+        NetworkSpec dgx;
+        dgx.dimensions.push_back(Dim("nvlink", TopologyKind::SWITCH, 8));
+        dgx.dimensions.push_back(Dim("ib", TopologyKind::FAT_TREE, 2));
+        Ptr<Topology> d = Topology::Build(dgx, 16);
+        d->ApplyFault("gpu0-ib.leaf0.0", 0, "test");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith<NetworkError>(
+                                  [&]()
+                                  {
+                                      dor->Route(*d, 0, 8, 0);
+                                  },
+                                  {"no path from gpu0 to gpu8",
+                                   "dead link gpu0>ib.leaf0.0",
+                                   "'fault-aware'",
+                                   "'shortest-path'"}),
+                              true,
+                              "dimension-order names the dead NIC link and the policies");
+        NS_TEST_ASSERT_MSG_EQ(ThrowsWith<NetworkError>(
+                                  [&]()
+                                  {
+                                      dor->Route(*d, 9, 0, 0);
+                                  },
+                                  {"no path from gpu9 to gpu0", "dead link ib.leaf0.0>gpu0"}),
+                              true,
+                              "and the other direction");
+        // Traffic not needing that link is untouched.
+        NS_TEST_ASSERT_MSG_EQ(dor->Route(*d, 1, 9, 0).size(), 2u, "rail 1 unaffected");
+        for (const std::string name : {"fault-aware", "shortest-path"})
+        {
+            Ptr<RoutingPolicy> p = RoutingPolicy::Create(name);
+            auto detour = p->Route(*d, 0, 8, 0);
+            // gpu0 > nvlink.sw0 > gpuK > rail K leaf > gpu8+K > nvlink.sw1 > gpu8
+            NS_TEST_ASSERT_MSG_EQ(detour.size(), 6u, name << " detours over another rail");
+            for (uint32_t l : detour)
+            {
+                NS_TEST_ASSERT_MSG_EQ(d->GetLink(l).IsAlive(), true, name << " uses live links");
+            }
+        }
+    }
+};
+
 /** \brief Unreachable pairs and unknown policies give clear errors. */
 class RoutingErrorsTestCase : public TestCase
 {
@@ -362,6 +603,9 @@ class NetworkRoutingTestSuite : public TestSuite
         AddTestCase(new FaultSelectorTestCase, TestCase::QUICK);
         AddTestCase(new RoutingPathsTestCase, TestCase::QUICK);
         AddTestCase(new RoutingErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new EqualCostSpreadTestCase, TestCase::QUICK);
+        AddTestCase(new EqualCostAllToAllTestCase, TestCase::QUICK);
+        AddTestCase(new DimensionOrderDeadLinkTestCase, TestCase::QUICK);
         AddTestCase(new CustomPolicyTestCase, TestCase::QUICK);
         AddTestCase(new PresetNetworksTestCase, TestCase::QUICK);
     }

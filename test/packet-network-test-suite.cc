@@ -8,6 +8,7 @@
 // at their reduced rate and dead links are not installed; unreachable pairs are errors.
 
 #include "network-test-spec.h"
+#include "ns3/fault-schedule.h"
 #include "ns3/network-error.h"
 #include "ns3/packet-network.h"
 #include "ns3/routing-policy.h"
@@ -382,6 +383,104 @@ class PacketMultipathTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Faults during the run on the packet backend: a link degraded at time t carries the
+ * bytes sent before t at the full rate and the rest at the reduced rate (the closed form,
+ * within 2%); a link that dies under a message loses its frames (counted as drops) and the
+ * message is delivered only after the link is repaired and TCP has retransmitted.
+ */
+class PacketScheduledFaultTestCase : public TestCase
+{
+  public:
+    PacketScheduledFaultTestCase()
+        : TestCase("faults scheduled during the run change device rates or drop frames")
+    {}
+
+  private:
+    /** \brief What one run observed. */
+    struct Run
+    {
+        double delivered = -1; //!< delivery time after the start, s (-1: never)
+        uint64_t drops = 0;    //!< frames dropped
+        uint32_t applied = 0;  //!< faults applied
+    };
+
+    /**
+     * \return the delivery of \p bytes from gpu0 to gpu1 (one 10 GB/s link, 1 us) with the
+     * faults counted from the start of the transfer
+     */
+    static Run
+    Transfer(uint64_t bytes, const std::vector<ScheduledFault>& faults)
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::RING, 2, 10, 1000);
+        Ptr<Topology> topo = Topology::Build(spec, 2);
+        Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+        net->SetTopology(topo);
+        net->SetRouting(RoutingPolicy::Create("dimension-order"));
+        Ptr<FaultSchedule> schedule = CreateObject<FaultSchedule>();
+        for (const auto& f : faults)
+        {
+            schedule->Add(f);
+        }
+        Run run;
+        double start = 0;
+        net->Prepare({{0, 1}},
+                     Callback<void>(
+                         [&]()
+                         {
+                             // Armed here, fault times count from the transfer's start.
+                             start = Simulator::Now().GetSeconds();
+                             net->SetFaultSchedule(schedule);
+                             net->Send(0,
+                                       1,
+                                       bytes,
+                                       [&](uint64_t)
+                                       {
+                                           run.delivered = Simulator::Now().GetSeconds() - start;
+                                           Simulator::Stop();
+                                       });
+                         }));
+        Simulator::Stop(Seconds(10));
+        Simulator::Run();
+        run.drops = net->GetStats().drops;
+        run.applied = schedule->GetAppliedCount();
+        net->Dispose();
+        Simulator::Destroy();
+        return run;
+    }
+
+    void
+    DoRun() override
+    {
+        const uint64_t bytes = 32u << 20; // 3.36 ms at 10 GB/s
+        const Run healthy = Transfer(bytes, {});
+        NS_TEST_ASSERT_MSG_EQ_TOL(
+            healthy.delivered / (bytes / 10e9 + 1e-6), 1.0, 0.02, "healthy transfer");
+        for (double factor : {0.5, 0.2})
+        {
+            const Run slowed = Transfer(bytes, {{"gpu0-gpu1", factor, MilliSeconds(1), "test"}});
+            // 10 MB in the first ms at 10 GB/s, the rest at factor x 10 GB/s.
+            const double expected = 1e-3 + (bytes - 1e7) / (factor * 10e9) + 1e-6;
+            NS_TEST_ASSERT_MSG_EQ(slowed.applied, 1u, "fault applied");
+            NS_TEST_ASSERT_MSG_EQ_TOL(
+                slowed.delivered / expected, 1.0, 0.02, "closed form at factor " << factor);
+            NS_TEST_ASSERT_MSG_EQ(slowed.drops, 0u, "a soft fault loses nothing");
+        }
+        // Dead from 1 ms to 3 ms: frames are lost, TCP times out (MinRto 10 ms) and
+        // retransmits once the link is back.
+        const Run cut = Transfer(
+            bytes,
+            {{"gpu0-gpu1", 0, MilliSeconds(1), "test"}, {"gpu0-gpu1", 1, MilliSeconds(3), "test"}});
+        NS_TEST_ASSERT_MSG_GT(cut.drops, 0u, "frames lost on the dead link");
+        NS_TEST_ASSERT_MSG_GT(cut.delivered, healthy.delivered + 2e-3, "delivered after repair");
+        NS_TEST_ASSERT_MSG_LT(cut.delivered, 0.1, "within a few retransmission timeouts");
+        // Dead for good: never delivered; the run ends (TCP gives up) before the 10 s stop.
+        const Run dead = Transfer(bytes, {{"gpu0-gpu1", 0, MilliSeconds(1), "test"}});
+        NS_TEST_ASSERT_MSG_EQ(dead.delivered, -1.0, "never delivered over a dead link");
+        NS_TEST_ASSERT_MSG_GT(dead.drops, 0u, "its frames were lost");
+    }
+};
+
 /** \brief The packet network's test suite. */
 class PacketNetworkTestSuite : public TestSuite
 {
@@ -394,6 +493,7 @@ class PacketNetworkTestSuite : public TestSuite
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
         AddTestCase(new PacketFaultTestCase, TestCase::QUICK);
         AddTestCase(new PacketMultipathTestCase, TestCase::QUICK);
+        AddTestCase(new PacketScheduledFaultTestCase, TestCase::QUICK);
     }
 };
 

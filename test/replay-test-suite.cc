@@ -7,6 +7,7 @@
 // hang) for traces that cannot finish, the operator trace sources, the symmetry plan, and a
 // collective algorithm registered in this file chosen by the CollectiveAlgorithm attribute.
 
+#include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/collective-algorithm.h"
@@ -253,11 +254,7 @@ class PipelineBubbleTestCase : public TestCase
         ModelSpec model = ModelSpec::Load("gpt-1.7b");
         model.vocab = 8; // a negligible head, so that the stages are uniform
         model.tiedEmbeddings = true;
-        RunSpec run;
-        run.parallel.pp = 4;
-        run.microBatch = 1;
-        run.globalBatch = 8;
-        run.sequence = 256;
+        RunSpec run = fixture::TrainingJob(1, 4, 1, 1, 8, 256);
         // Every layer GEMM 10 us, everything else (the tiny head too) free: per layer 4 forward
         // and 8 backward GEMMs.
         Workload w = Workload::Build(model,
@@ -265,8 +262,8 @@ class PipelineBubbleTestCase : public TestCase
                                      [](const OperatorDesc& op)
                                      {
                                          OperatorCost c;
-                                         bool layerGemm = op.type == OpType::GEMM && op.m > 8
-                                                          && op.n > 8 && op.k > 8;
+                                         bool layerGemm = op.type == OpType::GEMM && op.Gemm().m > 8
+                                                          && op.Gemm().n > 8 && op.Gemm().k > 8;
                                          c.timeS = layerGemm ? 10e-6 : 0;
                                          return c;
                                      });
@@ -297,16 +294,9 @@ class ReplayEquivalenceTestCase : public TestCase
     void
     DoRun() override
     {
-        ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        model.layers = 4;
-        RunSpec run;
-        run.parallel.tp = 2;
-        run.parallel.pp = 2;
-        run.parallel.dp = 2;
+        ModelSpec model = fixture::SmallGpt();
+        RunSpec run = fixture::TrainingJob(2, 2, 2, 1, 8, 512);
         run.parallel.sequenceParallel = true;
-        run.microBatch = 1;
-        run.globalBatch = 8;
-        run.sequence = 512;
         auto coster = [](const OperatorDesc& op)
         {
             OperatorCost c;
@@ -406,10 +396,8 @@ class SymmetryReductionTestCase : public TestCase
     void
     DoRun() override
     {
-        ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        model.layers = 4;
-        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
-        moe.layers = 2;
+        ModelSpec model = fixture::SmallGpt();
+        ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
         struct Case
         {
             const char* what;
@@ -426,14 +414,8 @@ class SymmetryReductionTestCase : public TestCase
         };
         for (const auto& c : cases)
         {
-            RunSpec run;
-            run.parallel.tp = c.tp;
-            run.parallel.pp = c.pp;
-            run.parallel.dp = c.dp;
+            RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
             run.parallel.ep = c.ep;
-            run.microBatch = 1;
-            run.globalBatch = 4 * c.dp;
-            run.sequence = 512;
             Workload w = Workload::Build(*c.model,
                                          run,
                                          [](const OperatorDesc& op)

@@ -5,14 +5,18 @@
 // Specs and presets: every preset loads, GPT parameter counts follow Megatron-LM's formula, and
 // each class of bad input gives a SpecError naming the file, field and what is allowed.
 
+#include "ns3/abort.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/preset-registry.h"
 #include "ns3/run-spec.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
+#include "spec-error-check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -113,7 +117,18 @@ class HardwarePresetTestCase : public TestCase
     void
     DoRun() override
     {
-        NS_TEST_ASSERT_MSG_EQ(PresetRegistry::Names("hardware").size(), 4, "four GPU presets");
+        // The presets the issue quotes are there (others may be added), and every preset loads.
+        const std::vector<std::string> names = PresetRegistry::Names("hardware");
+        for (const char* quoted :
+             {"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm-80gb", "h200-sxm-141gb"})
+        {
+            NS_TEST_ASSERT_MSG_EQ(
+                std::count(names.begin(), names.end(), quoted), 1, quoted << " listed once");
+        }
+        for (const std::string& name : names)
+        {
+            NS_TEST_ASSERT_MSG_GT(HardwareSpec::Load(name).gpu.smCount, 0u, name << " loads");
+        }
         HardwareSpec a = HardwareSpec::Load("a100-sxm-80gb");
         NS_TEST_ASSERT_MSG_EQ(a.gpu.smCount, 108, "A100 SMs");
         NS_TEST_ASSERT_MSG_EQ_TOL(a.gpu.TensorFlops(DataType::BF16), 312e12, 1, "A100 bf16");
@@ -185,7 +200,7 @@ class SpecErrorTestCase : public TestCase
         // Non-positive value.
         std::string zero = good;
         zero.replace(zero.find("layers: 2"), 9, "layers: 0");
-        ExpectModelError(zero, {"layers", ">= 1"});
+        ExpectModelError(zero, {"layers", "from 1 to 4294967295", "got 0"});
         // Not a whole number.
         std::string frac = good;
         frac.replace(frac.find("heads: 4"), 8, "heads: 2.5");
@@ -210,7 +225,9 @@ class SpecErrorTestCase : public TestCase
             thrown = true;
             std::string what = e.what();
             NS_TEST_EXPECT_MSG_NE(what.find("gpt3-175b"), std::string::npos, what);
-            NS_TEST_EXPECT_MSG_NE(what.find("--model"), std::string::npos, what);
+            // model/ names the field; the command line maps it to its option when printing.
+            NS_TEST_EXPECT_MSG_EQ(e.GetField(), "model", what);
+            NS_TEST_EXPECT_MSG_EQ(what.find("--"), std::string::npos, what);
         }
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "unknown preset accepted");
 
@@ -349,6 +366,201 @@ class RunSpecTestCase : public TestCase
             message = e.what();
         }
         NS_TEST_EXPECT_MSG_NE(message.find("split_kv, per_head"), std::string::npos, message);
+
+        // Uneven pipeline stages and the framework's memory layout, from a run file.
+        RunSpec uneven = RunSpec::Parse("parallel: {tp: 8, pp: 16, first_stage_layers: 7, "
+                                        "last_stage_layers: 7}\nmemory_layout: deepspeed\n",
+                                        "run.yaml");
+        NS_TEST_EXPECT_MSG_EQ(uneven.parallel.firstStageLayers * 100
+                                  + uneven.parallel.lastStageLayers,
+                              707u,
+                              "first and last stage layers");
+        NS_TEST_EXPECT_MSG_EQ(ErrorOf(uneven, ModelSpec::Load("llama3-405b")), "", "126 on 16");
+        NS_TEST_EXPECT_MSG_EQ(ToString(uneven.memoryLayout), "deepspeed", "memory layout");
+        NS_TEST_EXPECT_MSG_EQ(ToString(RunSpec().ResolvedMemoryLayout()), "megatron", "default");
+        message.clear();
+        try
+        {
+            RunSpec::Parse("memory_layout: fsdp2\n", "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            message = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(
+            message.find("auto, megatron, deepspeed"), std::string::npos, message);
+        // Counts that do not fit 32 bits are refused, not wrapped (4294967320 is 24 + 2^32).
+        for (const char* text :
+             {"parallel: {pp: 4294967320}\n", "global_batch: 4294967296\n", "generated: 1e10\n"})
+        {
+            message.clear();
+            try
+            {
+                RunSpec::Parse(text, "run.yaml");
+            }
+            catch (const SpecError& e)
+            {
+                message = e.what();
+            }
+            NS_TEST_EXPECT_MSG_NE(message.find("to 4294967295, got"),
+                                  std::string::npos,
+                                  text << ": " << message);
+        }
+    }
+};
+
+/**
+ * \brief Numbers that would wrap, duplicate keys, impossible sizes and too-long sequences in the
+ * YAML readers: each is a SpecError naming the file, the field (and line), the value and the
+ * allowed range, never a silently different spec.
+ */
+class YamlBadInputTestCase : public TestCase
+{
+  public:
+    YamlBadInputTestCase()
+        : TestCase("out-of-range and duplicate YAML values are rejected, naming the field")
+    {}
+
+  private:
+    /** One bad input: what to parse and what the message must contain. */
+    struct Case
+    {
+        std::string what;                 //!< the class of damage
+        std::function<void()> parse;      //!< parses the bad text
+        std::vector<std::string> needles; //!< what the message names
+    };
+
+    /** \return \p text with the first \p from replaced by \p to */
+    static std::string
+    With(std::string text, const std::string& from, const std::string& to)
+    {
+        const std::size_t at = text.find(from);
+        NS_ABORT_MSG_IF(at == std::string::npos, "'" << from << "' not in the test text");
+        return text.replace(at, from.size(), to);
+    }
+
+    void
+    DoRun() override
+    {
+        const std::string model = "name: x\nlayers: 2\nhidden: 64\nheads: 4\nffn: 256\n"
+                                  "activation: gelu\nnorm: layernorm\nposition: learned\n"
+                                  "vocab: 100\nmax_sequence: 32\n";
+        std::string hw;
+        PresetRegistry::Find("hardware", "a100-sxm-80gb", hw);
+        auto parseModel = [](std::string text)
+        {
+            return [text]()
+            {
+                ModelSpec::Parse(text, "m.yaml");
+            };
+        };
+        auto parseHw = [](std::string text)
+        {
+            return [text]()
+            {
+                HardwareSpec::Parse(text, "h.yaml");
+            };
+        };
+        const std::string range = "from 1 to 4294967295";
+        const std::vector<Case> cases = {
+            // 2^32 + 24 used to wrap to 24 and give the preset's report.
+            {"layers above 2^32",
+             parseModel(With(model, "layers: 2", "layers: 4294967320")),
+             {"m.yaml:2", "layers", "4294967320", range}},
+            {"heads of 2^32 (wrapped to 0, then a division by 0)",
+             parseModel(With(model, "heads: 4", "heads: 4294967296")),
+             {"m.yaml:4", "heads", "4294967296", range}},
+            {"kv_heads of 2^32",
+             parseModel(model + "kv_heads: 4294967296\n"),
+             {"m.yaml:11", "kv_heads", "4294967296", range}},
+            {"hidden beyond 32 bits",
+             parseModel(With(model, "hidden: 64", "hidden: 8589934656")),
+             {"hidden", "8589934656", range}},
+            {"ffn beyond 32 bits",
+             parseModel(With(model, "ffn: 256", "ffn: 4294967552")),
+             {"ffn", "4294967552", range}},
+            {"vocab beyond 32 bits",
+             parseModel(With(model, "vocab: 100", "vocab: 4294967396")),
+             {"vocab", "4294967396", range}},
+            {"a shape whose parameters overflow 64-bit counts",
+             parseModel(With(With(model, "hidden: 64", "hidden: 4294967292"),
+                             "layers: 2",
+                             "layers: 4294967295")),
+             {"m.yaml", "parameters", "2^56"}},
+            {"a duplicate key (yaml-cpp keeps the first silently)",
+             parseModel(model + "layers: 3\n"),
+             {"m.yaml:11", "layers", "duplicate key", "line 2"}},
+            {"a duplicate key in a nested mapping",
+             parseHw(With(hw, "  hbm_gib:", "  hbm_gib: 80\n  hbm_gib:")),
+             {"h.yaml", "gpu.hbm_gib", "duplicate key"}},
+            // 1e308 GiB used to become 0 bytes ("0.00 GiB").
+            {"hbm_gib of 1e308",
+             parseHw(With(hw, "hbm_gib: 80", "hbm_gib: 1e308")),
+             {"h.yaml", "gpu.hbm_gib", "1e308", "at most 1048576"}},
+            {"a network dimension of 2^32 endpoints",
+             parseHw(With(hw, "size: 8", "size: 4294967296")),
+             {"h.yaml", "size", "4294967296", range}},
+            {"a directory given as the model",
+             []()
+             {
+                 ModelSpec::Load("/");
+             },
+             {"model", "'/'", "directory"}},
+        };
+        for (const auto& c : cases)
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(c.parse, c.needles), true, c.what);
+        }
+
+        // A learned-position model has no embedding past its table: training sequence and
+        // inference prompt + generated tokens are bounded by max_sequence (32 here).
+        ModelSpec m = ModelSpec::Parse(model, "m.yaml");
+        RunSpec training;
+        training.globalBatch = 1;
+        training.sequence = 32;
+        m.Validate("m.yaml");
+        training.Validate(m, "run.yaml");
+        training.sequence = 33;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]()
+                                  {
+                                      training.Validate(m, "run.yaml");
+                                  },
+                                  {"run.yaml", "sequence", "33", "max_sequence 32", "1 to 32"}),
+                              true,
+                              "a sequence beyond the learned positions");
+        RunSpec inference;
+        inference.mode = RunMode::INFERENCE;
+        inference.promptTokens = 24;
+        inference.generatedTokens = 8;
+        inference.Validate(m, "run.yaml");
+        inference.generatedTokens = 9;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]()
+                                  {
+                                      inference.Validate(m, "run.yaml");
+                                  },
+                                  {"generated", "24 + 9", "max_sequence 32"}),
+                              true,
+                              "prompt + generated beyond the learned positions");
+        // Rotary positions have no table: the same lengths are fine.
+        m.position = PositionEmbedding::ROPE;
+        training.Validate(m, "run.yaml");
+        inference.Validate(m, "run.yaml");
+        // mbs x dp is formed in 64 bits: 65536 x 65536 used to wrap to 0 and divide by it.
+        RunSpec wide;
+        wide.microBatch = 65536;
+        wide.parallel.dp = 65536;
+        wide.globalBatch = 65536;
+        wide.sequence = 8;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]()
+                                  {
+                                      wide.Validate(m, "run.yaml");
+                                  },
+                                  {"global_batch", "micro-batch x dp (4294967296)"}),
+                              true,
+                              "mbs x dp beyond 32 bits");
     }
 };
 
@@ -364,6 +576,7 @@ class SpecTestSuite : public TestSuite
         AddTestCase(new HardwarePresetTestCase, TestCase::QUICK);
         AddTestCase(new SpecErrorTestCase, TestCase::QUICK);
         AddTestCase(new RunSpecTestCase, TestCase::QUICK);
+        AddTestCase(new YamlBadInputTestCase, TestCase::QUICK);
     }
 };
 

@@ -5,6 +5,7 @@
 // Workload -> Chakra traces: the written set reads back identical, every send meets its
 // receive on the peer rank, and every member of a group issues the same collectives on it.
 
+#include "job-fixtures.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/model-spec.h"
 #include "ns3/test.h"
@@ -41,7 +42,7 @@ class WorkloadTraceTestCase : public TestCase
                                      {
                                          OperatorCost c;
                                          c.timeS = 1e-6 + op.ModelFlops() / 1e14;
-                                         c.hbmBytes = double(op.m) * op.n * 2;
+                                         c.hbmBytes = 64.0 * (1 + int(op.type)) + op.backward;
                                          return c;
                                      });
         auto dir = std::filesystem::temp_directory_path() / ("rapidllm-wt-" + label);
@@ -97,15 +98,9 @@ class WorkloadTraceTestCase : public TestCase
     DoRun() override
     {
         ModelSpec gpt = ModelSpec::Load("gpt-1.7b");
-        RunSpec a;
-        a.parallel.tp = 2;
-        a.parallel.pp = 2;
-        a.parallel.dp = 2;
+        RunSpec a = fixture::TrainingJob(2, 2, 2, 1, 8, 512);
         a.parallel.virtualStages = 2;
         a.parallel.sequenceParallel = true;
-        a.microBatch = 1;
-        a.globalBatch = 8;
-        a.sequence = 512;
         Check(gpt, a, "tp-pp-dp-vpp-sp");
         RunSpec b = a;
         b.parallel.virtualStages = 1;
@@ -114,22 +109,19 @@ class WorkloadTraceTestCase : public TestCase
         b.parallel.cp = 2;
         b.parallel.zeroStage = 3;
         Check(gpt, b, "cp-zero3");
-        ModelSpec moe = ModelSpec::Load("mixtral-8x7b");
-        moe.layers = 4;
-        RunSpec c;
-        c.parallel.dp = 4;
+        RunSpec c = fixture::TrainingJob(1, 2, 4, 1, 4, 256);
         c.parallel.ep = 2;
-        c.parallel.pp = 2;
-        c.globalBatch = 4;
-        c.sequence = 256;
-        Check(moe, c, "ep");
-        RunSpec d;
-        d.mode = RunMode::INFERENCE;
-        d.parallel.tp = 2;
-        d.parallel.pp = 2;
-        d.batch = 2;
-        d.promptTokens = 32;
-        d.generatedTokens = 4;
+        Check(fixture::SmallModel("mixtral-8x7b", 4), c, "ep");
+        // Uneven stages: 10 layers as 3, 2, 2, 3, in training and in inference.
+        RunSpec u = fixture::TrainingJob(1, 4, 2, 1, 8, 256);
+        u.parallel.firstStageLayers = 3;
+        u.parallel.lastStageLayers = 3;
+        Check(fixture::SmallModel("gpt-1.7b", 10), u, "uneven-stages");
+        RunSpec ui = fixture::InferenceJob(1, 4, 2, 32, 4);
+        ui.parallel.firstStageLayers = 3;
+        ui.parallel.lastStageLayers = 3;
+        Check(fixture::SmallModel("gpt-1.7b", 10), ui, "uneven-stages-inference");
+        RunSpec d = fixture::InferenceJob(2, 2, 2, 32, 4);
         Check(gpt, d, "inference");
         d.firstTokenFromPrefill = false;
         Check(gpt, d, "inference, first token from a decode step");

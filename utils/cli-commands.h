@@ -5,6 +5,8 @@
 #ifndef RAPIDLLM_CLI_COMMANDS_H
 #define RAPIDLLM_CLI_COMMANDS_H
 
+#include "cli-args.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,13 +15,15 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
- * \brief One subcommand of the rapid-llm tool.
+ * \brief One subcommand of the rapid-llm tool. Its options are declared in cli-options.cc;
+ * the tool parses and checks them (CliArgs) before it calls run.
  */
 struct CliCommand
 {
-    std::string name;                    //!< first word on the command line
-    std::string summary;                 //!< one line for the usage text
-    std::function<int(int, char**)> run; //!< parses its options and runs; returns exit code
+    std::string name;                       //!< first word on the command line
+    std::string summary;                    //!< one line for the usage text
+    std::string usage;                      //!< what the command does, for --help
+    std::function<int(const CliArgs&)> run; //!< runs with checked options; returns exit code
 };
 
 /** \return every subcommand, sorted by name */
@@ -27,8 +31,7 @@ const std::vector<CliCommand>& GetCliCommands();
 
 /**
  * \brief Registers a subcommand at static-initialization time, so that each command lives in
- * its own cli-<name>.cc and adding one touches no shared file:
- * `static CliCommandRegistrar g_x("name", "summary", RunXCommand);`
+ * its own cli-<name>.cc: `static CliCommandRegistrar g_x("name", "summary", "usage", RunX);`
  */
 class CliCommandRegistrar
 {
@@ -36,22 +39,14 @@ class CliCommandRegistrar
     /**
      * \param name the first word on the command line
      * \param summary one line for the usage text
+     * \param usage what the command does, for --help
      * \param run the command's entry point
      */
     CliCommandRegistrar(const std::string& name,
                         const std::string& summary,
-                        std::function<int(int, char**)> run);
+                        const std::string& usage,
+                        std::function<int(const CliArgs&)> run);
 };
-
-/**
- * \brief Parses ns-3 CommandLine options strictly: an unknown option is a SpecError (ns-3's own
- * CommandLine would print usage and exit(1), which we also accept for --help).
- * Used by every subcommand so that they all reject unknown options the same way.
- * \param argc argument count (argv[0] is the program name)
- * \param argv the arguments
- * \param known the option names the command accepts (without "--")
- */
-void CheckOptions(int argc, char** argv, const std::vector<std::string>& known);
 
 } // namespace rapidllm
 } // namespace ns3

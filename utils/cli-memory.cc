@@ -6,8 +6,8 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
-#include "ns3/json-writer.h"
 #include "ns3/memory-model.h"
+#include "ns3/report-json.h"
 #include "ns3/workload.h"
 
 #include <cstdio>
@@ -27,44 +27,18 @@ Gib(uint64_t bytes)
 } // namespace
 
 int
-RunMemoryCommand(int argc, char** argv)
+RunMemoryCommand(const CliArgs& args)
 {
-    JobOptions job;
-    bool json = false;
-    CommandLine cmd("rapid-llm memory");
-    cmd.Usage("Reports each GPU's peak memory (weights, gradients, optimizer state, activations "
-              "from a liveness walk of the schedule, KV cache) and whether the job fits.");
-    job.AddTo(cmd);
-    cmd.AddValue("json", "print one JSON object (the rank with the highest peak)", json);
-    auto names = job.Names();
-    names.push_back("json");
-    auto args = job.WithFlagValues(argc, argv);
-    CheckOptions(static_cast<int>(args.size()), args.data(), names);
-    cmd.Parse(static_cast<int>(args.size()), args.data());
-    job.Resolve();
-
+    JobOptions job(args);
     Workload w = Workload::Build(job.model, job.run);
     MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
-    const RankMemory& m = report.worst;
-    if (json)
+    if (args.Flag("json"))
     {
-        JsonWriter out;
-        out.BeginObject();
-        out.Value("feasible", report.feasible);
-        out.Value("reason", report.reason); // empty when the job fits
-        out.Value("peak_bytes", m.peak)
-            .Value("capacity_bytes", report.capacity)
-            .Value("weights", m.weights)
-            .Value("gradients", m.gradients)
-            .Value("optimizer", m.optimizer)
-            .Value("activations", m.activations)
-            .Value("kv_cache", m.kvCache)
-            .Value("framework", m.framework)
-            .Value("stage", m.stage)
-            .EndObject();
-        std::cout << out.Str();
+        // The same object as the "memory" field of `rapid-llm run --json`.
+        std::cout << DumpJson(report);
         return 0;
     }
+    const RankMemory& m = report.worst;
     std::cout << job.model.name << " " << ToString(job.run.mode) << " on "
               << job.run.parallel.Gpus() << " x " << job.hardware.gpu.name << "\n"
               << "Peak memory per GPU (pipeline stage " << m.stage << ", the highest):\n"
@@ -79,9 +53,12 @@ RunMemoryCommand(int argc, char** argv)
     return 0;
 }
 
-static CliCommandRegistrar g_memoryCommand("memory",
-                                           "per-GPU peak memory of a job and whether it fits",
-                                           RunMemoryCommand);
+static CliCommandRegistrar g_memoryCommand(
+    "memory",
+    "per-GPU peak memory of a job and whether it fits",
+    "Reports each GPU's peak memory (weights, gradients, optimizer state, activations from a "
+    "liveness walk of the schedule, KV cache) and whether the job fits.",
+    RunMemoryCommand);
 
 } // namespace rapidllm
 } // namespace ns3

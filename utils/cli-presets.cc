@@ -5,7 +5,6 @@
 // rapid-llm presets: lists the built-in model and hardware presets.
 
 #include "cli-commands.h"
-#include "ns3/command-line.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/preset-registry.h"
@@ -17,13 +16,8 @@ namespace ns3 {
 namespace rapidllm {
 
 int
-RunPresetsCommand(int argc, char** argv)
+RunPresetsCommand(const CliArgs& args)
 {
-    ns3::CommandLine cmd("rapid-llm presets");
-    cmd.Usage("Lists the built-in presets usable as --model and --hardware.");
-    CheckOptions(argc, argv, {});
-    cmd.Parse(argc, argv);
-
     std::cout << "Models (--model):\n";
     for (const auto& name : PresetRegistry::Names("models"))
     {
@@ -44,9 +38,11 @@ RunPresetsCommand(int argc, char** argv)
     return 0;
 }
 
-static CliCommandRegistrar g_presetsCommand("presets",
-                                            "list the built-in model and hardware presets",
-                                            RunPresetsCommand);
+static CliCommandRegistrar g_presetsCommand(
+    "presets",
+    "list the built-in model and hardware presets",
+    "Lists the built-in presets usable as --model and --hardware.",
+    RunPresetsCommand);
 
 } // namespace rapidllm
 } // namespace ns3

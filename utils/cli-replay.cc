@@ -6,71 +6,57 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
-#include "ns3/command-line.h"
-#include "ns3/network-backend.h"
 #include "ns3/rapid-llm-helper.h"
-#include "ns3/spec-error.h"
-#include "ns3/spec-reader.h"
 #include "ns3/string.h"
 
+#include <cstdio>
 #include <iostream>
 
 namespace ns3 {
 namespace rapidllm {
 
 int
-RunReplayCommand(int argc, char** argv)
+RunReplayCommand(const CliArgs& args)
 {
-    std::string trace;
-    std::string hardware = "a100-sxm-80gb";
-    std::string commGroups;
-    std::string backend = "flow";
-    std::string routing;
-    bool json = false;
-    CommandLine cmd("rapid-llm replay");
-    cmd.Usage("Replays a Chakra execution-trace set (PREFIX.<rank>.et, ours or another tool's) on "
-              "the cluster network of a hardware file and prints the timing report.");
-    cmd.AddValue("trace", "trace prefix: files PREFIX.<rank>.et", trace);
-    cmd.AddValue("hardware", "hardware preset name or YAML file", hardware);
-    cmd.AddValue(
-        "comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", commGroups);
-    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
-    cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
-    cmd.AddValue("json", "print the report as one JSON object", json);
-    CheckOptions(argc, argv, {"trace", "hardware", "comm-groups", "backend", "routing", "json"});
-    cmd.Parse(argc, argv);
-    if (trace.empty())
-    {
-        throw SpecError("command line", "--trace", "missing: give the trace prefix");
-    }
+    const std::string trace = args.Text("trace");
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue(backend));
-    helper->SetAttribute("Routing", StringValue(routing));
-    helper->SetHardware(HardwareSpec::Load(hardware));
-    // Damaged or inconsistent traces throw TraceError (a SpecError) naming file, rank, node.
+    helper->SetAttribute("Backend", StringValue(args.Text("backend")));
+    helper->SetAttribute("Routing", StringValue(args.Text("routing")));
+    helper->SetHardware(HardwareSpec::Load(args.Text("hardware")));
+    // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(trace);
-    if (!commGroups.empty())
+    if (args.HasValue("comm-groups"))
     {
-        set.groups = CommGroups::Load(commGroups);
+        set.groups = CommGroups::Load(args.Text("comm-groups"));
         ChakraTraceReader::CheckSet(set, trace);
     }
     RunReport report = helper->Replay(std::move(set));
-    if (json)
+    if (args.Flag("json"))
     {
-        std::cout << report.ToJson();
+        Json j = report;
+        if (args.Flag("timing"))
+        {
+            j["wall_time_s"] = report.wallTimeS;
+        }
+        std::cout << DumpJson(j);
+        return 0;
     }
-    else
+    std::cout << "replay of " << trace << " on " << report.gpus << " x "
+              << helper->GetHardware().gpu.name << "\n"
+              << report.ToText();
+    if (args.Flag("timing"))
     {
-        std::cout << "replay of " << trace << " on " << report.gpus << " x "
-                  << helper->GetHardware().gpu.name << "\n"
-                  << report.ToText();
+        std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);
     }
     return 0;
 }
 
-static CliCommandRegistrar g_replayCommand("replay",
-                                           "replay a Chakra trace set on a cluster's network",
-                                           RunReplayCommand);
+static CliCommandRegistrar g_replayCommand(
+    "replay",
+    "replay a Chakra trace set on a cluster's network",
+    "Replays a Chakra execution-trace set (PREFIX.<rank>.et, ours or another tool's) on the "
+    "cluster network of a hardware file and prints the timing report.",
+    RunReplayCommand);
 
 } // namespace rapidllm
 } // namespace ns3

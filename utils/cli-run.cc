@@ -7,13 +7,12 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/boolean.h"
-#include "ns3/network-backend.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
-#include "ns3/spec-reader.h"
 #include "ns3/string.h"
 #include "ns3/workload-trace.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,85 +20,79 @@
 namespace ns3 {
 namespace rapidllm {
 
-int
-RunRunCommand(int argc, char** argv)
-{
-    JobOptions job;
-    std::string backend = "flow";
-    std::string routing;
-    std::string out;
-    bool json = false;
-    std::string symmetry = "true";
-    CommandLine cmd("rapid-llm run");
-    cmd.Usage("Predicts the step time of a job (one training iteration of the global batch, or "
-              "one inference request) by replaying every rank's operator graph on the cluster "
-              "network, with the memory verdict and a breakdown.");
-    job.AddTo(cmd);
-    cmd.AddValue("backend", "network backend: " + JoinNames(NetworkBackend::Names()), backend);
-    cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
-    cmd.AddValue("json", "print the report as one JSON object", json);
-    cmd.AddValue("symmetry",
-                 "replay one rank per set of symmetric copies (exact on symmetric networks; "
-                 "false replays every rank)",
-                 symmetry);
-    cmd.AddValue("out", "also write the traces and report.json to this directory", out);
-    auto names = job.Names();
-    names.insert(names.end(), {"backend", "routing", "json", "out", "symmetry"});
-    auto args = job.WithFlagValues(argc, argv);
-    CheckOptions(static_cast<int>(args.size()), args.data(), names);
-    cmd.Parse(static_cast<int>(args.size()), args.data());
-    job.Resolve();
+namespace {
 
-    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetAttribute("Backend", StringValue(backend));
-    helper->SetAttribute("Routing", StringValue(routing));
-    if (symmetry != "true" && symmetry != "false")
+/** \return the report as JSON text, with the wall time when --timing asks for it */
+std::string
+ReportJson(const RunReport& report, bool timing)
+{
+    Json j = report;
+    if (timing)
     {
-        throw SpecError(
-            "command line", "--symmetry", "'" + symmetry + "' is not allowed; use true or false");
+        j["wall_time_s"] = report.wallTimeS;
     }
-    helper->SetAttribute("Symmetry", BooleanValue(symmetry == "true"));
+    return DumpJson(j);
+}
+
+} // namespace
+
+int
+RunRunCommand(const CliArgs& args)
+{
+    JobOptions job(args);
+    const bool timing = args.Flag("timing");
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetAttribute("Backend", StringValue(args.Text("backend")));
+    helper->SetAttribute("Routing", StringValue(args.Text("routing")));
+    helper->SetAttribute("Symmetry", BooleanValue(args.Flag("symmetry")));
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
     RunReport report = helper->Run();
+    const std::string out = args.Text("out");
     if (!out.empty())
     {
         std::error_code ec;
         std::filesystem::create_directories(out, ec);
         if (ec)
         {
-            throw SpecError(out, "--out", "cannot create the directory: " + ec.message());
+            throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
         }
         WriteWorkloadTraces(helper->BuildWorkload(),
                             (std::filesystem::path(out) / "trace").string());
         const std::string path = (std::filesystem::path(out) / "report.json").string();
         std::ofstream file(path + ".tmp");
-        file << report.ToJson();
+        file << ReportJson(report, timing);
         file.close();
         std::filesystem::rename(path + ".tmp", path, ec);
         if (!file || ec)
         {
-            throw SpecError(path, "--out", "cannot write the report");
+            throw SpecError(kCommandLine, "out", "cannot write '" + path + "'");
         }
     }
-    if (json)
+    if (args.Flag("json"))
     {
-        std::cout << report.ToJson();
+        std::cout << ReportJson(report, timing);
+        return 0;
     }
-    else
+    std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
+              << job.hardware.gpu.name << " (tp " << job.run.parallel.tp << ", pp "
+              << job.run.parallel.pp << ", dp " << job.run.parallel.dp << ")\n"
+              << report.ToText();
+    if (timing)
     {
-        std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
-                  << job.hardware.gpu.name << " (tp " << job.run.parallel.tp << ", pp "
-                  << job.run.parallel.pp << ", dp " << job.run.parallel.dp << ")\n"
-                  << report.ToText();
+        std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);
     }
     return 0;
 }
 
-static CliCommandRegistrar g_runCommand("run",
-                                        "predict a job's step time on a cluster, and why",
-                                        RunRunCommand);
+static CliCommandRegistrar g_runCommand(
+    "run",
+    "predict a job's step time on a cluster, and why",
+    "Predicts the step time of a job (one training iteration of the global batch, or one "
+    "inference request) by replaying every rank's operator graph on the cluster network, with "
+    "the memory verdict and a breakdown.",
+    RunRunCommand);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -9,8 +9,6 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
-#include "ns3/command-line.h"
-#include "ns3/spec-error.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -111,21 +109,9 @@ Bytes(uint64_t b)
 } // namespace
 
 int
-RunTraceInfoCommand(int argc, char** argv)
+RunTraceInfoCommand(const CliArgs& args)
 {
-    std::string prefix;
-    ns3::CommandLine cmd("rapid-llm trace-info");
-    cmd.Usage("Loads a Chakra execution-trace set (<prefix>.<rank>.et and "
-              "<prefix>.comm_groups.json), checks it, and prints per-rank node counts, compute "
-              "time and communication bytes.");
-    cmd.AddValue("trace", "path prefix of the trace set, e.g. out/gpt3 for out/gpt3.0.et", prefix);
-    CheckOptions(argc, argv, {"trace"});
-    cmd.Parse(argc, argv);
-    if (prefix.empty())
-    {
-        throw SpecError("command line", "--trace", "required: the trace set's path prefix");
-    }
-
+    const std::string prefix = args.Text("trace");
     TraceSet set = ChakraTraceReader::ReadTraceSet(prefix);
     std::cout << "Trace set " << prefix << ": " << set.ranks.size() << " ranks, "
               << set.groups.GetSize() << " communicator groups\n";
@@ -174,9 +160,12 @@ RunTraceInfoCommand(int argc, char** argv)
     return 0;
 }
 
-static CliCommandRegistrar g_traceInfoCommand("trace-info",
-                                              "summarize a Chakra execution-trace set",
-                                              RunTraceInfoCommand);
+static CliCommandRegistrar g_traceInfoCommand(
+    "trace-info",
+    "summarize a Chakra execution-trace set",
+    "Loads a Chakra execution-trace set (<prefix>.<rank>.et and <prefix>.comm_groups.json), checks "
+    "it, and prints per-rank node counts, compute time and communication bytes.",
+    RunTraceInfoCommand);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -18,49 +18,32 @@ namespace ns3 {
 namespace rapidllm {
 
 int
-RunTraceCommand(int argc, char** argv)
+RunTraceCommand(const CliArgs& args)
 {
-    JobOptions job;
-    std::string out;
-    std::string prefix = "trace";
-    bool gzip = false;
-    CommandLine cmd("rapid-llm trace");
-    cmd.Usage("Builds each rank's operator graph for one training iteration or inference request, "
-              "costs every operator with the compute model and writes the graphs as Chakra "
-              "execution traces: DIR/PREFIX.<rank>.et and DIR/PREFIX.comm_groups.json.");
-    job.AddTo(cmd);
-    cmd.AddValue("out", "directory to write the traces to (created if missing)", out);
-    cmd.AddValue("prefix", "file name prefix", prefix);
-    cmd.AddValue("gzip", "gzip-compress the .et files", gzip);
-    auto names = job.Names();
-    names.insert(names.end(), {"out", "prefix", "gzip"});
-    auto args = job.WithFlagValues(argc, argv);
-    CheckOptions(static_cast<int>(args.size()), args.data(), names);
-    cmd.Parse(static_cast<int>(args.size()), args.data());
-    if (out.empty())
-    {
-        throw SpecError("command line", "--out", "missing: give the directory to write to");
-    }
-    job.Resolve();
-
+    JobOptions job(args);
+    const std::string out = args.Text("out");
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
     if (ec)
     {
-        throw SpecError(out, "--out", "cannot create the directory: " + ec.message());
+        throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
     }
     Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(job.hardware.gpu);
     Workload w = Workload::Build(job.model, job.run, MakeComputeCoster(compute));
-    const std::string path = (std::filesystem::path(out) / prefix).string();
-    WriteWorkloadTraces(w, path, gzip);
+    const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
+    WriteWorkloadTraces(w, path, args.Flag("gzip"));
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
     return 0;
 }
 
-static CliCommandRegistrar g_traceCommand("trace",
-                                          "write each rank's operator graph as a Chakra trace",
-                                          RunTraceCommand);
+static CliCommandRegistrar g_traceCommand(
+    "trace",
+    "write each rank's operator graph as a Chakra trace",
+    "Builds each rank's operator graph for one training iteration or inference request, costs "
+    "every operator with the compute model and writes the graphs as Chakra execution traces: "
+    "DIR/PREFIX.<rank>.et and DIR/PREFIX.comm_groups.json.",
+    RunTraceCommand);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -6,8 +6,7 @@
 // published, predicted and error per row, with the mean and largest error per table.
 
 #include "cli-commands.h"
-#include "ns3/command-line.h"
-#include "ns3/json-writer.h"
+#include "ns3/study-json.h"
 #include "ns3/validation-suite.h"
 
 #include <cmath>
@@ -18,61 +17,52 @@ namespace ns3 {
 namespace rapidllm {
 
 int
-RunValidateCommand(int argc, char** argv)
+RunValidateCommand(const CliArgs& args)
 {
-    std::string data = ValidationSuite::DataDir();
-    bool quick = false;
-    bool json = false;
-    CommandLine cmd("rapid-llm validate");
-    cmd.Usage("Predicts the published measurements in data/validation/ (Megatron-LM SC21 Table 1 "
-              "training, lmdeploy Llama-2 inference on A100-80GB) with one efficiency set and "
-              "prints published, predicted and error per row.");
-    cmd.AddValue("data", "folder of the published tables", data);
-    cmd.AddValue("quick", "only rows up to 256 GPUs and 128 generated tokens", quick);
-    cmd.AddValue("json", "print the rows as a JSON list", json);
-    CheckOptions(argc, argv, {"data", "quick", "json"});
-    cmd.Parse(argc, argv);
-
+    const std::string data = args.Text("data");
+    const bool quick = args.Flag("quick");
     auto rows = ValidationSuite::RunTraining(data + "/megatron-sc21-table1.csv", quick ? 256 : 0);
     auto inference =
         ValidationSuite::RunInference(data + "/lmdeploy-llama2-a100.csv", quick ? 128 : 0);
     rows.insert(rows.end(), inference.begin(), inference.end());
-    if (json)
+    if (args.Flag("json"))
     {
-        JsonWriter out;
-        out.BeginArray();
+        Json out = Json::array();
         for (const auto& r : rows)
         {
-            out.BeginObject()
-                .Value("set", r.set)
-                .Value("config", r.label)
-                .Value("metric", r.metric)
-                .Value("published", r.published)
-                .Value("predicted", r.predicted)
-                .Value("error", r.Error())
-                .Value("wall_time_s", r.wallS)
-                .EndObject();
+            Json row = r;
+            if (args.Flag("timing"))
+            {
+                row["wall_time_s"] = r.wallS;
+            }
+            out.push_back(row);
         }
-        out.EndArray();
-        std::cout << out.Str();
+        std::cout << DumpJson(out);
         return 0;
     }
-    std::printf("%-14s %-34s %-14s %11s %11s %8s\n",
+    const bool timing = args.Flag("timing");
+    std::printf("%-14s %-34s %-14s %11s %11s %8s%s\n",
                 "set",
                 "configuration",
                 "metric",
                 "published",
                 "predicted",
-                "error");
+                "error",
+                timing ? "     wall" : "");
     for (const auto& r : rows)
     {
-        std::printf("%-14s %-34s %-14s %11.4f %11.4f %+7.1f%%\n",
+        std::printf("%-14s %-34s %-14s %11.4f %11.4f %+7.1f%%",
                     r.set.c_str(),
                     r.label.c_str(),
                     r.metric.c_str(),
                     r.published,
                     r.predicted,
                     100 * r.Error());
+        if (timing)
+        {
+            std::printf(" %7.3fs", r.wallS);
+        }
+        std::printf("\n");
     }
     for (const ValidationBar& bar : ValidationSuite::Bars())
     {
@@ -93,9 +83,13 @@ RunValidateCommand(int argc, char** argv)
     return 0;
 }
 
-static CliCommandRegistrar g_validateCommand("validate",
-                                             "compare predictions with published measurements",
-                                             RunValidateCommand);
+static CliCommandRegistrar g_validateCommand(
+    "validate",
+    "compare predictions with published measurements",
+    "Predicts the published measurements in data/validation/ (Megatron-LM SC21 Table 1 training, "
+    "lmdeploy Llama-2 inference on A100-80GB) with one efficiency set and prints published, "
+    "predicted and error per row.",
+    RunValidateCommand);
 
 } // namespace rapidllm
 } // namespace ns3

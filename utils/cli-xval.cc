@@ -3,16 +3,16 @@
  */
 
 // rapid-llm xval: runs every cross-validation workload on the flow-level and on the ns-3
-// packet-level network and prints completion times, their relative difference, wall times
-// and the speed-up.
+// packet-level network and prints completion times and their relative difference (and, with
+// --timing, the wall time of each and the speed-up).
 
 #include "cli-commands.h"
-#include "ns3/command-line.h"
 #include "ns3/config.h"
 #include "ns3/cross-validation.h"
 #include "ns3/nstime.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/study-json.h"
 
 #include <cmath>
 #include <cstdio>
@@ -22,56 +22,19 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-
-/** \return a number printed reproducibly */
-std::string
-Num(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
-}
-
-} // namespace
-
 int
-RunXvalCommand(int argc, char** argv)
+RunXvalCommand(const CliArgs& args)
 {
-    bool quick = false;
-    bool json = false;
-    std::string only;
-    double bar = 0.05;
-    ns3::CommandLine cmd("rapid-llm xval");
-    cmd.Usage("Runs each cross-validation workload on the flow-level and the ns-3 packet-level "
-              "network and prints both completion times, their relative difference, the wall "
-              "time of each and the speed-up. Exit code 1 if a row misses the bar.");
-    cmd.AddValue("quick", "only the small workloads (as the test suite runs)", quick);
-    cmd.AddValue("json", "print a JSON list of rows", json);
-    cmd.AddValue("only", "run only workloads whose name contains this text", only);
-    cmd.AddValue("bar", "largest accepted |relative difference|", bar);
-    std::string resolution = "ps";
-    cmd.AddValue("resolution",
-                 "simulator time resolution, ps or ns: at ns a 9002-byte frame at 240 GB/s "
-                 "(37.3 ns) is rounded to 37 ns, a 0.8% rate error",
-                 resolution);
-    std::string attributes;
-    cmd.AddValue("packet",
-                 "PacketNetwork attributes NAME=VALUE[,...], e.g. QueueDisc=fifo,MinRto=1ms",
-                 attributes);
-    CheckOptions(argc, argv, {"quick", "json", "only", "bar", "resolution", "packet"});
-    cmd.Parse(argc, argv);
-    if (resolution == "ps")
+    const bool json = args.Flag("json");
+    const bool timing = args.Flag("timing");
+    const double bar = args.Real("bar");
+    if (args.Text("resolution") == "ps")
     {
         // Must precede the first simulation of the process (ns-3 converts the Time values
         // created so far, e.g. attribute defaults, only until the simulator starts).
         Time::SetResolution(Time::PS);
     }
-    else if (resolution != "ns")
-    {
-        throw SpecError("command line", "--resolution", "use ps or ns");
-    }
-    std::stringstream list(attributes);
+    std::stringstream list(args.Text("packet"));
     std::string item;
     while (std::getline(list, item, ','))
     {
@@ -80,12 +43,13 @@ RunXvalCommand(int argc, char** argv)
         if (eq == std::string::npos
             || !Config::SetDefaultFailSafe(name, StringValue(item.substr(eq + 1))))
         {
-            throw SpecError("command line",
-                            "--packet",
+            throw SpecError(kCommandLine,
+                            "packet",
                             "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute");
         }
     }
-    std::vector<XvalWorkload> workloads = XvalWorkloads(quick);
+    std::vector<XvalWorkload> workloads = XvalWorkloads(args.Flag("quick"));
+    const std::string only = args.Text("only");
     if (!only.empty())
     {
         std::vector<XvalWorkload> kept;
@@ -98,64 +62,58 @@ RunXvalCommand(int argc, char** argv)
         }
         if (kept.empty())
         {
-            throw SpecError("command line", "--only", "no workload name contains '" + only + "'");
+            throw SpecError(kCommandLine, "only", "no workload name contains '" + only + "'");
         }
         workloads = kept;
     }
     bool pass = true;
-    if (json)
+    Json rows = Json::array();
+    if (!json)
     {
-        std::cout << "[";
+        std::printf("%-36s %12s %12s %8s", "workload", "flow_us", "packet_us", "rel_diff");
+        if (timing)
+        {
+            std::printf(" %10s %10s %9s %12s", "flow_wall", "pkt_wall", "speed-up", "pkt/wall_s");
+        }
+        std::printf("\n");
     }
-    else
+    for (const auto& workload : workloads)
     {
-        std::printf("%-36s %12s %12s %8s %10s %10s %9s %12s\n",
-                    "workload",
-                    "flow_us",
-                    "packet_us",
-                    "rel_diff",
-                    "flow_wall",
-                    "pkt_wall",
-                    "speed-up",
-                    "pkt/wall_s");
-    }
-    for (std::size_t i = 0; i < workloads.size(); ++i)
-    {
-        XvalRow r = CrossValidate(workloads[i]);
-        pass = pass && std::fabs(r.relDiff) <= bar;
+        XvalRow r = CrossValidate(workload);
+        const bool within = std::fabs(r.relDiff) <= bar;
+        pass = pass && within;
         const double speedup = r.flow.wallS > 0 ? r.packet.wallS / r.flow.wallS : 0;
-        const double rate = r.packet.wallS > 0 ? r.packet.dataPackets / r.packet.wallS : 0;
         if (json)
         {
-            std::cout << (i ? ",\n " : "") << "{\"workload\": \"" << r.workload
-                      << "\", \"flow_s\": " << Num(r.flow.timeS)
-                      << ", \"packet_s\": " << Num(r.packet.timeS)
-                      << ", \"rel_diff\": " << Num(r.relDiff)
-                      << ", \"flow_wall_s\": " << Num(r.flow.wallS)
-                      << ", \"packet_wall_s\": " << Num(r.packet.wallS)
-                      << ", \"speedup\": " << Num(speedup)
-                      << ", \"packet_data_packets\": " << r.packet.dataPackets
-                      << ", \"packet_drops\": " << r.packet.drops
-                      << ", \"messages\": " << r.flow.messages << "}";
+            Json row = r;
+            if (timing)
+            {
+                row["flow_wall_s"] = r.flow.wallS;
+                row["packet_wall_s"] = r.packet.wallS;
+                row["speedup"] = speedup;
+            }
+            rows.push_back(row);
+            continue;
         }
-        else
+        std::printf("%-36s %12.3f %12.3f %+7.2f%%",
+                    r.workload.c_str(),
+                    r.flow.timeS * 1e6,
+                    r.packet.timeS * 1e6,
+                    r.relDiff * 100);
+        if (timing)
         {
-            std::printf("%-36s %12.3f %12.3f %+7.2f%% %9.4fs %9.3fs %8.0fx %12.0f%s\n",
-                        r.workload.c_str(),
-                        r.flow.timeS * 1e6,
-                        r.packet.timeS * 1e6,
-                        r.relDiff * 100,
+            std::printf(" %9.4fs %9.3fs %8.0fx %12.0f",
                         r.flow.wallS,
                         r.packet.wallS,
                         speedup,
-                        rate,
-                        std::fabs(r.relDiff) <= bar ? "" : "  <-- over the bar");
-            std::fflush(stdout);
+                        r.packet.wallS > 0 ? r.packet.dataPackets / r.packet.wallS : 0);
         }
+        std::printf("%s\n", within ? "" : "  <-- over the bar");
+        std::fflush(stdout);
     }
     if (json)
     {
-        std::cout << "]\n";
+        std::cout << DumpJson(rows);
     }
     return pass ? 0 : 1;
 }
@@ -163,6 +121,9 @@ RunXvalCommand(int argc, char** argv)
 static CliCommandRegistrar g_xvalCommand(
     "xval",
     "cross-validate the flow-level network against the ns-3 packet-level network",
+    "Runs each cross-validation workload on the flow-level and the ns-3 packet-level network and "
+    "prints both completion times and their relative difference (with --timing, also the wall "
+    "time of each and the speed-up). Exit code 1 if a row misses the bar.",
     RunXvalCommand);
 
 } // namespace rapidllm

@@ -9,6 +9,7 @@ packages=(
     libyaml-cpp-dev                                       # specs and presets
     libboost-dev libboost-graph-dev                       # routing (Boost.Graph)
     zlib1g-dev                                            # gzip-compressed traces
+    nlohmann-json3-dev                                    # JSON reports (every --json)
     libbenchmark-dev                                      # bench/
 )
 

@@ -3,19 +3,37 @@
  */
 
 // The rapid-llm command: a thin face on the library. The first word picks the subcommand; the
-// rest are ns-3 CommandLine options (--name=value). Bad input prints one clear line and exits 2.
+// rest are options (--name=value) declared in cli-options.cc. Bad input prints one line,
+// "rapid-llm <command>: error: ...", and exits 2; an internal fault exits 1.
 
 #include "cli-commands.h"
-#include "ns3/collective-engine.h"
+#include "cli-error.h"
+#include "cli-extensions.h"
 #include "ns3/config.h"
-#include "ns3/spec-error.h"
 #include "ns3/string.h"
 
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 using namespace ns3::rapidllm;
+
+namespace {
+/** \return CPU seconds (user + system) of this process so far */
+double
+CpuSeconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
+           + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+} // namespace
 
 int
 main(int argc, char** argv)
@@ -24,10 +42,7 @@ main(int argc, char** argv)
     auto usage = [&](std::ostream& os)
     {
         os << "Usage: rapid-llm <command> [--option=value ...]\n"
-           << "Run 'rapid-llm <command> --help' for a command's options.\n"
-           << "Every command takes --granularity=auto|fluid|message: how collectives run on the "
-              "flow network (auto: fluid forms, except xval and collective, which run messages)."
-              "\n\nCommands:\n";
+           << "Run 'rapid-llm <command> --help' for a command's options.\n\nCommands:\n";
         for (const auto& c : commands)
         {
             os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
@@ -41,46 +56,62 @@ main(int argc, char** argv)
     }
     for (const auto& c : commands)
     {
-        if (c.name == argv[1])
+        if (c.name != argv[1])
         {
-            // Hand the subcommand its own argv, with "rapid-llm <command>" as the program name.
-            std::string program = std::string("rapid-llm ") + argv[1];
-            std::vector<char*> args;
-            args.push_back(program.data());
-            std::string granularity;
-            for (int i = 2; i < argc; ++i)
+            continue;
+        }
+        // Hand the subcommand its own argv, with "rapid-llm <command>" as the program name.
+        std::string program = std::string("rapid-llm ") + argv[1];
+        std::vector<char*> args;
+        args.push_back(program.data());
+        for (int i = 2; i < argc; ++i)
+        {
+            args.push_back(argv[i]);
+        }
+        const auto wall0 = std::chrono::steady_clock::now();
+        const double cpu0 = CpuSeconds();
+        std::unique_ptr<CliArgs> options;
+        try
+        {
+            // Extensions first: the options may name what they register.
+            LoadExtensions(static_cast<int>(args.size()), args.data());
+            options = std::make_unique<CliArgs>(
+                c.name, c.usage, static_cast<int>(args.size()), args.data());
+            if (options->Has("granularity"))
             {
-                if (std::strncmp(argv[i], "--granularity=", 14) == 0)
+                // Every engine, replayer and helper of the command runs collectives so.
+                for (const char* a : {"ns3::rapidllm::CollectiveEngine::Granularity",
+                                      "ns3::rapidllm::TraceReplayer::Granularity",
+                                      "ns3::rapidllm::RapidLlmHelper::Granularity"})
                 {
-                    granularity = argv[i] + 14; // every command's, through the defaults below
-                    continue;
+                    ns3::Config::SetDefault(a, ns3::StringValue(options->Text("granularity")));
                 }
-                args.push_back(argv[i]);
             }
-            try
+            const int status = c.run(*options);
+            if (options->Flag("timing"))
             {
-                if (!granularity.empty())
-                {
-                    CollectiveEngine::CheckGranularity(granularity, "--granularity");
-                    for (const char* a : {"ns3::rapidllm::CollectiveEngine::Granularity",
-                                          "ns3::rapidllm::TraceReplayer::Granularity",
-                                          "ns3::rapidllm::RapidLlmHelper::Granularity"})
-                    {
-                        ns3::Config::SetDefault(a, ns3::StringValue(granularity));
-                    }
-                }
-                return c.run(static_cast<int>(args.size()), args.data());
+                std::fflush(stdout);
+                std::fprintf(
+                    stderr,
+                    "rapid-llm %s: wall %.3f s, cpu %.3f s\n",
+                    c.name.c_str(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(),
+                    CpuSeconds() - cpu0);
             }
-            catch (const Error& e)
-            {
-                std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
-                return 2;
-            }
-            catch (const std::exception& e)
-            {
-                std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
-                return 1;
-            }
+            return status;
+        }
+        catch (const Error& e)
+        {
+            std::cout.flush();
+            std::cerr << "rapid-llm " << c.name
+                      << ": error: " << DescribeError(c.name, e, options.get()) << "\n";
+            return 2;
+        }
+        catch (const std::exception& e)
+        {
+            std::cout.flush();
+            std::cerr << "rapid-llm " << c.name << ": internal error: " << e.what() << "\n";
+            return 1;
         }
     }
     std::cerr << "rapid-llm: unknown command '" << argv[1] << "'\n";

@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_GPU_COMPUTE_MODEL_H
 #define RAPIDLLM_GPU_COMPUTE_MODEL_H
 
+#include "attention-shape.h"
 #include "ns3/data-type.h"
 #include "ns3/gpu-spec.h"
 #include "ns3/object.h"
@@ -18,21 +19,6 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief The shape of one attention call (FlashAttention-style, one kernel over all heads).
- */
-struct AttentionShape
-{
-    uint64_t batch = 1;    //!< sequences
-    uint64_t heads = 1;    //!< query heads
-    uint64_t kvHeads = 1;  //!< key/value heads (GQA/MQA when fewer than heads)
-    uint64_t queryLen = 1; //!< query tokens per sequence
-    uint64_t kvLen = 1;    //!< key/value tokens per sequence (queries are the last queryLen)
-    uint64_t headDim = 64; //!< head dimension
-    bool causal = true;    //!< causal mask: blocks above the diagonal are skipped
-};
-
-/**
- * \ingroup rapid-llm
  * \brief Tile-based GPU compute model: the time of each operator of an LLM on one GPU, with the
  * reason (FLOPs and bytes at each memory level, the bounding level, waves, occupancy).
  *
@@ -42,6 +28,11 @@ struct AttentionShape
  * Attention follows FlashAttention-2's tiling; elementwise operators are rooflines. All
  * calibration comes from the GpuSpec (one set per GPU). Results are memoized and
  * deterministic.
+ *
+ * This class is the facade: it checks shapes, memoizes GEMMs and holds the attributes; the
+ * kernel models live in their own files (gemm-kernel-model.h, attention-kernel-model.h,
+ * decode-attention-kernel-model.h, elementwise-kernel-model.h) over what they share
+ * (gpu-kernel-common.h).
  */
 class GpuComputeModel : public Object
 {
@@ -118,6 +109,25 @@ class GpuComputeModel : public Object
     OperatorCost AttentionBackward(const AttentionShape& shape, DataType type);
 
     /**
+     * \brief Unfused attention forward (Megatron-LM before FlashAttention): Q K^T and P V as
+     * batched GEMMs over the full s x s matrix, a softmax and, with \c shape.dropout, a dropout
+     * kernel, run one after another.
+     * \param shape the call (causal and kvHeads do not change the unfused kernels)
+     * \param type tensor type
+     * \return the kernels' costs summed
+     */
+    OperatorCost UnfusedAttentionForward(const AttentionShape& shape, DataType type);
+
+    /**
+     * \brief Unfused attention backward: four batched GEMMs (dP, dV, dQ, dK), the dropout and
+     * softmax backward kernels.
+     * \param shape the call
+     * \param type tensor type
+     * \return the kernels' costs summed
+     */
+    OperatorCost UnfusedAttentionBackward(const AttentionShape& shape, DataType type);
+
+    /**
      * \brief One decode step's attention: each query token reads its sequence's KV cache
      * (memory bound); the cache is split over thread blocks (flash-decoding) to fill the SMs.
      * \param batch sequences (one new token each)
@@ -168,6 +178,18 @@ class GpuComputeModel : public Object
                              double flops,
                              double bytesRead,
                              double bytesWritten) const;
+
+    /**
+     * \brief The backward of an element-wise kernel: reads the saved input and the incoming
+     * gradient, writes the input gradient, with twice the forward's arithmetic.
+     * \param forward the forward kernel's cost (its kind names the backward: kind + "_bwd")
+     * \param elements elements of the input
+     * \param type tensor type
+     * \return the cost
+     */
+    OperatorCost ElementwiseBackward(const OperatorCost& forward,
+                                     double elements,
+                                     DataType type) const;
 
     /** \return LayerNorm forward over \p tokens x \p hidden (mean, variance, scale, shift) */
     OperatorCost LayerNorm(uint64_t tokens, uint64_t hidden, DataType type) const;
@@ -230,15 +252,13 @@ class GpuComputeModel : public Object
         size_t operator()(const GemmKey& key) const;
     };
 
-    /** \return the peak FLOP/s of \p type and whether it is on tensor cores */
-    double MatmulPeak(DataType type, bool& tensor) const;
     /** Throws SpecError if no GPU is set or \p what has a zero dimension. */
     void Check(const std::string& what, std::initializer_list<uint64_t> dims) const;
+    /** Check() for a fused attention shape, heads a multiple of kvHeads, queryLen <= kvLen. */
+    void CheckAttention(const AttentionShape& s) const;
     /** Check() for a decode attention shape, and query heads a multiple of the KV heads. */
     void CheckDecode(
         uint64_t batch, uint64_t heads, uint64_t kvHeads, uint64_t kvLen, uint64_t headDim) const;
-    /** Picks the level with the longest time and fills bound. */
-    static void SetBound(OperatorCost& cost);
 
     GpuSpec m_gpu;        //!< the GPU
     bool m_hasGpu;        //!< whether SetGpu was called

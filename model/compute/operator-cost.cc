@@ -60,5 +60,26 @@ OperatorCost::SlowestLevel() const
     return level;
 }
 
+OperatorCost
+Sequential(const std::string& kind, const std::vector<OperatorCost>& parts)
+{
+    OperatorCost total;
+    total.kind = kind;
+    total.kernels = 0;
+    for (const auto& p : parts)
+    {
+        total.timeS += p.timeS;
+        total.flops += p.flops;
+        total.smemBytes += p.smemBytes;
+        total.l2Bytes += p.l2Bytes;
+        total.hbmBytes += p.hbmBytes;
+        total.computeTimeS += p.computeTimeS;
+        total.hbmTimeS += p.hbmTimeS;
+        total.overheadTimeS += p.overheadTimeS;
+        total.kernels += p.kernels;
+    }
+    return total;
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -89,6 +90,15 @@ struct OperatorCost
      */
     BoundLevel SlowestLevel() const;
 };
+
+/**
+ * \brief The cost of kernels run one after another (an operator that launches several): times,
+ * work, traffic, compute, HBM and overhead times and kernel counts summed in order.
+ * \param kind the operator's name
+ * \param parts the kernels, in launch order
+ * \return the sum (its bound, tiling and utilization are left at their defaults)
+ */
+OperatorCost Sequential(const std::string& kind, const std::vector<OperatorCost>& parts);
 
 } // namespace rapidllm
 } // namespace ns3

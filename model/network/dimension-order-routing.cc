@@ -29,13 +29,20 @@ DimensionOrderRouting::GetTypeId()
 namespace {
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-/** \brief Appends the link a->b if it exists and is alive. \return success */
+/**
+ * \brief Appends the link a->b if it exists and is alive; a dead one is recorded in \p dead
+ * (the first met). \return success
+ */
 bool
-Hop(const Topology& t, uint32_t a, uint32_t b, std::vector<uint32_t>& path)
+Hop(const Topology& t, uint32_t a, uint32_t b, std::vector<uint32_t>& path, uint32_t& dead)
 {
     uint32_t l = t.FindLink(a, b);
     if (l == kNone || !t.GetLink(l).IsAlive())
     {
+        if (l != kNone && dead == kNone)
+        {
+            dead = l;
+        }
         return false;
     }
     path.push_back(l);
@@ -55,7 +62,8 @@ WalkLine(const Topology& t,
          uint32_t extent,
          bool wrap,
          Member member,
-         std::vector<uint32_t>& path)
+         std::vector<uint32_t>& path,
+         uint32_t& dead)
 {
     if (x == y)
     {
@@ -84,7 +92,7 @@ WalkLine(const Topology& t,
         for (uint32_t c = x; c != y;)
         {
             uint32_t n = (c + extent + dirs[i]) % extent;
-            if (!Hop(t, member(c), member(n), path))
+            if (!Hop(t, member(c), member(n), path, dead))
             {
                 ok = false;
                 break;
@@ -107,7 +115,8 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
                                       uint32_t from,
                                       uint32_t to,
                                       uint64_t flowId,
-                                      std::vector<uint32_t>& path) const
+                                      std::vector<uint32_t>& path,
+                                      uint32_t& dead) const
 {
     const auto& dim = t.GetDimension(d);
     uint32_t a = t.GetCoordinate(from, d);
@@ -119,13 +128,13 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
     switch (dim.kind)
     {
         case TopologyKind::RING:
-            return WalkLine(t, a, b, dim.size, true, member, path);
+            return WalkLine(t, a, b, dim.size, true, member, path, dead);
         case TopologyKind::FULLY_CONNECTED:
-            return Hop(t, from, to, path);
+            return Hop(t, from, to, path, dead);
         case TopologyKind::SWITCH:
         {
             uint32_t sw = t.GetInstanceSwitches(d, t.GetInstance(from, d)).at(0);
-            return Hop(t, from, sw, path) && Hop(t, sw, to, path);
+            return Hop(t, from, sw, path, dead) && Hop(t, sw, to, path, dead);
         }
         case TopologyKind::MESH:
         case TopologyKind::TORUS:
@@ -142,7 +151,7 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
                 {
                     return member(base + i * sub);
                 };
-                if (!WalkLine(t, x, y, ext, dim.kind == TopologyKind::TORUS, line, path))
+                if (!WalkLine(t, x, y, ext, dim.kind == TopologyKind::TORUS, line, path, dead))
                 {
                     return false;
                 }
@@ -157,7 +166,7 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
             uint32_t leaves = t.GetLeafCount(d);
             uint32_t la = sws.at(a / t.GetLeafSize(d));
             uint32_t lb = sws.at(b / t.GetLeafSize(d));
-            if (!Hop(t, from, la, path))
+            if (!Hop(t, from, la, path, dead))
             {
                 return false;
             }
@@ -174,7 +183,7 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
                 {
                     uint32_t s = sws[leaves + (first + i) % spines];
                     std::size_t mark = path.size();
-                    found = Hop(t, la, s, path) && Hop(t, s, lb, path);
+                    found = Hop(t, la, s, path, dead) && Hop(t, s, lb, path, dead);
                     if (!found)
                     {
                         path.resize(mark);
@@ -185,7 +194,7 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
                     return false;
                 }
             }
-            return Hop(t, lb, to, path);
+            return Hop(t, lb, to, path, dead);
         }
     }
     return false;
@@ -201,6 +210,7 @@ DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, ui
     }
     std::vector<uint32_t> path;
     uint32_t cur = src;
+    uint32_t dead = kNone;
     for (uint32_t d = 0; d < t.GetDimensionCount(); ++d)
     {
         uint32_t c = t.GetCoordinate(dst, d);
@@ -209,13 +219,50 @@ DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, ui
             continue;
         }
         uint32_t next = t.WithCoordinate(cur, d, c);
-        if (!RouteDimension(t, d, cur, next, flowId, path))
+        dead = kNone; // name the dead link of the dimension that fails, not a detoured one
+        if (!RouteDimension(t, d, cur, next, flowId, path, dead))
         {
+            if (dead != kNone && Reachable(t, src, dst))
+            {
+                throw NetworkError(
+                    "dimension-order routing has no path from " + t.GetNode(src).name + " to "
+                    + t.GetNode(dst).name + ": its path needs the dead link " + t.DescribeLink(dead)
+                    + " and dimension order offers no detour around it (only the other way "
+                      "round a ring and another fat-tree spine); the policies 'fault-aware' and "
+                      "'shortest-path' route around dead links (network.routing or --routing)");
+            }
             return {};
         }
         cur = next;
     }
     return path;
+}
+
+bool
+DimensionOrderRouting::Reachable(const Topology& t, uint32_t src, uint32_t dst)
+{
+    std::vector<bool> seen(t.GetNodeCount(), false);
+    std::vector<uint32_t> stack{src};
+    seen[src] = true;
+    while (!stack.empty())
+    {
+        const uint32_t v = stack.back();
+        stack.pop_back();
+        if (v == dst)
+        {
+            return true;
+        }
+        for (uint32_t l : t.GetOutLinks(v))
+        {
+            const auto& link = t.GetLink(l);
+            if (link.IsAlive() && !seen[link.dst])
+            {
+                seen[link.dst] = true;
+                stack.push_back(link.dst);
+            }
+        }
+    }
+    return false;
 }
 
 } // namespace rapidllm

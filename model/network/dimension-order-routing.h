@@ -17,9 +17,11 @@ namespace rapidllm {
  * ring or torus dimension (ties go the positive way).
  *
  * On a fat tree the spine is chosen by destination modulo the spine count (D-mod-k).
- * It is oblivious to load. Its only fault handling is the classic fallback of torus routers:
+ * It is oblivious to load. Its only fault handling is the detours that keep dimension order:
  * if the shorter direction of a ring contains a dead link it goes the other way around, and a
- * fat-tree flow skips spines behind dead links. Named "dimension-order".
+ * fat-tree flow skips spines behind dead links. Where no such detour exists (a dead NIC link)
+ * but the pair is still connected, Route() throws a NetworkError naming the pair, the dead link
+ * and the policies that route around it (fault-aware, shortest-path). Named "dimension-order".
  */
 class DimensionOrderRouting : public RoutingPolicy
 {
@@ -42,6 +44,7 @@ class DimensionOrderRouting : public RoutingPolicy
      * \param to the destination endpoint
      * \param flowId the flow (spine choice on fat trees)
      * \param[out] path links are appended here
+     * \param[in,out] dead the first dead link met (left alone if one is already recorded)
      * \return false if the dimension offers no surviving path
      */
     bool RouteDimension(const Topology& t,
@@ -49,7 +52,11 @@ class DimensionOrderRouting : public RoutingPolicy
                         uint32_t from,
                         uint32_t to,
                         uint64_t flowId,
-                        std::vector<uint32_t>& path) const;
+                        std::vector<uint32_t>& path,
+                        uint32_t& dead) const;
+
+    /** \return whether any path of surviving links leads from \p src to \p dst */
+    static bool Reachable(const Topology& t, uint32_t src, uint32_t dst);
 };
 
 } // namespace rapidllm

@@ -4,6 +4,7 @@
 
 #include "flow-network.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/network-error.h"
 #include "ns3/simulator.h"
@@ -24,12 +25,41 @@ static TypeRegistrar<NetworkBackend> g_flowBackend("flow", FlowNetwork::GetTypeI
 TypeId
 FlowNetwork::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::rapidllm::FlowNetwork")
-                            .SetParent<NetworkBackend>()
-                            .SetGroupName("RapidLlm")
-                            .AddConstructor<FlowNetwork>();
+    static TypeId tid =
+        TypeId("ns3::rapidllm::FlowNetwork")
+            .SetParent<NetworkBackend>()
+            .SetGroupName("RapidLlm")
+            .AddConstructor<FlowNetwork>()
+            .AddAttribute("FlowClasses",
+                          "Merge messages sent at one instant with the same path and size into "
+                          "one weighted flow class (same rates and times, less work); false "
+                          "gives every message a flow of its own.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FlowNetwork::m_flowClasses),
+                          MakeBooleanChecker());
     return tid;
 }
+
+namespace {
+/**
+ * Flows ending later than this (ns) schedule no event: the simulator's clock is a signed
+ * 64-bit count of nanoseconds (Time::Max() = 9.22e18 ns, 292 years).
+ */
+constexpr double kHorizonNs = 9.0e18;
+
+/** \return a hash of a flow class's identity: its path and message size */
+uint64_t
+ClassHash(const uint32_t* path, uint32_t length, uint64_t bytes)
+{
+    uint64_t h = bytes * 0x9E3779B97F4A7C15ull + length;
+    for (uint32_t i = 0; i < length; ++i)
+    {
+        h = (h ^ path[i]) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+} // namespace
 
 FlowNetwork::FlowNetwork() = default;
 FlowNetwork::~FlowNetwork() = default;
@@ -39,6 +69,10 @@ FlowNetwork::DoDispose()
 {
     m_event.Cancel();
     m_transfers.clear();
+    m_memberLists.clear();
+    m_freeMemberLists.clear();
+    m_table.clear();
+    m_tableUsed.clear();
     m_completions.Clear();
     m_solver.Reset(0);
     m_linkUse.clear();
@@ -64,6 +98,7 @@ FlowNetwork::SetTopology(Ptr<Topology> topology)
     m_completions.Clear();
     m_linkUse.assign(topology->GetLinkCount(), LinkUse());
     m_topologyVersion = topology->GetVersion();
+    m_messages = 0;
     for (uint32_t l = 0; l < topology->GetLinkCount(); ++l)
     {
         m_solver.SetCapacity(l, topology->GetLink(l).Bandwidth());
@@ -99,14 +134,44 @@ FlowNetwork::DoSend(uint64_t id,
                     const std::vector<uint32_t>& path,
                     const DeliveryCallback& onDelivered)
 {
-    const double latency = m_topology->PathLatency(path) * GetLatencyCount();
     if (bytes == 0)
     {
-        Simulator::Schedule(Seconds(latency),
+        Simulator::Schedule(Seconds(m_topology->PathLatency(path) * GetLatencyCount()),
                             [this, id, onDelivered]()
                             {
                                 Deliver(id, onDelivered);
                             });
+        return;
+    }
+    ++m_messages;
+    const double latency = m_topology->PathLatency(path) * GetLatencyCount();
+    const auto hash = static_cast<uint32_t>(
+        ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
+    // Fluid streams (a latency count other than 1) keep flows of their own.
+    const bool classes = m_flowClasses && GetLatencyCount() == 1;
+    const uint32_t joined = classes ? FindClass(hash, path, bytes) : kNoClass;
+    if (joined != kNoClass)
+    {
+        // A later member of a class of this instant (its weight is set by Update()).
+        Transfer& t = m_transfers[joined];
+        if (t.others == 0)
+        {
+            uint32_t list;
+            if (m_freeMemberLists.empty())
+            {
+                list = static_cast<uint32_t>(m_memberLists.size());
+                m_memberLists.emplace_back();
+            }
+            else
+            {
+                list = m_freeMemberLists.back();
+                m_freeMemberLists.pop_back();
+            }
+            t.others = list + 1;
+        }
+        m_memberLists[t.others - 1].push_back({id, onDelivered});
+        NS_LOG_DEBUG("message " << id << " joins flow " << joined);
+        RequestUpdate();
         return;
     }
     const double now = Now();
@@ -120,8 +185,8 @@ FlowNetwork::DoSend(uint64_t id,
     t.lastUpdate = now;
     t.latency = latency;
     t.bytes = bytes;
-    t.id = id;
-    t.callback = onDelivered;
+    t.first = {id, onDelivered};
+    t.others = 0;
     for (uint32_t l : path)
     {
         if (m_solver.GetLinkFlowCount(l) == 1)
@@ -129,14 +194,96 @@ FlowNetwork::DoSend(uint64_t id,
             m_linkUse[l].busySince = now;
         }
     }
+    if (classes)
+    {
+        OpenClass(hash, f);
+    }
     NS_LOG_DEBUG("flow " << f << " carries message " << id << " over "
                          << m_topology->DescribePath(path));
     RequestUpdate();
 }
 
+uint32_t
+FlowNetwork::FindClass(uint32_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const
+{
+    if (m_table.empty())
+    {
+        return kNoClass;
+    }
+    const uint32_t mask = static_cast<uint32_t>(m_table.size() - 1);
+    for (uint32_t slot = hash & mask; m_table[slot].flow != 0; slot = (slot + 1) & mask)
+    {
+        if (m_table[slot].hash != hash)
+        {
+            continue; // another class (the usual case): no need to look at its flow
+        }
+        const uint32_t f = m_table[slot].flow - 1;
+        if (m_transfers[f].bytes == bytes && m_solver.GetPathLength(f) == path.size()
+            && std::equal(path.begin(), path.end(), m_solver.GetPath(f)))
+        {
+            return f;
+        }
+    }
+    return kNoClass;
+}
+
+void
+FlowNetwork::OpenClass(uint32_t hash, uint32_t flow)
+{
+    // Open addressing, kept at most half full.
+    if (2 * (m_tableUsed.size() + 1) > m_table.size())
+    {
+        std::vector<ClassSlot> old;
+        old.reserve(m_tableUsed.size());
+        for (uint32_t slot : m_tableUsed)
+        {
+            old.push_back(m_table[slot]);
+        }
+        m_table.assign(std::max<std::size_t>(64, 2 * m_table.size()), ClassSlot());
+        m_tableUsed.clear();
+        for (const ClassSlot& c : old)
+        {
+            Insert(c.hash, c.flow - 1);
+        }
+    }
+    Insert(hash, flow);
+}
+
+void
+FlowNetwork::Insert(uint32_t hash, uint32_t flow)
+{
+    const uint32_t mask = static_cast<uint32_t>(m_table.size() - 1);
+    uint32_t slot = hash & mask;
+    while (m_table[slot].flow != 0)
+    {
+        slot = (slot + 1) & mask;
+    }
+    m_table[slot] = {flow + 1, hash};
+    m_tableUsed.push_back(slot);
+}
+
+void
+FlowNetwork::CloseClasses()
+{
+    // The classes of this instant are complete: each flow weighs as many messages as it has.
+    for (uint32_t slot : m_tableUsed)
+    {
+        const uint32_t f = m_table[slot].flow - 1;
+        m_table[slot] = ClassSlot();
+        const Transfer& t = m_transfers[f];
+        if (t.others != 0)
+        {
+            m_solver.SetWeight(f, 1 + static_cast<uint32_t>(m_memberLists[t.others - 1].size()));
+        }
+    }
+    m_tableUsed.clear();
+}
+
 void
 FlowNetwork::RequestUpdate()
 {
+    // Also the transmission-end event: the Update() runs after the events already queued for
+    // this instant, so that messages they send join the same solve as the departures.
     if (!m_updatePending)
     {
         m_updatePending = true;
@@ -149,12 +296,16 @@ FlowNetwork::Update()
 {
     m_updatePending = false;
     const double now = Now();
+    const double nowNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
+    CloseClasses();
     // Completions: the event fires at the first nanosecond at or after the earliest end, so
-    // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value).
+    // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value;
+    // the nanosecond test matches ScheduleNext exactly, so no event can fire without finding
+    // its flow due, however late in simulated time).
     while (!m_completions.IsEmpty())
     {
         const IndexedMinHeap::Entry top = m_completions.Top();
-        if (top.key > now + 1e-11)
+        if (top.key > now + 1e-11 && std::ceil(top.key * 1e9) > nowNs)
         {
             break;
         }
@@ -170,26 +321,46 @@ void
 FlowNetwork::Finish(uint32_t f, double now)
 {
     Transfer& t = m_transfers[f];
+    const uint32_t weight = m_solver.GetWeight(f);
     const uint32_t* path = m_solver.GetPath(f);
     for (uint32_t i = 0; i < m_solver.GetPathLength(f); ++i)
     {
         LinkUse& use = m_linkUse[path[i]];
-        use.bytes += static_cast<double>(t.bytes);
+        use.bytes += static_cast<double>(t.bytes) * weight;
         if (m_solver.GetLinkFlowCount(path[i]) == 1)
         {
             use.busyTime += now - use.busySince; // the link falls idle
         }
     }
     m_solver.RemoveFlow(f);
-    const uint64_t id = t.id;
-    DeliveryCallback cb = t.callback;
-    t.callback = DeliveryCallback();
-    NS_LOG_DEBUG("flow " << f << " (message " << id << ") transmitted; delivery in " << t.latency
-                         << " s");
+    m_messages -= weight;
+    NS_LOG_DEBUG("flow " << f << " (" << weight << " messages from " << t.first.id
+                         << ") transmitted; delivery in " << t.latency << " s");
+    // One delivery event per class: its members are delivered in the order sent, as
+    // consecutive events of one instant would be.
+    const Member first{t.first.id, std::move(t.first.callback)};
+    t.first.callback = DeliveryCallback();
+    if (t.others == 0)
+    {
+        Simulator::Schedule(Seconds(t.latency),
+                            [this, first]()
+                            {
+                                Deliver(first.id, first.callback);
+                            });
+        return;
+    }
+    std::vector<Member> others = std::move(m_memberLists[t.others - 1]);
+    m_memberLists[t.others - 1] = std::vector<Member>();
+    m_freeMemberLists.push_back(t.others - 1);
+    t.others = 0;
     Simulator::Schedule(Seconds(t.latency),
-                        [this, id, cb]()
+                        [this, first, others = std::move(others)]()
                         {
-                            Deliver(id, cb);
+                            Deliver(first.id, first.callback);
+                            for (const Member& m : others)
+                            {
+                                Deliver(m.id, m.callback);
+                            }
                         });
 }
 
@@ -213,7 +384,7 @@ FlowNetwork::Solve(double now)
             }
             else
             {
-                // A flow at rate 0 (its link died under it) waits for RefreshRates().
+                // A flow at rate 0 (its link died under it) waits for the link to come back.
                 m_completions.Erase(c.flow);
             }
         }
@@ -235,6 +406,17 @@ FlowNetwork::ScheduleNext()
         return;
     }
     const double ns = std::ceil(m_completions.Top().key * 1e9);
+    if (!(ns < kHorizonNs))
+    {
+        // Every remaining end lies beyond the simulator's clock: nothing can finish, so no
+        // event; the run ends unless something else changes the rates.
+        m_event.Cancel();
+        m_eventTime = -1;
+        NS_LOG_WARN("t=" << Now() << " s: " << m_completions.GetSize()
+                         << " flows cannot finish within the simulator's clock (earliest end "
+                         << m_completions.Top().key << " s)");
+        return;
+    }
     if (m_event.IsRunning() && m_eventTime == ns)
     {
         return;
@@ -242,7 +424,7 @@ FlowNetwork::ScheduleNext()
     m_event.Cancel();
     Time at = NanoSeconds(static_cast<int64_t>(ns));
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
-    m_event = Simulator::Schedule(delay, &FlowNetwork::Update, this);
+    m_event = Simulator::Schedule(delay, &FlowNetwork::RequestUpdate, this);
     m_eventTime = ns;
 }
 
@@ -257,12 +439,37 @@ FlowNetwork::RefreshRates()
     }
 }
 
+void
+FlowNetwork::DoApplyFault(const std::vector<uint32_t>& links)
+{
+    // Only the changed capacities mark their links dirty: the re-solve at this instant covers
+    // the flows connected to them.
+    SyncCapacities();
+    if (m_solver.NeedsSolve())
+    {
+        RequestUpdate();
+    }
+}
+
 double
 FlowNetwork::GetFlowRate(uint64_t messageId) const
 {
     for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
     {
-        if (m_solver.IsActive(f) && m_transfers[f].id == messageId)
+        if (!m_solver.IsActive(f))
+        {
+            continue;
+        }
+        const Transfer& t = m_transfers[f];
+        bool member = t.first.id == messageId;
+        if (!member && t.others != 0)
+        {
+            for (const Member& m : m_memberLists[t.others - 1])
+            {
+                member = member || m.id == messageId;
+            }
+        }
+        if (member)
         {
             return m_solver.GetRate(f);
         }
@@ -273,7 +480,29 @@ FlowNetwork::GetFlowRate(uint64_t messageId) const
 uint32_t
 FlowNetwork::GetActiveFlowCount() const
 {
+    return m_messages;
+}
+
+uint32_t
+FlowNetwork::GetFlowClassCount() const
+{
     return m_solver.GetFlowCount();
+}
+
+uint32_t
+FlowNetwork::GetStalledCount() const
+{
+    uint32_t stalled = 0;
+    for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
+    {
+        if (m_solver.IsActive(f)
+            && (!m_completions.Contains(f)
+                || !(std::ceil(m_completions.GetKey(f) * 1e9) < kHorizonNs)))
+        {
+            stalled += m_solver.GetWeight(f);
+        }
+    }
+    return stalled;
 }
 
 uint64_t

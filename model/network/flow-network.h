@@ -24,11 +24,16 @@ namespace rapidllm {
  * An adapter between messages and the MaxMinSolver (which computes the rates, incrementally,
  * see there) and between rates and ns3::Simulator events: it keeps each flow's bytes left,
  * its transmission end in an IndexedMinHeap, and one simulator event at the earliest end.
- * Arrivals at one instant are batched into one recomputation. Completions are simulator
- * events at nanosecond resolution (flows finishing within the same nanosecond complete
- * together). A message costs its bytes at the fair-share rate, then the path latency (link
- * latencies plus the delay of every switch traversed). Link capacities follow the topology's
- * link bandwidths (faults included), read again whenever the topology changes.
+ * Messages sent at one instant with the same path and size form one flow class (one solver
+ * flow of weight w: they share links exactly as w separate flows would and end together),
+ * delivered as w messages, in the order sent. Arrivals at one instant are batched into one
+ * recomputation. Completions are simulator events at nanosecond resolution (flows finishing
+ * within the same nanosecond complete together). A message costs its bytes at the fair-share
+ * rate, then the path latency (link latencies plus the delay of every switch traversed). Link
+ * capacities follow the topology's link bandwidths (faults included), read again whenever the
+ * topology changes (a scheduled fault re-solves at its instant). A flow that cannot finish (its
+ * link died under it, or its end lies beyond the simulator's clock, 2^63 ns) schedules no
+ * event: if nothing else moves, Simulator::Run() returns with it undelivered.
  */
 class FlowNetwork : public NetworkBackend
 {
@@ -44,9 +49,9 @@ class FlowNetwork : public NetworkBackend
     bool SupportsFluid() const override;
 
     /**
-     * \brief Recomputes every rate now, after link factors changed during the run (e.g. a
-     * soft fault injected at some time). Paths of flows already in flight are kept; a flow
-     * whose link died stalls at rate 0 until the factor is raised again.
+     * \brief Recomputes every rate now, after link factors changed during the run by other
+     * means than a FaultSchedule (which does this itself). Paths of flows already in flight
+     * are kept; a flow whose link died stalls at rate 0 until the factor is raised again.
      */
     void RefreshRates();
 
@@ -55,11 +60,18 @@ class FlowNetwork : public NetworkBackend
      * (a scan of the flows in flight: for checks, not for every event)
      */
     double GetFlowRate(uint64_t messageId) const;
-    /** \return the number of flows transmitting now */
+    /** \return the number of messages transmitting now */
     uint32_t GetActiveFlowCount() const;
+    /** \return the number of flow classes (solver flows) transmitting now */
+    uint32_t GetFlowClassCount() const;
+    /**
+     * \return messages in flight that cannot finish as things stand: at rate 0 (a dead link
+     * under them) or ending beyond the simulator's clock
+     */
+    uint32_t GetStalledCount() const;
     /** \return rate recomputations so far (each over one connected component) */
     uint64_t GetSolveCount() const;
-    /** \return flows whose rates were recomputed, summed over all recomputations */
+    /** \return flow classes whose rates were recomputed, summed over all recomputations */
     uint64_t GetSolvedFlowCount() const;
 
   protected:
@@ -71,17 +83,36 @@ class FlowNetwork : public NetworkBackend
                 const std::vector<uint32_t>& path,
                 const DeliveryCallback& onDelivered) override;
     void DoGetStats(NetworkStats& stats) const override;
+    /** Re-reads the changed capacities and re-solves the affected flows now. */
+    void DoApplyFault(const std::vector<uint32_t>& links) override;
 
   private:
-    /** \brief One transmitting message, indexed by its solver flow handle. */
-    struct Transfer
+    /** No class of this instant matches. */
+    static constexpr uint32_t kNoClass = UINT32_MAX;
+
+    /** \brief A message of a flow class. */
+    struct Member
     {
-        double remaining = 0;      //!< bytes left at lastUpdate
-        double lastUpdate = 0;     //!< when remaining was last brought up to date, s
-        double latency = 0;        //!< path latency, s
-        uint64_t bytes = 0;        //!< message size
         uint64_t id = 0;           //!< message id
         DeliveryCallback callback; //!< delivery
+    };
+
+    /** \brief One transmitting flow class, indexed by its solver flow handle (56 bytes). */
+    struct Transfer
+    {
+        double remaining = 0;  //!< bytes left per member at lastUpdate
+        double lastUpdate = 0; //!< when remaining was last brought up to date, s
+        double latency = 0;    //!< path latency, s
+        uint64_t bytes = 0;    //!< message size (each member)
+        Member first;          //!< the first message sent
+        uint32_t others = 0;   //!< 1 + index in m_memberLists of the later ones (0: none)
+    };
+
+    /** \brief A slot of the table of this instant's classes. */
+    struct ClassSlot
+    {
+        uint32_t flow = 0; //!< solver handle + 1 (0: empty)
+        uint32_t hash = 0; //!< the class's hash (high half of ClassHash)
     };
 
     /** \brief Statistics of one link. */
@@ -92,29 +123,49 @@ class FlowNetwork : public NetworkBackend
         double busySince = 0; //!< start of the open busy interval, s
     };
 
-    /** \brief Completes due flows, recomputes dirty components, schedules the next event. */
+    /** \brief Closes this instant's flow classes, completes due flows, re-solves, schedules. */
     void Update();
+    /**
+     * \return the flow of this instant's class with \p path and \p bytes (\p hash their
+     * ClassHash), or kNoClass
+     */
+    uint32_t FindClass(uint32_t hash, const std::vector<uint32_t>& path, uint64_t bytes) const;
+    /** \brief Records \p flow as this instant's class of its path and size. */
+    void OpenClass(uint32_t hash, uint32_t flow);
+    /** \brief Puts \p flow in the class table (which has room). */
+    void Insert(uint32_t hash, uint32_t flow);
+    /** \brief Gives this instant's classes their weights and empties the class table. */
+    void CloseClasses();
     /** \brief Recomputes rates and moves the transmission ends of the flows that changed. */
     void Solve(double now);
-    /** \brief Removes a finished flow and schedules its delivery. */
+    /** \brief Removes a finished flow class and schedules its members' deliveries. */
     void Finish(uint32_t flow, double now);
     /** \brief Schedules Update() at the earliest pending completion. */
     void ScheduleNext();
-    /** \brief Schedules Update() now unless one is pending. */
+    /**
+     * \brief Schedules Update() now unless one is pending (after the events already queued for
+     * this instant): arrivals and departures of one instant are solved once.
+     */
     void RequestUpdate();
     /** \brief Gives the solver the topology's link bandwidths if the topology changed. */
     void SyncCapacities();
     /** \return the simulator time in seconds */
     static double Now();
 
-    MaxMinSolver m_solver;             //!< the rates
-    IndexedMinHeap m_completions;      //!< transmission ends, by solver flow handle
-    std::vector<Transfer> m_transfers; //!< per solver flow handle
-    std::vector<LinkUse> m_linkUse;    //!< per directed link
-    uint64_t m_topologyVersion = 0;    //!< Topology::GetVersion() the capacities reflect
-    EventId m_event;                   //!< the next Update()
-    double m_eventTime = -1;           //!< when m_event fires, ns
-    bool m_updatePending = false;      //!< an Update() is scheduled for now
+    MaxMinSolver m_solver;                          //!< the rates
+    IndexedMinHeap m_completions;                   //!< transmission ends, by solver handle
+    std::vector<Transfer> m_transfers;              //!< per solver flow handle
+    std::vector<std::vector<Member>> m_memberLists; //!< later members of classes of w > 1
+    std::vector<uint32_t> m_freeMemberLists;        //!< reusable m_memberLists entries
+    std::vector<ClassSlot> m_table;                 //!< this instant's classes (open addressing)
+    std::vector<uint32_t> m_tableUsed;              //!< occupied slots of m_table
+    std::vector<LinkUse> m_linkUse;                 //!< per directed link
+    uint64_t m_topologyVersion = 0;                 //!< Topology::GetVersion() of capacities
+    uint32_t m_messages = 0;                        //!< messages in the solver's classes
+    EventId m_event;                                //!< the next Update()
+    double m_eventTime = -1;                        //!< when m_event fires, ns
+    bool m_updatePending = false;                   //!< an Update() is scheduled for now
+    bool m_flowClasses = true;                      //!< merge identical messages (attribute)
 };
 
 } // namespace rapidllm

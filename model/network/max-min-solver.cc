@@ -120,6 +120,22 @@ MaxMinSolver::AddFlow(const std::vector<uint32_t>& links, uint32_t weight)
 }
 
 void
+MaxMinSolver::SetWeight(uint32_t f, uint32_t weight)
+{
+    NS_ABORT_MSG_IF(!IsActive(f), "MaxMinSolver: flow " << f << " does not exist");
+    NS_ABORT_MSG_IF(weight == 0, "MaxMinSolver: a flow's weight is at least 1");
+    if (m_tags[f].weight == weight)
+    {
+        return;
+    }
+    m_tags[f].weight = weight;
+    const uint32_t* path = GetPath(f);
+    m_dirty.insert(m_dirty.end(), path, path + m_slots[f].count);
+    m_fullSolve = true;
+    NS_LOG_LOGIC("flow " << f << " weighs " << weight);
+}
+
+void
 MaxMinSolver::RemoveFlow(uint32_t f)
 {
     NS_ABORT_MSG_IF(!IsActive(f), "MaxMinSolver: flow " << f << " does not exist");

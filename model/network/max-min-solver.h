@@ -71,6 +71,13 @@ class MaxMinSolver
     uint32_t AddFlow(const std::vector<uint32_t>& links, uint32_t weight = 1);
 
     /**
+     * \brief Changes a flow's weight (members joined or left); the next Solve() recomputes its
+     * component in full.
+     * \param flow the handle \param weight the new weight (>= 1)
+     */
+    void SetWeight(uint32_t flow, uint32_t weight);
+
+    /**
      * \brief Removes a flow; its handle may be returned by a later AddFlow.
      * \param flow the handle
      */

@@ -31,7 +31,14 @@ NetworkBackend::GetTypeId()
 }
 
 NetworkBackend::NetworkBackend() = default;
-NetworkBackend::~NetworkBackend() = default;
+
+NetworkBackend::~NetworkBackend()
+{
+    if (m_faults)
+    {
+        m_faults->Disarm(); // its events call back into this backend
+    }
+}
 
 Ptr<NetworkBackend>
 NetworkBackend::Create(const std::string& name)
@@ -66,6 +73,39 @@ NetworkBackend::GetView() const
     }
     return *m_topology;
 }
+
+void
+NetworkBackend::SetFaultSchedule(Ptr<FaultSchedule> schedule)
+{
+    if (!m_topology)
+    {
+        throw NetworkError("the network backend has no topology for the fault schedule");
+    }
+    if (m_faults)
+    {
+        m_faults->Disarm();
+    }
+    m_faults = schedule;
+    if (m_faults)
+    {
+        m_faults->Arm(m_topology,
+                      Callback<void, const std::vector<uint32_t>&>(
+                          [this](const std::vector<uint32_t>& links)
+                          {
+                              DoApplyFault(links);
+                          }));
+    }
+}
+
+Ptr<FaultSchedule>
+NetworkBackend::GetFaultSchedule() const
+{
+    return m_faults;
+}
+
+void
+NetworkBackend::DoApplyFault(const std::vector<uint32_t>& links)
+{}
 
 void
 NetworkBackend::SetRouting(Ptr<RoutingPolicy> routing)
@@ -203,6 +243,11 @@ NetworkBackend::GetDeliveredCount() const
 void
 NetworkBackend::DoDispose()
 {
+    if (m_faults)
+    {
+        m_faults->Disarm();
+        m_faults = nullptr;
+    }
     m_topology = nullptr;
     m_routing = nullptr;
     m_inFlight.clear();

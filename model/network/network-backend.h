@@ -6,6 +6,7 @@
 #define RAPIDLLM_NETWORK_BACKEND_H
 
 #include "ns3/callback.h"
+#include "ns3/fault-schedule.h"
 #include "ns3/network-stats.h"
 #include "ns3/object.h"
 #include "ns3/routing-policy.h"
@@ -95,6 +96,22 @@ class NetworkBackend : public Object
     Ptr<RoutingPolicy> GetRouting() const;
 
     /**
+     * \brief Gives the backend faults that start during the run and arms them
+     * (FaultSchedule::Arm): times count from now, so call it before Simulator::Run() to count
+     * from time 0, or from Prepare()'s ready callback to count from a prepared workload's start.
+     * At each fault's time the topology's link factors change (messages sent afterwards are
+     * routed over the changed topology) and the backend adapts what is in flight
+     * (DoApplyFault): the flow backend re-solves the rates of the flows on the changed links at
+     * that instant; the packet backend sets the devices' data rates, and a dead link drops
+     * every frame from then on (see doc/network-model.md, "Faults during a run").
+     * \param schedule the faults (one backend per schedule)
+     * Throws NetworkError without a topology; SpecError naming a selector that matches no link.
+     */
+    void SetFaultSchedule(Ptr<FaultSchedule> schedule);
+    /** \return the fault schedule set, or null */
+    Ptr<FaultSchedule> GetFaultSchedule() const;
+
+    /**
      * \brief Sends a message.
      * \param src source endpoint
      * \param dst destination endpoint (src == dst delivers at once, as a simulator event)
@@ -174,6 +191,13 @@ class NetworkBackend : public Object
     uint32_t GetLatencyCount() const;
 
     /**
+     * \brief The topology's factors of \p links have just changed (a scheduled fault): adapt
+     * what is in flight. Default: nothing (new messages see the change through routing).
+     * \param links the directed links changed
+     */
+    virtual void DoApplyFault(const std::vector<uint32_t>& links);
+
+    /**
      * \brief Completes a message: counts it, fires MessageDelivered and runs its callback
      * (unless null). Backends call it as the simulator event of the delivery.
      * \param id the message id \param onDelivered its callback
@@ -190,6 +214,7 @@ class NetworkBackend : public Object
 
     Ptr<Topology> m_topology;     //!< the graph
     Ptr<RoutingPolicy> m_routing; //!< path choice
+    Ptr<FaultSchedule> m_faults;  //!< faults during the run (may be null)
 
   private:
     /** A message in flight, as the trace reports it. */

@@ -39,7 +39,7 @@ struct NetworkStats
     uint64_t solves = 0;            //!< flow backend: rate recomputations
     uint64_t solvedFlows = 0;       //!< flow backend: flows recomputed, summed
     uint64_t dataPackets = 0;       //!< packet backend: TCP data segments delivered
-    uint64_t drops = 0;             //!< packet backend: packets dropped by queues
+    uint64_t drops = 0;             //!< packet backend: packets dropped by queues and dead links
     uint32_t connections = 0;       //!< packet backend: TCP connections opened
 
     /**

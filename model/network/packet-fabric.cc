@@ -5,12 +5,14 @@
 #include "packet-fabric.h"
 
 #include "ns3/boolean.h"
+#include "ns3/channel.h"
 #include "ns3/data-rate.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/log.h"
 #include "ns3/network-error.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
@@ -32,6 +34,52 @@ namespace {
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 } // namespace
 
+/**
+ * \ingroup rapid-llm
+ * \brief The receiver of a dead link: every frame is lost (no randomness, unlike
+ * RateErrorModel at rate 1, so the run's random streams are untouched).
+ */
+class DeadLinkErrorModel : public ErrorModel
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::DeadLinkErrorModel")
+                                .SetParent<ErrorModel>()
+                                .SetGroupName("RapidLlm")
+                                .AddConstructor<DeadLinkErrorModel>();
+        return tid;
+    }
+
+    /** \param counter incremented for every frame dropped (may be null) */
+    void
+    SetCounter(uint64_t* counter)
+    {
+        m_counter = counter;
+    }
+
+  private:
+    bool
+    DoCorrupt(Ptr<Packet>) override
+    {
+        if (m_counter)
+        {
+            ++*m_counter;
+        }
+        return true;
+    }
+
+    void
+    DoReset() override
+    {}
+
+    uint64_t* m_counter = nullptr; //!< the fabric's drop counter
+};
+
+NS_OBJECT_ENSURE_REGISTERED(DeadLinkErrorModel);
+
 bool
 PacketFabric::IsBuilt() const
 {
@@ -47,6 +95,7 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     }
     m_built = true;
     m_topology = topology;
+    m_config = config;
     const Topology& topo = *topology;
     const uint32_t n = topo.GetNodeCount();
     NodeContainer all;
@@ -130,11 +179,12 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
         tch.SetRootQueueDisc(config.queueDisc, "MaxSize", limit);
     }
     uint32_t linkAddress = 0;
-    auto deviceRate = [&](const TopologyLink& l)
+    m_busyBefore.assign(links, 0.0);
+    m_bytesBefore.assign(links, 0.0);
+    m_deadLink.assign(links, nullptr);
+    auto deviceRate = [this](const TopologyLink& l)
     {
-        double payload = l.lineRateBps * l.efficiency * (l.IsAlive() ? l.factor : 1.0);
-        double rate = config.headersInEfficiency ? payload / config.stackEfficiency : payload;
-        return DataRate(static_cast<uint64_t>(std::llround(rate * 8.0)));
+        return DeviceRate(l);
     };
     for (uint32_t l = 0; l < links; ++l)
     {
@@ -207,6 +257,73 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     NS_LOG_INFO("packet fabric: " << n << " nodes, " << m_queueDiscs.size() / 2 << " links");
 }
 
+DataRate
+PacketFabric::DeviceRate(const TopologyLink& l) const
+{
+    // A dead direction of a live pair keeps the healthy rate (routing avoids it).
+    double payload = l.lineRateBps * l.efficiency * (l.IsAlive() ? l.factor : 1.0);
+    double rate = m_config.headersInEfficiency ? payload / m_config.stackEfficiency : payload;
+    return DataRate(static_cast<uint64_t>(std::llround(rate * 8.0)));
+}
+
+void
+PacketFabric::UpdateLink(uint32_t link)
+{
+    const TopologyLink& l = m_topology->GetLink(link);
+    if (m_linkInterface.at(link) == kNone)
+    {
+        if (l.IsAlive())
+        {
+            throw NetworkError(
+                "the packet network cannot bring back " + m_topology->DescribeLink(link)
+                + ": it was dead in both directions when the ns-3 network was built");
+        }
+        return;
+    }
+    Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(GetLinkDevice(link));
+    Ptr<Channel> channel = dev->GetChannel();
+    Ptr<PointToPointNetDevice> receiver = DynamicCast<PointToPointNetDevice>(
+        channel->GetDevice(0) == dev ? channel->GetDevice(1) : channel->GetDevice(0));
+    if (l.IsAlive())
+    {
+        // Busy time so far at the old rate; from now on at the new one.
+        const double sent = SentFrameBytes(link);
+        m_busyBefore[link] += (sent - m_bytesBefore[link]) * 8.0 / m_linkRateBps[link];
+        m_bytesBefore[link] = sent;
+        const DataRate rate = DeviceRate(l);
+        dev->SetDataRate(rate);
+        m_linkRateBps[link] = static_cast<double>(rate.GetBitRate());
+        if (m_deadLink[link])
+        {
+            receiver->SetReceiveErrorModel(nullptr);
+            m_deadLink[link] = nullptr;
+        }
+        NS_LOG_INFO("link " << m_topology->DescribeLink(link) << " now at " << rate);
+    }
+    else if (!m_deadLink[link])
+    {
+        Ptr<DeadLinkErrorModel> model = CreateObject<DeadLinkErrorModel>();
+        model->SetCounter(&m_deadLinkDrops);
+        m_deadLink[link] = model;
+        receiver->SetReceiveErrorModel(model);
+        NS_LOG_INFO("link " << m_topology->DescribeLink(link) << " dead: its frames are lost");
+    }
+}
+
+uint64_t
+PacketFabric::GetDeadLinkDropCount() const
+{
+    return m_deadLinkDrops;
+}
+
+double
+PacketFabric::SentFrameBytes(uint32_t link) const
+{
+    const QueueDisc::Stats& s = m_linkQueueDisc[link]->GetStats();
+    return static_cast<double>(s.nTotalSentBytes)
+           + static_cast<double>(kPppHeader) * s.nTotalSentPackets;
+}
+
 Ptr<Node>
 PacketFabric::GetNode(uint32_t node) const
 {
@@ -276,11 +393,9 @@ PacketFabric::GetLinkBusyTime(uint32_t link) const
         return 0;
     }
     // Every packet the root queue disc handed to the device is one frame (IP packet plus the
-    // PPP header) at the device rate.
-    const QueueDisc::Stats& s = m_linkQueueDisc[link]->GetStats();
-    const double frameBytes = static_cast<double>(s.nTotalSentBytes)
-                              + static_cast<double>(kPppHeader) * s.nTotalSentPackets;
-    return frameBytes * 8.0 / m_linkRateBps[link];
+    // PPP header) at the device rate (the rate of the time, when a fault changed it).
+    return m_busyBefore[link]
+           + (SentFrameBytes(link) - m_bytesBefore[link]) * 8.0 / m_linkRateBps[link];
 }
 
 void
@@ -288,6 +403,7 @@ PacketFabric::Clear()
 {
     m_linkQueueDisc.clear();
     m_queueDiscs.clear();
+    m_deadLink.clear();
     m_routingTables.clear();
     m_nodes.clear();
     m_topology = nullptr;

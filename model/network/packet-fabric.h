@@ -5,6 +5,8 @@
 #ifndef RAPIDLLM_PACKET_FABRIC_H
 #define RAPIDLLM_PACKET_FABRIC_H
 
+#include "ns3/data-rate.h"
+#include "ns3/error-model.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/ipv4-header.h"
 #include "ns3/net-device.h"
@@ -92,6 +94,20 @@ class PacketFabric
      */
     void InstallPath(Ipv4Address srcAddr, Ipv4Address dstAddr, const std::vector<uint32_t>& path);
 
+    /**
+     * \brief Makes a directed link's device follow the topology's fault factor now (a fault
+     * during the run): a live link's transmitter gets the rate of Build() at the new factor
+     * (the frame being sent finishes at the old rate); a dead link's receiver drops every frame
+     * from now on, those already on the wire included, until the link lives again.
+     * \param link the directed link
+     * Throws NetworkError for a link that was not installed (dead in both directions at
+     * Build()) and is alive now: the packet network cannot add links during a run.
+     */
+    void UpdateLink(uint32_t link);
+
+    /** \return frames a dead link's receiver dropped so far */
+    uint64_t GetDeadLinkDropCount() const;
+
     /** \return TCP data segments delivered to endpoints so far */
     uint64_t GetDataPacketCount() const;
     /** \return packets dropped by the queue disciplines so far */
@@ -109,15 +125,25 @@ class PacketFabric
     /** \brief Counts a packet delivered to an endpoint's transport. */
     void CountLocalDeliver(const Ipv4Header& header, Ptr<const Packet> packet, uint32_t iface);
 
+    /** \return the bit rate a live link's device sends at (see the class comment) */
+    DataRate DeviceRate(const TopologyLink& link) const;
+    /** \return the frame bytes (IP packets plus PPP headers) a link's device has sent */
+    double SentFrameBytes(uint32_t link) const;
+
     Ptr<Topology> m_topology;                            //!< the graph
+    PacketFabricConfig m_config;                         //!< how it was built
     bool m_built = false;                                //!< Build() done
     std::vector<Ptr<Node>> m_nodes;                      //!< topology node -> ns-3 node
     std::vector<Ptr<PacketPathRouting>> m_routingTables; //!< per node
     std::vector<uint32_t> m_linkInterface;               //!< directed link -> Ipv4 interface
     std::vector<Ptr<QueueDisc>> m_linkQueueDisc;         //!< directed link -> its device's root
     std::vector<double> m_linkRateBps;                   //!< directed link -> device bit rate
-    std::vector<Ptr<QueueDisc>> m_queueDiscs;            //!< every root queue disc
-    uint64_t m_dataPackets = 0;                          //!< data segments delivered
+    std::vector<double> m_busyBefore;  //!< directed link -> busy time before the last rate change
+    std::vector<double> m_bytesBefore; //!< directed link -> frame bytes sent before it
+    std::vector<Ptr<ErrorModel>> m_deadLink;  //!< directed link -> its receiver's drop-all model
+    uint64_t m_deadLinkDrops = 0;             //!< frames dropped by dead links
+    std::vector<Ptr<QueueDisc>> m_queueDiscs; //!< every root queue disc
+    uint64_t m_dataPackets = 0;               //!< data segments delivered
 };
 
 } // namespace rapidllm

@@ -460,6 +460,19 @@ PacketNetwork::Complete(uint64_t id)
         });
 }
 
+void
+PacketNetwork::DoApplyFault(const std::vector<uint32_t>& links)
+{
+    if (!m_fabric.IsBuilt())
+    {
+        return; // built later from the topology as it is then
+    }
+    for (uint32_t l : links)
+    {
+        m_fabric.UpdateLink(l);
+    }
+}
+
 uint32_t
 PacketNetwork::GetConnectionCount() const
 {
@@ -475,7 +488,7 @@ PacketNetwork::DoGetStats(NetworkStats& stats) const
         return;
     }
     stats.dataPackets = m_fabric.GetDataPacketCount();
-    stats.drops = m_fabric.GetQueueDropCount();
+    stats.drops = m_fabric.GetQueueDropCount() + m_fabric.GetDeadLinkDropCount();
     for (uint32_t l = 0; l < stats.links.size() && l < m_linkBytes.size(); ++l)
     {
         stats.links[l].bytes = m_linkBytes[l];

@@ -99,6 +99,13 @@ class PacketNetwork : public NetworkBackend
      * (headers and ACKs included) its device sent, at the device rate.
      */
     void DoGetStats(NetworkStats& stats) const override;
+    /**
+     * The devices of the changed links take their new rates now (PacketFabric::UpdateLink);
+     * a dead link loses every frame, so TCP retransmits over it until the link lives again or
+     * the connection gives up (ns-3's TcpSocket DataRetries, 6 timeouts from MinRto doubling:
+     * about 1.3 s of simulated time); its messages are then never delivered.
+     */
+    void DoApplyFault(const std::vector<uint32_t>& links) override;
 
   private:
     /** \brief One persistent TCP connection (sender side). */

@@ -4,10 +4,16 @@
 
 #include "shortest-path-routing.h"
 
+// GCC 12 reports a false maybe-uninitialized inside Boost's edge iterator (used by Dijkstra's
+// negative-weight check) when the graph is a member; the code is Boost's own.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
+#pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ns3 {
@@ -37,76 +43,128 @@ ShortestPathRouting::LinkWeight(const Topology& topology, uint32_t link) const
     return 1.0 + l.latencyS + topology.GetNode(l.dst).switchLatencyS;
 }
 
+/** The surviving links as a Boost graph, weighted by LinkWeight. */
+struct ShortestPathRouting::Graph
+{
+    /** The graph type. */
+    using Type = boost::adjacency_list<boost::vecS,
+                                       boost::vecS,
+                                       boost::directedS,
+                                       boost::no_property,
+                                       boost::property<boost::edge_weight_t, double>>;
+    Type g; //!< the graph
+};
+
+ShortestPathRouting::ShortestPathRouting() = default;
+ShortestPathRouting::~ShortestPathRouting() = default;
+
 namespace {
-using Graph = boost::adjacency_list<boost::vecS,
-                                    boost::vecS,
-                                    boost::directedS,
-                                    boost::no_property,
-                                    boost::property<boost::edge_weight_t, double>>;
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr double kUnreachable = std::numeric_limits<double>::max(); // Boost's infinity
+/** Cached distance entries (nodes x sources) above which the cache starts over. */
+constexpr std::size_t kCacheEntries = std::size_t(1) << 25;
 } // namespace
+
+void
+ShortestPathRouting::Refresh(const Topology& t)
+{
+    if (m_cachedTopology == t.GetUid() && m_cachedVersion == t.GetVersion())
+    {
+        return;
+    }
+    m_cachedTopology = t.GetUid();
+    m_cachedVersion = t.GetVersion();
+    m_dist.clear();
+    const uint32_t n = t.GetNodeCount();
+    m_graph = std::make_unique<Graph>();
+    m_graph->g = Graph::Type(n);
+    m_weight.assign(t.GetLinkCount(), 0.0);
+    m_in.assign(n, {});
+    for (uint32_t l = 0; l < t.GetLinkCount(); ++l)
+    {
+        const auto& link = t.GetLink(l);
+        if (link.IsAlive())
+        {
+            m_weight[l] = LinkWeight(t, l);
+            boost::add_edge(link.src, link.dst, m_weight[l], m_graph->g);
+            m_in[link.dst].push_back(l);
+        }
+    }
+}
+
+const std::vector<double>&
+ShortestPathRouting::Distances(const Topology& t, uint32_t src)
+{
+    auto it = m_dist.find(src);
+    if (it != m_dist.end())
+    {
+        return it->second;
+    }
+    if ((m_dist.size() + 1) * t.GetNodeCount() > kCacheEntries)
+    {
+        m_dist.clear(); // bounded memory on very large fabrics; results do not depend on it
+    }
+    std::vector<double> dist(t.GetNodeCount());
+    Graph::Type& g = m_graph->g;
+    boost::dijkstra_shortest_paths(g,
+                                   src,
+                                   boost::distance_map(boost::make_iterator_property_map(
+                                       dist.begin(), boost::get(boost::vertex_index, g))));
+    return m_dist.emplace(src, std::move(dist)).first->second;
+}
 
 std::vector<uint32_t>
 ShortestPathRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {
-    if (m_cachedTopology != t.GetUid() || m_cachedVersion != t.GetVersion())
+    Refresh(t);
+    const std::vector<double>& dist = Distances(t, src);
+    if (dist[dst] == kUnreachable)
     {
-        m_predLinks.clear();
-        m_cachedTopology = t.GetUid();
-        m_cachedVersion = t.GetVersion();
+        return {};
     }
-    auto it = m_predLinks.find(src);
-    if (it == m_predLinks.end())
-    {
-        const uint32_t n = t.GetNodeCount();
-        Graph g(n);
-        std::vector<uint32_t> edgeLink;
-        for (uint32_t l = 0; l < t.GetLinkCount(); ++l)
-        {
-            const auto& link = t.GetLink(l);
-            if (link.IsAlive())
-            {
-                boost::add_edge(link.src, link.dst, LinkWeight(t, l), g);
-                edgeLink.push_back(l);
-            }
-        }
-        // Edge index = insertion order (vecS out-edge lists keep it via this map).
-        std::map<std::pair<uint32_t, uint32_t>, uint32_t> linkOf;
-        for (uint32_t l : edgeLink)
-        {
-            const auto& link = t.GetLink(l);
-            linkOf.emplace(std::make_pair(link.src, link.dst), l);
-        }
-        std::vector<Graph::vertex_descriptor> pred(n);
-        std::vector<double> dist(n);
-        boost::dijkstra_shortest_paths(
-            g,
-            src,
-            boost::predecessor_map(
-                boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
-                .distance_map(boost::make_iterator_property_map(
-                    dist.begin(), boost::get(boost::vertex_index, g))));
-        std::vector<uint32_t> predLink(n, kNone);
-        for (uint32_t v = 0; v < n; ++v)
-        {
-            if (pred[v] != v)
-            {
-                predLink[v] = linkOf.at(std::make_pair(static_cast<uint32_t>(pred[v]), v));
-            }
-        }
-        it = m_predLinks.emplace(src, std::move(predLink)).first;
-    }
-    const auto& predLink = it->second;
+    // Walk back from the destination over links on a shortest path (dist[u] + w = dist[v]);
+    // where there are several, the D-mod-k rule of the class comment picks one.
+    const bool endpoint = dst < t.GetEndpointCount();
+    std::vector<uint64_t> divisor(t.GetDimensionCount(), 1);
     std::vector<uint32_t> path;
+    std::vector<uint32_t> candidates;
     for (uint32_t v = dst; v != src;)
     {
-        uint32_t l = predLink[v];
-        if (l == kNone || path.size() > t.GetNodeCount())
+        candidates.clear();
+        const double tolerance = 1e-12 * dist[v];
+        for (uint32_t l : m_in[v])
         {
-            return {};
+            const uint32_t u = t.GetLink(l).src;
+            if (dist[u] != kUnreachable && std::abs(dist[u] + m_weight[l] - dist[v]) <= tolerance)
+            {
+                candidates.push_back(l);
+            }
         }
-        path.push_back(l);
-        v = t.GetLink(l).src;
+        if (candidates.empty())
+        {
+            return {}; // cannot happen: v is reachable, so some link realizes its distance
+        }
+        uint32_t chosen = candidates[0];
+        if (candidates.size() > 1)
+        {
+            const auto k = static_cast<uint64_t>(candidates.size());
+            const uint32_t d = t.GetLink(candidates[0]).dimension;
+            bool oneDimension = endpoint;
+            for (uint32_t l : candidates)
+            {
+                oneDimension = oneDimension && t.GetLink(l).dimension == d;
+            }
+            if (oneDimension)
+            {
+                chosen = candidates[(t.GetCoordinate(dst, d) / divisor[d]) % k];
+                divisor[d] = std::min<uint64_t>(divisor[d] * k, uint64_t(1) << 32);
+            }
+            else
+            {
+                chosen = candidates[dst % k];
+            }
+        }
+        path.push_back(chosen);
+        v = t.GetLink(chosen).src;
     }
     std::reverse(path.begin(), path.end());
     return path;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -122,6 +123,7 @@ Topology::Build(const NetworkSpec& spec, uint64_t endpoints, const std::string& 
             t->WireInstance(d, inst, members);
         }
     }
+    t->IndexLinks();
     for (const auto& fault : spec.faults)
     {
         t->ApplyFault(fault.link, fault.factor, source);
@@ -311,14 +313,30 @@ Topology::GetOutLinks(uint32_t node) const
 uint32_t
 Topology::FindLink(uint32_t a, uint32_t b) const
 {
-    for (uint32_t l : m_out.at(a))
+    // Binary search of a's out-links sorted by head (first link first among equal heads):
+    // switches have hundreds of links, and routing asks for every hop.
+    const auto& byHead = m_outByHead.at(a);
+    auto it = std::lower_bound(byHead.begin(), byHead.end(), std::make_pair(b, uint32_t(0)));
+    if (it != byHead.end() && it->first == b)
     {
-        if (m_links[l].dst == b)
-        {
-            return l;
-        }
+        return it->second;
     }
     return std::numeric_limits<uint32_t>::max();
+}
+
+void
+Topology::IndexLinks()
+{
+    m_outByHead.assign(m_nodes.size(), {});
+    for (uint32_t n = 0; n < m_nodes.size(); ++n)
+    {
+        auto& byHead = m_outByHead[n];
+        for (uint32_t l : m_out[n])
+        {
+            byHead.emplace_back(m_links[l].dst, l);
+        }
+        std::sort(byHead.begin(), byHead.end());
+    }
 }
 
 uint32_t
@@ -424,18 +442,34 @@ Topology::LookupNode(const std::string& name, const std::string& source) const
 }
 
 void
+Topology::CheckLinkFactor(double factor, const std::string& what, const std::string& source)
+{
+    if (factor == 0 || (factor >= kMinLinkFactor && factor <= 1))
+    {
+        return;
+    }
+    std::ostringstream msg;
+    msg << "fault '" << what << "': bandwidth factor " << factor
+        << " is out of range; use 0 (a dead link) or a factor in [" << kMinLinkFactor
+        << ", 1] (a soft fault)";
+    if (factor > 0 && factor < kMinLinkFactor)
+    {
+        msg << "; a link slowed below " << kMinLinkFactor
+            << " of its bandwidth would not finish a message within the simulator's clock";
+    }
+    throw SpecError(source, "faults.bandwidth_factor", msg.str());
+}
+
+void
 Topology::SetLinkFactor(uint32_t link, double factor)
 {
-    if (!(factor >= 0 && factor <= 1))
-    {
-        throw SpecError("network", "faults.bandwidth_factor", "must be in [0, 1]");
-    }
+    CheckLinkFactor(factor, DescribeLink(link), "network");
     m_links.at(link).factor = factor;
     ++m_version;
 }
 
 std::vector<uint32_t>
-Topology::ApplyFault(const std::string& selector, double factor, const std::string& source)
+Topology::SelectLinks(const std::string& selector, const std::string& source) const
 {
     // "A-B" / "A>B": try every separator, so that names containing '-' still work; "A" alone
     // is a node fault (every link to and from it, e.g. a switch down).
@@ -464,10 +498,6 @@ Topology::ApplyFault(const std::string& selector, double factor, const std::stri
                 {
                     all.push_back(l);
                 }
-            }
-            for (uint32_t l : all)
-            {
-                SetLinkFactor(l, factor);
             }
             return all;
         }
@@ -516,11 +546,20 @@ Topology::ApplyFault(const std::string& selector, double factor, const std::stri
                             + m_nodes[a].name + " links to " + neighbours
                             + (m_out[a].size() > 6 ? ", ..." : "") + ")");
     }
-    for (uint32_t l : changed)
-    {
-        SetLinkFactor(l, factor);
-    }
     return changed;
+}
+
+std::vector<uint32_t>
+Topology::ApplyFault(const std::string& selector, double factor, const std::string& source)
+{
+    CheckLinkFactor(factor, selector, source);
+    const std::vector<uint32_t> links = SelectLinks(selector, source);
+    for (uint32_t l : links)
+    {
+        m_links[l].factor = factor;
+    }
+    ++m_version;
+    return links;
 }
 
 uint64_t
@@ -538,12 +577,18 @@ Topology::GetUid() const
 double
 Topology::PathLatency(const std::vector<uint32_t>& path) const
 {
+    return PathLatency(path.data(), path.size());
+}
+
+double
+Topology::PathLatency(const uint32_t* path, std::size_t length) const
+{
     double s = 0;
-    for (std::size_t i = 0; i < path.size(); ++i)
+    for (std::size_t i = 0; i < length; ++i)
     {
         const auto& l = m_links[path[i]];
         s += l.latencyS;
-        if (i + 1 < path.size())
+        if (i + 1 < length)
         {
             s += m_nodes[l.dst].switchLatencyS;
         }

@@ -47,7 +47,7 @@ struct TopologyLink
     double lineRateBps = 0;  //!< line rate, bytes/s
     double efficiency = 1.0; //!< payload fraction of the line rate (wire efficiency)
     double latencyS = 0;     //!< propagation + port delay, seconds
-    double factor = 1.0;     //!< fault factor in (0, 1]; 0 = dead (hard fault)
+    double factor = 1.0;     //!< fault factor in [Topology::kMinLinkFactor, 1]; 0 = dead (hard)
 
     /** \return the payload bandwidth available now: line rate x efficiency x factor (bytes/s) */
     double
@@ -142,20 +142,47 @@ class Topology
     uint32_t LookupNode(const std::string& name, const std::string& source) const;
 
     /**
-     * \brief Sets a link's fault factor: 1 healthy, (0, 1) degraded (soft), 0 dead (hard).
+     * The smallest soft-fault factor. A link slowed further (1e-12 of 25 GB/s moves 0.025 B/s)
+     * would take longer than the simulator's clock can count (2^63 ns, 292 years) for an
+     * ordinary message; such a factor is a typo or a dead link, so it is rejected: use 0.
+     */
+    static constexpr double kMinLinkFactor = 1e-6;
+
+    /**
+     * \brief Checks a fault factor: 0 (dead) or in [kMinLinkFactor, 1].
+     * \param factor the factor
+     * \param what the selector or link it is for, named in the error
+     * \param source where it came from (file, "command line")
+     * Throws SpecError (field faults.bandwidth_factor) naming \p what and the allowed values.
+     */
+    static void CheckLinkFactor(double factor, const std::string& what, const std::string& source);
+
+    /**
+     * \brief Sets a link's fault factor: 1 healthy, [kMinLinkFactor, 1) degraded (soft), 0 dead
+     * (hard).
      * \param link the directed link
-     * \param factor the factor in [0, 1]
+     * \param factor 0 or a factor in [kMinLinkFactor, 1]; anything else is a SpecError
      */
     void SetLinkFactor(uint32_t link, double factor);
 
     /**
-     * \brief Applies a fault given by a selector: "A-B" (both directions between nodes A and
-     * B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
-     * Nodes are named as LookupNode accepts.
+     * \brief The directed links a fault selector names: "A-B" (both directions between nodes A
+     * and B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
+     * Nodes are named as LookupNode accepts. Changes nothing.
      * \param selector the link selector
-     * \param factor the bandwidth factor in [0, 1] (0 = dead)
      * \param source where the selector came from, for errors
-     * \return the directed links changed; throws SpecError when no link matches
+     * \return the links (not empty); throws SpecError when the selector is malformed, names an
+     *         unknown node or no link matches (listing the node's neighbours)
+     */
+    std::vector<uint32_t> SelectLinks(const std::string& selector, const std::string& source) const;
+
+    /**
+     * \brief Applies a fault given by a selector (see SelectLinks).
+     * \param selector the link selector
+     * \param factor 0 (dead) or a bandwidth factor in [kMinLinkFactor, 1]
+     * \param source where the selector came from, for errors
+     * \return the directed links changed; throws SpecError when no link matches or the factor
+     *         is out of range (naming the selector), changing nothing then
      */
     std::vector<uint32_t> ApplyFault(const std::string& selector,
                                      double factor,
@@ -171,6 +198,8 @@ class Topology
 
     /** \return sum of link latencies plus the switch delay of every switch traversed */
     double PathLatency(const std::vector<uint32_t>& path) const;
+    /** \return the latency of the path of \p length links at \p path (see above) */
+    double PathLatency(const uint32_t* path, std::size_t length) const;
     /** \return the smallest payload bandwidth along a path (bytes/s) */
     double PathBandwidth(const std::vector<uint32_t>& path) const;
     /** \return "gpu0>nvlink.sw0>gpu1" */
@@ -183,15 +212,18 @@ class Topology
     uint32_t AddNode(const std::string& name, bool isSwitch, double switchLatency, uint32_t d);
     /** \brief Adds the two directed links joining a and b with one dimension's parameters */
     void AddDuplex(uint32_t a, uint32_t b, uint32_t d, double lineRateBps);
+    /** \brief Builds m_outByHead (FindLink's index) once the links are wired */
+    void IndexLinks();
     /** \brief Wires one instance of dimension d whose members are \p members (by coordinate) */
     void WireInstance(uint32_t d, uint32_t instance, const std::vector<uint32_t>& members);
 
-    std::vector<NetworkDimensionSpec> m_dims;                   //!< resolved dimensions
-    std::vector<uint32_t> m_strides;                            //!< rank stride per dimension
-    uint32_t m_endpoints = 0;                                   //!< endpoint count
-    std::vector<TopologyNode> m_nodes;                          //!< all nodes
-    std::vector<TopologyLink> m_links;                          //!< all directed links
-    std::vector<std::vector<uint32_t>> m_out;                   //!< out-links per node
+    std::vector<NetworkDimensionSpec> m_dims; //!< resolved dimensions
+    std::vector<uint32_t> m_strides;          //!< rank stride per dimension
+    uint32_t m_endpoints = 0;                 //!< endpoint count
+    std::vector<TopologyNode> m_nodes;        //!< all nodes
+    std::vector<TopologyLink> m_links;        //!< all directed links
+    std::vector<std::vector<uint32_t>> m_out; //!< out-links per node
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> m_outByHead; //!< (head, link) sorted
     std::vector<std::vector<std::vector<uint32_t>>> m_switches; //!< [dim][instance] switches
     std::vector<uint32_t> m_leafSize;         //!< fat tree leaf size per dimension
     std::vector<uint32_t> m_leafCount;        //!< fat tree leaves per instance

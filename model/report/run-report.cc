@@ -4,63 +4,66 @@
 
 #include "run-report.h"
 
-#include "json-writer.h"
-
 #include <cstdio>
 
 namespace ns3 {
 namespace rapidllm {
 
+MemoryReport
+RunReport::Memory() const
+{
+    MemoryReport m;
+    m.feasible = feasible;
+    m.reason = reason;
+    m.capacity = capacityBytes;
+    m.worst = memory;
+    return m;
+}
+
 std::string
 RunReport::ToJson() const
 {
-    JsonWriter out;
-    out.BeginObject();
-    out.Value("mode", mode);
-    out.Value("feasible", feasible);
-    if (!feasible)
+    return DumpJson(*this);
+}
+
+void
+to_json(Json& j, const RunReport& r)
+{
+    j = Json::object();
+    j["mode"] = r.mode;
+    j["feasible"] = r.feasible;
+    if (!r.feasible)
     {
-        out.Value("reason", reason);
+        j["reason"] = r.reason;
     }
-    out.Value("step_time_s", stepTimeS);
-    if (mode == "inference")
+    j["step_time_s"] = r.stepTimeS;
+    if (r.mode == "inference")
     {
-        out.Value("ttft_s", ttftS).Value("tpot_s", tpotS);
+        j["ttft_s"] = r.ttftS;
+        j["tpot_s"] = r.tpotS;
     }
-    if (mode == "training")
+    if (r.mode == "training")
     {
-        out.Value("tflops_per_gpu", tflopsPerGpu).Value("mfu", mfu);
+        j["tflops_per_gpu"] = r.tflopsPerGpu;
+        j["mfu"] = r.mfu;
     }
-    if (haveMemory)
+    if (r.haveMemory)
     {
-        out.BeginObject("memory")
-            .Value("peak_bytes", memory.peak)
-            .Value("capacity_bytes", capacityBytes)
-            .Value("weights", memory.weights)
-            .Value("gradients", memory.gradients)
-            .Value("optimizer", memory.optimizer)
-            .Value("activations", memory.activations)
-            .Value("kv_cache", memory.kvCache)
-            .EndObject();
+        j["memory"] = r.Memory();
     }
-    out.BeginObject("breakdown_s")
-        .Value("compute", computeS)
-        .Value("exposed_communication", exposedCommS)
-        .Value("pipeline_bubble", bubbleS)
-        .EndObject();
-    if (haveComputeKinds)
+    j["breakdown_s"] = {{"compute", r.computeS},
+                        {"exposed_communication", r.exposedCommS},
+                        {"pipeline_bubble", r.bubbleS}};
+    if (r.haveComputeKinds)
     {
-        out.BeginObject("compute_by_kind_s")
-            .Value("gemm", gemmS)
-            .Value("attention", attentionS)
-            .Value("elementwise", elementwiseS)
-            .Value("optimizer", optimizerS)
-            .EndObject();
+        j["compute_by_kind_s"] = {{"gemm", r.gemmS},
+                                  {"attention", r.attentionS},
+                                  {"elementwise", r.elementwiseS},
+                                  {"optimizer", r.optimizerS}};
     }
-    out.Value("critical_rank", criticalRank);
-    out.Value("gpus", gpus).Value("backend", backend).Value("wall_time_s", wallTimeS);
-    out.EndObject();
-    return out.Str();
+    j["critical_rank"] = r.criticalRank;
+    j["gpus"] = r.gpus;
+    j["backend"] = r.backend;
 }
 
 std::string
@@ -108,7 +111,6 @@ RunReport::ToText() const
     }
     text += line("GPUs", std::to_string(gpus));
     text += line("backend", backend);
-    text += line("wall time", num("%.3f s", wallTimeS));
     return text;
 }
 

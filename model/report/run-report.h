@@ -6,6 +6,7 @@
 #define RAPIDLLM_RUN_REPORT_H
 
 #include "ns3/memory-model.h"
+#include "ns3/report-json.h"
 
 #include <cstdint>
 #include <string>
@@ -42,13 +43,24 @@ struct RunReport
     double optimizerS = 0;         //!< critical rank: optimizer step
     uint32_t gpus = 0;             //!< GPUs in the job
     std::string backend = "flow";  //!< network backend
-    double wallTimeS = 0;          //!< wall-clock time of the prediction
+    double wallTimeS = 0;          //!< wall-clock time of the prediction (not in ToJson/ToText:
+                                   //!< the same inputs give the same report)
 
-    /** \return the report as a JSON object (fields named as documented in doc/) */
+    /** \return the memory verdict (meaningful when haveMemory) */
+    MemoryReport Memory() const;
+    /** \return the report as JSON text (DumpJson of to_json; fields as documented in doc/) */
     std::string ToJson() const;
     /** \return the report as text for a person */
     std::string ToText() const;
 };
+
+/**
+ * \brief The report as JSON: mode, verdict, times, the memory object (the same as
+ * `rapid-llm memory --json` prints), the breakdown of the critical rank. No wall time, so that
+ * identical inputs give identical output.
+ * \param j the JSON value to fill \param r the report
+ */
+void to_json(Json& j, const RunReport& r);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -6,6 +6,8 @@
 
 #include "spec-reader.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -28,7 +30,35 @@ GpuSpec::VectorFlops(DataType type) const
     return it == vectorFlops.end() ? 0.0 : it->second;
 }
 
+double
+GpuSpec::PeakFlops(DataType type) const
+{
+    double peak = std::max(TensorFlops(type), VectorFlops(type));
+    if (type == DataType::FP32)
+    {
+        peak = std::max(peak, TensorFlops(DataType::TF32));
+    }
+    if (peak > 0)
+    {
+        return peak;
+    }
+    for (const auto* rates : {&tensorFlops, &vectorFlops})
+    {
+        for (const auto& entry : *rates)
+        {
+            peak = std::max(peak, entry.second);
+        }
+    }
+    return peak;
+}
+
 namespace {
+// Bounds on memory sizes, far above any GPU (an H100 has 80 GiB of HBM, 50 MiB of L2, 228 KiB
+// of shared memory per SM) and far below where a byte count would wrap.
+constexpr double kMaxGib = 1 << 20; //!< 1 PiB of device memory
+constexpr double kMaxMib = 1 << 20; //!< 1 TiB of cache
+constexpr double kMaxKib = 1 << 20; //!< 1 GiB of shared memory
+
 /** Reads a {dtype: TFLOP/s} mapping into FLOP/s. */
 std::map<DataType, double>
 ReadRates(SpecReader& parent, const std::string& key, bool required)
@@ -70,23 +100,25 @@ GpuSpec::Read(SpecReader& r)
     g.registersPerSm = r.GetCount("registers_per_sm");
     g.maxThreadsPerSm = r.GetCount("max_threads_per_sm");
     g.maxBlocksPerSm = r.GetCount("max_blocks_per_sm");
-    g.sharedMemoryPerSmBytes = r.GetPositive("shared_memory_per_sm_kib") * 1024;
-    g.sharedMemoryPerBlockBytes = r.GetPositive("shared_memory_per_block_kib") * 1024;
+    g.sharedMemoryPerSmBytes =
+        static_cast<uint64_t>(r.GetSize("shared_memory_per_sm_kib", kMaxKib) * 1024);
+    g.sharedMemoryPerBlockBytes =
+        static_cast<uint64_t>(r.GetSize("shared_memory_per_block_kib", kMaxKib) * 1024);
     if (g.sharedMemoryPerBlockBytes > g.sharedMemoryPerSmBytes)
     {
         r.Fail("shared_memory_per_block_kib", "cannot exceed shared_memory_per_sm_kib");
     }
     g.smemBytesPerClockPerSm = r.GetPositive("smem_bytes_per_clock_per_sm");
-    g.l2Bytes = r.GetPositive("l2_mib") * 1024 * 1024;
+    g.l2Bytes = static_cast<uint64_t>(r.GetSize("l2_mib", kMaxMib) * 1024 * 1024);
     g.l2BandwidthBps = r.GetPositive("l2_bandwidth_GBps") * 1e9;
-    g.hbmBytes = r.GetPositive("hbm_gib") * 1024 * 1024 * 1024;
+    g.hbmBytes = static_cast<uint64_t>(r.GetSize("hbm_gib", kMaxGib) * 1024 * 1024 * 1024);
     g.hbmBandwidthBps = r.GetPositive("hbm_bandwidth_GBps") * 1e9;
     g.launchOverheadS = r.GetInRange("launch_overhead_us", 0, 1e6) * 1e-6;
     // Optional (added for the tile-based compute model; older files stay valid).
     g.memoryLatencyS = r.GetInRange("memory_latency_ns", 0, 1e6, 0) * 1e-9;
-    g.mmaTileM = static_cast<uint32_t>(r.GetCount("mma_tile_m", 8, 64));
-    g.mmaTileN = static_cast<uint32_t>(r.GetCount("mma_tile_n", 8, 64));
-    g.clusterMulticast = static_cast<uint32_t>(r.GetCount("cluster_multicast", 1, 1));
+    g.mmaTileM = r.GetCount("mma_tile_m", 8, 64);
+    g.mmaTileN = r.GetCount("mma_tile_n", 8, 64);
+    g.clusterMulticast = r.GetCount("cluster_multicast", 1, 1);
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
     g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);

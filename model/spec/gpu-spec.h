@@ -64,6 +64,12 @@ struct GpuSpec
     double TensorFlops(DataType type) const;
     /** \return vector FLOP/s for \p type (falls back to fp32) */
     double VectorFlops(DataType type) const;
+    /**
+     * \return the highest FLOP/s the GPU reaches in \p type, on tensor or vector units (fp32
+     * also on TF32 tensor cores); its highest rate of any type when it lists none for \p type.
+     * The bound no kernel or report may exceed.
+     */
+    double PeakFlops(DataType type) const;
 
     /**
      * \brief Reads the "gpu" mapping of a hardware file.

@@ -29,7 +29,7 @@ HardwareSpec
 HardwareSpec::Load(const std::string& nameOrPath)
 {
     std::string source;
-    std::string text = PresetRegistry::Resolve("hardware", nameOrPath, "--hardware", source);
+    std::string text = PresetRegistry::Resolve("hardware", nameOrPath, "hardware", source);
     return Parse(text, source);
 }
 

@@ -7,6 +7,9 @@
 #include "preset-registry.h"
 #include "spec-reader.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -65,6 +68,24 @@ ModelSpec::ParameterCount() const
 void
 ModelSpec::Validate(const std::string& source) const
 {
+    // Parameter and byte counts are 64-bit: estimate the size in floating point first so that a
+    // huge shape is refused here instead of wrapping there (2^56 parameters = 2^60 bytes of
+    // weights, gradients and optimizer state; the largest models have ~2^41).
+    const long double h = hidden;
+    const long double projections = (long double) heads * headDim + 2.0L * kvHeads * headDim;
+    const long double mlpWidth = IsMoe() ? (long double) experts * expertFfn : (long double) ffn;
+    const long double perLayer = h * projections + (long double) heads * headDim * h
+                                 + (IsGated() ? 3.0L : 2.0L) * h * mlpWidth;
+    const long double params = layers * perLayer + (2.0L * vocab + maxSequence) * h;
+    if (params > std::ldexp(1.0L, 56))
+    {
+        std::ostringstream os;
+        os.precision(3);
+        os << "the shape (layers " << layers << ", hidden " << hidden << ", heads " << heads
+           << ", head_dim " << headDim << ", ffn " << ffn << ", vocab " << vocab << ") has about "
+           << params << " parameters, beyond what the model represents (2^56)";
+        throw SpecError(source, "", os.str());
+    }
     if (heads % kvHeads != 0)
     {
         throw SpecError(source,
@@ -128,7 +149,7 @@ ModelSpec
 ModelSpec::Load(const std::string& nameOrPath)
 {
     std::string source;
-    std::string text = PresetRegistry::Resolve("models", nameOrPath, "--model", source);
+    std::string text = PresetRegistry::Resolve("models", nameOrPath, "model", source);
     return Parse(text, source);
 }
 

@@ -7,6 +7,7 @@
 #include "spec-error.h"
 #include "spec-reader.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -60,19 +61,28 @@ PresetRegistry::Resolve(const std::string& kind,
     bool looksLikePath = nameOrPath.find('/') != std::string::npos
                          || nameOrPath.find(".yaml") != std::string::npos
                          || nameOrPath.find(".yml") != std::string::npos;
+    std::error_code ec;
+    if (std::filesystem::is_directory(nameOrPath, ec))
+    {
+        throw SpecError("", field, "'" + nameOrPath + "' is a directory, not a YAML file");
+    }
     std::ifstream in(nameOrPath);
     if (in)
     {
         std::ostringstream os;
         os << in.rdbuf();
+        if (in.bad())
+        {
+            throw SpecError("", field, "cannot read '" + nameOrPath + "'");
+        }
         source = nameOrPath;
         return os.str();
     }
     if (looksLikePath)
     {
-        throw SpecError(nameOrPath, "", "cannot open file (given as " + field + ")");
+        throw SpecError("", field, "cannot open file '" + nameOrPath + "'");
     }
-    throw SpecError("command line",
+    throw SpecError("",
                     field,
                     "'" + nameOrPath + "' is neither a preset nor a readable YAML file; presets: "
                         + JoinNames(Names(kind)));

@@ -31,10 +31,10 @@ class PresetRegistry
     static bool Find(const std::string& kind, const std::string& name, std::string& text);
 
     /**
-     * \brief Resolves a command-line value that is either a preset name or a YAML file path.
+     * \brief Resolves a value that is either a preset name or a YAML file path.
      * \param kind "models" or "hardware"
      * \param nameOrPath the value
-     * \param field the option name for errors, e.g. "--model"
+     * \param field the field it was given as, for errors, e.g. "model"
      * \param[out] source the name to use in later error messages
      * \return the YAML text; throws SpecError listing the valid names when neither fits
      */

@@ -7,8 +7,11 @@
 #include "model-spec.h"
 #include "spec-reader.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
@@ -20,9 +23,96 @@ ParallelSpec::Gpus() const
 }
 
 uint32_t
+ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
+{
+    if (stage == 0 && firstStageLayers > 0)
+    {
+        return firstStageLayers;
+    }
+    if (stage + 1 == pp && lastStageLayers > 0)
+    {
+        return lastStageLayers;
+    }
+    const uint32_t middle = pp - (firstStageLayers > 0 ? 1 : 0) - (lastStageLayers > 0 ? 1 : 0);
+    const uint64_t fixed = uint64_t(firstStageLayers) + lastStageLayers;
+    return middle == 0 || fixed >= layers ? 0 : static_cast<uint32_t>((layers - fixed) / middle);
+}
+
+uint32_t
+ParallelSpec::VirtualStageLayers(uint32_t layers, uint32_t vstage) const
+{
+    return StageLayers(layers, vstage % pp) / virtualStages;
+}
+
+uint32_t
+ParallelSpec::FirstLayerOf(uint32_t layers, uint32_t vstage) const
+{
+    // Each round of chunks (one chunk per stage) holds layers / vpp layers.
+    uint32_t first = vstage / pp * (layers / virtualStages);
+    for (uint32_t s = 0; s < vstage % pp; ++s)
+    {
+        first += StageLayers(layers, s) / virtualStages;
+    }
+    return first;
+}
+
+bool
+ParallelSpec::UnevenStages() const
+{
+    return firstStageLayers > 0 || lastStageLayers > 0;
+}
+
+uint32_t
 RunSpec::MicroBatches() const
 {
-    return globalBatch / (microBatch * parallel.dp);
+    // 64-bit: micro-batch x dp can exceed 2^32.
+    const uint64_t perStep = uint64_t(microBatch) * parallel.dp;
+    return perStep == 0 ? 0 : static_cast<uint32_t>(globalBatch / perStep);
+}
+
+MemoryLayout
+RunSpec::ResolvedMemoryLayout() const
+{
+    if (memoryLayout != MemoryLayout::AUTO)
+    {
+        return memoryLayout;
+    }
+    return parallel.zeroStage >= 2 ? MemoryLayout::DEEPSPEED : MemoryLayout::MEGATRON;
+}
+
+std::string
+ToString(MemoryLayout layout)
+{
+    switch (layout)
+    {
+        case MemoryLayout::AUTO:
+            return "auto";
+        case MemoryLayout::MEGATRON:
+            return "megatron";
+        case MemoryLayout::DEEPSPEED:
+            return "deepspeed";
+    }
+    return "auto";
+}
+
+std::vector<std::string>
+MemoryLayoutNames()
+{
+    return {"auto", "megatron", "deepspeed"};
+}
+
+bool
+ParseMemoryLayout(const std::string& name, MemoryLayout& layout)
+{
+    for (MemoryLayout m : {MemoryLayout::AUTO, MemoryLayout::MEGATRON, MemoryLayout::DEEPSPEED})
+    {
+        if (ToString(m) == name)
+        {
+            layout = m;
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string
@@ -50,6 +140,44 @@ std::vector<std::string>
 RecomputeNames()
 {
     return {"none", "selective", "full"};
+}
+
+std::vector<std::string>
+RunSpec::Choices(const std::string& field)
+{
+    if (field == "mode")
+    {
+        return {"training", "inference"};
+    }
+    if (field == "dtype")
+    {
+        return DataTypeNames();
+    }
+    if (field == "recompute")
+    {
+        return RecomputeNames();
+    }
+    if (field == "attention")
+    {
+        return {"flash", "standard"};
+    }
+    if (field == "grad_reduce")
+    {
+        return {"overlap", "after_backward"};
+    }
+    if (field == "tp_reduce")
+    {
+        return {"overlap", "blocking"};
+    }
+    if (field == "decode_attention")
+    {
+        return {"split_kv", "per_head"};
+    }
+    if (field == "first_token")
+    {
+        return {"prefill", "decode"};
+    }
+    throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
 bool
@@ -83,6 +211,62 @@ RequireMultiple(const std::string& source,
         throw SpecError(source, field, os.str());
     }
 }
+/**
+ * Throws unless the decoder layers split over the pipeline stages (and each stage's over its
+ * model chunks): evenly, or with the first and last stage's counts given and the rest even.
+ */
+void
+ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& source)
+{
+    if (!p.UnevenStages())
+    {
+        if (layers % (uint64_t(p.pp) * p.virtualStages) != 0)
+        {
+            std::ostringstream os;
+            os << "layers (" << layers << ") must be divisible by pp x vpp (" << p.pp << " x "
+               << p.virtualStages
+               << "), or give the first and last stages their own layer counts "
+                  "(first_stage_layers, last_stage_layers) and split the rest evenly";
+            throw SpecError(source, "pp", os.str());
+        }
+        return;
+    }
+    const std::string field = p.firstStageLayers > 0 ? "first_stage_layers" : "last_stage_layers";
+    if (p.pp < 2)
+    {
+        throw SpecError(source, field, "first and last stage layer counts need pp >= 2");
+    }
+    const uint64_t fixed = uint64_t(p.firstStageLayers) + p.lastStageLayers;
+    const uint32_t middle =
+        p.pp - (p.firstStageLayers > 0 ? 1 : 0) - (p.lastStageLayers > 0 ? 1 : 0);
+    std::ostringstream os;
+    os << "first_stage_layers (" << p.firstStageLayers << ") + last_stage_layers ("
+       << p.lastStageLayers << ")";
+    if (middle == 0 && fixed != layers)
+    {
+        os << " must equal layers (" << layers << ") with pp 2";
+        throw SpecError(source, field, os.str());
+    }
+    if (middle > 0 && (fixed >= layers || (layers - fixed) % middle != 0))
+    {
+        os << " leave " << (fixed >= layers ? 0 : layers - fixed) << " of the " << layers
+           << " layers for the other " << middle << " stages: that must be a positive multiple of "
+           << middle;
+        throw SpecError(source, field, os.str());
+    }
+    for (uint32_t s : {0u, p.pp / 2, p.pp - 1})
+    {
+        const uint32_t n = p.StageLayers(layers, s);
+        if (n % p.virtualStages != 0)
+        {
+            std::ostringstream v;
+            v << "pipeline stage " << s << " holds " << n
+              << " layers, which must be divisible by vpp (" << p.virtualStages
+              << ", its model chunks)";
+            throw SpecError(source, "vpp", v.str());
+        }
+    }
+}
 } // namespace
 
 void
@@ -92,6 +276,16 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     if (p.zeroStage > 3)
     {
         throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
+    }
+    if (memoryLayout == MemoryLayout::MEGATRON && p.zeroStage >= 2)
+    {
+        throw SpecError(source,
+                        "memory_layout",
+                        "Megatron-LM shards only the optimizer state (its distributed optimizer, "
+                        "zero 1); zero "
+                            + std::to_string(p.zeroStage)
+                            + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
+                              "(or auto)");
     }
     std::set<std::string> parts;
     std::string token;
@@ -116,20 +310,31 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "kv_heads (" + std::to_string(model.kvHeads) + ") and tp ("
                             + std::to_string(p.tp) + ") must divide one another");
     }
-    RequireMultiple(
-        source, "pp", model.layers, "layers", uint64_t(p.pp) * p.virtualStages, "pp x vpp");
+    ValidateStageLayers(p, model.layers, source);
     if (p.virtualStages > 1 && p.pp < 2)
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
     if (model.IsMoe())
     {
+        const double most = double(model.experts) / model.topK;
+        if (!(moeImbalance >= 1.0 && moeImbalance <= most))
+        {
+            std::ostringstream os;
+            os << moeImbalance << " is outside [1, experts / top_k = " << most
+               << "]: the busiest expert gets between the mean and every token";
+            throw SpecError(source, "moe_imbalance", os.str());
+        }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
         RequireMultiple(source, "ep", uint64_t(p.dp) * p.cp, "dp x cp", p.ep, "ep");
     }
     else if (p.ep != 1)
     {
         throw SpecError(source, "ep", "expert parallelism needs a mixture-of-experts model");
+    }
+    else if (moeImbalance != 1.0)
+    {
+        throw SpecError(source, "moe_imbalance", "needs a mixture-of-experts model");
     }
     if (mode == RunMode::TRAINING)
     {
@@ -158,6 +363,90 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             "tp (sequence parallelism splits the sequence)");
         }
     }
+    CheckPositions(model, source);
+    CheckSizes(model, source);
+}
+
+void
+RunSpec::CheckPositions(const ModelSpec& model, const std::string& source) const
+{
+    // A learned position table has one row per position: a longer sequence has no embedding.
+    // (Rotary embeddings have no table; we do not model RoPE scaling, so they are not bounded.)
+    if (model.position != PositionEmbedding::LEARNED)
+    {
+        return;
+    }
+    const uint64_t limit = model.maxSequence;
+    if (mode == RunMode::TRAINING && sequence > limit)
+    {
+        throw SpecError(source,
+                        "sequence",
+                        std::to_string(sequence) + " tokens exceed the model's learned positions ("
+                            + model.name + " max_sequence " + std::to_string(limit)
+                            + "); allowed: 1 to " + std::to_string(limit));
+    }
+    if (mode == RunMode::INFERENCE && uint64_t(promptTokens) + generatedTokens > limit)
+    {
+        throw SpecError(source,
+                        promptTokens > limit ? "prompt" : "generated",
+                        "prompt + generated tokens (" + std::to_string(promptTokens) + " + "
+                            + std::to_string(generatedTokens)
+                            + ") exceed the model's learned positions (" + model.name
+                            + " max_sequence " + std::to_string(limit) + ")");
+    }
+}
+
+void
+RunSpec::CheckSizes(const ModelSpec& model, const std::string& source) const
+{
+    // Byte counts downstream are 64-bit: keep the largest tensor the settings imply (in fp32,
+    // the widest element) far below 2^64 so that no sum or product of them can wrap. Real jobs
+    // are many orders of magnitude smaller.
+    const long double limit = std::ldexp(1.0L, 60);
+    const long double width = std::max({4.0L * model.hidden,
+                                        2.0L * std::max(model.ffn, model.expertFfn),
+                                        (long double) model.vocab});
+    auto check = [&](const std::string& field, long double bytes, const std::string& what)
+    {
+        if (bytes > limit)
+        {
+            std::ostringstream os;
+            os.precision(3);
+            os << what << " would take about " << bytes
+               << " bytes, beyond what the model represents (2^60)";
+            throw SpecError(source, field, os.str());
+        }
+    };
+    if (mode == RunMode::TRAINING)
+    {
+        const long double rows = (long double) microBatch * sequence;
+        check("sequence",
+              rows * width * 4,
+              "one micro-batch's activations (" + std::to_string(microBatch) + " x "
+                  + std::to_string(sequence) + " tokens)");
+        check("sequence",
+              (long double) microBatch * model.heads * sequence * sequence * 4,
+              "one micro-batch's attention scores (mbs x heads x sequence^2)");
+        check("global_batch",
+              (long double) globalBatch * sequence * width * 4,
+              "the global batch's activations (" + std::to_string(globalBatch) + " x "
+                  + std::to_string(sequence) + " tokens)");
+    }
+    else
+    {
+        const long double tokens = (long double) promptTokens + generatedTokens;
+        check("batch",
+              (long double) batch * tokens * model.layers * 2 * model.kvHeads
+                  * std::max<uint32_t>(model.headDim, 1) * 4,
+              "the KV cache (" + std::to_string(batch) + " sequences x "
+                  + std::to_string(promptTokens) + " + " + std::to_string(generatedTokens)
+                  + " tokens)");
+        check(
+            "prompt", (long double) batch * promptTokens * width * 4, "the prefill's activations");
+        check("prompt",
+              (long double) batch * model.heads * promptTokens * promptTokens * 4,
+              "the prefill's attention scores (batch x heads x prompt^2)");
+    }
 }
 
 RunSpec
@@ -166,9 +455,9 @@ RunSpec::Parse(const std::string& text, const std::string& source)
     YAML::Node root = ParseYaml(text, source);
     SpecReader r(root, source);
     RunSpec s;
-    std::string mode = r.GetChoice("mode", {"training", "inference"}, "training");
+    std::string mode = r.GetChoice("mode", Choices("mode"), "training");
     s.mode = mode == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
-    std::string dtype = r.GetChoice("dtype", DataTypeNames(), ToString(s.dtype));
+    std::string dtype = r.GetChoice("dtype", Choices("dtype"), ToString(s.dtype));
     ParseDataType(dtype, s.dtype);
     if (r.Has("parallel"))
     {
@@ -189,25 +478,31 @@ RunSpec::Parse(const std::string& text, const std::string& source)
             s.parallel.zeroStage = 3;
         }
         s.parallel.virtualStages = p.GetCount("vpp", 1, 1);
+        s.parallel.firstStageLayers = p.GetCount("first_stage_layers", 0, 0);
+        s.parallel.lastStageLayers = p.GetCount("last_stage_layers", 0, 0);
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }
-    ParseRecompute(r.GetChoice("recompute", RecomputeNames(), ToString(s.recompute)), s.recompute);
-    s.flashAttention = r.GetChoice("attention", {"flash", "standard"}, "flash") == "flash";
+    ParseRecompute(r.GetChoice("recompute", Choices("recompute"), ToString(s.recompute)),
+                   s.recompute);
+    s.flashAttention = r.GetChoice("attention", Choices("attention"), "flash") == "flash";
     s.overlapGradReduce =
-        r.GetChoice("grad_reduce", {"overlap", "after_backward"}, "overlap") == "overlap";
-    s.overlapTpReduce = r.GetChoice("tp_reduce", {"overlap", "blocking"}, "overlap") == "overlap";
-    s.bucketBytes = r.GetPositive("bucket_mib", 25) * (1 << 20);
+        r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
+    s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";
+    s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);
     s.sequence = r.GetCount("sequence", 1, s.sequence);
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
+    ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
+                      s.memoryLayout);
     s.splitKvDecode =
-        r.GetChoice("decode_attention", {"split_kv", "per_head"}, "split_kv") == "split_kv";
+        r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
     s.firstTokenFromPrefill =
-        r.GetChoice("first_token", {"prefill", "decode"}, "prefill") == "prefill";
+        r.GetChoice("first_token", Choices("first_token"), "prefill") == "prefill";
     r.Finish();
     return s;
 }

@@ -33,6 +33,20 @@ enum class Recompute
 
 /**
  * \ingroup rapid-llm
+ * \brief How the training framework lays out weights, gradients and optimizer state in device
+ * memory (bytes per parameter for 16-bit training; d = data-parallel ranks).
+ */
+enum class MemoryLayout
+{
+    AUTO,     //!< MEGATRON with ZeRO stage 0 or 1, DEEPSPEED with 2 or 3 (only those shard more)
+    MEGATRON, //!< Megatron-LM: fp32 main gradients for bf16, 18 B, or 6 + 12/d with its
+              //!< distributed optimizer (= ZeRO stage 1); fp16: 20 B, or 4 + 16/d
+    DEEPSPEED //!< DeepSpeed ZeRO and PyTorch FSDP mixed precision: 2 + 2 + 12 B, sharded by
+              //!< the ZeRO stage (Rajbhandari et al. 2020)
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief The hybrid parallel layout of a job.
  */
 struct ParallelSpec
@@ -45,10 +59,42 @@ struct ParallelSpec
     bool sequenceParallel = false; //!< Megatron sequence parallelism (needs tp > 1 to matter)
     uint32_t zeroStage = 0;        //!< ZeRO stage 0-3 (3 = FSDP)
     uint32_t virtualStages = 1;    //!< interleaved schedule: model chunks per pipeline rank
+    uint32_t firstStageLayers = 0; //!< decoder layers on the first stage (0: an even share)
+    uint32_t lastStageLayers = 0;  //!< decoder layers on the last stage (0: an even share)
     std::string rankOrder = "tp-cp-ep-dp-pp"; //!< fastest-varying first (Megatron-LM)
 
     /** \return the number of GPUs the layout needs: tp x cp x dp x pp (ep folds into dp) */
     uint64_t Gpus() const;
+
+    /**
+     * \brief Decoder layers pipeline stage \p stage holds (all its model chunks together).
+     *
+     * The first and the last stage hold firstStageLayers and lastStageLayers when those are
+     * set, as Megatron-LM's --decoder-first-pipeline-num-layers and
+     * --decoder-last-pipeline-num-layers do (Llama-3 405B: 126 layers on 16 stages, 7 on the
+     * first and the last); the other stages share the remaining layers evenly.
+     * \param layers the model's decoder layers (the layout validated against them)
+     * \param stage a pipeline stage
+     * \return its layers
+     */
+    uint32_t StageLayers(uint32_t layers, uint32_t stage) const;
+
+    /**
+     * \param layers the model's decoder layers
+     * \param vstage a virtual stage (chunk x pp + stage)
+     * \return its layers: its stage's layers divided evenly among the stage's model chunks
+     */
+    uint32_t VirtualStageLayers(uint32_t layers, uint32_t vstage) const;
+
+    /**
+     * \param layers the model's decoder layers
+     * \param vstage a virtual stage (chunk x pp + stage)
+     * \return the global index of its first layer: the layers of the virtual stages before it
+     */
+    uint32_t FirstLayerOf(uint32_t layers, uint32_t vstage) const;
+
+    /** \return true when the first or the last stage's layers are set (uneven stages) */
+    bool UnevenStages() const;
 };
 
 /**
@@ -73,13 +119,27 @@ struct RunSpec
     uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
     bool firstTokenFromPrefill = true;     //!< inference: else a first decode step samples it
     bool splitKvDecode = true;             //!< decode attention split over the KV (else per head)
+    MemoryLayout memoryLayout = MemoryLayout::AUTO; //!< training: the framework's memory layout
+    /**
+     * Mixture of experts, training and prefill: tokens the busiest expert receives over the
+     * mean (1 = balanced, as Megatron-LM's dropless routing with its load-balancing loss aims
+     * for; at most experts / top-k). A measured imbalance, or the capacity factor when tokens
+     * are padded to capacity.
+     */
+    double moeImbalance = 1.0;
+
+    /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
+    MemoryLayout ResolvedMemoryLayout() const;
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;
 
     /**
      * \brief Checks the settings against each other and against the model; throws SpecError
-     * naming \p source, the field and the numbers that clash.
+     * naming \p source, the field and the numbers that clash. Beyond divisibility it checks that
+     * a learned-position model gets no sequence longer than its position table, and that the
+     * tensors the settings imply stay far inside 64-bit byte counts (so no product of counts
+     * wraps downstream).
      * \param model the model the job runs
      * \param source the file or "command line"
      */
@@ -92,10 +152,35 @@ struct RunSpec
      * \return the spec (not yet validated against a model)
      */
     static RunSpec Parse(const std::string& text, const std::string& source);
+
+    /**
+     * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
+     * or "decode_attention"), the one list that run files and the command line both check.
+     * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
+     *        decode_attention or first_token
+     * \return the values, the default first
+     */
+    static std::vector<std::string> Choices(const std::string& field);
+
+  private:
+    /** Throws when a learned-position model gets more tokens than its position table. */
+    void CheckPositions(const ModelSpec& model, const std::string& source) const;
+    /** Throws when the tensors the settings imply are beyond 64-bit byte counts. */
+    void CheckSizes(const ModelSpec& model, const std::string& source) const;
 };
 
 /** \return "training" or "inference" */
 std::string ToString(RunMode mode);
+/** \return "auto", "megatron" or "deepspeed" */
+std::string ToString(MemoryLayout layout);
+/** \return the memory layout names, in enum order */
+std::vector<std::string> MemoryLayoutNames();
+/**
+ * \param name "auto", "megatron" or "deepspeed"
+ * \param layout set when \p name is one of them
+ * \return whether it was
+ */
+bool ParseMemoryLayout(const std::string& name, MemoryLayout& layout);
 /** \return "none", "selective" or "full" */
 std::string ToString(Recompute recompute);
 /** \return the recomputation names, in enum order */

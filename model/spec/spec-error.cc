@@ -11,12 +11,15 @@ namespace {
 std::string
 Compose(const std::string& file, const std::string& field, const std::string& message, int line)
 {
-    std::string text = file.empty() ? std::string("input") : file;
+    std::string text = file;
     if (line > 0)
     {
         text += ":" + std::to_string(line);
     }
-    text += ": ";
+    if (!text.empty())
+    {
+        text += ": ";
+    }
     if (!field.empty())
     {
         text += "field '" + field + "': ";
@@ -32,6 +35,7 @@ SpecError::SpecError(const std::string& file,
     : Error(Compose(file, field, message, line))
     , m_file(file)
     , m_field(field)
+    , m_message(message)
     , m_line(line)
 {}
 
@@ -51,6 +55,12 @@ int
 SpecError::GetLine() const
 {
     return m_line;
+}
+
+const std::string&
+SpecError::GetMessage() const
+{
+    return m_message;
 }
 
 } // namespace rapidllm

@@ -23,7 +23,8 @@ class SpecError : public Error
 {
   public:
     /**
-     * \param file the file (or preset, or "command line") the value came from
+     * \param file the file (or preset, or "command line") the value came from; empty when the
+     *        value was set through the API and its origin is unknown to the model
      * \param field the dotted path of the field, e.g. "gpu.hbm_bandwidth_GBps"; may be empty
      * \param message what is wrong and what is allowed
      * \param line 1-based YAML line, or 0 when unknown
@@ -39,11 +40,15 @@ class SpecError : public Error
     const std::string& GetField() const;
     /** \return the 1-based line, or 0 when unknown */
     int GetLine() const;
+    /** \return what is wrong, without the file and field (for callers that name them their way,
+     * e.g. the command line naming the option a field came from) */
+    const std::string& GetMessage() const;
 
   private:
-    std::string m_file;  //!< source file
-    std::string m_field; //!< field path
-    int m_line;          //!< line, 0 when unknown
+    std::string m_file;    //!< source file
+    std::string m_field;   //!< field path
+    std::string m_message; //!< what is wrong
+    int m_line;            //!< line, 0 when unknown
 };
 
 } // namespace rapidllm

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace ns3 {
@@ -180,23 +181,55 @@ SpecReader::GetInRange(const std::string& key, double lo, double hi, double fall
     return Has(key) ? GetInRange(key, lo, hi) : fallback;
 }
 
-uint64_t
-SpecReader::GetCount(const std::string& key, uint64_t minimum)
+double
+SpecReader::GetSize(const std::string& key, double maximum)
 {
-    auto node = Require(key);
-    double value = ToNumber(key, node);
-    if (value != std::floor(value) || value < static_cast<double>(minimum) || value > 9.0e18)
+    double value = ToNumber(key, Require(key));
+    if (value <= 0 || value > maximum)
     {
-        Fail(key,
-             "must be a whole number >= " + std::to_string(minimum) + ", got " + node.Scalar());
+        std::ostringstream os;
+        os.precision(15);
+        os << "must be a number above 0 and at most " << maximum << ", got "
+           << m_node[key].Scalar();
+        Fail(key, os.str());
     }
-    return static_cast<uint64_t>(value);
+    return value;
 }
 
-uint64_t
+double
+SpecReader::GetSize(const std::string& key, double maximum, double fallback)
+{
+    return Has(key) ? GetSize(key, maximum) : fallback;
+}
+
+uint32_t
+SpecReader::ToCount(const std::string& key,
+                    const YAML::Node& node,
+                    uint64_t minimum,
+                    const std::string& what) const
+{
+    double value = ToNumber(key, node);
+    if (value != std::floor(value) || value < static_cast<double>(minimum)
+        || value > static_cast<double>(kMaxCount))
+    {
+        Fail(key,
+             (what.empty() ? std::string() : what + " ") + "must be a whole number from "
+                 + std::to_string(minimum) + " to " + std::to_string(kMaxCount) + ", got "
+                 + node.Scalar());
+    }
+    return static_cast<uint32_t>(value);
+}
+
+uint32_t
+SpecReader::GetCount(const std::string& key, uint64_t minimum)
+{
+    return ToCount(key, Require(key), minimum, "");
+}
+
+uint32_t
 SpecReader::GetCount(const std::string& key, uint64_t minimum, uint64_t fallback)
 {
-    return Has(key) ? GetCount(key, minimum) : fallback;
+    return Has(key) ? GetCount(key, minimum) : static_cast<uint32_t>(fallback);
 }
 
 bool
@@ -219,7 +252,7 @@ SpecReader::GetBool(const std::string& key, bool fallback)
     Fail(key, "expected true or false, got '" + (node.IsScalar() ? node.Scalar() : "?") + "'");
 }
 
-std::vector<uint64_t>
+std::vector<uint32_t>
 SpecReader::GetCountList(const std::string& key, uint64_t minimum)
 {
     auto node = Require(key);
@@ -227,17 +260,10 @@ SpecReader::GetCountList(const std::string& key, uint64_t minimum)
     {
         Fail(key, "expected a list of whole numbers, e.g. [4, 4]");
     }
-    std::vector<uint64_t> values;
+    std::vector<uint32_t> values;
     for (std::size_t i = 0; i < node.size(); ++i)
     {
-        double v = ToNumber(key, node[i]);
-        if (v != std::floor(v) || v < static_cast<double>(minimum))
-        {
-            Fail(key,
-                 "every entry must be a whole number >= " + std::to_string(minimum) + ", got "
-                     + node[i].Scalar());
-        }
-        values.push_back(static_cast<uint64_t>(v));
+        values.push_back(ToCount(key, node[i], minimum, "every entry"));
     }
     return values;
 }
@@ -285,17 +311,63 @@ SpecReader::Finish() const
     }
 }
 
+namespace {
+/** Throws on a key given twice in any mapping below \p node (YAML 1.2 requires unique keys). */
+void
+RejectDuplicateKeys(const YAML::Node& node,
+                    const std::string& file,
+                    const std::string& path,
+                    int depth)
+{
+    if (depth > 64)
+    {
+        throw SpecError(file, path, "nested more than 64 levels deep", node.Mark().line + 1);
+    }
+    if (node.IsSequence())
+    {
+        for (std::size_t i = 0; i < node.size(); ++i)
+        {
+            RejectDuplicateKeys(node[i], file, path + "[" + std::to_string(i) + "]", depth + 1);
+        }
+    }
+    if (!node.IsMap())
+    {
+        return;
+    }
+    std::map<std::string, int> lines;
+    for (const auto& item : node)
+    {
+        const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string();
+        const std::string keyPath = path.empty() ? key : path + "." + key;
+        const int line = item.first.Mark().line + 1;
+        auto [it, inserted] = lines.emplace(key, line);
+        if (!inserted)
+        {
+            throw SpecError(file,
+                            keyPath,
+                            "duplicate key (first given on line " + std::to_string(it->second)
+                                + "); give each key once",
+                            line);
+        }
+        RejectDuplicateKeys(item.second, file, keyPath, depth + 1);
+    }
+}
+} // namespace
+
 YAML::Node
 ParseYaml(const std::string& text, const std::string& file)
 {
+    YAML::Node root;
     try
     {
-        return YAML::Load(text);
+        root = YAML::Load(text);
     }
     catch (const YAML::Exception& e)
     {
         throw SpecError(file, "", "YAML syntax error: " + e.msg, e.mark.line + 1);
     }
+    RejectDuplicateKeys(root, file, "", 0);
+    return root;
 }
 
 YAML::Node

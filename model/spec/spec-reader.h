@@ -56,14 +56,21 @@ class SpecReader
     double GetInRange(const std::string& key, double lo, double hi, double fallback);
     /** \return a required number in [lo, hi] */
     double GetInRange(const std::string& key, double lo, double hi);
-    /** \return a required whole number >= \p minimum */
-    uint64_t GetCount(const std::string& key, uint64_t minimum = 1);
-    /** \return an optional whole number >= \p minimum */
-    uint64_t GetCount(const std::string& key, uint64_t minimum, uint64_t fallback);
+    /** \return a required size-like number in (0, \p maximum]: a bound that keeps its
+     * conversion to bytes (or other integers) exact and far from wrapping */
+    double GetSize(const std::string& key, double maximum);
+    /** \return an optional size-like number in (0, \p maximum] */
+    double GetSize(const std::string& key, double maximum, double fallback);
+    /** The largest whole number a count field holds (counts are 32-bit in every spec). */
+    static constexpr uint64_t kMaxCount = 4294967295ull;
+    /** \return a required whole number in [\p minimum, kMaxCount] */
+    uint32_t GetCount(const std::string& key, uint64_t minimum = 1);
+    /** \return an optional whole number in [\p minimum, kMaxCount] */
+    uint32_t GetCount(const std::string& key, uint64_t minimum, uint64_t fallback);
     /** \return an optional boolean */
     bool GetBool(const std::string& key, bool fallback);
-    /** \return a required list of whole numbers, each >= \p minimum */
-    std::vector<uint64_t> GetCountList(const std::string& key, uint64_t minimum = 1);
+    /** \return a required list of whole numbers, each in [\p minimum, kMaxCount] */
+    std::vector<uint32_t> GetCountList(const std::string& key, uint64_t minimum = 1);
 
     /** \return a reader for a required nested mapping */
     SpecReader GetMap(const std::string& key);
@@ -90,6 +97,11 @@ class SpecReader
     YAML::Node Require(const std::string& key);
     /** \return a number, or throws a type error */
     double ToNumber(const std::string& key, const YAML::Node& node) const;
+    /** \return a whole number in [minimum, kMaxCount], or throws naming the range */
+    uint32_t ToCount(const std::string& key,
+                     const YAML::Node& node,
+                     uint64_t minimum,
+                     const std::string& what) const;
 
     YAML::Node m_node;             //!< the mapping
     std::string m_file;            //!< file for errors
@@ -98,7 +110,8 @@ class SpecReader
 };
 
 /**
- * \brief Parses YAML text; syntax errors become SpecError with the line.
+ * \brief Parses YAML text; syntax errors become SpecError with the line, and so does a key
+ * given twice in one mapping (YAML forbids it; yaml-cpp would silently keep the first).
  * \param text the YAML document
  * \param file the name used in errors
  * \return the root node

@@ -4,13 +4,13 @@
 
 #include "chakra-trace-reader.h"
 
+#include "chakra-stream.h"
 #include "chakra-trace-writer.h"
 #include "ns3/log.h"
 #include "trace-error.h"
 
 #include "et_def.pb.h"
 #include <google/protobuf/stubs/logging.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -218,67 +218,6 @@ ListGroups(const CommGroups& groups)
     return text;
 }
 
-/// Reads a varint32 length prefix; returns false at a clean end of data.
-bool
-ReadLength(const Context& ctx,
-           const std::string& data,
-           size_t& pos,
-           size_t messageNumber,
-           uint32_t& length)
-{
-    if (pos == data.size())
-    {
-        return false;
-    }
-    size_t start = pos;
-    uint64_t value = 0;
-    for (int i = 0;; ++i)
-    {
-        if (pos == data.size())
-        {
-            Fail(ctx,
-                 "truncated length prefix of message " + std::to_string(messageNumber) + " at byte "
-                     + std::to_string(start) + " (the file ends inside it)");
-        }
-        auto b = static_cast<uint8_t>(data[pos++]);
-        value |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-        {
-            break;
-        }
-        if (i == 4)
-        {
-            Fail(ctx,
-                 "malformed length prefix of message " + std::to_string(messageNumber) + " at byte "
-                     + std::to_string(start) + " (longer than a varint32)");
-        }
-    }
-    if (value > std::numeric_limits<uint32_t>::max())
-    {
-        Fail(ctx,
-             "oversized length prefix of message " + std::to_string(messageNumber) + " at byte "
-                 + std::to_string(start) + " (" + std::to_string(value)
-                 + " does not fit a varint32)");
-    }
-    length = static_cast<uint32_t>(value);
-    if (length > ChakraTraceReader::kMaxMessageBytes)
-    {
-        Fail(ctx,
-             "oversized length prefix of message " + std::to_string(messageNumber) + " at byte "
-                 + std::to_string(start) + ": " + std::to_string(length) + " bytes (at most "
-                 + std::to_string(ChakraTraceReader::kMaxMessageBytes) + " allowed)");
-    }
-    if (length > data.size() - pos)
-    {
-        Fail(ctx,
-             "message " + std::to_string(messageNumber) + " at byte " + std::to_string(start)
-                 + " announces " + std::to_string(length) + " bytes but only "
-                 + std::to_string(data.size() - pos)
-                 + " remain (truncated file or corrupt length prefix)");
-    }
-    return true;
-}
-
 /// One node as parsed, before ids are resolved to indices.
 struct ParsedNode
 {
@@ -293,85 +232,7 @@ struct ParsedNode
 std::string
 ChakraTraceReader::Gunzip(const std::string& bytes, const std::string& file)
 {
-    return GunzipFile(bytes, file, TraceError::kNone);
-}
-
-std::string
-ChakraTraceReader::GunzipFile(const std::string& bytes, const std::string& file, int64_t rank)
-{
-    auto fail = [&file, rank](const std::string& what)
-    {
-        throw TraceError(file, rank, TraceError::kNone, "gzip: " + what);
-    };
-    z_stream z;
-    std::memset(&z, 0, sizeof(z));
-    if (inflateInit2(&z, 15 + 16) != Z_OK)
-    {
-        fail("zlib inflateInit2 failed");
-    }
-    std::string out;
-    size_t inPos = 0;
-    int status = Z_OK;
-    char buffer[1 << 16];
-    try
-    {
-        while (true)
-        {
-            if (z.avail_in == 0 && inPos < bytes.size())
-            {
-                size_t chunk = std::min<size_t>(bytes.size() - inPos, 1u << 30);
-                z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + inPos));
-                z.avail_in = static_cast<uInt>(chunk);
-                inPos += chunk;
-            }
-            z.next_out = reinterpret_cast<Bytef*>(buffer);
-            z.avail_out = sizeof(buffer);
-            status = inflate(&z, Z_NO_FLUSH);
-            size_t produced = sizeof(buffer) - z.avail_out;
-            if (out.size() + produced > kMaxInflatedBytes)
-            {
-                fail("decompresses to more than " + std::to_string(kMaxInflatedBytes) + " bytes");
-            }
-            out.append(buffer, produced);
-            if (status == Z_STREAM_END)
-            {
-                if (z.avail_in == 0 && inPos == bytes.size())
-                {
-                    break;
-                }
-                // Another gzip member follows (concatenated .gz files are valid gzip).
-                if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b)
-                {
-                    fail("unexpected bytes after the end of the compressed stream");
-                }
-                inflateReset(&z);
-                continue;
-            }
-            if (status == Z_NEED_DICT || status == Z_DATA_ERROR)
-            {
-                fail(std::string("corrupt compressed data")
-                     + (z.msg ? std::string(": ") + z.msg : ""));
-            }
-            if (status == Z_MEM_ERROR)
-            {
-                fail("out of memory");
-            }
-            if (status == Z_BUF_ERROR || (status == Z_OK && produced == 0 && z.avail_in == 0))
-            {
-                if (z.avail_in == 0 && inPos == bytes.size())
-                {
-                    fail("truncated compressed stream (the file ends before the gzip trailer)");
-                }
-            }
-        }
-    }
-    catch (...)
-    {
-        inflateEnd(&z);
-        throw;
-    }
-    inflateEnd(&z);
-    return out;
+    return GunzipBytes(bytes, file, TraceError::kNone);
 }
 
 ExecutionTrace
@@ -382,32 +243,22 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
                               uint32_t worldSize)
 {
     Context ctx{file, rank};
-    std::string inflated;
-    const std::string* bytes = &rawBytes;
-    if (rawBytes.size() >= 2 && static_cast<uint8_t>(rawBytes[0]) == 0x1f
-        && static_cast<uint8_t>(rawBytes[1]) == 0x8b)
-    {
-        inflated = GunzipFile(rawBytes, file, rank);
-        bytes = &inflated;
-    }
-    const std::string& data = *bytes;
+    ChakraInputStream stream(rawBytes, file, rank);
     // Damage is reported through TraceError; keep protobuf's own log lines (e.g. invalid
     // UTF-8 in a string field) off stderr while parsing.
     google::protobuf::LogSilencer quiet;
-    if (data.empty())
+    if (stream.Empty())
     {
         Fail(ctx, "empty file: a Chakra trace starts with a GlobalMetadata message");
     }
 
-    size_t pos = 0;
-    uint32_t length = 0;
-    ReadLength(ctx, data, pos, 0, length);
+    ChakraMessage message;
+    stream.Next(0, message);
     ChakraProtoMsg::GlobalMetadata meta;
-    if (!meta.ParseFromArray(data.data() + pos, static_cast<int>(length)))
+    if (!meta.ParseFromArray(message.data, static_cast<int>(message.length)))
     {
         Fail(ctx, "message 0 (GlobalMetadata) is not a valid protobuf message");
     }
-    pos += length;
     for (const auto& a : meta.attr())
     {
         if (a.name() == "rank" || a.name() == "world_size")
@@ -433,19 +284,17 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
     std::vector<ParsedNode> parsed;
     std::vector<uint64_t> depIds;
     ChakraProtoMsg::Node msg;
-    for (size_t number = 1; ReadLength(ctx, data, pos, number, length); ++number)
+    for (size_t number = 1; stream.Next(number, message); ++number)
     {
-        size_t at = pos - 0;
-        if (!msg.ParseFromArray(data.data() + pos, static_cast<int>(length)))
+        if (!msg.ParseFromArray(message.data, static_cast<int>(message.length)))
         {
             Fail(ctx,
-                 "message " + std::to_string(number) + " (a Node) at byte " + std::to_string(at)
-                     + " is not a valid protobuf message"
+                 "message " + std::to_string(number) + " (a Node) at byte "
+                     + std::to_string(message.offset) + " is not a valid protobuf message"
                      + (parsed.empty() ? std::string()
                                        : " (the previous node has id "
                                              + std::to_string(parsed.back().node.id) + ")"));
         }
-        pos += length;
         if (parsed.size() >= ExecutionTrace::kNotFound - 1)
         {
             Fail(ctx, "more than 2^32-2 nodes in one file");

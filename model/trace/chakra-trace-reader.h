@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_CHAKRA_TRACE_READER_H
 #define RAPIDLLM_CHAKRA_TRACE_READER_H
 
+#include "chakra-stream.h"
 #include "comm-groups.h"
 #include "execution-trace.h"
 #include "trace-set.h"
@@ -32,9 +33,9 @@ class ChakraTraceReader
 {
   public:
     /** Largest single message accepted (a node of a real trace is a few hundred bytes). */
-    static constexpr uint32_t kMaxMessageBytes = 64u << 20;
+    static constexpr uint32_t kMaxMessageBytes = kChakraMaxMessageBytes;
     /** Largest decompressed size of one gzip file accepted (guards against gzip bombs). */
-    static constexpr uint64_t kMaxInflatedBytes = 16ull << 30;
+    static constexpr uint64_t kMaxInflatedBytes = kChakraMaxInflatedBytes;
 
     /**
      * \brief Decodes one rank's file from memory.
@@ -93,16 +94,6 @@ class ChakraTraceReader
      * \throws TraceError when the data is corrupt, truncated or inflates past kMaxInflatedBytes
      */
     static std::string Gunzip(const std::string& bytes, const std::string& file);
-
-  private:
-    /**
-     * \brief Gunzip with the rank named in errors.
-     * \param bytes gzip data
-     * \param file name used in errors
-     * \param rank rank used in errors, or TraceError::kNone
-     * \return the decompressed bytes
-     */
-    static std::string GunzipFile(const std::string& bytes, const std::string& file, int64_t rank);
 };
 
 } // namespace rapidllm

@@ -4,14 +4,12 @@
 
 #include "chakra-trace-writer.h"
 
+#include "chakra-stream.h"
 #include "ns3/log.h"
 #include "trace-error.h"
 
 #include "et_def.pb.h"
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -57,16 +55,6 @@ AddInt32(Node& msg, const char* name, int32_t value)
     AttributeProto* a = msg.add_attr();
     a->set_name(name);
     a->set_int32_val(value);
-}
-
-/// Appends one message with its varint32 length prefix (Chakra's protoio framing).
-template<typename Message>
-void
-AppendDelimited(const Message& msg, google::protobuf::io::CodedOutputStream& out)
-{
-    size_t size = msg.ByteSizeLong();
-    out.WriteVarint32(static_cast<uint32_t>(size));
-    msg.SerializeWithCachedSizes(&out);
 }
 
 /// Checks that a value fits the int64 field Chakra's feeder reads it from.
@@ -118,9 +106,7 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
 {
     std::string bytes;
     {
-        google::protobuf::io::StringOutputStream stream(&bytes);
-        google::protobuf::io::CodedOutputStream out(&stream);
-        out.SetSerializationDeterministic(true);
+        ChakraOutputStream out(&bytes, gzip);
 
         ChakraProtoMsg::GlobalMetadata meta;
         meta.set_version(kSchemaVersion);
@@ -136,7 +122,7 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             a->set_name("world_size");
             a->set_uint64_val(worldSize);
         }
-        AppendDelimited(meta, out);
+        out.Write(meta);
 
         const auto& nodes = trace.GetNodes();
         std::vector<uint32_t> order(nodes.size());
@@ -195,55 +181,28 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
                     AddInt32(msg, "comm_tag", n.commTag);
                     AddInt64(msg, "comm_size", AsInt64(n.bytes, trace, n, "comm_size"));
                     break;
-                default:
-                    break;
+                case TraceNodeType::INVALID:
+                case TraceNodeType::METADATA:
+                case TraceNodeType::STORAGE:
+                case TraceNodeType::BATCH:
+                case TraceNodeType::CHECKPOINT:
+                    break; // no attributes beyond the common ones
             }
             if (n.durationNs != 0 || n.type == TraceNodeType::COMP)
             {
                 AddUint64(msg, "duration_ns", n.durationNs);
             }
-            AppendDelimited(msg, out);
+            out.Write(msg);
         }
+        out.Close();
     }
-    return gzip ? Gzip(bytes) : bytes;
+    return bytes;
 }
 
 std::string
 ChakraTraceWriter::Gzip(const std::string& bytes)
 {
-    z_stream z;
-    std::memset(&z, 0, sizeof(z));
-    // windowBits 15 + 16: gzip wrapper; zlib writes a zero time stamp unless told otherwise.
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    {
-        throw std::runtime_error("zlib deflateInit2 failed");
-    }
-    std::string out;
-    out.resize(deflateBound(&z, bytes.size()) + 32);
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    z.next_out = reinterpret_cast<Bytef*>(&out[0]);
-    // deflate takes uInt sizes: feed and drain in chunks so files above 4 GiB work too.
-    size_t inLeft = bytes.size();
-    int status = Z_OK;
-    while (status != Z_STREAM_END)
-    {
-        size_t chunk = std::min<size_t>(inLeft, 1u << 30);
-        z.avail_in = static_cast<uInt>(chunk);
-        inLeft -= chunk;
-        size_t outLeft =
-            out.size() - static_cast<size_t>(z.next_out - reinterpret_cast<Bytef*>(&out[0]));
-        z.avail_out = static_cast<uInt>(std::min<size_t>(outLeft, 1u << 30));
-        status = deflate(&z, inLeft == 0 ? Z_FINISH : Z_NO_FLUSH);
-        inLeft += z.avail_in;
-        if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR)
-        {
-            deflateEnd(&z);
-            throw std::runtime_error("zlib deflate failed");
-        }
-    }
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
+    return GzipBytes(bytes);
 }
 
 std::string

@@ -9,9 +9,9 @@ namespace rapidllm {
 
 namespace {
 std::string
-Where(int64_t rank, int64_t nodeId, const std::string& message)
+Where(const std::string& file, int64_t rank, int64_t nodeId, const std::string& message)
 {
-    std::string text;
+    std::string text = file.empty() ? std::string() : file + ": ";
     if (rank != TraceError::kNone)
     {
         text += "rank " + std::to_string(rank) + ": ";
@@ -28,10 +28,17 @@ TraceError::TraceError(const std::string& file,
                        int64_t rank,
                        int64_t nodeId,
                        const std::string& message)
-    : SpecError(file, "", Where(rank, nodeId, message))
+    : Error(Where(file, rank, nodeId, message))
+    , m_file(file)
     , m_rank(rank)
     , m_nodeId(nodeId)
 {}
+
+const std::string&
+TraceError::GetFile() const
+{
+    return m_file;
+}
 
 int64_t
 TraceError::GetRank() const

@@ -5,7 +5,7 @@
 #ifndef RAPIDLLM_TRACE_ERROR_H
 #define RAPIDLLM_TRACE_ERROR_H
 
-#include "ns3/spec-error.h"
+#include "ns3/rapidllm-error.h"
 
 #include <cstdint>
 #include <string>
@@ -18,10 +18,11 @@ namespace rapidllm {
  * \brief A damaged or inconsistent execution trace: names the file, the rank, the node id (when
  * the problem is in one node) and what is wrong.
  *
- * It is a SpecError, so every entry point that reports bad input reports it the same way
- * (clear message, exit code 2).
+ * A kind of its own beside SpecError (bad input the user typed): both derive from Error, so
+ * every entry point reports it the same way (clear message, exit code 2), and code that handles
+ * bad specs (e.g. a sweep skipping layouts that do not validate) never swallows a damaged trace.
  */
-class TraceError : public SpecError
+class TraceError : public Error
 {
   public:
     /** Marks "no rank" / "no node" in the constructor and the getters. */
@@ -35,14 +36,17 @@ class TraceError : public SpecError
      */
     TraceError(const std::string& file, int64_t rank, int64_t nodeId, const std::string& message);
 
+    /** \return the trace file (or other label) the problem is in */
+    const std::string& GetFile() const;
     /** \return the rank, or kNone */
     int64_t GetRank() const;
     /** \return the offending node's id, or kNone (ids above 2^63 are reported in the text only) */
     int64_t GetNodeId() const;
 
   private:
-    int64_t m_rank;   //!< rank of the file
-    int64_t m_nodeId; //!< offending node id
+    std::string m_file; //!< trace file
+    int64_t m_rank;     //!< rank of the file
+    int64_t m_nodeId;   //!< offending node id
 };
 
 } // namespace rapidllm

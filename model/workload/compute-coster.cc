@@ -4,200 +4,206 @@
 
 #include "compute-coster.h"
 
+#include "ns3/log.h"
+#include "ns3/rapidllm-error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 #include <vector>
 
 namespace ns3 {
 namespace rapidllm {
 
+NS_LOG_COMPONENT_DEFINE("RapidLlmComputeCoster");
+
 namespace {
-/** Sums the costs of kernels run one after another. */
+
+/**
+ * Megatron-LM's vocabulary-parallel cross-entropy (mpu/cross_entropy.py), unfused: the logits
+ * cast to fp32, then row max, subtract, exp, row sum and divide, each a pass over the fp32
+ * logits; the softmax stays for the backward, which scales it by the loss gradient and casts
+ * the result back.
+ */
 OperatorCost
-Sequence(const std::string& kind, const std::vector<OperatorCost>& parts)
+CrossEntropy(GpuComputeModel& model, const ElementwiseShape& s, DataType dt, bool backward)
 {
-    OperatorCost total;
-    total.kind = kind;
-    total.kernels = 0;
-    for (const auto& p : parts)
+    const uint32_t eb = BytesOf(dt);
+    const double elements = double(s.rows) * s.width;
+    const double rows = double(s.rows);
+    if (backward)
     {
-        total.timeS += p.timeS;
-        total.flops += p.flops;
-        total.smemBytes += p.smemBytes;
-        total.l2Bytes += p.l2Bytes;
-        total.hbmBytes += p.hbmBytes;
-        total.computeTimeS += p.computeTimeS;
-        total.hbmTimeS += p.hbmTimeS;
-        total.overheadTimeS += p.overheadTimeS;
-        total.kernels += p.kernels;
+        return Sequential(
+            "cross_entropy_bwd",
+            {model.Elementwise("loss_grad_scale", elements, 4 * elements, 4 * elements),
+             model.Elementwise("loss_grad_cast", elements, 4 * elements, eb * elements)});
     }
-    return total;
+    return Sequential("cross_entropy",
+                      {model.Elementwise("logits_to_fp32", elements, eb * elements, 4 * elements),
+                       model.Elementwise("logits_max", elements, 4 * elements, 4 * rows),
+                       model.Elementwise("logits_sub_max", elements, 4 * elements, 4 * elements),
+                       model.Elementwise("logits_exp", 8 * elements, 4 * elements, 4 * elements),
+                       model.Elementwise("logits_sum", elements, 4 * elements, 4 * rows),
+                       model.Elementwise("softmax_div", elements, 4 * elements, 4 * elements)});
 }
 
 /**
- * The backward of an element-wise kernel over \p elements: reads the saved input and the
- * incoming gradient, writes the input gradient, with about twice the forward's arithmetic.
+ * Adam on fp32 master weights. With 16-bit training, Megatron-LM's mixed-precision optimizer
+ * first copies the gradients to fp32, unscales them and checks for inf/NaN (fp16 loss scaling
+ * only) and takes their norm for clipping; Adam then writes the 16-bit weights back.
  */
 OperatorCost
-ElementwiseBackward(GpuComputeModel& model,
-                    const std::string& kind,
-                    const OperatorCost& forward,
-                    double elements,
-                    uint32_t bytes)
+Optimizer(GpuComputeModel& model, const OptimizerShape& s, DataType dt)
 {
-    return model.Elementwise(
-        kind + "_bwd", 2 * forward.flops, 2 * elements * bytes, elements * bytes);
+    const uint32_t eb = BytesOf(dt);
+    const double p = double(s.params);
+    std::vector<OperatorCost> parts;
+    if (eb < 4)
+    {
+        parts.push_back(model.Elementwise("main_grad_copy", p, eb * p, 4 * p));
+        if (dt == DataType::FP16)
+        {
+            parts.push_back(model.Elementwise("unscale_check", 2 * p, 4 * p, 4 * p));
+        }
+        parts.push_back(model.Elementwise("grad_norm", 2 * p, 4 * p, 0));
+    }
+    parts.push_back(model.AdamUpdate(s.params, dt, DataType::FP32));
+    return Sequential("optimizer", parts);
 }
+
 } // namespace
 
 OperatorCost
 CostOperator(GpuComputeModel& model, const OperatorDesc& op)
 {
     const DataType dt = op.dtype;
-    const uint32_t eb = BytesOf(dt);
-    const double elements = double(op.m) * op.n;
+    // Element-wise kernels: the forward kernel and the elements its backward touches.
     OperatorCost forward;
+    double touched = 0;
     switch (op.type)
     {
         case OpType::GEMM:
-            return model.Gemm(op.m, op.n, op.k, dt, op.batch);
+        {
+            const GemmShape& g = op.Gemm();
+            return model.Gemm(g.m, g.n, g.k, dt, g.batch);
+        }
         case OpType::ATTENTION_FWD:
+            return model.AttentionForward(op.Attention(), dt);
         case OpType::ATTENTION_BWD:
-        {
-            AttentionShape shape;
-            shape.batch = op.m;
-            shape.heads = op.n;
-            shape.kvHeads = op.k;
-            shape.headDim = op.batch;
-            shape.queryLen = op.q;
-            shape.kvLen = op.kv;
-            shape.causal = op.causal;
-            return op.type == OpType::ATTENTION_FWD ? model.AttentionForward(shape, dt)
-                                                    : model.AttentionBackward(shape, dt);
-        }
+            return model.AttentionBackward(op.Attention(), dt);
         case OpType::ATTENTION_SCORES:
-        {
-            // Unfused attention (Megatron-LM before FlashAttention): S = Q K^T and O = P V as
-            // batched GEMMs over every head, the full s x s matrix (no causal skipping), a fused
-            // scale-mask-softmax and, in training with dropout, PyTorch's dropout kernel on the
-            // probabilities (writes them and a 1-byte mask; its backward reads both back).
-            const uint64_t heads = op.m * op.n;
-            const uint64_t d = op.batch;
-            const double scoreCount = double(heads) * op.q * op.kv;
-            OperatorCost scores = model.Gemm(op.q, op.kv, d, dt, heads);
-            OperatorCost values = model.Gemm(op.q, d, op.kv, dt, heads);
-            OperatorCost softmax = model.Softmax(heads * op.q, op.kv, dt);
-            // Philox random numbers: ~10 integer operations per element.
-            OperatorCost dropout = model.Elementwise(
-                "attention_dropout", 10 * scoreCount, scoreCount * eb, scoreCount * (eb + 1));
-            if (!op.backward)
-            {
-                std::vector<OperatorCost> parts{scores, softmax};
-                if (op.dropout)
-                {
-                    parts.push_back(dropout);
-                }
-                parts.push_back(values);
-                return Sequence("attention_unfused", parts);
-            }
-            // dP = dO V^T, dV = P^T dO, dropout', dS = softmax'(dP), dQ = dS K, dK = dS^T Q.
-            std::vector<OperatorCost> parts{model.Gemm(op.q, op.kv, d, dt, heads),
-                                            model.Gemm(op.kv, d, op.q, dt, heads)};
-            if (op.dropout)
-            {
-                parts.push_back(model.Elementwise(
-                    "attention_dropout_bwd", scoreCount, scoreCount * (eb + 1), scoreCount * eb));
-            }
-            parts.push_back(ElementwiseBackward(model, "softmax", softmax, scoreCount, eb));
-            parts.push_back(model.Gemm(op.q, d, op.kv, dt, heads));
-            parts.push_back(model.Gemm(op.kv, d, op.q, dt, heads));
-            return Sequence("attention_unfused_bwd", parts);
-        }
+            return op.backward ? model.UnfusedAttentionBackward(op.Attention(), dt)
+                               : model.UnfusedAttentionForward(op.Attention(), dt);
         case OpType::DECODE_ATTENTION:
-            return model.DecodeAttention(op.m, op.n, op.k, op.kv, op.batch, dt);
+        {
+            const AttentionShape& a = op.Attention();
+            return model.DecodeAttention(a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt);
+        }
         case OpType::DECODE_ATTENTION_PER_HEAD:
-            return model.DecodeAttentionPerHead(op.m, op.n, op.k, op.kv, op.batch, dt);
+        {
+            const AttentionShape& a = op.Attention();
+            return model.DecodeAttentionPerHead(
+                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt);
+        }
         case OpType::LAYER_NORM:
-            forward = model.LayerNorm(op.m, op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.LayerNorm(e.rows, e.width, dt);
+            touched = double(e.rows) * e.width;
             break;
+        }
         case OpType::RMS_NORM:
-            forward = model.RmsNorm(op.m, op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.RmsNorm(e.rows, e.width, dt);
+            touched = double(e.rows) * e.width;
             break;
+        }
         case OpType::GELU:
-            forward = model.Gelu(op.m * op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.Gelu(e.rows * e.width, dt);
+            touched = double(e.rows) * e.width;
             break;
+        }
         case OpType::SWIGLU:
-            forward = model.SwiGlu(op.m, op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.SwiGlu(e.rows, e.width, dt);
+            touched = double(e.rows) * e.width;
             break;
+        }
         case OpType::ROPE:
-            forward = model.Rope(op.m, op.n, op.k, op.batch, dt);
+        {
+            const RopeShape& r = op.Rope();
+            forward = model.Rope(r.tokens, r.heads, r.kvHeads, r.headDim, dt);
+            touched = double(r.tokens) * (r.heads + r.kvHeads) * r.headDim;
             break;
+        }
         case OpType::RESIDUAL_ADD:
-            forward = model.ResidualAdd(op.m * op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.ResidualAdd(e.rows * e.width, dt);
+            touched = double(e.rows) * e.width;
             break;
+        }
         case OpType::EMBEDDING:
-            forward = model.EmbeddingLookup(op.m, op.n, dt);
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            OperatorCost lookup = model.EmbeddingLookup(e.rows, e.width, dt);
             if (op.backward)
             {
                 // Scatter-add of the gradient rows into the fp32 gradient table.
+                const double elements = double(e.rows) * e.width;
+                const uint32_t eb = BytesOf(dt);
                 return model.Elementwise(
                     "embedding_bwd", elements, elements * (eb + 4), elements * 4);
             }
-            return forward;
+            return lookup;
+        }
         case OpType::CROSS_ENTROPY:
-        {
-            // Megatron-LM's vocabulary-parallel cross-entropy (mpu/cross_entropy.py), unfused:
-            // the logits cast to fp32, then row max, subtract, exp, row sum and divide, each a
-            // pass over the fp32 logits; the softmax stays for the backward, which scales it by
-            // the loss gradient and casts the result back.
-            const double rows = double(op.m);
-            if (op.backward)
-            {
-                return Sequence(
-                    "cross_entropy_bwd",
-                    {model.Elementwise("loss_grad_scale", elements, 4 * elements, 4 * elements),
-                     model.Elementwise("loss_grad_cast", elements, 4 * elements, eb * elements)});
-            }
-            return Sequence(
-                "cross_entropy",
-                {model.Elementwise("logits_to_fp32", elements, eb * elements, 4 * elements),
-                 model.Elementwise("logits_max", elements, 4 * elements, 4 * rows),
-                 model.Elementwise("logits_sub_max", elements, 4 * elements, 4 * elements),
-                 model.Elementwise("logits_exp", 8 * elements, 4 * elements, 4 * elements),
-                 model.Elementwise("logits_sum", elements, 4 * elements, 4 * rows),
-                 model.Elementwise("softmax_div", elements, 4 * elements, 4 * elements)});
-        }
+            return CrossEntropy(model, op.Elementwise(), dt, op.backward);
         case OpType::SAMPLING:
-            return model.CrossEntropy(op.m, op.n, dt);
-        case OpType::ROUTER:
-            forward = model.Softmax(op.m, op.n, dt);
-            break;
-        case OpType::OPTIMIZER:
         {
-            // Adam on fp32 master weights. With 16-bit training, Megatron-LM's mixed-precision
-            // optimizer first copies the gradients to fp32, unscales them and checks for
-            // inf/NaN (fp16 loss scaling only) and takes their norm for clipping; Adam then
-            // writes the 16-bit weights back.
-            const double p = double(op.m);
-            std::vector<OperatorCost> parts;
-            if (eb < 4)
-            {
-                parts.push_back(model.Elementwise("main_grad_copy", p, eb * p, 4 * p));
-                if (dt == DataType::FP16)
-                {
-                    parts.push_back(model.Elementwise("unscale_check", 2 * p, 4 * p, 4 * p));
-                }
-                parts.push_back(model.Elementwise("grad_norm", 2 * p, 4 * p, 0));
-            }
-            parts.push_back(model.AdamUpdate(op.m, dt, DataType::FP32));
-            return Sequence("optimizer", parts);
+            const ElementwiseShape& e = op.Elementwise();
+            return model.CrossEntropy(e.rows, e.width, dt);
         }
+        case OpType::ROUTER:
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.Softmax(e.rows, e.width, dt);
+            touched = double(e.rows) * e.width;
+            break;
+        }
+        case OpType::OPTIMIZER:
+            return Optimizer(model, op.Optimizer(), dt);
     }
     if (!op.backward)
     {
         return forward;
     }
-    const double touched =
-        op.type == OpType::ROPE ? double(op.m) * (op.n + op.k) * op.batch : elements;
-    return ElementwiseBackward(model, forward.kind, forward, touched, eb);
+    return model.ElementwiseBackward(forward, touched, dt);
+}
+
+void
+CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& cost)
+{
+    const double peak = gpu.PeakFlops(op.dtype);
+    const double compute = peak > 0 ? cost.flops / peak : 0;
+    const double memory = gpu.hbmBandwidthBps > 0 ? cost.hbmBytes / gpu.hbmBandwidthBps : 0;
+    const double roofline = std::max(compute, memory);
+    if (!std::isfinite(cost.timeS) || cost.timeS < roofline * (1 - 1e-9))
+    {
+        std::ostringstream os;
+        os.precision(4);
+        os << "internal check failed: " << ToString(op.type) << (op.backward ? " backward" : "")
+           << " (" << ToString(op.dtype) << ") costs " << cost.timeS
+           << " s, faster than its roofline " << roofline << " s (" << cost.flops << " FLOPs at "
+           << peak / 1e12 << " TFLOP/s, " << cost.hbmBytes << " bytes at "
+           << gpu.hbmBandwidthBps / 1e9
+           << " GB/s); this is a bug or an input beyond the model's range, please report it";
+        throw Error(os.str());
+    }
 }
 
 OperatorCoster
@@ -205,7 +211,12 @@ MakeComputeCoster(Ptr<GpuComputeModel> model)
 {
     return [model](const OperatorDesc& op)
     {
-        return CostOperator(*model, op);
+        OperatorCost cost = CostOperator(*model, op);
+        CheckRoofline(model->GetGpu(), op, cost);
+        NS_LOG_LOGIC(ToString(op.type) << (op.backward ? " backward " : " ") << ToString(op.dtype)
+                                       << ": " << cost.kind << " " << cost.timeS << " s, "
+                                       << cost.kernels << " kernels, " << cost.bound << " bound");
+        return cost;
     };
 }
 

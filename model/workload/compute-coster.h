@@ -24,6 +24,17 @@ namespace rapidllm {
 OperatorCoster MakeComputeCoster(Ptr<GpuComputeModel> model);
 
 /**
+ * \brief An internal check that a kernel is no faster than its roofline: its time at least its
+ * FLOPs at the GPU's peak for its type (GpuSpec::PeakFlops) and its device-memory bytes at the
+ * full HBM bandwidth. Throws Error naming the operator otherwise (a bug in a kernel model, or
+ * shapes out of range). MakeComputeCoster applies it to every operator it costs.
+ * \param gpu the GPU
+ * \param op the operator
+ * \param cost its cost
+ */
+void CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& cost);
+
+/**
  * \brief Costs one operator with the compute model.
  * \param model the compute model
  * \param op the operator

@@ -43,6 +43,12 @@ GraphEmitter::GetPhase() const
     return m_phase;
 }
 
+uint32_t
+GraphEmitter::NextPeerTag()
+{
+    return m_peerTags++;
+}
+
 WorkNode&
 GraphEmitter::Append(WorkNodeKind kind, const char* label)
 {

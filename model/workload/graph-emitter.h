@@ -78,6 +78,14 @@ class GraphEmitter
     /** \brief Adds \p bytes to the allocation change of node \p id. */
     void AddMemory(uint32_t id, int64_t bytes);
 
+    /**
+     * \brief A tag for a point-to-point exchange whose two ends run this same graph in the same
+     * order (a context-parallel ring step): the n-th call gives n on every rank of the stage, so
+     * sender and receiver agree, and tags never repeat within the graph.
+     * \return the tag
+     */
+    uint32_t NextPeerTag();
+
     /** \return the last stream node, or NONE */
     uint32_t LastStream() const;
 
@@ -96,6 +104,7 @@ class GraphEmitter
     Phase m_phase = Phase::FORWARD;    //!< context
     uint32_t m_microBatch = 0;         //!< context
     int32_t m_layer = -1;              //!< context
+    uint32_t m_peerTags = 0;           //!< tags NextPeerTag() gave
 };
 
 } // namespace rapidllm

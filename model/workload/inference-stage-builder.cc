@@ -91,8 +91,13 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     g.stage = stage;
     GraphEmitter e(g);
     const uint32_t pp = run.parallel.pp;
-    const uint32_t layersPerStage = model.layers / pp;
-    const uint32_t firstLayer = stage * layersPerStage;
+    // Inference runs one model chunk per stage (no interleaving).
+    const uint32_t layersPerStage = run.parallel.StageLayers(model.layers, stage);
+    uint32_t firstLayer = 0;
+    for (uint32_t s = 0; s < stage; ++s)
+    {
+        firstLayer += run.parallel.StageLayers(model.layers, s);
+    }
     TransformerLayer prefill(model, run, run.promptTokens, run.batch);
     const LayerShapes& s = prefill.Shapes();
     // Which pass samples the first token: the prefill's last position, or (TurboMind) a first

@@ -4,6 +4,9 @@
 
 #include "layer-shapes.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -23,9 +26,14 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     {
         localExperts = model.experts / p.ep;
         expertFfn = model.expertFfn / p.tp;
+        experts = model.experts;
+        topK = model.topK;
+        ep = p.ep;
+        expertFc1Out = model.IsGated() ? 2 * expertFfn : expertFfn;
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.dtype);
+    moeImbalance = run.moeImbalance;
 
     const uint64_t h = hidden;
     const uint64_t b = model.bias ? 1 : 0;
@@ -50,6 +58,30 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         embeddingParams += uint64_t(model.maxSequence) * h;
     }
     headParams = model.tiedEmbeddings ? 0 : vocab * h;
+    finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
+}
+
+ExpertRouting
+LayerShapes::Routing(uint64_t rows, bool imbalanced) const
+{
+    ExpertRouting r;
+    r.routed = rows * topK;
+    // Expected local experts that receive a token (uniform routing, the occupancy formula).
+    const double groupTokens = double(rows) * ep;
+    const double hit = 1.0 - std::pow(1.0 - double(topK) / experts, groupTokens);
+    r.activeExperts = std::clamp<uint64_t>(std::llround(localExperts * hit), 1, localExperts);
+    uint64_t rankRows = r.routed; // balanced: the local experts' share of the group's tokens
+    if (imbalanced && moeImbalance > 1.0)
+    {
+        const double f = moeImbalance;
+        const double e = double(experts);
+        const double l = double(localExperts);
+        r.load = (f + (l - 1) * (e - f) / (e - 1)) / l;
+        rankRows = static_cast<uint64_t>(std::ceil(double(r.routed) * r.load - 1e-9));
+    }
+    r.perExpert = (rankRows + r.activeExperts - 1) / r.activeExperts;
+    r.expertRows = r.perExpert * r.activeExperts;
+    return r;
 }
 
 uint64_t
@@ -58,7 +90,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     LayerShapes shapes(model, run);
     const auto& p = run.parallel;
     const uint32_t virtualStages = p.pp * p.virtualStages;
-    uint64_t params = uint64_t(model.layers / p.pp) * shapes.layerParams;
+    uint64_t params = uint64_t(p.StageLayers(model.layers, stage)) * shapes.layerParams;
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
         uint32_t v = c * p.pp + stage;
@@ -68,7 +100,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
         }
         if (v + 1 == virtualStages)
         {
-            params += shapes.headParams;
+            params += shapes.finalNormParams + shapes.headParams;
         }
     }
     return params;

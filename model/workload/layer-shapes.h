@@ -15,6 +15,29 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
+ * \brief How a mixture-of-experts layer's tokens reach the experts of one rank: the GEMM shapes
+ * of its grouped expert GEMMs, the same in the forward and backward passes.
+ *
+ * Routing is uniform over the experts: with b tokens in the expert-parallel group, each expert
+ * receives a token with probability 1 - (1 - k/E)^b, so E (1 - (1 - k/E)^b) experts receive any
+ * (the occupancy expectation); only those run, and only their weights are read (batch-1 decode
+ * of top-2 of 8: 2 experts; batch 4: 5.47, rounded to the nearest whole expert, 5). In training
+ * and prefill the busiest expert may receive f times the mean tokens (RunSpec::moeImbalance),
+ * the others sharing the rest evenly; the rank holding it is the critical one (the combining
+ * all-to-all waits for it), so the shapes are that rank's: its local experts' rows total
+ * (f + (L - 1)(E - f)/(E - 1)) times the mean, L local experts of E.
+ */
+struct ExpertRouting
+{
+    uint64_t routed = 0;        //!< token-to-expert assignments of this rank's rows (rows x top-k)
+    uint64_t activeExperts = 0; //!< local experts that receive tokens (the grouped GEMM's batch)
+    uint64_t perExpert = 0;     //!< rows each active local expert sees (the critical rank's)
+    uint64_t expertRows = 0;    //!< rows of all active local experts together
+    double load = 1.0; //!< the critical rank's expert rows over the balanced share (all-to-all)
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief One rank's share of a decoder layer under tensor, context and expert parallelism:
  * the widths its GEMMs see and the parameters it holds.
  */
@@ -30,25 +53,40 @@ struct LayerShapes
     uint64_t fc1Out = 0;       //!< first MLP projection width (2 x ffn when gated)
     uint64_t localExperts = 0; //!< MoE: experts on this rank (E / ep)
     uint64_t expertFfn = 0;    //!< MoE: each expert's width on this rank
+    uint64_t experts = 0;      //!< MoE: experts per layer (all ranks)
+    uint64_t topK = 0;         //!< MoE: experts each token visits
+    uint32_t ep = 1;           //!< MoE: expert parallel degree
+    uint64_t expertFc1Out = 0; //!< MoE: each expert's first projection width on this rank
     uint64_t vocab = 0;        //!< vocabulary shard (V / tp)
     uint32_t elementBytes = 2; //!< bytes per activation element
+    double moeImbalance = 1.0; //!< MoE: busiest expert's tokens over the mean
 
     uint64_t layerParams = 0;     //!< parameters of one layer held by this rank
     uint64_t expertParams = 0;    //!< of which expert parameters (reduced over EDP, not DP)
     uint64_t embeddingParams = 0; //!< embedding (and position table) shard
     uint64_t headParams = 0;      //!< untied LM head shard
+    uint64_t finalNormParams = 0; //!< the final norm before the head (replicated across TP)
 
     /**
      * \param model the model
      * \param run the run settings (dtype and parallel layout)
      */
     LayerShapes(const ModelSpec& model, const RunSpec& run);
+
+    /**
+     * \brief The expert GEMM shapes of a MoE layer over \p rows token rows (ExpertRouting).
+     * \param rows token rows on this rank
+     * \param imbalanced whether the run's token imbalance applies (training and prefill; not
+     * decode, whose few tokens the occupancy expectation covers)
+     * \return the routing (a MoE model only)
+     */
+    ExpertRouting Routing(uint64_t rows, bool imbalanced = true) const;
 };
 
 /**
  * \brief Parameters one rank of pipeline stage \p stage holds, before ZeRO sharding: its layers
- * (of every model chunk), plus the embedding on the first virtual stage and the untied LM head
- * on the last.
+ * (of every model chunk), plus the embedding on the first virtual stage and the final norm and
+ * the untied LM head on the last.
  * \param model the model
  * \param run the run settings
  * \param stage the pipeline stage

@@ -5,12 +5,15 @@
 #include "memory-model.h"
 
 #include "layer-shapes.h"
+#include "ns3/log.h"
 
 #include <algorithm>
 #include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmMemoryModel");
 
 uint64_t
 PeakActivationBytes(const StageGraph& graph)
@@ -25,6 +28,62 @@ PeakActivationBytes(const StageGraph& graph)
     return static_cast<uint64_t>(std::max<int64_t>(peak, 0));
 }
 
+ParameterBytes
+ParameterBytesOf(const RunSpec& run)
+{
+    const bool fp32 = BytesOf(run.dtype) >= 4;
+    if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
+    {
+        // The distributed optimizer is ZeRO stage 1: it shards only the optimizer's part.
+        constexpr uint32_t never = UINT32_MAX;
+        if (fp32)
+        {
+            return {4, 4, 8, never, never};
+        }
+        if (run.dtype == DataType::FP16)
+        {
+            return {2, 2, 16, never, never}; // the optimizer keeps fp32 main gradients too
+        }
+        return {2, 4, 12, never, never}; // bf16 (and fp8): the fp32 main-gradient buffer
+    }
+    return fp32 ? ParameterBytes{4, 4, 8, 3, 2} : ParameterBytes{2, 2, 12, 3, 2};
+}
+
+namespace {
+/** The framework assumption of \p run in words, for the report. */
+std::string
+AssumptionOf(const RunSpec& run, const ParameterBytes& b)
+{
+    std::ostringstream os;
+    const auto& p = run.parallel;
+    const bool sharded = p.zeroStage >= 1 && p.dp > 1;
+    if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
+    {
+        os << "Megatron-LM, " << ToString(run.dtype) << " weights, "
+           << (b.gradients == 4 ? "fp32" : ToString(run.dtype)) << " gradients, ";
+        if (sharded)
+        {
+            os << "distributed optimizer over dp = " << p.dp << ": " << b.weights + b.gradients
+               << " + " << b.optimizer << "/d";
+        }
+        else
+        {
+            os << "no distributed optimizer: " << b.weights << " + " << b.gradients << " + "
+               << b.optimizer << " = " << b.weights + b.gradients + b.optimizer;
+        }
+        os << " bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md)";
+    }
+    else
+    {
+        os << "DeepSpeed ZeRO / PyTorch FSDP, stage " << p.zeroStage << ": " << b.weights << " + "
+           << b.gradients << " + " << b.optimizer
+           << " bytes per parameter, sharded by the stage over dp = " << p.dp
+           << " (Rajbhandari et al. 2020)";
+    }
+    return os.str();
+}
+} // namespace
+
 MemoryReport
 AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
 {
@@ -33,33 +92,59 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     const auto& p = w.run.parallel;
     const LayerShapes shapes(w.model, w.run);
     const uint64_t eb = shapes.elementBytes;
+    const ParameterBytes bytes = ParameterBytesOf(w.run);
+    if (w.run.mode == RunMode::TRAINING)
+    {
+        report.memoryLayout = ToString(w.run.ResolvedMemoryLayout());
+        report.assumption = AssumptionOf(w.run, bytes);
+    }
+    else
+    {
+        report.assumption = "inference: " + ToString(w.run.dtype)
+                            + " weights and KV cache, no gradients or optimizer state";
+    }
     for (const auto& g : w.stages)
     {
         RankMemory m;
         m.stage = g.stage;
         const uint64_t params = StageParameters(w.model, w.run, g.stage);
+        const uint32_t layers = p.StageLayers(w.model.layers, g.stage);
+        m.parameters = params;
         m.framework = kFrameworkOverheadBytes;
         if (w.run.mode == RunMode::TRAINING)
         {
-            const uint64_t dp = p.dp;
-            // Mixed-precision Adam (Rajbhandari et al. 2020, Sec. 3.1): 2-byte weights and
-            // gradients, 12 bytes of fp32 master weights, momentum and variance per parameter.
-            m.weights = params * eb / (p.zeroStage >= 3 ? dp : 1);
-            m.gradients = params * eb / (p.zeroStage >= 2 ? dp : 1);
-            m.optimizer = params * 12 / (p.zeroStage >= 1 ? dp : 1);
+            // Dense parameters shard over the data-parallel group, expert parameters over the
+            // expert data-parallel group (dp / ep), as both frameworks do.
+            const uint64_t expert = uint64_t(layers) * shapes.expertParams;
+            const uint64_t dense = params - expert;
+            auto shard = [&](uint64_t perParam, uint32_t fromStage)
+            {
+                if (p.zeroStage < fromStage)
+                {
+                    return (dense + expert) * perParam;
+                }
+                return dense * perParam / p.dp + expert * perParam / (p.dp / p.ep);
+            };
+            m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
+            m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);
+            m.optimizer = shard(bytes.optimizer, 1);
             m.activations = PeakActivationBytes(g);
         }
         else
         {
             m.weights = params * eb;
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
-            m.kvCache = 2 * uint64_t(w.model.layers / p.pp) * w.run.batch * tokens * shapes.kvHeads
-                        * shapes.headDim * eb;
+            m.kvCache =
+                2 * uint64_t(layers) * w.run.batch * tokens * shapes.kvHeads * shapes.headDim * eb;
             // The prefill's widest intermediate: a layer's input, residual and MLP activation.
             const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.batch;
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;
+        NS_LOG_DEBUG("stage " << m.stage << ": " << params << " parameters; weights " << m.weights
+                              << ", gradients " << m.gradients << ", optimizer " << m.optimizer
+                              << ", activations " << m.activations << ", KV cache " << m.kvCache
+                              << ", peak " << m.peak << " bytes");
         if (report.stages.empty() || m.peak > report.worst.peak)
         {
             report.worst = m;

@@ -4,7 +4,9 @@
 
 #include "operator-desc.h"
 
-#include <sstream>
+#include "ns3/assert.h"
+
+#include <type_traits>
 
 namespace ns3 {
 namespace rapidllm {
@@ -52,36 +54,157 @@ ToString(OpType type)
     return "?";
 }
 
+namespace {
+
+/** \return the index of \p Shape among OperatorShape's alternatives */
+template<typename Shape>
+constexpr std::size_t
+IndexOf()
+{
+    return OperatorShape(std::in_place_type<Shape>).index();
+}
+
+/** Mixes \p v into the hash \p h (FNV-1a style, as the GEMM memo's). */
+inline void
+Mix(uint64_t& h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 1099511628211ull;
+}
+
+} // namespace
+
+std::size_t
+ShapeIndexOf(OpType type)
+{
+    switch (type)
+    {
+        case OpType::GEMM:
+            return IndexOf<GemmShape>();
+        case OpType::ATTENTION_FWD:
+        case OpType::ATTENTION_BWD:
+        case OpType::ATTENTION_SCORES:
+        case OpType::DECODE_ATTENTION:
+        case OpType::DECODE_ATTENTION_PER_HEAD:
+            return IndexOf<AttentionShape>();
+        case OpType::LAYER_NORM:
+        case OpType::RMS_NORM:
+        case OpType::GELU:
+        case OpType::SWIGLU:
+        case OpType::RESIDUAL_ADD:
+        case OpType::EMBEDDING:
+        case OpType::CROSS_ENTROPY:
+        case OpType::ROUTER:
+        case OpType::SAMPLING:
+            return IndexOf<ElementwiseShape>();
+        case OpType::ROPE:
+            return IndexOf<RopeShape>();
+        case OpType::OPTIMIZER:
+            return IndexOf<OptimizerShape>();
+    }
+    return std::variant_npos;
+}
+
+bool
+OperatorDesc::HasShapeOfKind() const
+{
+    return shape.index() == ShapeIndexOf(type);
+}
+
 double
 OperatorDesc::ModelFlops() const
 {
     switch (type)
     {
         case OpType::GEMM:
-            return 2.0 * m * n * k * batch;
+        {
+            const GemmShape& g = Gemm();
+            return 2.0 * g.m * g.n * g.k * g.batch;
+        }
         case OpType::ATTENTION_FWD:
         case OpType::ATTENTION_SCORES:
         case OpType::DECODE_ATTENTION:
         case OpType::DECODE_ATTENTION_PER_HEAD:
+        {
             // Q K^T and P V: 2 x (2 q kv d) per head, the full matrix as the papers count it; the
             // backward pass does twice the forward's matrix multiplies.
-            return (backward ? 8.0 : 4.0) * m * n * batch * q * kv;
+            const AttentionShape& a = Attention();
+            return (backward ? 8.0 : 4.0) * a.batch * a.heads * a.headDim * a.queryLen * a.kvLen;
+        }
         case OpType::ATTENTION_BWD:
+        {
             // Twice the forward's matrix multiplies (input and "weight" gradients of both).
-            return 8.0 * m * n * batch * q * kv;
-        default:
-            return 0.0;
+            const AttentionShape& a = Attention();
+            return 8.0 * a.batch * a.heads * a.headDim * a.queryLen * a.kvLen;
+        }
+        case OpType::LAYER_NORM:
+        case OpType::RMS_NORM:
+        case OpType::GELU:
+        case OpType::SWIGLU:
+        case OpType::ROPE:
+        case OpType::RESIDUAL_ADD:
+        case OpType::EMBEDDING:
+        case OpType::CROSS_ENTROPY:
+        case OpType::ROUTER:
+        case OpType::OPTIMIZER:
+        case OpType::SAMPLING:
+            return 0.0; // no matrix multiply
     }
+    return 0.0;
 }
 
-std::string
-OperatorDesc::Key() const
+bool
+OperatorDesc::operator==(const OperatorDesc& o) const
 {
-    std::ostringstream os;
-    os << static_cast<int>(type) << ':' << static_cast<int>(dtype) << ':' << backward << ':' << m
-       << ':' << n << ':' << k << ':' << batch << ':' << q << ':' << kv << ':' << causal << ':'
-       << dropout;
-    return os.str();
+    return type == o.type && dtype == o.dtype && backward == o.backward && shape == o.shape;
+}
+
+size_t
+OperatorDescHash::operator()(const OperatorDesc& op) const
+{
+    uint64_t h = 1469598103934665603ull;
+    Mix(h, (uint64_t(op.type) << 16) | (uint64_t(op.dtype) << 8) | uint64_t(op.backward));
+    std::visit(
+        [&h](const auto& s)
+        {
+            using S = std::decay_t<decltype(s)>;
+            if constexpr (std::is_same_v<S, GemmShape>)
+            {
+                Mix(h, s.m);
+                Mix(h, s.n);
+                Mix(h, s.k);
+                Mix(h, s.batch);
+            }
+            else if constexpr (std::is_same_v<S, AttentionShape>)
+            {
+                Mix(h, s.batch);
+                Mix(h, s.heads);
+                Mix(h, s.kvHeads);
+                Mix(h, s.queryLen);
+                Mix(h, s.kvLen);
+                Mix(h, s.headDim);
+                Mix(h, (uint64_t(s.causal) << 1) | uint64_t(s.dropout));
+            }
+            else if constexpr (std::is_same_v<S, ElementwiseShape>)
+            {
+                Mix(h, s.rows);
+                Mix(h, s.width);
+            }
+            else if constexpr (std::is_same_v<S, RopeShape>)
+            {
+                Mix(h, s.tokens);
+                Mix(h, s.heads);
+                Mix(h, s.kvHeads);
+                Mix(h, s.headDim);
+            }
+            else
+            {
+                static_assert(std::is_same_v<S, OptimizerShape>, "every shape is hashed");
+                Mix(h, s.params);
+            }
+        },
+        op.shape);
+    return static_cast<size_t>(h);
 }
 
 OperatorDesc
@@ -90,22 +213,20 @@ MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64_t batch)
     OperatorDesc d;
     d.type = OpType::GEMM;
     d.dtype = dtype;
-    d.m = m;
-    d.n = n;
-    d.k = k;
-    d.batch = batch;
+    d.shape = GemmShape{m, n, k, batch};
     return d;
 }
 
 OperatorDesc
 MakeElementwise(OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward)
 {
+    NS_ASSERT_MSG(ShapeIndexOf(type) == IndexOf<ElementwiseShape>(),
+                  ToString(type) << " does not have an element-wise shape");
     OperatorDesc d;
     d.type = type;
     d.dtype = dtype;
-    d.m = rows;
-    d.n = width;
     d.backward = backward;
+    d.shape = ElementwiseShape{rows, width};
     return d;
 }
 
@@ -117,9 +238,24 @@ MakeRope(uint64_t tokens,
          DataType dtype,
          bool backward)
 {
-    OperatorDesc d = MakeElementwise(OpType::ROPE, tokens, heads, dtype, backward);
-    d.k = kvHeads;
-    d.batch = headDim;
+    OperatorDesc d;
+    d.type = OpType::ROPE;
+    d.dtype = dtype;
+    d.backward = backward;
+    d.shape = RopeShape{tokens, heads, kvHeads, headDim};
+    return d;
+}
+
+OperatorDesc
+MakeAttention(OpType type, const AttentionShape& shape, DataType dtype, bool backward)
+{
+    NS_ASSERT_MSG(ShapeIndexOf(type) == IndexOf<AttentionShape>(),
+                  ToString(type) << " does not have an attention shape");
+    OperatorDesc d;
+    d.type = type;
+    d.dtype = dtype;
+    d.backward = backward;
+    d.shape = shape;
     return d;
 }
 
@@ -134,16 +270,24 @@ MakeAttention(OpType type,
               bool causal,
               DataType dtype)
 {
+    AttentionShape s;
+    s.batch = batch;
+    s.heads = heads;
+    s.kvHeads = kvHeads;
+    s.headDim = headDim;
+    s.queryLen = q;
+    s.kvLen = kv;
+    s.causal = causal;
+    return MakeAttention(type, s, dtype);
+}
+
+OperatorDesc
+MakeOptimizer(uint64_t params, DataType dtype)
+{
     OperatorDesc d;
-    d.type = type;
+    d.type = OpType::OPTIMIZER;
     d.dtype = dtype;
-    d.m = batch;
-    d.n = heads;
-    d.k = kvHeads;
-    d.batch = headDim;
-    d.q = q;
-    d.kv = kv;
-    d.causal = causal;
+    d.shape = OptimizerShape{params};
     return d;
 }
 

@@ -31,7 +31,6 @@ class TrainingStageBuilder
     {
         const auto& p = run.parallel;
         m_virtualStages = p.pp * p.virtualStages;
-        m_layersPerChunk = model.layers / m_virtualStages;
         m_microBatches = run.MicroBatches();
         m_rows = uint64_t(run.sequence / p.cp) * run.microBatch;
         m_eb = m_shapes.elementBytes;
@@ -134,9 +133,11 @@ class TrainingStageBuilder
                              m_eb * m_rows * m_shapes.hidden);
             }
         }
-        for (uint32_t i = 0; i < m_layersPerChunk; ++i)
+        const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
+        const uint32_t layers = m_run.parallel.VirtualStageLayers(m_model.layers, vstage);
+        for (uint32_t i = 0; i < layers; ++i)
         {
-            const int32_t layer = static_cast<int32_t>(vstage * m_layersPerChunk + i);
+            const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::FORWARD, mb, layer);
             GatherLayer(m_e.LastStream());
             m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
@@ -221,7 +222,9 @@ class TrainingStageBuilder
         m_e.Compute("final_norm_bwd", MakeElementwise(norm, normRows, h, dt, true));
         if (IsLastMicroBatch(mb))
         {
-            AddGradients(wgrad, m_shapes.headParams * m_eb, GroupKind::DP);
+            // The LM head's and the final norm's gradients.
+            AddGradients(
+                wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_eb, GroupKind::DP);
         }
         m_e.AddMemory(m_e.LastStream(), -m_held[{mb, chunk}]);
         m_held.erase({mb, chunk});
@@ -247,9 +250,10 @@ class TrainingStageBuilder
         {
             m_e.Recv("recv_grad", GroupKind::PP, +1, Tag(mb, vstage, true), m_layer.InputBytes());
         }
-        for (uint32_t i = m_layersPerChunk; i-- > 0;)
+        const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
+        for (uint32_t i = m_run.parallel.VirtualStageLayers(m_model.layers, vstage); i-- > 0;)
         {
-            const int32_t layer = static_cast<int32_t>(vstage * m_layersPerChunk + i);
+            const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::BACKWARD, mb, layer);
             GatherLayer(m_e.LastStream());
             std::vector<uint32_t> wgrads;
@@ -365,7 +369,7 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(m_pending);
         uint64_t params = StageParameters(m_model, m_run, m_stage);
         uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
-        m_e.Compute("optimizer", MakeElementwise(OpType::OPTIMIZER, shard, 1, m_run.dtype));
+        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.dtype));
         if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated.
@@ -380,7 +384,6 @@ class TrainingStageBuilder
     TransformerLayer m_layer;
     const LayerShapes& m_shapes;
     uint32_t m_virtualStages = 1;
-    uint32_t m_layersPerChunk = 1;
     uint32_t m_microBatches = 1;
     uint64_t m_rows = 0;
     int64_t m_eb = 2;

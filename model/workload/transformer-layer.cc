@@ -4,10 +4,15 @@
 
 #include "transformer-layer.h"
 
+#include "ns3/log.h"
+
 #include <algorithm>
+#include <cmath>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmTransformerLayer");
 
 namespace {
 // Node labels are static strings (the graph does not own them).
@@ -33,6 +38,12 @@ TransformerLayer::TransformerLayer(const ModelSpec& model,
     m_normRows = sp ? m_rows / run.parallel.tp : m_rows;
     // Ring attention (cp > 1) is built on fused attention kernels.
     m_flash = run.flashAttention || run.parallel.cp > 1;
+    NS_LOG_LOGIC("layer on one rank: " << m_rows << " rows (" << m_normRows << " under SP), "
+                                       << m_shapes.heads << "/" << m_shapes.kvHeads << " heads, "
+                                       << "QKV width " << m_shapes.qkvOut << ", MLP width "
+                                       << m_shapes.ffn << ", local experts "
+                                       << m_shapes.localExperts
+                                       << (m_flash ? ", fused attention" : ", unfused attention"));
 }
 
 const LayerShapes&
@@ -48,13 +59,34 @@ TransformerLayer::InputBytes() const
 }
 
 OperatorDesc
-TransformerLayer::SequenceAttention(OpType type) const
+TransformerLayer::SequenceAttention(OpType type, bool backward) const
 {
-    const auto& s = m_shapes;
-    OperatorDesc op = MakeAttention(
-        type, m_batch, s.heads, s.kvHeads, s.headDim, m_tokens, m_tokens, true, m_run.dtype);
-    op.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
-    return op;
+    AttentionShape a;
+    a.batch = m_batch;
+    a.heads = m_shapes.heads;
+    a.kvHeads = m_shapes.kvHeads;
+    a.headDim = m_shapes.headDim;
+    a.queryLen = m_tokens;
+    a.kvLen = m_tokens;
+    a.causal = true;
+    a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
+    return MakeAttention(type, a, m_run.dtype, backward);
+}
+
+OperatorDesc
+TransformerLayer::RingAttention(OpType type, uint32_t step, bool backward) const
+{
+    // Step 0 attends to the local block (causal); every other step to a remote block, with
+    // half of the local queries (the load-balanced split of the sequence into 2 cp chunks).
+    AttentionShape a;
+    a.batch = m_batch;
+    a.heads = m_shapes.heads;
+    a.kvHeads = m_shapes.kvHeads;
+    a.headDim = m_shapes.headDim;
+    a.queryLen = step == 0 ? m_tokens : m_tokens / 2;
+    a.kvLen = m_tokens;
+    a.causal = step == 0;
+    return MakeAttention(type, a, m_run.dtype, backward);
 }
 
 int64_t
@@ -148,16 +180,19 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     }
     if (decodeContext > 0)
     {
+        // One new token per sequence over the cache and itself.
+        AttentionShape a;
+        a.batch = m_batch;
+        a.heads = s.heads;
+        a.kvHeads = s.kvHeads;
+        a.headDim = s.headDim;
+        a.queryLen = 1;
+        a.kvLen = decodeContext + 1;
+        a.causal = false;
         e.Compute("attention",
                   MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
                                                     : OpType::DECODE_ATTENTION_PER_HEAD,
-                                m_batch,
-                                s.heads,
-                                s.kvHeads,
-                                s.headDim,
-                                1,
-                                decodeContext + 1,
-                                false,
+                                a,
                                 dt));
     }
     else
@@ -183,7 +218,6 @@ void
 TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScores) const
 {
     const auto& s = m_shapes;
-    const DataType dt = m_run.dtype;
     const int64_t eb = s.elementBytes;
     // Q, K and V are kept by the attention kernels (K and V at the KV-head width).
     int64_t qkv = eb * m_rows * (s.heads + 2 * s.kvHeads) * s.headDim;
@@ -214,22 +248,14 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
         }
         uint32_t id = e.Compute(
             "attention",
-            MakeAttention(OpType::ATTENTION_FWD,
-                          m_batch,
-                          s.heads,
-                          s.kvHeads,
-                          s.headDim,
-                          step == 0 ? m_tokens : m_tokens / 2,
-                          m_tokens,
-                          step == 0,
-                          dt),
+            RingAttention(OpType::ATTENTION_FWD, step, false),
             step == 0 ? keptActs + (keepActs ? int64_t(4 * m_batch * s.heads * m_tokens) : 0) : 0);
         e.Graph().nodes[id].modelFlops = stepFlops;
         if (step + 1 < cp)
@@ -243,14 +269,12 @@ void
 TransformerLayer::AttentionBackward(GraphEmitter& e) const
 {
     const auto& s = m_shapes;
-    const DataType dt = m_run.dtype;
     const uint32_t cp = m_run.parallel.cp;
     if (cp == 1)
     {
-        OperatorDesc op =
-            SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES);
-        op.backward = true;
-        e.Compute("attention_bwd", op);
+        e.Compute(
+            "attention_bwd",
+            SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES, true));
         return;
     }
     // The ring runs again; K/V blocks travel with their gradients (twice the bytes).
@@ -259,22 +283,12 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        uint32_t tag = ((e.MicroBatch() * 1024u + uint32_t(e.Layer())) * 64u + step) * 2u + 1u;
+        const uint32_t tag = e.NextPeerTag();
         if (step + 1 < cp)
         {
             e.Send("kv_grad_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
         }
-        OperatorDesc op = MakeAttention(OpType::ATTENTION_BWD,
-                                        m_batch,
-                                        s.heads,
-                                        s.kvHeads,
-                                        s.headDim,
-                                        step == 0 ? m_tokens : m_tokens / 2,
-                                        m_tokens,
-                                        step == 0,
-                                        dt);
-        op.backward = true;
-        uint32_t id = e.Compute("attention_bwd", op);
+        uint32_t id = e.Compute("attention_bwd", RingAttention(OpType::ATTENTION_BWD, step, true));
         e.Graph().nodes[id].modelFlops = stepFlops;
         if (step + 1 < cp)
         {
@@ -309,32 +323,31 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
-    // as one grouped GEMM each, and bring the results back.
-    const uint64_t experts = m_model.experts;
-    const uint64_t routed = rows * m_model.topK;
-    const uint64_t perExpert = (routed * m_run.parallel.ep + experts - 1) / experts;
-    const uint64_t expertRows = perExpert * s.localExperts;
-    const uint64_t fc1Out = m_model.IsGated() ? 2 * s.expertFfn : s.expertFfn;
-    e.Compute("router", MakeGemm(rows, experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
-    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, experts, dt));
+    // that receive tokens as one grouped GEMM each, and bring the results back.
+    const ExpertRouting r = s.Routing(rows, !decode);
+    const uint64_t a2aBytes = AllToAllBytes(r);
+    e.Compute("router", MakeGemm(rows, s.experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
+    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, dt));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+        e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("expert_fc1",
-              MakeGemm(perExpert, fc1Out, s.hidden, dt, s.localExperts),
-              kept(eb * expertRows * s.hidden));
+    ExpertGemm(e,
+               "expert_fc1",
+               r,
+               MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, r.activeExperts),
+               kept(eb * r.expertRows * s.hidden));
     e.Compute("expert_act",
-              MakeElementwise(act, expertRows, s.expertFfn, dt),
-              kept(eb * expertRows * fc1Out));
-    e.Compute("expert_fc2",
-              MakeGemm(perExpert, s.hidden, s.expertFfn, dt, s.localExperts),
-              kept(eb * expertRows * s.expertFfn));
+              MakeElementwise(act, r.expertRows, s.expertFfn, dt),
+              kept(eb * r.expertRows * s.expertFc1Out));
+    ExpertGemm(e,
+               "expert_fc2",
+               r,
+               MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, r.activeExperts),
+               kept(eb * r.expertRows * s.expertFfn));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+        e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
     RowParallelReduce(e, "ar_moe", rows);
 }
@@ -367,31 +380,59 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out));
         return;
     }
-    const uint64_t experts = m_model.experts;
-    const uint64_t routed = m_rows * m_model.topK;
-    const uint64_t perExpert = (routed * m_run.parallel.ep + experts - 1) / experts;
-    const uint64_t expertRows = perExpert * s.localExperts;
-    const uint64_t fc1Out = m_model.IsGated() ? 2 * s.expertFfn : s.expertFfn;
-    const uint64_t eb = s.elementBytes;
+    const ExpertRouting r = s.Routing(m_rows);
+    const uint64_t a2aBytes = AllToAllBytes(r);
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+        e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("expert_fc2_dgrad", MakeGemm(perExpert, s.expertFfn, s.hidden, dt, s.localExperts));
-    record(e.Compute("expert_fc2_wgrad",
-                     MakeGemm(s.expertFfn, s.hidden, perExpert, dt, s.localExperts)));
-    e.Compute("expert_act_bwd", MakeElementwise(act, expertRows, s.expertFfn, dt, true));
-    e.Compute("expert_fc1_dgrad", MakeGemm(perExpert, s.hidden, fc1Out, dt, s.localExperts));
-    record(
-        e.Compute("expert_fc1_wgrad", MakeGemm(s.hidden, fc1Out, perExpert, dt, s.localExperts)));
+    ExpertGemm(e,
+               "expert_fc2_dgrad",
+               r,
+               MakeGemm(r.perExpert, s.expertFfn, s.hidden, dt, r.activeExperts));
+    record(ExpertGemm(e,
+                      "expert_fc2_wgrad",
+                      r,
+                      MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, r.activeExperts)));
+    e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, dt, true));
+    ExpertGemm(e,
+               "expert_fc1_dgrad",
+               r,
+               MakeGemm(r.perExpert, s.hidden, s.expertFc1Out, dt, r.activeExperts));
+    record(ExpertGemm(e,
+                      "expert_fc1_wgrad",
+                      r,
+                      MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, r.activeExperts)));
     if (m_run.parallel.ep > 1)
     {
-        e.Blocking(
-            "a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, eb * routed * s.hidden);
+        e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, experts, dt, true));
-    record(ColumnParallelBackward(e, kRouterLabels, experts));
+    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, dt, true));
+    record(ColumnParallelBackward(e, kRouterLabels, s.experts));
+}
+
+uint64_t
+TransformerLayer::AllToAllBytes(const ExpertRouting& r) const
+{
+    // Each (token, expert) pair travels once; the critical rank receives its load's share.
+    const double bytes = double(m_shapes.elementBytes) * r.routed * m_shapes.hidden;
+    return r.load == 1.0 ? static_cast<uint64_t>(bytes)
+                         : static_cast<uint64_t>(std::ceil(bytes * r.load));
+}
+
+uint32_t
+TransformerLayer::ExpertGemm(GraphEmitter& e,
+                             const char* label,
+                             const ExpertRouting& r,
+                             const OperatorDesc& op,
+                             int64_t saved) const
+{
+    uint32_t id = e.Compute(label, op, saved);
+    // Model FLOPs count the routed tokens, not the critical rank's load or the rounding.
+    const GemmShape& g = op.Gemm();
+    const double perRow = g.m == r.perExpert ? 2.0 * g.n * g.k : 2.0 * g.m * g.n;
+    e.Graph().nodes[id].modelFlops = perRow * r.routed;
+    return id;
 }
 
 uint32_t

@@ -104,8 +104,21 @@ class TransformerLayer
     uint32_t ColumnParallelBackward(GraphEmitter& e,
                                     const ColumnParallelLabels& labels,
                                     uint64_t width) const;
+    /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
+    uint64_t AllToAllBytes(const ExpertRouting& routing) const;
+    /**
+     * A grouped expert GEMM (\p op, the rows of the critical rank's active experts) whose
+     * model FLOPs count this rank's routed tokens.
+     */
+    uint32_t ExpertGemm(GraphEmitter& e,
+                        const char* label,
+                        const ExpertRouting& routing,
+                        const OperatorDesc& op,
+                        int64_t saved = 0) const;
     /** Causal attention of this rank's whole sequence over itself (no context parallelism). */
-    OperatorDesc SequenceAttention(OpType type) const;
+    OperatorDesc SequenceAttention(OpType type, bool backward = false) const;
+    /** Step \p step of ring attention (context parallelism): the local or a remote K/V block. */
+    OperatorDesc RingAttention(OpType type, uint32_t step, bool backward) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 

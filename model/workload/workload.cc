@@ -4,12 +4,16 @@
 
 #include "workload.h"
 
+#include "ns3/log.h"
 #include "stage-builders.h"
+#include "workload-size.h"
 
 #include <unordered_map>
 
 namespace ns3 {
 namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmWorkload");
 
 const StageGraph&
 Workload::GraphOf(uint32_t rank) const
@@ -33,17 +37,22 @@ Workload
 Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster& coster)
 {
     run.Validate(model, "run settings");
+    // Refused before any allocation if too large. Within the node limit the point-to-point tags
+    // fit in 32 bits too: every pass of a micro-batch or decode step emits nodes, so
+    // (micro-batches x virtual stages) and decode steps stay below the limit.
+    CheckWorkloadSize(model, run, "run settings");
     Workload w{model, run, ParallelLayout(run.parallel), {}};
     for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
     {
         w.stages.push_back(run.mode == RunMode::TRAINING
                                ? BuildTrainingStage(w.model, w.run, stage)
                                : BuildInferenceStage(w.model, w.run, stage));
+        NS_LOG_DEBUG("stage " << stage << ": " << w.stages.back().nodes.size() << " nodes");
     }
     if (coster)
     {
         // Many nodes share a shape: cost each distinct operator once.
-        std::unordered_map<std::string, OperatorCost> memo;
+        std::unordered_map<OperatorDesc, OperatorCost, OperatorDescHash> memo;
         for (auto& g : w.stages)
         {
             for (auto& n : g.nodes)
@@ -52,16 +61,16 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 {
                     continue;
                 }
-                std::string key = n.op.Key();
-                auto it = memo.find(key);
+                auto it = memo.find(n.op);
                 if (it == memo.end())
                 {
-                    it = memo.emplace(key, coster(n.op)).first;
+                    it = memo.emplace(n.op, coster(n.op)).first;
                 }
                 n.durationS = it->second.timeS;
                 n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
             }
         }
+        NS_LOG_DEBUG(memo.size() << " distinct operators costed");
     }
     return w;
 }

@@ -1,0 +1,48 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "gpu-kernel-common.h"
+
+#include "ns3/spec-error.h"
+
+#include <algorithm>
+
+namespace ns3 {
+namespace rapidllm {
+namespace kernel {
+
+double
+MatmulPeak(const GpuSpec& g, DataType type, bool& tensor)
+{
+    double peak = g.TensorFlops(type);
+    tensor = peak > 0;
+    if (!tensor)
+    {
+        // CUDA cores only for a type the GPU lists (VectorFlops would fall back to fp32, but a
+        // GPU without fp8 support cannot run an fp8 GEMM at any rate).
+        auto it = g.vectorFlops.find(type);
+        peak = it == g.vectorFlops.end() ? 0.0 : it->second;
+    }
+    if (peak <= 0)
+    {
+        throw SpecError(g.name,
+                        "gpu.tensor_tflops",
+                        "no tensor or vector FLOP rate for data type " + ToString(type));
+    }
+    return peak;
+}
+
+void
+ApplyBound(OperatorCost& c)
+{
+    c.bound = c.SlowestLevel();
+    if (c.overheadTimeS > std::max({c.computeTimeS, c.smemTimeS, c.l2TimeS, c.hbmTimeS}))
+    {
+        c.bound = BoundLevel::LAUNCH;
+    }
+}
+
+} // namespace kernel
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,71 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "report-json.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+std::string
+DumpJson(const Json& value)
+{
+    // nlohmann-json writes a non-finite number as null; replace keeps a stray byte in a name
+    // from turning the whole report into an exception.
+    return value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void
+to_json(Json& j, const MemoryReport& m)
+{
+    const RankMemory& w = m.worst;
+    j = Json::object();
+    j["feasible"] = m.feasible;
+    if (!m.feasible)
+    {
+        j["reason"] = m.reason;
+    }
+    j["peak_bytes"] = w.peak;
+    j["capacity_bytes"] = m.capacity;
+    j["weights"] = w.weights;
+    j["gradients"] = w.gradients;
+    j["optimizer"] = w.optimizer;
+    j["activations"] = w.activations;
+    j["kv_cache"] = w.kvCache;
+    j["framework"] = w.framework;
+    j["stage"] = w.stage;
+}
+
+void
+to_json(Json& j, const OperatorCost& c)
+{
+    const KernelTiling& t = c.tiling;
+    j = Json::object();
+    j["time_s"] = c.timeS;
+    j["tflops"] = c.FlopRate() / 1e12;
+    j["bound"] = ToString(c.SlowestLevel());
+    j["overhead_dominated"] = c.bound == BoundLevel::LAUNCH;
+    j["waves"] = c.waves;
+    j["sm_utilization"] = c.smUtilization;
+    j["utilization"] = c.utilization;
+    j["tile"] = {{"m", t.blockM},
+                 {"n", t.blockN},
+                 {"k", t.blockK},
+                 {"stages", t.stages},
+                 {"split_k", t.splitK},
+                 {"threads", t.threads},
+                 {"blocks_per_sm", t.blocksPerSm},
+                 {"smem_bytes", t.smemPerBlock}};
+    j["tiles"] = c.tiles;
+    j["kernels"] = c.kernels;
+    j["flops"] = c.flops;
+    j["bytes"] = {{"smem", c.smemBytes}, {"l2", c.l2Bytes}, {"hbm", c.hbmBytes}};
+    j["level_time_s"] = {{"compute", c.computeTimeS},
+                         {"smem", c.smemTimeS},
+                         {"l2", c.l2TimeS},
+                         {"hbm", c.hbmTimeS},
+                         {"overhead", c.overheadTimeS}};
+}
+
+} // namespace rapidllm
+} // namespace ns3

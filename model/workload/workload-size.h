@@ -1,0 +1,77 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_WORKLOAD_SIZE_H
+#define RAPIDLLM_WORKLOAD_SIZE_H
+
+#include "ns3/model-spec.h"
+#include "ns3/run-spec.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief What building a job's graphs would take, estimated before building them, so that a
+ * request too large for this machine is refused up front with its size rather than failing
+ * with std::bad_alloc after minutes.
+ */
+struct WorkloadSize
+{
+    uint64_t nodes = 0;         //!< nodes of all stage graphs together
+    uint64_t largestStage = 0;  //!< nodes of the largest stage graph
+    double hostBytes = 0;       //!< host memory those nodes take through a replay (estimate)
+    double largestTensor = 0;   //!< bytes of the largest tensor on one GPU
+    double attentionScores = 0; //!< elements of one rank's attention matrix (batch x heads x s^2)
+};
+
+/**
+ * \brief Graph nodes a build may create: 2^24 (16.8 M). A node takes about 320 bytes of host
+ * memory through a replay (graph, trace and replay state; measured on `rapid-llm run`), so this
+ * is about 5 GiB. Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512
+ * micro-batches x 2 layers) builds 3.6 M nodes.
+ */
+constexpr uint64_t kMaxWorkloadNodes = 1ull << 24;
+
+/** \brief Host bytes per node through a replay, for the estimate above (measured, rounded up). */
+constexpr double kHostBytesPerNode = 320;
+
+/**
+ * \brief Tensor bytes beyond which a job is refused as beyond any machine (1 EiB = 2^60): every
+ * byte count of the model then stays far from 64-bit overflow.
+ */
+constexpr double kMaxTensorBytes = 1152921504606846976.0;
+
+/**
+ * \brief Attention-matrix elements beyond which costs lose integer precision (2^53, the
+ * integers a double holds exactly); about a 10 M-token sequence per rank with 128 heads.
+ */
+constexpr double kMaxAttentionScores = 9007199254740992.0;
+
+/**
+ * \brief Counts the nodes the stage builders would emit: one layer's forward and backward pass
+ * (or prefill and decode step) emitted for real into a scratch graph, times the layers and
+ * micro-batches (or decode steps) of each stage, plus each pass's own nodes.
+ * \param model the model
+ * \param run the run settings (validated against the model)
+ * \return the estimate
+ */
+WorkloadSize EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run);
+
+/**
+ * \brief Refuses a job whose graphs or tensors would exceed the limits above: throws SpecError
+ * naming \p source, the estimated size and the settings that drive it.
+ * \param model the model
+ * \param run the run settings (validated against the model)
+ * \param source the name used in errors
+ */
+void CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string& source);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_WORKLOAD_SIZE_H

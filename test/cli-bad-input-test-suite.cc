@@ -1,0 +1,211 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// The bad-input matrix over the real command line: every case runs the built rapid-llm tool and
+// must exit with status 2 and one line "rapid-llm <command>: error: ..." that names the option
+// (or the file and field) and, where the value was a number, the value and the allowed range.
+// Nothing in the table may crash, hang, print help instead, or run.
+
+#include "cli-process.h"
+#include "ns3/preset-registry.h"
+#include "ns3/test.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+#ifdef RAPIDLLM_CLI
+
+namespace {
+
+/** One bad command line and what its error must name. */
+struct BadInput
+{
+    std::vector<std::string> args;    //!< the command and its options
+    std::vector<std::string> needles; //!< what the message must contain
+};
+
+/** \return \p text with the first \p from replaced by \p to */
+std::string
+With(std::string text, const std::string& from, const std::string& to)
+{
+    const std::size_t at = text.find(from);
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+/** \return the path of a file holding \p text */
+std::string
+WriteFile(const std::string& dir, const std::string& name, const std::string& text)
+{
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+} // namespace
+
+/**
+ * \brief Every class of bad command-line input (issue 14 and the option contract of issue 10):
+ * missing, non-numeric, negative, wrapping and out-of-range values, options of the other mode,
+ * unknown or repeated options, bad choices, directories and damaged YAML given as inputs.
+ */
+class CliBadInputTestCase : public TestCase
+{
+  public:
+    CliBadInputTestCase()
+        : TestCase("every bad command line exits 2 with one line naming the option")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("bad-input");
+        std::string model;
+        std::string hw;
+        PresetRegistry::Find("models", "gpt-1.7b", model);
+        PresetRegistry::Find("hardware", "a100-sxm-80gb", hw);
+        const std::string wrapLayers =
+            WriteFile(dir, "layers.yaml", With(model, "layers: 24", "layers: 4294967320"));
+        const std::string wrapHeads =
+            WriteFile(dir, "heads.yaml", With(model, "heads: 24", "heads: 4294967296"));
+        const std::string duplicate = WriteFile(dir, "dup.yaml", model + "layers: 12\n");
+        const std::string hugeHbm =
+            WriteFile(dir, "hbm.yaml", With(hw, "hbm_gib: 80", "hbm_gib: 1e308"));
+        const std::string hwFlag = "--hardware=a100-sxm-80gb";
+        const std::string u32 = "from 1 to 4294967295";
+        const std::string gpus = "from 1 to 16777216";
+
+        const std::vector<BadInput> cases = {
+            // A missing or non-numeric value: our message and exit 2, not ns-3's help and 1.
+            {{"run", "--tp"}, {"option --tp", "needs a value", gpus}},
+            {{"run", "--tp="}, {"option --tp", "needs a value", gpus}},
+            {{"run", "--gpus=abc"}, {"option --gpus", "'abc'", gpus}},
+            {{"run", "--json=maybe"}, {"option --json", "'maybe'", "true or false"}},
+            {{"run", "--mode"}, {"option --mode", "needs a value", "training, inference"}},
+            // Negative and wrapping numbers.
+            {{"run", "--gpus=-4"}, {"option --gpus", "'-4'", gpus}},
+            {{"run", "--mbs=2147483648", "--dp=2"}, {"option --mbs", "4294967296", "--gbs"}},
+            {{"run", "--mbs=65536", "--dp=65536"}, {"option --mbs", "4294967296"}},
+            {{"run", "--mbs=99999999999999999999999"}, {"option --mbs", u32}},
+            {{"run", "--layers=4294967296"}, {"option --layers", "'4294967296'", u32}},
+            {{"run", "--seq=4294967295"}, {"option --seq", "4294967295", "max_sequence 2048"}},
+            {{"run", "--seq=4096"}, {"option --seq", "4096", "1 to 2048"}},
+            {{"run", "--gbs=4294967295"}, {"option --gbs", "2^60"}},
+            {{"run", "--mode=inference", "--gen=4294967295"},
+             {"option --gen", "4294967295", "max_sequence 2048"}},
+            {{"run", "--zero=4"}, {"option --zero", "'4'", "from 0 to 3"}},
+            {{"run", "--gpus=16777217"}, {"option --gpus", gpus}},
+            // Options of the other mode.
+            {{"run", "--mode=inference", "--gbs=8"}, {"option --gbs", "--mode=inference"}},
+            {{"run", "--mode=inference", "--mbs=2"}, {"option --mbs", "--mode=inference"}},
+            {{"run", "--mode=inference", "--recompute=full"},
+             {"option --recompute", "--mode=inference"}},
+            {{"run", "--mode=inference", "--zero=1"}, {"option --zero", "--mode=inference"}},
+            {{"run", "--mode=inference", "--grad-reduce=after_backward"},
+             {"option --grad-reduce", "--mode=inference"}},
+            {{"run", "--mode=inference", "--vpp=2"}, {"option --vpp", "--mode=inference"}},
+            {{"run", "--batch=4"}, {"option --batch", "--mode=training"}},
+            {{"run", "--gen=4"}, {"option --gen", "--mode=training"}},
+            {{"memory", "--first-token=decode"}, {"option --first-token", "--mode=training"}},
+            // Unknown, repeated and stray arguments; bad choices.
+            {{"run", "--bogus=1"}, {"unknown option --bogus", "--tp"}},
+            {{"presets", "--json"}, {"unknown option --json", "--load"}},
+            {{"run", "--tp=2", "--tp=4"}, {"option --tp", "given twice"}},
+            {{"run", "stray"}, {"unexpected argument 'stray'"}},
+            {{"run", "--recompute=most"},
+             {"option --recompute", "'most'", "none, selective, full"}},
+            {{"run", "--dtype=fp64"}, {"option --dtype", "'fp64'", "bf16"}},
+            // Values the model rejects, reported as the option that set them.
+            {{"run", "--model=gpt-4"}, {"option --model", "'gpt-4'", "gpt3-175b"}},
+            {{"run", "--model=" + dir}, {"option --model", "directory"}},
+            {{"run", "--hardware=" + dir}, {"option --hardware", "directory"}},
+            {{"run", "--hardware=" + dir + "/none.yaml"}, {"option --hardware", "cannot open"}},
+            {{"run", "--backend=warp"}, {"option --backend", "'warp'", "flow"}},
+            {{"run", "--routing=valiant"}, {"option --routing", "'valiant'", "dimension-order"}},
+            {{"run", "--tp=7"}, {"option --tp", "heads (96)", "tp (7)"}},
+            {{"run", "--gpus=12", "--tp=8"}, {"option --gpus", "12", "tp x pp x cp (8)"}},
+            {{"run", "--gbs=3", "--dp=2"}, {"option --gbs", "global batch (3)"}},
+            {{"run", "--hidden=100", "--heads=3"}, {"option --heads", "hidden (100)"}},
+            // Damaged YAML: the file, the line, the field, the value and the range.
+            {{"run", "--model=" + wrapLayers}, {"layers.yaml:", "layers", "4294967320", u32}},
+            {{"run", "--model=" + wrapHeads}, {"heads.yaml:", "heads", "4294967296", u32}},
+            {{"run", "--model=" + duplicate}, {"dup.yaml:", "layers", "duplicate key"}},
+            {{"run", "--hardware=" + hugeHbm}, {"hbm.yaml:", "gpu.hbm_gib", "1e308", "1048576"}},
+            // collective: sizes, counts, lists.
+            {{"collective"}, {"option --hardware", "required"}},
+            {{"collective", hwFlag, "--bytes=99999999999999999999999"},
+             {"option --bytes", "too large"}},
+            {{"collective", hwFlag, "--bytes=12XB"}, {"option --bytes", "unknown unit"}},
+            {{"collective", hwFlag, "--bytes=-5"}, {"option --bytes", "not a size"}},
+            {{"collective", hwFlag, "--chunks=-1"}, {"option --chunks", "'-1'", "from 0 to 65536"}},
+            {{"collective", hwFlag, "--gpus=0"}, {"option --gpus", "'0'", gpus}},
+            {{"collective", hwFlag, "--root=8"}, {"option --root", "0 to 7"}},
+            {{"collective", hwFlag, "--op=allreduce"}, {"option --op", "all-reduce"}},
+            {{"collective", hwFlag, "--fault=,,"}, {"option --fault", "empty item"}},
+            {{"collective", hwFlag, "--fault=gpu0-gpu1:2"}, {"option --fault", "[0, 1]"}},
+            {{"collective", hwFlag, "--reduce-GBps=-1"}, {"option --reduce-GBps", "'-1'"}},
+            // gemm, sweep, xval and the trace commands.
+            {{"gemm", "--m=18446744073709551615", "--n=1", "--k=1"}, {"option --m", u32}},
+            {{"gemm", "--m=4", "--n=4"}, {"option --k", "required"}},
+            {{"gemm", "--m=4294967295", "--n=4294967295", "--k=4294967295", "--batch=4294967295"},
+             {"option --batch", "2^60"}},
+            {{"sweep", "--gpus=8"}, {"option --gbs", "required"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--tp=1,,2"}, {"option --tp", "'1,,2'"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--recompute=none,most"},
+             {"option --recompute", "'most'"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--seq=4096"}, {"option --seq", "max_sequence"}},
+            {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
+            {{"xval", "--resolution=fs"}, {"option --resolution", "ps, ns"}},
+            {{"xval", "--only=no-such-workload"}, {"option --only", "no-such-workload"}},
+            {{"replay"}, {"option --trace", "required"}},
+            {{"trace"}, {"option --out", "required"}},
+            {{"trace-info", "--trace=" + dir + "/none"}, {dir}},
+            {{"validate", "--data=" + dir}, {dir, "cannot open"}},
+            // Extensions.
+            {{"run", "--load"}, {"option --load", "needs a value"}},
+            {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
+        };
+        for (const auto& c : cases)
+        {
+            const std::string line = Joined(c.args);
+            CliResult r = RunCli(c.args, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.out, "", line + ": nothing on stdout");
+            const std::string prefix = "rapid-llm " + c.args[0] + ": error: ";
+            NS_TEST_EXPECT_MSG_EQ(r.err.rfind(prefix, 0), 0, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(static_cast<int>(std::count(r.err.begin(), r.err.end(), '\n')),
+                                  1,
+                                  line + ": one line: " + r.err);
+            for (const auto& n : c.needles)
+            {
+                NS_TEST_EXPECT_MSG_NE(
+                    r.err.find(n), std::string::npos, line + ": '" + n + "' in: " + r.err);
+            }
+        }
+        // An unknown command is exit 2 with the list of commands.
+        CliResult r = RunCli({"frobnicate"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("unknown command 'frobnicate'"), std::string::npos, r.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/** \brief The bad-input matrix of the command line. */
+class CliBadInputTestSuite : public TestSuite
+{
+  public:
+    CliBadInputTestSuite()
+        : TestSuite("rapid-llm-cli-bad-input", UNIT)
+    {
+        AddTestCase(new CliBadInputTestCase, TestCase::QUICK);
+    }
+};
+
+static CliBadInputTestSuite g_cliBadInputTestSuite; //!< registers the suite
+
+#endif // RAPIDLLM_CLI

@@ -1,0 +1,91 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Extensions from a shared library: `rapid-llm <command> --load=libvaliant-routing.so` makes
+// the Valiant routing policy of examples/plugins/valiant-routing.cc (a subclass and one
+// registration line, built as a MODULE library) usable by name, as a researcher's own library.
+
+#include "cli-process.h"
+#include "ns3/report-json.h"
+#include "ns3/test.h"
+
+#include <filesystem>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+#if defined(RAPIDLLM_CLI) && defined(RAPIDLLM_VALIANT_PLUGIN)
+
+/**
+ * \brief The policy is unknown without --load and known with it: run succeeds with it, the
+ * collective reports it and runs the same messages on longer (Valiant) paths, and --help
+ * lists it among the routing policies.
+ */
+class CliLoadTestCase : public TestCase
+{
+  public:
+    CliLoadTestCase()
+        : TestCase("--load=PLUGIN.so makes a shared library's routing policy usable by name")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("load");
+        const std::string load = std::string("--load=") + RAPIDLLM_VALIANT_PLUGIN;
+        const std::vector<std::string> job = {"--model=gpt-1.7b", "--gpus=16", "--tp=8"};
+
+        CliResult without = RunCli({"run", "--model=gpt-1.7b", "--routing=valiant"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(without.status, 2, without.err);
+        NS_TEST_EXPECT_MSG_NE(without.err.find("option --routing: unknown routing policy "
+                                               "'valiant'"),
+                              std::string::npos,
+                              without.err);
+
+        CliResult run = RunCli(
+            {"run", "--model=gpt-1.7b", "--gpus=16", "--tp=8", load, "--routing=valiant"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(run.status, 0, run.err);
+        NS_TEST_EXPECT_MSG_NE(run.out.find("step time"), std::string::npos, run.out);
+
+        const std::vector<std::string> collective = {
+            "collective", "--hardware=a100-sxm-80gb", "--gpus=16", "--bytes=256MiB", "--json"};
+        CliResult base = RunCli(collective, dir);
+        std::vector<std::string> withValiant = collective;
+        withValiant.insert(withValiant.end(), {load, "--routing=valiant"});
+        CliResult valiant = RunCli(withValiant, dir);
+        NS_TEST_ASSERT_MSG_EQ(base.status, 0, base.err);
+        NS_TEST_ASSERT_MSG_EQ(valiant.status, 0, valiant.err);
+        const Json b = Json::parse(base.out);
+        const Json v = Json::parse(valiant.out);
+        NS_TEST_EXPECT_MSG_EQ(v.at("routing").get<std::string>(), "valiant", valiant.out);
+        NS_TEST_EXPECT_MSG_EQ(v.at("messages").get<uint64_t>(),
+                              b.at("messages").get<uint64_t>(),
+                              "the same algorithm sends the same messages");
+        // Through a random intermediate GPU, each message crosses the fabric twice.
+        NS_TEST_EXPECT_MSG_GT(v.at("time_s").get<double>(),
+                              b.at("time_s").get<double>(),
+                              "Valiant's detours take longer than the shortest paths");
+
+        CliResult help = RunCli({"run", load, "--help"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(help.status, 0, help.err);
+        NS_TEST_EXPECT_MSG_NE(help.out.find("valiant"), std::string::npos, "--help lists it");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/** \brief Extensions loaded from shared libraries by the command line. */
+class CliLoadTestSuite : public TestSuite
+{
+  public:
+    CliLoadTestSuite()
+        : TestSuite("rapid-llm-cli-load", UNIT)
+    {
+        AddTestCase(new CliLoadTestCase, TestCase::QUICK);
+    }
+};
+
+static CliLoadTestSuite g_cliLoadTestSuite; //!< registers the suite
+
+#endif // RAPIDLLM_CLI && RAPIDLLM_VALIANT_PLUGIN

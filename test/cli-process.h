@@ -1,0 +1,108 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_CLI_PROCESS_H
+#define RAPIDLLM_CLI_PROCESS_H
+
+// The tool's path is compiled in by the standalone build (CMakeLists.txt); the in-tree ns-3
+// build has none, and the command-line suites are left out there.
+#ifdef RAPIDLLM_CLI
+
+#    include <sys/wait.h>
+#    include <unistd.h>
+
+#    include <cstdlib>
+#    include <filesystem>
+#    include <fstream>
+#    include <sstream>
+#    include <string>
+#    include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/** \brief What one run of the rapid-llm tool gave. */
+struct CliResult
+{
+    int status = -1; //!< exit code (-1 if it did not exit normally)
+    std::string out; //!< stdout
+    std::string err; //!< stderr
+};
+
+/** \return the whole file as text ("" if unreadable) */
+inline std::string
+ReadText(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+/** \return \p arg quoted for the shell */
+inline std::string
+ShellQuote(const std::string& arg)
+{
+    std::string quoted = "'";
+    for (char c : arg)
+    {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+}
+
+/**
+ * \brief Runs the built `rapid-llm` tool (path compiled in as RAPIDLLM_CLI) as a user would,
+ * with \p args after the program name, capturing its exit code, stdout and stderr.
+ * \param args the arguments, e.g. {"run", "--tp=2"} \param dir a scratch directory
+ * \return the result
+ */
+inline CliResult
+RunCli(const std::vector<std::string>& args, const std::string& dir)
+{
+    const std::string out = dir + "/stdout.txt";
+    const std::string err = dir + "/stderr.txt";
+    std::string command = ShellQuote(RAPIDLLM_CLI);
+    for (const auto& a : args)
+    {
+        command += " " + ShellQuote(a);
+    }
+    command += " >" + ShellQuote(out) + " 2>" + ShellQuote(err) + " </dev/null";
+    const int raw = std::system(command.c_str());
+    CliResult r;
+    r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = ReadText(out);
+    r.err = ReadText(err);
+    return r;
+}
+
+/** \return a fresh scratch directory below the system's temporary directory */
+inline std::string
+ScratchDir(const std::string& name)
+{
+    const auto dir = std::filesystem::temp_directory_path()
+                     / ("rapid-llm-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir.string();
+}
+
+/** \return a command line for messages: "run --tp=2" */
+inline std::string
+Joined(const std::vector<std::string>& args)
+{
+    std::string text;
+    for (const auto& a : args)
+    {
+        text += (text.empty() ? "" : " ") + a;
+    }
+    return text;
+}
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_CLI
+
+#endif // RAPIDLLM_CLI_PROCESS_H

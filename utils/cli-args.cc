@@ -1,0 +1,425 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "cli-args.h"
+
+#include "ns3/command-line.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ns3 {
+namespace rapidllm {
+
+const char* const kCommandLine = "command line";
+
+namespace {
+
+/** \return a SpecError about option \p name */
+SpecError
+OptionError(const std::string& name, const std::string& message)
+{
+    return SpecError(kCommandLine, name, message);
+}
+
+/** \return whether \p text is a whole number (digits only) that fits, in \p value */
+bool
+ParseWhole(const std::string& text, uint64_t& value)
+{
+    if (text.empty() || text.size() > 20)
+    {
+        return false;
+    }
+    value = 0;
+    for (char c : text)
+    {
+        if (c < '0' || c > '9')
+        {
+            return false;
+        }
+        const uint64_t digit = static_cast<uint64_t>(c - '0');
+        if (value > (UINT64_MAX - digit) / 10)
+        {
+            return false;
+        }
+        value = value * 10 + digit;
+    }
+    return true;
+}
+
+/** \return whether \p text is a finite number, in \p value */
+bool
+ParseReal(const std::string& text, double& value)
+{
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    {
+        return false;
+    }
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+/** \return whether \p text is a boolean, in \p value */
+bool
+ParseFlag(const std::string& text, bool& value)
+{
+    if (text == "true" || text == "1")
+    {
+        value = true;
+        return true;
+    }
+    if (text == "false" || text == "0")
+    {
+        value = false;
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc, char** argv)
+    : m_command(command)
+{
+    // --help and ns-3's own --Print... arguments are handed to ns-3's CommandLine.
+    std::vector<std::string> ns3Args;
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h" || arg.rfind("--Print", 0) == 0)
+        {
+            ns3Args.push_back(arg == "-h" ? "--help" : arg);
+            continue;
+        }
+        if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+        {
+            throw SpecError(kCommandLine,
+                            "",
+                            "unexpected argument '" + arg
+                                + "'; options take the form --name=value (see rapid-llm " + command
+                                + " --help)");
+        }
+        const std::size_t eq = arg.find('=');
+        const std::string name =
+            arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+        const CliOption* option = FindCliOption(name);
+        if (!option || !option->TakenBy(command))
+        {
+            std::vector<std::string> known;
+            for (const auto& o : GetCliOptions())
+            {
+                if (o.TakenBy(command))
+                {
+                    known.push_back("--" + o.name);
+                }
+            }
+            throw SpecError(kCommandLine,
+                            "",
+                            "unknown option --" + name + " for rapid-llm " + command
+                                + "; its options: " + JoinNames(known));
+        }
+        std::string value;
+        if (eq != std::string::npos)
+        {
+            value = arg.substr(eq + 1);
+        }
+        else if (option->kind == CliKind::FLAG)
+        {
+            value = "true"; // --json alone means --json=true
+        }
+        else
+        {
+            throw OptionError(name, "needs a value (--" + name + "=VALUE): " + option->Allowed());
+        }
+        CheckValue(*option, value);
+        auto& values = m_given[name];
+        if (!values.empty() && !option->repeatable)
+        {
+            throw OptionError(
+                name, "given twice ('" + values.front() + "' and '" + value + "'); give it once");
+        }
+        values.push_back(value);
+    }
+    if (!ns3Args.empty())
+    {
+        PrintHelp(argc > 0 ? argv[0] : "rapid-llm " + command, usage, ns3Args);
+    }
+    for (const auto& o : GetCliOptions())
+    {
+        if (o.requiredIn.count(command))
+        {
+            Require(o.name);
+        }
+    }
+}
+
+const std::string&
+CliArgs::Command() const
+{
+    return m_command;
+}
+
+const CliOption&
+CliArgs::Option(const std::string& name) const
+{
+    const CliOption* option = FindCliOption(name);
+    if (!option || !option->TakenBy(m_command))
+    {
+        // A command reading an option it does not declare is our bug, not the user's.
+        throw std::logic_error("rapid-llm " + m_command + " reads option --" + name
+                               + ", which cli-options.cc does not declare for it");
+    }
+    return *option;
+}
+
+std::vector<std::string>
+CliArgs::Items(const CliOption& option, const std::string& value) const
+{
+    if (!option.listIn.count(m_command))
+    {
+        return {value};
+    }
+    std::vector<std::string> items;
+    std::stringstream ss(value);
+    std::string item;
+    while (std::getline(ss, item, ','))
+    {
+        items.push_back(item);
+    }
+    if (!value.empty() && value.back() == ',')
+    {
+        items.emplace_back();
+    }
+    return items;
+}
+
+void
+CliArgs::CheckValue(const CliOption& option, const std::string& value) const
+{
+    const std::string& name = option.name;
+    if (value.empty() && option.kind != CliKind::FLAG)
+    {
+        throw OptionError(name, "needs a value (--" + name + "=VALUE): " + option.Allowed());
+    }
+    const bool list = option.listIn.count(m_command) > 0;
+    for (const std::string& item : Items(option, value))
+    {
+        const std::string got = "'" + item + "'" + (list ? " (in '" + value + "')" : "");
+        switch (option.kind)
+        {
+            case CliKind::FLAG:
+            {
+                bool b = false;
+                if (!ParseFlag(item, b))
+                {
+                    throw OptionError(name,
+                                      got + " is not allowed; use true or false (--" + name
+                                          + " alone means true)");
+                }
+                break;
+            }
+            case CliKind::COUNT:
+            {
+                uint64_t v = 0;
+                if (!ParseWhole(item, v) || v < option.minimum || v > option.maximum)
+                {
+                    throw OptionError(name, got + " is not allowed; give " + option.Allowed());
+                }
+                break;
+            }
+            case CliKind::REAL:
+            {
+                double v = 0;
+                if (!ParseReal(item, v) || v < option.low || v > option.high)
+                {
+                    throw OptionError(name, got + " is not allowed; give " + option.Allowed());
+                }
+                break;
+            }
+            case CliKind::SIZE:
+            {
+                uint64_t bytes = 0;
+                const std::string why = ParseByteSize(item, bytes);
+                if (!why.empty())
+                {
+                    throw OptionError(name, got + " " + why + "; give " + option.Allowed());
+                }
+                if (bytes < option.minimum || bytes > option.maximum)
+                {
+                    throw OptionError(name,
+                                      got + " (" + std::to_string(bytes) + " bytes) is "
+                                          + (bytes < option.minimum ? "too small" : "too large")
+                                          + "; give " + option.Allowed());
+                }
+                break;
+            }
+            case CliKind::CHOICE:
+            {
+                bool found = false;
+                for (const auto& c : option.choices())
+                {
+                    found = found || c == item;
+                }
+                if (!found)
+                {
+                    throw OptionError(name,
+                                      got + " is not allowed; allowed values: " + option.Allowed());
+                }
+                break;
+            }
+            case CliKind::TEXT:
+                if (item.empty())
+                {
+                    throw OptionError(name, "an empty item in '" + value + "'");
+                }
+                break;
+        }
+    }
+}
+
+bool
+CliArgs::Has(const std::string& name) const
+{
+    Option(name);
+    return m_given.count(name) > 0;
+}
+
+bool
+CliArgs::HasValue(const std::string& name) const
+{
+    return !Text(name).empty();
+}
+
+std::string
+CliArgs::Text(const std::string& name) const
+{
+    const CliOption& option = Option(name);
+    auto it = m_given.find(name);
+    return it != m_given.end() ? it->second.back() : option.DefaultFor(m_command);
+}
+
+std::vector<std::string>
+CliArgs::Texts(const std::string& name) const
+{
+    Option(name);
+    auto it = m_given.find(name);
+    return it != m_given.end() ? it->second : std::vector<std::string>();
+}
+
+bool
+CliArgs::Flag(const std::string& name) const
+{
+    bool value = false;
+    ParseFlag(Text(name), value);
+    return value;
+}
+
+void
+CliArgs::Require(const std::string& name) const
+{
+    if (!HasValue(name))
+    {
+        const CliOption& option = Option(name);
+        auto help = option.helpIn.find(m_command);
+        throw OptionError(name,
+                          "is required (--" + name + "=VALUE: "
+                              + (help != option.helpIn.end() ? help->second : option.help) + "; "
+                              + option.Allowed() + ")");
+    }
+}
+
+uint64_t
+CliArgs::Count(const std::string& name) const
+{
+    Require(name);
+    uint64_t value = 0;
+    ParseWhole(Text(name), value);
+    return value;
+}
+
+std::vector<uint64_t>
+CliArgs::Counts(const std::string& name) const
+{
+    Require(name);
+    std::vector<uint64_t> values;
+    for (const auto& item : Items(Option(name), Text(name)))
+    {
+        values.emplace_back();
+        ParseWhole(item, values.back());
+    }
+    return values;
+}
+
+double
+CliArgs::Real(const std::string& name) const
+{
+    Require(name);
+    double value = 0;
+    ParseReal(Text(name), value);
+    return value;
+}
+
+uint64_t
+CliArgs::Size(const std::string& name) const
+{
+    Require(name);
+    uint64_t bytes = 0;
+    ParseByteSize(Text(name), bytes);
+    return bytes;
+}
+
+std::vector<std::string>
+CliArgs::Choices(const std::string& name) const
+{
+    Require(name);
+    return Items(Option(name), Text(name));
+}
+
+void
+CliArgs::CheckMode(const std::string& mode) const
+{
+    for (const auto& [name, values] : m_given)
+    {
+        const CliOption& option = Option(name);
+        if (!option.mode.empty() && option.mode != mode)
+        {
+            throw OptionError(name,
+                              "does not apply to --mode=" + mode + " (it sets " + option.mode
+                                  + " only); drop it or use --mode=" + option.mode);
+        }
+    }
+}
+
+void
+CliArgs::PrintHelp(const std::string& program,
+                   const std::string& usage,
+                   const std::vector<std::string>& ns3Args) const
+{
+    CommandLine cmd(program);
+    cmd.Usage(usage);
+    // CommandLine keeps references to the values it prints as defaults.
+    std::vector<std::string> defaults;
+    defaults.reserve(GetCliOptions().size());
+    for (const auto& o : GetCliOptions())
+    {
+        if (o.TakenBy(m_command))
+        {
+            defaults.push_back(o.DefaultFor(m_command));
+            cmd.AddValue(o.name, o.HelpFor(m_command), defaults.back());
+        }
+    }
+    std::vector<std::string> args = {program};
+    args.insert(args.end(), ns3Args.begin(), ns3Args.end());
+    cmd.Parse(args); // prints what was asked for and exits
+    std::exit(0);
+}
+
+} // namespace rapidllm
+} // namespace ns3

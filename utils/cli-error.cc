@@ -1,0 +1,45 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "cli-error.h"
+
+#include "cli-args.h"
+#include "ns3/spec-error.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+std::string
+DescribeError(const std::string& command, const Error& e, const CliArgs* args)
+{
+    const auto* spec = dynamic_cast<const SpecError*>(&e);
+    if (!spec || spec->GetField().empty())
+    {
+        return e.what();
+    }
+    // Only values that came from the command line (the command's own checks say so; model/
+    // says nothing about where a field came from, so it must be an option of this command
+    // with a value, not e.g. the hardware file's routing).
+    const bool fromCommandLine = spec->GetFile() == kCommandLine;
+    if (!fromCommandLine && !spec->GetFile().empty())
+    {
+        return e.what();
+    }
+    for (const auto& option : GetCliOptions())
+    {
+        const bool named = option.name == spec->GetField() || option.field == spec->GetField();
+        if (!named || !option.TakenBy(command))
+        {
+            continue;
+        }
+        if (fromCommandLine || (args && args->HasValue(option.name)))
+        {
+            return "option --" + option.name + ": " + spec->GetMessage();
+        }
+    }
+    return e.what();
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,48 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "cli-extensions.h"
+
+#include "cli-args.h"
+#include "ns3/spec-error.h"
+
+#include <dlfcn.h>
+
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+void
+LoadExtensions(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string arg = argv[i];
+        if (arg != "--load" && arg.rfind("--load=", 0) != 0)
+        {
+            continue;
+        }
+        const std::string path = arg.size() > 7 ? arg.substr(7) : std::string();
+        if (path.empty())
+        {
+            throw SpecError(kCommandLine,
+                            "load",
+                            "needs a value (--load=PATH): the shared library to load, e.g. "
+                            "--load=./libmy-policy.so");
+        }
+        // RTLD_GLOBAL: a library may build on another loaded before it. Never unloaded: the
+        // types it registered stay in use until the process ends.
+        if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        {
+            const char* why = dlerror();
+            throw SpecError(kCommandLine,
+                            "load",
+                            "cannot load '" + path + "': " + (why ? why : "unknown reason"));
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3
