@@ -56,7 +56,10 @@ StartSchedule(Ptr<NetworkBackend> backend,
                       }));
 }
 
-/** \return a workload running one collective built over the topology by BuildCollective */
+/**
+ * \return a workload running one collective on a CollectiveEngine, at the granularity of the
+ * engine's Granularity attribute (messages unless set otherwise, e.g. by `--granularity`)
+ */
 XvalWorkload
 CollectiveWorkload(const CollectiveRequest& request)
 {
@@ -68,8 +71,15 @@ CollectiveWorkload(const CollectiveRequest& request)
     };
     w.start = [request](Ptr<NetworkBackend> backend, std::function<void()> done)
     {
-        CollectivePlan plan = BuildCollective(request, *backend->GetTopology());
-        StartSchedule(backend, plan.schedule, request.endpoints, done);
+        Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
+        engine->SetBackend(backend);
+        engine->Start(request,
+                      CollectiveEngine::RankDoneCallback(),
+                      CollectiveEngine::DoneCallback(
+                          [engine, done](uint64_t)
+                          {
+                              done();
+                          }));
     };
     return w;
 }

@@ -7,11 +7,11 @@
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
-#include "ns3/heap-scheduler.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/priority-queue-scheduler.h"
 #include "ns3/replay-error.h"
 #include "ns3/report-bounds.h"
 #include "ns3/routing-policy.h"
@@ -37,16 +37,17 @@ RapidLlmHelper::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("RapidLlm")
             .AddConstructor<RapidLlmHelper>()
-            .AddAttribute("Scheduler",
-                          "The event scheduler Run() and Replay() give the simulator they own "
-                          "(a binary heap keeps the queue in one array, no allocation per event, "
-                          "which matters at millions of events). Install() leaves the "
-                          "simulator's scheduler as the script set it (ns-3's default: "
-                          "ns3::MapScheduler); the event order, and so every result, is the "
-                          "same with any scheduler.",
-                          TypeIdValue(HeapScheduler::GetTypeId()),
-                          MakeTypeIdAccessor(&RapidLlmHelper::m_scheduler),
-                          MakeTypeIdChecker())
+            .AddAttribute(
+                "Scheduler",
+                "The event scheduler Run() and Replay() give the simulator they own "
+                "(the standard library's binary heap: one array, no allocation per event, "
+                "which matters at millions of events). Install() leaves the "
+                "simulator's scheduler as the script set it (ns-3's default: "
+                "ns3::MapScheduler); the event order, and so every result, is the "
+                "same with any scheduler.",
+                TypeIdValue(PriorityQueueScheduler::GetTypeId()),
+                MakeTypeIdAccessor(&RapidLlmHelper::m_scheduler),
+                MakeTypeIdChecker())
             .AddTraceSource("OperatorStart",
                             "An operator of a replayed rank starts (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opStart),
@@ -281,6 +282,8 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
     {
         backend->TraceConnectWithoutContext(
             "MessageDelivered", MakeCallback(&RapidLlmHelper::OnMessageDelivered, this));
+        // Every message of every rank, symmetric copies included, must then cross the network.
+        replayer->SetAttribute("TraceAllMessages", BooleanValue(true));
     }
     replayer->SetBackend(backend);
     if (!m_opStart.IsEmpty())

@@ -12,6 +12,7 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/replay-job.h"
+#include "ns3/string.h"
 #include "ns3/trace-replayer.h"
 
 #include <memory>
@@ -59,6 +60,11 @@ MakeTrainingStepWorkload()
     w.start = [state](Ptr<NetworkBackend> backend, std::function<void()> done)
     {
         state->replayer = CreateObject<TraceReplayer>();
+        // The xval table runs every row at one granularity: the collective engines' (messages
+        // unless `--granularity` says otherwise).
+        StringValue granularity;
+        CreateObject<CollectiveEngine>()->GetAttribute("Granularity", granularity);
+        state->replayer->SetAttribute("Granularity", granularity);
         state->replayer->SetBackend(backend);
         state->replayer->Start(state->job,
                                [state, done]()

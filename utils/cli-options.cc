@@ -351,6 +351,17 @@ MakeOptions()
              "")
             .For({"*"})
             .Repeatable(),
+        Choice(
+            "granularity",
+            "how collectives run on the flow network: auto or fluid (each algorithm's concurrent "
+            "streams), message (every message); default: auto, except xval and collective, "
+            "which run messages",
+            []()
+            {
+                return std::vector<std::string>{"auto", "fluid", "message"};
+            },
+            "")
+            .For({"*"}),
         Flag("timing",
              "report wall-clock and CPU time (on stderr, and per row in validate and xval); off by "
              "default so that the same inputs give byte-identical output",

@@ -9,6 +9,8 @@
 #include "cli-commands.h"
 #include "cli-error.h"
 #include "cli-extensions.h"
+#include "ns3/config.h"
+#include "ns3/string.h"
 
 #include <sys/resource.h>
 
@@ -75,6 +77,15 @@ main(int argc, char** argv)
             LoadExtensions(static_cast<int>(args.size()), args.data());
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
+            if (options->Has("granularity"))
+            {
+                // Every engine, replayer and helper of the command runs collectives so.
+                for (const char* a : {"ns3::rapidllm::CollectiveEngine::Granularity",
+                                      "ns3::rapidllm::TraceReplayer::Granularity"})
+                {
+                    ns3::Config::SetDefault(a, ns3::StringValue(options->Text("granularity")));
+                }
+            }
             const int status = c.run(*options);
             if (options->Flag("timing"))
             {

@@ -105,6 +105,12 @@ FlowNetwork::SetTopology(Ptr<Topology> topology)
     }
 }
 
+bool
+FlowNetwork::SupportsFluid() const
+{
+    return true;
+}
+
 void
 FlowNetwork::SyncCapacities()
 {
@@ -130,7 +136,7 @@ FlowNetwork::DoSend(uint64_t id,
 {
     if (bytes == 0)
     {
-        Simulator::Schedule(Seconds(m_topology->PathLatency(path)),
+        Simulator::Schedule(Seconds(m_topology->PathLatency(path) * GetLatencyCount()),
                             [this, id, onDelivered]()
                             {
                                 Deliver(id, onDelivered);
@@ -138,10 +144,12 @@ FlowNetwork::DoSend(uint64_t id,
         return;
     }
     ++m_messages;
-    const double latency = m_topology->PathLatency(path);
+    const double latency = m_topology->PathLatency(path) * GetLatencyCount();
     const auto hash = static_cast<uint32_t>(
         ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
-    const uint32_t joined = m_flowClasses ? FindClass(hash, path, bytes) : kNoClass;
+    // Fluid streams (a latency count other than 1) keep flows of their own.
+    const bool classes = m_flowClasses && GetLatencyCount() == 1;
+    const uint32_t joined = classes ? FindClass(hash, path, bytes) : kNoClass;
     if (joined != kNoClass)
     {
         // A later member of a class of this instant (its weight is set by Update()).
@@ -186,7 +194,7 @@ FlowNetwork::DoSend(uint64_t id,
             m_linkUse[l].busySince = now;
         }
     }
-    if (m_flowClasses)
+    if (classes)
     {
         OpenClass(hash, f);
     }

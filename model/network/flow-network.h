@@ -45,6 +45,8 @@ class FlowNetwork : public NetworkBackend
     ~FlowNetwork() override;
 
     void SetTopology(Ptr<Topology> topology) override;
+    /** \return true: a stream's latency count multiplies its path latency */
+    bool SupportsFluid() const override;
 
     /**
      * \brief Recomputes every rate now, after link factors changed during the run by other

@@ -120,8 +120,14 @@ NetworkBackend::GetRouting() const
 }
 
 uint64_t
-NetworkBackend::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered)
+NetworkBackend::Send(
+    uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered, uint32_t latencies)
 {
+    if (latencies != 1 && !SupportsFluid())
+    {
+        throw NetworkError("this network backend carries messages only (a latency count of "
+                           + std::to_string(latencies) + " needs a backend with fluid streams)");
+    }
     const uint64_t id = m_nextId;
     const std::vector<uint32_t> path = RoutePath(src, dst, id); // throws before counting
     ++m_nextId;
@@ -147,8 +153,22 @@ NetworkBackend::Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallbac
             });
         return id;
     }
+    m_latencies = latencies;
     DoSend(id, src, dst, bytes, path, onDelivered);
+    m_latencies = 1;
     return id;
+}
+
+bool
+NetworkBackend::SupportsFluid() const
+{
+    return false;
+}
+
+uint32_t
+NetworkBackend::GetLatencyCount() const
+{
+    return m_latencies;
 }
 
 void

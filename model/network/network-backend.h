@@ -117,11 +117,27 @@ class NetworkBackend : public Object
      * \param dst destination endpoint (src == dst delivers at once, as a simulator event)
      * \param bytes payload bytes (0 costs the path latency only)
      * \param onDelivered called with the returned id at delivery; may be null (nothing called)
+     * \param latencies the path latencies its delivery costs after the last byte: 1 for a
+     *        message; a fluid stream standing for many messages of a collective carries their
+     *        latency term (e.g. 2(n-1) for a ring all-reduce's stream). Other than 1 only on a
+     *        backend that SupportsFluid()
      * \return the message id (unique per backend, increasing from 0); throws NetworkError if
-     *         an endpoint does not exist, the pair is unreachable or no topology or routing
-     *         policy is set
+     *         an endpoint does not exist, the pair is unreachable, no topology or routing
+     *         policy is set, or \p latencies is not 1 on a backend without fluid streams
      */
-    uint64_t Send(uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered);
+    uint64_t Send(uint32_t src,
+                  uint32_t dst,
+                  uint64_t bytes,
+                  DeliveryCallback onDelivered,
+                  uint32_t latencies = 1);
+
+    /**
+     * \brief Whether the backend carries fluid streams: Send() with a latency count other than
+     * 1 (the collectives' fluid form, issue 11). The default is false: such a backend (the
+     * packet one) runs every collective at message granularity.
+     * \return true if Send() accepts any latency count
+     */
+    virtual bool SupportsFluid() const;
 
     /**
      * \brief Calls \p ready once the backend can carry traffic between \p pairs without
@@ -151,7 +167,8 @@ class NetworkBackend : public Object
 
     /**
      * \brief Carries a routed message between two different endpoints and calls
-     * Deliver(id, onDelivered) as a simulator event when its last byte has arrived.
+     * Deliver(id, onDelivered) as a simulator event when its last byte has arrived, plus
+     * GetLatencyCount() - 1 more path latencies (always 1 unless the backend SupportsFluid()).
      * \param id the message id \param src source endpoint \param dst destination endpoint
      * \param bytes payload \param path the links chosen by the routing policy (not empty)
      * \param onDelivered the caller's callback, to hand to Deliver() (may be null)
@@ -169,6 +186,9 @@ class NetworkBackend : public Object
      * \param stats the statistics to complete
      */
     virtual void DoGetStats(NetworkStats& stats) const;
+
+    /** \return the latency count of the message being handed to DoSend() (see Send()) */
+    uint32_t GetLatencyCount() const;
 
     /**
      * \brief The topology's factors of \p links have just changed (a scheduled fault): adapt
@@ -210,6 +230,7 @@ class NetworkBackend : public Object
     uint64_t m_sent = 0;                               //!< messages sent
     uint64_t m_delivered = 0;                          //!< messages delivered
     double m_firstSend = -1;                           //!< statistics window start, s
+    uint32_t m_latencies = 1;                          //!< latency count of the current Send
     std::unordered_map<uint64_t, InFlight> m_inFlight; //!< kept only while traced
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_deliveredTrace; //!< trace
 };

@@ -51,15 +51,15 @@ struct CollectiveCall
  * only), so one object serves every collective.
  *
  * Two granularities (issue 11): AddMessages() is the message form, every step of the algorithm,
- * which the packet backend needs and which validates the rest. The fluid form will sit next to
- * it as a second virtual with the same CollectiveCall, writing the concurrent streams the
- * algorithm keeps busy (source, destination, bytes, per phase) and its latency term (the
- * message steps on its critical path) into a flow builder that the flow backend shares max-min
- * with everything else in flight. The base will derive a default fluid form from AddMessages()
- * (merging each pair's messages of a phase), so an algorithm written with AddMessages() alone
- * has both; the built-in ones override it with their closed forms (a ring all-reduce: one flow
- * per ring edge of 2(n-1)/n S and 2(n-1) latencies), and hierarchical composes the
- * per-dimension flows phase by phase as it composes their messages.
+ * which the packet backend needs and which validates the rest. AddFluid() is the fluid form:
+ * the concurrent streams the algorithm keeps busy, phase by phase (ScheduleBuilder::FluidPhase:
+ * source, destination, bytes, and the phase's latency term, the message steps on its critical
+ * path), which the flow backend shares max-min with everything else in flight. The base
+ * derives a default fluid form from AddMessages() (each pair's messages merged into one stream,
+ * the latency term the longest chain of messages), so an algorithm written with AddMessages()
+ * alone has both; the built-in ones override it with their closed forms (a ring all-reduce:
+ * one stream per ring edge of 2(n-1)/n S and 2(n-1) latencies), and hierarchical composes the
+ * per-dimension fluid forms phase by phase as it composes their messages.
  */
 class CollectiveAlgorithm : public Object
 {
@@ -101,6 +101,16 @@ class CollectiveAlgorithm : public Object
      * \param b the schedule being written \param call what to write
      */
     virtual void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const = 0;
+
+    /**
+     * \brief Writes the fluid form of \p call with ScheduleBuilder::FluidPhase (readiness as
+     * AddMessages()). Called only for ops Supports() accepts, once per call (pipelining is
+     * the builder's). The default derives one phase from AddMessages(): one stream per
+     * (source, destination) pair carrying all its messages' bytes, the latency count the
+     * longest chain of messages, the local time the longest chain of local steps.
+     * \param b the (fluid) schedule being written \param call what to write
+     */
+    virtual void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const;
 
     /**
      * \brief What ran, for plans and reports. The default is \p name.

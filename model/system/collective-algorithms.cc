@@ -236,7 +236,8 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
     const uint32_t chunks =
         req.chunks > 0 ? req.chunks : algorithm->GetDefaultChunks(req.op, req.bytes);
 
-    ScheduleBuilder builder(plan.schedule, *this, req.endpoints, req.reduceBytesPerSecond);
+    ScheduleBuilder builder(
+        plan.schedule, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
     CollectiveCall call;
     call.op = req.op;
     call.bytes = req.bytes;
@@ -253,11 +254,23 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
                     [&](uint64_t bytes)
                     {
                         piece.bytes = bytes;
-                        algorithm->AddMessages(builder, piece);
+                        if (req.fluid)
+                        {
+                            algorithm->AddFluid(builder, piece);
+                        }
+                        else
+                        {
+                            algorithm->AddMessages(builder, piece);
+                        }
                     });
+    if (req.fluid)
+    {
+        builder.FinishFluid();
+    }
     NS_LOG_DEBUG(ToString(req.op) << " of " << req.bytes << " B among " << n
                                   << " ranks: " << plan.algorithm << ", " << chunks << " piece(s), "
-                                  << plan.schedule.GetSteps().size() << " steps");
+                                  << plan.schedule.GetSteps().size() << " steps"
+                                  << (req.fluid ? " (fluid)" : ""));
     return plan;
 }
 

@@ -46,11 +46,13 @@ struct CollectiveRequest
     uint32_t root = 0;                          //!< broadcast / reduce root (group index)
     uint32_t chunks = 0;             //!< pipeline pieces; 0 = the algorithm's GetDefaultChunks()
     double reduceBytesPerSecond = 0; //!< local reduction rate (from the compute model); 0 = free
+    bool fluid = false; //!< build the fluid form (streams per phase) instead of the messages
 };
 
 /**
  * \ingroup rapid-llm
- * \brief A built collective: its dependency graph and the algorithm actually used.
+ * \brief A built collective: its dependency graph (messages, or with CollectiveRequest::fluid
+ * the fluid form's streams) and the algorithm actually used.
  */
 struct CollectivePlan
 {

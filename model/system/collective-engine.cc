@@ -6,7 +6,11 @@
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/spec-error.h"
+#include "ns3/string.h"
 #include "replay-error.h"
+
+#include <cstring>
 
 namespace ns3 {
 namespace rapidllm {
@@ -20,7 +24,15 @@ CollectiveEngine::GetTypeId()
     static TypeId tid = TypeId("ns3::rapidllm::CollectiveEngine")
                             .SetParent<Object>()
                             .SetGroupName("RapidLlm")
-                            .AddConstructor<CollectiveEngine>();
+                            .AddConstructor<CollectiveEngine>()
+                            .AddAttribute("Granularity",
+                                          "How a collective request runs: message (every "
+                                          "message of its algorithm), fluid (the algorithm's "
+                                          "concurrent streams, on a backend that carries them; "
+                                          "messages elsewhere) or auto (the same as fluid).",
+                                          StringValue("message"),
+                                          MakeStringAccessor(&CollectiveEngine::m_granularity),
+                                          MakeStringChecker());
     return tid;
 }
 
@@ -31,6 +43,9 @@ void
 CollectiveEngine::DoDispose()
 {
     m_runs.clear();
+    m_messages.clear();
+    m_delivered = NetworkBackend::DeliveryCallback();
+    m_plans.clear();
     m_planner.reset();
     m_backend = nullptr;
     Object::DoDispose();
@@ -41,6 +56,7 @@ CollectiveEngine::SetBackend(Ptr<NetworkBackend> backend)
 {
     m_backend = backend;
     m_planner.reset();
+    m_plans.clear();
 }
 
 Ptr<NetworkBackend>
@@ -53,6 +69,24 @@ uint32_t
 CollectiveEngine::GetRunningCount() const
 {
     return static_cast<uint32_t>(m_runs.size());
+}
+
+void
+CollectiveEngine::CheckGranularity(const std::string& name, const std::string& field)
+{
+    if (name != "message" && name != "fluid" && name != "auto")
+    {
+        throw SpecError("collective",
+                        field,
+                        "unknown granularity '" + name + "'; allowed: auto, fluid, message");
+    }
+}
+
+bool
+CollectiveEngine::UsesFluid() const
+{
+    CheckGranularity(m_granularity, "Granularity");
+    return m_granularity != "message" && m_backend && m_backend->SupportsFluid();
 }
 
 const CollectivePlanner&
@@ -69,17 +103,52 @@ CollectiveEngine::GetPlanner()
     return *m_planner;
 }
 
+namespace {
+/** Plans up to this many steps are kept for reuse (a few hundred kB each at most). */
+constexpr std::size_t kCachedSteps = 1 << 14;
+} // namespace
+
 uint64_t
 CollectiveEngine::Start(const CollectiveRequest& request,
                         RankDoneCallback onRankDone,
                         DoneCallback onDone)
 {
-    CollectivePlan plan = GetPlanner().Build(request);
-    NS_LOG_DEBUG("collective " << m_nextId << " at " << Simulator::Now().As(Time::US) << ": "
-                               << ToString(request.op) << " of " << request.bytes << " B among "
-                               << request.endpoints.size() << " ranks, " << plan.algorithm << ", "
-                               << plan.schedule.GetSendCount() << " messages");
-    return Start(std::move(plan.schedule), request.endpoints, onRankDone, onDone);
+    const bool fluid = UsesFluid();
+    std::vector<uint64_t> key;
+    key.reserve(request.endpoints.size() + 8);
+    key.push_back(uint64_t(request.op));
+    key.push_back(request.bytes);
+    key.push_back(std::hash<std::string>()(request.algorithm));
+    key.push_back(request.chunks);
+    key.push_back(request.root);
+    uint64_t rate = 0;
+    static_assert(sizeof(rate) == sizeof(request.reduceBytesPerSecond), "a double's bits");
+    std::memcpy(&rate, &request.reduceBytesPerSecond, sizeof(rate));
+    key.push_back(rate);
+    key.push_back(fluid ? 1 : 0);
+    key.insert(key.end(), request.endpoints.begin(), request.endpoints.end());
+    auto cached = m_plans.find(key);
+    std::shared_ptr<const Compiled> plan;
+    if (cached != m_plans.end())
+    {
+        plan = cached->second;
+    }
+    else
+    {
+        CollectiveRequest chosen = request;
+        chosen.fluid = fluid;
+        CollectivePlan built = GetPlanner().Build(chosen);
+        NS_LOG_DEBUG("collective plan: " << ToString(request.op) << " of " << request.bytes
+                                         << " B among " << request.endpoints.size() << " ranks, "
+                                         << built.algorithm << ", " << built.schedule.GetSendCount()
+                                         << (fluid ? " streams" : " messages"));
+        plan = Compile(std::move(built.schedule));
+        if (plan->waiting.size() <= kCachedSteps)
+        {
+            m_plans.emplace(std::move(key), plan);
+        }
+    }
+    return Launch(plan, request.endpoints, onRankDone, onDone);
 }
 
 uint64_t
@@ -98,45 +167,69 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
                           + std::to_string(schedule.GetRankCount()) + " ranks but "
                           + std::to_string(endpoints.size()) + " endpoints were given");
     }
-    auto run = std::make_shared<Run>();
-    run->id = m_nextId++;
-    run->schedule = std::move(schedule);
-    run->endpoints = endpoints;
-    run->onRankDone = onRankDone;
-    run->onDone = onDone;
-    const auto& steps = run->schedule.GetSteps();
+    return Launch(Compile(std::move(schedule)), endpoints, onRankDone, onDone);
+}
+
+std::shared_ptr<const CollectiveEngine::Compiled>
+CollectiveEngine::Compile(CollectiveSchedule schedule)
+{
+    auto plan = std::make_shared<Compiled>();
+    const auto& steps = schedule.GetSteps();
     const auto n = static_cast<uint32_t>(steps.size());
-    run->waiting.assign(n, 0);
-    run->dependentStart.assign(n + 1, 0);
-    run->rankLeft.assign(endpoints.size(), 0);
+    plan->waiting.assign(n, 0);
+    plan->dependentStart.assign(n + 1, 0);
+    plan->rankLeft.assign(schedule.GetRankCount(), 0);
     for (uint32_t i = 0; i < n; ++i)
     {
-        run->waiting[i] = static_cast<uint32_t>(steps[i].deps.size());
+        plan->waiting[i] = static_cast<uint32_t>(steps[i].deps.size());
         for (uint32_t d : steps[i].deps)
         {
-            ++run->dependentStart[d + 1];
+            ++plan->dependentStart[d + 1];
         }
-        ++run->rankLeft[steps[i].src];
+        ++plan->rankLeft[steps[i].src];
         if (steps[i].isSend && steps[i].dst != steps[i].src)
         {
-            ++run->rankLeft[steps[i].dst];
+            ++plan->rankLeft[steps[i].dst];
         }
     }
     for (uint32_t i = 0; i < n; ++i)
     {
-        run->dependentStart[i + 1] += run->dependentStart[i];
+        plan->dependentStart[i + 1] += plan->dependentStart[i];
     }
-    run->dependents.resize(run->dependentStart[n]);
-    std::vector<uint32_t> fill(run->dependentStart.begin(), run->dependentStart.end() - 1);
+    plan->dependents.resize(plan->dependentStart[n]);
+    std::vector<uint32_t> fill(plan->dependentStart.begin(), plan->dependentStart.end() - 1);
     for (uint32_t i = 0; i < n; ++i)
     {
         for (uint32_t d : steps[i].deps)
         {
-            run->dependents[fill[d]++] = i;
+            plan->dependents[fill[d]++] = i;
         }
     }
     // The dependency lists are indexed now; drop them to halve the memory of big schedules.
-    run->schedule.ReleaseDependencies();
+    schedule.ReleaseDependencies();
+    plan->schedule = std::move(schedule);
+    return plan;
+}
+
+uint64_t
+CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
+                         const std::vector<uint32_t>& endpoints,
+                         RankDoneCallback onRankDone,
+                         DoneCallback onDone)
+{
+    if (!m_backend)
+    {
+        throw ReplayError("the collective engine has no network backend (SetBackend)");
+    }
+    auto run = std::make_shared<Run>();
+    run->id = m_nextId++;
+    run->plan = std::move(plan);
+    run->endpoints = endpoints;
+    run->onRankDone = onRankDone;
+    run->onDone = onDone;
+    run->waiting = run->plan->waiting;
+    run->rankLeft = run->plan->rankLeft;
+    const auto n = static_cast<uint32_t>(run->waiting.size());
     run->left = n;
     m_runs[run->id] = run;
     // Ranks with no steps at all are done at once; an empty schedule finishes at once.
@@ -166,7 +259,7 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
     }
     for (uint32_t i = 0; i < n; ++i)
     {
-        if (run->waiting[i] == 0)
+        if (run->plan->waiting[i] == 0)
         {
             Issue(run, i);
         }
@@ -177,20 +270,19 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
 void
 CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
 {
-    const auto& s = run->schedule.GetSteps()[step];
+    const auto& s = run->plan->schedule.GetSteps()[step];
     if (s.isSend)
     {
         NS_LOG_LOGIC("collective " << run->id << " step " << step << ": " << s.bytes
                                    << " B from endpoint " << run->endpoints[s.src] << " to "
                                    << run->endpoints[s.dst]);
-        m_backend->Send(run->endpoints[s.src],
-                        run->endpoints[s.dst],
-                        s.bytes,
-                        NetworkBackend::DeliveryCallback(
-                            [this, run, step](uint64_t)
-                            {
-                                Complete(run, step);
-                            }));
+        if (m_delivered.IsNull())
+        {
+            m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
+        }
+        const uint64_t message = m_backend->Send(
+            run->endpoints[s.src], run->endpoints[s.dst], s.bytes, m_delivered, s.latencies);
+        m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)
     {
@@ -207,9 +299,20 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
 }
 
 void
+CollectiveEngine::Delivered(uint64_t message)
+{
+    auto it = m_messages.find(message);
+    const auto [id, step] = it->second;
+    m_messages.erase(it);
+    // The run is alive while it has a step left (m_runs holds it until its last step).
+    const std::shared_ptr<Run> run = m_runs.at(id);
+    Complete(run, step);
+}
+
+void
 CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
 {
-    const auto& s = run->schedule.GetSteps()[step];
+    const auto& s = run->plan->schedule.GetSteps()[step];
     auto rankStep = [&](uint32_t r)
     {
         if (--run->rankLeft[r] == 0)
@@ -228,9 +331,10 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
     {
         rankStep(s.dst);
     }
-    for (uint32_t i = run->dependentStart[step]; i < run->dependentStart[step + 1]; ++i)
+    const Compiled& plan = *run->plan;
+    for (uint32_t i = plan.dependentStart[step]; i < plan.dependentStart[step + 1]; ++i)
     {
-        uint32_t next = run->dependents[i];
+        uint32_t next = plan.dependents[i];
         if (--run->waiting[next] == 0)
         {
             Issue(run, next);

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3 {
@@ -28,6 +30,11 @@ namespace rapidllm {
  * It sits above the backend interface, so the flow and packet networks receive the same
  * messages in the same order. Several collectives may run at once (e.g. from a trace
  * replayer), each identified by the id Start() returns.
+ *
+ * The Granularity attribute says how a request runs (issue 11): "message" (the default: every
+ * message of the algorithm), "fluid" (the algorithm's fluid form, its concurrent streams, on a
+ * backend that SupportsFluid(); messages elsewhere, as on the packet backend) or "auto" (the
+ * same as fluid: the fluid form wherever the backend carries it).
  */
 class CollectiveEngine : public Object
 {
@@ -80,34 +87,77 @@ class CollectiveEngine : public Object
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
 
+    /**
+     * \return whether Start(request) builds fluid forms: Granularity fluid or auto and a
+     * backend that SupportsFluid()
+     */
+    bool UsesFluid() const;
+
+    /**
+     * \brief Checks a granularity name; throws SpecError naming \p field and the allowed
+     * values (message, fluid, auto) otherwise.
+     * \param name the name \param field the option or attribute it came from
+     */
+    static void CheckGranularity(const std::string& name, const std::string& field);
+
   protected:
     void DoDispose() override;
 
   private:
+    /**
+     * \brief A schedule made ready to run: its dependency lists indexed (CSR), each step's
+     * dependency count and each rank's step count, shared by every run of it.
+     */
+    struct Compiled
+    {
+        CollectiveSchedule schedule;          //!< the graph (dependency lists released)
+        std::vector<uint32_t> waiting;        //!< per step: dependencies
+        std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
+        std::vector<uint32_t> dependents;     //!< CSR dependents
+        std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
+    };
+
     /** \brief Execution state of one collective. */
     struct Run
     {
         uint64_t id = 0;                      //!< collective id
-        CollectiveSchedule schedule;          //!< the graph
+        std::shared_ptr<const Compiled> plan; //!< the graph
         std::vector<uint32_t> endpoints;      //!< rank -> endpoint
         std::vector<uint32_t> waiting;        //!< per step: unfinished dependencies
-        std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
-        std::vector<uint32_t> dependents;     //!< CSR dependents
         std::vector<uint32_t> rankLeft;       //!< per rank: unfinished steps touching it
         uint64_t left = 0;                    //!< unfinished steps
         RankDoneCallback onRankDone;          //!< per rank
         DoneCallback onDone;                  //!< at the end
     };
 
+    /** \return \p schedule compiled (CSR of dependents, counts) */
+    static std::shared_ptr<const Compiled> Compile(CollectiveSchedule schedule);
+    /** \brief Starts a compiled plan (see Start). */
+    uint64_t Launch(std::shared_ptr<const Compiled> plan,
+                    const std::vector<uint32_t>& endpoints,
+                    RankDoneCallback onRankDone,
+                    DoneCallback onDone);
     /** \brief Issues a step whose dependencies are done. */
     void Issue(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief Marks a step done and issues what it unblocks. */
     void Complete(const std::shared_ptr<Run>& run, uint32_t step);
+    /** \brief A message of some run was delivered (one callback for all messages). */
+    void Delivered(uint64_t message);
 
-    Ptr<NetworkBackend> m_backend;                   //!< the network
-    std::unique_ptr<CollectivePlanner> m_planner;    //!< requests -> schedules, made at first use
-    std::map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
-    uint64_t m_nextId = 0;                           //!< next collective id
+    Ptr<NetworkBackend> m_backend;                //!< the network
+    std::unique_ptr<CollectivePlanner> m_planner; //!< requests -> schedules, made at first use
+    std::unordered_map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
+    /** Messages in flight: message id -> (run id, step). */
+    std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> m_messages;
+    NetworkBackend::DeliveryCallback m_delivered; //!< Delivered, made once
+    uint64_t m_nextId = 0;                        //!< next collective id
+    /**
+     * Plans of requests made before, by request (op, size, algorithm, pieces, root, reduction
+     * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
+     * many times. Only plans of at most kCachedSteps steps are kept.
+     */
+    std::map<std::vector<uint64_t>, std::shared_ptr<const Compiled>> m_plans;
+    std::string m_granularity = "message"; //!< attribute Granularity
 };
 
 } // namespace rapidllm

@@ -14,7 +14,8 @@ CollectiveSchedule::CollectiveSchedule(uint32_t ranks)
 {}
 
 uint32_t
-CollectiveSchedule::AddSend(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps)
+CollectiveSchedule::AddSend(
+    uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps, uint32_t latencies)
 {
     if (src >= m_ranks || dst >= m_ranks)
     {
@@ -25,6 +26,7 @@ CollectiveSchedule::AddSend(uint32_t src, uint32_t dst, uint64_t bytes, std::vec
     s.src = src;
     s.dst = dst;
     s.bytes = bytes;
+    s.latencies = latencies;
     s.deps = std::move(deps);
     m_steps.push_back(std::move(s));
     return static_cast<uint32_t>(m_steps.size() - 1);

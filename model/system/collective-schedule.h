@@ -22,6 +22,8 @@ struct CollectiveStep
     bool isSend = true;         //!< true: a message; false: a local step
     uint32_t src = 0;           //!< sending rank (group index); local step: the rank
     uint32_t dst = 0;           //!< receiving rank (group index)
+    uint32_t latencies = 1;     //!< message: path latencies its delivery costs (a fluid stream's
+                                //!< latency term; see NetworkBackend::Send)
     uint64_t bytes = 0;         //!< message bytes
     double durationS = 0;       //!< local step: its duration, seconds
     std::vector<uint32_t> deps; //!< earlier steps that must be done first
@@ -44,12 +46,17 @@ class CollectiveSchedule
     explicit CollectiveSchedule(uint32_t ranks = 0);
 
     /**
-     * \brief Adds a message.
+     * \brief Adds a message (or, with \p latencies other than 1, a fluid stream).
      * \param src sending rank \param dst receiving rank \param bytes size
      * \param deps steps that must be done first
+     * \param latencies path latencies its delivery costs after its last byte
      * \return the step index
      */
-    uint32_t AddSend(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps);
+    uint32_t AddSend(uint32_t src,
+                     uint32_t dst,
+                     uint64_t bytes,
+                     std::vector<uint32_t> deps,
+                     uint32_t latencies = 1);
     /**
      * \brief Adds a local step (reduction compute, or a zero-time join of several steps).
      * \param rank the rank \param durationS its duration \param deps steps that must be done first

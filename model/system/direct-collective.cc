@@ -6,6 +6,8 @@
 
 #include "ns3/log.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -62,6 +64,70 @@ DirectCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) co
             break;
     }
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
+}
+
+void
+DirectCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const std::vector<uint32_t>& m = call.members;
+    const auto k = static_cast<uint32_t>(m.size());
+    const uint64_t s = call.bytes;
+    auto pairwise = [&](CollectiveOp op)
+    {
+        std::vector<FluidStream> streams;
+        streams.reserve(uint64_t(k) * (k - 1));
+        uint64_t largest = 0;
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            for (uint32_t j = 0; j < k; ++j)
+            {
+                if (i != j)
+                {
+                    const uint64_t bytes =
+                        ScheduleBuilder::Split(s, k, op == CollectiveOp::ALL_GATHER ? i : j);
+                    largest = std::max(largest, bytes);
+                    streams.push_back({m[i], m[j], bytes});
+                }
+            }
+        }
+        const double localS =
+            op == CollectiveOp::REDUCE_SCATTER ? b.ReduceSeconds((k - 1) * largest) : 0.0;
+        b.FluidPhase(m, streams, 1, localS);
+    };
+    auto star = [&](bool reduce)
+    {
+        std::vector<FluidStream> streams;
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            if (i != call.root)
+            {
+                streams.push_back(reduce ? FluidStream{m[i], m[call.root], s}
+                                         : FluidStream{m[call.root], m[i], s});
+            }
+        }
+        b.FluidPhase(m, streams, 1, reduce ? b.ReduceSeconds(s) : 0.0);
+    };
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            pairwise(CollectiveOp::REDUCE_SCATTER);
+            pairwise(CollectiveOp::ALL_GATHER);
+            return;
+        case CollectiveOp::BROADCAST:
+            star(false);
+            return;
+        case CollectiveOp::REDUCE:
+            star(true);
+            return;
+        case CollectiveOp::REDUCE_SCATTER:
+        case CollectiveOp::ALL_GATHER:
+        case CollectiveOp::ALL_TO_ALL:
+            pairwise(call.op);
+            return;
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    Check(call.op, k, "algorithm");
 }
 
 void

@@ -15,6 +15,7 @@ namespace rapidllm {
  * \brief Direct sends ("direct"): every rank sends each peer its block at once (reduce-scatter,
  * all-gather, all-to-all; all-reduce as reduce-scatter then all-gather), broadcast and reduce
  * as a star around the root. The default on fully connected dimensions, the only all-to-all.
+ * Its fluid form is its messages, one stream per pair and phase (they already run at once).
  */
 class DirectCollective : public CollectiveAlgorithm
 {
@@ -24,6 +25,7 @@ class DirectCollective : public CollectiveAlgorithm
 
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
      * \brief One message per ordered pair: reduce-scatter and all-to-all send block j to member

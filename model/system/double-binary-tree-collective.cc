@@ -17,6 +17,62 @@ NS_OBJECT_ENSURE_REGISTERED(DoubleBinaryTreeCollective);
 static TypeRegistrar<CollectiveAlgorithm> g_doubleBinaryTree(
     "double-binary-tree", DoubleBinaryTreeCollective::GetTypeId());
 
+namespace {
+/**
+ * \return the parent of each position in both trees (-1: the root). Tree 0 over positions:
+ * node p's parent clears its lowest set bit and sets the next (an in-order tree by trailing
+ * zeros), or just clears it when that leaves the range; position 0 is the root. Tree 1:
+ * mirrored positions (even k) or shifted by one (odd k), as NCCL does.
+ */
+std::vector<std::vector<int64_t>>
+Parents(uint32_t k)
+{
+    std::vector<int64_t> parent0(k, -1);
+    for (uint32_t p = 1; p < k; ++p)
+    {
+        uint32_t low = p & (~p + 1);
+        uint32_t up = (p ^ low) | (low << 1);
+        parent0[p] = up < k ? up : (p ^ low);
+    }
+    auto toPos1 = [k](uint32_t r)
+    {
+        return k % 2 == 0 ? k - 1 - r : (r + k - 1) % k;
+    };
+    auto fromPos1 = [k](uint32_t p)
+    {
+        return k % 2 == 0 ? k - 1 - p : (p + 1) % k;
+    };
+    std::vector<std::vector<int64_t>> parents(2, std::vector<int64_t>(k, -1));
+    for (int tree = 0; tree < 2; ++tree)
+    {
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            uint32_t p = tree == 0 ? r : toPos1(r);
+            if (parent0[p] >= 0)
+            {
+                parents[tree][r] = tree == 0 ? parent0[p] : fromPos1(uint32_t(parent0[p]));
+            }
+        }
+    }
+    return parents;
+}
+
+/** \return each member's depth in a tree given by its parents */
+std::vector<uint32_t>
+Depths(const std::vector<int64_t>& parent)
+{
+    std::vector<uint32_t> depth(parent.size(), 0);
+    for (uint32_t r = 0; r < parent.size(); ++r)
+    {
+        for (int64_t x = parent[r]; x >= 0; x = parent[x])
+        {
+            ++depth[r];
+        }
+    }
+    return depth;
+}
+} // namespace
+
 TypeId
 DoubleBinaryTreeCollective::GetTypeId()
 {
@@ -58,45 +114,12 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
     {
         return;
     }
-    // Tree 0 over positions: node p's parent clears its lowest set bit and sets the next (an
-    // in-order tree by trailing zeros), or just clears it when that leaves the range; position
-    // 0 is the root.
-    std::vector<int64_t> parent0(k, -1);
-    for (uint32_t p = 1; p < k; ++p)
-    {
-        uint32_t low = p & (~p + 1);
-        uint32_t up = (p ^ low) | (low << 1);
-        parent0[p] = up < k ? up : (p ^ low);
-    }
-    // Tree 1: mirrored positions (even k) or shifted by one (odd k), as NCCL does.
-    auto toPos1 = [k](uint32_t r)
-    {
-        return k % 2 == 0 ? k - 1 - r : (r + k - 1) % k;
-    };
-    auto fromPos1 = [k](uint32_t p)
-    {
-        return k % 2 == 0 ? k - 1 - p : (p + 1) % k;
-    };
+    const std::vector<std::vector<int64_t>> parents = Parents(k);
     std::vector<ScheduleBuilder::Step> finals[2];
     for (int tree = 0; tree < 2; ++tree)
     {
-        std::vector<int64_t> parent(k, -1);
-        for (uint32_t r = 0; r < k; ++r)
-        {
-            uint32_t p = tree == 0 ? r : toPos1(r);
-            if (parent0[p] >= 0)
-            {
-                parent[r] = tree == 0 ? parent0[p] : fromPos1(uint32_t(parent0[p]));
-            }
-        }
-        std::vector<uint32_t> depth(k, 0);
-        for (uint32_t r = 0; r < k; ++r)
-        {
-            for (int64_t x = parent[r]; x >= 0; x = parent[x])
-            {
-                ++depth[r];
-            }
-        }
+        const std::vector<int64_t>& parent = parents[tree];
+        const std::vector<uint32_t> depth = Depths(parent);
         std::vector<uint32_t> order(k);
         for (uint32_t r = 0; r < k; ++r)
         {
@@ -143,6 +166,62 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
     {
         b.SetReady(m[r], b.Join(m[r], {finals[0][r], finals[1][r]}));
     }
+}
+
+void
+DoubleBinaryTreeCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const std::vector<uint32_t>& m = call.members;
+    const uint64_t s = call.bytes;
+    const auto k = static_cast<uint32_t>(m.size());
+    Check(call.op, k, "algorithm");
+    if (k < 2)
+    {
+        return;
+    }
+    const std::vector<std::vector<int64_t>> parents = Parents(k);
+    std::vector<uint32_t> depths[2];
+    uint32_t levels = 0;
+    for (int tree = 0; tree < 2; ++tree)
+    {
+        depths[tree] = Depths(parents[tree]);
+        levels = std::max(levels, *std::max_element(depths[tree].begin(), depths[tree].end()));
+    }
+    const uint64_t half[2] = {s / 2, s - s / 2};
+    // The edges whose child sits at depth d, of both trees, as one phase: upward (reduce)
+    // or downward (broadcast).
+    auto level = [&](uint32_t d, bool up)
+    {
+        std::vector<FluidStream> streams;
+        std::vector<uint32_t> members;
+        for (int tree = 0; tree < 2; ++tree)
+        {
+            for (uint32_t r = 0; r < k; ++r)
+            {
+                if (parents[tree][r] >= 0 && depths[tree][r] == d)
+                {
+                    const uint32_t child = m[r];
+                    const uint32_t parent = m[parents[tree][r]];
+                    streams.push_back(up ? FluidStream{child, parent, half[tree]}
+                                         : FluidStream{parent, child, half[tree]});
+                    members.push_back(child);
+                    members.push_back(parent);
+                }
+            }
+        }
+        std::sort(members.begin(), members.end());
+        members.erase(std::unique(members.begin(), members.end()), members.end());
+        b.FluidPhase(members, streams, 1, up ? b.ReduceSeconds(half[1]) : 0.0);
+    };
+    for (uint32_t d = levels; d >= 1; --d)
+    {
+        level(d, true);
+    }
+    for (uint32_t d = 1; d <= levels; ++d)
+    {
+        level(d, false);
+    }
+    // Members that no phase touched keep their readiness; the others end with the last phase.
 }
 
 } // namespace rapidllm

@@ -16,6 +16,9 @@ namespace rapidllm {
  * 2009): two binary trees, each rank a leaf in one and inner in the other (for even n); each
  * tree reduces half the data up to its root and broadcasts it back down, pipelined in 1 MiB
  * pieces. All-reduce only.
+ *
+ * Fluid form: the levels of both trees as phases, reduce up from the deepest level and
+ * broadcast down, each a stream per tree edge of half the data (pipelined by the builder).
  */
 class DoubleBinaryTreeCollective : public CollectiveAlgorithm
 {
@@ -26,6 +29,7 @@ class DoubleBinaryTreeCollective : public CollectiveAlgorithm
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
 };
 
 } // namespace rapidllm

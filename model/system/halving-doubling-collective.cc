@@ -107,6 +107,15 @@ HalvingDoublingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall&
 }
 
 void
+HalvingDoublingCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    // One message per rank and step is already what a fluid form would keep: merging a
+    // rank's steps into concurrent streams would give it log2 n flows where its messages hold
+    // one at a time, a larger max-min share against other traffic than it has.
+    AddMessages(b, call);
+}
+
+void
 HalvingDoublingCollective::AddRecursive(ScheduleBuilder& b,
                                         const std::vector<uint32_t>& m,
                                         uint64_t s,

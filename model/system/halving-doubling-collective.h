@@ -16,6 +16,9 @@ namespace rapidllm {
  * IJHPCA 2005): reduce-scatter by recursive halving, all-gather by recursive doubling, each in
  * log2 n steps, all-reduce as the two. Reduce-scatter and all-gather need a power-of-two group;
  * all-reduce on other sizes uses Rabenseifner's fold.
+ *
+ * Fluid form: its messages (one per rank and step is already as few flows as a fluid form
+ * could keep while holding one flow per rank at a time, as the messages do).
  */
 class HalvingDoublingCollective : public CollectiveAlgorithm
 {
@@ -25,6 +28,7 @@ class HalvingDoublingCollective : public CollectiveAlgorithm
 
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
      * \brief Recursive halving reduce-scatter (\p reduce) or recursive doubling all-gather of

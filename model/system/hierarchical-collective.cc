@@ -123,6 +123,18 @@ HierarchicalCollective::Describe(const std::string& name,
 void
 HierarchicalCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const
 {
+    Compose(b, call, false);
+}
+
+void
+HierarchicalCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    Compose(b, call, true);
+}
+
+void
+HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const
+{
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
     const NetworkView& view = b.GetView();
     const std::vector<uint32_t> endpoints = EndpointsOf(b, call.members);
@@ -165,7 +177,14 @@ HierarchicalCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& ca
         for (const auto& m : subgroups[i])
         {
             sub.members = m;
-            algorithm.AddMessages(b, sub);
+            if (fluid)
+            {
+                algorithm.AddFluid(b, sub);
+            }
+            else
+            {
+                algorithm.AddMessages(b, sub);
+            }
         }
     };
     if (call.op == CollectiveOp::ALL_REDUCE)

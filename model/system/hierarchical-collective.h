@@ -17,7 +17,7 @@ namespace rapidllm {
  * there. All-reduce is reduce-scatter from the innermost dimension outwards, all-reduce on the
  * outermost, all-gather back in; reduce-scatter and all-gather are their halves. The group must
  * be a full grid over the dimensions it spans (e.g. whole nodes). Pipelined in 1 MiB pieces, at
- * most 8.
+ * most 8. Its fluid form is the same phases, each the dimension algorithm's fluid form.
  */
 class HierarchicalCollective : public CollectiveAlgorithm
 {
@@ -28,10 +28,15 @@ class HierarchicalCollective : public CollectiveAlgorithm
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
     std::string Describe(const std::string& name,
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;
     bool ComposesDimensions() const override;
+
+  private:
+    /** \brief Writes the phases of \p call: each dimension's messages, or its fluid form. */
+    void Compose(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const;
 };
 
 } // namespace rapidllm

@@ -128,13 +128,13 @@ ReplayJob::IsPipelineTransfer(uint32_t rank, uint32_t peer) const
 }
 
 SymmetryPlan
-ReplayJob::PlanSymmetry(const NetworkView& view, bool serializeGroups) const
+ReplayJob::PlanSymmetry(const NetworkView& view, bool serializeGroups, bool fold) const
 {
     if (!m_layout)
     {
         return SymmetryPlan(GetRankCount());
     }
-    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups);
+    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold);
 }
 
 ExecutionTrace

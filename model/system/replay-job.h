@@ -72,9 +72,13 @@ class ReplayJob
      * \brief The symmetry reduction this job allows on a network (see SymmetryPlan): a
      * workload job folds its symmetric copies, a trace set simulates every rank.
      * \param view the network \param serializeGroups whether a group runs one collective at a
-     * time \return the plan
+     * time \param fold whether to fold copies (false: every rank simulated; a workload job's
+     * tensor collectives are still timed once where that is exact)
+     * \return the plan
      */
-    SymmetryPlan PlanSymmetry(const NetworkView& view, bool serializeGroups) const;
+    SymmetryPlan PlanSymmetry(const NetworkView& view,
+                              bool serializeGroups,
+                              bool fold = true) const;
 
     /**
      * \brief The trace \p rank executes, with groups and peers bound (what a file would hold).

@@ -85,6 +85,71 @@ RingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) cons
 }
 
 void
+RingCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const std::vector<uint32_t>& m = call.members;
+    const auto k = static_cast<uint32_t>(m.size());
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            AddFluidPasses(b, m, call.bytes, 2, true);
+            return;
+        case CollectiveOp::REDUCE_SCATTER:
+            AddFluidPasses(b, m, call.bytes, 1, true);
+            return;
+        case CollectiveOp::ALL_GATHER:
+            AddFluidPasses(b, m, call.bytes, 1, false);
+            return;
+        case CollectiveOp::BROADCAST:
+            // One phase per hop, outward from the root.
+            for (uint32_t i = 1; i < k; ++i)
+            {
+                const uint32_t from = m[(call.root + i - 1) % k];
+                const uint32_t to = m[(call.root + i) % k];
+                b.FluidPhase({from, to}, {{from, to, call.bytes}}, 1);
+            }
+            return;
+        case CollectiveOp::REDUCE:
+            // One phase per hop, from the far end toward the root.
+            for (uint32_t i = k - 1; i >= 1; --i)
+            {
+                const uint32_t from = m[(call.root + i) % k];
+                const uint32_t to = m[(call.root + i - 1) % k];
+                b.FluidPhase({from, to}, {{from, to, call.bytes}}, 1, b.ReduceSeconds(call.bytes));
+            }
+            return;
+        case CollectiveOp::ALL_TO_ALL:
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    Check(call.op, k, "algorithm");
+}
+
+void
+RingCollective::AddFluidPasses(
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, uint32_t passes, bool reduce)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    if (k < 2)
+    {
+        return;
+    }
+    // Member i sends every block but block i+1 around a pass (see AddPass); the passes' streams
+    // of one edge are one stream (a ring moves at the pace of its slowest edge, every step
+    // waiting for the last, so the edges' streams end together as the passes' steps do).
+    std::vector<FluidStream> streams;
+    streams.reserve(k);
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        streams.push_back(
+            {m[i], m[(i + 1) % k], passes * (s - ScheduleBuilder::Split(s, k, (i + 1) % k))});
+    }
+    // A reduce-scatter pass reduces k-1 blocks in turn on every member.
+    const double localS = reduce ? b.ReduceSeconds((k - 1) * ScheduleBuilder::Split(s, k, 0)) : 0.0;
+    b.FluidPhase(m, streams, passes * (k - 1), localS);
+}
+
+void
 RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, bool reduce)
 {
     const auto k = static_cast<uint32_t>(m.size());

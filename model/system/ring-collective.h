@@ -15,6 +15,10 @@ namespace rapidllm {
  * \brief The ring ("ring"): reduce-scatter and all-gather in n-1 steps of S/n around the
  * members' order, all-reduce as the two in turn (as NCCL's ring); broadcast and reduce as a
  * chain from or to the root, pipelined in 1 MiB pieces. No all-to-all.
+ *
+ * Fluid form: a pass is one stream per ring edge carrying every block the edge sends, with the
+ * pass's n-1 latencies (all-reduce: both passes, 2(n-1)/n S and 2(n-1) latencies per edge); a
+ * chain is one phase per hop (pipelined by the builder).
  */
 class RingCollective : public CollectiveAlgorithm
 {
@@ -25,6 +29,18 @@ class RingCollective : public CollectiveAlgorithm
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
+
+    /**
+     * \brief The fluid form of \p passes passes around the ring (1: reduce-scatter or
+     * all-gather, 2: all-reduce) of \p bytes among \p members; \p reduce: the first pass
+     * reduces.
+     */
+    static void AddFluidPasses(ScheduleBuilder& b,
+                               const std::vector<uint32_t>& members,
+                               uint64_t bytes,
+                               uint32_t passes,
+                               bool reduce);
 
     /**
      * \brief One pass around the ring: reduce-scatter (\p reduce) or all-gather of \p bytes

@@ -14,13 +14,172 @@ namespace rapidllm {
 ScheduleBuilder::ScheduleBuilder(CollectiveSchedule& schedule,
                                  const CollectivePlanner& planner,
                                  const std::vector<uint32_t>& endpoints,
-                                 double reduceBytesPerSecond)
+                                 double reduceBytesPerSecond,
+                                 bool fluid)
     : m_schedule(schedule)
     , m_planner(planner)
     , m_endpoints(endpoints)
     , m_reduceRate(reduceBytesPerSecond)
     , m_ready(schedule.GetRankCount(), kNone)
+    , m_fluid(fluid)
 {}
+
+bool
+ScheduleBuilder::IsFluid() const
+{
+    return m_fluid;
+}
+
+double
+ScheduleBuilder::ReduceSeconds(uint64_t bytes) const
+{
+    return m_reduceRate > 0 ? bytes / m_reduceRate : 0.0;
+}
+
+namespace {
+/** \return the distinct steps of \p steps (kNone left out), sorted */
+std::vector<uint32_t>
+DistinctSteps(std::vector<ScheduleBuilder::Step> steps)
+{
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    std::vector<uint32_t> out;
+    out.reserve(steps.size());
+    for (auto s : steps)
+    {
+        if (s >= 0)
+        {
+            out.push_back(uint32_t(s));
+        }
+    }
+    return out;
+}
+} // namespace
+
+void
+ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
+                            const std::vector<FluidStream>& streams,
+                            uint32_t latencies,
+                            double localS,
+                            bool barrier)
+{
+    if (streams.empty() || members.empty())
+    {
+        return;
+    }
+    latencies = std::max(latencies, 1u);
+    const uint32_t lead = members.front();
+    const bool pipelined = m_fluidChunks > 1;
+    // A step done when all of \p steps are (one zero-time local step of \p rank for several).
+    auto joinAll = [&](uint32_t rank, std::vector<uint32_t> steps) -> Step
+    {
+        if (steps.empty())
+        {
+            return kNone;
+        }
+        if (steps.size() == 1)
+        {
+            return steps[0];
+        }
+        return m_schedule.AddLocal(rank, 0, std::move(steps));
+    };
+    // Where each stream waits: the members' joint readiness, or the source's.
+    auto startsOf = [&](const std::vector<Step>& track)
+    {
+        std::vector<Step> starts(streams.size());
+        if (barrier)
+        {
+            std::vector<Step> ready;
+            ready.reserve(members.size());
+            for (uint32_t m : members)
+            {
+                ready.push_back(track[m]);
+            }
+            std::fill(starts.begin(), starts.end(), joinAll(lead, DistinctSteps(ready)));
+        }
+        else
+        {
+            for (std::size_t i = 0; i < streams.size(); ++i)
+            {
+                starts[i] = track[streams[i].src];
+            }
+        }
+        return starts;
+    };
+    // After the phase: every member ready at the end of all streams (barrier) or of those
+    // into it, plus the local time.
+    auto finish = [&](const std::vector<uint32_t>& ends, std::vector<Step>& track)
+    {
+        auto local = [&](uint32_t rank, Step end)
+        {
+            return localS > 0 ? Step(m_schedule.AddLocal(rank, localS, Deps(end))) : end;
+        };
+        if (barrier)
+        {
+            const Step end = local(lead, joinAll(lead, ends));
+            for (uint32_t m : members)
+            {
+                track[m] = end;
+            }
+            return;
+        }
+        std::vector<std::vector<uint32_t>> into(GetRankCount());
+        for (std::size_t i = 0; i < streams.size(); ++i)
+        {
+            into[streams[i].dst].push_back(ends[i]);
+        }
+        for (uint32_t m : members)
+        {
+            if (!into[m].empty())
+            {
+                track[m] = local(m, joinAll(m, std::move(into[m])));
+            }
+        }
+    };
+    const std::vector<Step> starts = startsOf(m_ready);
+    std::vector<uint32_t> ends;
+    ends.reserve(streams.size());
+    for (std::size_t i = 0; i < streams.size(); ++i)
+    {
+        const FluidStream& st = streams[i];
+        if (!pipelined)
+        {
+            ends.push_back(
+                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies));
+            continue;
+        }
+        // Pipelined (see Chunked): the stream's first message's worth (its head) is what the
+        // next piece's stream waits for; the rest follows it on the stream.
+        const uint64_t head = st.bytes / latencies;
+        uint32_t end = m_schedule.AddSend(st.src, st.dst, head, Deps(starts[i]), 1);
+        m_pipelined.push_back(end);
+        if (latencies > 1)
+        {
+            // Only the phase's end waits for the rest: it carries the latencies left.
+            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, latencies - 1);
+        }
+        ends.push_back(end);
+    }
+    finish(ends, m_ready);
+}
+
+CollectiveSchedule
+ScheduleBuilder::Messages(const CollectiveAlgorithm& algorithm, const CollectiveCall& call) const
+{
+    CollectiveSchedule messages(GetRankCount());
+    ScheduleBuilder b(messages, m_planner, m_endpoints, m_reduceRate, false);
+    algorithm.AddMessages(b, call);
+    return messages;
+}
+
+void
+ScheduleBuilder::FinishFluid()
+{
+    for (uint32_t r = 0; r < GetRankCount(); ++r)
+    {
+        m_schedule.AddLocal(r, 0, Deps(m_ready[r]));
+    }
+}
 
 ScheduleBuilder::Step
 ScheduleBuilder::GetReady(uint32_t rank) const
@@ -100,6 +259,9 @@ ScheduleBuilder::Chunked(uint32_t chunks,
         phase(bytes);
         return;
     }
+    // A fluid form is pipelined like messages, stream by stream: the q-th stream of piece j
+    // waits for the head of the q-th stream of piece j-1 (see FluidPhase).
+    m_fluidChunks = chunks;
     const uint32_t ranks = GetRankCount();
     const std::vector<Step> initial = m_ready;
     std::vector<std::vector<Step>> finals(ranks);
@@ -108,9 +270,14 @@ ScheduleBuilder::Chunked(uint32_t chunks,
     {
         m_ready = initial;
         const auto mark = static_cast<uint32_t>(m_schedule.GetSteps().size());
+        m_pipelined.clear();
         phase(Split(bytes, chunks, j));
         std::vector<uint32_t> sends;
-        for (uint32_t i = mark; i < m_schedule.GetSteps().size(); ++i)
+        // A fluid piece pairs its streams' heads; messages written as they are (an algorithm
+        // whose fluid form is its messages) pair as messages.
+        sends.swap(m_pipelined);
+        const bool streams = !sends.empty();
+        for (uint32_t i = mark; i < m_schedule.GetSteps().size() && !streams; ++i)
         {
             if (m_schedule.GetSteps()[i].isSend)
             {
@@ -131,6 +298,7 @@ ScheduleBuilder::Chunked(uint32_t chunks,
     {
         m_ready[x] = Join(x, finals[x]);
     }
+    m_fluidChunks = 1;
 }
 
 CollectiveSchedule&

@@ -17,8 +17,21 @@ namespace ns3 {
 namespace rapidllm {
 
 class CollectiveAlgorithm;
+struct CollectiveCall;
 class CollectivePlanner;
 class NetworkView;
+
+/**
+ * \ingroup rapid-llm
+ * \brief One stream of a fluid phase: \p src sends \p bytes to \p dst, as one flow that
+ * shares its links max-min with everything else in flight.
+ */
+struct FluidStream
+{
+    uint32_t src = 0;   //!< sending rank (schedule rank)
+    uint32_t dst = 0;   //!< receiving rank
+    uint64_t bytes = 0; //!< what it carries over the whole phase
+};
 
 /**
  * \ingroup rapid-llm
@@ -30,6 +43,15 @@ class NetworkView;
  * GetReady(r) before a rank's first message and SetReady(r, step) after its last, so phases
  * written one after the other (a reduce-scatter, then an all-gather; a dimension, then the
  * next) chain without knowing each other.
+ *
+ * A fluid builder (IsFluid()) writes a collective's fluid form instead (issue 11): each phase
+ * of the algorithm as its concurrent streams (FluidPhase), so a ring all-reduce among n ranks
+ * is n streams instead of 2n(n-1) messages. Pipelining (Chunked) works as for messages, stream
+ * by stream: a pipelined stream is its head (one message's worth: bytes / latency count, one
+ * latency), then the rest (the other latencies), and the q-th stream of piece j waits for the
+ * head of the q-th stream of piece j-1, as the q-th message of piece j waits for that of piece
+ * j-1. So the pieces of one phase share its links as their messages
+ * do, and the pipeline's fill and drain across phases are those of the messages.
  */
 class ScheduleBuilder
 {
@@ -44,11 +66,16 @@ class ScheduleBuilder
      * \param planner where the per-dimension algorithms and the network view come from
      * \param endpoints the endpoint of each rank
      * \param reduceBytesPerSecond local reduction rate (0: reductions are free)
+     * \param fluid write the fluid form (FluidPhase) instead of messages
      */
     ScheduleBuilder(CollectiveSchedule& schedule,
                     const CollectivePlanner& planner,
                     const std::vector<uint32_t>& endpoints,
-                    double reduceBytesPerSecond);
+                    double reduceBytesPerSecond,
+                    bool fluid = false);
+
+    /** \return whether this builder writes fluid forms (AddFluid) rather than messages */
+    bool IsFluid() const;
 
     /** \return the step \p rank waits for before its next phase (kNone: nothing) */
     Step GetReady(uint32_t rank) const;
@@ -77,6 +104,47 @@ class ScheduleBuilder
      * a zero-time local step of \p rank if several, kNone if none.
      */
     Step Join(uint32_t rank, const std::vector<Step>& steps);
+    /** \return the time a local reduction of \p bytes takes (0 when reductions are free) */
+    double ReduceSeconds(uint64_t bytes) const;
+
+    /**
+     * \brief Writes one phase of a fluid collective among \p members: the streams start
+     * once every member is ready, each carries its bytes at the rate the network gives it, and
+     * the phase is over for every member when every stream has been delivered, \p latencies
+     * path latencies after its last byte (the latency term of the messages it stands for),
+     * plus \p localS of local work (reductions on the critical path). Pipelined (inside
+     * Chunked), a stream's latency term is split (see the class). Nothing is written when
+     * \p streams is empty.
+     * Without \p barrier, a stream starts when its source is ready and a member is ready
+     * after the streams into it (as a ring pass, whose every step waits for what the rank
+     * received): ranks then advance unevenly where the network is uneven, as their messages do.
+     * \param members the ranks taking part (each sends or receives at least one stream)
+     * \param streams the concurrent streams \param latencies the latency count (>= 1)
+     * \param localS local seconds after the streams
+     * \param barrier whether the phase starts and ends for all members at once
+     */
+    void FluidPhase(const std::vector<uint32_t>& members,
+                    const std::vector<FluidStream>& streams,
+                    uint32_t latencies,
+                    double localS = 0,
+                    bool barrier = true);
+
+    /**
+     * \brief The messages \p algorithm writes for \p call, in a schedule of their own (every
+     * rank ready at once): what a default fluid form is derived from.
+     * \param algorithm the algorithm \param call the call
+     * \return the message schedule (the group's ranks, only \p call's members used)
+     */
+    CollectiveSchedule Messages(const CollectiveAlgorithm& algorithm,
+                                const CollectiveCall& call) const;
+
+    /**
+     * \brief Ends a fluid collective: every rank of the group gets a zero-time step after
+     * its last phase, so that each rank's part ends when the collective does (the fluid
+     * form's streams are shared by all ranks, so no rank is done before the last stream).
+     */
+    void FinishFluid();
+
     /** \brief Makes \p step also wait for the earlier \p dep. */
     void AddDependency(uint32_t step, uint32_t dep);
     /** \return the dependency list of one optional step */
@@ -119,6 +187,9 @@ class ScheduleBuilder
     const std::vector<uint32_t>& m_endpoints; //!< rank -> endpoint
     double m_reduceRate;                      //!< bytes per second, 0 = free
     std::vector<Step> m_ready;                //!< per rank: what its next phase waits for
+    bool m_fluid;                             //!< writing fluid forms
+    uint32_t m_fluidChunks = 1;               //!< pipeline pieces of the phases now
+    std::vector<uint32_t> m_pipelined;        //!< fluid, pipelined: this piece's stream heads
 };
 
 } // namespace rapidllm

@@ -23,7 +23,8 @@ SymmetryPlan::SymmetryPlan(uint32_t ranks)
 SymmetryPlan
 SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
                         const NetworkView& view,
-                        bool serializeGroups)
+                        bool serializeGroups,
+                        bool fold)
 {
     SymmetryPlan plan(layout->Ranks());
     if (view.HasFaults())
@@ -32,17 +33,17 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
         return plan; // copies would differ: replay every rank
     }
     // Timing a group's collective once is exact only if the group runs one at a time.
-    bool tensorOnce = serializeGroups && layout->GroupSize(GroupKind::TP) > 1
-                      && TensorGroupsOwnLinks(*layout, view);
+    const bool tensor = layout->GroupSize(GroupKind::TP) > 1;
+    const bool tensorOnce = serializeGroups && tensor && TensorGroupsOwnLinks(*layout, view);
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
-    if (tensorOnce)
+    if (tensor && TensorTranslationSymmetric(*layout, view))
     {
         axes.push_back(GroupKind::TP);
     }
     uint32_t copies = 1;
     for (GroupKind axis : axes)
     {
-        if (layout->GroupSize(axis) > 1)
+        if (fold && layout->GroupSize(axis) > 1)
         {
             plan.m_foldedAxes.push_back(axis);
             copies *= layout->GroupSize(axis);
@@ -50,6 +51,12 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     }
     if (plan.m_foldedAxes.empty())
     {
+        if (tensorOnce)
+        {
+            // Every rank simulated; each tensor group still times its repeats.
+            plan.m_layout = layout;
+            plan.m_tensorOnce = true;
+        }
         return plan;
     }
     plan.m_layout = layout;
@@ -169,6 +176,35 @@ SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups) const
         ghosts.push_back(image);
     }
     return ghosts;
+}
+
+bool
+SymmetryPlan::TensorTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view)
+{
+    const TopologyKind inner = view.GetDimension(0).kind;
+    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
+    {
+        return false; // paths inside the dimension depend on the members' positions
+    }
+    // Tensor groups inside one instance of dimension 0: a move along the tensor axis changes
+    // only coordinates in dimension 0, the same way on every instance (any permutation of a
+    // switch's or a full mesh's members maps it onto itself, and the outer dimensions'
+    // instances, indexed by the other coordinates, onto each other).
+    for (uint32_t r = 0; r < layout.Ranks(); ++r)
+    {
+        if (layout.IndexInGroup(r, GroupKind::TP) != 0)
+        {
+            continue;
+        }
+        for (uint32_t m : layout.Group(r, GroupKind::TP))
+        {
+            if (view.GetInstance(m, 0) != view.GetInstance(r, 0))
+            {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 bool

@@ -23,19 +23,22 @@ class NetworkView;
  * reduction of a workload job, made by ReplayJob::PlanSymmetry and used by the TraceReplayer.
  *
  * The ranks of one pipeline stage run the same graph, so one rank can stand for all its copies
- * along the expert and outer data-parallel axes: it is simulated, its copies are not. Its
- * collectives still run over their whole groups (the copies are ghost members), and every
- * message and collective it issues is also issued by each copy (ghost traffic, translated by
- * GetTranslationCount() offsets), so the network carries the full job's load. When every
- * tensor-parallel group owns its links (a switch or fully connected innermost dimension that
- * holds whole tensor groups and no two members of any other group or pipeline neighbour), the
- * tensor axis is folded too and each tensor group's collectives of one kind and size run once
- * and are then timed from that measurement (exact: nothing else can share those links). The
- * rest assumes that copies advance in step, as they do on a symmetric network: a network with a
+ * along the expert and outer data-parallel axes, and along the tensor axis wherever the network
+ * looks the same from every member of a tensor group (each tensor group inside one instance of a
+ * switch or fully connected innermost dimension: moving along the tensor axis then only permutes
+ * the GPUs of that instance, rails and all): it is simulated, its copies are not. Its collectives
+ * still run over their whole groups (the copies are ghost members, executing on the network),
+ * and every message and collective it issues is also issued by each copy (ghost traffic,
+ * translated by GetTranslationCount() offsets), so the network carries the full job's load.
+ * When every tensor-parallel group owns its links (a switch or fully connected innermost
+ * dimension that holds whole tensor groups and no two members of any other group or pipeline
+ * neighbour), each tensor group's collectives of one kind and size run once and are then timed
+ * from that measurement (exact: nothing else can share those links), folded or not. The rest
+ * assumes that copies advance in step, as they do on a symmetric network: a network with a
  * degraded or dead link gets no reduction.
  *
- * A plan made by the default constructor simulates every rank (trace sets, the Symmetry
- * attribute off).
+ * A plan made by the default constructor simulates every rank and times nothing once (trace
+ * sets).
  */
 class SymmetryPlan
 {
@@ -50,11 +53,14 @@ class SymmetryPlan
      * decides whether tensor groups own their links
      * \param serializeGroups whether a group runs one collective at a time (timing a tensor
      * group's collective once is exact only then)
+     * \param fold whether to fold copies at all (false: every rank simulated, tensor
+     * collectives still timed once where exact)
      * \return the plan (no reduction when nothing folds)
      */
     static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
                                   const NetworkView& view,
-                                  bool serializeGroups);
+                                  bool serializeGroups,
+                                  bool fold = true);
 
     /** \return whether some ranks are not simulated */
     bool IsReduced() const;
@@ -83,6 +89,11 @@ class SymmetryPlan
   private:
     /** \return whether every tensor-parallel group owns its links (see the class comment) */
     static bool TensorGroupsOwnLinks(const ParallelLayout& layout, const NetworkView& view);
+    /**
+     * \return whether moving along the tensor axis maps the network onto itself: every tensor
+     * group inside one instance of a switch or fully connected innermost dimension
+     */
+    static bool TensorTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view);
 
     uint32_t m_ranks = 0;                              //!< ranks of the job
     std::shared_ptr<const ParallelLayout> m_layout;    //!< null: no reduction

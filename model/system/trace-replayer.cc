@@ -65,6 +65,20 @@ TraceReplayer::GetTypeId()
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_algorithm),
                           MakeStringChecker())
+            .AddAttribute("TraceAllMessages",
+                          "Run every collective of every rank and symmetric copy on the network "
+                          "(none timed from an earlier identical one), so that the backend's "
+                          "MessageDelivered trace and link statistics see all the job's traffic.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&TraceReplayer::m_traceAll),
+                          MakeBooleanChecker())
+            .AddAttribute("Granularity",
+                          "How collectives run: auto or fluid (each algorithm's fluid form, its "
+                          "concurrent streams, on a backend that carries them, such as flow; "
+                          "messages elsewhere) or message (every message).",
+                          StringValue("auto"),
+                          MakeStringAccessor(&TraceReplayer::m_granularity),
+                          MakeStringChecker())
             .AddTraceSource("OperatorStart",
                             "An operator of a simulated rank starts (an OperatorEvent: rank, "
                             "node, name, kind, time, duration, FLOPs, bytes, group).",
@@ -150,6 +164,8 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     }
     // Bad algorithm names are input errors: report them before anything runs.
     m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
+    CollectiveEngine::CheckGranularity(m_granularity, "Granularity");
+    m_engine->SetAttribute("Granularity", StringValue(m_granularity));
     m_job = &job;
     m_onDone = onDone;
     m_left = 0;
@@ -160,11 +176,14 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     {
         m_world.push_back(r);
     }
-    m_plan =
-        m_symmetry ? job.PlanSymmetry(view, m_serializeGroups) : SymmetryPlan(job.GetRankCount());
+    m_plan = job.PlanSymmetry(view, m_serializeGroups, m_symmetry);
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
+    m_kinds.assign(job.GetGraphCount(), {});
+    // Kernels run back to back within one event where nothing can interleave (one stream;
+    // operator events need their own times).
+    m_chainKernels = m_streams == 1 && !m_traceOperators;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         if (!m_plan.IsSimulated(r))
@@ -174,6 +193,16 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         RankState& s = m_ranks[r];
         s.graph = &job.GetGraph(r);
         const uint32_t n = static_cast<uint32_t>(s.graph->GetNNodes());
+        std::vector<uint8_t>& kinds = m_kinds[job.GetGraphIndex(r)];
+        if (kinds.size() != n)
+        {
+            kinds.resize(n);
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                kinds[i] = uint8_t(ToOperatorKind(s.graph->GetNode(i).type));
+            }
+        }
+        s.kinds = kinds.data();
         s.waiting.resize(n);
         s.status.assign(n, kStatusIdle);
         s.left = n;
@@ -184,15 +213,22 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
             s.waiting[i] = static_cast<uint32_t>(s.graph->GetDeps(i).size());
         }
     }
+    // The nodes ready at the start, found before any runs (a node may complete at once and
+    // release others, which MakeReady then handles).
+    std::vector<std::pair<uint32_t, uint32_t>> roots;
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         for (uint32_t i = 0; i < m_ranks[r].waiting.size(); ++i)
         {
             if (m_ranks[r].waiting[i] == 0)
             {
-                MakeReady(r, i, kCauseCompute);
+                roots.emplace_back(r, i);
             }
         }
+    }
+    for (const auto& [r, i] : roots)
+    {
+        MakeReady(r, i, kCauseCompute);
     }
 }
 
@@ -213,7 +249,9 @@ TraceReplayer::Collect()
     result.tensorTimed = m_plan.TimesTensorOnce();
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
-        RankTiming t = m_ranks[m_plan.RepresentativeOf(r)].timing;
+        const RankState& s = m_ranks[m_plan.RepresentativeOf(r)];
+        RankTiming t = s.timing;
+        t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
         if (t.finishS > result.stepTimeS || result.ranks.empty())
@@ -235,6 +273,8 @@ TraceReplayer::Collect()
     m_transfers.clear();
     m_measuring.clear();
     m_tpTimes.clear();
+    m_groupIndex.clear();
+    m_kinds.clear();
     m_commStarts.clear();
     m_plan = SymmetryPlan();
     m_world.clear();
@@ -311,6 +351,31 @@ TraceReplayer::OperatorEnded(uint32_t rank, uint32_t node)
     m_opEnd(e);
 }
 
+TraceReplayer::GroupIndex&
+TraceReplayer::IndexOf(uint32_t group)
+{
+    auto [it, added] = m_groupIndex.try_emplace(group);
+    GroupIndex& index = it->second;
+    if (added)
+    {
+        const std::vector<uint32_t>& members = MembersOf(group);
+        index.simulated = 0;
+        for (uint32_t r : members)
+        {
+            index.simulated += m_plan.IsSimulated(r) ? 1 : 0;
+        }
+        if (group != kWorldGroup && members.size() > 64)
+        {
+            // Large groups find a member's position by hash, not by a scan per join.
+            for (uint32_t i = 0; i < members.size(); ++i)
+            {
+                index.position.emplace(members[i], i);
+            }
+        }
+    }
+    return index;
+}
+
 const std::vector<uint32_t>&
 TraceReplayer::MembersOf(uint32_t group)
 {
@@ -321,7 +386,7 @@ void
 TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 {
     RankState& s = m_ranks[rank];
-    switch (ToOperatorKind(s.graph->GetNode(node).type))
+    switch (OperatorKind(s.kinds[node]))
     {
         case OperatorKind::COMPUTE:
             s.ready.push({node, cause});
@@ -344,6 +409,20 @@ TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
 void
 TraceReplayer::Complete(uint32_t rank, uint32_t node)
 {
+    CompleteAt(rank, node, Simulator::Now().GetNanoSeconds());
+}
+
+void
+TraceReplayer::NotePosted(uint32_t rank, uint32_t node)
+{
+    RankState& s = m_ranks[rank];
+    const auto children = s.graph->GetChildren(node);
+    s.inFlight.emplace_back(node, children.empty() ? kAbsent : children[0]);
+}
+
+void
+TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
+{
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
     s.left--;
@@ -351,8 +430,19 @@ TraceReplayer::Complete(uint32_t rank, uint32_t node)
     {
         Simulator::ScheduleNow(m_onDone);
     }
-    s.timing.finishS = std::max(s.timing.finishS, Simulator::Now().GetSeconds());
+    s.finishNs = std::max(s.finishNs, nowNs);
     const TraceNode& n = s.graph->GetNode(node);
+    if (OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE && !s.inFlight.empty())
+    {
+        for (auto it = s.inFlight.begin(); it != s.inFlight.end(); ++it)
+        {
+            if (it->first == node)
+            {
+                s.inFlight.erase(it);
+                break;
+            }
+        }
+    }
     if (m_traceOperators)
     {
         OperatorEnded(rank, node);
@@ -399,9 +489,69 @@ TraceReplayer::StartCompute(uint32_t rank)
         {
             OperatorStarted(rank, node);
         }
-        const uint64_t ns = s.graph->GetNode(node).durationNs;
+        const int64_t ns =
+            m_chainKernels ? ChainKernels(rank, node) : int64_t(s.graph->GetNode(node).durationNs);
         Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
     }
+}
+
+int64_t
+TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
+{
+    RankState& s = m_ranks[rank];
+    const ExecutionTrace& g = *s.graph;
+    const int64_t start = Simulator::Now().GetNanoSeconds();
+    int64_t end = start + int64_t(g.GetNode(node).durationNs);
+    while (true)
+    {
+        // The kernel that starts when this one ends: the first ready one, among those waiting
+        // and this one's children that it releases. Every child must be a kernel (anything
+        // else has to be posted at the end time, by an event).
+        const auto children = g.GetChildren(node);
+        if (children.empty())
+        {
+            break;
+        }
+        uint32_t next = s.ready.empty() ? kAbsent : s.ready.top().first;
+        bool kernelsOnly = true;
+        for (uint32_t c : children)
+        {
+            if (OperatorKind(s.kinds[c]) != OperatorKind::COMPUTE)
+            {
+                kernelsOnly = false;
+                break;
+            }
+            if (s.waiting[c] == 1)
+            {
+                next = std::min(next, c);
+            }
+        }
+        if (!kernelsOnly || next == kAbsent)
+        {
+            break;
+        }
+        // A posted communication could release a node before `end`; that node would take the
+        // stream first only with a lower index than `next` (children follow their parents).
+        for (const auto& posted : s.inFlight)
+        {
+            if (posted.second <= next)
+            {
+                next = kAbsent;
+                break;
+            }
+        }
+        if (next == kAbsent)
+        {
+            break;
+        }
+        CompleteAt(rank, node, end);
+        NS_ASSERT(!s.ready.empty() && s.ready.top().first == next);
+        s.ready.pop();
+        node = next;
+        s.status[node] = kStatusPosted;
+        end += int64_t(g.GetNode(node).durationNs);
+    }
+    return end - start;
 }
 
 void
@@ -437,8 +587,23 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
                           + ", which the communicator groups do not define");
     }
     const std::vector<uint32_t>& members = MembersOf(group);
-    auto pos = std::find(members.begin(), members.end(), rank);
-    if (pos == members.end())
+    GroupIndex& index = IndexOf(group);
+    uint32_t pos = kAbsent;
+    if (group == kWorldGroup)
+    {
+        pos = rank;
+    }
+    else if (index.position.empty())
+    {
+        auto found = std::find(members.begin(), members.end(), rank);
+        pos = found == members.end() ? kAbsent : uint32_t(found - members.begin());
+    }
+    else
+    {
+        auto found = index.position.find(rank);
+        pos = found == index.position.end() ? kAbsent : found->second;
+    }
+    if (pos == kAbsent)
     {
         throw ReplayError(Describe(rank, node) + ": rank " + std::to_string(rank)
                           + " is not a member of group " + std::to_string(group));
@@ -462,17 +627,10 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
                           + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
                           + " bytes");
     }
-    m.nodeOfMember[pos - members.begin()] = node;
+    m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;
-    const auto expected =
-        m_plan.IsReduced()
-            ? static_cast<std::size_t>(std::count_if(members.begin(),
-                                                     members.end(),
-                                                     [this](uint32_t r)
-                                                     {
-                                                         return m_plan.IsSimulated(r);
-                                                     }))
-            : members.size();
+    NotePosted(rank, node);
+    const std::size_t expected = index.simulated;
     if (++m.joined < expected)
     {
         NS_LOG_LOGIC("rank " << rank << " joins " << ToString(n.commType) << " #"
@@ -505,7 +663,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
             OperatorStarted(r, m.nodeOfMember[i]);
         }
     }
-    const bool tensor = m_plan.IsTimedOnce(m.group);
+    const bool tensor = m_plan.IsTimedOnce(m.group) && !m_traceAll;
     auto timed = m_tpTimes.end();
     if (tensor)
     {
@@ -521,11 +679,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
                                    << " without the network");
         const uint64_t pseudo = UINT64_MAX - m_collectives;
         m_running[pseudo] = key;
-        for (uint32_t i = 0; i < members.size(); ++i)
-        {
-            Simulator::Schedule(delay, &TraceReplayer::CollectiveRankDone, this, pseudo, i, 0);
-        }
-        Simulator::Schedule(delay, &TraceReplayer::CollectiveDone, this, pseudo);
+        Simulator::Schedule(delay, &TraceReplayer::TimedDone, this, pseudo);
         return;
     }
     CollectiveRequest request;
@@ -552,6 +706,18 @@ TraceReplayer::LaunchMeeting(uint64_t key)
         m_engine->Start(
             ghost, CollectiveEngine::RankDoneCallback(), CollectiveEngine::DoneCallback());
     }
+}
+
+void
+TraceReplayer::TimedDone(uint64_t collective)
+{
+    const auto members =
+        static_cast<uint32_t>(MembersOf(m_meetings.at(m_running.at(collective)).group).size());
+    for (uint32_t i = 0; i < members; ++i)
+    {
+        CollectiveRankDone(collective, i, 0);
+    }
+    CollectiveDone(collective);
 }
 
 void
@@ -596,6 +762,7 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     RankState& s = m_ranks[rank];
     const TraceNode& n = s.graph->GetNode(node);
     s.status[node] = kStatusPosted;
+    NotePosted(rank, node);
     const bool send = n.type == TraceNodeType::COMM_SEND;
     const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);
     if (peer >= m_ranks.size())

@@ -72,12 +72,18 @@ struct ReplayResult
  *
  * With the Symmetry attribute, a workload job is replayed with the SymmetryPlan its ReplayJob
  * makes for the network: one rank stands for its symmetric copies, whose traffic runs as ghost
- * load, and tensor-parallel collectives may be timed once per group, kind and size (see
- * SymmetryPlan). The rapid-llm-replay suite checks that reduced and full replays agree.
+ * load. Tensor-parallel collectives are timed once per group, kind and size where that is exact
+ * (see SymmetryPlan), with or without Symmetry, unless TraceAllMessages asks for every
+ * collective of every rank and copy on the network (so that the backend's MessageDelivered and
+ * link statistics see all the traffic). The rapid-llm-replay suite checks that reduced and full
+ * replays agree.
  *
  * Collectives run with the CollectiveAlgorithm attribute: "auto" (the planner's policy) or any
- * registered CollectiveAlgorithm name. The trace sources OperatorStart and OperatorEnd report
- * each operator of a simulated rank as an OperatorEvent.
+ * registered CollectiveAlgorithm name, at the Granularity attribute's granularity: "auto" (the
+ * default: the algorithms' fluid forms on a backend that carries them, as the flow backend;
+ * messages on the packet backend), "fluid" (the same) or "message" (every message). The trace
+ * sources OperatorStart and OperatorEnd report each operator of a simulated rank as an
+ * OperatorEvent.
  */
 class TraceReplayer : public Object
 {
@@ -151,16 +157,36 @@ class TraceReplayer : public Object
         uint32_t left = 0;                       //!< unfinished nodes
         std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
         RankTiming timing;                       //!< result
+        const uint8_t* kinds = nullptr;          //!< per node: its OperatorKind
+        int64_t finishNs = 0;                    //!< when its last node so far finished
+        /** Posted communication nodes with their first child (see ChainKernels). */
+        std::vector<std::pair<uint32_t, uint32_t>> inFlight;
     };
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
     void Complete(uint32_t rank, uint32_t node);
+    /** Completes a node at \p nowNs (Complete() at the simulator's time). */
+    void CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs);
     void StartCompute(uint32_t rank);
+    /**
+     * \brief Runs the kernels that follow \p node on the rank's stream within the current
+     * event while nothing else can reach the rank before they start: \p node's children are
+     * all kernels, and the kernel that would start next comes before every node a posted
+     * communication could release (a lower index, so no release could take its turn). Each
+     * such kernel completes at its own end time; the last one's end is left to ComputeDone.
+     * \param rank the rank \param[in,out] node the running kernel; on return, the last one
+     * \return nanoseconds from now to the end of the last kernel
+     */
+    int64_t ChainKernels(uint32_t rank, uint32_t& node);
+    /** Notes that a communication node of \p rank is posted (it may release its children). */
+    void NotePosted(uint32_t rank, uint32_t node);
     void ComputeDone(uint32_t rank, uint32_t node);
     void JoinCollective(uint32_t rank, uint32_t node);
     void LaunchMeeting(uint64_t key);
     void CollectiveRankDone(uint64_t collective, uint32_t member, uint32_t endpoint);
     void CollectiveDone(uint64_t collective);
+    /** A collective timed without the network ends: every member, then the whole. */
+    void TimedDone(uint64_t collective);
     void PostPointToPoint(uint32_t rank, uint32_t node);
     void StartTransfer(
         uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes);
@@ -173,29 +199,43 @@ class TraceReplayer : public Object
     void OperatorStarted(uint32_t rank, uint32_t node);
     /** Fires OperatorEnd for a node that ends now. */
     void OperatorEnded(uint32_t rank, uint32_t node);
+    /** What joins need of a group, computed at its first join. */
+    struct GroupIndex
+    {
+        std::size_t simulated = 0; //!< members the replay simulates (joins a meeting waits for)
+        std::unordered_map<uint32_t, uint32_t> position; //!< large groups: rank -> index
+    };
+
+    /** \return the join index of \p group */
+    GroupIndex& IndexOf(uint32_t group);
     /** \return the members of \p group (every rank for kWorldGroup) */
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
     [[noreturn]] void ReportStuck() const;
 
-    Ptr<NetworkBackend> m_backend;    //!< network
-    Ptr<CollectiveEngine> m_engine;   //!< collectives over the network
-    const ReplayJob* m_job = nullptr; //!< job being replayed
-    std::vector<RankState> m_ranks;   //!< per rank
-    double m_start = 0;               //!< replay start time
-    uint64_t m_left = 0;              //!< unfinished nodes over all simulated ranks
-    std::function<void()> m_onDone;   //!< called when m_left reaches 0
-    uint32_t m_streams = 1;           //!< attribute ComputeStreams
-    bool m_serializeGroups = true;    //!< attribute SerializeGroups
-    std::string m_algorithm = "auto"; //!< attribute CollectiveAlgorithm
-    bool m_symmetry = false;          //!< attribute Symmetry
-    bool m_traceOperators = false;    //!< OperatorStart or OperatorEnd has sinks
+    Ptr<NetworkBackend> m_backend;      //!< network
+    Ptr<CollectiveEngine> m_engine;     //!< collectives over the network
+    const ReplayJob* m_job = nullptr;   //!< job being replayed
+    std::vector<RankState> m_ranks;     //!< per rank
+    double m_start = 0;                 //!< replay start time
+    uint64_t m_left = 0;                //!< unfinished nodes over all simulated ranks
+    std::function<void()> m_onDone;     //!< called when m_left reaches 0
+    uint32_t m_streams = 1;             //!< attribute ComputeStreams
+    bool m_serializeGroups = true;      //!< attribute SerializeGroups
+    std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
+    std::string m_granularity = "auto"; //!< attribute Granularity
+    bool m_traceAll = false;            //!< attribute TraceAllMessages
+    bool m_symmetry = false;            //!< attribute Symmetry
+    bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
+    bool m_chainKernels = false;        //!< run chains of kernels within one event
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
-    std::map<uint64_t, double> m_measuring; //!< collective id -> start (to cache)
-    std::vector<uint32_t> m_world;          //!< every rank (members of kWorldGroup)
+    std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
+    std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
+    std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join
+    std::vector<std::vector<uint8_t>> m_kinds; //!< per distinct graph: each node's OperatorKind
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key

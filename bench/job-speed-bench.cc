@@ -1,0 +1,150 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// `rapid-llm run` speed where symmetry cannot help, or helps little (issue 11). One case per
+// process, so that the peak RSS is the case's own:
+//   job-speed-bench --case=NAME [--granularity=auto|message|fluid] [--symmetry=true|false]
+// prints CPU and wall seconds of the run (build, memory check, replay), the process's peak RSS
+// and the predicted step time. Cases (targets on a 2-core machine, CPU seconds):
+//   gpt18-tp16       GPT 18.4B, 256 A100, TP16 PP1 DP16 (tensor groups span two nodes), mbs 2,
+//                    gbs 1024, full recompute: < 5 s
+//   gpt3-full        GPT-3 175B, 1024 A100, TP8 PP8 DP16, mbs 1, gbs 1536, full recompute, fp16,
+//                    every rank replayed (symmetry off): < 10 s
+//   gpt3-full-fault  the same with one inter-node link (gpu0's InfiniBand link) at 50%: < 10 s
+//   gpt3-tp8         GPT-3 175B as above, symmetry on (the layout sweep's way)
+//   gpt3-tp4         the same at TP4 PP8 DP32: at most 2x gpt3-tp8
+//   llama405-16k     Llama-3 405B on 16,384 H100, TP8 PP16 DP128, seq 8192, mbs 1, gbs 2048,
+//                    full recompute, bf16, its 126 layers as 7 on the first and the last stage
+//                    and 8 on the others (as Meta trained it): < 60 s and < 8 GB
+//   llama405-16k-128 the same with 128 layers, 8 per stage
+
+#include "ns3/boolean.h"
+#include "ns3/command-line.h"
+#include "ns3/rapid-llm-helper.h"
+#include "ns3/string.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <stdexcept>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+int
+main(int argc, char** argv)
+{
+    std::string name = "gpt3-full";
+    std::string granularity = "auto";
+    std::string symmetry = "";
+    CommandLine cmd;
+    cmd.AddValue("case", "the case (see the file's header)", name);
+    cmd.AddValue("granularity", "auto, message or fluid", granularity);
+    cmd.AddValue("symmetry", "override the case's symmetry reduction: true or false", symmetry);
+    cmd.Parse(argc, argv);
+
+    std::string model = "gpt3-175b";
+    std::string hardware = "a100-sxm-80gb";
+    RunSpec run;
+    run.microBatch = 1;
+    run.sequence = 2048;
+    run.recompute = Recompute::FULL;
+    run.dtype = DataType::FP16;
+    bool reduce = true;
+    uint32_t layers = 0;
+    std::string fault;
+    auto layout = [&](uint32_t tp, uint32_t pp, uint32_t dp, uint32_t gbs)
+    {
+        run.parallel.tp = tp;
+        run.parallel.pp = pp;
+        run.parallel.dp = dp;
+        run.globalBatch = gbs;
+    };
+    if (name == "gpt18-tp16")
+    {
+        model = "gpt-18.4b";
+        layout(16, 1, 16, 1024);
+        run.microBatch = 2;
+    }
+    else if (name == "gpt3-full" || name == "gpt3-full-fault")
+    {
+        layout(8, 8, 16, 1536);
+        reduce = false;
+        fault = name == "gpt3-full-fault" ? "gpu0-infiniband.leaf0.0" : "";
+    }
+    else if (name == "gpt3-tp8")
+    {
+        layout(8, 8, 16, 1536);
+    }
+    else if (name == "gpt3-tp4")
+    {
+        layout(4, 8, 32, 1536);
+    }
+    else if (name == "llama405-16k" || name == "llama405-16k-128")
+    {
+        model = "llama3-405b";
+        hardware = "h100-sxm-80gb";
+        layout(8, 16, 128, 2048);
+        run.sequence = 8192;
+        run.dtype = DataType::BF16;
+        if (name == "llama405-16k")
+        {
+            run.parallel.firstStageLayers = 7;
+            run.parallel.lastStageLayers = 7;
+        }
+        else
+        {
+            layers = 128;
+        }
+    }
+    else
+    {
+        std::fprintf(stderr, "unknown case '%s'\n", name.c_str());
+        return 2;
+    }
+    if (!symmetry.empty())
+    {
+        reduce = symmetry == "true";
+    }
+
+    const double cpu0 = double(std::clock()) / CLOCKS_PER_SEC;
+    const auto wall0 = std::chrono::steady_clock::now();
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetReplayerAttribute("Granularity", StringValue(granularity));
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(reduce));
+    helper->Load(model, hardware);
+    if (layers > 0)
+    {
+        ModelSpec m = helper->GetModel();
+        m.layers = layers;
+        helper->SetModel(m);
+    }
+    if (!fault.empty())
+    {
+        // A degraded link, as Topology::ApplyFault applies it when the topology is built.
+        HardwareSpec hw = helper->GetHardware();
+        hw.network.faults.push_back({fault, 0.5});
+        helper->SetHardware(hw);
+    }
+    helper->SetRun(run);
+    const RunReport report = helper->Run();
+    const double cpu = double(std::clock()) / CLOCKS_PER_SEC - cpu0;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf("%s granularity=%s symmetry=%s: cpu_s=%.2f wall_s=%.2f peak_rss_mb=%.0f "
+                "step_s=%.6f gpus=%u\n",
+                name.c_str(),
+                granularity.c_str(),
+                reduce ? "true" : "false",
+                cpu,
+                wall,
+                usage.ru_maxrss / 1024.0,
+                report.stepTimeS,
+                report.gpus);
+    return 0;
+}
