@@ -14,6 +14,7 @@
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/step-energy.h"
 #include "ns3/string.h"
 #include "ns3/topology.h"
 
@@ -217,7 +218,19 @@ RunReport
 RapidLlmHelper::Run()
 {
     auto wallStart = std::chrono::steady_clock::now();
-    Workload w = BuildWorkload();
+    // The workload as BuildWorkload makes it, keeping each distinct operator's dynamic energy
+    // (the workload memoizes costs, so the coster sees each distinct operator once).
+    Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(m_hardware.gpu);
+    const OperatorCoster coster = MakeComputeCoster(compute);
+    std::unordered_map<OperatorDesc, double, OperatorDescHash> energyOf;
+    Workload w = Workload::Build(m_model,
+                                 m_run,
+                                 [&coster, &energyOf](const OperatorDesc& op)
+                                 {
+                                     OperatorCost c = coster(op);
+                                     energyOf[op] = c.energyJ;
+                                     return c;
+                                 });
     RunReport report = MemoryReportOf(w);
     Execute(ReplayJob::FromWorkload(w), report);
     // Where the critical rank's compute time goes, from its graph.
@@ -284,6 +297,31 @@ RapidLlmHelper::Run()
         report.tpotS = m_run.generatedTokens > 1
                            ? (report.stepTimeS - m_firstTokenEnd) / (m_run.generatedTokens - 1)
                            : 0;
+    }
+    if (m_hardware.gpu.power.Has() && report.stepTimeS > 0)
+    {
+        StepEnergy e = EstimateStepEnergy(
+            w,
+            [&energyOf](const OperatorDesc& op)
+            {
+                auto it = energyOf.find(op);
+                return it == energyOf.end() ? 0.0 : it->second;
+            },
+            m_hardware,
+            report.stepTimeS);
+        report.haveEnergy = true;
+        report.energyJ = e.TotalJ();
+        report.idleEnergyJ = e.idleJ;
+        report.computeEnergyJ = e.computeJ;
+        report.nvlinkEnergyJ = e.nvlinkJ;
+        report.networkEnergyJ = e.networkJ;
+        report.avgPowerW = report.energyJ / (double(w.layout.Ranks()) * report.stepTimeS);
+        if (m_run.mode != RunMode::TRAINING)
+        {
+            // Every data-parallel replica serves its own batch of requests.
+            const double tokens = double(m_run.batch) * m_run.generatedTokens * m_run.parallel.dp;
+            report.energyPerTokenJ = tokens > 0 ? report.energyJ / tokens : 0;
+        }
     }
     report.wallTimeS =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
