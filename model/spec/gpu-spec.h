@@ -90,8 +90,8 @@ struct GpuSpec
     uint32_t mmaTileN = 64;    //!< columns of C one warp (or warpgroup) computes
     uint32_t clusterMulticast = 1; //!< GEMM blocks sharing one L2 read of a slab (TMA multicast)
     double ratedClockHz = 0;       //!< the clock the rates are quoted at (clockHz after AtClock)
-    bool warpSpecialized = false;  //!< GEMM kernels are warp-specialized (Hopper): a producer warp
-                                   //!< loads the next tile during the epilogue (fill paid once)
+    bool warpSpecialized = false;  //!< GEMM kernels are warp-specialized (Hopper): the next tile
+                                   //!< loads during the epilogue, C leaves by async TMA store
     GpuEfficiency efficiency;      //!< calibration
     GpuPower power;                //!< power model (optional)
 
