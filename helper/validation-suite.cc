@@ -183,8 +183,8 @@ ValidationSuite::RunEnergy(const std::string& csv)
         // ML.ENERGY 2023 (mlenergy-llama2-energy.md): FastChat over Hugging Face transformers,
         // eager PyTorch 2.0.1, fp16, one A100, batch 1, up to 512 new tokens; the published
         // averages per response. Attention is the unfused eager kernels; the first token comes
-        // from the prefill forward. Prompt lengths are not published: 128 tokens (the energy
-        // per token moves by under 1% with a 512-token prompt, the prefill being short).
+        // from the prefill forward. Prompt lengths are not published: 128 tokens (a 512-token
+        // prompt raises the predicted energy per token by 3%, the prefill being short).
         RunSpec run;
         run.mode = RunMode::INFERENCE;
         run.parallel.tp = static_cast<uint32_t>(t.Number(i, "gpus"));
