@@ -11,8 +11,10 @@
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/step-energy.h"
 #include "ns3/test.h"
+#include "spec-error-check.h"
 
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 using namespace ns3;
@@ -262,6 +264,71 @@ class EnergyReportTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A hardware file's power section is checked like every other field: a boost clock
+ * below the rated clock, an idle power at or above the limit, a negative energy or an unknown
+ * key are errors naming the field; the section is optional.
+ */
+class PowerSectionErrorsTestCase : public TestCase
+{
+  public:
+    PowerSectionErrorsTestCase()
+        : TestCase("bad power sections are errors naming the field")
+    {}
+
+  private:
+    /** \return the a100-sxm-80gb preset's text with \p from replaced by \p to */
+    static std::string
+    Edited(const std::string& from, const std::string& to)
+    {
+        std::ifstream in(std::string(RAPIDLLM_SOURCE_DIR)
+                         + "/data/presets/hardware/a100-sxm-80gb.yaml");
+        std::stringstream text;
+        text << in.rdbuf();
+        std::string s = text.str();
+        const std::size_t at = s.find(from);
+        NS_ABORT_MSG_IF(at == std::string::npos, "the preset has no '" << from << "'");
+        return s.replace(at, from.size(), to);
+    }
+
+    void
+    DoRun() override
+    {
+        auto parse = [](const std::string& text)
+        {
+            return [text]()
+            {
+                HardwareSpec::Parse(text, "t.yaml");
+            };
+        };
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(parse(Edited("boost_clock_mhz: 1410", "boost_clock_mhz: 1200")),
+                       {"t.yaml", "boost_clock_mhz", "clock_mhz"}),
+            true,
+            "boost below the rated clock");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(parse(Edited("idle_w: 88", "idle_w: 400")),
+                                         {"t.yaml", "idle_w", "board_limit_w"}),
+                              true,
+                              "idle at the limit");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(parse(Edited("hbm_pj_per_byte: 60", "hbm_pj_per_byte: -1")),
+                       {"t.yaml", "hbm_pj_per_byte"}),
+            true,
+            "negative energy");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(parse(Edited("idle_w: 88", "idle_w: 88\n    idle_watts: 88")),
+                       {"t.yaml", "idle_watts"}),
+            true,
+            "unknown key");
+        // Without the section the spec loads and has no power model.
+        std::string text = Edited("  power:\n", "  power:\n");
+        const std::size_t from = text.find("  power:\n");
+        text.erase(from, text.find("\nnetwork:") + 1 - from);
+        HardwareSpec plain = HardwareSpec::Parse(text, "t.yaml");
+        NS_TEST_EXPECT_MSG_EQ(plain.gpu.power.Has(), false, "no power model");
+    }
+};
+
 /** \brief The energy suite. */
 class EnergyTestSuite : public TestSuite
 {
@@ -274,6 +341,7 @@ class EnergyTestSuite : public TestSuite
         AddTestCase(new BytesSentTestCase, TestCase::QUICK);
         AddTestCase(new StepEnergyTestCase, TestCase::QUICK);
         AddTestCase(new EnergyReportTestCase, TestCase::QUICK);
+        AddTestCase(new PowerSectionErrorsTestCase, TestCase::QUICK);
     }
 };
 
