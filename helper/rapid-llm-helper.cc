@@ -17,6 +17,8 @@
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/step-energy.h"
+#include "ns3/string.h"
 #include "ns3/topology.h"
 #include "ns3/type-registry.h"
 #include "simulator-guard.h"
@@ -218,7 +220,20 @@ RapidLlmHelper::BuildWorkload() const
 Ptr<TraceReplayer>
 RapidLlmHelper::Install()
 {
-    auto workload = std::make_unique<Workload>(BuildWorkload());
+    // The workload as BuildWorkload makes it, keeping each distinct operator's dynamic energy
+    // for the report (the workload memoizes costs: the coster sees each distinct operator once).
+    Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(m_hardware.gpu);
+    const OperatorCoster coster = MakeComputeCoster(compute);
+    m_energyOf.clear();
+    auto workload =
+        std::make_unique<Workload>(Workload::Build(m_model,
+                                                   m_run,
+                                                   [this, &coster](const OperatorDesc& op)
+                                                   {
+                                                       OperatorCost c = coster(op);
+                                                       m_energyOf[op] = c.energyJ;
+                                                       return c;
+                                                   }));
     m_memoryReport = MemoryReportOf(*workload);
     // The first token is the first sampling kernel in program order (the last stage's): the
     // prefill's, or that of the first decode step when the prefill does not sample.
@@ -447,6 +462,31 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
         report.ttftS = ttft;
         report.tpotS =
             m_run.generatedTokens > 1 ? (report.stepTimeS - ttft) / (m_run.generatedTokens - 1) : 0;
+    }
+    if (m_hardware.gpu.power.Has() && report.stepTimeS > 0)
+    {
+        StepEnergy e = EstimateStepEnergy(
+            w,
+            [this](const OperatorDesc& op)
+            {
+                auto it = m_energyOf.find(op);
+                return it == m_energyOf.end() ? 0.0 : it->second;
+            },
+            m_hardware,
+            report.stepTimeS);
+        report.haveEnergy = true;
+        report.energyJ = e.TotalJ();
+        report.idleEnergyJ = e.idleJ;
+        report.computeEnergyJ = e.computeJ;
+        report.nvlinkEnergyJ = e.nvlinkJ;
+        report.networkEnergyJ = e.networkJ;
+        report.avgPowerW = report.energyJ / (double(w.layout.Ranks()) * report.stepTimeS);
+        if (m_run.mode != RunMode::TRAINING)
+        {
+            // Every data-parallel replica serves its own batch of requests.
+            const double tokens = double(m_run.batch) * m_run.generatedTokens * m_run.parallel.dp;
+            report.energyPerTokenJ = tokens > 0 ? report.energyJ / tokens : 0;
+        }
     }
     CheckReportBounds(report, w, m_hardware.gpu);
 }

@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -256,7 +257,9 @@ class RapidLlmHelper : public Object
     RunReport m_memoryReport;             //!< memory verdict of the workload
     Time m_start;                         //!< when the replay started
     std::vector<uint32_t> m_firstSample;  //!< stage -> node that samples the first token
-    Time m_firstTokenEnd;                 //!< inference: when the last rank finished it
+    std::unordered_map<OperatorDesc, double, OperatorDescHash>
+        m_energyOf;       //!< dynamic energy of each distinct operator of the workload, J
+    Time m_firstTokenEnd; //!< inference: when the last rank finished it
 
     TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end

@@ -143,7 +143,9 @@ class SplitKTestCase : public TestCase
     }
 };
 
-/** \brief The chosen tiling respects the SM's limits and is the fastest candidate. */
+/** \brief The chosen tiling respects the SM's limits and is the fastest candidate at the boost
+ * clock (cuBLAS picks by shape, not by clock); under sustained load the same tiling runs, at the
+ * clock its power allows, never faster than at the boost clock. */
 class TilingFitsTestCase : public TestCase
 {
   public:
@@ -158,6 +160,8 @@ class TilingFitsTestCase : public TestCase
         for (const char* preset : {"a100-sxm-80gb", "h100-sxm-80gb"})
         {
             auto model = ModelOf(preset);
+            model->SetClockPolicy(ClockPolicy::BOOST);
+            auto sustained = ModelOf(preset);
             const GpuSpec& g = model->GetGpu();
             const uint64_t shapes[][3] = {{4096, 12288, 4096},
                                           {1, 22016, 4096},
@@ -176,6 +180,12 @@ class TilingFitsTestCase : public TestCase
                     t.threads * t.blocksPerSm, g.maxThreadsPerSm, "threads");
                 NS_TEST_ASSERT_MSG_GT_OR_EQ(t.stages, 2u, "pipelined");
                 NS_TEST_ASSERT_MSG_GT(c.timeS, g.launchOverheadS, "at least the launch");
+                OperatorCost held = sustained->Gemm(s[0], s[1], s[2], DataType::BF16);
+                NS_TEST_ASSERT_MSG_EQ(held.tiling.blockM, t.blockM, "same tile when sustained");
+                NS_TEST_ASSERT_MSG_EQ(held.tiling.blockN, t.blockN, "same tile when sustained");
+                NS_TEST_ASSERT_MSG_EQ(held.tiling.splitK, t.splitK, "same split when sustained");
+                NS_TEST_ASSERT_MSG_GT_OR_EQ(held.timeS, c.timeS * (1 - 1e-12), "no faster");
+                NS_TEST_ASSERT_MSG_LT_OR_EQ(held.powerW, g.power.limitW * (1 + 1e-9), "limit");
                 // A few alternative tilings are never faster than the choice.
                 for (uint32_t bm : {64u, 128u, 256u})
                 {

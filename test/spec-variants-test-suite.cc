@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -407,6 +408,13 @@ class InheritanceTestCase : public TestCase
         const std::string missing = dir.Put("missing.yaml", "base: nowhere.yaml\nname: m\n");
         const std::string badBase =
             dir.Put("bad-base.yaml", With(h100Text, "  hbm_gib: 80", "  hbm_gib: -80"));
+        // The line of the bad field in the base file, counted from the preset's text.
+        const std::string badLine =
+            "bad-base.yaml:"
+            + std::to_string(1
+                             + std::count(h100Text.begin(),
+                                          h100Text.begin() + h100Text.find("  hbm_gib: 80"),
+                                          '\n'));
         const std::string overBad =
             dir.Put("over-bad.yaml", "base: bad-base.yaml\nname: o\ngpu:\n  sm_count: 100\n");
         const std::string dup = dir.Put("dup.yaml",
@@ -451,7 +459,7 @@ class InheritanceTestCase : public TestCase
                                   {
                                       HardwareSpec::Load(overBad);
                                   },
-                                  {"bad-base.yaml:42", "gpu.hbm_gib", "-80"}),
+                                  {badLine, "gpu.hbm_gib", "-80"}),
                               true,
                               "an inherited bad field names the base file and its line");
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(

@@ -91,6 +91,14 @@ RunGemmCommand(const CliArgs& args)
               << Num(c.smemTimeS * 1e3, 4) << " ms, L2 " << Num(c.l2TimeS * 1e3, 4) << " ms, HBM "
               << Num(c.hbmTimeS * 1e3, 4) << " ms, overhead " << Num(c.overheadTimeS * 1e3, 4)
               << " ms\n";
+    if (c.clockHz > 0)
+    {
+        // Under sustained load (the compute model's default clock policy).
+        std::cout << "  clock           " << Num(c.clockHz / 1e6, 4) << " MHz"
+                  << (c.clockHz < hw.gpu.power.boostClockHz ? " (power limited)" : " (boost)")
+                  << ", board " << Num(c.powerW, 4) << " W, dynamic energy "
+                  << Num(c.energyJ * 1e3, 4) << " mJ\n";
+    }
     return 0;
 }
 

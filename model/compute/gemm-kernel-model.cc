@@ -153,13 +153,22 @@ EvaluateGemmTiling(const GpuSpec& g,
     double tHbm = hbmBytes / hbmRate;
 
     // Not overlapped with the main loop, per wave: the first loads' latency (pipeline fill),
-    // staging the fp32 accumulators through shared memory, and the burst of C stores.
+    // staging the fp32 accumulators through shared memory, and the burst of C stores. The
+    // stores land in the L2 (write-back: one wave's C tiles are a fraction of it) at the L2
+    // rate; their HBM write is part of the compulsory HBM traffic, overlapped with the next
+    // waves. In warp-specialized kernels (Hopper) a producer warp loads the next tile's operands
+    // while the consumer warp groups run the epilogue, so the pipeline fill is paid once per
+    // kernel, and the C tile leaves shared memory by an asynchronous TMA store that overlaps the
+    // next tile: only staging the accumulators stops the tensor cores once per wave. On Ampere
+    // the block writes C through the SM's load/store path before it retires.
     const uint64_t waves = CeilDiv(tiles, slots);
     const double outBytes = t.splitK > 1 ? 4.0 : b;
     const double concurrent = double(std::min<uint64_t>(tiles, slots));
     const double staging = 2.0 * t.blocksPerSm * t.blockM * t.blockN * 4.0 / smemRate;
-    const double burst = concurrent * t.blockM * t.blockN * outBytes / (g.hbmBandwidthBps * e.hbm);
-    double overhead = g.launchOverheadS + double(waves) * (latency + staging + burst);
+    const double burst = concurrent * t.blockM * t.blockN * outBytes / l2Rate;
+    double overhead = g.launchOverheadS
+                      + (g.warpSpecialized ? latency + double(waves) * staging
+                                           : double(waves) * (latency + staging + burst));
 
     uint32_t kernels = 1;
     if (t.splitK > 1)

@@ -9,6 +9,7 @@
 #include "elementwise-kernel-model.h"
 #include "gemm-kernel-model.h"
 #include "ns3/boolean.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/spec-error.h"
 #include "ns3/uinteger.h"
@@ -37,7 +38,19 @@ GpuComputeModel::GetTypeId()
                           "Largest split-K factor considered.",
                           UintegerValue(16),
                           MakeUintegerAccessor(&GpuComputeModel::m_maxSplitK),
-                          MakeUintegerChecker<uint32_t>(1, 64));
+                          MakeUintegerChecker<uint32_t>(1, 64))
+            .AddAttribute("ClockPolicy",
+                          "Which clock kernels run at on a GPU with a power model: sustained (a "
+                          "busy GPU; a kernel whose board power would exceed the limit runs at "
+                          "the clock where it meets it) or boost (short bursts from idle, as in "
+                          "microbenchmarks of a few milliseconds).",
+                          EnumValue(static_cast<int>(ClockPolicy::SUSTAINED)),
+                          MakeEnumAccessor(&GpuComputeModel::SetClockPolicyValue,
+                                           &GpuComputeModel::GetClockPolicyValue),
+                          MakeEnumChecker(static_cast<int>(ClockPolicy::SUSTAINED),
+                                          "sustained",
+                                          static_cast<int>(ClockPolicy::BOOST),
+                                          "boost"));
     return tid;
 }
 
@@ -45,6 +58,7 @@ GpuComputeModel::GpuComputeModel()
     : m_hasGpu(false)
     , m_enableSplitK(true)
     , m_maxSplitK(16)
+    , m_clockPolicy(ClockPolicy::SUSTAINED)
 {}
 
 GpuComputeModel::GpuComputeModel(const GpuSpec& gpu)
@@ -76,6 +90,31 @@ const GpuSpec&
 GpuComputeModel::GetGpu() const
 {
     return m_gpu;
+}
+
+void
+GpuComputeModel::SetClockPolicy(ClockPolicy policy)
+{
+    m_clockPolicy = policy;
+    m_gemmCache.clear();
+}
+
+ClockPolicy
+GpuComputeModel::GetClockPolicy() const
+{
+    return m_clockPolicy;
+}
+
+void
+GpuComputeModel::SetClockPolicyValue(int policy)
+{
+    SetClockPolicy(static_cast<ClockPolicy>(policy));
+}
+
+int
+GpuComputeModel::GetClockPolicyValue() const
+{
+    return static_cast<int>(m_clockPolicy);
 }
 
 size_t
@@ -138,7 +177,15 @@ GpuComputeModel::GemmWithTiling(uint64_t m,
                             + " with " + std::to_string(tiling.stages)
                             + " stages does not fit on an SM of " + m_gpu.name);
     }
-    return c;
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              type,
+                              [&](const GpuSpec& g)
+                              {
+                                  OperatorCost at;
+                                  kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
+                                  return at;
+                              });
 }
 
 OperatorCost
@@ -154,7 +201,28 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
     kernel::GemmSearchOptions options;
     options.splitK = m_enableSplitK;
     options.maxSplitK = m_maxSplitK;
-    OperatorCost cost = kernel::BestGemmCost(m_gpu, m, n, k, type, batch, options);
+    // cuBLAS picks the kernel for the shape, not for the clock: the tiling is the fastest at
+    // the boost clock (the rated clock without a power model) and keeps it at lower clocks.
+    const GpuSpec& rated = m_gpu;
+    const KernelTiling tiling =
+        kernel::BestGemmCost(rated.power.Has() ? rated.AtClock(rated.power.boostClockHz) : rated,
+                             m,
+                             n,
+                             k,
+                             type,
+                             batch,
+                             options)
+            .tiling;
+    OperatorCost cost =
+        kernel::RunAtClock(m_gpu,
+                           m_clockPolicy,
+                           type,
+                           [&](const GpuSpec& g)
+                           {
+                               OperatorCost at;
+                               kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
+                               return at;
+                           });
     m_gemmCache.emplace(key, cost);
     NS_LOG_DEBUG("gemm memo miss " << m << "x" << n << "x" << k << " batch " << batch << ": "
                                    << m_gemmCache.size() << " shapes memoized");
@@ -177,14 +245,26 @@ OperatorCost
 GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
 {
     CheckAttention(s);
-    return kernel::FlashAttentionForward(m_gpu, s, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              type,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::FlashAttentionForward(g, s, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
 {
     CheckAttention(s);
-    return kernel::FlashAttentionBackward(m_gpu, s, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              type,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::FlashAttentionBackward(g, s, type);
+                              });
 }
 
 OperatorCost
@@ -219,7 +299,14 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  DataType type)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return kernel::SplitKvDecodeAttention(m_gpu, batch, heads, kvHeads, kvLen, headDim, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              type,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::SplitKvDecodeAttention(
+                                      g, batch, heads, kvHeads, kvLen, headDim, type);
+                              });
 }
 
 OperatorCost
@@ -231,7 +318,14 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         DataType type)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return kernel::PerHeadDecodeAttention(m_gpu, batch, heads, kvHeads, kvLen, headDim, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              type,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::PerHeadDecodeAttention(
+                                      g, batch, heads, kvHeads, kvLen, headDim, type);
+                              });
 }
 
 OperatorCost
@@ -241,7 +335,13 @@ GpuComputeModel::Elementwise(const std::string& kind,
                              double bytesWritten) const
 {
     Check(kind, {});
-    return kernel::Roofline(m_gpu, kind, flops, bytesRead, bytesWritten);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::Roofline(g, kind, flops, bytesRead, bytesWritten);
+                              });
 }
 
 OperatorCost
@@ -250,42 +350,79 @@ GpuComputeModel::ElementwiseBackward(const OperatorCost& forward,
                                      DataType type) const
 {
     Check(forward.kind + "_bwd", {});
-    return kernel::ElementwiseBackwardKernel(m_gpu, forward, elements, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::ElementwiseBackwardKernel(
+                                      g, forward, elements, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::LayerNorm(uint64_t tokens, uint64_t hidden, DataType type) const
 {
     Check("layernorm", {tokens, hidden});
-    return kernel::LayerNormKernel(m_gpu, tokens, hidden, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::LayerNormKernel(g, tokens, hidden, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::RmsNorm(uint64_t tokens, uint64_t hidden, DataType type) const
 {
     Check("rmsnorm", {tokens, hidden});
-    return kernel::RmsNormKernel(m_gpu, tokens, hidden, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::RmsNormKernel(g, tokens, hidden, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::Softmax(uint64_t rows, uint64_t cols, DataType type) const
 {
     Check("softmax", {rows, cols});
-    return kernel::SoftmaxKernel(m_gpu, rows, cols, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::SoftmaxKernel(g, rows, cols, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::Gelu(uint64_t elements, DataType type) const
 {
     Check("gelu", {elements});
-    return kernel::GeluKernel(m_gpu, elements, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::GeluKernel(g, elements, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const
 {
     Check("swiglu", {tokens, ffnHidden});
-    return kernel::SwiGluKernel(m_gpu, tokens, ffnHidden, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::SwiGluKernel(g, tokens, ffnHidden, type);
+                              });
 }
 
 OperatorCost
@@ -293,35 +430,66 @@ GpuComputeModel::Rope(
     uint64_t tokens, uint64_t heads, uint64_t kvHeads, uint64_t headDim, DataType type) const
 {
     Check("rope", {tokens, heads, kvHeads, headDim});
-    return kernel::RopeKernel(m_gpu, tokens, heads, kvHeads, headDim, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::RopeKernel(
+                                      g, tokens, heads, kvHeads, headDim, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::ResidualAdd(uint64_t elements, DataType type) const
 {
     Check("residual_add", {elements});
-    return kernel::ResidualAddKernel(m_gpu, elements, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::ResidualAddKernel(g, elements, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::EmbeddingLookup(uint64_t tokens, uint64_t hidden, DataType type) const
 {
     Check("embedding", {tokens, hidden});
-    return kernel::EmbeddingLookupKernel(m_gpu, tokens, hidden, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::EmbeddingLookupKernel(g, tokens, hidden, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::CrossEntropy(uint64_t tokens, uint64_t vocab, DataType type) const
 {
     Check("cross_entropy", {tokens, vocab});
-    return kernel::CrossEntropyKernel(m_gpu, tokens, vocab, type);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::CrossEntropyKernel(g, tokens, vocab, type);
+                              });
 }
 
 OperatorCost
 GpuComputeModel::AdamUpdate(uint64_t params, DataType paramType, DataType gradType) const
 {
     Check("adam", {params});
-    return kernel::AdamUpdateKernel(m_gpu, params, paramType, gradType);
+    return kernel::RunAtClock(m_gpu,
+                              m_clockPolicy,
+                              DataType::FP32,
+                              [&](const GpuSpec& g)
+                              {
+                                  return kernel::AdamUpdateKernel(g, params, paramType, gradType);
+                              });
 }
 
 } // namespace rapidllm

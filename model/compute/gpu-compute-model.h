@@ -6,6 +6,7 @@
 #define RAPIDLLM_GPU_COMPUTE_MODEL_H
 
 #include "attention-shape.h"
+#include "gpu-power-model.h"
 #include "ns3/data-type.h"
 #include "ns3/gpu-spec.h"
 #include "ns3/object.h"
@@ -28,6 +29,11 @@ namespace rapidllm {
  * Attention follows FlashAttention-2's tiling; elementwise operators are rooflines. All
  * calibration comes from the GpuSpec (one set per GPU). Results are memoized and
  * deterministic.
+ *
+ * On a GPU with a power model (GpuSpec::power) every kernel runs at the clock its power allows
+ * (ClockPolicy attribute): at the boost clock, unless under sustained load its board power would
+ * exceed the limit, in which case at the highest clock that keeps it within; each cost carries
+ * that clock, its dynamic energy and the board power.
  *
  * This class is the facade: it checks shapes, memoizes GEMMs and holds the attributes; the
  * kernel models live in their own files (gemm-kernel-model.h, attention-kernel-model.h,
@@ -60,6 +66,14 @@ class GpuComputeModel : public Object
 
     /** \return the GPU */
     const GpuSpec& GetGpu() const;
+
+    /**
+     * \brief Sets the clock policy (ClockPolicy attribute) and forgets memoized results.
+     * \param policy SUSTAINED (a busy GPU at its power limit) or BOOST (short bursts)
+     */
+    void SetClockPolicy(ClockPolicy policy);
+    /** \return the clock policy */
+    ClockPolicy GetClockPolicy() const;
 
     /**
      * \brief C[m x n] = A[m x k] B[k x n], \p batch times (batched GEMM), with the best tiling.
@@ -252,6 +266,10 @@ class GpuComputeModel : public Object
         size_t operator()(const GemmKey& key) const;
     };
 
+    /** The ClockPolicy attribute's setter (ns-3 enum attributes hold an int). */
+    void SetClockPolicyValue(int policy);
+    /** \return the ClockPolicy attribute as an int */
+    int GetClockPolicyValue() const;
     /** Throws SpecError if no GPU is set or \p what has a zero dimension. */
     void Check(const std::string& what, std::initializer_list<uint64_t> dims) const;
     /** Check() for a fused attention shape, heads a multiple of kvHeads, queryLen <= kvLen. */
@@ -260,10 +278,11 @@ class GpuComputeModel : public Object
     void CheckDecode(
         uint64_t batch, uint64_t heads, uint64_t kvHeads, uint64_t kvLen, uint64_t headDim) const;
 
-    GpuSpec m_gpu;        //!< the GPU
-    bool m_hasGpu;        //!< whether SetGpu was called
-    bool m_enableSplitK;  //!< consider split-K for GEMMs with fewer tiles than SMs
-    uint32_t m_maxSplitK; //!< largest split-K factor considered
+    GpuSpec m_gpu;             //!< the GPU
+    bool m_hasGpu;             //!< whether SetGpu was called
+    bool m_enableSplitK;       //!< consider split-K for GEMMs with fewer tiles than SMs
+    uint32_t m_maxSplitK;      //!< largest split-K factor considered
+    ClockPolicy m_clockPolicy; //!< which clock kernels run at
     std::unordered_map<GemmKey, OperatorCost, GemmKeyHash> m_gemmCache; //!< memo
 };
 

@@ -77,6 +77,14 @@ Sequential(const std::string& kind, const std::vector<OperatorCost>& parts)
         total.hbmTimeS += p.hbmTimeS;
         total.overheadTimeS += p.overheadTimeS;
         total.kernels += p.kernels;
+        total.energyJ += p.energyJ;
+        total.clockHz += p.clockHz * p.timeS;
+        total.powerW += p.powerW * p.timeS;
+    }
+    if (total.timeS > 0)
+    {
+        total.clockHz /= total.timeS;
+        total.powerW /= total.timeS;
     }
     return total;
 }

@@ -80,6 +80,9 @@ struct OperatorCost
     double waves = 0;         //!< tiles / (SMs x blocks per SM); the last wave may be partial
     uint32_t kernels = 1;     //!< kernels launched (2 for split-K with a separate reduction)
     double smUtilization = 0; //!< busy SM-time over available SM-time (wave quantization)
+    double clockHz = 0;       //!< SM clock the kernel runs at (0: the GPU has no power model)
+    double energyJ = 0;       //!< dynamic energy (FLOPs and HBM bytes; idle power excluded), J
+    double powerW = 0;        //!< board power while it runs (idle + energy / time), W
 
     /** \return achieved FLOP/s (flops / timeS), 0 for a zero time */
     double FlopRate() const;
@@ -93,7 +96,8 @@ struct OperatorCost
 
 /**
  * \brief The cost of kernels run one after another (an operator that launches several): times,
- * work, traffic, compute, HBM and overhead times and kernel counts summed in order.
+ * work, traffic, compute, HBM and overhead times, energies and kernel counts summed in order;
+ * clock and power are the time-weighted means of the parts'.
  * \param kind the operator's name
  * \param parts the kernels, in launch order
  * \return the sum (its bound, tiling and utilization are left at their defaults)

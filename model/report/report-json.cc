@@ -48,6 +48,12 @@ to_json(Json& j, const OperatorCost& c)
     j["waves"] = c.waves;
     j["sm_utilization"] = c.smUtilization;
     j["utilization"] = c.utilization;
+    if (c.clockHz > 0)
+    {
+        j["clock_mhz"] = c.clockHz / 1e6;
+        j["power_w"] = c.powerW;
+        j["energy_j"] = c.energyJ;
+    }
     j["tile"] = {{"m", t.blockM},
                  {"n", t.blockN},
                  {"k", t.blockK},

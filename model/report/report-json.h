@@ -41,7 +41,8 @@ void to_json(Json& j, const MemoryReport& m);
 
 /**
  * \brief One operator's predicted cost: time, rate, the bounding level, the tiling chosen and
- * the traffic and time at each memory level (what `rapid-llm gemm --json` prints).
+ * the traffic and time at each memory level (what `rapid-llm gemm --json` prints); with a
+ * power model also the clock it runs at, the board power and its dynamic energy.
  * \param j the JSON value to fill \param c the cost
  */
 void to_json(Json& j, const OperatorCost& c);

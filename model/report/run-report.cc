@@ -61,6 +61,19 @@ to_json(Json& j, const RunReport& r)
                                   {"elementwise", r.elementwiseS},
                                   {"optimizer", r.optimizerS}};
     }
+    if (r.haveEnergy)
+    {
+        j["energy_j"] = r.energyJ;
+        if (r.mode == "inference")
+        {
+            j["energy_per_token_j"] = r.energyPerTokenJ;
+        }
+        j["avg_power_w"] = r.avgPowerW;
+        j["energy_breakdown_j"] = {{"idle", r.idleEnergyJ},
+                                   {"compute", r.computeEnergyJ},
+                                   {"nvlink", r.nvlinkEnergyJ},
+                                   {"network", r.networkEnergyJ}};
+    }
     j["critical_rank"] = r.criticalRank;
     j["gpus"] = r.gpus;
     j["backend"] = r.backend;
@@ -133,6 +146,15 @@ RunReport::ToText() const
                      num("gemm %.4f s, ", gemmS) + num("attention %.4f s, ", attentionS)
                          + num("element-wise %.4f s, ", elementwiseS)
                          + num("optimizer %.4f s", optimizerS));
+    }
+    if (haveEnergy)
+    {
+        text += line("energy per step", num("%.4g J", energyJ));
+        if (mode == "inference")
+        {
+            text += line("energy per token", num("%.4g J", energyPerTokenJ));
+        }
+        text += line("average power per GPU", num("%.1f W", avgPowerW));
     }
     if (haveMemory)
     {

@@ -56,6 +56,14 @@ struct RunReport
     double attentionS = 0;         //!< critical rank: attention kernels
     double elementwiseS = 0;       //!< critical rank: norms, activations, embedding, loss, ...
     double optimizerS = 0;         //!< critical rank: optimizer step
+    bool haveEnergy = false;       //!< whether the energy fields are known (a power model)
+    double energyJ = 0;            //!< GPU energy of the step, all GPUs, J
+    double energyPerTokenJ = 0;    //!< inference: energyJ per generated token (all requests)
+    double avgPowerW = 0;          //!< energyJ / (GPUs x step time)
+    double idleEnergyJ = 0;        //!< of energyJ: idle power over the step
+    double computeEnergyJ = 0;     //!< of energyJ: kernels' dynamic energy
+    double nvlinkEnergyJ = 0;      //!< of energyJ: bytes sent over NVLink
+    double networkEnergyJ = 0;     //!< of energyJ: bytes sent over the network
     uint32_t gpus = 0;             //!< GPUs in the job
     std::string backend = "flow";  //!< network backend
     std::vector<RankBreakdown> ranks; //!< every rank's breakdown, by rank (not in ToJson/ToText:
@@ -75,8 +83,9 @@ struct RunReport
 
 /**
  * \brief The report as JSON: mode, verdict, times, the memory object (the same as
- * `rapid-llm memory --json` prints), the breakdown of the critical rank. No wall time, so that
- * identical inputs give identical output.
+ * `rapid-llm memory --json` prints), the breakdown of the critical rank, and with a power model
+ * the step's energy (energy_j, energy_per_token_j for inference, avg_power_w, energy_breakdown_j).
+ * No wall time, so that identical inputs give identical output.
  * \param j the JSON value to fill \param r the report
  */
 void to_json(Json& j, const RunReport& r);

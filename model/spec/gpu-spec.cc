@@ -59,6 +59,15 @@ GpuEfficiency::operator==(const GpuEfficiency& o) const
 }
 
 bool
+GpuPower::operator==(const GpuPower& o) const
+{
+    return boostClockHz == o.boostClockHz && limitW == o.limitW && idleW == o.idleW
+           && tensorJPerFlop == o.tensorJPerFlop && vectorJPerFlop == o.vectorJPerFlop
+           && hbmJPerByte == o.hbmJPerByte && nvlinkJPerByte == o.nvlinkJPerByte
+           && networkJPerByte == o.networkJPerByte;
+}
+
+bool
 GpuSpec::operator==(const GpuSpec& o) const
 {
     return name == o.name && smCount == o.smCount && clockHz == o.clockHz
@@ -71,13 +80,57 @@ GpuSpec::operator==(const GpuSpec& o) const
            && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
            && hbmBandwidthBps == o.hbmBandwidthBps && launchOverheadS == o.launchOverheadS
            && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
-           && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency;
+           && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency
+           && ratedClockHz == o.ratedClockHz && warpSpecialized == o.warpSpecialized
+           && power == o.power;
 }
 
 bool
 GpuSpec::operator!=(const GpuSpec& o) const
 {
     return !(*this == o);
+}
+
+double
+GpuSpec::TensorJoulesPerFlop(DataType type) const
+{
+    auto it = power.tensorJPerFlop.find(type);
+    if (it != power.tensorJPerFlop.end())
+    {
+        return it->second;
+    }
+    const double peak = TensorFlops(type);
+    for (DataType ref : {DataType::FP16, DataType::BF16})
+    {
+        auto r = power.tensorJPerFlop.find(ref);
+        if (peak > 0 && r != power.tensorJPerFlop.end() && TensorFlops(ref) > 0)
+        {
+            return r->second * TensorFlops(ref) / peak;
+        }
+    }
+    return 0.0;
+}
+
+GpuSpec
+GpuSpec::AtClock(double hz) const
+{
+    GpuSpec g = *this;
+    if (g.ratedClockHz <= 0)
+    {
+        g.ratedClockHz = clockHz;
+    }
+    const double scale = hz / clockHz;
+    g.clockHz = hz;
+    for (auto& r : g.tensorFlops)
+    {
+        r.second *= scale;
+    }
+    for (auto& r : g.vectorFlops)
+    {
+        r.second *= scale;
+    }
+    g.l2BandwidthBps *= scale;
+    return g;
 }
 
 namespace {
@@ -105,9 +158,9 @@ ReadBytes(SpecReader& r, const std::string& key, double maxUnits, double unit)
     return static_cast<uint64_t>(bytes);
 }
 
-/** Reads a {dtype: TFLOP/s} mapping into FLOP/s. */
+/** Reads a {dtype: number} mapping (e.g. TFLOP/s), each value multiplied by \p scale. */
 std::map<DataType, double>
-ReadRates(SpecReader& parent, const std::string& key, bool required)
+ReadRates(SpecReader& parent, const std::string& key, bool required, double scale = 1e12)
 {
     std::map<DataType, double> rates;
     if (!required && !parent.Has(key))
@@ -121,7 +174,7 @@ ReadRates(SpecReader& parent, const std::string& key, bool required)
         {
             DataType type;
             ParseDataType(name, type);
-            rates[type] = reader.GetSize(name, kMaxTflops) * 1e12;
+            rates[type] = reader.GetSize(name, kMaxTflops) * scale;
         }
     }
     reader.Finish();
@@ -163,6 +216,8 @@ GpuSpec::Read(SpecReader& r)
     g.mmaTileM = r.GetCount("mma_tile_m", 8, 64);
     g.mmaTileN = r.GetCount("mma_tile_n", 8, 64);
     g.clusterMulticast = r.GetCount("cluster_multicast", 1, 1);
+    g.warpSpecialized = r.GetBool("warp_specialized", false);
+    g.ratedClockHz = g.clockHz;
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
     g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);
@@ -170,6 +225,30 @@ GpuSpec::Read(SpecReader& r)
     g.efficiency.l2 = e.GetInRange("l2", 0.01, 1.0);
     g.efficiency.smem = e.GetInRange("smem", 0.01, 1.0);
     e.Finish();
+    if (r.Has("power"))
+    {
+        SpecReader p = r.GetMap("power");
+        GpuPower& w = g.power;
+        w.boostClockHz = p.GetPositive("boost_clock_mhz") * 1e6;
+        if (w.boostClockHz < g.clockHz)
+        {
+            p.Fail("boost_clock_mhz",
+                   "cannot be below clock_mhz (the clock the rates are quoted at)");
+        }
+        w.limitW = p.GetInRange("board_limit_w", 1, 1e5);
+        w.idleW = p.GetInRange("idle_w", 0, 1e5);
+        if (w.idleW >= w.limitW)
+        {
+            p.Fail("idle_w", "must be below board_limit_w");
+        }
+        // Energies in pJ (per FLOP, per byte): at most 1 uJ per unit, far above any GPU.
+        w.tensorJPerFlop = ReadRates(p, "tensor_pj_per_flop", true, 1e-12);
+        w.vectorJPerFlop = p.GetInRange("vector_pj_per_flop", 0, 1e6) * 1e-12;
+        w.hbmJPerByte = p.GetInRange("hbm_pj_per_byte", 0, 1e6) * 1e-12;
+        w.nvlinkJPerByte = p.GetInRange("nvlink_pj_per_byte", 0, 1e6, 0) * 1e-12;
+        w.networkJPerByte = p.GetInRange("network_pj_per_byte", 0, 1e6, 0) * 1e-12;
+        p.Finish();
+    }
     r.Finish();
     return g;
 }

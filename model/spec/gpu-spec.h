@@ -37,13 +37,47 @@ struct GpuEfficiency
 
 /**
  * \ingroup rapid-llm
+ * \brief Power and energy of one GPU: the board power limit that sets its clock under
+ * sustained load, and the energy of each kind of work.
+ *
+ * Board power while a kernel runs is idle power plus dynamic power: energy per tensor or vector
+ * FLOP (at the rated clock; it scales with the square of the clock, as CMOS switching energy
+ * C V^2 does when the voltage follows the clock), plus energy per HBM byte. When that exceeds
+ * the limit, the GPU lowers its clock until it does not (the power-limited sustained clock).
+ * Each value's source or derivation is written next to it in the preset file. A GPU without a
+ * "power" section has no power model: kernels run at the rated clock and report no energy.
+ */
+struct GpuPower
+{
+    double boostClockHz = 0;                   //!< highest SM clock (0: no power model)
+    double limitW = 0;                         //!< board power limit, W
+    double idleW = 0;                          //!< board power with no kernel running, W
+    std::map<DataType, double> tensorJPerFlop; //!< tensor-core energy per FLOP at the rated clock
+    double vectorJPerFlop = 0;  //!< CUDA-core fp32 energy per FLOP at the rated clock
+    double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
+    double nvlinkJPerByte = 0;  //!< energy per byte a GPU sends over NVLink
+    double networkJPerByte = 0; //!< energy per byte a GPU sends over the network
+
+    /** \return whether the GPU has a power model */
+    bool
+    Has() const
+    {
+        return boostClockHz > 0;
+    }
+
+    /** \return true when every field is equal */
+    bool operator==(const GpuPower& other) const;
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief One GPU's compute and memory hierarchy, as the tile-based compute model needs it.
  */
 struct GpuSpec
 {
     std::string name;                       //!< marketing name, for reports
     uint32_t smCount = 0;                   //!< streaming multiprocessors
-    double clockHz = 0;                     //!< SM clock used with the peak rates
+    double clockHz = 0;                     //!< SM clock the peak rates are quoted at
     std::map<DataType, double> tensorFlops; //!< dense tensor-core FLOP/s of the whole GPU
     std::map<DataType, double> vectorFlops; //!< CUDA-core FLOP/s of the whole GPU
     uint32_t registersPerSm = 0;            //!< 32-bit registers per SM
@@ -61,7 +95,11 @@ struct GpuSpec
     uint32_t mmaTileM = 64;    //!< rows of C one warp (or warpgroup) computes from shared memory
     uint32_t mmaTileN = 64;    //!< columns of C one warp (or warpgroup) computes
     uint32_t clusterMulticast = 1; //!< GEMM blocks sharing one L2 read of a slab (TMA multicast)
+    double ratedClockHz = 0;       //!< the clock the rates are quoted at (clockHz after AtClock)
+    bool warpSpecialized = false;  //!< GEMM kernels are warp-specialized (Hopper): the next tile
+                                   //!< loads during the epilogue, C leaves by async TMA store
     GpuEfficiency efficiency;      //!< calibration
+    GpuPower power;                //!< power model (optional)
 
     /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
     double TensorFlops(DataType type) const;
@@ -73,6 +111,22 @@ struct GpuSpec
      * The bound no kernel or report may exceed.
      */
     double PeakFlops(DataType type) const;
+
+    /**
+     * \return tensor-core energy per FLOP of \p type at the rated clock: the listed value, or
+     * for an unlisted type with a tensor rate, fp16's (else bf16's) scaled by the ratio of the
+     * two peaks (equal tensor-core power at each type's peak); 0 without a power model
+     */
+    double TensorJoulesPerFlop(DataType type) const;
+
+    /**
+     * \brief The same GPU with its SM clock at \p clockHz: tensor and vector rates and the L2
+     * bandwidth (quoted at the rated clock) scale with the clock; HBM, latencies and launch
+     * overhead do not.
+     * \param clockHz the SM clock
+     * \return the GPU at that clock
+     */
+    GpuSpec AtClock(double clockHz) const;
 
     /**
      * \brief Reads the "gpu" mapping of a hardware file.

@@ -1,0 +1,96 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "gpu-power-model.h"
+
+#include "ns3/log.h"
+
+namespace ns3 {
+namespace rapidllm {
+
+NS_LOG_COMPONENT_DEFINE("RapidLlmGpuPowerModel");
+
+const char*
+ToString(ClockPolicy policy)
+{
+    return policy == ClockPolicy::BOOST ? "boost" : "sustained";
+}
+
+namespace kernel {
+
+namespace {
+/** Sets the clock, dynamic energy and board power of \p c, evaluated at \p clockHz. */
+void
+Annotate(const GpuSpec& g, double clockHz, DataType type, OperatorCost& c)
+{
+    c.clockHz = clockHz;
+    c.energyJ = DynamicEnergy(g, c, clockHz, type);
+    c.powerW = g.power.idleW + (c.timeS > 0 ? c.energyJ / c.timeS : 0.0);
+}
+} // namespace
+
+double
+DynamicEnergy(const GpuSpec& g, const OperatorCost& c, double clockHz, DataType type)
+{
+    if (!g.power.Has())
+    {
+        return 0.0;
+    }
+    const double rated = g.ratedClockHz > 0 ? g.ratedClockHz : g.clockHz;
+    const double v2 = (clockHz / rated) * (clockHz / rated);
+    const double perFlop = c.tensorCores ? g.TensorJoulesPerFlop(type) : g.power.vectorJPerFlop;
+    return v2 * perFlop * c.flops + g.power.hbmJPerByte * c.hbmBytes;
+}
+
+OperatorCost
+RunAtClock(const GpuSpec& g,
+           ClockPolicy policy,
+           DataType type,
+           const std::function<OperatorCost(const GpuSpec&)>& eval)
+{
+    if (!g.power.Has())
+    {
+        return eval(g);
+    }
+    const double boost = g.power.boostClockHz;
+    OperatorCost c = eval(g.AtClock(boost));
+    Annotate(g, boost, type, c);
+    if (policy == ClockPolicy::BOOST || c.powerW <= g.power.limitW)
+    {
+        return c;
+    }
+    // Board power rises with the clock (more FLOPs per second, each costing more energy), so
+    // the highest clock within the limit is found by bisection. The floor is a quarter of the
+    // boost clock, far below any power-limited clock of a data-centre GPU.
+    double lo = 0.25 * boost;
+    double hi = boost;
+    OperatorCost best = eval(g.AtClock(lo));
+    Annotate(g, lo, type, best);
+    if (best.powerW > g.power.limitW)
+    {
+        return best; // the limit is below even the floor's power (a bad preset): the floor
+    }
+    for (int i = 0; i < 16; ++i) // (0.75 x boost) / 2^16: ~20 kHz
+    {
+        const double mid = 0.5 * (lo + hi);
+        OperatorCost m = eval(g.AtClock(mid));
+        Annotate(g, mid, type, m);
+        if (m.powerW > g.power.limitW)
+        {
+            hi = mid;
+        }
+        else
+        {
+            lo = mid;
+            best = m;
+        }
+    }
+    NS_LOG_LOGIC(c.kind << ": " << c.powerW << " W at " << boost / 1e6 << " MHz exceeds "
+                        << g.power.limitW << " W; runs at " << best.clockHz / 1e6 << " MHz");
+    return best;
+}
+
+} // namespace kernel
+} // namespace rapidllm
+} // namespace ns3
