@@ -93,11 +93,31 @@ ScaledDown(const ResolvedJob& job, std::string& words)
 {
     ResolvedJob s = job;
     ParallelSpec& p = s.run.parallel;
-    p.dp = std::min<uint32_t>(p.dp, 2);
     p.virtualStages = 1;
     p.firstStageLayers = 0;
     p.lastStageLayers = 0;
     s.model.layers = p.pp; // one layer per stage
+    // The width cut to tp heads of the same head size (the messages shrink with it; the ranks,
+    // groups and so the links they cross stay), so that ns-3's packets stay countable.
+    const uint32_t heads = std::max<uint32_t>(p.tp, 1);
+    if (heads < s.model.heads)
+    {
+        const double scale = double(heads) / s.model.heads;
+        s.model.kvHeads =
+            s.model.kvHeads == s.model.heads ? heads : std::min(s.model.kvHeads, heads);
+        if (s.model.kvHeads % p.tp != 0 && p.tp % s.model.kvHeads != 0)
+        {
+            s.model.kvHeads = heads;
+        }
+        s.model.heads = heads;
+        s.model.hidden = heads * s.model.headDim;
+        s.model.ffn = std::max<uint32_t>(1, uint32_t(s.model.ffn * scale));
+        if (s.model.expertFfn > 0)
+        {
+            s.model.expertFfn = std::max<uint32_t>(1, uint32_t(s.model.expertFfn * scale));
+        }
+        s.model.vocab = std::max<uint32_t>(p.tp, uint32_t(s.model.vocab * scale) / p.tp * p.tp);
+    }
     if (s.run.mode == RunMode::TRAINING)
     {
         s.run.globalBatch = s.run.microBatch * p.dp; // one micro-batch per pipeline
@@ -109,8 +129,9 @@ ScaledDown(const ResolvedJob& job, std::string& words)
     }
     s.run.Validate(s.model, "packet check");
     std::ostringstream os;
-    os << s.model.name << " cut to " << s.model.layers << " layers, tp " << p.tp << " pp " << p.pp
-       << " dp " << p.dp << " (" << p.Gpus() << " GPUs)";
+    os << s.model.name << " cut to " << s.model.layers << " layers of width " << s.model.hidden
+       << " (" << s.model.heads << " heads), tp " << p.tp << " pp " << p.pp << " dp " << p.dp
+       << " (" << p.Gpus() << " GPUs)";
     if (s.run.mode == RunMode::TRAINING)
     {
         os << ", one micro-batch of " << s.run.microBatch << " x " << s.run.sequence

@@ -270,7 +270,7 @@ class JobVariantsTestCase : public TestCase
         // base: + the changed field = the preset with --set.
         const std::string dir = ScratchDir("studies-variants");
         const std::string file = dir + "/a100-2to1.yaml";
-        std::ofstream(file) << "base: a100-sxm-80gb\nnetwork:\n  dimensions:\n"
+        std::ofstream(file) << "base: a100-sxm-80gb\nname: a100-2to1\nnetwork:\n  dimensions:\n"
                                "    - name: infiniband\n      oversubscription: 2\n";
         JobOptions inherited = o;
         inherited.Set("hardware", file);

@@ -315,8 +315,9 @@ MakeOptions()
              "1,0.75,0.5,0.25,0")
             .For({"study faults"}),
         Count("packet-check",
-              "re-run N of the faulted rows on the packet backend with a scaled-down job (one "
-              "layer per stage, one micro-batch per pipeline) and print the flow/packet difference",
+              "re-run N of the faulted rows on the packet backend with a scaled-down job (the same "
+              "ranks and layout; one layer per stage, tp heads wide, one micro-batch of at most "
+              "512 tokens per pipeline) and print the flow/packet difference",
               0,
               1000,
               "0")

@@ -52,6 +52,8 @@ Split(const std::string& text, char separator, const std::string& option)
     return items;
 }
 
+} // namespace
+
 int
 RunStudyFaultsCommand(const CliArgs& args)
 {
@@ -79,9 +81,17 @@ RunStudyFaultsCommand(const CliArgs& args)
     config.factors.clear();
     for (const auto& f : Split(args.Text("factors"), ',', "factors"))
     {
-        // Each factor is checked as --fault checks it (0, or 1e-6 to 1).
-        config.factors.push_back(
-            ParseFaultOption("gpu0:" + f, kCommandLine, "factors").front().factor);
+        // Each factor is checked as --fault checks it: 0 (dead) or 1e-6 to 1.
+        double factor = -1;
+        if (!ParseFiniteNumber(f, factor) || !(factor >= 0 && factor <= 1)
+            || (factor > 0 && factor < LinkFaultSpec::kMinFactor))
+        {
+            throw SpecError(kCommandLine,
+                            "factors",
+                            "'" + f + "' is not a bandwidth factor; allowed: 0 (dead link) or "
+                                      "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
+        }
+        config.factors.push_back(factor);
     }
     config.routings = Split(args.Text("routing"), ',', "routing");
     config.symmetry = args.Flag("symmetry");
@@ -157,7 +167,7 @@ RunStudyFaultsCommand(const CliArgs& args)
             }
         }
         std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png\n"
-                  << JobInputText(job, "flow", "");
+                  << JobInputText(job, "flow", args.Text("routing"));
     }
     return 0;
 }
