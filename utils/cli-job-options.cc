@@ -13,7 +13,9 @@ ReadJobOptionValues(const CliArgs& args)
     JobOptions job;
     for (const OptionSpec& option : JobOptions::GetDeclarations())
     {
-        if (args.Has(option.name))
+        // Job options a command does not take (--fault for memory and trace) stay unset.
+        const CliOption* declared = FindCliOption(option.name, args.Command());
+        if (declared && declared->TakenBy(args.Command()) && args.Has(option.name))
         {
             job.Set(option.name, args.Text(option.name));
         }
