@@ -3,11 +3,13 @@
  */
 
 // A scenario built out of tree against the installed module (find_package(rapid-llm)): the job
-// from its command line, the replay installed and run by the script, the report as JSON.
+// from its command line, the replay installed and run by the script, the report as JSON with
+// the input it echoes (as `rapid-llm run --json` prints it).
 //
 //   oot-scenario --model=gpt-1.7b --tp=2 --dp=4 --layers=4 --gbs=32 [--routing=NAME]
 
 #include "ns3/command-line.h"
+#include "ns3/job-echo.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/simulator.h"
@@ -37,7 +39,9 @@ main(int argc, char** argv)
         }
         helper->Install();
         Simulator::Run();
-        std::cout << helper->Collect().ToJson();
+        Json report = helper->Collect();
+        report["input"] = JobInputJson(job.ToSpecs(), "flow", routing);
+        std::cout << DumpJson(report);
         Simulator::Destroy();
     }
     catch (const std::exception& e)
