@@ -6,7 +6,10 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
+#include "ns3/progress-line.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/run-progress.h"
+#include "ns3/timeline-recorder.h"
 
 #include <cstdio>
 #include <iostream>
@@ -32,7 +35,22 @@ RunReplayCommand(const CliArgs& args)
         set.groups = CommGroups::Load(args.Text("comm-groups"));
         ChakraTraceReader::CheckSet(set, trace);
     }
+    // Progress on stderr (a terminal, or --progress) and a clean stop on an interrupt.
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    RunProgress progress(
+        "replay", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    progress.Attach(helper);
+    TimelineRecorder timeline;
+    if (args.HasValue("timeline"))
+    {
+        timeline.Attach(helper);
+    }
     RunReport report = helper->Replay(std::move(set));
+    progress.Finish();
+    if (args.HasValue("timeline"))
+    {
+        timeline.Write(args.Text("timeline"));
+    }
     if (args.Flag("json"))
     {
         Json j = report;

@@ -7,8 +7,11 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/boolean.h"
+#include "ns3/progress-line.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
+#include "ns3/timeline-recorder.h"
 #include "ns3/workload-trace.h"
 
 #include <cstdio>
@@ -58,7 +61,21 @@ RunRunCommand(const CliArgs& args)
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
+    // Progress on stderr (a terminal, or --progress) and a clean stop on an interrupt.
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    RunProgress progress("run", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    progress.Attach(helper);
+    TimelineRecorder timeline;
+    if (args.HasValue("timeline"))
+    {
+        timeline.Attach(helper);
+    }
     RunReport report = helper->Run();
+    progress.Finish();
+    if (args.HasValue("timeline"))
+    {
+        timeline.Write(args.Text("timeline"));
+    }
     const std::string out = args.Text("out");
     if (!out.empty())
     {

@@ -10,6 +10,7 @@
 #include "cli-error.h"
 #include "cli-extensions.h"
 #include "ns3/config.h"
+#include "ns3/run-progress.h"
 #include "ns3/string.h"
 
 #include <sys/resource.h>
@@ -105,6 +106,12 @@ main(int argc, char** argv)
             std::cerr << "rapid-llm " << c.name
                       << ": error: " << DescribeError(c.name, e, options.get()) << "\n";
             return 2;
+        }
+        catch (const Interrupted&)
+        {
+            // What was known is printed; 128 + SIGINT, as a shell reports an interrupted job.
+            std::cout.flush();
+            return 130;
         }
         catch (const std::exception& e)
         {
