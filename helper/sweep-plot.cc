@@ -28,7 +28,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
     plot.AppendExtra("set y2label 'peak memory per GPU (GiB)'");
     plot.AppendExtra("set ytics nomirror");
     plot.AppendExtra("set y2tics");
-    plot.AppendExtra("set key top left");
+    plot.AppendExtra("set key below horizontal");
     plot.AppendExtra("set grid");
     Gnuplot2dDataset step("step time (layouts that fit)");
     step.SetStyle(Gnuplot2dDataset::POINTS);
