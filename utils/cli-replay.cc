@@ -9,9 +9,11 @@
 #include "ns3/progress-line.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/run-progress.h"
+#include "ns3/spec-error.h"
 #include "ns3/timeline-recorder.h"
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 namespace ns3 {
@@ -43,6 +45,12 @@ RunReplayCommand(const CliArgs& args)
     TimelineRecorder timeline;
     if (args.HasValue("timeline"))
     {
+        // A path that cannot be written is an error before the run, not after it.
+        if (!std::ofstream(args.Text("timeline"), std::ios::app))
+        {
+            throw SpecError(
+                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
+        }
         timeline.Attach(helper);
     }
     RunReport report = helper->Replay(std::move(set));

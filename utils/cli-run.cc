@@ -68,6 +68,12 @@ RunRunCommand(const CliArgs& args)
     TimelineRecorder timeline;
     if (args.HasValue("timeline"))
     {
+        // A path that cannot be written is an error before the run, not after it.
+        if (!std::ofstream(args.Text("timeline"), std::ios::app))
+        {
+            throw SpecError(
+                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
+        }
         timeline.Attach(helper);
     }
     RunReport report = helper->Run();
