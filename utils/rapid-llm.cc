@@ -25,14 +25,22 @@
 using namespace ns3::rapidllm;
 
 namespace {
-/** \return CPU seconds (user + system) of this process so far */
+/**
+ * \return CPU seconds (user + system) of this process so far, and of its finished worker
+ * processes (sweep --workers)
+ */
 double
 CpuSeconds()
 {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
-           + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    double total = 0;
+    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN})
+    {
+        rusage usage{};
+        getrusage(who, &usage);
+        total += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
+                 + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    }
+    return total;
 }
 } // namespace
 
