@@ -340,7 +340,9 @@ MakeOptions()
              "also draw DIR/sweep.png (step time and peak memory per layout, with gnuplot)",
              "false")
             .For({"sweep", "merge"}),
-        Text("dirs", "the sweep folders (shards) to merge", "")
+        Text("dirs",
+             "the sweep folders (shards) to merge: bare arguments (merge DIR...) or --dirs=DIR",
+             "")
             .For({"merge"})
             .Positional()
             .RequiredIn({"merge"}),
