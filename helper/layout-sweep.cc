@@ -122,26 +122,32 @@ LayoutSweep::Candidates()
     return out;
 }
 
+SweepPoint
+LayoutSweep::Evaluate(const RunSpec& run) const
+{
+    SweepPoint p;
+    p.run = run;
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetBackend(m_backend);
+    helper->SetModel(m_model);
+    helper->SetHardware(m_hardware);
+    helper->SetRun(run);
+    // The memory check costs a fraction of the replay; only layouts that fit are replayed.
+    p.report = helper->CheckMemory();
+    if (p.report.feasible)
+    {
+        p.report = helper->Run();
+    }
+    return p;
+}
+
 std::vector<SweepPoint>
 LayoutSweep::Run()
 {
     std::vector<SweepPoint> points;
     for (const RunSpec& run : Candidates())
     {
-        SweepPoint p;
-        p.run = run;
-        Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-        helper->SetBackend(m_backend);
-        helper->SetModel(m_model);
-        helper->SetHardware(m_hardware);
-        helper->SetRun(run);
-        // The memory check costs a fraction of the replay; only layouts that fit are replayed.
-        p.report = helper->CheckMemory();
-        if (p.report.feasible)
-        {
-            p.report = helper->Run();
-        }
-        points.push_back(p);
+        points.push_back(Evaluate(run));
     }
     // Fitting layouts by step time, then the rest by peak memory; ties keep the candidate order.
     std::stable_sort(points.begin(),

@@ -89,13 +89,22 @@ class LayoutSweep
     /** \return the ranked points (best first); deterministic for the same inputs */
     std::vector<SweepPoint> Run();
 
-    /** \return layouts skipped as invalid in the last Run() */
+    /** \return layouts skipped as invalid in the last Run() or Candidates() */
     uint32_t GetSkipped() const;
 
-  private:
-    /** \return the layouts of the space that pass RunSpec::Validate, in a fixed order */
+    /**
+     * \return the layouts of the space that pass RunSpec::Validate, in a fixed order (a
+     * layout's index in it names the layout in a sweep's results.csv)
+     */
     std::vector<RunSpec> Candidates();
 
+    /**
+     * \brief Predicts one layout: its memory, and its timing when it fits.
+     * \param run the layout (one of Candidates()) \return the point
+     */
+    SweepPoint Evaluate(const RunSpec& run) const;
+
+  private:
     ModelSpec m_model;       //!< the model
     HardwareSpec m_hardware; //!< the machine
     RunSpec m_base;          //!< shared settings

@@ -12,6 +12,7 @@
 #    include <sys/wait.h>
 #    include <unistd.h>
 
+#    include <cstdio>
 #    include <cstdlib>
 #    include <filesystem>
 #    include <fstream>
@@ -75,6 +76,51 @@ RunCli(const std::vector<std::string>& args, const std::string& dir)
     r.out = ReadText(out);
     r.err = ReadText(err);
     return r;
+}
+
+/**
+ * \brief Starts the built `rapid-llm` tool with \p args in the background, its stdout and
+ * stderr to files in \p dir (stdout.bg.txt, stderr.bg.txt).
+ * \return its process id (-1 if it could not start)
+ */
+inline pid_t
+StartCli(const std::vector<std::string>& args, const std::string& dir)
+{
+    const std::string out = dir + "/stdout.bg.txt";
+    const std::string err = dir + "/stderr.bg.txt";
+    std::vector<std::string> argv = {RAPIDLLM_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = ::fork();
+    if (pid == 0)
+    {
+        std::FILE* o = std::freopen(out.c_str(), "w", stdout);
+        std::FILE* e = std::freopen(err.c_str(), "w", stderr);
+        if (!o || !e)
+        {
+            ::_exit(127);
+        }
+        std::vector<char*> raw;
+        for (auto& a : argv)
+        {
+            raw.push_back(a.data());
+        }
+        raw.push_back(nullptr);
+        ::execv(raw[0], raw.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+/** \return the exit code of a process StartCli started (-1 if it did not exit normally) */
+inline int
+WaitCli(pid_t pid)
+{
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid)
+    {
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /** \return a fresh scratch directory below the system's temporary directory */

@@ -41,6 +41,18 @@ CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc,
             ns3Args.push_back(arg == "-h" ? "--help" : arg);
             continue;
         }
+        const CliOption* bare = nullptr;
+        for (const auto& o : GetCliOptions())
+        {
+            bare = o.positional && o.TakenBy(command) ? &o : bare;
+        }
+        if (bare && arg.rfind("--", 0) != 0 && !arg.empty())
+        {
+            // A bare argument of a command that takes them (merge DIR...).
+            CheckValue(*bare, arg);
+            m_given[bare->name].push_back(arg);
+            continue;
+        }
         if (arg.rfind("--", 0) != 0 || arg.size() == 2)
         {
             throw SpecError(kCommandLine,

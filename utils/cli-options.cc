@@ -359,6 +359,40 @@ MakeOptions()
         Text("data", "folder of the published tables", ValidationSuite::DataDir())
             .For({"validate"}),
         Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10").For({"sweep"}),
+        // Sweeps at scale.
+        Count("workers",
+              "worker processes, one layout each at a time (0: one per processor)",
+              0,
+              4096,
+              "0")
+            .For({"sweep"}),
+        Flag("resume",
+             "continue the sweep whose results.csv is in --out (the layouts it has are kept)",
+             "false")
+            .For({"sweep"}),
+        Text("shard",
+             "run only shard I of N (I = 1..N): the layouts whose index modulo N is I - 1; "
+             "`rapid-llm merge` joins the shards' folders",
+             "")
+            .For({"sweep"}),
+        Flag("plot",
+             "also draw DIR/sweep.png (step time and peak memory per layout, with gnuplot)",
+             "false")
+            .For({"sweep", "merge"}),
+        Text("dirs",
+             "the sweep folders (shards) to merge: bare arguments (merge DIR...) or --dirs=DIR",
+             "")
+            .For({"merge"})
+            .Positional()
+            .RequiredIn({"merge"}),
+        Flag("progress",
+             "progress on stderr: done, rate and ETA (default: when stderr is a terminal)",
+             "false")
+            .For({"run", "replay", "sweep"}),
+        Text("timeline",
+             "write a Chrome/Perfetto trace-event timeline (JSON) of the replay to this file",
+             "")
+            .For({"run", "replay"}),
         // Inputs and outputs.
         Text("trace", "trace prefix: files PREFIX.<rank>.et", "")
             .For({"replay", "trace-info"})
@@ -366,7 +400,7 @@ MakeOptions()
         Text("comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", "")
             .For({"replay"}),
         Text("out", "also write the traces and report.json to this directory", "")
-            .For({"run", "trace", "study faults", "study hardware"})
+            .For({"run", "trace", "study faults", "study hardware", "sweep", "merge"})
             .HelpIn("trace", "directory to write the traces to (created if missing)")
             .HelpIn("run",
                     "also write the traces, report.json and breakdown.png (the step breakdown) to "
@@ -377,7 +411,11 @@ MakeOptions()
             .HelpIn("study hardware",
                     "directory for results.csv, results.json and step-time.png (created if "
                     "missing)")
-            .RequiredIn({"trace", "study faults", "study hardware"}),
+            .HelpIn("sweep",
+                    "directory for results.csv (a row appended as each layout finishes, ranked "
+                    "at the end) and sweep.json (the inputs)")
+            .HelpIn("merge", "directory for the merged results.csv and sweep.json")
+            .RequiredIn({"trace", "study faults", "study hardware", "merge"}),
         Text("prefix", "file name prefix", "trace").For({"trace"}),
         Flag("gzip", "gzip-compress the .et files", "false").For({"trace"}),
         Flag("symmetry",
@@ -474,6 +512,14 @@ CliOption::Repeatable() const
 {
     CliOption o = *this;
     o.repeatable = true;
+    return o;
+}
+
+CliOption
+CliOption::Positional() const
+{
+    CliOption o = Repeatable();
+    o.positional = true;
     return o;
 }
 

@@ -33,9 +33,10 @@ struct CliOption : public OptionSpec
     /** \param spec the declaration (taken by no command yet) */
     CliOption(const OptionSpec& spec = OptionSpec());
 
-    std::set<std::string> commands;                //!< commands that take it ("*": all)
-    bool repeatable = false;                       //!< may be given more than once (--load)
-    std::set<std::string> requiredIn;              //!< commands that need a value
+    std::set<std::string> commands;   //!< commands that take it ("*": all)
+    bool repeatable = false;          //!< may be given more than once (--load)
+    bool positional = false;          //!< also takes the arguments without --name= (merge DIR...)
+    std::set<std::string> requiredIn; //!< commands that need a value
     std::map<std::string, std::string> fallbackIn; //!< per-command default
     std::map<std::string, std::string> helpIn;     //!< per-command help
     std::map<std::string, std::string> listIn;     //!< commands taking a comma-separated list,
@@ -51,6 +52,8 @@ struct CliOption : public OptionSpec
     CliOption ListIn(const std::string& command, const std::string& value) const;
     /** \return a copy that may be given more than once */
     CliOption Repeatable() const;
+    /** \return a copy (repeatable) that also takes the bare arguments, e.g. merge's DIR... */
+    CliOption Positional() const;
     /** \return a copy that \p commands require (a value, given or by default) */
     CliOption RequiredIn(const std::set<std::string>& commands) const;
 

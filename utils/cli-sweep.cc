@@ -3,22 +3,45 @@
  */
 
 // rapid-llm sweep: predicts every training layout of a job on a fixed number of GPUs and ranks
-// them by step time (the ones that fit in memory) and peak memory (the ones that do not).
+// them by step time (the ones that fit in memory) and peak memory (the ones that do not). The
+// layouts run on worker processes (one ns-3 simulator each); with --out each row is appended to
+// DIR/results.csv as it finishes, so an interrupted sweep keeps its rows and --resume goes on.
 
 #include "cli-commands.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
+#include "ns3/progress-line.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
+#include "ns3/sweep-dir.h"
+#include "ns3/sweep-plot.h"
+#include "ns3/sweep-table.h"
+#include "ns3/worker-pool.h"
 
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <numeric>
+#include <set>
 
 namespace ns3 {
 namespace rapidllm {
 
 namespace {
+
+/** Set by SIGINT or SIGTERM: the sweep stops, keeping its rows. */
+volatile std::sig_atomic_t g_stop = 0;
+
+/** The signal handler. */
+void
+OnStop(int)
+{
+    g_stop = 1;
+}
+
 /** \return a list option's whole numbers as 32-bit values (declared within 32 bits) */
 std::vector<uint32_t>
 Counts32(const CliArgs& args, const std::string& name)
@@ -30,6 +53,118 @@ Counts32(const CliArgs& args, const std::string& name)
     }
     return out;
 }
+
+/** \return --shard=I/N as (I, N); (1, 1) when not given */
+std::pair<uint64_t, uint64_t>
+ParseShard(const std::string& text)
+{
+    if (text.empty())
+    {
+        return {1, 1};
+    }
+    const std::size_t slash = text.find('/');
+    const std::string i = text.substr(0, slash);
+    const std::string n = slash == std::string::npos ? "" : text.substr(slash + 1);
+    auto number = [](const std::string& s) -> uint64_t
+    {
+        if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+        {
+            return 0;
+        }
+        return std::stoull(s);
+    };
+    const uint64_t index = number(i);
+    const uint64_t count = number(n);
+    if (index == 0 || count == 0 || index > count)
+    {
+        throw SpecError(
+            kCommandLine, "shard", "'" + text + "' is not I/N with 1 <= I <= N (e.g. --shard=2/8)");
+    }
+    return {index, count};
+}
+
+/** \return a list as JSON numbers */
+Json
+ListJson(const std::vector<uint32_t>& values)
+{
+    Json j = Json::array();
+    for (uint32_t v : values)
+    {
+        j.push_back(v);
+    }
+    return j;
+}
+
+/** Prints the ranked table (--top of each kind). */
+void
+PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
+{
+    std::printf("%4s %4s %4s %5s %4s %4s %-10s %10s %8s %6s %9s %9s %9s %9s\n",
+                "rank",
+                "tp",
+                "pp",
+                "dp",
+                "vpp",
+                "mbs",
+                "recompute",
+                "step_s",
+                "TFLOP/s",
+                "MFU",
+                "compute_s",
+                "exp_comm",
+                "bubble_s",
+                "peak_GiB");
+    uint64_t rank = 0;
+    uint64_t unfitShown = 0;
+    for (const auto& r : rows)
+    {
+        if (r.fits ? (shown > 0 && rank >= shown) : (shown > 0 && unfitShown >= shown))
+        {
+            continue;
+        }
+        const double gib = r.peakBytes / double(1ull << 30);
+        if (r.fits)
+        {
+            std::printf("%4llu %4u %4u %5u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.4f %9.4f %9.4f "
+                        "%9.2f\n",
+                        static_cast<unsigned long long>(++rank),
+                        r.tp,
+                        r.pp,
+                        r.dp,
+                        r.vpp,
+                        r.mbs,
+                        r.recompute.c_str(),
+                        r.stepTimeS,
+                        r.tflopsPerGpu,
+                        100 * r.mfu,
+                        r.computeS,
+                        r.exposedCommS,
+                        r.bubbleS,
+                        gib);
+            continue;
+        }
+        if (unfitShown++ == 0)
+        {
+            std::printf("does not fit (lowest peak first):\n");
+        }
+        std::printf("%4s %4u %4u %5u %4u %4u %-10s %10s %8s %6s %9s %9s %9s %9.2f\n",
+                    "-",
+                    r.tp,
+                    r.pp,
+                    r.dp,
+                    r.vpp,
+                    r.mbs,
+                    r.recompute.c_str(),
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    gib);
+    }
+}
+
 } // namespace
 
 int
@@ -63,85 +198,226 @@ RunSweepCommand(const CliArgs& args)
         ParseRecompute(name, space.recompute.back());
     }
     const uint64_t shown = args.Count("top");
+    const auto [shardIndex, shardCount] = ParseShard(args.Text("shard"));
+    const std::string out = args.Text("out");
+    if (out.empty())
+    {
+        for (const char* needsOut : {"resume", "plot"})
+        {
+            if (args.Flag(needsOut))
+            {
+                throw SpecError(kCommandLine,
+                                needsOut,
+                                "needs --out=DIR (the folder of the sweep's results.csv)");
+            }
+        }
+    }
 
     LayoutSweep sweep(m, h, base, space, args.Text("backend"));
-    std::vector<SweepPoint> points = sweep.Run();
-    uint32_t fitting = 0;
-    for (const auto& p : points)
+    const std::vector<RunSpec> candidates = sweep.Candidates();
+    const uint32_t skipped = sweep.GetSkipped();
+
+    // The inputs, echoed in DIR/sweep.json; a resumed or merged sweep must have the same.
+    Json inputs = Json::object();
+    inputs["command"] = "sweep";
+    inputs["model"] = args.Text("model");
+    inputs["hardware"] = args.Text("hardware");
+    inputs["gpus"] = space.gpus;
+    inputs["gbs"] = base.globalBatch;
+    inputs["seq"] = base.sequence;
+    inputs["dtype"] = args.Text("dtype");
+    inputs["attention"] = args.Text("attention");
+    inputs["sp"] = base.parallel.sequenceParallel;
+    inputs["zero"] = base.parallel.zeroStage;
+    inputs["backend"] = args.Text("backend");
+    inputs["granularity"] = args.Text("granularity");
+    inputs["tp"] = ListJson(space.tp);
+    inputs["pp"] = ListJson(space.pp);
+    inputs["mbs"] = ListJson(space.microBatch);
+    inputs["vpp"] = ListJson(space.virtualStages);
+    inputs["recompute"] = args.Choices("recompute");
+    inputs["layouts"] = candidates.size();
+    inputs["skipped"] = skipped;
+
+    std::vector<uint64_t> mine;
+    for (uint64_t i = 0; i < candidates.size(); ++i)
     {
-        fitting += p.report.feasible ? 1 : 0;
+        if (i % shardCount == shardIndex - 1)
+        {
+            mine.push_back(i);
+        }
+    }
+    std::map<uint64_t, SweepRow> rows;
+    std::unique_ptr<SweepDir> dir;
+    if (!out.empty())
+    {
+        dir = std::make_unique<SweepDir>(out, inputs, shardIndex, shardCount);
+        for (const SweepRow& r : dir->Open(args.Flag("resume")))
+        {
+            if (r.layout >= candidates.size() || r.layout % shardCount != shardIndex - 1)
+            {
+                throw SpecError(dir->CsvPath(),
+                                "layout",
+                                std::to_string(r.layout) + " is not a layout of this sweep"
+                                    + (shardCount > 1 ? " shard" : ""));
+            }
+            rows[r.layout] = r;
+        }
+    }
+    std::vector<uint64_t> left;
+    for (uint64_t i : mine)
+    {
+        if (!rows.count(i))
+        {
+            left.push_back(i);
+        }
+    }
+    // Handed out in a fixed stride through the candidates, so that the layouts that only need a
+    // memory check (which come in runs) mix with the replays and the rate and ETA are
+    // representative from the start; the output order does not depend on it.
+    std::vector<uint64_t> todo;
+    uint64_t stride = left.empty() ? 1 : std::max<uint64_t>(1, left.size() * 5 / 8);
+    while (!left.empty() && std::gcd(stride, uint64_t(left.size())) != 1)
+    {
+        ++stride;
+    }
+    for (uint64_t k = 0; k < left.size(); ++k)
+    {
+        todo.push_back(left[(k * stride) % left.size()]);
+    }
+
+    const uint64_t workers =
+        args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    const std::size_t resumed = rows.size();
+    uint64_t fitting = 0;
+    for (const auto& [i, r] : rows)
+    {
+        fitting += r.fits ? 1 : 0;
+    }
+    auto showProgress = [&](bool force)
+    {
+        const double elapsed = progress.Elapsed();
+        const double doneHere = double(rows.size() - resumed);
+        const double rate = elapsed > 0 ? doneHere / elapsed : 0;
+        const double left = double(mine.size() - rows.size());
+        char text[256];
+        std::snprintf(text,
+                      sizeof(text),
+                      "sweep: %zu/%zu layouts (%.1f%%), %.2f layouts/s, ETA %s, %llu fit, "
+                      "%llu workers",
+                      rows.size(),
+                      mine.size(),
+                      mine.empty() ? 100.0 : 100.0 * rows.size() / mine.size(),
+                      rate,
+                      rate > 0 ? ProgressLine::Duration(left / rate).c_str() : "?",
+                      static_cast<unsigned long long>(fitting),
+                      static_cast<unsigned long long>(std::min<uint64_t>(workers, todo.size())));
+        progress.Show(text, force);
+    };
+    showProgress(true);
+
+    g_stop = 0;
+    auto oldInt = std::signal(SIGINT, OnStop);
+    auto oldTerm = std::signal(SIGTERM, OnStop);
+    WorkerPool pool(static_cast<uint32_t>(workers));
+    bool complete = false;
+    try
+    {
+        complete = pool.Run(
+            todo,
+            [&](uint64_t i)
+            {
+                return MakeSweepRow(i, sweep.Evaluate(candidates[i])).ToCsv();
+            },
+            [&](uint64_t i, const std::string& line)
+            {
+                SweepRow r;
+                if (!ParseSweepRow(line, r) || r.layout != i)
+                {
+                    throw std::runtime_error("a worker returned a bad row for layout "
+                                             + std::to_string(i) + ": " + line);
+                }
+                rows[i] = r;
+                fitting += r.fits ? 1 : 0;
+                if (dir)
+                {
+                    dir->Append(line);
+                }
+                showProgress(rows.size() == mine.size());
+            },
+            &g_stop);
+    }
+    catch (...)
+    {
+        std::signal(SIGINT, oldInt);
+        std::signal(SIGTERM, oldTerm);
+        throw;
+    }
+    std::signal(SIGINT, oldInt);
+    std::signal(SIGTERM, oldTerm);
+    if (!complete || todo.empty())
+    {
+        showProgress(true);
+    }
+    progress.Finish();
+    if (!complete)
+    {
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "rapid-llm sweep: interrupted after %zu of %zu layouts%s\n",
+                     rows.size(),
+                     mine.size(),
+                     dir ? (", kept in " + dir->CsvPath() + " (--resume continues)").c_str()
+                         : " (give --out=DIR to keep them)");
+        return 130;
+    }
+
+    std::vector<SweepRow> ranked;
+    for (const auto& [i, r] : rows)
+    {
+        ranked.push_back(r);
+    }
+    RankSweepRows(ranked);
+    if (dir)
+    {
+        dir->Finish(ranked);
+        if (args.Flag("plot"))
+        {
+            PlotSweep(ranked,
+                      (std::filesystem::path(out) / "sweep.png").string(),
+                      m.name + " on " + std::to_string(space.gpus) + " x " + h.gpu.name
+                          + ", global batch " + std::to_string(base.globalBatch),
+                      h.gpu.hbmBytes / double(1ull << 30));
+        }
     }
     if (args.Flag("json"))
     {
-        std::cout << DumpJson(points);
+        std::cout << DumpJson(SweepRowsJson(ranked));
         return 0;
     }
-    std::printf("%s training on %u x %s, global batch %u, sequence %u: %zu layouts, %u fit in "
-                "memory, %u ruled out by the model or batch\n",
+    uint64_t fit = 0;
+    for (const auto& r : ranked)
+    {
+        fit += r.fits ? 1 : 0;
+    }
+    std::printf("%s training on %u x %s, global batch %u, sequence %u: %zu layouts%s, %llu fit "
+                "in memory, %u ruled out by the model or batch\n",
                 m.name.c_str(),
                 space.gpus,
                 h.gpu.name.c_str(),
                 base.globalBatch,
                 base.sequence,
-                points.size(),
-                fitting,
-                sweep.GetSkipped());
-    std::printf("%4s %4s %4s %5s %4s %4s %-10s %10s %8s %6s %9s\n",
-                "rank",
-                "tp",
-                "pp",
-                "dp",
-                "vpp",
-                "mbs",
-                "recompute",
-                "step_s",
-                "TFLOP/s",
-                "MFU",
-                "peak_GiB");
-    uint64_t rank = 0;
-    uint64_t unfitShown = 0;
-    for (const auto& p : points)
-    {
-        if (p.report.feasible ? (shown > 0 && rank >= shown) : (shown > 0 && unfitShown >= shown))
-        {
-            continue;
-        }
-        const double gib = p.report.memory.peak / double(1ull << 30);
-        if (p.report.feasible)
-        {
-            std::printf("%4llu %4u %4u %5u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.2f\n",
-                        static_cast<unsigned long long>(++rank),
-                        p.run.parallel.tp,
-                        p.run.parallel.pp,
-                        p.run.parallel.dp,
-                        p.run.parallel.virtualStages,
-                        p.run.microBatch,
-                        ToString(p.run.recompute).c_str(),
-                        p.report.stepTimeS,
-                        p.report.tflopsPerGpu,
-                        100 * p.report.mfu,
-                        gib);
-        }
-        else
-        {
-            if (unfitShown++ == 0)
-            {
-                std::printf("does not fit (lowest peak first):\n");
-            }
-            std::printf("%4s %4u %4u %5u %4u %4u %-10s %10s %8s %6s %9.2f\n",
-                        "-",
-                        p.run.parallel.tp,
-                        p.run.parallel.pp,
-                        p.run.parallel.dp,
-                        p.run.parallel.virtualStages,
-                        p.run.microBatch,
-                        ToString(p.run.recompute).c_str(),
-                        "-",
-                        "-",
-                        "-",
-                        gib);
-        }
-    }
+                ranked.size(),
+                shardCount > 1
+                    ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
+                       + " of " + std::to_string(candidates.size()) + ")")
+                          .c_str()
+                    : "",
+                static_cast<unsigned long long>(fit),
+                skipped);
+    PrintTable(ranked, shown);
     return 0;
 }
 
@@ -149,8 +425,11 @@ static CliCommandRegistrar g_sweepCommand(
     "sweep",
     "rank every training layout of a job on N GPUs",
     "Predicts every training layout (tp x pp x dp = GPUs, micro-batch, interleaving, "
-    "recomputation) of a job and ranks them: the layouts that fit in memory by step time, then "
-    "the others by peak memory. Lists are comma-separated.",
+    "recomputation) of a job on worker processes and ranks them: the layouts that fit in memory "
+    "by step time, then the others by peak memory. Lists are comma-separated. With --out=DIR "
+    "each layout's row (breakdown and peak memory) is appended to DIR/results.csv as it "
+    "finishes and the file is ranked at the end; an interrupted sweep keeps its rows and "
+    "--resume continues it; --shard=I/N runs a part, `rapid-llm merge` joins the parts.",
     RunSweepCommand);
 
 } // namespace rapidllm

@@ -10,6 +10,7 @@
 #include "cli-error.h"
 #include "cli-extensions.h"
 #include "ns3/config.h"
+#include "ns3/run-progress.h"
 #include "ns3/string.h"
 
 #include <sys/resource.h>
@@ -24,14 +25,22 @@
 using namespace ns3::rapidllm;
 
 namespace {
-/** \return CPU seconds (user + system) of this process so far */
+/**
+ * \return CPU seconds (user + system) of this process so far, and of its finished worker
+ * processes (sweep --workers)
+ */
 double
 CpuSeconds()
 {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
-           + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    double total = 0;
+    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN})
+    {
+        rusage usage{};
+        getrusage(who, &usage);
+        total += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
+                 + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    }
+    return total;
 }
 } // namespace
 
@@ -120,6 +129,12 @@ main(int argc, char** argv)
             std::cerr << "rapid-llm " << c.name
                       << ": error: " << DescribeError(c.name, e, options.get()) << "\n";
             return 2;
+        }
+        catch (const Interrupted&)
+        {
+            // What was known is printed; 128 + SIGINT, as a shell reports an interrupted job.
+            std::cout.flush();
+            return 130;
         }
         catch (const std::exception& e)
         {

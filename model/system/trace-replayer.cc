@@ -213,6 +213,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
             s.waiting[i] = static_cast<uint32_t>(s.graph->GetDeps(i).size());
         }
     }
+    m_total = m_left;
     // The nodes ready at the start, found before any runs (a node may complete at once and
     // release others, which MakeReady then handles).
     std::vector<std::pair<uint32_t, uint32_t>> roots;
@@ -230,6 +231,30 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     {
         MakeReady(r, i, kCauseCompute);
     }
+}
+
+uint64_t
+TraceReplayer::GetOperatorsLeft() const
+{
+    return m_left;
+}
+
+uint64_t
+TraceReplayer::GetOperatorsTotal() const
+{
+    return m_total;
+}
+
+uint32_t
+TraceReplayer::GetRankCount() const
+{
+    return static_cast<uint32_t>(m_ranks.size());
+}
+
+uint32_t
+TraceReplayer::GetRepresentative(uint32_t rank) const
+{
+    return m_plan.RepresentativeOf(rank);
 }
 
 ReplayResult

@@ -121,6 +121,22 @@ class TraceReplayer : public Object
     ReplayResult Collect();
 
     /**
+     * \brief Progress of the replay Start() began, for progress reports and monitors.
+     * \return operators (trace nodes) of the simulated ranks not finished yet (0 before
+     *         Start() and once done)
+     */
+    uint64_t GetOperatorsLeft() const;
+    /** \return operators of the simulated ranks in the replay Start() began */
+    uint64_t GetOperatorsTotal() const;
+    /** \return ranks of the replay Start() began (0 before it, and after Collect()) */
+    uint32_t GetRankCount() const;
+    /**
+     * \param rank a rank of the replay Start() began
+     * \return the simulated rank that stands for it (itself without the symmetry reduction)
+     */
+    uint32_t GetRepresentative(uint32_t rank) const;
+
+    /**
      * Signature of the OperatorStart and OperatorEnd trace sources.
      * \param event the operator: rank, node, name, kind, time, duration, FLOPs, bytes, group
      */
@@ -219,6 +235,7 @@ class TraceReplayer : public Object
     std::vector<RankState> m_ranks;     //!< per rank
     double m_start = 0;                 //!< replay start time
     uint64_t m_left = 0;                //!< unfinished nodes over all simulated ranks
+    uint64_t m_total = 0;               //!< nodes over all simulated ranks
     std::function<void()> m_onDone;     //!< called when m_left reaches 0
     uint32_t m_streams = 1;             //!< attribute ComputeStreams
     bool m_serializeGroups = true;      //!< attribute SerializeGroups

@@ -1,0 +1,133 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "run-progress.h"
+
+#include "ns3/simulator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** Set by SIGINT or SIGTERM. */
+volatile std::sig_atomic_t g_interrupted = 0;
+
+/** A second interrupt ends the process at once. */
+void
+OnInterrupt(int signal)
+{
+    if (g_interrupted)
+    {
+        std::signal(signal, SIG_DFL);
+        std::raise(signal);
+        return;
+    }
+    g_interrupted = 1;
+}
+
+} // namespace
+
+Interrupted::Interrupted(const std::string& message)
+    : std::runtime_error(message)
+{}
+
+RunProgress::RunProgress(const std::string& command, bool show, bool terminal)
+    : m_command(command)
+    , m_show(show)
+    , m_line(show, terminal)
+{
+    g_interrupted = 0;
+    m_oldInt = std::signal(SIGINT, OnInterrupt);
+    m_oldTerm = std::signal(SIGTERM, OnInterrupt);
+}
+
+RunProgress::~RunProgress()
+{
+    std::signal(SIGINT, m_oldInt == SIG_ERR ? SIG_DFL : m_oldInt);
+    std::signal(SIGTERM, m_oldTerm == SIG_ERR ? SIG_DFL : m_oldTerm);
+}
+
+void
+RunProgress::Attach(Ptr<RapidLlmHelper> helper)
+{
+    m_helper = helper;
+    Simulator::ScheduleNow(&RunProgress::Tick, this);
+}
+
+void
+RunProgress::Finish()
+{
+    m_line.Finish();
+}
+
+std::string
+RunProgress::Describe() const
+{
+    Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
+    Ptr<NetworkBackend> backend = m_helper->GetBackend();
+    const uint64_t total = replayer ? replayer->GetOperatorsTotal() : 0;
+    const uint64_t left = replayer ? replayer->GetOperatorsLeft() : 0;
+    const uint64_t done = total - std::min(total, left);
+    const double wall = m_line.Elapsed();
+    const double rate = wall > 0 ? done / wall : 0;
+    char text[320];
+    std::snprintf(
+        text,
+        sizeof(text),
+        "%s: simulated %.6f s, %.1f%% of operators done (%llu of %llu), %llu messages "
+        "delivered, wall %s, ETA %s",
+        m_command.c_str(),
+        Simulator::Now().GetSeconds(),
+        total > 0 ? 100.0 * done / total : 0.0,
+        static_cast<unsigned long long>(done),
+        static_cast<unsigned long long>(total),
+        static_cast<unsigned long long>(backend ? backend->GetStats().messagesDelivered : 0),
+        ProgressLine::Duration(wall).c_str(),
+        rate > 0 ? ProgressLine::Duration((total - done) / rate).c_str() : "?");
+    return text;
+}
+
+void
+RunProgress::Tick()
+{
+    if (g_interrupted)
+    {
+        const std::string state = Describe();
+        m_line.Finish();
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "rapid-llm %s: interrupted; what is known: %s; no step time (the replay "
+                     "did not finish)\n",
+                     m_command.c_str(),
+                     state.c_str() + m_command.size() + 2);
+        std::fflush(stderr);
+        throw Interrupted("interrupted");
+    }
+    Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
+    const bool started = replayer && replayer->GetOperatorsTotal() > 0;
+    if (started && m_show)
+    {
+        m_line.Show(Describe());
+    }
+    if ((started && replayer->GetOperatorsLeft() == 0) || Simulator::IsFinished())
+    {
+        return; // done: never keep the simulator going
+    }
+    // About four checks per wall second: scale the simulated interval (at most x4 a time).
+    const double wall = m_line.Elapsed();
+    const double spent = std::max(wall - m_lastWall, 1e-6);
+    m_lastWall = wall;
+    const double scale = std::min(4.0, std::max(0.25, 0.25 / spent));
+    m_intervalNs = std::max<int64_t>(1, static_cast<int64_t>(m_intervalNs * scale));
+    Simulator::Schedule(NanoSeconds(m_intervalNs), &RunProgress::Tick, this);
+}
+
+} // namespace rapidllm
+} // namespace ns3

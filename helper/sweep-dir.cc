@@ -1,0 +1,321 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "sweep-dir.h"
+
+#include "ns3/job-options.h"
+#include "ns3/spec-error.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/** \return the JSON of \p path; throws SpecError naming it */
+Json
+ReadJsonFile(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        throw SpecError(path, "", "cannot read (not a sweep folder?)");
+    }
+    try
+    {
+        return Json::parse(in);
+    }
+    catch (const std::exception& e)
+    {
+        throw SpecError(path, "", std::string("not valid JSON: ") + e.what());
+    }
+}
+
+/** Writes \p j to \p path; throws SpecError naming it. */
+void
+WriteJsonFile(const std::string& path, const Json& j)
+{
+    std::ofstream out(path, std::ios::trunc);
+    out << DumpJson(j);
+    out.close();
+    if (!out)
+    {
+        throw SpecError(path, "", "cannot write");
+    }
+}
+
+/** \return the first field whose value differs between \p a and \p b ("" if none) */
+std::string
+FirstDifference(const Json& a, const Json& b)
+{
+    std::set<std::string> keys;
+    for (auto it = a.begin(); it != a.end(); ++it)
+    {
+        keys.insert(it.key());
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+    {
+        keys.insert(it.key());
+    }
+    for (const auto& k : keys)
+    {
+        if (!a.contains(k) || !b.contains(k) || a.at(k) != b.at(k))
+        {
+            return k;
+        }
+    }
+    return "";
+}
+
+/** \return a value as it reads in a message */
+std::string
+Shown(const Json& j, const std::string& key)
+{
+    return j.contains(key) ? j.at(key).dump() : "(none)";
+}
+
+} // namespace
+
+SweepDir::SweepDir(const std::string& dir,
+                   const Json& inputs,
+                   uint64_t shardIndex,
+                   uint64_t shardCount)
+    : m_dir(dir)
+    , m_inputs(inputs)
+{
+    if (shardCount > 1)
+    {
+        m_inputs["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+    }
+}
+
+SweepDir::~SweepDir()
+{
+    if (m_csv)
+    {
+        std::fclose(m_csv);
+    }
+}
+
+std::string
+SweepDir::CsvPath() const
+{
+    return (fs::path(m_dir) / "results.csv").string();
+}
+
+std::vector<SweepRow>
+SweepDir::Open(bool resume)
+{
+    std::error_code ec;
+    fs::create_directories(m_dir, ec);
+    if (ec)
+    {
+        throw SpecError(kCommandLine, "out", "cannot create '" + m_dir + "': " + ec.message());
+    }
+    const std::string csv = CsvPath();
+    const std::string json = (fs::path(m_dir) / "sweep.json").string();
+    std::vector<SweepRow> rows;
+    const bool exists = fs::exists(csv);
+    if (exists && !resume)
+    {
+        throw SpecError(kCommandLine,
+                        "out",
+                        "'" + m_dir
+                            + "' already holds a sweep (results.csv); --resume continues it, or "
+                              "choose another --out");
+    }
+    if (exists)
+    {
+        const Json before = ReadJsonFile(json);
+        const std::string field = FirstDifference(before, m_inputs);
+        if (!field.empty())
+        {
+            throw SpecError(kCommandLine,
+                            "resume",
+                            "'" + m_dir + "' holds another sweep: its " + field + " is "
+                                + Shown(before, field) + ", this one's " + Shown(m_inputs, field));
+        }
+        rows = ReadSweepCsv(csv);
+    }
+    else
+    {
+        WriteJsonFile(json, m_inputs);
+    }
+    // Rewritten with the complete rows only (a line cut short by a kill goes).
+    WriteSweepCsv(csv, rows);
+    m_csv = std::fopen(csv.c_str(), "a");
+    if (!m_csv)
+    {
+        throw SpecError(csv, "", "cannot open for appending");
+    }
+    return rows;
+}
+
+void
+SweepDir::Append(const std::string& line)
+{
+    const std::string text = line + "\n";
+    if (std::fwrite(text.data(), 1, text.size(), m_csv) != text.size() || std::fflush(m_csv) != 0)
+    {
+        throw SpecError(CsvPath(), "", "cannot append a row");
+    }
+}
+
+void
+SweepDir::Finish(const std::vector<SweepRow>& ranked)
+{
+    if (m_csv)
+    {
+        std::fclose(m_csv);
+        m_csv = nullptr;
+    }
+    WriteSweepCsv(CsvPath(), ranked);
+}
+
+std::vector<SweepRow>
+SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
+{
+    if (dirs.empty())
+    {
+        throw SpecError(kCommandLine, "dirs", "no sweep folders to merge");
+    }
+    Json common;
+    std::string first;
+    uint64_t count = 0;
+    std::set<uint64_t> shards;
+    std::map<uint64_t, SweepRow> rows;
+    for (const auto& dir : dirs)
+    {
+        const std::string jsonPath = (fs::path(dir) / "sweep.json").string();
+        Json inputs = ReadJsonFile(jsonPath);
+        uint64_t index = 1;
+        uint64_t n = 1;
+        if (inputs.contains("shard"))
+        {
+            const std::string s = inputs.at("shard").get<std::string>();
+            index = std::stoull(s.substr(0, s.find('/')));
+            n = std::stoull(s.substr(s.find('/') + 1));
+            inputs.erase("shard");
+        }
+        if (first.empty())
+        {
+            common = inputs;
+            first = dir;
+            count = n;
+        }
+        const std::string field = FirstDifference(common, inputs);
+        if (!field.empty())
+        {
+            throw SpecError(jsonPath,
+                            field,
+                            Shown(inputs, field) + " differs from " + first + "'s "
+                                + Shown(common, field) + ": not shards of one sweep");
+        }
+        if (n != count)
+        {
+            throw SpecError(jsonPath,
+                            "shard",
+                            "a sweep in " + std::to_string(n) + " shards; " + first + " is in "
+                                + std::to_string(count));
+        }
+        if (!shards.insert(index).second)
+        {
+            throw SpecError(jsonPath,
+                            "shard",
+                            "shard " + std::to_string(index) + "/" + std::to_string(n)
+                                + " is given twice");
+        }
+        for (const SweepRow& r : ReadSweepCsv((fs::path(dir) / "results.csv").string()))
+        {
+            if (!rows.emplace(r.layout, r).second)
+            {
+                throw SpecError((fs::path(dir) / "results.csv").string(),
+                                "layout",
+                                std::to_string(r.layout) + " is in two of the folders");
+            }
+        }
+    }
+    std::string missing;
+    for (uint64_t i = 1; i <= count; ++i)
+    {
+        missing += shards.count(i) ? "" : (missing.empty() ? "" : ", ") + std::to_string(i);
+    }
+    if (!missing.empty())
+    {
+        throw SpecError(kCommandLine,
+                        "dirs",
+                        "shard(s) " + missing + " of " + std::to_string(count) + " missing");
+    }
+    const uint64_t layouts = common.value("layouts", uint64_t(0));
+    if (rows.size() != layouts)
+    {
+        uint64_t firstMissing = 0;
+        while (rows.count(firstMissing))
+        {
+            ++firstMissing;
+        }
+        throw SpecError(kCommandLine,
+                        "dirs",
+                        "the folders hold " + std::to_string(rows.size()) + " of the sweep's "
+                            + std::to_string(layouts) + " layouts (layout "
+                            + std::to_string(firstMissing)
+                            + " is missing: an unfinished shard? rerun it with --resume)");
+    }
+    std::vector<SweepRow> ranked;
+    for (const auto& [i, r] : rows)
+    {
+        ranked.push_back(r);
+    }
+    RankSweepRows(ranked);
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec)
+    {
+        throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
+    }
+    WriteJsonFile((fs::path(out) / "sweep.json").string(), common);
+    WriteSweepCsv((fs::path(out) / "results.csv").string(), ranked);
+    return ranked;
+}
+
+Json
+SweepRowsJson(const std::vector<SweepRow>& rows)
+{
+    Json all = Json::array();
+    for (const auto& r : rows)
+    {
+        Json j = Json::object();
+        j["layout"] = r.layout;
+        j["tp"] = r.tp;
+        j["pp"] = r.pp;
+        j["dp"] = r.dp;
+        j["vpp"] = r.vpp;
+        j["mbs"] = r.mbs;
+        j["recompute"] = r.recompute;
+        j["feasible"] = r.fits;
+        j["reason"] = r.reason;
+        j["peak_bytes"] = r.peakBytes;
+        if (r.fits)
+        {
+            j["step_time_s"] = r.stepTimeS;
+            j["tflops_per_gpu"] = r.tflopsPerGpu;
+            j["mfu"] = r.mfu;
+            j["compute_s"] = r.computeS;
+            j["exposed_comm_s"] = r.exposedCommS;
+            j["bubble_s"] = r.bubbleS;
+        }
+        all.push_back(j);
+    }
+    return all;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,72 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SWEEP_DIR_H
+#define RAPIDLLM_SWEEP_DIR_H
+
+#include "ns3/report-json.h"
+#include "sweep-table.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The folder of a sweep: sweep.json (its inputs, and its shard I/N if it is one) and
+ * results.csv (a row appended as each layout finishes; ranked once all have). A resumed sweep
+ * must have the same inputs; shards of one sweep merge into the folder the whole sweep would
+ * have written, byte for byte.
+ */
+class SweepDir
+{
+  public:
+    /**
+     * \param dir the folder (created if missing)
+     * \param inputs the sweep's inputs (what must match to resume or merge)
+     * \param shardIndex this shard, 1..shardCount \param shardCount shards (1: the whole sweep)
+     */
+    SweepDir(const std::string& dir, const Json& inputs, uint64_t shardIndex, uint64_t shardCount);
+    ~SweepDir();
+
+    /**
+     * \brief Starts the folder, or continues it.
+     * \param resume continue the sweep already there (its inputs must be the same); without it
+     *        a folder that holds a sweep is an error
+     * \return the rows already done (a line cut short by a kill is dropped)
+     */
+    std::vector<SweepRow> Open(bool resume);
+    /** \brief Appends one row (a CSV line without newline) and flushes it. */
+    void Append(const std::string& line);
+    /** \brief Rewrites results.csv with the rows ranked. \param ranked the rows, ranked */
+    void Finish(const std::vector<SweepRow>& ranked);
+    /** \return the path of results.csv */
+    std::string CsvPath() const;
+
+    /**
+     * \brief Merges the folders of a sweep's shards (or of parts of it) into \p out.
+     * \param dirs the folders \param out the folder to write (sweep.json, results.csv)
+     * \return the rows, ranked; throws SpecError when the folders are not the shards of one
+     *         sweep, a shard is missing, or a layout is missing or twice
+     */
+    static std::vector<SweepRow> Merge(const std::vector<std::string>& dirs,
+                                       const std::string& out);
+
+  private:
+    std::string m_dir;          //!< the folder
+    Json m_inputs;              //!< inputs, with the shard
+    std::FILE* m_csv = nullptr; //!< results.csv, open for appending
+};
+
+/** \return the rows as the JSON array `sweep --json` prints */
+Json SweepRowsJson(const std::vector<SweepRow>& rows);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SWEEP_DIR_H

@@ -1,0 +1,311 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "sweep-table.h"
+
+#include "ns3/spec-error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** The columns of results.csv, in order. */
+const char* const kColumns = "layout,tp,pp,dp,vpp,mbs,recompute,fits,step_time_s,tflops_per_gpu,"
+                             "mfu,compute_s,exposed_comm_s,bubble_s,peak_memory_bytes,"
+                             "peak_memory_gib,reason";
+/** Number of columns. */
+constexpr std::size_t kColumnCount = 17;
+
+/** \return \p v with 10 significant digits (what the file keeps) */
+std::string
+Real(double v)
+{
+    char text[40];
+    std::snprintf(text, sizeof(text), "%.10g", v);
+    return text;
+}
+
+/** \return \p text quoted for CSV if it needs it */
+std::string
+Quoted(const std::string& text)
+{
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+    {
+        return text;
+    }
+    std::string out = "\"";
+    for (char c : text)
+    {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
+    }
+    return out + "\"";
+}
+
+/** \return the fields of a CSV line; false if a quote is not closed */
+bool
+SplitCsv(const std::string& line, std::vector<std::string>& fields)
+{
+    fields.assign(1, "");
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i)
+    {
+        const char c = line[i];
+        if (quoted)
+        {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+            {
+                fields.back() += '"';
+                ++i;
+            }
+            else if (c == '"')
+            {
+                quoted = false;
+            }
+            else
+            {
+                fields.back() += c;
+            }
+        }
+        else if (c == '"')
+        {
+            quoted = true;
+        }
+        else if (c == ',')
+        {
+            fields.emplace_back();
+        }
+        else
+        {
+            fields.back() += c;
+        }
+    }
+    return !quoted;
+}
+
+/** Parses a whole unsigned number. */
+bool
+ParseCount(const std::string& text, uint64_t& v)
+{
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    {
+        return false;
+    }
+    v = std::strtoull(text.c_str(), nullptr, 10);
+    return true;
+}
+
+/** Parses a 32-bit count. */
+bool
+ParseCount32(const std::string& text, uint32_t& v)
+{
+    uint64_t wide = 0;
+    if (!ParseCount(text, wide) || wide > UINT32_MAX)
+    {
+        return false;
+    }
+    v = static_cast<uint32_t>(wide);
+    return true;
+}
+
+/** Parses a finite real. */
+bool
+ParseReal(const std::string& text, double& v)
+{
+    if (text.empty())
+    {
+        return false;
+    }
+    char* end = nullptr;
+    v = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size();
+}
+
+} // namespace
+
+std::string
+SweepCsvHeader()
+{
+    return kColumns;
+}
+
+std::string
+SweepRow::ToCsv() const
+{
+    char gib[40];
+    std::snprintf(gib, sizeof(gib), "%.3f", peakBytes / double(1ull << 30));
+    std::string line = std::to_string(layout) + "," + std::to_string(tp) + "," + std::to_string(pp)
+                       + "," + std::to_string(dp) + "," + std::to_string(vpp) + ","
+                       + std::to_string(mbs) + "," + recompute + "," + (fits ? "yes" : "no");
+    if (fits)
+    {
+        for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
+        {
+            line += "," + Real(v);
+        }
+    }
+    else
+    {
+        line += ",,,,,,"; // no step time for a layout that does not run
+    }
+    return line + "," + std::to_string(peakBytes) + "," + gib + "," + Quoted(reason);
+}
+
+bool
+ParseSweepRow(const std::string& line, SweepRow& row)
+{
+    std::vector<std::string> f;
+    if (!SplitCsv(line, f) || f.size() != kColumnCount)
+    {
+        return false;
+    }
+    SweepRow r;
+    if (!ParseCount(f[0], r.layout) || !ParseCount32(f[1], r.tp) || !ParseCount32(f[2], r.pp)
+        || !ParseCount32(f[3], r.dp) || !ParseCount32(f[4], r.vpp) || !ParseCount32(f[5], r.mbs)
+        || f[6].empty() || (f[7] != "yes" && f[7] != "no") || !ParseCount(f[14], r.peakBytes))
+    {
+        return false;
+    }
+    r.recompute = f[6];
+    r.fits = f[7] == "yes";
+    if (r.fits)
+    {
+        double* values[] = {
+            &r.stepTimeS, &r.tflopsPerGpu, &r.mfu, &r.computeS, &r.exposedCommS, &r.bubbleS};
+        for (std::size_t i = 0; i < 6; ++i)
+        {
+            if (!ParseReal(f[8 + i], *values[i]))
+            {
+                return false;
+            }
+        }
+    }
+    r.reason = f[16];
+    row = r;
+    return true;
+}
+
+SweepRow
+MakeSweepRow(uint64_t layout, const SweepPoint& p)
+{
+    SweepRow r;
+    r.layout = layout;
+    r.tp = p.run.parallel.tp;
+    r.pp = p.run.parallel.pp;
+    r.dp = p.run.parallel.dp;
+    r.vpp = p.run.parallel.virtualStages;
+    r.mbs = p.run.microBatch;
+    r.recompute = ToString(p.run.recompute);
+    r.fits = p.report.feasible;
+    if (r.fits)
+    {
+        r.stepTimeS = p.report.stepTimeS;
+        r.tflopsPerGpu = p.report.tflopsPerGpu;
+        r.mfu = p.report.mfu;
+        r.computeS = p.report.computeS;
+        r.exposedCommS = p.report.exposedCommS;
+        r.bubbleS = p.report.bubbleS;
+    }
+    r.peakBytes = p.report.memory.peak;
+    r.reason = p.report.reason;
+    // The canonical form: what the file keeps.
+    SweepRow canonical;
+    ParseSweepRow(r.ToCsv(), canonical);
+    return canonical;
+}
+
+void
+RankSweepRows(std::vector<SweepRow>& rows)
+{
+    std::sort(rows.begin(),
+              rows.end(),
+              [](const SweepRow& a, const SweepRow& b)
+              {
+                  if (a.fits != b.fits)
+                  {
+                      return a.fits;
+                  }
+                  if (a.fits && a.stepTimeS != b.stepTimeS)
+                  {
+                      return a.stepTimeS < b.stepTimeS;
+                  }
+                  if (!a.fits && a.peakBytes != b.peakBytes)
+                  {
+                      return a.peakBytes < b.peakBytes;
+                  }
+                  return a.layout < b.layout;
+              });
+}
+
+std::vector<SweepRow>
+ReadSweepCsv(const std::string& path, uint32_t* dropped)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+    {
+        throw SpecError(path, "", "cannot read the sweep results");
+    }
+    std::string line;
+    if (!std::getline(in, line) || line != kColumns)
+    {
+        throw SpecError(path,
+                        "",
+                        "not a sweep results.csv (its first line is not the header '"
+                            + std::string(kColumns) + "')");
+    }
+    std::vector<SweepRow> rows;
+    uint32_t bad = 0;
+    while (std::getline(in, line))
+    {
+        SweepRow r;
+        // A line cut short by a kill has no newline: eof is set by that getline.
+        if (!in.eof() && ParseSweepRow(line, r))
+        {
+            rows.push_back(r);
+        }
+        else if (!line.empty())
+        {
+            ++bad;
+        }
+    }
+    if (dropped)
+    {
+        *dropped = bad;
+    }
+    return rows;
+}
+
+void
+WriteSweepCsv(const std::string& path, const std::vector<SweepRow>& rows)
+{
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << kColumns << "\n";
+        for (const auto& r : rows)
+        {
+            out << r.ToCsv() << "\n";
+        }
+        out.close();
+        if (!out)
+        {
+            throw SpecError(path, "", "cannot write the sweep results");
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec)
+    {
+        throw SpecError(path, "", "cannot write the sweep results: " + ec.message());
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

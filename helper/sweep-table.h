@@ -1,0 +1,83 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SWEEP_TABLE_H
+#define RAPIDLLM_SWEEP_TABLE_H
+
+#include "layout-sweep.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One row of a sweep's results.csv: a layout (by its index in the sweep's candidate
+ * order) and what became of it. The row's text is its canonical form: a row read back from a
+ * file ranks and prints exactly as the one computed, so an interrupted and resumed, a sharded
+ * and merged, and a one-worker sweep all write the same bytes.
+ */
+struct SweepRow
+{
+    uint64_t layout = 0;     //!< index of the layout among the sweep's candidates
+    uint32_t tp = 0;         //!< tensor parallel degree
+    uint32_t pp = 0;         //!< pipeline degree
+    uint32_t dp = 0;         //!< data parallel degree
+    uint32_t vpp = 0;        //!< virtual stages per rank
+    uint32_t mbs = 0;        //!< micro-batch size
+    std::string recompute;   //!< recomputation mode
+    bool fits = false;       //!< whether it fits in memory (only then the timing columns)
+    double stepTimeS = 0;    //!< step time, s
+    double tflopsPerGpu = 0; //!< Megatron-LM's TFLOP/s per GPU
+    double mfu = 0;          //!< model FLOPs utilization
+    double computeS = 0;     //!< critical rank: compute
+    double exposedCommS = 0; //!< critical rank: exposed communication
+    double bubbleS = 0;      //!< critical rank: pipeline bubble
+    uint64_t peakBytes = 0;  //!< peak memory per GPU, bytes
+    std::string reason;      //!< why it does not fit
+
+    /** \return the CSV line (no newline) */
+    std::string ToCsv() const;
+};
+
+/** \return the header line of results.csv (no newline) */
+std::string SweepCsvHeader();
+
+/**
+ * \brief Parses one line of results.csv.
+ * \param line the line (no newline) \param row set to the row
+ * \return false if the line is not a complete row (e.g. cut short by a kill)
+ */
+bool ParseSweepRow(const std::string& line, SweepRow& row);
+
+/** \return the row of a computed layout, in its canonical (parsed-back) form */
+SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point);
+
+/**
+ * \brief Ranks rows as LayoutSweep::Run does: the ones that fit by step time, then the rest by
+ * peak memory; ties by layout index.
+ * \param rows the rows (sorted in place)
+ */
+void RankSweepRows(std::vector<SweepRow>& rows);
+
+/**
+ * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped).
+ * \param path the file \param[out] dropped lines dropped
+ * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
+ */
+std::vector<SweepRow> ReadSweepCsv(const std::string& path, uint32_t* dropped = nullptr);
+
+/**
+ * \brief Writes rows (header first) to \p path atomically (a temporary file renamed).
+ * \param path the file \param rows the rows, in order; throws SpecError if it cannot
+ */
+void WriteSweepCsv(const std::string& path, const std::vector<SweepRow>& rows);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SWEEP_TABLE_H

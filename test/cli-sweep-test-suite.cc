@@ -1,0 +1,223 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Sweeps at scale, driven through the real command line: one worker or several give the same
+// results.csv; the shards of a sweep merged give the unsharded folder byte for byte; a sweep
+// killed midway and resumed gives the same file; every row carries the breakdown and the peak
+// memory, and no step time where the layout does not fit; merge names what is missing.
+
+#include "cli-process.h"
+#include "ns3/sweep-table.h"
+#include "ns3/test.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+#ifdef RAPIDLLM_CLI
+
+namespace {
+
+/** A small sweep: 16 layouts of GPT 1.7B on 8 GPUs, a few of which do not fit. */
+const std::vector<std::string> kSweep = {"sweep",
+                                         "--model=gpt-1.7b",
+                                         "--gpus=8",
+                                         "--gbs=128",
+                                         "--seq=2048",
+                                         "--tp=1,2",
+                                         "--pp=1,2",
+                                         "--mbs=2,16",
+                                         "--recompute=none,full"};
+
+/** \return \p a followed by \p b */
+std::vector<std::string>
+Cat(std::vector<std::string> a, const std::vector<std::string>& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/** \return the number of lines of a file */
+std::size_t
+Lines(const std::string& path)
+{
+    const std::string text = ReadText(path);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+} // namespace
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Workers, shards and merge, resume after a kill: the same results.csv each way.
+ */
+class CliSweepTestCase : public TestCase
+{
+  public:
+    CliSweepTestCase()
+        : TestCase("sweep: workers, shards + merge and resume after a kill give the same CSV")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep");
+        // One worker: the reference.
+        CliResult one = RunCli(Cat(kSweep, {"--workers=1", "--out=" + dir + "/one"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(one.status, 0, one.err);
+        const std::string reference = ReadText(dir + "/one/results.csv");
+        std::vector<SweepRow> rows = ReadSweepCsv(dir + "/one/results.csv");
+        NS_TEST_ASSERT_MSG_EQ(rows.size(), 16u, "2 tp x 2 pp x 2 mbs x 2 recompute");
+        bool fits = false;
+        bool unfit = false;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+        {
+            const SweepRow& r = rows[i];
+            fits = fits || r.fits;
+            unfit = unfit || !r.fits;
+            NS_TEST_EXPECT_MSG_GT(r.peakBytes, 0u, "peak memory in every row");
+            if (r.fits)
+            {
+                NS_TEST_EXPECT_MSG_EQ(unfit, false, "the rows that fit come first");
+                NS_TEST_EXPECT_MSG_GT(r.stepTimeS, 0.0, "a step time where it fits");
+                NS_TEST_EXPECT_MSG_GT(r.computeS, 0.0, "the compute time");
+                NS_TEST_EXPECT_MSG_EQ_TOL(r.computeS + r.exposedCommS + r.bubbleS,
+                                          r.stepTimeS,
+                                          1e-6 * r.stepTimeS,
+                                          "the breakdown adds up to the step (critical rank)");
+                if (i > 0 && rows[i - 1].fits)
+                {
+                    NS_TEST_EXPECT_MSG_GT_OR_EQ(r.stepTimeS, rows[i - 1].stepTimeS, "ranked");
+                }
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(r.reason.empty(), false, "why it does not fit");
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ((fits && unfit), true, "layouts that fit and layouts that do not");
+        // No step time where the layout does not fit: the timing columns are empty.
+        const std::string text = ReadText(dir + "/one/results.csv");
+        NS_TEST_EXPECT_MSG_NE(text.find(",no,,,,,,,"), std::string::npos, "empty timing cells");
+
+        // Three workers: the same bytes.
+        CliResult three = RunCli(Cat(kSweep, {"--workers=3", "--out=" + dir + "/three"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(three.status, 0, three.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/three/results.csv"), reference, "3 workers");
+        NS_TEST_EXPECT_MSG_EQ(three.out, one.out, "the same table");
+
+        // Three shards, merged (in another order): the unsharded folder byte for byte.
+        for (const char* shard : {"1/3", "2/3", "3/3"})
+        {
+            const std::string out = dir + "/shard" + std::string(1, shard[0]);
+            CliResult s = RunCli(
+                Cat(kSweep, {"--workers=2", "--shard=" + std::string(shard), "--out=" + out}), dir);
+            NS_TEST_EXPECT_MSG_EQ(s.status, 0, s.err);
+        }
+        CliResult partial =
+            RunCli({"merge", dir + "/shard1", dir + "/shard3", "--out=" + dir + "/merged"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(partial.status, 2, "a shard missing is an input error");
+        NS_TEST_EXPECT_MSG_NE(
+            partial.err.find("shard(s) 2 of 3 missing"), std::string::npos, partial.err);
+        CliResult merged = RunCli({"merge",
+                                   dir + "/shard3",
+                                   dir + "/shard1",
+                                   dir + "/shard2",
+                                   "--out=" + dir + "/merged"},
+                                  dir);
+        NS_TEST_EXPECT_MSG_EQ(merged.status, 0, merged.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/merged/results.csv"), reference, "merged shards");
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/merged/sweep.json"),
+                              ReadText(dir + "/one/sweep.json"),
+                              "merged inputs");
+
+        // A folder that holds a sweep is not overwritten without --resume.
+        CliResult again = RunCli(Cat(kSweep, {"--out=" + dir + "/one"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(again.status, 2, "existing sweep");
+        NS_TEST_EXPECT_MSG_NE(again.err.find("--resume"), std::string::npos, again.err);
+        // Nor resumed with other inputs.
+        CliResult other = RunCli({"sweep",
+                                  "--model=gpt-1.7b",
+                                  "--gpus=8",
+                                  "--gbs=64",
+                                  "--resume",
+                                  "--out=" + dir + "/one"},
+                                 dir);
+        NS_TEST_EXPECT_MSG_EQ(other.status, 2, "another sweep");
+        NS_TEST_EXPECT_MSG_NE(other.err.find("gbs"), std::string::npos, other.err);
+
+        // Killed midway (SIGKILL, a row cut short as a kill during a write leaves it), then
+        // resumed: the same file.
+        const std::string killed = dir + "/killed";
+        const pid_t pid = StartCli(Cat(kSweep, {"--workers=1", "--out=" + killed}), dir);
+        NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (Lines(killed + "/results.csv") < 1 + 3
+               && std::chrono::steady_clock::now() < deadline)
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::kill(pid, SIGKILL);
+        WaitCli(pid);
+        const std::size_t kept = Lines(killed + "/results.csv") - 1;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(kept, 3u, "rows kept by the kill");
+        {
+            std::ofstream cut(killed + "/results.csv", std::ios::app);
+            cut << "7,2,2,2,1,16,fu";
+        }
+        CliResult resumed =
+            RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + killed}), dir);
+        NS_TEST_EXPECT_MSG_EQ(resumed.status, 0, resumed.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(killed + "/results.csv"), reference, "resumed after kill");
+
+        // An interrupt (SIGINT) stops cleanly: exit 130, the rows kept, how to go on.
+        const std::string stopped = dir + "/stopped";
+        const pid_t p2 = StartCli(Cat(kSweep, {"--workers=1", "--out=" + stopped}), dir);
+        while (Lines(stopped + "/results.csv") < 1 + 2
+               && std::chrono::steady_clock::now() < deadline)
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::kill(p2, SIGINT);
+        const int status = WaitCli(p2);
+        const std::string err = ReadText(dir + "/stderr.bg.txt");
+        if (Lines(stopped + "/results.csv") < 1 + 16)
+        {
+            NS_TEST_EXPECT_MSG_EQ(status, 130, "interrupted: " + err);
+            NS_TEST_EXPECT_MSG_NE(err.find("--resume continues"), std::string::npos, err);
+        }
+        CliResult finished =
+            RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + stopped}), dir);
+        NS_TEST_EXPECT_MSG_EQ(finished.status, 0, finished.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            ReadText(stopped + "/results.csv"), reference, "resumed after SIGINT");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The sweep's command-line tests.
+ */
+class CliSweepTestSuite : public TestSuite
+{
+  public:
+    CliSweepTestSuite()
+        : TestSuite("rapid-llm-cli-sweep", UNIT)
+    {
+        AddTestCase(new CliSweepTestCase, TestCase::QUICK);
+    }
+};
+
+static CliSweepTestSuite g_cliSweepTestSuite;
+
+#endif // RAPIDLLM_CLI

@@ -1,0 +1,268 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// Timelines and progress of the real command line: `run --timeline` writes valid trace-event
+// JSON (a process per rank, complete events of the three categories, flows that pair up,
+// link counters) whose compute events on rank 0 add up to the compute time the run reports,
+// without changing the prediction, byte-identical from run to run; `replay --timeline` the
+// same; a long packet-level run reports progress and stops cleanly on SIGINT.
+
+#include "cli-process.h"
+#include "ns3/report-json.h"
+#include "ns3/test.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+#ifdef RAPIDLLM_CLI
+
+namespace {
+
+/** A small pipelined training job (tp 2, pp 2, dp 2), in well under a second. */
+const std::vector<std::string> kJob = {
+    "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
+
+/** \return \p a followed by \p b */
+std::vector<std::string>
+Cat(std::vector<std::string> a, const std::vector<std::string>& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/** \return trace-event microseconds as seconds */
+double
+Seconds(const Json& us)
+{
+    return us.get<double>() * 1e-6;
+}
+
+} // namespace
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief `run --timeline`: valid trace-event JSON that agrees with the report.
+ */
+class CliTimelineTestCase : public TestCase
+{
+  public:
+    CliTimelineTestCase()
+        : TestCase(
+            "run and replay --timeline: trace-event JSON, compute on rank 0 = reported compute")
+    {}
+
+  private:
+    /** Checks one timeline against a report with --per-rank. */
+    void
+    Check(const std::string& file, const Json& report, const std::string& what)
+    {
+        Json t;
+        try
+        {
+            t = Json::parse(ReadText(file));
+        }
+        catch (const Json::exception& e)
+        {
+            NS_TEST_ASSERT_MSG_EQ(true, false, what + ": not JSON: " + e.what());
+        }
+        NS_TEST_ASSERT_MSG_EQ((t.contains("traceEvents") && t.at("traceEvents").is_array()),
+                              true,
+                              what + ": traceEvents");
+        double rank0Compute = 0;
+        double rank0Bubble = 0;
+        double rank0Waiting = 0;
+        std::set<std::string> categories;
+        std::set<uint32_t> pids;
+        std::map<uint64_t, std::string> flows;
+        uint64_t counters = 0;
+        for (const Json& e : t.at("traceEvents"))
+        {
+            const std::string ph = e.at("ph").get<std::string>();
+            NS_TEST_EXPECT_MSG_EQ(e.contains("pid"), true, what + ": every event has a pid");
+            if (ph == "X")
+            {
+                const std::string cat = e.at("cat").get<std::string>();
+                categories.insert(cat);
+                NS_TEST_EXPECT_MSG_EQ(
+                    (cat == "compute" || cat == "communication" || cat == "bubble"),
+                    true,
+                    what + ": category " + cat);
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(e.at("dur").get<double>(), 0.0, what + ": duration");
+                NS_TEST_EXPECT_MSG_EQ((e.contains("tid") && e.contains("ts") && e.contains("name")),
+                                      true,
+                                      what + ": tid, ts, name");
+                pids.insert(e.at("pid").get<uint32_t>());
+                if (e.at("pid").get<uint32_t>() == 0)
+                {
+                    const bool computeTrack = e.at("tid").get<uint32_t>() == 0;
+                    rank0Compute += cat == "compute" ? Seconds(e.at("dur")) : 0;
+                    rank0Bubble += cat == "bubble" ? Seconds(e.at("dur")) : 0;
+                    rank0Waiting +=
+                        cat == "communication" && computeTrack ? Seconds(e.at("dur")) : 0;
+                }
+            }
+            else if (ph == "s" || ph == "f")
+            {
+                flows[e.at("id").get<uint64_t>()] += ph;
+            }
+            else if (ph == "C")
+            {
+                ++counters;
+                const double busy = e.at("args").at("busy").get<double>();
+                NS_TEST_EXPECT_MSG_EQ((busy >= 0 && busy <= 1), true, what + ": busy share");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(ph, "M", what + ": only X, s, f, C and M events");
+            }
+        }
+        const double compute =
+            report.at("ranks").at(0).at("breakdown_s").at("compute").get<double>();
+        NS_TEST_EXPECT_MSG_GT(compute, 0.0, what + ": rank 0 computes");
+        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Compute,
+                                  compute,
+                                  1e-6 * compute,
+                                  what + ": compute events of rank 0 = its compute time");
+        const Json& breakdown = report.at("ranks").at(0).at("breakdown_s");
+        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Bubble,
+                                  breakdown.at("pipeline_bubble").get<double>(),
+                                  1e-9 + 1e-6 * compute,
+                                  what + ": bubble events of rank 0 = its pipeline bubble");
+        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Waiting,
+                                  breakdown.at("exposed_communication").get<double>(),
+                                  1e-9 + 1e-6 * compute,
+                                  what + ": waits of rank 0 = its exposed communication");
+        NS_TEST_EXPECT_MSG_EQ((categories.count("compute") && categories.count("communication")
+                               && categories.count("bubble")),
+                              true,
+                              what + ": compute, communication and bubble events");
+        NS_TEST_EXPECT_MSG_EQ(pids.count(0), 1u, what + ": rank 0 is a process");
+        NS_TEST_EXPECT_MSG_GT(flows.size(), 0u, what + ": flows");
+        for (const auto& [id, phases] : flows)
+        {
+            NS_TEST_EXPECT_MSG_EQ(phases, "sf", what + ": flow " + std::to_string(id));
+        }
+        NS_TEST_EXPECT_MSG_GT(counters, 0u, what + ": link counters");
+    }
+
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("timeline");
+        CliResult plain = RunCli(Cat({"run", "--json", "--per-rank"}, kJob), dir);
+        NS_TEST_ASSERT_MSG_EQ(plain.status, 0, plain.err);
+        const std::string file = dir + "/timeline.json";
+        CliResult traced =
+            RunCli(Cat({"run", "--json", "--per-rank", "--timeline=" + file}, kJob), dir);
+        NS_TEST_ASSERT_MSG_EQ(traced.status, 0, traced.err);
+        NS_TEST_EXPECT_MSG_EQ(traced.out, plain.out, "the timeline changes no figure");
+        Check(file, Json::parse(traced.out), "run");
+        // Deterministic.
+        const std::string first = ReadText(file);
+        RunCli(Cat({"run", "--timeline=" + file}, kJob), dir);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(file), first, "byte-identical timelines");
+        // Every rank replayed (no symmetry reduction): a process per rank.
+        CliResult all = RunCli(
+            Cat({"run", "--json", "--per-rank", "--symmetry=false", "--timeline=" + file}, kJob),
+            dir);
+        NS_TEST_ASSERT_MSG_EQ(all.status, 0, all.err);
+        Check(file, Json::parse(all.out), "run, every rank");
+        std::set<uint32_t> ranks;
+        const Json everyRank = Json::parse(ReadText(file));
+        for (const Json& e : everyRank.at("traceEvents"))
+        {
+            if (e.at("ph").get<std::string>() == "X")
+            {
+                ranks.insert(e.at("pid").get<uint32_t>());
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(ranks.size(), 8u, "8 ranks, 8 processes");
+        // replay of the traces the run writes.
+        CliResult t = RunCli(Cat({"trace", "--out=" + dir + "/traces"}, kJob), dir);
+        NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
+        CliResult replay = RunCli({"replay",
+                                   "--trace=" + dir + "/traces/trace",
+                                   "--json",
+                                   "--per-rank",
+                                   "--timeline=" + file},
+                                  dir);
+        NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
+        Check(file, Json::parse(replay.out), "replay");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A packet-level run reports progress, and stops cleanly on SIGINT.
+ */
+class CliProgressTestCase : public TestCase
+{
+  public:
+    CliProgressTestCase()
+        : TestCase("run --progress: simulated time, share done, ETA; SIGINT prints and exits 130")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("progress");
+        // A packet-level step of a few seconds of wall time.
+        const std::vector<std::string> args = {"run",
+                                               "--backend=packet",
+                                               "--progress",
+                                               "--model=gpt-1.7b",
+                                               "--gpus=16",
+                                               "--tp=2",
+                                               "--pp=2",
+                                               "--gbs=64",
+                                               "--seq=1024"};
+        const pid_t pid = StartCli(args, dir);
+        NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+        const std::string errFile = dir + "/stderr.bg.txt";
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (ReadText(errFile).find("of operators done") == std::string::npos
+               && std::chrono::steady_clock::now() < deadline)
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::kill(pid, SIGINT);
+        const int status = WaitCli(pid);
+        const std::string err = ReadText(errFile);
+        NS_TEST_EXPECT_MSG_NE(err.find("simulated"), std::string::npos, err);
+        NS_TEST_EXPECT_MSG_NE(err.find("ETA"), std::string::npos, err);
+        NS_TEST_EXPECT_MSG_EQ(status, 130, "interrupted: " + err);
+        NS_TEST_EXPECT_MSG_NE(err.find("interrupted; what is known"), std::string::npos, err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/stdout.bg.txt"), "", "no report");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Timelines and progress of the command line.
+ */
+class CliTimelineTestSuite : public TestSuite
+{
+  public:
+    CliTimelineTestSuite()
+        : TestSuite("rapid-llm-cli-timeline", UNIT)
+    {
+        AddTestCase(new CliTimelineTestCase, TestCase::QUICK);
+        AddTestCase(new CliProgressTestCase, TestCase::QUICK);
+    }
+};
+
+static CliTimelineTestSuite g_cliTimelineTestSuite;
+
+#endif // RAPIDLLM_CLI
