@@ -12,6 +12,8 @@
 //   gpt3-full        GPT-3 175B, 1024 A100, TP8 PP8 DP16, mbs 1, gbs 1536, full recompute, fp16,
 //                    every rank replayed (symmetry off): < 10 s
 //   gpt3-full-fault  the same with one inter-node link (gpu0's InfiniBand link) at 50%: < 10 s
+//   gpt3-full-fault-at  the same link degraded to 50% during the step (a FaultSchedule given
+//                    to the helper's backend, starting 5 s into the replay): < 10 s
 //   gpt3-tp8         GPT-3 175B as above, symmetry on (the layout sweep's way)
 //   gpt3-tp4         the same at TP4 PP8 DP32: at most 2x gpt3-tp8
 //   llama405-16k     Llama-3 405B on 16,384 H100, TP8 PP16 DP128, seq 8192, mbs 1, gbs 2048,
@@ -21,7 +23,11 @@
 
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
+#include "ns3/fault-schedule.h"
+#include "ns3/network-backend.h"
+#include "ns3/priority-queue-scheduler.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 
 #include <sys/resource.h>
@@ -56,6 +62,7 @@ main(int argc, char** argv)
     bool reduce = true;
     uint32_t layers = 0;
     std::string fault;
+    bool scheduled = false; // the fault starts during the run (FaultSchedule), not at build
     auto layout = [&](uint32_t tp, uint32_t pp, uint32_t dp, uint32_t gbs)
     {
         run.parallel.tp = tp;
@@ -69,11 +76,12 @@ main(int argc, char** argv)
         layout(16, 1, 16, 1024);
         run.microBatch = 2;
     }
-    else if (name == "gpt3-full" || name == "gpt3-full-fault")
+    else if (name == "gpt3-full" || name == "gpt3-full-fault" || name == "gpt3-full-fault-at")
     {
         layout(8, 8, 16, 1536);
         reduce = false;
-        fault = name == "gpt3-full-fault" ? "gpu0-infiniband.leaf0.0" : "";
+        fault = name != "gpt3-full" ? "gpu0-infiniband.leaf0.0" : "";
+        scheduled = name == "gpt3-full-fault-at";
     }
     else if (name == "gpt3-tp8")
     {
@@ -122,7 +130,7 @@ main(int argc, char** argv)
         m.layers = layers;
         helper->SetModel(m);
     }
-    if (!fault.empty())
+    if (!fault.empty() && !scheduled)
     {
         // A degraded link, as Topology::ApplyFault applies it when the topology is built.
         HardwareSpec hw = helper->GetHardware();
@@ -130,7 +138,26 @@ main(int argc, char** argv)
         helper->SetHardware(hw);
     }
     helper->SetRun(run);
-    const RunReport report = helper->Run();
+    RunReport report;
+    if (!scheduled)
+    {
+        report = helper->Run();
+    }
+    else
+    {
+        // The backend takes the fault schedule between Install() and the run, as a scenario
+        // script gives it one.
+        ObjectFactory scheduler;
+        scheduler.SetTypeId(PriorityQueueScheduler::GetTypeId());
+        Simulator::SetScheduler(scheduler);
+        helper->Install();
+        Ptr<FaultSchedule> faults = CreateObject<FaultSchedule>();
+        faults->Add(fault, 0.5, Seconds(5), "job-speed-bench");
+        helper->GetBackend()->SetFaultSchedule(faults);
+        Simulator::Run();
+        report = helper->Collect();
+        Simulator::Destroy();
+    }
     const double cpu = double(std::clock()) / CLOCKS_PER_SEC - cpu0;
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -49,6 +49,9 @@ RunCollectiveProbe(const NetworkSpec& network,
     request.chunks = config.chunks;
     request.root = config.root;
     request.reduceBytesPerSecond = config.reduceBytesPerSecond;
+    // The engine's Granularity (message unless the command line or Config says otherwise):
+    // the fluid form where the backend carries it.
+    request.fluid = engine->UsesFluid();
     for (uint32_t r = 0; r < config.gpus; ++r)
     {
         request.endpoints.push_back(r);

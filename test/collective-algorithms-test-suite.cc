@@ -12,10 +12,12 @@
 #include "ns3/collective-engine.h"
 #include "ns3/collective-probe.h"
 #include "ns3/collective-schedule.h"
+#include "ns3/config.h"
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "spec-error-check.h"
@@ -376,6 +378,18 @@ class DgxA100TestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(two.algorithm,
                               "hierarchical(nvlink:ring,infiniband:ring)",
                               "hierarchical over two nodes");
+        // The probe (`rapid-llm collective`) runs at the engine's Granularity: messages by
+        // default, the fluid streams when asked (a flat 16-GPU ring: 16 streams for 480
+        // messages, the same time within 1e-4).
+        c.algorithm = "ring";
+        c.bytes = uint64_t(1) << 20;
+        CollectiveProbeResult messages = RunCollectiveProbe(hw.network, c);
+        Config::SetDefault("ns3::rapidllm::CollectiveEngine::Granularity", StringValue("fluid"));
+        CollectiveProbeResult fluid = RunCollectiveProbe(hw.network, c);
+        Config::SetDefault("ns3::rapidllm::CollectiveEngine::Granularity", StringValue("message"));
+        NS_TEST_EXPECT_MSG_EQ(messages.messages, 480u, "ring messages: 2 (n-1) n");
+        NS_TEST_EXPECT_MSG_EQ(fluid.messages, 16u, "one stream per ring edge");
+        NS_TEST_EXPECT_MSG_EQ_TOL(fluid.timeS / messages.timeS, 1.0, 1e-4, "same time");
     }
 };
 

@@ -11,6 +11,7 @@
 #include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/collective-algorithm.h"
+#include "ns3/fault-schedule.h"
 #include "ns3/flow-network.h"
 #include "ns3/replay-error.h"
 #include "ns3/replay-job.h"
@@ -53,7 +54,10 @@ SwitchNetwork(uint32_t gpus, double gbps, double latencyNs)
 
 /** DGX-like: nodes of \p perNode GPUs on a switch, joined by a fat tree. */
 Ptr<FlowNetwork>
-ClusterNetwork(uint32_t gpus, uint32_t perNode, double oversubscription)
+ClusterNetwork(uint32_t gpus,
+               uint32_t perNode,
+               double oversubscription,
+               const std::string& routing = "shortest-path")
 {
     NetworkSpec spec;
     NetworkDimensionSpec node;
@@ -73,7 +77,7 @@ ClusterNetwork(uint32_t gpus, uint32_t perNode, double oversubscription)
     spec.dimensions = {node, fabric};
     Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
     net->SetTopology(Topology::Build(spec, gpus));
-    net->SetRouting(RoutingPolicy::Create("shortest-path"));
+    net->SetRouting(RoutingPolicy::Create(routing));
     return net;
 }
 
@@ -449,6 +453,108 @@ class SymmetryReductionTestCase : public TestCase
 };
 
 /**
+ * \brief Fault locality: with a degraded link outside the nodes (present from the start or
+ * scheduled during the run), every rank is replayed, and tensor groups that fill their nodes
+ * still time each repeat once; that gives the step time and per-rank finish times of a replay
+ * that runs every collective on the network (TraceAllMessages). A fault on a node's own links,
+ * or a routing policy that may detour onto them, runs every tensor collective on the network.
+ */
+class FaultLocalityTestCase : public TestCase
+{
+  public:
+    FaultLocalityTestCase()
+        : TestCase("tensor collectives timed once under faults that spare their links")
+    {}
+
+  private:
+    /** Replays \p job on a fresh 4-GPU-node cluster with \p faults applied. */
+    ReplayResult
+    Run(const ReplayJob& job,
+        uint32_t gpus,
+        const std::string& routing,
+        const std::string& fault,
+        bool scheduled,
+        bool traceAll,
+        uint64_t* sends = nullptr)
+    {
+        Ptr<FlowNetwork> net = ClusterNetwork(gpus, 4, 1, routing);
+        if (!scheduled)
+        {
+            net->GetTopology()->ApplyFault(fault, 0.5, "test");
+        }
+        else
+        {
+            Ptr<FaultSchedule> faults = CreateObject<FaultSchedule>();
+            faults->Add(fault, 0.25, MicroSeconds(300), "test");
+            net->SetFaultSchedule(faults);
+        }
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetAttribute("Symmetry", BooleanValue(true));
+        replayer->SetAttribute("TraceAllMessages", BooleanValue(traceAll));
+        replayer->SetBackend(net);
+        ReplayResult result = replayer->Replay(job);
+        if (sends)
+        {
+            *sends = net->GetSentCount();
+        }
+        Simulator::Destroy();
+        return result;
+    }
+
+    void
+    DoRun() override
+    {
+        ModelSpec model = fixture::SmallGpt();
+        RunSpec run = fixture::TrainingJob(4, 2, 2, 1, 8, 512);
+        Workload w = Workload::Build(model,
+                                     run,
+                                     [](const OperatorDesc& op)
+                                     {
+                                         OperatorCost cost;
+                                         cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
+                                         return cost;
+                                     });
+        ReplayJob job = ReplayJob::FromWorkload(w);
+        const uint32_t gpus = w.layout.Ranks();
+        const std::string ib = "gpu0-ib.leaf0.0";
+        const std::string nvlink = "gpu0-nvlink.sw0";
+        for (bool scheduled : {false, true})
+        {
+            const std::string when = scheduled ? " (scheduled)" : " (from the start)";
+            uint64_t onceSends = 0;
+            uint64_t allSends = 0;
+            ReplayResult once = Run(job, gpus, "dimension-order", ib, scheduled, false, &onceSends);
+            ReplayResult all = Run(job, gpus, "dimension-order", ib, scheduled, true, &allSends);
+            NS_TEST_EXPECT_MSG_EQ(once.tensorTimed, true, "IB fault" << when);
+            // Two different computations: the repeats timed, or every one on the network.
+            NS_TEST_EXPECT_MSG_LT(onceSends, allSends, "repeats not on the network" << when);
+            NS_TEST_EXPECT_MSG_EQ(once.simulatedRanks, gpus, "no folding" << when);
+            NS_TEST_EXPECT_MSG_EQ_TOL(once.stepTimeS / all.stepTimeS, 1.0, 1e-9, "IB" << when);
+            for (uint32_t r = 0; r < gpus; ++r)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(
+                    once.ranks[r].finishS / all.ranks[r].finishS, 1.0, 1e-9, "rank " << r << when);
+            }
+            NS_TEST_EXPECT_MSG_EQ(
+                Run(job, gpus, "dimension-order", nvlink, scheduled, false).tensorTimed,
+                false,
+                "a fault on a node's links" << when);
+            NS_TEST_EXPECT_MSG_EQ(Run(job, gpus, "shortest-path", ib, scheduled, false).tensorTimed,
+                                  false,
+                                  "a routing policy that may detour" << when);
+        }
+        // The fault made a difference (the comparison above is not between healthy networks).
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetBackend(ClusterNetwork(gpus, 4, 1, "dimension-order"));
+        const double healthy = replayer->Replay(job).stepTimeS;
+        Simulator::Destroy();
+        NS_TEST_EXPECT_MSG_GT(Run(job, gpus, "dimension-order", ib, false, false).stepTimeS,
+                              healthy * (1 + 1e-6),
+                              "the degraded link slows the step");
+    }
+};
+
+/**
  * \brief The OperatorStart and OperatorEnd trace sources say what each operator is, without
  * names: on the two-rank trace of ReplayTimingTestCase (rank 0: 10 us compute "a" of 3 GFLOP,
  * then a 1 MB send; rank 1: 3 us compute, the receive, 5 us compute) and a collective.
@@ -682,6 +788,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);
+        AddTestCase(new FaultLocalityTestCase, TestCase::QUICK);
         AddTestCase(new OperatorEventTestCase, TestCase::QUICK);
         AddTestCase(new ReplayAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryPlanTestCase, TestCase::QUICK);

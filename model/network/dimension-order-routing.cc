@@ -200,6 +200,12 @@ DimensionOrderRouting::RouteDimension(const Topology& t,
     return false;
 }
 
+bool
+DimensionOrderRouting::KeepsDimensions() const
+{
+    return true;
+}
+
 std::vector<uint32_t>
 DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {

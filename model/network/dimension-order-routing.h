@@ -29,6 +29,9 @@ class DimensionOrderRouting : public RoutingPolicy
     /** \brief Register this type. \return the TypeId */
     static TypeId GetTypeId();
 
+    /** \return true: each dimension is crossed on its own links, detours stay inside it */
+    bool KeepsDimensions() const override;
+
   protected:
     std::vector<uint32_t> DoRoute(const Topology& topology,
                                   uint32_t src,

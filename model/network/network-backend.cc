@@ -107,6 +107,47 @@ void
 NetworkBackend::DoApplyFault(const std::vector<uint32_t>& links)
 {}
 
+bool
+NetworkBackend::MayHaveFaults() const
+{
+    return GetView().HasFaults() || (m_faults && !m_faults->IsEmpty());
+}
+
+bool
+NetworkBackend::FaultsSpareDimension(uint32_t d) const
+{
+    if (!MayHaveFaults())
+    {
+        return true;
+    }
+    if (!m_routing || !m_routing->KeepsDimensions())
+    {
+        return false;
+    }
+    for (uint32_t l = 0; l < m_topology->GetLinkCount(); ++l)
+    {
+        const TopologyLink& link = m_topology->GetLink(l);
+        if (link.factor != 1.0 && link.dimension == d)
+        {
+            return false;
+        }
+    }
+    if (m_faults)
+    {
+        for (const ScheduledFault& f : m_faults->GetFaults())
+        {
+            for (uint32_t l : m_topology->SelectLinks(f.selector, f.source))
+            {
+                if (m_topology->GetLink(l).dimension == d)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 void
 NetworkBackend::SetRouting(Ptr<RoutingPolicy> routing)
 {

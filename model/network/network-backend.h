@@ -112,6 +112,24 @@ class NetworkBackend : public Object
     Ptr<FaultSchedule> GetFaultSchedule() const;
 
     /**
+     * \return whether a link is degraded or dead now, or a fault schedule with faults is set
+     * (symmetric copies may then differ); throws NetworkError before SetTopology()
+     */
+    bool MayHaveFaults() const;
+
+    /**
+     * \brief Whether faults leave dimension \p d as a healthy network would (fault locality):
+     * no link of \p d is degraded or dead, now or in the fault schedule, and where any other
+     * link is, the routing policy keeps paths inside their dimensions
+     * (RoutingPolicy::KeepsDimensions), so no path detours onto \p d's links. True without
+     * faults. The replayer asks it to keep timing the collectives of a tensor-parallel group
+     * that owns its links once, when a fault lies elsewhere.
+     * \param d the dimension
+     * \return true if \p d is spared; throws NetworkError before SetTopology()
+     */
+    bool FaultsSpareDimension(uint32_t d) const;
+
+    /**
      * \brief Sends a message.
      * \param src source endpoint
      * \param dst destination endpoint (src == dst delivers at once, as a simulator event)

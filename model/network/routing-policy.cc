@@ -29,6 +29,12 @@ RoutingPolicy::GetTypeId()
 RoutingPolicy::RoutingPolicy() = default;
 RoutingPolicy::~RoutingPolicy() = default;
 
+bool
+RoutingPolicy::KeepsDimensions() const
+{
+    return false;
+}
+
 std::vector<uint32_t>
 RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint64_t flowId)
 {

@@ -67,6 +67,17 @@ class RoutingPolicy : public Object
     /** \return the registered short names, sorted */
     static std::vector<std::string> Names();
 
+    /**
+     * \brief Whether the policy keeps paths inside their dimensions whatever the faults: a
+     * path between endpoints that differ in some dimensions uses only links of those
+     * dimensions, and a fault moves a path only within the dimension it lies in (never onto
+     * another dimension's links). Then a fault outside dimension d leaves what runs on d's
+     * links unchanged (NetworkBackend::FaultsSpareDimension). The default is false (a policy
+     * may detour anywhere); dimension-order routing keeps dimensions.
+     * \return true if it does
+     */
+    virtual bool KeepsDimensions() const;
+
   protected:
     /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty

@@ -137,6 +137,17 @@ ReplayJob::PlanSymmetry(const NetworkView& view, bool serializeGroups, bool fold
     return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold);
 }
 
+SymmetryPlan
+ReplayJob::PlanSymmetry(
+    const NetworkView& view, bool serializeGroups, bool fold, bool faulty, bool innerSpared) const
+{
+    if (!m_layout)
+    {
+        return SymmetryPlan(GetRankCount());
+    }
+    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold, faulty, innerSpared);
+}
+
 ExecutionTrace
 ReplayJob::BoundGraph(uint32_t rank) const
 {

@@ -81,6 +81,17 @@ class ReplayJob
                               bool fold = true) const;
 
     /**
+     * \brief As the other overload, on a network whose faults the caller knows (see
+     * SymmetryPlan::ForLayout): \p faulty turns folding off, \p innerSpared keeps timing
+     * tensor collectives once where their links are untouched.
+     */
+    SymmetryPlan PlanSymmetry(const NetworkView& view,
+                              bool serializeGroups,
+                              bool fold,
+                              bool faulty,
+                              bool innerSpared) const;
+
+    /**
      * \brief The trace \p rank executes, with groups and peers bound (what a file would hold).
      * \param rank the rank
      * \return the trace

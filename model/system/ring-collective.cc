@@ -62,9 +62,15 @@ RingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) cons
     switch (call.op)
     {
         case CollectiveOp::ALL_REDUCE:
-            AddPass(b, call.members, call.bytes, true);
-            AddPass(b, call.members, call.bytes, false);
+        {
+            // One ordered connection per neighbour across both passes (NCCL's ring all-reduce
+            // is one loop of 2(n-1) sends to the next rank: all_reduce.h, runRing), so a rank's
+            // first all-gather message never overtakes its last reduce-scatter one.
+            std::vector<ScheduleBuilder::Step> order(call.members.size(), ScheduleBuilder::kNone);
+            AddPass(b, call.members, call.bytes, true, &order);
+            AddPass(b, call.members, call.bytes, false, &order);
             return;
+        }
         case CollectiveOp::REDUCE_SCATTER:
             AddPass(b, call.members, call.bytes, true);
             return;
@@ -150,7 +156,11 @@ RingCollective::AddFluidPasses(
 }
 
 void
-RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, bool reduce)
+RingCollective::AddPass(ScheduleBuilder& b,
+                        const std::vector<uint32_t>& m,
+                        uint64_t s,
+                        bool reduce,
+                        std::vector<ScheduleBuilder::Step>* order)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
@@ -167,6 +177,10 @@ RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint
     // ring this changes nothing; behind a slow link it keeps the messages sequential instead of
     // sharing the link among steps that ran ahead.
     std::vector<ScheduleBuilder::Step> lastSend(k, ScheduleBuilder::kNone);
+    if (order)
+    {
+        lastSend = *order;
+    }
     for (uint32_t step = 0; step + 1 < k; ++step)
     {
         std::vector<ScheduleBuilder::Step> next(k);
@@ -188,6 +202,10 @@ RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint
     for (uint32_t i = 0; i < k; ++i)
     {
         b.SetReady(m[i], cur[i]);
+    }
+    if (order)
+    {
+        *order = lastSend;
     }
 }
 

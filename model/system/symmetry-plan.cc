@@ -26,15 +26,35 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
                         bool serializeGroups,
                         bool fold)
 {
+    const bool faulty = view.HasFaults();
+    return ForLayout(layout, view, serializeGroups, fold, faulty, !faulty);
+}
+
+SymmetryPlan
+SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
+                        const NetworkView& view,
+                        bool serializeGroups,
+                        bool fold,
+                        bool faulty,
+                        bool innerSpared)
+{
     SymmetryPlan plan(layout->Ranks());
-    if (view.HasFaults())
+    // Timing a group's collective once is exact only if the group runs one at a time and
+    // nothing else changes on its links: no other traffic (it owns them) and no fault on them.
+    const bool tensor = layout->GroupSize(GroupKind::TP) > 1;
+    const bool tensorOnce =
+        serializeGroups && tensor && innerSpared && TensorGroupsOwnLinks(*layout, view);
+    if (faulty)
     {
-        NS_LOG_DEBUG("no symmetry reduction: the network has a degraded or dead link");
+        NS_LOG_DEBUG("no symmetry reduction: the network has a degraded or dead link"
+                     << (tensorOnce ? "; tensor collectives timed once (faults elsewhere)" : ""));
+        if (tensorOnce)
+        {
+            plan.m_layout = layout;
+            plan.m_tensorOnce = true;
+        }
         return plan; // copies would differ: replay every rank
     }
-    // Timing a group's collective once is exact only if the group runs one at a time.
-    const bool tensor = layout->GroupSize(GroupKind::TP) > 1;
-    const bool tensorOnce = serializeGroups && tensor && TensorGroupsOwnLinks(*layout, view);
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
     if (tensor && TensorTranslationSymmetric(*layout, view))
     {

@@ -49,8 +49,9 @@ class SymmetryPlan
     /**
      * \brief Plans the reduction of a workload job on a network.
      * \param layout the job's parallel layout (rank coordinates, group ids)
-     * \param view the network: any fault turns the reduction off; the innermost dimension
-     * decides whether tensor groups own their links
+     * \param view the network: any fault turns the reduction off (and timing tensor
+     * collectives once, as the other overload with faulty = innerSpared' = HasFaults()); the
+     * innermost dimension decides whether tensor groups own their links
      * \param serializeGroups whether a group runs one collective at a time (timing a tensor
      * group's collective once is exact only then)
      * \param fold whether to fold copies at all (false: every rank simulated, tensor
@@ -61,6 +62,29 @@ class SymmetryPlan
                                   const NetworkView& view,
                                   bool serializeGroups,
                                   bool fold = true);
+
+    /**
+     * \brief Plans the reduction of a workload job on a network whose faults the caller knows
+     * (those present and those scheduled to start during the run, see
+     * NetworkBackend::MayHaveFaults and NetworkBackend::FaultsSpareDimension).
+     *
+     * Any fault turns folding off: copies would differ. A tensor-parallel group that owns its
+     * links still times each repeat once when the faults spare the innermost dimension (fault
+     * locality: nothing on its links changes, so each repeat takes the time of the first).
+     * \param layout the job's parallel layout \param view the network
+     * \param serializeGroups whether a group runs one collective at a time
+     * \param fold whether to fold copies at all
+     * \param faulty whether any link is degraded or dead, now or later in the run
+     * \param innerSpared whether the faults leave the innermost dimension as a healthy
+     * network would (no fault on its links, no path detoured onto them)
+     * \return the plan
+     */
+    static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
+                                  const NetworkView& view,
+                                  bool serializeGroups,
+                                  bool fold,
+                                  bool faulty,
+                                  bool innerSpared);
 
     /** \return whether some ranks are not simulated */
     bool IsReduced() const;

@@ -176,7 +176,13 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     {
         m_world.push_back(r);
     }
-    m_plan = job.PlanSymmetry(view, m_serializeGroups, m_symmetry);
+    // Faults scheduled for later count as faults (copies would part when they start); a
+    // tensor group keeps timing its repeats once where no fault touches the innermost dimension.
+    m_plan = job.PlanSymmetry(view,
+                              m_serializeGroups,
+                              m_symmetry,
+                              m_backend->MayHaveFaults(),
+                              m_backend->FaultsSpareDimension(0));
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
