@@ -51,11 +51,11 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     script.replace_extension(".plt");
 
     Gnuplot gnuplot(png.filename().string());
-    gnuplot.SetTerminal("pngcairo size 960,600 enhanced font 'Sans,11'");
+    gnuplot.SetTerminal("pngcairo size 960,600 noenhanced font 'Sans,11'");
     gnuplot.SetTitle(plot.title);
     gnuplot.SetLegend(plot.xLabel, plot.yLabel);
     std::ostringstream extra;
-    extra << "set grid\nset key outside right top\nset yrange [0:*]\n";
+    extra << "set grid\nset key below\n" << (plot.yFromZero ? "set yrange [0:*]\n" : "");
     if (plot.reverseX)
     {
         extra << "set xrange [*:*] reverse\n";

@@ -36,6 +36,7 @@ struct PlotSpec
     bool bars = false;              //!< draw bars (impulses) instead of lines with points
     bool reverseX = false;          //!< x decreasing to the right (fault factors 1 -> 0)
     bool logX = false;              //!< logarithmic x axis
+    bool yFromZero = true;          //!< the y axis starts at 0 (else fitted to the data)
     std::vector<std::pair<double, std::string>> xLabels; //!< named x tics (empty: numbers)
 };
 
