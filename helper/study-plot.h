@@ -20,6 +20,7 @@ struct PlotSeries
 {
     std::string title;                             //!< legend entry
     std::vector<std::pair<double, double>> points; //!< (x, y), drawn in this order
+    bool secondAxis = false;                       //!< against the right-hand y axis
 };
 
 /**
@@ -32,6 +33,7 @@ struct PlotSpec
     std::string title;              //!< above the plot
     std::string xLabel;             //!< x axis legend
     std::string yLabel;             //!< y axis legend
+    std::string y2Label;            //!< right-hand y axis legend (series on it)
     std::vector<PlotSeries> series; //!< the data
     bool bars = false;              //!< draw bars (impulses) instead of lines with points
     bool reverseX = false;          //!< x decreasing to the right (fault factors 1 -> 0)
