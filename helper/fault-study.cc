@@ -225,10 +225,11 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     {
         double healthy = 0;
         std::string healthyError;
+        Measured healthyRun; // also the rows of factor 1 (the same run)
         try
         {
-            healthy = RunOne(job, routing, {}, 1.0, "flow", config.symmetry, config.topLinks)
-                          .report.stepTimeS;
+            healthyRun = RunOne(job, routing, {}, 1.0, "flow", config.symmetry, config.topLinks);
+            healthy = healthyRun.report.stepTimeS;
         }
         catch (const SpecError&)
         {
@@ -254,8 +255,14 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     {
                         throw NetworkError("the healthy run failed: " + healthyError);
                     }
-                    Measured m = RunOne(
-                        job, routing, sets[s], factor, "flow", config.symmetry, config.topLinks);
+                    const Measured m = factor >= 1 ? healthyRun
+                                                   : RunOne(job,
+                                                            routing,
+                                                            sets[s],
+                                                            factor,
+                                                            "flow",
+                                                            config.symmetry,
+                                                            config.topLinks);
                     row.ok = true;
                     row.stepTimeS = m.report.stepTimeS;
                     row.slowdown = healthy > 0 ? row.stepTimeS / healthy : 0;

@@ -8,6 +8,7 @@
 //   oot-scenario --model=gpt-1.7b --tp=2 --dp=4 --layers=4 --gbs=32 [--routing=NAME]
 
 #include "ns3/command-line.h"
+#include "ns3/job-echo.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/simulator.h"
@@ -37,7 +38,10 @@ main(int argc, char** argv)
         }
         helper->Install();
         Simulator::Run();
-        std::cout << helper->Collect().ToJson();
+        // The report with the input it answers, as `rapid-llm run --json` prints it.
+        Json report = helper->Collect();
+        report["input"] = JobInputJson(job.ToSpecs(), helper->GetBackendName(), routing);
+        std::cout << DumpJson(report);
         Simulator::Destroy();
     }
     catch (const std::exception& e)
