@@ -225,10 +225,11 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     {
         double healthy = 0;
         std::string healthyError;
+        Measured healthyRun; // also the rows of factor 1 (the same run)
         try
         {
-            healthy = RunOne(job, routing, {}, 1.0, "flow", config.symmetry, config.topLinks)
-                          .report.stepTimeS;
+            healthyRun = RunOne(job, routing, {}, 1.0, "flow", config.symmetry, config.topLinks);
+            healthy = healthyRun.report.stepTimeS;
         }
         catch (const SpecError&)
         {
@@ -254,8 +255,14 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     {
                         throw NetworkError("the healthy run failed: " + healthyError);
                     }
-                    Measured m = RunOne(
-                        job, routing, sets[s], factor, "flow", config.symmetry, config.topLinks);
+                    const Measured m = factor >= 1 ? healthyRun
+                                                   : RunOne(job,
+                                                            routing,
+                                                            sets[s],
+                                                            factor,
+                                                            "flow",
+                                                            config.symmetry,
+                                                            config.topLinks);
                     row.ok = true;
                     row.stepTimeS = m.report.stepTimeS;
                     row.slowdown = healthy > 0 ? row.stepTimeS / healthy : 0;
@@ -290,10 +297,31 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         }
     }
     const ResolvedJob small = ScaledDown(job, result.scaledJob);
-    const std::size_t n = std::min<std::size_t>(config.packetCheck, candidates.size());
-    for (std::size_t i = 0; i < n; ++i)
+    // Round robin over the link sets, then the policies; in each, the most degraded factor.
+    std::vector<const FaultStudyRow*> picked;
+    for (std::size_t i = 0; picked.size() < config.packetCheck && i < candidates.size() * 4; ++i)
     {
-        const FaultStudyRow& r = *candidates[i * candidates.size() / n];
+        const std::string& links = config.links[i % config.links.size()];
+        const std::string& routing =
+            config.routings[(i / config.links.size()) % config.routings.size()];
+        const FaultStudyRow* best = nullptr;
+        for (const FaultStudyRow* c : candidates)
+        {
+            if (c->links == links && c->routing == routing
+                && std::find(picked.begin(), picked.end(), c) == picked.end()
+                && (!best || c->factor < best->factor))
+            {
+                best = c;
+            }
+        }
+        if (best)
+        {
+            picked.push_back(best);
+        }
+    }
+    for (const FaultStudyRow* row : picked)
+    {
+        const FaultStudyRow& r = *row;
         PacketCheckRow c;
         c.routing = r.routing;
         c.links = r.links;
@@ -366,7 +394,12 @@ FaultStudyJson(const ResolvedJob& job,
                const FaultStudyResult& result)
 {
     Json j;
-    j["input"] = JobInputJson(job, "flow", "");
+    std::string routings;
+    for (const auto& r : config.routings)
+    {
+        routings += (routings.empty() ? "" : ",") + r;
+    }
+    j["input"] = JobInputJson(job, "flow", routings);
     j["study"] = {
         {"links", config.links}, {"factors", config.factors}, {"routing", config.routings}};
     Json healthy = Json::object();
@@ -456,32 +489,49 @@ WriteFaultStudy(const std::string& dir,
 
     write("results.json", DumpJson(FaultStudyJson(job, config, result)));
 
-    PlotSpec plot;
-    plot.title = "Step-time slowdown of " + job.model.name + " on " + job.hardware.name
-                 + " with faulted links";
-    plot.xLabel = "bandwidth factor of the faulted links";
-    plot.yLabel = "slowdown vs healthy";
-    plot.reverseX = true;
-    for (const auto& routing : config.routings)
+    // slowdown.png: every routing policy and link set; with several link sets also
+    // slowdown-<k>.png, link set k (1-based) alone, one line per policy.
+    auto draw = [&](const std::string& name, const std::vector<std::string>& linkSets)
     {
-        for (const auto& links : config.links)
+        PlotSpec plot;
+        plot.title = "Step-time slowdown of " + job.model.name + " on " + job.hardware.name
+                     + (linkSets.size() == 1 ? ", faulted: " + linkSets.front() : "");
+        plot.xLabel = "bandwidth factor of the faulted links (0 = dead)";
+        plot.yLabel = "slowdown vs healthy";
+        plot.reverseX = true;
+        plot.yFromZero = false;
+        for (const auto& links : linkSets)
         {
-            PlotSeries s;
-            s.title = config.links.size() > 1 ? routing + " " + links : routing;
-            for (const auto& r : result.rows)
+            for (const auto& routing : config.routings)
             {
-                if (r.ok && r.routing == routing && r.links == links)
+                PlotSeries s;
+                s.title = linkSets.size() > 1 ? routing + ", " + links : routing;
+                for (const auto& r : result.rows)
                 {
-                    s.points.push_back({r.factor, r.slowdown});
+                    if (r.ok && r.routing == routing && r.links == links)
+                    {
+                        s.points.push_back({r.factor, r.slowdown});
+                    }
+                }
+                if (!s.points.empty())
+                {
+                    plot.series.push_back(s);
                 }
             }
-            if (!s.points.empty())
-            {
-                plot.series.push_back(s);
-            }
+        }
+        if (!plot.series.empty())
+        {
+            WritePlotPng((out / name).string(), plot);
+        }
+    };
+    draw("slowdown.png", config.links);
+    if (config.links.size() > 1)
+    {
+        for (std::size_t k = 0; k < config.links.size(); ++k)
+        {
+            draw("slowdown-" + std::to_string(k + 1) + ".png", {config.links[k]});
         }
     }
-    WritePlotPng((out / "slowdown.png").string(), plot);
 }
 
 } // namespace rapidllm

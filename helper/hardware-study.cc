@@ -202,13 +202,14 @@ WriteHardwareStudy(const std::string& dir,
     time.title = rows.front().job.model.name + " on " + rows.front().job.hardware.name + ": "
                  + field + " varied";
     time.xLabel = field;
-    time.yLabel = inference ? "time per output token (ms), first token (ms)" : "step time (s)";
+    time.yLabel = inference ? "time per output token (ms)" : "step time (s)";
+    time.y2Label = "time to first token (ms)";
     PlotSpec memory;
     memory.title = rows.front().job.model.name + ": peak memory per GPU as " + field + " varies";
     memory.xLabel = field;
     memory.yLabel = "GiB per GPU";
     PlotSeries main{inference ? "time per output token" : "step time", {}};
-    PlotSeries first{"time to first token", {}};
+    PlotSeries first{"time to first token (right axis)", {}, true};
     PlotSeries peak{"peak memory", {}};
     PlotSeries capacity{"capacity", {}};
     for (std::size_t i = 0; i < rows.size(); ++i)

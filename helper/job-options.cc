@@ -10,8 +10,10 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "ns3/spec-reader.h"
+#include "ns3/topology.h"
 #include "rapid-llm-helper.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 
@@ -589,6 +591,31 @@ JobOptions::ToSpecs() const
         run.bucketBytes = m_fileBucketBytes;
     }
     run.Validate(model, kCommandLine);
+    if (!job.faults.empty())
+    {
+        // Each --fault selector must name links of the job's network: checked here, so that the
+        // error names the option rather than the hardware file it was added to.
+        HardwareSpec healthy = job.hardware;
+        healthy.network.faults.resize(healthy.network.faults.size()
+                                      - std::count_if(job.faults.begin(),
+                                                      job.faults.end(),
+                                                      [](const FaultOption& f)
+                                                      {
+                                                          return !f.timed;
+                                                      }));
+        Ptr<Topology> topology = Topology::Build(healthy.network, p.Gpus(), healthy.name);
+        for (const auto& f : job.faults)
+        {
+            try
+            {
+                topology->SelectLinks(f.selector, kCommandLine);
+            }
+            catch (const SpecError& e)
+            {
+                throw OptionError("fault", e.GetMessage());
+            }
+        }
+    }
     return job;
 }
 

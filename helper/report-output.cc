@@ -101,8 +101,8 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
     {
         parts = {{"compute", r.computeS}};
     }
-    parts.push_back({"exposed communication", r.exposedCommS});
-    parts.push_back({"pipeline bubble", r.bubbleS});
+    parts.push_back({"exposed comm.", r.exposedCommS});
+    parts.push_back({"bubble", r.bubbleS});
     PlotSpec plot;
     plot.title = title;
     plot.xLabel = "";

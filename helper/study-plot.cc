@@ -51,11 +51,11 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     script.replace_extension(".plt");
 
     Gnuplot gnuplot(png.filename().string());
-    gnuplot.SetTerminal("pngcairo size 960,600 enhanced font 'Sans,11'");
+    gnuplot.SetTerminal("pngcairo size 960,600 noenhanced font 'Sans,11'");
     gnuplot.SetTitle(plot.title);
     gnuplot.SetLegend(plot.xLabel, plot.yLabel);
     std::ostringstream extra;
-    extra << "set grid\nset key outside right top\nset yrange [0:*]\n";
+    extra << "set grid\nset key below\n" << (plot.yFromZero ? "set yrange [0:*]\n" : "");
     if (plot.reverseX)
     {
         extra << "set xrange [*:*] reverse\n";
@@ -77,6 +77,16 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
         const double hi = plot.xLabels.back().first;
         extra << "set xrange [" << lo - 0.6 << ":" << hi + 0.6 << "]\n";
     }
+    bool second = false;
+    for (const auto& s : plot.series)
+    {
+        second |= s.secondAxis;
+    }
+    if (second)
+    {
+        extra << "set ytics nomirror\nset y2tics\nset y2label " << Quote(plot.y2Label) << "\n"
+              << (plot.yFromZero ? "set y2range [0:*]\n" : "");
+    }
     gnuplot.AppendExtra(extra.str());
     for (const auto& s : plot.series)
     {
@@ -89,7 +99,7 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
         else
         {
             data.SetStyle(Gnuplot2dDataset::LINES_POINTS);
-            data.SetExtra("lw 2 pt 7");
+            data.SetExtra(s.secondAxis ? "lw 2 pt 7 axes x1y2" : "lw 2 pt 7");
         }
         for (const auto& [x, y] : s.points)
         {

@@ -20,6 +20,7 @@ struct PlotSeries
 {
     std::string title;                             //!< legend entry
     std::vector<std::pair<double, double>> points; //!< (x, y), drawn in this order
+    bool secondAxis = false;                       //!< against the right-hand y axis
 };
 
 /**
@@ -32,10 +33,12 @@ struct PlotSpec
     std::string title;              //!< above the plot
     std::string xLabel;             //!< x axis legend
     std::string yLabel;             //!< y axis legend
+    std::string y2Label;            //!< right-hand y axis legend (series on it)
     std::vector<PlotSeries> series; //!< the data
     bool bars = false;              //!< draw bars (impulses) instead of lines with points
     bool reverseX = false;          //!< x decreasing to the right (fault factors 1 -> 0)
     bool logX = false;              //!< logarithmic x axis
+    bool yFromZero = true;          //!< the y axis starts at 0 (else fitted to the data)
     std::vector<std::pair<double, std::string>> xLabels; //!< named x tics (empty: numbers)
 };
 

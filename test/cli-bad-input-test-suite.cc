@@ -177,7 +177,9 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--fault=gpu0-gpu1:1e-9"}, {"option --fault", "1e-09", "1e-06"}},
             {{"run", "--fault=gpu0-gpu1:0.5@soon"}, {"option --fault", "start time"}},
             {{"run", "--fault=gpu0-gpu1:2"}, {"option --fault", "[0, 1]"}},
-            {{"run", "--fault=tier:ethernet:0.5"}, {"tier:ethernet", "nvlink, infiniband"}},
+            {{"run", "--fault=tier:ethernet:0.5"},
+             {"option --fault", "tier:ethernet", "nvlink, infiniband"}},
+            {{"run", "--fault=gpu0-gpu99:0.5"}, {"option --fault", "gpu99", "gpu0..gpu7"}},
             {{"run", "--set=gpu.hbm_gib"}, {"option --set", "gpu.hbm_gib"}},
             {{"run", "--set=gpu.no_such_field=1"}, {"no_such_field"}},
             {{"run", "--run=" + dir + "/none.yaml"}, {"none.yaml"}},
@@ -208,8 +210,8 @@ class CliBadInputTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(r.status, 2, line + ": " + r.err);
             NS_TEST_EXPECT_MSG_EQ(r.out, "", line + ": nothing on stdout");
             // A command of two words ("study faults") names both.
-            const bool twoWords = c.args[0] == "study" && c.args.size() > 1
-                                  && c.args[1].rfind("--", 0) != 0;
+            const bool twoWords =
+                c.args[0] == "study" && c.args.size() > 1 && c.args[1].rfind("--", 0) != 0;
             const std::string prefix =
                 "rapid-llm " + c.args[0] + (twoWords ? " " + c.args[1] : "") + ": error: ";
             NS_TEST_EXPECT_MSG_EQ(r.err.rfind(prefix, 0), 0, line + ": " + r.err);
