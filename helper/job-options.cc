@@ -93,6 +93,17 @@ MakeDeclarations()
                   "prefill")
             .Field("first_token")
             .Mode("inference"),
+        O::Choice("dispatch",
+                  "how the host issues kernels: auto (the engine's), none (ideal host), eager "
+                  "(PyTorch eager, per framework op), graphs (one CUDA graph per step), engine (a "
+                  "C++ loop, per kernel); costs in the hardware file's gpu.host",
+                  runChoices("dispatch"),
+                  "auto"),
+        O::Choice("engine",
+                  "serving engine family: none, lmdeploy (TurboMind), vllm or hf (transformers "
+                  "generate): its dispatch and per-iteration host time",
+                  runChoices("engine"),
+                  "none"),
         O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
         O::Choice("attention",
                   "attention kernels: flash or standard (unfused)",
@@ -403,6 +414,8 @@ JobOptions::ToSpecs() const
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.firstTokenFromPrefill = Get("first-token") == "prefill";
+    run.dispatch = Get("dispatch");
+    run.engine = Get("engine");
     run.Validate(model, kCommandLine);
     return job;
 }
