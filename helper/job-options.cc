@@ -5,10 +5,15 @@
 #include "job-options.h"
 
 #include "ns3/command-line.h"
+#include "ns3/job-spec.h"
 #include "ns3/preset-registry.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
 #include "ns3/spec-reader.h"
 #include "rapid-llm-helper.h"
+
+#include <cstdio>
+#include <tuple>
 
 namespace ns3 {
 namespace rapidllm {
@@ -47,6 +52,22 @@ MakeDeclarations()
                 {
                     return PresetRegistry::Names("hardware");
                 }),
+        O::Text("run",
+                "job file (YAML, doc/model-specs.md): the job's options (model, hardware, set, "
+                "gpus, backend, routing, mode, parallel with rank_order, batch, ...); options "
+                "given on the command line override it",
+                ""),
+        O::Text("set",
+                "spec overrides by path, PATH=VALUE or PATH=FACTORx[,...], e.g. "
+                "gpu.hbm_bandwidth_GBps=0.5x, gpu.hbm_gib=160, "
+                "network.infiniband.oversubscription=2, model.layers=40",
+                ""),
+        O::Text("fault",
+                "link faults SELECTOR[:FACTOR][@TIME][,...]: SELECTOR is A-B (both directions), "
+                "A>B, A (every link of node A) or tier:DIMENSION (every link of a network "
+                "dimension), nodes gpu<i> or switch names; FACTOR the bandwidth left, 0 = dead "
+                "(the default) or 1e-6 to 1; @TIME (e.g. @2ms) starts it mid-run",
+                ""),
         // The parallel layout.
         O::Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, ""),
         O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),
@@ -57,6 +78,23 @@ MakeDeclarations()
         O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .Mode("training"),
         O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),
+        O::Text("rank-order",
+                "how ranks map onto the parallel groups, fastest-varying first (Megatron-LM: "
+                "tp-cp-ep-dp-pp)",
+                "tp-cp-ep-dp-pp")
+            .Field("rank_order"),
+        O::Count("first-stage-layers",
+                 "decoder layers on the first pipeline stage (0: an even share)",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("first_stage_layers"),
+        O::Count("last-stage-layers",
+                 "decoder layers on the last pipeline stage (0: an even share)",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("last_stage_layers"),
         O::Count("zero", "ZeRO stage", 0, 3, "0").Mode("training"),
         O::Flag("fsdp", "fully sharded data parallel (ZeRO-3)", "false").Mode("training"),
         // The run.
@@ -122,6 +160,20 @@ MakeDeclarations()
                   "overlap")
             .Field("tp_reduce")
             .Mode("training"),
+        O::Choice("memory-layout",
+                  "the training framework's memory layout of weights, gradients and optimizer "
+                  "state: auto (megatron with ZeRO 0-1, deepspeed with 2-3), megatron, deepspeed",
+                  MemoryLayoutNames,
+                  "auto")
+            .Field("memory_layout")
+            .Mode("training"),
+        O::Real("moe-imbalance",
+                "mixture of experts: tokens the busiest expert receives over the mean (1 = "
+                "balanced)",
+                1,
+                1e6,
+                "1")
+            .Field("moe_imbalance"),
         // Shape overrides of the model.
         O::Count("layers", "override the model's layer count", 1, kMaxCount, ""),
         O::Count("hidden", "override the model's hidden size", 1, kMaxCount, ""),
@@ -227,6 +279,11 @@ JobOptions::Get(const std::string& name) const
     {
         return given->second;
     }
+    auto file = m_fromFile.find(name);
+    if (file != m_fromFile.end())
+    {
+        return file->second;
+    }
     auto fallback = m_defaults.find(name);
     return fallback != m_defaults.end() ? fallback->second : option.fallback;
 }
@@ -285,12 +342,100 @@ JobOptions::Override(const std::string& name, uint32_t& out) const
     return true;
 }
 
+void
+JobOptions::ReadJobFile()
+{
+    m_fileRead = true;
+    const std::string path = Get("run");
+    if (path.empty())
+    {
+        return;
+    }
+    const JobSpec file = JobSpec::Load(path);
+    const RunSpec& r = file.run;
+    const ParallelSpec& p = r.parallel;
+    auto number = [](uint64_t v)
+    {
+        return std::to_string(v);
+    };
+    auto flag = [](bool v)
+    {
+        return std::string(v ? "true" : "false");
+    };
+    // option, key path in the file, the file's value as the option writes it
+    const std::vector<std::tuple<std::string, std::string, std::string>> keys = {
+        {"model", "model", file.model},
+        {"hardware", "hardware", file.hardware},
+        {"gpus", "gpus", number(file.gpus)},
+        {"mode", "mode", ToString(r.mode)},
+        {"dtype", "dtype", ToString(r.dtype)},
+        {"tp", "parallel.tp", number(p.tp)},
+        {"pp", "parallel.pp", number(p.pp)},
+        {"dp", "parallel.dp", number(p.dp)},
+        {"cp", "parallel.cp", number(p.cp)},
+        {"ep", "parallel.ep", number(p.ep)},
+        {"sp", "parallel.sp", flag(p.sequenceParallel)},
+        {"zero", "parallel.zero", number(p.zeroStage)},
+        {"fsdp", "parallel.fsdp", flag(p.zeroStage == 3)},
+        {"vpp", "parallel.vpp", number(p.virtualStages)},
+        {"rank-order", "parallel.rank_order", p.rankOrder},
+        {"first-stage-layers", "parallel.first_stage_layers", number(p.firstStageLayers)},
+        {"last-stage-layers", "parallel.last_stage_layers", number(p.lastStageLayers)},
+        {"recompute", "recompute", ToString(r.recompute)},
+        {"mbs", "micro_batch", number(r.microBatch)},
+        {"gbs", "global_batch", number(r.globalBatch)},
+        {"seq", "sequence", number(r.sequence)},
+        {"batch", "batch", number(r.batch)},
+        {"prompt", "prompt", number(r.promptTokens)},
+        {"gen", "generated", number(r.generatedTokens)},
+        {"attention", "attention", r.flashAttention ? "flash" : "standard"},
+        {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
+        {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
+        {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
+        {"first-token", "first_token", r.firstTokenFromPrefill ? "prefill" : "decode"},
+        {"dispatch", "dispatch", r.dispatch},
+        {"engine", "engine", r.engine},
+        {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
+        {"moe-imbalance",
+         "moe_imbalance",
+         [&r]()
+         {
+             char buf[32];
+             std::snprintf(buf, sizeof(buf), "%.17g", r.moeImbalance);
+             return std::string(buf);
+         }()},
+    };
+    for (const auto& [option, key, value] : keys)
+    {
+        if (file.Gives(key))
+        {
+            m_fromFile[option] = value;
+        }
+    }
+    for (const auto& o : file.overrides)
+    {
+        m_fileOverrides.push_back(o.GetText());
+    }
+    m_fileBackend = file.backend;
+    m_fileRouting = file.routing;
+    m_fileBucketBytes = file.Gives("bucket_mib") ? r.bucketBytes : 0;
+}
+
 ResolvedJob
 JobOptions::ToSpecs() const
 {
+    if (!m_fileRead && !Get("run").empty())
+    {
+        JobOptions withFile = *this;
+        withFile.ReadJobFile();
+        return withFile.ToSpecs();
+    }
     ResolvedJob job;
     RunSpec& run = job.run;
     ModelSpec& model = job.model;
+    job.jobFile = Get("run");
+    job.backend = m_fileBackend;
+    job.routing = m_fileRouting;
     run.mode = Get("mode") == "training" ? RunMode::TRAINING : RunMode::INFERENCE;
     // Options of the other run mode would be silently ignored: they are errors.
     const std::string mode = ToString(run.mode);
@@ -304,8 +449,37 @@ JobOptions::ToSpecs() const
                                   + " only); drop it or use --mode=" + option.mode);
         }
     }
-    model = ModelSpec::Load(Get("model"));
-    job.hardware = HardwareSpec::Load(Get("hardware"));
+    // The job file's overrides first, then the command line's (a later one wins).
+    std::vector<SpecOverride> overrides;
+    for (const auto& text : m_fileOverrides)
+    {
+        overrides.push_back(SpecOverride::Parse(text, job.jobFile));
+    }
+    if (!Get("set").empty())
+    {
+        for (const auto& o : SpecOverride::ParseList(Get("set"), kCommandLine))
+        {
+            overrides.push_back(o);
+        }
+    }
+    for (const auto& o : overrides)
+    {
+        job.overrides.push_back(o.GetText());
+    }
+    job.modelSource = Get("model");
+    job.hardwareSource = Get("hardware");
+    model = ModelSpec::Load(job.modelSource, overrides);
+    job.hardware = HardwareSpec::Load(job.hardwareSource, overrides);
+    if (!Get("fault").empty())
+    {
+        job.faults = ParseFaultOption(Get("fault"), kCommandLine);
+        Ptr<FaultSchedule> schedule;
+        AddFaults(job.faults, job.hardware.network, schedule, kCommandLine);
+        if (schedule)
+        {
+            job.timedFaults = schedule->GetFaults();
+        }
+    }
 
     bool reshaped = false;
     reshaped |= Override("layers", model.layers);
@@ -348,6 +522,9 @@ JobOptions::ToSpecs() const
     p.virtualStages = static_cast<uint32_t>(Count("vpp"));
     p.zeroStage = Flag("fsdp") ? 3 : static_cast<uint32_t>(Count("zero"));
     p.sequenceParallel = Flag("sp");
+    p.rankOrder = Get("rank-order");
+    p.firstStageLayers = static_cast<uint32_t>(Count("first-stage-layers"));
+    p.lastStageLayers = static_cast<uint32_t>(Count("last-stage-layers"));
     const uint64_t modelParallel = uint64_t(p.tp) * p.pp * p.cp;
     const uint64_t maxGpus = Option("gpus").maximum;
     const bool haveGpus = !Get("gpus").empty();
@@ -416,6 +593,16 @@ JobOptions::ToSpecs() const
     run.firstTokenFromPrefill = Get("first-token") == "prefill";
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");
+    ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
+    {
+        double imbalance = 1;
+        ParseFiniteNumber(Get("moe-imbalance"), imbalance);
+        run.moeImbalance = imbalance;
+    }
+    if (m_fileBucketBytes > 0)
+    {
+        run.bucketBytes = m_fileBucketBytes;
+    }
     run.Validate(model, kCommandLine);
     return job;
 }
@@ -444,6 +631,15 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
+    helper->SetTimedFaults(job.timedFaults);
+    if (!job.backend.empty())
+    {
+        helper->SetBackend(job.backend);
+    }
+    if (!job.routing.empty())
+    {
+        helper->SetRoutingPolicy(job.routing);
+    }
 }
 
 } // namespace rapidllm

@@ -5,6 +5,8 @@
 #ifndef RAPIDLLM_JOB_OPTIONS_H
 #define RAPIDLLM_JOB_OPTIONS_H
 
+#include "fault-options.h"
+#include "ns3/fault-schedule.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/ptr.h"
@@ -35,8 +37,17 @@ extern const char* const kCommandLine;
 struct ResolvedJob
 {
     ModelSpec model;       //!< the model
-    HardwareSpec hardware; //!< the machine
+    HardwareSpec hardware; //!< the machine (--set applied; --fault's faults from the start in
+                           //!< hardware.network.faults)
     RunSpec run;           //!< the layout and run settings
+    std::vector<ScheduledFault> timedFaults; //!< --fault's faults that start mid-run (@TIME)
+    std::vector<FaultOption> faults;         //!< --fault as given (every item, for the echo)
+    std::vector<std::string> overrides;      //!< --set (and the job file's set:), as applied
+    std::string modelSource;                 //!< --model: the preset name or file
+    std::string hardwareSource;              //!< --hardware: the preset name or file
+    std::string jobFile;                     //!< --run: the job file ("" = none)
+    std::string backend;                     //!< the job file's backend ("" = not given)
+    std::string routing;                     //!< the job file's routing ("" = not given)
 };
 
 /**
@@ -88,6 +99,7 @@ class JobOptions
     void Set(const std::string& name, const std::string& value);
     /** \return whether \p name was given (Set or parsed) */
     bool Has(const std::string& name) const;
+
     /** \return the value given, else the default ("" when neither) */
     std::string Get(const std::string& name) const;
 
@@ -119,6 +131,11 @@ class JobOptions
     static std::string DescribeError(const std::exception& e);
 
   private:
+    /**
+     * Reads the job file of --run into m_fromFile: the options it gives, below those given
+     * (which override it) and above the defaults.
+     */
+    void ReadJobFile();
     /** \return the declaration of \p name; throws SpecError listing the job options */
     const OptionSpec& Option(const std::string& name) const;
     /** \return a COUNT's value; throws "is required" if it has none */
@@ -129,7 +146,13 @@ class JobOptions
     bool Override(const std::string& name, uint32_t& out) const;
 
     std::map<std::string, std::string> m_given;    //!< option -> value given
+    std::map<std::string, std::string> m_fromFile; //!< option -> value of the --run job file
     std::map<std::string, std::string> m_defaults; //!< option -> default set by the script
+    std::vector<std::string> m_fileOverrides;      //!< the job file's set:, in order
+    std::string m_fileBackend;                     //!< the job file's backend
+    std::string m_fileRouting;                     //!< the job file's routing
+    uint64_t m_fileBucketBytes = 0;                //!< the job file's bucket_mib (0 = none)
+    bool m_fileRead = false;                       //!< whether ReadJobFile ran
 };
 
 } // namespace rapidllm

@@ -108,6 +108,18 @@ RapidLlmHelper::SetHardware(const HardwareSpec& hardware)
 }
 
 void
+RapidLlmHelper::SetTimedFaults(const std::vector<ScheduledFault>& faults)
+{
+    m_timedFaults = faults;
+}
+
+const std::vector<ScheduledFault>&
+RapidLlmHelper::GetTimedFaults() const
+{
+    return m_timedFaults;
+}
+
+void
 RapidLlmHelper::SetRun(const RunSpec& run)
 {
     m_run = run;
@@ -297,6 +309,16 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         }
     }
     backend->SetRouting(routing.Create<RoutingPolicy>());
+    if (!m_timedFaults.empty())
+    {
+        Ptr<FaultSchedule> schedule = CreateObject<FaultSchedule>();
+        for (const auto& f : m_timedFaults)
+        {
+            schedule->Add(f);
+        }
+        backend->SetFaultSchedule(schedule); // armed now: times count from the replay's start
+        replayer->SetAttribute("Symmetry", BooleanValue(false));
+    }
     if (!m_messageDelivered.IsEmpty())
     {
         backend->TraceConnectWithoutContext(

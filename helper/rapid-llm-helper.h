@@ -6,6 +6,7 @@
 #define RAPIDLLM_RAPID_LLM_HELPER_H
 
 #include "ns3/attribute.h"
+#include "ns3/fault-schedule.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/network-backend.h"
@@ -81,6 +82,17 @@ class RapidLlmHelper : public Object
     void SetHardware(const HardwareSpec& hardware);
     /** \param run the layout and run settings */
     void SetRun(const RunSpec& run);
+
+    /**
+     * \brief Faults that start during the run (a link degrades or dies mid-step): each Install()
+     * gives the backend a FaultSchedule of them, times counted from the replay's start. The
+     * replay then runs every rank (no symmetry reduction: the faults break the symmetry).
+     * Faults present from the start belong in the hardware (NetworkSpec::faults).
+     * \param faults the faults (empty: none)
+     */
+    void SetTimedFaults(const std::vector<ScheduledFault>& faults);
+    /** \return the faults that start during the run */
+    const std::vector<ScheduledFault>& GetTimedFaults() const;
 
     /** \return the model */
     const ModelSpec& GetModel() const;
@@ -235,10 +247,11 @@ class RapidLlmHelper : public Object
     void OnMessageDelivered(
         uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
 
-    ModelSpec m_model;       //!< the model
-    HardwareSpec m_hardware; //!< the machine
-    RunSpec m_run;           //!< the settings
-    TypeId m_scheduler;      //!< attribute Scheduler
+    ModelSpec m_model;                         //!< the model
+    HardwareSpec m_hardware;                   //!< the machine
+    RunSpec m_run;                             //!< the settings
+    std::vector<ScheduledFault> m_timedFaults; //!< faults that start mid-run
+    TypeId m_scheduler;                        //!< attribute Scheduler
 
     ObjectFactory m_backendFactory;             //!< the network backend
     std::string m_backendName = "flow";         //!< the name it was chosen by

@@ -166,6 +166,30 @@ class CliBadInputTestCase : public TestCase
             {{"trace"}, {"option --out", "required"}},
             {{"trace-info", "--trace=" + dir + "/none"}, {dir}},
             {{"validate", "--data=" + dir}, {dir, "cannot open"}},
+            // Job options of the studies issue: faults, overrides, job files, layout settings.
+            {{"run", "--fault=gpu0-gpu1:1e-9"}, {"option --fault", "1e-09", "1e-06"}},
+            {{"run", "--fault=gpu0-gpu1:0.5@soon"}, {"option --fault", "start time"}},
+            {{"run", "--fault=gpu0-gpu1:2"}, {"option --fault", "[0, 1]"}},
+            {{"run", "--fault=tier:ethernet:0.5"}, {"tier:ethernet", "nvlink, infiniband"}},
+            {{"run", "--set=gpu.hbm_gib"}, {"option --set", "gpu.hbm_gib"}},
+            {{"run", "--set=gpu.no_such_field=1"}, {"no_such_field"}},
+            {{"run", "--run=" + dir + "/none.yaml"}, {"none.yaml"}},
+            {{"run", "--rank-order=tp-pp"}, {"option --rank-order", "tp-pp"}},
+            {{"run", "--memory-layout=zero"}, {"option --memory-layout", "megatron"}},
+            {{"run", "--moe-imbalance=0.5"}, {"option --moe-imbalance", "'0.5'"}},
+            {{"run", "--mode=inference", "--memory-layout=megatron"},
+             {"option --memory-layout", "does not apply"}},
+            {{"study"}, {"faults, hardware"}},
+            {{"study", "faults", "--out=" + dir + "/s"}, {"option --links", "required"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1:0.5"},
+             {"option --links", "without a factor"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1", "--factors=1,2"},
+             {"option --factors", "'2'", "1e-06 to 1"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=random:0:1"},
+             {"option --links", "random:K:SEED"}},
+            {{"study", "hardware", "--out=" + dir + "/s"}, {"option --vary", "required"}},
+            {{"study", "hardware", "--out=" + dir + "/s", "--vary=gpu.hbm_gib"},
+             {"option --vary", "FIELD=V1,V2"}},
             // Extensions.
             {{"run", "--load"}, {"option --load", "needs a value"}},
             {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
@@ -176,7 +200,11 @@ class CliBadInputTestCase : public TestCase
             CliResult r = RunCli(c.args, dir);
             NS_TEST_EXPECT_MSG_EQ(r.status, 2, line + ": " + r.err);
             NS_TEST_EXPECT_MSG_EQ(r.out, "", line + ": nothing on stdout");
-            const std::string prefix = "rapid-llm " + c.args[0] + ": error: ";
+            // A command of two words ("study faults") names both.
+            const bool twoWords = c.args[0] == "study" && c.args.size() > 1
+                                  && c.args[1].rfind("--", 0) != 0;
+            const std::string prefix =
+                "rapid-llm " + c.args[0] + (twoWords ? " " + c.args[1] : "") + ": error: ";
             NS_TEST_EXPECT_MSG_EQ(r.err.rfind(prefix, 0), 0, line + ": " + r.err);
             NS_TEST_EXPECT_MSG_EQ(static_cast<int>(std::count(r.err.begin(), r.err.end(), '\n')),
                                   1,

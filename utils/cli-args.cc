@@ -52,7 +52,7 @@ CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc,
         const std::size_t eq = arg.find('=');
         const std::string name =
             arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-        const CliOption* option = FindCliOption(name);
+        const CliOption* option = FindCliOption(name, command);
         if (!option || !option->TakenBy(command))
         {
             std::vector<std::string> known;
@@ -112,7 +112,7 @@ CliArgs::Command() const
 const CliOption&
 CliArgs::Option(const std::string& name) const
 {
-    const CliOption* option = FindCliOption(name);
+    const CliOption* option = FindCliOption(name, m_command);
     if (!option || !option->TakenBy(m_command))
     {
         // A command reading an option it does not declare is our bug, not the user's.

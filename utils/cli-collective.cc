@@ -8,6 +8,7 @@
 
 #include "cli-commands.h"
 #include "ns3/collective-probe.h"
+#include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
@@ -15,63 +16,35 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
 
 namespace {
 
-/** \return faults from "gpu0-gpu1:0.5,gpu2>gpu3:0" */
+/** \return the faults of --fault (the shared parser), present from the start */
 std::vector<LinkFaultSpec>
 ParseFaults(const std::string& text)
 {
     std::vector<LinkFaultSpec> faults;
-    if (!text.empty() && text.back() == ',')
+    if (text.empty())
     {
-        throw SpecError(kCommandLine,
-                        "fault",
-                        "an empty item in '" + text + "'; give LINK:FACTOR[,LINK:FACTOR...]");
+        return faults;
     }
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ','))
+    for (const auto& f : ParseFaultOption(text, kCommandLine))
     {
-        if (item.empty())
+        if (f.timed)
         {
             throw SpecError(kCommandLine,
                             "fault",
-                            "an empty item in '" + text + "'; give LINK:FACTOR[,LINK:FACTOR...]");
+                            "'" + f.selector
+                                + "@...': collective runs faults present from the start only; "
+                                  "drop @TIME (run and replay take timed faults)");
         }
-        std::size_t colon = item.rfind(':');
-        LinkFaultSpec f;
-        f.link = item.substr(0, colon);
-        f.factor = 0;
-        if (colon != std::string::npos)
-        {
-            try
-            {
-                std::size_t used = 0;
-                f.factor = std::stod(item.substr(colon + 1), &used);
-                if (used != item.size() - colon - 1)
-                {
-                    throw std::invalid_argument("trailing");
-                }
-            }
-            catch (const std::exception&)
-            {
-                f.factor = -1;
-            }
-        }
-        if (!(f.factor >= 0 && f.factor <= 1))
-        {
-            throw SpecError(kCommandLine,
-                            "fault",
-                            "'" + item
-                                + "': use LINK:FACTOR with FACTOR in [0, 1] (0 = dead link), "
-                                  "e.g. --fault=gpu0-gpu1:0.5 or --fault=gpu3>gpu4 (dead)");
-        }
-        faults.push_back(f);
+        LinkFaultSpec spec;
+        spec.link = f.selector;
+        spec.factor = f.factor;
+        faults.push_back(spec);
     }
     return faults;
 }

@@ -22,6 +22,25 @@ namespace rapidllm {
  */
 ResolvedJob ReadJobOptions(const CliArgs& args);
 
+/**
+ * \brief The job options a command was given, unresolved (for commands that vary them, as
+ * `study hardware`).
+ * \param args the command's checked options
+ * \return the options
+ */
+JobOptions ReadJobOptionValues(const CliArgs& args);
+
+/**
+ * \brief The backend and routing a job command runs with: the command line's, else the job
+ * file's (--run), else the defaults (flow; the hardware's routing, "").
+ * \param args the command's options \param job the resolved job
+ * \param[out] backend the backend \param[out] routing the routing ("" = the hardware's)
+ */
+void JobBackendAndRouting(const CliArgs& args,
+                          const ResolvedJob& job,
+                          std::string& backend,
+                          std::string& routing);
+
 } // namespace rapidllm
 } // namespace ns3
 

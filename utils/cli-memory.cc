@@ -6,8 +6,10 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "ns3/job-echo.h"
 #include "ns3/memory-model.h"
 #include "ns3/report-json.h"
+#include "ns3/report-output.h"
 #include "ns3/workload.h"
 
 #include <cstdio>
@@ -38,6 +40,11 @@ RunMemoryCommand(const CliArgs& args)
         std::cout << DumpJson(report);
         return 0;
     }
+    if (args.Flag("csv"))
+    {
+        std::cout << MemoryReportCsv(report);
+        return 0;
+    }
     const RankMemory& m = report.worst;
     std::cout << job.model.name << " " << ToString(job.run.mode) << " on "
               << job.run.parallel.Gpus() << " x " << job.hardware.gpu.name << "\n"
@@ -49,7 +56,8 @@ RunMemoryCommand(const CliArgs& args)
               << "  kv cache     " << Gib(m.kvCache) << "\n"
               << "  framework    " << Gib(m.framework) << "\n"
               << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
-              << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n";
+              << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n"
+              << JobInputText(job, "", "");
     return 0;
 }
 

@@ -27,7 +27,9 @@ constexpr uint64_t kMaxGpus = JobOptions::kMaxGpus;
 constexpr uint64_t kMaxCount = JobOptions::kMaxCount;
 
 /** The commands that describe a job by model, hardware, layout and run settings. */
-const std::set<std::string> kJob = {"memory", "run", "trace"};
+const std::set<std::string> kJob = {"memory", "run", "trace", "study faults", "study hardware"};
+/** The commands that run a job on the network (and so take link faults). */
+const std::set<std::string> kNetworkJob = {"run", "replay", "study faults", "study hardware"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>
@@ -133,6 +135,19 @@ JobCliOptions()
     };
     using Adorn = std::function<CliOption(const CliOption&)>;
     const std::map<std::string, Adorn> shared = {
+        {"fault",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(kNetworkJob, {"collective"}))
+                 .HelpIn("study faults",
+                         "faults present in every row (beside the studied links), as run takes "
+                         "them");
+         }},
+        {"set",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(kJob, {"replay"}));
+         }},
         {"model",
          [&](const CliOption& o)
          {
@@ -253,9 +268,11 @@ MakeOptions()
     std::vector<CliOption> own = {
         // The network.
         Text("backend", "network backend", "flow", NetworkBackend::Names)
-            .For({"run", "replay", "sweep", "collective"}),
+            .For({"run", "replay", "sweep", "collective", "study hardware"}),
         Text("routing", "routing policy (default: the hardware file's)", "", RoutingPolicy::Names)
-            .For({"run", "replay", "collective"}),
+            .For({"run", "replay", "collective", "study faults", "study hardware"})
+            .ListIn("study faults", "dimension-order,ecmp,shortest-path,fault-aware")
+            .HelpIn("study faults", "routing policies to compare"),
         // The GEMM of `gemm`.
         Count("m", "rows of A and C (tokens)", 1, kMaxCount, "").For({"gemm"}).RequiredIn({"gemm"}),
         Count("n", "columns of B and C (output features)", 1, kMaxCount, "")
@@ -281,15 +298,37 @@ MakeOptions()
                  return names;
              })
             .For({"collective"}),
-        Text("fault",
-             "link faults LINK:FACTOR[,...]; LINK is A-B (both directions) or A>B, nodes named "
-             "gpu<i> or by switch name; FACTOR 0 = dead",
-             "")
-            .For({"collective"}),
         Count("chunks", "pipeline pieces (0 = the algorithm's default)", 0, 65536, "0")
             .For({"collective"}),
         Count("root", "root rank of broadcast / reduce", 0, kMaxGpus - 1, "0").For({"collective"}),
         Count("links", "also list the N most loaded links", 0, kMaxCount, "0").For({"collective"}),
+        // The studies.
+        Text("links",
+             "the links to fault, one study row each: a selector as --fault takes it (A-B, A>B, "
+             "A, tier:DIMENSION), or random:K:SEED (K links drawn with SEED); several separated "
+             "by ';'",
+             "")
+            .For({"study faults"})
+            .RequiredIn({"study faults"}),
+        Text("factors",
+             "bandwidth factors of the faulted links (1 = healthy, 0 = dead)",
+             "1,0.75,0.5,0.25,0")
+            .For({"study faults"}),
+        Count("packet-check",
+              "re-run N of the faulted rows on the packet backend with a scaled-down job (the same "
+              "ranks and layout; one layer per stage, tp heads wide, one micro-batch of at most "
+              "512 tokens per pipeline) and print the flow/packet difference",
+              0,
+              1000,
+              "0")
+            .For({"study faults"}),
+        Text("vary",
+             "FIELD=V1,V2,...: a spec field (as --set names it) and its values, each a value or a "
+             "scale (0.5x); one row per value",
+             "")
+            .For({"study hardware"})
+            .RequiredIn({"study hardware"}),
+        Count("top-links", "most loaded links to keep per row", 0, 1000, "5").For({"study faults"}),
         Real("reduce-GBps",
              "local reduction rate in GB/s, charged after each reduced receive (0 = fused with "
              "the copy, as NCCL's kernels do)",
@@ -327,23 +366,43 @@ MakeOptions()
         Text("comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", "")
             .For({"replay"}),
         Text("out", "also write the traces and report.json to this directory", "")
-            .For({"run", "trace"})
+            .For({"run", "trace", "study faults", "study hardware"})
             .HelpIn("trace", "directory to write the traces to (created if missing)")
-            .RequiredIn({"trace"}),
+            .HelpIn("run",
+                    "also write the traces, report.json and breakdown.png (the step breakdown) to "
+                    "this directory")
+            .HelpIn("study faults",
+                    "directory for results.csv, results.json and slowdown.png (created if "
+                    "missing)")
+            .HelpIn("study hardware",
+                    "directory for results.csv, results.json and step-time.png (created if "
+                    "missing)")
+            .RequiredIn({"trace", "study faults", "study hardware"}),
         Text("prefix", "file name prefix", "trace").For({"trace"}),
         Flag("gzip", "gzip-compress the .et files", "false").For({"trace"}),
         Flag("symmetry",
              "replay one rank per set of symmetric copies (exact on symmetric networks; false "
              "replays every rank)",
              "true")
-            .For({"run"}),
+            .For({"run", "study faults", "study hardware"}),
+        Flag("csv", "print the table as CSV (a header line, then one line per row)", "false")
+            .For({"run", "replay", "memory", "study faults", "study hardware"}),
         Flag("per-rank",
              "also report every rank's finish time and breakdown (compute, exposed "
              "communication, pipeline bubble); in JSON a \"ranks\" array",
              "false")
             .For({"run", "replay"}),
         Flag("json", "print the result as JSON", "false")
-            .For({"run", "replay", "memory", "gemm", "collective", "validate", "xval", "sweep"}),
+            .For({"run",
+                  "replay",
+                  "memory",
+                  "gemm",
+                  "collective",
+                  "validate",
+                  "xval",
+                  "sweep",
+                  "study faults",
+                  "study hardware"}),
         // Every command.
         Text("load",
              "shared library of extensions (routing policies, collective algorithms, network "
@@ -464,16 +523,21 @@ GetCliOptions()
 }
 
 const CliOption*
-FindCliOption(const std::string& name)
+FindCliOption(const std::string& name, const std::string& command)
 {
+    const CliOption* first = nullptr;
     for (const auto& o : GetCliOptions())
     {
         if (o.name == name)
         {
-            return &o;
+            if (command.empty() || o.TakenBy(command))
+            {
+                return &o;
+            }
+            first = first ? first : &o;
         }
     }
-    return nullptr;
+    return first;
 }
 
 } // namespace rapidllm

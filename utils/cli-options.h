@@ -65,8 +65,11 @@ struct CliOption : public OptionSpec
 /** \return every option of every command, in the order --help lists them */
 const std::vector<CliOption>& GetCliOptions();
 
-/** \return the option called \p name, or nullptr */
-const CliOption* FindCliOption(const std::string& name);
+/**
+ * \return the option called \p name (the one \p command takes, where two commands declare
+ * options of one name with different meanings, as --links), or nullptr
+ */
+const CliOption* FindCliOption(const std::string& name, const std::string& command = "");
 
 } // namespace rapidllm
 } // namespace ns3

@@ -6,7 +6,11 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
+#include "ns3/fault-options.h"
+#include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/report-output.h"
+#include "ns3/spec-override.h"
 
 #include <cstdio>
 #include <iostream>
@@ -24,7 +28,24 @@ RunReplayCommand(const CliArgs& args)
     {
         helper->SetRoutingPolicy(args.Text("routing"));
     }
-    helper->SetHardware(HardwareSpec::Load(args.Text("hardware")));
+    // --set (gpu. and network. paths) and --fault apply to the machine as in run.
+    HardwareSpec hardware = HardwareSpec::Load(
+        args.Text("hardware"),
+        args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
+                             : std::vector<SpecOverride>());
+    if (args.HasValue("fault"))
+    {
+        Ptr<FaultSchedule> schedule;
+        AddFaults(ParseFaultOption(args.Text("fault"), kCommandLine),
+                  hardware.network,
+                  schedule,
+                  kCommandLine);
+        if (schedule)
+        {
+            helper->SetTimedFaults(schedule->GetFaults());
+        }
+    }
+    helper->SetHardware(hardware);
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(trace);
     if (args.HasValue("comm-groups"))
@@ -45,6 +66,11 @@ RunReplayCommand(const CliArgs& args)
             j["wall_time_s"] = report.wallTimeS;
         }
         std::cout << DumpJson(j);
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << RunReportCsv(report, args.Flag("per-rank"));
         return 0;
     }
     std::cout << "replay of " << trace << " on " << report.gpus << " x "

@@ -7,7 +7,9 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/boolean.h"
+#include "ns3/job-echo.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/workload-trace.h"
 
@@ -26,7 +28,7 @@ namespace {
  * time when --timing does
  */
 std::string
-ReportJson(const RunReport& report, bool perRank, bool timing)
+ReportJson(const RunReport& report, bool perRank, bool timing, const Json& input)
 {
     Json j = report;
     if (perRank)
@@ -37,6 +39,7 @@ ReportJson(const RunReport& report, bool perRank, bool timing)
     {
         j["wall_time_s"] = report.wallTimeS;
     }
+    j["input"] = input;
     return DumpJson(j);
 }
 
@@ -48,17 +51,22 @@ RunRunCommand(const CliArgs& args)
     ResolvedJob job = ReadJobOptions(args);
     const bool timing = args.Flag("timing");
     const bool perRank = args.Flag("per-rank");
+    std::string backend;
+    std::string routing;
+    JobBackendAndRouting(args, job, backend, routing);
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetBackend(args.Text("backend"));
-    if (args.HasValue("routing"))
+    helper->SetBackend(backend);
+    if (!routing.empty())
     {
-        helper->SetRoutingPolicy(args.Text("routing"));
+        helper->SetRoutingPolicy(routing);
     }
     helper->SetReplayerAttribute("Symmetry", BooleanValue(args.Flag("symmetry")));
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
+    helper->SetTimedFaults(job.timedFaults);
     RunReport report = helper->Run();
+    const Json input = JobInputJson(job, backend, routing);
     const std::string out = args.Text("out");
     if (!out.empty())
     {
@@ -72,23 +80,33 @@ RunRunCommand(const CliArgs& args)
                             (std::filesystem::path(out) / "trace").string());
         const std::string path = (std::filesystem::path(out) / "report.json").string();
         std::ofstream file(path + ".tmp");
-        file << ReportJson(report, perRank, timing);
+        file << ReportJson(report, perRank, timing, input);
         file.close();
         std::filesystem::rename(path + ".tmp", path, ec);
         if (!file || ec)
         {
             throw SpecError(kCommandLine, "out", "cannot write '" + path + "'");
         }
+        WriteBreakdownPng((std::filesystem::path(out) / "breakdown.png").string(),
+                          report,
+                          job.model.name + " " + report.mode + " step on "
+                              + std::to_string(report.gpus) + " x " + job.hardware.gpu.name);
     }
     if (args.Flag("json"))
     {
-        std::cout << ReportJson(report, perRank, timing);
+        std::cout << ReportJson(report, perRank, timing, input);
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << RunReportCsv(report, perRank);
         return 0;
     }
     std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
               << job.hardware.gpu.name << " (tp " << job.run.parallel.tp << ", pp "
               << job.run.parallel.pp << ", dp " << job.run.parallel.dp << ")\n"
-              << report.ToText() << (perRank ? report.RanksToText() : "");
+              << report.ToText() << (perRank ? report.RanksToText() : "")
+              << JobInputText(job, backend, routing);
     if (timing)
     {
         std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);

@@ -12,6 +12,7 @@ packages=(
     nlohmann-json3-dev                                    # JSON reports (every --json)
     libbenchmark-dev                                      # bench/
     pkg-config                                            # the out-of-tree test (rapid-llm.pc)
+    gnuplot-nox                                           # PNG plots of studies and run --out (ns-3 Gnuplot)
 )
 
 missing=()

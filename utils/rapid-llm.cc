@@ -54,17 +54,32 @@ main(int argc, char** argv)
         usage(argc < 2 ? std::cerr : std::cout);
         return argc < 2 ? 2 : 0;
     }
+    // A command of two words ("study faults") takes the second from the command line too.
+    std::string name = argv[1];
+    int first = 2;
+    if (argc > 2 && argv[2][0] != '-')
+    {
+        const std::string two = name + " " + argv[2];
+        for (const auto& c : commands)
+        {
+            if (c.name == two)
+            {
+                name = two;
+                first = 3;
+            }
+        }
+    }
     for (const auto& c : commands)
     {
-        if (c.name != argv[1])
+        if (c.name != name)
         {
             continue;
         }
         // Hand the subcommand its own argv, with "rapid-llm <command>" as the program name.
-        std::string program = std::string("rapid-llm ") + argv[1];
+        std::string program = "rapid-llm " + name;
         std::vector<char*> args;
         args.push_back(program.data());
-        for (int i = 2; i < argc; ++i)
+        for (int i = first; i < argc; ++i)
         {
             args.push_back(argv[i]);
         }
@@ -112,6 +127,21 @@ main(int argc, char** argv)
             std::cerr << "rapid-llm " << c.name << ": internal error: " << e.what() << "\n";
             return 1;
         }
+    }
+    std::string kinds;
+    for (const auto& c : commands)
+    {
+        if (c.name.rfind(name + " ", 0) == 0)
+        {
+            kinds += (kinds.empty() ? "" : ", ") + c.name.substr(name.size() + 1);
+        }
+    }
+    if (!kinds.empty())
+    {
+        std::cerr << "rapid-llm " << name << ": error: name what to run: " << kinds
+                  << " (e.g. rapid-llm " << name << " " << kinds.substr(0, kinds.find(','))
+                  << " --help)\n";
+        return 2;
     }
     std::cerr << "rapid-llm: unknown command '" << argv[1] << "'\n";
     usage(std::cerr);

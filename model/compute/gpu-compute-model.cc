@@ -159,6 +159,13 @@ GpuComputeModel::Check(const std::string& what, std::initializer_list<uint64_t> 
 }
 
 OperatorCost
+GpuComputeModel::AtClock(DataType type,
+                         const std::function<OperatorCost(const GpuSpec&)>& eval) const
+{
+    return kernel::RunAtClock(m_gpu, m_clockPolicy, type, eval);
+}
+
+OperatorCost
 GpuComputeModel::GemmWithTiling(uint64_t m,
                                 uint64_t n,
                                 uint64_t k,
@@ -177,15 +184,13 @@ GpuComputeModel::GemmWithTiling(uint64_t m,
                             + " with " + std::to_string(tiling.stages)
                             + " stages does not fit on an SM of " + m_gpu.name);
     }
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              type,
-                              [&](const GpuSpec& g)
-                              {
-                                  OperatorCost at;
-                                  kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
-                                  return at;
-                              });
+    return AtClock(type,
+                   [&](const GpuSpec& g)
+                   {
+                       OperatorCost at;
+                       kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
+                       return at;
+                   });
 }
 
 OperatorCost
@@ -213,16 +218,13 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
                              batch,
                              options)
             .tiling;
-    OperatorCost cost =
-        kernel::RunAtClock(m_gpu,
-                           m_clockPolicy,
-                           type,
-                           [&](const GpuSpec& g)
-                           {
-                               OperatorCost at;
-                               kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
-                               return at;
-                           });
+    OperatorCost cost = AtClock(type,
+                                [&](const GpuSpec& g)
+                                {
+                                    OperatorCost at;
+                                    kernel::GemmCostWithTiling(g, m, n, k, type, batch, tiling, at);
+                                    return at;
+                                });
     m_gemmCache.emplace(key, cost);
     NS_LOG_DEBUG("gemm memo miss " << m << "x" << n << "x" << k << " batch " << batch << ": "
                                    << m_gemmCache.size() << " shapes memoized");
@@ -245,26 +247,22 @@ OperatorCost
 GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
 {
     CheckAttention(s);
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              type,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::FlashAttentionForward(g, s, type);
-                              });
+    return AtClock(type,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::FlashAttentionForward(g, s, type);
+                   });
 }
 
 OperatorCost
 GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
 {
     CheckAttention(s);
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              type,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::FlashAttentionBackward(g, s, type);
-                              });
+    return AtClock(type,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::FlashAttentionBackward(g, s, type);
+                   });
 }
 
 OperatorCost
@@ -299,14 +297,12 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  DataType type)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              type,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::SplitKvDecodeAttention(
-                                      g, batch, heads, kvHeads, kvLen, headDim, type);
-                              });
+    return AtClock(type,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::SplitKvDecodeAttention(
+                           g, batch, heads, kvHeads, kvLen, headDim, type);
+                   });
 }
 
 OperatorCost
@@ -318,14 +314,12 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         DataType type)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              type,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::PerHeadDecodeAttention(
-                                      g, batch, heads, kvHeads, kvLen, headDim, type);
-                              });
+    return AtClock(type,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::PerHeadDecodeAttention(
+                           g, batch, heads, kvHeads, kvLen, headDim, type);
+                   });
 }
 
 OperatorCost
@@ -335,13 +329,11 @@ GpuComputeModel::Elementwise(const std::string& kind,
                              double bytesWritten) const
 {
     Check(kind, {});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::Roofline(g, kind, flops, bytesRead, bytesWritten);
-                              });
+    return AtClock(DataType::FP32,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::Roofline(g, kind, flops, bytesRead, bytesWritten);
+                   });
 }
 
 OperatorCost
@@ -350,146 +342,77 @@ GpuComputeModel::ElementwiseBackward(const OperatorCost& forward,
                                      DataType type) const
 {
     Check(forward.kind + "_bwd", {});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::ElementwiseBackwardKernel(
-                                      g, forward, elements, type);
-                              });
+    return AtClock(DataType::FP32,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::ElementwiseBackwardKernel(g, forward, elements, type);
+                   });
 }
 
 OperatorCost
 GpuComputeModel::LayerNorm(uint64_t tokens, uint64_t hidden, DataType type) const
 {
-    Check("layernorm", {tokens, hidden});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::LayerNormKernel(g, tokens, hidden, type);
-                              });
+    return RunElementwise("layernorm", &kernel::LayerNormKernel, type, tokens, hidden);
 }
 
 OperatorCost
 GpuComputeModel::RmsNorm(uint64_t tokens, uint64_t hidden, DataType type) const
 {
-    Check("rmsnorm", {tokens, hidden});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::RmsNormKernel(g, tokens, hidden, type);
-                              });
+    return RunElementwise("rmsnorm", &kernel::RmsNormKernel, type, tokens, hidden);
 }
 
 OperatorCost
 GpuComputeModel::Softmax(uint64_t rows, uint64_t cols, DataType type) const
 {
-    Check("softmax", {rows, cols});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::SoftmaxKernel(g, rows, cols, type);
-                              });
+    return RunElementwise("softmax", &kernel::SoftmaxKernel, type, rows, cols);
 }
 
 OperatorCost
 GpuComputeModel::Gelu(uint64_t elements, DataType type) const
 {
-    Check("gelu", {elements});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::GeluKernel(g, elements, type);
-                              });
+    return RunElementwise("gelu", &kernel::GeluKernel, type, elements);
 }
 
 OperatorCost
 GpuComputeModel::SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const
 {
-    Check("swiglu", {tokens, ffnHidden});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::SwiGluKernel(g, tokens, ffnHidden, type);
-                              });
+    return RunElementwise("swiglu", &kernel::SwiGluKernel, type, tokens, ffnHidden);
 }
 
 OperatorCost
 GpuComputeModel::Rope(
     uint64_t tokens, uint64_t heads, uint64_t kvHeads, uint64_t headDim, DataType type) const
 {
-    Check("rope", {tokens, heads, kvHeads, headDim});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::RopeKernel(
-                                      g, tokens, heads, kvHeads, headDim, type);
-                              });
+    return RunElementwise("rope", &kernel::RopeKernel, type, tokens, heads, kvHeads, headDim);
 }
 
 OperatorCost
 GpuComputeModel::ResidualAdd(uint64_t elements, DataType type) const
 {
-    Check("residual_add", {elements});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::ResidualAddKernel(g, elements, type);
-                              });
+    return RunElementwise("residual_add", &kernel::ResidualAddKernel, type, elements);
 }
 
 OperatorCost
 GpuComputeModel::EmbeddingLookup(uint64_t tokens, uint64_t hidden, DataType type) const
 {
-    Check("embedding", {tokens, hidden});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::EmbeddingLookupKernel(g, tokens, hidden, type);
-                              });
+    return RunElementwise("embedding", &kernel::EmbeddingLookupKernel, type, tokens, hidden);
 }
 
 OperatorCost
 GpuComputeModel::CrossEntropy(uint64_t tokens, uint64_t vocab, DataType type) const
 {
-    Check("cross_entropy", {tokens, vocab});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::CrossEntropyKernel(g, tokens, vocab, type);
-                              });
+    return RunElementwise("cross_entropy", &kernel::CrossEntropyKernel, type, tokens, vocab);
 }
 
 OperatorCost
 GpuComputeModel::AdamUpdate(uint64_t params, DataType paramType, DataType gradType) const
 {
     Check("adam", {params});
-    return kernel::RunAtClock(m_gpu,
-                              m_clockPolicy,
-                              DataType::FP32,
-                              [&](const GpuSpec& g)
-                              {
-                                  return kernel::AdamUpdateKernel(g, params, paramType, gradType);
-                              });
+    return AtClock(DataType::FP32,
+                   [&](const GpuSpec& g)
+                   {
+                       return kernel::AdamUpdateKernel(g, params, paramType, gradType);
+                   });
 }
 
 } // namespace rapidllm

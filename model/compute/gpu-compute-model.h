@@ -13,6 +13,8 @@
 #include "operator-cost.h"
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <unordered_map>
 
 namespace ns3 {
@@ -277,6 +279,26 @@ class GpuComputeModel : public Object
     /** Check() for a decode attention shape, and query heads a multiple of the KV heads. */
     void CheckDecode(
         uint64_t batch, uint64_t heads, uint64_t kvHeads, uint64_t kvLen, uint64_t headDim) const;
+    /** \return kernel::RunAtClock of \p eval on this GPU under this model's clock policy */
+    OperatorCost AtClock(DataType type,
+                         const std::function<OperatorCost(const GpuSpec&)>& eval) const;
+
+    /**
+     * \brief Checks \p dims under the name \p what, then runs an element-wise kernel model
+     * kernel(gpu, dims..., type) at the clock an fp32-energy kernel gets.
+     * \return the cost
+     */
+    template<typename Kernel, typename... Dims>
+    OperatorCost
+    RunElementwise(const std::string& what, Kernel kernel, DataType type, Dims... dims) const
+    {
+        Check(what, {static_cast<uint64_t>(dims)...});
+        return AtClock(DataType::FP32,
+                       [&](const GpuSpec& g)
+                       {
+                           return kernel(g, dims..., type);
+                       });
+    }
 
     GpuSpec m_gpu;             //!< the GPU
     bool m_hasGpu;             //!< whether SetGpu was called

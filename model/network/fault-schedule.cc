@@ -61,7 +61,7 @@ FaultSchedule::Add(const ScheduledFault& fault)
         throw NetworkError("fault schedule: faults cannot be added once it is armed");
     }
     Topology::CheckLinkFactor(fault.factor, fault.selector, fault.source);
-    if (fault.start.IsNegative())
+    if (fault.start.IsStrictlyNegative())
     {
         throw SpecError(fault.source,
                         "faults.start",

@@ -471,6 +471,37 @@ Topology::SetLinkFactor(uint32_t link, double factor)
 std::vector<uint32_t>
 Topology::SelectLinks(const std::string& selector, const std::string& source) const
 {
+    // "tier:NAME": every link of a network dimension (both directions).
+    const std::string tier = "tier:";
+    if (selector.compare(0, tier.size(), tier) == 0)
+    {
+        const std::string name = selector.substr(tier.size());
+        std::string names;
+        for (uint32_t d = 0; d < m_dims.size(); ++d)
+        {
+            names += (d ? ", " : "") + m_dims[d].name;
+            if (m_dims[d].name != name)
+            {
+                continue;
+            }
+            std::vector<uint32_t> all;
+            for (uint32_t l = 0; l < m_links.size(); ++l)
+            {
+                if (m_links[l].dimension == d)
+                {
+                    all.push_back(l);
+                }
+            }
+            if (all.empty())
+            {
+                throw SpecError(source, "faults.link", "'" + selector + "': the tier has no links");
+            }
+            return all;
+        }
+        throw SpecError(source,
+                        "faults.link",
+                        "'" + selector + "' names no network dimension; tiers: " + names);
+    }
     // "A-B" / "A>B": try every separator, so that names containing '-' still work; "A" alone
     // is a node fault (every link to and from it, e.g. a switch down).
     uint32_t a = 0;

@@ -167,7 +167,8 @@ class Topology
 
     /**
      * \brief The directed links a fault selector names: "A-B" (both directions between nodes A
-     * and B), "A>B" (one direction) or "A" (every link to and from node A, e.g. a switch down).
+     * and B), "A>B" (one direction), "A" (every link to and from node A, e.g. a switch down)
+     * or "tier:NAME" (every link of the network dimension NAME, e.g. "tier:infiniband").
      * Nodes are named as LookupNode accepts. Changes nothing.
      * \param selector the link selector
      * \param source where the selector came from, for errors

@@ -1,0 +1,179 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "fault-options.h"
+
+#include "ns3/spec-error.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return whether \p text is a whole finite number, set in \p value */
+bool
+ParseNumber(const std::string& text, double& value)
+{
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    {
+        return false;
+    }
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+/** \return "%.9g" of \p x */
+std::string
+Number(double x)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    return buf;
+}
+
+/** \return seconds of "250ms", "1.5s", "20us", "100ns" or "0.25"; false when malformed */
+bool
+ParseTime(const std::string& text, double& seconds)
+{
+    static const std::vector<std::pair<std::string, double>> units = {
+        {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+    for (const auto& [unit, scale] : units)
+    {
+        if (text.size() > unit.size()
+            && text.compare(text.size() - unit.size(), unit.size(), unit) == 0)
+        {
+            double v = 0;
+            if (!ParseNumber(text.substr(0, text.size() - unit.size()), v))
+            {
+                return false;
+            }
+            seconds = v * scale;
+            return seconds >= 0;
+        }
+    }
+    return ParseNumber(text, seconds) && seconds >= 0;
+}
+
+} // namespace
+
+std::vector<FaultOption>
+ParseFaultOption(const std::string& text, const std::string& source, const std::string& option)
+{
+    const std::string usage = "give SELECTOR[:FACTOR][@TIME][,...], e.g. --" + option
+                              + "=gpu0-gpu1:0.5, --" + option + "=gpu3>gpu4 (dead), --" + option
+                              + "=tier:infiniband:0.5 or --" + option + "=gpu8-gpu16:0.25@2ms";
+    std::vector<FaultOption> faults;
+    std::size_t begin = 0;
+    while (true)
+    {
+        const std::size_t comma = text.find(',', begin);
+        const std::string item =
+            text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+        if (item.empty())
+        {
+            throw SpecError(source, option, "an empty item in '" + text + "'; " + usage);
+        }
+        FaultOption f;
+        std::string rest = item;
+        const std::size_t at = rest.rfind('@');
+        if (at != std::string::npos)
+        {
+            if (!ParseTime(rest.substr(at + 1), f.startS))
+            {
+                throw SpecError(source,
+                                option,
+                                "'" + item + "': '" + rest.substr(at + 1)
+                                    + "' is not a start time; use a time >= 0 such as 250ms, "
+                                      "1.5s, 20us or 100ns");
+            }
+            f.timed = true;
+            rest = rest.substr(0, at);
+        }
+        // "tier:NAME" holds a colon of its own: the factor's colon comes after it.
+        const std::string tier = "tier:";
+        const std::size_t from = rest.compare(0, tier.size(), tier) == 0 ? tier.size() : 0;
+        const std::size_t colon = rest.find(':', from);
+        f.selector = rest.substr(0, colon);
+        if (f.selector.empty() || f.selector == tier)
+        {
+            throw SpecError(source, option, "'" + item + "' names no link; " + usage);
+        }
+        if (colon != std::string::npos)
+        {
+            const std::string factor = rest.substr(colon + 1);
+            if (!ParseNumber(factor, f.factor) || !(f.factor >= 0 && f.factor <= 1))
+            {
+                throw SpecError(
+                    source,
+                    option,
+                    "'" + item + "': FACTOR must be a number in [0, 1] (0 = dead link); " + usage);
+            }
+            if (f.factor > 0 && f.factor < LinkFaultSpec::kMinFactor)
+            {
+                throw SpecError(source,
+                                option,
+                                "'" + item + "': FACTOR " + Number(f.factor)
+                                    + " is below the smallest soft-fault factor "
+                                    + Number(LinkFaultSpec::kMinFactor)
+                                    + " (a link that slow would stall the simulation); allowed: 0 "
+                                      "(dead link) or "
+                                    + Number(LinkFaultSpec::kMinFactor) + " to 1");
+            }
+        }
+        faults.push_back(f);
+        if (comma == std::string::npos)
+        {
+            break;
+        }
+        begin = comma + 1;
+    }
+    return faults;
+}
+
+void
+AddFaults(const std::vector<FaultOption>& faults,
+          NetworkSpec& network,
+          Ptr<FaultSchedule>& schedule,
+          const std::string& source)
+{
+    for (const auto& f : faults)
+    {
+        if (!f.timed)
+        {
+            LinkFaultSpec spec;
+            spec.link = f.selector;
+            spec.factor = f.factor;
+            network.faults.push_back(spec);
+            continue;
+        }
+        if (!schedule)
+        {
+            schedule = CreateObject<FaultSchedule>();
+        }
+        schedule->Add(f.selector, f.factor, Seconds(f.startS), source);
+    }
+}
+
+std::string
+FaultOptionText(const std::vector<FaultOption>& faults)
+{
+    std::string out;
+    for (const auto& f : faults)
+    {
+        out += (out.empty() ? "" : ",") + f.selector + ":" + Number(f.factor);
+        if (f.timed)
+        {
+            out += "@" + Number(f.startS) + "s";
+        }
+    }
+    return out;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,65 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_FAULT_OPTIONS_H
+#define RAPIDLLM_FAULT_OPTIONS_H
+
+#include "ns3/fault-schedule.h"
+#include "ns3/network-spec.h"
+#include "ns3/ptr.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One link fault as the `--fault` option gives it: SELECTOR[:FACTOR][@TIME].
+ */
+struct FaultOption
+{
+    std::string selector; //!< "A-B", "A>B", "A" or "tier:NAME" (Topology::SelectLinks)
+    double factor = 0;    //!< 0 (dead) or in [LinkFaultSpec::kMinFactor, 1]
+    bool timed = false;   //!< whether it starts mid-run (@TIME)
+    double startS = 0;    //!< when it starts (seconds from the start of the run)
+};
+
+/**
+ * \brief Parses the `--fault` option (the one parser of `run`, `replay`, `memory`, `trace`,
+ * `study` and `collective`): comma-separated items SELECTOR[:FACTOR][@TIME]. SELECTOR is
+ * "A-B" (both directions), "A>B" (one direction), "A" (every link of node A) or
+ * "tier:NAME" (every link of a network dimension); nodes are "gpu<i>" or switch names.
+ * FACTOR is the bandwidth left: 0 = dead (the default when it is omitted), else within
+ * [1e-6, 1] (LinkFaultSpec::kMinFactor; smaller factors are rejected: use 0). TIME (e.g.
+ * 250ms, 1.5s, 20us, 100ns; a bare number is seconds) starts the fault mid-run.
+ * \param text the option's value
+ * \param source where it came from, for errors ("command line")
+ * \param option the option's name, the field of the SpecError
+ * \return the faults, in order; throws SpecError naming the item and what is allowed
+ */
+std::vector<FaultOption> ParseFaultOption(const std::string& text,
+                                          const std::string& source,
+                                          const std::string& option = "fault");
+
+/**
+ * \brief Splits faults into those present from the start (appended to \p network's faults) and
+ * those that start mid-run (added to \p schedule, created when needed).
+ * \param faults the faults \param network the hardware's network
+ * \param schedule set to a schedule of the timed faults (left null when there are none)
+ * \param source where they came from, for errors
+ */
+void AddFaults(const std::vector<FaultOption>& faults,
+               NetworkSpec& network,
+               Ptr<FaultSchedule>& schedule,
+               const std::string& source);
+
+/** \return the faults as the option writes them ("gpu0-gpu1:0.5@1ms,tier:infiniband:0.5") */
+std::string FaultOptionText(const std::vector<FaultOption>& faults);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_FAULT_OPTIONS_H

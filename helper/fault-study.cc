@@ -1,0 +1,488 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "fault-study.h"
+
+#include "job-echo.h"
+#include "ns3/boolean.h"
+#include "ns3/network-error.h"
+#include "ns3/rapidllm-error.h"
+#include "ns3/spec-error.h"
+#include "ns3/topology.h"
+#include "rapid-llm-helper.h"
+#include "study-plot.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return "%.9g" of \p x */
+std::string
+Number(double x)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    return buf;
+}
+
+/** \return the next value of a SplitMix64 stream (reproducible on every platform) */
+uint64_t
+SplitMix(uint64_t& state)
+{
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/** What one run of the study measured. */
+struct Measured
+{
+    RunReport report;                  //!< the report
+    std::vector<LinkStats> mostLoaded; //!< the busiest links
+};
+
+/** Runs \p job with \p routing, its links at \p factor (selectors), on \p backend. */
+Measured
+RunOne(const ResolvedJob& job,
+       const std::string& routing,
+       const std::vector<std::string>& selectors,
+       double factor,
+       const std::string& backend,
+       bool symmetry,
+       uint32_t topLinks)
+{
+    HardwareSpec hw = job.hardware;
+    if (factor < 1)
+    {
+        for (const auto& s : selectors)
+        {
+            LinkFaultSpec f;
+            f.link = s;
+            f.factor = factor;
+            hw.network.faults.push_back(f);
+        }
+    }
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetBackend(backend);
+    helper->SetRoutingPolicy(routing);
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
+    helper->SetModel(job.model);
+    helper->SetHardware(hw);
+    helper->SetRun(job.run);
+    helper->SetTimedFaults(job.timedFaults);
+    Measured m;
+    m.report = helper->Run();
+    m.mostLoaded = helper->GetBackend()->GetStats().MostLoaded(topLinks);
+    helper->Dispose();
+    return m;
+}
+
+/** \return the scaled-down job of the packet checks, and a description in \p words */
+ResolvedJob
+ScaledDown(const ResolvedJob& job, std::string& words)
+{
+    ResolvedJob s = job;
+    ParallelSpec& p = s.run.parallel;
+    p.virtualStages = 1;
+    p.firstStageLayers = 0;
+    p.lastStageLayers = 0;
+    s.model.layers = p.pp; // one layer per stage
+    // The width cut to tp heads of the same head size (the messages shrink with it; the ranks,
+    // groups and so the links they cross stay), so that ns-3's packets stay countable.
+    const uint32_t heads = std::max<uint32_t>(p.tp, 1);
+    if (heads < s.model.heads)
+    {
+        const double scale = double(heads) / s.model.heads;
+        s.model.kvHeads =
+            s.model.kvHeads == s.model.heads ? heads : std::min(s.model.kvHeads, heads);
+        if (s.model.kvHeads % p.tp != 0 && p.tp % s.model.kvHeads != 0)
+        {
+            s.model.kvHeads = heads;
+        }
+        s.model.heads = heads;
+        s.model.hidden = heads * s.model.headDim;
+        s.model.ffn = std::max<uint32_t>(1, uint32_t(s.model.ffn * scale));
+        if (s.model.expertFfn > 0)
+        {
+            s.model.expertFfn = std::max<uint32_t>(1, uint32_t(s.model.expertFfn * scale));
+        }
+        s.model.vocab = std::max<uint32_t>(p.tp, uint32_t(s.model.vocab * scale) / p.tp * p.tp);
+    }
+    if (s.run.mode == RunMode::TRAINING)
+    {
+        s.run.globalBatch = s.run.microBatch * p.dp; // one micro-batch per pipeline
+        s.run.sequence = std::min<uint32_t>(s.run.sequence, 512);
+    }
+    else
+    {
+        s.run.generatedTokens = std::min<uint32_t>(s.run.generatedTokens, 4);
+    }
+    s.run.Validate(s.model, "packet check");
+    std::ostringstream os;
+    os << s.model.name << " cut to " << s.model.layers << " layers of width " << s.model.hidden
+       << " (" << s.model.heads << " heads), tp " << p.tp << " pp " << p.pp << " dp " << p.dp
+       << " (" << p.Gpus() << " GPUs)";
+    if (s.run.mode == RunMode::TRAINING)
+    {
+        os << ", one micro-batch of " << s.run.microBatch << " x " << s.run.sequence
+           << " tokens per pipeline";
+    }
+    else
+    {
+        os << ", " << s.run.generatedTokens << " generated tokens";
+    }
+    words = os.str();
+    return s;
+}
+
+} // namespace
+
+std::vector<std::string>
+ExpandLinkSet(const HardwareSpec& hardware, uint32_t gpus, const std::string& links)
+{
+    const std::string random = "random:";
+    if (links.compare(0, random.size(), random) != 0)
+    {
+        return {links};
+    }
+    uint64_t count = 0;
+    uint64_t seed = 0;
+    const std::string rest = links.substr(random.size());
+    const std::size_t colon = rest.find(':');
+    if (colon == std::string::npos || !ParseWholeNumber(rest.substr(0, colon), count)
+        || !ParseWholeNumber(rest.substr(colon + 1), seed) || count == 0)
+    {
+        throw SpecError("command line",
+                        "links",
+                        "'" + links
+                            + "': use random:K:SEED with K >= 1 links and a whole-number "
+                              "SEED, e.g. random:4:1");
+    }
+    Ptr<Topology> t = Topology::Build(hardware.network, gpus, hardware.name);
+    // Physical links: one per node pair, in construction order.
+    std::vector<uint32_t> physical;
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    for (uint32_t l = 0; l < t->GetLinkCount(); ++l)
+    {
+        const TopologyLink& link = t->GetLink(l);
+        const auto key = std::minmax(link.src, link.dst);
+        if (seen.insert({key.first, key.second}).second)
+        {
+            physical.push_back(l);
+        }
+    }
+    if (count > physical.size())
+    {
+        throw SpecError("command line",
+                        "links",
+                        "'" + links + "': the network of " + std::to_string(gpus) + " GPUs has "
+                            + std::to_string(physical.size()) + " links");
+    }
+    // A partial Fisher-Yates shuffle driven by SplitMix64: the same K links for the same seed.
+    uint64_t state = seed;
+    std::vector<std::string> selectors;
+    for (uint64_t i = 0; i < count; ++i)
+    {
+        const uint64_t j = i + SplitMix(state) % (physical.size() - i);
+        std::swap(physical[i], physical[j]);
+        const TopologyLink& link = t->GetLink(physical[i]);
+        selectors.push_back(t->GetNode(link.src).name + "-" + t->GetNode(link.dst).name);
+    }
+    return selectors;
+}
+
+FaultStudyResult
+RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
+{
+    FaultStudyResult result;
+    const uint32_t gpus = static_cast<uint32_t>(job.run.parallel.Gpus());
+    std::vector<std::vector<std::string>> sets;
+    for (const auto& links : config.links)
+    {
+        sets.push_back(ExpandLinkSet(job.hardware, gpus, links));
+        // Every selector must name links of this network: checked once, before any run.
+        Ptr<Topology> t = Topology::Build(job.hardware.network, gpus, job.hardware.name);
+        for (const auto& s : sets.back())
+        {
+            t->SelectLinks(s, "command line");
+        }
+    }
+    for (const auto& routing : config.routings)
+    {
+        RoutingPolicy::Create(routing); // an unknown name is an error before anything runs
+    }
+    for (const auto& routing : config.routings)
+    {
+        double healthy = 0;
+        std::string healthyError;
+        try
+        {
+            healthy = RunOne(job, routing, {}, 1.0, "flow", config.symmetry, config.topLinks)
+                          .report.stepTimeS;
+        }
+        catch (const SpecError&)
+        {
+            throw;
+        }
+        catch (const Error& e)
+        {
+            healthyError = e.what();
+        }
+        result.healthyS.push_back(healthy);
+        for (std::size_t s = 0; s < sets.size(); ++s)
+        {
+            for (double factor : config.factors)
+            {
+                FaultStudyRow row;
+                row.routing = routing;
+                row.links = config.links[s];
+                row.selectors = sets[s];
+                row.factor = factor;
+                try
+                {
+                    if (!healthyError.empty())
+                    {
+                        throw NetworkError("the healthy run failed: " + healthyError);
+                    }
+                    Measured m = RunOne(
+                        job, routing, sets[s], factor, "flow", config.symmetry, config.topLinks);
+                    row.ok = true;
+                    row.stepTimeS = m.report.stepTimeS;
+                    row.slowdown = healthy > 0 ? row.stepTimeS / healthy : 0;
+                    row.computeS = m.report.computeS;
+                    row.exposedCommS = m.report.exposedCommS;
+                    row.bubbleS = m.report.bubbleS;
+                    row.mostLoaded = m.mostLoaded;
+                }
+                catch (const SpecError&)
+                {
+                    throw;
+                }
+                catch (const Error& e)
+                {
+                    row.error = e.what();
+                }
+                result.rows.push_back(row);
+            }
+        }
+    }
+    if (config.packetCheck == 0)
+    {
+        return result;
+    }
+    // Spot checks: degraded (not dead, not healthy) rows that ran, spread over the table.
+    std::vector<const FaultStudyRow*> candidates;
+    for (const auto& r : result.rows)
+    {
+        if (r.ok && r.factor > 0 && r.factor < 1)
+        {
+            candidates.push_back(&r);
+        }
+    }
+    const ResolvedJob small = ScaledDown(job, result.scaledJob);
+    const std::size_t n = std::min<std::size_t>(config.packetCheck, candidates.size());
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        const FaultStudyRow& r = *candidates[i * candidates.size() / n];
+        PacketCheckRow c;
+        c.routing = r.routing;
+        c.links = r.links;
+        c.factor = r.factor;
+        try
+        {
+            c.flowS =
+                RunOne(small, r.routing, r.selectors, r.factor, "flow", false, 0).report.stepTimeS;
+            c.packetS = RunOne(small, r.routing, r.selectors, r.factor, "packet", false, 0)
+                            .report.stepTimeS;
+            c.relDiff = c.packetS > 0 ? (c.flowS - c.packetS) / c.packetS : 0;
+            c.ok = true;
+        }
+        catch (const Error& e)
+        {
+            c.error = e.what();
+        }
+        result.checks.push_back(c);
+    }
+    return result;
+}
+
+std::string
+FaultStudyCsv(const FaultStudyResult& result)
+{
+    std::ostringstream os;
+    os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,"
+          "most_loaded_link,most_loaded_link_bytes,error\n";
+    auto field = [](const std::string& text)
+    {
+        if (text.find_first_of(",\"\n") == std::string::npos)
+        {
+            return text;
+        }
+        std::string out = "\"";
+        for (char c : text)
+        {
+            out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+        }
+        return out + "\"";
+    };
+    for (const auto& r : result.rows)
+    {
+        os << field(r.routing) << "," << field(r.links) << "," << Number(r.factor) << ",";
+        if (r.ok)
+        {
+            os << Number(r.stepTimeS) << "," << Number(r.slowdown) << "," << Number(r.computeS)
+               << "," << Number(r.exposedCommS) << "," << Number(r.bubbleS) << ",";
+            if (!r.mostLoaded.empty())
+            {
+                os << field(r.mostLoaded.front().name) << "," << Number(r.mostLoaded.front().bytes);
+            }
+            else
+            {
+                os << ",";
+            }
+            os << ",\n";
+        }
+        else
+        {
+            os << ",,,,,,," << field(r.error) << "\n";
+        }
+    }
+    return os.str();
+}
+
+Json
+FaultStudyJson(const ResolvedJob& job,
+               const FaultStudyConfig& config,
+               const FaultStudyResult& result)
+{
+    Json j;
+    j["input"] = JobInputJson(job, "flow", "");
+    j["study"] = {
+        {"links", config.links}, {"factors", config.factors}, {"routing", config.routings}};
+    Json healthy = Json::object();
+    for (std::size_t i = 0; i < config.routings.size(); ++i)
+    {
+        healthy[config.routings[i]] = result.healthyS[i];
+    }
+    j["healthy_step_time_s"] = healthy;
+    Json rows = Json::array();
+    for (const auto& r : result.rows)
+    {
+        Json row = {{"routing", r.routing},
+                    {"links", r.links},
+                    {"selectors", r.selectors},
+                    {"factor", r.factor}};
+        if (r.ok)
+        {
+            row["step_time_s"] = r.stepTimeS;
+            row["slowdown"] = r.slowdown;
+            row["breakdown_s"] = {{"compute", r.computeS},
+                                  {"exposed_communication", r.exposedCommS},
+                                  {"pipeline_bubble", r.bubbleS}};
+            Json links = Json::array();
+            for (const auto& l : r.mostLoaded)
+            {
+                links.push_back({{"link", l.name},
+                                 {"bytes", l.bytes},
+                                 {"busy_s", l.busyTimeS},
+                                 {"utilization", l.utilization}});
+            }
+            row["most_loaded_links"] = links;
+        }
+        else
+        {
+            row["error"] = r.error;
+        }
+        rows.push_back(row);
+    }
+    j["rows"] = rows;
+    if (!result.checks.empty())
+    {
+        Json checks = Json::array();
+        for (const auto& c : result.checks)
+        {
+            Json check = {{"routing", c.routing}, {"links", c.links}, {"factor", c.factor}};
+            if (c.ok)
+            {
+                check["flow_step_time_s"] = c.flowS;
+                check["packet_step_time_s"] = c.packetS;
+                check["relative_difference"] = c.relDiff;
+            }
+            else
+            {
+                check["error"] = c.error;
+            }
+            checks.push_back(check);
+        }
+        j["packet_checks"] = {{"job", result.scaledJob}, {"rows", checks}};
+    }
+    return j;
+}
+
+void
+WriteFaultStudy(const std::string& dir,
+                const ResolvedJob& job,
+                const FaultStudyConfig& config,
+                const FaultStudyResult& result)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+    {
+        throw SpecError("command line", "out", "cannot create '" + dir + "': " + ec.message());
+    }
+    const std::filesystem::path out(dir);
+    auto write = [&](const std::string& name, const std::string& text)
+    {
+        const std::string path = (out / name).string();
+        std::ofstream file(path);
+        file << text;
+        if (!file)
+        {
+            throw SpecError("command line", "out", "cannot write '" + path + "'");
+        }
+    };
+    write("results.csv", FaultStudyCsv(result));
+
+    write("results.json", DumpJson(FaultStudyJson(job, config, result)));
+
+    PlotSpec plot;
+    plot.title = "Step-time slowdown of " + job.model.name + " on " + job.hardware.name
+                 + " with faulted links";
+    plot.xLabel = "bandwidth factor of the faulted links";
+    plot.yLabel = "slowdown vs healthy";
+    plot.reverseX = true;
+    for (const auto& routing : config.routings)
+    {
+        for (const auto& links : config.links)
+        {
+            PlotSeries s;
+            s.title = config.links.size() > 1 ? routing + " " + links : routing;
+            for (const auto& r : result.rows)
+            {
+                if (r.ok && r.routing == routing && r.links == links)
+                {
+                    s.points.push_back({r.factor, r.slowdown});
+                }
+            }
+            if (!s.points.empty())
+            {
+                plot.series.push_back(s);
+            }
+        }
+    }
+    WritePlotPng((out / "slowdown.png").string(), plot);
+}
+
+} // namespace rapidllm
+} // namespace ns3

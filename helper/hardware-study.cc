@@ -1,0 +1,245 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "hardware-study.h"
+
+#include "job-echo.h"
+#include "ns3/boolean.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
+#include "rapid-llm-helper.h"
+#include "study-plot.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return "%.9g" of \p x */
+std::string
+Number(double x)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    return buf;
+}
+
+/** \return GiB of \p bytes */
+double
+Gib(uint64_t bytes)
+{
+    return double(bytes) / double(1ull << 30);
+}
+
+/** \return whether the row is an inference request */
+bool
+Inference(const HardwareStudyRow& r)
+{
+    return r.job.run.mode == RunMode::INFERENCE;
+}
+
+} // namespace
+
+std::vector<std::string>
+ParseVary(const std::string& text, std::string& field)
+{
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 >= text.size())
+    {
+        throw SpecError("command line",
+                        "vary",
+                        "'" + text
+                            + "': use FIELD=V1,V2,... with FIELD as --set names it, e.g. "
+                              "--vary=gpu.hbm_gib=0.5x,0.75x,1x,2x");
+    }
+    field = text.substr(0, eq);
+    std::vector<std::string> values;
+    std::stringstream ss(text.substr(eq + 1));
+    std::string v;
+    while (std::getline(ss, v, ','))
+    {
+        if (v.empty())
+        {
+            throw SpecError("command line", "vary", "an empty value in '" + text + "'");
+        }
+        // Each value must make a well-formed override (a value or a scale).
+        SpecOverride::Parse(field + "=" + v, "command line");
+        values.push_back(v);
+    }
+    if (text.back() == ',')
+    {
+        throw SpecError("command line", "vary", "an empty value in '" + text + "'");
+    }
+    return values;
+}
+
+std::vector<HardwareStudyRow>
+RunHardwareStudy(const JobOptions& options,
+                 const std::string& field,
+                 const std::vector<std::string>& values,
+                 const std::string& backend,
+                 const std::string& routing,
+                 bool symmetry)
+{
+    std::vector<HardwareStudyRow> rows;
+    for (const auto& value : values)
+    {
+        HardwareStudyRow row;
+        row.value = value;
+        row.set = field + "=" + value;
+        JobOptions variant = options;
+        const std::string set = options.Get("set");
+        variant.Set("set", set.empty() ? row.set : set + "," + row.set);
+        row.job = variant.ToSpecs();
+        Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+        helper->SetBackend(backend.empty() ? "flow" : backend);
+        if (!routing.empty())
+        {
+            helper->SetRoutingPolicy(routing);
+        }
+        helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
+        variant.Apply(helper);
+        row.report = helper->Run();
+        helper->Dispose();
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string
+HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& rows)
+{
+    std::ostringstream os;
+    os << "field,value,fits,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
+          "exposed_comm_s,bubble_s,peak_memory_gib,capacity_gib,reason\n";
+    for (const auto& r : rows)
+    {
+        const RunReport& p = r.report;
+        os << field << "," << r.value << "," << (p.feasible ? "true" : "false") << ",";
+        if (p.feasible)
+        {
+            os << Number(p.stepTimeS) << "," << (Inference(r) ? Number(p.ttftS) : "") << ","
+               << (Inference(r) ? Number(p.tpotS) : "") << ","
+               << (Inference(r) ? "" : Number(p.tflopsPerGpu)) << ","
+               << (Inference(r) ? "" : Number(p.mfu)) << "," << Number(p.computeS) << ","
+               << Number(p.exposedCommS) << "," << Number(p.bubbleS) << ",";
+        }
+        else
+        {
+            os << ",,,,,,,,";
+        }
+        os << Number(Gib(p.memory.peak)) << "," << Number(Gib(p.capacityBytes)) << ",";
+        std::string reason = p.feasible ? "" : p.reason;
+        for (char& c : reason)
+        {
+            c = c == '"' || c == '\n' ? '\'' : c;
+        }
+        os << (reason.empty() ? "" : "\"" + reason + "\"") << "\n";
+    }
+    return os.str();
+}
+
+Json
+HardwareStudyJson(const std::string& field,
+                  const std::vector<HardwareStudyRow>& rows,
+                  const std::string& backend,
+                  const std::string& routing)
+{
+    Json j;
+    j["version"] = RapidLlmVersion();
+    j["field"] = field;
+    Json list = Json::array();
+    for (const auto& r : rows)
+    {
+        list.push_back({{"value", r.value},
+                        {"set", r.set},
+                        {"input", JobInputJson(r.job, backend, routing)},
+                        {"report", Json(r.report)}});
+    }
+    j["rows"] = list;
+    return j;
+}
+
+void
+WriteHardwareStudy(const std::string& dir,
+                   const std::string& field,
+                   const std::vector<HardwareStudyRow>& rows,
+                   const std::string& backend,
+                   const std::string& routing)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+    {
+        throw SpecError("command line", "out", "cannot create '" + dir + "': " + ec.message());
+    }
+    const std::filesystem::path out(dir);
+    auto write = [&](const std::string& name, const std::string& text)
+    {
+        const std::string path = (out / name).string();
+        std::ofstream file(path);
+        file << text;
+        if (!file)
+        {
+            throw SpecError("command line", "out", "cannot write '" + path + "'");
+        }
+    };
+    write("results.csv", HardwareStudyCsv(field, rows));
+    write("results.json", DumpJson(HardwareStudyJson(field, rows, backend, routing)));
+
+    if (rows.empty())
+    {
+        return;
+    }
+    const bool inference = Inference(rows.front());
+    PlotSpec time;
+    time.title = rows.front().job.model.name + " on " + rows.front().job.hardware.name + ": "
+                 + field + " varied";
+    time.xLabel = field;
+    time.yLabel = inference ? "time per output token (ms), first token (ms)" : "step time (s)";
+    PlotSpec memory;
+    memory.title = rows.front().job.model.name + ": peak memory per GPU as " + field + " varies";
+    memory.xLabel = field;
+    memory.yLabel = "GiB per GPU";
+    PlotSeries main{inference ? "time per output token" : "step time", {}};
+    PlotSeries first{"time to first token", {}};
+    PlotSeries peak{"peak memory", {}};
+    PlotSeries capacity{"capacity", {}};
+    for (std::size_t i = 0; i < rows.size(); ++i)
+    {
+        const RunReport& p = rows[i].report;
+        const double x = double(i);
+        time.xLabels.push_back({x, rows[i].value});
+        memory.xLabels.push_back({x, rows[i].value});
+        if (p.feasible)
+        {
+            main.points.push_back({x, inference ? p.tpotS * 1e3 : p.stepTimeS});
+            first.points.push_back({x, p.ttftS * 1e3});
+        }
+        peak.points.push_back({x, Gib(p.memory.peak)});
+        capacity.points.push_back({x, Gib(p.capacityBytes)});
+    }
+    for (const auto& s :
+         inference ? std::vector<PlotSeries>{main, first} : std::vector<PlotSeries>{main})
+    {
+        if (!s.points.empty())
+        {
+            time.series.push_back(s);
+        }
+    }
+    memory.series = {peak, capacity};
+    if (!time.series.empty())
+    {
+        WritePlotPng((out / "step-time.png").string(), time);
+    }
+    WritePlotPng((out / "memory.png").string(), memory);
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,127 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "job-echo.h"
+
+#include <sstream>
+
+#ifndef RAPIDLLM_VERSION
+#    define RAPIDLLM_VERSION "0.1"
+#endif
+
+namespace ns3 {
+namespace rapidllm {
+
+std::string
+RapidLlmVersion()
+{
+    return RAPIDLLM_VERSION;
+}
+
+Json
+JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+{
+    const ModelSpec& m = job.model;
+    const GpuSpec& g = job.hardware.gpu;
+    const RunSpec& r = job.run;
+    const ParallelSpec& p = r.parallel;
+    Json dims = Json::array();
+    for (const auto& d : job.hardware.network.dimensions)
+    {
+        dims.push_back({{"name", d.name},
+                        {"size", d.size},
+                        {"kind", ToString(d.kind)},
+                        {"bandwidth_GBps", d.bandwidthBps / 1e9},
+                        {"latency_us", d.latencyS * 1e6},
+                        {"oversubscription", d.oversubscription}});
+    }
+    Json faults = Json::array();
+    for (const auto& f : job.hardware.network.faults)
+    {
+        faults.push_back({{"link", f.link}, {"factor", f.factor}});
+    }
+    for (const auto& f : job.timedFaults)
+    {
+        faults.push_back(
+            {{"link", f.selector}, {"factor", f.factor}, {"start_s", f.start.GetSeconds()}});
+    }
+    Json j;
+    j["version"] = RapidLlmVersion();
+    j["model"] = {{"source", job.modelSource},
+                  {"name", m.name},
+                  {"layers", m.layers},
+                  {"hidden", m.hidden},
+                  {"heads", m.heads},
+                  {"kv_heads", m.kvHeads},
+                  {"ffn", m.ffn},
+                  {"vocab", m.vocab},
+                  {"experts", m.experts},
+                  {"top_k", m.topK}};
+    j["hardware"] = {{"source", job.hardwareSource},
+                     {"name", job.hardware.name},
+                     {"gpu", g.name},
+                     {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
+                     {"hbm_bandwidth_GBps", g.hbmBandwidthBps / 1e9},
+                     {"network", dims},
+                     {"faults", faults}};
+    j["layout"] = {{"gpus", p.Gpus()},
+                   {"tp", p.tp},
+                   {"pp", p.pp},
+                   {"dp", p.dp},
+                   {"cp", p.cp},
+                   {"ep", p.ep},
+                   {"sp", p.sequenceParallel},
+                   {"zero", p.zeroStage},
+                   {"vpp", p.virtualStages},
+                   {"first_stage_layers", p.firstStageLayers},
+                   {"last_stage_layers", p.lastStageLayers},
+                   {"rank_order", p.rankOrder}};
+    Json software = {{"mode", ToString(r.mode)},
+                     {"dtype", ToString(r.dtype)},
+                     {"attention", r.flashAttention ? "flash" : "standard"}};
+    if (r.mode == RunMode::TRAINING)
+    {
+        software["recompute"] = ToString(r.recompute);
+        software["micro_batch"] = r.microBatch;
+        software["global_batch"] = r.globalBatch;
+        software["sequence"] = r.sequence;
+        software["grad_reduce"] = r.overlapGradReduce ? "overlap" : "after_backward";
+        software["tp_reduce"] = r.overlapTpReduce ? "overlap" : "blocking";
+        software["memory_layout"] = ToString(r.memoryLayout);
+        software["bucket_mib"] = double(r.bucketBytes) / double(1 << 20);
+    }
+    else
+    {
+        software["batch"] = r.batch;
+        software["prompt"] = r.promptTokens;
+        software["generated"] = r.generatedTokens;
+        software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
+        software["first_token"] = r.firstTokenFromPrefill ? "prefill" : "decode";
+    }
+    software["moe_imbalance"] = r.moeImbalance;
+    j["software"] = software;
+    j["set"] = job.overrides;
+    j["job_file"] = job.jobFile;
+    j["backend"] = backend;
+    j["routing"] = routing.empty() ? job.hardware.network.routing : routing;
+    return j;
+}
+
+std::string
+JobInputText(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+{
+    const Json j = JobInputJson(job, backend, routing);
+    std::ostringstream os;
+    os << "# rapid-llm " << RapidLlmVersion() << "\n";
+    for (const char* key : {"model", "hardware", "layout", "software"})
+    {
+        os << "# " << key << ": " << j.at(key).dump() << "\n";
+    }
+    os << "# set: " << j.at("set").dump() << ", job file: " << j.at("job_file").dump()
+       << ", backend: " << backend << ", routing: " << j.at("routing").get<std::string>() << "\n";
+    return os.str();
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,41 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_JOB_ECHO_H
+#define RAPIDLLM_JOB_ECHO_H
+
+#include "job-options.h"
+#include "ns3/report-json.h"
+
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+/** \return the version of RAPID-LLM (the CMake project's VERSION) */
+std::string RapidLlmVersion();
+
+/**
+ * \brief The full input of a job as every output echoes it: version, model (source and
+ * shape), hardware (source, GPU and network with its faults), layout, software settings, the
+ * overrides and faults given, the job file, backend and routing.
+ * \param job the resolved job \param backend the network backend \param routing the routing
+ *        policy in force ("" = the hardware's)
+ * \return the "input" object
+ */
+Json JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing);
+
+/**
+ * \brief The same input as text for a person, a few lines each starting with "# ".
+ * \param job the job \param backend the backend \param routing the routing ("" = hardware's)
+ * \return the lines
+ */
+std::string JobInputText(const ResolvedJob& job,
+                         const std::string& backend,
+                         const std::string& routing);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_JOB_ECHO_H

@@ -1,0 +1,122 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "report-output.h"
+
+#include "study-plot.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return "%.9g" of \p x */
+std::string
+Number(double x)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    return buf;
+}
+
+/** \return GiB of \p bytes, as text */
+std::string
+Gib(uint64_t bytes)
+{
+    return Number(double(bytes) / double(1ull << 30));
+}
+
+} // namespace
+
+std::string
+RunReportCsv(const RunReport& r, bool perRank)
+{
+    std::ostringstream os;
+    if (perRank)
+    {
+        os << "rank,finish_s,compute_s,exposed_comm_s,bubble_s\n";
+        for (const auto& k : r.ranks)
+        {
+            os << k.rank << "," << Number(k.finishS) << "," << Number(k.computeS) << ","
+               << Number(k.exposedCommS) << "," << Number(k.bubbleS) << "\n";
+        }
+        return os.str();
+    }
+    os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
+          "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib\n";
+    os << r.mode << "," << r.gpus << "," << r.backend << "," << Number(r.stepTimeS) << ","
+       << Number(r.ttftS) << "," << Number(r.tpotS) << "," << Number(r.tflopsPerGpu) << ","
+       << Number(r.mfu) << "," << Number(r.computeS) << "," << Number(r.exposedCommS) << ","
+       << Number(r.bubbleS) << "," << r.criticalRank << "," << (r.feasible ? "true" : "false")
+       << ",";
+    if (r.haveMemory)
+    {
+        os << Gib(r.memory.peak) << "," << Gib(r.capacityBytes);
+    }
+    else
+    {
+        os << ",";
+    }
+    os << "\n";
+    return os.str();
+}
+
+std::string
+MemoryReportCsv(const MemoryReport& m)
+{
+    std::ostringstream os;
+    os << "stage,weights_gib,gradients_gib,optimizer_gib,activations_gib,kv_cache_gib,"
+          "framework_gib,peak_gib,capacity_gib,fits\n";
+    for (const auto& s : m.stages)
+    {
+        os << s.stage << "," << Gib(s.weights) << "," << Gib(s.gradients) << "," << Gib(s.optimizer)
+           << "," << Gib(s.activations) << "," << Gib(s.kvCache) << "," << Gib(s.framework) << ","
+           << Gib(s.peak) << "," << Gib(m.capacity) << ","
+           << (s.peak <= m.capacity ? "true" : "false") << "\n";
+    }
+    return os.str();
+}
+
+void
+WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::string& title)
+{
+    std::vector<std::pair<std::string, double>> parts;
+    if (r.haveComputeKinds)
+    {
+        parts = {{"GEMM", r.gemmS},
+                 {"attention", r.attentionS},
+                 {"elementwise", r.elementwiseS},
+                 {"optimizer", r.optimizerS}};
+        const double other = r.computeS - r.gemmS - r.attentionS - r.elementwiseS - r.optimizerS;
+        if (other > 1e-12 * r.computeS)
+        {
+            parts.push_back({"other compute", other});
+        }
+    }
+    else
+    {
+        parts = {{"compute", r.computeS}};
+    }
+    parts.push_back({"exposed communication", r.exposedCommS});
+    parts.push_back({"pipeline bubble", r.bubbleS});
+    PlotSpec plot;
+    plot.title = title;
+    plot.xLabel = "";
+    plot.yLabel = "seconds of the step (critical rank " + std::to_string(r.criticalRank) + ")";
+    plot.bars = true;
+    PlotSeries s{"step " + Number(r.stepTimeS) + " s", {}};
+    for (std::size_t i = 0; i < parts.size(); ++i)
+    {
+        plot.xLabels.push_back({double(i), parts[i].first});
+        s.points.push_back({double(i), parts[i].second});
+    }
+    plot.series = {s};
+    WritePlotPng(pngPath, plot);
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,45 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_REPORT_OUTPUT_H
+#define RAPIDLLM_REPORT_OUTPUT_H
+
+#include "ns3/memory-model.h"
+#include "ns3/run-report.h"
+
+#include <string>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief The report's table as CSV (`--csv`): one row with the step time, the breakdown of the
+ * critical rank and the memory verdict, or with \p perRank one row per rank
+ * (rank,finish_s,compute_s,exposed_comm_s,bubble_s).
+ * \param report the report \param perRank the per-rank table instead
+ * \return the CSV text, header first
+ */
+std::string RunReportCsv(const RunReport& report, bool perRank);
+
+/**
+ * \brief The memory table as CSV (`memory --csv`): one row per pipeline stage, by category.
+ * \param memory the memory report
+ * \return the CSV text, header first
+ */
+std::string MemoryReportCsv(const MemoryReport& memory);
+
+/**
+ * \brief Draws the step breakdown of the critical rank as a bar chart PNG (compute split by
+ * kernel kind where known, exposed communication, pipeline bubble).
+ * \param pngPath the PNG \param report the report \param title the plot's title
+ */
+void WriteBreakdownPng(const std::string& pngPath,
+                       const RunReport& report,
+                       const std::string& title);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_REPORT_OUTPUT_H

@@ -1,0 +1,130 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "study-plot.h"
+
+#include "ns3/gnuplot.h"
+#include "ns3/spec-error.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return \p text quoted for a gnuplot string ('...', quotes doubled) */
+std::string
+Quote(const std::string& text)
+{
+    std::string out = "'";
+    for (char c : text)
+    {
+        out += c == '\'' ? std::string("''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+/** \return \p path quoted for /bin/sh */
+std::string
+ShellQuote(const std::string& path)
+{
+    std::string out = "'";
+    for (char c : path)
+    {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+} // namespace
+
+void
+WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
+{
+    const std::filesystem::path png(pngPath);
+    std::filesystem::path script = png;
+    script.replace_extension(".plt");
+
+    Gnuplot gnuplot(png.filename().string());
+    gnuplot.SetTerminal("pngcairo size 960,600 enhanced font 'Sans,11'");
+    gnuplot.SetTitle(plot.title);
+    gnuplot.SetLegend(plot.xLabel, plot.yLabel);
+    std::ostringstream extra;
+    extra << "set grid\nset key outside right top\nset yrange [0:*]\n";
+    if (plot.reverseX)
+    {
+        extra << "set xrange [*:*] reverse\n";
+    }
+    if (plot.logX)
+    {
+        extra << "set logscale x 2\n";
+    }
+    if (!plot.xLabels.empty())
+    {
+        extra << "set xtics (";
+        for (std::size_t i = 0; i < plot.xLabels.size(); ++i)
+        {
+            extra << (i ? ", " : "") << Quote(plot.xLabels[i].second) << " "
+                  << plot.xLabels[i].first;
+        }
+        extra << ")\n";
+        const double lo = plot.xLabels.front().first;
+        const double hi = plot.xLabels.back().first;
+        extra << "set xrange [" << lo - 0.6 << ":" << hi + 0.6 << "]\n";
+    }
+    gnuplot.AppendExtra(extra.str());
+    for (const auto& s : plot.series)
+    {
+        Gnuplot2dDataset data(s.title);
+        if (plot.bars)
+        {
+            data.SetStyle(Gnuplot2dDataset::IMPULSES);
+            data.SetExtra("lw 40");
+        }
+        else
+        {
+            data.SetStyle(Gnuplot2dDataset::LINES_POINTS);
+            data.SetExtra("lw 2 pt 7");
+        }
+        for (const auto& [x, y] : s.points)
+        {
+            data.Add(x, y);
+        }
+        gnuplot.AddDataset(data);
+    }
+    {
+        std::ofstream out(script);
+        gnuplot.GenerateOutput(out);
+        if (!out)
+        {
+            throw SpecError("command line", "out", "cannot write '" + script.string() + "'");
+        }
+    }
+    if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    {
+        throw SpecError("command line",
+                        "out",
+                        "cannot draw '" + png.string()
+                            + "': the gnuplot program is missing (Debian: apt-get install "
+                              "gnuplot-nox, as utils/install-deps.sh does); the script is in '"
+                            + script.string() + "'");
+    }
+    // gnuplot writes the PNG named in the script relative to its working directory.
+    const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
+    const std::string command =
+        "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string()) + " 2>&1";
+    if (std::system((command + " >/dev/null").c_str()) != 0)
+    {
+        throw SpecError("command line",
+                        "out",
+                        "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,56 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_STUDY_PLOT_H
+#define RAPIDLLM_STUDY_PLOT_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One line (or set of bars) of a plot.
+ */
+struct PlotSeries
+{
+    std::string title;                             //!< legend entry
+    std::vector<std::pair<double, double>> points; //!< (x, y), drawn in this order
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A 2-D plot of the studies (fault slowdown, hardware variants, step breakdown): lines
+ * with points, or bars (one per point, labelled by \p xLabels).
+ */
+struct PlotSpec
+{
+    std::string title;              //!< above the plot
+    std::string xLabel;             //!< x axis legend
+    std::string yLabel;             //!< y axis legend
+    std::vector<PlotSeries> series; //!< the data
+    bool bars = false;              //!< draw bars (impulses) instead of lines with points
+    bool reverseX = false;          //!< x decreasing to the right (fault factors 1 -> 0)
+    bool logX = false;              //!< logarithmic x axis
+    std::vector<std::pair<double, std::string>> xLabels; //!< named x tics (empty: numbers)
+};
+
+/**
+ * \brief Draws a plot as PNG with ns-3's Gnuplot classes (stats module), rendered by the
+ * gnuplot program (Debian's gnuplot-nox, utils/install-deps.sh). The gnuplot script is kept
+ * next to the PNG (PATH without .png + ".plt") so the figure can be restyled.
+ * \param pngPath the PNG to write
+ * \param plot what to draw
+ * Throws SpecError (field "out") when the files cannot be written or gnuplot is missing or
+ * fails.
+ */
+void WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_STUDY_PLOT_H

@@ -1,0 +1,430 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// The studies and the job options they build on: the fault study's slowdown against the
+// factor, --fault (selectors, tiers, start times, the smallest factor), --set and base:
+// through the job options, Hugging Face configs through a whole prediction, and --run job
+// files against the same options given one by one.
+
+#include "cli-process.h"
+#include "ns3/fault-options.h"
+#include "ns3/fault-study.h"
+#include "ns3/hardware-study.h"
+#include "ns3/job-options.h"
+#include "ns3/rapid-llm-helper.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+
+#include <filesystem>
+#include <fstream>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a small training job of the GPT 1.7B shape on two DGX A100 nodes (16 GPUs) */
+JobOptions
+SmallTwoNodeJob()
+{
+    JobOptions o;
+    o.Set("model", "gpt-1.7b");
+    o.Set("hardware", "a100-sxm-80gb");
+    o.Set("layers", "2");
+    o.Set("tp", "8");
+    o.Set("dp", "2");
+    o.Set("mbs", "1");
+    o.Set("gbs", "2");
+    o.Set("seq", "1024");
+    // The gradient all-reduce after the backward: on the critical path.
+    o.Set("grad-reduce", "after_backward");
+    return o;
+}
+
+/** \return the name of the switch gpu0's link of dimension \p d leads to */
+std::string
+FirstHop(const HardwareSpec& hw, uint32_t gpus, uint32_t d)
+{
+    Ptr<Topology> t = Topology::Build(hw.network, gpus, hw.name);
+    for (uint32_t l : t->GetOutLinks(0))
+    {
+        if (t->GetLink(l).dimension == d)
+        {
+            return t->GetNode(t->GetLink(l).dst).name;
+        }
+    }
+    return "";
+}
+
+/** \return the step time of a resolved job on the flow backend */
+double
+StepTime(const ResolvedJob& job)
+{
+    Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+    h->SetModel(job.model);
+    h->SetHardware(job.hardware);
+    h->SetRun(job.run);
+    h->SetTimedFaults(job.timedFaults);
+    const double t = h->Run().stepTimeS;
+    h->Dispose();
+    return t;
+}
+
+/** \return the message of the SpecError \p f throws, or "" */
+template<typename F>
+std::string
+ErrorOf(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const SpecError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+/**
+ * \brief The fault study: on a link of the critical path (gpu0's InfiniBand uplink, carrying
+ * its rail's gradient all-reduce after the backward), the slowdown does not decrease as the
+ * factor drops, is 1 for a healthy link and grows well above 1; a dead NIC link is a detour
+ * or an error row, not a crash; results.csv has the documented columns.
+ */
+class FaultStudySlowdownTestCase : public TestCase
+{
+  public:
+    FaultStudySlowdownTestCase()
+        : TestCase("fault study: slowdown never decreases as a critical link's factor drops")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ResolvedJob job = SmallTwoNodeJob().ToSpecs();
+        const std::string leaf = FirstHop(job.hardware, 16, 1);
+        NS_TEST_ASSERT_MSG_EQ(leaf.empty(), false, "gpu0 has an InfiniBand link");
+        FaultStudyConfig config;
+        config.links = {"gpu0-" + leaf};
+        config.factors = {1, 0.75, 0.5, 0.25, 0.1, 0};
+        config.routings = {"shortest-path", "ecmp"};
+        FaultStudyResult r = RunFaultStudy(job, config);
+        NS_TEST_ASSERT_MSG_EQ(r.rows.size(), 12, "routing x links x factors rows");
+        for (std::size_t p = 0; p < 2; ++p)
+        {
+            double previous = 0;
+            for (std::size_t i = 0; i < 5; ++i)
+            {
+                const FaultStudyRow& row = r.rows[p * 6 + i];
+                NS_TEST_ASSERT_MSG_EQ(row.ok, true, row.error);
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                    row.slowdown, previous - 1e-12, row.routing << " factor " << row.factor);
+                previous = row.slowdown;
+            }
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[p * 6].slowdown, 1.0, 1e-9, "factor 1 is healthy");
+            NS_TEST_EXPECT_MSG_GT(r.rows[p * 6 + 4].slowdown, 1.2, "a 10% link slows the step");
+            // Dead: a detour (no faster than the slowest soft fault) or an error row.
+            const FaultStudyRow& dead = r.rows[p * 6 + 5];
+            if (dead.ok)
+            {
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(dead.slowdown, 1.0, "a detour is not faster");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(dead.error.empty(), false, "the dead row carries its error");
+            }
+        }
+        const std::string csv = FaultStudyCsv(r);
+        NS_TEST_EXPECT_MSG_EQ(
+            csv.rfind("routing,links,factor,step_time_s,slowdown,", 0), 0, "results.csv columns");
+        // random:K:SEED draws the same links for the same seed, others for another.
+        auto a = ExpandLinkSet(job.hardware, 16, "random:3:7");
+        auto b = ExpandLinkSet(job.hardware, 16, "random:3:7");
+        auto c = ExpandLinkSet(job.hardware, 16, "random:3:8");
+        NS_TEST_EXPECT_MSG_EQ(a.size(), 3, "K links");
+        NS_TEST_EXPECT_MSG_EQ((a == b), true, "same seed, same links");
+        NS_TEST_EXPECT_MSG_EQ((a == c), false, "another seed, other links");
+    }
+};
+
+/**
+ * \brief --fault: the shared parser (selectors, tier:, @TIME, the smallest factor) and its
+ * effect: a fault from the start equals a fault at time 0; a fault after the step changes
+ * nothing; a tier at 0.5 slows the step.
+ */
+class FaultOptionTestCase : public TestCase
+{
+  public:
+    FaultOptionTestCase()
+        : TestCase("--fault: selectors, tiers, start times and the smallest factor")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto f = ParseFaultOption("gpu0-gpu1:0.5,tier:infiniband:0.25@2ms,gpu3>gpu4", "cli");
+        NS_TEST_ASSERT_MSG_EQ(f.size(), 3, "three faults");
+        NS_TEST_EXPECT_MSG_EQ(f[0].selector, "gpu0-gpu1", "selector");
+        NS_TEST_EXPECT_MSG_EQ(f[0].factor, 0.5, "factor");
+        NS_TEST_EXPECT_MSG_EQ(f[0].timed, false, "from the start");
+        NS_TEST_EXPECT_MSG_EQ(f[1].selector, "tier:infiniband", "tier selector");
+        NS_TEST_EXPECT_MSG_EQ(f[1].factor, 0.25, "tier factor");
+        NS_TEST_EXPECT_MSG_EQ(f[1].timed, true, "timed");
+        NS_TEST_EXPECT_MSG_EQ_TOL(f[1].startS, 2e-3, 1e-15, "@2ms");
+        NS_TEST_EXPECT_MSG_EQ(f[2].factor, 0.0, "no factor: dead");
+        const std::string tiny = ErrorOf(
+            []()
+            {
+                ParseFaultOption("gpu0-gpu1:1e-9", "cli");
+            });
+        NS_TEST_EXPECT_MSG_NE(tiny.find("1e-06"), std::string::npos, tiny);
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  []()
+                                  {
+                                      ParseFaultOption("gpu0-gpu1:0.5@soon", "cli");
+                                  })
+                                  .find("start time"),
+                              std::string::npos,
+                              "a bad time");
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  []()
+                                  {
+                                      ParseFaultOption("gpu0-gpu1:0.5,,", "cli");
+                                  })
+                                  .find("empty item"),
+                              std::string::npos,
+                              "an empty item");
+
+        JobOptions base = SmallTwoNodeJob();
+        const ResolvedJob healthy = base.ToSpecs();
+        const std::string link = "gpu0-" + FirstHop(healthy.hardware, 16, 1);
+        const double t0 = StepTime(healthy);
+        JobOptions fromStart = base;
+        fromStart.Set("fault", link + ":0.25");
+        JobOptions atZero = base;
+        atZero.Set("fault", link + ":0.25@0s");
+        JobOptions late = base;
+        late.Set("fault", link + ":0.25@100s");
+        JobOptions tier = base;
+        tier.Set("fault", "tier:infiniband:0.5");
+        const ResolvedJob atZeroJob = atZero.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ(atZeroJob.timedFaults.size(), 1, "@0s is a timed fault");
+        NS_TEST_EXPECT_MSG_EQ(atZeroJob.hardware.network.faults.size(), 0, "not in the hardware");
+        const double tStart = StepTime(fromStart.ToSpecs());
+        NS_TEST_EXPECT_MSG_GT(tStart, t0 * 1.01, "a quarter-speed critical link slows the step");
+        NS_TEST_EXPECT_MSG_EQ_TOL(StepTime(atZeroJob), tStart, 1e-6 * tStart, "@0 = from start");
+        NS_TEST_EXPECT_MSG_EQ_TOL(StepTime(late.ToSpecs()), t0, 1e-9 * t0, "after the step");
+        NS_TEST_EXPECT_MSG_GT(StepTime(tier.ToSpecs()), t0 * 1.01, "a slower tier");
+        // A tier that is not a dimension names the ones there are.
+        JobOptions bad = base;
+        bad.Set("fault", "tier:ethernet:0.5");
+        const std::string noTier = ErrorOf(
+            [&]()
+            {
+                StepTime(bad.ToSpecs());
+            });
+        NS_TEST_EXPECT_MSG_NE(noTier.find("nvlink, infiniband"), std::string::npos, noTier);
+    }
+};
+
+/**
+ * \brief --set through the job options changes exactly the named field; a hardware file made
+ * of `base:` and one changed field equals the preset with that --set; a Hugging Face config of
+ * Llama-2-7B predicts the same step as the preset.
+ */
+class JobVariantsTestCase : public TestCase
+{
+  public:
+    JobVariantsTestCase()
+        : TestCase("--set, base: and Hugging Face configs through whole predictions")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions o = SmallTwoNodeJob();
+        const ResolvedJob base = o.ToSpecs();
+        JobOptions half = o;
+        half.Set("set", "gpu.hbm_bandwidth_GBps=0.5x,network.infiniband.oversubscription=2");
+        const ResolvedJob changed = half.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ_TOL(changed.hardware.gpu.hbmBandwidthBps,
+                                  0.5 * base.hardware.gpu.hbmBandwidthBps,
+                                  1e-6,
+                                  "scaled");
+        NS_TEST_EXPECT_MSG_EQ(changed.hardware.network.dimensions[1].oversubscription, 2, "set");
+        HardwareSpec back = changed.hardware;
+        back.gpu.hbmBandwidthBps = base.hardware.gpu.hbmBandwidthBps;
+        back.network.dimensions[1].oversubscription = 1;
+        NS_TEST_EXPECT_MSG_EQ((back == base.hardware), true, "nothing else changed");
+        NS_TEST_EXPECT_MSG_EQ((changed.model == base.model), true, "the model unchanged");
+        NS_TEST_EXPECT_MSG_EQ((changed.run == base.run), true, "the run unchanged");
+
+        // base: + the changed field = the preset with --set.
+        const std::string dir = ScratchDir("studies-variants");
+        const std::string file = dir + "/a100-2to1.yaml";
+        std::ofstream(file) << "base: a100-sxm-80gb\nname: a100-2to1\nnetwork:\n  dimensions:\n"
+                               "    - name: infiniband\n      oversubscription: 2\n";
+        JobOptions inherited = o;
+        inherited.Set("hardware", file);
+        JobOptions overridden = o;
+        overridden.Set("set", "network.infiniband.oversubscription=2");
+        const ResolvedJob a = inherited.ToSpecs();
+        const ResolvedJob b = overridden.ToSpecs();
+        HardwareSpec named = a.hardware;
+        named.name = b.hardware.name;
+        NS_TEST_EXPECT_MSG_EQ((named == b.hardware), true, "base: = --set");
+        NS_TEST_EXPECT_MSG_EQ(StepTime(a), StepTime(b), "the same prediction");
+
+        // A Hugging Face config.json of Llama-2-7B: the preset's prediction.
+        JobOptions preset;
+        preset.Set("model", "llama2-7b");
+        preset.Set("hardware", "a100-sxm-80gb");
+        preset.Set("layers", "4");
+        preset.Set("tp", "2");
+        preset.Set("dp", "2");
+        preset.Set("gbs", "4");
+        preset.Set("seq", "1024");
+        JobOptions hf = preset;
+        hf.Set("model",
+               std::string(RAPIDLLM_SOURCE_DIR) + "/test/data/hf/Llama-2-7b-hf/config.json");
+        const double tPreset = StepTime(preset.ToSpecs());
+        NS_TEST_EXPECT_MSG_GT(tPreset, 0, "a step");
+        NS_TEST_EXPECT_MSG_EQ(StepTime(hf.ToSpecs()), tPreset, "config.json = preset");
+    }
+};
+
+/**
+ * \brief --run: a job file gives the same job as its options on the command line (rank order,
+ * uneven stages, memory layout and overrides included), and options given on the command line
+ * override the file's.
+ */
+class JobFileTestCase : public TestCase
+{
+  public:
+    JobFileTestCase()
+        : TestCase("--run job file = the same options on the command line; the command line wins")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("studies-run");
+        const std::string file = dir + "/job.yaml";
+        std::ofstream(file) << "model: gpt-1.7b\nhardware: a100-sxm-80gb\n"
+                               "set: [gpu.hbm_gib=40, model.layers=6]\n"
+                               "mode: training\ndtype: fp16\n"
+                               "parallel: {tp: 2, pp: 2, dp: 2, rank_order: tp-cp-ep-pp-dp, "
+                               "first_stage_layers: 2, last_stage_layers: 4}\n"
+                               "recompute: full\nmicro_batch: 2\nglobal_batch: 16\n"
+                               "sequence: 1024\nmemory_layout: deepspeed\n"
+                               "grad_reduce: after_backward\n";
+        JobOptions fromFile;
+        fromFile.Set("run", file);
+        JobOptions byHand;
+        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+                 {"model", "gpt-1.7b"},
+                 {"hardware", "a100-sxm-80gb"},
+                 {"set", "gpu.hbm_gib=40,model.layers=6"},
+                 {"mode", "training"},
+                 {"dtype", "fp16"},
+                 {"tp", "2"},
+                 {"pp", "2"},
+                 {"dp", "2"},
+                 {"rank-order", "tp-cp-ep-pp-dp"},
+                 {"first-stage-layers", "2"},
+                 {"last-stage-layers", "4"},
+                 {"recompute", "full"},
+                 {"mbs", "2"},
+                 {"gbs", "16"},
+                 {"seq", "1024"},
+                 {"memory-layout", "deepspeed"},
+                 {"grad-reduce", "after_backward"}})
+        {
+            byHand.Set(k, v);
+        }
+        const ResolvedJob a = fromFile.ToSpecs();
+        const ResolvedJob b = byHand.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ((a.model == b.model), true, "model");
+        NS_TEST_EXPECT_MSG_EQ((a.hardware == b.hardware), true, "hardware");
+        NS_TEST_EXPECT_MSG_EQ((a.run == b.run), true, "run settings");
+        NS_TEST_EXPECT_MSG_EQ(a.run.parallel.rankOrder, "tp-cp-ep-pp-dp", "rank order");
+        NS_TEST_EXPECT_MSG_EQ(a.hardware.gpu.hbmBytes, 40ull << 30, "the file's set:");
+        NS_TEST_EXPECT_MSG_EQ(StepTime(a), StepTime(b), "the same prediction");
+
+        JobOptions overridden = fromFile;
+        overridden.Set("mbs", "1");
+        overridden.Set("set", "gpu.hbm_gib=60");
+        const ResolvedJob c = overridden.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ(c.run.microBatch, 1, "the command line's mbs wins");
+        NS_TEST_EXPECT_MSG_EQ(c.run.globalBatch, 16, "the file's gbs stays");
+        NS_TEST_EXPECT_MSG_EQ(c.hardware.gpu.hbmBytes, 60ull << 30, "--set after the file's");
+        NS_TEST_EXPECT_MSG_EQ(c.model.layers, 6, "the file's model.layers stays");
+    }
+};
+
+/**
+ * \brief study hardware: one row per value, the named field varied (HBM capacity: the memory
+ * verdict follows it, the step time does not move).
+ */
+class HardwareStudyTestCase : public TestCase
+{
+  public:
+    HardwareStudyTestCase()
+        : TestCase("hardware study: one row per value of the varied field")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions o = SmallTwoNodeJob();
+        std::string field;
+        const auto values = ParseVary("gpu.hbm_gib=0.01x,1x,2x", field);
+        NS_TEST_ASSERT_MSG_EQ(values.size(), 3, "values");
+        NS_TEST_EXPECT_MSG_EQ(field, "gpu.hbm_gib", "field");
+        const auto rows = RunHardwareStudy(o, field, values, "flow", "", true);
+        NS_TEST_ASSERT_MSG_EQ(rows.size(), 3, "rows");
+        NS_TEST_EXPECT_MSG_EQ(rows[0].report.feasible, false, "0.8 GiB cannot hold the job");
+        NS_TEST_EXPECT_MSG_EQ(rows[1].report.feasible, true, "80 GiB can");
+        NS_TEST_EXPECT_MSG_EQ(
+            rows[2].job.hardware.gpu.hbmBytes, 2 * rows[1].job.hardware.gpu.hbmBytes, "2x");
+        NS_TEST_EXPECT_MSG_EQ(rows[2].report.stepTimeS,
+                              rows[1].report.stepTimeS,
+                              "capacity does not change the speed");
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  []()
+                                  {
+                                      std::string f;
+                                      ParseVary("gpu.hbm_gib", f);
+                                  })
+                                  .find("FIELD=V1,V2"),
+                              std::string::npos,
+                              "a malformed --vary");
+    }
+};
+
+/** \brief The studies and the job options they use. */
+class StudiesTestSuite : public TestSuite
+{
+  public:
+    StudiesTestSuite()
+        : TestSuite("rapid-llm-studies", UNIT)
+    {
+        AddTestCase(new FaultOptionTestCase, TestCase::QUICK);
+        AddTestCase(new JobVariantsTestCase, TestCase::QUICK);
+        AddTestCase(new JobFileTestCase, TestCase::QUICK);
+        AddTestCase(new HardwareStudyTestCase, TestCase::QUICK);
+        AddTestCase(new FaultStudySlowdownTestCase, TestCase::QUICK);
+    }
+};
+
+static StudiesTestSuite g_studiesTestSuite;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Regenerates the case studies of doc/case-studies.md: runs them with the built tool, keeps
+# their CSV/JSON/PNG in OUT (default build/case-studies) and copies the figures to
+# doc/case-studies/. Usage: utils/case-studies.sh [OUT]   (RAPIDLLM=path/to/rapid-llm to pick
+# another build). Each study prints its table; `--timing` adds wall and CPU seconds on stderr.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${RAPIDLLM:-$root/build/bin/rapid-llm}
+out=${1:-$root/build/case-studies}
+fig=$root/doc/case-studies
+[ -x "$bin" ] || "$root/utils/build.sh"
+mkdir -p "$out" "$fig"
+
+# (2) Soft-fault sensitivity of a GPT-3 175B training step on a 2:1 fat tree (the A100 preset
+# with one field changed through `base:`, examples/studies/a100-sxm-80gb-2to1.yaml): 256 GPUs
+# (TP8 PP8 DP4, global batch 256), two link sets (gpu0's NIC link; a leaf's uplink to a spine)
+# at five factors under four routing policies, two rows checked on the packet backend.
+"$bin" study faults --timing \
+    --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
+    --tp=8 --pp=8 --dp=4 --mbs=1 --gbs=256 --recompute=full --dtype=fp16 \
+    --links='gpu0-infiniband.leaf0.0;infiniband.leaf0.0-infiniband.spine0.0' \
+    --factors=1,0.75,0.5,0.25,0 --routing=dimension-order,ecmp,shortest-path,fault-aware \
+    --packet-check=2 --out="$out/faults" | tee "$out/faults.txt"
+cp "$out/faults/slowdown.png" "$fig/faults-slowdown.png"
+
+# (3) An H100 with HBM at 50%, 75%, 100% and 2x its 80 GiB, for Llama-2-70B inference (TP4,
+# prompt 2048, 256 generated tokens, batch 1 and 64) and training (64 GPUs, TP8 PP4 DP2 with
+# sequence parallelism, selective recomputation, global batch 128 of 4096 tokens).
+hbm=gpu.hbm_gib=0.5x,0.75x,1x,2x
+for batch in 1 64; do
+    "$bin" study hardware --timing --vary=$hbm \
+        --model=llama2-70b --hardware=h100-sxm-80gb --mode=inference --tp=4 \
+        --batch=$batch --prompt=2048 --gen=256 --dtype=fp16 \
+        --out="$out/hbm-inference-b$batch" | tee "$out/hbm-inference-b$batch.txt"
+    cp "$out/hbm-inference-b$batch/memory.png" "$fig/hbm-inference-b$batch-memory.png"
+    cp "$out/hbm-inference-b$batch/step-time.png" "$fig/hbm-inference-b$batch-tpot.png"
+done
+"$bin" study hardware --timing --vary=$hbm \
+    --model=llama2-70b --hardware=h100-sxm-80gb --tp=8 --pp=4 --dp=2 --sp \
+    --mbs=1 --gbs=128 --seq=4096 --recompute=selective --dtype=bf16 \
+    --out="$out/hbm-training" | tee "$out/hbm-training.txt"
+cp "$out/hbm-training/memory.png" "$fig/hbm-training-memory.png"
+cp "$out/hbm-training/step-time.png" "$fig/hbm-training-step.png"
+
+# The same H100 with its HBM bandwidth throttled or raised (capacity kept), batch 64: what
+# capacity does not change, bandwidth does.
+"$bin" study hardware --timing --vary=gpu.hbm_bandwidth_GBps=0.5x,0.75x,1x,2x \
+    --model=llama2-70b --hardware=h100-sxm-80gb --mode=inference --tp=4 \
+    --batch=64 --prompt=2048 --gen=256 --dtype=fp16 \
+    --out="$out/hbm-bandwidth-inference-b64" | tee "$out/hbm-bandwidth-inference-b64.txt"
+cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inference-b64-tpot.png"
+
+# A step breakdown (run --out) of the healthy faults-study job.
+"$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
+    --tp=8 --pp=8 --dp=4 --mbs=1 --gbs=256 --recompute=full --dtype=fp16 \
+    --out="$out/faults-healthy-run" > "$out/faults-healthy-run.txt"
+cp "$out/faults-healthy-run/breakdown.png" "$fig/faults-healthy-breakdown.png"
+echo "case studies: outputs in $out, figures in $fig"

@@ -1,0 +1,257 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm study faults | study hardware: the fault and hardware studies of the helper
+// (helper/fault-study.*, helper/hardware-study.*) with their CSV, JSON and PNG outputs.
+
+#include "cli-commands.h"
+#include "cli-job-options.h"
+#include "ns3/fault-study.h"
+#include "ns3/hardware-study.h"
+#include "ns3/job-echo.h"
+#include "ns3/spec-error.h"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return "%.9g" of \p x */
+std::string
+Number(double x)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    return buf;
+}
+
+/** \return the items of a \p separator separated list, each non-empty (else an error) */
+std::vector<std::string>
+Split(const std::string& text, char separator, const std::string& option)
+{
+    std::vector<std::string> items;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, separator))
+    {
+        if (item.empty())
+        {
+            throw SpecError(kCommandLine, option, "an empty item in '" + text + "'");
+        }
+        items.push_back(item);
+    }
+    if (items.empty() || text.back() == separator)
+    {
+        throw SpecError(kCommandLine, option, "an empty item in '" + text + "'");
+    }
+    return items;
+}
+
+} // namespace
+
+int
+RunStudyFaultsCommand(const CliArgs& args)
+{
+    ResolvedJob job = ReadJobOptions(args);
+    FaultStudyConfig config;
+    config.links = Split(args.Text("links"), ';', "links");
+    for (const auto& links : config.links)
+    {
+        if (links.rfind("random:", 0) != 0)
+        {
+            // The selector syntax of --fault (a factor here would be the study's to vary).
+            auto parsed = ParseFaultOption(links, kCommandLine, "links");
+            if (parsed.size() != 1 || parsed.front().timed
+                || links.find(':') != std::string::npos && links.rfind("tier:", 0) != 0)
+            {
+                throw SpecError(kCommandLine,
+                                "links",
+                                "'" + links
+                                    + "': give link selectors without a factor (A-B, A>B, A, "
+                                      "tier:DIMENSION or random:K:SEED), separated by ';'; the "
+                                      "factors come from --factors");
+            }
+        }
+    }
+    config.factors.clear();
+    for (const auto& f : Split(args.Text("factors"), ',', "factors"))
+    {
+        // Each factor is checked as --fault checks it: 0 (dead) or 1e-6 to 1.
+        double factor = -1;
+        if (!ParseFiniteNumber(f, factor) || !(factor >= 0 && factor <= 1)
+            || (factor > 0 && factor < LinkFaultSpec::kMinFactor))
+        {
+            throw SpecError(kCommandLine,
+                            "factors",
+                            "'" + f + "' is not a bandwidth factor; allowed: 0 (dead link) or "
+                                      "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
+        }
+        config.factors.push_back(factor);
+    }
+    config.routings = Split(args.Text("routing"), ',', "routing");
+    config.symmetry = args.Flag("symmetry");
+    config.topLinks = static_cast<uint32_t>(args.Count("top-links"));
+    config.packetCheck = static_cast<uint32_t>(args.Count("packet-check"));
+    FaultStudyResult result = RunFaultStudy(job, config);
+    WriteFaultStudy(args.Text("out"), job, config, result);
+
+    if (args.Flag("json"))
+    {
+        std::cout << DumpJson(FaultStudyJson(job, config, result));
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << FaultStudyCsv(result);
+    }
+    else if (!args.Flag("json"))
+    {
+        std::cout << "Fault study of " << job.model.name << " on " << job.run.parallel.Gpus()
+                  << " x " << job.hardware.gpu.name << " (" << job.hardware.name << ")\n";
+        std::printf("  %-16s %-28s %7s %12s %9s %12s\n",
+                    "routing",
+                    "links",
+                    "factor",
+                    "step (s)",
+                    "slowdown",
+                    "exposed (s)");
+        for (const auto& r : result.rows)
+        {
+            if (r.ok)
+            {
+                std::printf("  %-16s %-28s %7s %12.6f %9.4f %12.6f\n",
+                            r.routing.c_str(),
+                            r.links.c_str(),
+                            Number(r.factor).c_str(),
+                            r.stepTimeS,
+                            r.slowdown,
+                            r.exposedCommS);
+            }
+            else
+            {
+                std::printf("  %-16s %-28s %7s  error: %s\n",
+                            r.routing.c_str(),
+                            r.links.c_str(),
+                            Number(r.factor).c_str(),
+                            r.error.c_str());
+            }
+        }
+        if (!result.checks.empty())
+        {
+            std::cout << "Packet spot checks (" << result.scaledJob << "):\n";
+            for (const auto& c : result.checks)
+            {
+                if (c.ok)
+                {
+                    std::printf("  %-16s %-28s %7s flow %.6f s, packet %.6f s, flow/packet "
+                                "difference %+.2f%%\n",
+                                c.routing.c_str(),
+                                c.links.c_str(),
+                                Number(c.factor).c_str(),
+                                c.flowS,
+                                c.packetS,
+                                100 * c.relDiff);
+                }
+                else
+                {
+                    std::printf("  %-16s %-28s %7s error: %s\n",
+                                c.routing.c_str(),
+                                c.links.c_str(),
+                                Number(c.factor).c_str(),
+                                c.error.c_str());
+                }
+            }
+        }
+        std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png\n"
+                  << JobInputText(job, "flow", args.Text("routing"));
+    }
+    return 0;
+}
+
+int
+RunStudyHardwareCommand(const CliArgs& args)
+{
+    JobOptions options = ReadJobOptionValues(args);
+    const ResolvedJob base = options.ToSpecs(); // the job must resolve before it is varied
+    std::string field;
+    const std::vector<std::string> values = ParseVary(args.Text("vary"), field);
+    std::string backend;
+    std::string routing;
+    JobBackendAndRouting(args, base, backend, routing);
+    std::vector<HardwareStudyRow> rows =
+        RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
+    WriteHardwareStudy(args.Text("out"), field, rows, backend, routing);
+    if (args.Flag("json"))
+    {
+        std::cout << DumpJson(HardwareStudyJson(field, rows, backend, routing));
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << HardwareStudyCsv(field, rows);
+        return 0;
+    }
+    const bool inference = base.run.mode == RunMode::INFERENCE;
+    std::cout << "Hardware study of " << base.model.name << " " << ToString(base.run.mode) << " on "
+              << base.run.parallel.Gpus() << " x " << base.hardware.gpu.name << ": " << field
+              << "\n";
+    std::printf("  %-12s %-5s %14s %12s %12s\n",
+                "value",
+                "fits",
+                inference ? "TPOT (ms)" : "step (s)",
+                inference ? "TTFT (ms)" : "MFU",
+                "peak (GiB)");
+    for (const auto& r : rows)
+    {
+        const RunReport& p = r.report;
+        if (p.feasible)
+        {
+            std::printf("  %-12s %-5s %14.4f %12.4f %12.2f of %.2f\n",
+                        r.value.c_str(),
+                        "yes",
+                        inference ? p.tpotS * 1e3 : p.stepTimeS,
+                        inference ? p.ttftS * 1e3 : p.mfu,
+                        p.memory.peak / double(1ull << 30),
+                        p.capacityBytes / double(1ull << 30));
+        }
+        else
+        {
+            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f\n",
+                        r.value.c_str(),
+                        "no",
+                        "-",
+                        "-",
+                        p.memory.peak / double(1ull << 30),
+                        p.capacityBytes / double(1ull << 30));
+        }
+    }
+    std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, step-time.png, "
+              << "memory.png\n"
+              << JobInputText(base, backend, routing);
+    return 0;
+}
+
+static CliCommandRegistrar g_studyFaults(
+    "study faults",
+    "step-time sensitivity to degraded or dead links, per routing policy",
+    "Runs a job with each set of links (--links) at each bandwidth factor (--factors) under each "
+    "routing policy (--routing) on the flow-level network and writes DIR/results.csv, "
+    "DIR/results.json (step time, slowdown against the healthy run, exposed communication, the "
+    "most loaded links) and DIR/slowdown.png; --packet-check=N re-runs N rows on the ns-3 "
+    "packet-level network with a scaled-down job.",
+    RunStudyFaultsCommand);
+
+static CliCommandRegistrar g_studyHardware(
+    "study hardware",
+    "a job on variants of its hardware (or model): one spec field varied",
+    "Runs a job (training or inference) once per value of one spec field (--vary "
+    "FIELD=V1,V2,..., FIELD as --set names it, each value a value or a scale such as 0.5x) and "
+    "writes DIR/results.csv, DIR/results.json, DIR/step-time.png and DIR/memory.png.",
+    RunStudyHardwareCommand);
+
+} // namespace rapidllm
+} // namespace ns3
