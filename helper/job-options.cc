@@ -133,6 +133,17 @@ MakeDeclarations()
                   "prefill")
             .Field("first_token")
             .Mode("inference"),
+        O::Choice("dispatch",
+                  "how the host issues kernels: auto (the engine's), none (ideal host), eager "
+                  "(PyTorch eager, per framework op), graphs (one CUDA graph per step), engine (a "
+                  "C++ loop, per kernel); costs in the hardware file's gpu.host",
+                  runChoices("dispatch"),
+                  "auto"),
+        O::Choice("engine",
+                  "serving engine family: none, lmdeploy (TurboMind), vllm or hf (transformers "
+                  "generate): its dispatch and per-iteration host time",
+                  runChoices("engine"),
+                  "none"),
         O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
         O::Choice("attention",
                   "attention kernels: flash or standard (unfused)",
@@ -384,6 +395,8 @@ JobOptions::ReadJobFile()
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
         {"first-token", "first_token", r.firstTokenFromPrefill ? "prefill" : "decode"},
+        {"dispatch", "dispatch", r.dispatch},
+        {"engine", "engine", r.engine},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
         {"moe-imbalance",
          "moe_imbalance",
@@ -580,6 +593,8 @@ JobOptions::ToSpecs() const
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.firstTokenFromPrefill = Get("first-token") == "prefill";
+    run.dispatch = Get("dispatch");
+    run.engine = Get("engine");
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
     {
         double imbalance = 1;

@@ -7,6 +7,7 @@
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
+#include "ns3/host-dispatch.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
@@ -226,7 +227,9 @@ Workload
 RapidLlmHelper::BuildWorkload() const
 {
     Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(m_hardware.gpu);
-    return Workload::Build(m_model, m_run, MakeComputeCoster(compute));
+    Workload w = Workload::Build(m_model, m_run, MakeComputeCoster(compute));
+    ApplyHostDispatch(w, m_hardware.gpu.host);
+    return w;
 }
 
 Ptr<TraceReplayer>
@@ -246,6 +249,7 @@ RapidLlmHelper::Install()
                                                        m_energyOf[op] = c.energyJ;
                                                        return c;
                                                    }));
+    ApplyHostDispatch(*workload, m_hardware.gpu.host);
     m_memoryReport = MemoryReportOf(*workload);
     // The first token is the first sampling kernel in program order (the last stage's): the
     // prefill's, or that of the first decode step when the prefill does not sample.

@@ -4,9 +4,12 @@
 
 #include "validation-suite.h"
 
+#include "collective-probe.h"
 #include "ns3/csv-table.h"
+#include "ns3/hardware-spec.h"
 #include "rapid-llm-helper.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -15,14 +18,18 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-/** Predicts one configuration with the A100-80GB preset, fp16. */
+/** Predicts one configuration with the A100-80GB preset, fp16 (or the hardware and type given). */
 RunReport
-Predict(const std::string& model, RunSpec run, double& wall)
+Predict(const std::string& model,
+        RunSpec run,
+        double& wall,
+        const std::string& hardware = "a100-sxm-80gb",
+        DataType dtype = DataType::FP16)
 {
     auto start = std::chrono::steady_clock::now();
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->Load(model, "a100-sxm-80gb");
-    run.dtype = DataType::FP16;
+    helper->Load(model, hardware);
+    run.dtype = dtype;
     helper->SetRun(run);
     RunReport report = helper->Run();
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -45,17 +52,30 @@ ValidationSummary::Meets(const ValidationBar& bar) const
 const std::vector<ValidationBar>&
 ValidationSuite::Bars()
 {
-    // The energy bars (issue 12: per-token energy mean 20%) wait for host dispatch: ML.ENERGY
-    // measured eager PyTorch at batch 1, where the host, not the GPU, sets the time per token.
+    // ML.ENERGY measured eager PyTorch at batch 1, where the host sets the time per token (host
+    // dispatch gives it: latency_per_token_s). Its energy and power bars wait for the power of
+    // a GPU kept awake between launch-bound kernels, which the model charges at idle power.
     static const std::string hostDispatch =
-        "needs host dispatch (issue 12 item 1): eager PyTorch at batch 1 is launch-bound";
+        "the power of a GPU kept awake between launch-bound kernels is charged at idle power "
+        "(the measured runs draw 190-235 W; the model's busy-kernel power is 174-179 W)";
     static const std::vector<ValidationBar> bars{
         {"iteration_s", 0.06, 0.10, ""},
         {"tpot_s", 0.08, 0.15, ""},
         {"first_token_s", 0.12, 0.20, ""},
-        {"avg_power_w", 0.20, 0.30, ""},
+        {"latency_per_token_s", 0.15, 0.20, ""},
+        {"avg_power_w", 0.20, 0.30, hostDispatch},
         {"energy_per_token_j", 0.20, 0.30, hostDispatch},
-        {"energy_at_measured_time_j", 0.20, 0.30, hostDispatch}};
+        {"energy_at_measured_time_j", 0.20, 0.30, hostDispatch},
+        {"h100_step_s",
+         0.08,
+         0.15,
+         "FP8 training as Transformer Engine runs it (BF16 attention and norms, amax and cast "
+         "kernels) is not modelled: every GEMM runs at the FP8 rate"},
+        {"collective_s",
+         0.10,
+         1.00,
+         "XLA's timing includes its per-execution host overhead (a 12-35 us floor below "
+         "1 MiB) and NVLS for 8 GPUs, neither modelled"}};
     return bars;
 }
 
@@ -164,6 +184,7 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
         run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
         run.firstTokenFromPrefill = t.Text(i, "first_token_pass") == "prefill";
         run.splitKvDecode = t.Text(i, "decode_attention") == "split_kv";
+        run.engine = "lmdeploy"; // TurboMind's C++ loop launches each kernel
         if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
         {
             continue;
@@ -213,6 +234,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
         run.generatedTokens = static_cast<uint32_t>(std::lround(generated));
         run.firstTokenFromPrefill = true;
         run.flashAttention = false;
+        run.engine = "hf"; // transformers generate(): eager PyTorch, one op at a time
         std::string model = t.Text(i, "model");
         const std::string chat = "-chat";
         if (model.size() > chat.size()
@@ -243,6 +265,107 @@ ValidationSuite::RunEnergy(const std::string& csv)
         row.metric = "avg_power_w";
         row.published = t.Number(i, "avg_power_w");
         row.predicted = report.avgPowerW;
+        rows.push_back(row);
+        // The time per generated token: eager PyTorch at batch 1 is launch-bound, so this is
+        // the host dispatch's check.
+        row.metric = "latency_per_token_s";
+        row.published = t.Number(i, "ms_per_token") / 1e3;
+        row.predicted = report.stepTimeS / tokens;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<ValidationRow>
+ValidationSuite::RunCollectives(const std::string& csv, uint64_t minBytes, uint64_t maxBytes)
+{
+    // XLA's measured table for sm_90 (xla-h100-collectives.md): each entry is the median of 20
+    // runs of one collective on f32 data, 8/n groups of n GPUs at once in one 8x H100 node
+    // (every GPU in one group, so on NVSwitch the groups do not share links): one group is
+    // run here. NCCL chose the algorithm and protocol.
+    CsvTable t = CsvTable::Load(csv);
+    const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+    std::vector<ValidationRow> rows;
+    for (std::size_t i = 0; i < t.Rows(); ++i)
+    {
+        const auto bytes = static_cast<uint64_t>(t.Number(i, "size_bytes"));
+        if (bytes < minBytes || bytes > maxBytes)
+        {
+            continue;
+        }
+        const std::string op = t.Text(i, "collective");
+        CollectiveProbeConfig c;
+        c.op = ParseCollectiveOp(op, "collective");
+        c.bytes = bytes;
+        c.gpus = static_cast<uint32_t>(t.Number(i, "devices_per_group"));
+        auto start = std::chrono::steady_clock::now();
+        CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        ValidationRow row;
+        row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        row.set = "xla-h100-nccl";
+        row.label = op + " " + std::to_string(c.gpus) + " GPUs " + std::to_string(bytes) + " B";
+        row.metric = "collective_s";
+        row.published = t.Number(i, "time_us") * 1e-6;
+        row.predicted = r.timeS;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<ValidationRow>
+ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
+{
+    // NVIDIA's NeMo / Megatron-Bridge DGX-H100 pre-training rows (nemo-h100-training.md) whose
+    // model has a preset: dense Llama-2/3 and GPT-3 175B, FP8 (the 25.09 rows state no precision;
+    // the same rows are FP8-CS in 25.11). Settings as published (TP, PP, CP, VP, global and
+    // micro batch, sequence, FSDP); the recipes' defaults: flash attention, sequence parallelism
+    // with TP > 1, Megatron's distributed optimizer (ZeRO-1) unless FSDP, no recomputation.
+    CsvTable t = CsvTable::Load(csv);
+    std::vector<ValidationRow> rows;
+    for (std::size_t i = 0; i < t.Rows(); ++i)
+    {
+        std::string model = t.Text(i, "model");
+        if (model == "llama3.1-405b")
+        {
+            model = "llama3-405b"; // the same shape
+        }
+        const std::vector<std::string> known = {"llama2-7b",
+                                                "llama2-13b",
+                                                "llama2-70b",
+                                                "llama3-8b",
+                                                "llama3-70b",
+                                                "llama3-405b",
+                                                "gpt3-175b"};
+        const std::string precision = t.Text(i, "precision");
+        if (std::find(known.begin(), known.end(), model) == known.end() || precision == "bf16")
+        {
+            continue;
+        }
+        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        if (maxGpus > 0 && gpus > maxGpus)
+        {
+            continue;
+        }
+        RunSpec run;
+        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
+        run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
+        run.parallel.cp = static_cast<uint32_t>(t.Number(i, "cp"));
+        run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp * run.parallel.cp);
+        run.parallel.sequenceParallel = run.parallel.tp > 1;
+        if (!t.Blank(i, "vp"))
+        {
+            run.parallel.virtualStages = static_cast<uint32_t>(t.Number(i, "vp"));
+        }
+        run.parallel.zeroStage = t.Text(i, "fsdp") == "yes" ? 3 : 1;
+        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
+        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
+        run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
+        ValidationRow row;
+        row.set = "nemo-h100";
+        row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
+        row.metric = "h100_step_s";
+        row.published = t.Number(i, "step_s");
+        row.predicted = Predict(model, run, row.wallS, "h100-sxm-80gb", DataType::FP8).stepTimeS;
         rows.push_back(row);
     }
     return rows;

@@ -100,6 +100,26 @@ class ValidationSuite
     static std::vector<ValidationRow> RunEnergy(const std::string& csv);
 
     /**
+     * \brief NVIDIA's NeMo DGX-H100 pre-training table (nemo-h100-training.csv): the step time
+     * of every dense FP8 row whose model has a preset, with the h100-sxm-80gb preset.
+     * \param csv the table \param maxGpus skip rows with more GPUs (0 = none skipped)
+     * \return the rows run (metric h100_step_s)
+     */
+    static std::vector<ValidationRow> RunNemoH100(const std::string& csv, uint32_t maxGpus = 0);
+
+    /**
+     * \brief A measured table of one node's collectives (xla-h100-collectives.csv: all-reduce
+     * and all-gather among 2, 4 and 8 H100 on NVSwitch): the collective's time on the
+     * h100-sxm-80gb preset's network, as `rapid-llm collective` measures it, for the sizes from
+     * \p minBytes to \p maxBytes.
+     * \param csv the table \param minBytes smallest size \param maxBytes largest size
+     * \return the rows run (metric collective_s)
+     */
+    static std::vector<ValidationRow> RunCollectives(const std::string& csv,
+                                                     uint64_t minBytes = 8192,
+                                                     uint64_t maxBytes = 1ull << 30);
+
+    /**
      * \return the bars each metric must meet: training iteration time mean 6% / max 10%,
      * time per output token 8% / 15%, first-token latency 12% / 20%, average power 20% / 30%;
      * energy per token 20% / 30% (pending host dispatch)

@@ -71,8 +71,11 @@ SmallValidationData(const std::string& dir)
 {
     const std::string data = dir + "/data";
     std::filesystem::create_directories(data);
-    for (const char* name :
-         {"megatron-sc21-table1.csv", "lmdeploy-llama2-a100.csv", "mlenergy-llama2-energy.csv"})
+    for (const char* name : {"megatron-sc21-table1.csv",
+                             "lmdeploy-llama2-a100.csv",
+                             "mlenergy-llama2-energy.csv",
+                             "nemo-h100-training.csv",
+                             "xla-h100-collectives.csv"})
     {
         std::ifstream in(std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation/" + name);
         std::ofstream out(data + "/" + name);

@@ -27,6 +27,10 @@ RunValidateCommand(const CliArgs& args)
     rows.insert(rows.end(), inference.begin(), inference.end());
     auto energy = ValidationSuite::RunEnergy(data + "/mlenergy-llama2-energy.csv");
     rows.insert(rows.end(), energy.begin(), energy.end());
+    auto nemo = ValidationSuite::RunNemoH100(data + "/nemo-h100-training.csv", quick ? 64 : 512);
+    rows.insert(rows.end(), nemo.begin(), nemo.end());
+    auto collectives = ValidationSuite::RunCollectives(data + "/xla-h100-collectives.csv");
+    rows.insert(rows.end(), collectives.begin(), collectives.end());
     if (args.Flag("json"))
     {
         Json out = Json::array();
@@ -90,8 +94,10 @@ static CliCommandRegistrar g_validateCommand(
     "validate",
     "compare predictions with published measurements",
     "Predicts the published measurements in data/validation/ (Megatron-LM SC21 Table 1 training, "
-    "lmdeploy Llama-2 inference on A100-80GB, ML.ENERGY Llama-2 energy per token on A100) with "
-    "one efficiency set and prints published, predicted and error per row.",
+    "lmdeploy Llama-2 inference on A100-80GB, ML.ENERGY Llama-2 energy per token on A100; NeMo "
+    "DGX-H100 "
+    "pre-training, FP8; XLA's measured NCCL all-reduce and all-gather among 2, 4 and 8 H100) "
+    "with one efficiency set per GPU and prints published, predicted and error per row.",
     RunValidateCommand);
 
 } // namespace rapidllm

@@ -82,7 +82,7 @@ GpuSpec::operator==(const GpuSpec& o) const
            && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
            && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency
            && ratedClockHz == o.ratedClockHz && warpSpecialized == o.warpSpecialized
-           && power == o.power;
+           && power == o.power && host == o.host;
 }
 
 bool
@@ -248,6 +248,11 @@ GpuSpec::Read(SpecReader& r)
         w.nvlinkJPerByte = p.GetInRange("nvlink_pj_per_byte", 0, 1e6, 0) * 1e-12;
         w.networkJPerByte = p.GetInRange("network_pj_per_byte", 0, 1e6, 0) * 1e-12;
         p.Finish();
+    }
+    if (r.Has("host"))
+    {
+        SpecReader h = r.GetMap("host");
+        g.host = HostSpec::Read(h);
     }
     r.Finish();
     return g;

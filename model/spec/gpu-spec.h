@@ -6,6 +6,7 @@
 #define RAPIDLLM_GPU_SPEC_H
 
 #include "data-type.h"
+#include "host-spec.h"
 
 #include <cstdint>
 #include <map>
@@ -100,6 +101,7 @@ struct GpuSpec
                                    //!< loads during the epilogue, C leaves by async TMA store
     GpuEfficiency efficiency;      //!< calibration
     GpuPower power;                //!< power model (optional)
+    HostSpec host;                 //!< the host thread that issues its kernels (optional)
 
     /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
     double TensorFlops(DataType type) const;

@@ -4,6 +4,7 @@
 
 #include "run-spec.h"
 
+#include "host-spec.h"
 #include "model-spec.h"
 #include "spec-reader.h"
 
@@ -176,6 +177,14 @@ RunSpec::Choices(const std::string& field)
     if (field == "first_token")
     {
         return {"prefill", "decode"};
+    }
+    if (field == "dispatch")
+    {
+        return {"auto", "none", "eager", "graphs", "engine"};
+    }
+    if (field == "engine")
+    {
+        return EngineNames();
     }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
@@ -468,7 +477,33 @@ RunSpec::operator==(const RunSpec& o) const
            && batch == o.batch && promptTokens == o.promptTokens
            && generatedTokens == o.generatedTokens
            && firstTokenFromPrefill == o.firstTokenFromPrefill && splitKvDecode == o.splitKvDecode
-           && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance;
+           && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance
+           && dispatch == o.dispatch && engine == o.engine;
+}
+
+std::string
+RunSpec::ResolvedDispatch() const
+{
+    if (dispatch != "auto")
+    {
+        return dispatch;
+    }
+    // Each engine family's own way of issuing a decode step (doc/workload-model.md): TurboMind
+    // launches every kernel from its C++ loop; vLLM replays a captured CUDA graph per decode
+    // step (enforce_eager=False, its default); Hugging Face generate() runs eager PyTorch.
+    if (engine == "lmdeploy")
+    {
+        return "engine";
+    }
+    if (engine == "vllm")
+    {
+        return "graphs";
+    }
+    if (engine == "hf")
+    {
+        return "eager";
+    }
+    return "none";
 }
 
 bool
@@ -543,6 +578,8 @@ RunSpec::Read(SpecReader& r)
         r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
     s.firstTokenFromPrefill =
         r.GetChoice("first_token", Choices("first_token"), "prefill") == "prefill";
+    s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
+    s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     return s;
 }
 

@@ -131,6 +131,18 @@ struct RunSpec
      * are padded to capacity.
      */
     double moeImbalance = 1.0;
+    /**
+     * How the host issues the kernels (doc/workload-model.md, "Host dispatch"): auto (the
+     * engine's), none (an ideal host), eager (PyTorch eager: one framework op at a time),
+     * graphs (one CUDA graph launch per step), engine (a C++ loop launching each kernel).
+     */
+    std::string dispatch = "auto";
+    /** The serving engine family (none, lmdeploy, vllm, hf): its dispatch and per-iteration
+     * host time (the hardware file's gpu.host.iteration_us) */
+    std::string engine = "none";
+
+    /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
+    std::string ResolvedDispatch() const;
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;
@@ -174,7 +186,7 @@ struct RunSpec
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
      * or "decode_attention"), the one list that run files and the command line both check.
      * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
-     *        decode_attention or first_token
+     *        decode_attention, first_token, dispatch or engine
      * \return the values, the default first
      */
     static std::vector<std::string> Choices(const std::string& field);

@@ -218,6 +218,13 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         {
             s.waiting[i] = static_cast<uint32_t>(s.graph->GetDeps(i).size());
         }
+        s.host = s.graph->HasHost();
+        if (s.host)
+        {
+            s.issueNs.assign(n, -1);
+            s.hostClockNs = Simulator::Now().GetNanoSeconds();
+            AdvanceHost(r, s.hostClockNs);
+        }
     }
     m_total = m_left;
     // The nodes ready at the start, found before any runs (a node may complete at once and
@@ -414,7 +421,71 @@ TraceReplayer::MembersOf(uint32_t group)
 }
 
 void
+TraceReplayer::AdvanceHost(uint32_t rank, int64_t nowNs)
+{
+    RankState& s = m_ranks[rank];
+    const uint32_t n = static_cast<uint32_t>(s.issueNs.size());
+    s.hostClockNs = std::max(s.hostClockNs, nowNs);
+    while (s.hostNext < n && s.hostWait == UINT32_MAX)
+    {
+        const uint32_t node = s.hostNext++;
+        s.hostClockNs += int64_t(s.graph->GetHostNs(node));
+        s.issueNs[node] = s.hostClockNs;
+        if (s.graph->IsHostSync(node))
+        {
+            s.hostWait = node;
+        }
+    }
+    // Ready nodes that waited for the host to reach them.
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    std::vector<std::pair<uint32_t, uint8_t>> held;
+    held.swap(s.held);
+    for (const auto& [node, cause] : held)
+    {
+        if (s.issueNs[node] < 0)
+        {
+            s.held.emplace_back(node, cause);
+            continue;
+        }
+        Simulator::Schedule(NanoSeconds(std::max<int64_t>(0, s.issueNs[node] - now)),
+                            &TraceReplayer::DispatchReady,
+                            this,
+                            rank,
+                            node,
+                            cause);
+    }
+    if (!s.ready.empty())
+    {
+        Simulator::ScheduleNow(&TraceReplayer::StartCompute, this, rank);
+    }
+}
+
+void
 TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
+{
+    RankState& s = m_ranks[rank];
+    if (s.host && OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE)
+    {
+        // Communication starts once the host has issued it (kernels wait in StartCompute).
+        const int64_t at = s.issueNs[node];
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        if (at < 0)
+        {
+            s.held.emplace_back(node, cause);
+            return;
+        }
+        if (at > now)
+        {
+            Simulator::Schedule(
+                NanoSeconds(at - now), &TraceReplayer::DispatchReady, this, rank, node, cause);
+            return;
+        }
+    }
+    DispatchReady(rank, node, cause);
+}
+
+void
+TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause)
 {
     RankState& s = m_ranks[rank];
     switch (OperatorKind(s.kinds[node]))
@@ -462,6 +533,11 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
         Simulator::ScheduleNow(m_onDone);
     }
     s.finishNs = std::max(s.finishNs, nowNs);
+    if (s.host && node == s.hostWait)
+    {
+        s.hostWait = UINT32_MAX;
+        AdvanceHost(rank, nowNs);
+    }
     const TraceNode& n = s.graph->GetNode(node);
     if (OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE && !s.inFlight.empty())
     {
@@ -504,6 +580,26 @@ TraceReplayer::StartCompute(uint32_t rank)
     while (s.busyStreams < m_streams && !s.ready.empty())
     {
         auto [node, cause] = s.ready.top();
+        if (s.host)
+        {
+            // A kernel starts once the host has issued it; later ones are issued later still.
+            const int64_t at = s.issueNs[node];
+            const int64_t nowNs = Simulator::Now().GetNanoSeconds();
+            if (at < 0)
+            {
+                break; // AdvanceHost calls again when the host gets there
+            }
+            if (at > nowNs)
+            {
+                if (s.wakeNs != at)
+                {
+                    s.wakeNs = at;
+                    Simulator::Schedule(
+                        NanoSeconds(at - nowNs), &TraceReplayer::StartCompute, this, rank);
+                }
+                break;
+            }
+        }
         s.ready.pop();
         const double now = Simulator::Now().GetSeconds();
         if (s.busyStreams == 0)
@@ -574,6 +670,10 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
         if (next == kAbsent)
         {
             break;
+        }
+        if (s.host && (s.issueNs[next] < 0 || s.issueNs[next] > end))
+        {
+            break; // it waits for the host: an event starts it
         }
         CompleteAt(rank, node, end);
         NS_ASSERT(!s.ready.empty() && s.ready.top().first == next);

@@ -177,7 +177,22 @@ class TraceReplayer : public Object
         int64_t finishNs = 0;                    //!< when its last node so far finished
         /** Posted communication nodes with their first child (see ChainKernels). */
         std::vector<std::pair<uint32_t, uint32_t>> inFlight;
+        // The host thread that issues the rank's nodes in program order (TraceNode::hostNs,
+        // TraceNode::hostSync); unused when the trace has no host costs.
+        bool host = false;              //!< the trace has host costs
+        std::vector<int64_t> issueNs;   //!< per node: when the host issued it (-1: not yet)
+        uint32_t hostNext = 0;          //!< the next node the host issues
+        int64_t hostClockNs = 0;        //!< when the host is free
+        uint32_t hostWait = UINT32_MAX; //!< the node the host waits for (UINT32_MAX: none)
+        int64_t wakeNs = -1;            //!< a StartCompute already scheduled for this time
+        /** Ready communication nodes whose issue time is not known yet. */
+        std::vector<std::pair<uint32_t, uint8_t>> held;
     };
+
+    /** Lets the host of \p rank issue nodes until it must wait (a sync node or the end). */
+    void AdvanceHost(uint32_t rank, int64_t nowNs);
+    /** MakeReady for a node the host has issued. */
+    void DispatchReady(uint32_t rank, uint32_t node, uint8_t cause);
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
     void Complete(uint32_t rank, uint32_t node);

@@ -221,6 +221,8 @@ ListGroups(const CommGroups& groups)
 /// One node as parsed, before ids are resolved to indices.
 struct ParsedNode
 {
+    uint64_t hostNs = 0;   //!< attribute host_ns
+    bool hostSync = false; //!< attribute host_sync
     TraceNode node;
     std::string name;
     size_t depBegin;
@@ -338,6 +340,18 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             if (name == "duration_ns")
             {
                 n.durationNs = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+            }
+            else if (name == "host_ns")
+            {
+                p.hostNs = ReadUnsigned(ctx, n.id, a, (1ull << 63) - 1);
+            }
+            else if (name == "host_sync")
+            {
+                if (a.value_case() != AttributeProto::kBoolVal)
+                {
+                    NodeFail(ctx, n.id, "attribute 'host_sync' must hold a bool");
+                }
+                p.hostSync = a.bool_val();
             }
             else if (name == "num_ops" && n.type == TraceNodeType::COMP)
             {
@@ -501,7 +515,11 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             }
             deps.push_back(static_cast<uint32_t>(it - sortedIds.begin()));
         }
-        trace.AppendNode(p.node, p.name, deps.data(), deps.size());
+        const uint32_t added = trace.AppendNode(p.node, p.name, deps.data(), deps.size());
+        if (p.hostNs != 0 || p.hostSync)
+        {
+            trace.SetHost(added, p.hostNs, p.hostSync);
+        }
     }
     trace.Validate(file);
     return trace;

@@ -192,6 +192,16 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             {
                 AddUint64(msg, "duration_ns", n.durationNs);
             }
+            if (trace.GetHostNs(index) != 0)
+            {
+                AddUint64(msg, "host_ns", trace.GetHostNs(index));
+            }
+            if (trace.IsHostSync(index))
+            {
+                AttributeProto* sync = msg.add_attr();
+                sync->set_name("host_sync");
+                sync->set_bool_val(true);
+            }
             out.Write(msg);
         }
         out.Close();

@@ -14,6 +14,11 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+/** The sync flag, kept in the top bit of a node's host word. */
+constexpr uint64_t kHostSyncBit = 1ull << 63;
+} // namespace
+
 ExecutionTrace::ExecutionTrace(uint32_t rank)
     : m_rank(rank)
     , m_nEdges(0)
@@ -556,7 +561,8 @@ ExecutionTrace::operator==(const ExecutionTrace& other) const
         if (a.id != b.id || a.durationNs != b.durationNs || a.numOps != b.numOps
             || a.bytes != b.bytes || a.group != b.group || a.commSrc != b.commSrc
             || a.commDst != b.commDst || a.commTag != b.commTag || a.type != b.type
-            || a.commType != b.commType || GetName(i) != other.GetName(i))
+            || a.commType != b.commType || GetHostNs(i) != other.GetHostNs(i)
+            || IsHostSync(i) != other.IsHostSync(i) || GetName(i) != other.GetName(i))
         {
             return false;
         }
@@ -604,6 +610,45 @@ void
 ExecutionTrace::Invalidate()
 {
     m_childrenValid = false;
+}
+
+void
+ExecutionTrace::SetHost(uint32_t index, uint64_t hostNs, bool sync)
+{
+    if (hostNs >= kHostSyncBit)
+    {
+        throw std::out_of_range("ExecutionTrace::SetHost: host time beyond 2^63 ns");
+    }
+    if (m_host.size() < m_nodes.size())
+    {
+        m_host.resize(m_nodes.size(), 0);
+    }
+    m_host.at(index) = hostNs | (sync ? kHostSyncBit : 0);
+}
+
+uint64_t
+ExecutionTrace::GetHostNs(uint32_t index) const
+{
+    return index < m_host.size() ? m_host[index] & ~kHostSyncBit : 0;
+}
+
+bool
+ExecutionTrace::IsHostSync(uint32_t index) const
+{
+    return index < m_host.size() && (m_host[index] & kHostSyncBit) != 0;
+}
+
+bool
+ExecutionTrace::HasHost() const
+{
+    for (uint64_t h : m_host)
+    {
+        if (h != 0)
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace rapidllm

@@ -192,6 +192,20 @@ class ExecutionTrace
                      const std::vector<uint32_t>& deps = {});
 
     /**
+     * \brief Sets how the host issues node \p index (Chakra attributes host_ns and host_sync;
+     * kept beside the nodes, which stay one cache line).
+     * \param index the node \param hostNs host time to issue it, ns \param sync whether the
+     * host waits for it before issuing the next node
+     */
+    void SetHost(uint32_t index, uint64_t hostNs, bool sync);
+    /** \return the host time to issue node \p index, ns (0 unless SetHost gave one) */
+    uint64_t GetHostNs(uint32_t index) const;
+    /** \return whether the issuing host waits for node \p index */
+    bool IsHostSync(uint32_t index) const;
+    /** \return whether any node has a host time or a host wait */
+    bool HasHost() const;
+
+    /**
      * \brief Adds a node of any type. Its firstDep/numDeps and name fields are set here.
      * Dependencies must name nodes already added, so graphs built this way are acyclic.
      * \param node the node (its id must be unused)
@@ -347,6 +361,7 @@ class ExecutionTrace
 
     uint32_t m_rank;                //!< rank of this graph
     std::vector<TraceNode> m_nodes; //!< nodes by index
+    std::vector<uint64_t> m_host;   //!< per node: host ns | sync bit 63 (empty: no host data)
     std::vector<uint32_t> m_deps;   //!< dependency lists, flat
     size_t m_nEdges;                //!< live edges in m_deps
     /** Name table; a deque so that names never move and the index can view them. */

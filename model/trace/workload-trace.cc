@@ -54,6 +54,7 @@ RankTrace(const Workload& w, uint32_t rank)
     for (const auto& n : g.nodes)
     {
         const std::string name = g.NameOf(n);
+        const uint32_t before = static_cast<uint32_t>(trace.GetNodes().size());
         switch (n.kind)
         {
             case WorkNodeKind::COMPUTE:
@@ -84,6 +85,10 @@ RankTrace(const Workload& w, uint32_t rank)
                               n.commBytes,
                               n.deps);
                 break;
+        }
+        if (n.hostS > 0 || n.hostSync)
+        {
+            trace.SetHost(before, static_cast<uint64_t>(std::llround(n.hostS * 1e9)), n.hostSync);
         }
     }
     return trace;

@@ -72,6 +72,9 @@ struct WorkNode
     double durationS = 0;     //!< COMPUTE: cost from the compute model
     double modelFlops = 0;    //!< COMPUTE: FLOPs as the papers count them
     uint64_t tensorBytes = 0; //!< COMPUTE: device-memory bytes moved
+    uint32_t kernels = 1;     //!< COMPUTE: kernels the operator launches
+    double hostS = 0;         //!< host time to issue this node (ApplyHostDispatch)
+    bool hostSync = false;    //!< the host waits for this node before issuing the next
 
     CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
     GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis

@@ -8,6 +8,7 @@
 #include "stage-builders.h"
 #include "workload-size.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace ns3 {
@@ -68,6 +69,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 }
                 n.durationS = it->second.timeS;
                 n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
+                n.kernels = std::max(1u, it->second.kernels);
             }
         }
         NS_LOG_DEBUG(memo.size() << " distinct operators costed");

@@ -1,0 +1,105 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "host-dispatch.h"
+
+#include <cstring>
+
+namespace ns3 {
+namespace rapidllm {
+
+uint32_t
+EagerOpsOf(const WorkNode& n, bool gated)
+{
+    if (n.kind != WorkNodeKind::COMPUTE)
+    {
+        return 1;
+    }
+    switch (n.op.type)
+    {
+        case OpType::RMS_NORM:
+            return 8;
+        case OpType::ROPE:
+            return 14;
+        case OpType::DECODE_ATTENTION:
+        case OpType::DECODE_ATTENTION_PER_HEAD:
+            return 9;
+        case OpType::ATTENTION_SCORES:
+            return 7;
+        case OpType::SWIGLU:
+            return 2;
+        case OpType::SAMPLING:
+            return 20;
+        case OpType::GEMM:
+            if (std::strcmp(n.label, "qkv") == 0)
+            {
+                return 3;
+            }
+            if (gated && std::strcmp(n.label, "fc1") == 0)
+            {
+                return 2;
+            }
+            return 1;
+        default:
+            return 1;
+    }
+}
+
+void
+ApplyHostDispatch(Workload& w, const HostSpec& host)
+{
+    const std::string mode = w.run.ResolvedDispatch();
+    const bool inference = w.run.mode == RunMode::INFERENCE;
+    for (auto& g : w.stages)
+    {
+        for (auto& n : g.nodes)
+        {
+            n.hostS = 0;
+            n.hostSync = false;
+        }
+    }
+    if (mode == "none" || !host.Has())
+    {
+        return;
+    }
+    const double iteration = inference ? host.IterationS(w.run.engine) : 0.0;
+    for (auto& g : w.stages)
+    {
+        bool gated = false;
+        for (const auto& n : g.nodes)
+        {
+            gated = gated || (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SWIGLU);
+        }
+        bool stepStart = true; // the next node issued opens a step
+        bool first = true;
+        for (auto& n : g.nodes)
+        {
+            double cost = 0;
+            if (mode == "eager")
+            {
+                cost = EagerOpsOf(n, gated) * host.eagerOpS;
+            }
+            else if (mode == "engine")
+            {
+                cost = (n.kind == WorkNodeKind::COMPUTE ? n.kernels : 1) * host.launchS;
+            }
+            if (stepStart)
+            {
+                cost += iteration + (first ? 0.0 : host.stepSyncS)
+                        + (mode == "graphs" ? host.graphLaunchS : 0.0);
+                stepStart = false;
+                first = false;
+            }
+            n.hostS = cost;
+            if (inference && n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+            {
+                n.hostSync = true;
+                stepStart = true;
+            }
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3
