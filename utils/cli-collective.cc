@@ -71,6 +71,15 @@ ParseFaults(const std::string& text)
                                 + "': use LINK:FACTOR with FACTOR in [0, 1] (0 = dead link), "
                                   "e.g. --fault=gpu0-gpu1:0.5 or --fault=gpu3>gpu4 (dead)");
         }
+        if (f.factor > 0 && f.factor < LinkFaultSpec::kMinFactor)
+        {
+            std::ostringstream os;
+            os << "'" << item << "': a soft-fault factor below " << LinkFaultSpec::kMinFactor
+               << " is not modelled (the link would not finish a message within the "
+                  "simulator's clock); give 0 for a dead link or a factor from "
+               << LinkFaultSpec::kMinFactor << " to 1";
+            throw SpecError(kCommandLine, "fault", os.str());
+        }
         faults.push_back(f);
     }
     return faults;
