@@ -20,6 +20,12 @@
 //                    full recompute, bf16, its 126 layers as 7 on the first and the last stage
 //                    and 8 on the others (as Meta trained it): < 60 s and < 8 GB
 //   llama405-16k-128 the same with 128 layers, 8 per stage
+// Scale (issue 14: complete within 8 GB of peak RSS):
+//   llama405-32k     Llama-3 405B on 32,768 H100, TP8 PP16 DP256, seq 8192, mbs 1, gbs 4096
+//                    (16 micro-batches per pipeline, as llama405-16k), full recompute, bf16,
+//                    126 layers as 7 + 14 x 8 + 7
+//   gpt3-16k         GPT-3 175B on 16,384 A100, TP8 PP8 DP256, mbs 1, gbs 2048 (8 micro-batches
+//                    per pipeline), full recompute, fp16
 
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
@@ -91,14 +97,25 @@ main(int argc, char** argv)
     {
         layout(4, 8, 32, 1536);
     }
-    else if (name == "llama405-16k" || name == "llama405-16k-128")
+    else if (name == "gpt3-16k")
+    {
+        layout(8, 8, 256, 2048);
+    }
+    else if (name == "llama405-16k" || name == "llama405-16k-128" || name == "llama405-32k")
     {
         model = "llama3-405b";
         hardware = "h100-sxm-80gb";
-        layout(8, 16, 128, 2048);
+        if (name == "llama405-32k")
+        {
+            layout(8, 16, 256, 4096);
+        }
+        else
+        {
+            layout(8, 16, 128, 2048);
+        }
         run.sequence = 8192;
         run.dtype = DataType::BF16;
-        if (name == "llama405-16k")
+        if (name != "llama405-16k-128")
         {
             run.parallel.firstStageLayers = 7;
             run.parallel.lastStageLayers = 7;
@@ -164,7 +181,7 @@ main(int argc, char** argv)
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     std::printf("%s granularity=%s symmetry=%s: cpu_s=%.2f wall_s=%.2f peak_rss_mb=%.0f "
-                "step_s=%.6f gpus=%u\n",
+                "step_s=%.6f gpus=%u events=%llu\n",
                 name.c_str(),
                 granularity.c_str(),
                 reduce ? "true" : "false",
@@ -172,6 +189,7 @@ main(int argc, char** argv)
                 wall,
                 usage.ru_maxrss / 1024.0,
                 report.stepTimeS,
-                report.gpus);
+                report.gpus,
+                static_cast<unsigned long long>(helper->GetResult().events));
     return 0;
 }

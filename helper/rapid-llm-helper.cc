@@ -237,6 +237,8 @@ RapidLlmHelper::Install()
 {
     // The workload as BuildWorkload makes it, keeping each distinct operator's dynamic energy
     // for the report (the workload memoizes costs: the coster sees each distinct operator once).
+    // Too big for the host: refused before the graphs are built.
+    Topology::CheckEndpoints(m_run.parallel.Gpus(), m_hardware.name);
     Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(m_hardware.gpu);
     const OperatorCoster coster = MakeComputeCoster(compute);
     m_energyOf.clear();

@@ -73,7 +73,34 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "layers.yaml", With(model, "layers: 24", "layers: 4294967320"));
         const std::string wrapHeads =
             WriteFile(dir, "heads.yaml", With(model, "heads: 24", "heads: 4294967296"));
+        const std::string wrapKvHeads = WriteFile(
+            dir, "kv.yaml", With(model, "heads: 24\n", "heads: 24\nkv_heads: 4294967296\n"));
+        const std::string wrapHidden =
+            WriteFile(dir, "hidden.yaml", With(model, "hidden: 2304", "hidden: 4294969600"));
+        const std::string wrapFfn =
+            WriteFile(dir, "ffn.yaml", With(model, "ffn: 9216", "ffn: 4294976512"));
+        const std::string wrapVocab =
+            WriteFile(dir, "vocab.yaml", With(model, "vocab: 51200", "vocab: 4295018496"));
+        const std::string noLayers =
+            WriteFile(dir, "nolayers.yaml", With(model, "layers: 24", "layers:"));
+        const std::string textLayers =
+            WriteFile(dir, "textlayers.yaml", With(model, "layers: 24", "layers: abc"));
         const std::string duplicate = WriteFile(dir, "dup.yaml", model + "layers: 12\n");
+        // Soft faults too small to finish (they once made a replay spin for ever).
+        const std::string tinyFault =
+            WriteFile(dir,
+                      "fault.yaml",
+                      With(hw,
+                           "  routing: dimension-order\n",
+                           "  routing: dimension-order\n"
+                           "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-300}]\n"));
+        const std::string tinyFault12 =
+            WriteFile(dir,
+                      "fault12.yaml",
+                      With(hw,
+                           "  routing: dimension-order\n",
+                           "  routing: dimension-order\n"
+                           "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-12}]\n"));
         const std::string hugeHbm =
             WriteFile(dir, "hbm.yaml", With(hw, "hbm_gib: 80", "hbm_gib: 1e308"));
         const std::string hwFlag = "--hardware=a100-sxm-80gb";
@@ -134,7 +161,17 @@ class CliBadInputTestCase : public TestCase
             // Damaged YAML: the file, the line, the field, the value and the range.
             {{"run", "--model=" + wrapLayers}, {"layers.yaml:", "layers", "4294967320", u32}},
             {{"run", "--model=" + wrapHeads}, {"heads.yaml:", "heads", "4294967296", u32}},
+            {{"run", "--model=" + wrapKvHeads}, {"kv.yaml:", "kv_heads", "4294967296", u32}},
+            {{"run", "--model=" + wrapHidden}, {"hidden.yaml:", "hidden", "4294969600", u32}},
+            {{"run", "--model=" + wrapFfn}, {"ffn.yaml:", "ffn", "4294976512", u32}},
+            {{"run", "--model=" + wrapVocab}, {"vocab.yaml:", "vocab", "4295018496", u32}},
+            {{"run", "--model=" + noLayers}, {"nolayers.yaml:", "layers", "missing"}},
+            {{"run", "--model=" + textLayers}, {"textlayers.yaml:", "layers", "'abc'"}},
             {{"run", "--model=" + duplicate}, {"dup.yaml:", "layers", "duplicate key"}},
+            {{"run", "--hardware=" + tinyFault},
+             {"fault.yaml:", "faults[0].bandwidth_factor", "got 1e-300", "1e-06 to 1"}},
+            {{"collective", "--hardware=" + tinyFault12, "--gpus=2"},
+             {"fault12.yaml:", "faults[0].bandwidth_factor", "got 1e-12", "1e-06 to 1"}},
             {{"run", "--hardware=" + hugeHbm}, {"hbm.yaml:", "gpu.hbm_gib", "1e308", "1048576"}},
             // collective: sizes, counts, lists.
             {{"collective"}, {"option --hardware", "required"}},
@@ -148,6 +185,19 @@ class CliBadInputTestCase : public TestCase
             {{"collective", hwFlag, "--op=allreduce"}, {"option --op", "all-reduce"}},
             {{"collective", hwFlag, "--fault=,,"}, {"option --fault", "empty item"}},
             {{"collective", hwFlag, "--fault=gpu0-gpu1:2"}, {"option --fault", "[0, 1]"}},
+            {{"collective", hwFlag, "--fault=gpu0-gpu1:1e-12"},
+             {"option --fault", "1e-12", "1e-06 to 1"}},
+            {{"collective", hwFlag, "--fault=gpu0-gpu1:1e-300"},
+             {"option --fault", "1e-300", "1e-06 to 1"}},
+            {{"collective", hwFlag, "--fault=gpu0-gpu1:abc"}, {"option --fault", "[0, 1]"}},
+            {{"collective", hwFlag, "--fault=,"}, {"option --fault", "empty item"}},
+            // Resource guards: refused up front with the estimate, not std::bad_alloc later.
+            {{"run", "--gpus=16777216", "--tp=8"},
+             {"16777216 GPUs", "GB of host memory", "4194304"}},
+            {{"collective", hwFlag, "--gpus=16777216"},
+             {"16777216 GPUs", "GB of host memory", "4194304"}},
+            {{"collective", hwFlag, "--gpus=8192"},
+             {"8192 ranks", "33554432", "--granularity=fluid"}},
             {{"collective", hwFlag, "--reduce-GBps=-1"}, {"option --reduce-GBps", "'-1'"}},
             // gemm, sweep, xval and the trace commands.
             {{"gemm", "--m=18446744073709551615", "--n=1", "--k=1"}, {"option --m", u32}},

@@ -4,8 +4,8 @@
 
 // The outputs of the real command line: every --json output parses with a strict JSON parser
 // and carries values that agree with an independent expectation; the memory object of
-// `run --json` is the one `memory --json` prints; identical inputs give byte-identical outputs;
-// wall times appear only with --timing.
+// `run --json` is the one `memory --json` prints (byte-identical outputs and --timing:
+// cli-determinism-test-suite.cc).
 
 #include "cli-process.h"
 #include "ns3/report-json.h"
@@ -280,71 +280,6 @@ class CliMemoryObjectTestCase : public TestCase
 };
 
 /**
- * \brief The same inputs give byte-identical outputs (no wall time, no addresses, no
- * unordered iteration): run, sweep, collective, replay, validate and the trace files; wall and
- * CPU time appear only with --timing.
- */
-class CliDeterminismTestCase : public TestCase
-{
-  public:
-    CliDeterminismTestCase()
-        : TestCase("identical inputs give byte-identical outputs; timing only with --timing")
-    {}
-
-  private:
-    void
-    DoRun() override
-    {
-        const std::string dir = ScratchDir("determinism");
-        const std::string data = SmallValidationData(dir);
-        std::vector<std::vector<std::string>> commands = {
-            Cat({"run", "--json"}, kSmallTraining),
-            Cat({"run"}, kSmallInference),
-            {"sweep", "--model=gpt-1.7b", "--gpus=8", "--gbs=16", "--seq=1024", "--tp=1,2"},
-            {"collective", "--hardware=a100-sxm-80gb", "--gpus=16", "--links=4", "--json"},
-            {"validate", "--data=" + data, "--json"},
-        };
-        for (const auto& c : commands)
-        {
-            CliResult first = RunCli(c, dir);
-            CliResult second = RunCli(c, dir);
-            NS_TEST_EXPECT_MSG_EQ(first.status, 0, Joined(c) + ": " + first.err);
-            NS_TEST_EXPECT_MSG_NE(first.out, "", Joined(c));
-            NS_TEST_EXPECT_MSG_EQ(first.out, second.out, Joined(c) + ": stdout differs");
-            NS_TEST_EXPECT_MSG_EQ(first.err, "", Joined(c) + ": stderr without --timing");
-        }
-        // Trace files, and their replay.
-        for (const char* name : {"a", "b"})
-        {
-            CliResult t = RunCli(Cat({"trace", "--out=" + dir + "/" + name}, kSmallTraining), dir);
-            NS_TEST_EXPECT_MSG_EQ(t.status, 0, t.err);
-        }
-        uint32_t files = 0;
-        for (const auto& entry : std::filesystem::directory_iterator(dir + "/a"))
-        {
-            const std::string other = dir + "/b/" + entry.path().filename().string();
-            const bool same = ReadText(entry.path().string()) == ReadText(other);
-            NS_TEST_EXPECT_MSG_EQ(same, true, entry.path().filename().string() + " differs");
-            ++files;
-        }
-        NS_TEST_EXPECT_MSG_EQ(files, 9, "8 rank traces and the communicator groups");
-        CliResult r1 = RunCli({"replay", "--trace=" + dir + "/a/trace", "--json"}, dir);
-        CliResult r2 = RunCli({"replay", "--trace=" + dir + "/b/trace", "--json"}, dir);
-        NS_TEST_EXPECT_MSG_EQ(r1.out, r2.out, "replay differs");
-
-        // --timing: the wall time in the report and wall and CPU time on stderr.
-        CliResult timed = RunCli(Cat({"run", "--json", "--timing"}, kSmallTraining), dir);
-        NS_TEST_EXPECT_MSG_EQ(timed.status, 0, timed.err);
-        NS_TEST_EXPECT_MSG_GT(Json::parse(timed.out).at("wall_time_s").get<double>(),
-                              0.0,
-                              "wall_time_s with --timing");
-        NS_TEST_EXPECT_MSG_NE(timed.err.find("rapid-llm run: wall "), std::string::npos, timed.err);
-        NS_TEST_EXPECT_MSG_NE(timed.err.find(" cpu "), std::string::npos, timed.err);
-        std::filesystem::remove_all(dir);
-    }
-};
-
-/**
  * \brief `run --per-rank` and `replay --per-rank`: every rank's row, the slowest finishing at
  * the step with the report's own breakdown; without the option the JSON has no ranks.
  */
@@ -408,7 +343,6 @@ class CliOutputTestSuite : public TestSuite
     {
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
-        AddTestCase(new CliDeterminismTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
     }
 };

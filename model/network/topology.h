@@ -85,6 +85,14 @@ class Topology
     Topology();
     ~Topology() override;
 
+    /** The most GPUs a network may have (a resource guard: about 2.2 KB of host each). */
+    static constexpr uint64_t kMaxEndpoints = uint64_t(1) << 22;
+    /**
+     * \brief Refuses, before anything is allocated, a network too big for the host.
+     * \param endpoints GPUs asked for \param source where the request came from (for errors)
+     * Throws SpecError (field gpus) with the estimated memory above kMaxEndpoints.
+     */
+    static void CheckEndpoints(uint64_t endpoints, const std::string& source);
     /**
      * \brief Builds the graph of a network spec, then applies the spec's faults.
      * \param spec the network section of a hardware spec

@@ -182,7 +182,7 @@ NetworkSpec::Read(SpecReader& r)
             if (fault.factor > 0 && fault.factor < LinkFaultSpec::kMinFactor)
             {
                 std::ostringstream os;
-                os << "a factor below " << LinkFaultSpec::kMinFactor
+                os << "got " << fault.factor << ": a factor below " << LinkFaultSpec::kMinFactor
                    << " is not modelled (the link would take ages per byte); give 0 for a "
                       "dead link, or a factor from "
                    << LinkFaultSpec::kMinFactor << " to 1";

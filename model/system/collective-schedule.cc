@@ -4,10 +4,37 @@
 
 #include "collective-schedule.h"
 
+#include "replay-error.h"
+
 #include <stdexcept>
+#include <string>
 
 namespace ns3 {
 namespace rapidllm {
+
+namespace {
+/**
+ * The most steps a schedule holds: 2^25 (33.5 M, about 3 GiB with their dependency lists, and
+ * twice that while the array grows). A ring all-reduce of 4,096 ranks in messages needs 33.5 M;
+ * more is refused with the size instead of running out of memory or wrapping the 32-bit step
+ * indices.
+ */
+constexpr std::size_t kMaxSteps = std::size_t(1) << 25;
+
+/** Throws ReplayError if a schedule of \p ranks ranks holding \p steps steps cannot grow. */
+void
+CheckRoom(std::size_t steps, uint32_t ranks)
+{
+    if (steps >= kMaxSteps)
+    {
+        throw ReplayError("a collective over " + std::to_string(ranks) + " ranks needs more than "
+                          + std::to_string(kMaxSteps)
+                          + " messages and local steps (about 3 GiB of memory, more as it "
+                            "grows): beyond what the simulator holds; use fewer GPUs, a "
+                            "smaller --chunks, or --granularity=fluid");
+    }
+}
+} // namespace
 
 CollectiveSchedule::CollectiveSchedule(uint32_t ranks)
     : m_ranks(ranks)
@@ -21,6 +48,7 @@ CollectiveSchedule::AddSend(
     {
         throw std::logic_error("collective schedule: rank out of range");
     }
+    CheckRoom(m_steps.size(), m_ranks);
     CollectiveStep s;
     s.isSend = true;
     s.src = src;
@@ -39,6 +67,7 @@ CollectiveSchedule::AddLocal(uint32_t rank, double durationS, std::vector<uint32
     {
         throw std::logic_error("collective schedule: rank out of range");
     }
+    CheckRoom(m_steps.size(), m_ranks);
     CollectiveStep s;
     s.isSend = false;
     s.src = rank;

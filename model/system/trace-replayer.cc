@@ -8,6 +8,7 @@
 #include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/network-view.h"
+#include "ns3/nstime.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -32,6 +34,11 @@ constexpr uint8_t kCauseCompute = 0;
 constexpr uint8_t kCauseReceive = 1;
 constexpr uint8_t kCauseCommunication = 2;
 constexpr uint32_t kAbsent = UINT32_MAX;
+/** Node completions between two checks of the event count. */
+constexpr uint32_t kCompletionsPerCheck = 4096;
+/** The watchdog's periodic check: its first and longest period. */
+constexpr int64_t kFirstTickNs = 1000;
+constexpr int64_t kLongestTickNs = 10000000;
 } // namespace
 
 TypeId
@@ -79,6 +86,22 @@ TraceReplayer::GetTypeId()
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_granularity),
                           MakeStringChecker())
+            .AddAttribute("MaxSimulatedTime",
+                          "Watchdog: a replay still running after this much simulated time "
+                          "stops with a ReplayError (a runaway, e.g. a network far too slow "
+                          "for the job). The default, 10^9 s (32 years), is beyond any step a "
+                          "job can have and below where the simulator's clock wraps (292 "
+                          "years).",
+                          TimeValue(Seconds(1e9)),
+                          MakeTimeAccessor(&TraceReplayer::m_maxSimTime),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("MaxEvents",
+                          "Watchdog: a replay that executes more simulator events than this "
+                          "stops with a ReplayError. The default, 10^10, is several hundred "
+                          "times the events of the largest benchmarked job.",
+                          UintegerValue(10000000000ULL),
+                          MakeUintegerAccessor(&TraceReplayer::m_maxEvents),
+                          MakeUintegerChecker<uint64_t>(1))
             .AddTraceSource("OperatorStart",
                             "An operator of a simulated rank starts (an OperatorEvent: rank, "
                             "node, name, kind, time, duration, FLOPs, bytes, group).",
@@ -240,6 +263,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
             }
         }
     }
+    ArmWatchdog();
     for (const auto& [r, i] : roots)
     {
         MakeReady(r, i, kCauseCompute);
@@ -270,9 +294,126 @@ TraceReplayer::GetRepresentative(uint32_t rank) const
     return m_plan.RepresentativeOf(rank);
 }
 
+void
+TraceReplayer::ArmWatchdog()
+{
+    m_tripped.clear();
+    m_eventsAtStart = Simulator::GetEventCount();
+    m_events = 0;
+    m_tickEvents = 0;
+    m_sinceCheck = 0;
+    DisarmWatchdog();
+    if (m_left == 0)
+    {
+        return;
+    }
+    // The limit stays within the simulator's clock (2^63 ns).
+    const int64_t room = std::numeric_limits<int64_t>::max() - Simulator::Now().GetNanoSeconds();
+    m_deadlineNs =
+        Simulator::Now().GetNanoSeconds() + std::min(m_maxSimTime.GetNanoSeconds(), room);
+    ScheduleTick(kFirstTickNs);
+}
+
+void
+TraceReplayer::ScheduleTick(int64_t periodNs)
+{
+    const int64_t nowNs = Simulator::Now().GetNanoSeconds();
+    const int64_t at = nowNs + std::min(periodNs, m_deadlineNs - nowNs);
+    m_tick =
+        Simulator::Schedule(NanoSeconds(at - nowNs), &TraceReplayer::WatchdogTick, this, periodNs);
+}
+
+void
+TraceReplayer::DisarmWatchdog()
+{
+    m_tick.Cancel();
+}
+
+uint64_t
+TraceReplayer::EventsSinceStart() const
+{
+    return Simulator::GetEventCount() - m_eventsAtStart;
+}
+
+void
+TraceReplayer::WatchdogTick(int64_t periodNs)
+{
+    const uint64_t events = EventsSinceStart();
+    if (events > m_maxEvents)
+    {
+        Trip("the replay executed more than the watchdog's MaxEvents of "
+             + std::to_string(m_maxEvents) + " simulator events");
+        return;
+    }
+    if (Simulator::Now().GetNanoSeconds() >= m_deadlineNs)
+    {
+        Trip("simulated time passed the watchdog's MaxSimulatedTime of "
+             + std::to_string(m_maxSimTime.GetSeconds()) + " s");
+        return;
+    }
+    if (Simulator::IsFinished())
+    {
+        return; // nothing else is queued: the replay is done or stuck (Collect says which)
+    }
+    // Busy: check at least every 10 ms of simulated time. Quiet (only this check ran since the
+    // last): the period keeps doubling, so a long wait costs a few checks, not one per 10 ms.
+    const bool quiet = events - m_tickEvents <= 1;
+    m_tickEvents = events;
+    const int64_t doubled = periodNs > m_maxSimTime.GetNanoSeconds() ? periodNs : periodNs * 2;
+    ScheduleTick(quiet ? doubled : std::min(doubled, kLongestTickNs));
+}
+
+void
+TraceReplayer::Trip(const std::string& cause)
+{
+    if (!m_tripped.empty())
+    {
+        return; // already stopped
+    }
+    DisarmWatchdog();
+    std::ostringstream os;
+    os << "the replay ran away and was stopped: " << cause
+       << " (at t = " << Simulator::Now().GetSeconds() - m_start << " s of simulated time, "
+       << EventsSinceStart() << " events, " << m_left << " operators unfinished";
+    // Where it was: the first rank with work left, and its first posted or waiting node.
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        const RankState& s = m_ranks[r];
+        if (s.left == 0)
+        {
+            continue;
+        }
+        uint32_t at = kAbsent;
+        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
+        {
+            at = s.status[i] == kStatusPosted ? i : at;
+        }
+        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
+        {
+            at = s.status[i] == kStatusIdle ? i : at;
+        }
+        if (at != kAbsent)
+        {
+            os << "; first waiting: " << Describe(r, at);
+        }
+        break;
+    }
+    os << "). Raise the attribute ns3::rapidllm::TraceReplayer::"
+       << (cause.find("MaxEvents") != std::string::npos ? "MaxEvents" : "MaxSimulatedTime")
+       << " if the job is legitimately this long.";
+    m_tripped = os.str();
+    NS_LOG_WARN(m_tripped);
+    Simulator::Stop();
+}
+
 ReplayResult
 TraceReplayer::Collect()
 {
+    DisarmWatchdog();
+    if (!m_tripped.empty())
+    {
+        throw ReplayError(m_tripped);
+    }
     for (const auto& s : m_ranks)
     {
         if (s.left > 0)
@@ -284,6 +425,7 @@ TraceReplayer::Collect()
     result.collectives = m_collectives;
     result.messages = m_messages;
     result.simulatedRanks = m_plan.GetSimulatedCount();
+    result.events = m_events;
     result.tensorTimed = m_plan.TimesTensorOnce();
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
@@ -528,9 +670,23 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
     s.left--;
-    if (--m_left == 0 && m_onDone)
+    if (--m_left == 0)
     {
-        Simulator::ScheduleNow(m_onDone);
+        m_events = EventsSinceStart();
+        DisarmWatchdog();
+        if (m_onDone)
+        {
+            Simulator::ScheduleNow(m_onDone);
+        }
+    }
+    else if (++m_sinceCheck == kCompletionsPerCheck)
+    {
+        m_sinceCheck = 0;
+        if (EventsSinceStart() > m_maxEvents)
+        {
+            Trip("the replay executed more than the watchdog's MaxEvents of "
+                 + std::to_string(m_maxEvents) + " simulator events");
+        }
     }
     s.finishNs = std::max(s.finishNs, nowNs);
     if (s.host && node == s.hostWait)

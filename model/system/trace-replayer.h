@@ -6,7 +6,9 @@
 #define RAPIDLLM_TRACE_REPLAYER_H
 
 #include "collective-engine.h"
+#include "ns3/event-id.h"
 #include "ns3/network-backend.h"
+#include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
 #include "operator-event.h"
@@ -50,6 +52,7 @@ struct ReplayResult
     uint64_t collectives = 0;      //!< collectives run
     uint64_t messages = 0;         //!< point-to-point messages delivered
     uint32_t simulatedRanks = 0;   //!< ranks replayed (the others mirror them by symmetry)
+    uint64_t events = 0;           //!< simulator events executed from the start to the end
     bool tensorTimed = false;      //!< tensor-parallel collectives timed once per shape
 };
 
@@ -84,6 +87,18 @@ struct ReplayResult
  * messages on the packet backend), "fluid" (the same) or "message" (every message). The trace
  * sources OperatorStart and OperatorEnd report each operator of a simulated rank as an
  * OperatorEvent.
+ *
+ * A watchdog turns a runaway into a ReplayError naming the cause: a replay whose simulated
+ * time passes MaxSimulatedTime (default 10^9 s, about 32 years: beyond any step a job can
+ * have, as 4 billion sequences of Llama-3 8B inference on one GPU take 8 x 10^7 s, and below
+ * the 2^63 ns, 292 years, where the simulator's clock would wrap) or that executes more than
+ * MaxEvents simulator events (default 10^10, several hundred times the events of the largest
+ * benchmarked job) stops there, with the rank and node it was waiting on.
+ * Both are checked by one watchdog event whose period doubles from 1 us to 10 ms of simulated
+ * time while other events run (and keeps doubling while they do not, up to the time limit,
+ * where it always fires), and the event count also on every 4,096th node completion. The
+ * watchdog never changes the order of other events, nor keeps the simulator running once
+ * nothing else is queued (a trace that cannot finish is still reported as such).
  */
 class TraceReplayer : public Object
 {
@@ -243,6 +258,18 @@ class TraceReplayer : public Object
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
     [[noreturn]] void ReportStuck() const;
+    /** Arms the watchdog at the start of a replay. */
+    void ArmWatchdog();
+    /** Stops the watchdog (the replay finished). */
+    void DisarmWatchdog();
+    /** The watchdog's check of the event count and the time. \param periodNs since the last */
+    void WatchdogTick(int64_t periodNs);
+    /** Schedules the next check \p periodNs from now (at the latest at the time limit). */
+    void ScheduleTick(int64_t periodNs);
+    /** Stops the simulator with \p cause (reported by Collect()). \param cause what ran away */
+    void Trip(const std::string& cause);
+    /** \return the simulator events executed since the replay started */
+    uint64_t EventsSinceStart() const;
 
     Ptr<NetworkBackend> m_backend;      //!< network
     Ptr<CollectiveEngine> m_engine;     //!< collectives over the network
@@ -260,6 +287,15 @@ class TraceReplayer : public Object
     bool m_symmetry = false;            //!< attribute Symmetry
     bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
     bool m_chainKernels = false;        //!< run chains of kernels within one event
+    Time m_maxSimTime;                  //!< attribute MaxSimulatedTime
+    uint64_t m_maxEvents = 0;           //!< attribute MaxEvents
+    uint64_t m_eventsAtStart = 0;       //!< simulator event count when the replay started
+    uint64_t m_events = 0;              //!< events from the start to the last completion
+    uint32_t m_sinceCheck = 0;          //!< node completions since the last event-count check
+    int64_t m_deadlineNs = 0;           //!< the watchdog's simulated-time limit, ns
+    uint64_t m_tickEvents = 0;          //!< events since the start at the last check
+    EventId m_tick;                     //!< the watchdog's periodic event-count check
+    std::string m_tripped;              //!< what the watchdog stopped (empty: nothing)
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
