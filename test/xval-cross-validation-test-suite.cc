@@ -84,7 +84,7 @@ class XvalKnownGapTestCase : public TestCase
             XvalRow now = CrossValidate(w);
             NS_TEST_EXPECT_MSG_GT(now.packet.timeS, now.flow.timeS, "the packet network is slower");
             XvalRow row = CrossValidate(old);
-            const double frame = 9002 / (25e9 * 0.94 * 8948 / 9002);
+            const double frame = 4098 / (25e9 * 0.94 * 4044 / 4098); // the default MTU, 4096
             const double steps = 2 * (16 - 1);
             NS_TEST_ASSERT_MSG_EQ_TOL((row.packet.timeS - row.flow.timeS) / (steps * frame),
                                       1.0,

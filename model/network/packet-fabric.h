@@ -30,7 +30,7 @@ class PacketPathRouting;
  */
 struct PacketFabricConfig
 {
-    uint32_t mtu = 9000;                        //!< IP MTU of every link, bytes
+    uint32_t mtu = 4096;                        //!< IP MTU of every link, bytes
     uint32_t deviceQueuePackets = 4;            //!< PointToPoint device transmit queue, packets
     std::string queueDisc = "fq";               //!< fq, fifo, fq-codel or a QueueDisc TypeId name
     uint32_t queueDiscPackets = 200000;         //!< queue discipline limit, packets

@@ -38,8 +38,8 @@ PacketNetwork::GetTypeId()
             .SetGroupName("RapidLlm")
             .AddConstructor<PacketNetwork>()
             .AddAttribute("Mtu",
-                          "IP MTU of every link, bytes (jumbo frames, as datacenter fabrics use).",
-                          UintegerValue(9000),
+                          "IP MTU of every link, bytes. 4096 is InfiniBand's largest MTU (IBTA spec, \"MTU\" of 256-4096 bytes; NVLink's packets carry at most 256 bytes): the frame each hop stores and forwards is no larger than the real fabric's.",
+                          UintegerValue(4096),
                           MakeUintegerAccessor(&PacketNetwork::m_mtu),
                           MakeUintegerChecker<uint32_t>(576, 65000))
             .AddAttribute("SegmentSize",

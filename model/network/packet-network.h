@@ -75,7 +75,7 @@ class PacketNetwork : public NetworkBackend
     uint32_t GetSegmentSize() const;
     /**
      * \return the payload fraction of a full-size frame on the wire: segment / (MTU + PPP
-     * header), e.g. 8948 / 9002 = 0.994 at MTU 9000
+     * header), e.g. 4044 / 4098 = 0.987 at MTU 4096
      */
     double GetStackEfficiency() const;
     /** \return the ns-3 node of a topology node (builds the network if needed) */
