@@ -59,9 +59,11 @@ ValidationSuite::Bars()
         "the power of a GPU kept awake between launch-bound kernels is charged at idle power "
         "(the measured runs draw 190-235 W; the model's busy-kernel power is 174-179 W)";
     static const std::vector<ValidationBar> bars{
-        {"iteration_s", 0.06, 0.10, ""},
-        {"tpot_s", 0.08, 0.15, ""},
-        {"first_token_s", 0.12, 0.20, ""},
+        // Issue 12's bars for the tables it keeps: Megatron SC21 mean <= 4% (largest 8%),
+        // lmdeploy time per token mean <= 6%, first token mean <= 8%.
+        {"iteration_s", 0.04, 0.08, ""},
+        {"tpot_s", 0.06, 0.15, ""},
+        {"first_token_s", 0.08, 0.20, ""},
         {"latency_per_token_s", 0.15, 0.20, ""},
         {"avg_power_w", 0.20, 0.30, hostDispatch},
         {"energy_per_token_j", 0.20, 0.30, hostDispatch},
