@@ -138,7 +138,9 @@ JobCliOptions()
         {"fault",
          [&](const CliOption& o)
          {
-             return o.For(Plus(kNetworkJob, {"collective"}))
+             return o.For(Plus(kNetworkJob, {"collective", "sweep"}))
+                 .HelpIn("sweep",
+                         "link faults present in every layout (as run takes them, without @TIME)")
                  .HelpIn("study faults",
                          "faults present in every row (beside the studied links), as run takes "
                          "them");
@@ -146,7 +148,7 @@ JobCliOptions()
         {"set",
          [&](const CliOption& o)
          {
-             return o.For(Plus(kJob, {"replay"}));
+             return o.For(Plus(kJob, {"replay", "sweep"}));
          }},
         {"model",
          [&](const CliOption& o)

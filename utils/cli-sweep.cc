@@ -8,11 +8,13 @@
 // DIR/results.csv as it finishes, so an interrupted sweep keeps its rows and --resume goes on.
 
 #include "cli-commands.h"
+#include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
 #include "ns3/progress-line.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
 #include "ns3/study-json.h"
 #include "ns3/sweep-dir.h"
 #include "ns3/sweep-plot.h"
@@ -170,8 +172,25 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
 int
 RunSweepCommand(const CliArgs& args)
 {
-    ModelSpec m = ModelSpec::Load(args.Text("model"));
-    HardwareSpec h = HardwareSpec::Load(args.Text("hardware"));
+    // --set (model., gpu. and network. paths) and --fault apply to every layout, as in run.
+    const std::vector<SpecOverride> overrides =
+        args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
+                             : std::vector<SpecOverride>();
+    ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
+    HardwareSpec h = HardwareSpec::Load(args.Text("hardware"), overrides);
+    if (args.HasValue("fault"))
+    {
+        Ptr<FaultSchedule> schedule;
+        AddFaults(
+            ParseFaultOption(args.Text("fault"), kCommandLine), h.network, schedule, kCommandLine);
+        if (schedule)
+        {
+            throw SpecError(kCommandLine,
+                            "fault",
+                            "sweep takes faults present from the start only; drop @TIME (run "
+                            "and replay take timed faults)");
+        }
+    }
     RunSpec base;
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
@@ -222,6 +241,8 @@ RunSweepCommand(const CliArgs& args)
     inputs["command"] = "sweep";
     inputs["model"] = args.Text("model");
     inputs["hardware"] = args.Text("hardware");
+    inputs["set"] = args.Text("set");
+    inputs["fault"] = args.Text("fault");
     inputs["gpus"] = space.gpus;
     inputs["gbs"] = base.globalBatch;
     inputs["seq"] = base.sequence;
