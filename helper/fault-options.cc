@@ -5,6 +5,7 @@
 #include "fault-options.h"
 
 #include "ns3/spec-error.h"
+#include "report-output.h"
 
 #include <cmath>
 #include <cstdio>
@@ -26,15 +27,6 @@ ParseNumber(const std::string& text, double& value)
     char* end = nullptr;
     value = std::strtod(text.c_str(), &end);
     return end == text.c_str() + text.size() && std::isfinite(value);
-}
-
-/** \return "%.9g" of \p x */
-std::string
-Number(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
 }
 
 /** \return seconds of "250ms", "1.5s", "20us", "100ns" or "0.25"; false when malformed */
@@ -118,12 +110,12 @@ ParseFaultOption(const std::string& text, const std::string& source, const std::
             {
                 throw SpecError(source,
                                 option,
-                                "'" + item + "': FACTOR " + Number(f.factor)
+                                "'" + item + "': FACTOR " + FormatNumber(f.factor)
                                     + " is below the smallest soft-fault factor "
-                                    + Number(LinkFaultSpec::kMinFactor)
+                                    + FormatNumber(LinkFaultSpec::kMinFactor)
                                     + " (a link that slow would stall the simulation); allowed: 0 "
                                       "(dead link) or "
-                                    + Number(LinkFaultSpec::kMinFactor) + " to 1");
+                                    + FormatNumber(LinkFaultSpec::kMinFactor) + " to 1");
             }
         }
         faults.push_back(f);
@@ -166,10 +158,10 @@ FaultOptionText(const std::vector<FaultOption>& faults)
     std::string out;
     for (const auto& f : faults)
     {
-        out += (out.empty() ? "" : ",") + f.selector + ":" + Number(f.factor);
+        out += (out.empty() ? "" : ",") + f.selector + ":" + FormatNumber(f.factor);
         if (f.timed)
         {
-            out += "@" + Number(f.startS) + "s";
+            out += "@" + FormatNumber(f.startS) + "s";
         }
     }
     return out;

@@ -11,6 +11,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
 #include "rapid-llm-helper.h"
+#include "report-output.h"
 #include "study-plot.h"
 
 #include <algorithm>
@@ -24,15 +25,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-
-/** \return "%.9g" of \p x */
-std::string
-Number(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
-}
 
 /** \return the next value of a SplitMix64 stream (reproducible on every platform) */
 uint64_t
@@ -365,14 +357,16 @@ FaultStudyCsv(const FaultStudyResult& result)
     };
     for (const auto& r : result.rows)
     {
-        os << field(r.routing) << "," << field(r.links) << "," << Number(r.factor) << ",";
+        os << field(r.routing) << "," << field(r.links) << "," << FormatNumber(r.factor) << ",";
         if (r.ok)
         {
-            os << Number(r.stepTimeS) << "," << Number(r.slowdown) << "," << Number(r.computeS)
-               << "," << Number(r.exposedCommS) << "," << Number(r.bubbleS) << ",";
+            os << FormatNumber(r.stepTimeS) << "," << FormatNumber(r.slowdown) << ","
+               << FormatNumber(r.computeS) << "," << FormatNumber(r.exposedCommS) << ","
+               << FormatNumber(r.bubbleS) << ",";
             if (!r.mostLoaded.empty())
             {
-                os << field(r.mostLoaded.front().name) << "," << Number(r.mostLoaded.front().bytes);
+                os << field(r.mostLoaded.front().name) << ","
+                   << FormatNumber(r.mostLoaded.front().bytes);
             }
             else
             {

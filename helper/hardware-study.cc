@@ -9,6 +9,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "rapid-llm-helper.h"
+#include "report-output.h"
 #include "study-plot.h"
 
 #include <cstdio>
@@ -20,15 +21,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-
-/** \return "%.9g" of \p x */
-std::string
-Number(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
-}
 
 /** \return GiB of \p bytes */
 double
@@ -124,17 +116,17 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
         os << field << "," << r.value << "," << (p.feasible ? "true" : "false") << ",";
         if (p.feasible)
         {
-            os << Number(p.stepTimeS) << "," << (Inference(r) ? Number(p.ttftS) : "") << ","
-               << (Inference(r) ? Number(p.tpotS) : "") << ","
-               << (Inference(r) ? "" : Number(p.tflopsPerGpu)) << ","
-               << (Inference(r) ? "" : Number(p.mfu)) << "," << Number(p.computeS) << ","
-               << Number(p.exposedCommS) << "," << Number(p.bubbleS) << ",";
+            os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "")
+               << "," << (Inference(r) ? FormatNumber(p.tpotS) : "") << ","
+               << (Inference(r) ? "" : FormatNumber(p.tflopsPerGpu)) << ","
+               << (Inference(r) ? "" : FormatNumber(p.mfu)) << "," << FormatNumber(p.computeS)
+               << "," << FormatNumber(p.exposedCommS) << "," << FormatNumber(p.bubbleS) << ",";
         }
         else
         {
             os << ",,,,,,,,";
         }
-        os << Number(Gib(p.memory.peak)) << "," << Number(Gib(p.capacityBytes)) << ",";
+        os << FormatNumber(Gib(p.memory.peak)) << "," << FormatNumber(Gib(p.capacityBytes)) << ",";
         std::string reason = p.feasible ? "" : p.reason;
         for (char& c : reason)
         {

@@ -12,22 +12,21 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-
-/** \return "%.9g" of \p x */
 std::string
-Number(double x)
+FormatNumber(double x)
 {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.9g", x);
     return buf;
 }
 
+namespace {
+
 /** \return GiB of \p bytes, as text */
 std::string
 Gib(uint64_t bytes)
 {
-    return Number(double(bytes) / double(1ull << 30));
+    return FormatNumber(double(bytes) / double(1ull << 30));
 }
 
 } // namespace
@@ -41,17 +40,18 @@ RunReportCsv(const RunReport& r, bool perRank)
         os << "rank,finish_s,compute_s,exposed_comm_s,bubble_s\n";
         for (const auto& k : r.ranks)
         {
-            os << k.rank << "," << Number(k.finishS) << "," << Number(k.computeS) << ","
-               << Number(k.exposedCommS) << "," << Number(k.bubbleS) << "\n";
+            os << k.rank << "," << FormatNumber(k.finishS) << "," << FormatNumber(k.computeS) << ","
+               << FormatNumber(k.exposedCommS) << "," << FormatNumber(k.bubbleS) << "\n";
         }
         return os.str();
     }
     os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
           "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib\n";
-    os << r.mode << "," << r.gpus << "," << r.backend << "," << Number(r.stepTimeS) << ","
-       << Number(r.ttftS) << "," << Number(r.tpotS) << "," << Number(r.tflopsPerGpu) << ","
-       << Number(r.mfu) << "," << Number(r.computeS) << "," << Number(r.exposedCommS) << ","
-       << Number(r.bubbleS) << "," << r.criticalRank << "," << (r.feasible ? "true" : "false")
+    os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","
+       << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
+       << FormatNumber(r.tflopsPerGpu) << "," << FormatNumber(r.mfu) << ","
+       << FormatNumber(r.computeS) << "," << FormatNumber(r.exposedCommS) << ","
+       << FormatNumber(r.bubbleS) << "," << r.criticalRank << "," << (r.feasible ? "true" : "false")
        << ",";
     if (r.haveMemory)
     {
@@ -108,7 +108,7 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
     plot.xLabel = "";
     plot.yLabel = "seconds of the step (critical rank " + std::to_string(r.criticalRank) + ")";
     plot.bars = true;
-    PlotSeries s{"step " + Number(r.stepTimeS) + " s", {}};
+    PlotSeries s{"step " + FormatNumber(r.stepTimeS) + " s", {}};
     for (std::size_t i = 0; i < parts.size(); ++i)
     {
         plot.xLabels.push_back({double(i), parts[i].first});

@@ -15,6 +15,13 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
+ * \return \p x with 9 significant digits ("%.9g"), as every CSV and study table prints numbers
+ * (reproducible text, no locale)
+ */
+std::string FormatNumber(double x);
+
+/**
+ * \ingroup rapid-llm
  * \brief The report's table as CSV (`--csv`): one row with the step time, the breakdown of the
  * critical rank and the memory verdict, or with \p perRank one row per rank
  * (rank,finish_s,compute_s,exposed_comm_s,bubble_s).

@@ -10,6 +10,7 @@
 #include "ns3/collective-probe.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
 
@@ -47,15 +48,6 @@ ParseFaults(const std::string& text)
         faults.push_back(spec);
     }
     return faults;
-}
-
-/** \return a number for the text report, printed reproducibly */
-std::string
-Number(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
 }
 
 } // namespace
@@ -99,18 +91,19 @@ RunCollectiveCommand(const CliArgs& args)
     std::cout << ToString(config.op) << " of " << config.bytes << " bytes among " << config.gpus
               << " GPUs of " << hw.name << " (" << r.algorithm << ", routing " << r.routing << ", "
               << r.messages << " messages)\n"
-              << "  time                " << Number(r.timeS * 1e6) << " us\n"
-              << "  algorithm bandwidth " << Number(r.algorithmBandwidthBps / 1e9) << " GB/s\n"
-              << "  bus bandwidth       " << Number(r.busBandwidthBps / 1e9) << " GB/s\n";
+              << "  time                " << FormatNumber(r.timeS * 1e6) << " us\n"
+              << "  algorithm bandwidth " << FormatNumber(r.algorithmBandwidthBps / 1e9)
+              << " GB/s\n"
+              << "  bus bandwidth       " << FormatNumber(r.busBandwidthBps / 1e9) << " GB/s\n";
     if (!r.mostLoaded.empty())
     {
         std::cout << "  most loaded links:\n";
         for (std::size_t i = 0; i < r.mostLoaded.size(); ++i)
         {
             const auto& s = r.mostLoaded[i];
-            std::cout << "    " << s.name << "  " << Number(s.bytes / 1e6) << " MB, busy "
-                      << Number(s.busyTimeS * 1e6) << " us, utilization " << Number(s.utilization)
-                      << "\n";
+            std::cout << "    " << s.name << "  " << FormatNumber(s.bytes / 1e6) << " MB, busy "
+                      << FormatNumber(s.busyTimeS * 1e6) << " us, utilization "
+                      << FormatNumber(s.utilization) << "\n";
         }
     }
     return 0;

@@ -4,6 +4,13 @@
 
 #include "cli-job-options.h"
 
+#include "ns3/progress-line.h"
+#include "ns3/run-progress.h"
+#include "ns3/spec-error.h"
+#include "ns3/timeline-recorder.h"
+
+#include <fstream>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -42,6 +49,36 @@ JobBackendAndRouting(const CliArgs& args,
                                                                      : "flow";
     routing =
         r && r->TakenBy(args.Command()) && args.Has("routing") ? args.Text("routing") : job.routing;
+}
+
+RunReport
+RunObserved(const CliArgs& args,
+            const std::string& command,
+            Ptr<RapidLlmHelper> helper,
+            const std::function<RunReport()>& replay)
+{
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    RunProgress progress(
+        command, args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    progress.Attach(helper);
+    TimelineRecorder timeline;
+    const bool recording = args.HasValue("timeline");
+    if (recording)
+    {
+        if (!std::ofstream(args.Text("timeline"), std::ios::app))
+        {
+            throw SpecError(
+                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
+        }
+        timeline.Attach(helper);
+    }
+    RunReport report = replay();
+    progress.Finish();
+    if (recording)
+    {
+        timeline.Write(args.Text("timeline"));
+    }
+    return report;
 }
 
 } // namespace rapidllm

@@ -7,6 +7,9 @@
 
 #include "cli-args.h"
 #include "ns3/job-options.h"
+#include "ns3/rapid-llm-helper.h"
+
+#include <functional>
 
 namespace ns3 {
 namespace rapidllm {
@@ -40,6 +43,19 @@ void JobBackendAndRouting(const CliArgs& args,
                           const ResolvedJob& job,
                           std::string& backend,
                           std::string& routing);
+
+/**
+ * \brief Runs \p replay (the helper's Run or Replay) with progress on stderr (a terminal, or
+ * --progress; a clean stop on an interrupt) and, with --timeline=FILE, the trace-event timeline
+ * written to FILE (checked writable before the run).
+ * \param args the command's options \param command its name, for the progress line
+ * \param helper the helper that runs it \param replay runs it
+ * \return the report
+ */
+RunReport RunObserved(const CliArgs& args,
+                      const std::string& command,
+                      Ptr<RapidLlmHelper> helper,
+                      const std::function<RunReport()>& replay);
 
 } // namespace rapidllm
 } // namespace ns3

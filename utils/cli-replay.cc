@@ -5,19 +5,16 @@
 // rapid-llm replay: replays any Chakra execution-trace set on a cluster's network.
 
 #include "cli-commands.h"
+#include "cli-job-options.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/fault-options.h"
 #include "ns3/job-options.h"
-#include "ns3/progress-line.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
-#include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
-#include "ns3/timeline-recorder.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 namespace ns3 {
@@ -58,28 +55,13 @@ RunReplayCommand(const CliArgs& args)
         set.groups = CommGroups::Load(args.Text("comm-groups"));
         ChakraTraceReader::CheckSet(set, trace);
     }
-    // Progress on stderr (a terminal, or --progress) and a clean stop on an interrupt.
-    const bool terminal = ProgressLine::StderrIsTerminal();
-    RunProgress progress(
-        "replay", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
-    progress.Attach(helper);
-    TimelineRecorder timeline;
-    if (args.HasValue("timeline"))
-    {
-        // A path that cannot be written is an error before the run, not after it.
-        if (!std::ofstream(args.Text("timeline"), std::ios::app))
-        {
-            throw SpecError(
-                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
-        }
-        timeline.Attach(helper);
-    }
-    RunReport report = helper->Replay(std::move(set));
-    progress.Finish();
-    if (args.HasValue("timeline"))
-    {
-        timeline.Write(args.Text("timeline"));
-    }
+    RunReport report = RunObserved(args,
+                                   "replay",
+                                   helper,
+                                   [&]()
+                                   {
+                                       return helper->Replay(std::move(set));
+                                   });
     if (args.Flag("json"))
     {
         Json j = report;

@@ -8,12 +8,9 @@
 #include "cli-job-options.h"
 #include "ns3/boolean.h"
 #include "ns3/job-echo.h"
-#include "ns3/progress-line.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
-#include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
-#include "ns3/timeline-recorder.h"
 #include "ns3/workload-trace.h"
 
 #include <cstdio>
@@ -67,28 +64,14 @@ RunRunCommand(const CliArgs& args)
     helper->SetModel(job.model);
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
-    // Progress on stderr (a terminal, or --progress) and a clean stop on an interrupt.
-    const bool terminal = ProgressLine::StderrIsTerminal();
-    RunProgress progress("run", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
-    progress.Attach(helper);
-    TimelineRecorder timeline;
-    if (args.HasValue("timeline"))
-    {
-        // A path that cannot be written is an error before the run, not after it.
-        if (!std::ofstream(args.Text("timeline"), std::ios::app))
-        {
-            throw SpecError(
-                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
-        }
-        timeline.Attach(helper);
-    }
     helper->SetTimedFaults(job.timedFaults);
-    RunReport report = helper->Run();
-    progress.Finish();
-    if (args.HasValue("timeline"))
-    {
-        timeline.Write(args.Text("timeline"));
-    }
+    RunReport report = RunObserved(args,
+                                   "run",
+                                   helper,
+                                   [&]()
+                                   {
+                                       return helper->Run();
+                                   });
     const Json input = JobInputJson(job, backend, routing);
     const std::string out = args.Text("out");
     if (!out.empty())

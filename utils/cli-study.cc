@@ -10,6 +10,7 @@
 #include "ns3/fault-study.h"
 #include "ns3/hardware-study.h"
 #include "ns3/job-echo.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 
 #include <cstdio>
@@ -20,15 +21,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-
-/** \return "%.9g" of \p x */
-std::string
-Number(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
-    return buf;
-}
 
 /** \return the items of a \p separator separated list, each non-empty (else an error) */
 std::vector<std::string>
@@ -88,8 +80,9 @@ RunStudyFaultsCommand(const CliArgs& args)
         {
             throw SpecError(kCommandLine,
                             "factors",
-                            "'" + f + "' is not a bandwidth factor; allowed: 0 (dead link) or "
-                                      "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
+                            "'" + f
+                                + "' is not a bandwidth factor; allowed: 0 (dead link) or "
+                                  "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
         }
         config.factors.push_back(factor);
     }
@@ -126,7 +119,7 @@ RunStudyFaultsCommand(const CliArgs& args)
                 std::printf("  %-16s %-28s %7s %12.6f %9.4f %12.6f\n",
                             r.routing.c_str(),
                             r.links.c_str(),
-                            Number(r.factor).c_str(),
+                            FormatNumber(r.factor).c_str(),
                             r.stepTimeS,
                             r.slowdown,
                             r.exposedCommS);
@@ -136,7 +129,7 @@ RunStudyFaultsCommand(const CliArgs& args)
                 std::printf("  %-16s %-28s %7s  error: %s\n",
                             r.routing.c_str(),
                             r.links.c_str(),
-                            Number(r.factor).c_str(),
+                            FormatNumber(r.factor).c_str(),
                             r.error.c_str());
             }
         }
@@ -151,7 +144,7 @@ RunStudyFaultsCommand(const CliArgs& args)
                                 "difference %+.2f%%\n",
                                 c.routing.c_str(),
                                 c.links.c_str(),
-                                Number(c.factor).c_str(),
+                                FormatNumber(c.factor).c_str(),
                                 c.flowS,
                                 c.packetS,
                                 100 * c.relDiff);
@@ -161,7 +154,7 @@ RunStudyFaultsCommand(const CliArgs& args)
                     std::printf("  %-16s %-28s %7s error: %s\n",
                                 c.routing.c_str(),
                                 c.links.c_str(),
-                                Number(c.factor).c_str(),
+                                FormatNumber(c.factor).c_str(),
                                 c.error.c_str());
                 }
             }
