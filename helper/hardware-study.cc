@@ -165,22 +165,11 @@ WriteHardwareStudy(const std::string& dir,
                    const std::string& backend,
                    const std::string& routing)
 {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-    {
-        throw SpecError("command line", "out", "cannot create '" + dir + "': " + ec.message());
-    }
+    CreateOutputDir(dir);
     const std::filesystem::path out(dir);
     auto write = [&](const std::string& name, const std::string& text)
     {
-        const std::string path = (out / name).string();
-        std::ofstream file(path);
-        file << text;
-        if (!file)
-        {
-            throw SpecError("command line", "out", "cannot write '" + path + "'");
-        }
+        WriteOutputFile((out / name).string(), text);
     };
     write("results.csv", HardwareStudyCsv(field, rows));
     write("results.json", DumpJson(HardwareStudyJson(field, rows, backend, routing)));

@@ -4,9 +4,12 @@
 
 #include "report-output.h"
 
+#include "ns3/spec-error.h"
 #include "study-plot.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace ns3 {
@@ -18,6 +21,36 @@ FormatNumber(double x)
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.9g", x);
     return buf;
+}
+
+void
+CreateOutputDir(const std::string& dir)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+    {
+        throw SpecError("command line", "out", "cannot create '" + dir + "': " + ec.message());
+    }
+}
+
+void
+WriteOutputFile(const std::string& path, const std::string& text)
+{
+    const std::string temporary = path + ".tmp";
+    std::ofstream file(temporary);
+    file << text;
+    file.close();
+    std::error_code ec;
+    if (file)
+    {
+        std::filesystem::rename(temporary, path, ec);
+    }
+    if (!file || ec)
+    {
+        std::filesystem::remove(temporary, ec);
+        throw SpecError("command line", "out", "cannot write '" + path + "'");
+    }
 }
 
 namespace {

@@ -22,6 +22,20 @@ std::string FormatNumber(double x);
 
 /**
  * \ingroup rapid-llm
+ * \brief Creates the output folder \p dir and its parents; a SpecError on option --out, naming
+ * the folder and the cause, when it cannot.
+ */
+void CreateOutputDir(const std::string& dir);
+
+/**
+ * \ingroup rapid-llm
+ * \brief Writes \p text to \p path through a temporary file renamed over it, so that a failed
+ * or interrupted write leaves no half-written file; a SpecError on option --out when it fails.
+ */
+void WriteOutputFile(const std::string& path, const std::string& text);
+
+/**
+ * \ingroup rapid-llm
  * \brief The report's table as CSV (`--csv`): one row with the step time, the breakdown of the
  * critical rank and the memory verdict, or with \p perRank one row per rank
  * (rank,finish_s,compute_s,exposed_comm_s,bubble_s).

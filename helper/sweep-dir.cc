@@ -6,6 +6,7 @@
 
 #include "ns3/job-options.h"
 #include "ns3/spec-error.h"
+#include "report-output.h"
 
 #include <filesystem>
 #include <fstream>
@@ -114,12 +115,7 @@ SweepDir::CsvPath() const
 std::vector<SweepRow>
 SweepDir::Open(bool resume)
 {
-    std::error_code ec;
-    fs::create_directories(m_dir, ec);
-    if (ec)
-    {
-        throw SpecError(kCommandLine, "out", "cannot create '" + m_dir + "': " + ec.message());
-    }
+    CreateOutputDir(m_dir);
     const std::string csv = CsvPath();
     const std::string json = (fs::path(m_dir) / "sweep.json").string();
     std::vector<SweepRow> rows;
@@ -275,12 +271,7 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
         ranked.push_back(r);
     }
     RankSweepRows(ranked);
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec)
-    {
-        throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
-    }
+    CreateOutputDir(out);
     WriteJsonFile((fs::path(out) / "sweep.json").string(), common);
     WriteSweepCsv((fs::path(out) / "results.csv").string(), ranked);
     return ranked;

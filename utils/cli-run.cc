@@ -76,23 +76,11 @@ RunRunCommand(const CliArgs& args)
     const std::string out = args.Text("out");
     if (!out.empty())
     {
-        std::error_code ec;
-        std::filesystem::create_directories(out, ec);
-        if (ec)
-        {
-            throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
-        }
+        CreateOutputDir(out);
         WriteWorkloadTraces(helper->BuildWorkload(),
                             (std::filesystem::path(out) / "trace").string());
-        const std::string path = (std::filesystem::path(out) / "report.json").string();
-        std::ofstream file(path + ".tmp");
-        file << ReportJson(report, perRank, timing, input);
-        file.close();
-        std::filesystem::rename(path + ".tmp", path, ec);
-        if (!file || ec)
-        {
-            throw SpecError(kCommandLine, "out", "cannot write '" + path + "'");
-        }
+        WriteOutputFile((std::filesystem::path(out) / "report.json").string(),
+                        ReportJson(report, perRank, timing, input));
         WriteBreakdownPng((std::filesystem::path(out) / "breakdown.png").string(),
                           report,
                           job.model.name + " " + report.mode + " step on "

@@ -7,6 +7,7 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/compute-coster.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/workload-trace.h"
 #include "ns3/workload.h"
@@ -22,12 +23,7 @@ RunTraceCommand(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptions(args);
     const std::string out = args.Text("out");
-    std::error_code ec;
-    std::filesystem::create_directories(out, ec);
-    if (ec)
-    {
-        throw SpecError(kCommandLine, "out", "cannot create '" + out + "': " + ec.message());
-    }
+    CreateOutputDir(out);
     Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(job.hardware.gpu);
     Workload w = Workload::Build(job.model, job.run, MakeComputeCoster(compute));
     const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
