@@ -15,6 +15,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -52,10 +53,15 @@ main(int argc, char** argv)
     {
         os << "Usage: rapid-llm <command> [--option=value ...]\n"
            << "Run 'rapid-llm <command> --help' for a command's options.\n\nCommands:\n";
+        std::size_t width = 0;
         for (const auto& c : commands)
         {
-            os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
-               << c.summary << "\n";
+            width = std::max(width, c.name.size());
+        }
+        for (const auto& c : commands)
+        {
+            os << "  " << c.name << std::string(width + 2 - c.name.size(), ' ') << c.summary
+               << "\n";
         }
     };
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0)
