@@ -4,6 +4,8 @@
 
 #include "job-echo.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #ifndef RAPIDLLM_VERSION
@@ -12,6 +14,22 @@
 
 namespace ns3 {
 namespace rapidllm {
+
+namespace {
+
+/**
+ * \return \p x to 12 significant digits: a unit conversion of a spec value (0.3e-6 s x 1e6)
+ * echoes as the value the file holds (0.3), not as its binary neighbour (0.30000000000000004)
+ */
+double
+AsWritten(double x)
+{
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.12g", x);
+    return std::strtod(buf, nullptr);
+}
+
+} // namespace
 
 std::string
 RapidLlmVersion()
@@ -32,8 +50,8 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         dims.push_back({{"name", d.name},
                         {"size", d.size},
                         {"kind", ToString(d.kind)},
-                        {"bandwidth_GBps", d.bandwidthBps / 1e9},
-                        {"latency_us", d.latencyS * 1e6},
+                        {"bandwidth_GBps", AsWritten(d.bandwidthBps / 1e9)},
+                        {"latency_us", AsWritten(d.latencyS * 1e6)},
                         {"oversubscription", d.oversubscription}});
     }
     Json faults = Json::array();
@@ -62,7 +80,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                      {"name", job.hardware.name},
                      {"gpu", g.name},
                      {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
-                     {"hbm_bandwidth_GBps", g.hbmBandwidthBps / 1e9},
+                     {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
                      {"network", dims},
                      {"faults", faults}};
     j["layout"] = {{"gpus", p.Gpus()},
