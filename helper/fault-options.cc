@@ -5,6 +5,7 @@
 #include "fault-options.h"
 
 #include "ns3/spec-error.h"
+#include "option-spec.h"
 #include "report-output.h"
 
 #include <cmath>
@@ -15,19 +16,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-
-/** \return whether \p text is a whole finite number, set in \p value */
-bool
-ParseNumber(const std::string& text, double& value)
-{
-    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
-    {
-        return false;
-    }
-    char* end = nullptr;
-    value = std::strtod(text.c_str(), &end);
-    return end == text.c_str() + text.size() && std::isfinite(value);
-}
 
 /** \return seconds of "250ms", "1.5s", "20us", "100ns" or "0.25"; false when malformed */
 bool
@@ -41,7 +29,7 @@ ParseTime(const std::string& text, double& seconds)
             && text.compare(text.size() - unit.size(), unit.size(), unit) == 0)
         {
             double v = 0;
-            if (!ParseNumber(text.substr(0, text.size() - unit.size()), v))
+            if (!ParseFiniteNumber(text.substr(0, text.size() - unit.size()), v))
             {
                 return false;
             }
@@ -49,7 +37,7 @@ ParseTime(const std::string& text, double& seconds)
             return seconds >= 0;
         }
     }
-    return ParseNumber(text, seconds) && seconds >= 0;
+    return ParseFiniteNumber(text, seconds) && seconds >= 0;
 }
 
 } // namespace
@@ -99,7 +87,7 @@ ParseFaultOption(const std::string& text, const std::string& source, const std::
         if (colon != std::string::npos)
         {
             const std::string factor = rest.substr(colon + 1);
-            if (!ParseNumber(factor, f.factor) || !(f.factor >= 0 && f.factor <= 1))
+            if (!ParseFiniteNumber(factor, f.factor) || !(f.factor >= 0 && f.factor <= 1))
             {
                 throw SpecError(
                     source,

@@ -37,11 +37,14 @@ PacketNetwork::GetTypeId()
             .SetParent<NetworkBackend>()
             .SetGroupName("RapidLlm")
             .AddConstructor<PacketNetwork>()
-            .AddAttribute("Mtu",
-                          "IP MTU of every link, bytes. 4096 is InfiniBand's largest MTU (IBTA spec, \"MTU\" of 256-4096 bytes; NVLink's packets carry at most 256 bytes): the frame each hop stores and forwards is no larger than the real fabric's.",
-                          UintegerValue(4096),
-                          MakeUintegerAccessor(&PacketNetwork::m_mtu),
-                          MakeUintegerChecker<uint32_t>(576, 65000))
+            .AddAttribute(
+                "Mtu",
+                "IP MTU of every link, bytes. 4096 is InfiniBand's largest MTU (IBTA spec, \"MTU\" "
+                "of 256-4096 bytes; NVLink's packets carry at most 256 bytes): the frame each hop "
+                "stores and forwards is no larger than the real fabric's.",
+                UintegerValue(4096),
+                MakeUintegerAccessor(&PacketNetwork::m_mtu),
+                MakeUintegerChecker<uint32_t>(576, 65000))
             .AddAttribute("SegmentSize",
                           "TCP segment payload, bytes; 0 = MTU - 20 (IP) - 32 (TCP with the "
                           "timestamp option), so a full segment fills one MTU.",
