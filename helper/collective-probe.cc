@@ -7,10 +7,12 @@
 #include "ns3/collective-engine.h"
 #include "ns3/cross-validation.h"
 #include "ns3/network-backend.h"
+#include "ns3/replay-error.h"
 #include "ns3/simulator-guard.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
+#include "ns3/trace-replayer.h"
 
 namespace ns3 {
 namespace rapidllm {
@@ -78,7 +80,21 @@ RunCollectiveProbe(const NetworkSpec& network,
                                                end = Simulator::Now().GetSeconds();
                                            }));
                      }));
+    // The replay watchdog's simulated-time limit (TraceReplayer::MaxSimulatedTime, as
+    // configured, also through NS_ATTRIBUTE_DEFAULT) bounds a collective too: one still
+    // running then is reported, not waited for.
+    TimeValue limitValue;
+    CreateObject<TraceReplayer>()->GetAttribute("MaxSimulatedTime", limitValue);
+    const Time limit = limitValue.Get();
+    Simulator::Stop(limit);
     Simulator::Run();
+    if (end < 0 && Simulator::Now() >= limit)
+    {
+        throw ReplayError("the collective ran away and was stopped: simulated time passed the "
+                          "watchdog's MaxSimulatedTime of "
+                          + std::to_string(limit.GetSeconds())
+                          + " s (ns3::rapidllm::TraceReplayer::MaxSimulatedTime)");
+    }
     if (end < 0)
     {
         throw SpecError(source, "", "the collective did not complete (internal error)");

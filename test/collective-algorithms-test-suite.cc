@@ -15,6 +15,7 @@
 #include "ns3/config.h"
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/replay-error.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
@@ -734,6 +735,123 @@ class AlgorithmNameErrorsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Every built-in algorithm counts, before building, exactly the messages it then
+ * writes, alone and composed by hierarchical; that count is what lets a collective beyond the
+ * schedule's limit be refused at once, with its size, instead of after seconds and gigabytes.
+ */
+class MessageCountTestCase : public TestCase
+{
+  public:
+    MessageCountTestCase()
+        : TestCase("algorithms count their messages before building; too-large ones are refused")
+    {}
+
+  private:
+    /** Builds \p req on \p t unless the algorithm cannot run it; checks count = messages. */
+    void
+    Check(const Topology& t, const CollectiveRequest& req, const std::string& what)
+    {
+        CollectivePlan plan;
+        try
+        {
+            plan = BuildCollective(req, t);
+        }
+        catch (const SpecError&)
+        {
+            return; // an op or group size the algorithm does not run
+        }
+        NS_TEST_EXPECT_MSG_EQ(plan.countedMessages, plan.schedule.GetSendCount(), what);
+    }
+
+    void
+    DoRun() override
+    {
+        const CollectiveOp ops[] = {CollectiveOp::ALL_REDUCE,
+                                    CollectiveOp::REDUCE_SCATTER,
+                                    CollectiveOp::ALL_GATHER,
+                                    CollectiveOp::ALL_TO_ALL,
+                                    CollectiveOp::BROADCAST,
+                                    CollectiveOp::REDUCE};
+        const std::string flat[] = {
+            "ring", "direct", "halving-doubling", "double-binary-tree", "nccl"};
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 16, 100, 1000).Routing("shortest-path");
+        for (uint32_t k : {2u, 3u, 5u, 8u, 16u})
+        {
+            Ptr<Topology> t = Topology::Build(s, k);
+            for (const std::string& algorithm : flat)
+            {
+                for (CollectiveOp op : ops)
+                {
+                    for (uint32_t chunks : {1u, 3u})
+                    {
+                        CollectiveRequest req;
+                        req.op = op;
+                        req.algorithm = algorithm;
+                        req.bytes = 3 << 20;
+                        req.chunks = chunks;
+                        req.root = k / 2;
+                        for (uint32_t i = 0; i < k; ++i)
+                        {
+                            req.endpoints.push_back(i);
+                        }
+                        Check(*t,
+                              req,
+                              algorithm + " " + ToString(op) + " k=" + std::to_string(k)
+                                  + " chunks=" + std::to_string(chunks));
+                    }
+                }
+            }
+        }
+        // Hierarchical over 4 DGX A100 nodes, with each per-dimension algorithm.
+        for (const std::string& inner : {"ring", "halving-doubling", "direct", "nccl"})
+        {
+            HardwareSpec hw = HardwareSpec::Load("a100-sxm-80gb");
+            for (auto& d : hw.network.dimensions)
+            {
+                d.collective = inner;
+            }
+            Ptr<Topology> t = Topology::Build(hw.network, 32);
+            for (CollectiveOp op :
+                 {CollectiveOp::ALL_REDUCE, CollectiveOp::REDUCE_SCATTER, CollectiveOp::ALL_GATHER})
+            {
+                CollectiveRequest req;
+                req.op = op;
+                req.algorithm = "hierarchical";
+                req.bytes = 64 << 20;
+                for (uint32_t i = 0; i < 32; ++i)
+                {
+                    req.endpoints.push_back(i);
+                }
+                Check(*t, req, "hierarchical/" + inner + " " + ToString(op));
+            }
+        }
+        // 4,097 ranks in a ring all-reduce: 2 x 4,097 x 4,096 messages, beyond 2^25.
+        Ptr<Topology> big = Topology::Build(
+            OneDimension(TopologyKind::SWITCH, 4097, 100, 1000).Routing("shortest-path"), 4097);
+        CollectiveRequest req;
+        req.algorithm = "ring";
+        req.bytes = 1 << 20;
+        req.chunks = 1;
+        for (uint32_t i = 0; i < 4097; ++i)
+        {
+            req.endpoints.push_back(i);
+        }
+        std::string message;
+        try
+        {
+            BuildCollective(req, *big);
+        }
+        catch (const ReplayError& e)
+        {
+            message = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(message.find("at least 3.36e+07"), std::string::npos, message);
+        NS_TEST_EXPECT_MSG_NE(message.find("counted before building"), std::string::npos, message);
+        NS_TEST_EXPECT_MSG_NE(message.find("4097 ranks"), std::string::npos, message);
+    }
+};
+
 /** \brief The collective test suite. */
 class CollectiveTestSuite : public TestSuite
 {
@@ -751,6 +869,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
         AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new MessageCountTestCase, TestCase::QUICK);
     }
 };
 

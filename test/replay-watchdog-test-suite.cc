@@ -139,7 +139,7 @@ class WatchdogCliTestCase : public TestCase
 {
   public:
     WatchdogCliTestCase()
-        : TestCase("rapid-llm run stopped by the watchdog exits 2 naming the limit")
+        : TestCase("rapid-llm run and collective stopped by the watchdog exit 2 naming the limit")
     {}
 
   private:
@@ -156,6 +156,15 @@ class WatchdogCliTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(r.err.rfind("rapid-llm run: error: ", 0), 0, r.err);
         NS_TEST_EXPECT_MSG_NE(
             r.err.find("MaxEvents of 100 simulator events"), std::string::npos, r.err);
+        // The collective command runs under the same simulated-time limit.
+        ::setenv("NS_ATTRIBUTE_DEFAULT", "ns3::rapidllm::TraceReplayer::MaxSimulatedTime=1us", 1);
+        const CliResult c =
+            RunCli({"collective", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=1GiB"}, dir);
+        ::unsetenv("NS_ATTRIBUTE_DEFAULT");
+        NS_TEST_EXPECT_MSG_EQ(c.status, 2, c.err);
+        NS_TEST_EXPECT_MSG_EQ(c.out, "", "no report");
+        NS_TEST_EXPECT_MSG_EQ(c.err.rfind("rapid-llm collective: error: ", 0), 0, c.err);
+        NS_TEST_EXPECT_MSG_NE(c.err.find("MaxSimulatedTime"), std::string::npos, c.err);
         std::filesystem::remove_all(dir);
     }
 };

@@ -41,6 +41,12 @@ CollectiveAlgorithm::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
     return 1;
 }
 
+uint64_t
+CollectiveAlgorithm::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    return 0;
+}
+
 void
 CollectiveAlgorithm::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 {

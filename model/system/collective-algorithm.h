@@ -113,6 +113,15 @@ class CollectiveAlgorithm : public Object
     virtual void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const;
 
     /**
+     * \brief How many messages AddMessages() writes for \p call (one pipeline piece), so that
+     * a collective too large to hold is refused before it is built, with its size. The
+     * default, 0, means not known: the schedule's own limit still stops it as it grows.
+     * \param b the builder (for the network view) \param call the call
+     * \return the message count, 0 if not known
+     */
+    virtual uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const;
+
+    /**
      * \brief What ran, for plans and reports. The default is \p name.
      * \param name the name the algorithm was chosen by
      * \param b the builder (for the network view) \param call the top-level call

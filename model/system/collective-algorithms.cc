@@ -207,6 +207,7 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
         }
         plan.schedule.AddSend(0, 1, req.bytes, {});
         plan.algorithm = "direct";
+        plan.countedMessages = 1;
         return plan;
     }
 
@@ -248,6 +249,12 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
         call.members[i] = i;
     }
     plan.algorithm = algorithm->Describe(name, builder, call);
+    if (!req.fluid)
+    {
+        const uint64_t each = algorithm->CountMessages(builder, call);
+        CollectiveSchedule::CheckPlannedSize(each, chunks, n);
+        plan.countedMessages = each * chunks;
+    }
     CollectiveCall piece = call;
     builder.Chunked(chunks,
                     req.bytes,

@@ -58,6 +58,9 @@ struct CollectivePlan
 {
     CollectiveSchedule schedule; //!< the messages
     std::string algorithm;       //!< e.g. "ring" or "hierarchical(nvlink:ring,infiniband:ring)"
+    /** The messages the algorithm counted before building (CountMessages() x pieces); 0 for
+     * the fluid form or an algorithm that does not count */
+    uint64_t countedMessages = 0;
 };
 
 /**

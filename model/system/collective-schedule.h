@@ -63,6 +63,12 @@ class CollectiveSchedule
      * \return the step index
      */
     uint32_t AddLocal(uint32_t rank, double durationS, std::vector<uint32_t> deps);
+    /**
+     * \brief Throws ReplayError, with the estimate, if a collective over \p ranks ranks whose
+     * algorithm counts \p messages messages per piece in \p pieces pieces would exceed what a
+     * schedule holds; called before building, so a too-large one is refused at once.
+     */
+    static void CheckPlannedSize(uint64_t messages, uint32_t pieces, uint32_t ranks);
     /** \brief Adds a dependency to an existing step (dep < step). */
     void AddDependency(uint32_t step, uint32_t dep);
 

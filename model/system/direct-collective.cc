@@ -66,6 +66,31 @@ DirectCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) co
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
 }
 
+uint64_t
+DirectCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const uint64_t k = call.members.size();
+    if (k < 2)
+    {
+        return 0;
+    }
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            return 2 * k * (k - 1); // a pairwise reduce-scatter, then a pairwise all-gather
+        case CollectiveOp::REDUCE_SCATTER:
+        case CollectiveOp::ALL_GATHER:
+        case CollectiveOp::ALL_TO_ALL:
+            return k * (k - 1);
+        case CollectiveOp::BROADCAST:
+        case CollectiveOp::REDUCE:
+            return k - 1; // a star around the root
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    return 0;
+}
+
 void
 DirectCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 {

@@ -26,6 +26,7 @@ class DirectCollective : public CollectiveAlgorithm
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
      * \brief One message per ordered pair: reduce-scatter and all-to-all send block j to member

@@ -168,6 +168,15 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
     }
 }
 
+uint64_t
+DoubleBinaryTreeCollective::CountMessages(const ScheduleBuilder& b,
+                                          const CollectiveCall& call) const
+{
+    const uint64_t k = call.members.size();
+    // Per tree, every rank but the root sends up once and receives down once.
+    return k < 2 ? 0 : 4 * (k - 1);
+}
+
 void
 DoubleBinaryTreeCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 {

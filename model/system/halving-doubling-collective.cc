@@ -106,6 +106,27 @@ HalvingDoublingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall&
     }
 }
 
+uint64_t
+HalvingDoublingCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const auto k = static_cast<uint32_t>(call.members.size());
+    if (k < 2)
+    {
+        return 0;
+    }
+    // p ranks recurse over log2(p) rounds, every one sending once per round and pass; the
+    // r = k - p others hand their buffer in and get the result back (Rabenseifner's fold).
+    uint64_t p = 1;
+    uint64_t rounds = 0;
+    while (p * 2 <= k)
+    {
+        p *= 2;
+        ++rounds;
+    }
+    const uint64_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
+    return passes * p * rounds + 2 * (k - p);
+}
+
 void
 HalvingDoublingCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 {

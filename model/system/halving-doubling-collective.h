@@ -29,6 +29,7 @@ class HalvingDoublingCollective : public CollectiveAlgorithm
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
      * \brief Recursive halving reduce-scatter (\p reduce) or recursive doubling all-gather of

@@ -133,7 +133,9 @@ HierarchicalCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call)
 }
 
 void
-HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const
+HierarchicalCollective::ForEachPhase(const ScheduleBuilder& b,
+                                     const CollectiveCall& call,
+                                     const PhaseVisitor& visit) const
 {
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
     const NetworkView& view = b.GetView();
@@ -171,21 +173,7 @@ HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, 
         const auto k = static_cast<uint32_t>(subgroups[i].front().size());
         const CollectiveAlgorithm& algorithm = b.GetDimensionAlgorithm(d, op, k);
         algorithm.Check(op, k, "network.dimensions." + view.GetDimension(d).name + ".collective");
-        CollectiveCall sub;
-        sub.op = op;
-        sub.bytes = sizes[i];
-        for (const auto& m : subgroups[i])
-        {
-            sub.members = m;
-            if (fluid)
-            {
-                algorithm.AddFluid(b, sub);
-            }
-            else
-            {
-                algorithm.AddMessages(b, sub);
-            }
-        }
+        visit(algorithm, op, sizes[i], subgroups[i]);
     };
     if (call.op == CollectiveOp::ALL_REDUCE)
     {
@@ -213,6 +201,56 @@ HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, 
             phase(i, CollectiveOp::ALL_GATHER);
         }
     }
+}
+
+void
+HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const
+{
+    ForEachPhase(b,
+                 call,
+                 [&b, fluid](const CollectiveAlgorithm& algorithm,
+                             CollectiveOp op,
+                             uint64_t bytes,
+                             const std::vector<std::vector<uint32_t>>& groups)
+                 {
+                     CollectiveCall sub;
+                     sub.op = op;
+                     sub.bytes = bytes;
+                     for (const auto& m : groups)
+                     {
+                         sub.members = m;
+                         if (fluid)
+                         {
+                             algorithm.AddFluid(b, sub);
+                         }
+                         else
+                         {
+                             algorithm.AddMessages(b, sub);
+                         }
+                     }
+                 });
+}
+
+uint64_t
+HierarchicalCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    uint64_t count = 0;
+    ForEachPhase(b,
+                 call,
+                 [&b, &count](const CollectiveAlgorithm& algorithm,
+                              CollectiveOp op,
+                              uint64_t bytes,
+                              const std::vector<std::vector<uint32_t>>& groups)
+                 {
+                     CollectiveCall sub;
+                     sub.op = op;
+                     sub.bytes = bytes;
+                     sub.members = groups.front();
+                     // The sub-groups of a phase have one size, so one count serves them all
+                     // (at most 2 k^2 per group of k: far from wrapping for 2^24 ranks).
+                     count += algorithm.CountMessages(b, sub) * groups.size();
+                 });
+    return count;
 }
 
 } // namespace rapidllm

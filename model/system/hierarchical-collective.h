@@ -7,6 +7,8 @@
 
 #include "collective-algorithm.h"
 
+#include <functional>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -29,12 +31,27 @@ class HierarchicalCollective : public CollectiveAlgorithm
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
     std::string Describe(const std::string& name,
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;
     bool ComposesDimensions() const override;
 
   private:
+    /** One phase: the dimension's algorithm, the op and size it runs, and its sub-groups. */
+    using PhaseVisitor = std::function<void(const CollectiveAlgorithm& algorithm,
+                                            CollectiveOp op,
+                                            uint64_t bytes,
+                                            const std::vector<std::vector<uint32_t>>& groups)>;
+
+    /**
+     * \brief Calls \p visit for each phase of \p call in order (all-reduce: reduce-scatter
+     * inward, all-reduce on the outermost dimension, all-gather outward); throws SpecError
+     * when the group is not a full grid or a dimension's algorithm cannot run its phase.
+     */
+    void ForEachPhase(const ScheduleBuilder& b,
+                      const CollectiveCall& call,
+                      const PhaseVisitor& visit) const;
     /** \brief Writes the phases of \p call: each dimension's messages, or its fluid form. */
     void Compose(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const;
 };

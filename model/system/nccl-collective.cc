@@ -225,6 +225,15 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
     }
 }
 
+uint64_t
+NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    // Ring passes whichever protocol NCCL's estimate picks (see Write).
+    const uint64_t k = call.members.size();
+    const uint64_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
+    return k < 2 ? 0 : passes * k * (k - 1);
+}
+
 void
 NcclCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const
 {

@@ -84,6 +84,7 @@ class NcclCollective : public CollectiveAlgorithm
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
+    uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
     std::string Describe(const std::string& name,
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;

@@ -90,6 +90,31 @@ RingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) cons
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
 }
 
+uint64_t
+RingCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    const uint64_t k = call.members.size();
+    if (k < 2)
+    {
+        return 0;
+    }
+    switch (call.op)
+    {
+        case CollectiveOp::ALL_REDUCE:
+            return 2 * k * (k - 1); // two passes of k - 1 steps, every member sending
+        case CollectiveOp::REDUCE_SCATTER:
+        case CollectiveOp::ALL_GATHER:
+            return k * (k - 1);
+        case CollectiveOp::BROADCAST:
+        case CollectiveOp::REDUCE:
+            return k - 1; // one chain
+        case CollectiveOp::ALL_TO_ALL:
+        case CollectiveOp::SEND_RECV:
+            break;
+    }
+    return 0;
+}
+
 void
 RingCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 {
