@@ -56,39 +56,6 @@ OriginOf(const std::map<std::string, std::string>& origins,
     return origin;
 }
 
-/** \return the value of \p key in mapping \p map (a const lookup) */
-bool
-Lookup(const YAML::Node& map, const std::string& key, YAML::Node& out)
-{
-    for (const auto& item : map)
-    {
-        if (item.first.IsScalar() && item.first.Scalar() == key)
-        {
-            out.reset(item.second);
-            return true;
-        }
-    }
-    return false;
-}
-
-/** \return whether \p node is a non-empty list of mappings that each have a scalar "name" */
-bool
-IsNamedList(const YAML::Node& node)
-{
-    if (!node.IsSequence() || node.size() == 0)
-    {
-        return false;
-    }
-    for (const auto& item : node)
-    {
-        if (!item.IsMap() || !item["name"] || !item["name"].IsScalar())
-        {
-            return false;
-        }
-    }
-    return true;
-}
-
 /** Merges a file's tree over its base's, recording where inherited parts came from. */
 class Merger
 {
@@ -113,7 +80,7 @@ class Merger
             {
                 const std::string key = item.first.Scalar();
                 YAML::Node mine;
-                if (Lookup(child, key, mine))
+                if (FindYamlKey(child, key, mine))
                 {
                     out[key] = Merge(item.second, mine, JoinKey(path, key));
                 }
@@ -126,7 +93,7 @@ class Merger
             for (const auto& item : child)
             {
                 YAML::Node unused;
-                if (!Lookup(base, item.first.Scalar(), unused))
+                if (!FindYamlKey(base, item.first.Scalar(), unused))
                 {
                     out[item.first.Scalar()] = item.second;
                 }
@@ -270,7 +237,7 @@ void
 SpecDocument::ResolveBase(const std::string& directory, std::vector<std::string> chain)
 {
     YAML::Node ref;
-    if (!m_root.IsMap() || !Lookup(m_root, "base", ref))
+    if (!m_root.IsMap() || !FindYamlKey(m_root, "base", ref))
     {
         return;
     }
@@ -280,7 +247,7 @@ SpecDocument::ResolveBase(const std::string& directory, std::vector<std::string>
         throw SpecError(m_source, "base", "expected a preset name or a file path", line);
     }
     YAML::Node name;
-    if (!Lookup(m_root, "name", name))
+    if (!FindYamlKey(m_root, "name", name))
     {
         throw SpecError(m_source,
                         "name",

@@ -134,21 +134,6 @@ Unmarked(const YAML::Node& node, int depth)
     }
 }
 
-/** \return the value of \p key in mapping \p map (a const lookup, which adds nothing) */
-bool
-Lookup(const YAML::Node& map, const std::string& key, YAML::Node& out)
-{
-    for (const auto& item : map)
-    {
-        if (item.first.IsScalar() && item.first.Scalar() == key)
-        {
-            out.reset(item.second);
-            return true;
-        }
-    }
-    return false;
-}
-
 /** \return the keys of mapping \p map, in file order */
 std::vector<std::string>
 KeysOf(const YAML::Node& map)
@@ -159,24 +144,6 @@ KeysOf(const YAML::Node& map)
         keys.push_back(item.first.IsScalar() ? item.first.Scalar() : "?");
     }
     return keys;
-}
-
-/** \return whether \p node is a list of mappings that each have a scalar "name" */
-bool
-IsNamedList(const YAML::Node& node)
-{
-    if (!node.IsSequence() || node.size() == 0)
-    {
-        return false;
-    }
-    for (const auto& item : node)
-    {
-        if (!item.IsMap() || !item["name"] || !item["name"].IsScalar())
-        {
-            return false;
-        }
-    }
-    return true;
 }
 
 /** \return "; dimensions: nvlink, infiniband" for each named list of \p map */
@@ -464,7 +431,7 @@ SpecOverride::Apply(YAML::Node& root, const std::string& source) const
         bool inList = false;
         bool found = false;
         std::string childPath;
-        if (Lookup(node, s.key, child))
+        if (FindYamlKey(node, s.key, child))
         {
             found = true;
             childPath = keyPath;

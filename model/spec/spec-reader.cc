@@ -427,5 +427,36 @@ JoinNames(const std::vector<std::string>& names)
     return text;
 }
 
+bool
+FindYamlKey(const YAML::Node& map, const std::string& key, YAML::Node& out)
+{
+    for (const auto& item : map)
+    {
+        if (item.first.IsScalar() && item.first.Scalar() == key)
+        {
+            out.reset(item.second);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool
+IsNamedList(const YAML::Node& node)
+{
+    if (!node.IsSequence() || node.size() == 0)
+    {
+        return false;
+    }
+    for (const auto& item : node)
+    {
+        if (!item.IsMap() || !item["name"] || !item["name"].IsScalar())
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -143,6 +143,18 @@ std::string ReadSpecFile(const std::string& path,
 /** \return "a, b, c" */
 std::string JoinNames(const std::vector<std::string>& names);
 
+/**
+ * \brief Finds \p key in mapping \p map without adding it (yaml-cpp's operator[] on a
+ * non-const node would). \return whether found; \p out is its value
+ */
+bool FindYamlKey(const YAML::Node& map, const std::string& key, YAML::Node& out);
+
+/**
+ * \return whether \p node is a non-empty list of mappings that each have a scalar "name"
+ * (network dimensions, overridden and inherited by name rather than by position)
+ */
+bool IsNamedList(const YAML::Node& node);
+
 } // namespace rapidllm
 } // namespace ns3
 
