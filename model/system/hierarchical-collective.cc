@@ -173,7 +173,10 @@ HierarchicalCollective::ForEachPhase(const ScheduleBuilder& b,
         const auto k = static_cast<uint32_t>(subgroups[i].front().size());
         const CollectiveAlgorithm& algorithm = b.GetDimensionAlgorithm(d, op, k);
         algorithm.Check(op, k, "network.dimensions." + view.GetDimension(d).name + ".collective");
-        visit(algorithm, op, sizes[i], subgroups[i]);
+        CollectiveCall sub;
+        sub.op = op;
+        sub.bytes = sizes[i];
+        visit(algorithm, sub, subgroups[i]);
     };
     if (call.op == CollectiveOp::ALL_REDUCE)
     {
@@ -209,13 +212,9 @@ HierarchicalCollective::Compose(ScheduleBuilder& b, const CollectiveCall& call, 
     ForEachPhase(b,
                  call,
                  [&b, fluid](const CollectiveAlgorithm& algorithm,
-                             CollectiveOp op,
-                             uint64_t bytes,
+                             CollectiveCall sub,
                              const std::vector<std::vector<uint32_t>>& groups)
                  {
-                     CollectiveCall sub;
-                     sub.op = op;
-                     sub.bytes = bytes;
                      for (const auto& m : groups)
                      {
                          sub.members = m;
@@ -238,13 +237,9 @@ HierarchicalCollective::CountMessages(const ScheduleBuilder& b, const Collective
     ForEachPhase(b,
                  call,
                  [&b, &count](const CollectiveAlgorithm& algorithm,
-                              CollectiveOp op,
-                              uint64_t bytes,
+                              CollectiveCall sub,
                               const std::vector<std::vector<uint32_t>>& groups)
                  {
-                     CollectiveCall sub;
-                     sub.op = op;
-                     sub.bytes = bytes;
                      sub.members = groups.front();
                      // The sub-groups of a phase have one size, so one count serves them all
                      // (at most 2 k^2 per group of k: far from wrapping for 2^24 ranks).

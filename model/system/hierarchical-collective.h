@@ -38,10 +38,12 @@ class HierarchicalCollective : public CollectiveAlgorithm
     bool ComposesDimensions() const override;
 
   private:
-    /** One phase: the dimension's algorithm, the op and size it runs, and its sub-groups. */
+    /**
+     * One phase: the dimension's algorithm, the call it runs (op and size; no members yet)
+     * and the sub-groups that each run it.
+     */
     using PhaseVisitor = std::function<void(const CollectiveAlgorithm& algorithm,
-                                            CollectiveOp op,
-                                            uint64_t bytes,
+                                            CollectiveCall call,
                                             const std::vector<std::vector<uint32_t>>& groups)>;
 
     /**
