@@ -5,7 +5,6 @@
 #include "timeline-recorder.h"
 
 #include "ns3/boolean.h"
-
 #include "ns3/job-options.h"
 #include "ns3/network-backend.h"
 #include "ns3/report-json.h"

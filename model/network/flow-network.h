@@ -173,12 +173,12 @@ class FlowNetwork : public NetworkBackend
     std::vector<uint32_t> m_freeLogs; //!< reusable m_logs entries
     /** Progress of reserved messages transmitted, until TakeProgress. */
     std::unordered_map<uint64_t, std::vector<std::pair<double, double>>> m_doneLogs;
-    uint64_t m_topologyVersion = 0;                 //!< Topology::GetVersion() of capacities
-    uint32_t m_messages = 0;                        //!< messages in the solver's classes
-    EventId m_event;                                //!< the next Update()
-    double m_eventTime = -1;                        //!< when m_event fires, ns
-    bool m_updatePending = false;                   //!< an Update() is scheduled for now
-    bool m_flowClasses = true;                      //!< merge identical messages (attribute)
+    uint64_t m_topologyVersion = 0; //!< Topology::GetVersion() of capacities
+    uint32_t m_messages = 0;        //!< messages in the solver's classes
+    EventId m_event;                //!< the next Update()
+    double m_eventTime = -1;        //!< when m_event fires, ns
+    bool m_updatePending = false;   //!< an Update() is scheduled for now
+    bool m_flowClasses = true;      //!< merge identical messages (attribute)
 };
 
 } // namespace rapidllm

@@ -320,12 +320,12 @@ class NetworkBackend : public Object
         double sentAt;  //!< simulation time of Send()
     };
 
-    uint64_t m_nextId = 0;                             //!< next message id
-    uint64_t m_sent = 0;                               //!< messages sent
-    uint64_t m_delivered = 0;                          //!< messages delivered
-    double m_firstSend = -1;                           //!< statistics window start, s
-    uint32_t m_latencies = 1;                          //!< latency count of the current Send
-    uint64_t m_reservation = 0;                        //!< reservation of the current Send
+    uint64_t m_nextId = 0;      //!< next message id
+    uint64_t m_sent = 0;        //!< messages sent
+    uint64_t m_delivered = 0;   //!< messages delivered
+    double m_firstSend = -1;    //!< statistics window start, s
+    uint32_t m_latencies = 1;   //!< latency count of the current Send
+    uint64_t m_reservation = 0; //!< reservation of the current Send
 
     /** \brief A held reservation. */
     struct Reservation

@@ -6,9 +6,9 @@
 #define RAPIDLLM_COLLECTIVE_ENGINE_H
 
 #include "ns3/callback.h"
-#include "ns3/event-id.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-schedule.h"
+#include "ns3/event-id.h"
 #include "ns3/network-backend.h"
 #include "ns3/object.h"
 
@@ -137,13 +137,13 @@ class CollectiveEngine : public Object
      */
     struct Timing
     {
-        int64_t durationNs = 0;             //!< the end of the last step
-        std::vector<int64_t> stepDoneNs;    //!< per step: when it was done
-        std::vector<uint32_t> rankEvent;    //!< per rank: its index in eventNs
-        std::vector<int64_t> eventNs;       //!< distinct rank end times, ascending
-        std::vector<uint32_t> eventRanks;   //!< ranks by end time (CSR by eventStart)
-        std::vector<uint32_t> eventStart;   //!< CSR offsets into eventRanks
-        std::vector<int64_t> rankDoneNs;    //!< per rank: when it was done (recording)
+        int64_t durationNs = 0;           //!< the end of the last step
+        std::vector<int64_t> stepDoneNs;  //!< per step: when it was done
+        std::vector<uint32_t> rankEvent;  //!< per rank: its index in eventNs
+        std::vector<int64_t> eventNs;     //!< distinct rank end times, ascending
+        std::vector<uint32_t> eventRanks; //!< ranks by end time (CSR by eventStart)
+        std::vector<uint32_t> eventStart; //!< CSR offsets into eventRanks
+        std::vector<int64_t> rankDoneNs;  //!< per rank: when it was done (recording)
         /** Per message step: (offset s, bytes left) from its send to its transmission end. */
         std::vector<std::vector<std::pair<double, double>>> progress;
     };
@@ -230,12 +230,12 @@ class CollectiveEngine : public Object
      * many times. Only plans of at most kCachedSteps steps are kept.
      */
     std::map<std::vector<uint64_t>, std::shared_ptr<Entry>> m_plans;
-    std::string m_granularity = "message"; //!< attribute Granularity
-    bool m_reservations = false;           //!< attribute Reservations
+    std::string m_granularity = "message";             //!< attribute Granularity
+    bool m_reservations = false;                       //!< attribute Reservations
     std::unordered_map<uint64_t, uint64_t> m_reserved; //!< reservation -> run id
-    NetworkBackend::BrokenCallback m_broken;            //!< Broken, made once
-    uint64_t m_timedCount = 0;                          //!< timed runs started
-    uint64_t m_materialized = 0;                        //!< timed runs materialized
+    NetworkBackend::BrokenCallback m_broken;           //!< Broken, made once
+    uint64_t m_timedCount = 0;                         //!< timed runs started
+    uint64_t m_materialized = 0;                       //!< timed runs materialized
 };
 
 } // namespace rapidllm
