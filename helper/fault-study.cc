@@ -68,6 +68,9 @@ RunOne(const ResolvedJob& job,
     helper->SetBackend(backend);
     helper->SetRoutingPolicy(routing);
     helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
+    // The most loaded links need every collective's bytes on the network: none timed from its
+    // recorded run alone.
+    helper->SetReplayerAttribute("Reservations", BooleanValue(false));
     helper->SetModel(job.model);
     helper->SetHardware(hw);
     helper->SetRun(job.run);

@@ -4,6 +4,7 @@
 
 #include "timeline-recorder.h"
 
+#include "ns3/boolean.h"
 #include "ns3/job-options.h"
 #include "ns3/network-backend.h"
 #include "ns3/report-json.h"
@@ -72,6 +73,9 @@ void
 TimelineRecorder::Attach(Ptr<RapidLlmHelper> helper)
 {
     m_helper = helper;
+    // The link counters need every collective's bytes on the network: none timed from its
+    // recorded run alone (the replayer's Reservations).
+    helper->SetReplayerAttribute("Reservations", BooleanValue(false));
     helper->TraceConnectWithoutContext("OperatorStart",
                                        MakeCallback(&TimelineRecorder::OnStart, this));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&TimelineRecorder::OnEnd, this));

@@ -85,11 +85,13 @@ ReplayResult
 Replay(const ReplayJob& job,
        Ptr<NetworkBackend> net,
        bool symmetry = false,
-       const std::string& algorithm = "auto")
+       const std::string& algorithm = "auto",
+       bool reservations = true)
 {
     Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
     replayer->SetAttribute("Symmetry", BooleanValue(symmetry));
     replayer->SetAttribute("CollectiveAlgorithm", StringValue(algorithm));
+    replayer->SetAttribute("Reservations", BooleanValue(reservations));
     replayer->SetBackend(net);
     ReplayResult result;
     try
@@ -453,6 +455,71 @@ class SymmetryReductionTestCase : public TestCase
 };
 
 /**
+ * \brief Timed reservations in whole replays: tensor groups over two nodes (their InfiniBand
+ * links shared with the data-parallel gradient buckets) and tensor groups beside their
+ * data-parallel neighbour on one switch give the step time and every rank's finish of the
+ * replay that simulates every collective (1e-9), reduced or not; the buckets do reach reserved
+ * links (reservations broken and turned into streams).
+ */
+class ReservationReplayTestCase : public TestCase
+{
+  public:
+    ReservationReplayTestCase()
+        : TestCase("timed reservations give the replay that simulates every collective")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = fixture::SmallGpt();
+        struct Case
+        {
+            const char* what;
+            uint32_t tp, pp, dp, perNode;
+            bool symmetry;
+        };
+        const Case cases[] = {
+            {"tp8 over two 4-GPU nodes", 8, 1, 2, 4, false},
+            {"tp8 over two 4-GPU nodes, reduced", 8, 1, 2, 4, true},
+            {"tp2 beside its data-parallel neighbour", 2, 2, 2, 4, false},
+            {"tp2 beside its data-parallel neighbour, reduced", 2, 2, 2, 4, true},
+        };
+        for (const auto& c : cases)
+        {
+            RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
+            Workload w = Workload::Build(model,
+                                         run,
+                                         [](const OperatorDesc& op)
+                                         {
+                                             OperatorCost cost;
+                                             cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
+                                             return cost;
+                                         });
+            ReplayJob job = ReplayJob::FromWorkload(w);
+            const uint32_t gpus = w.layout.Ranks();
+            const ReplayResult simulated =
+                Replay(job, ClusterNetwork(gpus, c.perNode, 1), c.symmetry, "auto", false);
+            Ptr<FlowNetwork> net = ClusterNetwork(gpus, c.perNode, 1);
+            const ReplayResult timed = Replay(job, net, c.symmetry, "auto", true);
+            NS_TEST_EXPECT_MSG_EQ_TOL(timed.stepTimeS / simulated.stepTimeS, 1.0, 1e-9, c.what);
+            for (uint32_t r = 0; r < gpus; ++r)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(timed.ranks[r].finishS / simulated.ranks[r].finishS,
+                                          1.0,
+                                          1e-9,
+                                          c.what << ": rank " << r);
+            }
+            if (c.tp == 8)
+            {
+                NS_TEST_EXPECT_MSG_GT(net->GetBrokenCount(), 0u, c.what << ": buckets intrude");
+            }
+            NS_TEST_EXPECT_MSG_LT(timed.events, simulated.events, c.what << ": fewer events");
+        }
+    }
+};
+
+/**
  * \brief Fault locality: with a degraded link outside the nodes (present from the start or
  * scheduled during the run), every rank is replayed, and tensor groups that fill their nodes
  * still time each repeat once; that gives the step time and per-rank finish times of a replay
@@ -789,6 +856,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);
         AddTestCase(new FaultLocalityTestCase, TestCase::QUICK);
+        AddTestCase(new ReservationReplayTestCase, TestCase::QUICK);
         AddTestCase(new OperatorEventTestCase, TestCase::QUICK);
         AddTestCase(new ReplayAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryPlanTestCase, TestCase::QUICK);

@@ -206,6 +206,12 @@ DimensionOrderRouting::KeepsDimensions() const
     return true;
 }
 
+bool
+DimensionOrderRouting::RoutesPerFlow() const
+{
+    return false;
+}
+
 std::vector<uint32_t>
 DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {

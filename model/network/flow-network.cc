@@ -76,6 +76,9 @@ FlowNetwork::DoDispose()
     m_completions.Clear();
     m_solver.Reset(0);
     m_linkUse.clear();
+    m_logs.clear();
+    m_freeLogs.clear();
+    m_doneLogs.clear();
     NetworkBackend::DoDispose();
 }
 
@@ -109,6 +112,31 @@ bool
 FlowNetwork::SupportsFluid() const
 {
     return true;
+}
+
+bool
+FlowNetwork::SupportsReservations() const
+{
+    return true;
+}
+
+bool
+FlowNetwork::IsLinkBusy(uint32_t link) const
+{
+    return m_solver.GetLinkFlowCount(link) > 0;
+}
+
+std::vector<std::pair<double, double>>
+FlowNetwork::TakeProgress(uint64_t message)
+{
+    auto it = m_doneLogs.find(message);
+    if (it == m_doneLogs.end())
+    {
+        return {};
+    }
+    std::vector<std::pair<double, double>> log = std::move(it->second);
+    m_doneLogs.erase(it);
+    return log;
 }
 
 void
@@ -147,8 +175,10 @@ FlowNetwork::DoSend(uint64_t id,
     const double latency = m_topology->PathLatency(path) * GetLatencyCount();
     const auto hash = static_cast<uint32_t>(
         ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
-    // Fluid streams (a latency count other than 1) keep flows of their own.
-    const bool classes = m_flowClasses && GetLatencyCount() == 1;
+    // Fluid streams (a latency count other than 1) and reserved messages (their progress is
+    // recorded one by one) keep flows of their own.
+    const bool reserved = GetReservation() != 0;
+    const bool classes = m_flowClasses && GetLatencyCount() == 1 && !reserved;
     const uint32_t joined = classes ? FindClass(hash, path, bytes) : kNoClass;
     if (joined != kNoClass)
     {
@@ -187,6 +217,21 @@ FlowNetwork::DoSend(uint64_t id,
     t.bytes = bytes;
     t.first = {id, onDelivered};
     t.others = 0;
+    t.log = 0;
+    if (reserved)
+    {
+        if (m_freeLogs.empty())
+        {
+            m_logs.emplace_back();
+            t.log = static_cast<uint32_t>(m_logs.size());
+        }
+        else
+        {
+            t.log = m_freeLogs.back() + 1;
+            m_freeLogs.pop_back();
+        }
+        m_logs[t.log - 1].assign(1, {now, t.remaining});
+    }
     for (uint32_t l : path)
     {
         if (m_solver.GetLinkFlowCount(l) == 1)
@@ -332,6 +377,18 @@ FlowNetwork::Finish(uint32_t f, double now)
             use.busyTime += now - use.busySince; // the link falls idle
         }
     }
+    if (t.log != 0)
+    {
+        // The transmission's true end (the event fires at the nanosecond after it).
+        const double rate = m_solver.GetRate(f);
+        const double end = rate > 0 ? std::min(now, t.lastUpdate + t.remaining / rate) : now;
+        std::vector<std::pair<double, double>>& log = m_logs[t.log - 1];
+        log.emplace_back(std::max(end, log.back().first), 0.0);
+        m_doneLogs[t.first.id] = std::move(log);
+        log = std::vector<std::pair<double, double>>();
+        m_freeLogs.push_back(t.log - 1);
+        t.log = 0;
+    }
     m_solver.RemoveFlow(f);
     m_messages -= weight;
     NS_LOG_DEBUG("flow " << f << " (" << weight << " messages from " << t.first.id
@@ -378,6 +435,10 @@ FlowNetwork::Solve(double now)
         const double rate = m_solver.GetRate(c.flow);
         if (rate != c.oldRate)
         {
+            if (t.log != 0)
+            {
+                m_logs[t.log - 1].emplace_back(now, t.remaining);
+            }
             if (rate > 0)
             {
                 m_completions.Set(c.flow, now + t.remaining / rate);
@@ -431,6 +492,8 @@ FlowNetwork::ScheduleNext()
 void
 FlowNetwork::RefreshRates()
 {
+    // Capacities may have changed anywhere: nothing reserved runs as measured any more.
+    BreakAllReservations();
     SyncCapacities();
     m_solver.Invalidate();
     if (m_solver.NeedsSolve())

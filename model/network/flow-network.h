@@ -11,6 +11,8 @@
 #include "ns3/network-backend.h"
 
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ns3 {
@@ -47,6 +49,9 @@ class FlowNetwork : public NetworkBackend
     void SetTopology(Ptr<Topology> topology) override;
     /** \return true: a stream's latency count multiplies its path latency */
     bool SupportsFluid() const override;
+    /** \return true: links are reserved and reserved messages' progress recorded */
+    bool SupportsReservations() const override;
+    std::vector<std::pair<double, double>> TakeProgress(uint64_t message) override;
 
     /**
      * \brief Recomputes every rate now, after link factors changed during the run by other
@@ -85,6 +90,8 @@ class FlowNetwork : public NetworkBackend
     void DoGetStats(NetworkStats& stats) const override;
     /** Re-reads the changed capacities and re-solves the affected flows now. */
     void DoApplyFault(const std::vector<uint32_t>& links) override;
+    /** \return whether a flow crosses \p link now */
+    bool IsLinkBusy(uint32_t link) const override;
 
   private:
     /** No class of this instant matches. */
@@ -106,6 +113,7 @@ class FlowNetwork : public NetworkBackend
         uint64_t bytes = 0;    //!< message size (each member)
         Member first;          //!< the first message sent
         uint32_t others = 0;   //!< 1 + index in m_memberLists of the later ones (0: none)
+        uint32_t log = 0;      //!< 1 + index in m_logs of its progress (reserved; 0: none)
     };
 
     /** \brief A slot of the table of this instant's classes. */
@@ -160,12 +168,17 @@ class FlowNetwork : public NetworkBackend
     std::vector<ClassSlot> m_table;                 //!< this instant's classes (open addressing)
     std::vector<uint32_t> m_tableUsed;              //!< occupied slots of m_table
     std::vector<LinkUse> m_linkUse;                 //!< per directed link
-    uint64_t m_topologyVersion = 0;                 //!< Topology::GetVersion() of capacities
-    uint32_t m_messages = 0;                        //!< messages in the solver's classes
-    EventId m_event;                                //!< the next Update()
-    double m_eventTime = -1;                        //!< when m_event fires, ns
-    bool m_updatePending = false;                   //!< an Update() is scheduled for now
-    bool m_flowClasses = true;                      //!< merge identical messages (attribute)
+    /** Progress of reserved flows in flight: (time s, bytes left) at each rate change. */
+    std::vector<std::vector<std::pair<double, double>>> m_logs;
+    std::vector<uint32_t> m_freeLogs; //!< reusable m_logs entries
+    /** Progress of reserved messages transmitted, until TakeProgress. */
+    std::unordered_map<uint64_t, std::vector<std::pair<double, double>>> m_doneLogs;
+    uint64_t m_topologyVersion = 0; //!< Topology::GetVersion() of capacities
+    uint32_t m_messages = 0;        //!< messages in the solver's classes
+    EventId m_event;                //!< the next Update()
+    double m_eventTime = -1;        //!< when m_event fires, ns
+    bool m_updatePending = false;   //!< an Update() is scheduled for now
+    bool m_flowClasses = true;      //!< merge identical messages (attribute)
 };
 
 } // namespace rapidllm

@@ -10,6 +10,8 @@
 #include "ns3/trace-source-accessor.h"
 #include "ns3/type-registry.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -92,6 +94,14 @@ NetworkBackend::SetFaultSchedule(Ptr<FaultSchedule> schedule)
                       Callback<void, const std::vector<uint32_t>&>(
                           [this](const std::vector<uint32_t>& links)
                           {
+                              // What ran alone on a changed link no longer runs as measured.
+                              for (uint32_t l : links)
+                              {
+                                  if (l < m_linkOwner.size() && m_linkOwner[l] != 0)
+                                  {
+                                      Break(m_linkOwner[l]);
+                                  }
+                              }
                               DoApplyFault(links);
                           }));
     }
@@ -161,8 +171,12 @@ NetworkBackend::GetRouting() const
 }
 
 uint64_t
-NetworkBackend::Send(
-    uint32_t src, uint32_t dst, uint64_t bytes, DeliveryCallback onDelivered, uint32_t latencies)
+NetworkBackend::Send(uint32_t src,
+                     uint32_t dst,
+                     uint64_t bytes,
+                     DeliveryCallback onDelivered,
+                     uint32_t latencies,
+                     uint64_t reservation)
 {
     if (latencies != 1 && !SupportsFluid())
     {
@@ -194,10 +208,165 @@ NetworkBackend::Send(
             });
         return id;
     }
+    if (!m_reservations.empty() && bytes > 0)
+    {
+        // An intruder breaks the reservations it reaches (their owners may send from the
+        // callback: those messages take later ids and join the links before this one); a
+        // message of a reservation that leaves its links breaks its own.
+        for (uint32_t l : path)
+        {
+            const uint64_t owner = m_linkOwner[l];
+            if (owner != 0 && owner != reservation)
+            {
+                Break(owner);
+            }
+        }
+        if (reservation != 0 && m_reservations.count(reservation) != 0)
+        {
+            for (uint32_t l : path)
+            {
+                if (m_linkOwner[l] != reservation)
+                {
+                    Break(reservation);
+                    break;
+                }
+            }
+        }
+    }
     m_latencies = latencies;
+    m_reservation = reservation;
     DoSend(id, src, dst, bytes, path, onDelivered);
     m_latencies = 1;
+    m_reservation = 0;
     return id;
+}
+
+bool
+NetworkBackend::SupportsReservations() const
+{
+    return false;
+}
+
+bool
+NetworkBackend::IsLinkBusy(uint32_t link) const
+{
+    return false;
+}
+
+std::vector<uint32_t>
+NetworkBackend::ReservableLinks(const std::vector<EndpointPair>& pairs)
+{
+    std::vector<uint32_t> links;
+    if (!SupportsReservations() || !m_routing || m_routing->RoutesPerFlow())
+    {
+        return links;
+    }
+    for (const EndpointPair& p : pairs)
+    {
+        if (p.first == p.second)
+        {
+            continue;
+        }
+        const std::vector<uint32_t> path = RoutePath(p.first, p.second, m_nextId);
+        links.insert(links.end(), path.begin(), path.end());
+    }
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+    return links;
+}
+
+uint64_t
+NetworkBackend::Reserve(const std::vector<uint32_t>& links, BrokenCallback onBroken)
+{
+    if (links.empty() || !SupportsReservations() || !m_topology)
+    {
+        return 0;
+    }
+    if (m_linkOwner.size() != m_topology->GetLinkCount())
+    {
+        m_linkOwner.assign(m_topology->GetLinkCount(), 0);
+    }
+    for (uint32_t l : links)
+    {
+        if (l >= m_linkOwner.size() || m_linkOwner[l] != 0 || IsLinkBusy(l))
+        {
+            return 0;
+        }
+    }
+    const uint64_t id = ++m_nextReservation;
+    for (uint32_t l : links)
+    {
+        m_linkOwner[l] = id;
+    }
+    m_reservations.emplace(id, Reservation{links, onBroken});
+    NS_LOG_LOGIC("reservation " << id << " of " << links.size() << " links");
+    return id;
+}
+
+void
+NetworkBackend::Release(uint64_t reservation)
+{
+    auto it = m_reservations.find(reservation);
+    if (it == m_reservations.end())
+    {
+        return;
+    }
+    for (uint32_t l : it->second.links)
+    {
+        m_linkOwner[l] = 0;
+    }
+    m_reservations.erase(it);
+}
+
+void
+NetworkBackend::Break(uint64_t reservation)
+{
+    auto it = m_reservations.find(reservation);
+    if (it == m_reservations.end())
+    {
+        return;
+    }
+    const BrokenCallback onBroken = it->second.onBroken;
+    Release(reservation);
+    ++m_broken;
+    NS_LOG_LOGIC("reservation " << reservation << " broken");
+    if (!onBroken.IsNull())
+    {
+        onBroken(reservation);
+    }
+}
+
+void
+NetworkBackend::BreakAllReservations()
+{
+    while (!m_reservations.empty())
+    {
+        Break(m_reservations.begin()->first);
+    }
+}
+
+uint32_t
+NetworkBackend::GetReservationCount() const
+{
+    return static_cast<uint32_t>(m_reservations.size());
+}
+
+uint64_t
+NetworkBackend::GetBrokenCount() const
+{
+    return m_broken;
+}
+
+uint64_t
+NetworkBackend::GetReservation() const
+{
+    return m_reservation;
+}
+
+std::vector<std::pair<double, double>>
+NetworkBackend::TakeProgress(uint64_t message)
+{
+    return {};
 }
 
 bool
@@ -292,6 +461,8 @@ NetworkBackend::DoDispose()
     m_topology = nullptr;
     m_routing = nullptr;
     m_inFlight.clear();
+    m_reservations.clear();
+    m_linkOwner.clear();
     Object::DoDispose();
 }
 

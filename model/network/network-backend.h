@@ -147,7 +147,69 @@ class NetworkBackend : public Object
                   uint32_t dst,
                   uint64_t bytes,
                   DeliveryCallback onDelivered,
-                  uint32_t latencies = 1);
+                  uint32_t latencies = 1,
+                  uint64_t reservation = 0);
+
+    /** Called with a reservation's id when it is broken (see Reserve). */
+    typedef Callback<void, uint64_t> BrokenCallback;
+
+    /**
+     * \brief Whether the backend keeps link reservations (Reserve) and records the progress of
+     * the messages sent under one (TakeProgress). The default is false (the packet backend).
+     * \return true if it does
+     */
+    virtual bool SupportsReservations() const;
+
+    /**
+     * \brief The links of the paths between \p pairs as routed now, sorted, each once: what
+     * Reserve() takes. Empty when the backend keeps no reservations, or when the routing
+     * policy may route two flows of one pair differently (RoutingPolicy::RoutesPerFlow), so
+     * that later messages could leave these links.
+     * \param pairs the (source, destination) endpoint pairs (pairs with src == dst add nothing)
+     * \return the links; throws NetworkError as Send() does for a pair it cannot route
+     */
+    std::vector<uint32_t> ReservableLinks(const std::vector<EndpointPair>& pairs);
+
+    /**
+     * \brief Reserves \p links for one owner when none of them carries a transfer or another
+     * reservation now: a run-time proof that what the owner runs on them runs alone.
+     *
+     * The owner's messages name the reservation (Send's \p reservation) and cross its links as
+     * any message does; the backend records their progress (TakeProgress). Any other Send()
+     * with bytes that crosses a reserved link, a message of the reservation that leaves its
+     * links, or a fault changing one of its links (a FaultSchedule) breaks it first: its links
+     * are freed and \p onBroken is called with its id at once, inside that Send() (or fault),
+     * before the intruder's transfer joins the links. The owner may send from the callback:
+     * that is how it turns what it ran without the network into real transfers (the state at
+     * that instant) before the intruder shares the links with them.
+     * \param links the links (ReservableLinks); empty reserves nothing
+     * \param onBroken called once if the reservation is broken (may be null)
+     * \return the reservation id (> 0), or 0 if a link is busy or reserved, or the backend
+     *         keeps no reservations
+     */
+    uint64_t Reserve(const std::vector<uint32_t>& links, BrokenCallback onBroken);
+
+    /**
+     * \brief Ends a reservation without calling its callback (nothing if already broken).
+     * \param reservation the id from Reserve()
+     */
+    void Release(uint64_t reservation);
+
+    /** \return the reservations held now */
+    uint32_t GetReservationCount() const;
+    /** \return the reservations broken so far (by an intruder or a fault) */
+    uint64_t GetBrokenCount() const;
+
+    /**
+     * \brief The progress of a message sent under a reservation, once its transmission has
+     * ended: (simulation time s, bytes left) at its start, at every change of its rate and at
+     * the end of its transmission (0 bytes left); the bytes left at any time in between are
+     * the linear interpolation of the two points around it. Taken once: the backend forgets
+     * it. The default (a backend without reservations) has none.
+     * \param message the message id
+     * \return the points, empty if none were recorded (no bytes, src == dst, not reserved)
+     */
+    virtual std::vector<std::pair<double, double>> TakeProgress(uint64_t message);
 
     /**
      * \brief Whether the backend carries fluid streams: Send() with a latency count other than
@@ -207,6 +269,20 @@ class NetworkBackend : public Object
 
     /** \return the latency count of the message being handed to DoSend() (see Send()) */
     uint32_t GetLatencyCount() const;
+    /**
+     * \return the reservation of the message being handed to DoSend() (0: none); the backend
+     * records the progress of such a message (TakeProgress)
+     */
+    uint64_t GetReservation() const;
+    /**
+     * \brief Whether a transfer crosses link \p link now (Reserve refuses such links). The
+     * default (no reservations) says false.
+     * \param link the directed link
+     * \return true if busy
+     */
+    virtual bool IsLinkBusy(uint32_t link) const;
+    /** \brief Breaks every reservation (rates changed by other means than a FaultSchedule). */
+    void BreakAllReservations();
 
     /**
      * \brief The topology's factors of \p links have just changed (a scheduled fault): adapt
@@ -244,11 +320,27 @@ class NetworkBackend : public Object
         double sentAt;  //!< simulation time of Send()
     };
 
-    uint64_t m_nextId = 0;                             //!< next message id
-    uint64_t m_sent = 0;                               //!< messages sent
-    uint64_t m_delivered = 0;                          //!< messages delivered
-    double m_firstSend = -1;                           //!< statistics window start, s
-    uint32_t m_latencies = 1;                          //!< latency count of the current Send
+    uint64_t m_nextId = 0;      //!< next message id
+    uint64_t m_sent = 0;        //!< messages sent
+    uint64_t m_delivered = 0;   //!< messages delivered
+    double m_firstSend = -1;    //!< statistics window start, s
+    uint32_t m_latencies = 1;   //!< latency count of the current Send
+    uint64_t m_reservation = 0; //!< reservation of the current Send
+
+    /** \brief A held reservation. */
+    struct Reservation
+    {
+        std::vector<uint32_t> links; //!< its links
+        BrokenCallback onBroken;     //!< called when broken
+    };
+
+    /** \brief Breaks \p reservation: frees its links, then calls its callback. */
+    void Break(uint64_t reservation);
+
+    std::unordered_map<uint64_t, Reservation> m_reservations; //!< held reservations
+    std::vector<uint64_t> m_linkOwner; //!< per directed link: its reservation (0: none)
+    uint64_t m_nextReservation = 0;    //!< last reservation id given
+    uint64_t m_broken = 0;             //!< reservations broken
     std::unordered_map<uint64_t, InFlight> m_inFlight; //!< kept only while traced
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_deliveredTrace; //!< trace
 };

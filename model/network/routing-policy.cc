@@ -35,6 +35,12 @@ RoutingPolicy::KeepsDimensions() const
     return false;
 }
 
+bool
+RoutingPolicy::RoutesPerFlow() const
+{
+    return true;
+}
+
 std::vector<uint32_t>
 RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint64_t flowId)
 {

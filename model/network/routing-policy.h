@@ -78,6 +78,16 @@ class RoutingPolicy : public Object
      */
     virtual bool KeepsDimensions() const;
 
+    /**
+     * \brief Whether the path of a pair may depend on the flow (its id), as ECMP hashes it.
+     * A backend reserves the links of a set of pairs (NetworkBackend::Reserve) only when it
+     * does not: then the links routed now are those every later message between the pairs
+     * takes. The default is true; dimension-order and shortest-path routing choose one path
+     * per pair.
+     * \return true if two flows between the same endpoints may take different paths
+     */
+    virtual bool RoutesPerFlow() const;
+
   protected:
     /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty

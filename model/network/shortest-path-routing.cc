@@ -112,6 +112,12 @@ ShortestPathRouting::Distances(const Topology& t, uint32_t src)
     return m_dist.emplace(src, std::move(dist)).first->second;
 }
 
+bool
+ShortestPathRouting::RoutesPerFlow() const
+{
+    return false;
+}
+
 std::vector<uint32_t>
 ShortestPathRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {

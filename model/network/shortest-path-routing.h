@@ -38,6 +38,9 @@ class ShortestPathRouting : public RoutingPolicy
     ShortestPathRouting();
     ~ShortestPathRouting() override;
 
+    /** \return false: one path per pair (the flow id is not used) */
+    bool RoutesPerFlow() const override;
+
   protected:
     std::vector<uint32_t> DoRoute(const Topology& topology,
                                   uint32_t src,

@@ -4,12 +4,15 @@
 
 #include "collective-engine.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "replay-error.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace ns3 {
@@ -32,7 +35,17 @@ CollectiveEngine::GetTypeId()
                                           "messages elsewhere) or auto (the same as fluid).",
                                           StringValue("message"),
                                           MakeStringAccessor(&CollectiveEngine::m_granularity),
-                                          MakeStringChecker());
+                                          MakeStringChecker())
+                            .AddAttribute("Reservations",
+                                          "Run a collective whose links carry nothing else when "
+                                          "it starts as a timed reservation (the recorded time "
+                                          "of its first run alone, exact while nothing else "
+                                          "reaches its links; an intruder turns it into real "
+                                          "messages at that instant), on a backend that keeps "
+                                          "reservations.",
+                                          BooleanValue(false),
+                                          MakeBooleanAccessor(&CollectiveEngine::m_reservations),
+                                          MakeBooleanChecker());
     return tid;
 }
 
@@ -42,8 +55,18 @@ CollectiveEngine::~CollectiveEngine() = default;
 void
 CollectiveEngine::DoDispose()
 {
+    for (auto& [id, run] : m_runs)
+    {
+        for (EventId& e : run->events)
+        {
+            e.Cancel();
+        }
+        run->endEvent.Cancel();
+    }
     m_runs.clear();
     m_messages.clear();
+    m_reserved.clear();
+    m_broken = NetworkBackend::BrokenCallback();
     m_delivered = NetworkBackend::DeliveryCallback();
     m_plans.clear();
     m_planner.reset();
@@ -69,6 +92,18 @@ uint32_t
 CollectiveEngine::GetRunningCount() const
 {
     return static_cast<uint32_t>(m_runs.size());
+}
+
+uint64_t
+CollectiveEngine::GetTimedCount() const
+{
+    return m_timedCount;
+}
+
+uint64_t
+CollectiveEngine::GetMaterializedCount() const
+{
+    return m_materialized;
 }
 
 void
@@ -131,7 +166,7 @@ CollectiveEngine::Start(const CollectiveRequest& request,
     std::shared_ptr<const Compiled> plan;
     if (cached != m_plans.end())
     {
-        plan = cached->second;
+        return LaunchEntry(cached->second, request.endpoints, onRankDone, onDone);
     }
     else
     {
@@ -145,10 +180,308 @@ CollectiveEngine::Start(const CollectiveRequest& request,
         plan = Compile(std::move(built.schedule));
         if (plan->waiting.size() <= kCachedSteps)
         {
-            m_plans.emplace(std::move(key), plan);
+            auto entry = std::make_shared<Entry>();
+            entry->plan = plan;
+            m_plans.emplace(std::move(key), entry);
+            return LaunchEntry(entry, request.endpoints, onRankDone, onDone);
         }
     }
     return Launch(plan, request.endpoints, onRankDone, onDone);
+}
+
+uint64_t
+CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
+                              const std::vector<uint32_t>& endpoints,
+                              RankDoneCallback onRankDone,
+                              DoneCallback onDone)
+{
+    if (!m_reservations || !m_backend || !m_backend->SupportsReservations())
+    {
+        return Launch(entry->plan, endpoints, onRankDone, onDone);
+    }
+    const uint64_t version = m_backend->GetTopology()->GetVersion();
+    if (entry->version != version)
+    {
+        // Link capacities changed (a fault): what was recorded no longer holds.
+        entry->version = version;
+        entry->timing.reset();
+        std::vector<NetworkBackend::EndpointPair> pairs;
+        for (const auto& s : entry->plan->schedule.GetSteps())
+        {
+            if (s.isSend && s.bytes > 0)
+            {
+                pairs.emplace_back(endpoints[s.src], endpoints[s.dst]);
+            }
+        }
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        entry->links = m_backend->ReservableLinks(pairs);
+    }
+    if (entry->links.empty())
+    {
+        return Launch(entry->plan, endpoints, onRankDone, onDone);
+    }
+    if (m_broken.IsNull())
+    {
+        m_broken = MakeCallback(&CollectiveEngine::Broken, this);
+    }
+    const uint64_t reservation = m_backend->Reserve(entry->links, m_broken);
+    if (reservation == 0)
+    {
+        // Something else is on its links: contention is simulated as it comes.
+        return Launch(entry->plan, endpoints, onRankDone, onDone);
+    }
+    if (!entry->timing)
+    {
+        return Launch(entry->plan, endpoints, onRankDone, onDone, reservation, entry);
+    }
+    // Alone on its links, and run alone before: the recorded times hold until an intruder.
+    auto run = std::make_shared<Run>();
+    run->id = m_nextId++;
+    run->plan = entry->plan;
+    run->endpoints = endpoints;
+    run->onRankDone = onRankDone;
+    run->onDone = onDone;
+    run->reservation = reservation;
+    run->startNs = Simulator::Now().GetNanoSeconds();
+    run->entry = entry;
+    run->timed = entry->timing;
+    m_runs[run->id] = run;
+    m_reserved[reservation] = run->id;
+    ++m_timedCount;
+    const Timing& timing = *run->timed;
+    if (!onRankDone.IsNull())
+    {
+        run->events.reserve(timing.eventNs.size());
+        for (int64_t t : timing.eventNs)
+        {
+            run->events.push_back(
+                Simulator::Schedule(NanoSeconds(t), &CollectiveEngine::TimedRanks, this, run->id));
+        }
+    }
+    run->endEvent = Simulator::Schedule(
+        NanoSeconds(timing.durationNs), &CollectiveEngine::TimedEnd, this, run->id);
+    NS_LOG_DEBUG("collective " << run->id << " timed: " << timing.durationNs << " ns");
+    return run->id;
+}
+
+void
+CollectiveEngine::TimedRanks(uint64_t id)
+{
+    auto it = m_runs.find(id);
+    if (it == m_runs.end())
+    {
+        return;
+    }
+    const std::shared_ptr<Run> run = it->second;
+    const std::shared_ptr<const Timing> timing = run->timed;
+    const uint32_t k = run->nextEvent++;
+    for (uint32_t i = timing->eventStart[k]; i < timing->eventStart[k + 1]; ++i)
+    {
+        const uint32_t r = timing->eventRanks[i];
+        run->onRankDone(run->id, r, run->endpoints[r]);
+    }
+}
+
+void
+CollectiveEngine::TimedEnd(uint64_t id)
+{
+    auto it = m_runs.find(id);
+    if (it == m_runs.end())
+    {
+        return;
+    }
+    const std::shared_ptr<Run> run = it->second;
+    m_backend->Release(run->reservation);
+    m_reserved.erase(run->reservation);
+    m_runs.erase(it);
+    NS_LOG_DEBUG("collective " << id << " (timed) done at " << Simulator::Now().As(Time::US));
+    if (!run->onDone.IsNull())
+    {
+        run->onDone(id);
+    }
+}
+
+void
+CollectiveEngine::Broken(uint64_t reservation)
+{
+    auto it = m_reserved.find(reservation);
+    if (it == m_reserved.end())
+    {
+        return;
+    }
+    const uint64_t id = it->second;
+    m_reserved.erase(it);
+    auto r = m_runs.find(id);
+    if (r == m_runs.end())
+    {
+        return;
+    }
+    const std::shared_ptr<Run> run = r->second;
+    run->reservation = 0;
+    if (run->timed)
+    {
+        Materialize(run);
+    }
+    else
+    {
+        // No longer alone: not a measurement of the plan's time alone.
+        run->recording.reset();
+    }
+}
+
+void
+CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
+{
+    const int64_t nowNs = Simulator::Now().GetNanoSeconds();
+    const int64_t tau = nowNs - run->startNs;
+    const double tauS = static_cast<double>(tau) * 1e-9;
+    const std::shared_ptr<const Timing> timing = run->timed;
+    run->timed.reset();
+    ++m_materialized;
+    for (uint32_t k = run->nextEvent; k < run->events.size(); ++k)
+    {
+        run->events[k].Cancel();
+    }
+    run->events.clear();
+    run->endEvent.Cancel();
+    const Compiled& plan = *run->plan;
+    const auto& steps = plan.schedule.GetSteps();
+    const auto n = static_cast<uint32_t>(steps.size());
+    run->waiting = plan.waiting;
+    run->rankLeft = plan.rankLeft;
+    run->left = n;
+    // The steps done by now (alone until now, the run went as recorded).
+    std::vector<uint8_t> done(n, 0);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        if (timing->stepDoneNs[i] > tau)
+        {
+            continue;
+        }
+        done[i] = 1;
+        --run->left;
+        --run->rankLeft[steps[i].src];
+        if (steps[i].isSend && steps[i].dst != steps[i].src)
+        {
+            --run->rankLeft[steps[i].dst];
+        }
+        for (uint32_t j = plan.dependentStart[i]; j < plan.dependentStart[i + 1]; ++j)
+        {
+            --run->waiting[plan.dependents[j]];
+        }
+    }
+    NS_LOG_DEBUG("collective " << run->id << " materialized " << tau << " ns after its start: "
+                               << n - run->left << " of " << n << " steps done");
+    const uint64_t id = run->id;
+    if (!run->onRankDone.IsNull())
+    {
+        for (uint32_t r = 0; r < run->rankLeft.size(); ++r)
+        {
+            if (run->rankLeft[r] == 0 && timing->rankEvent[r] >= run->nextEvent)
+            {
+                Simulator::ScheduleNow(
+                    [cb = run->onRankDone, id, r, e = run->endpoints[r]]()
+                    {
+                        cb(id, r, e);
+                    });
+            }
+        }
+    }
+    if (run->left == 0)
+    {
+        m_runs.erase(id);
+        if (!run->onDone.IsNull())
+        {
+            Simulator::ScheduleNow(
+                [cb = run->onDone, id]()
+                {
+                    cb(id);
+                });
+        }
+        return;
+    }
+    if (m_delivered.IsNull())
+    {
+        m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        if (done[i] || run->waiting[i] != 0)
+        {
+            continue;
+        }
+        // In flight now: a local step or a message's latency ends when it did alone; a
+        // message still transmitting goes on with the bytes it had left.
+        const auto& s = steps[i];
+        const auto& progress = timing->progress[i];
+        if (!s.isSend || progress.empty() || progress.back().first <= tauS)
+        {
+            Simulator::Schedule(NanoSeconds(run->startNs + timing->stepDoneNs[i] - nowNs),
+                                [this, run, i]()
+                                {
+                                    Complete(run, i);
+                                });
+            continue;
+        }
+        double left = progress.front().second;
+        for (std::size_t j = 1; j < progress.size(); ++j)
+        {
+            if (progress[j].first > tauS)
+            {
+                const auto& a = progress[j - 1];
+                const auto& b = progress[j];
+                left = a.second + (b.second - a.second) * (tauS - a.first) / (b.first - a.first);
+                break;
+            }
+        }
+        const auto bytes = static_cast<uint64_t>(std::llround(std::max(0.0, left)));
+        const uint64_t message = m_backend->Send(
+            run->endpoints[s.src], run->endpoints[s.dst], bytes, m_delivered, s.latencies);
+        m_messages.emplace(message, std::make_pair(id, i));
+    }
+}
+
+void
+CollectiveEngine::Finalize(const std::shared_ptr<Run>& run)
+{
+    const std::shared_ptr<Timing> rec = run->recording;
+    run->recording.reset();
+    const std::shared_ptr<Entry> entry = run->entry;
+    if (!entry || entry->version != run->version
+        || m_backend->GetTopology()->GetVersion() != run->version)
+    {
+        return;
+    }
+    rec->durationNs = Simulator::Now().GetNanoSeconds() - run->startNs;
+    const auto ranks = static_cast<uint32_t>(rec->rankDoneNs.size());
+    std::vector<uint32_t> order(ranks);
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        order[r] = r;
+    }
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&](uint32_t a, uint32_t b)
+                     {
+                         return rec->rankDoneNs[a] < rec->rankDoneNs[b];
+                     });
+    rec->rankEvent.assign(ranks, 0);
+    rec->eventRanks = order;
+    for (uint32_t i = 0; i < ranks; ++i)
+    {
+        const int64_t t = rec->rankDoneNs[order[i]];
+        if (rec->eventNs.empty() || rec->eventNs.back() != t)
+        {
+            rec->eventNs.push_back(t);
+            rec->eventStart.push_back(i);
+        }
+        rec->rankEvent[order[i]] = static_cast<uint32_t>(rec->eventNs.size() - 1);
+    }
+    rec->eventStart.push_back(ranks);
+    rec->rankDoneNs.clear();
+    entry->timing = rec;
+    NS_LOG_DEBUG("collective " << run->id << " recorded alone: " << rec->durationNs << " ns");
 }
 
 uint64_t
@@ -215,7 +548,9 @@ uint64_t
 CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
                          const std::vector<uint32_t>& endpoints,
                          RankDoneCallback onRankDone,
-                         DoneCallback onDone)
+                         DoneCallback onDone,
+                         uint64_t reservation,
+                         std::shared_ptr<Entry> entry)
 {
     if (!m_backend)
     {
@@ -232,6 +567,20 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
     const auto n = static_cast<uint32_t>(run->waiting.size());
     run->left = n;
     m_runs[run->id] = run;
+    if (reservation != 0)
+    {
+        // Alone on its links: recorded while it stays so.
+        run->reservation = reservation;
+        run->reserved = true;
+        run->entry = std::move(entry);
+        run->startNs = Simulator::Now().GetNanoSeconds();
+        run->version = run->entry->version;
+        run->recording = std::make_shared<Timing>();
+        run->recording->stepDoneNs.assign(n, 0);
+        run->recording->rankDoneNs.assign(endpoints.size(), 0);
+        run->recording->progress.resize(n);
+        m_reserved[reservation] = run->id;
+    }
     // Ranks with no steps at all are done at once; an empty schedule finishes at once.
     for (uint32_t r = 0; r < endpoints.size(); ++r)
     {
@@ -280,8 +629,12 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
         {
             m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
         }
-        const uint64_t message = m_backend->Send(
-            run->endpoints[s.src], run->endpoints[s.dst], s.bytes, m_delivered, s.latencies);
+        const uint64_t message = m_backend->Send(run->endpoints[s.src],
+                                                 run->endpoints[s.dst],
+                                                 s.bytes,
+                                                 m_delivered,
+                                                 s.latencies,
+                                                 run->reservation);
         m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)
@@ -306,6 +659,20 @@ CollectiveEngine::Delivered(uint64_t message)
     m_messages.erase(it);
     // The run is alive while it has a step left (m_runs holds it until its last step).
     const std::shared_ptr<Run> run = m_runs.at(id);
+    if (run->reserved)
+    {
+        // Sent under a reservation: the backend kept its progress.
+        std::vector<std::pair<double, double>> progress = m_backend->TakeProgress(message);
+        if (run->recording)
+        {
+            const double start = static_cast<double>(run->startNs) * 1e-9;
+            for (auto& p : progress)
+            {
+                p.first -= start;
+            }
+            run->recording->progress[step] = std::move(progress);
+        }
+    }
     Complete(run, step);
 }
 
@@ -313,10 +680,18 @@ void
 CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
 {
     const auto& s = run->plan->schedule.GetSteps()[step];
+    if (run->recording)
+    {
+        run->recording->stepDoneNs[step] = Simulator::Now().GetNanoSeconds() - run->startNs;
+    }
     auto rankStep = [&](uint32_t r)
     {
         if (--run->rankLeft[r] == 0)
         {
+            if (run->recording)
+            {
+                run->recording->rankDoneNs[r] = Simulator::Now().GetNanoSeconds() - run->startNs;
+            }
             NS_LOG_LOGIC("collective " << run->id << ": rank " << r << " (endpoint "
                                        << run->endpoints[r] << ") done at "
                                        << Simulator::Now().As(Time::US));
@@ -343,6 +718,16 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
     if (--run->left == 0)
     {
         NS_LOG_DEBUG("collective " << run->id << " done at " << Simulator::Now().As(Time::US));
+        if (run->recording)
+        {
+            Finalize(run);
+        }
+        if (run->reservation != 0)
+        {
+            m_backend->Release(run->reservation);
+            m_reserved.erase(run->reservation);
+            run->reservation = 0;
+        }
         m_runs.erase(run->id);
         if (!run->onDone.IsNull())
         {

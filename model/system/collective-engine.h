@@ -8,6 +8,7 @@
 #include "ns3/callback.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-schedule.h"
+#include "ns3/event-id.h"
 #include "ns3/network-backend.h"
 #include "ns3/object.h"
 
@@ -35,6 +36,15 @@ namespace rapidllm {
  * message of the algorithm), "fluid" (the algorithm's fluid form, its concurrent streams, on a
  * backend that SupportsFluid(); messages elsewhere, as on the packet backend) or "auto" (the
  * same as fluid: the fluid form wherever the backend carries it).
+ *
+ * With the Reservations attribute, a request whose links carry nothing else when it starts
+ * (NetworkBackend::Reserve: a run-time proof, not a static one) runs as a timed reservation:
+ * the first such run of a plan on its endpoints is simulated and recorded (every step's end,
+ * every rank's end and each message's progress); later ones send nothing and call back at the
+ * recorded times, exact because nothing else crosses their links. If a transfer of someone
+ * else reaches a reserved link (or a fault changes one), the run turns into real messages at
+ * that instant: the steps done by then are done, the messages in flight are sent with the
+ * bytes they had left, and the run goes on as any other, sharing its links with the intruder.
  */
 class CollectiveEngine : public Object
 {
@@ -86,6 +96,10 @@ class CollectiveEngine : public Object
 
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
+    /** \return collectives run as timed reservations so far (without the network) */
+    uint64_t GetTimedCount() const;
+    /** \return timed reservations turned into real messages by an intruder or a fault */
+    uint64_t GetMaterializedCount() const;
 
     /**
      * \return whether Start(request) builds fluid forms: Granularity fluid or auto and a
@@ -117,6 +131,32 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
     };
 
+    /**
+     * \brief A plan's run alone on its links, as recorded (offsets from its start): what a
+     * timed reservation replays.
+     */
+    struct Timing
+    {
+        int64_t durationNs = 0;           //!< the end of the last step
+        std::vector<int64_t> stepDoneNs;  //!< per step: when it was done
+        std::vector<uint32_t> rankEvent;  //!< per rank: its index in eventNs
+        std::vector<int64_t> eventNs;     //!< distinct rank end times, ascending
+        std::vector<uint32_t> eventRanks; //!< ranks by end time (CSR by eventStart)
+        std::vector<uint32_t> eventStart; //!< CSR offsets into eventRanks
+        std::vector<int64_t> rankDoneNs;  //!< per rank: when it was done (recording)
+        /** Per message step: (offset s, bytes left) from its send to its transmission end. */
+        std::vector<std::vector<std::pair<double, double>>> progress;
+    };
+
+    /** \brief A cached plan and what reservations know of it on the current topology. */
+    struct Entry
+    {
+        std::shared_ptr<const Compiled> plan; //!< the compiled plan
+        uint64_t version = UINT64_MAX;        //!< topology version of links and timing
+        std::vector<uint32_t> links;          //!< its reservable links (empty: none)
+        std::shared_ptr<const Timing> timing; //!< its run alone, once recorded
+    };
+
     /** \brief Execution state of one collective. */
     struct Run
     {
@@ -128,21 +168,54 @@ class CollectiveEngine : public Object
         uint64_t left = 0;                    //!< unfinished steps
         RankDoneCallback onRankDone;          //!< per rank
         DoneCallback onDone;                  //!< at the end
+        uint64_t reservation = 0;             //!< its links' reservation (0: none)
+        bool reserved = false;                //!< sent messages under a reservation
+        int64_t startNs = 0;                  //!< simulation time of the start, ns
+        std::shared_ptr<Entry> entry;         //!< its cache entry (reservations)
+        std::shared_ptr<Timing> recording;    //!< being recorded (alone so far)
+        std::shared_ptr<const Timing> timed;  //!< replayed without the network
+        uint64_t version = 0;                 //!< topology version at the start (recording)
+        uint32_t nextEvent = 0;               //!< timed: rank end times already called back
+        std::vector<EventId> events;          //!< timed: its rank end events
+        EventId endEvent;                     //!< timed: its end
     };
 
     /** \return \p schedule compiled (CSR of dependents, counts) */
     static std::shared_ptr<const Compiled> Compile(CollectiveSchedule schedule);
-    /** \brief Starts a compiled plan (see Start). */
+    /**
+     * \brief Starts a compiled plan (see Start); with a \p reservation, its messages are sent
+     * under it and the run is recorded for \p entry while the reservation holds.
+     */
     uint64_t Launch(std::shared_ptr<const Compiled> plan,
                     const std::vector<uint32_t>& endpoints,
                     RankDoneCallback onRankDone,
-                    DoneCallback onDone);
+                    DoneCallback onDone,
+                    uint64_t reservation = 0,
+                    std::shared_ptr<Entry> entry = nullptr);
     /** \brief Issues a step whose dependencies are done. */
     void Issue(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief Marks a step done and issues what it unblocks. */
     void Complete(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief A message of some run was delivered (one callback for all messages). */
     void Delivered(uint64_t message);
+    /**
+     * \brief Runs \p entry's plan: as a timed reservation or a recorded run when its links
+     * are free (Reservations), else as Launch does.
+     */
+    uint64_t LaunchEntry(const std::shared_ptr<Entry>& entry,
+                         const std::vector<uint32_t>& endpoints,
+                         RankDoneCallback onRankDone,
+                         DoneCallback onDone);
+    /** \brief Timed run \p id: calls back the ranks of its next end time. */
+    void TimedRanks(uint64_t id);
+    /** \brief Timed run \p id: its end. */
+    void TimedEnd(uint64_t id);
+    /** \brief A reservation was broken: a timed run materializes, a recording stops. */
+    void Broken(uint64_t reservation);
+    /** \brief Turns timed run \p run into real messages as things stand now. */
+    void Materialize(const std::shared_ptr<Run>& run);
+    /** \brief Stores a recorded run's timing in its entry. */
+    void Finalize(const std::shared_ptr<Run>& run);
 
     Ptr<NetworkBackend> m_backend;                //!< the network
     std::unique_ptr<CollectivePlanner> m_planner; //!< requests -> schedules, made at first use
@@ -156,8 +229,13 @@ class CollectiveEngine : public Object
      * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
      * many times. Only plans of at most kCachedSteps steps are kept.
      */
-    std::map<std::vector<uint64_t>, std::shared_ptr<const Compiled>> m_plans;
-    std::string m_granularity = "message"; //!< attribute Granularity
+    std::map<std::vector<uint64_t>, std::shared_ptr<Entry>> m_plans;
+    std::string m_granularity = "message";             //!< attribute Granularity
+    bool m_reservations = false;                       //!< attribute Reservations
+    std::unordered_map<uint64_t, uint64_t> m_reserved; //!< reservation -> run id
+    NetworkBackend::BrokenCallback m_broken;           //!< Broken, made once
+    uint64_t m_timedCount = 0;                         //!< timed runs started
+    uint64_t m_materialized = 0;                       //!< timed runs materialized
 };
 
 } // namespace rapidllm

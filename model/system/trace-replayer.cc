@@ -86,6 +86,15 @@ TraceReplayer::GetTypeId()
                           StringValue("auto"),
                           MakeStringAccessor(&TraceReplayer::m_granularity),
                           MakeStringChecker())
+            .AddAttribute("Reservations",
+                          "Run a collective whose links carry nothing else when it starts as a "
+                          "timed reservation (CollectiveEngine attribute Reservations: the "
+                          "recorded time of its first run alone; an intruder on its links "
+                          "turns it into real messages at that instant). Off with "
+                          "TraceAllMessages.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&TraceReplayer::m_reservations),
+                          MakeBooleanChecker())
             .AddAttribute("MaxSimulatedTime",
                           "Watchdog: a replay still running after this much simulated time "
                           "stops with a ReplayError (a runaway, e.g. a network far too slow "
@@ -189,6 +198,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
     CollectiveEngine::CheckGranularity(m_granularity, "Granularity");
     m_engine->SetAttribute("Granularity", StringValue(m_granularity));
+    m_engine->SetAttribute("Reservations", BooleanValue(m_reservations && !m_traceAll));
     m_job = &job;
     m_onDone = onDone;
     m_left = 0;

@@ -284,6 +284,7 @@ class TraceReplayer : public Object
     std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
     std::string m_granularity = "auto"; //!< attribute Granularity
     bool m_traceAll = false;            //!< attribute TraceAllMessages
+    bool m_reservations = true;         //!< attribute Reservations
     bool m_symmetry = false;            //!< attribute Symmetry
     bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
     bool m_chainKernels = false;        //!< run chains of kernels within one event
