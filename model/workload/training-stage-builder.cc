@@ -75,6 +75,24 @@ class TrainingStageBuilder
         return m_run.parallel.zeroStage == 3 && m_run.parallel.dp > 1;
     }
 
+    /** Weights of one layer's fp8 linear layers (QKV, out-projection, MLP or the local experts). */
+    uint64_t
+    LinearParamsPerLayer() const
+    {
+        const LayerShapes& l = m_shapes;
+        const uint64_t h = l.hidden;
+        uint64_t params = h * l.qkvOut + l.heads * l.headDim * h;
+        if (l.expertParams > 0)
+        {
+            params += l.localExperts * (h * l.expertFc1Out + l.expertFfn * h);
+        }
+        else
+        {
+            params += h * l.fc1Out + l.ffn * h;
+        }
+        return params;
+    }
+
     uint64_t
     DenseLayerBytes() const
     {
@@ -112,7 +130,9 @@ class TrainingStageBuilder
     Forward(uint32_t mb, uint32_t chunk)
     {
         const uint32_t vstage = VirtualStage(chunk);
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         m_e.SetContext(Phase::FORWARD, mb, -1);
         if (vstage > 0)
         {
@@ -163,7 +183,9 @@ class TrainingStageBuilder
     void
     HeadForward(uint32_t mb, uint32_t chunk)
     {
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
@@ -196,7 +218,9 @@ class TrainingStageBuilder
     void
     HeadBackward(uint32_t mb, uint32_t chunk)
     {
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
@@ -240,7 +264,9 @@ class TrainingStageBuilder
     Backward(uint32_t mb, uint32_t chunk)
     {
         const uint32_t vstage = VirtualStage(chunk);
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         m_e.SetContext(Phase::BACKWARD, mb, -1);
         if (vstage + 1 == m_virtualStages)
         {
@@ -369,7 +395,25 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(m_pending);
         uint64_t params = StageParameters(m_model, m_run, m_stage);
         uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
-        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.dtype));
+        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.ActivationType()));
+        if (m_run.dtype == DataType::FP8)
+        {
+            // Transformer Engine keeps bf16 weights and casts each linear layer's weight to fp8
+            // (with its transpose for the input-gradient GEMM) once per step, on the first
+            // micro-batch; charged here, after the update that makes them stale.
+            uint64_t layers = 0;
+            for (uint32_t chunk = 0; chunk < m_run.parallel.virtualStages; ++chunk)
+            {
+                layers += m_run.parallel.VirtualStageLayers(m_model.layers, VirtualStage(chunk));
+            }
+            const uint64_t h = m_shapes.hidden;
+            const uint64_t rows = layers * LinearParamsPerLayer() / h;
+            if (rows > 0)
+            {
+                m_e.Compute("fp8_weight_cast",
+                            MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, h, DataType::BF16));
+            }
+        }
         if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated.
