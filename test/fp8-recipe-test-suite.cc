@@ -109,9 +109,30 @@ class Fp8GraphTestCase : public TestCase
             castElements, perLayerMb * (forward + backward), 1e-9 * castElements, "cast elements");
         NS_TEST_EXPECT_MSG_EQ_TOL(weightElements, weights, 1e-9 * weights, "weight cast");
 
+        // Kept for the backward pass: the fp8 (columnwise) copy of each linear layer's input, one
+        // byte per element; the attention output in bf16 and fp8.
+        auto keptBy = [](const Workload& wl, const char* label)
+        {
+            for (const WorkNode& n : wl.stages[0].nodes)
+            {
+                if (n.kind == WorkNodeKind::COMPUTE && Is(n, label))
+                {
+                    return n.memDelta;
+                }
+            }
+            return int64_t(-1);
+        };
+        NS_TEST_EXPECT_MSG_EQ(keptBy(w, "qkv"), int64_t(rows / tp * h), "fp8 qkv input (SP)");
+        NS_TEST_EXPECT_MSG_EQ(keptBy(w, "fc1"), int64_t(rows / tp * h), "fp8 fc1 input (SP)");
+        NS_TEST_EXPECT_MSG_EQ(keptBy(w, "fc2"), int64_t(rows * ffn), "fp8 fc2 input");
+        NS_TEST_EXPECT_MSG_EQ(keptBy(w, "proj"), int64_t(3 * rows * heads * hd), "bf16 + fp8");
+
         // bf16: no casts, the same graph otherwise.
         run.dtype = DataType::BF16;
         Workload b = Workload::Build(model, run);
+        NS_TEST_EXPECT_MSG_EQ(keptBy(b, "qkv"), int64_t(2 * rows / tp * h), "bf16 qkv input");
+        NS_TEST_EXPECT_MSG_EQ(keptBy(b, "fc2"), int64_t(2 * rows * ffn), "bf16 fc2 input");
+        NS_TEST_EXPECT_MSG_EQ(keptBy(b, "proj"), int64_t(2 * rows * heads * hd), "bf16");
         NS_TEST_EXPECT_MSG_EQ(b.stages[0].nodes.size() + 8 * perLayerMb + 1,
                               w.stages[0].nodes.size(),
                               "the casts are the only extra nodes");

@@ -177,7 +177,9 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         ColumnParallelGather(e, "ag_qkv");
     }
     CastToFp8(e, "qkv_fp8_cast", rows, s.hidden);
-    e.Compute("qkv", MakeGemm(rows, s.qkvOut, s.hidden, dt), kept(eb * gemmInputRows * s.hidden));
+    e.Compute("qkv",
+              MakeGemm(rows, s.qkvOut, s.hidden, dt),
+              kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
     if (m_model.position == PositionEmbedding::ROPE)
     {
         e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
@@ -204,9 +206,12 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         AttentionForward(e, keepActs, keepActs && keep == Recompute::NONE);
     }
     CastToFp8(e, "proj_fp8_cast", rows, s.heads * s.headDim);
-    e.Compute("proj",
-              MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
-              kept(eb * rows * s.heads * s.headDim));
+    e.Compute(
+        "proj",
+        MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
+        // The attention output: kept in 16 bits for the attention backward, and in fp8
+        // for the out-projection's weight gradient as well.
+        kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim));
     RowParallelReduce(e, "ar_proj", rows);
     e.Compute("residual1",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
@@ -323,10 +328,13 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     if (!m_model.IsMoe())
     {
         CastToFp8(e, "fc1_fp8_cast", rows, s.hidden);
-        e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), kept(eb * inputRows * s.hidden));
+        e.Compute("fc1",
+                  MakeGemm(rows, s.fc1Out, s.hidden, dt),
+                  kept(Fp8KeptBytes(eb) * inputRows * s.hidden));
         e.Compute("act", MakeElementwise(act, rows, s.ffn, at), kept(eb * rows * s.fc1Out));
         CastToFp8(e, "fc2_fp8_cast", rows, s.ffn);
-        e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(eb * rows * s.ffn));
+        e.Compute(
+            "fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(Fp8KeptBytes(eb) * rows * s.ffn));
         RowParallelReduce(e, "ar_fc2", rows);
         return;
     }
@@ -346,7 +354,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
                "expert_fc1",
                r,
                MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, r.activeExperts),
-               kept(eb * r.expertRows * s.hidden));
+               kept(Fp8KeptBytes(eb) * r.expertRows * s.hidden));
     e.Compute("expert_act",
               MakeElementwise(act, r.expertRows, s.expertFfn, at),
               kept(eb * r.expertRows * s.expertFc1Out));
@@ -355,7 +363,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
                "expert_fc2",
                r,
                MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, r.activeExperts),
-               kept(eb * r.expertRows * s.expertFfn));
+               kept(Fp8KeptBytes(eb) * r.expertRows * s.expertFfn));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
@@ -424,6 +432,14 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     }
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, at, true));
     record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
+}
+
+int64_t
+TransformerLayer::Fp8KeptBytes(int64_t elementBytes) const
+{
+    // Transformer Engine keeps an fp8 GEMM's input for the weight gradient as its fp8
+    // (columnwise) copy, one byte per element, instead of the 16-bit tensor.
+    return m_training && m_run.dtype == DataType::FP8 ? 1 : elementBytes;
 }
 
 void

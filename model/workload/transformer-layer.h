@@ -111,6 +111,9 @@ class TransformerLayer
      * width bf16 values to an fp8 copy and its transpose); nothing unless training with fp8.
      */
     void CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, uint64_t width) const;
+    /** Bytes per element kept for a linear layer's input: 1 (its fp8 copy) when training in fp8,
+     *  else \p elementBytes. */
+    int64_t Fp8KeptBytes(int64_t elementBytes) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
