@@ -74,9 +74,9 @@ ValidationSuite::Bars()
          0.08,
          0.15,
          "Transformer Engine's FP8 recipe is modelled (bf16 attention, norms and LM head, "
-         "fp8 casts and transposes, fp8 GEMM efficiency); the 8-16-GPU 24.07 rows are 13-22% "
-         "fast, and FSDP prefetch and TE's TP overlap (which would speed the 25.x rows) are "
-         "not modelled"},
+         "fp8 casts and transposes, fp8 GEMM efficiency); the 8-16-GPU rows are 10-22% fast, "
+         "and TE's TP communication overlap (which would speed the 70B rows) is not "
+         "modelled"},
         {"collective_s",
          0.10,
          1.00,

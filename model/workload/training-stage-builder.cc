@@ -99,7 +99,13 @@ class TrainingStageBuilder
         return (m_shapes.layerParams - m_shapes.expertParams) * m_eb;
     }
 
-    /** ZeRO-3: gathers the layer's parameters before its first operator. */
+    /**
+     * ZeRO-3: gathers the layer's parameters before its first operator. The gather is issued
+     * after \p prefetchAfter, the end of the layer before the previous one: FSDP prefetches the
+     * next layer's parameters while the current layer computes (PyTorch FSDP's implicit forward
+     * and its backward prefetch, Zhao et al., VLDB 2023), so at most two layers' parameters are
+     * gathered at once.
+     */
     void
     GatherLayer(uint32_t prefetchAfter)
     {
@@ -155,11 +161,14 @@ class TrainingStageBuilder
         }
         const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
         const uint32_t layers = m_run.parallel.VirtualStageLayers(m_model.layers, vstage);
+        uint32_t prefetchAfter = m_e.LastStream();
         for (uint32_t i = 0; i < layers; ++i)
         {
             const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::FORWARD, mb, layer);
-            GatherLayer(m_e.LastStream());
+            const uint32_t layerStart = m_e.LastStream();
+            GatherLayer(prefetchAfter);
+            prefetchAfter = layerStart;
             m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
             ReleaseLayer();
         }
@@ -277,11 +286,14 @@ class TrainingStageBuilder
             m_e.Recv("recv_grad", GroupKind::PP, +1, Tag(mb, vstage, true), m_layer.InputBytes());
         }
         const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
+        uint32_t prefetchAfter = m_e.LastStream();
         for (uint32_t i = m_run.parallel.VirtualStageLayers(m_model.layers, vstage); i-- > 0;)
         {
             const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::BACKWARD, mb, layer);
-            GatherLayer(m_e.LastStream());
+            const uint32_t layerStart = m_e.LastStream();
+            GatherLayer(prefetchAfter);
+            prefetchAfter = layerStart;
             std::vector<uint32_t> wgrads;
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_layerHeld.erase({mb, layer});
