@@ -459,6 +459,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::CROSS_ENTROPY:
             case OpType::ROUTER:
             case OpType::SAMPLING:
+            case OpType::FP8_CAST_TRANSPOSE:
                 report.elementwiseS += n.durationS;
                 break;
         }

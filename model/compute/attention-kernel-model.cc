@@ -101,7 +101,7 @@ RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
     r.bh = double(s.batch) * s.heads;
     r.tensor = false;
     r.peak = MatmulPeak(g, type, r.tensor);
-    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor);
+    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor, type);
     r.perSmVector = PerSmVectorRate(g);
     r.smemRate = SmemRate(g);
     return r;

@@ -51,7 +51,7 @@ SplitKvDecodeAttention(const GpuSpec& g,
         double tHbm = hbmBytes / HbmRate(g, l2Rate);
         double tL2 = hbmBytes / l2Rate;
         double tCompute =
-            4.0 * groups * rows * kvLen * d / (peak * e.tensor * share)
+            4.0 * groups * rows * kvLen * d / (peak * e.Tensor(type) * share)
             + 12.0 * batch * heads * kvLen / (g.VectorFlops(DataType::FP32) * e.vector * share);
         double overhead = g.launchOverheadS + g.memoryLatencyS;
         double combine = 0;

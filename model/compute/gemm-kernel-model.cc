@@ -82,7 +82,7 @@ EvaluateGemmTiling(const GpuSpec& g,
         return false;
     }
 
-    const double perSmRate = PerSmMatmulRate(g, peak, tensor);
+    const double perSmRate = PerSmMatmulRate(g, peak, tensor, type);
     const double smemRate = SmemRate(g);
     const double latency = g.memoryLatencyS;
 
@@ -124,7 +124,10 @@ EvaluateGemmTiling(const GpuSpec& g,
     // With thread-block clusters (Hopper), TMA multicasts the larger slab from one L2 read to
     // the cluster's blocks that share it.
     const double partials = t.splitK > 1 ? double(m) * n * batch * t.splitK * 4.0 : 0.0;
-    const double cBytes = double(m) * n * batch * b;
+    // fp8 GEMMs take fp8 A and B and write a 16-bit C (cuBLASLt's fp8 kernels; Transformer
+    // Engine asks for bf16 outputs).
+    const double cb = type == DataType::FP8 ? 2.0 : b;
+    const double cBytes = double(m) * n * batch * cb;
     const double shared = std::max(aSlab, bSlab);
     const double l2Step = aSlab + bSlab - shared * (1.0 - 1.0 / g.clusterMulticast);
     const double l2Bytes = double(tiles) * kIters * l2Step + (t.splitK > 1 ? partials : cBytes);
@@ -162,7 +165,7 @@ EvaluateGemmTiling(const GpuSpec& g,
     // next tile: only staging the accumulators stops the tensor cores once per wave. On Ampere
     // the block writes C through the SM's load/store path before it retires.
     const uint64_t waves = CeilDiv(tiles, slots);
-    const double outBytes = t.splitK > 1 ? 4.0 : b;
+    const double outBytes = t.splitK > 1 ? 4.0 : cb;
     const double concurrent = double(std::min<uint64_t>(tiles, slots));
     const double staging = 2.0 * t.blocksPerSm * t.blockM * t.blockN * 4.0 / smemRate;
     const double burst = concurrent * t.blockM * t.blockN * outBytes / l2Rate;

@@ -82,11 +82,12 @@ BlocksPerSm(const GpuSpec& g, uint64_t smemPerBlock, uint32_t registersPerThread
  */
 double MatmulPeak(const GpuSpec& g, DataType type, bool& tensor);
 
-/** \return one SM's calibrated matmul rate: \p peak / SMs x the tensor or vector efficiency */
+/** \return one SM's calibrated matmul rate: \p peak / SMs x the tensor efficiency of \p type
+ *  (or the vector efficiency) */
 inline double
-PerSmMatmulRate(const GpuSpec& g, double peak, bool tensor)
+PerSmMatmulRate(const GpuSpec& g, double peak, bool tensor, DataType type)
 {
-    return peak / g.smCount * (tensor ? g.efficiency.tensor : g.efficiency.vector);
+    return peak / g.smCount * (tensor ? g.efficiency.Tensor(type) : g.efficiency.vector);
 }
 
 /** \return one SM's calibrated fp32 CUDA-core rate */

@@ -52,10 +52,17 @@ GpuSpec::PeakFlops(DataType type) const
     return peak;
 }
 
+double
+GpuEfficiency::Tensor(DataType type) const
+{
+    return type == DataType::FP8 && tensorFp8 > 0 ? tensorFp8 : tensor;
+}
+
 bool
 GpuEfficiency::operator==(const GpuEfficiency& o) const
 {
-    return tensor == o.tensor && vector == o.vector && hbm == o.hbm && l2 == o.l2 && smem == o.smem;
+    return tensor == o.tensor && tensorFp8 == o.tensorFp8 && vector == o.vector && hbm == o.hbm
+           && l2 == o.l2 && smem == o.smem;
 }
 
 bool
@@ -220,6 +227,7 @@ GpuSpec::Read(SpecReader& r)
     g.ratedClockHz = g.clockHz;
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);
+    g.efficiency.tensorFp8 = e.GetInRange("tensor_fp8", 0.01, 1.0, 0.0);
     g.efficiency.vector = e.GetInRange("vector", 0.01, 1.0);
     g.efficiency.hbm = e.GetInRange("hbm", 0.01, 1.0);
     g.efficiency.l2 = e.GetInRange("l2", 0.01, 1.0);

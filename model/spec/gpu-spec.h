@@ -27,10 +27,16 @@ class SpecReader;
 struct GpuEfficiency
 {
     double tensor = 1.0; //!< fraction of tensor-core peak a well-tiled GEMM main loop sustains
+    /** the same for fp8 operands (0: as tensor); Hopper's fp8 main loop issues at a lower
+     *  fraction of its doubled peak than bf16 does of its own */
+    double tensorFp8 = 0.0;
     double vector = 1.0; //!< fraction of the vector (CUDA-core) peak
     double hbm = 1.0;    //!< fraction of HBM bandwidth a streaming kernel sustains
     double l2 = 1.0;     //!< fraction of L2 bandwidth
     double smem = 1.0;   //!< fraction of shared-memory bandwidth
+
+    /** \return the tensor-core main-loop efficiency for operands of \p type */
+    double Tensor(DataType type) const;
 
     /** \return true when every field is equal */
     bool operator==(const GpuEfficiency& other) const;

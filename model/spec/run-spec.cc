@@ -63,6 +63,12 @@ ParallelSpec::UnevenStages() const
     return firstStageLayers > 0 || lastStageLayers > 0;
 }
 
+DataType
+RunSpec::ActivationType() const
+{
+    return dtype == DataType::FP8 ? DataType::BF16 : dtype;
+}
+
 uint32_t
 RunSpec::MicroBatches() const
 {

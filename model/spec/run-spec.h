@@ -110,7 +110,7 @@ struct RunSpec
     RunMode mode = RunMode::TRAINING;      //!< training or inference
     ParallelSpec parallel;                 //!< layout
     Recompute recompute = Recompute::NONE; //!< activation recomputation
-    DataType dtype = DataType::BF16;       //!< compute type of GEMMs and activations
+    DataType dtype = DataType::BF16;       //!< GEMMs' type (the rest: ActivationType)
     uint32_t microBatch = 1;               //!< training: sequences per micro-batch
     uint32_t globalBatch = 1;              //!< training: sequences per iteration
     uint32_t sequence = 2048;              //!< training: tokens per sequence
@@ -146,6 +146,14 @@ struct RunSpec
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;
+
+    /**
+     * \return the type of everything but the linear layers' GEMMs (activations, attention,
+     * norms, element-wise kernels, communication, weights and gradients): bf16 when dtype is
+     * fp8 (Transformer Engine's FP8 recipe runs only the linear layers' GEMMs in fp8; FP8
+     * inference engines keep activations and the KV cache in 16 bits), else dtype
+     */
+    DataType ActivationType() const;
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;

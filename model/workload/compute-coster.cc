@@ -177,6 +177,15 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         }
         case OpType::OPTIMIZER:
             return Optimizer(model, op.Optimizer(), dt);
+        case OpType::FP8_CAST_TRANSPOSE:
+        {
+            // Reads the 16-bit values once (scale, cast and the amax of delayed scaling in one
+            // pass: ~3 FLOP per element) and writes two fp8 copies: rowwise and transposed.
+            const ElementwiseShape& e = op.Elementwise();
+            const double elements = double(e.rows) * e.width;
+            return model.Elementwise(
+                "fp8_cast_transpose", 3 * elements, elements * BytesOf(dt), 2 * elements);
+        }
     }
     if (!op.backward)
     {

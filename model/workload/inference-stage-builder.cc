@@ -26,7 +26,8 @@ EmitStageInput(GraphEmitter& e,
         e.Recv("recv_act", GroupKind::PP, -1, tag, bytes);
         return;
     }
-    e.Compute("embedding", MakeElementwise(OpType::EMBEDDING, rows, s.hidden, run.dtype));
+    e.Compute("embedding",
+              MakeElementwise(OpType::EMBEDDING, rows, s.hidden, run.ActivationType()));
     if (run.parallel.tp > 1)
     {
         e.Blocking("ar_embedding", CollectiveKind::ALL_REDUCE, GroupKind::TP, bytes);
@@ -66,8 +67,8 @@ EmitStageOutput(GraphEmitter& e,
     }
     const uint64_t batch = run.batch;
     const OpType norm = model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
-    e.Compute("final_norm", MakeElementwise(norm, batch, s.hidden, run.dtype));
-    e.Compute("logits", MakeGemm(batch, s.vocab, s.hidden, run.dtype));
+    e.Compute("final_norm", MakeElementwise(norm, batch, s.hidden, run.ActivationType()));
+    e.Compute("logits", MakeGemm(batch, s.vocab, s.hidden, run.ActivationType()));
     if (run.parallel.tp > 1)
     {
         e.Blocking("ag_logits",
@@ -75,7 +76,8 @@ EmitStageOutput(GraphEmitter& e,
                    GroupKind::TP,
                    uint64_t(s.elementBytes) * batch * s.vocab * run.parallel.tp);
     }
-    e.Compute("sample", MakeElementwise(OpType::SAMPLING, batch, model.vocab, run.dtype));
+    e.Compute("sample",
+              MakeElementwise(OpType::SAMPLING, batch, model.vocab, run.ActivationType()));
     if (pp > 1 && !lastPass)
     {
         e.Send("send_token", GroupKind::PP, +1, tag + 1, 4 * batch, e.LastStream());

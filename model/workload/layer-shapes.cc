@@ -32,7 +32,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         expertFc1Out = model.IsGated() ? 2 * expertFfn : expertFfn;
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
-    elementBytes = BytesOf(run.dtype);
+    elementBytes = BytesOf(run.ActivationType());
     moeImbalance = run.moeImbalance;
 
     const uint64_t h = hidden;

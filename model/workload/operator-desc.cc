@@ -50,6 +50,8 @@ ToString(OpType type)
             return "optimizer";
         case OpType::SAMPLING:
             return "sampling";
+        case OpType::FP8_CAST_TRANSPOSE:
+            return "fp8_cast_transpose";
     }
     return "?";
 }
@@ -96,6 +98,7 @@ ShapeIndexOf(OpType type)
         case OpType::CROSS_ENTROPY:
         case OpType::ROUTER:
         case OpType::SAMPLING:
+        case OpType::FP8_CAST_TRANSPOSE:
             return IndexOf<ElementwiseShape>();
         case OpType::ROPE:
             return IndexOf<RopeShape>();
@@ -148,6 +151,7 @@ OperatorDesc::ModelFlops() const
         case OpType::ROUTER:
         case OpType::OPTIMIZER:
         case OpType::SAMPLING:
+        case OpType::FP8_CAST_TRANSPOSE:
             return 0.0; // no matrix multiply
     }
     return 0.0;

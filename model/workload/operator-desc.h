@@ -39,7 +39,9 @@ enum class OpType : uint8_t
     CROSS_ENTROPY,             //!< ElementwiseShape: softmax cross-entropy, rows x vocabulary
     ROUTER,                    //!< ElementwiseShape: MoE router over rows tokens x experts
     OPTIMIZER,                 //!< OptimizerShape: Adam update of the parameters
-    SAMPLING //!< ElementwiseShape: softmax over rows x vocabulary and one token sampled per row
+    SAMPLING, //!< ElementwiseShape: softmax over rows x vocabulary and one token sampled per row
+    FP8_CAST_TRANSPOSE //!< ElementwiseShape: rows x width 16-bit values cast to fp8, written
+                       //!< as the fp8 copy and its transpose (Transformer Engine on Hopper)
 };
 
 /** \return a short lower-case name ("gemm") */

@@ -75,13 +75,37 @@ class TrainingStageBuilder
         return m_run.parallel.zeroStage == 3 && m_run.parallel.dp > 1;
     }
 
+    /** Weights of one layer's fp8 linear layers (QKV, out-projection, MLP or the local experts). */
+    uint64_t
+    LinearParamsPerLayer() const
+    {
+        const LayerShapes& l = m_shapes;
+        const uint64_t h = l.hidden;
+        uint64_t params = h * l.qkvOut + l.heads * l.headDim * h;
+        if (l.expertParams > 0)
+        {
+            params += l.localExperts * (h * l.expertFc1Out + l.expertFfn * h);
+        }
+        else
+        {
+            params += h * l.fc1Out + l.ffn * h;
+        }
+        return params;
+    }
+
     uint64_t
     DenseLayerBytes() const
     {
         return (m_shapes.layerParams - m_shapes.expertParams) * m_eb;
     }
 
-    /** ZeRO-3: gathers the layer's parameters before its first operator. */
+    /**
+     * ZeRO-3: gathers the layer's parameters before its first operator. The gather is issued
+     * after \p prefetchAfter, the end of the layer before the previous one: FSDP prefetches the
+     * next layer's parameters while the current layer computes (PyTorch FSDP's implicit forward
+     * and its backward prefetch, Zhao et al., VLDB 2023), so at most two layers' parameters are
+     * gathered at once.
+     */
     void
     GatherLayer(uint32_t prefetchAfter)
     {
@@ -112,7 +136,9 @@ class TrainingStageBuilder
     Forward(uint32_t mb, uint32_t chunk)
     {
         const uint32_t vstage = VirtualStage(chunk);
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         m_e.SetContext(Phase::FORWARD, mb, -1);
         if (vstage > 0)
         {
@@ -135,11 +161,14 @@ class TrainingStageBuilder
         }
         const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
         const uint32_t layers = m_run.parallel.VirtualStageLayers(m_model.layers, vstage);
+        uint32_t prefetchAfter = m_e.LastStream();
         for (uint32_t i = 0; i < layers; ++i)
         {
             const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::FORWARD, mb, layer);
-            GatherLayer(m_e.LastStream());
+            const uint32_t layerStart = m_e.LastStream();
+            GatherLayer(prefetchAfter);
+            prefetchAfter = layerStart;
             m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
             ReleaseLayer();
         }
@@ -163,7 +192,9 @@ class TrainingStageBuilder
     void
     HeadForward(uint32_t mb, uint32_t chunk)
     {
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
@@ -196,7 +227,9 @@ class TrainingStageBuilder
     void
     HeadBackward(uint32_t mb, uint32_t chunk)
     {
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
@@ -240,7 +273,9 @@ class TrainingStageBuilder
     Backward(uint32_t mb, uint32_t chunk)
     {
         const uint32_t vstage = VirtualStage(chunk);
-        const DataType dt = m_run.dtype;
+        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
+        // run in the activation type (bf16 under an fp8 recipe).
+        const DataType dt = m_run.ActivationType();
         m_e.SetContext(Phase::BACKWARD, mb, -1);
         if (vstage + 1 == m_virtualStages)
         {
@@ -251,11 +286,14 @@ class TrainingStageBuilder
             m_e.Recv("recv_grad", GroupKind::PP, +1, Tag(mb, vstage, true), m_layer.InputBytes());
         }
         const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
+        uint32_t prefetchAfter = m_e.LastStream();
         for (uint32_t i = m_run.parallel.VirtualStageLayers(m_model.layers, vstage); i-- > 0;)
         {
             const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::BACKWARD, mb, layer);
-            GatherLayer(m_e.LastStream());
+            const uint32_t layerStart = m_e.LastStream();
+            GatherLayer(prefetchAfter);
+            prefetchAfter = layerStart;
             std::vector<uint32_t> wgrads;
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_layerHeld.erase({mb, layer});
@@ -369,7 +407,25 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(m_pending);
         uint64_t params = StageParameters(m_model, m_run, m_stage);
         uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
-        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.dtype));
+        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.ActivationType()));
+        if (m_run.dtype == DataType::FP8)
+        {
+            // Transformer Engine keeps bf16 weights and casts each linear layer's weight to fp8
+            // (with its transpose for the input-gradient GEMM) once per step, on the first
+            // micro-batch; charged here, after the update that makes them stale.
+            uint64_t layers = 0;
+            for (uint32_t chunk = 0; chunk < m_run.parallel.virtualStages; ++chunk)
+            {
+                layers += m_run.parallel.VirtualStageLayers(m_model.layers, VirtualStage(chunk));
+            }
+            const uint64_t h = m_shapes.hidden;
+            const uint64_t rows = layers * LinearParamsPerLayer() / h;
+            if (rows > 0)
+            {
+                m_e.Compute("fp8_weight_cast",
+                            MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, h, DataType::BF16));
+            }
+        }
         if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated.

@@ -16,10 +16,12 @@ NS_LOG_COMPONENT_DEFINE("RapidLlmTransformerLayer");
 
 namespace {
 // Node labels are static strings (the graph does not own them).
-const ColumnParallelLabels kQkvLabels{"qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad"};
-const ColumnParallelLabels kFc1Labels{"fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad"};
+const ColumnParallelLabels kQkvLabels{
+    "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast"};
+const ColumnParallelLabels kFc1Labels{
+    "fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad", "fc1_grad_fp8_cast"};
 const ColumnParallelLabels kRouterLabels{
-    "router_dgrad", "ag_router_input", "ar_router_dgrad", "router_wgrad"};
+    "router_dgrad", "ag_router_input", "ar_router_dgrad", "router_wgrad", "router_grad_fp8_cast"};
 } // namespace
 
 TransformerLayer::TransformerLayer(const ModelSpec& model,
@@ -70,7 +72,7 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.kvLen = m_tokens;
     a.causal = true;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
-    return MakeAttention(type, a, m_run.dtype, backward);
+    return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
 OperatorDesc
@@ -86,7 +88,7 @@ TransformerLayer::RingAttention(OpType type, uint32_t step, bool backward) const
     a.queryLen = step == 0 ? m_tokens : m_tokens / 2;
     a.kvLen = m_tokens;
     a.causal = step == 0;
-    return MakeAttention(type, a, m_run.dtype, backward);
+    return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
 int64_t
@@ -151,6 +153,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
 {
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
     const int64_t eb = s.elementBytes;
     const bool keepActs = m_training && keep != Recompute::FULL;
     auto kept = [&](uint64_t bytes)
@@ -164,7 +167,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     const uint64_t gemmInputRows = m_normRows;
 
     uint32_t n1 = e.Compute(
-        "norm1", MakeElementwise(norm, normRows, s.hidden, dt), kept(eb * normRows * s.hidden));
+        "norm1", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
     if (m_training && keep == Recompute::FULL)
     {
         e.AddMemory(n1, static_cast<int64_t>(InputBytes())); // the layer input, kept
@@ -173,10 +176,13 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     {
         ColumnParallelGather(e, "ag_qkv");
     }
-    e.Compute("qkv", MakeGemm(rows, s.qkvOut, s.hidden, dt), kept(eb * gemmInputRows * s.hidden));
+    CastToFp8(e, "qkv_fp8_cast", rows, s.hidden);
+    e.Compute("qkv",
+              MakeGemm(rows, s.qkvOut, s.hidden, dt),
+              kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
     if (m_model.position == PositionEmbedding::ROPE)
     {
-        e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, dt));
+        e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
     }
     if (decodeContext > 0)
     {
@@ -193,24 +199,28 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
                   MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
                                                     : OpType::DECODE_ATTENTION_PER_HEAD,
                                 a,
-                                dt));
+                                at));
     }
     else
     {
         AttentionForward(e, keepActs, keepActs && keep == Recompute::NONE);
     }
-    e.Compute("proj",
-              MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
-              kept(eb * rows * s.heads * s.headDim));
+    CastToFp8(e, "proj_fp8_cast", rows, s.heads * s.headDim);
+    e.Compute(
+        "proj",
+        MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
+        // The attention output: kept in 16 bits for the attention backward, and in fp8
+        // for the out-projection's weight gradient as well.
+        kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim));
     RowParallelReduce(e, "ar_proj", rows);
     e.Compute("residual1",
-              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, dt),
+              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
     e.Compute(
-        "norm2", MakeElementwise(norm, normRows, s.hidden, dt), kept(eb * normRows * s.hidden));
+        "norm2", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
     MlpForward(e, keepActs, rows);
     e.Compute("residual2",
-              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, dt),
+              MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
 }
 
@@ -302,6 +312,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
 {
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
     const int64_t eb = s.elementBytes;
     auto kept = [&](uint64_t bytes)
     {
@@ -316,9 +327,14 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
     if (!m_model.IsMoe())
     {
-        e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), kept(eb * inputRows * s.hidden));
-        e.Compute("act", MakeElementwise(act, rows, s.ffn, dt), kept(eb * rows * s.fc1Out));
-        e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(eb * rows * s.ffn));
+        CastToFp8(e, "fc1_fp8_cast", rows, s.hidden);
+        e.Compute("fc1",
+                  MakeGemm(rows, s.fc1Out, s.hidden, dt),
+                  kept(Fp8KeptBytes(eb) * inputRows * s.hidden));
+        e.Compute("act", MakeElementwise(act, rows, s.ffn, at), kept(eb * rows * s.fc1Out));
+        CastToFp8(e, "fc2_fp8_cast", rows, s.ffn);
+        e.Compute(
+            "fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(Fp8KeptBytes(eb) * rows * s.ffn));
         RowParallelReduce(e, "ar_fc2", rows);
         return;
     }
@@ -326,25 +342,28 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     // that receive tokens as one grouped GEMM each, and bring the results back.
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
-    e.Compute("router", MakeGemm(rows, s.experts, s.hidden, dt), kept(eb * inputRows * s.hidden));
-    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, dt));
+    // The router is no Transformer Engine linear layer: it runs in the activation type.
+    e.Compute("router", MakeGemm(rows, s.experts, s.hidden, at), kept(eb * inputRows * s.hidden));
+    e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, at));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
+    CastToFp8(e, "expert_fc1_fp8_cast", r.expertRows, s.hidden);
     ExpertGemm(e,
                "expert_fc1",
                r,
                MakeGemm(r.perExpert, s.expertFc1Out, s.hidden, dt, r.activeExperts),
-               kept(eb * r.expertRows * s.hidden));
+               kept(Fp8KeptBytes(eb) * r.expertRows * s.hidden));
     e.Compute("expert_act",
-              MakeElementwise(act, r.expertRows, s.expertFfn, dt),
+              MakeElementwise(act, r.expertRows, s.expertFfn, at),
               kept(eb * r.expertRows * s.expertFc1Out));
+    CastToFp8(e, "expert_fc2_fp8_cast", r.expertRows, s.expertFfn);
     ExpertGemm(e,
                "expert_fc2",
                r,
                MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, r.activeExperts),
-               kept(eb * r.expertRows * s.expertFfn));
+               kept(Fp8KeptBytes(eb) * r.expertRows * s.expertFfn));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
@@ -357,6 +376,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
 {
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
     const bool sp = m_normRows != m_rows;
     const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
     const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
@@ -374,10 +394,11 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
 
     if (!m_model.IsMoe())
     {
+        CastToFp8(e, "fc2_grad_fp8_cast", m_rows, s.hidden);
         e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
         record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
-        e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, dt, true));
-        record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out));
+        e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
+        record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
         return;
     }
     const ExpertRouting r = s.Routing(m_rows);
@@ -386,6 +407,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
+    CastToFp8(e, "expert_fc2_grad_fp8_cast", r.expertRows, s.hidden);
     ExpertGemm(e,
                "expert_fc2_dgrad",
                r,
@@ -394,7 +416,8 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
                       "expert_fc2_wgrad",
                       r,
                       MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, r.activeExperts)));
-    e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, dt, true));
+    e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, at, true));
+    CastToFp8(e, "expert_fc1_grad_fp8_cast", r.expertRows, s.expertFc1Out);
     ExpertGemm(e,
                "expert_fc1_dgrad",
                r,
@@ -407,8 +430,32 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, dt, true));
-    record(ColumnParallelBackward(e, kRouterLabels, s.experts));
+    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, at, true));
+    record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
+}
+
+int64_t
+TransformerLayer::Fp8KeptBytes(int64_t elementBytes) const
+{
+    // Transformer Engine keeps an fp8 GEMM's input for the weight gradient as its fp8
+    // (columnwise) copy, one byte per element, instead of the 16-bit tensor.
+    return m_training && m_run.dtype == DataType::FP8 ? 1 : elementBytes;
+}
+
+void
+TransformerLayer::CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, uint64_t width) const
+{
+    // Transformer Engine's FP8 recipe (training only): each input of a linear layer's fp8 GEMM,
+    // and each output gradient in the backward pass, is cast from bf16 by one kernel that
+    // writes the fp8 copy and, on Hopper, its transpose (fp8 GEMMs take only the TN layout, so
+    // the weight- and input-gradient GEMMs need the columnwise copy); the amax comes from the
+    // same pass (delayed scaling). FP8 inference engines fuse the cast into the producer kernel.
+    if (!m_training || m_run.dtype != DataType::FP8)
+    {
+        return;
+    }
+    e.Compute(label,
+              MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, width, m_run.ActivationType()));
 }
 
 uint64_t
@@ -438,12 +485,16 @@ TransformerLayer::ExpertGemm(GraphEmitter& e,
 uint32_t
 TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
                                          const ColumnParallelLabels& l,
-                                         uint64_t width) const
+                                         uint64_t width,
+                                         DataType dt) const
 {
-    const DataType dt = m_run.dtype;
     const bool sp = m_normRows != m_rows;
     const uint64_t h = m_shapes.hidden;
     const uint64_t inBytes = uint64_t(m_shapes.elementBytes) * m_rows * h;
+    if (dt == DataType::FP8)
+    {
+        CastToFp8(e, l.cast, m_rows, width);
+    }
     uint32_t dgrad = e.Compute(l.dgrad, MakeGemm(m_rows, h, width, dt));
     if (sp)
     {
@@ -478,6 +529,7 @@ TransformerLayer::Backward(GraphEmitter& e,
 {
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
     const bool sp = m_normRows != m_rows;
     const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
     const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
@@ -504,24 +556,25 @@ TransformerLayer::Backward(GraphEmitter& e,
     };
 
     e.Compute("residual2_bwd",
-              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, dt, true));
+              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, at, true));
     MlpBackward(e, wgrad);
-    e.Compute("norm2_bwd", MakeElementwise(norm, m_normRows, s.hidden, dt, true));
+    e.Compute("norm2_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     e.Compute("residual1_bwd",
-              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, dt, true));
+              MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, at, true));
     if (sp)
     {
         e.Blocking("ag_proj_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
+    CastToFp8(e, "proj_grad_fp8_cast", m_rows, s.hidden);
     e.Compute("proj_dgrad", MakeGemm(m_rows, s.heads * s.headDim, s.hidden, dt));
     record(e.Compute("proj_wgrad", MakeGemm(s.heads * s.headDim, s.hidden, m_rows, dt)));
     AttentionBackward(e);
     if (m_model.position == PositionEmbedding::ROPE)
     {
-        e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, dt, true));
+        e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, at, true));
     }
-    record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut));
-    uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, dt, true));
+    record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut, dt));
+    uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     e.AddMemory(last, -(held + recomputed));
 }
 

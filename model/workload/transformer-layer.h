@@ -20,6 +20,7 @@ struct ColumnParallelLabels
     const char* gather; //!< re-gather of the sequence-sharded input (sequence parallelism)
     const char* reduce; //!< tensor-parallel reduction of the input gradient
     const char* wgrad;  //!< weight-gradient GEMM
+    const char* cast;   //!< fp8 cast of the output gradient (Transformer Engine's FP8 recipe)
 };
 
 /**
@@ -98,12 +99,21 @@ class TransformerLayer
     /**
      * The backward of a column-parallel GEMM of output \p width: the input gradient, its
      * tensor-parallel reduction overlapped with the weight gradient (as Megatron-LM does), and
-     * under sequence parallelism the re-gather of the kept input. Returns the weight-gradient
-     * node.
+     * under sequence parallelism the re-gather of the kept input, with GEMMs of type \p gemm
+     * (fp8: after the output gradient's cast). Returns the weight-gradient node.
      */
     uint32_t ColumnParallelBackward(GraphEmitter& e,
                                     const ColumnParallelLabels& labels,
-                                    uint64_t width) const;
+                                    uint64_t width,
+                                    DataType gemm) const;
+    /**
+     * Transformer Engine's FP8 cast of a linear layer's GEMM input or output gradient (rows x
+     * width bf16 values to an fp8 copy and its transpose); nothing unless training with fp8.
+     */
+    void CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, uint64_t width) const;
+    /** Bytes per element kept for a linear layer's input: 1 (its fp8 copy) when training in fp8,
+     *  else \p elementBytes. */
+    int64_t Fp8KeptBytes(int64_t elementBytes) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
