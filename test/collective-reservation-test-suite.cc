@@ -37,6 +37,8 @@ struct Outcome
     uint64_t timed = 0;            //!< runs timed without the network
     uint64_t materialized = 0;     //!< timed runs turned into streams
     uint64_t broken = 0;           //!< reservations broken
+    std::vector<double> linkBytes; //!< per link: bytes carried (statistics)
+    std::vector<double> linkBusyS; //!< per link: seconds busy (statistics)
 };
 
 /** \brief A scenario: runs of one collective back to back, and what comes beside them. */
@@ -123,6 +125,11 @@ Play(const Scenario& sc, bool reservations)
     };
     Simulator::ScheduleNow(start);
     Simulator::Run();
+    for (const auto& l : net->GetStats().links)
+    {
+        out.linkBytes.push_back(l.bytes);
+        out.linkBusyS.push_back(l.busyTimeS);
+    }
     Simulator::Destroy();
     out.timed = engine->GetTimedCount();
     out.materialized = engine->GetMaterializedCount();
@@ -203,6 +210,11 @@ class ReservationExactAloneTestCase : public TestCase
             NS_TEST_EXPECT_MSG_LT(MaxRelative(timed.doneS, full.doneS), 1e-9, what << ": ends");
             NS_TEST_EXPECT_MSG_LT(
                 MaxRelative(timed.rankDoneS, full.rankDoneS), 1e-9, what << ": every rank's end");
+            // The link statistics count what the timed runs carried alone.
+            NS_TEST_EXPECT_MSG_LT(
+                MaxRelative(timed.linkBytes, full.linkBytes), 1e-9, what << ": link bytes");
+            NS_TEST_EXPECT_MSG_LT(
+                MaxRelative(timed.linkBusyS, full.linkBusyS), 1e-9, what << ": link busy time");
         }
     }
 };
@@ -254,6 +266,9 @@ class ReservationIntruderTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_LT(MaxRelative({timed.intruderS}, {full.intruderS}),
                                       1e-3,
                                       what << ": the intruder's delivery");
+                // Bytes: those carried without the network before the intruder count too.
+                NS_TEST_EXPECT_MSG_LT(
+                    MaxRelative(timed.linkBytes, full.linkBytes), 1e-6, what << ": link bytes");
             }
             // Busy at the start: no reservation, simulated as it comes.
             Scenario busy = base;

@@ -25,6 +25,7 @@
 #include "ns3/trace-replayer.h"
 #include "ns3/workload-trace.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -498,8 +499,8 @@ class ReservationReplayTestCase : public TestCase
                                          });
             ReplayJob job = ReplayJob::FromWorkload(w);
             const uint32_t gpus = w.layout.Ranks();
-            const ReplayResult simulated =
-                Replay(job, ClusterNetwork(gpus, c.perNode, 1), c.symmetry, "auto", false);
+            Ptr<FlowNetwork> ref = ClusterNetwork(gpus, c.perNode, 1);
+            const ReplayResult simulated = Replay(job, ref, c.symmetry, "auto", false);
             Ptr<FlowNetwork> net = ClusterNetwork(gpus, c.perNode, 1);
             const ReplayResult timed = Replay(job, net, c.symmetry, "auto", true);
             NS_TEST_EXPECT_MSG_EQ_TOL(timed.stepTimeS / simulated.stepTimeS, 1.0, 1e-9, c.what);
@@ -515,6 +516,16 @@ class ReservationReplayTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_GT(net->GetBrokenCount(), 0u, c.what << ": buckets intrude");
             }
             NS_TEST_EXPECT_MSG_LT(timed.events, simulated.events, c.what << ": fewer events");
+            // The link statistics count the bytes of collectives timed without the network.
+            const NetworkStats a = net->GetStats();
+            const NetworkStats b = ref->GetStats();
+            for (std::size_t l = 0; l < a.links.size(); ++l)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(a.links[l].bytes,
+                                          b.links[l].bytes,
+                                          1e-6 * std::max(1.0, b.links[l].bytes),
+                                          c.what << ": bytes of " << a.links[l].name);
+            }
         }
     }
 };

@@ -126,6 +126,28 @@ FlowNetwork::IsLinkBusy(uint32_t link) const
     return m_solver.GetLinkFlowCount(link) > 0;
 }
 
+NetworkBackend::LinkLoad
+FlowNetwork::DoGetLinkLoad(uint32_t link) const
+{
+    if (link >= m_linkUse.size())
+    {
+        return {};
+    }
+    const LinkUse& use = m_linkUse[link];
+    return {use.bytes,
+            use.busyTime + (m_solver.GetLinkFlowCount(link) == 0 ? 0.0 : Now() - use.busySince)};
+}
+
+void
+FlowNetwork::DoAddLinkLoad(uint32_t link, const LinkLoad& load)
+{
+    if (link < m_linkUse.size())
+    {
+        m_linkUse[link].bytes += load.bytes;
+        m_linkUse[link].busyTime += load.busyS;
+    }
+}
+
 std::vector<std::pair<double, double>>
 FlowNetwork::TakeProgress(uint64_t message)
 {

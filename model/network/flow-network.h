@@ -92,6 +92,8 @@ class FlowNetwork : public NetworkBackend
     void DoApplyFault(const std::vector<uint32_t>& links) override;
     /** \return whether a flow crosses \p link now */
     bool IsLinkBusy(uint32_t link) const override;
+    LinkLoad DoGetLinkLoad(uint32_t link) const override;
+    void DoAddLinkLoad(uint32_t link, const LinkLoad& load) override;
 
   private:
     /** No class of this instant matches. */

@@ -87,9 +87,37 @@ NetworkBackend::SetFaultSchedule(Ptr<FaultSchedule> schedule)
     {
         m_faults->Disarm();
     }
+    for (EventId& e : m_faultBreaks)
+    {
+        e.Cancel();
+    }
+    m_faultBreaks.clear();
     m_faults = schedule;
     if (m_faults)
     {
+        m_faults->Check(*m_topology);
+        // Reservations on a fault's links break just before it applies (scheduled first, so
+        // run first at that instant): the owners' streams then take the paths they had, as
+        // transfers in flight keep theirs.
+        for (const ScheduledFault& f : m_faults->GetFaults())
+        {
+            m_faultBreaks.push_back(
+                Simulator::Schedule(f.start,
+                                    [this, selector = f.selector, source = f.source]()
+                                    {
+                                        if (m_reservations.empty())
+                                        {
+                                            return;
+                                        }
+                                        for (uint32_t l : m_topology->SelectLinks(selector, source))
+                                        {
+                                            if (l < m_linkOwner.size() && m_linkOwner[l] != 0)
+                                            {
+                                                Break(m_linkOwner[l]);
+                                            }
+                                        }
+                                    }));
+        }
         m_faults->Arm(m_topology,
                       Callback<void, const std::vector<uint32_t>&>(
                           [this](const std::vector<uint32_t>& links)
@@ -298,7 +326,13 @@ NetworkBackend::Reserve(const std::vector<uint32_t>& links, BrokenCallback onBro
     {
         m_linkOwner[l] = id;
     }
-    m_reservations.emplace(id, Reservation{links, onBroken});
+    std::vector<LinkLoad> before;
+    before.reserve(links.size());
+    for (uint32_t l : links)
+    {
+        before.push_back(DoGetLinkLoad(l));
+    }
+    m_reservations.emplace(id, Reservation{links, onBroken, std::move(before)});
     NS_LOG_LOGIC("reservation " << id << " of " << links.size() << " links");
     return id;
 }
@@ -344,6 +378,57 @@ NetworkBackend::BreakAllReservations()
         Break(m_reservations.begin()->first);
     }
 }
+
+std::vector<NetworkBackend::LinkLoad>
+NetworkBackend::GetReservedLoad(uint64_t reservation) const
+{
+    std::vector<LinkLoad> load;
+    auto it = m_reservations.find(reservation);
+    if (it == m_reservations.end())
+    {
+        return load;
+    }
+    const Reservation& r = it->second;
+    load.reserve(r.links.size());
+    for (std::size_t i = 0; i < r.links.size(); ++i)
+    {
+        const LinkLoad now = DoGetLinkLoad(r.links[i]);
+        load.push_back({now.bytes - r.before[i].bytes, now.busyS - r.before[i].busyS});
+    }
+    return load;
+}
+
+void
+NetworkBackend::AddLinkLoad(const std::vector<uint32_t>& links, const std::vector<LinkLoad>& load)
+{
+    for (std::size_t i = 0; i < links.size() && i < load.size(); ++i)
+    {
+        DoAddLinkLoad(links[i], load[i]);
+    }
+}
+
+void
+NetworkBackend::AddPathBytes(uint32_t src, uint32_t dst, double bytes)
+{
+    if (bytes <= 0 || src == dst)
+    {
+        return;
+    }
+    for (uint32_t l : RoutePath(src, dst, m_nextId))
+    {
+        DoAddLinkLoad(l, {bytes, 0.0});
+    }
+}
+
+NetworkBackend::LinkLoad
+NetworkBackend::DoGetLinkLoad(uint32_t link) const
+{
+    return {};
+}
+
+void
+NetworkBackend::DoAddLinkLoad(uint32_t link, const LinkLoad& load)
+{}
 
 uint32_t
 NetworkBackend::GetReservationCount() const
@@ -463,6 +548,11 @@ NetworkBackend::DoDispose()
     m_inFlight.clear();
     m_reservations.clear();
     m_linkOwner.clear();
+    for (EventId& e : m_faultBreaks)
+    {
+        e.Cancel();
+    }
+    m_faultBreaks.clear();
     Object::DoDispose();
 }
 

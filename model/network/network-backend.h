@@ -6,6 +6,7 @@
 #define RAPIDLLM_NETWORK_BACKEND_H
 
 #include "ns3/callback.h"
+#include "ns3/event-id.h"
 #include "ns3/fault-schedule.h"
 #include "ns3/network-stats.h"
 #include "ns3/object.h"
@@ -195,6 +196,35 @@ class NetworkBackend : public Object
      */
     void Release(uint64_t reservation);
 
+    /** \brief A link's load: bytes carried and seconds busy (as the link statistics count). */
+    struct LinkLoad
+    {
+        double bytes = 0; //!< bytes carried
+        double busyS = 0; //!< seconds with traffic
+    };
+
+    /**
+     * \brief The load the links of a held reservation took since it was made: its owner's
+     * messages alone (nothing else could cross them).
+     * \param reservation the id from Reserve()
+     * \return per link, in the order Reserve() got them; empty if not held
+     */
+    std::vector<LinkLoad> GetReservedLoad(uint64_t reservation) const;
+
+    /**
+     * \brief Adds load to the link statistics (GetStats): the recorded load of transfers that
+     * ran without the network (a timed reservation of the same links).
+     * \param links the links \param load per link, in the same order
+     */
+    void AddLinkLoad(const std::vector<uint32_t>& links, const std::vector<LinkLoad>& load);
+
+    /**
+     * \brief Adds \p bytes to the statistics of the links between \p src and \p dst (routed
+     * now), no busy time: the part of a message that ran without the network.
+     * \param src source endpoint \param dst destination endpoint \param bytes the bytes
+     */
+    void AddPathBytes(uint32_t src, uint32_t dst, double bytes);
+
     /** \return the reservations held now */
     uint32_t GetReservationCount() const;
     /** \return the reservations broken so far (by an intruder or a fault) */
@@ -283,6 +313,13 @@ class NetworkBackend : public Object
     virtual bool IsLinkBusy(uint32_t link) const;
     /** \brief Breaks every reservation (rates changed by other means than a FaultSchedule). */
     void BreakAllReservations();
+    /**
+     * \return \p link's load so far as DoGetStats reports it (the default, no statistics:
+     * none)
+     */
+    virtual LinkLoad DoGetLinkLoad(uint32_t link) const;
+    /** \brief Adds \p load to \p link's statistics (default: nothing). */
+    virtual void DoAddLinkLoad(uint32_t link, const LinkLoad& load);
 
     /**
      * \brief The topology's factors of \p links have just changed (a scheduled fault): adapt
@@ -330,17 +367,19 @@ class NetworkBackend : public Object
     /** \brief A held reservation. */
     struct Reservation
     {
-        std::vector<uint32_t> links; //!< its links
-        BrokenCallback onBroken;     //!< called when broken
+        std::vector<uint32_t> links;  //!< its links
+        BrokenCallback onBroken;      //!< called when broken
+        std::vector<LinkLoad> before; //!< its links' load when it was made
     };
 
     /** \brief Breaks \p reservation: frees its links, then calls its callback. */
     void Break(uint64_t reservation);
 
     std::unordered_map<uint64_t, Reservation> m_reservations; //!< held reservations
-    std::vector<uint64_t> m_linkOwner; //!< per directed link: its reservation (0: none)
-    uint64_t m_nextReservation = 0;    //!< last reservation id given
-    uint64_t m_broken = 0;             //!< reservations broken
+    std::vector<uint64_t> m_linkOwner;  //!< per directed link: its reservation (0: none)
+    uint64_t m_nextReservation = 0;     //!< last reservation id given
+    uint64_t m_broken = 0;              //!< reservations broken
+    std::vector<EventId> m_faultBreaks; //!< per scheduled fault: breaks reservations first
     std::unordered_map<uint64_t, InFlight> m_inFlight; //!< kept only while traced
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, double> m_deliveredTrace; //!< trace
 };

@@ -294,6 +294,8 @@ CollectiveEngine::TimedEnd(uint64_t id)
     const std::shared_ptr<Run> run = it->second;
     m_backend->Release(run->reservation);
     m_reserved.erase(run->reservation);
+    // Its links carried what they carried alone (link statistics).
+    m_backend->AddLinkLoad(run->timed->links, run->timed->load);
     m_runs.erase(it);
     NS_LOG_DEBUG("collective " << id << " (timed) done at " << Simulator::Now().As(Time::US));
     if (!run->onDone.IsNull())
@@ -360,6 +362,11 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
             continue;
         }
         done[i] = 1;
+        if (steps[i].isSend)
+        {
+            m_backend->AddPathBytes(
+                run->endpoints[steps[i].src], run->endpoints[steps[i].dst], steps[i].bytes);
+        }
         --run->left;
         --run->rankLeft[steps[i].src];
         if (steps[i].isSend && steps[i].dst != steps[i].src)
@@ -417,6 +424,10 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
         const auto& progress = timing->progress[i];
         if (!s.isSend || progress.empty() || progress.back().first <= tauS)
         {
+            if (s.isSend)
+            {
+                m_backend->AddPathBytes(run->endpoints[s.src], run->endpoints[s.dst], s.bytes);
+            }
             Simulator::Schedule(NanoSeconds(run->startNs + timing->stepDoneNs[i] - nowNs),
                                 [this, run, i]()
                                 {
@@ -436,6 +447,9 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
             }
         }
         const auto bytes = static_cast<uint64_t>(std::llround(std::max(0.0, left)));
+        m_backend->AddPathBytes(run->endpoints[s.src],
+                                run->endpoints[s.dst],
+                                static_cast<double>(s.bytes) - static_cast<double>(bytes));
         const uint64_t message = m_backend->Send(
             run->endpoints[s.src], run->endpoints[s.dst], bytes, m_delivered, s.latencies);
         m_messages.emplace(message, std::make_pair(id, i));
@@ -480,6 +494,8 @@ CollectiveEngine::Finalize(const std::shared_ptr<Run>& run)
     }
     rec->eventStart.push_back(ranks);
     rec->rankDoneNs.clear();
+    rec->links = entry->links;
+    rec->load = m_backend->GetReservedLoad(run->reservation);
     entry->timing = rec;
     NS_LOG_DEBUG("collective " << run->id << " recorded alone: " << rec->durationNs << " ns");
 }

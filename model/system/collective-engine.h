@@ -146,6 +146,8 @@ class CollectiveEngine : public Object
         std::vector<int64_t> rankDoneNs;  //!< per rank: when it was done (recording)
         /** Per message step: (offset s, bytes left) from its send to its transmission end. */
         std::vector<std::vector<std::pair<double, double>>> progress;
+        std::vector<uint32_t> links;                //!< the links it had alone
+        std::vector<NetworkBackend::LinkLoad> load; //!< their load (link statistics)
     };
 
     /** \brief A cached plan and what reservations know of it on the current topology. */
