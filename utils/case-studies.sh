@@ -57,4 +57,8 @@ cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inferenc
     --out="$out/faults-healthy-run" > "$out/faults-healthy-run.txt"
 rm -f "$out"/faults-healthy-run/trace.* # 1,024 traces of a few MB each: only the breakdown is kept
 cp "$out/faults-healthy-run/breakdown.png" "$fig/faults-healthy-breakdown.png"
+# The NIC link of the study degraded to 0.25 only from 12 s into the step (mid-step fault).
+"$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
+    --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \
+    --fault=gpu0-infiniband.leaf0.0:0.25@12s > "$out/faults-midstep-run.txt"
 echo "case studies: outputs in $out, figures in $fig"
