@@ -345,22 +345,10 @@ FaultStudyCsv(const FaultStudyResult& result)
     std::ostringstream os;
     os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,"
           "most_loaded_link,most_loaded_link_bytes,error\n";
-    auto field = [](const std::string& text)
-    {
-        if (text.find_first_of(",\"\n") == std::string::npos)
-        {
-            return text;
-        }
-        std::string out = "\"";
-        for (char c : text)
-        {
-            out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-        }
-        return out + "\"";
-    };
     for (const auto& r : result.rows)
     {
-        os << field(r.routing) << "," << field(r.links) << "," << FormatNumber(r.factor) << ",";
+        os << CsvField(r.routing) << "," << CsvField(r.links) << "," << FormatNumber(r.factor)
+           << ",";
         if (r.ok)
         {
             os << FormatNumber(r.stepTimeS) << "," << FormatNumber(r.slowdown) << ","
@@ -368,7 +356,7 @@ FaultStudyCsv(const FaultStudyResult& result)
                << FormatNumber(r.bubbleS) << ",";
             if (!r.mostLoaded.empty())
             {
-                os << field(r.mostLoaded.front().name) << ","
+                os << CsvField(r.mostLoaded.front().name) << ","
                    << FormatNumber(r.mostLoaded.front().bytes);
             }
             else
@@ -379,7 +367,7 @@ FaultStudyCsv(const FaultStudyResult& result)
         }
         else
         {
-            os << ",,,,,,," << field(r.error) << "\n";
+            os << ",,,,,,," << CsvField(r.error) << "\n";
         }
     }
     return os.str();

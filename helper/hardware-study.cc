@@ -113,7 +113,8 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
-        os << field << "," << r.value << "," << (p.feasible ? "true" : "false") << ",";
+        os << CsvField(field) << "," << CsvField(r.value) << "," << (p.feasible ? "true" : "false")
+           << ",";
         if (p.feasible)
         {
             os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "")
@@ -127,12 +128,7 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
             os << ",,,,,,,,";
         }
         os << FormatNumber(Gib(p.memory.peak)) << "," << FormatNumber(Gib(p.capacityBytes)) << ",";
-        std::string reason = p.feasible ? "" : p.reason;
-        for (char& c : reason)
-        {
-            c = c == '"' || c == '\n' ? '\'' : c;
-        }
-        os << (reason.empty() ? "" : "\"" + reason + "\"") << "\n";
+        os << CsvField(p.feasible ? "" : p.reason) << "\n";
     }
     return os.str();
 }

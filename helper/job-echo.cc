@@ -38,14 +38,13 @@ RapidLlmVersion()
 }
 
 Json
-JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+HardwareInputJson(const HardwareSpec& hardware,
+                  const std::string& source,
+                  const std::vector<ScheduledFault>& timedFaults)
 {
-    const ModelSpec& m = job.model;
-    const GpuSpec& g = job.hardware.gpu;
-    const RunSpec& r = job.run;
-    const ParallelSpec& p = r.parallel;
+    const GpuSpec& g = hardware.gpu;
     Json dims = Json::array();
-    for (const auto& d : job.hardware.network.dimensions)
+    for (const auto& d : hardware.network.dimensions)
     {
         dims.push_back({{"name", d.name},
                         {"size", d.size},
@@ -55,15 +54,30 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                         {"oversubscription", d.oversubscription}});
     }
     Json faults = Json::array();
-    for (const auto& f : job.hardware.network.faults)
+    for (const auto& f : hardware.network.faults)
     {
         faults.push_back({{"link", f.link}, {"factor", f.factor}});
     }
-    for (const auto& f : job.timedFaults)
+    for (const auto& f : timedFaults)
     {
         faults.push_back(
             {{"link", f.selector}, {"factor", f.factor}, {"start_s", f.start.GetSeconds()}});
     }
+    return {{"source", source},
+            {"name", hardware.name},
+            {"gpu", g.name},
+            {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
+            {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
+            {"network", dims},
+            {"faults", faults}};
+}
+
+Json
+JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+{
+    const ModelSpec& m = job.model;
+    const RunSpec& r = job.run;
+    const ParallelSpec& p = r.parallel;
     Json j;
     j["version"] = RapidLlmVersion();
     j["model"] = {{"source", job.modelSource},
@@ -76,13 +90,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                   {"vocab", m.vocab},
                   {"experts", m.experts},
                   {"top_k", m.topK}};
-    j["hardware"] = {{"source", job.hardwareSource},
-                     {"name", job.hardware.name},
-                     {"gpu", g.name},
-                     {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
-                     {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
-                     {"network", dims},
-                     {"faults", faults}};
+    j["hardware"] = HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults);
     j["layout"] = {{"gpus", p.Gpus()},
                    {"tp", p.tp},
                    {"pp", p.pp},

@@ -17,6 +17,17 @@ namespace rapidllm {
 std::string RapidLlmVersion();
 
 /**
+ * \brief The machine as every output echoes it: its source, name, GPU, HBM, network dimensions
+ * and faults (those present from the start, then \p timedFaults with their start).
+ * \param hardware the machine (overrides applied) \param source --hardware: preset name or file
+ * \param timedFaults the faults that start mid-run
+ * \return the "hardware" object of an input echo
+ */
+Json HardwareInputJson(const HardwareSpec& hardware,
+                       const std::string& source,
+                       const std::vector<ScheduledFault>& timedFaults);
+
+/**
  * \brief The full input of a job as every output echoes it: version, model (source and
  * shape), hardware (source, GPU and network with its faults), layout, software settings, the
  * overrides and faults given, the job file, backend and routing.

@@ -23,6 +23,72 @@ FormatNumber(double x)
     return buf;
 }
 
+std::string
+CsvField(const std::string& text)
+{
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+    {
+        return text;
+    }
+    std::string out = "\"";
+    for (char c : text)
+    {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
+    }
+    return out + "\"";
+}
+
+std::string
+CsvLine(const std::vector<std::string>& fields)
+{
+    std::string line;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+    {
+        line += (i > 0 ? "," : "") + CsvField(fields[i]);
+    }
+    return line + "\n";
+}
+
+bool
+SplitCsvLine(const std::string& line, std::vector<std::string>& fields)
+{
+    fields.assign(1, "");
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i)
+    {
+        const char c = line[i];
+        if (quoted)
+        {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+            {
+                fields.back() += '"';
+                ++i;
+            }
+            else if (c == '"')
+            {
+                quoted = false;
+            }
+            else
+            {
+                fields.back() += c;
+            }
+        }
+        else if (c == '"')
+        {
+            quoted = true;
+        }
+        else if (c == ',')
+        {
+            fields.emplace_back();
+        }
+        else
+        {
+            fields.back() += c;
+        }
+    }
+    return !quoted;
+}
+
 void
 CreateOutputDir(const std::string& dir)
 {

@@ -9,6 +9,7 @@
 #include "ns3/run-report.h"
 
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -19,6 +20,28 @@ namespace rapidllm {
  * (reproducible text, no locale)
  */
 std::string FormatNumber(double x);
+
+/**
+ * \ingroup rapid-llm
+ * \return \p text as one CSV field: as is, or, when it holds a comma, a quote or a line break,
+ * quoted with its quotes doubled and its line breaks turned into spaces (every CSV of the tool is
+ * written through this function and CsvLine)
+ */
+std::string CsvField(const std::string& text);
+
+/**
+ * \ingroup rapid-llm
+ * \return \p fields as one CSV line, each through CsvField, ending with a newline
+ */
+std::string CsvLine(const std::vector<std::string>& fields);
+
+/**
+ * \ingroup rapid-llm
+ * \brief Splits one CSV line as CsvLine writes it (quoted fields, doubled quotes).
+ * \param line the line (no newline) \param fields set to its fields
+ * \return false if a quote is not closed
+ */
+bool SplitCsvLine(const std::string& line, std::vector<std::string>& fields);
 
 /**
  * \ingroup rapid-llm

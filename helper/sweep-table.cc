@@ -5,6 +5,7 @@
 #include "sweep-table.h"
 
 #include "ns3/spec-error.h"
+#include "report-output.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -31,63 +32,6 @@ Real(double v)
     char text[40];
     std::snprintf(text, sizeof(text), "%.10g", v);
     return text;
-}
-
-/** \return \p text quoted for CSV if it needs it */
-std::string
-Quoted(const std::string& text)
-{
-    if (text.find_first_of(",\"\n\r") == std::string::npos)
-    {
-        return text;
-    }
-    std::string out = "\"";
-    for (char c : text)
-    {
-        out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
-    }
-    return out + "\"";
-}
-
-/** \return the fields of a CSV line; false if a quote is not closed */
-bool
-SplitCsv(const std::string& line, std::vector<std::string>& fields)
-{
-    fields.assign(1, "");
-    bool quoted = false;
-    for (std::size_t i = 0; i < line.size(); ++i)
-    {
-        const char c = line[i];
-        if (quoted)
-        {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
-            {
-                fields.back() += '"';
-                ++i;
-            }
-            else if (c == '"')
-            {
-                quoted = false;
-            }
-            else
-            {
-                fields.back() += c;
-            }
-        }
-        else if (c == '"')
-        {
-            quoted = true;
-        }
-        else if (c == ',')
-        {
-            fields.emplace_back();
-        }
-        else
-        {
-            fields.back() += c;
-        }
-    }
-    return !quoted;
 }
 
 /** Parses a whole unsigned number. */
@@ -155,14 +99,14 @@ SweepRow::ToCsv() const
     {
         line += ",,,,,,"; // no step time for a layout that does not run
     }
-    return line + "," + std::to_string(peakBytes) + "," + gib + "," + Quoted(reason);
+    return line + "," + std::to_string(peakBytes) + "," + gib + "," + CsvField(reason);
 }
 
 bool
 ParseSweepRow(const std::string& line, SweepRow& row)
 {
     std::vector<std::string> f;
-    if (!SplitCsv(line, f) || f.size() != kColumnCount)
+    if (!SplitCsvLine(line, f) || f.size() != kColumnCount)
     {
         return false;
     }

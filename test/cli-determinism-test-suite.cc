@@ -156,7 +156,19 @@ class CliSameFilesTestCase : public TestCase
             const CliResult r2 = RunCli({"replay", "--trace=" + b + "/trace", "--json"}, dir);
             NS_TEST_EXPECT_MSG_EQ(r1.status, 0, r1.err);
             NS_TEST_EXPECT_MSG_NE(r1.out, "", "replay --json prints");
-            NS_TEST_EXPECT_MSG_EQ(r1.out, r2.out, "replay --json differs (gzip " + gzip + ")");
+            // The input echo names the trace set's folder: compare with the folder left out.
+            auto withoutFolder = [](std::string text, const std::string& folder)
+            {
+                for (std::size_t at; (at = text.find(folder)) != std::string::npos;)
+                {
+                    text.replace(at, folder.size(), "OUT");
+                }
+                return text;
+            };
+            NS_TEST_EXPECT_MSG_NE(r1.out.find(a + "/trace"), std::string::npos, "echoes the set");
+            NS_TEST_EXPECT_MSG_EQ(withoutFolder(r1.out, a),
+                                  withoutFolder(r2.out, b),
+                                  "replay --json differs (gzip " + gzip + ")");
         }
         // run --out: the report and the traces it writes.
         for (const char* name : {"run-a", "run-b"})

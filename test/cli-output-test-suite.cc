@@ -9,12 +9,17 @@
 
 #include "cli-process.h"
 #include "ns3/report-json.h"
+#include "ns3/report-output.h"
 #include "ns3/test.h"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -204,7 +209,8 @@ class CliJsonTestCase : public TestCase
                                   "replay of the written traces = run");
 
         // validate on the first row of each table: the published values are the tables'.
-        Json validate = JsonOf({"validate", "--data=" + SmallValidationData(dir), "--json"}, dir);
+        Json validate =
+            JsonOf({"validate", "--data=" + SmallValidationData(dir), "--json"}, dir).at("rows");
         NS_TEST_ASSERT_MSG_GT(validate.size(), 1, "validate: rows");
         NS_TEST_EXPECT_MSG_EQ(validate[0].at("config").get<std::string>().find("gpt-1.7b"),
                               0,
@@ -216,7 +222,8 @@ class CliJsonTestCase : public TestCase
                                   "validate: error = predicted / published - 1");
 
         // xval: one small workload on both networks.
-        Json xval = JsonOf({"xval", "--quick", "--only=ring-allreduce-8gpu-1MiB", "--json"}, dir);
+        Json xval = JsonOf({"xval", "--quick", "--only=ring-allreduce-8gpu-1MiB", "--json"}, dir)
+                        .at("rows");
         NS_TEST_ASSERT_MSG_EQ(xval.size(), 1, "xval: one row");
         const double flow = xval[0].at("flow_s").get<double>();
         const double packet = xval[0].at("packet_s").get<double>();
@@ -334,6 +341,513 @@ class CliPerRankTestCase : public TestCase
     }
 };
 
+namespace {
+
+/** A CSV output parsed: the header's columns and each row's fields by column. */
+struct CsvTable
+{
+    std::vector<std::string> columns;                     //!< the header
+    std::vector<std::map<std::string, std::string>> rows; //!< the rows, by column name
+    std::string error; //!< what is wrong with the text ("" = none)
+};
+
+/** \return \p text parsed as CSV: a header, then rows with as many fields */
+CsvTable
+ParseCsv(const std::string& text)
+{
+    CsvTable t;
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line) || !SplitCsvLine(line, t.columns))
+    {
+        t.error = "no header line";
+        return t;
+    }
+    while (std::getline(in, line))
+    {
+        std::vector<std::string> fields;
+        if (!SplitCsvLine(line, fields) || fields.size() != t.columns.size())
+        {
+            t.error = "row of " + std::to_string(fields.size()) + " fields under a header of "
+                      + std::to_string(t.columns.size()) + ": " + line;
+            return t;
+        }
+        std::map<std::string, std::string> row;
+        for (std::size_t i = 0; i < fields.size(); ++i)
+        {
+            row[t.columns[i]] = fields[i];
+        }
+        t.rows.push_back(row);
+    }
+    return t;
+}
+
+/** \return the number in a CSV field (NaN if it is not one) */
+double
+Number(const std::string& field)
+{
+    try
+    {
+        std::size_t used = 0;
+        const double v = std::stod(field, &used);
+        return used == field.size() ? v : std::nan("");
+    }
+    catch (const std::exception&)
+    {
+        return std::nan("");
+    }
+}
+
+/**
+ * \return the items repeated within one parenthesized, comma-separated list of a --help line
+ * ("(known: auto, auto, direct)" gives "auto"), joined by spaces; "" if none
+ */
+std::string
+RepeatedListItems(const std::string& helpLine)
+{
+    static const std::regex kGroup("\\(([^()]*)\\)");
+    std::string repeated;
+    for (std::sregex_iterator it(helpLine.begin(), helpLine.end(), kGroup), end; it != end; ++it)
+    {
+        std::string list = (*it)[1].str();
+        if (list.rfind("known: ", 0) == 0)
+        {
+            list = list.substr(7);
+        }
+        list = list.substr(0, list.find(';')); // "...; required"
+        std::set<std::string> seen;
+        std::istringstream items(list);
+        std::string item;
+        while (std::getline(items, item, ','))
+        {
+            item.erase(0, item.find_first_not_of(' '));
+            item.erase(item.find_last_not_of(' ') + 1);
+            if (!item.empty() && !seen.insert(item).second)
+            {
+                repeated += (repeated.empty() ? "" : " ") + item;
+            }
+        }
+    }
+    return repeated;
+}
+
+} // namespace
+
+/**
+ * \brief `--csv` on validate, xval, presets, gemm, trace-info and collective: a header with the
+ * documented columns, rows of as many fields, values equal to the --json output's (a second
+ * path to the same numbers), and the same bytes run to run.
+ */
+class CliCsvTestCase : public TestCase
+{
+  public:
+    CliCsvTestCase()
+        : TestCase("--csv on every command with a table: columns, rows, values as --json")
+    {}
+
+  private:
+    /** Runs \p args and returns the parsed CSV; checks exit 0 and the header. */
+    CsvTable
+    CsvOf(const std::vector<std::string>& args,
+          const std::vector<std::string>& columns,
+          const std::string& dir)
+    {
+        CliResult r = RunCli(args, dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+        CsvTable t = ParseCsv(r.out);
+        NS_TEST_EXPECT_MSG_EQ(t.error, "", Joined(args));
+        std::string expected;
+        std::string got;
+        for (const auto& c : columns)
+        {
+            expected += c + ",";
+        }
+        for (const auto& c : t.columns)
+        {
+            got += c + ",";
+        }
+        NS_TEST_EXPECT_MSG_EQ(got, expected, Joined(args) + ": columns");
+        return t;
+    }
+
+    /** Checks that CSV field \p field is the JSON number \p value (9 significant digits). */
+    void
+    ExpectNumber(const std::string& field, const Json& value, const std::string& what)
+    {
+        const double expected = value.get<double>();
+        NS_TEST_EXPECT_MSG_EQ_TOL(Number(field),
+                                  expected,
+                                  1e-8 * std::max(1e-300, std::fabs(expected)),
+                                  what + ": " + field);
+    }
+
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("csv");
+
+        // validate: a row per published measurement, as --json has them.
+        const std::string data = SmallValidationData(dir);
+        CsvTable v = CsvOf({"validate", "--data=" + data, "--csv"},
+                           {"set", "config", "metric", "published", "predicted", "error"},
+                           dir);
+        const Json vj = Json::parse(RunCli({"validate", "--data=" + data, "--json"}, dir).out);
+        NS_TEST_ASSERT_MSG_EQ(v.rows.size(), vj.at("rows").size(), "validate: one row each");
+        for (std::size_t i = 0; i < v.rows.size(); ++i)
+        {
+            const Json& row = vj.at("rows").at(i);
+            NS_TEST_EXPECT_MSG_EQ(v.rows[i].at("config"), row.at("config").get<std::string>(), "");
+            NS_TEST_EXPECT_MSG_EQ(v.rows[i].at("metric"), row.at("metric").get<std::string>(), "");
+            ExpectNumber(v.rows[i].at("published"), row.at("published"), "validate published");
+            ExpectNumber(v.rows[i].at("predicted"), row.at("predicted"), "validate predicted");
+            ExpectNumber(v.rows[i].at("error"), row.at("error"), "validate error");
+        }
+
+        // xval: the workload's row on both networks.
+        const std::vector<std::string> xvalArgs = {
+            "xval", "--quick", "--only=ring-allreduce-8gpu-1MiB"};
+        CsvTable x = CsvOf(Cat(xvalArgs, {"--csv"}),
+                           {"workload",
+                            "flow_s",
+                            "packet_s",
+                            "rel_diff",
+                            "packet_data_packets",
+                            "packet_drops",
+                            "messages",
+                            "within_bar"},
+                           dir);
+        const Json xj = Json::parse(RunCli(Cat(xvalArgs, {"--json"}), dir).out).at("rows");
+        NS_TEST_ASSERT_MSG_EQ(x.rows.size(), 1u, "xval: one row");
+        NS_TEST_EXPECT_MSG_EQ(x.rows[0].at("workload"), "ring-allreduce-8gpu-1MiB", "xval");
+        for (const char* key :
+             {"flow_s", "packet_s", "rel_diff", "packet_data_packets", "messages"})
+        {
+            ExpectNumber(x.rows[0].at(key), xj[0].at(key), std::string("xval ") + key);
+        }
+        NS_TEST_EXPECT_MSG_EQ(x.rows[0].at("within_bar"), "true", "xval: within the bar");
+
+        // presets: a row per preset of each kind, the other kind's columns empty.
+        CsvTable p = CsvOf({"presets", "--csv"},
+                           {"kind",
+                            "name",
+                            "parameters",
+                            "layers",
+                            "hidden",
+                            "heads",
+                            "kv_heads",
+                            "moe",
+                            "gpu",
+                            "hbm_gib",
+                            "hbm_bandwidth_GBps"},
+                           dir);
+        std::map<std::string, std::map<std::string, std::string>> byName;
+        for (const auto& row : p.rows)
+        {
+            byName[row.at("name")] = row;
+        }
+        NS_TEST_ASSERT_MSG_EQ(byName.count("gpt3-175b"), 1u, "presets: gpt3-175b");
+        NS_TEST_ASSERT_MSG_EQ(byName.count("a100-sxm-80gb"), 1u, "presets: a100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(byName["gpt3-175b"].at("kind"), "model", "presets");
+        NS_TEST_EXPECT_MSG_EQ(byName["gpt3-175b"].at("layers"), "96", "GPT-3 175B: 96 layers");
+        NS_TEST_EXPECT_MSG_EQ(byName["gpt3-175b"].at("hidden"), "12288", "GPT-3 175B: 12288");
+        NS_TEST_EXPECT_MSG_EQ_TOL(Number(byName["gpt3-175b"].at("parameters")) / 1e9,
+                                  175.0,
+                                  1.5,
+                                  "GPT-3 175B: about 175 billion parameters");
+        NS_TEST_EXPECT_MSG_EQ(byName["gpt3-175b"].at("gpu"), "", "a model has no GPU");
+        NS_TEST_EXPECT_MSG_EQ(byName["a100-sxm-80gb"].at("kind"), "hardware", "presets");
+        NS_TEST_EXPECT_MSG_EQ(Number(byName["a100-sxm-80gb"].at("hbm_gib")), 80, "80 GiB");
+        NS_TEST_EXPECT_MSG_EQ(byName["a100-sxm-80gb"].at("layers"), "", "hardware has no layers");
+        NS_TEST_EXPECT_MSG_EQ(RunCli({"presets", "--csv"}, dir).out,
+                              RunCli({"presets", "--csv"}, dir).out,
+                              "presets --csv: the same bytes run to run");
+
+        // gemm: one row, the numbers of --json.
+        const std::vector<std::string> gemmArgs = {
+            "gemm", "--m=1024", "--n=2048", "--k=512", "--batch=3"};
+        CsvTable g = CsvOf(Cat(gemmArgs, {"--csv"}),
+                           {"hardware",
+                            "m",
+                            "n",
+                            "k",
+                            "batch",
+                            "dtype",
+                            "time_s",
+                            "tflops",
+                            "utilization",
+                            "bound",
+                            "overhead_dominated",
+                            "tile_m",
+                            "tile_n",
+                            "tile_k",
+                            "stages",
+                            "split_k",
+                            "threads",
+                            "blocks_per_sm",
+                            "tiles",
+                            "waves",
+                            "sm_utilization",
+                            "flops",
+                            "smem_bytes",
+                            "l2_bytes",
+                            "hbm_bytes",
+                            "compute_s",
+                            "smem_s",
+                            "l2_s",
+                            "hbm_s",
+                            "overhead_s",
+                            "clock_mhz",
+                            "power_w",
+                            "energy_j"},
+                           dir);
+        const Json gj = Json::parse(RunCli(Cat(gemmArgs, {"--json"}), dir).out);
+        NS_TEST_ASSERT_MSG_EQ(g.rows.size(), 1u, "gemm: one row");
+        ExpectNumber(g.rows[0].at("time_s"), gj.at("time_s"), "gemm time");
+        ExpectNumber(g.rows[0].at("flops"), gj.at("flops"), "gemm flops");
+        ExpectNumber(g.rows[0].at("waves"), gj.at("waves"), "gemm waves");
+        ExpectNumber(g.rows[0].at("hbm_bytes"), gj.at("bytes").at("hbm"), "gemm HBM bytes");
+        ExpectNumber(g.rows[0].at("tile_m"), gj.at("tile").at("m"), "gemm tile m");
+        NS_TEST_EXPECT_MSG_EQ(g.rows[0].at("bound"), gj.at("bound").get<std::string>(), "bound");
+
+        // trace-info: a row per rank; the bytes add up to what the traces hold.
+        const std::string traces = dir + "/traces";
+        CliResult t = RunCli(Cat({"trace", "--out=" + traces}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
+        CsvTable ti = CsvOf({"trace-info", "--trace=" + traces + "/trace", "--csv"},
+                            {"rank",
+                             "nodes",
+                             "edges",
+                             "comp",
+                             "coll",
+                             "send",
+                             "recv",
+                             "other",
+                             "compute_ns",
+                             "compute_path_ns",
+                             "coll_bytes",
+                             "send_bytes"},
+                            dir);
+        NS_TEST_ASSERT_MSG_EQ(ti.rows.size(), 8u, "trace-info: a row per rank");
+        for (std::size_t i = 0; i < ti.rows.size(); ++i)
+        {
+            const auto& row = ti.rows[i];
+            NS_TEST_EXPECT_MSG_EQ(row.at("rank"), std::to_string(i), "by rank");
+            NS_TEST_EXPECT_MSG_EQ(Number(row.at("nodes")),
+                                  Number(row.at("comp")) + Number(row.at("coll"))
+                                      + Number(row.at("send")) + Number(row.at("recv"))
+                                      + Number(row.at("other")),
+                                  "nodes = the sum by type");
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(Number(row.at("compute_path_ns")),
+                                        Number(row.at("compute_ns")),
+                                        "the longest compute chain is within all compute");
+            NS_TEST_EXPECT_MSG_GT(Number(row.at("compute_path_ns")), 0, "compute");
+        }
+
+        // collective: the result's row, or with --links the link table.
+        const std::vector<std::string> collArgs = {
+            "collective", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=64MiB"};
+        CsvTable c = CsvOf(Cat(collArgs, {"--csv"}),
+                           {"op",
+                            "gpus",
+                            "bytes",
+                            "algorithm",
+                            "routing",
+                            "messages",
+                            "time_s",
+                            "algorithm_bandwidth_GBps",
+                            "bus_bandwidth_GBps"},
+                           dir);
+        const Json cj = Json::parse(RunCli(Cat(collArgs, {"--json", "--links=3"}), dir).out);
+        NS_TEST_ASSERT_MSG_EQ(c.rows.size(), 1u, "collective: one row");
+        NS_TEST_EXPECT_MSG_EQ(c.rows[0].at("bytes"), std::to_string(64 << 20), "bytes");
+        ExpectNumber(c.rows[0].at("time_s"), cj.at("time_s"), "collective time");
+        ExpectNumber(c.rows[0].at("bus_bandwidth_GBps"), cj.at("bus_bandwidth_GBps"), "bus bw");
+        NS_TEST_EXPECT_MSG_EQ(c.rows[0].at("algorithm"), cj.at("algorithm").get<std::string>(), "");
+        CsvTable links = CsvOf(
+            Cat(collArgs, {"--csv", "--links=3"}), {"link", "bytes", "busy_s", "utilization"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(links.rows.size(), 3u, "collective --links=3: three links");
+        for (std::size_t i = 0; i < 3; ++i)
+        {
+            const Json& l = cj.at("most_loaded_links").at(i);
+            NS_TEST_EXPECT_MSG_EQ(links.rows[i].at("link"), l.at("link").get<std::string>(), "");
+            ExpectNumber(links.rows[i].at("bytes"), l.at("bytes"), "link bytes");
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief The input echo of replay, validate and xval --json: the trace set and the machine
+ * (with --set and --fault as applied), and the options that shape a validate or xval run.
+ */
+class CliInputEchoTestCase : public TestCase
+{
+  public:
+    CliInputEchoTestCase()
+        : TestCase("replay, validate and xval --json echo their input")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("echo");
+        const std::string traces = dir + "/traces";
+        CliResult t = RunCli(Cat({"trace", "--out=" + traces}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
+        CliResult r = RunCli({"replay",
+                              "--trace=" + traces + "/trace",
+                              "--hardware=a100-sxm-80gb",
+                              "--set=gpu.hbm_gib=160",
+                              "--fault=gpu0-nvlink.sw0:0.5@1ms",
+                              "--routing=ecmp",
+                              "--json"},
+                             dir);
+        NS_TEST_ASSERT_MSG_EQ(r.status, 0, r.err);
+        const Json in = Json::parse(r.out).at("input");
+        NS_TEST_EXPECT_MSG_EQ(in.at("version").get<std::string>().empty(), false, "version");
+        NS_TEST_EXPECT_MSG_EQ(
+            in.at("trace").at("prefix").get<std::string>(), traces + "/trace", "the trace set");
+        NS_TEST_EXPECT_MSG_EQ(in.at("trace").at("ranks").get<uint32_t>(), 8u, "8 ranks");
+        NS_TEST_EXPECT_MSG_EQ(in.at("trace").at("comm_groups").get<std::string>(),
+                              traces + "/trace.comm_groups.json",
+                              "the communicator groups read");
+        NS_TEST_EXPECT_MSG_EQ(
+            in.at("hardware").at("source").get<std::string>(), "a100-sxm-80gb", "hardware");
+        NS_TEST_EXPECT_MSG_EQ(in.at("hardware").at("hbm_gib").get<double>(), 160, "--set");
+        NS_TEST_EXPECT_MSG_EQ(in.at("set"), Json::array({"gpu.hbm_gib=160"}), "--set echoed");
+        NS_TEST_ASSERT_MSG_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
+        const Json& fault = in.at("hardware").at("faults").at(0);
+        NS_TEST_EXPECT_MSG_EQ(fault.at("link").get<std::string>(), "gpu0-nvlink.sw0", "fault link");
+        NS_TEST_EXPECT_MSG_EQ(fault.at("factor").get<double>(), 0.5, "fault factor");
+        NS_TEST_EXPECT_MSG_EQ_TOL(fault.at("start_s").get<double>(), 1e-3, 1e-15, "fault time");
+        NS_TEST_EXPECT_MSG_EQ(in.at("backend").get<std::string>(), "flow", "backend");
+        NS_TEST_EXPECT_MSG_EQ(in.at("routing").get<std::string>(), "ecmp", "routing");
+        // The hardware object is the one run --json echoes for the same machine.
+        CliResult run = RunCli(Cat({"run",
+                                    "--json",
+                                    "--hardware=a100-sxm-80gb",
+                                    "--set=gpu.hbm_gib=160",
+                                    "--fault=gpu0-nvlink.sw0:0.5@1ms"},
+                                   kSmallTraining),
+                               dir);
+        NS_TEST_ASSERT_MSG_EQ(run.status, 0, run.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(run.out).at("input").at("hardware"),
+                              in.at("hardware"),
+                              "replay and run echo the machine alike");
+
+        // validate: the data folder, --quick and each table's rows and limit.
+        const std::string data = SmallValidationData(dir);
+        CliResult v = RunCli({"validate", "--data=" + data, "--quick", "--json"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(v.status, 0, v.err);
+        const Json vj = Json::parse(v.out);
+        const Json& vin = vj.at("input");
+        NS_TEST_EXPECT_MSG_EQ(vin.at("data").get<std::string>(), data, "validate: data");
+        NS_TEST_EXPECT_MSG_EQ(vin.at("quick").get<bool>(), true, "validate: --quick");
+        NS_TEST_ASSERT_MSG_EQ(vin.at("tables").size(), 5u, "validate: five tables");
+        NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("file").get<std::string>(),
+                              "megatron-sc21-table1.csv",
+                              "validate: the training table first");
+        NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("max_gpus").get<uint32_t>(),
+                              256u,
+                              "validate --quick: up to 256 GPUs");
+        std::size_t rows = 0;
+        for (const auto& table : vin.at("tables"))
+        {
+            rows += table.at("rows").get<std::size_t>();
+        }
+        NS_TEST_EXPECT_MSG_EQ(rows, vj.at("rows").size(), "validate: the tables' rows");
+
+        // xval: the options and the workloads run.
+        CliResult x = RunCli(
+            {"xval", "--quick", "--only=ring-allreduce-8gpu-1MiB", "--bar=0.2", "--json"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(x.status, 0, x.err);
+        const Json xin = Json::parse(x.out).at("input");
+        NS_TEST_EXPECT_MSG_EQ(xin.at("quick").get<bool>(), true, "xval: --quick");
+        NS_TEST_EXPECT_MSG_EQ(xin.at("bar").get<double>(), 0.2, "xval: --bar");
+        NS_TEST_EXPECT_MSG_EQ(xin.at("only").get<std::string>(), "ring-allreduce-8gpu-1MiB", "");
+        NS_TEST_EXPECT_MSG_EQ(xin.at("workloads"),
+                              Json::array({"ring-allreduce-8gpu-1MiB"}),
+                              "xval: the workloads run");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief No command's --help lists a value twice among the allowed values of an option (as
+ * `collective --help` once listed "auto" twice); the check itself finds a repeated item.
+ */
+class CliHelpListsTestCase : public TestCase
+{
+  public:
+    CliHelpListsTestCase()
+        : TestCase("every command's --help lists each allowed value once")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_EXPECT_MSG_EQ(
+            RepeatedListItems("    --algorithm:    collective algorithm (known: auto, auto, "
+                              "direct, ring) [auto]"),
+            "auto",
+            "the check finds a repeated value");
+        NS_TEST_EXPECT_MSG_EQ(RepeatedListItems("    --op:  collective (all-reduce, broadcast)"),
+                              "",
+                              "and none where there is none");
+        const std::string dir = ScratchDir("help-lists");
+        // The commands, as the usage text lists them.
+        CliResult usage = RunCli({}, dir);
+        std::istringstream in(usage.out + usage.err);
+        std::string line;
+        std::vector<std::string> commands;
+        bool listing = false;
+        while (std::getline(in, line))
+        {
+            if (line == "Commands:")
+            {
+                listing = true;
+                continue;
+            }
+            if (listing && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ')
+            {
+                // "  study faults    ..." names a two-word command: words up to two spaces.
+                commands.push_back(line.substr(2, line.find("  ", 2) - 2));
+            }
+        }
+        NS_TEST_ASSERT_MSG_GT(commands.size(), 10u, "the commands are listed");
+        uint32_t lists = 0;
+        for (const auto& command : commands)
+        {
+            std::vector<std::string> args;
+            std::istringstream words(command);
+            std::string word;
+            while (words >> word)
+            {
+                args.push_back(word);
+            }
+            args.push_back("--help");
+            CliResult help = RunCli(args, dir);
+            std::istringstream text(help.out + help.err);
+            uint32_t options = 0;
+            while (std::getline(text, line))
+            {
+                if (line.rfind("    --", 0) != 0)
+                {
+                    continue;
+                }
+                ++options;
+                lists += line.find(", ") != std::string::npos ? 1 : 0;
+                NS_TEST_EXPECT_MSG_EQ(RepeatedListItems(line), "", command + ": " + line);
+            }
+            NS_TEST_EXPECT_MSG_GT(options, 0u, command + " --help lists its options");
+        }
+        NS_TEST_EXPECT_MSG_GT(lists, 10u, "lists of values were checked");
+        std::filesystem::remove_all(dir);
+    }
+};
+
 /** \brief The outputs of the command line. */
 class CliOutputTestSuite : public TestSuite
 {
@@ -344,6 +858,9 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
+        AddTestCase(new CliCsvTestCase, TestCase::QUICK);
+        AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);
+        AddTestCase(new CliHelpListsTestCase, TestCase::QUICK);
     }
 };
 

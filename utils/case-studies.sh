@@ -12,13 +12,13 @@ fig=$root/doc/case-studies
 mkdir -p "$out" "$fig"
 
 # (2) Soft-fault sensitivity of a GPT-3 175B training step on a 2:1 fat tree (the A100 preset
-# with one field changed through `base:`, examples/studies/a100-sxm-80gb-2to1.yaml): 256 GPUs
-# (TP8 PP8 DP4, global batch 256), three link sets (gpu0's NIC link; a leaf's uplink to a spine;
+# with one field changed through `base:`, examples/studies/a100-sxm-80gb-2to1.yaml): 1,024 GPUs
+# (TP8 PP8 DP16, global batch 1536, the README's job), three link sets (gpu0's NIC link; a leaf's uplink to a spine;
 # every InfiniBand link) at five factors under four routing policies, three rows checked on the
 # packet backend.
 "$bin" study faults --timing \
     --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
-    --tp=8 --pp=8 --dp=4 --mbs=1 --gbs=256 --recompute=full --dtype=fp16 \
+    --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \
     --links='gpu0-infiniband.leaf0.0;infiniband.leaf0.0-infiniband.spine0.0;tier:infiniband' \
     --factors=1,0.75,0.5,0.25,0 --routing=dimension-order,ecmp,shortest-path,fault-aware \
     --packet-check=3 --out="$out/faults" | tee "$out/faults.txt"
@@ -53,8 +53,12 @@ cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inferenc
 
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
-    --tp=8 --pp=8 --dp=4 --mbs=1 --gbs=256 --recompute=full --dtype=fp16 \
+    --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \
     --out="$out/faults-healthy-run" > "$out/faults-healthy-run.txt"
-rm -f "$out"/faults-healthy-run/trace.* # 256 traces of 3.4 MB each: only the breakdown is kept
+rm -f "$out"/faults-healthy-run/trace.* # 1,024 traces of a few MB each: only the breakdown is kept
 cp "$out/faults-healthy-run/breakdown.png" "$fig/faults-healthy-breakdown.png"
+# The NIC link of the study degraded to 0.25 only from 12 s into the step (mid-step fault).
+"$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
+    --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \
+    --fault=gpu0-infiniband.leaf0.0:0.25@12s > "$out/faults-midstep-run.txt"
 echo "case studies: outputs in $out, figures in $fig"

@@ -88,6 +88,41 @@ RunCollectiveCommand(const CliArgs& args)
         std::cout << DumpJson(j);
         return 0;
     }
+    if (args.Flag("csv"))
+    {
+        // The collective's row; with --links=N the link table instead (as --per-rank does).
+        if (config.topLinks > 0)
+        {
+            std::cout << CsvLine({"link", "bytes", "busy_s", "utilization"});
+            for (const auto& l : r.mostLoaded)
+            {
+                std::cout << CsvLine({l.name,
+                                      FormatNumber(l.bytes),
+                                      FormatNumber(l.busyTimeS),
+                                      FormatNumber(l.utilization)});
+            }
+            return 0;
+        }
+        std::cout << CsvLine({"op",
+                              "gpus",
+                              "bytes",
+                              "algorithm",
+                              "routing",
+                              "messages",
+                              "time_s",
+                              "algorithm_bandwidth_GBps",
+                              "bus_bandwidth_GBps"});
+        std::cout << CsvLine({ToString(config.op),
+                              std::to_string(config.gpus),
+                              std::to_string(config.bytes),
+                              r.algorithm,
+                              r.routing,
+                              std::to_string(r.messages),
+                              FormatNumber(r.timeS),
+                              FormatNumber(r.algorithmBandwidthBps / 1e9),
+                              FormatNumber(r.busBandwidthBps / 1e9)});
+        return 0;
+    }
     std::cout << ToString(config.op) << " of " << config.bytes << " bytes among " << config.gpus
               << " GPUs of " << hw.name << " (" << r.algorithm << ", routing " << r.routing << ", "
               << r.messages << " messages)\n"

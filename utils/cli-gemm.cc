@@ -9,6 +9,7 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/report-json.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 
 #include <cmath>
@@ -68,6 +69,77 @@ RunGemmCommand(const CliArgs& args)
                   {"dtype", ToString(type)}};
         j.update(Json(c));
         std::cout << DumpJson(j);
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << CsvLine({"hardware",
+                              "m",
+                              "n",
+                              "k",
+                              "batch",
+                              "dtype",
+                              "time_s",
+                              "tflops",
+                              "utilization",
+                              "bound",
+                              "overhead_dominated",
+                              "tile_m",
+                              "tile_n",
+                              "tile_k",
+                              "stages",
+                              "split_k",
+                              "threads",
+                              "blocks_per_sm",
+                              "tiles",
+                              "waves",
+                              "sm_utilization",
+                              "flops",
+                              "smem_bytes",
+                              "l2_bytes",
+                              "hbm_bytes",
+                              "compute_s",
+                              "smem_s",
+                              "l2_s",
+                              "hbm_s",
+                              "overhead_s",
+                              "clock_mhz",
+                              "power_w",
+                              "energy_j"});
+        const bool clock = c.clockHz > 0;
+        std::cout << CsvLine({hw.name,
+                              std::to_string(m),
+                              std::to_string(n),
+                              std::to_string(k),
+                              std::to_string(batch),
+                              ToString(type),
+                              FormatNumber(c.timeS),
+                              FormatNumber(tflops),
+                              FormatNumber(c.utilization),
+                              ToString(c.SlowestLevel()),
+                              c.bound == BoundLevel::LAUNCH ? "true" : "false",
+                              std::to_string(t.blockM),
+                              std::to_string(t.blockN),
+                              std::to_string(t.blockK),
+                              std::to_string(t.stages),
+                              std::to_string(t.splitK),
+                              std::to_string(t.threads),
+                              std::to_string(t.blocksPerSm),
+                              std::to_string(c.tiles),
+                              FormatNumber(c.waves),
+                              FormatNumber(c.smUtilization),
+                              FormatNumber(c.flops),
+                              FormatNumber(c.smemBytes),
+                              FormatNumber(c.l2Bytes),
+                              FormatNumber(c.hbmBytes),
+                              FormatNumber(c.computeTimeS),
+                              FormatNumber(c.smemTimeS),
+                              FormatNumber(c.l2TimeS),
+                              FormatNumber(c.hbmTimeS),
+                              FormatNumber(c.overheadTimeS),
+                              clock ? FormatNumber(c.clockHz / 1e6) : "",
+                              clock ? FormatNumber(c.powerW) : "",
+                              clock ? FormatNumber(c.energyJ) : ""});
         return 0;
     }
     std::cout << "GEMM " << m << " x " << n << " x " << k

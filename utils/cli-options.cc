@@ -287,18 +287,7 @@ MakeOptions()
         Choice("op", "collective", CollectiveOpNames, "all-reduce").For({"collective"}),
         Size("bytes", "size as nccl-tests counts it, e.g. 1GiB, 256MiB, 4K", 1, 1ull << 60, "1GiB")
             .For({"collective"}),
-        Text("algorithm",
-             "collective algorithm",
-             "auto",
-             []()
-             {
-                 std::vector<std::string> names = {"auto"};
-                 for (const auto& n : CollectiveAlgorithmNames())
-                 {
-                     names.push_back(n);
-                 }
-                 return names;
-             })
+        Text("algorithm", "collective algorithm", "auto", CollectiveAlgorithmNames)
             .For({"collective"}),
         Count("chunks", "pipeline pieces (0 = the algorithm's default)", 0, 65536, "0")
             .For({"collective"}),
@@ -426,7 +415,23 @@ MakeOptions()
              "true")
             .For({"run", "study faults", "study hardware"}),
         Flag("csv", "print the table as CSV (a header line, then one line per row)", "false")
-            .For({"run", "replay", "memory", "study faults", "study hardware"}),
+            .For({"run",
+                  "replay",
+                  "memory",
+                  "study faults",
+                  "study hardware",
+                  "validate",
+                  "xval",
+                  "presets",
+                  "gemm",
+                  "trace-info",
+                  "collective"})
+            .HelpIn("collective",
+                    "print the result as CSV (a header line, then the collective's row; with "
+                    "--links=N the table of the N most loaded links instead)")
+            .HelpIn("trace-info",
+                    "print the per-rank table as CSV (a header line, then one line per rank; "
+                    "times in ns, sizes in bytes)"),
         Flag("per-rank",
              "also report every rank's finish time and breakdown (compute, exposed "
              "communication, pipeline bubble); in JSON a \"ranks\" array",

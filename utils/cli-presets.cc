@@ -8,6 +8,7 @@
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/preset-registry.h"
+#include "ns3/report-output.h"
 
 #include <iomanip>
 #include <iostream>
@@ -18,6 +19,52 @@ namespace rapidllm {
 int
 RunPresetsCommand(const CliArgs& args)
 {
+    if (args.Flag("csv"))
+    {
+        // One table: a row per preset, the columns of the other kind left empty.
+        std::cout << CsvLine({"kind",
+                              "name",
+                              "parameters",
+                              "layers",
+                              "hidden",
+                              "heads",
+                              "kv_heads",
+                              "moe",
+                              "gpu",
+                              "hbm_gib",
+                              "hbm_bandwidth_GBps"});
+        for (const auto& name : PresetRegistry::Names("models"))
+        {
+            ModelSpec m = ModelSpec::Load(name);
+            std::cout << CsvLine({"model",
+                                  name,
+                                  std::to_string(m.ParameterCount()),
+                                  std::to_string(m.layers),
+                                  std::to_string(m.hidden),
+                                  std::to_string(m.heads),
+                                  std::to_string(m.kvHeads),
+                                  m.IsMoe() ? "true" : "false",
+                                  "",
+                                  "",
+                                  ""});
+        }
+        for (const auto& name : PresetRegistry::Names("hardware"))
+        {
+            HardwareSpec h = HardwareSpec::Load(name);
+            std::cout << CsvLine({"hardware",
+                                  name,
+                                  "",
+                                  "",
+                                  "",
+                                  "",
+                                  "",
+                                  "",
+                                  h.gpu.name,
+                                  FormatNumber(h.gpu.hbmBytes / double(1ull << 30)),
+                                  FormatNumber(h.gpu.hbmBandwidthBps / 1e9)});
+        }
+        return 0;
+    }
     std::cout << "Models (--model):\n";
     for (const auto& name : PresetRegistry::Names("models"))
     {

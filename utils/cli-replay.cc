@@ -8,6 +8,7 @@
 #include "cli-job-options.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/fault-options.h"
+#include "ns3/job-echo.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
@@ -31,10 +32,11 @@ RunReplayCommand(const CliArgs& args)
         helper->SetRoutingPolicy(args.Text("routing"));
     }
     // --set (gpu. and network. paths) and --fault apply to the machine as in run.
-    HardwareSpec hardware = HardwareSpec::Load(
-        args.Text("hardware"),
+    const std::vector<SpecOverride> overrides =
         args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
-                             : std::vector<SpecOverride>());
+                             : std::vector<SpecOverride>();
+    HardwareSpec hardware = HardwareSpec::Load(args.Text("hardware"), overrides);
+    std::vector<ScheduledFault> timedFaults;
     if (args.HasValue("fault"))
     {
         Ptr<FaultSchedule> schedule;
@@ -44,7 +46,8 @@ RunReplayCommand(const CliArgs& args)
                   kCommandLine);
         if (schedule)
         {
-            helper->SetTimedFaults(schedule->GetFaults());
+            timedFaults = schedule->GetFaults();
+            helper->SetTimedFaults(timedFaults);
         }
     }
     helper->SetHardware(hardware);
@@ -55,6 +58,24 @@ RunReplayCommand(const CliArgs& args)
         set.groups = CommGroups::Load(args.Text("comm-groups"));
         ChakraTraceReader::CheckSet(set, trace);
     }
+    // The input echo: the trace set, the machine and how its network runs.
+    Json input;
+    input["version"] = RapidLlmVersion();
+    input["trace"] = {
+        {"prefix", trace},
+        {"ranks", set.ranks.size()},
+        {"comm_groups",
+         args.HasValue("comm-groups") ? args.Text("comm-groups") : trace + ".comm_groups.json"},
+        {"groups", set.groups.GetSize()}};
+    input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults);
+    input["set"] = Json::array();
+    for (const auto& o : overrides)
+    {
+        input["set"].push_back(o.GetText());
+    }
+    input["backend"] = args.Text("backend");
+    input["routing"] = args.HasValue("routing") ? args.Text("routing") : hardware.network.routing;
+    input["granularity"] = args.Text("granularity");
     RunReport report = RunObserved(args,
                                    "replay",
                                    helper,
@@ -73,6 +94,7 @@ RunReplayCommand(const CliArgs& args)
         {
             j["wall_time_s"] = report.wallTimeS;
         }
+        j["input"] = input;
         std::cout << DumpJson(j);
         return 0;
     }

@@ -9,6 +9,7 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
+#include "ns3/report-output.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -113,6 +114,39 @@ RunTraceInfoCommand(const CliArgs& args)
 {
     const std::string prefix = args.Text("trace");
     TraceSet set = ChakraTraceReader::ReadTraceSet(prefix);
+    if (args.Flag("csv"))
+    {
+        // The per-rank table, in exact units (nanoseconds, bytes).
+        std::cout << CsvLine({"rank",
+                              "nodes",
+                              "edges",
+                              "comp",
+                              "coll",
+                              "send",
+                              "recv",
+                              "other",
+                              "compute_ns",
+                              "compute_path_ns",
+                              "coll_bytes",
+                              "send_bytes"});
+        for (const auto& t : set.ranks)
+        {
+            const RankSummary s = Summarize(t);
+            std::cout << CsvLine({std::to_string(t.GetRank()),
+                                  std::to_string(s.nodes),
+                                  std::to_string(s.edges),
+                                  std::to_string(s.comp),
+                                  std::to_string(s.coll),
+                                  std::to_string(s.send),
+                                  std::to_string(s.recv),
+                                  std::to_string(s.other),
+                                  std::to_string(s.computeNs),
+                                  std::to_string(s.computePathNs),
+                                  std::to_string(s.collBytes),
+                                  std::to_string(s.p2pBytes)});
+        }
+        return 0;
+    }
     std::cout << "Trace set " << prefix << ": " << set.ranks.size() << " ranks, "
               << set.groups.GetSize() << " communicator groups\n";
     std::cout << std::right << std::setw(6) << "rank" << std::setw(10) << "nodes" << std::setw(10)

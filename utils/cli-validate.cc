@@ -6,31 +6,81 @@
 // published, predicted and error per row, with the mean and largest error per table.
 
 #include "cli-commands.h"
+#include "ns3/job-echo.h"
+#include "ns3/report-output.h"
 #include "ns3/study-json.h"
 #include "ns3/validation-suite.h"
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 namespace ns3 {
 namespace rapidllm {
+
+namespace {
+
+/** One published table as validate runs it: its file and the row limit it runs under. */
+struct ValidationTable
+{
+    std::string file;  //!< the file in the data folder
+    std::string limit; //!< what the limit counts ("max_gpus", "max_generated"; "" = none)
+    uint32_t value;    //!< the limit (0 = every row)
+    std::function<std::vector<ValidationRow>(const std::string&, uint32_t)> run; //!< runs it
+};
+
+/** \return the tables validate runs, with the limits of --quick or of the full run */
+std::vector<ValidationTable>
+ValidationTables(bool quick)
+{
+    return {
+        {"megatron-sc21-table1.csv", "max_gpus", quick ? 256u : 0u, ValidationSuite::RunTraining},
+        {"lmdeploy-llama2-a100.csv",
+         "max_generated",
+         quick ? 128u : 0u,
+         ValidationSuite::RunInference},
+        {"mlenergy-llama2-energy.csv",
+         "",
+         0,
+         [](const std::string& csv, uint32_t)
+         {
+             return ValidationSuite::RunEnergy(csv);
+         }},
+        {"nemo-h100-training.csv", "max_gpus", quick ? 64u : 512u, ValidationSuite::RunNemoH100},
+        {"xla-h100-collectives.csv",
+         "",
+         0,
+         [](const std::string& csv, uint32_t)
+         {
+             return ValidationSuite::RunCollectives(csv);
+         }}};
+}
+
+} // namespace
 
 int
 RunValidateCommand(const CliArgs& args)
 {
     const std::string data = args.Text("data");
     const bool quick = args.Flag("quick");
-    auto rows = ValidationSuite::RunTraining(data + "/megatron-sc21-table1.csv", quick ? 256 : 0);
-    auto inference =
-        ValidationSuite::RunInference(data + "/lmdeploy-llama2-a100.csv", quick ? 128 : 0);
-    rows.insert(rows.end(), inference.begin(), inference.end());
-    auto energy = ValidationSuite::RunEnergy(data + "/mlenergy-llama2-energy.csv");
-    rows.insert(rows.end(), energy.begin(), energy.end());
-    auto nemo = ValidationSuite::RunNemoH100(data + "/nemo-h100-training.csv", quick ? 64 : 512);
-    rows.insert(rows.end(), nemo.begin(), nemo.end());
-    auto collectives = ValidationSuite::RunCollectives(data + "/xla-h100-collectives.csv");
-    rows.insert(rows.end(), collectives.begin(), collectives.end());
+    std::vector<ValidationRow> rows;
+    // The input echo: what shapes the run (the tables and the limits they run under).
+    Json input = {{"version", RapidLlmVersion()},
+                  {"data", data},
+                  {"quick", quick},
+                  {"tables", Json::array()}};
+    for (const ValidationTable& table : ValidationTables(quick))
+    {
+        auto part = table.run(data + "/" + table.file, table.value);
+        rows.insert(rows.end(), part.begin(), part.end());
+        Json t = {{"file", table.file}, {"rows", part.size()}};
+        if (!table.limit.empty())
+        {
+            t[table.limit] = table.value;
+        }
+        input["tables"].push_back(t);
+    }
     if (args.Flag("json"))
     {
         Json out = Json::array();
@@ -43,7 +93,32 @@ RunValidateCommand(const CliArgs& args)
             }
             out.push_back(row);
         }
-        std::cout << DumpJson(out);
+        std::cout << DumpJson(Json{{"input", input}, {"rows", out}});
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::vector<std::string> header = {
+            "set", "config", "metric", "published", "predicted", "error"};
+        if (args.Flag("timing"))
+        {
+            header.push_back("wall_time_s");
+        }
+        std::cout << CsvLine(header);
+        for (const auto& r : rows)
+        {
+            std::vector<std::string> line = {r.set,
+                                             r.label,
+                                             r.metric,
+                                             FormatNumber(r.published),
+                                             FormatNumber(r.predicted),
+                                             FormatNumber(r.Error())};
+            if (args.Flag("timing"))
+            {
+                line.push_back(FormatNumber(r.wallS));
+            }
+            std::cout << CsvLine(line);
+        }
         return 0;
     }
     const bool timing = args.Flag("timing");

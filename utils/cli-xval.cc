@@ -9,7 +9,9 @@
 #include "cli-commands.h"
 #include "ns3/config.h"
 #include "ns3/cross-validation.h"
+#include "ns3/job-echo.h"
 #include "ns3/nstime.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "ns3/study-json.h"
@@ -66,9 +68,38 @@ RunXvalCommand(const CliArgs& args)
         }
         workloads = kept;
     }
+    const bool csv = args.Flag("csv") && !json;
+    // The input echo: the options that shape the run and the workloads it ran.
+    Json input = {{"version", RapidLlmVersion()},
+                  {"quick", args.Flag("quick")},
+                  {"only", only},
+                  {"bar", bar},
+                  {"packet", args.Text("packet")},
+                  {"resolution", args.Text("resolution")},
+                  {"workloads", Json::array()}};
+    for (const auto& workload : workloads)
+    {
+        input["workloads"].push_back(workload.name);
+    }
     bool pass = true;
     Json rows = Json::array();
-    if (!json)
+    if (csv)
+    {
+        std::vector<std::string> header = {"workload",
+                                           "flow_s",
+                                           "packet_s",
+                                           "rel_diff",
+                                           "packet_data_packets",
+                                           "packet_drops",
+                                           "messages",
+                                           "within_bar"};
+        if (timing)
+        {
+            header.insert(header.end(), {"flow_wall_s", "packet_wall_s", "speedup"});
+        }
+        std::cout << CsvLine(header);
+    }
+    else if (!json)
     {
         std::printf("%-36s %12s %12s %8s", "workload", "flow_us", "packet_us", "rel_diff");
         if (timing)
@@ -95,6 +126,26 @@ RunXvalCommand(const CliArgs& args)
             rows.push_back(row);
             continue;
         }
+        if (csv)
+        {
+            std::vector<std::string> line = {r.workload,
+                                             FormatNumber(r.flow.timeS),
+                                             FormatNumber(r.packet.timeS),
+                                             FormatNumber(r.relDiff),
+                                             std::to_string(r.packet.dataPackets),
+                                             std::to_string(r.packet.drops),
+                                             std::to_string(r.flow.messages),
+                                             within ? "true" : "false"};
+            if (timing)
+            {
+                line.insert(line.end(),
+                            {FormatNumber(r.flow.wallS),
+                             FormatNumber(r.packet.wallS),
+                             FormatNumber(speedup)});
+            }
+            std::cout << CsvLine(line) << std::flush;
+            continue;
+        }
         std::printf("%-36s %12.3f %12.3f %+7.2f%%",
                     r.workload.c_str(),
                     r.flow.timeS * 1e6,
@@ -113,7 +164,7 @@ RunXvalCommand(const CliArgs& args)
     }
     if (json)
     {
-        std::cout << DumpJson(rows);
+        std::cout << DumpJson(Json{{"input", input}, {"rows", rows}});
     }
     return pass ? 0 : 1;
 }
