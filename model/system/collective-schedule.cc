@@ -55,7 +55,8 @@ CheckRoom(std::size_t steps, uint32_t ranks)
 void
 CollectiveSchedule::CheckPlannedSize(uint64_t messages, uint32_t pieces, uint32_t ranks)
 {
-    if (pieces > 0 && messages >= kMaxSteps / pieces)
+    // messages x pieces >= kMaxSteps, without forming the product (which can wrap).
+    if (pieces > 0 && messages > (kMaxSteps - 1) / pieces)
     {
         // Counted before building: refused at once instead of after seconds and gigabytes.
         const double steps = double(messages) * pieces;
