@@ -5,6 +5,7 @@
 #include "fault-options.h"
 
 #include "ns3/spec-error.h"
+#include "ns3/topology.h"
 #include "option-spec.h"
 #include "report-output.h"
 
@@ -153,6 +154,32 @@ FaultOptionText(const std::vector<FaultOption>& faults)
         }
     }
     return out;
+}
+
+void
+CheckFaultSelectors(const std::vector<FaultOption>& faults,
+                    const NetworkSpec& network,
+                    uint32_t gpus,
+                    const std::string& name,
+                    const std::string& source,
+                    const std::string& option)
+{
+    if (faults.empty())
+    {
+        return;
+    }
+    Ptr<Topology> topology = Topology::Build(network, gpus, name);
+    for (const auto& f : faults)
+    {
+        try
+        {
+            topology->SelectLinks(f.selector, source);
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(source, option, e.GetMessage());
+        }
+    }
 }
 
 } // namespace rapidllm

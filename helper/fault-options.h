@@ -56,6 +56,21 @@ void AddFaults(const std::vector<FaultOption>& faults,
                Ptr<FaultSchedule>& schedule,
                const std::string& source);
 
+/**
+ * \brief Checks that every fault's selector names links of \p network built for \p gpus GPUs
+ * (before the faults are added to it), so that an unknown node or tier is reported against the
+ * option rather than the hardware file the faults end up in.
+ * \param faults the faults \param network the healthy network \param gpus the GPU count
+ * \param name the hardware's name \param source where the faults came from \param option
+ * the option's name; throws SpecError(source, option, what is wrong and what exists)
+ */
+void CheckFaultSelectors(const std::vector<FaultOption>& faults,
+                         const NetworkSpec& network,
+                         uint32_t gpus,
+                         const std::string& name,
+                         const std::string& source,
+                         const std::string& option = "fault");
+
 /** \return the faults as the option writes them ("gpu0-gpu1:0.5@1ms,tier:infiniband:0.5") */
 std::string FaultOptionText(const std::vector<FaultOption>& faults);
 

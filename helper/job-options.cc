@@ -618,17 +618,13 @@ JobOptions::ToSpecs() const
                                                       {
                                                           return !f.timed;
                                                       }));
-        Ptr<Topology> topology = Topology::Build(healthy.network, p.Gpus(), healthy.name);
-        for (const auto& f : job.faults)
+        try
         {
-            try
-            {
-                topology->SelectLinks(f.selector, kCommandLine);
-            }
-            catch (const SpecError& e)
-            {
-                throw OptionError("fault", e.GetMessage());
-            }
+            CheckFaultSelectors(job.faults, healthy.network, p.Gpus(), healthy.name, kCommandLine);
+        }
+        catch (const SpecError& e)
+        {
+            throw OptionError("fault", e.GetMessage());
         }
     }
     return job;

@@ -704,6 +704,16 @@ class CliInputEchoTestCase : public TestCase
                               "--json"},
                              dir);
         NS_TEST_ASSERT_MSG_EQ(r.status, 0, r.err);
+        // A selector naming no link of the trace set's network is an error of the option, as
+        // in run (not of the hardware file the fault is added to).
+        CliResult bad = RunCli({"replay",
+                                "--trace=" + traces + "/trace",
+                                "--hardware=a100-sxm-80gb",
+                                "--fault=gpu0-nosuch:0.5"},
+                               dir);
+        NS_TEST_EXPECT_MSG_EQ(bad.status, 2, bad.err);
+        NS_TEST_EXPECT_MSG_NE(
+            bad.err.find("option --fault: unknown node 'nosuch'"), std::string::npos, bad.err);
         const Json in = Json::parse(r.out).at("input");
         NS_TEST_EXPECT_MSG_EQ(in.at("version").get<std::string>().empty(), false, "version");
         NS_TEST_EXPECT_MSG_EQ(

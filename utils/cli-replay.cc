@@ -36,21 +36,9 @@ RunReplayCommand(const CliArgs& args)
         args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
                              : std::vector<SpecOverride>();
     HardwareSpec hardware = HardwareSpec::Load(args.Text("hardware"), overrides);
-    std::vector<ScheduledFault> timedFaults;
-    if (args.HasValue("fault"))
-    {
-        Ptr<FaultSchedule> schedule;
-        AddFaults(ParseFaultOption(args.Text("fault"), kCommandLine),
-                  hardware.network,
-                  schedule,
-                  kCommandLine);
-        if (schedule)
-        {
-            timedFaults = schedule->GetFaults();
-            helper->SetTimedFaults(timedFaults);
-        }
-    }
-    helper->SetHardware(hardware);
+    const std::vector<FaultOption> faults = args.HasValue("fault")
+                                                ? ParseFaultOption(args.Text("fault"), kCommandLine)
+                                                : std::vector<FaultOption>();
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(trace);
     if (args.HasValue("comm-groups"))
@@ -58,6 +46,24 @@ RunReplayCommand(const CliArgs& args)
         set.groups = CommGroups::Load(args.Text("comm-groups"));
         ChakraTraceReader::CheckSet(set, trace);
     }
+    // The fault selectors name links of the network the trace set's ranks run on.
+    CheckFaultSelectors(faults,
+                        hardware.network,
+                        static_cast<uint32_t>(set.ranks.size()),
+                        hardware.name,
+                        kCommandLine);
+    std::vector<ScheduledFault> timedFaults;
+    if (!faults.empty())
+    {
+        Ptr<FaultSchedule> schedule;
+        AddFaults(faults, hardware.network, schedule, kCommandLine);
+        if (schedule)
+        {
+            timedFaults = schedule->GetFaults();
+            helper->SetTimedFaults(timedFaults);
+        }
+    }
+    helper->SetHardware(hardware);
     // The input echo: the trace set, the machine and how its network runs.
     Json input;
     input["version"] = RapidLlmVersion();
