@@ -226,17 +226,24 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     return rows;
 }
 
+std::string
+SweepCsvText(const std::vector<SweepRow>& rows)
+{
+    std::string text = std::string(kColumns) + "\n";
+    for (const auto& r : rows)
+    {
+        text += r.ToCsv() + "\n";
+    }
+    return text;
+}
+
 void
 WriteSweepCsv(const std::string& path, const std::vector<SweepRow>& rows)
 {
     const std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << kColumns << "\n";
-        for (const auto& r : rows)
-        {
-            out << r.ToCsv() << "\n";
-        }
+        out << SweepCsvText(rows);
         out.close();
         if (!out)
         {

@@ -77,6 +77,9 @@ std::vector<SweepRow> ReadSweepCsv(const std::string& path, uint32_t* dropped = 
  */
 void WriteSweepCsv(const std::string& path, const std::vector<SweepRow>& rows);
 
+/** \return \p rows as results.csv holds them: the header line, then one line per row */
+std::string SweepCsvText(const std::vector<SweepRow>& rows);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -113,6 +113,10 @@ class CliSweepTestCase : public TestCase
         CliResult three = RunCli(Cat(kSweep, {"--workers=3", "--out=" + dir + "/three"}), dir);
         NS_TEST_EXPECT_MSG_EQ(three.status, 0, three.err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/three/results.csv"), reference, "3 workers");
+        // --csv prints the ranked rows as results.csv holds them.
+        CliResult csv = RunCli(Cat(kSweep, {"--workers=2", "--csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(csv.status, 0, csv.err);
+        NS_TEST_EXPECT_MSG_EQ(csv.out, reference, "sweep --csv = results.csv");
         NS_TEST_EXPECT_MSG_EQ(three.out, one.out, "the same table");
 
         // Three shards, merged (in another order): the unsharded folder byte for byte.

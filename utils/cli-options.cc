@@ -425,7 +425,11 @@ MakeOptions()
                   "presets",
                   "gemm",
                   "trace-info",
-                  "collective"})
+                  "collective",
+                  "sweep"})
+            .HelpIn("sweep",
+                    "print the ranked layouts as CSV, the columns of results.csv (breakdown "
+                    "and peak memory per layout)")
             .HelpIn("collective",
                     "print the result as CSV (a header line, then the collective's row; with "
                     "--links=N the table of the N most loaded links instead)")

@@ -418,6 +418,11 @@ RunSweepCommand(const CliArgs& args)
         std::cout << DumpJson(SweepRowsJson(ranked));
         return 0;
     }
+    if (args.Flag("csv"))
+    {
+        std::cout << SweepCsvText(ranked);
+        return 0;
+    }
     uint64_t fit = 0;
     for (const auto& r : ranked)
     {
