@@ -28,21 +28,6 @@ using namespace ns3::rapidllm;
 
 namespace {
 
-/** A small training job that runs in well under a second. */
-const std::vector<std::string> kSmallTraining = {
-    "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
-/** A small inference job. */
-const std::vector<std::string> kSmallInference = {
-    "--model=llama2-7b", "--mode=inference", "--tp=2", "--batch=4", "--prompt=256", "--gen=16"};
-
-/** \return \p a followed by \p b */
-std::vector<std::string>
-Cat(std::vector<std::string> a, const std::vector<std::string>& b)
-{
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 /** \return whether any key anywhere in \p j contains \p text */
 bool
 HasKeyWith(const Json& j, const std::string& text)

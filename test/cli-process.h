@@ -134,6 +134,21 @@ ScratchDir(const std::string& name)
     return dir.string();
 }
 
+/** \return \p a followed by \p b */
+inline std::vector<std::string>
+Cat(std::vector<std::string> a, const std::vector<std::string>& b)
+{
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+/** A small training job that runs in well under a second. */
+const std::vector<std::string> kSmallTraining = {
+    "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
+/** A small inference job. */
+const std::vector<std::string> kSmallInference = {
+    "--model=llama2-7b", "--mode=inference", "--tp=2", "--batch=4", "--prompt=256", "--gen=16"};
+
 /** \return a command line for messages: "run --tp=2" */
 inline std::string
 Joined(const std::vector<std::string>& args)

@@ -37,14 +37,6 @@ const std::vector<std::string> kSweep = {"sweep",
                                          "--mbs=2,16",
                                          "--recompute=none,full"};
 
-/** \return \p a followed by \p b */
-std::vector<std::string>
-Cat(std::vector<std::string> a, const std::vector<std::string>& b)
-{
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 /** \return the number of lines of a file */
 std::size_t
 Lines(const std::string& path)

@@ -31,14 +31,6 @@ namespace {
 const std::vector<std::string> kJob = {
     "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
 
-/** \return \p a followed by \p b */
-std::vector<std::string>
-Cat(std::vector<std::string> a, const std::vector<std::string>& b)
-{
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 /** \return trace-event microseconds as seconds */
 double
 Seconds(const Json& us)
