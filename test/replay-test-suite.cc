@@ -186,6 +186,20 @@ RecordEnd(const OperatorEvent& e)
     g_ends.back().name = {};
 }
 
+/** \return the workload of \p model and \p run, each operator 1 us + its FLOPs at 200 TFLOP/s */
+Workload
+FlopTimedWorkload(const ModelSpec& model, const RunSpec& run)
+{
+    return Workload::Build(model,
+                           run,
+                           [](const OperatorDesc& op)
+                           {
+                               OperatorCost cost;
+                               cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
+                               return cost;
+                           });
+}
+
 } // namespace
 
 /** \brief Hand-built traces: compute chains, a transfer, and a collective. */
@@ -423,14 +437,7 @@ class SymmetryReductionTestCase : public TestCase
         {
             RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
             run.parallel.ep = c.ep;
-            Workload w = Workload::Build(*c.model,
-                                         run,
-                                         [](const OperatorDesc& op)
-                                         {
-                                             OperatorCost cost;
-                                             cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
-                                             return cost;
-                                         });
+            Workload w = FlopTimedWorkload(*c.model, run);
             ReplayJob job = ReplayJob::FromWorkload(w);
             const uint32_t gpus = w.layout.Ranks();
             ReplayResult full = Replay(job, ClusterNetwork(gpus, c.perNode, c.oversubscription));
@@ -489,14 +496,7 @@ class ReservationReplayTestCase : public TestCase
         for (const auto& c : cases)
         {
             RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
-            Workload w = Workload::Build(model,
-                                         run,
-                                         [](const OperatorDesc& op)
-                                         {
-                                             OperatorCost cost;
-                                             cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
-                                             return cost;
-                                         });
+            Workload w = FlopTimedWorkload(model, run);
             ReplayJob job = ReplayJob::FromWorkload(w);
             const uint32_t gpus = w.layout.Ranks();
             Ptr<FlowNetwork> ref = ClusterNetwork(gpus, c.perNode, 1);
@@ -584,14 +584,7 @@ class FaultLocalityTestCase : public TestCase
     {
         ModelSpec model = fixture::SmallGpt();
         RunSpec run = fixture::TrainingJob(4, 2, 2, 1, 8, 512);
-        Workload w = Workload::Build(model,
-                                     run,
-                                     [](const OperatorDesc& op)
-                                     {
-                                         OperatorCost cost;
-                                         cost.timeS = 1e-6 + op.ModelFlops() / 2e14;
-                                         return cost;
-                                     });
+        Workload w = FlopTimedWorkload(model, run);
         ReplayJob job = ReplayJob::FromWorkload(w);
         const uint32_t gpus = w.layout.Ranks();
         const std::string ib = "gpu0-ib.leaf0.0";
