@@ -108,6 +108,18 @@ class ValidationSuite
     static std::vector<ValidationRow> RunNemoH100(const std::string& csv, uint32_t maxGpus = 0);
 
     /**
+     * \brief MosaicML LLM Foundry's MPT training tables, BF16, PyTorch FSDP
+     * (llmfoundry-h100-bf16-training.csv, llmfoundry-a100-bf16-training.csv): the step time of
+     * every row on the GPU's 80 GB SXM preset.
+     * \param csv the table \param gpu "h100" or "a100"
+     * \param maxGpus skip rows with more GPUs (0 = none skipped)
+     * \return the rows run (metric <gpu>_bf16_step_s)
+     */
+    static std::vector<ValidationRow> RunFoundry(const std::string& csv,
+                                                 const std::string& gpu,
+                                                 uint32_t maxGpus = 0);
+
+    /**
      * \brief A measured table of one node's collectives (xla-h100-collectives.csv: all-reduce
      * and all-gather among 2, 4 and 8 H100 on NVSwitch): the collective's time on the
      * h100-sxm-80gb preset's network, as `rapid-llm collective` measures it, for the sizes from

@@ -48,6 +48,20 @@ ValidationTables(bool quick)
              return ValidationSuite::RunEnergy(csv);
          }},
         {"nemo-h100-training.csv", "max_gpus", quick ? 64u : 512u, ValidationSuite::RunNemoH100},
+        {"llmfoundry-h100-bf16-training.csv",
+         "max_gpus",
+         quick ? 8u : 0u,
+         [](const std::string& csv, uint32_t maxGpus)
+         {
+             return ValidationSuite::RunFoundry(csv, "h100", maxGpus);
+         }},
+        {"llmfoundry-a100-bf16-training.csv",
+         "max_gpus",
+         quick ? 8u : 0u,
+         [](const std::string& csv, uint32_t maxGpus)
+         {
+             return ValidationSuite::RunFoundry(csv, "a100", maxGpus);
+         }},
         {"xla-h100-collectives.csv",
          "",
          0,
@@ -171,7 +185,8 @@ static CliCommandRegistrar g_validateCommand(
     "Predicts the published measurements in data/validation/ (Megatron-LM SC21 Table 1 training, "
     "lmdeploy Llama-2 inference on A100-80GB, ML.ENERGY Llama-2 energy per token on A100; NeMo "
     "DGX-H100 "
-    "pre-training, FP8; XLA's measured NCCL all-reduce and all-gather among 2, 4 and 8 H100) "
+    "pre-training, FP8; MosaicML LLM Foundry MPT training on H100 and A100, BF16 FSDP; XLA's "
+    "measured NCCL all-reduce and all-gather among 2, 4 and 8 H100) "
     "with one efficiency set per GPU and prints published, predicted and error per row.",
     RunValidateCommand);
 
