@@ -123,7 +123,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["prompt"] = r.promptTokens;
         software["generated"] = r.generatedTokens;
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
-        software["first_token"] = r.firstTokenFromPrefill ? "prefill" : "decode";
+        software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
     }
     software["moe_imbalance"] = r.moeImbalance;
     j["software"] = software;

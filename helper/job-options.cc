@@ -126,11 +126,11 @@ MakeDeclarations()
             .Field("decode_attention")
             .Mode("inference"),
         O::Choice("first-token",
-                  "inference: the pass that samples the first token: prefill, or decode (a "
-                  "first decode step after a prefill of all but the last prompt token, as "
-                  "TurboMind)",
+                  "inference: the pass that samples the first token: auto (the engine's: decode "
+                  "for lmdeploy, else prefill), prefill, or decode (a first decode step after a "
+                  "prefill of all but the last prompt token, as TurboMind)",
                   runChoices("first_token"),
-                  "prefill")
+                  "auto")
             .Field("first_token")
             .Mode("inference"),
         O::Choice("dispatch",
@@ -394,7 +394,7 @@ JobOptions::ReadJobFile()
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
-        {"first-token", "first_token", r.firstTokenFromPrefill ? "prefill" : "decode"},
+        {"first-token", "first_token", r.firstToken},
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
@@ -592,7 +592,7 @@ JobOptions::ToSpecs() const
     run.promptTokens = static_cast<uint32_t>(Count("prompt"));
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
-    run.firstTokenFromPrefill = Get("first-token") == "prefill";
+    run.firstToken = Get("first-token");
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);

@@ -201,7 +201,7 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
         run.batch = static_cast<uint32_t>(t.Number(i, "batch"));
         run.promptTokens = static_cast<uint32_t>(t.Number(i, "prompt"));
         run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
-        run.firstTokenFromPrefill = t.Text(i, "first_token_pass") == "prefill";
+        run.firstToken = t.Text(i, "first_token_pass");
         run.splitKvDecode = t.Text(i, "decode_attention") == "split_kv";
         run.engine = "lmdeploy"; // TurboMind's C++ loop launches each kernel
         if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
@@ -251,7 +251,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
         run.promptTokens = 128;
         const double generated = t.Number(i, "response_length_tokens");
         run.generatedTokens = static_cast<uint32_t>(std::lround(generated));
-        run.firstTokenFromPrefill = true;
+        run.firstToken = "prefill";
         run.flashAttention = false;
         run.engine = "hf"; // transformers generate(): eager PyTorch, one op at a time
         std::string model = t.Text(i, "model");

@@ -293,7 +293,7 @@ class FirstTokenPassTestCase : public TestCase
             run.promptTokens = 512;
             run.generatedTokens = 16;
             RunReport prefill = SmallJob(run)->Run();
-            run.firstTokenFromPrefill = false;
+            run.firstToken = "decode";
             Ptr<RapidLlmHelper> h = SmallJob(run);
             g_sampleEnds.clear();
             h->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&RecordSample));

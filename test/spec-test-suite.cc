@@ -347,13 +347,26 @@ class RunSpecTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(thrown, true, "zero stage 5 accepted");
 
         // The measured software's behaviour: defaults are today's, the options name the others.
-        NS_TEST_EXPECT_MSG_EQ(run.overlapTpReduce && run.firstTokenFromPrefill && run.splitKvDecode,
+        NS_TEST_EXPECT_MSG_EQ(run.overlapTpReduce && run.FirstTokenFromPrefill()
+                                  && run.splitKvDecode,
                               true,
                               "defaults");
+        // The first-token pass follows the engine unless set: TurboMind's first decode step for
+        // lmdeploy, the prefill for the others; a setting wins over the engine.
+        NS_TEST_EXPECT_MSG_EQ(run.firstToken, "auto", "first_token defaults to auto");
+        for (const std::string& engine : EngineNames())
+        {
+            RunSpec e = RunSpec::Parse("engine: " + engine + "\n", "run.yaml");
+            NS_TEST_EXPECT_MSG_EQ(e.FirstTokenFromPrefill(), (engine != "lmdeploy"), engine);
+            RunSpec set =
+                RunSpec::Parse("engine: " + engine + "\nfirst_token: prefill\n", "run.yaml");
+            NS_TEST_EXPECT_MSG_EQ(set.FirstTokenFromPrefill(), true, engine + " with prefill");
+        }
         RunSpec old = RunSpec::Parse("tp_reduce: blocking\nfirst_token: decode\n"
                                      "decode_attention: per_head\n",
                                      "run.yaml");
-        NS_TEST_EXPECT_MSG_EQ(old.overlapTpReduce || old.firstTokenFromPrefill || old.splitKvDecode,
+        NS_TEST_EXPECT_MSG_EQ(old.overlapTpReduce || old.FirstTokenFromPrefill()
+                                  || old.splitKvDecode,
                               false,
                               "2021-2023 behaviour parsed");
         std::string message;
@@ -402,9 +415,8 @@ class RunSpecTestCase : public TestCase
             {
                 message = e.what();
             }
-            NS_TEST_EXPECT_MSG_NE(message.find("to 4294967295, got"),
-                                  std::string::npos,
-                                  text << ": " << message);
+            NS_TEST_EXPECT_MSG_NE(
+                message.find("to 4294967295, got"), std::string::npos, text << ": " << message);
         }
     }
 };

@@ -727,7 +727,7 @@ class JobSpecTestCase : public TestCase
         expectedInference.promptTokens = 512;
         expectedInference.generatedTokens = 64;
         expectedInference.splitKvDecode = false;
-        expectedInference.firstTokenFromPrefill = false;
+        expectedInference.firstToken = "decode";
         NS_TEST_EXPECT_MSG_EQ((inference.run == expectedInference), true, "inference settings");
         NS_TEST_EXPECT_MSG_EQ(inference.LoadModel().layers, 16u, "set as one text");
         NS_TEST_EXPECT_MSG_EQ(inference.hardware, "", "hardware not given");

@@ -995,7 +995,7 @@ class WorkloadSizeTestCase : public TestCase
         jobs.emplace_back(fixture::SmallModel("mixtral-8x7b", 2), moe);
         jobs.emplace_back(gpt, fixture::InferenceJob(2, 2, 4, 64, 32));
         RunSpec decodeFirst = fixture::InferenceJob(1, 1, 1, 16, 8);
-        decodeFirst.firstTokenFromPrefill = false;
+        decodeFirst.firstToken = "decode";
         jobs.emplace_back(gpt, decodeFirst);
         for (const auto& [model, run] : jobs)
         {

@@ -123,7 +123,7 @@ class WorkloadTraceTestCase : public TestCase
         Check(fixture::SmallModel("gpt-1.7b", 10), ui, "uneven-stages-inference");
         RunSpec d = fixture::InferenceJob(2, 2, 2, 32, 4);
         Check(gpt, d, "inference");
-        d.firstTokenFromPrefill = false;
+        d.firstToken = "decode";
         Check(gpt, d, "inference, first token from a decode step");
     }
 };

@@ -182,7 +182,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "first_token")
     {
-        return {"prefill", "decode"};
+        return {"auto", "prefill", "decode"};
     }
     if (field == "dispatch")
     {
@@ -481,10 +481,9 @@ RunSpec::operator==(const RunSpec& o) const
            && flashAttention == o.flashAttention && overlapGradReduce == o.overlapGradReduce
            && overlapTpReduce == o.overlapTpReduce && bucketBytes == o.bucketBytes
            && batch == o.batch && promptTokens == o.promptTokens
-           && generatedTokens == o.generatedTokens
-           && firstTokenFromPrefill == o.firstTokenFromPrefill && splitKvDecode == o.splitKvDecode
-           && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance
-           && dispatch == o.dispatch && engine == o.engine;
+           && generatedTokens == o.generatedTokens && firstToken == o.firstToken
+           && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
+           && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine;
 }
 
 std::string
@@ -510,6 +509,18 @@ RunSpec::ResolvedDispatch() const
         return "eager";
     }
     return "none";
+}
+
+bool
+RunSpec::FirstTokenFromPrefill() const
+{
+    if (firstToken != "auto")
+    {
+        return firstToken == "prefill";
+    }
+    // TurboMind (lmdeploy 2023) prefills all but the last prompt token and samples the first
+    // token in a first decode step; vLLM and transformers sample the prefill's last position.
+    return engine != "lmdeploy";
 }
 
 bool
@@ -582,8 +593,7 @@ RunSpec::Read(SpecReader& r)
                       s.memoryLayout);
     s.splitKvDecode =
         r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
-    s.firstTokenFromPrefill =
-        r.GetChoice("first_token", Choices("first_token"), "prefill") == "prefill";
+    s.firstToken = r.GetChoice("first_token", Choices("first_token"), s.firstToken);
     s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     return s;

@@ -121,8 +121,12 @@ struct RunSpec
     uint32_t batch = 1;                    //!< inference: concurrent requests
     uint32_t promptTokens = 128;           //!< inference: prompt length
     uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
-    bool firstTokenFromPrefill = true;     //!< inference: else a first decode step samples it
-    bool splitKvDecode = true;             //!< decode attention split over the KV (else per head)
+    /**
+     * Inference: the pass that samples the first token: prefill (its last position), decode (a
+     * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
+     */
+    std::string firstToken = "auto";
+    bool splitKvDecode = true; //!< decode attention split over the KV (else per head)
     MemoryLayout memoryLayout = MemoryLayout::AUTO; //!< training: the framework's memory layout
     /**
      * Mixture of experts, training and prefill: tokens the busiest expert receives over the
@@ -143,6 +147,12 @@ struct RunSpec
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;
+
+    /**
+     * \return whether the prefill samples the first token: firstToken, or for auto the
+     * engine's (TurboMind's first decode step for lmdeploy, the prefill for every other)
+     */
+    bool FirstTokenFromPrefill() const;
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;

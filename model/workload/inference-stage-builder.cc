@@ -104,7 +104,7 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     const LayerShapes& s = prefill.Shapes();
     // Which pass samples the first token: the prefill's last position, or (TurboMind) a first
     // decode step fed the last prompt token after a prefill of the others.
-    const uint32_t extraStep = run.firstTokenFromPrefill ? 0 : 1;
+    const uint32_t extraStep = run.FirstTokenFromPrefill() ? 0 : 1;
     const uint32_t prefillTokens = run.promptTokens - extraStep;
 
     if (prefillTokens > 0)
@@ -125,7 +125,7 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
                         stage,
                         promptRows,
                         0,
-                        run.firstTokenFromPrefill,
+                        run.FirstTokenFromPrefill(),
                         run.generatedTokens <= 1);
     }
 
@@ -136,7 +136,7 @@ BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     {
         const uint32_t tag = 2 * j;
         e.SetContext(Phase::DECODE, j, -1);
-        const bool tokenFromLastStage = j > 1 || run.firstTokenFromPrefill;
+        const bool tokenFromLastStage = j > 1 || run.FirstTokenFromPrefill();
         if (stage == 0 && pp > 1 && tokenFromLastStage)
         {
             e.Recv("recv_token", GroupKind::PP, -1, tag - 1, 4 * run.batch);

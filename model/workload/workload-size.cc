@@ -162,7 +162,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
     else
     {
         const auto [prefill, decode] = InferenceLayerNodes(model, run);
-        const uint64_t steps = run.generatedTokens + (run.firstTokenFromPrefill ? 0 : 1);
+        const uint64_t steps = run.generatedTokens + (run.FirstTokenFromPrefill() ? 0 : 1);
         for (uint32_t s = 0; s < p.pp; ++s)
         {
             const uint64_t layers = p.StageLayers(model.layers, s);
