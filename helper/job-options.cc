@@ -164,7 +164,8 @@ MakeDeclarations()
             .Mode("training"),
         O::Choice("memory-layout",
                   "the training framework's memory layout of weights, gradients and optimizer "
-                  "state: auto (megatron with ZeRO 0-1, deepspeed with 2-3), megatron, deepspeed",
+                  "state: auto (megatron with ZeRO 0-1, deepspeed with 2-3), megatron, deepspeed, "
+                  "apex (NeMo 1.0's distributed_fused_adam)",
                   MemoryLayoutNames,
                   "auto")
             .Field("memory_layout")

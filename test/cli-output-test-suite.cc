@@ -269,6 +269,17 @@ class CliMemoryObjectTestCase : public TestCase
             RunCli({"memory", "--json", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(big.out).at("feasible").get<bool>(), false, "175B on 8 GPUs does not fit");
+        // The framework assumption is stated: Megatron-LM by default, NeMo 1.0's Apex optimizer
+        // when asked for.
+        CliResult megatron = RunCli(Cat({"memory"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(megatron.status, 0, megatron.err);
+        NS_TEST_EXPECT_MSG_NE(
+            megatron.out.find("Assumed: Megatron-LM"), std::string::npos, megatron.out);
+        CliResult apex =
+            RunCli(Cat({"memory", "--memory-layout=apex", "--zero=1"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(apex.status, 0, apex.err);
+        NS_TEST_EXPECT_MSG_NE(
+            apex.out.find("Assumed: NeMo 1.0 distributed_fused_adam"), std::string::npos, apex.out);
         std::filesystem::remove_all(dir);
     }
 };

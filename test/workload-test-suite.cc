@@ -773,6 +773,40 @@ class MemoryLayoutTestCase : public TestCase
                                   std::string::npos,
                                   report.assumption);
         }
+        // NeMo 1.0's distributed_fused_adam (Apex): an fp32 gradient buffer kept whole, fp32
+        // moments sharded, and under bf16 only a 16-bit remainder of the fp32 master weights.
+        for (const Case& c : {Case{DataType::BF16, 16, 6, 10},
+                              Case{DataType::FP8, 16, 6, 10},
+                              Case{DataType::FP16, 18, 6, 12},
+                              Case{DataType::FP32, 16, 8, 8}})
+        {
+            RunSpec run = fixture::TrainingJob(1, 1, d, 1, d, 256);
+            run.dtype = c.dtype;
+            run.memoryLayout = MemoryLayout::APEX;
+            MemoryReport report;
+            NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, run, &report),
+                                      c.replicated,
+                                      1e-9,
+                                      "apex " << ToString(c.dtype));
+            NS_TEST_EXPECT_MSG_EQ(report.memoryLayout, "apex", "stated");
+            run.parallel.zeroStage = 1;
+            NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, run, &report),
+                                      c.kept + c.sharded / d,
+                                      1e-9,
+                                      "apex " << ToString(c.dtype) << " sharded");
+            NS_TEST_EXPECT_MSG_NE(report.assumption.find("Apex DistributedFusedAdam"),
+                                  std::string::npos,
+                                  report.assumption);
+            run.parallel.zeroStage = 2;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          Workload::Build(model, run);
+                                      },
+                                      {"memory_layout", "zero 2"}),
+                                  true,
+                                  "Apex's optimizer shards only its state");
+        }
         // AUTO: Megatron-LM for ZeRO 0 and 1, DeepSpeed for 2 and 3 (2 + 2 + 12, sharded).
         RunSpec run = fixture::TrainingJob(1, 1, d, 1, d, 256);
         MemoryReport report;

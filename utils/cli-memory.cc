@@ -57,6 +57,7 @@ RunMemoryCommand(const CliArgs& args)
               << "  framework    " << Gib(m.framework) << "\n"
               << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
               << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n"
+              << "Assumed: " << report.assumption << "\n"
               << JobInputText(job, "", "");
     return 0;
 }

@@ -98,6 +98,8 @@ ToString(MemoryLayout layout)
             return "megatron";
         case MemoryLayout::DEEPSPEED:
             return "deepspeed";
+        case MemoryLayout::APEX:
+            return "apex";
     }
     return "auto";
 }
@@ -105,13 +107,14 @@ ToString(MemoryLayout layout)
 std::vector<std::string>
 MemoryLayoutNames()
 {
-    return {"auto", "megatron", "deepspeed"};
+    return {"auto", "megatron", "deepspeed", "apex"};
 }
 
 bool
 ParseMemoryLayout(const std::string& name, MemoryLayout& layout)
 {
-    for (MemoryLayout m : {MemoryLayout::AUTO, MemoryLayout::MEGATRON, MemoryLayout::DEEPSPEED})
+    for (MemoryLayout m :
+         {MemoryLayout::AUTO, MemoryLayout::MEGATRON, MemoryLayout::DEEPSPEED, MemoryLayout::APEX})
     {
         if (ToString(m) == name)
         {
@@ -292,13 +295,17 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
     }
-    if (memoryLayout == MemoryLayout::MEGATRON && p.zeroStage >= 2)
+    if ((memoryLayout == MemoryLayout::MEGATRON || memoryLayout == MemoryLayout::APEX)
+        && p.zeroStage >= 2)
     {
         throw SpecError(source,
                         "memory_layout",
-                        "Megatron-LM shards only the optimizer state (its distributed optimizer, "
-                        "zero 1); zero "
-                            + std::to_string(p.zeroStage)
+                        std::string(memoryLayout == MemoryLayout::MEGATRON
+                                        ? "Megatron-LM shards only the optimizer state (its "
+                                          "distributed optimizer, zero 1)"
+                                        : "Apex's DistributedFusedAdam shards only the optimizer "
+                                          "state (zero 1)")
+                            + "; zero " + std::to_string(p.zeroStage)
                             + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
                               "(or auto)");
     }

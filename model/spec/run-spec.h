@@ -39,11 +39,14 @@ enum class Recompute
  */
 enum class MemoryLayout
 {
-    AUTO,     //!< MEGATRON with ZeRO stage 0 or 1, DEEPSPEED with 2 or 3 (only those shard more)
-    MEGATRON, //!< Megatron-LM: fp32 main gradients for bf16, 18 B, or 6 + 12/d with its
-              //!< distributed optimizer (= ZeRO stage 1); fp16: 20 B, or 4 + 16/d
-    DEEPSPEED //!< DeepSpeed ZeRO and PyTorch FSDP mixed precision: 2 + 2 + 12 B, sharded by
-              //!< the ZeRO stage (Rajbhandari et al. 2020)
+    AUTO,      //!< MEGATRON with ZeRO stage 0 or 1, DEEPSPEED with 2 or 3 (only those shard more)
+    MEGATRON,  //!< Megatron-LM: fp32 main gradients for bf16, 18 B, or 6 + 12/d with its
+               //!< distributed optimizer (= ZeRO stage 1); fp16: 20 B, or 4 + 16/d
+    DEEPSPEED, //!< DeepSpeed ZeRO and PyTorch FSDP mixed precision: 2 + 2 + 12 B, sharded by
+               //!< the ZeRO stage (Rajbhandari et al. 2020)
+    APEX       //!< NeMo 1.0's distributed_fused_adam (Apex DistributedFusedAdam): bf16 weights,
+               //!< an fp32 gradient buffer and fp32 moments with a 16-bit remainder of the fp32
+               //!< master weights, 6 + 10/d (zero 1 only)
 };
 
 /**
@@ -218,12 +221,12 @@ struct RunSpec
 
 /** \return "training" or "inference" */
 std::string ToString(RunMode mode);
-/** \return "auto", "megatron" or "deepspeed" */
+/** \return "auto", "megatron", "deepspeed" or "apex" */
 std::string ToString(MemoryLayout layout);
 /** \return the memory layout names, in enum order */
 std::vector<std::string> MemoryLayoutNames();
 /**
- * \param name "auto", "megatron" or "deepspeed"
+ * \param name "auto", "megatron", "deepspeed" or "apex"
  * \param layout set when \p name is one of them
  * \return whether it was
  */

@@ -46,6 +46,24 @@ ParameterBytesOf(const RunSpec& run)
         }
         return {2, 4, 12, never, never}; // bf16 (and fp8): the fp32 main-gradient buffer
     }
+    if (run.ResolvedMemoryLayout() == MemoryLayout::APEX)
+    {
+        // NeMo 1.0's MegatronDistributedFusedAdam (setup_optimization): fp32 optimizer state,
+        // parameter all-gather in the model's type, a contiguous gradient buffer in Apex's
+        // default grad_sync_dtype (= the state's, fp32); with bf16 weights the fp32 master
+        // weights are kept as a 16-bit remainder beside them (store_param_remainders), with
+        // fp16 in full (store_params), with fp32 not at all. Only the optimizer part shards.
+        constexpr uint32_t never = UINT32_MAX;
+        if (fp32)
+        {
+            return {4, 4, 8, never, never};
+        }
+        if (run.dtype == DataType::FP16)
+        {
+            return {2, 4, 12, never, never};
+        }
+        return {2, 4, 10, never, never}; // bf16 (and fp8): 4 + 4 moments + 2 remainder
+    }
     return fp32 ? ParameterBytes{4, 4, 8, 3, 2} : ParameterBytes{2, 2, 12, 3, 2};
 }
 
@@ -72,6 +90,26 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
                << b.optimizer << " = " << b.weights + b.gradients + b.optimizer;
         }
         os << " bytes per parameter (Megatron-LM docs/source/distrib_optimizer.md)";
+    }
+    else if (run.ResolvedMemoryLayout() == MemoryLayout::APEX)
+    {
+        const char* weights =
+            b.weights == 4 ? "fp32" : (run.dtype == DataType::FP16 ? "fp16" : "bf16");
+        os << "NeMo 1.0 distributed_fused_adam (Apex DistributedFusedAdam), " << weights
+           << " weights, fp32 gradient buffer, ";
+        if (sharded)
+        {
+            os << "optimizer state sharded over dp = " << p.dp << ": " << b.weights + b.gradients
+               << " + " << b.optimizer << "/d";
+        }
+        else
+        {
+            os << "one data-parallel rank: " << b.weights << " + " << b.gradients << " + "
+               << b.optimizer << " = " << b.weights + b.gradients + b.optimizer;
+        }
+        os << " bytes per parameter (fp32 moments"
+           << (b.optimizer == 10 ? " and a 16-bit remainder of the fp32 master weights" : "")
+           << ")";
     }
     else
     {

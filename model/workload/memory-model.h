@@ -45,8 +45,8 @@ struct MemoryReport
     uint64_t capacity = 0;          //!< device memory per GPU
     RankMemory worst;               //!< the rank with the highest peak
     std::vector<RankMemory> stages; //!< per pipeline stage
-    std::string memoryLayout;       //!< training: "megatron" or "deepspeed" (resolved); else ""
-    std::string assumption;         //!< the framework assumption, one sentence with its source
+    std::string memoryLayout; //!< training: "megatron", "deepspeed" or "apex" (resolved); else ""
+    std::string assumption;   //!< the framework assumption, one sentence with its source
 };
 
 /**
@@ -69,8 +69,11 @@ struct ParameterBytes
  * fp16 weights with fp16 gradients 2 + 2 + 16 (main weights, main gradients, two moments),
  * bf16 weights with fp32 main gradients 2 + 4 + 12, fp32 4 + 4 + 8; its distributed optimizer
  * shards the last term. DeepSpeed ZeRO / PyTorch FSDP (Rajbhandari et al. 2020, Sec. 3.1):
- * 16-bit 2 + 2 + 12, fp32 4 + 4 + 8, sharded by the ZeRO stage. FP8 and INT8 training keep
- * 16-bit weights (Transformer Engine casts them per GEMM).
+ * 16-bit 2 + 2 + 12, fp32 4 + 4 + 8, sharded by the ZeRO stage. NeMo 1.0's distributed_fused_adam
+ * (Apex DistributedFusedAdam, NeMo setup_optimization): bf16 2 + 4 + 10 (fp32 gradient buffer;
+ * fp32 moments and a 16-bit remainder of the fp32 master weights, sharded), fp16 2 + 4 + 12,
+ * fp32 4 + 4 + 8. FP8 and INT8 training keep 16-bit weights (Transformer Engine casts them per
+ * GEMM).
  * \param run the run settings
  * \return the bytes per parameter
  */
