@@ -456,8 +456,9 @@ FlowNetwork::Update()
             }
             else
             {
+                // A short queue (a few pieces' messages): taken from the front.
                 const Queued next = std::move(it->second.front());
-                it->second.pop_front();
+                it->second.erase(it->second.begin());
                 StartFlow(next, connection);
             }
         }

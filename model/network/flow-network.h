@@ -11,7 +11,6 @@
 #include "ns3/network-backend.h"
 
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -197,7 +196,7 @@ class FlowNetwork : public NetworkBackend
      * Connections with an ordered message transmitting (key: (src << 32 | dst) + 1), each
      * with the ordered messages waiting behind it, in send order.
      */
-    std::unordered_map<uint64_t, std::deque<Queued>> m_connections;
+    std::unordered_map<uint64_t, std::vector<Queued>> m_connections;
     std::vector<uint32_t> m_due; //!< flows ending at the instant being updated
     /** Flows carrying an ordered message: solver handle -> its connection. */
     std::unordered_map<uint32_t, uint64_t> m_orderedFlows;
