@@ -10,6 +10,7 @@
 #include "network-test-spec.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-engine.h"
+#include "ns3/collective-probe.h"
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/network-error.h"
@@ -459,6 +460,78 @@ class LatencyCountTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Pipelined messages on the flow network against the ns-3 packet network (real links,
+ * one TCP connection per pair): a pair's messages go in order over its connection, each
+ * starting when the one before has left rather than when it arrived, so the pieces fill each
+ * other's latencies on the flow network as they do on the packet one. Before (a piece's
+ * concurrent messages on one connection shared it, ending together, then all waited a latency),
+ * the flow network's messages were 8.4% and 6.7% slower than the packet network's here.
+ */
+class OrderedMessagesTestCase : public TestCase
+{
+  public:
+    OrderedMessagesTestCase()
+        : TestCase("pipelined messages go in order on their connections, as on the packet network")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec ring = HardwareSpec::Load("a100-sxm-80gb").network;
+        for (auto& d : ring.dimensions)
+        {
+            d.collective = "ring";
+        }
+        struct Probe
+        {
+            std::string name;
+            uint32_t gpus;
+            CollectiveOp op;
+            uint64_t bytes;
+            std::string algorithm;
+            uint32_t chunks;
+        };
+        const uint64_t MiB = 1 << 20;
+        const std::vector<Probe> probes = {
+            {"ring reduce-scatter 8 GPUs 16MiB x 8",
+             8,
+             CollectiveOp::REDUCE_SCATTER,
+             16 * MiB,
+             "ring",
+             8},
+            {"hierarchical(ring) 16 GPUs 2MiB (2 pieces)",
+             16,
+             CollectiveOp::ALL_REDUCE,
+             2 * MiB,
+             "hierarchical",
+             0},
+        };
+        for (const auto& p : probes)
+        {
+            CollectiveProbeConfig config;
+            config.gpus = p.gpus;
+            config.op = p.op;
+            config.bytes = p.bytes;
+            config.algorithm = p.algorithm;
+            config.chunks = p.chunks;
+            config.backend = "flow";
+            const double flow = RunCollectiveProbe(ring, config, "test").timeS;
+            config.backend = "packet";
+            const double packet = RunCollectiveProbe(ring, config, "test").timeS;
+            std::printf("%-48s flow %9.3f us  packet %9.3f us  %+.4f\n",
+                        p.name.c_str(),
+                        flow * 1e6,
+                        packet * 1e6,
+                        flow / packet - 1);
+            NS_TEST_EXPECT_MSG_LT(std::abs(flow / packet - 1),
+                                  0.02,
+                                  p.name << ": flow " << flow << " s vs packet " << packet << " s");
+        }
+    }
+};
+
 /** \brief The suite. */
 class FluidCollectiveTestSuite : public TestSuite
 {
@@ -468,6 +541,7 @@ class FluidCollectiveTestSuite : public TestSuite
     {
         AddTestCase(new FluidMatchesMessagesTestCase, TestCase::QUICK);
         AddTestCase(new LatencyCountTestCase, TestCase::QUICK);
+        AddTestCase(new OrderedMessagesTestCase, TestCase::QUICK);
     }
 };
 

@@ -978,6 +978,72 @@ class OneSolvePerInstantTestCase : public TestCase
 };
 
 /**
+ * \brief Ordered messages (NetworkBackend::Send's ordered): a pair's connection carries them
+ * one after the other, each starting when the one before has transmitted its last byte (not
+ * when it arrived); unordered ones share the link at once; other pairs are not held up. Four
+ * hosts on a switch, 100 GB/s links of 1 us, a 130 ns switch (path latency 2.13 us), 1 MB
+ * messages (10 us each alone).
+ */
+class OrderedMessagesTestCase : public TestCase
+{
+  public:
+    OrderedMessagesTestCase()
+        : TestCase("ordered messages of a pair go one after the other, not waiting for delivery")
+    {}
+
+  private:
+    /** \return the delivery times (s) of three 1 MB messages 0->1 and one 2->3, sent at 0 */
+    static std::vector<double>
+    Deliveries(bool ordered)
+    {
+        const NetworkSpec sw = OneDimension(TopologyKind::SWITCH, 4, 100, 1000).SwitchNs(130);
+        Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+        net->SetTopology(Topology::Build(sw, 4));
+        net->SetRouting(RoutingPolicy::Create(sw.routing));
+        std::vector<double> at(4, -1);
+        Simulator::ScheduleNow(
+            [&]()
+            {
+                for (uint32_t k = 0; k < 4; ++k)
+                {
+                    net->Send(k < 3 ? 0 : 2,
+                              k < 3 ? 1 : 3,
+                              1000000,
+                              NetworkBackend::DeliveryCallback(
+                                  [&at, k](uint64_t)
+                                  {
+                                      at[k] = Simulator::Now().GetSeconds();
+                                  }),
+                              1,
+                              0,
+                              ordered);
+                }
+            });
+        Simulator::Run();
+        net->Dispose();
+        Simulator::Destroy();
+        return at;
+    }
+
+    void
+    DoRun() override
+    {
+        const double lat = 2.13e-6;
+        const std::vector<double> ordered = Deliveries(true);
+        for (uint32_t k = 0; k < 3; ++k)
+        {
+            NS_TEST_EXPECT_MSG_EQ_TOL(ordered[k], (k + 1) * 10e-6 + lat, 3e-9, "ordered " << k);
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(ordered[3], 10e-6 + lat, 2e-9, "another pair is not held up");
+        const std::vector<double> shared = Deliveries(false);
+        for (uint32_t k = 0; k < 3; ++k)
+        {
+            NS_TEST_EXPECT_MSG_EQ_TOL(shared[k], 30e-6 + lat, 3e-9, "unordered " << k);
+        }
+    }
+};
+
+/**
  * \brief Flow classes change no figure: a random workload on an oversubscribed fat tree with
  * many identical messages per instant (bursts of 1-6 copies of a message) delivers every
  * message at the same nanosecond with FlowClasses on and off.
@@ -1080,6 +1146,7 @@ class NetworkFlowTestSuite : public TestSuite
         AddTestCase(new FlowClassTestCase, TestCase::QUICK);
         AddTestCase(new FlowClassEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new OneSolvePerInstantTestCase, TestCase::QUICK);
+        AddTestCase(new OrderedMessagesTestCase, TestCase::QUICK);
     }
 };
 

@@ -79,6 +79,8 @@ FlowNetwork::DoDispose()
     m_logs.clear();
     m_freeLogs.clear();
     m_doneLogs.clear();
+    m_connections.clear();
+    m_orderedFlows.clear();
     NetworkBackend::DoDispose();
 }
 
@@ -193,14 +195,41 @@ FlowNetwork::DoSend(uint64_t id,
                             });
         return;
     }
+    uint64_t connection = 0;
+    if (IsOrdered())
+    {
+        // One connection per pair carries its ordered messages one after the other: behind a
+        // message still transmitting, this one waits for its turn (Finish starts it).
+        connection = (uint64_t(src) << 32 | dst) + 1;
+        auto [it, idle] = m_connections.try_emplace(connection);
+        if (!idle)
+        {
+            it->second.push_back(
+                {id, bytes, path, onDelivered, GetLatencyCount(), GetReservation(), Now()});
+            NS_LOG_DEBUG("message " << id << " waits behind " << it->second.size()
+                                    << " on its connection");
+            return;
+        }
+    }
+    StartFlow({id, bytes, path, onDelivered, GetLatencyCount(), GetReservation(), Now()},
+              connection);
+    RequestUpdate();
+}
+
+void
+FlowNetwork::StartFlow(const Queued& m, uint64_t connection)
+{
+    const std::vector<uint32_t>& path = m.path;
+    const uint64_t bytes = m.bytes;
     ++m_messages;
-    const double latency = m_topology->PathLatency(path) * GetLatencyCount();
+    const double latency = m_topology->PathLatency(path) * m.latencies;
     const auto hash = static_cast<uint32_t>(
         ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
-    // Fluid streams (a latency count other than 1) and reserved messages (their progress is
-    // recorded one by one) keep flows of their own.
-    const bool reserved = GetReservation() != 0;
-    const bool classes = m_flowClasses && GetLatencyCount() == 1 && !reserved;
+    // Fluid streams (a latency count other than 1), reserved messages (their progress is
+    // recorded one by one) and ordered ones (one at a time per connection) keep flows of
+    // their own.
+    const bool reserved = m.reservation != 0;
+    const bool classes = m_flowClasses && m.latencies == 1 && !reserved && connection == 0;
     const uint32_t joined = classes ? FindClass(hash, path, bytes) : kNoClass;
     if (joined != kNoClass)
     {
@@ -221,9 +250,8 @@ FlowNetwork::DoSend(uint64_t id,
             }
             t.others = list + 1;
         }
-        m_memberLists[t.others - 1].push_back({id, onDelivered});
-        NS_LOG_DEBUG("message " << id << " joins flow " << joined);
-        RequestUpdate();
+        m_memberLists[t.others - 1].push_back({m.id, m.callback});
+        NS_LOG_DEBUG("message " << m.id << " joins flow " << joined);
         return;
     }
     const double now = Now();
@@ -237,7 +265,7 @@ FlowNetwork::DoSend(uint64_t id,
     t.lastUpdate = now;
     t.latency = latency;
     t.bytes = bytes;
-    t.first = {id, onDelivered};
+    t.first = {m.id, m.callback};
     t.others = 0;
     t.log = 0;
     if (reserved)
@@ -252,7 +280,16 @@ FlowNetwork::DoSend(uint64_t id,
             t.log = m_freeLogs.back() + 1;
             m_freeLogs.pop_back();
         }
-        m_logs[t.log - 1].assign(1, {now, t.remaining});
+        // From its send: a message that waited for its connection kept all its bytes.
+        m_logs[t.log - 1].assign(1, {m.sentAt, t.remaining});
+        if (now > m.sentAt)
+        {
+            m_logs[t.log - 1].emplace_back(now, t.remaining);
+        }
+    }
+    if (connection != 0)
+    {
+        m_orderedFlows[f] = connection;
     }
     for (uint32_t l : path)
     {
@@ -265,9 +302,8 @@ FlowNetwork::DoSend(uint64_t id,
     {
         OpenClass(hash, f);
     }
-    NS_LOG_DEBUG("flow " << f << " carries message " << id << " over "
+    NS_LOG_DEBUG("flow " << f << " carries message " << m.id << " over "
                          << m_topology->DescribePath(path));
-    RequestUpdate();
 }
 
 uint32_t
@@ -369,6 +405,7 @@ FlowNetwork::Update()
     // every flow ending up to now is done (10 ps slack absorbs rounding of the seconds value;
     // the nanosecond test matches ScheduleNext exactly, so no event can fire without finding
     // its flow due, however late in simulated time).
+    m_due.clear();
     while (!m_completions.IsEmpty())
     {
         const IndexedMinHeap::Entry top = m_completions.Top();
@@ -377,7 +414,54 @@ FlowNetwork::Update()
             break;
         }
         m_completions.Erase(top.item);
-        Finish(top.item, now);
+        m_due.push_back(top.item);
+    }
+    if (!m_orderedFlows.empty() && m_due.size() > 1)
+    {
+        // Ordered messages ending at one instant complete in the order they were sent, so what
+        // their deliveries send next joins the connections in an order that does not depend on
+        // the solver's handles (unordered flows keep theirs, first).
+        auto key = [this](uint32_t f)
+        {
+            return m_orderedFlows.count(f) != 0 ? m_transfers[f].first.id + 1 : 0;
+        };
+        std::stable_sort(m_due.begin(),
+                         m_due.end(),
+                         [&key](uint32_t a, uint32_t b)
+                         {
+                             return key(a) < key(b);
+                         });
+    }
+    for (uint32_t f : m_due)
+    {
+        uint64_t connection = 0;
+        if (!m_orderedFlows.empty())
+        {
+            auto ordered = m_orderedFlows.find(f);
+            if (ordered != m_orderedFlows.end())
+            {
+                connection = ordered->second;
+                m_orderedFlows.erase(ordered);
+            }
+        }
+        Finish(f, now);
+        if (connection != 0)
+        {
+            // Its last byte has left: the next message of its connection starts now, in the
+            // solve of this instant.
+            auto it = m_connections.find(connection);
+            if (it->second.empty())
+            {
+                m_connections.erase(it);
+            }
+            else
+            {
+                // A short queue (a few pieces' messages): taken from the front.
+                const Queued next = std::move(it->second.front());
+                it->second.erase(it->second.begin());
+                StartFlow(next, connection);
+            }
+        }
     }
     SyncCapacities();
     Solve(now);

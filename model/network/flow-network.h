@@ -118,6 +118,18 @@ class FlowNetwork : public NetworkBackend
         uint32_t log = 0;      //!< 1 + index in m_logs of its progress (reserved; 0: none)
     };
 
+    /** \brief A message to start: sent now, or waiting for its connection (ordered). */
+    struct Queued
+    {
+        uint64_t id = 0;            //!< message id
+        uint64_t bytes = 0;         //!< payload
+        std::vector<uint32_t> path; //!< its route, chosen at its send
+        DeliveryCallback callback;  //!< delivery
+        uint32_t latencies = 1;     //!< latency count
+        uint64_t reservation = 0;   //!< reservation it runs under (0: none)
+        double sentAt = 0;          //!< when it was sent, s
+    };
+
     /** \brief A slot of the table of this instant's classes. */
     struct ClassSlot
     {
@@ -146,6 +158,11 @@ class FlowNetwork : public NetworkBackend
     void Insert(uint32_t hash, uint32_t flow);
     /** \brief Gives this instant's classes their weights and empties the class table. */
     void CloseClasses();
+    /**
+     * \brief Makes \p m a flow now (or a member of this instant's class of its path and size);
+     * \p connection is its ordered connection (0: unordered). The caller asks for the solve.
+     */
+    void StartFlow(const Queued& m, uint64_t connection);
     /** \brief Recomputes rates and moves the transmission ends of the flows that changed. */
     void Solve(double now);
     /** \brief Removes a finished flow class and schedules its members' deliveries. */
@@ -175,6 +192,14 @@ class FlowNetwork : public NetworkBackend
     std::vector<uint32_t> m_freeLogs; //!< reusable m_logs entries
     /** Progress of reserved messages transmitted, until TakeProgress. */
     std::unordered_map<uint64_t, std::vector<std::pair<double, double>>> m_doneLogs;
+    /**
+     * Connections with an ordered message transmitting (key: (src << 32 | dst) + 1), each
+     * with the ordered messages waiting behind it, in send order.
+     */
+    std::unordered_map<uint64_t, std::vector<Queued>> m_connections;
+    std::vector<uint32_t> m_due; //!< flows ending at the instant being updated
+    /** Flows carrying an ordered message: solver handle -> its connection. */
+    std::unordered_map<uint32_t, uint64_t> m_orderedFlows;
     uint64_t m_topologyVersion = 0; //!< Topology::GetVersion() of capacities
     uint32_t m_messages = 0;        //!< messages in the solver's classes
     EventId m_event;                //!< the next Update()

@@ -204,7 +204,8 @@ NetworkBackend::Send(uint32_t src,
                      uint64_t bytes,
                      DeliveryCallback onDelivered,
                      uint32_t latencies,
-                     uint64_t reservation)
+                     uint64_t reservation,
+                     bool ordered)
 {
     if (latencies != 1 && !SupportsFluid())
     {
@@ -263,9 +264,11 @@ NetworkBackend::Send(uint32_t src,
     }
     m_latencies = latencies;
     m_reservation = reservation;
+    m_ordered = ordered;
     DoSend(id, src, dst, bytes, path, onDelivered);
     m_latencies = 1;
     m_reservation = 0;
+    m_ordered = false;
     return id;
 }
 
@@ -446,6 +449,12 @@ uint64_t
 NetworkBackend::GetReservation() const
 {
     return m_reservation;
+}
+
+bool
+NetworkBackend::IsOrdered() const
+{
+    return m_ordered;
 }
 
 std::vector<std::pair<double, double>>

@@ -140,6 +140,13 @@ class NetworkBackend : public Object
      *        message; a fluid stream standing for many messages of a collective carries their
      *        latency term (e.g. 2(n-1) for a ring all-reduce's stream). Other than 1 only on a
      *        backend that SupportsFluid()
+     * \param reservation the reservation the message runs under (0: none; see Reserve)
+     * \param ordered the pair's connection carries it in order: it starts transmitting once
+     *        every earlier ordered message between \p src and \p dst has transmitted its last
+     *        byte (it does not wait for their delivery), as one connection (a TCP stream,
+     *        NCCL's per-peer FIFO) carries its messages one after the other. Unordered
+     *        messages (the default) share the links with everything in flight at once. The
+     *        packet backend carries every message over its pair's TCP connection, so in order
      * \return the message id (unique per backend, increasing from 0); throws NetworkError if
      *         an endpoint does not exist, the pair is unreachable, no topology or routing
      *         policy is set, or \p latencies is not 1 on a backend without fluid streams
@@ -149,7 +156,8 @@ class NetworkBackend : public Object
                   uint64_t bytes,
                   DeliveryCallback onDelivered,
                   uint32_t latencies = 1,
-                  uint64_t reservation = 0);
+                  uint64_t reservation = 0,
+                  bool ordered = false);
 
     /** Called with a reservation's id when it is broken (see Reserve). */
     typedef Callback<void, uint64_t> BrokenCallback;
@@ -305,6 +313,11 @@ class NetworkBackend : public Object
      */
     uint64_t GetReservation() const;
     /**
+     * \return whether the message being handed to DoSend() is ordered on its pair's
+     * connection (see Send())
+     */
+    bool IsOrdered() const;
+    /**
      * \brief Whether a transfer crosses link \p link now (Reserve refuses such links). The
      * default (no reservations) says false.
      * \param link the directed link
@@ -362,6 +375,7 @@ class NetworkBackend : public Object
     uint64_t m_delivered = 0;   //!< messages delivered
     double m_firstSend = -1;    //!< statistics window start, s
     uint32_t m_latencies = 1;   //!< latency count of the current Send
+    bool m_ordered = false;     //!< the current Send is ordered on its connection
     uint64_t m_reservation = 0; //!< reservation of the current Send
 
     /** \brief A held reservation. */

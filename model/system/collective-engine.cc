@@ -412,6 +412,9 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
     {
         m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
     }
+    // Messages still transmitting (or waiting for their connection), re-sent below in the
+    // order they were issued (their connections' order).
+    std::vector<std::pair<uint32_t, uint32_t>> resend;
     for (uint32_t i = 0; i < n; ++i)
     {
         if (done[i] || run->waiting[i] != 0)
@@ -435,6 +438,13 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
                                 });
             continue;
         }
+        resend.emplace_back(timing->issued[i], i);
+    }
+    std::sort(resend.begin(), resend.end());
+    for (const auto& [order, i] : resend)
+    {
+        const auto& s = steps[i];
+        const auto& progress = timing->progress[i];
         double left = progress.front().second;
         for (std::size_t j = 1; j < progress.size(); ++j)
         {
@@ -450,8 +460,13 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
         m_backend->AddPathBytes(run->endpoints[s.src],
                                 run->endpoints[s.dst],
                                 static_cast<double>(s.bytes) - static_cast<double>(bytes));
-        const uint64_t message = m_backend->Send(
-            run->endpoints[s.src], run->endpoints[s.dst], bytes, m_delivered, s.latencies);
+        const uint64_t message = m_backend->Send(run->endpoints[s.src],
+                                                 run->endpoints[s.dst],
+                                                 bytes,
+                                                 m_delivered,
+                                                 s.latencies,
+                                                 0,
+                                                 s.ordered);
         m_messages.emplace(message, std::make_pair(id, i));
     }
 }
@@ -595,6 +610,7 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
         run->recording->stepDoneNs.assign(n, 0);
         run->recording->rankDoneNs.assign(endpoints.size(), 0);
         run->recording->progress.resize(n);
+        run->recording->issued.assign(n, 0);
         m_reserved[reservation] = run->id;
     }
     // Ranks with no steps at all are done at once; an empty schedule finishes at once.
@@ -636,6 +652,10 @@ void
 CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
 {
     const auto& s = run->plan->schedule.GetSteps()[step];
+    if (run->recording)
+    {
+        run->recording->issued[step] = m_issued++;
+    }
     if (s.isSend)
     {
         NS_LOG_LOGIC("collective " << run->id << " step " << step << ": " << s.bytes
@@ -650,7 +670,8 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
                                                  s.bytes,
                                                  m_delivered,
                                                  s.latencies,
-                                                 run->reservation);
+                                                 run->reservation,
+                                                 s.ordered);
         m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)

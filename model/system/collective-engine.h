@@ -144,6 +144,8 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> eventRanks; //!< ranks by end time (CSR by eventStart)
         std::vector<uint32_t> eventStart; //!< CSR offsets into eventRanks
         std::vector<int64_t> rankDoneNs;  //!< per rank: when it was done (recording)
+        /** Per step: the order it was issued in (the order its message joined its connection). */
+        std::vector<uint32_t> issued;
         /** Per message step: (offset s, bytes left) from its send to its transmission end. */
         std::vector<std::vector<std::pair<double, double>>> progress;
         std::vector<uint32_t> links;                //!< the links it had alone
@@ -238,6 +240,7 @@ class CollectiveEngine : public Object
     NetworkBackend::BrokenCallback m_broken;           //!< Broken, made once
     uint64_t m_timedCount = 0;                         //!< timed runs started
     uint64_t m_materialized = 0;                       //!< timed runs materialized
+    uint32_t m_issued = 0;                             //!< steps issued by recorded runs
 };
 
 } // namespace rapidllm

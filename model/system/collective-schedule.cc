@@ -75,8 +75,12 @@ CollectiveSchedule::CollectiveSchedule(uint32_t ranks)
 {}
 
 uint32_t
-CollectiveSchedule::AddSend(
-    uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps, uint32_t latencies)
+CollectiveSchedule::AddSend(uint32_t src,
+                            uint32_t dst,
+                            uint64_t bytes,
+                            std::vector<uint32_t> deps,
+                            uint32_t latencies,
+                            bool ordered)
 {
     if (src >= m_ranks || dst >= m_ranks)
     {
@@ -89,6 +93,7 @@ CollectiveSchedule::AddSend(
     s.dst = dst;
     s.bytes = bytes;
     s.latencies = latencies;
+    s.ordered = ordered;
     s.deps = std::move(deps);
     m_steps.push_back(std::move(s));
     return static_cast<uint32_t>(m_steps.size() - 1);

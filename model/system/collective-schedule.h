@@ -20,6 +20,9 @@ namespace rapidllm {
 struct CollectiveStep
 {
     bool isSend = true;         //!< true: a message; false: a local step
+    bool ordered = true;        //!< message: carried in order on its pair's connection, after
+                                //!< the pair's earlier ordered messages have left (see
+                                //!< NetworkBackend::Send); a fluid stream is not
     uint32_t src = 0;           //!< sending rank (group index); local step: the rank
     uint32_t dst = 0;           //!< receiving rank (group index)
     uint32_t latencies = 1;     //!< message: path latencies its delivery costs (a fluid stream's
@@ -50,13 +53,16 @@ class CollectiveSchedule
      * \param src sending rank \param dst receiving rank \param bytes size
      * \param deps steps that must be done first
      * \param latencies path latencies its delivery costs after its last byte
+     * \param ordered carried in order on the pair's connection (a message); false for a fluid
+     *        stream, which shares the links at once with everything in flight
      * \return the step index
      */
     uint32_t AddSend(uint32_t src,
                      uint32_t dst,
                      uint64_t bytes,
                      std::vector<uint32_t> deps,
-                     uint32_t latencies = 1);
+                     uint32_t latencies = 1,
+                     bool ordered = true);
     /**
      * \brief Adds a local step (reduction compute, or a zero-time join of several steps).
      * \param rank the rank \param durationS its duration \param deps steps that must be done first

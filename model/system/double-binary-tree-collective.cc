@@ -132,6 +132,14 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
                              return depth[a] > depth[c];
                          });
         uint64_t bytes = tree == 0 ? s / 2 : s - s / 2;
+        // The two trees run on channels of their own (NCCL: a connection per tree and peer),
+        // so their messages on one pair do not wait for each other; within a tree, a piece's
+        // message on an edge already waits for the previous piece's there (Chunked), so none
+        // needs its connection's order (unordered: ScheduleBuilder::Send orders).
+        auto send = [&b](uint32_t from, uint32_t to, uint64_t n, ScheduleBuilder::Step after)
+        {
+            return b.GetSchedule().AddSend(from, to, n, ScheduleBuilder::Deps(after), 1, false);
+        };
         // Reduce up: deepest first, each after its children's data arrived and was summed.
         std::vector<std::vector<ScheduleBuilder::Step>> fromChildren(k);
         std::vector<ScheduleBuilder::Step> reduced(k, ScheduleBuilder::kNone);
@@ -142,8 +150,8 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
             reduced[r] = b.Join(m[r], deps);
             if (parent[r] >= 0)
             {
-                uint32_t send = b.Send(m[r], m[parent[r]], bytes, reduced[r]);
-                fromChildren[parent[r]].push_back(b.Reduce(m[parent[r]], bytes, send));
+                const uint32_t up = send(m[r], m[parent[r]], bytes, reduced[r]);
+                fromChildren[parent[r]].push_back(b.Reduce(m[parent[r]], bytes, up));
             }
         }
         // Broadcast down: shallowest first.
@@ -157,7 +165,7 @@ DoubleBinaryTreeCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall
             }
             else
             {
-                have[r] = b.Send(m[parent[r]], m[r], bytes, have[parent[r]]);
+                have[r] = send(m[parent[r]], m[r], bytes, have[parent[r]]);
             }
         }
         finals[tree] = have;

@@ -145,18 +145,18 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         if (!pipelined)
         {
             ends.push_back(
-                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies));
+                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
             continue;
         }
         // Pipelined (see Chunked): the stream's first message's worth (its head) is what the
         // next piece's stream waits for; the rest follows it on the stream.
         const uint64_t head = st.bytes / latencies;
-        uint32_t end = m_schedule.AddSend(st.src, st.dst, head, Deps(starts[i]), 1);
+        uint32_t end = m_schedule.AddSend(st.src, st.dst, head, Deps(starts[i]), 1, false);
         m_pipelined.push_back(end);
         if (latencies > 1)
         {
             // Only the phase's end waits for the rest: it carries the latencies left.
-            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, latencies - 1);
+            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, latencies - 1, false);
         }
         ends.push_back(end);
     }
