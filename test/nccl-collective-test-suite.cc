@@ -193,13 +193,15 @@ class NcclH100ChoiceTestCase : public TestCase
 /**
  * \brief nccl-tests' all-reduce on 4x H100 (NCCL 2.26.2; nccl-tests-h100-4gpu-allreduce.csv):
  * from 2 MiB, where the kernel rather than the host thread launching four GPUs sets the
- * time, NCCL's model is within 6% of every row (mean 10% is the bar held here).
+ * time, NCCL's model with its ring graph (12 x 30 GB/s) and NVLS is within 5.6% of every row,
+ * mean 3.4% (held: each within 8%, mean within 5%; at the link's 370.8 GB/s the rows were up
+ * to 8.1% fast, mean 5.8%).
  */
 class NcclTestsH100TestCase : public TestCase
 {
   public:
     NcclTestsH100TestCase()
-        : TestCase("nccl-tests 4x H100 all-reduce, 2 MiB to 1 GiB: mean within 10%")
+        : TestCase("nccl-tests 4x H100 all-reduce, 2 MiB to 1 GiB: mean within 5%")
     {}
 
   private:
@@ -225,12 +227,12 @@ class NcclTestsH100TestCase : public TestCase
             const double predicted = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb").timeS;
             const double measured = t.Number(i, "oop_time_us") * 1e-6;
             const double e = std::fabs(predicted / measured - 1);
-            NS_TEST_EXPECT_MSG_LT(e, 0.15, std::to_string(bytes) + " B");
+            NS_TEST_EXPECT_MSG_LT(e, 0.08, std::to_string(bytes) + " B");
             sum += e;
             ++rows;
         }
         NS_TEST_ASSERT_MSG_EQ(rows, 10u, "2 MiB to 1 GiB");
-        NS_TEST_EXPECT_MSG_LT(sum / rows, 0.10, "mean " + std::to_string(sum / rows));
+        NS_TEST_EXPECT_MSG_LT(sum / rows, 0.05, "mean " + std::to_string(sum / rows));
     }
 };
 
