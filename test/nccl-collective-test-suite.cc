@@ -4,15 +4,13 @@
 
 // NCCL's protocols and its own protocol choice (issue 12 item 2), against NCCL 2.20.3's
 // tuning model (src/graph/tuning.cc) written out by hand; its ring graph and NVLS on the H100
-// preset; and nccl-tests' measured 4-GPU H100 all-reduce (data/validation).
+// preset (nccl-tests' measured 4-GPU H100 all-reduce is in rapid-llm-validation).
 
 #include "network-test-spec.h"
 #include "ns3/collective-probe.h"
-#include "ns3/csv-table.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/nccl-collective.h"
 #include "ns3/test.h"
-#include "ns3/validation-suite.h"
 
 #include <cmath>
 
@@ -190,52 +188,6 @@ class NcclH100ChoiceTestCase : public TestCase
     }
 };
 
-/**
- * \brief nccl-tests' all-reduce on 4x H100 (NCCL 2.26.2; nccl-tests-h100-4gpu-allreduce.csv):
- * from 2 MiB, where the kernel rather than the host thread launching four GPUs sets the
- * time, NCCL's model with its ring graph (12 x 30 GB/s) and NVLS is within 5.6% of every row,
- * mean 3.4% (held: each within 8%, mean within 5%; at the link's 370.8 GB/s the rows were up
- * to 8.1% fast, mean 5.8%).
- */
-class NcclTestsH100TestCase : public TestCase
-{
-  public:
-    NcclTestsH100TestCase()
-        : TestCase("nccl-tests 4x H100 all-reduce, 2 MiB to 1 GiB: mean within 5%")
-    {}
-
-  private:
-    void
-    DoRun() override
-    {
-        CsvTable t =
-            CsvTable::Load(ValidationSuite::DataDir() + "/nccl-tests-h100-4gpu-allreduce.csv");
-        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
-        double sum = 0;
-        uint32_t rows = 0;
-        for (std::size_t i = 0; i < t.Rows(); ++i)
-        {
-            const auto bytes = static_cast<uint64_t>(t.Number(i, "size_bytes"));
-            if (bytes < (2ull << 20))
-            {
-                continue;
-            }
-            CollectiveProbeConfig c;
-            c.op = CollectiveOp::ALL_REDUCE;
-            c.bytes = bytes;
-            c.gpus = 4;
-            const double predicted = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb").timeS;
-            const double measured = t.Number(i, "oop_time_us") * 1e-6;
-            const double e = std::fabs(predicted / measured - 1);
-            NS_TEST_EXPECT_MSG_LT(e, 0.08, std::to_string(bytes) + " B");
-            sum += e;
-            ++rows;
-        }
-        NS_TEST_ASSERT_MSG_EQ(rows, 10u, "2 MiB to 1 GiB");
-        NS_TEST_EXPECT_MSG_LT(sum / rows, 0.05, "mean " + std::to_string(sum / rows));
-    }
-};
-
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -247,7 +199,6 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclNvlsEstimateTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100ChoiceTestCase, TestCase::QUICK);
-        AddTestCase(new NcclTestsH100TestCase, TestCase::QUICK);
     }
 };
 
