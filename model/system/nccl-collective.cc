@@ -289,8 +289,8 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         best.bandwidthFactor = link > 0 ? bus * best.bandwidthFactor / link : 1.0;
     }
     // The part of the latency the network does not charge: the base latency and each step's
-    // latency over LL's (the network's links carry LL's per-step latency); NVLS's two message
-    // rounds (the switch's reduction, then its multicast) are charged one LL step each.
+    // latency over LL's (the network's links carry LL's per-step latency); NVLS's one round of
+    // pairwise messages is charged one LL step by the network (a GPU>NVSwitch>GPU path).
     const NcclEstimate ll = NcclRingEstimate(call.op, n, 0, network, bus, NcclProtocol::LL);
     const double llStepS = (ll.latencyS - kBaseLatUs[0] * 1e-6) / RingSteps(call.op, n);
     const double charged =
