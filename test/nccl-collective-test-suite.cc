@@ -130,12 +130,15 @@ class NcclNvlsEstimateTestCase : public TestCase
     DoRun() override
     {
         const double gpu = 18 * 20.6e9; // one H100's NVLink payload rate
-        // 8 heads: 8 x 50 > 370.8, so 40 GB/s each; 8 x 40 x 5/6 = 266.7 GB/s.
+        // 8 heads: (8 + 1) x 50 > 370.8, so 40 GB/s each; 8 x 40 x 5/6 = 266.7 GB/s.
         NcclEstimate e8 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 8, 1 << 30, gpu);
         NS_TEST_EXPECT_MSG_EQ_TOL(e8.algBytesPerS, 8 * 40e9 * 5 / 6, 1, "8 GPUs");
         NS_TEST_EXPECT_MSG_EQ_TOL(e8.latencyS, 23e-6, 1e-12, "NVLS latency");
         NS_TEST_EXPECT_MSG_EQ_TOL(e8.timeS, 23e-6 + double(1 << 30) / e8.algBytesPerS, 1e-12, "");
-        // 4 heads: 4 x 60 fits, so 60 GB/s each: 200 GB/s.
+        // 4 heads: (4 + 1) x 60 fits, so 60 GB/s each: 200 GB/s. 6 heads: 7 x 60 > 370.8,
+        // 7 x 50 fits: 6 x 50 x 5/6 = 250 GB/s.
+        NcclEstimate e6 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 6, 0, gpu);
+        NS_TEST_EXPECT_MSG_EQ_TOL(e6.algBytesPerS, 6 * 50e9 * 5 / 6, 1, "6 GPUs");
         NcclEstimate e4 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 4, 0, gpu);
         NS_TEST_EXPECT_MSG_EQ_TOL(e4.algBytesPerS, 4 * 60e9 * 5 / 6, 1, "4 GPUs");
         // LL128: 0.92 of the bus, at most its ceiling per channel x channels.

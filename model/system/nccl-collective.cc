@@ -37,7 +37,8 @@ const double kLl128FactorOnePerNode = 0.7;          // ppn < 2: one GPU per node
 // NVLS (NVLink SHARP), same version: hwLat[NVLINK][NVLS][Simple] = 23 us and no base latency;
 // algorithm bandwidth = nChannels x bw x 5/6. src/graph/search.cc: inside one node the NVLS
 // graph has one channel per GPU (minChannels = maxChannels = GPUs), its bw the first of the
-// sm90 intra-node speeds (sm90SpeedArrayIntra) the search fits.
+// sm90 intra-node speeds (sm90SpeedArrayIntra) the search fits; ncclTopoSearchTryNvls takes
+// bw from every GPU's NVSwitch link per channel, twice from the head's.
 const double kNvlsLatUs = 23.0;
 const double kNvlsRatio = 5.0 / 6.0;
 const double kSm90SpeedsGBps[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0};
@@ -132,12 +133,13 @@ NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvli
     {
         return e;
     }
-    // Every head's channel crosses each GPU's NVSwitch links, so the heads' speeds share one
-    // GPU's NVLink bandwidth: the fastest speed with ranks x speed within it.
+    // Each head's channel takes its speed from every GPU's NVSwitch link (both directions) and
+    // twice from the head's own, so a GPU's link carries (ranks + 1) x speed: the fastest
+    // speed with that within one GPU's NVLink bandwidth.
     double speedGBps = kSm90SpeedsGBps[std::size(kSm90SpeedsGBps) - 1];
     for (double s : kSm90SpeedsGBps)
     {
-        if (ranks * s <= gpuNvlinkBytesPerS / 1e9)
+        if ((ranks + 1) * s <= gpuNvlinkBytesPerS / 1e9)
         {
             speedGBps = s;
             break;

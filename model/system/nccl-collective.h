@@ -80,7 +80,8 @@ NcclEstimate NcclRingEstimate(CollectiveOp op,
  * \ingroup rapid-llm
  * \brief NCCL's tuning model for NVLS inside one node (NCCL 2.20.3, src/graph/tuning.cc and
  * src/graph/search.cc): one channel per GPU (the heads), each at the fastest of NCCL's sm90
- * intra-node speeds whose sum over the heads fits one GPU's NVLink bandwidth; algorithm
+ * intra-node speeds for which (heads + 1) x speed fits one GPU's NVLink bandwidth (every
+ * channel loads every GPU's NVSwitch link, the head's twice: ncclTopoSearchTryNvls); algorithm
  * bandwidth = heads x speed x 5/6; latency = NVLS's NVLink latency (23 us), no base latency.
  * \param op all-reduce, reduce-scatter or all-gather \param ranks GPUs (heads)
  * \param bytes the size \param gpuNvlinkBytesPerS one GPU's NVLink payload rate
