@@ -132,6 +132,16 @@ class ValidationSuite
                                                      uint64_t maxBytes = 1ull << 30);
 
     /**
+     * \brief nccl-tests' all_reduce_perf on 4x H100 (NCCL 2.26.2,
+     * nccl-tests-h100-4gpu-allreduce.csv), out-of-place time, rows from \p minBytes (below
+     * 2 MiB its time is the host thread launching four GPUs, which is not modelled).
+     * \param csv the table \param minBytes smallest size
+     * \return the rows run (metric nccl_tests_s)
+     */
+    static std::vector<ValidationRow> RunNcclTests(const std::string& csv,
+                                                   uint64_t minBytes = 2ull << 20);
+
+    /**
      * \return the bars each metric must meet: training iteration time mean 6% / max 10%,
      * time per output token 8% / 15%, first-token latency 12% / 20%, average power 20% / 30%;
      * energy per token 20% / 30% (pending host dispatch)

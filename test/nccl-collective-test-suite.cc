@@ -3,10 +3,12 @@
  */
 
 // NCCL's protocols and its own protocol choice (issue 12 item 2), against NCCL 2.20.3's
-// tuning model (src/graph/tuning.cc) written out by hand.
+// tuning model (src/graph/tuning.cc) written out by hand; its ring graph and NVLS on the H100
+// preset (nccl-tests' measured 4-GPU H100 all-reduce is in rapid-llm-validation).
 
 #include "network-test-spec.h"
 #include "ns3/collective-probe.h"
+#include "ns3/hardware-spec.h"
 #include "ns3/nccl-collective.h"
 #include "ns3/test.h"
 
@@ -113,6 +115,82 @@ class NcclChoiceTestCase : public TestCase
     }
 };
 
+/**
+ * \brief NVLS's estimate (heads x sm90 speed x 5/6, 23 us) and LL128's ceiling per channel.
+ */
+class NcclNvlsEstimateTestCase : public TestCase
+{
+  public:
+    NcclNvlsEstimateTestCase()
+        : TestCase("NCCL's NVLS estimate and LL128's ceiling per channel")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const double gpu = 18 * 20.6e9; // one H100's NVLink payload rate
+        // 8 heads: (8 + 1) x 50 > 370.8, so 40 GB/s each; 8 x 40 x 5/6 = 266.7 GB/s.
+        NcclEstimate e8 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 8, 1 << 30, gpu);
+        NS_TEST_EXPECT_MSG_EQ_TOL(e8.algBytesPerS, 8 * 40e9 * 5 / 6, 1, "8 GPUs");
+        NS_TEST_EXPECT_MSG_EQ_TOL(e8.latencyS, 23e-6, 1e-12, "NVLS latency");
+        NS_TEST_EXPECT_MSG_EQ_TOL(e8.timeS, 23e-6 + double(1 << 30) / e8.algBytesPerS, 1e-12, "");
+        // 4 heads: (4 + 1) x 60 fits, so 60 GB/s each: 200 GB/s. 6 heads: 7 x 60 > 370.8,
+        // 7 x 50 fits: 6 x 50 x 5/6 = 250 GB/s.
+        NcclEstimate e6 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 6, 0, gpu);
+        NS_TEST_EXPECT_MSG_EQ_TOL(e6.algBytesPerS, 6 * 50e9 * 5 / 6, 1, "6 GPUs");
+        NcclEstimate e4 = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 4, 0, gpu);
+        NS_TEST_EXPECT_MSG_EQ_TOL(e4.algBytesPerS, 4 * 60e9 * 5 / 6, 1, "4 GPUs");
+        // LL128: 0.92 of the bus, at most its ceiling per channel x channels.
+        NcclEstimate capped = NcclRingEstimate(
+            CollectiveOp::ALL_REDUCE, 8, 0, false, 360e9, NcclProtocol::LL128, 12 * 20e9);
+        NS_TEST_EXPECT_MSG_EQ_TOL(capped.bandwidthFactor, 240.0 / 360.0, 1e-12, "ceiling");
+        NcclEstimate uncapped = NcclRingEstimate(
+            CollectiveOp::ALL_REDUCE, 8, 0, false, 360e9, NcclProtocol::LL128, 12 * 36.7e9);
+        NS_TEST_EXPECT_MSG_EQ_TOL(uncapped.bandwidthFactor, 0.92, 1e-12, "below the ceiling");
+    }
+};
+
+/**
+ * \brief On the H100 preset (NCCL graph: 12 ring channels x 30 GB/s, NVLS): 8-GPU all-reduces
+ * of large sizes run NVLS, all-gathers and 2-GPU groups the ring (NCCL disables NVLS for 2
+ * GPUs), each at NCCL's estimate; forcing the ring gives the ring's 360 GB/s bus bandwidth.
+ */
+class NcclH100ChoiceTestCase : public TestCase
+{
+  public:
+    NcclH100ChoiceTestCase()
+        : TestCase("NCCL on the H100 preset: NVLS for large 8-GPU all-reduces, ring otherwise")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        const uint64_t gib = 1ull << 30;
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.bytes = gib;
+        c.gpus = 8;
+        CollectiveProbeResult ar = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(ar.algorithm, "nccl(nvls/Simple)", "8-GPU 1 GiB all-reduce");
+        const NcclEstimate nvls = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 8, gib, 18 * 20.6e9);
+        NS_TEST_EXPECT_MSG_EQ_TOL(ar.timeS / nvls.timeS, 1.0, 0.02, "NVLS time = its estimate");
+        c.gpus = 2;
+        CollectiveProbeResult two = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(two.algorithm, "nccl(ring/Simple)", "2 GPUs: no NVLS");
+        // 2 GPUs, all-reduce: 2 ring steps, bus = alg bandwidth = 12 x 30 GB/s.
+        NS_TEST_EXPECT_MSG_EQ_TOL(two.timeS / (double(gib) / 360e9), 1.0, 0.02, "2-GPU ring");
+        c.gpus = 8;
+        c.op = CollectiveOp::ALL_GATHER;
+        CollectiveProbeResult ag = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(ag.algorithm, "nccl(ring/Simple)", "all-gather: the ring wins");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            ag.timeS / (double(gib) * 7 / 8 / 360e9), 1.0, 0.02, "8-GPU ring at 360 GB/s bus");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -122,6 +200,8 @@ class NcclCollectiveTestSuite : public TestSuite
     {
         AddTestCase(new NcclEstimateTestCase, TestCase::QUICK);
         AddTestCase(new NcclChoiceTestCase, TestCase::QUICK);
+        AddTestCase(new NcclNvlsEstimateTestCase, TestCase::QUICK);
+        AddTestCase(new NcclH100ChoiceTestCase, TestCase::QUICK);
     }
 };
 

@@ -142,14 +142,17 @@ class MlEnergyTestCase : public ValidationTestCase
 
 /**
  * \brief XLA's measured NCCL all-reduce and all-gather among 2, 4 and 8 H100 (8 KiB to 1 GiB).
- * Its bar waits (XLA's per-execution floor, NVLS); what holds now: the bandwidth side of the
- * NCCL model, the 8-GPU rows of 64 MiB and more, within 10% on average.
+ * Its bar waits (XLA's timing sits 15-40% above what NCCL itself measures on the same
+ * hardware, see doc/validation.md); what holds now: the 8-GPU all-gathers of 64 MiB and more
+ * (the ring at NCCL's graph bandwidth, one group) within 10% on average, and the 8-GPU
+ * all-reduces from 256 MiB running NVLS with a bus bandwidth above the ring's 360 GB/s, as
+ * the table's own 372-398 GB/s show.
  */
 class XlaCollectivesTestCase : public TestCase
 {
   public:
     XlaCollectivesTestCase()
-        : TestCase("XLA's H100 NCCL collectives: large 8-GPU rows within 10%")
+        : TestCase("XLA's H100 NCCL collectives: 8-GPU ring bandwidth and NVLS")
     {}
 
   private:
@@ -161,18 +164,60 @@ class XlaCollectivesTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(rows.size(), 108u, "2x3 groups x 18 sizes");
         auto large = ValidationSuite::RunCollectives(
             ValidationSuite::DataDir() + "/xla-h100-collectives.csv", 64ull << 20);
-        std::vector<ValidationRow> eight;
+        std::vector<ValidationRow> gathers;
+        uint32_t reduces = 0;
         for (const auto& r : large)
         {
-            if (r.label.find(" 8 GPUs ") != std::string::npos)
+            if (r.label.find(" 8 GPUs ") == std::string::npos)
             {
-                eight.push_back(r);
+                continue;
             }
+            if (r.label.rfind("all-gather", 0) == 0)
+            {
+                gathers.push_back(r);
+                continue;
+            }
+            const double bytes = std::stod(r.label.substr(r.label.find("GPUs ") + 5));
+            if (bytes < double(256ull << 20))
+            {
+                continue;
+            }
+            // Bus bandwidth 2(n-1)/n x size / time, measured and predicted above the ring's.
+            const double predictedBus = 2.0 * 7 / 8 * bytes / r.predicted;
+            const double measuredBus = 2.0 * 7 / 8 * bytes / r.published;
+            NS_TEST_EXPECT_MSG_GT(measuredBus, 360e9, "the table shows NVLS: " + r.label);
+            NS_TEST_EXPECT_MSG_GT(predictedBus, 360e9, "NVLS: " + r.label);
+            ++reduces;
         }
-        NS_TEST_ASSERT_MSG_EQ(eight.size(), 10u, "all-reduce and all-gather, 64 MiB to 1 GiB");
-        ValidationSummary s = ValidationSuite::Summarize(eight, "collective_s");
+        NS_TEST_ASSERT_MSG_EQ(gathers.size(), 5u, "all-gathers, 64 MiB to 1 GiB");
+        NS_TEST_ASSERT_MSG_EQ(reduces, 3u, "all-reduces, 256 MiB to 1 GiB");
+        ValidationSummary s = ValidationSuite::Summarize(gathers, "collective_s");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(
             s.mean, 0.10, "mean " + std::to_string(s.mean) + ", worst " + s.worstLabel);
+    }
+};
+
+/**
+ * \brief nccl-tests' all-reduce on 4x H100 (NCCL 2.26.2), 2 MiB to 1 GiB: NCCL's ring graph,
+ * protocols and NVLS against NCCL itself (bar: mean 5%, each 8%; the link-rate ring before
+ * was 5.8% / 8.1%).
+ */
+class NcclTestsH100TestCase : public ValidationTestCase
+{
+  public:
+    NcclTestsH100TestCase()
+        : ValidationTestCase("nccl-tests 4x H100 all-reduce from 2 MiB within the bar",
+                             "nccl-tests-h100")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto rows = ValidationSuite::RunNcclTests(ValidationSuite::DataDir()
+                                                  + "/nccl-tests-h100-4gpu-allreduce.csv");
+        NS_TEST_ASSERT_MSG_EQ(rows.size(), 10u, "2 MiB to 1 GiB");
+        CheckBars(rows);
     }
 };
 
@@ -271,6 +316,7 @@ class ValidationTestSuite : public TestSuite
         AddTestCase(new LmdeployLlama2TestCase, TestCase::QUICK);
         AddTestCase(new MlEnergyTestCase, TestCase::QUICK);
         AddTestCase(new XlaCollectivesTestCase, TestCase::QUICK);
+        AddTestCase(new NcclTestsH100TestCase, TestCase::QUICK);
         AddTestCase(new NemoH100TestCase, TestCase::QUICK);
         AddTestCase(new FoundryTestCase, TestCase::QUICK);
     }

@@ -68,6 +68,13 @@ ValidationTables(bool quick)
          [](const std::string& csv, uint32_t)
          {
              return ValidationSuite::RunCollectives(csv);
+         }},
+        {"nccl-tests-h100-4gpu-allreduce.csv",
+         "",
+         0,
+         [](const std::string& csv, uint32_t)
+         {
+             return ValidationSuite::RunNcclTests(csv);
          }}};
 }
 
@@ -186,7 +193,8 @@ static CliCommandRegistrar g_validateCommand(
     "lmdeploy Llama-2 inference on A100-80GB, ML.ENERGY Llama-2 energy per token on A100; NeMo "
     "DGX-H100 "
     "pre-training, FP8; MosaicML LLM Foundry MPT training on H100 and A100, BF16 FSDP; XLA's "
-    "measured NCCL all-reduce and all-gather among 2, 4 and 8 H100) "
+    "measured NCCL all-reduce and all-gather among 2, 4 and 8 H100; nccl-tests' 4x H100 "
+    "all-reduce) "
     "with one efficiency set per GPU and prints published, predicted and error per row.",
     RunValidateCommand);
 

@@ -59,7 +59,14 @@ NetworkDimensionSpec::operator==(const NetworkDimensionSpec& o) const
            && bandwidthBps == o.bandwidthBps && latencyS == o.latencyS
            && switchLatencyS == o.switchLatencyS && wireEfficiency == o.wireEfficiency
            && oversubscription == o.oversubscription && leafSize == o.leafSize
-           && collective == o.collective;
+           && collective == o.collective && nccl == o.nccl;
+}
+
+bool
+NcclGraphSpec::operator==(const NcclGraphSpec& o) const
+{
+    return ringChannels == o.ringChannels && channelBps == o.channelBps
+           && ll128ChannelBps == o.ll128ChannelBps && nvls == o.nvls;
 }
 
 bool
@@ -152,6 +159,16 @@ ReadDimension(SpecReader& r, bool outermost)
     if (r.Has("collective"))
     {
         d.collective = r.GetString("collective");
+    }
+    // What NCCL's topology search finds on this dimension (model/system/nccl-collective.h).
+    if (r.Has("nccl"))
+    {
+        SpecReader g = r.GetMap("nccl");
+        d.nccl.ringChannels = g.GetCount("ring_channels", 1);
+        d.nccl.channelBps = g.GetInRange("channel_GBps", 0.001, 1e6) * 1e9;
+        d.nccl.ll128ChannelBps = g.GetInRange("ll128_channel_GBps", 0.001, 1e6, 1e6) * 1e9;
+        d.nccl.nvls = g.GetBool("nvls", false);
+        g.Finish();
     }
     r.Finish();
     return d;

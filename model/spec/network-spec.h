@@ -35,6 +35,23 @@ std::vector<std::string> TopologyKindNames();
 
 /**
  * \ingroup rapid-llm
+ * \brief What NCCL's topology search finds on one dimension (its ring graph and NVLink SHARP),
+ * as NCCL's tuning model uses it (model/system/nccl-collective.h). Zero channels = not given:
+ * the ring's bus bandwidth is then the link's payload rate.
+ */
+struct NcclGraphSpec
+{
+    uint32_t ringChannels = 0;  //!< ring graph channels (nChannels after NCCL's duplication)
+    double channelBps = 0;      //!< bytes/s per ring channel (the graph's bwIntra)
+    double ll128ChannelBps = 0; //!< LL128's ceiling per channel, bytes/s (0 = none)
+    bool nvls = false;          //!< NVLink SHARP (multicast and reduction in the switch)
+
+    /** \return true when every field is equal */
+    bool operator==(const NcclGraphSpec& other) const;
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief One dimension of the cluster network, innermost first (e.g. NVSwitch in a node, then the
  * InfiniBand fabric across nodes).
  */
@@ -51,6 +68,7 @@ struct NetworkDimensionSpec
     double oversubscription = 1.0; //!< fat tree: leaf down-bandwidth / up-bandwidth
     uint32_t leafSize = 0;         //!< fat tree: endpoints per leaf switch (0 = automatic)
     std::string collective;        //!< preferred CollectiveAlgorithm name ("" = the default)
+    NcclGraphSpec nccl;            //!< NCCL's graph on this dimension (optional)
 
     /** \return true when every field is equal (add new fields to it) */
     bool operator==(const NetworkDimensionSpec& other) const;

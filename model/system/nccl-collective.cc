@@ -5,6 +5,7 @@
 #include "nccl-collective.h"
 
 #include "collective-algorithms.h"
+#include "direct-collective.h"
 #include "ns3/log.h"
 #include "ns3/network-view.h"
 #include "ns3/spec-error.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace ns3 {
 namespace rapidllm {
@@ -32,6 +34,14 @@ const double kLlMaxBusGBps[3] = {87.7, 39.0, 20.4}; // llMaxBws: one node (Amper
                                                     // nodes, 4+ nodes (Intel hosts)
 const double kLl128Factor = 0.92;                   // "120.0/128.0" with 2+ GPUs per node
 const double kLl128FactorOnePerNode = 0.7;          // ppn < 2: one GPU per node on the NIC
+// NVLS (NVLink SHARP), same version: hwLat[NVLINK][NVLS][Simple] = 23 us and no base latency;
+// algorithm bandwidth = nChannels x bw x 5/6. src/graph/search.cc: inside one node the NVLS
+// graph has one channel per GPU (minChannels = maxChannels = GPUs), its bw the first of the
+// sm90 intra-node speeds (sm90SpeedArrayIntra) the search fits; ncclTopoSearchTryNvls takes
+// bw from every GPU's NVSwitch link per channel, twice from the head's.
+const double kNvlsLatUs = 23.0;
+const double kNvlsRatio = 5.0 / 6.0;
+const double kSm90SpeedsGBps[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0};
 
 uint32_t
 RingSteps(CollectiveOp op, uint32_t ranks)
@@ -39,6 +49,12 @@ RingSteps(CollectiveOp op, uint32_t ranks)
     return op == CollectiveOp::ALL_REDUCE ? 2 * (ranks - 1) : ranks - 1;
 }
 } // namespace
+
+std::string
+ToString(NcclAlgorithm algorithm)
+{
+    return algorithm == NcclAlgorithm::NVLS ? "nvls" : "ring";
+}
 
 std::string
 ToString(NcclProtocol protocol)
@@ -61,7 +77,8 @@ NcclRingEstimate(CollectiveOp op,
                  uint64_t bytes,
                  bool network,
                  double busBytesPerS,
-                 NcclProtocol protocol)
+                 NcclProtocol protocol,
+                 double ll128CeilingBytesPerS)
 {
     NcclEstimate e;
     e.protocol = protocol;
@@ -86,15 +103,51 @@ NcclRingEstimate(CollectiveOp op,
             break;
         }
         case NcclProtocol::LL128:
+        {
+            // 120 of 128 bytes, at most LL128's ceiling per channel x the channels.
             e.bandwidthFactor = network ? kLl128FactorOnePerNode : kLl128Factor;
+            if (ll128CeilingBytesPerS > 0 && busBytesPerS > 0)
+            {
+                e.bandwidthFactor =
+                    std::min(e.bandwidthFactor, ll128CeilingBytesPerS / busBytesPerS);
+            }
             break;
+        }
         case NcclProtocol::SIMPLE:
             e.bandwidthFactor = 1.0;
             break;
     }
     // Ring algorithm bandwidth: bus bandwidth x ranks / steps.
-    const double algBytesPerS = busBytesPerS * e.bandwidthFactor * ranks / steps;
-    e.timeS = e.latencyS + (algBytesPerS > 0 ? double(bytes) / algBytesPerS : 0.0);
+    e.algBytesPerS = busBytesPerS * e.bandwidthFactor * ranks / steps;
+    e.timeS = e.latencyS + (e.algBytesPerS > 0 ? double(bytes) / e.algBytesPerS : 0.0);
+    return e;
+}
+
+NcclEstimate
+NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvlinkBytesPerS)
+{
+    NcclEstimate e;
+    e.algorithm = NcclAlgorithm::NVLS;
+    e.protocol = NcclProtocol::SIMPLE;
+    if (ranks < 2)
+    {
+        return e;
+    }
+    // Each head's channel takes its speed from every GPU's NVSwitch link (both directions) and
+    // twice from the head's own, so a GPU's link carries (ranks + 1) x speed: the fastest
+    // speed with that within one GPU's NVLink bandwidth.
+    double speedGBps = kSm90SpeedsGBps[std::size(kSm90SpeedsGBps) - 1];
+    for (double s : kSm90SpeedsGBps)
+    {
+        if ((ranks + 1) * s <= gpuNvlinkBytesPerS / 1e9)
+        {
+            speedGBps = s;
+            break;
+        }
+    }
+    e.latencyS = kNvlsLatUs * 1e-6;
+    e.algBytesPerS = ranks * speedGBps * 1e9 * kNvlsRatio;
+    e.timeS = e.latencyS + double(bytes) / e.algBytesPerS;
     return e;
 }
 
@@ -110,6 +163,11 @@ NcclCollective::GetTypeId()
                           "auto (NCCL's choice by its cost model), LL, LL128 or Simple",
                           StringValue("auto"),
                           MakeStringAccessor(&NcclCollective::m_protocol),
+                          MakeStringChecker())
+            .AddAttribute("Algorithm",
+                          "auto (NCCL's choice by its cost model), ring or nvls",
+                          StringValue("auto"),
+                          MakeStringAccessor(&NcclCollective::m_algorithm),
                           MakeStringChecker());
     return tid;
 }
@@ -150,44 +208,96 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     bool grid = false;
     const std::vector<uint32_t> spanned = SpannedDimensions(b.GetView(), endpoints, grid);
     // The ring crosses the network where the group spans a fat tree; the step bandwidth is the
-    // slowest spanned dimension's link.
+    // slowest spanned dimension's link. Inside one dimension that has NCCL's graph, the ring's
+    // bus bandwidth is the graph's (channels x bandwidth per channel).
     bool network = false;
-    double bus = 0;
+    double link = 0;
     for (uint32_t d : spanned)
     {
         const NetworkDimensionSpec& dim = b.GetView().GetDimension(d);
         network = network || dim.kind == TopologyKind::FAT_TREE;
         const double rate = dim.bandwidthBps * dim.wireEfficiency;
-        bus = bus == 0 ? rate : std::min(bus, rate);
+        link = link == 0 ? rate : std::min(link, rate);
     }
-    static const NcclProtocol kAll[] = {
-        NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::SIMPLE};
-    NcclEstimate best;
-    bool first = true;
-    for (NcclProtocol p : kAll)
+    double bus = link;
+    double ll128Ceiling = 0;
+    bool nvls = false;
+    if (spanned.size() == 1)
     {
-        if (m_protocol != "auto" && m_protocol != ToString(p))
+        const NcclGraphSpec& g = b.GetView().GetDimension(spanned[0]).nccl;
+        if (g.ringChannels > 0)
         {
-            continue;
+            bus = g.ringChannels * g.channelBps;
+            ll128Ceiling = g.ringChannels * g.ll128ChannelBps;
         }
-        NcclEstimate e = NcclRingEstimate(call.op, n, call.bytes, network, bus, p);
-        if (first || e.timeS < best.timeS)
-        {
-            best = e;
-            first = false;
-        }
+        // NCCL enables NVLS on NVSwitch Hopper systems with more than two GPUs (NCCL 2.22.3,
+        // src/transport/nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it); not across nodes.
+        nvls = g.nvls && !network && n > 2;
     }
-    if (first)
+    if (m_algorithm != "auto" && m_algorithm != "ring" && m_algorithm != "nvls")
     {
         throw SpecError("collective algorithm nccl",
-                        "Protocol",
-                        "'" + m_protocol + "' is not a protocol; allowed: auto, LL, LL128, Simple");
+                        "Algorithm",
+                        "'" + m_algorithm + "' is not an algorithm; allowed: auto, ring, nvls");
+    }
+    std::vector<NcclEstimate> candidates;
+    if (m_algorithm != "nvls")
+    {
+        static const NcclProtocol kAll[] = {
+            NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::SIMPLE};
+        for (NcclProtocol p : kAll)
+        {
+            if (m_protocol == "auto" || m_protocol == ToString(p))
+            {
+                candidates.push_back(
+                    NcclRingEstimate(call.op, n, call.bytes, network, bus, p, ll128Ceiling));
+            }
+        }
+    }
+    if (nvls && m_algorithm != "ring" && (m_protocol == "auto" || m_protocol == "Simple"))
+    {
+        candidates.push_back(NcclNvlsEstimate(call.op, n, call.bytes, link));
+    }
+    if (candidates.empty())
+    {
+        if (m_protocol != "auto" && m_protocol != "LL" && m_protocol != "LL128"
+            && m_protocol != "Simple")
+        {
+            throw SpecError("collective algorithm nccl",
+                            "Protocol",
+                            "'" + m_protocol
+                                + "' is not a protocol; allowed: auto, LL, LL128, Simple");
+        }
+        throw SpecError("collective algorithm nccl",
+                        "Algorithm",
+                        "nvls needs a dimension whose nccl graph has nvls: true, one node and "
+                        "more than two GPUs (NCCL's own rule), and the Simple protocol");
+    }
+    NcclEstimate best = candidates[0];
+    best.linkBytesPerS = link;
+    for (const NcclEstimate& e : candidates)
+    {
+        if (e.timeS < best.timeS)
+        {
+            best = e;
+            best.linkBytesPerS = link;
+        }
+    }
+    // What the messages carry: the bytes that put the estimate's bandwidth on the link. A ring
+    // moves its bytes at the bus bandwidth x the protocol's factor; the link runs at its
+    // payload rate, so the messages carry bytes x link / (bus x factor).
+    if (best.algorithm == NcclAlgorithm::RING)
+    {
+        best.bandwidthFactor = link > 0 ? bus * best.bandwidthFactor / link : 1.0;
     }
     // The part of the latency the network does not charge: the base latency and each step's
-    // latency over LL's (the network's links carry LL's per-step latency).
+    // latency over LL's (the network's links carry LL's per-step latency); NVLS's one round of
+    // pairwise messages is charged one LL step by the network (a GPU>NVSwitch>GPU path).
     const NcclEstimate ll = NcclRingEstimate(call.op, n, 0, network, bus, NcclProtocol::LL);
-    const double llSteps = ll.latencyS - kBaseLatUs[0] * 1e-6;
-    best.latencyS = std::max(0.0, best.latencyS - llSteps);
+    const double llStepS = (ll.latencyS - kBaseLatUs[0] * 1e-6) / RingSteps(call.op, n);
+    const double charged =
+        best.algorithm == NcclAlgorithm::NVLS ? llStepS : ll.latencyS - kBaseLatUs[0] * 1e-6;
+    best.latencyS = std::max(0.0, best.latencyS - charged);
     return best;
 }
 
@@ -200,7 +310,8 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
     }
     const NcclEstimate e = Choose(b, call);
     NS_LOG_LOGIC("nccl " << ToString(call.op) << " of " << call.bytes << " B among "
-                         << call.members.size() << " ranks: ring/" << ToString(e.protocol));
+                         << call.members.size() << " ranks: " << ToString(e.algorithm) << "/"
+                         << ToString(e.protocol));
     if (e.latencyS > 0)
     {
         for (uint32_t m : call.members)
@@ -209,6 +320,26 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
                 b.GetSchedule().AddLocal(m, e.latencyS, ScheduleBuilder::Deps(b.GetReady(m)));
             b.SetReady(m, step);
         }
+    }
+    if (e.algorithm == NcclAlgorithm::NVLS)
+    {
+        // One message per ordered pair, sized so that each GPU's NVLink carries for
+        // bytes / NCCL's NVLS bandwidth: a GPU sends (k - 1) / k of the pairwise size.
+        const auto k = static_cast<double>(call.members.size());
+        CollectiveCall pairwise = call;
+        pairwise.op = CollectiveOp::ALL_TO_ALL;
+        pairwise.bytes = static_cast<uint64_t>(
+            std::ceil(double(call.bytes) * e.linkBytesPerS / e.algBytesPerS * k / (k - 1)));
+        Ptr<DirectCollective> direct = CreateObject<DirectCollective>();
+        if (fluid)
+        {
+            direct->AddFluid(b, pairwise);
+        }
+        else
+        {
+            direct->AddMessages(b, pairwise);
+        }
+        return;
     }
     const uint64_t wire = static_cast<uint64_t>(std::ceil(double(call.bytes) / e.bandwidthFactor));
     const bool reduce = call.op != CollectiveOp::ALL_GATHER;
@@ -228,8 +359,12 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
 uint64_t
 NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
 {
-    // Ring passes whichever protocol NCCL's estimate picks (see Write).
+    // Ring passes whichever protocol NCCL's estimate picks, or NVLS's pairs (see Write).
     const uint64_t k = call.members.size();
+    if (k >= 2 && Choose(b, call).algorithm == NcclAlgorithm::NVLS)
+    {
+        return k * (k - 1);
+    }
     const uint64_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
     return k < 2 ? 0 : passes * k * (k - 1);
 }
@@ -255,7 +390,8 @@ NcclCollective::Describe(const std::string& name,
     {
         return name;
     }
-    return name + "(ring/" + ToString(Choose(b, call).protocol) + ")";
+    const NcclEstimate e = Choose(b, call);
+    return name + "(" + ToString(e.algorithm) + "/" + ToString(e.protocol) + ")";
 }
 
 } // namespace rapidllm

@@ -29,13 +29,29 @@ std::string ToString(NcclProtocol protocol);
 
 /**
  * \ingroup rapid-llm
- * \brief What NCCL's own cost model predicts for one ring collective with one protocol.
+ * \brief NCCL's algorithms that run inside one node here.
+ */
+enum class NcclAlgorithm : uint8_t
+{
+    RING, //!< a ring over the group (NCCL's default inside a node)
+    NVLS, //!< NVLink SHARP: the NVSwitch reduces and multicasts (Hopper with NVSwitch, 3+ GPUs)
+};
+
+/** \return "ring" or "nvls" */
+std::string ToString(NcclAlgorithm algorithm);
+
+/**
+ * \ingroup rapid-llm
+ * \brief What NCCL's own cost model predicts for one collective with one algorithm and protocol.
  */
 struct NcclEstimate
 {
-    NcclProtocol protocol = NcclProtocol::SIMPLE; //!< the protocol
+    NcclAlgorithm algorithm = NcclAlgorithm::RING; //!< the algorithm
+    NcclProtocol protocol = NcclProtocol::SIMPLE;  //!< the protocol
     double latencyS = 0;        //!< base latency + steps x per-step latency, seconds
     double bandwidthFactor = 1; //!< bus bandwidth the protocol reaches over the link's
+    double algBytesPerS = 0;    //!< algorithm bandwidth: bytes / (time - latency)
+    double linkBytesPerS = 0;   //!< the link's payload rate the messages run at (Choose)
     double timeS = 0;           //!< latency + bytes / algorithm bandwidth, seconds
 };
 
@@ -43,12 +59,13 @@ struct NcclEstimate
  * \ingroup rapid-llm
  * \brief NCCL's tuning model for a ring (NCCL 2.20.3, src/graph/tuning.cc): base latency per
  * protocol, per-step latency per protocol and link kind (NVLink or network), and the share of
- * the link bandwidth each protocol reaches.
+ * the link bandwidth each protocol reaches; LL128's ceiling per channel.
  * \param op all-reduce, reduce-scatter or all-gather \param ranks the group size
  * \param bytes the size (CollectiveRequest::bytes) \param network whether the ring's steps cross
- * the network (one rank per node) rather than NVLink \param busBytesPerS the link bandwidth a
- * rank's ring step gets (the dimension's bandwidth x wire efficiency)
- * \param protocol the protocol
+ * the network (one rank per node) rather than NVLink \param busBytesPerS the ring graph's bus
+ * bandwidth (channels x bandwidth per channel, or the link's payload rate when the hardware
+ * file gives no NCCL graph) \param protocol the protocol \param ll128CeilingBytesPerS LL128's
+ * bus bandwidth ceiling (channels x its ceiling per channel; 0 = none)
  * \return the estimate
  */
 NcclEstimate NcclRingEstimate(CollectiveOp op,
@@ -56,23 +73,44 @@ NcclEstimate NcclRingEstimate(CollectiveOp op,
                               uint64_t bytes,
                               bool network,
                               double busBytesPerS,
-                              NcclProtocol protocol);
+                              NcclProtocol protocol,
+                              double ll128CeilingBytesPerS = 0);
 
 /**
  * \ingroup rapid-llm
- * \brief A collective as NCCL runs it (registered as "nccl"): NCCL's own choice of protocol
- * (LL, LL128 or Simple) per op, group size, size and link kind, by NCCL's cost model
- * (NcclRingEstimate: the fastest wins), then the ring with that protocol's costs.
+ * \brief NCCL's tuning model for NVLS inside one node (NCCL 2.20.3, src/graph/tuning.cc and
+ * src/graph/search.cc): one channel per GPU (the heads), each at the fastest of NCCL's sm90
+ * intra-node speeds for which (heads + 1) x speed fits one GPU's NVLink bandwidth (every
+ * channel loads every GPU's NVSwitch link, the head's twice: ncclTopoSearchTryNvls); algorithm
+ * bandwidth = heads x speed x 5/6; latency = NVLS's NVLink latency (23 us), no base latency.
+ * \param op all-reduce, reduce-scatter or all-gather \param ranks GPUs (heads)
+ * \param bytes the size \param gpuNvlinkBytesPerS one GPU's NVLink payload rate
+ * \return the estimate (protocol Simple)
+ */
+NcclEstimate NcclNvlsEstimate(CollectiveOp op,
+                              uint32_t ranks,
+                              uint64_t bytes,
+                              double gpuNvlinkBytesPerS);
+
+/**
+ * \ingroup rapid-llm
+ * \brief A collective as NCCL runs it (registered as "nccl"): NCCL's own choice of algorithm
+ * (ring, or NVLS where the dimension's NCCL graph has NVLink SHARP) and protocol (LL, LL128 or
+ * Simple) per op, group size, size and link kind, by NCCL's cost model (NcclRingEstimate,
+ * NcclNvlsEstimate: the fastest wins), then that algorithm with its costs.
  *
  * The network charges each message its path latency; a hardware file sets its NVLink and
  * network latencies to the per-step latency of NCCL's LL protocol (the shortest a step can
  * take). On top, each rank pays before its first message the protocol's base latency and
  * its extra per-step latency over LL for every step of the ring, and the messages carry the
  * bytes the protocol puts on the wire (bytes / its bandwidth factor: LL's flags, LL128's
- * 8 flag bytes per 128). All-reduce, reduce-scatter and all-gather; the planner runs the other
- * ops with ring. NCCL's tree and NVLS algorithms are not chosen (within a node NCCL's model
- * picks the ring too, except NVLS on NVSwitch Hopper systems). The Protocol attribute forces
- * one protocol (as NCCL_PROTO does).
+ * 8 flag bytes per 128, and the ring graph's bus bandwidth below the link's). NVLS runs as
+ * one message per ordered pair whose bytes put on each GPU's NVLink the time NCCL's NVLS
+ * bandwidth gives (the switch's reduction and multicast are not messages of their own).
+ * All-reduce, reduce-scatter and all-gather; the planner runs the other ops with ring.
+ * NCCL's tree is not chosen (within a node NCCL's model picks the ring or NVLS). The Protocol
+ * attribute forces one protocol (as NCCL_PROTO does), the Algorithm attribute one algorithm
+ * (as NCCL_ALGO does).
  */
 class NcclCollective : public CollectiveAlgorithm
 {
@@ -99,7 +137,8 @@ class NcclCollective : public CollectiveAlgorithm
     /** Writes the prologue, then the ring's messages or fluid form with the wire bytes. */
     void Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const;
 
-    std::string m_protocol = "auto"; //!< attribute Protocol
+    std::string m_protocol = "auto";  //!< attribute Protocol
+    std::string m_algorithm = "auto"; //!< attribute Algorithm
 };
 
 } // namespace rapidllm
