@@ -570,6 +570,7 @@ RapidLlmHelper::MemoryReportOf(const Workload& w) const
     report.haveMemory = true;
     report.memory = memory.worst;
     report.capacityBytes = memory.capacity;
+    report.memoryAssumption = memory.assumption;
     report.gpus = w.layout.Ranks();
     report.backend = m_backendName;
     return report;

@@ -281,6 +281,16 @@ class CliMemoryObjectTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(apex.status, 0, apex.err);
         NS_TEST_EXPECT_MSG_NE(
             apex.out.find("Assumed: NeMo 1.0 distributed_fused_adam"), std::string::npos, apex.out);
+        // ... and in the JSON, the same sentence.
+        CliResult apexJson = RunCli(
+            Cat({"memory", "--memory-layout=apex", "--zero=1", "--json"}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(apexJson.status, 0, apexJson.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(apexJson.out)
+                                  .at("assumption")
+                                  .get<std::string>()
+                                  .rfind("NeMo 1.0 distributed_fused_adam", 0),
+                              0u,
+                              "memory --json: the framework assumption");
         std::filesystem::remove_all(dir);
     }
 };

@@ -34,6 +34,10 @@ to_json(Json& j, const MemoryReport& m)
     j["kv_cache"] = w.kvCache;
     j["framework"] = w.framework;
     j["stage"] = w.stage;
+    if (!m.assumption.empty())
+    {
+        j["assumption"] = m.assumption;
+    }
 }
 
 void

@@ -17,6 +17,7 @@ RunReport::Memory() const
     m.reason = reason;
     m.capacity = capacityBytes;
     m.worst = memory;
+    m.assumption = memoryAssumption;
     return m;
 }
 

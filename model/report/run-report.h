@@ -47,6 +47,7 @@ struct RunReport
     bool haveMemory = false;       //!< whether the memory fields are known
     RankMemory memory;             //!< the rank with the highest peak
     uint64_t capacityBytes = 0;    //!< device memory per GPU
+    std::string memoryAssumption;  //!< the framework assumption behind the memory figures
     double computeS = 0;           //!< critical rank: compute stream busy
     double exposedCommS = 0;       //!< critical rank: waiting on communication
     double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
