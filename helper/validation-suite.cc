@@ -446,7 +446,8 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
     // FULL_SHARD over every GPU, no tensor or pipeline parallelism, BF16, the published micro
     // batch, global batch and activation checkpointing; each run's model carries a learned
     // position table of its max_seq_len (the published num_params say so). Attention is MPT's
-    // fused Triton kernel, modelled as the FlashAttention-2 kernel.
+    // attn_impl: triton, the 2022 FlashAttention in Triton that LLM Foundry ships
+    // (llmfoundry/models/layers/flash_attn_triton.py), modelled by its own tiling.
     CsvTable t = CsvTable::Load(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
@@ -467,6 +468,7 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
         run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
         run.recompute =
             t.Text(i, "activation_checkpointing") == "true" ? Recompute::FULL : Recompute::NONE;
+        run.SetAttention("triton2022");
         ValidationRow row;
         row.set = "foundry-" + gpu;
         row.label =

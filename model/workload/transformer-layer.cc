@@ -72,6 +72,8 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.kvLen = m_tokens;
     a.causal = true;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
+    a.kernel = m_run.tritonAttention && m_run.flashAttention ? AttentionKernel::TRITON2022
+                                                             : AttentionKernel::FLASH2;
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
