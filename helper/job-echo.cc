@@ -103,9 +103,8 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                    {"first_stage_layers", p.firstStageLayers},
                    {"last_stage_layers", p.lastStageLayers},
                    {"rank_order", p.rankOrder}};
-    Json software = {{"mode", ToString(r.mode)},
-                     {"dtype", ToString(r.dtype)},
-                     {"attention", r.flashAttention ? "flash" : "standard"}};
+    Json software = {
+        {"mode", ToString(r.mode)}, {"dtype", ToString(r.dtype)}, {"attention", r.AttentionName()}};
     if (r.mode == RunMode::TRAINING)
     {
         software["recompute"] = ToString(r.recompute);

@@ -145,10 +145,12 @@ MakeDeclarations()
                   runChoices("engine"),
                   "none"),
         O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
-        O::Choice("attention",
-                  "attention kernels: flash or standard (unfused)",
-                  runChoices("attention"),
-                  "flash"),
+        O::Choice(
+            "attention",
+            "attention kernels: flash (FlashAttention-2), triton2022 (the 2022 FlashAttention in "
+            "Triton that MPT / LLM Foundry runs) or standard (unfused)",
+            runChoices("attention"),
+            "flash"),
         O::Choice("grad-reduce",
                   "DP gradient reduction: overlap (with backward) or after_backward",
                   runChoices("grad_reduce"),
@@ -391,7 +393,7 @@ JobOptions::ReadJobFile()
         {"batch", "batch", number(r.batch)},
         {"prompt", "prompt", number(r.promptTokens)},
         {"gen", "generated", number(r.generatedTokens)},
-        {"attention", "attention", r.flashAttention ? "flash" : "standard"},
+        {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
@@ -566,7 +568,7 @@ JobOptions::ToSpecs() const
 
     ParseRecompute(Get("recompute"), run.recompute);
     ParseDataType(Get("dtype"), run.dtype);
-    run.flashAttention = Get("attention") == "flash";
+    run.SetAttention(Get("attention"));
     run.overlapGradReduce = Get("grad-reduce") == "overlap";
     run.overlapTpReduce = Get("tp-reduce") == "overlap";
     run.microBatch = static_cast<uint32_t>(Count("mbs"));

@@ -248,6 +248,76 @@ class MemoTestCase : public TestCase
     }
 };
 
+/** \brief MPT's 2022 FlashAttention in Triton: 128 x 128 blocks and one stage, so each block's
+ * loads add to its matmuls; slower than FlashAttention-2 on a long causal sequence. */
+class TritonAttentionTestCase : public TestCase
+{
+  public:
+    TritonAttentionTestCase()
+        : TestCase("Triton (2022) attention: one-stage tiling, slower than FlashAttention-2")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        const GpuSpec& g = a100->GetGpu();
+        // MPT-7B at 16k tokens, micro batch 1: 32 heads of 128.
+        AttentionShape s;
+        s.batch = 1;
+        s.heads = 32;
+        s.kvHeads = 32;
+        s.queryLen = 16384;
+        s.kvLen = 16384;
+        s.headDim = 128;
+        s.causal = true;
+        OperatorCost fa2 = a100->AttentionForward(s, DataType::BF16);
+        OperatorCost fa2Bwd = a100->AttentionBackward(s, DataType::BF16);
+        s.kernel = AttentionKernel::TRITON2022;
+        OperatorCost fwd = a100->AttentionForward(s, DataType::BF16);
+        OperatorCost bwd = a100->AttentionBackward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.blockM, 128u, "BLOCK_M");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.blockN, 128u, "BLOCK_N");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.stages, 1u, "num_stages=1");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.threads, 256u, "8 warps for head dimension 128");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiles, 32u * 128, "one program per query block and head");
+        NS_TEST_ASSERT_MSG_EQ_TOL(fwd.flops, fa2.flops, 1.0, "the same useful work");
+        NS_TEST_ASSERT_MSG_EQ(bwd.kernels, 4u, "zero dQ, preprocess, main, convert dQ");
+        // 32 heads cannot fill 108 SMs with one program per head: autotune picks the
+        // sequence-parallel program, one per key block and head.
+        NS_TEST_ASSERT_MSG_EQ(bwd.tiles, 32u * 128, "sequence-parallel backward");
+        // One stage, one program per SM: the last query block's program walks 128 key blocks
+        // and waits for its K tile, its rescale factor and its V tile on each, on top of the
+        // matmuls, rather than the larger of the two.
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.blocksPerSm, 1u, "registers allow one program");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(
+            fwd.timeS, fwd.computeTimeS + 128 * 3 * g.memoryLatencyS, "loads add to the matmuls");
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(fwd.timeS, fwd.l2TimeS, "no faster than its L2 traffic");
+        NS_TEST_ASSERT_MSG_LT(fa2.timeS,
+                              fa2.computeTimeS + 128 * 3 * g.memoryLatencyS,
+                              "FlashAttention-2 overlaps its loads");
+        // FlashAttention-2 is 1.3-2.5x faster than the Triton kernel (Dao 2023): slower here,
+        // forward and backward, but not by an order of magnitude.
+        NS_TEST_ASSERT_MSG_GT(fwd.timeS, fa2.timeS, "Triton forward slower than FA2");
+        NS_TEST_ASSERT_MSG_GT(bwd.timeS, fa2Bwd.timeS, "Triton backward slower than FA2");
+        NS_TEST_ASSERT_MSG_LT(
+            fwd.timeS + bwd.timeS, 4 * (fa2.timeS + fa2Bwd.timeS), "within a small factor of FA2");
+        // Head dimensions above 128 are refused, as the kernel asserts.
+        s.headDim = 256;
+        bool thrown = false;
+        try
+        {
+            a100->AttentionForward(s, DataType::BF16);
+        }
+        catch (const SpecError&)
+        {
+            thrown = true;
+        }
+        NS_TEST_ASSERT_MSG_EQ(thrown, true, "head dimension 256 is refused");
+    }
+};
+
 /** \brief FlashAttention: causal skips about half the blocks, the backward pass does 2.5x the
  * FLOPs, decode attention reads the KV cache at HBM speed. */
 class AttentionTestCase : public TestCase
@@ -525,6 +595,7 @@ class ComputeModelTestSuite : public TestSuite
         AddTestCase(new TilingFitsTestCase, TestCase::QUICK);
         AddTestCase(new MemoTestCase, TestCase::QUICK);
         AddTestCase(new AttentionTestCase, TestCase::QUICK);
+        AddTestCase(new TritonAttentionTestCase, TestCase::QUICK);
         AddTestCase(new DecodePerHeadTestCase, TestCase::QUICK);
         AddTestCase(new ElementwiseTestCase, TestCase::QUICK);
         AddTestCase(new ComputeBadInputTestCase, TestCase::QUICK);

@@ -1222,6 +1222,52 @@ class PhysicalBoundsTestCase : public TestCase
     }
 };
 
+/** \brief The attention setting's text round-trips, and triton2022 reaches every fused attention
+ * operator of the workload (forward and backward) as the Triton kernel, flash as FlashAttention-2.
+ */
+class AttentionKernelSettingTestCase : public TestCase
+{
+  public:
+    AttentionKernelSettingTestCase()
+        : TestCase("attention setting: triton2022 selects the Triton kernel for every fused call")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (const char* name : {"flash", "triton2022", "standard"})
+        {
+            RunSpec r;
+            r.SetAttention(name);
+            NS_TEST_EXPECT_MSG_EQ(r.AttentionName(), std::string(name), "round trip");
+            const bool fused = std::string(name) != "standard";
+            NS_TEST_EXPECT_MSG_EQ(r.flashAttention, fused, name);
+        }
+        ModelSpec m = fixture::SmallModel("gpt-1.7b", 2);
+        for (const char* name : {"flash", "triton2022"})
+        {
+            RunSpec run = fixture::TrainingJob(1, 1, 1, 1, 1, 2048);
+            run.SetAttention(name);
+            const AttentionKernel want = std::string(name) == "triton2022"
+                                             ? AttentionKernel::TRITON2022
+                                             : AttentionKernel::FLASH2;
+            Workload w = Workload::Build(m, run);
+            uint32_t fused = 0;
+            for (const auto& n : w.stages[0].nodes)
+            {
+                if (n.kind == WorkNodeKind::COMPUTE
+                    && (n.op.type == OpType::ATTENTION_FWD || n.op.type == OpType::ATTENTION_BWD))
+                {
+                    ++fused;
+                    NS_TEST_EXPECT_MSG_EQ((n.op.Attention().kernel == want), true, name);
+                }
+            }
+            NS_TEST_EXPECT_MSG_GT(fused, 0u, "fused attention operators");
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -1238,6 +1284,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
         AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);
         AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);
+        AddTestCase(new AttentionKernelSettingTestCase, TestCase::QUICK);
         AddTestCase(new UnevenStagesTestCase, TestCase::QUICK);
         AddTestCase(new MemoryLayoutTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);

@@ -195,7 +195,7 @@ RunSweepCommand(const CliArgs& args)
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
     ParseDataType(args.Text("dtype"), base.dtype);
-    base.flashAttention = args.Text("attention") == "flash";
+    base.SetAttention(args.Text("attention"));
     base.parallel.sequenceParallel = args.Flag("sp");
     base.parallel.zeroStage = static_cast<uint32_t>(args.Count("zero"));
     // What holds for every layout (the sequence against the model's positions, sizes) is an

@@ -4,6 +4,7 @@
 
 #include "attention-kernel-model.h"
 
+#include "attention-tiling.h"
 #include "gpu-compute-model.h"
 #include "gpu-kernel-common.h"
 #include "ns3/log.h"
@@ -17,97 +18,6 @@ namespace rapidllm {
 namespace kernel {
 
 NS_LOG_COMPONENT_DEFINE("RapidLlmAttentionKernelModel");
-
-namespace {
-
-/** Records a FlashAttention kernel's tiling (two-stage, \p br x \p bc blocks) and its waves. */
-void
-SetFlashTiling(OperatorCost& c,
-               uint32_t br,
-               uint32_t bc,
-               uint32_t headDim,
-               uint32_t threads,
-               uint32_t perSm,
-               uint64_t smem,
-               uint64_t ctas,
-               uint32_t sms)
-{
-    c.tiling.blockM = br;
-    c.tiling.blockN = bc;
-    c.tiling.blockK = headDim;
-    c.tiling.stages = 2;
-    c.tiling.threads = threads;
-    c.tiling.blocksPerSm = perSm;
-    c.tiling.smemPerBlock = smem;
-    c.tiles = ctas;
-    c.waves = double(ctas) / (double(sms) * perSm);
-}
-
-/** The (query block, key/value block) pairs a tiled attention kernel computes. */
-struct BlockPairs
-{
-    uint64_t queryBlocks = 0; //!< query blocks of br rows
-    uint64_t kvBlocks = 0;    //!< key/value blocks of bc columns
-    double total = 0;         //!< pairs visited over all query blocks (one head)
-    uint64_t most = 0;        //!< the most pairs one query block visits
-};
-
-/**
- * The block pairs of one head with \p br x \p bc blocks: every key/value block, or under a
- * causal mask only those at or left of the diagonal (the queries are the last queryLen of
- * the kvLen tokens).
- */
-BlockPairs
-VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc)
-{
-    const uint64_t offset = s.kvLen - s.queryLen;
-    BlockPairs p;
-    p.queryBlocks = CeilDiv(s.queryLen, br);
-    p.kvBlocks = CeilDiv(s.kvLen, bc);
-    for (uint64_t i = 0; i < p.queryBlocks; ++i)
-    {
-        uint64_t visited = p.kvBlocks;
-        if (s.causal)
-        {
-            uint64_t lastKey = offset + std::min<uint64_t>((i + 1) * br, s.queryLen) - 1;
-            visited = std::min<uint64_t>(p.kvBlocks, lastKey / bc + 1);
-        }
-        p.total += double(visited);
-        p.most = std::max(p.most, visited);
-    }
-    return p;
-}
-
-/** What a FlashAttention kernel's time is made of, the same forward and backward. */
-struct FlashRates
-{
-    double b;           //!< bytes per element
-    double d;           //!< head dimension
-    double bh;          //!< sequences x query heads: the independent problems
-    bool tensor;        //!< whether the matmuls run on tensor cores
-    double peak;        //!< the matmul peak of the type, whole GPU
-    double perSmRate;   //!< calibrated matmul rate of one SM
-    double perSmVector; //!< calibrated fp32 CUDA-core rate of one SM (the softmax)
-    double smemRate;    //!< calibrated shared-memory bandwidth of one SM
-};
-
-/** \return the rates of \p s in \p type on \p g */
-FlashRates
-RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
-{
-    FlashRates r;
-    r.b = BytesOf(type);
-    r.d = double(s.headDim);
-    r.bh = double(s.batch) * s.heads;
-    r.tensor = false;
-    r.peak = MatmulPeak(g, type, r.tensor);
-    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor, type);
-    r.perSmVector = PerSmVectorRate(g);
-    r.smemRate = SmemRate(g);
-    return r;
-}
-
-} // namespace
 
 OperatorCost
 FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)

@@ -12,6 +12,19 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
+ * \brief Which fused attention kernel runs a call: FlashAttention-2 (Dao 2023, CUDA) or the
+ * 2022 FlashAttention in Triton that MPT / LLM Foundry ships (flash_attn_triton.py: 128 x 128
+ * blocks, 8 warps, one stage, backward autotuned between a per-head and a sequence-parallel
+ * program).
+ */
+enum class AttentionKernel
+{
+    FLASH2,     //!< FlashAttention-2
+    TRITON2022, //!< FlashAttention in Triton (2022), as in MPT
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief The shape of one attention call over all heads: fused (FlashAttention-style, one
  * kernel), unfused (GEMMs around a softmax) or a decode step over a KV cache.
  */
@@ -25,6 +38,7 @@ struct AttentionShape
     uint64_t headDim = 64; //!< head dimension
     bool causal = true;    //!< causal mask: blocks above the diagonal are skipped
     bool dropout = false;  //!< unfused attention: dropout on the probabilities, its own kernel
+    AttentionKernel kernel = AttentionKernel::FLASH2; //!< fused attention: the kernel that runs
 
     /** \return true if every field is equal */
     bool
@@ -32,7 +46,7 @@ struct AttentionShape
     {
         return batch == o.batch && heads == o.heads && kvHeads == o.kvHeads
                && queryLen == o.queryLen && kvLen == o.kvLen && headDim == o.headDim
-               && causal == o.causal && dropout == o.dropout;
+               && causal == o.causal && dropout == o.dropout && kernel == o.kernel;
     }
 };
 

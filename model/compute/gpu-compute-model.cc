@@ -13,6 +13,7 @@
 #include "ns3/log.h"
 #include "ns3/spec-error.h"
 #include "ns3/uinteger.h"
+#include "triton-attention-kernel-model.h"
 
 namespace ns3 {
 namespace rapidllm {
@@ -250,7 +251,9 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       return kernel::FlashAttentionForward(g, s, type);
+                       return s.kernel == AttentionKernel::TRITON2022
+                                  ? kernel::TritonAttentionForward(g, s, type)
+                                  : kernel::FlashAttentionForward(g, s, type);
                    });
 }
 
@@ -261,7 +264,9 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       return kernel::FlashAttentionBackward(g, s, type);
+                       return s.kernel == AttentionKernel::TRITON2022
+                                  ? kernel::TritonAttentionBackward(g, s, type)
+                                  : kernel::FlashAttentionBackward(g, s, type);
                    });
 }
 

@@ -169,7 +169,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "attention")
     {
-        return {"flash", "standard"};
+        return {"flash", "triton2022", "standard"};
     }
     if (field == "grad_reduce")
     {
@@ -480,14 +480,31 @@ ParallelSpec::operator==(const ParallelSpec& o) const
            && lastStageLayers == o.lastStageLayers && rankOrder == o.rankOrder;
 }
 
+std::string
+RunSpec::AttentionName() const
+{
+    if (!flashAttention)
+    {
+        return "standard";
+    }
+    return tritonAttention ? "triton2022" : "flash";
+}
+
+void
+RunSpec::SetAttention(const std::string& name)
+{
+    flashAttention = name != "standard";
+    tritonAttention = name == "triton2022";
+}
+
 bool
 RunSpec::operator==(const RunSpec& o) const
 {
     return mode == o.mode && parallel == o.parallel && recompute == o.recompute && dtype == o.dtype
            && microBatch == o.microBatch && globalBatch == o.globalBatch && sequence == o.sequence
-           && flashAttention == o.flashAttention && overlapGradReduce == o.overlapGradReduce
-           && overlapTpReduce == o.overlapTpReduce && bucketBytes == o.bucketBytes
-           && batch == o.batch && promptTokens == o.promptTokens
+           && flashAttention == o.flashAttention && tritonAttention == o.tritonAttention
+           && overlapGradReduce == o.overlapGradReduce && overlapTpReduce == o.overlapTpReduce
+           && bucketBytes == o.bucketBytes && batch == o.batch && promptTokens == o.promptTokens
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken
            && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
            && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine;
@@ -580,7 +597,7 @@ RunSpec::Read(SpecReader& r)
     }
     ParseRecompute(r.GetChoice("recompute", Choices("recompute"), ToString(s.recompute)),
                    s.recompute);
-    s.flashAttention = r.GetChoice("attention", Choices("attention"), "flash") == "flash";
+    s.SetAttention(r.GetChoice("attention", Choices("attention"), "flash"));
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";

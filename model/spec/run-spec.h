@@ -118,12 +118,14 @@ struct RunSpec
     uint32_t globalBatch = 1;              //!< training: sequences per iteration
     uint32_t sequence = 2048;              //!< training: tokens per sequence
     bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
-    bool overlapGradReduce = true;         //!< DP gradient reduction overlaps the backward
-    bool overlapTpReduce = true;           //!< TP input-gradient reduction overlaps the wgrad GEMM
-    uint64_t bucketBytes = 25ull << 20;    //!< DP gradient bucket (PyTorch DDP default 25 MiB)
-    uint32_t batch = 1;                    //!< inference: concurrent requests
-    uint32_t promptTokens = 128;           //!< inference: prompt length
-    uint32_t generatedTokens = 128;        //!< inference: tokens generated per request
+    /** With flashAttention: MPT's 2022 FlashAttention in Triton instead of FlashAttention-2 */
+    bool tritonAttention = false;
+    bool overlapGradReduce = true;      //!< DP gradient reduction overlaps the backward
+    bool overlapTpReduce = true;        //!< TP input-gradient reduction overlaps the wgrad GEMM
+    uint64_t bucketBytes = 25ull << 20; //!< DP gradient bucket (PyTorch DDP default 25 MiB)
+    uint32_t batch = 1;                 //!< inference: concurrent requests
+    uint32_t promptTokens = 128;        //!< inference: prompt length
+    uint32_t generatedTokens = 128;     //!< inference: tokens generated per request
     /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
@@ -167,6 +169,15 @@ struct RunSpec
      * inference engines keep activations and the KV cache in 16 bits), else dtype
      */
     DataType ActivationType() const;
+
+    /** \return the attention setting's text: flash, triton2022 or standard */
+    std::string AttentionName() const;
+
+    /**
+     * \brief Sets flashAttention and tritonAttention from an attention setting's text.
+     * \param name flash, triton2022 or standard (already checked against Choices("attention"))
+     */
+    void SetAttention(const std::string& name);
 
     /** \return micro-batches per pipeline per iteration: globalBatch / (microBatch x dp) */
     uint32_t MicroBatches() const;

@@ -187,7 +187,7 @@ OperatorDescHash::operator()(const OperatorDesc& op) const
                 Mix(h, s.queryLen);
                 Mix(h, s.kvLen);
                 Mix(h, s.headDim);
-                Mix(h, (uint64_t(s.causal) << 1) | uint64_t(s.dropout));
+                Mix(h, (uint64_t(s.kernel) << 2) | (uint64_t(s.causal) << 1) | uint64_t(s.dropout));
             }
             else if constexpr (std::is_same_v<S, ElementwiseShape>)
             {

@@ -72,6 +72,8 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.kvLen = m_tokens;
     a.causal = true;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
+    a.kernel = m_run.tritonAttention && m_run.flashAttention ? AttentionKernel::TRITON2022
+                                                             : AttentionKernel::FLASH2;
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
@@ -88,6 +90,8 @@ TransformerLayer::RingAttention(OpType type, uint32_t step, bool backward) const
     a.queryLen = step == 0 ? m_tokens : m_tokens / 2;
     a.kvLen = m_tokens;
     a.causal = step == 0;
+    a.kernel = m_run.tritonAttention && m_run.flashAttention ? AttentionKernel::TRITON2022
+                                                             : AttentionKernel::FLASH2;
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 

@@ -1,0 +1,82 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "attention-tiling.h"
+
+#include "gpu-kernel-common.h"
+
+#include <algorithm>
+
+namespace ns3 {
+namespace rapidllm {
+namespace kernel {
+
+/** Records a FlashAttention kernel's tiling (two-stage, \p br x \p bc blocks) and its waves. */
+void
+SetFlashTiling(OperatorCost& c,
+               uint32_t br,
+               uint32_t bc,
+               uint32_t headDim,
+               uint32_t threads,
+               uint32_t perSm,
+               uint64_t smem,
+               uint64_t ctas,
+               uint32_t sms)
+{
+    c.tiling.blockM = br;
+    c.tiling.blockN = bc;
+    c.tiling.blockK = headDim;
+    c.tiling.stages = 2;
+    c.tiling.threads = threads;
+    c.tiling.blocksPerSm = perSm;
+    c.tiling.smemPerBlock = smem;
+    c.tiles = ctas;
+    c.waves = double(ctas) / (double(sms) * perSm);
+}
+
+/**
+ * The block pairs of one head with \p br x \p bc blocks: every key/value block, or under a
+ * causal mask only those at or left of the diagonal (the queries are the last queryLen of
+ * the kvLen tokens).
+ */
+BlockPairs
+VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc)
+{
+    const uint64_t offset = s.kvLen - s.queryLen;
+    BlockPairs p;
+    p.queryBlocks = CeilDiv(s.queryLen, br);
+    p.kvBlocks = CeilDiv(s.kvLen, bc);
+    for (uint64_t i = 0; i < p.queryBlocks; ++i)
+    {
+        uint64_t visited = p.kvBlocks;
+        if (s.causal)
+        {
+            uint64_t lastKey = offset + std::min<uint64_t>((i + 1) * br, s.queryLen) - 1;
+            visited = std::min<uint64_t>(p.kvBlocks, lastKey / bc + 1);
+        }
+        p.total += double(visited);
+        p.most = std::max(p.most, visited);
+    }
+    return p;
+}
+
+/** \return the rates of \p s in \p type on \p g */
+FlashRates
+RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
+{
+    FlashRates r;
+    r.b = BytesOf(type);
+    r.d = double(s.headDim);
+    r.bh = double(s.batch) * s.heads;
+    r.tensor = false;
+    r.peak = MatmulPeak(g, type, r.tensor);
+    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor, type);
+    r.perSmVector = PerSmVectorRate(g);
+    r.smemRate = SmemRate(g);
+    return r;
+}
+
+} // namespace kernel
+} // namespace rapidllm
+} // namespace ns3
