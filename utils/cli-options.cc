@@ -330,7 +330,9 @@ MakeOptions()
         // Studies.
         Flag("quick", "only the small workloads (as the test suite runs)", "false")
             .For({"xval", "validate"})
-            .HelpIn("validate", "only rows up to 256 GPUs and 128 generated tokens"),
+            .HelpIn("validate",
+                    "fewer rows: training up to 256 GPUs (NeMo 64, LLM Foundry 8), inference up "
+                    "to 128 generated tokens"),
         Text("only", "run only workloads whose name contains this text", "").For({"xval"}),
         Real("bar", "largest accepted |relative difference|", 0, 1, "0.05").For({"xval"}),
         Choice(
