@@ -78,20 +78,20 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
             double tHbm = hbmBytes / HbmRate(g, l2Rate);
             double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
             double overhead = g.launchOverheadS + waves * g.memoryLatencyS;
-            OperatorCost c;
-            c.kind = "attention_fwd";
-            c.timeS = overhead + std::max({tSm, tL2, tHbm});
-            c.flops = 4.0 * s.batch * s.heads * d * pairs;
-            c.smemBytes = totalPairs * smemPair;
-            c.l2Bytes = l2Bytes;
-            c.hbmBytes = hbmBytes;
-            c.computeTimeS = tCompute;
-            c.smemTimeS = tSmem;
-            c.l2TimeS = tL2;
-            c.hbmTimeS = tHbm;
-            c.overheadTimeS = overhead;
-            c.tensorCores = tensor;
-            c.utilization = c.flops / c.timeS / peak;
+            OperatorCost c = FusedAttentionCost({"attention_fwd",
+                                                 overhead,
+                                                 0.0,
+                                                 tSm,
+                                                 tL2,
+                                                 tHbm,
+                                                 tCompute,
+                                                 tSmem,
+                                                 4.0 * s.batch * s.heads * d * pairs,
+                                                 totalPairs * smemPair,
+                                                 l2Bytes,
+                                                 hbmBytes},
+                                                tensor,
+                                                peak);
             SetFlashTiling(c, br, bc, s.headDim, threads, perSm, smem, ctas, sms);
             c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
             ApplyBound(c);
@@ -159,20 +159,20 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
     double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
     double overhead = 3 * (g.launchOverheadS + g.memoryLatencyS) + waves * g.memoryLatencyS;
 
-    OperatorCost c;
-    c.kind = "attention_bwd";
-    c.timeS = overhead + side + std::max({tSm, tL2, tHbm});
-    c.flops = 2.5 * fwd.flops;
-    c.smemBytes = totalPairs * smemPair;
-    c.l2Bytes = l2Bytes + pre + post;
-    c.hbmBytes = hbmMain + pre + post;
-    c.computeTimeS = tCompute;
-    c.smemTimeS = tSmem;
-    c.l2TimeS = tL2;
-    c.hbmTimeS = tHbm + side;
-    c.overheadTimeS = overhead;
-    c.tensorCores = tensor;
-    c.utilization = c.flops / c.timeS / peak;
+    OperatorCost c = FusedAttentionCost({"attention_bwd",
+                                         overhead,
+                                         side,
+                                         tSm,
+                                         tL2,
+                                         tHbm,
+                                         tCompute,
+                                         tSmem,
+                                         2.5 * fwd.flops,
+                                         totalPairs * smemPair,
+                                         l2Bytes + pre + post,
+                                         hbmMain + pre + post},
+                                        tensor,
+                                        peak);
     SetFlashTiling(c, br, bc, s.headDim, threads, perSm, smem, ctas, sms);
     c.kernels = 3;
     c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;

@@ -77,6 +77,26 @@ RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
     return r;
 }
 
+OperatorCost
+FusedAttentionCost(const FusedAttentionParts& p, bool tensor, double peak)
+{
+    OperatorCost c;
+    c.kind = p.kind;
+    c.timeS = p.overheadS + p.sideS + std::max({p.tSm, p.tL2, p.tHbm});
+    c.flops = p.flops;
+    c.smemBytes = p.smemBytes;
+    c.l2Bytes = p.l2Bytes;
+    c.hbmBytes = p.hbmBytes;
+    c.computeTimeS = p.computeS;
+    c.smemTimeS = p.smemS;
+    c.l2TimeS = p.tL2;
+    c.hbmTimeS = p.tHbm + p.sideS;
+    c.overheadTimeS = p.overheadS;
+    c.tensorCores = tensor;
+    c.utilization = c.flops / c.timeS / peak;
+    return c;
+}
+
 } // namespace kernel
 } // namespace rapidllm
 } // namespace ns3

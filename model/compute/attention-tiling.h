@@ -68,6 +68,36 @@ struct FlashRates
 /** \ingroup rapid-llm \return the rates of \p s in \p type on \p g */
 FlashRates RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type);
 
+/**
+ * \ingroup rapid-llm
+ * \brief The level times and traffic of a fused attention kernel (its main kernel plus any
+ * streaming side kernels), from which its OperatorCost is assembled.
+ */
+struct FusedAttentionParts
+{
+    const char* kind; //!< "attention_fwd" or "attention_bwd"
+    double overheadS; //!< launches and wave latencies
+    double sideS;     //!< streaming side kernels (HBM bound), 0 if none
+    double tSm;       //!< the main kernel's SM time
+    double tL2;       //!< its L2 time
+    double tHbm;      //!< its HBM time
+    double computeS;  //!< its matmul and softmax time
+    double smemS;     //!< its shared-memory time
+    double flops;     //!< useful FLOPs
+    double smemBytes; //!< shared-memory traffic
+    double l2Bytes;   //!< L2 traffic, side kernels included
+    double hbmBytes;  //!< HBM traffic, side kernels included
+};
+
+/**
+ * \ingroup rapid-llm
+ * \return the cost of \p p: overhead + side kernels + the main kernel's slowest level, with
+ *         its traffic and level times (tiling, kernels and bound are the caller's)
+ * \param p the parts \param tensor whether the matmuls run on tensor cores
+ * \param peak the matmul peak of the type, whole GPU
+ */
+OperatorCost FusedAttentionCost(const FusedAttentionParts& p, bool tensor, double peak);
+
 } // namespace kernel
 } // namespace rapidllm
 } // namespace ns3

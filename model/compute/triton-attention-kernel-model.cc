@@ -123,20 +123,20 @@ TritonAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     const double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
     const double overhead = g.launchOverheadS + waves * g.memoryLatencyS;
 
-    OperatorCost c;
-    c.kind = "attention_fwd";
-    c.timeS = overhead + std::max({tSm, tL2, tHbm});
-    c.flops = 4.0 * s.batch * s.heads * dReal * pairs;
-    c.smemBytes = totalPairs * smemPair;
-    c.l2Bytes = l2Bytes;
-    c.hbmBytes = hbmBytes;
-    c.computeTimeS = tCompute;
-    c.smemTimeS = tSmem;
-    c.l2TimeS = tL2;
-    c.hbmTimeS = tHbm;
-    c.overheadTimeS = overhead;
-    c.tensorCores = tensor;
-    c.utilization = c.flops / c.timeS / peak;
+    OperatorCost c = FusedAttentionCost({"attention_fwd",
+                                         overhead,
+                                         0.0,
+                                         tSm,
+                                         tL2,
+                                         tHbm,
+                                         tCompute,
+                                         tSmem,
+                                         4.0 * s.batch * s.heads * dReal * pairs,
+                                         totalPairs * smemPair,
+                                         l2Bytes,
+                                         hbmBytes},
+                                        tensor,
+                                        peak);
     SetFlashTiling(c, br, bc, uint32_t(d), threads, perSm, smem, ctas, sms);
     c.tiling.stages = 1;
     c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
@@ -239,20 +239,20 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     const double side = (zero + pre + post) / (g.hbmBandwidthBps * e.hbm);
     const double overhead = best.overhead + 3 * (g.launchOverheadS + g.memoryLatencyS);
 
-    OperatorCost c;
-    c.kind = "attention_bwd";
-    c.timeS = overhead + side + std::max({best.tSm, best.tL2, best.tHbm});
-    c.flops = 2.5 * fwd.flops;
-    c.smemBytes = totalPairs * smemPair;
-    c.l2Bytes = best.l2Bytes + zero + pre + post;
-    c.hbmBytes = hbmMain + zero + pre + post;
-    c.computeTimeS = best.tCompute;
-    c.smemTimeS = best.tSmem;
-    c.l2TimeS = best.tL2;
-    c.hbmTimeS = best.tHbm + side;
-    c.overheadTimeS = overhead;
-    c.tensorCores = tensor;
-    c.utilization = c.flops / c.timeS / peak;
+    OperatorCost c = FusedAttentionCost({"attention_bwd",
+                                         overhead,
+                                         side,
+                                         best.tSm,
+                                         best.tL2,
+                                         best.tHbm,
+                                         best.tCompute,
+                                         best.tSmem,
+                                         2.5 * fwd.flops,
+                                         totalPairs * smemPair,
+                                         best.l2Bytes + zero + pre + post,
+                                         hbmMain + zero + pre + post},
+                                        tensor,
+                                        peak);
     SetFlashTiling(c, br, bc, uint32_t(d), threads, perSm, smem, best.ctas, sms);
     c.tiling.stages = 1;
     c.kernels = 4;
