@@ -5,6 +5,7 @@
 #include "schedule-builder.h"
 
 #include "collective-algorithms.h"
+#include "ns3/network-view.h"
 
 #include <algorithm>
 
@@ -155,12 +156,44 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         m_pipelined.push_back(end);
         if (latencies > 1)
         {
-            // Only the phase's end waits for the rest: it carries the latencies left.
-            end = m_schedule.AddSend(st.src, st.dst, st.bytes - head, {end}, latencies - 1, false);
+            // The rest follows the head and lands one latency after its last byte. The piece's
+            // other latencies run beside its bytes, not after them (pieces in flight hide each
+            // other's latencies, as a pipeline's messages do): a chain of its remaining steps,
+            // each a latency and a head's time at the pair's nominal rate, taking no bandwidth.
+            // The piece is done when both are.
+            const uint32_t first = end;
+            const uint32_t rest =
+                m_schedule.AddSend(st.src, st.dst, st.bytes - head, {first}, 1, false);
+            const uint32_t chain =
+                m_schedule.AddSend(st.src, st.dst, 0, {first}, latencies - 1, false);
+            const double rate = NominalRate(st.src, st.dst);
+            const uint32_t hops =
+                rate > 0 ? m_schedule.AddLocal(st.dst, (latencies - 1) * head / rate, {chain})
+                         : chain;
+            end = m_schedule.AddLocal(st.dst, 0, {rest, hops});
         }
         ends.push_back(end);
     }
     finish(ends, m_ready);
+}
+
+double
+ScheduleBuilder::NominalRate(uint32_t src, uint32_t dst) const
+{
+    const NetworkView& view = GetView();
+    const uint32_t a = GetEndpoint(src);
+    const uint32_t b = GetEndpoint(dst);
+    double rate = 0;
+    for (uint32_t d = 0; d < view.GetDimensionCount(); ++d)
+    {
+        if (view.GetCoordinate(a, d) != view.GetCoordinate(b, d))
+        {
+            const NetworkDimensionSpec& dim = view.GetDimension(d);
+            const double r = dim.bandwidthBps * dim.wireEfficiency;
+            rate = rate == 0 ? r : std::min(rate, r);
+        }
+    }
+    return rate;
 }
 
 CollectiveSchedule

@@ -48,10 +48,12 @@ struct FluidStream
  * of the algorithm as its concurrent streams (FluidPhase), so a ring all-reduce among n ranks
  * is n streams instead of 2n(n-1) messages. Pipelining (Chunked) works as for messages, stream
  * by stream: a pipelined stream is its head (one message's worth: bytes / latency count, one
- * latency), then the rest (the other latencies), and the q-th stream of piece j waits for the
- * head of the q-th stream of piece j-1, as the q-th message of piece j waits for that of piece
- * j-1. So the pieces of one phase share its links as their messages
- * do, and the pipeline's fill and drain across phases are those of the messages.
+ * latency), then the rest (one latency) beside a chain of the other latencies and heads' times
+ * that takes no bandwidth, and the q-th stream of piece j waits for the head of the q-th stream
+ * of piece j-1, as the q-th message of piece j waits for that of piece j-1. So the pieces of one
+ * phase share its links as their messages do, each piece takes the longer of its bytes and its
+ * steps' latencies (pieces in flight hide each other's latencies), and the pipeline's fill and
+ * drain across phases are those of the messages.
  */
 class ScheduleBuilder
 {
@@ -182,6 +184,12 @@ class ScheduleBuilder
     static uint64_t Split(uint64_t s, uint64_t k, uint64_t i);
 
   private:
+    /**
+     * \brief The payload rate of the slowest network dimension two ranks' endpoints differ in
+     * (no faults): what one message between them moves at alone. 0 for the same endpoint.
+     */
+    double NominalRate(uint32_t src, uint32_t dst) const;
+
     CollectiveSchedule& m_schedule;           //!< the graph being written
     const CollectivePlanner& m_planner;       //!< dimension algorithms and view
     const std::vector<uint32_t>& m_endpoints; //!< rank -> endpoint
