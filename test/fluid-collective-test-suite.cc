@@ -376,6 +376,14 @@ class FluidMatchesMessagesTestCase : public TestCase
             Request(CollectiveOp::ALL_REDUCE, MiB, "hierarchical"),
             {},
             0.01);
+        // 32 nodes: the ring over InfiniBand crosses the spine, its edges' latencies differ,
+        // and the all-reduce's two passes keep one connection per neighbour in both forms.
+        add("hierarchical(nccl) 256 DGX A100 64KiB",
+            a100nccl,
+            256,
+            Request(CollectiveOp::ALL_REDUCE, 64 * 1024, "hierarchical"),
+            {},
+            0.01);
         // Pipelined pieces (hierarchical's default above 1 MiB, a ring split in 8): the
         // pieces' streams hide each other's latencies as the messages do, within 7%, not 1%:
         // with two pieces (2 MiB) the latency-bound hierarchical cases are 3.9% (16 GPUs) and

@@ -349,10 +349,12 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         RingCollective::AddFluidPasses(b, call.members, wire, passes, reduce);
         return;
     }
-    RingCollective::AddPass(b, call.members, wire, reduce);
+    // One ordered connection per neighbour across both passes, as RingCollective's all-reduce.
+    std::vector<ScheduleBuilder::Step> order(call.members.size(), ScheduleBuilder::kNone);
+    RingCollective::AddPass(b, call.members, wire, reduce, &order);
     if (passes == 2)
     {
-        RingCollective::AddPass(b, call.members, wire, false);
+        RingCollective::AddPass(b, call.members, wire, false, &order);
     }
 }
 
