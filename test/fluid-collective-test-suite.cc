@@ -384,6 +384,18 @@ class FluidMatchesMessagesTestCase : public TestCase
             Request(CollectiveOp::ALL_REDUCE, 64 * 1024, "hierarchical"),
             {},
             0.01);
+        // A derived form in pieces: each member sends two streams at once (one per direction),
+        // so a step's message moves at half its link's rate in the pieces' chain too.
+        for (uint64_t bytes : {2 * MiB, 16 * MiB})
+        {
+            add("pipelined derived: bidirectional ring 16 switch, 4 pieces "
+                    + std::to_string(bytes / MiB) + "MiB",
+                sw,
+                16,
+                Request(CollectiveOp::ALL_REDUCE, bytes, "test-fluid-bidirectional-ring", 4),
+                {},
+                0.07);
+        }
         // Pipelined pieces (hierarchical's default above 1 MiB, a ring split in 8): the
         // pieces' streams hide each other's latencies as the messages do, within 7%, not 1%:
         // with two pieces (2 MiB) the latency-bound hierarchical cases are 3.9% (16 GPUs) and
