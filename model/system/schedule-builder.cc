@@ -139,7 +139,7 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
     };
     const std::vector<Step> starts = startsOf(m_ready);
     std::vector<uint32_t> ends;
-    ends.reserve(streams.size());
+    ends.reserve(2 * streams.size());
     for (std::size_t i = 0; i < streams.size(); ++i)
     {
         const FluidStream& st = streams[i];
@@ -170,6 +170,13 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
             const uint32_t hops =
                 rate > 0 ? m_schedule.AddLocal(st.dst, (latencies - 1) * head / rate, {chain})
                          : chain;
+            if (barrier)
+            {
+                // The phase's end joins every stream's rest and chain at once.
+                ends.push_back(rest);
+                ends.push_back(hops);
+                continue;
+            }
             end = m_schedule.AddLocal(st.dst, 0, {rest, hops});
         }
         ends.push_back(end);
