@@ -218,9 +218,8 @@ class NcclH100LoggedChoiceTestCase : public TestCase
             {
                 c.gpus = gpus;
                 CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
-                NS_TEST_EXPECT_MSG_EQ(r.algorithm,
-                                      gpus == 6 ? "nccl(nvls/Simple)" : "nccl(ring/Simple)",
-                                      gpus << " GPUs, " << bytes << " B");
+                const std::string logged = gpus == 6 ? "nccl(nvls/Simple)" : "nccl(ring/Simple)";
+                NS_TEST_EXPECT_MSG_EQ(r.algorithm, logged, gpus << " GPUs, " << bytes << " B");
             }
         }
     }
