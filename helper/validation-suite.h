@@ -140,6 +140,17 @@ class ValidationSuite
      */
     static std::vector<ValidationRow> RunNcclTests(const std::string& csv,
                                                    uint64_t minBytes = 2ull << 20);
+    /**
+     * \brief nccl-tests' all_reduce_perf and all_gather_perf on 2-, 4- and 6-GPU slices of one 8x
+     * H100 HGX node (NCCL 2.29.2, nccl-tests-h100-hgx-slices.csv), out-of-place time of the rows
+     * from \p minBytes to \p maxBytes (the scaling run's 4-GPU rows are left out: the quiet run
+     * holds the same GPUs and sizes).
+     * \param csv the table \param minBytes smallest size \param maxBytes largest size
+     * \return the rows run (metric nccl_tests_hgx_s)
+     */
+    static std::vector<ValidationRow> RunNcclTestsSlices(const std::string& csv,
+                                                         uint64_t minBytes = 8192,
+                                                         uint64_t maxBytes = 1ull << 30);
 
     /**
      * \return the bars each metric must meet: training iteration time mean 6% / max 10%,

@@ -68,7 +68,8 @@ SmallValidationData(const std::string& dir)
                              "llmfoundry-h100-bf16-training.csv",
                              "llmfoundry-a100-bf16-training.csv",
                              "xla-h100-collectives.csv",
-                             "nccl-tests-h100-4gpu-allreduce.csv"})
+                             "nccl-tests-h100-4gpu-allreduce.csv",
+                             "nccl-tests-h100-hgx-slices.csv"})
     {
         std::ifstream in(std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation/" + name);
         std::ofstream out(data + "/" + name);
@@ -763,7 +764,7 @@ class CliInputEchoTestCase : public TestCase
         const Json& vin = vj.at("input");
         NS_TEST_EXPECT_MSG_EQ(vin.at("data").get<std::string>(), data, "validate: data");
         NS_TEST_EXPECT_MSG_EQ(vin.at("quick").get<bool>(), true, "validate: --quick");
-        NS_TEST_ASSERT_MSG_EQ(vin.at("tables").size(), 8u, "validate: eight tables");
+        NS_TEST_ASSERT_MSG_EQ(vin.at("tables").size(), 9u, "validate: nine tables");
         NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("file").get<std::string>(),
                               "megatron-sc21-table1.csv",
                               "validate: the training table first");

@@ -191,6 +191,40 @@ class NcclH100ChoiceTestCase : public TestCase
     }
 };
 
+/**
+ * \brief NCCL's own choice as logged on an 8x H100 HGX node (NCCL 2.29.2, NCCL_DEBUG_SUBSYS=
+ * TUNING: waynehacking8/nccl-collectives-bench results/scaling_attributed/g{2,4,6}_auto.log,
+ * data/validation/nccl-tests-h100-hgx-slices.md): all-reduces of 256 MiB to 1 GiB run
+ * Ring/Simple on 2 and 4 GPUs and NVLS/Simple on 6. The H100 preset's choice is the same.
+ */
+class NcclH100LoggedChoiceTestCase : public TestCase
+{
+  public:
+    NcclH100LoggedChoiceTestCase()
+        : TestCase("NCCL on the H100 preset chooses as NCCL 2.29.2 logged on 2, 4 and 6 GPUs")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        for (uint64_t bytes : {256ull << 20, 512ull << 20, 1ull << 30})
+        {
+            c.bytes = bytes;
+            for (uint32_t gpus : {2u, 4u, 6u})
+            {
+                c.gpus = gpus;
+                CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+                const std::string logged = gpus == 6 ? "nccl(nvls/Simple)" : "nccl(ring/Simple)";
+                NS_TEST_EXPECT_MSG_EQ(r.algorithm, logged, gpus << " GPUs, " << bytes << " B");
+            }
+        }
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -202,6 +236,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclNvlsEstimateTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100ChoiceTestCase, TestCase::QUICK);
+        AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
     }
 };
 

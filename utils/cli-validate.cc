@@ -75,6 +75,13 @@ ValidationTables(bool quick)
          [](const std::string& csv, uint32_t)
          {
              return ValidationSuite::RunNcclTests(csv);
+         }},
+        {"nccl-tests-h100-hgx-slices.csv",
+         "",
+         0,
+         [](const std::string& csv, uint32_t)
+         {
+             return ValidationSuite::RunNcclTestsSlices(csv);
          }}};
 }
 
@@ -194,7 +201,8 @@ static CliCommandRegistrar g_validateCommand(
     "DGX-H100 "
     "pre-training, FP8; MosaicML LLM Foundry MPT training on H100 and A100, BF16 FSDP; XLA's "
     "measured NCCL all-reduce and all-gather among 2, 4 and 8 H100; nccl-tests' 4x H100 "
-    "all-reduce) "
+    "all-reduce; nccl-tests' all-reduce and all-gather on 2-, 4- and 6-GPU slices of an 8x H100 "
+    "node) "
     "with one efficiency set per GPU and prints published, predicted and error per row.",
     RunValidateCommand);
 
