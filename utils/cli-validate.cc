@@ -160,7 +160,7 @@ RunValidateCommand(const CliArgs& args)
                 timing ? "     wall" : "");
     for (const auto& r : rows)
     {
-        std::printf("%-14s %-34s %-26s %11.4f %11.4f %+7.1f%%",
+        std::printf("%-14s %-34s %-26s %11.5g %11.5g %+7.1f%%",
                     r.set.c_str(),
                     r.label.c_str(),
                     r.metric.c_str(),
