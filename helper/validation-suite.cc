@@ -36,6 +36,32 @@ Predict(const ModelSpec& model,
     wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }
+
+/**
+ * Times one collective of a measured table among the first \p gpus GPUs of the H100 preset's
+ * network (NCCL's choice of algorithm and protocol), as a row labelled "op N GPUs S B".
+ */
+ValidationRow
+CollectiveRow(const NetworkSpec& h100,
+              const std::string& op,
+              const std::string& field,
+              uint64_t bytes,
+              uint32_t gpus,
+              double publishedS)
+{
+    CollectiveProbeConfig c;
+    c.op = ParseCollectiveOp(op, field);
+    c.bytes = bytes;
+    c.gpus = gpus;
+    auto start = std::chrono::steady_clock::now();
+    CollectiveProbeResult r = RunCollectiveProbe(h100, c, "h100-sxm-80gb");
+    ValidationRow row;
+    row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    row.label = op + " " + std::to_string(gpus) + " GPUs " + std::to_string(bytes) + " B";
+    row.published = publishedS;
+    row.predicted = r.timeS;
+    return row;
+}
 } // namespace
 
 double
@@ -331,20 +357,14 @@ ValidationSuite::RunCollectives(const std::string& csv, uint64_t minBytes, uint6
         {
             continue;
         }
-        const std::string op = t.Text(i, "collective");
-        CollectiveProbeConfig c;
-        c.op = ParseCollectiveOp(op, "collective");
-        c.bytes = bytes;
-        c.gpus = static_cast<uint32_t>(t.Number(i, "devices_per_group"));
-        auto start = std::chrono::steady_clock::now();
-        CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
-        ValidationRow row;
-        row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        ValidationRow row = CollectiveRow(h100.network,
+                                          t.Text(i, "collective"),
+                                          "collective",
+                                          bytes,
+                                          static_cast<uint32_t>(t.Number(i, "devices_per_group")),
+                                          t.Number(i, "time_us") * 1e-6);
         row.set = "xla-h100-nccl";
-        row.label = op + " " + std::to_string(c.gpus) + " GPUs " + std::to_string(bytes) + " B";
         row.metric = "collective_s";
-        row.published = t.Number(i, "time_us") * 1e-6;
-        row.predicted = r.timeS;
         rows.push_back(row);
     }
     return rows;
@@ -365,19 +385,10 @@ ValidationSuite::RunNcclTests(const std::string& csv, uint64_t minBytes)
         {
             continue;
         }
-        CollectiveProbeConfig c;
-        c.op = CollectiveOp::ALL_REDUCE;
-        c.bytes = bytes;
-        c.gpus = 4;
-        auto start = std::chrono::steady_clock::now();
-        CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
-        ValidationRow row;
-        row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        ValidationRow row = CollectiveRow(
+            h100.network, "all-reduce", "op", bytes, 4, t.Number(i, "oop_time_us") * 1e-6);
         row.set = "nccl-tests-h100";
-        row.label = "all-reduce 4 GPUs " + std::to_string(bytes) + " B";
         row.metric = "nccl_tests_s";
-        row.published = t.Number(i, "oop_time_us") * 1e-6;
-        row.predicted = r.timeS;
         rows.push_back(row);
     }
     return rows;
@@ -400,20 +411,10 @@ ValidationSuite::RunNcclTestsSlices(const std::string& csv, uint64_t minBytes, u
         {
             continue;
         }
-        const std::string op = t.Text(i, "op");
-        CollectiveProbeConfig c;
-        c.op = ParseCollectiveOp(op, "op");
-        c.bytes = bytes;
-        c.gpus = gpus;
-        auto start = std::chrono::steady_clock::now();
-        CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
-        ValidationRow row;
-        row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        ValidationRow row = CollectiveRow(
+            h100.network, t.Text(i, "op"), "op", bytes, gpus, t.Number(i, "oop_time_us") * 1e-6);
         row.set = "nccl-tests-hgx";
-        row.label = op + " " + std::to_string(gpus) + " GPUs " + std::to_string(bytes) + " B";
         row.metric = "nccl_tests_hgx_s";
-        row.published = t.Number(i, "oop_time_us") * 1e-6;
-        row.predicted = r.timeS;
         rows.push_back(row);
     }
     return rows;
