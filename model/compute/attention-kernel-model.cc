@@ -68,12 +68,10 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
             double tSmem =
                 std::max(WaveTime(ctas, sms, perSm, avgPairs * sPair), double(maxPairs) * sPair);
             double tSm = std::max(WaveTime(ctas, sms, perSm, avgPairs * x), double(maxPairs) * x);
-            double qo = bh * s.queryLen * d * b;
-            double lse = bh * s.queryLen * 4.0;
-            double l2Bytes = 2 * qo + lse + totalPairs * 2.0 * bc * d * b;
+            const FusedAttentionIo io = FusedAttentionIoOf(s, bh, d, b);
+            double l2Bytes = 2 * io.q + io.lse + totalPairs * 2.0 * bc * d * b;
             double l2Rate = L2Rate(g, ctas);
-            double kv = 2.0 * s.batch * s.kvHeads * s.kvLen * d * b;
-            double hbmBytes = 2 * qo + lse + kv;
+            double hbmBytes = io.forward;
             double tL2 = l2Bytes / l2Rate;
             double tHbm = hbmBytes / HbmRate(g, l2Rate);
             double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
@@ -143,19 +141,16 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
     double tCompute = WaveTime(ctas, sms, perSm, avgPairs * cPair);
     double tSmem = WaveTime(ctas, sms, perSm, avgPairs * sPair);
     double tSm = WaveTime(ctas, sms, perSm, avgPairs * std::max(cPair, sPair));
-    double qSize = bh * s.queryLen * d * b;
-    double kvSize = 2.0 * s.batch * s.kvHeads * s.kvLen * d * b;
+    const FusedAttentionIo io = FusedAttentionIoOf(s, bh, d, b);
     // Q and dO per pair, dQ fp32 read-modify-write per pair, K/V once per block, dK/dV out.
-    double l2Bytes = totalPairs * (2.0 * br * d * b + 2.0 * br * d * 4.0) + 2.0 * kvSize;
+    double l2Bytes = totalPairs * (2.0 * br * d * b + 2.0 * br * d * 4.0) + 2.0 * io.kv;
     double l2Rate = L2Rate(g, ctas);
-    double hbmMain = 2 * qSize + bh * s.queryLen * 8.0 + kvSize + kvSize + qSize / b * 4.0;
+    double hbmMain = io.backward;
     double tL2 = l2Bytes / l2Rate;
     double tHbm = hbmMain / HbmRate(g, l2Rate);
     // Preprocessing D = rowsum(dO * O) and the dQ fp32 -> type conversion: two streaming
     // kernels.
-    double pre = 2 * qSize + bh * s.queryLen * 4.0;
-    double post = qSize / b * 4.0 + qSize;
-    double side = (pre + post) / (g.hbmBandwidthBps * e.hbm);
+    double side = (io.pre + io.post) / (g.hbmBandwidthBps * e.hbm);
     double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
     double overhead = 3 * (g.launchOverheadS + g.memoryLatencyS) + waves * g.memoryLatencyS;
 
@@ -169,8 +164,8 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
                                          tSmem,
                                          2.5 * fwd.flops,
                                          totalPairs * smemPair,
-                                         l2Bytes + pre + post,
-                                         hbmMain + pre + post},
+                                         l2Bytes + io.pre + io.post,
+                                         hbmMain + io.pre + io.post},
                                         tensor,
                                         peak);
     SetFlashTiling(c, br, bc, s.headDim, threads, perSm, smem, ctas, sms);

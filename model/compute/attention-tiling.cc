@@ -62,6 +62,20 @@ VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc)
 }
 
 /** \return the rates of \p s in \p type on \p g */
+FusedAttentionIo
+FusedAttentionIoOf(const AttentionShape& s, double bh, double d, double b)
+{
+    FusedAttentionIo io;
+    io.q = bh * s.queryLen * d * b;
+    io.kv = 2.0 * s.batch * s.kvHeads * s.kvLen * d * b;
+    io.lse = bh * s.queryLen * 4.0;
+    io.forward = 2 * io.q + io.lse + io.kv;
+    io.backward = 2 * io.q + bh * s.queryLen * 8.0 + io.kv + io.kv + io.q / b * 4.0;
+    io.pre = 2 * io.q + io.lse;
+    io.post = io.q / b * 4.0 + io.q;
+    return io;
+}
+
 FlashRates
 RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
 {

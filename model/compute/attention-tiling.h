@@ -70,6 +70,30 @@ FlashRates RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type);
 
 /**
  * \ingroup rapid-llm
+ * \brief What a fused attention kernel moves to and from HBM whatever its tiling: each tensor
+ * once (FlashAttention's IO), in FlashAttention-2's and Triton's kernels alike.
+ */
+struct FusedAttentionIo
+{
+    double q;        //!< Q bytes (and O's, dO's, dQ's)
+    double kv;       //!< K and V bytes
+    double lse;      //!< the softmax's log-sum-exp, fp32 per query row
+    double forward;  //!< forward: Q in, O and LSE out, K and V in
+    double backward; //!< backward's main kernel: Q, dO, LSE and D in, K and V in, dK and dV
+                     //!< out, dQ's fp32 accumulator out
+    double pre;      //!< backward's preprocessing D = rowsum(dO * O): dO and O in, D out
+    double post;     //!< backward's dQ conversion: the fp32 accumulator in, dQ out
+};
+
+/**
+ * \ingroup rapid-llm
+ * \return the HBM traffic of attention \p s over \p bh sequence-heads, head dimension \p d
+ * (as the kernel pads it), \p b bytes per element
+ */
+FusedAttentionIo FusedAttentionIoOf(const AttentionShape& s, double bh, double d, double b);
+
+/**
+ * \ingroup rapid-llm
  * \brief The level times and traffic of a fused attention kernel (its main kernel plus any
  * streaming side kernels), from which its OperatorCost is assembled.
  */

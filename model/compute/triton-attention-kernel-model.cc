@@ -112,12 +112,10 @@ TritonAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
         std::max(WaveTime(ctas, sms, perSm, avgPairs * sPair), double(visited.most) * sPair);
     const double tSm =
         std::max(WaveTime(ctas, sms, perSm, avgPairs * pairSm), double(visited.most) * serial);
-    const double qo = bh * s.queryLen * d * b;
-    const double lse = bh * s.queryLen * 4.0;
-    const double l2Bytes = 2 * qo + lse + totalPairs * (2.0 * tileBytes + 2.0 * br * 4.0);
+    const FusedAttentionIo io = FusedAttentionIoOf(s, bh, d, b);
+    const double l2Bytes = 2 * io.q + io.lse + totalPairs * (2.0 * tileBytes + 2.0 * br * 4.0);
     const double l2Rate = L2Rate(g, ctas);
-    const double kv = 2.0 * s.batch * s.kvHeads * s.kvLen * d * b;
-    const double hbmBytes = 2 * qo + lse + kv;
+    const double hbmBytes = io.forward;
     const double tL2 = l2Bytes / l2Rate;
     const double tHbm = hbmBytes / HbmRate(g, l2Rate);
     const double waves = double(CeilDiv(ctas, uint64_t(sms) * perSm));
@@ -175,9 +173,8 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     const double x = std::max(cPair, sPair);
     const double qTile = double(br) * d * b;
     const double dqTile = double(br) * d * 4.0;
-    const double qSize = bh * s.queryLen * d * b;
-    const double kvSize = 2.0 * s.batch * s.kvHeads * s.kvLen * d * b;
-    const double hbmMain = 2 * qSize + bh * s.queryLen * 8.0 + kvSize + kvSize + qSize / b * 4.0;
+    const FusedAttentionIo io = FusedAttentionIoOf(s, bh, d, b);
+    const double hbmMain = io.backward;
 
     struct Variant
     {
@@ -218,7 +215,7 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
                          mostPairs * serial + mostBlocks * kvBlock);
         // Q and dO per pair; dQ in fp32 per pair, read and written or added atomically; K, V in
         // and dK, dV out once per key block.
-        v.l2Bytes = totalPairs * (2.0 * qTile + br * 8.0 + 2.0 * dqTile) + 2.0 * kvSize;
+        v.l2Bytes = totalPairs * (2.0 * qTile + br * 8.0 + 2.0 * dqTile) + 2.0 * io.kv;
         const double l2Rate = L2Rate(g, v.ctas);
         v.tL2 = v.l2Bytes / l2Rate;
         v.tHbm = hbmMain / HbmRate(g, l2Rate);
@@ -233,10 +230,8 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
 
     // Three streaming kernels around it: zero the fp32 dQ accumulator, D = rowsum(O * dO), and
     // copy the accumulator into dQ.
-    const double zero = qSize / b * 4.0;
-    const double pre = 2 * qSize + bh * s.queryLen * 4.0;
-    const double post = qSize / b * 4.0 + qSize;
-    const double side = (zero + pre + post) / (g.hbmBandwidthBps * e.hbm);
+    const double zero = io.q / b * 4.0;
+    const double side = (zero + io.pre + io.post) / (g.hbmBandwidthBps * e.hbm);
     const double overhead = best.overhead + 3 * (g.launchOverheadS + g.memoryLatencyS);
 
     OperatorCost c = FusedAttentionCost({"attention_bwd",
@@ -249,8 +244,8 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
                                          best.tSmem,
                                          2.5 * fwd.flops,
                                          totalPairs * smemPair,
-                                         best.l2Bytes + zero + pre + post,
-                                         hbmMain + zero + pre + post},
+                                         best.l2Bytes + zero + io.pre + io.post,
+                                         hbmMain + zero + io.pre + io.post},
                                         tensor,
                                         peak);
     SetFlashTiling(c, br, bc, uint32_t(d), threads, perSm, smem, best.ctas, sms);
