@@ -58,7 +58,7 @@ RunCollectiveProbe(const NetworkSpec& network,
     {
         request.endpoints.push_back(r);
     }
-    CollectivePlan plan = BuildCollective(request, *topology);
+    CollectivePlan plan = engine->GetPlanner().Build(request);
     result.algorithm = plan.algorithm;
     result.messages = plan.schedule.GetSendCount();
 

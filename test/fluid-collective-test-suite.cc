@@ -229,15 +229,17 @@ struct Case
 /**
  * \brief Each algorithm's fluid form against its messages on the flow network: the same
  * completion time within 1% alone, within 2% beside a competing transfer on a shared link or
- * with one link at half speed, with far fewer network sends; pipelined collectives within 7%
- * (the fluid piece takes the larger of two lower bounds, its bytes and its chain of steps).
+ * with one link at half speed, with far fewer network sends. Pipelined collectives are bounded
+ * below by their messages on the idle network (CollectivePlanner::Build), so they agree within
+ * 1% too; a pipelined algorithm that does not count its messages keeps the longer-of form,
+ * within 7% (its piece the larger of two lower bounds, its bytes and its chain of steps).
  */
 class FluidMatchesMessagesTestCase : public TestCase
 {
   public:
     FluidMatchesMessagesTestCase()
-        : TestCase("fluid form of every algorithm within 1% (2% with competition, 7% pipelined) of "
-                   "its messages")
+        : TestCase("fluid form of every algorithm within 1% (2% with competition, 7% pipelined "
+                   "without a message count) of its messages")
     {}
 
   private:
@@ -387,6 +389,7 @@ class FluidMatchesMessagesTestCase : public TestCase
             {},
             0.01);
         // A derived form in pieces: each member sends two streams at once, one per direction.
+        // The test algorithm does not count its messages, so no message floor (-2.3% at 2 MiB).
         for (uint64_t bytes : {2 * MiB, 16 * MiB})
         {
             add("pipelined derived: bidirectional ring 16 switch, 4 pieces "
@@ -397,10 +400,11 @@ class FluidMatchesMessagesTestCase : public TestCase
                 {},
                 0.07);
         }
-        // Pipelined pieces (hierarchical's default above 1 MiB, a ring split in 8): the
-        // pieces' streams hide each other's latencies as the messages do, within 7%, not 1%:
-        // with two pieces (2 MiB) the latency-bound hierarchical cases are 3.9% (16 GPUs) and
-        // 6.3% (64) faster than the messages, the others within 3% (doc/network-model.md).
+        // Pipelined pieces (hierarchical's default above 1 MiB, a ring split in 8): the pieces
+        // carry their bytes in order on their connections and the collective lasts at least
+        // its messages' time on the idle network (the latencies and their queueing), within 1%
+        // (measured within 0.03%; before that floor 7%: the latency-bound hierarchical cases
+        // at 2 MiB were 3.9% and 6.3% faster than the messages, doc/network-model.md).
         for (uint64_t bytes : {2 * MiB, 8 * MiB, 64 * MiB})
         {
             const std::string size = " " + std::to_string(bytes / MiB) + "MiB";
@@ -411,15 +415,32 @@ class FluidMatchesMessagesTestCase : public TestCase
                     gpus,
                     Request(CollectiveOp::ALL_REDUCE, bytes, "hierarchical"),
                     {},
-                    0.07);
+                    0.01);
                 add("pipelined ring, 8 pieces, " + std::to_string(gpus) + " DGX A100" + size,
                     a100,
                     gpus,
                     Request(CollectiveOp::REDUCE_SCATTER, bytes, "ring", 8),
                     {},
-                    0.02);
+                    0.01);
             }
+            // A slow link is in the floor (it walks the network as it is): within 0.01%.
+            add("pipelined hierarchical 64 DGX A100, soft fault" + size,
+                a100Fault,
+                64,
+                Request(CollectiveOp::ALL_REDUCE, bytes, "hierarchical"),
+                {},
+                0.02);
         }
+        // Beside a competing transfer on one NVLink the floor does not see it, and the pieces
+        // (in order, one latency each) lose less to it than the messages, whose every step on
+        // that edge waits for the one before to land: -0.8% at 2 MiB, but -2.4% at 8 MiB and
+        // -13% at 64 MiB (as the longer-of form before, -2.2% and -12.9%; doc/network-model.md).
+        add("pipelined hierarchical 64 DGX A100, competing on NVLink 2MiB",
+            a100,
+            64,
+            Request(CollectiveOp::ALL_REDUCE, 2 * MiB, "hierarchical"),
+            {{0, 1, 2 * MiB}},
+            0.02);
         for (const auto& c : cases)
         {
             const Outcome message =
@@ -511,6 +532,9 @@ class LatencyCountTestCase : public TestCase
  * other's latencies on the flow network as they do on the packet one. Before (a piece's
  * concurrent messages on one connection shared it, ending together, then all waited a latency),
  * the flow network's messages were 8.4% and 6.7% slower than the packet network's here.
+ * Within 3%: since messages ready in the same instant go in program order (CollectiveEngine),
+ * the flow network's hierarchical pieces interleave 2.4% faster than the packet network's,
+ * whose frames go store-and-forward (doc/packet-network.md).
  */
 class OrderedMessagesTestCase : public TestCase
 {
@@ -570,7 +594,7 @@ class OrderedMessagesTestCase : public TestCase
                         packet * 1e6,
                         flow / packet - 1);
             NS_TEST_EXPECT_MSG_LT(std::abs(flow / packet - 1),
-                                  0.02,
+                                  0.03,
                                   p.name << ": flow " << flow << " s vs packet " << packet << " s");
         }
     }

@@ -423,6 +423,19 @@ NetworkBackend::AddPathBytes(uint32_t src, uint32_t dst, double bytes)
     }
 }
 
+std::pair<double, double>
+NetworkBackend::GetIdlePath(uint32_t src, uint32_t dst)
+{
+    const std::vector<uint32_t> path = RoutePath(src, dst, m_nextId);
+    double rate = 0;
+    for (uint32_t l : path)
+    {
+        const double r = m_topology->GetLink(l).Bandwidth();
+        rate = rate == 0 ? r : std::min(rate, r);
+    }
+    return {rate, m_topology->PathLatency(path)};
+}
+
 NetworkBackend::LinkLoad
 NetworkBackend::DoGetLinkLoad(uint32_t link) const
 {

@@ -233,6 +233,15 @@ class NetworkBackend : public Object
      */
     void AddPathBytes(uint32_t src, uint32_t dst, double bytes);
 
+    /**
+     * \brief What a message between two endpoints runs at alone on the network as it is now:
+     * the payload rate of its path's slowest link (line rate x wire efficiency x fault factor)
+     * and the path's latency, over the path the routing policy gives it now.
+     * \param src source endpoint \param dst destination endpoint (not \p src)
+     * \return (bytes/s, seconds); throws NetworkError as RoutePath
+     */
+    std::pair<double, double> GetIdlePath(uint32_t src, uint32_t dst);
+
     /** \return the reservations held now */
     uint32_t GetReservationCount() const;
     /** \return the reservations broken so far (by an intruder or a fault) */

@@ -22,6 +22,11 @@ namespace {
 const char* const kSource = "collective";
 const char* const kAuto = "auto";
 const std::string kRing = "ring";
+/**
+ * A pipelined fluid form walks its messages on the idle network up to this many (a few tens
+ * of milliseconds, once per plan); beyond it keeps its streams' own bound.
+ */
+constexpr uint64_t kIdleWalkMessages = uint64_t(1) << 20;
 } // namespace
 
 std::vector<std::string>
@@ -249,29 +254,58 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
         call.members[i] = i;
     }
     plan.algorithm = algorithm->Describe(name, builder, call);
+    const uint64_t each = algorithm->CountMessages(builder, call);
     if (!req.fluid)
     {
-        const uint64_t each = algorithm->CountMessages(builder, call);
         CollectiveSchedule::CheckPlannedSize(each, chunks, n);
         plan.countedMessages = each * chunks;
     }
-    CollectiveCall piece = call;
-    builder.Chunked(chunks,
-                    req.bytes,
-                    [&](uint64_t bytes)
-                    {
-                        piece.bytes = bytes;
-                        if (req.fluid)
-                        {
-                            algorithm->AddFluid(builder, piece);
-                        }
-                        else
-                        {
-                            algorithm->AddMessages(builder, piece);
-                        }
-                    });
+    // Writes the collective's pieces with a builder (its messages or its fluid form).
+    auto write = [&](ScheduleBuilder& b, bool fluid)
+    {
+        CollectiveCall piece = call;
+        b.Chunked(chunks,
+                  req.bytes,
+                  [&](uint64_t bytes)
+                  {
+                      piece.bytes = bytes;
+                      if (fluid)
+                      {
+                          algorithm->AddFluid(b, piece);
+                      }
+                      else
+                      {
+                          algorithm->AddMessages(b, piece);
+                      }
+                  });
+    };
+    // A pipeline's messages queue on their connections where bytes and latencies weigh
+    // alike, which no per-piece form of its streams catches. Where the messages are few enough
+    // to walk, the fluid form's pieces carry their bytes in order and the collective also
+    // lasts at least as long as its messages take on the idle network (the latencies and the
+    // queueing), see doc/network-model.md, "Pipelines".
+    const bool messageFloor =
+        req.fluid && chunks > 1 && m_timing && each > 0 && each <= kIdleWalkMessages / chunks;
+    builder.SetMessageFloor(messageFloor);
+    write(builder, req.fluid);
     if (req.fluid)
     {
+        if (messageFloor)
+        {
+            CollectiveSchedule messages(n);
+            ScheduleBuilder mb(messages, *this, req.endpoints, req.reduceBytesPerSecond, false);
+            write(mb, false);
+            const double idleS = messages.GetIdleSeconds(
+                [&](uint32_t a, uint32_t b)
+                {
+                    return m_timing(req.endpoints[a], req.endpoints[b]);
+                });
+            const uint32_t idle = plan.schedule.AddLocal(0, idleS, {});
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                builder.SetReady(r, builder.Join(r, {builder.GetReady(r), idle}));
+            }
+        }
         builder.FinishFluid();
     }
     NS_LOG_DEBUG(ToString(req.op) << " of " << req.bytes << " B among " << n
@@ -279,6 +313,12 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
                                   << plan.schedule.GetSteps().size() << " steps"
                                   << (req.fluid ? " (fluid)" : ""));
     return plan;
+}
+
+void
+CollectivePlanner::SetPairTiming(CollectiveSchedule::PairTiming timing)
+{
+    m_timing = std::move(timing);
 }
 
 CollectivePlan

@@ -108,6 +108,15 @@ class CollectivePlanner
      */
     void CheckName(const std::string& name, const std::string& field) const;
 
+    /**
+     * \brief Gives the planner each endpoint pair's rate and latency alone on the network as
+     * it is (the engine passes its backend's, NetworkBackend::GetIdlePath). With it, a
+     * pipelined fluid form also lasts at least as long as its messages take on the otherwise
+     * idle network (Build).
+     * \param timing (bytes/s, seconds) of a message between two endpoints alone
+     */
+    void SetPairTiming(CollectiveSchedule::PairTiming timing);
+
     /** \return the network */
     const NetworkView& GetView() const;
     /** \return dimension \p d's configured algorithm name (its field, or the kind's default) */
@@ -128,6 +137,7 @@ class CollectivePlanner
     std::vector<std::string> m_dimensionNames;          //!< per dimension: configured algorithm
     std::vector<Ptr<CollectiveAlgorithm>> m_dimensions; //!< per dimension: that algorithm
     mutable std::map<std::string, Ptr<CollectiveAlgorithm>> m_byName; //!< created so far
+    CollectiveSchedule::PairTiming m_timing; //!< endpoint pairs' idle timing, or empty
 };
 
 /**

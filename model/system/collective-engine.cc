@@ -64,6 +64,9 @@ CollectiveEngine::DoDispose()
         run->endEvent.Cancel();
     }
     m_runs.clear();
+    m_issueEvent.Cancel();
+    m_ready = {};
+    m_issuing = false;
     m_messages.clear();
     m_reserved.clear();
     m_broken = NetworkBackend::BrokenCallback();
@@ -134,6 +137,11 @@ CollectiveEngine::GetPlanner()
     if (!m_planner)
     {
         m_planner = std::make_unique<CollectivePlanner>(m_backend->GetView());
+        m_planner->SetPairTiming(
+            [this](uint32_t a, uint32_t b)
+            {
+                return m_backend->GetIdlePath(a, b);
+            });
     }
     return *m_planner;
 }
@@ -161,6 +169,9 @@ CollectiveEngine::Start(const CollectiveRequest& request,
     std::memcpy(&rate, &request.reduceBytesPerSecond, sizeof(rate));
     key.push_back(rate);
     key.push_back(fluid ? 1 : 0);
+    // A pipelined fluid plan holds its messages' time on the network as it was (faults
+    // included): a plan made before a fault changed the links is not reused after it.
+    key.push_back(fluid ? m_backend->GetTopology()->GetVersion() : 0);
     key.insert(key.end(), request.endpoints.begin(), request.endpoints.end());
     auto cached = m_plans.find(key);
     std::shared_ptr<const Compiled> plan;
@@ -642,10 +653,39 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
     {
         if (run->plan->waiting[i] == 0)
         {
-            Issue(run, i);
+            Ready(run, i);
         }
     }
     return run->id;
+}
+
+void
+CollectiveEngine::Ready(const std::shared_ptr<Run>& run, uint32_t step)
+{
+    m_ready.emplace(run->id, step);
+    if (!m_issuing)
+    {
+        m_issuing = true;
+        m_issueEvent = Simulator::ScheduleNow(&CollectiveEngine::IssueReady, this);
+    }
+}
+
+void
+CollectiveEngine::IssueReady()
+{
+    // Steps made ready by what is issued here (zero-time local steps) join the same round.
+    while (!m_ready.empty())
+    {
+        const auto [id, step] = m_ready.top();
+        m_ready.pop();
+        auto it = m_runs.find(id);
+        if (it != m_runs.end())
+        {
+            const std::shared_ptr<Run> run = it->second;
+            Issue(run, step);
+        }
+    }
+    m_issuing = false;
 }
 
 void
@@ -749,7 +789,7 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
         uint32_t next = plan.dependents[i];
         if (--run->waiting[next] == 0)
         {
-            Issue(run, next);
+            Ready(run, next);
         }
     }
     if (--run->left == 0)

@@ -13,8 +13,10 @@
 #include "ns3/object.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -196,6 +198,17 @@ class CollectiveEngine : public Object
                     DoneCallback onDone,
                     uint64_t reservation = 0,
                     std::shared_ptr<Entry> entry = nullptr);
+    /**
+     * \brief A step's dependencies are done: it is issued at the end of this instant, with
+     * every step that became ready in it, in (run, step) order (IssueReady).
+     */
+    void Ready(const std::shared_ptr<Run>& run, uint32_t step);
+    /**
+     * \brief Issues the steps that became ready in this instant in (run, step) order, so that
+     * a connection takes messages ready at the same time in the order the algorithm wrote them
+     * (its program order), not in the order the network's events happened to fire.
+     */
+    void IssueReady();
     /** \brief Issues a step whose dependencies are done. */
     void Issue(const std::shared_ptr<Run>& run, uint32_t step);
     /** \brief Marks a step done and issues what it unblocks. */
@@ -227,7 +240,14 @@ class CollectiveEngine : public Object
     /** Messages in flight: message id -> (run id, step). */
     std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> m_messages;
     NetworkBackend::DeliveryCallback m_delivered; //!< Delivered, made once
-    uint64_t m_nextId = 0;                        //!< next collective id
+    /** Steps ready in this instant, (run id, step), smallest first (IssueReady). */
+    std::priority_queue<std::pair<uint64_t, uint32_t>,
+                        std::vector<std::pair<uint64_t, uint32_t>>,
+                        std::greater<std::pair<uint64_t, uint32_t>>>
+        m_ready;
+    bool m_issuing = false; //!< IssueReady is scheduled or running
+    EventId m_issueEvent;   //!< the scheduled IssueReady
+    uint64_t m_nextId = 0;  //!< next collective id
     /**
      * Plans of requests made before, by request (op, size, algorithm, pieces, root, reduction
      * rate, granularity, endpoints): a replay issues the same few collectives on the same groups

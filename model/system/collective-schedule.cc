@@ -6,11 +6,14 @@
 
 #include "replay-error.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <queue>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -146,6 +149,103 @@ const std::vector<CollectiveStep>&
 CollectiveSchedule::GetSteps() const
 {
     return m_steps;
+}
+
+double
+CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
+{
+    const auto n = static_cast<uint32_t>(m_steps.size());
+    // Dependents of each step (compressed rows) and what each still waits for.
+    std::vector<uint32_t> first(n + 1, 0);
+    std::vector<uint32_t> waits(n, 0);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        waits[i] = static_cast<uint32_t>(m_steps[i].deps.size());
+        for (uint32_t d : m_steps[i].deps)
+        {
+            ++first[d + 1];
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        first[i + 1] += first[i];
+    }
+    std::vector<uint32_t> next(first.begin(), first.end() - 1);
+    std::vector<uint32_t> dependents(first[n]);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        for (uint32_t d : m_steps[i].deps)
+        {
+            dependents[next[d]++] = i;
+        }
+    }
+    std::unordered_map<uint64_t, std::pair<double, double>> pairs; // (src, dst) -> timing
+    std::unordered_map<uint64_t, double> connectionFree; // (src, dst) -> its last byte so far
+    std::vector<double> ready(n, 0.0);
+    // Steps in the order they become ready, those of one nanosecond (the simulator's instant)
+    // in schedule order, as the CollectiveEngine issues them: a connection carries its
+    // messages in the order they are sent.
+    using Item = std::pair<int64_t, uint32_t>;
+    auto instant = [](double t)
+    {
+        return static_cast<int64_t>(std::llround(t * 1e9));
+    };
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        if (waits[i] == 0)
+        {
+            queue.push({0, i});
+        }
+    }
+    double end = 0;
+    while (!queue.empty())
+    {
+        const uint32_t i = queue.top().second;
+        queue.pop();
+        const double at = ready[i];
+        const CollectiveStep& s = m_steps[i];
+        double done = at;
+        if (!s.isSend)
+        {
+            done += s.durationS;
+        }
+        else if (s.src != s.dst)
+        {
+            const uint64_t key = uint64_t(s.src) << 32 | s.dst;
+            auto known = pairs.find(key);
+            if (known == pairs.end())
+            {
+                known = pairs.emplace(key, timing(s.src, s.dst)).first;
+            }
+            const auto [rate, latency] = known->second;
+            double lastByte = at;
+            if (s.bytes > 0 && rate > 0)
+            {
+                // A zero-byte message is only its latency and does not queue.
+                double start = at;
+                if (s.ordered)
+                {
+                    double& free = connectionFree[key];
+                    start = std::max(start, free);
+                    free = start + s.bytes / rate;
+                }
+                lastByte = start + s.bytes / rate;
+            }
+            done = lastByte + latency * s.latencies;
+        }
+        end = std::max(end, done);
+        for (uint32_t k = first[i]; k < first[i + 1]; ++k)
+        {
+            const uint32_t d = dependents[k];
+            ready[d] = std::max(ready[d], done);
+            if (--waits[d] == 0)
+            {
+                queue.push({instant(ready[d]), d});
+            }
+        }
+    }
+    return end;
 }
 
 uint64_t

@@ -6,7 +6,9 @@
 #define RAPIDLLM_COLLECTIVE_SCHEDULE_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3 {
@@ -87,6 +89,22 @@ class CollectiveSchedule
      * engine calls it once it has indexed the dependencies, to save memory on big schedules.
      */
     void ReleaseDependencies();
+
+    /**
+     * \brief A message's payload rate (bytes/s) and path latency (s) between two ranks of the
+     * group alone on the network.
+     */
+    using PairTiming = std::function<std::pair<double, double>(uint32_t src, uint32_t dst)>;
+    /**
+     * \brief What the schedule takes on an otherwise idle network: each message at its pair's
+     * rate, delivered its latencies after its last byte; ordered messages one after the other
+     * on their pair's connection in the order they are sent, as the flow backend carries them;
+     * local steps for their duration. Messages of different pairs that share a link are not
+     * slowed (a lower bound where they do). Needs the dependency lists.
+     * \param timing each pair's rate and latency (asked once per pair)
+     * \return the seconds from the start to the last step's end
+     */
+    double GetIdleSeconds(const PairTiming& timing) const;
 
     /** \return the number of messages */
     uint64_t GetSendCount() const;

@@ -31,6 +31,12 @@ ScheduleBuilder::IsFluid() const
     return m_fluid;
 }
 
+void
+ScheduleBuilder::SetMessageFloor(bool floor)
+{
+    m_floor = floor;
+}
+
 double
 ScheduleBuilder::ReduceSeconds(uint64_t bytes) const
 {
@@ -147,6 +153,15 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         {
             ends.push_back(
                 m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
+            continue;
+        }
+        if (m_floor && latencies > 1)
+        {
+            // Under a message floor: the piece's steps as one message, in order behind the
+            // earlier pieces' on the pair's connection (as the steps of the pieces follow each
+            // other there); the floor holds its latencies and their queueing.
+            ends.push_back(m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), 1, true));
+            m_unpaired = true;
             continue;
         }
         // Pipelined (see Chunked): the stream's first message's worth (its head) is what the
@@ -311,12 +326,14 @@ ScheduleBuilder::Chunked(uint32_t chunks,
         m_ready = initial;
         const auto mark = static_cast<uint32_t>(m_schedule.GetSteps().size());
         m_pipelined.clear();
+        m_unpaired = false;
         phase(Split(bytes, chunks, j));
         std::vector<uint32_t> sends;
-        // A fluid piece pairs its streams' heads; messages written as they are (an algorithm
-        // whose fluid form is its messages) pair as messages.
+        // A fluid piece pairs its streams' heads (its in-order streams under a message floor
+        // follow each other on their connections instead); messages written as they are (an
+        // algorithm whose fluid form is its messages) pair as messages.
         sends.swap(m_pipelined);
-        const bool streams = !sends.empty();
+        const bool streams = !sends.empty() || m_unpaired;
         for (uint32_t i = mark; i < m_schedule.GetSteps().size() && !streams; ++i)
         {
             if (m_schedule.GetSteps()[i].isSend)

@@ -46,14 +46,16 @@ struct FluidStream
  *
  * A fluid builder (IsFluid()) writes a collective's fluid form instead (issue 11): each phase
  * of the algorithm as its concurrent streams (FluidPhase), so a ring all-reduce among n ranks
- * is n streams instead of 2n(n-1) messages. Pipelining (Chunked) works as for messages, stream
- * by stream: a pipelined stream is its head (one message's worth: bytes / latency count, one
- * latency), then the rest (one latency) beside a chain of the other latencies and heads' times
- * that takes no bandwidth, and the q-th stream of piece j waits for the head of the q-th stream
- * of piece j-1, as the q-th message of piece j waits for that of piece j-1. So the pieces of one
- * phase share its links as their messages do, each piece takes the longer of its bytes and its
- * steps' latencies (pieces in flight hide each other's latencies), and the pipeline's fill and
- * drain across phases are those of the messages.
+ * is n streams instead of 2n(n-1) messages. Pipelined (Chunked) under a message floor
+ * (SetMessageFloor), a piece's stream of several steps is one ordered message: the pieces of a
+ * pair follow each other on its connection as their steps do. Otherwise pipelining works as
+ * for messages, stream by stream: a pipelined stream is its head (one message's worth: bytes /
+ * latency count, one latency), then the rest (one latency) beside a chain of the other latencies
+ * and heads' times that takes no bandwidth, and the q-th stream of piece j waits for the head of
+ * the q-th stream of piece j-1, as the q-th message of piece j waits for that of piece j-1. So the
+ * pieces of one phase share its links as their messages do, each piece takes the longer of its
+ * bytes and its steps' latencies (pieces in flight hide each other's latencies), and the pipeline's
+ * fill and drain across phases are those of the messages.
  */
 class ScheduleBuilder
 {
@@ -78,6 +80,15 @@ class ScheduleBuilder
 
     /** \return whether this builder writes fluid forms (AddFluid) rather than messages */
     bool IsFluid() const;
+
+    /**
+     * \brief Tells a fluid builder that the planner bounds the collective below by its
+     * messages' time on the idle network (CollectivePlanner::Build). Its pipelined streams of
+     * several steps then carry each piece's bytes in order on their pair's connection with one
+     * latency, the latencies and queueing being that bound's; without it they keep the
+     * longer-of form (see the class).
+     */
+    void SetMessageFloor(bool floor);
 
     /** \return the step \p rank waits for before its next phase (kNone: nothing) */
     Step GetReady(uint32_t rank) const;
@@ -197,6 +208,8 @@ class ScheduleBuilder
     std::vector<Step> m_ready;                //!< per rank: what its next phase waits for
     bool m_fluid;                             //!< writing fluid forms
     uint32_t m_fluidChunks = 1;               //!< pipeline pieces of the phases now
+    bool m_floor = false;                     //!< fluid, pipelined: under a message floor
+    bool m_unpaired = false;                  //!< this piece wrote in-order streams (m_floor)
     std::vector<uint32_t> m_pipelined;        //!< fluid, pipelined: this piece's stream heads
 };
 
