@@ -854,6 +854,58 @@ class MessageCountTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A schedule's time on the idle network (what bounds a pipelined fluid form below):
+ * messages at their pair's rate, delivered a latency after their last byte, ordered ones one
+ * after the other on their connection in the order they become ready (ties: schedule order),
+ * unordered and zero-byte ones not queueing, local steps for their duration; each pair's
+ * timing asked once. Checked against the sums written out by hand.
+ */
+class IdleSecondsTestCase : public TestCase
+{
+  public:
+    IdleSecondsTestCase()
+        : TestCase("a schedule's time on the idle network follows its connections and latencies")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // 1 GB/s everywhere (1,000 B: 1 us); latency 2 us from 0 to 1, 3 us between others.
+        std::map<std::pair<uint32_t, uint32_t>, int> asked;
+        auto timing = [&asked](uint32_t a, uint32_t b)
+        {
+            ++asked[{a, b}];
+            return std::make_pair(1e9, a == 0 && b == 1 ? 2e-6 : 3e-6);
+        };
+        CollectiveSchedule s(3);
+        const uint32_t first = s.AddSend(0, 1, 1000, {});  // 0..1 us, delivered at 3 us
+        const uint32_t second = s.AddSend(0, 1, 1000, {}); // behind it: 1..2 us, at 4 us
+        s.AddLocal(1, 5e-6, {second});                     // 4..9 us
+        s.AddSend(1, 2, 0, {first});                       // a latency after 3 us: 6 us
+        s.AddSend(0, 2, 1000, {}, 1, false);               // unordered, alone: 4 us
+        s.AddSend(1, 2, 4000, {first});                    // 3..7 us, at 10 us
+        const double idleS = s.GetIdleSeconds(timing);
+        NS_TEST_EXPECT_MSG_EQ_TOL(idleS, 10e-6, 1e-12, "the last delivery");
+        NS_TEST_EXPECT_MSG_EQ(asked.size(), 3u, "three pairs");
+        for (const auto& [pair, n] : asked)
+        {
+            NS_TEST_EXPECT_MSG_EQ(n, 1, "each pair's timing asked once");
+        }
+        // Ready at once on one connection: the earlier step first. Written the other way
+        // round, the long message waits behind the short one.
+        CollectiveSchedule tie(2);
+        tie.AddSend(0, 1, 8000, {}); // 0..8 us, at 10 us
+        tie.AddSend(0, 1, 1000, {}); // 8..9 us, at 11 us
+        NS_TEST_EXPECT_MSG_EQ_TOL(tie.GetIdleSeconds(timing), 11e-6, 1e-12, "long first");
+        CollectiveSchedule after(2);
+        after.AddSend(0, 1, 1000, {});  // 0..1 us, at 3 us
+        after.AddSend(0, 1, 8000, {0}); // 3..11 us, at 13 us
+        NS_TEST_EXPECT_MSG_EQ_TOL(after.GetIdleSeconds(timing), 13e-6, 1e-12, "a dependency");
+    }
+};
+
 /** \brief The collective test suite. */
 class CollectiveTestSuite : public TestSuite
 {
@@ -872,6 +924,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);
         AddTestCase(new MessageCountTestCase, TestCase::QUICK);
+        AddTestCase(new IdleSecondsTestCase, TestCase::QUICK);
     }
 };
 
