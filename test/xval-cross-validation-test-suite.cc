@@ -73,9 +73,11 @@ class XvalKnownGapTestCase : public TestCase
                 continue;
             }
             // With Simple's long steps (the preset's link latencies before NCCL's protocols:
-            // 3.4 us per NVLink step, 9.6 us per network step) every step waits on its
-            // network edge and pays the frame; with LL's short steps the critical path runs
-            // mostly over NVLink edges and the gap shrinks to ~0.2 frame per step.
+            // 3.4 us per NVLink step, 9.6 us per network step) the steps queue on the network
+            // edge, several in flight (a step waits only for what it received, not for its
+            // previous message to land), so the frame is paid on about a quarter of them
+            // (0.255 measured; a frame on every step while each step also waited for its
+            // previous message to land).
             XvalWorkload old = w;
             for (auto& d : old.network.dimensions)
             {
@@ -87,9 +89,9 @@ class XvalKnownGapTestCase : public TestCase
             const double frame = 4098 / (25e9 * 0.94 * 4044 / 4098); // the default MTU, 4096
             const double steps = 2 * (16 - 1);
             NS_TEST_ASSERT_MSG_EQ_TOL((row.packet.timeS - row.flow.timeS) / (steps * frame),
-                                      1.0,
                                       0.25,
-                                      "one frame per step");
+                                      0.1,
+                                      "a frame on a quarter of the steps");
             return;
         }
         NS_TEST_ASSERT_MSG_EQ(true, false, "workload ring-allreduce-16gpu-1MiB is missing");

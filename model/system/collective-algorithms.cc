@@ -23,8 +23,8 @@ const char* const kSource = "collective";
 const char* const kAuto = "auto";
 const std::string kRing = "ring";
 /**
- * A pipelined fluid form walks its messages on the idle network up to this many (a few tens
- * of milliseconds, once per plan); beyond it keeps its streams' own bound.
+ * A fluid form walks its messages on the idle network up to this many (a few tens of
+ * milliseconds, once per plan); beyond it keeps its streams' own latency terms.
  */
 constexpr uint64_t kIdleWalkMessages = uint64_t(1) << 20;
 } // namespace
@@ -279,13 +279,14 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
                       }
                   });
     };
-    // A pipeline's messages queue on their connections where bytes and latencies weigh
-    // alike, which no per-piece form of its streams catches. Where the messages are few enough
-    // to walk, the fluid form's pieces carry their bytes in order and the collective also
-    // lasts at least as long as its messages take on the idle network (the latencies and the
-    // queueing), see doc/network-model.md, "Pipelines".
+    // Messages queue on their connections where bytes and latencies weigh alike (a pipeline's
+    // pieces, a ring's steps behind a slower edge), which no form of the streams alone
+    // catches. Where the messages are few enough to walk, the fluid form's streams carry their
+    // bytes in order with one latency and the collective also lasts at least as long as its
+    // messages take on the otherwise idle network (their latencies and queueing), see
+    // doc/network-model.md, "Message floor".
     const bool messageFloor =
-        req.fluid && chunks > 1 && m_timing && each > 0 && each <= kIdleWalkMessages / chunks;
+        req.fluid && m_timing && each > 0 && each <= kIdleWalkMessages / chunks;
     builder.SetMessageFloor(messageFloor);
     write(builder, req.fluid);
     if (req.fluid)

@@ -180,16 +180,19 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
         }
     }
     std::unordered_map<uint64_t, std::pair<double, double>> pairs; // (src, dst) -> timing
-    std::unordered_map<uint64_t, double> connectionFree; // (src, dst) -> its last byte so far
-    std::vector<double> ready(n, 0.0);
-    // Steps in the order they become ready, those of one nanosecond (the simulator's instant)
-    // in schedule order, as the CollectiveEngine issues them: a connection carries its
-    // messages in the order they are sent.
-    using Item = std::pair<int64_t, uint32_t>;
-    auto instant = [](double t)
+    std::unordered_map<uint64_t, int64_t> connectionFree; // (src, dst) -> its last byte so far
+    // In whole nanoseconds, as the simulator runs the schedule: a transmission ends at the
+    // first nanosecond at or after its last byte (the flow network's completion event), a
+    // delay (latency, local step) is rounded to the nearest nanosecond.
+    auto delay = [](double seconds)
     {
-        return static_cast<int64_t>(std::llround(t * 1e9));
+        return static_cast<int64_t>(std::llround(seconds * 1e9));
     };
+    std::vector<int64_t> ready(n, 0);
+    // Steps in the order they become ready, those of one instant in schedule order, as the
+    // CollectiveEngine issues them: a connection carries its messages in the order they are
+    // sent.
+    using Item = std::pair<int64_t, uint32_t>;
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
     for (uint32_t i = 0; i < n; ++i)
     {
@@ -198,17 +201,16 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
             queue.push({0, i});
         }
     }
-    double end = 0;
+    int64_t end = 0;
     while (!queue.empty())
     {
-        const uint32_t i = queue.top().second;
+        const auto [at, i] = queue.top();
         queue.pop();
-        const double at = ready[i];
         const CollectiveStep& s = m_steps[i];
-        double done = at;
+        int64_t done = at;
         if (!s.isSend)
         {
-            done += s.durationS;
+            done += delay(s.durationS);
         }
         else if (s.src != s.dst)
         {
@@ -219,20 +221,27 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
                 known = pairs.emplace(key, timing(s.src, s.dst)).first;
             }
             const auto [rate, latency] = known->second;
-            double lastByte = at;
+            int64_t lastByte = at;
             if (s.bytes > 0 && rate > 0)
             {
                 // A zero-byte message is only its latency and does not queue.
-                double start = at;
+                int64_t start = at;
+                int64_t* free = nullptr;
                 if (s.ordered)
                 {
-                    double& free = connectionFree[key];
-                    start = std::max(start, free);
-                    free = start + s.bytes / rate;
+                    free = &connectionFree[key];
+                    start = std::max(start, *free);
                 }
-                lastByte = start + s.bytes / rate;
+                // (within 10 ps of a nanosecond counts as that nanosecond, as the flow
+                // network tests its completions)
+                lastByte =
+                    static_cast<int64_t>(std::ceil((start * 1e-9 + s.bytes / rate) * 1e9 - 1e-2));
+                if (free)
+                {
+                    *free = lastByte;
+                }
             }
-            done = lastByte + latency * s.latencies;
+            done = lastByte + delay(latency * s.latencies);
         }
         end = std::max(end, done);
         for (uint32_t k = first[i]; k < first[i + 1]; ++k)
@@ -241,11 +250,11 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
             ready[d] = std::max(ready[d], done);
             if (--waits[d] == 0)
             {
-                queue.push({instant(ready[d]), d});
+                queue.push({ready[d], d});
             }
         }
     }
-    return end;
+    return end * 1e-9;
 }
 
 uint64_t

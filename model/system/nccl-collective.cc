@@ -349,12 +349,11 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         RingCollective::AddFluidPasses(b, call.members, wire, passes, reduce);
         return;
     }
-    // One ordered connection per neighbour across both passes, as RingCollective's all-reduce.
-    std::vector<ScheduleBuilder::Step> order(call.members.size(), ScheduleBuilder::kNone);
-    RingCollective::AddPass(b, call.members, wire, reduce, &order);
+    // One ordered connection per neighbour carries both passes, as RingCollective's all-reduce.
+    RingCollective::AddPass(b, call.members, wire, reduce);
     if (passes == 2)
     {
-        RingCollective::AddPass(b, call.members, wire, false, &order);
+        RingCollective::AddPass(b, call.members, wire, false);
     }
 }
 

@@ -63,12 +63,10 @@ RingCollective::AddMessages(ScheduleBuilder& b, const CollectiveCall& call) cons
     {
         case CollectiveOp::ALL_REDUCE:
         {
-            // One ordered connection per neighbour across both passes (NCCL's ring all-reduce
-            // is one loop of 2(n-1) sends to the next rank: all_reduce.h, runRing), so a rank's
-            // first all-gather message never overtakes its last reduce-scatter one.
-            std::vector<ScheduleBuilder::Step> order(call.members.size(), ScheduleBuilder::kNone);
-            AddPass(b, call.members, call.bytes, true, &order);
-            AddPass(b, call.members, call.bytes, false, &order);
+            // One ordered connection per neighbour carries both passes (NCCL's ring all-reduce
+            // is one loop of 2(n-1) sends to the next rank: all_reduce.h, runRing).
+            AddPass(b, call.members, call.bytes, true);
+            AddPass(b, call.members, call.bytes, false);
             return;
         }
         case CollectiveOp::REDUCE_SCATTER:
@@ -181,11 +179,7 @@ RingCollective::AddFluidPasses(
 }
 
 void
-RingCollective::AddPass(ScheduleBuilder& b,
-                        const std::vector<uint32_t>& m,
-                        uint64_t s,
-                        bool reduce,
-                        std::vector<ScheduleBuilder::Step>* order)
+RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, bool reduce)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
@@ -197,15 +191,11 @@ RingCollective::AddPass(ScheduleBuilder& b,
     {
         cur[i] = b.GetReady(m[i]);
     }
-    // A rank's messages to its ring neighbour go through one connection, in order (as NCCL's
-    // per-peer FIFO): step s also waits for the rank's step s-1 message to land. On a uniform
-    // ring this changes nothing; behind a slow link it keeps the messages sequential instead of
-    // sharing the link among steps that ran ahead.
-    std::vector<ScheduleBuilder::Step> lastSend(k, ScheduleBuilder::kNone);
-    if (order)
-    {
-        lastSend = *order;
-    }
+    // A step waits only for what the member received in the step before. Its messages to
+    // the neighbour go through one ordered connection (as NCCL's per-peer FIFO), so several
+    // can be in flight, each starting when the one before has left (NCCL keeps up to
+    // NCCL_STEPS = 8 slots per peer): an edge slower than the rest queues its steps instead
+    // of idling a latency per step.
     for (uint32_t step = 0; step + 1 < k; ++step)
     {
         std::vector<ScheduleBuilder::Step> next(k);
@@ -213,13 +203,7 @@ RingCollective::AddPass(ScheduleBuilder& b,
         {
             uint32_t to = (i + 1) % k;
             uint64_t bytes = ScheduleBuilder::Split(s, k, (i + k - step) % k);
-            std::vector<uint32_t> deps = ScheduleBuilder::Deps(cur[i]);
-            if (lastSend[i] >= 0 && lastSend[i] != cur[i])
-            {
-                deps.push_back(uint32_t(lastSend[i]));
-            }
-            uint32_t send = b.Send(m[i], m[to], bytes, std::move(deps));
-            lastSend[i] = send;
+            uint32_t send = b.Send(m[i], m[to], bytes, cur[i]);
             next[to] = reduce ? b.Reduce(m[to], bytes, send) : ScheduleBuilder::Step(send);
         }
         cur = next;
@@ -227,10 +211,6 @@ RingCollective::AddPass(ScheduleBuilder& b,
     for (uint32_t i = 0; i < k; ++i)
     {
         b.SetReady(m[i], cur[i]);
-    }
-    if (order)
-    {
-        *order = lastSend;
     }
 }
 

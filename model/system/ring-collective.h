@@ -45,18 +45,16 @@ class RingCollective : public CollectiveAlgorithm
 
     /**
      * \brief One pass around the ring: reduce-scatter (\p reduce) or all-gather of \p bytes
-     * among \p members in members.size()-1 steps, member i sending to member i+1.
-     * \param order if given, each member's last message to its neighbour so far (indexed as
-     * \p members; ScheduleBuilder::kNone: none), which the member's first message of this pass
-     * waits for too, updated to the pass's last: passes that share it keep one ordered
-     * connection per neighbour (an all-reduce's reduce-scatter and all-gather, as NCCL's ring
-     * runs its 2(n-1) steps on one connection)
+     * among \p members in members.size()-1 steps, member i sending to member i+1. A step
+     * waits only for what the member received in the step before; the member's messages to
+     * its neighbour follow each other on their ordered connection, across passes too (an
+     * all-reduce's reduce-scatter and all-gather, as NCCL's ring runs its 2(n-1) steps on one
+     * connection), several in flight at once as NCCL's step slots allow.
      */
     static void AddPass(ScheduleBuilder& b,
                         const std::vector<uint32_t>& members,
                         uint64_t bytes,
-                        bool reduce,
-                        std::vector<ScheduleBuilder::Step>* order = nullptr);
+                        bool reduce);
     /**
      * \brief A chain along the members' order: broadcast from \p root, or (\p reduce) reduce
      * toward it, the whole \p bytes per hop.

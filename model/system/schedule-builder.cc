@@ -149,19 +149,19 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
     for (std::size_t i = 0; i < streams.size(); ++i)
     {
         const FluidStream& st = streams[i];
-        if (!pipelined)
-        {
-            ends.push_back(
-                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
-            continue;
-        }
         if (m_floor && latencies > 1)
         {
-            // Under a message floor: the piece's steps as one message, in order behind the
+            // Under a message floor: the stream's steps as one message, in order behind the
             // earlier pieces' on the pair's connection (as the steps of the pieces follow each
             // other there); the floor holds its latencies and their queueing.
             ends.push_back(m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), 1, true));
             m_unpaired = true;
+            continue;
+        }
+        if (!pipelined)
+        {
+            ends.push_back(
+                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
             continue;
         }
         // Pipelined (see Chunked): the stream's first message's worth (its head) is what the

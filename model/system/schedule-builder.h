@@ -46,10 +46,10 @@ struct FluidStream
  *
  * A fluid builder (IsFluid()) writes a collective's fluid form instead (issue 11): each phase
  * of the algorithm as its concurrent streams (FluidPhase), so a ring all-reduce among n ranks
- * is n streams instead of 2n(n-1) messages. Pipelined (Chunked) under a message floor
- * (SetMessageFloor), a piece's stream of several steps is one ordered message: the pieces of a
- * pair follow each other on its connection as their steps do. Otherwise pipelining works as
- * for messages, stream by stream: a pipelined stream is its head (one message's worth: bytes /
+ * is n streams instead of 2n(n-1) messages. Under a message floor (SetMessageFloor) a stream
+ * of several steps is one ordered message, and pipelined (Chunked) the pieces of a pair follow
+ * each other on its connection as their steps do. Without one, pipelining works as for
+ * messages, stream by stream: a pipelined stream is its head (one message's worth: bytes /
  * latency count, one latency), then the rest (one latency) beside a chain of the other latencies
  * and heads' times that takes no bandwidth, and the q-th stream of piece j waits for the head of
  * the q-th stream of piece j-1, as the q-th message of piece j waits for that of piece j-1. So the
@@ -83,10 +83,11 @@ class ScheduleBuilder
 
     /**
      * \brief Tells a fluid builder that the planner bounds the collective below by its
-     * messages' time on the idle network (CollectivePlanner::Build). Its pipelined streams of
-     * several steps then carry each piece's bytes in order on their pair's connection with one
-     * latency, the latencies and queueing being that bound's; without it they keep the
-     * longer-of form (see the class).
+     * messages' time on the idle network (CollectivePlanner::Build). Its streams of several
+     * steps then carry their bytes as one ordered message on their pair's connection with one
+     * latency, the latencies and queueing being that bound's; without it they keep their
+     * latency terms (a stream's L latencies after its last byte; pipelined, the longer-of
+     * form, see the class).
      */
     void SetMessageFloor(bool floor);
 
