@@ -318,18 +318,10 @@ class FluidMatchesMessagesTestCase : public TestCase
             add("ring 16 DGX A100 (NVLink and IB edges)" + size, a100, 16, ar("ring"), {}, 0.01);
             add("ring 64 DGX A100 (NVLink and IB edges)" + size, a100, 64, ar("ring"), {}, 0.01);
             add("ring 16 switch, soft fault" + size, swFault, 16, ar("ring"), {}, 0.02);
-            if (bytes >= 64 * MiB)
-            {
-                // Latency-bound (1 MiB), the messages leave their link idle for each message's
-                // latency, which the competing transfer takes; a stream holds its share
-                // throughout (+16.6% here; doc/network-model.md).
-                add("ring 16 switch, competing" + size,
-                    sw,
-                    16,
-                    ar("ring"),
-                    {{0, 8, 2 * bytes}},
-                    0.02);
-            }
+            // Beside a competing transfer on two of its links: before the message floor the
+            // latency-bound case (1 MiB) was +16.6% (the messages left their link idle for
+            // each step's latency, which the transfer took; a stream held its share).
+            add("ring 16 switch, competing" + size, sw, 16, ar("ring"), {{0, 8, 2 * bytes}}, 0.02);
             add("ring 64 DGX A100, soft fault" + size, a100Fault, 64, ar("ring"), {}, 0.02);
         }
         // Algorithms written with AddMessages() alone get a fluid form derived from it.
@@ -431,16 +423,21 @@ class FluidMatchesMessagesTestCase : public TestCase
                 {},
                 0.02);
         }
-        // Beside a competing transfer on one NVLink the floor does not see it, and the pieces
-        // (in order, one latency each) lose less to it than the messages, whose every step on
-        // that edge waits for the one before to land: -0.8% at 2 MiB, but -2.4% at 8 MiB and
-        // -13% at 64 MiB (as the longer-of form before, -2.2% and -12.9%; doc/network-model.md).
-        add("pipelined hierarchical 64 DGX A100, competing on NVLink 2MiB",
-            a100,
-            64,
-            Request(CollectiveOp::ALL_REDUCE, 2 * MiB, "hierarchical"),
-            {{0, 1, 2 * MiB}},
-            0.02);
+        // Beside a competing transfer on one NVLink (which the floor does not see) the pieces
+        // take over from the floor where they are the longer. Bandwidth-bound (64 MiB) they
+        // are not: the pieces' bytes stay below the floor while the messages lose 6.5% to the
+        // transfer (919.7 against 860.3 us; 13% while each step waited for its previous message
+        // to land), so 7% there (doc/network-model.md, "Message floor").
+        for (uint64_t bytes : {2 * MiB, 8 * MiB, 64 * MiB})
+        {
+            add("pipelined hierarchical 64 DGX A100, competing on NVLink "
+                    + std::to_string(bytes / MiB) + "MiB",
+                a100,
+                64,
+                Request(CollectiveOp::ALL_REDUCE, bytes, "hierarchical"),
+                {{0, 1, bytes}},
+                bytes < 64 * MiB ? 0.02 : 0.07);
+        }
         for (const auto& c : cases)
         {
             const Outcome message =
