@@ -251,9 +251,9 @@ class FluidMatchesMessagesTestCase : public TestCase
         const NetworkSpec a100nccl = HardwareSpec::Load("a100-sxm-80gb").network;
         NetworkSpec a100 = a100nccl;
         // The ring cases keep the Simple-protocol step latencies the preset had before NCCL's
-        // protocols (3.4 us per NVLink step, 9.6 us per network step): with LL's shorter steps
-        // the soft-fault case's fluid form is 3.9% slower than its messages (the uneven ring's
-        // bandwidth weighs more; doc/network-model.md, Limits).
+        // protocols (3.4 us per NVLink step, 9.6 us per network step); with LL's shorter steps
+        // the soft-fault case's fluid form was 3.9% slower than its messages before the message
+        // floor, and agrees since (doc/network-model.md, Limits).
         for (auto& d : a100.dimensions)
         {
             d.collective = "ring";
