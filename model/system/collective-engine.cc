@@ -65,7 +65,7 @@ CollectiveEngine::DoDispose()
     }
     m_runs.clear();
     m_issueEvent.Cancel();
-    m_ready = {};
+    m_readySteps = {};
     m_issuing = false;
     m_messages.clear();
     m_reserved.clear();
@@ -169,8 +169,8 @@ CollectiveEngine::Start(const CollectiveRequest& request,
     std::memcpy(&rate, &request.reduceBytesPerSecond, sizeof(rate));
     key.push_back(rate);
     key.push_back(fluid ? 1 : 0);
-    // A pipelined fluid plan holds its messages' time on the network as it was (faults
-    // included): a plan made before a fault changed the links is not reused after it.
+    // A fluid plan holds its messages' time on the network as it was (its message floor,
+    // faults included): a plan made before a fault changed the links is not reused after it.
     key.push_back(fluid ? m_backend->GetTopology()->GetVersion() : 0);
     key.insert(key.end(), request.endpoints.begin(), request.endpoints.end());
     auto cached = m_plans.find(key);
@@ -662,7 +662,7 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
 void
 CollectiveEngine::Ready(const std::shared_ptr<Run>& run, uint32_t step)
 {
-    m_ready.emplace(run->id, step);
+    m_readySteps.emplace(run->id, step);
     if (!m_issuing)
     {
         m_issuing = true;
@@ -674,10 +674,10 @@ void
 CollectiveEngine::IssueReady()
 {
     // Steps made ready by what is issued here (zero-time local steps) join the same round.
-    while (!m_ready.empty())
+    while (!m_readySteps.empty())
     {
-        const auto [id, step] = m_ready.top();
-        m_ready.pop();
+        const auto [id, step] = m_readySteps.top();
+        m_readySteps.pop();
         auto it = m_runs.find(id);
         if (it != m_runs.end())
         {

@@ -244,7 +244,7 @@ class CollectiveEngine : public Object
     std::priority_queue<std::pair<uint64_t, uint32_t>,
                         std::vector<std::pair<uint64_t, uint32_t>>,
                         std::greater<std::pair<uint64_t, uint32_t>>>
-        m_ready;
+        m_readySteps;
     bool m_issuing = false; //!< IssueReady is scheduled or running
     EventId m_issueEvent;   //!< the scheduled IssueReady
     uint64_t m_nextId = 0;  //!< next collective id
