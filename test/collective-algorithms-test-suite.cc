@@ -855,10 +855,11 @@ class MessageCountTestCase : public TestCase
 };
 
 /**
- * \brief A schedule's time on the idle network (what bounds a pipelined fluid form below):
- * messages at their pair's rate, delivered a latency after their last byte, ordered ones one
- * after the other on their connection in the order they become ready (ties: schedule order),
- * unordered and zero-byte ones not queueing, local steps for their duration; each pair's
+ * \brief A schedule's time on the idle network (what bounds a fluid form below, its message
+ * floor): messages at their pair's rate, delivered a latency after their last byte, ordered
+ * ones one after the other on their connection in the order they become ready (ties: schedule
+ * order), unordered and zero-byte ones not queueing, local steps for their duration, in whole
+ * nanoseconds as the simulator runs them (a last byte at the next nanosecond); each pair's
  * timing asked once. Checked against the sums written out by hand.
  */
 class IdleSecondsTestCase : public TestCase
@@ -893,8 +894,7 @@ class IdleSecondsTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_EQ(n, 1, "each pair's timing asked once");
         }
-        // Ready at once on one connection: the earlier step first. Written the other way
-        // round, the long message waits behind the short one.
+        // Ready at once on one connection: the earlier step first.
         CollectiveSchedule tie(2);
         tie.AddSend(0, 1, 8000, {}); // 0..8 us, at 10 us
         tie.AddSend(0, 1, 1000, {}); // 8..9 us, at 11 us
@@ -903,6 +903,17 @@ class IdleSecondsTestCase : public TestCase
         after.AddSend(0, 1, 1000, {});  // 0..1 us, at 3 us
         after.AddSend(0, 1, 8000, {0}); // 3..11 us, at 13 us
         NS_TEST_EXPECT_MSG_EQ_TOL(after.GetIdleSeconds(timing), 13e-6, 1e-12, "a dependency");
+        // 1,000 B at 3 GB/s is 333.3 ns: the last byte counts at 334 ns, then 2 us.
+        CollectiveSchedule odd(2);
+        odd.AddSend(0, 1, 1000, {});
+        NS_TEST_EXPECT_MSG_EQ_TOL(odd.GetIdleSeconds(
+                                      [](uint32_t, uint32_t)
+                                      {
+                                          return std::make_pair(3e9, 2e-6);
+                                      }),
+                                  2334e-9,
+                                  1e-13,
+                                  "whole nanoseconds");
     }
 };
 
