@@ -98,9 +98,11 @@ class CollectiveSchedule
     /**
      * \brief What the schedule takes on an otherwise idle network: each message at its pair's
      * rate, delivered its latencies after its last byte; ordered messages one after the other
-     * on their pair's connection in the order they are sent, as the flow backend carries them;
-     * local steps for their duration. Messages of different pairs that share a link are not
-     * slowed (a lower bound where they do). Needs the dependency lists.
+     * on their pair's connection in the order they are sent (those ready in one instant in
+     * schedule order, as the CollectiveEngine issues them), as the flow backend carries them;
+     * local steps for their duration; in whole nanoseconds, as the simulator runs them.
+     * Messages of different pairs that share a link are not slowed (a lower bound where they
+     * do). Needs the dependency lists.
      * \param timing each pair's rate and latency (asked once per pair)
      * \return the seconds from the start to the last step's end
      */
