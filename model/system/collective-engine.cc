@@ -552,34 +552,17 @@ CollectiveEngine::Compile(CollectiveSchedule schedule)
     const auto& steps = schedule.GetSteps();
     const auto n = static_cast<uint32_t>(steps.size());
     plan->waiting.assign(n, 0);
-    plan->dependentStart.assign(n + 1, 0);
     plan->rankLeft.assign(schedule.GetRankCount(), 0);
     for (uint32_t i = 0; i < n; ++i)
     {
         plan->waiting[i] = static_cast<uint32_t>(steps[i].deps.size());
-        for (uint32_t d : steps[i].deps)
-        {
-            ++plan->dependentStart[d + 1];
-        }
         ++plan->rankLeft[steps[i].src];
         if (steps[i].isSend && steps[i].dst != steps[i].src)
         {
             ++plan->rankLeft[steps[i].dst];
         }
     }
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        plan->dependentStart[i + 1] += plan->dependentStart[i];
-    }
-    plan->dependents.resize(plan->dependentStart[n]);
-    std::vector<uint32_t> fill(plan->dependentStart.begin(), plan->dependentStart.end() - 1);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        for (uint32_t d : steps[i].deps)
-        {
-            plan->dependents[fill[d]++] = i;
-        }
-    }
+    schedule.GetDependents(plan->dependentStart, plan->dependents);
     // The dependency lists are indexed now; drop them to halve the memory of big schedules.
     schedule.ReleaseDependencies();
     plan->schedule = std::move(schedule);

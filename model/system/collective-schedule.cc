@@ -151,33 +151,45 @@ CollectiveSchedule::GetSteps() const
     return m_steps;
 }
 
+void
+CollectiveSchedule::GetDependents(std::vector<uint32_t>& start,
+                                  std::vector<uint32_t>& dependents) const
+{
+    const auto n = static_cast<uint32_t>(m_steps.size());
+    start.assign(n + 1, 0);
+    for (const auto& s : m_steps)
+    {
+        for (uint32_t d : s.deps)
+        {
+            ++start[d + 1];
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        start[i + 1] += start[i];
+    }
+    dependents.resize(start[n]);
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        for (uint32_t d : m_steps[i].deps)
+        {
+            dependents[fill[d]++] = i;
+        }
+    }
+}
+
 double
 CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
 {
     const auto n = static_cast<uint32_t>(m_steps.size());
-    // Dependents of each step (compressed rows) and what each still waits for.
-    std::vector<uint32_t> first(n + 1, 0);
-    std::vector<uint32_t> waits(n, 0);
+    std::vector<uint32_t> first;
+    std::vector<uint32_t> dependents;
+    GetDependents(first, dependents);
+    std::vector<uint32_t> waits(n, 0); // what each step still waits for
     for (uint32_t i = 0; i < n; ++i)
     {
         waits[i] = static_cast<uint32_t>(m_steps[i].deps.size());
-        for (uint32_t d : m_steps[i].deps)
-        {
-            ++first[d + 1];
-        }
-    }
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        first[i + 1] += first[i];
-    }
-    std::vector<uint32_t> next(first.begin(), first.end() - 1);
-    std::vector<uint32_t> dependents(first[n]);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        for (uint32_t d : m_steps[i].deps)
-        {
-            dependents[next[d]++] = i;
-        }
     }
     std::unordered_map<uint64_t, std::pair<double, double>> pairs; // (src, dst) -> timing
     std::unordered_map<uint64_t, int64_t> connectionFree; // (src, dst) -> its last byte so far

@@ -91,6 +91,14 @@ class CollectiveSchedule
     void ReleaseDependencies();
 
     /**
+     * \brief The steps that wait for each step, in compressed rows: those of step i are
+     * \p dependents[\p start[i] .. \p start[i + 1]), in schedule order. Needs the dependency
+     * lists.
+     * \param start filled with GetSteps().size() + 1 offsets \param dependents filled
+     */
+    void GetDependents(std::vector<uint32_t>& start, std::vector<uint32_t>& dependents) const;
+
+    /**
      * \brief A message's payload rate (bytes/s) and path latency (s) between two ranks of the
      * group alone on the network.
      */
