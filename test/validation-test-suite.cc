@@ -20,6 +20,17 @@
 using namespace ns3;
 using namespace ns3::rapidllm;
 
+namespace {
+/** \return a summary as a test message: its mean and largest error, and the largest's row */
+std::string
+Describe(const ValidationSummary& s)
+{
+    std::ostringstream msg;
+    msg << "mean " << 100 * s.mean << "%, largest " << 100 * s.worst << "% at " << s.worstLabel;
+    return msg.str();
+}
+} // namespace
+
 /** \brief A validation table: runs it and checks the bars of the metrics it holds. */
 class ValidationTestCase : public TestCase
 {
@@ -286,10 +297,8 @@ class NcclTestsSlicesTestCase : public TestCase
         }
         NS_TEST_ASSERT_MSG_EQ(ar4.size(), 11u, "1 MiB to 1 GiB");
         ValidationSummary s = ValidationSuite::Summarize(ar4, "nccl_tests_hgx_s");
-        std::ostringstream msg;
-        msg << "mean " << 100 * s.mean << "%, largest " << 100 * s.worst << "% at " << s.worstLabel;
-        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.05, msg.str());
-        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.12, msg.str());
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.05, Describe(s));
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.12, Describe(s));
     }
 };
 
@@ -315,10 +324,8 @@ class NemoH100TestCase : public TestCase
             ValidationSuite::DataDir() + "/nemo-h100-training.csv", 16);
         NS_TEST_ASSERT_MSG_EQ(rows.size(), 5u, "llama2-7b, llama2-13b, llama3-8b x 3 releases");
         ValidationSummary s = ValidationSuite::Summarize(rows, "h100_step_s");
-        std::ostringstream msg;
-        msg << "mean " << 100 * s.mean << "%, largest " << 100 * s.worst << "% at " << s.worstLabel;
-        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.18, msg.str());
-        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.25, msg.str());
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.18, Describe(s));
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.25, Describe(s));
     }
 };
 
@@ -371,9 +378,7 @@ class FoundryTestCase : public TestCase
         }
         NS_TEST_ASSERT_MSG_EQ(large.size(), 10u, "7B, 13B and 30B rows of up to 4,096 tokens");
         ValidationSummary s = ValidationSuite::Summarize(large, "a100_bf16_step_s");
-        std::ostringstream msg;
-        msg << "mean " << 100 * s.mean << "%, largest " << 100 * s.worst << "% at " << s.worstLabel;
-        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.10, msg.str());
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.10, Describe(s));
     }
 };
 
