@@ -423,10 +423,16 @@ NetworkBackend::AddPathBytes(uint32_t src, uint32_t dst, double bytes)
     }
 }
 
+std::vector<uint32_t>
+NetworkBackend::GetIdleRoute(uint32_t src, uint32_t dst)
+{
+    return RoutePath(src, dst, m_nextId);
+}
+
 std::pair<double, double>
 NetworkBackend::GetIdlePath(uint32_t src, uint32_t dst)
 {
-    const std::vector<uint32_t> path = RoutePath(src, dst, m_nextId);
+    const std::vector<uint32_t> path = GetIdleRoute(src, dst);
     double rate = 0;
     for (uint32_t l : path)
     {

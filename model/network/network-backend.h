@@ -241,6 +241,12 @@ class NetworkBackend : public Object
      * \return (bytes/s, seconds); throws NetworkError as RoutePath
      */
     std::pair<double, double> GetIdlePath(uint32_t src, uint32_t dst);
+    /**
+     * \brief The links a message between two endpoints takes now (GetIdlePath's path).
+     * \param src source endpoint \param dst destination endpoint (not \p src)
+     * \return the links, source first; throws NetworkError as RoutePath
+     */
+    std::vector<uint32_t> GetIdleRoute(uint32_t src, uint32_t dst);
 
     /** \return the reservations held now */
     uint32_t GetReservationCount() const;

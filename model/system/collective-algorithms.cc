@@ -302,6 +302,7 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
                     return m_timing(req.endpoints[a], req.endpoints[b]);
                 });
             const uint32_t idle = plan.schedule.AddLocal(0, idleS, {});
+            plan.floorStep = idle;
             for (uint32_t r = 0; r < n; ++r)
             {
                 builder.SetReady(r, builder.Join(r, {builder.GetReady(r), idle}));

@@ -61,6 +61,8 @@ struct CollectivePlan
     /** The messages the algorithm counted before building (CountMessages() x pieces); 0 for
      * the fluid form or an algorithm that does not count */
     uint64_t countedMessages = 0;
+    /** The fluid form's message floor: its local step (-1: none) */
+    int64_t floorStep = -1;
 };
 
 /**

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 namespace ns3 {
 namespace rapidllm {
@@ -149,6 +150,8 @@ CollectiveEngine::GetPlanner()
 namespace {
 /** Plans up to this many steps are kept for reuse (a few hundred kB each at most). */
 constexpr std::size_t kCachedSteps = 1 << 14;
+/** A plan's messages are kept for its slowed runs' walks up to this many steps. */
+constexpr std::size_t kKeptMessageSteps = 1 << 16;
 } // namespace
 
 uint64_t
@@ -188,7 +191,14 @@ CollectiveEngine::Start(const CollectiveRequest& request,
                                          << " B among " << request.endpoints.size() << " ranks, "
                                          << built.algorithm << ", " << built.schedule.GetSendCount()
                                          << (fluid ? " streams" : " messages"));
-        plan = Compile(std::move(built.schedule));
+        auto compiled = Compile(std::move(built.schedule));
+        compiled->floorStep = built.floorStep;
+        if (built.floorStep >= 0)
+        {
+            compiled->messages = chosen;
+            compiled->messages.fluid = false;
+        }
+        plan = compiled;
         if (plan->waiting.size() <= kCachedSteps)
         {
             auto entry = std::make_shared<Entry>();
@@ -352,6 +362,7 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
     const std::shared_ptr<const Timing> timing = run->timed;
     run->timed.reset();
     ++m_materialized;
+    const double startS = static_cast<double>(run->startNs) * 1e-9;
     for (uint32_t k = run->nextEvent; k < run->events.size(); ++k)
     {
         run->events[k].Cancel();
@@ -364,8 +375,11 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
     run->waiting = plan.waiting;
     run->rankLeft = plan.rankLeft;
     run->left = n;
+    run->sendsLeft = plan.schedule.GetSendCount();
     // The steps done by now (alone until now, the run went as recorded).
     std::vector<uint8_t> done(n, 0);
+    // Streams whose bytes all went alone: (delivered, step), for the message floor (EndFloor)
+    std::vector<std::pair<int64_t, uint32_t>> wentAlone;
     for (uint32_t i = 0; i < n; ++i)
     {
         if (timing->stepDoneNs[i] > tau)
@@ -377,6 +391,11 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
         {
             m_backend->AddPathBytes(
                 run->endpoints[steps[i].src], run->endpoints[steps[i].dst], steps[i].bytes);
+            --run->sendsLeft;
+            if (plan.floorStep >= 0)
+            {
+                wentAlone.emplace_back(timing->stepDoneNs[i], i);
+            }
         }
         --run->left;
         --run->rankLeft[steps[i].src];
@@ -441,15 +460,41 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
             if (s.isSend)
             {
                 m_backend->AddPathBytes(run->endpoints[s.src], run->endpoints[s.dst], s.bytes);
+                if (plan.floorStep >= 0)
+                {
+                    wentAlone.emplace_back(timing->stepDoneNs[i], i);
+                }
             }
             Simulator::Schedule(NanoSeconds(run->startNs + timing->stepDoneNs[i] - nowNs),
                                 [this, run, i]()
                                 {
-                                    Complete(run, i);
+                                    if (run->plan->floorStep == int64_t(i))
+                                    {
+                                        FloorDue(run);
+                                    }
+                                    else
+                                    {
+                                        Complete(run, i);
+                                    }
                                 });
             continue;
         }
         resend.emplace_back(timing->issued[i], i);
+        if (plan.floorStep >= 0)
+        {
+            // it started transmitting when it did alone
+            SetIssued(*run, i, startS + progress.front().first);
+        }
+    }
+    // in the order their pairs carried them (a pair's streams leave in order)
+    std::sort(wentAlone.begin(), wentAlone.end());
+    for (const auto& [doneNs, i] : wentAlone)
+    {
+        if (!timing->progress[i].empty())
+        {
+            SetIssued(*run, i, startS + timing->progress[i].front().first);
+        }
+        RecordStream(run, i, startS + static_cast<double>(doneNs) * 1e-9);
     }
     std::sort(resend.begin(), resend.end());
     for (const auto& [order, i] : resend)
@@ -545,7 +590,7 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
     return Launch(Compile(std::move(schedule)), endpoints, onRankDone, onDone);
 }
 
-std::shared_ptr<const CollectiveEngine::Compiled>
+std::shared_ptr<CollectiveEngine::Compiled>
 CollectiveEngine::Compile(CollectiveSchedule schedule)
 {
     auto plan = std::make_shared<Compiled>();
@@ -591,6 +636,8 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
     run->rankLeft = run->plan->rankLeft;
     const auto n = static_cast<uint32_t>(run->waiting.size());
     run->left = n;
+    run->sendsLeft = run->plan->schedule.GetSendCount();
+    run->startNs = Simulator::Now().GetNanoSeconds();
     m_runs[run->id] = run;
     if (reservation != 0)
     {
@@ -598,7 +645,6 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
         run->reservation = reservation;
         run->reserved = true;
         run->entry = std::move(entry);
-        run->startNs = Simulator::Now().GetNanoSeconds();
         run->version = run->entry->version;
         run->recording = std::make_shared<Timing>();
         run->recording->stepDoneNs.assign(n, 0);
@@ -679,6 +725,19 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
     {
         run->recording->issued[step] = m_issued++;
     }
+    if (run->plan->floorStep >= 0 && s.isSend)
+    {
+        SetIssued(*run, step, Simulator::Now().GetSeconds());
+    }
+    if (run->plan->floorStep == int64_t(step))
+    {
+        Simulator::Schedule(Seconds(s.durationS),
+                            [this, run]()
+                            {
+                                FloorDue(run);
+                            });
+        return;
+    }
     if (s.isSend)
     {
         NS_LOG_LOGIC("collective " << run->id << " step " << step << ": " << s.bytes
@@ -733,7 +792,169 @@ CollectiveEngine::Delivered(uint64_t message)
             run->recording->progress[step] = std::move(progress);
         }
     }
+    if (run->plan->floorStep >= 0)
+    {
+        RecordStream(run, step, Simulator::Now().GetSeconds());
+    }
     Complete(run, step);
+}
+
+void
+CollectiveEngine::SetIssued(Run& run, uint32_t step, double issuedS)
+{
+    if (run.issuedS.empty())
+    {
+        run.issuedS.assign(run.plan->schedule.GetSteps().size(), -1.0);
+    }
+    run.issuedS[step] = issuedS;
+}
+
+void
+CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, double deliveredS)
+{
+    const auto& s = run->plan->schedule.GetSteps()[step];
+    const uint32_t a = run->endpoints[s.src];
+    const uint32_t b = run->endpoints[s.dst];
+    if (a == b)
+    {
+        return;
+    }
+    auto [it, fresh] = run->streams.try_emplace({a, b});
+    PairStreams& pair = it->second;
+    if (fresh)
+    {
+        std::tie(pair.rate, pair.latencyS) = m_backend->GetIdlePath(a, b);
+    }
+    // Its last byte left a latency count of path latencies ago; it started when it was
+    // issued, or (ordered) when the pair's previous transfer ended.
+    const double end = deliveredS - s.latencies * pair.latencyS;
+    double start = end;
+    if (step < run->issuedS.size() && run->issuedS[step] >= 0)
+    {
+        start = run->issuedS[step];
+    }
+    if (s.ordered)
+    {
+        start = std::max(start, pair.lastEndS);
+    }
+    const double runStartS = static_cast<double>(run->startNs) * 1e-9;
+    pair.load.pieces.push_back(
+        {static_cast<double>(s.bytes), std::max(0.0, end - start), start - runStartS});
+    pair.lastEndS = std::max(pair.lastEndS, end);
+}
+
+void
+CollectiveEngine::FloorDue(const std::shared_ptr<Run>& run)
+{
+    run->floorDue = true;
+    if (run->sendsLeft == 0)
+    {
+        EndFloor(run);
+    }
+}
+
+void
+CollectiveEngine::EndFloor(const std::shared_ptr<Run>& run)
+{
+    run->floorEnding = true;
+    const auto floor = static_cast<uint32_t>(run->plan->floorStep);
+    // The streams of one run share links among themselves: a pair counts as slowed by others
+    // only below its path's rate shared by as many of the run's pairs as cross one of its
+    // links (a tree's parent sending to both children, an all-to-all's peers).
+    bool anySlowed = false;
+    for (const auto& [pair, streams] : run->streams)
+    {
+        for (const auto& p : streams.load.pieces)
+        {
+            anySlowed = anySlowed || PairLoad::IsSlowed(p, streams.rate);
+        }
+    }
+    std::map<uint32_t, uint32_t> pairsOnLink;
+    std::vector<std::vector<uint32_t>> routes;
+    if (anySlowed)
+    {
+        routes.reserve(run->streams.size());
+        for (const auto& [pair, streams] : run->streams)
+        {
+            routes.push_back(m_backend->GetIdleRoute(pair.first, pair.second));
+            for (uint32_t l : routes.back())
+            {
+                ++pairsOnLink[l];
+            }
+        }
+    }
+    // The others' link time, which delays the walk by at most its sum.
+    double lostS = 0;
+    std::size_t k = 0;
+    for (auto& [pair, streams] : run->streams)
+    {
+        if (!anySlowed)
+        {
+            break;
+        }
+        uint32_t sharing = 1;
+        for (uint32_t l : routes[k++])
+        {
+            sharing = std::max(sharing, pairsOnLink[l]);
+        }
+        for (auto& p : streams.load.pieces)
+        {
+            p.seconds = std::max(p.bytes / streams.rate, p.seconds / sharing);
+            if (PairLoad::IsSlowed(p, streams.rate))
+            {
+                lostS += p.seconds - p.bytes / streams.rate;
+            }
+        }
+    }
+    // The walk alone is the floor's duration: the streams slowed it by at most lostS.
+    const auto& floorStep = run->plan->schedule.GetSteps()[floor];
+    const double elapsedS =
+        static_cast<double>(Simulator::Now().GetNanoSeconds() - run->startNs) * 1e-9;
+    int64_t waitNs = 0;
+    if (lostS > 0 && floorStep.durationS + lostS > elapsedS)
+    {
+        std::shared_ptr<const Compiled> messages = run->plan->messagePlan;
+        if (!messages)
+        {
+            messages = Compile(GetPlanner().Build(run->plan->messages).schedule);
+            // kept for the plan's next slowed run where small (a tensor-parallel group's)
+            if (messages->waiting.size() <= kKeptMessageSteps)
+            {
+                run->plan->messagePlan = messages;
+            }
+        }
+        const double walkS = CollectiveSchedule::Walk(
+            messages->schedule.GetSteps(),
+            messages->waiting,
+            messages->dependentStart,
+            messages->dependents,
+            [&](uint32_t a, uint32_t b)
+            {
+                return m_backend->GetIdlePath(run->endpoints[a], run->endpoints[b]);
+            },
+            [&](uint32_t a, uint32_t b) -> const PairLoad*
+            {
+                auto it = run->streams.find({run->endpoints[a], run->endpoints[b]});
+                return it == run->streams.end() ? nullptr : &it->second.load;
+            });
+        waitNs = run->startNs + static_cast<int64_t>(std::llround(walkS * 1e9))
+                 - Simulator::Now().GetNanoSeconds();
+        NS_LOG_DEBUG("collective " << run->id << ": its streams were slowed, its messages' walk "
+                                   << walkS * 1e6 << " us");
+    }
+    run->streams.clear();
+    if (waitNs > 0)
+    {
+        Simulator::Schedule(NanoSeconds(waitNs),
+                            [this, run, floor]()
+                            {
+                                Complete(run, floor);
+                            });
+    }
+    else
+    {
+        Complete(run, floor);
+    }
 }
 
 void
@@ -793,6 +1014,10 @@ CollectiveEngine::Complete(const std::shared_ptr<Run>& run, uint32_t step)
         {
             run->onDone(run->id);
         }
+    }
+    if (s.isSend && --run->sendsLeft == 0 && run->floorDue && !run->floorEnding)
+    {
+        EndFloor(run);
     }
 }
 

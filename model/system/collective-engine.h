@@ -131,6 +131,19 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> dependentStart; //!< CSR offsets of dependents
         std::vector<uint32_t> dependents;     //!< CSR dependents
         std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
+        int64_t floorStep = -1;               //!< fluid: its message floor's step (-1: none)
+        CollectiveRequest messages;           //!< with a floor: the request as messages
+        /** with a floor: its messages, compiled when a run is first slowed (EndFloor) */
+        mutable std::shared_ptr<const Compiled> messagePlan;
+    };
+
+    /** \brief A fluid run's streams between two endpoints, as they went (the message floor). */
+    struct PairStreams
+    {
+        PairLoad load;       //!< its transfers
+        double lastEndS = 0; //!< its last transfer's last byte
+        double rate = 0;     //!< the path's rate alone, bytes/s
+        double latencyS = 0; //!< the path latency
     };
 
     /**
@@ -184,10 +197,33 @@ class CollectiveEngine : public Object
         uint32_t nextEvent = 0;               //!< timed: rank end times already called back
         std::vector<EventId> events;          //!< timed: its rank end events
         EventId endEvent;                     //!< timed: its end
+        /** With a message floor: per (source, destination) endpoint pair, its streams */
+        std::map<std::pair<uint32_t, uint32_t>, PairStreams> streams;
+        std::vector<double> issuedS; //!< with a floor: per step, when it was issued (-1: not)
+        uint64_t sendsLeft = 0;      //!< send steps not done
+        bool floorDue = false;       //!< the floor's idle time has passed
+        bool floorEnding = false;    //!< the floor's end is decided
     };
 
+    /**
+     * \brief A fluid run's message floor has lasted its messages' time on the idle network:
+     * it ends once the streams have too (EndFloor).
+     */
+    void FloorDue(const std::shared_ptr<Run>& run);
+    /**
+     * \brief Ends a fluid run's message floor, now or later: where other traffic slowed its
+     * streams, at the end of its messages' walk with their bytes slowed as the streams' were
+     * (CollectiveSchedule::GetIdleSeconds with a PairPace), see doc/network-model.md,
+     * "Message floor".
+     */
+    void EndFloor(const std::shared_ptr<Run>& run);
+    /** \brief Notes when a fluid run's stream started (the message floor). */
+    static void SetIssued(Run& run, uint32_t step, double issuedS);
+    /** \brief Records a fluid run's stream delivered at \p deliveredS (the message floor). */
+    void RecordStream(const std::shared_ptr<Run>& run, uint32_t step, double deliveredS);
+
     /** \return \p schedule compiled (CSR of dependents, counts) */
-    static std::shared_ptr<const Compiled> Compile(CollectiveSchedule schedule);
+    static std::shared_ptr<Compiled> Compile(CollectiveSchedule schedule);
     /**
      * \brief Starts a compiled plan (see Start); with a \p reservation, its messages are sent
      * under it and the run is recorded for \p entry while the reservation holds.

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <memory>
 #include <queue>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace ns3 {
@@ -182,17 +184,44 @@ CollectiveSchedule::GetDependents(std::vector<uint32_t>& start,
 double
 CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
 {
+    return GetIdleSeconds(timing, PairPace());
+}
+
+double
+CollectiveSchedule::GetIdleSeconds(const PairTiming& timing, const PairPace& pace) const
+{
     const auto n = static_cast<uint32_t>(m_steps.size());
     std::vector<uint32_t> first;
     std::vector<uint32_t> dependents;
     GetDependents(first, dependents);
-    std::vector<uint32_t> waits(n, 0); // what each step still waits for
+    std::vector<uint32_t> waiting(n, 0);
     for (uint32_t i = 0; i < n; ++i)
     {
-        waits[i] = static_cast<uint32_t>(m_steps[i].deps.size());
+        waiting[i] = static_cast<uint32_t>(m_steps[i].deps.size());
     }
-    std::unordered_map<uint64_t, std::pair<double, double>> pairs; // (src, dst) -> timing
-    std::unordered_map<uint64_t, int64_t> connectionFree; // (src, dst) -> its last byte so far
+    return Walk(m_steps, waiting, first, dependents, timing, pace);
+}
+
+double
+CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
+                         const std::vector<uint32_t>& waiting,
+                         const std::vector<uint32_t>& first,
+                         const std::vector<uint32_t>& dependents,
+                         const PairTiming& timing,
+                         const PairPace& pace)
+{
+    const auto n = static_cast<uint32_t>(steps.size());
+    std::vector<uint32_t> waits = waiting; // what each step still waits for
+    // What the walk keeps per (src, dst) pair
+    struct Pair
+    {
+        double rate = 0;                        // bytes/s
+        double latency = 0;                     // seconds
+        int64_t free = 0;                       // its connection's last byte so far
+        std::unique_ptr<PairSlowdown> slowdown; // beside other traffic (null: at its rate)
+    };
+    std::unordered_map<uint64_t, Pair> pairs;
+    pairs.reserve(std::min<std::size_t>(n, 4096));
     // In whole nanoseconds, as the simulator runs the schedule: a transmission ends at the
     // first nanosecond at or after its last byte (the flow network's completion event), a
     // delay (latency, local step) is rounded to the nearest nanosecond.
@@ -218,7 +247,7 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
     {
         const auto [at, i] = queue.top();
         queue.pop();
-        const CollectiveStep& s = m_steps[i];
+        const CollectiveStep& s = steps[i];
         int64_t done = at;
         if (!s.isSend)
         {
@@ -227,30 +256,38 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing) const
         else if (s.src != s.dst)
         {
             const uint64_t key = uint64_t(s.src) << 32 | s.dst;
-            auto known = pairs.find(key);
-            if (known == pairs.end())
+            auto [known, fresh] = pairs.try_emplace(key);
+            Pair& pair = known->second;
+            if (fresh)
             {
-                known = pairs.emplace(key, timing(s.src, s.dst)).first;
+                std::tie(pair.rate, pair.latency) = timing(s.src, s.dst);
+                const PairLoad* load = pace ? pace(s.src, s.dst) : nullptr;
+                if (load)
+                {
+                    pair.slowdown = std::make_unique<PairSlowdown>(*load, pair.rate);
+                }
             }
-            const auto [rate, latency] = known->second;
+            const double rate = pair.rate;
+            const double latency = pair.latency;
             int64_t lastByte = at;
             if (s.bytes > 0 && rate > 0)
             {
                 // A zero-byte message is only its latency and does not queue.
                 int64_t start = at;
-                int64_t* free = nullptr;
                 if (s.ordered)
                 {
-                    free = &connectionFree[key];
-                    start = std::max(start, *free);
+                    start = std::max(start, pair.free);
                 }
                 // (within 10 ps of a nanosecond counts as that nanosecond, as the flow
                 // network tests its completions)
-                lastByte =
-                    static_cast<int64_t>(std::ceil((start * 1e-9 + s.bytes / rate) * 1e9 - 1e-2));
-                if (free)
+                const double seconds =
+                    pair.slowdown
+                        ? pair.slowdown->Transmit(start * 1e-9, static_cast<double>(s.bytes))
+                        : s.bytes / rate;
+                lastByte = static_cast<int64_t>(std::ceil((start * 1e-9 + seconds) * 1e9 - 1e-2));
+                if (s.ordered)
                 {
-                    *free = lastByte;
+                    pair.free = lastByte;
                 }
             }
             done = lastByte + delay(latency * s.latencies);

@@ -5,6 +5,8 @@
 #ifndef RAPIDLLM_COLLECTIVE_SCHEDULE_H
 #define RAPIDLLM_COLLECTIVE_SCHEDULE_H
 
+#include "pair-slowdown.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -115,6 +117,29 @@ class CollectiveSchedule
      * \return the seconds from the start to the last step's end
      */
     double GetIdleSeconds(const PairTiming& timing) const;
+    /** Per pair: how its streams went beside other traffic, or null (at its rate) */
+    using PairPace = std::function<const PairLoad*(uint32_t src, uint32_t dst)>;
+    /**
+     * \brief GetIdleSeconds beside the traffic that slowed a fluid form's streams: the
+     * messages of a pair that \p pace knows go as PairSlowdown says.
+     * \param timing each pair's rate and latency alone \param pace each pair's streams
+     * \return the seconds from the start to the last step's end
+     */
+    double GetIdleSeconds(const PairTiming& timing, const PairPace& pace) const;
+    /**
+     * \brief GetIdleSeconds over steps already indexed (a compiled schedule walked again and
+     * again without its dependency lists).
+     * \param steps the steps \param waiting per step, its dependency count
+     * \param first \param dependents the dependents index (GetDependents)
+     * \param timing \param pace as GetIdleSeconds
+     * \return the seconds from the start to the last step's end
+     */
+    static double Walk(const std::vector<CollectiveStep>& steps,
+                       const std::vector<uint32_t>& waiting,
+                       const std::vector<uint32_t>& first,
+                       const std::vector<uint32_t>& dependents,
+                       const PairTiming& timing,
+                       const PairPace& pace);
 
     /** \return the number of messages */
     uint64_t GetSendCount() const;

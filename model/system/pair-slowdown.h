@@ -1,0 +1,90 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_PAIR_SLOWDOWN_H
+#define RAPIDLLM_PAIR_SLOWDOWN_H
+
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief How the transfers of one (source, destination) pair of a fluid collective went beside
+ * other traffic: what its message floor's walk slows that pair's messages by.
+ */
+struct PairLoad
+{
+    /** \brief One transfer. */
+    struct Piece
+    {
+        double bytes = 0;   //!< its bytes
+        double seconds = 0; //!< transmitting, at least bytes / the pair's rate
+        double startS = 0;  //!< when it started transmitting, from the collective's start
+    };
+
+    std::vector<Piece> pieces; //!< in the order the pair sent them
+
+    /**
+     * \return whether \p piece took longer than at \p rate (bytes/s), beyond a nanosecond's
+     * rounding
+     */
+    static bool IsSlowed(const Piece& piece, double rate);
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief The times of a pair's messages when its streams (PairLoad) shared their links with
+ * other traffic.
+ *
+ * Others that were still there at the pair's last byte are taken to stay: each of the pair's
+ * bytes takes what it took in its streams (the k-th byte as the k-th byte). Others that left
+ * before were a finite backlog (the link seconds they took from the pair's streams, from when
+ * the first slowed stream started): the messages share the link with it at the streams' share
+ * while it lasts, and it drains alone while the pair has nothing on the link. So a collective
+ * whose messages leave gaps lets a short transfer beside it pass in the gaps, as max-min
+ * sharing between its messages and that transfer does, where the streams, never idle, shared
+ * the link with it all along.
+ */
+class PairSlowdown
+{
+  public:
+    /**
+     * \param load how the pair's streams went \param rate the pair's rate alone (bytes/s)
+     */
+    PairSlowdown(const PairLoad& load, double rate);
+
+    /** \return whether the streams were slowed at all (else messages take bytes / rate) */
+    bool IsSlowed() const;
+
+    /**
+     * \brief The pair's next message in the order the pair sends them.
+     * \param startS when it starts transmitting, from the collective's start
+     * \param bytes its bytes
+     * \return its transmitting seconds
+     */
+    double Transmit(double startS, double bytes);
+
+  private:
+    /** \return the seconds bytes [from, from + bytes) took in the streams */
+    double Paced(double from, double bytes) const;
+
+    const PairLoad& m_load;  //!< the streams
+    double m_rate;           //!< alone, bytes/s
+    bool m_slowed = false;   //!< any piece slowed
+    bool m_stays = false;    //!< slowed to the last piece: the others stay
+    double m_slowStartS = 0; //!< when the first slowed piece started
+    double m_lostS = 0;      //!< link seconds the others took from the streams
+    double m_share = 1;      //!< the pair's share of the link beside them
+    bool m_arrived = false;  //!< the backlog is there
+    double m_backlogS = 0;   //!< link seconds of the others left
+    double m_lastEndS = 0;   //!< the pair's last message's last byte
+    double m_sent = 0;       //!< bytes the pair sent so far
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_PAIR_SLOWDOWN_H
