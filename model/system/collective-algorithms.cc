@@ -293,7 +293,8 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
     {
         if (messageFloor)
         {
-            CollectiveSchedule messages(n);
+            plan.messages = std::make_shared<CollectiveSchedule>(n);
+            CollectiveSchedule& messages = *plan.messages;
             ScheduleBuilder mb(messages, *this, req.endpoints, req.reduceBytesPerSecond, false);
             write(mb, false);
             const double idleS = messages.GetIdleSeconds(

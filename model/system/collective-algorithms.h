@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ struct CollectivePlan
     uint64_t countedMessages = 0;
     /** The fluid form's message floor: its local step (-1: none) */
     int64_t floorStep = -1;
+    /** With a floor: the messages it walked (what a slowed run walks again) */
+    std::shared_ptr<CollectiveSchedule> messages;
 };
 
 /**

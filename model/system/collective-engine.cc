@@ -150,8 +150,10 @@ CollectiveEngine::GetPlanner()
 namespace {
 /** Plans up to this many steps are kept for reuse (a few hundred kB each at most). */
 constexpr std::size_t kCachedSteps = 1 << 14;
-/** A plan's messages are kept for its slowed runs' walks up to this many steps. */
+/** A plan's messages are kept for its slowed runs' walks up to this many steps, */
 constexpr std::size_t kKeptMessageSteps = 1 << 16;
+/** and all plans' up to this many (some 100 MB). */
+constexpr std::size_t kKeptMessageBudget = 1 << 20;
 } // namespace
 
 uint64_t
@@ -197,6 +199,12 @@ CollectiveEngine::Start(const CollectiveRequest& request,
         {
             compiled->messages = chosen;
             compiled->messages.fluid = false;
+            const std::size_t steps = built.messages->GetSteps().size();
+            if (steps <= kKeptMessageSteps && m_keptMessageSteps + steps <= kKeptMessageBudget)
+            {
+                m_keptMessageSteps += steps;
+                compiled->messageSchedule = std::move(built.messages);
+            }
         }
         plan = compiled;
         if (plan->waiting.size() <= kCachedSteps)
@@ -916,14 +924,18 @@ CollectiveEngine::EndFloor(const std::shared_ptr<Run>& run)
         std::shared_ptr<const Compiled> messages = run->plan->messagePlan;
         if (!messages)
         {
-            messages = Compile(GetPlanner().Build(run->plan->messages).schedule);
-            // kept for the plan's next slowed run where small (a tensor-parallel group's)
-            if (messages->waiting.size() <= kKeptMessageSteps)
+            // the plan's messages as planned, else planned again
+            std::shared_ptr<CollectiveSchedule>& kept = run->plan->messageSchedule;
+            messages =
+                Compile(kept ? std::move(*kept) : GetPlanner().Build(run->plan->messages).schedule);
+            if (kept)
             {
+                kept.reset();
                 run->plan->messagePlan = messages;
             }
         }
         const double walkS = CollectiveSchedule::Walk(
+            messages->schedule.GetRankCount(),
             messages->schedule.GetSteps(),
             messages->waiting,
             messages->dependentStart,

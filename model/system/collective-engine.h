@@ -133,7 +133,9 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
         int64_t floorStep = -1;               //!< fluid: its message floor's step (-1: none)
         CollectiveRequest messages;           //!< with a floor: the request as messages
-        /** with a floor: its messages, compiled when a run is first slowed (EndFloor) */
+        /** with a floor: its messages as planned (kept while the engine's budget allows) */
+        mutable std::shared_ptr<CollectiveSchedule> messageSchedule;
+        /** with a floor: its messages compiled, at its first slowed run (EndFloor) */
         mutable std::shared_ptr<const Compiled> messagePlan;
     };
 
@@ -271,6 +273,7 @@ class CollectiveEngine : public Object
     void Finalize(const std::shared_ptr<Run>& run);
 
     Ptr<NetworkBackend> m_backend;                //!< the network
+    uint64_t m_keptMessageSteps = 0;              //!< steps of the plans' messages kept (EndFloor)
     std::unique_ptr<CollectivePlanner> m_planner; //!< requests -> schedules, made at first use
     std::unordered_map<uint64_t, std::shared_ptr<Run>> m_runs; //!< running collectives
     /** Messages in flight: message id -> (run id, step). */

@@ -47,14 +47,22 @@ PairSlowdown::IsSlowed() const
 }
 
 double
-PairSlowdown::Paced(double from, double bytes) const
+PairSlowdown::Paced(double from, double bytes)
 {
+    const auto& pieces = m_load.pieces;
+    // from only grows: skip the pieces wholly before it once
+    while (m_piece < pieces.size() && m_pieceStart + pieces[m_piece].bytes <= from)
+    {
+        m_pieceStart += pieces[m_piece].bytes;
+        ++m_piece;
+    }
     double seconds = 0;
     double at = from;
     const double to = from + bytes;
-    double pieceStart = 0;
-    for (const auto& p : m_load.pieces)
+    double pieceStart = m_pieceStart;
+    for (std::size_t i = m_piece; i < pieces.size(); ++i)
     {
+        const auto& p = pieces[i];
         const double pieceEnd = pieceStart + p.bytes;
         if (pieceEnd > at && p.bytes > 0)
         {

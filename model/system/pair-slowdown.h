@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_PAIR_SLOWDOWN_H
 #define RAPIDLLM_PAIR_SLOWDOWN_H
 
+#include <cstddef>
 #include <vector>
 
 namespace ns3 {
@@ -68,8 +69,8 @@ class PairSlowdown
     double Transmit(double startS, double bytes);
 
   private:
-    /** \return the seconds bytes [from, from + bytes) took in the streams */
-    double Paced(double from, double bytes) const;
+    /** \return the seconds bytes [from, from + bytes) took in the streams (from only grows) */
+    double Paced(double from, double bytes);
 
     const PairLoad& m_load;  //!< the streams
     double m_rate;           //!< alone, bytes/s
@@ -82,6 +83,8 @@ class PairSlowdown
     double m_backlogS = 0;   //!< link seconds of the others left
     double m_lastEndS = 0;   //!< the pair's last message's last byte
     double m_sent = 0;       //!< bytes the pair sent so far
+    std::size_t m_piece = 0; //!< Paced: the first piece not wholly sent
+    double m_pieceStart = 0; //!< Paced: the bytes before it
 };
 
 } // namespace rapidllm
