@@ -200,7 +200,8 @@ CollectiveEngine::Start(const CollectiveRequest& request,
             compiled->messages = chosen;
             compiled->messages.fluid = false;
             const std::size_t steps = built.messages->GetSteps().size();
-            if (steps <= kKeptMessageSteps && m_keptMessageSteps + steps <= kKeptMessageBudget)
+            if (compiled->waiting.size() <= kCachedSteps && steps <= kKeptMessageSteps
+                && m_keptMessageSteps + steps <= kKeptMessageBudget)
             {
                 m_keptMessageSteps += steps;
                 compiled->messageSchedule = std::move(built.messages);
@@ -861,45 +862,39 @@ CollectiveEngine::FloorDue(const std::shared_ptr<Run>& run)
     }
 }
 
-void
-CollectiveEngine::EndFloor(const std::shared_ptr<Run>& run)
+double
+CollectiveEngine::TakeOthersSeconds(Run& run)
 {
-    run->floorEnding = true;
-    const auto floor = static_cast<uint32_t>(run->plan->floorStep);
     // The streams of one run share links among themselves: a pair counts as slowed by others
     // only below its path's rate shared by as many of the run's pairs as cross one of its
     // links (a tree's parent sending to both children, an all-to-all's peers).
     bool anySlowed = false;
-    for (const auto& [pair, streams] : run->streams)
+    for (const auto& [pair, streams] : run.streams)
     {
         for (const auto& p : streams.load.pieces)
         {
             anySlowed = anySlowed || PairLoad::IsSlowed(p, streams.rate);
         }
     }
+    if (!anySlowed)
+    {
+        return 0;
+    }
     std::map<uint32_t, uint32_t> pairsOnLink;
     std::vector<std::vector<uint32_t>> routes;
-    if (anySlowed)
+    routes.reserve(run.streams.size());
+    for (const auto& [pair, streams] : run.streams)
     {
-        routes.reserve(run->streams.size());
-        for (const auto& [pair, streams] : run->streams)
+        routes.push_back(m_backend->GetIdleRoute(pair.first, pair.second));
+        for (uint32_t l : routes.back())
         {
-            routes.push_back(m_backend->GetIdleRoute(pair.first, pair.second));
-            for (uint32_t l : routes.back())
-            {
-                ++pairsOnLink[l];
-            }
+            ++pairsOnLink[l];
         }
     }
-    // The others' link time, which delays the walk by at most its sum.
-    double lostS = 0;
+    double othersS = 0;
     std::size_t k = 0;
-    for (auto& [pair, streams] : run->streams)
+    for (auto& [pair, streams] : run.streams)
     {
-        if (!anySlowed)
-        {
-            break;
-        }
         uint32_t sharing = 1;
         for (uint32_t l : routes[k++])
         {
@@ -910,47 +905,60 @@ CollectiveEngine::EndFloor(const std::shared_ptr<Run>& run)
             p.seconds = std::max(p.bytes / streams.rate, p.seconds / sharing);
             if (PairLoad::IsSlowed(p, streams.rate))
             {
-                lostS += p.seconds - p.bytes / streams.rate;
+                othersS += p.seconds - p.bytes / streams.rate;
             }
         }
     }
-    // The walk alone is the floor's duration: the streams slowed it by at most lostS.
-    const auto& floorStep = run->plan->schedule.GetSteps()[floor];
-    const double elapsedS =
-        static_cast<double>(Simulator::Now().GetNanoSeconds() - run->startNs) * 1e-9;
-    int64_t waitNs = 0;
-    if (lostS > 0 && floorStep.durationS + lostS > elapsedS)
+    return othersS;
+}
+
+double
+CollectiveEngine::WalkMessages(const Run& run)
+{
+    std::shared_ptr<const Compiled> messages = run.plan->messagePlan;
+    if (!messages)
     {
-        std::shared_ptr<const Compiled> messages = run->plan->messagePlan;
-        if (!messages)
+        // the plan's messages as planned, else planned again
+        std::shared_ptr<CollectiveSchedule>& kept = run.plan->messageSchedule;
+        messages =
+            Compile(kept ? std::move(*kept) : GetPlanner().Build(run.plan->messages).schedule);
+        if (kept)
         {
-            // the plan's messages as planned, else planned again
-            std::shared_ptr<CollectiveSchedule>& kept = run->plan->messageSchedule;
-            messages =
-                Compile(kept ? std::move(*kept) : GetPlanner().Build(run->plan->messages).schedule);
-            if (kept)
-            {
-                kept.reset();
-                run->plan->messagePlan = messages;
-            }
+            kept.reset();
+            run.plan->messagePlan = messages;
         }
-        const double walkS = CollectiveSchedule::Walk(
-            messages->schedule.GetRankCount(),
-            messages->schedule.GetSteps(),
-            messages->waiting,
-            messages->dependentStart,
-            messages->dependents,
-            [&](uint32_t a, uint32_t b)
-            {
-                return m_backend->GetIdlePath(run->endpoints[a], run->endpoints[b]);
-            },
-            [&](uint32_t a, uint32_t b) -> const PairLoad*
-            {
-                auto it = run->streams.find({run->endpoints[a], run->endpoints[b]});
-                return it == run->streams.end() ? nullptr : &it->second.load;
-            });
-        waitNs = run->startNs + static_cast<int64_t>(std::llround(walkS * 1e9))
-                 - Simulator::Now().GetNanoSeconds();
+    }
+    return CollectiveSchedule::Walk(
+        messages->schedule.GetRankCount(),
+        messages->schedule.GetSteps(),
+        messages->waiting,
+        messages->dependentStart,
+        messages->dependents,
+        [&](uint32_t a, uint32_t b)
+        {
+            return m_backend->GetIdlePath(run.endpoints[a], run.endpoints[b]);
+        },
+        [&](uint32_t a, uint32_t b) -> const PairLoad*
+        {
+            auto it = run.streams.find({run.endpoints[a], run.endpoints[b]});
+            return it == run.streams.end() ? nullptr : &it->second.load;
+        });
+}
+
+void
+CollectiveEngine::EndFloor(const std::shared_ptr<Run>& run)
+{
+    run->floorEnding = true;
+    const auto floor = static_cast<uint32_t>(run->plan->floorStep);
+    const double othersS = TakeOthersSeconds(*run);
+    // Alone the walk takes the floor's duration; the others delay it by at most othersS.
+    const double floorS = run->plan->schedule.GetSteps()[floor].durationS;
+    const int64_t nowNs = Simulator::Now().GetNanoSeconds();
+    int64_t waitNs = 0;
+    if (othersS > 0 && floorS + othersS > static_cast<double>(nowNs - run->startNs) * 1e-9)
+    {
+        const double walkS = WalkMessages(*run);
+        waitNs = run->startNs + static_cast<int64_t>(std::llround(walkS * 1e9)) - nowNs;
         NS_LOG_DEBUG("collective " << run->id << ": its streams were slowed, its messages' walk "
                                    << walkS * 1e6 << " us");
     }

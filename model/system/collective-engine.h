@@ -219,6 +219,14 @@ class CollectiveEngine : public Object
      * "Message floor".
      */
     void EndFloor(const std::shared_ptr<Run>& run);
+    /**
+     * \brief The link seconds other traffic took from a fluid run's streams, its pieces'
+     * seconds cut to what the run's own sharing of its links explains (EndFloor).
+     * \return 0 if nothing slowed them
+     */
+    double TakeOthersSeconds(Run& run);
+    /** \return the seconds a fluid run's messages take walked beside what its streams met */
+    double WalkMessages(const Run& run);
     /** \brief Notes when a fluid run's stream started (the message floor). */
     static void SetIssued(Run& run, uint32_t step, double issuedS);
     /** \brief Records a fluid run's stream delivered at \p deliveredS (the message floor). */
