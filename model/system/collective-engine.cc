@@ -371,7 +371,6 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
     const std::shared_ptr<const Timing> timing = run->timed;
     run->timed.reset();
     ++m_materialized;
-    const double startS = static_cast<double>(run->startNs) * 1e-9;
     for (uint32_t k = run->nextEvent; k < run->events.size(); ++k)
     {
         run->events[k].Cancel();
@@ -492,7 +491,7 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
         if (plan.floorStep >= 0)
         {
             // it started transmitting when it did alone
-            SetIssued(*run, i, startS + progress.front().first);
+            SetIssued(*run, i, run->startNs + std::llround(progress.front().first * 1e9));
         }
     }
     // in the order their pairs carried them (a pair's streams leave in order)
@@ -501,9 +500,10 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
     {
         if (!timing->progress[i].empty())
         {
-            SetIssued(*run, i, startS + timing->progress[i].front().first);
+            SetIssued(
+                *run, i, run->startNs + std::llround(timing->progress[i].front().first * 1e9));
         }
-        RecordStream(run, i, startS + static_cast<double>(doneNs) * 1e-9);
+        RecordStream(run, i, run->startNs + doneNs);
     }
     std::sort(resend.begin(), resend.end());
     for (const auto& [order, i] : resend)
@@ -736,11 +736,11 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
     }
     if (run->plan->floorStep >= 0 && s.isSend)
     {
-        SetIssued(*run, step, Simulator::Now().GetSeconds());
+        SetIssued(*run, step, Simulator::Now().GetNanoSeconds());
     }
     if (run->plan->floorStep == int64_t(step))
     {
-        Simulator::Schedule(Seconds(s.durationS),
+        Simulator::Schedule(NanoSeconds(std::llround(s.durationS * 1e9)),
                             [this, run]()
                             {
                                 FloorDue(run);
@@ -803,23 +803,23 @@ CollectiveEngine::Delivered(uint64_t message)
     }
     if (run->plan->floorStep >= 0)
     {
-        RecordStream(run, step, Simulator::Now().GetSeconds());
+        RecordStream(run, step, Simulator::Now().GetNanoSeconds());
     }
     Complete(run, step);
 }
 
 void
-CollectiveEngine::SetIssued(Run& run, uint32_t step, double issuedS)
+CollectiveEngine::SetIssued(Run& run, uint32_t step, int64_t issuedNs)
 {
-    if (run.issuedS.empty())
+    if (run.issuedNs.empty())
     {
-        run.issuedS.assign(run.plan->schedule.GetSteps().size(), -1.0);
+        run.issuedNs.assign(run.plan->schedule.GetSteps().size(), -1);
     }
-    run.issuedS[step] = issuedS;
+    run.issuedNs[step] = issuedNs;
 }
 
 void
-CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, double deliveredS)
+CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, int64_t deliveredNs)
 {
     const auto& s = run->plan->schedule.GetSteps()[step];
     const uint32_t a = run->endpoints[s.src];
@@ -836,20 +836,20 @@ CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, d
     }
     // Its last byte left a latency count of path latencies ago; it started when it was
     // issued, or (ordered) when the pair's previous transfer ended.
-    const double end = deliveredS - s.latencies * pair.latencyS;
-    double start = end;
-    if (step < run->issuedS.size() && run->issuedS[step] >= 0)
+    const int64_t end = deliveredNs - std::llround(s.latencies * pair.latencyS * 1e9);
+    int64_t start = end;
+    if (step < run->issuedNs.size() && run->issuedNs[step] >= 0)
     {
-        start = run->issuedS[step];
+        start = run->issuedNs[step];
     }
     if (s.ordered)
     {
-        start = std::max(start, pair.lastEndS);
+        start = std::max(start, pair.lastEndNs);
     }
-    const double runStartS = static_cast<double>(run->startNs) * 1e-9;
-    pair.load.pieces.push_back(
-        {static_cast<double>(s.bytes), std::max(0.0, end - start), start - runStartS});
-    pair.lastEndS = std::max(pair.lastEndS, end);
+    pair.load.pieces.push_back({static_cast<double>(s.bytes),
+                                static_cast<double>(std::max<int64_t>(0, end - start)) * 1e-9,
+                                static_cast<double>(start - run->startNs) * 1e-9});
+    pair.lastEndNs = std::max(pair.lastEndNs, end);
 }
 
 void

@@ -142,10 +142,10 @@ class CollectiveEngine : public Object
     /** \brief A fluid run's streams between two endpoints, as they went (the message floor). */
     struct PairStreams
     {
-        PairLoad load;       //!< its transfers
-        double lastEndS = 0; //!< its last transfer's last byte
-        double rate = 0;     //!< the path's rate alone, bytes/s
-        double latencyS = 0; //!< the path latency
+        PairLoad load;         //!< its transfers
+        int64_t lastEndNs = 0; //!< its last transfer's last byte
+        double rate = 0;       //!< the path's rate alone, bytes/s
+        double latencyS = 0;   //!< the path latency
     };
 
     /**
@@ -201,10 +201,10 @@ class CollectiveEngine : public Object
         EventId endEvent;                     //!< timed: its end
         /** With a message floor: per (source, destination) endpoint pair, its streams */
         std::map<std::pair<uint32_t, uint32_t>, PairStreams> streams;
-        std::vector<double> issuedS; //!< with a floor: per step, when it was issued (-1: not)
-        uint64_t sendsLeft = 0;      //!< send steps not done
-        bool floorDue = false;       //!< the floor's idle time has passed
-        bool floorEnding = false;    //!< the floor's end is decided
+        std::vector<int64_t> issuedNs; //!< with a floor: per step, when it was issued (-1: not)
+        uint64_t sendsLeft = 0;        //!< send steps not done
+        bool floorDue = false;         //!< the floor's idle time has passed
+        bool floorEnding = false;      //!< the floor's end is decided
     };
 
     /**
@@ -228,9 +228,9 @@ class CollectiveEngine : public Object
     /** \return the seconds a fluid run's messages take walked beside what its streams met */
     double WalkMessages(const Run& run);
     /** \brief Notes when a fluid run's stream started (the message floor). */
-    static void SetIssued(Run& run, uint32_t step, double issuedS);
-    /** \brief Records a fluid run's stream delivered at \p deliveredS (the message floor). */
-    void RecordStream(const std::shared_ptr<Run>& run, uint32_t step, double deliveredS);
+    static void SetIssued(Run& run, uint32_t step, int64_t issuedNs);
+    /** \brief Records a fluid run's stream delivered at \p deliveredNs (the message floor). */
+    void RecordStream(const std::shared_ptr<Run>& run, uint32_t step, int64_t deliveredNs);
 
     /** \return \p schedule compiled (CSR of dependents, counts) */
     static std::shared_ptr<Compiled> Compile(CollectiveSchedule schedule);

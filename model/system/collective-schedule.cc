@@ -237,20 +237,26 @@ CollectiveSchedule::Walk(uint32_t ranks,
     // Steps in the order they become ready, those of one instant in schedule order, as the
     // CollectiveEngine issues them: a connection carries its messages in the order they are
     // sent.
-    using Item = std::pair<int64_t, uint32_t>;
+    // (time, step) as one key, ordered as the pair
+    using Item = unsigned __int128;
+    auto item = [](int64_t at, uint32_t step)
+    {
+        return static_cast<Item>(static_cast<uint64_t>(at)) << 32 | step;
+    };
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
     for (uint32_t i = 0; i < n; ++i)
     {
         if (waits[i] == 0)
         {
-            queue.push({0, i});
+            queue.push(item(0, i));
         }
     }
     int64_t end = 0;
     std::vector<std::pair<uint32_t, int64_t>> joins;
     while (!queue.empty())
     {
-        const auto [at, i] = queue.top();
+        const auto at = static_cast<int64_t>(static_cast<uint64_t>(queue.top() >> 32));
+        const auto i = static_cast<uint32_t>(queue.top());
         queue.pop();
         const CollectiveStep& s = steps[i];
         int64_t done = at;
@@ -339,7 +345,7 @@ CollectiveSchedule::Walk(uint32_t ranks,
                     }
                     else
                     {
-                        queue.push({ready[d], d});
+                        queue.push(item(ready[d], d));
                     }
                 }
             }
