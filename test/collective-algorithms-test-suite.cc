@@ -937,46 +937,45 @@ class PairSlowdownTestCase : public TestCase
     DoRun() override
     {
         const double tol = 1e-12;
-        // (Transmit moves the pair on: each is called once, its result checked)
+        // The next message of a pair (Transmit moves the pair on: called once, then checked)
+        auto next = [&](PairSlowdown& pair,
+                        double startS,
+                        double bytes,
+                        double expectS,
+                        const std::string& what)
+        {
+            const double seconds = pair.Transmit(startS, bytes);
+            NS_TEST_EXPECT_MSG_EQ_TOL(seconds, expectS, tol, what);
+        };
         // Slowed to the last byte: 1,000 B in 2 us, then 1,000 B in 4 us.
         PairLoad stays;
         stays.pieces = {{1000, 2e-6, 0}, {1000, 4e-6, 2e-6}};
         PairSlowdown a(stays, 1e9);
         NS_TEST_EXPECT_MSG_EQ(a.IsSlowed(), true, "slowed");
-        const double t1 = a.Transmit(0, 500);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t1, 1e-6, tol, "half the first piece");
-        const double t2 = a.Transmit(1e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t2, 3e-6, tol, "1 us + 2 us");
-        const double t3 = a.Transmit(9e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t3, 2.5e-6, tol, "2 us + 0.5 us alone");
+        next(a, 0, 500, 1e-6, "half the first piece");
+        next(a, 1e-6, 1000, 3e-6, "1 us + 2 us");
+        next(a, 9e-6, 1000, 2.5e-6, "2 us + 0.5 us alone");
 
         // Slowed in its first piece only: others took 1 us of link from 1 us on, at half.
         PairLoad left;
         left.pieces = {{1000, 2e-6, 1e-6}, {1000, 1e-6, 3e-6}};
         PairSlowdown b(left, 1e9);
-        const double t4 = b.Transmit(0, 500);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t4, 0.5e-6, tol, "ends before they come");
+        next(b, 0, 500, 0.5e-6, "ends before they come");
         // at 1.5 us: 0.5 us of theirs is left; together 1 us (500 B each), then 500 B alone
-        const double t5 = b.Transmit(1.5e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t5, 1.5e-6, tol, "shared, then alone");
-        const double t6 = b.Transmit(4e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t6, 1e-6, tol, "they are gone");
+        next(b, 1.5e-6, 1000, 1.5e-6, "shared, then alone");
+        next(b, 4e-6, 1000, 1e-6, "they are gone");
         PairSlowdown c(left, 1e9);
-        const double t7 = c.Transmit(2e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t7, 1e-6, tol, "they drained in the gap");
+        next(c, 2e-6, 1000, 1e-6, "they drained in the gap");
         PairSlowdown d(left, 1e9);
-        const double t8 = d.Transmit(1e-6, 200);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t8, 0.4e-6, tol, "at half");
+        next(d, 1e-6, 200, 0.4e-6, "at half");
         // 0.8 us left, drained alone for 0.6 us: 0.2 us, shared 0.4 us, then 800 B alone
-        const double t9 = d.Transmit(2e-6, 1000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t9, 1.2e-6, tol, "the rest of it");
+        next(d, 2e-6, 1000, 1.2e-6, "the rest of it");
 
         PairLoad alone;
         alone.pieces = {{1000, 1e-6, 0}};
         PairSlowdown e(alone, 1e9);
         NS_TEST_EXPECT_MSG_EQ(e.IsSlowed(), false, "at its rate");
-        const double t10 = e.Transmit(0, 3000);
-        NS_TEST_EXPECT_MSG_EQ_TOL(t10, 3e-6, tol, "at its rate");
+        next(e, 0, 3000, 3e-6, "at its rate");
 
         // Through the walk: two ordered messages 0 -> 1 (latency 1 us) behind a slowed pair.
         CollectiveSchedule s(2);
