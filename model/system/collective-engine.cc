@@ -197,8 +197,8 @@ CollectiveEngine::Start(const CollectiveRequest& request,
         compiled->floorStep = built.floorStep;
         if (built.floorStep >= 0)
         {
-            compiled->messages = chosen;
-            compiled->messages.fluid = false;
+            compiled->messageRequest = chosen;
+            compiled->messageRequest.fluid = false;
             const std::size_t steps = built.messages->GetSteps().size();
             if (compiled->waiting.size() <= kCachedSteps && steps <= kKeptMessageSteps
                 && m_keptMessageSteps + steps <= kKeptMessageBudget)
@@ -920,8 +920,8 @@ CollectiveEngine::WalkMessages(const Run& run)
     {
         // the plan's messages as planned, else planned again
         std::shared_ptr<CollectiveSchedule>& kept = run.plan->messageSchedule;
-        messages =
-            Compile(kept ? std::move(*kept) : GetPlanner().Build(run.plan->messages).schedule);
+        messages = Compile(kept ? std::move(*kept)
+                                : GetPlanner().Build(run.plan->messageRequest).schedule);
         if (kept)
         {
             kept.reset();

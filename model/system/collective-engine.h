@@ -132,7 +132,7 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> dependents;     //!< CSR dependents
         std::vector<uint32_t> rankLeft;       //!< per rank: steps touching it
         int64_t floorStep = -1;               //!< fluid: its message floor's step (-1: none)
-        CollectiveRequest messages;           //!< with a floor: the request as messages
+        CollectiveRequest messageRequest;     //!< with a floor: the request as messages
         /** with a floor: its messages as planned (kept while the engine's budget allows) */
         mutable std::shared_ptr<CollectiveSchedule> messageSchedule;
         /** with a floor: its messages compiled, at its first slowed run (EndFloor) */
@@ -215,7 +215,7 @@ class CollectiveEngine : public Object
     /**
      * \brief Ends a fluid run's message floor, now or later: where other traffic slowed its
      * streams, at the end of its messages' walk with their bytes slowed as the streams' were
-     * (CollectiveSchedule::GetIdleSeconds with a PairPace), see doc/network-model.md,
+     * (WalkMessages, PairSlowdown), see doc/network-model.md,
      * "Message floor".
      */
     void EndFloor(const std::shared_ptr<Run>& run);
