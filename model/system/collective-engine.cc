@@ -929,7 +929,6 @@ CollectiveEngine::WalkMessages(const Run& run)
         }
     }
     return CollectiveSchedule::Walk(
-        messages->schedule.GetRankCount(),
         messages->schedule.GetSteps(),
         messages->waiting,
         messages->dependentStart,

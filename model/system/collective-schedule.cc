@@ -199,12 +199,11 @@ CollectiveSchedule::GetIdleSeconds(const PairTiming& timing, const PairPace& pac
     {
         waiting[i] = static_cast<uint32_t>(m_steps[i].deps.size());
     }
-    return Walk(m_ranks, m_steps, waiting, first, dependents, timing, pace);
+    return Walk(m_steps, waiting, first, dependents, timing, pace);
 }
 
 double
-CollectiveSchedule::Walk(uint32_t ranks,
-                         const std::vector<CollectiveStep>& steps,
+CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
                          const std::vector<uint32_t>& waiting,
                          const std::vector<uint32_t>& first,
                          const std::vector<uint32_t>& dependents,
@@ -221,11 +220,7 @@ CollectiveSchedule::Walk(uint32_t ranks,
         int64_t free = 0;                       // its connection's last byte so far
         std::unique_ptr<PairSlowdown> slowdown; // beside other traffic (null: at its rate)
     };
-    // A small group's pairs by src x ranks + dst, a large one's by hash
-    const bool dense = ranks <= 256;
-    std::vector<int32_t> pairIndex(dense ? std::size_t(ranks) * ranks : 0, -1);
-    std::unordered_map<uint64_t, uint32_t> pairHash;
-    std::vector<Pair> pairs;
+    std::unordered_map<uint64_t, Pair> pairs; // (src, dst) -> its state
     // In whole nanoseconds, as the simulator runs the schedule: a transmission ends at the
     // first nanosecond at or after its last byte (the flow network's completion event), a
     // delay (latency, local step) is rounded to the nearest nanosecond.
@@ -236,8 +231,7 @@ CollectiveSchedule::Walk(uint32_t ranks,
     std::vector<int64_t> ready(n, 0);
     // Steps in the order they become ready, those of one instant in schedule order, as the
     // CollectiveEngine issues them: a connection carries its messages in the order they are
-    // sent.
-    // (time, step) as one key, ordered as the pair
+    // sent. (time, step) is one key, ordered as the pair.
     using Item = unsigned __int128;
     auto item = [](int64_t at, uint32_t step)
     {
@@ -252,7 +246,6 @@ CollectiveSchedule::Walk(uint32_t ranks,
         }
     }
     int64_t end = 0;
-    std::vector<std::pair<uint32_t, int64_t>> joins;
     while (!queue.empty())
     {
         const auto at = static_cast<int64_t>(static_cast<uint64_t>(queue.top() >> 32));
@@ -267,29 +260,10 @@ CollectiveSchedule::Walk(uint32_t ranks,
         else if (s.src != s.dst)
         {
             const uint64_t key = uint64_t(s.src) << 32 | s.dst;
-            uint32_t index;
-            bool fresh = false;
-            if (dense)
-            {
-                int32_t& at = pairIndex[std::size_t(s.src) * ranks + s.dst];
-                fresh = at < 0;
-                if (fresh)
-                {
-                    at = static_cast<int32_t>(pairs.size());
-                }
-                index = static_cast<uint32_t>(at);
-            }
-            else
-            {
-                const auto [it, added] =
-                    pairHash.try_emplace(key, static_cast<uint32_t>(pairs.size()));
-                fresh = added;
-                index = it->second;
-            }
+            auto [known, fresh] = pairs.try_emplace(key);
+            Pair& pair = known->second;
             if (fresh)
             {
-                pairs.emplace_back();
-                Pair& pair = pairs.back();
                 std::tie(pair.rate, pair.latency) = timing(s.src, s.dst);
                 const PairLoad* load = pace ? pace(s.src, s.dst) : nullptr;
                 if (load)
@@ -297,7 +271,6 @@ CollectiveSchedule::Walk(uint32_t ranks,
                     pair.slowdown = std::make_unique<PairSlowdown>(*load, pair.rate);
                 }
             }
-            Pair& pair = pairs[index];
             const double rate = pair.rate;
             const double latency = pair.latency;
             int64_t lastByte = at;
@@ -323,31 +296,14 @@ CollectiveSchedule::Walk(uint32_t ranks,
             }
             done = lastByte + delay(latency * s.latencies);
         }
-        // Its dependents; a zero-time local step (a join) ends as it becomes ready, so its
-        // own are reached at once instead of through the queue (the order of what is sent is
-        // the queue's either way).
-        joins.clear();
-        joins.emplace_back(i, done);
-        while (!joins.empty())
+        end = std::max(end, done);
+        for (uint32_t k = first[i]; k < first[i + 1]; ++k)
         {
-            const auto [j, jDone] = joins.back();
-            joins.pop_back();
-            end = std::max(end, jDone);
-            for (uint32_t k = first[j]; k < first[j + 1]; ++k)
+            const uint32_t d = dependents[k];
+            ready[d] = std::max(ready[d], done);
+            if (--waits[d] == 0)
             {
-                const uint32_t d = dependents[k];
-                ready[d] = std::max(ready[d], jDone);
-                if (--waits[d] == 0)
-                {
-                    if (!steps[d].isSend && delay(steps[d].durationS) == 0)
-                    {
-                        joins.emplace_back(d, ready[d]);
-                    }
-                    else
-                    {
-                        queue.push(item(ready[d], d));
-                    }
-                }
+                queue.push(item(ready[d], d));
             }
         }
     }

@@ -129,14 +129,12 @@ class CollectiveSchedule
     /**
      * \brief GetIdleSeconds over steps already indexed (a compiled schedule walked again and
      * again without its dependency lists).
-     * \param ranks the group size \param steps the steps
-     * \param waiting per step, its dependency count
+     * \param steps the steps \param waiting per step, its dependency count
      * \param first \param dependents the dependents index (GetDependents)
      * \param timing \param pace as GetIdleSeconds
      * \return the seconds from the start to the last step's end
      */
-    static double Walk(uint32_t ranks,
-                       const std::vector<CollectiveStep>& steps,
+    static double Walk(const std::vector<CollectiveStep>& steps,
                        const std::vector<uint32_t>& waiting,
                        const std::vector<uint32_t>& first,
                        const std::vector<uint32_t>& dependents,
