@@ -307,7 +307,7 @@ NetworkBackend::ReservableLinks(const std::vector<EndpointPair>& pairs)
 }
 
 uint64_t
-NetworkBackend::Reserve(const std::vector<uint32_t>& links, BrokenCallback onBroken)
+NetworkBackend::Reserve(const std::vector<uint32_t>& links, BrokenCallback onBroken, bool measure)
 {
     if (links.empty() || !SupportsReservations() || !m_topology)
     {
@@ -330,10 +330,13 @@ NetworkBackend::Reserve(const std::vector<uint32_t>& links, BrokenCallback onBro
         m_linkOwner[l] = id;
     }
     std::vector<LinkLoad> before;
-    before.reserve(links.size());
-    for (uint32_t l : links)
+    if (measure)
     {
-        before.push_back(DoGetLinkLoad(l));
+        before.reserve(links.size());
+        for (uint32_t l : links)
+        {
+            before.push_back(DoGetLinkLoad(l));
+        }
     }
     m_reservations.emplace(id, Reservation{links, onBroken, std::move(before)});
     NS_LOG_LOGIC("reservation " << id << " of " << links.size() << " links");
@@ -392,8 +395,8 @@ NetworkBackend::GetReservedLoad(uint64_t reservation) const
         return load;
     }
     const Reservation& r = it->second;
-    load.reserve(r.links.size());
-    for (std::size_t i = 0; i < r.links.size(); ++i)
+    load.reserve(r.before.size());
+    for (std::size_t i = 0; i < r.before.size(); ++i)
     {
         const LinkLoad now = DoGetLinkLoad(r.links[i]);
         load.push_back({now.bytes - r.before[i].bytes, now.busyS - r.before[i].busyS});

@@ -193,10 +193,14 @@ class NetworkBackend : public Object
      * that instant) before the intruder shares the links with them.
      * \param links the links (ReservableLinks); empty reserves nothing
      * \param onBroken called once if the reservation is broken (may be null)
+     * \param measure whether GetReservedLoad() will be asked (the links' load is kept now);
+     *        an owner that knows its load already (a timed run) skips that cost
      * \return the reservation id (> 0), or 0 if a link is busy or reserved, or the backend
      *         keeps no reservations
      */
-    uint64_t Reserve(const std::vector<uint32_t>& links, BrokenCallback onBroken);
+    uint64_t Reserve(const std::vector<uint32_t>& links,
+                     BrokenCallback onBroken,
+                     bool measure = true);
 
     /**
      * \brief Ends a reservation without calling its callback (nothing if already broken).
@@ -215,7 +219,7 @@ class NetworkBackend : public Object
      * \brief The load the links of a held reservation took since it was made: its owner's
      * messages alone (nothing else could cross them).
      * \param reservation the id from Reserve()
-     * \return per link, in the order Reserve() got them; empty if not held
+     * \return per link, in the order Reserve() got them; empty if not held or not measured
      */
     std::vector<LinkLoad> GetReservedLoad(uint64_t reservation) const;
 

@@ -121,10 +121,25 @@ CollectiveEngine::CheckGranularity(const std::string& name, const std::string& f
     }
 }
 
+std::size_t
+CollectiveEngine::PlanKeyHash::operator()(const std::vector<uint64_t>& key) const
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (uint64_t w : key)
+    {
+        h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    }
+    return static_cast<std::size_t>(h);
+}
+
 bool
 CollectiveEngine::UsesFluid() const
 {
-    CheckGranularity(m_granularity, "Granularity");
+    if (m_granularity != m_checkedGranularity)
+    {
+        CheckGranularity(m_granularity, "Granularity");
+        m_checkedGranularity = m_granularity;
+    }
     return m_granularity != "message" && m_backend && m_backend->SupportsFluid();
 }
 
@@ -255,7 +270,8 @@ CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
     {
         m_broken = MakeCallback(&CollectiveEngine::Broken, this);
     }
-    const uint64_t reservation = m_backend->Reserve(entry->links, m_broken);
+    // A timed run knows its links' load (Timing::load): the backend need not measure it.
+    const uint64_t reservation = m_backend->Reserve(entry->links, m_broken, !entry->timing);
     if (reservation == 0)
     {
         // Something else is on its links: contention is simulated as it comes.

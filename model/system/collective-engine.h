@@ -169,6 +169,13 @@ class CollectiveEngine : public Object
         std::vector<NetworkBackend::LinkLoad> load; //!< their load (link statistics)
     };
 
+    /** \brief Hashes a plan key (m_plans): its words mixed in order. */
+    struct PlanKeyHash
+    {
+        /** \return the hash of \p key */
+        std::size_t operator()(const std::vector<uint64_t>& key) const;
+    };
+
     /** \brief A cached plan and what reservations know of it on the current topology. */
     struct Entry
     {
@@ -300,8 +307,9 @@ class CollectiveEngine : public Object
      * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
      * many times. Only plans of at most kCachedSteps steps are kept.
      */
-    std::map<std::vector<uint64_t>, std::shared_ptr<Entry>> m_plans;
+    std::unordered_map<std::vector<uint64_t>, std::shared_ptr<Entry>, PlanKeyHash> m_plans;
     std::string m_granularity = "message";             //!< attribute Granularity
+    mutable std::string m_checkedGranularity;          //!< m_granularity as last checked
     bool m_reservations = false;                       //!< attribute Reservations
     std::unordered_map<uint64_t, uint64_t> m_reserved; //!< reservation -> run id
     NetworkBackend::BrokenCallback m_broken;           //!< Broken, made once

@@ -467,6 +467,7 @@ TraceReplayer::Collect()
     m_kinds.clear();
     m_commStarts.clear();
     m_plan = SymmetryPlan();
+    m_ghostGroups.clear();
     m_world.clear();
     m_onDone = nullptr;
     m_ranks.clear();
@@ -996,7 +997,13 @@ TraceReplayer::LaunchMeeting(uint64_t key)
         return;
     }
     // The same collective of every copy's group loads the network too (ghosts: no callbacks).
-    for (uint32_t image : m_plan.GetGhostGroups(m.group, m_job->GetGroups()))
+    auto ghosts = m_ghostGroups.find(m.group);
+    if (ghosts == m_ghostGroups.end())
+    {
+        ghosts = m_ghostGroups.emplace(m.group, m_plan.GetGhostGroups(m.group, m_job->GetGroups()))
+                     .first;
+    }
+    for (uint32_t image : ghosts->second)
     {
         CollectiveRequest ghost = request;
         ghost.endpoints = m_job->GetGroups().Get(image);

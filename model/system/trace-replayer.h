@@ -300,6 +300,8 @@ class TraceReplayer : public Object
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
+    /** per group: the copies of it that no simulated rank launches (SymmetryPlan, once) */
+    std::unordered_map<uint32_t, std::vector<uint32_t>> m_ghostGroups;
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
