@@ -955,6 +955,14 @@ class PairSlowdownTestCase : public TestCase
         next(a, 0, 500, 1e-6, "half the first piece");
         next(a, 1e-6, 1000, 3e-6, "1 us + 2 us");
         next(a, 9e-6, 1000, 2.5e-6, "2 us + 0.5 us alone");
+        // The same, knowing the others had 1 us of link left at its last byte: a backlog of
+        // the 4 us they took and that 1 us, beside which the messages go at the streams' third.
+        PairLoad known = stays;
+        known.othersLeftS = 1e-6;
+        PairSlowdown f(known, 1e9);
+        next(f, 0, 1000, 3e-6, "at a third: 2 us of theirs drained");
+        next(f, 3e-6, 1000, 3e-6, "again: 1 us of theirs left");
+        next(f, 8e-6, 1000, 1e-6, "it drained in the 2 us gap");
 
         // Slowed in its first piece only: others took 1 us of link from 1 us on, at half.
         PairLoad left;

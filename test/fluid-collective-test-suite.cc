@@ -232,16 +232,16 @@ struct Case
  * with one link at half speed, with far fewer network sends. Pipelined collectives last at
  * least their messages' time, walked on the idle network (CollectivePlanner::Build) and again
  * beside the traffic their streams met (CollectiveEngine::EndFloor), so they agree within 1%
- * alone and 2% beside a transfer (one case 2.4%, held at 3%); a pipelined algorithm that does
- * not count its messages keeps the longer-of form, within 7% (its piece the larger of two lower
- * bounds, its bytes and its chain of steps).
+ * alone and 2% beside a transfer; a pipelined algorithm that does not count its messages keeps the
+ * longer-of form, within 7% (its piece the larger of two lower bounds, its bytes and its chain of
+ * steps).
  */
 class FluidMatchesMessagesTestCase : public TestCase
 {
   public:
     FluidMatchesMessagesTestCase()
-        : TestCase("fluid form of every algorithm within 1% (2% with competition, one case 3%; 7% "
-                   "pipelined without a message count) of its messages")
+        : TestCase("fluid form of every algorithm within 1% (2% with competition; 7% pipelined "
+                   "without a message count) of its messages")
     {}
 
   private:
@@ -429,8 +429,9 @@ class FluidMatchesMessagesTestCase : public TestCase
         // bytes slowed as the streams' were (CollectiveEngine::EndFloor, PairSlowdown): within
         // 2% on one NVLink or on the GPU's InfiniBand rail, alike or a quarter of the size
         // (with the floor of the idle network alone, up to 8% fast: 919.7 against 860.3 us for
-        // the NVLink transfer at 64 MiB). A quarter-size transfer on the rail at 8 MiB is 2.4%
-        // slow: it outlasts the streams, not the messages, whose gaps let it pass sooner.
+        // the NVLink transfer at 64 MiB). A transfer that outlasts the streams but not the
+        // messages, whose gaps let it pass sooner, is a backlog of what it had left (a quarter
+        // on the rail at 8 MiB: 2.4% slow when it was taken to stay, 0.3% since).
         for (uint64_t bytes : {2 * MiB, 8 * MiB, 64 * MiB})
         {
             const std::string size = " " + std::to_string(bytes / MiB) + "MiB";
@@ -452,7 +453,13 @@ class FluidMatchesMessagesTestCase : public TestCase
                 64,
                 ar,
                 {{0, 8, bytes / 4}},
-                bytes == 8 * MiB ? 0.03 : 0.02);
+                0.02);
+            add("pipelined hierarchical 64 DGX A100, quarter on a rail, one on NVLink" + size,
+                a100,
+                64,
+                ar,
+                {{0, 8, bytes / 4}, {3, 4, bytes}},
+                0.02);
             add("pipelined hierarchical(nccl) 16 DGX A100, quarter on a rail" + size,
                 a100nccl,
                 16,

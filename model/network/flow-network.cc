@@ -128,6 +128,39 @@ FlowNetwork::IsLinkBusy(uint32_t link) const
     return m_solver.GetLinkFlowCount(link) > 0;
 }
 
+std::vector<double>
+FlowNetwork::GetPendingBytes(const std::vector<uint32_t>& links) const
+{
+    std::vector<double> pending(links.size(), 0.0);
+    if (links.empty() || m_solver.GetFlowCount() == 0)
+    {
+        return pending;
+    }
+    const double now = Now();
+    for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
+    {
+        if (!m_solver.IsActive(f))
+        {
+            continue;
+        }
+        const Transfer& t = m_transfers[f];
+        const double left = std::max(0.0, t.remaining - m_solver.GetRate(f) * (now - t.lastUpdate))
+                            * m_solver.GetWeight(f);
+        const uint32_t* path = m_solver.GetPath(f);
+        for (uint32_t k = 0; k < m_solver.GetPathLength(f); ++k)
+        {
+            for (std::size_t i = 0; i < links.size(); ++i)
+            {
+                if (links[i] == path[k])
+                {
+                    pending[i] += left;
+                }
+            }
+        }
+    }
+    return pending;
+}
+
 NetworkBackend::LinkLoad
 FlowNetwork::DoGetLinkLoad(uint32_t link) const
 {

@@ -92,6 +92,7 @@ class FlowNetwork : public NetworkBackend
     void DoApplyFault(const std::vector<uint32_t>& links) override;
     /** \return whether a flow crosses \p link now */
     bool IsLinkBusy(uint32_t link) const override;
+    std::vector<double> GetPendingBytes(const std::vector<uint32_t>& links) const override;
     LinkLoad DoGetLinkLoad(uint32_t link) const override;
     void DoAddLinkLoad(uint32_t link, const LinkLoad& load) override;
 

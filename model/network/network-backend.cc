@@ -284,6 +284,18 @@ NetworkBackend::IsLinkBusy(uint32_t link) const
     return false;
 }
 
+NetworkBackend::LinkLoad
+NetworkBackend::GetLinkLoad(uint32_t link) const
+{
+    return DoGetLinkLoad(link);
+}
+
+std::vector<double>
+NetworkBackend::GetPendingBytes(const std::vector<uint32_t>& links) const
+{
+    return std::vector<double>(links.size(), 0.0);
+}
+
 std::vector<uint32_t>
 NetworkBackend::ReservableLinks(const std::vector<EndpointPair>& pairs)
 {

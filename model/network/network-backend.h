@@ -251,6 +251,19 @@ class NetworkBackend : public Object
      * \return the links, source first; throws NetworkError as RoutePath
      */
     std::vector<uint32_t> GetIdleRoute(uint32_t src, uint32_t dst);
+    /**
+     * \brief The bytes that the transfers crossing each link have still to send now: the work
+     * waiting on it (a fluid collective's message floor asks how long others stay beside it).
+     * The default (the packet backend) knows none and says 0.
+     * \param links directed links
+     * \return per link, in the order given
+     */
+    virtual std::vector<double> GetPendingBytes(const std::vector<uint32_t>& links) const;
+    /**
+     * \return \p link's load so far (bytes carried, seconds with traffic), as the statistics
+     * count it; none on a backend without link statistics
+     */
+    LinkLoad GetLinkLoad(uint32_t link) const;
 
     /** \return the reservations held now */
     uint32_t GetReservationCount() const;

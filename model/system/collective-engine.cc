@@ -866,6 +866,21 @@ CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, i
                                 static_cast<double>(std::max<int64_t>(0, end - start)) * 1e-9,
                                 static_cast<double>(start - run->startNs) * 1e-9});
     pair.lastEndNs = std::max(pair.lastEndNs, end);
+    if (PairLoad::IsSlowed(pair.load.pieces.back(), pair.rate))
+    {
+        // How long others stay on its links after it (EndFloor) shows in their busy time.
+        if (pair.route.empty())
+        {
+            pair.route = m_backend->GetIdleRoute(a, b);
+        }
+        pair.busyS.resize(pair.route.size());
+        for (std::size_t i = 0; i < pair.route.size(); ++i)
+        {
+            pair.busyS[i] = m_backend->GetLinkLoad(pair.route[i]).busyS;
+        }
+        // the others that slowed it are taken to have stayed until it arrived
+        pair.othersSinceS = static_cast<double>(deliveredNs - end) * 1e-9;
+    }
 }
 
 void
@@ -909,6 +924,7 @@ CollectiveEngine::TakeOthersSeconds(Run& run)
     }
     double othersS = 0;
     std::size_t k = 0;
+    std::vector<uint32_t> staying; // links of pairs slowed to their last piece
     for (auto& [pair, streams] : run.streams)
     {
         uint32_t sharing = 1;
@@ -923,6 +939,45 @@ CollectiveEngine::TakeOthersSeconds(Run& run)
             {
                 othersS += p.seconds - p.bytes / streams.rate;
             }
+        }
+        if (!streams.load.pieces.empty()
+            && PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
+        {
+            staying.insert(staying.end(), routes[k - 1].begin(), routes[k - 1].end());
+        }
+    }
+    if (!staying.empty())
+    {
+        // The run's sends are all done: what still crosses those links now is the others'.
+        // Those on a pair's links now were there since its last byte too.
+        std::sort(staying.begin(), staying.end());
+        staying.erase(std::unique(staying.begin(), staying.end()), staying.end());
+        const std::vector<double> pending = m_backend->GetPendingBytes(staying);
+        k = 0;
+        for (auto& [pair, streams] : run.streams)
+        {
+            const std::vector<uint32_t>& route = routes[k++];
+            if (streams.load.pieces.empty()
+                || !PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
+            {
+                continue;
+            }
+            // after its last byte: until it arrived, then the links' busy time since, then
+            // what is still to cross them
+            double afterS = 0;
+            for (std::size_t i = 0; i < streams.route.size() && i < streams.busyS.size(); ++i)
+            {
+                afterS = std::max(
+                    afterS, m_backend->GetLinkLoad(streams.route[i]).busyS - streams.busyS[i]);
+            }
+            double bytes = 0;
+            for (uint32_t l : route)
+            {
+                const auto at = std::lower_bound(staying.begin(), staying.end(), l);
+                bytes = std::max(bytes, pending[at - staying.begin()]);
+            }
+            streams.load.othersLeftS = streams.othersSinceS + afterS + bytes / streams.rate;
+            othersS += streams.load.othersLeftS;
         }
     }
     return othersS;

@@ -142,10 +142,13 @@ class CollectiveEngine : public Object
     /** \brief A fluid run's streams between two endpoints, as they went (the message floor). */
     struct PairStreams
     {
-        PairLoad load;         //!< its transfers
-        int64_t lastEndNs = 0; //!< its last transfer's last byte
-        double rate = 0;       //!< the path's rate alone, bytes/s
-        double latencyS = 0;   //!< the path latency
+        PairLoad load;               //!< its transfers
+        int64_t lastEndNs = 0;       //!< its last transfer's last byte
+        double rate = 0;             //!< the path's rate alone, bytes/s
+        double latencyS = 0;         //!< the path latency
+        std::vector<uint32_t> route; //!< its links, once a transfer was slowed
+        std::vector<double> busyS;   //!< their busy seconds when its last slowed one arrived
+        double othersSinceS = 0;     //!< others on them from its last byte to then
     };
 
     /**

@@ -38,6 +38,12 @@ PairSlowdown::PairSlowdown(const PairLoad& load, double rate)
         m_stays = slowed;
     }
     m_share = slowTaken > 0 ? slowAlone / slowTaken : 1;
+    if (m_stays && m_load.othersLeftS >= 0)
+    {
+        // what they had left is a backlog too: they leave when it has drained
+        m_stays = false;
+        m_lostS += m_load.othersLeftS;
+    }
 }
 
 bool

@@ -27,6 +27,11 @@ struct PairLoad
     };
 
     std::vector<Piece> pieces; //!< in the order the pair sent them
+    /**
+     * Others slowing the last piece: the link seconds they still had to go at its last byte
+     * (their bytes left on the pair's links / the pair's rate); < 0 if not known (they stay)
+     */
+    double othersLeftS = -1;
 
     /**
      * \return whether \p piece took longer than at \p rate (bytes/s), beyond a nanosecond's
@@ -40,14 +45,15 @@ struct PairLoad
  * \brief The times of a pair's messages when its streams (PairLoad) shared their links with
  * other traffic.
  *
- * Others that were still there at the pair's last byte are taken to stay: each of the pair's
- * bytes takes what it took in its streams (the k-th byte as the k-th byte). Others that left
- * before were a finite backlog (the link seconds they took from the pair's streams, from when
- * the first slowed stream started): the messages share the link with it at the streams' share
- * while it lasts, and it drains alone while the pair has nothing on the link. So a collective
- * whose messages leave gaps lets a short transfer beside it pass in the gaps, as max-min
- * sharing between its messages and that transfer does, where the streams, never idle, shared
- * the link with it all along.
+ * Others are a finite backlog: the link seconds they took from the pair's streams, from when
+ * the first slowed stream started, and those they still had to go at its last byte if they
+ * were still there (PairLoad::othersLeftS). The messages share the link with it at the
+ * streams' share while it lasts, and it drains alone while the pair has nothing on the link.
+ * So a collective whose messages leave gaps lets a transfer beside it pass in the gaps, as
+ * max-min sharing between its messages and that transfer does, where the streams, never idle,
+ * shared the link with it all along. Others still there at the last byte whose work left is
+ * not known are taken to stay: each of the pair's bytes takes what it took in its streams (the
+ * k-th byte as the k-th byte).
  */
 class PairSlowdown
 {
