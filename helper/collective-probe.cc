@@ -26,6 +26,18 @@ RunCollectiveProbe(const NetworkSpec& network,
     {
         throw SpecError(source, "gpus", "must be at least 1");
     }
+    for (const auto& t : config.beside)
+    {
+        if (t.src >= config.gpus || t.dst >= config.gpus || t.src == t.dst || t.bytes == 0)
+        {
+            throw SpecError("collective probe",
+                            "beside",
+                            "a transfer " + std::to_string(t.src) + ">" + std::to_string(t.dst)
+                                + " of " + std::to_string(t.bytes)
+                                + " bytes; allowed: two different ranks from 0 to "
+                                + std::to_string(config.gpus - 1) + " and at least 1 byte");
+        }
+    }
     NetworkSpec spec = network;
     for (const auto& f : config.faults)
     {
@@ -64,15 +76,25 @@ RunCollectiveProbe(const NetworkSpec& network,
 
     double start = 0;
     double end = -1;
+    auto pairs = SchedulePairs(plan.schedule, request.endpoints);
+    for (const auto& t : config.beside)
+    {
+        pairs.emplace_back(t.src, t.dst);
+    }
     // The packet backend opens the pairs' connections first; the collective is timed from its
-    // start (the flow backend starts at once).
-    net->Prepare(SchedulePairs(plan.schedule, request.endpoints),
+    // start (the flow backend starts at once). Started as a replay starts it (its plan's
+    // message floor beside other traffic included).
+    net->Prepare(pairs,
                  Callback<void>(
                      [&]()
                      {
                          start = Simulator::Now().GetSeconds();
-                         engine->Start(std::move(plan.schedule),
-                                       request.endpoints,
+                         for (const auto& t : config.beside)
+                         {
+                             net->Send(t.src, t.dst, t.bytes, NetworkBackend::DeliveryCallback());
+                         }
+                         engine->Start(request,
+                                       std::move(plan),
                                        CollectiveEngine::RankDoneCallback(),
                                        CollectiveEngine::DoneCallback(
                                            [&end](uint64_t)

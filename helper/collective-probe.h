@@ -18,6 +18,18 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
+ * \brief A transfer sent with the probed collective, at its start: traffic it shares links
+ * with.
+ */
+struct ProbeTransfer
+{
+    uint32_t src = 0;   //!< sending rank
+    uint32_t dst = 0;   //!< receiving rank
+    uint64_t bytes = 0; //!< its size
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief What to measure: one collective among the first `gpus` ranks of a network.
  */
 struct CollectiveProbeConfig
@@ -33,6 +45,7 @@ struct CollectiveProbeConfig
     double reduceBytesPerSecond = 0;            //!< local reduction rate (0 = free)
     uint32_t topLinks = 0;                      //!< how many most loaded links to report
     std::string backend = "flow";               //!< network backend (NetworkBackend::Create)
+    std::vector<ProbeTransfer> beside;          //!< transfers sent with it (not timed)
 };
 
 /**
@@ -55,8 +68,9 @@ struct CollectiveProbeResult
 /**
  * \brief Builds the topology (sized for the ranks, faults applied), the routing policy and the
  * network backend, runs one collective on ns3::Simulator and measures it (from the time the
- * backend is prepared, see NetworkBackend::Prepare). Runs and destroys the simulator; throws
- * SpecError on bad input, NetworkError on unreachable pairs.
+ * backend is prepared, see NetworkBackend::Prepare), with its `beside` transfers sent at its
+ * start. Runs and destroys the simulator; throws SpecError on bad input (a transfer outside
+ * the ranks names the field `beside`), NetworkError on unreachable pairs.
  * \param network the network spec \param config what to run \param source name for errors
  * \return the measurement
  */

@@ -166,6 +166,17 @@ class CliJsonTestCase : public TestCase
                                   1e-6 * coll.at("algorithm_bandwidth_GBps").get<double>(),
                                   "collective: bytes / time");
         NS_TEST_EXPECT_MSG_EQ(coll.at("most_loaded_links").size(), 3, "collective: 3 links");
+        // A transfer beside it on one of its links (GPU 0's NVLink) slows it.
+        Json beside = JsonOf({"collective",
+                              "--hardware=a100-sxm-80gb",
+                              "--gpus=8",
+                              "--bytes=64MiB",
+                              "--beside=0>1:64MiB",
+                              "--json"},
+                             dir);
+        NS_TEST_EXPECT_MSG_GT(beside.at("time_s").get<double>(),
+                              coll.at("time_s").get<double>() * 1.01,
+                              "collective: slower beside a transfer on its links");
 
         // sweep: one row per layout of 8 GPUs with tp in {1, 2} and pp in {1, 2} (mbs 1).
         Json sweep = JsonOf({"sweep",

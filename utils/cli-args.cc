@@ -201,6 +201,28 @@ CliArgs::Text(const std::string& name) const
 }
 
 std::vector<std::string>
+CliArgs::Items(const std::string& name, char separator) const
+{
+    const std::string text = Text(name);
+    std::vector<std::string> items;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, separator))
+    {
+        if (item.empty())
+        {
+            throw SpecError(kCommandLine, name, "an empty item in '" + text + "'");
+        }
+        items.push_back(item);
+    }
+    if (items.empty() || text.back() == separator)
+    {
+        throw SpecError(kCommandLine, name, "an empty item in '" + text + "'");
+    }
+    return items;
+}
+
+std::vector<std::string>
 CliArgs::Texts(const std::string& name) const
 {
     Option(name);

@@ -42,6 +42,11 @@ class CliArgs
     bool HasValue(const std::string& name) const;
     /** \return the value as given, else the default ("" when neither) */
     std::string Text(const std::string& name) const;
+    /**
+     * \return the items of a TEXT option's value separated by \p separator: at least one,
+     * each non-empty (else an error naming the option)
+     */
+    std::vector<std::string> Items(const std::string& name, char separator) const;
     /** \return every value given for a repeatable option, in order */
     std::vector<std::string> Texts(const std::string& name) const;
     /** \return a FLAG's value */

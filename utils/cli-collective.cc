@@ -50,6 +50,61 @@ ParseFaults(const std::string& text)
     return faults;
 }
 
+/** \return the transfers of --beside: SRC>DST:BYTES[,...] among \p gpus ranks */
+std::vector<ProbeTransfer>
+ParseBeside(const CliArgs& args, uint32_t gpus)
+{
+    std::vector<ProbeTransfer> transfers;
+    if (!args.HasValue("beside"))
+    {
+        return transfers;
+    }
+    for (const auto& item : args.Items("beside", ','))
+    {
+        const auto gt = item.find('>');
+        const auto colon = item.find(':');
+        auto bad = [&](const std::string& why)
+        {
+            return SpecError(kCommandLine,
+                             "beside",
+                             "'" + item + "' " + why + "; allowed: SRC>DST:BYTES, e.g. 0>8:2MiB");
+        };
+        if (gt == std::string::npos || colon == std::string::npos || colon < gt)
+        {
+            throw bad("is not a transfer");
+        }
+        ProbeTransfer t;
+        uint64_t rank = 0;
+        for (auto [text, to] : {std::make_pair(item.substr(0, gt), &t.src),
+                                std::make_pair(item.substr(gt + 1, colon - gt - 1), &t.dst)})
+        {
+            if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos
+                || text.size() > 9)
+            {
+                throw bad("has a rank that is not a whole number");
+            }
+            rank = std::stoull(text);
+            *to = static_cast<uint32_t>(rank);
+        }
+        const std::string why = ParseByteSize(item.substr(colon + 1), t.bytes);
+        if (!why.empty())
+        {
+            throw bad("has a size that " + why);
+        }
+        if (t.src >= gpus || t.dst >= gpus || t.src == t.dst)
+        {
+            throw bad("does not join two different ranks of the " + std::to_string(gpus)
+                      + " GPUs (0 to " + std::to_string(gpus - 1) + ")");
+        }
+        if (t.bytes == 0)
+        {
+            throw bad("sends nothing");
+        }
+        transfers.push_back(t);
+    }
+    return transfers;
+}
+
 } // namespace
 
 int
@@ -68,6 +123,7 @@ RunCollectiveCommand(const CliArgs& args)
     config.root = static_cast<uint32_t>(args.Count("root"));
     config.topLinks = static_cast<uint32_t>(std::min<uint64_t>(args.Count("links"), UINT32_MAX));
     config.reduceBytesPerSecond = args.Real("reduce-GBps") * 1e9;
+    config.beside = ParseBeside(args, config.gpus);
     if (config.op == CollectiveOp::SEND_RECV && config.gpus != 2)
     {
         throw SpecError(kCommandLine, "gpus", "send-recv runs between 2 GPUs (--gpus=2)");

@@ -293,6 +293,12 @@ MakeOptions()
             .For({"collective"}),
         Count("root", "root rank of broadcast / reduce", 0, kMaxGpus - 1, "0").For({"collective"}),
         Count("links", "also list the N most loaded links", 0, kMaxCount, "0").For({"collective"}),
+        Text("beside",
+             "transfers sent with the collective, at its start, sharing its links: "
+             "SRC>DST:BYTES[,...], ranks of the group and a size as --bytes takes it (e.g. "
+             "0>8:2MiB); the collective's time is still its own",
+             "")
+            .For({"collective"}),
         // The studies.
         Text("links",
              "the links to fault, one study row each: a selector as --fault takes it (A-B, A>B, "

@@ -20,38 +20,12 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-
-/** \return the items of a \p separator separated list, each non-empty (else an error) */
-std::vector<std::string>
-Split(const std::string& text, char separator, const std::string& option)
-{
-    std::vector<std::string> items;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, separator))
-    {
-        if (item.empty())
-        {
-            throw SpecError(kCommandLine, option, "an empty item in '" + text + "'");
-        }
-        items.push_back(item);
-    }
-    if (items.empty() || text.back() == separator)
-    {
-        throw SpecError(kCommandLine, option, "an empty item in '" + text + "'");
-    }
-    return items;
-}
-
-} // namespace
-
 int
 RunStudyFaultsCommand(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptions(args);
     FaultStudyConfig config;
-    config.links = Split(args.Text("links"), ';', "links");
+    config.links = args.Items("links", ';');
     for (const auto& links : config.links)
     {
         if (links.rfind("random:", 0) != 0)
@@ -71,7 +45,7 @@ RunStudyFaultsCommand(const CliArgs& args)
         }
     }
     config.factors.clear();
-    for (const auto& f : Split(args.Text("factors"), ',', "factors"))
+    for (const auto& f : args.Items("factors", ','))
     {
         // Each factor is checked as --fault checks it: 0 (dead) or 1e-6 to 1.
         double factor = -1;
@@ -86,7 +60,7 @@ RunStudyFaultsCommand(const CliArgs& args)
         }
         config.factors.push_back(factor);
     }
-    config.routings = Split(args.Text("routing"), ',', "routing");
+    config.routings = args.Items("routing", ',');
     config.symmetry = args.Flag("symmetry");
     config.topLinks = static_cast<uint32_t>(args.Count("top-links"));
     config.packetCheck = static_cast<uint32_t>(args.Count("packet-check"));

@@ -171,12 +171,9 @@ constexpr std::size_t kKeptMessageSteps = 1 << 16;
 constexpr std::size_t kKeptMessageBudget = 1 << 20;
 } // namespace
 
-uint64_t
-CollectiveEngine::Start(const CollectiveRequest& request,
-                        RankDoneCallback onRankDone,
-                        DoneCallback onDone)
+std::vector<uint64_t>
+CollectiveEngine::PlanKey(const CollectiveRequest& request, bool fluid) const
 {
-    const bool fluid = UsesFluid();
     std::vector<uint64_t> key;
     key.reserve(request.endpoints.size() + 8);
     key.push_back(uint64_t(request.op));
@@ -193,45 +190,57 @@ CollectiveEngine::Start(const CollectiveRequest& request,
     // faults included): a plan made before a fault changed the links is not reused after it.
     key.push_back(fluid ? m_backend->GetTopology()->GetVersion() : 0);
     key.insert(key.end(), request.endpoints.begin(), request.endpoints.end());
-    auto cached = m_plans.find(key);
-    std::shared_ptr<const Compiled> plan;
+    return key;
+}
+
+uint64_t
+CollectiveEngine::Start(const CollectiveRequest& request,
+                        RankDoneCallback onRankDone,
+                        DoneCallback onDone)
+{
+    const bool fluid = UsesFluid();
+    auto cached = m_plans.find(PlanKey(request, fluid));
     if (cached != m_plans.end())
     {
         return LaunchEntry(cached->second, request.endpoints, onRankDone, onDone);
     }
-    else
+    CollectiveRequest chosen = request;
+    chosen.fluid = fluid;
+    return Start(chosen, GetPlanner().Build(chosen), onRankDone, onDone);
+}
+
+uint64_t
+CollectiveEngine::Start(const CollectiveRequest& request,
+                        CollectivePlan built,
+                        RankDoneCallback onRankDone,
+                        DoneCallback onDone)
+{
+    NS_LOG_DEBUG("collective plan: " << ToString(request.op) << " of " << request.bytes
+                                     << " B among " << request.endpoints.size() << " ranks, "
+                                     << built.algorithm << ", " << built.schedule.GetSendCount()
+                                     << (request.fluid ? " streams" : " messages"));
+    auto compiled = Compile(std::move(built.schedule));
+    compiled->floorStep = built.floorStep;
+    if (built.floorStep >= 0)
     {
-        CollectiveRequest chosen = request;
-        chosen.fluid = fluid;
-        CollectivePlan built = GetPlanner().Build(chosen);
-        NS_LOG_DEBUG("collective plan: " << ToString(request.op) << " of " << request.bytes
-                                         << " B among " << request.endpoints.size() << " ranks, "
-                                         << built.algorithm << ", " << built.schedule.GetSendCount()
-                                         << (fluid ? " streams" : " messages"));
-        auto compiled = Compile(std::move(built.schedule));
-        compiled->floorStep = built.floorStep;
-        if (built.floorStep >= 0)
+        compiled->messageRequest = request;
+        compiled->messageRequest.fluid = false;
+        const std::size_t steps = built.messages->GetSteps().size();
+        if (compiled->waiting.size() <= kCachedSteps && steps <= kKeptMessageSteps
+            && m_keptMessageSteps + steps <= kKeptMessageBudget)
         {
-            compiled->messageRequest = chosen;
-            compiled->messageRequest.fluid = false;
-            const std::size_t steps = built.messages->GetSteps().size();
-            if (compiled->waiting.size() <= kCachedSteps && steps <= kKeptMessageSteps
-                && m_keptMessageSteps + steps <= kKeptMessageBudget)
-            {
-                m_keptMessageSteps += steps;
-                compiled->messageSchedule = std::move(built.messages);
-            }
-        }
-        plan = compiled;
-        if (plan->waiting.size() <= kCachedSteps)
-        {
-            auto entry = std::make_shared<Entry>();
-            entry->plan = plan;
-            m_plans.emplace(std::move(key), entry);
-            return LaunchEntry(entry, request.endpoints, onRankDone, onDone);
+            m_keptMessageSteps += steps;
+            compiled->messageSchedule = std::move(built.messages);
         }
     }
-    return Launch(plan, request.endpoints, onRankDone, onDone);
+    if (compiled->waiting.size() <= kCachedSteps)
+    {
+        auto entry = std::make_shared<Entry>();
+        entry->plan = compiled;
+        m_plans.emplace(PlanKey(request, request.fluid), entry);
+        return LaunchEntry(entry, request.endpoints, onRankDone, onDone);
+    }
+    return Launch(compiled, request.endpoints, onRankDone, onDone);
 }
 
 uint64_t

@@ -90,6 +90,20 @@ class CollectiveEngine : public Object
                    DoneCallback onDone);
 
     /**
+     * \brief Starts a plan built for \p request (GetPlanner().Build(request), with
+     * request.fluid = UsesFluid()) as Start(request) would: its message floor included, the
+     * plan kept for later requests. For a caller that reads the plan first (its algorithm, its
+     * messages).
+     * \param request what was planned \param built its plan (pass it with std::move)
+     * \param onRankDone per rank \param onDone at the end
+     * \return the collective id
+     */
+    uint64_t Start(const CollectiveRequest& request,
+                   CollectivePlan built,
+                   RankDoneCallback onRankDone,
+                   DoneCallback onDone);
+
+    /**
      * \brief The planner over the backend's network view, made at first use (which validates
      * every dimension's `collective` algorithm). Throws ReplayError without a backend.
      * \return the planner
@@ -171,6 +185,9 @@ class CollectiveEngine : public Object
         std::vector<uint32_t> links;                //!< the links it had alone
         std::vector<NetworkBackend::LinkLoad> load; //!< their load (link statistics)
     };
+
+    /** \return the key of \p request's plan in m_plans (its form: \p fluid) */
+    std::vector<uint64_t> PlanKey(const CollectiveRequest& request, bool fluid) const;
 
     /** \brief Hashes a plan key (m_plans): its words mixed in order. */
     struct PlanKeyHash
