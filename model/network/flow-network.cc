@@ -237,15 +237,22 @@ FlowNetwork::DoSend(uint64_t id,
         auto [it, idle] = m_connections.try_emplace(connection);
         if (!idle)
         {
-            it->second.push_back(
-                {id, bytes, path, onDelivered, GetLatencyCount(), GetReservation(), Now()});
+            it->second.push_back({id,
+                                  bytes,
+                                  path,
+                                  onDelivered,
+                                  GetLatencyCount(),
+                                  GetReservation(),
+                                  Now(),
+                                  IsLogged()});
             NS_LOG_DEBUG("message " << id << " waits behind " << it->second.size()
                                     << " on its connection");
             return;
         }
     }
-    StartFlow({id, bytes, path, onDelivered, GetLatencyCount(), GetReservation(), Now()},
-              connection);
+    StartFlow(
+        {id, bytes, path, onDelivered, GetLatencyCount(), GetReservation(), Now(), IsLogged()},
+        connection);
     RequestUpdate();
 }
 
@@ -258,11 +265,11 @@ FlowNetwork::StartFlow(const Queued& m, uint64_t connection)
     const double latency = m_topology->PathLatency(path) * m.latencies;
     const auto hash = static_cast<uint32_t>(
         ClassHash(path.data(), static_cast<uint32_t>(path.size()), bytes) >> 32);
-    // Fluid streams (a latency count other than 1), reserved messages (their progress is
-    // recorded one by one) and ordered ones (one at a time per connection) keep flows of
-    // their own.
-    const bool reserved = m.reservation != 0;
-    const bool classes = m_flowClasses && m.latencies == 1 && !reserved && connection == 0;
+    // Fluid streams (a latency count other than 1), reserved and logged messages (their
+    // progress is recorded one by one) and ordered ones (one at a time per connection) keep flows
+    // of their own.
+    const bool logged = m.reservation != 0 || m.logged;
+    const bool classes = m_flowClasses && m.latencies == 1 && !logged && connection == 0;
     const uint32_t joined = classes ? FindClass(hash, path, bytes) : kNoClass;
     if (joined != kNoClass)
     {
@@ -301,7 +308,7 @@ FlowNetwork::StartFlow(const Queued& m, uint64_t connection)
     t.first = {m.id, m.callback};
     t.others = 0;
     t.log = 0;
-    if (reserved)
+    if (logged)
     {
         if (m_freeLogs.empty())
         {

@@ -129,6 +129,7 @@ class FlowNetwork : public NetworkBackend
         uint32_t latencies = 1;     //!< latency count
         uint64_t reservation = 0;   //!< reservation it runs under (0: none)
         double sentAt = 0;          //!< when it was sent, s
+        bool logged = false;        //!< its progress is kept (TakeProgress) without one
     };
 
     /** \brief A slot of the table of this instant's classes. */

@@ -205,7 +205,8 @@ NetworkBackend::Send(uint32_t src,
                      DeliveryCallback onDelivered,
                      uint32_t latencies,
                      uint64_t reservation,
-                     bool ordered)
+                     bool ordered,
+                     bool logged)
 {
     if (latencies != 1 && !SupportsFluid())
     {
@@ -265,10 +266,12 @@ NetworkBackend::Send(uint32_t src,
     m_latencies = latencies;
     m_reservation = reservation;
     m_ordered = ordered;
+    m_logged = logged;
     DoSend(id, src, dst, bytes, path, onDelivered);
     m_latencies = 1;
     m_reservation = 0;
     m_ordered = false;
+    m_logged = false;
     return id;
 }
 
@@ -489,6 +492,12 @@ bool
 NetworkBackend::IsOrdered() const
 {
     return m_ordered;
+}
+
+bool
+NetworkBackend::IsLogged() const
+{
+    return m_logged;
 }
 
 std::vector<std::pair<double, double>>

@@ -147,6 +147,9 @@ class NetworkBackend : public Object
      *        NCCL's per-peer FIFO) carries its messages one after the other. Unordered
      *        messages (the default) share the links with everything in flight at once. The
      *        packet backend carries every message over its pair's TCP connection, so in order
+     * \param logged keep its progress for TakeProgress() as a reserved message's is (a fluid
+     *        collective reads how its streams went beside other traffic); on a backend that
+     *        records progress
      * \return the message id (unique per backend, increasing from 0); throws NetworkError if
      *         an endpoint does not exist, the pair is unreachable, no topology or routing
      *         policy is set, or \p latencies is not 1 on a backend without fluid streams
@@ -157,7 +160,8 @@ class NetworkBackend : public Object
                   DeliveryCallback onDelivered,
                   uint32_t latencies = 1,
                   uint64_t reservation = 0,
-                  bool ordered = false);
+                  bool ordered = false,
+                  bool logged = false);
 
     /** Called with a reservation's id when it is broken (see Reserve). */
     typedef Callback<void, uint64_t> BrokenCallback;
@@ -350,6 +354,11 @@ class NetworkBackend : public Object
      */
     bool IsOrdered() const;
     /**
+     * \return whether the progress of the message being handed to DoSend() is to be kept
+     * without a reservation (see Send())
+     */
+    bool IsLogged() const;
+    /**
      * \brief Whether a transfer crosses link \p link now (Reserve refuses such links). The
      * default (no reservations) says false.
      * \param link the directed link
@@ -408,6 +417,7 @@ class NetworkBackend : public Object
     double m_firstSend = -1;    //!< statistics window start, s
     uint32_t m_latencies = 1;   //!< latency count of the current Send
     bool m_ordered = false;     //!< the current Send is ordered on its connection
+    bool m_logged = false;      //!< the current Send keeps its progress
     uint64_t m_reservation = 0; //!< reservation of the current Send
 
     /** \brief A held reservation. */

@@ -556,7 +556,8 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
                                                  m_delivered,
                                                  s.latencies,
                                                  0,
-                                                 s.ordered);
+                                                 s.ordered,
+                                                 run->plan->floorStep >= 0);
         m_messages.emplace(message, std::make_pair(id, i));
     }
 }
@@ -781,13 +782,15 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
         {
             m_delivered = MakeCallback(&CollectiveEngine::Delivered, this);
         }
+        // A fluid run with a floor reads how its streams went (RecordStream).
         const uint64_t message = m_backend->Send(run->endpoints[s.src],
                                                  run->endpoints[s.dst],
                                                  s.bytes,
                                                  m_delivered,
                                                  s.latencies,
                                                  run->reservation,
-                                                 s.ordered);
+                                                 s.ordered,
+                                                 run->plan->floorStep >= 0);
         m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)
@@ -812,23 +815,25 @@ CollectiveEngine::Delivered(uint64_t message)
     m_messages.erase(it);
     // The run is alive while it has a step left (m_runs holds it until its last step).
     const std::shared_ptr<Run> run = m_runs.at(id);
-    if (run->reserved)
+    const bool floor = run->plan->floorStep >= 0;
+    std::vector<std::pair<double, double>> progress;
+    if (run->reserved || floor)
     {
-        // Sent under a reservation: the backend kept its progress.
-        std::vector<std::pair<double, double>> progress = m_backend->TakeProgress(message);
-        if (run->recording)
-        {
-            const double start = static_cast<double>(run->startNs) * 1e-9;
-            for (auto& p : progress)
-            {
-                p.first -= start;
-            }
-            run->recording->progress[step] = std::move(progress);
-        }
+        // Sent under a reservation, or logged for the floor: the backend kept its progress.
+        progress = m_backend->TakeProgress(message);
     }
-    if (run->plan->floorStep >= 0)
+    if (floor)
     {
-        RecordStream(run, step, Simulator::Now().GetNanoSeconds());
+        RecordStream(run, step, Simulator::Now().GetNanoSeconds(), progress);
+    }
+    if (run->recording)
+    {
+        const double start = static_cast<double>(run->startNs) * 1e-9;
+        for (auto& p : progress)
+        {
+            p.first -= start;
+        }
+        run->recording->progress[step] = std::move(progress);
     }
     Complete(run, step);
 }
@@ -844,7 +849,10 @@ CollectiveEngine::SetIssued(Run& run, uint32_t step, int64_t issuedNs)
 }
 
 void
-CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, int64_t deliveredNs)
+CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run,
+                               uint32_t step,
+                               int64_t deliveredNs,
+                               const std::vector<std::pair<double, double>>& progress)
 {
     const auto& s = run->plan->schedule.GetSteps()[step];
     const uint32_t a = run->endpoints[s.src];
@@ -859,9 +867,13 @@ CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, i
     {
         std::tie(pair.rate, pair.latencyS) = m_backend->GetIdlePath(a, b);
     }
-    // Its last byte left a latency count of path latencies ago; it started when it was
-    // issued, or (ordered) when the pair's previous transfer ended.
-    const int64_t end = deliveredNs - std::llround(s.latencies * pair.latencyS * 1e9);
+    // Its last byte left when its progress says, else a latency count of path latencies
+    // before it arrived; it started when it was issued, or (ordered) when the pair's previous
+    // transfer ended.
+    const int64_t end =
+        progress.size() >= 2
+            ? std::min<int64_t>(deliveredNs, std::llround(progress.back().first * 1e9))
+            : deliveredNs - std::llround(s.latencies * pair.latencyS * 1e9);
     int64_t start = end;
     if (step < run->issuedNs.size() && run->issuedNs[step] >= 0)
     {
@@ -871,9 +883,44 @@ CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run, uint32_t step, i
     {
         start = std::max(start, pair.lastEndNs);
     }
-    pair.load.pieces.push_back({static_cast<double>(s.bytes),
-                                static_cast<double>(std::max<int64_t>(0, end - start)) * 1e-9,
-                                static_cast<double>(start - run->startNs) * 1e-9});
+    auto& pieces = pair.load.pieces;
+    const double runStartS = static_cast<double>(run->startNs) * 1e-9;
+    const double startS = static_cast<double>(start) * 1e-9;
+    const double endS = static_cast<double>(end) * 1e-9;
+    const std::size_t before = pieces.size();
+    if (progress.size() >= 2)
+    {
+        // One piece per rate: the bytes sent before the log began (a stream sent again after
+        // an intruder broke its timed run) as one, then each stretch between changes of rate
+        // in which bytes went (not the wait for its connection).
+        double fromS = startS;
+        const double unlogged = static_cast<double>(s.bytes) - progress.front().second;
+        if (unlogged > 0.5)
+        {
+            const double toS = std::max(startS, std::min(endS, progress.front().first));
+            pieces.push_back({unlogged, toS - startS, startS - runStartS});
+            fromS = toS;
+        }
+        for (std::size_t i = 1; i < progress.size(); ++i)
+        {
+            const double bytes = progress[i - 1].second - progress[i].second;
+            const double toS = std::min(endS, progress[i].first);
+            if (bytes <= 0 || toS <= fromS)
+            {
+                fromS = std::max(fromS, std::min(endS, progress[i].first));
+                continue;
+            }
+            const double atS = std::max(fromS, progress[i - 1].first);
+            pieces.push_back({bytes, toS - atS, atS - runStartS});
+            fromS = toS;
+        }
+    }
+    if (pieces.size() == before)
+    {
+        // no progress kept (or none inside [start, end], as estimated): one piece
+        pieces.push_back(
+            {static_cast<double>(s.bytes), std::max(0.0, endS - startS), startS - runStartS});
+    }
     pair.lastEndNs = std::max(pair.lastEndNs, end);
     if (PairLoad::IsSlowed(pair.load.pieces.back(), pair.rate))
     {

@@ -256,8 +256,15 @@ class CollectiveEngine : public Object
     double WalkMessages(const Run& run);
     /** \brief Notes when a fluid run's stream started (the message floor). */
     static void SetIssued(Run& run, uint32_t step, int64_t issuedNs);
-    /** \brief Records a fluid run's stream delivered at \p deliveredNs (the message floor). */
-    void RecordStream(const std::shared_ptr<Run>& run, uint32_t step, int64_t deliveredNs);
+    /**
+     * \brief Records a fluid run's stream delivered at \p deliveredNs (the message floor), in
+     * one piece per rate it went at when its \p progress ((time, bytes left) at each change of
+     * rate, as TakeProgress gives it) is known.
+     */
+    void RecordStream(const std::shared_ptr<Run>& run,
+                      uint32_t step,
+                      int64_t deliveredNs,
+                      const std::vector<std::pair<double, double>>& progress = {});
 
     /** \return \p schedule compiled (CSR of dependents, counts) */
     static std::shared_ptr<Compiled> Compile(CollectiveSchedule schedule);

@@ -18,7 +18,7 @@ namespace rapidllm {
  */
 struct PairLoad
 {
-    /** \brief One transfer. */
+    /** \brief One transfer, or a stretch of one at one rate. */
     struct Piece
     {
         double bytes = 0;   //!< its bytes
@@ -26,7 +26,7 @@ struct PairLoad
         double startS = 0;  //!< when it started transmitting, from the collective's start
     };
 
-    std::vector<Piece> pieces; //!< in the order the pair sent them
+    std::vector<Piece> pieces; //!< in the order the pair sent them (a stream: one per rate)
     /**
      * Others slowing the last piece: the link seconds they still had to go at its last byte
      * (their bytes left on the pair's links / the pair's rate); < 0 if not known (they stay)
