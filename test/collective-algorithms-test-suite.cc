@@ -947,22 +947,23 @@ class PairSlowdownTestCase : public TestCase
             const double seconds = pair.Transmit(startS, bytes);
             NS_TEST_EXPECT_MSG_EQ_TOL(seconds, expectS, tol, what);
         };
-        // Slowed to the last byte: 1,000 B in 2 us, then 1,000 B in 4 us.
+        // Slowed to the last byte (1,000 B in 2 us, then 1,000 B in 4 us), the others with 1 us
+        // of link left then: a backlog of the 4 us they took and that 1 us, beside which the
+        // messages go at the streams' third.
         PairLoad stays;
         stays.pieces = {{1000, 2e-6, 0}, {1000, 4e-6, 2e-6}};
+        stays.othersLeftS = 1e-6;
         PairSlowdown a(stays, 1e9);
         NS_TEST_EXPECT_MSG_EQ(a.IsSlowed(), true, "slowed");
-        next(a, 0, 500, 1e-6, "half the first piece");
-        next(a, 1e-6, 1000, 3e-6, "1 us + 2 us");
-        next(a, 9e-6, 1000, 2.5e-6, "2 us + 0.5 us alone");
-        // The same, knowing the others had 1 us of link left at its last byte: a backlog of
-        // the 4 us they took and that 1 us, beside which the messages go at the streams' third.
-        PairLoad known = stays;
-        known.othersLeftS = 1e-6;
-        PairSlowdown f(known, 1e9);
-        next(f, 0, 1000, 3e-6, "at a third: 2 us of theirs drained");
-        next(f, 3e-6, 1000, 3e-6, "again: 1 us of theirs left");
-        next(f, 8e-6, 1000, 1e-6, "it drained in the 2 us gap");
+        next(a, 0, 1000, 3e-6, "at a third: 2 us of theirs drained");
+        next(a, 3e-6, 1000, 3e-6, "again: 1 us of theirs left");
+        next(a, 8e-6, 1000, 1e-6, "it drained in the 2 us gap");
+        // What was left counts only if they were still there at the last byte.
+        PairLoad gone = stays;
+        gone.pieces.push_back({1000, 1e-6, 6e-6});
+        PairSlowdown f(gone, 1e9);
+        // 4 us of theirs: 6 us beside them at a third (2,000 B), then 1,000 B alone
+        next(f, 0, 3000, 7e-6, "beside the 4 us they took, then alone");
 
         // Slowed in its first piece only: others took 1 us of link from 1 us on, at half.
         PairLoad left;
@@ -999,7 +1000,7 @@ class PairSlowdownTestCase : public TestCase
                                               {
                                                   return a == 0 && b == 1 ? &stays : nullptr;
                                               });
-        NS_TEST_EXPECT_MSG_EQ_TOL(paced, 7e-6, tol, "2 us + 4 us + 1 us");
+        NS_TEST_EXPECT_MSG_EQ_TOL(paced, 7e-6, tol, "3 us + 3 us at a third + 1 us");
     }
 };
 

@@ -16,15 +16,13 @@ PairLoad::IsSlowed(const Piece& piece, double rate)
 }
 
 PairSlowdown::PairSlowdown(const PairLoad& load, double rate)
-    : m_load(load)
-    , m_rate(rate)
+    : m_rate(rate)
 {
     double slowAlone = 0; // the slowed pieces' seconds at the pair's rate
     double slowTaken = 0; // and as they went
-    for (const auto& p : m_load.pieces)
+    for (const auto& p : load.pieces)
     {
-        const bool slowed = PairLoad::IsSlowed(p, m_rate);
-        if (slowed)
+        if (PairLoad::IsSlowed(p, m_rate))
         {
             if (!m_slowed)
             {
@@ -35,14 +33,12 @@ PairSlowdown::PairSlowdown(const PairLoad& load, double rate)
             slowAlone += p.bytes / m_rate;
             slowTaken += p.seconds;
         }
-        m_stays = slowed;
     }
     m_share = slowTaken > 0 ? slowAlone / slowTaken : 1;
-    if (m_stays && m_load.othersLeftS >= 0)
+    if (m_slowed && PairLoad::IsSlowed(load.pieces.back(), m_rate))
     {
-        // what they had left is a backlog too: they leave when it has drained
-        m_stays = false;
-        m_lostS += m_load.othersLeftS;
+        // still there at the last byte: what they had left is part of the backlog
+        m_lostS += std::max(0.0, load.othersLeftS);
     }
 }
 
@@ -53,51 +49,12 @@ PairSlowdown::IsSlowed() const
 }
 
 double
-PairSlowdown::Paced(double from, double bytes)
-{
-    const auto& pieces = m_load.pieces;
-    // from only grows: skip the pieces wholly before it once
-    while (m_piece < pieces.size() && m_pieceStart + pieces[m_piece].bytes <= from)
-    {
-        m_pieceStart += pieces[m_piece].bytes;
-        ++m_piece;
-    }
-    double seconds = 0;
-    double at = from;
-    const double to = from + bytes;
-    double pieceStart = m_pieceStart;
-    for (std::size_t i = m_piece; i < pieces.size(); ++i)
-    {
-        const auto& p = pieces[i];
-        const double pieceEnd = pieceStart + p.bytes;
-        if (pieceEnd > at && p.bytes > 0)
-        {
-            const double upto = std::min(pieceEnd, to);
-            seconds += (upto - at) * p.seconds / p.bytes;
-            at = upto;
-            if (at >= to)
-            {
-                return seconds;
-            }
-        }
-        pieceStart = pieceEnd;
-    }
-    return seconds + (to - at) / m_rate;
-}
-
-double
 PairSlowdown::Transmit(double startS, double bytes)
 {
     const double alone = bytes / m_rate;
     if (!m_slowed)
     {
         return alone;
-    }
-    if (m_stays)
-    {
-        const double seconds = Paced(m_sent, bytes);
-        m_sent += bytes;
-        return seconds;
     }
     if (m_arrived)
     {
@@ -127,7 +84,6 @@ PairSlowdown::Transmit(double startS, double bytes)
             m_backlogS = 0;
         }
     }
-    m_sent += bytes;
     m_lastEndS = std::max(m_lastEndS, startS + seconds);
     return seconds;
 }

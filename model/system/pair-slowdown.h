@@ -29,9 +29,9 @@ struct PairLoad
     std::vector<Piece> pieces; //!< in the order the pair sent them (a stream: one per rate)
     /**
      * Others slowing the last piece: the link seconds they still had to go at its last byte
-     * (their bytes left on the pair's links / the pair's rate); < 0 if not known (they stay)
+     * (their bytes left on the pair's links / the pair's rate)
      */
-    double othersLeftS = -1;
+    double othersLeftS = 0;
 
     /**
      * \return whether \p piece took longer than at \p rate (bytes/s), beyond a nanosecond's
@@ -51,9 +51,7 @@ struct PairLoad
  * streams' share while it lasts, and it drains alone while the pair has nothing on the link.
  * So a collective whose messages leave gaps lets a transfer beside it pass in the gaps, as
  * max-min sharing between its messages and that transfer does, where the streams, never idle,
- * shared the link with it all along. Others still there at the last byte whose work left is
- * not known are taken to stay: each of the pair's bytes takes what it took in its streams (the
- * k-th byte as the k-th byte).
+ * shared the link with it all along.
  */
 class PairSlowdown
 {
@@ -75,22 +73,14 @@ class PairSlowdown
     double Transmit(double startS, double bytes);
 
   private:
-    /** \return the seconds bytes [from, from + bytes) took in the streams (from only grows) */
-    double Paced(double from, double bytes);
-
-    const PairLoad& m_load;  //!< the streams
     double m_rate;           //!< alone, bytes/s
     bool m_slowed = false;   //!< any piece slowed
-    bool m_stays = false;    //!< slowed to the last piece: the others stay
     double m_slowStartS = 0; //!< when the first slowed piece started
     double m_lostS = 0;      //!< link seconds the others took from the streams
     double m_share = 1;      //!< the pair's share of the link beside them
     bool m_arrived = false;  //!< the backlog is there
     double m_backlogS = 0;   //!< link seconds of the others left
     double m_lastEndS = 0;   //!< the pair's last message's last byte
-    double m_sent = 0;       //!< bytes the pair sent so far
-    std::size_t m_piece = 0; //!< Paced: the first piece not wholly sent
-    double m_pieceStart = 0; //!< Paced: the bytes before it
 };
 
 } // namespace rapidllm
