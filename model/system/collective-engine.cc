@@ -999,36 +999,30 @@ CollectiveEngine::TakeOthersSeconds(Run& run)
         if (!streams.load.pieces.empty()
             && PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
         {
-            staying.insert(staying.end(), routes[k - 1].begin(), routes[k - 1].end());
+            staying.insert(staying.end(), streams.route.begin(), streams.route.end());
         }
     }
     if (!staying.empty())
     {
         // The run's sends are all done: what still crosses those links now is the others'.
-        // Those on a pair's links now were there since its last byte too.
         std::sort(staying.begin(), staying.end());
         staying.erase(std::unique(staying.begin(), staying.end()), staying.end());
         const std::vector<double> pending = m_backend->GetPendingBytes(staying);
-        k = 0;
         for (auto& [pair, streams] : run.streams)
         {
-            const std::vector<uint32_t>& route = routes[k++];
             if (streams.load.pieces.empty()
                 || !PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
             {
                 continue;
             }
-            // after its last byte: until it arrived, then the links' busy time since, then
-            // what is still to cross them
+            // What they had left at its last byte: the latency until it arrived, then the
+            // links' busy time since (RecordStream), then what is still to cross them.
             double afterS = 0;
-            for (std::size_t i = 0; i < streams.route.size() && i < streams.busyS.size(); ++i)
-            {
-                afterS = std::max(
-                    afterS, m_backend->GetLinkLoad(streams.route[i]).busyS - streams.busyS[i]);
-            }
             double bytes = 0;
-            for (uint32_t l : route)
+            for (std::size_t i = 0; i < streams.route.size(); ++i)
             {
+                const uint32_t l = streams.route[i];
+                afterS = std::max(afterS, m_backend->GetLinkLoad(l).busyS - streams.busyS[i]);
                 const auto at = std::lower_bound(staying.begin(), staying.end(), l);
                 bytes = std::max(bytes, pending[at - staying.begin()]);
             }
