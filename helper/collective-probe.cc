@@ -76,6 +76,7 @@ RunCollectiveProbe(const NetworkSpec& network,
 
     double start = 0;
     double end = -1;
+    NetworkStats stats; // at the collective's end (the simulator runs on to the watchdog's stop)
     auto pairs = SchedulePairs(plan.schedule, request.endpoints);
     for (const auto& t : config.beside)
     {
@@ -97,9 +98,10 @@ RunCollectiveProbe(const NetworkSpec& network,
                                        std::move(plan),
                                        CollectiveEngine::RankDoneCallback(),
                                        CollectiveEngine::DoneCallback(
-                                           [&end](uint64_t)
+                                           [&](uint64_t)
                                            {
                                                end = Simulator::Now().GetSeconds();
+                                               stats = net->GetStats();
                                            }));
                      }));
     // The replay watchdog's simulated-time limit (TraceReplayer::MaxSimulatedTime, as
@@ -122,7 +124,6 @@ RunCollectiveProbe(const NetworkSpec& network,
         throw SpecError(source, "", "the collective did not complete (internal error)");
     }
     result.timeS = end - start;
-    const NetworkStats stats = net->GetStats();
     result.solves = stats.solves;
     result.solvedFlows = stats.solvedFlows;
     result.algorithmBandwidthBps = result.timeS > 0 ? double(config.bytes) / result.timeS : 0;

@@ -166,6 +166,11 @@ class CliJsonTestCase : public TestCase
                                   1e-6 * coll.at("algorithm_bandwidth_GBps").get<double>(),
                                   "collective: bytes / time");
         NS_TEST_EXPECT_MSG_EQ(coll.at("most_loaded_links").size(), 3, "collective: 3 links");
+        // Over the collective (the simulator runs on to its watchdog's stop): a ring keeps its
+        // links busy (it was 1e-13, over 1e9 s).
+        const double utilization = coll.at("most_loaded_links")[0].at("utilization").get<double>();
+        NS_TEST_EXPECT_MSG_GT(utilization, 0.5, "collective: the busiest link's utilization");
+        NS_TEST_EXPECT_MSG_LT(utilization, 1.0 + 1e-9, "collective: at most its bandwidth");
         // A transfer beside it on one of its links (GPU 0's NVLink) slows it.
         Json beside = JsonOf({"collective",
                               "--hardware=a100-sxm-80gb",
