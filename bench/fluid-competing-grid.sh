@@ -50,7 +50,7 @@ EOF
 for mib in 2 8 64; do
     bytes=$((mib * 1048576))
     cases | while read -r name dims gpus options transfers; do
-        hw=a100-sxm-80gb
+        hw=$PRESET
         [ "$dims" = ring ] && hw=$RING
         beside=$(echo "$transfers" | sed -e "s|B/2|$((bytes / 2))|g" -e "s|B/4|$((bytes / 4))|g" \
             -e "s|B/8|$((bytes / 8))|g" -e "s|B|$bytes|g")

@@ -74,7 +74,6 @@ ParseBeside(const CliArgs& args, uint32_t gpus)
             throw bad("is not a transfer");
         }
         ProbeTransfer t;
-        uint64_t rank = 0;
         for (auto [text, to] : {std::make_pair(item.substr(0, gt), &t.src),
                                 std::make_pair(item.substr(gt + 1, colon - gt - 1), &t.dst)})
         {
@@ -83,8 +82,7 @@ ParseBeside(const CliArgs& args, uint32_t gpus)
             {
                 throw bad("has a rank that is not a whole number");
             }
-            rank = std::stoull(text);
-            *to = static_cast<uint32_t>(rank);
+            *to = static_cast<uint32_t>(std::stoul(text)); // at most 9 digits
         }
         const std::string why = ParseByteSize(item.substr(colon + 1), t.bytes);
         if (!why.empty())

@@ -922,7 +922,7 @@ CollectiveEngine::RecordStream(const std::shared_ptr<Run>& run,
             {static_cast<double>(s.bytes), std::max(0.0, endS - startS), startS - runStartS});
     }
     pair.lastEndNs = std::max(pair.lastEndNs, end);
-    if (PairLoad::IsSlowed(pair.load.pieces.back(), pair.rate))
+    if (pair.load.IsSlowedAtEnd(pair.rate))
     {
         // How long others stay on its links after it (EndFloor) shows in their busy time.
         if (pair.route.empty())
@@ -996,8 +996,7 @@ CollectiveEngine::TakeOthersSeconds(Run& run)
                 othersS += p.seconds - p.bytes / streams.rate;
             }
         }
-        if (!streams.load.pieces.empty()
-            && PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
+        if (streams.load.IsSlowedAtEnd(streams.rate))
         {
             staying.insert(staying.end(), streams.route.begin(), streams.route.end());
         }
@@ -1010,8 +1009,7 @@ CollectiveEngine::TakeOthersSeconds(Run& run)
         const std::vector<double> pending = m_backend->GetPendingBytes(staying);
         for (auto& [pair, streams] : run.streams)
         {
-            if (streams.load.pieces.empty()
-                || !PairLoad::IsSlowed(streams.load.pieces.back(), streams.rate))
+            if (!streams.load.IsSlowedAtEnd(streams.rate))
             {
                 continue;
             }

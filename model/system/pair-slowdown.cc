@@ -15,6 +15,12 @@ PairLoad::IsSlowed(const Piece& piece, double rate)
     return piece.seconds > piece.bytes / rate * (1 + 1e-4) + 2e-9;
 }
 
+bool
+PairLoad::IsSlowedAtEnd(double rate) const
+{
+    return !pieces.empty() && IsSlowed(pieces.back(), rate);
+}
+
 PairSlowdown::PairSlowdown(const PairLoad& load, double rate)
     : m_rate(rate)
 {
@@ -35,7 +41,7 @@ PairSlowdown::PairSlowdown(const PairLoad& load, double rate)
         }
     }
     m_share = slowTaken > 0 ? slowAlone / slowTaken : 1;
-    if (m_slowed && PairLoad::IsSlowed(load.pieces.back(), m_rate))
+    if (load.IsSlowedAtEnd(m_rate))
     {
         // still there at the last byte: what they had left is part of the backlog
         m_lostS += std::max(0.0, load.othersLeftS);

@@ -5,7 +5,6 @@
 #ifndef RAPIDLLM_PAIR_SLOWDOWN_H
 #define RAPIDLLM_PAIR_SLOWDOWN_H
 
-#include <cstddef>
 #include <vector>
 
 namespace ns3 {
@@ -38,6 +37,9 @@ struct PairLoad
      * rounding
      */
     static bool IsSlowed(const Piece& piece, double rate);
+
+    /** \return whether the last piece took longer than at \p rate: others were still there */
+    bool IsSlowedAtEnd(double rate) const;
 };
 
 /**
