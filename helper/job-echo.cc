@@ -114,6 +114,10 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["grad_reduce"] = r.overlapGradReduce ? "overlap" : "after_backward";
         software["tp_reduce"] = r.overlapTpReduce ? "overlap" : "blocking";
         software["memory_layout"] = ToString(r.memoryLayout);
+        if (r.dtype == DataType::FP8)
+        {
+            software["fp8_scaling"] = r.fp8Scaling;
+        }
         software["bucket_mib"] = double(r.bucketBytes) / double(1 << 20);
     }
     else

@@ -145,6 +145,14 @@ MakeDeclarations()
                   runChoices("engine"),
                   "none"),
         O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
+        O::Choice("fp8-scaling",
+                  "training with --dtype=fp8: Transformer Engine's scaling of each fp8 cast: "
+                  "delayed (amax history, one read of the tensor) or current (the tensor's own "
+                  "amax, read twice)",
+                  runChoices("fp8_scaling"),
+                  "delayed")
+            .Field("fp8_scaling")
+            .Mode("training"),
         O::Choice(
             "attention",
             "attention kernels: flash (FlashAttention-2), triton2022 (the 2022 FlashAttention in "
@@ -400,6 +408,7 @@ JobOptions::ReadJobFile()
         {"first-token", "first_token", r.firstToken},
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
+        {"fp8-scaling", "fp8_scaling", r.fp8Scaling},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
         {"moe-imbalance",
          "moe_imbalance",
@@ -598,6 +607,7 @@ JobOptions::ToSpecs() const
     run.firstToken = Get("first-token");
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");
+    run.fp8Scaling = Get("fp8-scaling");
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
     {
         double imbalance = 1;

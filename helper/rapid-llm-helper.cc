@@ -460,6 +460,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::ROUTER:
             case OpType::SAMPLING:
             case OpType::FP8_CAST_TRANSPOSE:
+            case OpType::FP8_AMAX_CAST_TRANSPOSE:
                 report.elementwiseS += n.durationS;
                 break;
         }

@@ -471,6 +471,9 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
             // distributed optimizer (NeMo-Framework-Launcher conf/training/llama/*.yaml).
             run.memoryLayout = MemoryLayout::APEX;
         }
+        // The rows labelled FP8-CS run Transformer Engine's current scaling; the others (24.07's
+        // "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
+        run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
         run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
         run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
         run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));

@@ -226,6 +226,63 @@ class Fp8CostTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Current scaling (Transformer Engine's "FP8 current scaling": the tensor is read twice,
+ * once for its amax, once for the cast): the same casts as delayed scaling, each with an amax
+ * kernel before it that reads the 16-bit values and writes one fp32 amax.
+ */
+class Fp8CurrentScalingTestCase : public TestCase
+{
+  public:
+    Fp8CurrentScalingTestCase()
+        : TestCase("fp8 recipe: current scaling adds one read of every cast tensor")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = ModelSpec::Load("llama2-7b");
+        RunSpec delayed = Fp8Run(2, 2);
+        RunSpec current = delayed;
+        current.fp8Scaling = "current";
+        const Workload d = Workload::Build(model, delayed);
+        const Workload c = Workload::Build(model, current);
+        NS_TEST_ASSERT_MSG_EQ(c.stages[0].nodes.size(), d.stages[0].nodes.size(), "same graph");
+        uint32_t casts = 0;
+        for (std::size_t i = 0; i < d.stages[0].nodes.size(); ++i)
+        {
+            const WorkNode& a = d.stages[0].nodes[i];
+            const WorkNode& b = c.stages[0].nodes[i];
+            const bool cast = a.kind == WorkNodeKind::COMPUTE
+                              && a.op.type == OpType::FP8_CAST_TRANSPOSE;
+            casts += cast ? 1 : 0;
+            NS_TEST_EXPECT_MSG_EQ(int(b.op.type),
+                                  int(cast ? OpType::FP8_AMAX_CAST_TRANSPOSE : a.op.type),
+                                  a.label);
+            NS_TEST_EXPECT_MSG_EQ((a.op.shape == b.op.shape), true, a.label);
+        }
+        NS_TEST_EXPECT_MSG_EQ(casts, 8u * model.layers * 2 + 1, "every cast, weights included");
+
+        GpuSpec g = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        g.power = GpuPower();
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>(g);
+        const uint64_t rows = 16384;
+        const uint64_t width = 8192;
+        const double elements = double(rows) * width;
+        OperatorCost one = CostOperator(
+            *gpu, MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, width, DataType::BF16));
+        OperatorCost two = CostOperator(
+            *gpu, MakeElementwise(OpType::FP8_AMAX_CAST_TRANSPOSE, rows, width, DataType::BF16));
+        NS_TEST_EXPECT_MSG_EQ(two.kernels, one.kernels + 1, "an amax kernel, then the cast");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            two.hbmBytes - one.hbmBytes, 2 * elements + 4, 1e-6, "a second 2-byte read");
+        const double amax = (2 * elements + 4) / (g.hbmBandwidthBps * g.efficiency.hbm) +
+                            g.launchOverheadS + g.memoryLatencyS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(two.timeS - one.timeS, amax, 1e-12, "a streaming kernel");
+    }
+};
+
 /** \brief The fp8 recipe suite. */
 class Fp8RecipeTestSuite : public TestSuite
 {
@@ -235,6 +292,7 @@ class Fp8RecipeTestSuite : public TestSuite
     {
         AddTestCase(new Fp8GraphTestCase, TestCase::QUICK);
         AddTestCase(new Fp8CostTestCase, TestCase::QUICK);
+        AddTestCase(new Fp8CurrentScalingTestCase, TestCase::QUICK);
     }
 };
 

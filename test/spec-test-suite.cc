@@ -379,6 +379,21 @@ class RunSpecTestCase : public TestCase
             message = e.what();
         }
         NS_TEST_EXPECT_MSG_NE(message.find("split_kv, per_head"), std::string::npos, message);
+        // Transformer Engine's fp8 scaling: delayed unless a run file says current.
+        NS_TEST_EXPECT_MSG_EQ(run.fp8Scaling, "delayed", "fp8_scaling defaults to delayed");
+        NS_TEST_EXPECT_MSG_EQ(
+            RunSpec::Parse("fp8_scaling: current\n", "run.yaml").fp8Scaling, "current", "parsed");
+        message.clear();
+        try
+        {
+            RunSpec::Parse("fp8_scaling: mxfp8\n", "run.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            message = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(message.find("fp8_scaling"), std::string::npos, message);
+        NS_TEST_EXPECT_MSG_NE(message.find("delayed, current"), std::string::npos, message);
 
         // Uneven pipeline stages and the framework's memory layout, from a run file.
         RunSpec uneven = RunSpec::Parse("parallel: {tp: 8, pp: 16, first_stage_layers: 7, "

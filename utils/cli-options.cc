@@ -245,6 +245,11 @@ JobCliOptions()
          {
              return o.For(jobAndSweep);
          }},
+        {"fp8-scaling",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
     };
     std::vector<CliOption> options;
     std::size_t adorned = 0;

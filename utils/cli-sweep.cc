@@ -196,6 +196,7 @@ RunSweepCommand(const CliArgs& args)
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
     ParseDataType(args.Text("dtype"), base.dtype);
     base.SetAttention(args.Text("attention"));
+    base.fp8Scaling = args.Text("fp8-scaling");
     base.parallel.sequenceParallel = args.Flag("sp");
     base.parallel.zeroStage = static_cast<uint32_t>(args.Count("zero"));
     // What holds for every layout (the sequence against the model's positions, sizes) is an
@@ -248,6 +249,10 @@ RunSweepCommand(const CliArgs& args)
     inputs["seq"] = base.sequence;
     inputs["dtype"] = args.Text("dtype");
     inputs["attention"] = args.Text("attention");
+    if (base.dtype == DataType::FP8)
+    {
+        inputs["fp8_scaling"] = base.fp8Scaling; // only here, so older bf16 sweeps still resume
+    }
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;
     inputs["backend"] = args.Text("backend");

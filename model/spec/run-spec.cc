@@ -195,6 +195,10 @@ RunSpec::Choices(const std::string& field)
     {
         return EngineNames();
     }
+    if (field == "fp8_scaling")
+    {
+        return {"delayed", "current"};
+    }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
@@ -507,7 +511,8 @@ RunSpec::operator==(const RunSpec& o) const
            && bucketBytes == o.bucketBytes && batch == o.batch && promptTokens == o.promptTokens
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken
            && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
-           && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine;
+           && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine
+           && fp8Scaling == o.fp8Scaling;
 }
 
 std::string
@@ -620,6 +625,7 @@ RunSpec::Read(SpecReader& r)
     s.firstToken = r.GetChoice("first_token", Choices("first_token"), s.firstToken);
     s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
+    s.fp8Scaling = r.GetChoice("fp8_scaling", Choices("fp8_scaling"), s.fp8Scaling);
     return s;
 }
 

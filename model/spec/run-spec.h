@@ -149,6 +149,12 @@ struct RunSpec
     /** The serving engine family (none, lmdeploy, vllm, hf): its dispatch and per-iteration
      * host time (the hardware file's gpu.host.iteration_us) */
     std::string engine = "none";
+    /**
+     * Training with dtype fp8: how Transformer Engine scales each tensor it casts to fp8:
+     * delayed (the amax of earlier steps, one read of the tensor) or current (its own amax,
+     * a second read before the cast).
+     */
+    std::string fp8Scaling = "delayed";
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;
@@ -218,7 +224,7 @@ struct RunSpec
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
      * or "decode_attention"), the one list that run files and the command line both check.
      * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
-     *        decode_attention, first_token, dispatch or engine
+     *        decode_attention, first_token, dispatch, engine or fp8_scaling
      * \return the values, the default first
      */
     static std::vector<std::string> Choices(const std::string& field);

@@ -178,13 +178,24 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         case OpType::OPTIMIZER:
             return Optimizer(model, op.Optimizer(), dt);
         case OpType::FP8_CAST_TRANSPOSE:
+        case OpType::FP8_AMAX_CAST_TRANSPOSE:
         {
             // Reads the 16-bit values once (scale, cast and the amax of delayed scaling in one
             // pass: ~3 FLOP per element) and writes two fp8 copies: rowwise and transposed.
             const ElementwiseShape& e = op.Elementwise();
             const double elements = double(e.rows) * e.width;
-            return model.Elementwise(
+            OperatorCost cast = model.Elementwise(
                 "fp8_cast_transpose", 3 * elements, elements * BytesOf(dt), 2 * elements);
+            if (op.type == OpType::FP8_CAST_TRANSPOSE)
+            {
+                return cast;
+            }
+            // Current scaling needs the tensor's own amax before the scale is known: a
+            // reduction kernel reads the values first (Transformer Engine, "FP8 Current
+            // Scaling": "two tensor reads"), writing one fp32 amax.
+            return Sequential(
+                "fp8_amax_cast_transpose",
+                {model.Elementwise("fp8_amax", elements, elements * BytesOf(dt), 4), cast});
         }
     }
     if (!op.backward)

@@ -52,6 +52,8 @@ ToString(OpType type)
             return "sampling";
         case OpType::FP8_CAST_TRANSPOSE:
             return "fp8_cast_transpose";
+        case OpType::FP8_AMAX_CAST_TRANSPOSE:
+            return "fp8_amax_cast_transpose";
     }
     return "?";
 }
@@ -99,6 +101,7 @@ ShapeIndexOf(OpType type)
         case OpType::ROUTER:
         case OpType::SAMPLING:
         case OpType::FP8_CAST_TRANSPOSE:
+        case OpType::FP8_AMAX_CAST_TRANSPOSE:
             return IndexOf<ElementwiseShape>();
         case OpType::ROPE:
             return IndexOf<RopeShape>();
@@ -152,6 +155,7 @@ OperatorDesc::ModelFlops() const
         case OpType::OPTIMIZER:
         case OpType::SAMPLING:
         case OpType::FP8_CAST_TRANSPOSE:
+        case OpType::FP8_AMAX_CAST_TRANSPOSE:
             return 0.0; // no matrix multiply
     }
     return 0.0;

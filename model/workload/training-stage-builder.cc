@@ -423,7 +423,7 @@ class TrainingStageBuilder
             if (rows > 0)
             {
                 m_e.Compute("fp8_weight_cast",
-                            MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, h, DataType::BF16));
+                            MakeElementwise(Fp8CastType(m_run), rows, h, DataType::BF16));
             }
         }
         if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)

@@ -438,6 +438,13 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
 }
 
+OpType
+Fp8CastType(const RunSpec& run)
+{
+    return run.fp8Scaling == "current" ? OpType::FP8_AMAX_CAST_TRANSPOSE
+                                       : OpType::FP8_CAST_TRANSPOSE;
+}
+
 int64_t
 TransformerLayer::Fp8KeptBytes(int64_t elementBytes) const
 {
@@ -453,13 +460,13 @@ TransformerLayer::CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, u
     // and each output gradient in the backward pass, is cast from bf16 by one kernel that
     // writes the fp8 copy and, on Hopper, its transpose (fp8 GEMMs take only the TN layout, so
     // the weight- and input-gradient GEMMs need the columnwise copy); the amax comes from the
-    // same pass (delayed scaling). FP8 inference engines fuse the cast into the producer kernel.
+    // same pass (delayed scaling) or from a pass of its own (current scaling). FP8 inference
+    // engines fuse the cast into the producer kernel.
     if (!m_training || m_run.dtype != DataType::FP8)
     {
         return;
     }
-    e.Compute(label,
-              MakeElementwise(OpType::FP8_CAST_TRANSPOSE, rows, width, m_run.ActivationType()));
+    e.Compute(label, MakeElementwise(Fp8CastType(m_run), rows, width, m_run.ActivationType()));
 }
 
 uint64_t

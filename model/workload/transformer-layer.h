@@ -13,6 +13,13 @@
 namespace ns3 {
 namespace rapidllm {
 
+/**
+ * \param run the run settings
+ * \return the operator of Transformer Engine's fp8 cast under the run's scaling:
+ * FP8_AMAX_CAST_TRANSPOSE for current scaling, else FP8_CAST_TRANSPOSE (delayed)
+ */
+OpType Fp8CastType(const RunSpec& run);
+
 /** \brief Node labels of one column-parallel GEMM's backward pass. */
 struct ColumnParallelLabels
 {
