@@ -180,6 +180,15 @@ MakeDeclarations()
                   "auto")
             .Field("memory_layout")
             .Mode("training"),
+        O::Choice("main-grads",
+                  "the gradient buffer's type, which the data-parallel reduction carries: auto "
+                  "(the framework's: fp32 for Megatron-LM with bf16 weights and for apex, else "
+                  "the weights'), fp32, or the weights' bf16 / fp16 (Megatron's "
+                  "grad_reduce_in_fp32 off)",
+                  runChoices("main_grads"),
+                  "auto")
+            .Field("main_grads")
+            .Mode("training"),
         O::Real("moe-imbalance",
                 "mixture of experts: tokens the busiest expert receives over the mean (1 = "
                 "balanced)",
@@ -410,6 +419,7 @@ JobOptions::ReadJobFile()
         {"engine", "engine", r.engine},
         {"fp8-scaling", "fp8_scaling", r.fp8Scaling},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
+        {"main-grads", "main_grads", r.mainGrads},
         {"moe-imbalance",
          "moe_imbalance",
          [&r]()
@@ -608,6 +618,7 @@ JobOptions::ToSpecs() const
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");
     run.fp8Scaling = Get("fp8-scaling");
+    run.mainGrads = Get("main-grads");
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
     {
         double imbalance = 1;

@@ -471,6 +471,12 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
             // distributed optimizer (NeMo-Framework-Launcher conf/training/llama/*.yaml).
             run.memoryLayout = MemoryLayout::APEX;
         }
+        else
+        {
+            // NeMo 2.0 / Megatron-Bridge performance scripts reduce FP8 runs' gradients in bf16
+            // (scripts/performance: "recipe.trainer.plugins.grad_reduce_in_fp32 = False").
+            run.mainGrads = "bf16";
+        }
         // The rows labelled FP8-CS run Transformer Engine's current scaling; the others (24.07's
         // "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
         run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";

@@ -147,6 +147,12 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--recompute=most"},
              {"option --recompute", "'most'", "none, selective, full"}},
             {{"run", "--dtype=fp64"}, {"option --dtype", "'fp64'", "bf16"}},
+            {{"run", "--dtype=fp8", "--fp8-scaling=block"},
+             {"option --fp8-scaling", "'block'", "delayed, current"}},
+            {{"run", "--mode=inference", "--fp8-scaling=current"},
+             {"option --fp8-scaling", "--mode=inference"}},
+            {{"memory", "--main-grads=fp16"},
+             {"option --main-grads", "fp16 gradients with bf16 weights", "auto, fp32, bf16"}},
             // Values the model rejects, reported as the option that set them.
             {{"run", "--model=gpt-4"}, {"option --model", "'gpt-4'", "gpt3-175b"}},
             {{"run", "--model=" + dir}, {"option --model", "directory"}},

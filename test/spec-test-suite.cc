@@ -394,6 +394,10 @@ class RunSpecTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_NE(message.find("fp8_scaling"), std::string::npos, message);
         NS_TEST_EXPECT_MSG_NE(message.find("delayed, current"), std::string::npos, message);
+        // The gradient buffer's type: the framework's unless a run file names it.
+        NS_TEST_EXPECT_MSG_EQ(run.mainGrads, "auto", "main_grads defaults to auto");
+        NS_TEST_EXPECT_MSG_EQ(
+            RunSpec::Parse("main_grads: bf16\n", "run.yaml").mainGrads, "bf16", "parsed");
 
         // Uneven pipeline stages and the framework's memory layout, from a run file.
         RunSpec uneven = RunSpec::Parse("parallel: {tp: 8, pp: 16, first_stage_layers: 7, "

@@ -831,6 +831,49 @@ class MemoryLayoutTestCase : public TestCase
         run.parallel.zeroStage = 0;
         NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, run), 16, 1e-9, "DeepSpeed ZeRO-0");
 
+        // The gradient buffer's type (main_grads): Megatron-LM with bf16 weights reduces in fp32
+        // unless told otherwise; with bf16 gradients (Megatron-Bridge's grad_reduce_in_fp32 off)
+        // the optimizer keeps an fp32 copy of them: 20, or 4 + 16/d, as fp16's row. Apex with
+        // bf16 gradient sync: 2 + 2 + 10; DeepSpeed with fp32 gradients: 2 + 4 + 12.
+        auto dpGradBytes = [&](const RunSpec& r)
+        {
+            uint64_t sum = 0;
+            for (const WorkNode& n : Workload::Build(model, r).stages.at(0).nodes)
+            {
+                const bool grads =
+                    std::string(n.label) == "grad_bucket" || std::string(n.label) == "rs_grads";
+                sum += n.kind == WorkNodeKind::COLLECTIVE && grads ? n.commBytes : 0;
+            }
+            return sum;
+        };
+        RunSpec grads = fixture::TrainingJob(1, 1, d, 1, d, 256);
+        grads.memoryLayout = MemoryLayout::MEGATRON;
+        NS_TEST_EXPECT_MSG_EQ(int(grads.GradientType()), int(DataType::FP32), "Megatron bf16");
+        const uint64_t fp32Reduced = dpGradBytes(grads);
+        grads.mainGrads = "bf16";
+        NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, grads, &report), 20, 1e-9, "bf16 grads");
+        NS_TEST_EXPECT_MSG_NE(
+            report.assumption.find("bf16 gradients"), std::string::npos, report.assumption);
+        NS_TEST_EXPECT_MSG_EQ(2 * dpGradBytes(grads), fp32Reduced, "reduced in bf16, not fp32");
+        grads.parallel.zeroStage = 1;
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            BytesPerParameter(model, grads), 4 + 16.0 / d, 1e-9, "bf16 grads, distributed");
+        grads.memoryLayout = MemoryLayout::APEX;
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            BytesPerParameter(model, grads), 4 + 10.0 / d, 1e-9, "apex, bf16 gradient sync");
+        grads.memoryLayout = MemoryLayout::DEEPSPEED;
+        grads.mainGrads = "fp32";
+        NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, grads), 2 + 4 + 12.0 / d, 1e-9, "ds");
+        grads.mainGrads = "fp16";
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(model, grads);
+                                  },
+                                  {"main_grads", "fp16 gradients with bf16 weights"}),
+                              true,
+                              "16-bit gradients are the weights' type");
+
         // Expert parameters shard over the expert data-parallel group: Mixtral, dp 4, ep 2,
         // ZeRO-1 (Megatron-LM bf16): optimizer = 12 (dense / 4 + expert / 2).
         const ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);

@@ -69,6 +69,33 @@ RunSpec::ActivationType() const
     return dtype == DataType::FP8 ? DataType::BF16 : dtype;
 }
 
+DataType
+RunSpec::GradientType() const
+{
+    const DataType weights = ActivationType();
+    if (mainGrads != "auto")
+    {
+        DataType set = weights;
+        ParseDataType(mainGrads, set);
+        return set;
+    }
+    if (weights == DataType::FP32)
+    {
+        return weights;
+    }
+    switch (ResolvedMemoryLayout())
+    {
+        case MemoryLayout::MEGATRON:
+            // Megatron-LM's arguments.py: bf16 "requires gradient accumulation and all-reduce to
+            // be performed in fp32" unless --grad-reduce-in-bf16; fp16 keeps fp16 gradients.
+            return weights == DataType::BF16 ? DataType::FP32 : weights;
+        case MemoryLayout::APEX:
+            return DataType::FP32; // grad_sync_dtype: "default: same as dtype" (the fp32 state)
+        default:
+            return weights; // DeepSpeed and FSDP mixed precision reduce in the weights' type
+    }
+}
+
 uint32_t
 RunSpec::MicroBatches() const
 {
@@ -199,6 +226,10 @@ RunSpec::Choices(const std::string& field)
     {
         return {"delayed", "current"};
     }
+    if (field == "main_grads")
+    {
+        return {"auto", "fp32", "bf16", "fp16"};
+    }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
@@ -312,6 +343,16 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             + "; zero " + std::to_string(p.zeroStage)
                             + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
                               "(or auto)");
+    }
+    if (mainGrads != "auto" && mainGrads != "fp32" && mainGrads != ToString(ActivationType()))
+    {
+        throw SpecError(source,
+                        "main_grads",
+                        mainGrads + " gradients with " + ToString(ActivationType())
+                            + " weights; allowed: auto, fp32"
+                            + (BytesOf(ActivationType()) == 2
+                                   ? ", " + ToString(ActivationType()) + " (the weights' type)"
+                                   : std::string()));
     }
     std::set<std::string> parts;
     std::string token;
@@ -512,7 +553,7 @@ RunSpec::operator==(const RunSpec& o) const
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken
            && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
            && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine
-           && fp8Scaling == o.fp8Scaling;
+           && fp8Scaling == o.fp8Scaling && mainGrads == o.mainGrads;
 }
 
 std::string
@@ -626,6 +667,7 @@ RunSpec::Read(SpecReader& r)
     s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     s.fp8Scaling = r.GetChoice("fp8_scaling", Choices("fp8_scaling"), s.fp8Scaling);
+    s.mainGrads = r.GetChoice("main_grads", Choices("main_grads"), s.mainGrads);
     return s;
 }
 

@@ -155,6 +155,13 @@ struct RunSpec
      * a second read before the cast).
      */
     std::string fp8Scaling = "delayed";
+    /**
+     * Training: the type of the gradient buffer, which the data-parallel reduction carries:
+     * auto (the framework's: fp32 for Megatron-LM with bf16 weights and for Apex's
+     * DistributedFusedAdam, else the weights' type), fp32, or the weights' 16-bit type (bf16
+     * or fp16: Megatron's grad_reduce_in_fp32 false).
+     */
+    std::string mainGrads = "auto";
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;
@@ -167,6 +174,13 @@ struct RunSpec
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;
+
+    /**
+     * \return the gradient buffer's type: mainGrads, or for auto the framework's (fp32 for
+     * Megatron-LM with bf16 weights, which accumulates and reduces bf16 training's gradients in
+     * fp32, and for Apex, whose grad_sync_dtype defaults to its fp32 state; else the weights')
+     */
+    DataType GradientType() const;
 
     /**
      * \return the type of everything but the linear layers' GEMMs (activations, attention,
@@ -224,7 +238,7 @@ struct RunSpec
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
      * or "decode_attention"), the one list that run files and the command line both check.
      * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
-     *        decode_attention, first_token, dispatch, engine or fp8_scaling
+     *        decode_attention, first_token, dispatch, engine, fp8_scaling or main_grads
      * \return the values, the default first
      */
     static std::vector<std::string> Choices(const std::string& field);

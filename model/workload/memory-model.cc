@@ -32,6 +32,8 @@ ParameterBytes
 ParameterBytesOf(const RunSpec& run)
 {
     const bool fp32 = BytesOf(run.dtype) >= 4;
+    // The gradient buffer: fp32 or the weights' 16-bit type (RunSpec::GradientType()).
+    const uint32_t grads = BytesOf(run.GradientType());
     if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
     {
         // The distributed optimizer is ZeRO stage 1: it shards only the optimizer's part.
@@ -40,17 +42,19 @@ ParameterBytesOf(const RunSpec& run)
         {
             return {4, 4, 8, never, never};
         }
-        if (run.dtype == DataType::FP16)
+        if (grads == 4)
         {
-            return {2, 2, 16, never, never}; // the optimizer keeps fp32 main gradients too
+            return {2, 4, 12, never, never}; // the fp32 main-gradient buffer (bf16's default)
         }
-        return {2, 4, 12, never, never}; // bf16 (and fp8): the fp32 main-gradient buffer
+        // 16-bit gradients (fp16's default, or bf16 with grad_reduce_in_fp32 off): the optimizer
+        // keeps an fp32 copy of them beside the master weights and moments.
+        return {2, 2, 16, never, never};
     }
     if (run.ResolvedMemoryLayout() == MemoryLayout::APEX)
     {
         // NeMo 1.0's MegatronDistributedFusedAdam (setup_optimization): fp32 optimizer state,
         // parameter all-gather in the model's type, a contiguous gradient buffer in Apex's
-        // default grad_sync_dtype (= the state's, fp32); with bf16 weights the fp32 master
+        // grad_sync_dtype (default: the state's, fp32); with bf16 weights the fp32 master
         // weights are kept as a 16-bit remainder beside them (store_param_remainders), with
         // fp16 in full (store_params), with fp32 not at all. Only the optimizer part shards.
         constexpr uint32_t never = UINT32_MAX;
@@ -60,11 +64,11 @@ ParameterBytesOf(const RunSpec& run)
         }
         if (run.dtype == DataType::FP16)
         {
-            return {2, 4, 12, never, never};
+            return {2, grads, 12, never, never};
         }
-        return {2, 4, 10, never, never}; // bf16 (and fp8): 4 + 4 moments + 2 remainder
+        return {2, grads, 10, never, never}; // bf16 (and fp8): 4 + 4 moments + 2 remainder
     }
-    return fp32 ? ParameterBytes{4, 4, 8, 3, 2} : ParameterBytes{2, 2, 12, 3, 2};
+    return fp32 ? ParameterBytes{4, 4, 8, 3, 2} : ParameterBytes{2, grads, 12, 3, 2};
 }
 
 namespace {
@@ -77,8 +81,8 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     const bool sharded = p.zeroStage >= 1 && p.dp > 1;
     if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
     {
-        os << "Megatron-LM, " << ToString(run.dtype) << " weights, "
-           << (b.gradients == 4 ? "fp32" : ToString(run.dtype)) << " gradients, ";
+        os << "Megatron-LM, " << ToString(run.ActivationType()) << " weights, "
+           << ToString(run.GradientType()) << " gradients, ";
         if (sharded)
         {
             os << "distributed optimizer over dp = " << p.dp << ": " << b.weights + b.gradients
@@ -93,10 +97,9 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     }
     else if (run.ResolvedMemoryLayout() == MemoryLayout::APEX)
     {
-        const char* weights =
-            b.weights == 4 ? "fp32" : (run.dtype == DataType::FP16 ? "fp16" : "bf16");
-        os << "NeMo 1.0 distributed_fused_adam (Apex DistributedFusedAdam), " << weights
-           << " weights, fp32 gradient buffer, ";
+        os << "NeMo 1.0 distributed_fused_adam (Apex DistributedFusedAdam), "
+           << ToString(run.ActivationType()) << " weights, " << ToString(run.GradientType())
+           << " gradient buffer, ";
         if (sharded)
         {
             os << "optimizer state sharded over dp = " << p.dp << ": " << b.weights + b.gradients

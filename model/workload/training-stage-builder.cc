@@ -34,6 +34,7 @@ class TrainingStageBuilder
         m_microBatches = run.MicroBatches();
         m_rows = uint64_t(run.sequence / p.cp) * run.microBatch;
         m_eb = m_shapes.elementBytes;
+        m_gb = BytesOf(run.GradientType());
         m_gradCollective =
             p.zeroStage >= 1 ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
     }
@@ -97,6 +98,13 @@ class TrainingStageBuilder
     DenseLayerBytes() const
     {
         return (m_shapes.layerParams - m_shapes.expertParams) * m_eb;
+    }
+
+    /** Gradient bytes of one layer's dense (non-expert) parameters, in the gradient type. */
+    uint64_t
+    DenseLayerGradBytes() const
+    {
+        return (m_shapes.layerParams - m_shapes.expertParams) * m_gb;
     }
 
     /**
@@ -257,7 +265,7 @@ class TrainingStageBuilder
         {
             // The LM head's and the final norm's gradients.
             AddGradients(
-                wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_eb, GroupKind::DP);
+                wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_gb, GroupKind::DP);
         }
         m_e.AddMemory(m_e.LastStream(), -m_held[{mb, chunk}]);
         m_held.erase({mb, chunk});
@@ -304,12 +312,12 @@ class TrainingStageBuilder
                 m_e.Async("rs_grads",
                           CollectiveKind::REDUCE_SCATTER,
                           GroupKind::DP,
-                          DenseLayerBytes(),
+                          DenseLayerGradBytes(),
                           wgrads.back());
             }
             else if (IsLastMicroBatch(mb))
             {
-                AddGradients(wgrads.back(), DenseLayerBytes(), GroupKind::DP);
+                AddGradients(wgrads.back(), DenseLayerGradBytes(), GroupKind::DP);
             }
             if (m_shapes.expertParams > 0 && IsLastMicroBatch(mb)
                 && m_run.parallel.dp / m_run.parallel.ep > 1)
@@ -317,7 +325,7 @@ class TrainingStageBuilder
                 m_pending.push_back(m_e.Async("ar_expert_grads",
                                               CollectiveKind::ALL_REDUCE,
                                               GroupKind::EDP,
-                                              m_shapes.expertParams * m_eb,
+                                              m_shapes.expertParams * m_gb,
                                               wgrads.back()));
             }
         }
@@ -331,7 +339,7 @@ class TrainingStageBuilder
             m_held.erase({mb, chunk});
             if (IsLastMicroBatch(mb))
             {
-                AddGradients(emb, m_shapes.embeddingParams * m_eb, GroupKind::DP);
+                AddGradients(emb, m_shapes.embeddingParams * m_gb, GroupKind::DP);
             }
         }
         else
@@ -442,7 +450,8 @@ class TrainingStageBuilder
     uint32_t m_virtualStages = 1;
     uint32_t m_microBatches = 1;
     uint64_t m_rows = 0;
-    int64_t m_eb = 2;
+    int64_t m_eb = 2; //!< bytes per weight and activation element
+    int64_t m_gb = 2; //!< bytes per gradient element (RunSpec::GradientType())
     CollectiveKind m_gradCollective;
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_held;     //!< (mb, chunk) -> bytes
     std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
