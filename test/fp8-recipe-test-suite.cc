@@ -254,12 +254,11 @@ class Fp8CurrentScalingTestCase : public TestCase
         {
             const WorkNode& a = d.stages[0].nodes[i];
             const WorkNode& b = c.stages[0].nodes[i];
-            const bool cast = a.kind == WorkNodeKind::COMPUTE
-                              && a.op.type == OpType::FP8_CAST_TRANSPOSE;
+            const bool cast =
+                a.kind == WorkNodeKind::COMPUTE && a.op.type == OpType::FP8_CAST_TRANSPOSE;
             casts += cast ? 1 : 0;
-            NS_TEST_EXPECT_MSG_EQ(int(b.op.type),
-                                  int(cast ? OpType::FP8_AMAX_CAST_TRANSPOSE : a.op.type),
-                                  a.label);
+            NS_TEST_EXPECT_MSG_EQ(
+                int(b.op.type), int(cast ? OpType::FP8_AMAX_CAST_TRANSPOSE : a.op.type), a.label);
             NS_TEST_EXPECT_MSG_EQ((a.op.shape == b.op.shape), true, a.label);
         }
         NS_TEST_EXPECT_MSG_EQ(casts, 8u * model.layers * 2 + 1, "every cast, weights included");
@@ -277,8 +276,8 @@ class Fp8CurrentScalingTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(two.kernels, one.kernels + 1, "an amax kernel, then the cast");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             two.hbmBytes - one.hbmBytes, 2 * elements + 4, 1e-6, "a second 2-byte read");
-        const double amax = (2 * elements + 4) / (g.hbmBandwidthBps * g.efficiency.hbm) +
-                            g.launchOverheadS + g.memoryLatencyS;
+        const double amax = (2 * elements + 4) / (g.hbmBandwidthBps * g.efficiency.hbm)
+                            + g.launchOverheadS + g.memoryLatencyS;
         NS_TEST_EXPECT_MSG_EQ_TOL(two.timeS - one.timeS, amax, 1e-12, "a streaming kernel");
     }
 };
