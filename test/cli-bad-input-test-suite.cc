@@ -237,6 +237,8 @@ class CliBadInputTestCase : public TestCase
             {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
             {{"xval", "--resolution=fs"}, {"option --resolution", "ps, ns"}},
             {{"xval", "--only=no-such-workload"}, {"option --only", "no-such-workload"}},
+            {{"validate", "--only=no-such-table"},
+             {"option --only", "no-such-table", "nemo-h100-training.csv"}},
             {{"replay"}, {"option --trace", "required"}},
             {{"trace"}, {"option --out", "required"}},
             {{"trace-info", "--trace=" + dir + "/none"}, {dir}},

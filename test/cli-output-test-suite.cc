@@ -225,6 +225,14 @@ class CliJsonTestCase : public TestCase
                                   validate[0].at("predicted").get<double>() / 3.53 - 1,
                                   1e-12,
                                   "validate: error = predicted / published - 1");
+        // --only: the tables whose file name contains the text, every row of them.
+        Json only = JsonOf(
+            {"validate", "--data=" + SmallValidationData(dir), "--only=megatron", "--json"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(only.at("input").at("tables").size(), 1, "validate --only: a table");
+        NS_TEST_EXPECT_MSG_EQ(only.at("rows").size(), 1, "validate --only: its first row");
+        NS_TEST_EXPECT_MSG_EQ(only.at("rows")[0].at("set").get<std::string>(),
+                              validate[0].at("set").get<std::string>(),
+                              "validate --only: the Megatron row");
 
         // xval: one small workload on both networks.
         Json xval = JsonOf({"xval", "--quick", "--only=ring-allreduce-8gpu-1MiB", "--json"}, dir)

@@ -344,7 +344,11 @@ MakeOptions()
             .HelpIn("validate",
                     "fewer rows: training up to 256 GPUs (NeMo 64, LLM Foundry 8), inference up "
                     "to 128 generated tokens"),
-        Text("only", "run only workloads whose name contains this text", "").For({"xval"}),
+        Text("only", "run only workloads whose name contains this text", "")
+            .For({"xval", "validate"})
+            .HelpIn("validate",
+                    "run only the tables whose file name contains this text (e.g. nemo, nccl, "
+                    "lmdeploy)"),
         Real("bar", "largest accepted |relative difference|", 0, 1, "0.05").For({"xval"}),
         Choice(
             "resolution",

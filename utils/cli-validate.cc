@@ -8,6 +8,7 @@
 #include "cli-commands.h"
 #include "ns3/job-echo.h"
 #include "ns3/report-output.h"
+#include "ns3/spec-error.h"
 #include "ns3/study-json.h"
 #include "ns3/validation-suite.h"
 
@@ -92,13 +93,34 @@ RunValidateCommand(const CliArgs& args)
 {
     const std::string data = args.Text("data");
     const bool quick = args.Flag("quick");
+    const std::string only = args.Text("only");
+    std::vector<ValidationTable> tables;
+    std::string names;
+    for (const ValidationTable& table : ValidationTables(quick))
+    {
+        names += (names.empty() ? "" : ", ") + table.file;
+        if (table.file.find(only) != std::string::npos)
+        {
+            tables.push_back(table);
+        }
+    }
+    if (tables.empty())
+    {
+        throw SpecError(kCommandLine,
+                        "only",
+                        "no table's file name contains '" + only + "'; the tables: " + names);
+    }
     std::vector<ValidationRow> rows;
     // The input echo: what shapes the run (the tables and the limits they run under).
     Json input = {{"version", RapidLlmVersion()},
                   {"data", data},
                   {"quick", quick},
                   {"tables", Json::array()}};
-    for (const ValidationTable& table : ValidationTables(quick))
+    if (!only.empty())
+    {
+        input["only"] = only; // only here, so the echo of a whole run stays as it was
+    }
+    for (const ValidationTable& table : tables)
     {
         auto part = table.run(data + "/" + table.file, table.value);
         rows.insert(rows.end(), part.begin(), part.end());
