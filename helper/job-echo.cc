@@ -114,7 +114,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["grad_reduce"] = r.overlapGradReduce ? "overlap" : "after_backward";
         software["tp_reduce"] = r.overlapTpReduce ? "overlap" : "blocking";
         software["memory_layout"] = ToString(r.memoryLayout);
-        software["main_grads"] = ToString(r.GradientType());
+        software["main_grads"] = r.mainGrads;
         if (r.dtype == DataType::FP8)
         {
             software["fp8_scaling"] = r.fp8Scaling;
