@@ -472,10 +472,15 @@ class LossAndOptimizerBytesTestCase : public TestCase
             {DataType::FP16, 48}, {DataType::BF16, 40}, {DataType::FP32, 32}};
         for (const auto& [dtype, bytes] : perParam)
         {
-            OperatorDesc step = MakeOptimizer(1000000000, dtype);
+            OperatorDesc step = MakeOptimizer(1000000000, dtype, dtype);
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 CostOperator(*gpu, step).hbmBytes / params, bytes, 1e-9, ToString(dtype));
         }
+        // An fp32 gradient buffer (Megatron-LM's bf16 default) is read as it is: no 2 + 4 byte
+        // copy to fp32 first.
+        OperatorDesc fp32Grads = MakeOptimizer(1000000000, DataType::BF16, DataType::FP32);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            CostOperator(*gpu, fp32Grads).hbmBytes / params, 34, 1e-9, "bf16, fp32 gradients");
     }
 };
 

@@ -49,18 +49,23 @@ CrossEntropy(GpuComputeModel& model, const ElementwiseShape& s, DataType dt, boo
 
 /**
  * Adam on fp32 master weights. With 16-bit training, Megatron-LM's mixed-precision optimizer
- * first copies the gradients to fp32, unscales them and checks for inf/NaN (fp16 loss scaling
- * only) and takes their norm for clipping; Adam then writes the 16-bit weights back.
+ * first copies 16-bit gradients to fp32 (an fp32 gradient buffer is used as it is), unscales
+ * them and checks for inf/NaN (fp16 loss scaling only) and takes their norm for clipping; Adam
+ * then writes the 16-bit weights back.
  */
 OperatorCost
 Optimizer(GpuComputeModel& model, const OptimizerShape& s, DataType dt)
 {
     const uint32_t eb = BytesOf(dt);
+    const uint32_t gb = s.gradBytes > 0 ? s.gradBytes : eb;
     const double p = double(s.params);
     std::vector<OperatorCost> parts;
     if (eb < 4)
     {
-        parts.push_back(model.Elementwise("main_grad_copy", p, eb * p, 4 * p));
+        if (gb < 4)
+        {
+            parts.push_back(model.Elementwise("main_grad_copy", p, gb * p, 4 * p));
+        }
         if (dt == DataType::FP16)
         {
             parts.push_back(model.Elementwise("unscale_check", 2 * p, 4 * p, 4 * p));

@@ -209,6 +209,7 @@ OperatorDescHash::operator()(const OperatorDesc& op) const
             {
                 static_assert(std::is_same_v<S, OptimizerShape>, "every shape is hashed");
                 Mix(h, s.params);
+                Mix(h, s.gradBytes);
             }
         },
         op.shape);
@@ -290,12 +291,12 @@ MakeAttention(OpType type,
 }
 
 OperatorDesc
-MakeOptimizer(uint64_t params, DataType dtype)
+MakeOptimizer(uint64_t params, DataType dtype, DataType grads)
 {
     OperatorDesc d;
     d.type = OpType::OPTIMIZER;
     d.dtype = dtype;
-    d.shape = OptimizerShape{params};
+    d.shape = OptimizerShape{params, BytesOf(grads)};
     return d;
 }
 

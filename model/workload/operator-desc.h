@@ -112,13 +112,14 @@ struct RopeShape
  */
 struct OptimizerShape
 {
-    uint64_t params = 0; //!< parameters
+    uint64_t params = 0;    //!< parameters
+    uint32_t gradBytes = 0; //!< bytes per gradient it reads (0: the weights' type)
 
     /** \return true if equal */
     bool
     operator==(const OptimizerShape& o) const
     {
-        return params == o.params;
+        return params == o.params && gradBytes == o.gradBytes;
     }
 };
 
@@ -248,8 +249,11 @@ OperatorDesc MakeAttention(OpType type,
                            bool causal,
                            DataType dtype);
 
-/** \return an optimizer-step descriptor over \p params parameters */
-OperatorDesc MakeOptimizer(uint64_t params, DataType dtype);
+/**
+ * \return an optimizer-step descriptor over \p params parameters of type \p dtype whose
+ * gradients are of type \p grads (fp32 main gradients need no copy to fp32)
+ */
+OperatorDesc MakeOptimizer(uint64_t params, DataType dtype, DataType grads);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -415,7 +415,8 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(m_pending);
         uint64_t params = StageParameters(m_model, m_run, m_stage);
         uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
-        m_e.Compute("optimizer", MakeOptimizer(shard, m_run.ActivationType()));
+        m_e.Compute("optimizer",
+                    MakeOptimizer(shard, m_run.ActivationType(), m_run.GradientType()));
         if (m_run.dtype == DataType::FP8)
         {
             // Transformer Engine keeps bf16 weights and casts each linear layer's weight to fp8
