@@ -393,6 +393,70 @@ class DecodeCommunicationTestCase : public TestCase
 };
 
 /**
+ * \brief Sequence parallelism's backward re-gather of a column-parallel layer's input runs
+ * beside the input-gradient GEMM (Megatron-LM's and Transformer Engine's linear backward
+ * issue it asynchronously before the dgrad and wait for it after): the dgrad does not wait for
+ * it, the weight gradient does, and the input gradient's reduce-scatter still overlaps the
+ * weight gradient.
+ */
+class SequenceParallelBackwardTestCase : public TestCase
+{
+  public:
+    SequenceParallelBackwardTestCase()
+        : TestCase("sequence parallelism: the backward re-gather overlaps the dgrad GEMM")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("llama2-7b", 2);
+        RunSpec run = fixture::TrainingJob(4, 1, 1, 1, 1, 512);
+        run.parallel.sequenceParallel = true;
+        const Workload w = Workload::Build(model, run);
+        const StageGraph& g = w.stages.at(0);
+        uint32_t checked = 0;
+        const char* const qkv[] = {"qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad"};
+        const char* const fc1[] = {"fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad"};
+        for (const char* const* l : {qkv, fc1})
+        {
+            const char* dgrad = l[0];
+            const char* gather = l[1];
+            const char* reduce = l[2];
+            const char* wgrad = l[3];
+            auto find = [&](const char* label, int32_t layer)
+            {
+                for (const WorkNode& n : g.nodes)
+                {
+                    if (std::strcmp(n.label, label) == 0 && n.layer == layer
+                        && n.phase == Phase::BACKWARD)
+                    {
+                        return &n;
+                    }
+                }
+                return static_cast<const WorkNode*>(nullptr);
+            };
+            const WorkNode* d = find(dgrad, 0);
+            const WorkNode* a = find(gather, 0);
+            const WorkNode* r = find(reduce, 0);
+            const WorkNode* wg = find(wgrad, 0);
+            NS_TEST_ASSERT_MSG_EQ((d && a && r && wg), true, dgrad);
+            NS_TEST_EXPECT_MSG_LT(a->id, d->id, "the gather is issued before the dgrad");
+            auto waitsFor = [](const WorkNode* n, uint32_t id)
+            {
+                return std::find(n->deps.begin(), n->deps.end(), id) != n->deps.end();
+            };
+            NS_TEST_EXPECT_MSG_EQ(waitsFor(d, a->id), false, "the dgrad runs beside it");
+            NS_TEST_EXPECT_MSG_EQ(waitsFor(wg, a->id), true, "the weight gradient waits for it");
+            NS_TEST_EXPECT_MSG_EQ(waitsFor(r, d->id), true, "the reduce follows the dgrad");
+            NS_TEST_EXPECT_MSG_EQ(waitsFor(wg, r->id), false, "and overlaps the weight gradient");
+            ++checked;
+        }
+        NS_TEST_EXPECT_MSG_EQ(checked, 2u, "QKV and fc1");
+    }
+};
+
+/**
  * \brief Unfused attention with dropout runs PyTorch's dropout kernel on the s x s
  * probabilities: forward writes them and a 1-byte mask, backward reads both and writes the
  * gradient. The extra time is that traffic at the HBM rate.
@@ -1329,6 +1393,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
+        AddTestCase(new SequenceParallelBackwardTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
         AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);
         AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);

@@ -506,11 +506,19 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
     {
         CastToFp8(e, l.cast, m_rows, width);
     }
-    uint32_t dgrad = e.Compute(l.dgrad, MakeGemm(m_rows, h, width, dt));
+    uint32_t gather = GraphEmitter::NONE;
     if (sp)
     {
-        // The input was kept sharded along the sequence: gather it again for the weights.
-        e.Blocking(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+        // The input was kept sharded along the sequence: gather it again for the weights,
+        // issued before the input-gradient GEMM and waited for after it (Megatron-LM's and
+        // Transformer Engine's linear backward: an asynchronous all-gather beside the dgrad).
+        gather =
+            e.Async(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes, e.LastStream());
+    }
+    uint32_t dgrad = e.Compute(l.dgrad, MakeGemm(m_rows, h, width, dt));
+    if (gather != GraphEmitter::NONE)
+    {
+        e.StreamWaitsFor(gather);
     }
     const CollectiveKind kind = sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
     const bool reduce = m_run.parallel.tp > 1;
