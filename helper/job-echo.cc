@@ -115,6 +115,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["tp_reduce"] = r.overlapTpReduce ? "overlap" : "blocking";
         software["memory_layout"] = ToString(r.memoryLayout);
         software["main_grads"] = r.mainGrads;
+        software["tp_comm_overlap"] = r.tpCommOverlap;
         if (r.dtype == DataType::FP8)
         {
             software["fp8_scaling"] = r.fp8Scaling;

@@ -189,6 +189,15 @@ MakeDeclarations()
                   "auto")
             .Field("main_grads")
             .Mode("training"),
+        O::Choice("tp-comm-overlap",
+                  "Transformer Engine's tensor-parallel communication overlap: none, or "
+                  "userbuffers (Megatron's tp_comm_overlap: sequence-parallel all-gathers as a "
+                  "ring exchange beside the GEMM's chunks, reduce-scatters pipelined with them; "
+                  "needs --tp > 1 and --sp)",
+                  runChoices("tp_comm_overlap"),
+                  "none")
+            .Field("tp_comm_overlap")
+            .Mode("training"),
         O::Real("moe-imbalance",
                 "mixture of experts: tokens the busiest expert receives over the mean (1 = "
                 "balanced)",
@@ -420,6 +429,7 @@ JobOptions::ReadJobFile()
         {"fp8-scaling", "fp8_scaling", r.fp8Scaling},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
         {"main-grads", "main_grads", r.mainGrads},
+        {"tp-comm-overlap", "tp_comm_overlap", r.tpCommOverlap},
         {"moe-imbalance",
          "moe_imbalance",
          [&r]()
@@ -619,6 +629,7 @@ JobOptions::ToSpecs() const
     run.engine = Get("engine");
     run.fp8Scaling = Get("fp8-scaling");
     run.mainGrads = Get("main-grads");
+    run.tpCommOverlap = Get("tp-comm-overlap");
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
     {
         double imbalance = 1;

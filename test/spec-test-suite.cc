@@ -398,6 +398,11 @@ class RunSpecTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(run.mainGrads, "auto", "main_grads defaults to auto");
         NS_TEST_EXPECT_MSG_EQ(
             RunSpec::Parse("main_grads: bf16\n", "run.yaml").mainGrads, "bf16", "parsed");
+        NS_TEST_EXPECT_MSG_EQ(run.tpCommOverlap, "none", "tp_comm_overlap defaults to none");
+        NS_TEST_EXPECT_MSG_EQ(
+            RunSpec::Parse("tp_comm_overlap: userbuffers\n", "run.yaml").tpCommOverlap,
+            "userbuffers",
+            "parsed");
 
         // Uneven pipeline stages and the framework's memory layout, from a run file.
         RunSpec uneven = RunSpec::Parse("parallel: {tp: 8, pp: 16, first_stage_layers: 7, "

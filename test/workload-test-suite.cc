@@ -457,6 +457,97 @@ class SequenceParallelBackwardTestCase : public TestCase
 };
 
 /**
+ * \brief Transformer Engine's userbuffers TP overlap (tp_comm_overlap userbuffers): each
+ * sequence-parallel all-gather becomes a ring of tp - 1 sends of the local rows (fp8 under an
+ * fp8 recipe, cast before they travel) beside tp GEMM chunks of those rows; each forward
+ * reduce-scatter becomes 4 pipelined ones beside 4 GEMM chunks. The FLOPs and the bytes are
+ * those of the blocking layer; the setting needs tp > 1 and sequence parallelism.
+ */
+class UserBuffersTestCase : public TestCase
+{
+  public:
+    UserBuffersTestCase()
+        : TestCase("userbuffers TP overlap: ring-exchanged gathers, pipelined reduce-scatters")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("llama2-7b", 2);
+        const uint32_t tp = 4;
+        RunSpec plain = fixture::TrainingJob(tp, 1, 1, 1, 1, 512);
+        plain.parallel.sequenceParallel = true;
+        plain.dtype = DataType::FP8;
+        RunSpec ub = plain;
+        ub.tpCommOverlap = "userbuffers";
+        const Workload a = Workload::Build(model, plain);
+        const Workload b = Workload::Build(model, ub);
+        const uint64_t rows = 512;
+        const uint64_t local = rows / tp;
+        auto count = [](const Workload& w, const char* label, WorkNodeKind kind, int32_t layer)
+        {
+            std::vector<const WorkNode*> found;
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                if (std::strcmp(n.label, label) == 0 && n.kind == kind && n.layer == layer)
+                {
+                    found.push_back(&n);
+                }
+            }
+            return found;
+        };
+        // Forward QKV: no gather collective; tp GEMM chunks of the local rows; tp - 1 fp8 sends.
+        NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::COLLECTIVE, 0).size(), 0, "ring");
+        const auto qkv = count(b, "qkv", WorkNodeKind::COMPUTE, 0);
+        NS_TEST_ASSERT_MSG_EQ(qkv.size(), tp * 1u, "a GEMM chunk per step (forward only)");
+        NS_TEST_EXPECT_MSG_EQ(qkv[0]->op.Gemm().m, local, "the rows held");
+        const auto sends = count(b, "ag_qkv", WorkNodeKind::SEND, 0);
+        NS_TEST_ASSERT_MSG_EQ(sends.size(), tp - 1, "tp - 1 ring steps");
+        NS_TEST_EXPECT_MSG_EQ(sends[0]->commBytes, local * model.hidden, "fp8: one byte each");
+        NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::RECV, 0).size(), tp - 1, "recvs");
+        // Forward out-projection: 4 chunks, each with its reduce-scatter of a quarter.
+        const auto rs = count(b, "ar_proj", WorkNodeKind::COLLECTIVE, 0);
+        NS_TEST_ASSERT_MSG_EQ(rs.size(), 4u, "pipelined reduce-scatters");
+        NS_TEST_EXPECT_MSG_EQ(rs[0]->commBytes, 2 * rows / 4 * model.hidden, "a quarter each");
+        NS_TEST_EXPECT_MSG_EQ(count(b, "proj", WorkNodeKind::COMPUTE, 0).size(), 4u, "4 chunks");
+        // Backward: the output gradients' gathers are rings too.
+        NS_TEST_EXPECT_MSG_EQ(
+            count(b, "ag_proj_grad", WorkNodeKind::SEND, 0).size(), tp - 1, "backward ring");
+        NS_TEST_EXPECT_MSG_EQ(
+            count(b, "fc2_dgrad", WorkNodeKind::COMPUTE, 0).size(), tp * 1u, "dgrad chunks");
+        // The same work and the same kept activations.
+        double flopsA = 0;
+        double flopsB = 0;
+        int64_t keptA = 0;
+        int64_t keptB = 0;
+        for (const WorkNode& n : a.stages.at(0).nodes)
+        {
+            flopsA += n.modelFlops;
+            keptA += n.memDelta;
+        }
+        for (const WorkNode& n : b.stages.at(0).nodes)
+        {
+            flopsB += n.modelFlops;
+            keptB += n.memDelta;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(flopsB, flopsA, 1e-9 * flopsA, "same FLOPs");
+        NS_TEST_EXPECT_MSG_EQ(keptB, keptA, "same activations kept");
+        // Needs tensor and sequence parallelism.
+        RunSpec bad = ub;
+        bad.parallel.sequenceParallel = false;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(model, bad);
+                                  },
+                                  {"tp_comm_overlap", "parallel.sp"}),
+                              true,
+                              "userbuffers without sequence parallelism");
+    }
+};
+
+/**
  * \brief Unfused attention with dropout runs PyTorch's dropout kernel on the s x s
  * probabilities: forward writes them and a 1-byte mask, backward reads both and writes the
  * gradient. The extra time is that traffic at the HBM rate.
@@ -1394,6 +1485,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
         AddTestCase(new SequenceParallelBackwardTestCase, TestCase::QUICK);
+        AddTestCase(new UserBuffersTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
         AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);
         AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);

@@ -230,6 +230,10 @@ RunSpec::Choices(const std::string& field)
     {
         return {"auto", "fp32", "bf16", "fp16"};
     }
+    if (field == "tp_comm_overlap")
+    {
+        return {"none", "userbuffers"};
+    }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
@@ -343,6 +347,16 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             + "; zero " + std::to_string(p.zeroStage)
                             + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
                               "(or auto)");
+    }
+    if (mode == RunMode::TRAINING && tpCommOverlap != "none" && (p.tp < 2 || !p.sequenceParallel))
+    {
+        throw SpecError(source,
+                        "tp_comm_overlap",
+                        tpCommOverlap
+                            + " overlaps the all-gathers and reduce-scatters of "
+                              "sequence parallelism: it needs tp > 1 (tp is "
+                            + std::to_string(p.tp) + ") and parallel.sp"
+                            + (p.sequenceParallel ? "" : " (off)") + "; or use none");
     }
     if (mainGrads != "auto" && mainGrads != "fp32" && mainGrads != ToString(ActivationType()))
     {
@@ -553,7 +567,8 @@ RunSpec::operator==(const RunSpec& o) const
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken
            && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
            && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine
-           && fp8Scaling == o.fp8Scaling && mainGrads == o.mainGrads;
+           && fp8Scaling == o.fp8Scaling && mainGrads == o.mainGrads
+           && tpCommOverlap == o.tpCommOverlap;
 }
 
 std::string
@@ -668,6 +683,7 @@ RunSpec::Read(SpecReader& r)
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     s.fp8Scaling = r.GetChoice("fp8_scaling", Choices("fp8_scaling"), s.fp8Scaling);
     s.mainGrads = r.GetChoice("main_grads", Choices("main_grads"), s.mainGrads);
+    s.tpCommOverlap = r.GetChoice("tp_comm_overlap", Choices("tp_comm_overlap"), s.tpCommOverlap);
     return s;
 }
 

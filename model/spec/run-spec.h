@@ -162,6 +162,13 @@ struct RunSpec
      * or fp16: Megatron's grad_reduce_in_fp32 false).
      */
     std::string mainGrads = "auto";
+    /**
+     * Training: Transformer Engine's tensor-parallel communication overlap: none, or
+     * userbuffers (Megatron's tp_comm_overlap: the sequence-parallel all-gathers run as a ring
+     * exchange beside the chunks of the GEMM that consumes them, the reduce-scatters pipelined
+     * with the chunks of the GEMM that produces them). Needs tp > 1 and sequence parallelism.
+     */
+    std::string tpCommOverlap = "none";
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;
@@ -238,7 +245,8 @@ struct RunSpec
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
      * or "decode_attention"), the one list that run files and the command line both check.
      * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
-     *        decode_attention, first_token, dispatch, engine, fp8_scaling or main_grads
+     *        decode_attention, first_token, dispatch, engine, fp8_scaling, main_grads or
+     *        tp_comm_overlap
      * \return the values, the default first
      */
     static std::vector<std::string> Choices(const std::string& field);

@@ -57,6 +57,14 @@ ReplayJob::FromWorkload(const Workload& w)
         }
         job.m_graphOf[r] = it->second;
     }
+    for (const auto& stage : w.stages)
+    {
+        for (const WorkNode& n : stage.nodes)
+        {
+            job.m_tensorPeers |= (n.kind == WorkNodeKind::SEND || n.kind == WorkNodeKind::RECV)
+                                 && n.group == GroupKind::TP;
+        }
+    }
     return job;
 }
 
@@ -134,7 +142,7 @@ ReplayJob::PlanSymmetry(const NetworkView& view, bool serializeGroups, bool fold
     {
         return SymmetryPlan(GetRankCount());
     }
-    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold);
+    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold, m_tensorPeers);
 }
 
 SymmetryPlan
@@ -145,7 +153,8 @@ ReplayJob::PlanSymmetry(
     {
         return SymmetryPlan(GetRankCount());
     }
-    return SymmetryPlan::ForLayout(m_layout, view, serializeGroups, fold, faulty, innerSpared);
+    return SymmetryPlan::ForLayout(
+        m_layout, view, serializeGroups, fold, faulty, innerSpared, m_tensorPeers);
 }
 
 ExecutionTrace

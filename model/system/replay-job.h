@@ -106,6 +106,7 @@ class ReplayJob
     std::shared_ptr<ParallelLayout> m_layout;  //!< rank coordinates; null for trace sets
     std::vector<uint32_t> m_representative;    //!< graph index -> the rank it was written for
     std::map<uint32_t, GroupKind> m_groupKind; //!< a representative's group id -> its kind
+    bool m_tensorPeers = false; //!< a workload sends point-to-point inside tensor groups
 };
 
 } // namespace rapidllm

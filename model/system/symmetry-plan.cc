@@ -24,10 +24,11 @@ SymmetryPlan
 SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
                         const NetworkView& view,
                         bool serializeGroups,
-                        bool fold)
+                        bool fold,
+                        bool tensorPeers)
 {
     const bool faulty = view.HasFaults();
-    return ForLayout(layout, view, serializeGroups, fold, faulty, !faulty);
+    return ForLayout(layout, view, serializeGroups, fold, faulty, !faulty, tensorPeers);
 }
 
 SymmetryPlan
@@ -36,14 +37,16 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
                         bool serializeGroups,
                         bool fold,
                         bool faulty,
-                        bool innerSpared)
+                        bool innerSpared,
+                        bool tensorPeers)
 {
     SymmetryPlan plan(layout->Ranks());
     // Timing a group's collective once is exact only if the group runs one at a time and
     // nothing else changes on its links: no other traffic (it owns them) and no fault on them.
+    // Point-to-point messages inside tensor groups share those links: then neither.
     const bool tensor = layout->GroupSize(GroupKind::TP) > 1;
-    const bool tensorOnce =
-        serializeGroups && tensor && innerSpared && TensorGroupsOwnLinks(*layout, view);
+    const bool tensorOnce = serializeGroups && tensor && !tensorPeers && innerSpared
+                            && TensorGroupsOwnLinks(*layout, view);
     if (faulty)
     {
         NS_LOG_DEBUG("no symmetry reduction: the network has a degraded or dead link"
@@ -56,7 +59,8 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
         return plan; // copies would differ: replay every rank
     }
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
-    if (tensor && TensorTranslationSymmetric(*layout, view))
+    // A tensor peer's messages need that peer simulated: no folding along the tensor axis then.
+    if (tensor && !tensorPeers && TensorTranslationSymmetric(*layout, view))
     {
         axes.push_back(GroupKind::TP);
     }

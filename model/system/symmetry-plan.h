@@ -56,12 +56,15 @@ class SymmetryPlan
      * group's collective once is exact only then)
      * \param fold whether to fold copies at all (false: every rank simulated, tensor
      * collectives still timed once where exact)
+     * \param tensorPeers whether the job sends point-to-point inside tensor groups (Transformer
+     * Engine's userbuffers ring): the tensor axis is then neither folded nor timed once
      * \return the plan (no reduction when nothing folds)
      */
     static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
                                   const NetworkView& view,
                                   bool serializeGroups,
-                                  bool fold = true);
+                                  bool fold = true,
+                                  bool tensorPeers = false);
 
     /**
      * \brief Plans the reduction of a workload job on a network whose faults the caller knows
@@ -77,6 +80,7 @@ class SymmetryPlan
      * \param faulty whether any link is degraded or dead, now or later in the run
      * \param innerSpared whether the faults leave the innermost dimension as a healthy
      * network would (no fault on its links, no path detoured onto them)
+     * \param tensorPeers whether the job sends point-to-point inside tensor groups
      * \return the plan
      */
     static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
@@ -84,7 +88,8 @@ class SymmetryPlan
                                   bool serializeGroups,
                                   bool fold,
                                   bool faulty,
-                                  bool innerSpared);
+                                  bool innerSpared,
+                                  bool tensorPeers = false);
 
     /** \return whether some ranks are not simulated */
     bool IsReduced() const;

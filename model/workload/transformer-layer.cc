@@ -176,14 +176,27 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     {
         e.AddMemory(n1, static_cast<int64_t>(InputBytes())); // the layer input, kept
     }
-    if (decodeContext == 0)
+    if (UserBuffers())
     {
-        ColumnParallelGather(e, "ag_qkv");
+        RingGatherGemm(e,
+                       "ag_qkv",
+                       "qkv_fp8_cast",
+                       "qkv",
+                       s.qkvOut,
+                       s.hidden,
+                       kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
     }
-    CastToFp8(e, "qkv_fp8_cast", rows, s.hidden);
-    e.Compute("qkv",
-              MakeGemm(rows, s.qkvOut, s.hidden, dt),
-              kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
+    else
+    {
+        if (decodeContext == 0)
+        {
+            ColumnParallelGather(e, "ag_qkv");
+        }
+        CastToFp8(e, "qkv_fp8_cast", rows, s.hidden);
+        e.Compute("qkv",
+                  MakeGemm(rows, s.qkvOut, s.hidden, dt),
+                  kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
+    }
     if (m_model.position == PositionEmbedding::ROPE)
     {
         e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
@@ -210,13 +223,20 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         AttentionForward(e, keepActs, keepActs && keep == Recompute::NONE);
     }
     CastToFp8(e, "proj_fp8_cast", rows, s.heads * s.headDim);
-    e.Compute(
-        "proj",
-        MakeGemm(rows, s.hidden, s.heads * s.headDim, dt),
-        // The attention output: kept in 16 bits for the attention backward, and in fp8
-        // for the out-projection's weight gradient as well.
-        kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim));
-    RowParallelReduce(e, "ar_proj", rows);
+    // The attention output: kept in 16 bits for the attention backward, and in fp8 for the
+    // out-projection's weight gradient as well.
+    const int64_t attentionOut =
+        kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim);
+    if (UserBuffers())
+    {
+        GemmPipelinedReduceScatter(
+            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, attentionOut);
+    }
+    else
+    {
+        e.Compute("proj", MakeGemm(rows, s.hidden, s.heads * s.headDim, dt), attentionOut);
+        RowParallelReduce(e, "ar_proj", rows);
+    }
     e.Compute("residual1",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
@@ -324,22 +344,36 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     };
     const bool decode = rows != m_rows;
     const uint64_t inputRows = decode ? rows : m_normRows;
-    if (!decode)
+    const bool ringed = UserBuffers() && !m_model.IsMoe();
+    if (!decode && !ringed)
     {
         ColumnParallelGather(e, "ag_fc1");
     }
     const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
     if (!m_model.IsMoe())
     {
-        CastToFp8(e, "fc1_fp8_cast", rows, s.hidden);
-        e.Compute("fc1",
-                  MakeGemm(rows, s.fc1Out, s.hidden, dt),
-                  kept(Fp8KeptBytes(eb) * inputRows * s.hidden));
+        const int64_t fc1In = kept(Fp8KeptBytes(eb) * inputRows * s.hidden);
+        if (ringed)
+        {
+            RingGatherGemm(e, "ag_fc1", "fc1_fp8_cast", "fc1", s.fc1Out, s.hidden, fc1In);
+        }
+        else
+        {
+            CastToFp8(e, "fc1_fp8_cast", rows, s.hidden);
+            e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), fc1In);
+        }
         e.Compute("act", MakeElementwise(act, rows, s.ffn, at), kept(eb * rows * s.fc1Out));
         CastToFp8(e, "fc2_fp8_cast", rows, s.ffn);
-        e.Compute(
-            "fc2", MakeGemm(rows, s.hidden, s.ffn, dt), kept(Fp8KeptBytes(eb) * rows * s.ffn));
-        RowParallelReduce(e, "ar_fc2", rows);
+        const int64_t fc2In = kept(Fp8KeptBytes(eb) * rows * s.ffn);
+        if (ringed)
+        {
+            GemmPipelinedReduceScatter(e, "fc2", "ar_fc2", s.hidden, s.ffn, fc2In);
+        }
+        else
+        {
+            e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), fc2In);
+            RowParallelReduce(e, "ar_fc2", rows);
+        }
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
@@ -391,11 +425,20 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
             wgrad->push_back(id);
         }
     };
-    if (sp)
+    const bool ringed = UserBuffers() && !m_model.IsMoe();
+    if (sp && !ringed)
     {
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
 
+    if (ringed)
+    {
+        RingGatherGemm(e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", s.ffn, s.hidden, 0);
+        record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
+        e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
+        record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
+        return;
+    }
     if (!m_model.IsMoe())
     {
         CastToFp8(e, "fc2_grad_fp8_cast", m_rows, s.hidden);
@@ -443,6 +486,72 @@ Fp8CastType(const RunSpec& run)
 {
     return run.fp8Scaling == "current" ? OpType::FP8_AMAX_CAST_TRANSPOSE
                                        : OpType::FP8_CAST_TRANSPOSE;
+}
+
+bool
+TransformerLayer::UserBuffers() const
+{
+    return m_training && m_run.tpCommOverlap == "userbuffers" && m_run.parallel.tp > 1
+           && m_normRows != m_rows;
+}
+
+void
+TransformerLayer::RingGatherGemm(GraphEmitter& e,
+                                 const char* exchange,
+                                 const char* cast,
+                                 const char* gemm,
+                                 uint64_t n,
+                                 uint64_t k,
+                                 int64_t saved) const
+{
+    const DataType dt = m_run.dtype;
+    const uint32_t tp = m_run.parallel.tp;
+    const uint64_t local = m_normRows;
+    // Under FP8 the local rows are cast first and travel in fp8 (the userbuffer holds the fp8
+    // copy), not gathered in bf16 and cast whole.
+    CastToFp8(e, cast, local, k);
+    const uint64_t bytes = uint64_t(dt == DataType::FP8 ? 1 : m_shapes.elementBytes) * local * k;
+    for (uint32_t step = 0; step < tp; ++step)
+    {
+        const uint32_t tag = e.NextPeerTag();
+        if (step + 1 < tp)
+        {
+            e.Send(exchange, GroupKind::TP, +1, tag, bytes, e.LastStream());
+        }
+        e.Compute(gemm, MakeGemm(local, n, k, dt), step == 0 ? saved : 0);
+        if (step + 1 < tp)
+        {
+            e.Recv(exchange, GroupKind::TP, -1, tag, bytes);
+        }
+    }
+}
+
+void
+TransformerLayer::GemmPipelinedReduceScatter(GraphEmitter& e,
+                                             const char* gemm,
+                                             const char* reduce,
+                                             uint64_t n,
+                                             uint64_t k,
+                                             int64_t saved) const
+{
+    // The splits of Transformer Engine's pipelined GEMM + reduce-scatter in the H100 userbuffers
+    // configurations of NeMo / Megatron-Bridge (proj_fprop, fc2_fprop: num_splits=4).
+    constexpr uint64_t kSplits = 4;
+    const uint64_t splits = std::min<uint64_t>(kSplits, m_rows);
+    const uint64_t base = m_rows / splits;
+    std::vector<uint32_t> reduces;
+    for (uint64_t i = 0; i < splits; ++i)
+    {
+        const uint64_t rows = i + 1 < splits ? base : m_rows - base * (splits - 1);
+        const uint32_t chunk =
+            e.Compute(gemm, MakeGemm(rows, n, k, m_run.dtype), i == 0 ? saved : 0);
+        reduces.push_back(e.Async(reduce,
+                                  CollectiveKind::REDUCE_SCATTER,
+                                  GroupKind::TP,
+                                  uint64_t(m_shapes.elementBytes) * rows * n,
+                                  chunk));
+    }
+    e.StreamWaitsFor(reduces);
 }
 
 int64_t
@@ -580,12 +689,25 @@ TransformerLayer::Backward(GraphEmitter& e,
     e.Compute("norm2_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     e.Compute("residual1_bwd",
               MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, at, true));
-    if (sp)
+    if (UserBuffers())
     {
-        e.Blocking("ag_proj_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+        RingGatherGemm(e,
+                       "ag_proj_grad",
+                       "proj_grad_fp8_cast",
+                       "proj_dgrad",
+                       s.heads * s.headDim,
+                       s.hidden,
+                       0);
     }
-    CastToFp8(e, "proj_grad_fp8_cast", m_rows, s.hidden);
-    e.Compute("proj_dgrad", MakeGemm(m_rows, s.heads * s.headDim, s.hidden, dt));
+    else
+    {
+        if (sp)
+        {
+            e.Blocking("ag_proj_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
+        }
+        CastToFp8(e, "proj_grad_fp8_cast", m_rows, s.hidden);
+        e.Compute("proj_dgrad", MakeGemm(m_rows, s.heads * s.headDim, s.hidden, dt));
+    }
     record(e.Compute("proj_wgrad", MakeGemm(s.heads * s.headDim, s.hidden, m_rows, dt)));
     AttentionBackward(e);
     if (m_model.position == PositionEmbedding::ROPE)

@@ -121,6 +121,34 @@ class TransformerLayer
     /** Bytes per element kept for a linear layer's input: 1 (its fp8 copy) when training in fp8,
      *  else \p elementBytes. */
     int64_t Fp8KeptBytes(int64_t elementBytes) const;
+    /** \return whether Transformer Engine's userbuffers overlap this training layer's dense
+     *  tensor-parallel communication (tp_comm_overlap userbuffers, with sequence parallelism) */
+    bool UserBuffers() const;
+    /**
+     * A sequence-parallel all-gather and the GEMM (\p n x \p k weights) that consumes it, as
+     * Transformer Engine's userbuffers ring exchange runs them: the local rows (cast to fp8
+     * first when the GEMM is fp8) travel around the tensor-parallel ring while each of the tp
+     * steps runs the GEMM on the rows already held. \p saved goes with the first step.
+     */
+    void RingGatherGemm(GraphEmitter& e,
+                        const char* exchange,
+                        const char* cast,
+                        const char* gemm,
+                        uint64_t n,
+                        uint64_t k,
+                        int64_t saved) const;
+    /**
+     * A row-parallel GEMM (\p n x \p k weights) and its sequence-parallel reduce-scatter, as
+     * Transformer Engine's userbuffers pipeline them: the GEMM in row chunks, each chunk's
+     * reduce-scatter beside the next chunk; the stream waits for them all. \p saved goes with
+     * the first chunk.
+     */
+    void GemmPipelinedReduceScatter(GraphEmitter& e,
+                                    const char* gemm,
+                                    const char* reduce,
+                                    uint64_t n,
+                                    uint64_t k,
+                                    int64_t saved) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
