@@ -431,18 +431,17 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
 
-    if (ringed)
-    {
-        RingGatherGemm(e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", s.ffn, s.hidden, 0);
-        record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
-        e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
-        record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
-        return;
-    }
     if (!m_model.IsMoe())
     {
-        CastToFp8(e, "fc2_grad_fp8_cast", m_rows, s.hidden);
-        e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
+        if (ringed)
+        {
+            RingGatherGemm(e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", s.ffn, s.hidden, 0);
+        }
+        else
+        {
+            CastToFp8(e, "fc2_grad_fp8_cast", m_rows, s.hidden);
+            e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
+        }
         record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
         e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
