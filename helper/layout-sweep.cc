@@ -95,6 +95,11 @@ LayoutSweep::Candidates()
                         run.parallel.dp = m_space.gpus / (tp * pp * m_base.parallel.cp);
                         run.parallel.virtualStages = vpp;
                         run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && tp > 1;
+                        if (!run.parallel.sequenceParallel)
+                        {
+                            // Transformer Engine's TP overlap needs sequence parallelism.
+                            run.tpCommOverlap = "none";
+                        }
                         run.microBatch = mbs;
                         run.recompute = r;
                         if (m_space.unevenStages && !m_base.parallel.UnevenStages()

@@ -153,6 +153,8 @@ class CliBadInputTestCase : public TestCase
              {"option --fp8-scaling", "--mode=inference"}},
             {{"run", "--tp=2", "--tp-comm-overlap=userbuffers"},
              {"option --tp-comm-overlap", "parallel.sp (off)", "none"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--tp-comm-overlap=userbuffers"},
+             {"option --tp-comm-overlap", "give --sp"}},
             {{"memory", "--main-grads=fp16"},
              {"option --main-grads", "fp16 gradients with bf16 weights", "auto, fp32, bf16"}},
             // Values the model rejects, reported as the option that set them.

@@ -250,6 +250,19 @@ JobCliOptions()
          {
              return o.For(jobAndSweep);
          }},
+        {"main-grads",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep);
+         }},
+        {"tp-comm-overlap",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .HelpIn("sweep",
+                         "Transformer Engine's tensor-parallel communication overlap in the "
+                         "layouts with tp > 1 (needs --sp): none or userbuffers");
+         }},
     };
     std::vector<CliOption> options;
     std::size_t adorned = 0;

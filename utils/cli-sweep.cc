@@ -197,11 +197,21 @@ RunSweepCommand(const CliArgs& args)
     ParseDataType(args.Text("dtype"), base.dtype);
     base.SetAttention(args.Text("attention"));
     base.fp8Scaling = args.Text("fp8-scaling");
+    base.mainGrads = args.Text("main-grads");
     base.parallel.sequenceParallel = args.Flag("sp");
     base.parallel.zeroStage = static_cast<uint32_t>(args.Count("zero"));
     // What holds for every layout (the sequence against the model's positions, sizes) is an
     // error here, before the sweep would rule out each layout in turn.
     base.Validate(m, kCommandLine);
+    base.tpCommOverlap = args.Text("tp-comm-overlap");
+    if (base.tpCommOverlap != "none" && !base.parallel.sequenceParallel)
+    {
+        throw SpecError(kCommandLine,
+                        "tp-comm-overlap",
+                        base.tpCommOverlap
+                            + " overlaps sequence parallelism's communication: "
+                              "give --sp, or use none");
+    }
     SweepSpace space;
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
     space.tp = Counts32(args, "tp");
@@ -249,9 +259,18 @@ RunSweepCommand(const CliArgs& args)
     inputs["seq"] = base.sequence;
     inputs["dtype"] = args.Text("dtype");
     inputs["attention"] = args.Text("attention");
+    // Each only when it is not the default, so that older sweeps still resume.
     if (base.dtype == DataType::FP8)
     {
-        inputs["fp8_scaling"] = base.fp8Scaling; // only here, so older bf16 sweeps still resume
+        inputs["fp8_scaling"] = base.fp8Scaling;
+    }
+    if (base.mainGrads != "auto")
+    {
+        inputs["main_grads"] = base.mainGrads;
+    }
+    if (base.tpCommOverlap != "none")
+    {
+        inputs["tp_comm_overlap"] = base.tpCommOverlap;
     }
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;
