@@ -510,7 +510,26 @@ class UserBuffersTestCase : public TestCase
         const auto rs = count(b, "ar_proj", WorkNodeKind::COLLECTIVE, 0);
         NS_TEST_ASSERT_MSG_EQ(rs.size(), 4u, "pipelined reduce-scatters");
         NS_TEST_EXPECT_MSG_EQ(rs[0]->commBytes, 2 * rows / 4 * model.hidden, "a quarter each");
-        NS_TEST_EXPECT_MSG_EQ(count(b, "proj", WorkNodeKind::COMPUTE, 0).size(), 4u, "4 chunks");
+        const auto proj = count(b, "proj", WorkNodeKind::COMPUTE, 0);
+        NS_TEST_ASSERT_MSG_EQ(proj.size(), 4u, "4 chunks");
+        // set_sm_margin: the reduce-scatter kernels keep 24 SMs (proj) and 16 (fc2).
+        NS_TEST_EXPECT_MSG_EQ(int(proj[0]->op.reservedSms), 24, "proj_fprop num_sm");
+        NS_TEST_EXPECT_MSG_EQ(
+            int(count(b, "fc2", WorkNodeKind::COMPUTE, 0).at(0)->op.reservedSms), 16, "fc2");
+        NS_TEST_EXPECT_MSG_EQ(int(qkv[0]->op.reservedSms), 0, "a ring keeps no SMs");
+        // A GEMM on reserved SMs costs what the same GEMM costs on a GPU with the rest.
+        GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>(h100);
+        GpuSpec fewer = h100;
+        fewer.smCount -= 24;
+        Ptr<GpuComputeModel> rest = CreateObject<GpuComputeModel>(fewer);
+        OperatorDesc gemm = MakeGemm(2048, 8192, 2048, DataType::FP8);
+        const double full = CostOperator(*gpu, gemm).timeS;
+        gemm.reservedSms = 24;
+        const double kept = CostOperator(*gpu, gemm).timeS;
+        gemm.reservedSms = 0;
+        NS_TEST_EXPECT_MSG_EQ_TOL(kept, CostOperator(*rest, gemm).timeS, 1e-15, "as on 108 SMs");
+        NS_TEST_EXPECT_MSG_GT(kept, full, "slower than on every SM");
         // Backward: the output gradients' gathers are rings too.
         NS_TEST_EXPECT_MSG_EQ(
             count(b, "ag_proj_grad", WorkNodeKind::SEND, 0).size(), tp - 1, "backward ring");

@@ -68,6 +68,27 @@ GpuComputeModel::GpuComputeModel(const GpuSpec& gpu)
     SetGpu(gpu);
 }
 
+Ptr<GpuComputeModel>
+GpuComputeModel::WithSmCount(uint32_t sms)
+{
+    sms = std::max<uint32_t>(1, std::min(sms, m_gpu.smCount));
+    if (sms == m_gpu.smCount)
+    {
+        return Ptr<GpuComputeModel>(this);
+    }
+    Ptr<GpuComputeModel>& fewer = m_fewerSms[sms];
+    if (!fewer)
+    {
+        GpuSpec g = m_gpu;
+        g.smCount = sms;
+        fewer = CreateObject<GpuComputeModel>(g);
+        fewer->m_enableSplitK = m_enableSplitK;
+        fewer->m_maxSplitK = m_maxSplitK;
+        fewer->m_clockPolicy = m_clockPolicy;
+    }
+    return fewer;
+}
+
 void
 GpuComputeModel::SetGpu(const GpuSpec& gpu)
 {
@@ -82,6 +103,7 @@ GpuComputeModel::SetGpu(const GpuSpec& gpu)
     m_gpu = gpu;
     m_hasGpu = true;
     m_gemmCache.clear();
+    m_fewerSms.clear();
     NS_LOG_DEBUG("GPU " << gpu.name << ": " << gpu.smCount << " SMs at " << gpu.clockHz / 1e6
                         << " MHz, HBM " << gpu.hbmBandwidthBps / 1e9 << " GB/s, L2 "
                         << gpu.l2BandwidthBps / 1e9 << " GB/s");
@@ -98,6 +120,7 @@ GpuComputeModel::SetClockPolicy(ClockPolicy policy)
 {
     m_clockPolicy = policy;
     m_gemmCache.clear();
+    m_fewerSms.clear();
 }
 
 ClockPolicy
@@ -128,6 +151,7 @@ void
 GpuComputeModel::ClearCache()
 {
     m_gemmCache.clear();
+    m_fewerSms.clear();
 }
 
 size_t

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -76,6 +77,15 @@ class GpuComputeModel : public Object
     void SetClockPolicy(ClockPolicy policy);
     /** \return the clock policy */
     ClockPolicy GetClockPolicy() const;
+
+    /**
+     * \brief The same model on fewer SMs: what a kernel gets while a concurrent communication
+     * kernel keeps the rest (Transformer Engine's set_sm_margin). Attributes are copied; the
+     * model is kept, so its memo serves later calls.
+     * \param sms SMs left (clamped to 1 .. the GPU's count)
+     * \return the model (this one when \p sms is the GPU's count)
+     */
+    Ptr<GpuComputeModel> WithSmCount(uint32_t sms);
 
     /**
      * \brief C[m x n] = A[m x k] B[k x n], \p batch times (batched GEMM), with the best tiling.
@@ -306,6 +316,7 @@ class GpuComputeModel : public Object
     uint32_t m_maxSplitK;      //!< largest split-K factor considered
     ClockPolicy m_clockPolicy; //!< which clock kernels run at
     std::unordered_map<GemmKey, OperatorCost, GemmKeyHash> m_gemmCache; //!< memo
+    std::map<uint32_t, Ptr<GpuComputeModel>> m_fewerSms; //!< WithSmCount's models, by SMs
 };
 
 } // namespace rapidllm

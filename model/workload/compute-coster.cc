@@ -81,6 +81,15 @@ Optimizer(GpuComputeModel& model, const OptimizerShape& s, DataType dt)
 OperatorCost
 CostOperator(GpuComputeModel& model, const OperatorDesc& op)
 {
+    if (op.reservedSms > 0)
+    {
+        // Runs on the SMs a concurrent communication kernel leaves it.
+        OperatorDesc rest = op;
+        rest.reservedSms = 0;
+        const uint32_t sms = model.GetGpu().smCount;
+        return CostOperator(*model.WithSmCount(sms > op.reservedSms ? sms - op.reservedSms : 1),
+                            rest);
+    }
     const DataType dt = op.dtype;
     // Element-wise kernels: the forward kernel and the elements its backward touches.
     OperatorCost forward;

@@ -164,14 +164,17 @@ OperatorDesc::ModelFlops() const
 bool
 OperatorDesc::operator==(const OperatorDesc& o) const
 {
-    return type == o.type && dtype == o.dtype && backward == o.backward && shape == o.shape;
+    return type == o.type && dtype == o.dtype && backward == o.backward
+           && reservedSms == o.reservedSms && shape == o.shape;
 }
 
 size_t
 OperatorDescHash::operator()(const OperatorDesc& op) const
 {
     uint64_t h = 1469598103934665603ull;
-    Mix(h, (uint64_t(op.type) << 16) | (uint64_t(op.dtype) << 8) | uint64_t(op.backward));
+    Mix(h,
+        (uint64_t(op.reservedSms) << 24) | (uint64_t(op.type) << 16) | (uint64_t(op.dtype) << 8)
+            | uint64_t(op.backward));
     std::visit(
         [&h](const auto& s)
         {

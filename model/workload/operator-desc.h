@@ -146,6 +146,9 @@ struct OperatorDesc
     OpType type = OpType::GEMM;      //!< kind of operator
     bool backward = false;           //!< the backward kernel (element-wise: reads more)
     DataType dtype = DataType::BF16; //!< compute and storage type
+    /** SMs a concurrent communication kernel keeps from it (Transformer Engine's set_sm_margin):
+     *  the operator runs on the GPU's others */
+    uint8_t reservedSms = 0;
 
     /** \return the GEMM shape (the operator must be a GEMM) */
     const GemmShape&

@@ -230,7 +230,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     if (UserBuffers())
     {
         GemmPipelinedReduceScatter(
-            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, attentionOut);
+            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, 24, attentionOut);
     }
     else
     {
@@ -367,7 +367,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         const int64_t fc2In = kept(Fp8KeptBytes(eb) * rows * s.ffn);
         if (ringed)
         {
-            GemmPipelinedReduceScatter(e, "fc2", "ar_fc2", s.hidden, s.ffn, fc2In);
+            GemmPipelinedReduceScatter(e, "fc2", "ar_fc2", s.hidden, s.ffn, 16, fc2In);
         }
         else
         {
@@ -531,10 +531,13 @@ TransformerLayer::GemmPipelinedReduceScatter(GraphEmitter& e,
                                              const char* reduce,
                                              uint64_t n,
                                              uint64_t k,
+                                             uint8_t reservedSms,
                                              int64_t saved) const
 {
-    // The splits of Transformer Engine's pipelined GEMM + reduce-scatter in the H100 userbuffers
-    // configurations of NeMo / Megatron-Bridge (proj_fprop, fc2_fprop: num_splits=4).
+    // Transformer Engine's pipelined GEMM + reduce-scatter as the H100 userbuffers configurations
+    // of NeMo / Megatron-Bridge set it (proj_fprop: num_sm=24, fc2_fprop: num_sm=16, both
+    // num_splits=4 and set_sm_margin=True: the reduce-scatter kernels keep num_sm SMs and the
+    // GEMM chunks run on the others).
     constexpr uint64_t kSplits = 4;
     const uint64_t splits = std::min<uint64_t>(kSplits, m_rows);
     const uint64_t base = m_rows / splits;
@@ -542,8 +545,9 @@ TransformerLayer::GemmPipelinedReduceScatter(GraphEmitter& e,
     for (uint64_t i = 0; i < splits; ++i)
     {
         const uint64_t rows = i + 1 < splits ? base : m_rows - base * (splits - 1);
-        const uint32_t chunk =
-            e.Compute(gemm, MakeGemm(rows, n, k, m_run.dtype), i == 0 ? saved : 0);
+        OperatorDesc op = MakeGemm(rows, n, k, m_run.dtype);
+        op.reservedSms = reservedSms;
+        const uint32_t chunk = e.Compute(gemm, op, i == 0 ? saved : 0);
         reduces.push_back(e.Async(reduce,
                                   CollectiveKind::REDUCE_SCATTER,
                                   GroupKind::TP,

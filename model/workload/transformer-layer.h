@@ -139,15 +139,16 @@ class TransformerLayer
                         int64_t saved) const;
     /**
      * A row-parallel GEMM (\p n x \p k weights) and its sequence-parallel reduce-scatter, as
-     * Transformer Engine's userbuffers pipeline them: the GEMM in row chunks, each chunk's
-     * reduce-scatter beside the next chunk; the stream waits for them all. \p saved goes with
-     * the first chunk.
+     * Transformer Engine's userbuffers pipeline them: the GEMM in row chunks on all but
+     * \p reservedSms SMs (which the reduce-scatter kernels keep), each chunk's reduce-scatter
+     * beside the next chunk; the stream waits for them all. \p saved goes with the first chunk.
      */
     void GemmPipelinedReduceScatter(GraphEmitter& e,
                                     const char* gemm,
                                     const char* reduce,
                                     uint64_t n,
                                     uint64_t k,
+                                    uint8_t reservedSms,
                                     int64_t saved) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
