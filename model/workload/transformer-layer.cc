@@ -15,6 +15,14 @@ namespace rapidllm {
 NS_LOG_COMPONENT_DEFINE("RapidLlmTransformerLayer");
 
 namespace {
+// Transformer Engine's userbuffers settings in the H100 configurations of NeMo / Megatron-Bridge
+// (userbuffers_{bf16,fp8}_h100_h8192_tp4_mbs1_seqlen8192): the pipelined reduce-scatters split
+// their GEMM in num_splits=4 and keep num_sm SMs from it (set_sm_margin=True): 24 for
+// proj_fprop, 16 for fc2_fprop.
+constexpr uint64_t kUserBufferSplits = 4;
+constexpr uint8_t kUserBufferProjSms = 24;
+constexpr uint8_t kUserBufferFc2Sms = 16;
+
 // Node labels are static strings (the graph does not own them).
 const ColumnParallelLabels kQkvLabels{
     "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast"};
@@ -230,7 +238,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     if (UserBuffers())
     {
         GemmPipelinedReduceScatter(
-            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, 24, attentionOut);
+            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, kUserBufferProjSms, attentionOut);
     }
     else
     {
@@ -367,7 +375,8 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         const int64_t fc2In = kept(Fp8KeptBytes(eb) * rows * s.ffn);
         if (ringed)
         {
-            GemmPipelinedReduceScatter(e, "fc2", "ar_fc2", s.hidden, s.ffn, 16, fc2In);
+            GemmPipelinedReduceScatter(
+                e, "fc2", "ar_fc2", s.hidden, s.ffn, kUserBufferFc2Sms, fc2In);
         }
         else
         {
@@ -534,12 +543,7 @@ TransformerLayer::GemmPipelinedReduceScatter(GraphEmitter& e,
                                              uint8_t reservedSms,
                                              int64_t saved) const
 {
-    // Transformer Engine's pipelined GEMM + reduce-scatter as the H100 userbuffers configurations
-    // of NeMo / Megatron-Bridge set it (proj_fprop: num_sm=24, fc2_fprop: num_sm=16, both
-    // num_splits=4 and set_sm_margin=True: the reduce-scatter kernels keep num_sm SMs and the
-    // GEMM chunks run on the others).
-    constexpr uint64_t kSplits = 4;
-    const uint64_t splits = std::min<uint64_t>(kSplits, m_rows);
+    const uint64_t splits = std::min<uint64_t>(kUserBufferSplits, m_rows);
     const uint64_t base = m_rows / splits;
     std::vector<uint32_t> reduces;
     for (uint64_t i = 0; i < splits; ++i)
