@@ -134,6 +134,11 @@ JobCliOptions()
         return ToString(r);
     };
     using Adorn = std::function<CliOption(const CliOption&)>;
+    // Options sweep takes as the job commands do.
+    const Adorn alsoSweep = [&](const CliOption& o)
+    {
+        return o.For(jobAndSweep);
+    };
     const std::map<std::string, Adorn> shared = {
         {"fault",
          [&](const CliOption& o)
@@ -193,16 +198,8 @@ JobCliOptions()
                  .ListIn("sweep", ListText(sweep.virtualStages, number))
                  .HelpIn("sweep", "virtual pipeline stages per rank to try");
          }},
-        {"sp",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
-        {"zero",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
+        {"sp", alsoSweep},
+        {"zero", alsoSweep},
         {"recompute",
          [&](const CliOption& o)
          {
@@ -224,11 +221,7 @@ JobCliOptions()
                  .RequiredIn({"sweep"})
                  .HelpIn("sweep", "global batch size (sequences)");
          }},
-        {"seq",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
+        {"seq", alsoSweep},
         {"batch",
          [&](const CliOption& o)
          {
@@ -240,21 +233,9 @@ JobCliOptions()
          {
              return o.For(Plus(jobAndSweep, {"gemm"})).HelpIn("gemm", "operand type");
          }},
-        {"attention",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
-        {"fp8-scaling",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
-        {"main-grads",
-         [&](const CliOption& o)
-         {
-             return o.For(jobAndSweep);
-         }},
+        {"attention", alsoSweep},
+        {"fp8-scaling", alsoSweep},
+        {"main-grads", alsoSweep},
         {"tp-comm-overlap",
          [&](const CliOption& o)
          {
