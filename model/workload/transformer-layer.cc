@@ -164,7 +164,6 @@ void
 TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const
 {
     const auto& s = m_shapes;
-    const DataType dt = m_run.dtype;
     const DataType at = m_run.ActivationType();
     const int64_t eb = s.elementBytes;
     const bool keepActs = m_training && keep != Recompute::FULL;
@@ -184,27 +183,15 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     {
         e.AddMemory(n1, static_cast<int64_t>(InputBytes())); // the layer input, kept
     }
-    if (UserBuffers())
-    {
-        RingGatherGemm(e,
-                       "ag_qkv",
-                       "qkv_fp8_cast",
-                       "qkv",
-                       s.qkvOut,
-                       s.hidden,
-                       kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
-    }
-    else
-    {
-        if (decodeContext == 0)
-        {
-            ColumnParallelGather(e, "ag_qkv");
-        }
-        CastToFp8(e, "qkv_fp8_cast", rows, s.hidden);
-        e.Compute("qkv",
-                  MakeGemm(rows, s.qkvOut, s.hidden, dt),
-                  kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden));
-    }
+    GatheredGemm(e,
+                 "ag_qkv",
+                 "qkv_fp8_cast",
+                 "qkv",
+                 rows,
+                 s.qkvOut,
+                 s.hidden,
+                 kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden),
+                 decodeContext == 0);
     if (m_model.position == PositionEmbedding::ROPE)
     {
         e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
@@ -235,16 +222,14 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     // out-projection's weight gradient as well.
     const int64_t attentionOut =
         kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim);
-    if (UserBuffers())
-    {
-        GemmPipelinedReduceScatter(
-            e, "proj", "ar_proj", s.hidden, s.heads * s.headDim, kUserBufferProjSms, attentionOut);
-    }
-    else
-    {
-        e.Compute("proj", MakeGemm(rows, s.hidden, s.heads * s.headDim, dt), attentionOut);
-        RowParallelReduce(e, "ar_proj", rows);
-    }
+    ScatteredGemm(e,
+                  "proj",
+                  "ar_proj",
+                  rows,
+                  s.hidden,
+                  s.heads * s.headDim,
+                  kUserBufferProjSms,
+                  attentionOut);
     e.Compute("residual1",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
@@ -352,37 +337,32 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     };
     const bool decode = rows != m_rows;
     const uint64_t inputRows = decode ? rows : m_normRows;
-    const bool ringed = UserBuffers() && !m_model.IsMoe();
-    if (!decode && !ringed)
+    if (!decode && m_model.IsMoe())
     {
-        ColumnParallelGather(e, "ag_fc1");
+        ColumnParallelGather(e, "ag_fc1"); // the router's input
     }
     const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
     if (!m_model.IsMoe())
     {
-        const int64_t fc1In = kept(Fp8KeptBytes(eb) * inputRows * s.hidden);
-        if (ringed)
-        {
-            RingGatherGemm(e, "ag_fc1", "fc1_fp8_cast", "fc1", s.fc1Out, s.hidden, fc1In);
-        }
-        else
-        {
-            CastToFp8(e, "fc1_fp8_cast", rows, s.hidden);
-            e.Compute("fc1", MakeGemm(rows, s.fc1Out, s.hidden, dt), fc1In);
-        }
+        GatheredGemm(e,
+                     "ag_fc1",
+                     "fc1_fp8_cast",
+                     "fc1",
+                     rows,
+                     s.fc1Out,
+                     s.hidden,
+                     kept(Fp8KeptBytes(eb) * inputRows * s.hidden),
+                     !decode);
         e.Compute("act", MakeElementwise(act, rows, s.ffn, at), kept(eb * rows * s.fc1Out));
         CastToFp8(e, "fc2_fp8_cast", rows, s.ffn);
-        const int64_t fc2In = kept(Fp8KeptBytes(eb) * rows * s.ffn);
-        if (ringed)
-        {
-            GemmPipelinedReduceScatter(
-                e, "fc2", "ar_fc2", s.hidden, s.ffn, kUserBufferFc2Sms, fc2In);
-        }
-        else
-        {
-            e.Compute("fc2", MakeGemm(rows, s.hidden, s.ffn, dt), fc2In);
-            RowParallelReduce(e, "ar_fc2", rows);
-        }
+        ScatteredGemm(e,
+                      "fc2",
+                      "ar_fc2",
+                      rows,
+                      s.hidden,
+                      s.ffn,
+                      kUserBufferFc2Sms,
+                      kept(Fp8KeptBytes(eb) * rows * s.ffn));
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
@@ -434,23 +414,15 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
             wgrad->push_back(id);
         }
     };
-    const bool ringed = UserBuffers() && !m_model.IsMoe();
-    if (sp && !ringed)
+    if (sp && m_model.IsMoe())
     {
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
 
     if (!m_model.IsMoe())
     {
-        if (ringed)
-        {
-            RingGatherGemm(e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", s.ffn, s.hidden, 0);
-        }
-        else
-        {
-            CastToFp8(e, "fc2_grad_fp8_cast", m_rows, s.hidden);
-            e.Compute("fc2_dgrad", MakeGemm(m_rows, s.ffn, s.hidden, dt));
-        }
+        GatheredGemm(
+            e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", m_rows, s.ffn, s.hidden, 0, true);
         record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
         e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
@@ -504,19 +476,31 @@ TransformerLayer::UserBuffers() const
 }
 
 void
-TransformerLayer::RingGatherGemm(GraphEmitter& e,
-                                 const char* exchange,
-                                 const char* cast,
-                                 const char* gemm,
-                                 uint64_t n,
-                                 uint64_t k,
-                                 int64_t saved) const
+TransformerLayer::GatheredGemm(GraphEmitter& e,
+                               const char* gather,
+                               const char* cast,
+                               const char* gemm,
+                               uint64_t rows,
+                               uint64_t n,
+                               uint64_t k,
+                               int64_t saved,
+                               bool sharded) const
 {
     const DataType dt = m_run.dtype;
+    if (!UserBuffers())
+    {
+        if (sharded)
+        {
+            ColumnParallelGather(e, gather);
+        }
+        CastToFp8(e, cast, rows, k);
+        e.Compute(gemm, MakeGemm(rows, n, k, dt), saved);
+        return;
+    }
+    // Transformer Engine's ring exchange: under FP8 the local rows are cast first and travel in
+    // fp8 (the userbuffer holds the fp8 copy), not gathered in bf16 and cast whole.
     const uint32_t tp = m_run.parallel.tp;
     const uint64_t local = m_normRows;
-    // Under FP8 the local rows are cast first and travel in fp8 (the userbuffer holds the fp8
-    // copy), not gathered in bf16 and cast whole.
     CastToFp8(e, cast, local, k);
     const uint64_t bytes = uint64_t(dt == DataType::FP8 ? 1 : m_shapes.elementBytes) * local * k;
     for (uint32_t step = 0; step < tp; ++step)
@@ -524,38 +508,47 @@ TransformerLayer::RingGatherGemm(GraphEmitter& e,
         const uint32_t tag = e.NextPeerTag();
         if (step + 1 < tp)
         {
-            e.Send(exchange, GroupKind::TP, +1, tag, bytes, e.LastStream());
+            e.Send(gather, GroupKind::TP, +1, tag, bytes, e.LastStream());
         }
         e.Compute(gemm, MakeGemm(local, n, k, dt), step == 0 ? saved : 0);
         if (step + 1 < tp)
         {
-            e.Recv(exchange, GroupKind::TP, -1, tag, bytes);
+            e.Recv(gather, GroupKind::TP, -1, tag, bytes);
         }
     }
 }
 
 void
-TransformerLayer::GemmPipelinedReduceScatter(GraphEmitter& e,
-                                             const char* gemm,
-                                             const char* reduce,
-                                             uint64_t n,
-                                             uint64_t k,
-                                             uint8_t reservedSms,
-                                             int64_t saved) const
+TransformerLayer::ScatteredGemm(GraphEmitter& e,
+                                const char* gemm,
+                                const char* reduce,
+                                uint64_t rows,
+                                uint64_t n,
+                                uint64_t k,
+                                uint8_t reservedSms,
+                                int64_t saved) const
 {
-    const uint64_t splits = std::min<uint64_t>(kUserBufferSplits, m_rows);
-    const uint64_t base = m_rows / splits;
+    if (!UserBuffers())
+    {
+        e.Compute(gemm, MakeGemm(rows, n, k, m_run.dtype), saved);
+        RowParallelReduce(e, reduce, rows);
+        return;
+    }
+    // Transformer Engine's pipelined split: the GEMM in row chunks on the SMs the reduce-scatter
+    // kernels leave, each chunk's reduce-scatter beside the next chunk.
+    const uint64_t splits = std::min<uint64_t>(kUserBufferSplits, rows);
+    const uint64_t base = rows / splits;
     std::vector<uint32_t> reduces;
     for (uint64_t i = 0; i < splits; ++i)
     {
-        const uint64_t rows = i + 1 < splits ? base : m_rows - base * (splits - 1);
-        OperatorDesc op = MakeGemm(rows, n, k, m_run.dtype);
+        const uint64_t chunkRows = i + 1 < splits ? base : rows - base * (splits - 1);
+        OperatorDesc op = MakeGemm(chunkRows, n, k, m_run.dtype);
         op.reservedSms = reservedSms;
         const uint32_t chunk = e.Compute(gemm, op, i == 0 ? saved : 0);
         reduces.push_back(e.Async(reduce,
                                   CollectiveKind::REDUCE_SCATTER,
                                   GroupKind::TP,
-                                  uint64_t(m_shapes.elementBytes) * rows * n,
+                                  uint64_t(m_shapes.elementBytes) * chunkRows * n,
                                   chunk));
     }
     e.StreamWaitsFor(reduces);
@@ -665,8 +658,6 @@ TransformerLayer::Backward(GraphEmitter& e,
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
     const DataType at = m_run.ActivationType();
-    const bool sp = m_normRows != m_rows;
-    const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
     const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
     const Phase phase = e.GetPhase();
     int64_t recomputed = 0;
@@ -696,25 +687,15 @@ TransformerLayer::Backward(GraphEmitter& e,
     e.Compute("norm2_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     e.Compute("residual1_bwd",
               MakeElementwise(OpType::RESIDUAL_ADD, m_normRows, s.hidden, at, true));
-    if (UserBuffers())
-    {
-        RingGatherGemm(e,
-                       "ag_proj_grad",
-                       "proj_grad_fp8_cast",
-                       "proj_dgrad",
-                       s.heads * s.headDim,
-                       s.hidden,
-                       0);
-    }
-    else
-    {
-        if (sp)
-        {
-            e.Blocking("ag_proj_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
-        }
-        CastToFp8(e, "proj_grad_fp8_cast", m_rows, s.hidden);
-        e.Compute("proj_dgrad", MakeGemm(m_rows, s.heads * s.headDim, s.hidden, dt));
-    }
+    GatheredGemm(e,
+                 "ag_proj_grad",
+                 "proj_grad_fp8_cast",
+                 "proj_dgrad",
+                 m_rows,
+                 s.heads * s.headDim,
+                 s.hidden,
+                 0,
+                 true);
     record(e.Compute("proj_wgrad", MakeGemm(s.heads * s.headDim, s.hidden, m_rows, dt)));
     AttentionBackward(e);
     if (m_model.position == PositionEmbedding::ROPE)

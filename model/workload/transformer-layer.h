@@ -125,31 +125,35 @@ class TransformerLayer
      *  tensor-parallel communication (tp_comm_overlap userbuffers, with sequence parallelism) */
     bool UserBuffers() const;
     /**
-     * A sequence-parallel all-gather and the GEMM (\p n x \p k weights) that consumes it, as
-     * Transformer Engine's userbuffers ring exchange runs them: the local rows (cast to fp8
-     * first when the GEMM is fp8) travel around the tensor-parallel ring while each of the tp
-     * steps runs the GEMM on the rows already held. \p saved goes with the first step.
+     * A column-parallel GEMM (\p n x \p k weights, \p rows) whose input is sequence-sharded
+     * when \p sharded: gathered (blocking), cast to fp8 under the FP8 recipe, multiplied; or,
+     * with Transformer Engine's userbuffers, a ring exchange: the local rows (cast first, fp8
+     * on the wire) travel around the tensor ring while each of the tp steps multiplies the rows
+     * already held. \p saved goes with the first GEMM.
      */
-    void RingGatherGemm(GraphEmitter& e,
-                        const char* exchange,
-                        const char* cast,
-                        const char* gemm,
-                        uint64_t n,
-                        uint64_t k,
-                        int64_t saved) const;
+    void GatheredGemm(GraphEmitter& e,
+                      const char* gather,
+                      const char* cast,
+                      const char* gemm,
+                      uint64_t rows,
+                      uint64_t n,
+                      uint64_t k,
+                      int64_t saved,
+                      bool sharded) const;
     /**
-     * A row-parallel GEMM (\p n x \p k weights) and its sequence-parallel reduce-scatter, as
-     * Transformer Engine's userbuffers pipeline them: the GEMM in row chunks on all but
-     * \p reservedSms SMs (which the reduce-scatter kernels keep), each chunk's reduce-scatter
-     * beside the next chunk; the stream waits for them all. \p saved goes with the first chunk.
+     * A row-parallel GEMM (\p n x \p k weights, \p rows) and its tensor-parallel reduction:
+     * blocking, or with Transformer Engine's userbuffers pipelined, the GEMM in row chunks on
+     * all but \p reservedSms SMs (which the reduce-scatter kernels keep), each chunk's
+     * reduce-scatter beside the next chunk. \p saved goes with the first GEMM.
      */
-    void GemmPipelinedReduceScatter(GraphEmitter& e,
-                                    const char* gemm,
-                                    const char* reduce,
-                                    uint64_t n,
-                                    uint64_t k,
-                                    uint8_t reservedSms,
-                                    int64_t saved) const;
+    void ScatteredGemm(GraphEmitter& e,
+                       const char* gemm,
+                       const char* reduce,
+                       uint64_t rows,
+                       uint64_t n,
+                       uint64_t k,
+                       uint8_t reservedSms,
+                       int64_t saved) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
