@@ -43,10 +43,10 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     SymmetryPlan plan(layout->Ranks());
     // Timing a group's collective once is exact only if the group runs one at a time and
     // nothing else changes on its links: no other traffic (it owns them) and no fault on them.
-    // Point-to-point messages inside tensor groups share those links: then neither.
+    // Point-to-point messages inside tensor groups share those links: not then.
     const bool tensor = layout->GroupSize(GroupKind::TP) > 1;
-    const bool tensorOnce = serializeGroups && tensor && !tensorPeers && innerSpared
-                            && TensorGroupsOwnLinks(*layout, view);
+    const bool tensorPrivate = tensor && innerSpared && TensorGroupsOwnLinks(*layout, view);
+    const bool tensorOnce = serializeGroups && !tensorPeers && tensorPrivate;
     if (faulty)
     {
         NS_LOG_DEBUG("no symmetry reduction: the network has a degraded or dead link"
@@ -59,8 +59,8 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
         return plan; // copies would differ: replay every rank
     }
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
-    // A tensor peer's messages need that peer simulated: no folding along the tensor axis then.
-    if (tensor && !tensorPeers && TensorTranslationSymmetric(*layout, view))
+    // Messages to a folded tensor peer match its representative's receives (InFrameOf).
+    if (tensor && TensorTranslationSymmetric(*layout, view))
     {
         axes.push_back(GroupKind::TP);
     }
@@ -85,15 +85,23 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     }
     plan.m_layout = layout;
     plan.m_tensorOnce = tensorOnce;
+    plan.m_tensorPrivate = tensorPrivate;
     // Every non-zero combination of offsets along the folded axes, in mixed radix.
     for (uint32_t index = 1; index < copies; ++index)
     {
         std::vector<uint32_t> offsets;
+        bool tensorOnly = true;
         uint32_t rest = index;
         for (GroupKind axis : plan.m_foldedAxes)
         {
             offsets.push_back(rest % layout->GroupSize(axis));
+            tensorOnly = tensorOnly && (axis == GroupKind::TP || offsets.back() == 0);
             rest /= layout->GroupSize(axis);
+        }
+        plan.m_allCopies.push_back(index - 1);
+        if (tensorOnly)
+        {
+            plan.m_tensorCopies.push_back(index - 1);
         }
         plan.m_translations.push_back(offsets);
     }
@@ -139,6 +147,19 @@ SymmetryPlan::RepresentativeOf(uint32_t rank) const
 }
 
 uint32_t
+SymmetryPlan::InFrameOf(uint32_t rank, uint32_t frame) const
+{
+    for (GroupKind axis : m_foldedAxes)
+    {
+        const uint32_t size = m_layout->GroupSize(axis);
+        const uint32_t shifted =
+            (m_layout->Coord(rank, axis) + size - m_layout->Coord(frame, axis)) % size;
+        rank = m_layout->WithCoord(rank, axis, shifted);
+    }
+    return rank;
+}
+
+uint32_t
 SymmetryPlan::GetTranslationCount() const
 {
     return static_cast<uint32_t>(m_translations.size());
@@ -157,6 +178,15 @@ SymmetryPlan::Translate(uint32_t rank, uint32_t t) const
     return rank;
 }
 
+const std::vector<uint32_t>&
+SymmetryPlan::GhostCopies(uint32_t src, uint32_t dst, bool everyCopy) const
+{
+    const bool insideTensorGroup =
+        m_tensorPrivate
+        && m_layout->GroupId(src, GroupKind::TP) == m_layout->GroupId(dst, GroupKind::TP);
+    return insideTensorGroup ? m_tensorCopies : m_allCopies;
+}
+
 bool
 SymmetryPlan::TimesTensorOnce() const
 {
@@ -170,7 +200,7 @@ SymmetryPlan::IsTimedOnce(uint32_t group) const
 }
 
 std::vector<uint32_t>
-SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups) const
+SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups, bool everyCopy) const
 {
     std::vector<uint32_t> ghosts;
     if (!IsReduced() || group == kWorldGroup)
@@ -178,6 +208,10 @@ SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups) const
         return ghosts;
     }
     const GroupKind kind = m_layout->KindOf(group);
+    if (kind == GroupKind::TP && m_tensorPrivate && !everyCopy)
+    {
+        return ghosts; // its copies run on links no simulated rank uses
+    }
     const uint32_t first = groups.Get(group).front();
     std::set<uint32_t> launched{group};
     for (uint32_t t = 0; t < m_translations.size(); ++t)

@@ -57,7 +57,8 @@ class SymmetryPlan
      * \param fold whether to fold copies at all (false: every rank simulated, tensor
      * collectives still timed once where exact)
      * \param tensorPeers whether the job sends point-to-point inside tensor groups (Transformer
-     * Engine's userbuffers ring): the tensor axis is then neither folded nor timed once
+     * Engine's userbuffers ring): its tensor collectives are then not timed once (the ring
+     * shares their links); the tensor axis still folds
      * \return the plan (no reduction when nothing folds)
      */
     static SymmetryPlan ForLayout(std::shared_ptr<const ParallelLayout> layout,
@@ -99,8 +100,27 @@ class SymmetryPlan
     uint32_t GetSimulatedCount() const;
     /** \return the simulated rank that stands for \p rank (itself if simulated) */
     uint32_t RepresentativeOf(uint32_t rank) const;
+    /**
+     * \brief \p rank moved by the translation that takes \p frame to RepresentativeOf(frame):
+     * where a message from \p rank to \p frame is seen from the simulated rank standing for
+     * \p frame (a point-to-point message to a folded rank matches that rank's receive).
+     * \param rank the rank to move \param frame the rank whose representative is the origin
+     * \return the moved rank (\p rank itself without a reduction)
+     */
+    uint32_t InFrameOf(uint32_t rank, uint32_t frame) const;
     /** \return the number of copies of each simulated rank besides itself */
     uint32_t GetTranslationCount() const;
+    /**
+     * \brief The copies (translation indices) of a message \p src -> \p dst of a simulated rank
+     * that must load the network: every copy, except for a message inside a tensor group that
+     * owns its links, whose copies in other tensor groups run on links no simulated rank uses
+     * (max-min rates, and packets, on disjoint links do not interact): only its moves along the
+     * tensor axis then.
+     * \param src the sender \param dst the receiver
+     * \param everyCopy every copy regardless (a trace must see all the job's traffic)
+     * \return the indices, ascending
+     */
+    const std::vector<uint32_t>& GhostCopies(uint32_t src, uint32_t dst, bool everyCopy) const;
     /** \return \p rank moved to its copy number \p t (0 <= t < GetTranslationCount()) */
     uint32_t Translate(uint32_t rank, uint32_t t) const;
     /** \return whether tensor-parallel collectives are timed once per group, kind and size */
@@ -109,11 +129,15 @@ class SymmetryPlan
     bool IsTimedOnce(uint32_t group) const;
     /**
      * \brief The copies of \p group whose collectives run as ghost load when \p group's run:
-     * its images under every translation that exist and hold no simulated rank, each once.
+     * its images under every translation that exist and hold no simulated rank, each once;
+     * none for a tensor group that owns its links (its copies' traffic stays on theirs).
      * \param group a group with simulated members \param groups the job's groups
+     * \param everyCopy the copies of a tensor group that owns its links too
      * \return the group ids, in translation order (empty without a reduction)
      */
-    std::vector<uint32_t> GetGhostGroups(uint32_t group, const CommGroups& groups) const;
+    std::vector<uint32_t> GetGhostGroups(uint32_t group,
+                                         const CommGroups& groups,
+                                         bool everyCopy) const;
 
   private:
     /** \return whether every tensor-parallel group owns its links (see the class comment) */
@@ -130,6 +154,9 @@ class SymmetryPlan
     std::vector<GroupKind> m_foldedAxes;               //!< axes whose copies are not simulated
     std::vector<std::vector<uint32_t>> m_translations; //!< per copy: offset per folded axis
     bool m_tensorOnce = false;                         //!< tensor collectives timed once
+    bool m_tensorPrivate = false;                      //!< tensor groups own their links
+    std::vector<uint32_t> m_allCopies;                 //!< 0 .. GetTranslationCount() - 1
+    std::vector<uint32_t> m_tensorCopies;              //!< copies moving along the tensor axis only
 };
 
 } // namespace rapidllm

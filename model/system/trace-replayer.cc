@@ -1000,8 +1000,10 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     auto ghosts = m_ghostGroups.find(m.group);
     if (ghosts == m_ghostGroups.end())
     {
-        ghosts = m_ghostGroups.emplace(m.group, m_plan.GetGhostGroups(m.group, m_job->GetGroups()))
-                     .first;
+        ghosts =
+            m_ghostGroups
+                .emplace(m.group, m_plan.GetGhostGroups(m.group, m_job->GetGroups(), m_traceAll))
+                .first;
     }
     for (uint32_t image : ghosts->second)
     {
@@ -1076,47 +1078,50 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     }
     const uint32_t src = send ? rank : peer;
     const uint32_t dst = send ? peer : rank;
-    const auto key = std::make_tuple(src, dst, n.commTag);
+    // Seen from the receiver's representative: a send to a folded rank meets the receive its
+    // representative posts for the same message of its own copy (copies advance in step).
+    const auto key =
+        std::make_tuple(m_plan.InFrameOf(src, dst), m_plan.RepresentativeOf(dst), n.commTag);
+    const PostedMessage posted{rank, node, peer};
     auto& other = send ? m_recvs : m_sends;
     auto it = other.find(key);
     if (it == other.end())
     {
         NS_LOG_LOGIC("rank " << rank << " posts " << (send ? "send to " : "receive from ") << peer
                              << " (tag " << n.commTag << "), waiting for its match");
-        (send ? m_sends : m_recvs).emplace(key, node);
+        (send ? m_sends : m_recvs).emplace(key, posted);
         return;
     }
-    const uint32_t match = it->second;
+    const PostedMessage match = it->second;
     other.erase(it);
-    const uint32_t sendNode = send ? node : match;
-    const uint32_t recvNode = send ? match : node;
-    StartTransfer(src, sendNode, dst, recvNode, m_ranks[src].graph->GetNode(sendNode).bytes);
+    const PostedMessage& sent = send ? posted : match;
+    StartTransfer(sent, send ? match : posted, m_ranks[sent.rank].graph->GetNode(sent.node).bytes);
 }
 
 void
-TraceReplayer::StartTransfer(
-    uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes)
+TraceReplayer::StartTransfer(const PostedMessage& send, const PostedMessage& recv, uint64_t bytes)
 {
     if (m_traceOperators)
     {
-        OperatorStarted(src, sendNode);
-        OperatorStarted(dst, recvNode);
+        OperatorStarted(send.rank, send.node);
+        OperatorStarted(recv.rank, recv.node);
     }
-    NS_LOG_LOGIC("transfer of " << bytes << " B from rank " << src << " to rank " << dst << " at "
-                                << Simulator::Now().As(Time::US));
-    if (src == dst)
+    NS_LOG_LOGIC("transfer of " << bytes << " B from rank " << send.rank << " to rank " << send.peer
+                                << " at " << Simulator::Now().As(Time::US));
+    if (send.rank == send.peer)
     {
         m_messages++;
-        Complete(src, sendNode);
-        Complete(dst, recvNode);
+        Complete(send.rank, send.node);
+        Complete(recv.rank, recv.node);
         return;
     }
-    uint64_t id = m_backend->Send(src, dst, bytes, m_transferDone);
-    m_transfers[id] = std::make_tuple(src, sendNode, dst, recvNode);
-    for (uint32_t t = 0; t < m_plan.GetTranslationCount(); ++t)
+    uint64_t id = m_backend->Send(send.rank, send.peer, bytes, m_transferDone);
+    m_transfers[id] = std::make_tuple(send.rank, send.node, recv.rank, recv.node);
+    for (uint32_t t : m_plan.GhostCopies(send.rank, send.peer, m_traceAll))
     {
         // Every copy sends the same message at the same time (ghost traffic).
-        m_backend->Send(m_plan.Translate(src, t), m_plan.Translate(dst, t), bytes, m_ghostDone);
+        m_backend->Send(
+            m_plan.Translate(send.rank, t), m_plan.Translate(send.peer, t), bytes, m_ghostDone);
     }
 }
 

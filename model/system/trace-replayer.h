@@ -233,9 +233,21 @@ class TraceReplayer : public Object
     void CollectiveDone(uint64_t collective);
     /** A collective timed without the network ends: every member, then the whole. */
     void TimedDone(uint64_t collective);
+    /** A posted send or receive: the simulated rank that posted it, its node, its peer. */
+    struct PostedMessage
+    {
+        uint32_t rank; //!< the poster
+        uint32_t node; //!< its send or receive node
+        uint32_t peer; //!< the rank it sends to or receives from
+    };
+
     void PostPointToPoint(uint32_t rank, uint32_t node);
-    void StartTransfer(
-        uint32_t src, uint32_t sendNode, uint32_t dst, uint32_t recvNode, uint64_t bytes);
+    /**
+     * \brief Sends a matched message \p send.rank -> \p send.peer on the network (and its
+     * copies' ghosts); its delivery completes the send and \p recv's node (on \p send.peer,
+     * or on the simulated rank standing for it when that peer is folded).
+     */
+    void StartTransfer(const PostedMessage& send, const PostedMessage& recv, uint64_t bytes);
     void TransferDone(uint64_t message);
     /** A ghost copy's message arrived: nothing waits for it. */
     void GhostDelivered(uint64_t message);
@@ -312,12 +324,13 @@ class TraceReplayer : public Object
     std::map<uint64_t, uint64_t> m_running;                //!< collective id -> meeting key
     std::map<uint32_t, std::deque<uint64_t>> m_groupQueue; //!< group -> meetings waiting to run
     std::map<uint32_t, bool> m_groupBusy;                  //!< group -> running a collective
-    // Point-to-point matching: (src, dst, tag) -> posted sends / receives (node indices).
-    // (multimaps keep equal keys in insertion order, so matching is first posted, first matched).
-    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, uint32_t> m_sends;
-    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, uint32_t> m_recvs;
+    // Point-to-point matching: (src, dst, tag) seen from the receiver's representative
+    // (SymmetryPlan::InFrameOf) -> posted sends / receives. (multimaps keep equal keys in
+    // insertion order, so matching is first posted, first matched.)
+    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, PostedMessage> m_sends;
+    std::multimap<std::tuple<uint32_t, uint32_t, int32_t>, PostedMessage> m_recvs;
     std::unordered_map<uint64_t, std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>>
-        m_transfers; //!< message id -> (src, send node, dst, receive node)
+        m_transfers; //!< message id -> (sender, send node, receiver, receive node)
     NetworkBackend::DeliveryCallback m_transferDone; //!< TransferDone, made once
     NetworkBackend::DeliveryCallback m_ghostDone;    //!< GhostDelivered, made once
     uint64_t m_collectives = 0;                      //!< collectives launched
