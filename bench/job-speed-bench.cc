@@ -16,6 +16,9 @@
 //                    to the helper's backend, starting 5 s into the replay): < 10 s
 //   gpt3-tp8         GPT-3 175B as above, symmetry on (the layout sweep's way)
 //   gpt3-tp4         the same at TP4 PP8 DP32: at most 2x gpt3-tp8
+//   gpt3-ub          GPT-3 175B on 1024 H100, TP8 PP8 DP16, sequence parallelism, fp8, no
+//                    recompute, Transformer Engine's userbuffers TP overlap (ring messages inside
+//                    tensor groups), symmetry on: < 10 s
 //   llama405-16k     Llama-3 405B on 16,384 H100, TP8 PP16 DP128, seq 8192, mbs 1, gbs 2048,
 //                    full recompute, bf16, its 126 layers as 7 on the first and the last stage
 //                    and 8 on the others (as Meta trained it): < 60 s and < 8 GB
@@ -96,6 +99,15 @@ main(int argc, char** argv)
     else if (name == "gpt3-tp4")
     {
         layout(4, 8, 32, 1536);
+    }
+    else if (name == "gpt3-ub")
+    {
+        hardware = "h100-sxm-80gb";
+        layout(8, 8, 16, 1536);
+        run.parallel.sequenceParallel = true;
+        run.recompute = Recompute::NONE;
+        run.dtype = DataType::FP8;
+        run.tpCommOverlap = "userbuffers";
     }
     else if (name == "gpt3-16k")
     {

@@ -442,6 +442,15 @@ class SymmetryReductionTestCase : public TestCase
              4,
              1,
              true},
+            {"tp2 userbuffers in 4-GPU nodes (ring beside its data-parallel neighbour)",
+             &model,
+             2,
+             2,
+             2,
+             1,
+             4,
+             1,
+             true},
         };
         for (const auto& c : cases)
         {
