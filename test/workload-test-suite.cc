@@ -112,6 +112,72 @@ class ActivationMemoryTestCase : public TestCase
 };
 
 /**
+ * \brief Selective recomputation with FlashAttention checkpoints the core attention, as
+ * Megatron-core does whatever the backend (checkpoint_core_attention): the forward keeps Q, K
+ * and V but not the log-sum-exp (nor, under fp8, the 16-bit attention output), and the
+ * attention forward runs again, the same kernel, right before each attention backward.
+ */
+class SelectiveFlashTestCase : public TestCase
+{
+  public:
+    SelectiveFlashTestCase()
+        : TestCase("selective recomputation reruns FlashAttention's forward (core attention)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("gpt-22b");
+        const double s = 2048;
+        const double t = 8;
+        const double lse = 4 * s * (model.heads / t);
+        const double out16 = 2 * s * model.hidden / t; // the 16-bit attention output
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        for (DataType dt : {DataType::BF16, DataType::FP8})
+        {
+            RunSpec run = TrainingRun(8, 1, 1, 1, 2);
+            run.parallel.sequenceParallel = true;
+            run.dtype = dt;
+            Workload none = Workload::Build(model, run, MakeComputeCoster(gpu));
+            run.recompute = Recompute::SELECTIVE;
+            Workload selective = Workload::Build(model, run, MakeComputeCoster(gpu));
+            const std::string what = dt == DataType::FP8 ? "fp8" : "bf16";
+            NS_TEST_EXPECT_MSG_EQ_TOL(LayerActivationBytes(none) - LayerActivationBytes(selective),
+                                      lse + (dt == DataType::FP8 ? out16 : 0.0),
+                                      0.5,
+                                      what + ": bytes not kept");
+            // Every attention forward (layer, micro-batch) runs again, the same operator.
+            std::map<std::pair<int32_t, uint32_t>, double> forward;
+            uint32_t reruns = 0;
+            for (const auto& n : selective.stages[0].nodes)
+            {
+                if (n.kind != WorkNodeKind::COMPUTE || n.op.type != OpType::ATTENTION_FWD)
+                {
+                    continue;
+                }
+                const auto key = std::make_pair(n.layer, n.microBatch);
+                if (n.phase == Phase::FORWARD)
+                {
+                    forward[key] = n.durationS;
+                    continue;
+                }
+                NS_TEST_EXPECT_MSG_EQ((n.phase == Phase::RECOMPUTE), true, what);
+                NS_TEST_EXPECT_MSG_EQ(forward.count(key), 1u, what + ": after its forward");
+                NS_TEST_EXPECT_MSG_GT(n.durationS, 0.0, what);
+                NS_TEST_EXPECT_MSG_EQ(n.durationS, forward[key], what + ": the same kernel");
+                ++reruns;
+            }
+            NS_TEST_EXPECT_MSG_EQ(reruns, forward.size(), what + ": one rerun per forward");
+            NS_TEST_EXPECT_MSG_EQ(reruns, model.layers * 2u, what + ": layers x micro-batches");
+            NS_TEST_EXPECT_MSG_GT(
+                selective.stages[0].ComputeSeconds(), none.stages[0].ComputeSeconds(), what);
+        }
+    }
+};
+
+/**
  * \brief The graphs' FLOPs summed over all ranks equal Megatron-LM's formula exactly:
  * 72 B s l h^2 (1 + s/(6h) + V/(12 l h)), or 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with full
  * recomputation.
@@ -1498,6 +1564,7 @@ class WorkloadTestSuite : public TestSuite
         : TestSuite("rapid-llm-workload", UNIT)
     {
         AddTestCase(new ActivationMemoryTestCase, TestCase::QUICK);
+        AddTestCase(new SelectiveFlashTestCase, TestCase::QUICK);
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);

@@ -219,9 +219,12 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     }
     CastToFp8(e, "proj_fp8_cast", rows, s.heads * s.headDim);
     // The attention output: kept in 16 bits for the attention backward, and in fp8 for the
-    // out-projection's weight gradient as well.
-    const int64_t attentionOut =
-        kept((eb + (Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0)) * rows * s.heads * s.headDim);
+    // out-projection's weight gradient as well. Under selective recomputation the attention
+    // backward reads the recomputed one: the out-projection keeps its input alone.
+    const int64_t fp8Copy = Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0;
+    const int64_t outBytes =
+        keep == Recompute::SELECTIVE ? (fp8Copy > 0 ? fp8Copy : eb) : eb + fp8Copy;
+    const int64_t attentionOut = kept(outBytes * rows * s.heads * s.headDim);
     ScatteredGemm(e,
                   "proj",
                   "ar_proj",
@@ -241,31 +244,30 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
               kept(m_model.dropout ? normRows * s.hidden : 0));
 }
 
-void
-TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScores) const
+int64_t
+TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSaved) const
 {
     const auto& s = m_shapes;
     const int64_t eb = s.elementBytes;
     // Q, K and V are kept by the attention kernels (K and V at the KV-head width).
     int64_t qkv = eb * m_rows * (s.heads + 2 * s.kvHeads) * s.headDim;
     int64_t keptActs = keepActs ? qkv : 0;
+    // FlashAttention (and the ring's blocks) save the fp32 log-sum-exp per row.
+    const int64_t lse = 4 * m_batch * s.heads * m_tokens;
     const uint32_t cp = m_run.parallel.cp;
     if (cp == 1)
     {
         if (m_flash)
         {
-            // FlashAttention keeps Q, K, V and the fp32 log-sum-exp per row.
-            int64_t lse = 4 * m_batch * s.heads * m_tokens;
-            e.Compute(
-                "attention", SequenceAttention(OpType::ATTENTION_FWD), keepActs ? qkv + lse : 0);
-        }
-        else
-        {
             e.Compute("attention",
-                      SequenceAttention(OpType::ATTENTION_SCORES),
-                      keptActs + (keepScores ? ScoreBytes() : 0));
+                      SequenceAttention(OpType::ATTENTION_FWD),
+                      keptActs + (keepSaved ? lse : 0));
+            return lse;
         }
-        return;
+        e.Compute("attention",
+                  SequenceAttention(OpType::ATTENTION_SCORES),
+                  keptActs + (keepSaved ? ScoreBytes() : 0));
+        return ScoreBytes();
     }
     // Ring attention (Liu et al. 2023; Megatron-LM context parallelism): each of the cp steps
     // attends the local queries to one K/V block while the next block travels around the ring.
@@ -280,16 +282,16 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepScor
         {
             e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
         }
-        uint32_t id = e.Compute(
-            "attention",
-            RingAttention(OpType::ATTENTION_FWD, step, false),
-            step == 0 ? keptActs + (keepActs ? int64_t(4 * m_batch * s.heads * m_tokens) : 0) : 0);
+        uint32_t id = e.Compute("attention",
+                                RingAttention(OpType::ATTENTION_FWD, step, false),
+                                step == 0 ? keptActs + (keepSaved ? lse : 0) : 0);
         e.Graph().nodes[id].modelFlops = stepFlops;
         if (step + 1 < cp)
         {
             e.Recv("kv_recv", GroupKind::CP, -1, tag, kvBytes);
         }
     }
+    return lse;
 }
 
 void
@@ -666,11 +668,20 @@ TransformerLayer::Backward(GraphEmitter& e,
         e.SetPhase(Phase::RECOMPUTE);
         recomputed = Forward(e, Recompute::NONE);
     }
-    else if (keep == Recompute::SELECTIVE && !m_flash)
+    else if (keep == Recompute::SELECTIVE)
     {
+        // Selective recomputation checkpoints the core attention (Korthikanti et al. 2022;
+        // Megatron-core's checkpoint_core_attention, whatever the attention backend): its
+        // forward, the ring's exchanges included, runs again right before its backward and
+        // saves then what it did not keep (the scores, or the log-sum-exp and its output,
+        // which FlashAttention's backward reads).
         e.SetPhase(Phase::RECOMPUTE);
-        recomputed = ScoreBytes();
-        e.Compute("attention", SequenceAttention(OpType::ATTENTION_SCORES), recomputed);
+        recomputed = AttentionForward(e, false, false);
+        if (m_flash || m_run.parallel.cp > 1)
+        {
+            recomputed += int64_t(s.elementBytes) * m_rows * s.heads * s.headDim;
+        }
+        e.AddMemory(static_cast<uint32_t>(e.Graph().nodes.size() - 1), recomputed);
     }
     e.SetPhase(phase);
     auto record = [&](uint32_t id)

@@ -90,8 +90,13 @@ class TransformerLayer
   private:
     /** The forward pass; \p decodeContext > 0 makes it one decode step over that context. */
     void EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const;
-    /** The attention core forward (ring attention when cp > 1). */
-    void AttentionForward(GraphEmitter& e, bool keepActs, bool keepScores) const;
+    /**
+     * The attention core forward (ring attention when cp > 1): with \p keepActs it keeps its
+     * inputs (Q, K, V), with \p keepSaved also what the kernel saves beyond them (the scores,
+     * or FlashAttention's log-sum-exp), which selective recomputation does not keep.
+     * \return the bytes of that saved state (kept or not)
+     */
+    int64_t AttentionForward(GraphEmitter& e, bool keepActs, bool keepSaved) const;
     /** The attention core backward. */
     void AttentionBackward(GraphEmitter& e) const;
     /** The MLP (dense or mixture of experts) forward over \p rows token rows. */
