@@ -427,7 +427,8 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
     // model has a preset: dense Llama-2/3 and GPT-3 175B, FP8 (the 25.09 rows state no precision;
     // the same rows are FP8-CS in 25.11). Settings as published (TP, PP, CP, VP, global and
     // micro batch, sequence, FSDP); the recipes' defaults: flash attention, sequence parallelism
-    // with TP > 1, Megatron's distributed optimizer (ZeRO-1) unless FSDP, no recomputation.
+    // with TP > 1, Megatron's distributed optimizer (ZeRO-1) unless FSDP, no recomputation
+    // (selective where the recipe says so).
     CsvTable t = CsvTable::Load(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
@@ -472,8 +473,10 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
             run.memoryLayout = MemoryLayout::APEX;
             if (model == "gpt3-175b")
             {
-                // gpt3/175b_fp8_performance.yaml: optim.grad_sync_dtype: bf16.
+                // gpt3/175b_fp8_performance.yaml: optim.grad_sync_dtype: bf16, and
+                // activations_checkpoint_granularity: selective (the core attention).
                 run.mainGrads = "bf16";
+                run.recompute = Recompute::SELECTIVE;
             }
         }
         else
