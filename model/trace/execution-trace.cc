@@ -545,6 +545,7 @@ ExecutionTrace::Reserve(size_t nodes, size_t edges)
 {
     m_nodes.reserve(nodes);
     m_deps.reserve(edges);
+    m_nameIndex.reserve(nodes); // at most one name per node
 }
 
 bool

@@ -51,6 +51,12 @@ RankTrace(const Workload& w, uint32_t rank)
 {
     const StageGraph& g = w.GraphOf(rank);
     ExecutionTrace trace(rank);
+    std::size_t edges = 0;
+    for (const auto& n : g.nodes)
+    {
+        edges += n.deps.size();
+    }
+    trace.Reserve(g.nodes.size(), edges);
     for (const auto& n : g.nodes)
     {
         const std::string name = g.NameOf(n);
