@@ -96,9 +96,12 @@ RunRunCommand(const CliArgs& args)
         std::cout << RunReportCsv(report, perRank);
         return 0;
     }
+    // The layout's axes: tp, pp and dp always, cp and ep where they split the job.
+    const ParallelSpec& p = job.run.parallel;
     std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
-              << job.hardware.gpu.name << " (tp " << job.run.parallel.tp << ", pp "
-              << job.run.parallel.pp << ", dp " << job.run.parallel.dp << ")\n"
+              << job.hardware.gpu.name << " (tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp
+              << (p.cp > 1 ? ", cp " + std::to_string(p.cp) : "")
+              << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "") << ")\n"
               << report.ToText() << (perRank ? report.RanksToText() : "")
               << JobInputText(job, backend, routing);
     if (timing)
