@@ -41,7 +41,10 @@ OnDelivered(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, Time latenc
     ++g_traffic->messages;
 }
 
-/** \return a small GPT on \p hw with the layout, replayed with or without the reduction */
+/**
+ * \return a small GPT on \p hw with the layout, replayed with or without the reduction; with
+ * \p userbuffers, sequence parallelism and Transformer Engine's ring inside tensor groups
+ */
 RunReport
 RunJob(const HardwareSpec& hw,
        uint32_t tp,
@@ -49,7 +52,8 @@ RunJob(const HardwareSpec& hw,
        uint32_t dp,
        bool symmetry,
        Traffic* traffic,
-       const std::string& granularity = "auto")
+       const std::string& granularity = "auto",
+       bool userbuffers = false)
 {
     ModelSpec model = ModelSpec::Load("gpt-1.7b");
     model.layers = 4;
@@ -57,6 +61,11 @@ RunJob(const HardwareSpec& hw,
     run.parallel.tp = tp;
     run.parallel.pp = pp;
     run.parallel.dp = dp;
+    if (userbuffers)
+    {
+        run.parallel.sequenceParallel = true;
+        run.tpCommOverlap = "userbuffers";
+    }
     run.microBatch = 1;
     run.globalBatch = 4 * dp;
     run.sequence = 512;
@@ -108,16 +117,22 @@ class SymmetryMessagesTestCase : public TestCase
             uint32_t tp;
             uint32_t pp;
             uint32_t dp;
+            bool userbuffers = false;
         };
-        // TP2 on 2-GPU nodes: tensor groups own their links (timed once when untraced); TP4 on
-        // 8-GPU nodes: two tensor groups and a data-parallel pair share each node's switch.
-        for (const Case& c : {Case{"TP2 PP2 DP2, 2-GPU nodes", Nodes(2), 2, 2, 2},
-                              Case{"TP4 PP1 DP4, 8-GPU nodes", Nodes(8), 4, 1, 4}})
+        // TP2 on 2-GPU nodes: tensor groups own their links (timed once when untraced; with
+        // userbuffers, untraced, their ring messages' copies in other groups are not sent); TP4
+        // on 8-GPU nodes: two tensor groups and a data-parallel pair share each node's switch.
+        for (const Case& c :
+             {Case{"TP2 PP2 DP2, 2-GPU nodes", Nodes(2), 2, 2, 2},
+              Case{"TP4 PP1 DP4, 8-GPU nodes", Nodes(8), 4, 1, 4},
+              Case{"TP2 PP2 DP2 userbuffers, 2-GPU nodes", Nodes(2), 2, 2, 2, true}})
         {
             Traffic full;
             Traffic reduced;
-            const RunReport f = RunJob(c.hw, c.tp, c.pp, c.dp, false, &full);
-            const RunReport r = RunJob(c.hw, c.tp, c.pp, c.dp, true, &reduced);
+            const std::string g = "auto";
+            const bool ub = c.userbuffers;
+            const RunReport f = RunJob(c.hw, c.tp, c.pp, c.dp, false, &full, g, ub);
+            const RunReport r = RunJob(c.hw, c.tp, c.pp, c.dp, true, &reduced, g, ub);
             NS_TEST_EXPECT_MSG_GT(full.sent[0], 0u, c.name << ": rank 0 sends");
             NS_TEST_EXPECT_MSG_EQ(reduced.sent[0], full.sent[0], c.name << ": rank 0's bytes");
             NS_TEST_EXPECT_MSG_EQ(reduced.received[0], full.received[0], c.name);
@@ -130,8 +145,8 @@ class SymmetryMessagesTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(reduced.messages, full.messages, c.name << ": messages");
             NS_TEST_EXPECT_MSG_EQ_TOL(r.stepTimeS, f.stepTimeS, 1e-9 * f.stepTimeS, c.name);
             // Untraced, repeats may be timed from their first run: the same step time.
-            const RunReport quiet = RunJob(c.hw, c.tp, c.pp, c.dp, true, nullptr);
-            const RunReport quietFull = RunJob(c.hw, c.tp, c.pp, c.dp, false, nullptr);
+            const RunReport quiet = RunJob(c.hw, c.tp, c.pp, c.dp, true, nullptr, g, ub);
+            const RunReport quietFull = RunJob(c.hw, c.tp, c.pp, c.dp, false, nullptr, g, ub);
             NS_TEST_EXPECT_MSG_EQ_TOL(quiet.stepTimeS, f.stepTimeS, 1e-9 * f.stepTimeS, c.name);
             NS_TEST_EXPECT_MSG_EQ_TOL(quietFull.stepTimeS, f.stepTimeS, 1e-9 * f.stepTimeS, c.name);
         }

@@ -182,7 +182,7 @@ const std::vector<uint32_t>&
 SymmetryPlan::GhostCopies(uint32_t src, uint32_t dst, bool everyCopy) const
 {
     const bool insideTensorGroup =
-        m_tensorPrivate
+        !everyCopy && m_tensorPrivate
         && m_layout->GroupId(src, GroupKind::TP) == m_layout->GroupId(dst, GroupKind::TP);
     return insideTensorGroup ? m_tensorCopies : m_allCopies;
 }
