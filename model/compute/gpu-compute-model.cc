@@ -69,22 +69,26 @@ GpuComputeModel::GpuComputeModel(const GpuSpec& gpu)
 }
 
 Ptr<GpuComputeModel>
-GpuComputeModel::WithSmCount(uint32_t sms)
+GpuComputeModel::WithSmCount(uint32_t sms, double clockHz)
 {
     sms = std::max<uint32_t>(1, std::min(sms, m_gpu.smCount));
-    if (sms == m_gpu.smCount)
+    if (sms == m_gpu.smCount && clockHz <= 0)
     {
         return Ptr<GpuComputeModel>(this);
     }
-    Ptr<GpuComputeModel>& fewer = m_fewerSms[sms];
+    Ptr<GpuComputeModel>& fewer = m_fewerSms[{sms, clockHz}];
     if (!fewer)
     {
         GpuSpec g = m_gpu;
         g.smCount = sms;
+        if (clockHz > 0 && g.power.Has())
+        {
+            g.power.boostClockHz = clockHz; // run there: the boost policy below
+        }
         fewer = CreateObject<GpuComputeModel>(g);
         fewer->m_enableSplitK = m_enableSplitK;
         fewer->m_maxSplitK = m_maxSplitK;
-        fewer->m_clockPolicy = m_clockPolicy;
+        fewer->m_clockPolicy = clockHz > 0 ? ClockPolicy::BOOST : m_clockPolicy;
     }
     return fewer;
 }

@@ -83,9 +83,10 @@ class GpuComputeModel : public Object
      * kernel keeps the rest (Transformer Engine's set_sm_margin). Attributes are copied; the
      * model is kept, so its memo serves later calls.
      * \param sms SMs left (clamped to 1 .. the GPU's count)
-     * \return the model (this one when \p sms is the GPU's count)
+     * \param clockHz the clock its kernels run at (0: the clock policy's, as on the whole GPU)
+     * \return the model (this one when \p sms is the GPU's count and no clock is given)
      */
-    Ptr<GpuComputeModel> WithSmCount(uint32_t sms);
+    Ptr<GpuComputeModel> WithSmCount(uint32_t sms, double clockHz = 0);
 
     /**
      * \brief C[m x n] = A[m x k] B[k x n], \p batch times (batched GEMM), with the best tiling.
@@ -316,7 +317,8 @@ class GpuComputeModel : public Object
     uint32_t m_maxSplitK;      //!< largest split-K factor considered
     ClockPolicy m_clockPolicy; //!< which clock kernels run at
     std::unordered_map<GemmKey, OperatorCost, GemmKeyHash> m_gemmCache; //!< memo
-    std::map<uint32_t, Ptr<GpuComputeModel>> m_fewerSms; //!< WithSmCount's models, by SMs
+    /** WithSmCount's models, by SMs and clock */
+    std::map<std::pair<uint32_t, double>, Ptr<GpuComputeModel>> m_fewerSms;
 };
 
 } // namespace rapidllm

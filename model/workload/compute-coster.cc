@@ -83,12 +83,15 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
 {
     if (op.reservedSms > 0)
     {
-        // Runs on the SMs a concurrent communication kernel leaves it.
+        // Runs on the SMs a concurrent communication kernel leaves it, at the clock the whole
+        // GPU runs this kernel at: the kernel on the other SMs draws board power too (without
+        // it, fewer SMs would leave power for a higher clock and could come out faster).
         OperatorDesc rest = op;
         rest.reservedSms = 0;
+        const double clockHz = CostOperator(model, rest).clockHz;
         const uint32_t sms = model.GetGpu().smCount;
-        return CostOperator(*model.WithSmCount(sms > op.reservedSms ? sms - op.reservedSms : 1),
-                            rest);
+        return CostOperator(
+            *model.WithSmCount(sms > op.reservedSms ? sms - op.reservedSms : 1, clockHz), rest);
     }
     const DataType dt = op.dtype;
     // Element-wise kernels: the forward kernel and the elements its backward touches.
