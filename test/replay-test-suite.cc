@@ -426,6 +426,9 @@ class SymmetryReductionTestCase : public TestCase
             uint32_t tp, pp, dp, ep, perNode;
             double oversubscription;
             bool userbuffers = false; // sequence parallelism with Transformer Engine's ring
+            uint32_t cp = 1;          // context parallelism (ring attention's messages)
+            bool selective = false;   // selective recomputation (the ring runs again)
+            uint32_t simulated = 0;   // the ranks the reduced replay simulates (0: unchecked)
         };
 
         const Case cases[] = {
@@ -442,6 +445,42 @@ class SymmetryReductionTestCase : public TestCase
              4,
              1,
              true},
+            {"cp2 ring attention in 4-GPU nodes (context axis folded)",
+             &model,
+             2,
+             2,
+             2,
+             1,
+             4,
+             1,
+             false,
+             2,
+             false,
+             2},
+            {"cp2 ring attention over nodes, selective recomputation (context axis folded)",
+             &model,
+             2,
+             2,
+             2,
+             1,
+             2,
+             1,
+             false,
+             2,
+             true,
+             2},
+            {"cp4 over two 2-GPU nodes (hops of both kinds: context axis kept)",
+             &model,
+             1,
+             2,
+             2,
+             1,
+             2,
+             1,
+             false,
+             4,
+             true,
+             8},
             {"tp2 userbuffers in 4-GPU nodes (ring beside its data-parallel neighbour)",
              &model,
              2,
@@ -456,6 +495,11 @@ class SymmetryReductionTestCase : public TestCase
         {
             RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
             run.parallel.ep = c.ep;
+            run.parallel.cp = c.cp;
+            if (c.selective)
+            {
+                run.recompute = Recompute::SELECTIVE;
+            }
             if (c.userbuffers)
             {
                 run.parallel.sequenceParallel = true;
@@ -470,6 +514,10 @@ class SymmetryReductionTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(reduced.stepTimeS / full.stepTimeS, 1.0, 1e-9, c.what);
             NS_TEST_EXPECT_MSG_EQ(full.simulatedRanks, gpus, c.what);
             NS_TEST_EXPECT_MSG_LT(reduced.simulatedRanks, gpus, c.what << ": reduced");
+            if (c.simulated > 0)
+            {
+                NS_TEST_EXPECT_MSG_EQ(reduced.simulatedRanks, c.simulated, c.what);
+            }
             NS_TEST_EXPECT_MSG_EQ(
                 reduced.tensorTimed, (c.tp == c.perNode && !c.userbuffers), c.what);
             if (c.tp == c.perNode)

@@ -59,6 +59,12 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
         return plan; // copies would differ: replay every rank
     }
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
+    // Context-parallel copies fold where a move along the context axis maps the network onto
+    // itself; their ring messages to folded peers match the representative's receives.
+    if (layout->GroupSize(GroupKind::CP) > 1 && ContextTranslationSymmetric(*layout, view))
+    {
+        axes.push_back(GroupKind::CP);
+    }
     // Messages to a folded tensor peer match its representative's receives (InFrameOf).
     if (tensor && TensorTranslationSymmetric(*layout, view))
     {
@@ -261,6 +267,41 @@ SymmetryPlan::TensorTranslationSymmetric(const ParallelLayout& layout, const Net
                 return false;
             }
         }
+    }
+    return true;
+}
+
+bool
+SymmetryPlan::ContextTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view)
+{
+    const TopologyKind inner = view.GetDimension(0).kind;
+    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
+    {
+        return false;
+    }
+    // Every context group inside one instance of dimension 0 (a move along the axis permutes
+    // that switch's members), or every member in an instance of its own (the move permutes
+    // whole instances, as a data-parallel move does). A group with some members together and
+    // some apart would have ring hops of both kinds: its members differ.
+    int mode = -1; // 0: inside, 1: apart
+    for (uint32_t r = 0; r < layout.Ranks(); ++r)
+    {
+        if (layout.IndexInGroup(r, GroupKind::CP) != 0)
+        {
+            continue;
+        }
+        std::set<uint32_t> instances;
+        const auto members = layout.Group(r, GroupKind::CP);
+        for (uint32_t m : members)
+        {
+            instances.insert(view.GetInstance(m, 0));
+        }
+        const int here = instances.size() == 1 ? 0 : instances.size() == members.size() ? 1 : 2;
+        if (here == 2 || (mode >= 0 && here != mode))
+        {
+            return false;
+        }
+        mode = here;
     }
     return true;
 }

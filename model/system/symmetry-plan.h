@@ -147,6 +147,12 @@ class SymmetryPlan
      * group inside one instance of a switch or fully connected innermost dimension
      */
     static bool TensorTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view);
+    /**
+     * \return whether moving along the context axis maps the network onto itself: every
+     * context group inside one instance of a switch or fully connected innermost dimension, or
+     * every member of every group in an instance of its own
+     */
+    static bool ContextTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view);
 
     uint32_t m_ranks = 0;                              //!< ranks of the job
     std::shared_ptr<const ParallelLayout> m_layout;    //!< null: no reduction
