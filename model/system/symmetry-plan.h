@@ -26,10 +26,13 @@ class NetworkView;
  * along the expert and outer data-parallel axes, and along the tensor axis wherever the network
  * looks the same from every member of a tensor group (each tensor group inside one instance of a
  * switch or fully connected innermost dimension: moving along the tensor axis then only permutes
- * the GPUs of that instance, rails and all): it is simulated, its copies are not. Its collectives
- * still run over their whole groups (the copies are ghost members, executing on the network),
- * and every message and collective it issues is also issued by each copy (ghost traffic,
- * translated by GetTranslationCount() offsets), so the network carries the full job's load.
+ * the GPUs of that instance, rails and all), and along the context axis wherever a move along it
+ * maps the network onto itself (ContextTranslationSymmetric): it is simulated, its copies are
+ * not. Its collectives still run over their whole groups (the copies are ghost members,
+ * executing on the network), and every message and collective it issues is also issued by each
+ * copy (ghost traffic, translated by GetTranslationCount() offsets), so the network carries the
+ * full job's load; a message to a folded peer is received by that peer's representative
+ * (InFrameOf).
  * When every tensor-parallel group owns its links (a switch or fully connected innermost
  * dimension that holds whole tensor groups and no two members of any other group or pipeline
  * neighbour), each tensor group's collectives of one kind and size run once and are then timed
