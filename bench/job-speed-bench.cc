@@ -19,6 +19,9 @@
 //   gpt3-ub          GPT-3 175B on 1024 H100, TP8 PP8 DP16, sequence parallelism, fp8, no
 //                    recompute, Transformer Engine's userbuffers TP overlap (ring messages inside
 //                    tensor groups), symmetry on: < 10 s
+//   llama70-cp2      Llama-3 70B on 1024 H100, TP8 CP2 PP4 DP16, sequence parallelism, seq 8192,
+//                    gbs 512, fp8, no recompute: ring attention's messages across nodes, the
+//                    context axis folded
 //   llama405-16k     Llama-3 405B on 16,384 H100, TP8 PP16 DP128, seq 8192, mbs 1, gbs 2048,
 //                    full recompute, bf16, its 126 layers as 7 on the first and the last stage
 //                    and 8 on the others (as Meta trained it): < 60 s and < 8 GB
@@ -108,6 +111,17 @@ main(int argc, char** argv)
         run.recompute = Recompute::NONE;
         run.dtype = DataType::FP8;
         run.tpCommOverlap = "userbuffers";
+    }
+    else if (name == "llama70-cp2")
+    {
+        model = "llama3-70b";
+        hardware = "h100-sxm-80gb";
+        layout(8, 4, 16, 512);
+        run.parallel.cp = 2;
+        run.parallel.sequenceParallel = true;
+        run.sequence = 8192;
+        run.recompute = Recompute::NONE;
+        run.dtype = DataType::FP8;
     }
     else if (name == "gpt3-16k")
     {
