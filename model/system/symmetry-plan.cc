@@ -61,12 +61,13 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     std::vector<GroupKind> axes = {GroupKind::EP, GroupKind::EDP};
     // Context-parallel copies fold where a move along the context axis maps the network onto
     // itself; their ring messages to folded peers match the representative's receives.
-    if (layout->GroupSize(GroupKind::CP) > 1 && ContextTranslationSymmetric(*layout, view))
+    if (layout->GroupSize(GroupKind::CP) > 1
+        && AxisTranslationSymmetric(*layout, view, GroupKind::CP, true))
     {
         axes.push_back(GroupKind::CP);
     }
     // Messages to a folded tensor peer match its representative's receives (InFrameOf).
-    if (tensor && TensorTranslationSymmetric(*layout, view))
+    if (tensor && AxisTranslationSymmetric(*layout, view, GroupKind::TP, false))
     {
         axes.push_back(GroupKind::TP);
     }
@@ -243,65 +244,50 @@ SymmetryPlan::GetGhostGroups(uint32_t group, const CommGroups& groups, bool ever
 }
 
 bool
-SymmetryPlan::TensorTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view)
+SymmetryPlan::AxisTranslationSymmetric(const ParallelLayout& layout,
+                                       const NetworkView& view,
+                                       GroupKind axis,
+                                       bool apartToo)
 {
     const TopologyKind inner = view.GetDimension(0).kind;
     if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
     {
         return false; // paths inside the dimension depend on the members' positions
     }
-    // Tensor groups inside one instance of dimension 0: a move along the tensor axis changes
-    // only coordinates in dimension 0, the same way on every instance (any permutation of a
+    // Groups inside one instance of dimension 0: a move along the axis changes only
+    // coordinates in dimension 0, the same way on every instance (any permutation of a
     // switch's or a full mesh's members maps it onto itself, and the outer dimensions'
-    // instances, indexed by the other coordinates, onto each other).
+    // instances, indexed by the other coordinates, onto each other). With apartToo, every
+    // member in an instance of its own also does: the move permutes whole instances, as a
+    // data-parallel move does. A group with some members together and some apart has hops of
+    // both kinds: its members differ.
+    enum Placement
+    {
+        INSIDE,
+        APART,
+        NONE
+    };
+    Placement all = NONE;
     for (uint32_t r = 0; r < layout.Ranks(); ++r)
     {
-        if (layout.IndexInGroup(r, GroupKind::TP) != 0)
-        {
-            continue;
-        }
-        for (uint32_t m : layout.Group(r, GroupKind::TP))
-        {
-            if (view.GetInstance(m, 0) != view.GetInstance(r, 0))
-            {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
-bool
-SymmetryPlan::ContextTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view)
-{
-    const TopologyKind inner = view.GetDimension(0).kind;
-    if (inner != TopologyKind::SWITCH && inner != TopologyKind::FULLY_CONNECTED)
-    {
-        return false;
-    }
-    // Every context group inside one instance of dimension 0 (a move along the axis permutes
-    // that switch's members), or every member in an instance of its own (the move permutes
-    // whole instances, as a data-parallel move does). A group with some members together and
-    // some apart would have ring hops of both kinds: its members differ.
-    int mode = -1; // 0: inside, 1: apart
-    for (uint32_t r = 0; r < layout.Ranks(); ++r)
-    {
-        if (layout.IndexInGroup(r, GroupKind::CP) != 0)
+        if (layout.IndexInGroup(r, axis) != 0)
         {
             continue;
         }
         std::set<uint32_t> instances;
-        const auto members = layout.Group(r, GroupKind::CP);
+        const auto members = layout.Group(r, axis);
         for (uint32_t m : members)
         {
             instances.insert(view.GetInstance(m, 0));
         }
-        const int here = instances.size() == 1 ? 0 : instances.size() == members.size() ? 1 : 2;
-        if (here == 2 || (mode >= 0 && here != mode))
+        const Placement here = instances.size() == 1                            ? INSIDE
+                               : apartToo && instances.size() == members.size() ? APART
+                                                                                : NONE;
+        if (here == NONE || (all != NONE && here != all))
         {
             return false;
         }
-        mode = here;
+        all = here;
     }
     return true;
 }

@@ -27,7 +27,7 @@ class NetworkView;
  * looks the same from every member of a tensor group (each tensor group inside one instance of a
  * switch or fully connected innermost dimension: moving along the tensor axis then only permutes
  * the GPUs of that instance, rails and all), and along the context axis wherever a move along it
- * maps the network onto itself (ContextTranslationSymmetric): it is simulated, its copies are
+ * maps the network onto itself (AxisTranslationSymmetric): it is simulated, its copies are
  * not. Its collectives still run over their whole groups (the copies are ghost members,
  * executing on the network), and every message and collective it issues is also issued by each
  * copy (ghost traffic, translated by GetTranslationCount() offsets), so the network carries the
@@ -146,16 +146,14 @@ class SymmetryPlan
     /** \return whether every tensor-parallel group owns its links (see the class comment) */
     static bool TensorGroupsOwnLinks(const ParallelLayout& layout, const NetworkView& view);
     /**
-     * \return whether moving along the tensor axis maps the network onto itself: every tensor
-     * group inside one instance of a switch or fully connected innermost dimension
+     * \return whether moving along \p axis maps the network onto itself: every group of \p axis
+     * inside one instance of a switch or fully connected innermost dimension, or, with
+     * \p apartToo, every member of every group in an instance of its own
      */
-    static bool TensorTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view);
-    /**
-     * \return whether moving along the context axis maps the network onto itself: every
-     * context group inside one instance of a switch or fully connected innermost dimension, or
-     * every member of every group in an instance of its own
-     */
-    static bool ContextTranslationSymmetric(const ParallelLayout& layout, const NetworkView& view);
+    static bool AxisTranslationSymmetric(const ParallelLayout& layout,
+                                         const NetworkView& view,
+                                         GroupKind axis,
+                                         bool apartToo);
 
     uint32_t m_ranks = 0;                              //!< ranks of the job
     std::shared_ptr<const ParallelLayout> m_layout;    //!< null: no reduction
