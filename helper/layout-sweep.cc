@@ -72,52 +72,46 @@ LayoutSweep::Candidates()
     }
     std::vector<RunSpec> out;
     m_skipped = 0;
+    const uint32_t perShape =
+        static_cast<uint32_t>(m_space.ep.size() * m_space.virtualStages.size()
+                              * m_space.microBatch.size() * m_space.recompute.size());
     for (uint32_t tp : m_space.tp)
     {
         for (uint32_t pp : pps)
         {
-            if (tp == 0 || pp == 0 || m_space.gpus % (uint64_t(tp) * pp * m_base.parallel.cp) != 0)
+            for (uint32_t cp : m_space.cp)
             {
-                m_skipped +=
-                    static_cast<uint32_t>(m_space.virtualStages.size() * m_space.microBatch.size()
-                                          * m_space.recompute.size());
-                continue;
-            }
-            for (uint32_t vpp : m_space.virtualStages)
-            {
-                for (uint32_t mbs : m_space.microBatch)
+                if (tp == 0 || pp == 0 || cp == 0 || m_space.gpus % (uint64_t(tp) * pp * cp) != 0)
                 {
-                    for (Recompute r : m_space.recompute)
+                    m_skipped += perShape;
+                    continue;
+                }
+                for (uint32_t ep : m_space.ep)
+                {
+                    for (uint32_t vpp : m_space.virtualStages)
                     {
-                        RunSpec run = m_base;
-                        run.parallel.tp = tp;
-                        run.parallel.pp = pp;
-                        run.parallel.dp = m_space.gpus / (tp * pp * m_base.parallel.cp);
-                        run.parallel.virtualStages = vpp;
-                        run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && tp > 1;
-                        if (!run.parallel.sequenceParallel)
+                        for (uint32_t mbs : m_space.microBatch)
                         {
-                            // Transformer Engine's TP overlap needs sequence parallelism.
-                            run.tpCommOverlap = "none";
-                        }
-                        run.microBatch = mbs;
-                        run.recompute = r;
-                        if (m_space.unevenStages && !m_base.parallel.UnevenStages()
-                            && m_model.layers % (uint64_t(pp) * vpp) != 0)
-                        {
-                            UnevenStageSplit(m_model.layers,
-                                             pp,
-                                             run.parallel.firstStageLayers,
-                                             run.parallel.lastStageLayers);
-                        }
-                        try
-                        {
-                            run.Validate(m_model, "sweep");
-                            out.push_back(run);
-                        }
-                        catch (const SpecError&)
-                        {
-                            ++m_skipped;
+                            for (Recompute r : m_space.recompute)
+                            {
+                                RunSpec run = m_base;
+                                run.parallel.tp = tp;
+                                run.parallel.pp = pp;
+                                run.parallel.cp = cp;
+                                run.parallel.ep = ep;
+                                run.parallel.dp = m_space.gpus / (tp * pp * cp);
+                                run.parallel.virtualStages = vpp;
+                                run.microBatch = mbs;
+                                run.recompute = r;
+                                if (Complete(run))
+                                {
+                                    out.push_back(run);
+                                }
+                                else
+                                {
+                                    ++m_skipped;
+                                }
+                            }
                         }
                     }
                 }
@@ -125,6 +119,34 @@ LayoutSweep::Candidates()
         }
     }
     return out;
+}
+
+bool
+LayoutSweep::Complete(RunSpec& run) const
+{
+    run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && run.parallel.tp > 1;
+    if (!run.parallel.sequenceParallel)
+    {
+        // Transformer Engine's TP overlap needs sequence parallelism.
+        run.tpCommOverlap = "none";
+    }
+    if (m_space.unevenStages && !m_base.parallel.UnevenStages()
+        && m_model.layers % (uint64_t(run.parallel.pp) * run.parallel.virtualStages) != 0)
+    {
+        UnevenStageSplit(m_model.layers,
+                         run.parallel.pp,
+                         run.parallel.firstStageLayers,
+                         run.parallel.lastStageLayers);
+    }
+    try
+    {
+        run.Validate(m_model, "sweep");
+        return true;
+    }
+    catch (const SpecError&)
+    {
+        return false;
+    }
 }
 
 SweepPoint

@@ -20,14 +20,16 @@ namespace rapidllm {
 /**
  * \ingroup rapid-llm
  * \brief The training layouts a sweep tries: every combination of the listed degrees, micro-batch
- * sizes and recomputation modes on a fixed number of GPUs (dp = gpus / (tp x pp x cp), cp from
- * the base run).
+ * sizes and recomputation modes on a fixed number of GPUs (dp = gpus / (tp x pp x cp); expert
+ * parallelism splits the dp x cp ranks of each stage, as Megatron-LM's does).
  */
 struct SweepSpace
 {
     uint32_t gpus = 8;                                 //!< GPUs of the job
     std::vector<uint32_t> tp{1, 2, 4, 8};              //!< tensor parallel degrees
     std::vector<uint32_t> pp;                          //!< pipeline degrees (empty: every divisor)
+    std::vector<uint32_t> cp{1};                       //!< context parallel degrees
+    std::vector<uint32_t> ep{1};                       //!< expert parallel degrees (MoE models)
     std::vector<uint32_t> microBatch{1, 2, 4};         //!< micro-batch sizes
     std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
@@ -105,6 +107,13 @@ class LayoutSweep
     SweepPoint Evaluate(const RunSpec& run) const;
 
   private:
+    /**
+     * \brief Derives what follows from a layout's degrees (sequence parallelism and TP overlap
+     * only where tp > 1, the uneven stage split) and validates it.
+     * \param[in,out] run the layout \return false if the model or batch rules it out
+     */
+    bool Complete(RunSpec& run) const;
+
     ModelSpec m_model;       //!< the model
     HardwareSpec m_hardware; //!< the machine
     RunSpec m_base;          //!< shared settings

@@ -288,6 +288,8 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
         j["tp"] = r.tp;
         j["pp"] = r.pp;
         j["dp"] = r.dp;
+        j["cp"] = r.cp;
+        j["ep"] = r.ep;
         j["vpp"] = r.vpp;
         j["mbs"] = r.mbs;
         j["recompute"] = r.recompute;

@@ -19,11 +19,15 @@ namespace rapidllm {
 namespace {
 
 /** The columns of results.csv, in order. */
-const char* const kColumns = "layout,tp,pp,dp,vpp,mbs,recompute,fits,step_time_s,tflops_per_gpu,"
-                             "mfu,compute_s,exposed_comm_s,bubble_s,peak_memory_bytes,"
-                             "peak_memory_gib,reason";
+const char* const kColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,fits,step_time_s,"
+                             "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
+                             "peak_memory_bytes,peak_memory_gib,reason";
 /** Number of columns. */
-constexpr std::size_t kColumnCount = 17;
+constexpr std::size_t kColumnCount = 19;
+/** The columns before the cp and ep degrees (read, never written). */
+const char* const kLegacyColumns = "layout,tp,pp,dp,vpp,mbs,recompute,fits,step_time_s,"
+                                   "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
+                                   "peak_memory_bytes,peak_memory_gib,reason";
 
 /** \return \p v with 10 significant digits (what the file keeps) */
 std::string
@@ -86,8 +90,9 @@ SweepRow::ToCsv() const
     char gib[40];
     std::snprintf(gib, sizeof(gib), "%.3f", peakBytes / double(1ull << 30));
     std::string line = std::to_string(layout) + "," + std::to_string(tp) + "," + std::to_string(pp)
-                       + "," + std::to_string(dp) + "," + std::to_string(vpp) + ","
-                       + std::to_string(mbs) + "," + recompute + "," + (fits ? "yes" : "no");
+                       + "," + std::to_string(dp) + "," + std::to_string(cp) + ","
+                       + std::to_string(ep) + "," + std::to_string(vpp) + "," + std::to_string(mbs)
+                       + "," + recompute + "," + (fits ? "yes" : "no");
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -103,35 +108,40 @@ SweepRow::ToCsv() const
 }
 
 bool
-ParseSweepRow(const std::string& line, SweepRow& row)
+ParseSweepRow(const std::string& line, SweepRow& row, bool legacy)
 {
     std::vector<std::string> f;
-    if (!SplitCsvLine(line, f) || f.size() != kColumnCount)
+    if (!SplitCsvLine(line, f) || f.size() != kColumnCount - (legacy ? 2 : 0))
     {
         return false;
+    }
+    if (legacy)
+    {
+        f.insert(f.begin() + 4, {"1", "1"}); // the degrees the sweep did not vary then
     }
     SweepRow r;
     if (!ParseCount(f[0], r.layout) || !ParseCount32(f[1], r.tp) || !ParseCount32(f[2], r.pp)
-        || !ParseCount32(f[3], r.dp) || !ParseCount32(f[4], r.vpp) || !ParseCount32(f[5], r.mbs)
-        || f[6].empty() || (f[7] != "yes" && f[7] != "no") || !ParseCount(f[14], r.peakBytes))
+        || !ParseCount32(f[3], r.dp) || !ParseCount32(f[4], r.cp) || !ParseCount32(f[5], r.ep)
+        || !ParseCount32(f[6], r.vpp) || !ParseCount32(f[7], r.mbs) || f[8].empty()
+        || (f[9] != "yes" && f[9] != "no") || !ParseCount(f[16], r.peakBytes))
     {
         return false;
     }
-    r.recompute = f[6];
-    r.fits = f[7] == "yes";
+    r.recompute = f[8];
+    r.fits = f[9] == "yes";
     if (r.fits)
     {
         double* values[] = {
             &r.stepTimeS, &r.tflopsPerGpu, &r.mfu, &r.computeS, &r.exposedCommS, &r.bubbleS};
         for (std::size_t i = 0; i < 6; ++i)
         {
-            if (!ParseReal(f[8 + i], *values[i]))
+            if (!ParseReal(f[10 + i], *values[i]))
             {
                 return false;
             }
         }
     }
-    r.reason = f[16];
+    r.reason = f[18];
     row = r;
     return true;
 }
@@ -144,6 +154,8 @@ MakeSweepRow(uint64_t layout, const SweepPoint& p)
     r.tp = p.run.parallel.tp;
     r.pp = p.run.parallel.pp;
     r.dp = p.run.parallel.dp;
+    r.cp = p.run.parallel.cp;
+    r.ep = p.run.parallel.ep;
     r.vpp = p.run.parallel.virtualStages;
     r.mbs = p.run.microBatch;
     r.recompute = ToString(p.run.recompute);
@@ -197,7 +209,9 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
         throw SpecError(path, "", "cannot read the sweep results");
     }
     std::string line;
-    if (!std::getline(in, line) || line != kColumns)
+    const bool read = bool(std::getline(in, line));
+    const bool legacy = read && line == kLegacyColumns;
+    if (!read || (line != kColumns && !legacy))
     {
         throw SpecError(path,
                         "",
@@ -210,7 +224,7 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     {
         SweepRow r;
         // A line cut short by a kill has no newline: eof is set by that getline.
-        if (!in.eof() && ParseSweepRow(line, r))
+        if (!in.eof() && ParseSweepRow(line, r, legacy))
         {
             rows.push_back(r);
         }

@@ -27,6 +27,8 @@ struct SweepRow
     uint32_t tp = 0;         //!< tensor parallel degree
     uint32_t pp = 0;         //!< pipeline degree
     uint32_t dp = 0;         //!< data parallel degree
+    uint32_t cp = 1;         //!< context parallel degree
+    uint32_t ep = 1;         //!< expert parallel degree
     uint32_t vpp = 0;        //!< virtual stages per rank
     uint32_t mbs = 0;        //!< micro-batch size
     std::string recompute;   //!< recomputation mode
@@ -50,9 +52,11 @@ std::string SweepCsvHeader();
 /**
  * \brief Parses one line of results.csv.
  * \param line the line (no newline) \param row set to the row
+ * \param legacy the line has the columns of a results.csv written before the sweep had the
+ *        cp and ep degrees (read as 1)
  * \return false if the line is not a complete row (e.g. cut short by a kill)
  */
-bool ParseSweepRow(const std::string& line, SweepRow& row);
+bool ParseSweepRow(const std::string& line, SweepRow& row, bool legacy = false);
 
 /** \return the row of a computed layout, in its canonical (parsed-back) form */
 SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point);
@@ -65,7 +69,8 @@ SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point);
 void RankSweepRows(std::vector<SweepRow>& rows);
 
 /**
- * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped).
+ * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped); a
+ * file written before the sweep had the cp and ep degrees reads with both 1.
  * \param path the file \param[out] dropped lines dropped
  * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
  */

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 using namespace ns3;
@@ -174,6 +175,34 @@ class CliSweepTestCase : public TestCase
             RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + killed}), dir);
         NS_TEST_EXPECT_MSG_EQ(resumed.status, 0, resumed.err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(killed + "/results.csv"), reference, "resumed after kill");
+
+        // A folder written before the sweep had the cp and ep columns resumes: its rows read
+        // with cp = ep = 1, the file is rewritten in today's columns, the rest appended.
+        const std::string legacy = dir + "/legacy";
+        std::filesystem::create_directories(legacy);
+        std::filesystem::copy_file(dir + "/one/sweep.json", legacy + "/sweep.json");
+        {
+            std::istringstream lines(reference);
+            std::ofstream old(legacy + "/results.csv", std::ios::binary);
+            std::string line;
+            for (int i = 0; i < 1 + 6 && std::getline(lines, line); ++i)
+            {
+                // Drop the 5th and 6th fields (cp, ep): numbers, before any quoted field.
+                std::size_t at = 0;
+                for (int comma = 0; comma < 4; ++comma)
+                {
+                    at = line.find(',', at) + 1;
+                }
+                const std::size_t after = line.find(',', line.find(',', at) + 1) + 1;
+                old << line.substr(0, at) << line.substr(after) << "\n";
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(ReadSweepCsv(legacy + "/results.csv").size(), 6u, "old rows read");
+        CliResult upgraded =
+            RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + legacy}), dir);
+        NS_TEST_EXPECT_MSG_EQ(upgraded.status, 0, upgraded.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            ReadText(legacy + "/results.csv"), reference, "an older folder resumed");
 
         // An interrupt (SIGINT) stops cleanly: exit 130, the rows kept, how to go on.
         const std::string stopped = dir + "/stopped";

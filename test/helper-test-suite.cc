@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -949,6 +950,100 @@ class UnevenSweepTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A sweep over context and expert parallel degrees: every candidate uses the GPUs as
+ * tp x pp x cp x dp, its expert degree divides the experts and dp x cp, the others are skipped
+ * and counted; a context-parallel layout predicts what a direct run of it does.
+ */
+class ContextExpertSweepTestCase : public TestCase
+{
+  public:
+    ContextExpertSweepTestCase()
+        : TestCase("layout sweep over context and expert parallel degrees")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        HardwareSpec hardware = HardwareSpec::Load("h100-sxm-80gb");
+        ModelSpec moe = ModelSpec::Load("mixtral-8x7b"); // 8 experts, 32 heads, 8 KV heads
+        RunSpec base;
+        base.globalBatch = 64;
+        base.sequence = 4096;
+        SweepSpace space;
+        space.gpus = 16;
+        space.tp = {1, 2};
+        space.pp = {1, 2};
+        space.cp = {1, 2, 3};        // 3 divides neither 16 GPUs nor the sequence
+        space.ep = {1, 2, 4, 8, 16}; // 16 is more than the experts
+        space.microBatch = {1};
+        space.recompute = {Recompute::FULL};
+        LayoutSweep sweep(moe, hardware, base, space);
+        const std::vector<RunSpec> candidates = sweep.Candidates();
+        // Closed form: for each tp, pp, cp (not 3), dp = 16 / (tp pp cp) and ep in {1,2,4,8}
+        // with ep | dp x cp = 16 / (tp pp).
+        uint32_t expected = 0;
+        for (uint32_t tp : space.tp)
+        {
+            for (uint32_t pp : space.pp)
+            {
+                for (uint32_t cp : {1u, 2u})
+                {
+                    for (uint32_t ep : {1u, 2u, 4u, 8u})
+                    {
+                        expected += (16 / (tp * pp)) % ep == 0 ? 1 : 0;
+                    }
+                }
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(candidates.size(), expected, "every valid combination");
+        const uint32_t all = 2 * 2 * 3 * 5;
+        NS_TEST_EXPECT_MSG_EQ(sweep.GetSkipped(), all - expected, "the others skipped, counted");
+        std::set<uint32_t> cps;
+        std::set<uint32_t> eps;
+        for (const RunSpec& r : candidates)
+        {
+            const ParallelSpec& p = r.parallel;
+            NS_TEST_EXPECT_MSG_EQ(p.tp * p.pp * p.cp * p.dp, 16u, "tp x pp x cp x dp = GPUs");
+            NS_TEST_EXPECT_MSG_EQ((p.dp * p.cp) % p.ep, 0u, "ep divides dp x cp");
+            NS_TEST_EXPECT_MSG_EQ(8 % p.ep, 0u, "ep divides the experts");
+            cps.insert(p.cp);
+            eps.insert(p.ep);
+        }
+        NS_TEST_EXPECT_MSG_EQ((cps == std::set<uint32_t>{1, 2}), true, "cp 1 and 2 swept");
+        NS_TEST_EXPECT_MSG_EQ((eps == std::set<uint32_t>{1, 2, 4, 8}), true, "ep 1 to 8 swept");
+
+        // A dense model: context parallel layouts replay as a direct run of them does.
+        ModelSpec dense = fixture::SmallModel("gpt-1.7b", 4);
+        RunSpec small;
+        small.globalBatch = 8;
+        small.sequence = 1024;
+        SweepSpace cpOnly;
+        cpOnly.gpus = 8;
+        cpOnly.tp = {2};
+        cpOnly.pp = {1};
+        cpOnly.cp = {1, 2};
+        cpOnly.microBatch = {1};
+        cpOnly.recompute = {Recompute::NONE};
+        LayoutSweep contexts(dense, hardware, small, cpOnly);
+        std::vector<SweepPoint> points = contexts.Run();
+        NS_TEST_ASSERT_MSG_EQ(points.size(), 2u, "cp 1 and cp 2");
+        for (const SweepPoint& p : points)
+        {
+            NS_TEST_ASSERT_MSG_EQ(p.report.feasible, true, p.report.reason);
+            Ptr<RapidLlmHelper> direct = CreateObject<RapidLlmHelper>();
+            direct->SetModel(dense);
+            direct->SetHardware(hardware);
+            direct->SetRun(p.run);
+            NS_TEST_EXPECT_MSG_EQ(
+                direct->Run().stepTimeS, p.report.stepTimeS, "the step a direct run gives");
+        }
+        NS_TEST_EXPECT_MSG_NE(
+            points[0].run.parallel.cp, points[1].run.parallel.cp, "both degrees ranked");
+    }
+};
+
 /** \brief The helper test suite. */
 class HelperTestSuite : public TestSuite
 {
@@ -963,6 +1058,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
+        AddTestCase(new ContextExpertSweepTestCase, TestCase::QUICK);
         AddTestCase(new InstallCollectTestCase, TestCase::QUICK);
         AddTestCase(new HelperFactoriesTestCase, TestCase::QUICK);
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);

@@ -191,6 +191,22 @@ JobCliOptions()
                  .HelpIn("sweep",
                          "pipeline degrees to try (default: every divisor of the layers and GPUs)");
          }},
+        {"cp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.cp, number))
+                 .HelpIn("sweep", "context parallel degrees to try (each divides the sequence)");
+         }},
+        {"ep",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep", ListText(sweep.ep, number))
+                 .HelpIn("sweep",
+                         "expert parallel degrees to try (mixture-of-experts models; each "
+                         "divides the experts and dp x cp)");
+         }},
         {"vpp",
          [&](const CliOption& o)
          {

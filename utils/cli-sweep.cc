@@ -101,11 +101,13 @@ ListJson(const std::vector<uint32_t>& values)
 void
 PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
 {
-    std::printf("%4s %4s %4s %5s %4s %4s %-10s %10s %8s %6s %9s %9s %9s %9s\n",
+    std::printf("%4s %4s %4s %5s %3s %3s %4s %4s %-10s %10s %8s %6s %9s %9s %9s %9s\n",
                 "rank",
                 "tp",
                 "pp",
                 "dp",
+                "cp",
+                "ep",
                 "vpp",
                 "mbs",
                 "recompute",
@@ -127,12 +129,14 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
         const double gib = r.peakBytes / double(1ull << 30);
         if (r.fits)
         {
-            std::printf("%4llu %4u %4u %5u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.4f %9.4f %9.4f "
-                        "%9.2f\n",
+            std::printf("%4llu %4u %4u %5u %3u %3u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.4f %9.4f "
+                        "%9.4f %9.2f\n",
                         static_cast<unsigned long long>(++rank),
                         r.tp,
                         r.pp,
                         r.dp,
+                        r.cp,
+                        r.ep,
                         r.vpp,
                         r.mbs,
                         r.recompute.c_str(),
@@ -149,11 +153,13 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %4u %4u %5u %4u %4u %-10s %10s %8s %6s %9s %9s %9s %9.2f\n",
+        std::printf("%4s %4u %4u %5u %3u %3u %4u %4u %-10s %10s %8s %6s %9s %9s %9s %9.2f\n",
                     "-",
                     r.tp,
                     r.pp,
                     r.dp,
+                    r.cp,
+                    r.ep,
                     r.vpp,
                     r.mbs,
                     r.recompute.c_str(),
@@ -219,6 +225,39 @@ RunSweepCommand(const CliArgs& args)
     {
         space.pp = Counts32(args, "pp");
     }
+    space.cp = Counts32(args, "cp");
+    space.ep = Counts32(args, "ep");
+    // A degree no layout could take is a mistake in the list, not a layout to skip.
+    for (uint32_t cp : space.cp)
+    {
+        if (base.sequence % cp != 0)
+        {
+            throw SpecError(kCommandLine,
+                            "cp",
+                            std::to_string(cp) + " does not divide the sequence ("
+                                + std::to_string(base.sequence)
+                                + " tokens): context parallelism splits it");
+        }
+    }
+    for (uint32_t ep : space.ep)
+    {
+        if (ep != 1 && !m.IsMoe())
+        {
+            throw SpecError(kCommandLine,
+                            "ep",
+                            std::to_string(ep)
+                                + ": expert parallelism needs a mixture-of-experts "
+                                  "model ("
+                                + m.name + " has no experts); allowed: 1");
+        }
+        if (m.IsMoe() && m.experts % ep != 0)
+        {
+            throw SpecError(kCommandLine,
+                            "ep",
+                            std::to_string(ep) + " does not divide the experts ("
+                                + std::to_string(m.experts) + ")");
+        }
+    }
     space.microBatch = Counts32(args, "mbs");
     space.virtualStages = Counts32(args, "vpp");
     space.recompute.clear();
@@ -280,6 +319,15 @@ RunSweepCommand(const CliArgs& args)
     inputs["pp"] = ListJson(space.pp);
     inputs["mbs"] = ListJson(space.microBatch);
     inputs["vpp"] = ListJson(space.virtualStages);
+    // Only when swept, so that older sweeps (without these degrees) still resume.
+    if (space.cp != std::vector<uint32_t>{1})
+    {
+        inputs["cp"] = ListJson(space.cp);
+    }
+    if (space.ep != std::vector<uint32_t>{1})
+    {
+        inputs["ep"] = ListJson(space.ep);
+    }
     inputs["recompute"] = args.Choices("recompute");
     inputs["layouts"] = candidates.size();
     inputs["skipped"] = skipped;
