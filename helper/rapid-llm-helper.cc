@@ -22,6 +22,7 @@
 #include "ns3/string.h"
 #include "ns3/topology.h"
 #include "ns3/type-registry.h"
+#include "ns3/uinteger.h"
 #include "simulator-guard.h"
 
 #include <chrono>
@@ -215,6 +216,7 @@ void
 RapidLlmHelper::SetReplayerAttribute(const std::string& name, const AttributeValue& value)
 {
     SetChecked(m_replayerFactory, name, value);
+    m_smCountSet = m_smCountSet || name == "SmCount";
 }
 
 std::string
@@ -296,6 +298,11 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
     // Created in the order the figures were first made in (replayer, backend, topology,
     // routing), so that ns-3 random streams, if a backend draws any, are assigned alike.
     Ptr<TraceReplayer> replayer = m_replayerFactory.Create<TraceReplayer>();
+    if (!m_smCountSet)
+    {
+        // Collectives take SMs from the kernels they overlap on this GPU (SmScaling).
+        replayer->SetAttribute("SmCount", UintegerValue(m_hardware.gpu.smCount));
+    }
     // The packet backend opens each pair's TCP connection at its first message (one handshake
     // per pair and step, microseconds against a step of seconds).
     Ptr<NetworkBackend> backend = m_backendFactory.Create<NetworkBackend>();
@@ -404,6 +411,7 @@ RapidLlmHelper::Collect()
     report.computeS = critical.computeS;
     report.bubbleS = critical.bubbleS;
     report.exposedCommS = critical.exposedCommS;
+    report.smSharingS = critical.smSharingS;
     report.criticalRank = m_result.criticalRank;
     report.gpus = m_job->GetRankCount();
     report.backend = m_backendName;
@@ -411,7 +419,7 @@ RapidLlmHelper::Collect()
     for (uint32_t r = 0; r < m_result.ranks.size(); ++r)
     {
         const RankTiming& t = m_result.ranks[r];
-        report.ranks.push_back({r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS});
+        report.ranks.push_back({r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS, t.smSharingS});
     }
     if (m_workload)
     {

@@ -128,8 +128,9 @@ class RapidLlmHelper : public Object
     void SetRoutingPolicyAttribute(const std::string& name, const AttributeValue& value);
     /**
      * \brief Sets an attribute of the TraceReplayer (ComputeStreams, SerializeGroups, Symmetry,
-     * CollectiveAlgorithm, ...). The helper's default differs from the replayer's in one:
-     * Symmetry is true.
+     * CollectiveAlgorithm, ...). The helper's defaults differ from the replayer's in two:
+     * Symmetry is true, and SmCount is the hardware's GPU's SMs (collectives take SMs from the
+     * kernels they overlap; SmCount 0 turns that off).
      * \param name the attribute \param value its value; throws SpecError if not allowed
      */
     void SetReplayerAttribute(const std::string& name, const AttributeValue& value);
@@ -258,6 +259,7 @@ class RapidLlmHelper : public Object
     ObjectFactory m_routingFactory;             //!< the routing policy, once chosen
     std::vector<AttributeSetting> m_routingSet; //!< attributes for the hardware file's policy
     ObjectFactory m_replayerFactory;            //!< the trace replayer
+    bool m_smCountSet = false; //!< SetReplayerAttribute gave SmCount (else the GPU's)
 
     // What Install() made (kept until the next Install or Dispose).
     std::unique_ptr<Workload> m_workload; //!< the workload (null for a trace set)

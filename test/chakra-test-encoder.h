@@ -28,6 +28,7 @@ constexpr int kNodeInputs = 8;         //!< Node.inputs
 constexpr int kNodeAttr = 10;          //!< Node.attr
 constexpr int kAttrName = 1;           //!< AttributeProto.name
 constexpr int kAttrInt32 = 7;          //!< AttributeProto.int32_val
+constexpr int kAttrDouble = 3;         //!< AttributeProto.double_val
 constexpr int kAttrInt64 = 9;          //!< AttributeProto.int64_val
 constexpr int kAttrUint64 = 13;        //!< AttributeProto.uint64_val
 constexpr int kAttrBool = 27;          //!< AttributeProto.bool_val

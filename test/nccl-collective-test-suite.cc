@@ -7,10 +7,12 @@
 // preset (nccl-tests' measured 4-GPU H100 all-reduce is in rapid-llm-validation).
 
 #include "network-test-spec.h"
+#include "ns3/collective-algorithms.h"
 #include "ns3/collective-probe.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/nccl-collective.h"
 #include "ns3/test.h"
+#include "ns3/topology.h"
 
 #include <cmath>
 
@@ -225,6 +227,46 @@ class NcclH100LoggedChoiceTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The SMs NCCL's kernels hold (one CTA per channel): NVLS 16 (NCCL_NVLS_NCHANNELS); a
+ * ring inside the NVSwitch twice the graph's 12 rings (ncclTopoPostset), fewer for small sizes
+ * (one channel per threads x threshold bytes: LL's 512 x 8 x ranks); rings across the network
+ * are not charged.
+ */
+class NcclSmCountTestCase : public TestCase
+{
+  public:
+    NcclSmCountTestCase()
+        : TestCase("NCCL's kernels hold one SM per channel: NVLS 16, the ring 24, fewer when small")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        Ptr<Topology> t = Topology::Build(h100.network, 16, "h100-sxm-80gb");
+        CollectivePlanner planner(*t);
+        auto sms = [&](CollectiveOp op, std::vector<uint32_t> endpoints, uint64_t bytes)
+        {
+            CollectiveRequest r;
+            r.op = op;
+            r.endpoints = std::move(endpoints);
+            r.bytes = bytes;
+            return planner.GetSmCount(r);
+        };
+        const std::vector<uint32_t> node = {0, 1, 2, 3, 4, 5, 6, 7};
+        const uint64_t gib = 1ull << 30;
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, node, gib), 16u, "NVLS");
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_GATHER, node, gib), 24u, "ring: 2 x 12");
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 1}, gib), 24u, "2 GPUs: ring");
+        // 4 KiB on 2 GPUs runs LL: one channel per 512 threads x 8 x 2 ranks = 8 KiB.
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 1}, 4096), 1u, "small: 1");
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 8}, gib), 0u, "across nodes");
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::SEND_RECV, {0, 1}, gib), 0u, "send-receive");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -236,6 +278,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclNvlsEstimateTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100ChoiceTestCase, TestCase::QUICK);
+        AddTestCase(new NcclSmCountTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
     }
 };

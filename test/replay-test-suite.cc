@@ -23,6 +23,7 @@
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "ns3/trace-replayer.h"
+#include "ns3/uinteger.h"
 #include "ns3/workload-trace.h"
 
 #include <algorithm>
@@ -859,6 +860,86 @@ class ReplayAlgorithmTestCase : public TestCase
 };
 
 /**
+ * \brief Collectives take SMs from the kernels beside them (SmCount): a kernel that starts
+ * while a large NCCL all-reduce runs inside one NVSwitch dimension gets the SMs its 24
+ * channels leave (twice the graph's 12 rings), growing by its sm_scaling share; a trace's
+ * sm_count sets the SMs instead; without SmCount nothing changes.
+ */
+class SmSharingTestCase : public TestCase
+{
+  public:
+    SmSharingTestCase()
+        : TestCase("kernels beside a collective run on the SMs its channels leave")
+    {}
+
+  private:
+    /** \return the critical rank's timing of the job with \p share, \p commSms and \p sms */
+    static RankTiming
+    Run(float share, uint32_t commSms, uint32_t sms)
+    {
+        NetworkDimensionSpec dim;
+        dim.name = "nvlink";
+        dim.kind = TopologyKind::SWITCH;
+        dim.size = 2;
+        dim.bandwidthBps = 300e9;
+        dim.latencyS = 300e-9;
+        dim.collective = "nccl";
+        dim.nccl.ringChannels = 12;
+        dim.nccl.channelBps = 20e9;
+        dim.nccl.ll128ChannelBps = 20e9;
+        NetworkSpec spec;
+        spec.dimensions = {dim};
+        Ptr<FlowNetwork> net = CreateObject<FlowNetwork>();
+        net->SetTopology(Topology::Build(spec, 2));
+        net->SetRouting(RoutingPolicy::Create("shortest-path"));
+        TraceSet set;
+        set.groups.Add(1, {0, 1});
+        for (uint32_t rank = 0; rank < 2; ++rank)
+        {
+            set.ranks.emplace_back(rank);
+            ExecutionTrace& t = set.ranks[rank];
+            // The all-reduce (256 MiB: over a millisecond) starts at once; the kernel 10 us later.
+            const uint32_t ar = t.AddCollective("ar", CollectiveType::ALL_REDUCE, 256 << 20, 1);
+            const uint32_t lead = t.AddCompute("lead", 10000, 0, 0);
+            const uint32_t gemm = t.AddCompute("gemm", 1000000, 0, 0, {lead});
+            t.SetSmScaling(gemm, share);
+            if (commSms > 0)
+            {
+                t.SetCommSms(ar, commSms);
+            }
+        }
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetAttribute("SmCount", UintegerValue(sms));
+        replayer->SetBackend(net);
+        ReplayResult r = replayer->Replay(ReplayJob::FromTraceSet(set));
+        Simulator::Destroy();
+        return r.ranks[0];
+    }
+
+    void
+    DoRun() override
+    {
+        const RankTiming off = Run(1, 0, 0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(off.computeS, 1.01e-3, 1e-9, "no SmCount: the trace's times");
+        NS_TEST_EXPECT_MSG_EQ(off.smSharingS, 0, "nothing added");
+        const RankTiming full = Run(1, 0, 108);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            full.computeS, 10e-6 + 1e-3 * 108 / 84, 2e-9, "24 channels held: 108 / 84");
+        NS_TEST_EXPECT_MSG_EQ_TOL(full.smSharingS, 1e-3 * 24 / 84, 2e-9, "the time added");
+        const RankTiming half = Run(0.5, 0, 108);
+        NS_TEST_EXPECT_MSG_EQ_TOL(half.computeS,
+                                  10e-6 + 1e-3 * (1 + 0.5 * 24 / 84),
+                                  2e-9,
+                                  "half the kernel scales with its SMs");
+        const RankTiming fixed = Run(1, 10, 108);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            fixed.computeS, 10e-6 + 1e-3 * 108 / 98, 2e-9, "sm_count 10: 108 / 98");
+        const RankTiming none = Run(0, 0, 108);
+        NS_TEST_EXPECT_MSG_EQ_TOL(none.computeS, 1.01e-3, 1e-9, "no share: the trace's time");
+    }
+};
+
+/**
  * \brief The symmetry plan of a workload layout: every rank's representative is simulated and
  * stands for itself; a representative and its translations are exactly its copies (each rank
  * once); a fault or a trace set plans no reduction.
@@ -942,6 +1023,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new OperatorEventTestCase, TestCase::QUICK);
         AddTestCase(new ReplayAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryPlanTestCase, TestCase::QUICK);
+        AddTestCase(new SmSharingTestCase, TestCase::QUICK);
     }
 };
 

@@ -271,6 +271,12 @@ class CommErrorsTestCase : public TestCase
         e = ErrorOf(File({RawNode(3, kCollNode).Int("comm_size", kAttrInt64, 8)}));
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "without a comm_type"), true, e);
 
+        e = ErrorOf(File({RawNode(5, kCompNode).Int("sm_scaling", kAttrInt64, 1)}), &node);
+        NS_TEST_ASSERT_MSG_EQ(
+            (Contains(e, "'sm_scaling' must hold a double (or float) in [0, 1]") && node == 5),
+            true,
+            e);
+
         e = ErrorOf(
             File({RawNode(4, kCollNode).Int("comm_type", kAttrInt64, 0).Str("pg_name", "9")}),
             &node);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -96,6 +97,13 @@ BuildSampleSet()
         uint32_t ar = t.AddCollective(
             "layer0.tp_allreduce", CollectiveType::ALL_REDUCE, 16ull << 20, tp, {proj});
         uint32_t mlp = t.AddCompute("layer0.mlp", 2000000, 5ull << 40, 200ull << 20, {ar});
+        // How the kernels share the SMs with the collectives (sm_scaling, sm_count).
+        t.SetSmScaling(qkv, 0.875f);
+        t.SetSmScaling(mlp, 0.1f);
+        if (r % 2 == 0)
+        {
+            t.SetCommSms(ar, 4);
+        }
         uint32_t last = mlp;
         if (r == 0)
         {
@@ -157,6 +165,8 @@ FirstDifference(const ExecutionTrace& a, const ExecutionTrace& b)
             return at + "group";
         if (x.commSrc != y.commSrc || x.commDst != y.commDst || x.commTag != y.commTag)
             return at + "src/dst/tag";
+        if (a.GetSmScaling(i) != b.GetSmScaling(i) || a.GetCommSms(i) != b.GetCommSms(i))
+            return at + "sm_scaling / sm_count";
         auto dx = a.GetDeps(i);
         auto dy = b.GetDeps(i);
         if (std::vector<uint32_t>(dx.begin(), dx.end())
@@ -187,10 +197,12 @@ SplitDelimited(const std::string& bytes)
     return messages;
 }
 
-/// One decoded message: each field number -> its values (varints as numbers, others as bytes).
+/// One decoded message: each field number -> its values (varints as numbers, 64-bit fixed
+/// fields as their bits, others as bytes).
 struct RawMessage
 {
     std::multimap<int, uint64_t> varints;
+    std::multimap<int, uint64_t> fixed64s;
     std::multimap<int, std::string> bytes;
 };
 
@@ -211,9 +223,13 @@ Decode(const std::string& message, bool& ok)
         {
             m.bytes.emplace(f.number(), f.length_delimited());
         }
+        else if (f.type() == google::protobuf::UnknownField::TYPE_FIXED64)
+        {
+            m.fixed64s.emplace(f.number(), f.fixed64()); // a double attribute (sm_scaling)
+        }
         else
         {
-            ok = false; // Chakra's Node and GlobalMetadata have no fixed-width fields we write
+            ok = false; // we write no 32-bit fixed fields
         }
     }
     return m;
@@ -443,6 +459,14 @@ class TraceWireFormatTestCase : public TestCase
                     if (a.bytes.count(kAttrString))
                     {
                         attrs[name] = {kAttrString, a.bytes.find(kAttrString)->second};
+                    }
+                    else if (a.fixed64s.count(kAttrDouble))
+                    {
+                        attrs[name] = {kAttrDouble, ""};
+                        double v = 0;
+                        const uint64_t bits = a.fixed64s.find(kAttrDouble)->second;
+                        std::memcpy(&v, &bits, sizeof(v));
+                        NS_TEST_EXPECT_MSG_EQ(v, double(t.GetSmScaling(i)), name << " value");
                     }
                     else
                     {

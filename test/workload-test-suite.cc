@@ -583,6 +583,21 @@ class UserBuffersTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(
             int(count(b, "fc2", WorkNodeKind::COMPUTE, 0).at(0)->op.reservedSms), 16, "fc2");
         NS_TEST_EXPECT_MSG_EQ(int(qkv[0]->op.reservedSms), 0, "a ring keeps no SMs");
+        NS_TEST_EXPECT_MSG_EQ(int(rs[0]->commSms), 24, "the reduce-scatter holds those SMs");
+        // The backward's bulk overlaps hold TE's num_sm: qkv_dgrad 4, qkv_wgrad 24, fc1_dgrad
+        // 2, fc1_wgrad 4.
+        const std::pair<const char*, int> bulk[] = {
+            {"ag_qkv_input", 4}, {"ar_qkv_dgrad", 24}, {"ag_fc1_input", 2}, {"ar_fc1_dgrad", 4}};
+        for (const auto& [label, sms] : bulk)
+        {
+            const auto c = count(b, label, WorkNodeKind::COLLECTIVE, 0);
+            NS_TEST_ASSERT_MSG_EQ(c.empty(), false, label);
+            NS_TEST_EXPECT_MSG_EQ(int(c[0]->commSms), sms, label);
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            int(count(a, "ag_qkv_input", WorkNodeKind::COLLECTIVE, 0).at(0)->commSms),
+            0,
+            "without userbuffers: NCCL's channels");
         // A GEMM on reserved SMs costs what the same GEMM costs on a GPU with the rest, at the
         // clock the whole GPU runs it at (the communication kernel draws power too).
         GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
@@ -590,7 +605,17 @@ class UserBuffersTestCase : public TestCase
         OperatorDesc gemm = MakeGemm(2048, 8192, 2048, DataType::FP8);
         const OperatorCost whole = CostOperator(*gpu, gemm);
         NS_TEST_EXPECT_MSG_LT(whole.clockHz, h100.power.boostClockHz, "power-limited");
-        GpuSpec fewer = h100;
+        GpuSpec fewer = h100; // 108 of its SMs: their share of the GPU's rates
+        const double share = double(h100.smCount - 24) / h100.smCount;
+        for (auto& [type, flops] : fewer.tensorFlops)
+        {
+            flops *= share;
+        }
+        for (auto& [type, flops] : fewer.vectorFlops)
+        {
+            flops *= share;
+        }
+        fewer.l2BandwidthBps *= share;
         fewer.smCount -= 24;
         fewer.power.boostClockHz = whole.clockHz;
         Ptr<GpuComputeModel> rest = CreateObject<GpuComputeModel>(fewer);
@@ -601,7 +626,7 @@ class UserBuffersTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(
             kept.timeS, CostOperator(*rest, gemm).timeS, 1e-15, "as on 108 SMs, same clock");
         NS_TEST_EXPECT_MSG_EQ(kept.clockHz, whole.clockHz, "the whole GPU's clock");
-        NS_TEST_EXPECT_MSG_GT(kept.timeS, whole.timeS, "slower than on every SM");
+        NS_TEST_EXPECT_MSG_GT(kept.timeS, whole.timeS * 1.1, "slower than on every SM");
         // Backward: the output gradients' gathers are rings too.
         NS_TEST_EXPECT_MSG_EQ(
             count(b, "ag_proj_grad", WorkNodeKind::SEND, 0).size(), tp - 1, "backward ring");
@@ -1562,6 +1587,53 @@ class AttentionKernelSettingTestCase : public TestCase
     }
 };
 
+/**
+ * \brief How much of a kernel's time scales with its SMs (SmScaling): nearly all of a large
+ * bf16 GEMM's, little of a norm's (device-memory bound), none of a kernel already confined to
+ * the SMs a communication kernel leaves; a costed workload carries it on its kernels.
+ */
+class SmScalingTestCase : public TestCase
+{
+  public:
+    SmScalingTestCase()
+        : TestCase("the share of a kernel's time that scales with its SMs")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> gpu =
+            CreateObject<GpuComputeModel>(HardwareSpec::Load("a100-sxm-80gb").gpu);
+        const OperatorDesc gemm = MakeGemm(8192, 8192, 8192, DataType::BF16);
+        const double g = SmScaling(*gpu, gemm, CostOperator(*gpu, gemm));
+        NS_TEST_EXPECT_MSG_GT(g, 0.8, "a large GEMM: bound by its SMs");
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(g, 1.0, "at most all of it");
+        const OperatorDesc norm = MakeElementwise(OpType::RMS_NORM, 16384, 8192, DataType::BF16);
+        NS_TEST_EXPECT_MSG_LT(
+            SmScaling(*gpu, norm, CostOperator(*gpu, norm)), 0.2, "a norm: bound by device memory");
+        OperatorDesc kept = gemm;
+        kept.reservedSms = 16;
+        NS_TEST_EXPECT_MSG_EQ(
+            SmScaling(*gpu, kept, CostOperator(*gpu, kept)), 0.0, "already on the rest");
+        // The coster sets it, and the workload keeps it on each kernel.
+        const Workload w = Workload::Build(fixture::SmallModel("gpt-1.7b", 2),
+                                           fixture::TrainingJob(1, 1, 1, 1, 1, 512),
+                                           MakeComputeCoster(gpu));
+        bool gemms = false;
+        for (const WorkNode& n : w.stages.at(0).nodes)
+        {
+            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::GEMM
+                && n.op.Gemm().m >= 512)
+            {
+                gemms = true;
+                NS_TEST_EXPECT_MSG_GT(n.smScaling, 0.0f, n.label);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(gemms, true, "GEMMs found");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -1577,6 +1649,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
         AddTestCase(new SequenceParallelBackwardTestCase, TestCase::QUICK);
+        AddTestCase(new SmScalingTestCase, TestCase::QUICK);
         AddTestCase(new UserBuffersTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);
         AddTestCase(new LossAndOptimizerBytesTestCase, TestCase::QUICK);

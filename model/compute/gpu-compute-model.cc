@@ -80,6 +80,20 @@ GpuComputeModel::WithSmCount(uint32_t sms, double clockHz)
     if (!fewer)
     {
         GpuSpec g = m_gpu;
+        // The rates the spec gives for the whole GPU are its SMs' sum (the kernel models take
+        // one SM's share of them): the fewer SMs keep their own share, not the whole. The L2's
+        // share follows the SMs too (each SM's port); device memory stays whole (fewer SMs can
+        // still fill it).
+        const double share = double(sms) / m_gpu.smCount;
+        for (auto& [type, flops] : g.tensorFlops)
+        {
+            flops *= share;
+        }
+        for (auto& [type, flops] : g.vectorFlops)
+        {
+            flops *= share;
+        }
+        g.l2BandwidthBps *= share;
         g.smCount = sms;
         if (clockHz > 0 && g.power.Has())
         {

@@ -83,6 +83,12 @@ struct OperatorCost
     double clockHz = 0;       //!< SM clock the kernel runs at (0: the GPU has no power model)
     double energyJ = 0;       //!< dynamic energy (FLOPs and HBM bytes; idle power excluded), J
     double powerW = 0;        //!< board power while it runs (idle + energy / time), W
+    /**
+     * Share of the time that grows as 1 / SMs when a concurrent kernel (a NCCL collective's
+     * CTAs) holds some of the SMs: 1 for a kernel bound by its SMs' arithmetic or shared memory,
+     * 0 for one bound by device memory (set by the workload's coster; 0 = not known)
+     */
+    double smScaling = 0;
 
     /** \return achieved FLOP/s (flops / timeS), 0 for a zero time */
     double FlopRate() const;

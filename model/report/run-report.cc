@@ -60,7 +60,8 @@ to_json(Json& j, const RunReport& r)
         j["compute_by_kind_s"] = {{"gemm", r.gemmS},
                                   {"attention", r.attentionS},
                                   {"elementwise", r.elementwiseS},
-                                  {"optimizer", r.optimizerS}};
+                                  {"optimizer", r.optimizerS},
+                                  {"sm_sharing", r.smSharingS}};
     }
     if (r.haveEnergy)
     {
@@ -146,7 +147,8 @@ RunReport::ToText() const
         text += line("compute by kind",
                      num("gemm %.4f s, ", gemmS) + num("attention %.4f s, ", attentionS)
                          + num("element-wise %.4f s, ", elementwiseS)
-                         + num("optimizer %.4f s", optimizerS));
+                         + num("optimizer %.4f s", optimizerS)
+                         + (smSharingS > 0 ? num(", collectives' SMs %.4f s", smSharingS) : ""));
     }
     if (haveEnergy)
     {

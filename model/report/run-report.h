@@ -27,6 +27,7 @@ struct RankBreakdown
     double computeS = 0;     //!< compute stream busy
     double exposedCommS = 0; //!< waiting on communication
     double bubbleS = 0;      //!< waiting on pipeline receives
+    double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
 };
 
 /**
@@ -57,16 +58,17 @@ struct RunReport
     double attentionS = 0;         //!< critical rank: attention kernels
     double elementwiseS = 0;       //!< critical rank: norms, activations, embedding, loss, ...
     double optimizerS = 0;         //!< critical rank: optimizer step
-    bool haveEnergy = false;       //!< whether the energy fields are known (a power model)
-    double energyJ = 0;            //!< GPU energy of the step, all GPUs, J
-    double energyPerTokenJ = 0;    //!< inference: energyJ per generated token (all requests)
-    double avgPowerW = 0;          //!< energyJ / (GPUs x step time)
-    double idleEnergyJ = 0;        //!< of energyJ: idle power over the step
-    double computeEnergyJ = 0;     //!< of energyJ: kernels' dynamic energy
-    double nvlinkEnergyJ = 0;      //!< of energyJ: bytes sent over NVLink
-    double networkEnergyJ = 0;     //!< of energyJ: bytes sent over the network
-    uint32_t gpus = 0;             //!< GPUs in the job
-    std::string backend = "flow";  //!< network backend
+    double smSharingS = 0; //!< critical rank: kernel time added by SMs overlapping collectives held
+    bool haveEnergy = false;          //!< whether the energy fields are known (a power model)
+    double energyJ = 0;               //!< GPU energy of the step, all GPUs, J
+    double energyPerTokenJ = 0;       //!< inference: energyJ per generated token (all requests)
+    double avgPowerW = 0;             //!< energyJ / (GPUs x step time)
+    double idleEnergyJ = 0;           //!< of energyJ: idle power over the step
+    double computeEnergyJ = 0;        //!< of energyJ: kernels' dynamic energy
+    double nvlinkEnergyJ = 0;         //!< of energyJ: bytes sent over NVLink
+    double networkEnergyJ = 0;        //!< of energyJ: bytes sent over the network
+    uint32_t gpus = 0;                //!< GPUs in the job
+    std::string backend = "flow";     //!< network backend
     std::vector<RankBreakdown> ranks; //!< every rank's breakdown, by rank (not in ToJson/ToText:
                                       //!< `run --per-rank` adds it; see RanksToText)
     double wallTimeS = 0;             //!< wall-clock time of the prediction (not in ToJson/ToText:

@@ -132,6 +132,12 @@ CollectiveAlgorithm::Describe(const std::string& name,
     return name;
 }
 
+uint32_t
+CollectiveAlgorithm::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    return 0;
+}
+
 bool
 CollectiveAlgorithm::ComposesDimensions() const
 {

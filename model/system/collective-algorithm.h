@@ -132,6 +132,16 @@ class CollectiveAlgorithm : public Object
                                  const CollectiveCall& call) const;
 
     /**
+     * \brief The SMs each member's kernels hold while \p call runs (one CTA per channel, each
+     * on an SM of its own: NCCL's kernels do not share an SM with a GEMM's), which the
+     * compute kernels that run beside the collective do not get (TraceReplayer's SmCount).
+     * The default is 0: the algorithm does not say, and takes none.
+     * \param b the builder (for the network view) \param call the top-level call
+     * \return the SMs per member
+     */
+    virtual uint32_t GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const;
+
+    /**
      * \brief Whether the algorithm spans several network dimensions by running other
      * algorithms per dimension (hierarchical does). Such an algorithm cannot be a dimension's
      * own `collective`. The default is false.

@@ -164,6 +164,64 @@ CollectivePlanner::GetDimensionAlgorithm(uint32_t d, CollectiveOp op, uint32_t r
     return name == m_dimensionNames[d] ? *m_dimensions[d] : *GetAlgorithm(name, "algorithm");
 }
 
+Ptr<CollectiveAlgorithm>
+CollectivePlanner::Resolve(const CollectiveRequest& req, std::string& name) const
+{
+    const auto n = static_cast<uint32_t>(req.endpoints.size());
+    Ptr<CollectiveAlgorithm> algorithm;
+    name = req.algorithm;
+    if (name != kAuto)
+    {
+        algorithm = GetAlgorithm(name, "algorithm");
+    }
+    else
+    {
+        bool grid = false;
+        const std::vector<uint32_t> spanned = SpannedDimensions(*m_view, req.endpoints, grid);
+        const bool layered = req.op == CollectiveOp::ALL_REDUCE
+                             || req.op == CollectiveOp::REDUCE_SCATTER
+                             || req.op == CollectiveOp::ALL_GATHER;
+        if (req.op == CollectiveOp::ALL_TO_ALL)
+        {
+            name = "direct";
+        }
+        else if (spanned.size() > 1 && grid && layered)
+        {
+            name = "hierarchical";
+        }
+        else
+        {
+            name = spanned.empty() ? kRing : DimensionChoice(spanned.back(), req.op, n);
+        }
+        algorithm = GetAlgorithm(name, "algorithm");
+    }
+    algorithm->Check(req.op, n, "algorithm");
+    return algorithm;
+}
+
+uint32_t
+CollectivePlanner::GetSmCount(const CollectiveRequest& req) const
+{
+    if (req.op == CollectiveOp::SEND_RECV || req.endpoints.size() < 2)
+    {
+        return 0;
+    }
+    std::string name;
+    Ptr<CollectiveAlgorithm> algorithm = Resolve(req, name);
+    CollectiveSchedule scratch(static_cast<uint32_t>(req.endpoints.size()));
+    ScheduleBuilder builder(scratch, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
+    CollectiveCall call;
+    call.op = req.op;
+    call.bytes = req.bytes;
+    call.root = req.root;
+    call.members.resize(req.endpoints.size());
+    for (uint32_t i = 0; i < call.members.size(); ++i)
+    {
+        call.members[i] = i;
+    }
+    return algorithm->GetSmCount(builder, call);
+}
+
 CollectivePlan
 CollectivePlanner::Build(const CollectiveRequest& req) const
 {
@@ -197,11 +255,6 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
                         "root",
                         "the root must be a rank of the group (0.." + std::to_string(n - 1) + ")");
     }
-    Ptr<CollectiveAlgorithm> algorithm;
-    if (req.algorithm != kAuto)
-    {
-        algorithm = GetAlgorithm(req.algorithm, "algorithm");
-    }
     CollectivePlan plan;
     plan.schedule = CollectiveSchedule(n);
     if (req.op == CollectiveOp::SEND_RECV)
@@ -215,30 +268,8 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
         plan.countedMessages = 1;
         return plan;
     }
-
-    std::string name = req.algorithm;
-    if (name == kAuto)
-    {
-        bool grid = false;
-        const std::vector<uint32_t> spanned = SpannedDimensions(*m_view, req.endpoints, grid);
-        const bool layered = req.op == CollectiveOp::ALL_REDUCE
-                             || req.op == CollectiveOp::REDUCE_SCATTER
-                             || req.op == CollectiveOp::ALL_GATHER;
-        if (req.op == CollectiveOp::ALL_TO_ALL)
-        {
-            name = "direct";
-        }
-        else if (spanned.size() > 1 && grid && layered)
-        {
-            name = "hierarchical";
-        }
-        else
-        {
-            name = spanned.empty() ? kRing : DimensionChoice(spanned.back(), req.op, n);
-        }
-        algorithm = GetAlgorithm(name, "algorithm");
-    }
-    algorithm->Check(req.op, n, "algorithm");
+    std::string name;
+    Ptr<CollectiveAlgorithm> algorithm = Resolve(req, name);
     const uint32_t chunks =
         req.chunks > 0 ? req.chunks : algorithm->GetDefaultChunks(req.op, req.bytes);
 

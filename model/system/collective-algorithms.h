@@ -100,6 +100,14 @@ class CollectivePlanner
     CollectivePlan Build(const CollectiveRequest& request) const;
 
     /**
+     * \brief The SMs each member's kernels hold while \p request runs, as the algorithm Build
+     * would run it says (CollectiveAlgorithm::GetSmCount; 0 for a send-receive).
+     * \param request what would run (endpoints valid, as Build checks them)
+     * \return the SMs per member
+     */
+    uint32_t GetSmCount(const CollectiveRequest& request) const;
+
+    /**
      * \brief The algorithm registered as \p name (created once and kept).
      * \param name a short name or TypeId name \param field where the name came from, for errors
      * \return the algorithm; throws SpecError naming \p field and CollectiveAlgorithmNames()
@@ -135,6 +143,12 @@ class CollectivePlanner
                                                      uint32_t ranks) const;
 
   private:
+    /**
+     * \brief The algorithm a request runs with: its own, or the "auto" policy's.
+     * \param request the request (not a send-receive) \param[out] name the name it was chosen by
+     * \return the algorithm, checked for the op and group size
+     */
+    Ptr<CollectiveAlgorithm> Resolve(const CollectiveRequest& request, std::string& name) const;
     /** \return the name of the algorithm dimension \p d runs \p op among \p ranks with */
     const std::string& DimensionChoice(uint32_t d, CollectiveOp op, uint32_t ranks) const;
 

@@ -193,6 +193,12 @@ CollectiveEngine::PlanKey(const CollectiveRequest& request, bool fluid) const
     return key;
 }
 
+uint32_t
+CollectiveEngine::GetSmCount(const CollectiveRequest& request)
+{
+    return GetPlanner().GetSmCount(request);
+}
+
 uint64_t
 CollectiveEngine::Start(const CollectiveRequest& request,
                         RankDoneCallback onRankDone,

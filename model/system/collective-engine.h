@@ -110,6 +110,12 @@ class CollectiveEngine : public Object
      */
     const CollectivePlanner& GetPlanner();
 
+    /**
+     * \param request a collective \return the SMs each member's kernels hold while it runs
+     * (CollectivePlanner::GetSmCount)
+     */
+    uint32_t GetSmCount(const CollectiveRequest& request);
+
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
     /** \return collectives run as timed reservations so far (without the network) */

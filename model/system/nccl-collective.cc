@@ -195,6 +195,60 @@ NcclCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
     return 1; // NCCL's ring pipelines by its steps; the prologue is paid once
 }
 
+uint32_t
+NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    // One CTA per channel, each on an SM of its own (NCCL 2.21.5, src/enqueue.cc: the grid is
+    // the plan's channel count; NVIDIA/nccl issue 689: its CTAs do not share an SM with
+    // compute kernels). NVLS runs NCCL_NVLS_NCHANNELS = 16 channels whatever the size
+    // (src/transport/nvls.cc). A ring inside one NVSwitch dimension runs up to collChannels =
+    // twice the graph's rings (src/graph/connect.cc, ncclTopoPostset duplicates them: 24 on
+    // DGX A100 and H100), fewer for small sizes: one channel less while bytes < channels x
+    // threads x threshold (src/enqueue.cc, getChannnelThreadInfo: threads 512 for LL, 640 for
+    // LL128, 544 for Simple's ring; threshold 8 x ranks, 8 and 64). Rings across the network
+    // have channel counts this model does not derive yet: none are charged there.
+    const NcclEstimate e = Choose(b, call);
+    if (e.algorithm == NcclAlgorithm::NVLS)
+    {
+        return 16;
+    }
+    std::vector<uint32_t> endpoints;
+    for (uint32_t m : call.members)
+    {
+        endpoints.push_back(b.GetEndpoint(m));
+    }
+    bool grid = false;
+    const std::vector<uint32_t> spanned = SpannedDimensions(b.GetView(), endpoints, grid);
+    if (spanned.size() != 1)
+    {
+        return 0;
+    }
+    const NetworkDimensionSpec& dim = b.GetView().GetDimension(spanned[0]);
+    if (dim.kind == TopologyKind::FAT_TREE || dim.nccl.ringChannels == 0)
+    {
+        return 0;
+    }
+    const auto ranks = static_cast<uint64_t>(call.members.size());
+    uint64_t threads = 544;
+    uint64_t threshold = 64;
+    if (e.protocol == NcclProtocol::LL)
+    {
+        threads = 512;
+        threshold = 8 * ranks;
+    }
+    else if (e.protocol == NcclProtocol::LL128)
+    {
+        threads = 640;
+        threshold = 8;
+    }
+    uint64_t channels = 2 * uint64_t(dim.nccl.ringChannels);
+    while (channels >= 2 && call.bytes < channels * threads * threshold)
+    {
+        --channels;
+    }
+    return static_cast<uint32_t>(channels);
+}
+
 NcclEstimate
 NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) const
 {

@@ -126,6 +126,7 @@ class NcclCollective : public CollectiveAlgorithm
     std::string Describe(const std::string& name,
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;
+    uint32_t GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
      * \brief NCCL's choice for \p call on \p b's network.

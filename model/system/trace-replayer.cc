@@ -54,6 +54,14 @@ TraceReplayer::GetTypeId()
                           UintegerValue(1),
                           MakeUintegerAccessor(&TraceReplayer::m_streams),
                           MakeUintegerChecker<uint32_t>(1, 64))
+            .AddAttribute("SmCount",
+                          "The GPU's SMs (0: off). With it, a kernel that starts while "
+                          "collectives of its rank hold SMs (CollectiveAlgorithm::GetSmCount, "
+                          "or the trace's sm_count) runs on the others: its time grows by its "
+                          "sm_scaling share times (SMs / SMs left - 1).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&TraceReplayer::m_smCount),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("SerializeGroups",
                           "Run one collective at a time per group, like one NCCL communicator.",
                           BooleanValue(true),
@@ -463,6 +471,7 @@ TraceReplayer::Collect()
     m_transfers.clear();
     m_measuring.clear();
     m_tpTimes.clear();
+    m_commSms.clear();
     m_groupIndex.clear();
     m_kinds.clear();
     m_commStarts.clear();
@@ -490,7 +499,7 @@ TraceReplayer::MakeEvent(uint32_t rank, uint32_t node) const
     switch (e.kind)
     {
         case OperatorKind::COMPUTE:
-            e.duration = NanoSeconds(n.durationNs);
+            e.duration = NanoSeconds(KernelNs(rank, node));
             e.flops = n.numOps;
             break;
         case OperatorKind::COLLECTIVE:
@@ -514,7 +523,7 @@ void
 TraceReplayer::OperatorStarted(uint32_t rank, uint32_t node)
 {
     const TraceNodeType type = m_ranks[rank].graph->GetNode(node).type;
-    if (!m_opEnd.IsEmpty() && IsCommunication(type))
+    if (!m_opEnd.IsEmpty() && (IsCommunication(type) || m_smCount > 0))
     {
         // An end's duration is the time since the start.
         m_commStarts[(uint64_t(rank) << 32) | node] = Simulator::Now().GetNanoSeconds();
@@ -600,8 +609,9 @@ TraceReplayer::AdvanceHost(uint32_t rank, int64_t nowNs)
             s.held.emplace_back(node, cause);
             continue;
         }
+        ++s.dispatching;
         Simulator::Schedule(NanoSeconds(std::max<int64_t>(0, s.issueNs[node] - now)),
-                            &TraceReplayer::DispatchReady,
+                            &TraceReplayer::DispatchIssued,
                             this,
                             rank,
                             node,
@@ -629,11 +639,19 @@ TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
         }
         if (at > now)
         {
+            ++s.dispatching;
             Simulator::Schedule(
-                NanoSeconds(at - now), &TraceReplayer::DispatchReady, this, rank, node, cause);
+                NanoSeconds(at - now), &TraceReplayer::DispatchIssued, this, rank, node, cause);
             return;
         }
     }
+    DispatchReady(rank, node, cause);
+}
+
+void
+TraceReplayer::DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause)
+{
+    --m_ranks[rank].dispatching;
     DispatchReady(rank, node, cause);
 }
 
@@ -645,7 +663,10 @@ TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause)
     {
         case OperatorKind::COMPUTE:
             s.ready.push({node, cause});
-            StartCompute(rank);
+            if (!s.releasing)
+            {
+                StartCompute(rank);
+            }
             break;
         case OperatorKind::COLLECTIVE:
             JoinCollective(rank, node);
@@ -706,6 +727,17 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
         AdvanceHost(rank, nowNs);
     }
     const TraceNode& n = s.graph->GetNode(node);
+    if (!s.smHolds.empty() && OperatorKind(s.kinds[node]) == OperatorKind::COLLECTIVE)
+    {
+        for (auto it = s.smHolds.begin(); it != s.smHolds.end(); ++it)
+        {
+            if (it->node == node)
+            {
+                s.smHolds.erase(it);
+                break;
+            }
+        }
+    }
     if (OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE && !s.inFlight.empty())
     {
         for (auto it = s.inFlight.begin(); it != s.inFlight.end(); ++it)
@@ -731,11 +763,23 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     {
         cause = kCauseCommunication;
     }
+    // Kernels released here start after the whole release: a collective released beside them
+    // has joined (and holds its SMs) by then.
+    const bool outer = !s.releasing;
+    s.releasing = true;
     for (uint32_t child : s.graph->GetChildren(node))
     {
         if (--s.waiting[child] == 0)
         {
             MakeReady(rank, child, cause);
+        }
+    }
+    if (outer)
+    {
+        s.releasing = false;
+        if (!s.ready.empty())
+        {
+            StartCompute(rank);
         }
     }
 }
@@ -783,21 +827,58 @@ TraceReplayer::StartCompute(uint32_t rank)
         {
             OperatorStarted(rank, node);
         }
-        const int64_t ns =
-            m_chainKernels ? ChainKernels(rank, node) : int64_t(s.graph->GetNode(node).durationNs);
+        const int64_t first = KernelNs(rank, node);
+        s.timing.smSharingS += 1e-9 * double(first - int64_t(s.graph->GetNode(node).durationNs));
+        const int64_t ns = m_chainKernels ? ChainKernels(rank, node, first) : first;
         Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
     }
 }
 
 int64_t
-TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node)
+TraceReplayer::KernelNs(uint32_t rank, uint32_t node) const
+{
+    const RankState& s = m_ranks[rank];
+    const auto ns = int64_t(s.graph->GetNode(node).durationNs);
+    if (m_smCount == 0 || s.smHolds.empty())
+    {
+        return ns;
+    }
+    const double share = s.graph->GetSmScaling(node);
+    if (share <= 0)
+    {
+        return ns;
+    }
+    // The SMs the collectives hold: one kernel per group at a time (a communicator's stream).
+    uint64_t held = 0;
+    for (std::size_t i = 0; i < s.smHolds.size(); ++i)
+    {
+        bool first = true;
+        for (std::size_t j = 0; j < i; ++j)
+        {
+            first = first && s.smHolds[j].group != s.smHolds[i].group;
+        }
+        held += first ? s.smHolds[i].sms : 0;
+    }
+    const uint64_t left = held < m_smCount ? m_smCount - held : 1;
+    const double factor = 1 + share * (double(m_smCount) / double(left) - 1);
+    return std::llround(double(ns) * factor);
+}
+
+int64_t
+TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs)
 {
     RankState& s = m_ranks[rank];
     const ExecutionTrace& g = *s.graph;
     const int64_t start = Simulator::Now().GetNanoSeconds();
-    int64_t end = start + int64_t(g.GetNode(node).durationNs);
+    int64_t end = start + firstNs;
     while (true)
     {
+        if (m_smCount > 0 && (!s.inFlight.empty() || s.dispatching > 0 || !s.held.empty()))
+        {
+            // A collective may join (and hold SMs) before the next kernel starts: an event
+            // starts that kernel, with the SMs it finds.
+            break;
+        }
         // The kernel that starts when this one ends: the first ready one, among those waiting
         // and this one's children that it releases. Every child must be a kernel (anything
         // else has to be posted at the end time, by an event).
@@ -928,6 +1009,31 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;
     NotePosted(rank, node);
+    if (m_smCount > 0 && members.size() > 1)
+    {
+        uint32_t sms = s.graph->GetCommSms(node);
+        if (sms == 0)
+        {
+            const auto key = std::make_tuple(group, int(n.commType), n.bytes);
+            auto known = m_commSms.find(key);
+            if (known == m_commSms.end())
+            {
+                CollectiveRequest request;
+                ToCollectiveOp(n.commType, request.op);
+                request.endpoints = members;
+                request.bytes = n.bytes;
+                request.algorithm = m_algorithm;
+                request.fluid = true;
+                known = m_commSms.emplace(key, m_engine->GetSmCount(request)).first;
+            }
+            sms = known->second;
+        }
+        NS_LOG_DEBUG("rank " << rank << " collective " << node << " holds " << sms << " SMs");
+        if (sms > 0)
+        {
+            s.smHolds.push_back({node, group, sms});
+        }
+    }
     const std::size_t expected = index.simulated;
     if (++m.joined < expected)
     {

@@ -38,6 +38,7 @@ struct RankTiming
     double computeS = 0;     //!< time its compute stream was busy
     double bubbleS = 0;      //!< compute stream idle, waiting for a pipeline receive
     double exposedCommS = 0; //!< compute stream idle, waiting for other communication
+    double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
 };
 
 /**
@@ -202,12 +203,25 @@ class TraceReplayer : public Object
         int64_t wakeNs = -1;            //!< a StartCompute already scheduled for this time
         /** Ready communication nodes whose issue time is not known yet. */
         std::vector<std::pair<uint32_t, uint8_t>> held;
+        uint32_t dispatching = 0; //!< communication nodes issued at a later time (DispatchIssued)
+        bool releasing = false;   //!< CompleteAt is releasing children (kernels start after)
+        /** A posted collective's kernels, holding SMs (SmCount). */
+        struct SmHold
+        {
+            uint32_t node;  //!< the collective
+            uint32_t group; //!< its group (one kernel per group runs at a time)
+            uint32_t sms;   //!< SMs it holds
+        };
+
+        std::vector<SmHold> smHolds; //!< posted collectives holding SMs, in posting order
     };
 
     /** Lets the host of \p rank issue nodes until it must wait (a sync node or the end). */
     void AdvanceHost(uint32_t rank, int64_t nowNs);
     /** MakeReady for a node the host has issued. */
     void DispatchReady(uint32_t rank, uint32_t node, uint8_t cause);
+    /** DispatchReady at the time the host issued a communication node (scheduled for it). */
+    void DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause);
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
     void Complete(uint32_t rank, uint32_t node);
@@ -221,9 +235,15 @@ class TraceReplayer : public Object
      * communication could release (a lower index, so no release could take its turn). Each
      * such kernel completes at its own end time; the last one's end is left to ComputeDone.
      * \param rank the rank \param[in,out] node the running kernel; on return, the last one
+     * \param firstNs the running kernel's time (KernelNs)
      * \return nanoseconds from now to the end of the last kernel
      */
-    int64_t ChainKernels(uint32_t rank, uint32_t& node);
+    int64_t ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs);
+    /**
+     * \return nanoseconds kernel \p node of \p rank takes if it starts now: its duration, grown
+     * where the rank's collectives hold SMs (SmCount, ExecutionTrace::GetSmScaling)
+     */
+    int64_t KernelNs(uint32_t rank, uint32_t node) const;
     /** Notes that a communication node of \p rank is posted (it may release its children). */
     void NotePosted(uint32_t rank, uint32_t node);
     void ComputeDone(uint32_t rank, uint32_t node);
@@ -292,6 +312,7 @@ class TraceReplayer : public Object
     uint64_t m_total = 0;               //!< nodes over all simulated ranks
     std::function<void()> m_onDone;     //!< called when m_left reaches 0
     uint32_t m_streams = 1;             //!< attribute ComputeStreams
+    uint32_t m_smCount = 0;             //!< attribute SmCount
     bool m_serializeGroups = true;      //!< attribute SerializeGroups
     std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
     std::string m_granularity = "auto"; //!< attribute Granularity
@@ -315,6 +336,8 @@ class TraceReplayer : public Object
     /** per group: the copies of it that no simulated rank launches (SymmetryPlan, once) */
     std::unordered_map<uint32_t, std::vector<uint32_t>> m_ghostGroups;
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
+    /** (group, op, bytes) -> SMs each member's kernels hold (SmCount) */
+    std::map<std::tuple<uint32_t, int, uint64_t>, uint32_t> m_commSms;
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
     std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join

@@ -223,6 +223,8 @@ struct ParsedNode
 {
     uint64_t hostNs = 0;   //!< attribute host_ns
     bool hostSync = false; //!< attribute host_sync
+    double smScaling = 0;  //!< attribute sm_scaling (compute)
+    uint32_t commSms = 0;  //!< attribute sm_count (collective)
     TraceNode node;
     std::string name;
     size_t depBegin;
@@ -344,6 +346,24 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             else if (name == "host_ns")
             {
                 p.hostNs = ReadUnsigned(ctx, n.id, a, (1ull << 63) - 1);
+            }
+            else if (name == "sm_scaling" && n.type == TraceNodeType::COMP)
+            {
+                const bool real = a.value_case() == AttributeProto::kDoubleVal
+                                  || a.value_case() == AttributeProto::kFloatVal;
+                const double v =
+                    a.value_case() == AttributeProto::kFloatVal ? a.float_val() : a.double_val();
+                if (!real || !(v >= 0 && v <= 1))
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             "attribute 'sm_scaling' must hold a double (or float) in [0, 1]");
+                }
+                p.smScaling = v;
+            }
+            else if (name == "sm_count" && coll)
+            {
+                p.commSms = static_cast<uint32_t>(ReadUnsigned(ctx, n.id, a, 65535));
             }
             else if (name == "host_sync")
             {
@@ -519,6 +539,14 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
         if (p.hostNs != 0 || p.hostSync)
         {
             trace.SetHost(added, p.hostNs, p.hostSync);
+        }
+        if (p.smScaling > 0)
+        {
+            trace.SetSmScaling(added, static_cast<float>(p.smScaling));
+        }
+        if (p.commSms > 0)
+        {
+            trace.SetCommSms(added, p.commSms);
         }
     }
     trace.Validate(file);

@@ -196,6 +196,16 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             {
                 AddUint64(msg, "host_ns", trace.GetHostNs(index));
             }
+            if (n.type == TraceNodeType::COMP && trace.GetSmScaling(index) > 0)
+            {
+                AttributeProto* share = msg.add_attr();
+                share->set_name("sm_scaling");
+                share->set_double_val(trace.GetSmScaling(index));
+            }
+            if (n.type == TraceNodeType::COMM_COLL && trace.GetCommSms(index) > 0)
+            {
+                AddUint64(msg, "sm_count", trace.GetCommSms(index));
+            }
             if (trace.IsHostSync(index))
             {
                 AttributeProto* sync = msg.add_attr();

@@ -30,6 +30,8 @@ ExecutionTrace::ExecutionTrace(uint32_t rank)
 ExecutionTrace::ExecutionTrace(const ExecutionTrace& other)
     : m_rank(other.m_rank)
     , m_nodes(other.m_nodes)
+    , m_host(other.m_host)
+    , m_sm(other.m_sm)
     , m_deps(other.m_deps)
     , m_nEdges(other.m_nEdges)
     , m_names(other.m_names)
@@ -563,7 +565,8 @@ ExecutionTrace::operator==(const ExecutionTrace& other) const
             || a.bytes != b.bytes || a.group != b.group || a.commSrc != b.commSrc
             || a.commDst != b.commDst || a.commTag != b.commTag || a.type != b.type
             || a.commType != b.commType || GetHostNs(i) != other.GetHostNs(i)
-            || IsHostSync(i) != other.IsHostSync(i) || GetName(i) != other.GetName(i))
+            || IsHostSync(i) != other.IsHostSync(i) || GetName(i) != other.GetName(i)
+            || GetSmScaling(i) != other.GetSmScaling(i))
         {
             return false;
         }
@@ -650,6 +653,42 @@ ExecutionTrace::HasHost() const
         }
     }
     return false;
+}
+
+void
+ExecutionTrace::SetSmScaling(uint32_t index, float share)
+{
+    if (!(share >= 0 && share <= 1))
+    {
+        throw std::out_of_range("ExecutionTrace::SetSmScaling: share outside [0, 1]");
+    }
+    if (m_sm.size() < m_nodes.size())
+    {
+        m_sm.resize(m_nodes.size(), 0);
+    }
+    m_sm.at(index) = share;
+}
+
+float
+ExecutionTrace::GetSmScaling(uint32_t index) const
+{
+    return index < m_sm.size() ? m_sm[index] : 0;
+}
+
+void
+ExecutionTrace::SetCommSms(uint32_t index, uint32_t sms)
+{
+    if (m_sm.size() < m_nodes.size())
+    {
+        m_sm.resize(m_nodes.size(), 0);
+    }
+    m_sm.at(index) = static_cast<float>(sms);
+}
+
+uint32_t
+ExecutionTrace::GetCommSms(uint32_t index) const
+{
+    return index < m_sm.size() ? static_cast<uint32_t>(m_sm[index]) : 0;
 }
 
 } // namespace rapidllm

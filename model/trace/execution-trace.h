@@ -206,6 +206,22 @@ class ExecutionTrace
     bool HasHost() const;
 
     /**
+     * \brief Sets how compute node \p index shares the GPU's SMs (Chakra attribute
+     * sm_scaling): the share of its time that grows as 1 / SMs when a collective's kernels hold
+     * some of them (SmScaling in compute-coster.h). \param index the node \param share in [0, 1]
+     */
+    void SetSmScaling(uint32_t index, float share);
+    /** \return the share SetSmScaling gave compute node \p index (0: its time does not change) */
+    float GetSmScaling(uint32_t index) const;
+    /**
+     * \brief Sets the SMs collective node \p index holds while it runs, where the software
+     * fixes them (Chakra attribute sm_count). \param index the node \param sms the SMs
+     */
+    void SetCommSms(uint32_t index, uint32_t sms);
+    /** \return the SMs SetCommSms gave collective \p index (0: its algorithm's) */
+    uint32_t GetCommSms(uint32_t index) const;
+
+    /**
      * \brief Adds a node of any type. Its firstDep/numDeps and name fields are set here.
      * Dependencies must name nodes already added, so graphs built this way are acyclic.
      * \param node the node (its id must be unused)
@@ -362,6 +378,7 @@ class ExecutionTrace
     uint32_t m_rank;                //!< rank of this graph
     std::vector<TraceNode> m_nodes; //!< nodes by index
     std::vector<uint64_t> m_host;   //!< per node: host ns | sync bit 63 (empty: no host data)
+    std::vector<float> m_sm;        //!< per node: SmScaling or CommSms (empty: none)
     std::vector<uint32_t> m_deps;   //!< dependency lists, flat
     size_t m_nEdges;                //!< live edges in m_deps
     /** Name table; a deque so that names never move and the index can view them. */

@@ -96,6 +96,14 @@ RankTrace(const Workload& w, uint32_t rank)
         {
             trace.SetHost(before, static_cast<uint64_t>(std::llround(n.hostS * 1e9)), n.hostSync);
         }
+        if (n.kind == WorkNodeKind::COMPUTE && n.smScaling > 0)
+        {
+            trace.SetSmScaling(before, n.smScaling);
+        }
+        if (n.kind == WorkNodeKind::COLLECTIVE && n.commSms > 0)
+        {
+            trace.SetCommSms(before, n.commSms);
+        }
     }
     return trace;
 }

@@ -243,6 +243,22 @@ CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& co
     }
 }
 
+double
+SmScaling(GpuComputeModel& model, const OperatorDesc& op, const OperatorCost& cost)
+{
+    const uint32_t sms = model.GetGpu().smCount;
+    const uint32_t held = (sms + 7) / 8;
+    if (op.reservedSms > 0 || sms < 2 || held >= sms || !(cost.timeS > 0) || uint32_t(held) > 255)
+    {
+        return 0;
+    }
+    OperatorDesc fewer = op;
+    fewer.reservedSms = static_cast<uint8_t>(held);
+    const double slower = CostOperator(model, fewer).timeS / cost.timeS - 1;
+    const double full = double(sms) / (sms - held) - 1;
+    return std::clamp(slower / full, 0.0, 1.0);
+}
+
 OperatorCoster
 MakeComputeCoster(Ptr<GpuComputeModel> model)
 {
@@ -250,6 +266,7 @@ MakeComputeCoster(Ptr<GpuComputeModel> model)
     {
         OperatorCost cost = CostOperator(*model, op);
         CheckRoofline(model->GetGpu(), op, cost);
+        cost.smScaling = SmScaling(*model, op, cost);
         NS_LOG_LOGIC(ToString(op.type) << (op.backward ? " backward " : " ") << ToString(op.dtype)
                                        << ": " << cost.kind << " " << cost.timeS << " s, "
                                        << cost.kernels << " kernels, " << cost.bound << " bound");

@@ -35,6 +35,19 @@ OperatorCoster MakeComputeCoster(Ptr<GpuComputeModel> model);
 void CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& cost);
 
 /**
+ * \brief How much of an operator's time scales with the SMs it gets: its time with one SM in
+ * eight held by another kernel (at the same clock), against the whole GPU's, as the share f of
+ * t(S') = t (1 - f + f S / S') in [0, 1]. NCCL's CTAs take whole SMs from the kernels they
+ * overlap (one CTA per channel, with 82 KB of shared memory and 640 x 96 registers: NCCL
+ * 2.21.5, device.h; NVIDIA/nccl issue 689), so a replay slows the kernels that run beside a
+ * collective by this share (TraceReplayer's SmCount). 0 for a kernel already confined to the
+ * SMs a communication kernel leaves it (OperatorDesc::reservedSms).
+ * \param model the compute model \param op the operator \param cost its cost on the whole GPU
+ * \return the share
+ */
+double SmScaling(GpuComputeModel& model, const OperatorDesc& op, const OperatorCost& cost);
+
+/**
  * \brief Costs one operator with the compute model.
  * \param model the compute model
  * \param op the operator

@@ -4,6 +4,8 @@
 
 #include "graph-emitter.h"
 
+#include "ns3/assert.h"
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -83,6 +85,14 @@ GraphEmitter::Blocking(const char* label, CollectiveKind kind, GroupKind group, 
     n.commBytes = bytes;
     JoinStream(n);
     return n.id;
+}
+
+void
+GraphEmitter::SetCommSms(uint32_t id, uint8_t sms)
+{
+    WorkNode& n = m_graph.nodes.at(id);
+    NS_ASSERT(n.kind == WorkNodeKind::COLLECTIVE);
+    n.commSms = sms;
 }
 
 uint32_t

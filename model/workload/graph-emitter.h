@@ -53,6 +53,13 @@ class GraphEmitter
     uint32_t Blocking(const char* label, CollectiveKind kind, GroupKind group, uint64_t bytes);
 
     /**
+     * \brief Sets the SMs collective \p id holds while it runs, where the software fixes them
+     * (Transformer Engine's userbuffers num_sm) instead of the collective algorithm (NCCL's
+     * channels). \param id a collective \param sms the SMs
+     */
+    void SetCommSms(uint32_t id, uint8_t sms);
+
+    /**
      * \brief A collective that runs beside the stream once \p after is done.
      * \return its id; the stream does not wait for it
      */

@@ -18,18 +18,25 @@ namespace {
 // Transformer Engine's userbuffers settings in the H100 configurations of NeMo / Megatron-Bridge
 // (userbuffers_{bf16,fp8}_h100_h8192_tp4_mbs1_seqlen8192): the pipelined reduce-scatters split
 // their GEMM in num_splits=4 and keep num_sm SMs from it (set_sm_margin=True): 24 for
-// proj_fprop, 16 for fc2_fprop.
+// proj_fprop, 16 for fc2_fprop. The backward's bulk overlaps (an all-gather beside the dgrad, a
+// reduce-scatter beside the wgrad) hold num_sm SMs without a margin: qkv_dgrad 4, qkv_wgrad 24,
+// fc1_dgrad 2, fc1_wgrad 4.
 constexpr uint64_t kUserBufferSplits = 4;
 constexpr uint8_t kUserBufferProjSms = 24;
 constexpr uint8_t kUserBufferFc2Sms = 16;
 
 // Node labels are static strings (the graph does not own them).
 const ColumnParallelLabels kQkvLabels{
-    "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast"};
+    "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast", 4, 24};
 const ColumnParallelLabels kFc1Labels{
-    "fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad", "fc1_grad_fp8_cast"};
-const ColumnParallelLabels kRouterLabels{
-    "router_dgrad", "ag_router_input", "ar_router_dgrad", "router_wgrad", "router_grad_fp8_cast"};
+    "fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad", "fc1_grad_fp8_cast", 2, 4};
+const ColumnParallelLabels kRouterLabels{"router_dgrad",
+                                         "ag_router_input",
+                                         "ar_router_dgrad",
+                                         "router_wgrad",
+                                         "router_grad_fp8_cast",
+                                         0,
+                                         0};
 } // namespace
 
 TransformerLayer::TransformerLayer(const ModelSpec& model,
@@ -552,6 +559,7 @@ TransformerLayer::ScatteredGemm(GraphEmitter& e,
                                   GroupKind::TP,
                                   uint64_t(m_shapes.elementBytes) * chunkRows * n,
                                   chunk));
+        e.SetCommSms(reduces.back(), reservedSms);
     }
     e.StreamWaitsFor(reduces);
 }
@@ -625,6 +633,10 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
         // Transformer Engine's linear backward: an asynchronous all-gather beside the dgrad).
         gather =
             e.Async(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes, e.LastStream());
+        if (UserBuffers())
+        {
+            e.SetCommSms(gather, l.gatherSms);
+        }
     }
     uint32_t dgrad = e.Compute(l.dgrad, MakeGemm(m_rows, h, width, dt));
     if (gather != GraphEmitter::NONE)
@@ -637,6 +649,10 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
     if (reduce && m_run.overlapTpReduce)
     {
         pending = e.Async(l.reduce, kind, GroupKind::TP, inBytes, dgrad);
+        if (UserBuffers())
+        {
+            e.SetCommSms(pending, l.reduceSms);
+        }
     }
     uint32_t wgrad = e.Compute(l.wgrad, MakeGemm(h, width, m_rows, dt));
     if (pending != GraphEmitter::NONE)

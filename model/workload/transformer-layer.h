@@ -28,6 +28,8 @@ struct ColumnParallelLabels
     const char* reduce; //!< tensor-parallel reduction of the input gradient
     const char* wgrad;  //!< weight-gradient GEMM
     const char* cast;   //!< fp8 cast of the output gradient (Transformer Engine's FP8 recipe)
+    uint8_t gatherSms;  //!< with userbuffers: SMs of the bulk re-gather beside the dgrad
+    uint8_t reduceSms;  //!< with userbuffers: SMs of the bulk reduce-scatter beside the wgrad
 };
 
 /**

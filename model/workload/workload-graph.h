@@ -73,10 +73,12 @@ struct WorkNode
     double modelFlops = 0;    //!< COMPUTE: FLOPs as the papers count them
     uint64_t tensorBytes = 0; //!< COMPUTE: device-memory bytes moved
     uint32_t kernels = 1;     //!< COMPUTE: kernels the operator launches
+    float smScaling = 0;      //!< COMPUTE: share of its time that scales as 1 / SMs (SmScaling)
     double hostS = 0;         //!< host time to issue this node (ApplyHostDispatch)
     bool hostSync = false;    //!< the host waits for this node before issuing the next
 
     CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
+    uint8_t commSms = 0; //!< COLLECTIVE: SMs its kernels hold (0: the collective algorithm's)
     GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis
     uint64_t commBytes = 0;          //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
     int32_t peerOffset = 0;          //!< SEND/RECV: peer = own coordinate + offset

@@ -70,6 +70,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                 n.durationS = it->second.timeS;
                 n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
                 n.kernels = std::max(1u, it->second.kernels);
+                n.smScaling = static_cast<float>(it->second.smScaling);
             }
         }
         NS_LOG_DEBUG(memo.size() << " distinct operators costed");
