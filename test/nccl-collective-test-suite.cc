@@ -230,8 +230,9 @@ class NcclH100LoggedChoiceTestCase : public TestCase
 /**
  * \brief The SMs NCCL's kernels hold (one CTA per channel): NVLS 16 (NCCL_NVLS_NCHANNELS); a
  * ring inside the NVSwitch twice the graph's 12 rings (ncclTopoPostset), fewer for small sizes
- * (one channel per threads x threshold bytes: LL's 512 x 8 x ranks); rings across the network
- * are not charged.
+ * (one channel per threads x threshold bytes: LL's 512 x 8 x ranks); across the network the
+ * network dimension's channels per GPU of the communicator in a node (DGX H100 4, DGX A100 2),
+ * at most 16.
  */
 class NcclSmCountTestCase : public TestCase
 {
@@ -262,7 +263,25 @@ class NcclSmCountTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 1}, gib), 24u, "2 GPUs: ring");
         // 4 KiB on 2 GPUs runs LL: one channel per 512 threads x 8 x 2 ranks = 8 KiB.
         NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 1}, 4096), 1u, "small: 1");
-        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 8}, gib), 0u, "across nodes");
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::ALL_REDUCE, {0, 8}, gib), 4u, "1 GPU per node");
+        NS_TEST_EXPECT_MSG_EQ(
+            sms(CollectiveOp::ALL_REDUCE, {0, 1, 8, 9}, gib), 8u, "2 GPUs per node: 2 x 4");
+        std::vector<uint32_t> all(16);
+        for (uint32_t i = 0; i < 16; ++i)
+        {
+            all[i] = i;
+        }
+        NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::REDUCE_SCATTER, all, gib), 16u, "8 per node: 16");
+        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
+        Ptr<Topology> ta = Topology::Build(a100.network, 16, "a100-sxm-80gb");
+        CollectivePlanner pa(*ta);
+        CollectiveRequest r;
+        r.op = CollectiveOp::ALL_REDUCE;
+        r.endpoints = {0, 8};
+        r.bytes = gib;
+        NS_TEST_EXPECT_MSG_EQ(pa.GetSmCount(r), 2u, "DGX A100: 2 per GPU");
+        r.endpoints = all;
+        NS_TEST_EXPECT_MSG_EQ(pa.GetSmCount(r), 16u, "DGX A100, 8 per node: 16");
         NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::SEND_RECV, {0, 1}, gib), 0u, "send-receive");
     }
 };

@@ -66,7 +66,8 @@ bool
 NcclGraphSpec::operator==(const NcclGraphSpec& o) const
 {
     return ringChannels == o.ringChannels && channelBps == o.channelBps
-           && ll128ChannelBps == o.ll128ChannelBps && nvls == o.nvls;
+           && ll128ChannelBps == o.ll128ChannelBps && nvls == o.nvls
+           && channelsPerGpu == o.channelsPerGpu;
 }
 
 bool
@@ -164,10 +165,19 @@ ReadDimension(SpecReader& r, bool outermost)
     if (r.Has("nccl"))
     {
         SpecReader g = r.GetMap("nccl");
-        d.nccl.ringChannels = g.GetCount("ring_channels", 1);
-        d.nccl.channelBps = g.GetInRange("channel_GBps", 0.001, 1e6) * 1e9;
-        d.nccl.ll128ChannelBps = g.GetInRange("ll128_channel_GBps", 0.001, 1e6, 1e6) * 1e9;
+        // A network dimension may give only its channels per GPU; the ring graph's fields come
+        // together.
+        if (g.Has("ring_channels") || !g.Has("channels_per_gpu"))
+        {
+            d.nccl.ringChannels = g.GetCount("ring_channels", 1);
+            d.nccl.channelBps = g.GetInRange("channel_GBps", 0.001, 1e6) * 1e9;
+            d.nccl.ll128ChannelBps = g.GetInRange("ll128_channel_GBps", 0.001, 1e6, 1e6) * 1e9;
+        }
         d.nccl.nvls = g.GetBool("nvls", false);
+        if (g.Has("channels_per_gpu"))
+        {
+            d.nccl.channelsPerGpu = g.GetCount("channels_per_gpu", 1);
+        }
         g.Finish();
     }
     r.Finish();

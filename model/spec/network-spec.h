@@ -45,6 +45,9 @@ struct NcclGraphSpec
     double channelBps = 0;      //!< bytes/s per ring channel (the graph's bwIntra)
     double ll128ChannelBps = 0; //!< LL128's ceiling per channel, bytes/s (0 = none)
     bool nvls = false;          //!< NVLink SHARP (multicast and reduction in the switch)
+    /** Across the network: a communicator's channels per GPU it has in a node (its rings run
+     * through each GPU's NIC), which its kernels' CTAs take SMs for (0: not given) */
+    uint32_t channelsPerGpu = 0;
 
     /** \return true when every field is equal */
     bool operator==(const NcclGraphSpec& other) const;

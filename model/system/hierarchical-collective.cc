@@ -98,6 +98,19 @@ HierarchicalCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
     return PipelineChunks(bytes, 8);
 }
 
+uint32_t
+HierarchicalCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const
+{
+    bool grid = false;
+    const auto spanned = SpannedDimensions(b.GetView(), EndpointsOf(b, call.members), grid);
+    if (spanned.empty())
+    {
+        return 0;
+    }
+    const auto n = static_cast<uint32_t>(call.members.size());
+    return b.GetDimensionAlgorithm(spanned.back(), call.op, n).GetSmCount(b, call);
+}
+
 bool
 HierarchicalCollective::ComposesDimensions() const
 {

@@ -35,6 +35,11 @@ class HierarchicalCollective : public CollectiveAlgorithm
     std::string Describe(const std::string& name,
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;
+    /**
+     * \brief The SMs of the collective as one communicator runs it (NCCL does not split it by
+     * dimension): what the outermost spanned dimension's algorithm says for the whole call.
+     */
+    uint32_t GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const override;
     bool ComposesDimensions() const override;
 
   private:

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -203,28 +204,53 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
     // compute kernels). NVLS runs NCCL_NVLS_NCHANNELS = 16 channels whatever the size
     // (src/transport/nvls.cc). A ring inside one NVSwitch dimension runs up to collChannels =
     // twice the graph's rings (src/graph/connect.cc, ncclTopoPostset duplicates them: 24 on
-    // DGX A100 and H100), fewer for small sizes: one channel less while bytes < channels x
-    // threads x threshold (src/enqueue.cc, getChannnelThreadInfo: threads 512 for LL, 640 for
-    // LL128, 544 for Simple's ring; threshold 8 x ranks, 8 and 64). Rings across the network
-    // have channel counts this model does not derive yet: none are charged there.
+    // DGX A100 and H100); across the network the network dimension's channels per GPU of the
+    // communicator in a node, at most 16 (`nccl: channels_per_gpu`, the hardware file's
+    // [NCCL-NET]). Small sizes run fewer: one channel less while bytes < channels x threads x
+    // threshold (src/enqueue.cc, getChannnelThreadInfo: threads 512 for LL, 640 for LL128,
+    // 544 for Simple's ring; threshold 8 x ranks, 8 and 64).
     const NcclEstimate e = Choose(b, call);
     if (e.algorithm == NcclAlgorithm::NVLS)
     {
         return 16;
     }
+    const NetworkView& view = b.GetView();
     std::vector<uint32_t> endpoints;
     for (uint32_t m : call.members)
     {
         endpoints.push_back(b.GetEndpoint(m));
     }
     bool grid = false;
-    const std::vector<uint32_t> spanned = SpannedDimensions(b.GetView(), endpoints, grid);
-    if (spanned.size() != 1)
+    const std::vector<uint32_t> spanned = SpannedDimensions(view, endpoints, grid);
+    uint64_t channels = 0;
+    const NetworkDimensionSpec* net = nullptr;
+    for (uint32_t d : spanned)
     {
-        return 0;
+        if (view.GetDimension(d).kind == TopologyKind::FAT_TREE)
+        {
+            net = &view.GetDimension(d);
+        }
     }
-    const NetworkDimensionSpec& dim = b.GetView().GetDimension(spanned[0]);
-    if (dim.kind == TopologyKind::FAT_TREE || dim.nccl.ringChannels == 0)
+    if (net != nullptr)
+    {
+        // The communicator's GPUs in one node: the most members in one instance of the
+        // innermost dimension (one when the network is that dimension).
+        std::map<uint32_t, uint64_t> perNode;
+        uint64_t local = 1;
+        if (view.GetDimension(0).kind != TopologyKind::FAT_TREE)
+        {
+            for (uint32_t ep : endpoints)
+            {
+                local = std::max(local, ++perNode[view.GetInstance(ep, 0)]);
+            }
+        }
+        channels = std::min<uint64_t>(uint64_t(net->nccl.channelsPerGpu) * local, 16);
+    }
+    else if (spanned.size() == 1)
+    {
+        channels = 2 * uint64_t(view.GetDimension(spanned[0]).nccl.ringChannels);
+    }
+    if (channels == 0)
     {
         return 0;
     }
@@ -241,7 +267,6 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
         threads = 640;
         threshold = 8;
     }
-    uint64_t channels = 2 * uint64_t(dim.nccl.ringChannels);
     while (channels >= 2 && call.bytes < channels * threads * threshold)
     {
         --channels;
