@@ -1588,6 +1588,75 @@ class AttentionKernelSettingTestCase : public TestCase
 };
 
 /**
+ * \brief Ring exchanges overlap the kernel they surround, as Transformer Engine issues them:
+ * each step's send and receive are posted before the step's attention (isend, irecv, then the
+ * kernel), the next step's attention waits for the receive, and the next send forwards the
+ * block just received.
+ */
+class RingExchangeTestCase : public TestCase
+{
+  public:
+    RingExchangeTestCase()
+        : TestCase("ring attention's exchanges are posted before the attention they overlap")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);
+        run.parallel.cp = 4;
+        run.parallel.dp = 1;
+        run.globalBatch = 1;
+        const Workload w = Workload::Build(fixture::SmallModel("gpt-1.7b", 1), run);
+        const auto& nodes = w.stages.at(0).nodes;
+        std::vector<uint32_t> attention;
+        std::vector<uint32_t> recvs;
+        std::vector<uint32_t> sends;
+        for (const WorkNode& n : nodes)
+        {
+            if (n.phase != Phase::FORWARD || n.layer != 0)
+            {
+                continue;
+            }
+            const std::string label = n.label;
+            if (label == "attention")
+            {
+                attention.push_back(n.id);
+            }
+            else if (label == "kv_recv")
+            {
+                recvs.push_back(n.id);
+            }
+            else if (label == "kv_send")
+            {
+                sends.push_back(n.id);
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(attention.size(), 4u, "cp steps");
+        NS_TEST_ASSERT_MSG_EQ(recvs.size(), 3u, "cp - 1 receives");
+        NS_TEST_ASSERT_MSG_EQ(sends.size(), 3u, "cp - 1 sends");
+        auto waits = [&](uint32_t node, uint32_t on)
+        {
+            const auto& d = nodes[node].deps;
+            return std::find(d.begin(), d.end(), on) != d.end();
+        };
+        for (uint32_t step = 0; step < 3; ++step)
+        {
+            NS_TEST_EXPECT_MSG_LT(recvs[step], attention[step], "posted before its attention");
+            NS_TEST_EXPECT_MSG_EQ(waits(recvs[step], attention[step]), false, "not after it");
+            NS_TEST_EXPECT_MSG_EQ(
+                waits(attention[step + 1], recvs[step]), true, "the next step waits for it");
+            if (step > 0)
+            {
+                NS_TEST_EXPECT_MSG_EQ(
+                    waits(sends[step], recvs[step - 1]), true, "forwards the block received");
+            }
+        }
+    }
+};
+
+/**
  * \brief How much of a kernel's time scales with its SMs (SmScaling): nearly all of a large
  * bf16 GEMM's, little of a norm's (device-memory bound), none of a kernel already confined to
  * the SMs a communication kernel leaves; a costed workload carries it on its kernels.
@@ -1649,6 +1718,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);
         AddTestCase(new SequenceParallelBackwardTestCase, TestCase::QUICK);
+        AddTestCase(new RingExchangeTestCase, TestCase::QUICK);
         AddTestCase(new SmScalingTestCase, TestCase::QUICK);
         AddTestCase(new UserBuffersTestCase, TestCase::QUICK);
         AddTestCase(new UnfusedAttentionDropoutTestCase, TestCase::QUICK);

@@ -138,6 +138,22 @@ GraphEmitter::Recv(const char* label, GroupKind axis, int32_t offset, uint32_t t
     return n.id;
 }
 
+uint32_t
+GraphEmitter::RecvBeside(
+    const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
+{
+    WorkNode& n = Append(WorkNodeKind::RECV, label);
+    n.group = axis;
+    n.peerOffset = offset;
+    n.tag = tag;
+    n.commBytes = bytes;
+    if (after != NONE)
+    {
+        n.deps.push_back(after);
+    }
+    return n.id;
+}
+
 void
 GraphEmitter::JoinStream(WorkNode& n)
 {

@@ -77,6 +77,18 @@ class GraphEmitter
     /** \brief A receive the stream waits for. */
     uint32_t Recv(const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes);
 
+    /**
+     * \brief A receive posted beside the stream once \p after is done (an irecv issued with its
+     * send before the kernel it overlaps); the stream waits for it only where StreamWaitsFor
+     * says. \return its id
+     */
+    uint32_t RecvBeside(const char* label,
+                        GroupKind axis,
+                        int32_t offset,
+                        uint32_t tag,
+                        uint64_t bytes,
+                        uint32_t after);
+
     /** \brief Makes the next stream node also wait for \p id. */
     void StreamWaitsFor(uint32_t id);
     /** \brief Makes the next stream node also wait for each of \p ids. */

@@ -282,20 +282,18 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     // and each remote block needs half of its scores (half the queries against the whole block).
     const uint64_t kvBytes = 2 * eb * m_batch * m_tokens * s.kvHeads * s.headDim;
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        const uint32_t tag = e.NextPeerTag();
-        if (step + 1 < cp)
-        {
-            e.Send("kv_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
-        }
+        received =
+            RingExchange(e, GroupKind::CP, "kv_send", "kv_recv", kvBytes, step, cp, received);
         uint32_t id = e.Compute("attention",
                                 RingAttention(OpType::ATTENTION_FWD, step, false),
                                 step == 0 ? keptActs + (keepSaved ? lse : 0) : 0);
         e.Graph().nodes[id].modelFlops = stepFlops;
-        if (step + 1 < cp)
+        if (received != GraphEmitter::NONE)
         {
-            e.Recv("kv_recv", GroupKind::CP, -1, tag, kvBytes);
+            e.StreamWaitsFor(received);
         }
     }
     return lse;
@@ -317,18 +315,16 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const uint64_t kvBytes =
         4 * uint64_t(s.elementBytes) * m_batch * m_tokens * s.kvHeads * s.headDim;
     const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        const uint32_t tag = e.NextPeerTag();
-        if (step + 1 < cp)
-        {
-            e.Send("kv_grad_send", GroupKind::CP, +1, tag, kvBytes, e.LastStream());
-        }
+        received = RingExchange(
+            e, GroupKind::CP, "kv_grad_send", "kv_grad_recv", kvBytes, step, cp, received);
         uint32_t id = e.Compute("attention_bwd", RingAttention(OpType::ATTENTION_BWD, step, true));
         e.Graph().nodes[id].modelFlops = stepFlops;
-        if (step + 1 < cp)
+        if (received != GraphEmitter::NONE)
         {
-            e.Recv("kv_grad_recv", GroupKind::CP, -1, tag, kvBytes);
+            e.StreamWaitsFor(received);
         }
     }
 }
@@ -512,19 +508,40 @@ TransformerLayer::GatheredGemm(GraphEmitter& e,
     const uint64_t local = m_normRows;
     CastToFp8(e, cast, local, k);
     const uint64_t bytes = uint64_t(dt == DataType::FP8 ? 1 : m_shapes.elementBytes) * local * k;
+    uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < tp; ++step)
     {
-        const uint32_t tag = e.NextPeerTag();
-        if (step + 1 < tp)
-        {
-            e.Send(gather, GroupKind::TP, +1, tag, bytes, e.LastStream());
-        }
+        received = RingExchange(e, GroupKind::TP, gather, gather, bytes, step, tp, received);
         e.Compute(gemm, MakeGemm(local, n, k, dt), step == 0 ? saved : 0);
-        if (step + 1 < tp)
+        if (received != GraphEmitter::NONE)
         {
-            e.Recv(gather, GroupKind::TP, -1, tag, bytes);
+            e.StreamWaitsFor(received);
         }
     }
+}
+
+uint32_t
+TransformerLayer::RingExchange(GraphEmitter& e,
+                               GroupKind axis,
+                               const char* send,
+                               const char* recv,
+                               uint64_t bytes,
+                               uint32_t step,
+                               uint32_t steps,
+                               uint32_t received) const
+{
+    // The tag is taken at every step, the last included, so that tags stay as they were.
+    const uint32_t tag = e.NextPeerTag();
+    if (step + 1 >= steps)
+    {
+        return GraphEmitter::NONE;
+    }
+    const uint32_t sent = e.Send(send, axis, +1, tag, bytes, e.LastStream());
+    if (received != GraphEmitter::NONE)
+    {
+        e.Graph().nodes[sent].deps.push_back(received); // the block in hand: received just now
+    }
+    return e.RecvBeside(recv, axis, -1, tag, bytes, e.LastStream());
 }
 
 void

@@ -176,6 +176,26 @@ class TransformerLayer
     OperatorDesc SequenceAttention(OpType type, bool backward = false) const;
     /** Step \p step of ring attention (context parallelism): the local or a remote K/V block. */
     OperatorDesc RingAttention(OpType type, uint32_t step, bool backward) const;
+    /**
+     * One step of a ring exchange around the kernel that follows it (ring attention, Transformer
+     * Engine's ring-exchanged gather): unless it is the last of \p steps, the block in hand goes
+     * to the next rank and the next block comes from the previous one, both posted before the
+     * kernel (isend and irecv, then the kernel) and the stream waiting for the receive after it.
+     * \param e the emitter \param axis the ring's axis \param send the send's label
+     * \param recv the receive's label
+     * \param bytes the block \param step this step (0..steps-1) \param steps the ring's steps
+     * \param received the previous step's receive (NONE at step 0): the block sent on
+     * \return this step's receive (NONE at the last step); the caller emits the kernel, then
+     *         makes the stream wait for the receive (StreamWaitsFor)
+     */
+    uint32_t RingExchange(GraphEmitter& e,
+                          GroupKind axis,
+                          const char* send,
+                          const char* recv,
+                          uint64_t bytes,
+                          uint32_t step,
+                          uint32_t steps,
+                          uint32_t received) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 
