@@ -110,15 +110,27 @@ GraphEmitter::Async(
     return n.id;
 }
 
-uint32_t
-GraphEmitter::Send(
-    const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
+WorkNode&
+GraphEmitter::Peer(WorkNodeKind kind,
+                   const char* label,
+                   GroupKind axis,
+                   int32_t offset,
+                   uint32_t tag,
+                   uint64_t bytes)
 {
-    WorkNode& n = Append(WorkNodeKind::SEND, label);
+    WorkNode& n = Append(kind, label);
     n.group = axis;
     n.peerOffset = offset;
     n.tag = tag;
     n.commBytes = bytes;
+    return n;
+}
+
+uint32_t
+GraphEmitter::Send(
+    const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
+{
+    WorkNode& n = Peer(WorkNodeKind::SEND, label, axis, offset, tag, bytes);
     if (after != NONE)
     {
         n.deps.push_back(after);
@@ -129,11 +141,7 @@ GraphEmitter::Send(
 uint32_t
 GraphEmitter::Recv(const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes)
 {
-    WorkNode& n = Append(WorkNodeKind::RECV, label);
-    n.group = axis;
-    n.peerOffset = offset;
-    n.tag = tag;
-    n.commBytes = bytes;
+    WorkNode& n = Peer(WorkNodeKind::RECV, label, axis, offset, tag, bytes);
     JoinStream(n);
     return n.id;
 }
@@ -142,11 +150,7 @@ uint32_t
 GraphEmitter::RecvBeside(
     const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
 {
-    WorkNode& n = Append(WorkNodeKind::RECV, label);
-    n.group = axis;
-    n.peerOffset = offset;
-    n.tag = tag;
-    n.commBytes = bytes;
+    WorkNode& n = Peer(WorkNodeKind::RECV, label, axis, offset, tag, bytes);
     if (after != NONE)
     {
         n.deps.push_back(after);

@@ -116,6 +116,13 @@ class GraphEmitter
     WorkNode& Append(WorkNodeKind kind, const char* label);
     /** Makes \p node a stream node: it waits for the previous one and the extra waits. */
     void JoinStream(WorkNode& node);
+    /** Appends a send or receive with its peer (axis, offset), tag and bytes. */
+    WorkNode& Peer(WorkNodeKind kind,
+                   const char* label,
+                   GroupKind axis,
+                   int32_t offset,
+                   uint32_t tag,
+                   uint64_t bytes);
 
     StageGraph& m_graph;               //!< target
     uint32_t m_lastStream = NONE;      //!< last stream node
