@@ -248,7 +248,7 @@ SmScaling(GpuComputeModel& model, const OperatorDesc& op, const OperatorCost& co
 {
     const uint32_t sms = model.GetGpu().smCount;
     const uint32_t held = (sms + 7) / 8;
-    if (op.reservedSms > 0 || sms < 2 || held >= sms || !(cost.timeS > 0) || uint32_t(held) > 255)
+    if (op.reservedSms > 0 || sms < 2 || held > 255 || !(cost.timeS > 0))
     {
         return 0;
     }
