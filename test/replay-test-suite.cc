@@ -873,9 +873,12 @@ class SmSharingTestCase : public TestCase
     {}
 
   private:
-    /** \return the critical rank's timing of the job with \p share, \p commSms and \p sms */
+    /**
+     * \return rank 0's timing of the job with \p share, \p commSms and \p sms, a kernel of
+     * \p gemmNs (0: none) starting 10 us after the all-reduce
+     */
     static RankTiming
-    Run(float share, uint32_t commSms, uint32_t sms)
+    Run(float share, uint32_t commSms, uint32_t sms, uint64_t gemmNs = 1000000)
     {
         NetworkDimensionSpec dim;
         dim.name = "nvlink";
@@ -898,10 +901,10 @@ class SmSharingTestCase : public TestCase
         {
             set.ranks.emplace_back(rank);
             ExecutionTrace& t = set.ranks[rank];
-            // The all-reduce (256 MiB: over a millisecond) starts at once; the kernel 10 us later.
-            const uint32_t ar = t.AddCollective("ar", CollectiveType::ALL_REDUCE, 256 << 20, 1);
+            // The all-reduce (1 GiB: a few milliseconds) starts at once; the kernel 10 us later.
+            const uint32_t ar = t.AddCollective("ar", CollectiveType::ALL_REDUCE, 1 << 30, 1);
             const uint32_t lead = t.AddCompute("lead", 10000, 0, 0);
-            const uint32_t gemm = t.AddCompute("gemm", 1000000, 0, 0, {lead});
+            const uint32_t gemm = t.AddCompute("gemm", gemmNs, 0, 0, {lead});
             t.SetSmScaling(gemm, share);
             if (commSms > 0)
             {
@@ -936,6 +939,16 @@ class SmSharingTestCase : public TestCase
             fixed.computeS, 10e-6 + 1e-3 * 108 / 98, 2e-9, "sm_count 10: 108 / 98");
         const RankTiming none = Run(0, 0, 108);
         NS_TEST_EXPECT_MSG_EQ_TOL(none.computeS, 1.01e-3, 1e-9, "no share: the trace's time");
+        // A kernel that outlasts the all-reduce runs on 84 SMs until it ends, then on all 108:
+        // the work done by then at 84 / 108 of the rate, the rest at the full rate.
+        const double arEnd = Run(1, 0, 108, 0).finishS;
+        NS_TEST_ASSERT_MSG_GT(arEnd, 1.5e-3, "the all-reduce outlasts the short kernel");
+        const RankTiming outlasts = Run(1, 0, 108, 10000000);
+        const double during = arEnd - 10e-6;
+        NS_TEST_EXPECT_MSG_EQ_TOL(outlasts.computeS,
+                                  10e-6 + during + (10e-3 - during * 84 / 108),
+                                  4e-9,
+                                  "slower only while the collective runs");
     }
 };
 

@@ -734,6 +734,7 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
             if (it->node == node)
             {
                 s.smHolds.erase(it);
+                Rescale(rank);
                 break;
             }
         }
@@ -828,25 +829,44 @@ TraceReplayer::StartCompute(uint32_t rank)
             OperatorStarted(rank, node);
         }
         const int64_t first = KernelNs(rank, node);
-        s.timing.smSharingS += 1e-9 * double(first - int64_t(s.graph->GetNode(node).durationNs));
+        const uint32_t head = node;
         const int64_t ns = m_chainKernels ? ChainKernels(rank, node, first) : first;
-        Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
+        const EventId done =
+            Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::ComputeDone, this, rank, node);
+        if (m_smCount > 0 && node == head && s.graph->GetSmScaling(node) > 0)
+        {
+            // Its time follows the SMs the rank's collectives hold while it runs (Rescale).
+            const int64_t now = Simulator::Now().GetNanoSeconds();
+            s.running.push_back({node,
+                                 done,
+                                 now,
+                                 now,
+                                 double(s.graph->GetNode(node).durationNs),
+                                 SmFactor(rank, node)});
+        }
     }
 }
 
 int64_t
 TraceReplayer::KernelNs(uint32_t rank, uint32_t node) const
 {
+    const auto ns = int64_t(m_ranks[rank].graph->GetNode(node).durationNs);
+    const double factor = SmFactor(rank, node);
+    return factor == 1 ? ns : std::llround(double(ns) * factor);
+}
+
+double
+TraceReplayer::SmFactor(uint32_t rank, uint32_t node) const
+{
     const RankState& s = m_ranks[rank];
-    const auto ns = int64_t(s.graph->GetNode(node).durationNs);
     if (m_smCount == 0 || s.smHolds.empty())
     {
-        return ns;
+        return 1;
     }
     const double share = s.graph->GetSmScaling(node);
     if (share <= 0)
     {
-        return ns;
+        return 1;
     }
     // The SMs the collectives hold: one kernel per group at a time (a communicator's stream).
     uint64_t held = 0;
@@ -860,8 +880,32 @@ TraceReplayer::KernelNs(uint32_t rank, uint32_t node) const
         held += first ? s.smHolds[i].sms : 0;
     }
     const uint64_t left = held < m_smCount ? m_smCount - held : 1;
-    const double factor = 1 + share * (double(m_smCount) / double(left) - 1);
-    return std::llround(double(ns) * factor);
+    return 1 + share * (double(m_smCount) / double(left) - 1);
+}
+
+void
+TraceReplayer::Rescale(uint32_t rank)
+{
+    RankState& s = m_ranks[rank];
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    for (auto& k : s.running)
+    {
+        const double factor = SmFactor(rank, k.node);
+        if (factor == k.factor)
+        {
+            continue;
+        }
+        // The work done at the old rate; the rest at the new one.
+        k.leftNs = std::max(0.0, k.leftNs - double(now - k.lastNs) / k.factor);
+        k.lastNs = now;
+        k.factor = factor;
+        Simulator::Cancel(k.done);
+        k.done = Simulator::Schedule(NanoSeconds(std::llround(k.leftNs * factor)),
+                                     &TraceReplayer::ComputeDone,
+                                     this,
+                                     rank,
+                                     k.node);
+    }
 }
 
 int64_t
@@ -937,6 +981,16 @@ void
 TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
 {
     RankState& s = m_ranks[rank];
+    for (auto it = s.running.begin(); it != s.running.end(); ++it)
+    {
+        if (it->node == node)
+        {
+            const int64_t took = Simulator::Now().GetNanoSeconds() - it->startNs;
+            s.timing.smSharingS += 1e-9 * double(took - int64_t(s.graph->GetNode(node).durationNs));
+            s.running.erase(it);
+            break;
+        }
+    }
     s.busyStreams--;
     if (s.busyStreams == 0)
     {
@@ -1032,6 +1086,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         if (sms > 0)
         {
             s.smHolds.push_back({node, group, sms});
+            Rescale(rank);
         }
     }
     const std::size_t expected = index.simulated;

@@ -214,6 +214,18 @@ class TraceReplayer : public Object
         };
 
         std::vector<SmHold> smHolds; //!< posted collectives holding SMs, in posting order
+        /** A running kernel whose time follows the SMs held (SmCount). */
+        struct Kernel
+        {
+            uint32_t node;   //!< the kernel
+            EventId done;    //!< its ComputeDone
+            int64_t startNs; //!< when it started
+            int64_t lastNs;  //!< when its rate last changed
+            double leftNs;   //!< its work left, in ns on every SM
+            double factor;   //!< its time per unit of work now (SmFactor)
+        };
+
+        std::vector<Kernel> running; //!< kernels running with an sm_scaling share
     };
 
     /** Lets the host of \p rank issue nodes until it must wait (a sync node or the end). */
@@ -244,6 +256,14 @@ class TraceReplayer : public Object
      * where the rank's collectives hold SMs (SmCount, ExecutionTrace::GetSmScaling)
      */
     int64_t KernelNs(uint32_t rank, uint32_t node) const;
+    /**
+     * \return how much longer kernel \p node of \p rank takes with the SMs its rank's
+     * collectives hold now: 1 + sm_scaling (SMs / SMs left - 1)
+     */
+    double SmFactor(uint32_t rank, uint32_t node) const;
+    /** Moves the end of \p rank's running kernels to the SMs now held (a collective came or went).
+     */
+    void Rescale(uint32_t rank);
     /** Notes that a communication node of \p rank is posted (it may release its children). */
     void NotePosted(uint32_t rank, uint32_t node);
     void ComputeDone(uint32_t rank, uint32_t node);
