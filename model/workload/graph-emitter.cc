@@ -103,10 +103,7 @@ GraphEmitter::Async(
     n.collective = kind;
     n.group = group;
     n.commBytes = bytes;
-    if (after != NONE)
-    {
-        n.deps.push_back(after);
-    }
+    Beside(n, after);
     return n.id;
 }
 
@@ -131,10 +128,7 @@ GraphEmitter::Send(
     const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
 {
     WorkNode& n = Peer(WorkNodeKind::SEND, label, axis, offset, tag, bytes);
-    if (after != NONE)
-    {
-        n.deps.push_back(after);
-    }
+    Beside(n, after);
     return n.id;
 }
 
@@ -151,11 +145,17 @@ GraphEmitter::RecvBeside(
     const char* label, GroupKind axis, int32_t offset, uint32_t tag, uint64_t bytes, uint32_t after)
 {
     WorkNode& n = Peer(WorkNodeKind::RECV, label, axis, offset, tag, bytes);
+    Beside(n, after);
+    return n.id;
+}
+
+void
+GraphEmitter::Beside(WorkNode& n, uint32_t after)
+{
     if (after != NONE)
     {
         n.deps.push_back(after);
     }
-    return n.id;
 }
 
 void

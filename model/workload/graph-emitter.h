@@ -116,6 +116,8 @@ class GraphEmitter
     WorkNode& Append(WorkNodeKind kind, const char* label);
     /** Makes \p node a stream node: it waits for the previous one and the extra waits. */
     void JoinStream(WorkNode& node);
+    /** Makes \p node run beside the stream once \p after (NONE: at once) is done. */
+    void Beside(WorkNode& node, uint32_t after);
     /** Appends a send or receive with its peer (axis, offset), tag and bytes. */
     WorkNode& Peer(WorkNodeKind kind,
                    const char* label,
