@@ -164,6 +164,24 @@ CollectivePlanner::GetDimensionAlgorithm(uint32_t d, CollectiveOp op, uint32_t r
     return name == m_dimensionNames[d] ? *m_dimensions[d] : *GetAlgorithm(name, "algorithm");
 }
 
+namespace {
+/** \return the top-level call of \p req: every member, in the request's order */
+CollectiveCall
+TopCall(const CollectiveRequest& req)
+{
+    CollectiveCall call;
+    call.op = req.op;
+    call.bytes = req.bytes;
+    call.root = req.root;
+    call.members.resize(req.endpoints.size());
+    for (uint32_t i = 0; i < call.members.size(); ++i)
+    {
+        call.members[i] = i;
+    }
+    return call;
+}
+} // namespace
+
 Ptr<CollectiveAlgorithm>
 CollectivePlanner::Resolve(const CollectiveRequest& req, std::string& name) const
 {
@@ -210,16 +228,7 @@ CollectivePlanner::GetSmCount(const CollectiveRequest& req) const
     Ptr<CollectiveAlgorithm> algorithm = Resolve(req, name);
     CollectiveSchedule scratch(static_cast<uint32_t>(req.endpoints.size()));
     ScheduleBuilder builder(scratch, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
-    CollectiveCall call;
-    call.op = req.op;
-    call.bytes = req.bytes;
-    call.root = req.root;
-    call.members.resize(req.endpoints.size());
-    for (uint32_t i = 0; i < call.members.size(); ++i)
-    {
-        call.members[i] = i;
-    }
-    return algorithm->GetSmCount(builder, call);
+    return algorithm->GetSmCount(builder, TopCall(req));
 }
 
 CollectivePlan
@@ -275,15 +284,7 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
 
     ScheduleBuilder builder(
         plan.schedule, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
-    CollectiveCall call;
-    call.op = req.op;
-    call.bytes = req.bytes;
-    call.root = req.root;
-    call.members.resize(n);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        call.members[i] = i;
-    }
+    const CollectiveCall call = TopCall(req);
     plan.algorithm = algorithm->Describe(name, builder, call);
     const uint64_t each = algorithm->CountMessages(builder, call);
     if (!req.fluid)

@@ -22,19 +22,6 @@ static TypeRegistrar<CollectiveAlgorithm> g_hierarchical("hierarchical",
                                                          HierarchicalCollective::GetTypeId());
 
 namespace {
-/** \return the endpoints of \p members */
-std::vector<uint32_t>
-EndpointsOf(const ScheduleBuilder& b, const std::vector<uint32_t>& members)
-{
-    std::vector<uint32_t> endpoints;
-    endpoints.reserve(members.size());
-    for (uint32_t m : members)
-    {
-        endpoints.push_back(b.GetEndpoint(m));
-    }
-    return endpoints;
-}
-
 /**
  * \return the sub-groups of \p members along dimension \p d: the members that share every
  * other coordinate, ordered by their coordinate in \p d
@@ -102,7 +89,7 @@ uint32_t
 HierarchicalCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const
 {
     bool grid = false;
-    const auto spanned = SpannedDimensions(b.GetView(), EndpointsOf(b, call.members), grid);
+    const auto spanned = SpannedDimensions(b.GetView(), b.GetEndpoints(call.members), grid);
     if (spanned.empty())
     {
         return 0;
@@ -123,7 +110,7 @@ HierarchicalCollective::Describe(const std::string& name,
                                  const CollectiveCall& call) const
 {
     bool grid = false;
-    const auto spanned = SpannedDimensions(b.GetView(), EndpointsOf(b, call.members), grid);
+    const auto spanned = SpannedDimensions(b.GetView(), b.GetEndpoints(call.members), grid);
     std::string text = name + "(";
     for (std::size_t i = 0; i < spanned.size(); ++i)
     {
@@ -152,7 +139,7 @@ HierarchicalCollective::ForEachPhase(const ScheduleBuilder& b,
 {
     Check(call.op, static_cast<uint32_t>(call.members.size()), "algorithm");
     const NetworkView& view = b.GetView();
-    const std::vector<uint32_t> endpoints = EndpointsOf(b, call.members);
+    const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
     bool grid = false;
     const std::vector<uint32_t> spanned = SpannedDimensions(view, endpoints, grid);
     if (!grid)

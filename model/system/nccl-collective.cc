@@ -215,11 +215,7 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
         return 16;
     }
     const NetworkView& view = b.GetView();
-    std::vector<uint32_t> endpoints;
-    for (uint32_t m : call.members)
-    {
-        endpoints.push_back(b.GetEndpoint(m));
-    }
+    const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
     bool grid = false;
     const std::vector<uint32_t> spanned = SpannedDimensions(view, endpoints, grid);
     uint64_t channels = 0;
@@ -278,14 +274,9 @@ NcclEstimate
 NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) const
 {
     const auto n = static_cast<uint32_t>(call.members.size());
-    std::vector<uint32_t> endpoints;
-    endpoints.reserve(n);
-    for (uint32_t m : call.members)
-    {
-        endpoints.push_back(b.GetEndpoint(m));
-    }
     bool grid = false;
-    const std::vector<uint32_t> spanned = SpannedDimensions(b.GetView(), endpoints, grid);
+    const std::vector<uint32_t> spanned =
+        SpannedDimensions(b.GetView(), b.GetEndpoints(call.members), grid);
     // The ring crosses the network where the group spans a fat tree; the step bandwidth is the
     // slowest spanned dimension's link. Inside one dimension that has NCCL's graph, the ring's
     // bus bandwidth is the graph's (channels x bandwidth per channel).

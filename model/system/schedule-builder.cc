@@ -382,6 +382,18 @@ ScheduleBuilder::GetEndpoint(uint32_t rank) const
     return m_endpoints[rank];
 }
 
+std::vector<uint32_t>
+ScheduleBuilder::GetEndpoints(const std::vector<uint32_t>& ranks) const
+{
+    std::vector<uint32_t> endpoints;
+    endpoints.reserve(ranks.size());
+    for (uint32_t r : ranks)
+    {
+        endpoints.push_back(m_endpoints[r]);
+    }
+    return endpoints;
+}
+
 const CollectiveAlgorithm&
 ScheduleBuilder::GetDimensionAlgorithm(uint32_t d, CollectiveOp op, uint32_t ranks) const
 {

@@ -181,6 +181,8 @@ class ScheduleBuilder
     const NetworkView& GetView() const;
     /** \return the endpoint of \p rank */
     uint32_t GetEndpoint(uint32_t rank) const;
+    /** \return the endpoints of \p ranks, in their order */
+    std::vector<uint32_t> GetEndpoints(const std::vector<uint32_t>& ranks) const;
     /**
      * \brief The algorithm dimension \p d runs \p op with on \p ranks ranks: its configured
      * one (the `collective` field, else the kind's default) where that can run it, else ring.

@@ -34,6 +34,14 @@ constexpr uint8_t kCauseCompute = 0;
 constexpr uint8_t kCauseReceive = 1;
 constexpr uint8_t kCauseCommunication = 2;
 constexpr uint32_t kAbsent = UINT32_MAX;
+
+/** \return \p ns times \p factor, rounded (exactly \p ns at factor 1) */
+int64_t
+Scaled(int64_t ns, double factor)
+{
+    return factor == 1 ? ns : std::llround(double(ns) * factor);
+}
+
 /** Node completions between two checks of the event count. */
 constexpr uint32_t kCompletionsPerCheck = 4096;
 /** The watchdog's periodic check: its first and longest period. */
@@ -828,7 +836,9 @@ TraceReplayer::StartCompute(uint32_t rank)
         {
             OperatorStarted(rank, node);
         }
-        const int64_t first = KernelNs(rank, node);
+        const double factor = SmFactor(rank, node);
+        const auto own = int64_t(s.graph->GetNode(node).durationNs);
+        const int64_t first = Scaled(own, factor);
         const uint32_t head = node;
         const int64_t ns = m_chainKernels ? ChainKernels(rank, node, first) : first;
         const EventId done =
@@ -837,12 +847,7 @@ TraceReplayer::StartCompute(uint32_t rank)
         {
             // Its time follows the SMs the rank's collectives hold while it runs (Rescale).
             const int64_t now = Simulator::Now().GetNanoSeconds();
-            s.running.push_back({node,
-                                 done,
-                                 now,
-                                 now,
-                                 double(s.graph->GetNode(node).durationNs),
-                                 SmFactor(rank, node)});
+            s.running.push_back({node, done, now, now, double(own), factor});
         }
     }
 }
@@ -850,9 +855,7 @@ TraceReplayer::StartCompute(uint32_t rank)
 int64_t
 TraceReplayer::KernelNs(uint32_t rank, uint32_t node) const
 {
-    const auto ns = int64_t(m_ranks[rank].graph->GetNode(node).durationNs);
-    const double factor = SmFactor(rank, node);
-    return factor == 1 ? ns : std::llround(double(ns) * factor);
+    return Scaled(int64_t(m_ranks[rank].graph->GetNode(node).durationNs), SmFactor(rank, node));
 }
 
 double
