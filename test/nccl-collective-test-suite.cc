@@ -286,6 +286,63 @@ class NcclSmCountTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The SMs NCCL's point-to-point kernel holds (one CTA per channel a message is split
+ * over; ncclTopoComputeP2pChannels, scheduleP2pTasksToPlan, addP2pToPlan), worked out by hand
+ * from the rules: inside a DGX node the communicator has 32 p2p channels (2 x 12 rings rounded
+ * up to a power of two) and 32 per peer; nMin = 32 / ranks; a message takes min(nMin, bytes /
+ * 64 KiB) channels (Simple's 512 KiB step / 8), doubled while a part exceeds 16 MiB. Across
+ * nodes 2 per peer (H100: 4 p2p channels for one GPU per node; A100: 2).
+ */
+class NcclP2pSmCountTestCase : public TestCase
+{
+  public:
+    NcclP2pSmCountTestCase()
+        : TestCase(
+            "NCCL's sends hold 32 over ranks SMs in a node, 2 across nodes, fewer when small")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        Ptr<Topology> t = Topology::Build(h100.network, 16, "h100-sxm-80gb");
+        CollectivePlanner planner(*t);
+        auto sms = [&](std::vector<uint32_t> communicator, uint64_t bytes)
+        {
+            CollectiveRequest r;
+            r.endpoints = std::move(communicator);
+            r.bytes = bytes;
+            return planner.GetP2pSmCount(r);
+        };
+        const uint64_t mib = 1ull << 20;
+        // Context parallel 2 in a node: nMin = 16; 16 MiB / 64 KiB = 256 parts, so 16.
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 1}, 16 * mib), 16u, "CP2 in a node: 32 / 2");
+        // 8 ranks: nMin = 4; 1 GiB in 4 parts is 256 MiB each > 16 MiB: doubled to 32.
+        const std::vector<uint32_t> node = {0, 1, 2, 3, 4, 5, 6, 7};
+        NS_TEST_EXPECT_MSG_EQ(sms(node, 16 * mib), 4u, "8 ranks: 32 / 8");
+        NS_TEST_EXPECT_MSG_EQ(sms(node, 1024 * mib), 32u, "parts above 16 MiB: doubled to 32");
+        // 128 KiB: LL (at most 16 KiB x 32), step 64 KiB, parts of 8 KiB: 16 of them.
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 1}, 128 * 1024), 16u, "LL: 8 KiB parts, at most nMin");
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 1}, 16 * 1024), 2u, "16 KiB: two 8 KiB parts");
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 1}, 0), 1u, "an empty message: one channel");
+        // Across nodes, one GPU per node: 4 p2p channels, 2 per peer, parts of 64-128 KiB.
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 8}, 16 * mib), 2u, "across nodes: 2 per peer");
+        NS_TEST_EXPECT_MSG_EQ(sms({0, 8}, 32 * 1024), 1u, "across nodes, 32 KiB: one part");
+        NS_TEST_EXPECT_MSG_EQ(sms({0}, 16 * mib), 0u, "a communicator of one: no kernel");
+        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
+        Ptr<Topology> ta = Topology::Build(a100.network, 16, "a100-sxm-80gb");
+        CollectivePlanner pa(*ta);
+        CollectiveRequest r;
+        r.endpoints = {0, 8};
+        r.bytes = 16 * mib;
+        NS_TEST_EXPECT_MSG_EQ(pa.GetP2pSmCount(r), 2u, "DGX A100 across nodes: 2");
+        r.algorithm = "ring";
+        NS_TEST_EXPECT_MSG_EQ(pa.GetP2pSmCount(r), 0u, "an algorithm that does not say: none");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -298,6 +355,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclNvlsEstimateTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100ChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclSmCountTestCase, TestCase::QUICK);
+        AddTestCase(new NcclP2pSmCountTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
     }
 };

@@ -863,7 +863,8 @@ class ReplayAlgorithmTestCase : public TestCase
  * \brief Collectives take SMs from the kernels beside them (SmCount): a kernel that starts
  * while a large NCCL all-reduce runs inside one NVSwitch dimension gets the SMs its 24
  * channels leave (twice the graph's 12 rings), growing by its sm_scaling share; a trace's
- * sm_count sets the SMs instead; without SmCount nothing changes.
+ * sm_count sets the SMs instead; without SmCount nothing changes. A send and receive on a
+ * communicator hold NCCL's point-to-point channels; on none (copy engines), no SMs.
  */
 class SmSharingTestCase : public TestCase
 {
@@ -873,12 +874,24 @@ class SmSharingTestCase : public TestCase
     {}
 
   private:
+    /** What runs beside the kernel. */
+    enum class Exchange
+    {
+        ALL_REDUCE, //!< a 1 GiB all-reduce on group 1
+        NCCL_PEER,  //!< a 1 GiB send and receive between the two ranks on group 1
+        COPY_PEER,  //!< the same on no group (copy engines)
+    };
+
     /**
      * \return rank 0's timing of the job with \p share, \p commSms and \p sms, a kernel of
-     * \p gemmNs (0: none) starting 10 us after the all-reduce
+     * \p gemmNs (0: none) starting 10 us after \p exchange
      */
     static RankTiming
-    Run(float share, uint32_t commSms, uint32_t sms, uint64_t gemmNs = 1000000)
+    Run(float share,
+        uint32_t commSms,
+        uint32_t sms,
+        uint64_t gemmNs = 1000000,
+        Exchange exchange = Exchange::ALL_REDUCE)
     {
         NetworkDimensionSpec dim;
         dim.name = "nvlink";
@@ -902,7 +915,17 @@ class SmSharingTestCase : public TestCase
             set.ranks.emplace_back(rank);
             ExecutionTrace& t = set.ranks[rank];
             // The all-reduce (1 GiB: a few milliseconds) starts at once; the kernel 10 us later.
-            const uint32_t ar = t.AddCollective("ar", CollectiveType::ALL_REDUCE, 1 << 30, 1);
+            uint32_t ar = 0;
+            if (exchange == Exchange::ALL_REDUCE)
+            {
+                ar = t.AddCollective("ar", CollectiveType::ALL_REDUCE, 1 << 30, 1);
+            }
+            else
+            {
+                const uint32_t group = exchange == Exchange::NCCL_PEER ? 1 : kWorldGroup;
+                t.AddSend("send", 1 - rank, 0, 1 << 30, {}, group);
+                ar = t.AddRecv("recv", 1 - rank, 0, 1 << 30, {}, group);
+            }
             const uint32_t lead = t.AddCompute("lead", 10000, 0, 0);
             const uint32_t gemm = t.AddCompute("gemm", gemmNs, 0, 0, {lead});
             t.SetSmScaling(gemm, share);
@@ -949,6 +972,13 @@ class SmSharingTestCase : public TestCase
                                   10e-6 + during + (10e-3 - during * 84 / 108),
                                   4e-9,
                                   "slower only while the collective runs");
+        // A send and a receive posted together on group 1 share NCCL's point-to-point kernel:
+        // 1 GiB between 2 ranks runs on 32 channels (parts above 16 MiB double 16 to 32).
+        const RankTiming peer = Run(1, 0, 108, 1000000, Exchange::NCCL_PEER);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            peer.computeS, 10e-6 + 1e-3 * 108 / 76, 2e-9, "one kernel of 32 CTAs: 108 / 76");
+        const RankTiming copy = Run(1, 0, 108, 1000000, Exchange::COPY_PEER);
+        NS_TEST_EXPECT_MSG_EQ_TOL(copy.computeS, 1.01e-3, 1e-9, "copy engines: no SMs taken");
     }
 };
 

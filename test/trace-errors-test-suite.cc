@@ -103,6 +103,7 @@ Groups()
     CommGroups g;
     g.Add(1, {0, 1});
     g.Add(2, {1});
+    g.Add(3, {0});
     return g;
 }
 
@@ -281,7 +282,7 @@ class CommErrorsTestCase : public TestCase
             File({RawNode(4, kCollNode).Int("comm_type", kAttrInt64, 0).Str("pg_name", "9")}),
             &node);
         NS_TEST_ASSERT_MSG_EQ((Contains(e, "pg_name \"9\" names no communicator group")
-                               && Contains(e, "groups defined: 1, 2") && node == 4),
+                               && Contains(e, "groups defined: 1, 2, 3") && node == 4),
                               true,
                               e);
 
@@ -317,6 +318,22 @@ class CommErrorsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(ErrorOf(File({RawNode(7, kSendNode).Int("comm_dst", kAttrInt32, 1)})),
                               "",
                               "a valid send");
+        // A send's communicator (pg_name) must hold both ends.
+        auto send = [](const char* group)
+        {
+            return File(
+                {RawNode(7, kSendNode).Int("comm_dst", kAttrInt32, 1).Str("pg_name", group)});
+        };
+        NS_TEST_ASSERT_MSG_EQ(ErrorOf(send("1")), "", "a send on a group of both ends");
+        e = ErrorOf(send("3"), &node);
+        NS_TEST_ASSERT_MSG_EQ((Contains(e,
+                                        "point-to-point message on group 3, which does not "
+                                        "contain rank 1")
+                               && node == 7),
+                              true,
+                              e);
+        e = ErrorOf(send("2"));
+        NS_TEST_ASSERT_MSG_EQ(Contains(e, "does not contain rank 0"), true, e);
     }
 };
 

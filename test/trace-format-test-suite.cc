@@ -107,11 +107,11 @@ BuildSampleSet()
         uint32_t last = mlp;
         if (r == 0)
         {
-            last = t.AddSend("pp.send_act", 1, 7, 8ull << 20, {mlp});
+            last = t.AddSend("pp.send_act", 1, 7, 8ull << 20, {mlp}, 1); // on group 1
         }
         else if (r == 1)
         {
-            last = t.AddRecv("pp.recv_act", 0, 7, 8ull << 20, {mlp});
+            last = t.AddRecv("pp.recv_act", 0, 7, 8ull << 20, {mlp}, 1);
         }
         uint32_t rs = t.AddCollective(
             "dp.reduce_scatter", CollectiveType::REDUCE_SCATTER, 64ull << 20, dp, {last});

@@ -16,6 +16,7 @@
 #include "ns3/run-spec.h"
 #include "ns3/test.h"
 #include "ns3/workload-size.h"
+#include "ns3/workload-trace.h"
 #include "ns3/workload.h"
 #include "spec-error-check.h"
 
@@ -572,6 +573,7 @@ class UserBuffersTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(sends.size(), tp - 1, "tp - 1 ring steps");
         NS_TEST_EXPECT_MSG_EQ(sends[0]->commBytes, local * model.hidden, "fp8: one byte each");
         NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::RECV, 0).size(), tp - 1, "recvs");
+        NS_TEST_EXPECT_MSG_EQ(sends[0]->copyEngine, true, "userbuffers: copy engines, no SMs");
         // Forward out-projection: 4 chunks, each with its reduce-scatter of a quarter.
         const auto rs = count(b, "ar_proj", WorkNodeKind::COLLECTIVE, 0);
         NS_TEST_ASSERT_MSG_EQ(rs.size(), 4u, "pipelined reduce-scatters");
@@ -1653,6 +1655,22 @@ class RingExchangeTestCase : public TestCase
                     waits(sends[step], recvs[step - 1]), true, "forwards the block received");
             }
         }
+        // NCCL carries them (torch.distributed's isend / irecv) on the context-parallel group:
+        // the rank's trace names that group, whose point-to-point kernel holds SMs.
+        NS_TEST_EXPECT_MSG_EQ(nodes[sends[0]].copyEngine, false, "NCCL's kernel, not copy engines");
+        const ExecutionTrace t = RankTrace(w, 0);
+        const uint32_t cpGroup = w.layout.GroupId(0, GroupKind::CP);
+        uint32_t named = 0;
+        for (uint32_t i = 0; i < t.GetNNodes(); ++i)
+        {
+            const TraceNode& n = t.GetNode(i);
+            if (n.type == TraceNodeType::COMM_SEND || n.type == TraceNodeType::COMM_RECV)
+            {
+                named += n.group == cpGroup ? 1 : 0;
+            }
+        }
+        NS_TEST_EXPECT_MSG_GT(named, 0u, "the exchanges name the context-parallel group");
+        NS_TEST_EXPECT_MSG_EQ(WorkloadCommGroups(w).Has(cpGroup), true, "which is defined");
     }
 };
 

@@ -138,6 +138,13 @@ CollectiveAlgorithm::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& 
     return 0;
 }
 
+uint32_t
+CollectiveAlgorithm::GetP2pSmCount(const ScheduleBuilder& b,
+                                   const CollectiveCall& communicator) const
+{
+    return 0;
+}
+
 bool
 CollectiveAlgorithm::ComposesDimensions() const
 {

@@ -142,6 +142,15 @@ class CollectiveAlgorithm : public Object
     virtual uint32_t GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const;
 
     /**
+     * \brief The SMs a send or receive on a communicator holds while it runs (the library's
+     * point-to-point kernel), as GetSmCount for collectives. The default is 0.
+     * \param b the builder \param communicator its members (the whole communicator, not the
+     * pair) and bytes (the message) \return the SMs of the rank's kernel
+     */
+    virtual uint32_t GetP2pSmCount(const ScheduleBuilder& b,
+                                   const CollectiveCall& communicator) const;
+
+    /**
      * \brief Whether the algorithm spans several network dimensions by running other
      * algorithms per dimension (hierarchical does). Such an algorithm cannot be a dimension's
      * own `collective`. The default is false.

@@ -231,6 +231,35 @@ CollectivePlanner::GetSmCount(const CollectiveRequest& req) const
     return algorithm->GetSmCount(builder, TopCall(req));
 }
 
+uint32_t
+CollectivePlanner::GetP2pSmCount(const CollectiveRequest& req) const
+{
+    if (req.endpoints.size() < 2)
+    {
+        return 0;
+    }
+    // The library that runs the communicator's collectives runs its sends and receives: the
+    // named algorithm, else that of the outermost dimension the communicator spans.
+    Ptr<CollectiveAlgorithm> algorithm;
+    if (req.algorithm != kAuto)
+    {
+        algorithm = GetAlgorithm(req.algorithm, "algorithm");
+    }
+    else
+    {
+        bool grid = false;
+        const std::vector<uint32_t> spanned = SpannedDimensions(*m_view, req.endpoints, grid);
+        if (spanned.empty())
+        {
+            return 0;
+        }
+        algorithm = m_dimensions.at(spanned.back());
+    }
+    CollectiveSchedule scratch(static_cast<uint32_t>(req.endpoints.size()));
+    ScheduleBuilder builder(scratch, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
+    return algorithm->GetP2pSmCount(builder, TopCall(req));
+}
+
 CollectivePlan
 CollectivePlanner::Build(const CollectiveRequest& req) const
 {

@@ -108,6 +108,14 @@ class CollectivePlanner
     uint32_t GetSmCount(const CollectiveRequest& request) const;
 
     /**
+     * \brief The SMs a send or receive of \p request's bytes holds on a communicator of
+     * \p request's endpoints (CollectiveAlgorithm::GetP2pSmCount of the named algorithm, or
+     * of the outermost dimension the communicator spans). \param request the communicator
+     * and message \return the SMs of each end's kernel
+     */
+    uint32_t GetP2pSmCount(const CollectiveRequest& request) const;
+
+    /**
      * \brief The algorithm registered as \p name (created once and kept).
      * \param name a short name or TypeId name \param field where the name came from, for errors
      * \return the algorithm; throws SpecError naming \p field and CollectiveAlgorithmNames()

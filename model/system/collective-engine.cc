@@ -199,6 +199,12 @@ CollectiveEngine::GetSmCount(const CollectiveRequest& request)
     return GetPlanner().GetSmCount(request);
 }
 
+uint32_t
+CollectiveEngine::GetP2pSmCount(const CollectiveRequest& request)
+{
+    return GetPlanner().GetP2pSmCount(request);
+}
+
 uint64_t
 CollectiveEngine::Start(const CollectiveRequest& request,
                         RankDoneCallback onRankDone,

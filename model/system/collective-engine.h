@@ -116,6 +116,12 @@ class CollectiveEngine : public Object
      */
     uint32_t GetSmCount(const CollectiveRequest& request);
 
+    /**
+     * \param request a communicator (endpoints) and a message (bytes) \return the SMs a send
+     * or receive of it holds (CollectivePlanner::GetP2pSmCount)
+     */
+    uint32_t GetP2pSmCount(const CollectiveRequest& request);
+
     /** \return collectives still running */
     uint32_t GetRunningCount() const;
     /** \return collectives run as timed reservations so far (without the network) */

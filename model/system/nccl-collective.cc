@@ -214,38 +214,8 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
     {
         return 16;
     }
-    const NetworkView& view = b.GetView();
-    const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
-    bool grid = false;
-    const std::vector<uint32_t> spanned = SpannedDimensions(view, endpoints, grid);
-    uint64_t channels = 0;
-    const NetworkDimensionSpec* net = nullptr;
-    for (uint32_t d : spanned)
-    {
-        if (view.GetDimension(d).kind == TopologyKind::FAT_TREE)
-        {
-            net = &view.GetDimension(d);
-        }
-    }
-    if (net != nullptr)
-    {
-        // The communicator's GPUs in one node: the most members in one instance of the
-        // innermost dimension (one when the network is that dimension).
-        std::map<uint32_t, uint64_t> perNode;
-        uint64_t local = 1;
-        if (view.GetDimension(0).kind != TopologyKind::FAT_TREE)
-        {
-            for (uint32_t ep : endpoints)
-            {
-                local = std::max(local, ++perNode[view.GetInstance(ep, 0)]);
-            }
-        }
-        channels = std::min<uint64_t>(uint64_t(net->nccl.channelsPerGpu) * local, 16);
-    }
-    else if (spanned.size() == 1)
-    {
-        channels = 2 * uint64_t(view.GetDimension(spanned[0]).nccl.ringChannels);
-    }
+    bool network = false;
+    uint64_t channels = CommunicatorChannels(b, call, network);
     if (channels == 0)
     {
         return 0;
@@ -268,6 +238,122 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
         --channels;
     }
     return static_cast<uint32_t>(channels);
+}
+
+uint64_t
+NcclCollective::CommunicatorChannels(const ScheduleBuilder& b,
+                                     const CollectiveCall& call,
+                                     bool& network) const
+{
+    const NetworkView& view = b.GetView();
+    const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
+    bool grid = false;
+    const std::vector<uint32_t> spanned = SpannedDimensions(view, endpoints, grid);
+    const NetworkDimensionSpec* net = nullptr;
+    for (uint32_t d : spanned)
+    {
+        if (view.GetDimension(d).kind == TopologyKind::FAT_TREE)
+        {
+            net = &view.GetDimension(d);
+        }
+    }
+    network = net != nullptr;
+    if (net != nullptr)
+    {
+        // The communicator's GPUs in one node: the most members in one instance of the
+        // innermost dimension (one when the network is that dimension).
+        std::map<uint32_t, uint64_t> perNode;
+        uint64_t local = 1;
+        if (view.GetDimension(0).kind != TopologyKind::FAT_TREE)
+        {
+            for (uint32_t ep : endpoints)
+            {
+                local = std::max(local, ++perNode[view.GetInstance(ep, 0)]);
+            }
+        }
+        return std::min<uint64_t>(uint64_t(net->nccl.channelsPerGpu) * local, 16);
+    }
+    if (spanned.size() == 1)
+    {
+        return 2 * uint64_t(view.GetDimension(spanned[0]).nccl.ringChannels);
+    }
+    return 0;
+}
+
+namespace {
+/** \return the smallest power of two >= \p x (1 for 0) */
+uint64_t
+Pow2Up(uint64_t x)
+{
+    uint64_t p = 1;
+    while (p < x)
+    {
+        p *= 2;
+    }
+    return p;
+}
+} // namespace
+
+uint32_t
+NcclCollective::GetP2pSmCount(const ScheduleBuilder& b, const CollectiveCall& communicator) const
+{
+    // NCCL's point-to-point kernel: one CTA per channel a send or receive is split over; a
+    // send and a receive issued together share the channels (NCCL 2.21.5 src/enqueue.cc,
+    // scheduleP2pTasksToPlan and addP2pToPlan). src/graph/paths.cc, ncclTopoComputeP2pChannels:
+    // the communicator's p2p channels are its collective channels rounded up to a power of two
+    // (at most 32); per peer, 2 x the NVLinks to it inside a node (24 or more on DGX A100 and
+    // H100, above the communicator's channels) and 2 to a peer across the network, halved
+    // while 2 x ranks > 4 x the p2p channels (ncclTopoGetNchannels), rounded up to a power of
+    // two. A message of bytes uses min(nMin, bytes / minPart) channels, nMin = the per-peer
+    // channels halved while nMin x ranks > the p2p channels, doubled while a part exceeds
+    // maxPart, up to the per-peer channels; inside a node minPart = step / 8 and maxPart =
+    // 32 x step, across nodes step / 2 and step. The step is the LL buffer's (64 KiB) up to
+    // 16 KiB x per-peer channels (NCCL_P2P_LL_THRESHOLD), else the p2p chunk: 512 KiB over
+    // NVLink (NCCL_P2P_NVL_CHUNKSIZE), 128 KiB across nodes (NCCL_P2P_NET_CHUNKSIZE).
+    const uint64_t ranks = communicator.members.size();
+    if (ranks < 2)
+    {
+        return 0;
+    }
+    bool network = false;
+    const uint64_t collChannels = CommunicatorChannels(b, communicator, network);
+    if (collChannels == 0)
+    {
+        return 0;
+    }
+    const uint64_t p2pChannels = Pow2Up(std::min<uint64_t>(collChannels, 32));
+    uint64_t perPeer = collChannels;
+    if (network)
+    {
+        uint64_t netPeer = 2;
+        while (netPeer * ranks > p2pChannels * 4 && netPeer > 1)
+        {
+            netPeer /= 2;
+        }
+        perPeer = std::min(perPeer, netPeer);
+    }
+    perPeer = std::min(Pow2Up(perPeer), p2pChannels);
+    uint64_t nMin = perPeer;
+    while (nMin * ranks > p2pChannels && nMin > 1)
+    {
+        nMin /= 2;
+    }
+    const uint64_t bytes = communicator.bytes;
+    if (bytes == 0)
+    {
+        return 1;
+    }
+    const uint64_t step = bytes <= perPeer * 16384 ? 65536 : network ? 131072 : 524288;
+    const uint64_t minPart = network ? step / 2 : step / 8;
+    const uint64_t maxPart = network ? step : step * 32;
+    uint64_t n = std::min(nMin, (bytes + minPart - 1) / minPart);
+    uint64_t part = std::max(minPart, (bytes + n - 1) / n);
+    while (part > maxPart && n <= perPeer / 2)
+    {
+        n *= 2;
+        part = (bytes + n - 1) / n;
+    }
+    return static_cast<uint32_t>(n);
 }
 
 NcclEstimate

@@ -127,6 +127,8 @@ class NcclCollective : public CollectiveAlgorithm
                          const ScheduleBuilder& b,
                          const CollectiveCall& call) const override;
     uint32_t GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call) const override;
+    uint32_t GetP2pSmCount(const ScheduleBuilder& b,
+                           const CollectiveCall& communicator) const override;
 
     /**
      * \brief NCCL's choice for \p call on \p b's network.
@@ -135,6 +137,14 @@ class NcclCollective : public CollectiveAlgorithm
     NcclEstimate Choose(const ScheduleBuilder& b, const CollectiveCall& call) const;
 
   private:
+    /**
+     * The channels NCCL builds for \p call's members as a communicator: 2 x the graph's rings
+     * inside one NVSwitch dimension, the network's channels per GPU in a node across it (at
+     * most 16); 0 where neither applies. \param network set when the members span a fat tree
+     */
+    uint64_t CommunicatorChannels(const ScheduleBuilder& b,
+                                  const CollectiveCall& call,
+                                  bool& network) const;
     /** Writes the prologue, then the ring's messages or fluid form with the wire bytes. */
     void Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid) const;
 

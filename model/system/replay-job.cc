@@ -49,8 +49,12 @@ ReplayJob::FromWorkload(const Workload& w)
             it = graphOfStage.emplace(stage, job.m_graphs.size()).first;
             job.m_graphs.push_back(graph);
             job.m_representative.push_back(r);
-            for (GroupKind kind :
-                 {GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP})
+            for (GroupKind kind : {GroupKind::TP,
+                                   GroupKind::CP,
+                                   GroupKind::EP,
+                                   GroupKind::DP,
+                                   GroupKind::EDP,
+                                   GroupKind::PP})
             {
                 job.m_groupKind[w.layout.GroupId(r, kind)] = kind;
             }
@@ -165,11 +169,11 @@ ReplayJob::BoundGraph(uint32_t rank) const
     for (uint32_t i = 0; i < bound.GetNNodes(); ++i)
     {
         TraceNode& n = bound.GetMutableNode(i);
-        if (n.type == TraceNodeType::COMM_COLL && n.group != kWorldGroup)
+        if (IsCommunication(n.type) && n.group != kWorldGroup)
         {
             n.group = BindGroup(rank, n.group);
         }
-        else if (n.type == TraceNodeType::COMM_SEND || n.type == TraceNodeType::COMM_RECV)
+        if (n.type == TraceNodeType::COMM_SEND || n.type == TraceNodeType::COMM_RECV)
         {
             n.commSrc = static_cast<int32_t>(BindPeer(rank, n.commSrc));
             n.commDst = static_cast<int32_t>(BindPeer(rank, n.commDst));

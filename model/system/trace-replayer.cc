@@ -735,7 +735,7 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
         AdvanceHost(rank, nowNs);
     }
     const TraceNode& n = s.graph->GetNode(node);
-    if (!s.smHolds.empty() && OperatorKind(s.kinds[node]) == OperatorKind::COLLECTIVE)
+    if (!s.smHolds.empty() && OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE)
     {
         for (auto it = s.smHolds.begin(); it != s.smHolds.end(); ++it)
         {
@@ -1066,32 +1066,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;
     NotePosted(rank, node);
-    if (m_smCount > 0 && members.size() > 1)
-    {
-        uint32_t sms = s.graph->GetCommSms(node);
-        if (sms == 0)
-        {
-            const auto key = std::make_tuple(group, int(n.commType), n.bytes);
-            auto known = m_commSms.find(key);
-            if (known == m_commSms.end())
-            {
-                CollectiveRequest request;
-                ToCollectiveOp(n.commType, request.op);
-                request.endpoints = members;
-                request.bytes = n.bytes;
-                request.algorithm = m_algorithm;
-                request.fluid = true;
-                known = m_commSms.emplace(key, m_engine->GetSmCount(request)).first;
-            }
-            sms = known->second;
-        }
-        NS_LOG_DEBUG("rank " << rank << " collective " << node << " holds " << sms << " SMs");
-        if (sms > 0)
-        {
-            s.smHolds.push_back({node, group, sms});
-            Rescale(rank);
-        }
-    }
+    HoldSms(rank, node, group);
     const std::size_t expected = index.simulated;
     if (++m.joined < expected)
     {
@@ -1227,12 +1202,63 @@ TraceReplayer::CollectiveDone(uint64_t collective)
 }
 
 void
+TraceReplayer::HoldSms(uint32_t rank, uint32_t node, uint32_t group)
+{
+    const std::vector<uint32_t>& members = MembersOf(group);
+    if (m_smCount == 0 || members.size() < 2)
+    {
+        return;
+    }
+    RankState& s = m_ranks[rank];
+    const TraceNode& n = s.graph->GetNode(node);
+    const bool collective = n.type == TraceNodeType::COMM_COLL;
+    uint32_t sms = s.graph->GetCommSms(node);
+    if (sms == 0)
+    {
+        const auto key = std::make_tuple(group, collective ? int(n.commType) : -1, n.bytes);
+        auto known = m_commSms.find(key);
+        if (known == m_commSms.end())
+        {
+            CollectiveRequest request;
+            request.endpoints = members;
+            request.bytes = n.bytes;
+            request.algorithm = m_algorithm;
+            request.fluid = true;
+            if (collective)
+            {
+                ToCollectiveOp(n.commType, request.op);
+            }
+            const uint32_t held =
+                collective ? m_engine->GetSmCount(request) : m_engine->GetP2pSmCount(request);
+            known = m_commSms.emplace(key, held).first;
+        }
+        sms = known->second;
+    }
+    NS_LOG_DEBUG("rank " << rank << " node " << node << " holds " << sms << " SMs");
+    if (sms > 0)
+    {
+        s.smHolds.push_back({node, group, sms});
+        Rescale(rank);
+    }
+}
+
+void
 TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
 {
     RankState& s = m_ranks[rank];
     const TraceNode& n = s.graph->GetNode(node);
     s.status[node] = kStatusPosted;
     NotePosted(rank, node);
+    if (n.group != kWorldGroup)
+    {
+        const uint32_t group = m_job->BindGroup(rank, n.group);
+        if (!m_job->GetGroups().Has(group))
+        {
+            throw ReplayError(Describe(rank, node) + ": names group " + std::to_string(group)
+                              + ", which the communicator groups do not define");
+        }
+        HoldSms(rank, node, group);
+    }
     const bool send = n.type == TraceNodeType::COMM_SEND;
     const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);
     if (peer >= m_ranks.size())

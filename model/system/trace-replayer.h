@@ -208,12 +208,13 @@ class TraceReplayer : public Object
         /** A posted collective's kernels, holding SMs (SmCount). */
         struct SmHold
         {
-            uint32_t node;  //!< the collective
-            uint32_t group; //!< its group (one kernel per group runs at a time)
+            uint32_t node;  //!< the collective, send or receive
+            uint32_t group; //!< its group (one kernel per group runs at a time: a send and a
+                            //!< receive posted together share one)
             uint32_t sms;   //!< SMs it holds
         };
 
-        std::vector<SmHold> smHolds; //!< posted collectives holding SMs, in posting order
+        std::vector<SmHold> smHolds; //!< posted communication holding SMs, in posting order
         /** A running kernel whose time follows the SMs held (SmCount). */
         struct Kernel
         {
@@ -282,6 +283,12 @@ class TraceReplayer : public Object
     };
 
     void PostPointToPoint(uint32_t rank, uint32_t node);
+    /**
+     * Holds the SMs posted communication \p node of \p rank takes on \p group (its trace's
+     * sm_count, else the collective algorithm's; none without SmCount or on a group of one)
+     * until it completes.
+     */
+    void HoldSms(uint32_t rank, uint32_t node, uint32_t group);
     /**
      * \brief Sends a matched message \p send.rank -> \p send.peer on the network (and its
      * copies' ghosts); its delivery completes the send and \p recv's node (on \p send.peer,
@@ -356,7 +363,7 @@ class TraceReplayer : public Object
     /** per group: the copies of it that no simulated rank launches (SymmetryPlan, once) */
     std::unordered_map<uint32_t, std::vector<uint32_t>> m_ghostGroups;
     std::map<std::tuple<uint32_t, int, uint64_t>, int64_t> m_tpTimes; //!< (group, op, bytes) -> ns
-    /** (group, op, bytes) -> SMs each member's kernels hold (SmCount) */
+    /** (group, op or -1 for a send or receive, bytes) -> SMs each member's kernels hold */
     std::map<std::tuple<uint32_t, int, uint64_t>, uint32_t> m_commSms;
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)

@@ -399,7 +399,7 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
                 n.commType = static_cast<CollectiveType>(v.magnitude);
                 hasCommType = true;
             }
-            else if (name == "pg_name" && coll)
+            else if (name == "pg_name" && (coll || p2p))
             {
                 if (a.value_case() != AttributeProto::kStringVal)
                 {
@@ -445,23 +445,6 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
                          "COMM_COLL_NODE without a comm_type attribute (allowed: "
                              + AllowedCollectiveTypes() + ")");
             }
-            if (n.group != kWorldGroup && groups != nullptr)
-            {
-                if (!groups->Has(n.group))
-                {
-                    NodeFail(ctx,
-                             n.id,
-                             "pg_name \"" + std::to_string(n.group)
-                                 + "\" names no communicator group; " + ListGroups(*groups));
-                }
-                if (!groups->Contains(n.group, rank))
-                {
-                    NodeFail(ctx,
-                             n.id,
-                             "collective on group " + std::to_string(n.group)
-                                 + ", which does not contain rank " + std::to_string(rank));
-                }
-            }
         }
         if (n.type == TraceNodeType::COMM_SEND)
         {
@@ -480,6 +463,29 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             }
             n.commSrc = src;
             n.commDst = hasDst ? dst : static_cast<int32_t>(rank);
+        }
+        if (n.group != kWorldGroup && groups != nullptr)
+        {
+            if (!groups->Has(n.group))
+            {
+                NodeFail(ctx,
+                         n.id,
+                         "pg_name \"" + std::to_string(n.group) + "\" names no communicator group; "
+                             + ListGroups(*groups));
+            }
+            // A collective's group holds the rank; a send's or receive's holds both ends.
+            for (int32_t member :
+                 {static_cast<int32_t>(rank), p2p ? n.commSrc : -1, p2p ? n.commDst : -1})
+            {
+                if (member >= 0 && !groups->Contains(n.group, static_cast<uint32_t>(member)))
+                {
+                    NodeFail(ctx,
+                             n.id,
+                             std::string(coll ? "collective" : "point-to-point message")
+                                 + " on group " + std::to_string(n.group)
+                                 + ", which does not contain rank " + std::to_string(member));
+                }
+            }
         }
 
         p.depBegin = depIds.size();

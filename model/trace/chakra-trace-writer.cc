@@ -167,12 +167,6 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
                 case TraceNodeType::COMM_COLL:
                     AddInt64(msg, "comm_type", static_cast<int64_t>(n.commType));
                     AddInt64(msg, "comm_size", AsInt64(n.bytes, trace, n, "comm_size"));
-                    if (n.group != kWorldGroup)
-                    {
-                        AttributeProto* pg = msg.add_attr();
-                        pg->set_name("pg_name");
-                        pg->set_string_val(std::to_string(n.group));
-                    }
                     break;
                 case TraceNodeType::COMM_SEND:
                 case TraceNodeType::COMM_RECV:
@@ -187,6 +181,12 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
                 case TraceNodeType::BATCH:
                 case TraceNodeType::CHECKPOINT:
                     break; // no attributes beyond the common ones
+            }
+            if (IsCommunication(n.type) && n.group != kWorldGroup)
+            {
+                AttributeProto* pg = msg.add_attr();
+                pg->set_name("pg_name");
+                pg->set_string_val(std::to_string(n.group));
             }
             if (n.durationNs != 0 || n.type == TraceNodeType::COMP)
             {

@@ -126,7 +126,8 @@ ExecutionTrace::AddSend(const std::string& name,
                         uint32_t dst,
                         int32_t tag,
                         uint64_t bytes,
-                        const std::vector<uint32_t>& deps)
+                        const std::vector<uint32_t>& deps,
+                        uint32_t group)
 {
     TraceNode node;
     node.id = m_nextId;
@@ -135,6 +136,7 @@ ExecutionTrace::AddSend(const std::string& name,
     node.commDst = static_cast<int32_t>(dst);
     node.commTag = tag;
     node.bytes = bytes;
+    node.group = group;
     return AddNode(node, name, deps.data(), deps.size());
 }
 
@@ -143,7 +145,8 @@ ExecutionTrace::AddRecv(const std::string& name,
                         uint32_t src,
                         int32_t tag,
                         uint64_t bytes,
-                        const std::vector<uint32_t>& deps)
+                        const std::vector<uint32_t>& deps,
+                        uint32_t group)
 {
     TraceNode node;
     node.id = m_nextId;
@@ -152,6 +155,7 @@ ExecutionTrace::AddRecv(const std::string& name,
     node.commDst = static_cast<int32_t>(m_rank);
     node.commTag = tag;
     node.bytes = bytes;
+    node.group = group;
     return AddNode(node, name, deps.data(), deps.size());
 }
 

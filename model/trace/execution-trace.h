@@ -168,13 +168,16 @@ class ExecutionTrace
      * \param tag matching tag (the receive names the same)
      * \param bytes message size, bytes
      * \param deps indices of nodes that must finish first
+     * \param group the communicator that carries it (pg_name), whose library's kernel holds
+     * SMs while it runs; kWorldGroup: none named (copy engines, or not known)
      * \return the new node's index
      */
     uint32_t AddSend(const std::string& name,
                      uint32_t dst,
                      int32_t tag,
                      uint64_t bytes,
-                     const std::vector<uint32_t>& deps = {});
+                     const std::vector<uint32_t>& deps = {},
+                     uint32_t group = kWorldGroup);
 
     /**
      * \brief Adds a point-to-point receive on this rank from src.
@@ -183,13 +186,15 @@ class ExecutionTrace
      * \param tag matching tag
      * \param bytes message size, bytes
      * \param deps indices of nodes that must finish first
+     * \param group the communicator that carries it, as AddSend's
      * \return the new node's index
      */
     uint32_t AddRecv(const std::string& name,
                      uint32_t src,
                      int32_t tag,
                      uint64_t bytes,
-                     const std::vector<uint32_t>& deps = {});
+                     const std::vector<uint32_t>& deps = {},
+                     uint32_t group = kWorldGroup);
 
     /**
      * \brief Sets how the host issues node \p index (Chakra attributes host_ns and host_sync;

@@ -65,7 +65,8 @@ constexpr uint32_t kWorldGroup = std::numeric_limits<uint32_t>::max();
  *
  * Which fields are meaningful depends on the type: COMP uses durationNs, numOps and bytes
  * (Chakra's tensor_size); MEM_* uses bytes; COMM_COLL uses commType, bytes (comm_size) and
- * group; COMM_SEND/COMM_RECV use commSrc, commDst, commTag and bytes. The name is an index
+ * group; COMM_SEND/COMM_RECV use commSrc, commDst, commTag, bytes and group (the communicator
+ * whose kernel carries it; kWorldGroup when none is named). The name is an index
  * into the owning ExecutionTrace's name table; dependencies are held by the ExecutionTrace.
  */
 struct TraceNode
@@ -75,7 +76,7 @@ struct TraceNode
     uint64_t numOps = 0;          //!< floating-point operations (COMP)
     uint64_t bytes = 0;           //!< tensor_size (COMP, MEM_*) or comm_size (COMM_*), bytes
     uint32_t name = 0;            //!< index into ExecutionTrace's name table
-    uint32_t group = kWorldGroup; //!< communicator group id (pg_name) of a COMM_COLL node
+    uint32_t group = kWorldGroup; //!< communicator group id (pg_name) of a COMM_* node
     int32_t commSrc = -1;         //!< sending rank of COMM_SEND/COMM_RECV
     int32_t commDst = -1;         //!< receiving rank of COMM_SEND/COMM_RECV
     int32_t commTag = 0;          //!< matching tag of COMM_SEND/COMM_RECV

@@ -31,9 +31,9 @@ ToCollectiveType(CollectiveKind kind)
     return CollectiveType::ALL_REDUCE;
 }
 
-/** The group kinds the workload's collectives use. */
-const std::vector<GroupKind> kCollectiveGroups = {
-    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP};
+/** The group kinds the workload's collectives and NCCL's sends and receives use. */
+const std::vector<GroupKind> kCommunicatorGroups = {
+    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP, GroupKind::PP};
 
 /** The rank at \p offset along \p axis from \p rank (wrapping around). */
 uint32_t
@@ -43,6 +43,23 @@ PeerOf(const ParallelLayout& layout, uint32_t rank, GroupKind axis, int32_t offs
     const int64_t coord = layout.Coord(rank, axis);
     const int64_t peer = ((coord + offset) % size + size) % size;
     return layout.WithCoord(rank, axis, static_cast<uint32_t>(peer));
+}
+
+/** \return whether \p n is a send or receive NCCL carries on its axis' communicator */
+bool
+IsNcclPeer(const WorkNode& n)
+{
+    return (n.kind == WorkNodeKind::SEND || n.kind == WorkNodeKind::RECV) && !n.copyEngine;
+}
+
+/**
+ * \return the communicator of send or receive \p n (its axis' group, whose NCCL kernel holds
+ * SMs), or kWorldGroup where copy engines move it
+ */
+uint32_t
+P2pGroup(const ParallelLayout& layout, uint32_t rank, const WorkNode& n)
+{
+    return IsNcclPeer(n) ? layout.GroupId(rank, n.group) : kWorldGroup;
 }
 } // namespace
 
@@ -82,14 +99,16 @@ RankTrace(const Workload& w, uint32_t rank)
                               PeerOf(w.layout, rank, n.group, n.peerOffset),
                               static_cast<int32_t>(n.tag),
                               n.commBytes,
-                              n.deps);
+                              n.deps,
+                              P2pGroup(w.layout, rank, n));
                 break;
             case WorkNodeKind::RECV:
                 trace.AddRecv(name,
                               PeerOf(w.layout, rank, n.group, n.peerOffset),
                               static_cast<int32_t>(n.tag),
                               n.commBytes,
-                              n.deps);
+                              n.deps,
+                              P2pGroup(w.layout, rank, n));
                 break;
         }
         if (n.hostS > 0 || n.hostSync)
@@ -113,14 +132,16 @@ WorkloadCommGroups(const Workload& w)
 {
     // Name only the groups some node uses.
     std::vector<GroupKind> used;
-    for (GroupKind kind : kCollectiveGroups)
+    for (GroupKind kind : kCommunicatorGroups)
     {
         bool found = false;
         for (const auto& g : w.stages)
         {
             for (const auto& n : g.nodes)
             {
-                found = found || (n.kind == WorkNodeKind::COLLECTIVE && n.group == kind);
+                found =
+                    found
+                    || ((n.kind == WorkNodeKind::COLLECTIVE || IsNcclPeer(n)) && n.group == kind);
             }
         }
         if (found)

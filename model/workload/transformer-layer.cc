@@ -285,8 +285,8 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
-        received =
-            RingExchange(e, GroupKind::CP, "kv_send", "kv_recv", kvBytes, step, cp, received);
+        received = RingExchange(
+            e, GroupKind::CP, "kv_send", "kv_recv", kvBytes, step, cp, received, false);
         uint32_t id = e.Compute("attention",
                                 RingAttention(OpType::ATTENTION_FWD, step, false),
                                 step == 0 ? keptActs + (keepSaved ? lse : 0) : 0);
@@ -319,7 +319,7 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     for (uint32_t step = 0; step < cp; ++step)
     {
         received = RingExchange(
-            e, GroupKind::CP, "kv_grad_send", "kv_grad_recv", kvBytes, step, cp, received);
+            e, GroupKind::CP, "kv_grad_send", "kv_grad_recv", kvBytes, step, cp, received, false);
         uint32_t id = e.Compute("attention_bwd", RingAttention(OpType::ATTENTION_BWD, step, true));
         e.Graph().nodes[id].modelFlops = stepFlops;
         if (received != GraphEmitter::NONE)
@@ -511,7 +511,7 @@ TransformerLayer::GatheredGemm(GraphEmitter& e,
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < tp; ++step)
     {
-        received = RingExchange(e, GroupKind::TP, gather, gather, bytes, step, tp, received);
+        received = RingExchange(e, GroupKind::TP, gather, gather, bytes, step, tp, received, true);
         e.Compute(gemm, MakeGemm(local, n, k, dt), step == 0 ? saved : 0);
         if (received != GraphEmitter::NONE)
         {
@@ -528,7 +528,8 @@ TransformerLayer::RingExchange(GraphEmitter& e,
                                uint64_t bytes,
                                uint32_t step,
                                uint32_t steps,
-                               uint32_t received) const
+                               uint32_t received,
+                               bool copyEngine) const
 {
     // The tag is taken at every step, the last included, so that tags stay as they were.
     const uint32_t tag = e.NextPeerTag();
@@ -541,7 +542,10 @@ TransformerLayer::RingExchange(GraphEmitter& e,
     {
         e.Graph().nodes[sent].deps.push_back(received); // the block in hand: received just now
     }
-    return e.RecvBeside(recv, axis, -1, tag, bytes, e.LastStream());
+    const uint32_t got = e.RecvBeside(recv, axis, -1, tag, bytes, e.LastStream());
+    e.Graph().nodes[sent].copyEngine = copyEngine;
+    e.Graph().nodes[got].copyEngine = copyEngine;
+    return got;
 }
 
 void

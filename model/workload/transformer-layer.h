@@ -185,6 +185,8 @@ class TransformerLayer
      * \param recv the receive's label
      * \param bytes the block \param step this step (0..steps-1) \param steps the ring's steps
      * \param received the previous step's receive (NONE at step 0): the block sent on
+     * \param copyEngine whether copy engines move the blocks (userbuffers) rather than NCCL's
+     * kernels (torch.distributed's isend / irecv), which hold SMs
      * \return this step's receive (NONE at the last step); the caller emits the kernel, then
      *         makes the stream wait for the receive (StreamWaitsFor)
      */
@@ -195,7 +197,8 @@ class TransformerLayer
                           uint64_t bytes,
                           uint32_t step,
                           uint32_t steps,
-                          uint32_t received) const;
+                          uint32_t received,
+                          bool copyEngine) const;
     /** Bytes of the s^2 attention-score tensors the unfused attention keeps. */
     int64_t ScoreBytes() const;
 

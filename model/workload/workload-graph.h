@@ -83,6 +83,7 @@ struct WorkNode
     uint64_t commBytes = 0;          //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
     int32_t peerOffset = 0;          //!< SEND/RECV: peer = own coordinate + offset
     uint32_t tag = 0;                //!< SEND/RECV: matching tag
+    bool copyEngine = false;         //!< SEND/RECV: moved by copy engines (userbuffers), on no SMs
 
     int64_t memDelta = 0;      //!< bytes that stay allocated after this node (negative frees)
     uint64_t memTransient = 0; //!< extra bytes alive only while this node runs
