@@ -227,6 +227,13 @@ class NcclH100LoggedChoiceTestCase : public TestCase
     }
 };
 
+/** \return the network of two nodes of \p preset's 8 GPUs */
+Ptr<Topology>
+TwoNodes(const std::string& preset)
+{
+    return Topology::Build(HardwareSpec::Load(preset).network, 16, preset);
+}
+
 /**
  * \brief The SMs NCCL's kernels hold (one CTA per channel): NVLS 16 (NCCL_NVLS_NCHANNELS); a
  * ring inside the NVSwitch twice the graph's 12 rings (ncclTopoPostset), fewer for small sizes
@@ -245,8 +252,7 @@ class NcclSmCountTestCase : public TestCase
     void
     DoRun() override
     {
-        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
-        Ptr<Topology> t = Topology::Build(h100.network, 16, "h100-sxm-80gb");
+        Ptr<Topology> t = TwoNodes("h100-sxm-80gb");
         CollectivePlanner planner(*t);
         auto sms = [&](CollectiveOp op, std::vector<uint32_t> endpoints, uint64_t bytes)
         {
@@ -272,8 +278,7 @@ class NcclSmCountTestCase : public TestCase
             all[i] = i;
         }
         NS_TEST_EXPECT_MSG_EQ(sms(CollectiveOp::REDUCE_SCATTER, all, gib), 16u, "8 per node: 16");
-        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
-        Ptr<Topology> ta = Topology::Build(a100.network, 16, "a100-sxm-80gb");
+        Ptr<Topology> ta = TwoNodes("a100-sxm-80gb");
         CollectivePlanner pa(*ta);
         CollectiveRequest r;
         r.op = CollectiveOp::ALL_REDUCE;
@@ -306,8 +311,7 @@ class NcclP2pSmCountTestCase : public TestCase
     void
     DoRun() override
     {
-        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
-        Ptr<Topology> t = Topology::Build(h100.network, 16, "h100-sxm-80gb");
+        Ptr<Topology> t = TwoNodes("h100-sxm-80gb");
         CollectivePlanner planner(*t);
         auto sms = [&](std::vector<uint32_t> communicator, uint64_t bytes)
         {
@@ -331,8 +335,7 @@ class NcclP2pSmCountTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(sms({0, 8}, 16 * mib), 2u, "across nodes: 2 per peer");
         NS_TEST_EXPECT_MSG_EQ(sms({0, 8}, 32 * 1024), 1u, "across nodes, 32 KiB: one part");
         NS_TEST_EXPECT_MSG_EQ(sms({0}, 16 * mib), 0u, "a communicator of one: no kernel");
-        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
-        Ptr<Topology> ta = Topology::Build(a100.network, 16, "a100-sxm-80gb");
+        Ptr<Topology> ta = TwoNodes("a100-sxm-80gb");
         CollectivePlanner pa(*ta);
         CollectiveRequest r;
         r.endpoints = {0, 8};

@@ -584,6 +584,18 @@ TraceReplayer::IndexOf(uint32_t group)
     return index;
 }
 
+uint32_t
+TraceReplayer::GroupOf(uint32_t rank, uint32_t node) const
+{
+    const uint32_t group = m_job->BindGroup(rank, m_ranks[rank].graph->GetNode(node).group);
+    if (group != kWorldGroup && !m_job->GetGroups().Has(group))
+    {
+        throw ReplayError(Describe(rank, node) + ": names group " + std::to_string(group)
+                          + ", which the communicator groups do not define");
+    }
+    return group;
+}
+
 const std::vector<uint32_t>&
 TraceReplayer::MembersOf(uint32_t group)
 {
@@ -1016,12 +1028,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         throw ReplayError(Describe(rank, node) + ": collective type " + ToString(n.commType)
                           + " cannot be replayed");
     }
-    const uint32_t group = m_job->BindGroup(rank, n.group);
-    if (group != kWorldGroup && !m_job->GetGroups().Has(group))
-    {
-        throw ReplayError(Describe(rank, node) + ": names group " + std::to_string(group)
-                          + ", which the communicator groups do not define");
-    }
+    const uint32_t group = GroupOf(rank, node);
     const std::vector<uint32_t>& members = MembersOf(group);
     GroupIndex& index = IndexOf(group);
     uint32_t pos = kAbsent;
@@ -1251,13 +1258,7 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     NotePosted(rank, node);
     if (n.group != kWorldGroup)
     {
-        const uint32_t group = m_job->BindGroup(rank, n.group);
-        if (!m_job->GetGroups().Has(group))
-        {
-            throw ReplayError(Describe(rank, node) + ": names group " + std::to_string(group)
-                              + ", which the communicator groups do not define");
-        }
-        HoldSms(rank, node, group);
+        HoldSms(rank, node, GroupOf(rank, node));
     }
     const bool send = n.type == TraceNodeType::COMM_SEND;
     const uint32_t peer = m_job->BindPeer(rank, send ? n.commDst : n.commSrc);

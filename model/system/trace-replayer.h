@@ -313,6 +313,11 @@ class TraceReplayer : public Object
 
     /** \return the join index of \p group */
     GroupIndex& IndexOf(uint32_t group);
+    /**
+     * \return communication node \p node's group as rank \p rank's (ReplayError if the
+     * communicator groups do not define it)
+     */
+    uint32_t GroupOf(uint32_t rank, uint32_t node) const;
     /** \return the members of \p group (every rank for kWorldGroup) */
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
