@@ -148,7 +148,7 @@ RunReport::ToText() const
                      num("gemm %.4f s, ", gemmS) + num("attention %.4f s, ", attentionS)
                          + num("element-wise %.4f s, ", elementwiseS)
                          + num("optimizer %.4f s", optimizerS)
-                         + (smSharingS > 0 ? num(", collectives' SMs %.4f s", smSharingS) : ""));
+                         + (smSharingS > 0 ? num(", communication's SMs %.4f s", smSharingS) : ""));
     }
     if (haveEnergy)
     {
