@@ -88,6 +88,10 @@ class MegatronTable1TestCase : public ValidationTestCase
         auto rows =
             ValidationSuite::RunTraining(ValidationSuite::DataDir() + "/megatron-sc21-table1.csv");
         NS_TEST_ASSERT_MSG_EQ(rows.size(), 10u, "ten rows");
+        for (const ValidationRow& row : rows)
+        {
+            NS_TEST_EXPECT_MSG_EQ(row.fits, true, row.label << " ran on 80 GB but does not fit");
+        }
         CheckBars(rows);
     }
 };
@@ -323,6 +327,12 @@ class NemoH100TestCase : public TestCase
         auto rows = ValidationSuite::RunNemoH100(
             ValidationSuite::DataDir() + "/nemo-h100-training.csv", 16);
         NS_TEST_ASSERT_MSG_EQ(rows.size(), 5u, "llama2-7b, llama2-13b, llama3-8b x 3 releases");
+        for (const ValidationRow& row : rows)
+        {
+            // Each configuration trained on 80 GB GPUs, so the memory model must fit it (24.07
+            // Llama-3-8B fits only with the bf16 gradient sync its script sets).
+            NS_TEST_EXPECT_MSG_EQ(row.fits, true, row.label << " ran on 80 GB but does not fit");
+        }
         ValidationSummary s = ValidationSuite::Summarize(rows, "h100_step_s");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.18, Describe(s));
         NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.25, Describe(s));
