@@ -556,7 +556,9 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
             name + " seq " + std::to_string(run.sequence) + " " + std::to_string(gpus) + " GPUs";
         row.metric = gpu + "_bf16_step_s";
         row.published = t.Number(i, "global_batch_tokens") / t.Number(i, "throughput_tok_s");
-        row.predicted = Predict(model, run, row.wallS, gpu + "-sxm-80gb", DataType::BF16).stepTimeS;
+        const RunReport report = Predict(model, run, row.wallS, gpu + "-sxm-80gb", DataType::BF16);
+        row.predicted = report.stepTimeS;
+        row.fits = report.feasible;
         rows.push_back(row);
     }
     return rows;

@@ -24,7 +24,7 @@ struct ValidationRow
     double published = 0; //!< the measurement
     double predicted = 0; //!< our prediction
     double wallS = 0;     //!< wall time of the prediction
-    bool fits = true;     //!< training rows: the memory verdict of the measured configuration
+    bool fits = true;     //!< training rows: whether the measured configuration fits in memory
 
     /** \return (predicted - published) / published */
     double Error() const;
