@@ -295,10 +295,21 @@ class CliMemoryObjectTestCase : public TestCase
             RunCli({"memory", "--json", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(big.out).at("feasible").get<bool>(), false, "175B on 8 GPUs does not fit");
+        // A job that does not fit lists the single changes with their verdicts; one that fits
+        // does not.
+        CliResult bigText = RunCli({"memory", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(bigText.status, 0, bigText.err);
+        NS_TEST_EXPECT_MSG_NE(
+            bigText.out.find("One change at a time"), std::string::npos, bigText.out);
+        NS_TEST_EXPECT_MSG_NE(bigText.out.find("--recompute=full"), std::string::npos, bigText.out);
+        NS_TEST_EXPECT_MSG_EQ(
+            bigText.out.find("--zero=1"), std::string::npos, "no data parallelism to shard over");
         // The framework assumption is stated: Megatron-LM by default, NeMo 1.0's Apex optimizer
         // when asked for.
         CliResult megatron = RunCli(Cat({"memory"}, kSmallTraining), dir);
         NS_TEST_ASSERT_MSG_EQ(megatron.status, 0, megatron.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            megatron.out.find("One change at a time"), std::string::npos, "it fits: no changes");
         NS_TEST_EXPECT_MSG_NE(
             megatron.out.find("Assumed: Megatron-LM"), std::string::npos, megatron.out);
         CliResult apex =

@@ -9,6 +9,7 @@
 #include "ns3/compute-coster.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/layer-shapes.h"
+#include "ns3/memory-alternatives.h"
 #include "ns3/memory-model.h"
 #include "ns3/model-spec.h"
 #include "ns3/pipeline-schedule.h"
@@ -1590,6 +1591,72 @@ class AttentionKernelSettingTestCase : public TestCase
 };
 
 /**
+ * \brief The single changes that make a training job fit: GPT-3 175B on 1024 A100-80GB (TP8 PP8
+ * DP16) without recomputation needs 83 GiB; ZeRO-1 shards its 16 B per parameter of optimizer
+ * state over 16 ranks, ZeRO-3 everything, full recomputation keeps only the layer inputs; with
+ * FlashAttention the selective checkpoint saves next to nothing. Each verdict is the changed job's
+ * own; a job that fits and inference get none; a change the layout rejects is left out.
+ */
+class MemoryAlternativesTestCase : public TestCase
+{
+  public:
+    MemoryAlternativesTestCase()
+        : TestCase("memory: the single changes that make a training job fit, with their verdicts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec gpt3 = ModelSpec::Load("gpt3-175b");
+        const GpuSpec gpu = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        RunSpec run = fixture::Gpt3On1024Gpus();
+        run.dtype = DataType::FP16; // Megatron-LM's fp16 run: 20 B per parameter
+        const MemoryReport given = AnalyzeMemory(Workload::Build(gpt3, run), gpu);
+        NS_TEST_ASSERT_MSG_EQ(given.feasible, false, "83 GiB without recomputation");
+        const auto found = MemoryAlternatives(gpt3, run, gpu);
+        std::vector<std::string> options;
+        for (const auto& a : found)
+        {
+            options.push_back(a.option);
+        }
+        const std::vector<std::string> expected = {
+            "--zero=1", "--zero=3", "--recompute=selective", "--recompute=full"};
+        NS_TEST_ASSERT_MSG_EQ(options.size(), expected.size(), "zero and recomputation (mbs is 1)");
+        NS_TEST_ASSERT_MSG_EQ((options == expected), true, "in that order");
+        RunSpec zero1 = run;
+        zero1.parallel.zeroStage = 1;
+        const MemoryReport z = AnalyzeMemory(Workload::Build(gpt3, zero1), gpu);
+        NS_TEST_EXPECT_MSG_EQ(found[0].report.worst.peak, z.worst.peak, "the changed job's own");
+        NS_TEST_EXPECT_MSG_EQ(found[0].report.feasible, true, "the optimizer state sharded fits");
+        NS_TEST_EXPECT_MSG_EQ(given.worst.optimizer - z.worst.optimizer,
+                              given.worst.optimizer - given.worst.optimizer / 16,
+                              "ZeRO-1: the optimizer state over 16 ranks");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            double(found[2].report.worst.peak),
+            double(given.worst.peak),
+            1e-3 * given.worst.peak,
+            "FlashAttention keeps no scores: selective saves next to nothing");
+        NS_TEST_EXPECT_MSG_EQ(found[2].report.feasible, false, "so it does not fit");
+        NS_TEST_EXPECT_MSG_LT(found[3].report.worst.activations,
+                              given.worst.activations,
+                              "full recomputation keeps the layer inputs only");
+        RunSpec full = run;
+        full.recompute = Recompute::FULL;
+        NS_TEST_EXPECT_MSG_EQ(MemoryAlternatives(gpt3, full, gpu).size(), 0u, "it fits: none");
+        RunSpec megatron = run;
+        megatron.memoryLayout = MemoryLayout::MEGATRON;
+        const auto kept = MemoryAlternatives(gpt3, megatron, gpu);
+        NS_TEST_ASSERT_MSG_EQ(kept.size(), 3u, "Megatron-LM's layout rules ZeRO-3 out");
+        NS_TEST_EXPECT_MSG_EQ(kept[1].option, "--recompute=selective", "the rest stays");
+        NS_TEST_EXPECT_MSG_EQ(
+            MemoryAlternatives(gpt3, fixture::InferenceJob(1, 1, 64, 2048, 128), gpu).size(),
+            0u,
+            "inference: none");
+    }
+};
+
+/**
  * \brief Ring exchanges overlap the kernel they surround, as Transformer Engine issues them:
  * each step's send and receive are posted before the step's attention (isend, irecv, then the
  * kernel), the next step's attention waits for the receive, and the next send forwards the
@@ -1745,6 +1812,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new AttentionKernelSettingTestCase, TestCase::QUICK);
         AddTestCase(new UnevenStagesTestCase, TestCase::QUICK);
         AddTestCase(new MemoryLayoutTestCase, TestCase::QUICK);
+        AddTestCase(new MemoryAlternativesTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);

@@ -7,6 +7,7 @@
 #include "cli-commands.h"
 #include "cli-job-options.h"
 #include "ns3/job-echo.h"
+#include "ns3/memory-alternatives.h"
 #include "ns3/memory-model.h"
 #include "ns3/report-json.h"
 #include "ns3/report-output.h"
@@ -56,9 +57,24 @@ RunMemoryCommand(const CliArgs& args)
               << "  kv cache     " << Gib(m.kvCache) << "\n"
               << "  framework    " << Gib(m.framework) << "\n"
               << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
-              << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n"
-              << "Assumed: " << report.assumption << "\n"
-              << JobInputText(job, "", "");
+              << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n";
+    const auto alternatives = MemoryAlternatives(job.model, job.run, job.hardware.gpu);
+    if (!alternatives.empty())
+    {
+        std::cout << "One change at a time (the rest as given):\n";
+        for (const MemoryAlternative& a : alternatives)
+        {
+            char line[96];
+            std::snprintf(line,
+                          sizeof(line),
+                          "  %-22s %s  %s\n",
+                          a.option.c_str(),
+                          Gib(a.report.worst.peak).c_str(),
+                          a.report.feasible ? "fits" : "does not fit");
+            std::cout << line;
+        }
+    }
+    std::cout << "Assumed: " << report.assumption << "\n" << JobInputText(job, "", "");
     return 0;
 }
 

@@ -1,0 +1,41 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_MEMORY_ALTERNATIVES_H
+#define RAPIDLLM_MEMORY_ALTERNATIVES_H
+
+#include "memory-model.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief One change to a training job that does not fit, and the memory verdict it gives.
+ */
+struct MemoryAlternative
+{
+    std::string option;  //!< the command-line option that makes the change, e.g. "--zero=1"
+    MemoryReport report; //!< the changed job's verdict
+};
+
+/**
+ * \brief What a performance engineer tries first when a training job does not fit, one change
+ * at a time, the rest of the job as given: ZeRO-1 and ZeRO-3 (FSDP) where data parallelism
+ * shards, selective and full recomputation, a micro-batch of one. A change the job's settings
+ * reject (e.g. ZeRO-3 with Megatron-LM's layout) is left out.
+ * \param model the model \param run the job \param gpu the GPU
+ * \return the changes with their verdicts, in that order; none for inference or a job that fits
+ */
+std::vector<MemoryAlternative> MemoryAlternatives(const ModelSpec& model,
+                                                  const RunSpec& run,
+                                                  const GpuSpec& gpu);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_MEMORY_ALTERNATIVES_H
