@@ -304,6 +304,11 @@ class CliMemoryObjectTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(bigText.out.find("--recompute=full"), std::string::npos, bigText.out);
         NS_TEST_EXPECT_MSG_EQ(
             bigText.out.find("--zero=1"), std::string::npos, "no data parallelism to shard over");
+        CliResult bigRun = RunCli({"run", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(bigRun.status, 0, bigRun.err);
+        NS_TEST_EXPECT_MSG_NE(bigRun.out.find("rapid-llm memory with the same options"),
+                              std::string::npos,
+                              "run points to the changes: " << bigRun.out);
         // The framework assumption is stated: Megatron-LM by default, NeMo 1.0's Apex optimizer
         // when asked for.
         CliResult megatron = RunCli(Cat({"memory"}, kSmallTraining), dir);

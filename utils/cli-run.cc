@@ -103,6 +103,10 @@ RunRunCommand(const CliArgs& args)
               << (p.cp > 1 ? ", cp " + std::to_string(p.cp) : "")
               << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "") << ")\n"
               << report.ToText() << (perRank ? report.RanksToText() : "")
+              << (report.haveMemory && !report.feasible && job.run.mode == RunMode::TRAINING
+                      ? "  (rapid-llm memory with the same options gives the peak after each "
+                        "single change: ZeRO, recomputation, micro-batch)\n"
+                      : "")
               << JobInputText(job, backend, routing);
     if (timing)
     {
