@@ -58,7 +58,10 @@ RunMemoryCommand(const CliArgs& args)
               << "  framework    " << Gib(m.framework) << "\n"
               << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
               << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n";
-    const auto alternatives = MemoryAlternatives(job.model, job.run, job.hardware.gpu);
+    // Only a job that does not fit has changes to list (a fitting one is not built again).
+    const auto alternatives = report.feasible
+                                  ? std::vector<MemoryAlternative>()
+                                  : MemoryAlternatives(job.model, job.run, job.hardware.gpu);
     if (!alternatives.empty())
     {
         std::cout << "One change at a time (the rest as given):\n";

@@ -1211,8 +1211,12 @@ TraceReplayer::CollectiveDone(uint64_t collective)
 void
 TraceReplayer::HoldSms(uint32_t rank, uint32_t node, uint32_t group)
 {
+    if (m_smCount == 0)
+    {
+        return;
+    }
     const std::vector<uint32_t>& members = MembersOf(group);
-    if (m_smCount == 0 || members.size() < 2)
+    if (members.size() < 2)
     {
         return;
     }
