@@ -469,6 +469,8 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::SAMPLING:
             case OpType::FP8_CAST_TRANSPOSE:
             case OpType::FP8_AMAX_CAST_TRANSPOSE:
+            case OpType::TENSOR_COPY:
+            case OpType::TENSOR_FILL:
                 report.elementwiseS += n.durationS;
                 break;
         }

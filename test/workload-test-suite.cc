@@ -1716,12 +1716,25 @@ class RingExchangeTestCase : public TestCase
             const auto& d = nodes[node].deps;
             return std::find(d.begin(), d.end(), on) != d.end();
         };
+        // Directly, or through the bookkeeping copy Transformer Engine runs first in the step.
+        auto waitsVia = [&](uint32_t node, uint32_t on)
+        {
+            const auto& d = nodes[node].deps;
+            return waits(node, on)
+                   || std::any_of(d.begin(),
+                                  d.end(),
+                                  [&](uint32_t dep)
+                                  {
+                                      return nodes[dep].kind == WorkNodeKind::COMPUTE
+                                             && waits(dep, on);
+                                  });
+        };
         for (uint32_t step = 0; step < 3; ++step)
         {
             NS_TEST_EXPECT_MSG_LT(recvs[step], attention[step], "posted before its attention");
             NS_TEST_EXPECT_MSG_EQ(waits(recvs[step], attention[step]), false, "not after it");
             NS_TEST_EXPECT_MSG_EQ(
-                waits(attention[step + 1], recvs[step]), true, "the next step waits for it");
+                waitsVia(attention[step + 1], recvs[step]), true, "the next step waits for it");
             if (step > 0)
             {
                 NS_TEST_EXPECT_MSG_EQ(
@@ -1794,6 +1807,91 @@ class SmScalingTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Transformer Engine's ring attention runs bookkeeping kernels around its attention
+ * kernels (AttnFuncWithCP, TE 1.8): their count and bytes per layer against the closed form.
+ */
+class RingBookkeepingTestCase : public TestCase
+{
+  public:
+    RingBookkeepingTestCase()
+        : TestCase("ring attention's bookkeeping kernels (Transformer Engine) move the bytes "
+                   "the closed form says")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        const OperatorCoster coster = MakeComputeCoster(gpu);
+        // The two kernels' own bytes: a copy reads and writes, a fill writes.
+        const OperatorCost copy =
+            coster(MakeElementwise(OpType::TENSOR_COPY, 1000, 64, DataType::BF16));
+        const OperatorCost fill =
+            coster(MakeElementwise(OpType::TENSOR_FILL, 1000, 64, DataType::BF16));
+        NS_TEST_EXPECT_MSG_EQ_TOL(copy.hbmBytes, 2.0 * 1000 * 64 * 2, 1e-6, "copy: read + write");
+        NS_TEST_EXPECT_MSG_EQ_TOL(fill.hbmBytes, 1000.0 * 64 * 2, 1e-6, "fill: write");
+        NS_TEST_EXPECT_MSG_EQ(copy.flops, 0.0, "no arithmetic");
+
+        // Llama-3-8B (GQA: 8 of 32 heads carry K/V), 8192 tokens over cp ranks, one micro-batch.
+        for (uint32_t cp : {2u, 4u})
+        {
+            RunSpec run = fixture::TrainingJob(1, 1, 1, 1, 1, 8192);
+            run.parallel.cp = cp;
+            const Workload w =
+                Workload::Build(fixture::SmallModel("llama3-8b", 1), run, MakeComputeCoster(gpu));
+            const double tokens = 8192.0 / cp;
+            const double b = 2;                     // bf16
+            const double q = tokens * 32 * 128;     // queries (and outputs) per rank
+            const double kv = tokens * 2 * 8 * 128; // K and V
+            const double lse = tokens * 32;         // log-sum-exp rows, fp32
+            std::map<std::string, uint32_t> count;
+            double forward = 0;
+            double backward = 0;
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                const std::string label = n.label;
+                if (n.kind != WorkNodeKind::COMPUTE || label.rfind("cp_", 0) != 0)
+                {
+                    continue;
+                }
+                ++count[label];
+                (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
+            }
+            const double remote = cp - 1;
+            NS_TEST_EXPECT_MSG_EQ(count["cp_kv_cat"], 1u, "K and V into the send buffer");
+            NS_TEST_EXPECT_MSG_EQ(count["cp_q_half"], 2 * (cp - 1), "per remote step, both passes");
+            NS_TEST_EXPECT_MSG_EQ(count["cp_do_half"], cp - 1, "per remote step, backward");
+            NS_TEST_EXPECT_MSG_EQ(count["cp_out_merge"], cp, "one per step");
+            NS_TEST_EXPECT_MSG_EQ(count["cp_dq"], cp, "one per step");
+            NS_TEST_EXPECT_MSG_EQ(count["cp_dkv"], cp, "one per step");
+            // Forward: cat (2 kv b), remote steps' half queries (q b each), the zeroed output
+            // (q b), the merges (3 q b for the local step, 1.5 q b per remote step) and the
+            // log-sum-exp's clone, cast to double, merges and cast back (fp32).
+            const double fwd = 2 * kv * b + remote * q * b + q * b + 3 * q * b
+                               + remote * 1.5 * q * b + 3 * 2 * lse * 4 + remote * 1.5 * lse * 4;
+            NS_TEST_EXPECT_MSG_EQ_TOL(forward / fwd, 1.0, 1e-9, "cp " << cp << " forward bytes");
+            // Backward: K/V into the buffer (2 kv b); per remote step half of Q, O and dO made
+            // contiguous (3 q b) and dQ added (1.5 q b); the local step's dQ copied (2 q b); every
+            // step's dK/dV concatenated (2 kv b) and copied (first) or added (3 kv b).
+            const double bwd = 2 * kv * b + remote * (3 * q * b + 1.5 * q * b) + 2 * q * b
+                               + cp * 2 * kv * b + 2 * kv * b + remote * 3 * kv * b;
+            NS_TEST_EXPECT_MSG_EQ_TOL(backward / bwd, 1.0, 1e-9, "cp " << cp << " backward bytes");
+        }
+        // Without context parallelism none of them runs.
+        const Workload plain = Workload::Build(fixture::SmallModel("llama3-8b", 1),
+                                               fixture::TrainingJob(1, 1, 1, 1, 1, 8192));
+        for (const WorkNode& n : plain.stages.at(0).nodes)
+        {
+            const bool bookkeeping = std::string(n.label).rfind("cp_", 0) == 0;
+            NS_TEST_EXPECT_MSG_EQ(bookkeeping, false, n.label);
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -1822,6 +1920,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
+        AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);
     }
 };
 

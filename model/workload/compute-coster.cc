@@ -194,6 +194,17 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         }
         case OpType::OPTIMIZER:
             return Optimizer(model, op.Optimizer(), dt);
+        case OpType::TENSOR_COPY:
+        case OpType::TENSOR_FILL:
+        {
+            // Framework bookkeeping kernels (PyTorch copy_, cat, contiguous, zero_): no
+            // arithmetic, the bytes moved. A backward-pass copy moves the same bytes.
+            const ElementwiseShape& e = op.Elementwise();
+            const double bytes = double(e.rows) * e.width * BytesOf(dt);
+            return op.type == OpType::TENSOR_COPY
+                       ? model.Elementwise("tensor_copy", 0, bytes, bytes)
+                       : model.Elementwise("tensor_fill", 0, 0, bytes);
+        }
         case OpType::FP8_CAST_TRANSPOSE:
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
         {

@@ -54,6 +54,10 @@ ToString(OpType type)
             return "fp8_cast_transpose";
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
             return "fp8_amax_cast_transpose";
+        case OpType::TENSOR_COPY:
+            return "tensor_copy";
+        case OpType::TENSOR_FILL:
+            return "tensor_fill";
     }
     return "?";
 }
@@ -102,6 +106,8 @@ ShapeIndexOf(OpType type)
         case OpType::SAMPLING:
         case OpType::FP8_CAST_TRANSPOSE:
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
+        case OpType::TENSOR_COPY:
+        case OpType::TENSOR_FILL:
             return IndexOf<ElementwiseShape>();
         case OpType::ROPE:
             return IndexOf<RopeShape>();
@@ -156,6 +162,8 @@ OperatorDesc::ModelFlops() const
         case OpType::SAMPLING:
         case OpType::FP8_CAST_TRANSPOSE:
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
+        case OpType::TENSOR_COPY:
+        case OpType::TENSOR_FILL:
             return 0.0; // no matrix multiply
     }
     return 0.0;

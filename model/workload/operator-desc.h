@@ -40,11 +40,14 @@ enum class OpType : uint8_t
     ROUTER,                    //!< ElementwiseShape: MoE router over rows tokens x experts
     OPTIMIZER,                 //!< OptimizerShape: Adam update of the parameters
     SAMPLING, //!< ElementwiseShape: softmax over rows x vocabulary and one token sampled per row
-    FP8_CAST_TRANSPOSE,     //!< ElementwiseShape: rows x width 16-bit values cast to fp8, written
-                            //!< as the fp8 copy and its transpose (Transformer Engine on Hopper),
-                            //!< the amax taken in the same pass (delayed scaling)
-    FP8_AMAX_CAST_TRANSPOSE //!< ElementwiseShape: the same under current scaling: an amax
-                            //!< kernel reads the values first, then the cast reads them again
+    FP8_CAST_TRANSPOSE,      //!< ElementwiseShape: rows x width 16-bit values cast to fp8, written
+                             //!< as the fp8 copy and its transpose (Transformer Engine on Hopper),
+                             //!< the amax taken in the same pass (delayed scaling)
+    FP8_AMAX_CAST_TRANSPOSE, //!< ElementwiseShape: the same under current scaling: an amax
+                             //!< kernel reads the values first, then the cast reads them again
+    TENSOR_COPY,             //!< ElementwiseShape: rows x width values read and written once
+                             //!< (a copy, concatenation or .contiguous() of a strided view)
+    TENSOR_FILL              //!< ElementwiseShape: rows x width values written (zero_())
 };
 
 /** \return a short lower-case name ("gemm") */

@@ -280,13 +280,29 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     // attends the local queries to one K/V block while the next block travels around the ring.
     // With the load-balanced split of the sequence into 2 cp chunks, the local block is causal
     // and each remote block needs half of its scores (half the queries against the whole block).
+    //
+    // Around the attention kernels, Transformer Engine's ring (AttnFuncWithCP, TE 1.8 as in NeMo
+    // 24.07, sbhd layout with cuDNN fused attention) runs PyTorch bookkeeping kernels: K and V
+    // concatenated into the send buffer; on a remote step the half of the queries it needs made
+    // contiguous (the other ranks copy half of the K/V block instead); the output zeroed; the
+    // log-sum-exp cloned (to double), merged after each remote step and cast back; and each
+    // step's partial output merged into the output, out += out_step * exp(lse_step - lse).
+    const DataType at = m_run.ActivationType();
+    const uint64_t rows = m_batch * m_tokens;
+    const uint64_t qWidth = uint64_t(s.heads) * s.headDim;
     const uint64_t kvBytes = 2 * eb * m_batch * m_tokens * s.kvHeads * s.headDim;
     const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    e.Compute("cp_kv_cat",
+              MakeElementwise(OpType::TENSOR_COPY, rows, 2 * s.kvHeads * s.headDim, at));
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
         received = RingExchange(
             e, GroupKind::CP, "kv_send", "kv_recv", kvBytes, step, cp, received, false);
+        if (step > 0)
+        {
+            e.Compute("cp_q_half", MakeElementwise(OpType::TENSOR_COPY, rows / 2, qWidth, at));
+        }
         uint32_t id = e.Compute("attention",
                                 RingAttention(OpType::ATTENTION_FWD, step, false),
                                 step == 0 ? keptActs + (keepSaved ? lse : 0) : 0);
@@ -295,6 +311,24 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
         {
             e.StreamWaitsFor(received);
         }
+    }
+    const uint64_t lseRows = m_batch * s.heads;
+    e.Compute("cp_out_zero", MakeElementwise(OpType::TENSOR_FILL, rows, qWidth, at));
+    e.Compute("cp_lse_clone",
+              MakeElementwise(OpType::TENSOR_COPY, lseRows, m_tokens, DataType::FP32));
+    e.Compute("cp_lse_double",
+              MakeElementwise(OpType::TENSOR_COPY, lseRows, m_tokens, DataType::FP32));
+    for (uint32_t step = 1; step < cp; ++step)
+    {
+        e.Compute("cp_lse_merge",
+                  MakeElementwise(OpType::RESIDUAL_ADD, lseRows, m_tokens / 2, DataType::FP32));
+    }
+    e.Compute("cp_lse_float",
+              MakeElementwise(OpType::TENSOR_COPY, lseRows, m_tokens, DataType::FP32));
+    for (uint32_t step = 0; step < cp; ++step)
+    {
+        e.Compute("cp_out_merge",
+                  MakeElementwise(OpType::RESIDUAL_ADD, step == 0 ? rows : rows / 2, qWidth, at));
     }
     return lse;
 }
@@ -311,21 +345,46 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
             SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES, true));
         return;
     }
-    // The ring runs again; K/V blocks travel with their gradients (twice the bytes).
+    // The ring runs again; K/V blocks travel with their gradients (twice the bytes). Transformer
+    // Engine's bookkeeping (AttnFuncWithCP.backward, TE 1.8): K/V copied into the send buffer;
+    // on a remote step the halves of Q, O and dO it needs made contiguous; each step's dQ copied
+    // into (first step) or added to the gradient, its dK and dV concatenated and copied into or
+    // added to the travelling dK/dV buffer.
+    const DataType at = m_run.ActivationType();
+    const uint64_t rows = m_batch * m_tokens;
+    const uint64_t qWidth = uint64_t(s.heads) * s.headDim;
+    const uint64_t kvWidth = 2 * uint64_t(s.kvHeads) * s.headDim;
     const uint64_t kvBytes =
         4 * uint64_t(s.elementBytes) * m_batch * m_tokens * s.kvHeads * s.headDim;
     const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    e.Compute("cp_kv_copy", MakeElementwise(OpType::TENSOR_COPY, rows, kvWidth, at));
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
         received = RingExchange(
             e, GroupKind::CP, "kv_grad_send", "kv_grad_recv", kvBytes, step, cp, received, false);
+        if (step > 0)
+        {
+            // Q, O and dO of the second half of the local chunk, one copy each.
+            for (const char* label : {"cp_q_half", "cp_o_half", "cp_do_half"})
+            {
+                e.Compute(label, MakeElementwise(OpType::TENSOR_COPY, rows / 2, qWidth, at));
+            }
+        }
         uint32_t id = e.Compute("attention_bwd", RingAttention(OpType::ATTENTION_BWD, step, true));
         e.Graph().nodes[id].modelFlops = stepFlops;
+        e.Compute("cp_dq",
+                  step == 0 ? MakeElementwise(OpType::TENSOR_COPY, rows, qWidth, at)
+                            : MakeElementwise(OpType::RESIDUAL_ADD, rows / 2, qWidth, at));
+        e.Compute("cp_dkv_cat", MakeElementwise(OpType::TENSOR_COPY, rows, kvWidth, at));
         if (received != GraphEmitter::NONE)
         {
+            // The travelling dK/dV buffer is accumulated into once it has arrived.
             e.StreamWaitsFor(received);
         }
+        e.Compute("cp_dkv",
+                  MakeElementwise(
+                      step == 0 ? OpType::TENSOR_COPY : OpType::RESIDUAL_ADD, rows, kvWidth, at));
     }
 }
 
