@@ -1881,6 +1881,18 @@ class RingBookkeepingTestCase : public TestCase
                                + cp * 2 * kv * b + 2 * kv * b + remote * 3 * kv * b;
             NS_TEST_EXPECT_MSG_EQ_TOL(backward / bwd, 1.0, 1e-9, "cp " << cp << " backward bytes");
         }
+        // Each rank holds two of 2 x cp equal chunks: Transformer Engine rejects an odd local
+        // sequence, and so do the run settings, naming the field and the divisor.
+        RunSpec odd = fixture::TrainingJob(1, 1, 1, 1, 1, 6);
+        odd.parallel.cp = 2;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      Workload::Build(fixture::SmallModel("llama3-8b", 1), odd);
+                                  },
+                                  {"sequence", "(6)", "2 x cp (4)"}),
+                              true,
+                              "a 3-token chunk per rank");
         // Without context parallelism none of them runs.
         const Workload plain = Workload::Build(fixture::SmallModel("llama3-8b", 1),
                                                fixture::TrainingJob(1, 1, 1, 1, 1, 8192));

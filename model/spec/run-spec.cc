@@ -419,7 +419,12 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     }
     if (mode == RunMode::TRAINING)
     {
-        RequireMultiple(source, "sequence", sequence, "sequence", p.cp, "cp");
+        if (p.cp > 1)
+        {
+            // The load-balanced causal split gives every rank two of 2 x cp equal chunks
+            // (Transformer Engine: "Sequence length per GPU needs to be divisible by 2").
+            RequireMultiple(source, "sequence", sequence, "sequence", 2 * p.cp, "2 x cp");
+        }
         RequireMultiple(source,
                         "global_batch",
                         globalBatch,
