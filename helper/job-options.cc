@@ -598,6 +598,14 @@ JobOptions::ToSpecs() const
 
     ParseRecompute(Get("recompute"), run.recompute);
     ParseDataType(Get("dtype"), run.dtype);
+    // Transformer Engine's fp8 scaling has nothing to scale without fp8 GEMMs: silently ignoring
+    // it would hide a mistyped job.
+    if ((Has("fp8-scaling") || m_fromFile.count("fp8-scaling") > 0) && run.dtype != DataType::FP8)
+    {
+        throw OptionError("fp8-scaling",
+                          "applies to --dtype=fp8 only (dtype is " + Get("dtype")
+                              + "); drop it or use --dtype=fp8");
+    }
     run.SetAttention(Get("attention"));
     run.overlapGradReduce = Get("grad-reduce") == "overlap";
     run.overlapTpReduce = Get("tp-reduce") == "overlap";
