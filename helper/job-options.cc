@@ -555,6 +555,13 @@ JobOptions::ToSpecs() const
     p.cp = static_cast<uint32_t>(Count("cp"));
     p.ep = static_cast<uint32_t>(Count("ep"));
     p.virtualStages = static_cast<uint32_t>(Count("vpp"));
+    // Both on the command line and contradicting each other (a command-line --fsdp overrides a
+    // job file's zero, as any option does).
+    if (Flag("fsdp") && Has("fsdp") && Has("zero") && Count("zero") != 3)
+    {
+        throw OptionError(
+            "fsdp", "is ZeRO-3, but --zero=" + Get("zero") + " is given too; drop one of them");
+    }
     p.zeroStage = Flag("fsdp") ? 3 : static_cast<uint32_t>(Count("zero"));
     p.sequenceParallel = Flag("sp");
     p.rankOrder = Get("rank-order");

@@ -271,6 +271,7 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--fp8-scaling=current"},
              {"option --fp8-scaling", "--dtype=fp8 only", "dtype is bf16"}},
             {{"run", "--seq=2050", "--cp=2"}, {"option --seq", "(2050)", "2 x cp (4)"}},
+            {{"run", "--fsdp=true", "--zero=1", "--dp=2"}, {"option --fsdp", "ZeRO-3", "--zero=1"}},
             {{"study"}, {"faults, hardware"}},
             {{"study", "faults", "--out=" + dir + "/s"}, {"option --links", "required"}},
             {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1:0.5"},
