@@ -237,6 +237,8 @@ class CliBadInputTestCase : public TestCase
             {{"sweep", "--gpus=8", "--gbs=8", "--workers=-1"}, {"option --workers", "'-1'"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--cp=1,3"},
              {"option --cp", "3 does not divide the sequence (2048 tokens)"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--seq=2046", "--cp=1,2"},
+             {"option --cp", "2 does not divide the sequence (2046 tokens) into 2 x cp"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--ep=1,2"},
              {"option --ep", "mixture-of-experts", "allowed: 1"}},
             {{"sweep", "--model=mixtral-8x7b", "--gpus=8", "--gbs=8", "--ep=3"},

@@ -196,7 +196,8 @@ JobCliOptions()
          {
              return o.For(jobAndSweep)
                  .ListIn("sweep", ListText(sweep.cp, number))
-                 .HelpIn("sweep", "context parallel degrees to try (each divides the sequence)");
+                 .HelpIn("sweep",
+                         "context parallel degrees to try (2 x each divides the sequence)");
          }},
         {"ep",
          [&](const CliOption& o)

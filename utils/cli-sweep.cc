@@ -230,13 +230,14 @@ RunSweepCommand(const CliArgs& args)
     // A degree no layout could take is a mistake in the list, not a layout to skip.
     for (uint32_t cp : space.cp)
     {
-        if (base.sequence % cp != 0)
+        if (cp > 1 && base.sequence % (2 * cp) != 0)
         {
             throw SpecError(kCommandLine,
                             "cp",
                             std::to_string(cp) + " does not divide the sequence ("
                                 + std::to_string(base.sequence)
-                                + " tokens): context parallelism splits it");
+                                + " tokens) into 2 x cp equal chunks: context parallelism's "
+                                  "load-balanced split needs them");
         }
     }
     for (uint32_t ep : space.ep)
