@@ -273,6 +273,7 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--fp8-scaling=current"},
              {"option --fp8-scaling", "--dtype=fp8 only", "dtype is bf16"}},
             {{"run", "--seq=2050", "--cp=2"}, {"option --seq", "(2050)", "2 x cp (4)"}},
+            {{"run", "--dtype=int8"}, {"option --dtype", "int8 is an inference type", "bf16"}},
             {{"run", "--fsdp=true", "--zero=1", "--dp=2"}, {"option --fsdp", "ZeRO-3", "--zero=1"}},
             {{"study"}, {"faults, hardware"}},
             {{"study", "faults", "--out=" + dir + "/s"}, {"option --links", "required"}},

@@ -348,6 +348,14 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
                               "(or auto)");
     }
+    if (mode == RunMode::TRAINING && dtype == DataType::INT8)
+    {
+        // Integer GEMMs serve quantized inference; no training framework computes its forward
+        // and backward passes in int8.
+        throw SpecError(source,
+                        "dtype",
+                        "int8 is an inference type; training takes fp32, tf32, fp16, bf16 or fp8");
+    }
     if (mode == RunMode::TRAINING && tpCommOverlap != "none" && (p.tp < 2 || !p.sequenceParallel))
     {
         throw SpecError(source,
