@@ -11,6 +11,7 @@
 #include "ns3/report-json.h"
 #include "ns3/report-output.h"
 #include "ns3/test.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <filesystem>
@@ -237,7 +238,7 @@ class CliJsonTestCase : public TestCase
         // xval: one small workload on both networks.
         Json xval = JsonOf({"xval", "--quick", "--only=ring-allreduce-8gpu-1MiB", "--json"}, dir)
                         .at("rows");
-        NS_TEST_ASSERT_MSG_EQ(xval.size(), 1, "xval: one row");
+        RAPIDLLM_REQUIRE_EQ(xval.size(), 1, "xval: one row");
         const double flow = xval[0].at("flow_s").get<double>();
         const double packet = xval[0].at("packet_s").get<double>();
         NS_TEST_EXPECT_MSG_EQ_TOL(xval[0].at("rel_diff").get<double>(),
@@ -359,7 +360,7 @@ class CliPerRankTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(result.status, 0, result.err);
         const Json run = Json::parse(result.out);
         const Json& ranks = run.at("ranks");
-        NS_TEST_ASSERT_MSG_EQ(ranks.size(), 8u, "one row per GPU");
+        RAPIDLLM_REQUIRE_EQ(ranks.size(), 8u, "one row per GPU");
         const double step = run.at("step_time_s").get<double>();
         double latest = 0;
         for (std::size_t i = 0; i < ranks.size(); ++i)
@@ -542,7 +543,7 @@ class CliCsvTestCase : public TestCase
                            {"set", "config", "metric", "published", "predicted", "error"},
                            dir);
         const Json vj = Json::parse(RunCli({"validate", "--data=" + data, "--json"}, dir).out);
-        NS_TEST_ASSERT_MSG_EQ(v.rows.size(), vj.at("rows").size(), "validate: one row each");
+        RAPIDLLM_REQUIRE_EQ(v.rows.size(), vj.at("rows").size(), "validate: one row each");
         for (std::size_t i = 0; i < v.rows.size(); ++i)
         {
             const Json& row = vj.at("rows").at(i);
@@ -567,7 +568,7 @@ class CliCsvTestCase : public TestCase
                             "within_bar"},
                            dir);
         const Json xj = Json::parse(RunCli(Cat(xvalArgs, {"--json"}), dir).out).at("rows");
-        NS_TEST_ASSERT_MSG_EQ(x.rows.size(), 1u, "xval: one row");
+        RAPIDLLM_REQUIRE_EQ(x.rows.size(), 1u, "xval: one row");
         NS_TEST_EXPECT_MSG_EQ(x.rows[0].at("workload"), "ring-allreduce-8gpu-1MiB", "xval");
         for (const char* key :
              {"flow_s", "packet_s", "rel_diff", "packet_data_packets", "messages"})
@@ -651,7 +652,7 @@ class CliCsvTestCase : public TestCase
                             "energy_j"},
                            dir);
         const Json gj = Json::parse(RunCli(Cat(gemmArgs, {"--json"}), dir).out);
-        NS_TEST_ASSERT_MSG_EQ(g.rows.size(), 1u, "gemm: one row");
+        RAPIDLLM_REQUIRE_EQ(g.rows.size(), 1u, "gemm: one row");
         ExpectNumber(g.rows[0].at("time_s"), gj.at("time_s"), "gemm time");
         ExpectNumber(g.rows[0].at("flops"), gj.at("flops"), "gemm flops");
         ExpectNumber(g.rows[0].at("waves"), gj.at("waves"), "gemm waves");
@@ -677,7 +678,7 @@ class CliCsvTestCase : public TestCase
                              "coll_bytes",
                              "send_bytes"},
                             dir);
-        NS_TEST_ASSERT_MSG_EQ(ti.rows.size(), 8u, "trace-info: a row per rank");
+        RAPIDLLM_REQUIRE_EQ(ti.rows.size(), 8u, "trace-info: a row per rank");
         for (std::size_t i = 0; i < ti.rows.size(); ++i)
         {
             const auto& row = ti.rows[i];
@@ -708,14 +709,14 @@ class CliCsvTestCase : public TestCase
                             "bus_bandwidth_GBps"},
                            dir);
         const Json cj = Json::parse(RunCli(Cat(collArgs, {"--json", "--links=3"}), dir).out);
-        NS_TEST_ASSERT_MSG_EQ(c.rows.size(), 1u, "collective: one row");
+        RAPIDLLM_REQUIRE_EQ(c.rows.size(), 1u, "collective: one row");
         NS_TEST_EXPECT_MSG_EQ(c.rows[0].at("bytes"), std::to_string(64 << 20), "bytes");
         ExpectNumber(c.rows[0].at("time_s"), cj.at("time_s"), "collective time");
         ExpectNumber(c.rows[0].at("bus_bandwidth_GBps"), cj.at("bus_bandwidth_GBps"), "bus bw");
         NS_TEST_EXPECT_MSG_EQ(c.rows[0].at("algorithm"), cj.at("algorithm").get<std::string>(), "");
         CsvTable links = CsvOf(
             Cat(collArgs, {"--csv", "--links=3"}), {"link", "bytes", "busy_s", "utilization"}, dir);
-        NS_TEST_ASSERT_MSG_EQ(links.rows.size(), 3u, "collective --links=3: three links");
+        RAPIDLLM_REQUIRE_EQ(links.rows.size(), 3u, "collective --links=3: three links");
         for (std::size_t i = 0; i < 3; ++i)
         {
             const Json& l = cj.at("most_loaded_links").at(i);
@@ -776,7 +777,7 @@ class CliInputEchoTestCase : public TestCase
             in.at("hardware").at("source").get<std::string>(), "a100-sxm-80gb", "hardware");
         NS_TEST_EXPECT_MSG_EQ(in.at("hardware").at("hbm_gib").get<double>(), 160, "--set");
         NS_TEST_EXPECT_MSG_EQ(in.at("set"), Json::array({"gpu.hbm_gib=160"}), "--set echoed");
-        NS_TEST_ASSERT_MSG_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
+        RAPIDLLM_REQUIRE_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
         const Json& fault = in.at("hardware").at("faults").at(0);
         NS_TEST_EXPECT_MSG_EQ(fault.at("link").get<std::string>(), "gpu0-nvlink.sw0", "fault link");
         NS_TEST_EXPECT_MSG_EQ(fault.at("factor").get<double>(), 0.5, "fault factor");
@@ -804,7 +805,7 @@ class CliInputEchoTestCase : public TestCase
         const Json& vin = vj.at("input");
         NS_TEST_EXPECT_MSG_EQ(vin.at("data").get<std::string>(), data, "validate: data");
         NS_TEST_EXPECT_MSG_EQ(vin.at("quick").get<bool>(), true, "validate: --quick");
-        NS_TEST_ASSERT_MSG_EQ(vin.at("tables").size(), 9u, "validate: nine tables");
+        RAPIDLLM_REQUIRE_EQ(vin.at("tables").size(), 9u, "validate: nine tables");
         NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("file").get<std::string>(),
                               "megatron-sc21-table1.csv",
                               "validate: the training table first");

@@ -10,6 +10,7 @@
 #include "cli-process.h"
 #include "ns3/sweep-table.h"
 #include "ns3/test.h"
+#include "test-require.h"
 
 #include <signal.h>
 
@@ -69,7 +70,7 @@ class CliSweepTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(one.status, 0, one.err);
         const std::string reference = ReadText(dir + "/one/results.csv");
         std::vector<SweepRow> rows = ReadSweepCsv(dir + "/one/results.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 16u, "2 tp x 2 pp x 2 mbs x 2 recompute");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 16u, "2 tp x 2 pp x 2 mbs x 2 recompute");
         bool fits = false;
         bool unfit = false;
         for (std::size_t i = 0; i < rows.size(); ++i)

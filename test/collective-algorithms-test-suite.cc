@@ -22,6 +22,7 @@
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <map>
@@ -332,8 +333,8 @@ class HardFaultTestCase : public TestCase
         Ptr<Topology> t = Topology::Build(s, 64);
         auto pd = RoutingPolicy::Create("dimension-order")->Route(*t, 0, 1, 0);
         auto pa = RoutingPolicy::Create("fault-aware")->Route(*t, 0, 1, 0);
-        NS_TEST_ASSERT_MSG_EQ(pd.size(), 7u, "dimension order goes round the row");
-        NS_TEST_ASSERT_MSG_EQ(pa.size(), 3u, "fault aware detours through the next row");
+        RAPIDLLM_REQUIRE_EQ(pd.size(), 7u, "dimension order goes round the row");
+        RAPIDLLM_REQUIRE_EQ(pa.size(), 3u, "fault aware detours through the next row");
         // A ring all-reduce over the whole torus also completes with the dead link.
         NS_TEST_ASSERT_MSG_GT(
             RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 64, "ring", "fault-aware"), 0, "completes");
@@ -459,7 +460,7 @@ class AlgorithmVolumeTestCase : public TestCase
             // Execute it and count rank completions.
             EngineRun run = RunOnEngine(s, req);
             NS_TEST_ASSERT_MSG_EQ(run.done, 1, what << " completes");
-            NS_TEST_ASSERT_MSG_EQ(run.ranksDone.size(), 8u, what << " every rank done");
+            RAPIDLLM_REQUIRE_EQ(run.ranksDone.size(), 8u, what << " every rank done");
             for (const auto& [r, count] : run.ranksDone)
             {
                 NS_TEST_ASSERT_MSG_EQ(count, 1, what << " rank " << r << " done once");

@@ -17,6 +17,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <functional>
@@ -203,7 +204,7 @@ class ReservationExactAloneTestCase : public TestCase
             const Outcome timed = Play(sc, true);
             const std::string what = s.granularity + " " + s.request.algorithm + " "
                                      + std::to_string(s.request.bytes) + " B";
-            NS_TEST_ASSERT_MSG_EQ(full.doneS.size(), sc.runs, what);
+            RAPIDLLM_REQUIRE_EQ(full.doneS.size(), sc.runs, what);
             NS_TEST_EXPECT_MSG_EQ(full.timed, 0u, what << ": no reservations when off");
             NS_TEST_EXPECT_MSG_EQ(timed.timed, sc.runs - 1, what << ": all but the first timed");
             NS_TEST_EXPECT_MSG_EQ(timed.materialized, 0u, what << ": nothing intruded");
@@ -340,7 +341,7 @@ class ReserveContractTestCase : public TestCase
         net->Send(1, 2, 1 << 20, NetworkBackend::DeliveryCallback());
         NS_TEST_EXPECT_MSG_EQ(broken.size(), 0u, "elsewhere");
         net->Send(8, 0, 1 << 20, NetworkBackend::DeliveryCallback());
-        NS_TEST_ASSERT_MSG_EQ(broken.size(), 1u, "an intruder breaks it");
+        RAPIDLLM_REQUIRE_EQ(broken.size(), 1u, "an intruder breaks it");
         NS_TEST_EXPECT_MSG_EQ(broken[0], r, "its id");
         NS_TEST_EXPECT_MSG_EQ(net->Reserve(links, onBroken), 0u, "busy links are refused");
         Simulator::Run();

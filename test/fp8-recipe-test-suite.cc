@@ -11,6 +11,7 @@
 #include "ns3/hardware-spec.h"
 #include "ns3/test.h"
 #include "ns3/workload.h"
+#include "test-require.h"
 
 #include <cstring>
 
@@ -63,7 +64,7 @@ class Fp8GraphTestCase : public TestCase
         const uint32_t mbs = 3;
         RunSpec run = Fp8Run(tp, mbs);
         Workload w = Workload::Build(model, run);
-        NS_TEST_ASSERT_MSG_EQ(w.stages.size(), 1u, "one stage");
+        RAPIDLLM_REQUIRE_EQ(w.stages.size(), 1u, "one stage");
         const uint64_t rows = uint64_t(run.microBatch) * run.sequence;
         const uint64_t h = model.hidden;
         const uint64_t hd = h / model.heads;
@@ -248,7 +249,7 @@ class Fp8CurrentScalingTestCase : public TestCase
         current.fp8Scaling = "current";
         const Workload d = Workload::Build(model, delayed);
         const Workload c = Workload::Build(model, current);
-        NS_TEST_ASSERT_MSG_EQ(c.stages[0].nodes.size(), d.stages[0].nodes.size(), "same graph");
+        RAPIDLLM_REQUIRE_EQ(c.stages[0].nodes.size(), d.stages[0].nodes.size(), "same graph");
         uint32_t casts = 0;
         for (std::size_t i = 0; i < d.stages[0].nodes.size(); ++i)
         {

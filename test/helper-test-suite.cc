@@ -20,6 +20,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
+#include "test-require.h"
 
 #include <algorithm>
 #include <cmath>
@@ -152,7 +153,7 @@ class TrainingReportTestCase : public TestCase
         // and its compute is its stage graph's kernel time by the compute model (a second
         // path: the workload's sum, not the replayer's stream).
         Workload w = h->BuildWorkload();
-        NS_TEST_ASSERT_MSG_EQ(r.ranks.size(), 16u, "one row per rank");
+        RAPIDLLM_REQUIRE_EQ(r.ranks.size(), 16u, "one row per rank");
         double latest = 0;
         for (const RankBreakdown& rank : r.ranks)
         {
@@ -248,7 +249,7 @@ class InferenceReportTestCase : public TestCase
             r.ttftS, g_sampleEnds["prefill.mb0.sample"], 1e-12, "ttft: the prefill's sample");
         // The 7 decode steps each end with their sample, the last one the request; each step
         // takes about the mean (the KV cache grows by 7 of 263 tokens).
-        NS_TEST_ASSERT_MSG_EQ(g_sampleEnds.size(), 8u, "one sample per pass");
+        RAPIDLLM_REQUIRE_EQ(g_sampleEnds.size(), 8u, "one sample per pass");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             g_sampleEnds["decode.mb7.sample"], r.stepTimeS, 1e-12, "the last sample ends it");
         double previous = g_sampleEnds["prefill.mb0.sample"];
@@ -376,7 +377,7 @@ class LayoutSweepTestCase : public TestCase
         space.recompute = {Recompute::NONE};
         LayoutSweep sweep(model, hardware, base, space);
         std::vector<SweepPoint> points = sweep.Run();
-        NS_TEST_ASSERT_MSG_EQ(points.size(), 8u, "tp 1, 2 x pp 1, 2 x mbs 2, 16");
+        RAPIDLLM_REQUIRE_EQ(points.size(), 8u, "tp 1, 2 x pp 1, 2 x mbs 2, 16");
         NS_TEST_EXPECT_MSG_EQ(sweep.GetSkipped(), 4u, "tp 3: two pp x two mbs");
         bool seenUnfit = false;
         for (std::size_t i = 0; i < points.size(); ++i)
@@ -553,9 +554,9 @@ class InstallCollectTestCase : public TestCase
             Ptr<RapidLlmHelper> h = SmallJob(run);
             NS_TEST_EXPECT_MSG_EQ(h->GetReplayer(), nullptr, "nothing before Install");
             Ptr<TraceReplayer> replayer = h->Install();
-            NS_TEST_ASSERT_MSG_NE(replayer, nullptr, what);
+            RAPIDLLM_REQUIRE_NE(replayer, nullptr, what);
             NS_TEST_EXPECT_MSG_EQ(replayer, h->GetReplayer(), what);
-            NS_TEST_ASSERT_MSG_NE(h->GetBackend(), nullptr, what);
+            RAPIDLLM_REQUIRE_NE(h->GetBackend(), nullptr, what);
             NS_TEST_EXPECT_MSG_EQ(Simulator::Now(), Seconds(0), what << ": nothing ran yet");
             NS_TEST_EXPECT_MSG_EQ(Simulator::IsFinished(), false, what << ": replay scheduled");
             // A sink connected to the replayer itself, after Install, and an event of the script.
@@ -573,7 +574,7 @@ class InstallCollectTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(collected.ttftS, direct.ttftS, what);
             NS_TEST_EXPECT_MSG_EQ(collected.mfu, direct.mfu, what);
             NS_TEST_EXPECT_MSG_EQ(collected.memory.peak, direct.memory.peak, what);
-            NS_TEST_ASSERT_MSG_EQ(collected.ranks.size(), direct.ranks.size(), what);
+            RAPIDLLM_REQUIRE_EQ(collected.ranks.size(), direct.ranks.size(), what);
             for (std::size_t i = 0; i < collected.ranks.size(); ++i)
             {
                 NS_TEST_EXPECT_MSG_EQ(collected.ranks[i].finishS, direct.ranks[i].finishS, what);
@@ -1004,7 +1005,7 @@ class ContextExpertSweepTestCase : public TestCase
                 }
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(candidates.size(), expected, "every valid combination");
+        RAPIDLLM_REQUIRE_EQ(candidates.size(), expected, "every valid combination");
         const uint32_t all = 2 * 2 * 3 * 5;
         NS_TEST_EXPECT_MSG_EQ(sweep.GetSkipped(), all - expected, "the others skipped, counted");
         std::set<uint32_t> cps;
@@ -1035,7 +1036,7 @@ class ContextExpertSweepTestCase : public TestCase
         cpOnly.recompute = {Recompute::NONE};
         LayoutSweep contexts(dense, hardware, small, cpOnly);
         std::vector<SweepPoint> points = contexts.Run();
-        NS_TEST_ASSERT_MSG_EQ(points.size(), 2u, "cp 1 and cp 2");
+        RAPIDLLM_REQUIRE_EQ(points.size(), 2u, "cp 1 and cp 2");
         for (const SweepPoint& p : points)
         {
             NS_TEST_ASSERT_MSG_EQ(p.report.feasible, true, p.report.reason);

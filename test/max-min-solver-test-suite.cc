@@ -10,6 +10,7 @@
 
 #include "ns3/max-min-solver.h"
 #include "ns3/test.h"
+#include "test-require.h"
 
 #include <algorithm>
 #include <cmath>
@@ -127,12 +128,12 @@ class SolverHandSolvedTestCase : public TestCase
             const uint32_t b = s.AddFlow({0, 1});
             const uint32_t c = s.AddFlow({1});
             NS_TEST_ASSERT_MSG_EQ(s.GetRate(a), 0.0, "no rate before Solve");
-            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 3u, "three new flows recomputed");
+            RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 3u, "three new flows recomputed");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(a), 8.0, 1e-12, "A");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(b), 2.0, 1e-12, "B");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(c), 2.0, 1e-12, "C");
             NS_TEST_ASSERT_MSG_EQ(s.NeedsSolve(), false, "clean");
-            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 0u, "nothing to do");
+            RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 0u, "nothing to do");
             // C leaves: link 1 (4, B alone) is still below link 0's share (10 / 2): B gets 4
             // and A the 6 left on link 0.
             s.RemoveFlow(c);
@@ -207,7 +208,7 @@ class SolverWeightsTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(b), 6.0, 1e-12, "B alone: half of link 0");
             s.SetWeight(b, 3); // B now stands for 3 flows: 4 members of 3 each
             NS_TEST_ASSERT_MSG_EQ(s.NeedsSolve(), true, "a weight change needs a solve");
-            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 2u, "only link 0's flows recomputed");
+            RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 2u, "only link 0's flows recomputed");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(a), 3.0, 1e-12, "A: a quarter of link 0");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(b), 3.0, 1e-12, "each member of B");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(c), 30.0, 1e-12, "C untouched");
@@ -418,7 +419,7 @@ class SolverIncrementalTestCase : public TestCase
                 }
                 noBottleneck += found ? 0 : 1;
             }
-            NS_TEST_ASSERT_MSG_EQ(s.GetFlowCount(), present.size(), "flow count");
+            RAPIDLLM_REQUIRE_EQ(s.GetFlowCount(), present.size(), "flow count");
         }
         NS_TEST_ASSERT_MSG_GT(checks, 5000, "enough rates checked");
         NS_TEST_ASSERT_MSG_EQ(mismatches, 0, "incremental rates equal the reference");
@@ -455,10 +456,10 @@ class SolverScopeTestCase : public TestCase
             {
                 s.AddFlow({0});
             }
-            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 50u, "first component");
+            RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 50u, "first component");
             const uint32_t other = s.AddFlow({1});
             const auto& changes = s.Solve();
-            NS_TEST_ASSERT_MSG_EQ(changes.size(), 1u, "only the new flow");
+            RAPIDLLM_REQUIRE_EQ(changes.size(), 1u, "only the new flow");
             NS_TEST_ASSERT_MSG_EQ(changes[0].flow, other, "the new flow");
             NS_TEST_ASSERT_MSG_EQ(s.GetSolveCount(), 2u, "two solves");
             NS_TEST_ASSERT_MSG_EQ(s.GetSolvedFlowCount(), 51u, "51 flows recomputed");
@@ -479,14 +480,14 @@ class SolverScopeTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(slow[0]), 1.0, 1e-12, "slow");
             s.RemoveFlow(fast1);
             const auto& changes = s.Solve();
-            NS_TEST_ASSERT_MSG_EQ(changes.size(), 1u, "slow flows frozen");
+            RAPIDLLM_REQUIRE_EQ(changes.size(), 1u, "slow flows frozen");
             NS_TEST_ASSERT_MSG_EQ(changes[0].flow, fast2, "the other fast flow");
             NS_TEST_ASSERT_MSG_EQ(changes[0].oldRate, 45.0, "its rate before");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(fast2), 90.0, 1e-12, "takes what is left");
             NS_TEST_ASSERT_MSG_EQ(s.GetRate(slow[3]), 1.0, "frozen rate kept exactly");
             const uint32_t again = s.AddFlow({10});
             NS_TEST_ASSERT_MSG_EQ(again, fast1, "the last freed handle is reused first");
-            NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 12u, "an arrival recomputes the component");
+            RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 12u, "an arrival recomputes the component");
             NS_TEST_ASSERT_MSG_EQ_TOL(s.GetRate(again), 45.0, 1e-12, "shares again");
         }
     }
@@ -527,7 +528,7 @@ class SolverCapacityTestCase : public TestCase
         s.SetCapacity(0, 0); // unchanged: nothing to do
         NS_TEST_ASSERT_MSG_EQ(s.NeedsSolve(), false, "no change, no work");
         s.Invalidate();
-        NS_TEST_ASSERT_MSG_EQ(s.Solve().size(), 3u, "Invalidate recomputes every flow");
+        RAPIDLLM_REQUIRE_EQ(s.Solve().size(), 3u, "Invalidate recomputes every flow");
         NS_TEST_ASSERT_MSG_EQ(s.GetCapacity(1), 8.0, "capacity kept");
     }
 };

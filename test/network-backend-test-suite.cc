@@ -17,6 +17,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/type-registry.h"
+#include "test-require.h"
 
 #include <algorithm>
 #include <map>
@@ -226,26 +227,26 @@ class BackendContractTestCase : public TestCase
         Simulator::Stop(Seconds(1));
         Simulator::Run();
         NS_TEST_ASSERT_MSG_GT_OR_EQ(readyAt, 0, "Prepare called back");
-        NS_TEST_ASSERT_MSG_EQ(ids.size(), 3u, "three sends");
+        RAPIDLLM_REQUIRE_EQ(ids.size(), 3u, "three sends");
         for (uint64_t i = 0; i < ids.size(); ++i)
         {
             NS_TEST_ASSERT_MSG_EQ(ids[i], i, "ids from 0 in send order");
         }
         NS_TEST_ASSERT_MSG_EQ(unknownThrew, true, "unknown endpoint: NetworkError naming it");
         NS_TEST_ASSERT_MSG_EQ(net->GetSentCount(), sentBefore, "the failed send counts nothing");
-        NS_TEST_ASSERT_MSG_EQ(delivered.size(), 2u, "two callbacks (one was null)");
+        RAPIDLLM_REQUIRE_EQ(delivered.size(), 2u, "two callbacks (one was null)");
         NS_TEST_ASSERT_MSG_EQ(delivered[0].first, ids[0], "the local message first");
         NS_TEST_ASSERT_MSG_EQ(delivered[0].second, readyAt, "at the instant it was sent");
         NS_TEST_ASSERT_MSG_EQ(delivered[1].first, ids[1], "then the remote one");
         // 1 MiB at 25 GB/s at least, plus two links and a switch.
         NS_TEST_ASSERT_MSG_GT_OR_EQ(
             delivered[1].second - readyAt, (1 << 20) / 25e9 + 1.1e-6 - 1e-9, "cost");
-        NS_TEST_ASSERT_MSG_EQ(traced.size(), 3u, "every delivery traced, null callback too");
+        RAPIDLLM_REQUIRE_EQ(traced.size(), 3u, "every delivery traced, null callback too");
         NS_TEST_ASSERT_MSG_EQ(traced[0].second, 0.0, "local latency 0");
         const NetworkStats stats = net->GetStats();
         NS_TEST_ASSERT_MSG_EQ(stats.messagesSent, 3u, "sent");
         NS_TEST_ASSERT_MSG_EQ(stats.messagesDelivered, 3u, "delivered");
-        NS_TEST_ASSERT_MSG_EQ(stats.links.size(), topology->GetLinkCount(), "every link");
+        RAPIDLLM_REQUIRE_EQ(stats.links.size(), topology->GetLinkCount(), "every link");
         // Bytes per link: 1 MiB on gpu0's uplink and the switch's link to gpu2, 4 KiB on
         // gpu1 > switch > gpu3, nothing elsewhere (the local message crosses no link).
         std::map<uint32_t, double> expected;
@@ -269,7 +270,7 @@ class BackendContractTestCase : public TestCase
                                           "utilization over the window " << s.name);
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(stats.MostLoaded(5).size(), 4u, "four links carried bytes");
+        RAPIDLLM_REQUIRE_EQ(stats.MostLoaded(5).size(), 4u, "four links carried bytes");
     }
 
     std::string m_backend; //!< backend name

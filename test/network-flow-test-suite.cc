@@ -16,6 +16,7 @@
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <map>
 #include <random>
@@ -220,7 +221,7 @@ class TimingAndStatsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ_TOL(big, 1 + 2e-3 + 1.2e-6, 2e-9, "big flow");
         uint32_t up2 = t->FindLink(2, t->GetInstanceSwitches(0, 0)[0]);
         const NetworkStats stats = net->GetStats();
-        NS_TEST_ASSERT_MSG_EQ(stats.links.size(), t->GetLinkCount(), "one entry per link");
+        RAPIDLLM_REQUIRE_EQ(stats.links.size(), t->GetLinkCount(), "one entry per link");
         const LinkStats& st = stats.links[up2];
         NS_TEST_ASSERT_MSG_EQ(st.link, up2, "indexed by link id");
         NS_TEST_ASSERT_MSG_EQ(st.name, t->DescribeLink(up2), "named as the topology names it");
@@ -238,13 +239,13 @@ class TimingAndStatsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ_TOL(stats.links[up0].bytes, 80e6, 1, "bytes on gpu0's uplink");
         NS_TEST_ASSERT_MSG_EQ_TOL(stats.links[up0].busyTimeS, 1e-3, 2e-9, "gpu0's busy time");
         auto top = stats.MostLoaded(1);
-        NS_TEST_ASSERT_MSG_EQ(top.size(), 1u, "one most loaded link");
+        RAPIDLLM_REQUIRE_EQ(top.size(), 1u, "one most loaded link");
         NS_TEST_ASSERT_MSG_EQ(top[0].link, up2, "gpu2's uplink carried the most");
         NS_TEST_ASSERT_MSG_EQ(stats.messagesSent, 3u, "three sent");
         NS_TEST_ASSERT_MSG_EQ(stats.messagesDelivered, 3u, "three delivered");
         NS_TEST_ASSERT_MSG_GT(stats.solves, 0u, "the flow backend counts its solves");
         NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), 3u, "all delivered");
-        NS_TEST_ASSERT_MSG_EQ(reported.size(), 3u, "three traced deliveries");
+        RAPIDLLM_REQUIRE_EQ(reported.size(), 3u, "three traced deliveries");
         NS_TEST_EXPECT_MSG_EQ(reported[0].first, 80000000u, "first delivered: the lone message");
         NS_TEST_EXPECT_MSG_EQ_TOL(reported[0].second, 1e-3 + 1.2e-6, 2e-9, "its latency");
         NS_TEST_EXPECT_MSG_EQ_TOL(reported[2].second, 2e-3 + 1.2e-6, 2e-9, "the big flow's");
@@ -492,7 +493,7 @@ class IncrementalMatchesReferenceTestCase : public TestCase
         NS_TEST_ASSERT_MSG_GT(checks, 1000, "enough flows were checked");
         NS_TEST_ASSERT_MSG_EQ(mismatches, 0, "incremental rates equal the reference");
         NS_TEST_ASSERT_MSG_EQ(infeasible, 0, "no link over capacity");
-        NS_TEST_ASSERT_MSG_EQ(inFlight.size(), 0u, "every message delivered");
+        RAPIDLLM_REQUIRE_EQ(inFlight.size(), 0u, "every message delivered");
     }
 };
 
@@ -692,7 +693,7 @@ class FaultFactorRangeTestCase : public TestCase
         for (double ok : {0.0, 1e-6, 0.5, 1.0})
         {
             const auto changed = t->ApplyFault("gpu0-gpu1", ok, "hw.yaml");
-            NS_TEST_ASSERT_MSG_EQ(changed.size(), 2u, "factor " << ok << " accepted");
+            RAPIDLLM_REQUIRE_EQ(changed.size(), 2u, "factor " << ok << " accepted");
         }
         for (double bad : {1e-300, 1e-12, 0.99e-6, -0.5, 1.0000001, std::nan("")})
         {
@@ -876,8 +877,8 @@ class FlowClassTestCase : public TestCase
         // gpu1's downlink carries 10 flows: 1 GB/s each (max-min, all bottlenecked there).
         NS_TEST_ASSERT_MSG_EQ_TOL(rateOfClass, 1e9, 1, "a class member gets a flow's share");
         NS_TEST_ASSERT_MSG_EQ_TOL(rateOfBig, 1e9, 1, "as does the 2S message");
-        NS_TEST_ASSERT_MSG_EQ(delivered.size(), 11u, "every message delivered once");
-        NS_TEST_ASSERT_MSG_EQ(traced.size(), 11u, "and reported once");
+        RAPIDLLM_REQUIRE_EQ(delivered.size(), 11u, "every message delivered once");
+        RAPIDLLM_REQUIRE_EQ(traced.size(), 11u, "and reported once");
         // Ten flows from 0 to 1 us, eleven after; all S messages end together:
         // 1 us x 1 GB/s = 1 kB done, the other S - 1e3 at 10/11 GB/s; then the 2S one alone.
         const double sEnd = 1e-6 + (s - 1e3) / (10e9 / 11);
@@ -910,7 +911,7 @@ class FlowClassTestCase : public TestCase
                 firstEight.push_back(d.first);
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(firstEight.size(), 8u, "eight class members");
+        RAPIDLLM_REQUIRE_EQ(firstEight.size(), 8u, "eight class members");
         for (uint64_t i = 0; i < 8; ++i)
         {
             NS_TEST_EXPECT_MSG_EQ(firstEight[i], i, "class members delivered in send order");
@@ -1110,7 +1111,7 @@ class FlowClassEquivalenceTestCase : public TestCase
         uint64_t solvedWithout = 0;
         const auto with = Deliveries(true, solvedWith);
         const auto without = Deliveries(false, solvedWithout);
-        NS_TEST_ASSERT_MSG_EQ(with.size(), without.size(), "same messages delivered");
+        RAPIDLLM_REQUIRE_EQ(with.size(), without.size(), "same messages delivered");
         NS_TEST_ASSERT_MSG_GT(with.size(), 300u, "a sizeable workload");
         std::map<uint64_t, int64_t> at;
         for (const auto& [id, ns] : without)

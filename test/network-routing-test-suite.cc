@@ -16,6 +16,7 @@
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <map>
 #include <set>
@@ -164,7 +165,7 @@ class FaultSelectorTestCase : public TestCase
         NetworkSpec s2;
         s2.dimensions.push_back(Dim("nv-link", TopologyKind::SWITCH, 4));
         Ptr<Topology> t2 = Topology::Build(s2, 0);
-        NS_TEST_ASSERT_MSG_EQ(t2->ApplyFault("nv-link.sw0", 0, "t").size(), 8u, "switch down");
+        RAPIDLLM_REQUIRE_EQ(t2->ApplyFault("nv-link.sw0", 0, "t").size(), 8u, "switch down");
         NS_TEST_ASSERT_MSG_EQ(
             t2->ApplyFault("gpu1-nv-link.sw0", 1, "t").size(), 2u, "a '-' inside a node name");
         NS_TEST_ASSERT_MSG_EQ(t2->GetLink(t2->FindLink(1, 4)).IsAlive(), true, "revived");
@@ -193,7 +194,7 @@ class RoutingPathsTestCase : public TestCase
                               "gpu0>gpu3>gpu7>gpu11",
                               "XY routing with wrap-around");
         Ptr<RoutingPolicy> sp = RoutingPolicy::Create("shortest-path");
-        NS_TEST_ASSERT_MSG_EQ(sp->Route(*t, 0, 11, 0).size(), 3u, "shortest path has 3 hops");
+        RAPIDLLM_REQUIRE_EQ(sp->Route(*t, 0, 11, 0).size(), 3u, "shortest path has 3 hops");
 
         // Dead link on the XY path: dimension order goes the long way round the X ring, fault
         // aware and shortest path detour through Y.
@@ -202,12 +203,12 @@ class RoutingPathsTestCase : public TestCase
                               "gpu0>gpu3>gpu2>gpu1",
                               "dimension order falls back to the other direction");
         Ptr<RoutingPolicy> fa = RoutingPolicy::Create("fault-aware");
-        NS_TEST_ASSERT_MSG_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware detours in 3 hops");
+        RAPIDLLM_REQUIRE_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware detours in 3 hops");
         // A degraded (not dead) link: shortest path keeps it, fault aware avoids it when a
         // detour is cheaper than 1/factor hops.
         t->ApplyFault("gpu0-gpu1", 0.2, "test");
-        NS_TEST_ASSERT_MSG_EQ(sp->Route(*t, 0, 1, 0).size(), 1u, "shortest path keeps it");
-        NS_TEST_ASSERT_MSG_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware avoids it");
+        RAPIDLLM_REQUIRE_EQ(sp->Route(*t, 0, 1, 0).size(), 1u, "shortest path keeps it");
+        RAPIDLLM_REQUIRE_EQ(fa->Route(*t, 0, 1, 0).size(), 3u, "fault aware avoids it");
 
         // ECMP spreads flows between two leaves over every spine.
         NetworkSpec ft;
@@ -219,10 +220,10 @@ class RoutingPathsTestCase : public TestCase
         for (uint64_t flow = 0; flow < 64; ++flow)
         {
             auto path = ecmp->Route(*f, 0, 15, flow);
-            NS_TEST_ASSERT_MSG_EQ(path.size(), 4u, "host-leaf-spine-leaf-host");
+            RAPIDLLM_REQUIRE_EQ(path.size(), 4u, "host-leaf-spine-leaf-host");
             spines.insert(f->GetLink(path[1]).dst);
         }
-        NS_TEST_ASSERT_MSG_EQ(spines.size(), 4u, "all four spines used");
+        RAPIDLLM_REQUIRE_EQ(spines.size(), 4u, "all four spines used");
         // Dimension order on a fat tree: D-mod-k, the spine is the destination modulo 4.
         auto path = dor->Route(*f, 0, 13, 0);
         NS_TEST_ASSERT_MSG_EQ(f->GetNode(f->GetLink(path[1]).dst).name, "ib.spine0.1", "D-mod-k");
@@ -274,9 +275,9 @@ class EqualCostSpreadTestCase : public TestCase
                         continue;
                     }
                     auto path = p->Route(*t, a, b, a * 16 + b);
-                    NS_TEST_ASSERT_MSG_EQ(path.size(),
-                                          (a / 4 == b / 4 ? 2u : 4u),
-                                          name << ": shortest path " << a << " to " << b);
+                    RAPIDLLM_REQUIRE_EQ(path.size(),
+                                        (a / 4 == b / 4 ? 2u : 4u),
+                                        name << ": shortest path " << a << " to " << b);
                     for (uint32_t l : path)
                     {
                         ++flowsOnLink[l];
@@ -287,7 +288,7 @@ class EqualCostSpreadTestCase : public TestCase
                     }
                 }
             }
-            NS_TEST_ASSERT_MSG_EQ(spinesFromHost0.size(), 2u, name << ": host 0 uses both spines");
+            RAPIDLLM_REQUIRE_EQ(spinesFromHost0.size(), 2u, name << ": host 0 uses both spines");
             // Between switches: 4 hosts x 12 remote destinations = 48 flows per leaf, 24 per
             // uplink when split evenly; likewise 24 per spine downlink.
             uint32_t least = 1000;
@@ -313,9 +314,9 @@ class EqualCostSpreadTestCase : public TestCase
         for (uint32_t b : {5u, 6u, 9u, 10u})
         {
             auto path = sp->Route(*torus, 0, b, 0);
-            NS_TEST_ASSERT_MSG_EQ(path.size(),
-                                  (b % 4 == 2 ? 2u : 1u) + (b / 4 == 2 ? 2u : 1u),
-                                  "minimal torus path to " << b);
+            RAPIDLLM_REQUIRE_EQ(path.size(),
+                                (b % 4 == 2 ? 2u : 1u) + (b / 4 == 2 ? 2u : 1u),
+                                "minimal torus path to " << b);
             firstHops.insert(path[0]);
         }
         NS_TEST_ASSERT_MSG_GT(firstHops.size(), 1u, "torus paths leave gpu0 by different links");
@@ -451,13 +452,13 @@ class DimensionOrderDeadLinkTestCase : public TestCase
                               true,
                               "and the other direction");
         // Traffic not needing that link is untouched.
-        NS_TEST_ASSERT_MSG_EQ(dor->Route(*d, 1, 9, 0).size(), 2u, "rail 1 unaffected");
+        RAPIDLLM_REQUIRE_EQ(dor->Route(*d, 1, 9, 0).size(), 2u, "rail 1 unaffected");
         for (const std::string name : {"fault-aware", "shortest-path"})
         {
             Ptr<RoutingPolicy> p = RoutingPolicy::Create(name);
             auto detour = p->Route(*d, 0, 8, 0);
             // gpu0 > nvlink.sw0 > gpuK > rail K leaf > gpu8+K > nvlink.sw1 > gpu8
-            NS_TEST_ASSERT_MSG_EQ(detour.size(), 6u, name << " detours over another rail");
+            RAPIDLLM_REQUIRE_EQ(detour.size(), 6u, name << " detours over another rail");
             for (uint32_t l : detour)
             {
                 NS_TEST_ASSERT_MSG_EQ(d->GetLink(l).IsAlive(), true, name << " uses live links");
@@ -558,7 +559,7 @@ class CustomPolicyTestCase : public TestCase
         s.dimensions.push_back(Dim("r", TopologyKind::RING, 6));
         Ptr<Topology> t = Topology::Build(s, 0);
         Ptr<RoutingPolicy> p = RoutingPolicy::Create("test-clockwise");
-        NS_TEST_ASSERT_MSG_EQ(p->Route(*t, 1, 0, 0).size(), 5u, "the long way round");
+        RAPIDLLM_REQUIRE_EQ(p->Route(*t, 1, 0, 0).size(), 5u, "the long way round");
         bool listed = false;
         for (const auto& n : RoutingPolicy::Names())
         {

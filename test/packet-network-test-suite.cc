@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "test-require.h"
 
 #include <map>
 #include <set>
@@ -152,7 +153,7 @@ class PacketSingleMessageTestCase : public TestCase
             Ptr<Topology> topo = Topology::Build(spec, 2);
             const std::vector<uint32_t> path =
                 RoutingPolicy::Create("dimension-order")->Route(*topo, 0, 1, 0);
-            NS_TEST_ASSERT_MSG_EQ(path.size(), 2u, "gpu0 > switch > gpu1");
+            RAPIDLLM_REQUIRE_EQ(path.size(), 2u, "gpu0 > switch > gpu1");
             for (uint32_t l : path)
             {
                 NS_TEST_ASSERT_MSG_EQ(o.stats.links[l].bytes, double(bytes), "bytes on the path");
@@ -198,7 +199,7 @@ class PacketFramingTestCase : public TestCase
             msgs.push_back({3, 0, bytes});
         }
         Outcome o = RunMessages(spec, 4, msgs);
-        NS_TEST_ASSERT_MSG_EQ(o.deliveries, msgs.size(), "every message delivered once");
+        RAPIDLLM_REQUIRE_EQ(o.deliveries, msgs.size(), "every message delivered once");
         for (std::size_t i = 0; i < msgs.size(); ++i)
         {
             NS_TEST_ASSERT_MSG_GT(o.delivered[i], 1.1e-6 - 1e-12, "not before the latency");
@@ -380,8 +381,8 @@ class PacketMultipathTestCase : public TestCase
             });
         Simulator::Stop(Seconds(1));
         Simulator::Run();
-        NS_TEST_ASSERT_MSG_EQ(delivered, msgs.size(), "all delivered");
-        NS_TEST_ASSERT_MSG_EQ(net->GetConnectionCount(), paths.size(), "one per path");
+        RAPIDLLM_REQUIRE_EQ(delivered, msgs.size(), "all delivered");
+        RAPIDLLM_REQUIRE_EQ(net->GetConnectionCount(), paths.size(), "one per path");
         net->Dispose();
         Simulator::Destroy();
     }

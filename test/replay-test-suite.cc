@@ -25,6 +25,7 @@
 #include "ns3/trace-replayer.h"
 #include "ns3/uinteger.h"
 #include "ns3/workload-trace.h"
+#include "test-require.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -740,8 +741,8 @@ class OperatorEventTestCase : public TestCase
         g_ends.clear();
         ReplayResult r = replayer->Replay(job);
         Simulator::Destroy();
-        NS_TEST_ASSERT_MSG_EQ(g_starts.size(), 7u, "every operator started once");
-        NS_TEST_ASSERT_MSG_EQ(g_ends.size(), 7u, "every operator ended once");
+        RAPIDLLM_REQUIRE_EQ(g_starts.size(), 7u, "every operator started once");
+        RAPIDLLM_REQUIRE_EQ(g_ends.size(), 7u, "every operator ended once");
         auto find = [](const std::vector<OperatorEvent>& v, uint32_t rank, OperatorKind kind)
         {
             std::vector<OperatorEvent> out;
@@ -755,7 +756,7 @@ class OperatorEventTestCase : public TestCase
             return out;
         };
         const auto computeA = find(g_ends, 0, OperatorKind::COMPUTE);
-        NS_TEST_ASSERT_MSG_EQ(computeA.size(), 1u, "rank 0 computes once");
+        RAPIDLLM_REQUIRE_EQ(computeA.size(), 1u, "rank 0 computes once");
         NS_TEST_EXPECT_MSG_EQ(computeA[0].duration, MicroSeconds(10), "the kernel's duration");
         NS_TEST_EXPECT_MSG_EQ(computeA[0].time, MicroSeconds(10), "ends at 10 us");
         NS_TEST_EXPECT_MSG_EQ(computeA[0].flops, 3000000000u, "its FLOPs");
@@ -765,7 +766,7 @@ class OperatorEventTestCase : public TestCase
         const auto sendStart = find(g_starts, 0, OperatorKind::SEND);
         const auto recvEnd = find(g_ends, 1, OperatorKind::RECV);
         const auto cEnd = find(g_ends, 1, OperatorKind::COMPUTE);
-        NS_TEST_ASSERT_MSG_EQ((sendStart.size() == 1 && recvEnd.size() == 1), true, "one each");
+        RAPIDLLM_REQUIRE_EQ((sendStart.size() == 1 && recvEnd.size() == 1), true, "one each");
         NS_TEST_EXPECT_MSG_EQ(sendStart[0].time, MicroSeconds(10), "rendezvous at 10 us");
         NS_TEST_EXPECT_MSG_EQ(sendStart[0].peer, 1u, "sent to rank 1");
         NS_TEST_EXPECT_MSG_EQ(sendStart[0].bytes, 1000000u, "1 MB");
@@ -799,7 +800,7 @@ class OperatorEventTestCase : public TestCase
         for (uint32_t rank = 0; rank < 2; ++rank)
         {
             const auto coll = find(g_ends, rank, OperatorKind::COLLECTIVE);
-            NS_TEST_ASSERT_MSG_EQ(coll.size(), 1u, "one collective");
+            RAPIDLLM_REQUIRE_EQ(coll.size(), 1u, "one collective");
             NS_TEST_EXPECT_MSG_EQ(coll[0].group, 4u, "on group 4");
             NS_TEST_EXPECT_MSG_EQ((coll[0].collective == CollectiveOp::ALL_REDUCE), true, "op");
             NS_TEST_EXPECT_MSG_EQ(coll[0].bytes, 2000000u, "its size");

@@ -16,6 +16,7 @@
 #include "ns3/spec-override.h"
 #include "ns3/test.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <unistd.h>
 
@@ -372,14 +373,14 @@ class InheritanceTestCase : public TestCase
                                           "      latency_ns: 5000\n");
         const HardwareSpec g = HardwareSpec::Load(grown);
         const HardwareSpec o = HardwareSpec::Load(ownPath);
-        NS_TEST_ASSERT_MSG_EQ(g.network.dimensions.size(), 3u, "a dimension appended");
+        RAPIDLLM_REQUIRE_EQ(g.network.dimensions.size(), 3u, "a dimension appended");
         NS_TEST_EXPECT_MSG_EQ((g.network.dimensions[0] == o.network.dimensions[0]
                                && g.network.dimensions[1] == o.network.dimensions[1]),
                               true,
                               "the base's dimensions kept in order");
         NS_TEST_EXPECT_MSG_EQ(g.network.dimensions[2].name, "ethernet", "the new one outermost");
         NS_TEST_EXPECT_MSG_EQ(g.network.dimensions[2].size, 0u, "auto size");
-        NS_TEST_ASSERT_MSG_EQ(g.network.faults.size(), 1u, "faults replaced as a whole");
+        RAPIDLLM_REQUIRE_EQ(g.network.faults.size(), 1u, "faults replaced as a whole");
         NS_TEST_EXPECT_MSG_EQ(g.network.faults[0].link, "gpu4-gpu5", "the file's fault");
         NS_TEST_EXPECT_MSG_EQ(o.network.faults.size(), 2u, "the base has two");
 

@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "test-require.h"
 
 #include <filesystem>
 #include <fstream>
@@ -115,7 +116,7 @@ class FaultStudySlowdownTestCase : public TestCase
         config.factors = {1, 0.75, 0.5, 0.25, 0.1, 0};
         config.routings = {"shortest-path", "ecmp"};
         FaultStudyResult r = RunFaultStudy(job, config);
-        NS_TEST_ASSERT_MSG_EQ(r.rows.size(), 12, "routing x links x factors rows");
+        RAPIDLLM_REQUIRE_EQ(r.rows.size(), 12, "routing x links x factors rows");
         for (std::size_t p = 0; p < 2; ++p)
         {
             double previous = 0;
@@ -170,7 +171,7 @@ class FaultOptionTestCase : public TestCase
     DoRun() override
     {
         auto f = ParseFaultOption("gpu0-gpu1:0.5,tier:infiniband:0.25@2ms,gpu3>gpu4", "cli");
-        NS_TEST_ASSERT_MSG_EQ(f.size(), 3, "three faults");
+        RAPIDLLM_REQUIRE_EQ(f.size(), 3, "three faults");
         NS_TEST_EXPECT_MSG_EQ(f[0].selector, "gpu0-gpu1", "selector");
         NS_TEST_EXPECT_MSG_EQ(f[0].factor, 0.5, "factor");
         NS_TEST_EXPECT_MSG_EQ(f[0].timed, false, "from the start");
@@ -389,10 +390,10 @@ class HardwareStudyTestCase : public TestCase
         JobOptions o = SmallTwoNodeJob();
         std::string field;
         const auto values = ParseVary("gpu.hbm_gib=0.01x,1x,2x", field);
-        NS_TEST_ASSERT_MSG_EQ(values.size(), 3, "values");
+        RAPIDLLM_REQUIRE_EQ(values.size(), 3, "values");
         NS_TEST_EXPECT_MSG_EQ(field, "gpu.hbm_gib", "field");
         const auto rows = RunHardwareStudy(o, field, values, "flow", "", true);
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 3, "rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 3, "rows");
         NS_TEST_EXPECT_MSG_EQ(rows[0].report.feasible, false, "0.8 GiB cannot hold the job");
         NS_TEST_EXPECT_MSG_EQ(rows[1].report.feasible, true, "80 GiB can");
         NS_TEST_EXPECT_MSG_EQ(

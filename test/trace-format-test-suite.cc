@@ -14,6 +14,7 @@
 #include "ns3/execution-trace.h"
 #include "ns3/test.h"
 #include "ns3/trace-error.h"
+#include "test-require.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -271,12 +272,12 @@ class TraceRoundTripTestCase : public TestCase
             std::string prefix = dir.Prefix(gzip ? "gz" : "plain");
             ChakraTraceWriter::WriteTraceSet(prefix, set, gzip);
             std::string first = ReadAll(ChakraTraceWriter::RankFileName(prefix, 0));
-            NS_TEST_ASSERT_MSG_EQ((first.size() > 2 && static_cast<uint8_t>(first[0]) == 0x1f
-                                   && static_cast<uint8_t>(first[1]) == 0x8b),
-                                  gzip,
-                                  "gzip magic present exactly when asked for");
+            RAPIDLLM_REQUIRE_EQ((first.size() > 2 && static_cast<uint8_t>(first[0]) == 0x1f
+                                 && static_cast<uint8_t>(first[1]) == 0x8b),
+                                gzip,
+                                "gzip magic present exactly when asked for");
             TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
-            NS_TEST_ASSERT_MSG_EQ(back.ranks.size(), 4u, "four ranks");
+            RAPIDLLM_REQUIRE_EQ(back.ranks.size(), 4u, "four ranks");
             NS_TEST_ASSERT_MSG_EQ((back.groups == set.groups), true, "groups read back");
             for (uint32_t r = 0; r < 4; ++r)
             {
@@ -400,7 +401,7 @@ class TraceWireFormatTestCase : public TestCase
             const ExecutionTrace& t = set.ranks[r];
             std::vector<std::string> messages =
                 SplitDelimited(ChakraTraceWriter::EncodeRank(t, 4, false));
-            NS_TEST_ASSERT_MSG_EQ(messages.size(), t.GetNNodes() + 1, "metadata + one per node");
+            RAPIDLLM_REQUIRE_EQ(messages.size(), t.GetNNodes() + 1, "metadata + one per node");
             bool ok = false;
             RawMessage meta = Decode(messages[0], ok);
             NS_TEST_ASSERT_MSG_EQ(ok, true, "GlobalMetadata parses");
@@ -470,7 +471,7 @@ class TraceWireFormatTestCase : public TestCase
                     }
                     else
                     {
-                        NS_TEST_ASSERT_MSG_EQ(a.varints.size(), 1u, name << " has one value");
+                        RAPIDLLM_REQUIRE_EQ(a.varints.size(), 1u, name << " has one value");
                         attrs[name] = {a.varints.begin()->first, ""};
                         values[name] = a.varints.begin()->second;
                     }
@@ -597,11 +598,11 @@ class ForeignTraceTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ(t.GetNode(2).group, 5u, "pg_name -> group");
             NS_TEST_ASSERT_MSG_EQ(t.GetNode(2).bytes, 1u << 20, "comm_size");
             auto deps = t.GetDeps(2);
-            NS_TEST_ASSERT_MSG_EQ(deps.size(), 2u, "data and ctrl deps both kept");
+            RAPIDLLM_REQUIRE_EQ(deps.size(), 2u, "data and ctrl deps both kept");
             NS_TEST_ASSERT_MSG_EQ(deps[0], 1u, "data dep on id 50 (index 1)");
             NS_TEST_ASSERT_MSG_EQ(deps[1], 0u, "ctrl dep on id 7 (index 0)");
             std::vector<uint32_t> order = t.TopologicalOrder();
-            NS_TEST_ASSERT_MSG_EQ(order.size(), 3u, "acyclic");
+            RAPIDLLM_REQUIRE_EQ(order.size(), 3u, "acyclic");
             NS_TEST_ASSERT_MSG_EQ(order.back(), 2u, "collective last");
         }
     }
@@ -624,10 +625,10 @@ class ExecutionTraceApiTestCase : public TestCase
         uint32_t b = t.AddCompute("b", 10, 1, 1, {a, a}); // duplicate dropped
         uint32_t c = t.AddCompute("c", 10, 1, 1, {a});
         uint32_t d = t.AddCompute("d", 10, 1, 1, {b});
-        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b).size(), 1u, "duplicate dependency dropped");
+        RAPIDLLM_REQUIRE_EQ(t.GetDeps(b).size(), 1u, "duplicate dependency dropped");
         t.AddDependency(b, c); // c is added after b: b's list moves to the end of storage
         t.AddDependency(b, c); // again: no-op
-        NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b).size(), 2u, "b waits for a and c");
+        RAPIDLLM_REQUIRE_EQ(t.GetDeps(b).size(), 2u, "b waits for a and c");
         NS_TEST_ASSERT_MSG_EQ(t.GetDeps(b)[1], c, "c appended");
         NS_TEST_ASSERT_MSG_EQ(t.GetDeps(d)[0], b, "d's list intact after the move");
         NS_TEST_ASSERT_MSG_EQ(t.GetNEdges(), 4u, "edges: b<-a, c<-a, d<-b, b<-c");
@@ -635,9 +636,9 @@ class ExecutionTraceApiTestCase : public TestCase
         std::vector<uint32_t> expected = {a, c, b, d};
         NS_TEST_ASSERT_MSG_EQ((order == expected), true, "topological order");
         t.BuildChildIndex();
-        NS_TEST_ASSERT_MSG_EQ(t.GetChildren(a).size(), 2u, "a releases b and c");
+        RAPIDLLM_REQUIRE_EQ(t.GetChildren(a).size(), 2u, "a releases b and c");
         NS_TEST_ASSERT_MSG_EQ(t.GetChildren(c)[0], b, "c releases b");
-        NS_TEST_ASSERT_MSG_EQ(t.GetChildren(d).size(), 0u, "d releases nothing");
+        RAPIDLLM_REQUIRE_EQ(t.GetChildren(d).size(), 0u, "d releases nothing");
         NS_TEST_ASSERT_MSG_EQ(t.FindById(2), c, "id lookup (sorted)");
         NS_TEST_ASSERT_MSG_EQ(t.FindById(99), ExecutionTrace::kNotFound, "absent id");
 
@@ -739,7 +740,7 @@ class TraceSetFilesTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(
             fs::exists(ChakraTraceWriter::RankFileName(prefix, 2)), false, "stale rank 2 removed");
         TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
-        NS_TEST_ASSERT_MSG_EQ(back.ranks.size(), 2u, "two ranks now");
+        RAPIDLLM_REQUIRE_EQ(back.ranks.size(), 2u, "two ranks now");
 
         // Block the temporary name of rank 1 with a directory: writing fails, nothing changes.
         std::string blocked = ChakraTraceWriter::RankFileName(dir.Prefix("fail"), 1) + ".tmp"

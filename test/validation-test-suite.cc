@@ -13,6 +13,7 @@
 #include "ns3/model-spec.h"
 #include "ns3/test.h"
 #include "ns3/validation-suite.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <sstream>
@@ -90,7 +91,7 @@ class MegatronTable1TestCase : public ValidationTestCase
     {
         auto rows =
             ValidationSuite::RunTraining(ValidationSuite::DataDir() + "/megatron-sc21-table1.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 10u, "ten rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 10u, "ten rows");
         for (const ValidationRow& row : rows)
         {
             NS_TEST_EXPECT_MSG_EQ(row.fits, true, row.label << " ran on 80 GB but does not fit");
@@ -114,7 +115,7 @@ class LmdeployLlama2TestCase : public ValidationTestCase
     {
         auto rows =
             ValidationSuite::RunInference(ValidationSuite::DataDir() + "/lmdeploy-llama2-a100.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 17u, "11 per-token and 6 first-token rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 17u, "11 per-token and 6 first-token rows");
         CheckBars(rows);
     }
 };
@@ -140,7 +141,7 @@ class MlEnergyTestCase : public ValidationTestCase
     {
         auto rows =
             ValidationSuite::RunEnergy(ValidationSuite::DataDir() + "/mlenergy-llama2-energy.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 16u, "four metrics for each of four responses");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 16u, "four metrics for each of four responses");
         CheckBars(rows);
         for (std::size_t i = 0; i + 3 < rows.size(); i += 4)
         {
@@ -179,7 +180,7 @@ class XlaCollectivesTestCase : public TestCase
     {
         auto rows = ValidationSuite::RunCollectives(ValidationSuite::DataDir()
                                                     + "/xla-h100-collectives.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 108u, "2x3 groups x 18 sizes");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 108u, "2x3 groups x 18 sizes");
         auto large = ValidationSuite::RunCollectives(
             ValidationSuite::DataDir() + "/xla-h100-collectives.csv", 64ull << 20);
         std::vector<ValidationRow> gathers;
@@ -207,7 +208,7 @@ class XlaCollectivesTestCase : public TestCase
             NS_TEST_EXPECT_MSG_GT(predictedBus, 360e9, "NVLS: " + r.label);
             ++reduces;
         }
-        NS_TEST_ASSERT_MSG_EQ(gathers.size(), 5u, "all-gathers, 64 MiB to 1 GiB");
+        RAPIDLLM_REQUIRE_EQ(gathers.size(), 5u, "all-gathers, 64 MiB to 1 GiB");
         NS_TEST_ASSERT_MSG_EQ(reduces, 3u, "all-reduces, 256 MiB to 1 GiB");
         ValidationSummary s = ValidationSuite::Summarize(gathers, "collective_s");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(
@@ -234,7 +235,7 @@ class NcclTestsH100TestCase : public ValidationTestCase
     {
         auto rows = ValidationSuite::RunNcclTests(ValidationSuite::DataDir()
                                                   + "/nccl-tests-h100-4gpu-allreduce.csv");
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 10u, "2 MiB to 1 GiB");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 10u, "2 MiB to 1 GiB");
         CheckBars(rows);
     }
 };
@@ -287,7 +288,7 @@ class NcclTestsSlicesTestCase : public TestCase
             }
         }
         auto rows = ValidationSuite::RunNcclTestsSlices(csv);
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 42u, "18 + 18 (4 GPUs), 3 + 3 (2 and 6 GPUs)");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 42u, "18 + 18 (4 GPUs), 3 + 3 (2 and 6 GPUs)");
         std::vector<ValidationRow> ar4;
         for (const auto& r : rows)
         {
@@ -302,7 +303,7 @@ class NcclTestsSlicesTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_LT_OR_EQ(std::fabs(r.Error()), 0.05, r.label);
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(ar4.size(), 11u, "1 MiB to 1 GiB");
+        RAPIDLLM_REQUIRE_EQ(ar4.size(), 11u, "1 MiB to 1 GiB");
         ValidationSummary s = ValidationSuite::Summarize(ar4, "nccl_tests_hgx_s");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.05, Describe(s));
         NS_TEST_EXPECT_MSG_LT_OR_EQ(s.worst, 0.12, Describe(s));
@@ -329,7 +330,7 @@ class NemoH100TestCase : public TestCase
     {
         auto rows = ValidationSuite::RunNemoH100(
             ValidationSuite::DataDir() + "/nemo-h100-training.csv", 16);
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 5u, "llama2-7b, llama2-13b, llama3-8b x 3 releases");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 5u, "llama2-7b, llama2-13b, llama3-8b x 3 releases");
         for (const ValidationRow& row : rows)
         {
             // Each configuration trained on 80 GB GPUs, so the memory model must fit it (24.07
@@ -377,7 +378,7 @@ class FoundryTestCase : public TestCase
         }
         auto rows = ValidationSuite::RunFoundry(
             ValidationSuite::DataDir() + "/llmfoundry-a100-bf16-training.csv", "a100", 8);
-        NS_TEST_ASSERT_MSG_EQ(rows.size(), 59u, "the 8-GPU rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 59u, "the 8-GPU rows");
         std::vector<ValidationRow> large;
         for (const auto& r : rows)
         {
@@ -391,7 +392,7 @@ class FoundryTestCase : public TestCase
                 large.push_back(r);
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(large.size(), 10u, "7B, 13B and 30B rows of up to 4,096 tokens");
+        RAPIDLLM_REQUIRE_EQ(large.size(), 10u, "7B, 13B and 30B rows of up to 4,096 tokens");
         ValidationSummary s = ValidationSuite::Summarize(large, "a100_bf16_step_s");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(s.mean, 0.10, Describe(s));
     }

@@ -20,6 +20,7 @@
 #include "ns3/workload-trace.h"
 #include "ns3/workload.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <map>
@@ -322,7 +323,7 @@ class PipelineScheduleTestCase : public TestCase
     {
         // 1F1B, pp = 4, m = 8: stage 0 runs 3 warm-up forwards, stage 3 none.
         auto s0 = PipelineSchedule(4, 1, 0, 8);
-        NS_TEST_ASSERT_MSG_EQ(s0.size(), 16, "2m steps");
+        RAPIDLLM_REQUIRE_EQ(s0.size(), 16, "2m steps");
         NS_TEST_EXPECT_MSG_EQ(s0[3].forward && !s0[4].forward, true, "3 warm-up then 1F1B");
         auto s3 = PipelineSchedule(4, 1, 3, 8);
         NS_TEST_EXPECT_MSG_EQ(s3[0].forward && !s3[1].forward, true, "last stage alternates");
@@ -568,19 +569,19 @@ class UserBuffersTestCase : public TestCase
         // Forward QKV: no gather collective; tp GEMM chunks of the local rows; tp - 1 fp8 sends.
         NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::COLLECTIVE, 0).size(), 0, "ring");
         const auto qkv = count(b, "qkv", WorkNodeKind::COMPUTE, 0);
-        NS_TEST_ASSERT_MSG_EQ(qkv.size(), tp * 1u, "a GEMM chunk per step (forward only)");
+        RAPIDLLM_REQUIRE_EQ(qkv.size(), tp * 1u, "a GEMM chunk per step (forward only)");
         NS_TEST_EXPECT_MSG_EQ(qkv[0]->op.Gemm().m, local, "the rows held");
         const auto sends = count(b, "ag_qkv", WorkNodeKind::SEND, 0);
-        NS_TEST_ASSERT_MSG_EQ(sends.size(), tp - 1, "tp - 1 ring steps");
+        RAPIDLLM_REQUIRE_EQ(sends.size(), tp - 1, "tp - 1 ring steps");
         NS_TEST_EXPECT_MSG_EQ(sends[0]->commBytes, local * model.hidden, "fp8: one byte each");
         NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::RECV, 0).size(), tp - 1, "recvs");
         NS_TEST_EXPECT_MSG_EQ(sends[0]->copyEngine, true, "userbuffers: copy engines, no SMs");
         // Forward out-projection: 4 chunks, each with its reduce-scatter of a quarter.
         const auto rs = count(b, "ar_proj", WorkNodeKind::COLLECTIVE, 0);
-        NS_TEST_ASSERT_MSG_EQ(rs.size(), 4u, "pipelined reduce-scatters");
+        RAPIDLLM_REQUIRE_EQ(rs.size(), 4u, "pipelined reduce-scatters");
         NS_TEST_EXPECT_MSG_EQ(rs[0]->commBytes, 2 * rows / 4 * model.hidden, "a quarter each");
         const auto proj = count(b, "proj", WorkNodeKind::COMPUTE, 0);
-        NS_TEST_ASSERT_MSG_EQ(proj.size(), 4u, "4 chunks");
+        RAPIDLLM_REQUIRE_EQ(proj.size(), 4u, "4 chunks");
         // set_sm_margin: the reduce-scatter kernels keep 24 SMs (proj) and 16 (fc2).
         NS_TEST_EXPECT_MSG_EQ(int(proj[0]->op.reservedSms), 24, "proj_fprop num_sm");
         NS_TEST_EXPECT_MSG_EQ(
@@ -864,7 +865,7 @@ class UnevenStagesTestCase : public TestCase
         run.parallel.firstStageLayers = 7;
         run.parallel.lastStageLayers = 7;
         Workload w = Workload::Build(model, run);
-        NS_TEST_ASSERT_MSG_EQ(w.stages.size(), 16u, "16 stage graphs");
+        RAPIDLLM_REQUIRE_EQ(w.stages.size(), 16u, "16 stage graphs");
         std::vector<int> owner(model.layers, -1);
         for (const auto& g : w.stages)
         {
@@ -1213,7 +1214,7 @@ class MoeRoutingTestCase : public TestCase
             const double expected = 8 * (1 - std::pow(0.75, b));
             Workload w = Workload::Build(mixtral, fixture::InferenceJob(1, 1, b, 16, 3), coster);
             const WorkNode* fc1 = Find(w.stages[0], "expert_fc1", Phase::DECODE, 1);
-            NS_TEST_ASSERT_MSG_NE(fc1, nullptr, "decode expert GEMM");
+            RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode expert GEMM");
             NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch,
                                   uint64_t(std::llround(expected)),
                                   "batch " << b << ": " << expected << " experts read");
@@ -1622,7 +1623,7 @@ class MemoryAlternativesTestCase : public TestCase
         }
         const std::vector<std::string> expected = {
             "--zero=1", "--zero=3", "--recompute=selective", "--recompute=full"};
-        NS_TEST_ASSERT_MSG_EQ(options.size(), expected.size(), "zero and recomputation (mbs is 1)");
+        RAPIDLLM_REQUIRE_EQ(options.size(), expected.size(), "zero and recomputation (mbs is 1)");
         NS_TEST_ASSERT_MSG_EQ((options == expected), true, "in that order");
         if (options != expected)
         {
@@ -1651,7 +1652,7 @@ class MemoryAlternativesTestCase : public TestCase
         RunSpec megatron = run;
         megatron.memoryLayout = MemoryLayout::MEGATRON;
         const auto kept = MemoryAlternatives(gpt3, megatron, gpu);
-        NS_TEST_ASSERT_MSG_EQ(kept.size(), 3u, "Megatron-LM's layout rules ZeRO-3 out");
+        RAPIDLLM_REQUIRE_EQ(kept.size(), 3u, "Megatron-LM's layout rules ZeRO-3 out");
         NS_TEST_EXPECT_MSG_EQ((kept.size() == 3 && kept[1].option == "--recompute=selective"),
                               true,
                               "the rest stays");
@@ -1708,9 +1709,9 @@ class RingExchangeTestCase : public TestCase
                 sends.push_back(n.id);
             }
         }
-        NS_TEST_ASSERT_MSG_EQ(attention.size(), 4u, "cp steps");
-        NS_TEST_ASSERT_MSG_EQ(recvs.size(), 3u, "cp - 1 receives");
-        NS_TEST_ASSERT_MSG_EQ(sends.size(), 3u, "cp - 1 sends");
+        RAPIDLLM_REQUIRE_EQ(attention.size(), 4u, "cp steps");
+        RAPIDLLM_REQUIRE_EQ(recvs.size(), 3u, "cp - 1 receives");
+        RAPIDLLM_REQUIRE_EQ(sends.size(), 3u, "cp - 1 sends");
         auto waits = [&](uint32_t node, uint32_t on)
         {
             const auto& d = nodes[node].deps;

@@ -11,6 +11,7 @@
 #include "ns3/test.h"
 #include "ns3/workload-trace.h"
 #include "ns3/workload.h"
+#include "test-require.h"
 
 #include <filesystem>
 #include <map>
@@ -50,7 +51,7 @@ class WorkloadTraceTestCase : public TestCase
         const std::string prefix = (dir / "t").string();
         WriteWorkloadTraces(w, prefix);
         TraceSet set = ChakraTraceReader::ReadTraceSet(prefix);
-        NS_TEST_ASSERT_MSG_EQ(set.ranks.size(), w.layout.Ranks(), label << ": one file per rank");
+        RAPIDLLM_REQUIRE_EQ(set.ranks.size(), w.layout.Ranks(), label << ": one file per rank");
 
         std::multiset<std::tuple<int, int, int, uint64_t>> sends;
         std::multiset<std::tuple<int, int, int, uint64_t>> recvs;
