@@ -395,6 +395,40 @@ class SetErrorsTestCase : public TestCase
         std::string e = SetError([](const std::string& p) {});
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "no trace files"), true, e);
 
+        // A directory stands for the one set in it (what `rapid-llm trace --out=DIR` writes);
+        // with none or several it says so, naming the candidates.
+        {
+            fs::path dir =
+                fs::temp_directory_path() / ("rapidllm-trace-dir-" + std::to_string(::getpid()));
+            fs::remove_all(dir);
+            fs::create_directories(dir);
+            auto errorOf = [&]()
+            {
+                try
+                {
+                    ChakraTraceReader::ReadTraceSet(dir.string());
+                }
+                catch (const TraceError& te)
+                {
+                    return std::string(te.what());
+                }
+                return std::string();
+            };
+            const std::string empty = errorOf();
+            NS_TEST_EXPECT_MSG_EQ(Contains(empty, "without a trace set"), true, empty);
+            ChakraTraceWriter::WriteTraceSet((dir / "trace").string(), TwoRanks());
+            const TraceSet one = ChakraTraceReader::ReadTraceSet(dir.string());
+            NS_TEST_EXPECT_MSG_EQ(one.ranks.size(), 2u, "the directory's set");
+            NS_TEST_EXPECT_MSG_EQ(one.groups.Has(1), true, "with its groups");
+            ChakraTraceWriter::WriteTraceSet((dir / "other").string(), TwoRanks());
+            const std::string two = errorOf();
+            NS_TEST_EXPECT_MSG_EQ((Contains(two, "several trace sets") && Contains(two, "other")
+                                   && Contains(two, "trace")),
+                                  true,
+                                  two);
+            fs::remove_all(dir);
+        }
+
         e = SetError(
             [](const std::string& p)
             {

@@ -413,7 +413,9 @@ MakeOptions()
              "")
             .For({"run", "replay"}),
         // Inputs and outputs.
-        Text("trace", "trace prefix: files PREFIX.<rank>.et", "")
+        Text("trace",
+             "trace prefix: files PREFIX.<rank>.et, or the directory `trace --out` wrote them to",
+             "")
             .For({"replay", "trace-info"})
             .RequiredIn({"replay", "trace-info"}),
         Text("comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", "")

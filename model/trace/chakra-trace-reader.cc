@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -584,6 +585,39 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix)
 {
     namespace fs = std::filesystem;
     fs::path prefixPath(prefix);
+    std::error_code dirError;
+    if (fs::is_directory(prefixPath, dirError))
+    {
+        // A directory (what `rapid-llm trace --out=DIR` writes): the one set of rank files in it.
+        std::set<std::string> stems;
+        for (fs::directory_iterator it(prefixPath, dirError), end; !dirError && it != end;
+             it.increment(dirError))
+        {
+            const std::string name = it->path().filename().string();
+            const std::string rankZero = ".0.et";
+            if (name.size() > rankZero.size()
+                && name.compare(name.size() - rankZero.size(), rankZero.size(), rankZero) == 0)
+            {
+                stems.insert(name.substr(0, name.size() - rankZero.size()));
+            }
+        }
+        if (stems.size() == 1)
+        {
+            return ReadTraceSet((prefixPath / *stems.begin()).string());
+        }
+        std::string found;
+        for (const auto& stem : stems)
+        {
+            found += (found.empty() ? "" : ", ") + (prefixPath / stem).string();
+        }
+        throw TraceError(prefix,
+                         TraceError::kNone,
+                         TraceError::kNone,
+                         stems.empty() ? "is a directory without a trace set (no PREFIX.0.et)"
+                                       : "is a directory with several trace sets; pass one "
+                                         "prefix: "
+                                             + found);
+    }
     std::string base = prefixPath.filename().string();
     if (base.empty())
     {

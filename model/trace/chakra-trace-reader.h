@@ -70,7 +70,8 @@ class ChakraTraceReader
     /**
      * \brief Reads <prefix>.<r>.et for r = 0..N-1 (all present, none missing) and
      * <prefix>.comm_groups.json (optional when no node names a group), then checks the set.
-     * \param prefix the path prefix the writer was given
+     * \param prefix the path prefix the writer was given, or a directory holding exactly one
+     * set (as `rapid-llm trace --out=DIR` writes)
      * \return the traces and groups
      * \throws TraceError on a missing rank, damaged file or inconsistent set
      */
