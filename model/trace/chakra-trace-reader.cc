@@ -601,6 +601,13 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix)
                 stems.insert(name.substr(0, name.size() - rankZero.size()));
             }
         }
+        if (dirError)
+        {
+            throw TraceError(prefix,
+                             TraceError::kNone,
+                             TraceError::kNone,
+                             "cannot list the directory: " + dirError.message());
+        }
         if (stems.size() == 1)
         {
             return ReadTraceSet((prefixPath / *stems.begin()).string());
