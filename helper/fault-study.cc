@@ -91,6 +91,8 @@ ScaledDown(const ResolvedJob& job, std::string& words)
     p.virtualStages = 1;
     p.firstStageLayers = 0;
     p.lastStageLayers = 0;
+    p.embeddingInSplit = false;
+    p.lossInSplit = false;
     s.model.layers = p.pp; // one layer per stage
     // The width cut to tp heads of the same head size (the messages shrink with it; the ranks,
     // groups and so the links they cross stay), so that ns-3's packets stay countable.

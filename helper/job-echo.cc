@@ -102,6 +102,8 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                    {"vpp", p.virtualStages},
                    {"first_stage_layers", p.firstStageLayers},
                    {"last_stage_layers", p.lastStageLayers},
+                   {"embedding_in_pipeline_split", p.embeddingInSplit},
+                   {"loss_in_pipeline_split", p.lossInSplit},
                    {"rank_order", p.rankOrder}};
     Json software = {
         {"mode", ToString(r.mode)}, {"dtype", ToString(r.dtype)}, {"attention", r.AttentionName()}};

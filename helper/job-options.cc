@@ -98,6 +98,16 @@ MakeDeclarations()
                  kMaxCount,
                  "0")
             .Field("last_stage_layers"),
+        O::Flag("embedding-in-pipeline-split",
+                "the embedding counts as one layer in the pipeline split (Megatron-LM's "
+                "--account-for-embedding-in-pipeline-split)",
+                "false")
+            .Field("embedding_in_pipeline_split"),
+        O::Flag("loss-in-pipeline-split",
+                "the LM head and loss count as one layer in the pipeline split (Megatron-LM's "
+                "--account-for-loss-in-pipeline-split)",
+                "false")
+            .Field("loss_in_pipeline_split"),
         O::Count("zero", "ZeRO stage", 0, 3, "0").Mode("training"),
         O::Flag("fsdp", "fully sharded data parallel (ZeRO-3)", "false").Mode("training"),
         // The run.
@@ -413,6 +423,10 @@ JobOptions::ReadJobFile()
         {"rank-order", "parallel.rank_order", p.rankOrder},
         {"first-stage-layers", "parallel.first_stage_layers", number(p.firstStageLayers)},
         {"last-stage-layers", "parallel.last_stage_layers", number(p.lastStageLayers)},
+        {"embedding-in-pipeline-split",
+         "parallel.embedding_in_pipeline_split",
+         flag(p.embeddingInSplit)},
+        {"loss-in-pipeline-split", "parallel.loss_in_pipeline_split", flag(p.lossInSplit)},
         {"recompute", "recompute", ToString(r.recompute)},
         {"mbs", "micro_batch", number(r.microBatch)},
         {"gbs", "global_batch", number(r.globalBatch)},
@@ -567,6 +581,8 @@ JobOptions::ToSpecs() const
     p.rankOrder = Get("rank-order");
     p.firstStageLayers = static_cast<uint32_t>(Count("first-stage-layers"));
     p.lastStageLayers = static_cast<uint32_t>(Count("last-stage-layers"));
+    p.embeddingInSplit = Flag("embedding-in-pipeline-split");
+    p.lossInSplit = Flag("loss-in-pipeline-split");
     const uint64_t modelParallel = uint64_t(p.tp) * p.pp * p.cp;
     const uint64_t maxGpus = Option("gpus").maximum;
     const bool haveGpus = !Get("gpus").empty();

@@ -169,7 +169,7 @@ CheckRun(const RunSpec& r)
         return "a zero batch, sequence or bucket";
     }
     if (!(r.moeImbalance >= 1.0) || (p.firstStageLayers > 0 && p.pp < 2)
-        || (p.lastStageLayers > 0 && p.pp < 2))
+        || (p.lastStageLayers > 0 && p.pp < 2) || (p.SplitExtraLayers() > 0 && p.pp < 2))
     {
         return "an MoE imbalance below 1 or uneven stages without a pipeline";
     }

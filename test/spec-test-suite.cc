@@ -414,6 +414,14 @@ class RunSpecTestCase : public TestCase
                               707u,
                               "first and last stage layers");
         NS_TEST_EXPECT_MSG_EQ(ErrorOf(uneven, ModelSpec::Load("llama3-405b")), "", "126 on 16");
+        RunSpec counted = RunSpec::Parse("parallel: {tp: 8, pp: 8, vpp: 8, "
+                                         "embedding_in_pipeline_split: true, "
+                                         "loss_in_pipeline_split: true}\nglobal_batch: 8\n",
+                                         "run.yaml");
+        NS_TEST_EXPECT_MSG_EQ((counted.parallel.embeddingInSplit && counted.parallel.lossInSplit),
+                              true,
+                              "embedding and loss in the split");
+        NS_TEST_EXPECT_MSG_EQ(ErrorOf(counted, ModelSpec::Load("llama3-405b")), "", "128 on 64");
         NS_TEST_EXPECT_MSG_EQ(ToString(uneven.memoryLayout), "deepspeed", "memory layout");
         NS_TEST_EXPECT_MSG_EQ(ToString(RunSpec().ResolvedMemoryLayout()), "megatron", "default");
         message.clear();

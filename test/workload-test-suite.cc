@@ -22,6 +22,7 @@
 #include "spec-error-check.h"
 #include "test-require.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -992,6 +993,133 @@ class UnevenStagesTestCase : public TestCase
 };
 
 /**
+ * \brief Megatron-LM's --account-for-embedding-in-pipeline-split and
+ * --account-for-loss-in-pipeline-split (Megatron-Bridge's Llama-3.1 405B recipe sets both): the
+ * embedding and the loss count as one layer each and every model chunk gets the same share, so
+ * Llama-3.1 405B's 126 + 2 places split over 8 stages of 8 chunks as 2 per chunk, the first chunk
+ * of the first stage and the last chunk of the last stage holding one decoder layer.
+ */
+class EmbeddingLossSplitTestCase : public TestCase
+{
+  public:
+    EmbeddingLossSplitTestCase()
+        : TestCase("the embedding and the loss counted in the pipeline split: 126 + 2 on 8 x 8")
+    {}
+
+  private:
+    /** \return the decoder layers each stage graph of \p w holds */
+    static std::vector<std::set<int32_t>>
+    LayersByStage(const Workload& w)
+    {
+        std::vector<std::set<int32_t>> out(w.stages.size());
+        for (const auto& g : w.stages)
+        {
+            for (const auto& n : g.nodes)
+            {
+                if (n.layer >= 0)
+                {
+                    out[g.stage].insert(n.layer);
+                }
+            }
+        }
+        return out;
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec model = ModelSpec::Load("llama3-405b");
+        RunSpec run = fixture::TrainingJob(8, 8, 1, 1, 16, 256);
+        run.parallel.virtualStages = 8;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      run.Validate(model, "test");
+                                  },
+                                  {"layers (126)", "pp x vpp (8 x 8)"}),
+                              true,
+                              "126 does not split over 64 chunks");
+        run.parallel.embeddingInSplit = true;
+        run.parallel.lossInSplit = true;
+        const ParallelSpec& p = run.parallel;
+        NS_TEST_EXPECT_MSG_EQ(p.VirtualStageLayers(126, 0), 1u, "first chunk: the embedding");
+        NS_TEST_EXPECT_MSG_EQ(p.VirtualStageLayers(126, 63), 1u, "last chunk: the loss");
+        NS_TEST_EXPECT_MSG_EQ(p.VirtualStageLayers(126, 1), 2u, "a middle chunk");
+        NS_TEST_EXPECT_MSG_EQ(p.FirstLayerOf(126, 1), 1u, "chunk 1 starts after layer 0");
+        NS_TEST_EXPECT_MSG_EQ(p.FirstLayerOf(126, 63), 125u, "the last chunk holds layer 125");
+        NS_TEST_EXPECT_MSG_EQ(p.StageLayers(126, 0) * 10000 + p.StageLayers(126, 3) * 100
+                                  + p.StageLayers(126, 7),
+                              151615u,
+                              "stages hold 15, 16 and 15 layers");
+        Workload w = Workload::Build(model, run);
+        const auto layers = LayersByStage(w);
+        RAPIDLLM_REQUIRE_EQ(layers.size(), 8u, "8 stage graphs");
+        std::vector<int> owner(model.layers, -1);
+        for (uint32_t s = 0; s < 8; ++s)
+        {
+            NS_TEST_EXPECT_MSG_EQ(layers[s].size(), p.StageLayers(126, s), "stage " << s);
+            for (int32_t l : layers[s])
+            {
+                NS_TEST_EXPECT_MSG_EQ(owner[l], -1, "layer " << l << " on one stage only");
+                owner[l] = int(s);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(std::count(owner.begin(), owner.end(), -1), 0, "every layer placed");
+        // Stage 0 runs chunks 0, 8, ..., 56: layer 0, then 2c - 1 and 2c for chunk c = 8k.
+        std::set<int32_t> first = {0};
+        for (int32_t c = 8; c < 64; c += 8)
+        {
+            first.insert({2 * c - 1, 2 * c});
+        }
+        NS_TEST_EXPECT_MSG_EQ((layers[0] == first), true, "stage 0's layers");
+        NS_TEST_EXPECT_MSG_EQ((layers[7].count(125) == 1 && layers[7].count(124) == 0),
+                              true,
+                              "the last chunk holds layer 125 alone");
+
+        // The loss alone: 31 layers + 1 over 4 stages of 2 chunks, 4 each, 3 on the last chunk.
+        const ModelSpec gpt = fixture::SmallModel("gpt-1.7b", 31);
+        RunSpec loss = fixture::TrainingJob(1, 4, 1, 1, 8, 1024);
+        loss.parallel.virtualStages = 2;
+        loss.parallel.lossInSplit = true;
+        loss.Validate(gpt, "test");
+        const auto gptLayers = LayersByStage(Workload::Build(gpt, loss));
+        RAPIDLLM_REQUIRE_EQ(gptLayers.size(), 4u, "4 stage graphs");
+        NS_TEST_EXPECT_MSG_EQ(gptLayers[0].size() * 1000 + gptLayers[3].size(),
+                              8007u,
+                              "8 layers on stage 0, 7 on the last");
+        NS_TEST_EXPECT_MSG_EQ(*gptLayers[3].rbegin(), 30, "the last stage ends the model");
+
+        // Settings that cannot work say why, naming the field.
+        struct Bad
+        {
+            uint32_t pp, vpp, first;
+            bool loss;
+            const char* needle;
+        };
+
+        for (const Bad& b : {Bad{8, 8, 7, true, "not both"},
+                             Bad{1, 1, 0, true, "needs pp >= 2"},
+                             Bad{8, 8, 0, false, "127 must be divisible by pp x vpp (8 x 8)"},
+                             Bad{16, 8, 0, true, "would hold no decoder layer"}})
+        {
+            RunSpec bad = fixture::TrainingJob(8, b.pp, 1, 1, 16, 256);
+            bad.parallel.virtualStages = b.vpp;
+            bad.parallel.firstStageLayers = b.first;
+            bad.parallel.embeddingInSplit = true;
+            bad.parallel.lossInSplit = b.loss;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          bad.Validate(model, "test");
+                                      },
+                                      {b.needle}),
+                                  true,
+                                  "pp " << b.pp << " vpp " << b.vpp << ": " << b.needle);
+        }
+    }
+};
+
+/**
  * \brief The framework's memory layout (Megatron-LM docs/source/distrib_optimizer.md, table
  * "bytes per parameter"): bf16 weights with fp32 main gradients take 18 bytes per parameter, or
  * 6 + 12/d with the distributed optimizer; fp16 20 or 4 + 16/d; fp32 16 or 8 + 8/d. DeepSpeed
@@ -1928,6 +2056,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new OperatorShapeTestCase, TestCase::QUICK);
         AddTestCase(new AttentionKernelSettingTestCase, TestCase::QUICK);
         AddTestCase(new UnevenStagesTestCase, TestCase::QUICK);
+        AddTestCase(new EmbeddingLossSplitTestCase, TestCase::QUICK);
         AddTestCase(new MemoryLayoutTestCase, TestCase::QUICK);
         AddTestCase(new MemoryAlternativesTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);

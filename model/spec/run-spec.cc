@@ -24,8 +24,21 @@ ParallelSpec::Gpus() const
 }
 
 uint32_t
+ParallelSpec::SplitExtraLayers() const
+{
+    return (embeddingInSplit ? 1 : 0) + (lossInSplit ? 1 : 0);
+}
+
+uint32_t
 ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
 {
+    if (SplitExtraLayers() > 0)
+    {
+        const uint32_t share = (layers + SplitExtraLayers()) / pp;
+        const uint32_t taken =
+            (stage == 0 && embeddingInSplit ? 1 : 0) + (stage + 1 == pp && lossInSplit ? 1 : 0);
+        return share > taken ? share - taken : 0;
+    }
     if (stage == 0 && firstStageLayers > 0)
     {
         return firstStageLayers;
@@ -42,12 +55,26 @@ ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
 uint32_t
 ParallelSpec::VirtualStageLayers(uint32_t layers, uint32_t vstage) const
 {
+    if (SplitExtraLayers() > 0)
+    {
+        const uint32_t chunks = pp * virtualStages;
+        const uint32_t share = (layers + SplitExtraLayers()) / chunks;
+        const uint32_t taken = (vstage == 0 && embeddingInSplit ? 1 : 0)
+                               + (vstage + 1 == chunks && lossInSplit ? 1 : 0);
+        return share > taken ? share - taken : 0;
+    }
     return StageLayers(layers, vstage % pp) / virtualStages;
 }
 
 uint32_t
 ParallelSpec::FirstLayerOf(uint32_t layers, uint32_t vstage) const
 {
+    if (SplitExtraLayers() > 0)
+    {
+        // Every chunk before this one holds a full share, less the embedding's place in the first.
+        const uint32_t share = (layers + SplitExtraLayers()) / (pp * virtualStages);
+        return vstage * share - (embeddingInSplit && vstage > 0 ? 1 : 0);
+    }
     // Each round of chunks (one chunk per stage) holds layers / vpp layers.
     uint32_t first = vstage / pp * (layers / virtualStages);
     for (uint32_t s = 0; s < vstage % pp; ++s)
@@ -60,7 +87,7 @@ ParallelSpec::FirstLayerOf(uint32_t layers, uint32_t vstage) const
 bool
 ParallelSpec::UnevenStages() const
 {
-    return firstStageLayers > 0 || lastStageLayers > 0;
+    return firstStageLayers > 0 || lastStageLayers > 0 || SplitExtraLayers() > 0;
 }
 
 DataType
@@ -269,6 +296,50 @@ RequireMultiple(const std::string& source,
     }
 }
 /**
+ * Throws unless the decoder layers, with the embedding and the loss counted as one layer each,
+ * split evenly over every model chunk, and the chunks that give a place up keep a decoder layer.
+ */
+void
+ValidateSplitWithEmbedding(const ParallelSpec& p, uint32_t layers, const std::string& source)
+{
+    const std::string field =
+        p.embeddingInSplit ? "embedding_in_pipeline_split" : "loss_in_pipeline_split";
+    if (p.firstStageLayers > 0 || p.lastStageLayers > 0)
+    {
+        throw SpecError(source,
+                        field,
+                        "set the first and last stages' layers (first_stage_layers, "
+                        "last_stage_layers) or count the embedding and loss in the split, "
+                        "not both");
+    }
+    if (p.pp < 2)
+    {
+        throw SpecError(source, field, "counting the embedding or loss in the split needs pp >= 2");
+    }
+    const uint64_t chunks = uint64_t(p.pp) * p.virtualStages;
+    const uint64_t places = uint64_t(layers) + p.SplitExtraLayers();
+    if (places % chunks != 0)
+    {
+        std::ostringstream os;
+        os << "layers (" << layers << ") + " << p.SplitExtraLayers() << " for the "
+           << (p.SplitExtraLayers() == 2 ? "embedding and the loss"
+                                         : (p.embeddingInSplit ? "embedding" : "loss"))
+           << " = " << places << " must be divisible by pp x vpp (" << p.pp << " x "
+           << p.virtualStages << ")";
+        throw SpecError(source, "pp", os.str());
+    }
+    if (places / chunks < 2)
+    {
+        std::ostringstream os;
+        os << "with " << places / chunks << " place per model chunk (layers + "
+           << p.SplitExtraLayers() << " over pp x vpp = " << chunks
+           << "), the chunk that holds the " << (p.embeddingInSplit ? "embedding" : "loss")
+           << " would hold no decoder layer; use fewer stages or chunks";
+        throw SpecError(source, field, os.str());
+    }
+}
+
+/**
  * Throws unless the decoder layers split over the pipeline stages (and each stage's over its
  * model chunks): evenly, or with the first and last stage's counts given and the rest even.
  */
@@ -284,8 +355,28 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
                << p.virtualStages
                << "), or give the first and last stages their own layer counts "
                   "(first_stage_layers, last_stage_layers) and split the rest evenly";
+            const uint64_t chunks = uint64_t(p.pp) * p.virtualStages;
+            for (uint32_t extra : {1u, 2u})
+            {
+                if (p.pp > 1 && (layers + extra) % chunks == 0 && (layers + extra) / chunks >= 2)
+                {
+                    os << ", or count the "
+                       << (extra == 2 ? "embedding and the loss (embedding_in_pipeline_split, "
+                                        "loss_in_pipeline_split)"
+                                      : "embedding or the loss (embedding_in_pipeline_split or "
+                                        "loss_in_pipeline_split)")
+                       << " as layers: " << layers + extra << " = " << chunks << " x "
+                       << (layers + extra) / chunks;
+                    break;
+                }
+            }
             throw SpecError(source, "pp", os.str());
         }
+        return;
+    }
+    if (p.SplitExtraLayers() > 0)
+    {
+        ValidateSplitWithEmbedding(p, layers, source);
         return;
     }
     const std::string field = p.firstStageLayers > 0 ? "first_stage_layers" : "last_stage_layers";
@@ -549,7 +640,8 @@ ParallelSpec::operator==(const ParallelSpec& o) const
     return tp == o.tp && pp == o.pp && dp == o.dp && cp == o.cp && ep == o.ep
            && sequenceParallel == o.sequenceParallel && zeroStage == o.zeroStage
            && virtualStages == o.virtualStages && firstStageLayers == o.firstStageLayers
-           && lastStageLayers == o.lastStageLayers && rankOrder == o.rankOrder;
+           && lastStageLayers == o.lastStageLayers && embeddingInSplit == o.embeddingInSplit
+           && lossInSplit == o.lossInSplit && rankOrder == o.rankOrder;
 }
 
 std::string
@@ -666,6 +758,8 @@ RunSpec::Read(SpecReader& r)
         s.parallel.virtualStages = p.GetCount("vpp", 1, 1);
         s.parallel.firstStageLayers = p.GetCount("first_stage_layers", 0, 0);
         s.parallel.lastStageLayers = p.GetCount("last_stage_layers", 0, 0);
+        s.parallel.embeddingInSplit = p.GetBool("embedding_in_pipeline_split", false);
+        s.parallel.lossInSplit = p.GetBool("loss_in_pipeline_split", false);
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
         p.Finish();
     }

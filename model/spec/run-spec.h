@@ -65,6 +65,8 @@ struct ParallelSpec
     uint32_t virtualStages = 1;    //!< interleaved schedule: model chunks per pipeline rank
     uint32_t firstStageLayers = 0; //!< decoder layers on the first stage (0: an even share)
     uint32_t lastStageLayers = 0;  //!< decoder layers on the last stage (0: an even share)
+    bool embeddingInSplit = false; //!< the embedding takes one layer's place on the first chunk
+    bool lossInSplit = false;      //!< the LM head and loss take one layer's place on the last
     std::string rankOrder = "tp-cp-ep-dp-pp"; //!< fastest-varying first (Megatron-LM)
 
     /** \return the number of GPUs the layout needs: tp x cp x dp x pp (ep folds into dp) */
@@ -76,7 +78,12 @@ struct ParallelSpec
      * The first and the last stage hold firstStageLayers and lastStageLayers when those are
      * set, as Megatron-LM's --decoder-first-pipeline-num-layers and
      * --decoder-last-pipeline-num-layers do (Llama-3 405B: 126 layers on 16 stages, 7 on the
-     * first and the last); the other stages share the remaining layers evenly.
+     * first and the last); the other stages share the remaining layers evenly. With
+     * embeddingInSplit or lossInSplit (Megatron-LM's --account-for-embedding-in-pipeline-split
+     * and --account-for-loss-in-pipeline-split) the embedding and the loss count as one layer
+     * each and every model chunk gets the same share: the first chunk of the first stage and
+     * the last chunk of the last stage hold one decoder layer fewer (Llama-3.1 405B on 8 stages
+     * of 8 chunks: 126 + 2 = 128, two per chunk, one on the first and the last).
      * \param layers the model's decoder layers (the layout validated against them)
      * \param stage a pipeline stage
      * \return its layers
@@ -97,8 +104,12 @@ struct ParallelSpec
      */
     uint32_t FirstLayerOf(uint32_t layers, uint32_t vstage) const;
 
-    /** \return true when the first or the last stage's layers are set (uneven stages) */
+    /** \return true when the stages may hold different layer counts (first or last stage's
+     *  layers set, or the embedding or the loss counted in the split) */
     bool UnevenStages() const;
+
+    /** \return the layer places the embedding and the loss take in the split (0 to 2) */
+    uint32_t SplitExtraLayers() const;
 
     /** \return true when every field is equal (add new fields to it) */
     bool operator==(const ParallelSpec& other) const;
