@@ -491,6 +491,14 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
             // (scripts/performance: "recipe.trainer.plugins.grad_reduce_in_fp32 = False").
             run.mainGrads = "bf16";
         }
+        if (model == "llama3-405b")
+        {
+            // Megatron-Bridge's llama31_405b recipe counts the embedding and the loss as one
+            // layer each in the pipeline split (account_for_embedding_in_pipeline_split,
+            // account_for_loss_in_pipeline_split): 126 + 2 over PP8 x VP8, 2 per model chunk.
+            run.parallel.embeddingInSplit = true;
+            run.parallel.lossInSplit = true;
+        }
         // Transformer Engine's userbuffers TP overlap where the row's recipe turns it on:
         // Megatron-Bridge's Llama-3-70B H100 recipes (COMM_OVERLAP_CONFIG_MAP, fp8:
         // userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192), NeMo-Framework-Launcher's
