@@ -9,9 +9,30 @@
 #include "rapid-llm-helper.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
+
+std::vector<std::string>
+PipelineSplitNames()
+{
+    return {"even", "first-last", "embedding-loss"};
+}
+
+PipelineSplit
+ParsePipelineSplit(const std::string& name)
+{
+    const std::vector<std::string> names = PipelineSplitNames();
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+        if (names[i] == name)
+        {
+            return static_cast<PipelineSplit>(i);
+        }
+    }
+    throw std::invalid_argument("unknown pipeline split '" + name + "'");
+}
 
 bool
 UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last)
@@ -62,8 +83,9 @@ LayoutSweep::Candidates()
     {
         for (uint32_t p = 1; p <= m_space.gpus; ++p)
         {
-            const bool layersFit =
-                m_model.layers % p == 0 || m_space.unevenStages || m_base.parallel.UnevenStages();
+            const bool layersFit = m_model.layers % p == 0
+                                   || m_space.pipelineSplit != PipelineSplit::EVEN
+                                   || m_base.parallel.UnevenStages();
             if (m_space.gpus % p == 0 && layersFit && p <= m_model.layers)
             {
                 pps.push_back(p);
@@ -130,13 +152,18 @@ LayoutSweep::Complete(RunSpec& run) const
         // Transformer Engine's TP overlap needs sequence parallelism.
         run.tpCommOverlap = "none";
     }
-    if (m_space.unevenStages && !m_base.parallel.UnevenStages()
+    if (m_space.pipelineSplit == PipelineSplit::FIRST_LAST && !m_base.parallel.UnevenStages()
         && m_model.layers % (uint64_t(run.parallel.pp) * run.parallel.virtualStages) != 0)
     {
         UnevenStageSplit(m_model.layers,
                          run.parallel.pp,
                          run.parallel.firstStageLayers,
                          run.parallel.lastStageLayers);
+    }
+    if (m_space.pipelineSplit == PipelineSplit::EMBEDDING_LOSS && run.parallel.pp > 1)
+    {
+        run.parallel.embeddingInSplit = true;
+        run.parallel.lossInSplit = true;
     }
     try
     {

@@ -17,6 +17,23 @@
 namespace ns3 {
 namespace rapidllm {
 
+/** How a sweep's layouts split the decoder layers over the pipeline stages. */
+enum class PipelineSplit
+{
+    EVEN,          //!< layers / (pp x vpp) per model chunk; other layouts are skipped
+    FIRST_LAST,    //!< where that fails, fewer layers on the first and the last stage
+    EMBEDDING_LOSS //!< the embedding and the loss count as one layer each (pp >= 2)
+};
+
+/** \return the allowed names of PipelineSplit: even, first-last, embedding-loss */
+std::vector<std::string> PipelineSplitNames();
+
+/**
+ * \param name one of PipelineSplitNames()
+ * \return its value; throws std::invalid_argument for any other name
+ */
+PipelineSplit ParsePipelineSplit(const std::string& name);
+
 /**
  * \ingroup rapid-llm
  * \brief The training layouts a sweep tries: every combination of the listed degrees, micro-batch
@@ -34,12 +51,14 @@ struct SweepSpace
     std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
     /**
-     * When the layers do not divide into pp stages: give the first and the last stage fewer
-     * layers (UnevenStageSplit), as Meta trained Llama-3 405B, instead of skipping the layout.
-     * Off by default; a base run that sets its own first/last stage layers keeps them for
-     * every layout (layouts they do not fit are skipped).
+     * How layouts split the layers over their stages. EVEN (the default) skips the layouts whose
+     * layers do not divide into pp x vpp chunks. FIRST_LAST gives such layouts fewer layers on
+     * the first and the last stage (UnevenStageSplit), as Meta trained Llama-3 405B.
+     * EMBEDDING_LOSS counts the embedding and the loss as one layer each in every layout with a
+     * pipeline, as Megatron-Bridge's Llama-3.1 405B recipe does. A base run that sets its own
+     * uneven split keeps it for every layout (layouts it does not fit are skipped).
      */
-    bool unevenStages = false;
+    PipelineSplit pipelineSplit = PipelineSplit::EVEN;
 };
 
 /**

@@ -275,6 +275,8 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--seq=2050", "--cp=2"}, {"option --seq", "(2050)", "2 x cp (4)"}},
             {{"run", "--dtype=int8"}, {"option --dtype", "int8 is an inference type", "bf16"}},
             {{"run", "--fsdp=true", "--zero=1", "--dp=2"}, {"option --fsdp", "ZeRO-3", "--zero=1"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--pipeline-split=odd"},
+             {"option --pipeline-split", "'odd'", "even, first-last, embedding-loss"}},
             {{"run", "--loss-in-pipeline-split=true"},
              {"option --loss-in-pipeline-split", "needs pp >= 2"}},
             {{"run", "--pp=2", "--embedding-in-pipeline-split=true", "--first-stage-layers=1"},

@@ -936,7 +936,7 @@ class UnevenSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((pipelines(even.Run()) == std::vector<uint32_t>{1, 2}),
                               true,
                               "6 layers: pp 1 and 2 only");
-        space.unevenStages = true;
+        space.pipelineSplit = PipelineSplit::FIRST_LAST;
         LayoutSweep uneven(model, hardware, base, space);
         std::vector<SweepPoint> points = uneven.Run();
         NS_TEST_ASSERT_MSG_EQ(
@@ -955,6 +955,24 @@ class UnevenSweepTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_EQ(p.run.parallel.UnevenStages(), false, "even where it fits");
             }
         }
+        // Megatron-Bridge's split: 6 layers + 2 places, 4 per stage at pp 2 (3 and 3), 2 at
+        // pp 4 (1, 2, 2, 1); without a pipeline nothing is counted.
+        space.pipelineSplit = PipelineSplit::EMBEDDING_LOSS;
+        LayoutSweep counted(model, hardware, base, space);
+        points = counted.Run();
+        NS_TEST_ASSERT_MSG_EQ(
+            (pipelines(points) == std::vector<uint32_t>{1, 2, 4}), true, "pp 1, 2 and 4");
+        for (const auto& p : points)
+        {
+            const ParallelSpec& q = p.run.parallel;
+            NS_TEST_EXPECT_MSG_EQ(q.SplitExtraLayers(), (q.pp > 1 ? 2u : 0u), "pp " << q.pp);
+            NS_TEST_EXPECT_MSG_EQ(q.StageLayers(6, 0),
+                                  (q.pp == 4 ? 1u : (q.pp == 2 ? 3u : 6u)),
+                                  "pp " << q.pp << " first stage");
+            NS_TEST_EXPECT_MSG_GT(p.report.stepTimeS, 0, "replayed");
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            (ParsePipelineSplit("first-last") == PipelineSplit::FIRST_LAST), true, "names");
     }
 };
 

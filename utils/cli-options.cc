@@ -189,7 +189,8 @@ JobCliOptions()
              return o.For(jobAndSweep)
                  .ListIn("sweep", ListText(sweep.pp, number))
                  .HelpIn("sweep",
-                         "pipeline degrees to try (default: every divisor of the layers and GPUs)");
+                         "pipeline degrees to try (default: every divisor of the GPUs whose "
+                         "layouts split the layers as --pipeline-split says)");
          }},
         {"cp",
          [&](const CliOption& o)
@@ -378,6 +379,15 @@ MakeOptions()
         Text("data", "folder of the published tables", ValidationSuite::DataDir())
             .For({"validate"}),
         Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10").For({"sweep"}),
+        Choice("pipeline-split",
+               "how layouts split the layers over their pipeline stages: even (layers / (pp x "
+               "vpp) per model chunk; other layouts are skipped), first-last (where that fails, "
+               "fewer layers on the first and the last stage, as Meta trained Llama-3 405B) or "
+               "embedding-loss (the embedding and the loss count as one layer each, as "
+               "Megatron-Bridge's Llama-3.1 405B recipe)",
+               PipelineSplitNames,
+               "even")
+            .For({"sweep"}),
         // Sweeps at scale.
         Count("workers",
               "worker processes, one layout each at a time (0: one per processor)",

@@ -259,6 +259,7 @@ RunSweepCommand(const CliArgs& args)
                                 + std::to_string(m.experts) + ")");
         }
     }
+    space.pipelineSplit = ParsePipelineSplit(args.Text("pipeline-split"));
     space.microBatch = Counts32(args, "mbs");
     space.virtualStages = Counts32(args, "vpp");
     space.recompute.clear();
@@ -328,6 +329,10 @@ RunSweepCommand(const CliArgs& args)
     if (space.ep != std::vector<uint32_t>{1})
     {
         inputs["ep"] = ListJson(space.ep);
+    }
+    if (space.pipelineSplit != PipelineSplit::EVEN)
+    {
+        inputs["pipeline_split"] = args.Text("pipeline-split");
     }
     inputs["recompute"] = args.Choices("recompute");
     inputs["layouts"] = candidates.size();
