@@ -331,9 +331,9 @@ ValidateSplitWithEmbedding(const ParallelSpec& p, uint32_t layers, const std::st
     if (places / chunks < 2)
     {
         std::ostringstream os;
-        os << "with " << places / chunks << " place per model chunk (layers + "
-           << p.SplitExtraLayers() << " over pp x vpp = " << chunks
-           << "), the chunk that holds the " << (p.embeddingInSplit ? "embedding" : "loss")
+        os << places << " places (layers " << layers << " + " << p.SplitExtraLayers()
+           << ") over pp x vpp = " << chunks << " model chunks leave 1 per chunk: the chunk that "
+           << "holds the " << (p.embeddingInSplit ? "embedding" : "loss")
            << " would hold no decoder layer; use fewer stages or chunks";
         throw SpecError(source, field, os.str());
     }
