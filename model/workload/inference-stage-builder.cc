@@ -87,10 +87,14 @@ EmitStageOutput(GraphEmitter& e,
 } // namespace
 
 StageGraph
-BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+BuildInferenceStage(const ModelSpec& model,
+                    const RunSpec& run,
+                    uint32_t stage,
+                    std::size_t expectedNodes)
 {
     StageGraph g;
     g.stage = stage;
+    g.nodes.reserve(expectedNodes);
     GraphEmitter e(g);
     const uint32_t pp = run.parallel.pp;
     // Inference runs one model chunk per stage (no interleaving).

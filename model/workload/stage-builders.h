@@ -20,9 +20,14 @@ namespace rapidllm {
  * \param model the model
  * \param run the validated run settings
  * \param stage the pipeline stage
+ * \param expectedNodes nodes to reserve room for (an estimate; 0: none), so that the graph
+ *        is not copied as it grows
  * \return the graph
  */
-StageGraph BuildTrainingStage(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+StageGraph BuildTrainingStage(const ModelSpec& model,
+                              const RunSpec& run,
+                              uint32_t stage,
+                              std::size_t expectedNodes = 0);
 
 /**
  * \brief Builds the graph of one pipeline stage for one inference request: the prefill over the
@@ -30,9 +35,14 @@ StageGraph BuildTrainingStage(const ModelSpec& model, const RunSpec& run, uint32
  * \param model the model
  * \param run the validated run settings
  * \param stage the pipeline stage
+ * \param expectedNodes nodes to reserve room for (an estimate; 0: none), so that the graph
+ *        is not copied as it grows
  * \return the graph
  */
-StageGraph BuildInferenceStage(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+StageGraph BuildInferenceStage(const ModelSpec& model,
+                               const RunSpec& run,
+                               uint32_t stage,
+                               std::size_t expectedNodes = 0);
 
 } // namespace rapidllm
 } // namespace ns3

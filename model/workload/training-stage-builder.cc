@@ -465,10 +465,14 @@ class TrainingStageBuilder
 } // namespace
 
 StageGraph
-BuildTrainingStage(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+BuildTrainingStage(const ModelSpec& model,
+                   const RunSpec& run,
+                   uint32_t stage,
+                   std::size_t expectedNodes)
 {
     StageGraph g;
     g.stage = stage;
+    g.nodes.reserve(expectedNodes);
     TrainingStageBuilder builder(model, run, stage, g);
     builder.Build();
     return g;

@@ -177,7 +177,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
     return size;
 }
 
-void
+WorkloadSize
 CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string& source)
 {
     const WorkloadSize size = EstimateWorkloadSize(model, run);
@@ -221,6 +221,7 @@ CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string&
         throw SpecError(source, training ? "global_batch" : "generated", os.str());
     }
     NS_LOG_DEBUG("estimated " << size.nodes << " nodes, largest stage " << size.largestStage);
+    return size;
 }
 
 } // namespace rapidllm

@@ -68,8 +68,11 @@ WorkloadSize EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run);
  * \param model the model
  * \param run the run settings (validated against the model)
  * \param source the name used in errors
+ * \return the estimate (the builders reserve its largest stage)
  */
-void CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string& source);
+WorkloadSize CheckWorkloadSize(const ModelSpec& model,
+                               const RunSpec& run,
+                               const std::string& source);
 
 } // namespace rapidllm
 } // namespace ns3

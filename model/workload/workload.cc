@@ -41,13 +41,15 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     // Refused before any allocation if too large. Within the node limit the point-to-point tags
     // fit in 32 bits too: every pass of a micro-batch or decode step emits nodes, so
     // (micro-batches x virtual stages) and decode steps stay below the limit.
-    CheckWorkloadSize(model, run, "run settings");
+    // The estimate bounds each stage's nodes from above (within about a tenth): reserved, the
+    // graphs are not copied as they grow.
+    const std::size_t expected = CheckWorkloadSize(model, run, "run settings").largestStage;
     Workload w{model, run, ParallelLayout(run.parallel), {}};
     for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
     {
         w.stages.push_back(run.mode == RunMode::TRAINING
-                               ? BuildTrainingStage(w.model, w.run, stage)
-                               : BuildInferenceStage(w.model, w.run, stage));
+                               ? BuildTrainingStage(w.model, w.run, stage, expected)
+                               : BuildInferenceStage(w.model, w.run, stage, expected));
         NS_LOG_DEBUG("stage " << stage << ": " << w.stages.back().nodes.size() << " nodes");
     }
     if (coster)
