@@ -76,7 +76,7 @@ class LlamaParameterCountTestCase : public TestCase
 {
   public:
     LlamaParameterCountTestCase()
-        : TestCase("Llama and Mixtral presets have their published parameter counts")
+        : TestCase("Llama, Mixtral and Qwen3 presets have their published parameter counts")
     {}
 
   private:
@@ -96,7 +96,9 @@ class LlamaParameterCountTestCase : public TestCase
                             {"llama3-8b", 8.03},
                             {"llama3-70b", 70.55},
                             {"llama3-405b", 405.85},
-                            {"mixtral-8x7b", 46.70}};
+                            {"mixtral-8x7b", 46.70},
+                            {"qwen3-30b-a3b", 30.5},
+                            {"qwen3-235b-a22b", 235.0}};
         for (const auto& row : rows)
         {
             ModelSpec m = ModelSpec::Load(row.name);

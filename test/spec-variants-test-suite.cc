@@ -523,6 +523,22 @@ class HuggingFaceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(
             qwen.ParameterCount(), 7615616512ull - 28ull * (3584 + 2 * 4 * 128), "Qwen2-7B size");
 
+        // Qwen3: the MoE config gives the qwen3-30b-a3b preset (its dense intermediate_size is
+        // unused: every layer is MoE); Qwen3-8B has its published 6.95 B parameters outside the
+        // embeddings (QK-norm's 2 x 128 weights a layer are not counted).
+        ModelSpec qwen3Moe = ModelSpec::Load(HfConfig("Qwen3-30B-A3B"));
+        qwen3Moe.name = "qwen3-30b-a3b";
+        NS_TEST_EXPECT_MSG_EQ(
+            (qwen3Moe == ModelSpec::Load("qwen3-30b-a3b")), true, "Qwen3-30B-A3B preset");
+        const ModelSpec qwen3 = ModelSpec::Load(HfConfig("Qwen3-8B"));
+        NS_TEST_EXPECT_MSG_EQ((qwen3.headDim == 128 && qwen3.kvHeads == 8 && !qwen3.bias
+                               && !qwen3.tiedEmbeddings && !qwen3.IsMoe()),
+                              true,
+                              "Qwen3-8B architecture");
+        const double nonEmbedding =
+            double(qwen3.ParameterCount() - 2ull * qwen3.vocab * qwen3.hidden);
+        NS_TEST_EXPECT_MSG_EQ_TOL(nonEmbedding / 1e9, 6.95, 0.01, "Qwen3-8B without embeddings");
+
         // GPT-2 small: published 124,439,808 parameters (tied embeddings, learned positions).
         const ModelSpec gpt2 = ModelSpec::Load(HfConfig("gpt2"));
         NS_TEST_EXPECT_MSG_EQ(gpt2.ParameterCount(), 124439808ull, "GPT-2 size");
@@ -567,7 +583,7 @@ class HuggingFaceTestCase : public TestCase
         const std::vector<Case> cases = {
             {"another family",
              With(llamaText, "\"llama\"", "\"bert\""),
-             {"model_type", "'bert'", "llama, mistral, mixtral, qwen2, gpt2, gpt_neox"}},
+             {"model_type", "'bert'", "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gpt2"}},
             {"an unknown architecture",
              R"({"architectures": ["BertModel"]})",
              {"architectures", "BertModel", "LlamaForCausalLM"}},
@@ -598,6 +614,21 @@ class HuggingFaceTestCase : public TestCase
                   "\"llama\"",
                   "\"mixtral\", \"num_local_experts\": 4, \"num_experts_per_tok\": 5"),
              {"num_experts_per_tok", "num_local_experts (4)"}},
+            {"Qwen3 MoE with dense layers between",
+             With(llamaText,
+                  "\"llama\"",
+                  "\"qwen3_moe\", \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+                  "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2"),
+             {"decoder_sparse_step", "allowed: 1"}},
+            {"Qwen3 MoE with dense-only layers",
+             With(llamaText,
+                  "\"llama\"",
+                  "\"qwen3_moe\", \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+                  "\"moe_intermediate_size\": 32, \"mlp_only_layers\": [0]"),
+             {"mlp_only_layers", "allowed: []"}},
+            {"Qwen3 attention biases",
+             With(llamaText, "\"llama\"", "\"qwen3\", \"attention_bias\": true"),
+             {"attention_bias", "allowed: false"}},
             {"a JSON syntax error", "{\"model_type\": \"llama\",", {"bad.json", "JSON"}},
         };
         for (const auto& c : cases)

@@ -26,6 +26,8 @@ const std::map<std::string, std::string> kArchitectures = {
     {"MistralForCausalLM", "mistral"},
     {"MixtralForCausalLM", "mixtral"},
     {"Qwen2ForCausalLM", "qwen2"},
+    {"Qwen3ForCausalLM", "qwen3"},
+    {"Qwen3MoeForCausalLM", "qwen3_moe"},
     {"GPT2LMHeadModel", "gpt2"},
     {"GPTNeoXForCausalLM", "gpt_neox"},
 };
@@ -122,6 +124,18 @@ class ConfigReader
         return value.get<bool>();
     }
 
+    /** \return true when the key holds an empty list; anything but a list fails */
+    bool
+    IsEmptyList(const std::string& key) const
+    {
+        const Json& value = m_json.at(key);
+        if (!value.is_array())
+        {
+            Fail(key, "expected a list, got " + value.dump());
+        }
+        return value.empty();
+    }
+
     std::string
     Text(const std::string& key, const std::string& fallback) const
     {
@@ -210,6 +224,13 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         }
         bias = attention;
     }
+    const bool qwen3 = type == "qwen3" || type == "qwen3_moe";
+    if (qwen3 && r.Bool("attention_bias", false))
+    {
+        r.Fail("attention_bias",
+               "biases on the attention but not the MLP are not modelled (Qwen3's MLP has "
+               "none); allowed: false");
+    }
     m["bias"] = bias;
     m["dropout"] = r.Number("attention_dropout", 0) > 0;
     m["vocab"] = r.Count("vocab_size");
@@ -217,7 +238,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     const uint64_t positions = r.Count("max_position_embeddings");
     m["max_sequence"] = positions;
     // Sliding-window attention is cheaper than the full attention ModelSpec has.
-    const bool windowed = type == "qwen2" ? r.Bool("use_sliding_window", false) : true;
+    const bool windowed = type == "qwen2" || qwen3 ? r.Bool("use_sliding_window", false) : true;
     if (windowed && r.Has("sliding_window") && r.Count("sliding_window") < positions)
     {
         r.Fail("sliding_window",
@@ -240,6 +261,37 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         moe["experts"] = experts;
         moe["top_k"] = topK;
         moe["expert_ffn"] = ffn;
+        m["moe"] = moe;
+    }
+    if (type == "qwen3_moe")
+    {
+        // Every layer is a mixture of experts unless decoder_sparse_step or mlp_only_layers
+        // make some dense, which one ModelSpec (one MLP for every layer) cannot hold.
+        if (r.Has("decoder_sparse_step") && r.Count("decoder_sparse_step", 0) != 1)
+        {
+            r.Fail("decoder_sparse_step",
+                   "MoE layers between dense ones are not modelled; allowed: 1 (every layer)");
+        }
+        if (r.Has("mlp_only_layers") && !r.IsEmptyList("mlp_only_layers"))
+        {
+            r.Fail("mlp_only_layers",
+                   "dense layers among the MoE layers are not modelled; allowed: []");
+        }
+        const uint64_t experts = r.Count("num_experts", 2);
+        const uint64_t topK = r.Count("num_experts_per_tok");
+        if (topK > experts)
+        {
+            r.Fail("num_experts_per_tok",
+                   "must be between 1 and num_experts (" + std::to_string(experts) + ")");
+        }
+        const uint64_t expertFfn = r.Count("moe_intermediate_size");
+        // The dense intermediate_size is unused when every layer is MoE; ffn is the experts'
+        // width, as in Mixtral's config.
+        m["ffn"] = expertFfn;
+        YAML::Node moe(YAML::NodeType::Map);
+        moe["experts"] = experts;
+        moe["top_k"] = topK;
+        moe["expert_ffn"] = expertFfn;
         m["moe"] = moe;
     }
 }
@@ -309,7 +361,7 @@ ReadGptNeox(const ConfigReader& r, YAML::Node& m)
 std::vector<std::string>
 HuggingFaceConfig::ModelTypes()
 {
-    return {"llama", "mistral", "mixtral", "qwen2", "gpt2", "gpt_neox"};
+    return {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gpt2", "gpt_neox"};
 }
 
 bool
@@ -377,7 +429,8 @@ HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& sourc
     r.SetFamily(type);
     YAML::Node m(YAML::NodeType::Map);
     m["name"] = NameOf(r, source);
-    if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2")
+    if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2"
+        || type == "qwen3" || type == "qwen3_moe")
     {
         ReadLlamaFamily(r, type, m);
     }
