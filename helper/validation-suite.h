@@ -109,6 +109,15 @@ class ValidationSuite
     static std::vector<ValidationRow> RunNemoH100(const std::string& csv, uint32_t maxGpus = 0);
 
     /**
+     * \brief The same table's mixture-of-experts rows whose model has a preset and whose
+     * layout the model can express (expert parallelism within dp x cp): Qwen3-30B-A3B. A
+     * separate set (metric h100_moe_step_s): printed, no bar.
+     * \param csv the table \param maxGpus skip rows with more GPUs (0 = none skipped)
+     * \return the rows run
+     */
+    static std::vector<ValidationRow> RunNemoH100Moe(const std::string& csv, uint32_t maxGpus = 0);
+
+    /**
      * \brief MosaicML LLM Foundry's MPT training tables, BF16, PyTorch FSDP
      * (llmfoundry-h100-bf16-training.csv, llmfoundry-a100-bf16-training.csv): the step time of
      * every row on the GPU's 80 GB SXM preset.

@@ -344,6 +344,35 @@ class NemoH100TestCase : public TestCase
 };
 
 /**
+ * \brief The same table's Qwen3-30B-A3B mixture-of-experts rows (nemo-h100-moe): both run with
+ * the published layout (EP8 within each stage's 8 data-parallel ranks) and fit on 80 GB, and the
+ * Qwen3-235B-A22B rows, whose EP32 folds over TP x DP, are left out. No accuracy bar: the model
+ * is 2.7-3x fast here (doc/validation.md, "Stop 28").
+ */
+class NemoH100MoeTestCase : public TestCase
+{
+  public:
+    NemoH100MoeTestCase()
+        : TestCase("NeMo DGX-H100 MoE rows: the Qwen3-30B-A3B layouts run and fit")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto rows = ValidationSuite::RunNemoH100Moe(
+            ValidationSuite::DataDir() + "/nemo-h100-training.csv", 256);
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "Qwen3-30B-A3B in 25.11 and 26.02");
+        for (const ValidationRow& row : rows)
+        {
+            NS_TEST_EXPECT_MSG_NE(row.label.find("qwen3-30b-a3b 16 GPUs"), std::string::npos, "");
+            NS_TEST_EXPECT_MSG_EQ(row.fits, true, row.label << " ran on 80 GB but does not fit");
+            NS_TEST_EXPECT_MSG_GT(row.predicted, 0, row.label);
+        }
+    }
+};
+
+/**
  * \brief MosaicML LLM Foundry's MPT tables (FSDP, BF16; llmfoundry-*-bf16-training.md). Their bars
  * wait (FSDP's framework time, H100 with a 2023 stack: doc/validation.md); what holds now: each
  * MPT preset with the row's position table has exactly the published num_params, every row runs
@@ -412,6 +441,7 @@ class ValidationTestSuite : public TestSuite
         AddTestCase(new NcclTestsH100TestCase, TestCase::QUICK);
         AddTestCase(new NcclTestsSlicesTestCase, TestCase::QUICK);
         AddTestCase(new NemoH100TestCase, TestCase::QUICK);
+        AddTestCase(new NemoH100MoeTestCase, TestCase::QUICK);
         AddTestCase(new FoundryTestCase, TestCase::QUICK);
     }
 };

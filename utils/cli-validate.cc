@@ -49,6 +49,10 @@ ValidationTables(bool quick)
              return ValidationSuite::RunEnergy(csv);
          }},
         {"nemo-h100-training.csv", "max_gpus", quick ? 64u : 1024u, ValidationSuite::RunNemoH100},
+        {"nemo-h100-training.csv",
+         "max_gpus",
+         quick ? 64u : 1024u,
+         ValidationSuite::RunNemoH100Moe},
         {"llmfoundry-h100-bf16-training.csv",
          "max_gpus",
          quick ? 8u : 0u,
