@@ -805,10 +805,13 @@ class CliInputEchoTestCase : public TestCase
         const Json& vin = vj.at("input");
         NS_TEST_EXPECT_MSG_EQ(vin.at("data").get<std::string>(), data, "validate: data");
         NS_TEST_EXPECT_MSG_EQ(vin.at("quick").get<bool>(), true, "validate: --quick");
-        RAPIDLLM_REQUIRE_EQ(vin.at("tables").size(), 9u, "validate: nine tables");
+        RAPIDLLM_REQUIRE_EQ(vin.at("tables").size(), 10u, "validate: ten tables");
         NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("file").get<std::string>(),
                               "megatron-sc21-table1.csv",
                               "validate: the training table first");
+        NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("sets").size(),
+                              (vin.at("tables").at(0).at("rows").get<std::size_t>() > 0 ? 1u : 0u),
+                              "validate: the sets a table's rows belong to");
         NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("max_gpus").get<uint32_t>(),
                               256u,
                               "validate --quick: up to 256 GPUs");

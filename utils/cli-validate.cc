@@ -12,6 +12,7 @@
 #include "ns3/study-json.h"
 #include "ns3/validation-suite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -128,7 +129,16 @@ RunValidateCommand(const CliArgs& args)
     {
         auto part = table.run(data + "/" + table.file, table.value);
         rows.insert(rows.end(), part.begin(), part.end());
-        Json t = {{"file", table.file}, {"rows", part.size()}};
+        // The sets its rows belong to: one file may feed more than one (nemo-h100, -moe).
+        std::vector<std::string> sets;
+        for (const ValidationRow& r : part)
+        {
+            if (std::find(sets.begin(), sets.end(), r.set) == sets.end())
+            {
+                sets.push_back(r.set);
+            }
+        }
+        Json t = {{"file", table.file}, {"sets", sets}, {"rows", part.size()}};
         if (!table.limit.empty())
         {
             t[table.limit] = table.value;
