@@ -471,6 +471,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::FP8_AMAX_CAST_TRANSPOSE:
             case OpType::TENSOR_COPY:
             case OpType::TENSOR_FILL:
+            case OpType::MOE_UNPERMUTE:
                 report.elementwiseS += n.durationS;
                 break;
         }

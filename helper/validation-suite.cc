@@ -115,9 +115,9 @@ ValidationSuite::Bars()
          0.08,
          0.15,
          "the model runs Megatron's MoE layer as router, dispatch and combine all-to-alls, "
-         "grouped expert GEMMs and their FP8 casts (2.7-3x faster than measured: the published "
-         "rows reach 6% of the FP8 peak); not modelled: the token permutation and sorting "
-         "kernels around the all-to-alls, Transformer Engine's per-expert launches in its "
+         "the token dispatcher's permutation and sorting kernels, grouped expert GEMMs and "
+         "their FP8 casts (2.4-2.7x faster than measured: the published rows reach 6% of the "
+         "FP8 peak); not modelled: Transformer Engine's per-expert launches in its "
          "grouped linear layers, the host synchronisation of each layer's dispatch (the "
          "all-to-all's splits), the router's auxiliary-loss kernels; doc/validation.md"},
         {"h100_bf16_step_s",

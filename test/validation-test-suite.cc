@@ -347,7 +347,7 @@ class NemoH100TestCase : public TestCase
  * \brief The same table's Qwen3-30B-A3B mixture-of-experts rows (nemo-h100-moe): both run with
  * the published layout (EP8 within each stage's 8 data-parallel ranks) and fit on 80 GB, and the
  * Qwen3-235B-A22B rows, whose EP32 folds over TP x DP, are left out. No accuracy bar: the model
- * is 2.7-3x fast here (doc/validation.md, "Stop 28").
+ * is 2.4-2.7x fast here (doc/validation.md, "Stop 28").
  */
 class NemoH100MoeTestCase : public TestCase
 {

@@ -1937,6 +1937,78 @@ class SmScalingTestCase : public TestCase
 };
 
 /**
+ * \brief Megatron-core's MoE token dispatcher (MoEAlltoAllTokenDispatcher) in training: the
+ * permutation into expert order, the sort of the received chunks by local expert (expert
+ * parallelism with several local experts), their inverses and the weighted un-permutation, and
+ * the backward kernels of each, with the bytes the closed form says; none without a dispatcher
+ * (inference) and no sort with one rank's experts already in order.
+ */
+class MoeDispatcherKernelsTestCase : public TestCase
+{
+  public:
+    MoeDispatcherKernelsTestCase()
+        : TestCase("MoE token dispatcher's permutation kernels move the bytes the closed form says")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        const OperatorCoster coster = MakeComputeCoster(gpu);
+        // Mixtral-8x7B, one layer, 1024 tokens, top-2 of 8 experts over ep 4 (2 local experts).
+        const ModelSpec model = fixture::SmallModel("mixtral-8x7b", 1);
+        const double tokens = 1024, k = 2, h = 4096, b = 2;
+        const double routed = tokens * k; // balanced: every rank's experts receive as many
+        for (uint32_t ep : {1u, 4u})
+        {
+            RunSpec run = fixture::TrainingJob(1, 1, 4, 1, 4, 1024);
+            run.parallel.ep = ep;
+            const Workload w = Workload::Build(model, run, MakeComputeCoster(gpu));
+            std::map<std::string, uint32_t> count;
+            double forward = 0;
+            double backward = 0;
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                const std::string label = n.label;
+                if (n.kind != WorkNodeKind::COMPUTE || label.rfind("moe_", 0) != 0)
+                {
+                    continue;
+                }
+                ++count[label];
+                (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
+            }
+            const double sorts = ep > 1 ? 1 : 0;
+            NS_TEST_EXPECT_MSG_EQ(count["moe_permute"] + count["moe_unpermute"], 2u, "ep " << ep);
+            NS_TEST_EXPECT_MSG_EQ(count["moe_sort"] + count["moe_unsort"], 2 * sorts, "ep " << ep);
+            NS_TEST_EXPECT_MSG_EQ(
+                count["moe_permute_bwd"] + count["moe_unpermute_bwd"], 2u, "ep " << ep);
+            const double probs = tokens * k * 4;
+            // Forward: the permutation reads and writes every routed row; the sort and its
+            // inverse do the same; the un-permutation reads the routed rows and probabilities
+            // and writes each token's row.
+            const double fwd = 2 * routed * h * b + sorts * 4 * routed * h * b
+                               + (routed * h * b + probs + tokens * h * b);
+            NS_TEST_EXPECT_MSG_EQ_TOL(forward / fwd, 1.0, 1e-9, "ep " << ep << " forward bytes");
+            // Backward: the un-permutation's reads the token gradients, the routed rows and the
+            // probabilities and writes the rows' and probabilities' gradients; the sorts move
+            // the rows back; the permutation's sums each token's routed gradient rows.
+            const double bwd = ((tokens + routed) * h * b + probs + routed * h * b + probs)
+                               + sorts * 4 * routed * h * b
+                               + (routed * h * b + probs + tokens * h * b);
+            NS_TEST_EXPECT_MSG_EQ_TOL(backward / bwd, 1.0, 1e-9, "ep " << ep << " backward bytes");
+        }
+        // Inference engines gather the experts' rows in their own kernels: no dispatcher.
+        const Workload infer = Workload::Build(model, fixture::InferenceJob(1, 1, 1, 128, 2));
+        for (const WorkNode& n : infer.stages.at(0).nodes)
+        {
+            NS_TEST_EXPECT_MSG_EQ(std::string(n.label).rfind("moe_", 0), std::string::npos, "");
+        }
+    }
+};
+
+/**
  * \ingroup rapid-llm-tests
  * \brief Transformer Engine's ring attention runs bookkeeping kernels around its attention
  * kernels (AttnFuncWithCP, TE 1.8): their count and bytes per layer against the closed form.
@@ -2063,6 +2135,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
         AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);
+        AddTestCase(new MoeDispatcherKernelsTestCase, TestCase::QUICK);
     }
 };
 

@@ -205,6 +205,23 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
                        ? model.Elementwise("tensor_copy", 0, bytes, bytes)
                        : model.Elementwise("tensor_fill", 0, 0, bytes);
         }
+        case OpType::MOE_UNPERMUTE:
+        {
+            // Reads each token's k expert rows and fp32 probabilities, writes its row. The
+            // backward kernel reads the output gradient and the forward's expert rows (for the
+            // probabilities' gradients) and writes the rows' and the probabilities' gradients.
+            const GemmShape& g = op.Gemm();
+            const double routed = double(g.batch) * g.k * g.n;
+            const double tokens = double(g.batch) * g.n;
+            const double probs = double(g.batch) * g.k * 4;
+            const double eb = BytesOf(dt);
+            return op.backward ? model.Elementwise("moe_unpermute_bwd",
+                                                   2 * routed,
+                                                   (tokens + routed) * eb + probs,
+                                                   routed * eb + probs)
+                               : model.Elementwise(
+                                   "moe_unpermute", 2 * routed, routed * eb + probs, tokens * eb);
+        }
         case OpType::FP8_CAST_TRANSPOSE:
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
         {

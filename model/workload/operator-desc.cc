@@ -58,6 +58,8 @@ ToString(OpType type)
             return "tensor_copy";
         case OpType::TENSOR_FILL:
             return "tensor_fill";
+        case OpType::MOE_UNPERMUTE:
+            return "moe_unpermute";
     }
     return "?";
 }
@@ -88,6 +90,7 @@ ShapeIndexOf(OpType type)
     switch (type)
     {
         case OpType::GEMM:
+        case OpType::MOE_UNPERMUTE:
             return IndexOf<GemmShape>();
         case OpType::ATTENTION_FWD:
         case OpType::ATTENTION_BWD:
@@ -164,7 +167,8 @@ OperatorDesc::ModelFlops() const
         case OpType::FP8_AMAX_CAST_TRANSPOSE:
         case OpType::TENSOR_COPY:
         case OpType::TENSOR_FILL:
-            return 0.0; // no matrix multiply
+        case OpType::MOE_UNPERMUTE:
+            return 0.0; // no matrix multiply of the model's
     }
     return 0.0;
 }
@@ -247,6 +251,17 @@ MakeElementwise(OpType type, uint64_t rows, uint64_t width, DataType dtype, bool
     d.dtype = dtype;
     d.backward = backward;
     d.shape = ElementwiseShape{rows, width};
+    return d;
+}
+
+OperatorDesc
+MakeUnpermute(uint64_t tokens, uint64_t topK, uint64_t hidden, DataType dtype, bool backward)
+{
+    OperatorDesc d;
+    d.type = OpType::MOE_UNPERMUTE;
+    d.dtype = dtype;
+    d.backward = backward;
+    d.shape = GemmShape{1, hidden, topK, tokens};
     return d;
 }
 

@@ -47,7 +47,10 @@ enum class OpType : uint8_t
                              //!< kernel reads the values first, then the cast reads them again
     TENSOR_COPY,             //!< ElementwiseShape: rows x width values read and written once
                              //!< (a copy, concatenation or .contiguous() of a strided view)
-    TENSOR_FILL              //!< ElementwiseShape: rows x width values written (zero_())
+    TENSOR_FILL,             //!< ElementwiseShape: rows x width values written (zero_())
+    MOE_UNPERMUTE            //!< GemmShape: each of batch tokens' rows of width n as the
+                             //!< probability-weighted sum of its k expert rows (a batched
+                             //!< (1 x k)(k x n) product, memory-bound; MakeUnpermute)
 };
 
 /** \return a short lower-case name ("gemm") */
@@ -227,6 +230,19 @@ OperatorDesc MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64
  */
 OperatorDesc MakeElementwise(
     OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward = false);
+
+/**
+ * \brief The un-permutation of Megatron-core's MoE token dispatcher: each of \p tokens tokens'
+ * \p topK expert output rows, weighted by its router probabilities, summed into its row.
+ * \param tokens tokens (output rows)
+ * \param topK experts per token
+ * \param hidden row width
+ * \param dtype the rows' type
+ * \param backward the backward kernel: the routed rows' gradients and the probabilities'
+ * \return the descriptor (shape GemmShape{1, hidden, topK, tokens})
+ */
+OperatorDesc MakeUnpermute(
+    uint64_t tokens, uint64_t topK, uint64_t hidden, DataType dtype, bool backward = false);
 
 /** \return a rotary-embedding descriptor of the query and key heads of \p tokens tokens */
 OperatorDesc MakeRope(uint64_t tokens,

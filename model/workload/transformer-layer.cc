@@ -436,9 +436,22 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     // The router is no Transformer Engine linear layer: it runs in the activation type.
     e.Compute("router", MakeGemm(rows, s.experts, s.hidden, at), kept(eb * inputRows * s.hidden));
     e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, at));
+    // Megatron-core's token dispatcher (training): the tokens are permuted into expert order
+    // (a row per routed copy) before the all-to-all, and the received chunks sorted by local
+    // expert after it (MoEAlltoAllTokenDispatcher, token_dispatcher.py).
+    const bool dispatcher = m_training && !decode;
+    const bool sorted = dispatcher && m_run.parallel.ep > 1 && s.localExperts > 1;
+    if (dispatcher)
+    {
+        e.Compute("moe_permute", MakeElementwise(OpType::TENSOR_COPY, r.routed, s.hidden, at));
+    }
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
+    }
+    if (sorted)
+    {
+        e.Compute("moe_sort", MakeElementwise(OpType::TENSOR_COPY, r.expertRows, s.hidden, at));
     }
     CastToFp8(e, "expert_fc1_fp8_cast", r.expertRows, s.hidden);
     ExpertGemm(e,
@@ -455,9 +468,18 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
                r,
                MakeGemm(r.perExpert, s.hidden, s.expertFfn, dt, r.activeExperts),
                kept(Fp8KeptBytes(eb) * r.expertRows * s.expertFfn));
+    if (sorted)
+    {
+        e.Compute("moe_unsort", MakeElementwise(OpType::TENSOR_COPY, r.expertRows, s.hidden, at));
+    }
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
+    }
+    if (dispatcher)
+    {
+        // Each token's top-k expert rows, weighted by its probabilities, summed into its row.
+        e.Compute("moe_unpermute", MakeUnpermute(rows, s.topK, s.hidden, at));
     }
     RowParallelReduce(e, "ar_moe", rows);
 }
@@ -494,9 +516,19 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     }
     const ExpertRouting r = s.Routing(m_rows);
     const uint64_t a2aBytes = AllToAllBytes(r);
+    // The token dispatcher's kernels in reverse (MlpForward): the un-permutation's backward
+    // spreads each token's gradient over its expert rows (and takes the probabilities'), the
+    // sort's moves the rows back, the permutation's sums each token's routed rows.
+    const bool sorted = m_run.parallel.ep > 1 && s.localExperts > 1;
+    e.Compute("moe_unpermute_bwd", MakeUnpermute(m_rows, s.topK, s.hidden, at, true));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
+    }
+    if (sorted)
+    {
+        e.Compute("moe_unsort_bwd",
+                  MakeElementwise(OpType::TENSOR_COPY, r.expertRows, s.hidden, at, true));
     }
     CastToFp8(e, "expert_fc2_grad_fp8_cast", r.expertRows, s.hidden);
     ExpertGemm(e,
@@ -517,10 +549,16 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
                       "expert_fc1_wgrad",
                       r,
                       MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, r.activeExperts)));
+    if (sorted)
+    {
+        e.Compute("moe_sort_bwd",
+                  MakeElementwise(OpType::TENSOR_COPY, r.expertRows, s.hidden, at, true));
+    }
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
+    e.Compute("moe_permute_bwd", MakeUnpermute(m_rows, s.topK, s.hidden, at));
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, at, true));
     record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
 }
