@@ -34,10 +34,13 @@ ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
 {
     if (SplitExtraLayers() > 0)
     {
-        const uint32_t share = (layers + SplitExtraLayers()) / pp;
-        const uint32_t taken =
-            (stage == 0 && embeddingInSplit ? 1 : 0) + (stage + 1 == pp && lossInSplit ? 1 : 0);
-        return share > taken ? share - taken : 0;
+        // Every model chunk has its share: the stage's chunks together.
+        uint32_t n = 0;
+        for (uint32_t chunk = 0; chunk < virtualStages; ++chunk)
+        {
+            n += VirtualStageLayers(layers, chunk * pp + stage);
+        }
+        return n;
     }
     if (stage == 0 && firstStageLayers > 0)
     {
@@ -295,6 +298,7 @@ RequireMultiple(const std::string& source,
         throw SpecError(source, field, os.str());
     }
 }
+
 /**
  * Throws unless the decoder layers, with the embedding and the loss counted as one layer each,
  * split evenly over every model chunk, and the chunks that give a place up keep a decoder layer.
