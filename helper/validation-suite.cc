@@ -62,6 +62,33 @@ CollectiveRow(const NetworkSpec& h100,
     row.predicted = r.timeS;
     return row;
 }
+/**
+ * \return the layout and batch of row \p i of the NeMo table on \p gpus GPUs, as published:
+ * TP, PP, CP, EP (blank: 1), VP (blank: none), the rest data parallel, sequence parallelism with
+ * TP > 1, global and micro batch, sequence length
+ */
+RunSpec
+NemoRowLayout(const CsvTable& t, std::size_t i, uint32_t gpus)
+{
+    RunSpec run;
+    run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
+    run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
+    run.parallel.cp = static_cast<uint32_t>(t.Number(i, "cp"));
+    if (!t.Blank(i, "ep"))
+    {
+        run.parallel.ep = static_cast<uint32_t>(t.Number(i, "ep"));
+    }
+    run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp * run.parallel.cp);
+    run.parallel.sequenceParallel = run.parallel.tp > 1;
+    if (!t.Blank(i, "vp"))
+    {
+        run.parallel.virtualStages = static_cast<uint32_t>(t.Number(i, "vp"));
+    }
+    run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
+    run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
+    run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
+    return run;
+}
 } // namespace
 
 double
@@ -468,16 +495,7 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         {
             continue;
         }
-        RunSpec run;
-        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
-        run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
-        run.parallel.cp = static_cast<uint32_t>(t.Number(i, "cp"));
-        run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp * run.parallel.cp);
-        run.parallel.sequenceParallel = run.parallel.tp > 1;
-        if (!t.Blank(i, "vp"))
-        {
-            run.parallel.virtualStages = static_cast<uint32_t>(t.Number(i, "vp"));
-        }
+        RunSpec run = NemoRowLayout(t, i, gpus);
         run.parallel.zeroStage = t.Text(i, "fsdp") == "yes" ? 3 : 1;
         if (t.Text(i, "release") == "24.07")
         {
@@ -521,9 +539,6 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         // The rows labelled FP8-CS run Transformer Engine's current scaling; the others (24.07's
         // "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
         run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
-        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
-        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
-        run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
         ValidationRow row;
         row.set = "nemo-h100";
         row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
@@ -562,24 +577,11 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
         {
             continue;
         }
-        RunSpec run;
-        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
-        run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
-        run.parallel.cp = static_cast<uint32_t>(t.Number(i, "cp"));
-        run.parallel.ep = static_cast<uint32_t>(t.Number(i, "ep"));
-        run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp * run.parallel.cp);
-        run.parallel.sequenceParallel = run.parallel.tp > 1;
-        if (!t.Blank(i, "vp"))
-        {
-            run.parallel.virtualStages = static_cast<uint32_t>(t.Number(i, "vp"));
-        }
+        RunSpec run = NemoRowLayout(t, i, gpus);
         run.parallel.zeroStage = 1;
         run.mainGrads = "bf16";
         const std::string precision = t.Text(i, "precision");
         run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
-        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
-        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
-        run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
         ValidationRow row;
         row.set = "nemo-h100-moe";
         row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";

@@ -1937,6 +1937,29 @@ class SmScalingTestCase : public TestCase
 };
 
 /**
+ * \return the compute nodes of stage 0 of \p w whose label starts with \p prefix: how many of
+ * each label, and the HBM bytes \p coster gives them in the forward and the backward pass
+ */
+std::tuple<std::map<std::string, uint32_t>, double, double>
+KernelsLabelled(const Workload& w, const std::string& prefix, const OperatorCoster& coster)
+{
+    std::map<std::string, uint32_t> count;
+    double forward = 0;
+    double backward = 0;
+    for (const WorkNode& n : w.stages.at(0).nodes)
+    {
+        const std::string label = n.label;
+        if (n.kind != WorkNodeKind::COMPUTE || label.rfind(prefix, 0) != 0)
+        {
+            continue;
+        }
+        ++count[label];
+        (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
+    }
+    return {count, forward, backward};
+}
+
+/**
  * \brief Megatron-core's MoE token dispatcher (MoEAlltoAllTokenDispatcher) in training: the
  * permutation into expert order, the sort of the received chunks by local expert (expert
  * parallelism with several local experts), their inverses and the weighted un-permutation, and
@@ -1966,19 +1989,7 @@ class MoeDispatcherKernelsTestCase : public TestCase
             RunSpec run = fixture::TrainingJob(1, 1, 4, 1, 4, 1024);
             run.parallel.ep = ep;
             const Workload w = Workload::Build(model, run, MakeComputeCoster(gpu));
-            std::map<std::string, uint32_t> count;
-            double forward = 0;
-            double backward = 0;
-            for (const WorkNode& n : w.stages.at(0).nodes)
-            {
-                const std::string label = n.label;
-                if (n.kind != WorkNodeKind::COMPUTE || label.rfind("moe_", 0) != 0)
-                {
-                    continue;
-                }
-                ++count[label];
-                (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
-            }
+            auto [count, forward, backward] = KernelsLabelled(w, "moe_", coster);
             const double sorts = ep > 1 ? 1 : 0;
             NS_TEST_EXPECT_MSG_EQ(count["moe_permute"] + count["moe_unpermute"], 2u, "ep " << ep);
             NS_TEST_EXPECT_MSG_EQ(count["moe_sort"] + count["moe_unsort"], 2 * sorts, "ep " << ep);
@@ -2049,19 +2060,7 @@ class RingBookkeepingTestCase : public TestCase
             const double q = tokens * 32 * 128;     // queries (and outputs) per rank
             const double kv = tokens * 2 * 8 * 128; // K and V
             const double lse = tokens * 32;         // log-sum-exp rows, fp32
-            std::map<std::string, uint32_t> count;
-            double forward = 0;
-            double backward = 0;
-            for (const WorkNode& n : w.stages.at(0).nodes)
-            {
-                const std::string label = n.label;
-                if (n.kind != WorkNodeKind::COMPUTE || label.rfind("cp_", 0) != 0)
-                {
-                    continue;
-                }
-                ++count[label];
-                (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
-            }
+            auto [count, forward, backward] = KernelsLabelled(w, "cp_", coster);
             const double remote = cp - 1;
             NS_TEST_EXPECT_MSG_EQ(count["cp_kv_cat"], 1u, "K and V into the send buffer");
             NS_TEST_EXPECT_MSG_EQ(count["cp_q_half"], 2 * (cp - 1), "per remote step, both passes");
