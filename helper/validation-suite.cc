@@ -89,6 +89,30 @@ NemoRowLayout(const CsvTable& t, std::size_t i, uint32_t gpus)
     run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
     return run;
 }
+/**
+ * \return row \p i of the NeMo table (model \p model on \p gpus GPUs) predicted with \p run in
+ * fp8 on the H100 preset, in set \p set with metric \p metric, against the derived step time
+ */
+ValidationRow
+PredictNemoRow(const CsvTable& t,
+               std::size_t i,
+               const std::string& model,
+               uint32_t gpus,
+               const RunSpec& run,
+               const std::string& set,
+               const std::string& metric)
+{
+    ValidationRow row;
+    row.set = set;
+    row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
+    row.metric = metric;
+    row.published = t.Number(i, "step_s");
+    const RunReport report =
+        Predict(ModelSpec::Load(model), run, row.wallS, "h100-sxm-80gb", DataType::FP8);
+    row.predicted = report.stepTimeS;
+    row.fits = report.feasible;
+    return row;
+}
 } // namespace
 
 double
@@ -539,16 +563,7 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         // The rows labelled FP8-CS run Transformer Engine's current scaling; the others (24.07's
         // "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
         run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
-        ValidationRow row;
-        row.set = "nemo-h100";
-        row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
-        row.metric = "h100_step_s";
-        row.published = t.Number(i, "step_s");
-        const RunReport report =
-            Predict(ModelSpec::Load(model), run, row.wallS, "h100-sxm-80gb", DataType::FP8);
-        row.predicted = report.stepTimeS;
-        row.fits = report.feasible;
-        rows.push_back(row);
+        rows.push_back(PredictNemoRow(t, i, model, gpus, run, "nemo-h100", "h100_step_s"));
     }
     return rows;
 }
@@ -580,21 +595,8 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
         RunSpec run = NemoRowLayout(t, i, gpus);
         run.parallel.zeroStage = 1;
         run.mainGrads = "bf16";
-        const std::string precision = t.Text(i, "precision");
-        run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
-        ValidationRow row;
-        row.set = "nemo-h100-moe";
-        row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
-        row.metric = "h100_moe_step_s";
-        row.published = t.Number(i, "step_s");
-        const RunReport report = Predict(ModelSpec::Load(model),
-                                         run,
-                                         row.wallS,
-                                         "h100-sxm-80gb",
-                                         precision == "bf16" ? DataType::BF16 : DataType::FP8);
-        row.predicted = report.stepTimeS;
-        row.fits = report.feasible;
-        rows.push_back(row);
+        run.fp8Scaling = t.Text(i, "precision") == "fp8-cs" ? "current" : "delayed";
+        rows.push_back(PredictNemoRow(t, i, model, gpus, run, "nemo-h100-moe", "h100_moe_step_s"));
     }
     return rows;
 }
