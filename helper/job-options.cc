@@ -76,8 +76,7 @@ MakeDeclarations()
         O::Count("pp", "pipeline parallel stages", 1, kMaxGpus, "1"),
         O::Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, ""),
         O::Count("cp", "context parallel degree", 1, kMaxGpus, "1"),
-        O::Count(
-            "ep", "expert parallel degree (divides the experts and dp x cp)", 1, kMaxGpus, "1"),
+        O::Count("ep", "expert parallel degree (divides the experts and dp)", 1, kMaxGpus, "1"),
         O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .Mode("training"),
         O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),

@@ -38,7 +38,7 @@ PipelineSplit ParsePipelineSplit(const std::string& name);
  * \ingroup rapid-llm
  * \brief The training layouts a sweep tries: every combination of the listed degrees, micro-batch
  * sizes and recomputation modes on a fixed number of GPUs (dp = gpus / (tp x pp x cp); expert
- * parallelism splits the dp x cp ranks of each stage, as Megatron-LM's does).
+ * parallelism splits the dp ranks of each stage, as Megatron-LM's does without MoE folding).
  */
 struct SweepSpace
 {

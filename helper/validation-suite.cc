@@ -576,7 +576,7 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
     // force-balance the token distribution among experts": imbalance 1), Megatron's
     // distributed optimizer with bf16 gradient reduction, the published TP, PP, VP, EP, batch
     // and sequence. Only models with a preset whose layout the model expresses: expert
-    // parallelism within each stage's dp x cp ranks (the Qwen3-235B-A22B rows fold EP32 over
+    // parallelism within each stage's dp ranks (the Qwen3-235B-A22B rows fold EP32 over
     // TP2 x DP16, Megatron's MoE parallel folding, which the model does not have).
     CsvTable t = CsvTable::Load(csv);
     std::vector<ValidationRow> rows;

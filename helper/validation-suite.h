@@ -110,7 +110,7 @@ class ValidationSuite
 
     /**
      * \brief The same table's mixture-of-experts rows whose model has a preset and whose
-     * layout the model can express (expert parallelism within dp x cp): Qwen3-30B-A3B. A
+     * layout the model can express (expert parallelism within dp): Qwen3-30B-A3B. A
      * separate set (metric h100_moe_step_s): printed, no bar.
      * \param csv the table \param maxGpus skip rows with more GPUs (0 = none skipped)
      * \return the rows run

@@ -243,6 +243,10 @@ class CliBadInputTestCase : public TestCase
              {"option --ep", "mixture-of-experts", "allowed: 1"}},
             {{"sweep", "--model=mixtral-8x7b", "--gpus=8", "--gbs=8", "--ep=3"},
              {"option --ep", "3 does not divide the experts (8)"}},
+            // Expert parallelism splits dp only: an expert group over context-parallel ranks
+            // was once let through and divided by zero in the layout.
+            {{"run", "--model=mixtral-8x7b", "--gpus=8", "--cp=2", "--ep=8", "--seq=4096"},
+             {"option --ep", "dp (4) must be divisible by ep (8)"}},
             {{"merge", "--out=" + dir + "/merged"}, {"option --dirs", "required"}},
             {{"merge", dir + "/none", "--out=" + dir + "/merged"}, {dir + "/none/sweep.json"}},
             {{"run", "--timeline=" + dir + "/none/t.json"}, {"option --timeline", "cannot write"}},

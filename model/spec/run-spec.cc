@@ -510,7 +510,9 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "moe_imbalance", os.str());
         }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
-        RequireMultiple(source, "ep", uint64_t(p.dp) * p.cp, "dp x cp", p.ep, "ep");
+        // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp), as
+        // Megatron-core's rank generator does without MoE parallel folding.
+        RequireMultiple(source, "ep", p.dp, "dp", p.ep, "ep");
     }
     else if (p.ep != 1)
     {
