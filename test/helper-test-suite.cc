@@ -1008,7 +1008,7 @@ class ContextExpertSweepTestCase : public TestCase
         LayoutSweep sweep(moe, hardware, base, space);
         const std::vector<RunSpec> candidates = sweep.Candidates();
         // Closed form: for each tp, pp, cp (not 3), dp = 16 / (tp pp cp) and ep in {1,2,4,8}
-        // with ep | dp x cp = 16 / (tp pp).
+        // with ep | dp (expert parallelism splits the data-parallel ranks).
         uint32_t expected = 0;
         for (uint32_t tp : space.tp)
         {
@@ -1018,7 +1018,7 @@ class ContextExpertSweepTestCase : public TestCase
                 {
                     for (uint32_t ep : {1u, 2u, 4u, 8u})
                     {
-                        expected += (16 / (tp * pp)) % ep == 0 ? 1 : 0;
+                        expected += (16 / (tp * pp * cp)) % ep == 0 ? 1 : 0;
                     }
                 }
             }
@@ -1032,7 +1032,7 @@ class ContextExpertSweepTestCase : public TestCase
         {
             const ParallelSpec& p = r.parallel;
             NS_TEST_EXPECT_MSG_EQ(p.tp * p.pp * p.cp * p.dp, 16u, "tp x pp x cp x dp = GPUs");
-            NS_TEST_EXPECT_MSG_EQ((p.dp * p.cp) % p.ep, 0u, "ep divides dp x cp");
+            NS_TEST_EXPECT_MSG_EQ(p.dp % p.ep, 0u, "ep divides dp");
             NS_TEST_EXPECT_MSG_EQ(8 % p.ep, 0u, "ep divides the experts");
             cps.insert(p.cp);
             eps.insert(p.ep);
