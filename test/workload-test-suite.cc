@@ -1295,6 +1295,39 @@ class MemoryLayoutTestCase : public TestCase
         const uint64_t expert = 2ull * 4 * 3 * moe.hidden * moe.expertFfn;
         const uint64_t dense = mm.parameters - expert;
         NS_TEST_EXPECT_MSG_EQ(mm.optimizer, 12 * dense / 4 + 12 * expert / 2, "EDP shards");
+        // The step does what the memory says: the optimizer updates that shard, the expert
+        // gradients are reduce-scattered and the updated parameters gathered over the expert
+        // data-parallel group (edp 2), the dense ones over dp.
+        uint64_t updated = 0;
+        std::map<std::string, std::pair<GroupKind, uint64_t>> comms;
+        for (const WorkNode& n : Workload::Build(moe, m).stages.at(0).nodes)
+        {
+            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::OPTIMIZER)
+            {
+                updated += n.op.Optimizer().params;
+            }
+            const std::string label = n.label;
+            if (n.kind == WorkNodeKind::COLLECTIVE
+                && (label == "ag_params" || label == "ag_expert_params"
+                    || label == "rs_expert_grads"))
+            {
+                NS_TEST_EXPECT_MSG_EQ(int(n.collective),
+                                      int(label == "rs_expert_grads"
+                                              ? CollectiveKind::REDUCE_SCATTER
+                                              : CollectiveKind::ALL_GATHER),
+                                      label);
+                comms[label].first = n.group;
+                comms[label].second += n.commBytes;
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(updated, dense / 4 + expert / 2, "the optimizer's shard");
+        NS_TEST_EXPECT_MSG_EQ(int(comms["ag_params"].first), int(GroupKind::DP), "dense: dp");
+        NS_TEST_EXPECT_MSG_EQ(comms["ag_params"].second, 2 * dense, "dense bf16 weights");
+        NS_TEST_EXPECT_MSG_EQ(int(comms["ag_expert_params"].first), int(GroupKind::EDP), "edp");
+        NS_TEST_EXPECT_MSG_EQ(comms["ag_expert_params"].second, 2 * expert, "expert weights");
+        NS_TEST_EXPECT_MSG_EQ(int(comms["rs_expert_grads"].first), int(GroupKind::EDP), "edp");
+        NS_TEST_EXPECT_MSG_EQ(
+            comms["rs_expert_grads"].second, 4 * expert, "fp32 expert gradients, each layer once");
     }
 };
 

@@ -106,5 +106,12 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     return params;
 }
 
+uint64_t
+StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    return uint64_t(run.parallel.StageLayers(model.layers, stage))
+           * LayerShapes(model, run).expertParams;
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -94,6 +94,16 @@ struct LayerShapes
  */
 uint64_t StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
+/**
+ * \brief The expert parameters among StageParameters: ZeRO and the gradient reduction shard
+ * them over the expert data-parallel group (dp / ep), not over dp as the dense ones.
+ * \param model the model
+ * \param run the run settings
+ * \param stage the pipeline stage
+ * \return parameter count (0 for a dense model)
+ */
+uint64_t StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -156,7 +156,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         {
             // Dense parameters shard over the data-parallel group, expert parameters over the
             // expert data-parallel group (dp / ep), as both frameworks do.
-            const uint64_t expert = uint64_t(layers) * shapes.expertParams;
+            const uint64_t expert = StageExpertParameters(w.model, w.run, g.stage);
             const uint64_t dense = params - expert;
             auto shard = [&](uint64_t perParam, uint32_t fromStage)
             {

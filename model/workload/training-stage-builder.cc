@@ -322,11 +322,14 @@ class TrainingStageBuilder
             if (m_shapes.expertParams > 0 && IsLastMicroBatch(mb)
                 && m_run.parallel.dp / m_run.parallel.ep > 1)
             {
-                m_pending.push_back(m_e.Async("ar_expert_grads",
-                                              CollectiveKind::ALL_REDUCE,
-                                              GroupKind::EDP,
-                                              m_shapes.expertParams * m_gb,
-                                              wgrads.back()));
+                // Expert gradients reduce over the expert data-parallel group, scattered there
+                // by a distributed optimizer as the dense ones are over dp.
+                m_pending.push_back(
+                    m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
+                              m_gradCollective,
+                              GroupKind::EDP,
+                              m_shapes.expertParams * m_gb,
+                              wgrads.back()));
             }
         }
         m_e.SetContext(Phase::BACKWARD, mb, -1);
@@ -413,8 +416,13 @@ class TrainingStageBuilder
             }
         }
         m_e.StreamWaitsFor(m_pending);
-        uint64_t params = StageParameters(m_model, m_run, m_stage);
-        uint64_t shard = m_run.parallel.zeroStage >= 1 ? params / m_run.parallel.dp : params;
+        const auto& p = m_run.parallel;
+        const uint64_t params = StageParameters(m_model, m_run, m_stage);
+        const uint64_t expert = StageExpertParameters(m_model, m_run, m_stage);
+        const uint64_t dense = params - expert;
+        // ZeRO shards the dense parameters' state over dp and the experts' over dp / ep (the
+        // memory model's split).
+        const uint64_t shard = p.zeroStage >= 1 ? dense / p.dp + expert / (p.dp / p.ep) : params;
         m_e.Compute("optimizer",
                     MakeOptimizer(shard, m_run.ActivationType(), m_run.GradientType()));
         if (m_run.dtype == DataType::FP8)
@@ -435,10 +443,19 @@ class TrainingStageBuilder
                             MakeElementwise(Fp8CastType(m_run), rows, h, DataType::BF16));
             }
         }
-        if (m_run.parallel.zeroStage >= 1 && m_run.parallel.zeroStage <= 2 && m_run.parallel.dp > 1)
+        if (p.zeroStage >= 1 && p.zeroStage <= 2)
         {
-            // ZeRO-1/2: every rank gathers the parameters the others updated.
-            m_e.Blocking("ag_params", CollectiveKind::ALL_GATHER, GroupKind::DP, params * m_eb);
+            // ZeRO-1/2: every rank gathers the parameters the others updated, each over the
+            // group that sharded them.
+            if (p.dp > 1)
+            {
+                m_e.Blocking("ag_params", CollectiveKind::ALL_GATHER, GroupKind::DP, dense * m_eb);
+            }
+            if (expert > 0 && p.dp / p.ep > 1)
+            {
+                m_e.Blocking(
+                    "ag_expert_params", CollectiveKind::ALL_GATHER, GroupKind::EDP, expert * m_eb);
+            }
         }
     }
 

@@ -148,7 +148,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
             // Gradient buckets: at most one per bucket of the stage's gradients, plus one per
             // layer and pass where a bucket is cut short.
             const double gradientBytes =
-                double(StageParameters(model, run, s) - layers * shapes.expertParams)
+                double(StageParameters(model, run, s) - StageExpertParameters(model, run, s))
                 * BytesOf(run.GradientType());
             const uint64_t buckets =
                 static_cast<uint64_t>(gradientBytes / std::max<uint64_t>(run.bucketBytes, 1))
