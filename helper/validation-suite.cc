@@ -157,9 +157,9 @@ ValidationSuite::Bars()
          0.15,
          "Transformer Engine's FP8 recipe, its context-parallel ring, userbuffers TP overlap and "
          "the SMs NCCL's kernels take from the GEMMs they overlap are modelled; every row is "
-         "fast, the Megatron-Bridge rows (25.x, 26.02) by 5.1-9.9% on 8-64 GPUs and 15.7-18.1% "
+         "fast, the Megatron-Bridge rows (25.x, 26.02) by 5.1-9.9% on 8-64 GPUs and 15.7-18.0% "
          "for Llama-3.1 405B on 1,024, the 24.07 rows by "
-         "3.4-20.7%, with every kernel at or below the rates public H100 measurements give (the "
+         "3.4-20.8%, with every kernel at or below the rates public H100 measurements give (the "
          "gap is outside the kernels and differs by release: Llama-3-8B on 8 GPUs is measured "
          "17-20% slower in 24.07 than in 25.x, the layouts explain 0.4-2.9%)"},
         {"h100_moe_step_s",

@@ -12,6 +12,7 @@
 #include "ns3/memory-alternatives.h"
 #include "ns3/memory-model.h"
 #include "ns3/model-spec.h"
+#include "ns3/parallel-layout.h"
 #include "ns3/pipeline-schedule.h"
 #include "ns3/report-bounds.h"
 #include "ns3/run-spec.h"
@@ -2137,6 +2138,124 @@ class RingBookkeepingTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The communication groups of a layout with every axis: tp 2, cp 2, ep 2, dp 4, pp 2
+ * (Megatron-LM's order tp-cp-ep-dp-pp: strides 1, 2, 4, 8, 16). Dense gradients reduce over
+ * dp x cp (8 ranks: Megatron-LM's data-parallel group with context parallelism), expert
+ * gradients over cp x dp / ep (4), tokens move among the ep ranks (2); every group partitions
+ * the ranks, its members share its id, and a move along an axis stays on that axis.
+ */
+class ParallelLayoutTestCase : public TestCase
+{
+  public:
+    ParallelLayoutTestCase()
+        : TestCase("layout groups: dp spans cp and ep, edp spans cp and the outer dp")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ParallelSpec p;
+        p.tp = 2;
+        p.cp = 2;
+        p.ep = 2;
+        p.dp = 4;
+        p.pp = 2;
+        ParallelLayout layout(p);
+        NS_TEST_EXPECT_MSG_EQ(layout.Ranks(), 32u, "tp x cp x dp x pp");
+        using Members = std::vector<uint32_t>;
+        NS_TEST_EXPECT_MSG_EQ(
+            (layout.Group(0, GroupKind::DP) == Members{0, 2, 4, 6, 8, 10, 12, 14}),
+            true,
+            "dp x cp, cp fastest");
+        NS_TEST_EXPECT_MSG_EQ(
+            (layout.Group(0, GroupKind::EDP) == Members{0, 2, 8, 10}), true, "cp x dp / ep");
+        NS_TEST_EXPECT_MSG_EQ((layout.Group(5, GroupKind::EP) == Members{1, 5}), true, "ep");
+        NS_TEST_EXPECT_MSG_EQ((layout.Group(3, GroupKind::CP) == Members{1, 3}), true, "cp");
+        NS_TEST_EXPECT_MSG_EQ((layout.Group(7, GroupKind::PP) == Members{7, 23}), true, "pp");
+        NS_TEST_EXPECT_MSG_EQ(layout.GroupSize(GroupKind::EDP), p.ExpertReplicas(), "edp size");
+        NS_TEST_EXPECT_MSG_EQ(layout.GroupSize(GroupKind::DP), p.DenseReplicas(), "dp size");
+        NS_TEST_EXPECT_MSG_EQ(layout.AxisSize(GroupKind::EDP), 2u, "the outer dp axis");
+        NS_TEST_EXPECT_MSG_EQ(layout.WithCoord(0, GroupKind::EDP, 1), 8u, "a move along it");
+        std::set<uint32_t> ids;
+        for (GroupKind kind : {GroupKind::TP,
+                               GroupKind::CP,
+                               GroupKind::EP,
+                               GroupKind::DP,
+                               GroupKind::EDP,
+                               GroupKind::PP})
+        {
+            const auto groups = layout.Groups({kind});
+            NS_TEST_EXPECT_MSG_EQ(groups.size() * layout.GroupSize(kind), 32u, ToString(kind));
+            std::set<uint32_t> covered;
+            for (const auto& [id, members] : groups)
+            {
+                NS_TEST_EXPECT_MSG_EQ(ids.insert(id).second, true, "ids distinct across kinds");
+                NS_TEST_EXPECT_MSG_EQ(int(layout.KindOf(id)), int(kind), "the id's kind");
+                for (uint32_t i = 0; i < members.size(); ++i)
+                {
+                    covered.insert(members[i]);
+                    NS_TEST_EXPECT_MSG_EQ(layout.GroupId(members[i], kind), id, ToString(kind));
+                    NS_TEST_EXPECT_MSG_EQ(layout.IndexInGroup(members[i], kind), i, "position");
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(covered.size(), 32u, "every rank in one group of each kind");
+        }
+    }
+};
+
+/**
+ * \brief Context-parallel ranks hold the same weights and see different tokens: their
+ * gradients are reduced even where dp is 1, and ZeRO shards the state over dp x cp (Megatron-LM
+ * builds its gradient buffers and distributed optimizer on the data-parallel group with
+ * context parallelism).
+ */
+class ContextParallelGradientsTestCase : public TestCase
+{
+  public:
+    ContextParallelGradientsTestCase()
+        : TestCase("context-parallel ranks reduce their gradients and share the optimizer state")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("gpt-1.7b", 2);
+        RunSpec run = fixture::TrainingJob(1, 1, 1, 1, 1, 2048);
+        run.parallel.cp = 2;
+        run.parallel.zeroStage = 1;
+        run.memoryLayout = MemoryLayout::MEGATRON;
+        const Workload w = Workload::Build(model, run);
+        uint64_t reduced = 0;
+        uint64_t updated = 0;
+        for (const WorkNode& n : w.stages.at(0).nodes)
+        {
+            if (n.kind == WorkNodeKind::COLLECTIVE && std::string(n.label) == "grad_bucket")
+            {
+                NS_TEST_EXPECT_MSG_EQ(int(n.group), int(GroupKind::DP), "the dp x cp group");
+                NS_TEST_EXPECT_MSG_EQ(int(n.collective),
+                                      int(CollectiveKind::REDUCE_SCATTER),
+                                      "distributed optimizer");
+                reduced += n.commBytes;
+            }
+            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::OPTIMIZER)
+            {
+                updated += n.op.Optimizer().params;
+            }
+        }
+        const uint64_t params = StageParameters(model, run, 0);
+        NS_TEST_EXPECT_MSG_EQ(reduced, 4 * params, "every fp32 gradient, once");
+        NS_TEST_EXPECT_MSG_EQ(updated, params / 2, "half the parameters on each cp rank");
+        GpuSpec gpu;
+        gpu.hbmBytes = 80ull << 30;
+        const MemoryReport m = AnalyzeMemory(w, gpu);
+        NS_TEST_EXPECT_MSG_EQ(m.stages.at(0).optimizer, 12 * params / 2, "12 B over dp x cp");
+        NS_TEST_EXPECT_MSG_NE(m.assumption.find("over dp x cp = 2"), std::string::npos, "said");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2168,6 +2287,8 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
         AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);
         AddTestCase(new MoeDispatcherKernelsTestCase, TestCase::QUICK);
+        AddTestCase(new ParallelLayoutTestCase, TestCase::QUICK);
+        AddTestCase(new ContextParallelGradientsTestCase, TestCase::QUICK);
     }
 };
 

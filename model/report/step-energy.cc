@@ -115,7 +115,7 @@ EstimateStepEnergy(const Workload& w,
         {
             // The peer as the traces name it: the coordinate along the axis plus the offset,
             // modulo the axis size.
-            const int64_t size = layout.GroupSize(p.first.first);
+            const int64_t size = layout.AxisSize(p.first.first);
             const int64_t coord = int64_t(layout.Coord(r, p.first.first)) + p.first.second;
             const uint32_t peer =
                 layout.WithCoord(r, p.first.first, uint32_t(((coord % size) + size) % size));

@@ -24,6 +24,18 @@ ParallelSpec::Gpus() const
 }
 
 uint32_t
+ParallelSpec::DenseReplicas() const
+{
+    return dp * cp;
+}
+
+uint32_t
+ParallelSpec::ExpertReplicas() const
+{
+    return dp / ep * cp;
+}
+
+uint32_t
 ParallelSpec::SplitExtraLayers() const
 {
     return (embeddingInSplit ? 1 : 0) + (lossInSplit ? 1 : 0);

@@ -73,6 +73,16 @@ struct ParallelSpec
     uint64_t Gpus() const;
 
     /**
+     * \return the ranks of a stage that hold the same dense parameters and reduce their
+     * gradients together: dp x cp (context-parallel ranks see different tokens of the same
+     * sequences; Megatron-LM's data-parallel group "with context parallel")
+     */
+    uint32_t DenseReplicas() const;
+
+    /** \return the ranks of a stage that hold the same experts: dp x cp / ep */
+    uint32_t ExpertReplicas() const;
+
+    /**
      * \brief Decoder layers pipeline stage \p stage holds (all its model chunks together).
      *
      * The first and the last stage hold firstStageLayers and lastStageLayers when those are

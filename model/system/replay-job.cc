@@ -119,7 +119,7 @@ ReplayJob::BindPeer(uint32_t rank, uint32_t peer) const
     uint32_t bound = rank;
     for (GroupKind axis : kAxes)
     {
-        const uint32_t size = m_layout->GroupSize(axis);
+        const uint32_t size = m_layout->AxisSize(axis);
         const uint32_t delta =
             (m_layout->Coord(peer, axis) + size - m_layout->Coord(rep, axis)) % size;
         bound = m_layout->WithCoord(bound, axis, (m_layout->Coord(rank, axis) + delta) % size);

@@ -74,10 +74,10 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     uint32_t copies = 1;
     for (GroupKind axis : axes)
     {
-        if (fold && layout->GroupSize(axis) > 1)
+        if (fold && layout->AxisSize(axis) > 1)
         {
             plan.m_foldedAxes.push_back(axis);
-            copies *= layout->GroupSize(axis);
+            copies *= layout->AxisSize(axis);
         }
     }
     if (plan.m_foldedAxes.empty())
@@ -101,9 +101,9 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
         uint32_t rest = index;
         for (GroupKind axis : plan.m_foldedAxes)
         {
-            offsets.push_back(rest % layout->GroupSize(axis));
+            offsets.push_back(rest % layout->AxisSize(axis));
             tensorOnly = tensorOnly && (axis == GroupKind::TP || offsets.back() == 0);
-            rest /= layout->GroupSize(axis);
+            rest /= layout->AxisSize(axis);
         }
         plan.m_allCopies.push_back(index - 1);
         if (tensorOnly)
@@ -158,7 +158,7 @@ SymmetryPlan::InFrameOf(uint32_t rank, uint32_t frame) const
 {
     for (GroupKind axis : m_foldedAxes)
     {
-        const uint32_t size = m_layout->GroupSize(axis);
+        const uint32_t size = m_layout->AxisSize(axis);
         const uint32_t shifted =
             (m_layout->Coord(rank, axis) + size - m_layout->Coord(frame, axis)) % size;
         rank = m_layout->WithCoord(rank, axis, shifted);
@@ -178,7 +178,7 @@ SymmetryPlan::Translate(uint32_t rank, uint32_t t) const
     for (std::size_t a = 0; a < m_foldedAxes.size(); ++a)
     {
         const GroupKind axis = m_foldedAxes[a];
-        const uint32_t size = m_layout->GroupSize(axis);
+        const uint32_t size = m_layout->AxisSize(axis);
         rank = m_layout->WithCoord(
             rank, axis, (m_layout->Coord(rank, axis) + m_translations[t][a]) % size);
     }

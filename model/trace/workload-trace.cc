@@ -39,7 +39,7 @@ const std::vector<GroupKind> kCommunicatorGroups = {
 uint32_t
 PeerOf(const ParallelLayout& layout, uint32_t rank, GroupKind axis, int32_t offset)
 {
-    const int64_t size = layout.GroupSize(axis);
+    const int64_t size = layout.AxisSize(axis);
     const int64_t coord = layout.Coord(rank, axis);
     const int64_t peer = ((coord + offset) % size + size) % size;
     return layout.WithCoord(rank, axis, static_cast<uint32_t>(peer));

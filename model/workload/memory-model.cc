@@ -78,14 +78,17 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
 {
     std::ostringstream os;
     const auto& p = run.parallel;
-    const bool sharded = p.zeroStage >= 1 && p.dp > 1;
+    const bool sharded = p.zeroStage >= 1 && p.DenseReplicas() > 1;
+    // The group that shards the state: the data-parallel ranks and the context-parallel ones.
+    std::ostringstream group;
+    group << (p.cp > 1 ? "dp x cp = " : "dp = ") << p.DenseReplicas();
     if (run.ResolvedMemoryLayout() == MemoryLayout::MEGATRON)
     {
         os << "Megatron-LM, " << ToString(run.ActivationType()) << " weights, "
            << ToString(run.GradientType()) << " gradients, ";
         if (sharded)
         {
-            os << "distributed optimizer over dp = " << p.dp << ": " << b.weights + b.gradients
+            os << "distributed optimizer over " << group.str() << ": " << b.weights + b.gradients
                << " + " << b.optimizer << "/d";
         }
         else
@@ -102,7 +105,7 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
            << " gradient buffer, ";
         if (sharded)
         {
-            os << "optimizer state sharded over dp = " << p.dp << ": " << b.weights + b.gradients
+            os << "optimizer state sharded over " << group.str() << ": " << b.weights + b.gradients
                << " + " << b.optimizer << "/d";
         }
         else
@@ -118,7 +121,7 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     {
         os << "DeepSpeed ZeRO / PyTorch FSDP, stage " << p.zeroStage << ": " << b.weights << " + "
            << b.gradients << " + " << b.optimizer
-           << " bytes per parameter, sharded by the stage over dp = " << p.dp
+           << " bytes per parameter, sharded by the stage over " << group.str()
            << " (Rajbhandari et al. 2020)";
     }
     return os.str();
@@ -154,8 +157,8 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         m.framework = kFrameworkOverheadBytes;
         if (w.run.mode == RunMode::TRAINING)
         {
-            // Dense parameters shard over the data-parallel group, expert parameters over the
-            // expert data-parallel group (dp / ep), as both frameworks do.
+            // Dense parameters shard over the data-parallel group (dp x cp), expert parameters
+            // over the expert data-parallel group (dp x cp / ep), as both frameworks do.
             const uint64_t expert = StageExpertParameters(w.model, w.run, g.stage);
             const uint64_t dense = params - expert;
             auto shard = [&](uint64_t perParam, uint32_t fromStage)
@@ -164,7 +167,8 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                 {
                     return (dense + expert) * perParam;
                 }
-                return dense * perParam / p.dp + expert * perParam / (p.dp / p.ep);
+                return dense * perParam / p.DenseReplicas()
+                       + expert * perParam / p.ExpertReplicas();
             };
             m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
             m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);

@@ -4,6 +4,7 @@
 
 #include "parallel-layout.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -49,6 +50,33 @@ ParallelLayout::Axis(GroupKind kind)
             return 4;
     }
     return 0;
+}
+
+const std::vector<int>&
+ParallelLayout::Spans(GroupKind kind)
+{
+    static const std::vector<int> tp{0};
+    static const std::vector<int> cp{1};
+    static const std::vector<int> ep{2};
+    static const std::vector<int> dp{1, 2, 3};
+    static const std::vector<int> edp{1, 3};
+    static const std::vector<int> pp{4};
+    switch (kind)
+    {
+        case GroupKind::TP:
+            return tp;
+        case GroupKind::CP:
+            return cp;
+        case GroupKind::EP:
+            return ep;
+        case GroupKind::DP:
+            return dp;
+        case GroupKind::EDP:
+            return edp;
+        case GroupKind::PP:
+            return pp;
+    }
+    return tp;
 }
 
 ParallelLayout::ParallelLayout(const ParallelSpec& p)
@@ -107,35 +135,43 @@ ParallelLayout::WithCoord(uint32_t rank, GroupKind kind, uint32_t value) const
 uint32_t
 ParallelLayout::GroupSize(GroupKind kind) const
 {
-    if (kind == GroupKind::DP)
+    uint32_t size = 1;
+    for (int a : Spans(kind))
     {
-        return m_sizes[2] * m_sizes[3];
+        size *= m_sizes[a];
     }
+    return size;
+}
+
+uint32_t
+ParallelLayout::AxisSize(GroupKind kind) const
+{
     return m_sizes[Axis(kind)];
 }
 
 std::vector<uint32_t>
 ParallelLayout::Group(uint32_t rank, GroupKind kind) const
 {
-    std::vector<uint32_t> members;
-    if (kind == GroupKind::DP)
+    // The rank with every spanned coordinate 0, then the members in mixed radix over the
+    // spanned axes, the first fastest.
+    uint32_t base = rank;
+    for (int a : Spans(kind))
     {
-        // Dense data parallelism spans the expert axis and the outer data-parallel axis.
-        uint32_t base = WithCoord(WithCoord(rank, GroupKind::EP, 0), GroupKind::EDP, 0);
-        for (uint32_t d = 0; d < m_sizes[3]; ++d)
-        {
-            for (uint32_t e = 0; e < m_sizes[2]; ++e)
-            {
-                members.push_back(base + e * m_strides[2] + d * m_strides[3]);
-            }
-        }
-        return members;
+        base -= ((rank / m_strides[a]) % m_sizes[a]) * m_strides[a];
     }
-    uint32_t base = WithCoord(rank, kind, 0);
-    int a = Axis(kind);
-    for (uint32_t i = 0; i < m_sizes[a]; ++i)
+    const uint32_t size = GroupSize(kind);
+    std::vector<uint32_t> members;
+    members.reserve(size);
+    for (uint32_t i = 0; i < size; ++i)
     {
-        members.push_back(base + i * m_strides[a]);
+        uint32_t member = base;
+        uint32_t rest = i;
+        for (int a : Spans(kind))
+        {
+            member += (rest % m_sizes[a]) * m_strides[a];
+            rest /= m_sizes[a];
+        }
+        members.push_back(member);
     }
     return members;
 }
@@ -143,22 +179,26 @@ ParallelLayout::Group(uint32_t rank, GroupKind kind) const
 uint32_t
 ParallelLayout::IndexInGroup(uint32_t rank, GroupKind kind) const
 {
-    if (kind == GroupKind::DP)
+    uint32_t index = 0;
+    uint32_t scale = 1;
+    for (int a : Spans(kind))
     {
-        return Coord(rank, GroupKind::EDP) * m_sizes[2] + Coord(rank, GroupKind::EP);
+        index += ((rank / m_strides[a]) % m_sizes[a]) * scale;
+        scale *= m_sizes[a];
     }
-    return Coord(rank, kind);
+    return index;
 }
 
 uint32_t
 ParallelLayout::GroupId(uint32_t rank, GroupKind kind) const
 {
     // Index the group by the coordinates of the axes it does not span, in axis order.
+    const std::vector<int>& spans = Spans(kind);
     uint32_t index = 0;
     uint32_t scale = 1;
     for (int a = 0; a < 5; ++a)
     {
-        bool spanned = a == Axis(kind) || (kind == GroupKind::DP && a == 2);
+        bool spanned = std::find(spans.begin(), spans.end(), a) != spans.end();
         if (!spanned)
         {
             index += ((rank / m_strides[a]) % m_sizes[a]) * scale;

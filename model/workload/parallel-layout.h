@@ -20,8 +20,10 @@ namespace rapidllm {
  * \brief The axes of the parallel layout, and the communication groups built from them.
  *
  * Expert parallelism subdivides data parallelism (as in Megatron-LM): the dp ranks of a
- * pipeline stage are ep x (dp / ep), so the dense gradient group (DP) spans both, the expert
- * group (EP) the first, and the expert-gradient group (EDP) the second.
+ * pipeline stage are ep x (dp / ep). The dense gradient group (DP) spans the context-parallel
+ * ranks and both parts of dp (they hold the same weights and see different tokens), the expert
+ * group (EP) the first part, and the expert-gradient group (EDP) the context-parallel ranks and
+ * the second part.
  */
 enum class GroupKind : uint8_t
 {
@@ -51,7 +53,10 @@ class ParallelLayout
 
     /** \return the number of ranks */
     uint32_t Ranks() const;
-    /** \return the coordinate of \p rank along \p kind (TP, CP, EP, DP = dp/ep part, PP) */
+    /**
+     * \return the coordinate of \p rank along the axis of \p kind (TP, CP, EP, PP; DP and EDP:
+     * the outer dp / ep part)
+     */
     uint32_t Coord(uint32_t rank, GroupKind kind) const;
     /** \return the pipeline stage of \p rank */
     uint32_t Stage(uint32_t rank) const;
@@ -60,8 +65,13 @@ class ParallelLayout
 
     /** \return the ranks of \p rank's group of \p kind, in coordinate order */
     std::vector<uint32_t> Group(uint32_t rank, GroupKind kind) const;
-    /** \return the size of a group of \p kind */
+    /** \return the members of a group of \p kind */
     uint32_t GroupSize(GroupKind kind) const;
+    /**
+     * \return the extent of the axis of \p kind (Coord's range): a move along it (WithCoord)
+     * is what symmetric copies and peer offsets translate by; GroupSize for TP, CP, EP and PP
+     */
+    uint32_t AxisSize(GroupKind kind) const;
     /** \return the position of \p rank inside its group of \p kind */
     uint32_t IndexInGroup(uint32_t rank, GroupKind kind) const;
 
@@ -83,6 +93,8 @@ class ParallelLayout
   private:
     /** Axis index inside m_sizes/m_strides: TP, CP, EP, DP (outer part), PP. */
     static int Axis(GroupKind kind);
+    /** \return the axes a group of \p kind spans, its members' fastest-varying first */
+    static const std::vector<int>& Spans(GroupKind kind);
 
     std::array<uint32_t, 5> m_sizes;   //!< extent per axis
     std::array<uint32_t, 5> m_strides; //!< rank stride per axis

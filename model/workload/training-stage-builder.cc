@@ -73,7 +73,7 @@ class TrainingStageBuilder
     bool
     ZeroThree() const
     {
-        return m_run.parallel.zeroStage == 3 && m_run.parallel.dp > 1;
+        return m_run.parallel.zeroStage == 3 && m_run.parallel.DenseReplicas() > 1;
     }
 
     /** Weights of one layer's fp8 linear layers (QKV, out-projection, MLP or the local experts). */
@@ -320,10 +320,10 @@ class TrainingStageBuilder
                 AddGradients(wgrads.back(), DenseLayerGradBytes(), GroupKind::DP);
             }
             if (m_shapes.expertParams > 0 && IsLastMicroBatch(mb)
-                && m_run.parallel.dp / m_run.parallel.ep > 1)
+                && m_run.parallel.ExpertReplicas() > 1)
             {
                 // Expert gradients reduce over the expert data-parallel group, scattered there
-                // by a distributed optimizer as the dense ones are over dp.
+                // by a distributed optimizer as the dense ones are over dp x cp.
                 m_pending.push_back(
                     m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
                               m_gradCollective,
@@ -368,7 +368,7 @@ class TrainingStageBuilder
     void
     AddGradients(uint32_t after, uint64_t bytes, GroupKind group)
     {
-        if (m_run.parallel.dp == 1 || bytes == 0 || ZeroThree())
+        if (m_run.parallel.DenseReplicas() == 1 || bytes == 0 || ZeroThree())
         {
             return;
         }
@@ -420,9 +420,10 @@ class TrainingStageBuilder
         const uint64_t params = StageParameters(m_model, m_run, m_stage);
         const uint64_t expert = StageExpertParameters(m_model, m_run, m_stage);
         const uint64_t dense = params - expert;
-        // ZeRO shards the dense parameters' state over dp and the experts' over dp / ep (the
-        // memory model's split).
-        const uint64_t shard = p.zeroStage >= 1 ? dense / p.dp + expert / (p.dp / p.ep) : params;
+        // ZeRO shards the dense parameters' state over dp x cp and the experts' over
+        // dp x cp / ep (the memory model's split).
+        const uint64_t shard =
+            p.zeroStage >= 1 ? dense / p.DenseReplicas() + expert / p.ExpertReplicas() : params;
         m_e.Compute("optimizer",
                     MakeOptimizer(shard, m_run.ActivationType(), m_run.GradientType()));
         if (m_run.dtype == DataType::FP8)
@@ -447,11 +448,11 @@ class TrainingStageBuilder
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated, each over the
             // group that sharded them.
-            if (p.dp > 1)
+            if (p.DenseReplicas() > 1)
             {
                 m_e.Blocking("ag_params", CollectiveKind::ALL_GATHER, GroupKind::DP, dense * m_eb);
             }
-            if (expert > 0 && p.dp / p.ep > 1)
+            if (expert > 0 && p.ExpertReplicas() > 1)
             {
                 m_e.Blocking(
                     "ag_expert_params", CollectiveKind::ALL_GATHER, GroupKind::EDP, expert * m_eb);

@@ -41,7 +41,7 @@ TrainingLayerNodes(const ModelSpec& model, const RunSpec& run)
     const int64_t held = layer.Forward(e, run.recompute);
     layer.Backward(e, run.recompute, held, nullptr);
     // ZeRO-3 gathers the layer's parameters in both passes and reduce-scatters its gradients.
-    const bool zero3 = run.parallel.zeroStage == 3 && run.parallel.dp > 1;
+    const bool zero3 = run.parallel.zeroStage == 3 && run.parallel.DenseReplicas() > 1;
     return scratch.nodes.size() + (zero3 ? 3 : 0);
 }
 
