@@ -97,6 +97,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                    {"dp", p.dp},
                    {"cp", p.cp},
                    {"ep", p.ep},
+                   {"etp", p.ExpertTp()},
                    {"sp", p.sequenceParallel},
                    {"zero", p.zeroStage},
                    {"vpp", p.virtualStages},

@@ -77,6 +77,14 @@ MakeDeclarations()
         O::Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, ""),
         O::Count("cp", "context parallel degree", 1, kMaxGpus, "1"),
         O::Count("ep", "expert parallel degree (divides the experts and dp)", 1, kMaxGpus, "1"),
+        O::Count("etp",
+                 "expert tensor parallel degree: tp (the default: experts sharded like the MLP) or "
+                 "1 (whole experts; the expert groups fold over the tensor- and context-parallel "
+                 "ranks, Megatron-core's MoE parallel folding)",
+                 1,
+                 kMaxGpus,
+                 "")
+            .Mode("training"),
         O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .Mode("training"),
         O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),
@@ -415,6 +423,7 @@ JobOptions::ReadJobFile()
         {"dp", "parallel.dp", number(p.dp)},
         {"cp", "parallel.cp", number(p.cp)},
         {"ep", "parallel.ep", number(p.ep)},
+        {"etp", "parallel.etp", number(p.etp)},
         {"sp", "parallel.sp", flag(p.sequenceParallel)},
         {"zero", "parallel.zero", number(p.zeroStage)},
         {"fsdp", "parallel.fsdp", flag(p.zeroStage == 3)},
@@ -567,6 +576,10 @@ JobOptions::ToSpecs() const
     p.pp = static_cast<uint32_t>(Count("pp"));
     p.cp = static_cast<uint32_t>(Count("cp"));
     p.ep = static_cast<uint32_t>(Count("ep"));
+    if (Has("etp"))
+    {
+        p.etp = static_cast<uint32_t>(Count("etp"));
+    }
     p.virtualStages = static_cast<uint32_t>(Count("vpp"));
     // Both on the command line and contradicting each other (a command-line --fsdp overrides a
     // job file's zero, as any option does).

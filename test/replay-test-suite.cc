@@ -431,6 +431,7 @@ class SymmetryReductionTestCase : public TestCase
             uint32_t cp = 1;          // context parallelism (ring attention's messages)
             bool selective = false;   // selective recomputation (the ring runs again)
             uint32_t simulated = 0;   // the ranks the reduced replay simulates (0: unchecked)
+            uint32_t etp = 0;         // 1: expert groups folded over the tensor-parallel ranks
         };
 
         const Case cases[] = {
@@ -492,12 +493,43 @@ class SymmetryReductionTestCase : public TestCase
              4,
              1,
              true},
+            {"experts folded over tp2 (etp 1, ep 4: one node per expert group)",
+             &moe,
+             2,
+             2,
+             4,
+             4,
+             4,
+             1,
+             false,
+             1,
+             false,
+             0,
+             1},
+            {"experts folded over tp2 x cp2 (etp 1, ep 8: one 8-GPU node per expert group)",
+             &moe,
+             2,
+             2,
+             4,
+             8,
+             8,
+             1,
+             false,
+             2,
+             false,
+             0,
+             1},
         };
         for (const auto& c : cases)
         {
             RunSpec run = fixture::TrainingJob(c.tp, c.pp, c.dp, 1, 4 * c.dp, 512);
             run.parallel.ep = c.ep;
             run.parallel.cp = c.cp;
+            run.parallel.etp = c.etp;
+            if (c.etp == 1)
+            {
+                run.parallel.sequenceParallel = true; // Megatron-core's rule with experts and tp
+            }
             if (c.selective)
             {
                 run.recompute = Recompute::SELECTIVE;

@@ -2206,6 +2206,77 @@ class ParallelLayoutTestCase : public TestCase
 };
 
 /**
+ * \brief Megatron-core's MoE parallel folding with whole experts (etp 1): on tp 2, cp 1, dp 8
+ * with ep 4 an expert group is 4 consecutive ranks (both tensor-parallel ranks of 2 data-parallel
+ * pairs), the expert data-parallel group the other 2; the MoE layer routes each rank's own
+ * sequence-parallel rows (no tensor-parallel gather or reduction around it), its all-to-alls
+ * carry those rows' routed copies and its experts are whole.
+ */
+class FoldedExpertsTestCase : public TestCase
+{
+  public:
+    FoldedExpertsTestCase()
+        : TestCase("MoE parallel folding: expert groups over tp ranks, whole experts, local rows")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 1); // 8 experts, top-2
+        RunSpec run = fixture::TrainingJob(2, 1, 8, 1, 8, 1024);
+        run.parallel.ep = 4;
+        run.parallel.etp = 1;
+        run.parallel.sequenceParallel = true;
+        run.parallel.zeroStage = 1;
+        run.Validate(moe, "test");
+        ParallelLayout layout(run.parallel);
+        using Members = std::vector<uint32_t>;
+        NS_TEST_EXPECT_MSG_EQ(
+            (layout.Group(5, GroupKind::EP) == Members{4, 5, 6, 7}), true, "consecutive ranks");
+        NS_TEST_EXPECT_MSG_EQ((layout.Group(5, GroupKind::EDP) == Members{1, 5, 9, 13}),
+                              true,
+                              "the rest of the stage");
+        NS_TEST_EXPECT_MSG_EQ(
+            (layout.Group(5, GroupKind::DP) == Members{1, 3, 5, 7, 9, 11, 13, 15}),
+            true,
+            "dense: every data-parallel rank");
+        NS_TEST_EXPECT_MSG_EQ(layout.GroupSize(GroupKind::EDP), run.parallel.ExpertReplicas(), "");
+
+        const uint64_t local = 1024 / 2; // sequence-parallel rows
+        std::map<std::string, uint64_t> comms;
+        uint64_t fc1Width = 0;
+        for (const WorkNode& n : Workload::Build(moe, run).stages.at(0).nodes)
+        {
+            if (n.layer < 0)
+            {
+                continue;
+            }
+            const std::string label = n.label;
+            if (n.kind == WorkNodeKind::COLLECTIVE)
+            {
+                comms[label] += n.commBytes;
+            }
+            if (label == "expert_fc1" && n.phase == Phase::FORWARD)
+            {
+                fc1Width = n.op.Gemm().n;
+            }
+        }
+        for (const char* tpComm : {"ag_fc1", "ar_moe", "ag_fc2_grad", "ag_router_input"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(comms.count(tpComm), 0u, tpComm << ": none around the experts");
+        }
+        NS_TEST_EXPECT_MSG_EQ(comms["a2a_dispatch"],
+                              2 * local * moe.topK * moe.hidden,
+                              "bf16 routed copies of the local rows");
+        NS_TEST_EXPECT_MSG_EQ(fc1Width, 2 * moe.expertFfn, "whole experts (gate and up)");
+        NS_TEST_EXPECT_MSG_GT(comms["ag_qkv"], 0u, "attention keeps its sequence-parallel gather");
+        NS_TEST_EXPECT_MSG_GT(comms["ar_proj"], 0u, "and its reduction");
+        NS_TEST_EXPECT_MSG_EQ(comms.count("ar_router_dgrad"), 0u, "the router is replicated");
+    }
+};
+
+/**
  * \brief Context-parallel ranks hold the same weights and see different tokens: their
  * gradients are reduced even where dp is 1, and ZeRO shards the state over dp x cp (Megatron-LM
  * builds its gradient buffers and distributed optimizer on the data-parallel group with
@@ -2289,6 +2360,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MoeDispatcherKernelsTestCase, TestCase::QUICK);
         AddTestCase(new ParallelLayoutTestCase, TestCase::QUICK);
         AddTestCase(new ContextParallelGradientsTestCase, TestCase::QUICK);
+        AddTestCase(new FoldedExpertsTestCase, TestCase::QUICK);
     }
 };
 

@@ -207,7 +207,7 @@ JobCliOptions()
                  .ListIn("sweep", ListText(sweep.ep, number))
                  .HelpIn("sweep",
                          "expert parallel degrees to try (mixture-of-experts models; each "
-                         "divides the experts and dp x cp)");
+                         "divides the experts and dp, or with --etp=1 is a multiple of tp x cp)");
          }},
         {"vpp",
          [&](const CliOption& o)
@@ -217,6 +217,7 @@ JobCliOptions()
                  .HelpIn("sweep", "virtual pipeline stages per rank to try");
          }},
         {"sp", alsoSweep},
+        {"etp", alsoSweep},
         {"zero", alsoSweep},
         {"recompute",
          [&](const CliOption& o)

@@ -32,7 +32,19 @@ ParallelSpec::DenseReplicas() const
 uint32_t
 ParallelSpec::ExpertReplicas() const
 {
-    return dp / ep * cp;
+    return static_cast<uint32_t>(uint64_t(tp) * cp * dp / (uint64_t(ExpertTp()) * ep));
+}
+
+uint32_t
+ParallelSpec::ExpertTp() const
+{
+    return etp == 0 ? tp : etp;
+}
+
+bool
+ParallelSpec::FoldedExperts() const
+{
+    return ExpertTp() != tp;
 }
 
 uint32_t
@@ -522,9 +534,64 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "moe_imbalance", os.str());
         }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
-        // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp), as
-        // Megatron-core's rank generator does without MoE parallel folding.
-        RequireMultiple(source, "ep", p.dp, "dp", p.ep, "ep");
+        if (p.etp != 0 && p.etp != 1 && p.etp != p.tp)
+        {
+            throw SpecError(
+                source,
+                "etp",
+                std::to_string(p.etp) + " is not allowed; give tp (" + std::to_string(p.tp)
+                    + ", each expert sharded over the tensor-parallel ranks) or 1 (whole "
+                      "experts, expert groups folded over the tensor-parallel ranks)");
+        }
+        if (!p.FoldedExperts())
+        {
+            // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp),
+            // as Megatron-core's rank generator does without MoE parallel folding.
+            RequireMultiple(source, "ep", p.dp, "dp", p.ep, "ep");
+        }
+        else
+        {
+            // Megatron-core's MoE parallel folding with whole experts: consecutive ranks of a
+            // stage form the expert groups, so a group holds whole tensor- and context-parallel
+            // groups and a part of dp.
+            const uint64_t span = uint64_t(p.tp) * p.cp;
+            if (mode != RunMode::TRAINING)
+            {
+                throw SpecError(
+                    source, "etp", "folded expert groups (etp 1) are a training layout");
+            }
+            if (p.ep % span != 0)
+            {
+                throw SpecError(source,
+                                "ep",
+                                "with etp 1, ep (" + std::to_string(p.ep)
+                                    + ") must be a multiple of tp x cp (" + std::to_string(span)
+                                    + "): each expert group spans whole tensor- and "
+                                      "context-parallel groups");
+            }
+            if (p.dp % (p.ep / span) != 0)
+            {
+                throw SpecError(source,
+                                "ep",
+                                "with etp 1, dp (" + std::to_string(p.dp)
+                                    + ") must be divisible by ep / (tp x cp) ("
+                                    + std::to_string(p.ep / span) + ")");
+            }
+            if (!p.sequenceParallel)
+            {
+                // Megatron-core's TransformerConfig: expert and tensor parallelism together
+                // need sequence parallelism.
+                throw SpecError(source,
+                                "sp",
+                                "folded expert groups (etp 1 with tp > 1) need sequence "
+                                "parallelism, as Megatron-core requires with experts and tp");
+            }
+        }
+    }
+    else if (p.etp != 0 && p.etp != p.tp)
+    {
+        throw SpecError(
+            source, "etp", "expert tensor parallelism needs a mixture-of-experts model");
     }
     else if (p.ep != 1)
     {
@@ -655,7 +722,7 @@ RunSpec::CheckSizes(const ModelSpec& model, const std::string& source) const
 bool
 ParallelSpec::operator==(const ParallelSpec& o) const
 {
-    return tp == o.tp && pp == o.pp && dp == o.dp && cp == o.cp && ep == o.ep
+    return tp == o.tp && pp == o.pp && dp == o.dp && cp == o.cp && ep == o.ep && etp == o.etp
            && sequenceParallel == o.sequenceParallel && zeroStage == o.zeroStage
            && virtualStages == o.virtualStages && firstStageLayers == o.firstStageLayers
            && lastStageLayers == o.lastStageLayers && embeddingInSplit == o.embeddingInSplit
@@ -763,6 +830,7 @@ RunSpec::Read(SpecReader& r)
         s.parallel.dp = p.GetCount("dp", 1, 1);
         s.parallel.cp = p.GetCount("cp", 1, 1);
         s.parallel.ep = p.GetCount("ep", 1, 1);
+        s.parallel.etp = p.GetCount("etp", 1, 0);
         s.parallel.sequenceParallel = p.GetBool("sp", false);
         s.parallel.zeroStage = p.GetCount("zero", 0, 0);
         if (s.parallel.zeroStage > 3)

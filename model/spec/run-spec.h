@@ -55,11 +55,17 @@ enum class MemoryLayout
  */
 struct ParallelSpec
 {
-    uint32_t tp = 1;               //!< tensor parallel degree
-    uint32_t pp = 1;               //!< pipeline stages
-    uint32_t dp = 1;               //!< data parallel degree
-    uint32_t cp = 1;               //!< context parallel degree (ring attention)
-    uint32_t ep = 1;               //!< expert parallel degree
+    uint32_t tp = 1; //!< tensor parallel degree
+    uint32_t pp = 1; //!< pipeline stages
+    uint32_t dp = 1; //!< data parallel degree
+    uint32_t cp = 1; //!< context parallel degree (ring attention)
+    uint32_t ep = 1; //!< expert parallel degree
+    /**
+     * Expert tensor-parallel degree: 0 (the default) or tp shards each expert over the
+     * tensor-parallel ranks; 1 with tp > 1 keeps experts whole and folds the expert groups over
+     * the tensor- and context-parallel ranks (Megatron-core's MoE parallel folding).
+     */
+    uint32_t etp = 0;
     bool sequenceParallel = false; //!< Megatron sequence parallelism (needs tp > 1 to matter)
     uint32_t zeroStage = 0;        //!< ZeRO stage 0-3 (3 = FSDP)
     uint32_t virtualStages = 1;    //!< interleaved schedule: model chunks per pipeline rank
@@ -79,8 +85,18 @@ struct ParallelSpec
      */
     uint32_t DenseReplicas() const;
 
-    /** \return the ranks of a stage that hold the same experts: dp x cp / ep */
+    /** \return the ranks of a stage that hold the same experts: tp x cp x dp / (etp x ep) */
     uint32_t ExpertReplicas() const;
+
+    /** \return the expert tensor-parallel degree in force: etp, or tp where etp is 0 */
+    uint32_t ExpertTp() const;
+
+    /**
+     * \return true when the expert groups span the tensor- and context-parallel ranks (etp 1
+     * with tp > 1): an expert group is then tp x cp x (ep / (tp x cp)) ranks, and the expert
+     * data-parallel group the rest of dp
+     */
+    bool FoldedExperts() const;
 
     /**
      * \brief Decoder layers pipeline stage \p stage holds (all its model chunks together).

@@ -25,7 +25,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     if (model.IsMoe())
     {
         localExperts = model.experts / p.ep;
-        expertFfn = model.expertFfn / p.tp;
+        expertFfn = model.expertFfn / p.ExpertTp();
         experts = model.experts;
         topK = model.topK;
         ep = p.ep;

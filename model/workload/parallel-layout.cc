@@ -53,7 +53,7 @@ ParallelLayout::Axis(GroupKind kind)
 }
 
 const std::vector<int>&
-ParallelLayout::Spans(GroupKind kind)
+ParallelLayout::Spans(GroupKind kind) const
 {
     static const std::vector<int> tp{0};
     static const std::vector<int> cp{1};
@@ -61,6 +61,12 @@ ParallelLayout::Spans(GroupKind kind)
     static const std::vector<int> dp{1, 2, 3};
     static const std::vector<int> edp{1, 3};
     static const std::vector<int> pp{4};
+    static const std::vector<int> foldedEp{0, 1, 2};
+    static const std::vector<int> foldedEdp{3};
+    if (m_folded && (kind == GroupKind::EP || kind == GroupKind::EDP))
+    {
+        return kind == GroupKind::EP ? foldedEp : foldedEdp;
+    }
     switch (kind)
     {
         case GroupKind::TP:
@@ -81,7 +87,10 @@ ParallelLayout::Spans(GroupKind kind)
 
 ParallelLayout::ParallelLayout(const ParallelSpec& p)
 {
-    m_sizes = {p.tp, p.cp, p.ep, p.dp / p.ep, p.pp};
+    m_folded = p.FoldedExperts();
+    // The EP axis: the part of dp an expert group spans.
+    const uint32_t epAxis = m_folded ? p.ep / (p.tp * p.cp) : p.ep;
+    m_sizes = {p.tp, p.cp, epAxis, p.dp / epAxis, p.pp};
     // Strides follow the rank order, fastest first.
     std::istringstream order(p.rankOrder);
     std::string token;

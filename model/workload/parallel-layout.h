@@ -23,7 +23,10 @@ namespace rapidllm {
  * pipeline stage are ep x (dp / ep). The dense gradient group (DP) spans the context-parallel
  * ranks and both parts of dp (they hold the same weights and see different tokens), the expert
  * group (EP) the first part, and the expert-gradient group (EDP) the context-parallel ranks and
- * the second part.
+ * the second part. With folded expert groups (ParallelSpec::FoldedExperts, etp 1) the EP axis is
+ * the ep / (tp x cp) part of dp and an expert group spans the tensor- and context-parallel
+ * ranks too (Megatron-core's MoE parallel folding: consecutive ranks of a stage); the EDP group
+ * is then the outer part of dp alone.
  */
 enum class GroupKind : uint8_t
 {
@@ -94,11 +97,12 @@ class ParallelLayout
     /** Axis index inside m_sizes/m_strides: TP, CP, EP, DP (outer part), PP. */
     static int Axis(GroupKind kind);
     /** \return the axes a group of \p kind spans, its members' fastest-varying first */
-    static const std::vector<int>& Spans(GroupKind kind);
+    const std::vector<int>& Spans(GroupKind kind) const;
 
     std::array<uint32_t, 5> m_sizes;   //!< extent per axis
     std::array<uint32_t, 5> m_strides; //!< rank stride per axis
     uint32_t m_ranks;                  //!< total ranks
+    bool m_folded;                     //!< expert groups span the TP and CP axes
     std::array<uint32_t, 6> m_idBase;  //!< first group id per kind
 };
 

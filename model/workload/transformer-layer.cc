@@ -50,6 +50,7 @@ TransformerLayer::TransformerLayer(const ModelSpec& model,
     , m_batch(batch)
     , m_rows(tokens * batch)
     , m_training(run.mode == RunMode::TRAINING)
+    , m_foldedExperts(run.parallel.FoldedExperts())
 {
     bool sp = run.parallel.sequenceParallel && run.parallel.tp > 1;
     m_normRows = sp ? m_rows / run.parallel.tp : m_rows;
@@ -401,7 +402,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     };
     const bool decode = rows != m_rows;
     const uint64_t inputRows = decode ? rows : m_normRows;
-    if (!decode && m_model.IsMoe())
+    if (!decode && m_model.IsMoe() && !m_foldedExperts)
     {
         ColumnParallelGather(e, "ag_fc1"); // the router's input
     }
@@ -430,7 +431,13 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         return;
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
-    // that receive tokens as one grouped GEMM each, and bring the results back.
+    // that receive tokens as one grouped GEMM each, and bring the results back. Folded expert
+    // groups (etp 1) route each rank's own sequence-parallel rows: no tensor-parallel gather
+    // before the router and no reduction after the combine.
+    if (m_foldedExperts)
+    {
+        rows = m_normRows;
+    }
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
     // The router is no Transformer Engine linear layer: it runs in the activation type.
@@ -481,7 +488,10 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         // Each token's top-k expert rows, weighted by its probabilities, summed into its row.
         e.Compute("moe_unpermute", MakeUnpermute(rows, s.topK, s.hidden, at));
     }
-    RowParallelReduce(e, "ar_moe", rows);
+    if (!m_foldedExperts)
+    {
+        RowParallelReduce(e, "ar_moe", rows);
+    }
 }
 
 void
@@ -500,7 +510,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
             wgrad->push_back(id);
         }
     };
-    if (sp && m_model.IsMoe())
+    if (sp && m_model.IsMoe() && !m_foldedExperts)
     {
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
@@ -514,13 +524,15 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
         return;
     }
-    const ExpertRouting r = s.Routing(m_rows);
+    // Folded expert groups (etp 1): the rank's own sequence-parallel rows (MlpForward).
+    const uint64_t rows = m_foldedExperts ? m_normRows : m_rows;
+    const ExpertRouting r = s.Routing(rows);
     const uint64_t a2aBytes = AllToAllBytes(r);
     // The token dispatcher's kernels in reverse (MlpForward): the un-permutation's backward
     // spreads each token's gradient over its expert rows (and takes the probabilities'), the
     // sort's moves the rows back, the permutation's sums each token's routed rows.
     const bool sorted = m_run.parallel.ep > 1 && s.localExperts > 1;
-    e.Compute("moe_unpermute_bwd", MakeUnpermute(m_rows, s.topK, s.hidden, at, true));
+    e.Compute("moe_unpermute_bwd", MakeUnpermute(rows, s.topK, s.hidden, at, true));
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
@@ -558,8 +570,15 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
-    e.Compute("moe_permute_bwd", MakeUnpermute(m_rows, s.topK, s.hidden, at));
-    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, m_rows, s.experts, at, true));
+    e.Compute("moe_permute_bwd", MakeUnpermute(rows, s.topK, s.hidden, at));
+    e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, rows, s.experts, at, true));
+    if (m_foldedExperts)
+    {
+        // The replicated router on the local rows: no gather, no tensor-parallel reduction.
+        e.Compute(kRouterLabels.dgrad, MakeGemm(rows, s.hidden, s.experts, at));
+        record(e.Compute(kRouterLabels.wgrad, MakeGemm(s.hidden, s.experts, rows, at)));
+        return;
+    }
     record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
 }
 

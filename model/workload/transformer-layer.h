@@ -211,6 +211,7 @@ class TransformerLayer
     uint64_t m_normRows;      //!< rows of norms and residuals (divided by tp under SP)
     bool m_flash;             //!< fused attention
     bool m_training;          //!< keep activations for a backward pass
+    bool m_foldedExperts;     //!< expert groups span the TP ranks (etp 1): MoE on local rows
 };
 
 } // namespace rapidllm
