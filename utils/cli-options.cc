@@ -451,8 +451,8 @@ MakeOptions()
         Text("prefix", "file name prefix", "trace").For({"trace"}),
         Flag("gzip", "gzip-compress the .et files", "false").For({"trace"}),
         Flag("symmetry",
-             "replay one rank per set of symmetric copies (exact on symmetric networks; false "
-             "replays every rank)",
+             "replay one rank per set of symmetric copies (exact on symmetric networks, where the "
+             "routing moves every path with its ranks; false replays every rank)",
              "true")
             .For({"run", "study faults", "study hardware"}),
         Flag("csv", "print the table as CSV (a header line, then one line per row)", "false")

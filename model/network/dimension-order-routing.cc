@@ -207,6 +207,12 @@ DimensionOrderRouting::KeepsDimensions() const
 }
 
 bool
+DimensionOrderRouting::RoutesSymmetrically(const Topology& /* topology */) const
+{
+    return true;
+}
+
+bool
 DimensionOrderRouting::RoutesPerFlow() const
 {
     return false;

@@ -31,6 +31,8 @@ class DimensionOrderRouting : public RoutingPolicy
 
     /** \return true: each dimension is crossed on its own links, detours stay inside it */
     bool KeepsDimensions() const override;
+    /** \return true: coordinates alone choose every path (ties the positive way, D-mod-k) */
+    bool RoutesSymmetrically(const Topology& topology) const override;
     /** \return false: one path per pair (the flow id is not used) */
     bool RoutesPerFlow() const override;
 

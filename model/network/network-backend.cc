@@ -152,6 +152,13 @@ NetworkBackend::MayHaveFaults() const
 }
 
 bool
+NetworkBackend::RoutesSymmetrically() const
+{
+    GetView(); // throws without a topology
+    return !m_routing || m_routing->RoutesSymmetrically(*m_topology);
+}
+
+bool
 NetworkBackend::FaultsSpareDimension(uint32_t d) const
 {
     if (!MayHaveFaults())

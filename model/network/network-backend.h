@@ -131,6 +131,13 @@ class NetworkBackend : public Object
     bool FaultsSpareDimension(uint32_t d) const;
 
     /**
+     * \return whether the routing policy moves every path with a move of the ranks on this
+     * topology (RoutingPolicy::RoutesSymmetrically): the replayer folds symmetric copies only
+     * then; throws NetworkError before SetTopology()
+     */
+    bool RoutesSymmetrically() const;
+
+    /**
      * \brief Sends a message.
      * \param src source endpoint
      * \param dst destination endpoint (src == dst delivers at once, as a simulator event)

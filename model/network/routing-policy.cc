@@ -41,6 +41,34 @@ RoutingPolicy::RoutesPerFlow() const
     return true;
 }
 
+bool
+RoutingPolicy::RoutesSymmetrically(const Topology& topology) const
+{
+    for (uint32_t d = 0; d < topology.GetDimensionCount(); ++d)
+    {
+        switch (topology.GetDimension(d).kind)
+        {
+            case TopologyKind::SWITCH:
+            case TopologyKind::FULLY_CONNECTED:
+                break;
+            case TopologyKind::FAT_TREE:
+            {
+                // Leaves, then spines: a choice of spine only with several of each.
+                const uint32_t leaves = topology.GetLeafCount(d);
+                const auto switches = topology.GetInstanceSwitches(d, 0).size();
+                if (leaves > 1 && switches > leaves + 1)
+                {
+                    return false;
+                }
+                break;
+            }
+            default:
+                return false; // rings, meshes and tori: ties between minimal paths
+        }
+    }
+    return true;
+}
+
 std::vector<uint32_t>
 RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint64_t flowId)
 {

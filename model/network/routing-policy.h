@@ -88,6 +88,18 @@ class RoutingPolicy : public Object
      */
     virtual bool RoutesPerFlow() const;
 
+    /**
+     * \brief Whether moving every rank along a parallel axis (a translation that maps the
+     * topology onto itself) moves every pair's path with it, so that a replay may simulate one
+     * rank per set of symmetric copies (SymmetryPlan). The default holds only where \p topology
+     * offers no choice among shortest paths (switches and full meshes, fat trees with one spine
+     * or one leaf): hashing (ECMP) and spreading by endpoint index (shortest-path) pick
+     * different spines for the moved pairs. Dimension-order routing holds it everywhere.
+     * \param topology the network
+     * \return true if the replay may fold symmetric copies under this policy
+     */
+    virtual bool RoutesSymmetrically(const Topology& topology) const;
+
   protected:
     /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty

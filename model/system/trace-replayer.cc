@@ -227,9 +227,10 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     }
     // Faults scheduled for later count as faults (copies would part when they start); a
     // tensor group keeps timing its repeats once where no fault touches the innermost dimension.
+    // Copies fold only where the routing moves every path with its ranks.
     m_plan = job.PlanSymmetry(view,
                               m_serializeGroups,
-                              m_symmetry,
+                              m_symmetry && m_backend->RoutesSymmetrically(),
                               m_backend->MayHaveFaults(),
                               m_backend->FaultsSpareDimension(0));
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
