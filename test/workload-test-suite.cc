@@ -2179,12 +2179,7 @@ class ParallelLayoutTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(layout.AxisSize(GroupKind::EDP), 2u, "the outer dp axis");
         NS_TEST_EXPECT_MSG_EQ(layout.WithCoord(0, GroupKind::EDP, 1), 8u, "a move along it");
         std::set<uint32_t> ids;
-        for (GroupKind kind : {GroupKind::TP,
-                               GroupKind::CP,
-                               GroupKind::EP,
-                               GroupKind::DP,
-                               GroupKind::EDP,
-                               GroupKind::PP})
+        for (GroupKind kind : kGroupKinds)
         {
             const auto groups = layout.Groups({kind});
             NS_TEST_EXPECT_MSG_EQ(groups.size() * layout.GroupSize(kind), 32u, ToString(kind));

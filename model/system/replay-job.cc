@@ -49,12 +49,7 @@ ReplayJob::FromWorkload(const Workload& w)
             it = graphOfStage.emplace(stage, job.m_graphs.size()).first;
             job.m_graphs.push_back(graph);
             job.m_representative.push_back(r);
-            for (GroupKind kind : {GroupKind::TP,
-                                   GroupKind::CP,
-                                   GroupKind::EP,
-                                   GroupKind::DP,
-                                   GroupKind::EDP,
-                                   GroupKind::PP})
+            for (GroupKind kind : kGroupKinds)
             {
                 job.m_groupKind[w.layout.GroupId(r, kind)] = kind;
             }

@@ -31,10 +31,6 @@ ToCollectiveType(CollectiveKind kind)
     return CollectiveType::ALL_REDUCE;
 }
 
-/** The group kinds the workload's collectives and NCCL's sends and receives use. */
-const std::vector<GroupKind> kCommunicatorGroups = {
-    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP, GroupKind::PP};
-
 /** The rank at \p offset along \p axis from \p rank (wrapping around). */
 uint32_t
 PeerOf(const ParallelLayout& layout, uint32_t rank, GroupKind axis, int32_t offset)
@@ -132,7 +128,7 @@ WorkloadCommGroups(const Workload& w)
 {
     // Name only the groups some node uses.
     std::vector<GroupKind> used;
-    for (GroupKind kind : kCommunicatorGroups)
+    for (GroupKind kind : kGroupKinds) // every kind the collectives and NCCL's peers use
     {
         bool found = false;
         for (const auto& g : w.stages)

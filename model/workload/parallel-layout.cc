@@ -11,6 +11,9 @@
 namespace ns3 {
 namespace rapidllm {
 
+const std::vector<GroupKind> kGroupKinds = {
+    GroupKind::TP, GroupKind::CP, GroupKind::EP, GroupKind::DP, GroupKind::EDP, GroupKind::PP};
+
 const char*
 ToString(GroupKind kind)
 {

@@ -41,6 +41,9 @@ enum class GroupKind : uint8_t
 /** \return "tp", "cp", "ep", "dp", "edp" or "pp" */
 const char* ToString(GroupKind kind);
 
+/** Every group kind, in enum order (the order of ParallelLayout's group ids). */
+extern const std::vector<GroupKind> kGroupKinds;
+
 /**
  * \ingroup rapid-llm
  * \brief Maps global ranks to coordinates on each parallel axis and enumerates the groups.
