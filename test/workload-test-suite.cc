@@ -1247,7 +1247,9 @@ class MemoryLayoutTestCase : public TestCase
         auto dpGradBytes = [&](const RunSpec& r)
         {
             uint64_t sum = 0;
-            for (const WorkNode& n : Workload::Build(model, r).stages.at(0).nodes)
+            // Kept alive for the loop: a temporary's member would dangle.
+            const Workload built = Workload::Build(model, r);
+            for (const WorkNode& n : built.stages.at(0).nodes)
             {
                 const bool grads =
                     std::string(n.label) == "grad_bucket" || std::string(n.label) == "rs_grads";
@@ -1301,7 +1303,9 @@ class MemoryLayoutTestCase : public TestCase
         // data-parallel group (edp 2), the dense ones over dp.
         uint64_t updated = 0;
         std::map<std::string, std::pair<GroupKind, uint64_t>> comms;
-        for (const WorkNode& n : Workload::Build(moe, m).stages.at(0).nodes)
+        // Kept alive for the loop: a temporary's member would dangle.
+        const Workload built = Workload::Build(moe, m);
+        for (const WorkNode& n : built.stages.at(0).nodes)
         {
             if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::OPTIMIZER)
             {
@@ -2241,7 +2245,9 @@ class FoldedExpertsTestCase : public TestCase
         const uint64_t local = 1024 / 2; // sequence-parallel rows
         std::map<std::string, uint64_t> comms;
         uint64_t fc1Width = 0;
-        for (const WorkNode& n : Workload::Build(moe, run).stages.at(0).nodes)
+        // Kept alive for the loop: a temporary's member would dangle.
+        const Workload built = Workload::Build(moe, run);
+        for (const WorkNode& n : built.stages.at(0).nodes)
         {
             if (n.layer < 0)
             {
@@ -2322,6 +2328,60 @@ class ContextParallelGradientsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A tied LM head on a pipeline: the last stage keeps its own copy of the word embedding
+ * (parameters, gradients, optimizer state) and the first and the last stage exchange the copies'
+ * gradients once per step (Megatron-LM's embedding group); the middle stages and an untied or
+ * unpipelined model do neither.
+ */
+class TiedEmbeddingCopyTestCase : public TestCase
+{
+  public:
+    TiedEmbeddingCopyTestCase()
+        : TestCase("tied embeddings on a pipeline: the last stage's copy and its gradient exchange")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec tied = fixture::SmallModel("gpt-1.7b", 4); // GPT: tied embeddings
+        NS_TEST_EXPECT_MSG_EQ(tied.tiedEmbeddings, true, "GPT ties its LM head");
+        RunSpec run = fixture::TrainingJob(2, 4, 1, 1, 4, 1024);
+        const LayerShapes shapes(tied, run);
+        const uint64_t copy = shapes.vocab * shapes.hidden;
+        const Workload w = Workload::Build(tied, run);
+        for (const StageGraph& g : w.stages)
+        {
+            uint64_t sent = 0;
+            uint64_t received = 0;
+            for (const WorkNode& n : g.nodes)
+            {
+                const std::string label = n.label;
+                sent += label == "send_embedding_grad" ? n.commBytes : 0;
+                received += label == "recv_embedding_grad" ? n.commBytes : 0;
+            }
+            const bool end = g.stage == 0 || g.stage == 3;
+            // fp32 main gradients (Megatron-LM, bf16 weights).
+            NS_TEST_EXPECT_MSG_EQ(sent, end ? 4 * copy : 0, "stage " << g.stage);
+            NS_TEST_EXPECT_MSG_EQ(received, sent, "stage " << g.stage);
+        }
+        const uint64_t middle = StageParameters(tied, run, 1);
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(tied, run, 3) - middle,
+                              copy + shapes.finalNormParams,
+                              "the last stage: the copy and the final norm");
+        RunSpec single = fixture::TrainingJob(2, 1, 1, 1, 1, 1024);
+        NS_TEST_EXPECT_MSG_EQ(LayerShapes(tied, single).headParams, 0u, "one stage: shared");
+        const ModelSpec untied = fixture::SmallModel("llama2-7b", 4);
+        // Kept alive for the loop: a temporary's member would dangle.
+        const Workload built = Workload::Build(untied, run);
+        for (const WorkNode& n : built.stages.at(0).nodes)
+        {
+            NS_TEST_EXPECT_MSG_NE(std::string(n.label), "send_embedding_grad", "untied: none");
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2356,6 +2416,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ParallelLayoutTestCase, TestCase::QUICK);
         AddTestCase(new ContextParallelGradientsTestCase, TestCase::QUICK);
         AddTestCase(new FoldedExpertsTestCase, TestCase::QUICK);
+        AddTestCase(new TiedEmbeddingCopyTestCase, TestCase::QUICK);
     }
 };
 

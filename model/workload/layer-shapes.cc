@@ -57,7 +57,10 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     {
         embeddingParams += uint64_t(model.maxSequence) * h;
     }
-    headParams = model.tiedEmbeddings ? 0 : vocab * h;
+    // A tied LM head shares the embedding's weights, except on a pipeline: there the last stage
+    // keeps its own copy of the word embedding for the head (Megatron-LM's
+    // setup_embeddings_and_output_layer), with its own gradients and optimizer state.
+    headParams = (!model.tiedEmbeddings || run.parallel.pp > 1) ? vocab * h : 0;
     finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
 }
 

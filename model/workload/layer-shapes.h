@@ -64,7 +64,7 @@ struct LayerShapes
     uint64_t layerParams = 0;     //!< parameters of one layer held by this rank
     uint64_t expertParams = 0;    //!< of which expert parameters (reduced over EDP, not DP)
     uint64_t embeddingParams = 0; //!< embedding (and position table) shard
-    uint64_t headParams = 0;      //!< untied LM head shard
+    uint64_t headParams = 0;      //!< LM head shard: untied, or a tied copy on a pipeline
     uint64_t finalNormParams = 0; //!< the final norm before the head (replicated across TP)
 
     /**

@@ -417,6 +417,18 @@ class TrainingStageBuilder
         }
         m_e.StreamWaitsFor(m_pending);
         const auto& p = m_run.parallel;
+        if (m_model.tiedEmbeddings && p.pp > 1 && (m_stage == 0 || m_stage + 1 == p.pp))
+        {
+            // The tied word embedding's two copies (the first stage's embedding, the last
+            // stage's LM head) sum their gradients before the update (Megatron-LM's embedding
+            // group: finalize_model_grads' _allreduce_word_embedding_grads). Between two ranks
+            // that is one whole gradient each way, as a two-rank ring all-reduce moves.
+            const uint64_t bytes = m_shapes.vocab * m_shapes.hidden * m_gb;
+            const int32_t toOther = m_stage == 0 ? -1 : +1; // along the pipeline, wrapping
+            const uint32_t tag = m_microBatches * m_virtualStages * 2; // after every pipeline tag
+            m_e.Send("send_embedding_grad", GroupKind::PP, toOther, tag, bytes, m_e.LastStream());
+            m_e.Recv("recv_embedding_grad", GroupKind::PP, toOther, tag, bytes);
+        }
         const uint64_t params = StageParameters(m_model, m_run, m_stage);
         const uint64_t expert = StageExpertParameters(m_model, m_run, m_stage);
         const uint64_t dense = params - expert;
