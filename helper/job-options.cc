@@ -576,7 +576,7 @@ JobOptions::ToSpecs() const
     p.pp = static_cast<uint32_t>(Count("pp"));
     p.cp = static_cast<uint32_t>(Count("cp"));
     p.ep = static_cast<uint32_t>(Count("ep"));
-    if (Has("etp"))
+    if (!Get("etp").empty()) // on the command line or in the job file
     {
         p.etp = static_cast<uint32_t>(Count("etp"));
     }

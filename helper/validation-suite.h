@@ -109,8 +109,8 @@ class ValidationSuite
     static std::vector<ValidationRow> RunNemoH100(const std::string& csv, uint32_t maxGpus = 0);
 
     /**
-     * \brief The same table's mixture-of-experts rows whose model has a preset and whose
-     * layout the model can express (expert parallelism within dp): Qwen3-30B-A3B. A
+     * \brief The same table's mixture-of-experts rows whose model has a preset: Qwen3-30B-A3B
+     * (EP8 within dp) and Qwen3-235B-A22B (EP32 folded over TP2 x DP16, whole experts). A
      * separate set (metric h100_moe_step_s): printed, no bar.
      * \param csv the table \param maxGpus skip rows with more GPUs (0 = none skipped)
      * \return the rows run

@@ -369,6 +369,18 @@ class JobFileTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(c.run.globalBatch, 16, "the file's gbs stays");
         NS_TEST_EXPECT_MSG_EQ(c.hardware.gpu.hbmBytes, 60ull << 30, "--set after the file's");
         NS_TEST_EXPECT_MSG_EQ(c.model.layers, 6, "the file's model.layers stays");
+
+        // A job file's expert tensor parallelism (folded expert groups) reaches the layout.
+        const std::string moeFile = dir + "/moe.yaml";
+        std::ofstream(moeFile) << "model: mixtral-8x7b\nhardware: h100-sxm-80gb\n"
+                                  "set: [model.layers=2]\ngpus: 8\n"
+                                  "parallel: {tp: 2, ep: 4, etp: 1, sp: true}\n"
+                                  "global_batch: 4\nsequence: 1024\n";
+        JobOptions moe;
+        moe.Set("run", moeFile);
+        NS_TEST_EXPECT_MSG_EQ(moe.ToSpecs().run.parallel.etp, 1u, "the file's etp");
+        moe.Set("etp", "2");
+        NS_TEST_EXPECT_MSG_EQ(moe.ToSpecs().run.parallel.FoldedExperts(), false, "--etp wins");
     }
 };
 
