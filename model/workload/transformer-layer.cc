@@ -434,10 +434,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     // that receive tokens as one grouped GEMM each, and bring the results back. Folded expert
     // groups (etp 1) route each rank's own sequence-parallel rows: no tensor-parallel gather
     // before the router and no reduction after the combine.
-    if (m_foldedExperts)
-    {
-        rows = m_normRows;
-    }
+    rows = MoeRows(rows);
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
     // The router is no Transformer Engine linear layer: it runs in the activation type.
@@ -524,8 +521,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
         return;
     }
-    // Folded expert groups (etp 1): the rank's own sequence-parallel rows (MlpForward).
-    const uint64_t rows = m_foldedExperts ? m_normRows : m_rows;
+    const uint64_t rows = MoeRows(m_rows);
     const ExpertRouting r = s.Routing(rows);
     const uint64_t a2aBytes = AllToAllBytes(r);
     // The token dispatcher's kernels in reverse (MlpForward): the un-permutation's backward
@@ -723,6 +719,12 @@ TransformerLayer::CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, u
         return;
     }
     e.Compute(label, MakeElementwise(Fp8CastType(m_run), rows, width, m_run.ActivationType()));
+}
+
+uint64_t
+TransformerLayer::MoeRows(uint64_t rows) const
+{
+    return m_foldedExperts ? m_normRows : rows;
 }
 
 uint64_t

@@ -161,6 +161,11 @@ class TransformerLayer
                        uint64_t k,
                        uint8_t reservedSms,
                        int64_t saved) const;
+    /**
+     * Rows a MoE layer routes on this rank: \p rows, or with folded expert groups (etp 1) the
+     * rank's own sequence-parallel rows.
+     */
+    uint64_t MoeRows(uint64_t rows) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
