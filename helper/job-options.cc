@@ -216,6 +216,15 @@ MakeDeclarations()
                   "none")
             .Field("tp_comm_overlap")
             .Mode("training"),
+        O::Choice("param-gather",
+                  "ZeRO 1-2: when the updated parameters are gathered: auto (overlap for the "
+                  "megatron and apex layouts, after_step for deepspeed), overlap (Megatron's "
+                  "overlap_param_gather: beside the next step's forward, one layer ahead) or "
+                  "after_step (at the end of the optimizer step)",
+                  runChoices("param_gather"),
+                  "auto")
+            .Field("param_gather")
+            .Mode("training"),
         O::Real("moe-imbalance",
                 "mixture of experts: tokens the busiest expert receives over the mean (1 = "
                 "balanced)",
@@ -453,6 +462,7 @@ JobOptions::ReadJobFile()
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
         {"main-grads", "main_grads", r.mainGrads},
         {"tp-comm-overlap", "tp_comm_overlap", r.tpCommOverlap},
+        {"param-gather", "param_gather", r.paramGather},
         {"moe-imbalance",
          "moe_imbalance",
          [&r]()
@@ -674,6 +684,17 @@ JobOptions::ToSpecs() const
     run.fp8Scaling = Get("fp8-scaling");
     run.mainGrads = Get("main-grads");
     run.tpCommOverlap = Get("tp-comm-overlap");
+    run.paramGather = Get("param-gather");
+    // Only ZeRO-1/2 gather updated parameters after the step (ZeRO-3 gathers each layer when it
+    // runs, without ZeRO every rank updates them all): a setting that changes nothing is a
+    // mistyped job.
+    if ((Has("param-gather") || m_fromFile.count("param-gather") > 0) && run.paramGather != "auto"
+        && (p.zeroStage < 1 || p.zeroStage > 2))
+    {
+        throw OptionError("param-gather",
+                          run.paramGather + " applies to --zero=1 or 2 (zero is "
+                              + std::to_string(p.zeroStage) + "); drop it or use auto");
+    }
     ParseMemoryLayout(Get("memory-layout"), run.memoryLayout);
     {
         double imbalance = 1;

@@ -524,6 +524,11 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         }
         RunSpec run = NemoRowLayout(t, i, gpus);
         run.parallel.zeroStage = t.Text(i, "fsdp") == "yes" ? 3 : 1;
+        // The distributed optimizer's parameter gather overlaps the next forward: Megatron-
+        // Bridge's CommOverlapConfig turns overlap_param_gather on with dp > 1
+        // (training/comm_overlap.py, _get_optimizer_overlap_cfgs); NeMo 1.0's recipes set
+        // Apex's overlap_param_sync (NeMo-Framework-Launcher conf/training/llama/*.yaml).
+        run.paramGather = run.parallel.zeroStage == 1 ? "overlap" : "auto";
         if (t.Text(i, "release") == "24.07")
         {
             // NeMo 1.0's recipes train with distributed_fused_adam (Apex), not Megatron-core's
@@ -599,6 +604,7 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
         }
         RunSpec run = NemoRowLayout(t, i, gpus);
         run.parallel.zeroStage = 1;
+        run.paramGather = "overlap"; // as the dense rows (RunNemoH100)
         run.parallel.etp = 1;
         run.mainGrads = "bf16";
         run.fp8Scaling = t.Text(i, "precision") == "fp8-cs" ? "current" : "delayed";

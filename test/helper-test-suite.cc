@@ -1070,6 +1070,45 @@ class ContextExpertSweepTestCase : public TestCase
     }
 };
 
+/**
+ * \brief ZeRO-1's parameter gather overlapped with the next forward (Megatron's
+ * overlap_param_gather) shortens the step by at most what the gather at the end of the step
+ * exposed, and gathers the same bytes.
+ */
+class ParamGatherStepTestCase : public TestCase
+{
+  public:
+    ParamGatherStepTestCase()
+        : TestCase("ZeRO-1: the overlapped parameter gather hides what the step's end exposed")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // Data parallelism over the two nodes (tp 2, dp 8: each gather crosses InfiniBand).
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.dp = 8;
+        run.parallel.zeroStage = 1;
+        run.globalBatch = 16;
+        run.sequence = 512;
+        run.paramGather = "after_step";
+        const RunReport atEnd = SmallJob(run)->Run();
+        run.paramGather = "overlap";
+        const RunReport overlapped = SmallJob(run)->Run();
+        NS_TEST_EXPECT_MSG_LT(overlapped.stepTimeS, atEnd.stepTimeS, "the gather is hidden");
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(overlapped.stepTimeS,
+                                    atEnd.stepTimeS - atEnd.exposedCommS - 1e-12,
+                                    "by at most the communication the step's end exposed");
+        // The same bytes on the links (their energy counts the bytes sent).
+        const double sent = atEnd.nvlinkEnergyJ + atEnd.networkEnergyJ;
+        NS_TEST_EXPECT_MSG_GT(atEnd.networkEnergyJ, 0, "the gathers cross the network");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            overlapped.nvlinkEnergyJ + overlapped.networkEnergyJ, sent, 1e-9 * sent, "");
+    }
+};
+
 /** \brief The helper test suite. */
 class HelperTestSuite : public TestSuite
 {
@@ -1088,6 +1127,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new InstallCollectTestCase, TestCase::QUICK);
         AddTestCase(new HelperFactoriesTestCase, TestCase::QUICK);
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
+        AddTestCase(new ParamGatherStepTestCase, TestCase::QUICK);
     }
 };
 

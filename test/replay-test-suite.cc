@@ -432,6 +432,7 @@ class SymmetryReductionTestCase : public TestCase
             bool selective = false;   // selective recomputation (the ring runs again)
             uint32_t simulated = 0;   // the ranks the reduced replay simulates (0: unchecked)
             uint32_t etp = 0;         // 1: expert groups folded over the tensor-parallel ranks
+            uint32_t zero = 0;        // ZeRO stage (1: the parameter gathers beside the forward)
         };
 
         const Case cases[] = {
@@ -529,6 +530,20 @@ class SymmetryReductionTestCase : public TestCase
              false,
              0,
              1},
+            {"experts, ZeRO-1 (parameter gathers over dp and edp beside the first forward)",
+             &moe,
+             1,
+             2,
+             4,
+             2,
+             4,
+             1,
+             false,
+             1,
+             false,
+             0,
+             0,
+             1},
         };
         for (const auto& c : cases)
         {
@@ -536,6 +551,7 @@ class SymmetryReductionTestCase : public TestCase
             run.parallel.ep = c.ep;
             run.parallel.cp = c.cp;
             run.parallel.etp = c.etp;
+            run.parallel.zeroStage = c.zero;
             if (c.etp == 1)
             {
                 run.parallel.sequenceParallel = true; // Megatron-core's rule with experts and tp

@@ -2382,6 +2382,110 @@ class TiedEmbeddingCopyTestCase : public TestCase
     }
 };
 
+/**
+ * \brief ZeRO-1 with the parameter gather overlapped (Megatron's overlap_param_gather): the
+ * updated parameters are gathered one layer at a time, in the order the forward pass first uses
+ * them, each layer's first forward waits for its gather, and the optimizer step gathers nothing;
+ * the bytes gathered are those of the gather at the end of the step. auto resolves to the
+ * framework's choice (Megatron overlaps, DeepSpeed's ZeRO-2 gathers after its step).
+ */
+class ParamGatherOverlapTestCase : public TestCase
+{
+  public:
+    ParamGatherOverlapTestCase()
+        : TestCase("ZeRO-1 parameter gather overlapped with the forward, layer by layer")
+    {}
+
+  private:
+    /** \return the bytes \p g gathers over dp (ag_params), and how many in the optimizer */
+    std::pair<uint64_t, uint32_t>
+    Gathered(const StageGraph& g)
+    {
+        uint64_t bytes = 0;
+        uint32_t inOptimizer = 0;
+        for (const WorkNode& n : g.nodes)
+        {
+            if (std::string(n.label) == "ag_params")
+            {
+                NS_TEST_EXPECT_MSG_EQ(int(n.group), int(GroupKind::DP), "over dp x cp");
+                bytes += n.commBytes;
+                inOptimizer += n.phase == Phase::OPTIMIZER ? 1 : 0;
+            }
+        }
+        return {bytes, inOptimizer};
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("llama2-7b", 8); // untied head
+        RunSpec run = fixture::TrainingJob(2, 2, 4, 1, 32, 1024);
+        run.parallel.virtualStages = 2;
+        run.parallel.zeroStage = 1;
+        NS_TEST_EXPECT_MSG_EQ(run.paramGather, "auto", "the default");
+        NS_TEST_EXPECT_MSG_EQ(run.OverlapParamGather(), true, "Megatron's layout overlaps");
+        RunSpec atEnd = run;
+        atEnd.paramGather = "after_step";
+        NS_TEST_EXPECT_MSG_EQ(atEnd.OverlapParamGather(), false, "after_step");
+        RunSpec deepspeed = run;
+        deepspeed.parallel.zeroStage = 2;
+        NS_TEST_EXPECT_MSG_EQ(deepspeed.OverlapParamGather(), false, "DeepSpeed ZeRO-2: after");
+        deepspeed.paramGather = "overlap";
+        NS_TEST_EXPECT_MSG_EQ(deepspeed.OverlapParamGather(), true, "as set");
+
+        const Workload overlapped = Workload::Build(model, run);
+        const Workload exposed = Workload::Build(model, atEnd);
+        for (uint32_t stage = 0; stage < 2; ++stage)
+        {
+            const StageGraph& g = overlapped.stages.at(stage);
+            const auto early = Gathered(g);
+            const auto late = Gathered(exposed.stages.at(stage));
+            const uint64_t dense = StageParameters(model, run, stage) * 2; // bf16 weights
+            NS_TEST_EXPECT_MSG_EQ(late.first, dense, "stage " << stage << ": one gather");
+            NS_TEST_EXPECT_MSG_EQ(late.second, 1u, "at the end of the step");
+            NS_TEST_EXPECT_MSG_EQ(early.first, dense, "stage " << stage << ": the same bytes");
+            NS_TEST_EXPECT_MSG_EQ(early.second, 0u, "none in the optimizer step");
+
+            // Each gather follows the previous one; the layer's first forward node waits for it.
+            const WorkNode* previous = nullptr;
+            std::set<int32_t> layers;
+            for (const WorkNode& gather : g.nodes)
+            {
+                if (std::string(gather.label) != "ag_params")
+                {
+                    continue;
+                }
+                if (previous != nullptr)
+                {
+                    NS_TEST_EXPECT_MSG_EQ(
+                        (gather.deps.size() == 1 && gather.deps[0] == previous->id),
+                        true,
+                        "chained, stage " << stage);
+                }
+                previous = &gather;
+                bool waited = false;
+                for (const WorkNode& n : g.nodes)
+                {
+                    if (std::string(n.label) != "ag_params" && n.phase == Phase::FORWARD
+                        && std::find(n.deps.begin(), n.deps.end(), gather.id) != n.deps.end())
+                    {
+                        waited = true;
+                        NS_TEST_EXPECT_MSG_EQ(n.microBatch, 0u, "the first micro-batch");
+                        NS_TEST_EXPECT_MSG_EQ(n.layer, gather.layer, "its own layer's node");
+                        NS_TEST_EXPECT_MSG_EQ((n.kind != WorkNodeKind::COLLECTIVE), true, "stream");
+                    }
+                }
+                NS_TEST_EXPECT_MSG_EQ(waited, true, "layer " << gather.layer << " waits for it");
+                layers.insert(gather.layer);
+            }
+            // Every decoder layer of the stage, plus the embedding (stage 0) or the head (1),
+            // which carry no layer index.
+            NS_TEST_EXPECT_MSG_EQ(layers.size(), 4u + 1u, "stage " << stage);
+            NS_TEST_EXPECT_MSG_EQ(layers.count(-1), 1u, "embedding or head");
+        }
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2417,6 +2521,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ContextParallelGradientsTestCase, TestCase::QUICK);
         AddTestCase(new FoldedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new TiedEmbeddingCopyTestCase, TestCase::QUICK);
+        AddTestCase(new ParamGatherOverlapTestCase, TestCase::QUICK);
     }
 };
 

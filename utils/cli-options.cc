@@ -255,6 +255,7 @@ JobCliOptions()
         {"attention", alsoSweep},
         {"fp8-scaling", alsoSweep},
         {"main-grads", alsoSweep},
+        {"param-gather", alsoSweep},
         {"tp-comm-overlap",
          [&](const CliOption& o)
          {

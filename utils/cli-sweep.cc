@@ -204,6 +204,7 @@ RunSweepCommand(const CliArgs& args)
     base.SetAttention(args.Text("attention"));
     base.fp8Scaling = args.Text("fp8-scaling");
     base.mainGrads = args.Text("main-grads");
+    base.paramGather = args.Text("param-gather");
     base.parallel.sequenceParallel = args.Flag("sp");
     base.parallel.zeroStage = static_cast<uint32_t>(args.Count("zero"));
     // What holds for every layout (the sequence against the model's positions, sizes) is an
@@ -217,6 +218,13 @@ RunSweepCommand(const CliArgs& args)
                         base.tpCommOverlap
                             + " overlaps sequence parallelism's communication: "
                               "give --sp, or use none");
+    }
+    if (base.paramGather != "auto" && (base.parallel.zeroStage < 1 || base.parallel.zeroStage > 2))
+    {
+        throw SpecError(kCommandLine,
+                        "param-gather",
+                        base.paramGather + " applies to --zero=1 or 2 (zero is "
+                            + std::to_string(base.parallel.zeroStage) + "); drop it or use auto");
     }
     SweepSpace space;
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
@@ -312,6 +320,10 @@ RunSweepCommand(const CliArgs& args)
     if (base.tpCommOverlap != "none")
     {
         inputs["tp_comm_overlap"] = base.tpCommOverlap;
+    }
+    if (base.paramGather != "auto")
+    {
+        inputs["param_gather"] = base.paramGather;
     }
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;

@@ -168,6 +168,20 @@ RunSpec::ResolvedMemoryLayout() const
     return parallel.zeroStage >= 2 ? MemoryLayout::DEEPSPEED : MemoryLayout::MEGATRON;
 }
 
+bool
+RunSpec::OverlapParamGather() const
+{
+    if (paramGather != "auto")
+    {
+        return paramGather == "overlap";
+    }
+    // Megatron-core's distributed optimizer (overlap_param_gather, which Megatron-Bridge turns
+    // on with dp > 1) and Apex's DistributedFusedAdam (overlap_param_sync in NeMo 1.0's
+    // recipes) gather during the next forward; DeepSpeed's ZeRO-1/2 optimizer gathers at the end
+    // of its step.
+    return ResolvedMemoryLayout() != MemoryLayout::DEEPSPEED;
+}
+
 std::string
 ToString(MemoryLayout layout)
 {
@@ -287,6 +301,10 @@ RunSpec::Choices(const std::string& field)
     if (field == "tp_comm_overlap")
     {
         return {"none", "userbuffers"};
+    }
+    if (field == "param_gather")
+    {
+        return {"auto", "overlap", "after_step"};
     }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
@@ -758,7 +776,7 @@ RunSpec::operator==(const RunSpec& o) const
            && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
            && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine
            && fp8Scaling == o.fp8Scaling && mainGrads == o.mainGrads
-           && tpCommOverlap == o.tpCommOverlap;
+           && tpCommOverlap == o.tpCommOverlap && paramGather == o.paramGather;
 }
 
 std::string
@@ -876,6 +894,7 @@ RunSpec::Read(SpecReader& r)
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     s.fp8Scaling = r.GetChoice("fp8_scaling", Choices("fp8_scaling"), s.fp8Scaling);
     s.mainGrads = r.GetChoice("main_grads", Choices("main_grads"), s.mainGrads);
+    s.paramGather = r.GetChoice("param_gather", Choices("param_gather"), s.paramGather);
     s.tpCommOverlap = r.GetChoice("tp_comm_overlap", Choices("tp_comm_overlap"), s.tpCommOverlap);
     return s;
 }

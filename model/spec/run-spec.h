@@ -206,6 +206,14 @@ struct RunSpec
      * with the chunks of the GEMM that produces them). Needs tp > 1 and sequence parallelism.
      */
     std::string tpCommOverlap = "none";
+    /**
+     * Training with ZeRO 1-2: when every rank gathers the parameters the others updated: auto
+     * (the framework's: overlap for the megatron and apex layouts, after_step for deepspeed),
+     * overlap (Megatron's overlap_param_gather, Apex's overlap_param_sync: a layer's gather runs
+     * beside the next step's forward and the layer's first forward waits for it) or after_step
+     * (at the end of the optimizer step, exposed).
+     */
+    std::string paramGather = "auto";
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;
@@ -218,6 +226,9 @@ struct RunSpec
 
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;
+
+    /** \return whether ZeRO's parameter gather overlaps the next forward (paramGather resolved) */
+    bool OverlapParamGather() const;
 
     /**
      * \return the gradient buffer's type: mainGrads, or for auto the framework's (fp32 for

@@ -42,6 +42,10 @@ class TrainingStageBuilder
     void
     Build()
     {
+        if (OverlapsParamGather())
+        {
+            GatherParamsAhead();
+        }
         for (const auto& step : PipelineSchedule(
                  m_run.parallel.pp, m_run.parallel.virtualStages, m_stage, m_microBatches))
         {
@@ -74,6 +78,90 @@ class TrainingStageBuilder
     ZeroThree() const
     {
         return m_run.parallel.zeroStage == 3 && m_run.parallel.DenseReplicas() > 1;
+    }
+
+    /**
+     * ZeRO-1/2 with the parameter gather overlapped (RunSpec::OverlapParamGather): the
+     * parameters updated at the end of the previous step are gathered during this step's
+     * forward pass instead of at the end of the optimizer step.
+     */
+    bool
+    OverlapsParamGather() const
+    {
+        const auto& p = m_run.parallel;
+        return p.zeroStage >= 1 && p.zeroStage <= 2 && m_run.OverlapParamGather();
+    }
+
+    /**
+     * Issues the gathers of the parameters this stage updated, one layer at a time in the order
+     * the forward pass first uses them (the embedding, each model chunk's layers, the final
+     * norm and LM head), each after the previous one on its group: Megatron-core's
+     * overlap_param_gather dispatches a bucket's all-gather when the forward pre-hook of the
+     * previous bucket's first module waits for that one (DistributedDataParallel's forward
+     * pre-hook, ParamAndGradBuffer's next_param_gather_bucket_group). The layer's first forward
+     * waits for its gather (WaitForParams). The previous step's update is the steady state's
+     * cause of these gathers; a one-step graph issues them at its start.
+     */
+    void
+    GatherParamsAhead()
+    {
+        const auto& p = m_run.parallel;
+        uint32_t lastDense = GraphEmitter::NONE;
+        uint32_t lastExpert = GraphEmitter::NONE;
+        auto gather = [&](int32_t key, uint64_t dense, uint64_t expert)
+        {
+            m_e.SetContext(Phase::FORWARD, 0, key >= 0 ? key : -1);
+            std::vector<uint32_t>& ids = m_paramGathers[key];
+            if (dense > 0 && p.DenseReplicas() > 1)
+            {
+                lastDense = m_e.Async("ag_params",
+                                      CollectiveKind::ALL_GATHER,
+                                      GroupKind::DP,
+                                      dense * m_eb,
+                                      lastDense);
+                ids.push_back(lastDense);
+            }
+            if (expert > 0 && p.ExpertReplicas() > 1)
+            {
+                lastExpert = m_e.Async("ag_expert_params",
+                                       CollectiveKind::ALL_GATHER,
+                                       GroupKind::EDP,
+                                       expert * m_eb,
+                                       lastExpert);
+                ids.push_back(lastExpert);
+            }
+        };
+        for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
+        {
+            const uint32_t vstage = VirtualStage(chunk);
+            if (vstage == 0)
+            {
+                gather(kEmbeddingParams, m_shapes.embeddingParams, 0);
+            }
+            const uint32_t firstLayer = p.FirstLayerOf(m_model.layers, vstage);
+            for (uint32_t i = 0; i < p.VirtualStageLayers(m_model.layers, vstage); ++i)
+            {
+                gather(static_cast<int32_t>(firstLayer + i),
+                       m_shapes.layerParams - m_shapes.expertParams,
+                       m_shapes.expertParams);
+            }
+            if (vstage + 1 == m_virtualStages)
+            {
+                gather(kHeadParams, m_shapes.finalNormParams + m_shapes.headParams, 0);
+            }
+        }
+    }
+
+    /** The forward pass's first use of \p key's parameters waits for their gather. */
+    void
+    WaitForParams(int32_t key)
+    {
+        auto it = m_paramGathers.find(key);
+        if (it != m_paramGathers.end())
+        {
+            m_e.StreamWaitsFor(it->second);
+            m_paramGathers.erase(it);
+        }
     }
 
     /** Weights of one layer's fp8 linear layers (QKV, out-projection, MLP or the local experts). */
@@ -154,6 +242,7 @@ class TrainingStageBuilder
         }
         else
         {
+            WaitForParams(kEmbeddingParams);
             int64_t mask = m_model.dropout ? int64_t(m_rows * m_shapes.hidden) : 0;
             m_e.Compute(
                 "embedding", MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt), mask);
@@ -177,12 +266,14 @@ class TrainingStageBuilder
             const uint32_t layerStart = m_e.LastStream();
             GatherLayer(prefetchAfter);
             prefetchAfter = layerStart;
+            WaitForParams(layer);
             m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
             ReleaseLayer();
         }
         m_e.SetContext(Phase::FORWARD, mb, -1);
         if (vstage + 1 == m_virtualStages)
         {
+            WaitForParams(kHeadParams);
             HeadForward(mb, chunk);
         }
         else
@@ -456,7 +547,7 @@ class TrainingStageBuilder
                             MakeElementwise(Fp8CastType(m_run), rows, h, DataType::BF16));
             }
         }
-        if (p.zeroStage >= 1 && p.zeroStage <= 2)
+        if (p.zeroStage >= 1 && p.zeroStage <= 2 && !OverlapsParamGather())
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated, each over the
             // group that sharded them.
@@ -471,6 +562,9 @@ class TrainingStageBuilder
             }
         }
     }
+
+    static constexpr int32_t kEmbeddingParams = -1; //!< m_paramGathers key of the embedding
+    static constexpr int32_t kHeadParams = -2;      //!< of the final norm and the LM head
 
     const ModelSpec& m_model;
     const RunSpec& m_run;
@@ -490,6 +584,8 @@ class TrainingStageBuilder
     uint32_t m_bucketAfter = GraphEmitter::NONE;
     std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for
     std::vector<uint64_t> m_deferred; //!< gradient bytes reduced after the backward pass
+    /** Parameter gathers not yet waited for, by layer (or kEmbeddingParams, kHeadParams) */
+    std::map<int32_t, std::vector<uint32_t>> m_paramGathers;
 };
 
 } // namespace
