@@ -204,6 +204,29 @@ class CliJsonTestCase : public TestCase
                                   "sweep: tp x pp x dp = 8");
         }
 
+        // sweep with whole experts (--etp=1): expert groups folded over tp, so ep 8 fits dp 4
+        // (ep / tp = 4 divides it), which the default layouts (ep divides dp) rule out.
+        const std::vector<std::string> moeSweep = {"sweep",
+                                                   "--model=mixtral-8x7b",
+                                                   "--set=model.layers=2",
+                                                   "--gpus=8",
+                                                   "--gbs=8",
+                                                   "--seq=1024",
+                                                   "--tp=2",
+                                                   "--pp=1",
+                                                   "--ep=4,8",
+                                                   "--sp",
+                                                   "--mbs=1",
+                                                   "--recompute=none",
+                                                   "--json"};
+        NS_TEST_EXPECT_MSG_EQ(JsonOf(moeSweep, dir).size(), 1, "sweep: ep 4 only");
+        Json folded = JsonOf(Cat(moeSweep, {"--etp=1"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(folded.size(), 2, "sweep --etp=1: ep 4 and 8");
+        for (const auto& p : folded)
+        {
+            NS_TEST_EXPECT_MSG_EQ(p.at("dp").get<uint32_t>(), 4, "sweep --etp=1: dp");
+        }
+
         // replay of traces the tool wrote: the same step as the run that wrote them.
         const std::string traces = dir + "/traces";
         CliResult t = RunCli(Cat({"trace", "--out=" + traces}, kSmallTraining), dir);

@@ -217,7 +217,16 @@ JobCliOptions()
                  .HelpIn("sweep", "virtual pipeline stages per rank to try");
          }},
         {"sp", alsoSweep},
-        {"etp", alsoSweep},
+        {"etp",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .HelpIn("sweep",
+                         "1: whole experts in every layout, the expert groups folded over the "
+                         "tensor- and context-parallel ranks (needs --sp; layouts whose ep is "
+                         "not a multiple of tp x cp are ruled out); default: experts sharded over "
+                         "each layout's tp");
+         }},
         {"zero", alsoSweep},
         {"recompute",
          [&](const CliOption& o)

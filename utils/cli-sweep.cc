@@ -207,6 +207,28 @@ RunSweepCommand(const CliArgs& args)
     base.paramGather = args.Text("param-gather");
     base.parallel.sequenceParallel = args.Flag("sp");
     base.parallel.zeroStage = static_cast<uint32_t>(args.Count("zero"));
+    if (args.HasValue("etp"))
+    {
+        // One expert tensor-parallel choice for every layout; the layouts its rules do not fit
+        // (with 1 and tp > 1: ep a multiple of tp x cp) are ruled out like any other.
+        base.parallel.etp = static_cast<uint32_t>(args.Count("etp"));
+        if (base.parallel.etp != 1)
+        {
+            throw SpecError(kCommandLine,
+                            "etp",
+                            std::to_string(base.parallel.etp)
+                                + " is not allowed in a sweep: give 1 (whole experts, expert "
+                                  "groups folded over the tensor-parallel ranks) or leave it out "
+                                  "(experts sharded over each layout's tp)");
+        }
+        if (!base.parallel.sequenceParallel)
+        {
+            throw SpecError(kCommandLine,
+                            "etp",
+                            "1 folds the expert groups over the tensor-parallel ranks, which "
+                            "needs sequence parallelism: give --sp");
+        }
+    }
     // What holds for every layout (the sequence against the model's positions, sizes) is an
     // error here, before the sweep would rule out each layout in turn.
     base.Validate(m, kCommandLine);
@@ -341,6 +363,10 @@ RunSweepCommand(const CliArgs& args)
     if (space.ep != std::vector<uint32_t>{1})
     {
         inputs["ep"] = ListJson(space.ep);
+    }
+    if (base.parallel.etp != 0)
+    {
+        inputs["etp"] = base.parallel.etp;
     }
     if (space.pipelineSplit != PipelineSplit::EVEN)
     {
@@ -518,13 +544,14 @@ RunSweepCommand(const CliArgs& args)
     {
         fit += r.fits ? 1 : 0;
     }
-    std::printf("%s training on %u x %s, global batch %u, sequence %u: %zu layouts%s, %llu fit "
-                "in memory, %u ruled out by the model or batch\n",
+    std::printf("%s training on %u x %s, global batch %u, sequence %u%s: %zu layouts%s, %llu "
+                "fit in memory, %u ruled out by the model or batch\n",
                 m.name.c_str(),
                 space.gpus,
                 h.gpu.name.c_str(),
                 base.globalBatch,
                 base.sequence,
+                base.parallel.etp == 1 ? ", whole experts (etp 1)" : "",
                 ranked.size(),
                 shardCount > 1
                     ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
