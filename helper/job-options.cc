@@ -79,12 +79,12 @@ MakeDeclarations()
         O::Count("ep", "expert parallel degree (divides the experts and dp)", 1, kMaxGpus, "1"),
         O::Count("etp",
                  "expert tensor parallel degree: tp (the default: experts sharded like the MLP) or "
-                 "1 (whole experts; the expert groups fold over the tensor- and context-parallel "
-                 "ranks, Megatron-core's MoE parallel folding)",
+                 "1 (whole experts; in training the expert groups fold over the tensor- and "
+                 "context-parallel ranks, Megatron-core's MoE parallel folding; in inference "
+                 "ep = tp, the experts spread over the tensor-parallel group)",
                  1,
                  kMaxGpus,
-                 "")
-            .Mode("training"),
+                 ""),
         O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .Mode("training"),
         O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),

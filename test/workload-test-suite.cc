@@ -2486,6 +2486,102 @@ class ParamGatherOverlapTestCase : public TestCase
     }
 };
 
+/**
+ * \brief MoE inference with whole experts over the tensor-parallel group (etp 1, ep = tp): every
+ * rank holds every token, runs its own experts on their share of the routed pairs (the occupancy
+ * formula over the batch's tokens), sends no all-to-all and all-reduces the outputs over TP; the
+ * rank's expert weights and model FLOPs equal tensor-parallel experts' when balanced.
+ */
+class InferenceExpertParallelTestCase : public TestCase
+{
+  public:
+    InferenceExpertParallelTestCase()
+        : TestCase("MoE inference: whole experts over the tensor-parallel group (etp 1)")
+    {}
+
+  private:
+    /** \return the first node labelled \p label in \p phase, step \p step, or nullptr */
+    static const WorkNode*
+    Find(const StageGraph& g, const std::string& label, Phase phase, uint32_t step)
+    {
+        for (const auto& n : g.nodes)
+        {
+            if (n.phase == phase && n.microBatch == step && label == n.label)
+            {
+                return &n;
+            }
+        }
+        return nullptr;
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec mixtral = fixture::SmallModel("mixtral-8x7b", 2);
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        const OperatorCoster coster = MakeComputeCoster(gpu);
+        for (uint32_t b : {1u, 4u, 16u})
+        {
+            const RunSpec sharded = fixture::InferenceJob(2, 1, b, 64, 3);
+            RunSpec whole = sharded;
+            whole.parallel.ep = 2;
+            whole.parallel.etp = 1;
+            const Workload ws = Workload::Build(mixtral, sharded, coster);
+            const Workload ww = Workload::Build(mixtral, whole, coster);
+            NS_TEST_EXPECT_MSG_EQ(LayerShapes(mixtral, whole).expertParams,
+                                  LayerShapes(mixtral, sharded).expertParams,
+                                  "4 whole experts hold what 8 halves do");
+            for (const auto& n : ww.stages[0].nodes)
+            {
+                NS_TEST_EXPECT_MSG_EQ(std::string(n.label).rfind("a2a_", 0),
+                                      std::string::npos,
+                                      "no all-to-all: every rank holds every token");
+            }
+            // Decode step 1: b tokens, top-2 of 8, the rank's 4 experts.
+            const WorkNode* fc1 = Find(ww.stages[0], "expert_fc1", Phase::DECODE, 1);
+            RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode expert GEMM");
+            const uint64_t active =
+                std::clamp<uint64_t>(std::llround(4 * (1 - std::pow(0.75, b))), 1, 4);
+            const uint64_t pairs = (2 * b + 1) / 2; // the rank's share of b x top-2
+            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch, active, "batch " << b);
+            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().n, 2u * 14336, "whole experts: gate and up");
+            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().m, (pairs + active - 1) / active, "rows");
+            NS_TEST_EXPECT_MSG_EQ(fc1->modelFlops,
+                                  Find(ws.stages[0], "expert_fc1", Phase::DECODE, 1)->modelFlops,
+                                  "batch " << b << ": the rank's model FLOPs as with sharding");
+            const WorkNode* reduce = Find(ww.stages[0], "ar_moe", Phase::DECODE, 1);
+            RAPIDLLM_REQUIRE_NE(reduce, nullptr, "the outputs are all-reduced");
+            NS_TEST_EXPECT_MSG_EQ(int(reduce->group), int(GroupKind::TP), "over tp");
+            NS_TEST_EXPECT_MSG_EQ(reduce->commBytes,
+                                  Find(ws.stages[0], "ar_moe", Phase::DECODE, 1)->commBytes,
+                                  "the same all-reduce as sharded experts");
+        }
+        // Prefill of 64 tokens: 64 of the 128 pairs on each rank, all 4 experts, 16 rows each.
+        RunSpec prefill = fixture::InferenceJob(2, 1, 1, 64, 3);
+        prefill.parallel.ep = 2;
+        prefill.parallel.etp = 1;
+        const Workload w = Workload::Build(mixtral, prefill, coster);
+        const WorkNode* fc1 = Find(w.stages[0], "expert_fc1", Phase::PREFILL, 0);
+        RAPIDLLM_REQUIRE_NE(fc1, nullptr, "prefill expert GEMM");
+        NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch, 4u, "prefill: every local expert");
+        NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().m, 16u, "prefill: 64 pairs over 4 experts");
+
+        // In inference the expert group is the tensor-parallel group.
+        RunSpec wider = fixture::InferenceJob(4, 1, 1, 64, 3);
+        wider.parallel.ep = 2;
+        wider.parallel.etp = 1;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      wider.Validate(mixtral, "test");
+                                  },
+                                  {"ep", "must equal tp (4)"}),
+                              true,
+                              "ep 2 with tp 4");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2522,6 +2618,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new FoldedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new TiedEmbeddingCopyTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherOverlapTestCase, TestCase::QUICK);
+        AddTestCase(new InferenceExpertParallelTestCase, TestCase::QUICK);
     }
 };
 

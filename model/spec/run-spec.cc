@@ -573,10 +573,17 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             // stage form the expert groups, so a group holds whole tensor- and context-parallel
             // groups and a part of dp.
             const uint64_t span = uint64_t(p.tp) * p.cp;
-            if (mode != RunMode::TRAINING)
+            if (mode != RunMode::TRAINING && p.ep != span)
             {
-                throw SpecError(
-                    source, "etp", "folded expert groups (etp 1) are a training layout");
+                // Serving engines keep whole experts inside the tensor-parallel group: each rank
+                // runs its experts on the tokens it already holds and the TP all-reduce
+                // combines them (TensorRT-LLM's and vLLM's expert parallelism).
+                throw SpecError(source,
+                                "ep",
+                                "in inference whole experts (etp 1) spread over the tensor-"
+                                "parallel group: ep ("
+                                    + std::to_string(p.ep) + ") must equal tp ("
+                                    + std::to_string(p.tp) + ")");
             }
             if (p.ep % span != 0)
             {
@@ -595,7 +602,7 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                                     + ") must be divisible by ep / (tp x cp) ("
                                     + std::to_string(p.ep / span) + ")");
             }
-            if (!p.sequenceParallel)
+            if (mode == RunMode::TRAINING && !p.sequenceParallel)
             {
                 // Megatron-core's TransformerConfig: expert and tensor parallelism together
                 // need sequence parallelism.

@@ -29,6 +29,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         experts = model.experts;
         topK = model.topK;
         ep = p.ep;
+        replicatedTokens = run.mode == RunMode::INFERENCE && p.FoldedExperts();
         expertFc1Out = model.IsGated() ? 2 * expertFfn : expertFfn;
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
@@ -68,9 +69,11 @@ ExpertRouting
 LayerShapes::Routing(uint64_t rows, bool imbalanced) const
 {
     ExpertRouting r;
-    r.routed = rows * topK;
+    // Each rank's own rows travel to their experts' ranks, and on balance as many arrive; with
+    // the tokens replicated over the group each rank takes its experts' share of the pairs.
+    r.routed = replicatedTokens ? (rows * topK + ep - 1) / ep : rows * topK;
     // Expected local experts that receive a token (uniform routing, the occupancy formula).
-    const double groupTokens = double(rows) * ep;
+    const double groupTokens = replicatedTokens ? double(rows) : double(rows) * ep;
     const double hit = 1.0 - std::pow(1.0 - double(topK) / experts, groupTokens);
     r.activeExperts = std::clamp<uint64_t>(std::llround(localExperts * hit), 1, localExperts);
     uint64_t rankRows = r.routed; // balanced: the local experts' share of the group's tokens

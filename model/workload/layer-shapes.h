@@ -56,6 +56,13 @@ struct LayerShapes
     uint64_t experts = 0;      //!< MoE: experts per layer (all ranks)
     uint64_t topK = 0;         //!< MoE: experts each token visits
     uint32_t ep = 1;           //!< MoE: expert parallel degree
+    /**
+     * MoE inference with whole experts over the tensor-parallel group (etp 1): every rank of the
+     * expert group holds every token (after the attention's all-reduce) and runs its own experts
+     * on the tokens routed to them; an all-reduce combines the outputs (TensorRT-LLM's and
+     * vLLM's expert parallelism inside the TP group). No all-to-all.
+     */
+    bool replicatedTokens = false;
     uint64_t expertFc1Out = 0; //!< MoE: each expert's first projection width on this rank
     uint64_t vocab = 0;        //!< vocabulary shard (V / tp)
     uint32_t elementBytes = 2; //!< bytes per activation element

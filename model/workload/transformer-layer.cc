@@ -432,8 +432,10 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     }
     // Mixture of experts: route, dispatch tokens to their experts' ranks, run the local experts
     // that receive tokens as one grouped GEMM each, and bring the results back. Folded expert
-    // groups (etp 1) route each rank's own sequence-parallel rows: no tensor-parallel gather
-    // before the router and no reduction after the combine.
+    // groups (etp 1) route each rank's own sequence-parallel rows in training: no
+    // tensor-parallel gather before the router and no reduction after the combine; in inference
+    // every rank of the group holds every token, so there is nothing to dispatch and the
+    // tensor-parallel all-reduce combines the experts' outputs (LayerShapes::replicatedTokens).
     rows = MoeRows(rows);
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
@@ -449,7 +451,8 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     {
         e.Compute("moe_permute", MakeElementwise(OpType::TENSOR_COPY, r.routed, s.hidden, at));
     }
-    if (m_run.parallel.ep > 1)
+    const bool dispatch = m_run.parallel.ep > 1 && !s.replicatedTokens;
+    if (dispatch)
     {
         e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
@@ -476,7 +479,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     {
         e.Compute("moe_unsort", MakeElementwise(OpType::TENSOR_COPY, r.expertRows, s.hidden, at));
     }
-    if (m_run.parallel.ep > 1)
+    if (dispatch)
     {
         e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
@@ -485,7 +488,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         // Each token's top-k expert rows, weighted by its probabilities, summed into its row.
         e.Compute("moe_unpermute", MakeUnpermute(rows, s.topK, s.hidden, at));
     }
-    if (!m_foldedExperts)
+    if (!m_foldedExperts || s.replicatedTokens)
     {
         RowParallelReduce(e, "ar_moe", rows);
     }
@@ -724,7 +727,7 @@ TransformerLayer::CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, u
 uint64_t
 TransformerLayer::MoeRows(uint64_t rows) const
 {
-    return m_foldedExperts ? m_normRows : rows;
+    return m_foldedExperts && m_training ? m_normRows : rows;
 }
 
 uint64_t

@@ -162,8 +162,8 @@ class TransformerLayer
                        uint8_t reservedSms,
                        int64_t saved) const;
     /**
-     * Rows a MoE layer routes on this rank: \p rows, or with folded expert groups (etp 1) the
-     * rank's own sequence-parallel rows.
+     * Rows a MoE layer routes on this rank: \p rows, or in training with folded expert groups
+     * (etp 1) the rank's own sequence-parallel rows.
      */
     uint64_t MoeRows(uint64_t rows) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
