@@ -411,6 +411,7 @@ RapidLlmHelper::Collect()
     report.computeS = critical.computeS;
     report.bubbleS = critical.bubbleS;
     report.exposedCommS = critical.exposedCommS;
+    report.exposedCommByOpS = critical.exposedByOp;
     report.smSharingS = critical.smSharingS;
     report.criticalRank = m_result.criticalRank;
     report.gpus = m_job->GetRankCount();

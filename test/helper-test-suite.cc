@@ -15,6 +15,7 @@
 #include "ns3/layout-sweep.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/replay-error.h"
+#include "ns3/report-json.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
@@ -130,6 +131,19 @@ class TrainingReportTestCase : public TestCase
                                   r.stepTimeS,
                                   1e-9,
                                   "the breakdown covers the critical rank's step");
+        // Without host costs the operators waited for account for all the exposed time, each
+        // operator once over its micro-batches and layers (labels, not node names).
+        double waited = 0;
+        for (const auto& [label, seconds] : r.exposedCommByOpS)
+        {
+            NS_TEST_EXPECT_MSG_EQ(label.find(".mb"), std::string::npos, label);
+            waited += seconds;
+        }
+        NS_TEST_EXPECT_MSG_GT(r.exposedCommByOpS.size(), 0u, "some communication is exposed");
+        NS_TEST_EXPECT_MSG_EQ_TOL(waited, r.exposedCommS, 1e-9, "by operator");
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(r.ToJson()).at("exposed_communication_by_op_s").size(),
+                              r.exposedCommByOpS.size(),
+                              "in the JSON report");
         // TFLOP/s per GPU against Megatron-LM's closed form (Narayanan et al. 2021, without
         // recomputation): 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs per iteration.
         const ModelSpec m = fixture::SmallGpt();

@@ -1136,6 +1136,86 @@ class SymmetryPlanTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Exposed communication by operator: every wait of a rank's compute stream that a
+ * communication operator ended is charged to its label (StageGraph::LabelOf: micro-batches and
+ * layers together), the wait after the last kernel to the rank's last operator, so that without
+ * host costs the operators account for all of it; a symmetric replay gives every rank the full
+ * replay's split.
+ */
+class ExposedByOperatorTestCase : public TestCase
+{
+  public:
+    ExposedByOperatorTestCase()
+        : TestCase("exposed communication is split by the operators waited for")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("backward.mb3.L7.ar_fc2"), "ar_fc2", "");
+        NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("optimizer.mb0.ag_params"), "ag_params", "");
+        NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("decode.mb12.L0.a.b"), "a.b", "dots kept");
+        for (const char* other : {"aten::mm", "forward.mbx.qkv", "forward.mb1", "fwd.mb1.qkv"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf(other), other, "not NameOf's form");
+        }
+
+        // ZeRO-1 gathering at the end of the step: the last wait is on ag_params.
+        const ModelSpec model = fixture::SmallGpt();
+        RunSpec run = fixture::TrainingJob(2, 2, 4, 1, 8, 512);
+        run.parallel.zeroStage = 1;
+        run.paramGather = "after_step";
+        const Workload w = FlopTimedWorkload(model, run);
+        std::set<std::string> comm;
+        for (const auto& g : w.stages)
+        {
+            for (const auto& n : g.nodes)
+            {
+                if (n.kind != WorkNodeKind::COMPUTE)
+                {
+                    comm.insert(n.label);
+                }
+            }
+        }
+        const ReplayJob job = ReplayJob::FromWorkload(w);
+        const uint32_t gpus = w.layout.Ranks();
+        const ReplayResult full = Replay(job, ClusterNetwork(gpus, 4, 1, "dimension-order"));
+        const ReplayResult reduced =
+            Replay(job, ClusterNetwork(gpus, 4, 1, "dimension-order"), true);
+        NS_TEST_EXPECT_MSG_LT(reduced.simulatedRanks, gpus, "folded");
+        for (uint32_t r = 0; r < gpus; ++r)
+        {
+            const RankTiming& t = full.ranks[r];
+            double sum = 0;
+            double gather = 0;
+            for (const auto& [label, seconds] : t.exposedByOp)
+            {
+                const std::string& name = label;
+                NS_TEST_EXPECT_MSG_EQ(comm.count(label), 1u, name << ": a communication operator");
+                NS_TEST_EXPECT_MSG_GT(seconds, 0, name);
+                sum += seconds;
+                gather += label == "ag_params" ? seconds : 0;
+            }
+            NS_TEST_EXPECT_MSG_EQ_TOL(sum, t.exposedCommS, 1e-9 * full.stepTimeS, "rank " << r);
+            NS_TEST_EXPECT_MSG_GT(gather, 0, "rank " << r << " waits for the gather at the end");
+            const auto& mirrored = reduced.ranks[r].exposedByOp;
+            NS_TEST_EXPECT_MSG_EQ(mirrored.size(), t.exposedByOp.size(), "rank " << r);
+            for (const auto& [name, seconds] : t.exposedByOp)
+            {
+                auto it = mirrored.find(name);
+                NS_TEST_EXPECT_MSG_EQ((it != mirrored.end()), true, name);
+                if (it != mirrored.end())
+                {
+                    NS_TEST_EXPECT_MSG_EQ_TOL(
+                        it->second, seconds, 1e-9 * full.stepTimeS, "rank " << r << " " << name);
+                }
+            }
+        }
+    }
+};
+
 /** \brief The replay test suite. */
 class ReplayTestSuite : public TestSuite
 {
@@ -1154,6 +1234,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryPlanTestCase, TestCase::QUICK);
         AddTestCase(new SmSharingTestCase, TestCase::QUICK);
+        AddTestCase(new ExposedByOperatorTestCase, TestCase::QUICK);
     }
 };
 

@@ -4,6 +4,7 @@
 
 #include "run-report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ns3 {
@@ -55,6 +56,11 @@ to_json(Json& j, const RunReport& r)
     j["breakdown_s"] = {{"compute", r.computeS},
                         {"exposed_communication", r.exposedCommS},
                         {"pipeline_bubble", r.bubbleS}};
+    j["exposed_communication_by_op_s"] = Json::object();
+    for (const auto& [name, seconds] : r.exposedCommByOpS)
+    {
+        j["exposed_communication_by_op_s"][name] = seconds;
+    }
     if (r.haveComputeKinds)
     {
         j["compute_by_kind_s"] = {{"gemm", r.gemmS},
@@ -141,6 +147,28 @@ RunReport::ToText() const
     }
     text += line("compute", num("%.4f s", computeS));
     text += line("exposed communication", num("%.4f s", exposedCommS));
+    if (!exposedCommByOpS.empty())
+    {
+        // The operators waited for longest first (ties by name), at most four.
+        std::vector<std::pair<std::string, double>> ops(exposedCommByOpS.begin(),
+                                                        exposedCommByOpS.end());
+        std::stable_sort(ops.begin(),
+                         ops.end(),
+                         [](const auto& a, const auto& b)
+                         {
+                             return a.second > b.second;
+                         });
+        std::string waited;
+        for (std::size_t i = 0; i < ops.size() && i < 4; ++i)
+        {
+            waited += (i > 0 ? ", " : "") + ops[i].first + num(" %.4f s", ops[i].second);
+        }
+        if (ops.size() > 4)
+        {
+            waited += ", " + std::to_string(ops.size() - 4) + " more";
+        }
+        text += line("  waiting on", waited);
+    }
     text += line("pipeline bubble", num("%.4f s", bubbleS));
     if (haveComputeKinds)
     {

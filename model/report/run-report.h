@@ -9,6 +9,7 @@
 #include "ns3/report-json.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ struct RunReport
     double computeS = 0;           //!< critical rank: compute stream busy
     double exposedCommS = 0;       //!< critical rank: waiting on communication
     double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
+    /** Of exposedCommS, by the communication operator the critical rank waited for (its name) */
+    std::map<std::string, double> exposedCommByOpS;
     uint32_t criticalRank = 0;     //!< the rank that finishes last
     bool haveComputeKinds = false; //!< whether the compute split below is known
     double gemmS = 0;              //!< critical rank: GEMM kernels

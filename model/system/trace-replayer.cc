@@ -12,6 +12,7 @@
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
+#include "ns3/workload-graph.h"
 #include "replay-error.h"
 
 #include <algorithm>
@@ -461,6 +462,20 @@ TraceReplayer::Collect()
         t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
+        for (uint32_t label = 0; label < s.exposedByLabel.size(); ++label)
+        {
+            if (s.exposedByLabel[label] > 0)
+            {
+                t.exposedByOp[m_labels[label]] += s.exposedByLabel[label];
+            }
+        }
+        // The wait after the last kernel for the rank's last operator (a trailing collective).
+        const double tail = NanoSeconds(s.finishNs).GetSeconds() - s.idleSince;
+        if (s.busyStreams == 0 && s.lastDone != kAbsent && tail > 0
+            && OperatorKind(s.kinds[s.lastDone]) != OperatorKind::COMPUTE)
+        {
+            t.exposedByOp[StageGraph::LabelOf(s.graph->GetName(s.lastDone))] += tail;
+        }
         if (t.finishS > result.stepTimeS || result.ranks.empty())
         {
             result.stepTimeS = std::max(result.stepTimeS, t.finishS);
@@ -472,6 +487,7 @@ TraceReplayer::Collect()
                                       << result.criticalRank << ", " << result.collectives
                                       << " collectives, " << result.messages << " messages");
     m_meetings.clear();
+    m_labelOfNode.clear();
     m_running.clear();
     m_groupQueue.clear();
     m_groupBusy.clear();
@@ -645,7 +661,7 @@ TraceReplayer::AdvanceHost(uint32_t rank, int64_t nowNs)
 }
 
 void
-TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
+TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by)
 {
     RankState& s = m_ranks[rank];
     if (s.host && OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE)
@@ -666,7 +682,7 @@ TraceReplayer::MakeReady(uint32_t rank, uint32_t node, uint8_t cause)
             return;
         }
     }
-    DispatchReady(rank, node, cause);
+    DispatchReady(rank, node, cause, by);
 }
 
 void
@@ -677,13 +693,13 @@ TraceReplayer::DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause)
 }
 
 void
-TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause)
+TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by)
 {
     RankState& s = m_ranks[rank];
     switch (OperatorKind(s.kinds[node]))
     {
         case OperatorKind::COMPUTE:
-            s.ready.push({node, cause});
+            s.ready.push({node, cause, by});
             if (!s.releasing)
             {
                 StartCompute(rank);
@@ -741,7 +757,11 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
                  + std::to_string(m_maxEvents) + " simulator events");
         }
     }
-    s.finishNs = std::max(s.finishNs, nowNs);
+    if (nowNs >= s.finishNs)
+    {
+        s.finishNs = nowNs;
+        s.lastDone = node;
+    }
     if (s.host && node == s.hostWait)
     {
         s.hostWait = UINT32_MAX;
@@ -793,7 +813,7 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     {
         if (--s.waiting[child] == 0)
         {
-            MakeReady(rank, child, cause);
+            MakeReady(rank, child, cause, node);
         }
     }
     if (outer)
@@ -806,13 +826,34 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     }
 }
 
+uint32_t
+TraceReplayer::LabelIdOf(const ExecutionTrace* graph, uint32_t node)
+{
+    std::vector<uint32_t>& ids = m_labelOfNode[graph];
+    if (ids.empty())
+    {
+        ids.assign(graph->GetNNodes(), kAbsent);
+    }
+    if (ids[node] == kAbsent)
+    {
+        const std::string label = StageGraph::LabelOf(graph->GetName(node));
+        auto [it, added] = m_labelIds.emplace(label, static_cast<uint32_t>(m_labels.size()));
+        if (added)
+        {
+            m_labels.push_back(label);
+        }
+        ids[node] = it->second;
+    }
+    return ids[node];
+}
+
 void
 TraceReplayer::StartCompute(uint32_t rank)
 {
     RankState& s = m_ranks[rank];
     while (s.busyStreams < m_streams && !s.ready.empty())
     {
-        auto [node, cause] = s.ready.top();
+        auto [node, cause, by] = s.ready.top();
         if (s.host)
         {
             // A kernel starts once the host has issued it; later ones are issued later still.
@@ -840,6 +881,15 @@ TraceReplayer::StartCompute(uint32_t rank)
             if (cause == kCauseReceive)
             {
                 s.timing.bubbleS += now - s.idleSince;
+            }
+            else if (cause == kCauseCommunication && by != kAbsent && now > s.idleSince)
+            {
+                const uint32_t label = LabelIdOf(s.graph, by);
+                if (label >= s.exposedByLabel.size())
+                {
+                    s.exposedByLabel.resize(label + 1, 0.0);
+                }
+                s.exposedByLabel[label] += now - s.idleSince;
             }
             s.busySince = now;
         }
@@ -947,7 +997,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs)
         {
             break;
         }
-        uint32_t next = s.ready.empty() ? kAbsent : s.ready.top().first;
+        uint32_t next = s.ready.empty() ? kAbsent : std::get<0>(s.ready.top());
         bool kernelsOnly = true;
         for (uint32_t c : children)
         {
@@ -984,7 +1034,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs)
             break; // it waits for the host: an event starts it
         }
         CompleteAt(rank, node, end);
-        NS_ASSERT(!s.ready.empty() && s.ready.top().first == next);
+        NS_ASSERT(!s.ready.empty() && std::get<0>(s.ready.top()) == next);
         s.ready.pop();
         node = next;
         s.status[node] = kStatusPosted;

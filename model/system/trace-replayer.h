@@ -39,6 +39,13 @@ struct RankTiming
     double bubbleS = 0;      //!< compute stream idle, waiting for a pipeline receive
     double exposedCommS = 0; //!< compute stream idle, waiting for other communication
     double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
+    /**
+     * Of exposedCommS: the compute stream's idle time that each communication operator ended
+     * (the last dependency of the kernel that ran next, or the rank's last operator), by the
+     * operator's label (StageGraph::LabelOf of its name: its micro-batches and layers
+     * together). The rest (issue by the host) is not attributed.
+     */
+    std::map<std::string, double> exposedByOp;
 };
 
 /**
@@ -179,10 +186,11 @@ class TraceReplayer : public Object
         const ExecutionTrace* graph = nullptr; //!< its graph
         std::vector<uint32_t> waiting;         //!< per node: unfinished dependencies
         std::vector<uint8_t> status;           //!< per node: 0 idle, 1 posted, 2 done
-        std::priority_queue<std::pair<uint32_t, uint8_t>,
-                            std::vector<std::pair<uint32_t, uint8_t>>,
+        /** Ready compute nodes: (index, cause, the node whose completion released it). */
+        std::priority_queue<std::tuple<uint32_t, uint8_t, uint32_t>,
+                            std::vector<std::tuple<uint32_t, uint8_t, uint32_t>>,
                             std::greater<>>
-            ready;                               //!< ready compute nodes (index, cause)
+            ready;
         uint32_t busyStreams = 0;                //!< compute streams running a kernel
         double idleSince = 0;                    //!< when the streams last went idle
         double busySince = 0;                    //!< when a stream last became busy
@@ -191,6 +199,8 @@ class TraceReplayer : public Object
         RankTiming timing;                       //!< result
         const uint8_t* kinds = nullptr;          //!< per node: its OperatorKind
         int64_t finishNs = 0;                    //!< when its last node so far finished
+        uint32_t lastDone = UINT32_MAX;          //!< the node that finished at finishNs
+        std::vector<double> exposedByLabel;      //!< RankTiming::exposedByOp by label id
         /** Posted communication nodes with their first child (see ChainKernels). */
         std::vector<std::pair<uint32_t, uint32_t>> inFlight;
         // The host thread that issues the rank's nodes in program order (TraceNode::hostNs,
@@ -231,12 +241,12 @@ class TraceReplayer : public Object
 
     /** Lets the host of \p rank issue nodes until it must wait (a sync node or the end). */
     void AdvanceHost(uint32_t rank, int64_t nowNs);
-    /** MakeReady for a node the host has issued. */
-    void DispatchReady(uint32_t rank, uint32_t node, uint8_t cause);
+    /** MakeReady for a node the host has issued (\p by: the node that released it). */
+    void DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by = UINT32_MAX);
     /** DispatchReady at the time the host issued a communication node (scheduled for it). */
     void DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause);
 
-    void MakeReady(uint32_t rank, uint32_t node, uint8_t cause);
+    void MakeReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by = UINT32_MAX);
     void Complete(uint32_t rank, uint32_t node);
     /** Completes a node at \p nowNs (Complete() at the simulator's time). */
     void CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs);
@@ -373,6 +383,12 @@ class TraceReplayer : public Object
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
     std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join
+    /** \return the label id of \p graph's node \p node (LabelOf its name, interned) */
+    uint32_t LabelIdOf(const ExecutionTrace* graph, uint32_t node);
+    /** Per graph and node: its label id, kAbsent until asked (LabelIdOf) */
+    std::unordered_map<const ExecutionTrace*, std::vector<uint32_t>> m_labelOfNode;
+    std::vector<std::string> m_labels;                    //!< by label id
+    std::unordered_map<std::string, uint32_t> m_labelIds; //!< label -> id
     std::vector<std::vector<uint8_t>> m_kinds; //!< per distinct graph: each node's OperatorKind
 
     std::map<uint64_t, Meeting> m_meetings;                //!< (group, seq) key -> meeting

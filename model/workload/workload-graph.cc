@@ -4,6 +4,8 @@
 
 #include "workload-graph.h"
 
+#include <cctype>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -57,6 +59,47 @@ StageGraph::NameOf(const WorkNode& node) const
         name += ".L" + std::to_string(node.layer);
     }
     return name + "." + node.label;
+}
+
+std::string
+StageGraph::LabelOf(const std::string& name)
+{
+    // phase "." "mb" digits [ "." "L" digits ] "." label
+    auto digits = [&name](std::size_t at)
+    {
+        std::size_t end = at;
+        while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))
+        {
+            ++end;
+        }
+        return end > at ? end : std::string::npos;
+    };
+    const std::size_t dot = name.find('.');
+    if (dot == std::string::npos || name.compare(dot + 1, 2, "mb") != 0)
+    {
+        return name;
+    }
+    const std::string phase = name.substr(0, dot);
+    bool known = false;
+    for (Phase p : {Phase::FORWARD,
+                    Phase::BACKWARD,
+                    Phase::RECOMPUTE,
+                    Phase::OPTIMIZER,
+                    Phase::PREFILL,
+                    Phase::DECODE})
+    {
+        known = known || phase == ToString(p);
+    }
+    std::size_t at = known ? digits(dot + 3) : std::string::npos;
+    if (at != std::string::npos && name.compare(at, 2, ".L") == 0)
+    {
+        at = digits(at + 2);
+    }
+    if (at == std::string::npos || at + 1 >= name.size() || name[at] != '.')
+    {
+        return name;
+    }
+    return name.substr(at + 1);
 }
 
 double

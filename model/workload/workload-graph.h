@@ -100,6 +100,14 @@ struct StageGraph
 
     /** \return a readable name, e.g. "fwd.mb3.L12.qkv" */
     std::string NameOf(const WorkNode& node) const;
+
+    /**
+     * \brief The operator label inside a name NameOf wrote ("backward.mb3.L7.ar_fc2" gives
+     * "ar_fc2"), to add up an operator's figures over micro-batches and layers.
+     * \param name a node name
+     * \return the label, or \p name itself when it is not of NameOf's form (other tools' traces)
+     */
+    static std::string LabelOf(const std::string& name);
     /** \return the sum of compute durations, seconds */
     double ComputeSeconds() const;
     /** \return the sum of model FLOPs of the compute nodes */
