@@ -1336,6 +1336,20 @@ class MemoryLayoutTestCase : public TestCase
     }
 };
 
+/** \return the first node labelled \p label of layer 0 in \p phase (micro-batch or step \p mb) */
+static const WorkNode*
+Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
+{
+    for (const auto& n : g.nodes)
+    {
+        if (n.layer == 0 && n.phase == phase && n.microBatch == mb && std::string(n.label) == label)
+        {
+            return &n;
+        }
+    }
+    return nullptr;
+}
+
 /**
  * \brief Mixture-of-experts routing: a decode step reads only the experts its tokens route to,
  * E (1 - (1 - k/E)^b) of them for b tokens under uniform routing (the occupancy expectation,
@@ -1350,21 +1364,6 @@ class MoeRoutingTestCase : public TestCase
     {}
 
   private:
-    /** The first node labelled \p label of layer 0 in \p phase (micro-batch or step \p mb). */
-    static const WorkNode*
-    Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
-    {
-        for (const auto& n : g.nodes)
-        {
-            if (n.layer == 0 && n.phase == phase && n.microBatch == mb
-                && std::string(n.label) == label)
-            {
-                return &n;
-            }
-        }
-        return nullptr;
-    }
-
     void
     DoRun() override
     {
@@ -2500,20 +2499,6 @@ class InferenceExpertParallelTestCase : public TestCase
     {}
 
   private:
-    /** \return the first node labelled \p label in \p phase, step \p step, or nullptr */
-    static const WorkNode*
-    Find(const StageGraph& g, const std::string& label, Phase phase, uint32_t step)
-    {
-        for (const auto& n : g.nodes)
-        {
-            if (n.phase == phase && n.microBatch == step && label == n.label)
-            {
-                return &n;
-            }
-        }
-        return nullptr;
-    }
-
     void
     DoRun() override
     {

@@ -112,24 +112,21 @@ class TrainingStageBuilder
         {
             m_e.SetContext(Phase::FORWARD, 0, key >= 0 ? key : -1);
             std::vector<uint32_t>& ids = m_paramGathers[key];
-            if (dense > 0 && p.DenseReplicas() > 1)
+            // One chain per group: the dense parameters over dp x cp, the experts' over EDP.
+            auto issue = [&](const char* label,
+                             GroupKind group,
+                             uint64_t params,
+                             uint32_t replicas,
+                             uint32_t& last)
             {
-                lastDense = m_e.Async("ag_params",
-                                      CollectiveKind::ALL_GATHER,
-                                      GroupKind::DP,
-                                      dense * m_eb,
-                                      lastDense);
-                ids.push_back(lastDense);
-            }
-            if (expert > 0 && p.ExpertReplicas() > 1)
-            {
-                lastExpert = m_e.Async("ag_expert_params",
-                                       CollectiveKind::ALL_GATHER,
-                                       GroupKind::EDP,
-                                       expert * m_eb,
-                                       lastExpert);
-                ids.push_back(lastExpert);
-            }
+                if (params > 0 && replicas > 1)
+                {
+                    last = m_e.Async(label, CollectiveKind::ALL_GATHER, group, params * m_eb, last);
+                    ids.push_back(last);
+                }
+            };
+            issue("ag_params", GroupKind::DP, dense, p.DenseReplicas(), lastDense);
+            issue("ag_expert_params", GroupKind::EDP, expert, p.ExpertReplicas(), lastExpert);
         };
         for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
         {
