@@ -265,6 +265,7 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     row.slowdown = healthy > 0 ? row.stepTimeS / healthy : 0;
                     row.computeS = m.report.computeS;
                     row.exposedCommS = m.report.exposedCommS;
+                    row.exposedByOpS = m.report.exposedCommByOpS;
                     row.bubbleS = m.report.bubbleS;
                     row.mostLoaded = m.mostLoaded;
                 }
@@ -409,6 +410,11 @@ FaultStudyJson(const ResolvedJob& job,
             row["breakdown_s"] = {{"compute", r.computeS},
                                   {"exposed_communication", r.exposedCommS},
                                   {"pipeline_bubble", r.bubbleS}};
+            row["exposed_communication_by_op_s"] = Json::object();
+            for (const auto& [op, seconds] : r.exposedByOpS)
+            {
+                row["exposed_communication_by_op_s"][op] = seconds;
+            }
             Json links = Json::array();
             for (const auto& l : r.mostLoaded)
             {

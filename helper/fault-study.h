@@ -10,6 +10,7 @@
 #include "ns3/report-json.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,9 @@ struct FaultStudyRow
     double slowdown = 0;                //!< stepTimeS / the healthy step time of this routing
     double computeS = 0;                //!< critical rank: compute
     double exposedCommS = 0;            //!< critical rank: exposed communication
-    double bubbleS = 0;                 //!< critical rank: pipeline bubble
-    std::vector<LinkStats> mostLoaded;  //!< the busiest links
+    std::map<std::string, double> exposedByOpS; //!< of it, by the operator waited for
+    double bubbleS = 0;                         //!< critical rank: pipeline bubble
+    std::vector<LinkStats> mostLoaded;          //!< the busiest links
 };
 
 /**

@@ -126,6 +126,13 @@ class FaultStudySlowdownTestCase : public TestCase
                 NS_TEST_ASSERT_MSG_EQ(row.ok, true, row.error);
                 NS_TEST_EXPECT_MSG_GT_OR_EQ(
                     row.slowdown, previous - 1e-12, row.routing << " factor " << row.factor);
+                // Each row says which operators the slowed links left exposed, all of it.
+                double waited = 0;
+                for (const auto& [op, seconds] : row.exposedByOpS)
+                {
+                    waited += seconds;
+                }
+                NS_TEST_EXPECT_MSG_EQ_TOL(waited, row.exposedCommS, 1e-9, row.routing);
                 previous = row.slowdown;
             }
             NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[p * 6].slowdown, 1.0, 1e-9, "factor 1 is healthy");
