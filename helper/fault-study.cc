@@ -410,11 +410,7 @@ FaultStudyJson(const ResolvedJob& job,
             row["breakdown_s"] = {{"compute", r.computeS},
                                   {"exposed_communication", r.exposedCommS},
                                   {"pipeline_bubble", r.bubbleS}};
-            row["exposed_communication_by_op_s"] = Json::object();
-            for (const auto& [op, seconds] : r.exposedByOpS)
-            {
-                row["exposed_communication_by_op_s"][op] = seconds;
-            }
+            row["exposed_communication_by_op_s"] = r.exposedByOpS;
             Json links = Json::array();
             for (const auto& l : r.mostLoaded)
             {

@@ -56,11 +56,7 @@ to_json(Json& j, const RunReport& r)
     j["breakdown_s"] = {{"compute", r.computeS},
                         {"exposed_communication", r.exposedCommS},
                         {"pipeline_bubble", r.bubbleS}};
-    j["exposed_communication_by_op_s"] = Json::object();
-    for (const auto& [name, seconds] : r.exposedCommByOpS)
-    {
-        j["exposed_communication_by_op_s"][name] = seconds;
-    }
+    j["exposed_communication_by_op_s"] = r.exposedCommByOpS;
     if (r.haveComputeKinds)
     {
         j["compute_by_kind_s"] = {{"gemm", r.gemmS},
