@@ -173,8 +173,10 @@ MakeDeclarations()
             .Mode("training"),
         O::Choice(
             "attention",
-            "attention kernels: flash (FlashAttention-2), triton2022 (the 2022 FlashAttention in "
-            "Triton that MPT / LLM Foundry runs) or standard (unfused)",
+            "attention kernels: flash (FlashAttention-2), flash3 (Hopper's warp-specialized "
+            "kernels: FlashAttention-3, cuDNN's fused attention that Transformer Engine runs on "
+            "Hopper), triton2022 (the 2022 FlashAttention in Triton that MPT / LLM Foundry runs) "
+            "or standard (unfused)",
             runChoices("attention"),
             "flash"),
         O::Choice("grad-reduce",

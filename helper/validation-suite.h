@@ -163,6 +163,17 @@ class ValidationSuite
                                                          uint64_t maxBytes = 1ull << 30);
 
     /**
+     * \brief Published fused attention kernel rates on one H100 (flash-attention-h100.csv:
+     * FlashAttention-3's figures and a 2026 run of its benchmark):
+     * each row's kernel time against the compute model's at the boost clock (short timed
+     * runs), FlashAttention-2 rows with its FlashAttention-2 kernel (metric flash2_kernel_s),
+     * FlashAttention-3 and cuDNN rows with its Hopper kernel (metric hopper_attention_s).
+     * \param csv the table
+     * \return the rows run
+     */
+    static std::vector<ValidationRow> RunAttentionKernels(const std::string& csv);
+
+    /**
      * \return the bars each metric must meet: training iteration time mean 6% / max 10%,
      * time per output token 8% / 15%, first-token latency 12% / 20%, average power 20% / 30%;
      * energy per token 20% / 30% (pending host dispatch)

@@ -166,6 +166,11 @@ class CliBadInputTestCase : public TestCase
              {"option --param-gather", "--zero=1 or 2 (zero is 0)"}},
             {{"run", "--mode=inference", "--param-gather=overlap"},
              {"option --param-gather", "--mode=inference"}},
+            {{"run", "--attention=flash4"},
+             {"option --attention", "'flash4'", "flash, flash3, triton2022, standard"}},
+            // Hopper's attention kernels on a GPU without warpgroup MMAs (the A100 default).
+            {{"run", "--attention=flash3"},
+             {"gpu.warp_specialized", "--attention=flash3", "--attention=flash"}},
             {{"memory", "--main-grads=fp16"},
              {"option --main-grads", "fp16 gradients with bf16 weights", "auto, fp32, bf16"}},
             // Values the model rejects, reported as the option that set them.

@@ -70,7 +70,8 @@ SmallValidationData(const std::string& dir)
                              "llmfoundry-a100-bf16-training.csv",
                              "xla-h100-collectives.csv",
                              "nccl-tests-h100-4gpu-allreduce.csv",
-                             "nccl-tests-h100-hgx-slices.csv"})
+                             "nccl-tests-h100-hgx-slices.csv",
+                             "flash-attention-h100.csv"})
     {
         std::ifstream in(std::string(RAPIDLLM_SOURCE_DIR) + "/data/validation/" + name);
         std::ofstream out(data + "/" + name);
@@ -828,7 +829,7 @@ class CliInputEchoTestCase : public TestCase
         const Json& vin = vj.at("input");
         NS_TEST_EXPECT_MSG_EQ(vin.at("data").get<std::string>(), data, "validate: data");
         NS_TEST_EXPECT_MSG_EQ(vin.at("quick").get<bool>(), true, "validate: --quick");
-        RAPIDLLM_REQUIRE_EQ(vin.at("tables").size(), 10u, "validate: ten tables");
+        RAPIDLLM_REQUIRE_EQ(vin.at("tables").size(), 11u, "validate: eleven tables");
         NS_TEST_EXPECT_MSG_EQ(vin.at("tables").at(0).at("file").get<std::string>(),
                               "megatron-sc21-table1.csv",
                               "validate: the training table first");

@@ -318,6 +318,88 @@ class TritonAttentionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Hopper's warp-specialized attention (FlashAttention-3, cuDNN sm90): on a long sequence
+ * each block pair costs its warpgroup MMAs at the GEMM's per-SM rate plus its exponentials at
+ * the special-function rate; it needs a warp-specialized GPU with that rate.
+ */
+class HopperAttentionTestCase : public TestCase
+{
+  public:
+    HopperAttentionTestCase()
+        : TestCase("Hopper attention: MMAs plus exponentials per block pair, sm90 only")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto h100 = ModelOf("h100-sxm-80gb");
+        const GpuSpec& g = h100->GetGpu();
+        // 16k tokens of 16 heads of 128, no mask: every block pair is full.
+        AttentionShape s;
+        s.batch = 1;
+        s.heads = 16;
+        s.kvHeads = 16;
+        s.queryLen = 16384;
+        s.kvLen = 16384;
+        s.headDim = 128;
+        s.causal = false;
+        const OperatorCost fa2 = h100->AttentionForward(s, DataType::BF16);
+        s.kernel = AttentionKernel::HOPPER;
+        const OperatorCost fwd = h100->AttentionForward(s, DataType::BF16);
+        const OperatorCost bwd = h100->AttentionBackward(s, DataType::BF16);
+        NS_TEST_ASSERT_MSG_EQ_TOL(fwd.flops, fa2.flops, 1.0, "the same useful work");
+        NS_TEST_ASSERT_MSG_EQ_TOL(bwd.flops, 2.5 * fwd.flops, 1.0, "backward = 2.5x forward");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.blockM % 64, 0u, "whole warpgroups of 64 query rows");
+        NS_TEST_ASSERT_MSG_EQ(fwd.tiling.blocksPerSm, 1u, "one warp-specialized block per SM");
+        NS_TEST_ASSERT_MSG_EQ(fwd.bound, BoundLevel::COMPUTE, "MMA and exponential bound");
+        // The closed form: pairs x (MMAs + exponentials) spread over the SMs, at the GEMM's
+        // per-SM tensor rate and 16 exponentials per SM and clock, at the clock it ran at.
+        const double clock = fwd.clockHz > 0 ? fwd.clockHz : g.clockHz;
+        const double perSmMma =
+            g.TensorFlops(DataType::BF16) / g.smCount * g.efficiency.tensor * clock / g.clockHz;
+        const double perSmExp = g.sfuOpsPerClockPerSm * clock;
+        const double scores = 16.0 * 16384 * 16384;
+        const double ideal = (4.0 * 128 * scores / perSmMma + scores / perSmExp) / g.smCount;
+        NS_TEST_ASSERT_MSG_GT_OR_EQ(fwd.computeTimeS, ideal * (1 - 1e-9), "no faster than that");
+        NS_TEST_ASSERT_MSG_LT(fwd.computeTimeS, ideal * 1.05, "within wave quantization of it");
+        // Faster than FlashAttention-2's mma.sync tiling on the same GPU, slower than the MMAs
+        // alone.
+        NS_TEST_ASSERT_MSG_LT(fwd.timeS, fa2.timeS, "FlashAttention-3 beats FlashAttention-2");
+        NS_TEST_ASSERT_MSG_GT(
+            fwd.timeS, 4.0 * 128 * scores / (perSmMma * g.smCount), "exponentials are not free");
+        NS_TEST_ASSERT_MSG_GT(bwd.timeS, 2.5 * fwd.timeS * 0.8, "backward: 2.5x the MMAs");
+        // The special-function rate scales the exponentials' share.
+        GpuSpec slow = g;
+        slow.sfuOpsPerClockPerSm = 8;
+        auto halfSfu = CreateObject<GpuComputeModel>();
+        halfSfu->SetGpu(slow);
+        NS_TEST_ASSERT_MSG_GT(halfSfu->AttentionForward(s, DataType::BF16).timeS,
+                              fwd.timeS * 1.1,
+                              "half the exponential rate costs more than 10%");
+        // A GPU without warpgroup MMAs, or without the exponential rate, is refused by name.
+        for (const std::string& field : {"gpu.warp_specialized", "gpu.sfu_ops_per_clock_per_sm"})
+        {
+            GpuSpec other =
+                field == "gpu.warp_specialized" ? ModelOf("a100-sxm-80gb")->GetGpu() : g;
+            other.sfuOpsPerClockPerSm = field == "gpu.warp_specialized" ? 16 : 0;
+            auto m = CreateObject<GpuComputeModel>();
+            m->SetGpu(other);
+            std::string message;
+            try
+            {
+                m->AttentionForward(s, DataType::BF16);
+            }
+            catch (const SpecError& e)
+            {
+                message = e.what();
+            }
+            NS_TEST_ASSERT_MSG_NE(message.find(field), std::string::npos, "error names " + field);
+        }
+    }
+};
+
 /** \brief FlashAttention: causal skips about half the blocks, the backward pass does 2.5x the
  * FLOPs, decode attention reads the KV cache at HBM speed. */
 class AttentionTestCase : public TestCase
@@ -596,6 +678,7 @@ class ComputeModelTestSuite : public TestSuite
         AddTestCase(new MemoTestCase, TestCase::QUICK);
         AddTestCase(new AttentionTestCase, TestCase::QUICK);
         AddTestCase(new TritonAttentionTestCase, TestCase::QUICK);
+        AddTestCase(new HopperAttentionTestCase, TestCase::QUICK);
         AddTestCase(new DecodePerHeadTestCase, TestCase::QUICK);
         AddTestCase(new ElementwiseTestCase, TestCase::QUICK);
         AddTestCase(new ComputeBadInputTestCase, TestCase::QUICK);

@@ -88,6 +88,13 @@ ValidationTables(bool quick)
          [](const std::string& csv, uint32_t)
          {
              return ValidationSuite::RunNcclTestsSlices(csv);
+         }},
+        {"flash-attention-h100.csv",
+         "",
+         0,
+         [](const std::string& csv, uint32_t)
+         {
+             return ValidationSuite::RunAttentionKernels(csv);
          }}};
 }
 
@@ -238,7 +245,9 @@ static CliCommandRegistrar g_validateCommand(
     "pre-training, FP8; MosaicML LLM Foundry MPT training on H100 and A100, BF16 FSDP; XLA's "
     "measured NCCL all-reduce and all-gather among 2, 4 and 8 H100; nccl-tests' 4x H100 "
     "all-reduce; nccl-tests' all-reduce and all-gather on 2-, 4- and 6-GPU slices of an 8x H100 "
-    "node) "
+    "node; FlashAttention-3's published FlashAttention-2, cuDNN and FlashAttention-3 kernel rates "
+    "on "
+    "one H100) "
     "with one efficiency set per GPU and prints published, predicted and error per row.",
     RunValidateCommand);
 

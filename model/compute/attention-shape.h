@@ -12,15 +12,17 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief Which fused attention kernel runs a call: FlashAttention-2 (Dao 2023, CUDA) or the
+ * \brief Which fused attention kernel runs a call: FlashAttention-2 (Dao 2023, CUDA), the
  * 2022 FlashAttention in Triton that MPT / LLM Foundry ships (flash_attn_triton.py: 128 x 128
  * blocks, 8 warps, one stage, backward autotuned between a per-head and a sequence-parallel
- * program).
+ * program) or Hopper's warp-specialized kernels (FlashAttention-3, cuDNN's sm90 fused
+ * attention, which Transformer Engine runs on Hopper).
  */
 enum class AttentionKernel
 {
     FLASH2,     //!< FlashAttention-2
     TRITON2022, //!< FlashAttention in Triton (2022), as in MPT
+    HOPPER,     //!< warp-specialized warpgroup-MMA kernels (FlashAttention-3, cuDNN sm90)
 };
 
 /**

@@ -8,6 +8,7 @@
 #include "decode-attention-kernel-model.h"
 #include "elementwise-kernel-model.h"
 #include "gemm-kernel-model.h"
+#include "hopper-attention-kernel-model.h"
 #include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/log.h"
@@ -293,9 +294,15 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       return s.kernel == AttentionKernel::TRITON2022
-                                  ? kernel::TritonAttentionForward(g, s, type)
-                                  : kernel::FlashAttentionForward(g, s, type);
+                       switch (s.kernel)
+                       {
+                           case AttentionKernel::TRITON2022:
+                               return kernel::TritonAttentionForward(g, s, type);
+                           case AttentionKernel::HOPPER:
+                               return kernel::HopperAttentionForward(g, s, type);
+                           default:
+                               return kernel::FlashAttentionForward(g, s, type);
+                       }
                    });
 }
 
@@ -306,9 +313,15 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       return s.kernel == AttentionKernel::TRITON2022
-                                  ? kernel::TritonAttentionBackward(g, s, type)
-                                  : kernel::FlashAttentionBackward(g, s, type);
+                       switch (s.kernel)
+                       {
+                           case AttentionKernel::TRITON2022:
+                               return kernel::TritonAttentionBackward(g, s, type);
+                           case AttentionKernel::HOPPER:
+                               return kernel::HopperAttentionBackward(g, s, type);
+                           default:
+                               return kernel::FlashAttentionBackward(g, s, type);
+                       }
                    });
 }
 

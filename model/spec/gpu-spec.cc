@@ -83,7 +83,8 @@ GpuSpec::operator==(const GpuSpec& o) const
            && maxBlocksPerSm == o.maxBlocksPerSm
            && sharedMemoryPerSmBytes == o.sharedMemoryPerSmBytes
            && sharedMemoryPerBlockBytes == o.sharedMemoryPerBlockBytes
-           && smemBytesPerClockPerSm == o.smemBytesPerClockPerSm && l2Bytes == o.l2Bytes
+           && smemBytesPerClockPerSm == o.smemBytesPerClockPerSm
+           && sfuOpsPerClockPerSm == o.sfuOpsPerClockPerSm && l2Bytes == o.l2Bytes
            && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
            && hbmBandwidthBps == o.hbmBandwidthBps && launchOverheadS == o.launchOverheadS
            && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
@@ -224,6 +225,7 @@ GpuSpec::Read(SpecReader& r)
     g.mmaTileN = r.GetCount("mma_tile_n", 8, 64);
     g.clusterMulticast = r.GetCount("cluster_multicast", 1, 1);
     g.warpSpecialized = r.GetBool("warp_specialized", false);
+    g.sfuOpsPerClockPerSm = r.GetCount("sfu_ops_per_clock_per_sm", 1, 0);
     g.ratedClockHz = g.clockHz;
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);

@@ -93,6 +93,8 @@ struct GpuSpec
     uint64_t sharedMemoryPerSmBytes = 0;    //!< shared memory a kernel can use per SM
     uint64_t sharedMemoryPerBlockBytes = 0; //!< shared memory one block can use (opt-in)
     double smemBytesPerClockPerSm = 0;      //!< shared-memory bandwidth per SM per clock
+    uint32_t sfuOpsPerClockPerSm = 0;       //!< special-function results (exp2) per SM per clock
+                                            //!< (optional; 0: not given)
     uint64_t l2Bytes = 0;                   //!< L2 cache size
     double l2BandwidthBps = 0;              //!< L2 bandwidth, bytes/s
     uint64_t hbmBytes = 0;                  //!< device memory size

@@ -264,7 +264,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "attention")
     {
-        return {"flash", "triton2022", "standard"};
+        return {"flash", "flash3", "triton2022", "standard"};
     }
     if (field == "grad_reduce")
     {
@@ -761,14 +761,24 @@ RunSpec::AttentionName() const
     {
         return "standard";
     }
-    return tritonAttention ? "triton2022" : "flash";
+    switch (fusedAttention)
+    {
+        case FusedAttention::TRITON2022:
+            return "triton2022";
+        case FusedAttention::FLASH3:
+            return "flash3";
+        default:
+            return "flash";
+    }
 }
 
 void
 RunSpec::SetAttention(const std::string& name)
 {
     flashAttention = name != "standard";
-    tritonAttention = name == "triton2022";
+    fusedAttention = name == "triton2022" ? FusedAttention::TRITON2022
+                     : name == "flash3"   ? FusedAttention::FLASH3
+                                          : FusedAttention::FLASH2;
 }
 
 bool
@@ -776,7 +786,7 @@ RunSpec::operator==(const RunSpec& o) const
 {
     return mode == o.mode && parallel == o.parallel && recompute == o.recompute && dtype == o.dtype
            && microBatch == o.microBatch && globalBatch == o.globalBatch && sequence == o.sequence
-           && flashAttention == o.flashAttention && tritonAttention == o.tritonAttention
+           && flashAttention == o.flashAttention && fusedAttention == o.fusedAttention
            && overlapGradReduce == o.overlapGradReduce && overlapTpReduce == o.overlapTpReduce
            && bucketBytes == o.bucketBytes && batch == o.batch && promptTokens == o.promptTokens
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken

@@ -33,6 +33,18 @@ enum class Recompute
 };
 
 /**
+ * \brief The fused attention kernels a run's software uses (with RunSpec::flashAttention):
+ * FlashAttention-2, MPT's 2022 FlashAttention in Triton, or Hopper's warp-specialized kernels
+ * (FlashAttention-3; cuDNN's sm90 fused attention, which Transformer Engine prefers on Hopper).
+ */
+enum class FusedAttention
+{
+    FLASH2,     //!< FlashAttention-2 ("flash")
+    TRITON2022, //!< FlashAttention in Triton (2022), as in MPT ("triton2022")
+    FLASH3      //!< FlashAttention-3 / cuDNN on Hopper ("flash3")
+};
+
+/**
  * \ingroup rapid-llm
  * \brief How the training framework lays out weights, gradients and optimizer state in device
  * memory (bytes per parameter for 16-bit training; d = data-parallel ranks).
@@ -155,8 +167,7 @@ struct RunSpec
     uint32_t globalBatch = 1;              //!< training: sequences per iteration
     uint32_t sequence = 2048;              //!< training: tokens per sequence
     bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
-    /** With flashAttention: MPT's 2022 FlashAttention in Triton instead of FlashAttention-2 */
-    bool tritonAttention = false;
+    FusedAttention fusedAttention = FusedAttention::FLASH2; //!< with flashAttention: which kernels
     bool overlapGradReduce = true;      //!< DP gradient reduction overlaps the backward
     bool overlapTpReduce = true;        //!< TP input-gradient reduction overlaps the wgrad GEMM
     uint64_t bucketBytes = 25ull << 20; //!< DP gradient bucket (PyTorch DDP default 25 MiB)
@@ -245,12 +256,13 @@ struct RunSpec
      */
     DataType ActivationType() const;
 
-    /** \return the attention setting's text: flash, triton2022 or standard */
+    /** \return the attention setting's text: flash, flash3, triton2022 or standard */
     std::string AttentionName() const;
 
     /**
-     * \brief Sets flashAttention and tritonAttention from an attention setting's text.
-     * \param name flash, triton2022 or standard (already checked against Choices("attention"))
+     * \brief Sets flashAttention and fusedAttention from an attention setting's text.
+     * \param name flash, flash3, triton2022 or standard (already checked against
+     * Choices("attention"))
      */
     void SetAttention(const std::string& name);
 

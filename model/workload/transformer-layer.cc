@@ -76,6 +76,21 @@ TransformerLayer::InputBytes() const
     return uint64_t(m_shapes.elementBytes) * m_normRows * m_shapes.hidden;
 }
 
+AttentionKernel
+TransformerLayer::FusedKernel() const
+{
+    switch (m_run.fusedAttention)
+    {
+        case FusedAttention::TRITON2022:
+            // Ring attention (cp > 1) runs fused kernels even where the run's attention is unfused.
+            return m_run.flashAttention ? AttentionKernel::TRITON2022 : AttentionKernel::FLASH2;
+        case FusedAttention::FLASH3:
+            return AttentionKernel::HOPPER;
+        default:
+            return AttentionKernel::FLASH2;
+    }
+}
+
 OperatorDesc
 TransformerLayer::SequenceAttention(OpType type, bool backward) const
 {
@@ -88,8 +103,7 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.kvLen = m_tokens;
     a.causal = true;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
-    a.kernel = m_run.tritonAttention && m_run.flashAttention ? AttentionKernel::TRITON2022
-                                                             : AttentionKernel::FLASH2;
+    a.kernel = FusedKernel();
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
@@ -106,8 +120,7 @@ TransformerLayer::RingAttention(OpType type, uint32_t step, bool backward) const
     a.queryLen = step == 0 ? m_tokens : m_tokens / 2;
     a.kvLen = m_tokens;
     a.causal = step == 0;
-    a.kernel = m_run.tritonAttention && m_run.flashAttention ? AttentionKernel::TRITON2022
-                                                             : AttentionKernel::FLASH2;
+    a.kernel = FusedKernel();
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
