@@ -173,12 +173,12 @@ MakeDeclarations()
             .Mode("training"),
         O::Choice(
             "attention",
-            "attention kernels: flash (FlashAttention-2), flash3 (Hopper's warp-specialized "
-            "kernels: FlashAttention-3, cuDNN's fused attention that Transformer Engine runs on "
-            "Hopper), triton2022 (the 2022 FlashAttention in Triton that MPT / LLM Foundry runs) "
-            "or standard (unfused)",
+            "attention kernels: auto (the GPU's: flash3 on Hopper, flash elsewhere), flash "
+            "(FlashAttention-2), flash3 (Hopper's warp-specialized kernels: FlashAttention-3, "
+            "cuDNN's fused attention that Transformer Engine runs on Hopper), triton2022 (the 2022 "
+            "FlashAttention in Triton that MPT / LLM Foundry runs) or standard (unfused)",
             runChoices("attention"),
-            "flash"),
+            "auto"),
         O::Choice("grad-reduce",
                   "DP gradient reduction: overlap (with backward) or after_backward",
                   runChoices("grad_reduce"),

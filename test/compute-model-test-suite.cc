@@ -370,6 +370,18 @@ class HopperAttentionTestCase : public TestCase
         NS_TEST_ASSERT_MSG_GT(
             fwd.timeS, 4.0 * 128 * scores / (perSmMma * g.smCount), "exponentials are not free");
         NS_TEST_ASSERT_MSG_GT(bwd.timeS, 2.5 * fwd.timeS * 0.8, "backward: 2.5x the MMAs");
+        // The default kernel is the GPU's: Hopper's here, FlashAttention-2's on A100.
+        AttentionShape autoShape = s;
+        autoShape.kernel = AttentionKernel::AUTO;
+        NS_TEST_ASSERT_MSG_EQ(h100->AttentionForward(autoShape, DataType::BF16).timeS,
+                              fwd.timeS,
+                              "auto on H100 is the Hopper kernel");
+        auto a100 = ModelOf("a100-sxm-80gb");
+        AttentionShape fa2Shape = s;
+        fa2Shape.kernel = AttentionKernel::FLASH2;
+        NS_TEST_ASSERT_MSG_EQ(a100->AttentionBackward(autoShape, DataType::BF16).timeS,
+                              a100->AttentionBackward(fa2Shape, DataType::BF16).timeS,
+                              "auto on A100 is FlashAttention-2");
         // The special-function rate scales the exponentials' share.
         GpuSpec slow = g;
         slow.sfuOpsPerClockPerSm = 8;

@@ -23,6 +23,8 @@ enum class AttentionKernel
     FLASH2,     //!< FlashAttention-2
     TRITON2022, //!< FlashAttention in Triton (2022), as in MPT
     HOPPER,     //!< warp-specialized warpgroup-MMA kernels (FlashAttention-3, cuDNN sm90)
+    AUTO,       //!< the GPU's: HOPPER where it has warpgroup MMAs and the exponential rate,
+                //!< else FLASH2 (GpuComputeModel resolves it)
 };
 
 /**

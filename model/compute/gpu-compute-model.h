@@ -29,9 +29,9 @@ namespace rapidllm {
  * GEMMs enumerate thread-block tilings and pipeline depths that fit the SM (shared memory,
  * registers, threads, blocks), schedule the tiles in waves over the SMs, count the traffic at
  * each level from tile reuse, and keep the fastest tiling, as cuBLAS's heuristic would.
- * Attention follows FlashAttention-2's tiling; elementwise operators are rooflines. All
- * calibration comes from the GpuSpec (one set per GPU). Results are memoized and
- * deterministic.
+ * Attention follows its kernel's tiling (FlashAttention-2, Triton, Hopper); elementwise
+ * operators are rooflines. All calibration comes from the GpuSpec (one set per GPU). Results
+ * are memoized and deterministic.
  *
  * On a GPU with a power model (GpuSpec::power) every kernel runs at the clock its power allows
  * (ClockPolicy attribute): at the boost clock, unless under sustained load its board power would
@@ -118,8 +118,15 @@ class GpuComputeModel : public Object
                                 const KernelTiling& tiling) const;
 
     /**
-     * \brief FlashAttention-2 forward: S = QK^T, online softmax, O = PV, tiled over query and
-     * key/value blocks; causal blocks above the diagonal are skipped.
+     * \return \p kernel, or for AttentionKernel::AUTO the GPU's: HOPPER where it has
+     * warp-specialized warpgroup MMAs and a special-function rate, else FLASH2
+     */
+    AttentionKernel ResolvedKernel(AttentionKernel kernel) const;
+
+    /**
+     * \brief Fused attention forward by the shape's kernel (ResolvedKernel): FlashAttention-2
+     * (S = QK^T, online softmax, O = PV, tiled over query and key/value blocks; causal blocks
+     * above the diagonal are skipped), MPT's Triton kernel or Hopper's.
      * \param shape the call
      * \param type Q/K/V/O type
      * \return the cost
@@ -127,8 +134,8 @@ class GpuComputeModel : public Object
     OperatorCost AttentionForward(const AttentionShape& shape, DataType type);
 
     /**
-     * \brief FlashAttention-2 backward (recomputes S and P; dQ accumulated in fp32), including
-     * its preprocessing (rowsum(dO*O)) and dQ conversion kernels.
+     * \brief Fused attention backward by the shape's kernel (recomputes S and P; dQ accumulated
+     * in fp32), including its preprocessing (rowsum(dO*O)) and dQ conversion kernels.
      * \param shape the call
      * \param type tensor type
      * \return the cost

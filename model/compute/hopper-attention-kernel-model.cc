@@ -10,6 +10,7 @@
 #include "ns3/spec-error.h"
 
 #include <algorithm>
+#include <string>
 
 namespace ns3 {
 namespace rapidllm {
@@ -52,6 +53,40 @@ RequireHopper(const GpuSpec& g)
     }
 }
 
+/** The fastest of the tilings a kernel model offers; none fitting is an error. */
+class FastestTiling
+{
+  public:
+    /** Keeps \p c if it is the fastest so far (the first of equals). */
+    void
+    Offer(const OperatorCost& c)
+    {
+        if (!m_found || c.timeS < m_best.timeS * (1 - 1e-12))
+        {
+            m_best = c;
+            m_found = true;
+        }
+    }
+
+    /** \return the fastest; throws SpecError naming \p pass and the head dimension if none fit */
+    const OperatorCost&
+    Best(const GpuSpec& g, const std::string& pass, uint64_t headDim) const
+    {
+        if (!m_found)
+        {
+            throw SpecError(g.name,
+                            "attention",
+                            "no Hopper attention " + pass + " tiling fits head dimension "
+                                + std::to_string(headDim));
+        }
+        return m_best;
+    }
+
+  private:
+    OperatorCost m_best;  //!< the fastest so far
+    bool m_found = false; //!< whether any tiling fit
+};
+
 /** \return the registers one of \p consumers consumer warpgroups' threads may use */
 uint32_t
 ConsumerRegisters(const GpuSpec& g, uint32_t consumers)
@@ -75,8 +110,7 @@ HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     const double pairs =
         s.causal ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
                  : double(s.queryLen) * s.kvLen;
-    OperatorCost best;
-    bool found = false;
+    FastestTiling fastest;
     static const uint32_t kConsumers[] = {2, 3};
     static const uint32_t kBc[] = {64, 80, 128, 176};
     for (uint32_t consumers : kConsumers)
@@ -139,20 +173,10 @@ HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
             SetFlashTiling(c, br, bc, s.headDim, threads, 1, smem, ctas, sms);
             c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
             ApplyBound(c);
-            if (!found || c.timeS < best.timeS * (1 - 1e-12))
-            {
-                best = c;
-                found = true;
-            }
+            fastest.Offer(c);
         }
     }
-    if (!found)
-    {
-        throw SpecError(g.name,
-                        "attention",
-                        "no Hopper attention tiling fits head dimension "
-                            + std::to_string(s.headDim));
-    }
+    const OperatorCost& best = fastest.Best(g, "forward", s.headDim);
     NS_LOG_LOGIC("hopper forward " << best.tiling.blockM << "x" << best.tiling.blockN << ", "
                                    << best.timeS << " s, " << best.bound << " bound");
     return best;
@@ -170,8 +194,7 @@ HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     // CUDA-core operations per second (a fused multiply-add is two of the vector FLOPs).
     const double perSmOps = perSmVector / 2;
     const uint32_t consumers = 2;
-    OperatorCost best;
-    bool found = false;
+    FastestTiling fastest;
     static const uint32_t kBr[] = {64, 128};
     static const uint32_t kBc[] = {64, 128};
     static const uint32_t kStages[] = {2, 1};
@@ -244,21 +267,11 @@ HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
                 c.kernels = 3;
                 c.smUtilization = tCompute > 0 ? totalPairs * cPair / (sms * tCompute) : 0.0;
                 ApplyBound(c);
-                if (!found || c.timeS < best.timeS * (1 - 1e-12))
-                {
-                    best = c;
-                    found = true;
-                }
+                fastest.Offer(c);
             }
         }
     }
-    if (!found)
-    {
-        throw SpecError(g.name,
-                        "attention",
-                        "no Hopper attention backward tiling fits head dimension "
-                            + std::to_string(s.headDim));
-    }
+    const OperatorCost& best = fastest.Best(g, "backward", s.headDim);
     NS_LOG_LOGIC("hopper backward " << best.tiling.blockM << "x" << best.tiling.blockN << ", "
                                     << best.timeS << " s, " << best.bound << " bound");
     return best;

@@ -264,7 +264,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "attention")
     {
-        return {"flash", "flash3", "triton2022", "standard"};
+        return {"auto", "flash", "flash3", "triton2022", "standard"};
     }
     if (field == "grad_reduce")
     {
@@ -763,12 +763,14 @@ RunSpec::AttentionName() const
     }
     switch (fusedAttention)
     {
+        case FusedAttention::FLASH2:
+            return "flash";
         case FusedAttention::TRITON2022:
             return "triton2022";
         case FusedAttention::FLASH3:
             return "flash3";
         default:
-            return "flash";
+            return "auto";
     }
 }
 
@@ -776,9 +778,10 @@ void
 RunSpec::SetAttention(const std::string& name)
 {
     flashAttention = name != "standard";
-    fusedAttention = name == "triton2022" ? FusedAttention::TRITON2022
-                     : name == "flash3"   ? FusedAttention::FLASH3
-                                          : FusedAttention::FLASH2;
+    fusedAttention = name == "flash"        ? FusedAttention::FLASH2
+                     : name == "triton2022" ? FusedAttention::TRITON2022
+                     : name == "flash3"     ? FusedAttention::FLASH3
+                                            : FusedAttention::AUTO;
 }
 
 bool
@@ -886,7 +889,7 @@ RunSpec::Read(SpecReader& r)
     }
     ParseRecompute(r.GetChoice("recompute", Choices("recompute"), ToString(s.recompute)),
                    s.recompute);
-    s.SetAttention(r.GetChoice("attention", Choices("attention"), "flash"));
+    s.SetAttention(r.GetChoice("attention", Choices("attention"), "auto"));
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";

@@ -34,11 +34,13 @@ enum class Recompute
 
 /**
  * \brief The fused attention kernels a run's software uses (with RunSpec::flashAttention):
- * FlashAttention-2, MPT's 2022 FlashAttention in Triton, or Hopper's warp-specialized kernels
- * (FlashAttention-3; cuDNN's sm90 fused attention, which Transformer Engine prefers on Hopper).
+ * FlashAttention-2, MPT's 2022 FlashAttention in Triton, Hopper's warp-specialized kernels
+ * (FlashAttention-3; cuDNN's sm90 fused attention, which Transformer Engine prefers on Hopper),
+ * or the GPU's own: the Hopper kernels where it has them, else FlashAttention-2.
  */
 enum class FusedAttention
 {
+    AUTO,       //!< the GPU's: flash3 on Hopper, flash elsewhere ("auto")
     FLASH2,     //!< FlashAttention-2 ("flash")
     TRITON2022, //!< FlashAttention in Triton (2022), as in MPT ("triton2022")
     FLASH3      //!< FlashAttention-3 / cuDNN on Hopper ("flash3")
@@ -167,7 +169,7 @@ struct RunSpec
     uint32_t globalBatch = 1;              //!< training: sequences per iteration
     uint32_t sequence = 2048;              //!< training: tokens per sequence
     bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
-    FusedAttention fusedAttention = FusedAttention::FLASH2; //!< with flashAttention: which kernels
+    FusedAttention fusedAttention = FusedAttention::AUTO; //!< with flashAttention: which kernels
     bool overlapGradReduce = true;      //!< DP gradient reduction overlaps the backward
     bool overlapTpReduce = true;        //!< TP input-gradient reduction overlaps the wgrad GEMM
     uint64_t bucketBytes = 25ull << 20; //!< DP gradient bucket (PyTorch DDP default 25 MiB)
@@ -256,12 +258,12 @@ struct RunSpec
      */
     DataType ActivationType() const;
 
-    /** \return the attention setting's text: flash, flash3, triton2022 or standard */
+    /** \return the attention setting's text: auto, flash, flash3, triton2022 or standard */
     std::string AttentionName() const;
 
     /**
      * \brief Sets flashAttention and fusedAttention from an attention setting's text.
-     * \param name flash, flash3, triton2022 or standard (already checked against
+     * \param name auto, flash, flash3, triton2022 or standard (already checked against
      * Choices("attention"))
      */
     void SetAttention(const std::string& name);

@@ -86,8 +86,10 @@ TransformerLayer::FusedKernel() const
             return m_run.flashAttention ? AttentionKernel::TRITON2022 : AttentionKernel::FLASH2;
         case FusedAttention::FLASH3:
             return AttentionKernel::HOPPER;
-        default:
+        case FusedAttention::FLASH2:
             return AttentionKernel::FLASH2;
+        default:
+            return AttentionKernel::AUTO;
     }
 }
 
