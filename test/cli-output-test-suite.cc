@@ -149,6 +149,28 @@ class CliJsonTestCase : public TestCase
                               "gemm: 2 m n k batch FLOPs");
         NS_TEST_EXPECT_MSG_EQ(gemm.at("tile").is_object(), true, "gemm: tile");
 
+        // attention: the kernel auto resolves to, forward FLOPs 4 b h d over the query-key
+        // pairs the causal mask keeps, the backward 2.5x; the same call by its kernel's name costs
+        // the same.
+        const std::vector<std::string> attArgs = {
+            "attention", "--hardware=h100-sxm-80gb", "--batch=2", "--heads=16", "--seq=8192"};
+        Json att = JsonOf(Cat(attArgs, {"--json"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(att.at("kernel").get<std::string>(), "flash3", "auto on H100");
+        NS_TEST_EXPECT_MSG_EQ(att.at("forward").at("flops").get<double>(),
+                              4.0 * 2 * 16 * 128 * (8192.0 * 8193 / 2),
+                              "attention: causal forward FLOPs (each query sees itself and the "
+                              "keys before it)");
+        NS_TEST_EXPECT_MSG_EQ(att.at("backward").at("flops").get<double>(),
+                              2.5 * att.at("forward").at("flops").get<double>(),
+                              "attention: backward 2.5x");
+        Json named = JsonOf(Cat(attArgs, {"--attention=flash3", "--json"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(named.at("forward").at("time_s").get<double>(),
+                              att.at("forward").at("time_s").get<double>(),
+                              "attention: auto is flash3 on H100");
+        NS_TEST_EXPECT_MSG_EQ(JsonOf({"attention", "--json"}, dir).at("kernel").get<std::string>(),
+                              "flash",
+                              "auto on A100");
+
         // collective: bus bandwidth = algorithm bandwidth x 2 (n - 1) / n for an all-reduce
         // (nccl-tests' definition), and the links asked for are listed.
         Json coll = JsonOf({"collective",

@@ -163,7 +163,7 @@ JobCliOptions()
         {"hardware",
          [&](const CliOption& o)
          {
-             return o.For(Plus(jobAndSweep, {"gemm", "replay", "collective"}))
+             return o.For(Plus(jobAndSweep, {"gemm", "attention", "replay", "collective"}))
                  .DefaultIn("collective", "")
                  .RequiredIn({"collective"});
          }},
@@ -249,19 +249,48 @@ JobCliOptions()
                  .RequiredIn({"sweep"})
                  .HelpIn("sweep", "global batch size (sequences)");
          }},
-        {"seq", alsoSweep},
+        {"seq",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(jobAndSweep, {"attention"}))
+                 .HelpIn("attention", "query tokens per sequence");
+         }},
         {"batch",
          [&](const CliOption& o)
          {
-             return o.For(Plus(kJob, {"gemm"}))
-                 .HelpIn("gemm", "independent GEMMs in one batched launch");
+             return o.For(Plus(kJob, {"gemm", "attention"}))
+                 .HelpIn("gemm", "independent GEMMs in one batched launch")
+                 .HelpIn("attention", "sequences");
          }},
         {"dtype",
          [&](const CliOption& o)
          {
-             return o.For(Plus(jobAndSweep, {"gemm"})).HelpIn("gemm", "operand type");
+             return o.For(Plus(jobAndSweep, {"gemm", "attention"}))
+                 .HelpIn("gemm", "operand type")
+                 .HelpIn("attention", "Q, K, V and O type");
          }},
-        {"attention", alsoSweep},
+        {"heads",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(kJob, {"attention"}))
+                 .DefaultIn("attention", "32")
+                 .HelpIn("attention", "query heads");
+         }},
+        {"kv-heads",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(kJob, {"attention"}))
+                 .HelpIn("attention", "key/value heads (default: --heads)");
+         }},
+        {"attention",
+         [&](const CliOption& o)
+         {
+             return o.For(Plus(jobAndSweep, {"attention"}))
+                 .HelpIn("attention",
+                         "the kernel: auto (the GPU's: flash3 on Hopper, flash elsewhere), flash "
+                         "(FlashAttention-2), flash3 (FlashAttention-3 / cuDNN on Hopper), "
+                         "triton2022 (MPT's Triton kernel) or standard (unfused)");
+         }},
         {"fp8-scaling", alsoSweep},
         {"main-grads", alsoSweep},
         {"param-gather", alsoSweep},
@@ -311,6 +340,16 @@ MakeOptions()
         Count("k", "reduction dimension (input features)", 1, kMaxCount, "")
             .For({"gemm"})
             .RequiredIn({"gemm"}),
+        // The call of `attention`.
+        Count("head-dim", "head dimension", 1, 1024, "128").For({"attention"}),
+        Count("kv-seq",
+              "key/value tokens per sequence (default: --seq; the queries are the last --seq)",
+              1,
+              kMaxCount,
+              "")
+            .For({"attention"}),
+        Flag("causal", "causal mask (the blocks above the diagonal are skipped)", "true")
+            .For({"attention"}),
         // The collective of `collective`.
         Choice("op", "collective", CollectiveOpNames, "all-reduce").For({"collective"}),
         Size("bytes", "size as nccl-tests counts it, e.g. 1GiB, 256MiB, 4K", 1, 1ull << 60, "1GiB")
@@ -475,6 +514,7 @@ MakeOptions()
                   "xval",
                   "presets",
                   "gemm",
+                  "attention",
                   "trace-info",
                   "collective",
                   "sweep"})
@@ -497,6 +537,7 @@ MakeOptions()
                   "replay",
                   "memory",
                   "gemm",
+                  "attention",
                   "collective",
                   "validate",
                   "xval",

@@ -1,0 +1,207 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm attention: the predicted time of one attention call (forward and backward) on one
+// GPU, and why: the kernel the run's setting resolves to, its tiling, waves, traffic at each
+// memory level and the bounding level. The attention counterpart of `gemm`.
+
+#include "cli-commands.h"
+#include "ns3/gpu-compute-model.h"
+#include "ns3/hardware-spec.h"
+#include "ns3/report-json.h"
+#include "ns3/report-output.h"
+#include "ns3/spec-error.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** Formats a double with printf's %.*g (locale-independent, deterministic). */
+std::string
+Num(double value, int digits = 6)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, value);
+    return buffer;
+}
+
+/** \return the --attention value that names \p kernel */
+std::string
+KernelName(AttentionKernel kernel)
+{
+    switch (kernel)
+    {
+        case AttentionKernel::TRITON2022:
+            return "triton2022";
+        case AttentionKernel::HOPPER:
+            return "flash3";
+        default:
+            return "flash";
+    }
+}
+
+/** The shape of the call, checked against the GPU-independent limits of the compute model. */
+AttentionShape
+ShapeOf(const CliArgs& args)
+{
+    AttentionShape s;
+    s.batch = args.Count("batch");
+    s.heads = args.Count("heads");
+    s.kvHeads = args.Text("kv-heads").empty() ? s.heads : args.Count("kv-heads");
+    s.queryLen = args.Count("seq");
+    s.kvLen = args.Text("kv-seq").empty() ? s.queryLen : args.Count("kv-seq");
+    s.headDim = args.Count("head-dim");
+    s.causal = args.Flag("causal");
+    if (s.heads % s.kvHeads != 0)
+    {
+        throw SpecError(kCommandLine,
+                        "kv-heads",
+                        std::to_string(s.kvHeads)
+                            + " does not divide --heads=" + std::to_string(s.heads));
+    }
+    if (s.kvLen < s.queryLen)
+    {
+        throw SpecError(kCommandLine,
+                        "kv-seq",
+                        std::to_string(s.kvLen)
+                            + " is shorter than --seq=" + std::to_string(s.queryLen)
+                            + " (the queries are the last --seq of "
+                              "the --kv-seq keys)");
+    }
+    // Every count below is exact in a double: the score matrix at most 2^53 elements.
+    const long double scores = (long double) s.batch * s.heads * s.queryLen * s.kvLen;
+    if (scores > std::ldexp(1.0L, 53))
+    {
+        throw SpecError(kCommandLine,
+                        "seq",
+                        "batch x heads x seq x kv-seq is above 2^53 score elements; reduce "
+                        "--batch, --heads, --seq or --kv-seq");
+    }
+    return s;
+}
+
+} // namespace
+
+int
+RunAttentionCommand(const CliArgs& args)
+{
+    AttentionShape s = ShapeOf(args);
+    DataType type;
+    ParseDataType(args.Text("dtype"), type);
+    HardwareSpec hw = HardwareSpec::Load(args.Text("hardware"));
+    Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
+    model->SetGpu(hw.gpu);
+    RunSpec run;
+    run.SetAttention(args.Text("attention"));
+    const bool unfused = !run.flashAttention;
+    s.kernel = run.fusedAttention == FusedAttention::FLASH2       ? AttentionKernel::FLASH2
+               : run.fusedAttention == FusedAttention::TRITON2022 ? AttentionKernel::TRITON2022
+               : run.fusedAttention == FusedAttention::FLASH3     ? AttentionKernel::HOPPER
+                                                                  : AttentionKernel::AUTO;
+    const std::string kernel = unfused ? "standard" : KernelName(model->ResolvedKernel(s.kernel));
+    const std::vector<std::pair<std::string, OperatorCost>> passes = {
+        {"forward",
+         unfused ? model->UnfusedAttentionForward(s, type) : model->AttentionForward(s, type)},
+        {"backward",
+         unfused ? model->UnfusedAttentionBackward(s, type) : model->AttentionBackward(s, type)}};
+
+    if (args.Flag("json"))
+    {
+        Json j = {{"hardware", hw.name},
+                  {"attention", args.Text("attention")},
+                  {"kernel", kernel},
+                  {"batch", s.batch},
+                  {"heads", s.heads},
+                  {"kv_heads", s.kvHeads},
+                  {"seq", s.queryLen},
+                  {"kv_seq", s.kvLen},
+                  {"head_dim", s.headDim},
+                  {"causal", s.causal},
+                  {"dtype", ToString(type)}};
+        for (const auto& [pass, c] : passes)
+        {
+            j[pass] = Json(c);
+        }
+        std::cout << DumpJson(j);
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << CsvLine(
+            {"hardware",  "kernel",    "pass",   "batch", "heads",  "kv_heads",   "seq",
+             "kv_seq",    "head_dim",  "causal", "dtype", "time_s", "tflops",     "bound",
+             "block_m",   "block_n",   "tiles",  "waves", "flops",  "smem_bytes", "l2_bytes",
+             "hbm_bytes", "compute_s", "smem_s", "l2_s",  "hbm_s",  "overhead_s", "clock_mhz"});
+        for (const auto& [pass, c] : passes)
+        {
+            std::cout << CsvLine({hw.name,
+                                  kernel,
+                                  pass,
+                                  std::to_string(s.batch),
+                                  std::to_string(s.heads),
+                                  std::to_string(s.kvHeads),
+                                  std::to_string(s.queryLen),
+                                  std::to_string(s.kvLen),
+                                  std::to_string(s.headDim),
+                                  s.causal ? "true" : "false",
+                                  ToString(type),
+                                  FormatNumber(c.timeS),
+                                  FormatNumber(c.FlopRate() / 1e12),
+                                  ToString(c.SlowestLevel()),
+                                  std::to_string(c.tiling.blockM),
+                                  std::to_string(c.tiling.blockN),
+                                  std::to_string(c.tiles),
+                                  FormatNumber(c.waves),
+                                  FormatNumber(c.flops),
+                                  FormatNumber(c.smemBytes),
+                                  FormatNumber(c.l2Bytes),
+                                  FormatNumber(c.hbmBytes),
+                                  FormatNumber(c.computeTimeS),
+                                  FormatNumber(c.smemTimeS),
+                                  FormatNumber(c.l2TimeS),
+                                  FormatNumber(c.hbmTimeS),
+                                  FormatNumber(c.overheadTimeS),
+                                  c.clockHz > 0 ? FormatNumber(c.clockHz / 1e6) : ""});
+        }
+        return 0;
+    }
+    std::cout << "Attention " << s.batch << " x " << s.heads << " heads (" << s.kvHeads << " KV) x "
+              << s.queryLen
+              << (s.kvLen != s.queryLen ? "/" + std::to_string(s.kvLen) : std::string())
+              << " tokens, head dim " << s.headDim << (s.causal ? ", causal" : "") << ", "
+              << ToString(type) << " on " << hw.gpu.name << "\n"
+              << "  kernel          " << kernel
+              << (args.Text("attention") == "auto" ? " (auto: the GPU's)" : "") << "\n";
+    for (const auto& [pass, c] : passes)
+    {
+        std::cout << "  " << pass << (pass == "forward" ? " " : "") << "        "
+                  << Num(c.timeS * 1e3, 5) << " ms, " << Num(c.FlopRate() / 1e12, 5) << " TFLOP/s, "
+                  << ToString(c.SlowestLevel()) << " bound";
+        if (!unfused)
+        {
+            std::cout << ", blocks " << c.tiling.blockM << " x " << c.tiling.blockN << ", "
+                      << c.tiles << " in " << Num(c.waves, 4) << " waves";
+        }
+        std::cout << "\n";
+    }
+    return 0;
+}
+
+static CliCommandRegistrar g_attentionCommand(
+    "attention",
+    "predict one attention call's forward and backward time, kernel and bounding level",
+    "Predicts one attention call (batch x heads x seq queries over kv-seq keys, head dimension "
+    "head-dim) on one GPU, forward and backward: the kernel --attention resolves to, time, "
+    "TFLOP/s (the causal count is half the matrix), tiling, waves and the bounding level.",
+    RunAttentionCommand);
+
+} // namespace rapidllm
+} // namespace ns3
