@@ -4,6 +4,7 @@
 
 #include "rapid-llm-helper.h"
 
+#include "ns3/attention-kernel-choice.h"
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
@@ -435,8 +436,13 @@ void
 RapidLlmHelper::FillWorkloadReport(RunReport& report) const
 {
     const Workload& w = *m_workload;
-    // Where the critical rank's compute time goes, from its graph.
+    // Where the critical rank's compute time goes, from its graph, and which attention kernels
+    // ran (the run's setting resolved on the GPU).
     report.haveComputeKinds = true;
+    report.attentionKernel =
+        !w.run.flashAttention && w.run.parallel.cp == 1
+            ? "standard"
+            : AttentionKernelName(ResolveAttentionKernel(m_hardware.gpu, AttentionKernelOf(w.run)));
     for (const auto& n : w.GraphOf(report.criticalRank).nodes)
     {
         if (n.kind != WorkNodeKind::COMPUTE)

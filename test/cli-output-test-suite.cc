@@ -137,6 +137,15 @@ class CliJsonTestCase : public TestCase
                                   1e-9 * run.at("step_time_s").get<double>(),
                                   "run: compute + exposed + bubble = step");
         NS_TEST_EXPECT_MSG_EQ(run.at("gpus").get<uint32_t>(), 8, "run: gpus");
+        NS_TEST_EXPECT_MSG_EQ(run.at("attention_kernel").get<std::string>(),
+                              "flash",
+                              "run: auto is FlashAttention-2 on the A100 default");
+        NS_TEST_EXPECT_MSG_EQ(
+            JsonOf(Cat({"run", "--json", "--hardware=h100-sxm-80gb"}, kSmallTraining), dir)
+                .at("attention_kernel")
+                .get<std::string>(),
+            "flash3",
+            "run: auto is the Hopper kernel on H100");
         Json inference = JsonOf(Cat({"run", "--json"}, kSmallInference), dir);
         NS_TEST_EXPECT_MSG_LT(inference.at("ttft_s").get<double>(),
                               inference.at("step_time_s").get<double>(),

@@ -7,6 +7,7 @@
 // memory level and the bounding level. The attention counterpart of `gemm`.
 
 #include "cli-commands.h"
+#include "ns3/attention-kernel-choice.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/report-json.h"
@@ -31,21 +32,6 @@ Num(double value, int digits = 6)
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), "%.*g", digits, value);
     return buffer;
-}
-
-/** \return the --attention value that names \p kernel */
-std::string
-KernelName(AttentionKernel kernel)
-{
-    switch (kernel)
-    {
-        case AttentionKernel::TRITON2022:
-            return "triton2022";
-        case AttentionKernel::HOPPER:
-            return "flash3";
-        default:
-            return "flash";
-    }
 }
 
 /** The shape of the call, checked against the GPU-independent limits of the compute model. */
@@ -102,11 +88,9 @@ RunAttentionCommand(const CliArgs& args)
     RunSpec run;
     run.SetAttention(args.Text("attention"));
     const bool unfused = !run.flashAttention;
-    s.kernel = run.fusedAttention == FusedAttention::FLASH2       ? AttentionKernel::FLASH2
-               : run.fusedAttention == FusedAttention::TRITON2022 ? AttentionKernel::TRITON2022
-               : run.fusedAttention == FusedAttention::FLASH3     ? AttentionKernel::HOPPER
-                                                                  : AttentionKernel::AUTO;
-    const std::string kernel = unfused ? "standard" : KernelName(model->ResolvedKernel(s.kernel));
+    s.kernel = AttentionKernelOf(run.fusedAttention);
+    const std::string kernel =
+        unfused ? "standard" : AttentionKernelName(ResolveAttentionKernel(hw.gpu, s.kernel));
     const std::vector<std::pair<std::string, OperatorCost>> passes = {
         {"forward",
          unfused ? model->UnfusedAttentionForward(s, type) : model->AttentionForward(s, type)},

@@ -4,6 +4,7 @@
 
 #include "gpu-compute-model.h"
 
+#include "attention-kernel-choice.h"
 #include "attention-kernel-model.h"
 #include "decode-attention-kernel-model.h"
 #include "elementwise-kernel-model.h"
@@ -275,20 +276,6 @@ GpuComputeModel::Gemm(uint64_t m, uint64_t n, uint64_t k, DataType type, uint64_
     return cost;
 }
 
-AttentionKernel
-GpuComputeModel::ResolvedKernel(AttentionKernel kernel) const
-{
-    if (kernel != AttentionKernel::AUTO)
-    {
-        return kernel;
-    }
-    // The fused kernels the common stacks run on the GPU: on Hopper Transformer Engine's cuDNN
-    // attention, FlashAttention-3, SGLang's and vLLM's defaults (warpgroup MMAs); elsewhere
-    // FlashAttention-2.
-    return m_gpu.warpSpecialized && m_gpu.sfuOpsPerClockPerSm > 0 ? AttentionKernel::HOPPER
-                                                                  : AttentionKernel::FLASH2;
-}
-
 void
 GpuComputeModel::CheckAttention(const AttentionShape& s) const
 {
@@ -308,7 +295,7 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolvedKernel(s.kernel))
+                       switch (ResolveAttentionKernel(m_gpu, s.kernel))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionForward(g, s, type);
@@ -327,7 +314,7 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolvedKernel(s.kernel))
+                       switch (ResolveAttentionKernel(m_gpu, s.kernel))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionBackward(g, s, type);

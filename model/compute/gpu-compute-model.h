@@ -118,18 +118,10 @@ class GpuComputeModel : public Object
                                 const KernelTiling& tiling) const;
 
     /**
-     * \return \p kernel, or for AttentionKernel::AUTO the GPU's: HOPPER where it has
-     * warp-specialized warpgroup MMAs and a special-function rate, else FLASH2
-     */
-    AttentionKernel ResolvedKernel(AttentionKernel kernel) const;
-
-    /**
-     * \brief Fused attention forward by the shape's kernel (ResolvedKernel): FlashAttention-2
-     * (S = QK^T, online softmax, O = PV, tiled over query and key/value blocks; causal blocks
-     * above the diagonal are skipped), MPT's Triton kernel or Hopper's.
-     * \param shape the call
-     * \param type Q/K/V/O type
-     * \return the cost
+     * \brief Fused attention forward by the shape's kernel (ResolveAttentionKernel):
+     * FlashAttention-2 (S = QK^T, online softmax, O = PV, tiled over query and key/value blocks;
+     * causal blocks above the diagonal are skipped), MPT's Triton kernel or Hopper's. \param shape
+     * the call \param type Q/K/V/O type \return the cost
      */
     OperatorCost AttentionForward(const AttentionShape& shape, DataType type);
 

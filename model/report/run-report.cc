@@ -64,6 +64,10 @@ to_json(Json& j, const RunReport& r)
                                   {"elementwise", r.elementwiseS},
                                   {"optimizer", r.optimizerS},
                                   {"sm_sharing", r.smSharingS}};
+        if (!r.attentionKernel.empty())
+        {
+            j["attention_kernel"] = r.attentionKernel;
+        }
     }
     if (r.haveEnergy)
     {
@@ -169,8 +173,10 @@ RunReport::ToText() const
     if (haveComputeKinds)
     {
         text += line("compute by kind",
-                     num("gemm %.4f s, ", gemmS) + num("attention %.4f s, ", attentionS)
-                         + num("element-wise %.4f s, ", elementwiseS)
+                     num("gemm %.4f s, ", gemmS)
+                         + (attentionKernel.empty() ? std::string("attention")
+                                                    : "attention (" + attentionKernel + ")")
+                         + num(" %.4f s, ", attentionS) + num("element-wise %.4f s, ", elementwiseS)
                          + num("optimizer %.4f s", optimizerS)
                          + (smSharingS > 0 ? num(", communication's SMs %.4f s", smSharingS) : ""));
     }

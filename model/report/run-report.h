@@ -59,6 +59,8 @@ struct RunReport
     bool haveComputeKinds = false; //!< whether the compute split below is known
     double gemmS = 0;              //!< critical rank: GEMM kernels
     double attentionS = 0;         //!< critical rank: attention kernels
+    std::string attentionKernel;   //!< the attention kernels that ran (flash, flash3, triton2022,
+                                   //!< standard; empty when the traces do not say)
     double elementwiseS = 0;       //!< critical rank: norms, activations, embedding, loss, ...
     double optimizerS = 0;         //!< critical rank: optimizer step
     double smSharingS = 0; //!< critical rank: kernel time added by SMs overlapping collectives held

@@ -4,6 +4,7 @@
 
 #include "transformer-layer.h"
 
+#include "ns3/attention-kernel-choice.h"
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -79,18 +80,7 @@ TransformerLayer::InputBytes() const
 AttentionKernel
 TransformerLayer::FusedKernel() const
 {
-    switch (m_run.fusedAttention)
-    {
-        case FusedAttention::TRITON2022:
-            // Ring attention (cp > 1) runs fused kernels even where the run's attention is unfused.
-            return m_run.flashAttention ? AttentionKernel::TRITON2022 : AttentionKernel::FLASH2;
-        case FusedAttention::FLASH3:
-            return AttentionKernel::HOPPER;
-        case FusedAttention::FLASH2:
-            return AttentionKernel::FLASH2;
-        default:
-            return AttentionKernel::AUTO;
-    }
+    return AttentionKernelOf(m_run);
 }
 
 OperatorDesc
