@@ -352,7 +352,8 @@ class AttentionKernelsTestCase : public ValidationTestCase
  * 8B; nemo-h100-training.md). Its bar (8% / 15%) waits; what holds now with Transformer Engine's
  * FP8 recipe modelled (bf16 attention, norms and LM head, fp8 casts, fp8 GEMM efficiency) and
  * FSDP's prefetch, with cuDNN's attention as Transformer Engine runs it on Hopper (the Hopper
- * kernel, within 7-14% of cuDNN's 2026 rates, where FlashAttention-2's tiling was 23-29% slow):
+ * kernel: cuDNN's 2026 forward and backward within 7-18%, 8% together, where FlashAttention-2's
+ * tiling was 28% slower together):
  * mean within 21%, every row within 29% (19.4% and 27.0% measured, every row fast; 15.1% and
  * 22.1% with FlashAttention-2's tiling; every row was 24-40% fast when every operator ran in fp8).
  */

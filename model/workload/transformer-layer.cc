@@ -77,12 +77,6 @@ TransformerLayer::InputBytes() const
     return uint64_t(m_shapes.elementBytes) * m_normRows * m_shapes.hidden;
 }
 
-AttentionKernel
-TransformerLayer::FusedKernel() const
-{
-    return AttentionKernelOf(m_run);
-}
-
 OperatorDesc
 TransformerLayer::SequenceAttention(OpType type, bool backward) const
 {
@@ -95,7 +89,7 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.kvLen = m_tokens;
     a.causal = true;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
-    a.kernel = FusedKernel();
+    a.kernel = AttentionKernelOf(m_run);
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 
@@ -112,7 +106,7 @@ TransformerLayer::RingAttention(OpType type, uint32_t step, bool backward) const
     a.queryLen = step == 0 ? m_tokens : m_tokens / 2;
     a.kvLen = m_tokens;
     a.causal = step == 0;
-    a.kernel = FusedKernel();
+    a.kernel = AttentionKernelOf(m_run);
     return MakeAttention(type, a, m_run.ActivationType(), backward);
 }
 

@@ -177,8 +177,6 @@ class TransformerLayer
                         const ExpertRouting& routing,
                         const OperatorDesc& op,
                         int64_t saved = 0) const;
-    /** \return the fused attention kernel the run's software uses (RunSpec::fusedAttention) */
-    AttentionKernel FusedKernel() const;
     /** Causal attention of this rank's whole sequence over itself (no context parallelism). */
     OperatorDesc SequenceAttention(OpType type, bool backward = false) const;
     /** Step \p step of ring attention (context parallelism): the local or a remote K/V block. */
