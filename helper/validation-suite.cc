@@ -212,8 +212,8 @@ ValidationSuite::Bars()
          0.20,
          "FlashAttention-2 runs its Ampere mma.sync tiling on Hopper; the model gives it the "
          "warpgroup-MMA rate the preset's tensor efficiency is calibrated to, so it is 6-38% fast "
-         "(its measured H100 rates match its A100 rates per SM and clock, scaled by SMs and "
-         "clock: no published mma.sync rate on sm90 was found to set it); doc/validation.md"},
+         "(its measured H100 forward matches its A100 forward per SM and clock: no published "
+         "mma.sync rate on sm90 was found to set it); doc/validation.md"},
         {"collective_s",
          0.10,
          1.00,
