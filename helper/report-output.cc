@@ -16,10 +16,10 @@ namespace ns3 {
 namespace rapidllm {
 
 std::string
-FormatNumber(double x)
+FormatNumber(double x, int digits)
 {
     char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.9g", x);
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, x);
     return buf;
 }
 

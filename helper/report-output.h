@@ -16,10 +16,10 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \return \p x with 9 significant digits ("%.9g"), as every CSV and study table prints numbers
- * (reproducible text, no locale)
+ * \return \p x with \p digits significant digits ("%.*g"; 9, as every CSV and study table prints
+ * numbers; fewer in text reports): reproducible text, no locale
  */
-std::string FormatNumber(double x);
+std::string FormatNumber(double x, int digits = 9);
 
 /**
  * \ingroup rapid-llm

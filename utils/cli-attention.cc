@@ -15,7 +15,6 @@
 #include "ns3/spec-error.h"
 
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -24,15 +23,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-
-/** Formats a double with printf's %.*g (locale-independent, deterministic). */
-std::string
-Num(double value, int digits = 6)
-{
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, value);
-    return buffer;
-}
 
 /** The shape of the call, checked against the GPU-independent limits of the compute model. */
 AttentionShape
@@ -167,12 +157,13 @@ RunAttentionCommand(const CliArgs& args)
     for (const auto& [pass, c] : passes)
     {
         std::cout << "  " << pass << (pass == "forward" ? " " : "") << "        "
-                  << Num(c.timeS * 1e3, 5) << " ms, " << Num(c.FlopRate() / 1e12, 5) << " TFLOP/s, "
+                  << FormatNumber(c.timeS * 1e3, 5) << " ms, "
+                  << FormatNumber(c.FlopRate() / 1e12, 5) << " TFLOP/s, "
                   << ToString(c.SlowestLevel()) << " bound";
         if (!unfused)
         {
             std::cout << ", blocks " << c.tiling.blockM << " x " << c.tiling.blockN << ", "
-                      << c.tiles << " in " << Num(c.waves, 4) << " waves";
+                      << c.tiles << " in " << FormatNumber(c.waves, 4) << " waves";
         }
         std::cout << "\n";
     }

@@ -13,25 +13,11 @@
 #include "ns3/spec-error.h"
 
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <string>
 
 namespace ns3 {
 namespace rapidllm {
-
-namespace {
-
-/** Formats a double with printf's %.*g (locale-independent, deterministic). */
-std::string
-Num(double value, int digits = 6)
-{
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, value);
-    return buffer;
-}
-
-} // namespace
 
 int
 RunGemmCommand(const CliArgs& args)
@@ -145,9 +131,9 @@ RunGemmCommand(const CliArgs& args)
     std::cout << "GEMM " << m << " x " << n << " x " << k
               << (batch > 1 ? " (batch " + std::to_string(batch) + ")" : std::string()) << " "
               << ToString(type) << " on " << hw.gpu.name << "\n"
-              << "  time            " << Num(c.timeS * 1e3, 5) << " ms\n"
-              << "  throughput      " << Num(tflops, 5) << " TFLOP/s ("
-              << Num(100 * c.utilization, 3) << "% of peak)\n"
+              << "  time            " << FormatNumber(c.timeS * 1e3, 5) << " ms\n"
+              << "  throughput      " << FormatNumber(tflops, 5) << " TFLOP/s ("
+              << FormatNumber(100 * c.utilization, 3) << "% of peak)\n"
               << "  bound           " << ToString(c.SlowestLevel())
               << (c.bound == BoundLevel::LAUNCH ? " (but the fixed launch overhead dominates)" : "")
               << "\n"
@@ -155,21 +141,23 @@ RunGemmCommand(const CliArgs& args)
               << t.stages << " stages"
               << (t.splitK > 1 ? ", split-K " + std::to_string(t.splitK) : "") << ", " << t.threads
               << " threads, " << t.blocksPerSm << " block(s)/SM\n"
-              << "  tiles           " << c.tiles << " in " << Num(c.waves, 4) << " waves\n"
-              << "  SM utilization  " << Num(100 * c.smUtilization, 4) << "%\n"
-              << "  traffic         smem " << Num(c.smemBytes / 1e9, 4) << " GB, L2 "
-              << Num(c.l2Bytes / 1e9, 4) << " GB, HBM " << Num(c.hbmBytes / 1e9, 4) << " GB\n"
-              << "  level times     compute " << Num(c.computeTimeS * 1e3, 4) << " ms, smem "
-              << Num(c.smemTimeS * 1e3, 4) << " ms, L2 " << Num(c.l2TimeS * 1e3, 4) << " ms, HBM "
-              << Num(c.hbmTimeS * 1e3, 4) << " ms, overhead " << Num(c.overheadTimeS * 1e3, 4)
-              << " ms\n";
+              << "  tiles           " << c.tiles << " in " << FormatNumber(c.waves, 4) << " waves\n"
+              << "  SM utilization  " << FormatNumber(100 * c.smUtilization, 4) << "%\n"
+              << "  traffic         smem " << FormatNumber(c.smemBytes / 1e9, 4) << " GB, L2 "
+              << FormatNumber(c.l2Bytes / 1e9, 4) << " GB, HBM "
+              << FormatNumber(c.hbmBytes / 1e9, 4) << " GB\n"
+              << "  level times     compute " << FormatNumber(c.computeTimeS * 1e3, 4)
+              << " ms, smem " << FormatNumber(c.smemTimeS * 1e3, 4) << " ms, L2 "
+              << FormatNumber(c.l2TimeS * 1e3, 4) << " ms, HBM "
+              << FormatNumber(c.hbmTimeS * 1e3, 4) << " ms, overhead "
+              << FormatNumber(c.overheadTimeS * 1e3, 4) << " ms\n";
     if (c.clockHz > 0)
     {
         // Under sustained load (the compute model's default clock policy).
-        std::cout << "  clock           " << Num(c.clockHz / 1e6, 4) << " MHz"
+        std::cout << "  clock           " << FormatNumber(c.clockHz / 1e6, 4) << " MHz"
                   << (c.clockHz < hw.gpu.power.boostClockHz ? " (power limited)" : " (boost)")
-                  << ", board " << Num(c.powerW, 4) << " W, dynamic energy "
-                  << Num(c.energyJ * 1e3, 4) << " mJ\n";
+                  << ", board " << FormatNumber(c.powerW, 4) << " W, dynamic energy "
+                  << FormatNumber(c.energyJ * 1e3, 4) << " mJ\n";
     }
     return 0;
 }

@@ -24,12 +24,9 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     const uint32_t sms = g.smCount;
     const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
-    const uint64_t offset = s.kvLen - s.queryLen;
 
-    // Useful work: each query sees offset + its index + 1 keys when causal.
-    double pairs = s.causal
-                       ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
-                       : double(s.queryLen) * s.kvLen;
+    // Useful work: the query-key pairs the mask keeps.
+    const double pairs = ScoredPairs(s);
     OperatorCost best;
     bool found = false;
     static const uint32_t kBr[] = {128, 64};

@@ -35,6 +35,14 @@ SetFlashTiling(OperatorCost& c,
     c.waves = double(ctas) / (double(sms) * perSm);
 }
 
+double
+ScoredPairs(const AttentionShape& s)
+{
+    const uint64_t offset = s.kvLen - s.queryLen;
+    return s.causal ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
+                    : double(s.queryLen) * s.kvLen;
+}
+
 /**
  * The block pairs of one head with \p br x \p bc blocks: every key/value block, or under a
  * causal mask only those at or left of the diagonal (the queries are the last queryLen of

@@ -44,6 +44,13 @@ struct BlockPairs
 
 /**
  * \ingroup rapid-llm
+ * \return the query-key pairs one head of one sequence scores: every pair, or under a causal
+ * mask each query's own key and the keys before it (the queries are the last queryLen of kvLen)
+ */
+double ScoredPairs(const AttentionShape& s);
+
+/**
+ * \ingroup rapid-llm
  * \brief The block pairs of one head with \p br x \p bc blocks: every key/value block, or under
  * a causal mask only those at or left of the diagonal (the queries are the last queryLen of the
  * kvLen tokens).

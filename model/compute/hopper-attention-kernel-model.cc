@@ -106,10 +106,7 @@ HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
     (void) perSmVector;
     const double sfuRate = g.sfuOpsPerClockPerSm * g.clockHz;
-    const uint64_t offset = s.kvLen - s.queryLen;
-    const double pairs =
-        s.causal ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
-                 : double(s.queryLen) * s.kvLen;
+    const double pairs = ScoredPairs(s);
     FastestTiling fastest;
     static const uint32_t kConsumers[] = {2, 3};
     static const uint32_t kBc[] = {64, 80, 128, 176};
@@ -186,7 +183,6 @@ OperatorCost
 HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     RequireHopper(g);
-    const OperatorCost fwd = HopperAttentionForward(g, s, type);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
     const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
@@ -248,20 +244,21 @@ HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
                 const double waves = double(CeilDiv(ctas, uint64_t(sms)));
                 const double overhead =
                     3 * (g.launchOverheadS + g.memoryLatencyS) + waves * g.memoryLatencyS;
-                OperatorCost c = FusedAttentionCost({"attention_bwd",
-                                                     overhead,
-                                                     side,
-                                                     tSm,
-                                                     tL2,
-                                                     tHbm,
-                                                     tCompute,
-                                                     tSmem,
-                                                     2.5 * fwd.flops,
-                                                     totalPairs * smemPair,
-                                                     l2Bytes + io.pre + io.post,
-                                                     io.backward + io.pre + io.post},
-                                                    tensor,
-                                                    peak);
+                OperatorCost c =
+                    FusedAttentionCost({"attention_bwd",
+                                        overhead,
+                                        side,
+                                        tSm,
+                                        tL2,
+                                        tHbm,
+                                        tCompute,
+                                        tSmem,
+                                        2.5 * (4.0 * s.batch * s.heads * d * ScoredPairs(s)),
+                                        totalPairs * smemPair,
+                                        l2Bytes + io.pre + io.post,
+                                        io.backward + io.pre + io.post},
+                                       tensor,
+                                       peak);
                 SetFlashTiling(c, br, bc, s.headDim, threads, 1, smem, ctas, sms);
                 c.tiling.stages = stages;
                 c.kernels = 3;

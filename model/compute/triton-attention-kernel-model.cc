@@ -87,10 +87,7 @@ TritonAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     const uint64_t ctas = uint64_t(bh) * visited.queryBlocks;
     const double totalPairs = visited.total * bh;
     const double avgPairs = totalPairs / double(ctas);
-    const uint64_t offset = s.kvLen - s.queryLen;
-    const double pairs =
-        s.causal ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
-                 : double(s.queryLen) * s.kvLen;
+    const double pairs = ScoredPairs(s);
 
     // Per block pair, as FlashAttention-2: Q K^T and P V on tensor cores, the online softmax on
     // the CUDA cores, K and V read from shared memory by every warp.
