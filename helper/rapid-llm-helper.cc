@@ -467,6 +467,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::LAYER_NORM:
             case OpType::RMS_NORM:
             case OpType::GELU:
+            case OpType::SQUARED_RELU:
             case OpType::SWIGLU:
             case OpType::ROPE:
             case OpType::RESIDUAL_ADD:

@@ -570,7 +570,12 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
                                                 "llama3-8b",
                                                 "llama3-70b",
                                                 "llama3-405b",
-                                                "gpt3-175b"};
+                                                "gpt3-5b",
+                                                "gpt3-20b",
+                                                "gpt3-175b",
+                                                "nemotron-8b",
+                                                "nemotron-22b",
+                                                "nemotron-340b"};
         const std::string precision = t.Text(i, "precision");
         if (std::find(known.begin(), known.end(), model) == known.end() || precision == "bf16")
         {
@@ -588,19 +593,27 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         // (training/comm_overlap.py, _get_optimizer_overlap_cfgs); NeMo 1.0's recipes set
         // Apex's overlap_param_sync (NeMo-Framework-Launcher conf/training/llama/*.yaml).
         run.paramGather = run.parallel.zeroStage == 1 ? "overlap" : "auto";
-        if (t.Text(i, "release") == "24.07")
+        if (t.Text(i, "release") == "24.07" && model == "nemotron-340b")
+        {
+            // nemotron/nemotron_340b.yaml: Megatron-core's distributed optimizer
+            // (mcore_distributed_optim) with grad_sync_dtype bf16.
+            run.mainGrads = "bf16";
+        }
+        else if (t.Text(i, "release") == "24.07")
         {
             // NeMo 1.0's recipes train with distributed_fused_adam (Apex), not Megatron-core's
-            // distributed optimizer (NeMo-Framework-Launcher conf/training/llama/*.yaml). Its
-            // H100 FP8 example scripts all sync the gradients in bf16
+            // distributed optimizer (NeMo-Framework-Launcher conf/training/{llama,gpt3,nemotron}/
+            // *.yaml). Its Llama and GPT-3 H100 FP8 example scripts sync the gradients in bf16
             // (examples/training/{llama,gpt}/h100/*_fp8*.sh:
-            // +training.model.optim.grad_sync_dtype=bf16; nemo-h100-training.md).
+            // +training.model.optim.grad_sync_dtype=bf16; nemo-h100-training.md); the Nemotron
+            // ones (examples/training/nemotron/h100/nemotron_{8b,22b}_fp8.sh) and their yamls
+            // leave Apex's default, the fp32 main gradients.
             run.memoryLayout = MemoryLayout::APEX;
-            run.mainGrads = "bf16";
-            if (model == "gpt3-175b")
+            run.mainGrads = model.rfind("nemotron-", 0) == 0 ? "auto" : "bf16";
+            if (model.rfind("gpt3-", 0) == 0)
             {
-                // gpt3/175b_fp8_performance.yaml: activations_checkpoint_granularity: selective
-                // (the core attention).
+                // gpt3/{5b,20b,175b}_fp8_performance.yaml: activations_checkpoint_granularity:
+                // selective (the core attention).
                 run.recompute = Recompute::SELECTIVE;
             }
         }

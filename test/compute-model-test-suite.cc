@@ -574,6 +574,7 @@ class ElementwiseTestCase : public TestCase
             {a100->LayerNorm(4096, 4096, bf16), 2.0 * 4096 * 4096 * 2, 0.01},       // x in, y out
             {a100->Softmax(2048, 2048, bf16), 2.0 * 2048 * 2048 * 2, 0.0},          // rows in, out
             {a100->Gelu(1 << 22, bf16), 2.0 * (1 << 22) * 2, 0.0},                  // x in, y out
+            {a100->SquaredRelu(1 << 22, bf16), 2.0 * (1 << 22) * 2, 0.0},           // x in, y out
             {a100->SwiGlu(4096, 11008, bf16), 3.0 * 4096 * 11008 * 2, 0.0},         // gate, up, out
             {a100->Rope(4096, 32, 8, 128, bf16), 2.0 * 4096 * 40 * 128 * 2, 0.03},  // q, k in/out
             {a100->EmbeddingLookup(4096, 4096, bf16), 2.0 * 4096 * 4096 * 2, 0.01}, // rows
@@ -598,6 +599,9 @@ class ElementwiseTestCase : public TestCase
         OperatorCost geluBwd = a100->ElementwiseBackward(gelu, 1 << 22, bf16);
         NS_TEST_ASSERT_MSG_EQ(geluBwd.kind, "gelu_bwd", "named after the forward");
         NS_TEST_ASSERT_MSG_EQ_TOL(geluBwd.hbmBytes, 3.0 * (1 << 22) * 2, 1.0, "3 tensors");
+        // Squared ReLU: max and a multiply per element, against GELU's tanh form.
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            a100->SquaredRelu(1 << 22, bf16).flops, 2.0 * (1 << 22), 1.0, "2 FLOP/element");
     }
 };
 

@@ -2567,6 +2567,56 @@ class InferenceExpertParallelTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A squared-ReLU MLP (Nemotron) is a GELU MLP with another element-wise activation: the
+ * same GEMMs and FLOPs, the same kept activations, its own "squared_relu" kernels in place of
+ * "gelu", over the same elements.
+ */
+class SquaredReluTestCase : public TestCase
+{
+  public:
+    SquaredReluTestCase()
+        : TestCase("a squared-ReLU MLP runs its own activation kernel, with GELU's shapes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec relu2 = ModelSpec::Load("nemotron-8b");
+        NS_TEST_ASSERT_MSG_EQ((relu2.activation == Activation::SQUARED_RELU), true, "the preset");
+        NS_TEST_EXPECT_MSG_EQ(relu2.IsGated(), false, "one input projection");
+        ModelSpec gelu = relu2;
+        gelu.activation = Activation::GELU;
+        const RunSpec run = TrainingRun(2, 1, 1, 1, 2);
+        const Workload a = Workload::Build(relu2, run);
+        const Workload b = Workload::Build(gelu, run);
+        NS_TEST_EXPECT_MSG_EQ_TOL(a.TotalModelFlops() / b.TotalModelFlops(), 1.0, 1e-12, "FLOPs");
+        NS_TEST_EXPECT_MSG_EQ(LayerActivationBytes(a), LayerActivationBytes(b), "kept bytes");
+        auto count = [](const Workload& w, OpType type)
+        {
+            uint64_t n = 0;
+            double elements = 0;
+            for (const auto& node : w.stages[0].nodes)
+            {
+                if (node.kind == WorkNodeKind::COMPUTE && node.op.type == type)
+                {
+                    ++n;
+                    elements += double(node.op.Elementwise().rows) * node.op.Elementwise().width;
+                }
+            }
+            return std::make_pair(n, elements);
+        };
+        const auto squared = count(a, OpType::SQUARED_RELU);
+        const auto tanh = count(b, OpType::GELU);
+        NS_TEST_EXPECT_MSG_GT(squared.first, 0u, "squared_relu kernels");
+        NS_TEST_EXPECT_MSG_EQ(count(a, OpType::GELU).first, 0u, "no GELU kernels");
+        NS_TEST_EXPECT_MSG_EQ(squared.first, tanh.first, "one per GELU");
+        NS_TEST_EXPECT_MSG_EQ_TOL(squared.second / tanh.second, 1.0, 1e-12, "the same elements");
+        NS_TEST_EXPECT_MSG_EQ(std::string(ToString(OpType::SQUARED_RELU)), "squared_relu", "name");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2604,6 +2654,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new TiedEmbeddingCopyTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherOverlapTestCase, TestCase::QUICK);
         AddTestCase(new InferenceExpertParallelTestCase, TestCase::QUICK);
+        AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
     }
 };
 

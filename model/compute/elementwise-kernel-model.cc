@@ -71,6 +71,15 @@ GeluKernel(const GpuSpec& g, uint64_t elements, DataType type)
 }
 
 OperatorCost
+SquaredReluKernel(const GpuSpec& g, uint64_t elements, DataType type)
+{
+    double e = double(elements);
+    double b = BytesOf(type);
+    // max(x, 0), then its square: 2 FLOP/element.
+    return Roofline(g, "squared_relu", 2 * e, e * b, e * b);
+}
+
+OperatorCost
 SwiGluKernel(const GpuSpec& g, uint64_t tokens, uint64_t ffnHidden, DataType type)
 {
     double e = double(tokens) * ffnHidden;

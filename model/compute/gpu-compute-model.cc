@@ -435,6 +435,12 @@ GpuComputeModel::Gelu(uint64_t elements, DataType type) const
 }
 
 OperatorCost
+GpuComputeModel::SquaredRelu(uint64_t elements, DataType type) const
+{
+    return RunElementwise("squared_relu", &kernel::SquaredReluKernel, type, elements);
+}
+
+OperatorCost
 GpuComputeModel::SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const
 {
     return RunElementwise("swiglu", &kernel::SwiGluKernel, type, tokens, ffnHidden);

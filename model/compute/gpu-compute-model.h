@@ -225,6 +225,8 @@ class GpuComputeModel : public Object
     OperatorCost Softmax(uint64_t rows, uint64_t cols, DataType type) const;
     /** \return GELU (tanh form) over \p elements */
     OperatorCost Gelu(uint64_t elements, DataType type) const;
+    /** \return squared ReLU, relu(x)^2, over \p elements */
+    OperatorCost SquaredRelu(uint64_t elements, DataType type) const;
     /** \return SwiGLU: silu(gate) * up over \p tokens x \p ffnHidden outputs */
     OperatorCost SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const;
     /** \return rotary embedding applied to the query and key heads of \p tokens tokens */

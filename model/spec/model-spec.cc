@@ -139,8 +139,10 @@ ReadModel(const YAML::Node& root, const std::string& source)
     }
     m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
     m.ffn = r.GetCount("ffn");
-    std::string activation = r.GetChoice("activation", {"gelu", "swiglu"});
-    m.activation = activation == "swiglu" ? Activation::SWIGLU : Activation::GELU;
+    std::string activation = r.GetChoice("activation", {"gelu", "swiglu", "squared_relu"});
+    m.activation = activation == "swiglu"         ? Activation::SWIGLU
+                   : activation == "squared_relu" ? Activation::SQUARED_RELU
+                                                  : Activation::GELU;
     std::string norm = r.GetChoice("norm", {"layernorm", "rmsnorm"});
     m.norm = norm == "rmsnorm" ? NormType::RMS_NORM : NormType::LAYER_NORM;
     std::string position = r.GetChoice("position", {"learned", "rope"});

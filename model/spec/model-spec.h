@@ -24,8 +24,9 @@ enum class NormType
 /** \brief MLP activation; a gated MLP (SwiGLU) has two input projections. */
 enum class Activation
 {
-    GELU,  //!< GELU, one input projection (GPT)
-    SWIGLU //!< SiLU-gated, two input projections (Llama)
+    GELU,        //!< GELU, one input projection (GPT)
+    SWIGLU,      //!< SiLU-gated, two input projections (Llama)
+    SQUARED_RELU //!< relu(x)^2, one input projection (Nemotron; So et al., Primer, 2021)
 };
 
 /** \brief How positions enter the model. */

@@ -143,6 +143,13 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
             touched = double(e.rows) * e.width;
             break;
         }
+        case OpType::SQUARED_RELU:
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.SquaredRelu(e.rows * e.width, dt);
+            touched = double(e.rows) * e.width;
+            break;
+        }
         case OpType::SWIGLU:
         {
             const ElementwiseShape& e = op.Elementwise();

@@ -28,6 +28,7 @@ EagerOpsOf(const WorkNode& n, bool gated)
         case OpType::ATTENTION_SCORES:
             return 7;
         case OpType::SWIGLU:
+        case OpType::SQUARED_RELU:
             return 2;
         case OpType::SAMPLING:
             return 20;

@@ -21,6 +21,7 @@ namespace rapidllm {
  * add eps, rsqrt, mul, to fp16, mul weight), rotary 14, decode attention 9 (two KV-cache
  * concatenations, matmul, scale, mask, softmax, cast, matmul, transpose copy), a fused QKV
  * projection 3 (q, k, v), a fused gated up projection 2 (gate, up), SwiGLU 2 (SiLU, mul),
+ * squared ReLU 2 (relu, square: transformers' ReLUSquaredActivation),
  * sampling 20 (logits processors, softmax, multinomial and the loop's bookkeeping), every other
  * operator 1 op, a collective or transfer 1 call.
  * \param n the node \param gated whether the model's MLP is gated (SwiGLU)

@@ -34,6 +34,8 @@ ToString(OpType type)
             return "rms_norm";
         case OpType::GELU:
             return "gelu";
+        case OpType::SQUARED_RELU:
+            return "squared_relu";
         case OpType::SWIGLU:
             return "swiglu";
         case OpType::ROPE:
@@ -101,6 +103,7 @@ ShapeIndexOf(OpType type)
         case OpType::LAYER_NORM:
         case OpType::RMS_NORM:
         case OpType::GELU:
+        case OpType::SQUARED_RELU:
         case OpType::SWIGLU:
         case OpType::RESIDUAL_ADD:
         case OpType::EMBEDDING:
@@ -155,6 +158,7 @@ OperatorDesc::ModelFlops() const
         case OpType::LAYER_NORM:
         case OpType::RMS_NORM:
         case OpType::GELU:
+        case OpType::SQUARED_RELU:
         case OpType::SWIGLU:
         case OpType::ROPE:
         case OpType::RESIDUAL_ADD:

@@ -32,6 +32,7 @@ enum class OpType : uint8_t
     LAYER_NORM,                //!< ElementwiseShape: LayerNorm over rows of width n
     RMS_NORM,                  //!< ElementwiseShape: RMSNorm over rows
     GELU,                      //!< ElementwiseShape: GELU of rows x width elements
+    SQUARED_RELU,              //!< ElementwiseShape: relu(x)^2 of rows x width elements
     SWIGLU,                    //!< ElementwiseShape: SiLU(gate) * up over rows x width outputs
     ROPE,                      //!< RopeShape: rotary embedding of Q and K
     RESIDUAL_ADD,              //!< ElementwiseShape: (bias +) dropout + residual add

@@ -38,6 +38,21 @@ const ColumnParallelLabels kRouterLabels{"router_dgrad",
                                          "router_grad_fp8_cast",
                                          0,
                                          0};
+
+/** \return the element-wise operator of the model's MLP activation */
+OpType
+ActivationOp(const ModelSpec& model)
+{
+    switch (model.activation)
+    {
+        case Activation::SWIGLU:
+            return OpType::SWIGLU;
+        case Activation::SQUARED_RELU:
+            return OpType::SQUARED_RELU;
+        default:
+            return OpType::GELU;
+    }
+}
 } // namespace
 
 TransformerLayer::TransformerLayer(const ModelSpec& model,
@@ -405,7 +420,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     {
         ColumnParallelGather(e, "ag_fc1"); // the router's input
     }
-    const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
+    const OpType act = ActivationOp(m_model);
     if (!m_model.IsMoe())
     {
         GatheredGemm(e,
@@ -501,7 +516,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     const DataType at = m_run.ActivationType();
     const bool sp = m_normRows != m_rows;
     const uint64_t inBytes = uint64_t(s.elementBytes) * m_rows * s.hidden;
-    const OpType act = m_model.IsGated() ? OpType::SWIGLU : OpType::GELU;
+    const OpType act = ActivationOp(m_model);
     auto record = [&](uint32_t id)
     {
         if (wgrad)
