@@ -412,6 +412,7 @@ RapidLlmHelper::Collect()
     report.computeS = critical.computeS;
     report.bubbleS = critical.bubbleS;
     report.exposedCommS = critical.exposedCommS;
+    report.hostWaitS = critical.hostWaitS;
     report.exposedCommByOpS = critical.exposedByOp;
     report.smSharingS = critical.smSharingS;
     report.criticalRank = m_result.criticalRank;
@@ -421,7 +422,8 @@ RapidLlmHelper::Collect()
     for (uint32_t r = 0; r < m_result.ranks.size(); ++r)
     {
         const RankTiming& t = m_result.ranks[r];
-        report.ranks.push_back({r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS, t.smSharingS});
+        report.ranks.push_back(
+            {r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS, t.hostWaitS, t.smSharingS});
     }
     if (m_workload)
     {

@@ -136,16 +136,17 @@ RunReportCsv(const RunReport& r, bool perRank)
     std::ostringstream os;
     if (perRank)
     {
-        os << "rank,finish_s,compute_s,exposed_comm_s,bubble_s\n";
+        os << "rank,finish_s,compute_s,exposed_comm_s,bubble_s,host_s\n";
         for (const auto& k : r.ranks)
         {
             os << k.rank << "," << FormatNumber(k.finishS) << "," << FormatNumber(k.computeS) << ","
-               << FormatNumber(k.exposedCommS) << "," << FormatNumber(k.bubbleS) << "\n";
+               << FormatNumber(k.exposedCommS) << "," << FormatNumber(k.bubbleS) << ","
+               << FormatNumber(k.hostWaitS) << "\n";
         }
         return os.str();
     }
     os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
-          "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib\n";
+          "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s\n";
     os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","
        << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
        << FormatNumber(r.tflopsPerGpu) << "," << FormatNumber(r.mfu) << ","
@@ -160,7 +161,7 @@ RunReportCsv(const RunReport& r, bool perRank)
     {
         os << ",";
     }
-    os << "\n";
+    os << "," << FormatNumber(r.hostWaitS) << "\n";
     return os.str();
 }
 
@@ -202,6 +203,10 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
     }
     parts.push_back({"exposed comm.", r.exposedCommS});
     parts.push_back({"bubble", r.bubbleS});
+    if (r.hostWaitS > 0)
+    {
+        parts.push_back({"host", r.hostWaitS});
+    }
     PlotSpec plot;
     plot.title = title;
     plot.xLabel = "";

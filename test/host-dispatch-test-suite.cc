@@ -190,6 +190,21 @@ class HostBoundDecodeTestCase : public TestCase
         NS_TEST_EXPECT_MSG_LT(ideal, hostPerStep, "the GPU alone is faster than eager's host");
         NS_TEST_EXPECT_MSG_GT(engine, ideal, "a C++ loop costs a little");
         NS_TEST_EXPECT_MSG_LT(engine, ideal * 1.1, "but its kernels outlast its launches");
+
+        // On one GPU nothing is communicated: the idle time is the host's, and the report
+        // says so instead of calling it exposed communication.
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        h->Load("llama2-7b", "a100-sxm-80gb");
+        RunSpec r = run;
+        r.engine = "hf";
+        h->SetRun(r);
+        const RunReport report = h->Run();
+        NS_TEST_EXPECT_MSG_GT(report.hostWaitS, 0.5 * report.stepTimeS, "launch-bound");
+        NS_TEST_EXPECT_MSG_EQ_TOL(report.exposedCommS, 0.0, 1e-12, "no communication");
+        NS_TEST_EXPECT_MSG_EQ_TOL(report.computeS + report.bubbleS + report.hostWaitS,
+                                  report.stepTimeS,
+                                  1e-9 * report.stepTimeS,
+                                  "compute and the host's waits make the step");
     }
 };
 

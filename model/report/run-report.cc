@@ -55,7 +55,8 @@ to_json(Json& j, const RunReport& r)
     }
     j["breakdown_s"] = {{"compute", r.computeS},
                         {"exposed_communication", r.exposedCommS},
-                        {"pipeline_bubble", r.bubbleS}};
+                        {"pipeline_bubble", r.bubbleS},
+                        {"host", r.hostWaitS}};
     j["exposed_communication_by_op_s"] = r.exposedCommByOpS;
     if (r.haveComputeKinds)
     {
@@ -95,7 +96,8 @@ to_json(Json& j, const RankBreakdown& r)
     j["finish_s"] = r.finishS;
     j["breakdown_s"] = {{"compute", r.computeS},
                         {"exposed_communication", r.exposedCommS},
-                        {"pipeline_bubble", r.bubbleS}};
+                        {"pipeline_bubble", r.bubbleS},
+                        {"host", r.hostWaitS}};
 }
 
 std::string
@@ -170,6 +172,10 @@ RunReport::ToText() const
         text += line("  waiting on", waited);
     }
     text += line("pipeline bubble", num("%.4f s", bubbleS));
+    if (hostWaitS > 0)
+    {
+        text += line("waiting for the host", num("%.4f s", hostWaitS));
+    }
     if (haveComputeKinds)
     {
         text += line("compute by kind",

@@ -28,6 +28,7 @@ struct RankBreakdown
     double computeS = 0;     //!< compute stream busy
     double exposedCommS = 0; //!< waiting on communication
     double bubbleS = 0;      //!< waiting on pipeline receives
+    double hostWaitS = 0;    //!< waiting for the host to issue a ready kernel
     double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
 };
 
@@ -53,6 +54,7 @@ struct RunReport
     double computeS = 0;           //!< critical rank: compute stream busy
     double exposedCommS = 0;       //!< critical rank: waiting on communication
     double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
+    double hostWaitS = 0;          //!< critical rank: waiting for the host to issue a ready kernel
     /** Of exposedCommS, by the communication operator the critical rank waited for (its name) */
     std::map<std::string, double> exposedCommByOpS;
     uint32_t criticalRank = 0;     //!< the rank that finishes last

@@ -273,6 +273,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         if (s.host)
         {
             s.issueNs.assign(n, -1);
+            s.readyAt.assign(n, 0.0);
             s.hostClockNs = Simulator::Now().GetNanoSeconds();
             AdvanceHost(r, s.hostClockNs);
         }
@@ -461,7 +462,7 @@ TraceReplayer::Collect()
         RankTiming t = s.timing;
         t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
-        t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS);
+        t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS - t.hostWaitS);
         for (uint32_t label = 0; label < s.exposedByLabel.size(); ++label)
         {
             if (s.exposedByLabel[label] > 0)
@@ -699,6 +700,10 @@ TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32
     switch (OperatorKind(s.kinds[node]))
     {
         case OperatorKind::COMPUTE:
+            if (s.host)
+            {
+                s.readyAt[node] = Simulator::Now().GetSeconds();
+            }
             s.ready.push({node, cause, by});
             if (!s.releasing)
             {
@@ -878,18 +883,26 @@ TraceReplayer::StartCompute(uint32_t rank)
         const double now = Simulator::Now().GetSeconds();
         if (s.busyStreams == 0)
         {
+            // The idle time after the kernel was ready is the host's (its issue came later);
+            // the time before, what the kernel's last dependency kept it waiting for.
+            double waited = now;
+            if (s.host && now > s.idleSince)
+            {
+                waited = std::max(s.idleSince, std::min(now, s.readyAt[node]));
+                s.timing.hostWaitS += now - waited;
+            }
             if (cause == kCauseReceive)
             {
-                s.timing.bubbleS += now - s.idleSince;
+                s.timing.bubbleS += waited - s.idleSince;
             }
-            else if (cause == kCauseCommunication && by != kAbsent && now > s.idleSince)
+            else if (cause == kCauseCommunication && by != kAbsent && waited > s.idleSince)
             {
                 const uint32_t label = LabelIdOf(s.graph, by);
                 if (label >= s.exposedByLabel.size())
                 {
                     s.exposedByLabel.resize(label + 1, 0.0);
                 }
-                s.exposedByLabel[label] += now - s.idleSince;
+                s.exposedByLabel[label] += waited - s.idleSince;
             }
             s.busySince = now;
         }

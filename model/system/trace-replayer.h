@@ -38,12 +38,14 @@ struct RankTiming
     double computeS = 0;     //!< time its compute stream was busy
     double bubbleS = 0;      //!< compute stream idle, waiting for a pipeline receive
     double exposedCommS = 0; //!< compute stream idle, waiting for other communication
+    double hostWaitS = 0;    //!< compute stream idle with a kernel ready that the host had not
+                             //!< issued yet (host dispatch: launches, step syncs, the engine)
     double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
     /**
      * Of exposedCommS: the compute stream's idle time that each communication operator ended
      * (the last dependency of the kernel that ran next, or the rank's last operator), by the
      * operator's label (StageGraph::LabelOf of its name: its micro-batches and layers
-     * together). The rest (issue by the host) is not attributed.
+     * together). The rest (communication the host issued after it was ready) is not attributed.
      */
     std::map<std::string, double> exposedByOp;
 };
@@ -207,6 +209,7 @@ class TraceReplayer : public Object
         // TraceNode::hostSync); unused when the trace has no host costs.
         bool host = false;              //!< the trace has host costs
         std::vector<int64_t> issueNs;   //!< per node: when the host issued it (-1: not yet)
+        std::vector<double> readyAt;    //!< per kernel: when its dependencies were done
         uint32_t hostNext = 0;          //!< the next node the host issues
         int64_t hostClockNs = 0;        //!< when the host is free
         uint32_t hostWait = UINT32_MAX; //!< the node the host waits for (UINT32_MAX: none)
