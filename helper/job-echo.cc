@@ -90,6 +90,11 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                   {"vocab", m.vocab},
                   {"experts", m.experts},
                   {"top_k", m.topK}};
+    if (m.HasWindow())
+    {
+        j["model"]["sliding_window"] = m.slidingWindow;
+        j["model"]["sliding_window_pattern"] = m.windowPattern;
+    }
     j["hardware"] = HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults);
     j["layout"] = {{"gpus", p.Gpus()},
                    {"tp", p.tp},

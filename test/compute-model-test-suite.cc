@@ -12,6 +12,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ns3;
@@ -412,6 +413,72 @@ class HopperAttentionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A causal sliding window: each query scores min(position + 1, window) keys (counted one
+ * by one here), every fused kernel skips the blocks left of the window, a window no query
+ * exceeds changes nothing, and the time falls with the pairs.
+ */
+class SlidingWindowAttentionTestCase : public TestCase
+{
+  public:
+    SlidingWindowAttentionTestCase()
+        : TestCase("sliding-window attention scores and skips what the window excludes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto a100 = ModelOf("a100-sxm-80gb");
+        auto h100 = ModelOf("h100-sxm-80gb");
+        AttentionShape s;
+        s.batch = 2;
+        s.heads = 16;
+        s.kvHeads = 16;
+        s.headDim = 128;
+        s.causal = true;
+        // Whole sequences and a chunk of queries at the end of a longer context.
+        const uint64_t shapes[][3] = {{16384, 16384, 4096}, {4096, 4096, 1000}, {512, 8192, 4096}};
+        for (const auto& [q, kv, w] : shapes)
+        {
+            s.queryLen = q;
+            s.kvLen = kv;
+            s.window = w;
+            double pairs = 0;
+            for (uint64_t j = kv - q; j < kv; ++j)
+            {
+                pairs += double(std::min<uint64_t>(j + 1, w));
+            }
+            for (AttentionKernel kernel :
+                 {AttentionKernel::FLASH2, AttentionKernel::TRITON2022, AttentionKernel::HOPPER})
+            {
+                s.kernel = kernel;
+                auto& model = kernel == AttentionKernel::HOPPER ? h100 : a100;
+                const OperatorCost windowed = model->AttentionForward(s, DataType::BF16);
+                NS_TEST_EXPECT_MSG_EQ_TOL(windowed.flops / (4.0 * 2 * 16 * 128 * pairs),
+                                          1.0,
+                                          1e-12,
+                                          "scored pairs, q " << q << " kv " << kv << " w " << w);
+                AttentionShape full = s;
+                full.window = 0;
+                const OperatorCost all = model->AttentionForward(full, DataType::BF16);
+                NS_TEST_EXPECT_MSG_LT(windowed.timeS, all.timeS, "a window skips blocks");
+                NS_TEST_EXPECT_MSG_GT(windowed.timeS / all.timeS,
+                                      0.8 * windowed.flops / all.flops,
+                                      "time falls no faster than the pairs");
+                NS_TEST_EXPECT_MSG_LT(model->AttentionBackward(s, DataType::BF16).timeS,
+                                      model->AttentionBackward(full, DataType::BF16).timeS,
+                                      "the backward skips them too");
+                AttentionShape wide = s;
+                wide.window = kv;
+                NS_TEST_EXPECT_MSG_EQ(model->AttentionForward(wide, DataType::BF16).timeS,
+                                      all.timeS,
+                                      "a window of every key is full attention");
+            }
+        }
+    }
+};
+
 /** \brief FlashAttention: causal skips about half the blocks, the backward pass does 2.5x the
  * FLOPs, decode attention reads the KV cache at HBM speed. */
 class AttentionTestCase : public TestCase
@@ -693,6 +760,7 @@ class ComputeModelTestSuite : public TestSuite
         AddTestCase(new TilingFitsTestCase, TestCase::QUICK);
         AddTestCase(new MemoTestCase, TestCase::QUICK);
         AddTestCase(new AttentionTestCase, TestCase::QUICK);
+        AddTestCase(new SlidingWindowAttentionTestCase, TestCase::QUICK);
         AddTestCase(new TritonAttentionTestCase, TestCase::QUICK);
         AddTestCase(new HopperAttentionTestCase, TestCase::QUICK);
         AddTestCase(new DecodePerHeadTestCase, TestCase::QUICK);

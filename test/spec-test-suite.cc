@@ -216,6 +216,22 @@ class SpecErrorTestCase : public TestCase
         ExpectModelError(good + "kv_heads: 3\n", {"kv_heads", "multiple"});
         // YAML syntax error.
         ExpectModelError("name: [x\n", {"YAML syntax error"});
+        // A sliding window: every layer, or all but every k-th (Gemma-2 and GPT-OSS: k = 2).
+        const ModelSpec mistral = ModelSpec::Parse(good + "sliding_window: 8\n", "w.yaml");
+        NS_TEST_EXPECT_MSG_EQ(
+            (mistral.WindowOf(0) == 8 && mistral.WindowOf(1) == 8), true, "every layer windowed");
+        const ModelSpec alternating =
+            ModelSpec::Parse(good + "sliding_window: 8\nsliding_window_pattern: 2\n", "a.yaml");
+        NS_TEST_EXPECT_MSG_EQ((alternating.WindowOf(0) == 8 && alternating.WindowOf(1) == 0),
+                              true,
+                              "every second layer full");
+        NS_TEST_EXPECT_MSG_EQ(ok.HasWindow(), false, "no window by default");
+        ExpectModelError(good + "sliding_window: 32\n",
+                         {"sliding_window", "max_sequence (32)", "leave the key out"});
+        ExpectModelError(good + "sliding_window_pattern: 2\n",
+                         {"sliding_window_pattern", "needs sliding_window"});
+        ExpectModelError(good + "sliding_window: 8\nsliding_window_pattern: 1\n",
+                         {"sliding_window_pattern", "from 2"});
 
         // Unknown preset lists the valid names.
         bool thrown = false;

@@ -573,6 +573,16 @@ class HuggingFaceTestCase : public TestCase
         const std::string llamaText = R"({"model_type": "llama", "hidden_size": 64,
             "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
             "vocab_size": 100, "max_position_embeddings": 64})";
+        // Mistral v0.1 windows every layer (sliding_window shorter than the positions); a
+        // window as long as the positions is full attention.
+        const ModelSpec mistral = ModelSpec::Parse(
+            With(llamaText, "\"llama\"", "\"mistral\", \"sliding_window\": 32"), "mistral");
+        NS_TEST_EXPECT_MSG_EQ(mistral.slidingWindow, 32u, "Mistral's window");
+        NS_TEST_EXPECT_MSG_EQ(
+            (mistral.WindowOf(0) == 32 && mistral.WindowOf(1) == 32), true, "every layer windowed");
+        const ModelSpec unwindowed = ModelSpec::Parse(
+            With(llamaText, "\"llama\"", "\"mistral\", \"sliding_window\": 64"), "mistral");
+        NS_TEST_EXPECT_MSG_EQ(unwindowed.HasWindow(), false, "a window of every position");
         struct Case
         {
             std::string what;                 //!< the damage
@@ -587,9 +597,11 @@ class HuggingFaceTestCase : public TestCase
             {"an unknown architecture",
              R"({"architectures": ["BertModel"]})",
              {"architectures", "BertModel", "LlamaForCausalLM"}},
-            {"Mistral v0.1's sliding window",
-             With(llamaText, "\"llama\"", "\"mistral\", \"sliding_window\": 32"),
-             {"sliding_window", "32", "max_position_embeddings (64)"}},
+            {"Qwen2's sliding window on the upper layers",
+             With(llamaText,
+                  "\"llama\"",
+                  "\"qwen2\", \"use_sliding_window\": true, \"sliding_window\": 32"),
+             {"sliding_window", "32", "max_window_layers", "use_sliding_window"}},
             {"a GELU-gated Llama",
              With(llamaText, "\"llama\"", "\"llama\", \"hidden_act\": \"gelu\""),
              {"hidden_act", "gelu", "silu"}},

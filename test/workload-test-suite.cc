@@ -2617,6 +2617,91 @@ class SquaredReluTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Sliding-window layers (Gemma-2's and GPT-OSS's alternation: every second layer full):
+ * their attention kernels carry the window, the full layers none; the model FLOPs count the
+ * window's keys; a decode step reads at most the window; the KV cache keeps the window's tokens
+ * in windowed layers and every token in the others; context parallelism is refused.
+ */
+class SlidingWindowTestCase : public TestCase
+{
+  public:
+    SlidingWindowTestCase()
+        : TestCase("sliding-window layers: kernels, FLOPs, decode and KV cache")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec full = ModelSpec::Load("llama3-8b");
+        full.layers = 4;
+        ModelSpec alternating = full;
+        alternating.slidingWindow = 1024;
+        alternating.windowPattern = 2;
+        RunSpec run = fixture::TrainingJob(1, 1, 1, 1, 1);
+        run.sequence = 4096;
+        const Workload w = Workload::Build(alternating, run);
+        uint32_t windowed = 0;
+        uint32_t whole = 0;
+        for (const auto& n : w.stages[0].nodes)
+        {
+            if (n.kind != WorkNodeKind::COMPUTE
+                || (n.op.type != OpType::ATTENTION_FWD && n.op.type != OpType::ATTENTION_BWD))
+            {
+                continue;
+            }
+            const uint64_t window = n.op.Attention().window;
+            const uint64_t expected = n.layer % 2 == 0 ? 1024 : 0;
+            NS_TEST_EXPECT_MSG_EQ(window, expected, "layer " << n.layer);
+            (window > 0 ? windowed : whole) += 1;
+        }
+        NS_TEST_EXPECT_MSG_EQ(windowed, 4u, "layers 0 and 2: forward and backward");
+        NS_TEST_EXPECT_MSG_EQ(whole, 4u, "layers 1 and 3: forward and backward");
+        // Attention model FLOPs: 3 x 4 b s kv d h per layer (forward and backward), kv the
+        // window in two layers of four.
+        const Workload f = Workload::Build(full, run);
+        const double attention = 12.0 * 4096 * full.heads * full.headDim;
+        NS_TEST_EXPECT_MSG_EQ_TOL(f.TotalModelFlops() - w.TotalModelFlops(),
+                                  2 * attention * (4096.0 - 1024.0),
+                                  1e-6 * f.TotalModelFlops(),
+                                  "the window's keys");
+
+        // Decode: 3,000 tokens of context, a window of 1,024.
+        RunSpec infer = fixture::InferenceJob(1, 1, 2, 2000, 1001);
+        const Workload d = Workload::Build(alternating, infer);
+        uint64_t longest = 0;
+        for (const auto& n : d.stages[0].nodes)
+        {
+            if (n.kind == WorkNodeKind::COMPUTE && n.phase == Phase::DECODE
+                && (n.op.type == OpType::DECODE_ATTENTION
+                    || n.op.type == OpType::DECODE_ATTENTION_PER_HEAD))
+            {
+                const uint64_t kv = n.op.Attention().kvLen;
+                const uint64_t most = n.layer % 2 == 0 ? 1024 : 3001;
+                NS_TEST_EXPECT_MSG_LT_OR_EQ(kv, most, "decode keys");
+                longest = std::max(longest, kv);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(longest, 3000u, "a full layer reads the whole cache");
+        GpuSpec gpu = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        const uint64_t perToken = 2ull * 2 * full.kvHeads * full.headDim * 2; // K and V, 2 seqs
+        const MemoryReport kv = AnalyzeMemory(d, gpu);
+        NS_TEST_EXPECT_MSG_EQ(kv.stages[0].kvCache, perToken * (2 * 1024 + 2 * 3001), "KV cache");
+
+        RunSpec ring = fixture::TrainingJob(1, 1, 1, 1, 1);
+        ring.parallel.cp = 2;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ring.Validate(alternating, "test");
+                                  },
+                                  {"cp", "sliding-window", "not modelled"}),
+                              true,
+                              "context parallelism with a window");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -2655,6 +2740,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ParamGatherOverlapTestCase, TestCase::QUICK);
         AddTestCase(new InferenceExpertParallelTestCase, TestCase::QUICK);
         AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
+        AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
     }
 };
 

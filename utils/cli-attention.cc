@@ -36,6 +36,14 @@ ShapeOf(const CliArgs& args)
     s.kvLen = args.Text("kv-seq").empty() ? s.queryLen : args.Count("kv-seq");
     s.headDim = args.Count("head-dim");
     s.causal = args.Flag("causal");
+    s.window = args.Count("window");
+    if (s.window > 0 && !s.causal)
+    {
+        throw SpecError(kCommandLine,
+                        "window",
+                        "a sliding window needs the causal mask (--causal=true): it is the "
+                        "last keys before each query");
+    }
     if (s.heads % s.kvHeads != 0)
     {
         throw SpecError(kCommandLine,
@@ -99,6 +107,7 @@ RunAttentionCommand(const CliArgs& args)
                   {"kv_seq", s.kvLen},
                   {"head_dim", s.headDim},
                   {"causal", s.causal},
+                  {"window", s.window},
                   {"dtype", ToString(type)}};
         for (const auto& [pass, c] : passes)
         {
@@ -109,11 +118,12 @@ RunAttentionCommand(const CliArgs& args)
     }
     if (args.Flag("csv"))
     {
-        std::cout << CsvLine(
-            {"hardware",  "kernel",    "pass",   "batch", "heads",  "kv_heads",   "seq",
-             "kv_seq",    "head_dim",  "causal", "dtype", "time_s", "tflops",     "bound",
-             "block_m",   "block_n",   "tiles",  "waves", "flops",  "smem_bytes", "l2_bytes",
-             "hbm_bytes", "compute_s", "smem_s", "l2_s",  "hbm_s",  "overhead_s", "clock_mhz"});
+        std::cout << CsvLine({"hardware",   "kernel",   "pass",       "batch",     "heads",
+                              "kv_heads",   "seq",      "kv_seq",     "head_dim",  "causal",
+                              "window",     "dtype",    "time_s",     "tflops",    "bound",
+                              "block_m",    "block_n",  "tiles",      "waves",     "flops",
+                              "smem_bytes", "l2_bytes", "hbm_bytes",  "compute_s", "smem_s",
+                              "l2_s",       "hbm_s",    "overhead_s", "clock_mhz"});
         for (const auto& [pass, c] : passes)
         {
             std::cout << CsvLine({hw.name,
@@ -126,6 +136,7 @@ RunAttentionCommand(const CliArgs& args)
                                   std::to_string(s.kvLen),
                                   std::to_string(s.headDim),
                                   s.causal ? "true" : "false",
+                                  std::to_string(s.window),
                                   ToString(type),
                                   FormatNumber(c.timeS),
                                   FormatNumber(c.FlopRate() / 1e12),
@@ -150,7 +161,8 @@ RunAttentionCommand(const CliArgs& args)
     std::cout << "Attention " << s.batch << " x " << s.heads << " heads (" << s.kvHeads << " KV) x "
               << s.queryLen
               << (s.kvLen != s.queryLen ? "/" + std::to_string(s.kvLen) : std::string())
-              << " tokens, head dim " << s.headDim << (s.causal ? ", causal" : "") << ", "
+              << " tokens, head dim " << s.headDim << (s.causal ? ", causal" : "")
+              << (s.window > 0 ? ", window " + std::to_string(s.window) : std::string()) << ", "
               << ToString(type) << " on " << hw.gpu.name << "\n"
               << "  kernel          " << kernel
               << (args.Text("attention") == "auto" ? " (auto: the GPU's)" : "") << "\n";

@@ -350,6 +350,13 @@ MakeOptions()
             .For({"attention"}),
         Flag("causal", "causal mask (the blocks above the diagonal are skipped)", "true")
             .For({"attention"}),
+        Count("window",
+              "causal sliding window: each query sees at most its last N keys (0: none; "
+              "the blocks left of the window are skipped)",
+              0,
+              kMaxCount,
+              "0")
+            .For({"attention"}),
         // The collective of `collective`.
         Choice("op", "collective", CollectiveOpNames, "all-reduce").For({"collective"}),
         Size("bytes", "size as nccl-tests counts it, e.g. 1GiB, 256MiB, 4K", 1, 1ull << 60, "1GiB")

@@ -41,6 +41,8 @@ struct AttentionShape
     uint64_t kvLen = 1;    //!< key/value tokens per sequence (queries are the last queryLen)
     uint64_t headDim = 64; //!< head dimension
     bool causal = true;    //!< causal mask: blocks above the diagonal are skipped
+    uint64_t window = 0;   //!< causal sliding window: each query sees at most its last `window`
+                           //!< keys, itself included (0: no window); blocks left of it are skipped
     bool dropout = false;  //!< unfused attention: dropout on the probabilities, its own kernel
     AttentionKernel kernel = AttentionKernel::FLASH2; //!< fused attention: the kernel that runs
 
@@ -50,7 +52,8 @@ struct AttentionShape
     {
         return batch == o.batch && heads == o.heads && kvHeads == o.kvHeads
                && queryLen == o.queryLen && kvLen == o.kvLen && headDim == o.headDim
-               && causal == o.causal && dropout == o.dropout && kernel == o.kernel;
+               && causal == o.causal && window == o.window && dropout == o.dropout
+               && kernel == o.kernel;
     }
 };
 

@@ -39,8 +39,28 @@ double
 ScoredPairs(const AttentionShape& s)
 {
     const uint64_t offset = s.kvLen - s.queryLen;
-    return s.causal ? double(s.queryLen) * offset + double(s.queryLen) * (s.queryLen + 1) / 2.0
-                    : double(s.queryLen) * s.kvLen;
+    if (!s.causal)
+    {
+        return double(s.queryLen) * s.kvLen;
+    }
+    // Query j (0-based over the kvLen tokens) sees keys 0..j, within a window the last w of them:
+    // min(j + 1, w) keys for j = offset .. kvLen - 1.
+    auto seen = [](double upTo)
+    {
+        return upTo * (upTo + 1) / 2.0;
+    };                                       // sum of 1..upTo
+    const double first = double(offset) + 1; // keys the first query sees without a window
+    const double last = double(s.kvLen);
+    if (s.window == 0 || s.window >= s.kvLen)
+    {
+        return seen(last) - seen(first - 1);
+    }
+    const double w = double(s.window);
+    if (w <= first)
+    {
+        return double(s.queryLen) * w;
+    }
+    return (seen(w) - seen(first - 1)) + (last - w) * w;
 }
 
 /**
@@ -62,6 +82,13 @@ VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc)
         {
             uint64_t lastKey = offset + std::min<uint64_t>((i + 1) * br, s.queryLen) - 1;
             visited = std::min<uint64_t>(p.kvBlocks, lastKey / bc + 1);
+            if (s.window > 0)
+            {
+                // The block's first query sees keys from firstQuery - window + 1 on.
+                const uint64_t firstQuery = offset + i * br;
+                const uint64_t firstKey = firstQuery + 1 > s.window ? firstQuery + 1 - s.window : 0;
+                visited -= std::min<uint64_t>(visited, firstKey / bc);
+            }
         }
         p.total += double(visited);
         p.most = std::max(p.most, visited);

@@ -45,15 +45,16 @@ struct BlockPairs
 /**
  * \ingroup rapid-llm
  * \return the query-key pairs one head of one sequence scores: every pair, or under a causal
- * mask each query's own key and the keys before it (the queries are the last queryLen of kvLen)
+ * mask each query's own key and the keys before it, within a sliding window at most the last
+ * `window` of them (the queries are the last queryLen of kvLen)
  */
 double ScoredPairs(const AttentionShape& s);
 
 /**
  * \ingroup rapid-llm
  * \brief The block pairs of one head with \p br x \p bc blocks: every key/value block, or under
- * a causal mask only those at or left of the diagonal (the queries are the last queryLen of the
- * kvLen tokens).
+ * a causal mask only those at or left of the diagonal, and within a sliding window only those
+ * that reach into it (the queries are the last queryLen of the kvLen tokens).
  */
 BlockPairs VisitedBlocks(const AttentionShape& s, uint32_t br, uint32_t bc);
 

@@ -237,16 +237,20 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
     const uint64_t positions = r.Count("max_position_embeddings");
     m["max_sequence"] = positions;
-    // Sliding-window attention is cheaper than the full attention ModelSpec has.
-    const bool windowed = type == "qwen2" || qwen3 ? r.Bool("use_sliding_window", false) : true;
+    // Mistral and Mixtral window every layer; Qwen2/Qwen3 window only the layers from
+    // max_window_layers on when use_sliding_window is set, which is not read here.
+    const bool qwen = type == "qwen2" || qwen3;
+    const bool windowed = qwen ? r.Bool("use_sliding_window", false) : true;
     if (windowed && r.Has("sliding_window") && r.Count("sliding_window") < positions)
     {
-        r.Fail("sliding_window",
-               std::to_string(r.Count("sliding_window"))
-                   + ": sliding-window attention shorter than max_position_embeddings ("
-                   + std::to_string(positions)
-                   + ") is not modelled; set it to null for full attention (exact up to the "
-                     "window)");
+        if (qwen)
+        {
+            r.Fail("sliding_window",
+                   std::to_string(r.Count("sliding_window"))
+                       + ": Qwen's sliding window on the layers from max_window_layers on is not "
+                         "modelled; set use_sliding_window to false for full attention");
+        }
+        m["sliding_window"] = r.Count("sliding_window");
     }
     if (type == "mixtral")
     {

@@ -57,6 +57,19 @@ ModelSpec::EmbeddingParameters() const
     return params;
 }
 
+uint32_t
+ModelSpec::WindowOf(uint32_t layer) const
+{
+    const bool full = windowPattern > 0 && (layer + 1) % windowPattern == 0;
+    return full ? 0 : slidingWindow;
+}
+
+bool
+ModelSpec::HasWindow() const
+{
+    return slidingWindow > 0;
+}
+
 uint64_t
 ModelSpec::ParameterCount() const
 {
@@ -110,7 +123,8 @@ ModelSpec::operator==(const ModelSpec& o) const
            && activation == o.activation && position == o.position && bias == o.bias
            && dropout == o.dropout && vocab == o.vocab && tiedEmbeddings == o.tiedEmbeddings
            && maxSequence == o.maxSequence && experts == o.experts && topK == o.topK
-           && expertFfn == o.expertFfn;
+           && expertFfn == o.expertFfn && slidingWindow == o.slidingWindow
+           && windowPattern == o.windowPattern;
 }
 
 bool
@@ -152,6 +166,23 @@ ReadModel(const YAML::Node& root, const std::string& source)
     m.vocab = r.GetCount("vocab");
     m.tiedEmbeddings = r.GetBool("tied_embeddings", false);
     m.maxSequence = r.GetCount("max_sequence");
+    if (r.Has("sliding_window"))
+    {
+        m.slidingWindow = r.GetCount("sliding_window");
+        if (m.slidingWindow >= m.maxSequence)
+        {
+            // A window as long as the sequence is no window: omit the key.
+            r.Fail("sliding_window",
+                   std::to_string(m.slidingWindow) + " is not shorter than max_sequence ("
+                       + std::to_string(m.maxSequence)
+                       + "); a window no query can exceed is full attention: leave the key out");
+        }
+        m.windowPattern = r.GetCount("sliding_window_pattern", 2, 0);
+    }
+    else if (r.Has("sliding_window_pattern"))
+    {
+        r.Fail("sliding_window_pattern", "needs sliding_window (the window in tokens)");
+    }
     if (r.Has("moe"))
     {
         SpecReader moe = r.GetMap("moe");

@@ -60,11 +60,21 @@ struct ModelSpec
     uint32_t experts = 0;        //!< MoE experts per layer (0 = dense)
     uint32_t topK = 0;           //!< experts each token visits
     uint32_t expertFfn = 0;      //!< each expert's MLP width
+    uint32_t slidingWindow = 0;  //!< causal sliding window of the windowed layers (0: none)
+    uint32_t windowPattern = 0;  //!< every windowPattern-th layer attends fully (0: none does)
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;
     /** \return true for a mixture-of-experts model */
     bool IsMoe() const;
+    /**
+     * \brief The sliding window of decoder layer \p layer (0-based): Mistral windows every
+     * layer, Gemma-2 and GPT-OSS every other one, Gemma-3 five of every six.
+     * \param layer the layer \return its window in tokens, 0 when it attends to every key
+     */
+    uint32_t WindowOf(uint32_t layer) const;
+    /** \return true when some layer has a sliding window */
+    bool HasWindow() const;
 
     /** \return parameters of one decoder layer (all experts counted) */
     uint64_t LayerParameters() const;

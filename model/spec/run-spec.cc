@@ -541,6 +541,14 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
+    if (model.HasWindow() && p.cp > 1)
+    {
+        throw SpecError(source,
+                        "cp",
+                        "context parallelism with sliding-window attention (model '" + model.name
+                            + "', sliding_window " + std::to_string(model.slidingWindow)
+                            + ") is not modelled: the ring's blocks assume full causal attention");
+    }
     if (model.IsMoe())
     {
         const double most = double(model.experts) / model.topK;

@@ -152,7 +152,6 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         RankMemory m;
         m.stage = g.stage;
         const uint64_t params = StageParameters(w.model, w.run, g.stage);
-        const uint32_t layers = p.StageLayers(w.model.layers, g.stage);
         m.parameters = params;
         m.framework = kFrameworkOverheadBytes;
         if (w.run.mode == RunMode::TRAINING)
@@ -179,8 +178,19 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         {
             m.weights = params * eb;
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
-            m.kvCache =
-                2 * uint64_t(layers) * w.run.batch * tokens * shapes.kvHeads * shapes.headDim * eb;
+            // Each layer caches every token, a sliding-window layer only its window's last ones.
+            uint64_t cachedTokens = 0;
+            for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
+            {
+                const uint32_t vstage = chunk * p.pp + g.stage;
+                const uint32_t first = p.FirstLayerOf(w.model.layers, vstage);
+                for (uint32_t i = 0; i < p.VirtualStageLayers(w.model.layers, vstage); ++i)
+                {
+                    const uint64_t window = w.model.WindowOf(first + i);
+                    cachedTokens += window > 0 ? std::min(tokens, window) : tokens;
+                }
+            }
+            m.kvCache = 2 * cachedTokens * w.run.batch * shapes.kvHeads * shapes.headDim * eb;
             // The prefill's widest intermediate: a layer's input, residual and MLP activation.
             const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.batch;
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);

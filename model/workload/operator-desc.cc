@@ -6,6 +6,7 @@
 
 #include "ns3/assert.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace ns3 {
@@ -67,6 +68,13 @@ ToString(OpType type)
 }
 
 namespace {
+
+/** \return the keys each query is counted against: kvLen, or a sliding window's width */
+double
+CountedKeys(const AttentionShape& a)
+{
+    return double(a.window > 0 ? std::min(a.kvLen, a.window) : a.kvLen);
+}
 
 /** \return the index of \p Shape among OperatorShape's alternatives */
 template<typename Shape>
@@ -144,16 +152,18 @@ OperatorDesc::ModelFlops() const
         case OpType::DECODE_ATTENTION:
         case OpType::DECODE_ATTENTION_PER_HEAD:
         {
-            // Q K^T and P V: 2 x (2 q kv d) per head, the full matrix as the papers count it; the
-            // backward pass does twice the forward's matrix multiplies.
+            // Q K^T and P V: 2 x (2 q kv d) per head, the full matrix as the papers count it (a
+            // sliding window's width in place of kv); the backward pass does twice the forward's
+            // matrix multiplies.
             const AttentionShape& a = Attention();
-            return (backward ? 8.0 : 4.0) * a.batch * a.heads * a.headDim * a.queryLen * a.kvLen;
+            return (backward ? 8.0 : 4.0) * a.batch * a.heads * a.headDim * a.queryLen
+                   * CountedKeys(a);
         }
         case OpType::ATTENTION_BWD:
         {
             // Twice the forward's matrix multiplies (input and "weight" gradients of both).
             const AttentionShape& a = Attention();
-            return 8.0 * a.batch * a.heads * a.headDim * a.queryLen * a.kvLen;
+            return 8.0 * a.batch * a.heads * a.headDim * a.queryLen * CountedKeys(a);
         }
         case OpType::LAYER_NORM:
         case OpType::RMS_NORM:
@@ -210,6 +220,7 @@ OperatorDescHash::operator()(const OperatorDesc& op) const
                 Mix(h, s.queryLen);
                 Mix(h, s.kvLen);
                 Mix(h, s.headDim);
+                Mix(h, s.window);
                 Mix(h, (uint64_t(s.kernel) << 2) | (uint64_t(s.causal) << 1) | uint64_t(s.dropout));
             }
             else if constexpr (std::is_same_v<S, ElementwiseShape>)

@@ -92,8 +92,14 @@ TransformerLayer::InputBytes() const
     return uint64_t(m_shapes.elementBytes) * m_normRows * m_shapes.hidden;
 }
 
+uint64_t
+TransformerLayer::Window(const GraphEmitter& e) const
+{
+    return e.Layer() >= 0 ? m_model.WindowOf(static_cast<uint32_t>(e.Layer())) : 0;
+}
+
 OperatorDesc
-TransformerLayer::SequenceAttention(OpType type, bool backward) const
+TransformerLayer::SequenceAttention(OpType type, uint64_t window, bool backward) const
 {
     AttentionShape a;
     a.batch = m_batch;
@@ -103,6 +109,9 @@ TransformerLayer::SequenceAttention(OpType type, bool backward) const
     a.queryLen = m_tokens;
     a.kvLen = m_tokens;
     a.causal = true;
+    // Fused kernels skip the blocks outside a sliding window; the unfused path computes the
+    // whole score matrix and masks it (a window saves it nothing).
+    a.window = type == OpType::ATTENTION_SCORES ? 0 : window;
     a.dropout = type == OpType::ATTENTION_SCORES && m_model.dropout;
     a.kernel = AttentionKernelOf(m_run);
     return MakeAttention(type, a, m_run.ActivationType(), backward);
@@ -227,7 +236,9 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         a.kvHeads = s.kvHeads;
         a.headDim = s.headDim;
         a.queryLen = 1;
-        a.kvLen = decodeContext + 1;
+        // A sliding-window layer keeps and reads only the window's last keys.
+        const uint64_t window = Window(e);
+        a.kvLen = window > 0 ? std::min<uint64_t>(decodeContext + 1, window) : decodeContext + 1;
         a.causal = false;
         e.Compute("attention",
                   MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
@@ -282,12 +293,12 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
         if (m_flash)
         {
             e.Compute("attention",
-                      SequenceAttention(OpType::ATTENTION_FWD),
+                      SequenceAttention(OpType::ATTENTION_FWD, Window(e)),
                       keptActs + (keepSaved ? lse : 0));
             return lse;
         }
         e.Compute("attention",
-                  SequenceAttention(OpType::ATTENTION_SCORES),
+                  SequenceAttention(OpType::ATTENTION_SCORES, 0),
                   keptActs + (keepSaved ? ScoreBytes() : 0));
         return ScoreBytes();
     }
@@ -355,9 +366,9 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const uint32_t cp = m_run.parallel.cp;
     if (cp == 1)
     {
-        e.Compute(
-            "attention_bwd",
-            SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES, true));
+        e.Compute("attention_bwd",
+                  SequenceAttention(
+                      m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES, Window(e), true));
         return;
     }
     // The ring runs again; K/V blocks travel with their gradients (twice the bytes). Transformer

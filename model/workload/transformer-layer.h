@@ -177,8 +177,11 @@ class TransformerLayer
                         const ExpertRouting& routing,
                         const OperatorDesc& op,
                         int64_t saved = 0) const;
-    /** Causal attention of this rank's whole sequence over itself (no context parallelism). */
-    OperatorDesc SequenceAttention(OpType type, bool backward = false) const;
+    /** Causal attention of this rank's whole sequence over itself (no context parallelism), each
+     *  query over at most its last \p window keys (0: all). */
+    OperatorDesc SequenceAttention(OpType type, uint64_t window, bool backward = false) const;
+    /** \return the sliding window of the layer \p e is emitting (0: full attention) */
+    uint64_t Window(const GraphEmitter& e) const;
     /** Step \p step of ring attention (context parallelism): the local or a remote K/V block. */
     OperatorDesc RingAttention(OpType type, uint32_t step, bool backward) const;
     /**
