@@ -44,12 +44,12 @@ ScoredPairs(const AttentionShape& s)
         return double(s.queryLen) * s.kvLen;
     }
     // Query j (0-based over the kvLen tokens) sees keys 0..j, within a window the last w of them:
-    // min(j + 1, w) keys for j = offset .. kvLen - 1.
-    auto seen = [](double upTo)
+    // min(j + 1, w) keys for j = offset .. kvLen - 1, i.e. min(m, w) for m = first .. last.
+    auto seen = [](double upTo) // 1 + 2 + ... + upTo
     {
         return upTo * (upTo + 1) / 2.0;
-    };                                       // sum of 1..upTo
-    const double first = double(offset) + 1; // keys the first query sees without a window
+    };
+    const double first = double(offset) + 1;
     const double last = double(s.kvLen);
     if (s.window == 0 || s.window >= s.kvLen)
     {
