@@ -564,6 +564,44 @@ class HuggingFaceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(neox20b.ParameterCount(), 20554567680ull, "GPT-NeoX-20B size");
         NS_TEST_EXPECT_MSG_EQ((neox20b.position == PositionEmbedding::ROPE), true, "NeoX rotary");
 
+        // gpt-oss-120b (openai/gpt-oss-120b config.json; OpenAI's model card gives 116.8 B
+        // parameters): 128 experts of width 2880, top-4, biases, a 128-token window on every
+        // other layer (layer_types).
+        std::string types;
+        for (int i = 0; i < 36; ++i)
+        {
+            types += std::string(i > 0 ? ", " : "")
+                     + (i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+        }
+        const std::string oss =
+            R"({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss",
+                "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36,
+                "num_local_experts": 128, "num_experts_per_tok": 4, "num_attention_heads": 64,
+                "num_key_value_heads": 8, "head_dim": 64, "sliding_window": 128,
+                "hidden_act": "silu", "max_position_embeddings": 131072,
+                "attention_bias": true, "attention_dropout": 0.0, "vocab_size": 201088,
+                "tie_word_embeddings": false, "layer_types": [)"
+            + types + "]}";
+        const ModelSpec gptOss = ModelSpec::Parse(oss, "gpt-oss-120b");
+        NS_TEST_EXPECT_MSG_EQ_TOL(gptOss.ParameterCount() / 1e9, 116.8, 0.05, "gpt-oss-120b size");
+        NS_TEST_EXPECT_MSG_EQ((gptOss.WindowOf(0) == 128 && gptOss.WindowOf(1) == 0
+                               && gptOss.windowPattern == 2 && gptOss.experts == 128
+                               && gptOss.topK == 4 && gptOss.bias),
+                              true,
+                              "gpt-oss-120b architecture");
+        NS_TEST_EXPECT_MSG_EQ((gptOss == ModelSpec::Load("gpt-oss-120b")), true, "the preset");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(
+                [&]
+                {
+                    std::string odd = oss;
+                    odd.replace(odd.find("\"full_attention\""), 16, "\"sliding_attention\"");
+                    ModelSpec::Parse(odd, "odd");
+                },
+                {"layer_types", "every k-th", "layer 5"}),
+            true,
+            "an irregular window arrangement");
+
         // Overrides apply to a config as to a YAML model.
         ModelSpec shallow = ModelSpec::Load(HfConfig("Llama-2-7b-hf"), Set("model.layers=16"));
         NS_TEST_EXPECT_MSG_EQ(shallow.layers, 16u, "override of a config");

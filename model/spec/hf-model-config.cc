@@ -30,6 +30,7 @@ const std::map<std::string, std::string> kArchitectures = {
     {"Qwen3MoeForCausalLM", "qwen3_moe"},
     {"GPT2LMHeadModel", "gpt2"},
     {"GPTNeoXForCausalLM", "gpt_neox"},
+    {"GptOssForCausalLM", "gpt_oss"},
 };
 
 /** Typed access to the keys of one config object; errors name the key and the file. */
@@ -136,6 +137,27 @@ class ConfigReader
         return value.empty();
     }
 
+    /** \return a required list of text values */
+    std::vector<std::string>
+    TextList(const std::string& key) const
+    {
+        const Json& value = m_json.at(key);
+        if (!value.is_array())
+        {
+            Fail(key, "expected a list, got " + value.dump());
+        }
+        std::vector<std::string> out;
+        for (const Json& item : value)
+        {
+            if (!item.is_string())
+            {
+                Fail(key, "expected a list of text values, got " + item.dump());
+            }
+            out.push_back(item.get<std::string>());
+        }
+        return out;
+    }
+
     std::string
     Text(const std::string& key, const std::string& fallback) const
     {
@@ -184,6 +206,56 @@ NameOf(const ConfigReader& r, const std::string& source)
     return path.stem().empty() ? "hf-model" : path.stem().string();
 }
 
+/**
+ * Reads layer_types ("sliding_attention" / "full_attention" per layer) into the model file's
+ * sliding window: every layer windowed, or all but every k-th (sliding_window_pattern k); any
+ * other arrangement is refused, naming the key.
+ */
+void
+ReadLayerTypes(const ConfigReader& r, uint64_t positions, YAML::Node& m)
+{
+    const std::vector<std::string> types = r.TextList("layer_types");
+    std::vector<std::size_t> full;
+    for (std::size_t i = 0; i < types.size(); ++i)
+    {
+        if (types[i] == "full_attention")
+        {
+            full.push_back(i);
+        }
+        else if (types[i] != "sliding_attention")
+        {
+            r.Fail("layer_types",
+                   "'" + types[i] + "' at layer " + std::to_string(i)
+                       + " is not modelled; allowed: sliding_attention, full_attention");
+        }
+    }
+    if (full.size() == types.size())
+    {
+        return; // every layer attends fully
+    }
+    const uint64_t window = r.Count("sliding_window");
+    if (window >= positions)
+    {
+        return; // a window no query exceeds
+    }
+    const std::size_t k = full.empty() ? 0 : full.front() + 1;
+    for (std::size_t i = 0; i < types.size(); ++i)
+    {
+        if ((k > 0 && (i + 1) % k == 0) != (types[i] == "full_attention"))
+        {
+            r.Fail("layer_types",
+                   "windowed and full layers in another arrangement than every layer windowed, "
+                   "or all but every k-th, are not modelled (layer "
+                       + std::to_string(i) + " is '" + types[i] + "')");
+        }
+    }
+    m["sliding_window"] = window;
+    if (k > 0)
+    {
+        m["sliding_window_pattern"] = k;
+    }
+}
+
 /** Reads a family with RMSNorm, rotary positions and a SiLU-gated MLP. */
 void
 ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
@@ -224,6 +296,11 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         }
         bias = attention;
     }
+    if (type == "gpt_oss")
+    {
+        // Biases on the attention projections and on every expert's projections.
+        bias = r.Bool("attention_bias", false);
+    }
     const bool qwen3 = type == "qwen3" || type == "qwen3_moe";
     if (qwen3 && r.Bool("attention_bias", false))
     {
@@ -237,11 +314,17 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
     const uint64_t positions = r.Count("max_position_embeddings");
     m["max_sequence"] = positions;
-    // Mistral and Mixtral window every layer; Qwen2/Qwen3 window only the layers from
-    // max_window_layers on when use_sliding_window is set, which is not read here.
+    // Which layers are windowed: layer_types where the config lists them (transformers writes
+    // it for gpt-oss, Gemma and newer configs of the others), else Mistral and Mixtral window
+    // every layer and Qwen2/Qwen3 the layers from max_window_layers on when use_sliding_window
+    // is set, which is not read here.
     const bool qwen = type == "qwen2" || qwen3;
-    const bool windowed = qwen ? r.Bool("use_sliding_window", false) : true;
-    if (windowed && r.Has("sliding_window") && r.Count("sliding_window") < positions)
+    if (r.Has("layer_types"))
+    {
+        ReadLayerTypes(r, positions, m);
+    }
+    else if ((qwen ? r.Bool("use_sliding_window", false) : true) && r.Has("sliding_window")
+             && r.Count("sliding_window") < positions)
     {
         if (qwen)
         {
@@ -252,7 +335,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         }
         m["sliding_window"] = r.Count("sliding_window");
     }
-    if (type == "mixtral")
+    if (type == "mixtral" || type == "gpt_oss")
     {
         const uint64_t experts = r.Count("num_local_experts", 2);
         const uint64_t topK = r.Count("num_experts_per_tok");
@@ -365,7 +448,15 @@ ReadGptNeox(const ConfigReader& r, YAML::Node& m)
 std::vector<std::string>
 HuggingFaceConfig::ModelTypes()
 {
-    return {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gpt2", "gpt_neox"};
+    return {"llama",
+            "mistral",
+            "mixtral",
+            "qwen2",
+            "qwen3",
+            "qwen3_moe",
+            "gpt2",
+            "gpt_neox",
+            "gpt_oss"};
 }
 
 bool
@@ -434,7 +525,7 @@ HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& sourc
     YAML::Node m(YAML::NodeType::Map);
     m["name"] = NameOf(r, source);
     if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2"
-        || type == "qwen3" || type == "qwen3_moe")
+        || type == "qwen3" || type == "qwen3_moe" || type == "gpt_oss")
     {
         ReadLlamaFamily(r, type, m);
     }
