@@ -72,7 +72,8 @@ RunPresetsCommand(const CliArgs& args)
         std::cout << "  " << std::left << std::setw(16) << name << std::right << std::fixed
                   << std::setprecision(1) << std::setw(8) << m.ParameterCount() / 1e9
                   << "B params  layers " << m.layers << "  hidden " << m.hidden << "  heads "
-                  << m.heads << "/" << m.kvHeads << (m.IsMoe() ? "  MoE" : "") << "\n";
+                  << m.heads << "/" << m.kvHeads << (m.IsMoe() ? "  MoE" : "")
+                  << (m.HasWindow() ? "  window " + std::to_string(m.slidingWindow) : "") << "\n";
     }
     std::cout << "Hardware (--hardware):\n";
     for (const auto& name : PresetRegistry::Names("hardware"))
