@@ -479,6 +479,58 @@ class SlidingWindowAttentionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Hopper issues warp-level mma.sync below its warpgroup rate (mma_sync_fraction): the
+ * kernels built on it (FlashAttention-2, the 2022 Triton kernel) get that share of the tensor
+ * rate for their matmuls, the warpgroup (Hopper) kernels and every A100 kernel the full one.
+ */
+class MmaSyncRateTestCase : public TestCase
+{
+  public:
+    MmaSyncRateTestCase()
+        : TestCase("mma.sync kernels run at the GPU's mma.sync share of the tensor rate")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        NS_TEST_ASSERT_MSG_EQ_TOL(h100.mmaSyncFraction, 0.653, 1e-12, "the preset's share");
+        NS_TEST_EXPECT_MSG_EQ(HardwareSpec::Load("a100-sxm-80gb").gpu.mmaSyncFraction,
+                              1.0,
+                              "A100's tensor rate is mma.sync's");
+        GpuSpec full = h100;
+        full.mmaSyncFraction = 1.0;
+        Ptr<GpuComputeModel> slow = CreateObject<GpuComputeModel>();
+        slow->SetGpu(h100);
+        Ptr<GpuComputeModel> fast = CreateObject<GpuComputeModel>();
+        fast->SetGpu(full);
+        AttentionShape s;
+        s.batch = 2;
+        s.heads = 16;
+        s.kvHeads = 16;
+        s.queryLen = 8192;
+        s.kvLen = 8192;
+        s.headDim = 64;
+        for (AttentionKernel kernel : {AttentionKernel::FLASH2, AttentionKernel::TRITON2022})
+        {
+            s.kernel = kernel;
+            const OperatorCost a = slow->AttentionForward(s, DataType::BF16);
+            const OperatorCost b = fast->AttentionForward(s, DataType::BF16);
+            NS_TEST_EXPECT_MSG_GT(a.computeTimeS, b.computeTimeS * 1.05, "matmuls slower");
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(a.timeS, b.timeS, "never faster");
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(slow->AttentionBackward(s, DataType::BF16).computeTimeS,
+                                        fast->AttentionBackward(s, DataType::BF16).computeTimeS,
+                                        "backward too");
+        }
+        s.kernel = AttentionKernel::HOPPER;
+        NS_TEST_EXPECT_MSG_EQ(slow->AttentionForward(s, DataType::BF16).timeS,
+                              fast->AttentionForward(s, DataType::BF16).timeS,
+                              "warpgroup kernels are not mma.sync");
+    }
+};
+
 /** \brief FlashAttention: causal skips about half the blocks, the backward pass does 2.5x the
  * FLOPs, decode attention reads the KV cache at HBM speed. */
 class AttentionTestCase : public TestCase
@@ -761,6 +813,7 @@ class ComputeModelTestSuite : public TestSuite
         AddTestCase(new MemoTestCase, TestCase::QUICK);
         AddTestCase(new AttentionTestCase, TestCase::QUICK);
         AddTestCase(new SlidingWindowAttentionTestCase, TestCase::QUICK);
+        AddTestCase(new MmaSyncRateTestCase, TestCase::QUICK);
         AddTestCase(new TritonAttentionTestCase, TestCase::QUICK);
         AddTestCase(new HopperAttentionTestCase, TestCase::QUICK);
         AddTestCase(new DecodePerHeadTestCase, TestCase::QUICK);

@@ -23,7 +23,8 @@ OperatorCost
 FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     const uint32_t sms = g.smCount;
-    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, true);
 
     // Useful work: the query-key pairs the mask keeps.
     const double pairs = ScoredPairs(s);
@@ -119,7 +120,8 @@ FlashAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
     OperatorCost fwd = FlashAttentionForward(g, s, type);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
-    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, true);
     const uint32_t br = 64;
     const uint32_t bc = fwd.tiling.blockN >= 128 && s.headDim <= 64 ? 128 : 64;
 

@@ -112,7 +112,7 @@ FusedAttentionIoOf(const AttentionShape& s, double bh, double d, double b)
 }
 
 FlashRates
-RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
+RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type, bool warpMma)
 {
     FlashRates r;
     r.b = BytesOf(type);
@@ -120,7 +120,8 @@ RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type)
     r.bh = double(s.batch) * s.heads;
     r.tensor = false;
     r.peak = MatmulPeak(g, type, r.tensor);
-    r.perSmRate = PerSmMatmulRate(g, r.peak, r.tensor, type);
+    r.perSmRate =
+        PerSmMatmulRate(g, r.peak, r.tensor, type) * (warpMma && r.tensor ? g.mmaSyncFraction : 1);
     r.perSmVector = PerSmVectorRate(g);
     r.smemRate = SmemRate(g);
     return r;

@@ -73,8 +73,13 @@ struct FlashRates
     double smemRate;    //!< calibrated shared-memory bandwidth of one SM
 };
 
-/** \ingroup rapid-llm \return the rates of \p s in \p type on \p g */
-FlashRates RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type);
+/**
+ * \ingroup rapid-llm
+ * \return the rates of \p s in \p type on \p g; a kernel whose matmuls are warp-level
+ * mma.sync (\p warpMma: FlashAttention-2, the 2022 Triton kernel) gets the GPU's mma.sync share
+ * of the tensor rate (GpuSpec::mmaSyncFraction)
+ */
+FlashRates RatesOf(const GpuSpec& g, const AttentionShape& s, DataType type, bool warpMma);
 
 /**
  * \ingroup rapid-llm

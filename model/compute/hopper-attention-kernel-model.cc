@@ -103,7 +103,8 @@ HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     RequireHopper(g);
     const uint32_t sms = g.smCount;
-    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, false);
     (void) perSmVector;
     const double sfuRate = g.sfuOpsPerClockPerSm * g.clockHz;
     const double pairs = ScoredPairs(s);
@@ -185,7 +186,8 @@ HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     RequireHopper(g);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
-    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, false);
     const double sfuRate = g.sfuOpsPerClockPerSm * g.clockHz;
     // CUDA-core operations per second (a fused multiply-add is two of the vector FLOPs).
     const double perSmOps = perSmVector / 2;

@@ -65,7 +65,8 @@ OperatorCost
 TritonAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
     const uint32_t sms = g.smCount;
-    const auto [b, dReal, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, dReal, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, true);
     const double d = PaddedHeadDim(g, s.headDim);
     const uint32_t br = kBlock;
     const uint32_t bc = kBlock;
@@ -149,7 +150,8 @@ TritonAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     const OperatorCost fwd = TritonAttentionForward(g, s, type);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
-    const auto [b, dReal, bh, tensor, peak, perSmRate, perSmVector, smemRate] = RatesOf(g, s, type);
+    const auto [b, dReal, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
+        RatesOf(g, s, type, true);
     const double d = PaddedHeadDim(g, s.headDim);
     const uint32_t br = kBlock;
     const uint32_t bc = kBlock;

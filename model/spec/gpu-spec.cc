@@ -84,8 +84,8 @@ GpuSpec::operator==(const GpuSpec& o) const
            && sharedMemoryPerSmBytes == o.sharedMemoryPerSmBytes
            && sharedMemoryPerBlockBytes == o.sharedMemoryPerBlockBytes
            && smemBytesPerClockPerSm == o.smemBytesPerClockPerSm
-           && sfuOpsPerClockPerSm == o.sfuOpsPerClockPerSm && l2Bytes == o.l2Bytes
-           && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
+           && sfuOpsPerClockPerSm == o.sfuOpsPerClockPerSm && mmaSyncFraction == o.mmaSyncFraction
+           && l2Bytes == o.l2Bytes && l2BandwidthBps == o.l2BandwidthBps && hbmBytes == o.hbmBytes
            && hbmBandwidthBps == o.hbmBandwidthBps && launchOverheadS == o.launchOverheadS
            && memoryLatencyS == o.memoryLatencyS && mmaTileM == o.mmaTileM && mmaTileN == o.mmaTileN
            && clusterMulticast == o.clusterMulticast && efficiency == o.efficiency
@@ -226,6 +226,7 @@ GpuSpec::Read(SpecReader& r)
     g.clusterMulticast = r.GetCount("cluster_multicast", 1, 1);
     g.warpSpecialized = r.GetBool("warp_specialized", false);
     g.sfuOpsPerClockPerSm = r.GetCount("sfu_ops_per_clock_per_sm", 1, 0);
+    g.mmaSyncFraction = r.GetInRange("mma_sync_fraction", 0.01, 1.0, 1.0);
     g.ratedClockHz = g.clockHz;
     SpecReader e = r.GetMap("efficiency");
     g.efficiency.tensor = e.GetInRange("tensor", 0.01, 1.0);

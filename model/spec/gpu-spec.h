@@ -107,6 +107,8 @@ struct GpuSpec
     double ratedClockHz = 0;       //!< the clock the rates are quoted at (clockHz after AtClock)
     bool warpSpecialized = false;  //!< GEMM kernels are warp-specialized (Hopper): the next tile
                                    //!< loads during the epilogue, C leaves by async TMA store
+    double mmaSyncFraction = 1.0;  //!< share of the dense tensor peak that warp-level mma.sync
+                                   //!< reaches (Hopper's full rate needs warpgroup wgmma)
     GpuEfficiency efficiency;      //!< calibration
     GpuPower power;                //!< power model (optional)
     HostSpec host;                 //!< the host thread that issues its kernels (optional)
