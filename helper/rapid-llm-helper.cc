@@ -471,6 +471,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::GELU:
             case OpType::SQUARED_RELU:
             case OpType::SWIGLU:
+            case OpType::GEGLU:
             case OpType::ROPE:
             case OpType::RESIDUAL_ADD:
             case OpType::EMBEDDING:

@@ -695,6 +695,7 @@ class ElementwiseTestCase : public TestCase
             {a100->Gelu(1 << 22, bf16), 2.0 * (1 << 22) * 2, 0.0},                  // x in, y out
             {a100->SquaredRelu(1 << 22, bf16), 2.0 * (1 << 22) * 2, 0.0},           // x in, y out
             {a100->SwiGlu(4096, 11008, bf16), 3.0 * 4096 * 11008 * 2, 0.0},         // gate, up, out
+            {a100->GeGlu(4096, 11008, bf16), 3.0 * 4096 * 11008 * 2, 0.0},          // gate, up, out
             {a100->Rope(4096, 32, 8, 128, bf16), 2.0 * 4096 * 40 * 128 * 2, 0.03},  // q, k in/out
             {a100->EmbeddingLookup(4096, 4096, bf16), 2.0 * 4096 * 4096 * 2, 0.01}, // rows
             {a100->CrossEntropy(4096, 32000, bf16), 2.0 * 4096 * 32000 * 2, 0.01},  // logits, grad

@@ -602,6 +602,33 @@ class HuggingFaceTestCase : public TestCase
             true,
             "an irregular window arrangement");
 
+        // Gemma 2 9B (google/gemma-2-9b config.json; the Gemma 2 report gives 8,324,201,984
+        // non-embedding and 917,962,752 embedding parameters): a GELU-gated MLP, tied
+        // embeddings, a 4,096-token window on every other layer. Its extra post-norms (2 x
+        // 3,584 weights a layer) are not counted.
+        const std::string gemma2 =
+            R"({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2",
+                "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+                "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+                "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 8192,
+                "sliding_window": 4096, "vocab_size": 256000})";
+        const ModelSpec g2 = ModelSpec::Parse(gemma2, "gemma-2-9b");
+        NS_TEST_EXPECT_MSG_EQ_TOL(g2.ParameterCount() / 9242164736.0, 1.0, 1e-4, "Gemma 2 9B size");
+        NS_TEST_EXPECT_MSG_EQ((g2.activation == Activation::GEGLU && g2.IsGated()
+                               && g2.tiedEmbeddings && g2.WindowOf(0) == 4096
+                               && g2.WindowOf(1) == 0),
+                              true,
+                              "Gemma 2 architecture");
+        const ModelSpec g3 = ModelSpec::Parse(
+            R"({"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": 12,
+                "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+                "max_position_embeddings": 64, "sliding_window": 16})",
+            "gemma-3");
+        NS_TEST_EXPECT_MSG_EQ((g3.WindowOf(4) == 16 && g3.WindowOf(5) == 0 && g3.WindowOf(11) == 0
+                               && g3.WindowOf(6) == 16),
+                              true,
+                              "Gemma 3: every sixth layer full");
+
         // Overrides apply to a config as to a YAML model.
         ModelSpec shallow = ModelSpec::Load(HfConfig("Llama-2-7b-hf"), Set("model.layers=16"));
         NS_TEST_EXPECT_MSG_EQ(shallow.layers, 16u, "override of a config");

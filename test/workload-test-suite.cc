@@ -2570,13 +2570,14 @@ class InferenceExpertParallelTestCase : public TestCase
 /**
  * \brief A squared-ReLU MLP (Nemotron) is a GELU MLP with another element-wise activation: the
  * same GEMMs and FLOPs, the same kept activations, its own "squared_relu" kernels in place of
- * "gelu", over the same elements.
+ * "gelu", over the same elements; a GeGLU MLP (Gemma) is the same to SwiGLU.
  */
 class SquaredReluTestCase : public TestCase
 {
   public:
     SquaredReluTestCase()
-        : TestCase("a squared-ReLU MLP runs its own activation kernel, with GELU's shapes")
+        : TestCase("squared-ReLU and GeGLU MLPs run their own activation kernels, with GELU's "
+                   "and SwiGLU's shapes")
     {}
 
   private:
@@ -2614,6 +2615,20 @@ class SquaredReluTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(squared.first, tanh.first, "one per GELU");
         NS_TEST_EXPECT_MSG_EQ_TOL(squared.second / tanh.second, 1.0, 1e-12, "the same elements");
         NS_TEST_EXPECT_MSG_EQ(std::string(ToString(OpType::SQUARED_RELU)), "squared_relu", "name");
+
+        // GeGLU (Gemma) is SwiGLU with GELU on the gate: the same gated shapes and FLOPs.
+        ModelSpec swiglu = ModelSpec::Load("llama3-8b");
+        swiglu.layers = 2;
+        ModelSpec geglu = swiglu;
+        geglu.activation = Activation::GEGLU;
+        const Workload s = Workload::Build(swiglu, run);
+        const Workload g = Workload::Build(geglu, run);
+        NS_TEST_EXPECT_MSG_EQ_TOL(g.TotalModelFlops() / s.TotalModelFlops(), 1.0, 1e-12, "GeGLU");
+        NS_TEST_EXPECT_MSG_EQ(count(g, OpType::GEGLU).first, count(s, OpType::SWIGLU).first, "");
+        NS_TEST_EXPECT_MSG_EQ_TOL(count(g, OpType::GEGLU).second,
+                                  count(s, OpType::SWIGLU).second,
+                                  1e-9,
+                                  "GeGLU over SwiGLU's elements");
     }
 };
 

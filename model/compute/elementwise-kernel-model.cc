@@ -80,6 +80,15 @@ SquaredReluKernel(const GpuSpec& g, uint64_t elements, DataType type)
 }
 
 OperatorCost
+GeGluKernel(const GpuSpec& g, uint64_t tokens, uint64_t ffnHidden, DataType type)
+{
+    double e = double(tokens) * ffnHidden;
+    double b = BytesOf(type);
+    // gelu(gate) (tanh form, ~14 FLOP as GeluKernel) times up: ~15 FLOP.
+    return Roofline(g, "geglu", 15 * e, 2 * e * b, e * b);
+}
+
+OperatorCost
 SwiGluKernel(const GpuSpec& g, uint64_t tokens, uint64_t ffnHidden, DataType type)
 {
     double e = double(tokens) * ffnHidden;

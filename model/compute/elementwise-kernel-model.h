@@ -45,6 +45,8 @@ OperatorCost SoftmaxKernel(const GpuSpec& g, uint64_t rows, uint64_t cols, DataT
 OperatorCost GeluKernel(const GpuSpec& g, uint64_t elements, DataType type);
 /** \return squared ReLU, relu(x)^2, over \p elements */
 OperatorCost SquaredReluKernel(const GpuSpec& g, uint64_t elements, DataType type);
+/** \return GeGLU: gelu(gate) * up over \p tokens x \p ffnHidden outputs */
+OperatorCost GeGluKernel(const GpuSpec& g, uint64_t tokens, uint64_t ffnHidden, DataType type);
 /** \return SwiGLU: silu(gate) * up over \p tokens x \p ffnHidden outputs */
 OperatorCost SwiGluKernel(const GpuSpec& g, uint64_t tokens, uint64_t ffnHidden, DataType type);
 /** \return rotary embedding of the query and key heads of \p tokens tokens */

@@ -441,6 +441,12 @@ GpuComputeModel::SquaredRelu(uint64_t elements, DataType type) const
 }
 
 OperatorCost
+GpuComputeModel::GeGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const
+{
+    return RunElementwise("geglu", &kernel::GeGluKernel, type, tokens, ffnHidden);
+}
+
+OperatorCost
 GpuComputeModel::SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const
 {
     return RunElementwise("swiglu", &kernel::SwiGluKernel, type, tokens, ffnHidden);

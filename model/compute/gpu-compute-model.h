@@ -229,6 +229,8 @@ class GpuComputeModel : public Object
     OperatorCost SquaredRelu(uint64_t elements, DataType type) const;
     /** \return SwiGLU: silu(gate) * up over \p tokens x \p ffnHidden outputs */
     OperatorCost SwiGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const;
+    /** \return GeGLU: gelu(gate) * up over \p tokens x \p ffnHidden outputs */
+    OperatorCost GeGlu(uint64_t tokens, uint64_t ffnHidden, DataType type) const;
     /** \return rotary embedding applied to the query and key heads of \p tokens tokens */
     OperatorCost Rope(
         uint64_t tokens, uint64_t heads, uint64_t kvHeads, uint64_t headDim, DataType type) const;

@@ -31,6 +31,9 @@ const std::map<std::string, std::string> kArchitectures = {
     {"GPT2LMHeadModel", "gpt2"},
     {"GPTNeoXForCausalLM", "gpt_neox"},
     {"GptOssForCausalLM", "gpt_oss"},
+    {"GemmaForCausalLM", "gemma"},
+    {"Gemma2ForCausalLM", "gemma2"},
+    {"Gemma3ForCausalLM", "gemma3_text"},
 };
 
 /** Typed access to the keys of one config object; errors name the key and the file. */
@@ -271,14 +274,33 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     }
     const uint64_t ffn = r.Count("intermediate_size");
     m["ffn"] = ffn;
-    const std::string act = r.Text("hidden_act", "silu");
-    if (act != "silu" && act != "swish")
+    const bool gemma = type == "gemma" || type == "gemma2" || type == "gemma3_text";
+    if (gemma)
     {
-        r.Fail("hidden_act",
-               "'" + act + "': a " + type
-                   + " MLP gated by another activation than SiLU is not modelled; allowed: silu");
+        // Gemma's MLP is GELU-gated (GeGLU); transformers reads hidden_activation first.
+        const std::string key = r.Has("hidden_activation") ? "hidden_activation" : "hidden_act";
+        const std::string act = r.Text(key, "gelu_pytorch_tanh");
+        if (act.compare(0, 4, "gelu") != 0)
+        {
+            r.Fail(key,
+                   "'" + act
+                       + "': a Gemma MLP gated by another activation than GELU is not "
+                         "modelled; allowed: gelu_pytorch_tanh, gelu, ...");
+        }
+        m["activation"] = "geglu";
     }
-    m["activation"] = "swiglu";
+    else
+    {
+        const std::string act = r.Text("hidden_act", "silu");
+        if (act != "silu" && act != "swish")
+        {
+            r.Fail("hidden_act",
+                   "'" + act + "': a " + type
+                       + " MLP gated by another activation than SiLU is not modelled; allowed: "
+                         "silu");
+        }
+        m["activation"] = "swiglu";
+    }
     m["norm"] = "rmsnorm";
     m["position"] = "rope";
     // Llama may put biases on attention or MLP; ModelSpec's bias is on every linear layer.
@@ -311,7 +333,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     m["bias"] = bias;
     m["dropout"] = r.Number("attention_dropout", 0) > 0;
     m["vocab"] = r.Count("vocab_size");
-    m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
+    m["tied_embeddings"] = r.Bool("tie_word_embeddings", gemma);
     const uint64_t positions = r.Count("max_position_embeddings");
     m["max_sequence"] = positions;
     // Which layers are windowed: layer_types where the config lists them (transformers writes
@@ -322,6 +344,15 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     if (r.Has("layer_types"))
     {
         ReadLayerTypes(r, positions, m);
+    }
+    else if ((type == "gemma2" || type == "gemma3_text") && r.Has("sliding_window")
+             && r.Count("sliding_window") < positions)
+    {
+        // Without layer_types, Gemma-2 windows every other layer (the even ones) and Gemma-3
+        // all but every sliding_window_pattern-th (6 in its configs).
+        m["sliding_window"] = r.Count("sliding_window");
+        m["sliding_window_pattern"] =
+            type == "gemma2" ? uint64_t(2) : r.Count("sliding_window_pattern", 2, 6);
     }
     else if ((qwen ? r.Bool("use_sliding_window", false) : true) && r.Has("sliding_window")
              && r.Count("sliding_window") < positions)
@@ -456,7 +487,10 @@ HuggingFaceConfig::ModelTypes()
             "qwen3_moe",
             "gpt2",
             "gpt_neox",
-            "gpt_oss"};
+            "gpt_oss",
+            "gemma",
+            "gemma2",
+            "gemma3_text"};
 }
 
 bool
@@ -525,7 +559,8 @@ HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& sourc
     YAML::Node m(YAML::NodeType::Map);
     m["name"] = NameOf(r, source);
     if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2"
-        || type == "qwen3" || type == "qwen3_moe" || type == "gpt_oss")
+        || type == "qwen3" || type == "qwen3_moe" || type == "gpt_oss" || type == "gemma"
+        || type == "gemma2" || type == "gemma3_text")
     {
         ReadLlamaFamily(r, type, m);
     }

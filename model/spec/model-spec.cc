@@ -16,7 +16,7 @@ namespace rapidllm {
 bool
 ModelSpec::IsGated() const
 {
-    return activation == Activation::SWIGLU;
+    return activation == Activation::SWIGLU || activation == Activation::GEGLU;
 }
 
 bool
@@ -153,9 +153,11 @@ ReadModel(const YAML::Node& root, const std::string& source)
     }
     m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
     m.ffn = r.GetCount("ffn");
-    std::string activation = r.GetChoice("activation", {"gelu", "swiglu", "squared_relu"});
+    std::string activation =
+        r.GetChoice("activation", {"gelu", "swiglu", "squared_relu", "geglu"});
     m.activation = activation == "swiglu"         ? Activation::SWIGLU
                    : activation == "squared_relu" ? Activation::SQUARED_RELU
+                   : activation == "geglu"        ? Activation::GEGLU
                                                   : Activation::GELU;
     std::string norm = r.GetChoice("norm", {"layernorm", "rmsnorm"});
     m.norm = norm == "rmsnorm" ? NormType::RMS_NORM : NormType::LAYER_NORM;

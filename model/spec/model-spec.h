@@ -25,8 +25,9 @@ enum class NormType
 enum class Activation
 {
     GELU,        //!< GELU, one input projection (GPT)
-    SWIGLU,      //!< SiLU-gated, two input projections (Llama)
-    SQUARED_RELU //!< relu(x)^2, one input projection (Nemotron; So et al., Primer, 2021)
+    SWIGLU,       //!< SiLU-gated, two input projections (Llama)
+    SQUARED_RELU, //!< relu(x)^2, one input projection (Nemotron; So et al., Primer, 2021)
+    GEGLU         //!< GELU-gated, two input projections (Gemma; Shazeer, 2020)
 };
 
 /** \brief How positions enter the model. */

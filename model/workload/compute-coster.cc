@@ -150,6 +150,13 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
             touched = double(e.rows) * e.width;
             break;
         }
+        case OpType::GEGLU:
+        {
+            const ElementwiseShape& e = op.Elementwise();
+            forward = model.GeGlu(e.rows, e.width, dt);
+            touched = double(e.rows) * e.width;
+            break;
+        }
         case OpType::SWIGLU:
         {
             const ElementwiseShape& e = op.Elementwise();

@@ -29,6 +29,7 @@ EagerOpsOf(const WorkNode& n, bool gated)
             return 7;
         case OpType::SWIGLU:
         case OpType::SQUARED_RELU:
+        case OpType::GEGLU:
             return 2;
         case OpType::SAMPLING:
             return 20;
@@ -70,7 +71,9 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
         bool gated = false;
         for (const auto& n : g.nodes)
         {
-            gated = gated || (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SWIGLU);
+            gated = gated
+                    || (n.kind == WorkNodeKind::COMPUTE
+                        && (n.op.type == OpType::SWIGLU || n.op.type == OpType::GEGLU));
         }
         bool stepStart = true; // the next node issued opens a step
         bool first = true;

@@ -39,6 +39,8 @@ ToString(OpType type)
             return "squared_relu";
         case OpType::SWIGLU:
             return "swiglu";
+        case OpType::GEGLU:
+            return "geglu";
         case OpType::ROPE:
             return "rope";
         case OpType::RESIDUAL_ADD:
@@ -113,6 +115,7 @@ ShapeIndexOf(OpType type)
         case OpType::GELU:
         case OpType::SQUARED_RELU:
         case OpType::SWIGLU:
+        case OpType::GEGLU:
         case OpType::RESIDUAL_ADD:
         case OpType::EMBEDDING:
         case OpType::CROSS_ENTROPY:
@@ -170,6 +173,7 @@ OperatorDesc::ModelFlops() const
         case OpType::GELU:
         case OpType::SQUARED_RELU:
         case OpType::SWIGLU:
+        case OpType::GEGLU:
         case OpType::ROPE:
         case OpType::RESIDUAL_ADD:
         case OpType::EMBEDDING:

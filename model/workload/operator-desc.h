@@ -34,6 +34,7 @@ enum class OpType : uint8_t
     GELU,                      //!< ElementwiseShape: GELU of rows x width elements
     SQUARED_RELU,              //!< ElementwiseShape: relu(x)^2 of rows x width elements
     SWIGLU,                    //!< ElementwiseShape: SiLU(gate) * up over rows x width outputs
+    GEGLU,                     //!< ElementwiseShape: GELU(gate) * up over rows x width outputs
     ROPE,                      //!< RopeShape: rotary embedding of Q and K
     RESIDUAL_ADD,              //!< ElementwiseShape: (bias +) dropout + residual add
     EMBEDDING,                 //!< ElementwiseShape: lookup of rows tokens of width hidden

@@ -49,6 +49,8 @@ ActivationOp(const ModelSpec& model)
             return OpType::SWIGLU;
         case Activation::SQUARED_RELU:
             return OpType::SQUARED_RELU;
+        case Activation::GEGLU:
+            return OpType::GEGLU;
         default:
             return OpType::GELU;
     }
