@@ -153,8 +153,7 @@ ReadModel(const YAML::Node& root, const std::string& source)
     }
     m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
     m.ffn = r.GetCount("ffn");
-    std::string activation =
-        r.GetChoice("activation", {"gelu", "swiglu", "squared_relu", "geglu"});
+    std::string activation = r.GetChoice("activation", {"gelu", "swiglu", "squared_relu", "geglu"});
     m.activation = activation == "swiglu"         ? Activation::SWIGLU
                    : activation == "squared_relu" ? Activation::SQUARED_RELU
                    : activation == "geglu"        ? Activation::GEGLU

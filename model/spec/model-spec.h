@@ -24,7 +24,7 @@ enum class NormType
 /** \brief MLP activation; a gated MLP (SwiGLU) has two input projections. */
 enum class Activation
 {
-    GELU,        //!< GELU, one input projection (GPT)
+    GELU,         //!< GELU, one input projection (GPT)
     SWIGLU,       //!< SiLU-gated, two input projections (Llama)
     SQUARED_RELU, //!< relu(x)^2, one input projection (Nemotron; So et al., Primer, 2021)
     GEGLU         //!< GELU-gated, two input projections (Gemma; Shazeer, 2020)
