@@ -601,6 +601,17 @@ class HuggingFaceTestCase : public TestCase
                 {"layer_types", "every k-th", "layer 5"}),
             true,
             "an irregular window arrangement");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(With(oss,
+                                                            "\"num_hidden_layers\": 36",
+                                                            "\"num_hidden_layers\": 12"),
+                                                       "short");
+                                  },
+                                  {"layer_types", "36 entries", "num_hidden_layers = 12"}),
+                              true,
+                              "layer_types of another length");
 
         // Gemma 2 9B (google/gemma-2-9b config.json; the Gemma 2 report gives 8,324,201,984
         // non-embedding and 917,962,752 embedding parameters): a GELU-gated MLP, tied

@@ -218,6 +218,13 @@ void
 ReadLayerTypes(const ConfigReader& r, uint64_t positions, YAML::Node& m)
 {
     const std::vector<std::string> types = r.TextList("layer_types");
+    const uint64_t layers = r.Count("num_hidden_layers");
+    if (types.size() != layers)
+    {
+        r.Fail("layer_types",
+               std::to_string(types.size()) + " entries for num_hidden_layers = "
+                   + std::to_string(layers) + "; give one per layer");
+    }
     std::vector<std::size_t> full;
     for (std::size_t i = 0; i < types.size(); ++i)
     {
