@@ -66,15 +66,9 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
         return;
     }
     const double iteration = inference ? host.IterationS(w.run.engine) : 0.0;
+    const bool gated = w.model.IsGated();
     for (auto& g : w.stages)
     {
-        bool gated = false;
-        for (const auto& n : g.nodes)
-        {
-            gated = gated
-                    || (n.kind == WorkNodeKind::COMPUTE
-                        && (n.op.type == OpType::SWIGLU || n.op.type == OpType::GEGLU));
-        }
         bool stepStart = true; // the next node issued opens a step
         bool first = true;
         for (auto& n : g.nodes)

@@ -24,7 +24,7 @@ namespace rapidllm {
  * squared ReLU 2 (relu, square: transformers' ReLUSquaredActivation),
  * sampling 20 (logits processors, softmax, multinomial and the loop's bookkeeping), every other
  * operator 1 op, a collective or transfer 1 call.
- * \param n the node \param gated whether the model's MLP is gated (SwiGLU)
+ * \param n the node \param gated whether the model's MLP is gated (SwiGLU, GeGLU)
  * \return the ops
  */
 uint32_t EagerOpsOf(const WorkNode& n, bool gated);

@@ -300,7 +300,7 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
             return lse;
         }
         e.Compute("attention",
-                  SequenceAttention(OpType::ATTENTION_SCORES, 0),
+                  SequenceAttention(OpType::ATTENTION_SCORES, Window(e)),
                   keptActs + (keepSaved ? ScoreBytes() : 0));
         return ScoreBytes();
     }
