@@ -142,6 +142,11 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
     }
+    if (r.mode == RunMode::INFERENCE)
+    {
+        software["engine"] = r.engine;
+    }
+    software["dispatch"] = r.ResolvedDispatch();
     software["moe_imbalance"] = r.moeImbalance;
     j["software"] = software;
     j["set"] = job.overrides;
@@ -154,7 +159,12 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
 std::string
 JobInputText(const ResolvedJob& job, const std::string& backend, const std::string& routing)
 {
-    const Json j = JobInputJson(job, backend, routing);
+    return InputText(JobInputJson(job, backend, routing));
+}
+
+std::string
+InputText(const Json& j)
+{
     std::ostringstream os;
     os << "# rapid-llm " << RapidLlmVersion() << "\n";
     for (const char* key : {"model", "hardware", "layout", "software"})
@@ -162,7 +172,8 @@ JobInputText(const ResolvedJob& job, const std::string& backend, const std::stri
         os << "# " << key << ": " << j.at(key).dump() << "\n";
     }
     os << "# set: " << j.at("set").dump() << ", job file: " << j.at("job_file").dump()
-       << ", backend: " << backend << ", routing: " << j.at("routing").get<std::string>() << "\n";
+       << ", backend: " << j.at("backend").get<std::string>()
+       << ", routing: " << j.at("routing").get<std::string>() << "\n";
     return os.str();
 }
 

@@ -46,6 +46,13 @@ std::string JobInputText(const ResolvedJob& job,
                          const std::string& backend,
                          const std::string& routing);
 
+/**
+ * \brief An input echo (JobInputJson's object, or a study's with lists in its layout) as text
+ * for a person, as JobInputText prints it.
+ * \param input the "input" object \return the lines
+ */
+std::string InputText(const Json& input);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -51,6 +51,13 @@ cp "$out/hbm-training/step-time.png" "$fig/hbm-training-step.png"
     --out="$out/hbm-bandwidth-inference-b64" | tee "$out/hbm-bandwidth-inference-b64.txt"
 cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inference-b64-tpot.png"
 
+# (4) Serving Llama-3 70B on one DGX H100 with vLLM: every replica layout (tp 1-8, pp 1-2) and
+# batch size, prompt 1024, 256 generated tokens, TPOT target 30 ms, TTFT target 2 s.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 --engine=vllm \
+    --tpot-slo=30 --ttft-slo=2000 --top=15 --out="$out/serving" | tee "$out/serving.txt"
+cp "$out/serving/throughput-latency.png" "$fig/serving-llama3-70b-h100.png"
+
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
     --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \

@@ -22,7 +22,9 @@ ReadJobOptionValues(const CliArgs& args)
     {
         // Job options a command does not take (--fault for memory and trace) stay unset.
         const CliOption* declared = FindCliOption(option.name, args.Command());
-        if (declared && declared->TakenBy(args.Command()) && args.Has(option.name))
+        // A list (the sweep's or a study's degrees) is the command's to read, not one value.
+        if (declared && declared->TakenBy(args.Command()) && args.Has(option.name)
+            && declared->listIn.count(args.Command()) == 0)
         {
             job.Set(option.name, args.Text(option.name));
         }

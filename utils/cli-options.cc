@@ -10,6 +10,7 @@
 #include "ns3/preset-registry.h"
 #include "ns3/routing-policy.h"
 #include "ns3/run-spec.h"
+#include "ns3/serving-study.h"
 #include "ns3/spec-reader.h"
 #include "ns3/validation-suite.h"
 
@@ -30,6 +31,11 @@ constexpr uint64_t kMaxCount = JobOptions::kMaxCount;
 const std::set<std::string> kJob = {"memory", "run", "trace", "study faults", "study hardware"};
 /** The commands that run a job on the network (and so take link faults). */
 const std::set<std::string> kNetworkJob = {"run", "replay", "study faults", "study hardware"};
+
+/** The serving study: an inference job whose layout, batch and GPUs are its lists and budget. */
+const char* const kServing = "study serving";
+/** The job options the serving study does not take (its own: the mode, replicas, expert groups). */
+const std::set<std::string> kNotServing = {"run", "mode", "dp", "ep"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>
@@ -125,6 +131,7 @@ JobCliOptions()
     const std::set<std::string> jobAndSweep = Plus(kJob, {"sweep"});
     // The sweep's default lists are the helper's (SweepSpace), not a copy.
     const SweepSpace sweep;
+    const ServingSpace serving;
     auto number = [](uint32_t v)
     {
         return std::to_string(v);
@@ -171,8 +178,9 @@ JobCliOptions()
          [&](const CliOption& o)
          {
              return o.For(Plus(jobAndSweep, {"collective"}))
-                 .RequiredIn({"sweep"})
+                 .RequiredIn({"sweep", kServing})
                  .HelpIn("sweep", "GPUs of the job")
+                 .HelpIn(kServing, "GPUs to fill with identical replicas of each layout")
                  .HelpIn("collective", "number of GPUs (ranks 0..N-1)")
                  .DefaultIn("collective", "8");
          }},
@@ -181,7 +189,9 @@ JobCliOptions()
          {
              return o.For(jobAndSweep)
                  .ListIn("sweep", ListText(sweep.tp, number))
-                 .HelpIn("sweep", "tensor parallel degrees to try");
+                 .HelpIn("sweep", "tensor parallel degrees to try")
+                 .ListIn(kServing, ListText(serving.tp, number))
+                 .HelpIn(kServing, "tensor parallel degrees of a replica to try");
          }},
         {"pp",
          [&](const CliOption& o)
@@ -190,7 +200,11 @@ JobCliOptions()
                  .ListIn("sweep", ListText(sweep.pp, number))
                  .HelpIn("sweep",
                          "pipeline degrees to try (default: every divisor of the GPUs whose "
-                         "layouts split the layers as --pipeline-split says)");
+                         "layouts split the layers as --pipeline-split says)")
+                 .ListIn(kServing, ListText(serving.pp, number))
+                 .HelpIn(kServing,
+                         "pipeline degrees of a replica to try (a request passes through the "
+                         "stages one batch at a time)");
          }},
         {"cp",
          [&](const CliOption& o)
@@ -225,7 +239,11 @@ JobCliOptions()
                          "1: whole experts in every layout, the expert groups folded over the "
                          "tensor- and context-parallel ranks (needs --sp; layouts whose ep is "
                          "not a multiple of tp x cp are ruled out); default: experts sharded over "
-                         "each layout's tp");
+                         "each layout's tp")
+                 .HelpIn(kServing,
+                         "1: whole experts spread over each layout's tensor-parallel group (ep = "
+                         "tp, as serving engines run expert parallelism); default: experts "
+                         "sharded over tp");
          }},
         {"zero", alsoSweep},
         {"recompute",
@@ -259,6 +277,8 @@ JobCliOptions()
          [&](const CliOption& o)
          {
              return o.For(Plus(kJob, {"gemm", "attention"}))
+                 .ListIn(kServing, ListText(serving.batch, number))
+                 .HelpIn(kServing, "requests a replica serves together to try")
                  .HelpIn("gemm", "independent GEMMs in one batched launch")
                  .HelpIn("attention", "sequences");
          }},
@@ -310,7 +330,12 @@ JobCliOptions()
         const CliOption job = CliOption(spec).For(kJob);
         auto it = shared.find(spec.name);
         adorned += it != shared.end() ? 1 : 0;
-        options.push_back(it != shared.end() ? it->second(job) : job);
+        CliOption option = it != shared.end() ? it->second(job) : job;
+        if (spec.mode != "training" && kNotServing.count(spec.name) == 0)
+        {
+            option.commands.insert(kServing);
+        }
+        options.push_back(option);
     }
     if (adorned != shared.size())
     {
@@ -327,9 +352,9 @@ MakeOptions()
     std::vector<CliOption> own = {
         // The network.
         Text("backend", "network backend", "flow", NetworkBackend::Names)
-            .For({"run", "replay", "sweep", "collective", "study hardware"}),
+            .For({"run", "replay", "sweep", "collective", "study hardware", kServing}),
         Text("routing", "routing policy (default: the hardware file's)", "", RoutingPolicy::Names)
-            .For({"run", "replay", "collective", "study faults", "study hardware"})
+            .For({"run", "replay", "collective", "study faults", "study hardware", kServing})
             .ListIn("study faults", "dimension-order,ecmp,shortest-path,fault-aware")
             .HelpIn("study faults", "routing policies to compare"),
         // The GEMM of `gemm`.
@@ -435,7 +460,23 @@ MakeOptions()
             .For({"xval"}),
         Text("data", "folder of the published tables", ValidationSuite::DataDir())
             .For({"validate"}),
-        Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10").For({"sweep"}),
+        Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10")
+            .For({"sweep", kServing})
+            .HelpIn(kServing, "rows to print that fit and that do not (0: all)"),
+        Real("tpot-slo",
+             "time per output token target, ms (0: none): the layouts within it (and --ttft-slo) "
+             "rank first",
+             0,
+             1e12,
+             "0")
+            .For({kServing}),
+        Real("ttft-slo",
+             "time to first token target, ms (0: none): the layouts within it (and --tpot-slo) "
+             "rank first",
+             0,
+             1e12,
+             "0")
+            .For({kServing}),
         Choice("pipeline-split",
                "how layouts split the layers over their pipeline stages: even (layers / (pp x "
                "vpp) per model chunk; other layouts are skipped), first-last (where that fails, "
@@ -451,7 +492,7 @@ MakeOptions()
               0,
               4096,
               "0")
-            .For({"sweep"}),
+            .For({"sweep", kServing}),
         Flag("resume",
              "continue the sweep whose results.csv is in --out (the layouts it has are kept)",
              "false")
@@ -474,7 +515,7 @@ MakeOptions()
         Flag("progress",
              "progress on stderr: done, rate and ETA (default: when stderr is a terminal)",
              "false")
-            .For({"run", "replay", "sweep"}),
+            .For({"run", "replay", "sweep", kServing}),
         Text("timeline",
              "write a Chrome/Perfetto trace-event timeline (JSON) of the replay to this file",
              "")
@@ -488,7 +529,7 @@ MakeOptions()
         Text("comm-groups", "communicator groups JSON (default PREFIX.comm_groups.json)", "")
             .For({"replay"}),
         Text("out", "also write the traces and report.json to this directory", "")
-            .For({"run", "trace", "study faults", "study hardware", "sweep", "merge"})
+            .For({"run", "trace", "study faults", "study hardware", "sweep", "merge", kServing})
             .HelpIn("trace", "directory to write the traces to (created if missing)")
             .HelpIn("run",
                     "also write the traces, report.json and breakdown.png (the step breakdown) to "
@@ -503,6 +544,9 @@ MakeOptions()
                     "directory for results.csv (a row appended as each layout finishes, ranked "
                     "at the end) and sweep.json (the inputs)")
             .HelpIn("merge", "directory for the merged results.csv and sweep.json")
+            .HelpIn(kServing,
+                    "also write results.csv, results.json and throughput-latency.png to this "
+                    "directory (created if missing)")
             .RequiredIn({"trace", "study faults", "study hardware", "merge"}),
         Text("prefix", "file name prefix", "trace").For({"trace"}),
         Flag("gzip", "gzip-compress the .et files", "false").For({"trace"}),
@@ -510,7 +554,7 @@ MakeOptions()
              "replay one rank per set of symmetric copies (exact on symmetric networks, where the "
              "routing moves every path with its ranks; false replays every rank)",
              "true")
-            .For({"run", "study faults", "study hardware"}),
+            .For({"run", "study faults", "study hardware", kServing}),
         Flag("csv", "print the table as CSV (a header line, then one line per row)", "false")
             .For({"run",
                   "replay",
@@ -524,7 +568,8 @@ MakeOptions()
                   "attention",
                   "trace-info",
                   "collective",
-                  "sweep"})
+                  "sweep",
+                  kServing})
             .HelpIn("sweep",
                     "print the ranked layouts as CSV, the columns of results.csv (breakdown "
                     "and peak memory per layout)")
@@ -550,7 +595,8 @@ MakeOptions()
                   "xval",
                   "sweep",
                   "study faults",
-                  "study hardware"}),
+                  "study hardware",
+                  kServing}),
         // Every command.
         Text("load",
              "shared library of extensions (routing policies, collective algorithms, network "

@@ -1,0 +1,427 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "serving-study.h"
+
+#include "job-echo.h"
+#include "ns3/boolean.h"
+#include "ns3/spec-error.h"
+#include "rapid-llm-helper.h"
+#include "report-output.h"
+#include "study-plot.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return GiB of \p bytes */
+double
+Gib(uint64_t bytes)
+{
+    return double(bytes) / double(1ull << 30);
+}
+
+/** \return a list as JSON numbers */
+Json
+ListJson(const std::vector<uint32_t>& values)
+{
+    Json j = Json::array();
+    for (uint32_t v : values)
+    {
+        j.push_back(v);
+    }
+    return j;
+}
+
+} // namespace
+
+Json
+ServingRow::ToJson() const
+{
+    Json j;
+    j["layout"] = layout;
+    j["tp"] = tp;
+    j["pp"] = pp;
+    j["cp"] = cp;
+    j["replicas"] = replicas;
+    j["batch"] = batch;
+    j["fits"] = fits;
+    j["reason"] = reason;
+    j["ttft_s"] = ttftS;
+    j["tpot_s"] = tpotS;
+    j["request_s"] = requestS;
+    j["tokens_per_s_per_gpu"] = tokensPerSPerGpu;
+    j["requests_per_s"] = requestsPerS;
+    j["have_energy"] = haveEnergy;
+    j["energy_per_token_j"] = energyPerTokenJ;
+    j["avg_power_w"] = avgPowerW;
+    j["peak_memory_bytes"] = peakBytes;
+    j["capacity_bytes"] = capacityBytes;
+    j["meets_slo"] = meetsSlo;
+    j["frontier"] = frontier;
+    return j;
+}
+
+ServingRow
+ServingRow::FromJson(const Json& j)
+{
+    ServingRow r;
+    try
+    {
+        r.layout = j.at("layout").get<uint64_t>();
+        r.tp = j.at("tp").get<uint32_t>();
+        r.pp = j.at("pp").get<uint32_t>();
+        r.cp = j.at("cp").get<uint32_t>();
+        r.replicas = j.at("replicas").get<uint32_t>();
+        r.batch = j.at("batch").get<uint32_t>();
+        r.fits = j.at("fits").get<bool>();
+        r.reason = j.at("reason").get<std::string>();
+        r.ttftS = j.at("ttft_s").get<double>();
+        r.tpotS = j.at("tpot_s").get<double>();
+        r.requestS = j.at("request_s").get<double>();
+        r.tokensPerSPerGpu = j.at("tokens_per_s_per_gpu").get<double>();
+        r.requestsPerS = j.at("requests_per_s").get<double>();
+        r.haveEnergy = j.at("have_energy").get<bool>();
+        r.energyPerTokenJ = j.at("energy_per_token_j").get<double>();
+        r.avgPowerW = j.at("avg_power_w").get<double>();
+        r.peakBytes = j.at("peak_memory_bytes").get<uint64_t>();
+        r.capacityBytes = j.at("capacity_bytes").get<uint64_t>();
+        r.meetsSlo = j.at("meets_slo").get<bool>();
+        r.frontier = j.at("frontier").get<bool>();
+    }
+    catch (const Json::exception& e)
+    {
+        throw std::runtime_error(std::string("not a serving-study row: ") + e.what());
+    }
+    return r;
+}
+
+ServingStudy::ServingStudy(const JobOptions& options,
+                           const ServingSpace& space,
+                           const std::string& backend,
+                           const std::string& routing,
+                           bool symmetry)
+    : m_space(space)
+    , m_backend(backend.empty() ? "flow" : backend)
+    , m_routing(routing)
+    , m_symmetry(symmetry)
+{
+    // What does not depend on the layout (the model, the hardware, the request, the engine) is
+    // an error of the job, not a layout to skip: checked once on a one-GPU replica.
+    JobOptions base = options;
+    base.Set("mode", "inference");
+    for (const char* name : {"tp", "pp", "batch"})
+    {
+        base.Set(name, "1");
+    }
+    base.Set("gpus", options.Get("cp"));
+    base.ToSpecs();
+    const uint64_t cp = std::stoull(options.Get("cp"));
+    std::string firstReason;
+    std::string firstField;
+    for (uint32_t tp : space.tp)
+    {
+        for (uint32_t pp : space.pp)
+        {
+            const uint64_t replicaGpus = uint64_t(tp) * pp * cp;
+            for (uint32_t batch : space.batch)
+            {
+                if (replicaGpus == 0 || space.gpus % replicaGpus != 0)
+                {
+                    ++m_skipped;
+                    if (firstReason.empty())
+                    {
+                        firstField = "gpus";
+                        firstReason = "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
+                                      + " x cp " + std::to_string(cp) + " does not divide the "
+                                      + std::to_string(space.gpus) + " GPUs into replicas";
+                    }
+                    continue;
+                }
+                JobOptions candidate = base;
+                candidate.Set("tp", std::to_string(tp));
+                candidate.Set("pp", std::to_string(pp));
+                candidate.Set("batch", std::to_string(batch));
+                candidate.Set("gpus", std::to_string(replicaGpus));
+                if (options.Get("etp") == "1")
+                {
+                    // Whole experts spread over the tensor-parallel group, as serving engines
+                    // run expert parallelism (RunSpec::Validate: ep = tp x cp).
+                    candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+                }
+                try
+                {
+                    candidate.ToSpecs();
+                    m_options.push_back(candidate);
+                }
+                catch (const SpecError& e)
+                {
+                    ++m_skipped;
+                    if (firstReason.empty())
+                    {
+                        firstField = "tp";
+                        firstReason = "tp " + std::to_string(tp) + ", pp " + std::to_string(pp)
+                                      + ", batch " + std::to_string(batch) + ": "
+                                      + JobOptions::DescribeError(e);
+                    }
+                }
+            }
+        }
+    }
+    if (m_options.empty())
+    {
+        throw SpecError(kCommandLine,
+                        firstField,
+                        "no layout of the lists is valid for the model on "
+                            + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
+    }
+}
+
+const std::vector<JobOptions>&
+ServingStudy::Candidates() const
+{
+    return m_options;
+}
+
+uint32_t
+ServingStudy::GetSkipped() const
+{
+    return m_skipped;
+}
+
+ResolvedJob
+ServingStudy::FirstJob() const
+{
+    return m_options.front().ToSpecs();
+}
+
+ServingRow
+ServingStudy::Evaluate(uint64_t index) const
+{
+    const JobOptions& options = m_options.at(index);
+    const ResolvedJob job = options.ToSpecs();
+    const ParallelSpec& p = job.run.parallel;
+    ServingRow row;
+    row.layout = index;
+    row.tp = p.tp;
+    row.pp = p.pp;
+    row.cp = p.cp;
+    row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
+    row.batch = job.run.batch;
+
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetBackend(m_backend);
+    if (!m_routing.empty())
+    {
+        helper->SetRoutingPolicy(m_routing);
+    }
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(m_symmetry));
+    options.Apply(helper);
+    // The memory check costs a fraction of the replay; only replicas that fit are replayed.
+    RunReport report = helper->CheckMemory();
+    if (report.feasible)
+    {
+        report = helper->Run();
+    }
+    helper->Dispose();
+    row.fits = report.feasible;
+    row.reason = report.feasible ? "" : report.reason;
+    row.peakBytes = report.memory.peak;
+    row.capacityBytes = report.capacityBytes;
+    if (row.fits)
+    {
+        row.ttftS = report.ttftS;
+        row.tpotS = report.tpotS;
+        row.requestS = report.stepTimeS;
+        const double tokens = double(job.run.batch) * job.run.generatedTokens;
+        row.tokensPerSPerGpu = tokens / (report.stepTimeS * p.Gpus());
+        row.requestsPerS = double(row.replicas) * job.run.batch / report.stepTimeS;
+        row.haveEnergy = report.haveEnergy;
+        row.energyPerTokenJ = report.energyPerTokenJ;
+        row.avgPowerW = report.avgPowerW;
+    }
+    return row;
+}
+
+std::vector<ServingRow>
+ServingStudy::Run() const
+{
+    std::vector<ServingRow> rows;
+    for (uint64_t i = 0; i < m_options.size(); ++i)
+    {
+        rows.push_back(Evaluate(i));
+    }
+    RankServingRows(rows, m_space);
+    return rows;
+}
+
+void
+RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
+{
+    for (auto& r : rows)
+    {
+        r.meetsSlo = r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
+                     && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
+        r.frontier = r.fits;
+        for (const auto& s : rows)
+        {
+            if (r.frontier && s.fits && s.tpotS <= r.tpotS
+                && s.tokensPerSPerGpu >= r.tokensPerSPerGpu
+                && (s.tpotS < r.tpotS || s.tokensPerSPerGpu > r.tokensPerSPerGpu))
+            {
+                r.frontier = false;
+            }
+        }
+    }
+    auto group = [](const ServingRow& r)
+    {
+        return r.meetsSlo ? 0 : r.fits ? 1 : 2;
+    };
+    std::sort(rows.begin(),
+              rows.end(),
+              [&](const ServingRow& a, const ServingRow& b)
+              {
+                  if (group(a) != group(b))
+                  {
+                      return group(a) < group(b);
+                  }
+                  if (a.fits && a.tokensPerSPerGpu != b.tokensPerSPerGpu)
+                  {
+                      return a.tokensPerSPerGpu > b.tokensPerSPerGpu;
+                  }
+                  if (!a.fits && a.peakBytes != b.peakBytes)
+                  {
+                      return a.peakBytes < b.peakBytes;
+                  }
+                  return a.layout < b.layout;
+              });
+}
+
+std::string
+ServingStudyCsv(const std::vector<ServingRow>& rows)
+{
+    std::ostringstream os;
+    os << "tp,pp,cp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
+          "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
+          "capacity_gib,reason\n";
+    for (const auto& r : rows)
+    {
+        os << r.tp << "," << r.pp << "," << r.cp << "," << r.replicas << "," << r.batch << ","
+           << (r.fits ? "true" : "false") << "," << (r.meetsSlo ? "true" : "false") << ","
+           << (r.frontier ? "true" : "false") << ",";
+        if (r.fits)
+        {
+            os << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
+               << FormatNumber(r.requestS) << "," << FormatNumber(r.tokensPerSPerGpu) << ","
+               << FormatNumber(r.requestsPerS) << ","
+               << (r.haveEnergy ? FormatNumber(r.energyPerTokenJ) : "") << ","
+               << (r.haveEnergy ? FormatNumber(r.avgPowerW) : "") << ",";
+        }
+        else
+        {
+            os << ",,,,,,,";
+        }
+        os << FormatNumber(Gib(r.peakBytes)) << "," << FormatNumber(Gib(r.capacityBytes)) << ","
+           << CsvField(r.reason) << "\n";
+    }
+    return os.str();
+}
+
+Json
+ServingStudyJson(const ServingStudy& study,
+                 const ServingSpace& space,
+                 const std::vector<ServingRow>& rows,
+                 const std::string& backend,
+                 const std::string& routing)
+{
+    Json input = JobInputJson(study.FirstJob(), backend.empty() ? "flow" : backend, routing);
+    // The layout and batch vary by row: the input shows what was tried instead.
+    Json layout;
+    layout["gpus"] = space.gpus;
+    layout["tp"] = ListJson(space.tp);
+    layout["pp"] = ListJson(space.pp);
+    layout["cp"] = study.FirstJob().run.parallel.cp;
+    input["layout"] = layout;
+    input["software"]["batch"] = ListJson(space.batch);
+    Json j;
+    j["input"] = input;
+    j["tpot_slo_s"] = space.tpotSloS;
+    j["ttft_slo_s"] = space.ttftSloS;
+    j["layouts"] = study.Candidates().size();
+    j["skipped"] = study.GetSkipped();
+    Json list = Json::array();
+    for (const auto& r : rows)
+    {
+        list.push_back(r.ToJson());
+    }
+    j["rows"] = list;
+    return j;
+}
+
+void
+WriteServingStudy(const std::string& dir,
+                  const Json& json,
+                  const std::vector<ServingRow>& rows,
+                  const ServingSpace& space,
+                  const std::string& title)
+{
+    CreateOutputDir(dir);
+    const std::filesystem::path out(dir);
+    WriteOutputFile((out / "results.csv").string(), ServingStudyCsv(rows));
+    WriteOutputFile((out / "results.json").string(), DumpJson(json));
+
+    // One line per replica layout through its batch sizes (the rows' batch order).
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<const ServingRow*>> lines;
+    double top = 0;
+    for (const auto& r : rows)
+    {
+        if (r.fits)
+        {
+            lines[{r.tp, r.pp}].push_back(&r);
+            top = std::max(top, r.tokensPerSPerGpu);
+        }
+    }
+    if (lines.empty())
+    {
+        return;
+    }
+    PlotSpec plot;
+    plot.title = title;
+    plot.xLabel = "time per output token (ms)";
+    plot.yLabel = "generated tokens per second per GPU";
+    for (auto& [layout, points] : lines)
+    {
+        std::sort(points.begin(),
+                  points.end(),
+                  [](const ServingRow* a, const ServingRow* b)
+                  {
+                      return a->batch < b->batch;
+                  });
+        PlotSeries s;
+        s.title = "tp " + std::to_string(layout.first) + " pp " + std::to_string(layout.second)
+                  + " (batch " + std::to_string(points.front()->batch) + "-"
+                  + std::to_string(points.back()->batch) + ")";
+        for (const ServingRow* r : points)
+        {
+            s.points.push_back({r->tpotS * 1e3, r->tokensPerSPerGpu});
+        }
+        plot.series.push_back(s);
+    }
+    if (space.tpotSloS > 0)
+    {
+        plot.series.push_back(
+            {"TPOT target", {{space.tpotSloS * 1e3, 0}, {space.tpotSloS * 1e3, top}}});
+    }
+    WritePlotPng((out / "throughput-latency.png").string(), plot);
+}
+
+} // namespace rapidllm
+} // namespace ns3

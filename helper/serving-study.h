@@ -1,0 +1,162 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SERVING_STUDY_H
+#define RAPIDLLM_SERVING_STUDY_H
+
+#include "job-options.h"
+#include "ns3/report-json.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief What a serving study tries: every replica layout (tp x pp) and batch size of an
+ * inference job on a budget of GPUs, filled with identical replicas, against optional latency
+ * targets.
+ */
+struct ServingSpace
+{
+    uint32_t gpus = 8;                                             //!< GPUs filled with replicas
+    std::vector<uint32_t> tp{1, 2, 4, 8};                          //!< tensor parallel degrees
+    std::vector<uint32_t> pp{1};                                   //!< pipeline degrees
+    std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
+    double tpotSloS = 0; //!< time per output token target, s (0: none)
+    double ttftSloS = 0; //!< time to first token target, s (0: none)
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief One layout and batch of a serving study and what became of it. A replica serves
+ * `batch` requests together from prefill to their last token (a static batch, as `run`
+ * predicts it); the replicas are independent, so one is predicted and the budget's throughput
+ * is its own times the replicas.
+ */
+struct ServingRow
+{
+    uint64_t layout = 0;         //!< index among the study's candidates
+    uint32_t tp = 0;             //!< tensor parallel degree
+    uint32_t pp = 0;             //!< pipeline stages
+    uint32_t cp = 1;             //!< context parallel degree (the job's)
+    uint32_t replicas = 0;       //!< replicas in the budget: gpus / (tp x pp x cp)
+    uint32_t batch = 0;          //!< requests per replica
+    bool fits = false;           //!< whether a replica fits in memory (then the figures below)
+    std::string reason;          //!< why it does not fit
+    double ttftS = 0;            //!< time to first token
+    double tpotS = 0;            //!< time per output token after the first
+    double requestS = 0;         //!< the batch's whole request (prefill and every decode step)
+    double tokensPerSPerGpu = 0; //!< generated tokens per second and GPU
+    double requestsPerS = 0;     //!< requests finished per second by all replicas
+    bool haveEnergy = false;     //!< whether the energy figures are known
+    double energyPerTokenJ = 0;  //!< GPU energy per generated token
+    double avgPowerW = 0;        //!< average board power per GPU
+    uint64_t peakBytes = 0;      //!< peak memory per GPU
+    uint64_t capacityBytes = 0;  //!< device memory per GPU
+    bool meetsSlo = false;       //!< fits and meets both targets (RankServingRows)
+    bool frontier = false;       //!< on the throughput-latency frontier (RankServingRows)
+
+    /** \return the row as JSON (every field; RankServingRows' flags included) */
+    Json ToJson() const;
+    /**
+     * \param j a row as ToJson wrote it
+     * \return the row; throws std::runtime_error if a field is missing
+     */
+    static ServingRow FromJson(const Json& j);
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief Predicts the serving layouts of an inference job: for every tp x pp x batch of a
+ * ServingSpace, one replica's time to first token, time per output token, throughput per GPU,
+ * energy per token and memory verdict. Combinations the model or the budget rule out (tp x pp
+ * x cp not dividing the GPUs, heads not divisible by tp, ...) are skipped and counted. With
+ * whole experts (the job's etp 1) each layout's expert parallelism is its tp x cp.
+ */
+class ServingStudy
+{
+  public:
+    /**
+     * \param options the job (mode inference; its tp, pp, batch, gpus and dp are set per layout)
+     * \param space the layouts and targets
+     * \param backend the network backend \param routing the routing policy ("" = hardware's)
+     * \param symmetry the replayer's Symmetry
+     * Throws SpecError when no combination is a valid layout (naming the first reason).
+     */
+    ServingStudy(const JobOptions& options,
+                 const ServingSpace& space,
+                 const std::string& backend,
+                 const std::string& routing,
+                 bool symmetry);
+
+    /** \return the valid combinations' job options, in the order tp, pp, batch of the space */
+    const std::vector<JobOptions>& Candidates() const;
+    /** \return combinations ruled out by the model or the budget */
+    uint32_t GetSkipped() const;
+    /** \return the first candidate's job, resolved (what the study's input echo shows) */
+    ResolvedJob FirstJob() const;
+
+    /**
+     * \brief Predicts one candidate: its memory, and its timing when it fits.
+     * \param index the candidate's index \return its row (meetsSlo and frontier not yet set)
+     */
+    ServingRow Evaluate(uint64_t index) const;
+
+    /** \return every candidate's row, ranked (RankServingRows) */
+    std::vector<ServingRow> Run() const;
+
+  private:
+    ServingSpace m_space;              //!< what to try
+    std::vector<JobOptions> m_options; //!< the valid candidates
+    std::string m_backend;             //!< network backend
+    std::string m_routing;             //!< routing policy
+    bool m_symmetry;                   //!< replay one rank per symmetric set
+    uint32_t m_skipped = 0;            //!< ruled-out combinations
+};
+
+/**
+ * \brief Marks and ranks a study's rows. A row meets the targets when it fits and neither
+ * target (those not 0) is exceeded; it is on the frontier when it fits and no other fitting row
+ * has both a lower-or-equal time per output token and a higher-or-equal throughput per GPU, one
+ * of them strictly. Order: the rows that meet the targets by throughput per GPU (highest first),
+ * then the other fitting rows the same way, then the rows that do not fit by peak memory; ties
+ * by candidate index.
+ * \param rows the rows (marked and sorted in place) \param space the targets
+ */
+void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
+
+/** \return the rows as CSV: a header line (tp,pp,cp,replicas,batch,fits,...), one line each */
+std::string ServingStudyCsv(const std::vector<ServingRow>& rows);
+
+/**
+ * \return the study as results.json holds it: the input (the job as the first candidate
+ * resolves it, its layout replaced by the space), the counts and every row
+ */
+Json ServingStudyJson(const ServingStudy& study,
+                      const ServingSpace& space,
+                      const std::vector<ServingRow>& rows,
+                      const std::string& backend,
+                      const std::string& routing);
+
+/**
+ * \brief Writes DIR/results.csv, DIR/results.json and DIR/throughput-latency.png (throughput
+ * per GPU against time per output token of the fitting rows, a line per tp x pp through its
+ * batch sizes, the targets marked).
+ * \param dir the directory (created) \param json the study's JSON (ServingStudyJson)
+ * \param rows the ranked rows \param space the targets \param title the plot's title
+ */
+void WriteServingStudy(const std::string& dir,
+                       const Json& json,
+                       const std::vector<ServingRow>& rows,
+                       const ServingSpace& space,
+                       const std::string& title);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SERVING_STUDY_H

@@ -1,0 +1,376 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// The serving study: which replica layouts and batches it tries and skips, that each row is the
+// `run` of its job with throughput derived as stated, how rows are ranked against the targets
+// and which are on the throughput-latency frontier; and the command, as a user runs it (one
+// worker or two give the same bytes, bad input is an error that names the option).
+
+#include "cli-process.h"
+#include "ns3/job-options.h"
+#include "ns3/rapid-llm-helper.h"
+#include "ns3/serving-study.h"
+#include "ns3/spec-error.h"
+#include "ns3/test.h"
+#include "test-require.h"
+
+#include <filesystem>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a small inference job: Llama-2 7B cut to two layers on H100, a short request */
+JobOptions
+SmallServingJob()
+{
+    JobOptions o;
+    o.Set("model", "llama2-7b");
+    o.Set("hardware", "h100-sxm-80gb");
+    o.Set("layers", "2");
+    o.Set("prompt", "256");
+    o.Set("gen", "16");
+    o.Set("engine", "vllm");
+    return o;
+}
+
+/** \return the message of what \p f throws ("" if nothing) */
+template<typename F>
+std::string
+ErrorOf(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const std::exception& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+/** \return a fitting row of a synthetic study */
+ServingRow
+Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
+{
+    ServingRow r;
+    r.layout = layout;
+    r.fits = true;
+    r.tpotS = tpotS;
+    r.ttftS = ttftS;
+    r.tokensPerSPerGpu = tokensPerSPerGpu;
+    return r;
+}
+
+} // namespace
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The candidates: every tp x pp x batch whose replica divides the GPUs and that the
+ * model allows, in list order; the rest counted.
+ */
+class ServingCandidatesTestCase : public TestCase
+{
+  public:
+    ServingCandidatesTestCase()
+        : TestCase("serving study: the layouts tried and those ruled out")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 4;
+        space.tp = {1, 2, 3, 8};
+        space.pp = {1, 2};
+        space.batch = {1, 8};
+        ServingStudy study(SmallServingJob(), space, "flow", "", true);
+        // tp 3 and tp 8 do not divide 4 GPUs (8 combinations), tp 2 x pp 2 does; pp 2 splits
+        // the two layers one per stage.
+        RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 8u, "tp 1, 2 x pp 1, 2 x batch 1, 8");
+        NS_TEST_EXPECT_MSG_EQ(study.GetSkipped(), 8u, "tp 3 and tp 8");
+        const ResolvedJob first = study.FirstJob();
+        NS_TEST_EXPECT_MSG_EQ(
+            (first.run.mode == RunMode::INFERENCE), true, "a serving study infers");
+        NS_TEST_EXPECT_MSG_EQ(first.run.parallel.Gpus(), 1u, "one replica of tp 1 pp 1");
+        const ResolvedJob last = study.Candidates().back().ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ(last.run.parallel.tp, 2u, "list order: tp, pp, batch");
+        NS_TEST_EXPECT_MSG_EQ(last.run.parallel.pp, 2u, "list order");
+        NS_TEST_EXPECT_MSG_EQ(last.run.batch, 8u, "list order");
+
+        // A layout the model rules out (32 heads over 64 ranks) is skipped, not an error ...
+        space.gpus = 64;
+        space.tp = {64, 1};
+        space.pp = {1};
+        ServingStudy heads(SmallServingJob(), space, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(heads.Candidates().size(), 2u, "tp 1 only");
+        NS_TEST_EXPECT_MSG_EQ(heads.GetSkipped(), 2u, "tp 64");
+        // ... unless no layout is left, which names the first reason.
+        space.tp = {64};
+        const std::string none = ErrorOf(
+            [&]()
+            {
+                ServingStudy(SmallServingJob(), space, "flow", "", true);
+            });
+        NS_TEST_EXPECT_MSG_NE(none.find("no layout"), std::string::npos, none);
+        NS_TEST_EXPECT_MSG_NE(none.find("tp 64"), std::string::npos, none);
+        // Whole experts (etp 1): each layout's expert groups are its tensor-parallel group.
+        JobOptions moe = SmallServingJob();
+        moe.Set("model", "mixtral-8x7b");
+        moe.Set("etp", "1");
+        space.gpus = 4;
+        space.tp = {2, 4};
+        ServingStudy experts(moe, space, "flow", "", true);
+        RAPIDLLM_REQUIRE_EQ(experts.Candidates().size(), 4u, "tp 2, 4 x batch 1, 8");
+        for (const JobOptions& c : experts.Candidates())
+        {
+            const ParallelSpec p = c.ToSpecs().run.parallel;
+            NS_TEST_EXPECT_MSG_EQ(p.ep, p.tp, "ep = tp");
+            NS_TEST_EXPECT_MSG_EQ(p.ExpertTp(), 1u, "whole experts");
+        }
+        // What no layout changes is the job's error, as `run` gives it.
+        JobOptions bad = SmallServingJob();
+        bad.Set("set", "gpu.clock_mhz=0");
+        space.tp = {1};
+        const std::string clock = ErrorOf(
+            [&]()
+            {
+                ServingStudy(bad, space, "flow", "", true);
+            });
+        NS_TEST_EXPECT_MSG_EQ(clock.find("no layout"), std::string::npos, clock);
+        NS_TEST_EXPECT_MSG_NE(clock.find("gpu.clock_mhz"), std::string::npos, clock);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A row is the prediction of its job: the same times as `run`, throughput per GPU =
+ * batch x generated tokens / (request time x replica GPUs), requests per second over every
+ * replica; a batch that does not fit has no times and says why.
+ */
+class ServingRowTestCase : public TestCase
+{
+  public:
+    ServingRowTestCase()
+        : TestCase("serving study: each row is its job's prediction")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 8;
+        space.tp = {2};
+        space.pp = {1};
+        space.batch = {4};
+        ServingStudy study(SmallServingJob(), space, "flow", "", true);
+        RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 1u, "one candidate");
+        const ServingRow row = study.Evaluate(0);
+
+        JobOptions direct = SmallServingJob();
+        direct.Set("mode", "inference");
+        direct.Set("tp", "2");
+        direct.Set("batch", "4");
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        direct.Apply(h);
+        const RunReport report = h->Run();
+        h->Dispose();
+        RAPIDLLM_REQUIRE_EQ(row.fits, true, "two layers of 7B fit");
+        NS_TEST_EXPECT_MSG_EQ(row.replicas, 4u, "8 GPUs / tp 2");
+        NS_TEST_EXPECT_MSG_EQ(row.ttftS, report.ttftS, "the run's time to first token");
+        NS_TEST_EXPECT_MSG_EQ(row.tpotS, report.tpotS, "the run's time per output token");
+        NS_TEST_EXPECT_MSG_EQ(row.requestS, report.stepTimeS, "the run's request");
+        NS_TEST_EXPECT_MSG_EQ_TOL(row.tokensPerSPerGpu,
+                                  4.0 * 16 / (report.stepTimeS * 2),
+                                  1e-9 * row.tokensPerSPerGpu,
+                                  "4 requests x 16 tokens per request time and 2 GPUs");
+        NS_TEST_EXPECT_MSG_EQ_TOL(row.requestsPerS,
+                                  4.0 * 4 / report.stepTimeS,
+                                  1e-9 * row.requestsPerS,
+                                  "4 replicas x 4 requests per request time");
+        NS_TEST_EXPECT_MSG_EQ(row.haveEnergy, true, "the H100 preset has a power model");
+        NS_TEST_EXPECT_MSG_EQ(row.energyPerTokenJ, report.energyPerTokenJ, "the run's energy");
+
+        // The row survives its JSON (the workers' transport) exactly.
+        const ServingRow back = ServingRow::FromJson(Json::parse(DumpJson(row.ToJson())));
+        NS_TEST_EXPECT_MSG_EQ(DumpJson(back.ToJson()), DumpJson(row.ToJson()), "round trip");
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  []()
+                                  {
+                                      ServingRow::FromJson(Json::parse("{\"tp\": 1}"));
+                                  })
+                                  .find("not a serving-study row"),
+                              std::string::npos,
+                              "a partial row");
+
+        // A batch whose KV cache cannot fit: no times, the reason, the peak.
+        JobOptions small = SmallServingJob();
+        small.Set("set", "gpu.hbm_gib=2");
+        space.batch = {256};
+        ServingStudy tight(small, space, "flow", "", true);
+        const ServingRow unfit = tight.Evaluate(0);
+        NS_TEST_EXPECT_MSG_EQ(unfit.fits, false, "256 sequences in 2 GiB");
+        NS_TEST_EXPECT_MSG_NE(unfit.reason, "", "says why");
+        NS_TEST_EXPECT_MSG_EQ(unfit.tpotS, 0.0, "no time");
+        NS_TEST_EXPECT_MSG_GT(unfit.peakBytes, unfit.capacityBytes, "peak above capacity");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Ranking: the rows within the targets by throughput per GPU, then the other fitting
+ * rows, then those that do not fit by peak memory; the frontier is the rows no other row beats
+ * on both throughput and time per output token.
+ */
+class ServingRankTestCase : public TestCase
+{
+  public:
+    ServingRankTestCase()
+        : TestCase("serving study: ranking against the targets, the frontier")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::vector<ServingRow> rows = {
+            Row(0, 0.010, 0.1, 100), // fast, little throughput: frontier
+            Row(1, 0.020, 0.2, 300), // frontier
+            Row(2, 0.030, 0.3, 250), // beaten by row 1 on both
+            Row(3, 0.060, 0.5, 900), // frontier, misses the 50 ms target
+            Row(4, 0.020, 3.0, 300), // as row 1 but misses the TTFT target; ties row 1
+        };
+        ServingRow unfitSmall;
+        unfitSmall.layout = 5;
+        unfitSmall.peakBytes = 10;
+        ServingRow unfitLarge;
+        unfitLarge.layout = 6;
+        unfitLarge.peakBytes = 20;
+        rows.push_back(unfitLarge);
+        rows.push_back(unfitSmall);
+        ServingSpace space;
+        space.tpotSloS = 0.050;
+        space.ttftSloS = 1.0;
+        RankServingRows(rows, space);
+        std::vector<uint64_t> order;
+        for (const auto& r : rows)
+        {
+            order.push_back(r.layout);
+        }
+        const std::vector<uint64_t> expected = {1, 2, 0, 3, 4, 5, 6};
+        NS_TEST_EXPECT_MSG_EQ((order == expected), true, "within targets, fitting, unfit");
+        auto find = [&](uint64_t layout) -> const ServingRow&
+        {
+            return *std::find_if(rows.begin(),
+                                 rows.end(),
+                                 [&](const ServingRow& r)
+                                 {
+                                     return r.layout == layout;
+                                 });
+        };
+        NS_TEST_EXPECT_MSG_EQ(find(0).frontier, true, "the fastest token");
+        NS_TEST_EXPECT_MSG_EQ(find(1).frontier, true, "nothing beats it");
+        NS_TEST_EXPECT_MSG_EQ(find(2).frontier, false, "row 1 beats it on both");
+        NS_TEST_EXPECT_MSG_EQ(find(3).frontier, true, "the most throughput");
+        NS_TEST_EXPECT_MSG_EQ(find(4).frontier, true, "a tie is not beaten");
+        NS_TEST_EXPECT_MSG_EQ(find(5).frontier, false, "does not fit");
+        NS_TEST_EXPECT_MSG_EQ(find(1).meetsSlo, true, "20 ms, 0.2 s");
+        NS_TEST_EXPECT_MSG_EQ(find(3).meetsSlo, false, "60 ms > 50 ms");
+        NS_TEST_EXPECT_MSG_EQ(find(4).meetsSlo, false, "3 s > 1 s");
+        // Without targets every fitting row meets them and throughput alone ranks.
+        RankServingRows(rows, ServingSpace());
+        NS_TEST_EXPECT_MSG_EQ(rows.front().layout, 3u, "the most throughput first");
+        NS_TEST_EXPECT_MSG_EQ(rows.front().meetsSlo, true, "no targets");
+    }
+};
+
+#ifdef RAPIDLLM_CLI
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The command as a user runs it: one worker or two give the same JSON; --out writes
+ * the CSV, JSON and plot; bad input is an error naming the option, with a non-zero exit.
+ */
+class CliServingStudyTestCase : public TestCase
+{
+  public:
+    CliServingStudyTestCase()
+        : TestCase("study serving: workers give the same bytes, outputs, bad input")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("serving");
+        const std::vector<std::string> study = {"study",
+                                                "serving",
+                                                "--model=llama2-7b",
+                                                "--hardware=h100-sxm-80gb",
+                                                "--layers=2",
+                                                "--gpus=4",
+                                                "--tp=1,2,4",
+                                                "--batch=1,16",
+                                                "--prompt=256",
+                                                "--gen=16",
+                                                "--tpot-slo=5"};
+        CliResult one = RunCli(Cat(study, {"--workers=1", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(one.status, 0, one.err);
+        CliResult two = RunCli(Cat(study, {"--workers=2", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(two.status, 0, two.err);
+        NS_TEST_EXPECT_MSG_EQ((one.out == two.out), true, "one worker or two: the same bytes");
+        const Json j = Json::parse(one.out);
+        NS_TEST_EXPECT_MSG_EQ(j.at("rows").size(), 6u, "3 tp x 2 batches");
+        NS_TEST_EXPECT_MSG_EQ(j.at("input").at("layout").at("tp").size(), 3u, "the lists echoed");
+
+        CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
+        NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
+        for (const char* file : {"results.csv", "results.json", "throughput-latency.png"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/out/" + file), true, file);
+        }
+
+        struct Bad
+        {
+            std::string option;
+            std::string mention;
+        };
+        for (const Bad& bad : {Bad{"--tpot-slo=-1", "tpot-slo"},
+                               Bad{"--mode=training", "mode"},
+                               Bad{"--gbs=8", "gbs"},
+                               Bad{"--pp=3", "no layout"},
+                               Bad{"--batch=0", "batch"}})
+        {
+            CliResult r = RunCli(Cat(study, {bad.option}), dir);
+            NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);
+            NS_TEST_EXPECT_MSG_NE(r.err.find(bad.mention), std::string::npos, r.err);
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+#endif
+
+/** \brief The serving study and its command. */
+class ServingStudyTestSuite : public TestSuite
+{
+  public:
+    ServingStudyTestSuite()
+        : TestSuite("rapid-llm-serving-study", UNIT)
+    {
+        AddTestCase(new ServingCandidatesTestCase, TestCase::QUICK);
+        AddTestCase(new ServingRowTestCase, TestCase::QUICK);
+        AddTestCase(new ServingRankTestCase, TestCase::QUICK);
+#ifdef RAPIDLLM_CLI
+        AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
+#endif
+    }
+};
+
+static ServingStudyTestSuite g_servingStudyTestSuite;

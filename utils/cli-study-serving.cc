@@ -1,0 +1,262 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// rapid-llm study serving: every replica layout and batch size of an inference job on a budget
+// of GPUs (helper/serving-study.*), ranked by throughput per GPU within latency targets, with
+// its CSV, JSON and PNG outputs. The layouts run on worker processes (one ns-3 simulator each).
+
+#include "cli-commands.h"
+#include "cli-job-options.h"
+#include "ns3/job-echo.h"
+#include "ns3/progress-line.h"
+#include "ns3/serving-study.h"
+#include "ns3/spec-error.h"
+#include "ns3/worker-pool.h"
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return a list option's whole numbers as 32-bit values (declared within 32 bits) */
+std::vector<uint32_t>
+Counts32(const CliArgs& args, const std::string& name)
+{
+    std::vector<uint32_t> out;
+    for (uint64_t v : args.Counts(name))
+    {
+        out.push_back(static_cast<uint32_t>(v));
+    }
+    return out;
+}
+
+/** \return "TPOT <= 50 ms and TTFT <= 2000 ms", or "" without targets */
+std::string
+TargetsText(const ServingSpace& space)
+{
+    std::string text;
+    char buffer[64];
+    if (space.tpotSloS > 0)
+    {
+        std::snprintf(buffer, sizeof(buffer), "TPOT <= %g ms", space.tpotSloS * 1e3);
+        text = buffer;
+    }
+    if (space.ttftSloS > 0)
+    {
+        std::snprintf(buffer, sizeof(buffer), "TTFT <= %g ms", space.ttftSloS * 1e3);
+        text += (text.empty() ? "" : " and ") + std::string(buffer);
+    }
+    return text;
+}
+
+/** Prints the ranked table (--top rows of each kind: fitting, not fitting). */
+void
+PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+{
+    std::printf("%4s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
+                "rank",
+                "tp",
+                "pp",
+                "replicas",
+                "batch",
+                "TTFT_ms",
+                "TPOT_ms",
+                "request_s",
+                "tok/s/GPU",
+                "req/s",
+                "J/token",
+                "peak_GiB",
+                "slo",
+                "pf");
+    uint64_t rank = 0;
+    uint64_t unfit = 0;
+    for (const auto& r : rows)
+    {
+        const double gib = r.peakBytes / double(1ull << 30);
+        if (r.fits)
+        {
+            if (shown > 0 && rank >= shown)
+            {
+                continue;
+            }
+            char energy[32] = "-";
+            if (r.haveEnergy)
+            {
+                std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
+            }
+            std::printf(
+                "%4llu %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
+                static_cast<unsigned long long>(++rank),
+                r.tp,
+                r.pp,
+                r.replicas,
+                r.batch,
+                r.ttftS * 1e3,
+                r.tpotS * 1e3,
+                r.requestS,
+                r.tokensPerSPerGpu,
+                r.requestsPerS,
+                energy,
+                gib,
+                targets ? (r.meetsSlo ? "yes" : "no") : "-",
+                r.frontier ? "*" : "");
+            continue;
+        }
+        if (shown > 0 && unfit >= shown)
+        {
+            continue;
+        }
+        if (unfit++ == 0)
+        {
+            std::printf("does not fit (lowest peak first):\n");
+        }
+        std::printf("%4s %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
+                    "-",
+                    r.tp,
+                    r.pp,
+                    r.replicas,
+                    r.batch,
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    gib,
+                    "-",
+                    "");
+    }
+}
+
+} // namespace
+
+int
+RunStudyServingCommand(const CliArgs& args)
+{
+    JobOptions options = ReadJobOptionValues(args);
+    ServingSpace space;
+    space.gpus = static_cast<uint32_t>(args.Count("gpus"));
+    space.tp = Counts32(args, "tp");
+    space.pp = Counts32(args, "pp");
+    space.batch = Counts32(args, "batch");
+    space.tpotSloS = args.Real("tpot-slo") * 1e-3;
+    space.ttftSloS = args.Real("ttft-slo") * 1e-3;
+    // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
+    // GPUs); the backend and routing the command line's, else the defaults.
+    std::string backend;
+    std::string routing;
+    JobBackendAndRouting(args, ResolvedJob(), backend, routing);
+    const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
+
+    const std::vector<JobOptions>& candidates = study.Candidates();
+    std::vector<uint64_t> items;
+    for (uint64_t i = 0; i < candidates.size(); ++i)
+    {
+        items.push_back(i);
+    }
+    const uint64_t workers =
+        args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    std::vector<ServingRow> rows;
+    WorkerPool pool(static_cast<uint32_t>(workers));
+    // Every row comes back as JSON text, in one worker or many: the same bytes either way.
+    pool.Run(
+        items,
+        [&](uint64_t i)
+        {
+            return DumpJson(study.Evaluate(i).ToJson());
+        },
+        [&](uint64_t i, const std::string& text)
+        {
+            ServingRow r = ServingRow::FromJson(Json::parse(text));
+            if (r.layout != i)
+            {
+                throw std::runtime_error("a worker returned the row of another layout");
+            }
+            rows.push_back(r);
+            char line[128];
+            std::snprintf(line,
+                          sizeof(line),
+                          "study serving: %zu/%zu layouts, %llu workers",
+                          rows.size(),
+                          candidates.size(),
+                          static_cast<unsigned long long>(workers));
+            progress.Show(line, rows.size() == candidates.size());
+        });
+    progress.Finish();
+    RankServingRows(rows, space);
+
+    const Json json = ServingStudyJson(study, space, rows, backend, routing);
+    const ResolvedJob first = study.FirstJob();
+    if (args.HasValue("out"))
+    {
+        WriteServingStudy(args.Text("out"),
+                          json,
+                          rows,
+                          space,
+                          first.model.name + " serving on " + std::to_string(space.gpus) + " x "
+                              + first.hardware.gpu.name);
+    }
+    if (args.Flag("json"))
+    {
+        std::cout << DumpJson(json);
+        return 0;
+    }
+    if (args.Flag("csv"))
+    {
+        std::cout << ServingStudyCsv(rows);
+        return 0;
+    }
+    uint64_t fit = 0;
+    uint64_t meet = 0;
+    for (const auto& r : rows)
+    {
+        fit += r.fits ? 1 : 0;
+        meet += r.meetsSlo ? 1 : 0;
+    }
+    const std::string targets = TargetsText(space);
+    std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu layouts "
+                "and batches, %llu fit in memory%s, %u ruled out by the model or the GPUs\n",
+                first.model.name.c_str(),
+                space.gpus,
+                first.hardware.gpu.name.c_str(),
+                first.run.promptTokens,
+                first.run.generatedTokens,
+                first.run.engine.c_str(),
+                rows.size(),
+                static_cast<unsigned long long>(fit),
+                targets.empty() ? "" : (", " + std::to_string(meet) + " meet " + targets).c_str(),
+                study.GetSkipped());
+    std::printf("Ranked by generated tokens per second per GPU%s; a replica serves its batch "
+                "from prefill to the last token (static batching); pf: on the throughput-TPOT "
+                "frontier\n",
+                targets.empty() ? "" : ", the layouts meeting the targets first");
+    PrintTable(rows, args.Count("top"), !targets.empty());
+    std::cout << InputText(json.at("input"));
+    if (args.HasValue("out"))
+    {
+        std::cout << "Wrote " << args.Text("out")
+                  << "/results.csv, results.json, throughput-latency.png\n";
+    }
+    return 0;
+}
+
+static CliCommandRegistrar g_studyServing(
+    "study serving",
+    "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
+    "Predicts an inference job for every replica layout (tp x pp, the GPUs filled with identical "
+    "replicas) and batch size of the lists, on worker processes, and ranks them by generated "
+    "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
+    "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
+    "frontier. With --out=DIR writes DIR/results.csv, DIR/results.json and "
+    "DIR/throughput-latency.png.",
+    RunStudyServingCommand);
+
+} // namespace rapidllm
+} // namespace ns3
