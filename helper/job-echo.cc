@@ -141,6 +141,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["generated"] = r.generatedTokens;
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
+        software["inflight_batches"] = r.InflightBatches();
     }
     if (r.mode == RunMode::INFERENCE)
     {

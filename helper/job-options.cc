@@ -143,6 +143,15 @@ MakeDeclarations()
                   "split_kv")
             .Field("decode_attention")
             .Mode("inference"),
+        O::Count("inflight-batches",
+                 "inference with a pipeline: batches in flight through the stages, the batch "
+                 "split evenly among them (0: one per stage, as pipelined serving engines; 1: "
+                 "the whole batch passes the stages at a time)",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("inflight_batches")
+            .Mode("inference"),
         O::Choice("first-token",
                   "inference: the pass that samples the first token: auto (the engine's: decode "
                   "for lmdeploy, else prefill), prefill, or decode (a first decode step after a "
@@ -457,6 +466,7 @@ JobOptions::ReadJobFile()
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
+        {"inflight-batches", "inflight_batches", number(r.inflightBatches)},
         {"first-token", "first_token", r.firstToken},
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
@@ -680,6 +690,7 @@ JobOptions::ToSpecs() const
     run.promptTokens = static_cast<uint32_t>(Count("prompt"));
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
+    run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.firstToken = Get("first-token");
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");

@@ -256,20 +256,26 @@ RapidLlmHelper::Install()
                                                    }));
     ApplyHostDispatch(*workload, m_hardware.gpu.host);
     m_memoryReport = MemoryReportOf(*workload);
-    // The first token is the first sampling kernel in program order (the last stage's): the
-    // prefill's, or that of the first decode step when the prefill does not sample.
+    // The first token is the first sampling pass in program order (the last stage's): the
+    // prefill's, or that of the first decode step when the prefill does not sample; with
+    // batches in flight through a pipeline, the last of that pass's sampling kernels.
     std::vector<uint32_t> firstSample;
     if (m_run.mode != RunMode::TRAINING)
     {
         firstSample.assign(workload->stages.size(), UINT32_MAX);
         for (std::size_t s = 0; s < workload->stages.size(); ++s)
         {
+            uint32_t firstPass = 0;
             for (const auto& n : workload->stages[s].nodes)
             {
                 if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
                 {
+                    if (firstSample[s] != UINT32_MAX && n.microBatch != firstPass)
+                    {
+                        break;
+                    }
                     firstSample[s] = n.id;
-                    break;
+                    firstPass = n.microBatch;
                 }
             }
         }

@@ -203,8 +203,8 @@ JobCliOptions()
                          "layouts split the layers as --pipeline-split says)")
                  .ListIn(kServing, ListText(serving.pp, number))
                  .HelpIn(kServing,
-                         "pipeline degrees of a replica to try (a request passes through the "
-                         "stages one batch at a time)");
+                         "pipeline degrees of a replica to try (its batch split into batches "
+                         "in flight, --inflight-batches)");
          }},
         {"cp",
          [&](const CliOption& o)

@@ -28,7 +28,8 @@ namespace rapidllm {
  * (overrides, a list or one comma-separated text), `gpus`, `backend`, `routing`, and every
  * key of a run file (RunSpec: mode, dtype, parallel: {tp, pp, dp, cp, ep, sp, zero, fsdp, vpp,
  * rank_order}, recompute, micro_batch, global_batch, sequence, batch, prompt, generated,
- * attention, grad_reduce, tp_reduce, param_gather, decode_attention, first_token, bucket_mib, ...).
+ * attention, grad_reduce, tp_reduce, param_gather, decode_attention, first_token, inflight_batches,
+ * bucket_mib, ...).
  * Gives() says which keys the file gave, so that the command line can override exactly those and
  * keep its own defaults for the rest.
  */

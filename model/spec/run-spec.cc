@@ -541,6 +541,22 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
+    if (mode == RunMode::INFERENCE && inflightBatches > batch)
+    {
+        throw SpecError(source,
+                        "inflight_batches",
+                        std::to_string(inflightBatches) + " batches in flight need at least as "
+                            + "many requests (batch is " + std::to_string(batch)
+                            + "); allowed: 0 (auto) to " + std::to_string(batch));
+    }
+    if (mode == RunMode::INFERENCE && inflightBatches > 1 && p.pp < 2)
+    {
+        throw SpecError(source,
+                        "inflight_batches",
+                        std::to_string(inflightBatches)
+                            + " batches in flight need a pipeline to fill (pp is 1); allowed: "
+                              "0 (auto) or 1");
+    }
     if (model.HasWindow() && p.cp > 1)
     {
         throw SpecError(source,
@@ -801,10 +817,28 @@ RunSpec::operator==(const RunSpec& o) const
            && overlapGradReduce == o.overlapGradReduce && overlapTpReduce == o.overlapTpReduce
            && bucketBytes == o.bucketBytes && batch == o.batch && promptTokens == o.promptTokens
            && generatedTokens == o.generatedTokens && firstToken == o.firstToken
-           && splitKvDecode == o.splitKvDecode && memoryLayout == o.memoryLayout
-           && moeImbalance == o.moeImbalance && dispatch == o.dispatch && engine == o.engine
-           && fp8Scaling == o.fp8Scaling && mainGrads == o.mainGrads
-           && tpCommOverlap == o.tpCommOverlap && paramGather == o.paramGather;
+           && splitKvDecode == o.splitKvDecode && inflightBatches == o.inflightBatches
+           && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance
+           && dispatch == o.dispatch && engine == o.engine && fp8Scaling == o.fp8Scaling
+           && mainGrads == o.mainGrads && tpCommOverlap == o.tpCommOverlap
+           && paramGather == o.paramGather;
+}
+
+uint32_t
+RunSpec::InflightBatches() const
+{
+    if (mode == RunMode::TRAINING || parallel.pp < 2)
+    {
+        return 1;
+    }
+    return inflightBatches > 0 ? inflightBatches : std::min(parallel.pp, batch);
+}
+
+uint32_t
+RunSpec::InflightBatchSize(uint32_t m) const
+{
+    const uint32_t n = InflightBatches();
+    return batch / n + (m < batch % n ? 1 : 0);
 }
 
 std::string
@@ -917,6 +951,7 @@ RunSpec::Read(SpecReader& r)
                       s.memoryLayout);
     s.splitKvDecode =
         r.GetChoice("decode_attention", Choices("decode_attention"), "split_kv") == "split_kv";
+    s.inflightBatches = r.GetCount("inflight_batches", 0, s.inflightBatches);
     s.firstToken = r.GetChoice("first_token", Choices("first_token"), s.firstToken);
     s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);

@@ -182,6 +182,12 @@ struct RunSpec
      */
     std::string firstToken = "auto";
     bool splitKvDecode = true; //!< decode attention split over the KV (else per head)
+    /**
+     * Inference with a pipeline: batches in flight through the stages, the batch split evenly
+     * among them (0 = auto: one per stage, as pipelined serving engines keep them (vLLM's
+     * virtual engines); 1: the whole batch passes the stages at a time). At most the batch.
+     */
+    uint32_t inflightBatches = 0;
     MemoryLayout memoryLayout = MemoryLayout::AUTO; //!< training: the framework's memory layout
     /**
      * Mixture of experts, training and prefill: tokens the busiest expert receives over the
@@ -227,6 +233,18 @@ struct RunSpec
      * (at the end of the optimizer step, exposed).
      */
     std::string paramGather = "auto";
+
+    /**
+     * \return the batches in flight: 1 in training or without a pipeline, else
+     * inflightBatches, or for 0 the smaller of pp and the batch
+     */
+    uint32_t InflightBatches() const;
+    /**
+     * \param m an in-flight batch (0 .. InflightBatches() - 1)
+     * \return its requests: batch / InflightBatches(), the first (batch % InflightBatches()) one
+     *         more
+     */
+    uint32_t InflightBatchSize(uint32_t m) const;
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;

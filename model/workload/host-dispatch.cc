@@ -4,7 +4,9 @@
 
 #include "host-dispatch.h"
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -69,10 +71,24 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
     const bool gated = w.model.IsGated();
     for (auto& g : w.stages)
     {
+        // A step ends with its last sampling kernel: with batches in flight through a pipeline
+        // each samples its tokens, and the engine's iteration covers them all.
+        std::vector<bool> endsStep(g.nodes.size(), false);
+        uint32_t laterStep = UINT32_MAX;
+        for (std::size_t i = g.nodes.size(); i-- > 0;)
+        {
+            const WorkNode& n = g.nodes[i];
+            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+            {
+                endsStep[i] = n.microBatch != laterStep;
+                laterStep = n.microBatch;
+            }
+        }
         bool stepStart = true; // the next node issued opens a step
         bool first = true;
-        for (auto& n : g.nodes)
+        for (std::size_t i = 0; i < g.nodes.size(); ++i)
         {
+            WorkNode& n = g.nodes[i];
             double cost = 0;
             if (mode == "eager")
             {
@@ -90,7 +106,7 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
                 first = false;
             }
             n.hostS = cost;
-            if (inference && n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+            if (inference && endsStep[i])
             {
                 n.hostSync = true;
                 stepStart = true;

@@ -191,8 +191,9 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                 }
             }
             m.kvCache = 2 * cachedTokens * w.run.batch * shapes.kvHeads * shapes.headDim * eb;
-            // The prefill's widest intermediate: a layer's input, residual and MLP activation.
-            const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.batch;
+            // The prefill's widest intermediate: a layer's input, residual and MLP activation
+            // (of the largest batch in flight: the first).
+            const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.InflightBatchSize(0);
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;

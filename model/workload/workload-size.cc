@@ -167,8 +167,9 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
         for (uint32_t s = 0; s < p.pp; ++s)
         {
             const uint64_t layers = p.StageLayers(model.layers, s);
-            const uint64_t nodes = layers * prefill + kInferencePassNodes
-                                   + steps * (layers * decode + kInferencePassNodes);
+            const uint64_t nodes = run.InflightBatches()
+                                   * (layers * prefill + kInferencePassNodes
+                                      + steps * (layers * decode + kInferencePassNodes));
             size.nodes += nodes;
             size.largestStage = std::max(size.largestStage, nodes);
         }
