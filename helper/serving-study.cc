@@ -43,6 +43,26 @@ ListJson(const std::vector<uint32_t>& values)
 
 } // namespace
 
+std::vector<std::string>
+BatchingNames()
+{
+    return {"auto", "static", "continuous"};
+}
+
+Batching
+ParseBatching(const std::string& name)
+{
+    const std::vector<std::string> names = BatchingNames();
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+        if (names[i] == name)
+        {
+            return static_cast<Batching>(i);
+        }
+    }
+    throw std::invalid_argument("unknown batching '" + name + "'");
+}
+
 Json
 ServingRow::ToJson() const
 {
@@ -203,6 +223,38 @@ ServingStudy::FirstJob() const
     return m_options.front().ToSpecs();
 }
 
+Batching
+ServingStudy::GetBatching() const
+{
+    if (m_space.batching != Batching::AUTO)
+    {
+        return m_space.batching;
+    }
+    // TurboMind's persistent batch and vLLM's scheduler admit requests at every iteration;
+    // transformers' generate() runs a batch to its end.
+    const std::string engine = m_options.front().Get("engine");
+    return engine == "lmdeploy" || engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
+}
+
+Ptr<RapidLlmHelper>
+ServingStudy::HelperFor(JobOptions options,
+                        const std::vector<std::pair<std::string, std::string>>& changes) const
+{
+    for (const auto& [name, value] : changes)
+    {
+        options.Set(name, value);
+    }
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetBackend(m_backend);
+    if (!m_routing.empty())
+    {
+        helper->SetRoutingPolicy(m_routing);
+    }
+    helper->SetReplayerAttribute("Symmetry", BooleanValue(m_symmetry));
+    options.Apply(helper);
+    return helper;
+}
+
 ServingRow
 ServingStudy::Evaluate(uint64_t index) const
 {
@@ -216,15 +268,13 @@ ServingStudy::Evaluate(uint64_t index) const
     row.cp = p.cp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
-
-    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-    helper->SetBackend(m_backend);
-    if (!m_routing.empty())
+    if (GetBatching() == Batching::CONTINUOUS)
     {
-        helper->SetRoutingPolicy(m_routing);
+        EvaluateContinuous(options, row);
+        return row;
     }
-    helper->SetReplayerAttribute("Symmetry", BooleanValue(m_symmetry));
-    options.Apply(helper);
+
+    Ptr<RapidLlmHelper> helper = HelperFor(options, {});
     // The memory check costs a fraction of the replay; only replicas that fit are replayed.
     RunReport report = helper->CheckMemory();
     if (report.feasible)
@@ -249,6 +299,77 @@ ServingStudy::Evaluate(uint64_t index) const
         row.avgPowerW = report.avgPowerW;
     }
     return row;
+}
+
+void
+ServingStudy::EvaluateContinuous(const JobOptions& options, ServingRow& row) const
+{
+    const ResolvedJob job = options.ToSpecs();
+    const uint64_t prompt = job.run.promptTokens;
+    const uint64_t generated = job.run.generatedTokens;
+    const double batch = job.run.batch;
+    const double gpus = job.run.parallel.Gpus();
+    auto run = [this, &options](const std::vector<std::pair<std::string, std::string>>& changes)
+    {
+        Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
+        const RunReport report = helper->Run();
+        helper->Dispose();
+        return report;
+    };
+
+    // Memory: every request's whole KV cache (a one-token prompt and the rest generated) and
+    // one step's activations.
+    {
+        Ptr<RapidLlmHelper> helper =
+            HelperFor(options, {{"prompt", "1"}, {"gen", std::to_string(prompt + generated - 1)}});
+        const RunReport memory = helper->CheckMemory();
+        helper->Dispose();
+        row.fits = memory.feasible;
+        row.reason = memory.feasible ? "" : memory.reason;
+        row.peakBytes = memory.memory.peak;
+        row.capacityBytes = memory.capacityBytes;
+        if (!row.fits)
+        {
+            return;
+        }
+    }
+    // One request's prefill (and the sampling of its first token).
+    const RunReport first = run({{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+    const double prefillS = first.stepTimeS;
+    const double prefillJ = first.energyJ;
+    // A decode step of the whole batch at the requests' mean context: two runs two steps
+    // apart, whose difference has no prefill.
+    const uint64_t steps = generated - 1;
+    double stepS = 0;
+    double stepJ = 0;
+    bool energy = first.haveEnergy;
+    if (steps > 0)
+    {
+        const uint64_t mean = prompt + steps / 2;
+        const std::string context = std::to_string(mean > 3 ? mean - 2 : 1);
+        const RunReport shorter = run({{"prompt", context}, {"gen", "2"}});
+        const RunReport longer = run({{"prompt", context}, {"gen", "4"}});
+        stepS = (longer.stepTimeS - shorter.stepTimeS) / 2;
+        stepJ = (longer.energyJ - shorter.energyJ) / 2;
+        energy = energy && longer.haveEnergy;
+    }
+    // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
+    // batches in flight through a pipeline, a prefill holds each stage for its share only (the
+    // other stages work on the other batches meanwhile).
+    const double prefillShareS = prefillS / job.run.InflightBatches();
+    const double cycleS = double(steps) * stepS + batch * prefillShareS;
+    row.ttftS = prefillS;
+    row.tpotS = steps > 0 ? (cycleS - prefillShareS) / double(steps) : 0;
+    row.requestS = row.ttftS + double(steps) * row.tpotS;
+    row.tokensPerSPerGpu = batch * double(generated) / (cycleS * gpus);
+    row.requestsPerS = double(row.replicas) * batch / cycleS;
+    row.haveEnergy = energy;
+    if (energy)
+    {
+        const double cycleJ = double(steps) * stepJ + batch * prefillJ;
+        row.energyPerTokenJ = cycleJ / (batch * double(generated));
+        row.avgPowerW = cycleJ / (cycleS * gpus);
+    }
 }
 
 std::vector<ServingRow>
@@ -353,6 +474,7 @@ ServingStudyJson(const ServingStudy& study,
     input["software"]["batch"] = ListJson(space.batch);
     Json j;
     j["input"] = input;
+    j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];
     j["tpot_slo_s"] = space.tpotSloS;
     j["ttft_slo_s"] = space.ttftSloS;
     j["layouts"] = study.Candidates().size();

@@ -6,6 +6,7 @@
 #define RAPIDLLM_SERVING_STUDY_H
 
 #include "job-options.h"
+#include "ns3/ptr.h"
 #include "ns3/report-json.h"
 
 #include <cstdint>
@@ -15,6 +16,24 @@
 namespace ns3 {
 namespace rapidllm {
 
+class RapidLlmHelper;
+
+/** How a replica batches its requests. */
+enum class Batching
+{
+    AUTO,      //!< the engine's: continuous for lmdeploy and vllm, static otherwise
+    STATIC,    //!< the batch runs together from prefill to its last token (`run`'s request)
+    CONTINUOUS //!< a finished request's slot takes a new one at once (iteration-level batching)
+};
+
+/** \return the allowed names of Batching: auto, static, continuous */
+std::vector<std::string> BatchingNames();
+
+/**
+ * \param name one of BatchingNames() \return its value; throws std::invalid_argument otherwise
+ */
+Batching ParseBatching(const std::string& name);
+
 /**
  * \ingroup rapid-llm
  * \brief What a serving study tries: every replica layout (tp x pp) and batch size of an
@@ -23,9 +42,10 @@ namespace rapidllm {
  */
 struct ServingSpace
 {
-    uint32_t gpus = 8;                                             //!< GPUs filled with replicas
-    std::vector<uint32_t> tp{1, 2, 4, 8};                          //!< tensor parallel degrees
-    std::vector<uint32_t> pp{1};                                   //!< pipeline degrees
+    Batching batching = Batching::AUTO;   //!< how a replica batches its requests
+    uint32_t gpus = 8;                    //!< GPUs filled with replicas
+    std::vector<uint32_t> tp{1, 2, 4, 8}; //!< tensor parallel degrees
+    std::vector<uint32_t> pp{1};          //!< pipeline degrees
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
     double tpotSloS = 0; //!< time per output token target, s (0: none)
     double ttftSloS = 0; //!< time to first token target, s (0: none)
@@ -33,10 +53,11 @@ struct ServingSpace
 
 /**
  * \ingroup rapid-llm
- * \brief One layout and batch of a serving study and what became of it. A replica serves
- * `batch` requests together from prefill to their last token (a static batch, as `run`
- * predicts it); the replicas are independent, so one is predicted and the budget's throughput
- * is its own times the replicas.
+ * \brief One layout and batch of a serving study and what became of it. With static batching
+ * a replica serves `batch` requests together from prefill to their last token (`run`'s
+ * request); with continuous batching it keeps `batch` requests in flight, a finished one's slot
+ * taken by a new request (ServingStudy). The replicas are independent, so one is predicted and
+ * the budget's throughput is its own times the replicas.
  */
 struct ServingRow
 {
@@ -50,7 +71,7 @@ struct ServingRow
     std::string reason;          //!< why it does not fit
     double ttftS = 0;            //!< time to first token
     double tpotS = 0;            //!< time per output token after the first
-    double requestS = 0;         //!< the batch's whole request (prefill and every decode step)
+    double requestS = 0;         //!< one request, from its prefill to its last token
     double tokensPerSPerGpu = 0; //!< generated tokens per second and GPU
     double requestsPerS = 0;     //!< requests finished per second by all replicas
     bool haveEnergy = false;     //!< whether the energy figures are known
@@ -77,6 +98,18 @@ struct ServingRow
  * energy per token and memory verdict. Combinations the model or the budget rule out (tp x pp
  * x cp not dividing the GPUs, heads not divisible by tp, ...) are skipped and counted. With
  * whole experts (the job's etp 1) each layout's expert parallelism is its tp x cp.
+ *
+ * Continuous batching (closed loop: `batch` requests in flight, each of P prompt and G
+ * generated tokens, a new one admitted as one finishes) is put together from three replays of
+ * the model: a decode step t_d of `batch` requests at their mean context P + G/2 (the
+ * difference of two runs two steps apart, so without their prefill), and one request's prefill
+ * t_p. Over its G - 1 decode steps every slot turns over once, so each cycle of (G - 1) t_d +
+ * batch t_p / M yields batch x G tokens (M the batches in flight through a pipeline, which
+ * keep its other stages busy while one holds a prefill; 1 without): time per output token
+ * (cycle - t_p / M) / (G - 1) (the decode steps and the other requests' prefills, as an engine
+ * that pauses decoding for prefills or chunks them into the steps spends it), time to first
+ * token t_p (its own prefill, admitted as its slot frees; no queue), the energy of the same
+ * work. Memory holds every request's whole KV cache (P + G tokens) and one step's activations.
  */
 class ServingStudy
 {
@@ -100,6 +133,8 @@ class ServingStudy
     uint32_t GetSkipped() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
     ResolvedJob FirstJob() const;
+    /** \return the batching in force: the space's, or for AUTO the job's engine's */
+    Batching GetBatching() const;
 
     /**
      * \brief Predicts one candidate: its memory, and its timing when it fits.
@@ -111,6 +146,18 @@ class ServingStudy
     std::vector<ServingRow> Run() const;
 
   private:
+    /**
+     * \brief Fills the row's figures under continuous batching from its replays (see the class).
+     * \param options the candidate \param row the row (its layout fields set)
+     */
+    void EvaluateContinuous(const JobOptions& options, ServingRow& row) const;
+    /**
+     * \param options a job \param changes options to set first
+     * \return the job's helper, set up with the study's backend, routing and symmetry
+     */
+    Ptr<RapidLlmHelper> HelperFor(
+        JobOptions options, const std::vector<std::pair<std::string, std::string>>& changes) const;
+
     ServingSpace m_space;              //!< what to try
     std::vector<JobOptions> m_options; //!< the valid candidates
     std::string m_backend;             //!< network backend

@@ -15,6 +15,7 @@
 #include "ns3/test.h"
 #include "test-require.h"
 
+#include <algorithm>
 #include <filesystem>
 
 using namespace ns3;
@@ -168,6 +169,7 @@ class ServingRowTestCase : public TestCase
         space.tp = {2};
         space.pp = {1};
         space.batch = {4};
+        space.batching = Batching::STATIC;
         ServingStudy study(SmallServingJob(), space, "flow", "", true);
         RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 1u, "one candidate");
         const ServingRow row = study.Evaluate(0);
@@ -218,6 +220,95 @@ class ServingRowTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(unfit.reason, "", "says why");
         NS_TEST_EXPECT_MSG_EQ(unfit.tpotS, 0.0, "no time");
         NS_TEST_EXPECT_MSG_GT(unfit.peakBytes, unfit.capacityBytes, "peak above capacity");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Continuous batching: the engine decides by default; one request in flight is the
+ * static request (its prefill, then its decode steps); more requests
+ * in flight share each step and pay for each other's prefills, so the time per token and the
+ * throughput both grow; memory holds every request's whole KV cache but one step's
+ * activations, not the whole batch's prefill.
+ */
+class ServingContinuousTestCase : public TestCase
+{
+  public:
+    ServingContinuousTestCase()
+        : TestCase("serving study: continuous batching")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 2;
+        space.tp = {2};
+        space.batch = {1, 16, 64};
+        JobOptions job = SmallServingJob();
+        job.Set("gen", "64");
+        NS_TEST_EXPECT_MSG_EQ(
+            (ServingStudy(job, space, "flow", "", true).GetBatching() == Batching::CONTINUOUS),
+            true,
+            "vLLM admits requests at every iteration");
+        job.Set("engine", "hf");
+        NS_TEST_EXPECT_MSG_EQ(
+            (ServingStudy(job, space, "flow", "", true).GetBatching() == Batching::STATIC),
+            true,
+            "generate() runs its batch to the end");
+        job.Set("engine", "vllm");
+
+        space.batching = Batching::STATIC;
+        const std::vector<ServingRow> fixed = ServingStudy(job, space, "flow", "", true).Run();
+        space.batching = Batching::CONTINUOUS;
+        std::vector<ServingRow> rows = ServingStudy(job, space, "flow", "", true).Run();
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 3u, "three batches");
+        std::sort(rows.begin(),
+                  rows.end(),
+                  [](const ServingRow& a, const ServingRow& b)
+                  {
+                      return a.batch < b.batch;
+                  });
+        const ServingRow one = rows[0];
+        const ServingRow& staticOne = *std::find_if(fixed.begin(),
+                                                    fixed.end(),
+                                                    [](const ServingRow& r)
+                                                    {
+                                                        return r.batch == 1;
+                                                    });
+        RAPIDLLM_REQUIRE_EQ(one.fits && staticOne.fits, true, "batch 1 fits");
+        NS_TEST_EXPECT_MSG_EQ_TOL(one.tpotS / staticOne.tpotS,
+                                  1.0,
+                                  0.02,
+                                  "one request in flight decodes as the static request");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            one.ttftS, staticOne.ttftS, 1e-6 * one.ttftS, "its first token from its own prefill");
+        NS_TEST_EXPECT_MSG_EQ_TOL(one.tokensPerSPerGpu * one.requestS * 2,
+                                  64.0,
+                                  1e-6,
+                                  "one request's tokens per its time on 2 GPUs");
+        for (std::size_t i = 1; i < rows.size(); ++i)
+        {
+            NS_TEST_EXPECT_MSG_GT(rows[i].tpotS, rows[i - 1].tpotS, "more requests share steps");
+            NS_TEST_EXPECT_MSG_GT(
+                rows[i].tokensPerSPerGpu, rows[i - 1].tokensPerSPerGpu, "and yield more tokens");
+            NS_TEST_EXPECT_MSG_EQ(rows[i].haveEnergy, true, "the H100's power model");
+            NS_TEST_EXPECT_MSG_LT(rows[i].energyPerTokenJ,
+                                  rows[i - 1].energyPerTokenJ,
+                                  "weights read once for more tokens");
+        }
+        const ServingRow& staticMany = *std::find_if(fixed.begin(),
+                                                     fixed.end(),
+                                                     [](const ServingRow& r)
+                                                     {
+                                                         return r.batch == 64;
+                                                     });
+        NS_TEST_EXPECT_MSG_LT(rows[2].peakBytes,
+                              staticMany.peakBytes,
+                              "one step's activations, not 64 prompts' prefill");
+        NS_TEST_EXPECT_MSG_LT(
+            rows[2].ttftS, staticMany.ttftS, "its own prefill, not the whole batch's");
     }
 };
 
@@ -327,6 +418,12 @@ class CliServingStudyTestCase : public TestCase
         const Json j = Json::parse(one.out);
         NS_TEST_EXPECT_MSG_EQ(j.at("rows").size(), 6u, "3 tp x 2 batches");
         NS_TEST_EXPECT_MSG_EQ(j.at("input").at("layout").at("tp").size(), 3u, "the lists echoed");
+        NS_TEST_EXPECT_MSG_EQ(j.at("batching").get<std::string>(), "static", "no engine: static");
+        CliResult continuous = RunCli(Cat(study, {"--batching=continuous", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(continuous.status, 0, continuous.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(continuous.out).at("batching").get<std::string>(),
+                              "continuous",
+                              "as asked");
 
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
@@ -345,7 +442,8 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--mode=training", "mode"},
                                Bad{"--gbs=8", "gbs"},
                                Bad{"--pp=3", "no layout"},
-                               Bad{"--batch=0", "batch"}})
+                               Bad{"--batch=0", "batch"},
+                               Bad{"--batching=dynamic", "batching"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);
@@ -366,6 +464,7 @@ class ServingStudyTestSuite : public TestSuite
     {
         AddTestCase(new ServingCandidatesTestCase, TestCase::QUICK);
         AddTestCase(new ServingRowTestCase, TestCase::QUICK);
+        AddTestCase(new ServingContinuousTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);

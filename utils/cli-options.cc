@@ -463,6 +463,14 @@ MakeOptions()
         Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10")
             .For({"sweep", kServing})
             .HelpIn(kServing, "rows to print that fit and that do not (0: all)"),
+        Choice("batching",
+               "how a replica batches its requests: auto (the engine's: continuous for lmdeploy "
+               "and vllm, static otherwise), static (the batch from prefill to its last token, "
+               "as run predicts a request) or continuous (the batch is the requests in flight, "
+               "a finished one's slot taken by a new one)",
+               BatchingNames,
+               "auto")
+            .For({kServing}),
         Real("tpot-slo",
              "time per output token target, ms (0: none): the layouts within it (and --ttft-slo) "
              "rank first",

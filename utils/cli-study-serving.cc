@@ -144,6 +144,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.tp = Counts32(args, "tp");
     space.pp = Counts32(args, "pp");
     space.batch = Counts32(args, "batch");
+    space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
@@ -233,10 +234,14 @@ RunStudyServingCommand(const CliArgs& args)
                 static_cast<unsigned long long>(fit),
                 targets.empty() ? "" : (", " + std::to_string(meet) + " meet " + targets).c_str(),
                 study.GetSkipped());
-    std::printf("Ranked by generated tokens per second per GPU%s; a replica serves its batch "
-                "from prefill to the last token (static batching); pf: on the throughput-TPOT "
-                "frontier\n",
-                targets.empty() ? "" : ", the layouts meeting the targets first");
+    const bool continuous = study.GetBatching() == Batching::CONTINUOUS;
+    std::printf("Ranked by generated tokens per second per GPU%s; %s; pf: on the "
+                "throughput-TPOT frontier\n",
+                targets.empty() ? "" : ", the layouts meeting the targets first",
+                continuous ? "continuous batching: batch = requests in flight per replica, a "
+                             "finished one's slot taken at once"
+                           : "static batching: a replica serves its batch from prefill to the "
+                             "last token");
     PrintTable(rows, args.Count("top"), !targets.empty());
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))
