@@ -146,7 +146,8 @@ RunReportCsv(const RunReport& r, bool perRank)
         return os.str();
     }
     os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
-          "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s\n";
+          "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s,"
+          "tokens_per_s_per_gpu\n";
     os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","
        << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
        << FormatNumber(r.tflopsPerGpu) << "," << FormatNumber(r.mfu) << ","
@@ -161,7 +162,7 @@ RunReportCsv(const RunReport& r, bool perRank)
     {
         os << ",";
     }
-    os << "," << FormatNumber(r.hostWaitS) << "\n";
+    os << "," << FormatNumber(r.hostWaitS) << "," << FormatNumber(r.tokensPerSPerGpu) << "\n";
     return os.str();
 }
 

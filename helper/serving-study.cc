@@ -291,8 +291,7 @@ ServingStudy::Evaluate(uint64_t index) const
         row.ttftS = report.ttftS;
         row.tpotS = report.tpotS;
         row.requestS = report.stepTimeS;
-        const double tokens = double(job.run.batch) * job.run.generatedTokens;
-        row.tokensPerSPerGpu = tokens / (report.stepTimeS * p.Gpus());
+        row.tokensPerSPerGpu = report.tokensPerSPerGpu;
         row.requestsPerS = double(row.replicas) * job.run.batch / report.stepTimeS;
         row.haveEnergy = report.haveEnergy;
         row.energyPerTokenJ = report.energyPerTokenJ;

@@ -280,6 +280,11 @@ class InferenceReportTestCase : public TestCase
         const Json json = Json::parse(r.ToJson());
         NS_TEST_EXPECT_MSG_EQ(json.at("ttft_s").get<double>(), r.ttftS, "ttft_s");
         NS_TEST_EXPECT_MSG_EQ(json.at("tpot_s").get<double>(), r.tpotS, "tpot_s");
+        // 2 requests x 8 tokens over the request on 2 GPUs.
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.tokensPerSPerGpu * r.stepTimeS * 2, 16.0, 1e-9, "tokens_per_s_per_gpu");
+        NS_TEST_EXPECT_MSG_EQ(
+            json.at("tokens_per_s_per_gpu").get<double>(), r.tokensPerSPerGpu, "in the JSON");
         NS_TEST_EXPECT_MSG_EQ(json.contains("mfu"), false, "no mfu for inference");
         NS_TEST_EXPECT_MSG_EQ(
             json.at("memory").at("kv_cache").get<uint64_t>(), r.memory.kvCache, "kv cache");

@@ -43,6 +43,7 @@ to_json(Json& j, const RunReport& r)
     {
         j["ttft_s"] = r.ttftS;
         j["tpot_s"] = r.tpotS;
+        j["tokens_per_s_per_gpu"] = r.tokensPerSPerGpu;
     }
     if (r.mode == "training")
     {
@@ -141,6 +142,7 @@ RunReport::ToText() const
     {
         text += line("time to first token", num("%.2f ms", ttftS * 1e3));
         text += line("time per output token", num("%.2f ms", tpotS * 1e3));
+        text += line("throughput", num("%.1f tokens/s per GPU", tokensPerSPerGpu));
     }
     if (mode == "training")
     {
