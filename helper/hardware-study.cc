@@ -22,13 +22,6 @@ namespace rapidllm {
 
 namespace {
 
-/** \return GiB of \p bytes */
-double
-Gib(uint64_t bytes)
-{
-    return double(bytes) / double(1ull << 30);
-}
-
 /** \return whether the row is an inference request */
 bool
 Inference(const HardwareStudyRow& r)
@@ -127,7 +120,8 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
         {
             os << ",,,,,,,,";
         }
-        os << FormatNumber(Gib(p.memory.peak)) << "," << FormatNumber(Gib(p.capacityBytes)) << ",";
+        os << FormatNumber(ToGib(p.memory.peak)) << "," << FormatNumber(ToGib(p.capacityBytes))
+           << ",";
         os << CsvField(p.feasible ? "" : p.reason) << "\n";
     }
     return os.str();
@@ -200,8 +194,8 @@ WriteHardwareStudy(const std::string& dir,
             main.points.push_back({x, inference ? p.tpotS * 1e3 : p.stepTimeS});
             first.points.push_back({x, p.ttftS * 1e3});
         }
-        peak.points.push_back({x, Gib(p.memory.peak)});
-        capacity.points.push_back({x, Gib(p.capacityBytes)});
+        peak.points.push_back({x, ToGib(p.memory.peak)});
+        capacity.points.push_back({x, ToGib(p.capacityBytes)});
     }
     for (const auto& s :
          inference ? std::vector<PlotSeries>{main, first} : std::vector<PlotSeries>{main})

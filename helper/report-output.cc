@@ -23,6 +23,12 @@ FormatNumber(double x, int digits)
     return buf;
 }
 
+double
+ToGib(uint64_t bytes)
+{
+    return double(bytes) / double(1ull << 30);
+}
+
 std::string
 CsvField(const std::string& text)
 {
@@ -125,7 +131,7 @@ namespace {
 std::string
 Gib(uint64_t bytes)
 {
-    return FormatNumber(double(bytes) / double(1ull << 30));
+    return FormatNumber(ToGib(bytes));
 }
 
 } // namespace

@@ -21,6 +21,9 @@ namespace rapidllm {
  */
 std::string FormatNumber(double x, int digits = 9);
 
+/** \return \p bytes in GiB (2^30 bytes) */
+double ToGib(uint64_t bytes);
+
 /**
  * \ingroup rapid-llm
  * \return \p text as one CSV field: as is, or, when it holds a comma, a quote or a line break,

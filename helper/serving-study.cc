@@ -20,29 +20,6 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-
-/** \return GiB of \p bytes */
-double
-Gib(uint64_t bytes)
-{
-    return double(bytes) / double(1ull << 30);
-}
-
-/** \return a list as JSON numbers */
-Json
-ListJson(const std::vector<uint32_t>& values)
-{
-    Json j = Json::array();
-    for (uint32_t v : values)
-    {
-        j.push_back(v);
-    }
-    return j;
-}
-
-} // namespace
-
 std::vector<std::string>
 BatchingNames()
 {
@@ -449,7 +426,7 @@ ServingStudyCsv(const std::vector<ServingRow>& rows)
         {
             os << ",,,,,,,";
         }
-        os << FormatNumber(Gib(r.peakBytes)) << "," << FormatNumber(Gib(r.capacityBytes)) << ","
+        os << FormatNumber(ToGib(r.peakBytes)) << "," << FormatNumber(ToGib(r.capacityBytes)) << ","
            << CsvField(r.reason) << "\n";
     }
     return os.str();
@@ -466,11 +443,11 @@ ServingStudyJson(const ServingStudy& study,
     // The layout and batch vary by row: the input shows what was tried instead.
     Json layout;
     layout["gpus"] = space.gpus;
-    layout["tp"] = ListJson(space.tp);
-    layout["pp"] = ListJson(space.pp);
+    layout["tp"] = Json(space.tp);
+    layout["pp"] = Json(space.pp);
     layout["cp"] = study.FirstJob().run.parallel.cp;
     input["layout"] = layout;
-    input["software"]["batch"] = ListJson(space.batch);
+    input["software"]["batch"] = Json(space.batch);
     Json j;
     j["input"] = input;
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];

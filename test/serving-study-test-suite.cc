@@ -13,6 +13,7 @@
 #include "ns3/serving-study.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
+#include "spec-error-check.h"
 #include "test-require.h"
 
 #include <algorithm>
@@ -35,22 +36,6 @@ SmallServingJob()
     o.Set("gen", "16");
     o.Set("engine", "vllm");
     return o;
-}
-
-/** \return the message of what \p f throws ("" if nothing) */
-template<typename F>
-std::string
-ErrorOf(F f)
-{
-    try
-    {
-        f();
-    }
-    catch (const std::exception& e)
-    {
-        return e.what();
-    }
-    return "";
 }
 
 /** \return a fitting row of a synthetic study */
@@ -201,7 +186,7 @@ class ServingRowTestCase : public TestCase
         // The row survives its JSON (the workers' transport) exactly.
         const ServingRow back = ServingRow::FromJson(Json::parse(DumpJson(row.ToJson())));
         NS_TEST_EXPECT_MSG_EQ(DumpJson(back.ToJson()), DumpJson(row.ToJson()), "round trip");
-        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+        NS_TEST_EXPECT_MSG_NE(ErrorOf<std::runtime_error>(
                                   []()
                                   {
                                       ServingRow::FromJson(Json::parse("{\"tp\": 1}"));

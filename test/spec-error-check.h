@@ -41,6 +41,25 @@ ThrowsWith(F f, const std::vector<std::string>& needles)
     return false;
 }
 
+/**
+ * \return the message of the \p E that \p f throws, or "" when it throws none (another
+ *         exception passes through)
+ */
+template<typename E = SpecError, typename F>
+std::string
+ErrorOf(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const E& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "spec-error-check.h"
 #include "test-require.h"
 
 #include <filesystem>
@@ -71,22 +72,6 @@ StepTime(const ResolvedJob& job)
     const double t = h->Run().stepTimeS;
     h->Dispose();
     return t;
-}
-
-/** \return the message of the SpecError \p f throws, or "" */
-template<typename F>
-std::string
-ErrorOf(F f)
-{
-    try
-    {
-        f();
-    }
-    catch (const SpecError& e)
-    {
-        return e.what();
-    }
-    return "";
 }
 
 } // namespace

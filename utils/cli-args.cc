@@ -274,6 +274,17 @@ CliArgs::Counts(const std::string& name) const
     return values;
 }
 
+std::vector<uint32_t>
+CliArgs::Counts32(const std::string& name) const
+{
+    std::vector<uint32_t> values;
+    for (uint64_t v : Counts(name))
+    {
+        values.push_back(static_cast<uint32_t>(v));
+    }
+    return values;
+}
+
 double
 CliArgs::Real(const std::string& name) const
 {

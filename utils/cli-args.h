@@ -55,6 +55,8 @@ class CliArgs
     uint64_t Count(const std::string& name) const;
     /** \return a COUNT list's values (a command where the option takes a list) */
     std::vector<uint64_t> Counts(const std::string& name) const;
+    /** \return a COUNT list's values as 32-bit numbers (for lists declared within 32 bits) */
+    std::vector<uint32_t> Counts32(const std::string& name) const;
     /** \return a REAL's value */
     double Real(const std::string& name) const;
     /** \return a SIZE's value in bytes */

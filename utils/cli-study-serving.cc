@@ -23,18 +23,6 @@ namespace rapidllm {
 
 namespace {
 
-/** \return a list option's whole numbers as 32-bit values (declared within 32 bits) */
-std::vector<uint32_t>
-Counts32(const CliArgs& args, const std::string& name)
-{
-    std::vector<uint32_t> out;
-    for (uint64_t v : args.Counts(name))
-    {
-        out.push_back(static_cast<uint32_t>(v));
-    }
-    return out;
-}
-
 /** \return "TPOT <= 50 ms and TTFT <= 2000 ms", or "" without targets */
 std::string
 TargetsText(const ServingSpace& space)
@@ -141,9 +129,9 @@ RunStudyServingCommand(const CliArgs& args)
     JobOptions options = ReadJobOptionValues(args);
     ServingSpace space;
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
-    space.tp = Counts32(args, "tp");
-    space.pp = Counts32(args, "pp");
-    space.batch = Counts32(args, "batch");
+    space.tp = args.Counts32("tp");
+    space.pp = args.Counts32("pp");
+    space.batch = args.Counts32("batch");
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;

@@ -44,18 +44,6 @@ OnStop(int)
     g_stop = 1;
 }
 
-/** \return a list option's whole numbers as 32-bit values (declared within 32 bits) */
-std::vector<uint32_t>
-Counts32(const CliArgs& args, const std::string& name)
-{
-    std::vector<uint32_t> out;
-    for (uint64_t v : args.Counts(name))
-    {
-        out.push_back(static_cast<uint32_t>(v));
-    }
-    return out;
-}
-
 /** \return --shard=I/N as (I, N); (1, 1) when not given */
 std::pair<uint64_t, uint64_t>
 ParseShard(const std::string& text)
@@ -83,18 +71,6 @@ ParseShard(const std::string& text)
             kCommandLine, "shard", "'" + text + "' is not I/N with 1 <= I <= N (e.g. --shard=2/8)");
     }
     return {index, count};
-}
-
-/** \return a list as JSON numbers */
-Json
-ListJson(const std::vector<uint32_t>& values)
-{
-    Json j = Json::array();
-    for (uint32_t v : values)
-    {
-        j.push_back(v);
-    }
-    return j;
 }
 
 /** Prints the ranked table (--top of each kind). */
@@ -250,13 +226,13 @@ RunSweepCommand(const CliArgs& args)
     }
     SweepSpace space;
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
-    space.tp = Counts32(args, "tp");
+    space.tp = args.Counts32("tp");
     if (args.HasValue("pp"))
     {
-        space.pp = Counts32(args, "pp");
+        space.pp = args.Counts32("pp");
     }
-    space.cp = Counts32(args, "cp");
-    space.ep = Counts32(args, "ep");
+    space.cp = args.Counts32("cp");
+    space.ep = args.Counts32("ep");
     // A degree no layout could take is a mistake in the list, not a layout to skip.
     for (uint32_t cp : space.cp)
     {
@@ -290,8 +266,8 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     space.pipelineSplit = ParsePipelineSplit(args.Text("pipeline-split"));
-    space.microBatch = Counts32(args, "mbs");
-    space.virtualStages = Counts32(args, "vpp");
+    space.microBatch = args.Counts32("mbs");
+    space.virtualStages = args.Counts32("vpp");
     space.recompute.clear();
     for (const auto& name : args.Choices("recompute"))
     {
@@ -351,18 +327,18 @@ RunSweepCommand(const CliArgs& args)
     inputs["zero"] = base.parallel.zeroStage;
     inputs["backend"] = args.Text("backend");
     inputs["granularity"] = args.Text("granularity");
-    inputs["tp"] = ListJson(space.tp);
-    inputs["pp"] = ListJson(space.pp);
-    inputs["mbs"] = ListJson(space.microBatch);
-    inputs["vpp"] = ListJson(space.virtualStages);
+    inputs["tp"] = Json(space.tp);
+    inputs["pp"] = Json(space.pp);
+    inputs["mbs"] = Json(space.microBatch);
+    inputs["vpp"] = Json(space.virtualStages);
     // Only when swept, so that older sweeps (without these degrees) still resume.
     if (space.cp != std::vector<uint32_t>{1})
     {
-        inputs["cp"] = ListJson(space.cp);
+        inputs["cp"] = Json(space.cp);
     }
     if (space.ep != std::vector<uint32_t>{1})
     {
-        inputs["ep"] = ListJson(space.ep);
+        inputs["ep"] = Json(space.ep);
     }
     if (base.parallel.etp != 0)
     {
