@@ -312,7 +312,10 @@ ServingStudy::EvaluateContinuous(const JobOptions& options, ServingRow& row) con
     // One request's prefill (and the sampling of its first token).
     const RunReport first = run({{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
     const double prefillS = first.stepTimeS;
-    const double prefillJ = first.energyJ;
+    // Energies are split into the work's own (dynamic) and the boards' idle power, which the
+    // cycle pays over its whole length instead.
+    const double prefillJ = first.energyJ - first.idleEnergyJ;
+    const double idleW = prefillS > 0 ? first.idleEnergyJ / prefillS : 0;
     // A decode step of the whole batch at the requests' mean context: two runs two steps
     // apart, whose difference has no prefill.
     const uint64_t steps = generated - 1;
@@ -326,7 +329,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options, ServingRow& row) con
         const RunReport shorter = run({{"prompt", context}, {"gen", "2"}});
         const RunReport longer = run({{"prompt", context}, {"gen", "4"}});
         stepS = (longer.stepTimeS - shorter.stepTimeS) / 2;
-        stepJ = (longer.energyJ - shorter.energyJ) / 2;
+        stepJ = (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / 2;
         energy = energy && longer.haveEnergy;
     }
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
@@ -342,7 +345,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options, ServingRow& row) con
     row.haveEnergy = energy;
     if (energy)
     {
-        const double cycleJ = double(steps) * stepJ + batch * prefillJ;
+        const double cycleJ = double(steps) * stepJ + batch * prefillJ + idleW * cycleS;
         row.energyPerTokenJ = cycleJ / (batch * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }

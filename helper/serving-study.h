@@ -108,8 +108,9 @@ struct ServingRow
  * keep its other stages busy while one holds a prefill; 1 without): time per output token
  * (cycle - t_p / M) / (G - 1) (the decode steps and the other requests' prefills, as an engine
  * that pauses decoding for prefills or chunks them into the steps spends it), time to first
- * token t_p (its own prefill, admitted as its slot frees; no queue), the energy of the same
- * work. Memory holds every request's whole KV cache (P + G tokens) and one step's activations.
+ * token t_p (its own prefill, admitted as its slot frees; no queue); energy per token the
+ * replays' dynamic energy of the cycle's work plus the boards' idle power over the cycle. Memory
+ * holds every request's whole KV cache (P + G tokens) and one step's activations.
  */
 class ServingStudy
 {
