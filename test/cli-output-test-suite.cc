@@ -268,6 +268,19 @@ class CliJsonTestCase : public TestCase
                                   run.at("step_time_s").get<double>(),
                                   1e-6 * run.at("step_time_s").get<double>(),
                                   "replay of the written traces = run");
+        // ... an inference request's too, with its engine's host costs in the traces.
+        const std::vector<std::string> served = Cat(kSmallInference, {"--engine=vllm"});
+        const std::string servedTraces = dir + "/served";
+        t = RunCli(Cat({"trace", "--out=" + servedTraces}, served), dir);
+        NS_TEST_EXPECT_MSG_EQ(t.status, 0, t.err);
+        const double servedRun = JsonOf(Cat({"run", "--json"}, served), dir).at("step_time_s");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            JsonOf({"replay", "--trace=" + servedTraces + "/trace", "--json"}, dir)
+                .at("step_time_s")
+                .get<double>(),
+            servedRun,
+            1e-6 * servedRun,
+            "replay of the written inference traces = run");
 
         // validate on the first row of each table: the published values are the tables'.
         Json validate =

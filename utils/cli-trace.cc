@@ -6,7 +6,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
-#include "ns3/compute-coster.h"
+#include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/workload-trace.h"
@@ -24,8 +24,12 @@ RunTraceCommand(const CliArgs& args)
     ResolvedJob job = ReadJobOptions(args);
     const std::string out = args.Text("out");
     CreateOutputDir(out);
-    Ptr<GpuComputeModel> compute = CreateObject<GpuComputeModel>(job.hardware.gpu);
-    Workload w = Workload::Build(job.model, job.run, MakeComputeCoster(compute));
+    // The workload `run` replays: costed, and with the host's issue times (host_ns, host_sync).
+    Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+    helper->SetModel(job.model);
+    helper->SetHardware(job.hardware);
+    helper->SetRun(job.run);
+    const Workload w = helper->BuildWorkload();
     const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
     WriteWorkloadTraces(w, path, args.Flag("gzip"));
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
