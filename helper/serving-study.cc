@@ -120,7 +120,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
-    base.ToSpecs();
+    {
+        // The batches in flight depend on the batch and the pipeline: the candidates' to check.
+        JobOptions check = base;
+        check.Set("inflight-batches", "0");
+        check.ToSpecs();
+    }
     const uint64_t cp = std::stoull(options.Get("cp"));
     std::string firstReason;
     std::string firstField;

@@ -104,6 +104,18 @@ class ServingCandidatesTestCase : public TestCase
             });
         NS_TEST_EXPECT_MSG_NE(none.find("no layout"), std::string::npos, none);
         NS_TEST_EXPECT_MSG_NE(none.find("tp 64"), std::string::npos, none);
+        // Batches in flight that a batch cannot fill rule out that batch only.
+        JobOptions inflight = SmallServingJob();
+        inflight.Set("inflight-batches", "3");
+        space.gpus = 2;
+        space.tp = {1};
+        space.pp = {2};
+        space.batch = {1, 4};
+        ServingStudy three(inflight, space, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(three.Candidates().size(), 1u, "batch 4 in three");
+        NS_TEST_EXPECT_MSG_EQ(three.GetSkipped(), 1u, "batch 1");
+        space.pp = {1};
+        space.batch = {1, 8};
         // Whole experts (etp 1): each layout's expert groups are its tensor-parallel group.
         JobOptions moe = SmallServingJob();
         moe.Set("model", "mixtral-8x7b");

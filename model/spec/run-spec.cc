@@ -541,14 +541,6 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
-    if (mode == RunMode::INFERENCE && inflightBatches > batch)
-    {
-        throw SpecError(source,
-                        "inflight_batches",
-                        std::to_string(inflightBatches) + " batches in flight need at least as "
-                            + "many requests (batch is " + std::to_string(batch)
-                            + "); allowed: 0 (auto) to " + std::to_string(batch));
-    }
     if (mode == RunMode::INFERENCE && inflightBatches > 1 && p.pp < 2)
     {
         throw SpecError(source,
@@ -556,6 +548,14 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         std::to_string(inflightBatches)
                             + " batches in flight need a pipeline to fill (pp is 1); allowed: "
                               "0 (auto) or 1");
+    }
+    if (mode == RunMode::INFERENCE && inflightBatches > batch)
+    {
+        throw SpecError(source,
+                        "inflight_batches",
+                        std::to_string(inflightBatches) + " batches in flight need at least as "
+                            + "many requests (batch is " + std::to_string(batch)
+                            + "); allowed: 0 (auto) to " + std::to_string(batch));
     }
     if (model.HasWindow() && p.cp > 1)
     {
