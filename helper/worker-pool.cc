@@ -4,6 +4,8 @@
 
 #include "worker-pool.h"
 
+#include "ns3/rapidllm-error.h"
+
 #include <poll.h>
 #include <sched.h>
 #include <sys/types.h>
@@ -87,6 +89,12 @@ WorkerMain(int in, int out, const WorkerPool::Task& task)
         try
         {
             result = task(item);
+        }
+        catch (const Error& e)
+        {
+            // The input's fault (a spec, an unreachable pair): the caller's error to report.
+            status = 2;
+            result = e.what();
         }
         catch (const std::exception& e)
         {
@@ -275,6 +283,10 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
                 {
                     throw std::runtime_error("the worker process of item " + std::to_string(w.item)
                                              + " died");
+                }
+                if (status == 2)
+                {
+                    throw Error(result);
                 }
                 if (status != 0)
                 {

@@ -23,7 +23,8 @@ namespace rapidllm {
  * fixed order sort them.
  *
  * Call it while no simulation runs in the calling process. A task that throws ends the run
- * with that error (std::runtime_error naming the task); a worker that dies does too.
+ * with that error: an Error (bad input: a spec, an unreachable pair) as an Error with its
+ * message, anything else as a std::runtime_error naming the task; a worker that dies does too.
  */
 class WorkerPool
 {

@@ -34,8 +34,12 @@ const std::set<std::string> kNetworkJob = {"run", "replay", "study faults", "stu
 
 /** The serving study: an inference job whose layout, batch and GPUs are its lists and budget. */
 const char* const kServing = "study serving";
-/** The job options the serving study does not take (its own: the mode, replicas, expert groups). */
-const std::set<std::string> kNotServing = {"run", "mode", "dp", "ep"};
+/**
+ * The job options the serving study does not take: its own (the mode, replicas, expert groups),
+ * and link faults (a fault is on one replica's links, while the study predicts one replica for
+ * all; `run` and `study faults` take them).
+ */
+const std::set<std::string> kNotServing = {"run", "mode", "dp", "ep", "fault"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>

@@ -159,7 +159,16 @@ RunStudyServingCommand(const CliArgs& args)
         items,
         [&](uint64_t i)
         {
-            return DumpJson(study.Evaluate(i).ToJson());
+            try
+            {
+                return DumpJson(study.Evaluate(i).ToJson());
+            }
+            catch (const Error& e)
+            {
+                const JobOptions& c = candidates[i];
+                throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", batch "
+                            + c.Get("batch") + ": " + e.what());
+            }
         },
         [&](uint64_t i, const std::string& text)
         {

@@ -442,7 +442,17 @@ RunSweepCommand(const CliArgs& args)
             todo,
             [&](uint64_t i)
             {
-                return MakeSweepRow(i, sweep.Evaluate(candidates[i])).ToCsv();
+                try
+                {
+                    return MakeSweepRow(i, sweep.Evaluate(candidates[i])).ToCsv();
+                }
+                catch (const Error& e)
+                {
+                    const ParallelSpec& p = candidates[i].parallel;
+                    throw Error("layout tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp)
+                                + " dp " + std::to_string(p.dp) + " cp " + std::to_string(p.cp)
+                                + " ep " + std::to_string(p.ep) + ": " + e.what());
+                }
             },
             [&](uint64_t i, const std::string& line)
             {
