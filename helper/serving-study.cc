@@ -503,6 +503,7 @@ WriteServingStudy(const std::string& dir,
     plot.title = title;
     plot.xLabel = "time per output token (ms)";
     plot.yLabel = "generated tokens per second per GPU";
+    const bool continuous = json.at("batching").get<std::string>() == "continuous";
     for (auto& [layout, points] : lines)
     {
         std::sort(points.begin(),
@@ -513,8 +514,8 @@ WriteServingStudy(const std::string& dir,
                   });
         PlotSeries s;
         s.title = "tp " + std::to_string(layout.first) + " pp " + std::to_string(layout.second)
-                  + " (batch " + std::to_string(points.front()->batch) + "-"
-                  + std::to_string(points.back()->batch) + ")";
+                  + (continuous ? " (" : " (batch ") + std::to_string(points.front()->batch) + "-"
+                  + std::to_string(points.back()->batch) + (continuous ? " in flight)" : ")");
         for (const ServingRow* r : points)
         {
             s.points.push_back({r->tpotS * 1e3, r->tokensPerSPerGpu});
