@@ -10,6 +10,7 @@
 #include "cli-job-options.h"
 #include "ns3/job-echo.h"
 #include "ns3/progress-line.h"
+#include "ns3/report-output.h"
 #include "ns3/serving-study.h"
 #include "ns3/spec-error.h"
 #include "ns3/worker-pool.h"
@@ -65,7 +66,7 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
     uint64_t unfit = 0;
     for (const auto& r : rows)
     {
-        const double gib = r.peakBytes / double(1ull << 30);
+        const double gib = ToGib(r.peakBytes);
         if (r.fits)
         {
             if (shown > 0 && rank >= shown)
