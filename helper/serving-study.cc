@@ -252,7 +252,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.batch = job.run.batch;
     if (GetBatching() == Batching::CONTINUOUS)
     {
-        EvaluateContinuous(options, row);
+        EvaluateContinuous(options, job, row);
         return row;
     }
 
@@ -283,9 +283,10 @@ ServingStudy::Evaluate(uint64_t index) const
 }
 
 void
-ServingStudy::EvaluateContinuous(const JobOptions& options, ServingRow& row) const
+ServingStudy::EvaluateContinuous(const JobOptions& options,
+                                 const ResolvedJob& job,
+                                 ServingRow& row) const
 {
-    const ResolvedJob job = options.ToSpecs();
     const uint64_t prompt = job.run.promptTokens;
     const uint64_t generated = job.run.generatedTokens;
     const double batch = job.run.batch;
@@ -447,13 +448,14 @@ ServingStudyJson(const ServingStudy& study,
                  const std::string& backend,
                  const std::string& routing)
 {
-    Json input = JobInputJson(study.FirstJob(), backend.empty() ? "flow" : backend, routing);
+    const ResolvedJob first = study.FirstJob();
+    Json input = JobInputJson(first, backend.empty() ? "flow" : backend, routing);
     // The layout and batch vary by row: the input shows what was tried instead.
     Json layout;
     layout["gpus"] = space.gpus;
     layout["tp"] = Json(space.tp);
     layout["pp"] = Json(space.pp);
-    layout["cp"] = study.FirstJob().run.parallel.cp;
+    layout["cp"] = first.run.parallel.cp;
     input["layout"] = layout;
     input["software"]["batch"] = Json(space.batch);
     Json j;

@@ -149,9 +149,12 @@ class ServingStudy
   private:
     /**
      * \brief Fills the row's figures under continuous batching from its replays (see the class).
-     * \param options the candidate \param row the row (its layout fields set)
+     * \param options the candidate \param job the candidate resolved
+     * \param row the row (its layout fields set)
      */
-    void EvaluateContinuous(const JobOptions& options, ServingRow& row) const;
+    void EvaluateContinuous(const JobOptions& options,
+                            const ResolvedJob& job,
+                            ServingRow& row) const;
     /**
      * \param options a job \param changes options to set first
      * \return the job's helper, set up with the study's backend, routing and symmetry

@@ -139,22 +139,6 @@ RunOnEngine(const NetworkSpec& spec, const CollectiveRequest& request)
     return run;
 }
 
-/** \return the text of the SpecError \p f throws ("" if none) */
-template<typename F>
-std::string
-SpecErrorOf(F f)
-{
-    try
-    {
-        f();
-    }
-    catch (const SpecError& e)
-    {
-        return e.what();
-    }
-    return "";
-}
-
 /** \return the probe's time for one collective */
 double
 RunTime(const NetworkSpec& spec,
@@ -696,7 +680,7 @@ class AlgorithmNameErrorsTestCase : public TestCase
         CollectiveRequest req;
         req.bytes = 1 << 20;
         req.endpoints = FirstRanks(4);
-        std::string e = SpecErrorOf(
+        std::string e = ErrorOf(
             [&]()
             {
                 BuildCollective(req, *t);
@@ -715,7 +699,7 @@ class AlgorithmNameErrorsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(e.find("auto"), std::string::npos, "not a dimension's own");
 
         s.dimensions[1].collective = "hierarchical";
-        e = SpecErrorOf(
+        e = ErrorOf(
             [&]()
             {
                 BuildCollective(req, *Topology::Build(s, 8));
@@ -725,7 +709,7 @@ class AlgorithmNameErrorsTestCase : public TestCase
 
         s.dimensions[1].collective = "";
         req.algorithm = "rign";
-        e = SpecErrorOf(
+        e = ErrorOf(
             [&]()
             {
                 BuildCollective(req, *Topology::Build(s, 8));

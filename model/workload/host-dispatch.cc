@@ -73,9 +73,9 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
     {
         // A step ends with its last sampling kernel: with batches in flight through a pipeline
         // each samples its tokens, and the engine's iteration covers them all.
-        std::vector<bool> endsStep(g.nodes.size(), false);
+        std::vector<bool> endsStep(inference ? g.nodes.size() : 0, false);
         uint32_t laterStep = UINT32_MAX;
-        for (std::size_t i = g.nodes.size(); i-- > 0;)
+        for (std::size_t i = endsStep.size(); i-- > 0;)
         {
             const WorkNode& n = g.nodes[i];
             if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
