@@ -90,6 +90,15 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                   {"vocab", m.vocab},
                   {"experts", m.experts},
                   {"top_k", m.topK}};
+    if (m.sharedExpertFfn > 0)
+    {
+        j["model"]["shared_expert_ffn"] = m.sharedExpertFfn;
+    }
+    if (m.IsMoe() && m.MoeLayers() != m.layers)
+    {
+        j["model"]["first_dense_layers"] = m.firstDenseLayers;
+        j["model"]["moe_layer_step"] = m.moeLayerStep;
+    }
     if (m.HasWindow())
     {
         j["model"]["sliding_window"] = m.slidingWindow;

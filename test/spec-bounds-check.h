@@ -64,7 +64,9 @@ CheckModel(const ModelSpec& m)
         return "experts without MoE";
     }
     // Validate() keeps the estimate within 2^56 parameters: the exact count must not wrap.
-    const long double estimate = (long double) m.layers * m.LayerParameters();
+    const long double estimate =
+        (long double) m.MoeLayers() * m.LayerParameters(true)
+        + (long double) (m.layers - m.MoeLayers()) * m.LayerParameters(false);
     if (m.ParameterCount() == 0 || estimate > std::ldexp(1.0L, 58)
         || (long double) m.ParameterCount() < estimate)
     {

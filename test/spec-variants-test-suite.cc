@@ -564,6 +564,48 @@ class HuggingFaceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(neox20b.ParameterCount(), 20554567680ull, "GPT-NeoX-20B size");
         NS_TEST_EXPECT_MSG_EQ((neox20b.position == PositionEmbedding::ROPE), true, "NeoX rotary");
 
+        // Qwen1.5-MoE-A2.7B (Qwen/Qwen1.5-MoE-A2.7B config.json; the Qwen team's release post
+        // "Qwen1.5-MoE: Matching 7B Model Performance with 1/3 Activated Parameters" gives 14.3 B
+        // parameters): 60 experts of width 1408, top-4, one shared expert of width 5632.
+        const std::string qwenMoe =
+            R"({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe",
+                "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+                "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936,
+                "max_position_embeddings": 8192, "num_experts": 60, "num_experts_per_tok": 4,
+                "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+                "decoder_sparse_step": 1, "use_sliding_window": false, "sliding_window": 32768,
+                "tie_word_embeddings": false, "hidden_act": "silu"})";
+        const ModelSpec a27 = ModelSpec::Parse(qwenMoe, "qwen1.5-moe-a2.7b");
+        NS_TEST_EXPECT_MSG_EQ_TOL(a27.ParameterCount() / 1e9, 14.3, 0.05, "Qwen1.5-MoE size");
+        NS_TEST_EXPECT_MSG_EQ((a27.experts == 60 && a27.topK == 4 && a27.expertFfn == 1408
+                               && a27.sharedExpertFfn == 5632 && a27.MoeLayers() == 24),
+                              true,
+                              "Qwen1.5-MoE architecture");
+        // Dense layers first (mlp_only_layers 0 and 1), then every second layer a MoE one: the
+        // dense layers' MLP is intermediate_size wide.
+        const ModelSpec mixed =
+            ModelSpec::Parse(With(qwenMoe,
+                                  R"("decoder_sparse_step": 1,)",
+                                  R"("decoder_sparse_step": 2, "mlp_only_layers": [0, 1],)"),
+                             "mixed");
+        NS_TEST_EXPECT_MSG_EQ((mixed.firstDenseLayers == 2 && mixed.moeLayerStep == 2
+                               && mixed.ffn == 5632 && !mixed.IsMoeLayer(0) && !mixed.IsMoeLayer(1)
+                               && !mixed.IsMoeLayer(2) && mixed.IsMoeLayer(3)
+                               && mixed.MoeLayers() == 11),
+                              true,
+                              "layers 3, 5, ..., 23 are MoE");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(With(qwenMoe,
+                                                            R"("decoder_sparse_step": 1,)",
+                                                            R"("mlp_only_layers": [1, 5],)"),
+                                                       "odd");
+                                  },
+                                  {"mlp_only_layers", "first ones"}),
+                              true,
+                              "dense layers in the middle are refused");
+
         // gpt-oss-120b (openai/gpt-oss-120b config.json; OpenAI's model card gives 116.8 B
         // parameters): 128 experts of width 2880, top-4, biases, a 128-token window on every
         // other layer (layer_types).
@@ -669,7 +711,9 @@ class HuggingFaceTestCase : public TestCase
         const std::vector<Case> cases = {
             {"another family",
              With(llamaText, "\"llama\"", "\"bert\""),
-             {"model_type", "'bert'", "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, gpt2"}},
+             {"model_type",
+              "'bert'",
+              "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt2"}},
             {"an unknown architecture",
              R"({"architectures": ["BertModel"]})",
              {"architectures", "BertModel", "LlamaForCausalLM"}},
@@ -702,18 +746,18 @@ class HuggingFaceTestCase : public TestCase
                   "\"llama\"",
                   "\"mixtral\", \"num_local_experts\": 4, \"num_experts_per_tok\": 5"),
              {"num_experts_per_tok", "num_local_experts (4)"}},
-            {"Qwen3 MoE with dense layers between",
+            {"Qwen3 MoE with no MoE layer among its 2",
              With(llamaText,
                   "\"llama\"",
                   "\"qwen3_moe\", \"num_experts\": 4, \"num_experts_per_tok\": 2, "
-                  "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2"),
-             {"decoder_sparse_step", "allowed: 1"}},
-            {"Qwen3 MoE with dense-only layers",
+                  "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 3"),
+             {"decoder_sparse_step", "leaves no mixture-of-experts layer"}},
+            {"Qwen3 MoE with a dense layer after a MoE one",
              With(llamaText,
                   "\"llama\"",
                   "\"qwen3_moe\", \"num_experts\": 4, \"num_experts_per_tok\": 2, "
-                  "\"moe_intermediate_size\": 32, \"mlp_only_layers\": [0]"),
-             {"mlp_only_layers", "allowed: []"}},
+                  "\"moe_intermediate_size\": 32, \"mlp_only_layers\": [1]"),
+             {"mlp_only_layers", "first ones"}},
             {"Qwen3 attention biases",
              With(llamaText, "\"llama\"", "\"qwen3\", \"attention_bias\": true"),
              {"attention_bias", "allowed: false"}},

@@ -2568,6 +2568,142 @@ class InferenceExpertParallelTestCase : public TestCase
 };
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief Shared experts and dense layers among MoE layers: a shared expert as wide as the dense
+ * MLP runs the dense MLP's GEMMs and (in training) its own tensor-parallel reduction; in
+ * inference it joins the routed experts' reduction; the parameters follow each layer's kind.
+ */
+class SharedExpertsTestCase : public TestCase
+{
+  public:
+    SharedExpertsTestCase()
+        : TestCase("MoE: shared experts and leading dense layers (DeepSeek, Qwen2-MoE)")
+    {}
+
+  private:
+    /** \return the first node of \p layer labelled \p label in \p phase and step \p mb */
+    static const WorkNode*
+    At(const StageGraph& g, int32_t layer, const char* label, Phase phase, uint32_t mb)
+    {
+        for (const auto& n : g.nodes)
+        {
+            if (n.layer == layer && n.phase == phase && n.microBatch == mb
+                && std::string(n.label) == label)
+            {
+                return &n;
+            }
+        }
+        return nullptr;
+    }
+
+    void
+    DoRun() override
+    {
+        // Mixtral-8x7B cut to 4 layers, layer 0 dense, layers 1-3 MoE with one shared expert of
+        // the dense MLP's width (14336).
+        ModelSpec model = fixture::SmallModel("mixtral-8x7b", 4);
+        model.sharedExpertFfn = model.ffn;
+        model.firstDenseLayers = 1;
+        model.Validate("test");
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+
+        // Parameters by hand: attention h (q + 2 kv + o) with h 4096, 32 heads, 8 KV heads of
+        // 128; a SwiGLU MLP 3 h f; RMSNorm 2 h a layer; a MoE layer 8 experts, the router 8 h
+        // and the shared expert; embedding and untied head 32000 h, the final norm h.
+        const uint64_t h = 4096, f = 14336;
+        const uint64_t layer = h * (4096 + 2 * 1024) + 4096 * h + 2 * h;
+        const uint64_t dense = layer + 3 * h * f;
+        const uint64_t moe = layer + 8 * 3 * h * f + 8 * h + 3 * h * f;
+        const uint64_t whole = dense + 3 * moe + 2 * 32000 * h + h;
+        NS_TEST_EXPECT_MSG_EQ(model.ParameterCount(), whole, "the model's parameters");
+        RunSpec one = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, one, 0), whole, "one rank holds them all");
+        NS_TEST_EXPECT_MSG_EQ(
+            StageExpertParameters(model, one, 0), 3 * 8 * 3 * h * f, "experts of 3 layers");
+        RunSpec piped = fixture::TrainingJob(1, 2, 1, 1, 2, 1024);
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, piped, 0),
+                              dense + moe + 32000 * h,
+                              "stage 0: the dense layer, a MoE layer, the embedding");
+
+        // Training, TP 2 with sequence parallelism: the shared expert is the dense MLP.
+        RunSpec run = fixture::TrainingJob(2, 1, 1, 1, 1, 1024);
+        run.parallel.sequenceParallel = true;
+        const Workload w = Workload::Build(model, run, MakeComputeCoster(gpu));
+        const StageGraph& g = w.stages.at(0);
+        NS_TEST_EXPECT_MSG_EQ(At(g, 0, "router", Phase::FORWARD, 0), nullptr, "layer 0 dense");
+        RAPIDLLM_REQUIRE_NE(At(g, 1, "router", Phase::FORWARD, 0), nullptr, "layer 1 routes");
+        NS_TEST_EXPECT_MSG_EQ(At(g, 1, "fc1", Phase::FORWARD, 0), nullptr, "no dense MLP");
+        const std::vector<std::pair<const char*, const char*>> same = {
+            {"shared_fc1", "fc1"},
+            {"shared_fc2", "fc2"},
+            {"shared_fc2_dgrad", "fc2_dgrad"},
+            {"shared_fc2_wgrad", "fc2_wgrad"},
+            {"shared_fc1_dgrad", "fc1_dgrad"},
+            {"shared_fc1_wgrad", "fc1_wgrad"}};
+        for (const auto& [shared, denseLabel] : same)
+        {
+            const bool fwd = std::string(shared).find("grad") == std::string::npos;
+            const Phase phase = fwd ? Phase::FORWARD : Phase::BACKWARD;
+            const WorkNode* a = At(g, 1, shared, phase, 0);
+            const WorkNode* b = At(g, 0, denseLabel, phase, 0);
+            RAPIDLLM_REQUIRE_NE(a, nullptr, shared);
+            RAPIDLLM_REQUIRE_NE(b, nullptr, denseLabel);
+            NS_TEST_EXPECT_MSG_EQ((a->op == b->op), true, shared << " is " << denseLabel);
+        }
+        const WorkNode* reduce = At(g, 1, "ar_shared_fc2", Phase::FORWARD, 0);
+        const WorkNode* denseReduce = At(g, 0, "ar_fc2", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(reduce, nullptr, "the shared expert's own reduction");
+        RAPIDLLM_REQUIRE_NE(denseReduce, nullptr, "the dense MLP's reduction");
+        NS_TEST_EXPECT_MSG_EQ((reduce->collective == denseReduce->collective
+                               && reduce->commBytes == denseReduce->commBytes
+                               && reduce->group == GroupKind::TP),
+                              true,
+                              "a reduce-scatter over tp as the dense MLP's");
+
+        // Inference, TP 2: the shared expert's partial sums join the routed experts' all-reduce.
+        const Workload infer =
+            Workload::Build(model, fixture::InferenceJob(2, 1, 4, 64, 3), MakeComputeCoster(gpu));
+        const StageGraph& ig = infer.stages.at(0);
+        const WorkNode* fc1 = At(ig, 2, "shared_fc1", Phase::DECODE, 1);
+        RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode: the shared expert runs");
+        NS_TEST_EXPECT_MSG_EQ((fc1->op == At(ig, 0, "fc1", Phase::DECODE, 1)->op),
+                              true,
+                              "the dense MLP's GEMM on the 4 rows");
+        uint32_t reductions = 0;
+        for (const auto& n : ig.nodes)
+        {
+            NS_TEST_EXPECT_MSG_NE(std::string(n.label), "ar_shared_fc2", "no own reduction");
+            reductions += n.layer == 2 && n.phase == Phase::DECODE && n.microBatch == 1
+                          && n.kind == WorkNodeKind::COLLECTIVE;
+        }
+        NS_TEST_EXPECT_MSG_EQ(reductions, 2u, "the attention's and the MoE layer's all-reduce");
+
+        // A pattern that leaves no MoE layer is refused, naming the field.
+        ModelSpec none = model;
+        none.firstDenseLayers = 4;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      none.Validate("test");
+                                  },
+                                  {"moe.first_dense_layers", "allowed: 0 to layers - 1"}),
+                              true,
+                              "four dense layers of four");
+        none.firstDenseLayers = 0;
+        none.moeLayerStep = 5;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      none.Validate("test");
+                                  },
+                                  {"moe.layer_step", "allowed: 1 to 4"}),
+                              true,
+                              "every fifth layer of four");
+    }
+};
+
+/**
  * \brief A squared-ReLU MLP (Nemotron) is a GELU MLP with another element-wise activation: the
  * same GEMMs and FLOPs, the same kept activations, its own "squared_relu" kernels in place of
  * "gelu", over the same elements; a GeGLU MLP (Gemma) is the same to SwiGLU.
@@ -2756,6 +2892,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new InferenceExpertParallelTestCase, TestCase::QUICK);
         AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
+        AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
     }
 };
 

@@ -27,6 +27,7 @@ const std::map<std::string, std::string> kArchitectures = {
     {"MixtralForCausalLM", "mixtral"},
     {"Qwen2ForCausalLM", "qwen2"},
     {"Qwen3ForCausalLM", "qwen3"},
+    {"Qwen2MoeForCausalLM", "qwen2_moe"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"},
     {"GPT2LMHeadModel", "gpt2"},
     {"GPTNeoXForCausalLM", "gpt_neox"},
@@ -128,16 +129,29 @@ class ConfigReader
         return value.get<bool>();
     }
 
-    /** \return true when the key holds an empty list; anything but a list fails */
-    bool
-    IsEmptyList(const std::string& key) const
+    /** \return the whole numbers of a list (absent or null: empty); anything else fails */
+    std::vector<uint64_t>
+    CountList(const std::string& key) const
     {
+        std::vector<uint64_t> counts;
+        if (!Has(key))
+        {
+            return counts;
+        }
         const Json& value = m_json.at(key);
         if (!value.is_array())
         {
-            Fail(key, "expected a list, got " + value.dump());
+            Fail(key, "expected a list of whole numbers, got " + value.dump());
         }
-        return value.empty();
+        for (const Json& item : value)
+        {
+            if (!item.is_number_unsigned())
+            {
+                Fail(key, "expected a list of whole numbers, got " + value.dump());
+            }
+            counts.push_back(item.get<uint64_t>());
+        }
+        return counts;
     }
 
     /** \return a required list of text values */
@@ -266,6 +280,64 @@ ReadLayerTypes(const ConfigReader& r, uint64_t positions, YAML::Node& m)
     }
 }
 
+/**
+ * Reads Qwen's mixture of experts (qwen2_moe, qwen3_moe): num_experts of width
+ * moe_intermediate_size, Qwen2-MoE's shared expert, and the dense layers among them: layer i
+ * is MoE when (i + 1) is a multiple of decoder_sparse_step and i is not in mlp_only_layers,
+ * which the model holds as leading dense layers (0 .. k-1) only.
+ */
+void
+ReadQwenMoe(const ConfigReader& r, const std::string& type, YAML::Node& m)
+{
+    const uint64_t layers = r.Count("num_hidden_layers");
+    const uint64_t step = r.Count("decoder_sparse_step", 1, 1);
+    const std::vector<uint64_t> dense = r.CountList("mlp_only_layers");
+    for (size_t i = 0; i < dense.size(); ++i)
+    {
+        if (dense[i] != i)
+        {
+            r.Fail("mlp_only_layers",
+                   "dense layers other than the first ones (0, 1, ..., k-1) are not modelled");
+        }
+    }
+    if (dense.size() >= layers || step > layers)
+    {
+        r.Fail(dense.size() >= layers ? "mlp_only_layers" : "decoder_sparse_step",
+               "leaves no mixture-of-experts layer among the " + std::to_string(layers));
+    }
+    const uint64_t experts = r.Count("num_experts", 2);
+    const uint64_t topK = r.Count("num_experts_per_tok");
+    if (topK > experts)
+    {
+        r.Fail("num_experts_per_tok",
+               "must be between 1 and num_experts (" + std::to_string(experts) + ")");
+    }
+    const uint64_t expertFfn = r.Count("moe_intermediate_size");
+    YAML::Node moe(YAML::NodeType::Map);
+    moe["experts"] = experts;
+    moe["top_k"] = topK;
+    moe["expert_ffn"] = expertFfn;
+    if (type == "qwen2_moe")
+    {
+        // Every token also runs one shared expert (its sigmoid gate's hidden weights are not
+        // counted).
+        moe["shared_expert_ffn"] = r.Count("shared_expert_intermediate_size");
+    }
+    if (!dense.empty() || step > 1)
+    {
+        // intermediate_size is the dense layers' MLP.
+        moe["first_dense_layers"] = uint64_t(dense.size());
+        moe["layer_step"] = step;
+    }
+    else
+    {
+        // Every layer is MoE: the dense intermediate_size is unused; ffn is the experts'
+        // width, as in Mixtral's config.
+        m["ffn"] = expertFfn;
+    }
+    m["moe"] = moe;
+}
+
 /** Reads a family with RMSNorm, rotary positions and a SiLU-gated MLP. */
 void
 ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
@@ -331,6 +403,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         bias = r.Bool("attention_bias", false);
     }
     const bool qwen3 = type == "qwen3" || type == "qwen3_moe";
+    const bool qwen2 = type == "qwen2" || type == "qwen2_moe";
     if (qwen3 && r.Bool("attention_bias", false))
     {
         r.Fail("attention_bias",
@@ -347,7 +420,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     // it for gpt-oss, Gemma and newer configs of the others), else Mistral and Mixtral window
     // every layer and Qwen2/Qwen3 the layers from max_window_layers on when use_sliding_window
     // is set, which is not read here.
-    const bool qwen = type == "qwen2" || qwen3;
+    const bool qwen = qwen2 || qwen3;
     if (r.Has("layer_types"))
     {
         ReadLayerTypes(r, positions, m);
@@ -388,36 +461,9 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
         moe["expert_ffn"] = ffn;
         m["moe"] = moe;
     }
-    if (type == "qwen3_moe")
+    if (type == "qwen2_moe" || type == "qwen3_moe")
     {
-        // Every layer is a mixture of experts unless decoder_sparse_step or mlp_only_layers
-        // make some dense, which one ModelSpec (one MLP for every layer) cannot hold.
-        if (r.Has("decoder_sparse_step") && r.Count("decoder_sparse_step", 0) != 1)
-        {
-            r.Fail("decoder_sparse_step",
-                   "MoE layers between dense ones are not modelled; allowed: 1 (every layer)");
-        }
-        if (r.Has("mlp_only_layers") && !r.IsEmptyList("mlp_only_layers"))
-        {
-            r.Fail("mlp_only_layers",
-                   "dense layers among the MoE layers are not modelled; allowed: []");
-        }
-        const uint64_t experts = r.Count("num_experts", 2);
-        const uint64_t topK = r.Count("num_experts_per_tok");
-        if (topK > experts)
-        {
-            r.Fail("num_experts_per_tok",
-                   "must be between 1 and num_experts (" + std::to_string(experts) + ")");
-        }
-        const uint64_t expertFfn = r.Count("moe_intermediate_size");
-        // The dense intermediate_size is unused when every layer is MoE; ffn is the experts'
-        // width, as in Mixtral's config.
-        m["ffn"] = expertFfn;
-        YAML::Node moe(YAML::NodeType::Map);
-        moe["experts"] = experts;
-        moe["top_k"] = topK;
-        moe["expert_ffn"] = expertFfn;
-        m["moe"] = moe;
+        ReadQwenMoe(r, type, m);
     }
 }
 
@@ -490,6 +536,7 @@ HuggingFaceConfig::ModelTypes()
             "mistral",
             "mixtral",
             "qwen2",
+            "qwen2_moe",
             "qwen3",
             "qwen3_moe",
             "gpt2",
@@ -566,8 +613,8 @@ HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& sourc
     YAML::Node m(YAML::NodeType::Map);
     m["name"] = NameOf(r, source);
     if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2"
-        || type == "qwen3" || type == "qwen3_moe" || type == "gpt_oss" || type == "gemma"
-        || type == "gemma2" || type == "gemma3_text")
+        || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "gpt_oss"
+        || type == "gemma" || type == "gemma2" || type == "gemma3_text")
     {
         ReadLlamaFamily(r, type, m);
     }

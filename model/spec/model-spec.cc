@@ -25,8 +25,25 @@ ModelSpec::IsMoe() const
     return experts > 1;
 }
 
+bool
+ModelSpec::IsMoeLayer(uint32_t layer) const
+{
+    return IsMoe() && layer >= firstDenseLayers && (layer + 1) % moeLayerStep == 0;
+}
+
+uint32_t
+ModelSpec::MoeLayers() const
+{
+    if (!IsMoe() || firstDenseLayers >= layers)
+    {
+        return 0;
+    }
+    // Layers i >= first with (i + 1) % step == 0: the multiples of step in (first, layers].
+    return layers / moeLayerStep - firstDenseLayers / moeLayerStep;
+}
+
 uint64_t
-ModelSpec::LayerParameters() const
+ModelSpec::LayerParameters(bool moe) const
 {
     const uint64_t h = hidden;
     const uint64_t qOut = uint64_t(heads) * headDim;
@@ -40,7 +57,10 @@ ModelSpec::LayerParameters() const
     {
         return inputs * h * width + b * inputs * width + width * h + b * h;
     };
-    uint64_t mlpParams = IsMoe() ? uint64_t(experts) * mlp(expertFfn) + h * experts : mlp(ffn);
+    // A MoE layer: every expert, the replicated router and the shared expert.
+    uint64_t mlpParams = moe && IsMoe() ? uint64_t(experts) * mlp(expertFfn) + h * experts
+                                              + (sharedExpertFfn > 0 ? mlp(sharedExpertFfn) : 0)
+                                        : mlp(ffn);
     // Two norms per layer: LayerNorm has weight and bias, RMSNorm a weight only.
     uint64_t norms = 2 * h * (norm == NormType::LAYER_NORM ? 2 : 1);
     return attention + mlpParams + norms;
@@ -75,7 +95,9 @@ ModelSpec::ParameterCount() const
 {
     uint64_t finalNorm = uint64_t(hidden) * (norm == NormType::LAYER_NORM ? 2 : 1);
     uint64_t head = tiedEmbeddings ? 0 : uint64_t(vocab) * hidden;
-    return uint64_t(layers) * LayerParameters() + EmbeddingParameters() + finalNorm + head;
+    const uint64_t moeLayers = MoeLayers();
+    return moeLayers * LayerParameters(true) + (layers - moeLayers) * LayerParameters(false)
+           + EmbeddingParameters() + finalNorm + head;
 }
 
 void
@@ -86,7 +108,8 @@ ModelSpec::Validate(const std::string& source) const
     // weights, gradients and optimizer state; the largest models have ~2^41).
     const long double h = hidden;
     const long double projections = (long double) heads * headDim + 2.0L * kvHeads * headDim;
-    const long double mlpWidth = IsMoe() ? (long double) experts * expertFfn : (long double) ffn;
+    const long double mlpWidth =
+        IsMoe() ? (long double) experts * expertFfn + sharedExpertFfn + ffn : (long double) ffn;
     const long double perLayer = h * projections + (long double) heads * headDim * h
                                  + (IsGated() ? 3.0L : 2.0L) * h * mlpWidth;
     const long double params = layers * perLayer + (2.0L * vocab + maxSequence) * h;
@@ -113,6 +136,21 @@ ModelSpec::Validate(const std::string& source) const
                         "must be between 1 and the number of experts (" + std::to_string(experts)
                             + ")");
     }
+    if (IsMoe() && firstDenseLayers >= layers)
+    {
+        throw SpecError(source,
+                        "moe.first_dense_layers",
+                        std::to_string(firstDenseLayers) + " leaves no mixture-of-experts layer; "
+                            + "allowed: 0 to layers - 1 (" + std::to_string(layers - 1) + ")");
+    }
+    if (IsMoe() && MoeLayers() == 0)
+    {
+        throw SpecError(source,
+                        "moe.layer_step",
+                        std::to_string(moeLayerStep) + " leaves no mixture-of-experts layer among "
+                            + "the " + std::to_string(layers) + " layers; allowed: 1 to "
+                            + std::to_string(layers));
+    }
 }
 
 bool
@@ -123,8 +161,9 @@ ModelSpec::operator==(const ModelSpec& o) const
            && activation == o.activation && position == o.position && bias == o.bias
            && dropout == o.dropout && vocab == o.vocab && tiedEmbeddings == o.tiedEmbeddings
            && maxSequence == o.maxSequence && experts == o.experts && topK == o.topK
-           && expertFfn == o.expertFfn && slidingWindow == o.slidingWindow
-           && windowPattern == o.windowPattern;
+           && expertFfn == o.expertFfn && sharedExpertFfn == o.sharedExpertFfn
+           && firstDenseLayers == o.firstDenseLayers && moeLayerStep == o.moeLayerStep
+           && slidingWindow == o.slidingWindow && windowPattern == o.windowPattern;
 }
 
 bool
@@ -190,6 +229,9 @@ ReadModel(const YAML::Node& root, const std::string& source)
         m.experts = moe.GetCount("experts", 2);
         m.topK = moe.GetCount("top_k", 1);
         m.expertFfn = moe.GetCount("expert_ffn", 1, m.ffn);
+        m.sharedExpertFfn = moe.GetCount("shared_expert_ffn", 0, 0);
+        m.firstDenseLayers = moe.GetCount("first_dense_layers", 0, 0);
+        m.moeLayerStep = moe.GetCount("layer_step", 1, 1);
         moe.Finish();
     }
     r.Finish();

@@ -61,13 +61,26 @@ struct ModelSpec
     uint32_t experts = 0;        //!< MoE experts per layer (0 = dense)
     uint32_t topK = 0;           //!< experts each token visits
     uint32_t expertFfn = 0;      //!< each expert's MLP width
-    uint32_t slidingWindow = 0;  //!< causal sliding window of the windowed layers (0: none)
-    uint32_t windowPattern = 0;  //!< every windowPattern-th layer attends fully (0: none does)
+    /** MoE: width of the shared expert(s) every token runs beside its routed ones (0: none) */
+    uint32_t sharedExpertFfn = 0;
+    uint32_t firstDenseLayers = 0; //!< MoE: leading layers with the dense MLP of width ffn
+    uint32_t moeLayerStep = 1;     //!< MoE: after them, layer i is MoE when (i + 1) % step == 0
+    uint32_t slidingWindow = 0;    //!< causal sliding window of the windowed layers (0: none)
+    uint32_t windowPattern = 0;    //!< every windowPattern-th layer attends fully (0: none does)
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;
     /** \return true for a mixture-of-experts model */
     bool IsMoe() const;
+    /**
+     * \brief Whether decoder layer \p layer (0-based) is a mixture of experts: in a MoE model
+     * every layer from firstDenseLayers on whose (layer + 1) is a multiple of moeLayerStep
+     * (DeepSeek's first_k_dense_replace, Qwen's decoder_sparse_step, Llama 4's interleave step);
+     * the others run the dense MLP.
+     */
+    bool IsMoeLayer(uint32_t layer) const;
+    /** \return the number of mixture-of-experts layers */
+    uint32_t MoeLayers() const;
     /**
      * \brief The sliding window of decoder layer \p layer (0-based): Mistral windows every
      * layer, Gemma-2 and GPT-OSS every other one, Gemma-3 five of every six.
@@ -77,8 +90,11 @@ struct ModelSpec
     /** \return true when some layer has a sliding window */
     bool HasWindow() const;
 
-    /** \return parameters of one decoder layer (all experts counted) */
-    uint64_t LayerParameters() const;
+    /**
+     * \return parameters of one decoder layer, a mixture-of-experts one (all experts and the
+     * shared expert counted) when \p moe and the model has experts, else one with the dense MLP
+     */
+    uint64_t LayerParameters(bool moe) const;
     /** \return parameters of the embedding (and position table), counted once */
     uint64_t EmbeddingParameters() const;
     /** \return every parameter of the model */

@@ -40,7 +40,8 @@ EagerOpsOf(const WorkNode& n, bool gated)
             {
                 return 3;
             }
-            if (gated && std::strcmp(n.label, "fc1") == 0)
+            if (gated
+                && (std::strcmp(n.label, "fc1") == 0 || std::strcmp(n.label, "shared_fc1") == 0))
             {
                 return 2;
             }

@@ -31,6 +31,11 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         ep = p.ep;
         replicatedTokens = run.mode == RunMode::INFERENCE && p.FoldedExperts();
         expertFc1Out = model.IsGated() ? 2 * expertFfn : expertFfn;
+        sharedFfn = model.sharedExpertFfn / p.tp;
+        sharedFc1Out = model.IsGated() ? 2 * sharedFfn : sharedFfn;
+        m_moe = true;
+        m_firstDenseLayers = model.firstDenseLayers;
+        m_moeLayerStep = model.moeLayerStep;
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.ActivationType());
@@ -41,18 +46,20 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     const uint64_t inputs = model.IsGated() ? 2 : 1;
     const uint64_t norms = 2 * h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
     uint64_t attention = h * qkvOut + b * qkvOut + heads * headDim * h + b * h;
-    uint64_t mlp = 0;
+    // A dense MLP of width w on this rank (tensor-parallel): its projections and biases.
+    auto mlp = [&](uint64_t w)
+    {
+        return inputs * h * w + b * inputs * w + w * h + b * h;
+    };
+    denseLayerParams = attention + mlp(ffn) + norms;
     if (model.IsMoe())
     {
         expertParams =
             localExperts * (inputs * h * expertFfn + expertFfn * h + b * (inputs * expertFfn + h));
-        mlp = h * model.experts; // the router is replicated
+        // The router is replicated; the shared expert is tensor-parallel as a dense MLP.
+        moeLayerParams = attention + h * model.experts + (sharedFfn > 0 ? mlp(sharedFfn) : 0)
+                         + expertParams + norms;
     }
-    else
-    {
-        mlp = inputs * h * ffn + b * inputs * ffn + ffn * h + b * h;
-    }
-    layerParams = attention + mlp + expertParams + norms;
     embeddingParams = vocab * h;
     if (model.position == PositionEmbedding::LEARNED)
     {
@@ -63,6 +70,29 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     // setup_embeddings_and_output_layer), with its own gradients and optimizer state.
     headParams = (!model.tiedEmbeddings || run.parallel.pp > 1) ? vocab * h : 0;
     finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
+}
+
+bool
+LayerShapes::IsMoeLayer(int32_t layer) const
+{
+    if (!m_moe || layer < 0)
+    {
+        return m_moe;
+    }
+    const auto l = static_cast<uint32_t>(layer);
+    return l >= m_firstDenseLayers && (l + 1) % m_moeLayerStep == 0;
+}
+
+uint64_t
+LayerShapes::LayerParams(int32_t layer) const
+{
+    return IsMoeLayer(layer) ? moeLayerParams : denseLayerParams;
+}
+
+uint64_t
+LayerShapes::ExpertParams(int32_t layer) const
+{
+    return IsMoeLayer(layer) ? expertParams : 0;
 }
 
 ExpertRouting
@@ -90,13 +120,39 @@ LayerShapes::Routing(uint64_t rows, bool imbalanced) const
     return r;
 }
 
+namespace {
+/** \return the sum of \p perLayer over every decoder layer of pipeline stage \p stage */
+template<typename F>
+uint64_t
+SumStageLayers(const ModelSpec& model, const ParallelSpec& p, uint32_t stage, F perLayer)
+{
+    uint64_t sum = 0;
+    for (uint32_t c = 0; c < p.virtualStages; ++c)
+    {
+        const uint32_t v = c * p.pp + stage;
+        const uint32_t first = p.FirstLayerOf(model.layers, v);
+        for (uint32_t i = 0; i < p.VirtualStageLayers(model.layers, v); ++i)
+        {
+            sum += perLayer(static_cast<int32_t>(first + i));
+        }
+    }
+    return sum;
+}
+} // namespace
+
 uint64_t
 StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
     LayerShapes shapes(model, run);
     const auto& p = run.parallel;
     const uint32_t virtualStages = p.pp * p.virtualStages;
-    uint64_t params = uint64_t(p.StageLayers(model.layers, stage)) * shapes.layerParams;
+    uint64_t params = SumStageLayers(model,
+                                     p,
+                                     stage,
+                                     [&](int32_t layer)
+                                     {
+                                         return shapes.LayerParams(layer);
+                                     });
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
         uint32_t v = c * p.pp + stage;
@@ -115,8 +171,14 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 uint64_t
 StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
-    return uint64_t(run.parallel.StageLayers(model.layers, stage))
-           * LayerShapes(model, run).expertParams;
+    LayerShapes shapes(model, run);
+    return SumStageLayers(model,
+                          run.parallel,
+                          stage,
+                          [&](int32_t layer)
+                          {
+                              return shapes.ExpertParams(layer);
+                          });
 }
 
 } // namespace rapidllm

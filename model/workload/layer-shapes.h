@@ -64,15 +64,18 @@ struct LayerShapes
      */
     bool replicatedTokens = false;
     uint64_t expertFc1Out = 0; //!< MoE: each expert's first projection width on this rank
+    uint64_t sharedFfn = 0;    //!< MoE: the shared expert's width on this rank (0: none)
+    uint64_t sharedFc1Out = 0; //!< MoE: the shared expert's first projection width on this rank
     uint64_t vocab = 0;        //!< vocabulary shard (V / tp)
     uint32_t elementBytes = 2; //!< bytes per activation element
     double moeImbalance = 1.0; //!< MoE: busiest expert's tokens over the mean
 
-    uint64_t layerParams = 0;     //!< parameters of one layer held by this rank
-    uint64_t expertParams = 0;    //!< of which expert parameters (reduced over EDP, not DP)
-    uint64_t embeddingParams = 0; //!< embedding (and position table) shard
-    uint64_t headParams = 0;      //!< LM head shard: untied, or a tied copy on a pipeline
-    uint64_t finalNormParams = 0; //!< the final norm before the head (replicated across TP)
+    uint64_t moeLayerParams = 0;   //!< parameters of one MoE layer held by this rank
+    uint64_t denseLayerParams = 0; //!< parameters of one dense-MLP layer held by this rank
+    uint64_t expertParams = 0;     //!< of a MoE layer's, the experts' (reduced over EDP, not DP)
+    uint64_t embeddingParams = 0;  //!< embedding (and position table) shard
+    uint64_t headParams = 0;       //!< LM head shard: untied, or a tied copy on a pipeline
+    uint64_t finalNormParams = 0;  //!< the final norm before the head (replicated across TP)
 
     /**
      * \param model the model
@@ -88,6 +91,21 @@ struct LayerShapes
      * \return the routing (a MoE model only)
      */
     ExpertRouting Routing(uint64_t rows, bool imbalanced = true) const;
+
+    /**
+     * \return whether decoder layer \p layer is a mixture of experts (ModelSpec::IsMoeLayer);
+     * a negative layer (no layer in particular) is one when the model has experts
+     */
+    bool IsMoeLayer(int32_t layer) const;
+    /** \return the parameters of decoder layer \p layer held by this rank */
+    uint64_t LayerParams(int32_t layer) const;
+    /** \return the expert parameters among LayerParams(\p layer) (0 in a dense layer) */
+    uint64_t ExpertParams(int32_t layer) const;
+
+  private:
+    bool m_moe = false;              //!< the model has experts
+    uint32_t m_firstDenseLayers = 0; //!< ModelSpec::firstDenseLayers
+    uint32_t m_moeLayerStep = 1;     //!< ModelSpec::moeLayerStep
 };
 
 /**

@@ -138,9 +138,10 @@ class TrainingStageBuilder
             const uint32_t firstLayer = p.FirstLayerOf(m_model.layers, vstage);
             for (uint32_t i = 0; i < p.VirtualStageLayers(m_model.layers, vstage); ++i)
             {
-                gather(static_cast<int32_t>(firstLayer + i),
-                       m_shapes.layerParams - m_shapes.expertParams,
-                       m_shapes.expertParams);
+                const auto layer = static_cast<int32_t>(firstLayer + i);
+                gather(layer,
+                       m_shapes.LayerParams(layer) - m_shapes.ExpertParams(layer),
+                       m_shapes.ExpertParams(layer));
             }
             if (vstage + 1 == m_virtualStages)
             {
@@ -161,16 +162,20 @@ class TrainingStageBuilder
         }
     }
 
-    /** Weights of one layer's fp8 linear layers (QKV, out-projection, MLP or the local experts). */
+    /**
+     * Weights of decoder layer \p layer's fp8 linear layers (QKV, out-projection, and the MLP or
+     * the local and shared experts).
+     */
     uint64_t
-    LinearParamsPerLayer() const
+    LinearParams(int32_t layer) const
     {
         const LayerShapes& l = m_shapes;
         const uint64_t h = l.hidden;
         uint64_t params = h * l.qkvOut + l.heads * l.headDim * h;
-        if (l.expertParams > 0)
+        if (l.IsMoeLayer(layer))
         {
             params += l.localExperts * (h * l.expertFc1Out + l.expertFfn * h);
+            params += h * l.sharedFc1Out + l.sharedFfn * h;
         }
         else
         {
@@ -179,17 +184,24 @@ class TrainingStageBuilder
         return params;
     }
 
+    /** Parameters of the emitting layer that are not experts (reduced over dp x cp). */
+    uint64_t
+    DenseLayerParams() const
+    {
+        return m_shapes.LayerParams(m_e.Layer()) - m_shapes.ExpertParams(m_e.Layer());
+    }
+
     uint64_t
     DenseLayerBytes() const
     {
-        return (m_shapes.layerParams - m_shapes.expertParams) * m_eb;
+        return DenseLayerParams() * m_eb;
     }
 
     /** Gradient bytes of one layer's dense (non-expert) parameters, in the gradient type. */
     uint64_t
     DenseLayerGradBytes() const
     {
-        return (m_shapes.layerParams - m_shapes.expertParams) * m_gb;
+        return DenseLayerParams() * m_gb;
     }
 
     /**
@@ -407,7 +419,7 @@ class TrainingStageBuilder
             {
                 AddGradients(wgrads.back(), DenseLayerGradBytes(), GroupKind::DP);
             }
-            if (m_shapes.expertParams > 0 && IsLastMicroBatch(mb)
+            if (m_shapes.ExpertParams(layer) > 0 && IsLastMicroBatch(mb)
                 && m_run.parallel.ExpertReplicas() > 1)
             {
                 // Expert gradients reduce over the expert data-parallel group, scattered there
@@ -416,7 +428,7 @@ class TrainingStageBuilder
                     m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
                               m_gradCollective,
                               GroupKind::EDP,
-                              m_shapes.expertParams * m_gb,
+                              m_shapes.ExpertParams(layer) * m_gb,
                               wgrads.back()));
             }
         }
@@ -531,13 +543,19 @@ class TrainingStageBuilder
             // Transformer Engine keeps bf16 weights and casts each linear layer's weight to fp8
             // (with its transpose for the input-gradient GEMM) once per step, on the first
             // micro-batch; charged here, after the update that makes them stale.
-            uint64_t layers = 0;
+            uint64_t params = 0;
             for (uint32_t chunk = 0; chunk < m_run.parallel.virtualStages; ++chunk)
             {
-                layers += m_run.parallel.VirtualStageLayers(m_model.layers, VirtualStage(chunk));
+                const uint32_t vstage = VirtualStage(chunk);
+                const uint32_t first = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
+                for (uint32_t i = 0; i < m_run.parallel.VirtualStageLayers(m_model.layers, vstage);
+                     ++i)
+                {
+                    params += LinearParams(static_cast<int32_t>(first + i));
+                }
             }
             const uint64_t h = m_shapes.hidden;
-            const uint64_t rows = layers * LinearParamsPerLayer() / h;
+            const uint64_t rows = params / h;
             if (rows > 0)
             {
                 m_e.Compute("fp8_weight_cast",

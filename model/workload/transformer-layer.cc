@@ -31,6 +31,13 @@ const ColumnParallelLabels kQkvLabels{
     "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast", 4, 24};
 const ColumnParallelLabels kFc1Labels{
     "fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad", "fc1_grad_fp8_cast", 2, 4};
+const ColumnParallelLabels kSharedFc1Labels{"shared_fc1_dgrad",
+                                            "ag_shared_fc1_input",
+                                            "ar_shared_fc1_dgrad",
+                                            "shared_fc1_wgrad",
+                                            "shared_fc1_grad_fp8_cast",
+                                            2,
+                                            4};
 const ColumnParallelLabels kRouterLabels{"router_dgrad",
                                          "ag_router_input",
                                          "ar_router_dgrad",
@@ -429,12 +436,13 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     };
     const bool decode = rows != m_rows;
     const uint64_t inputRows = decode ? rows : m_normRows;
-    if (!decode && m_model.IsMoe() && !m_foldedExperts)
+    const bool moe = m_shapes.IsMoeLayer(e.Layer());
+    if (!decode && moe && !m_foldedExperts)
     {
         ColumnParallelGather(e, "ag_fc1"); // the router's input
     }
     const OpType act = ActivationOp(m_model);
-    if (!m_model.IsMoe())
+    if (!moe)
     {
         GatheredGemm(e,
                      "ag_fc1",
@@ -463,6 +471,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     // tensor-parallel gather before the router and no reduction after the combine; in inference
     // every rank of the group holds every token, so there is nothing to dispatch and the
     // tensor-parallel all-reduce combines the experts' outputs (LayerShapes::replicatedTokens).
+    const uint64_t denseRows = rows; // the shared expert's, as a dense MLP's
     rows = MoeRows(rows);
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
@@ -515,9 +524,45 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
         // Each token's top-k expert rows, weighted by its probabilities, summed into its row.
         e.Compute("moe_unpermute", MakeUnpermute(rows, s.topK, s.hidden, at));
     }
+    if (s.sharedFfn > 0 && !m_training)
+    {
+        // Serving engines (vLLM's and SGLang's shared-expert MoE blocks) add the shared expert's
+        // partial sums to the routed experts' before the one tensor-parallel reduction.
+        e.Compute("shared_fc1", MakeGemm(denseRows, s.sharedFc1Out, s.hidden, dt));
+        e.Compute("shared_act", MakeElementwise(act, denseRows, s.sharedFfn, at));
+        e.Compute("shared_fc2", MakeGemm(denseRows, s.hidden, s.sharedFfn, dt));
+    }
     if (!m_foldedExperts || s.replicatedTokens)
     {
         RowParallelReduce(e, "ar_moe", rows);
+    }
+    if (s.sharedFfn > 0 && m_training)
+    {
+        // Megatron-core's SharedExpertMLP: a tensor-parallel MLP on the layer's input (its own
+        // gather under sequence parallelism, its own reduction), after the routed experts.
+        // Under an fp8 recipe its fc1 keeps its own fp8 copy of the input the router kept.
+        GatheredGemm(e,
+                     "ag_shared_fc1",
+                     "shared_fc1_fp8_cast",
+                     "shared_fc1",
+                     denseRows,
+                     s.sharedFc1Out,
+                     s.hidden,
+                     m_run.dtype == DataType::FP8 ? kept(Fp8KeptBytes(eb) * inputRows * s.hidden)
+                                                  : 0,
+                     true);
+        e.Compute("shared_act",
+                  MakeElementwise(act, denseRows, s.sharedFfn, at),
+                  kept(eb * denseRows * s.sharedFc1Out));
+        CastToFp8(e, "shared_fc2_fp8_cast", denseRows, s.sharedFfn);
+        ScatteredGemm(e,
+                      "shared_fc2",
+                      "ar_shared_fc2",
+                      denseRows,
+                      s.hidden,
+                      s.sharedFfn,
+                      kUserBufferFc2Sms,
+                      kept(Fp8KeptBytes(eb) * denseRows * s.sharedFfn));
     }
 }
 
@@ -537,12 +582,29 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
             wgrad->push_back(id);
         }
     };
-    if (sp && m_model.IsMoe() && !m_foldedExperts)
+    const bool moe = m_shapes.IsMoeLayer(e.Layer());
+    if (moe && s.sharedFfn > 0)
+    {
+        // The shared expert ran last in the forward pass: its backward first, as a dense MLP's.
+        GatheredGemm(e,
+                     "ag_shared_fc2_grad",
+                     "shared_fc2_grad_fp8_cast",
+                     "shared_fc2_dgrad",
+                     m_rows,
+                     s.sharedFfn,
+                     s.hidden,
+                     0,
+                     true);
+        record(e.Compute("shared_fc2_wgrad", MakeGemm(s.sharedFfn, s.hidden, m_rows, dt)));
+        e.Compute("shared_act_bwd", MakeElementwise(act, m_rows, s.sharedFfn, at, true));
+        record(ColumnParallelBackward(e, kSharedFc1Labels, s.sharedFc1Out, dt));
+    }
+    if (sp && moe && !m_foldedExperts)
     {
         e.Blocking("ag_fc2_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, inBytes);
     }
 
-    if (!m_model.IsMoe())
+    if (!moe)
     {
         GatheredGemm(
             e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", m_rows, s.ffn, s.hidden, 0, true);
