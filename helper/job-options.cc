@@ -489,6 +489,7 @@ JobOptions::ReadJobFile()
         if (file.Gives(key))
         {
             m_fromFile[option] = value;
+            m_fileKeys[option] = key;
         }
     }
     for (const auto& o : file.overrides)
@@ -526,6 +527,18 @@ JobOptions::ToSpecs() const
             throw OptionError(name,
                               "does not apply to --mode=" + mode + " (it sets " + option.mode
                                   + " only); drop it or use --mode=" + option.mode);
+        }
+    }
+    // ... and so are the job file's keys of the other mode.
+    for (const auto& [name, key] : m_fileKeys)
+    {
+        const OptionSpec& option = Option(name);
+        if (!option.mode.empty() && option.mode != mode && !Has(name))
+        {
+            throw SpecError(job.jobFile,
+                            key,
+                            "does not apply to mode " + mode + " (it sets " + option.mode
+                                + " only); drop it or set mode: " + option.mode);
         }
     }
     // The job file's overrides first, then the command line's (a later one wins).

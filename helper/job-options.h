@@ -147,6 +147,7 @@ class JobOptions
 
     std::map<std::string, std::string> m_given;    //!< option -> value given
     std::map<std::string, std::string> m_fromFile; //!< option -> value of the --run job file
+    std::map<std::string, std::string> m_fileKeys; //!< option -> its key path in the job file
     std::map<std::string, std::string> m_defaults; //!< option -> default set by the script
     std::vector<std::string> m_fileOverrides;      //!< the job file's set:, in order
     std::string m_fileBackend;                     //!< the job file's backend

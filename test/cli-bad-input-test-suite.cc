@@ -11,7 +11,10 @@
 #include "ns3/preset-registry.h"
 #include "ns3/test.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -107,7 +110,44 @@ class CliBadInputTestCase : public TestCase
         const std::string u32 = "from 1 to 4294967295";
         const std::string gpus = "from 1 to 16777216";
 
+        // Files that are not regular files, a trace padded with zeros, a job file of one mode
+        // giving the other's keys.
+        const std::string fifo = dir + "/fifo.yaml";
+        NS_TEST_ASSERT_MSG_EQ(::mkfifo(fifo.c_str(), 0600), 0, "a FIFO");
+        const std::string traces = dir + "/traces";
+        NS_TEST_ASSERT_MSG_EQ(RunCli({"trace",
+                                      "--model=gpt-1.7b",
+                                      "--layers=2",
+                                      "--tp=2",
+                                      "--gbs=1",
+                                      "--seq=256",
+                                      "--out=" + traces},
+                                     dir)
+                                  .status,
+                              0,
+                              "a trace set");
+        const std::string padded = dir + "/padded";
+        std::filesystem::copy(traces, padded);
+        std::filesystem::resize_file(padded + "/trace.0.et",
+                                     std::filesystem::file_size(padded + "/trace.0.et") + 4096);
+        const std::string otherMode =
+            WriteFile(dir, "infer.yaml", "mode: inference\nmodel: gpt-1.7b\nglobal_batch: 4\n");
         const std::vector<BadInput> cases = {
+            {{"run", "--model=" + fifo}, {"option --model", "fifo.yaml", "not a regular file"}},
+            {{"replay", "--trace=" + padded}, {"trace.0.et", "is empty", "padded with zeros"}},
+            {{"replay", "--trace=" + traces, "--comm-groups=/dev/zero"},
+             {"/dev/zero", "not a regular file"}},
+            {{"run", "--run=" + otherMode},
+             {"infer.yaml", "global_batch", "does not apply to mode inference"}},
+            {{"run", "--set=gpu.clock_mhz=1"}, {"gpu.clock_mhz", "between 10"}},
+            {{"run", "--set=gpu.clock_mhz=700"}, {"gpu.power.boost_clock_mhz", "twice"}},
+            {{"run", "--set=gpu.hbm_bandwidth_GBps=1e-20"},
+             {"gpu.hbm_bandwidth_GBps", "between 1"}},
+            {{"collective", "--hardware=a100-sxm-80gb", "--reduce-GBps=1e-100"},
+             {"option --reduce-GBps", "1 to 1e9"}},
+            {{"run", "--PrintAttributes=ns3::rapidllm::NoSuchClass"},
+             {"option --PrintAttributes", "NoSuchClass", "--PrintTypeIds"}},
+            {{"run", "--PrintGroup"}, {"option --PrintGroup", "needs a name"}},
             // A missing or non-numeric value: our message and exit 2, not ns-3's help and 1.
             {{"run", "--tp"}, {"option --tp", "needs a value", gpus}},
             {{"run", "--tp="}, {"option --tp", "needs a value", gpus}},
@@ -392,6 +432,18 @@ class CliBadInputTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_NE(
                     r.err.find(n), std::string::npos, line + ": '" + n + "' in: " + r.err);
             }
+        }
+        // ns-3's NS_ATTRIBUTE_DEFAULT: a value ns-3 would abort on, a name it would ignore.
+        for (const auto& [entry, needle] : std::vector<std::pair<std::string, std::string>>{
+                 {"ns3::rapidllm::TraceReplayer::MaxSimulatedTime=bogus", "'bogus' is not a value"},
+                 {"ns3::rapidllm::TraceReplayer::MaxEvent=1", "has no attribute MaxEvent"}})
+        {
+            ::setenv("NS_ATTRIBUTE_DEFAULT", entry.c_str(), 1);
+            CliResult r = RunCli({"run", "--layers=2", "--gbs=1", "--seq=256"}, dir);
+            ::unsetenv("NS_ATTRIBUTE_DEFAULT");
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, entry + ": " + r.err);
+            NS_TEST_EXPECT_MSG_NE(r.err.find("NS_ATTRIBUTE_DEFAULT"), std::string::npos, r.err);
+            NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
         }
         // An unknown command is exit 2 with the list of commands.
         CliResult r = RunCli({"frobnicate"}, dir);

@@ -190,6 +190,15 @@ class NcclH100ChoiceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(ag.algorithm, "nccl(ring/Simple)", "all-gather: the ring wins");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             ag.timeS / (double(gib) * 7 / 8 / 360e9), 1.0, 0.02, "8-GPU ring at 360 GB/s bus");
+        // Slower links than NCCL's graph assumes (a hardware variant): the rings run at the
+        // links' rate, 225 GB/s x 0.824 = 185.4 GB/s, not the graph's 360.
+        HardwareSpec slow = h100;
+        slow.network.dimensions[0].bandwidthBps /= 2;
+        CollectiveProbeResult halved = RunCollectiveProbe(slow.network, c, "h100 at half");
+        NS_TEST_EXPECT_MSG_EQ_TOL(halved.timeS / (double(gib) * 7 / 8 / (225e9 * 0.824)),
+                                  1.0,
+                                  0.02,
+                                  "8-GPU ring at the links' 185.4 GB/s");
     }
 };
 

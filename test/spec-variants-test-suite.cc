@@ -269,7 +269,7 @@ class OverrideErrorTestCase : public TestCase
             {"a count scaled to a fraction",
              hw("gpu.sm_count=0.3x"),
              {"gpu.sm_count", "whole number", "39.6", "gpu.sm_count=0.3x"}},
-            {"a scale to zero", hw("gpu.clock_mhz=0x"), {"gpu.clock_mhz", "above 0", "got 0"}},
+            {"a scale to zero", hw("gpu.clock_mhz=0x"), {"gpu.clock_mhz", "between 10", "got 0"}},
             {"a model field inconsistent with another",
              model("model.heads=7"),
              {"heads", "divisible", "model.heads=7"}},

@@ -4,6 +4,7 @@
 
 #include "cli-args.h"
 
+#include "cli-ns3-checks.h"
 #include "ns3/command-line.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
@@ -330,7 +331,8 @@ CliArgs::PrintHelp(const std::string& program,
     }
     std::vector<std::string> args = {program};
     args.insert(args.end(), ns3Args.begin(), ns3Args.end());
-    cmd.Parse(args); // prints what was asked for and exits
+    CheckPrintArguments(ns3Args); // ns-3 aborts on an unknown type or group
+    cmd.Parse(args);              // prints what was asked for and exits
     std::exit(0);
 }
 

@@ -121,6 +121,14 @@ RunCollectiveCommand(const CliArgs& args)
     config.root = static_cast<uint32_t>(args.Count("root"));
     config.topLinks = static_cast<uint32_t>(std::min<uint64_t>(args.Count("links"), UINT32_MAX));
     config.reduceBytesPerSecond = args.Real("reduce-GBps") * 1e9;
+    if (config.reduceBytesPerSecond > 0 && config.reduceBytesPerSecond < 1e9)
+    {
+        // Below 1 GB/s a reduction of a few MiB takes longer than a step; tiny rates overflow.
+        throw SpecError(kCommandLine,
+                        "reduce-GBps",
+                        "a reduction rate is 0 (fused with the copy) or from 1 to 1e9 GB/s, got "
+                            + args.Text("reduce-GBps"));
+    }
     config.beside = ParseBeside(args, config.gpus);
     if (config.op == CollectiveOp::SEND_RECV && config.gpus != 2)
     {

@@ -38,6 +38,10 @@ DescribeError(const std::string& command, const Error& e, const CliArgs* args)
             return "option --" + option.name + ": " + spec->GetMessage();
         }
     }
+    if (fromCommandLine)
+    {
+        return "option --" + spec->GetField() + ": " + spec->GetMessage(); // e.g. ns-3's own
+    }
     return e.what();
 }
 

@@ -430,7 +430,7 @@ MakeOptions()
             .RequiredIn({"study hardware"}),
         Count("top-links", "most loaded links to keep per row", 0, 1000, "5").For({"study faults"}),
         Real("reduce-GBps",
-             "local reduction rate in GB/s, charged after each reduced receive (0 = fused with "
+             "local reduction rate in GB/s (0, or 1 to 1e9), charged after each reduced receive (0 = fused with "
              "the copy, as NCCL's kernels do)",
              0,
              1e9,

@@ -9,6 +9,7 @@
 #include "cli-commands.h"
 #include "cli-error.h"
 #include "cli-extensions.h"
+#include "cli-ns3-checks.h"
 #include "ns3/config.h"
 #include "ns3/run-progress.h"
 #include "ns3/string.h"
@@ -105,6 +106,7 @@ main(int argc, char** argv)
         {
             // Extensions first: the options may name what they register.
             LoadExtensions(static_cast<int>(args.size()), args.data());
+            CheckAttributeDefaults(); // before any object reads them
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
             if (options->Has("granularity"))

@@ -7,6 +7,7 @@
 #include "spec-reader.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -153,6 +154,14 @@ constexpr double kMaxClockMhz = 1e6;      //!< 1 THz
 constexpr double kMaxTflops = 1e6;        //!< 1 EFLOP/s per GPU
 constexpr double kMaxGBps = 1e9;          //!< 1 EB/s
 constexpr double kMaxBytesPerClock = 1e6; //!< shared-memory bytes per clock per SM
+// Lower bounds, orders of magnitude below any GPU (an A100's slowest DVFS clock is 210 MHz, its
+// L2 and HBM move TB/s): below them a kernel takes hours and the replay runs away.
+constexpr double kMinClockMhz = 10;
+constexpr double kMinGBps = 1;
+// The energy per operation scales with the clock squared across the DVFS range ([CMOS] in the
+// presets); a boost clock beyond twice the rated one is outside any GPU's range (H100 SXM: 1830
+// rated, 1980 boost).
+constexpr double kMaxBoostOverRated = 2;
 
 /** \return a size in bytes: \p unit bytes per unit, at least one byte after conversion */
 uint64_t
@@ -201,7 +210,7 @@ GpuSpec::Read(SpecReader& r)
     GpuSpec g;
     g.name = r.GetString("name");
     g.smCount = r.GetCount("sm_count");
-    g.clockHz = r.GetSize("clock_mhz", kMaxClockMhz) * 1e6;
+    g.clockHz = r.GetInRange("clock_mhz", kMinClockMhz, kMaxClockMhz) * 1e6;
     g.tensorFlops = ReadRates(r, "tensor_tflops", true);
     g.vectorFlops = ReadRates(r, "vector_tflops", true);
     g.registersPerSm = r.GetCount("registers_per_sm");
@@ -215,9 +224,9 @@ GpuSpec::Read(SpecReader& r)
     }
     g.smemBytesPerClockPerSm = r.GetSize("smem_bytes_per_clock_per_sm", kMaxBytesPerClock);
     g.l2Bytes = ReadBytes(r, "l2_mib", kMaxMib, 1024.0 * 1024);
-    g.l2BandwidthBps = r.GetSize("l2_bandwidth_GBps", kMaxGBps) * 1e9;
+    g.l2BandwidthBps = r.GetInRange("l2_bandwidth_GBps", kMinGBps, kMaxGBps) * 1e9;
     g.hbmBytes = ReadBytes(r, "hbm_gib", kMaxGib, 1024.0 * 1024 * 1024);
-    g.hbmBandwidthBps = r.GetSize("hbm_bandwidth_GBps", kMaxGBps) * 1e9;
+    g.hbmBandwidthBps = r.GetInRange("hbm_bandwidth_GBps", kMinGBps, kMaxGBps) * 1e9;
     g.launchOverheadS = r.GetInRange("launch_overhead_us", 0, 1e6) * 1e-6;
     // Optional (added for the tile-based compute model; older files stay valid).
     g.memoryLatencyS = r.GetInRange("memory_latency_ns", 0, 1e6, 0) * 1e-9;
@@ -241,10 +250,14 @@ GpuSpec::Read(SpecReader& r)
         SpecReader p = r.GetMap("power");
         GpuPower& w = g.power;
         w.boostClockHz = p.GetPositive("boost_clock_mhz") * 1e6;
-        if (w.boostClockHz < g.clockHz)
+        if (w.boostClockHz < g.clockHz || w.boostClockHz > kMaxBoostOverRated * g.clockHz)
         {
-            p.Fail("boost_clock_mhz",
-                   "cannot be below clock_mhz (the clock the rates are quoted at)");
+            std::ostringstream os;
+            os << w.boostClockHz / 1e6 << " MHz is outside " << g.clockHz / 1e6 << " to "
+               << kMaxBoostOverRated * g.clockHz / 1e6
+               << " MHz: from clock_mhz (the clock the rates are quoted at) to twice it (a GPU's "
+                  "DVFS range, over which the energy per operation scales as the clock squared)";
+            p.Fail("boost_clock_mhz", os.str());
         }
         w.limitW = p.GetInRange("board_limit_w", 1, 1e5);
         w.idleW = p.GetInRange("idle_w", 0, 1e5);

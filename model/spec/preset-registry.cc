@@ -66,7 +66,7 @@ PresetRegistry::Resolve(const std::string& kind,
     {
         throw SpecError("", field, "'" + nameOrPath + "' is a directory, not a YAML file");
     }
-    if (std::ifstream(nameOrPath))
+    if (std::filesystem::exists(nameOrPath, ec))
     {
         source = nameOrPath;
         return ReadSpecFile(nameOrPath, field, "a YAML file");

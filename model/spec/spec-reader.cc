@@ -390,6 +390,14 @@ ReadSpecFile(const std::string& path, const std::string& field, const std::strin
     {
         throw SpecError("", field, "'" + path + "' is a directory, not " + what);
     }
+    // Opening a FIFO would wait for a writer, a device never ends: only regular files.
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    {
+        throw SpecError("",
+                        field,
+                        "'" + path + "' is not a regular file (a FIFO, socket or device), not "
+                            + what);
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in)
     {

@@ -383,7 +383,10 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         const NcclGraphSpec& g = b.GetView().GetDimension(spanned[0]).nccl;
         if (g.ringChannels > 0)
         {
-            bus = g.ringChannels * g.channelBps;
+            // NCCL's graph search keeps only ring speeds the GPU's links carry (search.cc:
+            // speedArrayIntra, tried from the fastest down): a graph faster than the links in
+            // force (a slower link in a hardware variant, a --set) runs at the links' rate.
+            bus = std::min(g.ringChannels * g.channelBps, link);
             ll128Ceiling = g.ringChannels * g.ll128ChannelBps;
         }
         // NCCL enables NVLS on NVSwitch Hopper systems with more than two GPUs (NCCL 2.22.3,

@@ -803,10 +803,12 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     uint8_t cause = n.type == TraceNodeType::COMP        ? kCauseCompute
                     : n.type == TraceNodeType::COMM_RECV ? kCauseReceive
                                                          : kCauseCommunication;
-    // Only waits on another pipeline stage are bubble; a context-parallel ring's receive is
-    // communication.
+    // Only waits on another pipeline stage's activations or gradients are bubble; a
+    // context-parallel ring's receive is communication, and so is the tied embedding's gradient
+    // exchange between the first and the last stage (StageGraph::kEmbeddingGradRecv).
     if (cause == kCauseReceive
-        && !m_job->IsPipelineTransfer(rank, m_job->BindPeer(rank, n.commSrc)))
+        && (!m_job->IsPipelineTransfer(rank, m_job->BindPeer(rank, n.commSrc))
+            || m_labels[LabelIdOf(s.graph, node)] == StageGraph::kEmbeddingGradRecv))
     {
         cause = kCauseCommunication;
     }

@@ -291,6 +291,16 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
     ChakraProtoMsg::Node msg;
     for (size_t number = 1; stream.Next(number, message); ++number)
     {
+        if (message.length == 0)
+        {
+            // A node has at least an id, a name and a type; zero bytes read as endless empty
+            // messages (a file padded with zeros), each a node, until memory runs out.
+            Fail(
+                ctx,
+                "message " + std::to_string(number) + " (a Node) at byte "
+                    + std::to_string(message.offset)
+                    + " is empty: a node has an id, a name and a type (a file padded with zeros?)");
+        }
         if (!msg.ParseFromArray(message.data, static_cast<int>(message.length)))
         {
             Fail(ctx,
@@ -566,6 +576,7 @@ ChakraTraceReader::ReadRankFile(const std::string& path,
                                 const CommGroups* groups,
                                 uint32_t worldSize)
 {
+    RequireRegularFile(path, rank);
     std::ifstream in(path, std::ios::binary);
     if (!in)
     {

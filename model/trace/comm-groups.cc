@@ -290,6 +290,7 @@ CommGroups::FromJson(const std::string& text, const std::string& file)
 CommGroups
 CommGroups::Load(const std::string& path)
 {
+    RequireRegularFile(path, TraceError::kNone);
     std::ifstream in(path, std::ios::binary);
     if (!in)
     {

@@ -4,6 +4,8 @@
 
 #include "trace-error.h"
 
+#include <filesystem>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -50,6 +52,19 @@ int64_t
 TraceError::GetNodeId() const
 {
     return m_nodeId;
+}
+
+void
+RequireRegularFile(const std::string& path, int64_t rank)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    {
+        throw TraceError(path,
+                         rank,
+                         TraceError::kNone,
+                         "not a regular file (a directory, FIFO, socket or device)");
+    }
 }
 
 } // namespace rapidllm

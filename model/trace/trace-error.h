@@ -49,6 +49,14 @@ class TraceError : public Error
     int64_t m_nodeId;   //!< offending node id
 };
 
+/**
+ * \brief Throws a TraceError unless \p path is a regular file (or does not exist: opening it
+ * reports that): a FIFO would block the read until a writer comes, a device never ends.
+ * \param path the file
+ * \param rank its rank, or TraceError::kNone
+ */
+void RequireRegularFile(const std::string& path, int64_t rank);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -527,7 +527,7 @@ class TrainingStageBuilder
             const int32_t toOther = m_stage == 0 ? -1 : +1; // along the pipeline, wrapping
             const uint32_t tag = m_microBatches * m_virtualStages * 2; // after every pipeline tag
             m_e.Send("send_embedding_grad", GroupKind::PP, toOther, tag, bytes, m_e.LastStream());
-            m_e.Recv("recv_embedding_grad", GroupKind::PP, toOther, tag, bytes);
+            m_e.Recv(StageGraph::kEmbeddingGradRecv, GroupKind::PP, toOther, tag, bytes);
         }
         const uint64_t params = StageParameters(m_model, m_run, m_stage);
         const uint64_t expert = StageExpertParameters(m_model, m_run, m_stage);

@@ -108,6 +108,12 @@ struct StageGraph
      * \return the label, or \p name itself when it is not of NameOf's form (other tools' traces)
      */
     static std::string LabelOf(const std::string& name);
+    /**
+     * Label of the receive of the tied embedding's gradient exchange between the first and the
+     * last pipeline stage: a reduction, which waits for the other stage's data-parallel one,
+     * not a pipeline transfer (the replay counts its wait as communication, not bubble).
+     */
+    static constexpr const char* kEmbeddingGradRecv = "recv_embedding_grad";
     /** \return the sum of compute durations, seconds */
     double ComputeSeconds() const;
     /** \return the sum of model FLOPs of the compute nodes */

@@ -1,0 +1,157 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "cli-ns3-checks.h"
+
+#include "ns3/attribute.h"
+#include "ns3/job-options.h"
+#include "ns3/spec-error.h"
+#include "ns3/type-id.h"
+
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+const char* const kVariable = "NS_ATTRIBUTE_DEFAULT";
+
+/**
+ * \return whether \p text parses as a value of \p checker's type without calling ns-3's
+ * parsers that abort (Time, the integers, Double, Boolean are checked here; the others by their
+ * own DeserializeFromString, which reports failure)
+ */
+bool
+Parses(const std::string& text, Ptr<const AttributeChecker> checker)
+{
+    const std::string type = checker->GetValueTypeName();
+    static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+    static const std::regex kUnsigned(R"(\+?\d+)");
+    static const std::regex kSigned(R"([+-]?\d+)");
+    // ns-3's Time strings: a number and an optional unit (time.cc, Time::Time(std::string)).
+    static const std::regex kTime(
+        R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(s|ms|us|ns|ps|fs|min|h|d|y)?)");
+    if (type == "ns3::TimeValue")
+    {
+        return std::regex_match(text, kTime);
+    }
+    if (type == "ns3::UintegerValue")
+    {
+        return std::regex_match(text, kUnsigned);
+    }
+    if (type == "ns3::IntegerValue")
+    {
+        return std::regex_match(text, kSigned);
+    }
+    if (type == "ns3::DoubleValue")
+    {
+        return std::regex_match(text, kNumber);
+    }
+    if (type == "ns3::BooleanValue")
+    {
+        return text == "true" || text == "false" || text == "1" || text == "0";
+    }
+    Ptr<AttributeValue> value = checker->Create();
+    return value->DeserializeFromString(text, checker);
+}
+} // namespace
+
+void
+CheckAttributeDefaults()
+{
+    const char* env = std::getenv(kVariable);
+    if (!env)
+    {
+        return;
+    }
+    std::istringstream entries(env);
+    std::string entry;
+    while (std::getline(entries, entry, ';'))
+    {
+        if (entry.empty())
+        {
+            continue;
+        }
+        const auto eq = entry.find('=');
+        const auto colons = entry.rfind("::", eq);
+        if (eq == std::string::npos || colons == std::string::npos || colons == 0)
+        {
+            throw SpecError(kVariable,
+                            "",
+                            "'" + entry + "' is not ns3::Class::Attribute=value (entries are "
+                                + "separated by ';')");
+        }
+        const std::string typeName = entry.substr(0, colons);
+        const std::string attribute = entry.substr(colons + 2, eq - colons - 2);
+        const std::string value = entry.substr(eq + 1);
+        TypeId tid;
+        if (!TypeId::LookupByNameFailSafe(typeName, &tid))
+        {
+            throw SpecError(kVariable,
+                            "",
+                            "'" + entry + "': no class " + typeName
+                                + " (rapid-llm --PrintTypeIds lists them)");
+        }
+        TypeId::AttributeInformation info;
+        if (!tid.LookupAttributeByName(attribute, &info))
+        {
+            throw SpecError(kVariable,
+                            "",
+                            "'" + entry + "': " + typeName + " has no attribute " + attribute
+                                + " (rapid-llm --PrintAttributes=" + typeName + " lists them)");
+        }
+        if (!Parses(value, info.checker))
+        {
+            throw SpecError(kVariable,
+                            "",
+                            "'" + entry + "': '" + value + "' is not a value of " + attribute + " ("
+                                + info.checker->GetUnderlyingTypeInformation() + ")");
+        }
+    }
+}
+
+void
+CheckPrintArguments(const std::vector<std::string>& ns3Args)
+{
+    for (const std::string& arg : ns3Args)
+    {
+        for (const std::string option : {"--PrintAttributes", "--PrintGroup"})
+        {
+            if (arg.rfind(option, 0) != 0
+                || (arg.size() > option.size() && arg[option.size()] != '='))
+            {
+                continue;
+            }
+            const std::string name =
+                arg.size() > option.size() ? arg.substr(option.size() + 1) : std::string();
+            bool known = false;
+            if (option == "--PrintAttributes")
+            {
+                TypeId tid;
+                known = !name.empty() && TypeId::LookupByNameFailSafe(name, &tid);
+            }
+            else
+            {
+                for (uint16_t i = 0; i < TypeId::GetRegisteredN() && !known; ++i)
+                {
+                    known = !name.empty() && TypeId::GetRegistered(i).GetGroupName() == name;
+                }
+            }
+            if (!known)
+            {
+                throw SpecError(
+                    kCommandLine,
+                    option.substr(2),
+                    (name.empty() ? std::string("needs a name") : "'" + name + "' is not known")
+                        + "; " + option + "=NAME, NAME from "
+                        + (option == "--PrintAttributes" ? "--PrintTypeIds" : "--PrintGroups"));
+            }
+        }
+    }
+}
+
+} // namespace rapidllm
+} // namespace ns3
