@@ -12,6 +12,7 @@
 #include "report-output.h"
 #include "study-plot.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,12 @@ ParseVary(const std::string& text, std::string& field)
         }
         // Each value must make a well-formed override (a value or a scale).
         SpecOverride::Parse(field + "=" + v, "command line");
+        if (std::find(values.begin(), values.end(), v) != values.end())
+        {
+            throw SpecError("command line",
+                            "vary",
+                            "'" + v + "' is given twice in '" + text + "'; give each value once");
+        }
         values.push_back(v);
     }
     if (text.back() == ',')
@@ -72,6 +79,34 @@ RunHardwareStudy(const JobOptions& options,
                  const std::string& routing,
                  bool symmetry)
 {
+    // The model's shape options are applied after the spec overrides, so a field one of them
+    // also sets would keep the option's value in every row, whatever the row's label says.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> shape = {
+        {"layers", {"model.layers"}},
+        {"hidden", {"model.hidden"}},
+        {"heads", {"model.heads", "model.kv_heads"}},
+        {"kv-heads", {"model.kv_heads"}},
+        {"ffn", {"model.ffn", "model.moe.expert_ffn"}},
+        {"vocab", {"model.vocab"}},
+    };
+    for (const auto& [option, fields] : shape)
+    {
+        const std::string given = options.Get(option);
+        if (given.empty())
+        {
+            continue;
+        }
+        // Every shape option also sets the head dimension (hidden / heads).
+        if (field == "model.head_dim"
+            || std::find(fields.begin(), fields.end(), field) != fields.end())
+        {
+            throw SpecError("command line",
+                            "vary",
+                            "'" + field + "' is also set by --" + option + "=" + given
+                                + ", which would override every varied value; drop --" + option
+                                + " (or vary another field)");
+        }
+    }
     std::vector<HardwareStudyRow> rows;
     for (const auto& value : values)
     {
@@ -111,7 +146,7 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
         if (p.feasible)
         {
             os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "")
-               << "," << (Inference(r) ? FormatNumber(p.tpotS) : "") << ","
+               << "," << (Inference(r) && p.tpotDefined ? FormatNumber(p.tpotS) : "") << ","
                << (Inference(r) ? "" : FormatNumber(p.tflopsPerGpu)) << ","
                << (Inference(r) ? "" : FormatNumber(p.mfu)) << "," << FormatNumber(p.computeS)
                << "," << FormatNumber(p.exposedCommS) << "," << FormatNumber(p.bubbleS) << ",";
@@ -189,7 +224,7 @@ WriteHardwareStudy(const std::string& dir,
         const double x = double(i);
         time.xLabels.push_back({x, rows[i].value});
         memory.xLabels.push_back({x, rows[i].value});
-        if (p.feasible)
+        if (p.feasible && (!inference || p.tpotDefined))
         {
             main.points.push_back({x, inference ? p.tpotS * 1e3 : p.stepTimeS});
             first.points.push_back({x, p.ttftS * 1e3});

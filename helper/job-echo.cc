@@ -161,8 +161,12 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
     j["software"] = software;
     j["set"] = job.overrides;
     j["job_file"] = job.jobFile;
-    j["backend"] = backend;
-    j["routing"] = routing.empty() ? job.hardware.network.routing : routing;
+    if (!backend.empty())
+    {
+        // A job that runs on the network (memory does not: no backend, no routing).
+        j["backend"] = backend;
+        j["routing"] = routing.empty() ? job.hardware.network.routing : routing;
+    }
     return j;
 }
 
@@ -181,9 +185,13 @@ InputText(const Json& j)
     {
         os << "# " << key << ": " << j.at(key).dump() << "\n";
     }
-    os << "# set: " << j.at("set").dump() << ", job file: " << j.at("job_file").dump()
-       << ", backend: " << j.at("backend").get<std::string>()
-       << ", routing: " << j.at("routing").get<std::string>() << "\n";
+    os << "# set: " << j.at("set").dump() << ", job file: " << j.at("job_file").dump();
+    if (j.contains("backend"))
+    {
+        os << ", backend: " << j.at("backend").get<std::string>()
+           << ", routing: " << j.at("routing").get<std::string>();
+    }
+    os << "\n";
     return os.str();
 }
 

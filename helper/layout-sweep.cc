@@ -71,6 +71,12 @@ LayoutSweep::GetSkipped() const
     return m_skipped;
 }
 
+std::string
+LayoutSweep::GetFirstSkipReason() const
+{
+    return m_firstSkip;
+}
+
 std::vector<RunSpec>
 LayoutSweep::Candidates()
 {
@@ -94,6 +100,7 @@ LayoutSweep::Candidates()
     }
     std::vector<RunSpec> out;
     m_skipped = 0;
+    m_firstSkip.clear();
     const uint32_t perShape =
         static_cast<uint32_t>(m_space.ep.size() * m_space.virtualStages.size()
                               * m_space.microBatch.size() * m_space.recompute.size());
@@ -106,6 +113,12 @@ LayoutSweep::Candidates()
                 if (tp == 0 || pp == 0 || cp == 0 || m_space.gpus % (uint64_t(tp) * pp * cp) != 0)
                 {
                     m_skipped += perShape;
+                    if (m_firstSkip.empty() && perShape > 0)
+                    {
+                        m_firstSkip = "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
+                                      + " x cp " + std::to_string(cp) + " does not divide the "
+                                      + std::to_string(m_space.gpus) + " GPUs";
+                    }
                     continue;
                 }
                 for (uint32_t ep : m_space.ep)
@@ -125,13 +138,22 @@ LayoutSweep::Candidates()
                                 run.parallel.virtualStages = vpp;
                                 run.microBatch = mbs;
                                 run.recompute = r;
-                                if (Complete(run))
+                                std::string why;
+                                if (Complete(run, why))
                                 {
                                     out.push_back(run);
                                 }
                                 else
                                 {
                                     ++m_skipped;
+                                    if (m_firstSkip.empty())
+                                    {
+                                        m_firstSkip = "tp " + std::to_string(tp) + ", pp "
+                                                      + std::to_string(pp) + ", cp "
+                                                      + std::to_string(cp) + ", ep "
+                                                      + std::to_string(ep) + ", mbs "
+                                                      + std::to_string(mbs) + ": " + why;
+                                    }
                                 }
                             }
                         }
@@ -144,7 +166,7 @@ LayoutSweep::Candidates()
 }
 
 bool
-LayoutSweep::Complete(RunSpec& run) const
+LayoutSweep::Complete(RunSpec& run, std::string& why) const
 {
     run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && run.parallel.tp > 1;
     if (!run.parallel.sequenceParallel)
@@ -170,8 +192,9 @@ LayoutSweep::Complete(RunSpec& run) const
         run.Validate(m_model, "sweep");
         return true;
     }
-    catch (const SpecError&)
+    catch (const SpecError& e)
     {
+        why = (e.GetField().empty() ? "" : e.GetField() + ": ") + e.GetMessage();
         return false;
     }
 }

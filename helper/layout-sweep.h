@@ -114,6 +114,12 @@ class LayoutSweep
     uint32_t GetSkipped() const;
 
     /**
+     * \return why the first layout skipped in the last Run() or Candidates() was, e.g. "tp 3 x
+     * pp 1 x cp 1 does not divide the 4 GPUs" ("" when none was)
+     */
+    std::string GetFirstSkipReason() const;
+
+    /**
      * \return the layouts of the space that pass RunSpec::Validate, in a fixed order (a
      * layout's index in it names the layout in a sweep's results.csv)
      */
@@ -129,9 +135,10 @@ class LayoutSweep
     /**
      * \brief Derives what follows from a layout's degrees (sequence parallelism and TP overlap
      * only where tp > 1, the uneven stage split) and validates it.
-     * \param[in,out] run the layout \return false if the model or batch rules it out
+     * \param[in,out] run the layout \param[out] why the reason, when it is ruled out
+     * \return false if the model or batch rules it out
      */
-    bool Complete(RunSpec& run) const;
+    bool Complete(RunSpec& run, std::string& why) const;
 
     ModelSpec m_model;       //!< the model
     HardwareSpec m_hardware; //!< the machine
@@ -139,6 +146,7 @@ class LayoutSweep
     SweepSpace m_space;      //!< what to try
     std::string m_backend;   //!< network backend
     uint32_t m_skipped = 0;  //!< invalid layouts in the last Run()
+    std::string m_firstSkip; //!< why the first of them was skipped
 };
 
 } // namespace rapidllm

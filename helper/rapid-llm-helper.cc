@@ -520,6 +520,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
         report.ttftS = ttft;
         report.tpotS =
             m_run.generatedTokens > 1 ? (report.stepTimeS - ttft) / (m_run.generatedTokens - 1) : 0;
+        report.tpotDefined = m_run.generatedTokens > 1;
         // Every data-parallel replica serves its own batch of requests.
         const double tokens = double(m_run.batch) * m_run.generatedTokens * m_run.parallel.dp;
         report.tokensPerSPerGpu =

@@ -153,9 +153,10 @@ RunReportCsv(const RunReport& r, bool perRank)
     }
     os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
           "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s,"
-          "tokens_per_s_per_gpu\n";
+          "tokens_per_s_per_gpu,energy_j,energy_per_token_j,avg_power_w,idle_energy_j,"
+          "compute_energy_j,nvlink_energy_j,network_energy_j\n";
     os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","
-       << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
+       << FormatNumber(r.ttftS) << "," << (r.tpotDefined ? FormatNumber(r.tpotS) : "") << ","
        << FormatNumber(r.tflopsPerGpu) << "," << FormatNumber(r.mfu) << ","
        << FormatNumber(r.computeS) << "," << FormatNumber(r.exposedCommS) << ","
        << FormatNumber(r.bubbleS) << "," << r.criticalRank << "," << (r.feasible ? "true" : "false")
@@ -168,7 +169,16 @@ RunReportCsv(const RunReport& r, bool perRank)
     {
         os << ",";
     }
-    os << "," << FormatNumber(r.hostWaitS) << "," << FormatNumber(r.tokensPerSPerGpu) << "\n";
+    os << "," << FormatNumber(r.hostWaitS) << "," << FormatNumber(r.tokensPerSPerGpu);
+    // The energy of --json (energy_j, energy_per_token_j, avg_power_w, energy_breakdown_j),
+    // empty where not known (no power model; energy per token in inference only).
+    auto energy = [&r](double v, bool applies = true)
+    {
+        return r.haveEnergy && applies ? FormatNumber(v) : std::string();
+    };
+    os << "," << energy(r.energyJ) << "," << energy(r.energyPerTokenJ, r.mode == "inference") << ","
+       << energy(r.avgPowerW) << "," << energy(r.idleEnergyJ) << "," << energy(r.computeEnergyJ)
+       << "," << energy(r.nvlinkEnergyJ) << "," << energy(r.networkEnergyJ) << "\n";
     return os.str();
 }
 

@@ -124,7 +124,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
         JobOptions check = base;
         check.Set("inflight-batches", "0");
-        check.ToSpecs();
+        const ResolvedJob job = check.ToSpecs();
+        if (space.tpotSloS > 0 && job.run.generatedTokens < 2)
+        {
+            // One generated token has no time between tokens to meet a target with.
+            throw SpecError(kCommandLine,
+                            "tpot-slo",
+                            "a time per output token target needs --gen of 2 or more (gen is "
+                                + std::to_string(job.run.generatedTokens)
+                                + ": no time between tokens); drop --tpot-slo or raise --gen");
+        }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
     std::string firstReason;

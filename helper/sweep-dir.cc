@@ -183,6 +183,29 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
     {
         throw SpecError(kCommandLine, "dirs", "no sweep folders to merge");
     }
+    // The merged folder is a new one: never one of the shards (whose files it would overwrite
+    // while reading them), nor a folder that already holds a sweep.
+    std::error_code ec;
+    for (const auto& dir : dirs)
+    {
+        if (fs::exists(out, ec) && fs::equivalent(out, dir, ec))
+        {
+            throw SpecError(kCommandLine,
+                            "out",
+                            "'" + out + "' is one of the folders to merge ('" + dir
+                                + "'); choose another --out");
+        }
+    }
+    for (const char* file : {"results.csv", "sweep.json"})
+    {
+        if (fs::exists(fs::path(out) / file, ec))
+        {
+            throw SpecError(kCommandLine,
+                            "out",
+                            "'" + out + "' already holds a sweep (" + file
+                                + "); choose another --out");
+        }
+    }
     Json common;
     std::string first;
     uint64_t count = 0;

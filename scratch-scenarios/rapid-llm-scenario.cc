@@ -15,8 +15,10 @@
 //   ranks: one per set of symmetric copies unless --symmetry=false) and reads the backend's
 //   link statistics.
 //
-//   build/bin/rapid-llm-scenario --model=gpt-1.7b --tp=1 --dp=32 --mbs=16 --gbs=512
+//   build/bin/rapid-llm-scenario --gpus=32 --mbs=16 --gbs=512 --recompute=full
 //   build/bin/rapid-llm-scenario --help
+// Its defaults are `rapid-llm run`'s (JobOptions': micro-batch 1, no recomputation, bf16, dp =
+// gpus / (tp x pp x cp)), but for the model, a small GPT.
 
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
@@ -86,13 +88,10 @@ int
 main(int argc, char** argv)
 {
     JobOptions job;
-    // This script's defaults (any job option can be given on its command line).
+    // This script's model (any job option can be given on its command line); the other defaults
+    // are JobOptions', those of `rapid-llm run`. A default dp here would make the documented
+    // one, gpus / (tp x pp x cp), unreachable: --gpus=8 --tp=2 would ask for 8 x 2 GPUs.
     job.SetDefault("model", "gpt-1.7b");
-    job.SetDefault("dp", "32");
-    job.SetDefault("mbs", "16");
-    job.SetDefault("gbs", "512");
-    job.SetDefault("recompute", "full");
-    job.SetDefault("dtype", "fp16");
     std::string backend = "flow";
     std::string routing;
     bool symmetry = true;

@@ -408,6 +408,59 @@ class CliBadInputTestCase : public TestCase
             {{"study", "hardware", "--out=" + dir + "/s"}, {"option --vary", "required"}},
             {{"study", "hardware", "--out=" + dir + "/s", "--vary=gpu.hbm_gib"},
              {"option --vary", "FIELD=V1,V2"}},
+            // A list item given twice (it would run, and report, the same thing twice).
+            {{"sweep", "--gpus=8", "--gbs=8", "--tp=2,2"}, {"option --tp", "'2'", "given twice"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--tp=2,02"}, {"option --tp", "'02'", "'2,02'"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--recompute=full,full"},
+             {"option --recompute", "'full'", "given twice"}},
+            {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--tp=2,2"},
+             {"option --tp", "'2'", "given twice"}},
+            {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--batch=2,2"},
+             {"option --batch", "'2'", "given twice"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1", "--factors=0.5,0.50"},
+             {"option --factors", "'0.50'", "given twice"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1", "--routing=ecmp,ecmp"},
+             {"option --routing", "'ecmp'", "given twice"}},
+            {{"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1;gpu0-gpu1"},
+             {"option --links", "'gpu0-gpu1'", "given twice"}},
+            {{"study", "hardware", "--out=" + dir + "/s", "--vary=gpu.hbm_gib=80,80"},
+             {"option --vary", "'80'", "given twice"}},
+            // No layout left: an error naming the first reason, as study serving's.
+            {{"sweep", "--model=gpt-1.7b", "--gpus=4", "--gbs=8", "--tp=3"},
+             {"option --gpus", "no layout", "tp 3 x pp 1 x cp 1 does not divide the 4 GPUs"}},
+            {{"sweep", "--model=gpt-1.7b", "--gpus=4", "--gbs=8", "--pp=64"},
+             {"option --gpus", "no layout", "pp 64"}},
+            // No time per output token with one generated token: no target to meet.
+            {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--gen=1", "--tpot-slo=0.001"},
+             {"option --tpot-slo", "--gen of 2 or more"}},
+            // A varied field a command-line option also sets would keep the option's value.
+            {{"study",
+              "hardware",
+              "--out=" + dir + "/s",
+              "--model=llama2-7b",
+              "--gpus=2",
+              "--tp=2",
+              "--gbs=2",
+              "--seq=256",
+              "--layers=4",
+              "--vary=model.layers=2,8"},
+             {"option --vary", "'model.layers'", "--layers=4"}},
+            // Every row of a fault study failed: the first row's error, and no files.
+            {{"study",
+              "faults",
+              "--out=" + dir + "/all-failed",
+              "--model=gpt-1.7b",
+              "--gpus=8",
+              "--tp=2",
+              "--pp=2",
+              "--gbs=8",
+              "--seq=1024",
+              "--links=tier:nvlink",
+              "--factors=0",
+              "--routing=fault-aware"},
+             {"every row failed", "fault-aware", "no path"}},
+            // An option where it has no effect is not listed, and so unknown.
+            {{"memory", "--granularity=fluid"}, {"unknown option --granularity"}},
             // Extensions.
             {{"run", "--load"}, {"option --load", "needs a value"}},
             {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
@@ -445,6 +498,9 @@ class CliBadInputTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(r.err.find("NS_ATTRIBUTE_DEFAULT"), std::string::npos, r.err);
             NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
         }
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/all-failed"),
+                              false,
+                              "a fault study whose rows all failed writes nothing");
         // An unknown command is exit 2 with the list of commands.
         CliResult r = RunCli({"frobnicate"}, dir);
         NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);

@@ -354,7 +354,18 @@ class CliMemoryObjectTestCase : public TestCase
             NS_TEST_ASSERT_MSG_EQ(run.status, 0, run.err);
             NS_TEST_ASSERT_MSG_EQ(memory.status, 0, memory.err);
             const Json fromRun = Json::parse(run.out).at("memory");
-            const Json fromMemory = Json::parse(memory.out);
+            Json fromMemory = Json::parse(memory.out);
+            // Beside the memory object, memory echoes its input as run does, without the
+            // network's backend and routing (it runs nothing on the network).
+            RAPIDLLM_REQUIRE_EQ(fromMemory.contains("input"), true, "memory --json: input");
+            Json input = fromMemory.at("input");
+            Json runInput = Json::parse(run.out).at("input");
+            NS_TEST_EXPECT_MSG_EQ(input.contains("backend"), false, "no backend");
+            NS_TEST_EXPECT_MSG_EQ(input.contains("routing"), false, "no routing");
+            runInput.erase("backend");
+            runInput.erase("routing");
+            NS_TEST_EXPECT_MSG_EQ(input.dump(), runInput.dump(), "the input run echoes");
+            fromMemory.erase("input");
             NS_TEST_EXPECT_MSG_EQ(fromRun.dump(), fromMemory.dump(), Joined(job));
             NS_TEST_EXPECT_MSG_EQ(fromRun.at("feasible").get<bool>(),
                                   Json::parse(run.out).at("feasible").get<bool>(),
@@ -386,6 +397,9 @@ class CliMemoryObjectTestCase : public TestCase
             megatron.out.find("One change at a time"), std::string::npos, "it fits: no changes");
         NS_TEST_EXPECT_MSG_NE(
             megatron.out.find("Assumed: Megatron-LM"), std::string::npos, megatron.out);
+        // The text echo leaves out what does not apply (no "backend: , routing: ...").
+        NS_TEST_EXPECT_MSG_NE(megatron.out.find("# set: "), std::string::npos, megatron.out);
+        NS_TEST_EXPECT_MSG_EQ(megatron.out.find("backend:"), std::string::npos, megatron.out);
         CliResult apex =
             RunCli(Cat({"memory", "--memory-layout=apex", "--zero=1"}, kSmallTraining), dir);
         NS_TEST_ASSERT_MSG_EQ(apex.status, 0, apex.err);
@@ -762,6 +776,71 @@ class CliCsvTestCase : public TestCase
             NS_TEST_EXPECT_MSG_GT(Number(row.at("compute_path_ns")), 0, "compute");
         }
 
+        // run: one row; the energy of --json at its end; no time per output token with one
+        // generated token (empty), where --json has null.
+        const std::vector<std::string> runColumns = {"mode",
+                                                     "gpus",
+                                                     "backend",
+                                                     "step_time_s",
+                                                     "ttft_s",
+                                                     "tpot_s",
+                                                     "tflops_per_gpu",
+                                                     "mfu",
+                                                     "compute_s",
+                                                     "exposed_comm_s",
+                                                     "bubble_s",
+                                                     "critical_rank",
+                                                     "feasible",
+                                                     "peak_memory_gib",
+                                                     "capacity_gib",
+                                                     "host_s",
+                                                     "tokens_per_s_per_gpu",
+                                                     "energy_j",
+                                                     "energy_per_token_j",
+                                                     "avg_power_w",
+                                                     "idle_energy_j",
+                                                     "compute_energy_j",
+                                                     "nvlink_energy_j",
+                                                     "network_energy_j"};
+        CsvTable rt = CsvOf(Cat({"run", "--csv"}, kSmallTraining), runColumns, dir);
+        const Json rj = Json::parse(RunCli(Cat({"run", "--json"}, kSmallTraining), dir).out);
+        RAPIDLLM_REQUIRE_EQ(rt.rows.size(), 1u, "run: one row");
+        ExpectNumber(rt.rows[0].at("step_time_s"), rj.at("step_time_s"), "run step");
+        ExpectNumber(rt.rows[0].at("energy_j"), rj.at("energy_j"), "run energy");
+        ExpectNumber(rt.rows[0].at("avg_power_w"), rj.at("avg_power_w"), "run power");
+        for (const char* part : {"idle", "compute", "nvlink", "network"})
+        {
+            ExpectNumber(rt.rows[0].at(std::string(part) + "_energy_j"),
+                         rj.at("energy_breakdown_j").at(part),
+                         std::string("run energy: ") + part);
+        }
+        NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("energy_per_token_j"), "", "training: no tokens");
+        const std::vector<std::string> oneToken = {
+            "--model=llama2-7b", "--mode=inference", "--layers=2", "--prompt=128", "--gen=1"};
+        CsvTable ri = CsvOf(Cat({"run", "--csv"}, oneToken), runColumns, dir);
+        const Json ij = Json::parse(RunCli(Cat({"run", "--json"}, oneToken), dir).out);
+        RAPIDLLM_REQUIRE_EQ(ri.rows.size(), 1u, "run: one row");
+        NS_TEST_EXPECT_MSG_EQ(ri.rows[0].at("tpot_s"), "", "one generated token: no TPOT");
+        NS_TEST_EXPECT_MSG_EQ(ij.at("tpot_s").is_null(), true, "null in JSON: " << ij.dump());
+        ExpectNumber(ri.rows[0].at("energy_per_token_j"),
+                     ij.at("energy_per_token_j"),
+                     "run energy per token");
+        const std::string text = RunCli(Cat({"run"}, oneToken), dir).out;
+        NS_TEST_EXPECT_MSG_NE(text.find("time per output token    n/a (one generated token)"),
+                              std::string::npos,
+                              text);
+        // Energy in one form, four significant digits.
+        NS_TEST_EXPECT_MSG_EQ(
+            std::regex_search(text, std::regex("energy per step +[0-9]\\.[0-9]{3}e[+-][0-9]+ J\n")),
+            true,
+            text);
+        const Json two = Json::parse(
+            RunCli(
+                {"run", "--json", "--model=llama2-7b", "--mode=inference", "--layers=2", "--gen=2"},
+                dir)
+                .out);
+        NS_TEST_EXPECT_MSG_GT(two.at("tpot_s").get<double>(), 0.0, "two tokens: a TPOT");
+
         // collective: the result's row, or with --links the link table.
         const std::vector<std::string> collArgs = {
             "collective", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=64MiB"};
@@ -980,6 +1059,74 @@ class CliHelpListsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief What the help says matches what the commands do: --granularity where collectives run
+ * only, collective's summary names both networks, study hardware names memory.png and prints
+ * MFU as run does (a percentage).
+ */
+class CliHelpConsistencyTestCase : public TestCase
+{
+  public:
+    CliHelpConsistencyTestCase()
+        : TestCase("help lists what applies; study hardware prints MFU as run does")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("help-consistency");
+        auto help = [&](const std::vector<std::string>& command)
+        {
+            CliResult r = RunCli(Cat(command, {"--help"}), dir);
+            return r.out + r.err;
+        };
+        for (const char* command :
+             {"memory", "trace", "gemm", "attention", "presets", "merge", "trace-info"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(help({command}).find("--granularity"),
+                                  std::string::npos,
+                                  command << " does not run collectives");
+        }
+        for (const char* command : {"run", "replay", "sweep", "collective", "xval"})
+        {
+            NS_TEST_EXPECT_MSG_NE(help({command}).find("--granularity"),
+                                  std::string::npos,
+                                  command << " runs collectives");
+        }
+        CliResult usage = RunCli({"--help"}, dir);
+        const std::size_t at = usage.out.find("  collective ");
+        RAPIDLLM_REQUIRE_EQ((at != std::string::npos), true, usage.out);
+        const std::string line = usage.out.substr(at, usage.out.find('\n', at) - at);
+        NS_TEST_EXPECT_MSG_NE(line.find("packet"), std::string::npos, line);
+        NS_TEST_EXPECT_MSG_NE(help({"study", "hardware"}).find("step-time.png and memory.png"),
+                              std::string::npos,
+                              "study hardware --out names memory.png");
+
+        CliResult study = RunCli({"study",
+                                  "hardware",
+                                  "--model=llama2-7b",
+                                  "--gpus=2",
+                                  "--tp=2",
+                                  "--gbs=2",
+                                  "--seq=256",
+                                  "--vary=model.layers=2,4",
+                                  "--out=" + dir + "/hw"},
+                                 dir);
+        NS_TEST_ASSERT_MSG_EQ(study.status, 0, study.err);
+        const Json rows = Json::parse(ReadText(dir + "/hw/results.json")).at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "two rows");
+        NS_TEST_EXPECT_MSG_EQ(rows.at(0).at("input").at("model").at("layers").get<uint32_t>(),
+                              2u,
+                              "the varied value ran");
+        char mfu[32];
+        std::snprintf(
+            mfu, sizeof(mfu), "%.1f %%", 100 * rows.at(0).at("report").at("mfu").get<double>());
+        NS_TEST_EXPECT_MSG_NE(study.out.find(mfu), std::string::npos, mfu << " in " << study.out);
+        std::filesystem::remove_all(dir);
+    }
+};
+
 /** \brief The outputs of the command line. */
 class CliOutputTestSuite : public TestSuite
 {
@@ -993,6 +1140,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);
         AddTestCase(new CliHelpListsTestCase, TestCase::QUICK);
+        AddTestCase(new CliHelpConsistencyTestCase, TestCase::QUICK);
     }
 };
 

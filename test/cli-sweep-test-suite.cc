@@ -232,6 +232,83 @@ class CliSweepTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief What a sweep's folder is kept from: merge never writes into one of its shards or over
+ * another sweep, and a sweep that fails on an input error takes back the folder it started.
+ */
+class CliSweepFolderTestCase : public TestCase
+{
+  public:
+    CliSweepFolderTestCase()
+        : TestCase("merge refuses its inputs and other sweeps as --out; a failed sweep leaves "
+                   "nothing")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-folder");
+        const std::vector<std::string> small = {
+            "sweep", "--model=gpt-1.7b", "--gpus=4", "--gbs=8", "--tp=1,2", "--mbs=1"};
+        for (const char* shard : {"1", "2"})
+        {
+            CliResult s = RunCli(Cat(small,
+                                     {"--workers=1",
+                                      "--shard=" + std::string(shard) + "/2",
+                                      "--out=" + dir + "/sh_" + shard}),
+                                 dir);
+            NS_TEST_ASSERT_MSG_EQ(s.status, 0, s.err);
+        }
+        const std::string shard1 = ReadText(dir + "/sh_1/results.csv");
+        // --out one of the shards (as given, or spelled another way).
+        for (const std::string& out : {dir + "/sh_1", dir + "/./sh_2/"})
+        {
+            CliResult r = RunCli({"merge", dir + "/sh_1", dir + "/sh_2", "--out=" + out}, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+            NS_TEST_EXPECT_MSG_NE(
+                r.err.find("option --out"), std::string::npos, "names the option: " + r.err);
+            NS_TEST_EXPECT_MSG_NE(
+                r.err.find("is one of the folders to merge"), std::string::npos, r.err);
+        }
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/sh_1/results.csv"), shard1, "the shard is kept");
+        // A folder that holds a sweep (either file) is not overwritten.
+        CliResult merged =
+            RunCli({"merge", dir + "/sh_1", dir + "/sh_2", "--out=" + dir + "/merged"}, dir);
+        NS_TEST_ASSERT_MSG_EQ(merged.status, 0, merged.err);
+        const std::string victim = dir + "/victim";
+        std::filesystem::create_directories(victim);
+        std::ofstream(victim + "/sweep.json") << "{}";
+        for (const std::string& out : {dir + "/merged", victim})
+        {
+            CliResult r = RunCli({"merge", dir + "/sh_1", dir + "/sh_2", "--out=" + out}, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+            NS_TEST_EXPECT_MSG_NE(r.err.find("already holds a sweep"), std::string::npos, r.err);
+        }
+        NS_TEST_EXPECT_MSG_EQ(ReadText(victim + "/sweep.json"), "{}", "the other sweep is kept");
+
+        // A sweep failing on an input error in its first layout (a dead GPU cuts every pair)
+        // removes the folder it started, or its files from a folder that was there, so that
+        // the same command runs again once fixed.
+        const std::vector<std::string> cut = Cat(small, {"--workers=1", "--fault=gpu0"});
+        CliResult fresh = RunCli(Cat(cut, {"--out=" + dir + "/fresh"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(fresh.status, 2, fresh.err);
+        NS_TEST_EXPECT_MSG_NE(fresh.err.find("no path"), std::string::npos, fresh.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/fresh"), false, "folder removed");
+        std::filesystem::create_directories(dir + "/there");
+        std::ofstream(dir + "/there/notes.txt") << "mine";
+        CliResult there = RunCli(Cat(cut, {"--out=" + dir + "/there"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(there.status, 2, there.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/there/results.csv"), false, "");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/there/sweep.json"), false, "");
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/there/notes.txt"), "mine", "the user's file kept");
+        CliResult again = RunCli(Cat(small, {"--workers=1", "--out=" + dir + "/there"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(again.status, 0, "fixed, it runs: " + again.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief The sweep's command-line tests.
  */
 class CliSweepTestSuite : public TestSuite
@@ -241,6 +318,7 @@ class CliSweepTestSuite : public TestSuite
         : TestSuite("rapid-llm-cli-sweep", UNIT)
     {
         AddTestCase(new CliSweepTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
     }
 };
 

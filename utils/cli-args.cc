@@ -9,9 +9,11 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,6 +30,12 @@ OptionError(const std::string& name, const std::string& message)
 }
 
 } // namespace
+
+std::string
+CliArgs::Repeated(const std::string& item, const std::string& value)
+{
+    return "'" + item + "' is given twice in '" + value + "'; give each value once";
+}
 
 CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc, char** argv)
     : m_command(command)
@@ -165,6 +173,7 @@ CliArgs::CheckValue(const CliOption& option, const std::string& value) const
         throw OptionError(name, "needs a value (--" + name + "=VALUE): " + option.Allowed());
     }
     const bool list = option.listIn.count(m_command) > 0;
+    std::set<std::string> seen;
     for (const std::string& item : Items(option, value))
     {
         if (option.kind == OptionKind::TEXT && item.empty())
@@ -176,6 +185,15 @@ CliArgs::CheckValue(const CliOption& option, const std::string& value) const
         {
             const std::string got = "'" + item + "'" + (list ? " (in '" + value + "')" : "");
             throw OptionError(name, got + " " + why);
+        }
+        // A list item given twice would run (and report) the same thing twice.
+        uint64_t number = 0;
+        const std::string key = option.kind == OptionKind::COUNT && ParseWholeNumber(item, number)
+                                    ? std::to_string(number)
+                                    : item;
+        if (list && !seen.insert(key).second)
+        {
+            throw OptionError(name, Repeated(item, value));
         }
     }
 }
@@ -202,7 +220,7 @@ CliArgs::Text(const std::string& name) const
 }
 
 std::vector<std::string>
-CliArgs::Items(const std::string& name, char separator) const
+CliArgs::Items(const std::string& name, char separator, bool distinct) const
 {
     const std::string text = Text(name);
     std::vector<std::string> items;
@@ -213,6 +231,10 @@ CliArgs::Items(const std::string& name, char separator) const
         if (item.empty())
         {
             throw SpecError(kCommandLine, name, "an empty item in '" + text + "'");
+        }
+        if (distinct && std::find(items.begin(), items.end(), item) != items.end())
+        {
+            throw SpecError(kCommandLine, name, Repeated(item, text));
         }
         items.push_back(item);
     }

@@ -44,9 +44,17 @@ class CliArgs
     std::string Text(const std::string& name) const;
     /**
      * \return the items of a TEXT option's value separated by \p separator: at least one,
-     * each non-empty (else an error naming the option)
+     * each non-empty and, unless \p distinct is false, none given twice (else an error naming
+     * the option and the item)
      */
-    std::vector<std::string> Items(const std::string& name, char separator) const;
+    std::vector<std::string> Items(const std::string& name,
+                                   char separator,
+                                   bool distinct = true) const;
+    /**
+     * \return the message for \p item given twice in the list \p value: "'2' is given twice
+     * in '2,2'; give each value once"
+     */
+    static std::string Repeated(const std::string& item, const std::string& value);
     /** \return every value given for a repeatable option, in order */
     std::vector<std::string> Texts(const std::string& name) const;
     /** \return a FLAG's value */

@@ -59,7 +59,7 @@ ParseBeside(const CliArgs& args, uint32_t gpus)
     {
         return transfers;
     }
-    for (const auto& item : args.Items("beside", ','))
+    for (const auto& item : args.Items("beside", ',', false))
     {
         const auto gt = item.find('>');
         const auto colon = item.find(':');
@@ -208,7 +208,7 @@ RunCollectiveCommand(const CliArgs& args)
 
 static CliCommandRegistrar g_collectiveCommand(
     "collective",
-    "run one collective on the flow-level network",
+    "run one collective on a cluster's network (flow- or packet-level)",
     "Runs one collective among the first N GPUs of a machine on the flow-level (or ns-3 "
     "packet-level) network and prints its completion time, algorithm bandwidth and bus bandwidth "
     "(as nccl-tests define them).",

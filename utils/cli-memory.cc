@@ -37,8 +37,12 @@ RunMemoryCommand(const CliArgs& args)
     MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
     if (args.Flag("json"))
     {
-        // The same object as the "memory" field of `rapid-llm run --json`.
-        std::cout << DumpJson(report);
+        // The same object as the "memory" field of `rapid-llm run --json`, with the job's input
+        // beside it (as run echoes it, without a network backend or routing: nothing runs on
+        // the network).
+        Json j = report;
+        j["input"] = JobInputJson(job, "", "");
+        std::cout << DumpJson(j);
         return 0;
     }
     if (args.Flag("csv"))

@@ -424,7 +424,9 @@ MakeOptions()
             .For({"study faults"}),
         Text("vary",
              "FIELD=V1,V2,...: a spec field (as --set names it) and its values, each a value or a "
-             "scale (0.5x); one row per value",
+             "scale (0.5x); one row per value. A field a job option also sets (model.layers with "
+             "--layers; likewise --hidden, --heads, --kv-heads, --ffn, --vocab) is refused, as "
+             "the option would win in every row",
              "")
             .For({"study hardware"})
             .RequiredIn({"study hardware"}),
@@ -550,8 +552,8 @@ MakeOptions()
                     "directory for results.csv, results.json and slowdown.png (created if "
                     "missing)")
             .HelpIn("study hardware",
-                    "directory for results.csv, results.json and step-time.png (created if "
-                    "missing)")
+                    "directory for results.csv, results.json, step-time.png and memory.png "
+                    "(created if missing)")
             .HelpIn("sweep",
                     "directory for results.csv (a row appended as each layout finishes, ranked "
                     "at the end) and sweep.json (the inputs)")
@@ -626,7 +628,15 @@ MakeOptions()
                 return std::vector<std::string>{"auto", "fluid", "message"};
             },
             "")
-            .For({"*"}),
+            .For({"run",
+                  "replay",
+                  "sweep",
+                  "collective",
+                  "xval",
+                  "validate",
+                  "study faults",
+                  "study hardware",
+                  kServing}),
         Flag("timing",
              "report wall-clock and CPU time (on stderr, and per row in validate and xval); off by "
              "default so that the same inputs give byte-identical output",

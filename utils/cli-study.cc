@@ -13,6 +13,7 @@
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -58,6 +59,13 @@ RunStudyFaultsCommand(const CliArgs& args)
                                 + "' is not a bandwidth factor; allowed: 0 (dead link) or "
                                   "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
         }
+        if (std::find(config.factors.begin(), config.factors.end(), factor) != config.factors.end())
+        {
+            throw SpecError(kCommandLine,
+                            "factors",
+                            "'" + f + "' is given twice in '" + args.Text("factors")
+                                + "' (as a number); give each value once");
+        }
         config.factors.push_back(factor);
     }
     config.routings = args.Items("routing", ',');
@@ -65,6 +73,20 @@ RunStudyFaultsCommand(const CliArgs& args)
     config.topLinks = static_cast<uint32_t>(args.Count("top-links"));
     config.packetCheck = static_cast<uint32_t>(args.Count("packet-check"));
     FaultStudyResult result = RunFaultStudy(job, config);
+    // A study without a single row that ran has nothing to show: the first row's error, and no
+    // files.
+    if (!result.rows.empty()
+        && std::none_of(result.rows.begin(),
+                        result.rows.end(),
+                        [](const FaultStudyRow& r)
+                        {
+                            return r.ok;
+                        }))
+    {
+        const FaultStudyRow& r = result.rows.front();
+        throw Error("every row failed; the first (" + r.routing + ", links " + r.links + ", factor "
+                    + FormatNumber(r.factor) + "): " + r.error);
+    }
     WriteFaultStudy(args.Text("out"), job, config, result);
 
     if (args.Flag("json"))
@@ -177,11 +199,30 @@ RunStudyHardwareCommand(const CliArgs& args)
         const RunReport& p = r.report;
         if (p.feasible)
         {
-            std::printf("  %-12s %-5s %14.4f %12.4f %12.2f of %.2f\n",
+            // MFU as run prints it, a percentage; no TPOT with one generated token.
+            char time[32];
+            char second[32];
+            if (inference && !p.tpotDefined)
+            {
+                std::snprintf(time, sizeof(time), "n/a");
+            }
+            else
+            {
+                std::snprintf(time, sizeof(time), "%.4f", inference ? p.tpotS * 1e3 : p.stepTimeS);
+            }
+            if (inference)
+            {
+                std::snprintf(second, sizeof(second), "%.4f", p.ttftS * 1e3);
+            }
+            else
+            {
+                std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
+            }
+            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f\n",
                         r.value.c_str(),
                         "yes",
-                        inference ? p.tpotS * 1e3 : p.stepTimeS,
-                        inference ? p.ttftS * 1e3 : p.mfu,
+                        time,
+                        second,
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30));
         }
@@ -217,7 +258,9 @@ static CliCommandRegistrar g_studyHardware(
     "a job on variants of its hardware (or model): one spec field varied",
     "Runs a job (training or inference) once per value of one spec field (--vary "
     "FIELD=V1,V2,..., FIELD as --set names it, each value a value or a scale such as 0.5x) and "
-    "writes DIR/results.csv, DIR/results.json, DIR/step-time.png and DIR/memory.png.",
+    "writes DIR/results.csv, DIR/results.json, DIR/step-time.png and DIR/memory.png. A field "
+    "that a job option also sets (model.layers and --layers, and so on) is refused: the option "
+    "would override every varied value.",
     RunStudyHardwareCommand);
 
 } // namespace rapidllm

@@ -293,6 +293,15 @@ RunSweepCommand(const CliArgs& args)
     LayoutSweep sweep(m, h, base, space, args.Text("backend"));
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();
+    if (candidates.empty())
+    {
+        // Nothing to run is a mistake in the lists, as in `study serving`.
+        throw SpecError(kCommandLine,
+                        "gpus",
+                        "no layout of the lists is valid for the model on "
+                            + std::to_string(space.gpus) + " GPUs (" + sweep.GetFirstSkipReason()
+                            + ")");
+    }
 
     // The inputs, echoed in DIR/sweep.json; a resumed or merged sweep must have the same.
     Json inputs = Json::object();
@@ -362,10 +371,34 @@ RunSweepCommand(const CliArgs& args)
     }
     std::map<uint64_t, SweepRow> rows;
     std::unique_ptr<SweepDir> dir;
+    // A sweep that starts its folder and then fails on an input error takes back what it wrote
+    // (a re-run would otherwise be refused as "already holds a sweep"); a resumed one keeps it.
+    const bool fresh = !out.empty() && !args.Flag("resume");
+    const bool hadDir = !out.empty() && std::filesystem::exists(out);
+    bool started = false;
+    auto takeBack = [&]()
+    {
+        if (!started)
+        {
+            return;
+        }
+        dir.reset(); // closes results.csv
+        std::error_code ec;
+        for (const char* file : {"results.csv", "sweep.json", "sweep.png"})
+        {
+            std::filesystem::remove(std::filesystem::path(out) / file, ec);
+        }
+        if (!hadDir)
+        {
+            std::filesystem::remove(out, ec); // only if empty
+        }
+    };
     if (!out.empty())
     {
         dir = std::make_unique<SweepDir>(out, inputs, shardIndex, shardCount);
-        for (const SweepRow& r : dir->Open(args.Flag("resume")))
+        const std::vector<SweepRow> before = dir->Open(args.Flag("resume"));
+        started = fresh;
+        for (const SweepRow& r : before)
         {
             if (r.layout >= candidates.size() || r.layout % shardCount != shardIndex - 1)
             {
@@ -476,6 +509,7 @@ RunSweepCommand(const CliArgs& args)
     {
         std::signal(SIGINT, oldInt);
         std::signal(SIGTERM, oldTerm);
+        takeBack();
         throw;
     }
     std::signal(SIGINT, oldInt);

@@ -109,7 +109,8 @@ main(int argc, char** argv)
             CheckAttributeDefaults(); // before any object reads them
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
-            if (options->Has("granularity"))
+            const CliOption* granularity = FindCliOption("granularity", c.name);
+            if (granularity && granularity->TakenBy(c.name) && options->Has("granularity"))
             {
                 // Every engine, replayer and helper of the command runs collectives so.
                 for (const char* a : {"ns3::rapidllm::CollectiveEngine::Granularity",

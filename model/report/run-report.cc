@@ -42,7 +42,8 @@ to_json(Json& j, const RunReport& r)
     if (r.mode == "inference")
     {
         j["ttft_s"] = r.ttftS;
-        j["tpot_s"] = r.tpotS;
+        // Undefined with one generated token: null, not a time of 0.
+        j["tpot_s"] = r.tpotDefined ? Json(r.tpotS) : Json(nullptr);
         j["tokens_per_s_per_gpu"] = r.tokensPerSPerGpu;
     }
     if (r.mode == "training")
@@ -141,7 +142,8 @@ RunReport::ToText() const
     if (mode == "inference")
     {
         text += line("time to first token", num("%.2f ms", ttftS * 1e3));
-        text += line("time per output token", num("%.2f ms", tpotS * 1e3));
+        text += line("time per output token",
+                     tpotDefined ? num("%.2f ms", tpotS * 1e3) : "n/a (one generated token)");
         text += line("throughput", num("%.1f tokens/s per GPU", tokensPerSPerGpu));
     }
     if (mode == "training")
@@ -190,10 +192,11 @@ RunReport::ToText() const
     }
     if (haveEnergy)
     {
-        text += line("energy per step", num("%.4g J", energyJ));
+        // Four significant digits, always in one form (%.4g gave "9e+06" and "2.404e+04").
+        text += line("energy per step", num("%.3e J", energyJ));
         if (mode == "inference")
         {
-            text += line("energy per token", num("%.4g J", energyPerTokenJ));
+            text += line("energy per token", num("%.3e J", energyPerTokenJ));
         }
         text += line("average power per GPU", num("%.1f W", avgPowerW));
     }
