@@ -165,17 +165,14 @@ OptionSpec::Allowed() const
 std::string
 OptionSpec::HelpText(const std::string& text, bool list, bool modeNote, bool required) const
 {
-    if (kind == OptionKind::FLAG)
-    {
-        return text + " (true or false)";
-    }
-    std::string allowed = Allowed();
-    if (kind == OptionKind::TEXT)
+    const bool flag = kind == OptionKind::FLAG;
+    std::string allowed = flag ? "true or false" : Allowed();
+    if (!flag && kind == OptionKind::TEXT)
     {
         std::vector<std::string> names = NamesOf(choices);
         allowed = names.empty() ? std::string() : "known: " + JoinNames(names);
     }
-    if (list)
+    if (list && !flag)
     {
         allowed = "a comma-separated list; each " + allowed;
     }

@@ -467,6 +467,8 @@ ServingStudyJson(const ServingStudy& study,
     layout["cp"] = first.run.parallel.cp;
     input["layout"] = layout;
     input["software"]["batch"] = Json(space.batch);
+    // Batches in flight follow each row's pipeline: the setting, not the first row's value.
+    input["software"]["inflight_batches"] = first.run.inflightBatches;
     Json j;
     j["input"] = input;
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];

@@ -762,6 +762,9 @@ class HuggingFaceTestCase : public TestCase
              With(llamaText, "\"llama\"", "\"qwen3\", \"attention_bias\": true"),
              {"attention_bias", "allowed: false"}},
             {"a JSON syntax error", "{\"model_type\": \"llama\",", {"bad.json", "JSON"}},
+            {"a key given twice",
+             With(llamaText, "\"llama\"", "\"llama\", \"num_hidden_layers\": 3"),
+             {"bad.json", "num_hidden_layers", "given twice"}},
         };
         for (const auto& c : cases)
         {

@@ -102,7 +102,11 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     {
         throw SpecError(g.name,
                         "attention",
-                        "no attention tiling fits head dimension " + std::to_string(s.headDim));
+                        "no fused (flash) attention tiling fits head dimension "
+                            + std::to_string(s.headDim)
+                            + " in this GPU's shared memory and registers (shared_memory_per_"
+                              "block_kib, registers_per_sm); a smaller head_dim, or the "
+                              "unfused kernel (--attention=standard)");
     }
     NS_LOG_LOGIC("flash forward " << s.batch << "x" << s.heads << " heads, " << s.queryLen << "/"
                                   << s.kvLen << " tokens, d " << s.headDim

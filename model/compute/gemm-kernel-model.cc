@@ -336,7 +336,11 @@ BestGemmCost(const GpuSpec& g,
     }
     if (!found)
     {
-        throw SpecError(g.name, "gpu", "no GEMM tiling fits this GPU's SM");
+        throw SpecError(g.name,
+                        "gpu",
+                        "no GEMM tiling fits this GPU's SM: its shared_memory_per_block_kib, "
+                        "registers_per_sm and max_threads_per_sm hold no block tile of "
+                        "16..256 x 64..256 with 2..5 pipeline stages");
     }
     NS_LOG_LOGIC("gemm " << m << "x" << n << "x" << k << " batch " << batch << " " << ToString(type)
                          << ": " << best.tiling.blockM << "x" << best.tiling.blockN << "x"

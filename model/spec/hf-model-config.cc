@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace ns3 {
 namespace rapidllm {
@@ -568,14 +569,39 @@ YAML::Node
 HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& source)
 {
     Json json;
+    // JSON lets a key repeat (the last one wins); a config that gives num_hidden_layers twice
+    // is a damaged one, refused as a YAML file's repeated key is.
+    std::vector<std::set<std::string>> keys; // per open object
+    std::string repeated;
+    auto watch = [&](int /* depth */, Json::parse_event_t event, Json& parsed)
+    {
+        if (event == Json::parse_event_t::object_start)
+        {
+            keys.emplace_back();
+        }
+        else if (event == Json::parse_event_t::object_end && !keys.empty())
+        {
+            keys.pop_back();
+        }
+        else if (event == Json::parse_event_t::key && !keys.empty() && repeated.empty()
+                 && !keys.back().insert(parsed.get<std::string>()).second)
+        {
+            repeated = parsed.get<std::string>();
+        }
+        return true;
+    };
     try
     {
-        json = Json::parse(text);
+        json = Json::parse(text, watch);
     }
     catch (const Json::exception& e)
     {
         throw SpecError(
             source, "", std::string("not a valid JSON Hugging Face config: ") + e.what());
+    }
+    if (!repeated.empty())
+    {
+        throw SpecError(source, repeated, "is given twice; a key appears once in a config");
     }
     if (!json.is_object())
     {

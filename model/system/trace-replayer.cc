@@ -427,9 +427,13 @@ TraceReplayer::Trip(const std::string& cause)
         }
         break;
     }
-    os << "). Raise the attribute ns3::rapidllm::TraceReplayer::"
-       << (cause.find("MaxEvents") != std::string::npos ? "MaxEvents" : "MaxSimulatedTime")
-       << " if the job is legitimately this long.";
+    const std::string attribute =
+        std::string("ns3::rapidllm::TraceReplayer::")
+        + (cause.find("MaxEvents") != std::string::npos ? "MaxEvents" : "MaxSimulatedTime");
+    os << "). A rate far too low (a bandwidth or clock in the hardware spec or a --set) makes a "
+          "replay this long; if the job legitimately is, raise the attribute "
+       << attribute << " (in a scenario script, or for the command NS_ATTRIBUTE_DEFAULT='"
+       << attribute << "=VALUE').";
     m_tripped = os.str();
     NS_LOG_WARN(m_tripped);
     Simulator::Stop();

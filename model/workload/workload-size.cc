@@ -157,6 +157,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
                 m * (layers * perLayer + uint64_t(p.virtualStages) * kTrainingPassNodes) + buckets
                 + layers;
             size.nodes += nodes;
+            size.bucketNodes += buckets;
             size.largestStage = std::max(size.largestStage, nodes);
         }
     }
@@ -209,6 +210,14 @@ CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string&
         os << "the job's graphs would hold about " << Millions(double(size.nodes))
            << " nodes (about " << Bytes(size.hostBytes) << " of host memory), above the limit of "
            << Millions(double(kMaxWorkloadNodes)) << " nodes: they grow with ";
+        if (2 * size.bucketNodes > size.nodes)
+        {
+            // Most are gradient buckets: the parameters, not the schedule, are the cause.
+            os << "the gradient buckets, one per bucket_mib (" << run.bucketBytes / double(1 << 20)
+               << " MiB) of each stage's gradients: the "
+               << "model's widths (hidden, ffn, experts, vocab) make its parameters too many";
+            throw SpecError(source, "bucket_mib", os.str());
+        }
         if (training)
         {
             os << "micro-batches per pipeline (global_batch / (micro_batch x dp) = "

@@ -24,6 +24,7 @@ struct WorkloadSize
 {
     uint64_t nodes = 0;         //!< nodes of all stage graphs together
     uint64_t largestStage = 0;  //!< nodes of the largest stage graph
+    uint64_t bucketNodes = 0;   //!< of the nodes, training's gradient buckets
     double hostBytes = 0;       //!< host memory those nodes take through a replay (estimate)
     double largestTensor = 0;   //!< bytes of the largest tensor on one GPU
     double attentionScores = 0; //!< elements of one rank's attention matrix (batch x heads x s^2)
