@@ -183,7 +183,7 @@ HardwareStudyJson(const std::string& field,
     return j;
 }
 
-void
+bool
 WriteHardwareStudy(const std::string& dir,
                    const std::string& field,
                    const std::vector<HardwareStudyRow>& rows,
@@ -201,7 +201,7 @@ WriteHardwareStudy(const std::string& dir,
 
     if (rows.empty())
     {
-        return;
+        return false;
     }
     const bool inference = Inference(rows.front());
     PlotSpec time;
@@ -246,6 +246,7 @@ WriteHardwareStudy(const std::string& dir,
         WritePlotPng((out / "step-time.png").string(), time);
     }
     WritePlotPng((out / "memory.png").string(), memory);
+    return !time.series.empty();
 }
 
 } // namespace rapidllm

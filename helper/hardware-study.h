@@ -71,8 +71,9 @@ std::string HardwareStudyCsv(const std::string& field, const std::vector<Hardwar
  * DIR/memory.png (peak memory per GPU against the capacity).
  * \param dir the directory (created) \param field the field \param rows the rows
  * \param backend the backend \param routing the routing ("" = the hardware's)
+ * \return whether DIR/step-time.png was drawn (not when no variant fits)
  */
-void WriteHardwareStudy(const std::string& dir,
+bool WriteHardwareStudy(const std::string& dir,
                         const std::string& field,
                         const std::vector<HardwareStudyRow>& rows,
                         const std::string& backend,

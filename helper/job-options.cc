@@ -510,6 +510,31 @@ JobOptions::ToSpecs() const
         withFile.ReadJobFile();
         return withFile.ToSpecs();
     }
+    try
+    {
+        return Resolve();
+    }
+    catch (const SpecError& e)
+    {
+        // A value the job file gave (and the command line did not) is the job file's error.
+        if (e.GetFile() == kCommandLine)
+        {
+            for (const auto& [name, key] : m_fileKeys)
+            {
+                const OptionSpec& o = Option(name);
+                if (!Has(name) && (o.name == e.GetField() || o.field == e.GetField()))
+                {
+                    throw SpecError(Get("run"), key, e.GetMessage());
+                }
+            }
+        }
+        throw;
+    }
+}
+
+ResolvedJob
+JobOptions::Resolve() const
+{
     ResolvedJob job;
     RunSpec& run = job.run;
     ModelSpec& model = job.model;

@@ -136,6 +136,8 @@ class JobOptions
      * (which override it) and above the defaults.
      */
     void ReadJobFile();
+    /** ToSpecs() once the job file is read (its errors name options, not the job file). */
+    ResolvedJob Resolve() const;
     /** \return the declaration of \p name; throws SpecError listing the job options */
     const OptionSpec& Option(const std::string& name) const;
     /** \return a COUNT's value; throws "is required" if it has none */

@@ -132,7 +132,10 @@ class CliBadInputTestCase : public TestCase
                                      std::filesystem::file_size(padded + "/trace.0.et") + 4096);
         const std::string otherMode =
             WriteFile(dir, "infer.yaml", "mode: inference\nmodel: gpt-1.7b\nglobal_batch: 4\n");
+        const std::string badOrder =
+            WriteFile(dir, "order.yaml", "model: gpt-1.7b\nparallel:\n  rank_order: tp-pp\n");
         const std::vector<BadInput> cases = {
+            {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
             {{"run", "--model=" + fifo}, {"option --model", "fifo.yaml", "not a regular file"}},
             {{"replay", "--trace=" + padded}, {"trace.0.et", "is empty", "padded with zeros"}},
             {{"replay", "--trace=" + traces, "--comm-groups=/dev/zero"},

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -173,7 +174,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     JobBackendAndRouting(args, base, backend, routing);
     std::vector<HardwareStudyRow> rows =
         RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
-    WriteHardwareStudy(args.Text("out"), field, rows, backend, routing);
+    const bool timePlot = WriteHardwareStudy(args.Text("out"), field, rows, backend, routing);
     if (args.Flag("json"))
     {
         std::cout << DumpJson(HardwareStudyJson(field, rows, backend, routing));
@@ -237,8 +238,9 @@ RunStudyHardwareCommand(const CliArgs& args)
                         p.capacityBytes / double(1ull << 30));
         }
     }
-    std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, step-time.png, "
-              << "memory.png\n"
+    std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, "
+              << (timePlot ? "step-time.png, " : "") << "memory.png"
+              << (timePlot ? "" : " (no step-time.png: no value fits)") << "\n"
               << JobInputText(base, backend, routing);
     return 0;
 }
