@@ -55,7 +55,14 @@ ParseVary(const std::string& text, std::string& field)
             throw SpecError("command line", "vary", "an empty value in '" + text + "'");
         }
         // Each value must make a well-formed override (a value or a scale).
-        SpecOverride::Parse(field + "=" + v, "command line");
+        try
+        {
+            SpecOverride::Parse(field + "=" + v, "command line");
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError("command line", "vary", e.GetMessage());
+        }
         if (std::find(values.begin(), values.end(), v) != values.end())
         {
             throw SpecError("command line",

@@ -276,7 +276,10 @@ ParseWholeNumber(const std::string& text, uint64_t& value)
 bool
 ParseFiniteNumber(const std::string& text, double& value)
 {
-    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    // Decimal only: strtod also reads C's hexadecimal floats ("0x1p-3"), which no whole-number
+    // option takes either.
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+        || text.find_first_of("xX") != std::string::npos)
     {
         return false;
     }

@@ -136,6 +136,9 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "order.yaml", "model: gpt-1.7b\nparallel:\n  rank_order: tp-pp\n");
         const std::vector<BadInput> cases = {
             {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
+            {{"run", "--fault=gpu0-nvlink.sw0:0x1"}, {"option --fault", "0x1", "FACTOR"}},
+            {{"study", "hardware", "--out=" + dir + "/v", "--vary=gpu.hbm_gib=nanx"},
+             {"option --vary", "not a finite number"}},
             {{"run", "--model=" + fifo}, {"option --model", "fifo.yaml", "not a regular file"}},
             {{"replay", "--trace=" + padded}, {"trace.0.et", "is empty", "padded with zeros"}},
             {{"replay", "--trace=" + traces, "--comm-groups=/dev/zero"},
