@@ -105,6 +105,8 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         j["model"]["sliding_window_pattern"] = m.windowPattern;
     }
     j["hardware"] = HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults);
+    // Sequence parallelism as in force: none with tp 1 (Megatron-LM turns it off there too).
+    const bool sp = p.sequenceParallel && p.tp > 1;
     j["layout"] = {{"gpus", p.Gpus()},
                    {"tp", p.tp},
                    {"pp", p.pp},
@@ -112,7 +114,7 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                    {"cp", p.cp},
                    {"ep", p.ep},
                    {"etp", p.ExpertTp()},
-                   {"sp", p.sequenceParallel},
+                   {"sp", sp},
                    {"zero", p.zeroStage},
                    {"vpp", p.virtualStages},
                    {"first_stage_layers", p.firstStageLayers},

@@ -831,7 +831,8 @@ class CliCsvTestCase : public TestCase
                               text);
         // Energy in one form, four significant digits.
         NS_TEST_EXPECT_MSG_EQ(
-            std::regex_search(text, std::regex("energy per step +[0-9]\\.[0-9]{3}e[+-][0-9]+ J\n")),
+            std::regex_search(text,
+                              std::regex("energy per request +[0-9]\\.[0-9]{3}e[+-][0-9]+ J\n")),
             true,
             text);
         const Json two = Json::parse(

@@ -138,8 +138,10 @@ RunReport::ToText() const
         return std::string(buffer);
     };
     const double gib = double(1ull << 30);
-    std::string text = line("step time", num("%.4f s", stepTimeS));
-    if (mode == "inference")
+    // An inference job's step is the whole request: the prefill and every decode step.
+    const bool inference = mode == "inference";
+    std::string text = line(inference ? "request time" : "step time", num("%.4f s", stepTimeS));
+    if (inference)
     {
         text += line("time to first token", num("%.2f ms", ttftS * 1e3));
         text += line("time per output token",
@@ -186,14 +188,14 @@ RunReport::ToText() const
                      num("gemm %.4f s, ", gemmS)
                          + (attentionKernel.empty() ? std::string("attention")
                                                     : "attention (" + attentionKernel + ")")
-                         + num(" %.4f s, ", attentionS) + num("element-wise %.4f s, ", elementwiseS)
-                         + num("optimizer %.4f s", optimizerS)
+                         + num(" %.4f s, ", attentionS) + num("element-wise %.4f s", elementwiseS)
+                         + (inference ? std::string() : num(", optimizer %.4f s", optimizerS))
                          + (smSharingS > 0 ? num(", communication's SMs %.4f s", smSharingS) : ""));
     }
     if (haveEnergy)
     {
         // Four significant digits, always in one form (%.4g gave "9e+06" and "2.404e+04").
-        text += line("energy per step", num("%.3e J", energyJ));
+        text += line(inference ? "energy per request" : "energy per step", num("%.3e J", energyJ));
         if (mode == "inference")
         {
             text += line("energy per token", num("%.3e J", energyPerTokenJ));
