@@ -125,14 +125,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
         JobOptions check = base;
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
-        if (space.tpotSloS > 0 && job.run.generatedTokens < 2)
+        if (job.run.generatedTokens < 2)
         {
-            // One generated token has no time between tokens to meet a target with.
+            // One generated token has no time between tokens: no TPOT to rank, target or draw
+            // the throughput-TPOT frontier with (a prefill-only job is `run`'s).
             throw SpecError(kCommandLine,
-                            "tpot-slo",
-                            "a time per output token target needs --gen of 2 or more (gen is "
+                            space.tpotSloS > 0 ? "tpot-slo" : "gen",
+                            "the serving study needs --gen of 2 or more (gen is "
                                 + std::to_string(job.run.generatedTokens)
-                                + ": no time between tokens); drop --tpot-slo or raise --gen");
+                                + ": no time between tokens for the time per output token, its "
+                                  "target and the throughput-TPOT frontier)");
         }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));

@@ -439,6 +439,8 @@ class CliBadInputTestCase : public TestCase
             // No time per output token with one generated token: no target to meet.
             {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--gen=1", "--tpot-slo=0.001"},
              {"option --tpot-slo", "--gen of 2 or more"}},
+            {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--gen=1"},
+             {"option --gen", "--gen of 2 or more", "frontier"}},
             // A varied field a command-line option also sets would keep the option's value.
             {{"study",
               "hardware",
