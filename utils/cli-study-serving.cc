@@ -254,8 +254,8 @@ static CliCommandRegistrar g_studyServing(
     "study serving",
     "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
     "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, the GPUs "
-    "filled with identical "
-    "replicas) and batch size of the lists, on worker processes, and ranks them by generated "
+    "filled with identical replicas) and batch size of the lists, on worker processes, and ranks "
+    "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
     "frontier. With --out=DIR writes DIR/results.csv, DIR/results.json and "
