@@ -399,7 +399,8 @@ MakeOptions()
         Text("beside",
              "transfers sent with the collective, at its start, sharing its links: "
              "SRC>DST:BYTES[,...], ranks of the group and a size as --bytes takes it (e.g. "
-             "0>8:2MiB); the collective's time is still its own",
+             "--beside='0>8:2MiB', quoted for the shell's >); the collective's time is still its "
+             "own",
              "")
             .For({"collective"}),
         // The studies.
@@ -432,8 +433,8 @@ MakeOptions()
             .RequiredIn({"study hardware"}),
         Count("top-links", "most loaded links to keep per row", 0, 1000, "5").For({"study faults"}),
         Real("reduce-GBps",
-             "local reduction rate in GB/s (0, or 1 to 1e9), charged after each reduced receive (0 = fused with "
-             "the copy, as NCCL's kernels do)",
+             "local reduction rate in GB/s charged after each reduced receive: 0 (fused with the "
+             "copy, as NCCL's kernels do) or at least 1",
              0,
              1e9,
              "0")
