@@ -7,6 +7,7 @@
 #include "ns3/command-line.h"
 #include "ns3/job-spec.h"
 #include "ns3/preset-registry.h"
+#include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "ns3/spec-reader.h"
@@ -587,6 +588,15 @@ JobOptions::Resolve() const
     job.hardwareSource = Get("hardware");
     model = ModelSpec::Load(job.modelSource, overrides);
     job.hardware = HardwareSpec::Load(job.hardwareSource, overrides);
+    try
+    {
+        // The routing policy is looked up by name when the network is built; name its file now.
+        RoutingPolicy::Create(job.hardware.network.routing);
+    }
+    catch (const SpecError& e)
+    {
+        throw SpecError(job.hardwareSource, "network.routing", e.GetMessage());
+    }
     if (!Get("fault").empty())
     {
         job.faults = ParseFaultOption(Get("fault"), kCommandLine);

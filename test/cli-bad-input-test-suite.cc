@@ -134,7 +134,11 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "infer.yaml", "mode: inference\nmodel: gpt-1.7b\nglobal_batch: 4\n");
         const std::string badOrder =
             WriteFile(dir, "order.yaml", "model: gpt-1.7b\nparallel:\n  rank_order: tp-pp\n");
+        const std::string badRouting = WriteFile(
+            dir, "routing.yaml", "base: a100-sxm-80gb\nname: r\nnetwork:\n  routing: bogus\n");
         const std::vector<BadInput> cases = {
+            {{"run", "--hardware=" + badRouting},
+             {"routing.yaml", "field 'network.routing'", "'bogus'", "dimension-order"}},
             {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
             {{"run", "--fault=gpu0-nvlink.sw0:0x1"}, {"option --fault", "0x1", "FACTOR"}},
             {{"study", "hardware", "--out=" + dir + "/v", "--vary=gpu.hbm_gib=nanx"},
