@@ -371,14 +371,15 @@ RunSweepCommand(const CliArgs& args)
     }
     std::map<uint64_t, SweepRow> rows;
     std::unique_ptr<SweepDir> dir;
-    // A sweep that starts its folder and then fails on an input error takes back what it wrote
-    // (a re-run would otherwise be refused as "already holds a sweep"); a resumed one keeps it.
+    // A sweep that starts its folder and then fails before any layout finished takes back what
+    // it wrote (a re-run would otherwise be refused as "already holds a sweep"); a resumed one,
+    // or one with finished layouts (hours of work, kept for --resume), keeps it.
     const bool fresh = !out.empty() && !args.Flag("resume");
     const bool hadDir = !out.empty() && std::filesystem::exists(out);
     bool started = false;
     auto takeBack = [&]()
     {
-        if (!started)
+        if (!started || !rows.empty())
         {
             return;
         }
