@@ -34,8 +34,10 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         sharedFfn = model.sharedExpertFfn / p.tp;
         sharedFc1Out = model.IsGated() ? 2 * sharedFfn : sharedFfn;
         m_moe = true;
-        m_firstDenseLayers = model.firstDenseLayers;
-        m_moeLayerStep = model.moeLayerStep;
+        for (uint32_t l = 0; l < model.layers; ++l)
+        {
+            m_moeLayers.push_back(model.IsMoeLayer(l));
+        }
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.ActivationType());
@@ -75,12 +77,11 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
 bool
 LayerShapes::IsMoeLayer(int32_t layer) const
 {
-    if (!m_moe || layer < 0)
+    if (!m_moe || layer < 0 || static_cast<std::size_t>(layer) >= m_moeLayers.size())
     {
         return m_moe;
     }
-    const auto l = static_cast<uint32_t>(layer);
-    return l >= m_firstDenseLayers && (l + 1) % m_moeLayerStep == 0;
+    return m_moeLayers[static_cast<std::size_t>(layer)];
 }
 
 uint64_t

@@ -9,6 +9,7 @@
 #include "ns3/run-spec.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -103,9 +104,8 @@ struct LayerShapes
     uint64_t ExpertParams(int32_t layer) const;
 
   private:
-    bool m_moe = false;              //!< the model has experts
-    uint32_t m_firstDenseLayers = 0; //!< ModelSpec::firstDenseLayers
-    uint32_t m_moeLayerStep = 1;     //!< ModelSpec::moeLayerStep
+    bool m_moe = false;            //!< the model has experts
+    std::vector<bool> m_moeLayers; //!< ModelSpec::IsMoeLayer of each decoder layer
 };
 
 /**
