@@ -99,6 +99,14 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         j["model"]["first_dense_layers"] = m.firstDenseLayers;
         j["model"]["moe_layer_step"] = m.moeLayerStep;
     }
+    if (m.IsMla())
+    {
+        j["model"]["mla"] = {{"kv_lora_rank", m.kvLoraRank},
+                             {"q_lora_rank", m.qLoraRank},
+                             {"rope_head_dim", m.ropeHeadDim},
+                             {"head_dim", m.headDim},
+                             {"v_head_dim", m.ValueDim()}};
+    }
     if (m.HasWindow())
     {
         j["model"]["sliding_window"] = m.slidingWindow;

@@ -98,7 +98,9 @@ class LlamaParameterCountTestCase : public TestCase
                             {"llama3-405b", 405.85},
                             {"mixtral-8x7b", 46.70},
                             {"qwen3-30b-a3b", 30.5},
-                            {"qwen3-235b-a22b", 235.0}};
+                            {"qwen3-235b-a22b", 235.0},
+                            {"deepseek-v2-lite", 15.7},
+                            {"deepseek-v3", 671.0}};
         for (const auto& row : rows)
         {
             ModelSpec m = ModelSpec::Load(row.name);

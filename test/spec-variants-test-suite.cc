@@ -606,6 +606,87 @@ class HuggingFaceTestCase : public TestCase
                               true,
                               "dense layers in the middle are refused");
 
+        // DeepSeek-V3 and DeepSeek-V2-Lite (deepseek-ai's config.json files): multi-head latent
+        // attention, shared and routed experts after leading dense layers; they give the
+        // presets, whose sizes (671B, 15.7B) the preset test checks against the papers.
+        const std::string v3 =
+            R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+                "hidden_size": 7168, "intermediate_size": 18432, "num_hidden_layers": 61,
+                "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280,
+                "max_position_embeddings": 163840, "q_lora_rank": 1536, "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+                "moe_intermediate_size": 2048, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+                "num_nextn_predict_layers": 1, "hidden_act": "silu", "attention_bias": false,
+                "tie_word_embeddings": false})";
+        ModelSpec deepseekV3 = ModelSpec::Parse(v3, "deepseek-v3");
+        NS_TEST_EXPECT_MSG_EQ((deepseekV3.IsMla() && deepseekV3.headDim == 192
+                               && deepseekV3.ValueDim() == 128 && deepseekV3.MoeLayers() == 58),
+                              true,
+                              "DeepSeek-V3 architecture");
+        NS_TEST_EXPECT_MSG_EQ((deepseekV3 == ModelSpec::Load("deepseek-v3")), true, "V3 preset");
+        const std::string lite =
+            R"({"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+                "hidden_size": 2048, "intermediate_size": 10944, "num_hidden_layers": 27,
+                "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 102400,
+                "max_position_embeddings": 163840, "q_lora_rank": null, "kv_lora_rank": 512,
+                "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+                "moe_intermediate_size": 1408, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+                "hidden_act": "silu", "attention_bias": false, "tie_word_embeddings": false})";
+        ModelSpec v2Lite = ModelSpec::Parse(lite, "deepseek-v2-lite");
+        NS_TEST_EXPECT_MSG_EQ((v2Lite.qLoraRank == 0 && v2Lite.sharedExpertFfn == 2816),
+                              true,
+                              "V2-Lite: no query latent, two shared experts as one MLP");
+        NS_TEST_EXPECT_MSG_EQ((v2Lite == ModelSpec::Load("deepseek-v2-lite")), true, "the preset");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(
+                [&]
+                {
+                    ModelSpec::Parse(With(v3, "\"moe_layer_freq\": 1", "\"moe_layer_freq\": 2"),
+                                     "freq");
+                },
+                {"moe_layer_freq", "allowed: 1"}),
+            true,
+            "MoE on every second layer is refused");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(With(v3,
+                                                            "\"num_key_value_heads\": 128",
+                                                            "\"num_key_value_heads\": 8"),
+                                                       "gqa");
+                                  },
+                                  {"num_key_value_heads", "allowed: num_attention_heads (128)"}),
+                              true,
+                              "latent attention with grouped KV heads is refused");
+        const std::string mlaYaml = "name: m\nlayers: 2\nhidden: 256\nheads: 4\nhead_dim: 48\n"
+                                    "ffn: 512\nactivation: swiglu\nnorm: rmsnorm\n"
+                                    "position: rope\nvocab: 1000\nmax_sequence: 512\n"
+                                    "mla:\n  kv_lora_rank: 64\n  rope_head_dim: 16\n";
+        const ModelSpec small = ModelSpec::Parse(mlaYaml, "mla.yaml");
+        NS_TEST_EXPECT_MSG_EQ((small.kvHeads == 4 && small.ValueDim() == 48), true, "defaults");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(
+                                          With(mlaYaml, "rope_head_dim: 16", "rope_head_dim: 48"),
+                                          "mla.yaml");
+                                  },
+                                  {"mla.yaml", "rope_head_dim", "allowed: 0 to head_dim - 1"}),
+                              true,
+                              "a rotary part as wide as the head");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(
+                                          With(mlaYaml, "heads: 4\n", "heads: 4\nkv_heads: 2\n"),
+                                          "mla.yaml");
+                                  },
+                                  {"mla.yaml", "kv_heads", "must equal heads (4)"}),
+                              true,
+                              "latent attention with fewer KV heads");
+
         // gpt-oss-120b (openai/gpt-oss-120b config.json; OpenAI's model card gives 116.8 B
         // parameters): 128 experts of width 2880, top-4, biases, a 128-token window on every
         // other layer (layer_types).

@@ -2704,6 +2704,143 @@ class SharedExpertsTestCase : public TestCase
 };
 
 /**
+ * \brief Multi-head latent attention (DeepSeek-V2/V3): parameters against the closed form,
+ * the latents (not the hidden state) gathered and reduced under tensor and sequence
+ * parallelism, the absorbed decode reading one latent per cached token, and the KV cache.
+ */
+class MlaTestCase : public TestCase
+{
+  public:
+    MlaTestCase()
+        : TestCase("MLA: latent projections, gathers and the absorbed decode over the latent cache")
+    {}
+
+  private:
+    /** \return the first node of \p layer labelled \p label in \p phase and step \p mb */
+    static const WorkNode*
+    At(const StageGraph& g, int32_t layer, const char* label, Phase phase, uint32_t mb)
+    {
+        for (const auto& n : g.nodes)
+        {
+            if (n.layer == layer && n.phase == phase && n.microBatch == mb
+                && std::string(n.label) == label)
+            {
+                return &n;
+            }
+        }
+        return nullptr;
+    }
+
+    void
+    DoRun() override
+    {
+        // DeepSeek-V3's attention (128 heads, query latent 1536, KV latent 512, rotary 64,
+        // values 128) on 2 dense layers.
+        ModelSpec model = ModelSpec::Load("deepseek-v3");
+        model.layers = 2;
+        model.experts = 0;
+        model.topK = 0;
+        model.expertFfn = 0;
+        model.sharedExpertFfn = 0;
+        model.firstDenseLayers = 0;
+        model.Validate("test");
+        const uint64_t h = 7168, a = 128, qr = 1536, kvr = 512, dr = 64, dn = 128, dv = 128;
+        const uint64_t f = 18432, v = 129280;
+        const uint64_t attention =
+            h * (qr + kvr + dr) + qr * a * (dn + dr) + kvr * a * (dn + dv) + a * dv * h + qr + kvr;
+        const uint64_t layer = attention + 3 * h * f + 2 * h;
+        NS_TEST_EXPECT_MSG_EQ(model.ParameterCount(), 2 * layer + 2 * v * h + h, "closed form");
+        const RunSpec one = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);
+        NS_TEST_EXPECT_MSG_EQ(
+            StageParameters(model, one, 0), model.ParameterCount(), "one rank holds the model");
+        // TP 8: the down-projection and the latents' norms replicated, the rest split.
+        const uint64_t tp8 = h * (qr + kvr + dr) + qr + kvr
+                             + (qr * a * (dn + dr) + kvr * a * (dn + dv) + a * dv * h) / 8
+                             + 3 * h * f / 8 + 2 * h;
+        RunSpec split = fixture::TrainingJob(8, 1, 1, 1, 1, 1024);
+        NS_TEST_EXPECT_MSG_EQ(
+            StageParameters(model, split, 0), 2 * tp8 + 2 * (v / 8) * h + h, "per rank under TP 8");
+
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        // Training, TP 8 with sequence parallelism, 1024 tokens: the down-projection on the
+        // local 128 rows; the 2112-wide latents gathered (not the 7168-wide hidden state) and
+        // their gradients reduce-scattered; K and V expanded per head.
+        split.parallel.sequenceParallel = true;
+        const Workload w = Workload::Build(model, split, MakeComputeCoster(gpu));
+        const StageGraph& g = w.stages.at(0);
+        const WorkNode* down = At(g, 0, "qkv_down", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(down, nullptr, "the down-projection");
+        const GemmShape& d = down->op.Gemm();
+        NS_TEST_EXPECT_MSG_EQ(
+            (d.m == 128 && d.n == qr + kvr + dr && d.k == h), true, "on the sequence shard");
+        const WorkNode* gather = At(g, 0, "ag_latent", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(gather, nullptr, "the latents' gather");
+        NS_TEST_EXPECT_MSG_EQ(gather->commBytes, 2 * 1024 * (qr + kvr + dr), "1024 rows, bf16");
+        NS_TEST_EXPECT_MSG_EQ(At(g, 0, "ag_qkv", Phase::FORWARD, 0), nullptr, "no hidden gather");
+        const WorkNode* kvUp = At(g, 0, "kv_up", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(kvUp, nullptr, "the K/V up-projection");
+        const GemmShape& u = kvUp->op.Gemm();
+        NS_TEST_EXPECT_MSG_EQ((u.m == 1024 && u.n == a / 8 * (dn + dv) && u.k == kvr),
+                              true,
+                              "16 heads of K and V on each rank");
+        const WorkNode* reduce = At(g, 0, "ar_latent_dgrad", Phase::BACKWARD, 0);
+        RAPIDLLM_REQUIRE_NE(reduce, nullptr, "the latents' gradient reduction");
+        NS_TEST_EXPECT_MSG_EQ((reduce->collective == CollectiveKind::REDUCE_SCATTER
+                               && reduce->commBytes == gather->commBytes),
+                              true,
+                              "reduce-scattered back to the shards");
+        // The attention kernel runs at the key width (values padded, as FlashAttention-2
+        // needs); the model FLOPs count the 128-wide values.
+        const WorkNode* attn = At(g, 0, "attention", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(attn, nullptr, "the attention");
+        NS_TEST_EXPECT_MSG_EQ(attn->op.Attention().headDim, dn + dr, "the key width");
+        NS_TEST_EXPECT_MSG_EQ_TOL(attn->modelFlops,
+                                  attn->op.ModelFlops() * (dn + dr + dv) / (2.0 * (dn + dr)),
+                                  1e-6 * attn->modelFlops,
+                                  "values counted at 128");
+
+        // Decode, TP 8, batch 4, 512 + 16 tokens: each head's query absorbed into the latent
+        // space, one 576-wide latent read per cached token for all 16 local heads.
+        const RunSpec infer = fixture::InferenceJob(8, 1, 4, 512, 16);
+        const Workload iw = Workload::Build(model, infer, MakeComputeCoster(gpu));
+        const StageGraph& ig = iw.stages.at(0);
+        const WorkNode* decode = At(ig, 1, "attention", Phase::DECODE, 3);
+        RAPIDLLM_REQUIRE_NE(decode, nullptr, "decode attention");
+        const AttentionShape& s = decode->op.Attention();
+        NS_TEST_EXPECT_MSG_EQ((s.heads == 16 && s.kvHeads == 1 && s.headDim == kvr + dr
+                               && s.ValueDim() == kvr && s.latentKv),
+                              true,
+                              "MQA over the latent");
+        // Device memory: the latent of every cached token once, the queries (576 wide) and
+        // outputs (512), and the split-KV partials (fp32, 512 + 2 per head and split) written
+        // and read back.
+        const OperatorCost c =
+            gpu->DecodeAttention(4, 16, 1, s.kvLen, kvr + dr, DataType::BF16, kvr, true);
+        const double splits = c.tiling.splitK;
+        const double expected = 4.0 * s.kvLen * (kvr + dr) * 2 + 4.0 * 16 * (kvr + dr + kvr) * 2
+                                + (splits > 1 ? 2 * 4.0 * 16 * splits * (kvr + 2) * 4 : 0.0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.hbmBytes, expected, 1e-9 * expected, "the latent read once");
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(decode->tensorBytes), c.hbmBytes, 1.0, "the node's");
+        NS_TEST_EXPECT_MSG_NE(At(ig, 1, "q_absorb", Phase::DECODE, 3), nullptr, "query absorbed");
+        NS_TEST_EXPECT_MSG_NE(At(ig, 1, "v_absorb", Phase::DECODE, 3), nullptr, "values absorbed");
+        NS_TEST_EXPECT_MSG_EQ(At(ig, 1, "kv_up", Phase::DECODE, 3), nullptr, "nothing expanded");
+        // The cache: 528 tokens x 4 sequences x 2 layers x (512 + 64) bf16, whole on every rank.
+        const MemoryReport memory = AnalyzeMemory(iw, HardwareSpec::Load("h100-sxm-80gb").gpu);
+        NS_TEST_EXPECT_MSG_EQ(
+            memory.stages.at(0).kvCache, 528ull * 4 * 2 * (kvr + dr) * 2, "the latent cache");
+        // FP8 serving stores the weights in one byte each (the KV cache stays bf16).
+        RunSpec fp8 = infer;
+        fp8.dtype = DataType::FP8;
+        const MemoryReport fp8Memory =
+            AnalyzeMemory(Workload::Build(model, fp8), HardwareSpec::Load("h100-sxm-80gb").gpu);
+        NS_TEST_EXPECT_MSG_EQ(
+            fp8Memory.stages.at(0).weights * 2, memory.stages.at(0).weights, "a byte a weight");
+        NS_TEST_EXPECT_MSG_EQ(fp8Memory.stages.at(0).kvCache, memory.stages.at(0).kvCache, "bf16");
+    }
+};
+
+/**
  * \brief A squared-ReLU MLP (Nemotron) is a GELU MLP with another element-wise activation: the
  * same GEMMs and FLOPs, the same kept activations, its own "squared_relu" kernels in place of
  * "gelu", over the same elements; a GeGLU MLP (Gemma) is the same to SwiGLU.
@@ -2893,6 +3030,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
         AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
+        AddTestCase(new MlaTestCase, TestCase::QUICK);
     }
 };
 

@@ -22,7 +22,9 @@ SplitKvDecodeAttention(const GpuSpec& g,
                        uint64_t kvHeads,
                        uint64_t kvLen,
                        uint64_t headDim,
-                       DataType type)
+                       DataType type,
+                       uint64_t valueDim,
+                       bool latent)
 {
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
@@ -33,7 +35,9 @@ SplitKvDecodeAttention(const GpuSpec& g,
     const double groups = double(batch) * kvHeads;
     // The query heads sharing a KV head form the rows of one small MMA (padded to 16 rows).
     const double rows = std::max<double>(16.0, double(heads / kvHeads));
-    const double kvBytes = 2.0 * groups * kvLen * d * b;
+    const double dv = valueDim > 0 ? double(valueDim) : d;
+    // Each cached token holds a key and a value, or under MLA one latent both are read from.
+    const double kvBytes = groups * kvLen * (latent ? d : d + dv) * b;
     OperatorCost best;
     bool found = false;
     for (uint32_t split = 1; split <= 256; split *= 2)
@@ -44,14 +48,14 @@ SplitKvDecodeAttention(const GpuSpec& g,
         }
         uint64_t ctas = uint64_t(groups) * split;
         double share = SmShare(g, ctas);
-        double partials = split > 1 ? double(batch) * heads * split * (d + 2) * 4.0 : 0.0;
-        double out = double(batch) * heads * d * b;
+        double partials = split > 1 ? double(batch) * heads * split * (dv + 2) * 4.0 : 0.0;
+        double out = double(batch) * heads * dv * b;
         double hbmBytes = kvBytes + out + double(batch) * heads * d * b + partials;
         double l2Rate = g.l2BandwidthBps * e.l2 * share;
         double tHbm = hbmBytes / HbmRate(g, l2Rate);
         double tL2 = hbmBytes / l2Rate;
         double tCompute =
-            4.0 * groups * rows * kvLen * d / (peak * e.Tensor(type) * share)
+            2.0 * groups * rows * kvLen * (d + dv) / (peak * e.Tensor(type) * share)
             + 12.0 * batch * heads * kvLen / (g.VectorFlops(DataType::FP32) * e.vector * share);
         double overhead = g.launchOverheadS + g.memoryLatencyS;
         double combine = 0;
@@ -63,7 +67,7 @@ SplitKvDecodeAttention(const GpuSpec& g,
         OperatorCost c;
         c.kind = "decode_attention";
         c.timeS = overhead + combine + std::max({tCompute, tHbm, tL2});
-        c.flops = 4.0 * batch * heads * kvLen * d;
+        c.flops = 2.0 * batch * heads * kvLen * (d + dv);
         c.l2Bytes = hbmBytes + partials;
         c.hbmBytes = hbmBytes + partials;
         c.smemBytes = kvBytes;
@@ -103,22 +107,25 @@ PerHeadDecodeAttention(const GpuSpec& g,
                        uint64_t kvHeads,
                        uint64_t kvLen,
                        uint64_t headDim,
-                       DataType type)
+                       DataType type,
+                       uint64_t valueDim,
+                       bool latent)
 {
     const GpuEfficiency& e = g.efficiency;
     const double b = BytesOf(type);
     const double d = double(headDim);
+    const double dv = valueDim > 0 ? double(valueDim) : d;
     const uint64_t ctas = batch * heads;
     const double share = SmShare(g, ctas);
-    const double perHead = 2.0 * kvLen * d * b;    // K and V of one head
-    const double io = 2.0 * batch * heads * d * b; // the query in, the output out
+    const double perHead = kvLen * (latent ? d : d + dv) * b; // K and V of one head
+    const double io = batch * heads * (d + dv) * b;           // the query in, the output out
     const double hbmBytes = double(batch) * kvHeads * perHead + io;
     const double l2Bytes = double(ctas) * perHead + io;
     const double l2Rate = g.l2BandwidthBps * e.l2 * share;
     const double tHbm = hbmBytes / HbmRate(g, l2Rate);
     const double tL2 = l2Bytes / l2Rate;
     // Q K^T and P V as fp32 FMAs, plus the softmax (max, exp, sum, scale).
-    const double flops = 4.0 * ctas * kvLen * d;
+    const double flops = 2.0 * ctas * kvLen * (d + dv);
     const double tCompute =
         (flops + 12.0 * ctas * kvLen) / (g.VectorFlops(DataType::FP32) * e.vector * share);
     OperatorCost c;

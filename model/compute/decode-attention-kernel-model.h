@@ -28,6 +28,9 @@ namespace kernel {
  * \param kvLen cached tokens per sequence
  * \param headDim head dimension
  * \param type cache type
+ * \param valueDim value head dimension (0: headDim)
+ * \param latent keys and values are one cached vector (MLA's latent: the values are its first
+ * valueDim elements), read once
  * \return the cost
  */
 OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
@@ -36,7 +39,9 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
                                     uint64_t kvHeads,
                                     uint64_t kvLen,
                                     uint64_t headDim,
-                                    DataType type);
+                                    DataType type,
+                                    uint64_t valueDim = 0,
+                                    bool latent = false);
 
 /**
  * \ingroup rapid-llm
@@ -50,6 +55,8 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
  * \param kvLen cached tokens per sequence
  * \param headDim head dimension
  * \param type cache type
+ * \param valueDim value head dimension (0: headDim)
+ * \param latent keys and values are one cached vector, read once
  * \return the cost
  */
 OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
@@ -58,7 +65,9 @@ OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
                                     uint64_t kvHeads,
                                     uint64_t kvLen,
                                     uint64_t headDim,
-                                    DataType type);
+                                    DataType type,
+                                    uint64_t valueDim = 0,
+                                    bool latent = false);
 
 } // namespace kernel
 } // namespace rapidllm

@@ -355,14 +355,16 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  uint64_t kvHeads,
                                  uint64_t kvLen,
                                  uint64_t headDim,
-                                 DataType type)
+                                 DataType type,
+                                 uint64_t valueDim,
+                                 bool latent)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
                        return kernel::SplitKvDecodeAttention(
-                           g, batch, heads, kvHeads, kvLen, headDim, type);
+                           g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent);
                    });
 }
 
@@ -372,14 +374,16 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         uint64_t kvHeads,
                                         uint64_t kvLen,
                                         uint64_t headDim,
-                                        DataType type)
+                                        DataType type,
+                                        uint64_t valueDim,
+                                        bool latent)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
                        return kernel::PerHeadDecodeAttention(
-                           g, batch, heads, kvHeads, kvLen, headDim, type);
+                           g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent);
                    });
 }
 

@@ -162,6 +162,8 @@ class GpuComputeModel : public Object
      * \param kvLen cached tokens per sequence
      * \param headDim head dimension
      * \param type cache type
+     * \param valueDim value head dimension (0: headDim)
+     * \param latent keys and values are one cached vector (MLA's latent), read once
      * \return the cost
      */
     OperatorCost DecodeAttention(uint64_t batch,
@@ -169,7 +171,9 @@ class GpuComputeModel : public Object
                                  uint64_t kvHeads,
                                  uint64_t kvLen,
                                  uint64_t headDim,
-                                 DataType type);
+                                 DataType type,
+                                 uint64_t valueDim = 0,
+                                 bool latent = false);
 
     /**
      * \brief One decode step's attention as FasterTransformer's masked multi-head attention
@@ -183,6 +187,8 @@ class GpuComputeModel : public Object
      * \param kvLen cached tokens per sequence
      * \param headDim head dimension
      * \param type cache type
+     * \param valueDim value head dimension (0: headDim)
+     * \param latent keys and values are one cached vector (MLA's latent), read once
      * \return the cost
      */
     OperatorCost DecodeAttentionPerHead(uint64_t batch,
@@ -190,7 +196,9 @@ class GpuComputeModel : public Object
                                         uint64_t kvHeads,
                                         uint64_t kvLen,
                                         uint64_t headDim,
-                                        DataType type);
+                                        DataType type,
+                                        uint64_t valueDim = 0,
+                                        bool latent = false);
 
     /**
      * \brief A roofline kernel on the CUDA cores: max(vector time, HBM time) plus overheads.

@@ -36,6 +36,8 @@ const std::map<std::string, std::string> kArchitectures = {
     {"GemmaForCausalLM", "gemma"},
     {"Gemma2ForCausalLM", "gemma2"},
     {"Gemma3ForCausalLM", "gemma3_text"},
+    {"DeepseekV2ForCausalLM", "deepseek_v2"},
+    {"DeepseekV3ForCausalLM", "deepseek_v3"},
 };
 
 /** Typed access to the keys of one config object; errors name the key and the file. */
@@ -528,6 +530,101 @@ ReadGptNeox(const ConfigReader& r, YAML::Node& m)
     m["max_sequence"] = r.Count("max_position_embeddings");
 }
 
+/**
+ * Reads DeepSeek-V2 and -V3 (deepseek_v2, deepseek_v3): multi-head latent attention, and
+ * n_routed_experts of width moe_intermediate_size with n_shared_experts beside them, after
+ * first_k_dense_replace dense layers. V3's multi-token prediction module
+ * (num_nextn_predict_layers), which transformers does not run either, is not modelled.
+ */
+void
+ReadDeepseek(const ConfigReader& r, YAML::Node& m)
+{
+    const uint64_t heads = r.Count("num_attention_heads");
+    m["layers"] = r.Count("num_hidden_layers");
+    m["hidden"] = r.Count("hidden_size");
+    m["heads"] = heads;
+    if (r.Count("num_key_value_heads", 1, heads) != heads)
+    {
+        r.Fail("num_key_value_heads",
+               "latent attention expands keys and values per head; allowed: num_attention_heads ("
+                   + std::to_string(heads) + ")");
+    }
+    const uint64_t nope = r.Count("qk_nope_head_dim");
+    const uint64_t rope = r.Count("qk_rope_head_dim");
+    m["head_dim"] = nope + rope;
+    YAML::Node mla(YAML::NodeType::Map);
+    mla["kv_lora_rank"] = r.Count("kv_lora_rank");
+    mla["q_lora_rank"] = r.Count("q_lora_rank", 1, 0); // null in DeepSeek-V2-Lite: no latent
+    mla["rope_head_dim"] = rope;
+    mla["v_head_dim"] = r.Count("v_head_dim");
+    m["mla"] = mla;
+    m["ffn"] = r.Count("intermediate_size");
+    const std::string act = r.Text("hidden_act", "silu");
+    if (act != "silu")
+    {
+        r.Fail("hidden_act", "'" + act + "': allowed: silu");
+    }
+    m["activation"] = "swiglu";
+    m["norm"] = "rmsnorm";
+    m["position"] = "rope";
+    if (r.Bool("attention_bias", false))
+    {
+        r.Fail("attention_bias",
+               "biases on the attention but not the MLP are not modelled; allowed: false");
+    }
+    m["bias"] = false;
+    m["dropout"] = r.Number("attention_dropout", 0) > 0;
+    m["vocab"] = r.Count("vocab_size");
+    m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
+    m["max_sequence"] = r.Count("max_position_embeddings");
+    if (!r.Has("n_routed_experts"))
+    {
+        return; // a dense model
+    }
+    // DeepSeek's rule: layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq ==
+    // 0; the model's (i + 1) % step == 0 is the same rule for a frequency of 1 only.
+    if (r.Count("moe_layer_freq", 1, 1) != 1)
+    {
+        r.Fail("moe_layer_freq",
+               "a mixture of experts on every k-th layer only is not "
+               "modelled for DeepSeek configs; allowed: 1");
+    }
+    const uint64_t layers = r.Count("num_hidden_layers");
+    const uint64_t dense = r.Count("first_k_dense_replace", 0, 0);
+    if (dense >= layers)
+    {
+        r.Fail("first_k_dense_replace",
+               "leaves no mixture-of-experts layer among the " + std::to_string(layers));
+    }
+    const uint64_t experts = r.Count("n_routed_experts", 2);
+    const uint64_t topK = r.Count("num_experts_per_tok");
+    if (topK > experts)
+    {
+        r.Fail("num_experts_per_tok",
+               "must be between 1 and n_routed_experts (" + std::to_string(experts) + ")");
+    }
+    const uint64_t expertFfn = r.Count("moe_intermediate_size");
+    YAML::Node moe(YAML::NodeType::Map);
+    moe["experts"] = experts;
+    moe["top_k"] = topK;
+    moe["expert_ffn"] = expertFfn;
+    const uint64_t shared = r.Count("n_shared_experts", 0, 0);
+    if (shared > 0)
+    {
+        // The shared experts run as one MLP of their summed width (DeepseekV2MoE).
+        moe["shared_expert_ffn"] = shared * expertFfn;
+    }
+    if (dense > 0)
+    {
+        moe["first_dense_layers"] = dense;
+    }
+    else
+    {
+        m["ffn"] = expertFfn;
+    }
+    m["moe"] = moe;
+}
+
 } // namespace
 
 std::vector<std::string>
@@ -545,7 +642,9 @@ HuggingFaceConfig::ModelTypes()
             "gpt_oss",
             "gemma",
             "gemma2",
-            "gemma3_text"};
+            "gemma3_text",
+            "deepseek_v2",
+            "deepseek_v3"};
 }
 
 bool
@@ -643,6 +742,10 @@ HuggingFaceConfig::ToModelTree(const std::string& text, const std::string& sourc
         || type == "gemma" || type == "gemma2" || type == "gemma3_text")
     {
         ReadLlamaFamily(r, type, m);
+    }
+    else if (type == "deepseek_v2" || type == "deepseek_v3")
+    {
+        ReadDeepseek(r, m);
     }
     else if (type == "gpt2")
     {

@@ -26,6 +26,41 @@ ModelSpec::IsMoe() const
 }
 
 bool
+ModelSpec::IsMla() const
+{
+    return kvLoraRank > 0;
+}
+
+uint32_t
+ModelSpec::ValueDim() const
+{
+    return IsMla() && valueHeadDim > 0 ? valueHeadDim : headDim;
+}
+
+uint64_t
+ModelSpec::AttentionParameters() const
+{
+    const uint64_t h = hidden;
+    const uint64_t b = bias ? 1 : 0;
+    const uint64_t qOut = uint64_t(heads) * headDim;
+    const uint64_t out = uint64_t(heads) * ValueDim();
+    if (!IsMla())
+    {
+        // Q, K, V projections and the output projection.
+        const uint64_t kvOut = uint64_t(kvHeads) * headDim;
+        return h * (qOut + 2 * kvOut) + b * (qOut + 2 * kvOut) + out * h + b * h;
+    }
+    // MLA (DeepSeek-V2, section 2.1): the query through its own latent (or straight from the
+    // hidden state), the KV latent and the shared rotary key from the hidden state, both latents
+    // normalized, keys (their non-rotary part) and values expanded from the KV latent per head.
+    const uint64_t down = uint64_t(qLoraRank) + kvLoraRank + ropeHeadDim;
+    const uint64_t kvUp = uint64_t(heads) * (headDim - ropeHeadDim + ValueDim());
+    const uint64_t q = qLoraRank > 0 ? uint64_t(qLoraRank) * qOut : h * qOut;
+    return h * down + q + uint64_t(kvLoraRank) * kvUp + out * h + qLoraRank + kvLoraRank
+           + b * (down + qOut + kvUp + h);
+}
+
+bool
 ModelSpec::IsMoeLayer(uint32_t layer) const
 {
     return IsMoe() && layer >= firstDenseLayers && (layer + 1) % moeLayerStep == 0;
@@ -46,11 +81,8 @@ uint64_t
 ModelSpec::LayerParameters(bool moe) const
 {
     const uint64_t h = hidden;
-    const uint64_t qOut = uint64_t(heads) * headDim;
-    const uint64_t kvOut = uint64_t(kvHeads) * headDim;
     const uint64_t b = bias ? 1 : 0;
-    // Attention: Q, K, V projections and the output projection.
-    uint64_t attention = h * (qOut + 2 * kvOut) + b * (qOut + 2 * kvOut) + qOut * h + b * h;
+    const uint64_t attention = AttentionParameters();
     // MLP: one (GELU) or two (gated) input projections and one output projection.
     const uint64_t inputs = IsGated() ? 2 : 1;
     auto mlp = [&](uint64_t width)
@@ -129,6 +161,21 @@ ModelSpec::Validate(const std::string& source) const
                         "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads ("
                             + std::to_string(kvHeads) + ")");
     }
+    if (IsMla() && kvHeads != heads)
+    {
+        throw SpecError(source,
+                        "kv_heads",
+                        "multi-head latent attention expands keys and values per head: kv_heads ("
+                            + std::to_string(kvHeads) + ") must equal heads ("
+                            + std::to_string(heads) + ")");
+    }
+    if (IsMla() && ropeHeadDim >= headDim)
+    {
+        throw SpecError(source,
+                        "mla.rope_head_dim",
+                        std::to_string(ropeHeadDim) + " leaves no non-rotary part of head_dim ("
+                            + std::to_string(headDim) + "); allowed: 0 to head_dim - 1");
+    }
     if (IsMoe() && (topK == 0 || topK > experts))
     {
         throw SpecError(source,
@@ -163,7 +210,9 @@ ModelSpec::operator==(const ModelSpec& o) const
            && maxSequence == o.maxSequence && experts == o.experts && topK == o.topK
            && expertFfn == o.expertFfn && sharedExpertFfn == o.sharedExpertFfn
            && firstDenseLayers == o.firstDenseLayers && moeLayerStep == o.moeLayerStep
-           && slidingWindow == o.slidingWindow && windowPattern == o.windowPattern;
+           && slidingWindow == o.slidingWindow && windowPattern == o.windowPattern
+           && kvLoraRank == o.kvLoraRank && qLoraRank == o.qLoraRank && ropeHeadDim == o.ropeHeadDim
+           && valueHeadDim == o.valueHeadDim;
 }
 
 bool
@@ -222,6 +271,16 @@ ReadModel(const YAML::Node& root, const std::string& source)
     else if (r.Has("sliding_window_pattern"))
     {
         r.Fail("sliding_window_pattern", "needs sliding_window (the window in tokens)");
+    }
+    if (r.Has("mla"))
+    {
+        // Validate checks kv_heads (= heads) and rope_head_dim (< head_dim).
+        SpecReader mla = r.GetMap("mla");
+        m.kvLoraRank = mla.GetCount("kv_lora_rank", 1);
+        m.qLoraRank = mla.GetCount("q_lora_rank", 0, 0);
+        m.ropeHeadDim = mla.GetCount("rope_head_dim", 0, 0);
+        m.valueHeadDim = mla.GetCount("v_head_dim", 1, m.headDim);
+        mla.Finish();
     }
     if (r.Has("moe"))
     {

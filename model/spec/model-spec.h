@@ -67,11 +67,26 @@ struct ModelSpec
     uint32_t moeLayerStep = 1;     //!< MoE: after them, layer i is MoE when (i + 1) % step == 0
     uint32_t slidingWindow = 0;    //!< causal sliding window of the windowed layers (0: none)
     uint32_t windowPattern = 0;    //!< every windowPattern-th layer attends fully (0: none does)
+    /**
+     * Multi-head latent attention (DeepSeek-V2, Liu et al. 2024): the width of the compressed
+     * key/value latent every token caches (0: ordinary attention). headDim is then the query and
+     * key head width, rope part included.
+     */
+    uint32_t kvLoraRank = 0;
+    uint32_t qLoraRank = 0;    //!< MLA: width of the compressed query (0: Q from the hidden state)
+    uint32_t ropeHeadDim = 0;  //!< MLA: the rotary part of headDim, one key per token for all heads
+    uint32_t valueHeadDim = 0; //!< MLA: per-head value width (0: headDim)
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;
     /** \return true for a mixture-of-experts model */
     bool IsMoe() const;
+    /** \return true when attention is multi-head latent attention (kvLoraRank > 0) */
+    bool IsMla() const;
+    /** \return the per-head width of the values (valueHeadDim under MLA, else headDim) */
+    uint32_t ValueDim() const;
+    /** \return parameters of one layer's attention block: projections, biases, MLA's norms */
+    uint64_t AttentionParameters() const;
     /**
      * \brief Whether decoder layer \p layer (0-based) is a mixture of experts: in a MoE model
      * every layer from firstDenseLayers on whose (layer + 1) is a multiple of moeLayerStep

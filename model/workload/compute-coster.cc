@@ -114,13 +114,14 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         case OpType::DECODE_ATTENTION:
         {
             const AttentionShape& a = op.Attention();
-            return model.DecodeAttention(a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt);
+            return model.DecodeAttention(
+                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt, a.valueDim, a.latentKv);
         }
         case OpType::DECODE_ATTENTION_PER_HEAD:
         {
             const AttentionShape& a = op.Attention();
             return model.DecodeAttentionPerHead(
-                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt);
+                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt, a.valueDim, a.latentKv);
         }
         case OpType::LAYER_NORM:
         {

@@ -19,7 +19,15 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     heads = model.heads / p.tp;
     // Megatron-LM replicates KV heads when there are fewer KV heads than TP ranks.
     kvHeads = model.kvHeads >= p.tp ? model.kvHeads / p.tp : 1;
-    qkvOut = (heads + 2 * kvHeads) * headDim;
+    valueDim = model.ValueDim();
+    qkvOut = (heads + kvHeads) * headDim + kvHeads * valueDim;
+    if (model.IsMla())
+    {
+        mla = true;
+        qLora = model.qLoraRank;
+        kvLora = model.kvLoraRank;
+        ropeDim = model.ropeHeadDim;
+    }
     ffn = model.ffn / p.tp;
     fc1Out = model.IsGated() ? 2 * ffn : ffn;
     if (model.IsMoe())
@@ -47,7 +55,17 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     const uint64_t b = model.bias ? 1 : 0;
     const uint64_t inputs = model.IsGated() ? 2 : 1;
     const uint64_t norms = 2 * h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
-    uint64_t attention = h * qkvOut + b * qkvOut + heads * headDim * h + b * h;
+    uint64_t attention = AttentionLinearParams() + b * h;
+    if (mla)
+    {
+        // Biases of the down- and up-projections; the two latents' norms.
+        attention += b * (LatentWidth() + heads * headDim + heads * (headDim - ropeDim + valueDim))
+                     + qLora + kvLora;
+    }
+    else
+    {
+        attention += b * qkvOut;
+    }
     // A dense MLP of width w on this rank (tensor-parallel): its projections and biases.
     auto mlp = [&](uint64_t w)
     {
@@ -94,6 +112,38 @@ uint64_t
 LayerShapes::ExpertParams(int32_t layer) const
 {
     return IsMoeLayer(layer) ? expertParams : 0;
+}
+
+uint64_t
+LayerShapes::AttentionLinearParams() const
+{
+    if (!mla)
+    {
+        return hidden * qkvOut + AttentionOut() * hidden;
+    }
+    // Down to the latents (replicated); Q from its latent or the hidden state, K's non-rotary
+    // part and V from the KV latent (split by heads); the out-projection.
+    const uint64_t q = (qLora > 0 ? qLora : hidden) * heads * headDim;
+    const uint64_t kv = kvLora * heads * (headDim - ropeDim + valueDim);
+    return hidden * LatentWidth() + q + kv + AttentionOut() * hidden;
+}
+
+uint64_t
+LayerShapes::LatentWidth() const
+{
+    return qLora + kvLora + ropeDim;
+}
+
+uint64_t
+LayerShapes::AttentionOut() const
+{
+    return heads * valueDim;
+}
+
+uint64_t
+LayerShapes::KvCacheBytesPerToken() const
+{
+    return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * elementBytes;
 }
 
 ExpertRouting

@@ -44,12 +44,21 @@ struct ExpertRouting
  */
 struct LayerShapes
 {
-    uint32_t tp = 1;           //!< tensor parallel degree
-    uint64_t hidden = 0;       //!< h
-    uint64_t headDim = 0;      //!< d
-    uint64_t heads = 0;        //!< query heads on this rank (a / tp)
-    uint64_t kvHeads = 0;      //!< KV heads on this rank (replicated when tp > kv heads)
-    uint64_t qkvOut = 0;       //!< QKV projection output width on this rank
+    uint32_t tp = 1;       //!< tensor parallel degree
+    uint64_t hidden = 0;   //!< h
+    uint64_t headDim = 0;  //!< d
+    uint64_t heads = 0;    //!< query heads on this rank (a / tp)
+    uint64_t kvHeads = 0;  //!< KV heads on this rank (replicated when tp > kv heads)
+    uint64_t qkvOut = 0;   //!< QKV projection output width on this rank (MLA: Q, K, V)
+    uint64_t valueDim = 0; //!< per-head value width (headDim but under MLA)
+    /**
+     * Multi-head latent attention (ModelSpec::kvLoraRank > 0): the down-projections to the
+     * latents are replicated over the tensor-parallel group, the up-projections split by heads.
+     */
+    bool mla = false;
+    uint64_t qLora = 0;        //!< MLA: the query latent's width (0: Q from the hidden state)
+    uint64_t kvLora = 0;       //!< MLA: the KV latent's width
+    uint64_t ropeDim = 0;      //!< MLA: the shared rotary key's width
     uint64_t ffn = 0;          //!< dense MLP width on this rank (f / tp)
     uint64_t fc1Out = 0;       //!< first MLP projection width (2 x ffn when gated)
     uint64_t localExperts = 0; //!< MoE: experts on this rank (E / ep)
@@ -102,6 +111,17 @@ struct LayerShapes
     uint64_t LayerParams(int32_t layer) const;
     /** \return the expert parameters among LayerParams(\p layer) (0 in a dense layer) */
     uint64_t ExpertParams(int32_t layer) const;
+    /** \return the attention's linear-layer weights on this rank (QKV or MLA's, out-projection) */
+    uint64_t AttentionLinearParams() const;
+    /** \return MLA: the down-projection's output, query latent, KV latent and rotary key */
+    uint64_t LatentWidth() const;
+    /** \return the out-projection's input width on this rank (heads x value width) */
+    uint64_t AttentionOut() const;
+    /**
+     * \return the KV-cache bytes one token adds to one layer on this rank: its keys and values,
+     * or under MLA its KV latent and rotary key, which every tensor-parallel rank keeps whole
+     */
+    uint64_t KvCacheBytesPerToken() const;
 
   private:
     bool m_moe = false;            //!< the model has experts

@@ -144,8 +144,11 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     }
     else
     {
-        report.assumption = "inference: " + ToString(w.run.dtype)
-                            + " weights and KV cache, no gradients or optimizer state";
+        // The GEMMs read weights of the run's type (fp8: one byte each, as FP8 engines store
+        // them); the KV cache is in the activation type the decode attention reads.
+        report.assumption = "inference: " + ToString(w.run.dtype) + " weights, "
+                            + ToString(w.run.ActivationType())
+                            + " KV cache, no gradients or optimizer state";
     }
     for (const auto& g : w.stages)
     {
@@ -176,7 +179,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         }
         else
         {
-            m.weights = params * eb;
+            m.weights = params * BytesOf(w.run.dtype);
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
             // Each layer caches every token, a sliding-window layer only its window's last ones.
             uint64_t cachedTokens = 0;
@@ -190,7 +193,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                     cachedTokens += window > 0 ? std::min(tokens, window) : tokens;
                 }
             }
-            m.kvCache = 2 * cachedTokens * w.run.batch * shapes.kvHeads * shapes.headDim * eb;
+            m.kvCache = cachedTokens * w.run.batch * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
             // (of the largest batch in flight: the first).
             const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.InflightBatchSize(0);

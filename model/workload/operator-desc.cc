@@ -159,8 +159,8 @@ OperatorDesc::ModelFlops() const
             // sliding window's width in place of kv); the backward pass does twice the forward's
             // matrix multiplies.
             const AttentionShape& a = Attention();
-            return (backward ? 8.0 : 4.0) * a.batch * a.heads * a.headDim * a.queryLen
-                   * CountedKeys(a);
+            return (backward ? 4.0 : 2.0) * a.batch * a.heads * (a.headDim + a.ValueDim())
+                   * a.queryLen * CountedKeys(a);
         }
         case OpType::ATTENTION_BWD:
         {
@@ -226,6 +226,10 @@ OperatorDescHash::operator()(const OperatorDesc& op) const
                 Mix(h, s.headDim);
                 Mix(h, s.window);
                 Mix(h, (uint64_t(s.kernel) << 2) | (uint64_t(s.causal) << 1) | uint64_t(s.dropout));
+                if (s.valueDim > 0 || s.latentKv)
+                {
+                    Mix(h, (s.valueDim << 1) | uint64_t(s.latentKv)); // MLA's decode only
+                }
             }
             else if constexpr (std::is_same_v<S, ElementwiseShape>)
             {

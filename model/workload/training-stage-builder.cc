@@ -171,7 +171,7 @@ class TrainingStageBuilder
     {
         const LayerShapes& l = m_shapes;
         const uint64_t h = l.hidden;
-        uint64_t params = h * l.qkvOut + l.heads * l.headDim * h;
+        uint64_t params = l.AttentionLinearParams();
         if (l.IsMoeLayer(layer))
         {
             params += l.localExperts * (h * l.expertFc1Out + l.expertFfn * h);

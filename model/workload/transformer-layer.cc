@@ -29,6 +29,9 @@ constexpr uint8_t kUserBufferFc2Sms = 16;
 // Node labels are static strings (the graph does not own them).
 const ColumnParallelLabels kQkvLabels{
     "qkv_dgrad", "ag_qkv_input", "ar_qkv_dgrad", "qkv_wgrad", "qkv_grad_fp8_cast", 4, 24};
+// MLA without a query latent (DeepSeek-V2-Lite): the query projection alone is column-parallel.
+const ColumnParallelLabels kQLabels{
+    "q_dgrad", "ag_q_input", "ar_q_dgrad", "q_wgrad", "q_grad_fp8_cast", 4, 24};
 const ColumnParallelLabels kFc1Labels{
     "fc1_dgrad", "ag_fc1_input", "ar_fc1_dgrad", "fc1_wgrad", "fc1_grad_fp8_cast", 2, 4};
 const ColumnParallelLabels kSharedFc1Labels{"shared_fc1_dgrad",
@@ -214,8 +217,6 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
     const uint64_t rows = decodeContext > 0 ? m_batch : m_rows;
     const uint64_t normRows = decodeContext > 0 ? m_batch : m_normRows;
-    // Sequence-parallel GEMM inputs are kept sharded and gathered again in the backward pass.
-    const uint64_t gemmInputRows = m_normRows;
 
     uint32_t n1 = e.Compute(
         "norm1", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
@@ -223,19 +224,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     {
         e.AddMemory(n1, static_cast<int64_t>(InputBytes())); // the layer input, kept
     }
-    GatheredGemm(e,
-                 "ag_qkv",
-                 "qkv_fp8_cast",
-                 "qkv",
-                 rows,
-                 s.qkvOut,
-                 s.hidden,
-                 kept(Fp8KeptBytes(eb) * gemmInputRows * s.hidden),
-                 decodeContext == 0);
-    if (m_model.position == PositionEmbedding::ROPE)
-    {
-        e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
-    }
+    QkvForward(e, rows, decodeContext > 0, keepActs);
     if (decodeContext > 0)
     {
         // One new token per sequence over the cache and itself.
@@ -244,6 +233,16 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         a.heads = s.heads;
         a.kvHeads = s.kvHeads;
         a.headDim = s.headDim;
+        if (s.mla)
+        {
+            // MLA's absorbed decode (DeepSeek-V2 section 2.1.3; FlashMLA, vLLM, SGLang): every
+            // head's query, moved into the latent space, attends over the one cached latent and
+            // rotary key per token; the values are the latent itself.
+            a.kvHeads = 1;
+            a.headDim = s.kvLora + s.ropeDim;
+            a.valueDim = s.kvLora;
+            a.latentKv = true;
+        }
         a.queryLen = 1;
         // A sliding-window layer keeps and reads only the window's last keys.
         const uint64_t window = Window(e);
@@ -254,27 +253,26 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
                                                     : OpType::DECODE_ATTENTION_PER_HEAD,
                                 a,
                                 at));
+        if (s.mla)
+        {
+            // Each head's latent output through its slice of the value up-projection.
+            e.Compute("v_absorb", MakeGemm(rows, s.valueDim, s.kvLora, m_run.dtype, s.heads));
+        }
     }
     else
     {
         AttentionForward(e, keepActs, keepActs && keep == Recompute::NONE);
     }
-    CastToFp8(e, "proj_fp8_cast", rows, s.heads * s.headDim);
+    CastToFp8(e, "proj_fp8_cast", rows, s.AttentionOut());
     // The attention output: kept in 16 bits for the attention backward, and in fp8 for the
     // out-projection's weight gradient as well. Under selective recomputation the attention
     // backward reads the recomputed one: the out-projection keeps its input alone.
     const int64_t fp8Copy = Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0;
     const int64_t outBytes =
         keep == Recompute::SELECTIVE ? (fp8Copy > 0 ? fp8Copy : eb) : eb + fp8Copy;
-    const int64_t attentionOut = kept(outBytes * rows * s.heads * s.headDim);
-    ScatteredGemm(e,
-                  "proj",
-                  "ar_proj",
-                  rows,
-                  s.hidden,
-                  s.heads * s.headDim,
-                  kUserBufferProjSms,
-                  attentionOut);
+    const int64_t attentionOut = kept(outBytes * rows * s.AttentionOut());
+    ScatteredGemm(
+        e, "proj", "ar_proj", rows, s.hidden, s.AttentionOut(), kUserBufferProjSms, attentionOut);
     e.Compute("residual1",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
@@ -286,13 +284,157 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
               kept(m_model.dropout ? normRows * s.hidden : 0));
 }
 
+void
+TransformerLayer::QkvForward(GraphEmitter& e, uint64_t rows, bool decode, bool keepActs) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
+    const int64_t eb = s.elementBytes;
+    auto kept = [&](uint64_t bytes)
+    {
+        return keepActs ? static_cast<int64_t>(bytes) : 0;
+    };
+    const bool rope = m_model.position == PositionEmbedding::ROPE;
+    // Sequence-parallel GEMM inputs are kept sharded and gathered again in the backward pass.
+    const int64_t hiddenInput = kept(Fp8KeptBytes(eb) * m_normRows * s.hidden);
+    if (!s.mla)
+    {
+        GatheredGemm(
+            e, "ag_qkv", "qkv_fp8_cast", "qkv", rows, s.qkvOut, s.hidden, hiddenInput, !decode);
+        if (rope)
+        {
+            e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
+        }
+        return;
+    }
+    // Multi-head latent attention as Megatron-core's MultiLatentAttention runs it: the
+    // down-projection (replicated over the tensor-parallel group) on the layer's own rows, the
+    // sequence-parallel shard, so that the narrow latents are gathered rather than the hidden
+    // state; the up-projections split by heads.
+    const uint64_t local = decode ? rows : m_normRows;
+    CastToFp8(e, "qkv_down_fp8_cast", local, s.hidden);
+    e.Compute("qkv_down", MakeGemm(local, s.LatentWidth(), s.hidden, dt), hiddenInput);
+    e.Compute("latent_norm",
+              MakeElementwise(OpType::RMS_NORM, local, s.qLora + s.kvLora, at),
+              kept(eb * local * (s.qLora + s.kvLora)));
+    if (!decode && m_normRows != m_rows)
+    {
+        e.Blocking(
+            "ag_latent", CollectiveKind::ALL_GATHER, GroupKind::TP, eb * m_rows * s.LatentWidth());
+    }
+    const uint64_t qWidth = s.heads * s.headDim;
+    if (s.qLora > 0)
+    {
+        CastToFp8(e, "q_up_fp8_cast", rows, s.qLora);
+        e.Compute(
+            "q_up", MakeGemm(rows, qWidth, s.qLora, dt), kept(Fp8KeptBytes(eb) * rows * s.qLora));
+    }
+    else
+    {
+        // DeepSeek-V2-Lite: the query straight from the hidden state, column-parallel. It saves
+        // the tensor the down-projection saved, except an fp8 GEMM's own fp8 copy.
+        GatheredGemm(e,
+                     "ag_qkv",
+                     "q_fp8_cast",
+                     "q",
+                     rows,
+                     qWidth,
+                     s.hidden,
+                     m_run.dtype == DataType::FP8 ? hiddenInput : 0,
+                     !decode);
+    }
+    const uint64_t nope = s.headDim - s.ropeDim;
+    if (decode)
+    {
+        // The absorbed decode: each head's non-rotary query through its slice of the key
+        // up-projection, into the latent space; the new token's latent goes to the cache.
+        e.Compute("q_absorb", MakeGemm(rows, s.kvLora, nope, dt, s.heads));
+    }
+    else
+    {
+        CastToFp8(e, "kv_up_fp8_cast", rows, s.kvLora);
+        e.Compute("kv_up",
+                  MakeGemm(rows, s.heads * (nope + s.valueDim), s.kvLora, dt),
+                  kept(Fp8KeptBytes(eb) * rows * s.kvLora));
+    }
+    if (rope)
+    {
+        // The rotary part of every head's query and the one rotary key the heads share.
+        e.Compute("rope", MakeRope(rows, s.heads, 1, s.ropeDim, at));
+    }
+}
+
+void
+TransformerLayer::QkvBackward(GraphEmitter& e, const std::function<void(uint32_t)>& record) const
+{
+    const auto& s = m_shapes;
+    const DataType dt = m_run.dtype;
+    const DataType at = m_run.ActivationType();
+    const bool rope = m_model.position == PositionEmbedding::ROPE;
+    if (!s.mla)
+    {
+        if (rope)
+        {
+            e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, at, true));
+        }
+        record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut, dt));
+        return;
+    }
+    if (rope)
+    {
+        e.Compute("rope_bwd", MakeRope(m_rows, s.heads, 1, s.ropeDim, at, true));
+    }
+    const uint64_t qWidth = s.heads * s.headDim;
+    const uint64_t kvWidth = s.heads * (s.headDim - s.ropeDim + s.valueDim);
+    CastToFp8(e, "kv_up_grad_fp8_cast", m_rows, kvWidth);
+    e.Compute("kv_up_dgrad", MakeGemm(m_rows, s.kvLora, kvWidth, dt));
+    record(e.Compute("kv_up_wgrad", MakeGemm(s.kvLora, kvWidth, m_rows, dt)));
+    if (s.qLora > 0)
+    {
+        CastToFp8(e, "q_up_grad_fp8_cast", m_rows, qWidth);
+        e.Compute("q_up_dgrad", MakeGemm(m_rows, s.qLora, qWidth, dt));
+        record(e.Compute("q_up_wgrad", MakeGemm(s.qLora, qWidth, m_rows, dt)));
+    }
+    else
+    {
+        record(ColumnParallelBackward(e, kQLabels, qWidth, dt));
+    }
+    // Each rank's heads give a partial gradient of the latents: summed over the group (and
+    // scattered back to the sequence shards under sequence parallelism).
+    if (m_run.parallel.tp > 1)
+    {
+        e.Blocking("ar_latent_dgrad",
+                   m_normRows != m_rows ? CollectiveKind::REDUCE_SCATTER
+                                        : CollectiveKind::ALL_REDUCE,
+                   GroupKind::TP,
+                   uint64_t(s.elementBytes) * m_rows * s.LatentWidth());
+    }
+    e.Compute("latent_norm_bwd",
+              MakeElementwise(OpType::RMS_NORM, m_normRows, s.qLora + s.kvLora, at, true));
+    CastToFp8(e, "qkv_down_grad_fp8_cast", m_normRows, s.LatentWidth());
+    e.Compute("qkv_down_dgrad", MakeGemm(m_normRows, s.hidden, s.LatentWidth(), dt));
+    record(e.Compute("qkv_down_wgrad", MakeGemm(s.hidden, s.LatentWidth(), m_normRows, dt)));
+}
+
+uint32_t
+TransformerLayer::UnpadValues(GraphEmitter& e, uint32_t id) const
+{
+    const auto& s = m_shapes;
+    if (s.mla && s.valueDim != s.headDim)
+    {
+        e.Graph().nodes[id].modelFlops *= double(s.headDim + s.valueDim) / (2.0 * s.headDim);
+    }
+    return id;
+}
+
 int64_t
 TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSaved) const
 {
     const auto& s = m_shapes;
     const int64_t eb = s.elementBytes;
     // Q, K and V are kept by the attention kernels (K and V at the KV-head width).
-    int64_t qkv = eb * m_rows * (s.heads + 2 * s.kvHeads) * s.headDim;
+    int64_t qkv = eb * m_rows * s.qkvOut;
     int64_t keptActs = keepActs ? qkv : 0;
     // FlashAttention (and the ring's blocks) save the fp32 log-sum-exp per row.
     const int64_t lse = 4 * m_batch * s.heads * m_tokens;
@@ -301,14 +443,16 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     {
         if (m_flash)
         {
-            e.Compute("attention",
-                      SequenceAttention(OpType::ATTENTION_FWD, Window(e)),
-                      keptActs + (keepSaved ? lse : 0));
+            UnpadValues(e,
+                        e.Compute("attention",
+                                  SequenceAttention(OpType::ATTENTION_FWD, Window(e)),
+                                  keptActs + (keepSaved ? lse : 0)));
             return lse;
         }
-        e.Compute("attention",
-                  SequenceAttention(OpType::ATTENTION_SCORES, Window(e)),
-                  keptActs + (keepSaved ? ScoreBytes() : 0));
+        UnpadValues(e,
+                    e.Compute("attention",
+                              SequenceAttention(OpType::ATTENTION_SCORES, Window(e)),
+                              keptActs + (keepSaved ? ScoreBytes() : 0)));
         return ScoreBytes();
     }
     // Ring attention (Liu et al. 2023; Megatron-LM context parallelism): each of the cp steps
@@ -325,10 +469,11 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     const DataType at = m_run.ActivationType();
     const uint64_t rows = m_batch * m_tokens;
     const uint64_t qWidth = uint64_t(s.heads) * s.headDim;
-    const uint64_t kvBytes = 2 * eb * m_batch * m_tokens * s.kvHeads * s.headDim;
-    const double stepFlops = 4.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
-    e.Compute("cp_kv_cat",
-              MakeElementwise(OpType::TENSOR_COPY, rows, 2 * s.kvHeads * s.headDim, at));
+    const uint64_t kvWidth = s.kvHeads * (s.headDim + s.valueDim);
+    const uint64_t kvBytes = eb * m_batch * m_tokens * kvWidth;
+    const double stepFlops =
+        2.0 * m_batch * s.heads * (s.headDim + s.valueDim) * m_tokens * m_tokens;
+    e.Compute("cp_kv_cat", MakeElementwise(OpType::TENSOR_COPY, rows, kvWidth, at));
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
     {
@@ -348,7 +493,7 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
         }
     }
     const uint64_t lseRows = m_batch * s.heads;
-    e.Compute("cp_out_zero", MakeElementwise(OpType::TENSOR_FILL, rows, qWidth, at));
+    e.Compute("cp_out_zero", MakeElementwise(OpType::TENSOR_FILL, rows, s.AttentionOut(), at));
     e.Compute("cp_lse_clone",
               MakeElementwise(OpType::TENSOR_COPY, lseRows, m_tokens, DataType::FP32));
     e.Compute("cp_lse_double",
@@ -363,7 +508,8 @@ TransformerLayer::AttentionForward(GraphEmitter& e, bool keepActs, bool keepSave
     for (uint32_t step = 0; step < cp; ++step)
     {
         e.Compute("cp_out_merge",
-                  MakeElementwise(OpType::RESIDUAL_ADD, step == 0 ? rows : rows / 2, qWidth, at));
+                  MakeElementwise(
+                      OpType::RESIDUAL_ADD, step == 0 ? rows : rows / 2, s.AttentionOut(), at));
     }
     return lse;
 }
@@ -375,9 +521,12 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const uint32_t cp = m_run.parallel.cp;
     if (cp == 1)
     {
-        e.Compute("attention_bwd",
-                  SequenceAttention(
-                      m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES, Window(e), true));
+        UnpadValues(
+            e,
+            e.Compute("attention_bwd",
+                      SequenceAttention(m_flash ? OpType::ATTENTION_BWD : OpType::ATTENTION_SCORES,
+                                        Window(e),
+                                        true)));
         return;
     }
     // The ring runs again; K/V blocks travel with their gradients (twice the bytes). Transformer
@@ -388,10 +537,10 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
     const DataType at = m_run.ActivationType();
     const uint64_t rows = m_batch * m_tokens;
     const uint64_t qWidth = uint64_t(s.heads) * s.headDim;
-    const uint64_t kvWidth = 2 * uint64_t(s.kvHeads) * s.headDim;
-    const uint64_t kvBytes =
-        4 * uint64_t(s.elementBytes) * m_batch * m_tokens * s.kvHeads * s.headDim;
-    const double stepFlops = 8.0 * m_batch * s.heads * s.headDim * m_tokens * m_tokens;
+    const uint64_t kvWidth = s.kvHeads * (s.headDim + s.valueDim);
+    const uint64_t kvBytes = 2 * uint64_t(s.elementBytes) * m_batch * m_tokens * kvWidth;
+    const double stepFlops =
+        4.0 * m_batch * s.heads * (s.headDim + s.valueDim) * m_tokens * m_tokens;
     e.Compute("cp_kv_copy", MakeElementwise(OpType::TENSOR_COPY, rows, kvWidth, at));
     uint32_t received = GraphEmitter::NONE;
     for (uint32_t step = 0; step < cp; ++step)
@@ -401,9 +550,11 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
         if (step > 0)
         {
             // Q, O and dO of the second half of the local chunk, one copy each.
-            for (const char* label : {"cp_q_half", "cp_o_half", "cp_do_half"})
+            e.Compute("cp_q_half", MakeElementwise(OpType::TENSOR_COPY, rows / 2, qWidth, at));
+            for (const char* label : {"cp_o_half", "cp_do_half"})
             {
-                e.Compute(label, MakeElementwise(OpType::TENSOR_COPY, rows / 2, qWidth, at));
+                e.Compute(label,
+                          MakeElementwise(OpType::TENSOR_COPY, rows / 2, s.AttentionOut(), at));
             }
         }
         uint32_t id = e.Compute("attention_bwd", RingAttention(OpType::ATTENTION_BWD, step, true));
@@ -926,7 +1077,7 @@ TransformerLayer::Backward(GraphEmitter& e,
         recomputed = AttentionForward(e, false, false);
         if (m_flash || m_run.parallel.cp > 1)
         {
-            recomputed += int64_t(s.elementBytes) * m_rows * s.heads * s.headDim;
+            recomputed += int64_t(s.elementBytes) * m_rows * s.AttentionOut();
         }
         e.AddMemory(static_cast<uint32_t>(e.Graph().nodes.size() - 1), recomputed);
     }
@@ -950,17 +1101,13 @@ TransformerLayer::Backward(GraphEmitter& e,
                  "proj_grad_fp8_cast",
                  "proj_dgrad",
                  m_rows,
-                 s.heads * s.headDim,
+                 s.AttentionOut(),
                  s.hidden,
                  0,
                  true);
-    record(e.Compute("proj_wgrad", MakeGemm(s.heads * s.headDim, s.hidden, m_rows, dt)));
+    record(e.Compute("proj_wgrad", MakeGemm(s.AttentionOut(), s.hidden, m_rows, dt)));
     AttentionBackward(e);
-    if (m_model.position == PositionEmbedding::ROPE)
-    {
-        e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, at, true));
-    }
-    record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut, dt));
+    QkvBackward(e, record);
     uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     e.AddMemory(last, -(held + recomputed));
 }

@@ -10,6 +10,9 @@
 #include "ns3/model-spec.h"
 #include "ns3/run-spec.h"
 
+#include <functional>
+#include <vector>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -101,6 +104,15 @@ class TransformerLayer
     int64_t AttentionForward(GraphEmitter& e, bool keepActs, bool keepSaved) const;
     /** The attention core backward. */
     void AttentionBackward(GraphEmitter& e) const;
+    /** Emits Q, K and V (with the rotary embedding) from the first norm's output: one QKV GEMM,
+     *  or MLA's down-projection, latent norms and up-projections (absorbed into the query when
+     *  \p decode). \p keepActs: training keeps the GEMM inputs. */
+    void QkvForward(GraphEmitter& e, uint64_t rows, bool decode, bool keepActs) const;
+    /** The backward of QkvForward; weight-gradient nodes go to \p record. */
+    void QkvBackward(GraphEmitter& e, const std::function<void(uint32_t)>& record) const;
+    /** Under MLA, scales attention node \p id's model FLOPs from the kernel's (values padded to
+     *  the key width, as FlashAttention-2 needs) to the model's values. \return \p id */
+    uint32_t UnpadValues(GraphEmitter& e, uint32_t id) const;
     /** The MLP (dense or mixture of experts) forward over \p rows token rows. */
     void MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const;
     /** The MLP backward. */

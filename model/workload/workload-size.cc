@@ -126,7 +126,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
     {
         size.largestTensor =
             std::max(size.largestTensor,
-                     2.0 * widestStage * run.batch * tokens * shapes.kvHeads * shapes.headDim * eb);
+                     double(widestStage) * run.batch * tokens * shapes.KvCacheBytesPerToken());
     }
     const double query = training ? double(run.sequence / p.cp) : double(run.promptTokens);
     const double keys = training ? query : tokens;
