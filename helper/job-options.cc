@@ -608,6 +608,9 @@ JobOptions::Resolve() const
         }
     }
 
+    // A head width the model derives from hidden / heads follows them; one the model gives
+    // (Qwen3, Gemma, latent attention) stays.
+    const bool derivedHeadDim = model.heads > 0 && model.headDim * model.heads == model.hidden;
     bool reshaped = false;
     reshaped |= Override("layers", model.layers);
     reshaped |= Override("hidden", model.hidden);
@@ -624,14 +627,17 @@ JobOptions::Resolve() const
     reshaped |= Override("vocab", model.vocab);
     if (reshaped)
     {
-        if (model.hidden % model.heads != 0)
+        if (derivedHeadDim && model.hidden % model.heads != 0)
         {
             throw OptionError("heads",
                               "hidden (" + std::to_string(model.hidden)
                                   + ") must be divisible by heads (" + std::to_string(model.heads)
                                   + ")");
         }
-        model.headDim = model.hidden / model.heads;
+        if (derivedHeadDim)
+        {
+            model.headDim = model.hidden / model.heads;
+        }
         if (model.IsMoe() && !Get("ffn").empty())
         {
             model.expertFfn = model.ffn;

@@ -843,6 +843,17 @@ class JobOptionsTestCase : public TestCase
                               SmallJob(run)->Run().stepTimeS,
                               "the same job as set by hand");
 
+        // A head width the model gives (Qwen3: 128, not hidden / heads = 64; DeepSeek-V3's
+        // latent attention: 192) survives shape overrides; a derived one follows them.
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--model=qwen3-30b-a3b", "--layers=4"}).ToSpecs().model.headDim, 128u, "qwen3");
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--model=deepseek-v3", "--layers=4", "--heads=16"}).ToSpecs().model.headDim,
+            192u,
+            "deepseek-v3");
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--hidden=1024", "--heads=8"}).ToSpecs().model.headDim, 128u, "gpt-1.7b");
+
         // Inference, and the default global batch mbs x dp.
         spec = Parse({"--mode=inference", "--tp=2", "--batch=4", "--gen=16"}).ToSpecs();
         NS_TEST_EXPECT_MSG_EQ((spec.run.mode == RunMode::INFERENCE), true, "mode");
