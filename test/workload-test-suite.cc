@@ -1336,18 +1336,26 @@ class MemoryLayoutTestCase : public TestCase
     }
 };
 
-/** \return the first node labelled \p label of layer 0 in \p phase (micro-batch or step \p mb) */
+/** \return the first node of \p layer labelled \p label in \p phase and step \p mb */
 static const WorkNode*
-Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
+At(const StageGraph& g, int32_t layer, const char* label, Phase phase, uint32_t mb)
 {
     for (const auto& n : g.nodes)
     {
-        if (n.layer == 0 && n.phase == phase && n.microBatch == mb && std::string(n.label) == label)
+        if (n.layer == layer && n.phase == phase && n.microBatch == mb
+            && std::string(n.label) == label)
         {
             return &n;
         }
     }
     return nullptr;
+}
+
+/** \return the first node labelled \p label of layer 0 in \p phase (micro-batch or step \p mb) */
+static const WorkNode*
+Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
+{
+    return At(g, 0, label, phase, mb);
 }
 
 /**
@@ -2581,21 +2589,6 @@ class SharedExpertsTestCase : public TestCase
     {}
 
   private:
-    /** \return the first node of \p layer labelled \p label in \p phase and step \p mb */
-    static const WorkNode*
-    At(const StageGraph& g, int32_t layer, const char* label, Phase phase, uint32_t mb)
-    {
-        for (const auto& n : g.nodes)
-        {
-            if (n.layer == layer && n.phase == phase && n.microBatch == mb
-                && std::string(n.label) == label)
-            {
-                return &n;
-            }
-        }
-        return nullptr;
-    }
-
     void
     DoRun() override
     {
@@ -2716,21 +2709,6 @@ class MlaTestCase : public TestCase
     {}
 
   private:
-    /** \return the first node of \p layer labelled \p label in \p phase and step \p mb */
-    static const WorkNode*
-    At(const StageGraph& g, int32_t layer, const char* label, Phase phase, uint32_t mb)
-    {
-        for (const auto& n : g.nodes)
-        {
-            if (n.layer == layer && n.phase == phase && n.microBatch == mb
-                && std::string(n.label) == label)
-            {
-                return &n;
-            }
-        }
-        return nullptr;
-    }
-
     void
     DoRun() override
     {

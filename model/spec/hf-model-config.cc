@@ -284,6 +284,27 @@ ReadLayerTypes(const ConfigReader& r, uint64_t positions, YAML::Node& m)
 }
 
 /**
+ * \return a model file's moe: section with the config's expert count (key \p expertsKey), its
+ * num_experts_per_tok (1 to the count) and each expert's width \p expertFfn
+ */
+YAML::Node
+ReadExperts(const ConfigReader& r, const std::string& expertsKey, uint64_t expertFfn)
+{
+    const uint64_t experts = r.Count(expertsKey, 2);
+    const uint64_t topK = r.Count("num_experts_per_tok");
+    if (topK > experts)
+    {
+        r.Fail("num_experts_per_tok",
+               "must be between 1 and " + expertsKey + " (" + std::to_string(experts) + ")");
+    }
+    YAML::Node moe(YAML::NodeType::Map);
+    moe["experts"] = experts;
+    moe["top_k"] = topK;
+    moe["expert_ffn"] = expertFfn;
+    return moe;
+}
+
+/**
  * Reads Qwen's mixture of experts (qwen2_moe, qwen3_moe): num_experts of width
  * moe_intermediate_size, Qwen2-MoE's shared expert, and the dense layers among them: layer i
  * is MoE when (i + 1) is a multiple of decoder_sparse_step and i is not in mlp_only_layers,
@@ -308,18 +329,8 @@ ReadQwenMoe(const ConfigReader& r, const std::string& type, YAML::Node& m)
         r.Fail(dense.size() >= layers ? "mlp_only_layers" : "decoder_sparse_step",
                "leaves no mixture-of-experts layer among the " + std::to_string(layers));
     }
-    const uint64_t experts = r.Count("num_experts", 2);
-    const uint64_t topK = r.Count("num_experts_per_tok");
-    if (topK > experts)
-    {
-        r.Fail("num_experts_per_tok",
-               "must be between 1 and num_experts (" + std::to_string(experts) + ")");
-    }
     const uint64_t expertFfn = r.Count("moe_intermediate_size");
-    YAML::Node moe(YAML::NodeType::Map);
-    moe["experts"] = experts;
-    moe["top_k"] = topK;
-    moe["expert_ffn"] = expertFfn;
+    YAML::Node moe = ReadExperts(r, "num_experts", expertFfn);
     if (type == "qwen2_moe")
     {
         // Every token also runs one shared expert (its sigmoid gate's hidden weights are not
@@ -451,18 +462,7 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     }
     if (type == "mixtral" || type == "gpt_oss")
     {
-        const uint64_t experts = r.Count("num_local_experts", 2);
-        const uint64_t topK = r.Count("num_experts_per_tok");
-        if (topK > experts)
-        {
-            r.Fail("num_experts_per_tok",
-                   "must be between 1 and num_local_experts (" + std::to_string(experts) + ")");
-        }
-        YAML::Node moe(YAML::NodeType::Map);
-        moe["experts"] = experts;
-        moe["top_k"] = topK;
-        moe["expert_ffn"] = ffn;
-        m["moe"] = moe;
+        m["moe"] = ReadExperts(r, "num_local_experts", ffn);
     }
     if (type == "qwen2_moe" || type == "qwen3_moe")
     {
@@ -596,18 +596,8 @@ ReadDeepseek(const ConfigReader& r, YAML::Node& m)
         r.Fail("first_k_dense_replace",
                "leaves no mixture-of-experts layer among the " + std::to_string(layers));
     }
-    const uint64_t experts = r.Count("n_routed_experts", 2);
-    const uint64_t topK = r.Count("num_experts_per_tok");
-    if (topK > experts)
-    {
-        r.Fail("num_experts_per_tok",
-               "must be between 1 and n_routed_experts (" + std::to_string(experts) + ")");
-    }
     const uint64_t expertFfn = r.Count("moe_intermediate_size");
-    YAML::Node moe(YAML::NodeType::Map);
-    moe["experts"] = experts;
-    moe["top_k"] = topK;
-    moe["expert_ffn"] = expertFfn;
+    YAML::Node moe = ReadExperts(r, "n_routed_experts", expertFfn);
     const uint64_t shared = r.Count("n_shared_experts", 0, 0);
     if (shared > 0)
     {
