@@ -42,7 +42,15 @@ RoutingPolicy::RoutesPerFlow() const
 }
 
 bool
-RoutingPolicy::RoutesSymmetrically(const Topology& topology) const
+RoutingPolicy::RoutesSymmetrically(const Topology& /* topology */) const
+{
+    // A policy that does not say otherwise may route anywhere (non-minimal, by a hash of the
+    // flow): replaying every rank is always right.
+    return false;
+}
+
+bool
+RoutingPolicy::HasOneMinimalPath(const Topology& topology)
 {
     for (uint32_t d = 0; d < topology.GetDimensionCount(); ++d)
     {

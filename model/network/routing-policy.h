@@ -90,15 +90,32 @@ class RoutingPolicy : public Object
 
     /**
      * \brief Whether moving every rank along a parallel axis (a translation that maps the
-     * topology onto itself) moves every pair's path with it, so that a replay may simulate one
-     * rank per set of symmetric copies (SymmetryPlan). The default holds only where \p topology
-     * offers no choice among shortest paths (switches and full meshes, fat trees with one spine
-     * or one leaf): hashing (ECMP) and spreading by endpoint index (shortest-path) pick
-     * different spines for the moved pairs. Dimension-order routing holds it everywhere.
+     * topology onto itself) moves every pair's path with it, whatever the flow id, so that a
+     * replay may simulate one rank per set of symmetric copies (SymmetryPlan).
+     *
+     * A folded replay routes only the representatives' messages, and a message's flow id (its
+     * message id) differs between a folded and a full replay, so a policy that answers true must
+     * route a pair and its translated pair alike for any flow id. The default is false: a
+     * policy that does not declare the property (a researcher's own, say a Valiant policy that
+     * hashes the flow to an intermediate GPU) replays every rank, which is always right and only
+     * slower. Dimension-order routing returns true everywhere; ECMP, shortest-path and
+     * fault-aware routing return HasOneMinimalPath(topology): hashing (ECMP) and spreading by
+     * endpoint index (shortest-path) pick different spines for the moved pairs where there is a
+     * choice. A minimal policy of one's own may do the same.
      * \param topology the network
      * \return true if the replay may fold symmetric copies under this policy
      */
     virtual bool RoutesSymmetrically(const Topology& topology) const;
+
+    /**
+     * \brief Whether \p topology offers no choice among shortest paths: every dimension is a
+     * switch, a full mesh, or a fat tree with one leaf or one spine. On such a topology every
+     * minimal policy (one that only ever takes a shortest path) routes symmetrically, whatever
+     * the flow; a non-minimal one (Valiant) need not.
+     * \param topology the network
+     * \return true if every pair has one shortest path
+     */
+    static bool HasOneMinimalPath(const Topology& topology);
 
   protected:
     /**
