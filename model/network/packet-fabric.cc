@@ -346,8 +346,22 @@ PacketFabric::InstallPath(Ipv4Address srcAddr,
                           Ipv4Address dstAddr,
                           const std::vector<uint32_t>& path)
 {
-    for (uint32_t l : path)
+    // A packet's TTL counts its hops (PacketPathRouting::AddHop): the path must end before it
+    // runs out.
+    UintegerValue ttl;
+    m_nodes.front()->GetObject<Ipv4>()->GetAttribute("DefaultTtl", ttl);
+    if (path.size() > ttl.Get())
     {
+        throw NetworkError("the routing policy's path from "
+                           + m_topology->GetNode(m_topology->GetLink(path.front()).src).name
+                           + " has " + std::to_string(path.size())
+                           + " links; the packet network carries paths of at most "
+                             "ns3::Ipv4L3Protocol::DefaultTtl = "
+                           + std::to_string(ttl.Get()) + " links (raise it)");
+    }
+    for (uint32_t hop = 0; hop < path.size(); ++hop)
+    {
+        const uint32_t l = path[hop];
         const TopologyLink& link = m_topology->GetLink(l);
         if (m_linkInterface[l] == kNone || !link.IsAlive())
         {
@@ -355,7 +369,7 @@ PacketFabric::InstallPath(Ipv4Address srcAddr,
                                + m_topology->DescribeLink(l));
         }
         m_routingTables[link.src]->AddHop(
-            srcAddr, dstAddr, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
+            srcAddr, dstAddr, hop, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
     }
 }
 
