@@ -42,7 +42,10 @@ class RoutingPolicy : public Object
      * \param dst destination endpoint (or node)
      * \param flowId identifies the flow (hash input for multipath policies)
      * \return the links in order (empty when src == dst); throws NetworkError naming the pair when
-     *         no path over surviving links exists
+     *         no path over surviving links exists, and naming the policy, the pair and the bad
+     *         link when DoRoute returns a path that is not one: a link id out of range, a link
+     *         that does not start where the previous one ends (or at \p src), a dead link, or a
+     *         path that does not end at \p dst
      */
     std::vector<uint32_t> Route(const Topology& topology,
                                 uint32_t src,
@@ -119,6 +122,12 @@ class RoutingPolicy : public Object
 
   protected:
     /**
+     * \return the policy's registered short name and TypeId name ("'ecmp'
+     * (ns3::rapidllm::EcmpRouting)"), or the TypeId name alone if it has no short name
+     */
+    std::string DescribePolicy() const;
+
+    /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty
      * vector if dst cannot be reached over surviving links.
      * \param topology the network
@@ -131,6 +140,18 @@ class RoutingPolicy : public Object
                                           uint32_t src,
                                           uint32_t dst,
                                           uint64_t flowId) = 0;
+
+  private:
+    /**
+     * \brief Throws NetworkError unless \p path is a path of surviving links from \p src to
+     * \p dst (see Route).
+     * \param topology the network \param src source node \param dst destination node
+     * \param path what DoRoute returned (not empty)
+     */
+    void CheckPath(const Topology& topology,
+                   uint32_t src,
+                   uint32_t dst,
+                   const std::vector<uint32_t>& path) const;
 };
 
 /**
