@@ -5,6 +5,7 @@
 #include "rapid-llm-helper.h"
 
 #include "ns3/attention-kernel-choice.h"
+#include "ns3/attribute-text.h"
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
@@ -186,6 +187,17 @@ RapidLlmHelper::SetChecked(ObjectFactory& factory,
                         name,
                         tid.GetName() + " has no attribute '" + name
                             + "'; its attributes: " + (known.empty() ? "none" : known));
+    }
+    // A value given as text is parsed by the attribute's type, and some of ns-3's parsers
+    // (integers, Time) abort on bad text: check it first.
+    const auto* text = dynamic_cast<const StringValue*>(&value);
+    if (text && info.checker->GetValueTypeName() != "ns3::StringValue")
+    {
+        const std::string why = CheckAttributeText(tid, name, text->Get());
+        if (!why.empty())
+        {
+            throw SpecError("", name, tid.GetName() + "::" + name + ": " + why);
+        }
     }
     if (!info.checker->CreateValidValue(value))
     {

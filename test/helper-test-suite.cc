@@ -865,6 +865,39 @@ class HelperFactoriesTestCase : public TestCase
                                   "ComputeStreams"),
                               true,
                               "a value out of the attribute's range (1 to 64)");
+        // Values given as text: ns-3's own parsers abort on bad text, the helper checks it.
+        for (const auto& [attribute, text] : std::vector<std::pair<std::string, std::string>>{
+                 {"Mtu", "abc"}, {"Mtu", "0"}, {"MinRto", "abc"}})
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                      [e, attribute = attribute, text = text]()
+                                      {
+                                          e->SetBackend("packet", attribute, StringValue(text));
+                                      },
+                                      attribute),
+                                  true,
+                                  attribute << "=" << text);
+        }
+        std::string range;
+        try
+        {
+            e->SetBackend("packet", "Mtu", StringValue("0"));
+        }
+        catch (const SpecError& err)
+        {
+            range = err.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(range.find("576:65000"), std::string::npos, range);
+        Ptr<RapidLlmHelper> cc = SmallJob(run);
+        cc->SetBackend("packet", "CongestionControl", StringValue("ns3::Nope"));
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [cc]()
+                                  {
+                                      cc->Run();
+                                  },
+                                  "PacketNetwork::CongestionControl"),
+                              true,
+                              "an unknown congestion control is an error, not an abort");
         e->SetRoutingPolicyAttribute("NoSuch", UintegerValue(1));
         NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
                                   [e]()

@@ -16,6 +16,7 @@
 #include "ns3/queue-size.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
@@ -87,12 +88,37 @@ PacketFabric::IsBuilt() const
 }
 
 void
+PacketFabric::CheckNames(const std::string& queueDisc, const std::string& congestion)
+{
+    TypeId tid;
+    if (queueDisc != "fq" && queueDisc != "fifo" && queueDisc != "fq-codel"
+        && (!TypeId::LookupByNameFailSafe(queueDisc, &tid)
+            || !tid.IsChildOf(QueueDisc::GetTypeId())))
+    {
+        throw SpecError("network",
+                        "PacketNetwork::QueueDisc",
+                        "'" + queueDisc + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
+    }
+    if (!TypeId::LookupByNameFailSafe(congestion, &tid)
+        || !tid.IsChildOf(TcpCongestionOps::GetTypeId()))
+    {
+        throw SpecError("network",
+                        "PacketNetwork::CongestionControl",
+                        "'" + congestion
+                            + "' is not the TypeId name of a TCP congestion control (a "
+                              "TcpCongestionOps, e.g. ns3::TcpNewReno, ns3::TcpCubic, "
+                              "ns3::TcpDctcp; rapid-llm --PrintTypeIds lists them)");
+    }
+}
+
+void
 PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
 {
     if (m_built)
     {
         return;
     }
+    CheckNames(config.queueDisc, config.congestion);
     m_built = true;
     m_topology = topology;
     m_config = config;
