@@ -279,6 +279,8 @@ class CliBadInputTestCase : public TestCase
             {{"collective", hwFlag, "--gpus=8192"},
              {"8192 ranks", "33554432", "--granularity=fluid"}},
             {{"collective", hwFlag, "--reduce-GBps=-1"}, {"option --reduce-GBps", "'-1'"}},
+            {{"collective", hwFlag, "--fault=gpu1,gpu0-nvlink.sw0:0.5@1ms"},
+             {"option --fault", "'gpu0-nvlink.sw0:0.5@1ms'", "drop @TIME"}},
             {{"collective", hwFlag, "--beside=0>8:1MiB"},
              {"option --beside", "'0>8:1MiB'", "0 to 7", "SRC>DST:BYTES"}},
             {{"collective", hwFlag, "--beside=0>0:1MiB"}, {"option --beside", "two different"}},
