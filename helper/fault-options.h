@@ -28,8 +28,9 @@ struct FaultOption
 };
 
 /**
- * \brief Parses the `--fault` option (the one parser of `run`, `replay`, `memory`, `trace`,
- * `study` and `collective`): comma-separated items SELECTOR[:FACTOR][@TIME]. SELECTOR is
+ * \brief Parses the `--fault` option (the one parser of the commands that run the network:
+ * `run`, `replay`, the studies, `sweep` and `collective`, the last two rejecting @TIME;
+ * `memory` and `trace` do not take it): comma-separated items SELECTOR[:FACTOR][@TIME]. SELECTOR is
  * "A-B" (both directions), "A>B" (one direction), "A" (every link of node A) or
  * "tier:NAME" (every link of a network dimension); nodes are "gpu<i>" or switch names.
  * FACTOR is the bandwidth left: 0 = dead (the default when it is omitted), else within

@@ -54,8 +54,9 @@ struct ResolvedJob
  * \ingroup rapid-llm
  * \brief The options that describe a job (model, hardware, parallel layout, batch, run mode
  * and settings, model shape overrides), declared once here for scenario scripts and for the
- * `rapid-llm` command (whose memory, run and trace commands take exactly these; utils/ adds
- * its per-command variants).
+ * `rapid-llm` command (whose run command takes exactly these, and memory and trace all but
+ * --fault, which only commands that run the network take; utils/ adds its per-command
+ * variants).
  *
  * A scenario script adds them all to its CommandLine in one call and turns them into specs:
  * \code

@@ -5,6 +5,7 @@
 #include "rapid-llm-helper.h"
 
 #include "ns3/attention-kernel-choice.h"
+#include "ns3/attribute-text.h"
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
@@ -85,6 +86,7 @@ RapidLlmHelper::DoDispose()
 {
     m_replayer = nullptr;
     m_backend = nullptr;
+    m_replaced.clear();
     m_job.reset();
     m_workload.reset();
     Object::DoDispose();
@@ -185,6 +187,17 @@ RapidLlmHelper::SetChecked(ObjectFactory& factory,
                         name,
                         tid.GetName() + " has no attribute '" + name
                             + "'; its attributes: " + (known.empty() ? "none" : known));
+    }
+    // A value given as text is parsed by the attribute's type, and some of ns-3's parsers
+    // (integers, Time) abort on bad text: check it first.
+    const auto* text = dynamic_cast<const StringValue*>(&value);
+    if (text && info.checker->GetValueTypeName() != "ns3::StringValue")
+    {
+        const std::string why = CheckAttributeText(tid, name, text->Get());
+        if (!why.empty())
+        {
+            throw SpecError("", name, tid.GetName() + "::" + name + ": " + why);
+        }
     }
     if (!info.checker->CreateValidValue(value))
     {
@@ -297,6 +310,19 @@ RapidLlmHelper::Install(TraceSet set)
 Ptr<TraceReplayer>
 RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
 {
+    if (m_replayer)
+    {
+        if (m_startEvent.IsRunning())
+        {
+            m_startEvent.Cancel(); // not started: it never runs, nothing refers to it
+        }
+        else if (m_replayer->GetRankCount() > 0)
+        {
+            // Started and not collected: its events (watchdog, compute, network) refer to it,
+            // so it is kept alive and runs on.
+            m_replaced.emplace_back(m_replayer, m_job);
+        }
+    }
     m_replayer = nullptr;
     m_backend = nullptr;
     m_job = std::move(job);
@@ -361,7 +387,7 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
     // until then a script may still connect to the replayer and the backend, or schedule
     // events of its own at the same time (which run first).
     std::shared_ptr<const ReplayJob> started = m_job;
-    Simulator::ScheduleNow(
+    m_startEvent = Simulator::ScheduleNow(
         [replayer, started]()
         {
             replayer->Start(*started);
@@ -402,6 +428,12 @@ RapidLlmHelper::Collect()
     if (m_collected)
     {
         return m_report;
+    }
+    if (m_startEvent.IsRunning() || m_replayer->GetRankCount() == 0)
+    {
+        throw ReplayError("nothing to collect yet: the replay Install() scheduled has not started "
+                          "(it starts as the simulator's next event); run the simulator "
+                          "(Simulator::Run()) before Collect()");
     }
     m_result = m_replayer->Collect();
     RunReport report;

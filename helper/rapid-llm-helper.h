@@ -6,6 +6,7 @@
 #define RAPIDLLM_RAPID_LLM_HELPER_H
 
 #include "ns3/attribute.h"
+#include "ns3/event-id.h"
 #include "ns3/fault-schedule.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
@@ -145,8 +146,10 @@ class RapidLlmHelper : public Object
      * and routing policy) and the trace replayer from their factories, and schedules the replay
      * to start at the simulator's current time (an event, as ns-3 applications start: until it
      * runs, a script may connect to GetReplayer() and GetBackend()). Does not run the
-     * simulator, nor change its scheduler. Replaces what an earlier Install() created; the
-     * helper must outlive the simulation.
+     * simulator, nor change its scheduler. Replaces what an earlier Install() created: an
+     * earlier replay that has not started yet is cancelled (it never runs); one that has
+     * started runs on to its end on its own network (kept until Dispose), but only the last
+     * Install()'s replay is collected. The helper must outlive the simulation.
      * \return the replayer; throws SpecError on bad input (a replay that cannot start, e.g. an
      *         unknown CollectiveAlgorithm, throws from Simulator::Run())
      */
@@ -160,8 +163,11 @@ class RapidLlmHelper : public Object
     /**
      * \brief The report of the installed replay, once the simulator has run it.
      * \return the report (timing, memory for a workload, FLOPs, first token, every rank's
-     *         breakdown; the same on a second call); throws ReplayError if the replay did not
-     *         finish
+     *         breakdown; the same on a second call); throws ReplayError if nothing was
+     *         installed, if the simulator has not run the replay yet (it starts as the
+     *         simulator's next event after Install()), or if the replay did not finish (the
+     *         simulator was stopped before its end, the trace cannot finish, or the watchdog
+     *         stopped it)
      */
     RunReport Collect();
 
@@ -266,12 +272,15 @@ class RapidLlmHelper : public Object
     std::shared_ptr<ReplayJob> m_job;     //!< what the replayer executes
     Ptr<NetworkBackend> m_backend;        //!< the network
     Ptr<TraceReplayer> m_replayer;        //!< the replayer
-    ReplayResult m_result;                //!< the last Collect()'s result
-    RunReport m_report;                   //!< the last Collect()'s report
-    bool m_collected = false;             //!< whether the installed replay was collected
-    RunReport m_memoryReport;             //!< memory verdict of the workload
-    Time m_start;                         //!< when the replay started
-    std::vector<uint32_t> m_firstSample;  //!< stage -> node that samples the first token
+    EventId m_startEvent;                 //!< the event that starts its replay
+    /** Earlier Install()s' replays that had started when replaced: they run on to their end. */
+    std::vector<std::pair<Ptr<TraceReplayer>, std::shared_ptr<ReplayJob>>> m_replaced;
+    ReplayResult m_result;               //!< the last Collect()'s result
+    RunReport m_report;                  //!< the last Collect()'s report
+    bool m_collected = false;            //!< whether the installed replay was collected
+    RunReport m_memoryReport;            //!< memory verdict of the workload
+    Time m_start;                        //!< when the replay started
+    std::vector<uint32_t> m_firstSample; //!< stage -> node that samples the first token
     std::unordered_map<OperatorDesc, double, OperatorDescHash>
         m_energyOf;       //!< dynamic energy of each distinct operator of the workload, J
     Time m_firstTokenEnd; //!< inference: when the last rank finished it

@@ -6,7 +6,8 @@
 // RapidLlmHelper, the ns-3 way.
 // - The job layout comes from the script's own CommandLine: JobOptions adds every job option
 //   (--model --tp --pp --dp --mbs --gbs --seq --recompute ...) in one call, with this script's
-//   defaults; --backend, --routing and --symmetry are the script's own.
+//   defaults, or from a job file (--run=FILE.yaml, whose backend: and routing: it honours);
+//   --backend, --routing, --mtu and --symmetry are the script's own and override the job file.
 // - The helper creates the network backend, routing policy and trace replayer from factories
 //   whose attributes the script sets; Install() schedules the replay, the script runs the
 //   simulator (here with a progress event of its own), Collect() gives the report.
@@ -92,14 +93,18 @@ main(int argc, char** argv)
     // are JobOptions', those of `rapid-llm run`. A default dp here would make the documented
     // one, gpus / (tp x pp x cp), unreachable: --gpus=8 --tp=2 would ask for 8 x 2 GPUs.
     job.SetDefault("model", "gpt-1.7b");
-    std::string backend = "flow";
-    std::string routing;
+    std::string backend; // "" = the job file's (--run), else flow
+    std::string routing; // "" = the job file's, else the hardware file's
+    uint32_t mtu = 0;
     bool symmetry = true;
     double progressMs = 0;
     CommandLine cmd(__FILE__);
     job.AddTo(cmd);
-    cmd.AddValue("backend", "network backend: flow or packet", backend);
-    cmd.AddValue("routing", "routing policy (default: the hardware file's)", routing);
+    cmd.AddValue(
+        "backend", "network backend: flow or packet (default: the job file's, else flow)", backend);
+    cmd.AddValue(
+        "routing", "routing policy (default: the job file's, else the hardware file's)", routing);
+    cmd.AddValue("mtu", "packet backend: the links' MTU, bytes (0: the backend's default)", mtu);
     cmd.AddValue("symmetry", "replay one rank per set of symmetric copies", symmetry);
     cmd.AddValue("progress", "print progress every this many simulated ms (0: never)", progressMs);
     try
@@ -107,11 +112,16 @@ main(int argc, char** argv)
         cmd.Parse(argc, argv); // job option values are checked as they are parsed
 
         Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
-        job.Apply(helper); // model, hardware and run settings, validated together
-        if (backend == "packet")
+        // Model, hardware and run settings, validated together, and a job file's backend and
+        // routing; the script's own options override them.
+        const ResolvedJob spec = job.ToSpecs();
+        job.Apply(helper);
+        backend = !backend.empty() ? backend : !spec.backend.empty() ? spec.backend : "flow";
+        routing = !routing.empty() ? routing : spec.routing;
+        if (mtu > 0)
         {
             // Any attribute of the backend, e.g. jumbo frames on the packet network.
-            helper->SetBackend(backend, "Mtu", UintegerValue(9000));
+            helper->SetBackend(backend, "Mtu", UintegerValue(mtu));
         }
         else
         {
@@ -138,7 +148,10 @@ main(int argc, char** argv)
         const NetworkStats stats = helper->GetBackend()->GetStats();
         Simulator::Destroy();
 
-        std::cout << report.ToText() << "  operators executed      " << g_operators << "\n"
+        std::cout << report.ToText() << "  network                 " << backend << " backend, "
+                  << (routing.empty() ? spec.hardware.network.routing : routing) << " routing"
+                  << (mtu > 0 ? ", MTU " + std::to_string(mtu) : std::string()) << "\n"
+                  << "  operators executed      " << g_operators << "\n"
                   << "  messages delivered      " << g_messages << " (" << g_messageBytes / 1e9
                   << " GB, slowest " << g_slowestMessage.As(Time::US) << ")\n";
         for (const auto& link : stats.MostLoaded(1))

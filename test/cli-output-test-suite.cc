@@ -1095,6 +1095,14 @@ class CliHelpConsistencyTestCase : public TestCase
                                   std::string::npos,
                                   command << " runs collectives");
         }
+        // collective and sweep reject @TIME: their help does not offer it.
+        for (const char* command : {"collective", "sweep"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(help({command}).find("starts it mid-run"),
+                                  std::string::npos,
+                                  command << " takes faults from the start only");
+        }
+        NS_TEST_EXPECT_MSG_NE(help({"run"}).find("starts it mid-run"), std::string::npos, "run");
         CliResult usage = RunCli({"--help"}, dir);
         const std::size_t at = usage.out.find("  collective ");
         RAPIDLLM_REQUIRE_EQ((at != std::string::npos), true, usage.out);

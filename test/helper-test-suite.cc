@@ -638,6 +638,95 @@ class InstallCollectTestCase : public TestCase
     }
 };
 
+/** \return the ReplayError message \p f throws ("" if none) */
+template<typename F>
+std::string
+ReplayErrorOf(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const ReplayError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+/**
+ * \brief A script that misuses Install and Collect gets a ReplayError, not a crash: Collect()
+ * before the simulator ran (it dereferenced an empty result), Collect() after the script stopped
+ * the simulator mid-replay (it blamed the trace for a cycle), and a second Install() before the
+ * simulator ran (the first replay started anyway, and its watchdog event outlived it).
+ */
+class InstallMisuseTestCase : public TestCase
+{
+  public:
+    InstallMisuseTestCase()
+        : TestCase("Install and Collect misuse: ReplayErrors that say what happened")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const RunSpec run = fixture::TrainingJob(2, 2, 2, 1, 8, 512);
+        const RunReport direct = SmallJob(run)->Run();
+
+        Ptr<RapidLlmHelper> h = SmallJob(run);
+        h->Install();
+        const std::string notRun = ReplayErrorOf(
+            [h]()
+            {
+                h->Collect();
+            });
+        NS_TEST_EXPECT_MSG_NE(notRun.find("run the simulator"), std::string::npos, notRun);
+        Simulator::Destroy();
+
+        Ptr<RapidLlmHelper> stopped = SmallJob(run);
+        stopped->Install();
+        Simulator::Stop(MicroSeconds(10));
+        Simulator::Run();
+        const std::string early = ReplayErrorOf(
+            [stopped]()
+            {
+                stopped->Collect();
+            });
+        NS_TEST_EXPECT_MSG_NE(early.find("has not finished"), std::string::npos, early);
+        NS_TEST_EXPECT_MSG_NE(early.find("Simulator::Stop"), std::string::npos, early);
+        NS_TEST_EXPECT_MSG_EQ(early.find("cycle"), std::string::npos, early);
+        Simulator::Destroy();
+
+        // Installed twice before the run: only the second replay runs, and it gives Run()'s
+        // report (the first never starts, so no event of it is left behind).
+        Ptr<RapidLlmHelper> twice = SmallJob(run);
+        Ptr<TraceReplayer> first = twice->Install();
+        twice->Install();
+        NS_TEST_EXPECT_MSG_NE(first, twice->GetReplayer(), "a new replayer");
+        first = nullptr;
+        Simulator::Run();
+        NS_TEST_EXPECT_MSG_EQ(twice->Collect().stepTimeS, direct.stepTimeS, "second Install");
+        Simulator::Destroy();
+
+        // Installed again while the first replay runs: the first runs on (kept alive), the
+        // second is collected.
+        Ptr<RapidLlmHelper> during = SmallJob(run);
+        during->Install();
+        Simulator::Schedule(Seconds(direct.stepTimeS / 2),
+                            [during]()
+                            {
+                                during->Install();
+                            });
+        Simulator::Run();
+        const double rounding =
+            1e-9 * double(during->GetBackend()->GetStats().messagesDelivered + 1);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            during->Collect().stepTimeS, direct.stepTimeS, rounding, "mid-run");
+        Simulator::Destroy();
+    }
+};
+
 /** \return whether \p f throws a SpecError naming \p field */
 template<typename F>
 bool
@@ -776,6 +865,39 @@ class HelperFactoriesTestCase : public TestCase
                                   "ComputeStreams"),
                               true,
                               "a value out of the attribute's range (1 to 64)");
+        // Values given as text: ns-3's own parsers abort on bad text, the helper checks it.
+        for (const auto& [attribute, text] : std::vector<std::pair<std::string, std::string>>{
+                 {"Mtu", "abc"}, {"Mtu", "0"}, {"MinRto", "abc"}})
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                      [e, attribute = attribute, text = text]()
+                                      {
+                                          e->SetBackend("packet", attribute, StringValue(text));
+                                      },
+                                      attribute),
+                                  true,
+                                  attribute << "=" << text);
+        }
+        std::string range;
+        try
+        {
+            e->SetBackend("packet", "Mtu", StringValue("0"));
+        }
+        catch (const SpecError& err)
+        {
+            range = err.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(range.find("576:65000"), std::string::npos, range);
+        Ptr<RapidLlmHelper> cc = SmallJob(run);
+        cc->SetBackend("packet", "CongestionControl", StringValue("ns3::Nope"));
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  [cc]()
+                                  {
+                                      cc->Run();
+                                  },
+                                  "PacketNetwork::CongestionControl"),
+                              true,
+                              "an unknown congestion control is an error, not an abort");
         e->SetRoutingPolicyAttribute("NoSuch", UintegerValue(1));
         NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
                                   [e]()
@@ -1159,6 +1281,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
         AddTestCase(new ContextExpertSweepTestCase, TestCase::QUICK);
         AddTestCase(new InstallCollectTestCase, TestCase::QUICK);
+        AddTestCase(new InstallMisuseTestCase, TestCase::QUICK);
         AddTestCase(new HelperFactoriesTestCase, TestCase::QUICK);
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherStepTestCase, TestCase::QUICK);

@@ -569,6 +569,92 @@ class CustomPolicyTestCase : public TestCase
     }
 };
 
+/** \brief A broken policy: returns the links it was given, whatever the pair. */
+class FixedPathRouting : public RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::test::FixedPathRouting")
+                                .SetParent<RoutingPolicy>()
+                                .AddConstructor<FixedPathRouting>();
+        return tid;
+    }
+
+    std::vector<uint32_t> m_path; //!< what DoRoute returns
+
+  protected:
+    std::vector<uint32_t>
+    DoRoute(const Topology&, uint32_t, uint32_t, uint64_t) override
+    {
+        return m_path;
+    }
+};
+
+static RoutingPolicyRegistrar g_fixedPath("test-fixed-path", FixedPathRouting::GetTypeId());
+
+/**
+ * \brief RoutingPolicy::Route checks what a policy returns: a link id out of range, a link
+ * that does not continue the path, a path that stops short of the destination or crosses a
+ * dead link is a NetworkError naming the policy, the pair and the link (a user's policy
+ * returning link 4000000000 crashed the flow backend, one returning a wrong link gave numbers).
+ */
+class BadPolicyPathTestCase : public TestCase
+{
+  public:
+    BadPolicyPathTestCase()
+        : TestCase("a policy's bad path is an error naming the policy and the link")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s;
+        s.dimensions.push_back(Dim("r", TopologyKind::RING, 4));
+        Ptr<Topology> t = Topology::Build(s, 0);
+        Ptr<RoutingPolicy> dor = RoutingPolicy::Create("dimension-order");
+        const std::vector<uint32_t> good = dor->Route(*t, 0, 2, 0);
+        RAPIDLLM_REQUIRE_EQ(good.size(), 2u, "two hops");
+        Ptr<FixedPathRouting> p =
+            DynamicCast<FixedPathRouting>(RoutingPolicy::Create("test-fixed-path"));
+        RAPIDLLM_REQUIRE_NE(p, nullptr, "created");
+        const std::vector<std::pair<std::vector<uint32_t>, std::vector<std::string>>> cases = {
+            {{4000000000u}, {"does not exist", "4000000000"}},
+            {{good[1]}, {"does not start at gpu0", "(the source)"}},
+            {{good[0], good[0]}, {"does not start at gpu1", "where link 0 ends"}},
+            {{good[0]}, {"ends at gpu1", "not at the destination"}},
+        };
+        for (const auto& [path, words] : cases)
+        {
+            p->m_path = path;
+            std::vector<std::string> expected = {"'test-fixed-path'", "from gpu0 to gpu2"};
+            expected.insert(expected.end(), words.begin(), words.end());
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith<NetworkError>(
+                                      [&]()
+                                      {
+                                          p->Route(*t, 0, 2, 0);
+                                      },
+                                      expected),
+                                  true,
+                                  words.front());
+        }
+        p->m_path = good;
+        NS_TEST_EXPECT_MSG_EQ(p->Route(*t, 0, 2, 0).size(), 2u, "a good path passes");
+        t->SetLinkFactor(good[1], 0);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<NetworkError>(
+                                  [&]()
+                                  {
+                                      p->Route(*t, 0, 2, 0);
+                                  },
+                                  {"'test-fixed-path'", "dead link", t->DescribeLink(good[1])}),
+                              true,
+                              "a dead link");
+    }
+};
+
 /** \brief Hardware presets' networks build and route. */
 class PresetNetworksTestCase : public TestCase
 {
@@ -608,6 +694,7 @@ class NetworkRoutingTestSuite : public TestSuite
         AddTestCase(new EqualCostAllToAllTestCase, TestCase::QUICK);
         AddTestCase(new DimensionOrderDeadLinkTestCase, TestCase::QUICK);
         AddTestCase(new CustomPolicyTestCase, TestCase::QUICK);
+        AddTestCase(new BadPolicyPathTestCase, TestCase::QUICK);
         AddTestCase(new PresetNetworksTestCase, TestCase::QUICK);
     }
 };

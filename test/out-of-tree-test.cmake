@@ -74,6 +74,22 @@ if(NOT scenario STREQUAL command OR NOT scenario MATCHES "\"step_time_s\"")
                       "rapid-llm run's\n${command}")
 endif()
 
+# A job file's backend and routing are the scenario's too, and its echo names them (it echoed
+# "flow" and the hardware's routing while the helper ran the job file's).
+foreach(jobfile "backend: packet" "routing: ecmp")
+  string(REPLACE ": " "-" name "${jobfile}")
+  file(WRITE ${WORK_DIR}/${name}.yaml "model: gpt-1.7b\nhardware: a100-sxm-80gb\ngpus: 4\n"
+       "${jobfile}\nparallel:\n  tp: 2\nset: [model.layers=1]\nsequence: 128\nglobal_batch: 2\n")
+  step("scenario --run=${name}.yaml" ${oot}/oot-scenario --run=${WORK_DIR}/${name}.yaml)
+  set(scenario "${step_output}")
+  step("installed rapid-llm run --run=${name}.yaml" ${prefix}/bin/rapid-llm run
+       --run=${WORK_DIR}/${name}.yaml --json)
+  if(NOT scenario STREQUAL step_output)
+    message(FATAL_ERROR "out-of-tree test: with the job file '${jobfile}' the scenario's report\n"
+                        "${scenario}\ndiffers from rapid-llm run's\n${step_output}")
+  endif()
+endforeach()
+
 # The plugin, loaded by the installed command, routes as the built-in policy it follows (the
 # preset's own, dimension-order).
 file(GLOB plugin ${oot}/liboot-routing.so)

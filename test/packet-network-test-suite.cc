@@ -271,6 +271,87 @@ class PacketRoutingTestCase : public TestCase
 };
 
 /**
+ * \brief Routes every flow through gpu2 (when neither end is gpu2), each leg by dimension
+ * order: on one switch, gpu0 > gpu1 is gpu0>sw, sw>gpu2, gpu2>sw, sw>gpu1, visiting the switch
+ * twice.
+ */
+class ViaGpu2Routing : public RoutingPolicy
+{
+  public:
+    /** \brief Register this type. \return the TypeId */
+    static TypeId
+    GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::rapidllm::test::ViaGpu2Routing")
+                                .SetParent<RoutingPolicy>()
+                                .AddConstructor<ViaGpu2Routing>();
+        return tid;
+    }
+
+  protected:
+    std::vector<uint32_t>
+    DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
+    {
+        if (!m_leg)
+        {
+            m_leg = RoutingPolicy::Create("dimension-order");
+        }
+        if (src == 2 || dst == 2)
+        {
+            return m_leg->Route(t, src, dst, flowId);
+        }
+        std::vector<uint32_t> path = m_leg->Route(t, src, 2, flowId);
+        std::vector<uint32_t> second = m_leg->Route(t, 2, dst, flowId);
+        path.insert(path.end(), second.begin(), second.end());
+        return path;
+    }
+
+  private:
+    Ptr<RoutingPolicy> m_leg; //!< routes each leg
+};
+
+static RoutingPolicyRegistrar g_viaGpu2("test-via-gpu2", ViaGpu2Routing::GetTypeId());
+
+/**
+ * \brief A path that visits a node twice (Valiant routing through a GPU behind the same
+ * switch) is followed hop by hop: the packets cross the intermediate GPU's links, and a small
+ * message pays four link latencies, not two. (The switch's route was keyed by the address pair
+ * alone, so its second hop overwrote its first and the packets went straight to gpu1.)
+ */
+class PacketRevisitTestCase : public TestCase
+{
+  public:
+    PacketRevisitTestCase()
+        : TestCase("packets follow a path that visits a switch twice")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec = OneDimension(TopologyKind::SWITCH, 4, 25, 1000);
+        NetworkSpec direct = spec;
+        spec.routing = "test-via-gpu2";
+        Ptr<Topology> topo = Topology::Build(spec, 4);
+        const std::vector<uint32_t> path =
+            RoutingPolicy::Create("test-via-gpu2")->Route(*topo, 0, 1, 0);
+        NS_TEST_ASSERT_MSG_EQ(path.size(), 4u, topo->DescribePath(path));
+        Outcome o = RunMessages(spec, 4, {{0, 1, 1 << 20}});
+        NS_TEST_ASSERT_MSG_EQ(o.deliveries, 1, "delivered");
+        for (uint32_t l : path)
+        {
+            const uint64_t tx = o.linkTx.count(l) ? o.linkTx[l] : 0;
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                tx, o.dataPackets, "on the path: " << topo->DescribeLink(l));
+        }
+        const double via = RunMessages(spec, 4, {{0, 1, 1}}).delivered[0];
+        const double straight = RunMessages(direct, 4, {{0, 1, 1}}).delivered[0];
+        NS_TEST_EXPECT_MSG_GT(via, 1.9 * straight, "four link latencies, not two");
+        NS_TEST_EXPECT_MSG_GT(via, 4e-6, "four links of 1 us");
+    }
+};
+
+/**
  * \brief Faults: a link at 50% doubles a message's transmission time; a dead link is not
  * installed and dimension-order routing goes the other way around the ring; an unreachable
  * pair is a NetworkError naming it.
@@ -496,6 +577,7 @@ class PacketNetworkTestSuite : public TestSuite
         AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new PacketRevisitTestCase, TestCase::QUICK);
         AddTestCase(new PacketFaultTestCase, TestCase::QUICK);
         AddTestCase(new PacketMultipathTestCase, TestCase::QUICK);
         AddTestCase(new PacketScheduledFaultTestCase, TestCase::QUICK);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -32,14 +33,24 @@ ParseFaults(const std::string& text)
     {
         return faults;
     }
-    for (const auto& f : ParseFaultOption(text, kCommandLine))
+    const std::vector<FaultOption> parsed = ParseFaultOption(text, kCommandLine);
+    std::vector<std::string> items;
+    std::stringstream list(text);
+    for (std::string item; std::getline(list, item, ',');)
     {
+        items.push_back(item);
+    }
+    for (std::size_t i = 0; i < parsed.size(); ++i)
+    {
+        const FaultOption& f = parsed[i];
         if (f.timed)
         {
+            // The item as given (one per fault), else its selector.
+            const std::string item = items.size() == parsed.size() ? items[i] : f.selector + "@...";
             throw SpecError(kCommandLine,
                             "fault",
-                            "'" + f.selector
-                                + "@...': collective runs faults present from the start only; "
+                            "'" + item
+                                + "': collective runs faults present from the start only; "
                                   "drop @TIME (run and replay take timed faults)");
         }
         LinkFaultSpec spec;

@@ -4,13 +4,13 @@
 
 #include "cli-ns3-checks.h"
 
+#include "ns3/attribute-text.h"
 #include "ns3/attribute.h"
 #include "ns3/job-options.h"
 #include "ns3/spec-error.h"
 #include "ns3/type-id.h"
 
 #include <cstdlib>
-#include <regex>
 #include <sstream>
 
 namespace ns3 {
@@ -18,45 +18,6 @@ namespace rapidllm {
 
 namespace {
 const char* const kVariable = "NS_ATTRIBUTE_DEFAULT";
-
-/**
- * \return whether \p text parses as a value of \p checker's type without calling ns-3's
- * parsers that abort (Time, the integers, Double, Boolean are checked here; the others by their
- * own DeserializeFromString, which reports failure)
- */
-bool
-Parses(const std::string& text, Ptr<const AttributeChecker> checker)
-{
-    const std::string type = checker->GetValueTypeName();
-    static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
-    static const std::regex kUnsigned(R"(\+?\d+)");
-    static const std::regex kSigned(R"([+-]?\d+)");
-    // ns-3's Time strings: a number and an optional unit (time.cc, Time::Time(std::string)).
-    static const std::regex kTime(
-        R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(s|ms|us|ns|ps|fs|min|h|d|y)?)");
-    if (type == "ns3::TimeValue")
-    {
-        return std::regex_match(text, kTime);
-    }
-    if (type == "ns3::UintegerValue")
-    {
-        return std::regex_match(text, kUnsigned);
-    }
-    if (type == "ns3::IntegerValue")
-    {
-        return std::regex_match(text, kSigned);
-    }
-    if (type == "ns3::DoubleValue")
-    {
-        return std::regex_match(text, kNumber);
-    }
-    if (type == "ns3::BooleanValue")
-    {
-        return text == "true" || text == "false" || text == "1" || text == "0";
-    }
-    Ptr<AttributeValue> value = checker->Create();
-    return value->DeserializeFromString(text, checker);
-}
 } // namespace
 
 void
@@ -103,12 +64,10 @@ CheckAttributeDefaults()
                             "'" + entry + "': " + typeName + " has no attribute " + attribute
                                 + " (rapid-llm --PrintAttributes=" + typeName + " lists them)");
         }
-        if (!Parses(value, info.checker))
+        const std::string why = CheckAttributeText(tid, attribute, value);
+        if (!why.empty())
         {
-            throw SpecError(kVariable,
-                            "",
-                            "'" + entry + "': '" + value + "' is not a value of " + attribute + " ("
-                                + info.checker->GetUnderlyingTypeInformation() + ")");
+            throw SpecError(kVariable, "", "'" + entry + "': " + why);
         }
     }
 }

@@ -157,6 +157,11 @@ JobCliOptions()
              return o.For(Plus(kNetworkJob, {"collective", "sweep"}))
                  .HelpIn("sweep",
                          "link faults present in every layout (as run takes them, without @TIME)")
+                 .HelpIn("collective",
+                         "link faults present from the start, SELECTOR[:FACTOR][,...] as run "
+                         "takes them, without @TIME: SELECTOR is A-B (both directions), A>B, A "
+                         "(every link of node A) or tier:DIMENSION, nodes gpu<i> or switch "
+                         "names; FACTOR the bandwidth left, 0 = dead (the default) or 1e-6 to 1")
                  .HelpIn("study faults",
                          "faults present in every row (beside the studied links), as run takes "
                          "them");

@@ -7,10 +7,12 @@
 // --timing, the wall time of each and the speed-up).
 
 #include "cli-commands.h"
+#include "ns3/attribute-text.h"
 #include "ns3/config.h"
 #include "ns3/cross-validation.h"
 #include "ns3/job-echo.h"
 #include "ns3/nstime.h"
+#include "ns3/packet-network.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
@@ -38,16 +40,46 @@ RunXvalCommand(const CliArgs& args)
     }
     std::stringstream list(args.Text("packet"));
     std::string item;
+    const TypeId packet = PacketNetwork::GetTypeId();
+    const std::string listing =
+        " (rapid-llm --PrintAttributes=" + packet.GetName() + " lists them)";
     while (std::getline(list, item, ','))
     {
         const std::size_t eq = item.find('=');
-        const std::string name = "ns3::rapidllm::PacketNetwork::" + item.substr(0, eq);
-        if (eq == std::string::npos
-            || !Config::SetDefaultFailSafe(name, StringValue(item.substr(eq + 1))))
+        if (eq == std::string::npos)
         {
             throw SpecError(kCommandLine,
                             "packet",
-                            "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute");
+                            "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute"
+                                + listing);
+        }
+        const std::string name = item.substr(0, eq);
+        TypeId::AttributeInformation info;
+        if (!packet.LookupAttributeByName(name, &info))
+        {
+            throw SpecError(kCommandLine,
+                            "packet",
+                            "'" + item + "': PacketNetwork has no attribute '" + name + "'"
+                                + listing);
+        }
+        // Checked here: ns-3 aborts on a value it cannot parse.
+        const std::string why = CheckAttributeText(packet, name, item.substr(eq + 1));
+        if (!why.empty()
+            || !Config::SetDefaultFailSafe(packet.GetName() + "::" + name,
+                                           StringValue(item.substr(eq + 1))))
+        {
+            throw SpecError(kCommandLine, "packet", "'" + item + "': " + why);
+        }
+    }
+    if (!args.Text("packet").empty())
+    {
+        try
+        {
+            CreateObject<PacketNetwork>()->CheckAttributes(); // names, before the table starts
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(kCommandLine, "packet", e.GetField() + ": " + e.GetMessage());
         }
     }
     std::vector<XvalWorkload> workloads = XvalWorkloads(args.Flag("quick"));

@@ -30,6 +30,17 @@ class OotDimensionOrderRouting : public rapidllm::RoutingPolicy
         return tid;
     }
 
+    /**
+     * \brief Like the policy it follows, this one moves every path with its ranks, so a replay
+     * may fold symmetric copies. A policy that does not declare it is replayed in full.
+     * \return true
+     */
+    bool
+    RoutesSymmetrically(const rapidllm::Topology& /* topology */) const override
+    {
+        return true;
+    }
+
   protected:
     std::vector<uint32_t>
     DoRoute(const rapidllm::Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override

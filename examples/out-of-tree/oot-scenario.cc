@@ -7,6 +7,7 @@
 // the input it echoes (as `rapid-llm run --json` prints it).
 //
 //   oot-scenario --model=gpt-1.7b --tp=2 --dp=4 --layers=4 --gbs=32 [--routing=NAME]
+//   oot-scenario --run=job.yaml   (the job file's backend: and routing: included)
 
 #include "ns3/command-line.h"
 #include "ns3/job-echo.h"
@@ -32,7 +33,12 @@ main(int argc, char** argv)
     {
         cmd.Parse(argc, argv);
         Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
+        // Apply sets the job file's backend and routing too (--run=FILE.yaml); --routing here
+        // overrides the routing. The echo names what ran, as `rapid-llm run --json` does.
+        const ResolvedJob spec = job.ToSpecs();
         job.Apply(helper);
+        const std::string backend = spec.backend.empty() ? "flow" : spec.backend;
+        routing = routing.empty() ? spec.routing : routing;
         if (!routing.empty())
         {
             helper->SetRoutingPolicy(routing);
@@ -40,7 +46,7 @@ main(int argc, char** argv)
         helper->Install();
         Simulator::Run();
         Json report = helper->Collect();
-        report["input"] = JobInputJson(job.ToSpecs(), "flow", routing);
+        report["input"] = JobInputJson(spec, backend, routing);
         std::cout << DumpJson(report);
         Simulator::Destroy();
     }

@@ -7,6 +7,13 @@
 // sends each flow to a pseudo-random intermediate GPU first and from there to its destination,
 // each leg by dimension-order routing. It is registered under the name "valiant".
 //
+// It does not override RoutingPolicy::RoutesSymmetrically, and must not: the intermediate GPU
+// depends on the flow id (the message id), which differs between a replay that folds symmetric
+// copies and one that replays every rank, so a translated pair does not take the translated
+// path. The default (false) makes every replay under it simulate every rank. A policy of your
+// own returns true only if a translation of the cluster moves each of its paths along, for any
+// flow id (dimension-order routing does; see doc/network-model.md, "Routing").
+//
 // Built two ways from this one file: into examples/custom-routing-example.cc, and as the shared
 // library lib/libvaliant-routing.so that every command loads by name:
 //

@@ -24,6 +24,12 @@ EcmpRouting::GetTypeId()
     return tid;
 }
 
+bool
+EcmpRouting::RoutesSymmetrically(const Topology& topology) const
+{
+    return HasOneMinimalPath(topology);
+}
+
 std::vector<uint32_t>
 EcmpRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {

@@ -25,6 +25,13 @@ class EcmpRouting : public RoutingPolicy
     /** \brief Register this type. \return the TypeId */
     static TypeId GetTypeId();
 
+    /**
+     * \param topology the network
+     * \return HasOneMinimalPath(topology): only without a choice among shortest paths does a
+     * translated pair hash onto the translated path
+     */
+    bool RoutesSymmetrically(const Topology& topology) const override;
+
   protected:
     std::vector<uint32_t> DoRoute(const Topology& topology,
                                   uint32_t src,

@@ -16,6 +16,7 @@
 #include "ns3/queue-size.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
@@ -87,12 +88,37 @@ PacketFabric::IsBuilt() const
 }
 
 void
+PacketFabric::CheckNames(const std::string& queueDisc, const std::string& congestion)
+{
+    TypeId tid;
+    if (queueDisc != "fq" && queueDisc != "fifo" && queueDisc != "fq-codel"
+        && (!TypeId::LookupByNameFailSafe(queueDisc, &tid)
+            || !tid.IsChildOf(QueueDisc::GetTypeId())))
+    {
+        throw SpecError("network",
+                        "PacketNetwork::QueueDisc",
+                        "'" + queueDisc + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
+    }
+    if (!TypeId::LookupByNameFailSafe(congestion, &tid)
+        || !tid.IsChildOf(TcpCongestionOps::GetTypeId()))
+    {
+        throw SpecError("network",
+                        "PacketNetwork::CongestionControl",
+                        "'" + congestion
+                            + "' is not the TypeId name of a TCP congestion control (a "
+                              "TcpCongestionOps, e.g. ns3::TcpNewReno, ns3::TcpCubic, "
+                              "ns3::TcpDctcp; rapid-llm --PrintTypeIds lists them)");
+    }
+}
+
+void
 PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
 {
     if (m_built)
     {
         return;
     }
+    CheckNames(config.queueDisc, config.congestion);
     m_built = true;
     m_topology = topology;
     m_config = config;
@@ -346,8 +372,22 @@ PacketFabric::InstallPath(Ipv4Address srcAddr,
                           Ipv4Address dstAddr,
                           const std::vector<uint32_t>& path)
 {
-    for (uint32_t l : path)
+    // A packet's TTL counts its hops (PacketPathRouting::AddHop): the path must end before it
+    // runs out.
+    UintegerValue ttl;
+    m_nodes.front()->GetObject<Ipv4>()->GetAttribute("DefaultTtl", ttl);
+    if (path.size() > ttl.Get())
     {
+        throw NetworkError("the routing policy's path from "
+                           + m_topology->GetNode(m_topology->GetLink(path.front()).src).name
+                           + " has " + std::to_string(path.size())
+                           + " links; the packet network carries paths of at most "
+                             "ns3::Ipv4L3Protocol::DefaultTtl = "
+                           + std::to_string(ttl.Get()) + " links (raise it)");
+    }
+    for (uint32_t hop = 0; hop < path.size(); ++hop)
+    {
+        const uint32_t l = path[hop];
         const TopologyLink& link = m_topology->GetLink(l);
         if (m_linkInterface[l] == kNone || !link.IsAlive())
         {
@@ -355,7 +395,7 @@ PacketFabric::InstallPath(Ipv4Address srcAddr,
                                + m_topology->DescribeLink(l));
         }
         m_routingTables[link.src]->AddHop(
-            srcAddr, dstAddr, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
+            srcAddr, dstAddr, hop, m_linkInterface[l], PacketPathRouting::NodeAddress(link.dst, 0));
     }
 }
 

@@ -74,6 +74,15 @@ class PacketFabric
      */
     void Build(Ptr<Topology> topology, const PacketFabricConfig& config);
 
+    /**
+     * \brief Checks the names of a PacketFabricConfig (Build checks them too).
+     * \param queueDisc fq, fifo, fq-codel or a QueueDisc TypeId name
+     * \param congestion a TcpCongestionOps TypeId name
+     * Throws SpecError naming the PacketNetwork attribute (QueueDisc, CongestionControl) and
+     * what is allowed.
+     */
+    static void CheckNames(const std::string& queueDisc, const std::string& congestion);
+
     /** \return whether Build() ran */
     bool IsBuilt() const;
 

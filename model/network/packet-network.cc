@@ -200,6 +200,20 @@ PacketNetwork::GetLinkDevice(uint32_t link)
 }
 
 void
+PacketNetwork::CheckAttributes() const
+{
+    if (GetSegmentSize() + PacketFabric::kIpHeader + PacketFabric::kTcpHeader > m_mtu)
+    {
+        throw SpecError("network",
+                        "PacketNetwork::SegmentSize",
+                        "a segment of " + std::to_string(GetSegmentSize())
+                            + " bytes plus 52 bytes of headers exceeds the MTU of "
+                            + std::to_string(m_mtu));
+    }
+    PacketFabric::CheckNames(m_queueDisc, m_congestion);
+}
+
+void
 PacketNetwork::Build()
 {
     if (m_fabric.IsBuilt())
@@ -210,14 +224,7 @@ PacketNetwork::Build()
     {
         throw NetworkError("the packet network has no topology or routing policy");
     }
-    if (GetSegmentSize() + PacketFabric::kIpHeader + PacketFabric::kTcpHeader > m_mtu)
-    {
-        throw SpecError("network",
-                        "PacketNetwork::SegmentSize",
-                        "a segment of " + std::to_string(GetSegmentSize())
-                            + " bytes plus 52 bytes of headers exceeds the MTU of "
-                            + std::to_string(m_mtu));
-    }
+    CheckAttributes();
     PacketFabricConfig config;
     config.mtu = m_mtu;
     config.deviceQueuePackets = m_deviceQueuePackets;

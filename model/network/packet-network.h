@@ -58,6 +58,15 @@ class PacketNetwork : public NetworkBackend
     PacketNetwork();
     ~PacketNetwork() override;
 
+    /**
+     * \brief Checks the attributes the fabric is built from, as the first packet does (it
+     * builds the ns-3 network then), for callers that want the errors before a run starts.
+     * Throws SpecError naming the attribute: a QueueDisc that is not fq, fifo, fq-codel or a
+     * QueueDisc TypeId, a CongestionControl that is not a TcpCongestionOps TypeId, a
+     * SegmentSize that with the headers exceeds the Mtu.
+     */
+    void CheckAttributes() const;
+
     void SetTopology(Ptr<Topology> topology) override;
 
     /**

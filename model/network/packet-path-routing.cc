@@ -6,6 +6,7 @@
 
 #include "ns3/log.h"
 #include "ns3/output-stream-wrapper.h"
+#include "ns3/uinteger.h"
 
 namespace ns3 {
 namespace rapidllm {
@@ -58,20 +59,56 @@ PacketPathRouting::SetTopologyNode(uint32_t node)
 }
 
 void
-PacketPathRouting::AddHop(Ipv4Address src, Ipv4Address dst, uint32_t interface, Ipv4Address gateway)
+PacketPathRouting::AddHop(
+    Ipv4Address src, Ipv4Address dst, uint32_t hop, uint32_t interface, Ipv4Address gateway)
 {
     Ptr<Ipv4Route> route = Create<Ipv4Route>();
     route->SetSource(src);
     route->SetDestination(dst);
     route->SetGateway(gateway);
     route->SetOutputDevice(m_ipv4->GetNetDevice(interface));
-    m_routes[Key(src, dst)] = route;
+    std::vector<Visit>& visits = m_routes[Key(src, dst)];
+    for (auto& v : visits)
+    {
+        if (v.hop == hop)
+        {
+            v.route = route; // installed again: the same path
+            return;
+        }
+    }
+    visits.push_back({hop, route});
+    ++m_hops;
 }
 
 uint32_t
 PacketPathRouting::GetHopCount() const
 {
-    return static_cast<uint32_t>(m_routes.size());
+    return m_hops;
+}
+
+Ptr<Ipv4Route>
+PacketPathRouting::Select(const std::vector<Visit>& visits, uint32_t hop, uint8_t ttl) const
+{
+    if (visits.size() == 1)
+    {
+        return visits.front().route;
+    }
+    if (hop == UINT32_MAX)
+    {
+        // The source sends with DefaultTtl and every node that forwards takes one off, so a
+        // packet that crossed k links arrives with DefaultTtl - (k - 1).
+        UintegerValue initial;
+        m_ipv4->GetAttribute("DefaultTtl", initial);
+        hop = static_cast<uint32_t>(initial.Get()) + 1 - ttl;
+    }
+    for (const auto& v : visits)
+    {
+        if (v.hop == hop)
+        {
+            return v.route;
+        }
+    }
+    return nullptr;
 }
 
 Ptr<Ipv4Route>
@@ -87,14 +124,15 @@ PacketPathRouting::RouteOutput(Ptr<Packet> p,
         src = NodeAddress(m_node, 0);
     }
     auto it = m_routes.find(Key(src, header.GetDestination()));
-    if (it == m_routes.end())
+    Ptr<Ipv4Route> route = it == m_routes.end() ? nullptr : Select(it->second, 0, 0);
+    if (!route)
     {
         NS_LOG_LOGIC("no path from " << src << " to " << header.GetDestination());
         sockerr = Socket::ERROR_NOROUTETOHOST;
         return nullptr;
     }
     sockerr = Socket::ERROR_NOTERROR;
-    return it->second;
+    return route;
 }
 
 bool
@@ -117,12 +155,15 @@ PacketPathRouting::RouteInput(Ptr<const Packet> p,
         return true;
     }
     auto it = m_routes.find(Key(header.GetSource(), dst));
-    if (it == m_routes.end())
+    Ptr<Ipv4Route> route =
+        it == m_routes.end() ? nullptr : Select(it->second, UINT32_MAX, header.GetTtl());
+    if (!route)
     {
-        NS_LOG_LOGIC("node " << m_node << ": no hop for " << header.GetSource() << " > " << dst);
+        NS_LOG_LOGIC("node " << m_node << ": no hop for " << header.GetSource() << " > " << dst
+                             << " (TTL " << unsigned(header.GetTtl()) << ")");
         return false;
     }
-    ucb(it->second, p, header);
+    ucb(route, p, header);
     return true;
 }
 
@@ -152,7 +193,7 @@ void
 PacketPathRouting::PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit unit) const
 {
     std::ostream& os = *stream->GetStream();
-    os << "PacketPathRouting node " << m_node << ": " << m_routes.size() << " hops\n";
+    os << "PacketPathRouting node " << m_node << ": " << m_hops << " hops\n";
 }
 
 PacketPathRoutingHelper*

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -43,13 +44,20 @@ class PacketPathRouting : public Ipv4RoutingProtocol
     void SetTopologyNode(uint32_t node);
 
     /**
-     * \brief Installs one hop: packets from \p src to \p dst leave through \p interface
-     * towards \p gateway (the next node's address).
+     * \brief Installs one hop: packets from \p src to \p dst that have crossed \p hop links of
+     * their path leave through \p interface towards \p gateway (the next node's address).
+     *
+     * A path may visit a node more than once (Valiant routing through an intermediate GPU
+     * crosses its switch twice); each visit is then a hop of its own, told apart by how many
+     * links the packet has crossed, which its IPv4 TTL counts down from the node's
+     * Ipv4L3Protocol::DefaultTtl. A node visited once forwards by the address pair alone.
      * \param src source address \param dst destination address
+     * \param hop the index in the path of the link this hop leaves by (0 at the source)
      * \param interface the Ipv4 interface index of the outgoing device
      * \param gateway the next hop's address
      */
-    void AddHop(Ipv4Address src, Ipv4Address dst, uint32_t interface, Ipv4Address gateway);
+    void AddHop(
+        Ipv4Address src, Ipv4Address dst, uint32_t hop, uint32_t interface, Ipv4Address gateway);
 
     /** \return the number of installed hops */
     uint32_t GetHopCount() const;
@@ -93,9 +101,26 @@ class PacketPathRouting : public Ipv4RoutingProtocol
         return (static_cast<uint64_t>(src.Get()) << 32) | dst.Get();
     }
 
-    Ptr<Ipv4> m_ipv4;                                      //!< the node's IPv4
-    uint32_t m_node = 0;                                   //!< topology node index
-    std::unordered_map<uint64_t, Ptr<Ipv4Route>> m_routes; //!< (src, dst) -> next hop
+    /** The hops of one address pair at this node: one per visit of its path. */
+    struct Visit
+    {
+        uint32_t hop = 0;     //!< index in the path of the link the visit leaves by
+        Ptr<Ipv4Route> route; //!< where it leaves to
+    };
+
+    /**
+     * \brief The route of a packet of an address pair at this node.
+     * \param visits the pair's hops here (not empty)
+     * \param hop links the packet has crossed, or UINT32_MAX if unknown (read from \p ttl)
+     * \param ttl the packet's TTL as received
+     * \return the route, or null if no visit matches
+     */
+    Ptr<Ipv4Route> Select(const std::vector<Visit>& visits, uint32_t hop, uint8_t ttl) const;
+
+    Ptr<Ipv4> m_ipv4;                                          //!< the node's IPv4
+    uint32_t m_node = 0;                                       //!< topology node index
+    std::unordered_map<uint64_t, std::vector<Visit>> m_routes; //!< (src, dst) -> hops here
+    uint32_t m_hops = 0;                                       //!< installed hops
 };
 
 /**

@@ -42,7 +42,15 @@ RoutingPolicy::RoutesPerFlow() const
 }
 
 bool
-RoutingPolicy::RoutesSymmetrically(const Topology& topology) const
+RoutingPolicy::RoutesSymmetrically(const Topology& /* topology */) const
+{
+    // A policy that does not say otherwise may route anywhere (non-minimal, by a hash of the
+    // flow): replaying every rank is always right.
+    return false;
+}
+
+bool
+RoutingPolicy::HasOneMinimalPath(const Topology& topology)
 {
     for (uint32_t d = 0; d < topology.GetDimensionCount(); ++d)
     {
@@ -88,7 +96,72 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
                            + topology.GetNode(dst).name + " over the surviving links (routing "
                            + GetInstanceTypeId().GetName() + "); the pair is unreachable");
     }
+    CheckPath(topology, src, dst, path);
     return path;
+}
+
+std::string
+RoutingPolicy::DescribePolicy() const
+{
+    const TypeId tid = GetInstanceTypeId();
+    for (const auto& name : Names())
+    {
+        TypeId registered;
+        if (TypeRegistryBase::Find(RoutingPolicy::GetTypeId(), name, registered)
+            && registered == tid)
+        {
+            return "'" + name + "' (" + tid.GetName() + ")";
+        }
+    }
+    return tid.GetName();
+}
+
+void
+RoutingPolicy::CheckPath(const Topology& topology,
+                         uint32_t src,
+                         uint32_t dst,
+                         const std::vector<uint32_t>& path) const
+{
+    const auto fail = [&](uint32_t index, const std::string& why)
+    {
+        throw NetworkError("the routing policy " + DescribePolicy() + " returned a bad path from "
+                           + topology.GetNode(src).name + " to " + topology.GetNode(dst).name
+                           + ": link " + std::to_string(index) + " of "
+                           + std::to_string(path.size()) + " (id " + std::to_string(path[index])
+                           + ") " + why
+                           + "; a path must be link ids of the topology, each starting where the "
+                             "previous one ends, from the source to the destination over "
+                             "surviving links");
+    };
+    const auto links = topology.GetLinkCount();
+    uint32_t at = src;
+    for (uint32_t i = 0; i < path.size(); ++i)
+    {
+        const uint32_t l = path[i];
+        if (l >= links)
+        {
+            fail(i, "does not exist (the topology has " + std::to_string(links) + " links)");
+        }
+        const TopologyLink& link = topology.GetLink(l);
+        if (link.src != at)
+        {
+            fail(i,
+                 "is " + topology.DescribeLink(l) + ", which does not start at "
+                     + topology.GetNode(at).name
+                     + (i == 0 ? std::string(" (the source)")
+                               : " (where link " + std::to_string(i - 1) + " ends)"));
+        }
+        if (!link.IsAlive())
+        {
+            fail(i, "is the dead link " + topology.DescribeLink(l));
+        }
+        at = link.dst;
+    }
+    if (at != dst)
+    {
+        fail(static_cast<uint32_t>(path.size() - 1),
+             "ends at " + topology.GetNode(at).name + ", not at the destination");
+    }
 }
 
 void

@@ -42,7 +42,10 @@ class RoutingPolicy : public Object
      * \param dst destination endpoint (or node)
      * \param flowId identifies the flow (hash input for multipath policies)
      * \return the links in order (empty when src == dst); throws NetworkError naming the pair when
-     *         no path over surviving links exists
+     *         no path over surviving links exists, and naming the policy, the pair and the bad
+     *         link when DoRoute returns a path that is not one: a link id out of range, a link
+     *         that does not start where the previous one ends (or at \p src), a dead link, or a
+     *         path that does not end at \p dst
      */
     std::vector<uint32_t> Route(const Topology& topology,
                                 uint32_t src,
@@ -90,17 +93,40 @@ class RoutingPolicy : public Object
 
     /**
      * \brief Whether moving every rank along a parallel axis (a translation that maps the
-     * topology onto itself) moves every pair's path with it, so that a replay may simulate one
-     * rank per set of symmetric copies (SymmetryPlan). The default holds only where \p topology
-     * offers no choice among shortest paths (switches and full meshes, fat trees with one spine
-     * or one leaf): hashing (ECMP) and spreading by endpoint index (shortest-path) pick
-     * different spines for the moved pairs. Dimension-order routing holds it everywhere.
+     * topology onto itself) moves every pair's path with it, whatever the flow id, so that a
+     * replay may simulate one rank per set of symmetric copies (SymmetryPlan).
+     *
+     * A folded replay routes only the representatives' messages, and a message's flow id (its
+     * message id) differs between a folded and a full replay, so a policy that answers true must
+     * route a pair and its translated pair alike for any flow id. The default is false: a
+     * policy that does not declare the property (a researcher's own, say a Valiant policy that
+     * hashes the flow to an intermediate GPU) replays every rank, which is always right and only
+     * slower. Dimension-order routing returns true everywhere; ECMP, shortest-path and
+     * fault-aware routing return HasOneMinimalPath(topology): hashing (ECMP) and spreading by
+     * endpoint index (shortest-path) pick different spines for the moved pairs where there is a
+     * choice. A minimal policy of one's own may do the same.
      * \param topology the network
      * \return true if the replay may fold symmetric copies under this policy
      */
     virtual bool RoutesSymmetrically(const Topology& topology) const;
 
+    /**
+     * \brief Whether \p topology offers no choice among shortest paths: every dimension is a
+     * switch, a full mesh, or a fat tree with one leaf or one spine. On such a topology every
+     * minimal policy (one that only ever takes a shortest path) routes symmetrically, whatever
+     * the flow; a non-minimal one (Valiant) need not.
+     * \param topology the network
+     * \return true if every pair has one shortest path
+     */
+    static bool HasOneMinimalPath(const Topology& topology);
+
   protected:
+    /**
+     * \return the policy's registered short name and TypeId name ("'ecmp'
+     * (ns3::rapidllm::EcmpRouting)"), or the TypeId name alone if it has no short name
+     */
+    std::string DescribePolicy() const;
+
     /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty
      * vector if dst cannot be reached over surviving links.
@@ -114,6 +140,18 @@ class RoutingPolicy : public Object
                                           uint32_t src,
                                           uint32_t dst,
                                           uint64_t flowId) = 0;
+
+  private:
+    /**
+     * \brief Throws NetworkError unless \p path is a path of surviving links from \p src to
+     * \p dst (see Route).
+     * \param topology the network \param src source node \param dst destination node
+     * \param path what DoRoute returned (not empty)
+     */
+    void CheckPath(const Topology& topology,
+                   uint32_t src,
+                   uint32_t dst,
+                   const std::vector<uint32_t>& path) const;
 };
 
 /**

@@ -118,6 +118,12 @@ ShortestPathRouting::RoutesPerFlow() const
     return false;
 }
 
+bool
+ShortestPathRouting::RoutesSymmetrically(const Topology& topology) const
+{
+    return HasOneMinimalPath(topology);
+}
+
 std::vector<uint32_t>
 ShortestPathRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId)
 {

@@ -41,6 +41,13 @@ class ShortestPathRouting : public RoutingPolicy
     /** \return false: one path per pair (the flow id is not used) */
     bool RoutesPerFlow() const override;
 
+    /**
+     * \param topology the network
+     * \return HasOneMinimalPath(topology): where there is a choice, the spreading by endpoint
+     * index picks other spines for translated pairs
+     */
+    bool RoutesSymmetrically(const Topology& topology) const override;
+
   protected:
     std::vector<uint32_t> DoRoute(const Topology& topology,
                                   uint32_t src,

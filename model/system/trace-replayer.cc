@@ -442,10 +442,23 @@ TraceReplayer::Trip(const std::string& cause)
 ReplayResult
 TraceReplayer::Collect()
 {
+    // The watchdog's check stays queued while anything else is (WatchdogTick), so a replay
+    // with work left and its check still queued was cut short by a Simulator::Stop.
+    const bool checkQueued = m_tick.IsRunning();
     DisarmWatchdog();
     if (!m_tripped.empty())
     {
         throw ReplayError(m_tripped);
+    }
+    if (m_left > 0 && checkQueued)
+    {
+        std::ostringstream os;
+        os << "the replay has not finished: at t = " << Simulator::Now().GetSeconds() - m_start
+           << " s of simulated time after its start " << m_left << " of " << m_total
+           << " operators are unfinished and the simulator still has events queued, so it was "
+              "stopped (Simulator::Stop) before the replay's end; run the simulator until it "
+              "has no events left, or stop it later";
+        throw ReplayError(os.str());
     }
     for (const auto& s : m_ranks)
     {

@@ -1,0 +1,68 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "attribute-text.h"
+
+#include <regex>
+
+namespace ns3 {
+namespace rapidllm {
+
+bool
+AttributeTextParses(const std::string& text, Ptr<const AttributeChecker> checker)
+{
+    const std::string type = checker->GetValueTypeName();
+    static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+    static const std::regex kUnsigned(R"(\+?\d+)");
+    static const std::regex kSigned(R"([+-]?\d+)");
+    // ns-3's Time strings: a number and an optional unit (time.cc, Time::Time(std::string)).
+    static const std::regex kTime(
+        R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(s|ms|us|ns|ps|fs|min|h|d|y)?)");
+    if (type == "ns3::TimeValue")
+    {
+        return std::regex_match(text, kTime);
+    }
+    if (type == "ns3::UintegerValue")
+    {
+        return std::regex_match(text, kUnsigned);
+    }
+    if (type == "ns3::IntegerValue")
+    {
+        return std::regex_match(text, kSigned);
+    }
+    if (type == "ns3::DoubleValue")
+    {
+        return std::regex_match(text, kNumber);
+    }
+    if (type == "ns3::BooleanValue")
+    {
+        return text == "true" || text == "false" || text == "1" || text == "0";
+    }
+    Ptr<AttributeValue> value = checker->Create();
+    return value->DeserializeFromString(text, checker);
+}
+
+std::string
+CheckAttributeText(TypeId tid, const std::string& name, const std::string& text)
+{
+    TypeId::AttributeInformation info;
+    if (!tid.LookupAttributeByName(name, &info))
+    {
+        return "no attribute " + name;
+    }
+    const std::string allowed = " (" + info.checker->GetUnderlyingTypeInformation() + ")";
+    if (!AttributeTextParses(text, info.checker))
+    {
+        return "'" + text + "' is not a value of " + name + allowed;
+    }
+    Ptr<AttributeValue> value = info.checker->Create();
+    if (!value->DeserializeFromString(text, info.checker) || !info.checker->Check(*value))
+    {
+        return "'" + text + "' is out of range for " + name + allowed;
+    }
+    return "";
+}
+
+} // namespace rapidllm
+} // namespace ns3
