@@ -609,6 +609,22 @@ class AttentionTestCase : public TestCase
         // One sequence alone must split the cache over blocks to use the SMs.
         OperatorCost one = a100->DecodeAttention(1, 32, 8, 32768, 128, DataType::BF16);
         NS_TEST_ASSERT_MSG_GT(one.tiling.splitK, 1u, "flash-decoding splits the KV cache");
+
+        // MLA's absorbed decode (DeepSeek-V3: 576-wide latent, values its first 512) against
+        // FlashMLA's published peaks on H800 SXM5, whose SMs and HBM are H100 SXM's
+        // (github.com/deepseek-ai/FlashMLA, README of February 2025: up to 3000 GB/s
+        // memory-bound, 580 TFLOPS compute-bound; 660 TFLOPS with the kernel of April 2025).
+        // Not a calibration: nothing was fitted to them.
+        auto h100 = ModelOf("h100-sxm-80gb");
+        // TP 8 (16 heads a rank), 128 sequences of 8192 tokens: the latent streams from HBM.
+        OperatorCost stream =
+            h100->DecodeAttention(128, 16, 1, 8192, 576, DataType::BF16, 512, true);
+        NS_TEST_ASSERT_MSG_EQ_TOL(stream.hbmBytes / stream.timeS / 1e9, 3000, 300, "GB/s");
+        // All 128 heads on one GPU, 128 sequences of 4096: compute bound.
+        OperatorCost busy =
+            h100->DecodeAttention(128, 128, 1, 4096, 576, DataType::BF16, 512, true);
+        NS_TEST_ASSERT_MSG_EQ(busy.bound, BoundLevel::COMPUTE, "128 query rows per latent");
+        NS_TEST_ASSERT_MSG_EQ_TOL(busy.flops / busy.timeS / 1e12, 620, 100, "TFLOP/s");
     }
 };
 
