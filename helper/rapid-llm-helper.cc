@@ -336,8 +336,6 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         // Collectives take SMs from the kernels they overlap on this GPU (SmScaling).
         replayer->SetAttribute("SmCount", UintegerValue(m_hardware.gpu.smCount));
     }
-    // The packet backend opens each pair's TCP connection at its first message (one handshake
-    // per pair and step, microseconds against a step of seconds).
     Ptr<NetworkBackend> backend = m_backendFactory.Create<NetworkBackend>();
     backend->SetTopology(
         Topology::Build(m_hardware.network, m_job->GetRankCount(), m_hardware.name));
@@ -351,14 +349,14 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         }
     }
     backend->SetRouting(routing.Create<RoutingPolicy>());
+    Ptr<FaultSchedule> schedule;
     if (!m_timedFaults.empty())
     {
-        Ptr<FaultSchedule> schedule = CreateObject<FaultSchedule>();
+        schedule = CreateObject<FaultSchedule>();
         for (const auto& f : m_timedFaults)
         {
             schedule->Add(f);
         }
-        backend->SetFaultSchedule(schedule); // armed now: times count from the replay's start
         replayer->SetAttribute("Symmetry", BooleanValue(false));
     }
     if (!m_messageDelivered.IsEmpty())
@@ -383,14 +381,38 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
     m_firstTokenEnd = m_start;
     m_backend = backend;
     m_replayer = replayer;
-    // The replay starts as the simulator's next event at this time, as ns-3 applications start:
-    // until then a script may still connect to the replayer and the backend, or schedule
-    // events of its own at the same time (which run first).
+    // The step is timed with the job's connections open, as a steady-state step finds NCCL's:
+    // the packet backend first opens and warms the TCP connection of every pair the replay
+    // sends between (a handshake and a warm-up round trip each, which the flow network does
+    // not have); the flow backend is ready at once. The replay then starts as the simulator's
+    // next event, as ns-3 applications start: until then a script may still connect to the
+    // replayer and the backend, or schedule events of its own at the same time (which run
+    // first). Timed faults count from the replay's start.
     std::shared_ptr<const ReplayJob> started = m_job;
+    // The start, connections included, is one event: a second Install() before the simulator
+    // runs cancels it and nothing of this job runs. (Listing the pairs walks every rank's graph:
+    // only for a backend that uses them.)
     m_startEvent = Simulator::ScheduleNow(
-        [replayer, started]()
+        [this, replayer, backend, schedule, started]()
         {
-            replayer->Start(*started);
+            backend->Prepare(
+                backend->PreparesPairs() ? replayer->GetPairs(*started)
+                                         : std::vector<NetworkBackend::EndpointPair>(),
+                Callback<void>(
+                    [this, replayer, backend, schedule, started]()
+                    {
+                        if (m_replayer != replayer)
+                        {
+                            return; // replaced while its connections opened: never started
+                        }
+                        m_start = Simulator::Now();
+                        m_firstTokenEnd = m_start;
+                        if (schedule)
+                        {
+                            backend->SetFaultSchedule(schedule);
+                        }
+                        replayer->Start(*started);
+                    }));
         });
     return replayer;
 }
@@ -658,6 +680,12 @@ Ptr<NetworkBackend>
 RapidLlmHelper::GetBackend() const
 {
     return m_backend;
+}
+
+Time
+RapidLlmHelper::GetReplayStart() const
+{
+    return m_start;
 }
 
 const ReplayResult&

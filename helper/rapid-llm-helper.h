@@ -195,6 +195,12 @@ class RapidLlmHelper : public Object
     Ptr<TraceReplayer> GetReplayer() const;
     /** \return the network backend Install() created (null before) */
     Ptr<NetworkBackend> GetBackend() const;
+    /**
+     * \return when the replay Install() set up started (simulated time): after the backend
+     * opened the job's connections (NetworkBackend::Prepare), the origin of every time the
+     * report gives
+     */
+    Time GetReplayStart() const;
     /** \return the last Collect()'s replay result: every rank's timing, counts */
     const ReplayResult& GetResult() const;
 

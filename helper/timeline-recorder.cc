@@ -101,7 +101,9 @@ TimelineRecorder::OnStart(const OperatorEvent& e)
     if (!m_started)
     {
         m_started = true;
-        m_startNs = Simulator::Now().GetNanoSeconds();
+        // Times count from the replay's start (after the backend opened its connections).
+        m_originNs = m_helper->GetReplayStart().GetNanoSeconds();
+        m_startNs = Simulator::Now().GetNanoSeconds() - m_originNs;
         Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
         m_ranks = replayer->GetRankCount();
         m_representative.resize(m_ranks);
@@ -140,7 +142,7 @@ TimelineRecorder::OnEnd(const OperatorEvent& e)
              : e.kind == OperatorKind::SEND       ? SEND
                                                   : RECV;
     s.durNs = e.duration.GetNanoSeconds();
-    s.startNs = e.time.GetNanoSeconds() - s.durNs;
+    s.startNs = e.time.GetNanoSeconds() - m_originNs - s.durNs;
     s.name = Intern(e.name);
     s.flops = e.flops;
     s.bytes = e.bytes;
@@ -184,7 +186,7 @@ TimelineRecorder::Sample()
     {
         busy[i] = stats.links[i].busyTimeS;
     }
-    m_sampleNs.push_back(Simulator::Now().GetNanoSeconds());
+    m_sampleNs.push_back(Simulator::Now().GetNanoSeconds() - m_originNs);
     m_busy.push_back(std::move(busy));
     if (m_sampleNs.size() > kMaxSamples)
     {

@@ -104,7 +104,8 @@ class TimelineRecorder
     bool m_started = false;                                       //!< the first operator started
     uint32_t m_ranks = 0;                                         //!< ranks of the replay
     std::vector<uint32_t> m_representative;  //!< rank -> the simulated rank standing for it
-    int64_t m_startNs = 0;                   //!< the replay's start
+    int64_t m_startNs = 0;                   //!< the first operator's start
+    int64_t m_originNs = 0;                  //!< the replay's start (simulated), time 0
     int64_t m_intervalNs = 1000;             //!< sampling interval
     std::vector<int64_t> m_sampleNs;         //!< sample times
     std::vector<std::vector<double>> m_busy; //!< per sample: each link's busy time so far, s

@@ -12,7 +12,9 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/replay-job.h"
+#include "ns3/routing-policy.h"
 #include "ns3/string.h"
+#include "ns3/topology.h"
 #include "ns3/trace-replayer.h"
 
 #include <memory>
@@ -53,9 +55,16 @@ MakeTrainingStepWorkload()
     w.quick = false;
     w.network = hw.network;
     w.endpoints = 16;
-    w.pairs = [](const Topology&)
+    // The pairs the replay sends between, opened before the step is timed (as `run` does):
+    // the collective engine plans on a network view of the same topology and routing.
+    w.pairs = [state, network = hw.network](const Topology&)
     {
-        return std::vector<std::pair<uint32_t, uint32_t>>();
+        Ptr<NetworkBackend> planning = NetworkBackend::Create("flow");
+        planning->SetTopology(Topology::Build(network, 16, "a100-sxm-80gb"));
+        planning->SetRouting(RoutingPolicy::Create(network.routing));
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetBackend(planning);
+        return replayer->GetPairs(state->job);
     };
     w.start = [state](Ptr<NetworkBackend> backend, std::function<void()> done)
     {

@@ -204,6 +204,68 @@ FlopTimedWorkload(const ModelSpec& model, const RunSpec& run)
 
 } // namespace
 
+/** The (source, destination) pairs of the messages a backend delivered (MessageDelivered). */
+static std::set<std::pair<uint32_t, uint32_t>> g_delivered;
+
+static void
+NoteDelivered(uint64_t, uint32_t src, uint32_t dst, uint64_t, double)
+{
+    g_delivered.insert({src, dst});
+}
+
+/**
+ * \brief TraceReplayer::GetPairs lists exactly the pairs the replay then sends between (what
+ * a packet replay opens before its step): a point-to-point transfer, and the messages of
+ * collectives as the engine plans them, on a 2-node cluster where the all-reduce of 8 ranks is
+ * hierarchical.
+ */
+class ReplayPairsTestCase : public TestCase
+{
+  public:
+    ReplayPairsTestCase()
+        : TestCase("GetPairs lists the pairs the replay sends between")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        TraceSet set;
+        set.groups.Add(1, {0, 1, 2, 3, 4, 5, 6, 7});
+        set.groups.Add(2, {0, 4});
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            set.ranks.emplace_back(r);
+            uint32_t c = set.ranks[r].AddCompute("c", 1000, 0, 0);
+            c = set.ranks[r].AddCollective("ar", CollectiveType::ALL_REDUCE, 4 << 20, 1, {c});
+            if (r == 0 || r == 4)
+            {
+                set.ranks[r].AddCollective("ag", CollectiveType::ALL_GATHER, 1 << 20, 2, {c});
+            }
+        }
+        set.ranks[1].AddSend("send", 6, 7, 1 << 20);
+        set.ranks[6].AddRecv("recv", 1, 7, 1 << 20);
+        const ReplayJob job = ReplayJob::FromTraceSet(set);
+        Ptr<FlowNetwork> net = ClusterNetwork(8, 4, 1);
+        g_delivered.clear();
+        net->TraceConnectWithoutContext("MessageDelivered", MakeCallback(&NoteDelivered));
+        Ptr<TraceReplayer> replayer = CreateObject<TraceReplayer>();
+        replayer->SetAttribute("Granularity", StringValue("message"));
+        replayer->SetAttribute("Reservations", BooleanValue(false));
+        replayer->SetAttribute("Symmetry", BooleanValue(false));
+        replayer->SetBackend(net);
+        const auto pairs = replayer->GetPairs(job);
+        replayer->Replay(job);
+        Simulator::Destroy();
+        const std::set<std::pair<uint32_t, uint32_t>> listed(pairs.begin(), pairs.end());
+        NS_TEST_EXPECT_MSG_EQ(listed.size(), pairs.size(), "each pair once");
+        NS_TEST_EXPECT_MSG_EQ(listed.count({1, 6}), 1u, "the point-to-point transfer");
+        NS_TEST_EXPECT_MSG_EQ(listed.count({0, 4}) + listed.count({4, 0}), 2u, "the all-gather");
+        NS_TEST_EXPECT_MSG_GT(g_delivered.size(), 3u, "the all-reduce's pairs too");
+        NS_TEST_EXPECT_MSG_EQ((listed == g_delivered), true, "exactly the pairs delivered");
+    }
+};
+
 /** \brief Hand-built traces: compute chains, a transfer, and a collective. */
 class ReplayTimingTestCase : public TestCase
 {
@@ -1310,6 +1372,7 @@ class ReplayTestSuite : public TestSuite
         : TestSuite("rapid-llm-replay", UNIT)
     {
         AddTestCase(new ReplayTimingTestCase, TestCase::QUICK);
+        AddTestCase(new ReplayPairsTestCase, TestCase::QUICK);
         AddTestCase(new PipelineBubbleTestCase, TestCase::QUICK);
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);

@@ -525,6 +525,12 @@ NetworkBackend::GetLatencyCount() const
     return m_latencies;
 }
 
+bool
+NetworkBackend::PreparesPairs() const
+{
+    return false;
+}
+
 void
 NetworkBackend::Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready)
 {

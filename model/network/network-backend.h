@@ -312,6 +312,13 @@ class NetworkBackend : public Object
     virtual void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready);
 
     /**
+     * \brief Whether Prepare() uses its pairs (a backend with connections to open). False by
+     * default: a caller may then skip listing a large workload's pairs and pass none.
+     * \return true if the pairs given to Prepare() change what the workload costs
+     */
+    virtual bool PreparesPairs() const;
+
+    /**
      * \return the statistics so far: message counts and the window since the first Send()
      *         (kept here), per-link use and backend counters (DoGetStats); link names and
      *         utilizations are filled here

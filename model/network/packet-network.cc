@@ -362,6 +362,12 @@ PacketNetwork::OpenConnection(uint32_t src,
     return index;
 }
 
+bool
+PacketNetwork::PreparesPairs() const
+{
+    return true;
+}
+
 void
 PacketNetwork::Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready)
 {

@@ -77,6 +77,7 @@ class PacketNetwork : public NetworkBackend
      * \param ready called (as a simulator event) when every connection is up; may be null
      */
     void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready) override;
+    bool PreparesPairs() const override;
 
     /** \return open TCP connections */
     uint32_t GetConnectionCount() const;

@@ -189,6 +189,77 @@ TraceReplayer::Describe(uint32_t rank, uint32_t node) const
     return os.str();
 }
 
+std::vector<NetworkBackend::EndpointPair>
+TraceReplayer::GetPairs(const ReplayJob& job) const
+{
+    if (!m_engine)
+    {
+        throw ReplayError("no network backend set (SetBackend)");
+    }
+    m_engine->GetPlanner().CheckName(m_algorithm, "CollectiveAlgorithm");
+    std::vector<uint32_t> world(job.GetRankCount());
+    for (uint32_t r = 0; r < world.size(); ++r)
+    {
+        world[r] = r;
+    }
+    std::set<NetworkBackend::EndpointPair> pairs;
+    // A collective's messages depend on its group, kind and size only: plan each once.
+    std::set<std::tuple<uint32_t, uint8_t, uint64_t>> planned;
+    for (uint32_t r = 0; r < job.GetRankCount(); ++r)
+    {
+        const ExecutionTrace& g = job.GetGraph(r);
+        const auto n = static_cast<uint32_t>(g.GetNNodes());
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            const TraceNode& node = g.GetNode(i);
+            if (node.type == TraceNodeType::COMM_SEND)
+            {
+                const uint32_t peer = job.BindPeer(r, node.commDst);
+                if (peer != r && peer < job.GetRankCount())
+                {
+                    pairs.insert({r, peer});
+                }
+                continue;
+            }
+            CollectiveOp op;
+            if (node.type != TraceNodeType::COMM_COLL || node.bytes == 0
+                || !ToCollectiveOp(node.commType, op))
+            {
+                continue;
+            }
+            const uint32_t group = job.BindGroup(r, node.group);
+            if (group != kWorldGroup && !job.GetGroups().Has(group))
+            {
+                continue; // the replay reports it
+            }
+            if (!planned.emplace(group, uint8_t(node.commType), node.bytes).second)
+            {
+                continue;
+            }
+            CollectiveRequest request;
+            request.op = op;
+            request.endpoints = group == kWorldGroup ? world : job.GetGroups().Get(group);
+            request.bytes = node.bytes;
+            request.algorithm = m_algorithm;
+            if (request.endpoints.size() < 2)
+            {
+                continue;
+            }
+            const CollectivePlan plan = m_engine->GetPlanner().Build(request);
+            for (const auto& s : plan.schedule.GetSteps())
+            {
+                const uint32_t a = request.endpoints.at(s.src);
+                const uint32_t b = request.endpoints.at(s.dst);
+                if (s.isSend && a != b)
+                {
+                    pairs.insert({a, b});
+                }
+            }
+        }
+    }
+    return {pairs.begin(), pairs.end()};
+}
+
 ReplayResult
 TraceReplayer::Replay(const ReplayJob& job)
 {

@@ -139,6 +139,21 @@ class TraceReplayer : public Object
     void Start(const ReplayJob& job, std::function<void()> onDone = nullptr);
 
     /**
+     * \brief The (source, destination) endpoint pairs a replay of \p job sends messages
+     * between: every point-to-point transfer and every message of every collective as the
+     * collective engine plans it (message form), for every rank, symmetric copies included.
+     * Give them to NetworkBackend::Prepare and Start() from its ready callback: a backend
+     * with connections (the packet one) then opens and warms them before the step is timed,
+     * as a steady-state training step finds NCCL's connections open (NCCL connects a
+     * communicator's peers at its first use, not at every step), and the flow network, which
+     * has no connections, charges no set-up either. Call after SetBackend().
+     * \param job the graphs
+     * \return the pairs, sorted, each once; throws SpecError if the CollectiveAlgorithm
+     * attribute's algorithm is unknown
+     */
+    std::vector<NetworkBackend::EndpointPair> GetPairs(const ReplayJob& job) const;
+
+    /**
      * \brief The timing of the replay Start() began, once the simulator has run; throws
      * ReplayError if the job could not finish.
      * \return the timing
