@@ -51,7 +51,12 @@ CheckAttributeText(TypeId tid, const std::string& name, const std::string& text)
     {
         return "no attribute " + name;
     }
-    const std::string allowed = " (" + info.checker->GetUnderlyingTypeInformation() + ")";
+    // ns-3 3.37 describes an unbounded Time as "Time +9.22337e+18ps:+9.22337e+18ps"; say what a
+    // time is instead.
+    const std::string allowed =
+        info.checker->GetValueTypeName() == "ns3::TimeValue"
+            ? " (a time: a number and a unit, s, ms, us, ns, ps, fs, min, h, d or y, e.g. 200ms)"
+            : " (" + info.checker->GetUnderlyingTypeInformation() + ")";
     if (!AttributeTextParses(text, info.checker))
     {
         return "'" + text + "' is not a value of " + name + allowed;
