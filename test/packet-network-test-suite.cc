@@ -7,6 +7,7 @@
 // at the receiver; packets follow the routing policy's path hop by hop; degraded links run
 // at their reduced rate and dead links are not installed; unreachable pairs are errors.
 
+#include "detour-routing.h"
 #include "network-test-spec.h"
 #include "ns3/fault-schedule.h"
 #include "ns3/network-error.h"
@@ -275,7 +276,7 @@ class PacketRoutingTestCase : public TestCase
  * order: on one switch, gpu0 > gpu1 is gpu0>sw, sw>gpu2, gpu2>sw, sw>gpu1, visiting the switch
  * twice.
  */
-class ViaGpu2Routing : public RoutingPolicy
+class ViaGpu2Routing : public DetourRouting
 {
   public:
     /** \brief Register this type. \return the TypeId */
@@ -289,25 +290,11 @@ class ViaGpu2Routing : public RoutingPolicy
     }
 
   protected:
-    std::vector<uint32_t>
-    DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
+    uint32_t
+    Middle(const Topology&, uint32_t, uint32_t, uint64_t) override
     {
-        if (!m_leg)
-        {
-            m_leg = RoutingPolicy::Create("dimension-order");
-        }
-        if (src == 2 || dst == 2)
-        {
-            return m_leg->Route(t, src, dst, flowId);
-        }
-        std::vector<uint32_t> path = m_leg->Route(t, src, 2, flowId);
-        std::vector<uint32_t> second = m_leg->Route(t, 2, dst, flowId);
-        path.insert(path.end(), second.begin(), second.end());
-        return path;
+        return 2;
     }
-
-  private:
-    Ptr<RoutingPolicy> m_leg; //!< routes each leg
 };
 
 static RoutingPolicyRegistrar g_viaGpu2("test-via-gpu2", ViaGpu2Routing::GetTypeId());

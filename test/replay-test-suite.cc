@@ -7,6 +7,7 @@
 // hang) for traces that cannot finish, the operator trace sources, the symmetry plan, and a
 // collective algorithm registered in this file chosen by the CollectiveAlgorithm attribute.
 
+#include "detour-routing.h"
 #include "job-fixtures.h"
 #include "ns3/boolean.h"
 #include "ns3/chakra-trace-reader.h"
@@ -695,7 +696,7 @@ class SymmetryReductionTestCase : public TestCase
  * goes through an intermediate GPU chosen by a hash of (source, destination, flow id), each
  * leg by dimension-order routing.
  */
-class HashedDetourRouting : public RoutingPolicy
+class HashedDetourRouting : public DetourRouting
 {
   public:
     /** \brief Register this type. \return the TypeId */
@@ -709,27 +710,11 @@ class HashedDetourRouting : public RoutingPolicy
     }
 
   protected:
-    std::vector<uint32_t>
-    DoRoute(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
+    uint32_t
+    Middle(const Topology& t, uint32_t src, uint32_t dst, uint64_t flowId) override
     {
-        if (!m_leg)
-        {
-            m_leg = RoutingPolicy::Create("dimension-order");
-        }
-        const auto middle =
-            static_cast<uint32_t>(FlowHash(src, dst, flowId) % t.GetEndpointCount());
-        if (middle == src || middle == dst)
-        {
-            return m_leg->Route(t, src, dst, flowId);
-        }
-        std::vector<uint32_t> path = m_leg->Route(t, src, middle, flowId);
-        std::vector<uint32_t> second = m_leg->Route(t, middle, dst, flowId);
-        path.insert(path.end(), second.begin(), second.end());
-        return path;
+        return static_cast<uint32_t>(FlowHash(src, dst, flowId) % t.GetEndpointCount());
     }
-
-  private:
-    Ptr<RoutingPolicy> m_leg; //!< routes each leg
 };
 
 /**
