@@ -2768,6 +2768,24 @@ class MlaTestCase : public TestCase
                                && reduce->commBytes == gather->commBytes),
                               true,
                               "reduce-scattered back to the shards");
+        // So each rank's replicated weights (down-projection, latent and layer norms, and the
+        // final norm here on the only stage) get their gradients from its own 128 rows: one
+        // all-reduce over the TP group sums them before the update, in fp32.
+        const WorkNode* sync = At(g, -1, "ar_sp_grads", Phase::OPTIMIZER, 0);
+        RAPIDLLM_REQUIRE_NE(sync, nullptr, "the replicated parameters' gradient all-reduce");
+        NS_TEST_EXPECT_MSG_EQ((sync->collective == CollectiveKind::ALL_REDUCE
+                               && sync->group == GroupKind::TP),
+                              true,
+                              "an all-reduce over TP");
+        NS_TEST_EXPECT_MSG_EQ(sync->commBytes,
+                              4 * (2 * (h * (qr + kvr + dr) + qr + kvr + 2 * h) + h),
+                              "two layers' and the final norm's");
+        split.parallel.sequenceParallel = false;
+        const Workload full = Workload::Build(model, split, MakeComputeCoster(gpu));
+        NS_TEST_EXPECT_MSG_EQ(At(full.stages.at(0), -1, "ar_sp_grads", Phase::OPTIMIZER, 0),
+                              nullptr,
+                              "every rank saw every row: nothing to sum");
+        split.parallel.sequenceParallel = true;
         // The attention kernel runs at the key width (values padded, as FlashAttention-2
         // needs); the model FLOPs count the 128-wide values.
         const WorkNode* attn = At(g, 0, "attention", Phase::FORWARD, 0);

@@ -72,6 +72,14 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         return inputs * h * w + b * inputs * w + w * h + b * h;
     };
     denseLayerParams = attention + mlp(ffn) + norms;
+    // Replicated over the tensor-parallel group yet fed each rank's own rows under sequence
+    // parallelism: the norms, the row-parallel projections' biases (out-projection, second MLP
+    // projection) and MLA's down-projection with its biases and the latents' norms.
+    m_denseReplicated = norms + 2 * b * h;
+    if (mla)
+    {
+        m_denseReplicated += (h + b) * LatentWidth() + qLora + kvLora;
+    }
     if (model.IsMoe())
     {
         expertParams =
@@ -79,6 +87,9 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
         // The router is replicated; the shared expert is tensor-parallel as a dense MLP.
         moeLayerParams = attention + h * model.experts + (sharedFfn > 0 ? mlp(sharedFfn) : 0)
                          + expertParams + norms;
+        // The router's weights, the out-projection's bias and the shared expert's second bias.
+        m_moeReplicated =
+            m_denseReplicated - b * h + h * model.experts + (sharedFfn > 0 ? b * h : 0);
     }
     embeddingParams = vocab * h;
     if (model.position == PositionEmbedding::LEARNED)
@@ -112,6 +123,12 @@ uint64_t
 LayerShapes::ExpertParams(int32_t layer) const
 {
     return IsMoeLayer(layer) ? expertParams : 0;
+}
+
+uint64_t
+LayerShapes::TpReplicatedParams(int32_t layer) const
+{
+    return IsMoeLayer(layer) ? m_moeReplicated : m_denseReplicated;
 }
 
 uint64_t
@@ -230,6 +247,25 @@ StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage
                           {
                               return shapes.ExpertParams(layer);
                           });
+}
+
+uint64_t
+StageTpReplicatedParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    LayerShapes shapes(model, run);
+    const auto& p = run.parallel;
+    uint64_t params = SumStageLayers(model,
+                                     p,
+                                     stage,
+                                     [&](int32_t layer)
+                                     {
+                                         return shapes.TpReplicatedParams(layer);
+                                     });
+    if (stage + 1 == p.pp) // the last virtual stage is the last stage's last chunk
+    {
+        params += shapes.finalNormParams;
+    }
+    return params;
 }
 
 } // namespace rapidllm

@@ -111,6 +111,14 @@ struct LayerShapes
     uint64_t LayerParams(int32_t layer) const;
     /** \return the expert parameters among LayerParams(\p layer) (0 in a dense layer) */
     uint64_t ExpertParams(int32_t layer) const;
+    /**
+     * \return the parameters of decoder layer \p layer that every tensor-parallel rank holds
+     * whole yet, under sequence parallelism, trains on its own share of the rows (norms,
+     * row-parallel biases, the MoE router, MLA's down-projection): their gradients are partial
+     * per rank and are summed over the group before the update (Megatron-LM's
+     * finalize_model_grads, _allreduce_layernorm_grads)
+     */
+    uint64_t TpReplicatedParams(int32_t layer) const;
     /** \return the attention's linear-layer weights on this rank (QKV or MLA's, out-projection) */
     uint64_t AttentionLinearParams() const;
     /** \return MLA: the down-projection's output, query latent, KV latent and rotary key */
@@ -124,8 +132,10 @@ struct LayerShapes
     uint64_t KvCacheBytesPerToken() const;
 
   private:
-    bool m_moe = false;            //!< the model has experts
-    std::vector<bool> m_moeLayers; //!< ModelSpec::IsMoeLayer of each decoder layer
+    bool m_moe = false;             //!< the model has experts
+    std::vector<bool> m_moeLayers;  //!< ModelSpec::IsMoeLayer of each decoder layer
+    uint64_t m_denseReplicated = 0; //!< TpReplicatedParams of a dense-MLP layer
+    uint64_t m_moeReplicated = 0;   //!< TpReplicatedParams of a MoE layer
 };
 
 /**
@@ -148,6 +158,16 @@ uint64_t StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t st
  * \return parameter count (0 for a dense model)
  */
 uint64_t StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+/**
+ * \brief The tensor-parallel replicated parameters of pipeline stage \p stage
+ * (LayerShapes::TpReplicatedParams of its layers, and the final norm on the last stage).
+ * \param model the model
+ * \param run the run settings
+ * \param stage the pipeline stage
+ * \return parameter count
+ */
+uint64_t StageTpReplicatedParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
 } // namespace rapidllm
 } // namespace ns3

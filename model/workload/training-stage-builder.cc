@@ -517,6 +517,16 @@ class TrainingStageBuilder
         }
         m_e.StreamWaitsFor(m_pending);
         const auto& p = m_run.parallel;
+        if (p.sequenceParallel && p.tp > 1)
+        {
+            // Under sequence parallelism the parameters every TP rank holds whole (norms, MLA's
+            // down-projection, the router) saw only the rank's rows: their gradients are summed
+            // over the group in one flattened all-reduce after the data-parallel reduction
+            // (Megatron-LM's finalize_model_grads, _allreduce_layernorm_grads).
+            const uint64_t replicated = StageTpReplicatedParameters(m_model, m_run, m_stage);
+            m_e.Blocking(
+                "ar_sp_grads", CollectiveKind::ALL_REDUCE, GroupKind::TP, replicated * m_gb);
+        }
         if (m_model.tiedEmbeddings && p.pp > 1 && (m_stage == 0 || m_stage + 1 == p.pp))
         {
             // The tied word embedding's two copies (the first stage's embedding, the last
