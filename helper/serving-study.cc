@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace ns3 {
 namespace rapidllm {
@@ -48,6 +49,7 @@ ServingRow::ToJson() const
     j["tp"] = tp;
     j["pp"] = pp;
     j["cp"] = cp;
+    j["dp"] = dp;
     j["replicas"] = replicas;
     j["batch"] = batch;
     j["fits"] = fits;
@@ -77,6 +79,7 @@ ServingRow::FromJson(const Json& j)
         r.tp = j.at("tp").get<uint32_t>();
         r.pp = j.at("pp").get<uint32_t>();
         r.cp = j.at("cp").get<uint32_t>();
+        r.dp = j.at("dp").get<uint32_t>();
         r.replicas = j.at("replicas").get<uint32_t>();
         r.batch = j.at("batch").get<uint32_t>();
         r.fits = j.at("fits").get<bool>();
@@ -120,11 +123,13 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
+    bool moe = false;
     {
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
         JobOptions check = base;
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
+        moe = job.model.IsMoe();
         if (job.run.generatedTokens < 2)
         {
             // One generated token has no time between tokens: no TPOT to rank, target or draw
@@ -138,52 +143,84 @@ ServingStudy::ServingStudy(const JobOptions& options,
         }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
+    const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
     std::string firstField;
+    auto skip = [&](const std::string& field, const std::string& reason)
+    {
+        ++m_skipped;
+        if (firstReason.empty())
+        {
+            firstField = field;
+            firstReason = reason;
+        }
+    };
     for (uint32_t tp : space.tp)
     {
         for (uint32_t pp : space.pp)
         {
-            const uint64_t replicaGpus = uint64_t(tp) * pp * cp;
-            for (uint32_t batch : space.batch)
+            for (uint32_t dp : space.dp)
             {
-                if (replicaGpus == 0 || space.gpus % replicaGpus != 0)
+                const uint64_t instanceGpus = uint64_t(tp) * pp * cp * dp;
+                const std::string layout = "tp " + std::to_string(tp) + " x pp "
+                                           + std::to_string(pp) + " x cp " + std::to_string(cp)
+                                           + (dp > 1 ? " x dp " + std::to_string(dp) : "");
+                for (uint32_t batch : space.batch)
                 {
-                    ++m_skipped;
-                    if (firstReason.empty())
+                    if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
                     {
-                        firstField = "gpus";
-                        firstReason = "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
-                                      + " x cp " + std::to_string(cp) + " does not divide the "
-                                      + std::to_string(space.gpus) + " GPUs into replicas";
+                        skip("gpus",
+                             layout + " does not divide the " + std::to_string(space.gpus)
+                                 + " GPUs into replicas");
+                        continue;
                     }
-                    continue;
-                }
-                JobOptions candidate = base;
-                candidate.Set("tp", std::to_string(tp));
-                candidate.Set("pp", std::to_string(pp));
-                candidate.Set("batch", std::to_string(batch));
-                candidate.Set("gpus", std::to_string(replicaGpus));
-                if (options.Get("etp") == "1")
-                {
-                    // Whole experts spread over the tensor-parallel group, as serving engines
-                    // run expert parallelism (RunSpec::Validate: ep = tp x cp).
-                    candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
-                }
-                try
-                {
-                    candidate.ToSpecs();
-                    m_options.push_back(candidate);
-                }
-                catch (const SpecError& e)
-                {
-                    ++m_skipped;
-                    if (firstReason.empty())
+                    if (dp > 1 && !moe)
                     {
-                        firstField = "tp";
-                        firstReason = "tp " + std::to_string(tp) + ", pp " + std::to_string(pp)
-                                      + ", batch " + std::to_string(batch) + ": "
-                                      + JobOptions::DescribeError(e);
+                        skip("dp",
+                             "dp " + std::to_string(dp)
+                                 + ": data-parallel attention shares experts, and the model has "
+                                   "none (its data-parallel ranks are the replicas the study "
+                                   "already counts)");
+                        continue;
+                    }
+                    if (dp > 1 && wholeExperts)
+                    {
+                        skip("dp",
+                             "dp " + std::to_string(dp)
+                                 + ": with --etp=1 the experts stay in each tensor-parallel group, "
+                                   "so data-parallel attention replicas would not share them "
+                                   "(leave --etp unset to spread the experts over the dp "
+                                   "replicas)");
+                        continue;
+                    }
+                    JobOptions candidate = base;
+                    candidate.Set("tp", std::to_string(tp));
+                    candidate.Set("pp", std::to_string(pp));
+                    candidate.Set("batch", std::to_string(batch));
+                    candidate.Set("gpus", std::to_string(instanceGpus));
+                    candidate.Set("dp", std::to_string(dp));
+                    if (wholeExperts)
+                    {
+                        // Whole experts spread over the tensor-parallel group, as serving
+                        // engines run expert parallelism (RunSpec::Validate: ep = tp x cp).
+                        candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+                    }
+                    else if (dp > 1)
+                    {
+                        // Data-parallel attention: the experts spread over the attention
+                        // replicas, which dispatch their tokens to them.
+                        candidate.Set("ep", std::to_string(dp));
+                    }
+                    try
+                    {
+                        candidate.ToSpecs();
+                        m_options.push_back(candidate);
+                    }
+                    catch (const SpecError& e)
+                    {
+                        skip(dp > 1 ? "dp" : "tp",
+                             layout + ", batch " + std::to_string(batch) + ": "
+                                 + JobOptions::DescribeError(e));
                     }
                 }
             }
@@ -259,6 +296,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.tp = p.tp;
     row.pp = p.pp;
     row.cp = p.cp;
+    row.dp = p.dp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
     if (GetBatching() == Batching::CONTINUOUS)
@@ -285,7 +323,7 @@ ServingStudy::Evaluate(uint64_t index) const
         row.tpotS = report.tpotS;
         row.requestS = report.stepTimeS;
         row.tokensPerSPerGpu = report.tokensPerSPerGpu;
-        row.requestsPerS = double(row.replicas) * job.run.batch / report.stepTimeS;
+        row.requestsPerS = double(row.replicas) * p.dp * job.run.batch / report.stepTimeS;
         row.haveEnergy = report.haveEnergy;
         row.energyPerTokenJ = report.energyPerTokenJ;
         row.avgPowerW = report.avgPowerW;
@@ -302,6 +340,10 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     const uint64_t generated = job.run.generatedTokens;
     const double batch = job.run.batch;
     const double gpus = job.run.parallel.Gpus();
+    // Requests in flight on an instance: each data-parallel attention replica's batch. The
+    // replays below run every replica at once (their prefills too, together: the experts'
+    // all-to-alls couple them), so their times are the instance's and their energies its own.
+    const double inFlight = batch * job.run.parallel.dp;
     auto run = [this, &options](const std::vector<std::pair<std::string, std::string>>& changes)
     {
         Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
@@ -357,13 +399,13 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     row.ttftS = prefillS;
     row.tpotS = steps > 0 ? (cycleS - prefillShareS) / double(steps) : 0;
     row.requestS = row.ttftS + double(steps) * row.tpotS;
-    row.tokensPerSPerGpu = batch * double(generated) / (cycleS * gpus);
-    row.requestsPerS = double(row.replicas) * batch / cycleS;
+    row.tokensPerSPerGpu = inFlight * double(generated) / (cycleS * gpus);
+    row.requestsPerS = double(row.replicas) * inFlight / cycleS;
     row.haveEnergy = energy;
     if (energy)
     {
         const double cycleJ = double(steps) * stepJ + batch * prefillJ + idleW * cycleS;
-        row.energyPerTokenJ = cycleJ / (batch * double(generated));
+        row.energyPerTokenJ = cycleJ / (inFlight * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }
 }
@@ -426,14 +468,14 @@ std::string
 ServingStudyCsv(const std::vector<ServingRow>& rows)
 {
     std::ostringstream os;
-    os << "tp,pp,cp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
+    os << "tp,pp,cp,dp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
           "capacity_gib,reason\n";
     for (const auto& r : rows)
     {
-        os << r.tp << "," << r.pp << "," << r.cp << "," << r.replicas << "," << r.batch << ","
-           << (r.fits ? "true" : "false") << "," << (r.meetsSlo ? "true" : "false") << ","
-           << (r.frontier ? "true" : "false") << ",";
+        os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.replicas << ","
+           << r.batch << "," << (r.fits ? "true" : "false") << ","
+           << (r.meetsSlo ? "true" : "false") << "," << (r.frontier ? "true" : "false") << ",";
         if (r.fits)
         {
             os << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
@@ -467,6 +509,7 @@ ServingStudyJson(const ServingStudy& study,
     layout["tp"] = Json(space.tp);
     layout["pp"] = Json(space.pp);
     layout["cp"] = first.run.parallel.cp;
+    layout["dp"] = Json(space.dp);
     input["layout"] = layout;
     input["software"]["batch"] = Json(space.batch);
     // Batches in flight follow each row's pipeline: the setting, not the first row's value.
@@ -500,13 +543,13 @@ WriteServingStudy(const std::string& dir,
     WriteOutputFile((out / "results.json").string(), DumpJson(json));
 
     // One line per replica layout through its batch sizes (the rows' batch order).
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<const ServingRow*>> lines;
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<const ServingRow*>> lines;
     double top = 0;
     for (const auto& r : rows)
     {
         if (r.fits)
         {
-            lines[{r.tp, r.pp}].push_back(&r);
+            lines[{r.tp, r.pp, r.dp}].push_back(&r);
             top = std::max(top, r.tokensPerSPerGpu);
         }
     }
@@ -528,8 +571,10 @@ WriteServingStudy(const std::string& dir,
                       return a->batch < b->batch;
                   });
         PlotSeries s;
-        s.title = "tp " + std::to_string(layout.first) + " pp " + std::to_string(layout.second)
-                  + (continuous ? " (" : " (batch ") + std::to_string(points.front()->batch) + "-"
+        const auto [tp, pp, dp] = layout;
+        s.title = "tp " + std::to_string(tp) + " pp " + std::to_string(pp)
+                  + (dp > 1 ? " dp " + std::to_string(dp) : "") + (continuous ? " (" : " (batch ")
+                  + std::to_string(points.front()->batch) + "-"
                   + std::to_string(points.back()->batch) + (continuous ? " in flight)" : ")");
         for (const ServingRow* r : points)
         {

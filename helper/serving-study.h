@@ -46,6 +46,12 @@ struct ServingSpace
     uint32_t gpus = 8;                    //!< GPUs filled with replicas
     std::vector<uint32_t> tp{1, 2, 4, 8}; //!< tensor parallel degrees
     std::vector<uint32_t> pp{1};          //!< pipeline degrees
+    /**
+     * Data-parallel attention degrees (mixture-of-experts models): an instance of d x tp x pp x cp
+     * GPUs whose d attention replicas each serve their own batch, with the experts spread over
+     * the d replicas and the tokens dispatched among them (SGLang's DP attention, vLLM's DP + EP)
+     */
+    std::vector<uint32_t> dp{1};
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
     double tpotSloS = 0; //!< time per output token target, s (0: none)
     double ttftSloS = 0; //!< time to first token target, s (0: none)
@@ -65,8 +71,9 @@ struct ServingRow
     uint32_t tp = 0;             //!< tensor parallel degree
     uint32_t pp = 0;             //!< pipeline stages
     uint32_t cp = 1;             //!< context parallel degree (the job's)
-    uint32_t replicas = 0;       //!< replicas in the budget: gpus / (tp x pp x cp)
-    uint32_t batch = 0;          //!< requests per replica
+    uint32_t dp = 1;             //!< data-parallel attention replicas of an instance (ep = dp)
+    uint32_t replicas = 0;       //!< instances in the budget: gpus / (tp x pp x cp x dp)
+    uint32_t batch = 0;          //!< requests per replica (per attention replica when dp > 1)
     bool fits = false;           //!< whether a replica fits in memory (then the figures below)
     std::string reason;          //!< why it does not fit
     double ttftS = 0;            //!< time to first token
@@ -181,7 +188,7 @@ class ServingStudy
  */
 void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
 
-/** \return the rows as CSV: a header line (tp,pp,cp,replicas,batch,fits,...), one line each */
+/** \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each */
 std::string ServingStudyCsv(const std::vector<ServingRow>& rows);
 
 /**

@@ -311,6 +311,96 @@ class ServingContinuousTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Data-parallel attention (a MoE model's dp list): an instance of dp x tp GPUs whose
+ * attention replicas each serve their batch and share the experts (ep = dp); its row is the
+ * `run` of that instance, its tokens every replica's. Ruled out for a dense model and with whole
+ * experts kept in the tensor-parallel group (etp 1), each with its reason.
+ */
+class ServingDpAttentionTestCase : public TestCase
+{
+  public:
+    ServingDpAttentionTestCase()
+        : TestCase("serving study: data-parallel attention replicas sharing their experts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions moe = SmallServingJob();
+        moe.Set("model", "mixtral-8x7b");
+        ServingSpace space;
+        space.gpus = 8;
+        space.tp = {1};
+        space.dp = {1, 2, 8};
+        space.batch = {4};
+        space.batching = Batching::STATIC;
+        ServingStudy study(moe, space, "flow", "", true);
+        RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 3u, "dp 1, 2, 8");
+        const ParallelSpec eight = study.Candidates()[2].ToSpecs().run.parallel;
+        NS_TEST_EXPECT_MSG_EQ((eight.dp == 8 && eight.ep == 8 && eight.Gpus() == 8),
+                              true,
+                              "eight attention replicas over the eight experts");
+
+        const ServingRow row = study.Evaluate(1);
+        JobOptions direct = moe;
+        direct.Set("mode", "inference");
+        direct.Set("dp", "2");
+        direct.Set("ep", "2");
+        direct.Set("gpus", "2");
+        direct.Set("batch", "4");
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        direct.Apply(h);
+        const RunReport report = h->Run();
+        h->Dispose();
+        RAPIDLLM_REQUIRE_EQ(row.fits, true, "two layers of Mixtral on two GPUs");
+        NS_TEST_EXPECT_MSG_EQ(row.dp, 2u, "the row's attention replicas");
+        NS_TEST_EXPECT_MSG_EQ(row.replicas, 4u, "8 GPUs / (dp 2 x tp 1)");
+        NS_TEST_EXPECT_MSG_EQ(row.tpotS, report.tpotS, "the instance's time per output token");
+        NS_TEST_EXPECT_MSG_EQ_TOL(row.tokensPerSPerGpu,
+                                  2.0 * 4 * 16 / (report.stepTimeS * 2),
+                                  1e-9 * row.tokensPerSPerGpu,
+                                  "2 replicas x 4 requests x 16 tokens on 2 GPUs");
+        NS_TEST_EXPECT_MSG_EQ_TOL(row.tokensPerSPerGpu,
+                                  report.tokensPerSPerGpu,
+                                  1e-9 * row.tokensPerSPerGpu,
+                                  "as run counts them");
+        NS_TEST_EXPECT_MSG_EQ_TOL(row.requestsPerS,
+                                  4.0 * 2 * 4 / report.stepTimeS,
+                                  1e-9 * row.requestsPerS,
+                                  "4 instances x 2 replicas x 4 requests");
+
+        // Continuous batching: one request in flight on each of the two replicas.
+        space.dp = {2};
+        space.batch = {1};
+        space.batching = Batching::CONTINUOUS;
+        const ServingRow one = ServingStudy(moe, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(one.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_EQ_TOL(one.tokensPerSPerGpu * one.requestS * 2,
+                                  2.0 * 16,
+                                  1e-6,
+                                  "two requests' tokens per their time on 2 GPUs");
+
+        // Ruled out, with the reason: a dense model, and whole experts kept in each TP group.
+        space.dp = {2};
+        const std::string dense = ErrorOf(
+            [&]()
+            {
+                ServingStudy(SmallServingJob(), space, "flow", "", true);
+            });
+        NS_TEST_EXPECT_MSG_NE(dense.find("has none"), std::string::npos, dense);
+        moe.Set("etp", "1");
+        const std::string whole = ErrorOf(
+            [&]()
+            {
+                ServingStudy(moe, space, "flow", "", true);
+            });
+        NS_TEST_EXPECT_MSG_NE(whole.find("--etp=1"), std::string::npos, whole);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Ranking: the rows within the targets by throughput per GPU, then the other fitting
  * rows, then those that do not fit by peak memory; the frontier is the rows no other row beats
  * on both throughput and time per output token.
@@ -462,6 +552,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingCandidatesTestCase, TestCase::QUICK);
         AddTestCase(new ServingRowTestCase, TestCase::QUICK);
         AddTestCase(new ServingContinuousTestCase, TestCase::QUICK);
+        AddTestCase(new ServingDpAttentionTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);

@@ -35,11 +35,12 @@ const std::set<std::string> kNetworkJob = {"run", "replay", "study faults", "stu
 /** The serving study: an inference job whose layout, batch and GPUs are its lists and budget. */
 const char* const kServing = "study serving";
 /**
- * The job options the serving study does not take: its own (the mode, replicas, expert groups),
+ * The job options the serving study does not take: its own (the mode, replicas, expert groups;
+ * its dp is a list of data-parallel attention degrees),
  * and link faults (a fault is on one replica's links, while the study predicts one replica for
  * all; `run` and `study faults` take them).
  */
-const std::set<std::string> kNotServing = {"run", "mode", "dp", "ep", "fault"};
+const std::set<std::string> kNotServing = {"run", "mode", "ep", "fault"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>
@@ -231,6 +232,17 @@ JobCliOptions()
                  .HelpIn("sweep",
                          "expert parallel degrees to try (mixture-of-experts models; each "
                          "divides the experts and dp, or with --etp=1 is a multiple of tp x cp)");
+         }},
+        {"dp",
+         [&](const CliOption& o)
+         {
+             return o.ListIn(kServing, ListText(serving.dp, number))
+                 .HelpIn(kServing,
+                         "data-parallel attention degrees to try (mixture-of-experts models): "
+                         "an instance of dp x tp x pp x cp GPUs whose dp attention replicas each "
+                         "serve --batch requests, the experts spread over them (ep = dp) and the "
+                         "tokens dispatched by all-to-all, as SGLang's DP attention and vLLM's "
+                         "DP + EP");
          }},
         {"vpp",
          [&](const CliOption& o)

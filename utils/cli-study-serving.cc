@@ -47,10 +47,11 @@ TargetsText(const ServingSpace& space)
 void
 PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
 {
-    std::printf("%4s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
+    std::printf("%4s %3s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
                 "rank",
                 "tp",
                 "pp",
+                "dp",
                 "replicas",
                 "batch",
                 "TTFT_ms",
@@ -79,10 +80,11 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
                 std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
             }
             std::printf(
-                "%4llu %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
+                "%4llu %3u %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
                 static_cast<unsigned long long>(++rank),
                 r.tp,
                 r.pp,
+                r.dp,
                 r.replicas,
                 r.batch,
                 r.ttftS * 1e3,
@@ -104,10 +106,11 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
+        std::printf("%4s %3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
                     "-",
                     r.tp,
                     r.pp,
+                    r.dp,
                     r.replicas,
                     r.batch,
                     "-",
@@ -132,6 +135,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
     space.tp = args.Counts32("tp");
     space.pp = args.Counts32("pp");
+    space.dp = args.Counts32("dp");
     space.batch = args.Counts32("batch");
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
@@ -167,8 +171,8 @@ RunStudyServingCommand(const CliArgs& args)
             catch (const Error& e)
             {
                 const JobOptions& c = candidates[i];
-                throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", batch "
-                            + c.Get("batch") + ": " + e.what());
+                throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp " + c.Get("dp")
+                            + ", batch " + c.Get("batch") + ": " + e.what());
             }
         },
         [&](uint64_t i, const std::string& text)
@@ -253,8 +257,9 @@ RunStudyServingCommand(const CliArgs& args)
 static CliCommandRegistrar g_studyServing(
     "study serving",
     "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
-    "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, the GPUs "
-    "filled with identical replicas) and batch size of the lists, on worker processes, and ranks "
+    "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, and for "
+    "mixture-of-experts models dp attention replicas sharing their experts; the GPUs filled "
+    "with identical replicas) and batch size of the lists, on worker processes, and ranks "
     "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
