@@ -400,6 +400,17 @@ PacketFabric::InstallPath(Ipv4Address srcAddr,
 }
 
 void
+PacketFabric::RemovePath(Ipv4Address srcAddr,
+                         Ipv4Address dstAddr,
+                         const std::vector<uint32_t>& path)
+{
+    for (uint32_t hop = 0; hop < path.size(); ++hop)
+    {
+        m_routingTables[m_topology->GetLink(path[hop]).src]->RemoveHop(srcAddr, dstAddr, hop);
+    }
+}
+
+void
 PacketFabric::CountLocalDeliver(const Ipv4Header& header, Ptr<const Packet> packet, uint32_t)
 {
     if (packet->GetSize() > kTcpHeader + 8)

@@ -104,6 +104,13 @@ class PacketFabric
     void InstallPath(Ipv4Address srcAddr, Ipv4Address dstAddr, const std::vector<uint32_t>& path);
 
     /**
+     * \brief Removes what InstallPath() wrote for one address pair and path, so that the pair
+     * can be given another path (a connection moved to another path while it is idle).
+     * \param srcAddr source address \param dstAddr destination address \param path the links
+     */
+    void RemovePath(Ipv4Address srcAddr, Ipv4Address dstAddr, const std::vector<uint32_t>& path);
+
+    /**
      * \brief Makes a directed link's device follow the topology's fault factor now (a fault
      * during the run): a live link's transmitter gets the rate of Build() at the new factor
      * (the frame being sent finishes at the old rate); a dead link's receiver drops every frame

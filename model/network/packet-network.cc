@@ -118,7 +118,16 @@ PacketNetwork::GetTypeId()
                           "TCP port every endpoint listens on.",
                           UintegerValue(5000),
                           MakeUintegerAccessor(&PacketNetwork::m_port),
-                          MakeUintegerChecker<uint16_t>(1));
+                          MakeUintegerChecker<uint16_t>(1))
+            .AddAttribute("ReuseIdleConnections",
+                          "A message whose path has no connection of its pair yet takes over "
+                          "an idle connection of the pair (warm, everything written and "
+                          "acknowledged) and moves it onto its path; false opens a new "
+                          "connection, whose handshake and warm-up round trip the message then "
+                          "waits for. A real fabric has no per-path connection to set up.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&PacketNetwork::m_reuseIdle),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -306,6 +315,8 @@ PacketNetwork::OpenConnection(uint32_t src,
     Connection& c = m_connections.back();
     c.src = src;
     c.dst = dst;
+    c.slot = slot;
+    c.flowId = flowId;
     c.path = path;
     c.socket = Socket::CreateSocket(m_fabric.GetNode(src), TcpSocketFactory::GetTypeId());
     ConfigureSocket(c.socket);
@@ -422,6 +433,22 @@ PacketNetwork::DoSend(uint64_t id,
             }
         }
     }
+    if (conn == std::numeric_limits<uint32_t>::max() && m_reuseIdle
+        && it != m_pairConnections.end())
+    {
+        // A path of the pair without a connection (a multipath policy): an idle connection of
+        // the pair moves onto it, warm, as a real fabric routes a flow without a new transport
+        // handshake. Only a new connection pays its handshake and warm-up.
+        for (uint32_t c : it->second)
+        {
+            if (IsIdle(c))
+            {
+                MovePath(c, path);
+                conn = c;
+                break;
+            }
+        }
+    }
     if (conn == std::numeric_limits<uint32_t>::max())
     {
         conn = OpenConnection(src, dst, path, id);
@@ -430,6 +457,29 @@ PacketNetwork::DoSend(uint64_t id,
     NS_LOG_DEBUG("message " << id << " queued on connection " << conn);
     m_connections[conn].stream.Enqueue(id, bytes);
     Push(conn);
+}
+
+bool
+PacketNetwork::IsIdle(uint32_t index) const
+{
+    const Connection& c = m_connections[index];
+    return c.warm && c.stream.IsEmpty() && c.socket->GetTxAvailable() == m_sendBuffer;
+}
+
+void
+PacketNetwork::MovePath(uint32_t index, const std::vector<uint32_t>& path)
+{
+    // Nothing of this connection is in flight (IsIdle): its data packets take the new path
+    // from the next one on, none overtakes another. Its ACKs keep their path.
+    Connection& c = m_connections[index];
+    const Ipv4Address srcAddr = PacketPathRouting::NodeAddress(c.src, 0);
+    const Ipv4Address dstAddr = PacketPathRouting::NodeAddress(c.dst, c.slot);
+    m_fabric.RemovePath(srcAddr, dstAddr, c.path);
+    m_fabric.InstallPath(srcAddr, dstAddr, path);
+    NS_LOG_LOGIC("connection " << index << " moves from " << m_topology->DescribePath(c.path)
+                               << " to " << m_topology->DescribePath(path));
+    c.path = path;
+    ++m_movedConnections;
 }
 
 void
@@ -493,6 +543,12 @@ uint32_t
 PacketNetwork::GetConnectionCount() const
 {
     return static_cast<uint32_t>(m_connections.size());
+}
+
+uint32_t
+PacketNetwork::GetMovedConnectionCount() const
+{
+    return m_movedConnections;
 }
 
 void

@@ -81,6 +81,11 @@ class PacketNetwork : public NetworkBackend
 
     /** \return open TCP connections */
     uint32_t GetConnectionCount() const;
+    /**
+     * \return how many times an idle connection was moved onto another path of its pair
+     * (attribute ReuseIdleConnections) instead of a new connection being opened
+     */
+    uint32_t GetMovedConnectionCount() const;
     /** \return the TCP payload bytes of a full segment (MTU minus IP, TCP and option headers) */
     uint32_t GetSegmentSize() const;
     /**
@@ -123,6 +128,8 @@ class PacketNetwork : public NetworkBackend
     {
         uint32_t src = 0;           //!< source endpoint
         uint32_t dst = 0;           //!< destination endpoint
+        uint32_t slot = 0;          //!< the destination's address slot (one per connection)
+        uint64_t flowId = 0;        //!< flow id its ACK path was routed with
         std::vector<uint32_t> path; //!< the data path (links)
         Ptr<Socket> socket;         //!< sender socket
         bool connectIssued = false; //!< Connect() called
@@ -154,6 +161,13 @@ class PacketNetwork : public NetworkBackend
                             uint32_t dst,
                             const std::vector<uint32_t>& path,
                             uint64_t flowId);
+    /**
+     * \return true if a connection has nothing left to do: warm, every message written and
+     * every byte acknowledged (so every message on it delivered and no data packet in flight)
+     */
+    bool IsIdle(uint32_t connection) const;
+    /** \brief Moves an idle connection onto another data path of its pair. */
+    void MovePath(uint32_t connection, const std::vector<uint32_t>& path);
     /** \brief Creates the listening socket of an endpoint if it has none. */
     void Listen(uint32_t endpoint);
     /** \brief Sets the transport attributes on a new socket. */
@@ -180,6 +194,7 @@ class PacketNetwork : public NetworkBackend
     uint32_t m_deviceQueuePackets; //!< device transmit queue limit, packets
     HeaderOverhead m_headerMode;   //!< how headers relate to wire efficiency
     uint16_t m_port;               //!< TCP port of every endpoint's listener
+    bool m_reuseIdle;              //!< a new path takes over an idle connection of its pair
 
     PacketFabric m_fabric;                 //!< nodes, links, routes
     std::vector<Ptr<Socket>> m_listeners;  //!< per endpoint (may be null)
@@ -189,6 +204,7 @@ class PacketNetwork : public NetworkBackend
     std::unordered_map<uint64_t, Pending> m_pending; //!< id -> message not yet delivered
     std::vector<double> m_linkBytes;                 //!< per directed link: bytes delivered
     uint32_t m_connecting = 0;                       //!< preconnects outstanding
+    uint32_t m_movedConnections = 0;                 //!< idle connections moved to a path
     std::vector<Callback<void>> m_readyCallbacks;    //!< waiting for m_connecting == 0
 };
 

@@ -80,6 +80,30 @@ PacketPathRouting::AddHop(
     ++m_hops;
 }
 
+void
+PacketPathRouting::RemoveHop(Ipv4Address src, Ipv4Address dst, uint32_t hop)
+{
+    auto it = m_routes.find(Key(src, dst));
+    if (it == m_routes.end())
+    {
+        return;
+    }
+    std::vector<Visit>& visits = it->second;
+    for (auto v = visits.begin(); v != visits.end(); ++v)
+    {
+        if (v->hop == hop)
+        {
+            visits.erase(v);
+            --m_hops;
+            break;
+        }
+    }
+    if (visits.empty())
+    {
+        m_routes.erase(it);
+    }
+}
+
 uint32_t
 PacketPathRouting::GetHopCount() const
 {

@@ -59,6 +59,14 @@ class PacketPathRouting : public Ipv4RoutingProtocol
     void AddHop(
         Ipv4Address src, Ipv4Address dst, uint32_t hop, uint32_t interface, Ipv4Address gateway);
 
+    /**
+     * \brief Removes the hop AddHop() installed for \p src to \p dst at index \p hop (nothing
+     * if there is none), so that the pair's path can be installed anew.
+     * \param src source address \param dst destination address
+     * \param hop the index in the path of the link the hop leaves by
+     */
+    void RemoveHop(Ipv4Address src, Ipv4Address dst, uint32_t hop);
+
     /** \return the number of installed hops */
     uint32_t GetHopCount() const;
 
