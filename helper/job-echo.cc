@@ -107,6 +107,10 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
                              {"head_dim", m.headDim},
                              {"v_head_dim", m.ValueDim()}};
     }
+    if (m.mtpLayers > 0)
+    {
+        j["model"]["mtp_layers"] = m.mtpLayers;
+    }
     if (m.HasWindow())
     {
         j["model"]["sliding_window"] = m.slidingWindow;

@@ -1359,6 +1359,100 @@ Find(const StageGraph& g, const char* label, Phase phase, uint32_t mb)
 }
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief Multi-token prediction (DeepSeek-V3's, Megatron-core's MultiTokenPredictionLayer): in
+ * training the last stage runs, per module, the two input norms, the 2h-to-h column-parallel
+ * projection whose output is gathered over TP, one more decoder layer, its final norm and the
+ * shared head with a loss; its parameters (and, on a pipeline, an embedding copy whose gradient
+ * the first stage's sums with) are the last stage's. Inference has none.
+ */
+class MtpTestCase : public TestCase
+{
+  public:
+    MtpTestCase()
+        : TestCase("multi-token prediction: the last stage's extra layer, projection and head")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ModelSpec model = ModelSpec::Load("llama3-8b");
+        model.layers = 2;
+        model.mtpLayers = 1;
+        model.Validate("test");
+        const uint64_t h = 4096, v = 128256;
+        NS_TEST_EXPECT_MSG_EQ(model.ParameterCount(),
+                              2 * model.LayerParameters(false) + 2 * v * h + h,
+                              "the model's count leaves the module out (DeepSeek-V3: 671B)");
+        // One rank: the module's decoder layer, its two input norms, its final norm and its
+        // 2h x h projection.
+        const uint64_t module = model.LayerParameters(false) + 3 * h + 2 * h * h;
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, fixture::TrainingJob(1, 1, 1, 1, 1, 1024), 0),
+                              model.ParameterCount() + module,
+                              "training holds the module");
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, fixture::InferenceJob(1, 1, 1, 64, 8), 0),
+                              model.ParameterCount(),
+                              "inference does not");
+        // On two stages the last one holds the module and a copy of the word embedding.
+        ModelSpec plain = model;
+        plain.mtpLayers = 0;
+        const RunSpec piped = fixture::TrainingJob(1, 2, 1, 1, 2, 1024);
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, piped, 0),
+                              StageParameters(plain, piped, 0),
+                              "the first stage is unchanged");
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, piped, 1),
+                              StageParameters(plain, piped, 1) + module + v * h,
+                              "the last stage: the module and the embedding copy");
+
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        // TP 2 with sequence parallelism, 1024 tokens.
+        RunSpec split = fixture::TrainingJob(2, 1, 1, 1, 1, 1024);
+        split.parallel.sequenceParallel = true;
+        const Workload w = Workload::Build(model, split, MakeComputeCoster(gpu));
+        const StageGraph& g = w.stages.at(0);
+        const WorkNode* proj = At(g, 2, "mtp_proj", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(proj, nullptr, "the projection");
+        const GemmShape& p = proj->op.Gemm();
+        NS_TEST_EXPECT_MSG_EQ(
+            (p.m == 1024 && p.n == h / 2 && p.k == 2 * h), true, "2h to h, column-parallel");
+        const WorkNode* gather = At(g, 2, "ag_mtp_hidden", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(gather, nullptr, "the projection's output gathered over TP");
+        NS_TEST_EXPECT_MSG_EQ(gather->commBytes, 2 * 1024 * h, "1024 rows of h, bf16");
+        NS_TEST_EXPECT_MSG_NE(At(g, 2, "qkv", Phase::FORWARD, 0), nullptr, "the module's layer");
+        NS_TEST_EXPECT_MSG_NE(
+            At(g, 2, "qkv_dgrad", Phase::BACKWARD, 0), nullptr, "and its backward");
+        const WorkNode* logits = At(g, 2, "mtp_logits", Phase::FORWARD, 0);
+        RAPIDLLM_REQUIRE_NE(logits, nullptr, "the shared head");
+        NS_TEST_EXPECT_MSG_EQ(logits->op.Gemm().n, (v + 1) / 2, "the vocabulary shard");
+        // Under sequence parallelism its norms, like the layers', are summed over TP.
+        const WorkNode* sync = At(g, -1, "ar_sp_grads", Phase::OPTIMIZER, 0);
+        RAPIDLLM_REQUIRE_NE(sync, nullptr, "the replicated gradients' all-reduce");
+        NS_TEST_EXPECT_MSG_EQ(
+            sync->commBytes, 4 * (3 * 2 * h + h + 3 * h), "fp32: 3 layers' 2 norms, 4 norms");
+
+        // On a pipeline the two embedding copies sum their gradients, as tied ones do.
+        const Workload pw = Workload::Build(model, piped, MakeComputeCoster(gpu));
+        const Workload pp = Workload::Build(plain, piped, MakeComputeCoster(gpu));
+        NS_TEST_EXPECT_MSG_NE(At(pw.stages.at(1), -1, "send_embedding_grad", Phase::OPTIMIZER, 0),
+                              nullptr,
+                              "the last stage sends its copy's gradient");
+        NS_TEST_EXPECT_MSG_EQ(At(pp.stages.at(1), -1, "send_embedding_grad", Phase::OPTIMIZER, 0),
+                              nullptr,
+                              "an untied model without the module has no copy");
+        // Inference runs no module.
+        const Workload iw =
+            Workload::Build(model, fixture::InferenceJob(1, 1, 1, 64, 4), MakeComputeCoster(gpu));
+        for (const auto& n : iw.stages.at(0).nodes)
+        {
+            NS_TEST_EXPECT_MSG_EQ(
+                std::string(n.label).rfind("mtp_", 0), std::string::npos, n.label);
+        }
+    }
+};
+
+/**
  * \brief Mixture-of-experts routing: a decode step reads only the experts its tokens route to,
  * E (1 - (1 - k/E)^b) of them for b tokens under uniform routing (the occupancy expectation,
  * rounded to the nearest whole expert), and the token imbalance of training and prefill makes
@@ -2721,6 +2815,7 @@ class MlaTestCase : public TestCase
         model.expertFfn = 0;
         model.sharedExpertFfn = 0;
         model.firstDenseLayers = 0;
+        model.mtpLayers = 0; // MtpTestCase
         model.Validate("test");
         const uint64_t h = 7168, a = 128, qr = 1536, kvr = 512, dr = 64, dn = 128, dv = 128;
         const uint64_t f = 18432, v = 129280;
@@ -2773,10 +2868,10 @@ class MlaTestCase : public TestCase
         // all-reduce over the TP group sums them before the update, in fp32.
         const WorkNode* sync = At(g, -1, "ar_sp_grads", Phase::OPTIMIZER, 0);
         RAPIDLLM_REQUIRE_NE(sync, nullptr, "the replicated parameters' gradient all-reduce");
-        NS_TEST_EXPECT_MSG_EQ((sync->collective == CollectiveKind::ALL_REDUCE
-                               && sync->group == GroupKind::TP),
-                              true,
-                              "an all-reduce over TP");
+        NS_TEST_EXPECT_MSG_EQ(
+            (sync->collective == CollectiveKind::ALL_REDUCE && sync->group == GroupKind::TP),
+            true,
+            "an all-reduce over TP");
         NS_TEST_EXPECT_MSG_EQ(sync->commBytes,
                               4 * (2 * (h * (qr + kvr + dr) + qr + kvr + 2 * h) + h),
                               "two layers' and the final norm's");
@@ -3026,6 +3121,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
         AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
+        AddTestCase(new MtpTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
     }
 };

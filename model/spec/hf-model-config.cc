@@ -577,6 +577,12 @@ ReadDeepseek(const ConfigReader& r, YAML::Node& m)
     m["vocab"] = r.Count("vocab_size");
     m["tied_embeddings"] = r.Bool("tie_word_embeddings", false);
     m["max_sequence"] = r.Count("max_position_embeddings");
+    // DeepSeek-V3's multi-token prediction modules (absent in V2: none).
+    const uint64_t mtp = r.Count("num_nextn_predict_layers", 0, 0);
+    if (mtp > 0)
+    {
+        m["mtp_layers"] = mtp;
+    }
     if (!r.Has("n_routed_experts"))
     {
         return; // a dense model

@@ -212,7 +212,7 @@ ModelSpec::operator==(const ModelSpec& o) const
            && firstDenseLayers == o.firstDenseLayers && moeLayerStep == o.moeLayerStep
            && slidingWindow == o.slidingWindow && windowPattern == o.windowPattern
            && kvLoraRank == o.kvLoraRank && qLoraRank == o.qLoraRank && ropeHeadDim == o.ropeHeadDim
-           && valueHeadDim == o.valueHeadDim;
+           && valueHeadDim == o.valueHeadDim && mtpLayers == o.mtpLayers;
 }
 
 bool
@@ -222,6 +222,9 @@ ModelSpec::operator!=(const ModelSpec& o) const
 }
 
 namespace {
+/** The most multi-token prediction depths a model file may ask for. */
+constexpr uint32_t kMaxMtpLayers = 16;
+
 /** The typed parse of a model file's tree. */
 ModelSpec
 ReadModel(const YAML::Node& root, const std::string& source)
@@ -281,6 +284,13 @@ ReadModel(const YAML::Node& root, const std::string& source)
         m.ropeHeadDim = mla.GetCount("rope_head_dim", 0, 0);
         m.valueHeadDim = mla.GetCount("v_head_dim", 1, m.headDim);
         mla.Finish();
+    }
+    m.mtpLayers = r.GetCount("mtp_layers", 0, 0);
+    if (m.mtpLayers > kMaxMtpLayers)
+    {
+        r.Fail("mtp_layers",
+               std::to_string(m.mtpLayers) + " prediction depths; allowed: 0 to "
+                   + std::to_string(kMaxMtpLayers) + " (DeepSeek-V3 trains with 1)");
     }
     if (r.Has("moe"))
     {

@@ -76,6 +76,13 @@ struct ModelSpec
     uint32_t qLoraRank = 0;    //!< MLA: width of the compressed query (0: Q from the hidden state)
     uint32_t ropeHeadDim = 0;  //!< MLA: the rotary part of headDim, one key per token for all heads
     uint32_t valueHeadDim = 0; //!< MLA: per-head value width (0: headDim)
+    /**
+     * Multi-token prediction modules trained beside the model (DeepSeek-V3 section 2.2; its
+     * num_nextn_predict_layers, Megatron-core's mtp_num_layers): module k predicts token i + k + 1
+     * from the previous depth's hidden state and token i + k's embedding through one decoder
+     * layer, sharing the embedding and the output head. Training only; not in ParameterCount.
+     */
+    uint32_t mtpLayers = 0;
 
     /** \return true when the MLP is gated (two input projections) */
     bool IsGated() const;

@@ -15,6 +15,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     const auto& p = run.parallel;
     tp = p.tp;
     hidden = model.hidden;
+    m_layers = model.layers;
     headDim = model.headDim;
     heads = model.heads / p.tp;
     // Megatron-LM replicates KV heads when there are fewer KV heads than TP ranks.
@@ -101,6 +102,13 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     // setup_embeddings_and_output_layer), with its own gradients and optimizer state.
     headParams = (!model.tiedEmbeddings || run.parallel.pp > 1) ? vocab * h : 0;
     finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
+    if (run.mode == RunMode::TRAINING)
+    {
+        // Megatron-core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a column-parallel
+        // linear without bias), the layer, final_layernorm.
+        mtpLayers = model.mtpLayers;
+        mtpParams = 3 * finalNormParams + 2 * h * h / tp;
+    }
 }
 
 bool
@@ -111,6 +119,12 @@ LayerShapes::IsMoeLayer(int32_t layer) const
         return m_moe;
     }
     return m_moeLayers[static_cast<std::size_t>(layer)];
+}
+
+int32_t
+LayerShapes::MtpLayer(uint32_t k) const
+{
+    return static_cast<int32_t>(m_layers + k);
 }
 
 uint64_t
@@ -231,6 +245,17 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
         if (v + 1 == virtualStages)
         {
             params += shapes.finalNormParams + shapes.headParams;
+            for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+            {
+                params += shapes.LayerParams(shapes.MtpLayer(k)) + shapes.mtpParams;
+            }
+            if (shapes.mtpLayers > 0 && stage > 0 && !model.tiedEmbeddings)
+            {
+                // On a pipeline the prediction modules embed their tokens with a copy of the
+                // word embedding (Megatron-core's tie_word_embeddings_state_dict: a replica of
+                // the first stage's); a tied LM head already is one.
+                params += shapes.embeddingParams;
+            }
         }
     }
     return params;
@@ -240,13 +265,21 @@ uint64_t
 StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
     LayerShapes shapes(model, run);
-    return SumStageLayers(model,
-                          run.parallel,
-                          stage,
-                          [&](int32_t layer)
-                          {
-                              return shapes.ExpertParams(layer);
-                          });
+    uint64_t params = SumStageLayers(model,
+                                     run.parallel,
+                                     stage,
+                                     [&](int32_t layer)
+                                     {
+                                         return shapes.ExpertParams(layer);
+                                     });
+    if (stage + 1 == run.parallel.pp) // the prediction modules follow the last layer
+    {
+        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+        {
+            params += shapes.ExpertParams(shapes.MtpLayer(k));
+        }
+    }
+    return params;
 }
 
 uint64_t
@@ -264,6 +297,11 @@ StageTpReplicatedParameters(const ModelSpec& model, const RunSpec& run, uint32_t
     if (stage + 1 == p.pp) // the last virtual stage is the last stage's last chunk
     {
         params += shapes.finalNormParams;
+        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+        {
+            // The layer's, and the module's three norms.
+            params += shapes.TpReplicatedParams(shapes.MtpLayer(k)) + 3 * shapes.finalNormParams;
+        }
     }
     return params;
 }

@@ -86,6 +86,18 @@ struct LayerShapes
     uint64_t embeddingParams = 0;  //!< embedding (and position table) shard
     uint64_t headParams = 0;       //!< LM head shard: untied, or a tied copy on a pipeline
     uint64_t finalNormParams = 0;  //!< the final norm before the head (replicated across TP)
+    /**
+     * Training: multi-token prediction modules (ModelSpec::mtpLayers), on the last pipeline
+     * stage after the model's last layer, as Megatron-core places them; module k runs decoder
+     * layer MtpLayer(k). None in inference.
+     */
+    uint32_t mtpLayers = 0;
+    /**
+     * One prediction module's parameters beyond its decoder layer: its two input norms, its
+     * projection of the concatenated 2h to h (column-parallel, no bias) and its final norm. The
+     * embedding and the output head are the model's (a copy of the embedding on a pipeline).
+     */
+    uint64_t mtpParams = 0;
 
     /**
      * \param model the model
@@ -107,6 +119,8 @@ struct LayerShapes
      * a negative layer (no layer in particular) is one when the model has experts
      */
     bool IsMoeLayer(int32_t layer) const;
+    /** \return the decoder layer index of prediction module \p k: the model's layers + k */
+    int32_t MtpLayer(uint32_t k) const;
     /** \return the parameters of decoder layer \p layer held by this rank */
     uint64_t LayerParams(int32_t layer) const;
     /** \return the expert parameters among LayerParams(\p layer) (0 in a dense layer) */
@@ -133,6 +147,7 @@ struct LayerShapes
 
   private:
     bool m_moe = false;             //!< the model has experts
+    uint32_t m_layers = 0;          //!< the model's decoder layers
     std::vector<bool> m_moeLayers;  //!< ModelSpec::IsMoeLayer of each decoder layer
     uint64_t m_denseReplicated = 0; //!< TpReplicatedParams of a dense-MLP layer
     uint64_t m_moeReplicated = 0;   //!< TpReplicatedParams of a MoE layer

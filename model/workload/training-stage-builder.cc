@@ -146,6 +146,14 @@ class TrainingStageBuilder
             if (vstage + 1 == m_virtualStages)
             {
                 gather(kHeadParams, m_shapes.finalNormParams + m_shapes.headParams, 0);
+                for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
+                {
+                    const int32_t layer = m_shapes.MtpLayer(k);
+                    gather(layer,
+                           m_shapes.LayerParams(layer) - m_shapes.ExpertParams(layer)
+                               + m_shapes.mtpParams + (k == 0 ? MtpEmbeddingCopy() : 0),
+                           m_shapes.ExpertParams(layer));
+                }
             }
         }
     }
@@ -284,6 +292,10 @@ class TrainingStageBuilder
         {
             WaitForParams(kHeadParams);
             HeadForward(mb, chunk);
+            for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
+            {
+                MtpForward(mb, k);
+            }
         }
         else
         {
@@ -371,6 +383,168 @@ class TrainingStageBuilder
         m_held.erase({mb, chunk});
     }
 
+    /**
+     * Multi-token prediction module \p k (Megatron-core's MultiTokenPredictionLayer) on the
+     * last stage's rows of micro-batch \p mb: the next tokens' embedding and the previous
+     * depth's hidden state, each normalized, concatenated and projected from 2h to h by a
+     * column-parallel linear whose output is gathered over the tensor-parallel group (and
+     * scattered back to the sequence shards under sequence parallelism); one decoder layer; its
+     * final norm, the shared output head and a cross-entropy loss.
+     */
+    void
+    MtpForward(uint32_t mb, uint32_t k)
+    {
+        const int32_t layer = m_shapes.MtpLayer(k);
+        m_e.SetContext(Phase::FORWARD, mb, layer);
+        GatherLayer(m_e.LastStream());
+        WaitForParams(layer);
+        const DataType at = m_run.ActivationType();
+        const uint64_t h = m_shapes.hidden;
+        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
+        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
+        const OpType norm =
+            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        int64_t held = 0;
+        m_e.Compute("mtp_embedding", MakeElementwise(OpType::EMBEDDING, m_rows, h, at));
+        if (m_run.parallel.tp > 1)
+        {
+            m_e.Blocking("ar_mtp_embedding",
+                         sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
+                         GroupKind::TP,
+                         m_eb * m_rows * h);
+        }
+        for (const char* label : {"mtp_enorm", "mtp_hnorm"})
+        {
+            held += m_eb * normRows * h;
+            m_e.Compute(label, MakeElementwise(norm, normRows, h, at), m_eb * normRows * h);
+        }
+        if (sp)
+        {
+            m_e.Blocking(
+                "ag_mtp_proj", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * 2 * h);
+        }
+        m_e.Compute("mtp_proj", MakeGemm(m_rows, h / m_run.parallel.tp, 2 * h, m_run.dtype));
+        if (m_run.parallel.tp > 1)
+        {
+            // gather_from_tensor_model_parallel_region: the projection's columns.
+            m_e.Blocking(
+                "ag_mtp_hidden", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
+        }
+        m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
+        ReleaseLayer();
+        held += m_eb * normRows * h;
+        m_e.Compute("mtp_final_norm", MakeElementwise(norm, normRows, h, at), m_eb * normRows * h);
+        if (sp)
+        {
+            m_e.Blocking(
+                "ag_mtp_head", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
+        }
+        held += m_eb * normRows * h;
+        m_e.Compute("mtp_logits", MakeGemm(m_rows, m_shapes.vocab, h, at), m_eb * normRows * h);
+        const int64_t softmax = 4 * int64_t(m_rows * m_shapes.vocab);
+        held += softmax;
+        m_e.Compute("mtp_cross_entropy",
+                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, at),
+                    softmax);
+        if (m_run.parallel.tp > 1)
+        {
+            m_e.Blocking("ar_mtp_loss", CollectiveKind::ALL_REDUCE, GroupKind::TP, 3 * 4 * m_rows);
+        }
+        m_mtpHeld[{mb, k}] = held;
+    }
+
+    /** The backward pass of MtpForward(\p mb, \p k), its gradients reduced as a layer's. */
+    void
+    MtpBackward(uint32_t mb, uint32_t k)
+    {
+        const int32_t layer = m_shapes.MtpLayer(k);
+        m_e.SetContext(Phase::BACKWARD, mb, layer);
+        const DataType at = m_run.ActivationType();
+        const DataType dt = m_run.dtype;
+        const uint64_t h = m_shapes.hidden;
+        const uint32_t tp = m_run.parallel.tp;
+        const bool sp = m_run.parallel.sequenceParallel && tp > 1;
+        const uint64_t normRows = sp ? m_rows / tp : m_rows;
+        const OpType norm =
+            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        const CollectiveKind reduce =
+            sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
+        m_e.Compute("mtp_cross_entropy_bwd",
+                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, at, true));
+        const uint32_t dgrad =
+            m_e.Compute("mtp_logits_dgrad", MakeGemm(m_rows, h, m_shapes.vocab, at));
+        uint32_t pending = GraphEmitter::NONE;
+        if (tp > 1)
+        {
+            pending =
+                m_e.Async("ar_mtp_logits_dgrad", reduce, GroupKind::TP, m_eb * m_rows * h, dgrad);
+        }
+        // Into the shared output head's gradient: no gradients of its own.
+        m_e.Compute("mtp_logits_wgrad", MakeGemm(m_shapes.vocab, h, m_rows, at));
+        if (pending != GraphEmitter::NONE)
+        {
+            m_e.StreamWaitsFor(pending);
+        }
+        m_e.Compute("mtp_final_norm_bwd", MakeElementwise(norm, normRows, h, at, true));
+        GatherLayer(m_e.LastStream());
+        std::vector<uint32_t> wgrads;
+        m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
+        m_layerHeld.erase({mb, layer});
+        // The projection: its output gradient split back to the columns (under sequence
+        // parallelism first gathered from the shards), its input gathered again for the weight
+        // gradient, its input gradient reduced.
+        if (sp)
+        {
+            m_e.Blocking(
+                "ag_mtp_hidden_grad", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
+        }
+        const uint32_t projDgrad =
+            m_e.Compute("mtp_proj_dgrad", MakeGemm(m_rows, 2 * h, h / tp, dt));
+        pending = GraphEmitter::NONE;
+        if (tp > 1)
+        {
+            pending = m_e.Async(
+                "ar_mtp_proj_dgrad", reduce, GroupKind::TP, m_eb * m_rows * 2 * h, projDgrad);
+        }
+        if (sp)
+        {
+            m_e.Blocking("ag_mtp_proj_bwd",
+                         CollectiveKind::ALL_GATHER,
+                         GroupKind::TP,
+                         m_eb * m_rows * 2 * h);
+        }
+        // The layer's weight gradients precede it on the stream.
+        const uint32_t wgrad = m_e.Compute("mtp_proj_wgrad", MakeGemm(h / tp, 2 * h, m_rows, dt));
+        if (pending != GraphEmitter::NONE)
+        {
+            m_e.StreamWaitsFor(pending);
+        }
+        m_e.Compute("mtp_norms_bwd", MakeElementwise(norm, 2 * normRows, h, at, true));
+        const uint32_t emb = m_e.Compute("mtp_embedding_bwd",
+                                         MakeElementwise(OpType::EMBEDDING, m_rows, h, at, true));
+        ReleaseLayer();
+        m_e.AddMemory(m_e.LastStream(), -m_mtpHeld[{mb, k}]);
+        m_mtpHeld.erase({mb, k});
+        LayerGradients(mb, layer, wgrad, m_shapes.mtpParams);
+        if (k == 0 && IsLastMicroBatch(mb))
+        {
+            AddGradients(emb, MtpEmbeddingCopy() * m_gb, GroupKind::DP);
+        }
+    }
+
+    /**
+     * \return the parameters of the prediction modules' copy of the word embedding: on a
+     * pipeline the last stage embeds their tokens with its own copy (StageParameters), unless
+     * the tied LM head already is one
+     */
+    uint64_t
+    MtpEmbeddingCopy() const
+    {
+        return m_shapes.mtpLayers > 0 && m_stage > 0 && !m_model.tiedEmbeddings
+                   ? m_shapes.embeddingParams
+                   : 0;
+    }
+
     bool
     IsLastMicroBatch(uint32_t mb) const
     {
@@ -387,6 +561,11 @@ class TrainingStageBuilder
         m_e.SetContext(Phase::BACKWARD, mb, -1);
         if (vstage + 1 == m_virtualStages)
         {
+            for (uint32_t k = m_shapes.mtpLayers; k-- > 0;)
+            {
+                MtpBackward(mb, k);
+            }
+            m_e.SetContext(Phase::BACKWARD, mb, -1);
             HeadBackward(mb, chunk);
         }
         else
@@ -406,31 +585,7 @@ class TrainingStageBuilder
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_layerHeld.erase({mb, layer});
             ReleaseLayer();
-            if (ZeroThree())
-            {
-                // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch.
-                m_e.Async("rs_grads",
-                          CollectiveKind::REDUCE_SCATTER,
-                          GroupKind::DP,
-                          DenseLayerGradBytes(),
-                          wgrads.back());
-            }
-            else if (IsLastMicroBatch(mb))
-            {
-                AddGradients(wgrads.back(), DenseLayerGradBytes(), GroupKind::DP);
-            }
-            if (m_shapes.ExpertParams(layer) > 0 && IsLastMicroBatch(mb)
-                && m_run.parallel.ExpertReplicas() > 1)
-            {
-                // Expert gradients reduce over the expert data-parallel group, scattered there
-                // by a distributed optimizer as the dense ones are over dp x cp.
-                m_pending.push_back(
-                    m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
-                              m_gradCollective,
-                              GroupKind::EDP,
-                              m_shapes.ExpertParams(layer) * m_gb,
-                              wgrads.back()));
-            }
+            LayerGradients(mb, layer, wgrads.back(), 0);
         }
         m_e.SetContext(Phase::BACKWARD, mb, -1);
         if (vstage == 0)
@@ -457,6 +612,39 @@ class TrainingStageBuilder
         if (IsLastMicroBatch(mb))
         {
             FlushBucket();
+        }
+    }
+
+    /**
+     * The gradients of decoder layer \p layer (the emitting one), and \p extra more dense
+     * parameters, became final at node \p wgrad in micro-batch \p mb: ZeRO-3 reduce-scatters
+     * them every micro-batch, otherwise the last one's join the data-parallel buckets; the
+     * experts' reduce over the expert data-parallel group.
+     */
+    void
+    LayerGradients(uint32_t mb, int32_t layer, uint32_t wgrad, uint64_t extra)
+    {
+        const uint64_t dense = DenseLayerGradBytes() + extra * m_gb;
+        if (ZeroThree())
+        {
+            // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch.
+            m_e.Async("rs_grads", CollectiveKind::REDUCE_SCATTER, GroupKind::DP, dense, wgrad);
+        }
+        else if (IsLastMicroBatch(mb))
+        {
+            AddGradients(wgrad, dense, GroupKind::DP);
+        }
+        if (m_shapes.ExpertParams(layer) > 0 && IsLastMicroBatch(mb)
+            && m_run.parallel.ExpertReplicas() > 1)
+        {
+            // Expert gradients reduce over the expert data-parallel group, scattered there
+            // by a distributed optimizer as the dense ones are over dp x cp.
+            m_pending.push_back(
+                m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
+                          m_gradCollective,
+                          GroupKind::EDP,
+                          m_shapes.ExpertParams(layer) * m_gb,
+                          wgrad));
         }
     }
 
@@ -527,12 +715,14 @@ class TrainingStageBuilder
             m_e.Blocking(
                 "ar_sp_grads", CollectiveKind::ALL_REDUCE, GroupKind::TP, replicated * m_gb);
         }
-        if (m_model.tiedEmbeddings && p.pp > 1 && (m_stage == 0 || m_stage + 1 == p.pp))
+        if ((m_model.tiedEmbeddings || m_shapes.mtpLayers > 0) && p.pp > 1
+            && (m_stage == 0 || m_stage + 1 == p.pp))
         {
-            // The tied word embedding's two copies (the first stage's embedding, the last
-            // stage's LM head) sum their gradients before the update (Megatron-LM's embedding
-            // group: finalize_model_grads' _allreduce_word_embedding_grads). Between two ranks
-            // that is one whole gradient each way, as a two-rank ring all-reduce moves.
+            // The word embedding's two copies (the first stage's embedding, the last stage's
+            // tied LM head or prediction modules' embedding) sum their gradients before the
+            // update (Megatron-LM's embedding group: finalize_model_grads'
+            // _allreduce_word_embedding_grads). Between two ranks that is one whole gradient
+            // each way, as a two-rank ring all-reduce moves.
             const uint64_t bytes = m_shapes.vocab * m_shapes.hidden * m_gb;
             const int32_t toOther = m_stage == 0 ? -1 : +1; // along the pipeline, wrapping
             const uint32_t tag = m_microBatches * m_virtualStages * 2; // after every pipeline tag
@@ -562,6 +752,15 @@ class TrainingStageBuilder
                      ++i)
                 {
                     params += LinearParams(static_cast<int32_t>(first + i));
+                }
+                if (vstage + 1 == m_virtualStages)
+                {
+                    for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
+                    {
+                        // The module's layer and its projection.
+                        params += LinearParams(m_shapes.MtpLayer(k))
+                                  + 2 * m_shapes.hidden * m_shapes.hidden / m_run.parallel.tp;
+                    }
                 }
             }
             const uint64_t h = m_shapes.hidden;
@@ -605,6 +804,7 @@ class TrainingStageBuilder
     CollectiveKind m_gradCollective;
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_held;     //!< (mb, chunk) -> bytes
     std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> m_mtpHeld;  //!< (mb, module) -> bytes
     uint64_t m_bucketBytes = 0;
     uint32_t m_bucketAfter = GraphEmitter::NONE;
     std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for
