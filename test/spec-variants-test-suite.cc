@@ -666,6 +666,22 @@ class HuggingFaceTestCase : public TestCase
                                     "mla:\n  kv_lora_rank: 64\n  rope_head_dim: 16\n";
         const ModelSpec small = ModelSpec::Parse(mlaYaml, "mla.yaml");
         NS_TEST_EXPECT_MSG_EQ((small.kvHeads == 4 && small.ValueDim() == 48), true, "defaults");
+        // V3's multi-token prediction module (num_nextn_predict_layers); a model file's
+        // mtp_layers, within its range.
+        NS_TEST_EXPECT_MSG_EQ(
+            (deepseekV3.mtpLayers == 1 && v2Lite.mtpLayers == 0 && small.mtpLayers == 0),
+            true,
+            "one module in V3, none in V2-Lite or by default");
+        NS_TEST_EXPECT_MSG_EQ(
+            ModelSpec::Parse(mlaYaml + "mtp_layers: 2\n", "mtp.yaml").mtpLayers, 2u, "two depths");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(mlaYaml + "mtp_layers: 17\n", "mtp.yaml");
+                                  },
+                                  {"mtp.yaml", "mtp_layers", "allowed: 0 to 16"}),
+                              true,
+                              "more depths than allowed");
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
                                   [&]
                                   {
