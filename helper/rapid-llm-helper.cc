@@ -482,8 +482,14 @@ RapidLlmHelper::Collect()
     for (uint32_t r = 0; r < m_result.ranks.size(); ++r)
     {
         const RankTiming& t = m_result.ranks[r];
-        report.ranks.push_back(
-            {r, t.finishS, t.computeS, t.exposedCommS, t.bubbleS, t.hostWaitS, t.smSharingS});
+        report.ranks.push_back({r,
+                                t.finishS,
+                                t.computeS,
+                                t.exposedCommS,
+                                t.bubbleS,
+                                t.hostWaitS,
+                                t.smSharingS,
+                                m_workload ? int32_t(m_workload->layout.Stage(r)) : -1});
     }
     if (m_workload)
     {

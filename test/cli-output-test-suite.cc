@@ -449,6 +449,8 @@ class CliPerRankTestCase : public TestCase
         {
             const Json& r = ranks.at(i);
             NS_TEST_EXPECT_MSG_EQ(r.at("rank").get<std::size_t>(), i, "by rank");
+            // tp 2, dp 2, pp 2 in Megatron-LM's order: the pipeline axis varies slowest.
+            NS_TEST_EXPECT_MSG_EQ(r.at("stage").get<std::size_t>(), i / 4, "its stage");
             const Json& b = r.at("breakdown_s");
             NS_TEST_EXPECT_MSG_EQ_TOL(b.at("compute").get<double>()
                                           + b.at("exposed_communication").get<double>()
@@ -461,16 +463,42 @@ class CliPerRankTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(latest, step, "the slowest rank finishes at the step");
         const Json& critical = ranks.at(run.at("critical_rank").get<std::size_t>());
         NS_TEST_EXPECT_MSG_EQ(critical.at("breakdown_s"), run.at("breakdown_s"), "critical rank");
-        // The same job written as traces and replayed gives the same rows.
+        // The busiest rank: the most compute, exposed communication and host waits.
+        const Json& busiest = ranks.at(run.at("busiest_rank").get<std::size_t>());
+        auto busy = [](const Json& r)
+        {
+            const Json& b = r.at("breakdown_s");
+            return b.at("compute").get<double>() + b.at("exposed_communication").get<double>()
+                   + b.at("host").get<double>();
+        };
+        for (const Json& r : ranks)
+        {
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(busy(r), busy(busiest), "no rank busier");
+        }
+        // The same job written as traces and replayed gives the same rows, without the stages
+        // (a trace set does not say them).
         CliResult trace = RunCli(Cat({"trace", "--out=" + dir + "/t"}, kSmallTraining), dir);
         NS_TEST_ASSERT_MSG_EQ(trace.status, 0, trace.err);
         CliResult replay =
             RunCli({"replay", "--trace=" + dir + "/t/trace", "--json", "--per-rank"}, dir);
         NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
-        NS_TEST_EXPECT_MSG_EQ(Json::parse(replay.out).at("ranks"), ranks, "replay --per-rank");
+        Json withoutStages = ranks;
+        for (Json& r : withoutStages)
+        {
+            r.erase("stage");
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(replay.out).at("ranks"), withoutStages, "replay --per-rank");
         // Text: a line per rank.
         CliResult text = RunCli(Cat({"run", "--per-rank"}, kSmallTraining), dir);
         NS_TEST_EXPECT_MSG_EQ((text.out.find("per rank:") != std::string::npos), true, "text");
+        // The last stage (the LM head's) is busier than the first, which finishes last: the
+        // text names it, its stage and its own breakdown.
+        NS_TEST_EXPECT_MSG_EQ(busiest.at("stage").get<int>(), 1, "the head's stage");
+        NS_TEST_EXPECT_MSG_NE(text.out.find("busiest rank           " + busiest.at("rank").dump()
+                                            + " (stage 1): compute "),
+                              std::string::npos,
+                              text.out);
     }
 };
 

@@ -86,6 +86,10 @@ to_json(Json& j, const RunReport& r)
                                    {"network", r.networkEnergyJ}};
     }
     j["critical_rank"] = r.criticalRank;
+    if (r.BusiestRank() < r.ranks.size())
+    {
+        j["busiest_rank"] = r.ranks[r.BusiestRank()].rank;
+    }
     j["gpus"] = r.gpus;
     j["backend"] = r.backend;
 }
@@ -95,11 +99,32 @@ to_json(Json& j, const RankBreakdown& r)
 {
     j = Json::object();
     j["rank"] = r.rank;
+    if (r.stage >= 0)
+    {
+        j["stage"] = r.stage;
+    }
     j["finish_s"] = r.finishS;
     j["breakdown_s"] = {{"compute", r.computeS},
                         {"exposed_communication", r.exposedCommS},
                         {"pipeline_bubble", r.bubbleS},
                         {"host", r.hostWaitS}};
+}
+
+std::size_t
+RunReport::BusiestRank() const
+{
+    std::size_t busiest = ranks.size();
+    double most = -1;
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+    {
+        const double busy = ranks[i].computeS + ranks[i].exposedCommS + ranks[i].hostWaitS;
+        if (busy > most)
+        {
+            most = busy;
+            busiest = i;
+        }
+    }
+    return busiest;
 }
 
 std::string
@@ -178,6 +203,23 @@ RunReport::ToText() const
         text += line("  waiting on", waited);
     }
     text += line("pipeline bubble", num("%.4f s", bubbleS));
+    if (BusiestRank() < ranks.size())
+    {
+        // Where the last rank's bubble comes from when the stages' work differs: the stage it
+        // waits for (shown when that rank is busier by more than 1% of the step).
+        const RankBreakdown& b = ranks[BusiestRank()];
+        const double busy = b.computeS + b.exposedCommS + b.hostWaitS;
+        if (b.rank != criticalRank
+            && busy - (computeS + exposedCommS + hostWaitS) > 0.01 * stepTimeS)
+        {
+            text += line("  busiest rank",
+                         std::to_string(b.rank)
+                             + (b.stage >= 0 ? " (stage " + std::to_string(b.stage) + ")" : "")
+                             + num(": compute %.4f s, ", b.computeS)
+                             + num("exposed communication %.4f s, ", b.exposedCommS)
+                             + num("bubble %.4f s", b.bubbleS));
+        }
+    }
     if (hostWaitS > 0)
     {
         text += line("waiting for the host", num("%.4f s", hostWaitS));

@@ -30,6 +30,7 @@ struct RankBreakdown
     double bubbleS = 0;      //!< waiting on pipeline receives
     double hostWaitS = 0;    //!< waiting for the host to issue a ready kernel
     double smSharingS = 0;   //!< of computeS: kernel time added by SMs collectives held
+    int32_t stage = -1;      //!< its pipeline stage (-1: not known, a replay of given traces)
 };
 
 /**
@@ -92,6 +93,14 @@ struct RunReport
     std::string ToText() const;
     /** \return the per-rank table (ranks) as text for a person, one line per rank */
     std::string RanksToText() const;
+    /**
+     * \return the index in ranks of the rank busiest with its own work (compute, exposed
+     * communication and host waits; the lowest rank of a tie), or ranks.size() without ranks.
+     * With pipeline stages of unequal work the step's last rank (criticalRank, usually the
+     * first stage) spends the difference as bubble; the busiest rank says which stage it waits
+     * for.
+     */
+    std::size_t BusiestRank() const;
 };
 
 /**
