@@ -29,6 +29,9 @@ using namespace ns3::rapidllm;
 
 namespace {
 
+/** The exit status of run and memory for a job that does not fit in GPU memory. */
+constexpr int kDoesNotFitStatus = 3;
+
 /** \return whether any key anywhere in \p j contains \p text */
 bool
 HasKeyWith(const Json& j, const std::string& text)
@@ -351,8 +354,10 @@ class CliMemoryObjectTestCase : public TestCase
         {
             CliResult run = RunCli(Cat({"run", "--json"}, job), dir);
             CliResult memory = RunCli(Cat({"memory", "--json"}, job), dir);
-            NS_TEST_ASSERT_MSG_EQ(run.status, 0, run.err);
-            NS_TEST_ASSERT_MSG_EQ(memory.status, 0, memory.err);
+            // 3: the job does not fit (the last one), its report printed all the same.
+            const int status = &job == &jobs.back() ? kDoesNotFitStatus : 0;
+            NS_TEST_ASSERT_MSG_EQ(run.status, status, run.err);
+            NS_TEST_ASSERT_MSG_EQ(memory.status, status, memory.err);
             const Json fromRun = Json::parse(run.out).at("memory");
             Json fromMemory = Json::parse(memory.out);
             // Beside the memory object, memory echoes its input as run does, without the
@@ -378,14 +383,14 @@ class CliMemoryObjectTestCase : public TestCase
         // A job that does not fit lists the single changes with their verdicts; one that fits
         // does not.
         CliResult bigText = RunCli({"memory", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
-        NS_TEST_ASSERT_MSG_EQ(bigText.status, 0, bigText.err);
+        NS_TEST_ASSERT_MSG_EQ(bigText.status, kDoesNotFitStatus, bigText.err);
         NS_TEST_EXPECT_MSG_NE(
             bigText.out.find("One change at a time"), std::string::npos, bigText.out);
         NS_TEST_EXPECT_MSG_NE(bigText.out.find("--recompute=full"), std::string::npos, bigText.out);
         NS_TEST_EXPECT_MSG_EQ(
             bigText.out.find("--zero=1"), std::string::npos, "no data parallelism to shard over");
         CliResult bigRun = RunCli({"run", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
-        NS_TEST_ASSERT_MSG_EQ(bigRun.status, 0, bigRun.err);
+        NS_TEST_ASSERT_MSG_EQ(bigRun.status, kDoesNotFitStatus, bigRun.err);
         NS_TEST_EXPECT_MSG_NE(bigRun.out.find("rapid-llm memory with the same options"),
                               std::string::npos,
                               "run points to the changes: " << bigRun.out);
@@ -415,6 +420,67 @@ class CliMemoryObjectTestCase : public TestCase
                                   .rfind("NeMo 1.0 distributed_fused_adam", 0),
                               0u,
                               "memory --json: the framework assumption");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief A job that does not fit in GPU memory is not a success to a script: `run` and `memory`
+ * print their report in full (text, JSON or CSV) and exit with status 3, saying why on stderr;
+ * a job that fits exits 0 and says nothing there. Training (optimizer state) and inference (KV
+ * cache) alike.
+ */
+class CliDoesNotFitStatusTestCase : public TestCase
+{
+  public:
+    CliDoesNotFitStatusTestCase()
+        : TestCase("run and memory exit with status 3 when the job does not fit")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("does-not-fit");
+        // 175B on 8 GPUs needs about 300 GiB a GPU; Llama-2 7B's KV cache of 64 x 4,008 tokens
+        // (0.5 MiB a token, 125 GiB) does not fit one A100 either.
+        const std::vector<std::vector<std::string>> tooBig = {
+            {"--model=gpt3-175b", "--gpus=8", "--tp=8"},
+            {"--model=llama2-7b", "--mode=inference", "--batch=64", "--prompt=4000", "--gen=8"},
+        };
+        const std::vector<std::vector<std::string>> fits = {kSmallTraining, kSmallInference};
+        for (const char* command : {"run", "memory"})
+        {
+            for (const char* format : {"--json", "--csv", "--json=false"})
+            {
+                for (const auto& job : tooBig)
+                {
+                    const std::vector<std::string> args = Cat({command, format}, job);
+                    CliResult r = RunCli(args, dir);
+                    NS_TEST_EXPECT_MSG_EQ(r.status, kDoesNotFitStatus, Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_NE(r.err.find("does not fit in GPU memory"),
+                                          std::string::npos,
+                                          Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_EQ(r.err.find("error"), std::string::npos, r.err);
+                    if (std::string(format) == "--json")
+                    {
+                        const Json j = Json::parse(r.out);
+                        NS_TEST_EXPECT_MSG_EQ(j.at("feasible").get<bool>(), false, Joined(args));
+                    }
+                    else
+                    {
+                        NS_TEST_EXPECT_MSG_EQ(r.out.empty(), false, "the report is printed");
+                    }
+                }
+                for (const auto& job : fits)
+                {
+                    const std::vector<std::string> args = Cat({command, format}, job);
+                    CliResult r = RunCli(args, dir);
+                    NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_EQ(r.err, "", Joined(args));
+                }
+            }
+        }
         std::filesystem::remove_all(dir);
     }
 };
@@ -1145,6 +1211,7 @@ class CliOutputTestSuite : public TestSuite
     {
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
+        AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);
