@@ -229,7 +229,8 @@ class CliJsonTestCase : public TestCase
                              "--pp=1,2",
                              "--mbs=1",
                              "--json"},
-                            dir);
+                            dir)
+                         .at("rows");
         NS_TEST_EXPECT_MSG_EQ(sweep.size(), 4, "sweep: 2 x 2 layouts");
         for (const auto& p : sweep)
         {
@@ -254,8 +255,8 @@ class CliJsonTestCase : public TestCase
                                                    "--mbs=1",
                                                    "--recompute=none",
                                                    "--json"};
-        NS_TEST_EXPECT_MSG_EQ(JsonOf(moeSweep, dir).size(), 1, "sweep: ep 4 only");
-        Json folded = JsonOf(Cat(moeSweep, {"--etp=1"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(JsonOf(moeSweep, dir).at("rows").size(), 1, "sweep: ep 4 only");
+        Json folded = JsonOf(Cat(moeSweep, {"--etp=1"}), dir).at("rows");
         NS_TEST_EXPECT_MSG_EQ(folded.size(), 2, "sweep --etp=1: ep 4 and 8");
         for (const auto& p : folded)
         {
@@ -480,6 +481,73 @@ class CliDoesNotFitStatusTestCase : public TestCase
                     NS_TEST_EXPECT_MSG_EQ(r.err, "", Joined(args));
                 }
             }
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief `sweep --json` is shaped as the other tables' JSON (`study serving`, `study faults`,
+ * `validate`, `xval`): `{"input": ..., "rows": [...]}`, the input holding the version and what
+ * DIR/sweep.json holds (the lists tried, the job, the number of layouts), so that a script can
+ * tell what produced the rows; and its rows are those of `--csv`, in the same order.
+ */
+class CliSweepJsonTestCase : public TestCase
+{
+  public:
+    CliSweepJsonTestCase()
+        : TestCase("sweep --json is an object of the input and the rows, as the studies print")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-json");
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--gbs=16",
+                                                "--seq=1024",
+                                                "--tp=1,2",
+                                                "--pp=1,2",
+                                                "--mbs=1",
+                                                "--workers=1"};
+        CliResult r = RunCli(Cat(sweep, {"--json", "--out=" + dir + "/out"}), dir);
+        RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+        const Json j = Json::parse(r.out);
+        RAPIDLLM_REQUIRE_EQ(j.is_object(), true, "an object, not a bare array: " << r.out);
+        RAPIDLLM_REQUIRE_EQ(j.contains("input") && j.contains("rows"), true, r.out);
+        const Json& input = j.at("input");
+        NS_TEST_EXPECT_MSG_EQ(input.at("version").is_string(), true, "the version");
+        // Everything DIR/sweep.json holds, with the same values.
+        const Json written = Json::parse(ReadText(dir + "/out/sweep.json"));
+        for (auto it = written.begin(); it != written.end(); ++it)
+        {
+            NS_TEST_EXPECT_MSG_EQ(input.contains(it.key()), true, it.key());
+            if (input.contains(it.key()))
+            {
+                NS_TEST_EXPECT_MSG_EQ(input.at(it.key()).dump(), it.value().dump(), it.key());
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(input.at("model").get<std::string>(), "gpt-1.7b", "the model");
+        NS_TEST_EXPECT_MSG_EQ(input.at("tp").dump(), "[1,2]", "the tensor degrees tried");
+        NS_TEST_EXPECT_MSG_EQ(input.at("layouts").get<uint64_t>(), 4, "the layouts");
+        // The rows are those of --csv, in its order.
+        const Json& rows = j.at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 4, "2 x 2 layouts");
+        CliResult csv = RunCli(Cat(sweep, {"--csv"}), dir);
+        RAPIDLLM_REQUIRE_EQ(csv.status, 0, csv.err);
+        std::istringstream lines(csv.out);
+        std::string line;
+        std::getline(lines, line); // the header
+        for (const auto& row : rows)
+        {
+            const bool more = bool(std::getline(lines, line));
+            RAPIDLLM_REQUIRE_EQ(more, true, csv.out);
+            NS_TEST_EXPECT_MSG_EQ(line.substr(0, line.find(',')),
+                                  std::to_string(row.at("layout").get<uint64_t>()),
+                                  "the same order as --csv");
         }
         std::filesystem::remove_all(dir);
     }
@@ -1212,6 +1280,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);

@@ -616,7 +616,10 @@ MakeOptions()
                   "sweep",
                   "study faults",
                   "study hardware",
-                  kServing}),
+                  kServing})
+            .HelpIn("sweep",
+                    "print {\"input\": the sweep's inputs (as DIR/sweep.json, with the version), "
+                    "\"rows\": the ranked layouts} as JSON"),
         // Every command.
         Text("load",
              "shared library of extensions (routing policies, collective algorithms, network "

@@ -10,6 +10,7 @@
 #include "cli-commands.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-echo.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
 #include "ns3/progress-line.h"
@@ -552,7 +553,19 @@ RunSweepCommand(const CliArgs& args)
     }
     if (args.Flag("json"))
     {
-        std::cout << DumpJson(SweepRowsJson(ranked));
+        // As the studies, validate and xval print theirs: the inputs (those of DIR/sweep.json,
+        // with the version) and the ranked rows.
+        Json input = Json::object();
+        input["version"] = RapidLlmVersion();
+        for (auto it = inputs.begin(); it != inputs.end(); ++it)
+        {
+            input[it.key()] = it.value();
+        }
+        if (shardCount > 1)
+        {
+            input["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+        }
+        std::cout << DumpJson(Json{{"input", input}, {"rows", SweepRowsJson(ranked)}});
         return 0;
     }
     if (args.Flag("csv"))
