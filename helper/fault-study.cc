@@ -211,7 +211,15 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         Ptr<Topology> t = Topology::Build(job.hardware.network, gpus, job.hardware.name);
         for (const auto& s : sets.back())
         {
-            t->SelectLinks(s, "command line");
+            try
+            {
+                t->SelectLinks(s, "command line");
+            }
+            catch (const SpecError& e)
+            {
+                // The selector is the study's --links (the topology names its own field).
+                throw SpecError("command line", "links", e.GetMessage());
+            }
         }
     }
     for (const auto& routing : config.routings)

@@ -532,6 +532,69 @@ class CliBadInputTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A link selector that names no link of the job's network is an error of the option it
+ * was given in: `study faults --links` (not an option "--faults.link" that no command has) and
+ * `sweep --fault` (checked before any layout runs, not reported against the hardware file in
+ * the first layout).
+ */
+class CliFaultSelectorOptionTestCase : public TestCase
+{
+  public:
+    CliFaultSelectorOptionTestCase()
+        : TestCase("a bad link selector names --links or --fault, the option it came in")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("fault-selector");
+        const std::vector<std::string> job = {
+            "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--gbs=8",
+                                                "--seq=1024",
+                                                "--tp=2",
+                                                "--pp=2",
+                                                "--mbs=1",
+                                                "--workers=1"};
+        const std::vector<BadInput> cases = {
+            // On 8 GPUs of one NVSwitch node no link joins two GPUs.
+            {Cat({"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1"}, job),
+             {"option --links: ", "no link joins gpu0 and gpu1"}},
+            {Cat({"study",
+                  "faults",
+                  "--out=" + dir + "/s",
+                  "--links=gpu0-nvlink.sw0;gpu99-nvlink.sw0"},
+                 job),
+             {"option --links: ", "unknown node 'gpu99'"}},
+            {Cat(sweep, {"--fault=gpu0-gpu1"}),
+             {"option --fault: ", "no link joins gpu0 and gpu1"}},
+            {Cat(sweep, {"--fault=gpu99-nvlink.sw0:0.5"}), {"option --fault: ", "unknown node"}},
+        };
+        for (const auto& c : cases)
+        {
+            const std::string line = Joined(c.args);
+            CliResult r = RunCli(c.args, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.out, "", line + ": nothing on stdout");
+            NS_TEST_EXPECT_MSG_EQ(
+                r.err.find("faults.link"), std::string::npos, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.err.find("layout tp"), std::string::npos, line + ": " + r.err);
+            for (const auto& n : c.needles)
+            {
+                NS_TEST_EXPECT_MSG_NE(
+                    r.err.find(n), std::string::npos, line + ": '" + n + "' in: " + r.err);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/s"), false, "no study written");
+        std::filesystem::remove_all(dir);
+    }
+};
+
 /** \brief The bad-input matrix of the command line. */
 class CliBadInputTestSuite : public TestSuite
 {
@@ -540,6 +603,7 @@ class CliBadInputTestSuite : public TestSuite
         : TestSuite("rapid-llm-cli-bad-input", UNIT)
     {
         AddTestCase(new CliBadInputTestCase, TestCase::QUICK);
+        AddTestCase(new CliFaultSelectorOptionTestCase, TestCase::QUICK);
     }
 };
 

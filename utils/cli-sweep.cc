@@ -163,16 +163,27 @@ RunSweepCommand(const CliArgs& args)
     HardwareSpec h = HardwareSpec::Load(args.Text("hardware"), overrides);
     if (args.HasValue("fault"))
     {
-        Ptr<FaultSchedule> schedule;
-        AddFaults(
-            ParseFaultOption(args.Text("fault"), kCommandLine), h.network, schedule, kCommandLine);
-        if (schedule)
+        const std::vector<FaultOption> faults = ParseFaultOption(args.Text("fault"), kCommandLine);
+        for (const FaultOption& f : faults)
         {
-            throw SpecError(kCommandLine,
-                            "fault",
-                            "sweep takes faults present from the start only; drop @TIME (run "
-                            "and replay take timed faults)");
+            if (f.timed)
+            {
+                throw SpecError(kCommandLine,
+                                "fault",
+                                "sweep takes faults present from the start only; drop @TIME (run "
+                                "and replay take timed faults)");
+            }
         }
+        // Every layout runs on the network of all the GPUs: a selector that names no link of it
+        // is an error of --fault here, not of the hardware file in the first layout that runs.
+        CheckFaultSelectors(faults,
+                            h.network,
+                            static_cast<uint32_t>(args.Count("gpus")),
+                            h.name,
+                            kCommandLine,
+                            "fault");
+        Ptr<FaultSchedule> schedule;
+        AddFaults(faults, h.network, schedule, kCommandLine);
     }
     RunSpec base;
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
