@@ -10,6 +10,7 @@
 #include "ns3/rapidllm-error.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
+#include "ns3/workload.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
 #include "study-plot.h"
@@ -226,6 +227,7 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     {
         RoutingPolicy::Create(routing); // an unknown name is an error before anything runs
     }
+    result.memory = AnalyzeMemory(Workload::Build(job.model, job.run), job.hardware.gpu);
     for (const auto& routing : config.routings)
     {
         double healthy = 0;
@@ -396,6 +398,7 @@ FaultStudyJson(const ResolvedJob& job,
         routings += (routings.empty() ? "" : ",") + r;
     }
     j["input"] = JobInputJson(job, "flow", routings);
+    j["memory"] = result.memory;
     j["study"] = {
         {"links", config.links}, {"factors", config.factors}, {"routing", config.routings}};
     Json healthy = Json::object();

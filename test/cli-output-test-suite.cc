@@ -554,6 +554,64 @@ class CliSweepJsonTestCase : public TestCase
 };
 
 /**
+ * \brief `study faults` on a job that does not fit in GPU memory says so (it studied a job that
+ * could not run): the text names the verdict, the JSON carries the memory object `memory
+ * --json` prints, stderr a note; a job that fits carries its verdict too.
+ */
+class CliFaultStudyMemoryTestCase : public TestCase
+{
+  public:
+    CliFaultStudyMemoryTestCase()
+        : TestCase("study faults reports the job's memory verdict")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("fault-study-memory");
+        for (const bool fits : {true, false})
+        {
+            // gpt-1.7b at tp 2, pp 2 needs about 9 GiB a GPU: it fits 80 GiB, not 4.
+            const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                                  "--gpus=8",
+                                                  "--tp=2",
+                                                  "--pp=2",
+                                                  "--gbs=8",
+                                                  "--seq=1024",
+                                                  fits ? "--set=gpu.hbm_gib=80"
+                                                       : "--set=gpu.hbm_gib=4"};
+            const std::vector<std::string> study = Cat({"study",
+                                                        "faults",
+                                                        "--out=" + dir + "/s",
+                                                        "--links=gpu0-nvlink.sw0",
+                                                        "--factors=1,0.5",
+                                                        "--routing=fault-aware"},
+                                                       job);
+            CliResult json = RunCli(Cat(study, {"--json"}), dir);
+            RAPIDLLM_REQUIRE_EQ(json.status, 0, json.err);
+            const Json j = Json::parse(json.out);
+            RAPIDLLM_REQUIRE_EQ(j.contains("memory"), true, "the verdict in the JSON");
+            CliResult memory = RunCli(Cat({"memory", "--json"}, job), dir);
+            Json alone = Json::parse(memory.out);
+            alone.erase("input");
+            NS_TEST_EXPECT_MSG_EQ(j.at("memory").dump(), alone.dump(), "memory --json's object");
+            NS_TEST_EXPECT_MSG_EQ(j.at("memory").at("feasible").get<bool>(), fits, "the verdict");
+            const bool noted = json.err.find("does not fit") != std::string::npos;
+            NS_TEST_EXPECT_MSG_EQ(noted, !fits, json.err);
+            CliResult text = RunCli(study, dir);
+            RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
+            const bool said = text.out.find("DOES NOT FIT") != std::string::npos;
+            NS_TEST_EXPECT_MSG_EQ(said, !fits, text.out);
+            NS_TEST_EXPECT_MSG_NE(
+                text.out.find("peak memory per GPU"), std::string::npos, text.out);
+            std::filesystem::remove_all(dir + "/s");
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
  * \brief `run --per-rank` and `replay --per-rank`: every rank's row, the slowest finishing at
  * the step with the report's own breakdown; without the option the JSON has no ranks.
  */
@@ -1281,6 +1339,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
+        AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);
