@@ -612,6 +612,66 @@ class CliFaultStudyMemoryTestCase : public TestCase
 };
 
 /**
+ * \brief With both --json and --csv, stdout is the one JSON document (--json wins), on every
+ * command that takes both: a script that asks for JSON can parse what it gets.
+ */
+class CliJsonWinsOverCsvTestCase : public TestCase
+{
+  public:
+    CliJsonWinsOverCsvTestCase()
+        : TestCase("--json --csv prints one JSON document on every command")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("json-wins");
+        const std::vector<std::vector<std::string>> commands = {
+            Cat({"run"}, kSmallTraining),
+            Cat({"memory"}, kSmallTraining),
+            {"gemm", "--m=512", "--n=512", "--k=512"},
+            {"collective", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=1MiB"},
+            Cat({"study",
+                 "faults",
+                 "--out=" + dir + "/faults",
+                 "--links=gpu0-nvlink.sw0",
+                 "--factors=1,0.5",
+                 "--routing=fault-aware"},
+                kSmallTraining),
+            Cat({"study", "hardware", "--out=" + dir + "/hardware", "--vary=gpu.hbm_gib=40,80"},
+                kSmallTraining),
+            {"sweep",
+             "--model=gpt-1.7b",
+             "--gpus=8",
+             "--gbs=8",
+             "--seq=1024",
+             "--tp=2",
+             "--pp=2",
+             "--mbs=1",
+             "--workers=1"},
+        };
+        for (const auto& command : commands)
+        {
+            const std::vector<std::string> args = Cat(command, {"--json", "--csv"});
+            CliResult r = RunCli(args, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+            bool parsed = true;
+            try
+            {
+                parsed = !Json::parse(r.out).is_discarded();
+            }
+            catch (const std::exception&)
+            {
+                parsed = false;
+            }
+            NS_TEST_EXPECT_MSG_EQ(parsed, true, Joined(args) + ": not one JSON document: " + r.out);
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
  * \brief `run --per-rank` and `replay --per-rank`: every rank's row, the slowest finishing at
  * the step with the report's own breakdown; without the option the JSON has no ranks.
  */
@@ -1340,6 +1400,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
+        AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);

@@ -90,15 +90,16 @@ RunStudyFaultsCommand(const CliArgs& args)
     }
     WriteFaultStudy(args.Text("out"), job, config, result);
 
+    // --json wins over --csv, as in every other command: stdout is one document.
     if (args.Flag("json"))
     {
         std::cout << DumpJson(FaultStudyJson(job, config, result));
     }
-    if (args.Flag("csv"))
+    else if (args.Flag("csv"))
     {
         std::cout << FaultStudyCsv(result);
     }
-    else if (!args.Flag("json"))
+    else
     {
         std::cout << "Fault study of " << job.model.name << " on " << job.run.parallel.Gpus()
                   << " x " << job.hardware.gpu.name << " (" << job.hardware.name << ")\n";
