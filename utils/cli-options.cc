@@ -363,7 +363,16 @@ MakeOptions()
         Text("backend", "network backend", "flow", NetworkBackend::Names)
             .For({"run", "replay", "sweep", "collective", "study hardware", kServing}),
         Text("routing", "routing policy (default: the hardware file's)", "", RoutingPolicy::Names)
-            .For({"run", "replay", "collective", "study faults", "study hardware", kServing})
+            .For({"run",
+                  "replay",
+                  "sweep",
+                  "collective",
+                  "study faults",
+                  "study hardware",
+                  kServing})
+            .HelpIn("sweep",
+                    "routing policy of every layout, e.g. fault-aware around a dead --fault link "
+                    "(default: the hardware file's)")
             .ListIn("study faults", "dimension-order,ecmp,shortest-path,fault-aware")
             .HelpIn("study faults", "routing policies to compare"),
         // The GEMM of `gemm`.

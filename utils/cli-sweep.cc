@@ -14,6 +14,7 @@
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
 #include "ns3/progress-line.h"
+#include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "ns3/study-json.h"
@@ -161,6 +162,12 @@ RunSweepCommand(const CliArgs& args)
                              : std::vector<SpecOverride>();
     ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
     HardwareSpec h = HardwareSpec::Load(args.Text("hardware"), overrides);
+    if (args.HasValue("routing"))
+    {
+        // Every layout routes so (as run --routing): an unknown name is an error now.
+        RoutingPolicy::Create(args.Text("routing"));
+        h.network.routing = args.Text("routing");
+    }
     if (args.HasValue("fault"))
     {
         const std::vector<FaultOption> faults = ParseFaultOption(args.Text("fault"), kCommandLine);
@@ -347,6 +354,10 @@ RunSweepCommand(const CliArgs& args)
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;
     inputs["backend"] = args.Text("backend");
+    if (args.HasValue("routing"))
+    {
+        inputs["routing"] = args.Text("routing"); // only when given, so older sweeps resume
+    }
     inputs["granularity"] = args.Text("granularity");
     inputs["tp"] = Json(space.tp);
     inputs["pp"] = Json(space.pp);
