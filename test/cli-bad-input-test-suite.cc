@@ -595,6 +595,59 @@ class CliFaultSelectorOptionTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The software settings `sweep` shares with `run` are refused where they change nothing,
+ * as run refuses them, naming the same option: a sweep must not run a whole space of layouts
+ * with a setting silently dropped (--fp8-scaling without fp8 was).
+ */
+class CliSweepSettingsAsRunTestCase : public TestCase
+{
+  public:
+    CliSweepSettingsAsRunTestCase()
+        : TestCase("sweep refuses the settings run refuses, naming the same option")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-settings");
+        const std::vector<std::string> run = {
+            "run", "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--gbs=8", "--seq=1024"};
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--tp=2",
+                                                "--pp=1",
+                                                "--mbs=1",
+                                                "--gbs=8",
+                                                "--seq=1024",
+                                                "--workers=1"};
+        const std::vector<std::pair<std::string, std::string>> settings = {
+            {"--fp8-scaling=current", "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {"--fp8-scaling=delayed", "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {"--param-gather=overlap", "option --param-gather: overlap applies to --zero=1 or 2"},
+        };
+        for (const auto& [setting, needle] : settings)
+        {
+            for (const auto& command : {run, sweep})
+            {
+                const std::vector<std::string> args = Cat(command, {setting});
+                CliResult r = RunCli(args, dir);
+                NS_TEST_EXPECT_MSG_EQ(r.status, 2, Joined(args) + ": " + r.err);
+                NS_TEST_EXPECT_MSG_NE(r.err.find(needle),
+                                      std::string::npos,
+                                      Joined(args) + ": '" + needle + "' in: " + r.err);
+            }
+        }
+        // With fp8 both take it.
+        CliResult fp8 = RunCli(
+            Cat(sweep, {"--fp8-scaling=current", "--dtype=fp8", "--hardware=h100-sxm-80gb"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(fp8.status, 0, fp8.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
 /** \brief The bad-input matrix of the command line. */
 class CliBadInputTestSuite : public TestSuite
 {
@@ -604,6 +657,7 @@ class CliBadInputTestSuite : public TestSuite
     {
         AddTestCase(new CliBadInputTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultSelectorOptionTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSettingsAsRunTestCase, TestCase::QUICK);
     }
 };
 

@@ -196,6 +196,15 @@ RunSweepCommand(const CliArgs& args)
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
     ParseDataType(args.Text("dtype"), base.dtype);
+    // As run: fp8 scaling has nothing to scale without fp8 GEMMs, and a sweep that ignored it
+    // would hide a mistyped job.
+    if (args.Has("fp8-scaling") && base.dtype != DataType::FP8)
+    {
+        throw SpecError(kCommandLine,
+                        "fp8-scaling",
+                        "applies to --dtype=fp8 only (dtype is " + args.Text("dtype")
+                            + "); drop it or use --dtype=fp8");
+    }
     base.SetAttention(args.Text("attention"));
     base.fp8Scaling = args.Text("fp8-scaling");
     base.mainGrads = args.Text("main-grads");
