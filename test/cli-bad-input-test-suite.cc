@@ -598,7 +598,8 @@ class CliFaultSelectorOptionTestCase : public TestCase
 /**
  * \brief The software settings `sweep` shares with `run` are refused where they change nothing,
  * as run refuses them, naming the same option: a sweep must not run a whole space of layouts
- * with a setting silently dropped (--fp8-scaling without fp8 was).
+ * with a setting silently dropped (--fp8-scaling without fp8 was), nor rule out layouts one by
+ * one for a setting the model cannot have (--etp on a dense model was).
  */
 class CliSweepSettingsAsRunTestCase : public TestCase
 {
@@ -623,16 +624,20 @@ class CliSweepSettingsAsRunTestCase : public TestCase
                                                 "--gbs=8",
                                                 "--seq=1024",
                                                 "--workers=1"};
-        const std::vector<std::pair<std::string, std::string>> settings = {
-            {"--fp8-scaling=current", "option --fp8-scaling: applies to --dtype=fp8 only"},
-            {"--fp8-scaling=delayed", "option --fp8-scaling: applies to --dtype=fp8 only"},
-            {"--param-gather=overlap", "option --param-gather: overlap applies to --zero=1 or 2"},
+        const std::vector<std::pair<std::vector<std::string>, std::string>> settings = {
+            {{"--fp8-scaling=current"}, "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {{"--fp8-scaling=delayed"}, "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {{"--param-gather=overlap"}, "option --param-gather: overlap applies to --zero=1 or 2"},
+            // A dense model has no experts to keep whole: not a rule that drops the tp > 1
+            // layouts of a sweep one by one.
+            {{"--etp=1", "--sp"},
+             "option --etp: expert tensor parallelism needs a mixture-of-experts model"},
         };
         for (const auto& [setting, needle] : settings)
         {
             for (const auto& command : {run, sweep})
             {
-                const std::vector<std::string> args = Cat(command, {setting});
+                const std::vector<std::string> args = Cat(command, setting);
                 CliResult r = RunCli(args, dir);
                 NS_TEST_EXPECT_MSG_EQ(r.status, 2, Joined(args) + ": " + r.err);
                 NS_TEST_EXPECT_MSG_NE(r.err.find(needle),
@@ -640,6 +645,22 @@ class CliSweepSettingsAsRunTestCase : public TestCase
                                       Joined(args) + ": '" + needle + "' in: " + r.err);
             }
         }
+        // The serving study takes --etp too: on a dense model it is refused as well, not a rule
+        // that drops its tp > 1 layouts.
+        CliResult serving = RunCli({"study",
+                                    "serving",
+                                    "--model=llama2-7b",
+                                    "--gpus=4",
+                                    "--tp=1,2",
+                                    "--batch=1",
+                                    "--workers=1",
+                                    "--etp=1"},
+                                   dir);
+        NS_TEST_EXPECT_MSG_EQ(serving.status, 2, serving.err);
+        NS_TEST_EXPECT_MSG_NE(
+            serving.err.find("option --etp: expert tensor parallelism needs a mixture-of-experts"),
+            std::string::npos,
+            serving.err);
         // With fp8 both take it.
         CliResult fp8 = RunCli(
             Cat(sweep, {"--fp8-scaling=current", "--dtype=fp8", "--hardware=h100-sxm-80gb"}), dir);

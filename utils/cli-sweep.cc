@@ -232,6 +232,14 @@ RunSweepCommand(const CliArgs& args)
                             "1 folds the expert groups over the tensor-parallel ranks, which "
                             "needs sequence parallelism: give --sp");
         }
+        if (!m.IsMoe())
+        {
+            // As run refuses it; not a reason to rule out every layout with tp > 1.
+            throw SpecError(kCommandLine,
+                            "etp",
+                            "expert tensor parallelism needs a mixture-of-experts model (" + m.name
+                                + " has no experts)");
+        }
     }
     // What holds for every layout (the sequence against the model's positions, sizes) is an
     // error here, before the sweep would rule out each layout in turn.
