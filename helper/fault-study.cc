@@ -10,6 +10,7 @@
 #include "ns3/rapidllm-error.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
+#include "ns3/workload.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
 #include "study-plot.h"
@@ -211,13 +212,22 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         Ptr<Topology> t = Topology::Build(job.hardware.network, gpus, job.hardware.name);
         for (const auto& s : sets.back())
         {
-            t->SelectLinks(s, "command line");
+            try
+            {
+                t->SelectLinks(s, "command line");
+            }
+            catch (const SpecError& e)
+            {
+                // The selector is the study's --links (the topology names its own field).
+                throw SpecError("command line", "links", e.GetMessage());
+            }
         }
     }
     for (const auto& routing : config.routings)
     {
         RoutingPolicy::Create(routing); // an unknown name is an error before anything runs
     }
+    result.memory = AnalyzeMemory(Workload::Build(job.model, job.run), job.hardware.gpu);
     for (const auto& routing : config.routings)
     {
         double healthy = 0;
@@ -388,6 +398,7 @@ FaultStudyJson(const ResolvedJob& job,
         routings += (routings.empty() ? "" : ",") + r;
     }
     j["input"] = JobInputJson(job, "flow", routings);
+    j["memory"] = result.memory;
     j["study"] = {
         {"links", config.links}, {"factors", config.factors}, {"routing", config.routings}};
     Json healthy = Json::object();

@@ -6,6 +6,7 @@
 #define RAPIDLLM_FAULT_STUDY_H
 
 #include "job-options.h"
+#include "ns3/memory-model.h"
 #include "ns3/network-stats.h"
 #include "ns3/report-json.h"
 
@@ -83,6 +84,9 @@ struct FaultStudyResult
     std::vector<FaultStudyRow> rows;    //!< routing x links x factor, in that order
     std::vector<PacketCheckRow> checks; //!< the packet spot checks
     std::string scaledJob;              //!< the scaled-down job of the checks, in words
+    /** The job's memory verdict, the same in every row (faults move no bytes of memory): a job
+     *  that does not fit is studied all the same, and says so. */
+    MemoryReport memory;
 };
 
 /**
@@ -119,9 +123,9 @@ void WriteFaultStudy(const std::string& dir,
                      const FaultStudyResult& result);
 
 /**
- * \return the study as results.json holds it: the input, the study, the healthy step time per
- * routing, every row (step time, slowdown, breakdown, most loaded links, or the error) and the
- * packet checks
+ * \return the study as results.json holds it: the input, the job's memory verdict (the object
+ * `memory --json` prints), the study, the healthy step time per routing, every row (step time,
+ * slowdown, breakdown, most loaded links, or the error) and the packet checks
  */
 Json FaultStudyJson(const ResolvedJob& job,
                     const FaultStudyConfig& config,

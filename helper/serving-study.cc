@@ -141,6 +141,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                 + ": no time between tokens for the time per output token, its "
                                   "target and the throughput-TPOT frontier)");
         }
+        if (!options.Get("etp").empty() && !job.model.IsMoe())
+        {
+            // As run refuses it; not a reason to rule out every layout with tp > 1.
+            throw SpecError(kCommandLine,
+                            "etp",
+                            "expert tensor parallelism needs a mixture-of-experts model ("
+                                + job.model.name + " has no experts)");
+        }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
     const bool wholeExperts = options.Get("etp") == "1";

@@ -63,7 +63,7 @@ class SweepDir
     std::FILE* m_csv = nullptr; //!< results.csv, open for appending
 };
 
-/** \return the rows as the JSON array `sweep --json` prints */
+/** \return the rows as `sweep --json` prints them (its "rows" array) */
 Json SweepRowsJson(const std::vector<SweepRow>& rows);
 
 } // namespace rapidllm

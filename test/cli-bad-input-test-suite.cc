@@ -532,6 +532,143 @@ class CliBadInputTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A link selector that names no link of the job's network is an error of the option it
+ * was given in: `study faults --links` (not an option "--faults.link" that no command has) and
+ * `sweep --fault` (checked before any layout runs, not reported against the hardware file in
+ * the first layout).
+ */
+class CliFaultSelectorOptionTestCase : public TestCase
+{
+  public:
+    CliFaultSelectorOptionTestCase()
+        : TestCase("a bad link selector names --links or --fault, the option it came in")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("fault-selector");
+        const std::vector<std::string> job = {
+            "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--gbs=8",
+                                                "--seq=1024",
+                                                "--tp=2",
+                                                "--pp=2",
+                                                "--mbs=1",
+                                                "--workers=1"};
+        const std::vector<BadInput> cases = {
+            // On 8 GPUs of one NVSwitch node no link joins two GPUs.
+            {Cat({"study", "faults", "--out=" + dir + "/s", "--links=gpu0-gpu1"}, job),
+             {"option --links: ", "no link joins gpu0 and gpu1"}},
+            {Cat({"study",
+                  "faults",
+                  "--out=" + dir + "/s",
+                  "--links=gpu0-nvlink.sw0;gpu99-nvlink.sw0"},
+                 job),
+             {"option --links: ", "unknown node 'gpu99'"}},
+            {Cat(sweep, {"--fault=gpu0-gpu1"}),
+             {"option --fault: ", "no link joins gpu0 and gpu1"}},
+            {Cat(sweep, {"--fault=gpu99-nvlink.sw0:0.5"}), {"option --fault: ", "unknown node"}},
+        };
+        for (const auto& c : cases)
+        {
+            const std::string line = Joined(c.args);
+            CliResult r = RunCli(c.args, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.out, "", line + ": nothing on stdout");
+            NS_TEST_EXPECT_MSG_EQ(
+                r.err.find("faults.link"), std::string::npos, line + ": " + r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.err.find("layout tp"), std::string::npos, line + ": " + r.err);
+            for (const auto& n : c.needles)
+            {
+                NS_TEST_EXPECT_MSG_NE(
+                    r.err.find(n), std::string::npos, line + ": '" + n + "' in: " + r.err);
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/s"), false, "no study written");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief The software settings `sweep` shares with `run` are refused where they change nothing,
+ * as run refuses them, naming the same option: a sweep must not run a whole space of layouts
+ * with a setting silently dropped (--fp8-scaling without fp8 was), nor rule out layouts one by
+ * one for a setting the model cannot have (--etp on a dense model was).
+ */
+class CliSweepSettingsAsRunTestCase : public TestCase
+{
+  public:
+    CliSweepSettingsAsRunTestCase()
+        : TestCase("sweep refuses the settings run refuses, naming the same option")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-settings");
+        const std::vector<std::string> run = {
+            "run", "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--gbs=8", "--seq=1024"};
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--tp=2",
+                                                "--pp=1",
+                                                "--mbs=1",
+                                                "--gbs=8",
+                                                "--seq=1024",
+                                                "--workers=1"};
+        const std::vector<std::pair<std::vector<std::string>, std::string>> settings = {
+            {{"--fp8-scaling=current"}, "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {{"--fp8-scaling=delayed"}, "option --fp8-scaling: applies to --dtype=fp8 only"},
+            {{"--param-gather=overlap"}, "option --param-gather: overlap applies to --zero=1 or 2"},
+            // A dense model has no experts to keep whole: not a rule that drops the tp > 1
+            // layouts of a sweep one by one.
+            {{"--etp=1", "--sp"},
+             "option --etp: expert tensor parallelism needs a mixture-of-experts model"},
+        };
+        for (const auto& [setting, needle] : settings)
+        {
+            for (const auto& command : {run, sweep})
+            {
+                const std::vector<std::string> args = Cat(command, setting);
+                CliResult r = RunCli(args, dir);
+                NS_TEST_EXPECT_MSG_EQ(r.status, 2, Joined(args) + ": " + r.err);
+                NS_TEST_EXPECT_MSG_NE(r.err.find(needle),
+                                      std::string::npos,
+                                      Joined(args) + ": '" + needle + "' in: " + r.err);
+            }
+        }
+        // The serving study takes --etp too: on a dense model it is refused as well, not a rule
+        // that drops its tp > 1 layouts.
+        CliResult serving = RunCli({"study",
+                                    "serving",
+                                    "--model=llama2-7b",
+                                    "--gpus=4",
+                                    "--tp=1,2",
+                                    "--batch=1",
+                                    "--workers=1",
+                                    "--etp=1"},
+                                   dir);
+        NS_TEST_EXPECT_MSG_EQ(serving.status, 2, serving.err);
+        NS_TEST_EXPECT_MSG_NE(
+            serving.err.find("option --etp: expert tensor parallelism needs a mixture-of-experts"),
+            std::string::npos,
+            serving.err);
+        // With fp8 both take it.
+        CliResult fp8 = RunCli(
+            Cat(sweep, {"--fp8-scaling=current", "--dtype=fp8", "--hardware=h100-sxm-80gb"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(fp8.status, 0, fp8.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
 /** \brief The bad-input matrix of the command line. */
 class CliBadInputTestSuite : public TestSuite
 {
@@ -540,6 +677,8 @@ class CliBadInputTestSuite : public TestSuite
         : TestSuite("rapid-llm-cli-bad-input", UNIT)
     {
         AddTestCase(new CliBadInputTestCase, TestCase::QUICK);
+        AddTestCase(new CliFaultSelectorOptionTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSettingsAsRunTestCase, TestCase::QUICK);
     }
 };
 

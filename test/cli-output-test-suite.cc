@@ -29,6 +29,9 @@ using namespace ns3::rapidllm;
 
 namespace {
 
+/** The exit status of run and memory for a job that does not fit in GPU memory. */
+constexpr int kDoesNotFitStatus = 3;
+
 /** \return whether any key anywhere in \p j contains \p text */
 bool
 HasKeyWith(const Json& j, const std::string& text)
@@ -226,7 +229,8 @@ class CliJsonTestCase : public TestCase
                              "--pp=1,2",
                              "--mbs=1",
                              "--json"},
-                            dir);
+                            dir)
+                         .at("rows");
         NS_TEST_EXPECT_MSG_EQ(sweep.size(), 4, "sweep: 2 x 2 layouts");
         for (const auto& p : sweep)
         {
@@ -251,8 +255,8 @@ class CliJsonTestCase : public TestCase
                                                    "--mbs=1",
                                                    "--recompute=none",
                                                    "--json"};
-        NS_TEST_EXPECT_MSG_EQ(JsonOf(moeSweep, dir).size(), 1, "sweep: ep 4 only");
-        Json folded = JsonOf(Cat(moeSweep, {"--etp=1"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(JsonOf(moeSweep, dir).at("rows").size(), 1, "sweep: ep 4 only");
+        Json folded = JsonOf(Cat(moeSweep, {"--etp=1"}), dir).at("rows");
         NS_TEST_EXPECT_MSG_EQ(folded.size(), 2, "sweep --etp=1: ep 4 and 8");
         for (const auto& p : folded)
         {
@@ -351,8 +355,10 @@ class CliMemoryObjectTestCase : public TestCase
         {
             CliResult run = RunCli(Cat({"run", "--json"}, job), dir);
             CliResult memory = RunCli(Cat({"memory", "--json"}, job), dir);
-            NS_TEST_ASSERT_MSG_EQ(run.status, 0, run.err);
-            NS_TEST_ASSERT_MSG_EQ(memory.status, 0, memory.err);
+            // 3: the job does not fit (the last one), its report printed all the same.
+            const int status = &job == &jobs.back() ? kDoesNotFitStatus : 0;
+            NS_TEST_ASSERT_MSG_EQ(run.status, status, run.err);
+            NS_TEST_ASSERT_MSG_EQ(memory.status, status, memory.err);
             const Json fromRun = Json::parse(run.out).at("memory");
             Json fromMemory = Json::parse(memory.out);
             // Beside the memory object, memory echoes its input as run does, without the
@@ -378,14 +384,14 @@ class CliMemoryObjectTestCase : public TestCase
         // A job that does not fit lists the single changes with their verdicts; one that fits
         // does not.
         CliResult bigText = RunCli({"memory", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
-        NS_TEST_ASSERT_MSG_EQ(bigText.status, 0, bigText.err);
+        NS_TEST_ASSERT_MSG_EQ(bigText.status, kDoesNotFitStatus, bigText.err);
         NS_TEST_EXPECT_MSG_NE(
             bigText.out.find("One change at a time"), std::string::npos, bigText.out);
         NS_TEST_EXPECT_MSG_NE(bigText.out.find("--recompute=full"), std::string::npos, bigText.out);
         NS_TEST_EXPECT_MSG_EQ(
             bigText.out.find("--zero=1"), std::string::npos, "no data parallelism to shard over");
         CliResult bigRun = RunCli({"run", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
-        NS_TEST_ASSERT_MSG_EQ(bigRun.status, 0, bigRun.err);
+        NS_TEST_ASSERT_MSG_EQ(bigRun.status, kDoesNotFitStatus, bigRun.err);
         NS_TEST_EXPECT_MSG_NE(bigRun.out.find("rapid-llm memory with the same options"),
                               std::string::npos,
                               "run points to the changes: " << bigRun.out);
@@ -415,6 +421,252 @@ class CliMemoryObjectTestCase : public TestCase
                                   .rfind("NeMo 1.0 distributed_fused_adam", 0),
                               0u,
                               "memory --json: the framework assumption");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief A job that does not fit in GPU memory is not a success to a script: `run` and `memory`
+ * print their report in full (text, JSON or CSV) and exit with status 3, saying why on stderr;
+ * a job that fits exits 0 and says nothing there. Training (optimizer state) and inference (KV
+ * cache) alike.
+ */
+class CliDoesNotFitStatusTestCase : public TestCase
+{
+  public:
+    CliDoesNotFitStatusTestCase()
+        : TestCase("run and memory exit with status 3 when the job does not fit")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("does-not-fit");
+        // 175B on 8 GPUs needs about 300 GiB a GPU; Llama-2 7B's KV cache of 64 x 4,008 tokens
+        // (0.5 MiB a token, 125 GiB) does not fit one A100 either.
+        const std::vector<std::vector<std::string>> tooBig = {
+            {"--model=gpt3-175b", "--gpus=8", "--tp=8"},
+            {"--model=llama2-7b", "--mode=inference", "--batch=64", "--prompt=4000", "--gen=8"},
+        };
+        const std::vector<std::vector<std::string>> fits = {kSmallTraining, kSmallInference};
+        for (const char* command : {"run", "memory"})
+        {
+            for (const char* format : {"--json", "--csv", "--json=false"})
+            {
+                for (const auto& job : tooBig)
+                {
+                    const std::vector<std::string> args = Cat({command, format}, job);
+                    CliResult r = RunCli(args, dir);
+                    NS_TEST_EXPECT_MSG_EQ(r.status, kDoesNotFitStatus, Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_NE(r.err.find("does not fit in GPU memory"),
+                                          std::string::npos,
+                                          Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_EQ(r.err.find("error"), std::string::npos, r.err);
+                    if (std::string(format) == "--json")
+                    {
+                        const Json j = Json::parse(r.out);
+                        NS_TEST_EXPECT_MSG_EQ(j.at("feasible").get<bool>(), false, Joined(args));
+                    }
+                    else
+                    {
+                        NS_TEST_EXPECT_MSG_EQ(r.out.empty(), false, "the report is printed");
+                    }
+                }
+                for (const auto& job : fits)
+                {
+                    const std::vector<std::string> args = Cat({command, format}, job);
+                    CliResult r = RunCli(args, dir);
+                    NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+                    NS_TEST_EXPECT_MSG_EQ(r.err, "", Joined(args));
+                }
+            }
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief `sweep --json` is shaped as the other tables' JSON (`study serving`, `study faults`,
+ * `validate`, `xval`): `{"input": ..., "rows": [...]}`, the input holding the version and what
+ * DIR/sweep.json holds (the lists tried, the job, the number of layouts), so that a script can
+ * tell what produced the rows; and its rows are those of `--csv`, in the same order.
+ */
+class CliSweepJsonTestCase : public TestCase
+{
+  public:
+    CliSweepJsonTestCase()
+        : TestCase("sweep --json is an object of the input and the rows, as the studies print")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-json");
+        const std::vector<std::string> sweep = {"sweep",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--gbs=16",
+                                                "--seq=1024",
+                                                "--tp=1,2",
+                                                "--pp=1,2",
+                                                "--mbs=1",
+                                                "--workers=1"};
+        CliResult r = RunCli(Cat(sweep, {"--json", "--out=" + dir + "/out"}), dir);
+        RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+        const Json j = Json::parse(r.out);
+        RAPIDLLM_REQUIRE_EQ(j.is_object(), true, "an object, not a bare array: " << r.out);
+        RAPIDLLM_REQUIRE_EQ(j.contains("input") && j.contains("rows"), true, r.out);
+        const Json& input = j.at("input");
+        NS_TEST_EXPECT_MSG_EQ(input.at("version").is_string(), true, "the version");
+        // Everything DIR/sweep.json holds, with the same values.
+        const Json written = Json::parse(ReadText(dir + "/out/sweep.json"));
+        for (auto it = written.begin(); it != written.end(); ++it)
+        {
+            NS_TEST_EXPECT_MSG_EQ(input.contains(it.key()), true, it.key());
+            if (input.contains(it.key()))
+            {
+                NS_TEST_EXPECT_MSG_EQ(input.at(it.key()).dump(), it.value().dump(), it.key());
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(input.at("model").get<std::string>(), "gpt-1.7b", "the model");
+        NS_TEST_EXPECT_MSG_EQ(input.at("tp").dump(), "[1,2]", "the tensor degrees tried");
+        NS_TEST_EXPECT_MSG_EQ(input.at("layouts").get<uint64_t>(), 4, "the layouts");
+        // The rows are those of --csv, in its order.
+        const Json& rows = j.at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 4, "2 x 2 layouts");
+        CliResult csv = RunCli(Cat(sweep, {"--csv"}), dir);
+        RAPIDLLM_REQUIRE_EQ(csv.status, 0, csv.err);
+        std::istringstream lines(csv.out);
+        std::string line;
+        std::getline(lines, line); // the header
+        for (const auto& row : rows)
+        {
+            const bool more = bool(std::getline(lines, line));
+            RAPIDLLM_REQUIRE_EQ(more, true, csv.out);
+            NS_TEST_EXPECT_MSG_EQ(line.substr(0, line.find(',')),
+                                  std::to_string(row.at("layout").get<uint64_t>()),
+                                  "the same order as --csv");
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief `study faults` on a job that does not fit in GPU memory says so (it studied a job that
+ * could not run): the text names the verdict, the JSON carries the memory object `memory
+ * --json` prints, stderr a note; a job that fits carries its verdict too.
+ */
+class CliFaultStudyMemoryTestCase : public TestCase
+{
+  public:
+    CliFaultStudyMemoryTestCase()
+        : TestCase("study faults reports the job's memory verdict")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("fault-study-memory");
+        for (const bool fits : {true, false})
+        {
+            // gpt-1.7b at tp 2, pp 2 needs about 9 GiB a GPU: it fits 80 GiB, not 4.
+            const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                                  "--gpus=8",
+                                                  "--tp=2",
+                                                  "--pp=2",
+                                                  "--gbs=8",
+                                                  "--seq=1024",
+                                                  fits ? "--set=gpu.hbm_gib=80"
+                                                       : "--set=gpu.hbm_gib=4"};
+            const std::vector<std::string> study = Cat({"study",
+                                                        "faults",
+                                                        "--out=" + dir + "/s",
+                                                        "--links=gpu0-nvlink.sw0",
+                                                        "--factors=1,0.5",
+                                                        "--routing=fault-aware"},
+                                                       job);
+            CliResult json = RunCli(Cat(study, {"--json"}), dir);
+            RAPIDLLM_REQUIRE_EQ(json.status, 0, json.err);
+            const Json j = Json::parse(json.out);
+            RAPIDLLM_REQUIRE_EQ(j.contains("memory"), true, "the verdict in the JSON");
+            CliResult memory = RunCli(Cat({"memory", "--json"}, job), dir);
+            Json alone = Json::parse(memory.out);
+            alone.erase("input");
+            NS_TEST_EXPECT_MSG_EQ(j.at("memory").dump(), alone.dump(), "memory --json's object");
+            NS_TEST_EXPECT_MSG_EQ(j.at("memory").at("feasible").get<bool>(), fits, "the verdict");
+            const bool noted = json.err.find("does not fit") != std::string::npos;
+            NS_TEST_EXPECT_MSG_EQ(noted, !fits, json.err);
+            CliResult text = RunCli(study, dir);
+            RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
+            const bool said = text.out.find("DOES NOT FIT") != std::string::npos;
+            NS_TEST_EXPECT_MSG_EQ(said, !fits, text.out);
+            NS_TEST_EXPECT_MSG_NE(
+                text.out.find("peak memory per GPU"), std::string::npos, text.out);
+            std::filesystem::remove_all(dir + "/s");
+        }
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \brief With both --json and --csv, stdout is the one JSON document (--json wins), on every
+ * command that takes both: a script that asks for JSON can parse what it gets.
+ */
+class CliJsonWinsOverCsvTestCase : public TestCase
+{
+  public:
+    CliJsonWinsOverCsvTestCase()
+        : TestCase("--json --csv prints one JSON document on every command")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("json-wins");
+        const std::vector<std::vector<std::string>> commands = {
+            Cat({"run"}, kSmallTraining),
+            Cat({"memory"}, kSmallTraining),
+            {"gemm", "--m=512", "--n=512", "--k=512"},
+            {"collective", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=1MiB"},
+            Cat({"study",
+                 "faults",
+                 "--out=" + dir + "/faults",
+                 "--links=gpu0-nvlink.sw0",
+                 "--factors=1,0.5",
+                 "--routing=fault-aware"},
+                kSmallTraining),
+            Cat({"study", "hardware", "--out=" + dir + "/hardware", "--vary=gpu.hbm_gib=40,80"},
+                kSmallTraining),
+            {"sweep",
+             "--model=gpt-1.7b",
+             "--gpus=8",
+             "--gbs=8",
+             "--seq=1024",
+             "--tp=2",
+             "--pp=2",
+             "--mbs=1",
+             "--workers=1"},
+        };
+        for (const auto& command : commands)
+        {
+            const std::vector<std::string> args = Cat(command, {"--json", "--csv"});
+            CliResult r = RunCli(args, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+            bool parsed = true;
+            try
+            {
+                parsed = !Json::parse(r.out).is_discarded();
+            }
+            catch (const std::exception&)
+            {
+                parsed = false;
+            }
+            NS_TEST_EXPECT_MSG_EQ(parsed, true, Joined(args) + ": not one JSON document: " + r.out);
+        }
         std::filesystem::remove_all(dir);
     }
 };
@@ -1173,6 +1425,10 @@ class CliOutputTestSuite : public TestSuite
     {
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
+        AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
+        AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
+        AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);

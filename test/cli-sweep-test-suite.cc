@@ -8,6 +8,7 @@
 // memory, and no step time where the layout does not fit; merge names what is missing.
 
 #include "cli-process.h"
+#include "ns3/report-json.h"
 #include "ns3/sweep-table.h"
 #include "ns3/test.h"
 #include "test-require.h"
@@ -309,6 +310,62 @@ class CliSweepFolderTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep with a dead link takes the routing policy that routes around it (--routing,
+ * as run takes it; the dead link's error names it): its row is the step `run` predicts for the
+ * same layout, faults and routing, and the routing is one of the sweep's inputs.
+ */
+class CliSweepRoutingTestCase : public TestCase
+{
+  public:
+    CliSweepRoutingTestCase()
+        : TestCase("sweep --routing routes every layout, as run --routing does")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-routing");
+        const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                              "--gpus=16",
+                                              "--gbs=16",
+                                              "--seq=1024",
+                                              "--tp=2",
+                                              "--pp=2",
+                                              "--mbs=1",
+                                              "--recompute=full",
+                                              "--fault=gpu0-nvlink.sw0"};
+        // Dimension order has no detour around the dead link; fault-aware has.
+        CliResult stuck = RunCli(Cat({"sweep", "--workers=1"}, job), dir);
+        NS_TEST_EXPECT_MSG_EQ(stuck.status, 2, stuck.err);
+        NS_TEST_EXPECT_MSG_NE(stuck.err.find("--routing"), std::string::npos, stuck.err);
+        CliResult sweep = RunCli(
+            Cat({"sweep", "--workers=1", "--json", "--routing=fault-aware", "--out=" + dir + "/s"},
+                job),
+            dir);
+        RAPIDLLM_REQUIRE_EQ(sweep.status, 0, sweep.err);
+        const Json rows = Json::parse(sweep.out).at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 1u, sweep.out);
+        CliResult run = RunCli(Cat({"run", "--json", "--routing=fault-aware"}, job), dir);
+        RAPIDLLM_REQUIRE_EQ(run.status, 0, run.err);
+        NS_TEST_EXPECT_MSG_EQ(rows.at(0).at("step_time_s").get<double>(),
+                              Json::parse(run.out).at("step_time_s").get<double>(),
+                              "the row is run's step");
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(ReadText(dir + "/s/sweep.json")).at("routing").get<std::string>(),
+            "fault-aware",
+            "an input of the sweep");
+        CliResult bogus = RunCli(Cat({"sweep", "--workers=1", "--routing=bogus"}, job), dir);
+        NS_TEST_EXPECT_MSG_EQ(bogus.status, 2, bogus.err);
+        NS_TEST_EXPECT_MSG_NE(bogus.err.find("option --routing: unknown routing policy 'bogus'"),
+                              std::string::npos,
+                              bogus.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief The sweep's command-line tests.
  */
 class CliSweepTestSuite : public TestSuite
@@ -319,6 +376,7 @@ class CliSweepTestSuite : public TestSuite
     {
         AddTestCase(new CliSweepTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
     }
 };
 

@@ -5,6 +5,7 @@
 #include "cli-commands.h"
 
 #include <algorithm>
+#include <iostream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -17,6 +18,15 @@ Commands()
     return commands;
 }
 } // namespace
+
+int
+DoesNotFit(const std::string& command, const std::string& reason)
+{
+    std::cout.flush();
+    std::cerr << "rapid-llm " << command << ": the job does not fit in GPU memory (" << reason
+              << "); exit status " << kExitDoesNotFit << "\n";
+    return kExitDoesNotFit;
+}
 
 const std::vector<CliCommand>&
 GetCliCommands()

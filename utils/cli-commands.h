@@ -26,6 +26,22 @@ struct CliCommand
     std::function<int(const CliArgs&)> run; //!< runs with checked options; returns exit code
 };
 
+/**
+ * \brief Exit status of `run` and `memory` when the job does not fit in GPU memory: the report
+ * is printed in full (the verdict, and for run the predicted time of a job that could not run),
+ * but a script must not take it for a job that runs. 0 is a job that fits, 1 an internal fault,
+ * 2 bad input, 130 an interrupt.
+ */
+constexpr int kExitDoesNotFit = 3;
+
+/**
+ * \brief Tells stderr that the job does not fit (stdout holds the report) and returns the exit
+ * status that says so.
+ * \param command the command's name \param reason why it does not fit
+ * \return kExitDoesNotFit
+ */
+int DoesNotFit(const std::string& command, const std::string& reason);
+
 /** \return every subcommand, sorted by name */
 const std::vector<CliCommand>& GetCliCommands();
 

@@ -35,6 +35,12 @@ RunMemoryCommand(const CliArgs& args)
     ResolvedJob job = ReadJobOptions(args);
     Workload w = Workload::Build(job.model, job.run);
     MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
+    // The verdict in full either way; a job that does not fit says so in its exit status too
+    // (and on stderr, after the report).
+    auto status = [&]()
+    {
+        return report.feasible ? 0 : DoesNotFit("memory", report.reason);
+    };
     if (args.Flag("json"))
     {
         // The same object as the "memory" field of `rapid-llm run --json`, with the job's input
@@ -43,12 +49,12 @@ RunMemoryCommand(const CliArgs& args)
         Json j = report;
         j["input"] = JobInputJson(job, "", "");
         std::cout << DumpJson(j);
-        return 0;
+        return status();
     }
     if (args.Flag("csv"))
     {
         std::cout << MemoryReportCsv(report);
-        return 0;
+        return status();
     }
     const RankMemory& m = report.worst;
     std::cout << job.model.name << " " << ToString(job.run.mode) << " on "
@@ -82,14 +88,15 @@ RunMemoryCommand(const CliArgs& args)
         }
     }
     std::cout << "Assumed: " << report.assumption << "\n" << JobInputText(job, "", "");
-    return 0;
+    return status();
 }
 
 static CliCommandRegistrar g_memoryCommand(
     "memory",
     "per-GPU peak memory of a job and whether it fits",
     "Reports each GPU's peak memory (weights, gradients, optimizer state, activations from a "
-    "liveness walk of the schedule, KV cache) and whether the job fits.",
+    "liveness walk of the schedule, KV cache) and whether the job fits; one that does not exits "
+    "with status 3.",
     RunMemoryCommand);
 
 } // namespace rapidllm

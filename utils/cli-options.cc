@@ -375,7 +375,16 @@ MakeOptions()
         Text("backend", "network backend", "flow", NetworkBackend::Names)
             .For({"run", "replay", "sweep", "collective", "study hardware", kServing}),
         Text("routing", "routing policy (default: the hardware file's)", "", RoutingPolicy::Names)
-            .For({"run", "replay", "collective", "study faults", "study hardware", kServing})
+            .For({"run",
+                  "replay",
+                  "sweep",
+                  "collective",
+                  "study faults",
+                  "study hardware",
+                  kServing})
+            .HelpIn("sweep",
+                    "routing policy of every layout, e.g. fault-aware around a dead --fault link "
+                    "(default: the hardware file's)")
             .ListIn("study faults", "dimension-order,ecmp,shortest-path,fault-aware")
             .HelpIn("study faults", "routing policies to compare"),
         // The GEMM of `gemm`.
@@ -628,7 +637,10 @@ MakeOptions()
                   "sweep",
                   "study faults",
                   "study hardware",
-                  kServing}),
+                  kServing})
+            .HelpIn("sweep",
+                    "print {\"input\": the sweep's inputs (as DIR/sweep.json, with the version), "
+                    "\"rows\": the ranked layouts} as JSON"),
         // Every command.
         Text("load",
              "shared library of extensions (routing policies, collective algorithms, network "

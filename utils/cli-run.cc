@@ -86,15 +86,21 @@ RunRunCommand(const CliArgs& args)
                           job.model.name + " " + report.mode + " step on "
                               + std::to_string(report.gpus) + " x " + job.hardware.gpu.name);
     }
+    // The report in full either way; a job that does not fit says so in its exit status too
+    // (and on stderr, after the report).
+    auto status = [&]()
+    {
+        return report.feasible ? 0 : DoesNotFit("run", report.reason);
+    };
     if (args.Flag("json"))
     {
         std::cout << ReportJson(report, perRank, timing, input);
-        return 0;
+        return status();
     }
     if (args.Flag("csv"))
     {
         std::cout << RunReportCsv(report, perRank);
-        return 0;
+        return status();
     }
     // The layout's axes: tp, pp and dp always, cp and ep where they split the job.
     const ParallelSpec& p = job.run.parallel;
@@ -112,7 +118,7 @@ RunRunCommand(const CliArgs& args)
     {
         std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);
     }
-    return 0;
+    return status();
 }
 
 static CliCommandRegistrar g_runCommand(
@@ -120,7 +126,8 @@ static CliCommandRegistrar g_runCommand(
     "predict a job's step time on a cluster, and why",
     "Predicts the step time of a job (one training iteration of the global batch, or one "
     "inference request) by replaying every rank's operator graph on the cluster network, with "
-    "the memory verdict and a breakdown.",
+    "the memory verdict and a breakdown. A job that does not fit in GPU memory is still "
+    "reported, and exits with status 3.",
     RunRunCommand);
 
 } // namespace rapidllm

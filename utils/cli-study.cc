@@ -90,18 +90,27 @@ RunStudyFaultsCommand(const CliArgs& args)
     }
     WriteFaultStudy(args.Text("out"), job, config, result);
 
+    // --json wins over --csv, as in every other command: stdout is one document.
     if (args.Flag("json"))
     {
         std::cout << DumpJson(FaultStudyJson(job, config, result));
     }
-    if (args.Flag("csv"))
+    else if (args.Flag("csv"))
     {
         std::cout << FaultStudyCsv(result);
     }
-    else if (!args.Flag("json"))
+    else
     {
         std::cout << "Fault study of " << job.model.name << " on " << job.run.parallel.Gpus()
                   << " x " << job.hardware.gpu.name << " (" << job.hardware.name << ")\n";
+        const MemoryReport& memory = result.memory;
+        std::printf("  peak memory per GPU %.2f GiB of %.2f GiB, %s\n",
+                    memory.worst.peak / double(1ull << 30),
+                    memory.capacity / double(1ull << 30),
+                    memory.feasible ? "fits"
+                                    : ("DOES NOT FIT: " + memory.reason
+                                       + " (the step times are of a job that could not run)")
+                                          .c_str());
         std::printf("  %-16s %-28s %7s %12s %9s %12s\n",
                     "routing",
                     "links",
@@ -158,6 +167,13 @@ RunStudyFaultsCommand(const CliArgs& args)
         }
         std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png\n"
                   << JobInputText(job, "flow", args.Text("routing"));
+    }
+    if (!result.memory.feasible)
+    {
+        // Whatever the format (results.json and --json carry the verdict as "memory").
+        std::cout.flush();
+        std::cerr << "rapid-llm study faults: note: the job does not fit in GPU memory ("
+                  << result.memory.reason << ")\n";
     }
     return 0;
 }

@@ -10,9 +10,11 @@
 #include "cli-commands.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-echo.h"
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
 #include "ns3/progress-line.h"
+#include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "ns3/study-json.h"
@@ -160,23 +162,49 @@ RunSweepCommand(const CliArgs& args)
                              : std::vector<SpecOverride>();
     ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
     HardwareSpec h = HardwareSpec::Load(args.Text("hardware"), overrides);
+    if (args.HasValue("routing"))
+    {
+        // Every layout routes so (as run --routing): an unknown name is an error now.
+        RoutingPolicy::Create(args.Text("routing"));
+        h.network.routing = args.Text("routing");
+    }
     if (args.HasValue("fault"))
     {
-        Ptr<FaultSchedule> schedule;
-        AddFaults(
-            ParseFaultOption(args.Text("fault"), kCommandLine), h.network, schedule, kCommandLine);
-        if (schedule)
+        const std::vector<FaultOption> faults = ParseFaultOption(args.Text("fault"), kCommandLine);
+        for (const FaultOption& f : faults)
         {
-            throw SpecError(kCommandLine,
-                            "fault",
-                            "sweep takes faults present from the start only; drop @TIME (run "
-                            "and replay take timed faults)");
+            if (f.timed)
+            {
+                throw SpecError(kCommandLine,
+                                "fault",
+                                "sweep takes faults present from the start only; drop @TIME (run "
+                                "and replay take timed faults)");
+            }
         }
+        // Every layout runs on the network of all the GPUs: a selector that names no link of it
+        // is an error of --fault here, not of the hardware file in the first layout that runs.
+        CheckFaultSelectors(faults,
+                            h.network,
+                            static_cast<uint32_t>(args.Count("gpus")),
+                            h.name,
+                            kCommandLine,
+                            "fault");
+        Ptr<FaultSchedule> schedule;
+        AddFaults(faults, h.network, schedule, kCommandLine);
     }
     RunSpec base;
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
     ParseDataType(args.Text("dtype"), base.dtype);
+    // As run: fp8 scaling has nothing to scale without fp8 GEMMs, and a sweep that ignored it
+    // would hide a mistyped job.
+    if (args.Has("fp8-scaling") && base.dtype != DataType::FP8)
+    {
+        throw SpecError(kCommandLine,
+                        "fp8-scaling",
+                        "applies to --dtype=fp8 only (dtype is " + args.Text("dtype")
+                            + "); drop it or use --dtype=fp8");
+    }
     base.SetAttention(args.Text("attention"));
     base.fp8Scaling = args.Text("fp8-scaling");
     base.mainGrads = args.Text("main-grads");
@@ -203,6 +231,14 @@ RunSweepCommand(const CliArgs& args)
                             "etp",
                             "1 folds the expert groups over the tensor-parallel ranks, which "
                             "needs sequence parallelism: give --sp");
+        }
+        if (!m.IsMoe())
+        {
+            // As run refuses it; not a reason to rule out every layout with tp > 1.
+            throw SpecError(kCommandLine,
+                            "etp",
+                            "expert tensor parallelism needs a mixture-of-experts model (" + m.name
+                                + " has no experts)");
         }
     }
     // What holds for every layout (the sequence against the model's positions, sizes) is an
@@ -335,6 +371,10 @@ RunSweepCommand(const CliArgs& args)
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;
     inputs["backend"] = args.Text("backend");
+    if (args.HasValue("routing"))
+    {
+        inputs["routing"] = args.Text("routing"); // only when given, so older sweeps resume
+    }
     inputs["granularity"] = args.Text("granularity");
     inputs["tp"] = Json(space.tp);
     inputs["pp"] = Json(space.pp);
@@ -552,7 +592,19 @@ RunSweepCommand(const CliArgs& args)
     }
     if (args.Flag("json"))
     {
-        std::cout << DumpJson(SweepRowsJson(ranked));
+        // As the studies, validate and xval print theirs: the inputs (those of DIR/sweep.json,
+        // with the version) and the ranked rows.
+        Json input = Json::object();
+        input["version"] = RapidLlmVersion();
+        for (auto it = inputs.begin(); it != inputs.end(); ++it)
+        {
+            input[it.key()] = it.value();
+        }
+        if (shardCount > 1)
+        {
+            input["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+        }
+        std::cout << DumpJson(Json{{"input", input}, {"rows", SweepRowsJson(ranked)}});
         return 0;
     }
     if (args.Flag("csv"))
