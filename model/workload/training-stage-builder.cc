@@ -308,12 +308,56 @@ class TrainingStageBuilder
         }
     }
 
-    /** Final norm, LM head (vocabulary-parallel) and cross-entropy. */
-    void
-    HeadForward(uint32_t mb, uint32_t chunk)
+    /**
+     * The labels of one output head's operators: the model's, or a prediction module's (which
+     * shares the head's weights).
+     */
+    struct HeadLabels
     {
-        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
-        // run in the activation type (bf16 under an fp8 recipe).
+        const char* norm;        //!< the final norm
+        const char* gather;      //!< its output gathered under sequence parallelism
+        const char* logits;      //!< the vocabulary-parallel LM head
+        const char* loss;        //!< the cross-entropy
+        const char* lossReduce;  //!< its tensor-parallel reductions
+        const char* lossBwd;     //!< the cross-entropy's backward
+        const char* dgrad;       //!< the head's input gradient
+        const char* dgradReduce; //!< its tensor-parallel reduction
+        const char* wgrad;       //!< the head's weight gradient
+        const char* normBwd;     //!< the final norm's backward
+    };
+
+    /** The model's head. */
+    static constexpr HeadLabels kHead{"final_norm",
+                                      "ag_head",
+                                      "logits",
+                                      "cross_entropy",
+                                      "ar_loss",
+                                      "cross_entropy_bwd",
+                                      "logits_dgrad",
+                                      "ar_logits_dgrad",
+                                      "logits_wgrad",
+                                      "final_norm_bwd"};
+    /** A prediction module's. */
+    static constexpr HeadLabels kMtpHead{"mtp_final_norm",
+                                         "ag_mtp_head",
+                                         "mtp_logits",
+                                         "mtp_cross_entropy",
+                                         "ar_mtp_loss",
+                                         "mtp_cross_entropy_bwd",
+                                         "mtp_logits_dgrad",
+                                         "ar_mtp_logits_dgrad",
+                                         "mtp_logits_wgrad",
+                                         "mtp_final_norm_bwd"};
+
+    /**
+     * Final norm, LM head (vocabulary-parallel) and cross-entropy, labelled \p l. Embedding,
+     * final norm, LM head and loss are not Transformer Engine linear layers: they run in the
+     * activation type (bf16 under an fp8 recipe).
+     * \return the bytes kept for the backward pass
+     */
+    int64_t
+    EmitHeadForward(const HeadLabels& l)
+    {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
@@ -322,57 +366,72 @@ class TrainingStageBuilder
         const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
         int64_t held = 0;
         held += m_eb * normRows * h;
-        m_e.Compute("final_norm", MakeElementwise(norm, normRows, h, dt), m_eb * normRows * h);
+        m_e.Compute(l.norm, MakeElementwise(norm, normRows, h, dt), m_eb * normRows * h);
         if (sp)
         {
-            m_e.Blocking("ag_head", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
+            m_e.Blocking(l.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
         }
         held += m_eb * normRows * h;
-        m_e.Compute("logits", MakeGemm(m_rows, m_shapes.vocab, h, dt), m_eb * normRows * h);
+        m_e.Compute(l.logits, MakeGemm(m_rows, m_shapes.vocab, h, dt), m_eb * normRows * h);
         // The loss keeps the fp32 softmax of its vocabulary shard for the backward pass.
         int64_t softmax = 4 * int64_t(m_rows * m_shapes.vocab);
         held += softmax;
-        m_e.Compute("cross_entropy",
-                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, dt),
-                    softmax);
+        m_e.Compute(
+            l.loss, MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, dt), softmax);
         if (m_run.parallel.tp > 1)
         {
             // Vocabulary-parallel cross-entropy: all-reduces of the row max, the sum of
             // exponentials and the target logit (fp32, one value per row each).
-            m_e.Blocking("ar_loss", CollectiveKind::ALL_REDUCE, GroupKind::TP, 3 * 4 * m_rows);
+            m_e.Blocking(l.lossReduce, CollectiveKind::ALL_REDUCE, GroupKind::TP, 3 * 4 * m_rows);
         }
-        m_held[{mb, chunk}] += held;
+        return held;
     }
 
-    void
-    HeadBackward(uint32_t mb, uint32_t chunk)
+    /**
+     * The backward pass of EmitHeadForward(\p l).
+     * \return the head's weight-gradient node
+     */
+    uint32_t
+    EmitHeadBackward(const HeadLabels& l)
     {
-        // Embedding, final norm, LM head and loss: not Transformer Engine linear layers, they
-        // run in the activation type (bf16 under an fp8 recipe).
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
         const OpType norm =
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
         const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
         const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
-        m_e.Compute("cross_entropy_bwd",
+        m_e.Compute(l.lossBwd,
                     MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, dt, true));
-        uint32_t dgrad = m_e.Compute("logits_dgrad", MakeGemm(m_rows, h, m_shapes.vocab, dt));
+        uint32_t dgrad = m_e.Compute(l.dgrad, MakeGemm(m_rows, h, m_shapes.vocab, dt));
         uint32_t reduce = GraphEmitter::NONE;
         if (m_run.parallel.tp > 1)
         {
-            reduce = m_e.Async("ar_logits_dgrad",
+            reduce = m_e.Async(l.dgradReduce,
                                sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE,
                                GroupKind::TP,
                                m_eb * m_rows * h,
                                dgrad);
         }
-        uint32_t wgrad = m_e.Compute("logits_wgrad", MakeGemm(m_shapes.vocab, h, m_rows, dt));
+        uint32_t wgrad = m_e.Compute(l.wgrad, MakeGemm(m_shapes.vocab, h, m_rows, dt));
         if (reduce != GraphEmitter::NONE)
         {
             m_e.StreamWaitsFor(reduce);
         }
-        m_e.Compute("final_norm_bwd", MakeElementwise(norm, normRows, h, dt, true));
+        m_e.Compute(l.normBwd, MakeElementwise(norm, normRows, h, dt, true));
+        return wgrad;
+    }
+
+    /** The model's final norm, LM head and loss on micro-batch \p mb's model chunk \p chunk. */
+    void
+    HeadForward(uint32_t mb, uint32_t chunk)
+    {
+        m_held[{mb, chunk}] += EmitHeadForward(kHead);
+    }
+
+    void
+    HeadBackward(uint32_t mb, uint32_t chunk)
+    {
+        const uint32_t wgrad = EmitHeadBackward(kHead);
         if (IsLastMicroBatch(mb))
         {
             // The LM head's and the final norm's gradients.
@@ -432,24 +491,7 @@ class TrainingStageBuilder
         }
         m_layerHeld[{mb, layer}] = m_layer.Forward(m_e, m_run.recompute);
         ReleaseLayer();
-        held += m_eb * normRows * h;
-        m_e.Compute("mtp_final_norm", MakeElementwise(norm, normRows, h, at), m_eb * normRows * h);
-        if (sp)
-        {
-            m_e.Blocking(
-                "ag_mtp_head", CollectiveKind::ALL_GATHER, GroupKind::TP, m_eb * m_rows * h);
-        }
-        held += m_eb * normRows * h;
-        m_e.Compute("mtp_logits", MakeGemm(m_rows, m_shapes.vocab, h, at), m_eb * normRows * h);
-        const int64_t softmax = 4 * int64_t(m_rows * m_shapes.vocab);
-        held += softmax;
-        m_e.Compute("mtp_cross_entropy",
-                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, at),
-                    softmax);
-        if (m_run.parallel.tp > 1)
-        {
-            m_e.Blocking("ar_mtp_loss", CollectiveKind::ALL_REDUCE, GroupKind::TP, 3 * 4 * m_rows);
-        }
+        held += EmitHeadForward(kMtpHead);
         m_mtpHeld[{mb, k}] = held;
     }
 
@@ -469,23 +511,8 @@ class TrainingStageBuilder
             m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
         const CollectiveKind reduce =
             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
-        m_e.Compute("mtp_cross_entropy_bwd",
-                    MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, at, true));
-        const uint32_t dgrad =
-            m_e.Compute("mtp_logits_dgrad", MakeGemm(m_rows, h, m_shapes.vocab, at));
-        uint32_t pending = GraphEmitter::NONE;
-        if (tp > 1)
-        {
-            pending =
-                m_e.Async("ar_mtp_logits_dgrad", reduce, GroupKind::TP, m_eb * m_rows * h, dgrad);
-        }
         // Into the shared output head's gradient: no gradients of its own.
-        m_e.Compute("mtp_logits_wgrad", MakeGemm(m_shapes.vocab, h, m_rows, at));
-        if (pending != GraphEmitter::NONE)
-        {
-            m_e.StreamWaitsFor(pending);
-        }
-        m_e.Compute("mtp_final_norm_bwd", MakeElementwise(norm, normRows, h, at, true));
+        EmitHeadBackward(kMtpHead);
         GatherLayer(m_e.LastStream());
         std::vector<uint32_t> wgrads;
         m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
@@ -500,7 +527,7 @@ class TrainingStageBuilder
         }
         const uint32_t projDgrad =
             m_e.Compute("mtp_proj_dgrad", MakeGemm(m_rows, 2 * h, h / tp, dt));
-        pending = GraphEmitter::NONE;
+        uint32_t pending = GraphEmitter::NONE;
         if (tp > 1)
         {
             pending = m_e.Async(
