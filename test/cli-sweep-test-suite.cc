@@ -366,6 +366,63 @@ class CliSweepRoutingTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep row says how its layout split the layers over the stages (the text table's
+ * split column, the JSON row's first_stage_layers and last_stage_layers), so that `run` with
+ * those options gives the row's step.
+ */
+class CliSweepSplitTestCase : public TestCase
+{
+  public:
+    CliSweepSplitTestCase()
+        : TestCase("sweep rows give their stage split, which run reproduces")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-split");
+        // gpt-1.7b's 24 layers on 5 stages: fewer on the first or the last, as many on the
+        // others.
+        const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                              "--gpus=5",
+                                              "--gbs=5",
+                                              "--seq=512",
+                                              "--tp=1",
+                                              "--pp=5",
+                                              "--mbs=1",
+                                              "--recompute=none"};
+        CliResult json = RunCli(
+            Cat({"sweep", "--workers=1", "--json", "--pipeline-split=first-last"}, job), dir);
+        RAPIDLLM_REQUIRE_EQ(json.status, 0, json.err);
+        const Json rows = Json::parse(json.out).at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 1u, json.out);
+        const uint32_t first = rows.at(0).at("first_stage_layers").get<uint32_t>();
+        const uint32_t last = rows.at(0).at("last_stage_layers").get<uint32_t>();
+        NS_TEST_EXPECT_MSG_EQ((first + last < 24 && (24 - first - last) % 3 == 0), true, json.out);
+        NS_TEST_EXPECT_MSG_EQ((first < 5 || last < 5), true, "fewer on the first or the last");
+        CliResult text =
+            RunCli(Cat({"sweep", "--workers=1", "--pipeline-split=first-last"}, job), dir);
+        NS_TEST_EXPECT_MSG_NE(
+            text.out.find(" " + std::to_string(first) + "/" + std::to_string(last) + " "),
+            std::string::npos,
+            text.out);
+        CliResult run = RunCli(Cat({"run",
+                                    "--json",
+                                    "--first-stage-layers=" + std::to_string(first),
+                                    "--last-stage-layers=" + std::to_string(last)},
+                                   job),
+                               dir);
+        RAPIDLLM_REQUIRE_EQ(run.status, 0, run.err);
+        NS_TEST_EXPECT_MSG_EQ(rows.at(0).at("step_time_s").get<double>(),
+                              Json::parse(run.out).at("step_time_s").get<double>(),
+                              "the row is run's step with that split");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief The sweep's command-line tests.
  */
 class CliSweepTestSuite : public TestSuite
@@ -377,6 +434,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
     }
 };
 

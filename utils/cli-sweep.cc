@@ -75,11 +75,38 @@ ParseShard(const std::string& text)
     return {index, count};
 }
 
-/** Prints the ranked table (--top of each kind). */
-void
-PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
+/**
+ * \return how layout \p run splits the layers over its stages, as `run` takes it: "-" (evenly),
+ * "12/14" (--first-stage-layers, --last-stage-layers; 0 for an even share) or "emb+loss"
+ * (--embedding-in-pipeline-split --loss-in-pipeline-split)
+ */
+std::string
+SplitText(const RunSpec& run)
 {
-    std::printf("%4s %4s %4s %5s %3s %3s %4s %4s %-10s %10s %8s %6s %9s %9s %9s %9s\n",
+    const ParallelSpec& p = run.parallel;
+    if (p.embeddingInSplit || p.lossInSplit)
+    {
+        return std::string(p.embeddingInSplit ? "emb" : "")
+               + (p.embeddingInSplit && p.lossInSplit ? "+" : "") + (p.lossInSplit ? "loss" : "");
+    }
+    if (p.UnevenStages())
+    {
+        return std::to_string(p.firstStageLayers) + "/" + std::to_string(p.lastStageLayers);
+    }
+    return "-";
+}
+
+/** Prints the ranked table (--top of each kind); \p candidates give each row's stage split. */
+void
+PrintTable(const std::vector<SweepRow>& rows,
+           const std::vector<RunSpec>& candidates,
+           uint64_t shown)
+{
+    auto split = [&](const SweepRow& r)
+    {
+        return r.layout < candidates.size() ? SplitText(candidates[r.layout]) : std::string("?");
+    };
+    std::printf("%4s %4s %4s %5s %3s %3s %4s %4s %-10s %-8s %10s %8s %6s %9s %9s %9s %9s\n",
                 "rank",
                 "tp",
                 "pp",
@@ -89,6 +116,7 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
                 "vpp",
                 "mbs",
                 "recompute",
+                "split",
                 "step_s",
                 "TFLOP/s",
                 "MFU",
@@ -107,8 +135,8 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
         const double gib = r.peakBytes / double(1ull << 30);
         if (r.fits)
         {
-            std::printf("%4llu %4u %4u %5u %3u %3u %4u %4u %-10s %10.4f %8.1f %5.1f%% %9.4f %9.4f "
-                        "%9.4f %9.2f\n",
+            std::printf("%4llu %4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10.4f %8.1f %5.1f%% %9.4f "
+                        "%9.4f %9.4f %9.2f\n",
                         static_cast<unsigned long long>(++rank),
                         r.tp,
                         r.pp,
@@ -118,6 +146,7 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
                         r.vpp,
                         r.mbs,
                         r.recompute.c_str(),
+                        split(r).c_str(),
                         r.stepTimeS,
                         r.tflopsPerGpu,
                         100 * r.mfu,
@@ -131,7 +160,7 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %4u %4u %5u %3u %3u %4u %4u %-10s %10s %8s %6s %9s %9s %9s %9.2f\n",
+        std::printf("%4s %4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10s %8s %6s %9s %9s %9s %9.2f\n",
                     "-",
                     r.tp,
                     r.pp,
@@ -141,6 +170,7 @@ PrintTable(const std::vector<SweepRow>& rows, uint64_t shown)
                     r.vpp,
                     r.mbs,
                     r.recompute.c_str(),
+                    split(r).c_str(),
                     "-",
                     "-",
                     "-",
@@ -604,7 +634,21 @@ RunSweepCommand(const CliArgs& args)
         {
             input["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
         }
-        std::cout << DumpJson(Json{{"input", input}, {"rows", SweepRowsJson(ranked)}});
+        Json rows = SweepRowsJson(ranked);
+        for (std::size_t i = 0; i < ranked.size(); ++i)
+        {
+            // The stage split each layout ran with, in `run`'s terms (results.csv keeps its
+            // columns: resumed and merged folders read them).
+            if (ranked[i].layout < candidates.size())
+            {
+                const ParallelSpec& p = candidates[ranked[i].layout].parallel;
+                rows[i]["first_stage_layers"] = p.firstStageLayers;
+                rows[i]["last_stage_layers"] = p.lastStageLayers;
+                rows[i]["embedding_in_pipeline_split"] = p.embeddingInSplit;
+                rows[i]["loss_in_pipeline_split"] = p.lossInSplit;
+            }
+        }
+        std::cout << DumpJson(Json{{"input", input}, {"rows", rows}});
         return 0;
     }
     if (args.Flag("csv"))
@@ -633,7 +677,7 @@ RunSweepCommand(const CliArgs& args)
                     : "",
                 static_cast<unsigned long long>(fit),
                 skipped);
-    PrintTable(ranked, shown);
+    PrintTable(ranked, candidates, shown);
     return 0;
 }
 
