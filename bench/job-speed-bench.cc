@@ -26,6 +26,10 @@
 //                    full recompute, bf16, its 126 layers as 7 on the first and the last stage
 //                    and 8 on the others (as Meta trained it): < 60 s and < 8 GB
 //   llama405-16k-128 the same with 128 layers, 8 per stage
+//   dsv3-ep64        DeepSeek-V3 (MLA, 256 experts, its prediction module) on 2,048 H100, TP1
+//                    PP16 DP128 EP64 (expert all-to-alls across 8 nodes), seq 4096, gbs 2048,
+//                    fp8, ZeRO-1, selective recompute, 4 layers on the first stage and 1 on the
+//                    last: < 10 s
 // Scale (issue 14: complete within 8 GB of peak RSS):
 //   llama405-32k     Llama-3 405B on 32,768 H100, TP8 PP16 DP256, seq 8192, mbs 1, gbs 4096
 //                    (16 micro-batches per pipeline, as llama405-16k), full recompute, bf16,
@@ -121,6 +125,19 @@ main(int argc, char** argv)
         run.parallel.sequenceParallel = true;
         run.sequence = 8192;
         run.recompute = Recompute::NONE;
+        run.dtype = DataType::FP8;
+    }
+    else if (name == "dsv3-ep64")
+    {
+        model = "deepseek-v3";
+        hardware = "h100-sxm-80gb";
+        layout(1, 16, 128, 2048);
+        run.parallel.ep = 64;
+        run.parallel.zeroStage = 1;
+        run.parallel.firstStageLayers = 4;
+        run.parallel.lastStageLayers = 1;
+        run.sequence = 4096;
+        run.recompute = Recompute::SELECTIVE;
         run.dtype = DataType::FP8;
     }
     else if (name == "gpt3-16k")

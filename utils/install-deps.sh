@@ -13,6 +13,7 @@ packages=(
     libbenchmark-dev                                      # bench/
     pkg-config                                            # the out-of-tree test (rapid-llm.pc)
     gnuplot-nox                                           # PNG plots of studies, sweeps and run --out (ns-3 Gnuplot)
+    libjemalloc-dev                                       # the programs' allocator (CMakeLists.txt)
 )
 
 missing=()
