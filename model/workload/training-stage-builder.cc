@@ -308,6 +308,27 @@ class TrainingStageBuilder
         }
     }
 
+    /** \return whether sequence parallelism shards the norms' rows (tp > 1) */
+    bool
+    SequenceParallel() const
+    {
+        return m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
+    }
+
+    /** \return the rows a norm sees: this rank's sequence shard under sequence parallelism */
+    uint64_t
+    NormRows() const
+    {
+        return SequenceParallel() ? m_rows / m_run.parallel.tp : m_rows;
+    }
+
+    /** \return the model's norm */
+    OpType
+    NormOp() const
+    {
+        return m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    }
+
     /**
      * The labels of one output head's operators: the model's, or a prediction module's (which
      * shares the head's weights).
@@ -360,10 +381,9 @@ class TrainingStageBuilder
     {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
-        const OpType norm =
-            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
-        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
-        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
+        const OpType norm = NormOp();
+        const bool sp = SequenceParallel();
+        const uint64_t normRows = NormRows();
         int64_t held = 0;
         held += m_eb * normRows * h;
         m_e.Compute(l.norm, MakeElementwise(norm, normRows, h, dt), m_eb * normRows * h);
@@ -396,10 +416,9 @@ class TrainingStageBuilder
     {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
-        const OpType norm =
-            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
-        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
-        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
+        const OpType norm = NormOp();
+        const bool sp = SequenceParallel();
+        const uint64_t normRows = NormRows();
         m_e.Compute(l.lossBwd,
                     MakeElementwise(OpType::CROSS_ENTROPY, m_rows, m_shapes.vocab, dt, true));
         uint32_t dgrad = m_e.Compute(l.dgrad, MakeGemm(m_rows, h, m_shapes.vocab, dt));
@@ -459,10 +478,9 @@ class TrainingStageBuilder
         WaitForParams(layer);
         const DataType at = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
-        const bool sp = m_run.parallel.sequenceParallel && m_run.parallel.tp > 1;
-        const uint64_t normRows = sp ? m_rows / m_run.parallel.tp : m_rows;
-        const OpType norm =
-            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        const bool sp = SequenceParallel();
+        const uint64_t normRows = NormRows();
+        const OpType norm = NormOp();
         int64_t held = 0;
         m_e.Compute("mtp_embedding", MakeElementwise(OpType::EMBEDDING, m_rows, h, at));
         if (m_run.parallel.tp > 1)
@@ -505,10 +523,9 @@ class TrainingStageBuilder
         const DataType dt = m_run.dtype;
         const uint64_t h = m_shapes.hidden;
         const uint32_t tp = m_run.parallel.tp;
-        const bool sp = m_run.parallel.sequenceParallel && tp > 1;
-        const uint64_t normRows = sp ? m_rows / tp : m_rows;
-        const OpType norm =
-            m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+        const bool sp = SequenceParallel();
+        const uint64_t normRows = NormRows();
+        const OpType norm = NormOp();
         const CollectiveKind reduce =
             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
         // Into the shared output head's gradient: no gradients of its own.
