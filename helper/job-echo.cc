@@ -165,6 +165,11 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
         software["inflight_batches"] = r.InflightBatches();
+        if (r.specTokens > 0)
+        {
+            software["spec_tokens"] = r.specTokens;
+            software["spec_acceptance"] = r.specAcceptance;
+        }
     }
     if (r.mode == RunMode::INFERENCE)
     {

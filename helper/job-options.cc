@@ -153,6 +153,24 @@ MakeDeclarations()
                  "0")
             .Field("inflight_batches")
             .Mode("inference"),
+        O::Count("spec-tokens",
+                 "inference: speculative decoding's draft tokens per step, proposed one at a time "
+                 "by a one-layer draft module (DeepSeek-V3's multi-token prediction module, an "
+                 "EAGLE head) and verified by one pass of the model (0: none; needs "
+                 "--spec-acceptance)",
+                 0,
+                 16,
+                 "0")
+            .Field("spec_tokens")
+            .Mode("inference"),
+        O::Real("spec-acceptance",
+                "inference: the probability a draft token is accepted given the ones before it "
+                "(DeepSeek-V3 reports 0.85-0.9 for its second token)",
+                0,
+                1,
+                "0")
+            .Field("spec_acceptance")
+            .Mode("inference"),
         O::Choice("first-token",
                   "inference: the pass that samples the first token: auto (the engine's: decode "
                   "for lmdeploy, else prefill), prefill, or decode (a first decode step after a "
@@ -468,6 +486,15 @@ JobOptions::ReadJobFile()
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
         {"inflight-batches", "inflight_batches", number(r.inflightBatches)},
+        {"spec-tokens", "spec_tokens", number(r.specTokens)},
+        {"spec-acceptance",
+         "spec_acceptance",
+         [&r]()
+         {
+             char buf[32];
+             std::snprintf(buf, sizeof(buf), "%.17g", r.specAcceptance);
+             return std::string(buf);
+         }()},
         {"first-token", "first_token", r.firstToken},
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
@@ -745,6 +772,12 @@ JobOptions::Resolve() const
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
+    run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));
+    {
+        double acceptance = 0;
+        ParseFiniteNumber(Get("spec-acceptance"), acceptance);
+        run.specAcceptance = acceptance;
+    }
     run.firstToken = Get("first-token");
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");

@@ -12,6 +12,7 @@
 #include "study-plot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -393,10 +394,21 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     {
         const uint64_t mean = prompt + steps / 2;
         const std::string context = std::to_string(mean > 3 ? mean - 2 : 1);
+        // The two runs differ by whole decode passes: two of one token each, or with
+        // speculative decoding at least two passes of TokensPerDecodePass() tokens each; the
+        // time per token is their difference over the tokens those passes yield.
+        const double perPass = job.run.TokensPerDecodePass();
+        const uint32_t longGen = 2 + 2 * static_cast<uint32_t>(std::ceil(perPass - 1e-9));
+        RunSpec shortRun = job.run;
+        shortRun.generatedTokens = 2;
+        RunSpec longRun = job.run;
+        longRun.generatedTokens = longGen;
+        const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
         const RunReport shorter = run({{"prompt", context}, {"gen", "2"}});
-        const RunReport longer = run({{"prompt", context}, {"gen", "4"}});
-        stepS = (longer.stepTimeS - shorter.stepTimeS) / 2;
-        stepJ = (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / 2;
+        const RunReport longer = run({{"prompt", context}, {"gen", std::to_string(longGen)}});
+        stepS = (longer.stepTimeS - shorter.stepTimeS) / tokens;
+        stepJ =
+            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens;
         energy = energy && longer.haveEnergy;
     }
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With

@@ -306,6 +306,22 @@ class ServingContinuousTestCase : public TestCase
                               "one step's activations, not 64 prompts' prefill");
         NS_TEST_EXPECT_MSG_LT(
             rows[2].ttftS, staticMany.ttftS, "its own prefill, not the whole batch's");
+
+        // Speculative decoding: the time per token comes from whole passes, each yielding the
+        // expected accepted drafts; one request in flight still decodes as the static request.
+        job.Set("spec-tokens", "2");
+        job.Set("spec-acceptance", "0.8");
+        space.batch = {1};
+        space.batching = Batching::STATIC;
+        const ServingRow specStatic = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        space.batching = Batching::CONTINUOUS;
+        const ServingRow specOne = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(specOne.fits && specStatic.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_EQ_TOL(specOne.tpotS / specStatic.tpotS,
+                                  1.0,
+                                  0.02,
+                                  "the static request's passes, over the tokens they yield");
+        NS_TEST_EXPECT_MSG_LT(specOne.tpotS, one.tpotS, "fewer passes than tokens");
     }
 };
 

@@ -1453,6 +1453,113 @@ class MtpTestCase : public TestCase
 };
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief Speculative decoding: a pass verifies the token and k drafts of each sequence
+ * together (k + 1 query rows per KV head, the cache read once), yields (1 - a^(k+1)) / (1 - a)
+ * tokens on average, and is preceded on the last stage by the draft module's k single-token
+ * passes; the draft's layer prefills the prompt and holds weights and a cache of its own.
+ */
+class SpeculativeDecodingTestCase : public TestCase
+{
+  public:
+    SpeculativeDecodingTestCase()
+        : TestCase("speculative decoding: verification passes, drafts and the expected yield")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run = fixture::InferenceJob(1, 1, 4, 64, 9);
+        run.specTokens = 1;
+        run.specAcceptance = 0.85;
+        NS_TEST_EXPECT_MSG_EQ_TOL(run.TokensPerDecodePass(), 1.85, 1e-12, "1 + a");
+        run.specTokens = 3;
+        run.specAcceptance = 0.8;
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            run.TokensPerDecodePass(), (1 - std::pow(0.8, 4)) / 0.2, 1e-12, "geometric sum");
+        run.specTokens = 2;
+        run.specAcceptance = 1.0;
+        NS_TEST_EXPECT_MSG_EQ_TOL(run.TokensPerDecodePass(), 3.0, 1e-12, "every draft kept");
+        NS_TEST_EXPECT_MSG_EQ(run.DecodePasses(), 3u, "8 tokens after the first, 3 a pass");
+
+        ModelSpec model = ModelSpec::Load("llama3-8b");
+        model.layers = 2;
+        model.Validate("test");
+        const uint64_t h = 4096;
+        const RunSpec plain = fixture::InferenceJob(1, 1, 4, 64, 9);
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, run, 0),
+                              StageParameters(model, plain, 0) + model.LayerParameters(false)
+                                  + 3 * h + 2 * h * h,
+                              "the draft module's weights");
+
+        Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>();
+        gpu->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
+        const Workload w = Workload::Build(model, run, MakeComputeCoster(gpu));
+        const StageGraph& g = w.stages.at(0);
+        std::vector<const WorkNode*> verify;
+        uint32_t drafts = 0;
+        uint32_t draftPrefill = 0;
+        for (const auto& n : g.nodes)
+        {
+            if (n.phase == Phase::DECODE && n.layer == 0 && std::string(n.label) == "attention")
+            {
+                verify.push_back(&n);
+            }
+            if (std::string(n.label) == "draft_proj")
+            {
+                (n.phase == Phase::PREFILL ? draftPrefill : drafts) += 1;
+            }
+        }
+        RAPIDLLM_REQUIRE_EQ(verify.size(), 3u, "three verification passes");
+        const AttentionShape& a = verify[0]->op.Attention();
+        NS_TEST_EXPECT_MSG_EQ((a.batch == 4 && a.heads == 32 * 3 && a.kvHeads == 8),
+                              true,
+                              "3 query rows per head and sequence, the cache read once");
+        NS_TEST_EXPECT_MSG_EQ(a.kvLen, 64u + 3, "the prompt and the 3 new tokens");
+        NS_TEST_EXPECT_MSG_EQ(verify[1]->op.Attention().kvLen, 64u + 3 + 3, "3 more kept");
+        NS_TEST_EXPECT_MSG_EQ(drafts, 2u * 3, "2 drafts after the prefill and the first 2 passes");
+        NS_TEST_EXPECT_MSG_EQ(draftPrefill, 1u, "the draft layer prefills the prompt");
+        const WorkNode* qkv = At(g, 0, "qkv", Phase::DECODE, 1);
+        RAPIDLLM_REQUIRE_NE(qkv, nullptr, "the first pass's QKV");
+        NS_TEST_EXPECT_MSG_EQ(qkv->op.Gemm().m, 4u * 3, "4 sequences x 3 tokens");
+
+        // Settings that do not make sense are refused, naming the key.
+        RunSpec training = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);
+        training.specTokens = 1;
+        training.specAcceptance = 0.5;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  [&]()
+                                  {
+                                      training.Validate(model, "t");
+                                  })
+                                  .find("spec_tokens"),
+                              std::string::npos,
+                              "training");
+        RunSpec noAcceptance = plain;
+        noAcceptance.specTokens = 2;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  [&]()
+                                  {
+                                      noAcceptance.Validate(model, "t");
+                                  })
+                                  .find("spec_acceptance"),
+                              std::string::npos,
+                              "drafts need an acceptance");
+        RunSpec noTokens = plain;
+        noTokens.specAcceptance = 0.5;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  [&]()
+                                  {
+                                      noTokens.Validate(model, "t");
+                                  })
+                                  .find("spec_tokens"),
+                              std::string::npos,
+                              "an acceptance needs drafts");
+    }
+};
+
+/**
  * \brief Mixture-of-experts routing: a decode step reads only the experts its tokens route to,
  * E (1 - (1 - k/E)^b) of them for b tokens under uniform routing (the occupancy expectation,
  * rounded to the nearest whole expert), and the token imbalance of training and prefill makes
@@ -3122,6 +3229,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
         AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new MtpTestCase, TestCase::QUICK);
+        AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
     }
 };

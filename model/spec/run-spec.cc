@@ -324,6 +324,9 @@ ParseRecompute(const std::string& name, Recompute& recompute)
 }
 
 namespace {
+/** The most draft tokens a speculative decoding step may propose. */
+constexpr uint32_t kMaxSpecTokens = 16;
+
 /** Throws unless \p a is a multiple of \p b, naming both quantities. */
 void
 RequireMultiple(const std::string& source,
@@ -467,6 +470,27 @@ void
 RunSpec::Validate(const ModelSpec& model, const std::string& source) const
 {
     const auto& p = parallel;
+    if (specTokens > 0 || specAcceptance != 0)
+    {
+        if (mode != RunMode::INFERENCE)
+        {
+            throw SpecError(source, "spec_tokens", "speculative decoding applies to inference");
+        }
+        if (specTokens == 0 || specTokens > kMaxSpecTokens)
+        {
+            throw SpecError(source,
+                            "spec_tokens",
+                            std::to_string(specTokens) + " draft tokens a step; allowed: 1 to "
+                                + std::to_string(kMaxSpecTokens) + " with spec_acceptance");
+        }
+        if (!(specAcceptance > 0 && specAcceptance <= 1))
+        {
+            std::ostringstream os;
+            os << specAcceptance
+               << " is not a probability a draft token is accepted; allowed: above 0, at most 1";
+            throw SpecError(source, "spec_acceptance", os.str());
+        }
+    }
     if (p.zeroStage > 3)
     {
         throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
@@ -821,7 +845,8 @@ RunSpec::operator==(const RunSpec& o) const
            && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance
            && dispatch == o.dispatch && engine == o.engine && fp8Scaling == o.fp8Scaling
            && mainGrads == o.mainGrads && tpCommOverlap == o.tpCommOverlap
-           && paramGather == o.paramGather;
+           && paramGather == o.paramGather && specTokens == o.specTokens
+           && specAcceptance == o.specAcceptance;
 }
 
 uint32_t
@@ -864,6 +889,31 @@ RunSpec::ResolvedDispatch() const
         return "eager";
     }
     return "none";
+}
+
+double
+RunSpec::TokensPerDecodePass() const
+{
+    if (specTokens == 0)
+    {
+        return 1.0;
+    }
+    if (specAcceptance >= 1.0)
+    {
+        return specTokens + 1.0;
+    }
+    return (1.0 - std::pow(specAcceptance, specTokens + 1.0)) / (1.0 - specAcceptance);
+}
+
+uint32_t
+RunSpec::DecodePasses() const
+{
+    if (generatedTokens <= 1)
+    {
+        return 0;
+    }
+    const double passes = double(generatedTokens - 1) / TokensPerDecodePass();
+    return static_cast<uint32_t>(std::ceil(passes - 1e-9));
 }
 
 bool
@@ -947,6 +997,8 @@ RunSpec::Read(SpecReader& r)
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
+    s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
+    s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);
     ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
                       s.memoryLayout);
     s.splitKvDecode =

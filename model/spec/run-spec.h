@@ -197,6 +197,19 @@ struct RunSpec
      */
     double moeImbalance = 1.0;
     /**
+     * Inference: speculative decoding's draft tokens per step (0: none). A draft module of one
+     * decoder layer beside the model (DeepSeek-V3's multi-token prediction module, or an
+     * EAGLE head: a projection, one layer and the shared head) proposes specTokens tokens one at
+     * a time, and one pass of the model verifies them all.
+     */
+    uint32_t specTokens = 0;
+    /**
+     * Speculative decoding: the probability that a draft token is accepted, given the ones
+     * before it were (a property of the draft, the model and the text; DeepSeek-V3 reports
+     * 85-90% for its second token, section 5.4.3).
+     */
+    double specAcceptance = 0;
+    /**
      * How the host issues the kernels (doc/workload-model.md, "Host dispatch"): auto (the
      * engine's), none (an ideal host), eager (PyTorch eager: one framework op at a time),
      * graphs (one CUDA graph launch per step), engine (a C++ loop launching each kernel).
@@ -245,6 +258,18 @@ struct RunSpec
      *         more
      */
     uint32_t InflightBatchSize(uint32_t m) const;
+
+    /**
+     * \return the tokens a decode pass yields: 1, or with speculative decoding the expected
+     * accepted drafts plus the one the verification samples, (1 - a^(k+1)) / (1 - a) for k
+     * drafts of acceptance a (Leviathan et al., ICML 2023, eq. 1); k + 1 when a is 1
+     */
+    double TokensPerDecodePass() const;
+    /**
+     * \return the decode passes after the first token: generated - 1, or with speculative
+     * decoding ceil((generated - 1) / TokensPerDecodePass())
+     */
+    uint32_t DecodePasses() const;
 
     /** \return the dispatch in force: dispatch, or for auto the engine's (none without one) */
     std::string ResolvedDispatch() const;

@@ -102,13 +102,11 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     // setup_embeddings_and_output_layer), with its own gradients and optimizer state.
     headParams = (!model.tiedEmbeddings || run.parallel.pp > 1) ? vocab * h : 0;
     finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
-    if (run.mode == RunMode::TRAINING)
-    {
-        // Megatron-core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a column-parallel
-        // linear without bias), the layer, final_layernorm.
-        mtpLayers = model.mtpLayers;
-        mtpParams = 3 * finalNormParams + 2 * h * h / tp;
-    }
+    // Megatron-core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a column-parallel
+    // linear without bias), the layer, final_layernorm. Trained beside the model; in inference
+    // one such module drafts for speculative decoding (RunSpec::specTokens).
+    mtpLayers = run.mode == RunMode::TRAINING ? model.mtpLayers : (run.specTokens > 0 ? 1 : 0);
+    mtpParams = mtpLayers > 0 ? 3 * finalNormParams + 2 * h * h / tp : 0;
 }
 
 bool

@@ -87,9 +87,10 @@ struct LayerShapes
     uint64_t headParams = 0;       //!< LM head shard: untied, or a tied copy on a pipeline
     uint64_t finalNormParams = 0;  //!< the final norm before the head (replicated across TP)
     /**
-     * Training: multi-token prediction modules (ModelSpec::mtpLayers), on the last pipeline
-     * stage after the model's last layer, as Megatron-core places them; module k runs decoder
-     * layer MtpLayer(k). None in inference.
+     * Multi-token prediction modules on the last pipeline stage after the model's last layer,
+     * as Megatron-core places them; module k runs decoder layer MtpLayer(k). In training the
+     * model's (ModelSpec::mtpLayers); in inference one draft module with speculative decoding
+     * (RunSpec::specTokens), else none.
      */
     uint32_t mtpLayers = 0;
     /**

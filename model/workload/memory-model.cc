@@ -193,6 +193,10 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                     cachedTokens += window > 0 ? std::min(tokens, window) : tokens;
                 }
             }
+            if (g.stage + 1 == p.pp)
+            {
+                cachedTokens += shapes.mtpLayers * tokens; // a speculative draft module's layer
+            }
             m.kvCache = cachedTokens * w.run.batch * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
             // (of the largest batch in flight: the first).

@@ -198,13 +198,16 @@ TransformerLayer::Forward(GraphEmitter& e, Recompute keep) const
 }
 
 void
-TransformerLayer::Decode(GraphEmitter& e, uint64_t context) const
+TransformerLayer::Decode(GraphEmitter& e, uint64_t context, uint32_t queries) const
 {
-    EmitForward(e, Recompute::NONE, context);
+    EmitForward(e, Recompute::NONE, context, queries);
 }
 
 void
-TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const
+TransformerLayer::EmitForward(GraphEmitter& e,
+                              Recompute keep,
+                              uint64_t decodeContext,
+                              uint32_t queries) const
 {
     const auto& s = m_shapes;
     const DataType at = m_run.ActivationType();
@@ -215,8 +218,8 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         return keepActs ? static_cast<int64_t>(bytes) : 0;
     };
     const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
-    const uint64_t rows = decodeContext > 0 ? m_batch : m_rows;
-    const uint64_t normRows = decodeContext > 0 ? m_batch : m_normRows;
+    const uint64_t rows = decodeContext > 0 ? m_batch * queries : m_rows;
+    const uint64_t normRows = decodeContext > 0 ? m_batch * queries : m_normRows;
 
     uint32_t n1 = e.Compute(
         "norm1", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
@@ -227,10 +230,12 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
     QkvForward(e, rows, decodeContext > 0, keepActs);
     if (decodeContext > 0)
     {
-        // One new token per sequence over the cache and itself.
+        // The new tokens of each sequence over the cache and themselves. A split-KV kernel
+        // takes a sequence's query tokens as more query rows of each KV head (FlashInfer's and
+        // FlashMLA's decode with several query tokens): the cache is read once for them all.
         AttentionShape a;
         a.batch = m_batch;
-        a.heads = s.heads;
+        a.heads = s.heads * queries;
         a.kvHeads = s.kvHeads;
         a.headDim = s.headDim;
         if (s.mla)
@@ -246,7 +251,8 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
         a.queryLen = 1;
         // A sliding-window layer keeps and reads only the window's last keys.
         const uint64_t window = Window(e);
-        a.kvLen = window > 0 ? std::min<uint64_t>(decodeContext + 1, window) : decodeContext + 1;
+        const uint64_t keys = decodeContext + queries;
+        a.kvLen = window > 0 ? std::min<uint64_t>(keys, window) : keys;
         a.causal = false;
         e.Compute("attention",
                   MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
@@ -278,7 +284,7 @@ TransformerLayer::EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeCo
               kept(m_model.dropout ? normRows * s.hidden : 0));
     e.Compute(
         "norm2", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
-    MlpForward(e, keepActs, rows);
+    MlpForward(e, keepActs, rows, decodeContext > 0);
     e.Compute("residual2",
               MakeElementwise(OpType::RESIDUAL_ADD, normRows, s.hidden, at),
               kept(m_model.dropout ? normRows * s.hidden : 0));
@@ -575,7 +581,7 @@ TransformerLayer::AttentionBackward(GraphEmitter& e) const
 }
 
 void
-TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const
+TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows, bool decode) const
 {
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
@@ -585,7 +591,6 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) cons
     {
         return keepActs ? static_cast<int64_t>(bytes) : 0;
     };
-    const bool decode = rows != m_rows;
     const uint64_t inputRows = decode ? rows : m_normRows;
     const bool moe = m_shapes.IsMoeLayer(e.Layer());
     if (!decode && moe && !m_foldedExperts)

@@ -79,12 +79,14 @@ class TransformerLayer
                   std::vector<uint32_t>* wgradNodes) const;
 
     /**
-     * \brief Emits one decode step of the layer: one new token per sequence attending to a KV
-     * cache of \p context tokens.
+     * \brief Emits one decode step of the layer: \p queries new tokens per sequence (1, or a
+     * speculative step's drafts and the token before them, verified together) attending to a KV
+     * cache of \p context tokens, which the split-KV kernel reads once for all of them.
      * \param e the emitter
      * \param context tokens already in the KV cache
+     * \param queries new tokens per sequence
      */
-    void Decode(GraphEmitter& e, uint64_t context) const;
+    void Decode(GraphEmitter& e, uint64_t context, uint32_t queries = 1) const;
 
     /** \return bytes of the activations entering the layer ([s, b, h], sharded with SP) */
     uint64_t InputBytes() const;
@@ -93,8 +95,14 @@ class TransformerLayer
     const LayerShapes& Shapes() const;
 
   private:
-    /** The forward pass; \p decodeContext > 0 makes it one decode step over that context. */
-    void EmitForward(GraphEmitter& e, Recompute keep, uint64_t decodeContext) const;
+    /**
+     * The forward pass; \p decodeContext > 0 makes it one decode step over that context, of
+     * \p queries tokens per sequence.
+     */
+    void EmitForward(GraphEmitter& e,
+                     Recompute keep,
+                     uint64_t decodeContext,
+                     uint32_t queries = 1) const;
     /**
      * The attention core forward (ring attention when cp > 1): with \p keepActs it keeps its
      * inputs (Q, K, V), with \p keepSaved also what the kernel saves beyond them (the scores,
@@ -113,8 +121,11 @@ class TransformerLayer
     /** Under MLA, scales attention node \p id's model FLOPs from the kernel's (values padded to
      *  the key width, as FlashAttention-2 needs) to the model's values. \return \p id */
     uint32_t UnpadValues(GraphEmitter& e, uint32_t id) const;
-    /** The MLP (dense or mixture of experts) forward over \p rows token rows. */
-    void MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows) const;
+    /**
+     * The MLP (dense or mixture of experts) forward over \p rows token rows, those of a decode
+     * step when \p decode.
+     */
+    void MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows, bool decode) const;
     /** The MLP backward. */
     void MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) const;
     /** The tensor-parallel collective after a row-parallel GEMM over \p rows token rows
