@@ -69,7 +69,7 @@ EmitStageOutput(GraphEmitter& e,
     {
         return;
     }
-    const OpType norm = model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const OpType norm = NormOpOf(model.norm);
     e.Compute("final_norm", MakeElementwise(norm, sampled, s.hidden, run.ActivationType()));
     e.Compute("logits", MakeGemm(sampled, s.vocab, s.hidden, run.ActivationType()));
     if (run.parallel.tp > 1)
@@ -97,7 +97,7 @@ EmitDraftInput(GraphEmitter& e,
 {
     const DataType at = run.ActivationType();
     const uint32_t tp = run.parallel.tp;
-    const OpType norm = model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const OpType norm = NormOpOf(model.norm);
     e.Compute("draft_embedding", MakeElementwise(OpType::EMBEDDING, rows, s.hidden, at));
     if (tp > 1)
     {
@@ -155,7 +155,7 @@ EmitDrafts(GraphEmitter& e,
 {
     const DataType at = run.ActivationType();
     const uint32_t tp = run.parallel.tp;
-    const OpType norm = model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const OpType norm = NormOpOf(model.norm);
     for (uint32_t i = 0; i < run.specTokens; ++i)
     {
         e.SetContext(Phase::DECODE, pass, s.MtpLayer(0));

@@ -264,6 +264,12 @@ MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64_t batch)
     return d;
 }
 
+OpType
+NormOpOf(NormType norm)
+{
+    return norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+}
+
 OperatorDesc
 MakeElementwise(OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward)
 {

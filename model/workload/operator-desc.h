@@ -7,6 +7,7 @@
 
 #include "ns3/attention-shape.h"
 #include "ns3/data-type.h"
+#include "ns3/model-spec.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -232,6 +233,9 @@ OperatorDesc MakeGemm(uint64_t m, uint64_t n, uint64_t k, DataType dtype, uint64
  */
 OperatorDesc MakeElementwise(
     OpType type, uint64_t rows, uint64_t width, DataType dtype, bool backward = false);
+
+/** \return the operator of a model's norm: RMS_NORM or LAYER_NORM */
+OpType NormOpOf(NormType norm);
 
 /**
  * \brief The un-permutation of Megatron-core's MoE token dispatcher: each of \p tokens tokens'

@@ -322,13 +322,6 @@ class TrainingStageBuilder
         return SequenceParallel() ? m_rows / m_run.parallel.tp : m_rows;
     }
 
-    /** \return the model's norm */
-    OpType
-    NormOp() const
-    {
-        return m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
-    }
-
     /**
      * The labels of one output head's operators: the model's, or a prediction module's (which
      * shares the head's weights).
@@ -381,7 +374,7 @@ class TrainingStageBuilder
     {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
-        const OpType norm = NormOp();
+        const OpType norm = NormOpOf(m_model.norm);
         const bool sp = SequenceParallel();
         const uint64_t normRows = NormRows();
         int64_t held = 0;
@@ -416,7 +409,7 @@ class TrainingStageBuilder
     {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
-        const OpType norm = NormOp();
+        const OpType norm = NormOpOf(m_model.norm);
         const bool sp = SequenceParallel();
         const uint64_t normRows = NormRows();
         m_e.Compute(l.lossBwd,
@@ -480,7 +473,7 @@ class TrainingStageBuilder
         const uint64_t h = m_shapes.hidden;
         const bool sp = SequenceParallel();
         const uint64_t normRows = NormRows();
-        const OpType norm = NormOp();
+        const OpType norm = NormOpOf(m_model.norm);
         int64_t held = 0;
         m_e.Compute("mtp_embedding", MakeElementwise(OpType::EMBEDDING, m_rows, h, at));
         if (m_run.parallel.tp > 1)
@@ -525,7 +518,7 @@ class TrainingStageBuilder
         const uint32_t tp = m_run.parallel.tp;
         const bool sp = SequenceParallel();
         const uint64_t normRows = NormRows();
-        const OpType norm = NormOp();
+        const OpType norm = NormOpOf(m_model.norm);
         const CollectiveKind reduce =
             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
         // Into the shared output head's gradient: no gradients of its own.

@@ -217,7 +217,7 @@ TransformerLayer::EmitForward(GraphEmitter& e,
     {
         return keepActs ? static_cast<int64_t>(bytes) : 0;
     };
-    const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const OpType norm = NormOpOf(m_model.norm);
     const uint64_t rows = decodeContext > 0 ? m_batch * queries : m_rows;
     const uint64_t normRows = decodeContext > 0 ? m_batch * queries : m_normRows;
 
@@ -1063,7 +1063,7 @@ TransformerLayer::Backward(GraphEmitter& e,
     const auto& s = m_shapes;
     const DataType dt = m_run.dtype;
     const DataType at = m_run.ActivationType();
-    const OpType norm = m_model.norm == NormType::RMS_NORM ? OpType::RMS_NORM : OpType::LAYER_NORM;
+    const OpType norm = NormOpOf(m_model.norm);
     const Phase phase = e.GetPhase();
     int64_t recomputed = 0;
     if (keep == Recompute::FULL)
