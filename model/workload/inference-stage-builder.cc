@@ -225,7 +225,7 @@ BuildInferenceStage(const ModelSpec& model,
     const uint32_t prefillTokens = run.promptTokens - extraStep;
     // Tokens in the cache beyond the prefill's before decode step j: one a step, or after the
     // first token the expected yield of each speculative step before j (rounded).
-    auto ContextGrowth = [&](uint32_t j) -> uint64_t
+    auto contextGrowth = [&](uint32_t j) -> uint64_t
     {
         if (run.specTokens == 0 || j <= extraStep + 1)
         {
@@ -302,7 +302,7 @@ BuildInferenceStage(const ModelSpec& model,
         // The TurboMind-style step that samples the first token verifies nothing.
         const bool verifies = run.specTokens > 0 && j > extraStep;
         const uint32_t q = verifies ? run.specTokens + 1 : 1;
-        const uint64_t context = uint64_t(prefillTokens) + ContextGrowth(j);
+        const uint64_t context = uint64_t(prefillTokens) + contextGrowth(j);
         for (uint32_t m = 0; m < inflight; ++m)
         {
             const uint64_t batch = run.InflightBatchSize(m);
