@@ -174,32 +174,36 @@ ServingStudy::ServingStudy(const JobOptions& options,
                 const std::string layout = "tp " + std::to_string(tp) + " x pp "
                                            + std::to_string(pp) + " x cp " + std::to_string(cp)
                                            + (dp > 1 ? " x dp " + std::to_string(dp) : "");
+                // What rules the layout out whatever its batch (every batch counted).
+                std::string field;
+                std::string reason;
+                if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
+                {
+                    field = "gpus";
+                    reason = layout + " does not divide the " + std::to_string(space.gpus)
+                             + " GPUs into replicas";
+                }
+                else if (dp > 1 && !moe)
+                {
+                    field = "dp";
+                    reason = "dp " + std::to_string(dp)
+                             + ": data-parallel attention shares experts, and the model has none "
+                               "(its data-parallel ranks are the replicas the study already "
+                               "counts)";
+                }
+                else if (dp > 1 && wholeExperts)
+                {
+                    field = "dp";
+                    reason = "dp " + std::to_string(dp)
+                             + ": with --etp=1 the experts stay in each tensor-parallel group, so "
+                               "data-parallel attention replicas would not share them (leave "
+                               "--etp unset to spread the experts over the dp replicas)";
+                }
                 for (uint32_t batch : space.batch)
                 {
-                    if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
+                    if (!reason.empty())
                     {
-                        skip("gpus",
-                             layout + " does not divide the " + std::to_string(space.gpus)
-                                 + " GPUs into replicas");
-                        continue;
-                    }
-                    if (dp > 1 && !moe)
-                    {
-                        skip("dp",
-                             "dp " + std::to_string(dp)
-                                 + ": data-parallel attention shares experts, and the model has "
-                                   "none (its data-parallel ranks are the replicas the study "
-                                   "already counts)");
-                        continue;
-                    }
-                    if (dp > 1 && wholeExperts)
-                    {
-                        skip("dp",
-                             "dp " + std::to_string(dp)
-                                 + ": with --etp=1 the experts stay in each tensor-parallel group, "
-                                   "so data-parallel attention replicas would not share them "
-                                   "(leave --etp unset to spread the experts over the dp "
-                                   "replicas)");
+                        skip(field, reason);
                         continue;
                     }
                     JobOptions candidate = base;
