@@ -63,6 +63,9 @@ RunCollectiveProbe(const NetworkSpec& network,
     request.chunks = config.chunks;
     request.root = config.root;
     request.reduceBytesPerSecond = config.reduceBytesPerSecond;
+    // The one collective's name for routing: a per-flow policy routes each message by it and
+    // the message's step, alike on either backend.
+    request.flow = 0;
     // The engine's Granularity (message unless the command line or Config says otherwise):
     // the fluid form where the backend carries it.
     request.fluid = engine->UsesFluid();
@@ -90,9 +93,20 @@ RunCollectiveProbe(const NetworkSpec& network,
                      [&]()
                      {
                          start = Simulator::Now().GetSeconds();
-                         for (const auto& t : config.beside)
+                         for (std::size_t i = 0; i < config.beside.size(); ++i)
                          {
-                             net->Send(t.src, t.dst, t.bytes, NetworkBackend::DeliveryCallback());
+                             // Each transfer beside it named by its place, apart from the
+                             // collective's flows.
+                             const auto& t = config.beside[i];
+                             net->Send(t.src,
+                                       t.dst,
+                                       t.bytes,
+                                       NetworkBackend::DeliveryCallback(),
+                                       1,
+                                       0,
+                                       false,
+                                       false,
+                                       FlowHash(i, 0, 0, 2));
                          }
                          engine->Start(request,
                                        std::move(plan),

@@ -53,7 +53,8 @@ StartSchedule(Ptr<NetworkBackend> backend,
                       [engine, done](uint64_t)
                       {
                           done();
-                      }));
+                      }),
+                  0); // named for routing, alike on both backends
 }
 
 /**
@@ -73,7 +74,10 @@ CollectiveWorkload(const CollectiveRequest& request)
     {
         Ptr<CollectiveEngine> engine = CreateObject<CollectiveEngine>();
         engine->SetBackend(backend);
-        engine->Start(request,
+        // Named for routing, so that a per-flow policy routes each message alike on both.
+        CollectiveRequest named = request;
+        named.flow = named.flow.value_or(0);
+        engine->Start(named,
                       CollectiveEngine::RankDoneCallback(),
                       CollectiveEngine::DoneCallback(
                           [engine, done](uint64_t)

@@ -17,10 +17,12 @@
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/type-registry.h"
+#include "recording-routing.h"
 #include "test-require.h"
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace ns3;
@@ -276,6 +278,54 @@ class BackendContractTestCase : public TestCase
     std::string m_backend; //!< backend name
 };
 
+/**
+ * \brief The routing policy is given Send's flow id when there is one (a name of the message
+ * that does not depend on the order of sends), else the message id; on every backend.
+ */
+class BackendFlowIdTestCase : public TestCase
+{
+  public:
+    /** \param backend the backend's name */
+    explicit BackendFlowIdTestCase(const std::string& backend)
+        : TestCase("Send's flow id is what the routing policy sees on " + backend)
+        , m_backend(backend)
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<Topology> topology;
+        Ptr<NetworkBackend> net = MakeBackend(m_backend, topology);
+        Ptr<RecordingRouting> routing = CreateObject<RecordingRouting>();
+        net->SetRouting(routing);
+        SimulatorGuard guard;
+        guard.Dispose(net);
+        uint64_t named = 0;
+        uint64_t unnamed = 0;
+        net->Prepare(
+            {{0, 2}},
+            Callback<void>(
+                [&]()
+                {
+                    routing->SetRecording(true);
+                    named = net->Send(
+                        0, 2, 4096, NetworkBackend::DeliveryCallback(), 1, 0, false, false, 77);
+                    unnamed = net->Send(1, 3, 4096, NetworkBackend::DeliveryCallback());
+                }));
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        NS_TEST_ASSERT_MSG_EQ(net->GetDeliveredCount(), 2u, "both delivered");
+        std::set<RecordingRouting::Question> asked(routing->GetQuestions().begin(),
+                                                   routing->GetQuestions().end());
+        NS_TEST_EXPECT_MSG_EQ(asked.count({0, 2, 77}), 1u, "the named message: its flow id");
+        NS_TEST_EXPECT_MSG_EQ(asked.count({0, 2, named}), 0u, "not its message id");
+        NS_TEST_EXPECT_MSG_EQ(asked.count({1, 3, unnamed}), 1u, "the other: its message id");
+    }
+
+    std::string m_backend; //!< backend name
+};
+
 /** \brief The backend contract's test suite. */
 class NetworkBackendTestSuite : public TestSuite
 {
@@ -287,6 +337,7 @@ class NetworkBackendTestSuite : public TestSuite
         for (const char* b : {"flow", "packet", "test-solo"})
         {
             AddTestCase(new BackendContractTestCase(b), TestCase::QUICK);
+            AddTestCase(new BackendFlowIdTestCase(b), TestCase::QUICK);
         }
     }
 };

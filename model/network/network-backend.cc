@@ -213,7 +213,8 @@ NetworkBackend::Send(uint32_t src,
                      uint32_t latencies,
                      uint64_t reservation,
                      bool ordered,
-                     bool logged)
+                     bool logged,
+                     std::optional<uint64_t> flow)
 {
     if (latencies != 1 && !SupportsFluid())
     {
@@ -221,7 +222,8 @@ NetworkBackend::Send(uint32_t src,
                            + std::to_string(latencies) + " needs a backend with fluid streams)");
     }
     const uint64_t id = m_nextId;
-    const std::vector<uint32_t> path = RoutePath(src, dst, id); // throws before counting
+    const uint64_t flowId = flow.value_or(id);
+    const std::vector<uint32_t> path = RoutePath(src, dst, flowId); // throws before counting
     ++m_nextId;
     ++m_sent;
     const double now = Simulator::Now().GetSeconds();
@@ -274,11 +276,13 @@ NetworkBackend::Send(uint32_t src,
     m_reservation = reservation;
     m_ordered = ordered;
     m_logged = logged;
+    m_flow = flowId;
     DoSend(id, src, dst, bytes, path, onDelivered);
     m_latencies = 1;
     m_reservation = 0;
     m_ordered = false;
     m_logged = false;
+    m_flow = 0;
     return id;
 }
 
@@ -517,6 +521,12 @@ bool
 NetworkBackend::SupportsFluid() const
 {
     return false;
+}
+
+uint64_t
+NetworkBackend::GetFlow() const
+{
+    return m_flow;
 }
 
 uint32_t

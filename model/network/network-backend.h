@@ -15,6 +15,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -157,6 +158,11 @@ class NetworkBackend : public Object
      * \param logged keep its progress for TakeProgress() as a reserved message's is (a fluid
      *        collective reads how its streams went beside other traffic); on a backend that
      *        records progress
+     * \param flow the flow id the routing policy is given (RoutingPolicy::Route): a name of
+     *        the logical message that does not depend on when it is sent (the collective
+     *        engine's: its collective's and step's; the replayer's: its send operator's), so
+     *        that a multipath policy routes it alike on every backend, whatever order they send
+     *        in. Without one, the message id
      * \return the message id (unique per backend, increasing from 0); throws NetworkError if
      *         an endpoint does not exist, the pair is unreachable, no topology or routing
      *         policy is set, or \p latencies is not 1 on a backend without fluid streams
@@ -168,7 +174,8 @@ class NetworkBackend : public Object
                   uint32_t latencies = 1,
                   uint64_t reservation = 0,
                   bool ordered = false,
-                  bool logged = false);
+                  bool logged = false,
+                  std::optional<uint64_t> flow = std::nullopt);
 
     /** Called with a reservation's id when it is broken (see Reserve). */
     typedef Callback<void, uint64_t> BrokenCallback;
@@ -373,6 +380,11 @@ class NetworkBackend : public Object
      */
     bool IsLogged() const;
     /**
+     * \return the flow id the message being handed to DoSend() was routed with (see Send()):
+     * what a backend routes its reverse traffic (a connection's ACKs) with
+     */
+    uint64_t GetFlow() const;
+    /**
      * \brief Whether a transfer crosses link \p link now (Reserve refuses such links). The
      * default (no reservations) says false.
      * \param link the directed link
@@ -405,7 +417,7 @@ class NetworkBackend : public Object
 
     /**
      * \brief Routes a message with the routing policy.
-     * \param src source endpoint \param dst destination \param id message id (flow id)
+     * \param src source endpoint \param dst destination \param id the flow id
      * \return the links (empty when src == dst); throws NetworkError if an endpoint does not
      *         exist, the pair is unreachable or no topology or routing policy is set
      */
@@ -433,6 +445,7 @@ class NetworkBackend : public Object
     bool m_ordered = false;     //!< the current Send is ordered on its connection
     bool m_logged = false;      //!< the current Send keeps its progress
     uint64_t m_reservation = 0; //!< reservation of the current Send
+    uint64_t m_flow = 0;        //!< flow id of the current Send
 
     /** \brief A held reservation. */
     struct Reservation

@@ -451,7 +451,7 @@ PacketNetwork::DoSend(uint64_t id,
     }
     if (conn == std::numeric_limits<uint32_t>::max())
     {
-        conn = OpenConnection(src, dst, path, id);
+        conn = OpenConnection(src, dst, path, GetFlow());
     }
     m_pending[id] = {onDelivered, bytes, conn};
     NS_LOG_DEBUG("message " << id << " queued on connection " << conn);

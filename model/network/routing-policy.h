@@ -40,7 +40,9 @@ class RoutingPolicy : public Object
      * \param topology the network, faults included
      * \param src source endpoint (or node)
      * \param dst destination endpoint (or node)
-     * \param flowId identifies the flow (hash input for multipath policies)
+     * \param flowId identifies the flow (hash input for multipath policies): a name of the
+     *        logical message where the sender gives one (NetworkBackend::Send), else its
+     *        message id
      * \return the links in order (empty when src == dst); throws NetworkError naming the pair when
      *         no path over surviving links exists, and naming the policy, the pair and the bad
      *         link when DoRoute returns a path that is not one: a link id out of range, a link
@@ -96,9 +98,9 @@ class RoutingPolicy : public Object
      * topology onto itself) moves every pair's path with it, whatever the flow id, so that a
      * replay may simulate one rank per set of symmetric copies (SymmetryPlan).
      *
-     * A folded replay routes only the representatives' messages, and a message's flow id (its
-     * message id) differs between a folded and a full replay, so a policy that answers true must
-     * route a pair and its translated pair alike for any flow id. The default is false: a
+     * A folded replay times only the representatives and takes each copy's messages to run as
+     * its representative's do, so a policy that answers true must route a pair and its
+     * translated pair alike for any flow id. The default is false: a
      * policy that does not declare the property (a researcher's own, say a Valiant policy that
      * hashes the flow to an intermediate GPU) replays every rank, which is always right and only
      * slower. Dimension-order routing returns true everywhere; ECMP, shortest-path and

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,13 @@ struct CollectiveRequest
     uint32_t chunks = 0;             //!< pipeline pieces; 0 = the algorithm's GetDefaultChunks()
     double reduceBytesPerSecond = 0; //!< local reduction rate (from the compute model); 0 = free
     bool fluid = false; //!< build the fluid form (streams per phase) instead of the messages
+    /**
+     * A name of this collective that does not depend on when it runs (the replayer's: its
+     * group and its index on the group). Each message's flow id for routing is derived from it
+     * and the message's step, so a multipath policy routes the same message alike on every
+     * backend (NetworkBackend::Send). Unset: the message ids.
+     */
+    std::optional<uint64_t> flow;
 };
 
 /**

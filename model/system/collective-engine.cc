@@ -214,7 +214,7 @@ CollectiveEngine::Start(const CollectiveRequest& request,
     auto cached = m_plans.find(PlanKey(request, fluid));
     if (cached != m_plans.end())
     {
-        return LaunchEntry(cached->second, request.endpoints, onRankDone, onDone);
+        return LaunchEntry(cached->second, request.endpoints, request.flow, onRankDone, onDone);
     }
     CollectiveRequest chosen = request;
     chosen.fluid = fluid;
@@ -250,20 +250,21 @@ CollectiveEngine::Start(const CollectiveRequest& request,
         auto entry = std::make_shared<Entry>();
         entry->plan = compiled;
         m_plans.emplace(PlanKey(request, request.fluid), entry);
-        return LaunchEntry(entry, request.endpoints, onRankDone, onDone);
+        return LaunchEntry(entry, request.endpoints, request.flow, onRankDone, onDone);
     }
-    return Launch(compiled, request.endpoints, onRankDone, onDone);
+    return Launch(compiled, request.endpoints, request.flow, onRankDone, onDone);
 }
 
 uint64_t
 CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
                               const std::vector<uint32_t>& endpoints,
+                              std::optional<uint64_t> flow,
                               RankDoneCallback onRankDone,
                               DoneCallback onDone)
 {
     if (!m_reservations || !m_backend || !m_backend->SupportsReservations())
     {
-        return Launch(entry->plan, endpoints, onRankDone, onDone);
+        return Launch(entry->plan, endpoints, flow, onRankDone, onDone);
     }
     const uint64_t version = m_backend->GetTopology()->GetVersion();
     if (entry->version != version)
@@ -285,7 +286,7 @@ CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
     }
     if (entry->links.empty())
     {
-        return Launch(entry->plan, endpoints, onRankDone, onDone);
+        return Launch(entry->plan, endpoints, flow, onRankDone, onDone);
     }
     if (m_broken.IsNull())
     {
@@ -296,11 +297,11 @@ CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
     if (reservation == 0)
     {
         // Something else is on its links: contention is simulated as it comes.
-        return Launch(entry->plan, endpoints, onRankDone, onDone);
+        return Launch(entry->plan, endpoints, flow, onRankDone, onDone);
     }
     if (!entry->timing)
     {
-        return Launch(entry->plan, endpoints, onRankDone, onDone, reservation, entry);
+        return Launch(entry->plan, endpoints, flow, onRankDone, onDone, reservation, entry);
     }
     // Alone on its links, and run alone before: the recorded times hold until an intruder.
     auto run = std::make_shared<Run>();
@@ -310,6 +311,7 @@ CollectiveEngine::LaunchEntry(const std::shared_ptr<Entry>& entry,
     run->onRankDone = onRankDone;
     run->onDone = onDone;
     run->reservation = reservation;
+    run->flow = flow;
     run->startNs = Simulator::Now().GetNanoSeconds();
     run->entry = entry;
     run->timed = entry->timing;
@@ -569,7 +571,8 @@ CollectiveEngine::Materialize(const std::shared_ptr<Run>& run)
                                                  s.latencies,
                                                  0,
                                                  s.ordered,
-                                                 run->plan->floorStep >= 0);
+                                                 run->plan->floorStep >= 0,
+                                                 StepFlow(*run, i));
         m_messages.emplace(message, std::make_pair(id, i));
     }
 }
@@ -622,7 +625,8 @@ uint64_t
 CollectiveEngine::Start(CollectiveSchedule schedule,
                         const std::vector<uint32_t>& endpoints,
                         RankDoneCallback onRankDone,
-                        DoneCallback onDone)
+                        DoneCallback onDone,
+                        std::optional<uint64_t> flow)
 {
     if (!m_backend)
     {
@@ -634,7 +638,7 @@ CollectiveEngine::Start(CollectiveSchedule schedule,
                           + std::to_string(schedule.GetRankCount()) + " ranks but "
                           + std::to_string(endpoints.size()) + " endpoints were given");
     }
-    return Launch(Compile(std::move(schedule)), endpoints, onRankDone, onDone);
+    return Launch(Compile(std::move(schedule)), endpoints, flow, onRankDone, onDone);
 }
 
 std::shared_ptr<CollectiveEngine::Compiled>
@@ -661,9 +665,20 @@ CollectiveEngine::Compile(CollectiveSchedule schedule)
     return plan;
 }
 
+std::optional<uint64_t>
+CollectiveEngine::StepFlow(const Run& run, uint32_t step)
+{
+    if (!run.flow)
+    {
+        return std::nullopt;
+    }
+    return FlowHash(*run.flow, step, 0);
+}
+
 uint64_t
 CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
                          const std::vector<uint32_t>& endpoints,
+                         std::optional<uint64_t> flow,
                          RankDoneCallback onRankDone,
                          DoneCallback onDone,
                          uint64_t reservation,
@@ -677,6 +692,7 @@ CollectiveEngine::Launch(std::shared_ptr<const Compiled> plan,
     run->id = m_nextId++;
     run->plan = std::move(plan);
     run->endpoints = endpoints;
+    run->flow = flow;
     run->onRankDone = onRankDone;
     run->onDone = onDone;
     run->waiting = run->plan->waiting;
@@ -802,7 +818,8 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
                                                  s.latencies,
                                                  run->reservation,
                                                  s.ordered,
-                                                 run->plan->floorStep >= 0);
+                                                 run->plan->floorStep >= 0,
+                                                 StepFlow(*run, step));
         m_messages.emplace(message, std::make_pair(run->id, step));
     }
     else if (s.durationS > 0)

@@ -73,12 +73,14 @@ class CollectiveEngine : public Object
      * \param endpoints endpoint of each rank
      * \param onRankDone per rank (may be null)
      * \param onDone at the end (may be null)
+     * \param flow its name for routing (CollectiveRequest::flow; unset: the message ids)
      * \return the collective id
      */
     uint64_t Start(CollectiveSchedule schedule,
                    const std::vector<uint32_t>& endpoints,
                    RankDoneCallback onRankDone,
-                   DoneCallback onDone);
+                   DoneCallback onDone,
+                   std::optional<uint64_t> flow = std::nullopt);
 
     /**
      * \brief Plans a request over the backend's network view (GetPlanner()) and starts it.
@@ -229,6 +231,7 @@ class CollectiveEngine : public Object
         RankDoneCallback onRankDone;          //!< per rank
         DoneCallback onDone;                  //!< at the end
         uint64_t reservation = 0;             //!< its links' reservation (0: none)
+        std::optional<uint64_t> flow;         //!< its request's flow (CollectiveRequest::flow)
         bool reserved = false;                //!< sent messages under a reservation
         int64_t startNs = 0;                  //!< simulation time of the start, ns
         std::shared_ptr<Entry> entry;         //!< its cache entry (reservations)
@@ -286,10 +289,16 @@ class CollectiveEngine : public Object
      */
     uint64_t Launch(std::shared_ptr<const Compiled> plan,
                     const std::vector<uint32_t>& endpoints,
+                    std::optional<uint64_t> flow,
                     RankDoneCallback onRankDone,
                     DoneCallback onDone,
                     uint64_t reservation = 0,
                     std::shared_ptr<Entry> entry = nullptr);
+    /**
+     * \return the flow id step \p step of \p run is routed with: derived from the run's
+     * flow and the step, or unset (the message id) when the run has none
+     */
+    static std::optional<uint64_t> StepFlow(const Run& run, uint32_t step);
     /**
      * \brief A step's dependencies are done: it is issued at the end of this instant, with
      * every step that became ready in it, in (run, step) order (IssueReady).
@@ -313,6 +322,7 @@ class CollectiveEngine : public Object
      */
     uint64_t LaunchEntry(const std::shared_ptr<Entry>& entry,
                          const std::vector<uint32_t>& endpoints,
+                         std::optional<uint64_t> flow,
                          RankDoneCallback onRankDone,
                          DoneCallback onDone);
     /** \brief Timed run \p id: calls back the ranks of its next end time. */

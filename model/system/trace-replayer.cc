@@ -1285,6 +1285,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     request.endpoints = members;
     request.bytes = m.bytes;
     request.algorithm = m_algorithm;
+    request.flow = key; // the group and the collective's index on it: the same on any backend
     uint64_t id = m_engine->Start(request,
                                   MakeCallback(&TraceReplayer::CollectiveRankDone, this),
                                   MakeCallback(&TraceReplayer::CollectiveDone, this));
@@ -1309,6 +1310,7 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     {
         CollectiveRequest ghost = request;
         ghost.endpoints = m_job->GetGroups().Get(image);
+        ghost.flow = (uint64_t(image) << 32) | (key & 0xffffffffu);
         m_engine->Start(
             ghost, CollectiveEngine::RankDoneCallback(), CollectiveEngine::DoneCallback());
     }
@@ -1464,14 +1466,38 @@ TraceReplayer::StartTransfer(const PostedMessage& send, const PostedMessage& rec
         Complete(recv.rank, recv.node);
         return;
     }
-    uint64_t id = m_backend->Send(send.rank, send.peer, bytes, m_transferDone);
+    uint64_t id = m_backend->Send(send.rank,
+                                  send.peer,
+                                  bytes,
+                                  m_transferDone,
+                                  1,
+                                  0,
+                                  false,
+                                  false,
+                                  SendFlow(send.rank, send.node));
     m_transfers[id] = std::make_tuple(send.rank, send.node, recv.rank, recv.node);
     for (uint32_t t : m_plan.GhostCopies(send.rank, send.peer, m_traceAll))
     {
         // Every copy sends the same message at the same time (ghost traffic).
-        m_backend->Send(
-            m_plan.Translate(send.rank, t), m_plan.Translate(send.peer, t), bytes, m_ghostDone);
+        const uint32_t rank = m_plan.Translate(send.rank, t);
+        m_backend->Send(rank,
+                        m_plan.Translate(send.peer, t),
+                        bytes,
+                        m_ghostDone,
+                        1,
+                        0,
+                        false,
+                        false,
+                        SendFlow(rank, send.node));
     }
+}
+
+uint64_t
+TraceReplayer::SendFlow(uint32_t rank, uint32_t node)
+{
+    // Salted apart from the collectives' flows (CollectiveEngine derives theirs from a group
+    // and an index).
+    return FlowHash(rank, node, 0, 1);
 }
 
 void

@@ -323,6 +323,12 @@ class TraceReplayer : public Object
      * or on the simulated rank standing for it when that peer is folded).
      */
     void StartTransfer(const PostedMessage& send, const PostedMessage& recv, uint64_t bytes);
+    /**
+     * \return the flow id of the message sent by \p rank's send operator \p node: a name that
+     * does not depend on when it is sent, so that a multipath policy routes it alike on every
+     * backend (NetworkBackend::Send)
+     */
+    static uint64_t SendFlow(uint32_t rank, uint32_t node);
     void TransferDone(uint64_t message);
     /** A ghost copy's message arrived: nothing waits for it. */
     void GhostDelivered(uint64_t message);
