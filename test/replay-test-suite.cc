@@ -362,6 +362,37 @@ class PipelineBubbleTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(r.stepTimeS / ((m + p - 1) * (tf + tb)), 1.0, 0.01, "1F1B time");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             r.ranks[0].bubbleS / ((p - 1) * (tf + tb)), 1.0, 0.02, "first stage bubble");
+
+        // ZeRO-3 over two replicas: each layer's parameter gather is issued after the
+        // activations or gradients it follows arrive, and on a free network it ends at once.
+        // The wait for the other stage is still bubble, not the gather's.
+        run.parallel.dp = 2;
+        run.globalBatch = 16;
+        run.parallel.zeroStage = 3;
+        Workload z = Workload::Build(model,
+                                     run,
+                                     [](const OperatorDesc& op)
+                                     {
+                                         OperatorCost c;
+                                         bool layerGemm = op.type == OpType::GEMM && op.Gemm().m > 8
+                                                          && op.Gemm().n > 8 && op.Gemm().k > 8;
+                                         c.timeS = layerGemm ? 10e-6 : 0;
+                                         return c;
+                                     });
+        ReplayResult rz = Replay(ReplayJob::FromWorkload(z), SwitchNetwork(8, 1e6, 0));
+        NS_TEST_EXPECT_MSG_EQ_TOL(rz.stepTimeS, r.stepTimeS, 0.01 * r.stepTimeS, "the same step");
+        for (uint32_t rank = 0; rank < 8; ++rank)
+        {
+            const RankTiming& t = rz.ranks[rank];
+            const auto it = t.exposedByOp.find("ag_params");
+            const double gather = it == t.exposedByOp.end() ? 0.0 : it->second;
+            NS_TEST_EXPECT_MSG_EQ_TOL(t.bubbleS,
+                                      r.ranks[rank / 2].bubbleS,
+                                      0.01 * r.stepTimeS,
+                                      "rank " << rank << ": the bubble without ZeRO-3's");
+            NS_TEST_EXPECT_MSG_LT(
+                gather, 0.01 * r.stepTimeS, "rank " << rank << ": the gathers cost nothing");
+        }
     }
 };
 

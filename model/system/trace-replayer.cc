@@ -782,9 +782,54 @@ TraceReplayer::DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause)
 }
 
 void
+TraceReplayer::ChargeIdle(RankState& s, double until, uint8_t cause, uint32_t by)
+{
+    double end = until;
+    while (end > s.idleSince)
+    {
+        if (cause == kCauseReceive)
+        {
+            s.timing.bubbleS += end - s.idleSince;
+            return;
+        }
+        if (cause != kCauseCommunication || by == kAbsent)
+        {
+            return; // not attributed (exposedCommS keeps it)
+        }
+        double start = s.idleSince;
+        const auto posted = s.posted.find(by);
+        if (posted != s.posted.end())
+        {
+            start = std::max(s.idleSince, std::min(end, posted->second.at));
+        }
+        const uint32_t label = LabelIdOf(s.graph, by);
+        if (label >= s.exposedByLabel.size())
+        {
+            s.exposedByLabel.resize(label + 1, 0.0);
+        }
+        s.exposedByLabel[label] += end - start;
+        if (posted == s.posted.end())
+        {
+            return;
+        }
+        end = start;
+        cause = posted->second.cause;
+        by = posted->second.by;
+        s.posted.erase(posted);
+    }
+}
+
+void
 TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by)
 {
     RankState& s = m_ranks[rank];
+    if (s.busyStreams == 0 && OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE
+        && OperatorKind(s.kinds[node]) != OperatorKind::OTHER
+        && (cause == kCauseReceive || cause == kCauseCommunication))
+    {
+        // Posted while the streams wait: the wait so far is not this operator's (ChargeIdle).
+        s.posted[node] = {Simulator::Now().GetSeconds(), cause, by};
+    }
     switch (OperatorKind(s.kinds[node]))
     {
         case OperatorKind::COMPUTE:
@@ -981,19 +1026,7 @@ TraceReplayer::StartCompute(uint32_t rank)
                 waited = std::max(s.idleSince, std::min(now, s.readyAt[node]));
                 s.timing.hostWaitS += now - waited;
             }
-            if (cause == kCauseReceive)
-            {
-                s.timing.bubbleS += waited - s.idleSince;
-            }
-            else if (cause == kCauseCommunication && by != kAbsent && waited > s.idleSince)
-            {
-                const uint32_t label = LabelIdOf(s.graph, by);
-                if (label >= s.exposedByLabel.size())
-                {
-                    s.exposedByLabel.resize(label + 1, 0.0);
-                }
-                s.exposedByLabel[label] += waited - s.idleSince;
-            }
+            ChargeIdle(s, waited, cause, by);
             s.busySince = now;
         }
         s.busyStreams++;

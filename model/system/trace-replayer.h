@@ -218,6 +218,15 @@ class TraceReplayer : public Object
         int64_t finishNs = 0;                    //!< when its last node so far finished
         uint32_t lastDone = UINT32_MAX;          //!< the node that finished at finishNs
         std::vector<double> exposedByLabel;      //!< RankTiming::exposedByOp by label id
+        /** A communication node posted while the compute streams were idle (ChargeIdle). */
+        struct Posted
+        {
+            double at;     //!< when it was posted
+            uint8_t cause; //!< what released it (a receive or communication)
+            uint32_t by;   //!< the node whose completion released it
+        };
+
+        std::unordered_map<uint32_t, Posted> posted; //!< by node
         /** Posted communication nodes with their first child (see ChainKernels). */
         std::vector<std::pair<uint32_t, uint32_t>> inFlight;
         // The host thread that issues the rank's nodes in program order (TraceNode::hostNs,
@@ -265,6 +274,16 @@ class TraceReplayer : public Object
     void DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause);
 
     void MakeReady(uint32_t rank, uint32_t node, uint8_t cause, uint32_t by = UINT32_MAX);
+    /**
+     * \brief Charges the compute streams' idle time from \p s.idleSince to \p until, which
+     * ended when \p by completed (\p cause its kind), to what it waited for: a pipeline
+     * receive's wait is bubble, a communication operator's wait goes to its label. A
+     * communication operator is charged only from when it was posted: the idle time before
+     * that went to what released it (a receive, another collective), so that a collective
+     * issued after the activations it follows (ZeRO-3's parameter gather behind a pipeline
+     * receive) is not charged for the wait on the other stage.
+     */
+    void ChargeIdle(RankState& s, double until, uint8_t cause, uint32_t by);
     void Complete(uint32_t rank, uint32_t node);
     /** Completes a node at \p nowNs (Complete() at the simulator's time). */
     void CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs);
