@@ -136,26 +136,27 @@ FlowNetwork::GetPendingBytes(const std::vector<uint32_t>& links) const
     {
         return pending;
     }
+    // Each link's own flows (a collective's floor asks for hundreds of links while thousands of
+    // flows are active elsewhere), added in flow order as a walk over every flow would.
     const double now = Now();
-    for (uint32_t f = 0; f < m_solver.GetHandleBound(); ++f)
+    std::vector<uint32_t> flows;
+    for (std::size_t i = 0; i < links.size(); ++i)
     {
-        if (!m_solver.IsActive(f))
+        if (links[i] >= m_solver.GetLinkCount())
         {
             continue;
         }
-        const Transfer& t = m_transfers[f];
-        const double left = std::max(0.0, t.remaining - m_solver.GetRate(f) * (now - t.lastUpdate))
-                            * m_solver.GetWeight(f);
-        const uint32_t* path = m_solver.GetPath(f);
-        for (uint32_t k = 0; k < m_solver.GetPathLength(f); ++k)
+        flows.clear();
+        for (const auto& entry : m_solver.GetLinkFlows(links[i]))
         {
-            for (std::size_t i = 0; i < links.size(); ++i)
-            {
-                if (links[i] == path[k])
-                {
-                    pending[i] += left;
-                }
-            }
+            flows.push_back(entry.first);
+        }
+        std::sort(flows.begin(), flows.end());
+        for (uint32_t f : flows)
+        {
+            const Transfer& t = m_transfers[f];
+            pending[i] += std::max(0.0, t.remaining - m_solver.GetRate(f) * (now - t.lastUpdate))
+                          * m_solver.GetWeight(f);
         }
     }
     return pending;

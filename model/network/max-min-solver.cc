@@ -355,6 +355,12 @@ MaxMinSolver::GetLinkFlowCount(uint32_t link) const
     return static_cast<uint32_t>(m_links.at(link).flows.size());
 }
 
+const std::vector<std::pair<uint32_t, uint32_t>>&
+MaxMinSolver::GetLinkFlows(uint32_t link) const
+{
+    return m_links.at(link).flows;
+}
+
 uint64_t
 MaxMinSolver::GetSolveCount() const
 {

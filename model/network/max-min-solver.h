@@ -145,6 +145,11 @@ class MaxMinSolver
     uint32_t GetHandleBound() const;
     /** \return the number of flows crossing a link */
     uint32_t GetLinkFlowCount(uint32_t link) const;
+    /**
+     * \return the flows crossing a link, each as (flow, the link's index in its path), in no
+     * particular order (valid until the next AddFlow or RemoveFlow)
+     */
+    const std::vector<std::pair<uint32_t, uint32_t>>& GetLinkFlows(uint32_t link) const;
     /** \return Solve() calls that recomputed something */
     uint64_t GetSolveCount() const;
     /** \return flows recomputed, summed over every Solve() */

@@ -58,6 +58,7 @@ void
 NetworkBackend::SetTopology(Ptr<Topology> topology)
 {
     m_topology = topology;
+    m_routes.clear();
 }
 
 Ptr<Topology>
@@ -197,6 +198,7 @@ void
 NetworkBackend::SetRouting(Ptr<RoutingPolicy> routing)
 {
     m_routing = routing;
+    m_routes.clear();
 }
 
 Ptr<RoutingPolicy>
@@ -644,7 +646,30 @@ NetworkBackend::RoutePath(uint32_t src, uint32_t dst, uint64_t id)
                            + " does not exist (the topology has "
                            + std::to_string(m_topology->GetEndpointCount()) + " endpoints)");
     }
-    return m_routing->Route(*m_topology, src, dst, id);
+    if (m_routing->RoutesPerFlow())
+    {
+        return m_routing->Route(*m_topology, src, dst, id);
+    }
+    // One path per pair whatever the flow (RoutesPerFlow): asked again only when the links
+    // change (a fault moves the topology's version).
+    const uint64_t version = m_topology->GetVersion();
+    if (version != m_routesVersion)
+    {
+        m_routes.clear();
+        m_routesVersion = version;
+    }
+    const uint64_t key = (uint64_t(src) << 32) | dst;
+    const auto cached = m_routes.find(key);
+    if (cached != m_routes.end())
+    {
+        return cached->second;
+    }
+    std::vector<uint32_t> path = m_routing->Route(*m_topology, src, dst, id);
+    if (m_routes.size() < kCachedRoutes)
+    {
+        m_routes.emplace(key, path);
+    }
+    return path;
 }
 
 } // namespace rapidllm

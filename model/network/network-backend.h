@@ -416,7 +416,8 @@ class NetworkBackend : public Object
     void Deliver(uint64_t id, const DeliveryCallback& onDelivered);
 
     /**
-     * \brief Routes a message with the routing policy.
+     * \brief Routes a message with the routing policy; under a policy that routes per pair
+     * (not RoutesPerFlow), a pair's path is asked once per topology version and kept.
      * \param src source endpoint \param dst destination \param id the flow id
      * \return the links (empty when src == dst); throws NetworkError if an endpoint does not
      *         exist, the pair is unreachable or no topology or routing policy is set
@@ -446,6 +447,11 @@ class NetworkBackend : public Object
     bool m_logged = false;      //!< the current Send keeps its progress
     uint64_t m_reservation = 0; //!< reservation of the current Send
     uint64_t m_flow = 0;        //!< flow id of the current Send
+    /** Most pairs whose path RoutePath keeps (about 20 MB) */
+    static constexpr std::size_t kCachedRoutes = 1 << 18;
+    /** Per (src << 32 | dst): its path, for a policy that routes per pair (RoutesPerFlow) */
+    std::unordered_map<uint64_t, std::vector<uint32_t>> m_routes;
+    uint64_t m_routesVersion = 0; //!< the topology's version the kept paths were routed on
 
     /** \brief A held reservation. */
     struct Reservation
