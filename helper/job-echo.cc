@@ -147,6 +147,10 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         software["memory_layout"] = ToString(r.memoryLayout);
         software["main_grads"] = r.mainGrads;
         software["tp_comm_overlap"] = r.tpCommOverlap;
+        if (r.moeA2aOverlap)
+        {
+            software["moe_a2a_overlap"] = true;
+        }
         if (r.parallel.zeroStage >= 1 && r.parallel.zeroStage <= 2)
         {
             software["param_gather"] = r.OverlapParamGather() ? "overlap" : "after_step";

@@ -255,6 +255,13 @@ MakeDeclarations()
                   "auto")
             .Field("param_gather")
             .Mode("training"),
+        O::Flag("moe-a2a-overlap",
+                "expert parallelism: a micro-batch's forward pass runs beside another's backward "
+                "pass, so that one's all-to-alls hide behind the other's compute (Megatron's "
+                "--overlap-moe-expert-parallel-comm; needs vpp > 1 with a pipeline)",
+                "false")
+            .Field("moe_a2a_overlap")
+            .Mode("training"),
         O::Real("moe-imbalance",
                 "mixture of experts: tokens the busiest expert receives over the mean (1 = "
                 "balanced)",
@@ -503,6 +510,7 @@ JobOptions::ReadJobFile()
         {"main-grads", "main_grads", r.mainGrads},
         {"tp-comm-overlap", "tp_comm_overlap", r.tpCommOverlap},
         {"param-gather", "param_gather", r.paramGather},
+        {"moe-a2a-overlap", "moe_a2a_overlap", flag(r.moeA2aOverlap)},
         {"moe-imbalance",
          "moe_imbalance",
          [&r]()
@@ -785,6 +793,7 @@ JobOptions::Resolve() const
     run.mainGrads = Get("main-grads");
     run.tpCommOverlap = Get("tp-comm-overlap");
     run.paramGather = Get("param-gather");
+    run.moeA2aOverlap = Flag("moe-a2a-overlap");
     // Only ZeRO-1/2 gather updated parameters after the step (ZeRO-3 gathers each layer when it
     // runs, without ZeRO every rank updates them all): a setting that changes nothing is a
     // mistyped job.

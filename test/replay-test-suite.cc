@@ -397,6 +397,39 @@ class PipelineBubbleTestCase : public TestCase
 };
 
 /**
+ * \brief Megatron's EP all-to-all overlap (moe_a2a_overlap): with expert all-to-alls across
+ * nodes exposed, running a micro-batch's forward pass beside the previous one's backward pass
+ * hides some of them; the step stays longer than the rank's compute.
+ */
+class MoeA2aOverlapReplayTestCase : public TestCase
+{
+  public:
+    MoeA2aOverlapReplayTestCase()
+        : TestCase("the MoE all-to-all overlap hides all-to-alls behind the other pass")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
+        RunSpec run = fixture::TrainingJob(1, 1, 8, 1, 32, 1024);
+        run.parallel.ep = 8; // over two nodes of four: the all-to-alls cross the fat tree
+        const ReplayResult plain =
+            Replay(ReplayJob::FromWorkload(FlopTimedWorkload(moe, run)), ClusterNetwork(8, 4, 1));
+        run.moeA2aOverlap = true;
+        const ReplayResult overlapped =
+            Replay(ReplayJob::FromWorkload(FlopTimedWorkload(moe, run)), ClusterNetwork(8, 4, 1));
+        const RankTiming& p = plain.ranks[plain.criticalRank];
+        const RankTiming& o = overlapped.ranks[overlapped.criticalRank];
+        NS_TEST_EXPECT_MSG_GT(p.exposedCommS, 0.1 * plain.stepTimeS, "all-to-alls exposed");
+        NS_TEST_EXPECT_MSG_LT(overlapped.stepTimeS, 0.95 * plain.stepTimeS, "some hidden");
+        NS_TEST_EXPECT_MSG_LT(o.exposedCommS, p.exposedCommS, "less exposed");
+        NS_TEST_EXPECT_MSG_GT(overlapped.stepTimeS, o.computeS, "not below the compute");
+    }
+};
+
+/**
  * \brief Whatever run does in memory is what writing the traces and replaying them does:
  * identical step times for several layouts.
  */
@@ -1390,6 +1423,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayTimingTestCase, TestCase::QUICK);
         AddTestCase(new ReplayPairsTestCase, TestCase::QUICK);
         AddTestCase(new PipelineBubbleTestCase, TestCase::QUICK);
+        AddTestCase(new MoeA2aOverlapReplayTestCase, TestCase::QUICK);
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);

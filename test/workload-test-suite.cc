@@ -1452,6 +1452,123 @@ class MtpTestCase : public TestCase
     }
 };
 
+/** \return whether node \p to waits, directly or through others, for node \p from */
+static bool
+Reaches(const StageGraph& g, uint32_t from, uint32_t to)
+{
+    std::vector<uint8_t> seen(g.nodes.size(), 0);
+    std::vector<uint32_t> todo{to};
+    while (!todo.empty())
+    {
+        const uint32_t n = todo.back();
+        todo.pop_back();
+        if (n == from)
+        {
+            return true;
+        }
+        for (uint32_t d : g.nodes[n].deps)
+        {
+            if (d >= from && seen[d] == 0) // ids are in program order
+            {
+                seen[d] = 1;
+                todo.push_back(d);
+            }
+        }
+    }
+    return false;
+}
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Megatron's EP all-to-all overlap (moe_a2a_overlap): without a pipeline the backward
+ * pass of micro-batch i and the forward pass of i + 1 are emitted as two chains of the stream
+ * that wait for nothing of each other, and what follows waits for both; without the setting the
+ * forward pass waits for the backward pass. Refused where Megatron refuses it.
+ */
+class MoeA2aOverlapTestCase : public TestCase
+{
+  public:
+    MoeA2aOverlapTestCase()
+        : TestCase("MoE all-to-all overlap: a forward and a backward pass as two chains")
+    {}
+
+  private:
+    /** \return the first and last node of micro-batch \p mb's \p phase on stage 0 */
+    static std::pair<uint32_t, uint32_t>
+    Span(const StageGraph& g, Phase phase, uint32_t mb)
+    {
+        std::pair<uint32_t, uint32_t> span{UINT32_MAX, 0};
+        for (const auto& n : g.nodes)
+        {
+            if (n.phase == phase && n.microBatch == mb && n.kind == WorkNodeKind::COMPUTE)
+            {
+                span.first = std::min(span.first, n.id);
+                span.second = std::max(span.second, n.id);
+            }
+        }
+        return span;
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 2);
+        RunSpec run = fixture::TrainingJob(1, 1, 2, 1, 6, 1024);
+        run.parallel.ep = 2;
+        run.moeA2aOverlap = true;
+        run.Validate(moe, "test");
+        const StageGraph overlapped = Workload::Build(moe, run).stages.at(0);
+        run.moeA2aOverlap = false;
+        const StageGraph plain = Workload::Build(moe, run).stages.at(0);
+        const auto b0 = Span(overlapped, Phase::BACKWARD, 0);
+        const auto f1 = Span(overlapped, Phase::FORWARD, 1);
+        const auto b1 = Span(overlapped, Phase::BACKWARD, 1);
+        RAPIDLLM_REQUIRE_EQ((b0.first < b0.second && b0.second < f1.first), true, "B0, then F1");
+        NS_TEST_EXPECT_MSG_EQ(Reaches(overlapped, b0.second, f1.first), false, "F1 beside B0");
+        NS_TEST_EXPECT_MSG_EQ(Reaches(overlapped, b0.first, f1.second), false, "all of it");
+        NS_TEST_EXPECT_MSG_EQ(Reaches(overlapped, b0.second, b1.first), true, "B1 after B0");
+        NS_TEST_EXPECT_MSG_EQ(Reaches(overlapped, f1.second, b1.first), true, "and after F1");
+        NS_TEST_EXPECT_MSG_EQ(overlapped.nodes.size(), plain.nodes.size(), "the same operators");
+        const auto pf1 = Span(plain, Phase::FORWARD, 1);
+        NS_TEST_EXPECT_MSG_EQ(Reaches(plain, Span(plain, Phase::BACKWARD, 0).second, pf1.first),
+                              true,
+                              "without it F1 follows B0");
+
+        // Refused as Megatron-core's TransformerConfig refuses overlap_moe_expert_parallel_comm.
+        auto refused = [&](const ModelSpec& m, RunSpec r, const std::string& why)
+        {
+            r.moeA2aOverlap = true;
+            try
+            {
+                r.Validate(m, "job.yaml");
+            }
+            catch (const SpecError& e)
+            {
+                const std::string text = e.what();
+                NS_TEST_EXPECT_MSG_NE(text.find("moe_a2a_overlap"), std::string::npos, text);
+                NS_TEST_EXPECT_MSG_NE(text.find(why), std::string::npos, text);
+                return;
+            }
+            NS_TEST_EXPECT_MSG_EQ(true, false, "not refused: " << why);
+        };
+        RunSpec noEp = run;
+        noEp.parallel.ep = 1;
+        refused(moe, noEp, "ep > 1");
+        refused(
+            fixture::SmallGpt(), fixture::TrainingJob(1, 1, 2, 1, 2, 1024), "mixture-of-experts");
+        RunSpec full = run;
+        full.recompute = Recompute::FULL;
+        refused(moe, full, "full recomputation");
+        RunSpec piped = fixture::TrainingJob(1, 2, 2, 1, 8, 1024);
+        piped.parallel.ep = 2;
+        refused(moe, piped, "vpp > 1");
+        RunSpec serving = fixture::InferenceJob(1, 1, 2, 16, 4);
+        serving.parallel.dp = 2;
+        serving.parallel.ep = 2;
+        refused(moe, serving, "training");
+    }
+};
+
 /**
  * \ingroup rapid-llm-tests
  * \brief Speculative decoding: a pass verifies the token and k drafts of each sequence
@@ -3229,6 +3346,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);
         AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new MtpTestCase, TestCase::QUICK);
+        AddTestCase(new MoeA2aOverlapTestCase, TestCase::QUICK);
         AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
     }

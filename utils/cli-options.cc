@@ -335,6 +335,15 @@ JobCliOptions()
         {"fp8-scaling", alsoSweep},
         {"main-grads", alsoSweep},
         {"param-gather", alsoSweep},
+        {"moe-a2a-overlap",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .HelpIn("sweep",
+                         "Megatron's expert all-to-all overlap in the layouts where it runs (ep > "
+                         "1, not full recomputation, vpp > 1 with a pipeline); the others are "
+                         "ruled out");
+         }},
         {"tp-comm-overlap",
          [&](const CliOption& o)
          {

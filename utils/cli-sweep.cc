@@ -274,6 +274,13 @@ RunSweepCommand(const CliArgs& args)
     // What holds for every layout (the sequence against the model's positions, sizes) is an
     // error here, before the sweep would rule out each layout in turn.
     base.Validate(m, kCommandLine);
+    base.moeA2aOverlap = args.Flag("moe-a2a-overlap");
+    if (base.moeA2aOverlap && !m.IsMoe())
+    {
+        throw SpecError(kCommandLine,
+                        "moe-a2a-overlap",
+                        "overlaps the expert all-to-alls: " + m.name + " has no experts");
+    }
     base.tpCommOverlap = args.Text("tp-comm-overlap");
     if (base.tpCommOverlap != "none" && !base.parallel.sequenceParallel)
     {
@@ -397,6 +404,10 @@ RunSweepCommand(const CliArgs& args)
     if (base.paramGather != "auto")
     {
         inputs["param_gather"] = base.paramGather;
+    }
+    if (base.moeA2aOverlap)
+    {
+        inputs["moe_a2a_overlap"] = true; // only when set, so that older sweeps resume
     }
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;

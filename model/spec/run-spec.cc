@@ -517,6 +517,39 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "dtype",
                         "int8 is an inference type; training takes fp32, tf32, fp16, bf16 or fp8");
     }
+    if (moeA2aOverlap)
+    {
+        // Megatron-core's TransformerConfig refuses the same (overlap_moe_expert_parallel_comm).
+        const char* why = nullptr;
+        if (mode != RunMode::TRAINING)
+        {
+            why = "overlaps a forward and a backward pass: it applies to training";
+        }
+        else if (model.experts == 0 || p.ep < 2)
+        {
+            why = "overlaps the expert all-to-alls: it needs a mixture-of-experts model and "
+                  "ep > 1";
+        }
+        else if (recompute == Recompute::FULL)
+        {
+            why = "cannot run with full recomputation (Megatron refuses it); use none or "
+                  "selective";
+        }
+        else if (p.pp > 1 && p.virtualStages < 2)
+        {
+            why = "with a pipeline needs virtual stages (vpp > 1), as Megatron requires: "
+                  "without them a stage's forward input and backward input do not arrive "
+                  "together";
+        }
+        else if (model.mtpLayers > 1)
+        {
+            why = "supports at most one multi-token prediction layer (Megatron's limit)";
+        }
+        if (why != nullptr)
+        {
+            throw SpecError(source, "moe_a2a_overlap", std::string("true ") + why);
+        }
+    }
     if (mode == RunMode::TRAINING && tpCommOverlap != "none" && (p.tp < 2 || !p.sequenceParallel))
     {
         throw SpecError(source,
@@ -846,7 +879,7 @@ RunSpec::operator==(const RunSpec& o) const
            && dispatch == o.dispatch && engine == o.engine && fp8Scaling == o.fp8Scaling
            && mainGrads == o.mainGrads && tpCommOverlap == o.tpCommOverlap
            && paramGather == o.paramGather && specTokens == o.specTokens
-           && specAcceptance == o.specAcceptance;
+           && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap;
 }
 
 uint32_t
@@ -999,6 +1032,7 @@ RunSpec::Read(SpecReader& r)
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);
+    s.moeA2aOverlap = r.GetBool("moe_a2a_overlap", s.moeA2aOverlap);
     ParseMemoryLayout(r.GetChoice("memory_layout", MemoryLayoutNames(), ToString(s.memoryLayout)),
                       s.memoryLayout);
     s.splitKvDecode =

@@ -246,6 +246,15 @@ struct RunSpec
      * (at the end of the optimizer step, exposed).
      */
     std::string paramGather = "auto";
+    /**
+     * Training with expert parallelism: each micro-batch's forward pass runs beside another
+     * micro-batch's backward pass where the pipeline schedule puts them next to each other
+     * (Megatron-core's overlap_moe_expert_parallel_comm, NeMo's moe_a2a_overlap, the combined
+     * 1F1B schedule; DeepSeek-V3's DualPipe overlaps the same way), so that one's expert
+     * all-to-alls run while the other computes. Megatron requires expert parallelism, no full
+     * recomputation, at most one MTP layer and, with a pipeline, virtual stages.
+     */
+    bool moeA2aOverlap = false;
 
     /**
      * \return the batches in flight: 1 in training or without a pipeline, else

@@ -200,6 +200,12 @@ GraphEmitter::LastStream() const
     return m_lastStream;
 }
 
+void
+GraphEmitter::BranchFrom(uint32_t node)
+{
+    m_lastStream = node;
+}
+
 StageGraph&
 GraphEmitter::Graph()
 {

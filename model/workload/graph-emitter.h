@@ -108,6 +108,14 @@ class GraphEmitter
     /** \return the last stream node, or NONE */
     uint32_t LastStream() const;
 
+    /**
+     * \brief Starts a second chain of the stream after \p node (a stream node, or NONE): the
+     * next stream node waits for \p node instead of the last one, so what follows and what was
+     * emitted since \p node are independent and share the compute stream as each is ready.
+     * \param node where the new chain starts
+     */
+    void BranchFrom(uint32_t node);
+
     /** \return the graph */
     StageGraph& Graph();
 

@@ -46,22 +46,54 @@ class TrainingStageBuilder
         {
             GatherParamsAhead();
         }
-        for (const auto& step : PipelineSchedule(
-                 m_run.parallel.pp, m_run.parallel.virtualStages, m_stage, m_microBatches))
+        const auto steps = PipelineSchedule(
+            m_run.parallel.pp, m_run.parallel.virtualStages, m_stage, m_microBatches);
+        for (std::size_t i = 0; i < steps.size(); ++i)
         {
-            if (step.forward)
+            if (m_run.moeA2aOverlap && i + 1 < steps.size() && Independent(steps[i], steps[i + 1]))
             {
-                Forward(step.microBatch, step.chunk);
+                // Megatron's combined 1F1B: the two passes run as two chains of the stream, so
+                // that either's kernels run while the other waits for its all-to-alls (or for
+                // anything else it waits for); the next step waits for both.
+                const uint32_t fork = m_e.LastStream();
+                Emit(steps[i]);
+                const uint32_t first = m_e.LastStream();
+                m_e.BranchFrom(fork);
+                Emit(steps[++i]);
+                m_e.StreamWaitsFor(first);
+                continue;
             }
-            else
-            {
-                Backward(step.microBatch, step.chunk);
-            }
+            Emit(steps[i]);
         }
         OptimizerStep();
     }
 
   private:
+    /**
+     * \return whether two neighbouring steps are a forward and a backward pass of different
+     * micro-batches or model chunks, which share nothing on this rank (a chunk's backward pass
+     * after its own forward pass follows it through the stream)
+     */
+    static bool
+    Independent(const ScheduleStep& a, const ScheduleStep& b)
+    {
+        return a.forward != b.forward && (a.microBatch != b.microBatch || a.chunk != b.chunk);
+    }
+
+    /** \brief Emits one step of the pipeline schedule. */
+    void
+    Emit(const ScheduleStep& step)
+    {
+        if (step.forward)
+        {
+            Forward(step.microBatch, step.chunk);
+        }
+        else
+        {
+            Backward(step.microBatch, step.chunk);
+        }
+    }
+
     uint32_t
     VirtualStage(uint32_t chunk) const
     {
