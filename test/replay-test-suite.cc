@@ -343,16 +343,15 @@ class PipelineBubbleTestCase : public TestCase
         RunSpec run = fixture::TrainingJob(1, 4, 1, 1, 8, 256);
         // Every layer GEMM 10 us, everything else (the tiny head too) free: per layer 4 forward
         // and 8 backward GEMMs.
-        Workload w = Workload::Build(model,
-                                     run,
-                                     [](const OperatorDesc& op)
-                                     {
-                                         OperatorCost c;
-                                         bool layerGemm = op.type == OpType::GEMM && op.Gemm().m > 8
-                                                          && op.Gemm().n > 8 && op.Gemm().k > 8;
-                                         c.timeS = layerGemm ? 10e-6 : 0;
-                                         return c;
-                                     });
+        auto cost = [](const OperatorDesc& op)
+        {
+            OperatorCost c;
+            bool layerGemm =
+                op.type == OpType::GEMM && op.Gemm().m > 8 && op.Gemm().n > 8 && op.Gemm().k > 8;
+            c.timeS = layerGemm ? 10e-6 : 0;
+            return c;
+        };
+        Workload w = Workload::Build(model, run, cost);
         ReplayResult r = Replay(ReplayJob::FromWorkload(w), SwitchNetwork(4, 1e6, 0));
         const double layers = model.layers / 4.0;
         const double tf = layers * 4 * 10e-6;
@@ -369,16 +368,7 @@ class PipelineBubbleTestCase : public TestCase
         run.parallel.dp = 2;
         run.globalBatch = 16;
         run.parallel.zeroStage = 3;
-        Workload z = Workload::Build(model,
-                                     run,
-                                     [](const OperatorDesc& op)
-                                     {
-                                         OperatorCost c;
-                                         bool layerGemm = op.type == OpType::GEMM && op.Gemm().m > 8
-                                                          && op.Gemm().n > 8 && op.Gemm().k > 8;
-                                         c.timeS = layerGemm ? 10e-6 : 0;
-                                         return c;
-                                     });
+        Workload z = Workload::Build(model, run, cost);
         ReplayResult rz = Replay(ReplayJob::FromWorkload(z), SwitchNetwork(8, 1e6, 0));
         NS_TEST_EXPECT_MSG_EQ_TOL(rz.stepTimeS, r.stepTimeS, 0.01 * r.stepTimeS, "the same step");
         for (uint32_t rank = 0; rank < 8; ++rank)
