@@ -577,6 +577,7 @@ TraceReplayer::Collect()
                                       << " collectives, " << result.messages << " messages");
     m_meetings.clear();
     m_labelOfNode.clear();
+    m_ordinalOfNode.clear();
     m_running.clear();
     m_groupQueue.clear();
     m_groupBusy.clear();
@@ -967,6 +968,29 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
 }
 
 uint32_t
+TraceReplayer::OrdinalOf(const ExecutionTrace* graph, uint32_t node)
+{
+    std::vector<uint32_t>& ordinals = m_ordinalOfNode[graph];
+    if (ordinals.empty())
+    {
+        // A graph's group ids stand for distinct groups on every rank that runs it (a layout's
+        // ids carry their kind, a trace's are global), so counting per graph group is counting
+        // per group.
+        ordinals.assign(graph->GetNNodes(), 0);
+        std::unordered_map<uint32_t, uint32_t> seen;
+        for (uint32_t i = 0; i < graph->GetNNodes(); ++i)
+        {
+            const TraceNode& n = graph->GetNode(i);
+            if (n.type == TraceNodeType::COMM_COLL)
+            {
+                ordinals[i] = seen[n.group]++;
+            }
+        }
+    }
+    return ordinals[node];
+}
+
+uint32_t
 TraceReplayer::LabelIdOf(const ExecutionTrace* graph, uint32_t node)
 {
     std::vector<uint32_t>& ids = m_labelOfNode[graph];
@@ -1238,7 +1262,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         throw ReplayError(Describe(rank, node) + ": rank " + std::to_string(rank)
                           + " is not a member of group " + std::to_string(group));
     }
-    const uint64_t key = (uint64_t(group) << 32) | s.seqOnGroup[group]++;
+    const uint64_t key = (uint64_t(group) << 32) | OrdinalOf(s.graph, node);
     auto [it, created] = m_meetings.try_emplace(key);
     Meeting& m = it->second;
     if (created)
@@ -1254,8 +1278,8 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         throw ReplayError(Describe(rank, node) + " meets " + ToString(m.type) + " of "
                           + std::to_string(m.bytes) + " bytes issued by rank "
                           + std::to_string(m.firstRank) + " as the same collective of group "
-                          + std::to_string(group) + ", but asks for " + std::to_string(n.bytes)
-                          + " bytes");
+                          + std::to_string(group) + ", but is " + ToString(n.commType) + " of "
+                          + std::to_string(n.bytes) + " bytes");
     }
     m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;

@@ -208,16 +208,15 @@ class TraceReplayer : public Object
                             std::vector<std::tuple<uint32_t, uint8_t, uint32_t>>,
                             std::greater<>>
             ready;
-        uint32_t busyStreams = 0;                //!< compute streams running a kernel
-        double idleSince = 0;                    //!< when the streams last went idle
-        double busySince = 0;                    //!< when a stream last became busy
-        uint32_t left = 0;                       //!< unfinished nodes
-        std::map<uint32_t, uint32_t> seqOnGroup; //!< collectives issued per group
-        RankTiming timing;                       //!< result
-        const uint8_t* kinds = nullptr;          //!< per node: its OperatorKind
-        int64_t finishNs = 0;                    //!< when its last node so far finished
-        uint32_t lastDone = UINT32_MAX;          //!< the node that finished at finishNs
-        std::vector<double> exposedByLabel;      //!< RankTiming::exposedByOp by label id
+        uint32_t busyStreams = 0;           //!< compute streams running a kernel
+        double idleSince = 0;               //!< when the streams last went idle
+        double busySince = 0;               //!< when a stream last became busy
+        uint32_t left = 0;                  //!< unfinished nodes
+        RankTiming timing;                  //!< result
+        const uint8_t* kinds = nullptr;     //!< per node: its OperatorKind
+        int64_t finishNs = 0;               //!< when its last node so far finished
+        uint32_t lastDone = UINT32_MAX;     //!< the node that finished at finishNs
+        std::vector<double> exposedByLabel; //!< RankTiming::exposedByOp by label id
         /** A communication node posted while the compute streams were idle (ChargeIdle). */
         struct Posted
         {
@@ -430,6 +429,15 @@ class TraceReplayer : public Object
     uint32_t LabelIdOf(const ExecutionTrace* graph, uint32_t node);
     /** Per graph and node: its label id, kAbsent until asked (LabelIdOf) */
     std::unordered_map<const ExecutionTrace*, std::vector<uint32_t>> m_labelOfNode;
+    /**
+     * \return which collective of its group node \p node of \p graph is, counted in program
+     * order: the same on every member, so that the members meet on the same collective
+     * whatever order they post them in (two chains of a stream, --moe-a2a-overlap, post their
+     * collectives as each gets there)
+     */
+    uint32_t OrdinalOf(const ExecutionTrace* graph, uint32_t node);
+    /** Per graph: per collective node, OrdinalOf (computed at first use) */
+    std::unordered_map<const ExecutionTrace*, std::vector<uint32_t>> m_ordinalOfNode;
     std::vector<std::string> m_labels;                    //!< by label id
     std::unordered_map<std::string, uint32_t> m_labelIds; //!< label -> id
     std::vector<std::vector<uint8_t>> m_kinds; //!< per distinct graph: each node's OperatorKind
