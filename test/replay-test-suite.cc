@@ -420,6 +420,49 @@ class MoeA2aOverlapReplayTestCase : public TestCase
 };
 
 /**
+ * \brief Under the MoE all-to-all overlap a rank's two chains post their collectives in the
+ * order they become ready, which a degraded link changes from rank to rank: tensor peers still
+ * meet on the same collective (each one's ordinal in program order) and the step completes,
+ * slower than on the healthy network.
+ */
+class MoeA2aOverlapFaultTestCase : public TestCase
+{
+  public:
+    MoeA2aOverlapFaultTestCase()
+        : TestCase("the MoE all-to-all overlap replays with a degraded link")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec moe = fixture::SmallModel("mixtral-8x7b", 4);
+        RunSpec run = fixture::TrainingJob(2, 2, 8, 1, 64, 1024);
+        run.parallel.virtualStages = 2;
+        run.parallel.ep = 8;
+        run.parallel.sequenceParallel = true;
+        run.moeA2aOverlap = true;
+        const ReplayJob job = ReplayJob::FromWorkload(FlopTimedWorkload(moe, run));
+        const double healthy = Replay(job, ClusterNetwork(32, 8, 1)).stepTimeS;
+        Ptr<FlowNetwork> faulty = ClusterNetwork(32, 8, 1);
+        faulty->GetTopology()->ApplyFault("gpu1-ib.leaf1.0", 0.2, "test");
+        ReplayResult degraded;
+        std::string error;
+        try
+        {
+            degraded = Replay(job, faulty);
+        }
+        catch (const ReplayError& e)
+        {
+            error = e.what();
+        }
+        NS_TEST_ASSERT_MSG_EQ(error, "", "the replay completes");
+        NS_TEST_EXPECT_MSG_EQ(degraded.simulatedRanks, 32u, "every rank replayed");
+        NS_TEST_EXPECT_MSG_GT(degraded.stepTimeS, healthy * (1 + 1e-6), "the link slows it");
+    }
+};
+
+/**
  * \brief Whatever run does in memory is what writing the traces and replaying them does:
  * identical step times for several layouts.
  */
@@ -1414,6 +1457,7 @@ class ReplayTestSuite : public TestSuite
         AddTestCase(new ReplayPairsTestCase, TestCase::QUICK);
         AddTestCase(new PipelineBubbleTestCase, TestCase::QUICK);
         AddTestCase(new MoeA2aOverlapReplayTestCase, TestCase::QUICK);
+        AddTestCase(new MoeA2aOverlapFaultTestCase, TestCase::QUICK);
         AddTestCase(new ReplayEquivalenceTestCase, TestCase::QUICK);
         AddTestCase(new ReplayStuckTestCase, TestCase::QUICK);
         AddTestCase(new SymmetryReductionTestCase, TestCase::QUICK);
