@@ -320,7 +320,7 @@ class CliBadInputTestCase : public TestCase
             // Expert parallelism splits dp only: an expert group over context-parallel ranks
             // was once let through and divided by zero in the layout.
             {{"run", "--model=mixtral-8x7b", "--gpus=8", "--cp=2", "--ep=8", "--seq=4096"},
-             {"option --ep", "dp (4) must be divisible by ep (8)"}},
+             {"option --ep", "dp (4) must be divisible by ep (8)", "etp 1"}},
             // Folded expert groups (--etp=1): whole tensor- and context-parallel groups in each
             // expert group, sequence parallelism, a mixture-of-experts model, training.
             {{"run", "--model=mixtral-8x7b", "--tp=4", "--etp=2", "--gpus=4"},

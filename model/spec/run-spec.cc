@@ -646,7 +646,22 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
         {
             // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp),
             // as Megatron-core's rank generator does without MoE parallel folding.
-            RequireMultiple(source, "ep", p.dp, "dp", p.ep, "ep");
+            if (p.dp % p.ep != 0)
+            {
+                const std::string folded = mode == RunMode::TRAINING
+                                               ? "ep a multiple of tp x cp ("
+                                                     + std::to_string(p.tp * p.cp)
+                                                     + ") that divides dp x tp x cp"
+                                               : "ep equal to tp (" + std::to_string(p.tp) + ")";
+                throw SpecError(source,
+                                "ep",
+                                "dp (" + std::to_string(p.dp) + ") must be divisible by ep ("
+                                    + std::to_string(p.ep)
+                                    + ") with experts sharded over tensor ranks (etp = tp); "
+                                      "or fold whole experts over the tensor-parallel ranks "
+                                      "with etp 1 and "
+                                    + folded);
+            }
         }
         else
         {
