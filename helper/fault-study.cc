@@ -227,7 +227,7 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     {
         RoutingPolicy::Create(routing); // an unknown name is an error before anything runs
     }
-    result.memory = AnalyzeMemory(Workload::Build(job.model, job.run), job.hardware.gpu);
+    result.memory = AnalyzeMemory(job.model, job.run, job.hardware.gpu);
     for (const auto& routing : config.routings)
     {
         double healthy = 0;

@@ -268,7 +268,7 @@ RapidLlmHelper::Install()
                                                        return c;
                                                    }));
     ApplyHostDispatch(*workload, m_hardware.gpu.host);
-    m_memoryReport = MemoryReportOf(*workload);
+    m_memoryReport = MemoryReportOf(AnalyzeMemory(*workload, m_hardware.gpu));
     // The first token is the first sampling pass in program order (the last stage's): the
     // prefill's, or that of the first decode step when the prefill does not sample; with
     // batches in flight through a pipeline, the last of that pass's sampling kernels.
@@ -654,18 +654,17 @@ RapidLlmHelper::Replay(TraceSet set)
 }
 
 RunReport
-RapidLlmHelper::MemoryReportOf(const Workload& w) const
+RapidLlmHelper::MemoryReportOf(const MemoryReport& memory) const
 {
     RunReport report;
     report.mode = ToString(m_run.mode);
-    MemoryReport memory = AnalyzeMemory(w, m_hardware.gpu);
     report.feasible = memory.feasible;
     report.reason = memory.reason;
     report.haveMemory = true;
     report.memory = memory.worst;
     report.capacityBytes = memory.capacity;
     report.memoryAssumption = memory.assumption;
-    report.gpus = w.layout.Ranks();
+    report.gpus = static_cast<uint32_t>(m_run.parallel.Gpus());
     report.backend = m_backendName;
     return report;
 }
@@ -673,7 +672,7 @@ RapidLlmHelper::MemoryReportOf(const Workload& w) const
 RunReport
 RapidLlmHelper::CheckMemory() const
 {
-    return MemoryReportOf(Workload::Build(m_model, m_run));
+    return MemoryReportOf(AnalyzeMemory(m_model, m_run, m_hardware.gpu));
 }
 
 Ptr<TraceReplayer>

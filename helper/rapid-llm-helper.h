@@ -185,8 +185,8 @@ class RapidLlmHelper : public Object
     RunReport Replay(TraceSet set);
 
     /**
-     * \brief Checks memory only, on graphs not costed by the compute model: much cheaper than
-     * Run(), for ruling out layouts that cannot run.
+     * \brief Checks memory only (training: on graphs not costed by the compute model; inference:
+     * without a graph): much cheaper than Run(), for ruling out layouts that cannot run.
      * \return a report with the memory fields (and mode, GPUs, backend) only
      */
     RunReport CheckMemory() const;
@@ -247,8 +247,8 @@ class RapidLlmHelper : public Object
 
     /** Creates the backend, its topology and routing, and the replayer; starts \p job. */
     Ptr<TraceReplayer> InstallJob(std::shared_ptr<ReplayJob> job);
-    /** \return a report with the mode, backend, GPUs and the memory verdict of \p w */
-    RunReport MemoryReportOf(const Workload& w) const;
+    /** \return a report with the mode, backend, GPUs and the memory verdict \p memory */
+    RunReport MemoryReportOf(const MemoryReport& memory) const;
     /** Fills the compute split, FLOPs and first-token fields of a workload's report. */
     void FillWorkloadReport(RunReport& report) const;
     /** Runs the simulator over an Install(): scheduler, SimulatorGuard, Collect. */

@@ -236,6 +236,71 @@ class FlopsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Inference memory is checked without building the request's graph (a long generation's
+ * graph costs more than the rest): the verdict is the one the built graph gives, stage by stage,
+ * for pipelines, in-flight batches, sliding windows and a speculative draft layer.
+ */
+class InferenceMemoryWithoutGraphTestCase : public TestCase
+{
+  public:
+    InferenceMemoryWithoutGraphTestCase()
+        : TestCase("inference memory without the graph equals the built graph's")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        GpuSpec gpu;
+        gpu.hbmBytes = 80ull << 30;
+        struct Case
+        {
+            const char* model;
+            RunSpec run;
+        };
+
+        std::vector<Case> cases{{"llama2-7b", fixture::InferenceJob(1, 1, 8, 512, 64)},
+                                {"llama3-70b", fixture::InferenceJob(4, 4, 16, 2048, 32)},
+                                {"mistral-7b", fixture::InferenceJob(2, 1, 4, 8192, 16)},
+                                {"deepseek-v2-lite", fixture::InferenceJob(2, 3, 6, 256, 8)}};
+        cases[1].run.inflightBatches = 2;
+        cases[3].run.specTokens = 2;
+        cases[3].run.specAcceptance = 0.8;
+        for (const Case& c : cases)
+        {
+            const ModelSpec model = ModelSpec::Load(c.model);
+            const MemoryReport built = AnalyzeMemory(Workload::Build(model, c.run), gpu);
+            const MemoryReport direct = AnalyzeMemory(model, c.run, gpu);
+            NS_TEST_ASSERT_MSG_EQ(direct.stages.size(), built.stages.size(), c.model);
+            for (std::size_t i = 0; i < built.stages.size(); ++i)
+            {
+                const RankMemory& a = direct.stages[i];
+                const RankMemory& b = built.stages[i];
+                NS_TEST_EXPECT_MSG_EQ(a.stage, b.stage, c.model);
+                NS_TEST_EXPECT_MSG_EQ(a.weights, b.weights, c.model << " stage " << i);
+                NS_TEST_EXPECT_MSG_EQ(a.kvCache, b.kvCache, c.model << " stage " << i);
+                NS_TEST_EXPECT_MSG_EQ(a.activations, b.activations, c.model << " stage " << i);
+                NS_TEST_EXPECT_MSG_EQ(a.peak, b.peak, c.model << " stage " << i);
+            }
+            NS_TEST_EXPECT_MSG_EQ(direct.feasible, built.feasible, c.model);
+            NS_TEST_EXPECT_MSG_EQ(direct.reason, built.reason, c.model);
+            NS_TEST_EXPECT_MSG_EQ(direct.assumption, built.assumption, c.model);
+            NS_TEST_EXPECT_MSG_GT(direct.worst.kvCache, 0, c.model << ": a KV cache");
+        }
+        // Bad settings are refused as building the graph refuses them.
+        RunSpec bad = fixture::InferenceJob(3, 1, 1, 128, 8);
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]()
+                                  {
+                                      AnalyzeMemory(ModelSpec::Load("llama2-7b"), bad, gpu);
+                                  },
+                                  {"tp"}),
+                              true,
+                              "tp 3 does not divide the heads");
+    }
+};
+
 /** \brief Memory feasibility: a 7B model fits an 80 GB A100 at TP1, 175B at TP1 PP1 does not. */
 class MemoryFeasibilityTestCase : public TestCase
 {
@@ -3315,6 +3380,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ActivationMemoryTestCase, TestCase::QUICK);
         AddTestCase(new SelectiveFlashTestCase, TestCase::QUICK);
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
+        AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);

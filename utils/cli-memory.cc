@@ -33,8 +33,7 @@ int
 RunMemoryCommand(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptions(args);
-    Workload w = Workload::Build(job.model, job.run);
-    MemoryReport report = AnalyzeMemory(w, job.hardware.gpu);
+    MemoryReport report = AnalyzeMemory(job.model, job.run, job.hardware.gpu);
     // The verdict in full either way; a job that does not fit says so in its exit status too
     // (and on stderr, after the report).
     auto status = [&]()

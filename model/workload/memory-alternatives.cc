@@ -16,7 +16,7 @@ std::vector<MemoryAlternative>
 MemoryAlternatives(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
 {
     std::vector<MemoryAlternative> found;
-    if (run.mode != RunMode::TRAINING || AnalyzeMemory(Workload::Build(model, run), gpu).feasible)
+    if (run.mode != RunMode::TRAINING || AnalyzeMemory(model, run, gpu).feasible)
     {
         return found;
     }
@@ -62,7 +62,7 @@ MemoryAlternatives(const ModelSpec& model, const RunSpec& run, const GpuSpec& gp
         }
         try
         {
-            found.push_back({option, AnalyzeMemory(Workload::Build(model, changed), gpu)});
+            found.push_back({option, AnalyzeMemory(model, changed, gpu)});
         }
         catch (const SpecError&)
         {

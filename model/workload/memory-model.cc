@@ -227,5 +227,22 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     return report;
 }
 
+MemoryReport
+AnalyzeMemory(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
+{
+    if (run.mode == RunMode::TRAINING)
+    {
+        return AnalyzeMemory(Workload::Build(model, run), gpu);
+    }
+    run.Validate(model, "run settings");
+    Workload w{model, run, ParallelLayout(run.parallel), {}};
+    w.stages.resize(run.parallel.pp);
+    for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
+    {
+        w.stages[stage].stage = stage;
+    }
+    return AnalyzeMemory(w, gpu);
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -106,6 +106,17 @@ uint64_t PeakActivationBytes(const StageGraph& graph);
  */
 MemoryReport AnalyzeMemory(const Workload& workload, const GpuSpec& gpu);
 
+/**
+ * \brief AnalyzeMemory of the job \p run of \p model, building its schedule only where the
+ * liveness traversal needs one (training): inference memory is per stage (weights, KV cache,
+ * the prefill's widest activation), and a long generation's graph would cost more than the rest.
+ * \param model the model
+ * \param run the run settings; validated against the model here (throws SpecError)
+ * \param gpu the GPU
+ * \return the report
+ */
+MemoryReport AnalyzeMemory(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu);
+
 } // namespace rapidllm
 } // namespace ns3
 
