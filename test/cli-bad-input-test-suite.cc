@@ -317,6 +317,9 @@ class CliBadInputTestCase : public TestCase
              {"option --ep", "mixture-of-experts", "allowed: 1"}},
             {{"sweep", "--model=mixtral-8x7b", "--gpus=8", "--gbs=8", "--ep=3"},
              {"option --ep", "3 does not divide the experts (8)"}},
+            // A data type the GPU has no rate for names the ones it has.
+            {{"run", "--model=llama2-7b", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
+             {"gpu.tensor_tflops", "data type fp8", "the GPU lists", "bf16"}},
             // Expert parallelism splits dp only: an expert group over context-parallel ranks
             // was once let through and divided by zero in the layout.
             {{"run", "--model=mixtral-8x7b", "--gpus=8", "--cp=2", "--ep=8", "--seq=4096"},
