@@ -692,6 +692,27 @@ class ExecutionTraceApiTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(assigned.GetNode(e2).name, assigned.GetNode(c).name, "name reused");
         NS_TEST_ASSERT_MSG_EQ(copy.GetName(d), "d", "names survive the copy");
 
+        // Distinct names (a workload's) are stored unshared: the same names and graph, and so
+        // the same trace, as when they are looked up; copies keep them.
+        ExecutionTrace shared(3);
+        ExecutionTrace distinct(3);
+        distinct.SetDistinctNames();
+        for (ExecutionTrace* g : {&shared, &distinct})
+        {
+            uint32_t x = g->AddCompute("x", 5, 10, 20);
+            g->AddCompute("x", 6, 10, 20, {x});
+            g->AddCompute("y", 7, 10, 20, {x});
+        }
+        NS_TEST_ASSERT_MSG_EQ(shared.GetNode(1).name, shared.GetNode(0).name, "looked up");
+        NS_TEST_ASSERT_MSG_NE(distinct.GetNode(1).name, distinct.GetNode(0).name, "unshared");
+        NS_TEST_ASSERT_MSG_EQ(distinct.GetName(1), "x", "the name as given");
+        NS_TEST_ASSERT_MSG_EQ((shared == distinct), true, "the same trace");
+        ExecutionTrace distinctCopy(distinct);
+        NS_TEST_ASSERT_MSG_EQ((distinctCopy == distinct), true, "copied");
+        NS_TEST_ASSERT_MSG_EQ(distinctCopy.GetName(distinctCopy.AddCompute("x", 1, 1, 1)),
+                              "x",
+                              "a copy adds names as given");
+
         // Cycles made through AddDependency are reported with the ids along them.
         t.AddDependency(a, d);
         threw = false;

@@ -25,6 +25,7 @@ ExecutionTrace::ExecutionTrace(uint32_t rank)
     , m_sortedById(true)
     , m_nextId(0)
     , m_childrenValid(false)
+    , m_distinctNames(false)
 {}
 
 ExecutionTrace::ExecutionTrace(const ExecutionTrace& other)
@@ -41,6 +42,7 @@ ExecutionTrace::ExecutionTrace(const ExecutionTrace& other)
     , m_childBegin(other.m_childBegin)
     , m_children(other.m_children)
     , m_childrenValid(other.m_childrenValid)
+    , m_distinctNames(other.m_distinctNames)
 {
     RebuildNameIndex();
 }
@@ -60,6 +62,10 @@ void
 ExecutionTrace::RebuildNameIndex()
 {
     m_nameIndex.clear();
+    if (m_distinctNames)
+    {
+        return;
+    }
     m_nameIndex.reserve(m_names.size());
     for (uint32_t i = 0; i < m_names.size(); ++i)
     {
@@ -551,7 +557,17 @@ ExecutionTrace::Reserve(size_t nodes, size_t edges)
 {
     m_nodes.reserve(nodes);
     m_deps.reserve(edges);
-    m_nameIndex.reserve(nodes); // at most one name per node
+    if (!m_distinctNames)
+    {
+        m_nameIndex.reserve(nodes); // at most one name per node
+    }
+}
+
+void
+ExecutionTrace::SetDistinctNames()
+{
+    m_distinctNames = true;
+    m_nameIndex.clear();
 }
 
 bool
@@ -593,14 +609,20 @@ ExecutionTrace::operator!=(const ExecutionTrace& other) const
 uint32_t
 ExecutionTrace::InternName(const std::string& name)
 {
-    auto it = m_nameIndex.find(name);
-    if (it != m_nameIndex.end())
+    if (!m_distinctNames)
     {
-        return it->second;
+        auto it = m_nameIndex.find(name);
+        if (it != m_nameIndex.end())
+        {
+            return it->second;
+        }
     }
     auto index = static_cast<uint32_t>(m_names.size());
     m_names.push_back(name);
-    m_nameIndex.emplace(std::string_view(m_names.back()), index);
+    if (!m_distinctNames)
+    {
+        m_nameIndex.emplace(std::string_view(m_names.back()), index);
+    }
     return index;
 }
 

@@ -69,6 +69,7 @@ RankTrace(const Workload& w, uint32_t rank)
     {
         edges += n.deps.size();
     }
+    trace.SetDistinctNames(); // NameOf tells a graph's nodes apart: nothing to share
     trace.Reserve(g.nodes.size(), edges);
     for (const auto& n : g.nodes)
     {
