@@ -126,9 +126,11 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     }
     // gnuplot writes the PNG named in the script relative to its working directory.
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
+    // Its warnings (a single point's "empty x range") are not ours to print, and stdout may be
+    // JSON: both of its streams are silenced; on failure the user runs the command to see why.
     const std::string command =
-        "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string()) + " 2>&1";
-    if (std::system((command + " >/dev/null").c_str()) != 0)
+        "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
+    if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)
     {
         throw SpecError("command line",
                         "out",

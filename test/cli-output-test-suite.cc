@@ -240,6 +240,24 @@ class CliJsonTestCase : public TestCase
                                   "sweep: tp x pp x dp = 8");
         }
 
+        // study faults drawing its plot: with one factor gnuplot warns of an empty x range, and
+        // the warning once went to stdout ahead of the JSON.
+        Json faults = JsonOf({"study",
+                              "faults",
+                              "--model=gpt-1.7b",
+                              "--set=model.layers=2",
+                              "--gpus=2",
+                              "--dp=2",
+                              "--gbs=2",
+                              "--seq=1024",
+                              "--links=tier:nvlink",
+                              "--factors=0.5",
+                              "--routing=dimension-order",
+                              "--out=" + dir + "/faults",
+                              "--json"},
+                             dir);
+        NS_TEST_EXPECT_MSG_EQ(faults.at("rows").size(), 1, "study faults: one row");
+
         // sweep with whole experts (--etp=1): expert groups folded over tp, so ep 8 fits dp 4
         // (ep / tp = 4 divides it), which the default layouts (ep divides dp) rule out.
         const std::vector<std::string> moeSweep = {"sweep",
