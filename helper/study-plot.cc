@@ -46,11 +46,7 @@ ShellQuote(const std::string& path)
 void
 WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
 {
-    const std::filesystem::path png(pngPath);
-    std::filesystem::path script = png;
-    script.replace_extension(".plt");
-
-    Gnuplot gnuplot(png.filename().string());
+    Gnuplot gnuplot(std::filesystem::path(pngPath).filename().string());
     gnuplot.SetTerminal("pngcairo size 960,600 noenhanced font 'Sans,11'");
     gnuplot.SetTitle(plot.title);
     gnuplot.SetLegend(plot.xLabel, plot.yLabel);
@@ -107,9 +103,18 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
         }
         gnuplot.AddDataset(data);
     }
+    RenderPng(gnuplot, pngPath);
+}
+
+void
+RenderPng(Gnuplot& plot, const std::string& pngPath)
+{
+    const std::filesystem::path png(pngPath);
+    std::filesystem::path script = png;
+    script.replace_extension(".plt");
     {
         std::ofstream out(script);
-        gnuplot.GenerateOutput(out);
+        plot.GenerateOutput(out);
         if (!out)
         {
             throw SpecError("command line", "out", "cannot write '" + script.string() + "'");
@@ -124,10 +129,10 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
                               "gnuplot-nox, as utils/install-deps.sh does); the script is in '"
                             + script.string() + "'");
     }
-    // gnuplot writes the PNG named in the script relative to its working directory.
+    // gnuplot writes the PNG named in the script relative to its working directory. Its
+    // warnings (a single point's "empty x range") are not ours to print, and stdout may be JSON:
+    // both of its streams are silenced; on failure the user runs the command to see why.
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
-    // Its warnings (a single point's "empty x range") are not ours to print, and stdout may be
-    // JSON: both of its streams are silenced; on failure the user runs the command to see why.
     const std::string command =
         "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
     if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)

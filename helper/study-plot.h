@@ -10,6 +10,9 @@
 #include <vector>
 
 namespace ns3 {
+
+class Gnuplot;
+
 namespace rapidllm {
 
 /**
@@ -52,6 +55,18 @@ struct PlotSpec
  * fails.
  */
 void WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
+
+/**
+ * \brief Renders \p plot (made with the PNG's file name, without its directory) as \p pngPath:
+ * its script is kept beside it (PATH without .png + ".plt") and the gnuplot program runs it in
+ * the PNG's directory, its own output silenced (stdout may be JSON). Both the studies' plots
+ * and the sweep's are drawn by it.
+ * \param plot the plot, with its terminal, data and settings
+ * \param pngPath the PNG to write
+ * Throws SpecError (field "out") when the script cannot be written or gnuplot is missing or
+ * fails.
+ */
+void RenderPng(Gnuplot& plot, const std::string& pngPath);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -5,12 +5,9 @@
 #include "sweep-plot.h"
 
 #include "ns3/gnuplot.h"
-#include "ns3/spec-error.h"
+#include "study-plot.h"
 
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <fstream>
+#include <filesystem>
 
 namespace ns3 {
 namespace rapidllm {
@@ -21,7 +18,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
           const std::string& title,
           double capacityGiB)
 {
-    Gnuplot plot(png, title);
+    Gnuplot plot(std::filesystem::path(png).filename().string(), title);
     plot.SetTerminal("pngcairo size 1100,600 font 'sans,10'");
     plot.SetLegend("layout rank (fitting layouts by step time, then the others by peak memory)",
                    "step time (s)");
@@ -74,26 +71,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
         plot.AddDataset(unfit);
     }
     plot.AddDataset(capacity);
-    const std::string script = png.substr(0, png.rfind('.')) + ".plt";
-    {
-        std::ofstream out(script);
-        plot.GenerateOutput(out);
-        out.close();
-        if (!out)
-        {
-            throw SpecError(script, "", "cannot write the plot's gnuplot script");
-        }
-    }
-    const std::string command = "gnuplot '" + script + "' 2>&1";
-    const int status = std::system(command.c_str());
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    {
-        throw SpecError(png,
-                        "",
-                        "gnuplot failed on '" + script
-                            + "' (the plots need the gnuplot program: Debian package "
-                              "gnuplot-nox, which utils/install-deps.sh installs)");
-    }
+    RenderPng(plot, png);
 }
 
 } // namespace rapidllm

@@ -22,7 +22,7 @@ namespace rapidllm {
  * \param png the image to write (its gnuplot script is written next to it, .plt)
  * \param title the plot's title
  * \param capacityGiB device memory per GPU, GiB
- * throws SpecError naming \p png if gnuplot is missing or fails
+ * throws SpecError (field "out") if gnuplot is missing or fails (RenderPng)
  */
 void PlotSweep(const std::vector<SweepRow>& rows,
                const std::string& png,
