@@ -257,6 +257,21 @@ class CliJsonTestCase : public TestCase
                               "--json"},
                              dir);
         NS_TEST_EXPECT_MSG_EQ(faults.at("rows").size(), 1, "study faults: one row");
+        // The same for the sweep's plot of one layout ("empty y range").
+        Json plotted = JsonOf({"sweep",
+                               "--model=gpt-1.7b",
+                               "--set=model.layers=2",
+                               "--gpus=2",
+                               "--gbs=4",
+                               "--seq=1024",
+                               "--tp=1",
+                               "--pp=1",
+                               "--mbs=1",
+                               "--plot",
+                               "--out=" + dir + "/plotted",
+                               "--json"},
+                              dir);
+        NS_TEST_EXPECT_MSG_EQ(plotted.at("rows").size(), 1, "sweep --plot: one layout");
 
         // sweep with whole experts (--etp=1): expert groups folded over tp, so ep 8 fits dp 4
         // (ep / tp = 4 divides it), which the default layouts (ep divides dp) rule out.
