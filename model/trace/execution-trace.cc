@@ -609,20 +609,19 @@ ExecutionTrace::operator!=(const ExecutionTrace& other) const
 uint32_t
 ExecutionTrace::InternName(const std::string& name)
 {
-    if (!m_distinctNames)
+    const auto index = static_cast<uint32_t>(m_names.size());
+    if (m_distinctNames)
     {
-        auto it = m_nameIndex.find(name);
-        if (it != m_nameIndex.end())
-        {
-            return it->second;
-        }
+        m_names.push_back(name);
+        return index;
     }
-    auto index = static_cast<uint32_t>(m_names.size());
+    auto it = m_nameIndex.find(name);
+    if (it != m_nameIndex.end())
+    {
+        return it->second;
+    }
     m_names.push_back(name);
-    if (!m_distinctNames)
-    {
-        m_nameIndex.emplace(std::string_view(m_names.back()), index);
-    }
+    m_nameIndex.emplace(std::string_view(m_names.back()), index);
     return index;
 }
 
