@@ -134,19 +134,21 @@ class PacketSingleMessageTestCase : public TestCase
         {
             Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
             const double payload = 25e9 * 0.9;
-            // The default MTU of 4096: 4044 payload bytes per segment, 4098 bytes on the wire.
-            const double frame = 4098 / (payload * 4044.0 / 4098.0);
+            // The default MTU of 4096: 4056 payload bytes per segment (IPv4 and TCP headers of
+            // 20 bytes each, no timestamp option), 4098 bytes on the wire.
+            const double frame = 4098 / (payload * 4056.0 / 4098.0);
             const double expected = bytes / payload + 2e-6 + 200e-9 + frame;
             NS_TEST_ASSERT_MSG_EQ(o.deliveries, 1, "delivered once");
             NS_TEST_ASSERT_MSG_EQ_TOL(o.delivered[0] / expected, 1.0, 0.01, "time " << bytes);
             // Data segments: the message and its 16-byte frame header, plus the warm-up frame.
-            const uint64_t segments = (bytes + 16 + 4043) / 4044 + 1;
+            const uint64_t segments = (bytes + 16 + 4055) / 4056 + 1;
             // (A message larger than the send buffer is written in pieces, and TCP may send a
             // short segment when a piece ends; no delayed-send coalescing with TcpNoDelay.)
-            NS_TEST_ASSERT_MSG_GT_OR_EQ(o.dataPackets, segments, "one segment per 4044 bytes");
-            // At most one short segment per 4 MiB piece of the send buffer, and the message's last.
+            NS_TEST_ASSERT_MSG_GT_OR_EQ(o.dataPackets, segments, "one segment per 4056 bytes");
+            // At most one short segment per send buffer's worth, and the message's last: the
+            // path's window is 4 bandwidth-delay products (25 GB/s x 0.9 x 4.76 us), 428 KB.
             NS_TEST_ASSERT_MSG_LT_OR_EQ(
-                o.dataPackets, segments + 2 + bytes / (uint64_t(4) << 20), "no tiny segments");
+                o.dataPackets, segments + 2 + bytes / 428000, "no tiny segments");
             NS_TEST_ASSERT_MSG_EQ(o.drops, 0, "lossless");
             // Statistics: both links of the path carried the message; the uplink's device was
             // busy for the payload at the payload rate (headers ride in the device rate's
@@ -165,7 +167,7 @@ class PacketSingleMessageTestCase : public TestCase
             }
             const uint32_t down = topo->FindLink(topo->GetLink(path[0]).dst, 0);
             NS_TEST_ASSERT_MSG_EQ(o.stats.links[down].bytes, 0.0, "no payload towards gpu0");
-            // An ACK (56 bytes on the wire) per 4098-byte segment at most: 1.4% of the time.
+            // An ACK (42 bytes on the wire) per 4098-byte segment at most: 1.0% of the time.
             NS_TEST_ASSERT_MSG_LT(
                 o.stats.links[down].busyTimeS, 0.015 * bytes / payload, "ACKs only towards gpu0");
             NS_TEST_ASSERT_MSG_EQ(o.stats.connections, 1u, "one connection");

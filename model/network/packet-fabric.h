@@ -61,8 +61,8 @@ class PacketFabric
   public:
     /** IPv4 header without options, bytes. */
     static constexpr uint32_t kIpHeader = 20;
-    /** TCP header with the timestamp option ns-3 sends on every segment (10 bytes, padded). */
-    static constexpr uint32_t kTcpHeader = 32;
+    /** TCP header without options: the sockets run without the timestamp option. */
+    static constexpr uint32_t kTcpHeader = 20;
     /** PPP header PointToPointNetDevice adds to every frame, bytes. */
     static constexpr uint32_t kPppHeader = 2;
 

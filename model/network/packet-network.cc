@@ -5,6 +5,7 @@
 #include "packet-network.h"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/enum.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
@@ -18,6 +19,7 @@
 #include "packet-path-routing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ns3 {
@@ -46,18 +48,26 @@ PacketNetwork::GetTypeId()
                 MakeUintegerAccessor(&PacketNetwork::m_mtu),
                 MakeUintegerChecker<uint32_t>(576, 65000))
             .AddAttribute("SegmentSize",
-                          "TCP segment payload, bytes; 0 = MTU - 20 (IP) - 32 (TCP with the "
-                          "timestamp option), so a full segment fills one MTU.",
+                          "TCP segment payload, bytes; 0 = MTU - 20 (IP) - 20 (TCP without "
+                          "options), so a full segment fills one MTU.",
                           UintegerValue(0),
                           MakeUintegerAccessor(&PacketNetwork::m_segmentSize),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("SendBuffer",
-                          "TCP send buffer per connection, bytes (well above the largest "
-                          "bandwidth-delay product here, 1.7 MB at 240 GB/s and 7 us RTT; TCP's "
-                          "NextSeg scans the whole window per segment, so not much more).",
-                          UintegerValue(4u << 20),
+                          "TCP send buffer per connection, bytes; 0 = WindowBdps "
+                          "bandwidth-delay products of the connection's path (at least 256 KiB). "
+                          "It bounds the bytes in flight, and ns-3's TcpTxBuffer::NextSeg scans "
+                          "every segment in flight for each segment it sends.",
+                          UintegerValue(0),
                           MakeUintegerAccessor(&PacketNetwork::m_sendBuffer),
-                          MakeUintegerChecker<uint32_t>(1u << 16))
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("WindowBdps",
+                          "With SendBuffer 0: the send buffer in bandwidth-delay products of the "
+                          "path (its healthy bottleneck rate x its round trip: both directions' "
+                          "latencies and a full frame's store-and-forward at every hop).",
+                          DoubleValue(4.0),
+                          MakeDoubleAccessor(&PacketNetwork::m_windowBdps),
+                          MakeDoubleChecker<double>(1.0))
             .AddAttribute("ReceiveBuffer",
                           "TCP receive buffer (advertised window) per connection, bytes.",
                           UintegerValue(4u << 20),
@@ -251,13 +261,38 @@ void
 PacketNetwork::ConfigureSocket(Ptr<Socket> socket) const
 {
     socket->SetAttribute("SegmentSize", UintegerValue(GetSegmentSize()));
-    socket->SetAttribute("SndBufSize", UintegerValue(m_sendBuffer));
     socket->SetAttribute("RcvBufSize", UintegerValue(m_receiveBuffer));
     socket->SetAttribute("InitialCwnd", UintegerValue(m_initialCwnd));
     socket->SetAttribute("DelAckCount", UintegerValue(m_delAckCount));
     socket->SetAttribute("TcpNoDelay", BooleanValue(true));
+    socket->SetAttribute("Timestamp", BooleanValue(false));
     socket->SetAttribute("MinRto", TimeValue(m_minRto));
     socket->SetAttribute("ClockGranularity", TimeValue(m_clockGranularity));
+}
+
+uint32_t
+PacketNetwork::WindowFor(const std::vector<uint32_t>& path) const
+{
+    if (m_sendBuffer > 0)
+    {
+        return m_sendBuffer;
+    }
+    constexpr double kMinWindow = 256 * 1024;
+    const double frame = m_mtu + PacketFabric::kPppHeader;
+    double rate = std::numeric_limits<double>::infinity();
+    double storeAndForward = 0;
+    for (uint32_t l : path)
+    {
+        const TopologyLink& link = m_topology->GetLink(l);
+        const double healthy = link.lineRateBps * link.efficiency;
+        rate = std::min(rate, healthy);
+        storeAndForward += frame / healthy;
+    }
+    const double rtt = 2 * m_topology->PathLatency(path) + storeAndForward;
+    const double window = std::max(kMinWindow, m_windowBdps * rate * rtt);
+    // Whole segments, and never past what a 32-bit socket attribute holds.
+    const double segment = GetSegmentSize();
+    return static_cast<uint32_t>(std::min(std::ceil(window / segment) * segment, 1073741824.0));
 }
 
 void
@@ -318,8 +353,10 @@ PacketNetwork::OpenConnection(uint32_t src,
     c.slot = slot;
     c.flowId = flowId;
     c.path = path;
+    c.window = WindowFor(path);
     c.socket = Socket::CreateSocket(m_fabric.GetNode(src), TcpSocketFactory::GetTypeId());
     ConfigureSocket(c.socket);
+    c.socket->SetAttribute("SndBufSize", UintegerValue(c.window));
     c.socket->Bind();
     c.socket->SetConnectCallback(Callback<void, Ptr<Socket>>(
                                      [this, index](Ptr<Socket> s)
@@ -342,7 +379,7 @@ PacketNetwork::OpenConnection(uint32_t src,
         [this, index](Ptr<Socket> s, uint32_t)
         {
             Connection& conn = m_connections[index];
-            if (!conn.warm && conn.established && s->GetTxAvailable() == m_sendBuffer)
+            if (!conn.warm && conn.established && s->GetTxAvailable() == conn.window)
             {
                 conn.warm = true; // everything acked: the window is open
                 NS_LOG_LOGIC("connection " << index << " warm");
@@ -463,7 +500,7 @@ bool
 PacketNetwork::IsIdle(uint32_t index) const
 {
     const Connection& c = m_connections[index];
-    return c.warm && c.stream.IsEmpty() && c.socket->GetTxAvailable() == m_sendBuffer;
+    return c.warm && c.stream.IsEmpty() && c.socket->GetTxAvailable() == c.window;
 }
 
 void
@@ -479,6 +516,9 @@ PacketNetwork::MovePath(uint32_t index, const std::vector<uint32_t>& path)
     NS_LOG_LOGIC("connection " << index << " moves from " << m_topology->DescribePath(c.path)
                                << " to " << m_topology->DescribePath(path));
     c.path = path;
+    // Idle, its send buffer is empty: it takes the window of its new path.
+    c.window = WindowFor(path);
+    c.socket->SetAttribute("SndBufSize", UintegerValue(c.window));
     ++m_movedConnections;
 }
 

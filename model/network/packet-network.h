@@ -131,6 +131,7 @@ class PacketNetwork : public NetworkBackend
         uint32_t slot = 0;          //!< the destination's address slot (one per connection)
         uint64_t flowId = 0;        //!< flow id its ACK path was routed with
         std::vector<uint32_t> path; //!< the data path (links)
+        uint32_t window = 0;        //!< its send buffer, bytes (WindowFor its path)
         Ptr<Socket> socket;         //!< sender socket
         bool connectIssued = false; //!< Connect() called
         bool established = false;   //!< handshake done
@@ -168,6 +169,14 @@ class PacketNetwork : public NetworkBackend
     bool IsIdle(uint32_t connection) const;
     /** \brief Moves an idle connection onto another data path of its pair. */
     void MovePath(uint32_t connection, const std::vector<uint32_t>& path);
+    /**
+     * \brief The send buffer of a connection on \p path: SendBuffer if set, else
+     * WindowBdps bandwidth-delay products of the healthy path (at least kMinWindow), so that
+     * one connection can fill its path while TCP's per-segment scan of the in-flight window
+     * (TcpTxBuffer::NextSeg) stays as short as that allows.
+     * \param path the data path (links) \return bytes
+     */
+    uint32_t WindowFor(const std::vector<uint32_t>& path) const;
     /** \brief Creates the listening socket of an endpoint if it has none. */
     void Listen(uint32_t endpoint);
     /** \brief Sets the transport attributes on a new socket. */
@@ -181,8 +190,9 @@ class PacketNetwork : public NetworkBackend
 
     // Attributes.
     uint32_t m_mtu;                //!< IP MTU of every link, bytes
-    uint32_t m_segmentSize;        //!< TCP segment payload (0 = MTU - 52)
-    uint32_t m_sendBuffer;         //!< TCP send buffer, bytes
+    uint32_t m_segmentSize;        //!< TCP segment payload (0 = MTU - 40)
+    uint32_t m_sendBuffer;         //!< TCP send buffer, bytes (0 = WindowFor the path)
+    double m_windowBdps;           //!< send buffer in bandwidth-delay products of the path
     uint32_t m_receiveBuffer;      //!< TCP receive buffer, bytes
     uint32_t m_initialCwnd;        //!< initial congestion window, segments
     uint32_t m_delAckCount;        //!< segments per ACK
