@@ -15,6 +15,7 @@
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "test-require.h"
@@ -49,13 +50,20 @@ struct Outcome
 
 /**
  * \return the outcome of sending \p messages at once (after opening their connections) on a
- * packet network over \p spec
+ * packet network over \p spec, with the PacketNetwork \p attributes (name, value) set
  */
 Outcome
-RunMessages(const NetworkSpec& spec, uint32_t endpoints, const std::vector<Message>& messages)
+RunMessages(const NetworkSpec& spec,
+            uint32_t endpoints,
+            const std::vector<Message>& messages,
+            const std::vector<std::pair<std::string, std::string>>& attributes = {})
 {
     Ptr<Topology> topo = Topology::Build(spec, endpoints);
     Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+    for (const auto& [name, value] : attributes)
+    {
+        net->SetAttribute(name, StringValue(value));
+    }
     net->SetTopology(topo);
     net->SetRouting(RoutingPolicy::Create(spec.routing));
     Outcome out;
@@ -172,6 +180,44 @@ class PacketSingleMessageTestCase : public TestCase
                 o.stats.links[down].busyTimeS, 0.015 * bytes / payload, "ACKs only towards gpu0");
             NS_TEST_ASSERT_MSG_EQ(o.stats.connections, 1u, "one connection");
         }
+    }
+};
+
+/**
+ * \brief The send window is sized to the path: a lone 64 MiB message over a path of long
+ * latency and high rate (bandwidth-delay product 1.8 MB, seven times the smallest window)
+ * still moves at the payload rate, within 1% of the closed form, which a window below one
+ * bandwidth-delay product could not. And an explicit SendBuffer of 256 KiB holds it to one
+ * window per round trip, so the window really is what the attribute says.
+ */
+class PacketPathWindowTestCase : public TestCase
+{
+  public:
+    PacketPathWindowTestCase()
+        : TestCase("the send window covers the path's bandwidth-delay product")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // 100 GB/s links of 5 us each through one switch of 200 ns.
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 2, 100, 5000).SwitchNs(200).Efficiency(0.9);
+        const uint64_t bytes = uint64_t(64) << 20;
+        const double payload = 100e9 * 0.9;
+        const double frame = 4098 / (payload * 4056.0 / 4098.0);
+        const double latency = 10e-6 + 200e-9;
+        Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
+        RAPIDLLM_REQUIRE_EQ(o.deliveries, 1, "delivered once");
+        NS_TEST_ASSERT_MSG_EQ_TOL(
+            o.delivered[0] / (bytes / payload + latency + frame), 1.0, 0.01, "at the payload rate");
+        // A 256 KiB window per round trip (2 x 10.2 us plus the frames): about 12.8 GB/s.
+        Outcome held = RunMessages(spec, 2, {{0, 1, bytes}}, {{"SendBuffer", "262144"}});
+        RAPIDLLM_REQUIRE_EQ(held.deliveries, 1, "delivered once");
+        const double rtt = 2 * latency + 2 * frame;
+        NS_TEST_ASSERT_MSG_EQ_TOL(
+            held.delivered[0] / (bytes / (262144 / rtt)), 1.0, 0.05, "one window per round trip");
     }
 };
 
@@ -669,6 +715,7 @@ class PacketNetworkTestSuite : public TestSuite
         : TestSuite("rapid-llm-packet-network", UNIT)
     {
         AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
+        AddTestCase(new PacketPathWindowTestCase, TestCase::QUICK);
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRevisitTestCase, TestCase::QUICK);
