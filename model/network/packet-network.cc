@@ -225,9 +225,16 @@ PacketNetwork::CheckAttributes() const
     {
         throw SpecError("network",
                         "PacketNetwork::SegmentSize",
-                        "a segment of " + std::to_string(GetSegmentSize())
-                            + " bytes plus 52 bytes of headers exceeds the MTU of "
-                            + std::to_string(m_mtu));
+                        "a segment of " + std::to_string(GetSegmentSize()) + " bytes plus "
+                            + std::to_string(PacketFabric::kIpHeader + PacketFabric::kTcpHeader)
+                            + " bytes of headers exceeds the MTU of " + std::to_string(m_mtu));
+    }
+    if (m_sendBuffer > 0 && m_sendBuffer < (1u << 16))
+    {
+        throw SpecError("network",
+                        "PacketNetwork::SendBuffer",
+                        std::to_string(m_sendBuffer)
+                            + " bytes: 0 (sized to each path) or at least 65536");
     }
     PacketFabric::CheckNames(m_queueDisc, m_congestion);
 }
