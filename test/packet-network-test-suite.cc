@@ -118,6 +118,19 @@ RunMessages(const NetworkSpec& spec,
     return out;
 }
 
+/**
+ * \return the closed-form delivery time of a lone message of \p bytes over two links of
+ * \p payload bytes/s through one switch, \p latency of path latency: its bytes at the payload
+ * rate, the latency, and one full frame stored and forwarded at the switch. The default MTU of
+ * 4096 carries 4056 payload bytes per segment (IPv4 and TCP headers of 20 bytes each, no
+ * timestamp option), 4098 bytes on the wire, sent at the payload rate x 4098 / 4056.
+ */
+double
+LoneMessageTime(uint64_t bytes, double payload, double latency)
+{
+    return bytes / payload + latency + 4056.0 / payload;
+}
+
 } // namespace
 
 /**
@@ -142,10 +155,7 @@ class PacketSingleMessageTestCase : public TestCase
         {
             Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
             const double payload = 25e9 * 0.9;
-            // The default MTU of 4096: 4056 payload bytes per segment (IPv4 and TCP headers of
-            // 20 bytes each, no timestamp option), 4098 bytes on the wire.
-            const double frame = 4098 / (payload * 4056.0 / 4098.0);
-            const double expected = bytes / payload + 2e-6 + 200e-9 + frame;
+            const double expected = LoneMessageTime(bytes, payload, 2e-6 + 200e-9);
             NS_TEST_ASSERT_MSG_EQ(o.deliveries, 1, "delivered once");
             NS_TEST_ASSERT_MSG_EQ_TOL(o.delivered[0] / expected, 1.0, 0.01, "time " << bytes);
             // Data segments: the message and its 16-byte frame header, plus the warm-up frame.
@@ -206,16 +216,17 @@ class PacketPathWindowTestCase : public TestCase
             OneDimension(TopologyKind::SWITCH, 2, 100, 5000).SwitchNs(200).Efficiency(0.9);
         const uint64_t bytes = uint64_t(64) << 20;
         const double payload = 100e9 * 0.9;
-        const double frame = 4098 / (payload * 4056.0 / 4098.0);
         const double latency = 10e-6 + 200e-9;
         Outcome o = RunMessages(spec, 2, {{0, 1, bytes}});
         RAPIDLLM_REQUIRE_EQ(o.deliveries, 1, "delivered once");
-        NS_TEST_ASSERT_MSG_EQ_TOL(
-            o.delivered[0] / (bytes / payload + latency + frame), 1.0, 0.01, "at the payload rate");
+        NS_TEST_ASSERT_MSG_EQ_TOL(o.delivered[0] / LoneMessageTime(bytes, payload, latency),
+                                  1.0,
+                                  0.01,
+                                  "at the payload rate");
         // A 256 KiB window per round trip (2 x 10.2 us plus the frames): about 12.8 GB/s.
         Outcome held = RunMessages(spec, 2, {{0, 1, bytes}}, {{"SendBuffer", "262144"}});
         RAPIDLLM_REQUIRE_EQ(held.deliveries, 1, "delivered once");
-        const double rtt = 2 * latency + 2 * frame;
+        const double rtt = 2 * latency + 2 * 4056.0 / payload;
         NS_TEST_ASSERT_MSG_EQ_TOL(
             held.delivered[0] / (bytes / (262144 / rtt)), 1.0, 0.05, "one window per round trip");
     }
