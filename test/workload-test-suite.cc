@@ -1946,6 +1946,42 @@ class WorkloadSizeTestCase : public TestCase
                                   {"generated", "generated = 4294967295", "nodes"}),
                               true,
                               "4 billion generated tokens");
+        // The refusal names the largest count that fits, and it is exactly that.
+        const ModelSpec llama = ModelSpec::Load("llama2-7b");
+        for (const RunSpec& job : {gen, fixture::TrainingJob(1, 1, 8, 1, 1u << 24)})
+        {
+            const bool training = job.mode == RunMode::TRAINING;
+            const std::string key =
+                std::string("fits up to ") + (training ? "global_batch = " : "generated = ");
+            std::string message;
+            try
+            {
+                CheckWorkloadSize(llama, job, "job");
+            }
+            catch (const SpecError& e)
+            {
+                message = e.what();
+            }
+            const auto at = message.find(key);
+            RAPIDLLM_REQUIRE_NE(at, std::string::npos, "names the largest that fits: " << message);
+            const uint64_t fits = std::stoull(message.substr(at + key.size()));
+            RunSpec largest = job;
+            RunSpec over = job;
+            if (training)
+            {
+                largest.globalBatch = static_cast<uint32_t>(fits);
+                over.globalBatch = static_cast<uint32_t>(fits + 8); // one more micro-batch of dp 8
+            }
+            else
+            {
+                largest.generatedTokens = static_cast<uint32_t>(fits);
+                over.generatedTokens = static_cast<uint32_t>(fits + 1);
+            }
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(
+                EstimateWorkloadSize(llama, largest).nodes, kMaxWorkloadNodes, "fits " << fits);
+            NS_TEST_EXPECT_MSG_GT(
+                EstimateWorkloadSize(llama, over).nodes, kMaxWorkloadNodes, "one more does not");
+        }
         // 2^25 tokens: within what the run settings accept (2^60 bytes of scores), beyond the 2^53
         // elements the cost arithmetic holds exactly.
         RunSpec seq = fixture::TrainingJob(1, 1, 1, 1, 1, 1u << 25);

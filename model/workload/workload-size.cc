@@ -179,6 +179,44 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
     return size;
 }
 
+namespace {
+
+/**
+ * \return the largest count of what makes the graphs grow (training: micro-batches per
+ * pipeline; inference: generated tokens) that keeps them within kMaxWorkloadNodes, 0 if none:
+ * the nodes are linear in that count, so two estimates give the line.
+ */
+uint64_t
+LargestFittingCount(const ModelSpec& model, const RunSpec& run)
+{
+    RunSpec one = run;
+    RunSpec two = run;
+    if (run.mode == RunMode::TRAINING)
+    {
+        const uint64_t perMicroBatch = uint64_t(run.microBatch) * run.parallel.dp;
+        if (2 * perMicroBatch > UINT32_MAX)
+        {
+            return 0;
+        }
+        one.globalBatch = static_cast<uint32_t>(perMicroBatch);
+        two.globalBatch = static_cast<uint32_t>(2 * perMicroBatch);
+    }
+    else
+    {
+        one.generatedTokens = 1;
+        two.generatedTokens = 2;
+    }
+    const uint64_t atOne = EstimateWorkloadSize(model, one).nodes;
+    const uint64_t atTwo = EstimateWorkloadSize(model, two).nodes;
+    if (atTwo <= atOne || atOne > kMaxWorkloadNodes)
+    {
+        return 0;
+    }
+    return 1 + (kMaxWorkloadNodes - atOne) / (atTwo - atOne);
+}
+
+} // namespace
+
 WorkloadSize
 CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string& source)
 {
@@ -228,6 +266,19 @@ CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string&
             os << "decode steps (generated = " << run.generatedTokens << ")";
         }
         os << " times the layers per stage (up to " << MostStageLayers(model, p) << "; layers, pp)";
+        const uint64_t fits = LargestFittingCount(model, run);
+        if (fits > 0)
+        {
+            if (training)
+            {
+                os << "; this job fits up to global_batch = " << fits * run.microBatch * p.dp
+                   << " (" << fits << " micro-batches)";
+            }
+            else
+            {
+                os << "; this job fits up to generated = " << fits;
+            }
+        }
         throw SpecError(source, training ? "global_batch" : "generated", os.str());
     }
     NS_LOG_DEBUG("estimated " << size.nodes << " nodes, largest stage " << size.largestStage);
