@@ -787,6 +787,52 @@ class CliPerRankTestCase : public TestCase
     }
 };
 
+/**
+ * \brief `run --backend=packet --packet=NAME=VALUE`: the attributes reach the packet network
+ * (a 64 KiB send window, below the NVLink path's bandwidth-delay product, slows the step) and
+ * the input echo names them; the same option on `replay` of the job's traces gives the same step.
+ */
+class CliPacketAttributesTestCase : public TestCase
+{
+  public:
+    CliPacketAttributesTestCase()
+        : TestCase("run and replay --packet set the packet network's attributes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("packet-attributes");
+        const std::vector<std::string> job = {
+            "--model=gpt-1.7b", "--layers=1", "--gpus=2", "--tp=2", "--gbs=1", "--seq=512"};
+        CliResult plain = RunCli(Cat({"run", "--json", "--backend=packet"}, job), dir);
+        NS_TEST_ASSERT_MSG_EQ(plain.status, 0, plain.err);
+        CliResult held = RunCli(
+            Cat({"run", "--json", "--backend=packet", "--packet=SendBuffer=65536"}, job), dir);
+        NS_TEST_ASSERT_MSG_EQ(held.status, 0, held.err);
+        const Json a = Json::parse(plain.out);
+        const Json b = Json::parse(held.out);
+        NS_TEST_EXPECT_MSG_EQ(a.at("input").contains("packet"), false, "no --packet, no echo");
+        NS_TEST_EXPECT_MSG_EQ(
+            b.at("input").at("packet").get<std::string>(), "SendBuffer=65536", "echoed");
+        const double step = b.at("step_time_s").get<double>();
+        NS_TEST_EXPECT_MSG_GT(step, a.at("step_time_s").get<double>() * 1.01, "windows bind");
+        CliResult trace = RunCli(Cat({"trace", "--out=" + dir + "/t"}, job), dir);
+        NS_TEST_ASSERT_MSG_EQ(trace.status, 0, trace.err);
+        CliResult replay = RunCli({"replay",
+                                   "--trace=" + dir + "/t/trace",
+                                   "--json",
+                                   "--backend=packet",
+                                   "--packet=SendBuffer=65536"},
+                                  dir);
+        NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(replay.out).at("step_time_s").get<double>(), step, "replay");
+        std::filesystem::remove_all(dir);
+    }
+};
+
 namespace {
 
 /** A CSV output parsed: the header's columns and each row's fields by column. */
@@ -1463,6 +1509,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliPerRankTestCase, TestCase::QUICK);
+        AddTestCase(new CliPacketAttributesTestCase, TestCase::QUICK);
         AddTestCase(new CliCsvTestCase, TestCase::QUICK);
         AddTestCase(new CliInputEchoTestCase, TestCase::QUICK);
         AddTestCase(new CliHelpListsTestCase, TestCase::QUICK);

@@ -6,8 +6,11 @@
 
 #include "ns3/attribute-text.h"
 #include "ns3/attribute.h"
+#include "ns3/config.h"
 #include "ns3/job-options.h"
+#include "ns3/packet-network.h"
 #include "ns3/spec-error.h"
+#include "ns3/string.h"
 #include "ns3/type-id.h"
 
 #include <cstdlib>
@@ -110,6 +113,68 @@ CheckPrintArguments(const std::vector<std::string>& ns3Args)
             }
         }
     }
+}
+
+void
+ApplyPacketAttributes(const std::string& list)
+{
+    std::stringstream items(list);
+    std::string item;
+    const TypeId packet = PacketNetwork::GetTypeId();
+    const std::string listing =
+        " (rapid-llm --PrintAttributes=" + packet.GetName() + " lists them)";
+    while (std::getline(items, item, ','))
+    {
+        const std::size_t eq = item.find('=');
+        if (eq == std::string::npos)
+        {
+            throw SpecError(kCommandLine,
+                            "packet",
+                            "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute"
+                                + listing);
+        }
+        const std::string name = item.substr(0, eq);
+        TypeId::AttributeInformation info;
+        if (!packet.LookupAttributeByName(name, &info))
+        {
+            throw SpecError(kCommandLine,
+                            "packet",
+                            "'" + item + "': PacketNetwork has no attribute '" + name + "'"
+                                + listing);
+        }
+        // Checked here: ns-3 aborts on a value it cannot parse.
+        const std::string why = CheckAttributeText(packet, name, item.substr(eq + 1));
+        if (!why.empty()
+            || !Config::SetDefaultFailSafe(packet.GetName() + "::" + name,
+                                           StringValue(item.substr(eq + 1))))
+        {
+            throw SpecError(kCommandLine, "packet", "'" + item + "': " + why);
+        }
+    }
+    if (!list.empty())
+    {
+        try
+        {
+            CreateObject<PacketNetwork>()->CheckAttributes(); // names, before the table starts
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(kCommandLine, "packet", e.GetField() + ": " + e.GetMessage());
+        }
+    }
+}
+
+void
+ApplyPacketAttributesFor(const std::string& list, const std::string& backend)
+{
+    if (!list.empty() && backend != "packet")
+    {
+        throw SpecError(kCommandLine,
+                        "packet",
+                        "sets the packet network's attributes, and the backend here is '" + backend
+                            + "': add --backend=packet");
+    }
+    ApplyPacketAttributes(list);
 }
 
 } // namespace rapidllm

@@ -28,6 +28,22 @@ void CheckAttributeDefaults();
  */
 void CheckPrintArguments(const std::vector<std::string>& ns3Args);
 
+/**
+ * \brief Sets the PacketNetwork attribute defaults of the --packet option, NAME=VALUE[,...],
+ * for every packet network the command creates. Each name and value is checked first (ns-3
+ * aborts on a value it cannot parse), then the whole set (PacketNetwork::CheckAttributes); a
+ * SpecError names the option, the item and what is allowed. An empty list does nothing.
+ * \param list the option's value
+ */
+void ApplyPacketAttributes(const std::string& list);
+
+/**
+ * \brief The --packet option of a command that runs one backend (run, replay): refused unless
+ * that backend is the packet network, then applied (ApplyPacketAttributes).
+ * \param list the option's value (empty: nothing) \param backend the backend the command runs
+ */
+void ApplyPacketAttributesFor(const std::string& list, const std::string& backend);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -499,7 +499,11 @@ MakeOptions()
         Text("packet",
              "PacketNetwork attributes NAME=VALUE[,...], e.g. QueueDisc=fifo,MinRto=1ms",
              "")
-            .For({"xval"}),
+            .For({"xval", "run", "replay"})
+            .HelpIn("run",
+                    "with --backend=packet: its attributes NAME=VALUE[,...], e.g. WindowBdps=2")
+            .HelpIn("replay",
+                    "with --backend=packet: its attributes NAME=VALUE[,...], e.g. WindowBdps=2"),
         Text("data", "folder of the published tables", ValidationSuite::DataDir())
             .For({"validate"}),
         Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10")

@@ -6,6 +6,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "cli-ns3-checks.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/fault-options.h"
 #include "ns3/job-echo.h"
@@ -25,6 +26,7 @@ int
 RunReplayCommand(const CliArgs& args)
 {
     const std::string trace = args.Text("trace");
+    ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
     helper->SetBackend(args.Text("backend"));
     if (args.HasValue("routing"))
@@ -80,6 +82,10 @@ RunReplayCommand(const CliArgs& args)
         input["set"].push_back(o.GetText());
     }
     input["backend"] = args.Text("backend");
+    if (args.HasValue("packet"))
+    {
+        input["packet"] = args.Text("packet");
+    }
     input["routing"] = args.HasValue("routing") ? args.Text("routing") : hardware.network.routing;
     input["granularity"] = args.Text("granularity");
     RunReport report = RunObserved(args,

@@ -7,21 +7,17 @@
 // --timing, the wall time of each and the speed-up).
 
 #include "cli-commands.h"
-#include "ns3/attribute-text.h"
-#include "ns3/config.h"
+#include "cli-ns3-checks.h"
 #include "ns3/cross-validation.h"
 #include "ns3/job-echo.h"
 #include "ns3/nstime.h"
-#include "ns3/packet-network.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
-#include "ns3/string.h"
 #include "ns3/study-json.h"
 
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -38,50 +34,7 @@ RunXvalCommand(const CliArgs& args)
         // created so far, e.g. attribute defaults, only until the simulator starts).
         Time::SetResolution(Time::PS);
     }
-    std::stringstream list(args.Text("packet"));
-    std::string item;
-    const TypeId packet = PacketNetwork::GetTypeId();
-    const std::string listing =
-        " (rapid-llm --PrintAttributes=" + packet.GetName() + " lists them)";
-    while (std::getline(list, item, ','))
-    {
-        const std::size_t eq = item.find('=');
-        if (eq == std::string::npos)
-        {
-            throw SpecError(kCommandLine,
-                            "packet",
-                            "'" + item + "' is not NAME=VALUE of a PacketNetwork attribute"
-                                + listing);
-        }
-        const std::string name = item.substr(0, eq);
-        TypeId::AttributeInformation info;
-        if (!packet.LookupAttributeByName(name, &info))
-        {
-            throw SpecError(kCommandLine,
-                            "packet",
-                            "'" + item + "': PacketNetwork has no attribute '" + name + "'"
-                                + listing);
-        }
-        // Checked here: ns-3 aborts on a value it cannot parse.
-        const std::string why = CheckAttributeText(packet, name, item.substr(eq + 1));
-        if (!why.empty()
-            || !Config::SetDefaultFailSafe(packet.GetName() + "::" + name,
-                                           StringValue(item.substr(eq + 1))))
-        {
-            throw SpecError(kCommandLine, "packet", "'" + item + "': " + why);
-        }
-    }
-    if (!args.Text("packet").empty())
-    {
-        try
-        {
-            CreateObject<PacketNetwork>()->CheckAttributes(); // names, before the table starts
-        }
-        catch (const SpecError& e)
-        {
-            throw SpecError(kCommandLine, "packet", e.GetField() + ": " + e.GetMessage());
-        }
-    }
+    ApplyPacketAttributes(args.Text("packet"));
     std::vector<XvalWorkload> workloads = XvalWorkloads(args.Flag("quick"));
     const std::string only = args.Text("only");
     if (!only.empty())
