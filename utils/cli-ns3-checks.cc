@@ -155,7 +155,7 @@ ApplyPacketAttributes(const std::string& list)
     {
         try
         {
-            CreateObject<PacketNetwork>()->CheckAttributes(); // names, before the table starts
+            CreateObject<PacketNetwork>()->CheckAttributes(); // the set, before anything runs
         }
         catch (const SpecError& e)
         {
