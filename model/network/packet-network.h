@@ -171,7 +171,7 @@ class PacketNetwork : public NetworkBackend
     void MovePath(uint32_t connection, const std::vector<uint32_t>& path);
     /**
      * \brief The send buffer of a connection on \p path: SendBuffer if set, else
-     * WindowBdps bandwidth-delay products of the healthy path (at least kMinWindow), so that
+     * WindowBdps bandwidth-delay products of the healthy path (at least 256 KiB), so that
      * one connection can fill its path while TCP's per-segment scan of the in-flight window
      * (TcpTxBuffer::NextSeg) stays as short as that allows.
      * \param path the data path (links) \return bytes
