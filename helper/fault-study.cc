@@ -397,7 +397,7 @@ FaultStudyJson(const ResolvedJob& job,
     {
         routings += (routings.empty() ? "" : ",") + r;
     }
-    j["input"] = JobInputJson(job, "flow", routings);
+    j["input"] = JobInputJson(job, "flow", routings, config.packet);
     j["memory"] = result.memory;
     j["study"] = {
         {"links", config.links}, {"factors", config.factors}, {"routing", config.routings}};

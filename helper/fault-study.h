@@ -33,6 +33,7 @@ struct FaultStudyConfig
     bool symmetry = true;     //!< the replayer's Symmetry (faulted rows replay every rank anyway)
     uint32_t topLinks = 5;    //!< most loaded links kept per row
     uint32_t packetCheck = 0; //!< rows re-run on the packet backend (scaled-down job)
+    std::string packet;       //!< the packet network's attributes as given (applied by the caller)
 };
 
 /**

@@ -173,7 +173,8 @@ Json
 HardwareStudyJson(const std::string& field,
                   const std::vector<HardwareStudyRow>& rows,
                   const std::string& backend,
-                  const std::string& routing)
+                  const std::string& routing,
+                  const std::string& packet)
 {
     Json j;
     j["version"] = RapidLlmVersion();
@@ -183,7 +184,7 @@ HardwareStudyJson(const std::string& field,
     {
         list.push_back({{"value", r.value},
                         {"set", r.set},
-                        {"input", JobInputJson(r.job, backend, routing)},
+                        {"input", JobInputJson(r.job, backend, routing, packet)},
                         {"report", Json(r.report)}});
     }
     j["rows"] = list;
@@ -195,7 +196,8 @@ WriteHardwareStudy(const std::string& dir,
                    const std::string& field,
                    const std::vector<HardwareStudyRow>& rows,
                    const std::string& backend,
-                   const std::string& routing)
+                   const std::string& routing,
+                   const std::string& packet)
 {
     CreateOutputDir(dir);
     const std::filesystem::path out(dir);
@@ -204,7 +206,7 @@ WriteHardwareStudy(const std::string& dir,
         WriteOutputFile((out / name).string(), text);
     };
     write("results.csv", HardwareStudyCsv(field, rows));
-    write("results.json", DumpJson(HardwareStudyJson(field, rows, backend, routing)));
+    write("results.json", DumpJson(HardwareStudyJson(field, rows, backend, routing, packet)));
 
     if (rows.empty())
     {

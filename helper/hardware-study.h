@@ -55,12 +55,13 @@ std::vector<HardwareStudyRow> RunHardwareStudy(const JobOptions& options,
 
 /**
  * \return the study as results.json holds it: the field and every row with its full input and
- * report
+ * report (\p packet: the packet network's attributes as given, "" = none)
  */
 Json HardwareStudyJson(const std::string& field,
                        const std::vector<HardwareStudyRow>& rows,
                        const std::string& backend,
-                       const std::string& routing);
+                       const std::string& routing,
+                       const std::string& packet = "");
 
 /** \return the rows as CSV: field,value,fits,step_time_s,... */
 std::string HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& rows);
@@ -71,13 +72,15 @@ std::string HardwareStudyCsv(const std::string& field, const std::vector<Hardwar
  * DIR/memory.png (peak memory per GPU against the capacity).
  * \param dir the directory (created) \param field the field \param rows the rows
  * \param backend the backend \param routing the routing ("" = the hardware's)
+ * \param packet the packet network's attributes as given ("" = none)
  * \return whether DIR/step-time.png was drawn (not when no variant fits)
  */
 bool WriteHardwareStudy(const std::string& dir,
                         const std::string& field,
                         const std::vector<HardwareStudyRow>& rows,
                         const std::string& backend,
-                        const std::string& routing);
+                        const std::string& routing,
+                        const std::string& packet = "");
 
 } // namespace rapidllm
 } // namespace ns3

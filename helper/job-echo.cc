@@ -73,7 +73,10 @@ HardwareInputJson(const HardwareSpec& hardware,
 }
 
 Json
-JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+JobInputJson(const ResolvedJob& job,
+             const std::string& backend,
+             const std::string& routing,
+             const std::string& packet)
 {
     const ModelSpec& m = job.model;
     const RunSpec& r = job.run;
@@ -190,13 +193,20 @@ JobInputJson(const ResolvedJob& job, const std::string& backend, const std::stri
         j["backend"] = backend;
         j["routing"] = routing.empty() ? job.hardware.network.routing : routing;
     }
+    if (!packet.empty())
+    {
+        j["packet"] = packet;
+    }
     return j;
 }
 
 std::string
-JobInputText(const ResolvedJob& job, const std::string& backend, const std::string& routing)
+JobInputText(const ResolvedJob& job,
+             const std::string& backend,
+             const std::string& routing,
+             const std::string& packet)
 {
-    return InputText(JobInputJson(job, backend, routing));
+    return InputText(JobInputJson(job, backend, routing, packet));
 }
 
 std::string
@@ -215,6 +225,10 @@ InputText(const Json& j)
            << ", routing: " << j.at("routing").get<std::string>();
     }
     os << "\n";
+    if (j.contains("packet"))
+    {
+        os << "# packet: " << j.at("packet").get<std::string>() << "\n";
+    }
     return os.str();
 }
 

@@ -30,21 +30,28 @@ Json HardwareInputJson(const HardwareSpec& hardware,
 /**
  * \brief The full input of a job as every output echoes it: version, model (source and
  * shape), hardware (source, GPU and network with its faults), layout, software settings, the
- * overrides and faults given, the job file, backend and routing.
+ * overrides and faults given, the job file, backend and routing, and the packet network's
+ * attributes when any were set (`--packet`).
  * \param job the resolved job \param backend the network backend \param routing the routing
- *        policy in force ("" = the hardware's)
+ *        policy in force ("" = the hardware's) \param packet the packet network's attributes
+ *        as given, NAME=VALUE[,...] ("" = none, not echoed)
  * \return the "input" object
  */
-Json JobInputJson(const ResolvedJob& job, const std::string& backend, const std::string& routing);
+Json JobInputJson(const ResolvedJob& job,
+                  const std::string& backend,
+                  const std::string& routing,
+                  const std::string& packet = "");
 
 /**
  * \brief The same input as text for a person, a few lines each starting with "# ".
  * \param job the job \param backend the backend \param routing the routing ("" = hardware's)
+ * \param packet the packet network's attributes ("" = none)
  * \return the lines
  */
 std::string JobInputText(const ResolvedJob& job,
                          const std::string& backend,
-                         const std::string& routing);
+                         const std::string& routing,
+                         const std::string& packet = "");
 
 /**
  * \brief An input echo (JobInputJson's object, or a study's with lists in its layout) as text

@@ -523,10 +523,11 @@ ServingStudyJson(const ServingStudy& study,
                  const ServingSpace& space,
                  const std::vector<ServingRow>& rows,
                  const std::string& backend,
-                 const std::string& routing)
+                 const std::string& routing,
+                 const std::string& packet)
 {
     const ResolvedJob first = study.FirstJob();
-    Json input = JobInputJson(first, backend.empty() ? "flow" : backend, routing);
+    Json input = JobInputJson(first, backend.empty() ? "flow" : backend, routing, packet);
     // The layout and batch vary by row: the input shows what was tried instead.
     Json layout;
     layout["gpus"] = space.gpus;

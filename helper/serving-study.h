@@ -199,7 +199,8 @@ Json ServingStudyJson(const ServingStudy& study,
                       const ServingSpace& space,
                       const std::vector<ServingRow>& rows,
                       const std::string& backend,
-                      const std::string& routing);
+                      const std::string& routing,
+                      const std::string& packet = "");
 
 /**
  * \brief Writes DIR/results.csv, DIR/results.json and DIR/throughput-latency.png (throughput

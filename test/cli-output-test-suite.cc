@@ -790,13 +790,14 @@ class CliPerRankTestCase : public TestCase
 /**
  * \brief `run --backend=packet --packet=NAME=VALUE`: the attributes reach the packet network
  * (a 64 KiB send window, below the NVLink path's bandwidth-delay product, slows the step) and
- * the input echo names them; the same option on `replay` of the job's traces gives the same step.
+ * the input echo names them; the same option on `replay` of the job's traces gives the same step,
+ * and on `collective` it slows a 4 MiB all-reduce.
  */
 class CliPacketAttributesTestCase : public TestCase
 {
   public:
     CliPacketAttributesTestCase()
-        : TestCase("run and replay --packet set the packet network's attributes")
+        : TestCase("run, replay and collective --packet set the packet network's attributes")
     {}
 
   private:
@@ -829,6 +830,25 @@ class CliPacketAttributesTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(replay.out).at("step_time_s").get<double>(), step, "replay");
+        // One collective: a 4 MiB all-reduce between 2 GPUs is held to a window per round trip.
+        const std::vector<std::string> collective = {"collective",
+                                                     "--op=all-reduce",
+                                                     "--hardware=a100-sxm-80gb",
+                                                     "--bytes=4MiB",
+                                                     "--gpus=2",
+                                                     "--json",
+                                                     "--backend=packet"};
+        CliResult free = RunCli(collective, dir);
+        NS_TEST_ASSERT_MSG_EQ(free.status, 0, free.err);
+        CliResult bound = RunCli(Cat(collective, {"--packet=SendBuffer=65536"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(bound.status, 0, bound.err);
+        const Json c = Json::parse(free.out);
+        const Json d = Json::parse(bound.out);
+        NS_TEST_EXPECT_MSG_EQ(c.contains("packet"), false, "collective: no --packet, no echo");
+        NS_TEST_EXPECT_MSG_EQ(d.at("packet").get<std::string>(), "SendBuffer=65536", "echoed");
+        NS_TEST_EXPECT_MSG_GT(d.at("time_s").get<double>(),
+                              c.at("time_s").get<double>() * 1.5,
+                              "collective: windows bind");
         std::filesystem::remove_all(dir);
     }
 };

@@ -7,6 +7,7 @@
 // nccl-tests define them).
 
 #include "cli-commands.h"
+#include "cli-ns3-checks.h"
 #include "ns3/collective-probe.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
@@ -129,6 +130,8 @@ RunCollectiveCommand(const CliArgs& args)
     config.faults = ParseFaults(args.Text("fault"));
     config.chunks = static_cast<uint32_t>(args.Count("chunks"));
     config.backend = args.Text("backend");
+    const std::string packet = args.Text("packet");
+    ApplyPacketAttributesFor(packet, config.backend);
     config.root = static_cast<uint32_t>(args.Count("root"));
     config.topLinks = static_cast<uint32_t>(std::min<uint64_t>(args.Count("links"), UINT32_MAX));
     config.reduceBytesPerSecond = args.Real("reduce-GBps") * 1e9;
@@ -156,7 +159,14 @@ RunCollectiveCommand(const CliArgs& args)
 
     if (args.Flag("json"))
     {
-        Json j = {{"op", ToString(config.op)}, {"gpus", config.gpus}, {"bytes", config.bytes}};
+        Json j = {{"op", ToString(config.op)},
+                  {"gpus", config.gpus},
+                  {"bytes", config.bytes},
+                  {"backend", config.backend}};
+        if (!packet.empty())
+        {
+            j["packet"] = packet;
+        }
         j.update(Json(r));
         std::cout << DumpJson(j);
         return 0;
@@ -198,7 +208,8 @@ RunCollectiveCommand(const CliArgs& args)
     }
     std::cout << ToString(config.op) << " of " << config.bytes << " bytes among " << config.gpus
               << " GPUs of " << hw.name << " (" << r.algorithm << ", routing " << r.routing << ", "
-              << r.messages << " messages)\n"
+              << r.messages << " messages, " << config.backend << " network"
+              << (packet.empty() ? "" : " with " + packet) << ")\n"
               << "  time                " << FormatNumber(r.timeS * 1e6) << " us\n"
               << "  algorithm bandwidth " << FormatNumber(r.algorithmBandwidthBps / 1e9)
               << " GB/s\n"

@@ -4,6 +4,7 @@
 
 #include "cli-job-options.h"
 
+#include "cli-ns3-checks.h"
 #include "ns3/progress-line.h"
 #include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
@@ -51,6 +52,11 @@ JobBackendAndRouting(const CliArgs& args,
                                                                      : "flow";
     routing =
         r && r->TakenBy(args.Command()) && args.Has("routing") ? args.Text("routing") : job.routing;
+    const CliOption* p = FindCliOption("packet", args.Command());
+    if (p && p->TakenBy(args.Command()))
+    {
+        ApplyPacketAttributesFor(args.Text("packet"), backend);
+    }
 }
 
 RunReport

@@ -35,7 +35,9 @@ JobOptions ReadJobOptionValues(const CliArgs& args);
 
 /**
  * \brief The backend and routing a job command runs with: the command line's, else the job
- * file's (--run), else the defaults (flow; the hardware's routing, "").
+ * file's (--run), else the defaults (flow; the hardware's routing, ""). The command's
+ * `--packet` attributes, if any, are checked against that backend and applied here, before
+ * anything runs (ApplyPacketAttributesFor).
  * \param args the command's options \param job the resolved job
  * \param[out] backend the backend \param[out] routing the routing ("" = the hardware's)
  */

@@ -497,13 +497,22 @@ MakeOptions()
             "ps")
             .For({"xval"}),
         Text("packet",
-             "PacketNetwork attributes NAME=VALUE[,...], e.g. QueueDisc=fifo,MinRto=1ms",
+             "with --backend=packet: the packet network's attributes NAME=VALUE[,...], e.g. "
+             "WindowBdps=2,MinRto=1ms",
              "")
-            .For({"xval", "run", "replay"})
-            .HelpIn("run",
-                    "with --backend=packet: its attributes NAME=VALUE[,...], e.g. WindowBdps=2")
-            .HelpIn("replay",
-                    "with --backend=packet: its attributes NAME=VALUE[,...], e.g. WindowBdps=2"),
+            .For({"xval",
+                  "run",
+                  "replay",
+                  "sweep",
+                  "collective",
+                  "study hardware",
+                  kServing,
+                  "study faults"})
+            .HelpIn("xval",
+                    "PacketNetwork attributes NAME=VALUE[,...], e.g. QueueDisc=fifo,MinRto=1ms")
+            .HelpIn("study faults",
+                    "with --packet-check=N: the packet network's attributes NAME=VALUE[,...] of "
+                    "the spot checks, e.g. WindowBdps=2"),
         Text("data", "folder of the published tables", ValidationSuite::DataDir())
             .For({"validate"}),
         Count("top", "layouts to print of each kind (0: all)", 0, kMaxCount, "10")

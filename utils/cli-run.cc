@@ -6,7 +6,6 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
-#include "cli-ns3-checks.h"
 #include "ns3/boolean.h"
 #include "ns3/job-echo.h"
 #include "ns3/rapid-llm-helper.h"
@@ -56,7 +55,6 @@ RunRunCommand(const CliArgs& args)
     std::string routing;
     JobBackendAndRouting(args, job, backend, routing);
     const std::string packet = args.Text("packet");
-    ApplyPacketAttributesFor(packet, backend);
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
     helper->SetBackend(backend);
     if (!routing.empty())
@@ -75,11 +73,7 @@ RunRunCommand(const CliArgs& args)
                                    {
                                        return helper->Run();
                                    });
-    Json input = JobInputJson(job, backend, routing);
-    if (!packet.empty())
-    {
-        input["packet"] = packet;
-    }
+    const Json input = JobInputJson(job, backend, routing, packet);
     const std::string out = args.Text("out");
     if (!out.empty())
     {
@@ -120,8 +114,7 @@ RunRunCommand(const CliArgs& args)
                       ? "  (rapid-llm memory with the same options gives the peak after each "
                         "single change: ZeRO, recomputation, micro-batch)\n"
                       : "")
-              << JobInputText(job, backend, routing)
-              << (packet.empty() ? "" : "# packet: " + packet + "\n");
+              << InputText(input);
     if (timing)
     {
         std::printf("  %-24s %.3f s\n", "wall time", report.wallTimeS);

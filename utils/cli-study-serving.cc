@@ -195,7 +195,7 @@ RunStudyServingCommand(const CliArgs& args)
     progress.Finish();
     RankServingRows(rows, space);
 
-    const Json json = ServingStudyJson(study, space, rows, backend, routing);
+    const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
     const ResolvedJob first = study.FirstJob();
     if (args.HasValue("out"))
     {

@@ -7,6 +7,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "cli-ns3-checks.h"
 #include "ns3/fault-study.h"
 #include "ns3/hardware-study.h"
 #include "ns3/job-echo.h"
@@ -73,6 +74,15 @@ RunStudyFaultsCommand(const CliArgs& args)
     config.symmetry = args.Flag("symmetry");
     config.topLinks = static_cast<uint32_t>(args.Count("top-links"));
     config.packetCheck = static_cast<uint32_t>(args.Count("packet-check"));
+    config.packet = args.Text("packet");
+    if (!config.packet.empty() && config.packetCheck == 0)
+    {
+        throw SpecError(kCommandLine,
+                        "packet",
+                        "sets the attributes of the packet spot checks, and there are none: add "
+                        "--packet-check=N");
+    }
+    ApplyPacketAttributes(config.packet);
     FaultStudyResult result = RunFaultStudy(job, config);
     // A study without a single row that ran has nothing to show: the first row's error, and no
     // files.
@@ -166,7 +176,7 @@ RunStudyFaultsCommand(const CliArgs& args)
             }
         }
         std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png\n"
-                  << JobInputText(job, "flow", args.Text("routing"));
+                  << JobInputText(job, "flow", args.Text("routing"), config.packet);
     }
     if (!result.memory.feasible)
     {
@@ -190,10 +200,12 @@ RunStudyHardwareCommand(const CliArgs& args)
     JobBackendAndRouting(args, base, backend, routing);
     std::vector<HardwareStudyRow> rows =
         RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
-    const bool timePlot = WriteHardwareStudy(args.Text("out"), field, rows, backend, routing);
+    const std::string packet = args.Text("packet");
+    const bool timePlot =
+        WriteHardwareStudy(args.Text("out"), field, rows, backend, routing, packet);
     if (args.Flag("json"))
     {
-        std::cout << DumpJson(HardwareStudyJson(field, rows, backend, routing));
+        std::cout << DumpJson(HardwareStudyJson(field, rows, backend, routing, packet));
         return 0;
     }
     if (args.Flag("csv"))
@@ -257,7 +269,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, "
               << (timePlot ? "step-time.png, " : "") << "memory.png"
               << (timePlot ? "" : " (no step-time.png: no value fits)") << "\n"
-              << JobInputText(base, backend, routing);
+              << JobInputText(base, backend, routing, packet);
     return 0;
 }
 

@@ -8,6 +8,7 @@
 // DIR/results.csv as it finishes, so an interrupted sweep keeps its rows and --resume goes on.
 
 #include "cli-commands.h"
+#include "cli-ns3-checks.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/job-echo.h"
@@ -363,6 +364,7 @@ RunSweepCommand(const CliArgs& args)
         }
     }
 
+    ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
     LayoutSweep sweep(m, h, base, space, args.Text("backend"));
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();
@@ -412,6 +414,10 @@ RunSweepCommand(const CliArgs& args)
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;
     inputs["backend"] = args.Text("backend");
+    if (args.HasValue("packet"))
+    {
+        inputs["packet"] = args.Text("packet"); // only when given, so older sweeps resume
+    }
     if (args.HasValue("routing"))
     {
         inputs["routing"] = args.Text("routing"); // only when given, so older sweeps resume
