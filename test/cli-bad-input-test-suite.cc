@@ -371,6 +371,8 @@ class CliBadInputTestCase : public TestCase
             {{"xval", "--quick", "--packet=NoSuch=1"}, {"option --packet", "no attribute"}},
             {{"xval", "--quick", "--packet=SendBuffer=100"},
              {"option --packet", "SendBuffer", "100 bytes", "at least 65536"}},
+            {{"xval", "--quick", "--packet=DelAckCount=2,DelAckTimeout=200ms"},
+             {"option --packet", "DelAckTimeout", "200000 us", "below MinRto (10000 us)"}},
             {{"xval", "--quick", "--packet=WindowBdps=0.5"},
              {"option --packet", "'0.5'", "out of range", "WindowBdps"}},
             {{"run", "--model=gpt-1.7b", "--gpus=2", "--tp=2", "--gbs=1", "--packet=WindowBdps=2"},

@@ -18,6 +18,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "ns3/uinteger.h"
 #include "test-require.h"
 
 #include <map>
@@ -28,12 +29,13 @@ using namespace ns3::rapidllm;
 
 namespace {
 
-/** \brief One message to send at the start. */
+/** \brief One message to send at the start, or \c at seconds after it. */
 struct Message
 {
     uint32_t src;   //!< source endpoint
     uint32_t dst;   //!< destination endpoint
     uint64_t bytes; //!< size
+    double at = 0;  //!< send time after the start, s
 };
 
 /** \brief What a run observed. */
@@ -95,17 +97,29 @@ RunMessages(const NetworkSpec& spec,
                          start = Simulator::Now().GetSeconds();
                          for (std::size_t i = 0; i < messages.size(); ++i)
                          {
-                             ids[i] = net->Send(messages[i].src,
-                                                messages[i].dst,
-                                                messages[i].bytes,
-                                                NetworkBackend::DeliveryCallback(
-                                                    [&out, &start, i](uint64_t id)
-                                                    {
-                                                        out.delivered[i] =
-                                                            Simulator::Now().GetSeconds() - start;
-                                                        out.order.push_back(id);
-                                                        ++out.deliveries;
-                                                    }));
+                             auto send = [&, i]()
+                             {
+                                 ids[i] =
+                                     net->Send(messages[i].src,
+                                               messages[i].dst,
+                                               messages[i].bytes,
+                                               NetworkBackend::DeliveryCallback(
+                                                   [&out, &start, i](uint64_t id)
+                                                   {
+                                                       out.delivered[i] =
+                                                           Simulator::Now().GetSeconds() - start;
+                                                       out.order.push_back(id);
+                                                       ++out.deliveries;
+                                                   }));
+                             };
+                             if (messages[i].at > 0)
+                             {
+                                 Simulator::Schedule(Seconds(messages[i].at), send);
+                             }
+                             else
+                             {
+                                 send();
+                             }
                          }
                      }));
     Simulator::Stop(Seconds(1));
@@ -229,6 +243,56 @@ class PacketPathWindowTestCase : public TestCase
         const double rtt = 2 * latency + 2 * 4056.0 / payload;
         NS_TEST_ASSERT_MSG_EQ_TOL(
             held.delivered[0] / (bytes / (262144 / rtt)), 1.0, 0.05, "one window per round trip");
+    }
+};
+
+/**
+ * \brief Delayed ACKs (one ACK per two segments) cost nothing: a one-segment message leaves its
+ * ACK waiting for DelAckTimeout, and a message sent after MinRto on the same connection still
+ * arrives at the closed form's time (an ACK delayed past MinRto would have set off a spurious
+ * retransmission and shrunk the window to one segment). A DelAckTimeout of MinRto or more is
+ * refused.
+ */
+class PacketDelayedAckTestCase : public TestCase
+{
+  public:
+    PacketDelayedAckTestCase()
+        : TestCase("delayed ACKs keep message times; a delay past MinRto is refused")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 2, 25, 1000).SwitchNs(200).Efficiency(0.9);
+        const double payload = 25e9 * 0.9;
+        const double latency = 2e-6 + 200e-9;
+        const uint64_t bytes = uint64_t(1) << 20;
+        const double later = 0.03; // 3 x MinRto
+        Outcome o =
+            RunMessages(spec, 2, {{0, 1, 1000}, {0, 1, bytes, later}}, {{"DelAckCount", "2"}});
+        RAPIDLLM_REQUIRE_EQ(o.deliveries, 2, "both delivered");
+        NS_TEST_EXPECT_MSG_LT(o.delivered[0], 2 * latency + 1e-6, "the short message");
+        NS_TEST_EXPECT_MSG_EQ_TOL((o.delivered[1] - later)
+                                      / LoneMessageTime(bytes, payload, latency),
+                                  1.0,
+                                  0.01,
+                                  "the message after MinRto");
+        NS_TEST_EXPECT_MSG_EQ(o.drops, 0, "lossless");
+        Ptr<PacketNetwork> net = CreateObject<PacketNetwork>();
+        net->SetAttribute("DelAckCount", UintegerValue(2));
+        net->SetAttribute("DelAckTimeout", TimeValue(MilliSeconds(10)));
+        bool refused = false;
+        try
+        {
+            net->CheckAttributes();
+        }
+        catch (const SpecError& e)
+        {
+            refused = e.GetField() == "PacketNetwork::DelAckTimeout";
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "a delayed ACK as long as MinRto");
     }
 };
 
@@ -727,6 +791,7 @@ class PacketNetworkTestSuite : public TestSuite
     {
         AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
         AddTestCase(new PacketPathWindowTestCase, TestCase::QUICK);
+        AddTestCase(new PacketDelayedAckTestCase, TestCase::QUICK);
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRevisitTestCase, TestCase::QUICK);

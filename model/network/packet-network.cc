@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -85,6 +86,14 @@ PacketNetwork::GetTypeId()
                           UintegerValue(1),
                           MakeUintegerAccessor(&PacketNetwork::m_delAckCount),
                           MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("DelAckTimeout",
+                          "With DelAckCount > 1: how long a segment's ACK may wait for the next "
+                          "segment (a message's last odd segment waits all of it). Must be below "
+                          "MinRto, or the sender times out and retransmits first (ns-3's default, "
+                          "200 ms, is 20x the MinRto here).",
+                          TimeValue(MicroSeconds(10)),
+                          MakeTimeAccessor(&PacketNetwork::m_delAckTimeout),
+                          MakeTimeChecker(Seconds(0)))
             .AddAttribute("MinRto",
                           "Minimum retransmission timeout (ns-3's default is 1 s).",
                           TimeValue(MilliSeconds(10)),
@@ -236,6 +245,16 @@ PacketNetwork::CheckAttributes() const
                         std::to_string(m_sendBuffer)
                             + " bytes: 0 (sized to each path) or at least 65536");
     }
+    if (m_delAckCount > 1 && m_delAckTimeout >= m_minRto)
+    {
+        // Each message's last odd segment would be retransmitted after MinRto, its window
+        // collapsed to one segment, and every segment after it would wait out the timer.
+        std::ostringstream why;
+        why << m_delAckTimeout.GetSeconds() * 1e6 << " us with DelAckCount " << m_delAckCount
+            << ": must be below MinRto (" << m_minRto.GetSeconds() * 1e6
+            << " us), or senders time out before the delayed ACK comes";
+        throw SpecError("network", "PacketNetwork::DelAckTimeout", why.str());
+    }
     PacketFabric::CheckNames(m_queueDisc, m_congestion);
 }
 
@@ -271,6 +290,7 @@ PacketNetwork::ConfigureSocket(Ptr<Socket> socket) const
     socket->SetAttribute("RcvBufSize", UintegerValue(m_receiveBuffer));
     socket->SetAttribute("InitialCwnd", UintegerValue(m_initialCwnd));
     socket->SetAttribute("DelAckCount", UintegerValue(m_delAckCount));
+    socket->SetAttribute("DelAckTimeout", TimeValue(m_delAckTimeout));
     socket->SetAttribute("TcpNoDelay", BooleanValue(true));
     socket->SetAttribute("Timestamp", BooleanValue(false));
     socket->SetAttribute("MinRto", TimeValue(m_minRto));

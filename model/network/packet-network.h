@@ -196,6 +196,7 @@ class PacketNetwork : public NetworkBackend
     uint32_t m_receiveBuffer;      //!< TCP receive buffer, bytes
     uint32_t m_initialCwnd;        //!< initial congestion window, segments
     uint32_t m_delAckCount;        //!< segments per ACK
+    Time m_delAckTimeout;          //!< longest wait of a delayed ACK
     Time m_minRto;                 //!< minimum retransmission timeout
     Time m_clockGranularity;       //!< RTO clock granularity
     std::string m_congestion;      //!< TCP congestion control TypeId name
