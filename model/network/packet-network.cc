@@ -82,8 +82,10 @@ PacketNetwork::GetTypeId()
                           MakeUintegerAccessor(&PacketNetwork::m_initialCwnd),
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("DelAckCount",
-                          "Segments received before an ACK is sent (1 = one ACK per segment).",
-                          UintegerValue(1),
+                          "Segments received before an ACK is sent: 2, one ACK for every second "
+                          "full-sized segment as RFC 5681 (4.2) has TCP do (and ns-3's TcpSocket "
+                          "default); 1 = one ACK per segment.",
+                          UintegerValue(2),
                           MakeUintegerAccessor(&PacketNetwork::m_delAckCount),
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("DelAckTimeout",
