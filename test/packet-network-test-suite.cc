@@ -133,16 +133,16 @@ RunMessages(const NetworkSpec& spec,
 }
 
 /**
- * \return the closed-form delivery time of a lone message of \p bytes over two links of
- * \p payload bytes/s through one switch, \p latency of path latency: its bytes at the payload
- * rate, the latency, and one full frame stored and forwarded at the switch. The default MTU of
- * 4096 carries 4056 payload bytes per segment (IPv4 and TCP headers of 20 bytes each, no
- * timestamp option), 4098 bytes on the wire, sent at the payload rate x 4098 / 4056.
+ * \return the closed-form delivery time of a lone message of \p bytes over links of \p payload
+ * bytes/s, \p latency of path latency: its bytes at the payload rate and the latency (switches
+ * cut through), plus one full frame for each of \p stored switches that store and forward. The
+ * default MTU of 4096 carries 4056 payload bytes per segment (IPv4 and TCP headers of 20 bytes
+ * each, no timestamp option), 4098 bytes on the wire, sent at the payload rate x 4098 / 4056.
  */
 double
-LoneMessageTime(uint64_t bytes, double payload, double latency)
+LoneMessageTime(uint64_t bytes, double payload, double latency, uint32_t stored = 0)
 {
-    return bytes / payload + latency + 4056.0 / payload;
+    return bytes / payload + latency + stored * 4056.0 / payload;
 }
 
 } // namespace
@@ -204,6 +204,55 @@ class PacketSingleMessageTestCase : public TestCase
                 o.stats.links[down].busyTimeS, 0.015 * bytes / payload, "ACKs only towards gpu0");
             NS_TEST_ASSERT_MSG_EQ(o.stats.connections, 1u, "one connection");
         }
+    }
+};
+
+/**
+ * \brief Switches cut through: a lone message across three switches of a fat tree (leaf, spine,
+ * leaf) arrives at its bytes over the payload rate plus the path latency, as on the real
+ * fabric; storing and forwarding (ns-3's own way) adds a full frame per switch. With the
+ * sender's link at half rate, the switch still does not send a frame before its tail arrives.
+ */
+class PacketCutThroughTestCase : public TestCase
+{
+  public:
+    PacketCutThroughTestCase()
+        : TestCase("switches cut through; store-and-forward adds a frame per switch")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec =
+            OneDimension(TopologyKind::FAT_TREE, 8, 25, 1000).SwitchNs(100).Efficiency(0.9);
+        spec.dimensions[0].leafSize = 4;
+        const uint64_t bytes = 256 * 1024;
+        const double payload = 25e9 * 0.9;
+        const double latency = 4 * 1e-6 + 3 * 100e-9; // gpu0>leaf>spine>leaf>gpu7
+        Outcome cut = RunMessages(spec, 8, {{0, 7, bytes}});
+        RAPIDLLM_REQUIRE_EQ(cut.deliveries, 1, "delivered");
+        // The nanosecond clock rounds each of the 65 frame times by up to half a nanosecond.
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            cut.delivered[0] / LoneMessageTime(bytes, payload, latency), 1.0, 0.003, "cut-through");
+        Outcome stored =
+            RunMessages(spec, 8, {{0, 7, bytes}}, {{"SwitchForwarding", "store-and-forward"}});
+        RAPIDLLM_REQUIRE_EQ(stored.deliveries, 1, "delivered");
+        NS_TEST_EXPECT_MSG_EQ_TOL(stored.delivered[0] / LoneMessageTime(bytes, payload, latency, 3),
+                                  1.0,
+                                  0.003,
+                                  "store-and-forward");
+        // A message of 64 full segments (with its 16-byte frame header): a leaf that sent each
+        // frame on as its head arrived would deliver the last one a full frame (0.7%) early.
+        NetworkSpec slow = spec;
+        slow.faults.push_back({"gpu0>net.leaf0.0", 0.5});
+        const uint64_t whole = 64 * 4056 - 16;
+        Outcome half = RunMessages(slow, 8, {{0, 7, whole}});
+        RAPIDLLM_REQUIRE_EQ(half.deliveries, 1, "delivered");
+        NS_TEST_EXPECT_MSG_EQ_TOL(half.delivered[0] / LoneMessageTime(whole, payload / 2, latency),
+                                  1.0,
+                                  0.003,
+                                  "a slow link into the switch: no frame outruns its tail");
     }
 };
 
@@ -792,6 +841,7 @@ class PacketNetworkTestSuite : public TestSuite
     {
         AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
         AddTestCase(new PacketPathWindowTestCase, TestCase::QUICK);
+        AddTestCase(new PacketCutThroughTestCase, TestCase::QUICK);
         AddTestCase(new PacketDelayedAckTestCase, TestCase::QUICK);
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);

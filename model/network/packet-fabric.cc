@@ -4,14 +4,17 @@
 
 #include "packet-fabric.h"
 
+#include "cut-through-channel.h"
 #include "ns3/boolean.h"
 #include "ns3/channel.h"
 #include "ns3/data-rate.h"
+#include "ns3/drop-tail-queue.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-l3-protocol.h"
 #include "ns3/log.h"
+#include "ns3/mac48-address.h"
+#include "ns3/net-device-queue-interface.h"
 #include "ns3/network-error.h"
-#include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
 #include "ns3/queue-size.h"
 #include "ns3/spec-error.h"
@@ -162,11 +165,17 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     m_linkQueueDisc.assign(links, nullptr);
     m_linkRateBps.assign(links, 0);
     std::vector<bool> paired(links, false);
-    PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("Mtu", UintegerValue(config.mtu));
-    p2p.SetQueue("ns3::DropTailQueue<Packet>",
-                 "MaxSize",
-                 QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, config.deviceQueuePackets)));
+    // Cut-through switches hand a frame on as soon as their fastest port will not outrun it.
+    std::vector<double> fastestPort(n, 0.0);
+    for (uint32_t l = 0; l < links; ++l)
+    {
+        const TopologyLink& link = topo.GetLink(l);
+        if (topo.GetNode(link.src).isSwitch)
+        {
+            fastestPort[link.src] = std::max(fastestPort[link.src],
+                                             static_cast<double>(HealthyRate(link).GetBitRate()));
+        }
+    }
     TrafficControlHelper tch;
     const QueueSizeValue limit(QueueSize(QueueSizeUnit::PACKETS, config.queueDiscPackets));
     if (config.queueDisc == "fq")
@@ -241,8 +250,16 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
         const double delay =
             fwd.latencyS
             + 0.5 * (topo.GetNode(fwd.src).switchLatencyS + topo.GetNode(fwd.dst).switchLatencyS);
-        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(delay)));
-        NetDeviceContainer devs = p2p.Install(m_nodes[fwd.src], m_nodes[fwd.dst]);
+        Ptr<CutThroughChannel> channel = CreateObject<CutThroughChannel>();
+        channel->SetAttribute("Delay", TimeValue(Seconds(delay)));
+        NetDeviceContainer devs;
+        devs.Add(InstallDevice(m_nodes[fwd.src], channel, config));
+        devs.Add(InstallDevice(m_nodes[fwd.dst], channel, config));
+        if (config.cutThrough)
+        {
+            channel->SetCutThrough(0, fastestPort[fwd.dst]);
+            channel->SetCutThrough(1, fastestPort[fwd.src]);
+        }
         const DataRate fwdRate = deviceRate(fwd);
         const DataRate revRate = rev != kNone ? deviceRate(topo.GetLink(rev)) : fwdRate;
         devs.Get(0)->SetAttribute("DataRate", DataRateValue(fwdRate));
@@ -283,11 +300,44 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     NS_LOG_INFO("packet fabric: " << n << " nodes, " << m_queueDiscs.size() / 2 << " links");
 }
 
+Ptr<PointToPointNetDevice>
+PacketFabric::InstallDevice(Ptr<Node> node,
+                            Ptr<PointToPointChannel> channel,
+                            const PacketFabricConfig& config)
+{
+    // What PointToPointHelper::Install does for one end, with our channel.
+    Ptr<PointToPointNetDevice> dev = CreateObject<PointToPointNetDevice>();
+    dev->SetAttribute("Mtu", UintegerValue(config.mtu));
+    dev->SetAddress(Mac48Address::Allocate());
+    node->AddDevice(dev);
+    Ptr<DropTailQueue<Packet>> queue = CreateObject<DropTailQueue<Packet>>();
+    queue->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, config.deviceQueuePackets));
+    dev->SetQueue(queue);
+    // Flow control between the device queue and the queue discipline above it.
+    Ptr<NetDeviceQueueInterface> ndqi = CreateObject<NetDeviceQueueInterface>();
+    ndqi->GetTxQueue(0)->ConnectQueueTraces(queue);
+    dev->AggregateObject(ndqi);
+    dev->Attach(channel);
+    return dev;
+}
+
 DataRate
 PacketFabric::DeviceRate(const TopologyLink& l) const
 {
     // A dead direction of a live pair keeps the healthy rate (routing avoids it).
-    double payload = l.lineRateBps * l.efficiency * (l.IsAlive() ? l.factor : 1.0);
+    return RateOf(l, l.IsAlive() ? l.factor : 1.0);
+}
+
+DataRate
+PacketFabric::HealthyRate(const TopologyLink& l) const
+{
+    return RateOf(l, 1.0);
+}
+
+DataRate
+PacketFabric::RateOf(const TopologyLink& l, double factor) const
+{
+    double payload = l.lineRateBps * l.efficiency * factor;
     double rate = m_config.headersInEfficiency ? payload / m_config.stackEfficiency : payload;
     return DataRate(static_cast<uint64_t>(std::llround(rate * 8.0)));
 }

@@ -20,6 +20,10 @@
 #include <vector>
 
 namespace ns3 {
+
+class PointToPointChannel;
+class PointToPointNetDevice;
+
 namespace rapidllm {
 
 class PacketPathRouting;
@@ -41,6 +45,11 @@ struct PacketFabricConfig
      */
     bool headersInEfficiency = true;
     double stackEfficiency = 1; //!< payload fraction of a full-size frame on the wire
+    /**
+     * Whether switches cut through (as NVSwitch and InfiniBand switches do) instead of storing
+     * and forwarding each frame as an ns-3 node does (CutThroughChannel).
+     */
+    bool cutThrough = true;
 };
 
 /**
@@ -143,6 +152,18 @@ class PacketFabric
 
     /** \return the bit rate a live link's device sends at (see the class comment) */
     DataRate DeviceRate(const TopologyLink& link) const;
+    /**
+     * \brief Creates \p node's PointToPoint device on \p channel, with its queue and flow
+     * control, as PointToPointHelper does (which cannot take another channel type).
+     * \return the device
+     */
+    static Ptr<PointToPointNetDevice> InstallDevice(Ptr<Node> node,
+                                                    Ptr<PointToPointChannel> channel,
+                                                    const PacketFabricConfig& config);
+    /** \return the bit rate of \p link's device without its fault factor */
+    DataRate HealthyRate(const TopologyLink& link) const;
+    /** \return the bit rate of \p link's device at \p factor of its healthy rate */
+    DataRate RateOf(const TopologyLink& link, double factor) const;
     /** \return the frame bytes (IP packets plus PPP headers) a link's device has sent */
     double SentFrameBytes(uint32_t link) const;
 

@@ -135,6 +135,15 @@ PacketNetwork::GetTypeId()
                 EnumValue(HEADERS_IN_EFFICIENCY),
                 MakeEnumAccessor(&PacketNetwork::m_headerMode),
                 MakeEnumChecker(HEADERS_IN_EFFICIENCY, "in-efficiency", HEADERS_EXTRA, "extra"))
+            .AddAttribute(
+                "SwitchForwarding",
+                "How switches forward frames: cut-through (as NVSwitch and InfiniBand switches "
+                "do; each switch's store-and-forward wait, one frame at the link's healthy rate, "
+                "is taken off the delays of its links) or store-and-forward (ns-3's own, one "
+                "frame time more per switch).",
+                EnumValue(CUT_THROUGH),
+                MakeEnumAccessor(&PacketNetwork::m_forwarding),
+                MakeEnumChecker(CUT_THROUGH, "cut-through", STORE_AND_FORWARD, "store-and-forward"))
             .AddAttribute("Port",
                           "TCP port every endpoint listens on.",
                           UintegerValue(5000),
@@ -280,6 +289,7 @@ PacketNetwork::Build()
     config.congestion = m_congestion;
     config.headersInEfficiency = m_headerMode == HEADERS_IN_EFFICIENCY;
     config.stackEfficiency = GetStackEfficiency();
+    config.cutThrough = m_forwarding == CUT_THROUGH;
     m_fabric.Build(m_topology, config);
     m_listeners.resize(m_topology->GetEndpointCount());
     m_linkBytes.assign(m_topology->GetLinkCount(), 0.0);

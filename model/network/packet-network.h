@@ -55,6 +55,16 @@ class PacketNetwork : public NetworkBackend
         HEADERS_EXTRA
     };
 
+    /** \brief How a switch forwards a frame. */
+    enum SwitchForwarding
+    {
+        /** As NVSwitch and InfiniBand switches do: a frame leaves as its head arrives (the
+         * store-and-forward wait of ns-3's nodes is taken off the links' delays). */
+        CUT_THROUGH,
+        /** As an ns-3 node does: a frame leaves once all of it has arrived. */
+        STORE_AND_FORWARD
+    };
+
     PacketNetwork();
     ~PacketNetwork() override;
 
@@ -204,6 +214,7 @@ class PacketNetwork : public NetworkBackend
     uint32_t m_queueDiscPackets;   //!< queue discipline limit, packets
     uint32_t m_deviceQueuePackets; //!< device transmit queue limit, packets
     HeaderOverhead m_headerMode;   //!< how headers relate to wire efficiency
+    SwitchForwarding m_forwarding; //!< how switches forward frames
     uint16_t m_port;               //!< TCP port of every endpoint's listener
     bool m_reuseIdle;              //!< a new path takes over an idle connection of its pair
 
