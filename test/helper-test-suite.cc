@@ -598,9 +598,9 @@ class PacketPreparedStepTestCase : public TestCase
         // 130 ns (the a100-sxm-80gb preset).
         const double transfer = double(1 << 20) / (25e9 * 0.94) + 2 * 1285e-9 + 130e-9;
         NS_TEST_EXPECT_MSG_GT(flow.stepTimeS, transfer, "the all-reduce follows the transfer");
-        // What remains between the backends is per packet (store-and-forward of one 4 KB frame
-        // per switch, the last short segment, the frame header): well under 1% here, against
-        // 10% with the handshakes inside the step.
+        // What remains between the backends is per packet (the last short segment, the frame
+        // header, the ACKs): well under 1% here, against 10% with the handshakes inside the
+        // step.
         NS_TEST_EXPECT_MSG_EQ_TOL(packet.stepTimeS / flow.stepTimeS,
                                   1.0,
                                   0.01,

@@ -2,8 +2,8 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 
-// ns-3 packet-level network: a lone message costs what the link rates, latencies and
-// store-and-forward predict; message framing delivers every message exactly once, in order,
+// ns-3 packet-level network: a lone message costs what the link rates and latencies predict
+// (switches cut through, or store and forward a frame each when set so); message framing delivers every message exactly once, in order,
 // at the receiver; packets follow the routing policy's path hop by hop; degraded links run
 // at their reduced rate and dead links are not installed; unreachable pairs are errors.
 
@@ -148,9 +148,9 @@ LoneMessageTime(uint64_t bytes, double payload, double latency, uint32_t stored 
 } // namespace
 
 /**
- * \brief A lone message between two GPUs on a switch costs its bytes at the payload rate,
- * the path latency (two links and the switch) and one full frame of store-and-forward at the
- * switch, within 1% (the ns-3 clock rounds each frame to a nanosecond).
+ * \brief A lone message between two GPUs on a switch costs its bytes at the payload rate and
+ * the path latency (two links and the switch; the switch cuts through), within 1% (the ns-3
+ * clock rounds each frame to a nanosecond).
  */
 class PacketSingleMessageTestCase : public TestCase
 {
