@@ -144,7 +144,12 @@ RunXvalCommand(const CliArgs& args)
                         speedup,
                         r.packet.wallS > 0 ? r.packet.dataPackets / r.packet.wallS : 0);
         }
-        std::printf("%s\n", within ? "" : "  <-- over the bar");
+        // Drops mean TCP's loss recovery (retransmission timeouts) is in the packet time.
+        std::printf("%s%s\n",
+                    within ? "" : "  <-- over the bar",
+                    r.packet.drops == 0
+                        ? ""
+                        : (" (" + std::to_string(r.packet.drops) + " packets dropped)").c_str());
         std::fflush(stdout);
     }
     if (json)

@@ -263,7 +263,8 @@ PacketNetwork::CheckAttributes() const
         std::ostringstream why;
         why << m_delAckTimeout.GetSeconds() * 1e6 << " us with DelAckCount " << m_delAckCount
             << ": must be below MinRto (" << m_minRto.GetSeconds() * 1e6
-            << " us), or senders time out before the delayed ACK comes";
+            << " us), or senders time out before the delayed ACK comes (lower DelAckTimeout, "
+               "raise MinRto, or set DelAckCount=1)";
         throw SpecError("network", "PacketNetwork::DelAckTimeout", why.str());
     }
     PacketFabric::CheckNames(m_queueDisc, m_congestion);
@@ -319,15 +320,17 @@ PacketNetwork::WindowFor(const std::vector<uint32_t>& path) const
     constexpr double kMinWindow = 256 * 1024;
     const double frame = m_mtu + PacketFabric::kPppHeader;
     double rate = std::numeric_limits<double>::infinity();
-    double storeAndForward = 0;
+    // A frame's time at every hop: the round trip of a path whose switches store and forward
+    // (cut-through switches need less; a window a little too large costs no time).
+    double frames = 0;
     for (uint32_t l : path)
     {
         const TopologyLink& link = m_topology->GetLink(l);
         const double healthy = link.lineRateBps * link.efficiency;
         rate = std::min(rate, healthy);
-        storeAndForward += frame / healthy;
+        frames += frame / healthy;
     }
-    const double rtt = 2 * m_topology->PathLatency(path) + storeAndForward;
+    const double rtt = 2 * m_topology->PathLatency(path) + frames;
     const double window = std::max(kMinWindow, m_windowBdps * rate * rtt);
     // Whole segments, and never past what a 32-bit socket attribute holds.
     const double segment = GetSegmentSize();
