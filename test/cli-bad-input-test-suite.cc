@@ -371,6 +371,8 @@ class CliBadInputTestCase : public TestCase
             {{"xval", "--quick", "--packet=NoSuch=1"}, {"option --packet", "no attribute"}},
             {{"xval", "--quick", "--packet=SendBuffer=100"},
              {"option --packet", "SendBuffer", "100 bytes", "at least 65536"}},
+            {{"xval", "--quick", "--packet=Pcap=" + dir + "/none/cap"},
+             {"option --packet", "PacketNetwork::Pcap", dir + "/none", "does not exist"}},
             {{"xval", "--quick", "--packet=DelAckCount=2,DelAckTimeout=200ms"},
              {"option --packet", "DelAckTimeout", "200000 us", "below MinRto (10000 us)"}},
             {{"xval", "--quick", "--packet=WindowBdps=0.5"},

@@ -3,15 +3,17 @@
  */
 
 // ns-3 packet-level network: a lone message costs what the link rates and latencies predict
-// (switches cut through, or store and forward a frame each when set so); message framing delivers every message exactly once, in order,
-// at the receiver; packets follow the routing policy's path hop by hop; degraded links run
-// at their reduced rate and dead links are not installed; unreachable pairs are errors.
+// (switches cut through, or store and forward a frame each when set so); message framing delivers
+// every message exactly once, in order, at the receiver; packets follow the routing policy's path
+// hop by hop; degraded links run at their reduced rate and dead links are not installed;
+// unreachable pairs are errors.
 
 #include "detour-routing.h"
 #include "network-test-spec.h"
 #include "ns3/fault-schedule.h"
 #include "ns3/network-error.h"
 #include "ns3/packet-network.h"
+#include "ns3/pcap-file.h"
 #include "ns3/routing-policy.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
@@ -21,6 +23,9 @@
 #include "ns3/uinteger.h"
 #include "test-require.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -253,6 +258,93 @@ class PacketCutThroughTestCase : public TestCase
                                   1.0,
                                   0.003,
                                   "a slow link into the switch: no frame outruns its tail");
+    }
+};
+
+/**
+ * \brief pcap captures: every frame a link sends is in its file (PPP framing, nanosecond
+ * timestamps in order, the first 64 bytes of each frame), with the IPv4 addresses of its ends;
+ * a link that sent nothing leaves no file.
+ */
+class PacketCaptureTestCase : public TestCase
+{
+  public:
+    PacketCaptureTestCase()
+        : TestCase("pcap captures hold every frame each link sent")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::filesystem::path dir = std::filesystem::temp_directory_path()
+                                          / ("rapid-llm-pcap-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 4, 25, 1000).SwitchNs(200).Efficiency(0.9);
+        const std::string prefix = (dir / "cap").string();
+        Outcome o = RunMessages(spec, 4, {{0, 1, 100000}}, {{"Pcap", prefix}});
+        RAPIDLLM_REQUIRE_EQ(o.deliveries, 1, "delivered");
+        Ptr<Topology> topo = Topology::Build(spec, 4);
+        uint64_t files = 0;
+        for (uint32_t l = 0; l < topo->GetLinkCount(); ++l)
+        {
+            const TopologyLink& link = topo->GetLink(l);
+            const std::string name = prefix + "-" + topo->GetNode(link.src).name + "-"
+                                     + topo->GetNode(link.dst).name + ".pcap";
+            const uint64_t sent = o.linkTx.count(l) ? o.linkTx.at(l) : 0;
+            const bool sentAny = sent > 0;
+            NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(name), sentAny, name);
+            if (sent == 0)
+            {
+                continue;
+            }
+            ++files;
+            PcapFile file;
+            file.Open(name, std::ios::in | std::ios::binary);
+            RAPIDLLM_REQUIRE_EQ(file.Fail(), false, "opened " << name);
+            NS_TEST_EXPECT_MSG_EQ(file.GetDataLinkType(), 9u, "PPP");
+            NS_TEST_EXPECT_MSG_EQ(file.IsNanoSecMode(), true, "nanoseconds");
+            uint64_t records = 0;
+            uint64_t full = 0;
+            double last = 0;
+            bool ordered = true;
+            bool addressed = true;
+            uint8_t data[128];
+            while (true)
+            {
+                uint32_t sec = 0;
+                uint32_t ns = 0;
+                uint32_t included = 0;
+                uint32_t original = 0;
+                uint32_t read = 0;
+                file.Read(data, sizeof(data), sec, ns, included, original, read);
+                if (file.Eof() || file.Fail())
+                {
+                    break;
+                }
+                ++records;
+                full += original == 4098 && included == 64 ? 1 : 0;
+                const double t = sec + ns * 1e-9;
+                ordered = ordered && t >= last;
+                last = t;
+                // PPP's IPv4 protocol number, then the IPv4 header: the ends are gpu0 and gpu1.
+                const bool ends =
+                    (data[17] == 0 && data[21] == 1) || (data[17] == 1 && data[21] == 0);
+                addressed = addressed && data[0] == 0 && data[1] == 0x21 && ends;
+            }
+            NS_TEST_EXPECT_MSG_EQ(records, sent, name << ": every frame");
+            NS_TEST_EXPECT_MSG_EQ(ordered, true, name << ": in time order");
+            NS_TEST_EXPECT_MSG_EQ(addressed, true, name << ": IPv4 between gpu0 and gpu1");
+            if (link.src == 0)
+            {
+                // 100,016 bytes: 24 full segments and a short one, after the handshake.
+                NS_TEST_EXPECT_MSG_EQ(full, 24u, "full data frames, cut to 64 bytes");
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(files, 4u, "gpu0 > switch > gpu1 and the ACKs' way back");
+        std::filesystem::remove_all(dir);
     }
 };
 
@@ -842,6 +934,7 @@ class PacketNetworkTestSuite : public TestSuite
         AddTestCase(new PacketSingleMessageTestCase, TestCase::QUICK);
         AddTestCase(new PacketPathWindowTestCase, TestCase::QUICK);
         AddTestCase(new PacketCutThroughTestCase, TestCase::QUICK);
+        AddTestCase(new PacketCaptureTestCase, TestCase::QUICK);
         AddTestCase(new PacketDelayedAckTestCase, TestCase::QUICK);
         AddTestCase(new PacketFramingTestCase, TestCase::QUICK);
         AddTestCase(new PacketRoutingTestCase, TestCase::QUICK);

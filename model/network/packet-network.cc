@@ -144,6 +144,13 @@ PacketNetwork::GetTypeId()
                 EnumValue(CUT_THROUGH),
                 MakeEnumAccessor(&PacketNetwork::m_forwarding),
                 MakeEnumChecker(CUT_THROUGH, "cut-through", STORE_AND_FORWARD, "store-and-forward"))
+            .AddAttribute("Pcap",
+                          "pcap captures: PREFIX writes PREFIX-SRC-DST.pcap for every link, each "
+                          "frame's headers (its first 64 bytes) as the link starts sending it; "
+                          "\"\" = none. The files hold what was sent until the run ended.",
+                          StringValue(""),
+                          MakeStringAccessor(&PacketNetwork::m_pcap),
+                          MakeStringChecker())
             .AddAttribute("Port",
                           "TCP port every endpoint listens on.",
                           UintegerValue(5000),
@@ -189,6 +196,7 @@ PacketNetwork::DoDispose()
     m_receivers.clear();
     m_listeners.clear();
     m_pending.clear();
+    m_capture.Stop();
     m_fabric.Clear();
     m_readyCallbacks.clear();
     NetworkBackend::DoDispose();
@@ -268,6 +276,10 @@ PacketNetwork::CheckAttributes() const
         throw SpecError("network", "PacketNetwork::DelAckTimeout", why.str());
     }
     PacketFabric::CheckNames(m_queueDisc, m_congestion);
+    if (!m_pcap.empty())
+    {
+        PacketCapture::CheckPrefix(m_pcap);
+    }
 }
 
 void
@@ -292,6 +304,10 @@ PacketNetwork::Build()
     config.stackEfficiency = GetStackEfficiency();
     config.cutThrough = m_forwarding == CUT_THROUGH;
     m_fabric.Build(m_topology, config);
+    if (!m_pcap.empty())
+    {
+        m_capture.Start(m_pcap, *m_topology, m_fabric);
+    }
     m_listeners.resize(m_topology->GetEndpointCount());
     m_linkBytes.assign(m_topology->GetLinkCount(), 0.0);
 }

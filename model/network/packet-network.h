@@ -8,6 +8,7 @@
 #include "ns3/network-backend.h"
 #include "ns3/node.h"
 #include "ns3/nstime.h"
+#include "ns3/packet-capture.h"
 #include "ns3/packet-fabric.h"
 #include "ns3/packet-message-stream.h"
 #include "ns3/socket.h"
@@ -219,6 +220,8 @@ class PacketNetwork : public NetworkBackend
     bool m_reuseIdle;              //!< a new path takes over an idle connection of its pair
 
     PacketFabric m_fabric;                 //!< nodes, links, routes
+    std::string m_pcap;                    //!< capture file prefix ("" = none)
+    PacketCapture m_capture;               //!< the captures of m_pcap
     std::vector<Ptr<Socket>> m_listeners;  //!< per endpoint (may be null)
     std::vector<Connection> m_connections; //!< all connections
     std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> m_pairConnections; //!< by pair
