@@ -478,6 +478,13 @@ RapidLlmHelper::Collect()
     report.criticalRank = m_result.criticalRank;
     report.gpus = m_job->GetRankCount();
     report.backend = m_backendName;
+    if (m_backend)
+    {
+        const NetworkStats stats = m_backend->GetStats();
+        report.dataPackets = stats.dataPackets;
+        report.droppedPackets = stats.drops;
+        report.connections = stats.connections;
+    }
     report.ranks.reserve(m_result.ranks.size());
     for (uint32_t r = 0; r < m_result.ranks.size(); ++r)
     {

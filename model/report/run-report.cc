@@ -92,6 +92,11 @@ to_json(Json& j, const RunReport& r)
     }
     j["gpus"] = r.gpus;
     j["backend"] = r.backend;
+    if (r.connections > 0)
+    {
+        j["packets"] = {
+            {"data", r.dataPackets}, {"dropped", r.droppedPackets}, {"connections", r.connections}};
+    }
 }
 
 void
@@ -251,7 +256,13 @@ RunReport::ToText() const
                          + (feasible ? ", fits" : ", DOES NOT FIT: " + reason));
     }
     text += line("GPUs", std::to_string(gpus));
-    text += line("backend", backend);
+    text +=
+        line("backend",
+             backend
+                 + (connections == 0 ? std::string()
+                                     : " (" + std::to_string(dataPackets) + " data packets, "
+                                           + std::to_string(droppedPackets) + " dropped, "
+                                           + std::to_string(connections) + " TCP connections)"));
     return text;
 }
 

@@ -70,16 +70,19 @@ struct RunReport
     double elementwiseS = 0;       //!< critical rank: norms, activations, embedding, loss, ...
     double optimizerS = 0;         //!< critical rank: optimizer step
     double smSharingS = 0; //!< critical rank: kernel time added by SMs overlapping collectives held
-    bool haveEnergy = false;          //!< whether the energy fields are known (a power model)
-    double energyJ = 0;               //!< GPU energy of the step, all GPUs, J
-    double energyPerTokenJ = 0;       //!< inference: energyJ per generated token (all requests)
-    double avgPowerW = 0;             //!< energyJ / (GPUs x step time)
-    double idleEnergyJ = 0;           //!< of energyJ: idle power over the step
-    double computeEnergyJ = 0;        //!< of energyJ: kernels' dynamic energy
-    double nvlinkEnergyJ = 0;         //!< of energyJ: bytes sent over NVLink
-    double networkEnergyJ = 0;        //!< of energyJ: bytes sent over the network
-    uint32_t gpus = 0;                //!< GPUs in the job
-    std::string backend = "flow";     //!< network backend
+    bool haveEnergy = false;      //!< whether the energy fields are known (a power model)
+    double energyJ = 0;           //!< GPU energy of the step, all GPUs, J
+    double energyPerTokenJ = 0;   //!< inference: energyJ per generated token (all requests)
+    double avgPowerW = 0;         //!< energyJ / (GPUs x step time)
+    double idleEnergyJ = 0;       //!< of energyJ: idle power over the step
+    double computeEnergyJ = 0;    //!< of energyJ: kernels' dynamic energy
+    double nvlinkEnergyJ = 0;     //!< of energyJ: bytes sent over NVLink
+    double networkEnergyJ = 0;    //!< of energyJ: bytes sent over the network
+    uint32_t gpus = 0;            //!< GPUs in the job
+    std::string backend = "flow"; //!< network backend
+    uint64_t dataPackets = 0;    //!< packet backend: TCP data segments delivered (0: none, or flow)
+    uint64_t droppedPackets = 0; //!< packet backend: packets dropped (TCP then retransmits them)
+    uint32_t connections = 0;    //!< packet backend: TCP connections opened
     std::vector<RankBreakdown> ranks; //!< every rank's breakdown, by rank (not in ToJson/ToText:
                                       //!< `run --per-rank` adds it; see RanksToText)
     double wallTimeS = 0;             //!< wall-clock time of the prediction (not in ToJson/ToText:
