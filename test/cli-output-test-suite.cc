@@ -815,6 +815,10 @@ class CliPacketAttributesTestCase : public TestCase
         const Json a = Json::parse(plain.out);
         const Json b = Json::parse(held.out);
         NS_TEST_EXPECT_MSG_EQ(a.at("input").contains("packet"), false, "no --packet, no echo");
+        // What the packet network did: one connection each way, nothing dropped.
+        NS_TEST_EXPECT_MSG_EQ(a.at("packets").at("connections").get<uint32_t>(), 2u, "connections");
+        NS_TEST_EXPECT_MSG_EQ(a.at("packets").at("dropped").get<uint64_t>(), 0u, "no drops");
+        NS_TEST_EXPECT_MSG_GT(a.at("packets").at("data").get<uint64_t>(), 0u, "data packets");
         NS_TEST_EXPECT_MSG_EQ(
             b.at("input").at("packet").get<std::string>(), "SendBuffer=65536", "echoed");
         const double step = b.at("step_time_s").get<double>();
