@@ -23,6 +23,7 @@ namespace rapidllm {
  * (at once on a link as fast as the switch's ports, T later, as store-and-forward, never), so
  * the switch's copy leaves as its tail comes in. A frame that finds the port busy waits in the
  * queue as in a real switch; one that finds it just freed may leave up to that much early.
+ * The base channel's TxRxPointToPoint trace (NetAnim's) does not fire; the devices' traces do.
  */
 class CutThroughChannel : public PointToPointChannel
 {
