@@ -177,5 +177,24 @@ ApplyPacketAttributesFor(const std::string& list, const std::string& backend)
     ApplyPacketAttributes(list);
 }
 
+void
+RefusePacketCaptures(const std::string& list, const std::string& why)
+{
+    std::stringstream items(list);
+    std::string item;
+    while (std::getline(items, item, ','))
+    {
+        if (item.rfind("Pcap=", 0) == 0 && item.size() > 5)
+        {
+            throw SpecError(kCommandLine,
+                            "packet",
+                            "'" + item + "': " + why
+                                + ", and each would write the same capture files over the "
+                                  "others'; capture one network with run, replay, collective "
+                                  "or xval --only=WORKLOAD");
+        }
+    }
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -44,6 +44,13 @@ void ApplyPacketAttributes(const std::string& list);
  */
 void ApplyPacketAttributesFor(const std::string& list, const std::string& backend);
 
+/**
+ * \brief Refuses packet captures (`Pcap=PREFIX` in the --packet list) on a command that runs
+ * more than one packet network: each would write the same files over the others'.
+ * \param list the option's value \param why what the command runs, for the message
+ */
+void RefusePacketCaptures(const std::string& list, const std::string& why);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -8,6 +8,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "cli-ns3-checks.h"
 #include "ns3/job-echo.h"
 #include "ns3/progress-line.h"
 #include "ns3/report-output.h"
@@ -145,6 +146,7 @@ RunStudyServingCommand(const CliArgs& args)
     std::string backend;
     std::string routing;
     JobBackendAndRouting(args, ResolvedJob(), backend, routing);
+    RefusePacketCaptures(args.Text("packet"), "a serving study runs a network per layout");
     const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
 
     const std::vector<JobOptions>& candidates = study.Candidates();

@@ -83,6 +83,10 @@ RunStudyFaultsCommand(const CliArgs& args)
                         "--packet-check=N");
     }
     ApplyPacketAttributes(config.packet);
+    if (config.packetCheck > 1)
+    {
+        RefusePacketCaptures(config.packet, "--packet-check runs a network per checked row");
+    }
     FaultStudyResult result = RunFaultStudy(job, config);
     // A study without a single row that ran has nothing to show: the first row's error, and no
     // files.
@@ -198,6 +202,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     std::string backend;
     std::string routing;
     JobBackendAndRouting(args, base, backend, routing);
+    RefusePacketCaptures(args.Text("packet"), "a hardware study runs a network per value");
     std::vector<HardwareStudyRow> rows =
         RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
     const std::string packet = args.Text("packet");

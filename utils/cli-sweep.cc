@@ -365,6 +365,7 @@ RunSweepCommand(const CliArgs& args)
     }
 
     ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
+    RefusePacketCaptures(args.Text("packet"), "a sweep runs a network per layout");
     LayoutSweep sweep(m, h, base, space, args.Text("backend"));
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();

@@ -53,6 +53,12 @@ RunXvalCommand(const CliArgs& args)
         }
         workloads = kept;
     }
+    if (workloads.size() > 1)
+    {
+        RefusePacketCaptures(args.Text("packet"),
+                             "xval runs " + std::to_string(workloads.size())
+                                 + " workloads here, each on its own packet network");
+    }
     const bool csv = args.Flag("csv") && !json;
     // The input echo: the options that shape the run and the workloads it ran.
     Json input = {{"version", RapidLlmVersion()},
