@@ -56,10 +56,10 @@ struct PacketFabricConfig
  * \ingroup rapid-llm
  * \brief The Topology built from stock ns-3 parts: one Node per topology node with the
  * Internet stack (IPv4, TCP) and a PacketPathRouting table, one PointToPoint channel per
- * physical connection (each device at its own direction's rate: line rate x wire efficiency x
- * fault factor, divided by the stack efficiency when
- * the headers are part of the wire efficiency), a root queue discipline on every device; links dead
- * in both directions are not installed.
+ * physical connection (a CutThroughChannel, so that switches may cut through; each device at
+ * its own direction's rate: line rate x wire efficiency x fault factor, divided by the stack
+ * efficiency when the headers are part of the wire efficiency), a root queue discipline on
+ * every device; links dead in both directions are not installed.
  *
  * The packet backend's fabric: it knows links, devices and routes, not messages or
  * connections. InstallPath() writes a routing policy's path into the nodes' tables for one
