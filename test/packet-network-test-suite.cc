@@ -264,7 +264,7 @@ class PacketCutThroughTestCase : public TestCase
 /**
  * \brief pcap captures: every frame a link sends is in its file (PPP framing, nanosecond
  * timestamps in order, the first 64 bytes of each frame), with the IPv4 addresses of its ends;
- * a link that sent nothing leaves no file.
+ * a link that sent nothing leaves no file, nor does a link PcapLinks does not select.
  */
 class PacketCaptureTestCase : public TestCase
 {
@@ -344,6 +344,16 @@ class PacketCaptureTestCase : public TestCase
             }
         }
         NS_TEST_EXPECT_MSG_EQ(files, 4u, "gpu0 > switch > gpu1 and the ACKs' way back");
+        // Only the links PcapLinks selects: gpu0's two.
+        const std::string some = (dir / "some").string();
+        RunMessages(spec, 4, {{0, 1, 100000}}, {{"Pcap", some}, {"PcapLinks", "gpu0"}});
+        uint64_t selected = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(dir))
+        {
+            selected += entry.path().filename().string().rfind("some-", 0) == 0 ? 1 : 0;
+        }
+        NS_TEST_EXPECT_MSG_EQ(selected, 2u, "gpu0's links only");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(some + "-gpu0-net.sw0.pcap"), true, "up");
         std::filesystem::remove_all(dir);
     }
 };

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -49,15 +50,28 @@ PacketCapture::CheckPrefix(const std::string& prefix)
 }
 
 void
-PacketCapture::Start(const std::string& prefix, const Topology& topology, PacketFabric& fabric)
+PacketCapture::Start(const std::string& prefix,
+                     const std::string& links,
+                     const Topology& topology,
+                     PacketFabric& fabric)
 {
     Stop();
     CheckPrefix(prefix);
+    std::vector<bool> chosen(topology.GetLinkCount(), links.empty());
+    std::stringstream selectors(links);
+    std::string selector;
+    while (std::getline(selectors, selector, ';'))
+    {
+        for (uint32_t l : topology.SelectLinks(selector, "PacketNetwork::PcapLinks"))
+        {
+            chosen[l] = true;
+        }
+    }
     m_names.assign(topology.GetLinkCount(), "");
     for (uint32_t l = 0; l < topology.GetLinkCount(); ++l)
     {
         Ptr<NetDevice> device = fabric.GetLinkDevice(l);
-        if (!device)
+        if (!chosen[l] || !device)
         {
             continue; // not installed (dead both ways)
         }

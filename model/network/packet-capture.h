@@ -39,11 +39,17 @@ class PacketCapture
     static void CheckPrefix(const std::string& prefix);
 
     /**
-     * \brief Opens one file per installed directed link of \p fabric (truncated) and records
-     * every frame its device sends from now on.
-     * \throw SpecError naming PacketNetwork::Pcap and a file that cannot be created
+     * \brief Opens one file per installed directed link of \p fabric (truncated), or of the
+     * links \p links selects, and records every frame its device sends from now on.
+     * \param prefix the files' prefix \param links link selectors as Topology::SelectLinks reads
+     *        them, separated by ';' ("" = every link)
+     * \param topology the topology \param fabric its packet fabric
+     * \throw SpecError naming PacketNetwork::Pcap (or PcapLinks) and what is wrong
      */
-    void Start(const std::string& prefix, const Topology& topology, PacketFabric& fabric);
+    void Start(const std::string& prefix,
+               const std::string& links,
+               const Topology& topology,
+               PacketFabric& fabric);
 
     /** \brief Closes the files (what was recorded stays; a link that sent nothing leaves none). */
     void Stop();

@@ -151,6 +151,12 @@ PacketNetwork::GetTypeId()
                           StringValue(""),
                           MakeStringAccessor(&PacketNetwork::m_pcap),
                           MakeStringChecker())
+            .AddAttribute("PcapLinks",
+                          "With Pcap: the links to capture, selectors as a fault takes them "
+                          "(A-B, A>B, A, tier:DIMENSION) separated by ';'; \"\" = every link.",
+                          StringValue(""),
+                          MakeStringAccessor(&PacketNetwork::m_pcapLinks),
+                          MakeStringChecker())
             .AddAttribute("Port",
                           "TCP port every endpoint listens on.",
                           UintegerValue(5000),
@@ -306,7 +312,7 @@ PacketNetwork::Build()
     m_fabric.Build(m_topology, config);
     if (!m_pcap.empty())
     {
-        m_capture.Start(m_pcap, *m_topology, m_fabric);
+        m_capture.Start(m_pcap, m_pcapLinks, *m_topology, m_fabric);
     }
     m_listeners.resize(m_topology->GetEndpointCount());
     m_linkBytes.assign(m_topology->GetLinkCount(), 0.0);

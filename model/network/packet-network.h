@@ -221,6 +221,7 @@ class PacketNetwork : public NetworkBackend
 
     PacketFabric m_fabric;                 //!< nodes, links, routes
     std::string m_pcap;                    //!< capture file prefix ("" = none)
+    std::string m_pcapLinks;               //!< links to capture ("" = every link)
     PacketCapture m_capture;               //!< the captures of m_pcap
     std::vector<Ptr<Socket>> m_listeners;  //!< per endpoint (may be null)
     std::vector<Connection> m_connections; //!< all connections
