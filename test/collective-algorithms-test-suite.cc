@@ -13,6 +13,7 @@
 #include "ns3/collective-probe.h"
 #include "ns3/collective-schedule.h"
 #include "ns3/config.h"
+#include "ns3/direct-collective.h"
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/replay-error.h"
@@ -24,6 +25,7 @@
 #include "spec-error-check.h"
 #include "test-require.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -903,6 +905,41 @@ class IdleSecondsTestCase : public TestCase
 };
 
 /**
+ * \brief The direct collective's send order is NCCL's point-to-point rounds: the deltas are
+ * the triangular numbers modulo the next power of two (1, 3, 6, 10, 15, 5, ... for 16 ranks),
+ * a permutation of 1 .. k-1 for any k, so that in every round each rank receives from exactly
+ * one sender.
+ */
+class PeerOrderTestCase : public TestCase
+{
+  public:
+    PeerOrderTestCase()
+        : TestCase("direct sends follow NCCL's p2p rounds: one sender per receiver a round")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::vector<uint32_t> sixteen = DirectCollective::PeerDeltas(16);
+        const std::vector<uint32_t> nccl = {1, 3, 6, 10, 15, 5, 12, 4, 13, 7, 2, 14, 11, 9, 8};
+        NS_TEST_EXPECT_MSG_EQ((sixteen == nccl), true, "16 ranks: NCCL's rounds");
+        for (uint32_t k : {2u, 3u, 6u, 8u, 12u, 16u, 24u, 72u})
+        {
+            const std::vector<uint32_t> deltas = DirectCollective::PeerDeltas(k);
+            std::vector<uint32_t> sorted = deltas;
+            std::sort(sorted.begin(), sorted.end());
+            bool permutation = sorted.size() == k - 1;
+            for (uint32_t d = 1; permutation && d < k; ++d)
+            {
+                permutation = sorted[d - 1] == d;
+            }
+            NS_TEST_EXPECT_MSG_EQ(permutation, true, k << " ranks: every peer once");
+        }
+    }
+};
+
+/**
  * \brief The message floor beside other traffic (PairSlowdown): others still there at a pair's
  * last streamed byte slow each of its messages' bytes as they slowed the streams' (the k-th byte
  * as the k-th); others that left before are a backlog of the link time they took, from when the
@@ -997,6 +1034,7 @@ class CollectiveTestSuite : public TestSuite
         : TestSuite("rapid-llm-collective", UNIT)
     {
         AddTestCase(new RingClosedFormTestCase, TestCase::QUICK);
+        AddTestCase(new PeerOrderTestCase, TestCase::QUICK);
         AddTestCase(new OversubscriptionTestCase, TestCase::QUICK);
         AddTestCase(new SoftFaultTestCase, TestCase::QUICK);
         AddTestCase(new HardFaultTestCase, TestCase::QUICK);

@@ -155,6 +155,30 @@ DirectCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
     Check(call.op, k, "algorithm");
 }
 
+std::vector<uint32_t>
+DirectCollective::PeerDeltas(uint32_t k)
+{
+    // NCCL's p2p schedule (ncclP2pSchedule, src/init.cc): round r pairs every rank with the
+    // peer delta(r) ahead, delta(r) = r (r + 1) / 2 modulo the next power of two, skipping the
+    // deltas past the group; the triangular numbers modulo a power of two are a permutation.
+    uint32_t pow2 = 1;
+    while (pow2 < k)
+    {
+        pow2 <<= 1;
+    }
+    std::vector<uint32_t> deltas;
+    uint32_t delta = 0;
+    for (uint32_t round = 0; round < pow2; ++round)
+    {
+        if (delta > 0 && delta < k)
+        {
+            deltas.push_back(delta);
+        }
+        delta = (delta + round + 1) & (pow2 - 1);
+    }
+    return deltas;
+}
+
 void
 DirectCollective::AddPairwise(ScheduleBuilder& b,
                               const std::vector<uint32_t>& m,
@@ -167,14 +191,13 @@ DirectCollective::AddPairwise(ScheduleBuilder& b,
         return;
     }
     std::vector<std::vector<ScheduleBuilder::Step>> received(k);
+    const std::vector<uint32_t> deltas = PeerDeltas(k);
     for (uint32_t i = 0; i < k; ++i)
     {
-        for (uint32_t j = 0; j < k; ++j)
+        // In NCCL's round order: no two senders start with the same receiver.
+        for (uint32_t delta : deltas)
         {
-            if (i == j)
-            {
-                continue;
-            }
+            const uint32_t j = (i + delta) % k;
             // Reduce-scatter and all-to-all send block j to rank j; all-gather sends the
             // sender's own block.
             uint64_t bytes = ScheduleBuilder::Split(s, k, op == CollectiveOp::ALL_GATHER ? i : j);

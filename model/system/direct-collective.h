@@ -29,8 +29,17 @@ class DirectCollective : public CollectiveAlgorithm
     uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
 
     /**
+     * \brief The order in which each member issues its sends to the others, as NCCL schedules
+     * grouped point-to-point operations: member i's r-th send goes to member (i + delta_r) mod
+     * k, so that in every round each member receives from exactly one sender.
+     * \param k the members \return delta_1 .. delta_{k-1}, a permutation of 1 .. k-1
+     */
+    static std::vector<uint32_t> PeerDeltas(uint32_t k);
+
+    /**
      * \brief One message per ordered pair: reduce-scatter and all-to-all send block j to member
-     * j, all-gather sends the sender's own block; reduce-scatter then reduces what arrived.
+     * j, all-gather sends the sender's own block; reduce-scatter then reduces what arrived. Each
+     * member issues its sends in PeerDeltas order.
      * \param op REDUCE_SCATTER, ALL_GATHER or ALL_TO_ALL
      */
     static void AddPairwise(ScheduleBuilder& b,
