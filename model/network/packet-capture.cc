@@ -73,7 +73,7 @@ PacketCapture::Start(const std::string& prefix,
         Ptr<NetDevice> device = fabric.GetLinkDevice(l);
         if (!chosen[l] || !device)
         {
-            continue; // not installed (dead both ways)
+            continue; // not selected, or not installed (dead both ways)
         }
         const TopologyLink& link = topology.GetLink(l);
         const std::string name = prefix + "-" + topology.GetNode(link.src).name + "-"

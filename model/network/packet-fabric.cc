@@ -167,7 +167,7 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     std::vector<bool> paired(links, false);
     // Cut-through switches hand a frame on as soon as their fastest port will not outrun it.
     std::vector<double> fastestPort(n, 0.0);
-    for (uint32_t l = 0; l < links; ++l)
+    for (uint32_t l = 0; config.cutThrough && l < links; ++l)
     {
         const TopologyLink& link = topo.GetLink(l);
         if (topo.GetNode(link.src).isSwitch)

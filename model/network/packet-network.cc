@@ -138,9 +138,9 @@ PacketNetwork::GetTypeId()
             .AddAttribute(
                 "SwitchForwarding",
                 "How switches forward frames: cut-through (as NVSwitch and InfiniBand switches "
-                "do; each switch's store-and-forward wait, one frame at the link's healthy rate, "
-                "is taken off the delays of its links) or store-and-forward (ns-3's own, one "
-                "frame time more per switch).",
+                "do: a switch takes a frame once sending it on at its fastest port cannot "
+                "outrun the frame's tail; CutThroughChannel) or store-and-forward (ns-3's own, "
+                "one frame time more per switch).",
                 EnumValue(CUT_THROUGH),
                 MakeEnumAccessor(&PacketNetwork::m_forwarding),
                 MakeEnumChecker(CUT_THROUGH, "cut-through", STORE_AND_FORWARD, "store-and-forward"))

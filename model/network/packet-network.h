@@ -59,8 +59,8 @@ class PacketNetwork : public NetworkBackend
     /** \brief How a switch forwards a frame. */
     enum SwitchForwarding
     {
-        /** As NVSwitch and InfiniBand switches do: a frame leaves as its head arrives (the
-         * store-and-forward wait of ns-3's nodes is taken off the links' delays). */
+        /** As NVSwitch and InfiniBand switches do: a frame leaves while its tail is still
+         * arriving (CutThroughChannel). */
         CUT_THROUGH,
         /** As an ns-3 node does: a frame leaves once all of it has arrived. */
         STORE_AND_FORWARD
