@@ -281,7 +281,8 @@ RapidLlmHelper::Install()
             uint32_t firstPass = 0;
             for (const auto& n : workload->stages[s].nodes)
             {
-                if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+                if (n.kind == WorkNodeKind::COMPUTE
+                    && workload->stages[s].OpOf(n).type == OpType::SAMPLING)
                 {
                     if (firstSample[s] != UINT32_MAX && n.microBatch != firstPass)
                     {
@@ -518,13 +519,14 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
         !w.run.flashAttention && w.run.parallel.cp == 1
             ? "standard"
             : AttentionKernelName(ResolveAttentionKernel(m_hardware.gpu, AttentionKernelOf(w.run)));
-    for (const auto& n : w.GraphOf(report.criticalRank).nodes)
+    const StageGraph& critical = w.GraphOf(report.criticalRank);
+    for (const auto& n : critical.nodes)
     {
         if (n.kind != WorkNodeKind::COMPUTE)
         {
             continue;
         }
-        switch (n.op.type)
+        switch (critical.OpOf(n).type)
         {
             case OpType::GEMM:
                 report.gemmS += n.durationS;

@@ -89,11 +89,12 @@ class Fp8GraphTestCase : public TestCase
             {
                 continue;
             }
-            const OpType t = n.op.type;
+            const OperatorDesc& op = w.stages[0].OpOf(n);
+            const OpType t = op.type;
             if (t == OpType::FP8_CAST_TRANSPOSE)
             {
-                NS_TEST_EXPECT_MSG_EQ(int(n.op.dtype), int(DataType::BF16), "casts bf16 input");
-                const ElementwiseShape& e = n.op.Elementwise();
+                NS_TEST_EXPECT_MSG_EQ(int(op.dtype), int(DataType::BF16), "casts bf16 input");
+                const ElementwiseShape& e = op.Elementwise();
                 (Is(n, "fp8_weight_cast") ? weightElements : castElements) +=
                     double(e.rows) * e.width;
                 casts += Is(n, "fp8_weight_cast") ? 0 : 1;
@@ -102,7 +103,7 @@ class Fp8GraphTestCase : public TestCase
             const bool linear = t == OpType::GEMM && !Is(n, "logits") && !Is(n, "logits_dgrad")
                                 && !Is(n, "logits_wgrad");
             NS_TEST_EXPECT_MSG_EQ(
-                int(n.op.dtype), int(linear ? DataType::FP8 : DataType::BF16), n.label);
+                int(op.dtype), int(linear ? DataType::FP8 : DataType::BF16), n.label);
         }
         const double perLayerMb = model.layers * double(mbs);
         NS_TEST_EXPECT_MSG_EQ(casts, uint32_t(8 * perLayerMb), "8 casts per layer and mb");
@@ -139,10 +140,10 @@ class Fp8GraphTestCase : public TestCase
                               "the casts are the only extra nodes");
         for (const WorkNode& n : b.stages[0].nodes)
         {
-            NS_TEST_EXPECT_MSG_EQ(
-                (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::FP8_CAST_TRANSPOSE),
-                false,
-                "no cast in bf16");
+            NS_TEST_EXPECT_MSG_EQ((n.kind == WorkNodeKind::COMPUTE
+                                   && b.stages[0].OpOf(n).type == OpType::FP8_CAST_TRANSPOSE),
+                                  false,
+                                  "no cast in bf16");
         }
 
         // Inference in fp8: fp8 linear GEMMs, no casts (engines fuse them), bf16 KV cache.
@@ -159,10 +160,11 @@ class Fp8GraphTestCase : public TestCase
             {
                 continue;
             }
-            NS_TEST_EXPECT_MSG_EQ((n.op.type == OpType::FP8_CAST_TRANSPOSE), false, n.label);
-            if (n.op.type == OpType::DECODE_ATTENTION)
+            const OperatorDesc& op = iw.stages[0].OpOf(n);
+            NS_TEST_EXPECT_MSG_EQ((op.type == OpType::FP8_CAST_TRANSPOSE), false, n.label);
+            if (op.type == OpType::DECODE_ATTENTION)
             {
-                NS_TEST_EXPECT_MSG_EQ(int(n.op.dtype), int(DataType::BF16), "bf16 KV cache");
+                NS_TEST_EXPECT_MSG_EQ(int(op.dtype), int(DataType::BF16), "bf16 KV cache");
             }
         }
     }
@@ -255,12 +257,17 @@ class Fp8CurrentScalingTestCase : public TestCase
         {
             const WorkNode& a = d.stages[0].nodes[i];
             const WorkNode& b = c.stages[0].nodes[i];
-            const bool cast =
-                a.kind == WorkNodeKind::COMPUTE && a.op.type == OpType::FP8_CAST_TRANSPOSE;
+            if (a.kind != WorkNodeKind::COMPUTE)
+            {
+                continue;
+            }
+            const OperatorDesc& aOp = d.stages[0].OpOf(a);
+            const OperatorDesc& bOp = c.stages[0].OpOf(b);
+            const bool cast = aOp.type == OpType::FP8_CAST_TRANSPOSE;
             casts += cast ? 1 : 0;
             NS_TEST_EXPECT_MSG_EQ(
-                int(b.op.type), int(cast ? OpType::FP8_AMAX_CAST_TRANSPOSE : a.op.type), a.label);
-            NS_TEST_EXPECT_MSG_EQ((a.op.shape == b.op.shape), true, a.label);
+                int(bOp.type), int(cast ? OpType::FP8_AMAX_CAST_TRANSPOSE : aOp.type), a.label);
+            NS_TEST_EXPECT_MSG_EQ((aOp.shape == bOp.shape), true, a.label);
         }
         NS_TEST_EXPECT_MSG_EQ(casts, 8u * model.layers * 2 + 1, "every cast, weights included");
 

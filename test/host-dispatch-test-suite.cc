@@ -110,7 +110,7 @@ class HostDispatchCostTestCase : public TestCase
         bool first = true;
         for (const auto& n : w.stages[0].nodes)
         {
-            double expected = EagerOpsOf(n, true) * host.eagerOpS;
+            double expected = EagerOpsOf(w.stages[0], n, true) * host.eagerOpS;
             if (stepStart)
             {
                 expected += 200e-6 + (first ? 0 : 10e-6);
@@ -122,7 +122,8 @@ class HostDispatchCostTestCase : public TestCase
             {
                 ++syncs;
                 stepStart = true;
-                NS_TEST_EXPECT_MSG_EQ(int(n.op.type), int(OpType::SAMPLING), "syncs on sampling");
+                NS_TEST_EXPECT_MSG_EQ(
+                    int(w.stages[0].OpOf(n).type), int(OpType::SAMPLING), "syncs on sampling");
             }
         }
         NS_TEST_EXPECT_MSG_EQ(syncs, 4u, "one sync per generated token");
@@ -130,7 +131,7 @@ class HostDispatchCostTestCase : public TestCase
         uint32_t layerOps = 0;
         for (const auto& n : w.stages[0].nodes)
         {
-            layerOps += (n.layer == 0 && n.microBatch == 1) ? EagerOpsOf(n, true) : 0;
+            layerOps += (n.layer == 0 && n.microBatch == 1) ? EagerOpsOf(w.stages[0], n, true) : 0;
         }
         NS_TEST_EXPECT_MSG_EQ(layerOps, 50u, "RMSNorm 2x8, qkv 3, rope 14, attention 9, ...");
 

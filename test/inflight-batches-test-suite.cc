@@ -31,7 +31,7 @@ NodesOf(const StageGraph& g, OpType type)
     std::vector<const WorkNode*> out;
     for (const auto& n : g.nodes)
     {
-        if (n.kind == WorkNodeKind::COMPUTE && n.op.type == type)
+        if (n.kind == WorkNodeKind::COMPUTE && g.OpOf(n).type == type)
         {
             out.push_back(&n);
         }

@@ -11,7 +11,9 @@
 #include "chakra-test-encoder.h"
 #include "ns3/chakra-trace-reader.h"
 #include "ns3/chakra-trace-writer.h"
+#include "ns3/dep-list.h"
 #include "ns3/execution-trace.h"
+#include "ns3/name-table.h"
 #include "ns3/test.h"
 #include "ns3/trace-error.h"
 #include "test-require.h"
@@ -150,7 +152,7 @@ FirstDifference(const ExecutionTrace& a, const ExecutionTrace& b)
         if (x.id != y.id)
             return at + "id";
         if (a.GetName(i) != b.GetName(i))
-            return at + "name " + a.GetName(i) + " vs " + b.GetName(i);
+            return at + "name " + std::string(a.GetName(i)) + " vs " + std::string(b.GetName(i));
         if (x.type != y.type)
             return at + "type";
         if (x.durationNs != y.durationNs)
@@ -492,7 +494,7 @@ class TraceWireFormatTestCase : public TestCase
                     NS_TEST_ASSERT_MSG_EQ(attrs["comm_type"].first, kAttrInt64, "comm_type int64");
                     NS_TEST_ASSERT_MSG_EQ(attrs["comm_size"].first, kAttrInt64, "comm_size int64");
                     NS_TEST_ASSERT_MSG_EQ(values["comm_size"], n.bytes, "comm_size");
-                    std::string name = t.GetName(i);
+                    std::string name(t.GetName(i));
                     uint64_t expected = name == "layer0.tp_allreduce" ? kAllReduce
                                         : name == "dp.reduce_scatter" ? kReduceScatter
                                         : name == "dp.all_gather"     ? kAllGather
@@ -794,6 +796,78 @@ class TraceSetFilesTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The name table and a work node's dependency list, the two compact stores behind
+ * graphs of millions of nodes: every name and id comes back as added, through growth, copies
+ * and moves.
+ */
+class CompactStoresTestCase : public TestCase
+{
+  public:
+    CompactStoresTestCase()
+        : TestCase("NameTable and DepList keep what was added through growth, copy and move")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NameTable names;
+        const uint32_t a = names.Add("decode.mb1.L0.qkv");
+        NS_TEST_ASSERT_MSG_EQ(names.Add("decode.mb1.L0.qkv"), a, "Add shares a name");
+        NS_TEST_ASSERT_MSG_NE(names.AddDistinct("decode.mb1.L0.qkv"), a, "AddDistinct does not");
+        const std::string longName(3 << 20, 'x'); // longer than a block: a block of its own
+        const uint32_t big = names.Add(longName);
+        const uint32_t empty = names.Add("");
+        std::vector<std::string> added;
+        for (uint32_t i = 0; i < 200000; ++i) // about 3 MiB: several blocks
+        {
+            added.push_back("prefill.mb" + std::to_string(i) + ".attention");
+            names.AddDistinct(added.back());
+        }
+        NameTable copy(names);
+        NameTable moved(std::move(names));
+        names = copy; // the moved-from table is usable again
+        for (const NameTable* t : {&copy, &moved, &names})
+        {
+            NS_TEST_ASSERT_MSG_EQ(t->Size(), 4u + added.size(), "count");
+            NS_TEST_ASSERT_MSG_EQ(t->Get(a), "decode.mb1.L0.qkv", "first");
+            NS_TEST_ASSERT_MSG_EQ((t->Get(big) == longName), true, "the long name");
+            NS_TEST_ASSERT_MSG_EQ(t->Get(empty), "", "the empty name");
+            for (uint32_t i = 0; i < added.size(); i += 9973)
+            {
+                NS_TEST_ASSERT_MSG_EQ(t->Get(4 + i), added[i], "name " << i);
+            }
+        }
+        NS_TEST_ASSERT_MSG_EQ(copy.Add("decode.mb1.L0.qkv"), a, "a copy still shares");
+        NS_TEST_ASSERT_MSG_EQ(copy.Get(copy.Add("new")), "new", "and adds");
+
+        DepList deps{7};
+        NS_TEST_ASSERT_MSG_EQ(deps.size(), 1u, "in place");
+        std::vector<uint32_t> want = {7};
+        for (uint32_t id = 100; id < 110; ++id) // past the two held in place: on the heap
+        {
+            deps.push_back(id);
+            want.push_back(id);
+            DepList copied(deps);
+            DepList assigned;
+            assigned = deps;
+            DepList taken(std::move(copied));
+            for (const DepList* d : {&deps, &assigned, &taken})
+            {
+                NS_TEST_ASSERT_MSG_EQ((std::vector<uint32_t>(d->begin(), d->end()) == want),
+                                      true,
+                                      "ids after adding " << id);
+            }
+            NS_TEST_ASSERT_MSG_EQ(copied.empty(), true, "a moved-from list is empty");
+            copied.push_back(1);
+            NS_TEST_ASSERT_MSG_EQ(copied[0], 1u, "and usable");
+        }
+        deps = DepList{};
+        NS_TEST_ASSERT_MSG_EQ(deps.empty(), true, "assigned an empty list");
+    }
+};
+
 /** \brief Chakra execution-trace format tests. */
 class TraceFormatTestSuite : public TestSuite
 {
@@ -806,6 +880,7 @@ class TraceFormatTestSuite : public TestSuite
         AddTestCase(new TraceWireFormatTestCase, TestCase::QUICK);
         AddTestCase(new ForeignTraceTestCase, TestCase::QUICK);
         AddTestCase(new ExecutionTraceApiTestCase, TestCase::QUICK);
+        AddTestCase(new CompactStoresTestCase, TestCase::QUICK);
         AddTestCase(new TraceSetFilesTestCase, TestCase::QUICK);
     }
 };

@@ -158,7 +158,8 @@ class SelectiveFlashTestCase : public TestCase
             uint32_t reruns = 0;
             for (const auto& n : selective.stages[0].nodes)
             {
-                if (n.kind != WorkNodeKind::COMPUTE || n.op.type != OpType::ATTENTION_FWD)
+                if (n.kind != WorkNodeKind::COMPUTE
+                    || selective.stages[0].OpOf(n).type != OpType::ATTENTION_FWD)
                 {
                     continue;
                 }
@@ -637,7 +638,7 @@ class UserBuffersTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(count(b, "ag_qkv", WorkNodeKind::COLLECTIVE, 0).size(), 0, "ring");
         const auto qkv = count(b, "qkv", WorkNodeKind::COMPUTE, 0);
         RAPIDLLM_REQUIRE_EQ(qkv.size(), tp * 1u, "a GEMM chunk per step (forward only)");
-        NS_TEST_EXPECT_MSG_EQ(qkv[0]->op.Gemm().m, local, "the rows held");
+        NS_TEST_EXPECT_MSG_EQ(b.stages.at(0).OpOf(*qkv[0]).Gemm().m, local, "the rows held");
         const auto sends = count(b, "ag_qkv", WorkNodeKind::SEND, 0);
         RAPIDLLM_REQUIRE_EQ(sends.size(), tp - 1, "tp - 1 ring steps");
         NS_TEST_EXPECT_MSG_EQ(sends[0]->commBytes, local * model.hidden, "fp8: one byte each");
@@ -650,10 +651,14 @@ class UserBuffersTestCase : public TestCase
         const auto proj = count(b, "proj", WorkNodeKind::COMPUTE, 0);
         RAPIDLLM_REQUIRE_EQ(proj.size(), 4u, "4 chunks");
         // set_sm_margin: the reduce-scatter kernels keep 24 SMs (proj) and 16 (fc2).
-        NS_TEST_EXPECT_MSG_EQ(int(proj[0]->op.reservedSms), 24, "proj_fprop num_sm");
         NS_TEST_EXPECT_MSG_EQ(
-            int(count(b, "fc2", WorkNodeKind::COMPUTE, 0).at(0)->op.reservedSms), 16, "fc2");
-        NS_TEST_EXPECT_MSG_EQ(int(qkv[0]->op.reservedSms), 0, "a ring keeps no SMs");
+            int(b.stages.at(0).OpOf(*proj[0]).reservedSms), 24, "proj_fprop num_sm");
+        NS_TEST_EXPECT_MSG_EQ(
+            int(b.stages.at(0).OpOf(*count(b, "fc2", WorkNodeKind::COMPUTE, 0).at(0)).reservedSms),
+            16,
+            "fc2");
+        NS_TEST_EXPECT_MSG_EQ(
+            int(b.stages.at(0).OpOf(*qkv[0]).reservedSms), 0, "a ring keeps no SMs");
         NS_TEST_EXPECT_MSG_EQ(int(rs[0]->commSms), 24, "the reduce-scatter holds those SMs");
         // The backward's bulk overlaps hold TE's num_sm: qkv_dgrad 4, qkv_wgrad 24, fc1_dgrad
         // 2, fc1_wgrad 4.
@@ -875,11 +880,12 @@ class OperatorShapeTestCase : public TestCase
             {
                 continue;
             }
-            NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, w.stages[0].NameOf(n));
+            NS_TEST_ASSERT_MSG_EQ(
+                w.stages[0].OpOf(n).HasShapeOfKind(), true, w.stages[0].NameOf(n));
             if (n.layer == 0 && n.microBatch == 0
                 && std::string(n.label).rfind("expert_fc", 0) == 0)
             {
-                expert[n.label] = n.op.Gemm();
+                expert[n.label] = w.stages[0].OpOf(n).Gemm();
             }
         }
         // Micro-batch 2 x 2048 tokens = 4096 rows per rank.
@@ -896,7 +902,9 @@ class OperatorShapeTestCase : public TestCase
         {
             if (n.kind == WorkNodeKind::COMPUTE)
             {
-                NS_TEST_ASSERT_MSG_EQ(n.op.HasShapeOfKind(), true, inference.stages[0].NameOf(n));
+                NS_TEST_ASSERT_MSG_EQ(inference.stages[0].OpOf(n).HasShapeOfKind(),
+                                      true,
+                                      inference.stages[0].NameOf(n));
             }
         }
     }
@@ -1372,9 +1380,10 @@ class MemoryLayoutTestCase : public TestCase
         const Workload built = Workload::Build(moe, m);
         for (const WorkNode& n : built.stages.at(0).nodes)
         {
-            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::OPTIMIZER)
+            if (n.kind == WorkNodeKind::COMPUTE
+                && built.stages.at(0).OpOf(n).type == OpType::OPTIMIZER)
             {
-                updated += n.op.Optimizer().params;
+                updated += built.stages.at(0).OpOf(n).Optimizer().params;
             }
             const std::string label = n.label;
             if (n.kind == WorkNodeKind::COLLECTIVE
@@ -1479,7 +1488,7 @@ class MtpTestCase : public TestCase
         const StageGraph& g = w.stages.at(0);
         const WorkNode* proj = At(g, 2, "mtp_proj", Phase::FORWARD, 0);
         RAPIDLLM_REQUIRE_NE(proj, nullptr, "the projection");
-        const GemmShape& p = proj->op.Gemm();
+        const GemmShape& p = g.OpOf(*proj).Gemm();
         NS_TEST_EXPECT_MSG_EQ(
             (p.m == 1024 && p.n == h / 2 && p.k == 2 * h), true, "2h to h, column-parallel");
         const WorkNode* gather = At(g, 2, "ag_mtp_hidden", Phase::FORWARD, 0);
@@ -1490,7 +1499,7 @@ class MtpTestCase : public TestCase
             At(g, 2, "qkv_dgrad", Phase::BACKWARD, 0), nullptr, "and its backward");
         const WorkNode* logits = At(g, 2, "mtp_logits", Phase::FORWARD, 0);
         RAPIDLLM_REQUIRE_NE(logits, nullptr, "the shared head");
-        NS_TEST_EXPECT_MSG_EQ(logits->op.Gemm().n, (v + 1) / 2, "the vocabulary shard");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*logits).Gemm().n, (v + 1) / 2, "the vocabulary shard");
         // Under sequence parallelism its norms, like the layers', are summed over TP.
         const WorkNode* sync = At(g, -1, "ar_sp_grads", Phase::OPTIMIZER, 0);
         RAPIDLLM_REQUIRE_NE(sync, nullptr, "the replicated gradients' all-reduce");
@@ -1694,17 +1703,17 @@ class SpeculativeDecodingTestCase : public TestCase
             }
         }
         RAPIDLLM_REQUIRE_EQ(verify.size(), 3u, "three verification passes");
-        const AttentionShape& a = verify[0]->op.Attention();
+        const AttentionShape& a = g.OpOf(*verify[0]).Attention();
         NS_TEST_EXPECT_MSG_EQ((a.batch == 4 && a.heads == 32 * 3 && a.kvHeads == 8),
                               true,
                               "3 query rows per head and sequence, the cache read once");
         NS_TEST_EXPECT_MSG_EQ(a.kvLen, 64u + 3, "the prompt and the 3 new tokens");
-        NS_TEST_EXPECT_MSG_EQ(verify[1]->op.Attention().kvLen, 64u + 3 + 3, "3 more kept");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*verify[1]).Attention().kvLen, 64u + 3 + 3, "3 more kept");
         NS_TEST_EXPECT_MSG_EQ(drafts, 2u * 3, "2 drafts after the prefill and the first 2 passes");
         NS_TEST_EXPECT_MSG_EQ(draftPrefill, 1u, "the draft layer prefills the prompt");
         const WorkNode* qkv = At(g, 0, "qkv", Phase::DECODE, 1);
         RAPIDLLM_REQUIRE_NE(qkv, nullptr, "the first pass's QKV");
-        NS_TEST_EXPECT_MSG_EQ(qkv->op.Gemm().m, 4u * 3, "4 sequences x 3 tokens");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*qkv).Gemm().m, 4u * 3, "4 sequences x 3 tokens");
 
         // Settings that do not make sense are refused, naming the key.
         RunSpec training = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);
@@ -1771,7 +1780,7 @@ class MoeRoutingTestCase : public TestCase
             Workload w = Workload::Build(mixtral, fixture::InferenceJob(1, 1, b, 16, 3), coster);
             const WorkNode* fc1 = Find(w.stages[0], "expert_fc1", Phase::DECODE, 1);
             RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode expert GEMM");
-            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch,
+            NS_TEST_EXPECT_MSG_EQ(w.stages[0].OpOf(*fc1).Gemm().batch,
                                   uint64_t(std::llround(expected)),
                                   "batch " << b << ": " << expected << " experts read");
             NS_TEST_EXPECT_MSG_EQ_TOL(fc1->tensorBytes / (std::llround(expected) * fc1Weights),
@@ -1803,7 +1812,9 @@ class MoeRoutingTestCase : public TestCase
             if (a->kind == WorkNodeKind::COMPUTE)
             {
                 // 2048 vs 4096 rows of a 4096-deep GEMM: compute-bound, twice the time.
-                NS_TEST_EXPECT_MSG_EQ(b->op.Gemm().m, 2 * a->op.Gemm().m, label);
+                NS_TEST_EXPECT_MSG_EQ(skewed.stages[0].OpOf(*b).Gemm().m,
+                                      2 * even.stages[0].OpOf(*a).Gemm().m,
+                                      label);
                 NS_TEST_EXPECT_MSG_EQ_TOL(b->durationS / a->durationS, 2.0, 0.05, label);
             }
             else
@@ -1823,21 +1834,30 @@ class MoeRoutingTestCase : public TestCase
         const double mean = 1024.0 * 2 * 2 / 8; // tokens x top-k x ep / experts
         const double rows = mean * (3.0 + 3 * (8 - 3.0) / 7);
         const WorkNode* grouped = Find(w.stages[0], "expert_fc1", Phase::FORWARD, 0);
-        NS_TEST_EXPECT_MSG_EQ(grouped->op.Gemm().batch, 4u, "four local experts");
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            double(grouped->op.Gemm().m * 4), rows, 4.0, "the critical rank's expert rows");
+        NS_TEST_EXPECT_MSG_EQ(w.stages[0].OpOf(*grouped).Gemm().batch, 4u, "four local experts");
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(w.stages[0].OpOf(*grouped).Gemm().m * 4),
+                                  rows,
+                                  4.0,
+                                  "the critical rank's expert rows");
         // Decode ignores the imbalance (few tokens: the occupancy covers them); prefill has it.
         RunSpec serve = fixture::InferenceJob(1, 1, 4, 64, 3);
         Workload balanced = Workload::Build(mixtral, serve);
         serve.moeImbalance = 2.0;
         Workload unbalanced = Workload::Build(mixtral, serve);
         const bool sameDecode =
-            Find(unbalanced.stages[0], "expert_fc1", Phase::DECODE, 1)->op.Gemm()
-            == Find(balanced.stages[0], "expert_fc1", Phase::DECODE, 1)->op.Gemm();
+            unbalanced.stages[0]
+                .OpOf(*Find(unbalanced.stages[0], "expert_fc1", Phase::DECODE, 1))
+                .Gemm()
+            == balanced.stages[0]
+                   .OpOf(*Find(balanced.stages[0], "expert_fc1", Phase::DECODE, 1))
+                   .Gemm();
         NS_TEST_EXPECT_MSG_EQ(sameDecode, true, "decode");
         // Prefill, ep 1: 8 local experts, the total rows unchanged ((f + 7 (8 - f)/7) = 8).
         NS_TEST_EXPECT_MSG_EQ(
-            Find(unbalanced.stages[0], "expert_fc1", Phase::PREFILL, 0)->op.Gemm().m,
+            unbalanced.stages[0]
+                .OpOf(*Find(unbalanced.stages[0], "expert_fc1", Phase::PREFILL, 0))
+                .Gemm()
+                .m,
             64u,
             "prefill at ep 1: 256 x 2 / 8");
 
@@ -2172,10 +2192,12 @@ class AttentionKernelSettingTestCase : public TestCase
             for (const auto& n : w.stages[0].nodes)
             {
                 if (n.kind == WorkNodeKind::COMPUTE
-                    && (n.op.type == OpType::ATTENTION_FWD || n.op.type == OpType::ATTENTION_BWD))
+                    && (w.stages[0].OpOf(n).type == OpType::ATTENTION_FWD
+                        || w.stages[0].OpOf(n).type == OpType::ATTENTION_BWD))
                 {
                     ++fused;
-                    NS_TEST_EXPECT_MSG_EQ((n.op.Attention().kernel == want), true, name);
+                    NS_TEST_EXPECT_MSG_EQ(
+                        (w.stages[0].OpOf(n).Attention().kernel == want), true, name);
                 }
             }
             NS_TEST_EXPECT_MSG_GT(fused, 0u, "fused attention operators");
@@ -2389,8 +2411,8 @@ class SmScalingTestCase : public TestCase
         bool gemms = false;
         for (const WorkNode& n : w.stages.at(0).nodes)
         {
-            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::GEMM
-                && n.op.Gemm().m >= 512)
+            if (n.kind == WorkNodeKind::COMPUTE && w.stages.at(0).OpOf(n).type == OpType::GEMM
+                && w.stages.at(0).OpOf(n).Gemm().m >= 512)
             {
                 gemms = true;
                 NS_TEST_EXPECT_MSG_GT(n.smScaling, 0.0f, n.label);
@@ -2418,7 +2440,7 @@ KernelsLabelled(const Workload& w, const std::string& prefix, const OperatorCost
             continue;
         }
         ++count[label];
-        (n.phase == Phase::FORWARD ? forward : backward) += coster(n.op).hbmBytes;
+        (n.phase == Phase::FORWARD ? forward : backward) += coster(w.stages.at(0).OpOf(n)).hbmBytes;
     }
     return {count, forward, backward};
 }
@@ -2686,7 +2708,7 @@ class FoldedExpertsTestCase : public TestCase
             }
             if (label == "expert_fc1" && n.phase == Phase::FORWARD)
             {
-                fc1Width = n.op.Gemm().n;
+                fc1Width = built.stages.at(0).OpOf(n).Gemm().n;
             }
         }
         for (const char* tpComm : {"ag_fc1", "ar_moe", "ag_fc2_grad", "ag_router_input"})
@@ -2738,9 +2760,9 @@ class ContextParallelGradientsTestCase : public TestCase
                                       "distributed optimizer");
                 reduced += n.commBytes;
             }
-            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::OPTIMIZER)
+            if (n.kind == WorkNodeKind::COMPUTE && w.stages.at(0).OpOf(n).type == OpType::OPTIMIZER)
             {
-                updated += n.op.Optimizer().params;
+                updated += w.stages.at(0).OpOf(n).Optimizer().params;
             }
         }
         const uint64_t params = StageParameters(model, run, 0);
@@ -2956,9 +2978,11 @@ class InferenceExpertParallelTestCase : public TestCase
             const uint64_t active =
                 std::clamp<uint64_t>(std::llround(4 * (1 - std::pow(0.75, b))), 1, 4);
             const uint64_t pairs = (2 * b + 1) / 2; // the rank's share of b x top-2
-            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch, active, "batch " << b);
-            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().n, 2u * 14336, "whole experts: gate and up");
-            NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().m, (pairs + active - 1) / active, "rows");
+            NS_TEST_EXPECT_MSG_EQ(ww.stages[0].OpOf(*fc1).Gemm().batch, active, "batch " << b);
+            NS_TEST_EXPECT_MSG_EQ(
+                ww.stages[0].OpOf(*fc1).Gemm().n, 2u * 14336, "whole experts: gate and up");
+            NS_TEST_EXPECT_MSG_EQ(
+                ww.stages[0].OpOf(*fc1).Gemm().m, (pairs + active - 1) / active, "rows");
             NS_TEST_EXPECT_MSG_EQ(fc1->modelFlops,
                                   Find(ws.stages[0], "expert_fc1", Phase::DECODE, 1)->modelFlops,
                                   "batch " << b << ": the rank's model FLOPs as with sharding");
@@ -2976,8 +3000,10 @@ class InferenceExpertParallelTestCase : public TestCase
         const Workload w = Workload::Build(mixtral, prefill, coster);
         const WorkNode* fc1 = Find(w.stages[0], "expert_fc1", Phase::PREFILL, 0);
         RAPIDLLM_REQUIRE_NE(fc1, nullptr, "prefill expert GEMM");
-        NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().batch, 4u, "prefill: every local expert");
-        NS_TEST_EXPECT_MSG_EQ(fc1->op.Gemm().m, 16u, "prefill: 64 pairs over 4 experts");
+        NS_TEST_EXPECT_MSG_EQ(
+            w.stages[0].OpOf(*fc1).Gemm().batch, 4u, "prefill: every local expert");
+        NS_TEST_EXPECT_MSG_EQ(
+            w.stages[0].OpOf(*fc1).Gemm().m, 16u, "prefill: 64 pairs over 4 experts");
 
         // In inference the expert group is the tensor-parallel group.
         RunSpec wider = fixture::InferenceJob(4, 1, 1, 64, 3);
@@ -3061,7 +3087,7 @@ class SharedExpertsTestCase : public TestCase
             const WorkNode* b = At(g, 0, denseLabel, phase, 0);
             RAPIDLLM_REQUIRE_NE(a, nullptr, shared);
             RAPIDLLM_REQUIRE_NE(b, nullptr, denseLabel);
-            NS_TEST_EXPECT_MSG_EQ((a->op == b->op), true, shared << " is " << denseLabel);
+            NS_TEST_EXPECT_MSG_EQ((g.OpOf(*a) == g.OpOf(*b)), true, shared << " is " << denseLabel);
         }
         const WorkNode* reduce = At(g, 1, "ar_shared_fc2", Phase::FORWARD, 0);
         const WorkNode* denseReduce = At(g, 0, "ar_fc2", Phase::FORWARD, 0);
@@ -3079,7 +3105,7 @@ class SharedExpertsTestCase : public TestCase
         const StageGraph& ig = infer.stages.at(0);
         const WorkNode* fc1 = At(ig, 2, "shared_fc1", Phase::DECODE, 1);
         RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode: the shared expert runs");
-        NS_TEST_EXPECT_MSG_EQ((fc1->op == At(ig, 0, "fc1", Phase::DECODE, 1)->op),
+        NS_TEST_EXPECT_MSG_EQ((ig.OpOf(*fc1) == ig.OpOf(*At(ig, 0, "fc1", Phase::DECODE, 1))),
                               true,
                               "the dense MLP's GEMM on the 4 rows");
         uint32_t reductions = 0;
@@ -3169,7 +3195,7 @@ class MlaTestCase : public TestCase
         const StageGraph& g = w.stages.at(0);
         const WorkNode* down = At(g, 0, "qkv_down", Phase::FORWARD, 0);
         RAPIDLLM_REQUIRE_NE(down, nullptr, "the down-projection");
-        const GemmShape& d = down->op.Gemm();
+        const GemmShape& d = g.OpOf(*down).Gemm();
         NS_TEST_EXPECT_MSG_EQ(
             (d.m == 128 && d.n == qr + kvr + dr && d.k == h), true, "on the sequence shard");
         const WorkNode* gather = At(g, 0, "ag_latent", Phase::FORWARD, 0);
@@ -3178,7 +3204,7 @@ class MlaTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(At(g, 0, "ag_qkv", Phase::FORWARD, 0), nullptr, "no hidden gather");
         const WorkNode* kvUp = At(g, 0, "kv_up", Phase::FORWARD, 0);
         RAPIDLLM_REQUIRE_NE(kvUp, nullptr, "the K/V up-projection");
-        const GemmShape& u = kvUp->op.Gemm();
+        const GemmShape& u = g.OpOf(*kvUp).Gemm();
         NS_TEST_EXPECT_MSG_EQ((u.m == 1024 && u.n == a / 8 * (dn + dv) && u.k == kvr),
                               true,
                               "16 heads of K and V on each rank");
@@ -3210,9 +3236,9 @@ class MlaTestCase : public TestCase
         // needs); the model FLOPs count the 128-wide values.
         const WorkNode* attn = At(g, 0, "attention", Phase::FORWARD, 0);
         RAPIDLLM_REQUIRE_NE(attn, nullptr, "the attention");
-        NS_TEST_EXPECT_MSG_EQ(attn->op.Attention().headDim, dn + dr, "the key width");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*attn).Attention().headDim, dn + dr, "the key width");
         NS_TEST_EXPECT_MSG_EQ_TOL(attn->modelFlops,
-                                  attn->op.ModelFlops() * (dn + dr + dv) / (2.0 * (dn + dr)),
+                                  g.OpOf(*attn).ModelFlops() * (dn + dr + dv) / (2.0 * (dn + dr)),
                                   1e-6 * attn->modelFlops,
                                   "values counted at 128");
 
@@ -3223,7 +3249,7 @@ class MlaTestCase : public TestCase
         const StageGraph& ig = iw.stages.at(0);
         const WorkNode* decode = At(ig, 1, "attention", Phase::DECODE, 3);
         RAPIDLLM_REQUIRE_NE(decode, nullptr, "decode attention");
-        const AttentionShape& s = decode->op.Attention();
+        const AttentionShape& s = ig.OpOf(*decode).Attention();
         NS_TEST_EXPECT_MSG_EQ((s.heads == 16 && s.kvHeads == 1 && s.headDim == kvr + dr
                                && s.ValueDim() == kvr && s.latentKv),
                               true,
@@ -3289,10 +3315,11 @@ class SquaredReluTestCase : public TestCase
             double elements = 0;
             for (const auto& node : w.stages[0].nodes)
             {
-                if (node.kind == WorkNodeKind::COMPUTE && node.op.type == type)
+                if (node.kind == WorkNodeKind::COMPUTE && w.stages[0].OpOf(node).type == type)
                 {
                     ++n;
-                    elements += double(node.op.Elementwise().rows) * node.op.Elementwise().width;
+                    elements += double(w.stages[0].OpOf(node).Elementwise().rows)
+                                * w.stages[0].OpOf(node).Elementwise().width;
                 }
             }
             return std::make_pair(n, elements);
@@ -3351,11 +3378,12 @@ class SlidingWindowTestCase : public TestCase
         for (const auto& n : w.stages[0].nodes)
         {
             if (n.kind != WorkNodeKind::COMPUTE
-                || (n.op.type != OpType::ATTENTION_FWD && n.op.type != OpType::ATTENTION_BWD))
+                || (w.stages[0].OpOf(n).type != OpType::ATTENTION_FWD
+                    && w.stages[0].OpOf(n).type != OpType::ATTENTION_BWD))
             {
                 continue;
             }
-            const uint64_t window = n.op.Attention().window;
+            const uint64_t window = w.stages[0].OpOf(n).Attention().window;
             const uint64_t expected = n.layer % 2 == 0 ? 1024 : 0;
             NS_TEST_EXPECT_MSG_EQ(window, expected, "layer " << n.layer);
             (window > 0 ? windowed : whole) += 1;
@@ -3378,10 +3406,10 @@ class SlidingWindowTestCase : public TestCase
         for (const auto& n : d.stages[0].nodes)
         {
             if (n.kind == WorkNodeKind::COMPUTE && n.phase == Phase::DECODE
-                && (n.op.type == OpType::DECODE_ATTENTION
-                    || n.op.type == OpType::DECODE_ATTENTION_PER_HEAD))
+                && (d.stages[0].OpOf(n).type == OpType::DECODE_ATTENTION
+                    || d.stages[0].OpOf(n).type == OpType::DECODE_ATTENTION_PER_HEAD))
             {
-                const uint64_t kv = n.op.Attention().kvLen;
+                const uint64_t kv = d.stages[0].OpOf(n).Attention().kvLen;
                 const uint64_t most = n.layer % 2 == 0 ? 1024 : 3001;
                 NS_TEST_EXPECT_MSG_LT_OR_EQ(kv, most, "decode keys");
                 longest = std::max(longest, kv);

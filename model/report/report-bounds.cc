@@ -54,9 +54,9 @@ CheckReportBounds(const RunReport& report, const Workload& w, const GpuSpec& gpu
             {
                 continue;
             }
-            const bool attention = n.op.type == OpType::ATTENTION_FWD
-                                   || n.op.type == OpType::ATTENTION_BWD
-                                   || n.op.type == OpType::ATTENTION_SCORES;
+            const OpType type = g.OpOf(n).type;
+            const bool attention = type == OpType::ATTENTION_FWD || type == OpType::ATTENTION_BWD
+                                   || type == OpType::ATTENTION_SCORES;
             const double flops = n.modelFlops * ranksPerStage;
             counted += flops;
             countedAttention += attention ? flops : 0;

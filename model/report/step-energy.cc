@@ -83,12 +83,19 @@ EstimateStepEnergy(const Workload& w,
     for (std::size_t s = 0; s < w.stages.size(); ++s)
     {
         StageSums& sums = stages[s];
-        for (const WorkNode& n : w.stages[s].nodes)
+        const StageGraph& g = w.stages[s];
+        std::vector<double> energyOf; // per distinct operator
+        energyOf.reserve(g.ops.size());
+        for (const OperatorDesc& op : g.ops)
+        {
+            energyOf.push_back(dynamicEnergy(op));
+        }
+        for (const WorkNode& n : g.nodes)
         {
             switch (n.kind)
             {
                 case WorkNodeKind::COMPUTE:
-                    sums.dynamicJ += dynamicEnergy(n.op);
+                    sums.dynamicJ += energyOf[n.op];
                     break;
                 case WorkNodeKind::COLLECTIVE:
                     sums.collectiveBytes[n.group] +=

@@ -143,7 +143,8 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             const TraceNode& n = nodes[index];
             msg.Clear();
             msg.set_id(n.id);
-            msg.set_name(trace.GetName(index));
+            const std::string_view name = trace.GetName(index);
+            msg.set_name(name.data(), name.size());
             msg.set_type(static_cast<ChakraProtoMsg::NodeType>(n.type));
             for (uint32_t dep : trace.GetDeps(index))
             {

@@ -28,51 +28,6 @@ ExecutionTrace::ExecutionTrace(uint32_t rank)
     , m_distinctNames(false)
 {}
 
-ExecutionTrace::ExecutionTrace(const ExecutionTrace& other)
-    : m_rank(other.m_rank)
-    , m_nodes(other.m_nodes)
-    , m_host(other.m_host)
-    , m_sm(other.m_sm)
-    , m_deps(other.m_deps)
-    , m_nEdges(other.m_nEdges)
-    , m_names(other.m_names)
-    , m_sortedById(other.m_sortedById)
-    , m_nextId(other.m_nextId)
-    , m_idIndex(other.m_idIndex)
-    , m_childBegin(other.m_childBegin)
-    , m_children(other.m_children)
-    , m_childrenValid(other.m_childrenValid)
-    , m_distinctNames(other.m_distinctNames)
-{
-    RebuildNameIndex();
-}
-
-ExecutionTrace&
-ExecutionTrace::operator=(const ExecutionTrace& other)
-{
-    if (this != &other)
-    {
-        ExecutionTrace copy(other);
-        *this = std::move(copy);
-    }
-    return *this;
-}
-
-void
-ExecutionTrace::RebuildNameIndex()
-{
-    m_nameIndex.clear();
-    if (m_distinctNames)
-    {
-        return;
-    }
-    m_nameIndex.reserve(m_names.size());
-    for (uint32_t i = 0; i < m_names.size(); ++i)
-    {
-        m_nameIndex.emplace(std::string_view(m_names[i]), i);
-    }
-}
-
 uint32_t
 ExecutionTrace::GetRank() const
 {
@@ -102,13 +57,24 @@ ExecutionTrace::AddCompute(const std::string& name,
                            uint64_t tensorBytes,
                            const std::vector<uint32_t>& deps)
 {
+    return AddCompute(
+        name, durationNs, numOps, tensorBytes, NodeIndexRange(deps.data(), deps.size()));
+}
+
+uint32_t
+ExecutionTrace::AddCompute(const std::string& name,
+                           uint64_t durationNs,
+                           uint64_t numOps,
+                           uint64_t tensorBytes,
+                           NodeIndexRange deps)
+{
     TraceNode node;
     node.id = m_nextId;
     node.type = TraceNodeType::COMP;
     node.durationNs = durationNs;
     node.numOps = numOps;
     node.bytes = tensorBytes;
-    return AddNode(node, name, deps.data(), deps.size());
+    return AddNode(node, name, deps.begin(), deps.size());
 }
 
 uint32_t
@@ -118,13 +84,23 @@ ExecutionTrace::AddCollective(const std::string& name,
                               uint32_t group,
                               const std::vector<uint32_t>& deps)
 {
+    return AddCollective(name, type, bytes, group, NodeIndexRange(deps.data(), deps.size()));
+}
+
+uint32_t
+ExecutionTrace::AddCollective(const std::string& name,
+                              CollectiveType type,
+                              uint64_t bytes,
+                              uint32_t group,
+                              NodeIndexRange deps)
+{
     TraceNode node;
     node.id = m_nextId;
     node.type = TraceNodeType::COMM_COLL;
     node.commType = type;
     node.bytes = bytes;
     node.group = group;
-    return AddNode(node, name, deps.data(), deps.size());
+    return AddNode(node, name, deps.begin(), deps.size());
 }
 
 uint32_t
@@ -135,6 +111,17 @@ ExecutionTrace::AddSend(const std::string& name,
                         const std::vector<uint32_t>& deps,
                         uint32_t group)
 {
+    return AddSend(name, dst, tag, bytes, NodeIndexRange(deps.data(), deps.size()), group);
+}
+
+uint32_t
+ExecutionTrace::AddSend(const std::string& name,
+                        uint32_t dst,
+                        int32_t tag,
+                        uint64_t bytes,
+                        NodeIndexRange deps,
+                        uint32_t group)
+{
     TraceNode node;
     node.id = m_nextId;
     node.type = TraceNodeType::COMM_SEND;
@@ -143,7 +130,7 @@ ExecutionTrace::AddSend(const std::string& name,
     node.commTag = tag;
     node.bytes = bytes;
     node.group = group;
-    return AddNode(node, name, deps.data(), deps.size());
+    return AddNode(node, name, deps.begin(), deps.size());
 }
 
 uint32_t
@@ -154,6 +141,17 @@ ExecutionTrace::AddRecv(const std::string& name,
                         const std::vector<uint32_t>& deps,
                         uint32_t group)
 {
+    return AddRecv(name, src, tag, bytes, NodeIndexRange(deps.data(), deps.size()), group);
+}
+
+uint32_t
+ExecutionTrace::AddRecv(const std::string& name,
+                        uint32_t src,
+                        int32_t tag,
+                        uint64_t bytes,
+                        NodeIndexRange deps,
+                        uint32_t group)
+{
     TraceNode node;
     node.id = m_nextId;
     node.type = TraceNodeType::COMM_RECV;
@@ -162,7 +160,7 @@ ExecutionTrace::AddRecv(const std::string& name,
     node.commTag = tag;
     node.bytes = bytes;
     node.group = group;
-    return AddNode(node, name, deps.data(), deps.size());
+    return AddNode(node, name, deps.begin(), deps.size());
 }
 
 uint32_t
@@ -220,7 +218,7 @@ ExecutionTrace::Insert(
                                     + " is already used");
     }
     Invalidate();
-    node.name = InternName(name);
+    node.name = m_distinctNames ? m_names.AddDistinct(name) : m_names.Add(name);
     node.firstDep = static_cast<uint32_t>(m_deps.size());
     node.numDeps = 0;
     for (size_t i = 0; i < n; ++i)
@@ -310,11 +308,11 @@ ExecutionTrace::GetNodes() const
     return m_nodes;
 }
 
-const std::string&
+std::string_view
 ExecutionTrace::GetName(uint32_t index) const
 {
     CheckIndex(index);
-    return m_names[m_nodes[index].name];
+    return m_names.Get(m_nodes[index].name);
 }
 
 NodeIndexRange
@@ -557,17 +555,13 @@ ExecutionTrace::Reserve(size_t nodes, size_t edges)
 {
     m_nodes.reserve(nodes);
     m_deps.reserve(edges);
-    if (!m_distinctNames)
-    {
-        m_nameIndex.reserve(nodes); // at most one name per node
-    }
+    m_names.Reserve(nodes, m_distinctNames); // at most one name per node
 }
 
 void
 ExecutionTrace::SetDistinctNames()
 {
     m_distinctNames = true;
-    m_nameIndex.clear();
 }
 
 bool
@@ -604,25 +598,6 @@ bool
 ExecutionTrace::operator!=(const ExecutionTrace& other) const
 {
     return !(*this == other);
-}
-
-uint32_t
-ExecutionTrace::InternName(const std::string& name)
-{
-    const auto index = static_cast<uint32_t>(m_names.size());
-    if (m_distinctNames)
-    {
-        m_names.push_back(name);
-        return index;
-    }
-    auto it = m_nameIndex.find(name);
-    if (it != m_nameIndex.end())
-    {
-        return it->second;
-    }
-    m_names.push_back(name);
-    m_nameIndex.emplace(std::string_view(m_names.back()), index);
-    return index;
 }
 
 void

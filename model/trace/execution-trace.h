@@ -5,11 +5,11 @@
 #ifndef RAPIDLLM_EXECUTION_TRACE_H
 #define RAPIDLLM_EXECUTION_TRACE_H
 
+#include "name-table.h"
 #include "trace-node.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -98,20 +98,16 @@ class ExecutionTrace
     /** \param rank the rank this graph belongs to */
     explicit ExecutionTrace(uint32_t rank = 0);
 
-    /**
-     * \brief Copies the graph (the name index is rebuilt: it points into the name table).
-     * \param other the graph to copy
-     */
-    ExecutionTrace(const ExecutionTrace& other);
+    /** \brief Copies the graph. */
+    ExecutionTrace(const ExecutionTrace&) = default;
 
     /**
      * \brief Copies the graph.
-     * \param other the graph to copy
      * \return this
      */
-    ExecutionTrace& operator=(const ExecutionTrace& other);
+    ExecutionTrace& operator=(const ExecutionTrace&) = default;
 
-    /** \brief Moves the graph (names keep their addresses). */
+    /** \brief Moves the graph. */
     ExecutionTrace(ExecutionTrace&&) = default;
 
     /**
@@ -145,6 +141,12 @@ class ExecutionTrace
                         uint64_t numOps,
                         uint64_t tensorBytes,
                         const std::vector<uint32_t>& deps);
+    /** \copydoc AddCompute */
+    uint32_t AddCompute(const std::string& name,
+                        uint64_t durationNs,
+                        uint64_t numOps,
+                        uint64_t tensorBytes,
+                        NodeIndexRange deps);
 
     /**
      * \brief Adds a collective over a communicator group.
@@ -160,6 +162,12 @@ class ExecutionTrace
                            uint64_t bytes,
                            uint32_t group,
                            const std::vector<uint32_t>& deps = {});
+    /** \copydoc AddCollective */
+    uint32_t AddCollective(const std::string& name,
+                           CollectiveType type,
+                           uint64_t bytes,
+                           uint32_t group,
+                           NodeIndexRange deps);
 
     /**
      * \brief Adds a point-to-point send from this rank to dst.
@@ -178,6 +186,13 @@ class ExecutionTrace
                      uint64_t bytes,
                      const std::vector<uint32_t>& deps = {},
                      uint32_t group = kWorldGroup);
+    /** \copydoc AddSend */
+    uint32_t AddSend(const std::string& name,
+                     uint32_t dst,
+                     int32_t tag,
+                     uint64_t bytes,
+                     NodeIndexRange deps,
+                     uint32_t group = kWorldGroup);
 
     /**
      * \brief Adds a point-to-point receive on this rank from src.
@@ -194,6 +209,13 @@ class ExecutionTrace
                      int32_t tag,
                      uint64_t bytes,
                      const std::vector<uint32_t>& deps = {},
+                     uint32_t group = kWorldGroup);
+    /** \copydoc AddRecv */
+    uint32_t AddRecv(const std::string& name,
+                     uint32_t src,
+                     int32_t tag,
+                     uint64_t bytes,
+                     NodeIndexRange deps,
                      uint32_t group = kWorldGroup);
 
     /**
@@ -281,7 +303,7 @@ class ExecutionTrace
      * \param index a node index
      * \return the node's name
      */
-    const std::string& GetName(uint32_t index) const;
+    std::string_view GetName(uint32_t index) const;
 
     /**
      * \param index a node index
@@ -349,12 +371,6 @@ class ExecutionTrace
 
   private:
     /**
-     * \param name a node name
-     * \return its index in the name table, adding it if new
-     */
-    uint32_t InternName(const std::string& name);
-
-    /**
      * \brief Common part of AddNode and AppendNode.
      * \param node the node
      * \param name its name
@@ -384,25 +400,20 @@ class ExecutionTrace
     /** \brief Marks derived data (child index) stale. */
     void Invalidate();
 
-    /** \brief Rebuilds m_nameIndex from m_names (after a copy). */
-    void RebuildNameIndex();
-
     uint32_t m_rank;                //!< rank of this graph
     std::vector<TraceNode> m_nodes; //!< nodes by index
     std::vector<uint64_t> m_host;   //!< per node: host ns | sync bit 63 (empty: no host data)
     std::vector<float> m_sm;        //!< per node: SmScaling or CommSms (empty: none)
     std::vector<uint32_t> m_deps;   //!< dependency lists, flat
     size_t m_nEdges;                //!< live edges in m_deps
-    /** Name table; a deque so that names never move and the index can view them. */
-    std::deque<std::string> m_names;
-    std::unordered_map<std::string_view, uint32_t> m_nameIndex; //!< name -> index in m_names
-    bool m_sortedById;                                          //!< ids increase with index
-    uint64_t m_nextId;                                          //!< one more than the largest id
-    std::unordered_map<uint64_t, uint32_t> m_idIndex;           //!< id -> index when not sorted
-    std::vector<uint32_t> m_childBegin;                         //!< child lists, CSR offsets
-    std::vector<uint32_t> m_children;                           //!< child lists, flat
-    bool m_childrenValid;                                       //!< child index is current
-    bool m_distinctNames; //!< names are stored unshared, m_nameIndex unused (SetDistinctNames)
+    NameTable m_names;              //!< node names
+    bool m_sortedById;              //!< ids increase with index
+    uint64_t m_nextId;              //!< one more than the largest id
+    std::unordered_map<uint64_t, uint32_t> m_idIndex; //!< id -> index when not sorted
+    std::vector<uint32_t> m_childBegin;               //!< child lists, CSR offsets
+    std::vector<uint32_t> m_children;                 //!< child lists, flat
+    bool m_childrenValid;                             //!< child index is current
+    bool m_distinctNames; //!< names are stored unshared (SetDistinctNames)
 };
 
 } // namespace rapidllm

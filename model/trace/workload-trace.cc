@@ -82,21 +82,21 @@ RankTrace(const Workload& w, uint32_t rank)
                                  static_cast<uint64_t>(std::llround(n.durationS * 1e9)),
                                  static_cast<uint64_t>(n.modelFlops),
                                  n.tensorBytes,
-                                 n.deps);
+                                 NodeIndexRange(n.deps.data(), n.deps.size()));
                 break;
             case WorkNodeKind::COLLECTIVE:
                 trace.AddCollective(name,
                                     ToCollectiveType(n.collective),
                                     n.commBytes,
                                     w.layout.GroupId(rank, n.group),
-                                    n.deps);
+                                    NodeIndexRange(n.deps.data(), n.deps.size()));
                 break;
             case WorkNodeKind::SEND:
                 trace.AddSend(name,
                               PeerOf(w.layout, rank, n.group, n.peerOffset),
                               static_cast<int32_t>(n.tag),
                               n.commBytes,
-                              n.deps,
+                              NodeIndexRange(n.deps.data(), n.deps.size()),
                               P2pGroup(w.layout, rank, n));
                 break;
             case WorkNodeKind::RECV:
@@ -104,7 +104,7 @@ RankTrace(const Workload& w, uint32_t rank)
                               PeerOf(w.layout, rank, n.group, n.peerOffset),
                               static_cast<int32_t>(n.tag),
                               n.commBytes,
-                              n.deps,
+                              NodeIndexRange(n.deps.data(), n.deps.size()),
                               P2pGroup(w.layout, rank, n));
                 break;
         }

@@ -54,22 +54,22 @@ GraphEmitter::NextPeerTag()
 WorkNode&
 GraphEmitter::Append(WorkNodeKind kind, const char* label)
 {
-    WorkNode node;
-    node.id = static_cast<uint32_t>(m_graph.nodes.size());
+    const auto id = static_cast<uint32_t>(m_graph.nodes.size());
+    WorkNode& node = m_graph.nodes.emplace_back();
+    node.id = id;
     node.kind = kind;
     node.phase = m_phase;
     node.microBatch = m_microBatch;
     node.layer = m_layer;
     node.label = label;
-    m_graph.nodes.push_back(std::move(node));
-    return m_graph.nodes.back();
+    return node;
 }
 
 uint32_t
 GraphEmitter::Compute(const char* label, const OperatorDesc& op, int64_t saved)
 {
     WorkNode& n = Append(WorkNodeKind::COMPUTE, label);
-    n.op = op;
+    n.op = m_graph.InternOperator(op);
     n.modelFlops = op.ModelFlops();
     n.memDelta = saved;
     JoinStream(n);

@@ -12,13 +12,13 @@ namespace ns3 {
 namespace rapidllm {
 
 uint32_t
-EagerOpsOf(const WorkNode& n, bool gated)
+EagerOpsOf(const StageGraph& g, const WorkNode& n, bool gated)
 {
     if (n.kind != WorkNodeKind::COMPUTE)
     {
         return 1;
     }
-    switch (n.op.type)
+    switch (g.OpOf(n).type)
     {
         case OpType::RMS_NORM:
             return 8;
@@ -79,7 +79,7 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
         for (std::size_t i = endsStep.size(); i-- > 0;)
         {
             const WorkNode& n = g.nodes[i];
-            if (n.kind == WorkNodeKind::COMPUTE && n.op.type == OpType::SAMPLING)
+            if (n.kind == WorkNodeKind::COMPUTE && g.OpOf(n).type == OpType::SAMPLING)
             {
                 endsStep[i] = n.microBatch != laterStep;
                 laterStep = n.microBatch;
@@ -93,7 +93,7 @@ ApplyHostDispatch(Workload& w, const HostSpec& host)
             double cost = 0;
             if (mode == "eager")
             {
-                cost = EagerOpsOf(n, gated) * host.eagerOpS;
+                cost = EagerOpsOf(g, n, gated) * host.eagerOpS;
             }
             else if (mode == "engine")
             {

@@ -24,10 +24,11 @@ namespace rapidllm {
  * squared ReLU 2 (relu, square: transformers' ReLUSquaredActivation),
  * sampling 20 (logits processors, softmax, multinomial and the loop's bookkeeping), every other
  * operator 1 op, a collective or transfer 1 call.
- * \param n the node \param gated whether the model's MLP is gated (SwiGLU, GeGLU)
+ * \param g the node's graph \param n the node \param gated whether the model's MLP is gated
+ * (SwiGLU, GeGLU)
  * \return the ops
  */
-uint32_t EagerOpsOf(const WorkNode& n, bool gated);
+uint32_t EagerOpsOf(const StageGraph& g, const WorkNode& n, bool gated);
 
 /**
  * \brief Sets every node's host time (WorkNode::hostS) and host waits (WorkNode::hostSync)

@@ -62,7 +62,7 @@ StageGraph::NameOf(const WorkNode& node) const
 }
 
 std::string
-StageGraph::LabelOf(const std::string& name)
+StageGraph::LabelOf(std::string_view name)
 {
     // phase "." "mb" digits [ "." "L" digits ] "." label
     auto digits = [&name](std::size_t at)
@@ -72,14 +72,14 @@ StageGraph::LabelOf(const std::string& name)
         {
             ++end;
         }
-        return end > at ? end : std::string::npos;
+        return end > at ? end : std::string_view::npos;
     };
     const std::size_t dot = name.find('.');
-    if (dot == std::string::npos || name.compare(dot + 1, 2, "mb") != 0)
+    if (dot == std::string_view::npos || name.compare(dot + 1, 2, "mb") != 0)
     {
-        return name;
+        return std::string(name);
     }
-    const std::string phase = name.substr(0, dot);
+    const std::string_view phase = name.substr(0, dot);
     bool known = false;
     for (Phase p : {Phase::FORWARD,
                     Phase::BACKWARD,
@@ -90,16 +90,28 @@ StageGraph::LabelOf(const std::string& name)
     {
         known = known || phase == ToString(p);
     }
-    std::size_t at = known ? digits(dot + 3) : std::string::npos;
-    if (at != std::string::npos && name.compare(at, 2, ".L") == 0)
+    std::size_t at = known ? digits(dot + 3) : std::string_view::npos;
+    if (at != std::string_view::npos && name.compare(at, 2, ".L") == 0)
     {
         at = digits(at + 2);
     }
-    if (at == std::string::npos || at + 1 >= name.size() || name[at] != '.')
+    if (at == std::string_view::npos || at + 1 >= name.size() || name[at] != '.')
     {
-        return name;
+        return std::string(name);
     }
-    return name.substr(at + 1);
+    return std::string(name.substr(at + 1));
+}
+
+uint32_t
+StageGraph::InternOperator(const OperatorDesc& op)
+{
+    auto it = m_opIndex.find(op);
+    if (it == m_opIndex.end())
+    {
+        it = m_opIndex.emplace(op, static_cast<uint32_t>(ops.size())).first;
+        ops.push_back(op);
+    }
+    return it->second;
 }
 
 double

@@ -5,11 +5,14 @@
 #ifndef RAPIDLLM_WORKLOAD_GRAPH_H
 #define RAPIDLLM_WORKLOAD_GRAPH_H
 
+#include "dep-list.h"
 #include "operator-desc.h"
 #include "parallel-layout.h"
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3 {
@@ -64,11 +67,11 @@ struct WorkNode
     WorkNodeKind kind = WorkNodeKind::COMPUTE; //!< node kind
     Phase phase = Phase::FORWARD;              //!< phase
     const char* label = "";                    //!< operator label (static), e.g. "qkv"
-    std::vector<uint32_t> deps;                //!< ids this node waits for
+    DepList deps;                              //!< ids this node waits for
     uint32_t microBatch = 0;                   //!< micro-batch (training) or decode step
     int32_t layer = -1;                        //!< global layer index, -1 outside layers
 
-    OperatorDesc op;          //!< COMPUTE: the operator
+    uint32_t op = 0;          //!< COMPUTE: the operator, an index into StageGraph::ops
     double durationS = 0;     //!< COMPUTE: cost from the compute model
     double modelFlops = 0;    //!< COMPUTE: FLOPs as the papers count them
     uint64_t tensorBytes = 0; //!< COMPUTE: device-memory bytes moved
@@ -95,8 +98,23 @@ struct WorkNode
  */
 struct StageGraph
 {
-    uint32_t stage = 0;          //!< pipeline stage
-    std::vector<WorkNode> nodes; //!< in program order; deps point backwards
+    uint32_t stage = 0;            //!< pipeline stage
+    std::vector<WorkNode> nodes;   //!< in program order; deps point backwards
+    std::vector<OperatorDesc> ops; //!< the distinct operators of its compute nodes, in the
+                                   //!< order they first appear (a graph repeats a few dozen
+                                   //!< shapes over millions of nodes)
+
+    /**
+     * \param op an operator \return its index in ops, added if it is not there yet
+     */
+    uint32_t InternOperator(const OperatorDesc& op);
+
+    /** \param node a compute node of this graph \return its operator */
+    const OperatorDesc&
+    OpOf(const WorkNode& node) const
+    {
+        return ops[node.op];
+    }
 
     /** \return a readable name, e.g. "fwd.mb3.L12.qkv" */
     std::string NameOf(const WorkNode& node) const;
@@ -107,7 +125,7 @@ struct StageGraph
      * \param name a node name
      * \return the label, or \p name itself when it is not of NameOf's form (other tools' traces)
      */
-    static std::string LabelOf(const std::string& name);
+    static std::string LabelOf(std::string_view name);
     /**
      * Label of the receive of the tied embedding's gradient exchange between the first and the
      * last pipeline stage: a reduction, which waits for the other stage's data-parallel one,
@@ -118,6 +136,9 @@ struct StageGraph
     double ComputeSeconds() const;
     /** \return the sum of model FLOPs of the compute nodes */
     double ModelFlops() const;
+
+  private:
+    std::unordered_map<OperatorDesc, uint32_t, OperatorDescHash> m_opIndex; //!< ops -> index
 };
 
 } // namespace rapidllm

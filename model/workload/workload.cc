@@ -54,25 +54,33 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     }
     if (coster)
     {
-        // Many nodes share a shape: cost each distinct operator once.
+        // Many nodes share a shape: cost each distinct operator once, in the order the nodes
+        // first name them.
         std::unordered_map<OperatorDesc, OperatorCost, OperatorDescHash> memo;
+        std::vector<OperatorCost> costs;
         for (auto& g : w.stages)
         {
+            costs.clear();
+            for (const OperatorDesc& op : g.ops)
+            {
+                auto it = memo.find(op);
+                if (it == memo.end())
+                {
+                    it = memo.emplace(op, coster(op)).first;
+                }
+                costs.push_back(it->second);
+            }
             for (auto& n : g.nodes)
             {
                 if (n.kind != WorkNodeKind::COMPUTE)
                 {
                     continue;
                 }
-                auto it = memo.find(n.op);
-                if (it == memo.end())
-                {
-                    it = memo.emplace(n.op, coster(n.op)).first;
-                }
-                n.durationS = it->second.timeS;
-                n.tensorBytes = static_cast<uint64_t>(it->second.hbmBytes);
-                n.kernels = std::max(1u, it->second.kernels);
-                n.smScaling = static_cast<float>(it->second.smScaling);
+                const OperatorCost& c = costs[n.op];
+                n.durationS = c.timeS;
+                n.tensorBytes = static_cast<uint64_t>(c.hbmBytes);
+                n.kernels = std::max(1u, c.kernels);
+                n.smScaling = static_cast<float>(c.smScaling);
             }
         }
         NS_LOG_DEBUG(memo.size() << " distinct operators costed");
