@@ -32,8 +32,9 @@
 //                    last: < 10 s
 // Inference (a request's graph grows with its generated tokens; step_s is the request time):
 //   llama70-gen4k    Llama-3 70B on 8 H100, TP8, vLLM, batch 64, 1,024-token prompts, 4,096
-//                    generated tokens (4.6 million operators): 8.4 CPU s (user + sys), 1.8 GB
-//                    at stop 38 (19.8 s, 2.0 GB before its traces stopped sharing names)
+//                    generated tokens (4.6 million operators): 5.5 CPU s (user + sys), 1.26 GB
+//                    at stop 41, with compact work nodes and huge pages (8.5 s and 1.8 GB
+//                    before; 19.8 s, 2.0 GB before its traces stopped sharing names, stop 38)
 // Scale (issue 14: complete within 8 GB of peak RSS):
 //   llama405-32k     Llama-3 405B on 32,768 H100, TP8 PP16 DP256, seq 8192, mbs 1, gbs 4096
 //                    (16 micro-batches per pipeline, as llama405-16k), full recompute, bf16,

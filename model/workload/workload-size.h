@@ -31,15 +31,26 @@ struct WorkloadSize
 };
 
 /**
- * \brief Graph nodes a build may create: 2^24 (16.8 M). A node takes about 320 bytes of host
- * memory through a replay (graph, trace and replay state; measured on `rapid-llm run`), so this
- * is about 5 GiB. Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512
- * micro-batches x 2 layers) builds 3.6 M nodes.
+ * \brief Host memory a job's graphs may take through a replay: 5 GiB, so that a job runs on a
+ * laptop or beside another on a shared machine.
  */
-constexpr uint64_t kMaxWorkloadNodes = 1ull << 24;
+constexpr double kMaxWorkloadHostBytes = 5.0 * 1073741824.0;
 
-/** \brief Host bytes per node through a replay, for the estimate above (measured, rounded up). */
-constexpr double kHostBytesPerNode = 320;
+/**
+ * \brief Host bytes per node through a replay (work graph, trace and replay state), for the
+ * estimate and the limit: `rapid-llm run`'s peak resident memory over its nodes on long decodes
+ * (Llama-2 70B, TP8, 1,024 + 4,096 and + 8,192 tokens; Llama-2 7B, 128 + 16,000: 262-280 bytes,
+ * with huge pages), rounded up.
+ */
+constexpr double kHostBytesPerNode = 280;
+
+/**
+ * \brief Graph nodes a build may create: kMaxWorkloadHostBytes / kHostBytesPerNode (19.2 M).
+ * Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512 micro-batches x
+ * 2 layers) builds 3.6 M nodes.
+ */
+constexpr uint64_t kMaxWorkloadNodes =
+    static_cast<uint64_t>(kMaxWorkloadHostBytes / kHostBytesPerNode);
 
 /**
  * \brief Tensor bytes beyond which a job is refused as beyond any machine (1 EiB = 2^60): every
