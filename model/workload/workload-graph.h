@@ -101,8 +101,8 @@ struct StageGraph
     uint32_t stage = 0;            //!< pipeline stage
     std::vector<WorkNode> nodes;   //!< in program order; deps point backwards
     std::vector<OperatorDesc> ops; //!< the distinct operators of its compute nodes, in the
-                                   //!< order they first appear (a graph repeats a few dozen
-                                   //!< shapes over millions of nodes)
+                                   //!< order they first appear, added by InternOperator (a
+                                   //!< graph repeats a few dozen shapes over millions of nodes)
 
     /**
      * \param op an operator \return its index in ops, added if it is not there yet
