@@ -53,11 +53,13 @@ NameTable::operator=(NameTable&& other) noexcept
         m_index = std::move(other.m_index);
         m_next = other.m_next;
         m_free = other.m_free;
+        m_blockBytes = other.m_blockBytes;
         other.m_blocks.clear();
         other.m_names.clear();
         other.m_index.clear();
         other.m_next = nullptr;
         other.m_free = 0;
+        other.m_blockBytes = 0;
     }
     return *this;
 }
@@ -105,9 +107,14 @@ NameTable::Store(std::string_view name)
     }
     if (name.size() > m_free)
     {
-        // A name longer than a block gets a block of its own.
-        const std::size_t bytes = std::max(kBlockBytes, name.size());
-        m_blocks.push_back(std::make_unique<char[]>(bytes));
+        // Blocks double from kFirstBlockBytes to kBlockBytes, so that a small trace (one rank of
+        // a large trace set) takes little; a name longer than a block gets a block of its own.
+        // The characters are left uninitialized: only what names fill is ever touched.
+        const std::size_t size =
+            m_blocks.empty() ? kFirstBlockBytes : std::min(2 * m_blockBytes, kBlockBytes);
+        const std::size_t bytes = std::max(size, name.size());
+        m_blockBytes = size;
+        m_blocks.emplace_back(new char[bytes]);
         m_next = m_blocks.back().get();
         m_free = bytes;
     }

@@ -17,7 +17,8 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief The node names of a trace, packed into large character blocks that never move.
+ * \brief The node names of a trace, packed into character blocks that never move (4 KiB, then
+ * doubling up to 1 MiB).
  *
  * A workload's trace names millions of nodes: a std::string each would cost a heap block per
  * node. Names added with Add() are looked up first and shared; AddDistinct() skips the lookup
@@ -62,11 +63,13 @@ class NameTable
     /** \return a copy of \p name in the blocks */
     std::string_view Store(std::string_view name);
 
-    static constexpr std::size_t kBlockBytes = 1 << 20; //!< characters per block
+    static constexpr std::size_t kFirstBlockBytes = 1 << 12; //!< characters in the first block
+    static constexpr std::size_t kBlockBytes = 1 << 20;      //!< at most, in later blocks
 
-    std::vector<std::unique_ptr<char[]>> m_blocks;          //!< the characters; blocks never move
-    char* m_next = nullptr;                                 //!< the next free character
-    std::size_t m_free = 0;                                 //!< characters left in the last block
+    std::vector<std::unique_ptr<char[]>> m_blocks; //!< the characters; blocks never move
+    char* m_next = nullptr;                        //!< the next free character
+    std::size_t m_free = 0;                        //!< characters left in the last block
+    std::size_t m_blockBytes = 0; //!< the last block's size (before a long name's own block)
     std::vector<std::string_view> m_names;                  //!< by index, into the blocks
     std::unordered_map<std::string_view, uint32_t> m_index; //!< names Add() shares
 };
