@@ -113,9 +113,10 @@ NameTable::Store(std::string_view name)
         const std::size_t size =
             m_blocks.empty() ? kFirstBlockBytes : std::min(2 * m_blockBytes, kBlockBytes);
         const std::size_t bytes = std::max(size, name.size());
-        m_blockBytes = size;
-        m_blocks.emplace_back(new char[bytes]);
+        std::unique_ptr<char[]> block(new char[bytes]);
+        m_blocks.push_back(std::move(block)); // if this throws, the table is as it was
         m_next = m_blocks.back().get();
+        m_blockBytes = size;
         m_free = bytes;
     }
     std::memcpy(m_next, name.data(), name.size());
