@@ -7,6 +7,8 @@
 
 #include "job-fixtures.h"
 #include "ns3/compute-coster.h"
+#include "ns3/double.h"
+#include "ns3/global-value.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/layer-shapes.h"
 #include "ns3/memory-alternatives.h"
@@ -1998,9 +2000,40 @@ class WorkloadSizeTestCase : public TestCase
                 over.generatedTokens = static_cast<uint32_t>(fits + 1);
             }
             NS_TEST_EXPECT_MSG_LT_OR_EQ(
-                EstimateWorkloadSize(llama, largest).nodes, kMaxWorkloadNodes, "fits " << fits);
+                EstimateWorkloadSize(llama, largest).nodes, MaxWorkloadNodes(), "fits " << fits);
             NS_TEST_EXPECT_MSG_GT(
-                EstimateWorkloadSize(llama, over).nodes, kMaxWorkloadNodes, "one more does not");
+                EstimateWorkloadSize(llama, over).nodes, MaxWorkloadNodes(), "one more does not");
+            if (!training)
+            {
+                // A larger host-memory budget lets it build: twice the budget, twice the nodes,
+                // and the refusal names the budget and how to raise it.
+                const std::string refused = message;
+                NS_TEST_EXPECT_MSG_NE(
+                    refused.find("(5.0 GiB of host memory; more with --host-memory=GIB"),
+                    std::string::npos,
+                    refused);
+                const uint64_t nodes = MaxWorkloadNodes();
+                struct Restore
+                {
+                    ~Restore()
+                    {
+                        GlobalValue::Bind("RapidLlmHostMemoryGiB",
+                                          DoubleValue(kDefaultWorkloadHostGiB));
+                    }
+                } restore;
+                GlobalValue::Bind("RapidLlmHostMemoryGiB",
+                                  DoubleValue(2 * kDefaultWorkloadHostGiB));
+                NS_TEST_EXPECT_MSG_EQ(MaxWorkloadNodes(), 2 * nodes, "twice the budget");
+                NS_TEST_EXPECT_MSG_EQ(CheckWorkloadSize(llama, over, "job").nodes,
+                                      EstimateWorkloadSize(llama, over).nodes,
+                                      "one more fits in 10 GiB");
+                RunSpec twice = job;
+                twice.generatedTokens = static_cast<uint32_t>(2 * fits);
+                // The prefill is at least a decode step, so 2 x fits tokens fit in 2 x the nodes.
+                NS_TEST_EXPECT_MSG_EQ(CheckWorkloadSize(llama, twice, "job").nodes,
+                                      EstimateWorkloadSize(llama, twice).nodes,
+                                      "twice the tokens fit in twice the budget");
+            }
         }
         // 2^25 tokens: within what the run settings accept (2^60 bytes of scores), beyond the 2^53
         // elements the cost arithmetic holds exactly.

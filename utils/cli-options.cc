@@ -13,8 +13,10 @@
 #include "ns3/serving-study.h"
 #include "ns3/spec-reader.h"
 #include "ns3/validation-suite.h"
+#include "ns3/workload-size.h"
 
 #include <functional>
+#include <sstream>
 #include <stdexcept>
 
 namespace ns3 {
@@ -93,6 +95,15 @@ Real(const std::string& name,
      const std::string& fallback)
 {
     return OptionSpec::Real(name, help, low, high, fallback);
+}
+
+/** \return \p v as an option's default text */
+std::string
+Number(double v)
+{
+    std::ostringstream os;
+    os << v;
+    return os.str();
 }
 
 /** \return a SIZE option */
@@ -549,6 +560,14 @@ MakeOptions()
                PipelineSplitNames,
                "even")
             .For({"sweep"}),
+        Real("host-memory",
+             "host memory a job's graphs may take, GiB (about 280 bytes per operator: a longer "
+             "generation or more micro-batches need more), at most this machine's; each of a "
+             "sweep's workers may take it",
+             0.125,
+             1048576,
+             Number(kDefaultWorkloadHostGiB))
+            .For({"run", "trace", "study faults", "study hardware", "sweep", kServing}),
         // Sweeps at scale.
         Count("workers",
               "worker processes, one layout each at a time (0: one per processor)",

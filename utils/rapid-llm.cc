@@ -11,10 +11,15 @@
 #include "cli-extensions.h"
 #include "cli-ns3-checks.h"
 #include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/global-value.h"
+#include "ns3/job-options.h"
 #include "ns3/run-progress.h"
+#include "ns3/spec-error.h"
 #include "ns3/string.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +48,34 @@ CpuSeconds()
                  + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
     }
     return total;
+}
+/**
+ * Gives the job's graphs the host memory --host-memory asks for (the ns-3 global value
+ * RapidLlmHostMemoryGiB), refusing more than this machine has: a build that large would be
+ * killed for want of memory, or swap for hours, instead of being refused with its size.
+ */
+void
+ApplyHostMemory(const CliArgs& options)
+{
+    const CliOption* hostMemory = FindCliOption("host-memory", options.Command());
+    if (!hostMemory || !hostMemory->TakenBy(options.Command()) || !options.Has("host-memory"))
+    {
+        return;
+    }
+    const double gib = options.Real("host-memory");
+    const double machine =
+        double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE)) / 1073741824.0;
+    if (machine > 0 && gib > machine)
+    {
+        char text[160];
+        std::snprintf(text,
+                      sizeof(text),
+                      "%g GiB is more than this machine's memory (%.1f GiB)",
+                      gib,
+                      machine);
+        throw SpecError(kCommandLine, "host-memory", text);
+    }
+    ns3::GlobalValue::Bind("RapidLlmHostMemoryGiB", ns3::DoubleValue(gib));
 }
 } // namespace
 
@@ -119,6 +152,7 @@ main(int argc, char** argv)
                     ns3::Config::SetDefault(a, ns3::StringValue(options->Text("granularity")));
                 }
             }
+            ApplyHostMemory(*options);
             const int status = c.run(*options);
             if (options->Flag("timing"))
             {

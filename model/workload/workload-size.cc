@@ -6,6 +6,8 @@
 
 #include "graph-emitter.h"
 #include "layer-shapes.h"
+#include "ns3/double.h"
+#include "ns3/global-value.h"
 #include "ns3/log.h"
 #include "ns3/spec-error.h"
 #include "transformer-layer.h"
@@ -20,6 +22,12 @@ namespace rapidllm {
 NS_LOG_COMPONENT_DEFINE("RapidLlmWorkloadSize");
 
 namespace {
+
+/** The host-memory budget of a job's graphs, GiB (WorkloadHostBudget()). */
+GlobalValue g_hostMemoryGiB("RapidLlmHostMemoryGiB",
+                            "host memory a job's graphs may take, GiB (rapid-llm --host-memory)",
+                            DoubleValue(kDefaultWorkloadHostGiB),
+                            MakeDoubleChecker<double>(0.125, 1048576.0));
 
 /**
  * Nodes a training stage emits per micro-batch and model chunk outside its layers: the
@@ -183,7 +191,7 @@ namespace {
 
 /**
  * \return the largest count of what makes the graphs grow (training: micro-batches per
- * pipeline; inference: generated tokens) that keeps them within kMaxWorkloadNodes, 0 if none:
+ * pipeline; inference: generated tokens) that keeps them within MaxWorkloadNodes(), 0 if none:
  * the nodes are linear in that count, so two estimates give the line.
  */
 uint64_t
@@ -208,14 +216,29 @@ LargestFittingCount(const ModelSpec& model, const RunSpec& run)
     }
     const uint64_t atOne = EstimateWorkloadSize(model, one).nodes;
     const uint64_t atTwo = EstimateWorkloadSize(model, two).nodes;
-    if (atTwo <= atOne || atOne > kMaxWorkloadNodes)
+    const uint64_t limit = MaxWorkloadNodes();
+    if (atTwo <= atOne || atOne > limit)
     {
         return 0;
     }
-    return 1 + (kMaxWorkloadNodes - atOne) / (atTwo - atOne);
+    return 1 + (limit - atOne) / (atTwo - atOne);
 }
 
 } // namespace
+
+double
+WorkloadHostBudget()
+{
+    DoubleValue gib;
+    g_hostMemoryGiB.GetValue(gib);
+    return gib.Get() * 1073741824.0;
+}
+
+uint64_t
+MaxWorkloadNodes()
+{
+    return static_cast<uint64_t>(WorkloadHostBudget() / kHostBytesPerNode);
+}
 
 WorkloadSize
 CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string& source)
@@ -242,12 +265,15 @@ CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string&
            << (training ? "sequence or split it with cp" : "prompt and generated");
         throw SpecError(source, training ? "sequence" : "prompt", os.str());
     }
-    if (size.nodes > kMaxWorkloadNodes)
+    const uint64_t limit = MaxWorkloadNodes();
+    if (size.nodes > limit)
     {
         std::ostringstream os;
         os << "the job's graphs would hold about " << Millions(double(size.nodes))
            << " nodes (about " << Bytes(size.hostBytes) << " of host memory), above the limit of "
-           << Millions(double(kMaxWorkloadNodes)) << " nodes: they grow with ";
+           << Millions(double(limit)) << " nodes (" << Bytes(WorkloadHostBudget())
+           << " of host memory; more with --host-memory=GIB, or the ns-3 global value "
+              "RapidLlmHostMemoryGiB, on a machine that has it): they grow with ";
         if (2 * size.bucketNodes > size.nodes)
         {
             // Most are gradient buckets: the parameters, not the schedule, are the cause.

@@ -31,10 +31,10 @@ struct WorkloadSize
 };
 
 /**
- * \brief Host memory a job's graphs may take through a replay: 5 GiB, so that a job runs on a
- * laptop or beside another on a shared machine.
+ * \brief The default host memory a job's graphs may take through a replay: 5 GiB, so that a job
+ * runs on a laptop or beside another on a shared machine.
  */
-constexpr double kMaxWorkloadHostBytes = 5.0 * 1073741824.0;
+constexpr double kDefaultWorkloadHostGiB = 5.0;
 
 /**
  * \brief Host bytes per node through a replay (work graph, trace and replay state), for the
@@ -45,12 +45,21 @@ constexpr double kMaxWorkloadHostBytes = 5.0 * 1073741824.0;
 constexpr double kHostBytesPerNode = 280;
 
 /**
- * \brief Graph nodes a build may create: kMaxWorkloadHostBytes / kHostBytesPerNode (19.2 M).
- * Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512 micro-batches x
- * 2 layers) builds 3.6 M nodes.
+ * \brief The host memory a job's graphs may take through a replay, in bytes: the ns-3 global
+ * value `RapidLlmHostMemoryGiB` (default kDefaultWorkloadHostGiB), which a scenario sets with
+ * GlobalValue::Bind or on its command line (--RapidLlmHostMemoryGiB=12) and the rapid-llm
+ * command with --host-memory, to build longer jobs on a machine with more memory.
+ * \return the budget in bytes
  */
-constexpr uint64_t kMaxWorkloadNodes =
-    static_cast<uint64_t>(kMaxWorkloadHostBytes / kHostBytesPerNode);
+double WorkloadHostBudget();
+
+/**
+ * \brief Graph nodes a build may create: WorkloadHostBudget() / kHostBytesPerNode (19.2 M at the
+ * default 5 GiB). Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512
+ * micro-batches x 2 layers) builds 3.6 M nodes.
+ * \return the node limit
+ */
+uint64_t MaxWorkloadNodes();
 
 /**
  * \brief Tensor bytes beyond which a job is refused as beyond any machine (1 EiB = 2^60): every
