@@ -17,6 +17,55 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+
+/** Refuses a transfer outside ranks 0..gpus-1, to itself or of no bytes, naming \p field. */
+void
+CheckTransfers(const std::vector<ProbeTransfer>& transfers, uint32_t gpus, const char* field)
+{
+    for (const auto& t : transfers)
+    {
+        if (t.src >= gpus || t.dst >= gpus || t.src == t.dst || t.bytes == 0)
+        {
+            throw SpecError("collective probe",
+                            field,
+                            "a transfer " + std::to_string(t.src) + ">" + std::to_string(t.dst)
+                                + " of " + std::to_string(t.bytes)
+                                + " bytes; allowed: two different ranks from 0 to "
+                                + std::to_string(gpus - 1) + " and at least 1 byte");
+        }
+    }
+}
+
+/**
+ * Runs the simulator until \p end is set, within the replay watchdog's simulated-time limit
+ * (TraceReplayer::MaxSimulatedTime, as configured, also through NS_ATTRIBUTE_DEFAULT): what
+ * still runs then is reported, not waited for.
+ */
+void
+RunWatched(const double& end, const std::string& what, const std::string& source)
+{
+    TimeValue limitValue;
+    CreateObject<TraceReplayer>()->GetAttribute("MaxSimulatedTime", limitValue);
+    const Time limit = limitValue.Get();
+    Simulator::Stop(limit);
+    Simulator::Run();
+    if (end < 0 && Simulator::Now() >= limit)
+    {
+        throw ReplayError("the " + what
+                          + " ran away and was stopped: simulated time passed the "
+                            "watchdog's MaxSimulatedTime of "
+                          + std::to_string(limit.GetSeconds())
+                          + " s (ns3::rapidllm::TraceReplayer::MaxSimulatedTime)");
+    }
+    if (end < 0)
+    {
+        throw SpecError(source, "", "the " + what + " did not complete (internal error)");
+    }
+}
+
+} // namespace
+
 CollectiveProbeResult
 RunCollectiveProbe(const NetworkSpec& network,
                    const CollectiveProbeConfig& config,
@@ -26,18 +75,7 @@ RunCollectiveProbe(const NetworkSpec& network,
     {
         throw SpecError(source, "gpus", "must be at least 1");
     }
-    for (const auto& t : config.beside)
-    {
-        if (t.src >= config.gpus || t.dst >= config.gpus || t.src == t.dst || t.bytes == 0)
-        {
-            throw SpecError("collective probe",
-                            "beside",
-                            "a transfer " + std::to_string(t.src) + ">" + std::to_string(t.dst)
-                                + " of " + std::to_string(t.bytes)
-                                + " bytes; allowed: two different ranks from 0 to "
-                                + std::to_string(config.gpus - 1) + " and at least 1 byte");
-        }
-    }
+    CheckTransfers(config.beside, config.gpus, "beside");
     NetworkSpec spec = network;
     for (const auto& f : config.faults)
     {
@@ -118,25 +156,7 @@ RunCollectiveProbe(const NetworkSpec& network,
                                                stats = net->GetStats();
                                            }));
                      }));
-    // The replay watchdog's simulated-time limit (TraceReplayer::MaxSimulatedTime, as
-    // configured, also through NS_ATTRIBUTE_DEFAULT) bounds a collective too: one still
-    // running then is reported, not waited for.
-    TimeValue limitValue;
-    CreateObject<TraceReplayer>()->GetAttribute("MaxSimulatedTime", limitValue);
-    const Time limit = limitValue.Get();
-    Simulator::Stop(limit);
-    Simulator::Run();
-    if (end < 0 && Simulator::Now() >= limit)
-    {
-        throw ReplayError("the collective ran away and was stopped: simulated time passed the "
-                          "watchdog's MaxSimulatedTime of "
-                          + std::to_string(limit.GetSeconds())
-                          + " s (ns3::rapidllm::TraceReplayer::MaxSimulatedTime)");
-    }
-    if (end < 0)
-    {
-        throw SpecError(source, "", "the collective did not complete (internal error)");
-    }
+    RunWatched(end, "collective", source);
     result.timeS = end - start;
     result.solves = stats.solves;
     result.solvedFlows = stats.solvedFlows;
@@ -145,6 +165,68 @@ RunCollectiveProbe(const NetworkSpec& network,
         result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);
     result.mostLoaded = stats.MostLoaded(config.topLinks);
     return result;
+}
+
+double
+RunTransferProbe(const NetworkSpec& network,
+                 uint32_t gpus,
+                 const std::vector<ProbeTransfer>& transfers,
+                 const std::string& backend,
+                 const std::string& routing,
+                 const std::string& source)
+{
+    if (gpus == 0)
+    {
+        throw SpecError(source, "gpus", "must be at least 1");
+    }
+    CheckTransfers(transfers, gpus, "transfers");
+    if (transfers.empty())
+    {
+        return 0;
+    }
+    Ptr<Topology> topology = Topology::Build(network, gpus, source);
+    Ptr<NetworkBackend> net = NetworkBackend::Create(backend);
+    net->SetTopology(topology);
+    net->SetRouting(RoutingPolicy::Create(routing.empty() ? network.routing : routing));
+    SimulatorGuard guard;
+    guard.Dispose(net);
+
+    std::vector<NetworkBackend::EndpointPair> pairs;
+    for (const auto& t : transfers)
+    {
+        pairs.emplace_back(t.src, t.dst);
+    }
+    double start = 0;
+    double end = -1;
+    std::size_t landed = 0;
+    net->Prepare(pairs,
+                 Callback<void>(
+                     [&]()
+                     {
+                         start = Simulator::Now().GetSeconds();
+                         for (std::size_t i = 0; i < transfers.size(); ++i)
+                         {
+                             const auto& t = transfers[i];
+                             net->Send(t.src,
+                                       t.dst,
+                                       t.bytes,
+                                       NetworkBackend::DeliveryCallback(
+                                           [&](uint64_t)
+                                           {
+                                               if (++landed == transfers.size())
+                                               {
+                                                   end = Simulator::Now().GetSeconds();
+                                               }
+                                           }),
+                                       1,
+                                       0,
+                                       false,
+                                       false,
+                                       FlowHash(i, 0, 0, 3));
+                         }
+                     }));
+    RunWatched(end, "transfers", source);
+    return end - start;
 }
 
 } // namespace rapidllm

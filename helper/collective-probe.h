@@ -78,6 +78,23 @@ CollectiveProbeResult RunCollectiveProbe(const NetworkSpec& network,
                                          const CollectiveProbeConfig& config,
                                          const std::string& source = "network");
 
+/**
+ * \brief Times point-to-point transfers started together on a network of \p gpus endpoints,
+ * from their start until the last lands (e.g. a request's KV cache moving from the GPUs that
+ * prefilled it to those that decode it). Runs and destroys the simulator; throws SpecError on
+ * a transfer outside the ranks (field `transfers`), NetworkError on unreachable pairs.
+ * \param network the network spec \param gpus endpoints \param transfers what to send
+ * \param backend network backend (NetworkBackend::Create) \param routing routing policy ("":
+ * the spec's) \param source name for errors
+ * \return seconds (0 without transfers)
+ */
+double RunTransferProbe(const NetworkSpec& network,
+                        uint32_t gpus,
+                        const std::vector<ProbeTransfer>& transfers,
+                        const std::string& backend = "flow",
+                        const std::string& routing = "",
+                        const std::string& source = "network");
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -4,8 +4,10 @@
 
 #include "serving-study.h"
 
+#include "collective-probe.h"
 #include "job-echo.h"
 #include "ns3/boolean.h"
+#include "ns3/layer-shapes.h"
 #include "ns3/spec-error.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
@@ -22,10 +24,82 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+
+/** \return each decoder layer's pipeline stage, in layer order (model chunks interleaved) */
+std::vector<uint32_t>
+LayerStages(const ModelSpec& model, const ParallelSpec& p)
+{
+    std::vector<uint32_t> stages;
+    for (uint32_t v = 0; v < p.pp * p.virtualStages; ++v)
+    {
+        stages.insert(stages.end(), p.VirtualStageLayers(model.layers, v), v % p.pp);
+    }
+    return stages;
+}
+
+/**
+ * \return the transfers that move one request's KV cache (its prompt's keys and values, or
+ * MLA's latent) from the ranks of a prefill instance whose rank 0 is GPU \p prefillFirst to
+ * those of a decode instance from GPU \p decodeFirst: every decode rank receives each of its
+ * layers' KV heads from a prefill rank holding them (of several replicas of a head, taken in
+ * turn), tensor ranks adjacent within a stage
+ */
+std::vector<ProbeTransfer>
+KvCacheTransfers(const ResolvedJob& prefill,
+                 const ResolvedJob& decode,
+                 uint32_t prefillFirst,
+                 uint32_t decodeFirst)
+{
+    const LayerShapes shapes(decode.model, decode.run);
+    // What tensor ranks hold whole: a KV head, or MLA's latent (every rank keeps it).
+    const uint64_t units = shapes.mla ? 1 : decode.model.kvHeads;
+    const uint64_t unitBytes =
+        shapes.KvCacheBytesPerToken() / (shapes.mla ? 1 : shapes.kvHeads) * decode.run.promptTokens;
+    const ParallelSpec& p = prefill.run.parallel;
+    const ParallelSpec& d = decode.run.parallel;
+    const std::vector<uint32_t> prefillStages = LayerStages(prefill.model, p);
+    const std::vector<uint32_t> decodeStages = LayerStages(decode.model, d);
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
+    for (std::size_t layer = 0; layer < decodeStages.size(); ++layer)
+    {
+        for (uint64_t h = 0; h < units; ++h)
+        {
+            const uint64_t firstHolder = h * p.tp / units;
+            const uint64_t holders = units >= p.tp ? 1 : p.tp / units;
+            const uint64_t firstNeed = h * d.tp / units;
+            const uint64_t endNeed = units >= d.tp ? firstNeed + 1 : (h + 1) * d.tp / units;
+            for (uint64_t t = firstNeed; t < endNeed; ++t)
+            {
+                const auto src = static_cast<uint32_t>(prefillFirst + firstHolder + t % holders
+                                                       + uint64_t(p.tp) * prefillStages[layer]);
+                const auto dst =
+                    static_cast<uint32_t>(decodeFirst + t + uint64_t(d.tp) * decodeStages[layer]);
+                bytes[{src, dst}] += unitBytes;
+            }
+        }
+    }
+    std::vector<ProbeTransfer> transfers;
+    for (const auto& [pair, n] : bytes)
+    {
+        transfers.push_back({pair.first, pair.second, n});
+    }
+    return transfers;
+}
+
+/** \return \p at rounded up to a multiple of \p size */
+uint64_t
+Aligned(uint64_t at, uint64_t size)
+{
+    return (at + size - 1) / size * size;
+}
+
+} // namespace
+
 std::vector<std::string>
 BatchingNames()
 {
-    return {"auto", "static", "continuous"};
+    return {"auto", "static", "continuous", "disaggregated"};
 }
 
 Batching
@@ -67,6 +141,22 @@ ServingRow::ToJson() const
     j["capacity_bytes"] = capacityBytes;
     j["meets_slo"] = meetsSlo;
     j["frontier"] = frontier;
+    j["prefill_s"] = prefillS;
+    j["prefill_energy_j"] = prefillJ;
+    j["idle_power_w"] = idleW;
+    j["decode_step_s"] = stepS;
+    j["decode_step_energy_j"] = stepJ;
+    j["prefill_fits"] = prefillFits;
+    j["prefill_peak_memory_bytes"] = prefillPeakBytes;
+    if (prefillTp > 0)
+    {
+        // Paired (ServingStudy::Pair): its prefill instances.
+        j["prefill_tp"] = prefillTp;
+        j["prefill_pp"] = prefillPp;
+        j["prefill_instances"] = prefillInstances;
+        j["gpus_used"] = gpusUsed;
+        j["kv_transfer_s"] = kvTransferS;
+    }
     return j;
 }
 
@@ -97,6 +187,21 @@ ServingRow::FromJson(const Json& j)
         r.capacityBytes = j.at("capacity_bytes").get<uint64_t>();
         r.meetsSlo = j.at("meets_slo").get<bool>();
         r.frontier = j.at("frontier").get<bool>();
+        r.prefillS = j.at("prefill_s").get<double>();
+        r.prefillJ = j.at("prefill_energy_j").get<double>();
+        r.idleW = j.at("idle_power_w").get<double>();
+        r.stepS = j.at("decode_step_s").get<double>();
+        r.stepJ = j.at("decode_step_energy_j").get<double>();
+        r.prefillFits = j.at("prefill_fits").get<bool>();
+        r.prefillPeakBytes = j.at("prefill_peak_memory_bytes").get<uint64_t>();
+        if (j.contains("prefill_tp"))
+        {
+            r.prefillTp = j.at("prefill_tp").get<uint32_t>();
+            r.prefillPp = j.at("prefill_pp").get<uint32_t>();
+            r.prefillInstances = j.at("prefill_instances").get<uint32_t>();
+            r.gpusUsed = j.at("gpus_used").get<uint32_t>();
+            r.kvTransferS = j.at("kv_transfer_s").get<double>();
+        }
     }
     catch (const Json::exception& e)
     {
@@ -152,6 +257,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
         }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
+    const bool disaggregated = space.batching == Batching::DISAGGREGATED;
+    if (disaggregated && cp > 1)
+    {
+        // Its KV cache is split by sequence over the context-parallel ranks, which the
+        // transfer between instances does not follow.
+        throw SpecError(kCommandLine,
+                        "cp",
+                        "disaggregated serving pairs instances without context parallelism (cp "
+                        "is "
+                            + std::to_string(cp) + "; allowed: 1)");
+    }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
     std::string firstField;
@@ -190,6 +306,13 @@ ServingStudy::ServingStudy(const JobOptions& options,
                              + ": data-parallel attention shares experts, and the model has none "
                                "(its data-parallel ranks are the replicas the study already "
                                "counts)";
+                }
+                else if (dp > 1 && disaggregated)
+                {
+                    field = "dp";
+                    reason = "dp " + std::to_string(dp)
+                             + ": disaggregated serving hands each request to one decode instance "
+                               "of one attention replica (allowed: dp 1)";
                 }
                 else if (dp > 1 && wholeExperts)
                 {
@@ -312,7 +435,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.dp = p.dp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
-    if (GetBatching() == Batching::CONTINUOUS)
+    if (GetBatching() != Batching::STATIC)
     {
         EvaluateContinuous(options, job, row);
         return row;
@@ -367,19 +490,33 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
 
     // Memory: every request's whole KV cache (a one-token prompt and the rest generated) and
     // one step's activations.
+    const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
+    auto memory = [this, &options](const std::vector<std::pair<std::string, std::string>>& changes)
     {
-        Ptr<RapidLlmHelper> helper =
-            HelperFor(options, {{"prompt", "1"}, {"gen", std::to_string(prompt + generated - 1)}});
-        const RunReport memory = helper->CheckMemory();
+        Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
+        const RunReport report = helper->CheckMemory();
         helper->Dispose();
-        row.fits = memory.feasible;
-        row.reason = memory.feasible ? "" : memory.reason;
-        row.peakBytes = memory.memory.peak;
-        row.capacityBytes = memory.capacityBytes;
-        if (!row.fits)
-        {
-            return;
-        }
+        return report;
+    };
+    {
+        const RunReport decode =
+            memory({{"prompt", "1"}, {"gen", std::to_string(prompt + generated - 1)}});
+        row.fits = decode.feasible;
+        row.reason = decode.feasible ? "" : decode.reason;
+        row.peakBytes = decode.memory.peak;
+        row.capacityBytes = decode.capacityBytes;
+    }
+    // A prefill instance holds one request's prompt: it may fit where the decode does not.
+    row.prefillFits = row.fits;
+    if (disaggregated)
+    {
+        const RunReport prefill = memory({{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+        row.prefillFits = prefill.feasible;
+        row.prefillPeakBytes = prefill.memory.peak;
+    }
+    if (!row.prefillFits)
+    {
+        return;
     }
     // One request's prefill (and the sampling of its first token).
     const RunReport first = run({{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
@@ -388,6 +525,14 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     // cycle pays over its whole length instead.
     const double prefillJ = first.energyJ - first.idleEnergyJ;
     const double idleW = prefillS > 0 ? first.idleEnergyJ / prefillS : 0;
+    row.prefillS = prefillS;
+    row.prefillJ = prefillJ;
+    row.idleW = idleW;
+    row.haveEnergy = first.haveEnergy;
+    if (!row.fits)
+    {
+        return;
+    }
     // A decode step of the whole batch at the requests' mean context: two runs two steps
     // apart, whose difference has no prefill.
     const uint64_t steps = generated - 1;
@@ -415,6 +560,8 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
             (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens;
         energy = energy && longer.haveEnergy;
     }
+    row.stepS = stepS;
+    row.stepJ = stepJ;
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
     // batches in flight through a pipeline, a prefill holds each stage for its share only (the
     // other stages work on the other batches meanwhile).
@@ -434,6 +581,139 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     }
 }
 
+void
+ServingStudy::Pair(std::vector<ServingRow>& rows) const
+{
+    if (GetBatching() != Batching::DISAGGREGATED)
+    {
+        return;
+    }
+    const ResolvedJob firstJob = FirstJob();
+    const double generated = firstJob.run.generatedTokens;
+    const double steps = generated - 1;
+    // The prefill layouts: the first row of each (a prefill does not depend on the batch).
+    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
+    for (const auto& r : rows)
+    {
+        if (r.prefillFits && r.prefillS > 0)
+        {
+            prefills.emplace(std::make_pair(r.tp, r.pp), r);
+        }
+    }
+    // KV transfer times by prefill layout, decode layout and the two instances' first GPUs.
+    std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double> transferS;
+    for (auto& r : rows)
+    {
+        if (!r.fits)
+        {
+            continue;
+        }
+        const ResolvedJob decode = m_options.at(r.layout).ToSpecs();
+        const uint64_t decodeGpus = decode.run.parallel.Gpus();
+        // A decode instance's demand, requests/s (the KV transfer only lowers it).
+        const double decodeRate = r.batch / (steps * r.stepS);
+        bool found = false;
+        bool bestMeets = false;
+        ServingRow best = r;
+        for (const auto& [layout, p] : prefills)
+        {
+            const ResolvedJob prefill = m_options.at(p.layout).ToSpecs();
+            const uint64_t prefillGpus = prefill.run.parallel.Gpus();
+            // Consecutive prompts pipeline through the prefill stages.
+            const double prefillRate = prefill.run.parallel.pp / p.prefillS;
+            const bool meets = m_space.ttftSloS <= 0 || p.prefillS <= m_space.ttftSloS;
+            for (uint64_t y = 1;; ++y)
+            {
+                const auto x =
+                    static_cast<uint64_t>(std::ceil(y * decodeRate / prefillRate - 1e-9));
+                // Each instance on GPUs aligned to its size, as the replicas of the other
+                // batchings (a tensor group within a node), the larger instances first.
+                const uint64_t used = x * prefillGpus + y * decodeGpus;
+                uint64_t prefillAt = 0;
+                uint64_t decodeAt = 0;
+                uint64_t end = 0;
+                if (decodeGpus >= prefillGpus)
+                {
+                    prefillAt = Aligned(y * decodeGpus, prefillGpus);
+                    end = prefillAt + x * prefillGpus;
+                }
+                else
+                {
+                    decodeAt = Aligned(x * prefillGpus, decodeGpus);
+                    end = decodeAt + y * decodeGpus;
+                }
+                if (end > m_space.gpus)
+                {
+                    break;
+                }
+                // The budget holds `units` copies of this set of instances.
+                const uint64_t units =
+                    m_space.gpus / Aligned(end, std::max(prefillGpus, decodeGpus));
+                // Timed between the first instance of each kind.
+                auto key = std::make_tuple(p.layout, r.layout, prefillAt, decodeAt);
+                auto it = transferS.find(key);
+                if (it == transferS.end())
+                {
+                    const double t =
+                        RunTransferProbe(decode.hardware.network,
+                                         m_space.gpus,
+                                         KvCacheTransfers(prefill,
+                                                          decode,
+                                                          static_cast<uint32_t>(prefillAt),
+                                                          static_cast<uint32_t>(decodeAt)),
+                                         m_backend,
+                                         m_routing,
+                                         "KV cache transfer");
+                    it = transferS.emplace(key, t).first;
+                }
+                const double kvS = it->second;
+                const double cycleS = steps * r.stepS + kvS;
+                const double requestsPerS = y * r.batch / cycleS; // of one set
+                const double tokensPerSPerGpu = requestsPerS * generated / used;
+                if (found
+                    && ((bestMeets && !meets)
+                        || (bestMeets == meets && tokensPerSPerGpu <= best.tokensPerSPerGpu)))
+                {
+                    continue;
+                }
+                found = true;
+                bestMeets = meets;
+                best.prefillTp = p.tp;
+                best.prefillPp = p.pp;
+                best.prefillInstances = static_cast<uint32_t>(units * x);
+                best.replicas = static_cast<uint32_t>(units * y);
+                best.gpusUsed = static_cast<uint32_t>(units * used);
+                best.kvTransferS = kvS;
+                best.ttftS = p.prefillS;
+                best.tpotS = cycleS / steps;
+                best.requestS = p.prefillS + cycleS;
+                best.requestsPerS = double(units) * requestsPerS;
+                best.tokensPerSPerGpu = tokensPerSPerGpu;
+                best.haveEnergy = r.haveEnergy && p.haveEnergy;
+                if (best.haveEnergy)
+                {
+                    // Every board's idle power, each prefill's and each decode step's own energy.
+                    const double powerW = x * p.idleW + y * r.idleW + requestsPerS * p.prefillJ
+                                          + y * r.stepJ / r.stepS;
+                    best.energyPerTokenJ = powerW / (requestsPerS * generated);
+                    best.avgPowerW = powerW / used;
+                }
+            }
+        }
+        if (!found)
+        {
+            r.fits = false;
+            r.reason = prefills.empty()
+                           ? "no layout of the lists holds one request's prefill"
+                           : "no prefill instance fits beside a decode instance of this layout in "
+                             "the "
+                                 + std::to_string(m_space.gpus) + " GPUs";
+            continue;
+        }
+        r = best;
+    }
+}
+
 std::vector<ServingRow>
 ServingStudy::Run() const
 {
@@ -442,6 +722,7 @@ ServingStudy::Run() const
     {
         rows.push_back(Evaluate(i));
     }
+    Pair(rows);
     RankServingRows(rows, m_space);
     return rows;
 }
@@ -489,12 +770,16 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
 }
 
 std::string
-ServingStudyCsv(const std::vector<ServingRow>& rows)
+ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
 {
     std::ostringstream os;
     os << "tp,pp,cp,dp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
-          "capacity_gib,reason\n";
+          "capacity_gib,reason"
+       << (disaggregated ? ",prefill_tp,prefill_pp,prefill_instances,gpus_used,kv_transfer_s,"
+                           "prefill_s,decode_step_s"
+                         : "")
+       << "\n";
     for (const auto& r : rows)
     {
         os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.replicas << ","
@@ -513,7 +798,18 @@ ServingStudyCsv(const std::vector<ServingRow>& rows)
             os << ",,,,,,,";
         }
         os << FormatNumber(ToGib(r.peakBytes)) << "," << FormatNumber(ToGib(r.capacityBytes)) << ","
-           << CsvField(r.reason) << "\n";
+           << CsvField(r.reason);
+        if (disaggregated && r.fits)
+        {
+            os << "," << r.prefillTp << "," << r.prefillPp << "," << r.prefillInstances << ","
+               << r.gpusUsed << "," << FormatNumber(r.kvTransferS) << ","
+               << FormatNumber(r.prefillS) << "," << FormatNumber(r.stepS);
+        }
+        else if (disaggregated)
+        {
+            os << ",,,,,,,";
+        }
+        os << "\n";
     }
     return os.str();
 }
@@ -564,7 +860,9 @@ WriteServingStudy(const std::string& dir,
 {
     CreateOutputDir(dir);
     const std::filesystem::path out(dir);
-    WriteOutputFile((out / "results.csv").string(), ServingStudyCsv(rows));
+    const std::string batching = json.at("batching").get<std::string>();
+    WriteOutputFile((out / "results.csv").string(),
+                    ServingStudyCsv(rows, batching == "disaggregated"));
     WriteOutputFile((out / "results.json").string(), DumpJson(json));
 
     // One line per replica layout through its batch sizes (the rows' batch order).
@@ -586,7 +884,7 @@ WriteServingStudy(const std::string& dir,
     plot.title = title;
     plot.xLabel = "time per output token (ms)";
     plot.yLabel = "generated tokens per second per GPU";
-    const bool continuous = json.at("batching").get<std::string>() == "continuous";
+    const bool continuous = batching != "static";
     for (auto& [layout, points] : lines)
     {
         std::sort(points.begin(),

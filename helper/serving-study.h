@@ -21,12 +21,18 @@ class RapidLlmHelper;
 /** How a replica batches its requests. */
 enum class Batching
 {
-    AUTO,      //!< the engine's: continuous for lmdeploy and vllm, static otherwise
-    STATIC,    //!< the batch runs together from prefill to its last token (`run`'s request)
-    CONTINUOUS //!< a finished request's slot takes a new one at once (iteration-level batching)
+    AUTO,       //!< the engine's: continuous for lmdeploy and vllm, static otherwise
+    STATIC,     //!< the batch runs together from prefill to its last token (`run`'s request)
+    CONTINUOUS, //!< a finished request's slot takes a new one at once (iteration-level batching)
+    /**
+     * prefill and decode on separate instances (DistServe, Splitwise): prefill instances run
+     * one request's prefill after another and hand its KV cache over the network to decode
+     * instances, which batch continuously
+     */
+    DISAGGREGATED
 };
 
-/** \return the allowed names of Batching: auto, static, continuous */
+/** \return the allowed names of Batching: auto, static, continuous, disaggregated */
 std::vector<std::string> BatchingNames();
 
 /**
@@ -89,6 +95,23 @@ struct ServingRow
     bool meetsSlo = false;       //!< fits and meets both targets (RankServingRows)
     bool frontier = false;       //!< on the throughput-latency frontier (RankServingRows)
 
+    // Continuous and disaggregated batching: the replays the figures are put together from.
+    double prefillS = 0;           //!< one request's prefill (and first token) on this layout
+    double prefillJ = 0;           //!< its dynamic energy (the boards' idle power not included)
+    double idleW = 0;              //!< the instance's idle board power (all its GPUs)
+    double stepS = 0;              //!< a decode step of the whole batch at the mean context
+    double stepJ = 0;              //!< its dynamic energy
+    bool prefillFits = false;      //!< whether the layout holds one request's prefill
+    uint64_t prefillPeakBytes = 0; //!< its peak memory per GPU
+
+    // Disaggregated batching (ServingStudy::Pair): this row's layout decodes; the best
+    // prefill layout and instance counts for it.
+    uint32_t prefillTp = 0;        //!< the prefill instances' tensor parallel degree
+    uint32_t prefillPp = 0;        //!< their pipeline stages
+    uint32_t prefillInstances = 0; //!< prefill instances (`replicas` counts the decode ones)
+    uint32_t gpusUsed = 0;         //!< GPUs of all instances (at most the budget)
+    double kvTransferS = 0;        //!< one request's KV cache from its prefill to its decode GPUs
+
     /** \return the row as JSON (every field; RankServingRows' flags included) */
     Json ToJson() const;
     /**
@@ -118,6 +141,9 @@ struct ServingRow
  * token t_p (its own prefill, admitted as its slot frees; no queue); energy per token the
  * replays' dynamic energy of the cycle's work plus the boards' idle power over the cycle. Memory
  * holds every request's whole KV cache (P + G tokens) and one step's activations.
+ *
+ * Disaggregated batching takes the same replays (and a layout's prefill where only one prompt
+ * fits) and pairs each decode row with prefill instances (Pair).
  */
 class ServingStudy
 {
@@ -150,7 +176,22 @@ class ServingStudy
      */
     ServingRow Evaluate(uint64_t index) const;
 
-    /** \return every candidate's row, ranked (RankServingRows) */
+    /**
+     * \brief Under disaggregated batching, gives each decode row its prefill instances: of the
+     * layouts that hold a prefill, those meeting the first-token target first, then the most
+     * tokens per second per GPU, with y decode and x prefill instances in the budget (x g_p +
+     * y g_d GPUs) and x just enough to admit what the y decode instances finish (y b / ((G - 1)
+     * t_d + t_kv) requests/s against x pp_p / t_p, consecutive prompts pipelining through the
+     * prefill stages). t_kv: one request's KV cache sent from the prefill ranks holding each
+     * layer's KV heads to the decode ranks needing them, timed on the network with the
+     * instances placed in order (prefill first). Time to first token t_p, time per output
+     * token (t_kv + (G - 1) t_d) / (G - 1). A row without a prefill layout that fits, or whose
+     * instances exceed the budget, is marked as not fitting. Other batchings: nothing.
+     * \param rows the evaluated rows (Evaluate), in place
+     */
+    void Pair(std::vector<ServingRow>& rows) const;
+
+    /** \return every candidate's row, paired (Pair) and ranked (RankServingRows) */
     std::vector<ServingRow> Run() const;
 
   private:
@@ -188,8 +229,11 @@ class ServingStudy
  */
 void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
 
-/** \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each */
-std::string ServingStudyCsv(const std::vector<ServingRow>& rows);
+/**
+ * \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each;
+ * with \p disaggregated also each row's prefill layout, instances, GPUs and KV transfer
+ */
+std::string ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated = false);
 
 /**
  * \return the study as results.json holds it: the input (the job as the first candidate

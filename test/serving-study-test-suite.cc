@@ -8,6 +8,7 @@
 // worker or two give the same bytes, bad input is an error that names the option).
 
 #include "cli-process.h"
+#include "ns3/collective-probe.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/serving-study.h"
@@ -327,6 +328,164 @@ class ServingContinuousTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Disaggregated serving: each decode row gets prefill instances just enough to feed
+ * it, in the budget; its first token is the prefill's, its time per token the decode step's
+ * plus the KV transfer spread over the steps, and that transfer is the request's KV cache
+ * timed on the network. A layout that holds a prefill but not the batch still prefills; a job
+ * with context parallelism and data-parallel attention are refused with their reason.
+ */
+class ServingDisaggregatedTestCase : public TestCase
+{
+  public:
+    ServingDisaggregatedTestCase()
+        : TestCase("serving study: disaggregated prefill and decode")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 8;
+        space.tp = {1, 2};
+        space.batch = {4, 32};
+        space.batching = Batching::DISAGGREGATED;
+        JobOptions job = SmallServingJob();
+        const ServingStudy study(job, space, "flow", "", true);
+        std::vector<ServingRow> evaluated;
+        for (uint64_t i = 0; i < study.Candidates().size(); ++i)
+        {
+            evaluated.push_back(study.Evaluate(i));
+        }
+        std::vector<ServingRow> rows = evaluated;
+        study.Pair(rows);
+        const double steps = 15;
+        const double generated = 16;
+        // Llama-2 7B cut to 2 layers: 32 KV heads of 128, K and V in 2 bytes, 256 prompt tokens.
+        const uint64_t kvBytes = 2ull * 32 * 128 * 2 * 2 * 256;
+        const ResolvedJob first = study.FirstJob();
+        uint32_t paired = 0;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+        {
+            const ServingRow& r = rows[i];
+            const ServingRow& decode = evaluated[i];
+            RAPIDLLM_REQUIRE_EQ(r.layout, decode.layout, "in place");
+            RAPIDLLM_REQUIRE_EQ(r.fits, decode.fits, "every batch fits on 8 GPUs");
+            auto prefill = std::find_if(evaluated.begin(),
+                                        evaluated.end(),
+                                        [&](const ServingRow& e)
+                                        {
+                                            return e.tp == r.prefillTp && e.pp == r.prefillPp;
+                                        });
+            RAPIDLLM_REQUIRE_EQ((prefill != evaluated.end()), true, "a prefill layout");
+            ++paired;
+            NS_TEST_EXPECT_MSG_EQ(r.ttftS, prefill->prefillS, "the first token is the prefill's");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS,
+                                      (r.kvTransferS + steps * decode.stepS) / steps,
+                                      1e-12,
+                                      "the steps and the transfer");
+            NS_TEST_EXPECT_MSG_LT(r.tpotS, decode.tpotS, "no other request's prefill in a step");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.requestsPerS,
+                                      r.replicas * r.batch / (steps * r.tpotS),
+                                      1e-9 * r.requestsPerS,
+                                      "each decode instance turns its batch over");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.tokensPerSPerGpu * r.gpusUsed,
+                                      r.requestsPerS * generated,
+                                      1e-9 * r.requestsPerS * generated,
+                                      "tokens per GPU of the instances");
+            const double prefillRate = r.prefillInstances / prefill->prefillS;
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(prefillRate, r.requestsPerS, "the prefills keep up");
+            NS_TEST_EXPECT_MSG_EQ(r.gpusUsed,
+                                  r.prefillInstances * r.prefillTp + r.replicas * r.tp,
+                                  "the instances' GPUs");
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(r.gpusUsed, space.gpus, "in the budget");
+            // One NVLink switch: the KV cache goes from one prefill GPU to one decode GPU
+            // with tp 1 on both sides, split over the tensor ranks otherwise.
+            if (r.tp == 1 && r.prefillTp == 1)
+            {
+                const double alone =
+                    RunTransferProbe(first.hardware.network, 8, {{1, 0, kvBytes}}, "flow");
+                NS_TEST_EXPECT_MSG_EQ_TOL(
+                    r.kvTransferS, alone, 1e-12, "the whole KV cache, GPU to GPU");
+            }
+            NS_TEST_EXPECT_MSG_GT(r.kvTransferS, 0, "timed on the network");
+            NS_TEST_EXPECT_MSG_EQ(r.haveEnergy, true, "the H100's power model");
+        }
+        NS_TEST_EXPECT_MSG_EQ(paired, rows.size(), "every row paired");
+        const Json pairedJson = rows.front().ToJson();
+        NS_TEST_EXPECT_MSG_EQ(DumpJson(ServingRow::FromJson(pairedJson).ToJson()),
+                              DumpJson(pairedJson),
+                              "a paired row's round trip");
+
+        // The transfers run at once on the network: disjoint pairs across nodes in parallel,
+        // two from one GPU to the same rank of two other nodes through its one network port,
+        // one after the other (the routing's dimension order sends 0 > 9 through GPU 1's port).
+        const NetworkSpec& net = first.hardware.network;
+        const uint64_t mib = 256ull << 20;
+        const double single = RunTransferProbe(net, 24, {{0, 8, mib}});
+        const double disjoint = RunTransferProbe(net, 24, {{0, 8, mib}, {1, 9, mib}});
+        const double shared = RunTransferProbe(net, 24, {{0, 8, mib}, {0, 16, mib}});
+        NS_TEST_EXPECT_MSG_EQ_TOL(RunTransferProbe(net, 24, {{0, 8, mib}, {0, 9, mib}}) / single,
+                                  1.0,
+                                  0.01,
+                                  "through GPU 1's port");
+        NS_TEST_EXPECT_MSG_EQ_TOL(disjoint / single, 1.0, 1e-6, "each GPU its own port");
+        NS_TEST_EXPECT_MSG_EQ_TOL(shared / single, 2.0, 0.01, "one port for both");
+        NS_TEST_EXPECT_MSG_EQ(RunTransferProbe(net, 24, {}), 0.0, "nothing to send");
+
+        // A prefill instance needs one prompt's KV cache, a decode instance every request's:
+        // with a long generation at a large batch only the prefill fits on one GPU.
+        JobOptions big = job;
+        big.Set("gen", "16384");
+        ServingSpace one = space;
+        one.tp = {1};
+        one.batch = {256};
+        const ServingRow tight = ServingStudy(big, one, "flow", "", true).Evaluate(0);
+        NS_TEST_EXPECT_MSG_EQ(tight.fits, false, "256 requests of 16,640 tokens do not fit");
+        NS_TEST_EXPECT_MSG_EQ(tight.prefillFits, true, "one prompt does");
+        NS_TEST_EXPECT_MSG_GT(tight.prefillS, 0, "and is timed");
+
+        // Refused: context parallelism (the transfer does not follow its split KV cache) and
+        // data-parallel attention (each request goes to one attention replica).
+        JobOptions withCp = job;
+        withCp.Set("cp", "2");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(withCp, space, "flow", "", true);
+                                  },
+                                  {"cp", "without context parallelism"}),
+                              true,
+                              "cp 2");
+        JobOptions moe;
+        moe.Set("model", "mixtral-8x7b");
+        moe.Set("hardware", "h100-sxm-80gb");
+        moe.Set("layers", "2");
+        moe.Set("prompt", "256");
+        moe.Set("gen", "16");
+        ServingSpace dp = space;
+        dp.dp = {2};
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(moe, dp, "flow", "", true);
+                                  },
+                                  {"dp 2", "one attention replica"}),
+                              true,
+                              "dp attention replicas");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      RunTransferProbe(first.hardware.network, 8, {{0, 8, 1}});
+                                  },
+                                  {"transfers", "0 to 7"}),
+                              true,
+                              "a GPU outside the network");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Data-parallel attention (a MoE model's dp list): an instance of dp x tp GPUs whose
  * attention replicas each serve their batch and share the experts (ep = dp); its row is the
  * `run` of that instance, its tokens every replica's. Ruled out for a dense model and with whole
@@ -528,6 +687,16 @@ class CliServingStudyTestCase : public TestCase
                               "continuous",
                               "as asked");
 
+        CliResult split = RunCli(Cat(study, {"--batching=disaggregated", "--csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(split.status, 0, split.err);
+        NS_TEST_EXPECT_MSG_NE(split.out.find("prefill_tp,prefill_pp,prefill_instances,gpus_used,"
+                                             "kv_transfer_s"),
+                              std::string::npos,
+                              split.out);
+        NS_TEST_EXPECT_MSG_EQ(continuous.out.find("kv_transfer_s\":"),
+                              std::string::npos,
+                              "only where the rows are paired");
+
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
@@ -569,6 +738,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingRowTestCase, TestCase::QUICK);
         AddTestCase(new ServingContinuousTestCase, TestCase::QUICK);
         AddTestCase(new ServingDpAttentionTestCase, TestCase::QUICK);
+        AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);

@@ -532,8 +532,10 @@ MakeOptions()
         Choice("batching",
                "how a replica batches its requests: auto (the engine's: continuous for lmdeploy "
                "and vllm, static otherwise), static (the batch from prefill to its last token, "
-               "as run predicts a request) or continuous (the batch is the requests in flight, "
-               "a finished one's slot taken by a new one)",
+               "as run predicts a request), continuous (the batch is the requests in flight, "
+               "a finished one's slot taken by a new one) or disaggregated (the layouts decode "
+               "continuously, fed by prefill instances of the best layout of the lists, which "
+               "send each request's KV cache over the network)",
                BatchingNames,
                "auto")
             .For({kServing}),

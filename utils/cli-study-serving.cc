@@ -44,6 +44,83 @@ TargetsText(const ServingSpace& space)
     return text;
 }
 
+/**
+ * Prints the ranked table of a disaggregated study (--top fitting rows): each decode layout and
+ * batch with its prefill instances, then the rows that do not fit with their reason.
+ */
+void
+PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+{
+    std::printf("%4s %9s %6s %9s %7s %4s %5s %9s %8s %7s %10s %10s %8s %8s %9s %4s %3s\n",
+                "rank",
+                "decode",
+                "x_dec",
+                "prefill",
+                "x_pre",
+                "GPUs",
+                "batch",
+                "TTFT_ms",
+                "TPOT_ms",
+                "KV_ms",
+                "request_s",
+                "tok/s/GPU",
+                "req/s",
+                "J/token",
+                "peak_GiB",
+                "slo",
+                "pf");
+    uint64_t rank = 0;
+    uint64_t unfit = 0;
+    for (const auto& r : rows)
+    {
+        if (r.fits && (shown == 0 || rank < shown))
+        {
+            char energy[32] = "-";
+            if (r.haveEnergy)
+            {
+                std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
+            }
+            const std::string decode = "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp);
+            const std::string prefill =
+                "tp" + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
+            std::printf(
+                "%4llu %9s %6u %9s %7u %4u %5u %9.2f %8.2f %7.3f %10.3f %10.1f %8.2f %8s %9.2f "
+                "%4s %3s\n",
+                static_cast<unsigned long long>(++rank),
+                decode.c_str(),
+                r.replicas,
+                prefill.c_str(),
+                r.prefillInstances,
+                r.gpusUsed,
+                r.batch,
+                r.ttftS * 1e3,
+                r.tpotS * 1e3,
+                r.kvTransferS * 1e3,
+                r.requestS,
+                r.tokensPerSPerGpu,
+                r.requestsPerS,
+                energy,
+                ToGib(r.peakBytes),
+                targets ? (r.meetsSlo ? "yes" : "no") : "-",
+                r.frontier ? "*" : "");
+        }
+        else if (!r.fits && (shown == 0 || unfit < shown))
+        {
+            if (unfit++ == 0)
+            {
+                std::printf("does not fit (lowest peak first):\n");
+            }
+            std::printf("%4s tp%u pp%u batch %u: %.2f GiB per decode GPU; %s\n",
+                        "-",
+                        r.tp,
+                        r.pp,
+                        r.batch,
+                        ToGib(r.peakBytes),
+                        r.reason.c_str());
+        }
+    }
+}
+
 /** Prints the ranked table (--top rows of each kind: fitting, not fitting). */
 void
 PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
@@ -195,6 +272,7 @@ RunStudyServingCommand(const CliArgs& args)
             progress.Show(line, rows.size() == candidates.size());
         });
     progress.Finish();
+    study.Pair(rows);
     RankServingRows(rows, space);
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
@@ -213,9 +291,10 @@ RunStudyServingCommand(const CliArgs& args)
         std::cout << DumpJson(json);
         return 0;
     }
+    const Batching batching = study.GetBatching();
     if (args.Flag("csv"))
     {
-        std::cout << ServingStudyCsv(rows);
+        std::cout << ServingStudyCsv(rows, batching == Batching::DISAGGREGATED);
         return 0;
     }
     uint64_t fit = 0;
@@ -238,15 +317,27 @@ RunStudyServingCommand(const CliArgs& args)
                 static_cast<unsigned long long>(fit),
                 targets.empty() ? "" : (", " + std::to_string(meet) + " meet " + targets).c_str(),
                 study.GetSkipped());
-    const bool continuous = study.GetBatching() == Batching::CONTINUOUS;
+    const char* how =
+        batching == Batching::CONTINUOUS
+            ? "continuous batching: batch = requests in flight per replica, a finished one's slot "
+              "taken at once"
+        : batching == Batching::DISAGGREGATED
+            ? "disaggregated: x_dec decode instances of the row's layout, each with batch "
+              "requests in flight, fed by x_pre prefill instances, which send each request's KV "
+              "cache over the network (KV_ms)"
+            : "static batching: a replica serves its batch from prefill to the last token";
     std::printf("Ranked by generated tokens per second per GPU%s; %s; pf: on the "
                 "throughput-TPOT frontier\n",
                 targets.empty() ? "" : ", the layouts meeting the targets first",
-                continuous ? "continuous batching: batch = requests in flight per replica, a "
-                             "finished one's slot taken at once"
-                           : "static batching: a replica serves its batch from prefill to the "
-                             "last token");
-    PrintTable(rows, args.Count("top"), !targets.empty());
+                how);
+    if (batching == Batching::DISAGGREGATED)
+    {
+        PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty());
+    }
+    else
+    {
+        PrintTable(rows, args.Count("top"), !targets.empty());
+    }
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))
     {
