@@ -356,8 +356,9 @@ static CliCommandRegistrar g_studyServing(
     "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
-    "frontier. With --out=DIR writes DIR/results.csv, DIR/results.json and "
-    "DIR/throughput-latency.png.",
+    "frontier. --batching=disaggregated runs each layout as decode instances fed by prefill "
+    "instances of the best layout of the lists (the KV-cache handover timed on the network). "
+    "With --out=DIR writes DIR/results.csv, DIR/results.json and DIR/throughput-latency.png.",
     RunStudyServingCommand);
 
 } // namespace rapidllm
