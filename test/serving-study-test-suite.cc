@@ -457,12 +457,8 @@ class ServingDisaggregatedTestCase : public TestCase
                                   {"cp", "without context parallelism"}),
                               true,
                               "cp 2");
-        JobOptions moe;
+        JobOptions moe = job;
         moe.Set("model", "mixtral-8x7b");
-        moe.Set("hardware", "h100-sxm-80gb");
-        moe.Set("layers", "2");
-        moe.Set("prompt", "256");
-        moe.Set("gen", "16");
         ServingSpace dp = space;
         dp.dp = {2};
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(

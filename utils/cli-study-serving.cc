@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
+#include <string>
 
 namespace ns3 {
 namespace rapidllm {
@@ -42,6 +43,18 @@ TargetsText(const ServingSpace& space)
         text += (text.empty() ? "" : " and ") + std::string(buffer);
     }
     return text;
+}
+
+/** \return a row's energy per token, J, or "-" when unknown */
+std::string
+EnergyText(const ServingRow& r)
+{
+    char energy[32] = "-";
+    if (r.haveEnergy)
+    {
+        std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
+    }
+    return energy;
 }
 
 /**
@@ -75,11 +88,6 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, boo
     {
         if (r.fits && (shown == 0 || rank < shown))
         {
-            char energy[32] = "-";
-            if (r.haveEnergy)
-            {
-                std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
-            }
             const std::string decode = "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp);
             const std::string prefill =
                 "tp" + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
@@ -99,7 +107,7 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, boo
                 r.requestS,
                 r.tokensPerSPerGpu,
                 r.requestsPerS,
-                energy,
+                EnergyText(r).c_str(),
                 ToGib(r.peakBytes),
                 targets ? (r.meetsSlo ? "yes" : "no") : "-",
                 r.frontier ? "*" : "");
@@ -152,11 +160,6 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
             {
                 continue;
             }
-            char energy[32] = "-";
-            if (r.haveEnergy)
-            {
-                std::snprintf(energy, sizeof(energy), "%.3f", r.energyPerTokenJ);
-            }
             std::printf(
                 "%4llu %3u %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
                 static_cast<unsigned long long>(++rank),
@@ -170,7 +173,7 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
                 r.requestS,
                 r.tokensPerSPerGpu,
                 r.requestsPerS,
-                energy,
+                EnergyText(r).c_str(),
                 gib,
                 targets ? (r.meetsSlo ? "yes" : "no") : "-",
                 r.frontier ? "*" : "");
