@@ -177,6 +177,12 @@ JobInputJson(const ResolvedJob& job,
             software["spec_tokens"] = r.specTokens;
             software["spec_acceptance"] = r.specAcceptance;
         }
+        if (r.chunkSequences > 0)
+        {
+            software["chunk_sequences"] = r.chunkSequences;
+            software["chunk_tokens"] = r.chunkTokens;
+            software["chunk_prefix"] = r.chunkPrefix;
+        }
     }
     if (r.mode == RunMode::INFERENCE)
     {

@@ -99,7 +99,7 @@ Aligned(uint64_t at, uint64_t size)
 std::vector<std::string>
 BatchingNames()
 {
-    return {"auto", "static", "continuous", "disaggregated"};
+    return {"auto", "static", "continuous", "disaggregated", "chunked"};
 }
 
 Batching
@@ -148,6 +148,14 @@ ServingRow::ToJson() const
     j["decode_step_energy_j"] = stepJ;
     j["prefill_fits"] = prefillFits;
     j["prefill_peak_memory_bytes"] = prefillPeakBytes;
+    if (chunkTokens > 0)
+    {
+        // Chunked batching (EvaluateChunked).
+        j["chunk_tokens"] = chunkTokens;
+        j["chunk_count"] = chunkCount;
+        j["mixed_step_s"] = mixedStepS;
+        j["mixed_share"] = mixedShare;
+    }
     if (prefillTp > 0)
     {
         // Paired (ServingStudy::Pair): its prefill instances.
@@ -194,6 +202,13 @@ ServingRow::FromJson(const Json& j)
         r.stepJ = j.at("decode_step_energy_j").get<double>();
         r.prefillFits = j.at("prefill_fits").get<bool>();
         r.prefillPeakBytes = j.at("prefill_peak_memory_bytes").get<uint64_t>();
+        if (j.contains("chunk_tokens"))
+        {
+            r.chunkTokens = j.at("chunk_tokens").get<uint32_t>();
+            r.chunkCount = j.at("chunk_count").get<uint32_t>();
+            r.mixedStepS = j.at("mixed_step_s").get<double>();
+            r.mixedShare = j.at("mixed_share").get<double>();
+        }
         if (j.contains("prefill_tp"))
         {
             r.prefillTp = j.at("prefill_tp").get<uint32_t>();
@@ -246,6 +261,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                 + std::to_string(job.run.generatedTokens)
                                 + ": no time between tokens for the time per output token, its "
                                   "target and the throughput-TPOT frontier)");
+        }
+        if (space.batching == Batching::CHUNKED && (job.model.IsMla() || job.run.specTokens > 0))
+        {
+            // A mixed step of MLA would run its decode absorbed and its chunk not; speculative
+            // passes yield tokens at a rate the chunk schedule does not follow.
+            throw SpecError(kCommandLine,
+                            job.model.IsMla() ? "batching" : "spec-tokens",
+                            job.model.IsMla()
+                                ? "chunked prefill is not modelled for latent attention (MLA: "
+                                      + job.model.name + "); allowed: --batching=continuous"
+                                : "chunked prefill is not modelled with speculative decoding");
         }
         if (!options.Get("etp").empty() && !job.model.IsMoe())
         {
@@ -313,6 +339,13 @@ ServingStudy::ServingStudy(const JobOptions& options,
                     reason = "dp " + std::to_string(dp)
                              + ": disaggregated serving hands each request to one decode instance "
                                "of one attention replica (allowed: dp 1)";
+                }
+                else if (dp > 1 && space.batching == Batching::CHUNKED)
+                {
+                    field = "dp";
+                    reason = "dp " + std::to_string(dp)
+                             + ": chunked prefill is modelled for one attention replica (allowed: "
+                               "dp 1)";
                 }
                 else if (dp > 1 && wholeExperts)
                 {
@@ -467,6 +500,56 @@ ServingStudy::Evaluate(uint64_t index) const
     return row;
 }
 
+RunReport
+ServingStudy::Replay(const JobOptions& options,
+                     const std::vector<std::pair<std::string, std::string>>& changes,
+                     const std::array<uint32_t, 3>& chunk) const
+{
+    Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
+    if (chunk[0] > 0)
+    {
+        JobOptions changed = options;
+        for (const auto& [name, value] : changes)
+        {
+            changed.Set(name, value);
+        }
+        RunSpec run = changed.ToSpecs().run;
+        run.chunkSequences = chunk[0];
+        run.chunkTokens = chunk[1];
+        run.chunkPrefix = chunk[2];
+        helper->SetRun(run);
+    }
+    const RunReport report = helper->Run();
+    helper->Dispose();
+    return report;
+}
+
+std::tuple<double, double, bool>
+ServingStudy::DecodeStep(const JobOptions& options,
+                         const ResolvedJob& job,
+                         const std::array<uint32_t, 3>& chunk) const
+{
+    const uint64_t steps = job.run.generatedTokens - 1;
+    const uint64_t mean = job.run.promptTokens + steps / 2;
+    const std::string context = std::to_string(mean > 3 ? mean - 2 : 1);
+    // The two runs differ by whole decode passes: two of one token each, or with speculative
+    // decoding at least two passes of TokensPerDecodePass() tokens each; the time per token is
+    // their difference over the tokens those passes yield.
+    const double perPass = job.run.TokensPerDecodePass();
+    const uint32_t longGen = 2 + 2 * static_cast<uint32_t>(std::ceil(perPass - 1e-9));
+    RunSpec shortRun = job.run;
+    shortRun.generatedTokens = 2;
+    RunSpec longRun = job.run;
+    longRun.generatedTokens = longGen;
+    const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
+    const RunReport shorter = Replay(options, {{"prompt", context}, {"gen", "2"}}, chunk);
+    const RunReport longer =
+        Replay(options, {{"prompt", context}, {"gen", std::to_string(longGen)}}, chunk);
+    return {(longer.stepTimeS - shorter.stepTimeS) / tokens,
+            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens,
+            shorter.haveEnergy && longer.haveEnergy};
+}
+
 void
 ServingStudy::EvaluateContinuous(const JobOptions& options,
                                  const ResolvedJob& job,
@@ -480,13 +563,6 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     // replays below run every replica at once (their prefills too, together: the experts'
     // all-to-alls couple them), so their times are the instance's and their energies its own.
     const double inFlight = batch * job.run.parallel.dp;
-    auto run = [this, &options](const std::vector<std::pair<std::string, std::string>>& changes)
-    {
-        Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
-        const RunReport report = helper->Run();
-        helper->Dispose();
-        return report;
-    };
 
     // Memory: every request's whole KV cache (a one-token prompt and the rest generated) and
     // one step's activations.
@@ -519,7 +595,8 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         return;
     }
     // One request's prefill (and the sampling of its first token).
-    const RunReport first = run({{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+    const RunReport first =
+        Replay(options, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
     const double prefillS = first.stepTimeS;
     // Energies are split into the work's own (dynamic) and the boards' idle power, which the
     // cycle pays over its whole length instead.
@@ -533,35 +610,18 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     {
         return;
     }
-    // A decode step of the whole batch at the requests' mean context: two runs two steps
-    // apart, whose difference has no prefill.
+    // A decode step of the whole batch at the requests' mean context.
     const uint64_t steps = generated - 1;
-    double stepS = 0;
-    double stepJ = 0;
-    bool energy = first.haveEnergy;
-    if (steps > 0)
-    {
-        const uint64_t mean = prompt + steps / 2;
-        const std::string context = std::to_string(mean > 3 ? mean - 2 : 1);
-        // The two runs differ by whole decode passes: two of one token each, or with
-        // speculative decoding at least two passes of TokensPerDecodePass() tokens each; the
-        // time per token is their difference over the tokens those passes yield.
-        const double perPass = job.run.TokensPerDecodePass();
-        const uint32_t longGen = 2 + 2 * static_cast<uint32_t>(std::ceil(perPass - 1e-9));
-        RunSpec shortRun = job.run;
-        shortRun.generatedTokens = 2;
-        RunSpec longRun = job.run;
-        longRun.generatedTokens = longGen;
-        const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
-        const RunReport shorter = run({{"prompt", context}, {"gen", "2"}});
-        const RunReport longer = run({{"prompt", context}, {"gen", std::to_string(longGen)}});
-        stepS = (longer.stepTimeS - shorter.stepTimeS) / tokens;
-        stepJ =
-            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens;
-        energy = energy && longer.haveEnergy;
-    }
+    const auto [stepS, stepJ, stepEnergy] = DecodeStep(options, job, {0, 0, 0});
+    const bool energy = first.haveEnergy && stepEnergy;
     row.stepS = stepS;
     row.stepJ = stepJ;
+    row.haveEnergy = energy;
+    if (GetBatching() == Batching::CHUNKED)
+    {
+        EvaluateChunked(options, job, row);
+        return;
+    }
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
     // batches in flight through a pipeline, a prefill holds each stage for its share only (the
     // other stages work on the other batches meanwhile).
@@ -572,13 +632,95 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     row.requestS = row.ttftS + double(steps) * row.tpotS;
     row.tokensPerSPerGpu = inFlight * double(generated) / (cycleS * gpus);
     row.requestsPerS = double(row.replicas) * inFlight / cycleS;
-    row.haveEnergy = energy;
     if (energy)
     {
         const double cycleJ = double(steps) * stepJ + batch * prefillJ + idleW * cycleS;
         row.energyPerTokenJ = cycleJ / (inFlight * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }
+}
+
+void
+ServingStudy::EvaluateChunked(const JobOptions& options,
+                              const ResolvedJob& job,
+                              ServingRow& row) const
+{
+    const uint64_t prompt = job.run.promptTokens;
+    const uint64_t generated = job.run.generatedTokens;
+    const uint64_t batch = job.run.batch;
+    const double gpus = job.run.parallel.Gpus();
+    const uint32_t budget = TokenBudget(job);
+    if (budget <= batch)
+    {
+        row.fits = false;
+        row.reason = "a step of " + std::to_string(batch) + " decodes fills the token budget of "
+                     + std::to_string(budget) + " (--token-budget): no room for a prefill";
+        return;
+    }
+    // A prompt goes into the steps whole where the budget holds it beside the decodes (vLLM
+    // schedules the running decodes first, then waiting prompts), else in equal chunks.
+    const uint64_t room = budget - batch;
+    const uint64_t chunks = (prompt + room - 1) / room;
+    const uint64_t chunk = (prompt + chunks - 1) / chunks;
+    // In the steady state each of the batch's slots prefills its prompt over `chunks` steps and
+    // then decodes G - 1 tokens: per step batch / (chunks + G - 1) requests start, so that many
+    // x chunks prefill chunks run beside the decodes.
+    const double cycleSteps = double(chunks + generated - 1);
+    const double perStep = double(batch) * double(chunks) / cycleSteps;
+    // Chunks per step that carries any: as many as the steps need, within the budget; with a
+    // pipeline the same in each batch in flight.
+    const uint32_t inflight = job.run.InflightBatches();
+    const uint64_t fit = std::max<uint64_t>(1, room / chunk);
+    const uint64_t wanted =
+        std::min<uint64_t>(fit, static_cast<uint64_t>(std::ceil(perStep - 1e-9)));
+    const uint64_t perPass = (wanted + inflight - 1) / inflight;
+    const double perMixedStep = double(perPass * inflight);
+    const auto [mixedS, mixedJ, mixedEnergy] =
+        DecodeStep(options,
+                   job,
+                   {static_cast<uint32_t>(perPass),
+                    static_cast<uint32_t>(chunk),
+                    static_cast<uint32_t>((chunks - 1) * chunk / 2)});
+    // The share of steps that carry chunks; above 1 the prompts set the pace: every step
+    // carries perMixedStep chunks and fewer requests than the batch are decoding.
+    const double share = perStep / perMixedStep;
+    const bool paced = share > 1;
+    const double stepS = paced ? mixedS : (1 - share) * row.stepS + share * mixedS;
+    const double stepJ = paced ? mixedJ : (1 - share) * row.stepJ + share * mixedJ;
+    const double requestsPerStep =
+        paced ? perMixedStep / double(chunks) : double(batch) / cycleSteps;
+    row.chunkTokens = static_cast<uint32_t>(chunk);
+    row.chunkCount = static_cast<uint32_t>(chunks);
+    row.mixedStepS = mixedS;
+    row.mixedShare = std::min(share, 1.0);
+    row.ttftS = double(chunks) * mixedS;
+    row.tpotS = stepS;
+    row.requestS = row.ttftS + double(generated - 1) * stepS;
+    const double tokensPerStep = requestsPerStep * double(generated);
+    row.tokensPerSPerGpu = tokensPerStep / (stepS * gpus);
+    row.requestsPerS = double(row.replicas) * requestsPerStep / stepS;
+    row.haveEnergy = row.haveEnergy && mixedEnergy;
+    if (row.haveEnergy)
+    {
+        const double perStepJ = stepJ + row.idleW * stepS;
+        row.energyPerTokenJ = perStepJ / tokensPerStep;
+        row.avgPowerW = perStepJ / (stepS * gpus);
+    }
+}
+
+uint32_t
+ServingStudy::TokenBudget(const ResolvedJob& job) const
+{
+    if (m_space.tokenBudget > 0)
+    {
+        return m_space.tokenBudget;
+    }
+    // vLLM's EngineArgs.get_batch_defaults, online server: larger for GPUs of 70 GiB or more,
+    // except the A100 (vLLM PR 17885: a larger budget lowered its throughput).
+    const GpuSpec& gpu = job.hardware.gpu;
+    const bool large =
+        double(gpu.hbmBytes) >= 70.0 * 1073741824.0 && gpu.name.find("A100") == std::string::npos;
+    return large ? 8192 : 2048;
 }
 
 void

@@ -8,7 +8,9 @@
 #include "job-options.h"
 #include "ns3/ptr.h"
 #include "ns3/report-json.h"
+#include "ns3/run-report.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,10 +31,16 @@ enum class Batching
      * one request's prefill after another and hand its KV cache over the network to decode
      * instances, which batch continuously
      */
-    DISAGGREGATED
+    DISAGGREGATED,
+    /**
+     * continuous batching with chunked prefill (vLLM V1's and SGLang's schedulers): a new
+     * request's prompt goes into the running decode steps, in chunks where it exceeds the
+     * step's token budget
+     */
+    CHUNKED
 };
 
-/** \return the allowed names of Batching: auto, static, continuous, disaggregated */
+/** \return the allowed names of Batching: auto, static, continuous, disaggregated, chunked */
 std::vector<std::string> BatchingNames();
 
 /**
@@ -61,6 +69,12 @@ struct ServingSpace
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
     double tpotSloS = 0; //!< time per output token target, s (0: none)
     double ttftSloS = 0; //!< time to first token target, s (0: none)
+    /**
+     * Chunked batching: the tokens one step may carry, decodes and prefill chunks together
+     * (vLLM's max_num_batched_tokens). 0: vLLM's online-server default for the GPU (8192 on
+     * GPUs of 70 GiB or more other than the A100, 2048 otherwise; EngineArgs.get_batch_defaults)
+     */
+    uint32_t tokenBudget = 0;
 };
 
 /**
@@ -112,6 +126,12 @@ struct ServingRow
     uint32_t gpusUsed = 0;         //!< GPUs of all instances (at most the budget)
     double kvTransferS = 0;        //!< one request's KV cache from its prefill to its decode GPUs
 
+    // Chunked batching (ServingStudy::EvaluateChunked).
+    uint32_t chunkTokens = 0; //!< prompt tokens a step prefills of one request
+    uint32_t chunkCount = 0;  //!< chunks of one prompt
+    double mixedStepS = 0;    //!< a decode step of the batch carrying its prefill chunks
+    double mixedShare = 0;    //!< share of the steps that carry chunks (1: all, paced by them)
+
     /** \return the row as JSON (every field; RankServingRows' flags included) */
     Json ToJson() const;
     /**
@@ -141,6 +161,16 @@ struct ServingRow
  * token t_p (its own prefill, admitted as its slot frees; no queue); energy per token the
  * replays' dynamic energy of the cycle's work plus the boards' idle power over the cycle. Memory
  * holds every request's whole KV cache (P + G tokens) and one step's activations.
+ *
+ * Chunked batching (vLLM V1, SGLang) puts each new prompt into the running decode steps: whole
+ * where the step's token budget T holds it beside the batch's decodes, else in n = ceil(P / (T -
+ * batch)) equal chunks. In the steady state each slot prefills over n steps and decodes over G -
+ * 1, so batch x n / (n + G - 1) chunks run per step; the steps that carry them (as many chunks
+ * each as the budget allows, the same in each batch in flight) are replayed as decode steps
+ * with the chunks' rows beside the batch's (RunSpec::chunkSequences, at the chunks' mean
+ * prefix), the others as plain decode steps. Time per output token is the mean step, time to
+ * first token n mixed steps, and batch / (n + G - 1) requests finish per step; where the chunks
+ * need more than every step, every step carries them and they set the pace.
  *
  * Disaggregated batching takes the same replays (and a layout's prefill where only one prompt
  * fits) and pairs each decode row with prefill instances (Pair).
@@ -203,6 +233,37 @@ class ServingStudy
     void EvaluateContinuous(const JobOptions& options,
                             const ResolvedJob& job,
                             ServingRow& row) const;
+    /**
+     * \brief Fills the row's figures under chunked batching (see the class), from its decode
+     * step (row.stepS, stepJ, idleW, set by EvaluateContinuous) and the same step carrying the
+     * prefill chunks.
+     * \param options the candidate \param job the candidate resolved
+     * \param row the row
+     */
+    void EvaluateChunked(const JobOptions& options, const ResolvedJob& job, ServingRow& row) const;
+    /**
+     * \param job a candidate resolved
+     * \return the chunked batching's token budget: the space's, or vLLM's default for the GPU
+     */
+    uint32_t TokenBudget(const ResolvedJob& job) const;
+    /**
+     * \param options a job \param changes options to set first \param chunk the prefill
+     * chunk of each decode pass (RunSpec::chunkSequences, chunkTokens, chunkPrefix; none when
+     * the sequences are 0)
+     * \return the job's replay
+     */
+    RunReport Replay(const JobOptions& options,
+                     const std::vector<std::pair<std::string, std::string>>& changes,
+                     const std::array<uint32_t, 3>& chunk = {0, 0, 0}) const;
+    /**
+     * \brief A decode step of the batch at the requests' mean context, from two replays two
+     * steps apart (their difference has no prefill).
+     * \param options the candidate \param job the candidate resolved \param chunk as Replay
+     * \return its time and dynamic energy per token, and whether the energy is known
+     */
+    std::tuple<double, double, bool> DecodeStep(const JobOptions& options,
+                                                const ResolvedJob& job,
+                                                const std::array<uint32_t, 3>& chunk) const;
     /**
      * \param options a job \param changes options to set first
      * \return the job's helper, set up with the study's backend, routing and symmetry

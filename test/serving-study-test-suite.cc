@@ -328,6 +328,84 @@ class ServingContinuousTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Chunked prefill: the steps that carry new prompts are replayed with them beside the
+ * batch, and the figures follow from the two step times as the closed form says; a prompt
+ * beyond the token budget splits into chunks over several steps, and a budget the decodes fill
+ * is a reason, not a figure. A prompt inside a decode step costs less than its own prefill
+ * step beside it (the weights read once).
+ */
+class ServingChunkedTestCase : public TestCase
+{
+  public:
+    ServingChunkedTestCase()
+        : TestCase("serving study: chunked prefill in the decode steps")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 2;
+        space.tp = {2};
+        space.batch = {16};
+        space.batching = Batching::CHUNKED;
+        JobOptions job = SmallServingJob();
+        job.Set("gen", "64");
+        const double generated = 64;
+        const ServingRow r = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(r.fits, true, "fits");
+        // H100: 8192 tokens a step, so each prompt goes into one step whole.
+        NS_TEST_EXPECT_MSG_EQ(r.chunkCount, 1u, "one chunk");
+        NS_TEST_EXPECT_MSG_EQ(r.chunkTokens, 256u, "the whole prompt");
+        const double share = 16.0 * 1 / (1 + generated - 1);
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.mixedShare, share, 1e-12, "16 prompts per 64 steps");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.tpotS, (1 - share) * r.stepS + share * r.mixedStepS, 1e-12, "the mean step");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.ttftS, r.mixedStepS, 1e-12, "its prompt's step");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.tokensPerSPerGpu * 2 * r.tpotS,
+                                  16.0 / generated * generated,
+                                  1e-9,
+                                  "16 / 64 requests finish per step");
+        NS_TEST_EXPECT_MSG_GT(r.mixedStepS, r.stepS, "the prompt's rows cost");
+        NS_TEST_EXPECT_MSG_LT(r.mixedStepS, r.stepS + r.prefillS, "less than a step of its own");
+        space.batching = Batching::CONTINUOUS;
+        const ServingRow c = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        NS_TEST_EXPECT_MSG_LT(r.tpotS, c.tpotS, "no step of its own for a prefill");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.stepS, c.stepS, 1e-12, "the same plain decode step");
+
+        // A budget of 16 decodes + 100 tokens: each prompt in three chunks of 86.
+        space.batching = Batching::CHUNKED;
+        space.tokenBudget = 116;
+        const ServingRow split = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(split.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_EQ(split.chunkCount, 3u, "three chunks");
+        NS_TEST_EXPECT_MSG_EQ(split.chunkTokens, 86u, "of 86");
+        NS_TEST_EXPECT_MSG_EQ_TOL(split.ttftS, 3 * split.mixedStepS, 1e-12, "three steps");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            split.mixedShare, 16.0 * 3 / (3 + 63), 1e-12, "the chunks' share");
+        space.tokenBudget = 16;
+        const ServingRow full = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        NS_TEST_EXPECT_MSG_EQ(full.fits, false, "the decodes fill the budget");
+        NS_TEST_EXPECT_MSG_NE(full.reason.find("--token-budget"), std::string::npos, full.reason);
+
+        // Refused: latent attention (its decode absorbed, its prefill not).
+        JobOptions mla = job;
+        mla.Set("model", "deepseek-v2-lite");
+        space.tokenBudget = 0;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(mla, space, "flow", "", true);
+                                  },
+                                  {"batching", "MLA"}),
+                              true,
+                              "MLA");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Disaggregated serving: each decode row gets prefill instances just enough to feed
  * it, in the budget; its first token is the prefill's, its time per token the decode step's
  * plus the KV transfer spread over the steps, and that transfer is the request's KV cache
@@ -735,6 +813,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingContinuousTestCase, TestCase::QUICK);
         AddTestCase(new ServingDpAttentionTestCase, TestCase::QUICK);
         AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
+        AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -1897,6 +1898,103 @@ class MoeRoutingTestCase : public TestCase
 };
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief Chunked prefill beside the decode (RunSpec::chunkSequences): every decode step's GEMMs
+ * carry the chunks' rows beside the batch's, and a causal attention of each chunk over its
+ * cached prefix and itself runs beside the decode attention; the prefill is untouched. Refused
+ * in training and for latent attention.
+ */
+class ChunkedDecodeStepTestCase : public TestCase
+{
+  public:
+    ChunkedDecodeStepTestCase()
+        : TestCase("workload: decode steps carrying prefill chunks")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec llama = fixture::SmallModel("llama2-7b", 2);
+        RunSpec run = fixture::InferenceJob(1, 1, 8, 64, 3);
+        RunSpec mixed = run;
+        mixed.chunkSequences = 2;
+        mixed.chunkTokens = 48;
+        mixed.chunkPrefix = 100;
+        auto qkvRows = [](const Workload& w)
+        {
+            std::multiset<uint64_t> rows;
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                if (std::strcmp(n.label, "qkv") == 0)
+                {
+                    rows.insert(w.stages.at(0).OpOf(n).Gemm().m);
+                }
+            }
+            return rows;
+        };
+        auto chunkAttention = [](const Workload& w)
+        {
+            std::vector<AttentionShape> found;
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                if (std::strcmp(n.label, "chunk_attention") == 0)
+                {
+                    found.push_back(w.stages.at(0).OpOf(n).Attention());
+                }
+            }
+            return found;
+        };
+        const Workload plain = Workload::Build(llama, run);
+        const Workload chunked = Workload::Build(llama, mixed);
+        // 2 layers: the prefill's 8 x 64 rows once, then 2 decode steps of 8 rows (+ 96).
+        NS_TEST_EXPECT_MSG_EQ((qkvRows(plain) == std::multiset<uint64_t>{8, 8, 8, 8, 512, 512}),
+                              true,
+                              "the batch's rows");
+        NS_TEST_EXPECT_MSG_EQ(
+            (qkvRows(chunked) == std::multiset<uint64_t>{104, 104, 104, 104, 512, 512}),
+            true,
+            "and two chunks of 48 beside them in every decode step");
+        NS_TEST_EXPECT_MSG_EQ(chunkAttention(plain).size(), 0u, "no chunk");
+        const auto attention = chunkAttention(chunked);
+        RAPIDLLM_REQUIRE_EQ(attention.size(), 4u, "one per layer and decode step");
+        for (const AttentionShape& a : attention)
+        {
+            NS_TEST_EXPECT_MSG_EQ(a.batch, 2u, "two chunks");
+            NS_TEST_EXPECT_MSG_EQ(a.queryLen, 48u, "of 48 tokens");
+            NS_TEST_EXPECT_MSG_EQ(a.kvLen, 148u, "over their 100 cached tokens and themselves");
+            NS_TEST_EXPECT_MSG_EQ(a.causal, true, "causal");
+        }
+        NS_TEST_EXPECT_MSG_GT(chunked.TotalModelFlops(), plain.TotalModelFlops(), "more work");
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(EstimateWorkloadSize(llama, mixed).nodes,
+                                    chunked.stages.at(0).nodes.size(),
+                                    "the estimate counts the chunk's attention");
+
+        RunSpec training = fixture::TrainingJob(1, 1, 1, 1, 1);
+        training.chunkSequences = 1;
+        training.chunkTokens = 16;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      training.Validate(llama, "job");
+                                  },
+                                  {"chunk_tokens", "inference"}),
+                              true,
+                              "training has no decode step");
+        RunSpec latent = mixed;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      latent.Validate(fixture::SmallModel("deepseek-v2-lite", 2),
+                                                      "job");
+                                  },
+                                  {"chunk_tokens", "MLA"}),
+                              true,
+                              "latent attention");
+    }
+};
+
+/**
  * \brief Resource guards: the node estimate made before building agrees with the graphs built,
  * and requests beyond the limits are refused at once with their size and the options that
  * drive them; counts that overflow 32 bits do not wrap.
@@ -3496,6 +3594,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MemoryAlternativesTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
+        AddTestCase(new ChunkedDecodeStepTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
         AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);
         AddTestCase(new MoeDispatcherKernelsTestCase, TestCase::QUICK);

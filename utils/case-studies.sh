@@ -57,7 +57,11 @@ cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inferenc
     --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 --engine=vllm \
     --tpot-slo=30 --ttft-slo=2000 --top=15 --out="$out/serving" | tee "$out/serving.txt"
 cp "$out/serving/throughput-latency.png" "$fig/serving-llama3-70b-h100.png"
-# The same job with prefill and decode on separate instances.
+# The same job with chunked prefill, and with prefill and decode on separate instances.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 --engine=vllm \
+    --tpot-slo=30 --ttft-slo=2000 --top=8 --batching=chunked \
+    --out="$out/serving-chunked" | tee "$out/serving-chunked.txt"
 "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
     --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 --engine=vllm \
     --tpot-slo=30 --ttft-slo=2000 --top=8 --batching=disaggregated \

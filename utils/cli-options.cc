@@ -533,11 +533,21 @@ MakeOptions()
                "how a replica batches its requests: auto (the engine's: continuous for lmdeploy "
                "and vllm, static otherwise), static (the batch from prefill to its last token, "
                "as run predicts a request), continuous (the batch is the requests in flight, "
-               "a finished one's slot taken by a new one) or disaggregated (the layouts decode "
+               "a finished one's slot taken by a new one), chunked (continuous, each new "
+               "prompt prefilled inside the running decode steps, in chunks beyond "
+               "--token-budget: vLLM V1, SGLang) or disaggregated (the layouts decode "
                "continuously, fed by prefill instances of the best layout of the lists, which "
                "send each request's KV cache over the network)",
                BatchingNames,
                "auto")
+            .For({kServing}),
+        Count("token-budget",
+              "chunked batching: tokens one step may carry, decodes and prefill chunks (vLLM's "
+              "max_num_batched_tokens; 0: vLLM's online-server default, 8192 on GPUs of 70 GiB "
+              "or more but the A100, 2048 otherwise)",
+              0,
+              1u << 24,
+              "0")
             .For({kServing}),
         Real("tpot-slo",
              "time per output token target, ms (0: none): the layouts within it (and --ttft-slo) "

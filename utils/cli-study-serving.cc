@@ -221,6 +221,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
+    space.tokenBudget = static_cast<uint32_t>(args.Count("token-budget"));
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
     std::string backend;
@@ -324,6 +325,9 @@ RunStudyServingCommand(const CliArgs& args)
         batching == Batching::CONTINUOUS
             ? "continuous batching: batch = requests in flight per replica, a finished one's slot "
               "taken at once"
+        : batching == Batching::CHUNKED
+            ? "chunked prefill: batch = requests in flight per replica, each new prompt "
+              "prefilled inside the running decode steps"
         : batching == Batching::DISAGGREGATED
             ? "disaggregated: x_dec decode instances of the row's layout, each with batch "
               "requests in flight, fed by x_pre prefill instances, which send each request's KV "

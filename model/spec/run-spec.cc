@@ -491,6 +491,25 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "spec_acceptance", os.str());
         }
     }
+    if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
+    {
+        if (mode != RunMode::INFERENCE || chunkSequences == 0 || chunkTokens == 0)
+        {
+            throw SpecError(source,
+                            "chunk_tokens",
+                            "a prefill chunk beside the decode needs inference, at least one "
+                            "sequence and at least one token");
+        }
+        if (model.IsMla())
+        {
+            // Its decode runs absorbed, its prefill not: a mixed step is not modelled.
+            throw SpecError(source,
+                            "chunk_tokens",
+                            "chunked prefill beside the decode is not modelled for latent "
+                            "attention (MLA: "
+                                + model.name + ")");
+        }
+    }
     if (p.zeroStage > 3)
     {
         throw SpecError(source, "zero", "allowed values: 0, 1, 2, 3");
@@ -894,7 +913,9 @@ RunSpec::operator==(const RunSpec& o) const
            && dispatch == o.dispatch && engine == o.engine && fp8Scaling == o.fp8Scaling
            && mainGrads == o.mainGrads && tpCommOverlap == o.tpCommOverlap
            && paramGather == o.paramGather && specTokens == o.specTokens
-           && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap;
+           && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
+           && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
+           && chunkPrefix == o.chunkPrefix;
 }
 
 uint32_t

@@ -210,6 +210,16 @@ struct RunSpec
      */
     double specAcceptance = 0;
     /**
+     * Inference, chunked prefill beside the decode (set by the serving study's chunked
+     * batching, not a job setting): each decode pass also prefills chunkSequences other
+     * requests' prompts, chunkTokens tokens of each, after chunkPrefix of their tokens already
+     * in the cache, as vLLM V1's and SGLang's schedulers put waiting prompts into the running
+     * decode steps. 0: none.
+     */
+    uint32_t chunkSequences = 0;
+    uint32_t chunkTokens = 0; //!< chunked prefill: tokens of each chunk
+    uint32_t chunkPrefix = 0; //!< chunked prefill: each chunk's tokens already in the cache
+    /**
      * How the host issues the kernels (doc/workload-model.md, "Host dispatch"): auto (the
      * engine's), none (an ideal host), eager (PyTorch eager: one framework op at a time),
      * graphs (one CUDA graph launch per step), engine (a C++ loop launching each kernel).

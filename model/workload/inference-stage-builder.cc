@@ -306,6 +306,8 @@ BuildInferenceStage(const ModelSpec& model,
         for (uint32_t m = 0; m < inflight; ++m)
         {
             const uint64_t batch = run.InflightBatchSize(m);
+            // The pass's rows: the batch's new tokens and a prefill chunk beside them.
+            const uint64_t rows = batch * q + uint64_t(run.chunkSequences) * run.chunkTokens;
             const uint32_t tag = tagOf(j, m);
             e.SetContext(Phase::DECODE, j, -1);
             const bool tokenFromLastStage = j > 1 || run.FirstTokenFromPrefill();
@@ -313,14 +315,14 @@ BuildInferenceStage(const ModelSpec& model,
             {
                 e.Recv("recv_token", GroupKind::PP, -1, tagOf(j - 1, m) + 1, 4 * batch * q);
             }
-            EmitStageInput(e, run, s, stage, batch * q, tag);
+            EmitStageInput(e, run, s, stage, rows, tag);
             for (uint32_t i = 0; i < layersPerStage; ++i)
             {
                 e.SetContext(Phase::DECODE, j, static_cast<int32_t>(firstLayer + i));
-                layerOf(m).Decode(e, context, q);
+                layerOf(m).Decode(e, context, q, true);
             }
             e.SetContext(Phase::DECODE, j, -1);
-            EmitStageOutput(e, model, run, s, stage, batch * q, batch * q, tag, true);
+            EmitStageOutput(e, model, run, s, stage, rows, batch * q, tag, true);
             finishPass(m, j, context + q, j == steps);
         }
     }

@@ -198,16 +198,14 @@ TransformerLayer::Forward(GraphEmitter& e, Recompute keep) const
 }
 
 void
-TransformerLayer::Decode(GraphEmitter& e, uint64_t context, uint32_t queries) const
+TransformerLayer::Decode(GraphEmitter& e, uint64_t context, uint32_t queries, bool chunk) const
 {
-    EmitForward(e, Recompute::NONE, context, queries);
+    EmitForward(e, Recompute::NONE, context, queries, chunk);
 }
 
 void
-TransformerLayer::EmitForward(GraphEmitter& e,
-                              Recompute keep,
-                              uint64_t decodeContext,
-                              uint32_t queries) const
+TransformerLayer::EmitForward(
+    GraphEmitter& e, Recompute keep, uint64_t decodeContext, uint32_t queries, bool chunk) const
 {
     const auto& s = m_shapes;
     const DataType at = m_run.ActivationType();
@@ -218,8 +216,11 @@ TransformerLayer::EmitForward(GraphEmitter& e,
         return keepActs ? static_cast<int64_t>(bytes) : 0;
     };
     const OpType norm = NormOpOf(m_model.norm);
-    const uint64_t rows = decodeContext > 0 ? m_batch * queries : m_rows;
-    const uint64_t normRows = decodeContext > 0 ? m_batch * queries : m_normRows;
+    // A decode step's rows: the batch's new tokens, and a prefill chunk's beside them.
+    const uint64_t chunkRows =
+        decodeContext > 0 && chunk ? uint64_t(m_run.chunkSequences) * m_run.chunkTokens : 0;
+    const uint64_t rows = decodeContext > 0 ? m_batch * queries + chunkRows : m_rows;
+    const uint64_t normRows = decodeContext > 0 ? m_batch * queries + chunkRows : m_normRows;
 
     uint32_t n1 = e.Compute(
         "norm1", MakeElementwise(norm, normRows, s.hidden, at), kept(eb * normRows * s.hidden));
@@ -263,6 +264,24 @@ TransformerLayer::EmitForward(GraphEmitter& e,
         {
             // Each head's latent output through its slice of the value up-projection.
             e.Compute("v_absorb", MakeGemm(rows, s.valueDim, s.kvLora, m_run.dtype, s.heads));
+        }
+        if (chunkRows > 0)
+        {
+            // The chunk's tokens over their prompt's cached prefix and themselves, causal, in
+            // the prefill kernel (one varlen call beside the decode's).
+            AttentionShape c;
+            c.batch = m_run.chunkSequences;
+            c.heads = s.heads;
+            c.kvHeads = s.kvHeads;
+            c.headDim = s.headDim;
+            c.queryLen = m_run.chunkTokens;
+            c.kvLen = uint64_t(m_run.chunkPrefix) + m_run.chunkTokens;
+            c.causal = true;
+            c.window = m_flash ? window : 0;
+            c.kernel = AttentionKernelOf(m_run);
+            e.Compute(
+                "chunk_attention",
+                MakeAttention(m_flash ? OpType::ATTENTION_FWD : OpType::ATTENTION_SCORES, c, at));
         }
     }
     else

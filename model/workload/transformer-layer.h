@@ -82,11 +82,15 @@ class TransformerLayer
      * \brief Emits one decode step of the layer: \p queries new tokens per sequence (1, or a
      * speculative step's drafts and the token before them, verified together) attending to a KV
      * cache of \p context tokens, which the split-KV kernel reads once for all of them.
+     * With \p chunk it also prefills the run's chunk (RunSpec::chunkSequences x chunkTokens
+     * rows beside the batch's in every GEMM, and their causal attention over their cached
+     * prefix and themselves).
      * \param e the emitter
      * \param context tokens already in the KV cache
      * \param queries new tokens per sequence
+     * \param chunk whether the step carries the run's prefill chunk
      */
-    void Decode(GraphEmitter& e, uint64_t context, uint32_t queries = 1) const;
+    void Decode(GraphEmitter& e, uint64_t context, uint32_t queries = 1, bool chunk = false) const;
 
     /** \return bytes of the activations entering the layer ([s, b, h], sharded with SP) */
     uint64_t InputBytes() const;
@@ -102,7 +106,8 @@ class TransformerLayer
     void EmitForward(GraphEmitter& e,
                      Recompute keep,
                      uint64_t decodeContext,
-                     uint32_t queries = 1) const;
+                     uint32_t queries = 1,
+                     bool chunk = false) const;
     /**
      * The attention core forward (ring attention when cp > 1): with \p keepActs it keeps its
      * inputs (Q, K, V), with \p keepSaved also what the kernel saves beyond them (the scores,

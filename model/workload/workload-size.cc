@@ -62,7 +62,7 @@ InferenceLayerNodes(const ModelSpec& model, const RunSpec& run)
     TransformerLayer layer(model, run, run.promptTokens, run.batch);
     layer.Forward(e, Recompute::NONE);
     const uint64_t prefill = scratch.nodes.size();
-    layer.Decode(e, 1);
+    layer.Decode(e, 1, 1, true);
     return {prefill, scratch.nodes.size() - prefill};
 }
 
