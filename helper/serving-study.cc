@@ -40,10 +40,10 @@ LayerStages(const ModelSpec& model, const ParallelSpec& p)
 
 /**
  * \return the transfers that move one request's KV cache (its prompt's keys and values, or
- * MLA's latent) from the ranks of a prefill instance whose rank 0 is GPU \p prefillFirst to
- * those of a decode instance from GPU \p decodeFirst: every decode rank receives each of its
- * layers' KV heads from a prefill rank holding them (of several replicas of a head, taken in
- * turn), tensor ranks adjacent within a stage
+ * MLA's latent; a sliding-window layer's window) from the ranks of a prefill instance whose
+ * rank 0 is GPU \p prefillFirst to those of a decode instance from GPU \p decodeFirst: every
+ * decode rank receives each of its layers' KV heads from a prefill rank holding them (of several
+ * replicas of a head, taken in turn), tensor ranks adjacent within a stage
  */
 std::vector<ProbeTransfer>
 KvCacheTransfers(const ResolvedJob& prefill,
@@ -54,8 +54,8 @@ KvCacheTransfers(const ResolvedJob& prefill,
     const LayerShapes shapes(decode.model, decode.run);
     // What tensor ranks hold whole: a KV head, or MLA's latent (every rank keeps it).
     const uint64_t units = shapes.mla ? 1 : decode.model.kvHeads;
-    const uint64_t unitBytes =
-        shapes.KvCacheBytesPerToken() / (shapes.mla ? 1 : shapes.kvHeads) * decode.run.promptTokens;
+    const uint64_t unitBytesPerToken =
+        shapes.KvCacheBytesPerToken() / (shapes.mla ? 1 : shapes.kvHeads);
     const ParallelSpec& p = prefill.run.parallel;
     const ParallelSpec& d = decode.run.parallel;
     const std::vector<uint32_t> prefillStages = LayerStages(prefill.model, p);
@@ -63,6 +63,11 @@ KvCacheTransfers(const ResolvedJob& prefill,
     std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
     for (std::size_t layer = 0; layer < decodeStages.size(); ++layer)
     {
+        // A sliding-window layer keeps only the window's last tokens.
+        const uint64_t window = decode.model.WindowOf(static_cast<uint32_t>(layer));
+        const uint64_t tokens = window > 0 ? std::min<uint64_t>(window, decode.run.promptTokens)
+                                           : decode.run.promptTokens;
+        const uint64_t unitBytes = unitBytesPerToken * tokens;
         for (uint64_t h = 0; h < units; ++h)
         {
             const uint64_t firstHolder = h * p.tp / units;
@@ -847,8 +852,8 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
             r.fits = false;
             r.reason = prefills.empty()
                            ? "no layout of the lists holds one request's prefill"
-                           : "no prefill instance fits beside a decode instance of this layout in "
-                             "the "
+                           : "no set of prefill instances that keeps up with a decode instance of "
+                             "this layout fits beside it in the "
                                  + std::to_string(m_space.gpus) + " GPUs";
             continue;
         }
