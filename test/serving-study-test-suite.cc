@@ -367,6 +367,10 @@ class ServingChunkedTestCase : public TestCase
                                   16.0 / generated * generated,
                                   1e-9,
                                   "16 / 64 requests finish per step");
+        const Json chunkedJson = r.ToJson();
+        NS_TEST_EXPECT_MSG_EQ(DumpJson(ServingRow::FromJson(chunkedJson).ToJson()),
+                              DumpJson(chunkedJson),
+                              "a chunked row's round trip");
         NS_TEST_EXPECT_MSG_GT(r.mixedStepS, r.stepS, "the prompt's rows cost");
         NS_TEST_EXPECT_MSG_LT(r.mixedStepS, r.stepS + r.prefillS, "less than a step of its own");
         space.batching = Batching::CONTINUOUS;
@@ -770,6 +774,17 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(continuous.out.find("kv_transfer_s\":"),
                               std::string::npos,
                               "only where the rows are paired");
+
+        CliResult chunked =
+            RunCli(Cat(study, {"--batching=chunked", "--token-budget=64", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(chunked.status, 0, chunked.err);
+        const Json chunkedRows = Json::parse(chunked.out).at("rows");
+        bool fiveChunks = false;
+        for (const Json& row : chunkedRows)
+        {
+            fiveChunks = fiveChunks || (row.contains("chunk_count") && row.at("chunk_count") == 5);
+        }
+        NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
