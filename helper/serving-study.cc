@@ -289,15 +289,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
     const bool disaggregated = space.batching == Batching::DISAGGREGATED;
-    if (disaggregated && cp > 1)
+    const bool chunked = space.batching == Batching::CHUNKED;
+    if ((disaggregated || chunked) && cp > 1)
     {
-        // Its KV cache is split by sequence over the context-parallel ranks, which the
-        // transfer between instances does not follow.
+        // Its KV cache is split by sequence over the context-parallel ranks, which neither the
+        // transfer between instances nor a prefill chunk's attention follows.
         throw SpecError(kCommandLine,
                         "cp",
-                        "disaggregated serving pairs instances without context parallelism (cp "
-                        "is "
-                            + std::to_string(cp) + "; allowed: 1)");
+                        std::string(disaggregated ? "disaggregated serving pairs instances"
+                                                  : "chunked prefill is modelled")
+                            + " without context parallelism (cp is " + std::to_string(cp)
+                            + "; allowed: 1)");
     }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
@@ -345,7 +347,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
                              + ": disaggregated serving hands each request to one decode instance "
                                "of one attention replica (allowed: dp 1)";
                 }
-                else if (dp > 1 && space.batching == Batching::CHUNKED)
+                else if (dp > 1 && chunked)
                 {
                     field = "dp";
                     reason = "dp " + std::to_string(dp)

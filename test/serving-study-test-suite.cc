@@ -393,7 +393,18 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(full.fits, false, "the decodes fill the budget");
         NS_TEST_EXPECT_MSG_NE(full.reason.find("--token-budget"), std::string::npos, full.reason);
 
-        // Refused: latent attention (its decode absorbed, its prefill not).
+        // Refused: context parallelism (a chunk's attention would not follow the split
+        // cache) and latent attention (its decode absorbed, its prefill not).
+        JobOptions withCp = job;
+        withCp.Set("cp", "2");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(withCp, space, "flow", "", true);
+                                  },
+                                  {"cp", "chunked prefill"}),
+                              true,
+                              "cp 2");
         JobOptions mla = job;
         mla.Set("model", "deepseek-v2-lite");
         space.tokenBudget = 0;
