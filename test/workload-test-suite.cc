@@ -2341,13 +2341,15 @@ class AttentionKernelSettingTestCase : public TestCase
  * DP16) without recomputation needs 83 GiB; ZeRO-1 shards its 16 B per parameter of optimizer
  * state over 16 ranks, ZeRO-3 everything, full recomputation keeps only the layer inputs; with
  * FlashAttention the selective checkpoint saves next to nothing. Each verdict is the changed job's
- * own; a job that fits and inference get none; a change the layout rejects is left out.
+ * own; a job that fits and inference get none; a change the layout rejects is left out. For
+ * inference, the largest batch that fits: one more does not.
  */
 class MemoryAlternativesTestCase : public TestCase
 {
   public:
     MemoryAlternativesTestCase()
-        : TestCase("memory: the single changes that make a training job fit, with their verdicts")
+        : TestCase("memory: the single changes that make a training job fit, with their "
+                   "verdicts; the largest inference batch that fits")
     {}
 
   private:
@@ -2405,6 +2407,26 @@ class MemoryAlternativesTestCase : public TestCase
             MemoryAlternatives(gpt3, fixture::InferenceJob(1, 1, 64, 2048, 128), gpu).size(),
             0u,
             "inference: none");
+
+        // Inference: the largest batch of the request that fits, and one more does not.
+        const ModelSpec llama = ModelSpec::Load("llama2-70b");
+        const GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        RunSpec serve = fixture::InferenceJob(4, 1, 8, 1024, 1024);
+        const uint32_t largest = LargestFittingBatch(llama, serve, h100);
+        NS_TEST_EXPECT_MSG_GT(largest, 8u, "more than the batch given");
+        RunSpec at = serve;
+        at.batch = largest;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, at, h100).feasible, true, "it fits");
+        at.batch = largest + 1;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, at, h100).feasible, false, "one more does not");
+        serve.promptTokens = 4096;
+        NS_TEST_EXPECT_MSG_LT(
+            LargestFittingBatch(llama, serve, h100), largest, "longer requests, fewer");
+        NS_TEST_EXPECT_MSG_EQ(
+            LargestFittingBatch(llama, fixture::InferenceJob(1, 1, 1, 1024, 1), h100),
+            0u,
+            "70B in bf16 on one GPU: not one");
+        NS_TEST_EXPECT_MSG_EQ(LargestFittingBatch(gpt3, run, gpu), 0u, "training: none");
     }
 };
 

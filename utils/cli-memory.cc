@@ -46,6 +46,10 @@ RunMemoryCommand(const CliArgs& args)
         // beside it (as run echoes it, without a network backend or routing: nothing runs on
         // the network).
         Json j = report;
+        if (job.run.mode == RunMode::INFERENCE)
+        {
+            j["largest_batch"] = LargestFittingBatch(job.model, job.run, job.hardware.gpu);
+        }
         j["input"] = JobInputJson(job, "", "");
         std::cout << DumpJson(j);
         return status();
@@ -84,6 +88,20 @@ RunMemoryCommand(const CliArgs& args)
                           Gib(a.report.worst.peak).c_str(),
                           a.report.feasible ? "fits" : "does not fit");
             std::cout << line;
+        }
+    }
+    if (job.run.mode == RunMode::INFERENCE)
+    {
+        const uint32_t largest = LargestFittingBatch(job.model, job.run, job.hardware.gpu);
+        const uint64_t tokens = uint64_t(job.run.promptTokens) + job.run.generatedTokens;
+        if (largest == 0)
+        {
+            std::cout << "Not even one request of " << tokens << " tokens fits.\n";
+        }
+        else
+        {
+            std::cout << "Fits up to batch " << largest << ": requests of " << tokens
+                      << " tokens (prompt + generated) held at once per replica.\n";
         }
     }
     std::cout << "Assumed: " << report.assumption << "\n" << JobInputText(job, "", "");

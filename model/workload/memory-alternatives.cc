@@ -72,5 +72,50 @@ MemoryAlternatives(const ModelSpec& model, const RunSpec& run, const GpuSpec& gp
     return found;
 }
 
+uint32_t
+LargestFittingBatch(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
+{
+    if (run.mode != RunMode::INFERENCE)
+    {
+        return 0;
+    }
+    auto fits = [&](uint64_t batch)
+    {
+        RunSpec changed = run;
+        changed.batch = static_cast<uint32_t>(batch);
+        try
+        {
+            return AnalyzeMemory(model, changed, gpu).feasible;
+        }
+        catch (const SpecError&)
+        {
+            return false; // beyond what the settings allow (a KV cache of 2^60 bytes)
+        }
+    };
+    // Up to 2^24 requests (no GPU holds that many KV caches): double, then halve the gap.
+    constexpr uint64_t kMost = 1u << 24;
+    if (!fits(1))
+    {
+        return 0;
+    }
+    uint64_t low = 1; // fits
+    uint64_t high = 2;
+    while (high <= kMost && fits(high))
+    {
+        low = high;
+        high *= 2;
+    }
+    if (high > kMost)
+    {
+        return static_cast<uint32_t>(low);
+    }
+    while (high - low > 1) // low fits, high does not
+    {
+        const uint64_t mid = low + (high - low) / 2;
+        (fits(mid) ? low : high) = mid;
+    }
+    return static_cast<uint32_t>(low);
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -35,6 +35,16 @@ std::vector<MemoryAlternative> MemoryAlternatives(const ModelSpec& model,
                                                   const RunSpec& run,
                                                   const GpuSpec& gpu);
 
+/**
+ * \brief Inference: the largest batch of the job's request (prompt + generated tokens each)
+ * that fits in the GPU's memory, the rest as given; what a serving replica's KV cache holds at
+ * once, the question a serving engineer asks first. Memory grows with the batch, so a search
+ * over the batch finds it (no graph is built).
+ * \param model the model \param run the job (inference) \param gpu the GPU
+ * \return the batch; 0 when even one request does not fit, and for training
+ */
+uint32_t LargestFittingBatch(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu);
+
 } // namespace rapidllm
 } // namespace ns3
 
