@@ -363,8 +363,8 @@ class CliJsonTestCase : public TestCase
 
 /**
  * \brief `run --json` carries the memory verdict as the very object `memory --json` prints
- * (one function writes both): training with a pipeline, inference with a KV cache, and a job
- * that does not fit.
+ * (one function writes both): training with a pipeline, inference with a KV cache (memory adds
+ * the largest batch that fits beside it), and a job that does not fit.
  */
 class CliMemoryObjectTestCase : public TestCase
 {
@@ -405,6 +405,15 @@ class CliMemoryObjectTestCase : public TestCase
             runInput.erase("routing");
             NS_TEST_EXPECT_MSG_EQ(input.dump(), runInput.dump(), "the input run echoes");
             fromMemory.erase("input");
+            // And for inference the largest batch that fits (at least the job as given, 4).
+            const bool inference = &job == &jobs[2];
+            NS_TEST_EXPECT_MSG_EQ(fromMemory.contains("largest_batch"), inference, Joined(job));
+            if (inference)
+            {
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                    fromMemory.at("largest_batch").get<uint32_t>(), 4u, "the batch given fits");
+                fromMemory.erase("largest_batch");
+            }
             NS_TEST_EXPECT_MSG_EQ(fromRun.dump(), fromMemory.dump(), Joined(job));
             NS_TEST_EXPECT_MSG_EQ(fromRun.at("feasible").get<bool>(),
                                   Json::parse(run.out).at("feasible").get<bool>(),
