@@ -989,6 +989,10 @@ ServingStudyJson(const ServingStudy& study,
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];
     j["tpot_slo_s"] = space.tpotSloS;
     j["ttft_slo_s"] = space.ttftSloS;
+    if (study.GetBatching() == Batching::CHUNKED)
+    {
+        j["token_budget"] = study.TokenBudget(first);
+    }
     j["layouts"] = study.Candidates().size();
     j["skipped"] = study.GetSkipped();
     Json list = Json::array();

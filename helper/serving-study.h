@@ -199,6 +199,11 @@ class ServingStudy
     ResolvedJob FirstJob() const;
     /** \return the batching in force: the space's, or for AUTO the job's engine's */
     Batching GetBatching() const;
+    /**
+     * \param job a candidate resolved
+     * \return the chunked batching's token budget: the space's, or vLLM's default for the GPU
+     */
+    uint32_t TokenBudget(const ResolvedJob& job) const;
 
     /**
      * \brief Predicts one candidate: its memory, and its timing when it fits.
@@ -241,11 +246,6 @@ class ServingStudy
      * \param row the row
      */
     void EvaluateChunked(const JobOptions& options, const ResolvedJob& job, ServingRow& row) const;
-    /**
-     * \param job a candidate resolved
-     * \return the chunked batching's token budget: the space's, or vLLM's default for the GPU
-     */
-    uint32_t TokenBudget(const ResolvedJob& job) const;
     /**
      * \param options a job \param changes options to set first \param chunk the prefill
      * chunk of each decode pass (RunSpec::chunkSequences, chunkTokens, chunkPrefix; none when

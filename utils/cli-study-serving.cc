@@ -327,16 +327,19 @@ RunStudyServingCommand(const CliArgs& args)
               "taken at once"
         : batching == Batching::CHUNKED
             ? "chunked prefill: batch = requests in flight per replica, each new prompt "
-              "prefilled inside the running decode steps"
+              "prefilled inside the running decode steps, up to the token budget a step"
         : batching == Batching::DISAGGREGATED
             ? "disaggregated: x_dec decode instances of the row's layout, each with batch "
               "requests in flight, fed by x_pre prefill instances, which send each request's KV "
               "cache over the network (KV_ms)"
             : "static batching: a replica serves its batch from prefill to the last token";
-    std::printf("Ranked by generated tokens per second per GPU%s; %s; pf: on the "
+    const std::string budget =
+        batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
+    std::printf("Ranked by generated tokens per second per GPU%s; %s%s; pf: on the "
                 "throughput-TPOT frontier\n",
                 targets.empty() ? "" : ", the layouts meeting the targets first",
-                how);
+                how,
+                budget.c_str());
     if (batching == Batching::DISAGGREGATED)
     {
         PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty());
