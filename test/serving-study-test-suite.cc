@@ -393,18 +393,8 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(full.fits, false, "the decodes fill the budget");
         NS_TEST_EXPECT_MSG_NE(full.reason.find("--token-budget"), std::string::npos, full.reason);
 
-        // Refused: context parallelism (a chunk's attention would not follow the split
-        // cache) and latent attention (its decode absorbed, its prefill not).
-        JobOptions withCp = job;
-        withCp.Set("cp", "2");
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
-                                  [&]
-                                  {
-                                      ServingStudy(withCp, space, "flow", "", true);
-                                  },
-                                  {"cp", "chunked prefill"}),
-                              true,
-                              "cp 2");
+        // Refused: latent attention (its decode absorbed, its prefill not); context
+        // parallelism with the disaggregated study's.
         JobOptions mla = job;
         mla.Set("model", "deepseek-v2-lite");
         space.tokenBudget = 0;
@@ -425,7 +415,8 @@ class ServingChunkedTestCase : public TestCase
  * it, in the budget; its first token is the prefill's, its time per token the decode step's
  * plus the KV transfer spread over the steps, and that transfer is the request's KV cache
  * timed on the network. A layout that holds a prefill but not the batch still prefills; a job
- * with context parallelism and data-parallel attention are refused with their reason.
+ * with context parallelism (also under chunked batching) and data-parallel attention are
+ * refused with their reason.
  */
 class ServingDisaggregatedTestCase : public TestCase
 {
@@ -538,18 +529,26 @@ class ServingDisaggregatedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(tight.prefillFits, true, "one prompt does");
         NS_TEST_EXPECT_MSG_GT(tight.prefillS, 0, "and is timed");
 
-        // Refused: context parallelism (the transfer does not follow its split KV cache) and
-        // data-parallel attention (each request goes to one attention replica).
+        // Refused: context parallelism (neither the transfer nor a chunk's attention follows
+        // its split KV cache; chunked batching too) and data-parallel attention (each request
+        // goes to one attention replica).
         JobOptions withCp = job;
         withCp.Set("cp", "2");
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
-                                  [&]
-                                  {
-                                      ServingStudy(withCp, space, "flow", "", true);
-                                  },
-                                  {"cp", "without context parallelism"}),
-                              true,
-                              "cp 2");
+        for (const auto& [batching, what] :
+             {std::make_pair(Batching::DISAGGREGATED, "disaggregated serving"),
+              std::make_pair(Batching::CHUNKED, "chunked prefill")})
+        {
+            ServingSpace split = space;
+            split.batching = batching;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(withCp, split, "flow", "", true);
+                                      },
+                                      {"cp", what, "without context parallelism"}),
+                                  true,
+                                  what);
+        }
         JobOptions moe = job;
         moe.Set("model", "mixtral-8x7b");
         ServingSpace dp = space;
