@@ -2054,7 +2054,7 @@ class WorkloadSizeTestCase : public TestCase
                                   {
                                       Workload::Build(ModelSpec::Load("gpt3-175b"), gbs);
                                   },
-                                  {"global_batch", "nodes", "GiB", "19.2 M"}),
+                                  {"global_batch", "nodes", "GiB", "20.3 M"}),
                               true,
                               "a global batch of 268 million sequences");
         RunSpec gen = fixture::InferenceJob(1, 1, 1, 128, 4294967295u);

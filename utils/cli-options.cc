@@ -573,9 +573,9 @@ MakeOptions()
                "even")
             .For({"sweep"}),
         Real("host-memory",
-             "host memory a job's graphs may take, GiB (about 280 bytes per operator: a longer "
-             "generation or more micro-batches need more), at most this machine's; each of a "
-             "sweep's workers may take it",
+             "host memory a job's graphs may take, GiB (about " + Number(kHostBytesPerNode)
+                 + " bytes per operator: a longer generation or more micro-batches need more), at "
+                   "most this machine's; each of a sweep's workers may take it",
              0.125,
              1048576,
              Number(kDefaultWorkloadHostGiB))

@@ -63,34 +63,36 @@ const char* ToString(Phase phase);
  */
 struct WorkNode
 {
+    // Ordered by size so that nothing is padded: 120 bytes (a long decode holds millions).
     uint32_t id = 0;                           //!< index in the graph, in program order
     WorkNodeKind kind = WorkNodeKind::COMPUTE; //!< node kind
     Phase phase = Phase::FORWARD;              //!< phase
-    const char* label = "";                    //!< operator label (static), e.g. "qkv"
-    DepList deps;                              //!< ids this node waits for
-    uint32_t microBatch = 0;                   //!< micro-batch (training) or decode step
-    int32_t layer = -1;                        //!< global layer index, -1 outside layers
+    bool hostSync = false;   //!< the host waits for this node before issuing the next
+    bool copyEngine = false; //!< SEND/RECV: moved by copy engines (userbuffers), on no SMs
+    const char* label = "";  //!< operator label (static), e.g. "qkv"
+    DepList deps;            //!< ids this node waits for
+    uint32_t microBatch = 0; //!< micro-batch (training) or decode step
+    int32_t layer = -1;      //!< global layer index, -1 outside layers
 
-    uint32_t op = 0;          //!< COMPUTE: the operator, an index into StageGraph::ops
-    double durationS = 0;     //!< COMPUTE: cost from the compute model
-    double modelFlops = 0;    //!< COMPUTE: FLOPs as the papers count them
-    uint64_t tensorBytes = 0; //!< COMPUTE: device-memory bytes moved
-    uint32_t kernels = 1;     //!< COMPUTE: kernels the operator launches
-    float smScaling = 0;      //!< COMPUTE: share of its time that scales as 1 / SMs (SmScaling)
-    double hostS = 0;         //!< host time to issue this node (ApplyHostDispatch)
-    bool hostSync = false;    //!< the host waits for this node before issuing the next
-
+    uint32_t op = 0;        //!< COMPUTE: the operator, an index into StageGraph::ops
+    uint32_t kernels = 1;   //!< COMPUTE: kernels the operator launches
+    float smScaling = 0;    //!< COMPUTE: share of its time that scales as 1 / SMs (SmScaling)
+    int32_t peerOffset = 0; //!< SEND/RECV: peer = own coordinate + offset
+    uint32_t tag = 0;       //!< SEND/RECV: matching tag
     CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
     uint8_t commSms = 0; //!< COLLECTIVE: SMs its kernels hold (0: the collective algorithm's)
     GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis
-    uint64_t commBytes = 0;          //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
-    int32_t peerOffset = 0;          //!< SEND/RECV: peer = own coordinate + offset
-    uint32_t tag = 0;                //!< SEND/RECV: matching tag
-    bool copyEngine = false;         //!< SEND/RECV: moved by copy engines (userbuffers), on no SMs
 
+    double durationS = 0;      //!< COMPUTE: cost from the compute model
+    double modelFlops = 0;     //!< COMPUTE: FLOPs as the papers count them
+    uint64_t tensorBytes = 0;  //!< COMPUTE: device-memory bytes moved
+    double hostS = 0;          //!< host time to issue this node (ApplyHostDispatch)
+    uint64_t commBytes = 0;    //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
     int64_t memDelta = 0;      //!< bytes that stay allocated after this node (negative frees)
     uint64_t memTransient = 0; //!< extra bytes alive only while this node runs
 };
+
+static_assert(sizeof(WorkNode) <= 120, "WorkNode is ordered to leave no padding");
 
 /**
  * \ingroup rapid-llm

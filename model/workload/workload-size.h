@@ -38,11 +38,11 @@ constexpr double kDefaultWorkloadHostGiB = 5.0;
 
 /**
  * \brief Host bytes per node through a replay (work graph, trace and replay state), for the
- * estimate and the limit: `rapid-llm run`'s peak resident memory over its nodes on long decodes
- * (Llama-2 70B, TP8, 1,024 + 4,096 and + 8,192 tokens; Llama-2 7B, 128 + 16,000: 262-280 bytes,
- * with huge pages), rounded up.
+ * estimate and the limit: `rapid-llm run`'s peak resident memory over its estimated nodes on
+ * long decodes (Llama-2 70B, TP8, 1,024 + 4,096 and + 8,192 tokens; Llama-2 7B, 128 + 16,000:
+ * 253-264 bytes with a 120-byte work node and huge pages), rounded up.
  */
-constexpr double kHostBytesPerNode = 280;
+constexpr double kHostBytesPerNode = 264;
 
 /**
  * \brief The host memory a job's graphs may take through a replay, in bytes: the ns-3 global
@@ -54,7 +54,7 @@ constexpr double kHostBytesPerNode = 280;
 double WorkloadHostBudget();
 
 /**
- * \brief Graph nodes a build may create: WorkloadHostBudget() / kHostBytesPerNode (19.2 M at the
+ * \brief Graph nodes a build may create: WorkloadHostBudget() / kHostBytesPerNode (20.3 M at the
  * default 5 GiB). Large published jobs stay far below it: GPT 1T on 3072 GPUs (64 stages x 512
  * micro-batches x 2 layers) builds 3.6 M nodes.
  * \return the node limit
