@@ -1048,7 +1048,8 @@ WriteServingStudy(const std::string& dir,
                   });
         PlotSeries s;
         const auto [tp, pp, dp] = layout;
-        s.title = "tp " + std::to_string(tp) + " pp " + std::to_string(pp)
+        s.title = std::string(batching == "disaggregated" ? "decode " : "") + "tp "
+                  + std::to_string(tp) + " pp " + std::to_string(pp)
                   + (dp > 1 ? " dp " + std::to_string(dp) : "") + (continuous ? " (" : " (batch ")
                   + std::to_string(points.front()->batch) + "-"
                   + std::to_string(points.back()->batch) + (continuous ? " in flight)" : ")");
