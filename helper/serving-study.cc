@@ -682,25 +682,36 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
         std::min<uint64_t>(fit, static_cast<uint64_t>(std::ceil(perStep - 1e-9)));
     const uint64_t perPass = (wanted + inflight - 1) / inflight;
     const double perMixedStep = double(perPass * inflight);
+    // The share of steps that carry chunks; above 1 the prompts set the pace: every step
+    // carries perMixedStep chunks, perMixedStep / n requests start per step, and only those
+    // that have finished their prompts decode (that rate times G - 1 steps each; the others
+    // wait for their prefill).
+    const double share = perStep / perMixedStep;
+    const bool paced = share > 1;
+    const double requestsPerStep =
+        paced ? perMixedStep / double(chunks) : double(batch) / cycleSteps;
+    JobOptions mixedJob = options;
+    if (paced)
+    {
+        const auto decoding =
+            static_cast<uint64_t>(std::ceil(requestsPerStep * double(generated - 1) - 1e-9));
+        mixedJob.Set("batch", std::to_string(std::clamp<uint64_t>(decoding, 1, batch)));
+    }
     const auto [mixedS, mixedJ, mixedEnergy] =
-        DecodeStep(options,
+        DecodeStep(mixedJob,
                    job,
                    {static_cast<uint32_t>(perPass),
                     static_cast<uint32_t>(chunk),
                     static_cast<uint32_t>((chunks - 1) * chunk / 2)});
-    // The share of steps that carry chunks; above 1 the prompts set the pace: every step
-    // carries perMixedStep chunks and fewer requests than the batch are decoding.
-    const double share = perStep / perMixedStep;
-    const bool paced = share > 1;
     const double stepS = paced ? mixedS : (1 - share) * row.stepS + share * mixedS;
     const double stepJ = paced ? mixedJ : (1 - share) * row.stepJ + share * mixedJ;
-    const double requestsPerStep =
-        paced ? perMixedStep / double(chunks) : double(batch) / cycleSteps;
     row.chunkTokens = static_cast<uint32_t>(chunk);
     row.chunkCount = static_cast<uint32_t>(chunks);
     row.mixedStepS = mixedS;
     row.mixedShare = std::min(share, 1.0);
-    row.ttftS = double(chunks) * mixedS;
+    // A slot turns over every batch / requestsPerStep steps (Little's law), G - 1 of them
+    // decoding: the rest is its prompt's, n mixed steps, and when paced its wait for them.
+    row.ttftS = (double(batch) / requestsPerStep - double(generated - 1)) * mixedS;
     row.tpotS = stepS;
     row.requestS = row.ttftS + double(generated - 1) * stepS;
     const double tokensPerStep = requestsPerStep * double(generated);

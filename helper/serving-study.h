@@ -170,7 +170,8 @@ struct ServingRow
  * with the chunks' rows beside the batch's (RunSpec::chunkSequences, at the chunks' mean
  * prefix), the others as plain decode steps. Time per output token is the mean step, time to
  * first token n mixed steps, and batch / (n + G - 1) requests finish per step; where the chunks
- * need more than every step, every step carries them and they set the pace.
+ * need more than the steps hold, every step carries them and they set the pace: only the
+ * requests whose prompts are done decode, and the first token waits (Little's law).
  *
  * Disaggregated batching takes the same replays (and a layout's prefill where only one prompt
  * fits) and pairs each decode row with prefill instances (Pair).

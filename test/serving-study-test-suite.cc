@@ -330,9 +330,10 @@ class ServingContinuousTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Chunked prefill: the steps that carry new prompts are replayed with them beside the
  * batch, and the figures follow from the two step times as the closed form says; a prompt
- * beyond the token budget splits into chunks over several steps, and a budget the decodes fill
- * is a reason, not a figure. A prompt inside a decode step costs less than its own prefill
- * step beside it (the weights read once).
+ * beyond the token budget splits into chunks over several steps; where the chunks need more
+ * than the steps hold they set the pace (Little's law gives the first token's wait); a budget
+ * the decodes fill is a reason, not a figure. A prompt inside a decode step costs less than its own
+ * prefill step beside it (the weights read once).
  */
 class ServingChunkedTestCase : public TestCase
 {
@@ -388,6 +389,22 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(split.ttftS, 3 * split.mixedStepS, 1e-12, "three steps");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             split.mixedShare, 16.0 * 3 / (3 + 63), 1e-12, "the chunks' share");
+        // Four tokens each: 16 prompts of three chunks per 6-step cycle would need 8 chunks a
+        // step where the budget holds one. The prompts set the pace: one chunk a step, a third
+        // of a request starting per step, one request decoding; a slot turns over every 48
+        // steps, 45 of them waiting for or running its prompt.
+        JobOptions shortGen = job;
+        shortGen.Set("gen", "4");
+        const ServingRow paced = ServingStudy(shortGen, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(paced.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_EQ(paced.mixedShare, 1.0, "every step carries a chunk");
+        NS_TEST_EXPECT_MSG_EQ(paced.tpotS, paced.mixedStepS, "every step a mixed one");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            paced.ttftS, 45 * paced.mixedStepS, 1e-9 * paced.ttftS, "the wait and the chunks");
+        NS_TEST_EXPECT_MSG_EQ_TOL(paced.tokensPerSPerGpu * 2 * paced.tpotS,
+                                  4.0 / 3,
+                                  1e-9,
+                                  "a third of a request's four tokens per step");
         space.tokenBudget = 16;
         const ServingRow full = ServingStudy(job, space, "flow", "", true).Evaluate(0);
         NS_TEST_EXPECT_MSG_EQ(full.fits, false, "the decodes fill the budget");
