@@ -751,13 +751,15 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     const ResolvedJob firstJob = FirstJob();
     const double generated = firstJob.run.generatedTokens;
     const double steps = generated - 1;
-    // The prefill layouts: the first row of each (a prefill does not depend on the batch).
-    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
+    // The prefill layouts: the first row of each (a prefill does not depend on the batch),
+    // with its job resolved once.
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>> prefills;
     for (const auto& r : rows)
     {
-        if (r.prefillFits && r.prefillS > 0)
+        const auto layout = std::make_pair(r.tp, r.pp);
+        if (r.prefillFits && r.prefillS > 0 && prefills.count(layout) == 0)
         {
-            prefills.emplace(std::make_pair(r.tp, r.pp), r);
+            prefills.emplace(layout, std::make_pair(r, m_options.at(r.layout).ToSpecs()));
         }
     }
     // KV transfer times by prefill layout, decode layout and the two instances' first GPUs.
@@ -775,9 +777,9 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
         bool found = false;
         bool bestMeets = false;
         ServingRow best = r;
-        for (const auto& [layout, p] : prefills)
+        for (const auto& [layout, candidate] : prefills)
         {
-            const ResolvedJob prefill = m_options.at(p.layout).ToSpecs();
+            const auto& [p, prefill] = candidate;
             const uint64_t prefillGpus = prefill.run.parallel.Gpus();
             // Consecutive prompts pipeline through the prefill stages.
             const double prefillRate = prefill.run.parallel.pp / p.prefillS;

@@ -8,6 +8,7 @@
 #include "ns3/layout-sweep.h"
 #include "ns3/network-backend.h"
 #include "ns3/preset-registry.h"
+#include "ns3/report-output.h"
 #include "ns3/routing-policy.h"
 #include "ns3/run-spec.h"
 #include "ns3/serving-study.h"
@@ -16,7 +17,6 @@
 #include "ns3/workload-size.h"
 
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 
 namespace ns3 {
@@ -95,15 +95,6 @@ Real(const std::string& name,
      const std::string& fallback)
 {
     return OptionSpec::Real(name, help, low, high, fallback);
-}
-
-/** \return \p v as an option's default text */
-std::string
-Number(double v)
-{
-    std::ostringstream os;
-    os << v;
-    return os.str();
 }
 
 /** \return a SIZE option */
@@ -573,12 +564,12 @@ MakeOptions()
                "even")
             .For({"sweep"}),
         Real("host-memory",
-             "host memory a job's graphs may take, GiB (about " + Number(kHostBytesPerNode)
+             "host memory a job's graphs may take, GiB (about " + FormatNumber(kHostBytesPerNode)
                  + " bytes per operator: a longer generation or more micro-batches need more), at "
                    "most this machine's; each of a sweep's workers may take it",
              0.125,
              1048576,
-             Number(kDefaultWorkloadHostGiB))
+             FormatNumber(kDefaultWorkloadHostGiB))
             .For({"run", "trace", "study faults", "study hardware", "sweep", kServing}),
         // Sweeps at scale.
         Count("workers",
