@@ -170,6 +170,46 @@ ServingRow::ToJson() const
         j["gpus_used"] = gpusUsed;
         j["kv_transfer_s"] = kvTransferS;
     }
+    if (!stepCurve.requests.empty())
+    {
+        // Under a rate: the decode step against the requests in flight.
+        Json curve = Json::array();
+        for (std::size_t i = 0; i < stepCurve.requests.size(); ++i)
+        {
+            curve.push_back({{"requests", stepCurve.requests[i]},
+                             {"step_s", stepCurve.seconds[i]},
+                             {"step_energy_j", stepCurve.joules[i]}});
+        }
+        j["step_curve"] = curve;
+    }
+    if (loaded)
+    {
+        j["load"] = load.ToJson();
+    }
+    return j;
+}
+
+Json
+ServingLoad::ToJson() const
+{
+    Json j;
+    j["rate_per_s"] = rateRps;
+    j["utilization"] = utilization;
+    j["overloaded"] = overloaded;
+    if (!overloaded)
+    {
+        j["ttft_p50_s"] = summary.ttftP50S;
+        j["ttft_p90_s"] = summary.ttftP90S;
+        j["ttft_p99_s"] = summary.ttftP99S;
+        j["tpot_p50_s"] = summary.tpotP50S;
+        j["tpot_p90_s"] = summary.tpotP90S;
+        j["tpot_p99_s"] = summary.tpotP99S;
+        j["slo_attainment"] = summary.attainment;
+        j["span_s"] = summary.spanS;
+        j["have_energy"] = haveEnergy;
+        j["energy_per_token_j"] = energyPerTokenJ;
+        j["avg_power_w"] = avgPowerW;
+    }
     return j;
 }
 
@@ -221,6 +261,15 @@ ServingRow::FromJson(const Json& j)
             r.prefillInstances = j.at("prefill_instances").get<uint32_t>();
             r.gpusUsed = j.at("gpus_used").get<uint32_t>();
             r.kvTransferS = j.at("kv_transfer_s").get<double>();
+        }
+        if (j.contains("step_curve"))
+        {
+            for (const auto& point : j.at("step_curve"))
+            {
+                r.stepCurve.requests.push_back(point.at("requests").get<uint32_t>());
+                r.stepCurve.seconds.push_back(point.at("step_s").get<double>());
+                r.stepCurve.joules.push_back(point.at("step_energy_j").get<double>());
+            }
         }
     }
     catch (const Json::exception& e)
@@ -300,6 +349,19 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                                   : "chunked prefill is modelled")
                             + " without context parallelism (cp is " + std::to_string(cp)
                             + "; allowed: 1)");
+    }
+    if (space.rateRps > 0
+        && std::any_of(space.dp.begin(),
+                       space.dp.end(),
+                       [](uint32_t dp)
+                       {
+                           return dp > 1;
+                       }))
+    {
+        throw SpecError(kCommandLine,
+                        "dp",
+                        "open-loop arrivals (--rate) are simulated for one attention replica per "
+                        "instance (allowed: dp 1)");
     }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
@@ -408,6 +470,20 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         firstField,
                         "no layout of the lists is valid for the model on "
                             + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
+    }
+    const Batching batching = GetBatching();
+    if (space.rateRps > 0 && batching != Batching::CONTINUOUS
+        && batching != Batching::DISAGGREGATED)
+    {
+        // A static batch's requests would wait for a whole batch; a chunked step's time depends
+        // on its chunks as well as its decodes, which one curve of the batch does not give.
+        throw SpecError(kCommandLine,
+                        "rate",
+                        "open-loop arrivals are simulated under continuous and disaggregated "
+                        "batching (the batching is "
+                            + BatchingNames()[static_cast<std::size_t>(batching)]
+                            + "; allowed: --batching=continuous, disaggregated, or auto with "
+                              "--engine=vllm or lmdeploy)");
     }
 }
 
@@ -629,6 +705,10 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         EvaluateChunked(options, job, row);
         return;
     }
+    if (m_space.rateRps > 0)
+    {
+        FillStepCurve(options, row);
+    }
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
     // batches in flight through a pipeline, a prefill holds each stage for its share only (the
     // other stages work on the other batches meanwhile).
@@ -645,6 +725,25 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         row.energyPerTokenJ = cycleJ / (inFlight * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }
+}
+
+void
+ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
+{
+    StepCurve& curve = row.stepCurve;
+    curve = StepCurve();
+    for (uint32_t n = 1; n < row.batch; n *= 2)
+    {
+        JobOptions smaller = options;
+        smaller.Set("batch", std::to_string(n));
+        const auto [s, j, known] = DecodeStep(smaller, smaller.ToSpecs(), {0, 0, 0});
+        curve.requests.push_back(n);
+        curve.seconds.push_back(s);
+        curve.joules.push_back(known ? j : 0);
+    }
+    curve.requests.push_back(row.batch);
+    curve.seconds.push_back(row.stepS);
+    curve.joules.push_back(row.stepJ);
 }
 
 void
@@ -876,6 +975,104 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     }
 }
 
+void
+ServingStudy::Load(std::vector<ServingRow>& rows) const
+{
+    if (m_space.rateRps <= 0)
+    {
+        return;
+    }
+    const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
+    const uint32_t generated = FirstJob().run.generatedTokens;
+    // The prefill layouts' own rows (their energy and idle power), for the disaggregated pools.
+    std::map<std::pair<uint32_t, uint32_t>, const ServingRow*> prefills;
+    for (const auto& r : rows)
+    {
+        if (r.prefillFits && r.prefillS > 0)
+        {
+            prefills.emplace(std::make_pair(r.tp, r.pp), &r);
+        }
+    }
+    const std::vector<double> arrivals =
+        PoissonArrivals(m_space.rateRps, m_space.requests, m_space.seed);
+    std::vector<ServingLoad> loads(rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k)
+    {
+        const ServingRow& r = rows[k];
+        if (!r.fits)
+        {
+            continue;
+        }
+        ServingLoad& load = loads[k];
+        load.rateRps = m_space.rateRps;
+        load.utilization = m_space.rateRps / r.requestsPerS;
+        load.overloaded = load.utilization >= 1;
+        if (load.overloaded)
+        {
+            continue;
+        }
+        std::vector<QueueRequest> requests(arrivals.size());
+        for (std::size_t i = 0; i < arrivals.size(); ++i)
+        {
+            requests[i].arrivalS = arrivals[i];
+        }
+        QueueEngine engine;
+        engine.slots = r.batch;
+        engine.generated = generated;
+        engine.step = r.stepCurve;
+        double joules = 0;
+        double idleW = 0;
+        bool energy = r.haveEnergy;
+        uint32_t gpus = 0;
+        if (disaggregated)
+        {
+            // The prefill pool, then each request's KV cache crosses to its decode instance.
+            const ServingRow& p = *prefills.at(std::make_pair(r.prefillTp, r.prefillPp));
+            SimulatePrefillPool(r.prefillInstances, r.prefillPp, p.prefillS, requests);
+            joules += double(requests.size()) * p.prefillJ;
+            idleW = r.prefillInstances * p.idleW + r.replicas * r.idleW;
+            energy = energy && p.haveEnergy;
+            gpus = r.gpusUsed;
+        }
+        else
+        {
+            const ResolvedJob job = m_options.at(r.layout).ToSpecs();
+            engine.prefillS = r.prefillS;
+            engine.prefillBusyS = r.prefillS / job.run.InflightBatches();
+            engine.prefillJ = r.prefillJ;
+            idleW = r.replicas * r.idleW;
+            gpus = r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
+        }
+        // The requests dealt to the instances in turn.
+        for (uint32_t instance = 0; instance < r.replicas; ++instance)
+        {
+            std::vector<double> ready;
+            std::vector<QueueRequest*> mine;
+            for (std::size_t i = instance; i < requests.size(); i += r.replicas)
+            {
+                ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS
+                                              : requests[i].arrivalS);
+                mine.push_back(&requests[i]);
+            }
+            joules += SimulateEngine(engine, ready, mine);
+        }
+        load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
+        load.haveEnergy = energy;
+        if (energy && load.summary.spanS > 0)
+        {
+            // The work's own energy and every board's idle power over the span.
+            const double totalJ = joules + idleW * load.summary.spanS;
+            load.energyPerTokenJ = totalJ / (double(requests.size()) * generated);
+            load.avgPowerW = totalJ / (load.summary.spanS * gpus);
+        }
+    }
+    for (std::size_t k = 0; k < rows.size(); ++k)
+    {
+        rows[k].loaded = rows[k].fits;
+        rows[k].load = loads[k];
+    }
+}
+
 std::vector<ServingRow>
 ServingStudy::Run() const
 {
@@ -885,6 +1082,7 @@ ServingStudy::Run() const
         rows.push_back(Evaluate(i));
     }
     Pair(rows);
+    Load(rows);
     RankServingRows(rows, m_space);
     return rows;
 }
@@ -894,8 +1092,10 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
 {
     for (auto& r : rows)
     {
-        r.meetsSlo = r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
-                     && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
+        r.meetsSlo = r.loaded ? !r.load.overloaded
+                                    && r.load.summary.attainment >= space.attainment - 1e-12
+                              : r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
+                                    && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
         r.frontier = r.fits;
         for (const auto& s : rows)
         {
@@ -934,6 +1134,12 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
 std::string
 ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
 {
+    const bool loaded = std::any_of(rows.begin(),
+                                    rows.end(),
+                                    [](const ServingRow& r)
+                                    {
+                                        return r.loaded;
+                                    });
     std::ostringstream os;
     os << "tp,pp,cp,dp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
@@ -941,6 +1147,10 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
        << (disaggregated ? ",prefill_tp,prefill_pp,prefill_instances,gpus_used,kv_transfer_s,"
                            "prefill_s,decode_step_s"
                          : "")
+       << (loaded ? ",rate_per_s,utilization,ttft_p50_s,ttft_p90_s,ttft_p99_s,tpot_p50_s,"
+                    "tpot_p90_s,tpot_p99_s,slo_attainment,load_energy_per_token_j,"
+                    "load_avg_power_w"
+                  : "")
        << "\n";
     for (const auto& r : rows)
     {
@@ -970,6 +1180,26 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
         else if (disaggregated)
         {
             os << ",,,,,,,";
+        }
+        if (loaded)
+        {
+            const ServingLoad& l = r.load;
+            const QueueSummary& q = l.summary;
+            const bool figures = r.loaded && !l.overloaded;
+            os << "," << (r.loaded ? FormatNumber(l.rateRps) : "") << ","
+               << (r.loaded ? FormatNumber(l.utilization) : "");
+            for (double value : {q.ttftP50S,
+                                 q.ttftP90S,
+                                 q.ttftP99S,
+                                 q.tpotP50S,
+                                 q.tpotP90S,
+                                 q.tpotP99S,
+                                 q.attainment})
+            {
+                os << "," << (figures ? FormatNumber(value) : "");
+            }
+            os << "," << (figures && l.haveEnergy ? FormatNumber(l.energyPerTokenJ) : "") << ","
+               << (figures && l.haveEnergy ? FormatNumber(l.avgPowerW) : "");
         }
         os << "\n";
     }
@@ -1005,6 +1235,15 @@ ServingStudyJson(const ServingStudy& study,
     if (study.GetBatching() == Batching::CHUNKED)
     {
         j["token_budget"] = study.TokenBudget(first);
+    }
+    if (space.rateRps > 0)
+    {
+        Json arrivals;
+        arrivals["rate_per_s"] = space.rateRps;
+        arrivals["requests"] = space.requests;
+        arrivals["attainment"] = space.attainment;
+        arrivals["seed"] = space.seed;
+        j["arrivals"] = arrivals;
     }
     j["layouts"] = study.Candidates().size();
     j["skipped"] = study.GetSkipped();

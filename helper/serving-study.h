@@ -9,6 +9,7 @@
 #include "ns3/ptr.h"
 #include "ns3/report-json.h"
 #include "ns3/run-report.h"
+#include "serving-queue.h"
 
 #include <array>
 #include <cstdint>
@@ -75,6 +76,38 @@ struct ServingSpace
      * GPUs of 70 GiB or more other than the A100, 2048 otherwise; EngineArgs.get_batch_defaults)
      */
     uint32_t tokenBudget = 0;
+    /**
+     * Open-loop arrivals: requests per second arriving at the whole budget, a Poisson process
+     * (as vLLM's benchmark_serving.py --request-rate sends them), dealt to the instances in
+     * turn (0: closed loop, every slot always busy)
+     */
+    double rateRps = 0;
+    uint32_t requests = 1000; //!< requests simulated at the rate (benchmark_serving's default)
+    /**
+     * Share of the requests that must meet both targets for a row to meet them under a rate
+     * (DistServe's SLO attainment, 90% in its evaluation)
+     */
+    double attainment = 0.9;
+    uint64_t seed = 1; //!< the arrival process's seed
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A serving-study row under open-loop arrivals (ServingStudy::Load): the queue
+ * simulation's latencies, target attainment and energy at the rate.
+ */
+struct ServingLoad
+{
+    double rateRps = 0;      //!< requests per second arriving at the budget
+    double utilization = 0;  //!< the rate over the row's capacity (requestsPerS)
+    bool overloaded = false; //!< the rate reaches the capacity: the queue grows without end
+    QueueSummary summary;    //!< latencies and attainment (not set when overloaded)
+    bool haveEnergy = false; //!< whether the energy figures are known
+    double energyPerTokenJ = 0; //!< GPU energy per generated token, idle time included
+    double avgPowerW = 0;       //!< average board power per GPU
+
+    /** \return the figures as JSON */
+    Json ToJson() const;
 };
 
 /**
@@ -131,6 +164,11 @@ struct ServingRow
     uint32_t chunkCount = 0;  //!< chunks of one prompt
     double mixedStepS = 0;    //!< a decode step of the batch carrying its prefill chunks
     double mixedShare = 0;    //!< share of the steps that carry chunks (1: all, paced by them)
+
+    // Open-loop arrivals (ServingSpace::rateRps; continuous and disaggregated batching).
+    StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
+    bool loaded = false; //!< whether `load` is set (ServingStudy::Load)
+    ServingLoad load;    //!< the row under the rate
 
     /** \return the row as JSON (every field; RankServingRows' flags included) */
     Json ToJson() const;
@@ -227,7 +265,17 @@ class ServingStudy
      */
     void Pair(std::vector<ServingRow>& rows) const;
 
-    /** \return every candidate's row, paired (Pair) and ranked (RankServingRows) */
+    /**
+     * \brief Under a rate (ServingSpace::rateRps), simulates each fitting row's instances
+     * serving Poisson arrivals (SimulateEngine; with disaggregated batching the prefill pool,
+     * SimulatePrefillPool, the KV transfer, then the decode instances), the requests dealt to the
+     * instances in turn, and sets its `load`. A row whose capacity the rate reaches is marked
+     * overloaded and not simulated. Without a rate: nothing.
+     * \param rows the evaluated and paired rows, in place
+     */
+    void Load(std::vector<ServingRow>& rows) const;
+
+    /** \return every candidate's row, paired (Pair), loaded (Load) and ranked (RankServingRows) */
     std::vector<ServingRow> Run() const;
 
   private:
@@ -266,6 +314,12 @@ class ServingStudy
                                                 const ResolvedJob& job,
                                                 const std::array<uint32_t, 3>& chunk) const;
     /**
+     * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
+     * row's own step), for the queue simulation.
+     * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
+     */
+    void FillStepCurve(const JobOptions& options, ServingRow& row) const;
+    /**
      * \param options a job \param changes options to set first
      * \return the job's helper, set up with the study's backend, routing and symmetry
      */
@@ -282,7 +336,8 @@ class ServingStudy
 
 /**
  * \brief Marks and ranks a study's rows. A row meets the targets when it fits and neither
- * target (those not 0) is exceeded; it is on the frontier when it fits and no other fitting row
+ * target (those not 0) is exceeded (under a rate: it is not overloaded and at least the space's
+ * attainment of its requests meet both); it is on the frontier when it fits and no other fitting row
  * has both a lower-or-equal time per output token and a higher-or-equal throughput per GPU, one
  * of them strictly. Order: the rows that meet the targets by throughput per GPU (highest first),
  * then the other fitting rows the same way, then the rows that do not fit by peak memory; ties
@@ -293,7 +348,8 @@ void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
 
 /**
  * \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each;
- * with \p disaggregated also each row's prefill layout, instances, GPUs and KV transfer
+ * with \p disaggregated also each row's prefill layout, instances, GPUs and KV transfer; when
+ * rows are loaded (ServingStudy::Load) also the rate's figures
  */
 std::string ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated = false);
 

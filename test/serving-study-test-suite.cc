@@ -747,6 +747,132 @@ class ServingRankTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Open-loop arrivals: each fitting row's step curve holds the replayed decode steps (at
+ * one request the batch-1 row's own step); lightly loaded, a request's first token is its
+ * prefill and its tokens come at the one-request step (disaggregated: the prefill layout's
+ * prefill, the KV transfer spread over the tokens); at 70% of the capacity requests queue; at
+ * twice it a row is overloaded and misses its targets; idle boards cost energy per token at a
+ * low rate. The batchings the simulation does not follow are refused.
+ */
+class ServingLoadTestCase : public TestCase
+{
+  public:
+    ServingLoadTestCase()
+        : TestCase("serving study: open-loop arrivals")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 2;
+        space.tp = {2};
+        space.batch = {1, 8};
+        space.batching = Batching::CONTINUOUS;
+        space.tpotSloS = 1;
+        JobOptions job = SmallServingJob();
+        std::vector<ServingRow> closed = ServingStudy(job, space, "flow", "", true).Run();
+        const ServingRow& one = closed[0].batch == 1 ? closed[0] : closed[1];
+        const ServingRow& eight = closed[0].batch == 8 ? closed[0] : closed[1];
+        RAPIDLLM_REQUIRE_EQ(one.fits && eight.fits, true, "both fit");
+        NS_TEST_EXPECT_MSG_EQ(eight.loaded, false, "no rate: closed loop");
+
+        // A light load: one request in 100 closed-loop request times.
+        space.rateRps = eight.requestsPerS / 100;
+        const ServingStudy light(job, space, "flow", "", true);
+        std::vector<ServingRow> rows = light.Run();
+        for (const ServingRow& r : rows)
+        {
+            RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
+            const StepCurve& c = r.stepCurve;
+            RAPIDLLM_REQUIRE_EQ(c.requests.back(), r.batch, "the curve ends at the batch");
+            NS_TEST_EXPECT_MSG_EQ(c.seconds.back(), r.stepS, "the row's own step");
+            NS_TEST_EXPECT_MSG_EQ(c.seconds.front(), one.stepS, "one request: batch 1's step");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.ttftP50S,
+                                      r.prefillS,
+                                      1e-12,
+                                      "alone: its own prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
+                                      one.stepS,
+                                      1e-9,
+                                      "alone: steps of one");
+            NS_TEST_EXPECT_MSG_EQ(r.meetsSlo, true, "within a second a token");
+            NS_TEST_EXPECT_MSG_GT(r.load.energyPerTokenJ,
+                                  eight.energyPerTokenJ,
+                                  "idle boards between requests");
+        }
+        if (rows[0].batch == 8)
+        {
+            NS_TEST_EXPECT_MSG_EQ(rows[0].stepCurve.requests.size(), 4u, "1, 2, 4 and 8");
+        }
+
+        // Queueing at 70% of the capacity, and past it.
+        space.batch = {8};
+        space.rateRps = eight.requestsPerS * 0.7;
+        const ServingRow busy = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(busy.load.utilization, 0.7, 1e-9, "the rate over the capacity");
+        NS_TEST_EXPECT_MSG_GT(busy.load.summary.ttftP99S,
+                              1.5 * busy.prefillS,
+                              "some wait for a slot or a prefill");
+        space.rateRps = eight.requestsPerS * 2;
+        const ServingRow over = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(over.load.overloaded, true, "twice the capacity");
+        NS_TEST_EXPECT_MSG_EQ(over.meetsSlo, false, "misses the targets");
+
+        // Disaggregated, lightly loaded: the prefill layout's prefill, then the transfer.
+        ServingSpace split;
+        split.gpus = 4;
+        split.tp = {1, 2};
+        split.batch = {4};
+        split.batching = Batching::DISAGGREGATED;
+        split.rateRps = 0.5;
+        for (const ServingRow& r : ServingStudy(job, split, "flow", "", true).Run())
+        {
+            if (!r.fits)
+            {
+                continue;
+            }
+            RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.ttftP50S,
+                                      r.ttftS,
+                                      1e-12,
+                                      "the prefill instance's prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
+                                      (r.kvTransferS + 15 * r.stepCurve.seconds.front()) / 15,
+                                      1e-9,
+                                      "the transfer and steps of one");
+        }
+
+        // Refused: batchings whose steps the curve does not give, and dp attention.
+        space.rateRps = 1;
+        for (Batching b : {Batching::STATIC, Batching::CHUNKED})
+        {
+            space.batching = b;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(job, space, "flow", "", true);
+                                      },
+                                      {"rate", "allowed: --batching=continuous, disaggregated"}),
+                                  true,
+                                  "refused");
+        }
+        space.batching = Batching::CONTINUOUS;
+        space.dp = {1, 2};
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(job, space, "flow", "", true);
+                                  },
+                                  {"dp", "allowed: dp 1"}),
+                              true,
+                              "one attention replica");
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -813,6 +939,18 @@ class CliServingStudyTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
+        CliResult loaded =
+            RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200", "--csv"}),
+                   dir);
+        NS_TEST_ASSERT_MSG_EQ(loaded.status, 0, loaded.err);
+        NS_TEST_EXPECT_MSG_NE(loaded.out.find(",rate_per_s,utilization,ttft_p50_s"),
+                              std::string::npos,
+                              loaded.out);
+        CliResult loadedText =
+            RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(loadedText.status, 0, loadedText.err);
+        NS_TEST_EXPECT_MSG_NE(loadedText.out.find("TTFT_p99"), std::string::npos, loadedText.out);
+
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
@@ -831,7 +969,10 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--gbs=8", "gbs"},
                                Bad{"--pp=3", "no layout"},
                                Bad{"--batch=0", "batch"},
-                               Bad{"--batching=dynamic", "batching"}})
+                               Bad{"--batching=dynamic", "batching"},
+                               Bad{"--rate=2", "rate"},
+                               Bad{"--rate=-2", "rate"},
+                               Bad{"--requests=0", "requests"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);
@@ -857,6 +998,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
+        AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

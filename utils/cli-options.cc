@@ -554,6 +554,31 @@ MakeOptions()
              1e12,
              "0")
             .For({kServing}),
+        Real("rate",
+             "open-loop arrivals: requests per second arriving at the GPUs, a Poisson process "
+             "(vLLM's benchmark_serving.py --request-rate) dealt to the instances in turn; each "
+             "layout's engine is simulated step by step and its rows give the latency "
+             "percentiles and the share of requests within the targets (0: closed loop, every "
+             "slot always busy)",
+             0,
+             1e9,
+             "0")
+            .For({kServing}),
+        Count("requests",
+              "with --rate: requests simulated (benchmark_serving.py's --num-prompts default)",
+              1,
+              1u << 24,
+              "1000")
+            .For({kServing}),
+        Real("attainment",
+             "with --rate: percent of the requests that must meet both targets for a layout to "
+             "meet them (DistServe's SLO attainment)",
+             1e-6,
+             100,
+             "90")
+            .For({kServing}),
+        Count("seed", "with --rate: the arrival process's seed", 0, kMaxCount, "1")
+            .For({kServing}),
         Choice("pipeline-split",
                "how layouts split the layers over their pipeline stages: even (layers / (pp x "
                "vpp) per model chunk; other layouts are skipped), first-last (where that fails, "

@@ -206,6 +206,97 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
     }
 }
 
+/**
+ * Prints the ranked table of a study under a rate (--top rows of each kind): each layout (with
+ * its prefill instances when disaggregated) and batch, its utilization, latency percentiles and
+ * target attainment, then the rows that do not fit with their reason.
+ */
+void
+PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+{
+    std::printf("%4s %-22s %5s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
+                "rank",
+                "layout",
+                "batch",
+                "util",
+                "TTFT_p50",
+                "TTFT_p90",
+                "TTFT_p99",
+                "TPOT_p50",
+                "TPOT_p90",
+                "TPOT_p99",
+                "attain",
+                "J/token",
+                "slo");
+    uint64_t rank = 0;
+    uint64_t unfit = 0;
+    for (const auto& r : rows)
+    {
+        if (r.fits && (shown == 0 || rank < shown))
+        {
+            std::string layout = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp)
+                                 + " pp" + std::to_string(r.pp);
+            if (r.prefillTp > 0)
+            {
+                layout += " + " + std::to_string(r.prefillInstances) + "x tp"
+                          + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
+            }
+            const ServingLoad& l = r.load;
+            const QueueSummary& q = l.summary;
+            char util[16];
+            std::snprintf(util, sizeof(util), "%.0f%%", l.utilization * 100);
+            if (l.overloaded)
+            {
+                std::printf("%4llu %-22s %5u %5s %s\n",
+                            static_cast<unsigned long long>(++rank),
+                            layout.c_str(),
+                            r.batch,
+                            util,
+                            "over capacity: the queue grows without end");
+                continue;
+            }
+            char energy[32] = "-";
+            if (l.haveEnergy)
+            {
+                std::snprintf(energy, sizeof(energy), "%.3f", l.energyPerTokenJ);
+            }
+            char attained[16] = "-";
+            if (targets)
+            {
+                std::snprintf(attained, sizeof(attained), "%.1f%%", q.attainment * 100);
+            }
+            std::printf("%4llu %-22s %5u %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s %4s\n",
+                        static_cast<unsigned long long>(++rank),
+                        layout.c_str(),
+                        r.batch,
+                        util,
+                        q.ttftP50S * 1e3,
+                        q.ttftP90S * 1e3,
+                        q.ttftP99S * 1e3,
+                        q.tpotP50S * 1e3,
+                        q.tpotP90S * 1e3,
+                        q.tpotP99S * 1e3,
+                        attained,
+                        energy,
+                        targets ? (r.meetsSlo ? "yes" : "no") : "-");
+        }
+        else if (!r.fits && (shown == 0 || unfit < shown))
+        {
+            if (unfit++ == 0)
+            {
+                std::printf("does not fit (lowest peak first):\n");
+            }
+            std::printf("%4s tp%u pp%u batch %u: %.2f GiB per GPU; %s\n",
+                        "-",
+                        r.tp,
+                        r.pp,
+                        r.batch,
+                        ToGib(r.peakBytes),
+                        r.reason.c_str());
+        }
+    }
+}
+
 } // namespace
 
 int
@@ -222,6 +313,10 @@ RunStudyServingCommand(const CliArgs& args)
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
     space.tokenBudget = static_cast<uint32_t>(args.Count("token-budget"));
+    space.rateRps = args.Real("rate");
+    space.requests = static_cast<uint32_t>(args.Count("requests"));
+    space.attainment = args.Real("attainment") / 100;
+    space.seed = args.Count("seed");
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
     std::string backend;
@@ -277,6 +372,7 @@ RunStudyServingCommand(const CliArgs& args)
         });
     progress.Finish();
     study.Pair(rows);
+    study.Load(rows);
     RankServingRows(rows, space);
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
@@ -335,18 +431,39 @@ RunStudyServingCommand(const CliArgs& args)
             : "static batching: a replica serves its batch from prefill to the last token";
     const std::string budget =
         batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
-    std::printf("Ranked by generated tokens per second per GPU%s; %s%s; pf: on the "
-                "throughput-TPOT frontier\n",
-                targets.empty() ? "" : ", the layouts meeting the targets first",
-                how,
-                budget.c_str());
-    if (batching == Batching::DISAGGREGATED)
+    if (space.rateRps > 0)
     {
-        PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty());
+        std::printf("%s requests/s arriving (Poisson, %u simulated, dealt to the instances in "
+                    "turn); ranked by capacity (generated tokens per second per GPU with every "
+                    "slot busy)%s; %s%s; util: the rate over the capacity; TTFT and TPOT "
+                    "percentiles in ms, queueing included; attain: requests within %s\n",
+                    FormatNumber(space.rateRps).c_str(),
+                    space.requests,
+                    targets.empty()
+                        ? ""
+                        : (", those where " + FormatNumber(space.attainment * 100)
+                           + "% of the requests meet the targets first")
+                              .c_str(),
+                    how,
+                    budget.c_str(),
+                    targets.empty() ? "(no targets)" : targets.c_str());
+        PrintLoadTable(rows, args.Count("top"), !targets.empty());
     }
     else
     {
-        PrintTable(rows, args.Count("top"), !targets.empty());
+        std::printf("Ranked by generated tokens per second per GPU%s; %s%s; pf: on the "
+                    "throughput-TPOT frontier\n",
+                    targets.empty() ? "" : ", the layouts meeting the targets first",
+                    how,
+                    budget.c_str());
+        if (batching == Batching::DISAGGREGATED)
+        {
+            PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty());
+        }
+        else
+        {
+            PrintTable(rows, args.Count("top"), !targets.empty());
+        }
     }
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))

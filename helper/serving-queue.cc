@@ -1,0 +1,241 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "serving-queue.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <random>
+#include <stdexcept>
+#include <utility>
+
+namespace ns3 {
+namespace rapidllm {
+
+namespace {
+
+/** \return the value of a piecewise-linear curve through (requests[i], values[i]) at n */
+double
+Interpolate(const std::vector<uint32_t>& requests, const std::vector<double>& values, uint32_t n)
+{
+    if (requests.empty() || requests.size() != values.size())
+    {
+        throw std::logic_error("a step curve needs one value per batch size");
+    }
+    const auto upper = std::lower_bound(requests.begin(), requests.end(), n);
+    if (upper == requests.end())
+    {
+        return values.back();
+    }
+    const auto i = static_cast<std::size_t>(upper - requests.begin());
+    if (*upper == n || i == 0)
+    {
+        return values[i];
+    }
+    const double f = double(n - requests[i - 1]) / double(requests[i] - requests[i - 1]);
+    return values[i - 1] + f * (values[i] - values[i - 1]);
+}
+
+/** \return the value at nearest rank p (0-100) of sorted values */
+double
+Percentile(const std::vector<double>& sorted, double p)
+{
+    if (sorted.empty())
+    {
+        return 0;
+    }
+    const auto rank = static_cast<std::size_t>(std::ceil(p / 100 * double(sorted.size()) - 1e-9));
+    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+} // namespace
+
+double
+StepCurve::SecondsAt(uint32_t n) const
+{
+    return Interpolate(requests, seconds, n);
+}
+
+double
+StepCurve::JoulesAt(uint32_t n) const
+{
+    return Interpolate(requests, joules, n);
+}
+
+std::vector<double>
+PoissonArrivals(double rate, uint32_t count, uint64_t seed)
+{
+    if (!(rate > 0))
+    {
+        throw std::invalid_argument("a Poisson arrival rate must be above 0");
+    }
+    std::mt19937_64 generator(seed);
+    std::vector<double> arrivals;
+    arrivals.reserve(count);
+    double t = 0;
+    for (uint32_t i = 0; i < count; ++i)
+    {
+        // 53 random bits in [0, 1): the same draws from the same seed everywhere, unlike the
+        // library's distributions, whose algorithms are the implementation's.
+        const double u = double(generator() >> 11) * 0x1.0p-53;
+        t += -std::log1p(-u) / rate;
+        arrivals.push_back(t);
+    }
+    return arrivals;
+}
+
+double
+SimulateEngine(const QueueEngine& engine,
+               const std::vector<double>& readyS,
+               std::vector<QueueRequest*>& requests)
+{
+    if (readyS.size() != requests.size() || engine.slots == 0 || engine.generated == 0)
+    {
+        throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
+    }
+    const bool prefills = engine.prefillS > 0;
+    const uint32_t steps = engine.generated - 1;
+    std::deque<std::size_t> waiting;
+    // Requests in flight: index and decode steps left.
+    std::vector<std::pair<std::size_t, uint32_t>> running;
+    running.reserve(engine.slots);
+    std::size_t next = 0;
+    std::size_t done = 0;
+    double t = 0;
+    double joules = 0;
+    auto join = [&](std::size_t i)
+    {
+        if (steps == 0)
+        {
+            requests[i]->finishS = requests[i]->firstTokenS;
+            ++done;
+        }
+        else
+        {
+            running.emplace_back(i, steps);
+        }
+    };
+    while (done < requests.size())
+    {
+        while (next < readyS.size() && readyS[next] <= t)
+        {
+            waiting.push_back(next++);
+        }
+        if (waiting.empty() && running.empty())
+        {
+            t = readyS[next];
+            continue;
+        }
+        if (!waiting.empty() && running.size() < engine.slots)
+        {
+            if (prefills)
+            {
+                // One prompt per iteration, the oldest first.
+                const std::size_t i = waiting.front();
+                waiting.pop_front();
+                requests[i]->firstTokenS = t + engine.prefillS;
+                t += engine.prefillBusyS;
+                joules += engine.prefillJ;
+                join(i);
+            }
+            else
+            {
+                // Decode only: the waiting requests take the free slots at once.
+                while (!waiting.empty() && running.size() < engine.slots)
+                {
+                    join(waiting.front());
+                    waiting.pop_front();
+                }
+            }
+            continue;
+        }
+        // A decode step of every request in flight.
+        const auto n = static_cast<uint32_t>(running.size());
+        t += engine.step.SecondsAt(n);
+        joules += engine.step.JoulesAt(n);
+        for (std::size_t k = 0; k < running.size();)
+        {
+            if (--running[k].second == 0)
+            {
+                requests[running[k].first]->finishS = t;
+                ++done;
+                running[k] = running.back();
+                running.pop_back();
+            }
+            else
+            {
+                ++k;
+            }
+        }
+    }
+    return joules;
+}
+
+void
+SimulatePrefillPool(uint32_t instances,
+                    uint32_t stages,
+                    double prefillS,
+                    std::vector<QueueRequest>& requests)
+{
+    if (instances == 0 || stages == 0)
+    {
+        throw std::logic_error("SimulatePrefillPool: an instance and a stage needed");
+    }
+    std::vector<double> free(instances, 0);
+    const double interval = prefillS / stages;
+    for (auto& r : requests)
+    {
+        const auto s = static_cast<std::size_t>(std::min_element(free.begin(), free.end())
+                                                - free.begin());
+        const double start = std::max(r.arrivalS, free[s]);
+        free[s] = start + interval;
+        r.firstTokenS = start + prefillS;
+    }
+}
+
+QueueSummary
+SummarizeQueue(const std::vector<QueueRequest>& requests,
+               uint32_t generated,
+               double ttftSloS,
+               double tpotSloS)
+{
+    QueueSummary s;
+    if (requests.empty())
+    {
+        return s;
+    }
+    std::vector<double> ttft;
+    std::vector<double> tpot;
+    uint64_t within = 0;
+    double first = requests.front().arrivalS;
+    double last = 0;
+    for (const auto& r : requests)
+    {
+        const double toFirst = r.firstTokenS - r.arrivalS;
+        const double perToken =
+            generated > 1 ? std::max(0.0, r.finishS - r.firstTokenS) / double(generated - 1) : 0;
+        ttft.push_back(toFirst);
+        tpot.push_back(perToken);
+        within += (ttftSloS <= 0 || toFirst <= ttftSloS) && (tpotSloS <= 0 || perToken <= tpotSloS)
+                      ? 1
+                      : 0;
+        first = std::min(first, r.arrivalS);
+        last = std::max(last, r.finishS);
+    }
+    std::sort(ttft.begin(), ttft.end());
+    std::sort(tpot.begin(), tpot.end());
+    s.ttftP50S = Percentile(ttft, 50);
+    s.ttftP90S = Percentile(ttft, 90);
+    s.ttftP99S = Percentile(ttft, 99);
+    s.tpotP50S = Percentile(tpot, 50);
+    s.tpotP90S = Percentile(tpot, 90);
+    s.tpotP99S = Percentile(tpot, 99);
+    s.attainment = double(within) / double(requests.size());
+    s.spanS = last - first;
+    return s;
+}
+
+} // namespace rapidllm
+} // namespace ns3

@@ -1,0 +1,123 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_SERVING_QUEUE_H
+#define RAPIDLLM_SERVING_QUEUE_H
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief A decode step's time and dynamic energy against the requests it carries, from replays
+ * at a few batch sizes and linear between them (a decode step is the weights' read plus a cost
+ * per request, so nearly affine in the batch).
+ */
+struct StepCurve
+{
+    std::vector<uint32_t> requests; //!< the replayed batch sizes, ascending, the first 1
+    std::vector<double> seconds;    //!< a step's time at each
+    std::vector<double> joules;     //!< its dynamic energy at each
+
+    /** \param n requests (1 to the last point) \return a step's time */
+    double SecondsAt(uint32_t n) const;
+    /** \param n requests (1 to the last point) \return a step's dynamic energy */
+    double JoulesAt(uint32_t n) const;
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief An engine instance as the queue simulation sees it: it keeps at most `slots` requests
+ * in flight and runs iterations one after another, each a prefill of the oldest waiting request
+ * when a slot is free and one waits (vLLM's default scheduler before V1 puts prefills first),
+ * else a decode step of every request in flight. A decode-only instance (disaggregated serving)
+ * has no prefill: a request takes a free slot as it arrives.
+ */
+struct QueueEngine
+{
+    uint32_t slots = 1;     //!< requests in flight at most (the study's batch)
+    uint32_t generated = 1; //!< tokens each request generates, the first by its prefill
+    double prefillS = 0;    //!< a prompt's prefill, to its first token (0: decode only)
+    /**
+     * time a prefill holds the engine: prefillS, or its share when batches in flight keep a
+     * pipeline's other stages busy meanwhile (prefillS / batches in flight)
+     */
+    double prefillBusyS = 0;
+    double prefillJ = 0; //!< a prefill's dynamic energy
+    StepCurve step;      //!< a decode step against the requests in flight
+};
+
+/** What became of one request in the queue simulation (times in s from the first arrival). */
+struct QueueRequest
+{
+    double arrivalS = 0;    //!< when it arrived
+    double firstTokenS = 0; //!< when its first token came out
+    double finishS = 0;     //!< when its last token came out
+};
+
+/**
+ * \param rate requests per second \param count requests \param seed the generator's seed
+ * \return the arrival times of a Poisson process (exponential gaps from a Mersenne twister,
+ * the same for the same seed on any platform), the first at its first gap
+ */
+std::vector<double> PoissonArrivals(double rate, uint32_t count, uint64_t seed);
+
+/**
+ * \brief Runs one engine instance over its requests (iteration by iteration, see QueueEngine)
+ * and fills their first-token and finish times. With a prefill, a request's first token comes
+ * prefillS after its prefill starts; without, its firstTokenS must be set already (its prefill
+ * ran elsewhere) and `arrivalS` is ignored in favour of `readyS`.
+ * \param engine the instance
+ * \param readyS when each request reaches the instance, ascending
+ * \param requests the requests, one per readyS, filled in place
+ * \return the dynamic energy of the instance's iterations, J
+ */
+double SimulateEngine(const QueueEngine& engine,
+                      const std::vector<double>& readyS,
+                      std::vector<QueueRequest*>& requests);
+
+/**
+ * \brief Runs a pool of prefill instances (disaggregated serving): each request, in arrival
+ * order, starts on the instance that is free first (the lowest index among equals), which can
+ * take the next prompt after prefillS / stages (consecutive prompts pipeline through its
+ * stages); its first token comes prefillS after it starts.
+ * \param instances prefill instances \param stages their pipeline stages
+ * \param prefillS one prompt's prefill \param requests arrival order; firstTokenS filled
+ */
+void SimulatePrefillPool(uint32_t instances,
+                         uint32_t stages,
+                         double prefillS,
+                         std::vector<QueueRequest>& requests);
+
+/** Percentiles and target attainment of a simulated set of requests. */
+struct QueueSummary
+{
+    double ttftP50S = 0; //!< median time to first token (queueing included)
+    double ttftP90S = 0; //!< 90th percentile of it
+    double ttftP99S = 0; //!< 99th percentile of it
+    double tpotP50S = 0; //!< median of each request's time per output token after its first
+    double tpotP90S = 0; //!< 90th percentile of it
+    double tpotP99S = 0; //!< 99th percentile of it
+    double attainment = 0; //!< share of the requests within both targets (those not 0)
+    double spanS = 0;      //!< from the first arrival to the last token
+};
+
+/**
+ * \param requests the simulated requests \param generated tokens each generates
+ * \param ttftSloS time to first token target (0: none) \param tpotSloS time per output token
+ * target (0: none)
+ * \return their percentiles (nearest rank) and attainment
+ */
+QueueSummary SummarizeQueue(const std::vector<QueueRequest>& requests,
+                            uint32_t generated,
+                            double ttftSloS,
+                            double tpotSloS);
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_SERVING_QUEUE_H

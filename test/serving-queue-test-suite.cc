@@ -1,0 +1,334 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+// The serving queue simulation against queueing theory and hand-worked schedules: Poisson
+// arrivals, an M/D/1 queue (Pollaczek-Khinchine), a saturated engine (the closed-loop cycle), a
+// lightly loaded one (a request alone), decode-only instances, the prefill pool and the summary.
+
+#include "ns3/serving-queue.h"
+#include "ns3/test.h"
+#include "test-require.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+using namespace ns3;
+using namespace ns3::rapidllm;
+
+namespace {
+
+/** \return a step curve of time a + b n at 1, 2, 4 and 8 requests, energy n J */
+StepCurve
+AffineCurve(double a, double b)
+{
+    StepCurve c;
+    for (uint32_t n : {1u, 2u, 4u, 8u})
+    {
+        c.requests.push_back(n);
+        c.seconds.push_back(a + b * n);
+        c.joules.push_back(n);
+    }
+    return c;
+}
+
+/** \return requests arriving at the given times, with a pointer list to them */
+std::vector<QueueRequest>
+Arriving(const std::vector<double>& times)
+{
+    std::vector<QueueRequest> requests(times.size());
+    for (std::size_t i = 0; i < times.size(); ++i)
+    {
+        requests[i].arrivalS = times[i];
+    }
+    return requests;
+}
+
+/** \return pointers to every request */
+std::vector<QueueRequest*>
+All(std::vector<QueueRequest>& requests)
+{
+    std::vector<QueueRequest*> all;
+    for (auto& r : requests)
+    {
+        all.push_back(&r);
+    }
+    return all;
+}
+
+} // namespace
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The step curve: the replayed points exactly, linear between them, the last beyond.
+ */
+class StepCurveTestCase : public TestCase
+{
+  public:
+    StepCurveTestCase()
+        : TestCase("serving queue: step curve")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const StepCurve c = AffineCurve(0.01, 0.001);
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(1), 0.011, 1e-15, "a point");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(3), 0.013, 1e-15, "between 2 and 4");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(6), 0.016, 1e-15, "between 4 and 8");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.JoulesAt(5), 5.0, 1e-12, "the energy the same way");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(9), 0.018, 1e-15, "the last point beyond it");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Poisson arrivals: ascending, the mean gap 1 / rate, the same for the same seed and
+ * not for another; a rate of 0 refused.
+ */
+class PoissonArrivalsTestCase : public TestCase
+{
+  public:
+    PoissonArrivalsTestCase()
+        : TestCase("serving queue: Poisson arrivals")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::vector<double> a = PoissonArrivals(4, 100000, 1);
+        RAPIDLLM_REQUIRE_EQ(a.size(), 100000u, "as many as asked");
+        NS_TEST_EXPECT_MSG_EQ(std::is_sorted(a.begin(), a.end()), true, "ascending");
+        NS_TEST_EXPECT_MSG_EQ_TOL(a.back() / double(a.size()), 0.25, 0.005, "mean gap 1/rate");
+        // The share of gaps above their mean: e^-1 for exponential gaps.
+        uint64_t above = a.front() > 0.25 ? 1 : 0;
+        for (std::size_t i = 1; i < a.size(); ++i)
+        {
+            above += a[i] - a[i - 1] > 0.25 ? 1 : 0;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(above) / double(a.size()),
+                                  std::exp(-1.0),
+                                  0.005,
+                                  "exponential gaps");
+        NS_TEST_EXPECT_MSG_EQ((PoissonArrivals(4, 10, 1) == PoissonArrivals(4, 10, 1)),
+                              true,
+                              "the same seed, the same arrivals");
+        NS_TEST_EXPECT_MSG_EQ((PoissonArrivals(4, 10, 1) != PoissonArrivals(4, 10, 2)),
+                              true,
+                              "another seed, others");
+        bool refused = false;
+        try
+        {
+            PoissonArrivals(0, 10, 1);
+        }
+        catch (const std::invalid_argument&)
+        {
+            refused = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "no arrivals at rate 0");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief One slot and one generated token make an engine an M/D/1 queue: the mean time to the
+ * first token is the prefill plus Pollaczek-Khinchine's wait rho s / (2 (1 - rho)).
+ */
+class MD1QueueTestCase : public TestCase
+{
+  public:
+    MD1QueueTestCase()
+        : TestCase("serving queue: one slot waits as Pollaczek-Khinchine says (M-D-1)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e;
+        e.slots = 1;
+        e.generated = 1;
+        e.prefillS = 0.1;
+        e.prefillBusyS = 0.1;
+        e.prefillJ = 2;
+        e.step = AffineCurve(0, 1);
+        for (double rho : {0.5, 0.8})
+        {
+            const std::vector<double> arrivals = PoissonArrivals(rho / e.prefillS, 200000, 7);
+            std::vector<QueueRequest> requests = Arriving(arrivals);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, arrivals, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 2.0 * 200000, 1e-6, "one prefill each");
+            double sum = 0;
+            for (const auto& r : requests)
+            {
+                sum += r.firstTokenS - r.arrivalS;
+                NS_TEST_EXPECT_MSG_EQ(r.finishS, r.firstTokenS, "one token: done at the first");
+            }
+            const double expected = e.prefillS + rho * e.prefillS / (2 * (1 - rho));
+            NS_TEST_EXPECT_MSG_EQ_TOL(sum / double(requests.size()) / expected,
+                                      1.0,
+                                      0.03,
+                                      "rho " << rho);
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Schedules worked by hand: requests all waiting at once fill the slots with prefills and
+ * then decode together (the closed-loop cycle B t_p + (G - 1) t_d(B)); a request alone takes
+ * its prefill and steps of one; a decode-only instance admits at arrival and holds the rest
+ * until a slot frees; the prefill pool pipelines prompts through its instances' stages.
+ */
+class EngineScheduleTestCase : public TestCase
+{
+  public:
+    EngineScheduleTestCase()
+        : TestCase("serving queue: schedules worked by hand")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e;
+        e.slots = 4;
+        e.generated = 11;
+        e.prefillS = 0.5;
+        e.prefillBusyS = 0.5;
+        e.prefillJ = 1;
+        e.step = AffineCurve(0.01, 0.001);
+
+        // Twelve requests waiting at 0: three cycles of four prefills and ten steps of four.
+        {
+            const std::vector<double> ready(12, 0.0);
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, ready, all);
+            const double cycle = 4 * 0.5 + 10 * 0.014;
+            double last = 0;
+            for (const auto& r : requests)
+            {
+                last = std::max(last, r.finishS);
+            }
+            NS_TEST_EXPECT_MSG_EQ_TOL(last, 3 * cycle, 1e-12, "three closed-loop cycles");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS, 2.0, 1e-12, "the fourth prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[4].firstTokenS,
+                                      cycle + 0.5,
+                                      1e-12,
+                                      "the fifth waits for a slot");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 12 * 1 + 30 * 4.0, 1e-9, "prefills and steps");
+        }
+        // Requests far apart: each alone.
+        {
+            const std::vector<double> ready = {1, 100, 200};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(e, ready, all);
+            for (const auto& r : requests)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(r.firstTokenS - r.arrivalS, 0.5, 1e-12, "its prefill");
+                NS_TEST_EXPECT_MSG_EQ_TOL(r.finishS - r.firstTokenS,
+                                          10 * 0.011,
+                                          1e-12,
+                                          "ten steps of one");
+            }
+        }
+        // A prefill held by a pipeline's share: the engine takes the next after 0.25 s.
+        {
+            QueueEngine piped = e;
+            piped.prefillBusyS = 0.25;
+            const std::vector<double> ready = {0, 0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(piped, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.75, 1e-12, "after the share");
+        }
+        // Decode only, two slots, three requests whose first tokens came at 0.
+        {
+            QueueEngine d = e;
+            d.slots = 2;
+            d.prefillS = 0;
+            d.prefillBusyS = 0;
+            const std::vector<double> ready = {0, 0, 0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(d, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 10 * 0.012, 1e-12, "steps of two");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[2].finishS,
+                                      10 * 0.012 + 10 * 0.011,
+                                      1e-12,
+                                      "the third after a slot frees, alone");
+        }
+        // Two prefill instances of two stages, five prompts at 0.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 0, 0, 0, 0});
+            SimulatePrefillPool(2, 2, 1.0, requests);
+            const std::vector<double> first = {1, 1, 1.5, 1.5, 2};
+            for (std::size_t i = 0; i < first.size(); ++i)
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(requests[i].firstTokenS, first[i], 1e-12, "prompt " << i);
+            }
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The summary: nearest-rank percentiles, each request's time per output token after its
+ * first, attainment of both targets, the span.
+ */
+class QueueSummaryTestCase : public TestCase
+{
+  public:
+    QueueSummaryTestCase()
+        : TestCase("serving queue: percentiles and attainment")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::vector<QueueRequest> requests(100);
+        for (std::size_t i = 0; i < requests.size(); ++i)
+        {
+            // Time to first token i + 1 ms; time per output token 1 ms, the last ten 3 ms.
+            requests[i].arrivalS = double(i);
+            requests[i].firstTokenS = double(i) + double(i + 1) * 1e-3;
+            requests[i].finishS = requests[i].firstTokenS + (i >= 90 ? 3e-2 : 1e-2);
+        }
+        const QueueSummary s = SummarizeQueue(requests, 11, 0.0805, 0.002);
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.ttftP50S, 0.050, 1e-12, "the 50th of 100");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.ttftP90S, 0.090, 1e-12, "the 90th");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.ttftP99S, 0.099, 1e-12, "the 99th");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotP90S, 0.001, 1e-12, "ninety at 1 ms");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotP99S, 0.003, 1e-12, "the slow ten");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.attainment, 0.80, 1e-12, "80 within 80 ms and 2 ms");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.spanS, 99 + 0.1 + 0.03, 1e-9, "first arrival to last token");
+        NS_TEST_EXPECT_MSG_EQ_TOL(SummarizeQueue(requests, 11, 0, 0).attainment,
+                                  1.0,
+                                  1e-12,
+                                  "no targets: all within");
+    }
+};
+
+/** \brief The serving queue simulation. */
+class ServingQueueTestSuite : public TestSuite
+{
+  public:
+    ServingQueueTestSuite()
+        : TestSuite("rapid-llm-serving-queue", UNIT)
+    {
+        AddTestCase(new StepCurveTestCase, TestCase::QUICK);
+        AddTestCase(new PoissonArrivalsTestCase, TestCase::QUICK);
+        AddTestCase(new MD1QueueTestCase, TestCase::QUICK);
+        AddTestCase(new EngineScheduleTestCase, TestCase::QUICK);
+        AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
+    }
+};
+
+static ServingQueueTestSuite g_servingQueueTestSuite;
