@@ -187,8 +187,8 @@ SimulatePrefillPool(uint32_t instances,
     const double interval = prefillS / stages;
     for (auto& r : requests)
     {
-        const auto s = static_cast<std::size_t>(std::min_element(free.begin(), free.end())
-                                                - free.begin());
+        const auto s =
+            static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
         const double start = std::max(r.arrivalS, free[s]);
         free[s] = start + interval;
         r.firstTokenS = start + prefillS;

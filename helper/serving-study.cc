@@ -194,6 +194,11 @@ ServingLoad::ToJson() const
 {
     Json j;
     j["rate_per_s"] = rateRps;
+    if (goodputRps >= 0)
+    {
+        j["goodput_per_s"] = goodputRps;
+    }
+    j["tokens_per_s_per_gpu"] = tokensPerSPerGpu;
     j["utilization"] = utilization;
     j["overloaded"] = overloaded;
     if (!overloaded)
@@ -350,7 +355,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             + " without context parallelism (cp is " + std::to_string(cp)
                             + "; allowed: 1)");
     }
-    if (space.rateRps > 0
+    const bool arrivals = space.rateRps > 0 || space.goodput;
+    if (space.goodput && (space.rateRps > 0 || (space.tpotSloS <= 0 && space.ttftSloS <= 0)))
+    {
+        throw SpecError(kCommandLine,
+                        "goodput",
+                        space.rateRps > 0
+                            ? "--goodput finds each layout's rate: give it or --rate, not both"
+                            : "--goodput is the highest rate within the targets: give "
+                              "--tpot-slo or --ttft-slo");
+    }
+    if (arrivals
         && std::any_of(space.dp.begin(),
                        space.dp.end(),
                        [](uint32_t dp)
@@ -360,8 +375,8 @@ ServingStudy::ServingStudy(const JobOptions& options,
     {
         throw SpecError(kCommandLine,
                         "dp",
-                        "open-loop arrivals (--rate) are simulated for one attention replica per "
-                        "instance (allowed: dp 1)");
+                        "open-loop arrivals (--rate, --goodput) are simulated for one attention "
+                        "replica per instance (allowed: dp 1)");
     }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
@@ -472,13 +487,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
     }
     const Batching batching = GetBatching();
-    if (space.rateRps > 0 && batching != Batching::CONTINUOUS
-        && batching != Batching::DISAGGREGATED)
+    if (arrivals && batching != Batching::CONTINUOUS && batching != Batching::DISAGGREGATED)
     {
         // A static batch's requests would wait for a whole batch; a chunked step's time depends
         // on its chunks as well as its decodes, which one curve of the batch does not give.
         throw SpecError(kCommandLine,
-                        "rate",
+                        space.goodput ? "goodput" : "rate",
                         "open-loop arrivals are simulated under continuous and disaggregated "
                         "batching (the batching is "
                             + BatchingNames()[static_cast<std::size_t>(batching)]
@@ -705,7 +719,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         EvaluateChunked(options, job, row);
         return;
     }
-    if (m_space.rateRps > 0)
+    if (m_space.rateRps > 0 || m_space.goodput)
     {
         FillStepCurve(options, row);
     }
@@ -975,101 +989,142 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     }
 }
 
+ServingLoad
+ServingStudy::LoadAt(const ServingRow& r,
+                     const ServingRow* prefill,
+                     double rate,
+                     const std::vector<double>& unitArrivals) const
+{
+    const uint32_t generated = FirstJob().run.generatedTokens;
+    const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
+    const ResolvedJob job = m_options.at(r.layout).ToSpecs();
+    const uint32_t gpus =
+        disaggregated ? r.gpusUsed : r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
+    ServingLoad load;
+    load.rateRps = rate;
+    load.utilization = rate / r.requestsPerS;
+    load.overloaded = load.utilization >= 1;
+    load.tokensPerSPerGpu = rate * generated / gpus;
+    if (load.overloaded)
+    {
+        return load;
+    }
+    std::vector<QueueRequest> requests(unitArrivals.size());
+    for (std::size_t i = 0; i < unitArrivals.size(); ++i)
+    {
+        requests[i].arrivalS = unitArrivals[i] / rate;
+    }
+    QueueEngine engine;
+    engine.slots = r.batch;
+    engine.generated = generated;
+    engine.step = r.stepCurve;
+    double joules = 0;
+    double idleW = r.replicas * r.idleW;
+    bool energy = r.haveEnergy;
+    if (disaggregated)
+    {
+        // The prefill pool, then each request's KV cache crosses to its decode instance.
+        SimulatePrefillPool(r.prefillInstances, r.prefillPp, prefill->prefillS, requests);
+        joules += double(requests.size()) * prefill->prefillJ;
+        idleW += r.prefillInstances * prefill->idleW;
+        energy = energy && prefill->haveEnergy;
+    }
+    else
+    {
+        engine.prefillS = r.prefillS;
+        engine.prefillBusyS = r.prefillS / job.run.InflightBatches();
+        engine.prefillJ = r.prefillJ;
+    }
+    // The requests dealt to the instances in turn.
+    for (uint32_t instance = 0; instance < r.replicas; ++instance)
+    {
+        std::vector<double> ready;
+        std::vector<QueueRequest*> mine;
+        for (std::size_t i = instance; i < requests.size(); i += r.replicas)
+        {
+            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS
+                                          : requests[i].arrivalS);
+            mine.push_back(&requests[i]);
+        }
+        joules += SimulateEngine(engine, ready, mine);
+    }
+    load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
+    load.haveEnergy = energy;
+    if (energy && load.summary.spanS > 0)
+    {
+        // The work's own energy and every board's idle power over the span.
+        const double totalJ = joules + idleW * load.summary.spanS;
+        load.energyPerTokenJ = totalJ / (double(requests.size()) * generated);
+        load.avgPowerW = totalJ / (load.summary.spanS * gpus);
+    }
+    return load;
+}
+
 void
 ServingStudy::Load(std::vector<ServingRow>& rows) const
 {
-    if (m_space.rateRps <= 0)
+    if (m_space.rateRps <= 0 && !m_space.goodput)
     {
         return;
     }
-    const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
-    const uint32_t generated = FirstJob().run.generatedTokens;
     // The prefill layouts' own rows (their energy and idle power), for the disaggregated pools.
-    std::map<std::pair<uint32_t, uint32_t>, const ServingRow*> prefills;
+    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
     for (const auto& r : rows)
     {
         if (r.prefillFits && r.prefillS > 0)
         {
-            prefills.emplace(std::make_pair(r.tp, r.pp), &r);
+            prefills.emplace(std::make_pair(r.tp, r.pp), r);
         }
     }
-    const std::vector<double> arrivals =
-        PoissonArrivals(m_space.rateRps, m_space.requests, m_space.seed);
-    std::vector<ServingLoad> loads(rows.size());
-    for (std::size_t k = 0; k < rows.size(); ++k)
+    // Arrivals at one request per second; a rate divides them (the same draws at every rate).
+    const std::vector<double> unit = PoissonArrivals(1, m_space.requests, m_space.seed);
+    for (auto& r : rows)
     {
-        const ServingRow& r = rows[k];
         if (!r.fits)
         {
             continue;
         }
-        ServingLoad& load = loads[k];
-        load.rateRps = m_space.rateRps;
-        load.utilization = m_space.rateRps / r.requestsPerS;
-        load.overloaded = load.utilization >= 1;
-        if (load.overloaded)
+        const auto it = prefills.find(std::make_pair(r.prefillTp, r.prefillPp));
+        const ServingRow* prefill = it == prefills.end() ? nullptr : &it->second;
+        r.loaded = true;
+        if (!m_space.goodput)
         {
+            r.load = LoadAt(r, prefill, m_space.rateRps, unit);
             continue;
         }
-        std::vector<QueueRequest> requests(arrivals.size());
-        for (std::size_t i = 0; i < arrivals.size(); ++i)
+        // Goodput: bisection on the rate between a light load and the capacity for the highest
+        // rate whose attainment meets the space's (0 when a light load already misses it).
+        auto meets = [&](const ServingLoad& l)
         {
-            requests[i].arrivalS = arrivals[i];
+            return !l.overloaded && l.summary.attainment >= m_space.attainment - 1e-12;
+        };
+        double low = r.requestsPerS * 1e-3;
+        ServingLoad best = LoadAt(r, prefill, low, unit);
+        if (!meets(best))
+        {
+            // Shown at the light load, which says why.
+            r.load = best;
+            r.load.goodputRps = 0;
+            r.load.tokensPerSPerGpu = 0;
+            continue;
         }
-        QueueEngine engine;
-        engine.slots = r.batch;
-        engine.generated = generated;
-        engine.step = r.stepCurve;
-        double joules = 0;
-        double idleW = 0;
-        bool energy = r.haveEnergy;
-        uint32_t gpus = 0;
-        if (disaggregated)
+        double high = r.requestsPerS;
+        while ((high - low) > 1e-3 * high)
         {
-            // The prefill pool, then each request's KV cache crosses to its decode instance.
-            const ServingRow& p = *prefills.at(std::make_pair(r.prefillTp, r.prefillPp));
-            SimulatePrefillPool(r.prefillInstances, r.prefillPp, p.prefillS, requests);
-            joules += double(requests.size()) * p.prefillJ;
-            idleW = r.prefillInstances * p.idleW + r.replicas * r.idleW;
-            energy = energy && p.haveEnergy;
-            gpus = r.gpusUsed;
-        }
-        else
-        {
-            const ResolvedJob job = m_options.at(r.layout).ToSpecs();
-            engine.prefillS = r.prefillS;
-            engine.prefillBusyS = r.prefillS / job.run.InflightBatches();
-            engine.prefillJ = r.prefillJ;
-            idleW = r.replicas * r.idleW;
-            gpus = r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
-        }
-        // The requests dealt to the instances in turn.
-        for (uint32_t instance = 0; instance < r.replicas; ++instance)
-        {
-            std::vector<double> ready;
-            std::vector<QueueRequest*> mine;
-            for (std::size_t i = instance; i < requests.size(); i += r.replicas)
+            const double mid = (low + high) / 2;
+            ServingLoad l = LoadAt(r, prefill, mid, unit);
+            if (meets(l))
             {
-                ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS
-                                              : requests[i].arrivalS);
-                mine.push_back(&requests[i]);
+                low = mid;
+                best = l;
             }
-            joules += SimulateEngine(engine, ready, mine);
+            else
+            {
+                high = mid;
+            }
         }
-        load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
-        load.haveEnergy = energy;
-        if (energy && load.summary.spanS > 0)
-        {
-            // The work's own energy and every board's idle power over the span.
-            const double totalJ = joules + idleW * load.summary.spanS;
-            load.energyPerTokenJ = totalJ / (double(requests.size()) * generated);
-            load.avgPowerW = totalJ / (load.summary.spanS * gpus);
-        }
-    }
-    for (std::size_t k = 0; k < rows.size(); ++k)
-    {
-        rows[k].loaded = rows[k].fits;
-        rows[k].load = loads[k];
+        r.load = best;
+        r.load.goodputRps = low;
     }
 }
 
@@ -1092,7 +1147,7 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
 {
     for (auto& r : rows)
     {
-        r.meetsSlo = r.loaded ? !r.load.overloaded
+        r.meetsSlo = r.loaded ? !r.load.overloaded && r.load.goodputRps != 0
                                     && r.load.summary.attainment >= space.attainment - 1e-12
                               : r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
                                     && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
@@ -1118,6 +1173,11 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
                   if (group(a) != group(b))
                   {
                       return group(a) < group(b);
+                  }
+                  if (space.goodput && a.fits && a.load.tokensPerSPerGpu != b.load.tokensPerSPerGpu)
+                  {
+                      // By goodput per GPU (the rows are loaded at their goodput).
+                      return a.load.tokensPerSPerGpu > b.load.tokensPerSPerGpu;
                   }
                   if (a.fits && a.tokensPerSPerGpu != b.tokensPerSPerGpu)
                   {
@@ -1147,7 +1207,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
        << (disaggregated ? ",prefill_tp,prefill_pp,prefill_instances,gpus_used,kv_transfer_s,"
                            "prefill_s,decode_step_s"
                          : "")
-       << (loaded ? ",rate_per_s,utilization,ttft_p50_s,ttft_p90_s,ttft_p99_s,tpot_p50_s,"
+       << (loaded ? ",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization,ttft_p50_s,"
+                    "ttft_p90_s,ttft_p99_s,tpot_p50_s,"
                     "tpot_p90_s,tpot_p99_s,slo_attainment,load_energy_per_token_j,"
                     "load_avg_power_w"
                   : "")
@@ -1187,6 +1248,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
             const QueueSummary& q = l.summary;
             const bool figures = r.loaded && !l.overloaded;
             os << "," << (r.loaded ? FormatNumber(l.rateRps) : "") << ","
+               << (r.loaded && l.goodputRps >= 0 ? FormatNumber(l.goodputRps) : "") << ","
+               << (r.loaded ? FormatNumber(l.tokensPerSPerGpu) : "") << ","
                << (r.loaded ? FormatNumber(l.utilization) : "");
             for (double value : {q.ttftP50S,
                                  q.ttftP90S,
@@ -1236,10 +1299,11 @@ ServingStudyJson(const ServingStudy& study,
     {
         j["token_budget"] = study.TokenBudget(first);
     }
-    if (space.rateRps > 0)
+    if (space.rateRps > 0 || space.goodput)
     {
         Json arrivals;
         arrivals["rate_per_s"] = space.rateRps;
+        arrivals["goodput"] = space.goodput;
         arrivals["requests"] = space.requests;
         arrivals["attainment"] = space.attainment;
         arrivals["seed"] = space.seed;

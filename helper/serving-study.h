@@ -89,6 +89,11 @@ struct ServingSpace
      */
     double attainment = 0.9;
     uint64_t seed = 1; //!< the arrival process's seed
+    /**
+     * Find each row's goodput instead of taking a rate: the highest rate at which `attainment`
+     * of the requests meet both targets (DistServe's goodput), each row simulated at it
+     */
+    bool goodput = false;
 };
 
 /**
@@ -98,13 +103,15 @@ struct ServingSpace
  */
 struct ServingLoad
 {
-    double rateRps = 0;      //!< requests per second arriving at the budget
-    double utilization = 0;  //!< the rate over the row's capacity (requestsPerS)
-    bool overloaded = false; //!< the rate reaches the capacity: the queue grows without end
-    QueueSummary summary;    //!< latencies and attainment (not set when overloaded)
-    bool haveEnergy = false; //!< whether the energy figures are known
-    double energyPerTokenJ = 0; //!< GPU energy per generated token, idle time included
-    double avgPowerW = 0;       //!< average board power per GPU
+    double rateRps = 0;          //!< requests per second arriving at the budget
+    double goodputRps = -1;      //!< with ServingSpace::goodput: the rate found (-1: not searched)
+    double tokensPerSPerGpu = 0; //!< generated tokens per second and GPU the rate asks for
+    double utilization = 0;      //!< the rate over the row's capacity (requestsPerS)
+    bool overloaded = false;     //!< the rate reaches the capacity: the queue grows without end
+    QueueSummary summary;        //!< latencies and attainment (not set when overloaded)
+    bool haveEnergy = false;     //!< whether the energy figures are known
+    double energyPerTokenJ = 0;  //!< GPU energy per generated token, idle time included
+    double avgPowerW = 0;        //!< average board power per GPU
 
     /** \return the figures as JSON */
     Json ToJson() const;
@@ -270,7 +277,9 @@ class ServingStudy
      * serving Poisson arrivals (SimulateEngine; with disaggregated batching the prefill pool,
      * SimulatePrefillPool, the KV transfer, then the decode instances), the requests dealt to the
      * instances in turn, and sets its `load`. A row whose capacity the rate reaches is marked
-     * overloaded and not simulated. Without a rate: nothing.
+     * overloaded and not simulated. With ServingSpace::goodput, each row's rate is found by
+     * bisection (to 0.1% of its capacity) as the highest that meets the targets, and the row is
+     * loaded at it. Without a rate or goodput: nothing.
      * \param rows the evaluated and paired rows, in place
      */
     void Load(std::vector<ServingRow>& rows) const;
@@ -320,6 +329,16 @@ class ServingStudy
      */
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
     /**
+     * \param row a fitting row, its step curve set \param prefill with disaggregated batching
+     * its prefill layout's row \param rate requests per second arriving at the budget
+     * \param unitArrivals Poisson arrivals at one request per second (divided by the rate)
+     * \return the row under the rate (see Load)
+     */
+    ServingLoad LoadAt(const ServingRow& row,
+                       const ServingRow* prefill,
+                       double rate,
+                       const std::vector<double>& unitArrivals) const;
+    /**
      * \param options a job \param changes options to set first
      * \return the job's helper, set up with the study's backend, routing and symmetry
      */
@@ -336,10 +355,11 @@ class ServingStudy
 
 /**
  * \brief Marks and ranks a study's rows. A row meets the targets when it fits and neither
- * target (those not 0) is exceeded (under a rate: it is not overloaded and at least the space's
- * attainment of its requests meet both); it is on the frontier when it fits and no other fitting row
- * has both a lower-or-equal time per output token and a higher-or-equal throughput per GPU, one
- * of them strictly. Order: the rows that meet the targets by throughput per GPU (highest first),
+ * target (those not 0) is exceeded (loaded: it is not overloaded, has a goodput where one was
+ * searched, and at least the space's attainment of its requests meet both); it is on the
+ * frontier when it fits and no other fitting row has both a lower-or-equal time per output
+ * token and a higher-or-equal throughput per GPU, one of them strictly. Order: the rows that
+ * meet the targets by throughput per GPU (highest first; with goodput, by goodput per GPU),
  * then the other fitting rows the same way, then the rows that do not fit by peak memory; ties
  * by candidate index.
  * \param rows the rows (marked and sorted in place) \param space the targets

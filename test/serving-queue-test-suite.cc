@@ -109,16 +109,13 @@ class PoissonArrivalsTestCase : public TestCase
         {
             above += a[i] - a[i - 1] > 0.25 ? 1 : 0;
         }
-        NS_TEST_EXPECT_MSG_EQ_TOL(double(above) / double(a.size()),
-                                  std::exp(-1.0),
-                                  0.005,
-                                  "exponential gaps");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            double(above) / double(a.size()), std::exp(-1.0), 0.005, "exponential gaps");
         NS_TEST_EXPECT_MSG_EQ((PoissonArrivals(4, 10, 1) == PoissonArrivals(4, 10, 1)),
                               true,
                               "the same seed, the same arrivals");
-        NS_TEST_EXPECT_MSG_EQ((PoissonArrivals(4, 10, 1) != PoissonArrivals(4, 10, 2)),
-                              true,
-                              "another seed, others");
+        NS_TEST_EXPECT_MSG_EQ(
+            (PoissonArrivals(4, 10, 1) != PoissonArrivals(4, 10, 2)), true, "another seed, others");
         bool refused = false;
         try
         {
@@ -169,10 +166,8 @@ class MD1QueueTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_EQ(r.finishS, r.firstTokenS, "one token: done at the first");
             }
             const double expected = e.prefillS + rho * e.prefillS / (2 * (1 - rho));
-            NS_TEST_EXPECT_MSG_EQ_TOL(sum / double(requests.size()) / expected,
-                                      1.0,
-                                      0.03,
-                                      "rho " << rho);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                sum / double(requests.size()) / expected, 1.0, 0.03, "rho " << rho);
         }
     }
 };
@@ -217,10 +212,8 @@ class EngineScheduleTestCase : public TestCase
             }
             NS_TEST_EXPECT_MSG_EQ_TOL(last, 3 * cycle, 1e-12, "three closed-loop cycles");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS, 2.0, 1e-12, "the fourth prefill");
-            NS_TEST_EXPECT_MSG_EQ_TOL(requests[4].firstTokenS,
-                                      cycle + 0.5,
-                                      1e-12,
-                                      "the fifth waits for a slot");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[4].firstTokenS, cycle + 0.5, 1e-12, "the fifth waits for a slot");
             NS_TEST_EXPECT_MSG_EQ_TOL(joules, 12 * 1 + 30 * 4.0, 1e-9, "prefills and steps");
         }
         // Requests far apart: each alone.
@@ -232,10 +225,8 @@ class EngineScheduleTestCase : public TestCase
             for (const auto& r : requests)
             {
                 NS_TEST_EXPECT_MSG_EQ_TOL(r.firstTokenS - r.arrivalS, 0.5, 1e-12, "its prefill");
-                NS_TEST_EXPECT_MSG_EQ_TOL(r.finishS - r.firstTokenS,
-                                          10 * 0.011,
-                                          1e-12,
-                                          "ten steps of one");
+                NS_TEST_EXPECT_MSG_EQ_TOL(
+                    r.finishS - r.firstTokenS, 10 * 0.011, 1e-12, "ten steps of one");
             }
         }
         // A prefill held by a pipeline's share: the engine takes the next after 0.25 s.
@@ -309,10 +300,8 @@ class QueueSummaryTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotP99S, 0.003, 1e-12, "the slow ten");
         NS_TEST_EXPECT_MSG_EQ_TOL(s.attainment, 0.80, 1e-12, "80 within 80 ms and 2 ms");
         NS_TEST_EXPECT_MSG_EQ_TOL(s.spanS, 99 + 0.1 + 0.03, 1e-9, "first arrival to last token");
-        NS_TEST_EXPECT_MSG_EQ_TOL(SummarizeQueue(requests, 11, 0, 0).attainment,
-                                  1.0,
-                                  1e-12,
-                                  "no targets: all within");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            SummarizeQueue(requests, 11, 0, 0).attainment, 1.0, 1e-12, "no targets: all within");
     }
 };
 

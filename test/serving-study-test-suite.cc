@@ -791,18 +791,13 @@ class ServingLoadTestCase : public TestCase
             RAPIDLLM_REQUIRE_EQ(c.requests.back(), r.batch, "the curve ends at the batch");
             NS_TEST_EXPECT_MSG_EQ(c.seconds.back(), r.stepS, "the row's own step");
             NS_TEST_EXPECT_MSG_EQ(c.seconds.front(), one.stepS, "one request: batch 1's step");
-            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.ttftP50S,
-                                      r.prefillS,
-                                      1e-12,
-                                      "alone: its own prefill");
-            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
-                                      one.stepS,
-                                      1e-9,
-                                      "alone: steps of one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: its own prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.tpotP50S, one.stepS, 1e-9, "alone: steps of one");
             NS_TEST_EXPECT_MSG_EQ(r.meetsSlo, true, "within a second a token");
-            NS_TEST_EXPECT_MSG_GT(r.load.energyPerTokenJ,
-                                  eight.energyPerTokenJ,
-                                  "idle boards between requests");
+            NS_TEST_EXPECT_MSG_GT(
+                r.load.energyPerTokenJ, eight.energyPerTokenJ, "idle boards between requests");
         }
         if (rows[0].batch == 8)
         {
@@ -814,9 +809,8 @@ class ServingLoadTestCase : public TestCase
         space.rateRps = eight.requestsPerS * 0.7;
         const ServingRow busy = ServingStudy(job, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_EQ_TOL(busy.load.utilization, 0.7, 1e-9, "the rate over the capacity");
-        NS_TEST_EXPECT_MSG_GT(busy.load.summary.ttftP99S,
-                              1.5 * busy.prefillS,
-                              "some wait for a slot or a prefill");
+        NS_TEST_EXPECT_MSG_GT(
+            busy.load.summary.ttftP99S, 1.5 * busy.prefillS, "some wait for a slot or a prefill");
         space.rateRps = eight.requestsPerS * 2;
         const ServingRow over = ServingStudy(job, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_EQ(over.load.overloaded, true, "twice the capacity");
@@ -836,14 +830,60 @@ class ServingLoadTestCase : public TestCase
                 continue;
             }
             RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
-            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.ttftP50S,
-                                      r.ttftS,
-                                      1e-12,
-                                      "the prefill instance's prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.ttftP50S, r.ttftS, 1e-12, "the prefill instance's prefill");
             NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
                                       (r.kvTransferS + 15 * r.stepCurve.seconds.front()) / 15,
                                       1e-9,
                                       "the transfer and steps of one");
+        }
+
+        // Goodput: the rows loaded at the highest rate within the targets, ranked by it.
+        ServingSpace good;
+        good.gpus = 2;
+        good.tp = {1, 2};
+        good.batch = {2, 8};
+        good.batching = Batching::CONTINUOUS;
+        good.tpotSloS = 1.2 * eight.tpotS;
+        good.ttftSloS = 3 * eight.ttftS;
+        good.goodput = true;
+        const std::vector<ServingRow> ranked = ServingStudy(job, good, "flow", "", true).Run();
+        double previous = 1e300;
+        for (const ServingRow& r : ranked)
+        {
+            if (!r.meetsSlo)
+            {
+                continue;
+            }
+            NS_TEST_EXPECT_MSG_GT(r.load.goodputRps, 0, "a rate within the targets");
+            NS_TEST_EXPECT_MSG_EQ(r.load.rateRps, r.load.goodputRps, "loaded at its goodput");
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(r.load.summary.attainment, 0.9, "90% within");
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(r.load.tokensPerSPerGpu, previous, "by goodput per GPU");
+            previous = r.load.tokensPerSPerGpu;
+            // Just above it (the search's precision) the targets are missed.
+            ServingSpace above = good;
+            above.goodput = false;
+            above.tp = {r.tp};
+            above.batch = {r.batch};
+            above.rateRps = r.load.goodputRps + 2e-3 * r.requestsPerS;
+            const ServingRow more = ServingStudy(job, above, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ(more.meetsSlo, false, "tp " << r.tp << " batch " << r.batch);
+        }
+        NS_TEST_EXPECT_MSG_EQ(ranked.front().meetsSlo, true, "some layout meets the targets");
+        for (const std::string& both : {"rate", "targets"})
+        {
+            ServingSpace bad = good;
+            bad.rateRps = both == "rate" ? 1 : 0;
+            bad.tpotSloS = both == "rate" ? bad.tpotSloS : 0;
+            bad.ttftSloS = both == "rate" ? bad.ttftSloS : 0;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(job, bad, "flow", "", true);
+                                      },
+                                      {"goodput"}),
+                                  true,
+                                  both);
         }
 
         // Refused: batchings whose steps the curve does not give, and dp attention.
@@ -939,17 +979,24 @@ class CliServingStudyTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
-        CliResult loaded =
-            RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200", "--csv"}),
-                   dir);
+        CliResult loaded = RunCli(
+            Cat(study, {"--batching=continuous", "--rate=50", "--requests=200", "--csv"}), dir);
         NS_TEST_ASSERT_MSG_EQ(loaded.status, 0, loaded.err);
-        NS_TEST_EXPECT_MSG_NE(loaded.out.find(",rate_per_s,utilization,ttft_p50_s"),
-                              std::string::npos,
-                              loaded.out);
+        NS_TEST_EXPECT_MSG_NE(
+            loaded.out.find(",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization"),
+            std::string::npos,
+            loaded.out);
         CliResult loadedText =
             RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200"}), dir);
         NS_TEST_ASSERT_MSG_EQ(loadedText.status, 0, loadedText.err);
         NS_TEST_EXPECT_MSG_NE(loadedText.out.find("TTFT_p99"), std::string::npos, loadedText.out);
+        CliResult good = RunCli(
+            Cat(study, {"--batching=continuous", "--goodput", "--requests=200", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(good.status, 0, good.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(good.out).at("rows").at(0).at("load").contains("goodput_per_s"),
+            true,
+            "each row's goodput");
 
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);

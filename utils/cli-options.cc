@@ -565,19 +565,27 @@ MakeOptions()
              "0")
             .For({kServing}),
         Count("requests",
-              "with --rate: requests simulated (benchmark_serving.py's --num-prompts default)",
+              "with --rate or --goodput: requests simulated (benchmark_serving.py's --num-prompts "
+              "default)",
               1,
               1u << 24,
               "1000")
             .For({kServing}),
         Real("attainment",
-             "with --rate: percent of the requests that must meet both targets for a layout to "
+             "with --rate or --goodput: percent of the requests that must meet both targets for a "
+             "layout to "
              "meet them (DistServe's SLO attainment)",
              1e-6,
              100,
              "90")
             .For({kServing}),
-        Count("seed", "with --rate: the arrival process's seed", 0, kMaxCount, "1")
+        Count("seed", "with --rate or --goodput: the arrival process's seed", 0, kMaxCount, "1")
+            .For({kServing}),
+        Flag("goodput",
+             "find each layout's goodput: the highest Poisson request rate at which --attainment "
+             "of the requests meet --tpot-slo and --ttft-slo (DistServe), rank by it per GPU and "
+             "show each layout at it",
+             "false")
             .For({kServing}),
         Choice("pipeline-split",
                "how layouts split the layers over their pipeline stages: even (layers / (pp x "

@@ -214,10 +214,12 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
 void
 PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
 {
-    std::printf("%4s %-22s %5s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
+    std::printf("%4s %-22s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
                 "rank",
                 "layout",
                 "batch",
+                "req/s",
+                "tok/s/GPU",
                 "util",
                 "TTFT_p50",
                 "TTFT_p90",
@@ -234,8 +236,8 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
     {
         if (r.fits && (shown == 0 || rank < shown))
         {
-            std::string layout = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp)
-                                 + " pp" + std::to_string(r.pp);
+            std::string layout = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp) + " pp"
+                                 + std::to_string(r.pp);
             if (r.prefillTp > 0)
             {
                 layout += " + " + std::to_string(r.prefillInstances) + "x tp"
@@ -247,10 +249,12 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             std::snprintf(util, sizeof(util), "%.0f%%", l.utilization * 100);
             if (l.overloaded)
             {
-                std::printf("%4llu %-22s %5u %5s %s\n",
+                std::printf("%4llu %-22s %5u %7.2f %9.1f %5s %s\n",
                             static_cast<unsigned long long>(++rank),
                             layout.c_str(),
                             r.batch,
+                            l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
+                            l.tokensPerSPerGpu,
                             util,
                             "over capacity: the queue grows without end");
                 continue;
@@ -265,20 +269,23 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             {
                 std::snprintf(attained, sizeof(attained), "%.1f%%", q.attainment * 100);
             }
-            std::printf("%4llu %-22s %5u %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s %4s\n",
-                        static_cast<unsigned long long>(++rank),
-                        layout.c_str(),
-                        r.batch,
-                        util,
-                        q.ttftP50S * 1e3,
-                        q.ttftP90S * 1e3,
-                        q.ttftP99S * 1e3,
-                        q.tpotP50S * 1e3,
-                        q.tpotP90S * 1e3,
-                        q.tpotP99S * 1e3,
-                        attained,
-                        energy,
-                        targets ? (r.meetsSlo ? "yes" : "no") : "-");
+            std::printf(
+                "%4llu %-22s %5u %7.2f %9.1f %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s %4s\n",
+                static_cast<unsigned long long>(++rank),
+                layout.c_str(),
+                r.batch,
+                l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
+                l.tokensPerSPerGpu,
+                l.goodputRps == 0 ? "-" : util,
+                q.ttftP50S * 1e3,
+                q.ttftP90S * 1e3,
+                q.ttftP99S * 1e3,
+                q.tpotP50S * 1e3,
+                q.tpotP90S * 1e3,
+                q.tpotP99S * 1e3,
+                attained,
+                energy,
+                targets ? (r.meetsSlo ? "yes" : "no") : "-");
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
@@ -317,6 +324,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.requests = static_cast<uint32_t>(args.Count("requests"));
     space.attainment = args.Real("attainment") / 100;
     space.seed = args.Count("seed");
+    space.goodput = args.Flag("goodput");
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
     std::string backend;
@@ -431,7 +439,21 @@ RunStudyServingCommand(const CliArgs& args)
             : "static batching: a replica serves its batch from prefill to the last token";
     const std::string budget =
         batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
-    if (space.rateRps > 0)
+    if (space.goodput)
+    {
+        std::printf("Each layout at its goodput: the highest rate of Poisson arrivals (%u "
+                    "simulated, dealt to the instances in turn) at which %s%% of the requests "
+                    "meet %s; ranked by goodput per GPU; %s%s; req/s and tok/s/GPU: the goodput; "
+                    "util: it over the capacity (every slot busy); TTFT and TPOT percentiles in "
+                    "ms, queueing included\n",
+                    space.requests,
+                    FormatNumber(space.attainment * 100).c_str(),
+                    targets.c_str(),
+                    how,
+                    budget.c_str());
+        PrintLoadTable(rows, args.Count("top"), true);
+    }
+    else if (space.rateRps > 0)
     {
         std::printf("%s requests/s arriving (Poisson, %u simulated, dealt to the instances in "
                     "turn); ranked by capacity (generated tokens per second per GPU with every "
@@ -439,11 +461,10 @@ RunStudyServingCommand(const CliArgs& args)
                     "percentiles in ms, queueing included; attain: requests within %s\n",
                     FormatNumber(space.rateRps).c_str(),
                     space.requests,
-                    targets.empty()
-                        ? ""
-                        : (", those where " + FormatNumber(space.attainment * 100)
-                           + "% of the requests meet the targets first")
-                              .c_str(),
+                    targets.empty() ? ""
+                                    : (", those where " + FormatNumber(space.attainment * 100)
+                                       + "% of the requests meet the targets first")
+                                          .c_str(),
                     how,
                     budget.c_str(),
                     targets.empty() ? "(no targets)" : targets.c_str());
