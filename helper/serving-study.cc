@@ -99,6 +99,33 @@ Aligned(uint64_t at, uint64_t size)
     return (at + size - 1) / size * size;
 }
 
+/**
+ * \return the rows of the layouts that hold a prefill, by tp and pp (the first of each): the
+ * disaggregated prefill pools' prefill time, energy and idle power
+ */
+std::map<std::pair<uint32_t, uint32_t>, ServingRow>
+PrefillRows(const std::vector<ServingRow>& rows)
+{
+    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
+    for (const auto& r : rows)
+    {
+        if (r.prefillFits && r.prefillS > 0)
+        {
+            prefills.emplace(std::make_pair(r.tp, r.pp), r);
+        }
+    }
+    return prefills;
+}
+
+/** \return the row's paired prefill layout's row, or nullptr when it is not paired */
+const ServingRow*
+PrefillOf(const std::map<std::pair<uint32_t, uint32_t>, ServingRow>& prefills,
+          const ServingRow& row)
+{
+    const auto it = prefills.find(std::make_pair(row.prefillTp, row.prefillPp));
+    return row.prefillTp == 0 || it == prefills.end() ? nullptr : &it->second;
+}
+
 } // namespace
 
 std::vector<std::string>
@@ -1067,15 +1094,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     {
         return;
     }
-    // The prefill layouts' own rows (their energy and idle power), for the disaggregated pools.
-    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
-    for (const auto& r : rows)
-    {
-        if (r.prefillFits && r.prefillS > 0)
-        {
-            prefills.emplace(std::make_pair(r.tp, r.pp), r);
-        }
-    }
+    const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
     // Arrivals at one request per second; a rate divides them (the same draws at every rate).
     const std::vector<double> unit = PoissonArrivals(1, m_space.requests, m_space.seed);
     for (auto& r : rows)
@@ -1084,8 +1103,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         {
             continue;
         }
-        const auto it = prefills.find(std::make_pair(r.prefillTp, r.prefillPp));
-        const ServingRow* prefill = it == prefills.end() ? nullptr : &it->second;
+        const ServingRow* prefill = PrefillOf(prefills, r);
         r.loaded = true;
         if (!m_space.goodput)
         {
@@ -1126,6 +1144,22 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         r.load = best;
         r.load.goodputRps = low;
     }
+}
+
+std::vector<double>
+ServingStudy::Attainment(const std::vector<ServingRow>& rows,
+                         const ServingRow& row,
+                         const std::vector<double>& rates) const
+{
+    const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
+    const std::vector<double> unit = PoissonArrivals(1, m_space.requests, m_space.seed);
+    std::vector<double> attainment;
+    for (double rate : rates)
+    {
+        const ServingLoad l = LoadAt(row, PrefillOf(prefills, row), rate, unit);
+        attainment.push_back(l.overloaded ? 0 : l.summary.attainment);
+    }
+    return attainment;
 }
 
 std::vector<ServingRow>
@@ -1381,6 +1415,60 @@ WriteServingStudy(const std::string& dir,
             {"TPOT target", {{space.tpotSloS * 1e3, 0}, {space.tpotSloS * 1e3, top}}});
     }
     WritePlotPng((out / "throughput-latency.png").string(), plot);
+}
+
+void
+WriteServingLoadPlot(const std::string& dir,
+                     const ServingStudy& study,
+                     const std::vector<ServingRow>& rows,
+                     const ServingSpace& space,
+                     const std::string& title)
+{
+    PlotSpec plot;
+    plot.title = title;
+    plot.xLabel = "requests per second per GPU";
+    plot.yLabel = "requests within the targets (%)";
+    const std::size_t shown = 6;
+    const double generated = study.FirstJob().run.generatedTokens;
+    double right = 0;
+    for (const auto& r : rows)
+    {
+        if (!r.loaded || r.load.rateRps <= 0 || r.load.tokensPerSPerGpu <= 0
+            || plot.series.size() == shown)
+        {
+            continue;
+        }
+        // The row's GPUs, from its rate and the tokens per GPU it asks for.
+        const double gpus = generated * r.load.rateRps / r.load.tokensPerSPerGpu;
+        std::vector<double> rates;
+        for (uint32_t k = 1; k <= 20; ++k)
+        {
+            // Up to just below the capacity, where the queue would grow without end.
+            rates.push_back(r.requestsPerS * k / 20.0 * 0.999);
+        }
+        const std::vector<double> attainment = study.Attainment(rows, r, rates);
+        PlotSeries s;
+        s.title = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp) + " pp"
+                  + std::to_string(r.pp) + " batch " + std::to_string(r.batch);
+        if (r.prefillTp > 0)
+        {
+            s.title += " + " + std::to_string(r.prefillInstances) + "x tp"
+                       + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
+        }
+        for (std::size_t k = 0; k < rates.size(); ++k)
+        {
+            s.points.push_back({rates[k] / gpus, attainment[k] * 100});
+        }
+        right = std::max(right, rates.back() / gpus);
+        plot.series.push_back(s);
+    }
+    if (plot.series.empty())
+    {
+        return;
+    }
+    plot.series.push_back(
+        {"attainment target", {{0, space.attainment * 100}, {right, space.attainment * 100}}});
+    WritePlotPng((std::filesystem::path(dir) / "attainment-rate.png").string(), plot);
 }
 
 } // namespace rapidllm

@@ -284,6 +284,17 @@ class ServingStudy
      */
     void Load(std::vector<ServingRow>& rows) const;
 
+    /**
+     * \brief The share of a row's requests within the targets against the request rate, on the
+     * study's arrivals (DistServe's attainment curve).
+     * \param rows the study's rows (the prefill layouts' among them) \param row a fitting row of
+     * them, its step curve set \param rates requests per second arriving at the budget
+     * \return the attainment at each rate (0 where the rate reaches the row's capacity)
+     */
+    std::vector<double> Attainment(const std::vector<ServingRow>& rows,
+                                   const ServingRow& row,
+                                   const std::vector<double>& rates) const;
+
     /** \return every candidate's row, paired (Pair), loaded (Load) and ranked (RankServingRows) */
     std::vector<ServingRow> Run() const;
 
@@ -396,6 +407,19 @@ void WriteServingStudy(const std::string& dir,
                        const std::vector<ServingRow>& rows,
                        const ServingSpace& space,
                        const std::string& title);
+
+/**
+ * \brief Writes DIR/attainment-rate.png for a loaded study with targets: the share of requests
+ * within the targets against requests per second per GPU, from 5% to all of each row's
+ * capacity, for the first six loaded rows of the ranking (as DistServe's evaluation plots it).
+ * \param dir the directory (WriteServingStudy's) \param study the study \param rows its ranked,
+ * loaded rows \param space the targets \param title the plot's title
+ */
+void WriteServingLoadPlot(const std::string& dir,
+                          const ServingStudy& study,
+                          const std::vector<ServingRow>& rows,
+                          const ServingSpace& space,
+                          const std::string& title);
 
 } // namespace rapidllm
 } // namespace ns3

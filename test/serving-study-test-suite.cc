@@ -803,6 +803,11 @@ class ServingLoadTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_EQ(rows[0].stepCurve.requests.size(), 4u, "1, 2, 4 and 8");
         }
+        const std::vector<double> curve = light.Attainment(
+            rows, rows[0], {space.rateRps, rows[0].requestsPerS * 0.999, rows[0].requestsPerS});
+        RAPIDLLM_REQUIRE_EQ(curve.size(), 3u, "one per rate");
+        NS_TEST_EXPECT_MSG_EQ(curve[0], 1.0, "all within a second a token at the row's rate");
+        NS_TEST_EXPECT_MSG_EQ(curve[2], 0.0, "none at the capacity: the queue grows");
 
         // Queueing at 70% of the capacity, and past it.
         space.batch = {8};
@@ -990,8 +995,16 @@ class CliServingStudyTestCase : public TestCase
             RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200"}), dir);
         NS_TEST_ASSERT_MSG_EQ(loadedText.status, 0, loadedText.err);
         NS_TEST_EXPECT_MSG_NE(loadedText.out.find("TTFT_p99"), std::string::npos, loadedText.out);
-        CliResult good = RunCli(
-            Cat(study, {"--batching=continuous", "--goodput", "--requests=200", "--json"}), dir);
+        CliResult good = RunCli(Cat(study,
+                                    {"--batching=continuous",
+                                     "--goodput",
+                                     "--requests=200",
+                                     "--json",
+                                     "--out=" + dir + "/good"}),
+                                dir);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/good/attainment-rate.png"),
+                              true,
+                              "the attainment against the rate");
         NS_TEST_ASSERT_MSG_EQ(good.status, 0, good.err);
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(good.out).at("rows").at(0).at("load").contains("goodput_per_s"),

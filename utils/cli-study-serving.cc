@@ -385,14 +385,17 @@ RunStudyServingCommand(const CliArgs& args)
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
     const ResolvedJob first = study.FirstJob();
+    const std::string title = first.model.name + " serving on " + std::to_string(space.gpus) + " x "
+                              + first.hardware.gpu.name;
+    const bool loadPlot =
+        (space.rateRps > 0 || space.goodput) && (space.tpotSloS > 0 || space.ttftSloS > 0);
     if (args.HasValue("out"))
     {
-        WriteServingStudy(args.Text("out"),
-                          json,
-                          rows,
-                          space,
-                          first.model.name + " serving on " + std::to_string(space.gpus) + " x "
-                              + first.hardware.gpu.name);
+        WriteServingStudy(args.Text("out"), json, rows, space, title);
+        if (loadPlot)
+        {
+            WriteServingLoadPlot(args.Text("out"), study, rows, space, title);
+        }
     }
     if (args.Flag("json"))
     {
@@ -490,7 +493,8 @@ RunStudyServingCommand(const CliArgs& args)
     if (args.HasValue("out"))
     {
         std::cout << "Wrote " << args.Text("out")
-                  << "/results.csv, results.json, throughput-latency.png\n";
+                  << "/results.csv, results.json, throughput-latency.png"
+                  << (loadPlot ? ", attainment-rate.png" : "") << "\n";
     }
     return 0;
 }
