@@ -86,6 +86,93 @@ PoissonArrivals(double rate, uint32_t count, uint64_t seed)
     return arrivals;
 }
 
+namespace {
+
+/** SimulateEngine with a token budget (chunked prefill); the same arguments and result. */
+double
+SimulateChunked(const QueueEngine& engine,
+                const std::vector<double>& readyS,
+                std::vector<QueueRequest*>& requests)
+{
+    const uint32_t steps = engine.generated - 1;
+    std::deque<std::size_t> waiting;
+    // Requests whose prompts are in flight, oldest first: index and prompt tokens left.
+    std::deque<std::pair<std::size_t, uint32_t>> prompts;
+    // Requests decoding: index and decode steps left.
+    std::vector<std::pair<std::size_t, uint32_t>> decoding;
+    std::size_t next = 0;
+    std::size_t done = 0;
+    double t = 0;
+    double joules = 0;
+    while (done < requests.size())
+    {
+        while (next < readyS.size() && readyS[next] <= t)
+        {
+            waiting.push_back(next++);
+        }
+        while (!waiting.empty() && prompts.size() + decoding.size() < engine.slots)
+        {
+            prompts.emplace_back(waiting.front(), engine.prompt);
+            waiting.pop_front();
+        }
+        if (prompts.empty() && decoding.empty())
+        {
+            t = readyS[next];
+            continue;
+        }
+        // The decodes first, then the prompts in the budget left (at least one token a step).
+        const auto n = static_cast<uint32_t>(decoding.size());
+        uint32_t room = engine.tokenBudget > n ? engine.tokenBudget - n : 1;
+        uint32_t tokens = 0;
+        for (auto& [i, left] : prompts)
+        {
+            const uint32_t take = std::min(left, room - tokens);
+            left -= take;
+            tokens += take;
+            if (tokens == room)
+            {
+                break;
+            }
+        }
+        const uint32_t base = std::max<uint32_t>(n, 1);
+        t += engine.step.SecondsAt(base) + tokens * engine.chunkTokenS;
+        joules += engine.step.JoulesAt(base) + tokens * engine.chunkTokenJ;
+        for (std::size_t k = 0; k < decoding.size();)
+        {
+            if (--decoding[k].second == 0)
+            {
+                requests[decoding[k].first]->finishS = t;
+                ++done;
+                decoding[k] = decoding.back();
+                decoding.pop_back();
+            }
+            else
+            {
+                ++k;
+            }
+        }
+        // Prompts done in this step: their first token, then their decodes.
+        while (!prompts.empty() && prompts.front().second == 0)
+        {
+            QueueRequest* r = requests[prompts.front().first];
+            r->firstTokenS = t;
+            if (steps == 0)
+            {
+                r->finishS = t;
+                ++done;
+            }
+            else
+            {
+                decoding.emplace_back(prompts.front().first, steps);
+            }
+            prompts.pop_front();
+        }
+    }
+    return joules;
+}
+
+} // namespace
+
 double
 SimulateEngine(const QueueEngine& engine,
                const std::vector<double>& readyS,
@@ -94,6 +181,10 @@ SimulateEngine(const QueueEngine& engine,
     if (readyS.size() != requests.size() || engine.slots == 0 || engine.generated == 0)
     {
         throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
+    }
+    if (engine.tokenBudget > 0)
+    {
+        return SimulateChunked(engine, readyS, requests);
     }
     const bool prefills = engine.prefillS > 0;
     const uint32_t steps = engine.generated - 1;

@@ -35,7 +35,10 @@ struct StepCurve
  * in flight and runs iterations one after another, each a prefill of the oldest waiting request
  * when a slot is free and one waits (vLLM's default scheduler before V1 puts prefills first),
  * else a decode step of every request in flight. A decode-only instance (disaggregated serving)
- * has no prefill: a request takes a free slot as it arrives.
+ * has no prefill: a request takes a free slot as it arrives. With a token budget (chunked
+ * prefill, vLLM V1) every step carries the decodes of the requests past their prompts and, in
+ * the budget left, the next tokens of the prompts in flight, oldest first; a request takes a
+ * free slot as it arrives and its first token comes with the step that ends its prompt.
  */
 struct QueueEngine
 {
@@ -47,8 +50,12 @@ struct QueueEngine
      * pipeline's other stages busy meanwhile (prefillS / batches in flight)
      */
     double prefillBusyS = 0;
-    double prefillJ = 0; //!< a prefill's dynamic energy
-    StepCurve step;      //!< a decode step against the requests in flight
+    double prefillJ = 0;      //!< a prefill's dynamic energy
+    StepCurve step;           //!< a decode step against the requests in flight
+    uint32_t tokenBudget = 0; //!< chunked: tokens a step carries (0: prefills run on their own)
+    uint32_t prompt = 0;      //!< chunked: each request's prompt tokens
+    double chunkTokenS = 0;   //!< chunked: a step's time per prompt token it carries
+    double chunkTokenJ = 0;   //!< chunked: its dynamic energy per prompt token
 };
 
 /** What became of one request in the queue simulation (times in s from the first arrival). */
@@ -69,8 +76,10 @@ std::vector<double> PoissonArrivals(double rate, uint32_t count, uint64_t seed);
 /**
  * \brief Runs one engine instance over its requests (iteration by iteration, see QueueEngine)
  * and fills their first-token and finish times. With a prefill, a request's first token comes
- * prefillS after its prefill starts; without, its firstTokenS must be set already (its prefill
- * ran elsewhere) and `arrivalS` is ignored in favour of `readyS`.
+ * prefillS after its prefill starts; with a token budget, at the end of the step that carries
+ * its prompt's last token (a step with no decode costs the curve's one-request step plus its
+ * prompt tokens); with neither, its firstTokenS must be set already (its prefill ran
+ * elsewhere) and `arrivalS` is ignored in favour of `readyS`.
  * \param engine the instance
  * \param readyS when each request reaches the instance, ascending
  * \param requests the requests, one per readyS, filled in place

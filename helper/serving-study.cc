@@ -187,6 +187,11 @@ ServingRow::ToJson() const
         j["chunk_count"] = chunkCount;
         j["mixed_step_s"] = mixedStepS;
         j["mixed_share"] = mixedShare;
+        if (chunkTokenS > 0)
+        {
+            j["chunk_token_s"] = chunkTokenS;
+            j["chunk_token_energy_j"] = chunkTokenJ;
+        }
     }
     if (prefillTp > 0)
     {
@@ -285,6 +290,11 @@ ServingRow::FromJson(const Json& j)
             r.chunkCount = j.at("chunk_count").get<uint32_t>();
             r.mixedStepS = j.at("mixed_step_s").get<double>();
             r.mixedShare = j.at("mixed_share").get<double>();
+            if (j.contains("chunk_token_s"))
+            {
+                r.chunkTokenS = j.at("chunk_token_s").get<double>();
+                r.chunkTokenJ = j.at("chunk_token_energy_j").get<double>();
+            }
         }
         if (j.contains("prefill_tp"))
         {
@@ -514,17 +524,15 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
     }
     const Batching batching = GetBatching();
-    if (arrivals && batching != Batching::CONTINUOUS && batching != Batching::DISAGGREGATED)
+    if (arrivals && batching == Batching::STATIC)
     {
-        // A static batch's requests would wait for a whole batch; a chunked step's time depends
-        // on its chunks as well as its decodes, which one curve of the batch does not give.
+        // A static batch's requests would wait for a whole batch, which `run` does not time.
         throw SpecError(kCommandLine,
                         space.goodput ? "goodput" : "rate",
-                        "open-loop arrivals are simulated under continuous and disaggregated "
-                        "batching (the batching is "
-                            + BatchingNames()[static_cast<std::size_t>(batching)]
-                            + "; allowed: --batching=continuous, disaggregated, or auto with "
-                              "--engine=vllm or lmdeploy)");
+                        "open-loop arrivals are simulated under continuous, chunked and "
+                        "disaggregated batching (the batching is static; allowed: "
+                        "--batching=continuous, chunked, disaggregated, or auto with "
+                        "--engine=vllm or lmdeploy)");
     }
 }
 
@@ -741,14 +749,14 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     row.stepS = stepS;
     row.stepJ = stepJ;
     row.haveEnergy = energy;
+    if (m_space.rateRps > 0 || m_space.goodput)
+    {
+        FillStepCurve(options, row);
+    }
     if (GetBatching() == Batching::CHUNKED)
     {
         EvaluateChunked(options, job, row);
         return;
-    }
-    if (m_space.rateRps > 0 || m_space.goodput)
-    {
-        FillStepCurve(options, row);
     }
     // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
     // batches in flight through a pipeline, a prefill holds each stage for its share only (the
@@ -848,6 +856,15 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
     row.chunkTokens = static_cast<uint32_t>(chunk);
     row.chunkCount = static_cast<uint32_t>(chunks);
     row.mixedStepS = mixedS;
+    if (!row.stepCurve.requests.empty())
+    {
+        // For the queue simulation: what a prompt token adds to a step, the mixed step over the
+        // same decodes without chunks, per chunk token it carries.
+        const uint32_t decodes = std::stoul(mixedJob.Get("batch"));
+        const double tokens = perMixedStep * double(chunk);
+        row.chunkTokenS = std::max(0.0, (mixedS - row.stepCurve.SecondsAt(decodes)) / tokens);
+        row.chunkTokenJ = std::max(0.0, (mixedJ - row.stepCurve.JoulesAt(decodes)) / tokens);
+    }
     row.mixedShare = std::min(share, 1.0);
     // A slot turns over every batch / requestsPerStep steps (Little's law), G - 1 of them
     // decoding: the rest is its prompt's, n mixed steps, and when paced its wait for them.
@@ -1055,6 +1072,13 @@ ServingStudy::LoadAt(const ServingRow& r,
         joules += double(requests.size()) * prefill->prefillJ;
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
+    }
+    else if (GetBatching() == Batching::CHUNKED)
+    {
+        engine.tokenBudget = TokenBudget(job);
+        engine.prompt = job.run.promptTokens;
+        engine.chunkTokenS = r.chunkTokenS;
+        engine.chunkTokenJ = r.chunkTokenJ;
     }
     else
     {

@@ -171,8 +171,10 @@ struct ServingRow
     uint32_t chunkCount = 0;  //!< chunks of one prompt
     double mixedStepS = 0;    //!< a decode step of the batch carrying its prefill chunks
     double mixedShare = 0;    //!< share of the steps that carry chunks (1: all, paced by them)
+    double chunkTokenS = 0;   //!< under a rate: a step's time per prompt token it carries
+    double chunkTokenJ = 0;   //!< its dynamic energy per prompt token
 
-    // Open-loop arrivals (ServingSpace::rateRps; continuous and disaggregated batching).
+    // Open-loop arrivals (ServingSpace::rateRps; continuous, chunked and disaggregated).
     StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
     bool loaded = false; //!< whether `load` is set (ServingStudy::Load)
     ServingLoad load;    //!< the row under the rate

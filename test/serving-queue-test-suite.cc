@@ -177,7 +177,8 @@ class MD1QueueTestCase : public TestCase
  * \brief Schedules worked by hand: requests all waiting at once fill the slots with prefills and
  * then decode together (the closed-loop cycle B t_p + (G - 1) t_d(B)); a request alone takes
  * its prefill and steps of one; a decode-only instance admits at arrival and holds the rest
- * until a slot frees; the prefill pool pipelines prompts through its instances' stages.
+ * until a slot frees; chunked prefill carries the prompts in the budget the decodes leave; the
+ * prefill pool pipelines prompts through its instances' stages.
  */
 class EngineScheduleTestCase : public TestCase
 {
@@ -254,6 +255,28 @@ class EngineScheduleTestCase : public TestCase
                                       10 * 0.012 + 10 * 0.011,
                                       1e-12,
                                       "the third after a slot frees, alone");
+        }
+        // Chunked prefill: two slots, prompts of 10 tokens under a budget of 6 a step.
+        {
+            QueueEngine c = e;
+            c.slots = 2;
+            c.generated = 3;
+            c.prefillS = 0;
+            c.prefillBusyS = 0;
+            c.tokenBudget = 6;
+            c.prompt = 10;
+            c.chunkTokenS = 0.001;
+            c.chunkTokenJ = 0.1;
+            const std::vector<double> ready = {0, 0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(c, ready, all);
+            // Steps: 6 tokens; 4 + 2; a decode + 5; a decode + 3; two decodes of the second.
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 0.034, 1e-12, "two steps");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 0.064, 1e-12, "two decodes");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.064, 1e-12, "behind the first");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 0.086, 1e-12, "then alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 6 * 1 + 20 * 0.1, 1e-9, "six steps, 20 tokens");
         }
         // Two prefill instances of two stages, five prompts at 0.
         {
