@@ -117,6 +117,13 @@ PrefillRows(const std::vector<ServingRow>& rows)
     return prefills;
 }
 
+/** \return whether a load is within the space's capacity and attainment */
+bool
+MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
+{
+    return !load.overloaded && load.summary.attainment >= space.attainment - 1e-12;
+}
+
 /** \return the row's paired prefill layout's row, or nullptr when it is not paired */
 const ServingRow*
 PrefillOf(const std::map<std::pair<uint32_t, uint32_t>, ServingRow>& prefills,
@@ -1067,6 +1074,10 @@ ServingStudy::LoadAt(const ServingRow& r,
     bool energy = r.haveEnergy;
     if (disaggregated)
     {
+        if (prefill == nullptr)
+        {
+            throw std::logic_error("a disaggregated row loaded without its prefill layout");
+        }
         // The prefill pool, then each request's KV cache crosses to its decode instance.
         SimulatePrefillPool(r.prefillInstances, r.prefillPp, prefill->prefillS, requests);
         joules += double(requests.size()) * prefill->prefillJ;
@@ -1136,9 +1147,9 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         }
         // Goodput: bisection on the rate between a light load and the capacity for the highest
         // rate whose attainment meets the space's (0 when a light load already misses it).
-        auto meets = [&](const ServingLoad& l)
+        auto meets = [this](const ServingLoad& l)
         {
-            return !l.overloaded && l.summary.attainment >= m_space.attainment - 1e-12;
+            return MeetsAttainment(l, m_space);
         };
         double low = r.requestsPerS * 1e-3;
         ServingLoad best = LoadAt(r, prefill, low, unit);
@@ -1205,8 +1216,7 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
 {
     for (auto& r : rows)
     {
-        r.meetsSlo = r.loaded ? !r.load.overloaded && r.load.goodputRps != 0
-                                    && r.load.summary.attainment >= space.attainment - 1e-12
+        r.meetsSlo = r.loaded ? r.load.goodputRps != 0 && MeetsAttainment(r.load, space)
                               : r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
                                     && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
         r.frontier = r.fits;

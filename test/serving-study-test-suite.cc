@@ -1054,7 +1054,9 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--batching=dynamic", "batching"},
                                Bad{"--rate=2", "rate"},
                                Bad{"--rate=-2", "rate"},
-                               Bad{"--requests=0", "requests"}})
+                               Bad{"--requests=0", "requests"},
+                               Bad{"--requests=10", "give --rate or --goodput"},
+                               Bad{"--token-budget=64", "--batching=chunked"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);

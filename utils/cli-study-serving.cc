@@ -325,6 +325,24 @@ RunStudyServingCommand(const CliArgs& args)
     space.attainment = args.Real("attainment") / 100;
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
+    // The arrival options mean nothing in a closed loop, the token budget nothing without
+    // chunks: given there, they are a mistake to name, not to ignore.
+    for (const char* name : {"requests", "attainment", "seed"})
+    {
+        if (args.Has(name) && space.rateRps <= 0 && !space.goodput)
+        {
+            throw SpecError(kCommandLine,
+                            name,
+                            std::string("--") + name
+                                + " sets the open-loop arrivals: give --rate or --goodput too");
+        }
+    }
+    if (args.Has("token-budget") && space.batching != Batching::CHUNKED)
+    {
+        throw SpecError(kCommandLine,
+                        "token-budget",
+                        "the token budget is chunked prefill's: give --batching=chunked too");
+    }
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
     std::string backend;
