@@ -186,7 +186,7 @@ SimulateEngine(const QueueEngine& engine,
     {
         return SimulateChunked(engine, readyS, requests);
     }
-    const bool prefills = engine.prefillS > 0;
+    const bool prefills = !engine.prefill.requests.empty();
     const uint32_t steps = engine.generated - 1;
     std::deque<std::size_t> waiting;
     // Requests in flight: index and decode steps left.
@@ -223,13 +223,21 @@ SimulateEngine(const QueueEngine& engine,
         {
             if (prefills)
             {
-                // One prompt per iteration, the oldest first.
-                const std::size_t i = waiting.front();
-                waiting.pop_front();
-                requests[i]->firstTokenS = t + engine.prefillS;
-                t += engine.prefillBusyS;
-                joules += engine.prefillJ;
-                join(i);
+                // The oldest waiting prompts together, as many as slots are free and one
+                // iteration takes.
+                const auto k = static_cast<uint32_t>(
+                    std::min<std::size_t>({waiting.size(),
+                                           std::size_t(engine.slots) - running.size(),
+                                           std::size_t(engine.prefill.requests.back())}));
+                const double seconds = engine.prefill.SecondsAt(k);
+                for (uint32_t j = 0; j < k; ++j)
+                {
+                    requests[waiting.front()]->firstTokenS = t + seconds;
+                    join(waiting.front());
+                    waiting.pop_front();
+                }
+                t += engine.prefillHeld * seconds;
+                joules += engine.prefill.JoulesAt(k);
             }
             else
             {

@@ -32,10 +32,11 @@ struct StepCurve
 /**
  * \ingroup rapid-llm
  * \brief An engine instance as the queue simulation sees it: it keeps at most `slots` requests
- * in flight and runs iterations one after another, each a prefill of the oldest waiting request
- * when a slot is free and one waits (vLLM's default scheduler before V1 puts prefills first),
- * else a decode step of every request in flight. A decode-only instance (disaggregated serving)
- * has no prefill: a request takes a free slot as it arrives. With a token budget (chunked
+ * in flight and runs iterations one after another, each a prefill of the oldest waiting
+ * requests, as many as slots are free up to the prefill curve's last point, when one waits
+ * (vLLM's scheduler before V1 puts prefills first and batches the prompts its token budget
+ * holds), else a decode step of every request in flight. A decode-only instance (disaggregated
+ * serving) has no prefill: a request takes a free slot as it arrives. With a token budget (chunked
  * prefill, vLLM V1) every step carries the decodes of the requests past their prompts and, in
  * the budget left, the next tokens of the prompts in flight, oldest first; a request takes a
  * free slot as it arrives and its first token comes with the step that ends its prompt.
@@ -44,13 +45,16 @@ struct QueueEngine
 {
     uint32_t slots = 1;     //!< requests in flight at most (the study's batch)
     uint32_t generated = 1; //!< tokens each request generates, the first by its prefill
-    double prefillS = 0;    //!< a prompt's prefill, to its first token (0: decode only)
     /**
-     * time a prefill holds the engine: prefillS, or its share when batches in flight keep a
-     * pipeline's other stages busy meanwhile (prefillS / batches in flight)
+     * a prefill iteration of k prompts, to their first tokens, against k (1 to the most one
+     * iteration takes); empty: no prefill here (decode only, or chunked)
      */
-    double prefillBusyS = 0;
-    double prefillJ = 0;      //!< a prefill's dynamic energy
+    StepCurve prefill;
+    /**
+     * share of a prefill iteration that holds the engine: 1, or 1 / batches in flight where they
+     * keep a pipeline's other stages busy meanwhile
+     */
+    double prefillHeld = 1;
     StepCurve step;           //!< a decode step against the requests in flight
     uint32_t tokenBudget = 0; //!< chunked: tokens a step carries (0: prefills run on their own)
     uint32_t prompt = 0;      //!< chunked: each request's prompt tokens
@@ -75,15 +79,13 @@ std::vector<double> PoissonArrivals(double rate, uint32_t count, uint64_t seed);
 
 /**
  * \brief Runs one engine instance over its requests (iteration by iteration, see QueueEngine)
- * and fills their first-token and finish times. With a prefill, a request's first token comes
- * prefillS after its prefill starts; with a token budget, at the end of the step that carries
- * its prompt's last token (a step with no decode costs the curve's one-request step plus its
- * prompt tokens); with neither, its firstTokenS must be set already (its prefill ran
- * elsewhere) and `arrivalS` is ignored in favour of `readyS`.
- * \param engine the instance
- * \param readyS when each request reaches the instance, ascending
- * \param requests the requests, one per readyS, filled in place
- * \return the dynamic energy of the instance's iterations, J
+ * and fills their first-token and finish times. With a prefill curve, a request's first token
+ * comes at the end of its prefill iteration; with a token budget, at the end of the step that
+ * carries its prompt's last token (a step with no decode costs the curve's one-request step plus
+ * its prompt tokens); with neither, its firstTokenS must be set already (its prefill ran elsewhere)
+ * and `arrivalS` is ignored in favour of `readyS`. \param engine the instance \param readyS when
+ * each request reaches the instance, ascending \param requests the requests, one per readyS, filled
+ * in place \return the dynamic energy of the instance's iterations, J
  */
 double SimulateEngine(const QueueEngine& engine,
                       const std::vector<double>& readyS,

@@ -117,6 +117,34 @@ PrefillRows(const std::vector<ServingRow>& rows)
     return prefills;
 }
 
+/** \return a step curve as JSON: [{requests, step_s, step_energy_j}, ...] */
+Json
+CurveJson(const StepCurve& c)
+{
+    Json curve = Json::array();
+    for (std::size_t i = 0; i < c.requests.size(); ++i)
+    {
+        curve.push_back({{"requests", c.requests[i]},
+                         {"step_s", c.seconds[i]},
+                         {"step_energy_j", c.joules[i]}});
+    }
+    return curve;
+}
+
+/** \return a step curve as CurveJson wrote it */
+StepCurve
+CurveFromJson(const Json& j)
+{
+    StepCurve c;
+    for (const auto& point : j)
+    {
+        c.requests.push_back(point.at("requests").get<uint32_t>());
+        c.seconds.push_back(point.at("step_s").get<double>());
+        c.joules.push_back(point.at("step_energy_j").get<double>());
+    }
+    return c;
+}
+
 /** \return whether a load is within the space's capacity and attainment */
 bool
 MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
@@ -212,14 +240,11 @@ ServingRow::ToJson() const
     if (!stepCurve.requests.empty())
     {
         // Under a rate: the decode step against the requests in flight.
-        Json curve = Json::array();
-        for (std::size_t i = 0; i < stepCurve.requests.size(); ++i)
-        {
-            curve.push_back({{"requests", stepCurve.requests[i]},
-                             {"step_s", stepCurve.seconds[i]},
-                             {"step_energy_j", stepCurve.joules[i]}});
-        }
-        j["step_curve"] = curve;
+        j["step_curve"] = CurveJson(stepCurve);
+    }
+    if (!prefillCurve.requests.empty())
+    {
+        j["prefill_curve"] = CurveJson(prefillCurve);
     }
     if (loaded)
     {
@@ -313,12 +338,11 @@ ServingRow::FromJson(const Json& j)
         }
         if (j.contains("step_curve"))
         {
-            for (const auto& point : j.at("step_curve"))
-            {
-                r.stepCurve.requests.push_back(point.at("requests").get<uint32_t>());
-                r.stepCurve.seconds.push_back(point.at("step_s").get<double>());
-                r.stepCurve.joules.push_back(point.at("step_energy_j").get<double>());
-            }
+            r.stepCurve = CurveFromJson(j.at("step_curve"));
+        }
+        if (j.contains("prefill_curve"))
+        {
+            r.prefillCurve = CurveFromJson(j.at("prefill_curve"));
         }
     }
     catch (const Json::exception& e)
@@ -800,6 +824,39 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
     curve.requests.push_back(row.batch);
     curve.seconds.push_back(row.stepS);
     curve.joules.push_back(row.stepJ);
+
+    row.prefillCurve = StepCurve();
+    if (GetBatching() != Batching::CONTINUOUS)
+    {
+        return;
+    }
+    // Prefill iterations: one prompt (the row's own prefill), then 2, 4, ... and the most the
+    // token budget holds, while their activations fit.
+    const ResolvedJob job = options.ToSpecs();
+    const uint32_t most =
+        std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens, 1, row.batch);
+    StepCurve& prefill = row.prefillCurve;
+    prefill.requests.push_back(1);
+    prefill.seconds.push_back(row.prefillS);
+    prefill.joules.push_back(row.prefillJ);
+    for (uint32_t k = 2; k <= most; k = k == most ? most + 1 : std::min(2 * k, most))
+    {
+        Ptr<RapidLlmHelper> helper = HelperFor(
+            options, {{"batch", std::to_string(k)}, {"gen", "1"}, {"inflight-batches", "0"}});
+        RunReport report = helper->CheckMemory();
+        if (report.feasible)
+        {
+            report = helper->Run();
+        }
+        helper->Dispose();
+        if (!report.feasible)
+        {
+            break;
+        }
+        prefill.requests.push_back(k);
+        prefill.seconds.push_back(report.stepTimeS);
+        prefill.joules.push_back(report.energyJ - report.idleEnergyJ);
+    }
 }
 
 void
@@ -896,6 +953,13 @@ ServingStudy::TokenBudget(const ResolvedJob& job) const
     if (m_space.tokenBudget > 0)
     {
         return m_space.tokenBudget;
+    }
+    if (GetBatching() != Batching::CHUNKED)
+    {
+        // Prefill iterations: lmdeploy's TurbomindEngineConfig.max_prefill_token_num; vLLM's
+        // SchedulerConfig before V1 (chunked prefill off): max(max_model_len, 2048).
+        return job.run.engine == "lmdeploy" ? 8192
+                                            : std::max<uint32_t>(job.model.maxSequence, 2048);
     }
     // vLLM's EngineArgs.get_batch_defaults, online server: larger for GPUs of 70 GiB or more,
     // except the A100 (vLLM PR 17885: a larger budget lowered its throughput).
@@ -1093,9 +1157,8 @@ ServingStudy::LoadAt(const ServingRow& r,
     }
     else
     {
-        engine.prefillS = r.prefillS;
-        engine.prefillBusyS = r.prefillS / job.run.InflightBatches();
-        engine.prefillJ = r.prefillJ;
+        engine.prefill = r.prefillCurve;
+        engine.prefillHeld = 1.0 / job.run.InflightBatches();
     }
     // The requests dealt to the instances in turn.
     for (uint32_t instance = 0; instance < r.replicas; ++instance)
@@ -1363,7 +1426,8 @@ ServingStudyJson(const ServingStudy& study,
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];
     j["tpot_slo_s"] = space.tpotSloS;
     j["ttft_slo_s"] = space.ttftSloS;
-    if (study.GetBatching() == Batching::CHUNKED)
+    if (study.GetBatching() == Batching::CHUNKED
+        || (study.GetBatching() == Batching::CONTINUOUS && (space.rateRps > 0 || space.goodput)))
     {
         j["token_budget"] = study.TokenBudget(first);
     }

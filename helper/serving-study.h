@@ -176,6 +176,11 @@ struct ServingRow
 
     // Open-loop arrivals (ServingSpace::rateRps; continuous, chunked and disaggregated).
     StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
+    /**
+     * continuous batching: a prefill iteration against the prompts it takes, 1 to as many as
+     * the token budget holds (at most the batch)
+     */
+    StepCurve prefillCurve;
     bool loaded = false; //!< whether `load` is set (ServingStudy::Load)
     ServingLoad load;    //!< the row under the rate
 
@@ -249,7 +254,11 @@ class ServingStudy
     Batching GetBatching() const;
     /**
      * \param job a candidate resolved
-     * \return the chunked batching's token budget: the space's, or vLLM's default for the GPU
+     * \return the tokens one iteration may carry: the space's, else the engine's default. Chunked
+     * batching: vLLM V1's for the GPU (8192 on GPUs of 70 GiB or more but the A100, 2048
+     * otherwise). Continuous batching, where it bounds the prompts one prefill iteration takes:
+     * lmdeploy's max_prefill_token_num, 8192; otherwise vLLM's before V1, max(max_model_len,
+     * 2048), max_model_len the model's max_sequence.
      */
     uint32_t TokenBudget(const ResolvedJob& job) const;
 
@@ -337,8 +346,11 @@ class ServingStudy
                                                 const std::array<uint32_t, 3>& chunk) const;
     /**
      * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
-     * row's own step), for the queue simulation.
-     * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
+     * row's own step), for the queue simulation; under continuous batching also its prefill
+     * iteration of 1, 2, 4, ... prompts and of as many as the token budget holds (fewer where
+     * their activations do not fit).
+     * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve and
+     * prefillCurve set
      */
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
     /**

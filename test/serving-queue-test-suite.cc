@@ -33,6 +33,13 @@ AffineCurve(double a, double b)
     return c;
 }
 
+/** \return a prefill curve of one prompt a iteration: \p seconds and \p joules */
+StepCurve
+OnePrompt(double seconds, double joules)
+{
+    return StepCurve{{1}, {seconds}, {joules}};
+}
+
 /** \return requests arriving at the given times, with a pointer list to them */
 std::vector<QueueRequest>
 Arriving(const std::vector<double>& times)
@@ -148,13 +155,11 @@ class MD1QueueTestCase : public TestCase
         QueueEngine e;
         e.slots = 1;
         e.generated = 1;
-        e.prefillS = 0.1;
-        e.prefillBusyS = 0.1;
-        e.prefillJ = 2;
+        e.prefill = OnePrompt(0.1, 2);
         e.step = AffineCurve(0, 1);
         for (double rho : {0.5, 0.8})
         {
-            const std::vector<double> arrivals = PoissonArrivals(rho / e.prefillS, 200000, 7);
+            const std::vector<double> arrivals = PoissonArrivals(rho / 0.1, 200000, 7);
             std::vector<QueueRequest> requests = Arriving(arrivals);
             std::vector<QueueRequest*> all = All(requests);
             const double joules = SimulateEngine(e, arrivals, all);
@@ -165,7 +170,7 @@ class MD1QueueTestCase : public TestCase
                 sum += r.firstTokenS - r.arrivalS;
                 NS_TEST_EXPECT_MSG_EQ(r.finishS, r.firstTokenS, "one token: done at the first");
             }
-            const double expected = e.prefillS + rho * e.prefillS / (2 * (1 - rho));
+            const double expected = 0.1 + rho * 0.1 / (2 * (1 - rho));
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 sum / double(requests.size()) / expected, 1.0, 0.03, "rho " << rho);
         }
@@ -194,9 +199,7 @@ class EngineScheduleTestCase : public TestCase
         QueueEngine e;
         e.slots = 4;
         e.generated = 11;
-        e.prefillS = 0.5;
-        e.prefillBusyS = 0.5;
-        e.prefillJ = 1;
+        e.prefill = OnePrompt(0.5, 1);
         e.step = AffineCurve(0.01, 0.001);
 
         // Twelve requests waiting at 0: three cycles of four prefills and ten steps of four.
@@ -233,19 +236,34 @@ class EngineScheduleTestCase : public TestCase
         // A prefill held by a pipeline's share: the engine takes the next after 0.25 s.
         {
             QueueEngine piped = e;
-            piped.prefillBusyS = 0.25;
+            piped.prefillHeld = 0.5;
             const std::vector<double> ready = {0, 0};
             std::vector<QueueRequest> requests = Arriving(ready);
             std::vector<QueueRequest*> all = All(requests);
             SimulateEngine(piped, ready, all);
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.75, 1e-12, "after the share");
         }
+        // Prompts batched: up to four an iteration, 0.5 s for one, 0.1 s more for each other.
+        {
+            QueueEngine b = e;
+            b.slots = 3;
+            b.prefill = StepCurve{{1, 2, 4}, {0.5, 0.6, 0.8}, {1, 2, 4}};
+            const std::vector<double> ready = {0, 0, 0, 0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(b, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[2].firstTokenS, 0.7, 1e-12, "three slots: three");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS,
+                                      0.7 + 10 * 0.013 + 0.5,
+                                      1e-12,
+                                      "the fourth after them, alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 3 + 10 * 3 + 1 + 10 * 1, 1e-9, "two prefills");
+        }
         // Decode only, two slots, three requests whose first tokens came at 0.
         {
             QueueEngine d = e;
             d.slots = 2;
-            d.prefillS = 0;
-            d.prefillBusyS = 0;
+            d.prefill = StepCurve();
             const std::vector<double> ready = {0, 0, 0};
             std::vector<QueueRequest> requests = Arriving(ready);
             std::vector<QueueRequest*> all = All(requests);
@@ -261,8 +279,7 @@ class EngineScheduleTestCase : public TestCase
             QueueEngine c = e;
             c.slots = 2;
             c.generated = 3;
-            c.prefillS = 0;
-            c.prefillBusyS = 0;
+            c.prefill = StepCurve();
             c.tokenBudget = 6;
             c.prompt = 10;
             c.chunkTokenS = 0.001;

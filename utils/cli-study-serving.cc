@@ -337,11 +337,15 @@ RunStudyServingCommand(const CliArgs& args)
                                 + " sets the open-loop arrivals: give --rate or --goodput too");
         }
     }
-    if (args.Has("token-budget") && space.batching != Batching::CHUNKED)
+    if (args.Has("token-budget") && space.batching != Batching::CHUNKED
+        && !(space.batching != Batching::STATIC && space.batching != Batching::DISAGGREGATED
+             && (space.rateRps > 0 || space.goodput)))
     {
         throw SpecError(kCommandLine,
                         "token-budget",
-                        "the token budget is chunked prefill's: give --batching=chunked too");
+                        "the token budget is chunked prefill's, or under --rate or --goodput "
+                        "continuous batching's prefill iterations: give --batching=chunked, or "
+                        "--rate or --goodput with continuous batching");
     }
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
