@@ -831,7 +831,9 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
         return;
     }
     // Prefill iterations: one prompt (the row's own prefill), then 2, 4, ... and the most the
-    // token budget holds, while their activations fit.
+    // token budget holds, while their activations fit. An iteration's prompts run as one batch
+    // through the pipeline (vLLM runs a virtual engine per stage, each scheduling its own
+    // batch; the engine is held for its share, QueueEngine::prefillHeld).
     const ResolvedJob job = options.ToSpecs();
     const uint32_t most =
         std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens, 1, row.batch);
@@ -842,7 +844,7 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
     for (uint32_t k = 2; k <= most; k = k == most ? most + 1 : std::min(2 * k, most))
     {
         Ptr<RapidLlmHelper> helper = HelperFor(
-            options, {{"batch", std::to_string(k)}, {"gen", "1"}, {"inflight-batches", "0"}});
+            options, {{"batch", std::to_string(k)}, {"gen", "1"}, {"inflight-batches", "1"}});
         RunReport report = helper->CheckMemory();
         if (report.feasible)
         {
