@@ -38,6 +38,34 @@ Interpolate(const std::vector<uint32_t>& requests, const std::vector<double>& va
     return values[i - 1] + f * (values[i] - values[i - 1]);
 }
 
+/**
+ * \brief Ends a decode step at \p t for the requests decoding: each has a step less to go, and
+ * those with none left finish (their finishS set, removed from the list).
+ * \return how many finished
+ */
+std::size_t
+EndDecodeStep(std::vector<std::pair<std::size_t, uint32_t>>& decoding,
+              double t,
+              std::vector<QueueRequest*>& requests)
+{
+    std::size_t finished = 0;
+    for (std::size_t k = 0; k < decoding.size();)
+    {
+        if (--decoding[k].second == 0)
+        {
+            requests[decoding[k].first]->finishS = t;
+            ++finished;
+            decoding[k] = decoding.back();
+            decoding.pop_back();
+        }
+        else
+        {
+            ++k;
+        }
+    }
+    return finished;
+}
+
 /** \return the value at nearest rank p (0-100) of sorted values */
 double
 Percentile(const std::vector<double>& sorted, double p)
@@ -137,20 +165,7 @@ SimulateChunked(const QueueEngine& engine,
         const uint32_t base = std::max<uint32_t>(n, 1);
         t += engine.step.SecondsAt(base) + tokens * engine.chunkTokenS;
         joules += engine.step.JoulesAt(base) + tokens * engine.chunkTokenJ;
-        for (std::size_t k = 0; k < decoding.size();)
-        {
-            if (--decoding[k].second == 0)
-            {
-                requests[decoding[k].first]->finishS = t;
-                ++done;
-                decoding[k] = decoding.back();
-                decoding.pop_back();
-            }
-            else
-            {
-                ++k;
-            }
-        }
+        done += EndDecodeStep(decoding, t, requests);
         // Prompts done in this step: their first token, then their decodes.
         while (!prompts.empty() && prompts.front().second == 0)
         {
@@ -254,20 +269,7 @@ SimulateEngine(const QueueEngine& engine,
         const auto n = static_cast<uint32_t>(running.size());
         t += engine.step.SecondsAt(n);
         joules += engine.step.JoulesAt(n);
-        for (std::size_t k = 0; k < running.size();)
-        {
-            if (--running[k].second == 0)
-            {
-                requests[running[k].first]->finishS = t;
-                ++done;
-                running[k] = running.back();
-                running.pop_back();
-            }
-            else
-            {
-                ++k;
-            }
-        }
+        done += EndDecodeStep(running, t, requests);
     }
     return joules;
 }

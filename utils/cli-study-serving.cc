@@ -58,6 +58,27 @@ EnergyText(const ServingRow& r)
 }
 
 /**
+ * Prints a row that does not fit, with its reason, under a heading before the first
+ * (\p index 0); \p gpu names the GPUs its peak is of.
+ */
+void
+PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu)
+{
+    if (index == 0)
+    {
+        std::printf("does not fit (lowest peak first):\n");
+    }
+    std::printf("%4s tp%u pp%u batch %u: %.2f GiB per %s; %s\n",
+                "-",
+                r.tp,
+                r.pp,
+                r.batch,
+                ToGib(r.peakBytes),
+                gpu,
+                r.reason.c_str());
+}
+
+/**
  * Prints the ranked table of a disaggregated study (--top fitting rows): each decode layout and
  * batch with its prefill instances, then the rows that do not fit with their reason.
  */
@@ -114,17 +135,7 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, boo
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            if (unfit++ == 0)
-            {
-                std::printf("does not fit (lowest peak first):\n");
-            }
-            std::printf("%4s tp%u pp%u batch %u: %.2f GiB per decode GPU; %s\n",
-                        "-",
-                        r.tp,
-                        r.pp,
-                        r.batch,
-                        ToGib(r.peakBytes),
-                        r.reason.c_str());
+            PrintUnfitRow(r, unfit++, "decode GPU");
         }
     }
 }
@@ -289,17 +300,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            if (unfit++ == 0)
-            {
-                std::printf("does not fit (lowest peak first):\n");
-            }
-            std::printf("%4s tp%u pp%u batch %u: %.2f GiB per GPU; %s\n",
-                        "-",
-                        r.tp,
-                        r.pp,
-                        r.batch,
-                        ToGib(r.peakBytes),
-                        r.reason.c_str());
+            PrintUnfitRow(r, unfit++, "GPU");
         }
     }
 }
