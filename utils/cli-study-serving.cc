@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/worker-pool.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -257,7 +258,12 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             const ServingLoad& l = r.load;
             const QueueSummary& q = l.summary;
             char util[16];
-            std::snprintf(util, sizeof(util), "%.0f%%", l.utilization * 100);
+            // Past 10x the capacity the figure says no more than its sign.
+            std::snprintf(util, sizeof(util), "%.0f%%", std::min(l.utilization, 9.99) * 100);
+            if (l.utilization >= 10)
+            {
+                std::snprintf(util, sizeof(util), ">999%%");
+            }
             if (l.overloaded)
             {
                 std::printf("%4llu %-22s %5u %7.2f %9.1f %5s %s\n",
