@@ -66,6 +66,20 @@ EndDecodeStep(std::vector<std::pair<std::size_t, uint32_t>>& decoding,
     return finished;
 }
 
+/** \return the request's prompt tokens: its own, else the engine's */
+uint32_t
+PromptOf(const QueueEngine& e, const QueueRequest& r)
+{
+    return r.prompt > 0 ? r.prompt : e.prompt;
+}
+
+/** \return the request's decode steps after its first token: its own, else the engine's */
+uint32_t
+StepsOf(const QueueEngine& e, const QueueRequest& r)
+{
+    return (r.generated > 0 ? r.generated : e.generated) - 1;
+}
+
 /** \return the value at nearest rank p (0-100) of sorted values */
 double
 Percentile(const std::vector<double>& sorted, double p)
@@ -122,7 +136,6 @@ SimulateChunked(const QueueEngine& engine,
                 const std::vector<double>& readyS,
                 std::vector<QueueRequest*>& requests)
 {
-    const uint32_t steps = engine.generated - 1;
     std::deque<std::size_t> waiting;
     // Requests whose prompts are in flight, oldest first: index and prompt tokens left.
     std::deque<std::pair<std::size_t, uint32_t>> prompts;
@@ -140,7 +153,7 @@ SimulateChunked(const QueueEngine& engine,
         }
         while (!waiting.empty() && prompts.size() + decoding.size() < engine.slots)
         {
-            prompts.emplace_back(waiting.front(), engine.prompt);
+            prompts.emplace_back(waiting.front(), PromptOf(engine, *requests[waiting.front()]));
             waiting.pop_front();
         }
         if (prompts.empty() && decoding.empty())
@@ -171,6 +184,7 @@ SimulateChunked(const QueueEngine& engine,
         {
             QueueRequest* r = requests[prompts.front().first];
             r->firstTokenS = t;
+            const uint32_t steps = StepsOf(engine, *r);
             if (steps == 0)
             {
                 r->finishS = t;
@@ -197,12 +211,11 @@ SimulateEngine(const QueueEngine& engine,
     {
         throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
     }
-    if (engine.tokenBudget > 0)
+    if (engine.chunked)
     {
         return SimulateChunked(engine, readyS, requests);
     }
     const bool prefills = !engine.prefill.requests.empty();
-    const uint32_t steps = engine.generated - 1;
     std::deque<std::size_t> waiting;
     // Requests in flight: index and decode steps left.
     std::vector<std::pair<std::size_t, uint32_t>> running;
@@ -213,6 +226,7 @@ SimulateEngine(const QueueEngine& engine,
     double joules = 0;
     auto join = [&](std::size_t i)
     {
+        const uint32_t steps = StepsOf(engine, *requests[i]);
         if (steps == 0)
         {
             requests[i]->finishS = requests[i]->firstTokenS;
@@ -238,13 +252,28 @@ SimulateEngine(const QueueEngine& engine,
         {
             if (prefills)
             {
-                // The oldest waiting prompts together, as many as slots are free and one
-                // iteration takes.
-                const auto k = static_cast<uint32_t>(
+                // The oldest waiting prompts together, as many as slots are free, the
+                // iteration takes and the token budget holds (one at least); their time the
+                // curve's for as many, scaled by their tokens against its prompts'.
+                const std::size_t most =
                     std::min<std::size_t>({waiting.size(),
                                            std::size_t(engine.slots) - running.size(),
-                                           std::size_t(engine.prefill.requests.back())}));
-                const double seconds = engine.prefill.SecondsAt(k);
+                                           std::size_t(engine.prefill.requests.back())});
+                uint32_t k = 0;
+                uint64_t tokens = 0;
+                while (k < most)
+                {
+                    const uint32_t p = PromptOf(engine, *requests[waiting[k]]);
+                    if (k > 0 && engine.tokenBudget > 0 && tokens + p > engine.tokenBudget)
+                    {
+                        break;
+                    }
+                    tokens += p;
+                    ++k;
+                }
+                const double scale =
+                    engine.prompt > 0 ? double(tokens) / (double(k) * engine.prompt) : 1.0;
+                const double seconds = engine.prefill.SecondsAt(k) * scale;
                 for (uint32_t j = 0; j < k; ++j)
                 {
                     requests[waiting.front()]->firstTokenS = t + seconds;
@@ -252,7 +281,7 @@ SimulateEngine(const QueueEngine& engine,
                     waiting.pop_front();
                 }
                 t += engine.prefillHeld * seconds;
-                joules += engine.prefill.JoulesAt(k);
+                joules += engine.prefill.JoulesAt(k) * scale;
             }
             else
             {
@@ -275,9 +304,37 @@ SimulateEngine(const QueueEngine& engine,
 }
 
 void
+DrawLengths(std::vector<QueueRequest>& requests,
+            uint32_t prompt,
+            uint32_t generated,
+            double spread,
+            uint64_t seed)
+{
+    if (!(spread >= 0 && spread < 1))
+    {
+        throw std::invalid_argument("a length spread must be from 0 to below 1");
+    }
+    std::mt19937_64 generator(seed);
+    // Uniform integers from L (1 - spread) to L (1 + spread): the same draws everywhere.
+    auto draw = [&](uint32_t mean, uint32_t least)
+    {
+        const auto low = static_cast<uint64_t>(std::llround(mean * (1 - spread)));
+        const auto high = static_cast<uint64_t>(std::llround(mean * (1 + spread)));
+        const uint64_t value = low + generator() % (high - low + 1);
+        return static_cast<uint32_t>(std::max<uint64_t>(value, std::min(least, mean)));
+    };
+    for (auto& r : requests)
+    {
+        r.prompt = draw(prompt, 1);
+        r.generated = draw(generated, 2);
+    }
+}
+
+void
 SimulatePrefillPool(uint32_t instances,
                     uint32_t stages,
                     double prefillS,
+                    uint32_t prompt,
                     std::vector<QueueRequest>& requests)
 {
     if (instances == 0 || stages == 0)
@@ -290,9 +347,10 @@ SimulatePrefillPool(uint32_t instances,
     {
         const auto s =
             static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
+        const double scale = r.prompt > 0 && prompt > 0 ? double(r.prompt) / prompt : 1.0;
         const double start = std::max(r.arrivalS, free[s]);
-        free[s] = start + interval;
-        r.firstTokenS = start + prefillS;
+        free[s] = start + interval * scale;
+        r.firstTokenS = start + prefillS * scale;
     }
 }
 
@@ -315,8 +373,9 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
     for (const auto& r : requests)
     {
         const double toFirst = r.firstTokenS - r.arrivalS;
+        const uint32_t tokens = r.generated > 0 ? r.generated : generated;
         const double perToken =
-            generated > 1 ? std::max(0.0, r.finishS - r.firstTokenS) / double(generated - 1) : 0;
+            tokens > 1 ? std::max(0.0, r.finishS - r.firstTokenS) / double(tokens - 1) : 0;
         ttft.push_back(toFirst);
         tpot.push_back(perToken);
         within += (ttftSloS <= 0 || toFirst <= ttftSloS) && (tpotSloS <= 0 || perToken <= tpotSloS)

@@ -55,11 +55,20 @@ struct QueueEngine
      * keep a pipeline's other stages busy meanwhile
      */
     double prefillHeld = 1;
-    StepCurve step;           //!< a decode step against the requests in flight
-    uint32_t tokenBudget = 0; //!< chunked: tokens a step carries (0: prefills run on their own)
-    uint32_t prompt = 0;      //!< chunked: each request's prompt tokens
-    double chunkTokenS = 0;   //!< chunked: a step's time per prompt token it carries
-    double chunkTokenJ = 0;   //!< chunked: its dynamic energy per prompt token
+    StepCurve step; //!< a decode step against the requests in flight
+    /**
+     * the prompt length the curves were replayed at: a request's own (QueueRequest::prompt)
+     * scales its prefill's time and energy by their ratio
+     */
+    uint32_t prompt = 0;
+    /**
+     * tokens one iteration carries: chunked, a step's decodes and prompt tokens; otherwise a
+     * prefill iteration's prompts (at least one prompt; 0: no limit but the prefill curve's)
+     */
+    uint32_t tokenBudget = 0;
+    bool chunked = false;   //!< prompts go into the decode steps (chunked prefill)
+    double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
+    double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
 };
 
 /** What became of one request in the queue simulation (times in s from the first arrival). */
@@ -68,7 +77,24 @@ struct QueueRequest
     double arrivalS = 0;    //!< when it arrived
     double firstTokenS = 0; //!< when its first token came out
     double finishS = 0;     //!< when its last token came out
+    uint32_t prompt = 0;    //!< its prompt tokens (0: the engine's)
+    uint32_t generated = 0; //!< the tokens it generates (0: the engine's)
 };
+
+/**
+ * \brief Draws each request's prompt and generated lengths uniformly from L (1 - spread) to
+ * L (1 + spread), rounded (as vLLM's benchmark_serving.py random dataset spreads its lengths by
+ * --random-range-ratio), from a Mersenne twister of its own seed; a prompt keeps at least one
+ * token and a request that generates two or more keeps at least two (a time between tokens).
+ * \param requests the requests (lengths set in place) \param prompt the mean prompt
+ * \param generated the mean generated tokens \param spread 0 (all the mean) to below 1
+ * \param seed the generator's seed
+ */
+void DrawLengths(std::vector<QueueRequest>& requests,
+                 uint32_t prompt,
+                 uint32_t generated,
+                 double spread,
+                 uint64_t seed);
 
 /**
  * \param rate requests per second \param count requests \param seed the generator's seed
@@ -95,13 +121,15 @@ double SimulateEngine(const QueueEngine& engine,
  * \brief Runs a pool of prefill instances (disaggregated serving): each request, in arrival
  * order, starts on the instance that is free first (the lowest index among equals), which can
  * take the next prompt after prefillS / stages (consecutive prompts pipeline through its
- * stages); its first token comes prefillS after it starts.
+ * stages); its first token comes prefillS after it starts (a request's own prompt scales it).
  * \param instances prefill instances \param stages their pipeline stages
- * \param prefillS one prompt's prefill \param requests arrival order; firstTokenS filled
+ * \param prefillS one prompt's prefill \param prompt its prompt tokens
+ * \param requests arrival order; firstTokenS filled
  */
 void SimulatePrefillPool(uint32_t instances,
                          uint32_t stages,
                          double prefillS,
+                         uint32_t prompt,
                          std::vector<QueueRequest>& requests);
 
 /** Percentiles and target attainment of a simulated set of requests. */
@@ -118,7 +146,8 @@ struct QueueSummary
 };
 
 /**
- * \param requests the simulated requests \param generated tokens each generates
+ * \param requests the simulated requests \param generated tokens each generates (unless
+ * its own are set)
  * \param ttftSloS time to first token target (0: none) \param tpotSloS time per output token
  * target (0: none)
  * \return their percentiles (nearest rank) and attainment

@@ -1106,11 +1106,33 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     }
 }
 
+std::vector<QueueRequest>
+ServingStudy::UnitRequests() const
+{
+    const std::vector<double> arrivals = PoissonArrivals(1, m_space.requests, m_space.seed);
+    std::vector<QueueRequest> requests(arrivals.size());
+    for (std::size_t i = 0; i < arrivals.size(); ++i)
+    {
+        requests[i].arrivalS = arrivals[i];
+    }
+    if (m_space.spread > 0)
+    {
+        // Their own stream, so that the arrivals do not depend on the spread.
+        const RunSpec& run = FirstJob().run;
+        DrawLengths(requests,
+                    run.promptTokens,
+                    run.generatedTokens,
+                    m_space.spread,
+                    m_space.seed ^ 0x9e3779b97f4a7c15ull);
+    }
+    return requests;
+}
+
 ServingLoad
 ServingStudy::LoadAt(const ServingRow& r,
                      const ServingRow* prefill,
                      double rate,
-                     const std::vector<double>& unitArrivals) const
+                     const std::vector<QueueRequest>& unit) const
 {
     const uint32_t generated = FirstJob().run.generatedTokens;
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
@@ -1126,14 +1148,20 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         return load;
     }
-    std::vector<QueueRequest> requests(unitArrivals.size());
-    for (std::size_t i = 0; i < unitArrivals.size(); ++i)
+    std::vector<QueueRequest> requests = unit;
+    double promptShare = 0; // the requests' prompt tokens over as many of the job's
+    uint64_t tokens = 0;    // the tokens they generate
+    const uint32_t prompt = job.run.promptTokens;
+    for (auto& q : requests)
     {
-        requests[i].arrivalS = unitArrivals[i] / rate;
+        q.arrivalS /= rate;
+        promptShare += q.prompt > 0 ? double(q.prompt) / prompt : 1.0;
+        tokens += q.generated > 0 ? q.generated : generated;
     }
     QueueEngine engine;
     engine.slots = r.batch;
     engine.generated = generated;
+    engine.prompt = prompt;
     engine.step = r.stepCurve;
     double joules = 0;
     double idleW = r.replicas * r.idleW;
@@ -1145,15 +1173,15 @@ ServingStudy::LoadAt(const ServingRow& r,
             throw std::logic_error("a disaggregated row loaded without its prefill layout");
         }
         // The prefill pool, then each request's KV cache crosses to its decode instance.
-        SimulatePrefillPool(r.prefillInstances, r.prefillPp, prefill->prefillS, requests);
-        joules += double(requests.size()) * prefill->prefillJ;
+        SimulatePrefillPool(r.prefillInstances, r.prefillPp, prefill->prefillS, prompt, requests);
+        joules += promptShare * prefill->prefillJ;
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }
     else if (GetBatching() == Batching::CHUNKED)
     {
+        engine.chunked = true;
         engine.tokenBudget = TokenBudget(job);
-        engine.prompt = job.run.promptTokens;
         engine.chunkTokenS = r.chunkTokenS;
         engine.chunkTokenJ = r.chunkTokenJ;
     }
@@ -1161,6 +1189,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         engine.prefill = r.prefillCurve;
         engine.prefillHeld = 1.0 / job.run.InflightBatches();
+        engine.tokenBudget = TokenBudget(job);
     }
     // The requests dealt to the instances in turn.
     for (uint32_t instance = 0; instance < r.replicas; ++instance)
@@ -1169,7 +1198,9 @@ ServingStudy::LoadAt(const ServingRow& r,
         std::vector<QueueRequest*> mine;
         for (std::size_t i = instance; i < requests.size(); i += r.replicas)
         {
-            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS
+            // A request's KV cache in proportion to its prompt.
+            const double share = requests[i].prompt > 0 ? double(requests[i].prompt) / prompt : 1.0;
+            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS * share
                                           : requests[i].arrivalS);
             mine.push_back(&requests[i]);
         }
@@ -1181,7 +1212,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         // The work's own energy and every board's idle power over the span.
         const double totalJ = joules + idleW * load.summary.spanS;
-        load.energyPerTokenJ = totalJ / (double(requests.size()) * generated);
+        load.energyPerTokenJ = totalJ / double(tokens);
         load.avgPowerW = totalJ / (load.summary.spanS * gpus);
     }
     return load;
@@ -1196,7 +1227,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     }
     const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
     // Arrivals at one request per second; a rate divides them (the same draws at every rate).
-    const std::vector<double> unit = PoissonArrivals(1, m_space.requests, m_space.seed);
+    const std::vector<QueueRequest> unit = UnitRequests();
     for (auto& r : rows)
     {
         if (!r.fits)
@@ -1252,7 +1283,7 @@ ServingStudy::Attainment(const std::vector<ServingRow>& rows,
                          const std::vector<double>& rates) const
 {
     const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
-    const std::vector<double> unit = PoissonArrivals(1, m_space.requests, m_space.seed);
+    const std::vector<QueueRequest> unit = UnitRequests();
     std::vector<double> attainment;
     for (double rate : rates)
     {
@@ -1441,6 +1472,7 @@ ServingStudyJson(const ServingStudy& study,
         arrivals["requests"] = space.requests;
         arrivals["attainment"] = space.attainment;
         arrivals["seed"] = space.seed;
+        arrivals["spread"] = space.spread;
         j["arrivals"] = arrivals;
     }
     j["layouts"] = study.Candidates().size();

@@ -90,6 +90,11 @@ struct ServingSpace
     double attainment = 0.9;
     uint64_t seed = 1; //!< the arrival process's seed
     /**
+     * Spread of the requests' lengths under arrivals: each request's prompt and generated
+     * tokens uniform from L (1 - spread) to L (1 + spread) (DrawLengths; 0: all the job's)
+     */
+    double spread = 0;
+    /**
      * Find each row's goodput instead of taking a rate: the highest rate at which `attainment`
      * of the requests meet both targets (DistServe's goodput), each row simulated at it
      */
@@ -356,13 +361,18 @@ class ServingStudy
     /**
      * \param row a fitting row, its step curve set \param prefill with disaggregated batching
      * its prefill layout's row \param rate requests per second arriving at the budget
-     * \param unitArrivals Poisson arrivals at one request per second (divided by the rate)
+     * \param unit the requests arriving at one per second (UnitRequests; divided by the rate)
      * \return the row under the rate (see Load)
      */
     ServingLoad LoadAt(const ServingRow& row,
                        const ServingRow* prefill,
                        double rate,
-                       const std::vector<double>& unitArrivals) const;
+                       const std::vector<QueueRequest>& unit) const;
+    /**
+     * \return the space's requests arriving as a Poisson process of one per second, with their
+     * lengths (the job's, or drawn with the space's spread); the same at every rate
+     */
+    std::vector<QueueRequest> UnitRequests() const;
     /**
      * \param options a job \param changes options to set first
      * \return the job's helper, set up with the study's backend, routing and symmetry

@@ -280,6 +280,7 @@ class EngineScheduleTestCase : public TestCase
             c.slots = 2;
             c.generated = 3;
             c.prefill = StepCurve();
+            c.chunked = true;
             c.tokenBudget = 6;
             c.prompt = 10;
             c.chunkTokenS = 0.001;
@@ -298,12 +299,104 @@ class EngineScheduleTestCase : public TestCase
         // Two prefill instances of two stages, five prompts at 0.
         {
             std::vector<QueueRequest> requests = Arriving({0, 0, 0, 0, 0});
-            SimulatePrefillPool(2, 2, 1.0, requests);
+            SimulatePrefillPool(2, 2, 1.0, 0, requests);
             const std::vector<double> first = {1, 1, 1.5, 1.5, 2};
             for (std::size_t i = 0; i < first.size(); ++i)
             {
                 NS_TEST_EXPECT_MSG_EQ_TOL(requests[i].firstTokenS, first[i], 1e-12, "prompt " << i);
             }
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Requests of their own lengths: drawn uniformly within the spread (the same for the same
+ * seed, the mean without a spread); each decodes its own tokens; a prefill iteration takes the
+ * prompts the token budget holds and costs in proportion to their tokens; so does a prefill
+ * instance's prompt.
+ */
+class RequestLengthsTestCase : public TestCase
+{
+  public:
+    RequestLengthsTestCase()
+        : TestCase("serving queue: requests of their own lengths")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::vector<QueueRequest> drawn(20000);
+        DrawLengths(drawn, 1000, 100, 0.5, 3);
+        double prompts = 0;
+        bool within = true;
+        for (const auto& r : drawn)
+        {
+            prompts += r.prompt;
+            within = within && r.prompt >= 500 && r.prompt <= 1500 && r.generated >= 50
+                     && r.generated <= 150;
+        }
+        NS_TEST_EXPECT_MSG_EQ(within, true, "from L/2 to 3L/2");
+        NS_TEST_EXPECT_MSG_EQ_TOL(prompts / double(drawn.size()), 1000.0, 10.0, "mean L");
+        std::vector<QueueRequest> again(20000);
+        DrawLengths(again, 1000, 100, 0.5, 3);
+        NS_TEST_EXPECT_MSG_EQ((again[7].prompt == drawn[7].prompt), true, "the same seed");
+        std::vector<QueueRequest> fixed(10);
+        DrawLengths(fixed, 1000, 2, 0, 3);
+        NS_TEST_EXPECT_MSG_EQ(
+            (fixed[4].prompt == 1000 && fixed[4].generated == 2), true, "no spread: the mean");
+        DrawLengths(fixed, 3, 3, 0.9, 5);
+        bool least = true;
+        for (const auto& r : fixed)
+        {
+            least = least && r.prompt >= 1 && r.generated >= 2;
+        }
+        NS_TEST_EXPECT_MSG_EQ(least, true, "a token of prompt, two generated at least");
+
+        QueueEngine e;
+        e.slots = 4;
+        e.generated = 11;
+        e.prompt = 600;
+        e.tokenBudget = 1000;
+        e.prefill = StepCurve{{1, 2, 4}, {0.5, 0.6, 0.8}, {1, 2, 4}};
+        e.step = AffineCurve(0.01, 0.001);
+        // Two prompts of 600 at 0: the budget holds one an iteration.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 0});
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(e, {0, 0}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 0.5, 1e-12, "one in 1000 tokens");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 1.0, 1e-12, "then the other");
+        }
+        // Prompts of 300 and 200 tokens together: two prompts' time at 500 / 1200 of their
+        // tokens; then one decoding 2 tokens, the other 10.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 0});
+            requests[0].prompt = 300;
+            requests[0].generated = 3;
+            requests[1].prompt = 200;
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, {0, 0}, all);
+            const double prefill = 0.6 * 500 / 1200;
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, prefill, 1e-12, "scaled");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[0].finishS, prefill + 2 * 0.012, 1e-12, "its own two steps");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[1].finishS, prefill + 2 * 0.012 + 8 * 0.011, 1e-12, "the other's ten");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 2 * 500.0 / 1200 + 2 * 2 + 8 * 1, 1e-9, "energy");
+            const QueueSummary q = SummarizeQueue(requests, 11, 0, 0);
+            NS_TEST_EXPECT_MSG_EQ_TOL(q.tpotP99S, 0.012, 1e-12, "two steps over two tokens");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                q.tpotP50S, (2 * 0.012 + 8 * 0.011) / 10, 1e-12, "ten over ten");
+        }
+        // A prefill instance: a prompt of twice the length takes twice as long.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 10});
+            requests[1].prompt = 1200;
+            SimulatePrefillPool(1, 1, 1.0, 600, requests);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 1.0, 1e-12, "the job's prompt");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 12.0, 1e-12, "twice the prompt");
         }
     }
 };
@@ -356,6 +449,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new PoissonArrivalsTestCase, TestCase::QUICK);
         AddTestCase(new MD1QueueTestCase, TestCase::QUICK);
         AddTestCase(new EngineScheduleTestCase, TestCase::QUICK);
+        AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }
 };

@@ -1056,6 +1056,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--rate=-2", "rate"},
                                Bad{"--requests=0", "requests"},
                                Bad{"--requests=10", "give --rate or --goodput"},
+                               Bad{"--spread=0.5", "give --rate or --goodput"},
                                Bad{"--token-budget=64", "--batching=chunked"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);

@@ -581,6 +581,14 @@ MakeOptions()
             .For({kServing}),
         Count("seed", "with --rate or --goodput: the arrival process's seed", 0, kMaxCount, "1")
             .For({kServing}),
+        Real("spread",
+             "with --rate or --goodput: each request's prompt and generated tokens uniform from "
+             "L (1 - S) to L (1 + S) around the job's (as benchmark_serving.py's random dataset "
+             "spreads them; 0: all the job's)",
+             0,
+             0.99,
+             "0")
+            .For({kServing}),
         Flag("goodput",
              "find each layout's goodput: the highest Poisson request rate at which --attainment "
              "of the requests meet --tpot-slo and --ttft-slo (DistServe), rank by it per GPU and "

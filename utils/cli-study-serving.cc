@@ -332,9 +332,10 @@ RunStudyServingCommand(const CliArgs& args)
     space.attainment = args.Real("attainment") / 100;
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
+    space.spread = args.Real("spread");
     // The arrival options mean nothing in a closed loop, the token budget nothing without
     // chunks: given there, they are a mistake to name, not to ignore.
-    for (const char* name : {"requests", "attainment", "seed"})
+    for (const char* name : {"requests", "attainment", "seed", "spread"})
     {
         if (args.Has(name) && space.rateRps <= 0 && !space.goodput)
         {
