@@ -330,28 +330,51 @@ DrawLengths(std::vector<QueueRequest>& requests,
     }
 }
 
-void
+double
 SimulatePrefillPool(uint32_t instances,
                     uint32_t stages,
-                    double prefillS,
+                    const StepCurve& prefill,
                     uint32_t prompt,
+                    uint32_t tokenBudget,
                     std::vector<QueueRequest>& requests)
 {
-    if (instances == 0 || stages == 0)
+    if (instances == 0 || stages == 0 || prefill.requests.empty())
     {
-        throw std::logic_error("SimulatePrefillPool: an instance and a stage needed");
+        throw std::logic_error("SimulatePrefillPool: an instance, a stage and a curve needed");
     }
     std::vector<double> free(instances, 0);
-    const double interval = prefillS / stages;
-    for (auto& r : requests)
+    double joules = 0;
+    for (std::size_t next = 0; next < requests.size();)
     {
         const auto s =
             static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
-        const double scale = r.prompt > 0 && prompt > 0 ? double(r.prompt) / prompt : 1.0;
-        const double start = std::max(r.arrivalS, free[s]);
-        free[s] = start + interval * scale;
-        r.firstTokenS = start + prefillS * scale;
+        const double start = std::max(requests[next].arrivalS, free[s]);
+        // The oldest prompts that have arrived, within the curve and the budget.
+        uint32_t k = 0;
+        uint64_t tokens = 0;
+        while (next + k < requests.size() && requests[next + k].arrivalS <= start
+               && k < prefill.requests.back())
+        {
+            const QueueRequest& r = requests[next + k];
+            const uint32_t p = r.prompt > 0 ? r.prompt : prompt;
+            if (k > 0 && tokenBudget > 0 && tokens + p > tokenBudget)
+            {
+                break;
+            }
+            tokens += p;
+            ++k;
+        }
+        const double scale = prompt > 0 ? double(tokens) / (double(k) * prompt) : 1.0;
+        const double seconds = prefill.SecondsAt(k) * scale;
+        for (uint32_t j = 0; j < k; ++j)
+        {
+            requests[next + j].firstTokenS = start + seconds;
+        }
+        free[s] = start + seconds / stages;
+        joules += prefill.JoulesAt(k) * scale;
+        next += k;
     }
+    return joules;
 }
 
 QueueSummary

@@ -118,19 +118,24 @@ double SimulateEngine(const QueueEngine& engine,
                       std::vector<QueueRequest*>& requests);
 
 /**
- * \brief Runs a pool of prefill instances (disaggregated serving): each request, in arrival
- * order, starts on the instance that is free first (the lowest index among equals), which can
- * take the next prompt after prefillS / stages (consecutive prompts pipeline through its
- * stages); its first token comes prefillS after it starts (a request's own prompt scales it).
+ * \brief Runs a pool of prefill instances (disaggregated serving): the instance that is free
+ * first (the lowest index among equals) takes the oldest waiting prompts, as many as have
+ * arrived, its prefill curve's last point and the token budget hold (one at least), and can take
+ * the next after their iteration's time over its stages (consecutive iterations pipeline through
+ * them); their first tokens come at the iteration's end. An iteration costs the curve's time
+ * and energy for as many prompts, scaled by their tokens against as many of the curve's.
  * \param instances prefill instances \param stages their pipeline stages
- * \param prefillS one prompt's prefill \param prompt its prompt tokens
+ * \param prefill a prefill iteration against its prompts \param prompt the curve's prompt
+ * tokens \param tokenBudget tokens an iteration carries (0: no limit but the curve's)
  * \param requests arrival order; firstTokenS filled
+ * \return the dynamic energy of the iterations, J
  */
-void SimulatePrefillPool(uint32_t instances,
-                         uint32_t stages,
-                         double prefillS,
-                         uint32_t prompt,
-                         std::vector<QueueRequest>& requests);
+double SimulatePrefillPool(uint32_t instances,
+                           uint32_t stages,
+                           const StepCurve& prefill,
+                           uint32_t prompt,
+                           uint32_t tokenBudget,
+                           std::vector<QueueRequest>& requests);
 
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary

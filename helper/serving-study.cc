@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -769,6 +770,11 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     row.prefillJ = prefillJ;
     row.idleW = idleW;
     row.haveEnergy = first.haveEnergy;
+    const bool arrivals = m_space.rateRps > 0 || m_space.goodput;
+    if (arrivals && (disaggregated || (row.fits && GetBatching() == Batching::CONTINUOUS)))
+    {
+        FillPrefillCurve(options, row);
+    }
     if (!row.fits)
     {
         return;
@@ -780,7 +786,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     row.stepS = stepS;
     row.stepJ = stepJ;
     row.haveEnergy = energy;
-    if (m_space.rateRps > 0 || m_space.goodput)
+    if (arrivals)
     {
         FillStepCurve(options, row);
     }
@@ -824,19 +830,23 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
     curve.requests.push_back(row.batch);
     curve.seconds.push_back(row.stepS);
     curve.joules.push_back(row.stepJ);
+}
 
-    row.prefillCurve = StepCurve();
-    if (GetBatching() != Batching::CONTINUOUS)
-    {
-        return;
-    }
+void
+ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
+{
     // Prefill iterations: one prompt (the row's own prefill), then 2, 4, ... and the most the
-    // token budget holds, while their activations fit. An iteration's prompts run as one batch
-    // through the pipeline (vLLM runs a virtual engine per stage, each scheduling its own
-    // batch; the engine is held for its share, QueueEngine::prefillHeld).
+    // token budget holds (co-located, at most the batch), while their activations fit. An
+    // iteration's prompts run as one batch through the pipeline (vLLM runs a virtual engine per
+    // stage, each scheduling its own batch; the engine is held for its share,
+    // QueueEngine::prefillHeld).
     const ResolvedJob job = options.ToSpecs();
-    const uint32_t most =
-        std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens, 1, row.batch);
+    const uint32_t most = std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens,
+                                               1,
+                                               GetBatching() == Batching::DISAGGREGATED
+                                                   ? std::numeric_limits<uint32_t>::max()
+                                                   : row.batch);
+    row.prefillCurve = StepCurve();
     StepCurve& prefill = row.prefillCurve;
     prefill.requests.push_back(1);
     prefill.seconds.push_back(row.prefillS);
@@ -1149,13 +1159,11 @@ ServingStudy::LoadAt(const ServingRow& r,
         return load;
     }
     std::vector<QueueRequest> requests = unit;
-    double promptShare = 0; // the requests' prompt tokens over as many of the job's
-    uint64_t tokens = 0;    // the tokens they generate
+    uint64_t tokens = 0; // the tokens they generate
     const uint32_t prompt = job.run.promptTokens;
     for (auto& q : requests)
     {
         q.arrivalS /= rate;
-        promptShare += q.prompt > 0 ? double(q.prompt) / prompt : 1.0;
         tokens += q.generated > 0 ? q.generated : generated;
     }
     QueueEngine engine;
@@ -1173,8 +1181,12 @@ ServingStudy::LoadAt(const ServingRow& r,
             throw std::logic_error("a disaggregated row loaded without its prefill layout");
         }
         // The prefill pool, then each request's KV cache crosses to its decode instance.
-        SimulatePrefillPool(r.prefillInstances, r.prefillPp, prefill->prefillS, prompt, requests);
-        joules += promptShare * prefill->prefillJ;
+        joules += SimulatePrefillPool(r.prefillInstances,
+                                      r.prefillPp,
+                                      prefill->prefillCurve,
+                                      prompt,
+                                      TokenBudget(job),
+                                      requests);
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }

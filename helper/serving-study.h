@@ -182,8 +182,8 @@ struct ServingRow
     // Open-loop arrivals (ServingSpace::rateRps; continuous, chunked and disaggregated).
     StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
     /**
-     * continuous batching: a prefill iteration against the prompts it takes, 1 to as many as
-     * the token budget holds (at most the batch)
+     * continuous and disaggregated batching: a prefill iteration against the prompts it takes,
+     * 1 to as many as the token budget holds (co-located, at most the batch)
      */
     StepCurve prefillCurve;
     bool loaded = false; //!< whether `load` is set (ServingStudy::Load)
@@ -351,13 +351,18 @@ class ServingStudy
                                                 const std::array<uint32_t, 3>& chunk) const;
     /**
      * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
-     * row's own step), for the queue simulation; under continuous batching also its prefill
-     * iteration of 1, 2, 4, ... prompts and of as many as the token budget holds (fewer where
-     * their activations do not fit).
-     * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve and
-     * prefillCurve set
+     * row's own step), for the queue simulation.
+     * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
      */
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
+    /**
+     * \brief The layout's prefill iteration of 1, 2, 4, ... prompts and of as many as the token
+     * budget holds (co-located, at most the batch; fewer where their activations do not fit),
+     * for the queue simulation.
+     * \param options the candidate \param row the row, its prefillS and prefillJ set;
+     * prefillCurve set
+     */
+    void FillPrefillCurve(const JobOptions& options, ServingRow& row) const;
     /**
      * \param row a fitting row, its step curve set \param prefill with disaggregated batching
      * its prefill layout's row \param rate requests per second arriving at the budget

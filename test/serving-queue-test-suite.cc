@@ -296,10 +296,19 @@ class EngineScheduleTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 0.086, 1e-12, "then alone");
             NS_TEST_EXPECT_MSG_EQ_TOL(joules, 6 * 1 + 20 * 0.1, 1e-9, "six steps, 20 tokens");
         }
+        // One prefill instance batching the prompts that have arrived.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 0, 0, 1});
+            const double joules = SimulatePrefillPool(
+                1, 1, StepCurve{{1, 2, 4}, {1.0, 1.5, 2.0}, {1, 2, 4}}, 0, 0, requests);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[2].firstTokenS, 1.75, 1e-12, "three together");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS, 2.75, 1e-12, "then the fourth");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 3.0 + 1.0, 1e-12, "two iterations");
+        }
         // Two prefill instances of two stages, five prompts at 0.
         {
             std::vector<QueueRequest> requests = Arriving({0, 0, 0, 0, 0});
-            SimulatePrefillPool(2, 2, 1.0, 0, requests);
+            SimulatePrefillPool(2, 2, OnePrompt(1.0, 1), 0, 0, requests);
             const std::vector<double> first = {1, 1, 1.5, 1.5, 2};
             for (std::size_t i = 0; i < first.size(); ++i)
             {
@@ -394,7 +403,7 @@ class RequestLengthsTestCase : public TestCase
         {
             std::vector<QueueRequest> requests = Arriving({0, 10});
             requests[1].prompt = 1200;
-            SimulatePrefillPool(1, 1, 1.0, 600, requests);
+            SimulatePrefillPool(1, 1, OnePrompt(1.0, 1), 600, 0, requests);
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 1.0, 1e-12, "the job's prompt");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 12.0, 1e-12, "twice the prompt");
         }
