@@ -216,6 +216,10 @@ ServingRow::ToJson() const
     j["decode_step_energy_j"] = stepJ;
     j["prefill_fits"] = prefillFits;
     j["prefill_peak_memory_bytes"] = prefillPeakBytes;
+    if (prefillPrompts > 0)
+    {
+        j["prefill_prompts"] = prefillPrompts;
+    }
     if (chunkTokens > 0)
     {
         // Chunked batching (EvaluateChunked).
@@ -317,6 +321,10 @@ ServingRow::FromJson(const Json& j)
         r.stepJ = j.at("decode_step_energy_j").get<double>();
         r.prefillFits = j.at("prefill_fits").get<bool>();
         r.prefillPeakBytes = j.at("prefill_peak_memory_bytes").get<uint64_t>();
+        if (j.contains("prefill_prompts"))
+        {
+            r.prefillPrompts = j.at("prefill_prompts").get<double>();
+        }
         if (j.contains("chunk_tokens"))
         {
             r.chunkTokens = j.at("chunk_tokens").get<uint32_t>();
@@ -795,19 +803,46 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         EvaluateChunked(options, job, row);
         return;
     }
-    // Every slot turns over once per cycle of its decode steps and every slot's prefill. With
-    // batches in flight through a pipeline, a prefill holds each stage for its share only (the
-    // other stages work on the other batches meanwhile).
-    const double prefillShareS = prefillS / job.run.InflightBatches();
-    const double cycleS = double(steps) * stepS + batch * prefillShareS;
-    row.ttftS = prefillS;
+    // Every slot turns over once per cycle of its decode steps and every slot's prefill. Where
+    // more than one request finishes per decode step (batch > G - 1), the engine prefills the
+    // prompts that replace them together, as many as its token budget holds (vLLM before V1,
+    // lmdeploy): batch / f prefill iterations of f prompts each, the iteration's time linear
+    // between the replayed prefills of floor(f) and ceil(f) prompts.
+    double iterations = batch;
+    double iterationS = prefillS;
+    double iterationJ = prefillJ;
+    const double perStep = steps > 0 ? batch / double(steps) : 0;
+    if (perStep > 1 && GetBatching() == Batching::CONTINUOUS && job.run.parallel.dp == 1)
+    {
+        const double f = std::min<double>(
+            perStep,
+            std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens, 1, job.run.batch));
+        const auto low = static_cast<uint32_t>(std::floor(f));
+        const auto high = static_cast<uint32_t>(std::ceil(f));
+        const auto lower = low > 1 ? PrefillIteration(options, low)
+                                   : std::optional<std::pair<double, double>>({prefillS, prefillJ});
+        const auto upper = high > low ? PrefillIteration(options, high) : lower;
+        if (lower && upper)
+        {
+            const double w = f - low;
+            iterations = batch / f;
+            iterationS = (1 - w) * lower->first + w * upper->first;
+            iterationJ = (1 - w) * lower->second + w * upper->second;
+            row.prefillPrompts = f;
+        }
+    }
+    // With batches in flight through a pipeline, a prefill holds each stage for its share only
+    // (the other stages work on the other batches meanwhile).
+    const double prefillShareS = iterationS / job.run.InflightBatches();
+    const double cycleS = double(steps) * stepS + iterations * prefillShareS;
+    row.ttftS = iterationS;
     row.tpotS = steps > 0 ? (cycleS - prefillShareS) / double(steps) : 0;
     row.requestS = row.ttftS + double(steps) * row.tpotS;
     row.tokensPerSPerGpu = inFlight * double(generated) / (cycleS * gpus);
     row.requestsPerS = double(row.replicas) * inFlight / cycleS;
     if (energy)
     {
-        const double cycleJ = double(steps) * stepJ + batch * prefillJ + idleW * cycleS;
+        const double cycleJ = double(steps) * stepJ + iterations * iterationJ + idleW * cycleS;
         row.energyPerTokenJ = cycleJ / (inFlight * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }
@@ -853,22 +888,33 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
     prefill.joules.push_back(row.prefillJ);
     for (uint32_t k = 2; k <= most; k = k == most ? most + 1 : std::min(2 * k, most))
     {
-        Ptr<RapidLlmHelper> helper = HelperFor(
-            options, {{"batch", std::to_string(k)}, {"gen", "1"}, {"inflight-batches", "1"}});
-        RunReport report = helper->CheckMemory();
-        if (report.feasible)
-        {
-            report = helper->Run();
-        }
-        helper->Dispose();
-        if (!report.feasible)
+        const auto iteration = PrefillIteration(options, k);
+        if (!iteration)
         {
             break;
         }
         prefill.requests.push_back(k);
-        prefill.seconds.push_back(report.stepTimeS);
-        prefill.joules.push_back(report.energyJ - report.idleEnergyJ);
+        prefill.seconds.push_back(iteration->first);
+        prefill.joules.push_back(iteration->second);
     }
+}
+
+std::optional<std::pair<double, double>>
+ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) const
+{
+    Ptr<RapidLlmHelper> helper = HelperFor(
+        options, {{"batch", std::to_string(prompts)}, {"gen", "1"}, {"inflight-batches", "1"}});
+    RunReport report = helper->CheckMemory();
+    if (report.feasible)
+    {
+        report = helper->Run();
+    }
+    helper->Dispose();
+    if (!report.feasible)
+    {
+        return std::nullopt;
+    }
+    return std::make_pair(report.stepTimeS, report.energyJ - report.idleEnergyJ);
 }
 
 void

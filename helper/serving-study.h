@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,11 +156,16 @@ struct ServingRow
     bool frontier = false;       //!< on the throughput-latency frontier (RankServingRows)
 
     // Continuous and disaggregated batching: the replays the figures are put together from.
-    double prefillS = 0;           //!< one request's prefill (and first token) on this layout
-    double prefillJ = 0;           //!< its dynamic energy (the boards' idle power not included)
-    double idleW = 0;              //!< the instance's idle board power (all its GPUs)
-    double stepS = 0;              //!< a decode step of the whole batch at the mean context
-    double stepJ = 0;              //!< its dynamic energy
+    double prefillS = 0; //!< one request's prefill (and first token) on this layout
+    double prefillJ = 0; //!< its dynamic energy (the boards' idle power not included)
+    double idleW = 0;    //!< the instance's idle board power (all its GPUs)
+    double stepS = 0;    //!< a decode step of the whole batch at the mean context
+    double stepJ = 0;    //!< its dynamic energy
+    /**
+     * continuous batching where more than one request finishes per decode step: the prompts a
+     * prefill iteration takes on average (0: one at a time)
+     */
+    double prefillPrompts = 0;
     bool prefillFits = false;      //!< whether the layout holds one request's prefill
     uint64_t prefillPeakBytes = 0; //!< its peak memory per GPU
 
@@ -216,8 +222,12 @@ struct ServingRow
  * (cycle - t_p / M) / (G - 1) (the decode steps and the other requests' prefills, as an engine
  * that pauses decoding for prefills or chunks them into the steps spends it), time to first
  * token t_p (its own prefill, admitted as its slot frees; no queue); energy per token the
- * replays' dynamic energy of the cycle's work plus the boards' idle power over the cycle. Memory
- * holds every request's whole KV cache (P + G tokens) and one step's activations.
+ * replays' dynamic energy of the cycle's work plus the boards' idle power over the cycle. Where
+ * f = batch / (G - 1) > 1 requests finish per decode step, the engine prefills their
+ * replacements together (up to its token budget): batch / f iterations of f prompts replace the
+ * batch t_p, each the replayed prefill of floor(f) and ceil(f) prompts interpolated, which is
+ * also the time to first token. Memory holds every request's whole KV cache (P + G tokens) and
+ * one step's activations.
  *
  * Chunked batching (vLLM V1, SGLang) puts each new prompt into the running decode steps: whole
  * where the step's token budget T holds it beside the batch's decodes, else in n = ceil(P / (T -
@@ -363,6 +373,13 @@ class ServingStudy
      * prefillCurve set
      */
     void FillPrefillCurve(const JobOptions& options, ServingRow& row) const;
+    /**
+     * \param options the candidate \param prompts prompts prefilled together, one batch
+     * through the pipeline
+     * \return the iteration's time and dynamic energy, or nothing where it does not fit
+     */
+    std::optional<std::pair<double, double>> PrefillIteration(const JobOptions& options,
+                                                              uint32_t prompts) const;
     /**
      * \param row a fitting row, its step curve set \param prefill with disaggregated batching
      * its prefill layout's row \param rate requests per second arriving at the budget

@@ -308,6 +308,26 @@ class ServingContinuousTestCase : public TestCase
         NS_TEST_EXPECT_MSG_LT(
             rows[2].ttftS, staticMany.ttftS, "its own prefill, not the whole batch's");
 
+        NS_TEST_EXPECT_MSG_EQ(rows[1].prefillPrompts, 0.0, "16 over 63 steps: one at a time");
+        // Short generations: 16 requests over 3 decode steps finish 16/3 a step, and their
+        // prompts are prefilled together (Llama-2's 4,096-token budget holds 16 of 256).
+        {
+            ServingSpace shortGen = space;
+            shortGen.batch = {16};
+            JobOptions few = job;
+            few.Set("gen", "4");
+            const ServingRow r = ServingStudy(few, shortGen, "flow", "", true).Run().at(0);
+            RAPIDLLM_REQUIRE_EQ(r.fits, true, "fits");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.prefillPrompts, 16.0 / 3, 1e-12, "16/3 a step");
+            NS_TEST_EXPECT_MSG_GT(r.ttftS, r.prefillS, "more than one prompt's prefill");
+            NS_TEST_EXPECT_MSG_LT(
+                r.ttftS, 16.0 / 3 * r.prefillS, "less than as many prefills one by one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS,
+                                      r.stepS + (3 - 1) * r.ttftS / 3,
+                                      1e-12 * r.tpotS,
+                                      "3 iterations a cycle, the other two in the steps");
+        }
+
         // Speculative decoding: the time per token comes from whole passes, each yielding the
         // expected accepted drafts; one request in flight still decodes as the static request.
         job.Set("spec-tokens", "2");
