@@ -564,6 +564,18 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
     }
     const Batching batching = GetBatching();
+    if (space.tokenBudget > 0
+        && (batching == Batching::STATIC || (batching == Batching::DISAGGREGATED && !arrivals)))
+    {
+        // Static batches prefill their whole batch; disaggregated prefill instances take one
+        // prompt at a time in their steady state: a budget would be silently ignored.
+        throw SpecError(kCommandLine,
+                        "token-budget",
+                        "the token budget bounds a step of chunked prefill or a prefill iteration "
+                        "of continuous batching (and of disaggregated prefill instances under "
+                        "--rate or --goodput); the batching is "
+                            + BatchingNames()[static_cast<std::size_t>(batching)]);
+    }
     if (arrivals && batching == Batching::STATIC)
     {
         // A static batch's requests would wait for a whole batch, which `run` does not time.

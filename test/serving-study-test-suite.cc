@@ -1077,7 +1077,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--requests=0", "requests"},
                                Bad{"--requests=10", "give --rate or --goodput"},
                                Bad{"--spread=0.5", "give --rate or --goodput"},
-                               Bad{"--token-budget=64", "--batching=chunked"}})
+                               Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);

@@ -535,7 +535,9 @@ MakeOptions()
         Count("token-budget",
               "chunked batching: tokens one step may carry, decodes and prefill chunks (vLLM's "
               "max_num_batched_tokens; 0: vLLM's online-server default, 8192 on GPUs of 70 GiB "
-              "or more but the A100, 2048 otherwise)",
+              "or more but the A100, 2048 otherwise); continuous batching: prompt tokens one "
+              "prefill iteration may carry (0: vLLM's default before V1, max(max_model_len, "
+              "2048), or lmdeploy's max_prefill_token_num, 8192)",
               0,
               1u << 24,
               "0")
@@ -572,9 +574,8 @@ MakeOptions()
               "1000")
             .For({kServing}),
         Real("attainment",
-             "with --rate or --goodput: percent of the requests that must meet both targets for a "
-             "layout to "
-             "meet them (DistServe's SLO attainment)",
+             "with --rate or --goodput: percent of the requests that must meet both targets for "
+             "a layout to meet them (DistServe's SLO attainment)",
              1e-6,
              100,
              "90")

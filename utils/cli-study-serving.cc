@@ -333,8 +333,8 @@ RunStudyServingCommand(const CliArgs& args)
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
     space.spread = args.Real("spread");
-    // The arrival options mean nothing in a closed loop, the token budget nothing without
-    // chunks: given there, they are a mistake to name, not to ignore.
+    // The arrival options mean nothing in a closed loop: given there, they are a mistake to
+    // name, not to ignore (ServingStudy does the same for the token budget).
     for (const char* name : {"requests", "attainment", "seed", "spread"})
     {
         if (args.Has(name) && space.rateRps <= 0 && !space.goodput)
@@ -344,16 +344,6 @@ RunStudyServingCommand(const CliArgs& args)
                             std::string("--") + name
                                 + " sets the open-loop arrivals: give --rate or --goodput too");
         }
-    }
-    if (args.Has("token-budget") && space.batching != Batching::CHUNKED
-        && !(space.batching != Batching::STATIC && space.batching != Batching::DISAGGREGATED
-             && (space.rateRps > 0 || space.goodput)))
-    {
-        throw SpecError(kCommandLine,
-                        "token-budget",
-                        "the token budget is chunked prefill's, or under --rate or --goodput "
-                        "continuous batching's prefill iterations: give --batching=chunked, or "
-                        "--rate or --goodput with continuous batching");
     }
     // The lists and the budget are the study's (each candidate sets its own tp, pp, batch and
     // GPUs); the backend and routing the command line's, else the defaults.
