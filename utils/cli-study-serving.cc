@@ -530,7 +530,11 @@ static CliCommandRegistrar g_studyServing(
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
     "frontier. --batching=disaggregated runs each layout as decode instances fed by prefill "
     "instances of the best layout of the lists (the KV-cache handover timed on the network). "
-    "With --out=DIR writes DIR/results.csv, DIR/results.json and DIR/throughput-latency.png.",
+    "--rate=R simulates R requests per second arriving at random on each layout's engine, "
+    "step by step, for latency percentiles and the share of requests within the targets; "
+    "--goodput finds each layout's highest such rate and ranks by it. "
+    "With --out=DIR writes DIR/results.csv, DIR/results.json and DIR/throughput-latency.png "
+    "(and under a rate with targets DIR/attainment-rate.png).",
     RunStudyServingCommand);
 
 } // namespace rapidllm
