@@ -1027,12 +1027,19 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
         CliResult loaded = RunCli(
-            Cat(study, {"--batching=continuous", "--rate=50", "--requests=200", "--csv"}), dir);
+            Cat(study,
+                {"--batching=continuous", "--rate=50", "--requests=200", "--csv", "--workers=1"}),
+            dir);
         NS_TEST_ASSERT_MSG_EQ(loaded.status, 0, loaded.err);
         NS_TEST_EXPECT_MSG_NE(
             loaded.out.find(",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization"),
             std::string::npos,
             loaded.out);
+        CliResult loadedTwo = RunCli(
+            Cat(study,
+                {"--batching=continuous", "--rate=50", "--requests=200", "--csv", "--workers=2"}),
+            dir);
+        NS_TEST_EXPECT_MSG_EQ((loadedTwo.out == loaded.out), true, "under a rate, the same bytes");
         CliResult loadedText =
             RunCli(Cat(study, {"--batching=continuous", "--rate=50", "--requests=200"}), dir);
         NS_TEST_ASSERT_MSG_EQ(loadedText.status, 0, loadedText.err);
