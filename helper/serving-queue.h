@@ -13,19 +13,20 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief A decode step's time and dynamic energy against the requests it carries, from replays
- * at a few batch sizes and linear between them (a decode step is the weights' read plus a cost
- * per request, so nearly affine in the batch).
+ * \brief An iteration's time and dynamic energy against the requests it carries (a decode step
+ * against the requests in flight, a prefill iteration against its prompts), from replays at a
+ * few sizes and linear between them (an iteration reads the weights once and costs about the
+ * same per request beyond, so it is nearly affine in them).
  */
 struct StepCurve
 {
-    std::vector<uint32_t> requests; //!< the replayed batch sizes, ascending, the first 1
-    std::vector<double> seconds;    //!< a step's time at each
+    std::vector<uint32_t> requests; //!< the replayed sizes, ascending, the first 1
+    std::vector<double> seconds;    //!< an iteration's time at each
     std::vector<double> joules;     //!< its dynamic energy at each
 
-    /** \param n requests (1 to the last point) \return a step's time */
+    /** \param n requests (1 to the last point; beyond it, the last) \return the time */
     double SecondsAt(uint32_t n) const;
-    /** \param n requests (1 to the last point) \return a step's dynamic energy */
+    /** \param n requests (1 to the last point; beyond it, the last) \return the energy */
     double JoulesAt(uint32_t n) const;
 };
 
@@ -33,13 +34,14 @@ struct StepCurve
  * \ingroup rapid-llm
  * \brief An engine instance as the queue simulation sees it: it keeps at most `slots` requests
  * in flight and runs iterations one after another, each a prefill of the oldest waiting
- * requests, as many as slots are free up to the prefill curve's last point, when one waits
- * (vLLM's scheduler before V1 puts prefills first and batches the prompts its token budget
- * holds), else a decode step of every request in flight. A decode-only instance (disaggregated
- * serving) has no prefill: a request takes a free slot as it arrives. With a token budget (chunked
- * prefill, vLLM V1) every step carries the decodes of the requests past their prompts and, in
- * the budget left, the next tokens of the prompts in flight, oldest first; a request takes a
- * free slot as it arrives and its first token comes with the step that ends its prompt.
+ * requests, as many as slots are free, the prefill curve's last point and the token budget
+ * allow, when one waits (vLLM's scheduler before V1 puts prefills first and batches the prompts
+ * its token budget holds), else a decode step of every request in flight. A decode-only
+ * instance (disaggregated serving) has no prefill: a request takes a free slot as it arrives.
+ * Chunked (chunked prefill, vLLM V1), every step carries the decodes of the requests past their
+ * prompts and, in the budget left, the next tokens of the prompts in flight, oldest first; a
+ * request takes a free slot as it arrives and its first token comes with the step that ends its
+ * prompt.
  */
 struct QueueEngine
 {

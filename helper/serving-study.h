@@ -73,8 +73,9 @@ struct ServingSpace
     double ttftSloS = 0; //!< time to first token target, s (0: none)
     /**
      * Chunked batching: the tokens one step may carry, decodes and prefill chunks together
-     * (vLLM's max_num_batched_tokens). 0: vLLM's online-server default for the GPU (8192 on
-     * GPUs of 70 GiB or more other than the A100, 2048 otherwise; EngineArgs.get_batch_defaults)
+     * (vLLM's max_num_batched_tokens). Continuous batching (and disaggregated prefill instances
+     * under arrivals): the prompt tokens one prefill iteration may carry. 0: the engine's
+     * default (ServingStudy::TokenBudget)
      */
     uint32_t tokenBudget = 0;
     /**
