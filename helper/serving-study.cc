@@ -1529,8 +1529,11 @@ ServingStudyJson(const ServingStudy& study,
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];
     j["tpot_slo_s"] = space.tpotSloS;
     j["ttft_slo_s"] = space.ttftSloS;
-    if (study.GetBatching() == Batching::CHUNKED
-        || (study.GetBatching() == Batching::CONTINUOUS && (space.rateRps > 0 || space.goodput)))
+    // The budget in force wherever it bounds an iteration: chunked steps, continuous batching's
+    // prefill iterations, and under arrivals the disaggregated prefill instances'.
+    const Batching batching = study.GetBatching();
+    if (batching == Batching::CHUNKED || batching == Batching::CONTINUOUS
+        || (batching == Batching::DISAGGREGATED && (space.rateRps > 0 || space.goodput)))
     {
         j["token_budget"] = study.TokenBudget(first);
     }

@@ -1004,6 +1004,9 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(Json::parse(continuous.out).at("batching").get<std::string>(),
                               "continuous",
                               "as asked");
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(continuous.out).at("token_budget").get<uint32_t>(),
+                              4096u,
+                              "vLLM before V1: Llama-2's 4,096-token max_model_len");
 
         CliResult split = RunCli(Cat(study, {"--batching=disaggregated", "--csv"}), dir);
         NS_TEST_ASSERT_MSG_EQ(split.status, 0, split.err);
