@@ -66,11 +66,49 @@ EndDecodeStep(std::vector<std::pair<std::size_t, uint32_t>>& decoding,
     return finished;
 }
 
-/** \return the request's prompt tokens: its own, else the engine's */
+/** \return the request's prompt tokens: its own, else \p prompt (the curves') */
 uint32_t
-PromptOf(const QueueEngine& e, const QueueRequest& r)
+PromptOf(uint32_t prompt, const QueueRequest& r)
 {
-    return r.prompt > 0 ? r.prompt : e.prompt;
+    return r.prompt > 0 ? r.prompt : prompt;
+}
+
+/** A prefill iteration: the prompts it takes, its time and its dynamic energy. */
+struct Prefill
+{
+    uint32_t prompts = 0; //!< prompts taken, the next ones in order
+    double seconds = 0;   //!< to their first tokens
+    double joules = 0;    //!< dynamic energy
+};
+
+/**
+ * \brief A prefill iteration of the next prompts, oldest first: at least one, at most \p most,
+ * within the token budget; its time and energy the curve's for as many prompts, scaled by their
+ * tokens against as many of the curve's.
+ * \param curve the prefill curve \param prompt the curve's prompt tokens (0: no scaling)
+ * \param budget tokens an iteration carries (0: no limit) \param most prompts at most (1 or more)
+ * \param next the k-th next request
+ */
+template<typename Next>
+Prefill
+NextPrefill(const StepCurve& curve, uint32_t prompt, uint32_t budget, std::size_t most, Next next)
+{
+    Prefill p;
+    uint64_t tokens = 0;
+    while (p.prompts < most)
+    {
+        const uint32_t tokensOf = PromptOf(prompt, next(p.prompts));
+        if (p.prompts > 0 && budget > 0 && tokens + tokensOf > budget)
+        {
+            break;
+        }
+        tokens += tokensOf;
+        ++p.prompts;
+    }
+    const double scale = prompt > 0 ? double(tokens) / (double(p.prompts) * prompt) : 1.0;
+    p.seconds = curve.SecondsAt(p.prompts) * scale;
+    p.joules = curve.JoulesAt(p.prompts) * scale;
+    return p;
 }
 
 /** \return the request's decode steps after its first token: its own, else the engine's */
@@ -153,7 +191,8 @@ SimulateChunked(const QueueEngine& engine,
         }
         while (!waiting.empty() && prompts.size() + decoding.size() < engine.slots)
         {
-            prompts.emplace_back(waiting.front(), PromptOf(engine, *requests[waiting.front()]));
+            prompts.emplace_back(waiting.front(),
+                                 PromptOf(engine.prompt, *requests[waiting.front()]));
             waiting.pop_front();
         }
         if (prompts.empty() && decoding.empty())
@@ -253,35 +292,26 @@ SimulateEngine(const QueueEngine& engine,
             if (prefills)
             {
                 // The oldest waiting prompts together, as many as slots are free, the
-                // iteration takes and the token budget holds (one at least); their time the
-                // curve's for as many, scaled by their tokens against its prompts'.
-                const std::size_t most =
+                // iteration takes and the token budget holds.
+                const Prefill p = NextPrefill(
+                    engine.prefill,
+                    engine.prompt,
+                    engine.tokenBudget,
                     std::min<std::size_t>({waiting.size(),
                                            std::size_t(engine.slots) - running.size(),
-                                           std::size_t(engine.prefill.requests.back())});
-                uint32_t k = 0;
-                uint64_t tokens = 0;
-                while (k < most)
-                {
-                    const uint32_t p = PromptOf(engine, *requests[waiting[k]]);
-                    if (k > 0 && engine.tokenBudget > 0 && tokens + p > engine.tokenBudget)
+                                           std::size_t(engine.prefill.requests.back())}),
+                    [&](std::size_t k) -> const QueueRequest&
                     {
-                        break;
-                    }
-                    tokens += p;
-                    ++k;
-                }
-                const double scale =
-                    engine.prompt > 0 ? double(tokens) / (double(k) * engine.prompt) : 1.0;
-                const double seconds = engine.prefill.SecondsAt(k) * scale;
-                for (uint32_t j = 0; j < k; ++j)
+                        return *requests[waiting[k]];
+                    });
+                for (uint32_t j = 0; j < p.prompts; ++j)
                 {
-                    requests[waiting.front()]->firstTokenS = t + seconds;
+                    requests[waiting.front()]->firstTokenS = t + p.seconds;
                     join(waiting.front());
                     waiting.pop_front();
                 }
-                t += engine.prefillHeld * seconds;
-                joules += engine.prefill.JoulesAt(k) * scale;
+                t += engine.prefillHeld * p.seconds;
+                joules += p.joules;
             }
             else
             {
@@ -350,29 +380,27 @@ SimulatePrefillPool(uint32_t instances,
             static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
         const double start = std::max(requests[next].arrivalS, free[s]);
         // The oldest prompts that have arrived, within the curve and the budget.
-        uint32_t k = 0;
-        uint64_t tokens = 0;
-        while (next + k < requests.size() && requests[next + k].arrivalS <= start
-               && k < prefill.requests.back())
+        std::size_t arrived = 0;
+        while (arrived < prefill.requests.back() && next + arrived < requests.size()
+               && requests[next + arrived].arrivalS <= start)
         {
-            const QueueRequest& r = requests[next + k];
-            const uint32_t p = r.prompt > 0 ? r.prompt : prompt;
-            if (k > 0 && tokenBudget > 0 && tokens + p > tokenBudget)
-            {
-                break;
-            }
-            tokens += p;
-            ++k;
+            ++arrived;
         }
-        const double scale = prompt > 0 ? double(tokens) / (double(k) * prompt) : 1.0;
-        const double seconds = prefill.SecondsAt(k) * scale;
-        for (uint32_t j = 0; j < k; ++j)
+        const Prefill p = NextPrefill(prefill,
+                                      prompt,
+                                      tokenBudget,
+                                      arrived,
+                                      [&](std::size_t k) -> const QueueRequest&
+                                      {
+                                          return requests[next + k];
+                                      });
+        for (uint32_t j = 0; j < p.prompts; ++j)
         {
-            requests[next + j].firstTokenS = start + seconds;
+            requests[next + j].firstTokenS = start + p.seconds;
         }
-        free[s] = start + seconds / stages;
-        joules += prefill.JoulesAt(k) * scale;
-        next += k;
+        free[s] = start + p.seconds / stages;
+        joules += p.joules;
+        next += p.prompts;
     }
     return joules;
 }

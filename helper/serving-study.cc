@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -826,9 +825,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     const double perStep = steps > 0 ? batch / double(steps) : 0;
     if (perStep > 1 && GetBatching() == Batching::CONTINUOUS && job.run.parallel.dp == 1)
     {
-        const double f = std::min<double>(
-            perStep,
-            std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens, 1, job.run.batch));
+        const double f = std::min<double>(perStep, PromptsPerPrefill(job));
         const auto low = static_cast<uint32_t>(std::floor(f));
         const auto high = static_cast<uint32_t>(std::ceil(f));
         const auto lower = low > 1 ? PrefillIteration(options, low)
@@ -887,12 +884,7 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
     // iteration's prompts run as one batch through the pipeline (vLLM runs a virtual engine per
     // stage, each scheduling its own batch; the engine is held for its share,
     // QueueEngine::prefillHeld).
-    const ResolvedJob job = options.ToSpecs();
-    const uint32_t most = std::clamp<uint32_t>(TokenBudget(job) / job.run.promptTokens,
-                                               1,
-                                               GetBatching() == Batching::DISAGGREGATED
-                                                   ? std::numeric_limits<uint32_t>::max()
-                                                   : row.batch);
+    const uint32_t most = PromptsPerPrefill(options.ToSpecs());
     row.prefillCurve = StepCurve();
     StepCurve& prefill = row.prefillCurve;
     prefill.requests.push_back(1);
@@ -909,6 +901,13 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
         prefill.seconds.push_back(iteration->first);
         prefill.joules.push_back(iteration->second);
     }
+}
+
+uint32_t
+ServingStudy::PromptsPerPrefill(const ResolvedJob& job) const
+{
+    const uint32_t budgeted = std::max<uint32_t>(1, TokenBudget(job) / job.run.promptTokens);
+    return GetBatching() == Batching::DISAGGREGATED ? budgeted : std::min(budgeted, job.run.batch);
 }
 
 std::optional<std::pair<double, double>>
@@ -1049,16 +1048,11 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     const ResolvedJob firstJob = FirstJob();
     const double generated = firstJob.run.generatedTokens;
     const double steps = generated - 1;
-    // The prefill layouts: the first row of each (a prefill does not depend on the batch),
-    // with its job resolved once.
+    // The prefill layouts (a prefill does not depend on the batch), each job resolved once.
     std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>> prefills;
-    for (const auto& r : rows)
+    for (const auto& [layout, p] : PrefillRows(rows))
     {
-        const auto layout = std::make_pair(r.tp, r.pp);
-        if (r.prefillFits && r.prefillS > 0 && prefills.count(layout) == 0)
-        {
-            prefills.emplace(layout, std::make_pair(r, m_options.at(r.layout).ToSpecs()));
-        }
+        prefills.emplace(layout, std::make_pair(p, m_options.at(p.layout).ToSpecs()));
     }
     // KV transfer times by prefill layout, decode layout and the two instances' first GPUs.
     std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double> transferS;
@@ -1198,13 +1192,13 @@ ServingStudy::UnitRequests() const
 
 ServingLoad
 ServingStudy::LoadAt(const ServingRow& r,
+                     const ResolvedJob& job,
                      const ServingRow* prefill,
                      double rate,
                      const std::vector<QueueRequest>& unit) const
 {
-    const uint32_t generated = FirstJob().run.generatedTokens;
+    const uint32_t generated = job.run.generatedTokens;
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
-    const ResolvedJob job = m_options.at(r.layout).ToSpecs();
     const uint32_t gpus =
         disaggregated ? r.gpusUsed : r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
     ServingLoad load;
@@ -1305,10 +1299,11 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
             continue;
         }
         const ServingRow* prefill = PrefillOf(prefills, r);
+        const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
         if (!m_space.goodput)
         {
-            r.load = LoadAt(r, prefill, m_space.rateRps, unit);
+            r.load = LoadAt(r, job, prefill, m_space.rateRps, unit);
             continue;
         }
         // Goodput: bisection on the rate between a light load and the capacity for the highest
@@ -1318,7 +1313,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
             return MeetsAttainment(l, m_space);
         };
         double low = r.requestsPerS * 1e-3;
-        ServingLoad best = LoadAt(r, prefill, low, unit);
+        ServingLoad best = LoadAt(r, job, prefill, low, unit);
         if (!meets(best))
         {
             // Shown at the light load, which says why.
@@ -1331,7 +1326,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         while ((high - low) > 1e-3 * high)
         {
             const double mid = (low + high) / 2;
-            ServingLoad l = LoadAt(r, prefill, mid, unit);
+            ServingLoad l = LoadAt(r, job, prefill, mid, unit);
             if (meets(l))
             {
                 low = mid;
@@ -1354,10 +1349,12 @@ ServingStudy::Attainment(const std::vector<ServingRow>& rows,
 {
     const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
     const std::vector<QueueRequest> unit = UnitRequests();
+    const ServingRow* prefill = PrefillOf(prefills, row);
+    const ResolvedJob job = m_options.at(row.layout).ToSpecs();
     std::vector<double> attainment;
     for (double rate : rates)
     {
-        const ServingLoad l = LoadAt(row, PrefillOf(prefills, row), rate, unit);
+        const ServingLoad l = LoadAt(row, job, prefill, rate, unit);
         attainment.push_back(l.overloaded ? 0 : l.summary.attainment);
     }
     return attainment;

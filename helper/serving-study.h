@@ -375,6 +375,12 @@ class ServingStudy
      */
     void FillPrefillCurve(const JobOptions& options, ServingRow& row) const;
     /**
+     * \param job a candidate resolved
+     * \return the most prompts one prefill iteration takes: the token budget's worth, at least
+     * one; co-located, at most the batch
+     */
+    uint32_t PromptsPerPrefill(const ResolvedJob& job) const;
+    /**
      * \param options the candidate \param prompts prompts prefilled together, one batch
      * through the pipeline
      * \return the iteration's time and dynamic energy, or nothing where it does not fit
@@ -382,12 +388,14 @@ class ServingStudy
     std::optional<std::pair<double, double>> PrefillIteration(const JobOptions& options,
                                                               uint32_t prompts) const;
     /**
-     * \param row a fitting row, its step curve set \param prefill with disaggregated batching
-     * its prefill layout's row \param rate requests per second arriving at the budget
+     * \param row a fitting row, its step curve set \param job its candidate resolved
+     * \param prefill with disaggregated batching its prefill layout's row
+     * \param rate requests per second arriving at the budget
      * \param unit the requests arriving at one per second (UnitRequests; divided by the rate)
      * \return the row under the rate (see Load)
      */
     ServingLoad LoadAt(const ServingRow& row,
+                       const ResolvedJob& job,
                        const ServingRow* prefill,
                        double rate,
                        const std::vector<QueueRequest>& unit) const;
