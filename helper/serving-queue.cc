@@ -239,6 +239,51 @@ SimulateChunked(const QueueEngine& engine,
     return joules;
 }
 
+/**
+ * SimulateEngine under static batching (QueueEngine::wholeBatches); the same arguments and
+ * result.
+ */
+double
+SimulateStatic(const QueueEngine& engine,
+               const std::vector<double>& readyS,
+               std::vector<QueueRequest*>& requests)
+{
+    double t = 0;
+    double joules = 0;
+    for (std::size_t first = 0; first < requests.size();)
+    {
+        // The idle instance takes the requests waiting (or the next to come), slots at most.
+        t = std::max(t, readyS[first]);
+        std::size_t end = first + 1;
+        while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
+        {
+            ++end;
+        }
+        const auto k = static_cast<uint32_t>(end - first);
+        uint32_t prompt = 0;
+        uint32_t steps = 0;
+        for (std::size_t i = first; i < end; ++i)
+        {
+            prompt = std::max(prompt, PromptOf(engine.prompt, *requests[i]));
+            steps = std::max(steps, StepsOf(engine, *requests[i]));
+        }
+        // One rectangular batch: every prompt padded to the longest, every request stepped to
+        // the longest generation.
+        const double scale = engine.prompt > 0 ? double(prompt) / engine.prompt : 1.0;
+        const double prefillS = engine.prefill.SecondsAt(k) * scale;
+        const double stepS = engine.step.SecondsAt(k);
+        for (std::size_t i = first; i < end; ++i)
+        {
+            requests[i]->firstTokenS = t + prefillS;
+            requests[i]->finishS = t + prefillS + StepsOf(engine, *requests[i]) * stepS;
+        }
+        t += prefillS + steps * stepS;
+        joules += engine.prefill.JoulesAt(k) * scale + steps * engine.step.JoulesAt(k);
+        first = end;
+    }
+    return joules;
+}
+
 } // namespace
 
 double
@@ -253,6 +298,14 @@ SimulateEngine(const QueueEngine& engine,
     if (engine.chunked)
     {
         return SimulateChunked(engine, readyS, requests);
+    }
+    if (engine.wholeBatches)
+    {
+        if (engine.prefill.requests.empty())
+        {
+            throw std::logic_error("SimulateEngine: static batching needs a prefill curve");
+        }
+        return SimulateStatic(engine, readyS, requests);
     }
     const bool prefills = !engine.prefill.requests.empty();
     std::deque<std::size_t> waiting;

@@ -41,7 +41,9 @@ struct StepCurve
  * Chunked (chunked prefill, vLLM V1), every step carries the decodes of the requests past their
  * prompts and, in the budget left, the next tokens of the prompts in flight, oldest first; a
  * request takes a free slot as it arrives and its first token comes with the step that ends its
- * prompt.
+ * prompt. Static, an idle instance takes up to `slots` waiting requests as one batch: its prompts
+ * padded to the longest, its steps to the longest generation (Orca, OSDI '22, section 2.3),
+ * each request's tokens streamed as its own steps end.
  */
 struct QueueEngine
 {
@@ -68,7 +70,13 @@ struct QueueEngine
      * prefill iteration's prompts (at least one prompt; 0: no limit but the prefill curve's)
      */
     uint32_t tokenBudget = 0;
-    bool chunked = false;   //!< prompts go into the decode steps (chunked prefill)
+    bool chunked = false; //!< prompts go into the decode steps (chunked prefill)
+    /**
+     * static batching: an idle instance takes the waiting requests, `slots` at most, and runs
+     * them as one batch from a prefill of them all to its longest generation before it takes
+     * more (a prefill curve needed, the token budget unused)
+     */
+    bool wholeBatches = false;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
 };

@@ -575,16 +575,6 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "--rate or --goodput); the batching is "
                             + BatchingNames()[static_cast<std::size_t>(batching)]);
     }
-    if (arrivals && batching == Batching::STATIC)
-    {
-        // A static batch's requests would wait for a whole batch, which `run` does not time.
-        throw SpecError(kCommandLine,
-                        space.goodput ? "goodput" : "rate",
-                        "open-loop arrivals are simulated under continuous, chunked and "
-                        "disaggregated batching (the batching is static; allowed: "
-                        "--batching=continuous, chunked, disaggregated, or auto with "
-                        "--engine=vllm or lmdeploy)");
-    }
 }
 
 const std::vector<JobOptions>&
@@ -679,6 +669,21 @@ ServingStudy::Evaluate(uint64_t index) const
         row.haveEnergy = report.haveEnergy;
         row.energyPerTokenJ = report.energyPerTokenJ;
         row.avgPowerW = report.avgPowerW;
+        if (m_space.rateRps > 0 || m_space.goodput)
+        {
+            // For the queue simulation: a batch of 1, 2, 4, ... requests as the instance runs
+            // it, its prefill, then its decode steps at the requests' mean context.
+            const RunReport first = Replay(options, {{"batch", "1"}, {"gen", "1"}});
+            row.prefillS = first.stepTimeS;
+            row.prefillJ = first.energyJ - first.idleEnergyJ;
+            row.idleW = first.stepTimeS > 0 ? first.idleEnergyJ / first.stepTimeS : 0;
+            FillPrefillCurve(options, row);
+            const auto [stepS, stepJ, stepEnergy] = DecodeStep(options, job, {0, 0, 0});
+            row.stepS = stepS;
+            row.stepJ = stepJ;
+            row.haveEnergy = row.haveEnergy && first.haveEnergy && stepEnergy;
+            FillStepCurve(options, row);
+        }
     }
     return row;
 }
@@ -884,7 +889,8 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
     // iteration's prompts run as one batch through the pipeline (vLLM runs a virtual engine per
     // stage, each scheduling its own batch; the engine is held for its share,
     // QueueEngine::prefillHeld).
-    const uint32_t most = PromptsPerPrefill(options.ToSpecs());
+    const uint32_t most =
+        GetBatching() == Batching::STATIC ? row.batch : PromptsPerPrefill(options.ToSpecs());
     row.prefillCurve = StepCurve();
     StepCurve& prefill = row.prefillCurve;
     prefill.requests.push_back(1);
@@ -913,8 +919,14 @@ ServingStudy::PromptsPerPrefill(const ResolvedJob& job) const
 std::optional<std::pair<double, double>>
 ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) const
 {
-    Ptr<RapidLlmHelper> helper = HelperFor(
-        options, {{"batch", std::to_string(prompts)}, {"gen", "1"}, {"inflight-batches", "1"}});
+    // A static batch runs through a pipeline in its own in-flight batches, as `run` times it.
+    std::vector<std::pair<std::string, std::string>> changes{{"batch", std::to_string(prompts)},
+                                                             {"gen", "1"}};
+    if (GetBatching() != Batching::STATIC)
+    {
+        changes.emplace_back("inflight-batches", "1");
+    }
+    Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
     RunReport report = helper->CheckMemory();
     if (report.feasible)
     {
@@ -1248,6 +1260,11 @@ ServingStudy::LoadAt(const ServingRow& r,
         engine.tokenBudget = TokenBudget(job);
         engine.chunkTokenS = r.chunkTokenS;
         engine.chunkTokenJ = r.chunkTokenJ;
+    }
+    else if (GetBatching() == Batching::STATIC)
+    {
+        engine.wholeBatches = true;
+        engine.prefill = r.prefillCurve;
     }
     else
     {

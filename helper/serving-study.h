@@ -368,8 +368,8 @@ class ServingStudy
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
     /**
      * \brief The layout's prefill iteration of 1, 2, 4, ... prompts and of as many as the token
-     * budget holds (co-located, at most the batch; fewer where their activations do not fit),
-     * for the queue simulation.
+     * budget holds (co-located, at most the batch; fewer where their activations do not fit;
+     * static batching, up to the batch itself), for the queue simulation.
      * \param options the candidate \param row the row, its prefillS and prefillJ set;
      * prefillCurve set
      */
@@ -382,7 +382,7 @@ class ServingStudy
     uint32_t PromptsPerPrefill(const ResolvedJob& job) const;
     /**
      * \param options the candidate \param prompts prompts prefilled together, one batch
-     * through the pipeline
+     * through the pipeline (static batching: in the job's in-flight batches, as `run` has it)
      * \return the iteration's time and dynamic energy, or nothing where it does not fit
      */
     std::optional<std::pair<double, double>> PrefillIteration(const JobOptions& options,

@@ -4,7 +4,8 @@
 
 // The serving queue simulation against queueing theory and hand-worked schedules: Poisson
 // arrivals, an M/D/1 queue (Pollaczek-Khinchine), a saturated engine (the closed-loop cycle), a
-// lightly loaded one (a request alone), decode-only instances, the prefill pool and the summary.
+// lightly loaded one (a request alone), decode-only instances, static batches, the prefill pool
+// and the summary.
 
 #include "ns3/serving-queue.h"
 #include "ns3/test.h"
@@ -320,6 +321,121 @@ class EngineScheduleTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Static batching: an idle instance takes the waiting requests as one batch and runs it to
+ * its longest generation before it takes more; prompts padded to the longest; one slot is the
+ * same queue as continuous batching's.
+ */
+class StaticBatchTestCase : public TestCase
+{
+  public:
+    StaticBatchTestCase()
+        : TestCase("serving queue: static batches")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e;
+        e.slots = 4;
+        e.generated = 11;
+        e.prompt = 100;
+        e.prefill = StepCurve{{1, 2, 4}, {0.5, 0.6, 0.8}, {1, 2, 4}};
+        e.step = AffineCurve(0.01, 0.001);
+        e.wholeBatches = true;
+
+        // Six requests at 0: a batch of four, then one of two.
+        {
+            const std::vector<double> ready(6, 0.0);
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS, 0.8, 1e-12, "four prefilled");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].finishS, 0.94, 1e-12, "ten steps of four");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[4].firstTokenS, 1.54, 1e-12, "then two");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[5].finishS, 1.66, 1e-12, "ten steps of two");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 4 + 10 * 4 + 2 + 10 * 2, 1e-9, "two batches");
+        }
+        // A request that comes while a batch runs waits for the whole batch, free slots or not
+        // (continuous batching prefills it once the running iteration ends).
+        {
+            const std::vector<double> ready = {0, 0.1};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(e, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 0.61, 1e-12, "alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 1.11, 1e-12, "after the batch");
+            QueueEngine continuous = e;
+            continuous.wholeBatches = false;
+            std::vector<QueueRequest> joined = Arriving(ready);
+            std::vector<QueueRequest*> both = All(joined);
+            SimulateEngine(continuous, ready, both);
+            NS_TEST_EXPECT_MSG_LT(
+                joined[1].firstTokenS, joined[0].finishS, "continuous: it joins the first");
+        }
+        // Lengths of their own: the prompts padded to the longest (150 of 100: 1.5 times the
+        // prefill); each request's last token at its own step, the batch held to the longest.
+        {
+            const std::vector<double> ready = {0, 0, 0.95};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            requests[0].prompt = 50;
+            requests[0].generated = 3;
+            requests[1].prompt = 150;
+            requests[1].generated = 11;
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 0.9, 1e-12, "padded to 150");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 0.924, 1e-12, "its own two steps");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 1.02, 1e-12, "ten steps");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[2].firstTokenS, 1.52, 1e-12, "after the longest, not the first");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[2].finishS, 1.63, 1e-12, "alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 2 * 1.5 + 10 * 2 + 1 + 10 * 1, 1e-9, "padded");
+        }
+        // One slot: the same schedule as continuous batching, request by request.
+        {
+            QueueEngine one = e;
+            one.slots = 1;
+            QueueEngine continuous = one;
+            continuous.wholeBatches = false;
+            const std::vector<double> ready = PoissonArrivals(2, 200, 7);
+            std::vector<QueueRequest> a = Arriving(ready);
+            std::vector<QueueRequest> b = Arriving(ready);
+            std::vector<QueueRequest*> pa = All(a);
+            std::vector<QueueRequest*> pb = All(b);
+            const double ja = SimulateEngine(one, ready, pa);
+            const double jb = SimulateEngine(continuous, ready, pb);
+            bool same = ja == jb;
+            for (std::size_t i = 0; i < a.size(); ++i)
+            {
+                same = same && std::abs(a[i].firstTokenS - b[i].firstTokenS) < 1e-9
+                       && std::abs(a[i].finishS - b[i].finishS) < 1e-9;
+            }
+            NS_TEST_EXPECT_MSG_EQ(same, true, "one slot: one queue");
+        }
+        // Static batching needs the prefill curve.
+        {
+            QueueEngine bare = e;
+            bare.prefill = StepCurve();
+            const std::vector<double> ready = {0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            bool threw = false;
+            try
+            {
+                SimulateEngine(bare, ready, all);
+            }
+            catch (const std::logic_error&)
+            {
+                threw = true;
+            }
+            NS_TEST_EXPECT_MSG_EQ(threw, true, "no prefill curve");
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Requests of their own lengths: drawn uniformly within the spread (the same for the same
  * seed, the mean without a spread); each decodes its own tokens; a prefill iteration takes the
  * prompts the token budget holds and costs in proportion to their tokens; so does a prefill
@@ -458,6 +574,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new PoissonArrivalsTestCase, TestCase::QUICK);
         AddTestCase(new MD1QueueTestCase, TestCase::QUICK);
         AddTestCase(new EngineScheduleTestCase, TestCase::QUICK);
+        AddTestCase(new StaticBatchTestCase, TestCase::QUICK);
         AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }

@@ -935,18 +935,37 @@ class ServingLoadTestCase : public TestCase
                                   both);
         }
 
-        // Refused: batchings whose steps the curve does not give, and dp attention.
+        // Static batching: a whole batch as `run` times it, from the curves; lightly loaded a
+        // request alone; under load the requests wait for the batch before them, where
+        // continuous batching lets them in.
+        {
+            ServingSpace whole = space;
+            whole.batching = Batching::STATIC;
+            whole.batch = {8};
+            whole.rateRps = eight.requestsPerS / 100;
+            const ServingRow r = ServingStudy(job, whole, "flow", "", true).Run().at(0);
+            RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
+            RAPIDLLM_REQUIRE_EQ(r.prefillCurve.requests.back(), 8u, "prefills up to the batch");
+            NS_TEST_EXPECT_MSG_EQ_TOL((r.prefillCurve.seconds.back() + 15 * r.stepS) / r.requestS,
+                                      1.0,
+                                      0.02,
+                                      "the curves give the batch's time as run has it");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: its own prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.tpotP50S, r.stepCurve.seconds.front(), 1e-12, "alone: steps of one");
+            whole.rateRps = r.requestsPerS * 0.5;
+            const ServingRow busy = ServingStudy(job, whole, "flow", "", true).Run().at(0);
+            ServingSpace joined = whole;
+            joined.batching = Batching::CONTINUOUS;
+            const ServingRow other = ServingStudy(job, joined, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_GT(busy.load.summary.ttftP50S,
+                                  other.load.summary.ttftP50S,
+                                  "waiting for the batch before");
+        }
+
+        // Refused: dp attention.
         space.rateRps = 1;
-        space.batching = Batching::STATIC;
-        NS_TEST_EXPECT_MSG_EQ(
-            ThrowsWith(
-                [&]
-                {
-                    ServingStudy(job, space, "flow", "", true);
-                },
-                {"rate", "allowed: --batching=continuous, chunked, disaggregated"}),
-            true,
-            "refused");
         space.batching = Batching::CONTINUOUS;
         space.dp = {1, 2};
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
@@ -1063,6 +1082,11 @@ class CliServingStudyTestCase : public TestCase
             true,
             "each row's goodput");
 
+        // Static batching under a rate too (the study's batching without an engine).
+        CliResult whole = RunCli(Cat(study, {"--rate=2", "--requests=100", "--csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(whole.status, 0, whole.err);
+        NS_TEST_EXPECT_MSG_NE(whole.out.find("ttft_p99_s"), std::string::npos, whole.out);
+
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
@@ -1082,7 +1106,6 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--pp=3", "no layout"},
                                Bad{"--batch=0", "batch"},
                                Bad{"--batching=dynamic", "batching"},
-                               Bad{"--rate=2", "rate"},
                                Bad{"--rate=-2", "rate"},
                                Bad{"--requests=0", "requests"},
                                Bad{"--requests=10", "give --rate or --goodput"},

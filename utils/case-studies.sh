@@ -67,8 +67,8 @@ cp "$out/serving/throughput-latency.png" "$fig/serving-llama3-70b-h100.png"
     --tpot-slo=30 --ttft-slo=2000 --top=8 --batching=disaggregated \
     --out="$out/serving-disaggregated" | tee "$out/serving-disaggregated.txt"
 # Under random arrivals: each plan's goodput (the highest Poisson rate at which 90% of the
-# requests meet both targets), co-located, with chunked prefill and disaggregated.
-for batching in continuous chunked disaggregated; do
+# requests meet both targets), co-located, with chunked prefill, disaggregated and static.
+for batching in continuous chunked disaggregated static; do
     "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
         --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
         --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --goodput --batching=$batching \
