@@ -4,6 +4,8 @@
 
 #include "serving-queue.h"
 
+#include <boost/random/gamma_distribution.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -161,6 +163,34 @@ PoissonArrivals(double rate, uint32_t count, uint64_t seed)
         // library's distributions, whose algorithms are the implementation's.
         const double u = double(generator() >> 11) * 0x1.0p-53;
         t += -std::log1p(-u) / rate;
+        arrivals.push_back(t);
+    }
+    return arrivals;
+}
+
+std::vector<double>
+GammaArrivals(double rate, double burstiness, uint32_t count, uint64_t seed)
+{
+    if (!(burstiness > 0))
+    {
+        throw std::invalid_argument("an arrival burstiness (gamma shape) must be above 0");
+    }
+    if (burstiness == 1)
+    {
+        return PoissonArrivals(rate, count, seed);
+    }
+    if (!(rate > 0))
+    {
+        throw std::invalid_argument("an arrival rate must be above 0");
+    }
+    std::mt19937_64 generator(seed);
+    boost::random::gamma_distribution<double> gap(burstiness, 1 / (rate * burstiness));
+    std::vector<double> arrivals;
+    arrivals.reserve(count);
+    double t = 0;
+    for (uint32_t i = 0; i < count; ++i)
+    {
+        t += gap(generator);
         arrivals.push_back(t);
     }
     return arrivals;

@@ -114,6 +114,17 @@ void DrawLengths(std::vector<QueueRequest>& requests,
 std::vector<double> PoissonArrivals(double rate, uint32_t count, uint64_t seed);
 
 /**
+ * \brief Arrivals whose gaps are gamma-distributed with shape \p burstiness and mean 1 / rate,
+ * as vLLM's benchmark_serving.py --burstiness draws them: 1 is the Poisson process (exactly
+ * PoissonArrivals' draws), below 1 burstier (the gaps' squared coefficient of variation is
+ * 1 / burstiness), above 1 more even. Boost.Random's gamma distribution on a Mersenne twister,
+ * the same draws from the same seed on any platform.
+ * \param rate requests per second \param burstiness the gamma shape, above 0
+ * \param count requests \param seed the generator's seed \return the arrival times
+ */
+std::vector<double> GammaArrivals(double rate, double burstiness, uint32_t count, uint64_t seed);
+
+/**
  * \brief Runs one engine instance over its requests (iteration by iteration, see QueueEngine)
  * and fills their first-token and finish times. With a prefill curve, a request's first token
  * comes at the end of its prefill iteration; with a token budget, at the end of the step that

@@ -1183,7 +1183,8 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
 std::vector<QueueRequest>
 ServingStudy::UnitRequests() const
 {
-    const std::vector<double> arrivals = PoissonArrivals(1, m_space.requests, m_space.seed);
+    const std::vector<double> arrivals =
+        GammaArrivals(1, m_space.burstiness, m_space.requests, m_space.seed);
     std::vector<QueueRequest> requests(arrivals.size());
     for (std::size_t i = 0; i < arrivals.size(); ++i)
     {
@@ -1560,6 +1561,7 @@ ServingStudyJson(const ServingStudy& study,
         arrivals["attainment"] = space.attainment;
         arrivals["seed"] = space.seed;
         arrivals["spread"] = space.spread;
+        arrivals["burstiness"] = space.burstiness;
         j["arrivals"] = arrivals;
     }
     j["layouts"] = study.Candidates().size();

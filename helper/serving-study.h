@@ -92,6 +92,11 @@ struct ServingSpace
     double attainment = 0.9;
     uint64_t seed = 1; //!< the arrival process's seed
     /**
+     * Shape of the gamma-distributed gaps between arrivals (GammaArrivals; vLLM's
+     * benchmark_serving.py --burstiness): 1 Poisson, below 1 burstier, above 1 more even
+     */
+    double burstiness = 1;
+    /**
      * Spread of the requests' lengths under arrivals: each request's prompt and generated
      * tokens uniform from L (1 - spread) to L (1 + spread) (DrawLengths; 0: all the job's)
      */

@@ -139,6 +139,65 @@ class PoissonArrivalsTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Gamma-distributed gaps (burstiness): shape 1 is the Poisson process draw for draw; the
+ * mean gap is 1 / rate and the gaps' squared coefficient of variation 1 / shape, bursty or even;
+ * the same seed gives the same draws; a shape of 0 refused.
+ */
+class GammaArrivalsTestCase : public TestCase
+{
+  public:
+    GammaArrivalsTestCase()
+        : TestCase("serving queue: gamma arrivals (burstiness)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_EXPECT_MSG_EQ((GammaArrivals(4, 1, 1000, 3) == PoissonArrivals(4, 1000, 3)),
+                              true,
+                              "shape 1: the Poisson draws");
+        for (double shape : {0.25, 0.5, 2.0, 8.0})
+        {
+            const std::vector<double> a = GammaArrivals(4, shape, 200000, 1);
+            RAPIDLLM_REQUIRE_EQ(a.size(), 200000u, "as many as asked");
+            NS_TEST_EXPECT_MSG_EQ(std::is_sorted(a.begin(), a.end()), true, "ascending");
+            double sum = 0;
+            double squares = 0;
+            double previous = 0;
+            for (double t : a)
+            {
+                sum += t - previous;
+                squares += (t - previous) * (t - previous);
+                previous = t;
+            }
+            const double mean = sum / double(a.size());
+            const double variance = squares / double(a.size()) - mean * mean;
+            NS_TEST_EXPECT_MSG_EQ_TOL(mean, 0.25, 0.0025, "mean gap 1/rate, shape " << shape);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                variance / (mean * mean) * shape, 1.0, 0.05, "squared CV 1/shape, shape " << shape);
+        }
+        NS_TEST_EXPECT_MSG_EQ((GammaArrivals(4, 0.5, 10, 1) == GammaArrivals(4, 0.5, 10, 1)),
+                              true,
+                              "the same seed, the same arrivals");
+        NS_TEST_EXPECT_MSG_EQ((GammaArrivals(4, 0.5, 10, 1) != GammaArrivals(4, 0.5, 10, 2)),
+                              true,
+                              "another seed, others");
+        bool refused = false;
+        try
+        {
+            GammaArrivals(4, 0, 10, 1);
+        }
+        catch (const std::invalid_argument&)
+        {
+            refused = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "no gaps of shape 0");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief One slot and one generated token make an engine an M/D/1 queue: the mean time to the
  * first token is the prefill plus Pollaczek-Khinchine's wait rho s / (2 (1 - rho)).
  */
@@ -572,6 +631,7 @@ class ServingQueueTestSuite : public TestSuite
     {
         AddTestCase(new StepCurveTestCase, TestCase::QUICK);
         AddTestCase(new PoissonArrivalsTestCase, TestCase::QUICK);
+        AddTestCase(new GammaArrivalsTestCase, TestCase::QUICK);
         AddTestCase(new MD1QueueTestCase, TestCase::QUICK);
         AddTestCase(new EngineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new StaticBatchTestCase, TestCase::QUICK);

@@ -836,6 +836,14 @@ class ServingLoadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(busy.load.utilization, 0.7, 1e-9, "the rate over the capacity");
         NS_TEST_EXPECT_MSG_GT(
             busy.load.summary.ttftP99S, 1.5 * busy.prefillS, "some wait for a slot or a prefill");
+        // Burstier arrivals at the same rate wait longer.
+        {
+            ServingSpace bursty = space;
+            bursty.burstiness = 0.25;
+            const ServingRow b = ServingStudy(job, bursty, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_GT(
+                b.load.summary.ttftP90S, busy.load.summary.ttftP90S, "bursts queue");
+        }
         space.rateRps = eight.requestsPerS * 2;
         const ServingRow over = ServingStudy(job, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_EQ(over.load.overloaded, true, "twice the capacity");
@@ -1110,6 +1118,8 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--requests=0", "requests"},
                                Bad{"--requests=10", "give --rate or --goodput"},
                                Bad{"--spread=0.5", "give --rate or --goodput"},
+                               Bad{"--burstiness=0.5", "give --rate or --goodput"},
+                               Bad{"--burstiness=0", "burstiness"},
                                Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);

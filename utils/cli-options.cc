@@ -590,6 +590,14 @@ MakeOptions()
              0.99,
              "0")
             .For({kServing}),
+        Real("burstiness",
+             "with --rate or --goodput: the gamma shape of the gaps between arrivals, as "
+             "benchmark_serving.py's --burstiness (1: Poisson; below 1 burstier, above 1 more "
+             "even)",
+             1e-3,
+             1e3,
+             "1")
+            .For({kServing}),
         Flag("goodput",
              "find each layout's goodput: the highest Poisson request rate at which --attainment "
              "of the requests meet --tpot-slo and --ttft-slo (DistServe), rank by it per GPU and "

@@ -333,9 +333,10 @@ RunStudyServingCommand(const CliArgs& args)
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
     space.spread = args.Real("spread");
+    space.burstiness = args.Real("burstiness");
     // The arrival options mean nothing in a closed loop: given there, they are a mistake to
     // name, not to ignore (ServingStudy does the same for the token budget).
-    for (const char* name : {"requests", "attainment", "seed", "spread"})
+    for (const char* name : {"requests", "attainment", "seed", "spread", "burstiness"})
     {
         if (args.Has(name) && space.rateRps <= 0 && !space.goodput)
         {
@@ -462,13 +463,17 @@ RunStudyServingCommand(const CliArgs& args)
             : "static batching: a replica serves its batch from prefill to the last token";
     const std::string budget =
         batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
+    const std::string process = space.burstiness == 1
+                                    ? "Poisson"
+                                    : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
     if (space.goodput)
     {
-        std::printf("Each layout at its goodput: the highest rate of Poisson arrivals (%u "
+        std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %u "
                     "simulated, dealt to the instances in turn) at which %s%% of the requests "
                     "meet %s; ranked by goodput per GPU; %s%s; req/s and tok/s/GPU: the goodput; "
                     "util: it over the capacity (every slot busy); TTFT and TPOT percentiles in "
                     "ms, queueing included\n",
+                    process.c_str(),
                     space.requests,
                     FormatNumber(space.attainment * 100).c_str(),
                     targets.c_str(),
@@ -478,11 +483,12 @@ RunStudyServingCommand(const CliArgs& args)
     }
     else if (space.rateRps > 0)
     {
-        std::printf("%s requests/s arriving (Poisson, %u simulated, dealt to the instances in "
+        std::printf("%s requests/s arriving (%s, %u simulated, dealt to the instances in "
                     "turn); ranked by capacity (generated tokens per second per GPU with every "
                     "slot busy)%s; %s%s; util: the rate over the capacity; TTFT and TPOT "
                     "percentiles in ms, queueing included; attain: requests within %s\n",
                     FormatNumber(space.rateRps).c_str(),
+                    process.c_str(),
                     space.requests,
                     targets.empty() ? ""
                                     : (", those where " + FormatNumber(space.attainment * 100)
