@@ -1183,6 +1183,17 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
 std::vector<QueueRequest>
 ServingStudy::UnitRequests() const
 {
+    if (!m_space.trace.requests.empty())
+    {
+        // The recorded times at one request per second on average.
+        std::vector<QueueRequest> requests = m_space.trace.requests;
+        const double rate = m_space.trace.RateRps();
+        for (auto& r : requests)
+        {
+            r.arrivalS *= rate;
+        }
+        return requests;
+    }
     const std::vector<double> arrivals =
         GammaArrivals(1, m_space.burstiness, m_space.requests, m_space.seed);
     std::vector<QueueRequest> requests(arrivals.size());
@@ -1562,6 +1573,17 @@ ServingStudyJson(const ServingStudy& study,
         arrivals["seed"] = space.seed;
         arrivals["spread"] = space.spread;
         arrivals["burstiness"] = space.burstiness;
+        if (!space.trace.requests.empty())
+        {
+            Json trace;
+            trace["file"] = space.trace.path;
+            trace["format"] = space.trace.format;
+            trace["requests"] = space.trace.requests.size();
+            trace["rate_per_s"] = space.trace.RateRps();
+            trace["mean_prompt"] = space.trace.MeanPrompt();
+            trace["mean_generated"] = space.trace.MeanGenerated();
+            arrivals["trace"] = trace;
+        }
         j["arrivals"] = arrivals;
     }
     j["layouts"] = study.Candidates().size();

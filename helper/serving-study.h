@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_SERVING_STUDY_H
 #define RAPIDLLM_SERVING_STUDY_H
 
+#include "arrival-trace.h"
 #include "job-options.h"
 #include "ns3/ptr.h"
 #include "ns3/report-json.h"
@@ -96,6 +97,11 @@ struct ServingSpace
      * benchmark_serving.py --burstiness): 1 Poisson, below 1 burstier, above 1 more even
      */
     double burstiness = 1;
+    /**
+     * Recorded requests replayed instead of drawn ones (their lengths too where the trace has
+     * them), their times scaled to the rate; empty: drawn arrivals
+     */
+    ArrivalTrace trace;
     /**
      * Spread of the requests' lengths under arrivals: each request's prompt and generated
      * tokens uniform from L (1 - spread) to L (1 + spread) (DrawLengths; 0: all the job's)
@@ -191,7 +197,7 @@ struct ServingRow
     double chunkTokenS = 0;   //!< under a rate: a step's time per prompt token it carries
     double chunkTokenJ = 0;   //!< its dynamic energy per prompt token
 
-    // Open-loop arrivals (ServingSpace::rateRps; continuous, chunked and disaggregated).
+    // Open-loop arrivals (ServingSpace::rateRps).
     StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
     /**
      * continuous and disaggregated batching: a prefill iteration against the prompts it takes,
@@ -405,8 +411,9 @@ class ServingStudy
                        double rate,
                        const std::vector<QueueRequest>& unit) const;
     /**
-     * \return the space's requests arriving as a Poisson process of one per second, with their
-     * lengths (the job's, or drawn with the space's spread); the same at every rate
+     * \return the space's requests arriving at one per second on average (drawn with the
+     * space's burstiness, or its trace's times scaled), with their lengths (the job's, the
+     * trace's, or drawn with the space's spread); the same at every rate
      */
     std::vector<QueueRequest> UnitRequests() const;
     /**

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -1102,6 +1103,68 @@ class CliServingStudyTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/out/" + file), true, file);
         }
+
+        // Recorded arrivals: at their own times by default; scaled to a rate, a trace and the
+        // same trace twice as slow give the same rows; with lengths, the job's are their means.
+        {
+            std::ofstream fast(dir + "/fast.csv");
+            std::ofstream slow(dir + "/slow.csv");
+            std::ofstream sized(dir + "/sized.csv");
+            fast << "arrival_s\n";
+            slow << "arrival_s\n";
+            sized << "arrival_s,prompt,generated\n";
+            for (int i = 0; i < 40; ++i)
+            {
+                const double t = 0.3 * i + 0.2 * (i % 3);
+                fast << t << "\n";
+                slow << 2 * t << "\n";
+                sized << t << "," << (i % 2 ? 312 : 200) << "," << (i % 2 ? 22 : 10) << "\n";
+            }
+        }
+        const std::vector<std::string> replay = Cat(study, {"--batching=continuous", "--json"});
+        CliResult own = RunCli(Cat(replay, {"--arrivals=" + dir + "/fast.csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(own.status, 0, own.err);
+        const Json ownJson = Json::parse(own.out);
+        const Json& trace = ownJson.at("arrivals").at("trace");
+        NS_TEST_EXPECT_MSG_EQ(trace.at("requests").get<uint32_t>(), 40u, "every request");
+        NS_TEST_EXPECT_MSG_EQ(ownJson.at("rows").at(0).at("load").at("rate_per_s").get<double>(),
+                              trace.at("rate_per_s").get<double>(),
+                              "the trace's own rate");
+        CliResult scaledFast =
+            RunCli(Cat(replay, {"--arrivals=" + dir + "/fast.csv", "--rate=2"}), dir);
+        CliResult scaledSlow =
+            RunCli(Cat(replay, {"--arrivals=" + dir + "/slow.csv", "--rate=2"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(scaledFast.status + scaledSlow.status, 0, scaledSlow.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            (Json::parse(scaledFast.out).at("rows") == Json::parse(scaledSlow.out).at("rows")),
+            true,
+            "scaled to one rate: the same");
+        std::vector<std::string> unsized;
+        for (const std::string& a : replay)
+        {
+            if (a.rfind("--prompt=", 0) != 0 && a.rfind("--gen=", 0) != 0)
+            {
+                unsized.push_back(a);
+            }
+        }
+        CliResult sized = RunCli(Cat(unsized, {"--arrivals=" + dir + "/sized.csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(sized.status, 0, sized.err);
+        const Json sizedJson = Json::parse(sized.out);
+        const Json& software = sizedJson.at("input").at("software");
+        NS_TEST_EXPECT_MSG_EQ(software.at("prompt").get<uint32_t>(), 256u, "the mean prompt");
+        NS_TEST_EXPECT_MSG_EQ(software.at("generated").get<uint32_t>(), 16u, "the mean output");
+        for (const auto& [option, mention] : std::vector<std::pair<std::string, std::string>>{
+                 {"--seed=3", "give one or the other"},
+                 {"--requests=1", "allowed: 2 to 40"},
+                 {"--requests=41", "allowed: 2 to 40"}})
+        {
+            CliResult r = RunCli(Cat(replay, {"--arrivals=" + dir + "/fast.csv", option}), dir);
+            NS_TEST_EXPECT_MSG_NE(r.status, 0, option);
+            NS_TEST_EXPECT_MSG_NE(r.err.find(mention), std::string::npos, r.err);
+        }
+        CliResult missing = RunCli(Cat(replay, {"--arrivals=" + dir + "/none.csv"}), dir);
+        NS_TEST_EXPECT_MSG_NE(missing.status, 0, "no such file");
+        NS_TEST_EXPECT_MSG_NE(missing.err.find("none.csv"), std::string::npos, missing.err);
 
         struct Bad
         {

@@ -598,6 +598,13 @@ MakeOptions()
              1e3,
              "1")
             .For({kServing}),
+        Text("arrivals",
+             "with or without --rate or --goodput: replay the requests recorded in a CSV file "
+             "(arrival_s[,prompt,generated], or the Azure LLM inference trace's "
+             "TIMESTAMP,ContextTokens,GeneratedTokens), its times scaled to --rate (default: "
+             "the trace's own rate); with lengths, --prompt and --gen default to their means",
+             "")
+            .For({kServing}),
         Flag("goodput",
              "find each layout's goodput: the highest Poisson request rate at which --attainment "
              "of the requests meet --tpot-slo and --ttft-slo (DistServe), rank by it per GPU and "

@@ -17,6 +17,7 @@
 #include "ns3/worker-pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -334,6 +335,62 @@ RunStudyServingCommand(const CliArgs& args)
     space.goodput = args.Flag("goodput");
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
+    const std::string traceFile = args.Text("arrivals");
+    if (!traceFile.empty())
+    {
+        for (const char* name : {"seed", "burstiness", "spread"})
+        {
+            if (args.Has(name))
+            {
+                throw SpecError(kCommandLine,
+                                name,
+                                std::string("--") + name
+                                    + " shapes drawn arrivals, and --arrivals replays recorded "
+                                      "ones: give one or the other");
+            }
+        }
+        space.trace = ReadArrivalTrace(traceFile);
+        std::vector<QueueRequest>& recorded = space.trace.requests;
+        if (args.Has("requests"))
+        {
+            // The trace's first ones.
+            if (space.requests < 2 || space.requests > recorded.size())
+            {
+                throw SpecError(kCommandLine,
+                                "requests",
+                                "--requests takes the first of the trace's "
+                                    + std::to_string(recorded.size()) + " requests (allowed: 2 to "
+                                    + std::to_string(recorded.size()) + ")");
+            }
+            recorded.resize(space.requests);
+            if (!(recorded.back().arrivalS > 0))
+            {
+                throw SpecError(kCommandLine,
+                                "requests",
+                                "the trace's first " + std::to_string(space.requests)
+                                    + " requests all arrive at one time: take more");
+            }
+        }
+        space.requests = static_cast<uint32_t>(recorded.size());
+        if (space.trace.HasLengths())
+        {
+            // The curves are replayed at the job's lengths: the trace's means unless given.
+            if (!args.Has("prompt"))
+            {
+                options.Set("prompt", std::to_string(std::llround(space.trace.MeanPrompt())));
+            }
+            if (!args.Has("gen"))
+            {
+                options.Set("gen",
+                            std::to_string(
+                                std::max<long long>(2, std::llround(space.trace.MeanGenerated()))));
+            }
+        }
+        if (space.rateRps <= 0 && !space.goodput)
+        {
+            space.rateRps = space.trace.RateRps();
+        }
+    }
     // The arrival options mean nothing in a closed loop: given there, they are a mistake to
     // name, not to ignore (ServingStudy does the same for the token budget).
     for (const char* name : {"requests", "attainment", "seed", "spread", "burstiness"})
@@ -353,6 +410,27 @@ RunStudyServingCommand(const CliArgs& args)
     JobBackendAndRouting(args, ResolvedJob(), backend, routing);
     RefusePacketCaptures(args.Text("packet"), "a serving study runs a network per layout");
     const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
+    if (!space.trace.requests.empty())
+    {
+        const ModelSpec& model = study.FirstJob().model;
+        const auto longer =
+            std::count_if(space.trace.requests.begin(),
+                          space.trace.requests.end(),
+                          [&model](const QueueRequest& r)
+                          {
+                              return uint64_t(r.prompt) + r.generated > model.maxSequence;
+                          });
+        if (longer > 0 && model.maxSequence > 0)
+        {
+            std::fprintf(stderr,
+                         "note: %ld of the trace's %zu requests are longer than %s's %u-token "
+                         "context; they are simulated as recorded\n",
+                         static_cast<long>(longer),
+                         space.trace.requests.size(),
+                         model.name.c_str(),
+                         model.maxSequence);
+        }
+    }
 
     const std::vector<JobOptions>& candidates = study.Candidates();
     std::vector<uint64_t> items;
@@ -463,9 +541,15 @@ RunStudyServingCommand(const CliArgs& args)
             : "static batching: a replica serves its batch from prefill to the last token";
     const std::string budget =
         batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
-    const std::string process = space.burstiness == 1
-                                    ? "Poisson"
-                                    : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
+    const std::string process =
+        !space.trace.requests.empty()
+            ? "recorded in " + space.trace.path
+                  + (args.Has("rate") || space.goodput
+                         ? ", their times scaled from its " + FormatNumber(space.trace.RateRps())
+                               + " requests/s"
+                         : ", at their own times")
+        : space.burstiness == 1 ? "Poisson"
+                                : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
     if (space.goodput)
     {
         std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %u "

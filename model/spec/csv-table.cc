@@ -7,6 +7,7 @@
 #include "spec-error.h"
 #include "spec-reader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,24 @@ CsvTable::Column(const std::string& column) const
         }
     }
     throw SpecError(m_path, column, "no such column; columns: " + JoinNames(m_columns));
+}
+
+bool
+CsvTable::Has(const std::string& column) const
+{
+    return std::find(m_columns.begin(), m_columns.end(), column) != m_columns.end();
+}
+
+int
+CsvTable::Line(std::size_t row) const
+{
+    return m_lines.at(row);
+}
+
+const std::string&
+CsvTable::Path() const
+{
+    return m_path;
 }
 
 const std::string&

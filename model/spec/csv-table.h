@@ -36,6 +36,12 @@ class CsvTable
     double Number(std::size_t row, const std::string& column) const;
     /** \return whether \p column of row \p row is blank */
     bool Blank(std::size_t row, const std::string& column) const;
+    /** \return whether the header names \p column */
+    bool Has(const std::string& column) const;
+    /** \return the file line of row \p row, for errors */
+    int Line(std::size_t row) const;
+    /** \return the file read */
+    const std::string& Path() const;
 
   private:
     /** \return the index of \p column; throws SpecError listing the columns */
