@@ -169,6 +169,10 @@ JobInputJson(const ResolvedJob& job,
         software["batch"] = r.batch;
         software["prompt"] = r.promptTokens;
         software["generated"] = r.generatedTokens;
+        if (r.cachedPrefix > 0)
+        {
+            software["cached_prefix"] = r.cachedPrefix;
+        }
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
         software["inflight_batches"] = r.InflightBatches();

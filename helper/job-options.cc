@@ -136,6 +136,16 @@ MakeDeclarations()
         O::Count("gen", "inference: generated tokens", 1, kMaxCount, "128")
             .Field("generated")
             .Mode("inference"),
+        O::Count("cached-prefix",
+                 "inference: the first tokens of each prompt already in the KV cache (prefix "
+                 "caching of a shared system prompt or an earlier turn: vLLM's automatic prefix "
+                 "caching, SGLang's RadixAttention); the prefill computes the rest, attending to "
+                 "them",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("cached_prefix")
+            .Mode("inference"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -488,6 +498,7 @@ JobOptions::ReadJobFile()
         {"batch", "batch", number(r.batch)},
         {"prompt", "prompt", number(r.promptTokens)},
         {"gen", "generated", number(r.generatedTokens)},
+        {"cached-prefix", "cached_prefix", number(r.cachedPrefix)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -778,6 +789,7 @@ JobOptions::Resolve() const
     run.batch = static_cast<uint32_t>(Count("batch"));
     run.promptTokens = static_cast<uint32_t>(Count("prompt"));
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
+    run.cachedPrefix = static_cast<uint32_t>(Count("cached-prefix"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

@@ -730,9 +730,14 @@ ServingStudy::DecodeStep(const JobOptions& options,
     RunSpec longRun = job.run;
     longRun.generatedTokens = longGen;
     const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
-    const RunReport shorter = Replay(options, {{"prompt", context}, {"gen", "2"}}, chunk);
-    const RunReport longer =
-        Replay(options, {{"prompt", context}, {"gen", std::to_string(longGen)}}, chunk);
+    // The decode steps are the same with or without a cached prefix (the difference of the runs
+    // has no prefill): the runs prefill their context whole.
+    const RunReport shorter =
+        Replay(options, {{"prompt", context}, {"gen", "2"}, {"cached-prefix", "0"}}, chunk);
+    const RunReport longer = Replay(
+        options,
+        {{"prompt", context}, {"gen", std::to_string(longGen)}, {"cached-prefix", "0"}},
+        chunk);
     return {(longer.stepTimeS - shorter.stepTimeS) / tokens,
             (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens,
             shorter.haveEnergy && longer.haveEnergy};
@@ -764,7 +769,9 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     };
     {
         const RunReport decode =
-            memory({{"prompt", "1"}, {"gen", std::to_string(prompt + generated - 1)}});
+            memory({{"prompt", "1"},
+                    {"gen", std::to_string(prompt + generated - 1)},
+                    {"cached-prefix", "0"}});
         row.fits = decode.feasible;
         row.reason = decode.feasible ? "" : decode.reason;
         row.peakBytes = decode.memory.peak;
@@ -912,7 +919,9 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
 uint32_t
 ServingStudy::PromptsPerPrefill(const ResolvedJob& job) const
 {
-    const uint32_t budgeted = std::max<uint32_t>(1, TokenBudget(job) / job.run.promptTokens);
+    // The budget counts the tokens an iteration computes: a cached prefix's are not.
+    const uint32_t budgeted = std::max<uint32_t>(
+        1, TokenBudget(job) / (job.run.promptTokens - job.run.cachedPrefix));
     return GetBatching() == Batching::DISAGGREGATED ? budgeted : std::min(budgeted, job.run.batch);
 }
 
@@ -945,7 +954,9 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
                               const ResolvedJob& job,
                               ServingRow& row) const
 {
-    const uint64_t prompt = job.run.promptTokens;
+    // The prompt tokens to compute (after a cached prefix, which the chunks attend to).
+    const uint64_t cached = job.run.cachedPrefix;
+    const uint64_t prompt = job.run.promptTokens - cached;
     const uint64_t generated = job.run.generatedTokens;
     const uint64_t batch = job.run.batch;
     const double gpus = job.run.parallel.Gpus();
@@ -995,7 +1006,7 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
                    job,
                    {static_cast<uint32_t>(perPass),
                     static_cast<uint32_t>(chunk),
-                    static_cast<uint32_t>((chunks - 1) * chunk / 2)});
+                    static_cast<uint32_t>(cached + (chunks - 1) * chunk / 2)});
     const double stepS = paced ? mixedS : (1 - share) * row.stepS + share * mixedS;
     const double stepJ = paced ? mixedJ : (1 - share) * row.stepJ + share * mixedJ;
     row.chunkTokens = static_cast<uint32_t>(chunk);
@@ -1236,11 +1247,21 @@ ServingStudy::LoadAt(const ServingRow& r,
     }
     std::vector<QueueRequest> requests = unit;
     uint64_t tokens = 0; // the tokens they generate
-    const uint32_t prompt = job.run.promptTokens;
-    for (auto& q : requests)
+    // A prefill computes the prompt after the cached prefix (all but one token of a request's
+    // own prompt at most); its KV cache is the whole prompt's.
+    const uint32_t cached = job.run.cachedPrefix;
+    const uint32_t prompt = job.run.promptTokens - cached;
+    std::vector<double> kvShare(requests.size(), 1.0);
+    for (std::size_t i = 0; i < requests.size(); ++i)
     {
+        QueueRequest& q = requests[i];
         q.arrivalS /= rate;
         tokens += q.generated > 0 ? q.generated : generated;
+        if (q.prompt > 0)
+        {
+            kvShare[i] = double(q.prompt) / job.run.promptTokens;
+            q.prompt = q.prompt > cached + 1 ? q.prompt - cached : 1;
+        }
     }
     QueueEngine engine;
     engine.slots = r.batch;
@@ -1292,8 +1313,7 @@ ServingStudy::LoadAt(const ServingRow& r,
         for (std::size_t i = instance; i < requests.size(); i += r.replicas)
         {
             // A request's KV cache in proportion to its prompt.
-            const double share = requests[i].prompt > 0 ? double(requests[i].prompt) / prompt : 1.0;
-            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS * share
+            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS * kvShare[i]
                                           : requests[i].arrivalS);
             mine.push_back(&requests[i]);
         }

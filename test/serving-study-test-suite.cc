@@ -988,6 +988,58 @@ class ServingLoadTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A cached prefix in a serving study: the prefill computes the rest of the prompt, the
+ * decode step is the same, so the capacity grows; chunked prefill chunks only the computed
+ * tokens; under a rate a request's first token is the shorter prefill, and the token budget
+ * counts computed tokens.
+ */
+class ServingCachedPrefixTestCase : public TestCase
+{
+  public:
+    ServingCachedPrefixTestCase()
+        : TestCase("serving study: a cached prefix")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 1;
+        space.tp = {1};
+        space.batch = {8};
+        space.batching = Batching::CONTINUOUS;
+        const JobOptions job = SmallServingJob();
+        JobOptions cachedJob = job;
+        cachedJob.Set("cached-prefix", "192");
+        const ServingRow whole = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        const ServingRow cached = ServingStudy(cachedJob, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(whole.fits && cached.fits, true, "both fit");
+        NS_TEST_EXPECT_MSG_EQ(cached.stepS, whole.stepS, "the same decode step");
+        NS_TEST_EXPECT_MSG_LT(cached.prefillS, whole.prefillS, "64 tokens computed, not 256");
+        NS_TEST_EXPECT_MSG_GT(cached.prefillS, 0.2 * whole.prefillS, "attending to all 256");
+        NS_TEST_EXPECT_MSG_GT(cached.requestsPerS, whole.requestsPerS, "more capacity");
+
+        ServingSpace chunked = space;
+        chunked.batching = Batching::CHUNKED;
+        chunked.tokenBudget = 40;
+        const ServingRow c = ServingStudy(cachedJob, chunked, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(c.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_EQ(c.chunkCount * c.chunkTokens, 64u, "two chunks of the 64 computed");
+
+        ServingSpace light = space;
+        light.rateRps = cached.requestsPerS / 100;
+        light.tokenBudget = 128;
+        const ServingRow loaded = ServingStudy(cachedJob, light, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(loaded.loaded, true, "simulated");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            loaded.load.summary.ttftP50S, cached.prefillS, 1e-12, "alone: the shorter prefill");
+        NS_TEST_EXPECT_MSG_EQ(loaded.prefillCurve.requests.back(), 2u, "128 / 64 prompts at once");
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -1210,6 +1262,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
+        AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

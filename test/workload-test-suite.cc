@@ -1995,6 +1995,110 @@ class ChunkedDecodeStepTestCase : public TestCase
 };
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief A cached prefix (prefix caching): the prefill computes the prompt's other tokens only,
+ * each attending causally to the cached ones too; the decode steps and the KV cache are the
+ * same as without it; latent attention up-projects the cached latents for the prefill; bad
+ * values refused.
+ */
+class CachedPrefixTestCase : public TestCase
+{
+  public:
+    CachedPrefixTestCase()
+        : TestCase("workload: a prefill after a cached prefix")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec llama = fixture::SmallModel("llama2-7b", 2);
+        const RunSpec run = fixture::InferenceJob(1, 1, 8, 64, 3);
+        RunSpec cached = run;
+        cached.cachedPrefix = 48;
+        cached.Validate(llama, "job");
+        const Workload plain = Workload::Build(llama, run);
+        const Workload after = Workload::Build(llama, cached);
+        const StageGraph& g = after.stages.at(0);
+        const WorkNode* qkv = At(g, 0, "qkv", Phase::PREFILL, 0);
+        const WorkNode* attention = At(g, 0, "attention", Phase::PREFILL, 0);
+        RAPIDLLM_REQUIRE_EQ((qkv != nullptr && attention != nullptr), true, "a prefill");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*qkv).Gemm().m, 8u * 16, "16 tokens of each prompt");
+        const AttentionShape& a = g.OpOf(*attention).Attention();
+        NS_TEST_EXPECT_MSG_EQ(a.queryLen, 16u, "the computed tokens' queries");
+        NS_TEST_EXPECT_MSG_EQ(a.kvLen, 64u, "over the whole prompt's keys");
+        NS_TEST_EXPECT_MSG_EQ(a.causal, true, "causal");
+        // The decode steps read the same cache.
+        for (uint32_t step : {1u, 2u})
+        {
+            const WorkNode* p = At(plain.stages.at(0), 1, "attention", Phase::DECODE, step);
+            const WorkNode* c = At(g, 1, "attention", Phase::DECODE, step);
+            RAPIDLLM_REQUIRE_EQ((p != nullptr && c != nullptr), true, "decode attention");
+            NS_TEST_EXPECT_MSG_EQ(g.OpOf(*c).Attention().kvLen,
+                                  plain.stages.at(0).OpOf(*p).Attention().kvLen,
+                                  "step " << step);
+        }
+        NS_TEST_EXPECT_MSG_LT(after.TotalModelFlops(), plain.TotalModelFlops(), "less prefill");
+        const GpuSpec gpu = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        const MemoryReport withPrefix = AnalyzeMemory(after, gpu);
+        const MemoryReport without = AnalyzeMemory(plain, gpu);
+        NS_TEST_EXPECT_MSG_EQ(
+            withPrefix.worst.kvCache, without.worst.kvCache, "every token still cached");
+        NS_TEST_EXPECT_MSG_EQ(withPrefix.worst.activations * 4,
+                              without.worst.activations,
+                              "a quarter of the prompt's activations");
+
+        // Latent attention keeps latents: the prefill up-projects the cached ones as well.
+        RunSpec latent = cached;
+        const ModelSpec lite = fixture::SmallModel("deepseek-v2-lite", 2);
+        const Workload mla = Workload::Build(lite, latent);
+        const WorkNode* up = nullptr;
+        for (const WorkNode& n : mla.stages.at(0).nodes)
+        {
+            if (n.phase == Phase::PREFILL && std::string(n.label) == "kv_up")
+            {
+                up = &n;
+                break;
+            }
+        }
+        RAPIDLLM_REQUIRE_EQ((up != nullptr), true, "an up-projection");
+        NS_TEST_EXPECT_MSG_EQ(
+            mla.stages.at(0).OpOf(*up).Gemm().m, 8u * 64, "computed and cached tokens' latents");
+
+        // Refused: training, no token left to compute, context parallelism.
+        struct Bad
+        {
+            RunSpec spec;
+            std::string mention;
+        };
+        RunSpec training = fixture::TrainingJob(1, 1, 1, 1, 1);
+        training.cachedPrefix = 8;
+        RunSpec whole = run;
+        whole.cachedPrefix = 64;
+        RunSpec turbomind = run;
+        turbomind.engine = "lmdeploy";
+        turbomind.cachedPrefix = 63;
+        RunSpec ring = run;
+        ring.cachedPrefix = 16;
+        ring.parallel.cp = 2;
+        for (const Bad& bad : {Bad{training, "allowed in inference"},
+                               Bad{whole, "less 1"},
+                               Bad{turbomind, "less 2"},
+                               Bad{ring, "allowed: 1"}})
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          bad.spec.Validate(llama, "job");
+                                      },
+                                      {"cached_prefix", bad.mention}),
+                                  true,
+                                  bad.mention);
+        }
+    }
+};
+
+/**
  * \brief Resource guards: the node estimate made before building agrees with the graphs built,
  * and requests beyond the limits are refused at once with their size and the options that
  * drive them; counts that overflow 32 bits do not wrap.
@@ -3616,6 +3720,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MemoryAlternativesTestCase, TestCase::QUICK);
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
+        AddTestCase(new CachedPrefixTestCase, TestCase::QUICK);
         AddTestCase(new ChunkedDecodeStepTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
         AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);

@@ -491,6 +491,28 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "spec_acceptance", os.str());
         }
     }
+    if (cachedPrefix > 0)
+    {
+        // At least one prompt token to prefill (two where a first decode step takes the last).
+        const uint32_t computed = FirstTokenFromPrefill() ? 1 : 2;
+        if (mode != RunMode::INFERENCE || cachedPrefix + computed > promptTokens)
+        {
+            throw SpecError(source,
+                            "cached_prefix",
+                            std::to_string(cachedPrefix)
+                                + " cached prompt tokens: allowed in inference, 0 to the prompt's "
+                                + std::to_string(promptTokens) + " less "
+                                + std::to_string(computed) + " (a prefill computes at least "
+                                + (computed == 1 ? "one" : "two") + ")");
+        }
+        if (p.cp > 1)
+        {
+            throw SpecError(source,
+                            "cached_prefix",
+                            "a cached prefix is modelled without context parallelism (cp is "
+                                + std::to_string(p.cp) + "; allowed: 1)");
+        }
+    }
     if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
     {
         if (mode != RunMode::INFERENCE || chunkSequences == 0 || chunkTokens == 0)
@@ -915,7 +937,7 @@ RunSpec::operator==(const RunSpec& o) const
            && paramGather == o.paramGather && specTokens == o.specTokens
            && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
-           && chunkPrefix == o.chunkPrefix;
+           && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix;
 }
 
 uint32_t
@@ -1065,6 +1087,7 @@ RunSpec::Read(SpecReader& r)
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.cachedPrefix = r.GetCount("cached_prefix", 0, s.cachedPrefix);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

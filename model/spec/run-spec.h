@@ -177,6 +177,13 @@ struct RunSpec
     uint32_t promptTokens = 128;        //!< inference: prompt length
     uint32_t generatedTokens = 128;     //!< inference: tokens generated per request
     /**
+     * Inference: the first tokens of each prompt whose keys and values are in the cache already
+     * (prefix caching of a shared system prompt or an earlier turn: vLLM's automatic prefix
+     * caching, SGLang's RadixAttention), so the prefill computes the rest of the prompt only,
+     * attending to them too. 0: none.
+     */
+    uint32_t cachedPrefix = 0;
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */

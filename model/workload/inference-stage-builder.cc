@@ -204,7 +204,11 @@ BuildInferenceStage(const ModelSpec& model,
     {
         if (m == 0 || run.InflightBatchSize(m) != run.InflightBatchSize(m - 1))
         {
-            layers.emplace_back(model, run, run.promptTokens, run.InflightBatchSize(m));
+            layers.emplace_back(model,
+                                run,
+                                run.promptTokens - run.cachedPrefix,
+                                run.InflightBatchSize(m),
+                                run.cachedPrefix);
         }
     }
     auto layerOf = [&](uint32_t m) -> TransformerLayer&
@@ -222,7 +226,8 @@ BuildInferenceStage(const ModelSpec& model,
     // Which pass samples the first token: the prefill's last position, or (TurboMind) a first
     // decode step fed the last prompt token after a prefill of the others.
     const uint32_t extraStep = run.FirstTokenFromPrefill() ? 0 : 1;
-    const uint32_t prefillTokens = run.promptTokens - extraStep;
+    // A cached prefix is in the cache already: the prefill computes the rest.
+    const uint32_t prefillTokens = run.promptTokens - run.cachedPrefix - extraStep;
     // Tokens in the cache beyond the prefill's before decode step j: one a step, or after the
     // first token the expected yield of each speculative step before j (rounded).
     auto contextGrowth = [&](uint32_t j) -> uint64_t
@@ -286,7 +291,7 @@ BuildInferenceStage(const ModelSpec& model,
             }
             if (run.FirstTokenFromPrefill())
             {
-                finishPass(m, 0, prefillTokens, run.generatedTokens <= 1);
+                finishPass(m, 0, run.cachedPrefix + prefillTokens, run.generatedTokens <= 1);
             }
         }
     }
@@ -302,7 +307,7 @@ BuildInferenceStage(const ModelSpec& model,
         // The TurboMind-style step that samples the first token verifies nothing.
         const bool verifies = run.specTokens > 0 && j > extraStep;
         const uint32_t q = verifies ? run.specTokens + 1 : 1;
-        const uint64_t context = uint64_t(prefillTokens) + contextGrowth(j);
+        const uint64_t context = uint64_t(run.cachedPrefix) + prefillTokens + contextGrowth(j);
         for (uint32_t m = 0; m < inflight; ++m)
         {
             const uint64_t batch = run.InflightBatchSize(m);

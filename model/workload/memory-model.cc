@@ -199,8 +199,11 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             }
             m.kvCache = cachedTokens * w.run.batch * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
-            // (of the largest batch in flight: the first).
-            const uint64_t rows = uint64_t(w.run.promptTokens) * w.run.InflightBatchSize(0);
+            // (of the largest batch in flight: the first), for the prompt tokens it computes. A
+            // cached prefix stays in each sequence's cache above (one per request, as an earlier
+            // turn is; a prefix shared by the batch would be stored once).
+            const uint64_t rows =
+                uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0);
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;

@@ -70,11 +70,13 @@ ActivationOp(const ModelSpec& model)
 TransformerLayer::TransformerLayer(const ModelSpec& model,
                                    const RunSpec& run,
                                    uint64_t tokens,
-                                   uint64_t batch)
+                                   uint64_t batch,
+                                   uint64_t prefix)
     : m_model(model)
     , m_run(run)
     , m_shapes(model, run)
     , m_tokens(tokens)
+    , m_prefix(prefix)
     , m_batch(batch)
     , m_rows(tokens * batch)
     , m_training(run.mode == RunMode::TRAINING)
@@ -118,8 +120,10 @@ TransformerLayer::SequenceAttention(OpType type, uint64_t window, bool backward)
     a.heads = m_shapes.heads;
     a.kvHeads = m_shapes.kvHeads;
     a.headDim = m_shapes.headDim;
+    // With a cached prefix the queries are the last tokens of the keys (causal, aligned at the
+    // end, as a prefill chunk's).
     a.queryLen = m_tokens;
-    a.kvLen = m_tokens;
+    a.kvLen = m_prefix + m_tokens;
     a.causal = true;
     // Fused kernels skip the blocks outside a sliding window; the unfused path computes the
     // whole score matrix and masks it (a window saves it nothing).
@@ -153,7 +157,8 @@ TransformerLayer::ScoreBytes() const
     // 5 a s^2 b / t in Korthikanti et al. 2022, Eq. (1) and (2).
     const uint64_t e = m_shapes.elementBytes;
     uint64_t perScore = e + (m_model.dropout ? 1 + e : 0);
-    return static_cast<int64_t>(m_batch * m_shapes.heads * m_tokens * m_tokens * perScore);
+    return static_cast<int64_t>(m_batch * m_shapes.heads * m_tokens * (m_prefix + m_tokens)
+                                * perScore);
 }
 
 void
@@ -378,9 +383,12 @@ TransformerLayer::QkvForward(GraphEmitter& e, uint64_t rows, bool decode, bool k
     }
     else
     {
-        CastToFp8(e, "kv_up_fp8_cast", rows, s.kvLora);
+        // A cached prefix is cached as latents: its keys and values are up-projected again for
+        // the prefill's attention (as vLLM's MLA prefill does with the cached context).
+        const uint64_t upRows = rows + m_batch * m_prefix;
+        CastToFp8(e, "kv_up_fp8_cast", upRows, s.kvLora);
         e.Compute("kv_up",
-                  MakeGemm(rows, s.heads * (nope + s.valueDim), s.kvLora, dt),
+                  MakeGemm(upRows, s.heads * (nope + s.valueDim), s.kvLora, dt),
                   kept(Fp8KeptBytes(eb) * rows * s.kvLora));
     }
     if (rope)

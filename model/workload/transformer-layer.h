@@ -54,8 +54,14 @@ class TransformerLayer
      * \param run the run settings
      * \param tokens tokens per sequence on this rank (sequence / cp in training)
      * \param batch sequences in flight (micro-batch, or the inference batch)
+     * \param prefix inference prefill: each sequence's tokens before these, in the KV cache
+     *        already (a cached prefix), which the prefill's attention reads as well
      */
-    TransformerLayer(const ModelSpec& model, const RunSpec& run, uint64_t tokens, uint64_t batch);
+    TransformerLayer(const ModelSpec& model,
+                     const RunSpec& run,
+                     uint64_t tokens,
+                     uint64_t batch,
+                     uint64_t prefix = 0);
 
     /**
      * \brief Emits the layer's forward pass.
@@ -242,6 +248,7 @@ class TransformerLayer
     const RunSpec& m_run;     //!< settings
     LayerShapes m_shapes;     //!< per-rank widths
     uint64_t m_tokens;        //!< sequence tokens on this rank
+    uint64_t m_prefix;        //!< cached tokens before them (prefill with a cached prefix)
     uint64_t m_batch;         //!< sequences
     uint64_t m_rows;          //!< GEMM rows: tokens x batch
     uint64_t m_normRows;      //!< rows of norms and residuals (divided by tp under SP)
