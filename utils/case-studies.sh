@@ -74,6 +74,11 @@ for batching in continuous chunked disaggregated static; do
         --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --goodput --batching=$batching \
         --out="$out/serving-goodput-$batching" | tee "$out/serving-goodput-$batching.txt"
 done
+# The co-located goodput with a cached prefix of 768 of the 1,024 prompt tokens.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+    --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --goodput --cached-prefix=768 \
+    --out="$out/serving-goodput-cached" | tee "$out/serving-goodput-cached.txt"
 
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
