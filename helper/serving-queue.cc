@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -314,6 +315,116 @@ SimulateStatic(const QueueEngine& engine,
     return joules;
 }
 
+/**
+ * SimulateEngine with data-parallel attention replicas in lockstep (QueueEngine::replicas);
+ * the same arguments and result.
+ */
+double
+SimulateLockstep(const QueueEngine& engine,
+                 const std::vector<double>& readyS,
+                 std::vector<QueueRequest*>& requests)
+{
+    struct Replica
+    {
+        std::vector<std::size_t> mine; //!< its requests, in arrival order
+        std::size_t next = 0;          //!< the first of them not yet arrived
+        std::deque<std::size_t> waiting;
+        std::vector<std::pair<std::size_t, uint32_t>> running; //!< index, decode steps left
+    };
+    const uint32_t d = engine.replicas;
+    std::vector<Replica> replicas(d);
+    for (std::size_t i = 0; i < requests.size(); ++i)
+    {
+        replicas[i % d].mine.push_back(i);
+    }
+    std::size_t done = 0;
+    double t = 0;
+    double joules = 0;
+    while (done < requests.size())
+    {
+        double nextArrival = std::numeric_limits<double>::infinity();
+        bool busy = false;
+        for (Replica& r : replicas)
+        {
+            while (r.next < r.mine.size() && readyS[r.mine[r.next]] <= t)
+            {
+                r.waiting.push_back(r.mine[r.next++]);
+            }
+            if (r.next < r.mine.size())
+            {
+                nextArrival = std::min(nextArrival, readyS[r.mine[r.next]]);
+            }
+            busy = busy || !r.waiting.empty() || !r.running.empty();
+        }
+        if (!busy)
+        {
+            t = nextArrival;
+            continue;
+        }
+        // Each replica's part of the iteration: a prefill, a decode step, or nothing.
+        double prefillS = 0;
+        double stepS = 0;
+        double iterationJ = 0;
+        std::vector<uint32_t> prefilled(d, 0);
+        for (uint32_t k = 0; k < d; ++k)
+        {
+            Replica& r = replicas[k];
+            if (!r.waiting.empty() && r.running.size() < engine.slots)
+            {
+                const Prefill p = NextPrefill(
+                    engine.prefill,
+                    engine.prompt,
+                    engine.tokenBudget,
+                    std::min<std::size_t>({r.waiting.size(),
+                                           std::size_t(engine.slots) - r.running.size(),
+                                           std::size_t(engine.prefill.requests.back())}),
+                    [&](std::size_t j) -> const QueueRequest&
+                    {
+                        return *requests[r.waiting[j]];
+                    });
+                prefilled[k] = p.prompts;
+                prefillS = std::max(prefillS, p.seconds);
+                iterationJ += p.joules / d;
+            }
+            else if (!r.running.empty())
+            {
+                const auto n = static_cast<uint32_t>(r.running.size());
+                stepS = std::max(stepS, engine.step.SecondsAt(n));
+                iterationJ += engine.step.JoulesAt(n) / d;
+            }
+        }
+        const double start = t;
+        t += std::max(engine.prefillHeld * prefillS, stepS);
+        joules += iterationJ;
+        for (uint32_t k = 0; k < d; ++k)
+        {
+            Replica& r = replicas[k];
+            if (prefilled[k] == 0)
+            {
+                done += EndDecodeStep(r.running, t, requests);
+                continue;
+            }
+            for (uint32_t j = 0; j < prefilled[k]; ++j)
+            {
+                const std::size_t i = r.waiting.front();
+                r.waiting.pop_front();
+                requests[i]->firstTokenS = start + std::max(prefillS, stepS);
+                const uint32_t steps = StepsOf(engine, *requests[i]);
+                if (steps == 0)
+                {
+                    requests[i]->finishS = requests[i]->firstTokenS;
+                    ++done;
+                }
+                else
+                {
+                    r.running.emplace_back(i, steps);
+                }
+            }
+        }
+    }
+    return joules;
+}
+
 } // namespace
 
 double
@@ -324,6 +435,15 @@ SimulateEngine(const QueueEngine& engine,
     if (readyS.size() != requests.size() || engine.slots == 0 || engine.generated == 0)
     {
         throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
+    }
+    if (engine.replicas > 1)
+    {
+        if (engine.chunked || engine.wholeBatches || engine.prefill.requests.empty())
+        {
+            throw std::logic_error(
+                "SimulateEngine: data-parallel attention replicas need continuous batching");
+        }
+        return SimulateLockstep(engine, readyS, requests);
     }
     if (engine.chunked)
     {

@@ -43,7 +43,12 @@ struct StepCurve
  * request takes a free slot as it arrives and its first token comes with the step that ends its
  * prompt. Static, an idle instance takes up to `slots` waiting requests as one batch: its prompts
  * padded to the longest, its steps to the longest generation (Orca, OSDI '22, section 2.3),
- * each request's tokens streamed as its own steps end.
+ * each request's tokens streamed as its own steps end. With data-parallel attention replicas
+ * (continuous batching), the requests are dealt to them in turn; each replica schedules its own
+ * (a prefill when one of its requests waits for a free slot, else a decode step of its own)
+ * and an iteration of all of them lasts as long as the longest of those: a prefill of k prompts
+ * takes the curve's k (every replica prefilling k), a decode step the step curve at the replica's
+ * requests, and its dynamic energy is the replicas' average of the curves' at their own sizes.
  */
 struct QueueEngine
 {
@@ -77,6 +82,12 @@ struct QueueEngine
      * more (a prefill curve needed, the token budget unused)
      */
     bool wholeBatches = false;
+    /**
+     * data-parallel attention: replicas of `slots` each that share the experts and so run their
+     * iterations in lockstep (the experts' all-to-alls join them every layer, SGLang's DP
+     * attention); the curves are the instance's with every replica at the same size
+     */
+    uint32_t replicas = 1;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
 };

@@ -441,19 +441,6 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             : "--goodput is the highest rate within the targets: give "
                               "--tpot-slo or --ttft-slo");
     }
-    if (arrivals
-        && std::any_of(space.dp.begin(),
-                       space.dp.end(),
-                       [](uint32_t dp)
-                       {
-                           return dp > 1;
-                       }))
-    {
-        throw SpecError(kCommandLine,
-                        "dp",
-                        "open-loop arrivals (--rate, --goodput) are simulated for one attention "
-                        "replica per instance (allowed: dp 1)");
-    }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
     std::string firstField;
@@ -563,6 +550,20 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
     }
     const Batching batching = GetBatching();
+    if (arrivals && batching == Batching::STATIC
+        && std::any_of(space.dp.begin(),
+                       space.dp.end(),
+                       [](uint32_t dp)
+                       {
+                           return dp > 1;
+                       }))
+    {
+        throw SpecError(kCommandLine,
+                        "dp",
+                        "under open-loop arrivals (--rate, --goodput) data-parallel attention "
+                        "replicas are simulated with continuous batching (the batching is "
+                        "static; allowed: dp 1, or --batching=continuous)");
+    }
     if (space.tokenBudget > 0
         && (batching == Batching::STATIC || (batching == Batching::DISAGGREGATED && !arrivals)))
     {
@@ -734,10 +735,10 @@ ServingStudy::DecodeStep(const JobOptions& options,
     // has no prefill): the runs prefill their context whole.
     const RunReport shorter =
         Replay(options, {{"prompt", context}, {"gen", "2"}, {"cached-prefix", "0"}}, chunk);
-    const RunReport longer = Replay(
-        options,
-        {{"prompt", context}, {"gen", std::to_string(longGen)}, {"cached-prefix", "0"}},
-        chunk);
+    const RunReport longer =
+        Replay(options,
+               {{"prompt", context}, {"gen", std::to_string(longGen)}, {"cached-prefix", "0"}},
+               chunk);
     return {(longer.stepTimeS - shorter.stepTimeS) / tokens,
             (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens,
             shorter.haveEnergy && longer.haveEnergy};
@@ -768,10 +769,9 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         return report;
     };
     {
-        const RunReport decode =
-            memory({{"prompt", "1"},
-                    {"gen", std::to_string(prompt + generated - 1)},
-                    {"cached-prefix", "0"}});
+        const RunReport decode = memory({{"prompt", "1"},
+                                         {"gen", std::to_string(prompt + generated - 1)},
+                                         {"cached-prefix", "0"}});
         row.fits = decode.feasible;
         row.reason = decode.feasible ? "" : decode.reason;
         row.peakBytes = decode.memory.peak;
@@ -920,8 +920,8 @@ uint32_t
 ServingStudy::PromptsPerPrefill(const ResolvedJob& job) const
 {
     // The budget counts the tokens an iteration computes: a cached prefix's are not.
-    const uint32_t budgeted = std::max<uint32_t>(
-        1, TokenBudget(job) / (job.run.promptTokens - job.run.cachedPrefix));
+    const uint32_t budgeted =
+        std::max<uint32_t>(1, TokenBudget(job) / (job.run.promptTokens - job.run.cachedPrefix));
     return GetBatching() == Batching::DISAGGREGATED ? budgeted : std::min(budgeted, job.run.batch);
 }
 
@@ -1268,6 +1268,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     engine.generated = generated;
     engine.prompt = prompt;
     engine.step = r.stepCurve;
+    engine.replicas = job.run.parallel.dp;
     double joules = 0;
     double idleW = r.replicas * r.idleW;
     bool energy = r.haveEnergy;
@@ -1469,6 +1470,20 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
                   }
                   return a.layout < b.layout;
               });
+}
+
+std::string
+ServingPlanName(const ServingRow& r)
+{
+    std::string name = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp)
+                       + (r.dp > 1 ? " dp" + std::to_string(r.dp) : "") + " pp"
+                       + std::to_string(r.pp);
+    if (r.prefillTp > 0)
+    {
+        name += " + " + std::to_string(r.prefillInstances) + "x tp" + std::to_string(r.prefillTp)
+                + " pp" + std::to_string(r.prefillPp);
+    }
+    return name;
 }
 
 std::string
@@ -1711,13 +1726,7 @@ WriteServingLoadPlot(const std::string& dir,
         }
         const std::vector<double> attainment = study.Attainment(rows, r, rates);
         PlotSeries s;
-        s.title = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp) + " pp"
-                  + std::to_string(r.pp) + " batch " + std::to_string(r.batch);
-        if (r.prefillTp > 0)
-        {
-            s.title += " + " + std::to_string(r.prefillInstances) + "x tp"
-                       + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
-        }
+        s.title = ServingPlanName(r) + " batch " + std::to_string(r.batch);
         for (std::size_t k = 0; k < rates.size(); ++k)
         {
             s.points.push_back({rates[k] / gpus, attainment[k] * 100});

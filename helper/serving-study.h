@@ -445,6 +445,12 @@ class ServingStudy
 void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
 
 /**
+ * \return the row's plan in a few words: instances x layout (data-parallel attention replicas
+ * too), and with disaggregation its prefill instances, e.g. "2x tp4 pp1 + 1x tp1 pp2"
+ */
+std::string ServingPlanName(const ServingRow& row);
+
+/**
  * \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each;
  * with \p disaggregated also each row's prefill layout, instances, GPUs and KV transfer; when
  * rows are loaded (ServingStudy::Load) also the rate's figures

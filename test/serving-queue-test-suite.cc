@@ -4,8 +4,8 @@
 
 // The serving queue simulation against queueing theory and hand-worked schedules: Poisson
 // arrivals, an M/D/1 queue (Pollaczek-Khinchine), a saturated engine (the closed-loop cycle), a
-// lightly loaded one (a request alone), decode-only instances, static batches, the prefill pool
-// and the summary.
+// lightly loaded one (a request alone), decode-only instances, static batches, data-parallel
+// attention replicas, the prefill pool and the summary.
 
 #include "ns3/serving-queue.h"
 #include "ns3/test.h"
@@ -495,6 +495,78 @@ class StaticBatchTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Data-parallel attention replicas: each prefills its own requests, side by side in one
+ * iteration, and a replica's decode step waits for another's prefill (lockstep).
+ */
+class LockstepReplicasTestCase : public TestCase
+{
+  public:
+    LockstepReplicasTestCase()
+        : TestCase("serving queue: data-parallel attention replicas in lockstep")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e;
+        e.slots = 2;
+        e.generated = 21;
+        e.prefill = OnePrompt(0.5, 1);
+        e.step = AffineCurve(0.01, 0.001);
+        e.replicas = 2;
+
+        // Two requests at once, one per replica: prefilled in the same iteration, where one
+        // replica of two slots prefills them one after the other.
+        {
+            const std::vector<double> ready = {0, 0};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, ready, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.5, 1e-12, "side by side");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[1].finishS, 0.5 + 20 * 0.011, 1e-12, "steps of one each");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 1 + 20 * 1.0, 1e-9, "each replica's half");
+            QueueEngine one = e;
+            one.replicas = 1;
+            std::vector<QueueRequest> alone = Arriving(ready);
+            std::vector<QueueRequest*> both = All(alone);
+            SimulateEngine(one, ready, both);
+            NS_TEST_EXPECT_MSG_EQ_TOL(alone[1].firstTokenS, 1.0, 1e-12, "one replica: in turn");
+        }
+        // The second request's prefill on replica 1 holds replica 0's decode step.
+        {
+            const std::vector<double> ready = {0, 0.6};
+            std::vector<QueueRequest> requests = Arriving(ready);
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(e, ready, all);
+            // Replica 0's tenth step ends at 0.61; then the prefill, its eleventh step with it.
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 1.11, 1e-12, "at 0.61 + 0.5");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[0].finishS, 1.11 + 9 * 0.011, 1e-12, "its step held by the prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 1.11 + 20 * 0.011, 1e-12, "lockstep");
+        }
+        // Only continuous batching runs replicas.
+        QueueEngine chunked = e;
+        chunked.chunked = true;
+        const std::vector<double> ready = {0};
+        std::vector<QueueRequest> requests = Arriving(ready);
+        std::vector<QueueRequest*> all = All(requests);
+        bool threw = false;
+        try
+        {
+            SimulateEngine(chunked, ready, all);
+        }
+        catch (const std::logic_error&)
+        {
+            threw = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(threw, true, "chunked replicas refused");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Requests of their own lengths: drawn uniformly within the spread (the same for the same
  * seed, the mean without a spread); each decodes its own tokens; a prefill iteration takes the
  * prompts the token budget holds and costs in proportion to their tokens; so does a prefill
@@ -635,6 +707,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new MD1QueueTestCase, TestCase::QUICK);
         AddTestCase(new EngineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new StaticBatchTestCase, TestCase::QUICK);
+        AddTestCase(new LockstepReplicasTestCase, TestCase::QUICK);
         AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }

@@ -682,6 +682,19 @@ class ServingDpAttentionTestCase : public TestCase
                                   1e-6,
                                   "two requests' tokens per their time on 2 GPUs");
 
+        // Under a light rate each request is alone on its replica: the row's prefill (every
+        // replica prefilling one), then the steps of one request per replica.
+        {
+            ServingSpace light = space;
+            light.rateRps = one.requestsPerS / 100;
+            const ServingRow r = ServingStudy(moe, light, "flow", "", true).Run().at(0);
+            RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: the prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                r.load.summary.tpotP50S, r.stepCurve.seconds.front(), 1e-12, "steps of one");
+        }
+
         // Ruled out, with the reason: a dense model, and whole experts kept in each TP group.
         space.dp = {2};
         const std::string dense = ErrorOf(
@@ -973,18 +986,18 @@ class ServingLoadTestCase : public TestCase
                                   "waiting for the batch before");
         }
 
-        // Refused: dp attention.
+        // Refused: dp attention under static batching.
         space.rateRps = 1;
-        space.batching = Batching::CONTINUOUS;
+        space.batching = Batching::STATIC;
         space.dp = {1, 2};
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
                                   [&]
                                   {
                                       ServingStudy(job, space, "flow", "", true);
                                   },
-                                  {"dp", "allowed: dp 1"}),
+                                  {"dp", "allowed: dp 1, or --batching=continuous"}),
                               true,
-                              "one attention replica");
+                              "static replicas");
     }
 };
 

@@ -249,13 +249,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
     {
         if (r.fits && (shown == 0 || rank < shown))
         {
-            std::string layout = std::to_string(r.replicas) + "x tp" + std::to_string(r.tp) + " pp"
-                                 + std::to_string(r.pp);
-            if (r.prefillTp > 0)
-            {
-                layout += " + " + std::to_string(r.prefillInstances) + "x tp"
-                          + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
-            }
+            const std::string layout = ServingPlanName(r);
             const ServingLoad& l = r.load;
             const QueueSummary& q = l.summary;
             char util[16];
