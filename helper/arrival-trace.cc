@@ -160,6 +160,22 @@ Tokens(const CsvTable& table, std::size_t row, const std::string& column)
     return static_cast<uint32_t>(value);
 }
 
+/** \return the mean of one of the requests' token counts (0 without requests) */
+double
+Mean(const std::vector<QueueRequest>& requests, uint32_t QueueRequest::*tokens)
+{
+    if (requests.empty())
+    {
+        return 0;
+    }
+    double sum = 0;
+    for (const auto& r : requests)
+    {
+        sum += r.*tokens;
+    }
+    return sum / double(requests.size());
+}
+
 } // namespace
 
 bool
@@ -181,31 +197,13 @@ ArrivalTrace::RateRps() const
 double
 ArrivalTrace::MeanPrompt() const
 {
-    if (requests.empty())
-    {
-        return 0;
-    }
-    double sum = 0;
-    for (const auto& r : requests)
-    {
-        sum += r.prompt;
-    }
-    return sum / double(requests.size());
+    return Mean(requests, &QueueRequest::prompt);
 }
 
 double
 ArrivalTrace::MeanGenerated() const
 {
-    if (requests.empty())
-    {
-        return 0;
-    }
-    double sum = 0;
-    for (const auto& r : requests)
-    {
-        sum += r.generated;
-    }
-    return sum / double(requests.size());
+    return Mean(requests, &QueueRequest::generated);
 }
 
 ArrivalTrace

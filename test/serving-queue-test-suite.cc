@@ -65,6 +65,38 @@ All(std::vector<QueueRequest>& requests)
     return all;
 }
 
+/**
+ * \return requests arriving at \p ready after the engine ran them (SimulateEngine), the
+ * iterations' energy in \p joules if given
+ */
+std::vector<QueueRequest>
+Simulated(const QueueEngine& e, const std::vector<double>& ready, double* joules = nullptr)
+{
+    std::vector<QueueRequest> requests = Arriving(ready);
+    std::vector<QueueRequest*> all = All(requests);
+    const double j = SimulateEngine(e, ready, all);
+    if (joules != nullptr)
+    {
+        *joules = j;
+    }
+    return requests;
+}
+
+/** \return whether the engine refuses to run one request (a logic_error: not set up for it) */
+bool
+Refuses(const QueueEngine& e)
+{
+    try
+    {
+        Simulated(e, {0});
+    }
+    catch (const std::logic_error&)
+    {
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 /**
@@ -405,10 +437,9 @@ class StaticBatchTestCase : public TestCase
 
         // Six requests at 0: a batch of four, then one of two.
         {
-            const std::vector<double> ready(6, 0.0);
-            std::vector<QueueRequest> requests = Arriving(ready);
-            std::vector<QueueRequest*> all = All(requests);
-            const double joules = SimulateEngine(e, ready, all);
+            double joules = 0;
+            const std::vector<QueueRequest> requests =
+                Simulated(e, std::vector<double>(6, 0.0), &joules);
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].firstTokenS, 0.8, 1e-12, "four prefilled");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[3].finishS, 0.94, 1e-12, "ten steps of four");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[4].firstTokenS, 1.54, 1e-12, "then two");
@@ -418,17 +449,12 @@ class StaticBatchTestCase : public TestCase
         // A request that comes while a batch runs waits for the whole batch, free slots or not
         // (continuous batching prefills it once the running iteration ends).
         {
-            const std::vector<double> ready = {0, 0.1};
-            std::vector<QueueRequest> requests = Arriving(ready);
-            std::vector<QueueRequest*> all = All(requests);
-            SimulateEngine(e, ready, all);
+            const std::vector<QueueRequest> requests = Simulated(e, {0, 0.1});
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 0.61, 1e-12, "alone");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 1.11, 1e-12, "after the batch");
             QueueEngine continuous = e;
             continuous.wholeBatches = false;
-            std::vector<QueueRequest> joined = Arriving(ready);
-            std::vector<QueueRequest*> both = All(joined);
-            SimulateEngine(continuous, ready, both);
+            const std::vector<QueueRequest> joined = Simulated(continuous, {0, 0.1});
             NS_TEST_EXPECT_MSG_LT(
                 joined[1].firstTokenS, joined[0].finishS, "continuous: it joins the first");
         }
@@ -458,12 +484,10 @@ class StaticBatchTestCase : public TestCase
             QueueEngine continuous = one;
             continuous.wholeBatches = false;
             const std::vector<double> ready = PoissonArrivals(2, 200, 7);
-            std::vector<QueueRequest> a = Arriving(ready);
-            std::vector<QueueRequest> b = Arriving(ready);
-            std::vector<QueueRequest*> pa = All(a);
-            std::vector<QueueRequest*> pb = All(b);
-            const double ja = SimulateEngine(one, ready, pa);
-            const double jb = SimulateEngine(continuous, ready, pb);
+            double ja = 0;
+            double jb = 0;
+            const std::vector<QueueRequest> a = Simulated(one, ready, &ja);
+            const std::vector<QueueRequest> b = Simulated(continuous, ready, &jb);
             bool same = ja == jb;
             for (std::size_t i = 0; i < a.size(); ++i)
             {
@@ -473,23 +497,9 @@ class StaticBatchTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(same, true, "one slot: one queue");
         }
         // Static batching needs the prefill curve.
-        {
-            QueueEngine bare = e;
-            bare.prefill = StepCurve();
-            const std::vector<double> ready = {0};
-            std::vector<QueueRequest> requests = Arriving(ready);
-            std::vector<QueueRequest*> all = All(requests);
-            bool threw = false;
-            try
-            {
-                SimulateEngine(bare, ready, all);
-            }
-            catch (const std::logic_error&)
-            {
-                threw = true;
-            }
-            NS_TEST_EXPECT_MSG_EQ(threw, true, "no prefill curve");
-        }
+        QueueEngine bare = e;
+        bare.prefill = StepCurve();
+        NS_TEST_EXPECT_MSG_EQ(Refuses(bare), true, "no prefill curve");
     }
 };
 
@@ -519,27 +529,20 @@ class LockstepReplicasTestCase : public TestCase
         // Two requests at once, one per replica: prefilled in the same iteration, where one
         // replica of two slots prefills them one after the other.
         {
-            const std::vector<double> ready = {0, 0};
-            std::vector<QueueRequest> requests = Arriving(ready);
-            std::vector<QueueRequest*> all = All(requests);
-            const double joules = SimulateEngine(e, ready, all);
+            double joules = 0;
+            const std::vector<QueueRequest> requests = Simulated(e, {0, 0}, &joules);
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.5, 1e-12, "side by side");
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 requests[1].finishS, 0.5 + 20 * 0.011, 1e-12, "steps of one each");
             NS_TEST_EXPECT_MSG_EQ_TOL(joules, 1 + 20 * 1.0, 1e-9, "each replica's half");
             QueueEngine one = e;
             one.replicas = 1;
-            std::vector<QueueRequest> alone = Arriving(ready);
-            std::vector<QueueRequest*> both = All(alone);
-            SimulateEngine(one, ready, both);
-            NS_TEST_EXPECT_MSG_EQ_TOL(alone[1].firstTokenS, 1.0, 1e-12, "one replica: in turn");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                Simulated(one, {0, 0})[1].firstTokenS, 1.0, 1e-12, "one replica: in turn");
         }
         // The second request's prefill on replica 1 holds replica 0's decode step.
         {
-            const std::vector<double> ready = {0, 0.6};
-            std::vector<QueueRequest> requests = Arriving(ready);
-            std::vector<QueueRequest*> all = All(requests);
-            SimulateEngine(e, ready, all);
+            const std::vector<QueueRequest> requests = Simulated(e, {0, 0.6});
             // Replica 0's tenth step ends at 0.61; then the prefill, its eleventh step with it.
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 1.11, 1e-12, "at 0.61 + 0.5");
             NS_TEST_EXPECT_MSG_EQ_TOL(
@@ -549,19 +552,7 @@ class LockstepReplicasTestCase : public TestCase
         // Only continuous batching runs replicas.
         QueueEngine chunked = e;
         chunked.chunked = true;
-        const std::vector<double> ready = {0};
-        std::vector<QueueRequest> requests = Arriving(ready);
-        std::vector<QueueRequest*> all = All(requests);
-        bool threw = false;
-        try
-        {
-            SimulateEngine(chunked, ready, all);
-        }
-        catch (const std::logic_error&)
-        {
-            threw = true;
-        }
-        NS_TEST_EXPECT_MSG_EQ(threw, true, "chunked replicas refused");
+        NS_TEST_EXPECT_MSG_EQ(Refuses(chunked), true, "chunked replicas refused");
     }
 };
 
