@@ -172,6 +172,7 @@ JobInputJson(const ResolvedJob& job,
         if (r.cachedPrefix > 0)
         {
             software["cached_prefix"] = r.cachedPrefix;
+            software["shared_prefix"] = r.sharedPrefix;
         }
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";

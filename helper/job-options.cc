@@ -146,6 +146,12 @@ MakeDeclarations()
                  "0")
             .Field("cached_prefix")
             .Mode("inference"),
+        O::Flag("shared-prefix",
+                "inference: the cached prefix is the same for every request of the batch (a "
+                "shared system prompt), its keys and values stored once (needs --cached-prefix)",
+                "false")
+            .Field("shared_prefix")
+            .Mode("inference"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -499,6 +505,7 @@ JobOptions::ReadJobFile()
         {"prompt", "prompt", number(r.promptTokens)},
         {"gen", "generated", number(r.generatedTokens)},
         {"cached-prefix", "cached_prefix", number(r.cachedPrefix)},
+        {"shared-prefix", "shared_prefix", flag(r.sharedPrefix)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -790,6 +797,7 @@ JobOptions::Resolve() const
     run.promptTokens = static_cast<uint32_t>(Count("prompt"));
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.cachedPrefix = static_cast<uint32_t>(Count("cached-prefix"));
+    run.sharedPrefix = Flag("shared-prefix");
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

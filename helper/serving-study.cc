@@ -733,12 +733,17 @@ ServingStudy::DecodeStep(const JobOptions& options,
     const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
     // The decode steps are the same with or without a cached prefix (the difference of the runs
     // has no prefill): the runs prefill their context whole.
-    const RunReport shorter =
-        Replay(options, {{"prompt", context}, {"gen", "2"}, {"cached-prefix", "0"}}, chunk);
-    const RunReport longer =
-        Replay(options,
-               {{"prompt", context}, {"gen", std::to_string(longGen)}, {"cached-prefix", "0"}},
-               chunk);
+    const std::vector<std::pair<std::string, std::string>> whole{{"cached-prefix", "0"},
+                                                                 {"shared-prefix", "false"}};
+    auto changes = [&whole, &context](const std::string& gen)
+    {
+        std::vector<std::pair<std::string, std::string>> c = whole;
+        c.emplace_back("prompt", context);
+        c.emplace_back("gen", gen);
+        return c;
+    };
+    const RunReport shorter = Replay(options, changes("2"), chunk);
+    const RunReport longer = Replay(options, changes(std::to_string(longGen)), chunk);
     return {(longer.stepTimeS - shorter.stepTimeS) / tokens,
             (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens,
             shorter.haveEnergy && longer.haveEnergy};
@@ -769,9 +774,10 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         return report;
     };
     {
-        const RunReport decode = memory({{"prompt", "1"},
-                                         {"gen", std::to_string(prompt + generated - 1)},
-                                         {"cached-prefix", "0"}});
+        // (After a cached prefix, one computed prompt token: a shared prefix stays shared.)
+        const uint64_t cached = job.run.cachedPrefix;
+        const RunReport decode = memory({{"prompt", std::to_string(cached + 1)},
+                                         {"gen", std::to_string(prompt + generated - cached - 1)}});
         row.fits = decode.feasible;
         row.reason = decode.feasible ? "" : decode.reason;
         row.peakBytes = decode.memory.peak;

@@ -1034,6 +1034,11 @@ class ServingCachedPrefixTestCase : public TestCase
         NS_TEST_EXPECT_MSG_LT(cached.prefillS, whole.prefillS, "64 tokens computed, not 256");
         NS_TEST_EXPECT_MSG_GT(cached.prefillS, 0.2 * whole.prefillS, "attending to all 256");
         NS_TEST_EXPECT_MSG_GT(cached.requestsPerS, whole.requestsPerS, "more capacity");
+        JobOptions sharedJob = cachedJob;
+        sharedJob.Set("shared-prefix", "true");
+        const ServingRow shared = ServingStudy(sharedJob, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_LT(shared.peakBytes, cached.peakBytes, "the prefix cached once");
+        NS_TEST_EXPECT_MSG_EQ(shared.stepS, cached.stepS, "the same steps");
 
         ServingSpace chunked = space;
         chunked.batching = Batching::CHUNKED;

@@ -2048,6 +2048,25 @@ class CachedPrefixTestCase : public TestCase
                               without.worst.activations,
                               "a quarter of the prompt's activations");
 
+        // A prefix the batch shares is cached once: 8 x 19 + 48 tokens a layer, not 8 x 67.
+        RunSpec shared = cached;
+        shared.sharedPrefix = true;
+        shared.Validate(llama, "job");
+        const MemoryReport sharedMemory = AnalyzeMemory(Workload::Build(llama, shared), gpu);
+        NS_TEST_EXPECT_MSG_EQ(sharedMemory.worst.kvCache * (8 * 67),
+                              without.worst.kvCache * (8 * 19 + 48),
+                              "the prefix once");
+        // A sliding window keeps a shared prefix only while it is in the window: of a 40-token
+        // window at the end (tokens 27 to 66), tokens 27 to 47 are the prefix's.
+        ModelSpec windowed = llama;
+        windowed.slidingWindow = 40;
+        windowed.Validate("test");
+        const MemoryReport slid = AnalyzeMemory(Workload::Build(windowed, shared), gpu);
+        const MemoryReport slidAlone = AnalyzeMemory(Workload::Build(windowed, cached), gpu);
+        NS_TEST_EXPECT_MSG_EQ(slid.worst.kvCache * (8 * 40),
+                              slidAlone.worst.kvCache * (8 * 19 + 21),
+                              "the window's part of the prefix once");
+
         // Latent attention keeps latents: the prefill up-projects the cached ones as well.
         RunSpec latent = cached;
         const ModelSpec lite = fixture::SmallModel("deepseek-v2-lite", 2);
@@ -2081,7 +2100,10 @@ class CachedPrefixTestCase : public TestCase
         RunSpec ring = run;
         ring.cachedPrefix = 16;
         ring.parallel.cp = 2;
-        for (const Bad& bad : {Bad{training, "allowed in inference"},
+        RunSpec unshared = run;
+        unshared.sharedPrefix = true;
+        for (const Bad& bad : {Bad{unshared, "give cached_prefix too"},
+                               Bad{training, "allowed in inference"},
                                Bad{whole, "less 1"},
                                Bad{turbomind, "less 2"},
                                Bad{ring, "allowed: 1"}})

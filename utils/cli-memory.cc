@@ -101,7 +101,12 @@ RunMemoryCommand(const CliArgs& args)
         else
         {
             std::cout << "Fits up to batch " << largest << ": requests of " << tokens
-                      << " tokens (prompt + generated) held at once per replica.\n";
+                      << " tokens (prompt + generated"
+                      << (job.run.sharedPrefix
+                              ? ", the first " + std::to_string(job.run.cachedPrefix)
+                                    + " shared and cached once"
+                              : std::string())
+                      << ") held at once per replica.\n";
         }
     }
     std::cout << "Assumed: " << report.assumption << "\n" << JobInputText(job, "", "");

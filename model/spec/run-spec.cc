@@ -501,9 +501,9 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             "cached_prefix",
                             std::to_string(cachedPrefix)
                                 + " cached prompt tokens: allowed in inference, 0 to the prompt's "
-                                + std::to_string(promptTokens) + " less "
-                                + std::to_string(computed) + " (a prefill computes at least "
-                                + (computed == 1 ? "one" : "two") + ")");
+                                + std::to_string(promptTokens) + " less " + std::to_string(computed)
+                                + " (a prefill computes at least " + (computed == 1 ? "one" : "two")
+                                + ")");
         }
         if (p.cp > 1)
         {
@@ -512,6 +512,13 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             "a cached prefix is modelled without context parallelism (cp is "
                                 + std::to_string(p.cp) + "; allowed: 1)");
         }
+    }
+    if (sharedPrefix && cachedPrefix == 0)
+    {
+        throw SpecError(source,
+                        "shared_prefix",
+                        "true shares a cached prefix among the batch's requests: give "
+                        "cached_prefix too (--cached-prefix)");
     }
     if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
     {
@@ -937,7 +944,8 @@ RunSpec::operator==(const RunSpec& o) const
            && paramGather == o.paramGather && specTokens == o.specTokens
            && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
-           && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix;
+           && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
+           && sharedPrefix == o.sharedPrefix;
 }
 
 uint32_t
@@ -1088,6 +1096,7 @@ RunSpec::Read(SpecReader& r)
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
     s.cachedPrefix = r.GetCount("cached_prefix", 0, s.cachedPrefix);
+    s.sharedPrefix = r.GetBool("shared_prefix", s.sharedPrefix);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

@@ -184,6 +184,12 @@ struct RunSpec
      */
     uint32_t cachedPrefix = 0;
     /**
+     * Inference, with a cached prefix: it is the same for every request of the batch (a system
+     * prompt they share), so its keys and values are stored once, not once per request, as
+     * paged prefix caching shares its blocks.
+     */
+    bool sharedPrefix = false;
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */

@@ -181,8 +181,19 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         {
             m.weights = params * BytesOf(w.run.dtype);
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
-            // Each layer caches every token, a sliding-window layer only its window's last ones.
-            uint64_t cachedTokens = 0;
+            // Each layer caches every token, a sliding-window layer only its window's last ones:
+            // each sequence its own, except a shared prefix's (those still in the window),
+            // stored once for the batch.
+            uint64_t perSequence = 0;
+            uint64_t once = 0;
+            auto cache = [&](uint64_t kept)
+            {
+                const uint64_t shared = w.run.sharedPrefix && w.run.cachedPrefix > tokens - kept
+                                            ? w.run.cachedPrefix - (tokens - kept)
+                                            : 0;
+                perSequence += kept - shared;
+                once += shared;
+            };
             for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
             {
                 const uint32_t vstage = chunk * p.pp + g.stage;
@@ -190,18 +201,19 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                 for (uint32_t i = 0; i < p.VirtualStageLayers(w.model.layers, vstage); ++i)
                 {
                     const uint64_t window = w.model.WindowOf(first + i);
-                    cachedTokens += window > 0 ? std::min(tokens, window) : tokens;
+                    cache(window > 0 ? std::min(tokens, window) : tokens);
                 }
             }
             if (g.stage + 1 == p.pp)
             {
-                cachedTokens += shapes.mtpLayers * tokens; // a speculative draft module's layer
+                for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+                {
+                    cache(tokens); // a speculative draft module's layer
+                }
             }
-            m.kvCache = cachedTokens * w.run.batch * shapes.KvCacheBytesPerToken();
+            m.kvCache = (perSequence * w.run.batch + once) * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
-            // (of the largest batch in flight: the first), for the prompt tokens it computes. A
-            // cached prefix stays in each sequence's cache above (one per request, as an earlier
-            // turn is; a prefix shared by the batch would be stored once).
+            // (of the largest batch in flight: the first), for the prompt tokens it computes.
             const uint64_t rows =
                 uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0);
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
