@@ -69,7 +69,11 @@ class ArrivalTraceReadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanPrompt(), 200.0, 1e-12, "mean prompt");
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanGenerated(), 30.0, 1e-12, "mean generated");
 
-        const ArrivalTrace times = ReadArrivalTrace(WriteTrace("times", "arrival_s\n0\n4\n"));
+        // Times only, after a byte-order mark.
+        const std::string timed = WriteTrace("times",
+                                             "\xEF\xBB\xBF"
+                                             "arrival_s\n0\n4\n");
+        const ArrivalTrace times = ReadArrivalTrace(timed);
         NS_TEST_EXPECT_MSG_EQ(times.HasLengths(), false, "times only");
         NS_TEST_EXPECT_MSG_EQ(times.requests[1].prompt, 0u, "the job's lengths");
 
@@ -89,7 +93,7 @@ class ArrivalTraceReadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(z.requests[3].arrivalS, 86400.6, 1e-9, "two hours east");
         NS_TEST_EXPECT_MSG_EQ(z.requests[0].prompt, 4808u, "ContextTokens");
         NS_TEST_EXPECT_MSG_EQ(z.requests[1].generated, 250u, "GeneratedTokens");
-        for (const std::string& path : {own, azure})
+        for (const std::string& path : {own, timed, azure})
         {
             std::filesystem::remove(path);
         }

@@ -53,6 +53,10 @@ CsvTable::Load(const std::string& path)
         {
             line.pop_back();
         }
+        if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0)
+        {
+            line.erase(0, 3); // a UTF-8 byte-order mark, as spreadsheet exports begin
+        }
         if (line.empty() || line[0] == '#')
         {
             continue;
