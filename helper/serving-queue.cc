@@ -283,8 +283,16 @@ SimulateStatic(const QueueEngine& engine,
     double joules = 0;
     for (std::size_t first = 0; first < requests.size();)
     {
-        // The idle instance takes the requests waiting (or the next to come), slots at most.
+        // The idle instance takes the requests waiting (or the next to come), slots at most,
+        // after waiting up to the delay from the oldest's arrival for the batch to fill.
         t = std::max(t, readyS[first]);
+        const double deadline = readyS[first] + engine.batchDelayS;
+        if (t < deadline)
+        {
+            const std::size_t last = first + engine.slots - 1;
+            t = last < requests.size() && readyS[last] <= deadline ? std::max(t, readyS[last])
+                                                                   : deadline;
+        }
         std::size_t end = first + 1;
         while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
         {

@@ -83,6 +83,12 @@ struct QueueEngine
      */
     bool wholeBatches = false;
     /**
+     * static batching: how long an idle instance waits, after the oldest waiting request came,
+     * for more to fill its batch (Triton's dynamic batcher, max_queue_delay_microseconds; 0:
+     * it starts with those waiting)
+     */
+    double batchDelayS = 0;
+    /**
      * data-parallel attention: replicas of `slots` each that share the experts and so run their
      * iterations in lockstep (the experts' all-to-alls join them every layer, SGLang's DP
      * attention); the curves are the instance's with every replica at the same size

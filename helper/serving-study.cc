@@ -564,6 +564,15 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "replicas are simulated with continuous batching (the batching is "
                         "static; allowed: dp 1, or --batching=continuous)");
     }
+    if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
+    {
+        throw SpecError(kCommandLine,
+                        "batch-delay",
+                        "the delay for a static batch to fill applies to static batching under "
+                        "--rate or --goodput (the batching is "
+                            + BatchingNames()[static_cast<std::size_t>(batching)]
+                            + (arrivals ? ")" : ", without arrivals)"));
+    }
     if (space.tokenBudget > 0
         && (batching == Batching::STATIC || (batching == Batching::DISAGGREGATED && !arrivals)))
     {
@@ -1305,6 +1314,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         engine.wholeBatches = true;
         engine.prefill = r.prefillCurve;
+        engine.batchDelayS = m_space.batchDelayS;
     }
     else
     {
@@ -1614,6 +1624,10 @@ ServingStudyJson(const ServingStudy& study,
         arrivals["seed"] = space.seed;
         arrivals["spread"] = space.spread;
         arrivals["burstiness"] = space.burstiness;
+        if (study.GetBatching() == Batching::STATIC)
+        {
+            arrivals["batch_delay_s"] = space.batchDelayS;
+        }
         if (!space.trace.requests.empty())
         {
             Json trace;

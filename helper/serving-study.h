@@ -98,6 +98,11 @@ struct ServingSpace
      */
     double burstiness = 1;
     /**
+     * Static batching under arrivals: how long an idle instance waits for its batch to fill
+     * (QueueEngine::batchDelayS; Triton's max_queue_delay_microseconds), s
+     */
+    double batchDelayS = 0;
+    /**
      * Recorded requests replayed instead of drawn ones (their lengths too where the trace has
      * them), their times scaled to the rate; empty: drawn arrivals
      */

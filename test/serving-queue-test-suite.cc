@@ -496,6 +496,18 @@ class StaticBatchTestCase : public TestCase
             }
             NS_TEST_EXPECT_MSG_EQ(same, true, "one slot: one queue");
         }
+        // A batch delay (Triton's max_queue_delay): the idle instance waits up to 0.3 s after
+        // the oldest request for the batch to fill, and starts at once when it does.
+        {
+            QueueEngine delayed = e;
+            delayed.batchDelayS = 0.3;
+            const std::vector<QueueRequest> partial = Simulated(delayed, {0, 0.1, 0.2, 2.0});
+            NS_TEST_EXPECT_MSG_EQ_TOL(partial[2].firstTokenS, 0.3 + 0.7, 1e-12, "three at 0.3");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                partial[3].firstTokenS, 2.3 + 0.5, 1e-12, "alone after its wait");
+            const std::vector<QueueRequest> full = Simulated(delayed, {0, 0.05, 0.1, 0.15});
+            NS_TEST_EXPECT_MSG_EQ_TOL(full[0].firstTokenS, 0.15 + 0.8, 1e-12, "full at 0.15");
+        }
         // Static batching needs the prefill curve.
         QueueEngine bare = e;
         bare.prefill = StepCurve();

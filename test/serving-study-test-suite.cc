@@ -1165,6 +1165,18 @@ class CliServingStudyTestCase : public TestCase
         CliResult whole = RunCli(Cat(study, {"--rate=2", "--requests=100", "--csv"}), dir);
         NS_TEST_ASSERT_MSG_EQ(whole.status, 0, whole.err);
         NS_TEST_EXPECT_MSG_NE(whole.out.find("ttft_p99_s"), std::string::npos, whole.out);
+        CliResult delayed =
+            RunCli(Cat(study, {"--rate=2", "--requests=100", "--batch-delay=20", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(delayed.status, 0, delayed.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(delayed.out).at("arrivals").at("batch_delay_s").get<double>(),
+            0.02,
+            "the delay echoed");
+        CliResult notStatic =
+            RunCli(Cat(study, {"--rate=2", "--batch-delay=20", "--batching=continuous"}), dir);
+        NS_TEST_EXPECT_MSG_NE(notStatic.status, 0, "continuous batching has no batch delay");
+        NS_TEST_EXPECT_MSG_NE(
+            notStatic.err.find("the batching is continuous"), std::string::npos, notStatic.err);
 
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
@@ -1253,6 +1265,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--spread=0.5", "give --rate or --goodput"},
                                Bad{"--burstiness=0.5", "give --rate or --goodput"},
                                Bad{"--burstiness=0", "burstiness"},
+                               Bad{"--batch-delay=5", "without arrivals"},
                                Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);

@@ -598,6 +598,14 @@ MakeOptions()
              1e3,
              "1")
             .For({kServing}),
+        Real("batch-delay",
+             "static batching under --rate or --goodput: ms an idle replica waits after the "
+             "oldest waiting request came for more to fill its batch (Triton's dynamic batcher "
+             "max_queue_delay_microseconds; 0: it starts with those waiting)",
+             0,
+             1e6,
+             "0")
+            .For({kServing}),
         Text("arrivals",
              "with or without --rate or --goodput: replay the requests recorded in a CSV file "
              "(arrival_s[,prompt,generated], or the Azure LLM inference trace's "

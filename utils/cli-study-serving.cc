@@ -329,6 +329,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.goodput = args.Flag("goodput");
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
+    space.batchDelayS = args.Real("batch-delay") * 1e-3;
     const std::string traceFile = args.Text("arrivals");
     if (!traceFile.empty())
     {
