@@ -26,6 +26,7 @@ struct Stamp
     double fraction = 0;    //!< and the fraction of one
     uint32_t prompt = 0;    //!< its prompt tokens (0: not given)
     uint32_t generated = 0; //!< its generated tokens (0: not given)
+    uint32_t cached = 0;    //!< its prompt tokens in the cache already
 };
 
 /**
@@ -141,15 +142,22 @@ ParseDateTime(const std::string& text, Stamp& stamp)
     return true;
 }
 
+/** \return whether \p text is a whole number (digits only), put in \p value */
+bool
+WholeNumber(const std::string& text, unsigned long long& value)
+{
+    char* end = nullptr;
+    value = std::strtoull(text.c_str(), &end, 10);
+    return !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && *end == '\0';
+}
+
 /** \return the tokens in \p column of row \p row: a whole number from 1; else SpecError */
 uint32_t
 Tokens(const CsvTable& table, std::size_t row, const std::string& column)
 {
     const std::string& text = table.Text(row, column);
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-    const bool digits = !text.empty() && std::isdigit(static_cast<unsigned char>(text[0]));
-    if (!digits || *end != '\0' || value < 1 || value > (1ull << 31))
+    unsigned long long value = 0;
+    if (!WholeNumber(text, value) || value < 1 || value > (1ull << 31))
     {
         throw SpecError(table.Path(),
                         column,
@@ -206,6 +214,12 @@ ArrivalTrace::MeanGenerated() const
     return Mean(requests, &QueueRequest::generated);
 }
 
+double
+ArrivalTrace::MeanCached() const
+{
+    return Mean(requests, &QueueRequest::cached);
+}
+
 ArrivalTrace
 ReadArrivalTrace(const std::string& path)
 {
@@ -225,6 +239,14 @@ ReadArrivalTrace(const std::string& path)
     const std::string promptColumn = azure ? "ContextTokens" : "prompt";
     const std::string generatedColumn = azure ? "GeneratedTokens" : "generated";
     const bool lengths = table.Has(promptColumn) || table.Has(generatedColumn);
+    trace.hasCached = !azure && table.Has("cached");
+    if (trace.hasCached && !lengths)
+    {
+        throw SpecError(path,
+                        "cached",
+                        "cached prompt tokens need each request's prompt and generated tokens "
+                        "(columns prompt and generated)");
+    }
     std::vector<Stamp> stamps(table.Rows());
     for (std::size_t row = 0; row < table.Rows(); ++row)
     {
@@ -260,6 +282,23 @@ ReadArrivalTrace(const std::string& path)
             s.prompt = Tokens(table, row, promptColumn);
             s.generated = Tokens(table, row, generatedColumn);
         }
+        if (trace.hasCached)
+        {
+            // At least the prompt's last token is computed (it yields the first token).
+            const std::string& text = table.Text(row, "cached");
+            unsigned long long value = 0;
+            if (!WholeNumber(text, value) || value >= s.prompt)
+            {
+                throw SpecError(path,
+                                "cached",
+                                "'" + text
+                                    + "' is not a count of cached prompt tokens (allowed: a "
+                                      "whole number from 0 to the prompt's "
+                                    + std::to_string(s.prompt) + " less 1)",
+                                table.Line(row));
+            }
+            s.cached = static_cast<uint32_t>(value);
+        }
     }
     if (stamps.size() < 2)
     {
@@ -284,6 +323,7 @@ ReadArrivalTrace(const std::string& path)
             double(stamps[i].seconds - first.seconds) + (stamps[i].fraction - first.fraction);
         r.prompt = stamps[i].prompt;
         r.generated = stamps[i].generated;
+        r.cached = stamps[i].cached;
     }
     if (!(trace.requests.back().arrivalS > 0))
     {

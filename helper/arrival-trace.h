@@ -29,6 +29,8 @@ struct ArrivalTrace
      * gives no lengths
      */
     std::vector<QueueRequest> requests;
+    /** whether the file gave each request's cached prompt tokens (QueueRequest::cached) */
+    bool hasCached = false;
 
     /** \return whether the file gave each request's prompt and generated tokens */
     bool HasLengths() const;
@@ -38,13 +40,16 @@ struct ArrivalTrace
     double MeanPrompt() const;
     /** \return the mean generated tokens (0 without lengths) */
     double MeanGenerated() const;
+    /** \return the mean cached prompt tokens (0 without them) */
+    double MeanCached() const;
 };
 
 /**
  * \brief Reads a trace of requests from a CSV file ('#' lines are comments), in either of two
  * forms, told apart by the header:
- * - `arrival_s[,prompt,generated]`: seconds from any origin, and optionally each request's
- *   prompt and generated tokens;
+ * - `arrival_s[,prompt,generated[,cached]]`: seconds from any origin, and optionally each
+ *   request's prompt and generated tokens, and of its prompt the tokens found in the cache
+ *   (as a serving engine's logs give them: vLLM's num_cached_tokens; 0 to prompt - 1);
  * - `TIMESTAMP,ContextTokens,GeneratedTokens`: the Azure LLM inference traces
  *   (github.com/Azure/AzurePublicDataset, 2023 and 2024), TIMESTAMP a date and time
  *   `YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM|Z]`.
@@ -53,7 +58,7 @@ struct ArrivalTrace
  * \return the trace
  * \throw SpecError naming the file, the column and the line of a bad value: no such form, a
  * time that is not one, tokens that are not a whole number of at least 1, fewer than two
- * requests or all at one time
+ * requests or all at one time, cached tokens without lengths or not below the prompt
  */
 ArrivalTrace ReadArrivalTrace(const std::string& path);
 

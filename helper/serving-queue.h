@@ -106,6 +106,11 @@ struct QueueRequest
     double finishS = 0;     //!< when its last token came out
     uint32_t prompt = 0;    //!< its prompt tokens (0: the engine's)
     uint32_t generated = 0; //!< the tokens it generates (0: the engine's)
+    /**
+     * its prompt tokens already in the cache, as a trace records them (ArrivalTrace::hasCached;
+     * the study computes the rest)
+     */
+    uint32_t cached = 0;
 };
 
 /**

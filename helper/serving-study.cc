@@ -1274,8 +1274,10 @@ ServingStudy::LoadAt(const ServingRow& r,
         tokens += q.generated > 0 ? q.generated : generated;
         if (q.prompt > 0)
         {
+            // A trace's own cached tokens, else the job's prefix.
+            const uint32_t c = m_space.trace.hasCached ? q.cached : cached;
             kvShare[i] = double(q.prompt) / job.run.promptTokens;
-            q.prompt = q.prompt > cached + 1 ? q.prompt - cached : 1;
+            q.prompt = q.prompt > c + 1 ? q.prompt - c : 1;
         }
     }
     QueueEngine engine;
@@ -1637,6 +1639,10 @@ ServingStudyJson(const ServingStudy& study,
             trace["rate_per_s"] = space.trace.RateRps();
             trace["mean_prompt"] = space.trace.MeanPrompt();
             trace["mean_generated"] = space.trace.MeanGenerated();
+            if (space.trace.hasCached)
+            {
+                trace["mean_cached"] = space.trace.MeanCached();
+            }
             arrivals["trace"] = trace;
         }
         j["arrivals"] = arrivals;

@@ -69,6 +69,17 @@ class ArrivalTraceReadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanPrompt(), 200.0, 1e-12, "mean prompt");
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanGenerated(), 30.0, 1e-12, "mean generated");
 
+        // Cached prompt tokens per request, as an engine's logs give them.
+        const std::string hits = WriteTrace("cached",
+                                            "arrival_s,prompt,generated,cached\n"
+                                            "0,100,10,60\n"
+                                            "1,50,5,0\n");
+        const ArrivalTrace c = ReadArrivalTrace(hits);
+        NS_TEST_EXPECT_MSG_EQ(c.hasCached, true, "a cached column");
+        NS_TEST_EXPECT_MSG_EQ(c.requests[0].cached, 60u, "60 of 100 cached");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.MeanCached(), 30.0, 1e-12, "mean cached");
+        NS_TEST_EXPECT_MSG_EQ(a.hasCached, false, "none without the column");
+
         // Times only, after a byte-order mark.
         const std::string timed = WriteTrace("times",
                                              "\xEF\xBB\xBF"
@@ -93,7 +104,7 @@ class ArrivalTraceReadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(z.requests[3].arrivalS, 86400.6, 1e-9, "two hours east");
         NS_TEST_EXPECT_MSG_EQ(z.requests[0].prompt, 4808u, "ContextTokens");
         NS_TEST_EXPECT_MSG_EQ(z.requests[1].generated, 250u, "GeneratedTokens");
-        for (const std::string& path : {own, timed, azure})
+        for (const std::string& path : {own, hits, timed, azure})
         {
             std::filesystem::remove(path);
         }
@@ -133,6 +144,10 @@ class ArrivalTraceErrorTestCase : public TestCase
                      {"generated", ":3", "from 1"}},
                  Bad{"half", "arrival_s,prompt\n0,10\n1,10\n", {"generated", "no such column"}},
                  Bad{"one", "arrival_s\n5\n", {"holds 1 requests", "two or more"}},
+                 Bad{"all cached",
+                     "arrival_s,prompt,generated,cached\n0,10,1,9\n1,10,1,10\n",
+                     {"cached", ":3", "less 1"}},
+                 Bad{"cached alone", "arrival_s,cached\n0,1\n1,1\n", {"cached", "prompt"}},
                  Bad{"together", "arrival_s\n5\n5\n", {"arrival_s", "the same time"}},
                  Bad{"fields", "arrival_s,prompt,generated\n0,1\n", {":2", "fields"}},
              })

@@ -1192,15 +1192,18 @@ class CliServingStudyTestCase : public TestCase
             std::ofstream fast(dir + "/fast.csv");
             std::ofstream slow(dir + "/slow.csv");
             std::ofstream sized(dir + "/sized.csv");
+            std::ofstream hits(dir + "/hits.csv");
             fast << "arrival_s\n";
             slow << "arrival_s\n";
             sized << "arrival_s,prompt,generated\n";
+            hits << "arrival_s,prompt,generated,cached\n";
             for (int i = 0; i < 40; ++i)
             {
                 const double t = 0.3 * i + 0.2 * (i % 3);
                 fast << t << "\n";
                 slow << 2 * t << "\n";
                 sized << t << "," << (i % 2 ? 312 : 200) << "," << (i % 2 ? 22 : 10) << "\n";
+                hits << t << "," << (i % 2 ? 312 : 200) << "," << (i % 2 ? 22 : 10) << ",192\n";
             }
         }
         const std::vector<std::string> replay = Cat(study, {"--batching=continuous", "--json"});
@@ -1235,6 +1238,26 @@ class CliServingStudyTestCase : public TestCase
         const Json& software = sizedJson.at("input").at("software");
         NS_TEST_EXPECT_MSG_EQ(software.at("prompt").get<uint32_t>(), 256u, "the mean prompt");
         NS_TEST_EXPECT_MSG_EQ(software.at("generated").get<uint32_t>(), 16u, "the mean output");
+        CliResult hit = RunCli(Cat(unsized, {"--arrivals=" + dir + "/hits.csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(hit.status, 0, hit.err);
+        const Json hitJson = Json::parse(hit.out);
+        NS_TEST_EXPECT_MSG_EQ(
+            hitJson.at("input").at("software").at("cached_prefix").get<uint32_t>(),
+            192u,
+            "the mean cached prefix");
+        const Json& plain = sizedJson.at("rows").at(0);
+        uint32_t compared = 0;
+        for (const Json& row : hitJson.at("rows"))
+        {
+            if (row.at("tp") == plain.at("tp") && row.at("batch") == plain.at("batch"))
+            {
+                ++compared;
+                NS_TEST_EXPECT_MSG_LT(row.at("load").at("ttft_p50_s").get<double>(),
+                                      plain.at("load").at("ttft_p50_s").get<double>(),
+                                      "cached prompts prefill faster");
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(compared, 1u, "the same layout and batch");
         for (const auto& [option, mention] : std::vector<std::pair<std::string, std::string>>{
                  {"--seed=3", "give one or the other"},
                  {"--requests=1", "allowed: 2 to 40"},

@@ -606,12 +606,14 @@ MakeOptions()
              1e6,
              "0")
             .For({kServing}),
-        Text("arrivals",
-             "with or without --rate or --goodput: replay the requests recorded in a CSV file "
-             "(arrival_s[,prompt,generated], or the Azure LLM inference trace's "
-             "TIMESTAMP,ContextTokens,GeneratedTokens), its times scaled to --rate (default: "
-             "the trace's own rate); with lengths, --prompt and --gen default to their means",
-             "")
+        Text(
+            "arrivals",
+            "with or without --rate or --goodput: replay the requests recorded in a CSV file "
+            "(arrival_s[,prompt,generated[,cached]], or the Azure LLM inference trace's "
+            "TIMESTAMP,ContextTokens,GeneratedTokens), its times scaled to --rate (default: "
+            "the trace's own rate); with lengths, --prompt, --gen (and --cached-prefix) default to "
+            "their means",
+            "")
             .For({kServing}),
         Flag("goodput",
              "find each layout's goodput: the highest Poisson request rate at which --attainment "

@@ -369,10 +369,19 @@ RunStudyServingCommand(const CliArgs& args)
         space.requests = static_cast<uint32_t>(recorded.size());
         if (space.trace.HasLengths())
         {
-            // The curves are replayed at the job's lengths: the trace's means unless given.
+            // The curves are replayed at the job's lengths (and cached prefix): the trace's
+            // means unless given.
             if (!args.Has("prompt"))
             {
                 options.Set("prompt", std::to_string(std::llround(space.trace.MeanPrompt())));
+            }
+            if (space.trace.hasCached && !args.Has("cached-prefix"))
+            {
+                // (Below a prompt given shorter than the trace's.)
+                const long long prompt = std::stoll(options.Get("prompt"));
+                options.Set("cached-prefix",
+                            std::to_string(std::min<long long>(
+                                std::llround(space.trace.MeanCached()), prompt - 1)));
             }
             if (!args.Has("gen"))
             {
