@@ -616,9 +616,9 @@ MakeOptions()
             "")
             .For({kServing}),
         Flag("goodput",
-             "find each layout's goodput: the highest Poisson request rate at which --attainment "
-             "of the requests meet --tpot-slo and --ttft-slo (DistServe), rank by it per GPU and "
-             "show each layout at it",
+             "find each layout's goodput: the highest request rate (Poisson, --burstiness or "
+             "--arrivals) at which --attainment of the requests meet --tpot-slo and --ttft-slo "
+             "(DistServe), rank by it per GPU and show each layout at it",
              "false")
             .For({kServing}),
         Choice("pipeline-split",
