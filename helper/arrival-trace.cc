@@ -6,13 +6,12 @@
 
 #include "ns3/csv-table.h"
 #include "ns3/spec-error.h"
+#include "option-spec.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <numeric>
 
 namespace ns3 {
 namespace rapidllm {
@@ -142,22 +141,13 @@ ParseDateTime(const std::string& text, Stamp& stamp)
     return true;
 }
 
-/** \return whether \p text is a whole number (digits only), put in \p value */
-bool
-WholeNumber(const std::string& text, unsigned long long& value)
-{
-    char* end = nullptr;
-    value = std::strtoull(text.c_str(), &end, 10);
-    return !text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) && *end == '\0';
-}
-
 /** \return the tokens in \p column of row \p row: a whole number from 1; else SpecError */
 uint32_t
 Tokens(const CsvTable& table, std::size_t row, const std::string& column)
 {
     const std::string& text = table.Text(row, column);
-    unsigned long long value = 0;
-    if (!WholeNumber(text, value) || value < 1 || value > (1ull << 31))
+    uint64_t value = 0;
+    if (!ParseWholeNumber(text, value) || value < 1 || value > (1ull << 31))
     {
         throw SpecError(table.Path(),
                         column,
@@ -286,8 +276,8 @@ ReadArrivalTrace(const std::string& path)
         {
             // At least the prompt's last token is computed (it yields the first token).
             const std::string& text = table.Text(row, "cached");
-            unsigned long long value = 0;
-            if (!WholeNumber(text, value) || value >= s.prompt)
+            uint64_t value = 0;
+            if (!ParseWholeNumber(text, value) || value >= s.prompt)
             {
                 throw SpecError(path,
                                 "cached",

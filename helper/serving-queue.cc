@@ -324,13 +324,13 @@ SimulateStatic(const QueueEngine& engine,
 }
 
 /**
- * SimulateEngine with data-parallel attention replicas in lockstep (QueueEngine::replicas);
- * the same arguments and result.
+ * SimulateEngine under continuous batching, on one or more data-parallel attention replicas
+ * in lockstep (QueueEngine::replicas); the same arguments and result.
  */
 double
-SimulateLockstep(const QueueEngine& engine,
-                 const std::vector<double>& readyS,
-                 std::vector<QueueRequest*>& requests)
+SimulateContinuous(const QueueEngine& engine,
+                   const std::vector<double>& readyS,
+                   std::vector<QueueRequest*>& requests)
 {
     struct Replica
     {
@@ -339,6 +339,7 @@ SimulateLockstep(const QueueEngine& engine,
         std::deque<std::size_t> waiting;
         std::vector<std::pair<std::size_t, uint32_t>> running; //!< index, decode steps left
     };
+    const bool prefills = !engine.prefill.requests.empty();
     const uint32_t d = engine.replicas;
     std::vector<Replica> replicas(d);
     for (std::size_t i = 0; i < requests.size(); ++i)
@@ -346,6 +347,20 @@ SimulateLockstep(const QueueEngine& engine,
         replicas[i % d].mine.push_back(i);
     }
     std::size_t done = 0;
+    // A request past its first token decodes its steps, or is done.
+    auto join = [&](Replica& r, std::size_t i)
+    {
+        const uint32_t steps = StepsOf(engine, *requests[i]);
+        if (steps == 0)
+        {
+            requests[i]->finishS = requests[i]->firstTokenS;
+            ++done;
+        }
+        else
+        {
+            r.running.emplace_back(i, steps);
+        }
+    };
     double t = 0;
     double joules = 0;
     while (done < requests.size())
@@ -358,18 +373,26 @@ SimulateLockstep(const QueueEngine& engine,
             {
                 r.waiting.push_back(r.mine[r.next++]);
             }
+            // Decode only (disaggregated serving): the waiting take the free slots at once.
+            while (!prefills && !r.waiting.empty() && r.running.size() < engine.slots)
+            {
+                join(r, r.waiting.front());
+                r.waiting.pop_front();
+            }
             if (r.next < r.mine.size())
             {
                 nextArrival = std::min(nextArrival, readyS[r.mine[r.next]]);
             }
-            busy = busy || !r.waiting.empty() || !r.running.empty();
+            busy = busy || !r.running.empty() || (prefills && !r.waiting.empty());
         }
         if (!busy)
         {
             t = nextArrival;
             continue;
         }
-        // Each replica's part of the iteration: a prefill, a decode step, or nothing.
+        // Each replica's part of the iteration: a prefill of its oldest waiting prompts (as many
+        // as slots are free, the iteration takes and the token budget holds), else a decode
+        // step of its requests in flight, or nothing.
         double prefillS = 0;
         double stepS = 0;
         double iterationJ = 0;
@@ -377,7 +400,7 @@ SimulateLockstep(const QueueEngine& engine,
         for (uint32_t k = 0; k < d; ++k)
         {
             Replica& r = replicas[k];
-            if (!r.waiting.empty() && r.running.size() < engine.slots)
+            if (prefills && !r.waiting.empty() && r.running.size() < engine.slots)
             {
                 const Prefill p = NextPrefill(
                     engine.prefill,
@@ -401,6 +424,7 @@ SimulateLockstep(const QueueEngine& engine,
                 iterationJ += engine.step.JoulesAt(n) / d;
             }
         }
+        // With batches in flight through a pipeline a prefill holds the engine for its share.
         const double start = t;
         t += std::max(engine.prefillHeld * prefillS, stepS);
         joules += iterationJ;
@@ -417,16 +441,7 @@ SimulateLockstep(const QueueEngine& engine,
                 const std::size_t i = r.waiting.front();
                 r.waiting.pop_front();
                 requests[i]->firstTokenS = start + std::max(prefillS, stepS);
-                const uint32_t steps = StepsOf(engine, *requests[i]);
-                if (steps == 0)
-                {
-                    requests[i]->finishS = requests[i]->firstTokenS;
-                    ++done;
-                }
-                else
-                {
-                    r.running.emplace_back(i, steps);
-                }
+                join(r, i);
             }
         }
     }
@@ -444,14 +459,10 @@ SimulateEngine(const QueueEngine& engine,
     {
         throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
     }
-    if (engine.replicas > 1)
+    if (engine.replicas > 1 && (engine.chunked || engine.wholeBatches))
     {
-        if (engine.chunked || engine.wholeBatches || engine.prefill.requests.empty())
-        {
-            throw std::logic_error(
-                "SimulateEngine: data-parallel attention replicas need continuous batching");
-        }
-        return SimulateLockstep(engine, readyS, requests);
+        throw std::logic_error(
+            "SimulateEngine: data-parallel attention replicas need continuous batching");
     }
     if (engine.chunked)
     {
@@ -465,83 +476,7 @@ SimulateEngine(const QueueEngine& engine,
         }
         return SimulateStatic(engine, readyS, requests);
     }
-    const bool prefills = !engine.prefill.requests.empty();
-    std::deque<std::size_t> waiting;
-    // Requests in flight: index and decode steps left.
-    std::vector<std::pair<std::size_t, uint32_t>> running;
-    running.reserve(engine.slots);
-    std::size_t next = 0;
-    std::size_t done = 0;
-    double t = 0;
-    double joules = 0;
-    auto join = [&](std::size_t i)
-    {
-        const uint32_t steps = StepsOf(engine, *requests[i]);
-        if (steps == 0)
-        {
-            requests[i]->finishS = requests[i]->firstTokenS;
-            ++done;
-        }
-        else
-        {
-            running.emplace_back(i, steps);
-        }
-    };
-    while (done < requests.size())
-    {
-        while (next < readyS.size() && readyS[next] <= t)
-        {
-            waiting.push_back(next++);
-        }
-        if (waiting.empty() && running.empty())
-        {
-            t = readyS[next];
-            continue;
-        }
-        if (!waiting.empty() && running.size() < engine.slots)
-        {
-            if (prefills)
-            {
-                // The oldest waiting prompts together, as many as slots are free, the
-                // iteration takes and the token budget holds.
-                const Prefill p = NextPrefill(
-                    engine.prefill,
-                    engine.prompt,
-                    engine.tokenBudget,
-                    std::min<std::size_t>({waiting.size(),
-                                           std::size_t(engine.slots) - running.size(),
-                                           std::size_t(engine.prefill.requests.back())}),
-                    [&](std::size_t k) -> const QueueRequest&
-                    {
-                        return *requests[waiting[k]];
-                    });
-                for (uint32_t j = 0; j < p.prompts; ++j)
-                {
-                    requests[waiting.front()]->firstTokenS = t + p.seconds;
-                    join(waiting.front());
-                    waiting.pop_front();
-                }
-                t += engine.prefillHeld * p.seconds;
-                joules += p.joules;
-            }
-            else
-            {
-                // Decode only: the waiting requests take the free slots at once.
-                while (!waiting.empty() && running.size() < engine.slots)
-                {
-                    join(waiting.front());
-                    waiting.pop_front();
-                }
-            }
-            continue;
-        }
-        // A decode step of every request in flight.
-        const auto n = static_cast<uint32_t>(running.size());
-        t += engine.step.SecondsAt(n);
-        joules += engine.step.JoulesAt(n);
-        done += EndDecodeStep(running, t, requests);
-    }
-    return joules;
+    return SimulateContinuous(engine, readyS, requests);
 }
 
 void

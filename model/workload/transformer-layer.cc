@@ -67,11 +67,8 @@ ActivationOp(const ModelSpec& model)
 }
 } // namespace
 
-TransformerLayer::TransformerLayer(const ModelSpec& model,
-                                   const RunSpec& run,
-                                   uint64_t tokens,
-                                   uint64_t batch,
-                                   uint64_t prefix)
+TransformerLayer::TransformerLayer(
+    const ModelSpec& model, const RunSpec& run, uint64_t tokens, uint64_t batch, uint64_t prefix)
     : m_model(model)
     , m_run(run)
     , m_shapes(model, run)
