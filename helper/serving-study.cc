@@ -683,15 +683,12 @@ ServingStudy::Evaluate(uint64_t index) const
         {
             // For the queue simulation: a batch of 1, 2, 4, ... requests as the instance runs
             // it, its prefill, then its decode steps at the requests' mean context.
-            const RunReport first = Replay(options, {{"batch", "1"}, {"gen", "1"}});
-            row.prefillS = first.stepTimeS;
-            row.prefillJ = first.energyJ - first.idleEnergyJ;
-            row.idleW = first.stepTimeS > 0 ? first.idleEnergyJ / first.stepTimeS : 0;
+            const bool prefillEnergy = FillOnePrefill(options, row);
             FillPrefillCurve(options, row);
             const auto [stepS, stepJ, stepEnergy] = DecodeStep(options, job, {0, 0, 0});
             row.stepS = stepS;
             row.stepJ = stepJ;
-            row.haveEnergy = row.haveEnergy && first.haveEnergy && stepEnergy;
+            row.haveEnergy = row.haveEnergy && prefillEnergy && stepEnergy;
             FillStepCurve(options, row);
         }
     }
@@ -804,18 +801,10 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     {
         return;
     }
-    // One request's prefill (and the sampling of its first token).
-    const RunReport first =
-        Replay(options, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
-    const double prefillS = first.stepTimeS;
-    // Energies are split into the work's own (dynamic) and the boards' idle power, which the
-    // cycle pays over its whole length instead.
-    const double prefillJ = first.energyJ - first.idleEnergyJ;
-    const double idleW = prefillS > 0 ? first.idleEnergyJ / prefillS : 0;
-    row.prefillS = prefillS;
-    row.prefillJ = prefillJ;
-    row.idleW = idleW;
-    row.haveEnergy = first.haveEnergy;
+    row.haveEnergy = FillOnePrefill(options, row);
+    const double prefillS = row.prefillS;
+    const double prefillJ = row.prefillJ;
+    const double idleW = row.idleW;
     const bool arrivals = m_space.rateRps > 0 || m_space.goodput;
     if (arrivals && (disaggregated || (row.fits && GetBatching() == Batching::CONTINUOUS)))
     {
@@ -828,7 +817,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     // A decode step of the whole batch at the requests' mean context.
     const uint64_t steps = generated - 1;
     const auto [stepS, stepJ, stepEnergy] = DecodeStep(options, job, {0, 0, 0});
-    const bool energy = first.haveEnergy && stepEnergy;
+    const bool energy = row.haveEnergy && stepEnergy;
     row.stepS = stepS;
     row.stepJ = stepJ;
     row.haveEnergy = energy;
@@ -882,6 +871,20 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         row.energyPerTokenJ = cycleJ / (inFlight * double(generated));
         row.avgPowerW = cycleJ / (cycleS * gpus);
     }
+}
+
+bool
+ServingStudy::FillOnePrefill(const JobOptions& options, ServingRow& row) const
+{
+    // One request's prefill (and the sampling of its first token).
+    const RunReport first =
+        Replay(options, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+    row.prefillS = first.stepTimeS;
+    // Energies are split into the work's own (dynamic) and the boards' idle power, which the
+    // cycle pays over its whole length instead.
+    row.prefillJ = first.energyJ - first.idleEnergyJ;
+    row.idleW = row.prefillS > 0 ? first.idleEnergyJ / row.prefillS : 0;
+    return first.haveEnergy;
 }
 
 void

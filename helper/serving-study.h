@@ -377,6 +377,12 @@ class ServingStudy
                                                 const ResolvedJob& job,
                                                 const std::array<uint32_t, 3>& chunk) const;
     /**
+     * \brief One request's prefill on the row's layout: its time, dynamic energy and the
+     * instance's idle power (row.prefillS, prefillJ, idleW).
+     * \param options the candidate \param row the row \return whether the energy is known
+     */
+    bool FillOnePrefill(const JobOptions& options, ServingRow& row) const;
+    /**
      * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
      * row's own step), for the queue simulation.
      * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
