@@ -26,6 +26,20 @@ namespace rapidllm {
 
 namespace {
 
+/**
+ * \brief Sets a job's batch to \p n requests, and its batches in flight (where the job gives
+ * them) to at most as many: a curve's smaller batch splits into no more batches than requests.
+ */
+void
+SetBatch(JobOptions& options, uint32_t n)
+{
+    options.Set("batch", std::to_string(n));
+    if (std::stoul(options.Get("inflight-batches")) > n)
+    {
+        options.Set("inflight-batches", std::to_string(n));
+    }
+}
+
 /** \return each decoder layer's pipeline stage, in layer order (model chunks interleaved) */
 std::vector<uint32_t>
 LayerStages(const ModelSpec& model, const ParallelSpec& p)
@@ -895,7 +909,7 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
     for (uint32_t n = 1; n < row.batch; n *= 2)
     {
         JobOptions smaller = options;
-        smaller.Set("batch", std::to_string(n));
+        SetBatch(smaller, n);
         const auto [s, j, known] = DecodeStep(smaller, smaller.ToSpecs(), {0, 0, 0});
         curve.requests.push_back(n);
         curve.seconds.push_back(s);
@@ -947,13 +961,14 @@ std::optional<std::pair<double, double>>
 ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) const
 {
     // A static batch runs through a pipeline in its own in-flight batches, as `run` times it.
-    std::vector<std::pair<std::string, std::string>> changes{{"batch", std::to_string(prompts)},
-                                                             {"gen", "1"}};
+    JobOptions iteration = options;
+    SetBatch(iteration, prompts);
+    iteration.Set("gen", "1");
     if (GetBatching() != Batching::STATIC)
     {
-        changes.emplace_back("inflight-batches", "1");
+        iteration.Set("inflight-batches", "1");
     }
-    Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
+    Ptr<RapidLlmHelper> helper = HelperFor(iteration, {});
     RunReport report = helper->CheckMemory();
     if (report.feasible)
     {
@@ -1017,7 +1032,7 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
     {
         const auto decoding =
             static_cast<uint64_t>(std::ceil(requestsPerStep * double(generated - 1) - 1e-9));
-        mixedJob.Set("batch", std::to_string(std::clamp<uint64_t>(decoding, 1, batch)));
+        SetBatch(mixedJob, static_cast<uint32_t>(std::clamp<uint64_t>(decoding, 1, batch)));
     }
     const auto [mixedS, mixedJ, mixedEnergy] =
         DecodeStep(mixedJob,

@@ -986,6 +986,22 @@ class ServingLoadTestCase : public TestCase
                                   "waiting for the batch before");
         }
 
+        // Batches in flight set by the job: a curve's smaller batches split into no more.
+        for (Batching b : {Batching::CONTINUOUS, Batching::STATIC})
+        {
+            ServingSpace piped;
+            piped.gpus = 2;
+            piped.tp = {1};
+            piped.pp = {2};
+            piped.batch = {4};
+            piped.batching = b;
+            piped.rateRps = 1;
+            JobOptions two = job;
+            two.Set("inflight-batches", "2");
+            const ServingRow r = ServingStudy(two, piped, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ((r.loaded && r.stepCurve.requests.front() == 1), true, "loaded");
+        }
+
         // Refused: dp attention under static batching.
         space.rateRps = 1;
         space.batching = Batching::STATIC;
