@@ -121,6 +121,32 @@ StepsOf(const QueueEngine& e, const QueueRequest& r)
     return (r.generated > 0 ? r.generated : e.generated) - 1;
 }
 
+/**
+ * \return the keys a request attends to in its decode step with \p left steps left (those
+ * of its prompt, computed and cached, and of the tokens it has generated)
+ */
+double
+KeysOf(const QueueEngine& e, const QueueRequest& r, uint32_t left)
+{
+    const uint32_t prompt = r.prompt > 0 ? r.prompt + r.cached : e.prompt + e.cached;
+    return double(prompt) + double(StepsOf(e, r)) - double(left) + 1;
+}
+
+/**
+ * \return the keys the requests decoding (index and steps left) attend to in their next step
+ */
+template<typename Decoding>
+double
+KeysOf(const QueueEngine& e, const Decoding& decoding, const std::vector<QueueRequest*>& requests)
+{
+    double keys = 0;
+    for (const auto& [i, left] : decoding)
+    {
+        keys += KeysOf(e, *requests[i], left);
+    }
+    return keys;
+}
+
 /** \return the value at nearest rank p (0-100) of sorted values */
 double
 Percentile(const std::vector<double>& sorted, double p)
@@ -145,6 +171,28 @@ double
 StepCurve::JoulesAt(uint32_t n) const
 {
     return Interpolate(requests, joules, n);
+}
+
+double
+StepCurve::SecondsAt(uint32_t n, double keys) const
+{
+    if (context <= 0 || secondsPerKey.empty())
+    {
+        return SecondsAt(n);
+    }
+    return std::max(0.0,
+                    SecondsAt(n) + Interpolate(requests, secondsPerKey, n) * (keys - n * context));
+}
+
+double
+StepCurve::JoulesAt(uint32_t n, double keys) const
+{
+    if (context <= 0 || joulesPerKey.empty())
+    {
+        return JoulesAt(n);
+    }
+    return std::max(0.0,
+                    JoulesAt(n) + Interpolate(requests, joulesPerKey, n) * (keys - n * context));
 }
 
 std::vector<double>
@@ -245,9 +293,11 @@ SimulateChunked(const QueueEngine& engine,
                 break;
             }
         }
+        // A step of no decodes costs the curve's one-request step at its context.
         const uint32_t base = std::max<uint32_t>(n, 1);
-        t += engine.step.SecondsAt(base) + tokens * engine.chunkTokenS;
-        joules += engine.step.JoulesAt(base) + tokens * engine.chunkTokenJ;
+        const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.context;
+        t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
+        joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
         done += EndDecodeStep(decoding, t, requests);
         // Prompts done in this step: their first token, then their decodes.
         while (!prompts.empty() && prompts.front().second == 0)
@@ -300,24 +350,32 @@ SimulateStatic(const QueueEngine& engine,
         }
         const auto k = static_cast<uint32_t>(end - first);
         uint32_t prompt = 0;
+        double keys = 0;
         uint32_t steps = 0;
         for (std::size_t i = first; i < end; ++i)
         {
             prompt = std::max(prompt, PromptOf(engine.prompt, *requests[i]));
+            keys = std::max(keys, KeysOf(engine, *requests[i], StepsOf(engine, *requests[i])));
             steps = std::max(steps, StepsOf(engine, *requests[i]));
         }
         // One rectangular batch: every prompt padded to the longest, every request stepped to
-        // the longest generation.
+        // the longest generation (each step's keys those of the longest prompt's request).
         const double scale = engine.prompt > 0 ? double(prompt) / engine.prompt : 1.0;
         const double prefillS = engine.prefill.SecondsAt(k) * scale;
-        const double stepS = engine.step.SecondsAt(k);
+        std::vector<double> stepsEndS(steps + 1, t + prefillS);
+        for (uint32_t s = 1; s <= steps; ++s)
+        {
+            const double batchKeys = double(k) * (keys + s - 1);
+            stepsEndS[s] = stepsEndS[s - 1] + engine.step.SecondsAt(k, batchKeys);
+            joules += engine.step.JoulesAt(k, batchKeys);
+        }
         for (std::size_t i = first; i < end; ++i)
         {
             requests[i]->firstTokenS = t + prefillS;
-            requests[i]->finishS = t + prefillS + StepsOf(engine, *requests[i]) * stepS;
+            requests[i]->finishS = stepsEndS[StepsOf(engine, *requests[i])];
         }
-        t += prefillS + steps * stepS;
-        joules += engine.prefill.JoulesAt(k) * scale + steps * engine.step.JoulesAt(k);
+        t = stepsEndS[steps];
+        joules += engine.prefill.JoulesAt(k) * scale;
         first = end;
     }
     return joules;
@@ -420,8 +478,9 @@ SimulateContinuous(const QueueEngine& engine,
             else if (!r.running.empty())
             {
                 const auto n = static_cast<uint32_t>(r.running.size());
-                stepS = std::max(stepS, engine.step.SecondsAt(n));
-                iterationJ += engine.step.JoulesAt(n) / d;
+                const double keys = KeysOf(engine, r.running, requests);
+                stepS = std::max(stepS, engine.step.SecondsAt(n, keys));
+                iterationJ += engine.step.JoulesAt(n, keys) / d;
             }
         }
         // With batches in flight through a pipeline a prefill holds the engine for its share.

@@ -16,18 +16,36 @@ namespace rapidllm {
  * \brief An iteration's time and dynamic energy against the requests it carries (a decode step
  * against the requests in flight, a prefill iteration against its prompts), from replays at a
  * few sizes and linear between them (an iteration reads the weights once and costs about the
- * same per request beyond, so it is nearly affine in them).
+ * same per request beyond, so it is nearly affine in them). A decode step's curve may also
+ * know what each token of context its requests attend to adds (the attention reads every
+ * cached key and value once a step, so a step is nearly affine in the keys of its requests too):
+ * replayed at `context` keys per request and again at fewer, the difference per key at each size.
  */
 struct StepCurve
 {
     std::vector<uint32_t> requests; //!< the replayed sizes, ascending, the first 1
     std::vector<double> seconds;    //!< an iteration's time at each
     std::vector<double> joules;     //!< its dynamic energy at each
+    /**
+     * the keys (tokens of context) each request attended to, on average, in the replayed
+     * steps; 0: the curve does not follow the context
+     */
+    double context = 0;
+    std::vector<double> secondsPerKey; //!< at each size, a step's time per key beyond context
+    std::vector<double> joulesPerKey;  //!< at each size, its dynamic energy per key beyond it
 
     /** \param n requests (1 to the last point; beyond it, the last) \return the time */
     double SecondsAt(uint32_t n) const;
     /** \param n requests (1 to the last point; beyond it, the last) \return the energy */
     double JoulesAt(uint32_t n) const;
+    /**
+     * \param n requests \param keys the keys all of them attend to
+     * \return the time of a step of n requests at those keys (SecondsAt(n) where the curve does
+     * not follow the context; never below 0)
+     */
+    double SecondsAt(uint32_t n, double keys) const;
+    /** \param n requests \param keys the keys all of them attend to \return the energy */
+    double JoulesAt(uint32_t n, double keys) const;
 };
 
 /**
@@ -71,6 +89,11 @@ struct QueueEngine
      */
     uint32_t prompt = 0;
     /**
+     * prompt tokens of a request at the engine's prompt found in the prefix cache: its decode
+     * steps attend to prompt + cached keys and the tokens it has generated
+     */
+    uint32_t cached = 0;
+    /**
      * tokens one iteration carries: chunked, a step's decodes and prompt tokens; otherwise a
      * prefill iteration's prompts (at least one prompt; 0: no limit but the prefill curve's)
      */
@@ -104,11 +127,15 @@ struct QueueRequest
     double arrivalS = 0;    //!< when it arrived
     double firstTokenS = 0; //!< when its first token came out
     double finishS = 0;     //!< when its last token came out
-    uint32_t prompt = 0;    //!< its prompt tokens (0: the engine's)
+    /**
+     * its prompt tokens (0: the engine's); in the queue simulation, those its prefill computes
+     */
+    uint32_t prompt = 0;
     uint32_t generated = 0; //!< the tokens it generates (0: the engine's)
     /**
      * its prompt tokens already in the cache, as a trace records them (ArrivalTrace::hasCached;
-     * the study computes the rest)
+     * the study computes the rest); in the queue simulation, those of its prompt besides the
+     * computed `prompt` (its decode steps attend to both)
      */
     uint32_t cached = 0;
 };

@@ -131,16 +131,25 @@ PrefillRows(const std::vector<ServingRow>& rows)
     return prefills;
 }
 
-/** \return a step curve as JSON: [{requests, step_s, step_energy_j}, ...] */
+/**
+ * \return a step curve as JSON: [{requests, step_s, step_energy_j}, ...], each point with
+ * context, step_s_per_key and step_energy_j_per_key where the curve follows the context
+ */
 Json
 CurveJson(const StepCurve& c)
 {
     Json curve = Json::array();
     for (std::size_t i = 0; i < c.requests.size(); ++i)
     {
-        curve.push_back({{"requests", c.requests[i]},
-                         {"step_s", c.seconds[i]},
-                         {"step_energy_j", c.joules[i]}});
+        Json point = {
+            {"requests", c.requests[i]}, {"step_s", c.seconds[i]}, {"step_energy_j", c.joules[i]}};
+        if (c.context > 0)
+        {
+            point["context"] = c.context;
+            point["step_s_per_key"] = c.secondsPerKey[i];
+            point["step_energy_j_per_key"] = c.joulesPerKey[i];
+        }
+        curve.push_back(point);
     }
     return curve;
 }
@@ -155,8 +164,52 @@ CurveFromJson(const Json& j)
         c.requests.push_back(point.at("requests").get<uint32_t>());
         c.seconds.push_back(point.at("step_s").get<double>());
         c.joules.push_back(point.at("step_energy_j").get<double>());
+        if (point.contains("context"))
+        {
+            c.context = point.at("context").get<double>();
+            c.secondsPerKey.push_back(point.at("step_s_per_key").get<double>());
+            c.joulesPerKey.push_back(point.at("step_energy_j_per_key").get<double>());
+        }
+    }
+    if (!c.secondsPerKey.empty() && c.secondsPerKey.size() != c.requests.size())
+    {
+        throw std::runtime_error("a step curve's points follow the context in part only");
     }
     return c;
+}
+
+/** The two replays whose difference is a decode step (ServingStudy::DecodeStep). */
+struct DecodeReplays
+{
+    uint64_t prompt = 0;  //!< their prompt
+    uint32_t longGen = 0; //!< the longer one's generated tokens (the shorter generates 2)
+    double tokens = 0;    //!< the tokens the longer one's extra passes yield
+    double keys = 0;      //!< the keys a request attends to in those passes, on average
+};
+
+/**
+ * \param run the job \param prompt the replays' prompt (0: the requests' mean context less
+ * the shorter replay's two tokens) \return the replays
+ */
+DecodeReplays
+DecodeReplaysOf(const RunSpec& run, uint64_t prompt)
+{
+    DecodeReplays d;
+    const uint64_t mean = run.promptTokens + (run.generatedTokens - 1) / 2;
+    d.prompt = prompt > 0 ? prompt : (mean > 3 ? mean - 2 : 1);
+    // The two runs differ by whole decode passes: two of one token each, or with speculative
+    // decoding at least two passes of TokensPerDecodePass() tokens each; the time per token is
+    // their difference over the tokens those passes yield. They generate tokens 3 to longGen,
+    // the j-th attending to prompt + j - 1 keys.
+    const double perPass = run.TokensPerDecodePass();
+    d.longGen = 2 + 2 * static_cast<uint32_t>(std::ceil(perPass - 1e-9));
+    RunSpec shortRun = run;
+    shortRun.generatedTokens = 2;
+    RunSpec longRun = run;
+    longRun.generatedTokens = d.longGen;
+    d.tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
+    d.keys = double(d.prompt) + double(d.longGen + 1) / 2;
+    return d;
 }
 
 /** \return whether a load is within the space's capacity and attainment */
@@ -736,37 +789,38 @@ ServingStudy::Replay(const JobOptions& options,
 std::tuple<double, double, bool>
 ServingStudy::DecodeStep(const JobOptions& options,
                          const ResolvedJob& job,
-                         const std::array<uint32_t, 3>& chunk) const
+                         const std::array<uint32_t, 3>& chunk,
+                         uint64_t prompt) const
 {
-    const uint64_t steps = job.run.generatedTokens - 1;
-    const uint64_t mean = job.run.promptTokens + steps / 2;
-    const std::string context = std::to_string(mean > 3 ? mean - 2 : 1);
-    // The two runs differ by whole decode passes: two of one token each, or with speculative
-    // decoding at least two passes of TokensPerDecodePass() tokens each; the time per token is
-    // their difference over the tokens those passes yield.
-    const double perPass = job.run.TokensPerDecodePass();
-    const uint32_t longGen = 2 + 2 * static_cast<uint32_t>(std::ceil(perPass - 1e-9));
-    RunSpec shortRun = job.run;
-    shortRun.generatedTokens = 2;
-    RunSpec longRun = job.run;
-    longRun.generatedTokens = longGen;
-    const double tokens = double(longRun.DecodePasses() - shortRun.DecodePasses()) * perPass;
+    const DecodeReplays d = DecodeReplaysOf(job.run, prompt);
+    std::ostringstream key;
+    for (const OptionSpec& o : JobOptions::GetDeclarations())
+    {
+        key << o.name << '=' << options.Get(o.name) << '\n';
+    }
+    key << d.prompt << ' ' << d.longGen << ' ' << chunk[0] << ' ' << chunk[1] << ' ' << chunk[2];
+    const auto known = m_decodeSteps.find(key.str());
+    if (known != m_decodeSteps.end())
+    {
+        return known->second;
+    }
     // The decode steps are the same with or without a cached prefix (the difference of the runs
     // has no prefill): the runs prefill their context whole.
-    const std::vector<std::pair<std::string, std::string>> whole{{"cached-prefix", "0"},
-                                                                 {"shared-prefix", "false"}};
-    auto changes = [&whole, &context](const std::string& gen)
+    auto changes = [&d](const std::string& gen)
     {
-        std::vector<std::pair<std::string, std::string>> c = whole;
-        c.emplace_back("prompt", context);
-        c.emplace_back("gen", gen);
-        return c;
+        return std::vector<std::pair<std::string, std::string>>{
+            {"cached-prefix", "0"},
+            {"shared-prefix", "false"},
+            {"prompt", std::to_string(d.prompt)},
+            {"gen", gen}};
     };
     const RunReport shorter = Replay(options, changes("2"), chunk);
-    const RunReport longer = Replay(options, changes(std::to_string(longGen)), chunk);
-    return {(longer.stepTimeS - shorter.stepTimeS) / tokens,
-            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ) / tokens,
-            shorter.haveEnergy && longer.haveEnergy};
+    const RunReport longer = Replay(options, changes(std::to_string(d.longGen)), chunk);
+    return m_decodeSteps[key.str()] = {
+               (longer.stepTimeS - shorter.stepTimeS) / d.tokens,
+               (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ)
+                   / d.tokens,
+               shorter.haveEnergy && longer.haveEnergy};
 }
 
 void
@@ -906,18 +960,35 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
 {
     StepCurve& curve = row.stepCurve;
     curve = StepCurve();
+    // Each size again at half the context: what a key adds to its step (a context too short
+    // to halve is not followed).
+    const ResolvedJob job = options.ToSpecs();
+    const DecodeReplays mean = DecodeReplaysOf(job.run, 0);
+    const DecodeReplays half = DecodeReplaysOf(job.run, mean.prompt / 2);
+    const bool follow = mean.prompt >= 16;
+    auto add = [&](uint32_t n, const JobOptions& sized, double s, double j, bool known)
+    {
+        curve.requests.push_back(n);
+        curve.seconds.push_back(s);
+        curve.joules.push_back(known ? j : 0);
+        if (follow)
+        {
+            const auto [halfS, halfJ, halfKnown] =
+                DecodeStep(sized, sized.ToSpecs(), {0, 0, 0}, half.prompt);
+            const double keys = double(n) * (mean.keys - half.keys);
+            curve.secondsPerKey.push_back((s - halfS) / keys);
+            curve.joulesPerKey.push_back(known && halfKnown ? (j - halfJ) / keys : 0);
+        }
+    };
     for (uint32_t n = 1; n < row.batch; n *= 2)
     {
         JobOptions smaller = options;
         SetBatch(smaller, n);
         const auto [s, j, known] = DecodeStep(smaller, smaller.ToSpecs(), {0, 0, 0});
-        curve.requests.push_back(n);
-        curve.seconds.push_back(s);
-        curve.joules.push_back(known ? j : 0);
+        add(n, smaller, s, j, known);
     }
-    curve.requests.push_back(row.batch);
-    curve.seconds.push_back(row.stepS);
-    curve.joules.push_back(row.stepJ);
+    add(row.batch, options, row.stepS, row.stepJ, true);
+    curve.context = follow ? mean.keys : 0;
 }
 
 void
@@ -1295,13 +1366,16 @@ ServingStudy::LoadAt(const ServingRow& r,
             // A trace's own cached tokens, else the job's prefix.
             const uint32_t c = m_space.trace.hasCached ? q.cached : cached;
             kvShare[i] = double(q.prompt) / job.run.promptTokens;
-            q.prompt = q.prompt > c + 1 ? q.prompt - c : 1;
+            const uint32_t computed = q.prompt > c + 1 ? q.prompt - c : 1;
+            q.cached = q.prompt - computed;
+            q.prompt = computed;
         }
     }
     QueueEngine engine;
     engine.slots = r.batch;
     engine.generated = generated;
     engine.prompt = prompt;
+    engine.cached = cached;
     engine.step = r.stepCurve;
     engine.replicas = job.run.parallel.dp;
     double joules = 0;

@@ -14,8 +14,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ns3 {
@@ -371,11 +373,14 @@ class ServingStudy
      * \brief A decode step of the batch at the requests' mean context, from two replays two
      * steps apart (their difference has no prefill).
      * \param options the candidate \param job the candidate resolved \param chunk as Replay
+     * \param prompt the replays' prompt (0: the requests' mean context, less the two tokens the
+     * shorter replay generates; DecodeKeys gives the keys its steps attend to)
      * \return its time and dynamic energy per token, and whether the energy is known
      */
     std::tuple<double, double, bool> DecodeStep(const JobOptions& options,
                                                 const ResolvedJob& job,
-                                                const std::array<uint32_t, 3>& chunk) const;
+                                                const std::array<uint32_t, 3>& chunk,
+                                                uint64_t prompt = 0) const;
     /**
      * \brief One request's prefill on the row's layout: its time, dynamic energy and the
      * instance's idle power (row.prefillS, prefillJ, idleW).
@@ -384,7 +389,8 @@ class ServingStudy
     bool FillOnePrefill(const JobOptions& options, ServingRow& row) const;
     /**
      * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
-     * row's own step), for the queue simulation.
+     * row's own step), each also at half the context for what a key adds, for the queue
+     * simulation.
      * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
      */
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
@@ -440,6 +446,11 @@ class ServingStudy
     std::string m_routing;             //!< routing policy
     bool m_symmetry;                   //!< replay one rank per symmetric set
     uint32_t m_skipped = 0;            //!< ruled-out combinations
+    /**
+     * decode steps replayed so far (DecodeStep), by job and replay: the rows of a layout share
+     * their step curves' smaller sizes
+     */
+    mutable std::map<std::string, std::tuple<double, double, bool>> m_decodeSteps;
 };
 
 /**

@@ -125,6 +125,119 @@ class StepCurveTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A step curve that follows the context: a step's time and energy grow with the keys its
+ * requests attend to; each request's decode steps attend to its prompt (computed and cached)
+ * and the tokens it has generated; static batches attend to the longest prompt's padding.
+ */
+class ContextStepsTestCase : public TestCase
+{
+  public:
+    ContextStepsTestCase()
+        : TestCase("serving queue: steps against the context")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // Replayed at 105.5 keys a request (a 100-token prompt and half of ten steps), each key
+        // beyond it 10 us and 0.01 J.
+        StepCurve curve = AffineCurve(0.01, 0.001);
+        curve.context = 105.5;
+        curve.secondsPerKey.assign(4, 1e-5);
+        curve.joulesPerKey.assign(4, 0.01);
+        NS_TEST_EXPECT_MSG_EQ_TOL(curve.SecondsAt(2, 311), 0.013, 1e-15, "100 keys more");
+        NS_TEST_EXPECT_MSG_EQ_TOL(curve.JoulesAt(2, 111), 1.0, 1e-12, "100 keys fewer");
+        NS_TEST_EXPECT_MSG_EQ_TOL(curve.SecondsAt(3, 316.5), 0.013, 1e-15, "between sizes");
+        StepCurve steep = curve;
+        steep.secondsPerKey.assign(4, 1e-3);
+        NS_TEST_EXPECT_MSG_EQ(steep.SecondsAt(1, 0), 0.0, "never below 0");
+        StepCurve flat = curve;
+        flat.context = 0;
+        NS_TEST_EXPECT_MSG_EQ(flat.SecondsAt(2, 1e6), flat.SecondsAt(2), "not followed");
+
+        QueueEngine e;
+        e.slots = 2;
+        e.generated = 11;
+        e.prompt = 100;
+        e.prefill = OnePrompt(0.5, 1);
+        e.step = curve;
+        // Alone at the engine's prompt: its steps attend to 101 to 110 keys, 105.5 on average,
+        // so the curve's own steps; a 300-token prompt 200 keys more each step; a prompt of
+        // 50 computed tokens after 250 cached the same keys as 300 computed, a quarter of the
+        // prefill.
+        {
+            std::vector<QueueRequest> requests = Arriving({0, 10, 20});
+            requests[1].prompt = 300;
+            requests[2].prompt = 50;
+            requests[2].cached = 250;
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(e, {0, 10, 20}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[0].finishS - requests[0].firstTokenS, 0.11, 1e-12, "the mean context");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[1].finishS - requests[1].firstTokenS, 0.13, 1e-12, "200 keys more");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[2].firstTokenS - requests[2].arrivalS, 0.25, 1e-12, "50 computed");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[2].finishS - requests[2].firstTokenS, 0.13, 1e-12, "300 attended");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules,
+                                      1 + 3 + 0.5 + 10 * 1.0 + 10 * 3.0 + 10 * 3.0,
+                                      1e-9,
+                                      "prefills by their tokens, steps 2 J more at 200 keys more");
+        }
+        // Decode only, both together: step j attends to 100 + j and 300 + j keys, 189 + 2 j
+        // more than two at the curve's context.
+        {
+            QueueEngine d = e;
+            d.prefill = StepCurve();
+            std::vector<QueueRequest> requests = Arriving({0, 0});
+            requests[1].prompt = 300;
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(d, {0, 0}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS, 0.12 + 0.02, 1e-12, "steps of two");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 0.14, 1e-12, "the same steps");
+        }
+        // Static: prompts of 50 and 150 padded to 150, step s attending to 2 (150 + s) keys.
+        {
+            QueueEngine b = e;
+            b.prefill = StepCurve{{1, 2}, {0.5, 0.6}, {1, 2}};
+            b.wholeBatches = true;
+            std::vector<QueueRequest> requests = Arriving({0, 0});
+            requests[0].prompt = 50;
+            requests[0].generated = 3;
+            requests[1].prompt = 150;
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(b, {0, 0}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[0].finishS, 0.9 + 0.024 + 1e-5 * (178 + 6), 1e-12, "two padded steps");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                requests[1].finishS, 0.9 + 0.12 + 1e-5 * (890 + 110), 1e-12, "ten steps");
+        }
+        // Chunked: a 300-token request decoding beside another's prompt chunk.
+        {
+            QueueEngine c = e;
+            c.prefill = StepCurve();
+            c.chunked = true;
+            c.tokenBudget = 1000;
+            c.generated = 2;
+            std::vector<QueueRequest> requests = Arriving({0});
+            requests[0].prompt = 300;
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(c, {0}, all);
+            // A step of no decode at the curve's context carries the prompt, then one decode
+            // attending to 301 keys.
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 0.011, 1e-12, "the prompt");
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].finishS - requests[0].firstTokenS,
+                                      0.011 + 1e-5 * (301 - 105.5),
+                                      1e-12,
+                                      "one step at 301 keys");
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Poisson arrivals: ascending, the mean gap 1 / rate, the same for the same seed and
  * not for another; a rate of 0 refused.
  */
@@ -705,6 +818,7 @@ class ServingQueueTestSuite : public TestSuite
         : TestSuite("rapid-llm-serving-queue", UNIT)
     {
         AddTestCase(new StepCurveTestCase, TestCase::QUICK);
+        AddTestCase(new ContextStepsTestCase, TestCase::QUICK);
         AddTestCase(new PoissonArrivalsTestCase, TestCase::QUICK);
         AddTestCase(new GammaArrivalsTestCase, TestCase::QUICK);
         AddTestCase(new MD1QueueTestCase, TestCase::QUICK);

@@ -18,6 +18,7 @@
 #include "test-require.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -25,6 +26,16 @@ using namespace ns3;
 using namespace ns3::rapidllm;
 
 namespace {
+
+/**
+ * \return what one key of context adds to a step of one request (a request alone attends on
+ * average to its prompt and half its generation, the step curve's context within a key)
+ */
+double
+OneKey(const StepCurve& c)
+{
+    return c.secondsPerKey.empty() ? 1e-12 : std::abs(c.secondsPerKey.front());
+}
 
 /** \return a small inference job: Llama-2 7B cut to two layers on H100, a short request */
 JobOptions
@@ -691,8 +702,10 @@ class ServingDpAttentionTestCase : public TestCase
             RAPIDLLM_REQUIRE_EQ(r.loaded && !r.load.overloaded, true, "simulated");
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: the prefill");
-            NS_TEST_EXPECT_MSG_EQ_TOL(
-                r.load.summary.tpotP50S, r.stepCurve.seconds.front(), 1e-12, "steps of one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
+                                      r.stepCurve.seconds.front(),
+                                      OneKey(r.stepCurve),
+                                      "steps of one");
         }
 
         // Ruled out, with the reason: a dense model, and whole experts kept in each TP group.
@@ -828,7 +841,7 @@ class ServingLoadTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: its own prefill");
             NS_TEST_EXPECT_MSG_EQ_TOL(
-                r.load.summary.tpotP50S, one.stepS, 1e-9, "alone: steps of one");
+                r.load.summary.tpotP50S, one.stepS, OneKey(r.stepCurve), "alone: steps of one");
             NS_TEST_EXPECT_MSG_EQ(r.meetsSlo, true, "within a second a token");
             NS_TEST_EXPECT_MSG_GT(
                 r.load.energyPerTokenJ, eight.energyPerTokenJ, "idle boards between requests");
@@ -881,7 +894,7 @@ class ServingLoadTestCase : public TestCase
                 r.load.summary.ttftP50S, r.ttftS, 1e-12, "the prefill instance's prefill");
             NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
                                       (r.kvTransferS + 15 * r.stepCurve.seconds.front()) / 15,
-                                      1e-9,
+                                      OneKey(r.stepCurve),
                                       "the transfer and steps of one");
         }
 
@@ -898,8 +911,10 @@ class ServingLoadTestCase : public TestCase
                                       c.stepCurve.seconds.front() + 256 * c.chunkTokenS,
                                       1e-12,
                                       "one step carrying the 256-token prompt");
-            NS_TEST_EXPECT_MSG_EQ_TOL(
-                c.load.summary.tpotP50S, c.stepCurve.seconds.front(), 1e-12, "alone: steps of one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c.load.summary.tpotP50S,
+                                      c.stepCurve.seconds.front(),
+                                      OneKey(c.stepCurve),
+                                      "alone: steps of one");
             chunked.rateRps = c.requestsPerS * 0.9;
             chunked.requests = 5000;
             const ServingRow busy = ServingStudy(job, chunked, "flow", "", true).Run().at(0);
@@ -974,8 +989,10 @@ class ServingLoadTestCase : public TestCase
                                       "the curves give the batch's time as run has it");
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 r.load.summary.ttftP50S, r.prefillS, 1e-12, "alone: its own prefill");
-            NS_TEST_EXPECT_MSG_EQ_TOL(
-                r.load.summary.tpotP50S, r.stepCurve.seconds.front(), 1e-12, "alone: steps of one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.summary.tpotP50S,
+                                      r.stepCurve.seconds.front(),
+                                      OneKey(r.stepCurve),
+                                      "alone: steps of one");
             whole.rateRps = r.requestsPerS * 0.5;
             const ServingRow busy = ServingStudy(job, whole, "flow", "", true).Run().at(0);
             ServingSpace joined = whole;
@@ -1071,6 +1088,70 @@ class ServingCachedPrefixTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(
             loaded.load.summary.ttftP50S, cached.prefillS, 1e-12, "alone: the shorter prefill");
         NS_TEST_EXPECT_MSG_EQ(loaded.prefillCurve.requests.back(), 2u, "128 / 64 prompts at once");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Decode steps against the context under a rate: the step curve's keys predict a replay
+ * at three times the prompt, and requests of spread lengths, each alone, decode at their own
+ * contexts (longer prompts, slower steps).
+ */
+class ServingContextTestCase : public TestCase
+{
+  public:
+    ServingContextTestCase()
+        : TestCase("serving study: decode steps at each request's context")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        ServingSpace space;
+        space.gpus = 1;
+        space.tp = {1};
+        space.batch = {8};
+        space.batching = Batching::CONTINUOUS;
+        space.rateRps = 1;
+        space.requests = 50;
+        const JobOptions job = SmallServingJob();
+        JobOptions longer = job;
+        longer.Set("prompt", "768");
+        const ServingRow r = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        const ServingRow l = ServingStudy(longer, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(r.loaded && l.loaded, true, "simulated");
+        const StepCurve& c = r.stepCurve;
+        RAPIDLLM_REQUIRE_EQ(c.secondsPerKey.size(), c.requests.size(), "a key's cost each size");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.context, 256 + 7.5, 1e-12, "the replayed steps' mean keys");
+        NS_TEST_EXPECT_MSG_EQ_TOL(l.stepCurve.context - c.context, 512.0, 1e-12, "512 more");
+        for (std::size_t i = 0; i < c.requests.size(); ++i)
+        {
+            const uint32_t n = c.requests[i];
+            NS_TEST_EXPECT_MSG_GT(c.secondsPerKey[i], 0.0, "a key costs time");
+            NS_TEST_EXPECT_MSG_GT(c.joulesPerKey[i], 0.0, "and energy");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(n, n * l.stepCurve.context)
+                                          / l.stepCurve.seconds[i],
+                                      1.0,
+                                      0.01,
+                                      n << " requests at three times the prompt");
+        }
+        NS_TEST_EXPECT_MSG_GT(l.stepS, r.stepS, "the longer context's step is slower");
+
+        // Lengths spread by 90% either way, lightly loaded: each request alone, its steps
+        // attending to its own prompt.
+        ServingSpace spread = space;
+        spread.spread = 0.9;
+        spread.rateRps = r.requestsPerS / 100;
+        const ServingRow s = ServingStudy(job, spread, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(s.loaded && !s.load.overloaded, true, "simulated");
+        const double perKey = c.secondsPerKey.front();
+        NS_TEST_EXPECT_MSG_GT(s.load.summary.tpotP90S - s.load.summary.tpotP50S,
+                              perKey * 0.5 * 256,
+                              "the long prompts' steps slower (the 90th: 72% of the prompt more)");
+        NS_TEST_EXPECT_MSG_LT(s.load.summary.tpotP90S - s.load.summary.tpotP50S,
+                              perKey * 0.9 * (256 + 16 / 2),
+                              "by their keys: at most 90% of the prompt and half the generation");
     }
 };
 
@@ -1333,6 +1414,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
         AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
+        AddTestCase(new ServingContextTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif
