@@ -85,9 +85,31 @@ struct Prefill
 };
 
 /**
+ * \return a prefill iteration of \p k prompts of \p tokens in all: the curve at their tokens
+ * where it follows them, else the curve's k scaled by their tokens against k of \p prompt (its
+ * fixed costs with them)
+ */
+Prefill
+PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens)
+{
+    Prefill p;
+    p.prompts = k;
+    if (curve.FollowsTokens())
+    {
+        p.seconds = curve.SecondsAt(k, tokens);
+        p.joules = curve.JoulesAt(k, tokens);
+        return p;
+    }
+    const double scale = prompt > 0 ? tokens / (double(k) * prompt) : 1.0;
+    p.seconds = curve.SecondsAt(k) * scale;
+    p.joules = curve.JoulesAt(k) * scale;
+    return p;
+}
+
+/**
  * \brief A prefill iteration of the next prompts, oldest first: at least one, at most \p most,
- * within the token budget; its time and energy the curve's for as many prompts, scaled by their
- * tokens against as many of the curve's.
+ * within the token budget; its time and energy the curve's for as many prompts at their tokens
+ * (PrefillOf).
  * \param curve the prefill curve \param prompt the curve's prompt tokens (0: no scaling)
  * \param budget tokens an iteration carries (0: no limit) \param most prompts at most (1 or more)
  * \param next the k-th next request
@@ -96,22 +118,19 @@ template<typename Next>
 Prefill
 NextPrefill(const StepCurve& curve, uint32_t prompt, uint32_t budget, std::size_t most, Next next)
 {
-    Prefill p;
+    uint32_t k = 0;
     uint64_t tokens = 0;
-    while (p.prompts < most)
+    while (k < most)
     {
-        const uint32_t tokensOf = PromptOf(prompt, next(p.prompts));
-        if (p.prompts > 0 && budget > 0 && tokens + tokensOf > budget)
+        const uint32_t tokensOf = PromptOf(prompt, next(k));
+        if (k > 0 && budget > 0 && tokens + tokensOf > budget)
         {
             break;
         }
         tokens += tokensOf;
-        ++p.prompts;
+        ++k;
     }
-    const double scale = prompt > 0 ? double(tokens) / (double(p.prompts) * prompt) : 1.0;
-    p.seconds = curve.SecondsAt(p.prompts) * scale;
-    p.joules = curve.JoulesAt(p.prompts) * scale;
-    return p;
+    return PrefillOf(curve, prompt, k, double(tokens));
 }
 
 /** \return the request's decode steps after its first token: its own, else the engine's */
@@ -173,26 +192,42 @@ StepCurve::JoulesAt(uint32_t n) const
     return Interpolate(requests, joules, n);
 }
 
-double
-StepCurve::SecondsAt(uint32_t n, double keys) const
+bool
+StepCurve::FollowsTokens() const
 {
-    if (context <= 0 || secondsPerKey.empty())
+    return tokens > 0 && secondsPerToken.size() == requests.size();
+}
+
+namespace {
+
+/** \return a curve's value at n requests holding \p total tokens (StepCurve::SecondsAt) */
+double
+AtTokens(const StepCurve& c,
+         const std::vector<double>& values,
+         const std::vector<double>& perToken,
+         uint32_t n,
+         double total)
+{
+    const double at = Interpolate(c.requests, values, n);
+    if (!c.FollowsTokens())
     {
-        return SecondsAt(n);
+        return at;
     }
-    return std::max(0.0,
-                    SecondsAt(n) + Interpolate(requests, secondsPerKey, n) * (keys - n * context));
+    return std::max(0.0, at + Interpolate(c.requests, perToken, n) * (total - n * c.tokens));
+}
+
+} // namespace
+
+double
+StepCurve::SecondsAt(uint32_t n, double total) const
+{
+    return AtTokens(*this, seconds, secondsPerToken, n, total);
 }
 
 double
-StepCurve::JoulesAt(uint32_t n, double keys) const
+StepCurve::JoulesAt(uint32_t n, double total) const
 {
-    if (context <= 0 || joulesPerKey.empty())
-    {
-        return JoulesAt(n);
-    }
-    return std::max(0.0,
-                    JoulesAt(n) + Interpolate(requests, joulesPerKey, n) * (keys - n * context));
+    return AtTokens(*this, joules, joulesPerToken, n, total);
 }
 
 std::vector<double>
@@ -295,7 +330,7 @@ SimulateChunked(const QueueEngine& engine,
         }
         // A step of no decodes costs the curve's one-request step at its context.
         const uint32_t base = std::max<uint32_t>(n, 1);
-        const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.context;
+        const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
         t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
         joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
         done += EndDecodeStep(decoding, t, requests);
@@ -360,8 +395,8 @@ SimulateStatic(const QueueEngine& engine,
         }
         // One rectangular batch: every prompt padded to the longest, every request stepped to
         // the longest generation (each step's keys those of the longest prompt's request).
-        const double scale = engine.prompt > 0 ? double(prompt) / engine.prompt : 1.0;
-        const double prefillS = engine.prefill.SecondsAt(k) * scale;
+        const Prefill padded = PrefillOf(engine.prefill, engine.prompt, k, double(k) * prompt);
+        const double prefillS = padded.seconds;
         std::vector<double> stepsEndS(steps + 1, t + prefillS);
         for (uint32_t s = 1; s <= steps; ++s)
         {
@@ -375,7 +410,7 @@ SimulateStatic(const QueueEngine& engine,
             requests[i]->finishS = stepsEndS[StepsOf(engine, *requests[i])];
         }
         t = stepsEndS[steps];
-        joules += engine.prefill.JoulesAt(k) * scale;
+        joules += padded.joules;
         first = end;
     }
     return joules;
@@ -562,6 +597,29 @@ DrawLengths(std::vector<QueueRequest>& requests,
     {
         r.prompt = draw(prompt, 1);
         r.generated = draw(generated, 2);
+    }
+}
+
+void
+DrawPrefixHits(std::vector<QueueRequest>& requests,
+               double share,
+               uint32_t tokens,
+               uint32_t prompt,
+               uint64_t seed)
+{
+    if (!(share >= 0 && share <= 1))
+    {
+        throw std::invalid_argument("a prefix hit share must be from 0 to 1");
+    }
+    std::mt19937_64 generator(seed);
+    for (auto& r : requests)
+    {
+        const double u = double(generator() >> 11) * 0x1.0p-53;
+        if (r.prompt == 0)
+        {
+            r.prompt = prompt;
+        }
+        r.cached = u < share ? std::min(tokens, r.prompt > 0 ? r.prompt - 1 : 0) : 0;
     }
 }
 

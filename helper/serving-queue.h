@@ -16,10 +16,11 @@ namespace rapidllm {
  * \brief An iteration's time and dynamic energy against the requests it carries (a decode step
  * against the requests in flight, a prefill iteration against its prompts), from replays at a
  * few sizes and linear between them (an iteration reads the weights once and costs about the
- * same per request beyond, so it is nearly affine in them). A decode step's curve may also
- * know what each token of context its requests attend to adds (the attention reads every
- * cached key and value once a step, so a step is nearly affine in the keys of its requests too):
- * replayed at `context` keys per request and again at fewer, the difference per key at each size.
+ * same per request beyond, so it is nearly affine in them). A curve may also know what a token
+ * of its requests adds: for a decode step a key its requests attend to (the attention reads
+ * every cached key and value once a step), for a prefill a prompt token it computes; replayed
+ * at `tokens` a request and again at half as many, the difference per token at each size (an
+ * iteration is nearly affine in its tokens too, and its fixed costs do not scale with them).
  */
 struct StepCurve
 {
@@ -27,25 +28,29 @@ struct StepCurve
     std::vector<double> seconds;    //!< an iteration's time at each
     std::vector<double> joules;     //!< its dynamic energy at each
     /**
-     * the keys (tokens of context) each request attended to, on average, in the replayed
-     * steps; 0: the curve does not follow the context
+     * the tokens of each request in the replayed iterations (a decode step: the keys each
+     * attended to, on average; a prefill: the prompt tokens each computed); 0: the curve does
+     * not follow the tokens
      */
-    double context = 0;
-    std::vector<double> secondsPerKey; //!< at each size, a step's time per key beyond context
-    std::vector<double> joulesPerKey;  //!< at each size, its dynamic energy per key beyond it
+    double tokens = 0;
+    std::vector<double> secondsPerToken; //!< at each size, the time per token beyond `tokens`
+    std::vector<double> joulesPerToken;  //!< at each size, the dynamic energy per token beyond
 
     /** \param n requests (1 to the last point; beyond it, the last) \return the time */
     double SecondsAt(uint32_t n) const;
     /** \param n requests (1 to the last point; beyond it, the last) \return the energy */
     double JoulesAt(uint32_t n) const;
+    /** \return whether the curve follows its requests' tokens */
+    bool FollowsTokens() const;
     /**
-     * \param n requests \param keys the keys all of them attend to
-     * \return the time of a step of n requests at those keys (SecondsAt(n) where the curve does
-     * not follow the context; never below 0)
+     * \param n requests \param total the tokens of all of them (keys attended to, or prompt
+     * tokens computed) \return the iteration's time: SecondsAt(n) plus the tokens beyond n x
+     * `tokens` at the size's time per token (never below 0); SecondsAt(n) where the curve does
+     * not follow the tokens
      */
-    double SecondsAt(uint32_t n, double keys) const;
-    /** \param n requests \param keys the keys all of them attend to \return the energy */
-    double JoulesAt(uint32_t n, double keys) const;
+    double SecondsAt(uint32_t n, double total) const;
+    /** \param n requests \param total their tokens \return the dynamic energy, the same way */
+    double JoulesAt(uint32_t n, double total) const;
 };
 
 /**
@@ -154,6 +159,20 @@ void DrawLengths(std::vector<QueueRequest>& requests,
                  uint32_t generated,
                  double spread,
                  uint64_t seed);
+
+/**
+ * \brief Draws which requests find a cached prefix: each independently with probability
+ * \p share (53 random bits from a Mersenne twister of its own seed, the same draws on any
+ * platform); those that do get \p tokens cached, the others none; a request without a prompt
+ * of its own gets \p prompt (its cached tokens at most its prompt less one).
+ * \param requests the requests (set in place) \param share 0 to 1 \param tokens the prefix
+ * \param prompt the job's prompt tokens \param seed the generator's seed
+ */
+void DrawPrefixHits(std::vector<QueueRequest>& requests,
+                    double share,
+                    uint32_t tokens,
+                    uint32_t prompt,
+                    uint64_t seed);
 
 /**
  * \param rate requests per second \param count requests \param seed the generator's seed

@@ -143,11 +143,11 @@ CurveJson(const StepCurve& c)
     {
         Json point = {
             {"requests", c.requests[i]}, {"step_s", c.seconds[i]}, {"step_energy_j", c.joules[i]}};
-        if (c.context > 0)
+        if (c.tokens > 0)
         {
-            point["context"] = c.context;
-            point["step_s_per_key"] = c.secondsPerKey[i];
-            point["step_energy_j_per_key"] = c.joulesPerKey[i];
+            point["tokens"] = c.tokens;
+            point["step_s_per_token"] = c.secondsPerToken[i];
+            point["step_energy_j_per_token"] = c.joulesPerToken[i];
         }
         curve.push_back(point);
     }
@@ -164,18 +164,34 @@ CurveFromJson(const Json& j)
         c.requests.push_back(point.at("requests").get<uint32_t>());
         c.seconds.push_back(point.at("step_s").get<double>());
         c.joules.push_back(point.at("step_energy_j").get<double>());
-        if (point.contains("context"))
+        if (point.contains("tokens"))
         {
-            c.context = point.at("context").get<double>();
-            c.secondsPerKey.push_back(point.at("step_s_per_key").get<double>());
-            c.joulesPerKey.push_back(point.at("step_energy_j_per_key").get<double>());
+            c.tokens = point.at("tokens").get<double>();
+            c.secondsPerToken.push_back(point.at("step_s_per_token").get<double>());
+            c.joulesPerToken.push_back(point.at("step_energy_j_per_token").get<double>());
         }
     }
-    if (!c.secondsPerKey.empty() && c.secondsPerKey.size() != c.requests.size())
+    if (!c.secondsPerToken.empty() && c.secondsPerToken.size() != c.requests.size())
     {
         throw std::runtime_error("a step curve's points follow the context in part only");
     }
     return c;
+}
+
+/**
+ * \return what a replay depends on besides the study's backend, routing and symmetry: every job
+ * option's value and the prefill chunk
+ */
+std::string
+ReplayKey(const JobOptions& options, const std::array<uint32_t, 3>& chunk)
+{
+    std::ostringstream key;
+    for (const OptionSpec& o : JobOptions::GetDeclarations())
+    {
+        key << o.name << '=' << options.Get(o.name) << '\n';
+    }
+    key << chunk[0] << ' ' << chunk[1] << ' ' << chunk[2];
+    return key.str();
 }
 
 /** The two replays whose difference is a decode step (ServingStudy::DecodeStep). */
@@ -453,6 +469,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
         moe = job.model.IsMoe();
+        m_prefixTokens = job.run.cachedPrefix;
         if (job.run.generatedTokens < 2)
         {
             // One generated token has no time between tokens: no TPOT to rank, target or draw
@@ -483,6 +500,26 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             "expert tensor parallelism needs a mixture-of-experts model ("
                                 + job.model.name + " has no experts)");
         }
+    }
+    if (space.prefixHit < 1)
+    {
+        if (!(space.prefixHit >= 0) || m_prefixTokens == 0 || space.trace.hasCached)
+        {
+            throw SpecError(kCommandLine,
+                            "prefix-hit",
+                            !(space.prefixHit >= 0) ? "a prefix hit rate is a share from 0 to 100%"
+                            : m_prefixTokens == 0
+                                ? "a prefix hit rate is that of the cached prefix: give "
+                                  "--cached-prefix too"
+                                : "the trace's cached column gives each request's cached tokens: "
+                                  "drop --prefix-hit or the column");
+        }
+        // The candidates run at the mean cached prefix (a prefill's time is nearly affine in
+        // the tokens it computes); under arrivals each request finds all of it or none.
+        const double mean = space.prefixHit * m_prefixTokens;
+        base.Set(
+            "cached-prefix",
+            std::to_string(space.prefixHit > 0 ? std::max<long long>(1, std::llround(mean)) : 0));
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
     const bool disaggregated = space.batching == Batching::DISAGGREGATED;
@@ -672,6 +709,12 @@ ServingStudy::FirstJob() const
     return m_options.front().ToSpecs();
 }
 
+uint32_t
+ServingStudy::PrefixTokens() const
+{
+    return m_prefixTokens;
+}
+
 Batching
 ServingStudy::GetBatching() const
 {
@@ -767,14 +810,20 @@ ServingStudy::Replay(const JobOptions& options,
                      const std::vector<std::pair<std::string, std::string>>& changes,
                      const std::array<uint32_t, 3>& chunk) const
 {
-    Ptr<RapidLlmHelper> helper = HelperFor(options, changes);
+    JobOptions changed = options;
+    for (const auto& [name, value] : changes)
+    {
+        changed.Set(name, value);
+    }
+    const std::string key = ReplayKey(changed, chunk);
+    const auto known = m_replays.find(key);
+    if (known != m_replays.end())
+    {
+        return known->second;
+    }
+    Ptr<RapidLlmHelper> helper = HelperFor(changed, {});
     if (chunk[0] > 0)
     {
-        JobOptions changed = options;
-        for (const auto& [name, value] : changes)
-        {
-            changed.Set(name, value);
-        }
         RunSpec run = changed.ToSpecs().run;
         run.chunkSequences = chunk[0];
         run.chunkTokens = chunk[1];
@@ -783,7 +832,7 @@ ServingStudy::Replay(const JobOptions& options,
     }
     const RunReport report = helper->Run();
     helper->Dispose();
-    return report;
+    return m_replays[key] = report;
 }
 
 std::tuple<double, double, bool>
@@ -793,17 +842,6 @@ ServingStudy::DecodeStep(const JobOptions& options,
                          uint64_t prompt) const
 {
     const DecodeReplays d = DecodeReplaysOf(job.run, prompt);
-    std::ostringstream key;
-    for (const OptionSpec& o : JobOptions::GetDeclarations())
-    {
-        key << o.name << '=' << options.Get(o.name) << '\n';
-    }
-    key << d.prompt << ' ' << d.longGen << ' ' << chunk[0] << ' ' << chunk[1] << ' ' << chunk[2];
-    const auto known = m_decodeSteps.find(key.str());
-    if (known != m_decodeSteps.end())
-    {
-        return known->second;
-    }
     // The decode steps are the same with or without a cached prefix (the difference of the runs
     // has no prefill): the runs prefill their context whole.
     auto changes = [&d](const std::string& gen)
@@ -816,11 +854,10 @@ ServingStudy::DecodeStep(const JobOptions& options,
     };
     const RunReport shorter = Replay(options, changes("2"), chunk);
     const RunReport longer = Replay(options, changes(std::to_string(d.longGen)), chunk);
-    return m_decodeSteps[key.str()] = {
-               (longer.stepTimeS - shorter.stepTimeS) / d.tokens,
-               (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ)
-                   / d.tokens,
-               shorter.haveEnergy && longer.haveEnergy};
+    return {(longer.stepTimeS - shorter.stepTimeS) / d.tokens,
+            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ)
+                / d.tokens,
+            shorter.haveEnergy && longer.haveEnergy};
 }
 
 void
@@ -976,8 +1013,8 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
             const auto [halfS, halfJ, halfKnown] =
                 DecodeStep(sized, sized.ToSpecs(), {0, 0, 0}, half.prompt);
             const double keys = double(n) * (mean.keys - half.keys);
-            curve.secondsPerKey.push_back((s - halfS) / keys);
-            curve.joulesPerKey.push_back(known && halfKnown ? (j - halfJ) / keys : 0);
+            curve.secondsPerToken.push_back((s - halfS) / keys);
+            curve.joulesPerToken.push_back(known && halfKnown ? (j - halfJ) / keys : 0);
         }
     };
     for (uint32_t n = 1; n < row.batch; n *= 2)
@@ -988,7 +1025,7 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
         add(n, smaller, s, j, known);
     }
     add(row.batch, options, row.stepS, row.stepJ, true);
-    curve.context = follow ? mean.keys : 0;
+    curve.tokens = follow ? mean.keys : 0;
 }
 
 void
@@ -1017,6 +1054,40 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
         prefill.seconds.push_back(iteration->first);
         prefill.joules.push_back(iteration->second);
     }
+    // Each size again with half the prompt tokens to compute (after the cached prefix): what a
+    // prompt token adds to its iteration, so that a request's prefill costs its own tokens with
+    // the iteration's fixed costs kept (a prompt too short to halve is scaled instead).
+    const RunSpec run = options.ToSpecs().run;
+    const uint32_t computed = run.promptTokens - run.cachedPrefix;
+    if (computed < 16)
+    {
+        return;
+    }
+    JobOptions half = options;
+    half.Set("prompt", std::to_string(run.cachedPrefix + computed / 2));
+    const double fewer = computed - computed / 2;
+    for (std::size_t i = 0; i < prefill.requests.size(); ++i)
+    {
+        const uint32_t k = prefill.requests[i];
+        std::optional<std::pair<double, double>> shorter;
+        if (k == 1)
+        {
+            const RunReport one =
+                Replay(half, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+            shorter = std::make_pair(one.stepTimeS, one.energyJ - one.idleEnergyJ);
+        }
+        else
+        {
+            shorter = PrefillIteration(half, k);
+        }
+        if (!shorter)
+        {
+            throw std::logic_error("a prefill of shorter prompts that does not fit");
+        }
+        prefill.secondsPerToken.push_back((prefill.seconds[i] - shorter->first) / (k * fewer));
+        prefill.joulesPerToken.push_back((prefill.joules[i] - shorter->second) / (k * fewer));
+    }
+    prefill.tokens = computed;
 }
 
 uint32_t
@@ -1039,6 +1110,12 @@ ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) cons
     {
         iteration.Set("inflight-batches", "1");
     }
+    const std::string key = ReplayKey(iteration, {0, 0, 0});
+    const auto known = m_prefills.find(key);
+    if (known != m_prefills.end())
+    {
+        return known->second;
+    }
     Ptr<RapidLlmHelper> helper = HelperFor(iteration, {});
     RunReport report = helper->CheckMemory();
     if (report.feasible)
@@ -1046,11 +1123,12 @@ ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) cons
         report = helper->Run();
     }
     helper->Dispose();
-    if (!report.feasible)
+    std::optional<std::pair<double, double>> result;
+    if (report.feasible)
     {
-        return std::nullopt;
+        result = std::make_pair(report.stepTimeS, report.energyJ - report.idleEnergyJ);
     }
-    return std::make_pair(report.stepTimeS, report.energyJ - report.idleEnergyJ);
+    return m_prefills[key] = result;
 }
 
 void
@@ -1298,33 +1376,46 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
 std::vector<QueueRequest>
 ServingStudy::UnitRequests() const
 {
+    std::vector<QueueRequest> requests;
+    const ResolvedJob first = FirstJob();
+    const RunSpec& run = first.run;
     if (!m_space.trace.requests.empty())
     {
         // The recorded times at one request per second on average.
-        std::vector<QueueRequest> requests = m_space.trace.requests;
+        requests = m_space.trace.requests;
         const double rate = m_space.trace.RateRps();
         for (auto& r : requests)
         {
             r.arrivalS *= rate;
         }
-        return requests;
     }
-    const std::vector<double> arrivals =
-        GammaArrivals(1, m_space.burstiness, m_space.requests, m_space.seed);
-    std::vector<QueueRequest> requests(arrivals.size());
-    for (std::size_t i = 0; i < arrivals.size(); ++i)
+    else
     {
-        requests[i].arrivalS = arrivals[i];
+        const std::vector<double> arrivals =
+            GammaArrivals(1, m_space.burstiness, m_space.requests, m_space.seed);
+        requests.resize(arrivals.size());
+        for (std::size_t i = 0; i < arrivals.size(); ++i)
+        {
+            requests[i].arrivalS = arrivals[i];
+        }
+        if (m_space.spread > 0)
+        {
+            // Their own stream, so that the arrivals do not depend on the spread.
+            DrawLengths(requests,
+                        run.promptTokens,
+                        run.generatedTokens,
+                        m_space.spread,
+                        m_space.seed ^ 0x9e3779b97f4a7c15ull);
+        }
     }
-    if (m_space.spread > 0)
+    if (m_space.prefixHit < 1)
     {
-        // Their own stream, so that the arrivals do not depend on the spread.
-        const RunSpec& run = FirstJob().run;
-        DrawLengths(requests,
-                    run.promptTokens,
-                    run.generatedTokens,
-                    m_space.spread,
-                    m_space.seed ^ 0x9e3779b97f4a7c15ull);
+        // A stream of their own too.
+        DrawPrefixHits(requests,
+                       m_space.prefixHit,
+                       m_prefixTokens,
+                       run.promptTokens,
+                       m_space.seed ^ 0x6a09e667f3bcc909ull);
     }
     return requests;
 }
@@ -1363,8 +1454,8 @@ ServingStudy::LoadAt(const ServingRow& r,
         tokens += q.generated > 0 ? q.generated : generated;
         if (q.prompt > 0)
         {
-            // A trace's own cached tokens, else the job's prefix.
-            const uint32_t c = m_space.trace.hasCached ? q.cached : cached;
+            // A trace's own cached tokens or a drawn hit's, else the job's prefix.
+            const uint32_t c = m_space.trace.hasCached || m_space.prefixHit < 1 ? q.cached : cached;
             kvShare[i] = double(q.prompt) / job.run.promptTokens;
             const uint32_t computed = q.prompt > c + 1 ? q.prompt - c : 1;
             q.cached = q.prompt - computed;
@@ -1707,6 +1798,12 @@ ServingStudyJson(const ServingStudy& study,
         || (batching == Batching::DISAGGREGATED && (space.rateRps > 0 || space.goodput)))
     {
         j["token_budget"] = study.TokenBudget(first);
+    }
+    if (space.prefixHit < 1)
+    {
+        // The share of requests finding the cached prefix, and the prefix (the input's
+        // cached_prefix is the mean the candidates were replayed at).
+        j["prefix_hit"] = {{"share", space.prefixHit}, {"cached_prefix", study.PrefixTokens()}};
     }
     if (space.rateRps > 0 || space.goodput)
     {

@@ -115,6 +115,13 @@ struct ServingSpace
      */
     double spread = 0;
     /**
+     * Share of the requests that find the job's cached prefix in the cache (vLLM's prefix
+     * cache hit rate; the others compute their whole prompt): below 1 the candidates are
+     * replayed at the mean cached tokens, and under drawn arrivals each request's hit is drawn
+     * (DrawPrefixHits). 1: every request finds it
+     */
+    double prefixHit = 1;
+    /**
      * Find each row's goodput instead of taking a rate: the highest rate at which `attainment`
      * of the requests meet both targets (DistServe's goodput), each row simulated at it
      */
@@ -284,6 +291,11 @@ class ServingStudy
     uint32_t GetSkipped() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
     ResolvedJob FirstJob() const;
+    /**
+     * \return the cached prefix a request finds in the cache (the job's --cached-prefix; with
+     * ServingSpace::prefixHit below 1 the candidates run at its mean instead)
+     */
+    uint32_t PrefixTokens() const;
     /** \return the batching in force: the space's, or for AUTO the job's engine's */
     Batching GetBatching() const;
     /**
@@ -446,11 +458,14 @@ class ServingStudy
     std::string m_routing;             //!< routing policy
     bool m_symmetry;                   //!< replay one rank per symmetric set
     uint32_t m_skipped = 0;            //!< ruled-out combinations
+    uint32_t m_prefixTokens = 0;       //!< the cached prefix a request finds (the job's)
     /**
-     * decode steps replayed so far (DecodeStep), by job and replay: the rows of a layout share
-     * their step curves' smaller sizes
+     * the replays so far (Replay), by job options and chunk: the rows of a layout share their
+     * curves' smaller sizes and their one-request prefill
      */
-    mutable std::map<std::string, std::tuple<double, double, bool>> m_decodeSteps;
+    mutable std::map<std::string, RunReport> m_replays;
+    /** the prefill iterations so far (PrefillIteration), the same way */
+    mutable std::map<std::string, std::optional<std::pair<double, double>>> m_prefills;
 };
 
 /**

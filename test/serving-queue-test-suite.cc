@@ -125,9 +125,10 @@ class StepCurveTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
- * \brief A step curve that follows the context: a step's time and energy grow with the keys its
+ * \brief Curves that follow their tokens: a step's time and energy grow with the keys its
  * requests attend to; each request's decode steps attend to its prompt (computed and cached)
- * and the tokens it has generated; static batches attend to the longest prompt's padding.
+ * and the tokens it has generated; static batches attend to the longest prompt's padding; a
+ * prefill costs its own prompt tokens beside its fixed costs.
  */
 class ContextStepsTestCase : public TestCase
 {
@@ -143,17 +144,17 @@ class ContextStepsTestCase : public TestCase
         // Replayed at 105.5 keys a request (a 100-token prompt and half of ten steps), each key
         // beyond it 10 us and 0.01 J.
         StepCurve curve = AffineCurve(0.01, 0.001);
-        curve.context = 105.5;
-        curve.secondsPerKey.assign(4, 1e-5);
-        curve.joulesPerKey.assign(4, 0.01);
+        curve.tokens = 105.5;
+        curve.secondsPerToken.assign(4, 1e-5);
+        curve.joulesPerToken.assign(4, 0.01);
         NS_TEST_EXPECT_MSG_EQ_TOL(curve.SecondsAt(2, 311), 0.013, 1e-15, "100 keys more");
         NS_TEST_EXPECT_MSG_EQ_TOL(curve.JoulesAt(2, 111), 1.0, 1e-12, "100 keys fewer");
         NS_TEST_EXPECT_MSG_EQ_TOL(curve.SecondsAt(3, 316.5), 0.013, 1e-15, "between sizes");
         StepCurve steep = curve;
-        steep.secondsPerKey.assign(4, 1e-3);
+        steep.secondsPerToken.assign(4, 1e-3);
         NS_TEST_EXPECT_MSG_EQ(steep.SecondsAt(1, 0), 0.0, "never below 0");
         StepCurve flat = curve;
-        flat.context = 0;
+        flat.tokens = 0;
         NS_TEST_EXPECT_MSG_EQ(flat.SecondsAt(2, 1e6), flat.SecondsAt(2), "not followed");
 
         QueueEngine e;
@@ -214,6 +215,21 @@ class ContextStepsTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 requests[1].finishS, 0.9 + 0.12 + 1e-5 * (890 + 110), 1e-12, "ten steps");
         }
+        // A prefill curve that follows its prompt tokens: replayed at 100 a prompt, 4 ms and
+        // 8 mJ a token beyond; a 50-token prompt keeps the fixed 0.1 s (scaled, 0.25 s).
+        {
+            QueueEngine f = e;
+            f.prefill.tokens = 100;
+            f.prefill.secondsPerToken = {0.004};
+            f.prefill.joulesPerToken = {0.008};
+            std::vector<QueueRequest> requests = Arriving({0});
+            requests[0].prompt = 50;
+            requests[0].generated = 1;
+            std::vector<QueueRequest*> all = All(requests);
+            const double joules = SimulateEngine(f, {0}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(requests[0].firstTokenS, 0.3, 1e-12, "0.5 - 50 x 4 ms");
+            NS_TEST_EXPECT_MSG_EQ_TOL(joules, 0.6, 1e-12, "1 - 50 x 8 mJ");
+        }
         // Chunked: a 300-token request decoding beside another's prompt chunk.
         {
             QueueEngine c = e;
@@ -233,6 +249,75 @@ class ContextStepsTestCase : public TestCase
                                       1e-12,
                                       "one step at 301 keys");
         }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Prefix hits: none at 0, all at 1 (within each prompt), the share over many draws, the
+ * same for the same seed; a request without a prompt of its own gets the job's.
+ */
+class PrefixHitsTestCase : public TestCase
+{
+  public:
+    PrefixHitsTestCase()
+        : TestCase("serving queue: prefix hits drawn")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::vector<QueueRequest> requests(100000);
+        requests[0].prompt = 50;
+        DrawPrefixHits(requests, 1, 80, 100, 3);
+        NS_TEST_EXPECT_MSG_EQ(requests[0].cached, 49u, "within its own 50 tokens");
+        NS_TEST_EXPECT_MSG_EQ(requests[1].prompt, 100u, "the job's prompt");
+        NS_TEST_EXPECT_MSG_EQ(requests[1].cached, 80u, "every one a hit");
+        DrawPrefixHits(requests, 0, 80, 100, 3);
+        NS_TEST_EXPECT_MSG_EQ(std::count_if(requests.begin(),
+                                            requests.end(),
+                                            [](const QueueRequest& r)
+                                            {
+                                                return r.cached > 0;
+                                            }),
+                              0,
+                              "none at 0");
+        DrawPrefixHits(requests, 0.3, 80, 100, 3);
+        const auto hits = std::count_if(requests.begin(),
+                                        requests.end(),
+                                        [](const QueueRequest& r)
+                                        {
+                                            return r.cached == 80;
+                                        });
+        // Binomial: 30,000 expected, standard deviation 145.
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(hits), 30000.0, 600.0, "30% of them");
+        std::vector<QueueRequest> again(100000);
+        again[0].prompt = 50;
+        DrawPrefixHits(again, 0.3, 80, 100, 3);
+        bool same = true;
+        for (std::size_t i = 1; i < again.size(); ++i)
+        {
+            same = same && again[i].cached == requests[i].cached;
+        }
+        NS_TEST_EXPECT_MSG_EQ(same, true, "the same seed, the same hits");
+        DrawPrefixHits(again, 0.3, 80, 100, 4);
+        std::size_t differ = 0;
+        for (std::size_t i = 1; i < again.size(); ++i)
+        {
+            differ += again[i].cached != requests[i].cached ? 1 : 0;
+        }
+        NS_TEST_EXPECT_MSG_GT(differ, 30000u, "another seed, other hits (42% expected)");
+        bool refused = false;
+        try
+        {
+            DrawPrefixHits(again, 1.5, 80, 100, 3);
+        }
+        catch (const std::invalid_argument&)
+        {
+            refused = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "a share above 1");
     }
 };
 
@@ -826,6 +911,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new StaticBatchTestCase, TestCase::QUICK);
         AddTestCase(new LockstepReplicasTestCase, TestCase::QUICK);
         AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
+        AddTestCase(new PrefixHitsTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }
 };

@@ -34,7 +34,7 @@ namespace {
 double
 OneKey(const StepCurve& c)
 {
-    return c.secondsPerKey.empty() ? 1e-12 : std::abs(c.secondsPerKey.front());
+    return c.secondsPerToken.empty() ? 1e-12 : std::abs(c.secondsPerToken.front());
 }
 
 /** \return a small inference job: Llama-2 7B cut to two layers on H100, a short request */
@@ -1088,6 +1088,44 @@ class ServingCachedPrefixTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(
             loaded.load.summary.ttftP50S, cached.prefillS, 1e-12, "alone: the shorter prefill");
         NS_TEST_EXPECT_MSG_EQ(loaded.prefillCurve.requests.back(), 2u, "128 / 64 prompts at once");
+
+        // A hit rate: at 0% every request computes its whole prompt (the rows without a cached
+        // prefix), at 100% the prefix's; in between the candidates run at the mean (96 of 192
+        // at 50%) and each request finds all of the prefix or none.
+        ServingSpace busy = space;
+        busy.rateRps = whole.requestsPerS * 0.6;
+        const ServingRow plain = ServingStudy(job, busy, "flow", "", true).Run().at(0);
+        ServingSpace never = busy;
+        never.prefixHit = 0;
+        const ServingStudy neverStudy(cachedJob, never, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(neverStudy.FirstJob().run.cachedPrefix, 0u, "none cached");
+        NS_TEST_EXPECT_MSG_EQ(neverStudy.PrefixTokens(), 192u, "the prefix a hit finds");
+        const ServingRow missed = neverStudy.Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(missed.load.summary.ttftP90S, plain.load.summary.ttftP90S, "0%");
+        NS_TEST_EXPECT_MSG_EQ(missed.load.summary.tpotP90S, plain.load.summary.tpotP90S, "0%");
+        ServingSpace half = busy;
+        half.prefixHit = 0.5;
+        const ServingStudy halfStudy(cachedJob, half, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(halfStudy.FirstJob().run.cachedPrefix, 96u, "the mean");
+        const ServingRow halfRow = halfStudy.Run().at(0);
+        const ServingRow all = ServingStudy(cachedJob, busy, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_LT(halfRow.load.summary.ttftP50S, plain.load.summary.ttftP50S, "half");
+        NS_TEST_EXPECT_MSG_GT(halfRow.load.summary.ttftP50S, all.load.summary.ttftP50S, "half");
+        NS_TEST_EXPECT_MSG_GT(halfRow.requestsPerS, whole.requestsPerS, "more capacity");
+        NS_TEST_EXPECT_MSG_LT(halfRow.requestsPerS, cached.requestsPerS, "less than all hits");
+        const Json echo = ServingStudyJson(halfStudy, half, {halfRow}, "flow", "");
+        NS_TEST_EXPECT_MSG_EQ(echo.at("prefix_hit").at("share").get<double>(), 0.5, "echoed");
+        NS_TEST_EXPECT_MSG_EQ(
+            echo.at("prefix_hit").at("cached_prefix").get<uint32_t>(), 192u, "the prefix");
+        ServingSpace uncached = half;
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  [&]()
+                                  {
+                                      ServingStudy(job, uncached, "flow", "", true);
+                                  })
+                                  .find("--cached-prefix"),
+                              std::string::npos,
+                              "a hit rate needs a prefix");
     }
 };
 
@@ -1122,21 +1160,45 @@ class ServingContextTestCase : public TestCase
         const ServingRow l = ServingStudy(longer, space, "flow", "", true).Run().at(0);
         RAPIDLLM_REQUIRE_EQ(r.loaded && l.loaded, true, "simulated");
         const StepCurve& c = r.stepCurve;
-        RAPIDLLM_REQUIRE_EQ(c.secondsPerKey.size(), c.requests.size(), "a key's cost each size");
-        NS_TEST_EXPECT_MSG_EQ_TOL(c.context, 256 + 7.5, 1e-12, "the replayed steps' mean keys");
-        NS_TEST_EXPECT_MSG_EQ_TOL(l.stepCurve.context - c.context, 512.0, 1e-12, "512 more");
+        RAPIDLLM_REQUIRE_EQ(c.secondsPerToken.size(), c.requests.size(), "a key's cost each size");
+        NS_TEST_EXPECT_MSG_EQ_TOL(c.tokens, 256 + 7.5, 1e-12, "the replayed steps' mean keys");
+        NS_TEST_EXPECT_MSG_EQ_TOL(l.stepCurve.tokens - c.tokens, 512.0, 1e-12, "512 more");
         for (std::size_t i = 0; i < c.requests.size(); ++i)
         {
             const uint32_t n = c.requests[i];
-            NS_TEST_EXPECT_MSG_GT(c.secondsPerKey[i], 0.0, "a key costs time");
-            NS_TEST_EXPECT_MSG_GT(c.joulesPerKey[i], 0.0, "and energy");
-            NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(n, n * l.stepCurve.context)
+            NS_TEST_EXPECT_MSG_GT(c.secondsPerToken[i], 0.0, "a key costs time");
+            NS_TEST_EXPECT_MSG_GT(c.joulesPerToken[i], 0.0, "and energy");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(n, n * l.stepCurve.tokens)
                                           / l.stepCurve.seconds[i],
                                       1.0,
                                       0.01,
                                       n << " requests at three times the prompt");
         }
         NS_TEST_EXPECT_MSG_GT(l.stepS, r.stepS, "the longer context's step is slower");
+        // The prefill curve the same way: a prompt of a quarter as many tokens keeps the
+        // iteration's fixed costs (within 3% of its replay, where scaling the prefill by its
+        // tokens gave 26-41% of it); three times as many, within 10% (the attention grows
+        // with the square of the tokens).
+        const StepCurve& p = r.prefillCurve;
+        RAPIDLLM_REQUIRE_EQ(p.FollowsTokens(), true, "the prefill follows its tokens");
+        NS_TEST_EXPECT_MSG_EQ(p.tokens, 256.0, "the prompt's tokens");
+        JobOptions shorter = job;
+        shorter.Set("prompt", "64");
+        const ServingRow q = ServingStudy(shorter, space, "flow", "", true).Run().at(0);
+        for (uint32_t n : p.requests)
+        {
+            NS_TEST_EXPECT_MSG_EQ_TOL(p.SecondsAt(n, n * 64.0) / q.prefillCurve.SecondsAt(n),
+                                      1.0,
+                                      0.03,
+                                      n << " prompts of 64 tokens");
+            if (n <= l.prefillCurve.requests.back())
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(p.SecondsAt(n, n * 768.0) / l.prefillCurve.SecondsAt(n),
+                                          1.0,
+                                          0.1,
+                                          n << " prompts of 768 tokens");
+            }
+        }
 
         // Lengths spread by 90% either way, lightly loaded: each request alone, its steps
         // attending to its own prompt.
@@ -1145,7 +1207,7 @@ class ServingContextTestCase : public TestCase
         spread.rateRps = r.requestsPerS / 100;
         const ServingRow s = ServingStudy(job, spread, "flow", "", true).Run().at(0);
         RAPIDLLM_REQUIRE_EQ(s.loaded && !s.load.overloaded, true, "simulated");
-        const double perKey = c.secondsPerKey.front();
+        const double perKey = c.secondsPerToken.front();
         NS_TEST_EXPECT_MSG_GT(s.load.summary.tpotP90S - s.load.summary.tpotP50S,
                               perKey * 0.5 * 256,
                               "the long prompts' steps slower (the 90th: 72% of the prompt more)");
@@ -1275,6 +1337,15 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(
             notStatic.err.find("the batching is continuous"), std::string::npos, notStatic.err);
 
+        CliResult half = RunCli(Cat(study, {"--cached-prefix=192", "--prefix-hit=50"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(half.status, 0, half.err);
+        NS_TEST_EXPECT_MSG_NE(half.out.find("50% of the requests find the 192-token cached "
+                                            "prefix"),
+                              std::string::npos,
+                              half.out);
+        NS_TEST_EXPECT_MSG_NE(
+            half.out.find("the mean, 96 cached tokens"), std::string::npos, half.out);
+
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
@@ -1355,6 +1426,10 @@ class CliServingStudyTestCase : public TestCase
             }
         }
         NS_TEST_EXPECT_MSG_EQ(compared, 1u, "the same layout and batch");
+        CliResult twice =
+            RunCli(Cat(unsized, {"--arrivals=" + dir + "/hits.csv", "--prefix-hit=50"}), dir);
+        NS_TEST_EXPECT_MSG_NE(twice.status, 0, "a hit rate beside the trace's cached column");
+        NS_TEST_EXPECT_MSG_NE(twice.err.find("cached column"), std::string::npos, twice.err);
         for (const auto& [option, mention] : std::vector<std::pair<std::string, std::string>>{
                  {"--seed=3", "give one or the other"},
                  {"--requests=1", "allowed: 2 to 40"},
@@ -1386,6 +1461,8 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--burstiness=0.5", "give --rate or --goodput"},
                                Bad{"--burstiness=0", "burstiness"},
                                Bad{"--batch-delay=5", "without arrivals"},
+                               Bad{"--prefix-hit=50", "give --cached-prefix too"},
+                               Bad{"--prefix-hit=101", "prefix-hit"},
                                Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);

@@ -590,6 +590,15 @@ MakeOptions()
              0.99,
              "0")
             .For({kServing}),
+        Real("prefix-hit",
+             "with --cached-prefix: percent of the requests that find the cached prefix (vLLM's "
+             "prefix cache hit rate; the others compute their whole prompt): the layouts are "
+             "replayed at the mean cached tokens and, under --rate or --goodput, each request's "
+             "hit is drawn",
+             0,
+             100,
+             "100")
+            .For({kServing}),
         Real("burstiness",
              "with --rate or --goodput: the gamma shape of the gaps between arrivals, as "
              "benchmark_serving.py's --burstiness (1: Poisson; below 1 burstier, above 1 more "

@@ -329,6 +329,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.goodput = args.Flag("goodput");
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
+    space.prefixHit = args.Real("prefix-hit") / 100;
     space.batchDelayS = args.Real("batch-delay") * 1e-3;
     const std::string traceFile = args.Text("arrivals");
     if (!traceFile.empty())
@@ -602,6 +603,16 @@ RunStudyServingCommand(const CliArgs& args)
         {
             PrintTable(rows, args.Count("top"), !targets.empty());
         }
+    }
+    if (space.prefixHit < 1)
+    {
+        std::printf("Prefix cache: %s%% of the requests find the %u-token cached prefix, the "
+                    "others compute their whole prompt%s; the layouts are replayed at the mean, "
+                    "%s cached tokens\n",
+                    FormatNumber(space.prefixHit * 100).c_str(),
+                    study.PrefixTokens(),
+                    space.rateRps > 0 || space.goodput ? " (each request's drawn)" : "",
+                    std::to_string(first.run.cachedPrefix).c_str());
     }
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))
