@@ -79,6 +79,12 @@ done
     --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
     --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --goodput --cached-prefix=768 \
     --out="$out/serving-goodput-cached" | tee "$out/serving-goodput-cached.txt"
+# The same with half the requests finding the prefix.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+    --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --goodput --cached-prefix=768 \
+    --prefix-hit=50 --out="$out/serving-goodput-half-cached" \
+    | tee "$out/serving-goodput-half-cached.txt"
 
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
