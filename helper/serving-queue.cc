@@ -152,6 +152,66 @@ KeysOf(const QueueEngine& e, const QueueRequest& r, uint32_t left)
 }
 
 /**
+ * \return the KV cache tokens a request reserves: its prompt (computed and cached, less a
+ * shared prefix) and the tokens it generates
+ */
+double
+KvNeedOf(const QueueEngine& e, const QueueRequest& r)
+{
+    const uint32_t prompt = r.prompt > 0 ? r.prompt + r.cached : e.prompt + e.cached;
+    return double(prompt > e.kvShared ? prompt - e.kvShared : 0) + StepsOf(e, r) + 1;
+}
+
+/**
+ * \return the KV cache tokens the requests listed (pairs whose first is a request's index)
+ * reserve
+ */
+template<typename List>
+double
+KvReserved(const QueueEngine& e, const List& list, const std::vector<QueueRequest*>& requests)
+{
+    double reserved = 0;
+    if (e.kvTokens > 0)
+    {
+        for (const auto& entry : list)
+        {
+            reserved += KvNeedOf(e, *requests[entry.first]);
+        }
+    }
+    return reserved;
+}
+
+/**
+ * \return how many of the next requests in order (their indices in \p waiting, at most \p most)
+ * the KV cache admits beside \p reserved tokens: while each one's need fits in what is left, and
+ * the first whatever its need when nothing is reserved
+ */
+template<typename Waiting>
+std::size_t
+KvAdmits(const QueueEngine& e,
+         const Waiting& waiting,
+         std::size_t most,
+         double reserved,
+         const std::vector<QueueRequest*>& requests)
+{
+    if (e.kvTokens <= 0)
+    {
+        return std::min<std::size_t>(most, waiting.size());
+    }
+    std::size_t k = 0;
+    for (; k < most && k < waiting.size(); ++k)
+    {
+        const double need = KvNeedOf(e, *requests[waiting[k]]);
+        if (reserved + need > e.kvTokens && !(k == 0 && reserved == 0))
+        {
+            break;
+        }
+        reserved += need;
+    }
+    return k;
+}
+
+/**
  * \return the keys the requests decoding (index and steps left) attend to in their next step
  */
 template<typename Decoding>
@@ -303,7 +363,13 @@ SimulateChunked(const QueueEngine& engine,
         {
             waiting.push_back(next++);
         }
-        while (!waiting.empty() && prompts.size() + decoding.size() < engine.slots)
+        const std::size_t admitted = KvAdmits(
+            engine,
+            waiting,
+            engine.slots - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size()),
+            KvReserved(engine, prompts, requests) + KvReserved(engine, decoding, requests),
+            requests);
+        for (std::size_t k = 0; k < admitted; ++k)
         {
             prompts.emplace_back(waiting.front(),
                                  PromptOf(engine.prompt, *requests[waiting.front()]));
@@ -378,9 +444,22 @@ SimulateStatic(const QueueEngine& engine,
             t = last < requests.size() && readyS[last] <= deadline ? std::max(t, readyS[last])
                                                                    : deadline;
         }
+        // As many as have come, within the slots and, padded to the longest prompt and
+        // generation, within the KV cache.
         std::size_t end = first + 1;
+        double rowPrompt = KvNeedOf(engine, *requests[first]) - StepsOf(engine, *requests[first]);
+        double rowSteps = StepsOf(engine, *requests[first]);
         while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
         {
+            const QueueRequest& r = *requests[end];
+            const double prompt = std::max(rowPrompt, KvNeedOf(engine, r) - StepsOf(engine, r));
+            const double steps = std::max<double>(rowSteps, StepsOf(engine, r));
+            if (engine.kvTokens > 0 && double(end - first + 1) * (prompt + steps) > engine.kvTokens)
+            {
+                break;
+            }
+            rowPrompt = prompt;
+            rowSteps = steps;
             ++end;
         }
         const auto k = static_cast<uint32_t>(end - first);
@@ -466,11 +545,21 @@ SimulateContinuous(const QueueEngine& engine,
             {
                 r.waiting.push_back(r.mine[r.next++]);
             }
-            // Decode only (disaggregated serving): the waiting take the free slots at once.
-            while (!prefills && !r.waiting.empty() && r.running.size() < engine.slots)
+            // Decode only (disaggregated serving): the waiting take the free slots at once, as
+            // many as the KV cache admits.
+            if (!prefills && !r.waiting.empty())
             {
-                join(r, r.waiting.front());
-                r.waiting.pop_front();
+                const std::size_t admitted =
+                    KvAdmits(engine,
+                             r.waiting,
+                             engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
+                             KvReserved(engine, r.running, requests),
+                             requests);
+                for (std::size_t k = 0; k < admitted; ++k)
+                {
+                    join(r, r.waiting.front());
+                    r.waiting.pop_front();
+                }
             }
             if (r.next < r.mine.size())
             {
@@ -493,19 +582,26 @@ SimulateContinuous(const QueueEngine& engine,
         for (uint32_t k = 0; k < d; ++k)
         {
             Replica& r = replicas[k];
-            if (prefills && !r.waiting.empty() && r.running.size() < engine.slots)
+            // The prompts the free slots, the iteration and the KV cache take.
+            const std::size_t admitted =
+                prefills && !r.waiting.empty() && r.running.size() < engine.slots
+                    ? KvAdmits(engine,
+                               r.waiting,
+                               std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
+                                                     engine.prefill.requests.back()),
+                               KvReserved(engine, r.running, requests),
+                               requests)
+                    : 0;
+            if (admitted > 0)
             {
-                const Prefill p = NextPrefill(
-                    engine.prefill,
-                    engine.prompt,
-                    engine.tokenBudget,
-                    std::min<std::size_t>({r.waiting.size(),
-                                           std::size_t(engine.slots) - r.running.size(),
-                                           std::size_t(engine.prefill.requests.back())}),
-                    [&](std::size_t j) -> const QueueRequest&
-                    {
-                        return *requests[r.waiting[j]];
-                    });
+                const Prefill p = NextPrefill(engine.prefill,
+                                              engine.prompt,
+                                              engine.tokenBudget,
+                                              admitted,
+                                              [&](std::size_t j) -> const QueueRequest&
+                                              {
+                                                  return *requests[r.waiting[j]];
+                                              });
                 prefilled[k] = p.prompts;
                 prefillS = std::max(prefillS, p.seconds);
                 iterationJ += p.joules / d;

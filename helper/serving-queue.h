@@ -122,6 +122,16 @@ struct QueueEngine
      * attention); the curves are the instance's with every replica at the same size
      */
     uint32_t replicas = 1;
+    /**
+     * a replica's KV cache in tokens of its requests (beyond a shared prefix; 0: no limit): a
+     * request is admitted (prefilled, or given a slot) only while its whole length, prompt and
+     * generated tokens, fits beside those reserved for the requests in flight, as
+     * TensorRT-LLM's GUARANTEED_NO_EVICT scheduler reserves them (a static batch: its padded
+     * rows); a request alone is always admitted
+     */
+    double kvTokens = 0;
+    /** prompt tokens every request shares, stored once (a shared prefix): not reserved each */
+    uint32_t kvShared = 0;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
 };

@@ -324,6 +324,10 @@ ServingRow::ToJson() const
         j["gpus_used"] = gpusUsed;
         j["kv_transfer_s"] = kvTransferS;
     }
+    if (kvTokens > 0)
+    {
+        j["kv_tokens"] = kvTokens;
+    }
     if (!stepCurve.requests.empty())
     {
         // Under a rate: the decode step against the requests in flight.
@@ -426,6 +430,10 @@ ServingRow::FromJson(const Json& j)
             r.prefillInstances = j.at("prefill_instances").get<uint32_t>();
             r.gpusUsed = j.at("gpus_used").get<uint32_t>();
             r.kvTransferS = j.at("kv_transfer_s").get<double>();
+        }
+        if (j.contains("kv_tokens"))
+        {
+            r.kvTokens = j.at("kv_tokens").get<double>();
         }
         if (j.contains("step_curve"))
         {
@@ -791,6 +799,7 @@ ServingStudy::Evaluate(uint64_t index) const
         row.avgPowerW = report.avgPowerW;
         if (m_space.rateRps > 0 || m_space.goodput)
         {
+            FillKvTokens(options, {}, row);
             // For the queue simulation: a batch of 1, 2, 4, ... requests as the instance runs
             // it, its prefill, then its decode steps at the requests' mean context.
             const bool prefillEnergy = FillOnePrefill(options, row);
@@ -887,12 +896,18 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     {
         // (After a cached prefix, one computed prompt token: a shared prefix stays shared.)
         const uint64_t cached = job.run.cachedPrefix;
-        const RunReport decode = memory({{"prompt", std::to_string(cached + 1)},
-                                         {"gen", std::to_string(prompt + generated - cached - 1)}});
+        const std::vector<std::pair<std::string, std::string>> check{
+            {"prompt", std::to_string(cached + 1)},
+            {"gen", std::to_string(prompt + generated - cached - 1)}};
+        const RunReport decode = memory(check);
         row.fits = decode.feasible;
         row.reason = decode.feasible ? "" : decode.reason;
         row.peakBytes = decode.memory.peak;
         row.capacityBytes = decode.capacityBytes;
+        if (row.fits && (m_space.rateRps > 0 || m_space.goodput))
+        {
+            FillKvTokens(options, check, row);
+        }
     }
     // A prefill instance holds one request's prompt: it may fit where the decode does not.
     row.prefillFits = row.fits;
@@ -1088,6 +1103,34 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
         prefill.joulesPerToken.push_back((prefill.joules[i] - shorter->second) / (k * fewer));
     }
     prefill.tokens = computed;
+}
+
+void
+ServingStudy::FillKvTokens(const JobOptions& options,
+                           const std::vector<std::pair<std::string, std::string>>& check,
+                           ServingRow& row) const
+{
+    // Every request holds P + G tokens (less a shared prefix); twice as many add the bytes of
+    // P + G tokens a request (the KV cache is linear in its tokens; the activations stay).
+    const ResolvedJob job = options.ToSpecs();
+    const uint64_t length = uint64_t(job.run.promptTokens) + job.run.generatedTokens;
+    std::vector<std::pair<std::string, std::string>> longer = check;
+    uint64_t gen = job.run.generatedTokens;
+    for (const auto& [name, value] : check)
+    {
+        gen = name == "gen" ? std::stoull(value) : gen;
+    }
+    longer.emplace_back("gen", std::to_string(gen + length));
+    Ptr<RapidLlmHelper> helper = HelperFor(options, longer);
+    const RunReport twice = helper->CheckMemory();
+    helper->Dispose();
+    const double perToken =
+        (double(twice.memory.peak) - double(row.peakBytes)) / (double(row.batch) * length);
+    const uint64_t shared = job.run.sharedPrefix ? job.run.cachedPrefix : 0;
+    // No growth (a sliding window already full): no limit.
+    row.kvTokens = perToken > 0 ? double(row.batch) * double(length - shared)
+                                      + double(row.capacityBytes - row.peakBytes) / perToken
+                                : 0;
 }
 
 uint32_t
@@ -1467,6 +1510,8 @@ ServingStudy::LoadAt(const ServingRow& r,
     engine.generated = generated;
     engine.prompt = prompt;
     engine.cached = cached;
+    engine.kvTokens = r.kvTokens;
+    engine.kvShared = job.run.sharedPrefix ? cached : 0;
     engine.step = r.stepCurve;
     engine.replicas = job.run.parallel.dp;
     double joules = 0;

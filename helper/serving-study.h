@@ -212,6 +212,12 @@ struct ServingRow
     double chunkTokenJ = 0;   //!< its dynamic energy per prompt token
 
     // Open-loop arrivals (ServingSpace::rateRps).
+    /**
+     * the KV cache a replica holds, in tokens of its requests beyond a shared prefix (the
+     * tokens of `batch` requests at the job's lengths and what the memory left holds; 0: no
+     * limit), QueueEngine::kvTokens
+     */
+    double kvTokens = 0;
     StepCurve stepCurve; //!< the decode step against the requests in flight, 1 to batch
     /**
      * continuous and disaggregated batching: a prefill iteration against the prompts it takes,
@@ -414,6 +420,16 @@ class ServingStudy
      * prefillCurve set
      */
     void FillPrefillCurve(const JobOptions& options, ServingRow& row) const;
+    /**
+     * \brief The KV cache a replica of the row holds, in tokens (ServingRow::kvTokens): the
+     * memory check \p check again with every request twice as long gives its bytes per token.
+     * \param options the candidate \param check the options of the memory check whose peak the
+     * row has (its requests at the job's lengths) \param row the row, fitting, its peakBytes and
+     * capacityBytes set; kvTokens set
+     */
+    void FillKvTokens(const JobOptions& options,
+                      const std::vector<std::pair<std::string, std::string>>& check,
+                      ServingRow& row) const;
     /**
      * \param job a candidate resolved
      * \return the most prompts one prefill iteration takes: the token budget's worth, at least

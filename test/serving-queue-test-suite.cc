@@ -323,6 +323,87 @@ class PrefixHitsTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A KV cache of 250 tokens for requests of 111 (100-token prompts, 11 generated): two
+ * in flight at most, whatever the slots, under every batching; a request larger than the cache
+ * runs alone.
+ */
+class KvAdmissionTestCase : public TestCase
+{
+  public:
+    KvAdmissionTestCase()
+        : TestCase("serving queue: admission within the KV cache")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e;
+        e.slots = 4;
+        e.generated = 11;
+        e.prompt = 100;
+        e.prefill = OnePrompt(0.5, 1);
+        e.step = AffineCurve(0.01, 0.001);
+        const std::vector<double> four(4, 0.0);
+        {
+            // Two prefills, ten steps of two, then the other two.
+            QueueEngine limited = e;
+            limited.kvTokens = 250;
+            const std::vector<QueueRequest> r = Simulated(limited, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].firstTokenS, 1.0, 1e-12, "the second prefill");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[2].firstTokenS, 1.0 + 0.12 + 0.5, 1e-12, "waits for room");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[3].firstTokenS, 2.12, 1e-12, "then the fourth");
+            const std::vector<QueueRequest> free = Simulated(e, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(free[2].firstTokenS, 1.5, 1e-12, "no limit: slots only");
+            // A shared prefix of 60 tokens is not reserved each time: three fit (3 x 51).
+            QueueEngine shared = limited;
+            shared.kvTokens = 160;
+            shared.kvShared = 60;
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                Simulated(shared, four)[2].firstTokenS, 1.5, 1e-12, "three within 160");
+            // A cache smaller than one request: each runs alone.
+            QueueEngine tiny = e;
+            tiny.kvTokens = 50;
+            const std::vector<QueueRequest> alone = Simulated(tiny, {0, 0});
+            NS_TEST_EXPECT_MSG_EQ_TOL(alone[1].firstTokenS, 0.5 + 0.11 + 0.5, 1e-12, "alone");
+        }
+        {
+            // Decode only: two take slots at once, the others as they finish.
+            QueueEngine d = e;
+            d.prefill = StepCurve();
+            d.kvTokens = 250;
+            const std::vector<QueueRequest> r = Simulated(d, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 0.12, 1e-12, "steps of two");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[3].finishS, 0.24, 1e-12, "then two more");
+        }
+        {
+            // Static: batches of two padded rows.
+            QueueEngine b = e;
+            b.prefill = StepCurve{{1, 2, 4}, {0.5, 0.6, 0.8}, {1, 2, 4}};
+            b.wholeBatches = true;
+            b.kvTokens = 250;
+            const std::vector<QueueRequest> r = Simulated(b, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].firstTokenS, 0.6, 1e-12, "two prefilled");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[2].firstTokenS, 0.72 + 0.6, 1e-12, "then two");
+        }
+        {
+            // Chunked: a slot taken only with room in the cache.
+            QueueEngine c = e;
+            c.prefill = StepCurve();
+            c.chunked = true;
+            c.tokenBudget = 1000;
+            c.kvTokens = 150;
+            const std::vector<QueueRequest> r = Simulated(c, {0, 0});
+            NS_TEST_EXPECT_MSG_GT(r[1].firstTokenS, r[0].finishS - 1e-12, "after the first");
+            c.kvTokens = 0;
+            const std::vector<QueueRequest> free = Simulated(c, {0, 0});
+            NS_TEST_EXPECT_MSG_LT(free[1].firstTokenS, free[0].finishS, "no limit: together");
+        }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Poisson arrivals: ascending, the mean gap 1 / rate, the same for the same seed and
  * not for another; a rate of 0 refused.
  */
@@ -912,6 +993,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new LockstepReplicasTestCase, TestCase::QUICK);
         AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
         AddTestCase(new PrefixHitsTestCase, TestCase::QUICK);
+        AddTestCase(new KvAdmissionTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }
 };

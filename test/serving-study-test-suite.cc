@@ -1217,6 +1217,57 @@ class ServingContextTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief The KV cache a replica holds under a rate: the tokens of its batch at the job's lengths
+ * and what the memory left holds at Llama-2 7B's 512 KiB a token (32 layers x 2 x 4,096 bf16
+ * values), with the prefix stored once when shared.
+ */
+class ServingKvTokensTestCase : public TestCase
+{
+  public:
+    ServingKvTokensTestCase()
+        : TestCase("serving study: the KV cache a replica holds")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job;
+        job.Set("model", "llama2-7b");
+        job.Set("hardware", "a100-sxm-40gb");
+        job.Set("prompt", "1024");
+        job.Set("gen", "64");
+        job.Set("engine", "vllm");
+        ServingSpace space;
+        space.gpus = 1;
+        space.tp = {1};
+        space.batch = {8};
+        space.batching = Batching::CONTINUOUS;
+        space.rateRps = 1;
+        space.requests = 20;
+        const ServingRow r = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(r.fits && r.loaded, true, "fits, simulated");
+        const double perToken = 32.0 * 2 * 4096 * 2;
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.kvTokens,
+                                  8.0 * 1088 + double(r.capacityBytes - r.peakBytes) / perToken,
+                                  1e-6 * r.kvTokens,
+                                  "the batch's tokens and the memory left");
+        NS_TEST_EXPECT_MSG_LT(r.kvTokens, 40.0 * 1024 * 1024 * 1024 / perToken, "within 40 GiB");
+        NS_TEST_EXPECT_MSG_GT(r.kvTokens, 20.0 * 1024 * 1024 * 1024 / perToken, "beside 13 GB");
+        JobOptions shared = job;
+        shared.Set("cached-prefix", "512");
+        shared.Set("shared-prefix", "true");
+        const ServingRow s = ServingStudy(shared, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.kvTokens,
+                                  8.0 * (1088 - 512)
+                                      + double(s.capacityBytes - s.peakBytes) / perToken,
+                                  1e-6 * s.kvTokens,
+                                  "a request's own tokens, the prefix stored once");
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -1492,6 +1543,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
         AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
         AddTestCase(new ServingContextTestCase, TestCase::QUICK);
+        AddTestCase(new ServingKvTokensTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif
