@@ -140,26 +140,38 @@ StepsOf(const QueueEngine& e, const QueueRequest& r)
     return (r.generated > 0 ? r.generated : e.generated) - 1;
 }
 
+/** \return the keys of a request's prompt: its computed and its cached tokens */
+double
+PromptKeysOf(const QueueEngine& e, const QueueRequest& r)
+{
+    return r.prompt > 0 ? double(r.prompt) + r.cached : double(e.prompt) + e.cached;
+}
+
 /**
  * \return the keys a request attends to in its decode step with \p left steps left (those
- * of its prompt, computed and cached, and of the tokens it has generated)
+ * of its prompt and of the tokens it has generated)
  */
 double
 KeysOf(const QueueEngine& e, const QueueRequest& r, uint32_t left)
 {
-    const uint32_t prompt = r.prompt > 0 ? r.prompt + r.cached : e.prompt + e.cached;
-    return double(prompt) + double(StepsOf(e, r)) - double(left) + 1;
+    return PromptKeysOf(e, r) + double(StepsOf(e, r)) - double(left) + 1;
 }
 
 /**
- * \return the KV cache tokens a request reserves: its prompt (computed and cached, less a
- * shared prefix) and the tokens it generates
+ * \return the KV cache tokens a request of \p promptKeys prompt keys and \p steps decode
+ * steps reserves: its prompt less a shared prefix, and the tokens it generates
  */
+double
+KvNeedOf(const QueueEngine& e, double promptKeys, uint32_t steps)
+{
+    return std::max(0.0, promptKeys - e.kvShared) + steps + 1;
+}
+
+/** \return the KV cache tokens a request reserves */
 double
 KvNeedOf(const QueueEngine& e, const QueueRequest& r)
 {
-    const uint32_t prompt = r.prompt > 0 ? r.prompt + r.cached : e.prompt + e.cached;
-    return double(prompt > e.kvShared ? prompt - e.kvShared : 0) + StepsOf(e, r) + 1;
+    return KvNeedOf(e, PromptKeysOf(e, r), StepsOf(e, r));
 }
 
 /**
@@ -444,42 +456,35 @@ SimulateStatic(const QueueEngine& engine,
             t = last < requests.size() && readyS[last] <= deadline ? std::max(t, readyS[last])
                                                                    : deadline;
         }
-        // As many as have come, within the slots and, padded to the longest prompt and
-        // generation, within the KV cache.
-        std::size_t end = first + 1;
-        double rowPrompt = KvNeedOf(engine, *requests[first]) - StepsOf(engine, *requests[first]);
-        double rowSteps = StepsOf(engine, *requests[first]);
+        // One rectangular batch of those that have come (the first at least), within the slots
+        // and the KV cache: every prompt padded to the longest, every request stepped to the
+        // longest generation, each row reserving the padded length.
+        std::size_t end = first;
+        uint32_t prompt = 0;   // computed tokens of the longest prompt
+        double promptKeys = 0; // its keys
+        uint32_t steps = 0;
         while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
         {
             const QueueRequest& r = *requests[end];
-            const double prompt = std::max(rowPrompt, KvNeedOf(engine, r) - StepsOf(engine, r));
-            const double steps = std::max<double>(rowSteps, StepsOf(engine, r));
-            if (engine.kvTokens > 0 && double(end - first + 1) * (prompt + steps) > engine.kvTokens)
+            const double keys = std::max(promptKeys, PromptKeysOf(engine, r));
+            const uint32_t longest = std::max(steps, StepsOf(engine, r));
+            if (end > first && engine.kvTokens > 0
+                && double(end - first + 1) * KvNeedOf(engine, keys, longest) > engine.kvTokens)
             {
                 break;
             }
-            rowPrompt = prompt;
-            rowSteps = steps;
+            prompt = std::max(prompt, PromptOf(engine.prompt, r));
+            promptKeys = keys;
+            steps = longest;
             ++end;
         }
         const auto k = static_cast<uint32_t>(end - first);
-        uint32_t prompt = 0;
-        double keys = 0;
-        uint32_t steps = 0;
-        for (std::size_t i = first; i < end; ++i)
-        {
-            prompt = std::max(prompt, PromptOf(engine.prompt, *requests[i]));
-            keys = std::max(keys, KeysOf(engine, *requests[i], StepsOf(engine, *requests[i])));
-            steps = std::max(steps, StepsOf(engine, *requests[i]));
-        }
-        // One rectangular batch: every prompt padded to the longest, every request stepped to
-        // the longest generation (each step's keys those of the longest prompt's request).
         const Prefill padded = PrefillOf(engine.prefill, engine.prompt, k, double(k) * prompt);
         const double prefillS = padded.seconds;
         std::vector<double> stepsEndS(steps + 1, t + prefillS);
         for (uint32_t s = 1; s <= steps; ++s)
         {
-            const double batchKeys = double(k) * (keys + s - 1);
+            const double batchKeys = double(k) * (promptKeys + s);
             stepsEndS[s] = stepsEndS[s - 1] + engine.step.SecondsAt(k, batchKeys);
             joules += engine.step.JoulesAt(k, batchKeys);
         }

@@ -133,7 +133,7 @@ PrefillRows(const std::vector<ServingRow>& rows)
 
 /**
  * \return a step curve as JSON: [{requests, step_s, step_energy_j}, ...], each point with
- * context, step_s_per_key and step_energy_j_per_key where the curve follows the context
+ * tokens, step_s_per_token and step_energy_j_per_token where the curve follows its tokens
  */
 Json
 CurveJson(const StepCurve& c)
@@ -143,7 +143,7 @@ CurveJson(const StepCurve& c)
     {
         Json point = {
             {"requests", c.requests[i]}, {"step_s", c.seconds[i]}, {"step_energy_j", c.joules[i]}};
-        if (c.tokens > 0)
+        if (c.FollowsTokens())
         {
             point["tokens"] = c.tokens;
             point["step_s_per_token"] = c.secondsPerToken[i];
@@ -173,7 +173,7 @@ CurveFromJson(const Json& j)
     }
     if (!c.secondsPerToken.empty() && c.secondsPerToken.size() != c.requests.size())
     {
-        throw std::runtime_error("a step curve's points follow the context in part only");
+        throw std::runtime_error("a step curve's points follow their tokens in part only");
     }
     return c;
 }
