@@ -173,6 +173,10 @@ JobInputJson(const ResolvedJob& job,
         {
             software["cached_prefix"] = r.cachedPrefix;
             software["shared_prefix"] = r.sharedPrefix;
+            if (r.sharedPrefix)
+            {
+                software["cascade_attention"] = r.cascadeAttention;
+            }
         }
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";

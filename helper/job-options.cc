@@ -152,6 +152,13 @@ MakeDeclarations()
                 "false")
             .Field("shared_prefix")
             .Mode("inference"),
+        O::Flag("cascade-attention",
+                "inference, with --shared-prefix: each decode step reads the shared prefix's keys "
+                "and values once for the batch, then each request's own, and merges the two "
+                "(cascade attention: FlashInfer, vLLM V1 with a long common prefix)",
+                "false")
+            .Field("cascade_attention")
+            .Mode("inference"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -506,6 +513,7 @@ JobOptions::ReadJobFile()
         {"gen", "generated", number(r.generatedTokens)},
         {"cached-prefix", "cached_prefix", number(r.cachedPrefix)},
         {"shared-prefix", "shared_prefix", flag(r.sharedPrefix)},
+        {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -798,6 +806,7 @@ JobOptions::Resolve() const
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.cachedPrefix = static_cast<uint32_t>(Count("cached-prefix"));
     run.sharedPrefix = Flag("shared-prefix");
+    run.cascadeAttention = Flag("cascade-attention");
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

@@ -2121,6 +2121,85 @@ class CachedPrefixTestCase : public TestCase
 };
 
 /**
+ * \ingroup rapid-llm-tests
+ * \brief Cascade attention: a decode step reads a shared prefix once for the batch (every
+ * sequence's query stacked over it in the prefill kernel), then each sequence's own keys, and
+ * merges the two; a sliding-window layer reads its window as before; refused without a shared
+ * prefix and for latent attention.
+ */
+class CascadeAttentionTestCase : public TestCase
+{
+  public:
+    CascadeAttentionTestCase()
+        : TestCase("workload: cascade attention over a shared prefix")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec llama = fixture::SmallModel("llama2-7b", 2);
+        RunSpec shared = fixture::InferenceJob(1, 1, 8, 64, 3);
+        shared.cachedPrefix = 48;
+        shared.sharedPrefix = true;
+        RunSpec cascade = shared;
+        cascade.cascadeAttention = true;
+        cascade.Validate(llama, "job");
+        const StageGraph plain = Workload::Build(llama, shared).stages.at(0);
+        const StageGraph g = Workload::Build(llama, cascade).stages.at(0);
+        const WorkNode* whole = Find(plain, "attention", Phase::DECODE, 1);
+        const WorkNode* prefix = Find(g, "attention_prefix", Phase::DECODE, 1);
+        const WorkNode* own = Find(g, "attention", Phase::DECODE, 1);
+        const WorkNode* merge = Find(g, "attention_merge", Phase::DECODE, 1);
+        RAPIDLLM_REQUIRE_EQ((whole && prefix && own && merge), true, "the three kernels");
+        NS_TEST_EXPECT_MSG_EQ((Find(plain, "attention_prefix", Phase::DECODE, 1) == nullptr),
+                              true,
+                              "one kernel without cascade");
+        const AttentionShape& p = g.OpOf(*prefix).Attention();
+        NS_TEST_EXPECT_MSG_EQ(p.batch, 1u, "the prefix once");
+        NS_TEST_EXPECT_MSG_EQ(p.queryLen, 8u, "the batch's queries stacked");
+        NS_TEST_EXPECT_MSG_EQ(p.kvLen, 48u, "over the prefix");
+        NS_TEST_EXPECT_MSG_EQ(p.causal, false, "all of it");
+        const AttentionShape& w = plain.OpOf(*whole).Attention();
+        const AttentionShape& o = g.OpOf(*own).Attention();
+        NS_TEST_EXPECT_MSG_EQ(o.batch, 8u, "each sequence");
+        NS_TEST_EXPECT_MSG_EQ(o.kvLen, w.kvLen - 48, "its own keys");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*merge).Elementwise().rows, 8u, "a row a sequence");
+        NS_TEST_EXPECT_MSG_EQ(g.OpOf(*merge).Elementwise().width, 32u * 128, "every head's output");
+
+        // A sliding-window layer reads the window's keys alone.
+        ModelSpec windowed = llama;
+        windowed.slidingWindow = 40;
+        windowed.Validate("test");
+        const StageGraph slid = Workload::Build(windowed, cascade).stages.at(0);
+        NS_TEST_EXPECT_MSG_EQ((Find(slid, "attention_prefix", Phase::DECODE, 1) == nullptr),
+                              true,
+                              "no cascade in a window");
+
+        // Refused: without a shared prefix, and for latent attention.
+        RunSpec unshared = cascade;
+        unshared.sharedPrefix = false;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      unshared.Validate(llama, "job");
+                                  },
+                                  {"cascade_attention", "shared_prefix"}),
+                              true,
+                              "needs a shared prefix");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      cascade.Validate(fixture::SmallModel("deepseek-v2-lite", 2),
+                                                       "job");
+                                  },
+                                  {"cascade_attention", "MLA"}),
+                              true,
+                              "latent attention");
+    }
+};
+
+/**
  * \brief Resource guards: the node estimate made before building agrees with the graphs built,
  * and requests beyond the limits are refused at once with their size and the options that
  * drive them; counts that overflow 32 bits do not wrap.
@@ -3743,6 +3822,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MoeRoutingTestCase, TestCase::QUICK);
         AddTestCase(new WorkloadSizeTestCase, TestCase::QUICK);
         AddTestCase(new CachedPrefixTestCase, TestCase::QUICK);
+        AddTestCase(new CascadeAttentionTestCase, TestCase::QUICK);
         AddTestCase(new ChunkedDecodeStepTestCase, TestCase::QUICK);
         AddTestCase(new PhysicalBoundsTestCase, TestCase::QUICK);
         AddTestCase(new RingBookkeepingTestCase, TestCase::QUICK);

@@ -520,6 +520,21 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "true shares a cached prefix among the batch's requests: give "
                         "cached_prefix too (--cached-prefix)");
     }
+    if (cascadeAttention && !sharedPrefix)
+    {
+        throw SpecError(source,
+                        "cascade_attention",
+                        "true reads a prefix shared by the batch once a step: give shared_prefix "
+                        "and cached_prefix too (--shared-prefix --cached-prefix)");
+    }
+    if (cascadeAttention && model.IsMla())
+    {
+        throw SpecError(source,
+                        "cascade_attention",
+                        "cascade attention is modelled for multi-head and grouped-query attention, "
+                        "not for latent attention (MLA: "
+                            + model.name + ")");
+    }
     if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
     {
         if (mode != RunMode::INFERENCE || chunkSequences == 0 || chunkTokens == 0)
@@ -945,7 +960,7 @@ RunSpec::operator==(const RunSpec& o) const
            && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
            && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
-           && sharedPrefix == o.sharedPrefix;
+           && sharedPrefix == o.sharedPrefix && cascadeAttention == o.cascadeAttention;
 }
 
 uint32_t
@@ -1097,6 +1112,7 @@ RunSpec::Read(SpecReader& r)
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
     s.cachedPrefix = r.GetCount("cached_prefix", 0, s.cachedPrefix);
     s.sharedPrefix = r.GetBool("shared_prefix", s.sharedPrefix);
+    s.cascadeAttention = r.GetBool("cascade_attention", s.cascadeAttention);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

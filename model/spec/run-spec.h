@@ -190,6 +190,13 @@ struct RunSpec
      */
     bool sharedPrefix = false;
     /**
+     * Inference, with a shared prefix: each decode step reads the prefix's keys and values once
+     * for the whole batch and each request's own once, then merges the two partial results
+     * (cascade attention: FlashInfer's, and vLLM V1's for a long common prefix), instead of
+     * reading the prefix once per request.
+     */
+    bool cascadeAttention = false;
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */

@@ -257,11 +257,38 @@ TransformerLayer::EmitForward(
         const uint64_t keys = decodeContext + queries;
         a.kvLen = window > 0 ? std::min<uint64_t>(keys, window) : keys;
         a.causal = false;
+        // Cascade attention (a full-attention layer): the shared prefix once for the batch, every
+        // sequence's query rows stacked over it in the prefill kernel (FlashInfer's cascade),
+        // then each sequence's own keys, and the two partial outputs merged.
+        const uint64_t shared = m_run.cascadeAttention && window == 0
+                                    ? std::min<uint64_t>(m_run.cachedPrefix, keys - 1)
+                                    : 0;
+        if (shared > 0)
+        {
+            AttentionShape p = a;
+            p.batch = 1;
+            p.heads = s.heads;
+            p.queryLen = m_batch * queries;
+            p.kvLen = shared;
+            p.kernel = AttentionKernelOf(m_run);
+            e.Compute(
+                "attention_prefix",
+                MakeAttention(m_flash ? OpType::ATTENTION_FWD : OpType::ATTENTION_SCORES, p, at));
+            a.kvLen = keys - shared;
+        }
         e.Compute("attention",
                   MakeAttention(m_run.splitKvDecode ? OpType::DECODE_ATTENTION
                                                     : OpType::DECODE_ATTENTION_PER_HEAD,
                                 a,
                                 at));
+        if (shared > 0)
+        {
+            // Each row's two partial outputs (and their softmax scales) read, one written.
+            e.Compute(
+                "attention_merge",
+                MakeElementwise(
+                    OpType::RESIDUAL_ADD, m_batch * queries, uint64_t(s.heads) * s.headDim, at));
+        }
         if (s.mla)
         {
             // Each head's latent output through its slice of the value up-projection.
