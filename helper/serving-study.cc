@@ -852,14 +852,19 @@ ServingStudy::DecodeStep(const JobOptions& options,
 {
     const DecodeReplays d = DecodeReplaysOf(job.run, prompt);
     // The decode steps are the same with or without a cached prefix (the difference of the runs
-    // has no prefill): the runs prefill their context whole.
-    auto changes = [&d](const std::string& gen)
+    // has no prefill): the runs prefill their context whole, unless cascade attention reads the
+    // shared prefix apart.
+    const bool cascade = job.run.cascadeAttention;
+    auto changes = [&d, cascade](const std::string& gen)
     {
-        return std::vector<std::pair<std::string, std::string>>{
-            {"cached-prefix", "0"},
-            {"shared-prefix", "false"},
-            {"prompt", std::to_string(d.prompt)},
-            {"gen", gen}};
+        std::vector<std::pair<std::string, std::string>> c{{"prompt", std::to_string(d.prompt)},
+                                                           {"gen", gen}};
+        if (!cascade)
+        {
+            c.emplace_back("cached-prefix", "0");
+            c.emplace_back("shared-prefix", "false");
+        }
+        return c;
     };
     const RunReport shorter = Replay(options, changes("2"), chunk);
     const RunReport longer = Replay(options, changes(std::to_string(d.longGen)), chunk);
@@ -1014,10 +1019,12 @@ ServingStudy::FillStepCurve(const JobOptions& options, ServingRow& row) const
     curve = StepCurve();
     // Each size again at half the context: what a key adds to its step (a context too short
     // to halve is not followed).
+    // (With cascade attention the shared prefix stays: each request's own keys are halved.)
     const ResolvedJob job = options.ToSpecs();
+    const uint64_t kept = job.run.cascadeAttention ? job.run.cachedPrefix : 0;
     const DecodeReplays mean = DecodeReplaysOf(job.run, 0);
-    const DecodeReplays half = DecodeReplaysOf(job.run, mean.prompt / 2);
-    const bool follow = mean.prompt >= 16;
+    const DecodeReplays half = DecodeReplaysOf(job.run, kept + (mean.prompt - kept) / 2);
+    const bool follow = mean.prompt >= kept + 16;
     auto add = [&](uint32_t n, const JobOptions& sized, double s, double j, bool known)
     {
         curve.requests.push_back(n);

@@ -1072,6 +1072,29 @@ class ServingCachedPrefixTestCase : public TestCase
         const ServingRow shared = ServingStudy(sharedJob, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_LT(shared.peakBytes, cached.peakBytes, "the prefix cached once");
         NS_TEST_EXPECT_MSG_EQ(shared.stepS, cached.stepS, "the same steps");
+        // Read once a step too (cascade attention): where the prefix's reads outweigh the two
+        // more kernels (1,536 of 2,048 tokens shared by 64), faster steps, under a rate as
+        // well; the step curve's keys beyond the prefix halved for what a key adds.
+        JobOptions longShared = sharedJob;
+        longShared.Set("prompt", "2048");
+        longShared.Set("cached-prefix", "1536");
+        JobOptions cascadeJob = longShared;
+        cascadeJob.Set("cascade-attention", "true");
+        ServingSpace loadedSpace = space;
+        loadedSpace.batch = {64};
+        const double capacity =
+            ServingStudy(longShared, loadedSpace, "flow", "", true).Run().at(0).requestsPerS;
+        loadedSpace.rateRps = 0.8 * capacity;
+        loadedSpace.requests = 400;
+        const ServingRow sharedLoaded =
+            ServingStudy(longShared, loadedSpace, "flow", "", true).Run().at(0);
+        const ServingRow cascade =
+            ServingStudy(cascadeJob, loadedSpace, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(cascade.loaded && cascade.stepCurve.FollowsTokens(), true, "loaded");
+        NS_TEST_EXPECT_MSG_LT(cascade.stepS, sharedLoaded.stepS, "the prefix read once");
+        NS_TEST_EXPECT_MSG_LT(cascade.load.summary.tpotP50S,
+                              sharedLoaded.load.summary.tpotP50S,
+                              "faster under the rate");
 
         ServingSpace chunked = space;
         chunked.batching = Batching::CHUNKED;
