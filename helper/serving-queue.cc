@@ -730,13 +730,18 @@ SimulatePrefillPool(uint32_t instances,
                     const StepCurve& prefill,
                     uint32_t prompt,
                     uint32_t tokenBudget,
-                    std::vector<QueueRequest>& requests)
+                    std::vector<QueueRequest>& requests,
+                    std::vector<uint32_t>* instanceOf)
 {
     if (instances == 0 || stages == 0 || prefill.requests.empty())
     {
         throw std::logic_error("SimulatePrefillPool: an instance, a stage and a curve needed");
     }
     std::vector<double> free(instances, 0);
+    if (instanceOf != nullptr)
+    {
+        instanceOf->assign(requests.size(), 0);
+    }
     double joules = 0;
     for (std::size_t next = 0; next < requests.size();)
     {
@@ -761,12 +766,60 @@ SimulatePrefillPool(uint32_t instances,
         for (uint32_t j = 0; j < p.prompts; ++j)
         {
             requests[next + j].firstTokenS = start + p.seconds;
+            if (instanceOf != nullptr)
+            {
+                (*instanceOf)[next + j] = static_cast<uint32_t>(s);
+            }
         }
         free[s] = start + p.seconds / stages;
         joules += p.joules;
         next += p.prompts;
     }
     return joules;
+}
+
+std::vector<double>
+ScheduleKvTransfers(const std::vector<QueueRequest>& requests,
+                    const std::vector<uint32_t>& prefillOf,
+                    const std::vector<uint32_t>& decodeOf,
+                    const std::vector<double>& seconds)
+{
+    const std::size_t n = requests.size();
+    if (prefillOf.size() != n || decodeOf.size() != n || seconds.size() != n)
+    {
+        throw std::logic_error("ScheduleKvTransfers: an instance pair and a time per request");
+    }
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&requests](std::size_t a, std::size_t b)
+                     {
+                         return requests[a].firstTokenS < requests[b].firstTokenS;
+                     });
+    std::vector<double> out;
+    std::vector<double> in;
+    std::vector<double> ready(n, 0);
+    for (std::size_t i : order)
+    {
+        if (prefillOf[i] >= out.size())
+        {
+            out.resize(prefillOf[i] + 1, 0);
+        }
+        if (decodeOf[i] >= in.size())
+        {
+            in.resize(decodeOf[i] + 1, 0);
+        }
+        const double start =
+            std::max({requests[i].firstTokenS, out[prefillOf[i]], in[decodeOf[i]]});
+        ready[i] = start + seconds[i];
+        out[prefillOf[i]] = ready[i];
+        in[decodeOf[i]] = ready[i];
+    }
+    return ready;
 }
 
 QueueSummary

@@ -234,7 +234,23 @@ double SimulatePrefillPool(uint32_t instances,
                            const StepCurve& prefill,
                            uint32_t prompt,
                            uint32_t tokenBudget,
-                           std::vector<QueueRequest>& requests);
+                           std::vector<QueueRequest>& requests,
+                           std::vector<uint32_t>* instanceOf = nullptr);
+
+/**
+ * \brief Times the KV-cache handovers of disaggregated serving on the links they share: each
+ * request's transfer leaves its prefill instance when its prefill ends and takes \p seconds
+ * (its own, as replayed alone on the network), one at a time out of a prefill instance and one
+ * at a time into a decode instance (both GPU sets' links are what a transfer fills), in the
+ * order of the prefills' ends (ties: arrival order).
+ * \param requests the requests, their first tokens set \param prefillOf each one's prefill
+ * instance \param decodeOf each one's decode instance \param seconds each one's transfer alone
+ * \return when each reaches its decode instance
+ */
+std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& requests,
+                                        const std::vector<uint32_t>& prefillOf,
+                                        const std::vector<uint32_t>& decodeOf,
+                                        const std::vector<double>& seconds);
 
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary

@@ -1497,6 +1497,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     const uint32_t cached = job.run.cachedPrefix;
     const uint32_t prompt = job.run.promptTokens - cached;
     std::vector<double> kvShare(requests.size(), 1.0);
+    std::vector<double> handedOver; // disaggregated: when each reaches its decode instance
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
         QueueRequest& q = requests[i];
@@ -1530,13 +1531,25 @@ ServingStudy::LoadAt(const ServingRow& r,
         {
             throw std::logic_error("a disaggregated row loaded without its prefill layout");
         }
-        // The prefill pool, then each request's KV cache crosses to its decode instance.
+        // The prefill pool, then each request's KV cache crosses to its decode instance (the
+        // requests dealt to them in turn), one at a time out of a prefill instance and into a
+        // decode instance, each in proportion to its prompt.
+        std::vector<uint32_t> prefillOf;
         joules += SimulatePrefillPool(r.prefillInstances,
                                       r.prefillPp,
                                       prefill->prefillCurve,
                                       prompt,
                                       TokenBudget(job),
-                                      requests);
+                                      requests,
+                                      &prefillOf);
+        std::vector<uint32_t> decodeOf(requests.size());
+        std::vector<double> transfer(requests.size());
+        for (std::size_t i = 0; i < requests.size(); ++i)
+        {
+            decodeOf[i] = static_cast<uint32_t>(i % r.replicas);
+            transfer[i] = r.kvTransferS * kvShare[i];
+        }
+        handedOver = ScheduleKvTransfers(requests, prefillOf, decodeOf, transfer);
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }
@@ -1567,8 +1580,7 @@ ServingStudy::LoadAt(const ServingRow& r,
         for (std::size_t i = instance; i < requests.size(); i += r.replicas)
         {
             // A request's KV cache in proportion to its prompt.
-            ready.push_back(disaggregated ? requests[i].firstTokenS + r.kvTransferS * kvShare[i]
-                                          : requests[i].arrivalS);
+            ready.push_back(disaggregated ? handedOver[i] : requests[i].arrivalS);
             mine.push_back(&requests[i]);
         }
         joules += SimulateEngine(engine, ready, mine);

@@ -404,6 +404,52 @@ class KvAdmissionTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief KV-cache handovers on shared links: one at a time out of a prefill instance and into a
+ * decode instance, in the order of the prefills' ends; apart, side by side.
+ */
+class KvTransfersTestCase : public TestCase
+{
+  public:
+    KvTransfersTestCase()
+        : TestCase("serving queue: KV-cache handovers on shared links")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::vector<QueueRequest> r(3);
+        for (auto& q : r)
+        {
+            q.firstTokenS = 1;
+        }
+        const std::vector<double> half(3, 0.5);
+        const std::vector<double> out = ScheduleKvTransfers(r, {0, 0, 0}, {0, 1, 2}, half);
+        NS_TEST_EXPECT_MSG_EQ_TOL(out[2], 2.5, 1e-12, "one prefill instance: one at a time");
+        const std::vector<double> apart = ScheduleKvTransfers(r, {0, 1, 2}, {0, 1, 2}, half);
+        NS_TEST_EXPECT_MSG_EQ_TOL(apart[2], 1.5, 1e-12, "three pairs: side by side");
+        const std::vector<double> in = ScheduleKvTransfers(r, {0, 1, 2}, {0, 0, 1}, half);
+        NS_TEST_EXPECT_MSG_EQ_TOL(in[1], 2.0, 1e-12, "one decode instance: one at a time");
+        NS_TEST_EXPECT_MSG_EQ_TOL(in[2], 1.5, 1e-12, "the other at once");
+        r[0].firstTokenS = 2;
+        const std::vector<double> later = ScheduleKvTransfers(r, {0, 0, 0}, {0, 0, 0}, half);
+        NS_TEST_EXPECT_MSG_EQ_TOL(later[1], 1.5, 1e-12, "the first prefill to end goes first");
+        NS_TEST_EXPECT_MSG_EQ_TOL(later[0], 2.5, 1e-12, "then the last, when it ends");
+        bool refused = false;
+        try
+        {
+            ScheduleKvTransfers(r, {0}, {0, 0, 0}, half);
+        }
+        catch (const std::logic_error&)
+        {
+            refused = true;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "an instance pair per request");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Poisson arrivals: ascending, the mean gap 1 / rate, the same for the same seed and
  * not for another; a rate of 0 refused.
  */
@@ -679,11 +725,14 @@ class EngineScheduleTestCase : public TestCase
         // Two prefill instances of two stages, five prompts at 0.
         {
             std::vector<QueueRequest> requests = Arriving({0, 0, 0, 0, 0});
-            SimulatePrefillPool(2, 2, OnePrompt(1.0, 1), 0, 0, requests);
+            std::vector<uint32_t> instanceOf;
+            SimulatePrefillPool(2, 2, OnePrompt(1.0, 1), 0, 0, requests, &instanceOf);
             const std::vector<double> first = {1, 1, 1.5, 1.5, 2};
+            const std::vector<uint32_t> instance = {0, 1, 0, 1, 0};
             for (std::size_t i = 0; i < first.size(); ++i)
             {
                 NS_TEST_EXPECT_MSG_EQ_TOL(requests[i].firstTokenS, first[i], 1e-12, "prompt " << i);
+                NS_TEST_EXPECT_MSG_EQ(instanceOf.at(i), instance[i], "its instance " << i);
             }
         }
     }
@@ -994,6 +1043,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new RequestLengthsTestCase, TestCase::QUICK);
         AddTestCase(new PrefixHitsTestCase, TestCase::QUICK);
         AddTestCase(new KvAdmissionTestCase, TestCase::QUICK);
+        AddTestCase(new KvTransfersTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
     }
 };
