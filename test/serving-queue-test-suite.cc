@@ -82,19 +82,31 @@ Simulated(const QueueEngine& e, const std::vector<double>& ready, double* joules
     return requests;
 }
 
-/** \return whether the engine refuses to run one request (a logic_error: not set up for it) */
+/** \return whether \p f throws an \p E (a refusal) */
+template<typename E, typename F>
 bool
-Refuses(const QueueEngine& e)
+Throws(F f)
 {
     try
     {
-        Simulated(e, {0});
+        f();
     }
-    catch (const std::logic_error&)
+    catch (const E&)
     {
         return true;
     }
     return false;
+}
+
+/** \return whether the engine refuses to run one request (a logic_error: not set up for it) */
+bool
+Refuses(const QueueEngine& e)
+{
+    return Throws<std::logic_error>(
+        [&e]
+        {
+            Simulated(e, {0});
+        });
 }
 
 } // namespace
@@ -308,16 +320,13 @@ class PrefixHitsTestCase : public TestCase
             differ += again[i].cached != requests[i].cached ? 1 : 0;
         }
         NS_TEST_EXPECT_MSG_GT(differ, 30000u, "another seed, other hits (42% expected)");
-        bool refused = false;
-        try
-        {
-            DrawPrefixHits(again, 1.5, 80, 100, 3);
-        }
-        catch (const std::invalid_argument&)
-        {
-            refused = true;
-        }
-        NS_TEST_EXPECT_MSG_EQ(refused, true, "a share above 1");
+        NS_TEST_EXPECT_MSG_EQ(Throws<std::invalid_argument>(
+                                  [&]
+                                  {
+                                      DrawPrefixHits(again, 1.5, 80, 100, 3);
+                                  }),
+                              true,
+                              "a share above 1");
     }
 };
 
@@ -435,16 +444,13 @@ class KvTransfersTestCase : public TestCase
         const std::vector<double> later = ScheduleKvTransfers(r, {0, 0, 0}, {0, 0, 0}, half);
         NS_TEST_EXPECT_MSG_EQ_TOL(later[1], 1.5, 1e-12, "the first prefill to end goes first");
         NS_TEST_EXPECT_MSG_EQ_TOL(later[0], 2.5, 1e-12, "then the last, when it ends");
-        bool refused = false;
-        try
-        {
-            ScheduleKvTransfers(r, {0}, {0, 0, 0}, half);
-        }
-        catch (const std::logic_error&)
-        {
-            refused = true;
-        }
-        NS_TEST_EXPECT_MSG_EQ(refused, true, "an instance pair per request");
+        NS_TEST_EXPECT_MSG_EQ(Throws<std::logic_error>(
+                                  [&]
+                                  {
+                                      ScheduleKvTransfers(r, {0}, {0, 0, 0}, half);
+                                  }),
+                              true,
+                              "an instance pair per request");
     }
 };
 
@@ -481,16 +487,13 @@ class PoissonArrivalsTestCase : public TestCase
                               "the same seed, the same arrivals");
         NS_TEST_EXPECT_MSG_EQ(
             (PoissonArrivals(4, 10, 1) != PoissonArrivals(4, 10, 2)), true, "another seed, others");
-        bool refused = false;
-        try
-        {
-            PoissonArrivals(0, 10, 1);
-        }
-        catch (const std::invalid_argument&)
-        {
-            refused = true;
-        }
-        NS_TEST_EXPECT_MSG_EQ(refused, true, "no arrivals at rate 0");
+        NS_TEST_EXPECT_MSG_EQ(Throws<std::invalid_argument>(
+                                  [&]
+                                  {
+                                      PoissonArrivals(0, 10, 1);
+                                  }),
+                              true,
+                              "no arrivals at rate 0");
     }
 };
 
@@ -540,16 +543,13 @@ class GammaArrivalsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((GammaArrivals(4, 0.5, 10, 1) != GammaArrivals(4, 0.5, 10, 2)),
                               true,
                               "another seed, others");
-        bool refused = false;
-        try
-        {
-            GammaArrivals(4, 0, 10, 1);
-        }
-        catch (const std::invalid_argument&)
-        {
-            refused = true;
-        }
-        NS_TEST_EXPECT_MSG_EQ(refused, true, "no gaps of shape 0");
+        NS_TEST_EXPECT_MSG_EQ(Throws<std::invalid_argument>(
+                                  [&]
+                                  {
+                                      GammaArrivals(4, 0, 10, 1);
+                                  }),
+                              true,
+                              "no gaps of shape 0");
     }
 };
 
