@@ -89,8 +89,9 @@ struct QueueEngine
     double prefillHeld = 1;
     StepCurve step; //!< a decode step against the requests in flight
     /**
-     * the prompt length the curves were replayed at: a request's own (QueueRequest::prompt)
-     * scales its prefill's time and energy by their ratio
+     * the prompt tokens the curves were replayed at (computed, after a cached prefix): a
+     * request's prefill costs the prefill curve at its own (QueueRequest::prompt), or where the
+     * curve does not follow its tokens, the curve's scaled by their ratio
      */
     uint32_t prompt = 0;
     /**

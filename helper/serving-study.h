@@ -392,7 +392,7 @@ class ServingStudy
      * steps apart (their difference has no prefill).
      * \param options the candidate \param job the candidate resolved \param chunk as Replay
      * \param prompt the replays' prompt (0: the requests' mean context, less the two tokens the
-     * shorter replay generates; DecodeKeys gives the keys its steps attend to)
+     * shorter replay generates)
      * \return its time and dynamic energy per token, and whether the energy is known
      */
     std::tuple<double, double, bool> DecodeStep(const JobOptions& options,
@@ -407,8 +407,8 @@ class ServingStudy
     bool FillOnePrefill(const JobOptions& options, ServingRow& row) const;
     /**
      * \brief The decode step of the row's layout at 1, 2, 4, ... requests and at its batch (the
-     * row's own step), each also at half the context for what a key adds, for the queue
-     * simulation.
+     * row's own step), each also at half the context (with cascade attention, half of each
+     * request's own keys) for what a key adds, for the queue simulation.
      * \param options the candidate \param row the row, its stepS and stepJ set; stepCurve set
      */
     void FillStepCurve(const JobOptions& options, ServingRow& row) const;
