@@ -112,17 +112,21 @@ PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens)
  * (PrefillOf).
  * \param curve the prefill curve \param prompt the curve's prompt tokens (0: no scaling)
  * \param budget tokens an iteration carries (0: no limit) \param most prompts at most (1 or more)
- * \param next the k-th next request
+ * \param tokensOfNext the tokens the k-th next prompt computes
  */
-template<typename Next>
+template<typename TokensOf>
 Prefill
-NextPrefill(const StepCurve& curve, uint32_t prompt, uint32_t budget, std::size_t most, Next next)
+NextPrefill(const StepCurve& curve,
+            uint32_t prompt,
+            uint32_t budget,
+            std::size_t most,
+            TokensOf tokensOfNext)
 {
     uint32_t k = 0;
     uint64_t tokens = 0;
     while (k < most)
     {
-        const uint32_t tokensOf = PromptOf(prompt, next(k));
+        const uint32_t tokensOf = tokensOfNext(k);
         if (k > 0 && budget > 0 && tokens + tokensOf > budget)
         {
             break;
@@ -194,9 +198,34 @@ KvReserved(const QueueEngine& e, const List& list, const std::vector<QueueReques
 }
 
 /**
- * \return how many of the next requests in order (their indices in \p waiting, at most \p most)
- * the KV cache admits beside \p reserved tokens: while each one's need fits in what is left, and
- * the first whatever its need when nothing is reserved
+ * \return how many of the next \p count requests in order (at most \p most) the KV cache admits
+ * beside \p reserved tokens, the k-th needing needOf(k): while each one's need fits in what is
+ * left, and the first whatever its need when nothing is reserved
+ */
+template<typename NeedOf>
+std::size_t
+KvAdmits(const QueueEngine& e, std::size_t count, std::size_t most, double reserved, NeedOf needOf)
+{
+    if (e.kvTokens <= 0)
+    {
+        return std::min(most, count);
+    }
+    std::size_t k = 0;
+    for (; k < most && k < count; ++k)
+    {
+        const double need = needOf(k);
+        if (reserved + need > e.kvTokens && !(k == 0 && reserved == 0))
+        {
+            break;
+        }
+        reserved += need;
+    }
+    return k;
+}
+
+/**
+ * \return how many of the waiting requests (their indices, in order; at most \p most) the KV
+ * cache admits beside \p reserved tokens, each reserving its whole length
  */
 template<typename Waiting>
 std::size_t
@@ -206,21 +235,14 @@ KvAdmits(const QueueEngine& e,
          double reserved,
          const std::vector<QueueRequest*>& requests)
 {
-    if (e.kvTokens <= 0)
-    {
-        return std::min<std::size_t>(most, waiting.size());
-    }
-    std::size_t k = 0;
-    for (; k < most && k < waiting.size(); ++k)
-    {
-        const double need = KvNeedOf(e, *requests[waiting[k]]);
-        if (reserved + need > e.kvTokens && !(k == 0 && reserved == 0))
-        {
-            break;
-        }
-        reserved += need;
-    }
-    return k;
+    return KvAdmits(e,
+                    waiting.size(),
+                    most,
+                    reserved,
+                    [&](std::size_t k)
+                    {
+                        return KvNeedOf(e, *requests[waiting[k]]);
+                    });
 }
 
 /**
@@ -524,6 +546,34 @@ SimulateContinuous(const QueueEngine& engine,
         replicas[i % d].mine.push_back(i);
     }
     std::size_t done = 0;
+    // Preemption (QueueEngine::preempt): a preempted request's decode steps left (0: not
+    // preempted), and when each was admitted (the latest is preempted first).
+    const bool preempt = engine.preempt && prefills && engine.kvTokens > 0;
+    std::vector<uint32_t> resume(preempt ? requests.size() : 0, 0);
+    std::vector<uint64_t> admittedAt(preempt ? requests.size() : 0, 0);
+    uint64_t admissions = 0;
+    // The tokens a request holds with `left` steps to go (its prompt less a shared prefix, and
+    // those it has generated), and the tokens the waiting k-th needs to be admitted: its prompt
+    // (and, preempted, what it had generated, recomputed) and its next token.
+    auto holds = [&](std::size_t i, uint32_t left)
+    {
+        return KvNeedOf(engine, *requests[i]) - left;
+    };
+    auto joinNeed = [&](const Replica& r, std::size_t k)
+    {
+        const std::size_t i = r.waiting[k];
+        return preempt ? holds(i, resume[i] > 0 ? resume[i] - 1 : StepsOf(engine, *requests[i]))
+                       : KvNeedOf(engine, *requests[i]);
+    };
+    auto reserved = [&](const Replica& r)
+    {
+        double tokens = 0;
+        for (const auto& [i, left] : r.running)
+        {
+            tokens += preempt ? holds(i, left) : KvNeedOf(engine, *requests[i]);
+        }
+        return engine.kvTokens > 0 ? tokens : 0;
+    };
     // A request past its first token decodes its steps, or is done.
     auto join = [&](Replica& r, std::size_t i)
     {
@@ -591,28 +641,56 @@ SimulateContinuous(const QueueEngine& engine,
             const std::size_t admitted =
                 prefills && !r.waiting.empty() && r.running.size() < engine.slots
                     ? KvAdmits(engine,
-                               r.waiting,
+                               r.waiting.size(),
                                std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
                                                      engine.prefill.requests.back()),
-                               KvReserved(engine, r.running, requests),
-                               requests)
+                               reserved(r),
+                               [&](std::size_t j)
+                               {
+                                   return joinNeed(r, j);
+                               })
                     : 0;
             if (admitted > 0)
             {
-                const Prefill p = NextPrefill(engine.prefill,
-                                              engine.prompt,
-                                              engine.tokenBudget,
-                                              admitted,
-                                              [&](std::size_t j) -> const QueueRequest&
-                                              {
-                                                  return *requests[r.waiting[j]];
-                                              });
+                // (A preempted request recomputes what it had generated too.)
+                const Prefill p =
+                    NextPrefill(engine.prefill,
+                                engine.prompt,
+                                engine.tokenBudget,
+                                admitted,
+                                [&](std::size_t j)
+                                {
+                                    const std::size_t i = r.waiting[j];
+                                    const uint32_t made =
+                                        preempt && resume[i] > 0
+                                            ? StepsOf(engine, *requests[i]) - resume[i] + 1
+                                            : 0;
+                                    return PromptOf(engine.prompt, *requests[i]) + made;
+                                });
                 prefilled[k] = p.prompts;
                 prefillS = std::max(prefillS, p.seconds);
                 iterationJ += p.joules / d;
             }
             else if (!r.running.empty())
             {
+                // Preemption: while the step's new tokens do not fit, the latest admitted request
+                // leaves (its cache freed) for the front of the queue.
+                while (preempt && r.running.size() > 1
+                       && reserved(r) + r.running.size() > engine.kvTokens)
+                {
+                    const auto latest =
+                        std::max_element(r.running.begin(),
+                                         r.running.end(),
+                                         [&](const auto& a, const auto& b)
+                                         {
+                                             return admittedAt[a.first] < admittedAt[b.first];
+                                         });
+                    resume[latest->first] = latest->second;
+                    ++requests[latest->first]->preemptions;
+                    r.waiting.push_front(latest->first);
+                    *latest = r.running.back();
+                    r.running.pop_back();
+                }
                 const auto n = static_cast<uint32_t>(r.running.size());
                 const double keys = KeysOf(engine, r.running, requests);
                 stepS = std::max(stepS, engine.step.SecondsAt(n, keys));
@@ -635,6 +713,26 @@ SimulateContinuous(const QueueEngine& engine,
             {
                 const std::size_t i = r.waiting.front();
                 r.waiting.pop_front();
+                if (preempt)
+                {
+                    admittedAt[i] = admissions++;
+                }
+                if (preempt && resume[i] > 0)
+                {
+                    // Recomputed: its prefill yields its next token.
+                    const uint32_t left = resume[i] - 1;
+                    resume[i] = 0;
+                    if (left == 0)
+                    {
+                        requests[i]->finishS = t;
+                        ++done;
+                    }
+                    else
+                    {
+                        r.running.emplace_back(i, left);
+                    }
+                    continue;
+                }
                 requests[i]->firstTokenS = start + std::max(prefillS, stepS);
                 join(r, i);
             }
@@ -759,9 +857,9 @@ SimulatePrefillPool(uint32_t instances,
                                       prompt,
                                       tokenBudget,
                                       arrived,
-                                      [&](std::size_t k) -> const QueueRequest&
+                                      [&](std::size_t k)
                                       {
-                                          return requests[next + k];
+                                          return PromptOf(prompt, requests[next + k]);
                                       });
         for (uint32_t j = 0; j < p.prompts; ++j)
         {
@@ -851,6 +949,7 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
                       : 0;
         first = std::min(first, r.arrivalS);
         last = std::max(last, r.finishS);
+        s.preemptions += r.preemptions;
     }
     std::sort(ttft.begin(), ttft.end());
     std::sort(tpot.begin(), tpot.end());

@@ -133,6 +133,15 @@ struct QueueEngine
     double kvTokens = 0;
     /** prompt tokens every request shares, stored once (a shared prefix): not reserved each */
     uint32_t kvShared = 0;
+    /**
+     * continuous batching with prefills, within kvTokens: admit a request while its prompt and
+     * next token fit beside the tokens the requests in flight hold now, and before a decode
+     * step whose new tokens do not fit preempt the latest admitted (its cache freed, back to
+     * the front of the queue, its prompt and generated tokens recomputed by a prefill when it
+     * is admitted again, which yields its next token), as vLLM's scheduler does (recompute
+     * preemption); false: reserve each request's whole length
+     */
+    bool preempt = false;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
 };
@@ -154,6 +163,7 @@ struct QueueRequest
      * computed `prompt` (its decode steps attend to both)
      */
     uint32_t cached = 0;
+    uint32_t preemptions = 0; //!< times the engine preempted it (QueueEngine::preempt)
 };
 
 /**
@@ -256,14 +266,15 @@ std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& request
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary
 {
-    double ttftP50S = 0;   //!< median time to first token (queueing included)
-    double ttftP90S = 0;   //!< 90th percentile of it
-    double ttftP99S = 0;   //!< 99th percentile of it
-    double tpotP50S = 0;   //!< median of each request's time per output token after its first
-    double tpotP90S = 0;   //!< 90th percentile of it
-    double tpotP99S = 0;   //!< 99th percentile of it
-    double attainment = 0; //!< share of the requests within both targets (those not 0)
-    double spanS = 0;      //!< from the first arrival to the last token
+    double ttftP50S = 0;      //!< median time to first token (queueing included)
+    double ttftP90S = 0;      //!< 90th percentile of it
+    double ttftP99S = 0;      //!< 99th percentile of it
+    double tpotP50S = 0;      //!< median of each request's time per output token after its first
+    double tpotP90S = 0;      //!< 90th percentile of it
+    double tpotP99S = 0;      //!< 99th percentile of it
+    double attainment = 0;    //!< share of the requests within both targets (those not 0)
+    double spanS = 0;         //!< from the first arrival to the last token
+    uint64_t preemptions = 0; //!< the requests' preemptions (QueueRequest::preemptions)
 };
 
 /**

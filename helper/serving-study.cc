@@ -366,6 +366,11 @@ ServingLoad::ToJson() const
         j["tpot_p99_s"] = summary.tpotP99S;
         j["slo_attainment"] = summary.attainment;
         j["span_s"] = summary.spanS;
+        if (summary.preemptions > 0)
+        {
+            // vLLM's: requests preempted for room in the KV cache, recomputed later.
+            j["preemptions"] = summary.preemptions;
+        }
         j["have_energy"] = haveEnergy;
         j["energy_per_token_j"] = energyPerTokenJ;
         j["avg_power_w"] = avgPowerW;
@@ -1571,6 +1576,8 @@ ServingStudy::LoadAt(const ServingRow& r,
         engine.prefill = r.prefillCurve;
         engine.prefillHeld = 1.0 / job.run.InflightBatches();
         engine.tokenBudget = TokenBudget(job);
+        // vLLM admits on the prompt and preempts when the cache is full; the others reserve.
+        engine.preempt = job.run.engine == "vllm";
     }
     // The requests dealt to the instances in turn.
     for (uint32_t instance = 0; instance < r.replicas; ++instance)

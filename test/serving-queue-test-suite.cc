@@ -334,7 +334,7 @@ class PrefixHitsTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief A KV cache of 250 tokens for requests of 111 (100-token prompts, 11 generated): two
  * in flight at most, whatever the slots, under every batching; a request larger than the cache
- * runs alone.
+ * runs alone; vLLM's preemption admits on the prompt and recomputes the request it preempts.
  */
 class KvAdmissionTestCase : public TestCase
 {
@@ -375,6 +375,28 @@ class KvAdmissionTestCase : public TestCase
             tiny.kvTokens = 50;
             const std::vector<QueueRequest> alone = Simulated(tiny, {0, 0});
             NS_TEST_EXPECT_MSG_EQ_TOL(alone[1].firstTokenS, 0.5 + 0.11 + 0.5, 1e-12, "alone");
+        }
+        {
+            // vLLM's preemption, 220 tokens: two admitted on their prompts (2 x 101), nine steps
+            // of two fill the cache (2 x 110), so before the tenth the later one leaves with a
+            // step to go; the first ends alone, then the other's 100 prompt and 10 generated
+            // tokens are recomputed (a prefill of 110 tokens, 0.55 s) and yield its last token.
+            QueueEngine vllm = e;
+            vllm.kvTokens = 220;
+            vllm.preempt = true;
+            const std::vector<QueueRequest> r = Simulated(vllm, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].firstTokenS, 1.0, 1e-12, "admitted on its prompt");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[0].finishS, 1.0 + 9 * 0.012 + 0.011, 1e-12, "alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 1.119 + 0.55, 1e-12, "recomputed");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[2].firstTokenS, 1.669 + 0.5, 1e-12, "then the third");
+            NS_TEST_EXPECT_MSG_EQ(r[1].preemptions, 1u, "preempted once");
+            NS_TEST_EXPECT_MSG_EQ(r[3].preemptions, 1u, "the later of the next pair too");
+            NS_TEST_EXPECT_MSG_EQ(SummarizeQueue(r, 11, 0, 0).preemptions, 2u, "two in all");
+            // Reserving whole lengths instead: one at a time.
+            QueueEngine reserving = vllm;
+            reserving.preempt = false;
+            const std::vector<QueueRequest> one = Simulated(reserving, four);
+            NS_TEST_EXPECT_MSG_EQ_TOL(one[1].firstTokenS, 0.61 + 0.5, 1e-12, "after the first");
         }
         {
             // Decode only: two take slots at once, the others as they finish.

@@ -1244,7 +1244,7 @@ class ServingContextTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief The KV cache a replica holds under a rate: the tokens of its batch at the job's lengths
  * and what the memory left holds at Llama-2 7B's 512 KiB a token (32 layers x 2 x 4,096 bf16
- * values), with the prefix stored once when shared.
+ * values), with the prefix stored once when shared; vLLM preempts where long requests fill it.
  */
 class ServingKvTokensTestCase : public TestCase
 {
@@ -1288,6 +1288,26 @@ class ServingKvTokensTestCase : public TestCase
                                       + double(s.capacityBytes - s.peakBytes) / perToken,
                                   1e-6 * s.kvTokens,
                                   "a request's own tokens, the prefix stored once");
+
+        // Twenty in flight of 2,048 + 256 tokens spread by 90%: a run of long requests fills
+        // the cache; vLLM preempts (and recomputes) some, an engine that reserves never does.
+        job.Set("prompt", "2048");
+        job.Set("gen", "256");
+        space.batch = {20};
+        space.rateRps = 1.6;
+        space.requests = 1000;
+        space.spread = 0.9;
+        const ServingRow v = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(v.fits && v.loaded, true, "fits, simulated");
+        NS_TEST_EXPECT_MSG_LT(v.kvTokens, 20.0 * 1.9 * 2304, "the long ones do not all fit");
+        NS_TEST_EXPECT_MSG_GT(v.load.summary.preemptions, 0u, "vLLM preempts");
+        NS_TEST_EXPECT_MSG_EQ(v.load.ToJson().at("preemptions").get<uint64_t>(),
+                              v.load.summary.preemptions,
+                              "reported");
+        JobOptions reserving = job;
+        reserving.Set("engine", "lmdeploy");
+        const ServingRow l = ServingStudy(reserving, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(l.load.summary.preemptions, 0u, "a reserving engine never");
     }
 };
 
