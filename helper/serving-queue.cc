@@ -724,7 +724,7 @@ SimulateContinuous(const QueueEngine& engine,
                     resume[i] = 0;
                     if (left == 0)
                     {
-                        requests[i]->finishS = t;
+                        requests[i]->finishS = start + std::max(prefillS, stepS);
                         ++done;
                     }
                     else
