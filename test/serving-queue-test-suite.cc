@@ -41,6 +41,22 @@ OnePrompt(double seconds, double joules)
     return StepCurve{{1}, {seconds}, {joules}};
 }
 
+/**
+ * \return the engine most schedules here are worked for: four slots, 100-token prompts, 11
+ * tokens generated, a prefill of 0.5 s (1 J) a prompt, decode steps of 10 ms + 1 ms a request
+ */
+QueueEngine
+FourSlots()
+{
+    QueueEngine e;
+    e.slots = 4;
+    e.generated = 11;
+    e.prompt = 100;
+    e.prefill = OnePrompt(0.5, 1);
+    e.step = AffineCurve(0.01, 0.001);
+    return e;
+}
+
 /** \return requests arriving at the given times, with a pointer list to them */
 std::vector<QueueRequest>
 Arriving(const std::vector<double>& times)
@@ -169,11 +185,8 @@ class ContextStepsTestCase : public TestCase
         flat.tokens = 0;
         NS_TEST_EXPECT_MSG_EQ(flat.SecondsAt(2, 1e6), flat.SecondsAt(2), "not followed");
 
-        QueueEngine e;
+        QueueEngine e = FourSlots();
         e.slots = 2;
-        e.generated = 11;
-        e.prompt = 100;
-        e.prefill = OnePrompt(0.5, 1);
         e.step = curve;
         // Alone at the engine's prompt: its steps attend to 101 to 110 keys, 105.5 on average,
         // so the curve's own steps; a 300-token prompt 200 keys more each step; a prompt of
@@ -347,12 +360,7 @@ class KvAdmissionTestCase : public TestCase
     void
     DoRun() override
     {
-        QueueEngine e;
-        e.slots = 4;
-        e.generated = 11;
-        e.prompt = 100;
-        e.prefill = OnePrompt(0.5, 1);
-        e.step = AffineCurve(0.01, 0.001);
+        QueueEngine e = FourSlots();
         const std::vector<double> four(4, 0.0);
         {
             // Two prefills, ten steps of two, then the other two.
@@ -777,12 +785,8 @@ class StaticBatchTestCase : public TestCase
     void
     DoRun() override
     {
-        QueueEngine e;
-        e.slots = 4;
-        e.generated = 11;
-        e.prompt = 100;
+        QueueEngine e = FourSlots();
         e.prefill = StepCurve{{1, 2, 4}, {0.5, 0.6, 0.8}, {1, 2, 4}};
-        e.step = AffineCurve(0.01, 0.001);
         e.wholeBatches = true;
 
         // Six requests at 0: a batch of four, then one of two.
