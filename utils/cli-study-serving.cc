@@ -437,11 +437,29 @@ RunStudyServingCommand(const CliArgs& args)
         }
     }
 
+    // A worker evaluates every batch of a layout (the candidates come tp, pp, dp, then batch):
+    // they share their curves' replays, which the study remembers.
     const std::vector<JobOptions>& candidates = study.Candidates();
-    std::vector<uint64_t> items;
+    std::vector<std::vector<uint64_t>> layouts;
     for (uint64_t i = 0; i < candidates.size(); ++i)
     {
-        items.push_back(i);
+        const JobOptions& c = candidates[i];
+        const bool same = !layouts.empty() &&
+                          [&c](const JobOptions& o)
+        {
+            return o.Get("tp") == c.Get("tp") && o.Get("pp") == c.Get("pp")
+                   && o.Get("dp") == c.Get("dp");
+        }(candidates[layouts.back().front()]);
+        if (!same)
+        {
+            layouts.emplace_back();
+        }
+        layouts.back().push_back(i);
+    }
+    std::vector<uint64_t> items;
+    for (uint64_t g = 0; g < layouts.size(); ++g)
+    {
+        items.push_back(g);
     }
     const uint64_t workers =
         args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
@@ -452,31 +470,44 @@ RunStudyServingCommand(const CliArgs& args)
     // Every row comes back as JSON text, in one worker or many: the same bytes either way.
     pool.Run(
         items,
-        [&](uint64_t i)
+        [&](uint64_t g)
         {
-            try
+            Json evaluated = Json::array();
+            for (uint64_t i : layouts[g])
             {
-                return DumpJson(study.Evaluate(i).ToJson());
+                try
+                {
+                    evaluated.push_back(study.Evaluate(i).ToJson());
+                }
+                catch (const Error& e)
+                {
+                    const JobOptions& c = candidates[i];
+                    throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp " + c.Get("dp")
+                                + ", batch " + c.Get("batch") + ": " + e.what());
+                }
             }
-            catch (const Error& e)
-            {
-                const JobOptions& c = candidates[i];
-                throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp " + c.Get("dp")
-                            + ", batch " + c.Get("batch") + ": " + e.what());
-            }
+            return DumpJson(evaluated);
         },
-        [&](uint64_t i, const std::string& text)
+        [&](uint64_t g, const std::string& text)
         {
-            ServingRow r = ServingRow::FromJson(Json::parse(text));
-            if (r.layout != i)
+            const Json evaluated = Json::parse(text);
+            if (evaluated.size() != layouts[g].size())
             {
-                throw std::runtime_error("a worker returned the row of another layout");
+                throw std::runtime_error("a worker returned another layout's rows");
             }
-            rows.push_back(r);
+            for (std::size_t k = 0; k < evaluated.size(); ++k)
+            {
+                ServingRow r = ServingRow::FromJson(evaluated[k]);
+                if (r.layout != layouts[g][k])
+                {
+                    throw std::runtime_error("a worker returned the row of another layout");
+                }
+                rows.push_back(r);
+            }
             char line[128];
             std::snprintf(line,
                           sizeof(line),
-                          "study serving: %zu/%zu layouts, %llu workers",
+                          "study serving: %zu/%zu layouts and batches, %llu workers",
                           rows.size(),
                           candidates.size(),
                           static_cast<unsigned long long>(workers));
