@@ -437,19 +437,28 @@ RunStudyServingCommand(const CliArgs& args)
         }
     }
 
+    const uint64_t workers =
+        args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
     // A worker evaluates every batch of a layout (the candidates come tp, pp, dp, then batch):
-    // they share their curves' replays, which the study remembers.
+    // they share their curves' replays, which the study remembers; with more workers than
+    // layouts, each batch on its own.
     const std::vector<JobOptions>& candidates = study.Candidates();
+    auto sameLayout = [](const JobOptions& a, const JobOptions& b)
+    {
+        return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
+               && a.Get("dp") == b.Get("dp");
+    };
+    uint64_t layoutCount = 0;
+    for (uint64_t i = 0; i < candidates.size(); ++i)
+    {
+        layoutCount += i == 0 || !sameLayout(candidates[i - 1], candidates[i]) ? 1 : 0;
+    }
     std::vector<std::vector<uint64_t>> layouts;
     for (uint64_t i = 0; i < candidates.size(); ++i)
     {
         const JobOptions& c = candidates[i];
-        const bool same = !layouts.empty() &&
-                          [&c](const JobOptions& o)
-        {
-            return o.Get("tp") == c.Get("tp") && o.Get("pp") == c.Get("pp")
-                   && o.Get("dp") == c.Get("dp");
-        }(candidates[layouts.back().front()]);
+        const bool same = !layouts.empty() && layoutCount >= workers
+                          && sameLayout(candidates[layouts.back().front()], c);
         if (!same)
         {
             layouts.emplace_back();
@@ -461,8 +470,6 @@ RunStudyServingCommand(const CliArgs& args)
     {
         items.push_back(g);
     }
-    const uint64_t workers =
-        args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
     const bool terminal = ProgressLine::StderrIsTerminal();
     ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
     std::vector<ServingRow> rows;
