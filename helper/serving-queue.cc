@@ -567,12 +567,16 @@ SimulateContinuous(const QueueEngine& engine,
     };
     auto reserved = [&](const Replica& r)
     {
+        if (!preempt)
+        {
+            return KvReserved(engine, r.running, requests);
+        }
         double tokens = 0;
         for (const auto& [i, left] : r.running)
         {
-            tokens += preempt ? holds(i, left) : KvNeedOf(engine, *requests[i]);
+            tokens += holds(i, left);
         }
-        return engine.kvTokens > 0 ? tokens : 0;
+        return tokens;
     };
     // A request past its first token decodes its steps, or is done.
     auto join = [&](Replica& r, std::size_t i)

@@ -448,22 +448,22 @@ RunStudyServingCommand(const CliArgs& args)
         return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
                && a.Get("dp") == b.Get("dp");
     };
-    uint64_t layoutCount = 0;
-    for (uint64_t i = 0; i < candidates.size(); ++i)
-    {
-        layoutCount += i == 0 || !sameLayout(candidates[i - 1], candidates[i]) ? 1 : 0;
-    }
     std::vector<std::vector<uint64_t>> layouts;
     for (uint64_t i = 0; i < candidates.size(); ++i)
     {
-        const JobOptions& c = candidates[i];
-        const bool same = !layouts.empty() && layoutCount >= workers
-                          && sameLayout(candidates[layouts.back().front()], c);
-        if (!same)
+        if (layouts.empty() || !sameLayout(candidates[layouts.back().front()], candidates[i]))
         {
             layouts.emplace_back();
         }
         layouts.back().push_back(i);
+    }
+    if (layouts.size() < workers)
+    {
+        layouts.clear();
+        for (uint64_t i = 0; i < candidates.size(); ++i)
+        {
+            layouts.push_back({i});
+        }
     }
     std::vector<uint64_t> items;
     for (uint64_t g = 0; g < layouts.size(); ++g)
