@@ -376,7 +376,10 @@ GammaArrivals(double rate, double burstiness, uint32_t count, uint64_t seed)
 
 namespace {
 
-/** SimulateEngine with a token budget (chunked prefill); the same arguments and result. */
+/**
+ * SimulateEngine with a token budget (chunked prefill), reserving whole lengths or, with
+ * QueueEngine::preempt, preempting as vLLM V1's scheduler does; the same arguments and result.
+ */
 double
 SimulateChunked(const QueueEngine& engine,
                 const std::vector<double>& readyS,
@@ -387,6 +390,53 @@ SimulateChunked(const QueueEngine& engine,
     std::deque<std::pair<std::size_t, uint32_t>> prompts;
     // Requests decoding: index and decode steps left.
     std::vector<std::pair<std::size_t, uint32_t>> decoding;
+    // Preemption: a preempted request's decode steps left (0: none, or preempted in its prompt),
+    // when each was admitted (the latest leaves first), and the KV tokens a preempted request
+    // left in the prefix cache (on in vLLM V1 by default: freed blocks stay cached until their
+    // room is needed, the earliest freed first), with the requests holding some in the order
+    // they were preempted.
+    const bool preempt = engine.preempt && engine.kvTokens > 0;
+    std::vector<uint32_t> resume(preempt ? requests.size() : 0, 0);
+    std::vector<uint64_t> admittedAt(preempt ? requests.size() : 0, 0);
+    uint64_t admissions = 0;
+    std::vector<double> retained(preempt ? requests.size() : 0, 0);
+    std::deque<std::size_t> evictable;
+    // The tokens a request had generated when preempted: its prefill recomputes them too.
+    auto made = [&](std::size_t i)
+    {
+        return preempt && resume[i] > 0 ? StepsOf(engine, *requests[i]) - resume[i] + 1 : 0;
+    };
+    // The KV tokens a request holds: decoding with `left` steps to go, its prompt, the tokens it
+    // has generated and its next; with `left` prefill tokens to compute, its cached prompt
+    // tokens (less a shared prefix) and those computed.
+    auto decodeHolds = [&](std::size_t i, uint32_t left)
+    {
+        return KvNeedOf(engine, *requests[i]) - left;
+    };
+    auto promptHolds = [&](std::size_t i, uint32_t left)
+    {
+        const double prompt = KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
+        return std::max(0.0, prompt + made(i) - left);
+    };
+    // The budget a step leaves its prompts after its decodes (at least a token).
+    auto roomOf = [&]
+    {
+        const auto n = static_cast<uint32_t>(decoding.size());
+        return engine.tokenBudget > n ? engine.tokenBudget - n : 1;
+    };
+    // A step's prompt tokens for the requests in flight, in order within `room`: each one's
+    // take handed to `take` (index in `prompts`, tokens); returns the tokens.
+    auto plan = [&](uint32_t room, auto take)
+    {
+        uint32_t tokens = 0;
+        for (std::size_t k = 0; k < prompts.size() && tokens < room; ++k)
+        {
+            const uint32_t n = std::min(prompts[k].second, room - tokens);
+            take(k, n);
+            tokens += n;
+        }
+        return tokens;
+    };
     std::size_t next = 0;
     std::size_t done = 0;
     double t = 0;
@@ -397,49 +447,165 @@ SimulateChunked(const QueueEngine& engine,
         {
             waiting.push_back(next++);
         }
-        const std::size_t admitted = KvAdmits(
-            engine,
-            waiting,
-            engine.slots - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size()),
-            KvReserved(engine, prompts, requests) + KvReserved(engine, decoding, requests),
-            requests);
-        for (std::size_t k = 0; k < admitted; ++k)
+        const std::size_t free =
+            engine.slots - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size());
+        if (!preempt)
         {
-            prompts.emplace_back(waiting.front(),
-                                 PromptOf(engine.prompt, *requests[waiting.front()]));
-            waiting.pop_front();
+            const std::size_t admitted = KvAdmits(engine,
+                                                  waiting,
+                                                  free,
+                                                  KvReserved(engine, prompts, requests)
+                                                      + KvReserved(engine, decoding, requests),
+                                                  requests);
+            for (std::size_t k = 0; k < admitted; ++k)
+            {
+                prompts.emplace_back(waiting.front(),
+                                     PromptOf(engine.prompt, *requests[waiting.front()]));
+                waiting.pop_front();
+            }
+        }
+        else
+        {
+            // The tokens held and those the step adds (a token a decode, the prompt tokens it
+            // computes and the token of each prompt it ends).
+            auto need = [&]
+            {
+                double tokens = double(decoding.size());
+                for (const auto& [i, left] : decoding)
+                {
+                    tokens += decodeHolds(i, left);
+                }
+                for (const auto& [i, left] : prompts)
+                {
+                    tokens += promptHolds(i, left);
+                }
+                plan(roomOf(),
+                     [&](std::size_t k, uint32_t n)
+                     {
+                         tokens += n + (n == prompts[k].second ? 1 : 0);
+                     });
+                return tokens;
+            };
+            // While the step does not fit, the latest admitted leaves for the front of the
+            // queue, its cache freed; a step that preempts admits no one (vLLM V1).
+            bool preempted = false;
+            while (prompts.size() + decoding.size() > 1 && need() > engine.kvTokens)
+            {
+                auto later = [&](const auto& a, const auto& b)
+                {
+                    return admittedAt[a.first] < admittedAt[b.first];
+                };
+                const auto p = std::max_element(prompts.begin(), prompts.end(), later);
+                const auto d = std::max_element(decoding.begin(), decoding.end(), later);
+                if (d == decoding.end()
+                    || (p != prompts.end() && admittedAt[p->first] > admittedAt[d->first]))
+                {
+                    retained[p->first] = promptHolds(p->first, p->second);
+                    waiting.push_front(p->first);
+                    prompts.erase(p);
+                }
+                else
+                {
+                    // (Its next token's key is not computed yet.)
+                    retained[d->first] = decodeHolds(d->first, d->second) - 1;
+                    resume[d->first] = d->second;
+                    waiting.push_front(d->first);
+                    *d = decoding.back();
+                    decoding.pop_back();
+                }
+                evictable.push_back(waiting.front());
+                ++requests[waiting.front()]->preemptions;
+                preempted = true;
+            }
+            // The waiting admitted while a slot is free, the budget has room and the cache
+            // holds what they have and compute in this step (the first whatever its need).
+            const bool idle = prompts.empty() && decoding.empty();
+            double tokens = idle ? 0 : need();
+            uint32_t room = roomOf();
+            room -= plan(room, [](std::size_t, uint32_t) {});
+            for (std::size_t k = 0; !preempted && k < free && room > 0 && !waiting.empty(); ++k)
+            {
+                // A preempted request computes what it left in the prefix cache no more (its
+                // last token at least: a step yields a token only where it computes one).
+                const std::size_t i = waiting.front();
+                const uint32_t total = PromptOf(engine.prompt, *requests[i]) + made(i);
+                uint32_t left = total;
+                if (retained[i] > 0)
+                {
+                    const double rest = promptHolds(i, 0) - retained[i];
+                    left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
+                }
+                const uint32_t n = std::min(left, room);
+                const double joining = promptHolds(i, left) + n + (n == left ? 1 : 0);
+                if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
+                {
+                    break;
+                }
+                tokens += joining;
+                room -= n;
+                prompts.emplace_back(i, left);
+                admittedAt[i] = admissions++;
+                retained[i] = 0;
+                const auto cached = std::find(evictable.begin(), evictable.end(), i);
+                if (cached != evictable.end())
+                {
+                    evictable.erase(cached);
+                }
+                waiting.pop_front();
+            }
+            // The step's tokens take the room of the cached tokens of preempted requests, the
+            // earliest preempted first, each from its end.
+            double excess = prompts.empty() && decoding.empty() ? 0 : need() - engine.kvTokens;
+            for (const std::size_t i : evictable)
+            {
+                excess += retained[i];
+            }
+            while (excess > 0 && !evictable.empty())
+            {
+                const double evicted = std::min(excess, retained[evictable.front()]);
+                retained[evictable.front()] -= evicted;
+                excess -= evicted;
+                if (retained[evictable.front()] <= 0)
+                {
+                    evictable.pop_front();
+                }
+            }
         }
         if (prompts.empty() && decoding.empty())
         {
             t = readyS[next];
             continue;
         }
-        // The decodes first, then the prompts in the budget left (at least one token a step).
+        // The decodes first, then the prompts in the budget left.
         const auto n = static_cast<uint32_t>(decoding.size());
-        uint32_t room = engine.tokenBudget > n ? engine.tokenBudget - n : 1;
-        uint32_t tokens = 0;
-        for (auto& [i, left] : prompts)
-        {
-            const uint32_t take = std::min(left, room - tokens);
-            left -= take;
-            tokens += take;
-            if (tokens == room)
-            {
-                break;
-            }
-        }
+        const uint32_t tokens = plan(roomOf(),
+                                     [&](std::size_t k, uint32_t take)
+                                     {
+                                         prompts[k].second -= take;
+                                     });
         // A step of no decodes costs the curve's one-request step at its context.
         const uint32_t base = std::max<uint32_t>(n, 1);
         const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
         t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
         joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
         done += EndDecodeStep(decoding, t, requests);
-        // Prompts done in this step: their first token, then their decodes.
+        // Prompts done in this step: their first token (a recomputed one its next), then their
+        // decodes.
         while (!prompts.empty() && prompts.front().second == 0)
         {
-            QueueRequest* r = requests[prompts.front().first];
-            r->firstTokenS = t;
-            const uint32_t steps = StepsOf(engine, *r);
+            const std::size_t i = prompts.front().first;
+            prompts.pop_front();
+            QueueRequest* r = requests[i];
+            uint32_t steps = StepsOf(engine, *r);
+            if (preempt && resume[i] > 0)
+            {
+                steps = resume[i] - 1;
+                resume[i] = 0;
+            }
+            else
+            {
+                r->firstTokenS = t;
+            }
             if (steps == 0)
             {
                 r->finishS = t;
@@ -447,9 +613,8 @@ SimulateChunked(const QueueEngine& engine,
             }
             else
             {
-                decoding.emplace_back(prompts.front().first, steps);
+                decoding.emplace_back(i, steps);
             }
-            prompts.pop_front();
         }
     }
     return joules;

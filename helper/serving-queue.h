@@ -134,12 +134,15 @@ struct QueueEngine
     /** prompt tokens every request shares, stored once (a shared prefix): not reserved each */
     uint32_t kvShared = 0;
     /**
-     * continuous batching with prefills, within kvTokens: admit a request while its prompt and
+     * within kvTokens, continuous batching with prefills: admit a request while its prompt and
      * next token fit beside the tokens the requests in flight hold now, and before a decode
      * step whose new tokens do not fit preempt the latest admitted (its cache freed, back to
      * the front of the queue, its prompt and generated tokens recomputed by a prefill when it
      * is admitted again, which yields its next token), as vLLM's scheduler does (recompute
-     * preemption); false: reserve each request's whole length
+     * preemption). Chunked, as vLLM V1's: before a step whose tokens (a decode's, a prompt's
+     * chunk and the token of a prompt it ends) do not fit beside those held, preempt the latest
+     * admitted, decoding or in its prompt, and admit no one in that step; else admit the waiting
+     * while their first chunk fits. False: reserve each request's whole length
      */
     bool preempt = false;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries

@@ -1576,9 +1576,10 @@ ServingStudy::LoadAt(const ServingRow& r,
         engine.prefill = r.prefillCurve;
         engine.prefillHeld = 1.0 / job.run.InflightBatches();
         engine.tokenBudget = TokenBudget(job);
-        // vLLM admits on the prompt and preempts when the cache is full; the others reserve.
-        engine.preempt = job.run.engine == "vllm";
     }
+    // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
+    // chunked; other engines, static batches and decode instances reserve whole lengths.
+    engine.preempt = job.run.engine == "vllm";
     // The requests dealt to the instances in turn.
     for (uint32_t instance = 0; instance < r.replicas; ++instance)
     {

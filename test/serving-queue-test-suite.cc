@@ -347,7 +347,9 @@ class PrefixHitsTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief A KV cache of 250 tokens for requests of 111 (100-token prompts, 11 generated): two
  * in flight at most, whatever the slots, under every batching; a request larger than the cache
- * runs alone; vLLM's preemption admits on the prompt and recomputes the request it preempts.
+ * runs alone; vLLM's preemption admits on the prompt and recomputes the request it preempts;
+ * vLLM V1's (chunked) admits on the first chunk, preempts in a prompt too, and readmits on the
+ * tokens the prefix cache kept.
  */
 class KvAdmissionTestCase : public TestCase
 {
@@ -424,6 +426,47 @@ class KvAdmissionTestCase : public TestCase
             const std::vector<QueueRequest> r = Simulated(b, four);
             NS_TEST_EXPECT_MSG_EQ_TOL(r[1].firstTokenS, 0.6, 1e-12, "two prefilled");
             NS_TEST_EXPECT_MSG_EQ_TOL(r[2].firstTokenS, 0.72 + 0.6, 1e-12, "then two");
+        }
+        {
+            // vLLM V1 (chunked, 1,000 tokens a step at 5 ms each), 220 tokens: both prompts in
+            // one step (0.011 + 1.0 s), nine decode steps of two, then the later one preempted
+            // with a step to go; its 109 computed tokens stay in the prefix cache (the first
+            // alone needs 111 of the 220), so on readmission it computes its last token only.
+            QueueEngine v1 = e;
+            v1.prefill = StepCurve();
+            v1.chunked = true;
+            v1.tokenBudget = 1000;
+            v1.chunkTokenS = 0.005;
+            v1.kvTokens = 220;
+            v1.preempt = true;
+            const std::vector<QueueRequest> r = Simulated(v1, {0, 0});
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].firstTokenS, 1.011, 1e-12, "admitted on its prompt");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[0].finishS, 1.011 + 9 * 0.012 + 0.011, 1e-12, "alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 1.13 + 0.011 + 0.005, 1e-12, "a token");
+            NS_TEST_EXPECT_MSG_EQ(r[1].preemptions, 1u, "preempted once");
+            QueueEngine reserving = v1;
+            reserving.preempt = false;
+            NS_TEST_EXPECT_MSG_EQ_TOL(Simulated(reserving, {0, 0})[1].firstTokenS,
+                                      0.621 + 0.511,
+                                      1e-12,
+                                      "reserving: after the first");
+            // 60 tokens a step, 200 in the cache, the first generating 41: it takes 60 of its
+            // prompt, then 40 and the second's first 20, then a decode and 59 (181 tokens
+            // held and added); the next step (204) preempts the second in its prompt, its 79
+            // tokens cached. Beside them the first grows a token a step, and from 20 steps
+            // before its end (122 held and added + 79 = 201) takes a cached token a step: the
+            // second, readmitted once the first is done, computes 100 - 59 tokens.
+            v1.tokenBudget = 60;
+            v1.kvTokens = 200;
+            std::vector<QueueRequest> c = Arriving({0, 0});
+            c[0].generated = 41;
+            std::vector<QueueRequest*> all = All(c);
+            SimulateEngine(v1, {0, 0}, all);
+            NS_TEST_EXPECT_MSG_EQ_TOL(c[0].firstTokenS, 0.622, 1e-12, "two chunks");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c[0].finishS, 0.928 + 39 * 0.011, 1e-12, "then alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c[1].firstTokenS, 1.357 + 0.011 + 41 * 0.005, 1e-12, "41");
+            NS_TEST_EXPECT_MSG_EQ_TOL(c[1].finishS, 1.573 + 10 * 0.011, 1e-12, "its decodes");
+            NS_TEST_EXPECT_MSG_EQ(c[1].preemptions, 1u, "preempted in its prompt");
         }
         {
             // Chunked: a slot taken only with room in the cache.

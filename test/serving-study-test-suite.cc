@@ -1244,7 +1244,8 @@ class ServingContextTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief The KV cache a replica holds under a rate: the tokens of its batch at the job's lengths
  * and what the memory left holds at Llama-2 7B's 512 KiB a token (32 layers x 2 x 4,096 bf16
- * values), with the prefix stored once when shared; vLLM preempts where long requests fill it.
+ * values), with the prefix stored once when shared; vLLM preempts where long requests fill it,
+ * with or without chunked prefill.
  */
 class ServingKvTokensTestCase : public TestCase
 {
@@ -1308,6 +1309,13 @@ class ServingKvTokensTestCase : public TestCase
         reserving.Set("engine", "lmdeploy");
         const ServingRow l = ServingStudy(reserving, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_EQ(l.load.summary.preemptions, 0u, "a reserving engine never");
+        // vLLM V1 (chunked prefill) preempts there too.
+        space.batching = Batching::CHUNKED;
+        const ServingRow c = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(c.fits && c.loaded, true, "chunked: fits, simulated");
+        NS_TEST_EXPECT_MSG_GT(c.load.summary.preemptions, 0u, "vLLM V1 preempts");
+        const ServingRow lc = ServingStudy(reserving, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(lc.load.summary.preemptions, 0u, "chunked, reserving: never");
     }
 };
 
