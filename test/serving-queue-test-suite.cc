@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 using namespace ns3;
@@ -1094,6 +1095,103 @@ class QueueSummaryTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Random engines under every batching, caches and lengths: every request finishes, its
+ * first token after its arrival and its last after its first; an engine that preempts is the
+ * engine that reserves where its cache never binds, and only it preempts.
+ */
+class RandomEnginesTestCase : public TestCase
+{
+  public:
+    RandomEnginesTestCase()
+        : TestCase("serving queue: random engines finish every request")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        std::mt19937_64 rng(7);
+        auto uniform = [&rng](uint32_t lo, uint32_t hi)
+        {
+            return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+        };
+        for (int trial = 0; trial < 300; ++trial)
+        {
+            QueueEngine e = FourSlots();
+            e.slots = uniform(1, 6);
+            e.generated = uniform(1, 12);
+            e.prompt = uniform(1, 120);
+            const uint32_t batching = uniform(0, 3); // continuous, chunked, static, decode only
+            if (batching == 1)
+            {
+                e.prefill = StepCurve();
+                e.chunked = true;
+                e.tokenBudget = uniform(1, 200);
+                e.chunkTokenS = 0.001;
+            }
+            e.wholeBatches = batching == 2;
+            if (batching == 3)
+            {
+                e.prefill = StepCurve();
+            }
+            const bool limited = uniform(0, 3) > 0;
+            e.kvTokens = limited ? uniform(20, 600) : 0;
+            e.kvShared = uniform(0, 1) == 1 ? uniform(0, e.prompt) : 0;
+            e.preempt = uniform(0, 1) == 1;
+            const uint32_t n = uniform(1, 30);
+            std::vector<double> ready(n);
+            std::vector<QueueRequest> requests = Arriving(ready);
+            double t = 0;
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                t += uniform(0, 3) == 0 ? 0 : 0.05 * uniform(0, 20);
+                ready[i] = t;
+                requests[i].arrivalS = batching == 3 ? 0 : t;
+                requests[i].firstTokenS = t; // decode only: its prefill ran elsewhere
+                requests[i].prompt = uniform(0, 1) == 1 ? uniform(1, 240) : 0;
+                requests[i].generated = uniform(0, 1) == 1 ? uniform(1, 20) : 0;
+            }
+            std::vector<QueueRequest*> all = All(requests);
+            SimulateEngine(e, ready, all);
+            uint64_t preemptions = 0;
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                const QueueRequest& r = requests[i];
+                const bool ordered = r.firstTokenS >= ready[i] && r.finishS >= r.firstTokenS
+                                     && std::isfinite(r.finishS);
+                NS_TEST_EXPECT_MSG_EQ(ordered, true, "trial " << trial << ", request " << i);
+                preemptions += r.preemptions;
+            }
+            if (!e.preempt || e.kvTokens == 0 || batching >= 2)
+            {
+                NS_TEST_EXPECT_MSG_EQ(preemptions, 0u, "trial " << trial << ": none preempts");
+            }
+            // A cache that never binds: the preempting engine schedules as the reserving one.
+            if (batching < 2)
+            {
+                QueueEngine huge = e;
+                huge.kvTokens = 1e9;
+                huge.preempt = true;
+                std::vector<QueueRequest> a = requests;
+                std::vector<QueueRequest*> pa = All(a);
+                SimulateEngine(huge, ready, pa);
+                huge.preempt = false;
+                std::vector<QueueRequest> b = requests;
+                std::vector<QueueRequest*> pb = All(b);
+                SimulateEngine(huge, ready, pb);
+                for (uint32_t i = 0; i < n; ++i)
+                {
+                    const bool same =
+                        a[i].firstTokenS == b[i].firstTokenS && a[i].finishS == b[i].finishS;
+                    NS_TEST_EXPECT_MSG_EQ(same, true, "trial " << trial << ", request " << i);
+                }
+            }
+        }
+    }
+};
+
 /** \brief The serving queue simulation. */
 class ServingQueueTestSuite : public TestSuite
 {
@@ -1114,6 +1212,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new KvAdmissionTestCase, TestCase::QUICK);
         AddTestCase(new KvTransfersTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
+        AddTestCase(new RandomEnginesTestCase, TestCase::QUICK);
     }
 };
 
