@@ -10,6 +10,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -377,325 +378,617 @@ GammaArrivals(double rate, double burstiness, uint32_t count, uint64_t seed)
 namespace {
 
 /**
- * SimulateEngine with a token budget (chunked prefill), reserving whole lengths or, with
- * QueueEngine::preempt, preempting as vLLM V1's scheduler does; the same arguments and result.
+ * An engine instance simulated iteration by iteration as its requests reach it (QueueEngine):
+ * given requests in the order they reach it, it runs the iterations that start before a
+ * horizon, so that a router can see what it holds at each arrival.
  */
-double
-SimulateChunked(const QueueEngine& engine,
-                const std::vector<double>& readyS,
-                std::vector<QueueRequest*>& requests)
+class EngineInstance
 {
+  public:
+    /** \param engine the instance (kept by reference) */
+    explicit EngineInstance(const QueueEngine& engine)
+        : engine(engine)
+    {}
+
+    virtual ~EngineInstance() = default;
+
+    /**
+     * \brief Gives it a request that reaches it at \p ready: no earlier than the one before,
+     * nor than the horizon it was advanced to.
+     */
+    void
+    Add(double ready, QueueRequest* r)
+    {
+        readyS.push_back(ready);
+        requests.push_back(r);
+        r->finishS = std::numeric_limits<double>::infinity();
+    }
+
+    /** \brief Runs the iterations that start before \p horizon (infinity: to the end). */
+    virtual void Advance(double horizon) = 0;
+
+    /** \return its requests not finished at \p at (waiting, in flight, or ending later) */
+    std::size_t
+    Outstanding(double at) const
+    {
+        return static_cast<std::size_t>(std::count_if(requests.begin(),
+                                                      requests.end(),
+                                                      [at](const QueueRequest* r)
+                                                      {
+                                                          return r->finishS > at;
+                                                      }));
+    }
+
+    /** \return the dynamic energy of its iterations so far, J */
+    double
+    Joules() const
+    {
+        return joules;
+    }
+
+  protected:
+    const QueueEngine& engine;           //!< the instance
+    std::vector<double> readyS;          //!< when each request reaches it
+    std::vector<QueueRequest*> requests; //!< its requests, in that order
+    std::size_t done = 0;                //!< requests finished
+    double t = 0;                        //!< when its next iteration may start
+    double joules = 0;                   //!< dynamic energy of its iterations
+};
+
+/**
+ * An instance with a token budget (chunked prefill), reserving whole lengths or, with
+ * QueueEngine::preempt, preempting as vLLM V1's scheduler does.
+ */
+class ChunkedInstance : public EngineInstance
+{
+  public:
+    using EngineInstance::EngineInstance;
+
+    void
+    Advance(double horizon) override
+    {
+        const bool preempt = engine.preempt && engine.kvTokens > 0;
+        resume.resize(requests.size(), 0);
+        admittedAt.resize(requests.size(), 0);
+        retained.resize(requests.size(), 0);
+        // The tokens a request had generated when preempted: its prefill recomputes them too.
+        auto made = [&](std::size_t i)
+        {
+            return preempt && resume[i] > 0 ? StepsOf(engine, *requests[i]) - resume[i] + 1 : 0;
+        };
+        // The KV tokens a request holds: decoding with `left` steps to go, its prompt, the tokens
+        // it has generated and its next; with `left` prefill tokens to compute, its cached prompt
+        // tokens (less a shared prefix) and those computed.
+        auto decodeHolds = [&](std::size_t i, uint32_t left)
+        {
+            return KvNeedOf(engine, *requests[i]) - left;
+        };
+        auto promptHolds = [&](std::size_t i, uint32_t left)
+        {
+            const double prompt =
+                KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
+            return std::max(0.0, prompt + made(i) - left);
+        };
+        // The budget a step leaves its prompts after its decodes (at least a token).
+        auto roomOf = [&]
+        {
+            const auto n = static_cast<uint32_t>(decoding.size());
+            return engine.tokenBudget > n ? engine.tokenBudget - n : 1;
+        };
+        // A step's prompt tokens for the requests in flight, in order within `room`: each one's
+        // take handed to `take` (index in `prompts`, tokens); returns the tokens.
+        auto plan = [&](uint32_t room, auto take)
+        {
+            uint32_t tokens = 0;
+            for (std::size_t k = 0; k < prompts.size() && tokens < room; ++k)
+            {
+                const uint32_t n = std::min(prompts[k].second, room - tokens);
+                take(k, n);
+                tokens += n;
+            }
+            return tokens;
+        };
+        while (done < requests.size() && t < horizon)
+        {
+            while (next < readyS.size() && readyS[next] <= t)
+            {
+                waiting.push_back(next++);
+            }
+            const std::size_t free =
+                engine.slots
+                - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size());
+            if (!preempt)
+            {
+                const std::size_t admitted = KvAdmits(engine,
+                                                      waiting,
+                                                      free,
+                                                      KvReserved(engine, prompts, requests)
+                                                          + KvReserved(engine, decoding, requests),
+                                                      requests);
+                for (std::size_t k = 0; k < admitted; ++k)
+                {
+                    prompts.emplace_back(waiting.front(),
+                                         PromptOf(engine.prompt, *requests[waiting.front()]));
+                    waiting.pop_front();
+                }
+            }
+            else
+            {
+                // The tokens held and those the step adds (a token a decode, the prompt tokens it
+                // computes and the token of each prompt it ends).
+                auto need = [&]
+                {
+                    double tokens = double(decoding.size());
+                    for (const auto& [i, left] : decoding)
+                    {
+                        tokens += decodeHolds(i, left);
+                    }
+                    for (const auto& [i, left] : prompts)
+                    {
+                        tokens += promptHolds(i, left);
+                    }
+                    plan(roomOf(),
+                         [&](std::size_t k, uint32_t n)
+                         {
+                             tokens += n + (n == prompts[k].second ? 1 : 0);
+                         });
+                    return tokens;
+                };
+                // While the step does not fit, the latest admitted leaves for the front of the
+                // queue, its cache freed; a step that preempts admits no one (vLLM V1).
+                bool preempted = false;
+                while (prompts.size() + decoding.size() > 1 && need() > engine.kvTokens)
+                {
+                    auto later = [&](const auto& a, const auto& b)
+                    {
+                        return admittedAt[a.first] < admittedAt[b.first];
+                    };
+                    const auto p = std::max_element(prompts.begin(), prompts.end(), later);
+                    const auto d = std::max_element(decoding.begin(), decoding.end(), later);
+                    if (d == decoding.end()
+                        || (p != prompts.end() && admittedAt[p->first] > admittedAt[d->first]))
+                    {
+                        retained[p->first] = promptHolds(p->first, p->second);
+                        waiting.push_front(p->first);
+                        prompts.erase(p);
+                    }
+                    else
+                    {
+                        // (Its next token's key is not computed yet.)
+                        retained[d->first] = decodeHolds(d->first, d->second) - 1;
+                        resume[d->first] = d->second;
+                        waiting.push_front(d->first);
+                        *d = decoding.back();
+                        decoding.pop_back();
+                    }
+                    evictable.push_back(waiting.front());
+                    ++requests[waiting.front()]->preemptions;
+                    preempted = true;
+                }
+                // The waiting admitted while a slot is free, the budget has room and the cache
+                // holds what they have and compute in this step (the first whatever its need).
+                const bool idle = prompts.empty() && decoding.empty();
+                double tokens = idle ? 0 : need();
+                uint32_t room = roomOf();
+                room -= plan(room, [](std::size_t, uint32_t) {});
+                for (std::size_t k = 0; !preempted && k < free && room > 0 && !waiting.empty(); ++k)
+                {
+                    // A preempted request computes what it left in the prefix cache no more (its
+                    // last token at least: a step yields a token only where it computes one).
+                    const std::size_t i = waiting.front();
+                    const uint32_t total = PromptOf(engine.prompt, *requests[i]) + made(i);
+                    uint32_t left = total;
+                    if (retained[i] > 0)
+                    {
+                        const double rest = promptHolds(i, 0) - retained[i];
+                        left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
+                    }
+                    const uint32_t n = std::min(left, room);
+                    const double joining = promptHolds(i, left) + n + (n == left ? 1 : 0);
+                    if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
+                    {
+                        break;
+                    }
+                    tokens += joining;
+                    room -= n;
+                    prompts.emplace_back(i, left);
+                    admittedAt[i] = admissions++;
+                    retained[i] = 0;
+                    const auto cached = std::find(evictable.begin(), evictable.end(), i);
+                    if (cached != evictable.end())
+                    {
+                        evictable.erase(cached);
+                    }
+                    waiting.pop_front();
+                }
+                // The step's tokens take the room of the cached tokens of preempted requests, the
+                // earliest preempted first, each from its end.
+                double excess = prompts.empty() && decoding.empty() ? 0 : need() - engine.kvTokens;
+                for (const std::size_t i : evictable)
+                {
+                    excess += retained[i];
+                }
+                while (excess > 0 && !evictable.empty())
+                {
+                    const double evicted = std::min(excess, retained[evictable.front()]);
+                    retained[evictable.front()] -= evicted;
+                    excess -= evicted;
+                    if (retained[evictable.front()] <= 0)
+                    {
+                        evictable.pop_front();
+                    }
+                }
+            }
+            if (prompts.empty() && decoding.empty())
+            {
+                if (next == readyS.size() || readyS[next] >= horizon)
+                {
+                    return;
+                }
+                t = readyS[next];
+                continue;
+            }
+            // The decodes first, then the prompts in the budget left.
+            const auto n = static_cast<uint32_t>(decoding.size());
+            const uint32_t tokens = plan(roomOf(),
+                                         [&](std::size_t k, uint32_t take)
+                                         {
+                                             prompts[k].second -= take;
+                                         });
+            // A step of no decodes costs the curve's one-request step at its context.
+            const uint32_t base = std::max<uint32_t>(n, 1);
+            const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
+            t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
+            joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
+            done += EndDecodeStep(decoding, t, requests);
+            // Prompts done in this step: their first token (a recomputed one its next), then their
+            // decodes.
+            while (!prompts.empty() && prompts.front().second == 0)
+            {
+                const std::size_t i = prompts.front().first;
+                prompts.pop_front();
+                QueueRequest* r = requests[i];
+                uint32_t steps = StepsOf(engine, *r);
+                if (preempt && resume[i] > 0)
+                {
+                    steps = resume[i] - 1;
+                    resume[i] = 0;
+                }
+                else
+                {
+                    r->firstTokenS = t;
+                }
+                if (steps == 0)
+                {
+                    r->finishS = t;
+                    ++done;
+                }
+                else
+                {
+                    decoding.emplace_back(i, steps);
+                }
+            }
+        }
+    }
+
+  private:
     std::deque<std::size_t> waiting;
-    // Requests whose prompts are in flight, oldest first: index and prompt tokens left.
+    /** requests whose prompts are in flight, oldest first: index and prompt tokens left */
     std::deque<std::pair<std::size_t, uint32_t>> prompts;
-    // Requests decoding: index and decode steps left.
+    /** requests decoding: index and decode steps left */
     std::vector<std::pair<std::size_t, uint32_t>> decoding;
+    std::size_t next = 0; //!< the first request not yet arrived
     // Preemption: a preempted request's decode steps left (0: none, or preempted in its prompt),
     // when each was admitted (the latest leaves first), and the KV tokens a preempted request
     // left in the prefix cache (on in vLLM V1 by default: freed blocks stay cached until their
     // room is needed, the earliest freed first), with the requests holding some in the order
     // they were preempted.
-    const bool preempt = engine.preempt && engine.kvTokens > 0;
-    std::vector<uint32_t> resume(preempt ? requests.size() : 0, 0);
-    std::vector<uint64_t> admittedAt(preempt ? requests.size() : 0, 0);
+    std::vector<uint32_t> resume;
+    std::vector<uint64_t> admittedAt;
     uint64_t admissions = 0;
-    std::vector<double> retained(preempt ? requests.size() : 0, 0);
+    std::vector<double> retained;
     std::deque<std::size_t> evictable;
-    // The tokens a request had generated when preempted: its prefill recomputes them too.
-    auto made = [&](std::size_t i)
+};
+
+/** An instance under static batching (QueueEngine::wholeBatches). */
+class StaticInstance : public EngineInstance
+{
+  public:
+    using EngineInstance::EngineInstance;
+
+    void
+    Advance(double horizon) override
     {
-        return preempt && resume[i] > 0 ? StepsOf(engine, *requests[i]) - resume[i] + 1 : 0;
-    };
-    // The KV tokens a request holds: decoding with `left` steps to go, its prompt, the tokens it
-    // has generated and its next; with `left` prefill tokens to compute, its cached prompt
-    // tokens (less a shared prefix) and those computed.
-    auto decodeHolds = [&](std::size_t i, uint32_t left)
-    {
-        return KvNeedOf(engine, *requests[i]) - left;
-    };
-    auto promptHolds = [&](std::size_t i, uint32_t left)
-    {
-        const double prompt = KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
-        return std::max(0.0, prompt + made(i) - left);
-    };
-    // The budget a step leaves its prompts after its decodes (at least a token).
-    auto roomOf = [&]
-    {
-        const auto n = static_cast<uint32_t>(decoding.size());
-        return engine.tokenBudget > n ? engine.tokenBudget - n : 1;
-    };
-    // A step's prompt tokens for the requests in flight, in order within `room`: each one's
-    // take handed to `take` (index in `prompts`, tokens); returns the tokens.
-    auto plan = [&](uint32_t room, auto take)
-    {
-        uint32_t tokens = 0;
-        for (std::size_t k = 0; k < prompts.size() && tokens < room; ++k)
+        while (first < requests.size())
         {
-            const uint32_t n = std::min(prompts[k].second, room - tokens);
-            take(k, n);
-            tokens += n;
-        }
-        return tokens;
-    };
-    std::size_t next = 0;
-    std::size_t done = 0;
-    double t = 0;
-    double joules = 0;
-    while (done < requests.size())
-    {
-        while (next < readyS.size() && readyS[next] <= t)
-        {
-            waiting.push_back(next++);
-        }
-        const std::size_t free =
-            engine.slots - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size());
-        if (!preempt)
-        {
-            const std::size_t admitted = KvAdmits(engine,
-                                                  waiting,
-                                                  free,
-                                                  KvReserved(engine, prompts, requests)
-                                                      + KvReserved(engine, decoding, requests),
-                                                  requests);
-            for (std::size_t k = 0; k < admitted; ++k)
+            // The idle instance takes the requests waiting (or the next to come), slots at most,
+            // after waiting up to the delay from the oldest's arrival for the batch to fill. (A
+            // batch that would start at the horizon or later is not decided yet: requests yet to
+            // come may join it.)
+            double start = std::max(t, readyS[first]);
+            const double deadline = readyS[first] + engine.batchDelayS;
+            if (start < deadline)
             {
-                prompts.emplace_back(waiting.front(),
-                                     PromptOf(engine.prompt, *requests[waiting.front()]));
-                waiting.pop_front();
+                const std::size_t last = first + engine.slots - 1;
+                start = last < requests.size() && readyS[last] <= deadline
+                            ? std::max(start, readyS[last])
+                            : deadline;
             }
-        }
-        else
-        {
-            // The tokens held and those the step adds (a token a decode, the prompt tokens it
-            // computes and the token of each prompt it ends).
-            auto need = [&]
+            if (start >= horizon)
             {
-                double tokens = double(decoding.size());
-                for (const auto& [i, left] : decoding)
-                {
-                    tokens += decodeHolds(i, left);
-                }
-                for (const auto& [i, left] : prompts)
-                {
-                    tokens += promptHolds(i, left);
-                }
-                plan(roomOf(),
-                     [&](std::size_t k, uint32_t n)
-                     {
-                         tokens += n + (n == prompts[k].second ? 1 : 0);
-                     });
-                return tokens;
-            };
-            // While the step does not fit, the latest admitted leaves for the front of the
-            // queue, its cache freed; a step that preempts admits no one (vLLM V1).
-            bool preempted = false;
-            while (prompts.size() + decoding.size() > 1 && need() > engine.kvTokens)
-            {
-                auto later = [&](const auto& a, const auto& b)
-                {
-                    return admittedAt[a.first] < admittedAt[b.first];
-                };
-                const auto p = std::max_element(prompts.begin(), prompts.end(), later);
-                const auto d = std::max_element(decoding.begin(), decoding.end(), later);
-                if (d == decoding.end()
-                    || (p != prompts.end() && admittedAt[p->first] > admittedAt[d->first]))
-                {
-                    retained[p->first] = promptHolds(p->first, p->second);
-                    waiting.push_front(p->first);
-                    prompts.erase(p);
-                }
-                else
-                {
-                    // (Its next token's key is not computed yet.)
-                    retained[d->first] = decodeHolds(d->first, d->second) - 1;
-                    resume[d->first] = d->second;
-                    waiting.push_front(d->first);
-                    *d = decoding.back();
-                    decoding.pop_back();
-                }
-                evictable.push_back(waiting.front());
-                ++requests[waiting.front()]->preemptions;
-                preempted = true;
+                return;
             }
-            // The waiting admitted while a slot is free, the budget has room and the cache
-            // holds what they have and compute in this step (the first whatever its need).
-            const bool idle = prompts.empty() && decoding.empty();
-            double tokens = idle ? 0 : need();
-            uint32_t room = roomOf();
-            room -= plan(room, [](std::size_t, uint32_t) {});
-            for (std::size_t k = 0; !preempted && k < free && room > 0 && !waiting.empty(); ++k)
+            t = start;
+            // One rectangular batch of those that have come (the first at least), within the slots
+            // and the KV cache: every prompt padded to the longest, every request stepped to the
+            // longest generation, each row reserving the padded length.
+            std::size_t end = first;
+            uint32_t prompt = 0;   // computed tokens of the longest prompt
+            double promptKeys = 0; // its keys
+            uint32_t steps = 0;
+            while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
             {
-                // A preempted request computes what it left in the prefix cache no more (its
-                // last token at least: a step yields a token only where it computes one).
-                const std::size_t i = waiting.front();
-                const uint32_t total = PromptOf(engine.prompt, *requests[i]) + made(i);
-                uint32_t left = total;
-                if (retained[i] > 0)
-                {
-                    const double rest = promptHolds(i, 0) - retained[i];
-                    left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
-                }
-                const uint32_t n = std::min(left, room);
-                const double joining = promptHolds(i, left) + n + (n == left ? 1 : 0);
-                if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
+                const QueueRequest& r = *requests[end];
+                const double keys = std::max(promptKeys, PromptKeysOf(engine, r));
+                const uint32_t longest = std::max(steps, StepsOf(engine, r));
+                if (end > first && engine.kvTokens > 0
+                    && double(end - first + 1) * KvNeedOf(engine, keys, longest) > engine.kvTokens)
                 {
                     break;
                 }
-                tokens += joining;
-                room -= n;
-                prompts.emplace_back(i, left);
-                admittedAt[i] = admissions++;
-                retained[i] = 0;
-                const auto cached = std::find(evictable.begin(), evictable.end(), i);
-                if (cached != evictable.end())
-                {
-                    evictable.erase(cached);
-                }
-                waiting.pop_front();
+                prompt = std::max(prompt, PromptOf(engine.prompt, r));
+                promptKeys = keys;
+                steps = longest;
+                ++end;
             }
-            // The step's tokens take the room of the cached tokens of preempted requests, the
-            // earliest preempted first, each from its end.
-            double excess = prompts.empty() && decoding.empty() ? 0 : need() - engine.kvTokens;
-            for (const std::size_t i : evictable)
+            const auto k = static_cast<uint32_t>(end - first);
+            const Prefill padded = PrefillOf(engine.prefill, engine.prompt, k, double(k) * prompt);
+            const double prefillS = padded.seconds;
+            std::vector<double> stepsEndS(steps + 1, t + prefillS);
+            for (uint32_t s = 1; s <= steps; ++s)
             {
-                excess += retained[i];
+                const double batchKeys = double(k) * (promptKeys + s);
+                stepsEndS[s] = stepsEndS[s - 1] + engine.step.SecondsAt(k, batchKeys);
+                joules += engine.step.JoulesAt(k, batchKeys);
             }
-            while (excess > 0 && !evictable.empty())
+            for (std::size_t i = first; i < end; ++i)
             {
-                const double evicted = std::min(excess, retained[evictable.front()]);
-                retained[evictable.front()] -= evicted;
-                excess -= evicted;
-                if (retained[evictable.front()] <= 0)
-                {
-                    evictable.pop_front();
-                }
+                requests[i]->firstTokenS = t + prefillS;
+                requests[i]->finishS = stepsEndS[StepsOf(engine, *requests[i])];
             }
+            t = stepsEndS[steps];
+            joules += padded.joules;
+            first = end;
         }
-        if (prompts.empty() && decoding.empty())
+    }
+
+  private:
+    std::size_t first = 0; //!< the first request not yet batched
+};
+
+/**
+ * An instance under continuous batching, on one or more data-parallel attention replicas in
+ * lockstep (QueueEngine::replicas).
+ */
+class ContinuousInstance : public EngineInstance
+{
+  public:
+    explicit ContinuousInstance(const QueueEngine& engine)
+        : EngineInstance(engine)
+        , replicas(engine.replicas)
+    {}
+
+    void
+    Advance(double horizon) override
+    {
+        const bool prefills = !engine.prefill.requests.empty();
+        const uint32_t d = engine.replicas;
+        // The requests dealt to the replicas in turn.
+        for (; dealt < requests.size(); ++dealt)
         {
-            t = readyS[next];
-            continue;
+            replicas[dealt % d].mine.push_back(dealt);
         }
-        // The decodes first, then the prompts in the budget left.
-        const auto n = static_cast<uint32_t>(decoding.size());
-        const uint32_t tokens = plan(roomOf(),
-                                     [&](std::size_t k, uint32_t take)
-                                     {
-                                         prompts[k].second -= take;
-                                     });
-        // A step of no decodes costs the curve's one-request step at its context.
-        const uint32_t base = std::max<uint32_t>(n, 1);
-        const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
-        t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
-        joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
-        done += EndDecodeStep(decoding, t, requests);
-        // Prompts done in this step: their first token (a recomputed one its next), then their
-        // decodes.
-        while (!prompts.empty() && prompts.front().second == 0)
+        const bool preempt = engine.preempt && prefills && engine.kvTokens > 0;
+        resume.resize(requests.size(), 0);
+        admittedAt.resize(requests.size(), 0);
+        // The tokens a request holds with `left` steps to go (its prompt less a shared prefix, and
+        // those it has generated), and the tokens the waiting k-th needs to be admitted: its prompt
+        // (and, preempted, what it had generated, recomputed) and its next token.
+        auto holds = [&](std::size_t i, uint32_t left)
         {
-            const std::size_t i = prompts.front().first;
-            prompts.pop_front();
-            QueueRequest* r = requests[i];
-            uint32_t steps = StepsOf(engine, *r);
-            if (preempt && resume[i] > 0)
+            return KvNeedOf(engine, *requests[i]) - left;
+        };
+        auto joinNeed = [&](const Replica& r, std::size_t k)
+        {
+            const std::size_t i = r.waiting[k];
+            return preempt ? holds(i, resume[i] > 0 ? resume[i] - 1 : StepsOf(engine, *requests[i]))
+                           : KvNeedOf(engine, *requests[i]);
+        };
+        auto reserved = [&](const Replica& r)
+        {
+            if (!preempt)
             {
-                steps = resume[i] - 1;
-                resume[i] = 0;
+                return KvReserved(engine, r.running, requests);
             }
-            else
+            double tokens = 0;
+            for (const auto& [i, left] : r.running)
             {
-                r->firstTokenS = t;
+                tokens += holds(i, left);
             }
+            return tokens;
+        };
+        // A request past its first token decodes its steps, or is done.
+        auto join = [&](Replica& r, std::size_t i)
+        {
+            const uint32_t steps = StepsOf(engine, *requests[i]);
             if (steps == 0)
             {
-                r->finishS = t;
+                requests[i]->finishS = requests[i]->firstTokenS;
                 ++done;
             }
             else
             {
-                decoding.emplace_back(i, steps);
+                r.running.emplace_back(i, steps);
             }
-        }
-    }
-    return joules;
-}
-
-/**
- * SimulateEngine under static batching (QueueEngine::wholeBatches); the same arguments and
- * result.
- */
-double
-SimulateStatic(const QueueEngine& engine,
-               const std::vector<double>& readyS,
-               std::vector<QueueRequest*>& requests)
-{
-    double t = 0;
-    double joules = 0;
-    for (std::size_t first = 0; first < requests.size();)
-    {
-        // The idle instance takes the requests waiting (or the next to come), slots at most,
-        // after waiting up to the delay from the oldest's arrival for the batch to fill.
-        t = std::max(t, readyS[first]);
-        const double deadline = readyS[first] + engine.batchDelayS;
-        if (t < deadline)
+        };
+        while (done < requests.size() && t < horizon)
         {
-            const std::size_t last = first + engine.slots - 1;
-            t = last < requests.size() && readyS[last] <= deadline ? std::max(t, readyS[last])
-                                                                   : deadline;
-        }
-        // One rectangular batch of those that have come (the first at least), within the slots
-        // and the KV cache: every prompt padded to the longest, every request stepped to the
-        // longest generation, each row reserving the padded length.
-        std::size_t end = first;
-        uint32_t prompt = 0;   // computed tokens of the longest prompt
-        double promptKeys = 0; // its keys
-        uint32_t steps = 0;
-        while (end < requests.size() && end - first < engine.slots && readyS[end] <= t)
-        {
-            const QueueRequest& r = *requests[end];
-            const double keys = std::max(promptKeys, PromptKeysOf(engine, r));
-            const uint32_t longest = std::max(steps, StepsOf(engine, r));
-            if (end > first && engine.kvTokens > 0
-                && double(end - first + 1) * KvNeedOf(engine, keys, longest) > engine.kvTokens)
+            double nextArrival = std::numeric_limits<double>::infinity();
+            bool busy = false;
+            for (Replica& r : replicas)
             {
-                break;
+                while (r.next < r.mine.size() && readyS[r.mine[r.next]] <= t)
+                {
+                    r.waiting.push_back(r.mine[r.next++]);
+                }
+                // Decode only (disaggregated serving): the waiting take the free slots at once, as
+                // many as the KV cache admits.
+                if (!prefills && !r.waiting.empty())
+                {
+                    const std::size_t admitted = KvAdmits(
+                        engine,
+                        r.waiting,
+                        engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
+                        KvReserved(engine, r.running, requests),
+                        requests);
+                    for (std::size_t k = 0; k < admitted; ++k)
+                    {
+                        join(r, r.waiting.front());
+                        r.waiting.pop_front();
+                    }
+                }
+                if (r.next < r.mine.size())
+                {
+                    nextArrival = std::min(nextArrival, readyS[r.mine[r.next]]);
+                }
+                // (Decode only, a request left waiting by one that finished at once is
+                // admitted at the same time.)
+                busy = busy || !r.running.empty() || !r.waiting.empty();
             }
-            prompt = std::max(prompt, PromptOf(engine.prompt, r));
-            promptKeys = keys;
-            steps = longest;
-            ++end;
+            if (!busy)
+            {
+                if (!(nextArrival < horizon))
+                {
+                    return;
+                }
+                t = nextArrival;
+                continue;
+            }
+            // Each replica's part of the iteration: a prefill of its oldest waiting prompts (as
+            // many as slots are free, the iteration takes and the token budget holds), else a
+            // decode step of its requests in flight, or nothing.
+            double prefillS = 0;
+            double stepS = 0;
+            double iterationJ = 0;
+            std::vector<uint32_t> prefilled(d, 0);
+            for (uint32_t k = 0; k < d; ++k)
+            {
+                Replica& r = replicas[k];
+                // The prompts the free slots, the iteration and the KV cache take.
+                const std::size_t admitted =
+                    prefills && !r.waiting.empty() && r.running.size() < engine.slots ? KvAdmits(
+                        engine,
+                        r.waiting.size(),
+                        std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
+                                              engine.prefill.requests.back()),
+                        reserved(r),
+                        [&](std::size_t j)
+                        {
+                            return joinNeed(r, j);
+                        })
+                                                                                      : 0;
+                if (admitted > 0)
+                {
+                    // (A preempted request recomputes what it had generated too.)
+                    const Prefill p =
+                        NextPrefill(engine.prefill,
+                                    engine.prompt,
+                                    engine.tokenBudget,
+                                    admitted,
+                                    [&](std::size_t j)
+                                    {
+                                        const std::size_t i = r.waiting[j];
+                                        const uint32_t made =
+                                            preempt && resume[i] > 0
+                                                ? StepsOf(engine, *requests[i]) - resume[i] + 1
+                                                : 0;
+                                        return PromptOf(engine.prompt, *requests[i]) + made;
+                                    });
+                    prefilled[k] = p.prompts;
+                    prefillS = std::max(prefillS, p.seconds);
+                    iterationJ += p.joules / d;
+                }
+                else if (!r.running.empty())
+                {
+                    // Preemption: while the step's new tokens do not fit, the latest admitted
+                    // request leaves (its cache freed) for the front of the queue.
+                    while (preempt && r.running.size() > 1
+                           && reserved(r) + r.running.size() > engine.kvTokens)
+                    {
+                        const auto latest =
+                            std::max_element(r.running.begin(),
+                                             r.running.end(),
+                                             [&](const auto& a, const auto& b)
+                                             {
+                                                 return admittedAt[a.first] < admittedAt[b.first];
+                                             });
+                        resume[latest->first] = latest->second;
+                        ++requests[latest->first]->preemptions;
+                        r.waiting.push_front(latest->first);
+                        *latest = r.running.back();
+                        r.running.pop_back();
+                    }
+                    const auto n = static_cast<uint32_t>(r.running.size());
+                    const double keys = KeysOf(engine, r.running, requests);
+                    stepS = std::max(stepS, engine.step.SecondsAt(n, keys));
+                    iterationJ += engine.step.JoulesAt(n, keys) / d;
+                }
+            }
+            // With batches in flight through a pipeline a prefill holds the engine for its share.
+            const double start = t;
+            t += std::max(engine.prefillHeld * prefillS, stepS);
+            joules += iterationJ;
+            for (uint32_t k = 0; k < d; ++k)
+            {
+                Replica& r = replicas[k];
+                if (prefilled[k] == 0)
+                {
+                    done += EndDecodeStep(r.running, t, requests);
+                    continue;
+                }
+                for (uint32_t j = 0; j < prefilled[k]; ++j)
+                {
+                    const std::size_t i = r.waiting.front();
+                    r.waiting.pop_front();
+                    if (preempt)
+                    {
+                        admittedAt[i] = admissions++;
+                    }
+                    if (preempt && resume[i] > 0)
+                    {
+                        // Recomputed: its prefill yields its next token.
+                        const uint32_t left = resume[i] - 1;
+                        resume[i] = 0;
+                        if (left == 0)
+                        {
+                            requests[i]->finishS = start + std::max(prefillS, stepS);
+                            ++done;
+                        }
+                        else
+                        {
+                            r.running.emplace_back(i, left);
+                        }
+                        continue;
+                    }
+                    requests[i]->firstTokenS = start + std::max(prefillS, stepS);
+                    join(r, i);
+                }
+            }
         }
-        const auto k = static_cast<uint32_t>(end - first);
-        const Prefill padded = PrefillOf(engine.prefill, engine.prompt, k, double(k) * prompt);
-        const double prefillS = padded.seconds;
-        std::vector<double> stepsEndS(steps + 1, t + prefillS);
-        for (uint32_t s = 1; s <= steps; ++s)
-        {
-            const double batchKeys = double(k) * (promptKeys + s);
-            stepsEndS[s] = stepsEndS[s - 1] + engine.step.SecondsAt(k, batchKeys);
-            joules += engine.step.JoulesAt(k, batchKeys);
-        }
-        for (std::size_t i = first; i < end; ++i)
-        {
-            requests[i]->firstTokenS = t + prefillS;
-            requests[i]->finishS = stepsEndS[StepsOf(engine, *requests[i])];
-        }
-        t = stepsEndS[steps];
-        joules += padded.joules;
-        first = end;
     }
-    return joules;
-}
 
-/**
- * SimulateEngine under continuous batching, on one or more data-parallel attention replicas
- * in lockstep (QueueEngine::replicas); the same arguments and result.
- */
-double
-SimulateContinuous(const QueueEngine& engine,
-                   const std::vector<double>& readyS,
-                   std::vector<QueueRequest*>& requests)
-{
+  private:
+    /** A data-parallel attention replica's requests. */
     struct Replica
     {
         std::vector<std::size_t> mine; //!< its requests, in arrival order
@@ -703,211 +996,42 @@ SimulateContinuous(const QueueEngine& engine,
         std::deque<std::size_t> waiting;
         std::vector<std::pair<std::size_t, uint32_t>> running; //!< index, decode steps left
     };
-    const bool prefills = !engine.prefill.requests.empty();
-    const uint32_t d = engine.replicas;
-    std::vector<Replica> replicas(d);
-    for (std::size_t i = 0; i < requests.size(); ++i)
-    {
-        replicas[i % d].mine.push_back(i);
-    }
-    std::size_t done = 0;
+
+    std::vector<Replica> replicas;
+    std::size_t dealt = 0; //!< the requests dealt to the replicas
     // Preemption (QueueEngine::preempt): a preempted request's decode steps left (0: not
     // preempted), and when each was admitted (the latest is preempted first).
-    const bool preempt = engine.preempt && prefills && engine.kvTokens > 0;
-    std::vector<uint32_t> resume(preempt ? requests.size() : 0, 0);
-    std::vector<uint64_t> admittedAt(preempt ? requests.size() : 0, 0);
+    std::vector<uint32_t> resume;
+    std::vector<uint64_t> admittedAt;
     uint64_t admissions = 0;
-    // The tokens a request holds with `left` steps to go (its prompt less a shared prefix, and
-    // those it has generated), and the tokens the waiting k-th needs to be admitted: its prompt
-    // (and, preempted, what it had generated, recomputed) and its next token.
-    auto holds = [&](std::size_t i, uint32_t left)
+};
+
+/** \return an instance of the engine's batching, the engine checked */
+std::unique_ptr<EngineInstance>
+MakeInstance(const QueueEngine& engine)
+{
+    if (engine.slots == 0 || engine.generated == 0)
     {
-        return KvNeedOf(engine, *requests[i]) - left;
-    };
-    auto joinNeed = [&](const Replica& r, std::size_t k)
-    {
-        const std::size_t i = r.waiting[k];
-        return preempt ? holds(i, resume[i] > 0 ? resume[i] - 1 : StepsOf(engine, *requests[i]))
-                       : KvNeedOf(engine, *requests[i]);
-    };
-    auto reserved = [&](const Replica& r)
-    {
-        if (!preempt)
-        {
-            return KvReserved(engine, r.running, requests);
-        }
-        double tokens = 0;
-        for (const auto& [i, left] : r.running)
-        {
-            tokens += holds(i, left);
-        }
-        return tokens;
-    };
-    // A request past its first token decodes its steps, or is done.
-    auto join = [&](Replica& r, std::size_t i)
-    {
-        const uint32_t steps = StepsOf(engine, *requests[i]);
-        if (steps == 0)
-        {
-            requests[i]->finishS = requests[i]->firstTokenS;
-            ++done;
-        }
-        else
-        {
-            r.running.emplace_back(i, steps);
-        }
-    };
-    double t = 0;
-    double joules = 0;
-    while (done < requests.size())
-    {
-        double nextArrival = std::numeric_limits<double>::infinity();
-        bool busy = false;
-        for (Replica& r : replicas)
-        {
-            while (r.next < r.mine.size() && readyS[r.mine[r.next]] <= t)
-            {
-                r.waiting.push_back(r.mine[r.next++]);
-            }
-            // Decode only (disaggregated serving): the waiting take the free slots at once, as
-            // many as the KV cache admits.
-            if (!prefills && !r.waiting.empty())
-            {
-                const std::size_t admitted =
-                    KvAdmits(engine,
-                             r.waiting,
-                             engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
-                             KvReserved(engine, r.running, requests),
-                             requests);
-                for (std::size_t k = 0; k < admitted; ++k)
-                {
-                    join(r, r.waiting.front());
-                    r.waiting.pop_front();
-                }
-            }
-            if (r.next < r.mine.size())
-            {
-                nextArrival = std::min(nextArrival, readyS[r.mine[r.next]]);
-            }
-            busy = busy || !r.running.empty() || (prefills && !r.waiting.empty());
-        }
-        if (!busy)
-        {
-            t = nextArrival;
-            continue;
-        }
-        // Each replica's part of the iteration: a prefill of its oldest waiting prompts (as many
-        // as slots are free, the iteration takes and the token budget holds), else a decode
-        // step of its requests in flight, or nothing.
-        double prefillS = 0;
-        double stepS = 0;
-        double iterationJ = 0;
-        std::vector<uint32_t> prefilled(d, 0);
-        for (uint32_t k = 0; k < d; ++k)
-        {
-            Replica& r = replicas[k];
-            // The prompts the free slots, the iteration and the KV cache take.
-            const std::size_t admitted =
-                prefills && !r.waiting.empty() && r.running.size() < engine.slots
-                    ? KvAdmits(engine,
-                               r.waiting.size(),
-                               std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
-                                                     engine.prefill.requests.back()),
-                               reserved(r),
-                               [&](std::size_t j)
-                               {
-                                   return joinNeed(r, j);
-                               })
-                    : 0;
-            if (admitted > 0)
-            {
-                // (A preempted request recomputes what it had generated too.)
-                const Prefill p =
-                    NextPrefill(engine.prefill,
-                                engine.prompt,
-                                engine.tokenBudget,
-                                admitted,
-                                [&](std::size_t j)
-                                {
-                                    const std::size_t i = r.waiting[j];
-                                    const uint32_t made =
-                                        preempt && resume[i] > 0
-                                            ? StepsOf(engine, *requests[i]) - resume[i] + 1
-                                            : 0;
-                                    return PromptOf(engine.prompt, *requests[i]) + made;
-                                });
-                prefilled[k] = p.prompts;
-                prefillS = std::max(prefillS, p.seconds);
-                iterationJ += p.joules / d;
-            }
-            else if (!r.running.empty())
-            {
-                // Preemption: while the step's new tokens do not fit, the latest admitted request
-                // leaves (its cache freed) for the front of the queue.
-                while (preempt && r.running.size() > 1
-                       && reserved(r) + r.running.size() > engine.kvTokens)
-                {
-                    const auto latest =
-                        std::max_element(r.running.begin(),
-                                         r.running.end(),
-                                         [&](const auto& a, const auto& b)
-                                         {
-                                             return admittedAt[a.first] < admittedAt[b.first];
-                                         });
-                    resume[latest->first] = latest->second;
-                    ++requests[latest->first]->preemptions;
-                    r.waiting.push_front(latest->first);
-                    *latest = r.running.back();
-                    r.running.pop_back();
-                }
-                const auto n = static_cast<uint32_t>(r.running.size());
-                const double keys = KeysOf(engine, r.running, requests);
-                stepS = std::max(stepS, engine.step.SecondsAt(n, keys));
-                iterationJ += engine.step.JoulesAt(n, keys) / d;
-            }
-        }
-        // With batches in flight through a pipeline a prefill holds the engine for its share.
-        const double start = t;
-        t += std::max(engine.prefillHeld * prefillS, stepS);
-        joules += iterationJ;
-        for (uint32_t k = 0; k < d; ++k)
-        {
-            Replica& r = replicas[k];
-            if (prefilled[k] == 0)
-            {
-                done += EndDecodeStep(r.running, t, requests);
-                continue;
-            }
-            for (uint32_t j = 0; j < prefilled[k]; ++j)
-            {
-                const std::size_t i = r.waiting.front();
-                r.waiting.pop_front();
-                if (preempt)
-                {
-                    admittedAt[i] = admissions++;
-                }
-                if (preempt && resume[i] > 0)
-                {
-                    // Recomputed: its prefill yields its next token.
-                    const uint32_t left = resume[i] - 1;
-                    resume[i] = 0;
-                    if (left == 0)
-                    {
-                        requests[i]->finishS = start + std::max(prefillS, stepS);
-                        ++done;
-                    }
-                    else
-                    {
-                        r.running.emplace_back(i, left);
-                    }
-                    continue;
-                }
-                requests[i]->firstTokenS = start + std::max(prefillS, stepS);
-                join(r, i);
-            }
-        }
+        throw std::logic_error("SimulateEngine: a slot and a generated token needed");
     }
-    return joules;
+    if (engine.replicas > 1 && (engine.chunked || engine.wholeBatches))
+    {
+        throw std::logic_error(
+            "SimulateEngine: data-parallel attention replicas need continuous batching");
+    }
+    if (engine.chunked)
+    {
+        return std::make_unique<ChunkedInstance>(engine);
+    }
+    if (engine.wholeBatches)
+    {
+        if (engine.prefill.requests.empty())
+        {
+            throw std::logic_error("SimulateEngine: static batching needs a prefill curve");
+        }
+        return std::make_unique<StaticInstance>(engine);
+    }
+    return std::make_unique<ContinuousInstance>(engine);
 }
 
 } // namespace
@@ -917,28 +1041,69 @@ SimulateEngine(const QueueEngine& engine,
                const std::vector<double>& readyS,
                std::vector<QueueRequest*>& requests)
 {
-    if (readyS.size() != requests.size() || engine.slots == 0 || engine.generated == 0)
+    return SimulateInstances(engine, 1, QueueRouter::ROUND_ROBIN, readyS, requests).at(0);
+}
+
+std::vector<double>
+SimulateInstances(const QueueEngine& engine,
+                  uint32_t instances,
+                  QueueRouter router,
+                  const std::vector<double>& readyS,
+                  std::vector<QueueRequest*>& requests,
+                  std::vector<uint32_t>* instanceOf)
+{
+    if (readyS.size() != requests.size() || instances == 0)
     {
-        throw std::logic_error("SimulateEngine: one ready time per request and a slot needed");
+        throw std::logic_error("SimulateInstances: one ready time per request and an instance "
+                               "needed");
     }
-    if (engine.replicas > 1 && (engine.chunked || engine.wholeBatches))
+    if (instanceOf != nullptr)
     {
-        throw std::logic_error(
-            "SimulateEngine: data-parallel attention replicas need continuous batching");
+        instanceOf->clear();
     }
-    if (engine.chunked)
+    std::vector<std::unique_ptr<EngineInstance>> pool;
+    for (uint32_t k = 0; k < instances; ++k)
     {
-        return SimulateChunked(engine, readyS, requests);
+        pool.push_back(MakeInstance(engine));
     }
-    if (engine.wholeBatches)
+    const double end = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < requests.size(); ++i)
     {
-        if (engine.prefill.requests.empty())
+        uint32_t k = static_cast<uint32_t>(i % instances);
+        if (router == QueueRouter::LEAST_OUTSTANDING && instances > 1)
         {
-            throw std::logic_error("SimulateEngine: static batching needs a prefill curve");
+            if (i > 0 && readyS[i] < readyS[i - 1])
+            {
+                throw std::logic_error("SimulateInstances: a router needs requests in the "
+                                       "order they arrive");
+            }
+            // Each instance as it is when the request comes: the fewest not finished (the
+            // lowest index among equals).
+            std::size_t fewest = std::numeric_limits<std::size_t>::max();
+            for (uint32_t j = 0; j < instances; ++j)
+            {
+                pool[j]->Advance(readyS[i]);
+                const std::size_t outstanding = pool[j]->Outstanding(readyS[i]);
+                if (outstanding < fewest)
+                {
+                    fewest = outstanding;
+                    k = j;
+                }
+            }
         }
-        return SimulateStatic(engine, readyS, requests);
+        pool[k]->Add(readyS[i], requests[i]);
+        if (instanceOf != nullptr)
+        {
+            instanceOf->push_back(k);
+        }
     }
-    return SimulateContinuous(engine, readyS, requests);
+    std::vector<double> joules;
+    for (auto& instance : pool)
+    {
+        instance->Advance(end);
+        joules.push_back(instance->Joules());
+    }
+    return joules;
 }
 
 void

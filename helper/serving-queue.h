@@ -230,6 +230,31 @@ double SimulateEngine(const QueueEngine& engine,
                       const std::vector<double>& readyS,
                       std::vector<QueueRequest*>& requests);
 
+/** How requests are dealt to an engine's instances (SimulateInstances). */
+enum class QueueRouter
+{
+    ROUND_ROBIN,      //!< in turn, whatever they hold
+    LEAST_OUTSTANDING //!< to the one with the fewest requests not finished as it comes
+};
+
+/**
+ * \brief Runs instances of one engine (SimulateEngine) over requests dealt to them by a
+ * router: in turn, or each as it comes to the instance with the fewest requests waiting or in
+ * flight then (the lowest index among equals; Vidur's least-outstanding-requests global
+ * scheduler, a load balancer's least-requests policy), the instances simulated side by side
+ * up to each arrival. \param engine the instances \param instances how many
+ * \param router how requests are dealt \param readyS when each reaches them (ascending for
+ * LEAST_OUTSTANDING) \param requests one per readyS, filled in place
+ * \param instanceOf if given, filled with each request's instance
+ * \return the dynamic energy of each instance's iterations, J
+ */
+std::vector<double> SimulateInstances(const QueueEngine& engine,
+                                      uint32_t instances,
+                                      QueueRouter router,
+                                      const std::vector<double>& readyS,
+                                      std::vector<QueueRequest*>& requests,
+                                      std::vector<uint32_t>* instanceOf = nullptr);
+
 /**
  * \brief Runs a pool of prefill instances (disaggregated serving): the instance that is free
  * first (the lowest index among equals) takes the oldest waiting prompts, as many as have

@@ -1097,6 +1097,62 @@ class QueueSummaryTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Two one-slot instances: a long request, a short one and a third while the long one
+ * runs; in turn the third waits behind the long one, to the least outstanding it takes the
+ * instance the short one freed.
+ */
+class RouterTestCase : public TestCase
+{
+  public:
+    RouterTestCase()
+        : TestCase("serving queue: requests dealt in turn or to the least outstanding")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        QueueEngine e = FourSlots();
+        e.slots = 1;
+        const std::vector<double> ready = {0, 0, 0.7};
+        auto run = [&](QueueRouter router, std::vector<double>* joules = nullptr)
+        {
+            std::vector<QueueRequest> r = Arriving(ready);
+            r[0].generated = 101; // 0.5 + 100 x 0.011 s
+            std::vector<QueueRequest*> all = All(r);
+            const std::vector<double> j = SimulateInstances(e, 2, router, ready, all);
+            if (joules != nullptr)
+            {
+                *joules = j;
+            }
+            return r;
+        };
+        std::vector<double> joules;
+        const std::vector<QueueRequest> turn = run(QueueRouter::ROUND_ROBIN, &joules);
+        NS_TEST_EXPECT_MSG_EQ_TOL(turn[0].finishS, 1.6, 1e-12, "the long one");
+        NS_TEST_EXPECT_MSG_EQ_TOL(turn[2].firstTokenS, 1.6 + 0.5, 1e-12, "behind it");
+        NS_TEST_EXPECT_MSG_EQ(joules.size(), 2u, "an energy per instance");
+        NS_TEST_EXPECT_MSG_EQ_TOL(joules[0], 2 + 110 * 1.0, 1e-9, "two prefills, 110 steps");
+        const std::vector<QueueRequest> least = run(QueueRouter::LEAST_OUTSTANDING);
+        NS_TEST_EXPECT_MSG_EQ_TOL(least[1].firstTokenS, 0.5, 1e-12, "the second instance");
+        NS_TEST_EXPECT_MSG_EQ_TOL(least[2].firstTokenS, 0.7 + 0.5, 1e-12, "the idle one");
+        NS_TEST_EXPECT_MSG_EQ_TOL(least[0].finishS, 1.6, 1e-12, "the long one alone");
+        // Arrivals out of order: refused.
+        NS_TEST_EXPECT_MSG_EQ(
+            Throws<std::logic_error>(
+                [&]
+                {
+                    std::vector<QueueRequest> r = Arriving({1, 0});
+                    std::vector<QueueRequest*> all = All(r);
+                    SimulateInstances(e, 2, QueueRouter::LEAST_OUTSTANDING, {1, 0}, all);
+                }),
+            true,
+            "out of order");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Random engines under every batching, caches and lengths: every request finishes, its
  * first token after its arrival and its last after its first; an engine that preempts is the
  * engine that reserves where its cache never binds, and only it preempts.
@@ -1132,6 +1188,7 @@ class RandomEnginesTestCase : public TestCase
                 e.chunkTokenS = 0.001;
             }
             e.wholeBatches = batching == 2;
+            e.batchDelayS = batching == 2 && uniform(0, 1) == 1 ? 0.1 * uniform(0, 10) : 0;
             if (batching == 3)
             {
                 e.prefill = StepCurve();
@@ -1167,6 +1224,41 @@ class RandomEnginesTestCase : public TestCase
             if (!e.preempt || e.kvTokens == 0 || batching >= 2)
             {
                 NS_TEST_EXPECT_MSG_EQ(preemptions, 0u, "trial " << trial << ": none preempts");
+            }
+            // Dealt to the least outstanding of two to four instances: each instance runs its
+            // requests as it would alone.
+            {
+                const auto k = uniform(2, 4);
+                std::vector<QueueRequest> routed = requests;
+                std::vector<QueueRequest*> pr = All(routed);
+                std::vector<uint32_t> instanceOf;
+                SimulateInstances(e, k, QueueRouter::LEAST_OUTSTANDING, ready, pr, &instanceOf);
+                for (uint32_t j = 0; j < k; ++j)
+                {
+                    std::vector<double> mineReady;
+                    std::vector<QueueRequest> mine;
+                    for (uint32_t i = 0; i < n; ++i)
+                    {
+                        if (instanceOf.at(i) == j)
+                        {
+                            mineReady.push_back(ready[i]);
+                            mine.push_back(requests[i]);
+                        }
+                    }
+                    std::vector<QueueRequest*> pm = All(mine);
+                    SimulateEngine(e, mineReady, pm);
+                    for (uint32_t i = 0, m = 0; i < n; ++i)
+                    {
+                        if (instanceOf[i] == j)
+                        {
+                            const bool same = mine[m].firstTokenS == routed[i].firstTokenS
+                                              && mine[m].finishS == routed[i].finishS;
+                            NS_TEST_EXPECT_MSG_EQ(
+                                same, true, "trial " << trial << ", routed " << i);
+                            ++m;
+                        }
+                    }
+                }
             }
             // A cache that never binds: the preempting engine schedules as the reserving one.
             if (batching < 2)
@@ -1212,6 +1304,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new KvAdmissionTestCase, TestCase::QUICK);
         AddTestCase(new KvTransfersTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
+        AddTestCase(new RouterTestCase, TestCase::QUICK);
         AddTestCase(new RandomEnginesTestCase, TestCase::QUICK);
     }
 };
