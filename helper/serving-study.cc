@@ -252,6 +252,12 @@ BatchingNames()
     return {"auto", "static", "continuous", "disaggregated", "chunked"};
 }
 
+std::vector<std::string>
+RouterNames()
+{
+    return {"round-robin", "least-outstanding"};
+}
+
 Batching
 ParseBatching(const std::string& name)
 {
@@ -680,6 +686,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "under open-loop arrivals (--rate, --goodput) data-parallel attention "
                         "replicas are simulated with continuous batching (the batching is "
                         "static; allowed: dp 1, or --batching=continuous)");
+    }
+    if (space.router != QueueRouter::ROUND_ROBIN
+        && (!arrivals || batching == Batching::DISAGGREGATED))
+    {
+        throw SpecError(kCommandLine,
+                        "router",
+                        "a router deals the requests arriving under --rate or --goodput to "
+                        "co-located instances (allowed without arrivals or with "
+                        "--batching=disaggregated, whose decode instances take the handed-over "
+                        "requests in turn: round-robin)");
     }
     if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
     {
@@ -1580,18 +1596,22 @@ ServingStudy::LoadAt(const ServingRow& r,
     // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
     // chunked; other engines, static batches and decode instances reserve whole lengths.
     engine.preempt = job.run.engine == "vllm";
-    // The requests dealt to the instances in turn.
-    for (uint32_t instance = 0; instance < r.replicas; ++instance)
+    // The requests dealt to the instances by the router (the handed-over ones in turn).
+    std::vector<double> ready(requests.size());
+    std::vector<QueueRequest*> all(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i)
     {
-        std::vector<double> ready;
-        std::vector<QueueRequest*> mine;
-        for (std::size_t i = instance; i < requests.size(); i += r.replicas)
-        {
-            // A request's KV cache in proportion to its prompt.
-            ready.push_back(disaggregated ? handedOver[i] : requests[i].arrivalS);
-            mine.push_back(&requests[i]);
-        }
-        joules += SimulateEngine(engine, ready, mine);
+        ready[i] = disaggregated ? handedOver[i] : requests[i].arrivalS;
+        all[i] = &requests[i];
+    }
+    for (const double instanceJ :
+         SimulateInstances(engine,
+                           r.replicas,
+                           disaggregated ? QueueRouter::ROUND_ROBIN : m_space.router,
+                           ready,
+                           all))
+    {
+        joules += instanceJ;
     }
     load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
     load.haveEnergy = energy;
@@ -1890,6 +1910,10 @@ ServingStudyJson(const ServingStudy& study,
         if (study.GetBatching() == Batching::STATIC)
         {
             arrivals["batch_delay_s"] = space.batchDelayS;
+        }
+        if (space.router != QueueRouter::ROUND_ROBIN)
+        {
+            arrivals["router"] = RouterNames()[static_cast<std::size_t>(space.router)];
         }
         if (!space.trace.requests.empty())
         {

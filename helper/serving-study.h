@@ -48,6 +48,9 @@ enum class Batching
 /** \return the allowed names of Batching: auto, static, continuous, disaggregated, chunked */
 std::vector<std::string> BatchingNames();
 
+/** \return the routers' names, as QueueRouter orders them: round-robin, least-outstanding */
+std::vector<std::string> RouterNames();
+
 /**
  * \param name one of BatchingNames() \return its value; throws std::invalid_argument otherwise
  */
@@ -83,10 +86,15 @@ struct ServingSpace
     uint32_t tokenBudget = 0;
     /**
      * Open-loop arrivals: requests per second arriving at the whole budget, a Poisson process
-     * (as vLLM's benchmark_serving.py --request-rate sends them), dealt to the instances in
-     * turn (0: closed loop, every slot always busy)
+     * (as vLLM's benchmark_serving.py --request-rate sends them), dealt to the instances by
+     * the router (0: closed loop, every slot always busy)
      */
     double rateRps = 0;
+    /**
+     * Under arrivals, how the requests are dealt to a layout's co-located instances: in turn,
+     * or each to the one with the fewest outstanding as it comes (SimulateInstances)
+     */
+    QueueRouter router = QueueRouter::ROUND_ROBIN;
     uint32_t requests = 1000; //!< requests simulated at the rate (benchmark_serving's default)
     /**
      * Share of the requests that must meet both targets for a row to meet them under a rate

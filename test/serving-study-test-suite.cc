@@ -1319,6 +1319,71 @@ class ServingKvTokensTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Requests dealt to the least outstanding of two replicas wait less for their first
+ * token than dealt in turn where their lengths spread; the router is echoed and refused where
+ * it deals nothing.
+ */
+class ServingRouterTestCase : public TestCase
+{
+  public:
+    ServingRouterTestCase()
+        : TestCase("serving study: requests dealt to the least outstanding")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job;
+        job.Set("model", "llama2-7b");
+        job.Set("hardware", "a100-sxm-80gb");
+        job.Set("prompt", "512");
+        job.Set("gen", "128");
+        job.Set("engine", "vllm");
+        ServingSpace space;
+        space.gpus = 2;
+        space.tp = {1};
+        space.batch = {8};
+        space.batching = Batching::CONTINUOUS;
+        space.spread = 0.9;
+        space.requests = 400;
+        const ServingRow closed = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        space.rateRps = 0.8 * closed.requestsPerS;
+        const ServingRow turn = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        space.router = QueueRouter::LEAST_OUTSTANDING;
+        const ServingStudy leastStudy(job, space, "flow", "", true);
+        const ServingRow least = leastStudy.Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(turn.loaded && least.loaded, true, "simulated");
+        NS_TEST_EXPECT_MSG_LT(least.load.summary.ttftP90S,
+                              turn.load.summary.ttftP90S,
+                              "fewer wait behind a long request");
+        NS_TEST_EXPECT_MSG_EQ(ServingStudyJson(leastStudy, space, {least}, "flow", "")
+                                  .at("arrivals")
+                                  .at("router")
+                                  .get<std::string>(),
+                              "least-outstanding",
+                              "echoed");
+        // Disaggregated decode instances take the handed-over requests in turn; a closed loop
+        // deals nothing.
+        for (const bool disaggregated : {true, false})
+        {
+            ServingSpace refused = space;
+            refused.batching = disaggregated ? Batching::DISAGGREGATED : Batching::CONTINUOUS;
+            refused.rateRps = disaggregated ? space.rateRps : 0;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(job, refused, "flow", "", true);
+                                      },
+                                      {"router", "--rate or --goodput"}),
+                                  true,
+                                  (disaggregated ? "disaggregated" : "a closed loop"));
+        }
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -1563,6 +1628,8 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--burstiness=0.5", "give --rate or --goodput"},
                                Bad{"--burstiness=0", "burstiness"},
                                Bad{"--batch-delay=5", "without arrivals"},
+                               Bad{"--router=least-outstanding", "--rate or --goodput"},
+                               Bad{"--router=random", "router"},
                                Bad{"--prefix-hit=50", "give --cached-prefix too"},
                                Bad{"--prefix-hit=101", "prefix-hit"},
                                Bad{"--token-budget=64", "the batching is static"}})
@@ -1595,6 +1662,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
         AddTestCase(new ServingContextTestCase, TestCase::QUICK);
         AddTestCase(new ServingKvTokensTestCase, TestCase::QUICK);
+        AddTestCase(new ServingRouterTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

@@ -558,7 +558,7 @@ MakeOptions()
             .For({kServing}),
         Real("rate",
              "open-loop arrivals: requests per second arriving at the GPUs, a Poisson process "
-             "(vLLM's benchmark_serving.py --request-rate) dealt to the instances in turn; each "
+             "(vLLM's benchmark_serving.py --request-rate) dealt to the instances (--router); each "
              "layout's engine is simulated step by step and its rows give the latency "
              "percentiles and the share of requests within the targets (0: closed loop, every "
              "slot always busy)",
@@ -614,6 +614,15 @@ MakeOptions()
              0,
              1e6,
              "0")
+            .For({kServing}),
+        Choice("router",
+               "with --rate or --goodput: how the arriving requests are dealt to a layout's "
+               "instances: round-robin (in turn, as benchmark clients spread them) or "
+               "least-outstanding (each to the instance with the fewest requests waiting or in "
+               "flight as it comes: Vidur's lor global scheduler, a load balancer's "
+               "least-request policy); disaggregated decode instances take theirs in turn",
+               RouterNames,
+               "round-robin")
             .For({kServing}),
         Text(
             "arrivals",

@@ -331,6 +331,11 @@ RunStudyServingCommand(const CliArgs& args)
     space.burstiness = args.Real("burstiness");
     space.prefixHit = args.Real("prefix-hit") / 100;
     space.batchDelayS = args.Real("batch-delay") * 1e-3;
+    {
+        const std::vector<std::string> routers = RouterNames();
+        space.router = static_cast<QueueRouter>(
+            std::find(routers.begin(), routers.end(), args.Text("router")) - routers.begin());
+    }
     const std::string traceFile = args.Text("arrivals");
     if (!traceFile.empty())
     {
@@ -593,15 +598,19 @@ RunStudyServingCommand(const CliArgs& args)
                          : ", at their own times")
         : space.burstiness == 1 ? "Poisson"
                                 : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
+    const char* dealt = space.router == QueueRouter::ROUND_ROBIN
+                            ? "dealt to the instances in turn"
+                            : "each dealt to the instance with the fewest outstanding";
     if (space.goodput)
     {
         std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %u "
-                    "simulated, dealt to the instances in turn) at which %s%% of the requests "
+                    "simulated, %s) at which %s%% of the requests "
                     "meet %s; ranked by goodput per GPU; %s%s; req/s and tok/s/GPU: the goodput; "
                     "util: it over the capacity (every slot busy); TTFT and TPOT percentiles in "
                     "ms, queueing included\n",
                     process.c_str(),
                     space.requests,
+                    dealt,
                     FormatNumber(space.attainment * 100).c_str(),
                     targets.c_str(),
                     how,
@@ -610,13 +619,14 @@ RunStudyServingCommand(const CliArgs& args)
     }
     else if (space.rateRps > 0)
     {
-        std::printf("%s requests/s arriving (%s, %u simulated, dealt to the instances in "
-                    "turn); ranked by capacity (generated tokens per second per GPU with every "
+        std::printf("%s requests/s arriving (%s, %u simulated, %s); ranked by capacity (generated "
+                    "tokens per second per GPU with every "
                     "slot busy)%s; %s%s; util: the rate over the capacity; TTFT and TPOT "
                     "percentiles in ms, queueing included; attain: requests within %s\n",
                     FormatNumber(space.rateRps).c_str(),
                     process.c_str(),
                     space.requests,
+                    dealt,
                     targets.empty() ? ""
                                     : (", those where " + FormatNumber(space.attainment * 100)
                                        + "% of the requests meet the targets first")
