@@ -692,10 +692,11 @@ ServingStudy::ServingStudy(const JobOptions& options,
     {
         throw SpecError(kCommandLine,
                         "router",
-                        "a router deals the requests arriving under --rate or --goodput to "
-                        "co-located instances (allowed without arrivals or with "
-                        "--batching=disaggregated, whose decode instances take the handed-over "
-                        "requests in turn: round-robin)");
+                        std::string("a router deals the requests arriving under --rate or "
+                                    "--goodput to co-located instances")
+                            + (arrivals ? "; disaggregated decode instances take the handed-over "
+                                          "requests in turn (allowed here: round-robin)"
+                                        : " (no arrivals here: give --rate or --goodput)"));
     }
     if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
     {
