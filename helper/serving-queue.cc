@@ -447,47 +447,9 @@ class ChunkedInstance : public EngineInstance
     void
     Advance(double horizon) override
     {
-        const bool preempt = engine.preempt && engine.kvTokens > 0;
         resume.resize(requests.size(), 0);
         admittedAt.resize(requests.size(), 0);
         retained.resize(requests.size(), 0);
-        // The tokens a request had generated when preempted: its prefill recomputes them too.
-        auto made = [&](std::size_t i)
-        {
-            return preempt && resume[i] > 0 ? StepsOf(engine, *requests[i]) - resume[i] + 1 : 0;
-        };
-        // The KV tokens a request holds: decoding with `left` steps to go, its prompt, the tokens
-        // it has generated and its next; with `left` prefill tokens to compute, its cached prompt
-        // tokens (less a shared prefix) and those computed.
-        auto decodeHolds = [&](std::size_t i, uint32_t left)
-        {
-            return KvNeedOf(engine, *requests[i]) - left;
-        };
-        auto promptHolds = [&](std::size_t i, uint32_t left)
-        {
-            const double prompt =
-                KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
-            return std::max(0.0, prompt + made(i) - left);
-        };
-        // The budget a step leaves its prompts after its decodes (at least a token).
-        auto roomOf = [&]
-        {
-            const auto n = static_cast<uint32_t>(decoding.size());
-            return engine.tokenBudget > n ? engine.tokenBudget - n : 1;
-        };
-        // A step's prompt tokens for the requests in flight, in order within `room`: each one's
-        // take handed to `take` (index in `prompts`, tokens); returns the tokens.
-        auto plan = [&](uint32_t room, auto take)
-        {
-            uint32_t tokens = 0;
-            for (std::size_t k = 0; k < prompts.size() && tokens < room; ++k)
-            {
-                const uint32_t n = std::min(prompts[k].second, room - tokens);
-                take(k, n);
-                tokens += n;
-            }
-            return tokens;
-        };
         while (done < requests.size() && t < horizon)
         {
             while (next < readyS.size() && readyS[next] <= t)
@@ -497,127 +459,18 @@ class ChunkedInstance : public EngineInstance
             const std::size_t free =
                 engine.slots
                 - std::min<std::size_t>(engine.slots, prompts.size() + decoding.size());
-            if (!preempt)
+            if (!Preempting())
             {
-                const std::size_t admitted = KvAdmits(engine,
-                                                      waiting,
-                                                      free,
-                                                      KvReserved(engine, prompts, requests)
-                                                          + KvReserved(engine, decoding, requests),
-                                                      requests);
-                for (std::size_t k = 0; k < admitted; ++k)
-                {
-                    prompts.emplace_back(waiting.front(),
-                                         PromptOf(engine.prompt, *requests[waiting.front()]));
-                    waiting.pop_front();
-                }
+                AdmitReserving(free);
             }
             else
             {
-                // The tokens held and those the step adds (a token a decode, the prompt tokens it
-                // computes and the token of each prompt it ends).
-                auto need = [&]
+                // A step that preempts admits no one (vLLM V1).
+                if (!PreemptForStep())
                 {
-                    double tokens = double(decoding.size());
-                    for (const auto& [i, left] : decoding)
-                    {
-                        tokens += decodeHolds(i, left);
-                    }
-                    for (const auto& [i, left] : prompts)
-                    {
-                        tokens += promptHolds(i, left);
-                    }
-                    plan(roomOf(),
-                         [&](std::size_t k, uint32_t n)
-                         {
-                             tokens += n + (n == prompts[k].second ? 1 : 0);
-                         });
-                    return tokens;
-                };
-                // While the step does not fit, the latest admitted leaves for the front of the
-                // queue, its cache freed; a step that preempts admits no one (vLLM V1).
-                bool preempted = false;
-                while (prompts.size() + decoding.size() > 1 && need() > engine.kvTokens)
-                {
-                    auto later = [&](const auto& a, const auto& b)
-                    {
-                        return admittedAt[a.first] < admittedAt[b.first];
-                    };
-                    const auto p = std::max_element(prompts.begin(), prompts.end(), later);
-                    const auto d = std::max_element(decoding.begin(), decoding.end(), later);
-                    if (d == decoding.end()
-                        || (p != prompts.end() && admittedAt[p->first] > admittedAt[d->first]))
-                    {
-                        retained[p->first] = promptHolds(p->first, p->second);
-                        waiting.push_front(p->first);
-                        prompts.erase(p);
-                    }
-                    else
-                    {
-                        // (Its next token's key is not computed yet.)
-                        retained[d->first] = decodeHolds(d->first, d->second) - 1;
-                        resume[d->first] = d->second;
-                        waiting.push_front(d->first);
-                        *d = decoding.back();
-                        decoding.pop_back();
-                    }
-                    evictable.push_back(waiting.front());
-                    ++requests[waiting.front()]->preemptions;
-                    preempted = true;
+                    AdmitPreempting(free);
                 }
-                // The waiting admitted while a slot is free, the budget has room and the cache
-                // holds what they have and compute in this step (the first whatever its need).
-                const bool idle = prompts.empty() && decoding.empty();
-                double tokens = idle ? 0 : need();
-                uint32_t room = roomOf();
-                room -= plan(room, [](std::size_t, uint32_t) {});
-                for (std::size_t k = 0; !preempted && k < free && room > 0 && !waiting.empty(); ++k)
-                {
-                    // A preempted request computes what it left in the prefix cache no more (its
-                    // last token at least: a step yields a token only where it computes one).
-                    const std::size_t i = waiting.front();
-                    const uint32_t total = PromptOf(engine.prompt, *requests[i]) + made(i);
-                    uint32_t left = total;
-                    if (retained[i] > 0)
-                    {
-                        const double rest = promptHolds(i, 0) - retained[i];
-                        left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
-                    }
-                    const uint32_t n = std::min(left, room);
-                    const double joining = promptHolds(i, left) + n + (n == left ? 1 : 0);
-                    if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
-                    {
-                        break;
-                    }
-                    tokens += joining;
-                    room -= n;
-                    prompts.emplace_back(i, left);
-                    admittedAt[i] = admissions++;
-                    retained[i] = 0;
-                    const auto cached = std::find(evictable.begin(), evictable.end(), i);
-                    if (cached != evictable.end())
-                    {
-                        evictable.erase(cached);
-                    }
-                    waiting.pop_front();
-                }
-                // The step's tokens take the room of the cached tokens of preempted requests, the
-                // earliest preempted first, each from its end.
-                double excess = prompts.empty() && decoding.empty() ? 0 : need() - engine.kvTokens;
-                for (const std::size_t i : evictable)
-                {
-                    excess += retained[i];
-                }
-                while (excess > 0 && !evictable.empty())
-                {
-                    const double evicted = std::min(excess, retained[evictable.front()]);
-                    retained[evictable.front()] -= evicted;
-                    excess -= evicted;
-                    if (retained[evictable.front()] <= 0)
-                    {
-                        evictable.pop_front();
-                    }
-                }
+                EvictCached();
             }
             if (prompts.empty() && decoding.empty())
             {
@@ -628,50 +481,267 @@ class ChunkedInstance : public EngineInstance
                 t = readyS[next];
                 continue;
             }
-            // The decodes first, then the prompts in the budget left.
-            const auto n = static_cast<uint32_t>(decoding.size());
-            const uint32_t tokens = plan(roomOf(),
-                                         [&](std::size_t k, uint32_t take)
-                                         {
-                                             prompts[k].second -= take;
-                                         });
-            // A step of no decodes costs the curve's one-request step at its context.
-            const uint32_t base = std::max<uint32_t>(n, 1);
-            const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
-            t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
-            joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
-            done += EndDecodeStep(decoding, t, requests);
-            // Prompts done in this step: their first token (a recomputed one its next), then their
-            // decodes.
-            while (!prompts.empty() && prompts.front().second == 0)
-            {
-                const std::size_t i = prompts.front().first;
-                prompts.pop_front();
-                QueueRequest* r = requests[i];
-                uint32_t steps = StepsOf(engine, *r);
-                if (preempt && resume[i] > 0)
-                {
-                    steps = resume[i] - 1;
-                    resume[i] = 0;
-                }
-                else
-                {
-                    r->firstTokenS = t;
-                }
-                if (steps == 0)
-                {
-                    r->finishS = t;
-                    ++done;
-                }
-                else
-                {
-                    decoding.emplace_back(i, steps);
-                }
-            }
+            Step();
         }
     }
 
   private:
+    /** \return whether it preempts (QueueEngine::preempt, within a cache) */
+    bool
+    Preempting() const
+    {
+        return engine.preempt && engine.kvTokens > 0;
+    }
+
+    /** \return the tokens request \p i had generated when preempted (recomputed with its prompt) */
+    uint32_t
+    Made(std::size_t i) const
+    {
+        return Preempting() && resume[i] > 0 ? StepsOf(engine, *requests[i]) - resume[i] + 1 : 0;
+    }
+
+    /**
+     * \return the KV tokens request \p i holds decoding with \p left steps to go: its prompt,
+     * the tokens it has generated and its next
+     */
+    double
+    DecodeHolds(std::size_t i, uint32_t left) const
+    {
+        return KvNeedOf(engine, *requests[i]) - left;
+    }
+
+    /**
+     * \return the KV tokens request \p i holds with \p left prefill tokens to compute: its
+     * cached prompt tokens (less a shared prefix) and those computed
+     */
+    double
+    PromptHolds(std::size_t i, uint32_t left) const
+    {
+        const double prompt = KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
+        return std::max(0.0, prompt + Made(i) - left);
+    }
+
+    /** \return the budget a step leaves its prompts after its decodes (at least a token) */
+    uint32_t
+    Room() const
+    {
+        const auto n = static_cast<uint32_t>(decoding.size());
+        return engine.tokenBudget > n ? engine.tokenBudget - n : 1;
+    }
+
+    /**
+     * \return a step's prompt tokens for the prompts in flight, in order within \p room, each
+     * one's take handed to \p take (its index in `prompts`, tokens)
+     */
+    template<typename Take>
+    uint32_t
+    Plan(uint32_t room, Take take) const
+    {
+        uint32_t tokens = 0;
+        for (std::size_t k = 0; k < prompts.size() && tokens < room; ++k)
+        {
+            const uint32_t n = std::min(prompts[k].second, room - tokens);
+            take(k, n);
+            tokens += n;
+        }
+        return tokens;
+    }
+
+    /**
+     * \return the tokens the requests in flight hold and those the next step adds: a token a
+     * decode, the prompt tokens it computes and the token of each prompt it ends
+     */
+    double
+    Need() const
+    {
+        double tokens = double(decoding.size());
+        for (const auto& [i, left] : decoding)
+        {
+            tokens += DecodeHolds(i, left);
+        }
+        for (const auto& [i, left] : prompts)
+        {
+            tokens += PromptHolds(i, left);
+        }
+        Plan(Room(),
+             [&](std::size_t k, uint32_t n)
+             {
+                 tokens += n + (n == prompts[k].second ? 1 : 0);
+             });
+        return tokens;
+    }
+
+    /** \brief Admits the waiting, each reserving its whole length (KvAdmits). */
+    void
+    AdmitReserving(std::size_t free)
+    {
+        const std::size_t admitted =
+            KvAdmits(engine,
+                     waiting,
+                     free,
+                     KvReserved(engine, prompts, requests) + KvReserved(engine, decoding, requests),
+                     requests);
+        for (std::size_t k = 0; k < admitted; ++k)
+        {
+            prompts.emplace_back(waiting.front(),
+                                 PromptOf(engine.prompt, *requests[waiting.front()]));
+            waiting.pop_front();
+        }
+    }
+
+    /**
+     * \brief While the next step does not fit, the latest admitted, decoding or in its prompt,
+     * leaves for the front of the queue, its cache freed (its computed tokens left in the
+     * prefix cache). \return whether any left
+     */
+    bool
+    PreemptForStep()
+    {
+        auto later = [this](const auto& a, const auto& b)
+        {
+            return admittedAt[a.first] < admittedAt[b.first];
+        };
+        bool preempted = false;
+        while (prompts.size() + decoding.size() > 1 && Need() > engine.kvTokens)
+        {
+            const auto p = std::max_element(prompts.begin(), prompts.end(), later);
+            const auto d = std::max_element(decoding.begin(), decoding.end(), later);
+            if (d == decoding.end()
+                || (p != prompts.end() && admittedAt[p->first] > admittedAt[d->first]))
+            {
+                retained[p->first] = PromptHolds(p->first, p->second);
+                waiting.push_front(p->first);
+                prompts.erase(p);
+            }
+            else
+            {
+                // (Its next token's key is not computed yet.)
+                retained[d->first] = DecodeHolds(d->first, d->second) - 1;
+                resume[d->first] = d->second;
+                waiting.push_front(d->first);
+                *d = decoding.back();
+                decoding.pop_back();
+            }
+            evictable.push_back(waiting.front());
+            ++requests[waiting.front()]->preemptions;
+            preempted = true;
+        }
+        return preempted;
+    }
+
+    /**
+     * \brief Admits the waiting while a slot is free, the budget has room and the cache holds
+     * what they have and compute in the next step (the first whatever its need). A preempted
+     * request computes what it left in the prefix cache no more (its last token at least: a
+     * step yields a token only where it computes one).
+     */
+    void
+    AdmitPreempting(std::size_t free)
+    {
+        const bool idle = prompts.empty() && decoding.empty();
+        double tokens = idle ? 0 : Need();
+        uint32_t room = Room();
+        room -= Plan(room, [](std::size_t, uint32_t) {});
+        for (std::size_t k = 0; k < free && room > 0 && !waiting.empty(); ++k)
+        {
+            const std::size_t i = waiting.front();
+            const uint32_t total = PromptOf(engine.prompt, *requests[i]) + Made(i);
+            uint32_t left = total;
+            if (retained[i] > 0)
+            {
+                const double rest = PromptHolds(i, 0) - retained[i];
+                left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
+            }
+            const uint32_t n = std::min(left, room);
+            const double joining = PromptHolds(i, left) + n + (n == left ? 1 : 0);
+            if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
+            {
+                break;
+            }
+            tokens += joining;
+            room -= n;
+            prompts.emplace_back(i, left);
+            admittedAt[i] = admissions++;
+            retained[i] = 0;
+            const auto cached = std::find(evictable.begin(), evictable.end(), i);
+            if (cached != evictable.end())
+            {
+                evictable.erase(cached);
+            }
+            waiting.pop_front();
+        }
+    }
+
+    /**
+     * \brief The next step's tokens take the room of preempted requests' cached tokens, the
+     * earliest preempted first, each from its end.
+     */
+    void
+    EvictCached()
+    {
+        double excess = prompts.empty() && decoding.empty() ? 0 : Need() - engine.kvTokens;
+        for (const std::size_t i : evictable)
+        {
+            excess += retained[i];
+        }
+        while (excess > 0 && !evictable.empty())
+        {
+            const double evicted = std::min(excess, retained[evictable.front()]);
+            retained[evictable.front()] -= evicted;
+            excess -= evicted;
+            if (retained[evictable.front()] <= 0)
+            {
+                evictable.pop_front();
+            }
+        }
+    }
+
+    /**
+     * \brief Runs a step: the decodes, then the prompts in the budget left; the prompts it ends
+     * get their first token (a recomputed one its next) and decode on.
+     */
+    void
+    Step()
+    {
+        const auto n = static_cast<uint32_t>(decoding.size());
+        const uint32_t tokens = Plan(Room(),
+                                     [this](std::size_t k, uint32_t take)
+                                     {
+                                         prompts[k].second -= take;
+                                     });
+        // A step of no decodes costs the curve's one-request step at its context.
+        const uint32_t base = std::max<uint32_t>(n, 1);
+        const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
+        t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
+        joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
+        done += EndDecodeStep(decoding, t, requests);
+        while (!prompts.empty() && prompts.front().second == 0)
+        {
+            const std::size_t i = prompts.front().first;
+            prompts.pop_front();
+            QueueRequest* r = requests[i];
+            uint32_t steps = StepsOf(engine, *r);
+            if (Preempting() && resume[i] > 0)
+            {
+                steps = resume[i] - 1;
+                resume[i] = 0;
+            }
+            else
+            {
+                r->firstTokenS = t;
+            }
+            if (steps == 0)
+            {
+                r->finishS = t;
+                ++done;
+            }
+            else
+            {
+                decoding.emplace_back(i, steps);
+            }
+        }
+    }
+
     std::deque<std::size_t> waiting;
     /** requests whose prompts are in flight, oldest first: index and prompt tokens left */
     std::deque<std::pair<std::size_t, uint32_t>> prompts;
