@@ -1104,6 +1104,71 @@ MakeInstance(const QueueEngine& engine)
     return std::make_unique<ContinuousInstance>(engine);
 }
 
+/** \return a pool of \p instances instances of the engine */
+std::vector<std::unique_ptr<EngineInstance>>
+MakePool(const QueueEngine& engine, uint32_t instances)
+{
+    std::vector<std::unique_ptr<EngineInstance>> pool;
+    for (uint32_t k = 0; k < instances; ++k)
+    {
+        pool.push_back(MakeInstance(engine));
+    }
+    return pool;
+}
+
+/**
+ * \return the instance of the pool with the fewest requests not finished at \p at, each
+ * advanced to it (the lowest index among equals)
+ */
+uint32_t
+LeastOutstanding(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
+{
+    uint32_t least = 0;
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (uint32_t j = 0; j < pool.size(); ++j)
+    {
+        pool[j]->Advance(at);
+        const std::size_t outstanding = pool[j]->Outstanding(at);
+        if (outstanding < fewest)
+        {
+            fewest = outstanding;
+            least = j;
+        }
+    }
+    return least;
+}
+
+/** \return the dynamic energy of each instance of the pool, each run to its end */
+std::vector<double>
+RunToEnd(std::vector<std::unique_ptr<EngineInstance>>& pool)
+{
+    std::vector<double> joules;
+    for (auto& instance : pool)
+    {
+        instance->Advance(std::numeric_limits<double>::infinity());
+        joules.push_back(instance->Joules());
+    }
+    return joules;
+}
+
+/** \return the requests' indices in the order their prefills end (ties: their order) */
+std::vector<std::size_t>
+ByFirstToken(const std::vector<QueueRequest>& requests)
+{
+    std::vector<std::size_t> order(requests.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+    {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(),
+                     order.end(),
+                     [&requests](std::size_t a, std::size_t b)
+                     {
+                         return requests[a].firstTokenS < requests[b].firstTokenS;
+                     });
+    return order;
+}
+
 } // namespace
 
 double
@@ -1131,12 +1196,7 @@ SimulateInstances(const QueueEngine& engine,
     {
         instanceOf->clear();
     }
-    std::vector<std::unique_ptr<EngineInstance>> pool;
-    for (uint32_t k = 0; k < instances; ++k)
-    {
-        pool.push_back(MakeInstance(engine));
-    }
-    const double end = std::numeric_limits<double>::infinity();
+    std::vector<std::unique_ptr<EngineInstance>> pool = MakePool(engine, instances);
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
         uint32_t k = static_cast<uint32_t>(i % instances);
@@ -1147,19 +1207,7 @@ SimulateInstances(const QueueEngine& engine,
                 throw std::logic_error("SimulateInstances: a router needs requests in the "
                                        "order they arrive");
             }
-            // Each instance as it is when the request comes: the fewest not finished (the
-            // lowest index among equals).
-            std::size_t fewest = std::numeric_limits<std::size_t>::max();
-            for (uint32_t j = 0; j < instances; ++j)
-            {
-                pool[j]->Advance(readyS[i]);
-                const std::size_t outstanding = pool[j]->Outstanding(readyS[i]);
-                if (outstanding < fewest)
-                {
-                    fewest = outstanding;
-                    k = j;
-                }
-            }
+            k = LeastOutstanding(pool, readyS[i]);
         }
         pool[k]->Add(readyS[i], requests[i]);
         if (instanceOf != nullptr)
@@ -1167,13 +1215,7 @@ SimulateInstances(const QueueEngine& engine,
             instanceOf->push_back(k);
         }
     }
-    std::vector<double> joules;
-    for (auto& instance : pool)
-    {
-        instance->Advance(end);
-        joules.push_back(instance->Joules());
-    }
-    return joules;
+    return RunToEnd(pool);
 }
 
 void
@@ -1291,21 +1333,10 @@ ScheduleKvTransfers(const std::vector<QueueRequest>& requests,
     {
         throw std::logic_error("ScheduleKvTransfers: an instance pair and a time per request");
     }
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i)
-    {
-        order[i] = i;
-    }
-    std::stable_sort(order.begin(),
-                     order.end(),
-                     [&requests](std::size_t a, std::size_t b)
-                     {
-                         return requests[a].firstTokenS < requests[b].firstTokenS;
-                     });
     std::vector<double> out;
     std::vector<double> in;
     std::vector<double> ready(n, 0);
-    for (std::size_t i : order)
+    for (std::size_t i : ByFirstToken(requests))
     {
         if (prefillOf[i] >= out.size())
         {
@@ -1322,6 +1353,59 @@ ScheduleKvTransfers(const std::vector<QueueRequest>& requests,
         in[decodeOf[i]] = ready[i];
     }
     return ready;
+}
+
+std::vector<double>
+SimulateDecodeInstances(const QueueEngine& engine,
+                        uint32_t instances,
+                        QueueRouter router,
+                        const std::vector<uint32_t>& prefillOf,
+                        const std::vector<double>& seconds,
+                        std::vector<QueueRequest>& requests)
+{
+    const std::size_t n = requests.size();
+    if (instances == 0 || prefillOf.size() != n || seconds.size() != n)
+    {
+        throw std::logic_error(
+            "SimulateDecodeInstances: an instance, and a prefill instance and a time per request");
+    }
+    std::vector<QueueRequest*> all;
+    for (QueueRequest& r : requests)
+    {
+        all.push_back(&r);
+    }
+    if (router == QueueRouter::ROUND_ROBIN || instances == 1)
+    {
+        std::vector<uint32_t> decodeOf(n);
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            decodeOf[i] = static_cast<uint32_t>(i % instances);
+        }
+        return SimulateInstances(engine,
+                                 instances,
+                                 QueueRouter::ROUND_ROBIN,
+                                 ScheduleKvTransfers(requests, prefillOf, decodeOf, seconds),
+                                 all);
+    }
+    // In the order the prefills end, each to the instance with the fewest outstanding then, its
+    // transfer after the prefill instance's and the decode instance's previous ones.
+    std::vector<std::unique_ptr<EngineInstance>> pool = MakePool(engine, instances);
+    std::vector<double> out;
+    std::vector<double> in(instances, 0);
+    for (const std::size_t i : ByFirstToken(requests))
+    {
+        const double at = requests[i].firstTokenS;
+        const uint32_t k = LeastOutstanding(pool, at);
+        if (prefillOf[i] >= out.size())
+        {
+            out.resize(prefillOf[i] + 1, 0);
+        }
+        const double ready = std::max({at, out[prefillOf[i]], in[k]}) + seconds[i];
+        out[prefillOf[i]] = ready;
+        in[k] = ready;
+        pool[k]->Add(ready, all[i]);
+    }
+    return RunToEnd(pool);
 }
 
 QueueSummary

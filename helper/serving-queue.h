@@ -291,6 +291,24 @@ std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& request
                                         const std::vector<uint32_t>& decodeOf,
                                         const std::vector<double>& seconds);
 
+/**
+ * \brief Disaggregated serving's decode side: hands each request's KV cache over to a decode
+ * instance as its prefill ends (ScheduleKvTransfers' shared links), the instance chosen by the
+ * router (in turn, or the one with the fewest requests not finished as the prefill ends,
+ * counting those handed over to it and on their way), and runs the decode instances.
+ * \param engine a decode instance (no prefill curve) \param instances how many
+ * \param router how requests are dealt \param prefillOf each request's prefill instance
+ * \param seconds each one's transfer alone \param requests the requests, their first tokens
+ * set (SimulatePrefillPool); filled in place
+ * \return the dynamic energy of each decode instance's iterations, J
+ */
+std::vector<double> SimulateDecodeInstances(const QueueEngine& engine,
+                                            uint32_t instances,
+                                            QueueRouter router,
+                                            const std::vector<uint32_t>& prefillOf,
+                                            const std::vector<double>& seconds,
+                                            std::vector<QueueRequest>& requests);
+
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary
 {

@@ -687,16 +687,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "replicas are simulated with continuous batching (the batching is "
                         "static; allowed: dp 1, or --batching=continuous)");
     }
-    if (space.router != QueueRouter::ROUND_ROBIN
-        && (!arrivals || batching == Batching::DISAGGREGATED))
+    if (space.router != QueueRouter::ROUND_ROBIN && !arrivals)
     {
         throw SpecError(kCommandLine,
                         "router",
-                        std::string("a router deals the requests arriving under --rate or "
-                                    "--goodput to co-located instances")
-                            + (arrivals ? "; disaggregated decode instances take the handed-over "
-                                          "requests in turn (allowed here: round-robin)"
-                                        : " (no arrivals here: give --rate or --goodput)"));
+                        "a router deals the requests arriving under --rate or --goodput: give "
+                        "one (or leave the router round-robin)");
     }
     if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
     {
@@ -1519,7 +1515,9 @@ ServingStudy::LoadAt(const ServingRow& r,
     const uint32_t cached = job.run.cachedPrefix;
     const uint32_t prompt = job.run.promptTokens - cached;
     std::vector<double> kvShare(requests.size(), 1.0);
-    std::vector<double> handedOver; // disaggregated: when each reaches its decode instance
+    // Disaggregated: each request's prefill instance and KV-cache transfer alone.
+    std::vector<uint32_t> prefillOf;
+    std::vector<double> transfer;
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
         QueueRequest& q = requests[i];
@@ -1554,9 +1552,8 @@ ServingStudy::LoadAt(const ServingRow& r,
             throw std::logic_error("a disaggregated row loaded without its prefill layout");
         }
         // The prefill pool, then each request's KV cache crosses to its decode instance (the
-        // requests dealt to them in turn), one at a time out of a prefill instance and into a
-        // decode instance, each in proportion to its prompt.
-        std::vector<uint32_t> prefillOf;
+        // router's), one at a time out of a prefill instance and into a decode instance, each
+        // in proportion to its prompt.
         joules += SimulatePrefillPool(r.prefillInstances,
                                       r.prefillPp,
                                       prefill->prefillCurve,
@@ -1564,14 +1561,11 @@ ServingStudy::LoadAt(const ServingRow& r,
                                       TokenBudget(job),
                                       requests,
                                       &prefillOf);
-        std::vector<uint32_t> decodeOf(requests.size());
-        std::vector<double> transfer(requests.size());
+        transfer.resize(requests.size());
         for (std::size_t i = 0; i < requests.size(); ++i)
         {
-            decodeOf[i] = static_cast<uint32_t>(i % r.replicas);
             transfer[i] = r.kvTransferS * kvShare[i];
         }
-        handedOver = ScheduleKvTransfers(requests, prefillOf, decodeOf, transfer);
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }
@@ -1597,22 +1591,27 @@ ServingStudy::LoadAt(const ServingRow& r,
     // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
     // chunked; other engines, static batches and decode instances reserve whole lengths.
     engine.preempt = job.run.engine == "vllm";
-    // The requests dealt to the instances by the router (the handed-over ones in turn).
-    std::vector<double> ready(requests.size());
-    std::vector<QueueRequest*> all(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i)
+    // The requests dealt to the instances by the router (disaggregated: as their prefills end).
+    std::vector<double> instanceJ;
+    if (disaggregated)
     {
-        ready[i] = disaggregated ? handedOver[i] : requests[i].arrivalS;
-        all[i] = &requests[i];
+        instanceJ = SimulateDecodeInstances(
+            engine, r.replicas, m_space.router, prefillOf, transfer, requests);
     }
-    for (const double instanceJ :
-         SimulateInstances(engine,
-                           r.replicas,
-                           disaggregated ? QueueRouter::ROUND_ROBIN : m_space.router,
-                           ready,
-                           all))
+    else
     {
-        joules += instanceJ;
+        std::vector<double> ready(requests.size());
+        std::vector<QueueRequest*> all(requests.size());
+        for (std::size_t i = 0; i < requests.size(); ++i)
+        {
+            ready[i] = requests[i].arrivalS;
+            all[i] = &requests[i];
+        }
+        instanceJ = SimulateInstances(engine, r.replicas, m_space.router, ready, all);
+    }
+    for (const double j : instanceJ)
+    {
+        joules += j;
     }
     load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
     load.haveEnergy = energy;

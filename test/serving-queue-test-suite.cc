@@ -1099,7 +1099,7 @@ class QueueSummaryTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Two one-slot instances: a long request, a short one and a third while the long one
  * runs; in turn the third waits behind the long one, to the least outstanding it takes the
- * instance the short one freed.
+ * instance the short one freed; the same for disaggregated decode instances as prefills end.
  */
 class RouterTestCase : public TestCase
 {
@@ -1137,6 +1137,28 @@ class RouterTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(least[1].firstTokenS, 0.5, 1e-12, "the second instance");
         NS_TEST_EXPECT_MSG_EQ_TOL(least[2].firstTokenS, 0.7 + 0.5, 1e-12, "the idle one");
         NS_TEST_EXPECT_MSG_EQ_TOL(least[0].finishS, 1.6, 1e-12, "the long one alone");
+        // Disaggregated decode instances (one slot each, 0.1 s handovers from three prefill
+        // instances): the third, its prefill ending at 0.5, behind the long one in turn, to the
+        // idle instance at once by the least outstanding.
+        QueueEngine d = e;
+        d.prefill = StepCurve();
+        auto decode = [&](QueueRouter router)
+        {
+            std::vector<QueueRequest> r = Arriving({0, 0, 0.5});
+            r[0].generated = 101;
+            for (QueueRequest& q : r)
+            {
+                q.firstTokenS = q.arrivalS;
+            }
+            SimulateDecodeInstances(d, 2, router, {0, 1, 2}, {0.1, 0.1, 0.1}, r);
+            return r;
+        };
+        const std::vector<QueueRequest> inTurn = decode(QueueRouter::ROUND_ROBIN);
+        NS_TEST_EXPECT_MSG_EQ_TOL(inTurn[0].finishS, 0.1 + 1.1, 1e-12, "handed over, 100 steps");
+        NS_TEST_EXPECT_MSG_EQ_TOL(inTurn[2].finishS, 1.2 + 0.11, 1e-12, "behind the long one");
+        const std::vector<QueueRequest> fewest = decode(QueueRouter::LEAST_OUTSTANDING);
+        NS_TEST_EXPECT_MSG_EQ_TOL(fewest[1].finishS, 0.1 + 0.11, 1e-12, "the other instance");
+        NS_TEST_EXPECT_MSG_EQ_TOL(fewest[2].finishS, 0.6 + 0.11, 1e-12, "the idle one");
         // Arrivals out of order: refused.
         NS_TEST_EXPECT_MSG_EQ(
             Throws<std::logic_error>(

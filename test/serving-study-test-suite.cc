@@ -1322,8 +1322,8 @@ class ServingKvTokensTestCase : public TestCase
 /**
  * \ingroup rapid-llm-tests
  * \brief Requests dealt to the least outstanding of two replicas wait less for their first
- * token than dealt in turn where their lengths spread; the router is echoed and refused where
- * it deals nothing.
+ * token than dealt in turn where their lengths spread; disaggregated decode instances are dealt
+ * to as well; the router is echoed and refused where it deals nothing.
  */
 class ServingRouterTestCase : public TestCase
 {
@@ -1365,22 +1365,27 @@ class ServingRouterTestCase : public TestCase
                                   .get<std::string>(),
                               "least-outstanding",
                               "echoed");
-        // Disaggregated decode instances take the handed-over requests in turn; a closed loop
-        // deals nothing.
-        for (const bool disaggregated : {true, false})
-        {
-            ServingSpace refused = space;
-            refused.batching = disaggregated ? Batching::DISAGGREGATED : Batching::CONTINUOUS;
-            refused.rateRps = disaggregated ? space.rateRps : 0;
-            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
-                                      [&]
-                                      {
-                                          ServingStudy(job, refused, "flow", "", true);
-                                      },
-                                      {"router", "--rate or --goodput"}),
-                                  true,
-                                  (disaggregated ? "disaggregated" : "a closed loop"));
-        }
+        // Disaggregated: the decode instances chosen as the prefills end; a closed loop deals
+        // nothing.
+        ServingSpace split = space;
+        split.gpus = 4;
+        split.batching = Batching::DISAGGREGATED;
+        const ServingRow splitLeast = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        split.router = QueueRouter::ROUND_ROBIN;
+        const ServingRow splitTurn = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(splitLeast.loaded && splitLeast.replicas > 1, true, "decode instances");
+        NS_TEST_EXPECT_MSG_NE(
+            splitLeast.load.summary.tpotP90S, splitTurn.load.summary.tpotP90S, "dealt otherwise");
+        ServingSpace closedLoop = space;
+        closedLoop.rateRps = 0;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ServingStudy(job, closedLoop, "flow", "", true);
+                                  },
+                                  {"router", "--rate or --goodput"}),
+                              true,
+                              "a closed loop");
     }
 };
 

@@ -620,7 +620,7 @@ MakeOptions()
                "instances: round-robin (in turn, as benchmark clients spread them) or "
                "least-outstanding (each to the instance with the fewest requests waiting or in "
                "flight as it comes: Vidur's lor global scheduler, a load balancer's "
-               "least-request policy); disaggregated decode instances take theirs in turn",
+               "least-request policy; disaggregated, the decode instance as each prefill ends)",
                RouterNames,
                "round-robin")
             .For({kServing}),
