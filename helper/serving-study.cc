@@ -228,6 +228,13 @@ DecodeReplaysOf(const RunSpec& run, uint64_t prompt)
     return d;
 }
 
+/** \return the GPUs a co-located row's instances take */
+uint64_t
+GpusOf(const ServingRow& r)
+{
+    return uint64_t(r.replicas) * r.tp * r.pp * r.cp * r.dp;
+}
+
 /** \return whether a load is within the space's capacity and attainment */
 bool
 MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
@@ -563,6 +570,20 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             ? "--goodput finds each layout's rate: give it or --rate, not both"
                             : "--goodput is the highest rate within the targets: give "
                               "--tpot-slo or --ttft-slo");
+    }
+    if (space.size
+        && (space.rateRps <= 0 || space.goodput || (space.tpotSloS <= 0 && space.ttftSloS <= 0)
+            || disaggregated))
+    {
+        throw SpecError(kCommandLine,
+                        "size",
+                        disaggregated
+                            ? "sizing counts co-located instances (the batching is "
+                              "disaggregated, whose prefill and decode instances are paired "
+                              "for the whole budget)"
+                            : "sizing finds each layout's fewest instances for a rate within "
+                              "the targets: give --rate (not --goodput) and --tpot-slo or "
+                              "--ttft-slo");
     }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
@@ -1644,6 +1665,11 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         const ServingRow* prefill = PrefillOf(prefills, r);
         const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
+        if (m_space.size)
+        {
+            Size(r, job, unit);
+            continue;
+        }
         if (!m_space.goodput)
         {
             r.load = LoadAt(r, job, prefill, m_space.rateRps, unit);
@@ -1683,6 +1709,54 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         r.load = best;
         r.load.goodputRps = low;
     }
+}
+
+void
+ServingStudy::Size(ServingRow& r,
+                   const ResolvedJob& job,
+                   const std::vector<QueueRequest>& unit) const
+{
+    // The row with n instances: each the same, the capacity in proportion.
+    const uint32_t most = r.replicas;
+    const double perInstance = r.requestsPerS / most;
+    auto with = [&](uint32_t n)
+    {
+        ServingRow sized = r;
+        sized.replicas = n;
+        sized.requestsPerS = perInstance * n;
+        sized.load = LoadAt(sized, job, nullptr, m_space.rateRps, unit);
+        return sized;
+    };
+    auto meets = [this](const ServingRow& sized)
+    {
+        return MeetsAttainment(sized.load, m_space);
+    };
+    // Below the capacity's count the queue grows without end; the whole budget first (shown
+    // where even it misses), then bisection on the count (more instances, fewer requests each).
+    const auto fewest = static_cast<uint32_t>(
+        std::min<double>(most, std::floor(m_space.rateRps / perInstance) + 1));
+    ServingRow best = with(most);
+    if (meets(best))
+    {
+        uint32_t low = fewest - 1; // misses (or none)
+        uint32_t high = most;      // meets
+        while (high - low > 1)
+        {
+            const uint32_t mid = low + (high - low) / 2;
+            ServingRow sized = with(mid);
+            if (meets(sized))
+            {
+                high = mid;
+                best = std::move(sized);
+            }
+            else
+            {
+                low = mid;
+            }
+        }
+    }
+    best.loaded = true;
+    r = std::move(best);
 }
 
 std::vector<double>
@@ -1747,6 +1821,11 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
                   if (group(a) != group(b))
                   {
                       return group(a) < group(b);
+                  }
+                  if (space.size && a.fits && GpusOf(a) != GpusOf(b))
+                  {
+                      // Sized for the rate: by the GPUs it takes.
+                      return GpusOf(a) < GpusOf(b);
                   }
                   if (space.goodput && a.fits && a.load.tokensPerSPerGpu != b.load.tokensPerSPerGpu)
                   {
@@ -1914,6 +1993,10 @@ ServingStudyJson(const ServingStudy& study,
         if (space.router != QueueRouter::ROUND_ROBIN)
         {
             arrivals["router"] = RouterNames()[static_cast<std::size_t>(space.router)];
+        }
+        if (space.size)
+        {
+            arrivals["size"] = true;
         }
         if (!space.trace.requests.empty())
         {

@@ -134,6 +134,12 @@ struct ServingSpace
      * of the requests meet both targets (DistServe's goodput), each row simulated at it
      */
     bool goodput = false;
+    /**
+     * Size each row for the rate instead of filling the GPUs: the fewest instances (at most
+     * the GPUs') at which `attainment` of the requests arriving at the rate meet both targets,
+     * each row simulated with them; rows ranked by the GPUs they take
+     */
+    bool size = false;
 };
 
 /**
@@ -451,6 +457,14 @@ class ServingStudy
      */
     std::optional<std::pair<double, double>> PrefillIteration(const JobOptions& options,
                                                               uint32_t prompts) const;
+    /**
+     * \brief Sizes a co-located row for the space's rate (ServingSpace::size): its instances
+     * the fewest at which it meets the targets (bisection; the whole budget's where even it
+     * misses), its capacity in proportion and its load at the rate.
+     * \param row a fitting row (set in place) \param job its candidate resolved
+     * \param unit the requests arriving at one per second
+     */
+    void Size(ServingRow& row, const ResolvedJob& job, const std::vector<QueueRequest>& unit) const;
     /**
      * \param row a fitting row, its step curve set \param job its candidate resolved
      * \param prefill with disaggregated batching its prefill layout's row

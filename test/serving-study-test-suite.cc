@@ -1389,6 +1389,81 @@ class ServingRouterTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Sized for a rate: a layout's fewest instances meet the targets and one fewer does not
+ * (the same rate on that many GPUs); the rows rank by the GPUs they take; sizing is refused
+ * without a rate and targets, and for disaggregated serving.
+ */
+class ServingSizeTestCase : public TestCase
+{
+  public:
+    ServingSizeTestCase()
+        : TestCase("serving study: sized for a rate")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job;
+        job.Set("model", "llama2-7b");
+        job.Set("hardware", "a100-sxm-80gb");
+        job.Set("prompt", "512");
+        job.Set("gen", "128");
+        job.Set("engine", "vllm");
+        ServingSpace space;
+        space.gpus = 16;
+        space.tp = {1, 2};
+        space.batch = {16};
+        space.batching = Batching::CONTINUOUS;
+        space.requests = 300;
+        space.tpotSloS = 0.05;
+        space.ttftSloS = 0.3;
+        space.rateRps = 30;
+        space.size = true;
+        const std::vector<ServingRow> rows = ServingStudy(job, space, "flow", "", true).Run();
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "two layouts");
+        for (std::size_t k = 0; k < rows.size(); ++k)
+        {
+            const ServingRow& r = rows[k];
+            RAPIDLLM_REQUIRE_EQ(r.meetsSlo && r.replicas > 1, true, "sized within 16 GPUs");
+            NS_TEST_EXPECT_MSG_LT(r.replicas, 16u / r.tp, "fewer than the budget's");
+            ServingSpace fewer = space;
+            fewer.size = false;
+            fewer.tp = {r.tp};
+            fewer.gpus = (r.replicas - 1) * r.tp;
+            const ServingRow one = ServingStudy(job, fewer, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ(one.meetsSlo, false, "one instance fewer misses");
+            fewer.gpus = r.replicas * r.tp;
+            const ServingRow same = ServingStudy(job, fewer, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ(same.meetsSlo, true, "as many meet");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                same.load.summary.ttftP90S, r.load.summary.ttftP90S, 1e-12, "the same simulation");
+            if (k > 0)
+            {
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                    r.replicas * r.tp, rows[k - 1].replicas * rows[k - 1].tp, "ranked by GPUs");
+            }
+        }
+        for (const auto& refused : {std::make_pair(0.0, Batching::CONTINUOUS),
+                                    std::make_pair(30.0, Batching::DISAGGREGATED)})
+        {
+            ServingSpace bad = space;
+            bad.rateRps = refused.first;
+            bad.batching = refused.second;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(job, bad, "flow", "", true);
+                                      },
+                                      {"size"}),
+                                  true,
+                                  "refused");
+        }
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -1635,6 +1710,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--batch-delay=5", "without arrivals"},
                                Bad{"--router=least-outstanding", "--rate or --goodput"},
                                Bad{"--router=random", "router"},
+                               Bad{"--size", "give --rate"},
                                Bad{"--prefix-hit=50", "give --cached-prefix too"},
                                Bad{"--prefix-hit=101", "prefix-hit"},
                                Bad{"--token-budget=64", "the batching is static"}})
@@ -1668,6 +1744,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingContextTestCase, TestCase::QUICK);
         AddTestCase(new ServingKvTokensTestCase, TestCase::QUICK);
         AddTestCase(new ServingRouterTestCase, TestCase::QUICK);
+        AddTestCase(new ServingSizeTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

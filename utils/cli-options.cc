@@ -639,6 +639,12 @@ MakeOptions()
              "(DistServe), rank by it per GPU and show each layout at it",
              "false")
             .For({kServing}),
+        Flag("size",
+             "with --rate and --tpot-slo or --ttft-slo: size each layout for the rate instead of "
+             "filling --gpus: its fewest instances (at most --gpus' worth) at which --attainment "
+             "of the requests meet the targets; rank by the GPUs they take",
+             "false")
+            .For({kServing}),
         Choice("pipeline-split",
                "how layouts split the layers over their pipeline stages: even (layers / (pp x "
                "vpp) per model chunk; other layouts are skipped), first-last (where that fails, "

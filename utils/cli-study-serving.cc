@@ -327,6 +327,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.attainment = args.Real("attainment") / 100;
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
+    space.size = args.Flag("size");
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
     space.prefixHit = args.Real("prefix-hit") / 100;
@@ -611,6 +612,23 @@ RunStudyServingCommand(const CliArgs& args)
                     process.c_str(),
                     space.requests,
                     dealt,
+                    FormatNumber(space.attainment * 100).c_str(),
+                    targets.c_str(),
+                    how,
+                    budget.c_str());
+        PrintLoadTable(rows, args.Count("top"), true);
+    }
+    else if (space.size)
+    {
+        std::printf("%s requests/s arriving (%s, %u simulated, %s); each layout with the fewest "
+                    "instances (at most %u GPUs) at which %s%% of the requests meet %s, ranked "
+                    "by the GPUs they take; %s%s; util: the rate over their capacity; TTFT and "
+                    "TPOT percentiles in ms, queueing included\n",
+                    FormatNumber(space.rateRps).c_str(),
+                    process.c_str(),
+                    space.requests,
+                    dealt,
+                    space.gpus,
                     FormatNumber(space.attainment * 100).c_str(),
                     targets.c_str(),
                     how,
