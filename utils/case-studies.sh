@@ -86,6 +86,13 @@ done
     --prefix-hit=50 --out="$out/serving-goodput-half-cached" \
     | tee "$out/serving-goodput-half-cached.txt"
 
+# The fewest GPUs (up to 32) for 20 requests/s within the targets, each request dealt to the
+# instance with the fewest outstanding.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=32 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+    --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --rate=20 --size \
+    --router=least-outstanding --out="$out/serving-size" | tee "$out/serving-size.txt"
+
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
     --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \
