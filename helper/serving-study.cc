@@ -1755,7 +1755,6 @@ ServingStudy::Size(ServingRow& r,
             }
         }
     }
-    best.loaded = true;
     r = std::move(best);
 }
 
