@@ -1538,6 +1538,15 @@ class CliServingStudyTestCase : public TestCase
                 {"--batching=continuous", "--rate=50", "--requests=200", "--csv", "--workers=1"}),
             dir);
         NS_TEST_ASSERT_MSG_EQ(loaded.status, 0, loaded.err);
+        // At the goodput, loose targets put rows near their capacity: 20 requests over four
+        // replicas is too short a run to fill them (a note), 2,000 is not.
+        const std::vector<std::string> loose = {
+            "--batching=continuous", "--goodput", "--ttft-slo=100000", "--workers=1", "--csv"};
+        const std::string note = "fewer than 100 requests a replica";
+        CliResult brief = RunCli(Cat(Cat(study, loose), {"--requests=20"}), dir);
+        NS_TEST_EXPECT_MSG_NE(brief.err.find(note), std::string::npos, brief.err);
+        CliResult longer = RunCli(Cat(Cat(study, loose), {"--requests=2000"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(longer.err.find(note), std::string::npos, longer.err);
         NS_TEST_EXPECT_MSG_NE(
             loaded.out.find(",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization"),
             std::string::npos,
