@@ -86,19 +86,19 @@ struct Prefill
 };
 
 /**
- * \return a prefill iteration of \p k prompts of \p tokens in all: the curve at their tokens
- * where it follows them, else the curve's k scaled by their tokens against k of \p prompt (its
- * fixed costs with them)
+ * \return a prefill iteration of \p k prompts of \p tokens in all, \p tokensSq the sum of their
+ * squares: the curve at their tokens where it follows them, else the curve's k scaled by their
+ * tokens against k of \p prompt (its fixed costs with them)
  */
 Prefill
-PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens)
+PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens, double tokensSq)
 {
     Prefill p;
     p.prompts = k;
     if (curve.FollowsTokens())
     {
-        p.seconds = curve.SecondsAt(k, tokens);
-        p.joules = curve.JoulesAt(k, tokens);
+        p.seconds = curve.SecondsAt(k, tokens, tokensSq);
+        p.joules = curve.JoulesAt(k, tokens, tokensSq);
         return p;
     }
     const double scale = prompt > 0 ? tokens / (double(k) * prompt) : 1.0;
@@ -125,6 +125,7 @@ NextPrefill(const StepCurve& curve,
 {
     uint32_t k = 0;
     uint64_t tokens = 0;
+    double tokensSq = 0;
     while (k < most)
     {
         const uint32_t tokensOf = tokensOfNext(k);
@@ -133,9 +134,10 @@ NextPrefill(const StepCurve& curve,
             break;
         }
         tokens += tokensOf;
+        tokensSq += double(tokensOf) * tokensOf;
         ++k;
     }
-    return PrefillOf(curve, prompt, k, double(tokens));
+    return PrefillOf(curve, prompt, k, double(tokens), tokensSq);
 }
 
 /** \return the request's decode steps after its first token: its own, else the engine's */
@@ -300,15 +302,22 @@ double
 AtTokens(const StepCurve& c,
          const std::vector<double>& values,
          const std::vector<double>& perToken,
+         const std::vector<double>& perTokenSq,
          uint32_t n,
-         double total)
+         double total,
+         double totalSq)
 {
     const double at = Interpolate(c.requests, values, n);
     if (!c.FollowsTokens())
     {
         return at;
     }
-    return std::max(0.0, at + Interpolate(c.requests, perToken, n) * (total - n * c.tokens));
+    double beyond = Interpolate(c.requests, perToken, n) * (total - n * c.tokens);
+    if (!perTokenSq.empty())
+    {
+        beyond += Interpolate(c.requests, perTokenSq, n) * (totalSq - n * c.tokens * c.tokens);
+    }
+    return std::max(0.0, at + beyond);
 }
 
 } // namespace
@@ -316,13 +325,25 @@ AtTokens(const StepCurve& c,
 double
 StepCurve::SecondsAt(uint32_t n, double total) const
 {
-    return AtTokens(*this, seconds, secondsPerToken, n, total);
+    return AtTokens(*this, seconds, secondsPerToken, {}, n, total, 0);
 }
 
 double
 StepCurve::JoulesAt(uint32_t n, double total) const
 {
-    return AtTokens(*this, joules, joulesPerToken, n, total);
+    return AtTokens(*this, joules, joulesPerToken, {}, n, total, 0);
+}
+
+double
+StepCurve::SecondsAt(uint32_t n, double total, double totalSq) const
+{
+    return AtTokens(*this, seconds, secondsPerToken, secondsPerTokenSq, n, total, totalSq);
+}
+
+double
+StepCurve::JoulesAt(uint32_t n, double total, double totalSq) const
+{
+    return AtTokens(*this, joules, joulesPerToken, {}, n, total, totalSq);
 }
 
 std::vector<double>
@@ -812,7 +833,8 @@ class StaticInstance : public EngineInstance
                 ++end;
             }
             const auto k = static_cast<uint32_t>(end - first);
-            const Prefill padded = PrefillOf(engine.prefill, engine.prompt, k, double(k) * prompt);
+            const Prefill padded = PrefillOf(
+                engine.prefill, engine.prompt, k, double(k) * prompt, double(k) * prompt * prompt);
             const double prefillS = padded.seconds;
             std::vector<double> stepsEndS(steps + 1, t + prefillS);
             for (uint32_t s = 1; s <= steps; ++s)

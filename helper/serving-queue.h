@@ -35,6 +35,12 @@ struct StepCurve
     double tokens = 0;
     std::vector<double> secondsPerToken; //!< at each size, the time per token beyond `tokens`
     std::vector<double> joulesPerToken;  //!< at each size, the dynamic energy per token beyond
+    /**
+     * a prefill curve: at each size, the time per squared token of a request beyond `tokens`
+     * squared, the attention kernels' (a prompt's attention grows with the square of its
+     * tokens, its GEMMs with the tokens); empty: affine in the tokens
+     */
+    std::vector<double> secondsPerTokenSq;
 
     /** \param n requests (1 to the last point; beyond it, the last) \return the time */
     double SecondsAt(uint32_t n) const;
@@ -51,6 +57,17 @@ struct StepCurve
     double SecondsAt(uint32_t n, double total) const;
     /** \param n requests \param total their tokens \return the dynamic energy, the same way */
     double JoulesAt(uint32_t n, double total) const;
+    /**
+     * \param n requests \param total their tokens \param totalSq the sum of each one's tokens
+     * squared \return the iteration's time: SecondsAt(n, total) plus the squares beyond n x
+     * `tokens` squared at the size's time per squared token (never below 0)
+     */
+    double SecondsAt(uint32_t n, double total, double totalSq) const;
+    /**
+     * \param n requests \param total their tokens \param totalSq their squares
+     * \return the dynamic energy: JoulesAt(n, total) (the energy is taken as affine)
+     */
+    double JoulesAt(uint32_t n, double total, double totalSq) const;
 };
 
 /**

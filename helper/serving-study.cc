@@ -133,7 +133,8 @@ PrefillRows(const std::vector<ServingRow>& rows)
 
 /**
  * \return a step curve as JSON: [{requests, step_s, step_energy_j}, ...], each point with
- * tokens, step_s_per_token and step_energy_j_per_token where the curve follows its tokens
+ * tokens, step_s_per_token and step_energy_j_per_token where the curve follows its tokens (and
+ * step_s_per_token_sq where its time follows their squares)
  */
 Json
 CurveJson(const StepCurve& c)
@@ -148,6 +149,10 @@ CurveJson(const StepCurve& c)
             point["tokens"] = c.tokens;
             point["step_s_per_token"] = c.secondsPerToken[i];
             point["step_energy_j_per_token"] = c.joulesPerToken[i];
+            if (!c.secondsPerTokenSq.empty())
+            {
+                point["step_s_per_token_sq"] = c.secondsPerTokenSq[i];
+            }
         }
         curve.push_back(point);
     }
@@ -169,9 +174,14 @@ CurveFromJson(const Json& j)
             c.tokens = point.at("tokens").get<double>();
             c.secondsPerToken.push_back(point.at("step_s_per_token").get<double>());
             c.joulesPerToken.push_back(point.at("step_energy_j_per_token").get<double>());
+            if (point.contains("step_s_per_token_sq"))
+            {
+                c.secondsPerTokenSq.push_back(point.at("step_s_per_token_sq").get<double>());
+            }
         }
     }
-    if (!c.secondsPerToken.empty() && c.secondsPerToken.size() != c.requests.size())
+    if ((!c.secondsPerToken.empty() && c.secondsPerToken.size() != c.requests.size())
+        || (!c.secondsPerTokenSq.empty() && c.secondsPerTokenSq.size() != c.requests.size()))
     {
         throw std::runtime_error("a step curve's points follow their tokens in part only");
     }
@@ -1008,15 +1018,16 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         const double f = std::min<double>(perStep, PromptsPerPrefill(job));
         const auto low = static_cast<uint32_t>(std::floor(f));
         const auto high = static_cast<uint32_t>(std::ceil(f));
-        const auto lower = low > 1 ? PrefillIteration(options, low)
-                                   : std::optional<std::pair<double, double>>({prefillS, prefillJ});
+        const auto lower = low > 1
+                               ? PrefillIteration(options, low)
+                               : std::optional<PrefillReplay>(PrefillReplay{prefillS, prefillJ, 0});
         const auto upper = high > low ? PrefillIteration(options, high) : lower;
         if (lower && upper)
         {
             const double w = f - low;
             iterations = batch / f;
-            iterationS = (1 - w) * lower->first + w * upper->first;
-            iterationJ = (1 - w) * lower->second + w * upper->second;
+            iterationS = (1 - w) * lower->seconds + w * upper->seconds;
+            iterationJ = (1 - w) * lower->joules + w * upper->joules;
             row.prefillPrompts = f;
         }
     }
@@ -1112,41 +1123,60 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
             break;
         }
         prefill.requests.push_back(k);
-        prefill.seconds.push_back(iteration->first);
-        prefill.joules.push_back(iteration->second);
+        prefill.seconds.push_back(iteration->seconds);
+        prefill.joules.push_back(iteration->joules);
     }
     // Each size again with half the prompt tokens to compute (after the cached prefix): what a
     // prompt token adds to its iteration, so that a request's prefill costs its own tokens with
-    // the iteration's fixed costs kept (a prompt too short to halve is scaled instead).
+    // the iteration's fixed costs kept (a prompt too short to halve is scaled instead). The
+    // attention kernels grow with the square of a prompt's tokens (each attends to those before
+    // it): per prompt their time over its tokens is affine in them, and its slope through the
+    // two replays is what a squared token adds; the rest (GEMMs, the others) is affine.
     const RunSpec run = options.ToSpecs().run;
     const uint32_t computed = run.promptTokens - run.cachedPrefix;
     if (computed < 16)
     {
         return;
     }
+    auto replayOf = [&](const JobOptions& job, uint32_t k)
+    {
+        if (k > 1)
+        {
+            return PrefillIteration(job, k);
+        }
+        const RunReport one =
+            Replay(job, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
+        return std::optional<PrefillReplay>(
+            PrefillReplay{one.stepTimeS,
+                          one.energyJ - one.idleEnergyJ,
+                          one.haveComputeKinds ? one.attentionS : 0});
+    };
     JobOptions half = options;
     half.Set("prompt", std::to_string(run.cachedPrefix + computed / 2));
-    const double fewer = computed - computed / 2;
+    const double t0 = computed;
+    const double h = computed / 2;
+    const double fewer = t0 - h;
+    bool squares = false;
     for (std::size_t i = 0; i < prefill.requests.size(); ++i)
     {
         const uint32_t k = prefill.requests[i];
-        std::optional<std::pair<double, double>> shorter;
-        if (k == 1)
-        {
-            const RunReport one =
-                Replay(half, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
-            shorter = std::make_pair(one.stepTimeS, one.energyJ - one.idleEnergyJ);
-        }
-        else
-        {
-            shorter = PrefillIteration(half, k);
-        }
-        if (!shorter)
+        const auto full = replayOf(options, k);
+        const auto shorter = replayOf(half, k);
+        if (!full || !shorter)
         {
             throw std::logic_error("a prefill of shorter prompts that does not fit");
         }
-        prefill.secondsPerToken.push_back((prefill.seconds[i] - shorter->first) / (k * fewer));
-        prefill.joulesPerToken.push_back((prefill.joules[i] - shorter->second) / (k * fewer));
+        const double c =
+            std::max(0.0, (full->attentionS / (k * t0) - shorter->attentionS / (k * h)) / (t0 - h));
+        squares = squares || c > 0;
+        prefill.secondsPerToken.push_back(
+            (prefill.seconds[i] - shorter->seconds - k * c * (t0 * t0 - h * h)) / (k * fewer));
+        prefill.joulesPerToken.push_back((prefill.joules[i] - shorter->joules) / (k * fewer));
+        prefill.secondsPerTokenSq.push_back(c);
+    }
+    if (!squares)
+    {
+        prefill.secondsPerTokenSq.clear();
     }
     prefill.tokens = computed;
 }
@@ -1188,7 +1218,7 @@ ServingStudy::PromptsPerPrefill(const ResolvedJob& job) const
     return GetBatching() == Batching::DISAGGREGATED ? budgeted : std::min(budgeted, job.run.batch);
 }
 
-std::optional<std::pair<double, double>>
+std::optional<PrefillReplay>
 ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) const
 {
     // A static batch runs through a pipeline in its own in-flight batches, as `run` times it.
@@ -1212,10 +1242,12 @@ ServingStudy::PrefillIteration(const JobOptions& options, uint32_t prompts) cons
         report = helper->Run();
     }
     helper->Dispose();
-    std::optional<std::pair<double, double>> result;
+    std::optional<PrefillReplay> result;
     if (report.feasible)
     {
-        result = std::make_pair(report.stepTimeS, report.energyJ - report.idleEnergyJ);
+        result = PrefillReplay{report.stepTimeS,
+                               report.energyJ - report.idleEnergyJ,
+                               report.haveComputeKinds ? report.attentionS : 0};
     }
     return m_prefills[key] = result;
 }

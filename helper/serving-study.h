@@ -250,6 +250,14 @@ struct ServingRow
     static ServingRow FromJson(const Json& j);
 };
 
+/** A replayed prefill iteration: its time, dynamic energy and attention kernels' time. */
+struct PrefillReplay
+{
+    double seconds = 0;    //!< the iteration, to its prompts' first tokens
+    double joules = 0;     //!< its dynamic energy
+    double attentionS = 0; //!< its attention kernels on the critical rank
+};
+
 /**
  * \ingroup rapid-llm
  * \brief Predicts the serving layouts of an inference job: for every tp x pp x batch of a
@@ -453,10 +461,11 @@ class ServingStudy
     /**
      * \param options the candidate \param prompts prompts prefilled together, one batch
      * through the pipeline (static batching: in the job's in-flight batches, as `run` has it)
-     * \return the iteration's time and dynamic energy, or nothing where it does not fit
+     * \return the iteration's time, dynamic energy and attention time, or nothing where it does
+     * not fit
      */
-    std::optional<std::pair<double, double>> PrefillIteration(const JobOptions& options,
-                                                              uint32_t prompts) const;
+    std::optional<PrefillReplay> PrefillIteration(const JobOptions& options,
+                                                  uint32_t prompts) const;
     /**
      * \brief Sizes a co-located row for the space's rate (ServingSpace::size): its instances
      * the fewest at which it meets the targets (bisection; the whole budget's where even it
@@ -503,7 +512,7 @@ class ServingStudy
      */
     mutable std::map<std::string, RunReport> m_replays;
     /** the prefill iterations so far (PrefillIteration), the same way */
-    mutable std::map<std::string, std::optional<std::pair<double, double>>> m_prefills;
+    mutable std::map<std::string, std::optional<PrefillReplay>> m_prefills;
 };
 
 /**

@@ -136,7 +136,7 @@ class StepCurveTestCase : public TestCase
 {
   public:
     StepCurveTestCase()
-        : TestCase("serving queue: step curve")
+        : TestCase("serving queue: step curve (and a prefill's squares)")
     {}
 
   private:
@@ -149,6 +149,20 @@ class StepCurveTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(6), 0.016, 1e-15, "between 4 and 8");
         NS_TEST_EXPECT_MSG_EQ_TOL(c.JoulesAt(5), 5.0, 1e-12, "the energy the same way");
         NS_TEST_EXPECT_MSG_EQ_TOL(c.SecondsAt(9), 0.018, 1e-15, "the last point beyond it");
+        // A prefill curve at 100 tokens a prompt, 1 ms a token and 10 us a squared token beyond:
+        // two prompts of 50 and 250 tokens add 200 tokens and 62,500 - 20,000 squares.
+        StepCurve p = AffineCurve(0.01, 0.001);
+        p.tokens = 100;
+        p.secondsPerToken.assign(4, 0.001);
+        p.joulesPerToken.assign(4, 0.5);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            p.SecondsAt(2, 300, 65000), 0.012 + 0.1, 1e-12, "affine without squares");
+        p.secondsPerTokenSq.assign(4, 1e-5);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            p.SecondsAt(2, 300, 65000), 0.012 + 0.1 + 0.45, 1e-12, "and the squares");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            p.SecondsAt(2, 200, 20000), 0.012, 1e-15, "the replayed length exactly");
+        NS_TEST_EXPECT_MSG_EQ_TOL(p.JoulesAt(2, 300, 65000), 2.0 + 50, 1e-12, "energy affine");
     }
 };
 
