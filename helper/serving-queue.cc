@@ -98,7 +98,7 @@ PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens, do
     if (curve.FollowsTokens())
     {
         p.seconds = curve.SecondsAt(k, tokens, tokensSq);
-        p.joules = curve.JoulesAt(k, tokens, tokensSq);
+        p.joules = curve.JoulesAt(k, tokens);
         return p;
     }
     const double scale = prompt > 0 ? tokens / (double(k) * prompt) : 1.0;
@@ -338,12 +338,6 @@ double
 StepCurve::SecondsAt(uint32_t n, double total, double totalSq) const
 {
     return AtTokens(*this, seconds, secondsPerToken, secondsPerTokenSq, n, total, totalSq);
-}
-
-double
-StepCurve::JoulesAt(uint32_t n, double total, double totalSq) const
-{
-    return AtTokens(*this, joules, joulesPerToken, {}, n, total, totalSq);
 }
 
 std::vector<double>

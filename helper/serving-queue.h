@@ -38,7 +38,7 @@ struct StepCurve
     /**
      * a prefill curve: at each size, the time per squared token of a request beyond `tokens`
      * squared, the attention kernels' (a prompt's attention grows with the square of its
-     * tokens, its GEMMs with the tokens); empty: affine in the tokens
+     * tokens, its GEMMs with the tokens; the energy is taken as affine); empty: affine
      */
     std::vector<double> secondsPerTokenSq;
 
@@ -63,11 +63,6 @@ struct StepCurve
      * `tokens` squared at the size's time per squared token (never below 0)
      */
     double SecondsAt(uint32_t n, double total, double totalSq) const;
-    /**
-     * \param n requests \param total their tokens \param totalSq their squares
-     * \return the dynamic energy: JoulesAt(n, total) (the energy is taken as affine)
-     */
-    double JoulesAt(uint32_t n, double total, double totalSq) const;
 };
 
 /**
