@@ -869,8 +869,10 @@ class ContinuousInstance : public EngineInstance
     {
         const bool prefills = !engine.prefill.requests.empty();
         const uint32_t d = engine.replicas;
-        // The requests dealt to the replicas in turn.
-        for (; dealt < requests.size(); ++dealt)
+        // The requests dealt to the replicas in turn, or as each iteration starts to the one
+        // with the fewest running and waiting (below).
+        const bool balance = engine.replicaRouter == QueueRouter::LEAST_OUTSTANDING && d > 1;
+        for (; !balance && dealt < requests.size(); ++dealt)
         {
             replicas[dealt % d].mine.push_back(dealt);
         }
@@ -919,7 +921,21 @@ class ContinuousInstance : public EngineInstance
         };
         while (done < requests.size() && t < horizon)
         {
-            double nextArrival = std::numeric_limits<double>::infinity();
+            for (; balance && dealt < readyS.size() && readyS[dealt] <= t; ++dealt)
+            {
+                const auto least =
+                    std::min_element(replicas.begin(),
+                                     replicas.end(),
+                                     [](const Replica& a, const Replica& b)
+                                     {
+                                         return a.running.size() + a.waiting.size()
+                                                < b.running.size() + b.waiting.size();
+                                     });
+                least->waiting.push_back(dealt);
+            }
+            double nextArrival = balance && dealt < readyS.size()
+                                     ? readyS[dealt]
+                                     : std::numeric_limits<double>::infinity();
             bool busy = false;
             for (Replica& r : replicas)
             {

@@ -65,6 +65,13 @@ struct StepCurve
     double SecondsAt(uint32_t n, double total, double totalSq) const;
 };
 
+/** How requests are dealt to an engine's instances (SimulateInstances) or replicas. */
+enum class QueueRouter
+{
+    ROUND_ROBIN,      //!< in turn, whatever they hold
+    LEAST_OUTSTANDING //!< to the one with the fewest requests not finished as it comes
+};
+
 /**
  * \ingroup rapid-llm
  * \brief An engine instance as the queue simulation sees it: it keeps at most `slots` requests
@@ -135,6 +142,12 @@ struct QueueEngine
      * attention); the curves are the instance's with every replica at the same size
      */
     uint32_t replicas = 1;
+    /**
+     * how arriving requests are dealt to the replicas: in turn, or each as an iteration starts
+     * to the one with the fewest running and waiting (vLLM's internal data-parallel load
+     * balancing)
+     */
+    QueueRouter replicaRouter = QueueRouter::ROUND_ROBIN;
     /**
      * a replica's KV cache in tokens of its requests (beyond a shared prefix; 0: no limit): a
      * request is admitted (prefilled, or given a slot) only while its whole length, prompt and
@@ -241,13 +254,6 @@ std::vector<double> GammaArrivals(double rate, double burstiness, uint32_t count
 double SimulateEngine(const QueueEngine& engine,
                       const std::vector<double>& readyS,
                       std::vector<QueueRequest*>& requests);
-
-/** How requests are dealt to an engine's instances (SimulateInstances). */
-enum class QueueRouter
-{
-    ROUND_ROBIN,      //!< in turn, whatever they hold
-    LEAST_OUTSTANDING //!< to the one with the fewest requests not finished as it comes
-};
 
 /**
  * \brief Runs instances of one engine (SimulateEngine) over requests dealt to them by a

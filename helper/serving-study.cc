@@ -1595,6 +1595,11 @@ ServingStudy::LoadAt(const ServingRow& r,
     engine.kvShared = job.run.sharedPrefix ? cached : 0;
     engine.step = r.stepCurve;
     engine.replicas = job.run.parallel.dp;
+    // vLLM's API server deals a request to the data-parallel rank with the fewest running and
+    // waiting (docs/serving/data_parallel_deployment.md, "Internal Load Balancing"); the
+    // others' in turn.
+    engine.replicaRouter =
+        job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
     double joules = 0;
     double idleW = r.replicas * r.idleW;
     bool energy = r.haveEnergy;

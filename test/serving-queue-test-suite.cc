@@ -973,6 +973,31 @@ class LockstepReplicasTestCase : public TestCase
                 requests[0].finishS, 1.11 + 9 * 0.011, 1e-12, "its step held by the prefill");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 1.11 + 20 * 0.011, 1e-12, "lockstep");
         }
+        // One slot a replica, a long request, a short one and a third at 0.7 s: in turn it waits
+        // for the long one's replica; dealt to the replica with the fewest running and waiting
+        // (vLLM's), it takes the idle one as the iteration at 0.5 + 19 x 0.011 s starts.
+        {
+            QueueEngine single = e;
+            single.slots = 1;
+            single.generated = 11;
+            auto run = [&](QueueRouter router)
+            {
+                single.replicaRouter = router;
+                std::vector<QueueRequest> r = Arriving({0, 0, 0.7});
+                r[0].generated = 101;
+                std::vector<QueueRequest*> all = All(r);
+                SimulateEngine(single, {0, 0, 0.7}, all);
+                return r;
+            };
+            NS_TEST_EXPECT_MSG_EQ_TOL(run(QueueRouter::ROUND_ROBIN)[2].firstTokenS,
+                                      0.5 + 100 * 0.011 + 0.5,
+                                      1e-9,
+                                      "in turn, behind the long one");
+            NS_TEST_EXPECT_MSG_EQ_TOL(run(QueueRouter::LEAST_OUTSTANDING)[2].firstTokenS,
+                                      0.5 + 19 * 0.011 + 0.5,
+                                      1e-9,
+                                      "the idle replica");
+        }
         // Only continuous batching runs replicas.
         QueueEngine chunked = e;
         chunked.chunked = true;
@@ -1189,9 +1214,11 @@ class RouterTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
- * \brief Random engines under every batching, caches and lengths: every request finishes, its
- * first token after its arrival and its last after its first; an engine that preempts is the
- * engine that reserves where its cache never binds, and only it preempts.
+ * \brief Random engines under every batching (continuous with attention replicas), caches and
+ * lengths: every request finishes, its first token after its arrival and its last after its
+ * first; only an engine that preempts does, and where its cache never binds it is the engine
+ * that reserves; requests dealt to the least outstanding of a few instances get the times each
+ * instance gives them alone.
  */
 class RandomEnginesTestCase : public TestCase
 {
@@ -1222,6 +1249,13 @@ class RandomEnginesTestCase : public TestCase
                 e.chunked = true;
                 e.tokenBudget = uniform(1, 200);
                 e.chunkTokenS = 0.001;
+            }
+            if (batching == 0 || batching == 3)
+            {
+                // Data-parallel attention replicas, dealt in turn or to the least loaded.
+                e.replicas = uniform(1, 3);
+                e.replicaRouter =
+                    uniform(0, 1) == 1 ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
             }
             e.wholeBatches = batching == 2;
             e.batchDelayS = batching == 2 && uniform(0, 1) == 1 ? 0.1 * uniform(0, 10) : 0;
