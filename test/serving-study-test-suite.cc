@@ -51,6 +51,31 @@ SmallServingJob()
     return o;
 }
 
+/** \return Llama-2 7B served by vLLM on \p hardware, \p prompt + \p gen tokens a request */
+JobOptions
+VllmLlama2(const std::string& hardware, uint32_t prompt, uint32_t gen)
+{
+    JobOptions o;
+    o.Set("model", "llama2-7b");
+    o.Set("hardware", hardware);
+    o.Set("prompt", std::to_string(prompt));
+    o.Set("gen", std::to_string(gen));
+    o.Set("engine", "vllm");
+    return o;
+}
+
+/** \return continuous batching of TP1 replicas on \p gpus GPUs, \p batch requests each */
+ServingSpace
+ContinuousTp1(uint32_t gpus, uint32_t batch)
+{
+    ServingSpace space;
+    space.gpus = gpus;
+    space.tp = {1};
+    space.batch = {batch};
+    space.batching = Batching::CONTINUOUS;
+    return space;
+}
+
 /** \return a fitting row of a synthetic study */
 ServingRow
 Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
@@ -1290,17 +1315,8 @@ class ServingKvTokensTestCase : public TestCase
     void
     DoRun() override
     {
-        JobOptions job;
-        job.Set("model", "llama2-7b");
-        job.Set("hardware", "a100-sxm-40gb");
-        job.Set("prompt", "1024");
-        job.Set("gen", "64");
-        job.Set("engine", "vllm");
-        ServingSpace space;
-        space.gpus = 1;
-        space.tp = {1};
-        space.batch = {8};
-        space.batching = Batching::CONTINUOUS;
+        JobOptions job = VllmLlama2("a100-sxm-40gb", 1024, 64);
+        ServingSpace space = ContinuousTp1(1, 8);
         space.rateRps = 1;
         space.requests = 20;
         const ServingRow r = ServingStudy(job, space, "flow", "", true).Run().at(0);
@@ -1368,17 +1384,8 @@ class ServingRouterTestCase : public TestCase
     void
     DoRun() override
     {
-        JobOptions job;
-        job.Set("model", "llama2-7b");
-        job.Set("hardware", "a100-sxm-80gb");
-        job.Set("prompt", "512");
-        job.Set("gen", "128");
-        job.Set("engine", "vllm");
-        ServingSpace space;
-        space.gpus = 2;
-        space.tp = {1};
-        space.batch = {8};
-        space.batching = Batching::CONTINUOUS;
+        const JobOptions job = VllmLlama2("a100-sxm-80gb", 512, 128);
+        ServingSpace space = ContinuousTp1(2, 8);
         space.spread = 0.9;
         space.requests = 400;
         const ServingRow closed = ServingStudy(job, space, "flow", "", true).Run().at(0);
@@ -1438,17 +1445,9 @@ class ServingSizeTestCase : public TestCase
     void
     DoRun() override
     {
-        JobOptions job;
-        job.Set("model", "llama2-7b");
-        job.Set("hardware", "a100-sxm-80gb");
-        job.Set("prompt", "512");
-        job.Set("gen", "128");
-        job.Set("engine", "vllm");
-        ServingSpace space;
-        space.gpus = 16;
+        const JobOptions job = VllmLlama2("a100-sxm-80gb", 512, 128);
+        ServingSpace space = ContinuousTp1(16, 16);
         space.tp = {1, 2};
-        space.batch = {16};
-        space.batching = Batching::CONTINUOUS;
         space.requests = 300;
         space.tpotSloS = 0.05;
         space.ttftSloS = 0.3;
