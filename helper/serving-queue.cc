@@ -414,24 +414,50 @@ class EngineInstance
     void
     Add(double ready, QueueRequest* r)
     {
+        open.push_back(requests.size());
         readyS.push_back(ready);
         requests.push_back(r);
         r->finishS = std::numeric_limits<double>::infinity();
     }
 
     /** \brief Runs the iterations that start before \p horizon (infinity: to the end). */
-    virtual void Advance(double horizon) = 0;
-
-    /** \return its requests not finished at \p at (waiting, in flight, or ending later) */
-    std::size_t
-    Outstanding(double at) const
+    void
+    Advance(double horizon)
     {
-        return static_cast<std::size_t>(std::count_if(requests.begin(),
-                                                      requests.end(),
-                                                      [at](const QueueRequest* r)
-                                                      {
-                                                          return r->finishS > at;
-                                                      }));
+        if (t < horizon && done < requests.size())
+        {
+            Run(horizon);
+            moved = true;
+        }
+    }
+
+    /**
+     * \return its requests not finished at \p at (waiting, in flight, or ending later); \p at
+     * no earlier than the last call's (those finished by then are not looked at again)
+     */
+    std::size_t
+    Outstanding(double at)
+    {
+        // Looked at again only where it ran since, or one of them may have finished by now.
+        if (!moved && at < nextFinishS)
+        {
+            return open.size();
+        }
+        nextFinishS = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < open.size();)
+        {
+            const double finishS = requests[open[k]]->finishS;
+            if (finishS <= at)
+            {
+                open[k] = open.back();
+                open.pop_back();
+                continue;
+            }
+            nextFinishS = std::min(nextFinishS, finishS);
+            ++k;
+        }
+        moved = false;
+        return open.size();
     }
 
     /** \return the dynamic energy of its iterations so far, J */
@@ -442,12 +468,20 @@ class EngineInstance
     }
 
   protected:
+    /** \brief Runs the iterations that start before \p horizon (Advance: it has work to do). */
+    virtual void Run(double horizon) = 0;
+
     const QueueEngine& engine;           //!< the instance
     std::vector<double> readyS;          //!< when each request reaches it
     std::vector<QueueRequest*> requests; //!< its requests, in that order
     std::size_t done = 0;                //!< requests finished
     double t = 0;                        //!< when its next iteration may start
     double joules = 0;                   //!< dynamic energy of its iterations
+
+  private:
+    std::vector<std::size_t> open; //!< its requests not seen finished (Outstanding)
+    double nextFinishS = std::numeric_limits<double>::infinity(); //!< the first of them to end
+    bool moved = false; //!< whether it ran since Outstanding last looked
 };
 
 /**
@@ -460,7 +494,7 @@ class ChunkedInstance : public EngineInstance
     using EngineInstance::EngineInstance;
 
     void
-    Advance(double horizon) override
+    Run(double horizon) override
     {
         resume.resize(requests.size(), 0);
         admittedAt.resize(requests.size(), 0);
@@ -782,7 +816,7 @@ class StaticInstance : public EngineInstance
     using EngineInstance::EngineInstance;
 
     void
-    Advance(double horizon) override
+    Run(double horizon) override
     {
         while (first < requests.size())
         {
@@ -865,7 +899,7 @@ class ContinuousInstance : public EngineInstance
     {}
 
     void
-    Advance(double horizon) override
+    Run(double horizon) override
     {
         const bool prefills = !engine.prefill.requests.empty();
         const uint32_t d = engine.replicas;
