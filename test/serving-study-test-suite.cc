@@ -1077,11 +1077,7 @@ class ServingCachedPrefixTestCase : public TestCase
     void
     DoRun() override
     {
-        ServingSpace space;
-        space.gpus = 1;
-        space.tp = {1};
-        space.batch = {8};
-        space.batching = Batching::CONTINUOUS;
+        ServingSpace space = ContinuousTp1(1, 8);
         const JobOptions job = SmallServingJob();
         JobOptions cachedJob = job;
         cachedJob.Set("cached-prefix", "192");
@@ -1194,11 +1190,7 @@ class ServingContextTestCase : public TestCase
     void
     DoRun() override
     {
-        ServingSpace space;
-        space.gpus = 1;
-        space.tp = {1};
-        space.batch = {8};
-        space.batching = Batching::CONTINUOUS;
+        ServingSpace space = ContinuousTp1(1, 8);
         space.rateRps = 1;
         space.requests = 50;
         const JobOptions job = SmallServingJob();

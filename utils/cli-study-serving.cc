@@ -532,22 +532,22 @@ RunStudyServingCommand(const CliArgs& args)
     RankServingRows(rows, space);
     // A run of few requests a replica near capacity ends before its queues and batches fill:
     // its figures are a light load's (a warning, not a model figure).
-    const auto short_ = std::count_if(rows.begin(),
-                                      rows.end(),
-                                      [&space](const ServingRow& r)
-                                      {
-                                          return r.loaded && !r.load.overloaded
-                                                 && r.load.utilization >= 0.9
-                                                 && space.requests < 100.0 * r.replicas * r.dp;
-                                      });
-    if (short_ > 0)
+    const auto shortRuns = std::count_if(rows.begin(),
+                                         rows.end(),
+                                         [&space](const ServingRow& r)
+                                         {
+                                             return r.loaded && !r.load.overloaded
+                                                    && r.load.utilization >= 0.9
+                                                    && space.requests < 100.0 * r.replicas * r.dp;
+                                         });
+    if (shortRuns > 0)
     {
         std::fprintf(stderr,
                      "note: %ld rows run at 90%% or more of their capacity with fewer than 100 "
                      "requests a replica; a run this short can end before their queues and "
                      "batches fill, so their latencies may be a lighter load's (more --requests "
                      "show the long run)\n",
-                     static_cast<long>(short_));
+                     static_cast<long>(shortRuns));
     }
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
