@@ -1488,6 +1488,8 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
     std::vector<double> ttft;
     std::vector<double> tpot;
     uint64_t within = 0;
+    uint64_t withinTtft = 0;
+    uint64_t withinTpot = 0;
     double first = requests.front().arrivalS;
     double last = 0;
     for (const auto& r : requests)
@@ -1498,9 +1500,11 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
             tokens > 1 ? std::max(0.0, r.finishS - r.firstTokenS) / double(tokens - 1) : 0;
         ttft.push_back(toFirst);
         tpot.push_back(perToken);
-        within += (ttftSloS <= 0 || toFirst <= ttftSloS) && (tpotSloS <= 0 || perToken <= tpotSloS)
-                      ? 1
-                      : 0;
+        const bool ttftMet = ttftSloS <= 0 || toFirst <= ttftSloS;
+        const bool tpotMet = tpotSloS <= 0 || perToken <= tpotSloS;
+        within += ttftMet && tpotMet ? 1 : 0;
+        withinTtft += ttftMet ? 1 : 0;
+        withinTpot += tpotMet ? 1 : 0;
         first = std::min(first, r.arrivalS);
         last = std::max(last, r.finishS);
         s.preemptions += r.preemptions;
@@ -1514,6 +1518,8 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
     s.tpotP90S = Percentile(tpot, 90);
     s.tpotP99S = Percentile(tpot, 99);
     s.attainment = double(within) / double(requests.size());
+    s.ttftAttainment = double(withinTtft) / double(requests.size());
+    s.tpotAttainment = double(withinTpot) / double(requests.size());
     s.spanS = last - first;
     return s;
 }

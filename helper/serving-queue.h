@@ -330,15 +330,17 @@ std::vector<double> SimulateDecodeInstances(const QueueEngine& engine,
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary
 {
-    double ttftP50S = 0;      //!< median time to first token (queueing included)
-    double ttftP90S = 0;      //!< 90th percentile of it
-    double ttftP99S = 0;      //!< 99th percentile of it
-    double tpotP50S = 0;      //!< median of each request's time per output token after its first
-    double tpotP90S = 0;      //!< 90th percentile of it
-    double tpotP99S = 0;      //!< 99th percentile of it
-    double attainment = 0;    //!< share of the requests within both targets (those not 0)
-    double spanS = 0;         //!< from the first arrival to the last token
-    uint64_t preemptions = 0; //!< the requests' preemptions (QueueRequest::preemptions)
+    double ttftP50S = 0;       //!< median time to first token (queueing included)
+    double ttftP90S = 0;       //!< 90th percentile of it
+    double ttftP99S = 0;       //!< 99th percentile of it
+    double tpotP50S = 0;       //!< median of each request's time per output token after its first
+    double tpotP90S = 0;       //!< 90th percentile of it
+    double tpotP99S = 0;       //!< 99th percentile of it
+    double attainment = 0;     //!< share of the requests within both targets (those not 0)
+    double ttftAttainment = 0; //!< share within the time-to-first-token target alone
+    double tpotAttainment = 0; //!< share within the time-per-output-token target alone
+    double spanS = 0;          //!< from the first arrival to the last token
+    uint64_t preemptions = 0;  //!< the requests' preemptions (QueueRequest::preemptions)
 };
 
 /**

@@ -238,11 +238,11 @@ DecodeReplaysOf(const RunSpec& run, uint64_t prompt)
     return d;
 }
 
-/** \return the GPUs a co-located row's instances take */
+/** \return the GPUs a row's instances take (disaggregated: prefill and decode) */
 uint64_t
 GpusOf(const ServingRow& r)
 {
-    return uint64_t(r.replicas) * r.tp * r.pp * r.cp * r.dp;
+    return r.prefillTp > 0 ? r.gpusUsed : uint64_t(r.replicas) * r.tp * r.pp * r.cp * r.dp;
 }
 
 /** \return whether a load is within the space's capacity and attainment */
@@ -582,18 +582,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
                               "--tpot-slo or --ttft-slo");
     }
     if (space.size
-        && (space.rateRps <= 0 || space.goodput || (space.tpotSloS <= 0 && space.ttftSloS <= 0)
-            || disaggregated))
+        && (space.rateRps <= 0 || space.goodput || (space.tpotSloS <= 0 && space.ttftSloS <= 0)))
     {
         throw SpecError(kCommandLine,
                         "size",
-                        disaggregated
-                            ? "sizing counts co-located instances (the batching is "
-                              "disaggregated, whose prefill and decode instances are paired "
-                              "for the whole budget)"
-                            : "sizing finds each layout's fewest instances for a rate within "
-                              "the targets: give --rate (not --goodput) and --tpot-slo or "
-                              "--ttft-slo");
+                        "sizing finds each layout's fewest instances for a rate within the "
+                        "targets: give --rate (not --goodput) and --tpot-slo or --ttft-slo");
     }
     const bool wholeExperts = options.Get("etp") == "1";
     std::string firstReason;
@@ -1364,6 +1358,99 @@ ServingStudy::TokenBudget(const ResolvedJob& job) const
     return large ? 8192 : 2048;
 }
 
+ServingStudy::PrefillLayouts
+ServingStudy::PrefillJobs(const std::vector<ServingRow>& rows) const
+{
+    PrefillLayouts prefills;
+    for (const auto& [layout, p] : PrefillRows(rows))
+    {
+        prefills.emplace(layout, std::make_pair(p, m_options.at(p.layout).ToSpecs()));
+    }
+    return prefills;
+}
+
+std::optional<ServingRow>
+ServingStudy::PlaceSet(const ServingRow& r,
+                       const ResolvedJob& decode,
+                       const ServingRow& p,
+                       const ResolvedJob& prefill,
+                       uint64_t x,
+                       uint64_t y,
+                       bool copies,
+                       TransferTimes& transfers) const
+{
+    const double generated = decode.run.generatedTokens;
+    const double steps = generated - 1;
+    const uint64_t prefillGpus = prefill.run.parallel.Gpus();
+    const uint64_t decodeGpus = decode.run.parallel.Gpus();
+    // Each instance on GPUs aligned to its size, as the replicas of the other batchings (a
+    // tensor group within a node), the larger instances first.
+    const uint64_t used = x * prefillGpus + y * decodeGpus;
+    uint64_t prefillAt = 0;
+    uint64_t decodeAt = 0;
+    uint64_t end = 0;
+    if (decodeGpus >= prefillGpus)
+    {
+        prefillAt = Aligned(y * decodeGpus, prefillGpus);
+        end = prefillAt + x * prefillGpus;
+    }
+    else
+    {
+        decodeAt = Aligned(x * prefillGpus, decodeGpus);
+        end = decodeAt + y * decodeGpus;
+    }
+    if (end > m_space.gpus)
+    {
+        return std::nullopt;
+    }
+    // The budget holds `units` copies of this set of instances (or the set alone).
+    const uint64_t units =
+        copies ? m_space.gpus / Aligned(end, std::max(prefillGpus, decodeGpus)) : 1;
+    // Timed between the first instance of each kind.
+    auto key = std::make_tuple(p.layout, r.layout, prefillAt, decodeAt);
+    auto it = transfers.find(key);
+    if (it == transfers.end())
+    {
+        const double t = RunTransferProbe(
+            decode.hardware.network,
+            m_space.gpus,
+            KvCacheTransfers(
+                prefill, decode, static_cast<uint32_t>(prefillAt), static_cast<uint32_t>(decodeAt)),
+            m_backend,
+            m_routing,
+            "KV cache transfer");
+        it = transfers.emplace(key, t).first;
+    }
+    const double kvS = it->second;
+    const double cycleS = steps * r.stepS + kvS;
+    // Of one set: the decode instances' finishing, at most the prefill instances' admitting
+    // (consecutive prompts pipeline through the prefill stages).
+    const double requestsPerS =
+        std::min(y * r.batch / cycleS, x * prefill.run.parallel.pp / p.prefillS);
+    ServingRow set = r;
+    set.prefillTp = p.tp;
+    set.prefillPp = p.pp;
+    set.prefillInstances = static_cast<uint32_t>(units * x);
+    set.replicas = static_cast<uint32_t>(units * y);
+    set.gpusUsed = static_cast<uint32_t>(units * used);
+    set.kvTransferS = kvS;
+    set.ttftS = p.prefillS;
+    set.tpotS = cycleS / steps;
+    set.requestS = p.prefillS + cycleS;
+    set.requestsPerS = double(units) * requestsPerS;
+    set.tokensPerSPerGpu = requestsPerS * generated / used;
+    set.haveEnergy = r.haveEnergy && p.haveEnergy;
+    if (set.haveEnergy)
+    {
+        // Every board's idle power, each prefill's and each decode step's own energy.
+        const double powerW =
+            x * p.idleW + y * r.idleW + requestsPerS * p.prefillJ + y * r.stepJ / r.stepS;
+        set.energyPerTokenJ = powerW / (requestsPerS * generated);
+        set.avgPowerW = powerW / used;
+    }
+    return set;
+}
+
 void
 ServingStudy::Pair(std::vector<ServingRow>& rows) const
 {
@@ -1371,17 +1458,9 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     {
         return;
     }
-    const ResolvedJob firstJob = FirstJob();
-    const double generated = firstJob.run.generatedTokens;
-    const double steps = generated - 1;
-    // The prefill layouts (a prefill does not depend on the batch), each job resolved once.
-    std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>> prefills;
-    for (const auto& [layout, p] : PrefillRows(rows))
-    {
-        prefills.emplace(layout, std::make_pair(p, m_options.at(p.layout).ToSpecs()));
-    }
-    // KV transfer times by prefill layout, decode layout and the two instances' first GPUs.
-    std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double> transferS;
+    const double steps = FirstJob().run.generatedTokens - 1.0;
+    const PrefillLayouts prefills = PrefillJobs(rows);
+    TransferTimes transfers;
     for (auto& r : rows)
     {
         if (!r.fits)
@@ -1389,7 +1468,6 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
             continue;
         }
         const ResolvedJob decode = m_options.at(r.layout).ToSpecs();
-        const uint64_t decodeGpus = decode.run.parallel.Gpus();
         // A decode instance's demand, requests/s (the KV transfer only lowers it).
         const double decodeRate = r.batch / (steps * r.stepS);
         bool found = false;
@@ -1398,86 +1476,29 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
         for (const auto& [layout, candidate] : prefills)
         {
             const auto& [p, prefill] = candidate;
-            const uint64_t prefillGpus = prefill.run.parallel.Gpus();
             // Consecutive prompts pipeline through the prefill stages.
             const double prefillRate = prefill.run.parallel.pp / p.prefillS;
             const bool meets = m_space.ttftSloS <= 0 || p.prefillS <= m_space.ttftSloS;
             for (uint64_t y = 1;; ++y)
             {
+                // Just enough prefill instances to admit what the decode instances finish.
                 const auto x =
                     static_cast<uint64_t>(std::ceil(y * decodeRate / prefillRate - 1e-9));
-                // Each instance on GPUs aligned to its size, as the replicas of the other
-                // batchings (a tensor group within a node), the larger instances first.
-                const uint64_t used = x * prefillGpus + y * decodeGpus;
-                uint64_t prefillAt = 0;
-                uint64_t decodeAt = 0;
-                uint64_t end = 0;
-                if (decodeGpus >= prefillGpus)
-                {
-                    prefillAt = Aligned(y * decodeGpus, prefillGpus);
-                    end = prefillAt + x * prefillGpus;
-                }
-                else
-                {
-                    decodeAt = Aligned(x * prefillGpus, decodeGpus);
-                    end = decodeAt + y * decodeGpus;
-                }
-                if (end > m_space.gpus)
+                const std::optional<ServingRow> set =
+                    PlaceSet(r, decode, p, prefill, x, y, true, transfers);
+                if (!set)
                 {
                     break;
                 }
-                // The budget holds `units` copies of this set of instances.
-                const uint64_t units =
-                    m_space.gpus / Aligned(end, std::max(prefillGpus, decodeGpus));
-                // Timed between the first instance of each kind.
-                auto key = std::make_tuple(p.layout, r.layout, prefillAt, decodeAt);
-                auto it = transferS.find(key);
-                if (it == transferS.end())
-                {
-                    const double t =
-                        RunTransferProbe(decode.hardware.network,
-                                         m_space.gpus,
-                                         KvCacheTransfers(prefill,
-                                                          decode,
-                                                          static_cast<uint32_t>(prefillAt),
-                                                          static_cast<uint32_t>(decodeAt)),
-                                         m_backend,
-                                         m_routing,
-                                         "KV cache transfer");
-                    it = transferS.emplace(key, t).first;
-                }
-                const double kvS = it->second;
-                const double cycleS = steps * r.stepS + kvS;
-                const double requestsPerS = y * r.batch / cycleS; // of one set
-                const double tokensPerSPerGpu = requestsPerS * generated / used;
                 if (found
                     && ((bestMeets && !meets)
-                        || (bestMeets == meets && tokensPerSPerGpu <= best.tokensPerSPerGpu)))
+                        || (bestMeets == meets && set->tokensPerSPerGpu <= best.tokensPerSPerGpu)))
                 {
                     continue;
                 }
                 found = true;
                 bestMeets = meets;
-                best.prefillTp = p.tp;
-                best.prefillPp = p.pp;
-                best.prefillInstances = static_cast<uint32_t>(units * x);
-                best.replicas = static_cast<uint32_t>(units * y);
-                best.gpusUsed = static_cast<uint32_t>(units * used);
-                best.kvTransferS = kvS;
-                best.ttftS = p.prefillS;
-                best.tpotS = cycleS / steps;
-                best.requestS = p.prefillS + cycleS;
-                best.requestsPerS = double(units) * requestsPerS;
-                best.tokensPerSPerGpu = tokensPerSPerGpu;
-                best.haveEnergy = r.haveEnergy && p.haveEnergy;
-                if (best.haveEnergy)
-                {
-                    // Every board's idle power, each prefill's and each decode step's own energy.
-                    const double powerW = x * p.idleW + y * r.idleW + requestsPerS * p.prefillJ
-                                          + y * r.stepJ / r.stepS;
-                    best.energyPerTokenJ = powerW / (requestsPerS * generated);
-                    best.avgPowerW = powerW / used;
-                }
+                best = *set;
             }
         }
         if (!found)
@@ -1541,6 +1562,60 @@ ServingStudy::UnitRequests() const
     return requests;
 }
 
+std::vector<QueueRequest>
+ServingStudy::ArrivingAt(const ResolvedJob& job,
+                         double rate,
+                         const std::vector<QueueRequest>& unit,
+                         std::vector<double>* kvShare) const
+{
+    std::vector<QueueRequest> requests = unit;
+    // A prefill computes the prompt after the cached prefix (all but one token of a request's
+    // own prompt at most); its KV cache is the whole prompt's.
+    const uint32_t cached = job.run.cachedPrefix;
+    kvShare->assign(requests.size(), 1.0);
+    for (std::size_t i = 0; i < requests.size(); ++i)
+    {
+        QueueRequest& q = requests[i];
+        q.arrivalS /= rate;
+        if (q.prompt > 0)
+        {
+            // A trace's own cached tokens or a drawn hit's, else the job's prefix.
+            const uint32_t c = m_space.trace.hasCached || m_space.prefixHit < 1 ? q.cached : cached;
+            (*kvShare)[i] = double(q.prompt) / job.run.promptTokens;
+            const uint32_t computed = q.prompt > c + 1 ? q.prompt - c : 1;
+            q.cached = q.prompt - computed;
+            q.prompt = computed;
+        }
+    }
+    return requests;
+}
+
+double
+ServingStudy::PrefillAttainment(const ResolvedJob& job,
+                                const ServingRow& prefill,
+                                uint32_t instances,
+                                const std::vector<QueueRequest>& unit) const
+{
+    std::vector<double> kvShare;
+    std::vector<QueueRequest> requests = ArrivingAt(job, m_space.rateRps, unit, &kvShare);
+    std::vector<uint32_t> prefillOf;
+    SimulatePrefillPool(instances,
+                        prefill.pp,
+                        prefill.prefillCurve,
+                        job.run.promptTokens - job.run.cachedPrefix,
+                        TokenBudget(job),
+                        requests,
+                        &prefillOf);
+    const auto within = std::count_if(requests.begin(),
+                                      requests.end(),
+                                      [this](const QueueRequest& q)
+                                      {
+                                          return m_space.ttftSloS <= 0
+                                                 || q.firstTokenS - q.arrivalS <= m_space.ttftSloS;
+                                      });
+    return double(within) / double(requests.size());
+}
+
 ServingLoad
 ServingStudy::LoadAt(const ServingRow& r,
                      const ResolvedJob& job,
@@ -1561,31 +1636,18 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         return load;
     }
-    std::vector<QueueRequest> requests = unit;
+    std::vector<double> kvShare;
+    std::vector<QueueRequest> requests = ArrivingAt(job, rate, unit, &kvShare);
     uint64_t tokens = 0; // the tokens they generate
-    // A prefill computes the prompt after the cached prefix (all but one token of a request's
-    // own prompt at most); its KV cache is the whole prompt's.
+    for (const QueueRequest& q : requests)
+    {
+        tokens += q.generated > 0 ? q.generated : generated;
+    }
     const uint32_t cached = job.run.cachedPrefix;
     const uint32_t prompt = job.run.promptTokens - cached;
-    std::vector<double> kvShare(requests.size(), 1.0);
     // Disaggregated: each request's prefill instance and KV-cache transfer alone.
     std::vector<uint32_t> prefillOf;
     std::vector<double> transfer;
-    for (std::size_t i = 0; i < requests.size(); ++i)
-    {
-        QueueRequest& q = requests[i];
-        q.arrivalS /= rate;
-        tokens += q.generated > 0 ? q.generated : generated;
-        if (q.prompt > 0)
-        {
-            // A trace's own cached tokens or a drawn hit's, else the job's prefix.
-            const uint32_t c = m_space.trace.hasCached || m_space.prefixHit < 1 ? q.cached : cached;
-            kvShare[i] = double(q.prompt) / job.run.promptTokens;
-            const uint32_t computed = q.prompt > c + 1 ? q.prompt - c : 1;
-            q.cached = q.prompt - computed;
-            q.prompt = computed;
-        }
-    }
     QueueEngine engine;
     engine.slots = r.batch;
     engine.generated = generated;
@@ -1691,6 +1753,10 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         return;
     }
     const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
+    const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
+    const PrefillLayouts prefillJobs =
+        m_space.size && disaggregated ? PrefillJobs(rows) : PrefillLayouts{};
+    TransferTimes transfers;
     // Arrivals at one request per second; a rate divides them (the same draws at every rate).
     const std::vector<QueueRequest> unit = UnitRequests();
     for (auto& r : rows)
@@ -1702,6 +1768,11 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         const ServingRow* prefill = PrefillOf(prefills, r);
         const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
+        if (m_space.size && disaggregated)
+        {
+            SizeDisaggregated(r, job, prefillJobs, transfers, unit);
+            continue;
+        }
         if (m_space.size)
         {
             Size(r, job, unit);
@@ -1793,6 +1864,121 @@ ServingStudy::Size(ServingRow& r,
         }
     }
     r = std::move(best);
+}
+
+void
+ServingStudy::SizeDisaggregated(ServingRow& r,
+                                const ResolvedJob& job,
+                                const PrefillLayouts& prefills,
+                                TransferTimes& transfers,
+                                const std::vector<QueueRequest>& unit) const
+{
+    const double rate = m_space.rateRps;
+    auto loaded = [&](ServingRow set, const ServingRow& prefill)
+    {
+        set.load = LoadAt(set, job, &prefill, rate, unit);
+        return set;
+    };
+    auto meets = [this](const ServingRow& set)
+    {
+        return MeetsAttainment(set.load, m_space);
+    };
+    const uint64_t decodeGpus = job.run.parallel.Gpus();
+    // Fewer decode instances than this cannot keep up with the rate, even without the KV
+    // transfer.
+    const auto fewestDecode = static_cast<uint64_t>(
+        std::floor(rate * (job.run.generatedTokens - 1.0) * r.stepS / r.batch) + 1);
+    std::optional<ServingRow> best;
+    // A set must take fewer GPUs than this: the budget's, then the best's.
+    auto bound = [&]
+    {
+        return best ? uint64_t(best->gpusUsed) : uint64_t(m_space.gpus) + 1;
+    };
+    for (const auto& [layout, candidate] : prefills)
+    {
+        const auto& [p, prefill] = candidate;
+        const uint64_t prefillGpus = prefill.run.parallel.Gpus();
+        // Fewer prefill instances than this cannot keep up with the rate; the most leave the
+        // fewest decode instances room under the bound.
+        uint64_t x =
+            static_cast<uint64_t>(std::floor(rate * p.prefillS / prefill.run.parallel.pp)) + 1;
+        auto mostPrefill = [&]
+        {
+            const uint64_t room = bound() - 1;
+            return room < fewestDecode * decodeGpus
+                       ? 0
+                       : (room - fewestDecode * decodeGpus) / prefillGpus;
+        };
+        if (x > mostPrefill()
+            || PrefillAttainment(job, p, mostPrefill(), unit) < m_space.attainment - 1e-12)
+        {
+            continue; // even the most prefill instances miss the first-token target
+        }
+        // The fewest whose first tokens meet it (bisection: more instances, less queueing).
+        for (uint64_t high = mostPrefill(); high > x;)
+        {
+            const uint64_t mid = x + (high - x) / 2;
+            if (PrefillAttainment(job, p, mid, unit) >= m_space.attainment - 1e-12)
+            {
+                high = mid;
+            }
+            else
+            {
+                x = mid + 1;
+            }
+        }
+        // More prefill instances take the decode instances' room: x grows while a set of it
+        // can still take fewer GPUs than the bound.
+        for (; x <= mostPrefill(); ++x)
+        {
+            auto with = [&](uint64_t y) -> std::optional<ServingRow>
+            {
+                std::optional<ServingRow> set =
+                    PlaceSet(r, job, p, prefill, x, y, false, transfers);
+                if (set)
+                {
+                    set = loaded(*set, p);
+                }
+                return set;
+            };
+            // The most decode instances beside x under the bound that fit the budget.
+            uint64_t high = (bound() - 1 - x * prefillGpus) / decodeGpus;
+            std::optional<ServingRow> found = with(high);
+            while (!found && high > fewestDecode)
+            {
+                found = with(--high);
+            }
+            if (!found || found->load.overloaded
+                || found->load.summary.tpotAttainment < m_space.attainment - 1e-12)
+            {
+                break; // a larger x leaves fewer decode instances, which miss too
+            }
+            if (!meets(*found))
+            {
+                continue; // each target alone met, not both: more prefill instances
+            }
+            // Bisection on the decode instances (more of them, fewer requests each).
+            uint64_t low = fewestDecode - 1; // misses (or none)
+            while (high - low > 1)
+            {
+                const uint64_t mid = low + (high - low) / 2;
+                std::optional<ServingRow> set = with(mid);
+                if (set && meets(*set))
+                {
+                    high = mid;
+                    found = std::move(set);
+                }
+                else
+                {
+                    low = mid;
+                }
+            }
+            best = std::move(found);
+        }
+    }
+    // Where no set meets the targets, the whole budget's pairing shows why.
+    r = best ? std::move(*best)
+             : loaded(r, prefills.at(std::make_pair(r.prefillTp, r.prefillPp)).first);
 }
 
 std::vector<double>

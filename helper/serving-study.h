@@ -136,8 +136,9 @@ struct ServingSpace
     bool goodput = false;
     /**
      * Size each row for the rate instead of filling the GPUs: the fewest instances (at most
-     * the GPUs') at which `attainment` of the requests arriving at the rate meet both targets,
-     * each row simulated with them; rows ranked by the GPUs they take
+     * the GPUs'; disaggregated, prefill and decode instances taking the fewest GPUs) at which
+     * `attainment` of the requests arriving at the rate meet both targets, each row simulated
+     * with them; rows ranked by the GPUs they take
      */
     bool size = false;
 };
@@ -384,6 +385,36 @@ class ServingStudy
     std::vector<ServingRow> Run() const;
 
   private:
+    /** The layouts that hold a prefill, by tp and pp: the row and the candidate resolved */
+    using PrefillLayouts =
+        std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>>;
+    /** KV transfer times by prefill layout, decode layout and the two instances' first GPUs */
+    using TransferTimes = std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double>;
+
+    /**
+     * \param rows the evaluated rows \return the layouts that hold a prefill (the first row of
+     * each), each resolved once
+     */
+    PrefillLayouts PrefillJobs(const std::vector<ServingRow>& rows) const;
+    /**
+     * \brief Places x prefill instances of \p p beside y decode instances of \p r (the larger
+     * instances first, each on GPUs aligned to its size) and times the KV transfer between the
+     * first of each kind (probed once a placement, kept in \p transfers).
+     * \param r a decode row \param decode its candidate resolved \param p a prefill layout's
+     * row \param prefill its candidate resolved \param x prefill instances \param y decode
+     * instances \param copies whether the budget holds as many copies of the set as fit (Pair)
+     * or the set alone (sizing) \param transfers the probed times, in place
+     * \return \p r with the set's instances, GPUs, KV transfer and capacity (the lower of the
+     * decode instances' and the prefill instances'), or nothing where it ends past the budget
+     */
+    std::optional<ServingRow> PlaceSet(const ServingRow& r,
+                                       const ResolvedJob& decode,
+                                       const ServingRow& p,
+                                       const ResolvedJob& prefill,
+                                       uint64_t x,
+                                       uint64_t y,
+                                       bool copies,
+                                       TransferTimes& transfers) const;
     /**
      * \brief Fills the row's figures under continuous batching from its replays (see the class).
      * \param options the candidate \param job the candidate resolved
@@ -475,6 +506,23 @@ class ServingStudy
      */
     void Size(ServingRow& row, const ResolvedJob& job, const std::vector<QueueRequest>& unit) const;
     /**
+     * \brief Sizes a disaggregated decode row for the space's rate: of every prefill layout's
+     * sets of x prefill and y decode instances in the budget, the one taking the fewest GPUs
+     * at which the row meets the targets, loaded at the rate (the whole budget's pairing where
+     * none does). x starts at the fewest whose first tokens alone meet the attainment
+     * (PrefillAttainment, bisection) and grows while the requests' time per output token alone
+     * still meets it with the most decode instances left beside x; for each x, the fewest y by
+     * bisection below the best set so far.
+     * \param row a fitting row, paired (set in place) \param job its candidate resolved
+     * \param prefills the prefill layouts \param transfers the probed KV transfer times, in place
+     * \param unit the requests arriving at one per second
+     */
+    void SizeDisaggregated(ServingRow& row,
+                           const ResolvedJob& job,
+                           const PrefillLayouts& prefills,
+                           TransferTimes& transfers,
+                           const std::vector<QueueRequest>& unit) const;
+    /**
      * \param row a fitting row, its step curve set \param job its candidate resolved
      * \param prefill with disaggregated batching its prefill layout's row
      * \param rate requests per second arriving at the budget
@@ -486,6 +534,28 @@ class ServingStudy
                        const ServingRow* prefill,
                        double rate,
                        const std::vector<QueueRequest>& unit) const;
+    /**
+     * \param job a candidate resolved \param rate requests per second arriving
+     * \param unit the requests arriving at one per second \param kvShare each request's KV
+     * cache over the job's prompt's (set)
+     * \return the requests arriving at the rate, each with the prompt tokens its prefill
+     * computes (after its cached ones) and those cached
+     */
+    std::vector<QueueRequest> ArrivingAt(const ResolvedJob& job,
+                                         double rate,
+                                         const std::vector<QueueRequest>& unit,
+                                         std::vector<double>* kvShare) const;
+    /**
+     * \param job the decode row's candidate resolved \param prefill a prefill layout's row
+     * \param instances its instances \param unit the requests arriving at one per second
+     * \return the share of the requests arriving at the space's rate whose first token, at the
+     * end of their prefill on the pool (SimulatePrefillPool), meets the first-token target: a
+     * disaggregated set's attainment at most, whatever its decode instances
+     */
+    double PrefillAttainment(const ResolvedJob& job,
+                             const ServingRow& prefill,
+                             uint32_t instances,
+                             const std::vector<QueueRequest>& unit) const;
     /**
      * \return the space's requests arriving at one per second on average (drawn with the
      * space's burstiness, or its trace's times scaled), with their lengths (the job's, the

@@ -1424,7 +1424,7 @@ class ServingRouterTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Sized for a rate: a layout's fewest instances meet the targets and one fewer does not
  * (the same rate on that many GPUs); the rows rank by the GPUs they take; sizing is refused
- * without a rate and targets, and for disaggregated serving.
+ * without a rate or without targets.
  */
 class ServingSizeTestCase : public TestCase
 {
@@ -1469,12 +1469,12 @@ class ServingSizeTestCase : public TestCase
                     r.replicas * r.tp, rows[k - 1].replicas * rows[k - 1].tp, "ranked by GPUs");
             }
         }
-        for (const auto& refused : {std::make_pair(0.0, Batching::CONTINUOUS),
-                                    std::make_pair(30.0, Batching::DISAGGREGATED)})
+        for (const auto& refused : {std::make_pair(0.0, 0.3), std::make_pair(30.0, 0.0)})
         {
             ServingSpace bad = space;
             bad.rateRps = refused.first;
-            bad.batching = refused.second;
+            bad.tpotSloS = refused.second;
+            bad.ttftSloS = refused.second;
             NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
                                       [&]
                                       {
@@ -1484,6 +1484,70 @@ class ServingSizeTestCase : public TestCase
                                   true,
                                   "refused");
         }
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Disaggregated serving sized for a rate: each decode row's set of prefill and decode
+ * instances meets the targets, no set on one GPU fewer does (the budget one GPU smaller), the
+ * budget of its own GPUs finds as many; where no set meets, the row is the whole budget's
+ * pairing under the rate, as without sizing.
+ */
+class ServingSizeDisaggregatedTestCase : public TestCase
+{
+  public:
+    ServingSizeDisaggregatedTestCase()
+        : TestCase("serving study: disaggregated serving sized for a rate")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const JobOptions job = VllmLlama2("a100-sxm-80gb", 512, 128);
+        ServingSpace space = ContinuousTp1(16, 16);
+        space.batch = {16, 64};
+        space.batching = Batching::DISAGGREGATED;
+        space.requests = 300;
+        space.tpotSloS = 0.05;
+        space.ttftSloS = 0.1;
+        space.rateRps = 30;
+        space.size = true;
+        const std::vector<ServingRow> rows = ServingStudy(job, space, "flow", "", true).Run();
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "two batches");
+        for (std::size_t k = 0; k < rows.size(); ++k)
+        {
+            const ServingRow& r = rows[k];
+            RAPIDLLM_REQUIRE_EQ(r.meetsSlo && r.prefillInstances > 0, true, "sized within 16 GPUs");
+            NS_TEST_EXPECT_MSG_EQ(r.gpusUsed, r.prefillInstances + r.replicas, "TP1 instances");
+            NS_TEST_EXPECT_MSG_LT(r.gpusUsed, 16u, "fewer than the budget's");
+            NS_TEST_EXPECT_MSG_LT(r.load.utilization, 1.0, "within its capacity");
+            if (k > 0)
+            {
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(r.gpusUsed, rows[k - 1].gpusUsed, "ranked by GPUs");
+            }
+            ServingSpace own = space;
+            own.batch = {r.batch};
+            own.gpus = r.gpusUsed;
+            const ServingRow same = ServingStudy(job, own, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ(same.meetsSlo, true, "its own GPUs meet");
+            NS_TEST_EXPECT_MSG_EQ(same.gpusUsed, r.gpusUsed, "as many");
+            own.gpus = r.gpusUsed - 1;
+            const ServingRow fewer = ServingStudy(job, own, "flow", "", true).Run().at(0);
+            NS_TEST_EXPECT_MSG_EQ(fewer.meetsSlo, false, "one GPU fewer misses");
+        }
+        // A first-token target no prefill meets: the whole budget's pairing, loaded as
+        // without sizing.
+        ServingSpace tight = space;
+        tight.ttftSloS = 0.02;
+        const ServingRow missed = ServingStudy(job, tight, "flow", "", true).Run().at(0);
+        tight.size = false;
+        const ServingRow plain = ServingStudy(job, tight, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(missed.meetsSlo, false, "missed");
+        NS_TEST_EXPECT_MSG_EQ(missed.gpusUsed, plain.gpusUsed, "the whole budget's pairing");
+        NS_TEST_EXPECT_MSG_EQ(
+            missed.load.summary.attainment, plain.load.summary.attainment, "the same simulation");
     }
 };
 
@@ -1777,6 +1841,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingKvTokensTestCase, TestCase::QUICK);
         AddTestCase(new ServingRouterTestCase, TestCase::QUICK);
         AddTestCase(new ServingSizeTestCase, TestCase::QUICK);
+        AddTestCase(new ServingSizeDisaggregatedTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

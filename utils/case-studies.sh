@@ -92,6 +92,14 @@ done
     --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
     --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --rate=20 --size \
     --router=least-outstanding --out="$out/serving-size" | tee "$out/serving-size.txt"
+# The same with chunked prefill, and with prefill and decode on instances of their own.
+for batching in chunked disaggregated; do
+    "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=32 \
+        --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+        --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --rate=20 --size \
+        --router=least-outstanding --batching=$batching --out="$out/serving-size-$batching" \
+        | tee "$out/serving-size-$batching.txt"
+done
 
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \

@@ -641,8 +641,9 @@ MakeOptions()
             .For({kServing}),
         Flag("size",
              "with --rate and --tpot-slo or --ttft-slo: size each layout for the rate instead of "
-             "filling --gpus: its fewest instances (at most --gpus' worth) at which --attainment "
-             "of the requests meet the targets; rank by the GPUs they take",
+             "filling --gpus: its fewest instances (at most --gpus' worth; disaggregated, the "
+             "prefill and decode instances taking the fewest GPUs) at which --attainment of the "
+             "requests meet the targets; rank by the GPUs they take",
              "false")
             .For({kServing}),
         Choice("pipeline-split",
