@@ -238,13 +238,6 @@ DecodeReplaysOf(const RunSpec& run, uint64_t prompt)
     return d;
 }
 
-/** \return the GPUs a row's instances take (disaggregated: prefill and decode) */
-uint64_t
-GpusOf(const ServingRow& r)
-{
-    return r.prefillTp > 0 ? r.gpusUsed : uint64_t(r.replicas) * r.tp * r.pp * r.cp * r.dp;
-}
-
 /** \return whether a load is within the space's capacity and attainment */
 bool
 MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
@@ -388,6 +381,9 @@ ServingLoad::ToJson() const
         j["tpot_p90_s"] = summary.tpotP90S;
         j["tpot_p99_s"] = summary.tpotP99S;
         j["slo_attainment"] = summary.attainment;
+        // Each target alone: which of them binds.
+        j["ttft_attainment"] = summary.ttftAttainment;
+        j["tpot_attainment"] = summary.tpotAttainment;
         j["span_s"] = summary.spanS;
         if (summary.preemptions > 0)
         {
@@ -2044,10 +2040,10 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
                   {
                       return group(a) < group(b);
                   }
-                  if (space.size && a.fits && GpusOf(a) != GpusOf(b))
+                  if (space.size && a.fits && ServingRowGpus(a) != ServingRowGpus(b))
                   {
                       // Sized for the rate: by the GPUs it takes.
-                      return GpusOf(a) < GpusOf(b);
+                      return ServingRowGpus(a) < ServingRowGpus(b);
                   }
                   if (space.goodput && a.fits && a.load.tokensPerSPerGpu != b.load.tokensPerSPerGpu)
                   {
@@ -2064,6 +2060,12 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
                   }
                   return a.layout < b.layout;
               });
+}
+
+uint64_t
+ServingRowGpus(const ServingRow& r)
+{
+    return r.prefillTp > 0 ? r.gpusUsed : uint64_t(r.replicas) * r.tp * r.pp * r.cp * r.dp;
 }
 
 std::string
@@ -2098,8 +2100,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                          : "")
        << (loaded ? ",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization,ttft_p50_s,"
                     "ttft_p90_s,ttft_p99_s,tpot_p50_s,"
-                    "tpot_p90_s,tpot_p99_s,slo_attainment,load_energy_per_token_j,"
-                    "load_avg_power_w"
+                    "tpot_p90_s,tpot_p99_s,slo_attainment,ttft_attainment,tpot_attainment,"
+                    "load_energy_per_token_j,load_avg_power_w"
                   : "")
        << "\n";
     for (const auto& r : rows)
@@ -2146,7 +2148,9 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                                  q.tpotP50S,
                                  q.tpotP90S,
                                  q.tpotP99S,
-                                 q.attainment})
+                                 q.attainment,
+                                 q.ttftAttainment,
+                                 q.tpotAttainment})
             {
                 os << "," << (figures ? FormatNumber(value) : "");
             }

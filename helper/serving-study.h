@@ -598,6 +598,9 @@ class ServingStudy
  */
 void RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space);
 
+/** \return the GPUs a row's instances take (disaggregated: its prefill and decode instances) */
+uint64_t ServingRowGpus(const ServingRow& row);
+
 /**
  * \return the row's plan in a few words: instances x layout (data-parallel attention replicas
  * too), and with disaggregation its prefill instances, e.g. "2x tp4 pp1 + 1x tp1 pp2"

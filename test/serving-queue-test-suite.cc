@@ -1100,7 +1100,7 @@ class RequestLengthsTestCase : public TestCase
 /**
  * \ingroup rapid-llm-tests
  * \brief The summary: nearest-rank percentiles, each request's time per output token after its
- * first, attainment of both targets, the span.
+ * first, attainment of both targets and of each alone, the span.
  */
 class QueueSummaryTestCase : public TestCase
 {
@@ -1128,6 +1128,12 @@ class QueueSummaryTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotP90S, 0.001, 1e-12, "ninety at 1 ms");
         NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotP99S, 0.003, 1e-12, "the slow ten");
         NS_TEST_EXPECT_MSG_EQ_TOL(s.attainment, 0.80, 1e-12, "80 within 80 ms and 2 ms");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.ttftAttainment, 0.80, 1e-12, "80 within 80 ms alone");
+        NS_TEST_EXPECT_MSG_EQ_TOL(s.tpotAttainment, 0.90, 1e-12, "90 within 2 ms alone");
+        const QueueSummary looser = SummarizeQueue(requests, 11, 0.0955, 0.002);
+        NS_TEST_EXPECT_MSG_EQ_TOL(looser.ttftAttainment, 0.95, 1e-12, "95 within 95.5 ms alone");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            looser.attainment, 0.90, 1e-12, "both: the per-token target binds");
         NS_TEST_EXPECT_MSG_EQ_TOL(s.spanS, 99 + 0.1 + 0.03, 1e-9, "first arrival to last token");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             SummarizeQueue(requests, 11, 0, 0).attainment, 1.0, 1e-12, "no targets: all within");

@@ -227,9 +227,21 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
 void
 PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
 {
-    std::printf("%4s %-22s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
+    // The layout column as wide as the longest plan shown (disaggregated plans name both kinds).
+    int width = 22;
+    uint64_t fitting = 0;
+    for (const auto& r : rows)
+    {
+        if (r.fits && (shown == 0 || fitting++ < shown))
+        {
+            width = std::max(width, static_cast<int>(ServingPlanName(r).size()));
+        }
+    }
+    std::printf("%4s %-*s %5s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
                 "rank",
+                width,
                 "layout",
+                "GPUs",
                 "batch",
                 "req/s",
                 "tok/s/GPU",
@@ -261,9 +273,11 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             }
             if (l.overloaded)
             {
-                std::printf("%4llu %-22s %5u %7.2f %9.1f %5s %s\n",
+                std::printf("%4llu %-*s %5llu %5u %7.2f %9.1f %5s %s\n",
                             static_cast<unsigned long long>(++rank),
+                            width,
                             layout.c_str(),
+                            static_cast<unsigned long long>(ServingRowGpus(r)),
                             r.batch,
                             l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
                             l.tokensPerSPerGpu,
@@ -282,9 +296,12 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
                 std::snprintf(attained, sizeof(attained), "%.1f%%", q.attainment * 100);
             }
             std::printf(
-                "%4llu %-22s %5u %7.2f %9.1f %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s %4s\n",
+                "%4llu %-*s %5llu %5u %7.2f %9.1f %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s "
+                "%4s\n",
                 static_cast<unsigned long long>(++rank),
+                width,
                 layout.c_str(),
+                static_cast<unsigned long long>(ServingRowGpus(r)),
                 r.batch,
                 l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
                 l.tokensPerSPerGpu,
