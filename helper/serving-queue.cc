@@ -1204,6 +1204,71 @@ LeastOutstanding(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
     return least;
 }
 
+/**
+ * \return the instance of the pool the cache-aware router deals \p r to at \p at (see
+ * SimulateInstances), each advanced to it
+ */
+uint32_t
+CacheAware(std::vector<std::unique_ptr<EngineInstance>>& pool,
+           const std::vector<PrefixCache>& caches,
+           const QueueEngine& engine,
+           const QueueRequest& r,
+           double at)
+{
+    // SGLang's and vLLM's routers' defaults (sgl-router / vllm-router, policy cache_aware).
+    const double cacheThreshold = 0.3;
+    const double balanceAbs = 64;
+    const double balanceRel = 1.5;
+    std::vector<std::size_t> load(pool.size());
+    for (uint32_t j = 0; j < pool.size(); ++j)
+    {
+        pool[j]->Advance(at);
+        load[j] = pool[j]->Outstanding(at);
+    }
+    const auto [least, most] = std::minmax_element(load.begin(), load.end());
+    // Lowest index among equals, as LeastOutstanding.
+    auto fewestOf = [&](auto eligible)
+    {
+        uint32_t best = static_cast<uint32_t>(pool.size());
+        for (uint32_t j = 0; j < pool.size(); ++j)
+        {
+            if (eligible(j) && (best == pool.size() || load[j] < load[best]))
+            {
+                best = j;
+            }
+        }
+        return best;
+    };
+    if (double(*most) - double(*least) > balanceAbs && double(*most) > balanceRel * double(*least))
+    {
+        return static_cast<uint32_t>(least - load.begin());
+    }
+    const double share = r.prompt > 0 ? double(engine.prefixTokens) / r.prompt : 1;
+    if (share > cacheThreshold)
+    {
+        const uint32_t holder = fewestOf(
+            [&](uint32_t j)
+            {
+                return caches[j].Holds(r.prefix);
+            });
+        if (holder < pool.size())
+        {
+            return holder;
+        }
+    }
+    // The smallest tree: the fewest prefixes held (then the least outstanding, lowest index).
+    uint32_t smallest = 0;
+    for (uint32_t j = 1; j < pool.size(); ++j)
+    {
+        if (caches[j].Size() < caches[smallest].Size()
+            || (caches[j].Size() == caches[smallest].Size() && load[j] < load[smallest]))
+        {
+            smallest = j;
+        }
+    }
+    return smallest;
+}
+
 /** \return the dynamic energy of each instance of the pool, each run to its end */
 std::vector<double>
 RunToEnd(std::vector<std::unique_ptr<EngineInstance>>& pool)
@@ -1263,17 +1328,28 @@ SimulateInstances(const QueueEngine& engine,
         instanceOf->clear();
     }
     std::vector<std::unique_ptr<EngineInstance>> pool = MakePool(engine, instances);
+    std::vector<PrefixCache> caches(instances, PrefixCache(engine.prefixCapacity));
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
+        QueueRequest& r = *requests[i];
         uint32_t k = static_cast<uint32_t>(i % instances);
-        if (router == QueueRouter::LEAST_OUTSTANDING && instances > 1)
+        if (router != QueueRouter::ROUND_ROBIN && instances > 1)
         {
             if (i > 0 && readyS[i] < readyS[i - 1])
             {
                 throw std::logic_error("SimulateInstances: a router needs requests in the "
                                        "order they arrive");
             }
-            k = LeastOutstanding(pool, readyS[i]);
+            k = router == QueueRouter::CACHE_AWARE && r.prefix > 0 && engine.prefixTokens > 0
+                    ? CacheAware(pool, caches, engine, r, readyS[i])
+                    : LeastOutstanding(pool, readyS[i]);
+        }
+        const uint32_t whole = r.prompt + r.cached;
+        if (r.prefix > 0 && engine.prefixTokens > 0 && caches[k].Use(r.prefix) && whole > 1)
+        {
+            // The prefix found: the rest of the prompt computed (one token at least).
+            r.cached = std::min(engine.prefixTokens, whole - 1);
+            r.prompt = whole - r.cached;
         }
         pool[k]->Add(readyS[i], requests[i]);
         if (instanceOf != nullptr)
@@ -1282,6 +1358,42 @@ SimulateInstances(const QueueEngine& engine,
         }
     }
     return RunToEnd(pool);
+}
+
+PrefixCache::PrefixCache(uint32_t capacity)
+    : m_capacity(capacity)
+{}
+
+bool
+PrefixCache::Holds(uint32_t prefix) const
+{
+    return m_used.count(prefix) > 0;
+}
+
+bool
+PrefixCache::Use(uint32_t prefix)
+{
+    const auto it = m_used.find(prefix);
+    const bool held = it != m_used.end();
+    if (held)
+    {
+        m_byUse.erase(it->second);
+    }
+    else if (m_capacity > 0 && m_used.size() >= m_capacity)
+    {
+        // The least recently used goes.
+        m_used.erase(m_byUse.begin()->second);
+        m_byUse.erase(m_byUse.begin());
+    }
+    m_used[prefix] = ++m_clock;
+    m_byUse.emplace(m_clock, prefix);
+    return held;
+}
+
+std::size_t
+PrefixCache::Size() const
+{
+    return m_used.size();
 }
 
 void

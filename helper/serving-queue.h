@@ -6,6 +6,7 @@
 #define RAPIDLLM_SERVING_QUEUE_H
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace ns3 {
@@ -68,8 +69,13 @@ struct StepCurve
 /** How requests are dealt to an engine's instances (SimulateInstances) or replicas. */
 enum class QueueRouter
 {
-    ROUND_ROBIN,      //!< in turn, whatever they hold
-    LEAST_OUTSTANDING //!< to the one with the fewest requests not finished as it comes
+    ROUND_ROBIN,       //!< in turn, whatever they hold
+    LEAST_OUTSTANDING, //!< to the one with the fewest requests not finished as it comes
+    /**
+     * by the prefixes the instances hold (SGLang's and vLLM's routers' cache_aware policy, see
+     * SimulateInstances); requests of a prefix group only
+     */
+    CACHE_AWARE
 };
 
 /**
@@ -172,6 +178,13 @@ struct QueueEngine
     bool preempt = false;
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
+    /**
+     * requests of prefix groups (QueueRequest::prefix): the tokens of each group's prefix, which
+     * an instance holding it does not compute (0: none)
+     */
+    uint32_t prefixTokens = 0;
+    /** the prefixes an instance holds at most, the least recently used evicted (0: no limit) */
+    uint32_t prefixCapacity = 0;
 };
 
 /** What became of one request in the queue simulation (times in s from the first arrival). */
@@ -192,6 +205,40 @@ struct QueueRequest
      */
     uint32_t cached = 0;
     uint32_t preemptions = 0; //!< times the engine preempted it (QueueEngine::preempt)
+    /**
+     * its prefix group, 1 to K (0: none): its prompt starts with the group's prefix of
+     * QueueEngine::prefixTokens, found in the cache of an instance that holds it; `prompt` is
+     * then its whole prompt until it is dealt to an instance
+     */
+    uint32_t prefix = 0;
+};
+
+/**
+ * \brief The prefixes an engine instance holds in its KV cache, the least recently used first
+ * to go (vLLM's and SGLang's prefix caches evict in LRU order): a request of a prefix group
+ * finds its prefix or computes it, and it is then the most recent.
+ */
+class PrefixCache
+{
+  public:
+    /** \param capacity the prefixes it holds at most (0: no limit) */
+    explicit PrefixCache(uint32_t capacity = 0);
+    /** \param prefix a group \return whether it holds the group's prefix */
+    bool Holds(uint32_t prefix) const;
+    /**
+     * \brief Uses a group's prefix: it becomes the most recent, computed and kept if it was not
+     * held (evicting the least recently used beyond the capacity).
+     * \param prefix a group \return whether it was held (a hit)
+     */
+    bool Use(uint32_t prefix);
+    /** \return the prefixes it holds */
+    std::size_t Size() const;
+
+  private:
+    uint32_t m_capacity;                  //!< the most it holds (0: no limit)
+    uint64_t m_clock = 0;                 //!< uses so far
+    std::map<uint32_t, uint64_t> m_used;  //!< each held prefix's last use
+    std::map<uint64_t, uint32_t> m_byUse; //!< the held prefixes by their last use
 };
 
 /**
@@ -260,11 +307,21 @@ double SimulateEngine(const QueueEngine& engine,
  * router: in turn, or each as it comes to the instance with the fewest requests waiting or in
  * flight then (the lowest index among equals; Vidur's least-outstanding-requests global
  * scheduler, a load balancer's least-requests policy), the instances simulated side by side
- * up to each arrival. \param engine the instances \param instances how many
- * \param router how requests are dealt \param readyS when each reaches them (ascending for
- * LEAST_OUTSTANDING) \param requests one per readyS, filled in place
- * \param instanceOf if given, filled with each request's instance
- * \return the dynamic energy of each instance's iterations, J
+ * up to each arrival. With prefix groups (QueueEngine::prefixTokens), each instance keeps a
+ * PrefixCache: a request dealt to one that holds its group's prefix computes only the rest of
+ * its prompt (QueueRequest::cached, at most all but one token), and the prefix is then held
+ * (the router's view of the caches is the caches, as the cache-aware routers mirror them; a
+ * request's prefix counts as held from its dealing, not from its prefill's end). The
+ * cache-aware router (SGLang's and vLLM's router, policy cache_aware, defaults
+ * --cache-threshold 0.3, --balance-abs-threshold 64, --balance-rel-threshold 1.5): while the
+ * busiest instance has more than 64 outstanding requests beyond the idlest and more than 1.5
+ * times as many, the least outstanding; otherwise, where the prefix is more than 0.3 of the
+ * prompt, the least outstanding of the instances holding it, and where none holds it (or it
+ * is a smaller share) the instance holding the fewest prefixes (the routers' smallest tree). \param
+ * engine the instances \param instances how many \param router how requests are dealt \param readyS
+ * when each reaches them (ascending for LEAST_OUTSTANDING) \param requests one per readyS, filled
+ * in place \param instanceOf if given, filled with each request's instance \return the dynamic
+ * energy of each instance's iterations, J
  */
 std::vector<double> SimulateInstances(const QueueEngine& engine,
                                       uint32_t instances,

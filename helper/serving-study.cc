@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -265,7 +266,7 @@ BatchingNames()
 std::vector<std::string>
 RouterNames()
 {
-    return {"round-robin", "least-outstanding"};
+    return {"round-robin", "least-outstanding", "cache-aware"};
 }
 
 Batching
@@ -390,6 +391,10 @@ ServingLoad::ToJson() const
             // vLLM's: requests preempted for room in the KV cache, recomputed later.
             j["preemptions"] = summary.preemptions;
         }
+        if (prefixHitShare >= 0)
+        {
+            j["prefix_hit_share"] = prefixHitShare;
+        }
         j["have_energy"] = haveEnergy;
         j["energy_per_token_j"] = energyPerTokenJ;
         j["avg_power_w"] = avgPowerW;
@@ -495,12 +500,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
     }
     base.Set("gpus", options.Get("cp"));
     bool moe = false;
+    bool sharedPrefix = false;
     {
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
         JobOptions check = base;
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
         moe = job.model.IsMoe();
+        sharedPrefix = job.run.sharedPrefix;
         m_prefixTokens = job.run.cachedPrefix;
         if (job.run.generatedTokens < 2)
         {
@@ -714,6 +721,53 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "router",
                         "a router deals the requests arriving under --rate or --goodput: give "
                         "one (or leave the router round-robin)");
+    }
+    if (space.router == QueueRouter::CACHE_AWARE && space.prefixes == 0)
+    {
+        throw SpecError(kCommandLine,
+                        "router",
+                        "the cache-aware router deals requests by the prefixes the instances "
+                        "hold: give --prefixes (and --cached-prefix) too");
+    }
+    if (space.prefixes > 0)
+    {
+        const bool dpReplicas = std::any_of(space.dp.begin(),
+                                            space.dp.end(),
+                                            [](uint32_t dp)
+                                            {
+                                                return dp > 1;
+                                            });
+        std::string why;
+        if (!arrivals)
+        {
+            why = "prefix groups are found in the instances' caches as requests arrive: give "
+                  "--rate, --goodput or --size";
+        }
+        else if (m_prefixTokens == 0)
+        {
+            why = "each group's prefix is the cached prefix: give --cached-prefix too";
+        }
+        else if (space.prefixHit < 1 || space.trace.hasCached || sharedPrefix)
+        {
+            why = std::string("a request finds its group's prefix where its instance holds it: "
+                              "drop ")
+                  + (space.prefixHit < 1     ? "--prefix-hit"
+                     : space.trace.hasCached ? "the trace's cached column"
+                                             : "--shared-prefix");
+        }
+        else if (disaggregated)
+        {
+            why = "prefix groups are modelled for co-located instances (the batching is "
+                  "disaggregated)";
+        }
+        else if (dpReplicas)
+        {
+            why = "prefix groups are modelled for instances of one KV cache (allowed: dp 1)";
+        }
+        if (!why.empty())
+        {
+            throw SpecError(kCommandLine, "prefixes", why);
+        }
     }
     if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
     {
@@ -1546,6 +1600,21 @@ ServingStudy::UnitRequests() const
                         m_space.seed ^ 0x9e3779b97f4a7c15ull);
         }
     }
+    if (m_space.prefixes > 0)
+    {
+        // Each request's group uniformly, a stream of its own; its whole prompt computed unless
+        // its instance holds the group's prefix (SimulateInstances).
+        std::mt19937_64 generator(m_space.seed ^ 0xbb67ae8584caa73bull);
+        for (auto& r : requests)
+        {
+            r.prefix = static_cast<uint32_t>(1 + generator() % m_space.prefixes);
+            if (r.prompt == 0)
+            {
+                r.prompt = run.promptTokens;
+            }
+            r.cached = 0;
+        }
+    }
     if (m_space.prefixHit < 1)
     {
         // A stream of their own too.
@@ -1576,7 +1645,9 @@ ServingStudy::ArrivingAt(const ResolvedJob& job,
         if (q.prompt > 0)
         {
             // A trace's own cached tokens or a drawn hit's, else the job's prefix.
-            const uint32_t c = m_space.trace.hasCached || m_space.prefixHit < 1 ? q.cached : cached;
+            const uint32_t c =
+                m_space.trace.hasCached || m_space.prefixHit < 1 || m_space.prefixes > 0 ? q.cached
+                                                                                         : cached;
             (*kvShare)[i] = double(q.prompt) / job.run.promptTokens;
             const uint32_t computed = q.prompt > c + 1 ? q.prompt - c : 1;
             q.cached = q.prompt - computed;
@@ -1658,6 +1729,19 @@ ServingStudy::LoadAt(const ServingRow& r,
     // others' in turn.
     engine.replicaRouter =
         job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
+    if (m_space.prefixes > 0)
+    {
+        // An instance holds the prefixes of the requests it runs and, in the KV cache a full
+        // batch of whole-length requests leaves free, the most recently used others.
+        engine.prefixTokens = m_prefixTokens;
+        const double spare =
+            r.kvTokens - double(r.batch) * (double(job.run.promptTokens) + generated);
+        engine.prefixCapacity =
+            r.kvTokens <= 0 ? 0
+                            : r.batch
+                                  + static_cast<uint32_t>(
+                                      std::floor(std::max(0.0, spare) / double(m_prefixTokens)));
+    }
     double joules = 0;
     double idleW = r.replicas * r.idleW;
     bool energy = r.haveEnergy;
@@ -1730,6 +1814,16 @@ ServingStudy::LoadAt(const ServingRow& r,
         joules += j;
     }
     load.summary = SummarizeQueue(requests, generated, m_space.ttftSloS, m_space.tpotSloS);
+    if (m_space.prefixes > 0)
+    {
+        const auto hits = std::count_if(requests.begin(),
+                                        requests.end(),
+                                        [](const QueueRequest& q)
+                                        {
+                                            return q.cached > 0;
+                                        });
+        load.prefixHitShare = double(hits) / double(requests.size());
+    }
     load.haveEnergy = energy;
     if (energy && load.summary.spanS > 0)
     {
@@ -2215,6 +2309,10 @@ ServingStudyJson(const ServingStudy& study,
         if (study.GetBatching() == Batching::STATIC)
         {
             arrivals["batch_delay_s"] = space.batchDelayS;
+        }
+        if (space.prefixes > 0)
+        {
+            arrivals["prefixes"] = space.prefixes;
         }
         if (space.router != QueueRouter::ROUND_ROBIN)
         {

@@ -130,6 +130,15 @@ struct ServingSpace
      */
     double prefixHit = 1;
     /**
+     * Under arrivals, K prefix groups (0: none): each request's prompt starts with one of K
+     * distinct prefixes of the job's cached-prefix tokens, drawn uniformly (as SGLang's
+     * bench_serving.py generated-shared-prefix dataset spreads its requests over system
+     * prompts), found in the cache of an instance that computed it before and holds it still
+     * (QueueEngine::prefixTokens, PrefixCache); the candidates are replayed with the prefix
+     * cached
+     */
+    uint32_t prefixes = 0;
+    /**
      * Find each row's goodput instead of taking a rate: the highest rate at which `attainment`
      * of the requests meet both targets (DistServe's goodput), each row simulated at it
      */
@@ -159,6 +168,8 @@ struct ServingLoad
     bool haveEnergy = false;     //!< whether the energy figures are known
     double energyPerTokenJ = 0;  //!< GPU energy per generated token, idle time included
     double avgPowerW = 0;        //!< average board power per GPU
+    /** with prefix groups (ServingSpace::prefixes): the share of requests that found theirs */
+    double prefixHitShare = -1;
 
     /** \return the figures as JSON */
     Json ToJson() const;

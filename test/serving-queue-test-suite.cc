@@ -1220,6 +1220,100 @@ class RouterTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief Prefix groups: an instance's cache in LRU order, worked by hand; one-slot instances
+ * dealt requests of two groups in turn, to the least outstanding and cache-aware (a request
+ * finding its prefix prefills only the rest); the cache-aware router's smallest tree for a
+ * short prefix and its fallback to the least outstanding past the imbalance thresholds.
+ */
+class PrefixGroupsTestCase : public TestCase
+{
+  public:
+    PrefixGroupsTestCase()
+        : TestCase("serving queue: prefix groups found in the instances' caches")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        PrefixCache lru(2);
+        NS_TEST_EXPECT_MSG_EQ(lru.Use(1), false, "computed");
+        NS_TEST_EXPECT_MSG_EQ(lru.Use(2), false, "computed");
+        NS_TEST_EXPECT_MSG_EQ(lru.Use(1), true, "found, now the most recent");
+        NS_TEST_EXPECT_MSG_EQ(lru.Use(3), false, "computed, the least recent (2) evicted");
+        NS_TEST_EXPECT_MSG_EQ(lru.Holds(2), false, "evicted");
+        NS_TEST_EXPECT_MSG_EQ((lru.Holds(1) && lru.Holds(3) && lru.Size() == 2), true, "kept");
+        PrefixCache unlimited;
+        for (uint32_t g = 1; g <= 1000; ++g)
+        {
+            unlimited.Use(g);
+        }
+        NS_TEST_EXPECT_MSG_EQ((unlimited.Use(1) && unlimited.Size() == 1000), true, "no limit");
+
+        // Prompts of 100 tokens, a 60-token prefix: a hit prefills 40 (0.2 s of the curve's 0.5).
+        QueueEngine e = FourSlots();
+        e.slots = 1;
+        e.prefixTokens = 60;
+        auto run = [&](QueueRouter router, std::vector<uint32_t>& instanceOf)
+        {
+            const std::vector<double> ready = {0, 10, 20, 30};
+            std::vector<QueueRequest> r = Arriving(ready);
+            const uint32_t group[] = {1, 1, 2, 1};
+            for (std::size_t i = 0; i < r.size(); ++i)
+            {
+                r[i].prompt = 100;
+                r[i].prefix = group[i];
+            }
+            std::vector<QueueRequest*> all = All(r);
+            SimulateInstances(e, 2, router, ready, all, &instanceOf);
+            return r;
+        };
+        std::vector<uint32_t> at;
+        const std::vector<QueueRequest> turn = run(QueueRouter::ROUND_ROBIN, at);
+        NS_TEST_EXPECT_MSG_EQ((at == std::vector<uint32_t>{0, 1, 0, 1}), true, "in turn");
+        NS_TEST_EXPECT_MSG_EQ(turn[1].cached, 0u, "group 1 new to instance 1");
+        NS_TEST_EXPECT_MSG_EQ_TOL(turn[1].firstTokenS, 10.5, 1e-12, "its whole prompt");
+        NS_TEST_EXPECT_MSG_EQ((turn[3].cached == 60 && turn[3].prompt == 40), true, "found");
+        NS_TEST_EXPECT_MSG_EQ_TOL(turn[3].firstTokenS, 30.2, 1e-12, "the rest prefilled");
+        const std::vector<QueueRequest> least = run(QueueRouter::LEAST_OUTSTANDING, at);
+        NS_TEST_EXPECT_MSG_EQ(
+            (at == std::vector<uint32_t>{0, 0, 0, 0}), true, "all idle: the first");
+        NS_TEST_EXPECT_MSG_EQ(
+            least[1].cached + least[2].cached + least[3].cached, 120u, "1 and 3 hit");
+        const std::vector<QueueRequest> aware = run(QueueRouter::CACHE_AWARE, at);
+        NS_TEST_EXPECT_MSG_EQ((at == std::vector<uint32_t>{0, 0, 1, 0}),
+                              true,
+                              "group 1 to its holder, group 2 to the smaller tree");
+        NS_TEST_EXPECT_MSG_EQ_TOL(aware[1].firstTokenS, 10.2, 1e-12, "found");
+        NS_TEST_EXPECT_MSG_EQ(aware[2].cached, 0u, "group 2 computed");
+        // A prefix of 20 tokens, 0.2 of the prompt (the routers' threshold 0.3): the smaller
+        // tree, not the holder.
+        e.prefixTokens = 20;
+        run(QueueRouter::CACHE_AWARE, at);
+        NS_TEST_EXPECT_MSG_EQ(
+            (at == std::vector<uint32_t>{0, 1, 0, 1}), true, "the instance holding fewer prefixes");
+        // 70 requests of one group at once on one-slot instances: its holder takes them until
+        // it has more than 64 outstanding beyond the other (and 1.5 times as many); the other
+        // then holds the prefix too and, less loaded, takes the next.
+        e.prefixTokens = 60;
+        const std::vector<double> burst(70, 0.0);
+        std::vector<QueueRequest> r = Arriving(burst);
+        for (QueueRequest& q : r)
+        {
+            q.prompt = 100;
+            q.prefix = 1;
+        }
+        std::vector<QueueRequest*> all = All(r);
+        SimulateInstances(e, 2, QueueRouter::CACHE_AWARE, burst, all, &at);
+        NS_TEST_EXPECT_MSG_EQ(at[64], 0u, "64 beyond the idle one: still the holder");
+        NS_TEST_EXPECT_MSG_EQ(at[65], 1u, "65 beyond: the least outstanding");
+        NS_TEST_EXPECT_MSG_EQ(at[66], 1u, "now a holder, and the less loaded");
+        NS_TEST_EXPECT_MSG_EQ(r[66].cached, 60u, "found there");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Random engines under every batching (continuous with attention replicas), caches and
  * lengths: every request finishes, its first token after its arrival and its last after its
  * first; only an engine that preempts does, and where its cache never binds it is the engine
@@ -1381,6 +1475,7 @@ class ServingQueueTestSuite : public TestSuite
         AddTestCase(new KvTransfersTestCase, TestCase::QUICK);
         AddTestCase(new QueueSummaryTestCase, TestCase::QUICK);
         AddTestCase(new RouterTestCase, TestCase::QUICK);
+        AddTestCase(new PrefixGroupsTestCase, TestCase::QUICK);
         AddTestCase(new RandomEnginesTestCase, TestCase::QUICK);
     }
 };

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -1551,6 +1552,81 @@ class ServingSizeDisaggregatedTestCase : public TestCase
     }
 };
 
+/**
+ * \ingroup rapid-llm-tests
+ * \brief Prefix groups under arrivals: with one group every request but each instance's first
+ * finds it; with more groups than an instance holds, the cache-aware router finds more of them
+ * than dealing in turn, and the first tokens come sooner; refusals name the option.
+ */
+class ServingPrefixGroupsTestCase : public TestCase
+{
+  public:
+    ServingPrefixGroupsTestCase()
+        : TestCase("serving study: prefix groups and the cache-aware router")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job = VllmLlama2("a100-sxm-40gb", 1024, 64);
+        job.Set("cached-prefix", "768");
+        ServingSpace space = ContinuousTp1(4, 16);
+        space.requests = 600;
+        space.rateRps = 24;
+        space.ttftSloS = 0.5;
+        space.prefixes = 1;
+        const ServingRow one = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(one.loaded && !one.load.overloaded && one.replicas == 4, true, "run");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            one.load.prefixHitShare, (600.0 - 4) / 600, 1e-12, "all but each instance's first");
+        space.prefixes = 256;
+        const ServingRow turn = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        space.router = QueueRouter::CACHE_AWARE;
+        const ServingRow aware = ServingStudy(job, space, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_GT(
+            aware.load.prefixHitShare, turn.load.prefixHitShare + 0.3, "their groups kept apart");
+        NS_TEST_EXPECT_MSG_LT(
+            aware.load.summary.ttftP50S, turn.load.summary.ttftP50S, "shorter prefills");
+        NS_TEST_EXPECT_MSG_GT(turn.load.summary.ttftP50S,
+                              one.load.summary.ttftP50S,
+                              "whole prompts where the groups are many");
+
+        // Each refused case: the job, the space and what the error names besides the option.
+        std::vector<std::tuple<JobOptions, ServingSpace, std::string, std::string>> refused;
+        JobOptions uncached = job;
+        uncached.Set("cached-prefix", "0");
+        refused.emplace_back(uncached, space, "prefixes", "--cached-prefix");
+        JobOptions shared = job;
+        shared.Set("shared-prefix", "true");
+        refused.emplace_back(shared, space, "prefixes", "--shared-prefix");
+        ServingSpace drawn = space;
+        drawn.prefixHit = 0.5;
+        refused.emplace_back(job, drawn, "prefixes", "--prefix-hit");
+        ServingSpace closed = space;
+        closed.rateRps = 0;
+        closed.router = QueueRouter::ROUND_ROBIN;
+        refused.emplace_back(job, closed, "prefixes", "--rate");
+        ServingSpace split = space;
+        split.batching = Batching::DISAGGREGATED;
+        refused.emplace_back(job, split, "prefixes", "disaggregated");
+        ServingSpace ungrouped = space;
+        ungrouped.prefixes = 0;
+        refused.emplace_back(job, ungrouped, "router", "--prefixes");
+        for (const auto& [badJob, bad, option, mention] : refused)
+        {
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          ServingStudy(badJob, bad, "flow", "", true);
+                                      },
+                                      {option, mention}),
+                                  true,
+                                  mention);
+        }
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 
 /**
@@ -1809,6 +1885,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--size", "give --rate"},
                                Bad{"--prefix-hit=50", "give --cached-prefix too"},
                                Bad{"--prefix-hit=101", "prefix-hit"},
+                               Bad{"--prefixes=8", "give --rate, --goodput or --size"},
                                Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);
@@ -1842,6 +1919,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingRouterTestCase, TestCase::QUICK);
         AddTestCase(new ServingSizeTestCase, TestCase::QUICK);
         AddTestCase(new ServingSizeDisaggregatedTestCase, TestCase::QUICK);
+        AddTestCase(new ServingPrefixGroupsTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new CliServingStudyTestCase, TestCase::QUICK);
 #endif

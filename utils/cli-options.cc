@@ -599,6 +599,16 @@ MakeOptions()
              100,
              "100")
             .For({kServing}),
+        Count("prefixes",
+              "with --cached-prefix under --rate, --goodput or --size: K prefix groups, each "
+              "request's prompt starting with one of K distinct prefixes of --cached-prefix "
+              "tokens drawn uniformly (system prompts, as SGLang's generated-shared-prefix "
+              "benchmark), found only in the cache of an instance that holds it (0: every "
+              "request finds the one prefix)",
+              0,
+              1u << 24,
+              "0")
+            .For({kServing}),
         Real("burstiness",
              "with --rate or --goodput: the gamma shape of the gaps between arrivals, as "
              "benchmark_serving.py's --burstiness (1: Poisson; below 1 burstier, above 1 more "
@@ -620,7 +630,10 @@ MakeOptions()
                "instances: round-robin (in turn, as benchmark clients spread them) or "
                "least-outstanding (each to the instance with the fewest requests waiting or in "
                "flight as it comes: Vidur's lor global scheduler, a load balancer's "
-               "least-request policy; disaggregated, the decode instance as each prefill ends)",
+               "least-request policy; disaggregated, the decode instance as each prefill ends) "
+               "or, with --prefixes, cache-aware (SGLang's and vLLM's routers' cache_aware "
+               "policy: to an instance holding the request's prefix unless the load is "
+               "unbalanced)",
                RouterNames,
                "round-robin")
             .For({kServing}),

@@ -348,6 +348,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
     space.prefixHit = args.Real("prefix-hit") / 100;
+    space.prefixes = static_cast<uint32_t>(args.Count("prefixes"));
     space.batchDelayS = args.Real("batch-delay") * 1e-3;
     {
         const std::vector<std::string> routers = RouterNames();
@@ -715,6 +716,31 @@ RunStudyServingCommand(const CliArgs& args)
                     study.PrefixTokens(),
                     space.rateRps > 0 || space.goodput ? " (each request's drawn)" : "",
                     std::to_string(first.run.cachedPrefix).c_str());
+    }
+    if (space.prefixes > 0)
+    {
+        // The share of requests that found their group's prefix, over the rows simulated.
+        double least = 1;
+        double most = 0;
+        for (const auto& r : rows)
+        {
+            if (r.loaded && !r.load.overloaded)
+            {
+                least = std::min(least, r.load.prefixHitShare);
+                most = std::max(most, r.load.prefixHitShare);
+            }
+        }
+        std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn uniformly; an "
+                    "instance holds those of the requests it runs and, in the KV cache a full "
+                    "batch leaves free, the most recently used others; the layouts are replayed "
+                    "with the prefix cached%s\n",
+                    space.prefixes,
+                    study.PrefixTokens(),
+                    most >= least ? ("; " + FormatNumber(std::round(least * 1000) / 10) + "-"
+                                     + FormatNumber(std::round(most * 1000) / 10)
+                                     + "% of the requests found theirs (prefix_hit_share)")
+                                        .c_str()
+                                  : "");
     }
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))
