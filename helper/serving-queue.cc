@@ -1344,11 +1344,13 @@ SimulateInstances(const QueueEngine& engine,
                     ? CacheAware(pool, caches, engine, r, readyS[i])
                     : LeastOutstanding(pool, readyS[i]);
         }
-        const uint32_t whole = r.prompt + r.cached;
-        if (r.prefix > 0 && engine.prefixTokens > 0 && caches[k].Use(r.prefix) && whole > 1)
+        if (r.prefix > 0 && engine.prefixTokens > 0)
         {
-            // The prefix found: the rest of the prompt computed (one token at least).
-            r.cached = std::min(engine.prefixTokens, whole - 1);
+            // The prefix found: the rest of the prompt computed (one token at least); else the
+            // whole prompt.
+            const uint32_t whole = r.prompt + r.cached;
+            r.cached =
+                caches[k].Use(r.prefix) && whole > 1 ? std::min(engine.prefixTokens, whole - 1) : 0;
             r.prompt = whole - r.cached;
         }
         pool[k]->Add(readyS[i], requests[i]);

@@ -1314,11 +1314,11 @@ class PrefixGroupsTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
- * \brief Random engines under every batching (continuous with attention replicas), caches and
- * lengths: every request finishes, its first token after its arrival and its last after its
- * first; only an engine that preempts does, and where its cache never binds it is the engine
- * that reserves; requests dealt to the least outstanding of a few instances get the times each
- * instance gives them alone.
+ * \brief Random engines under every batching (continuous with attention replicas), caches,
+ * prefix groups and lengths: every request finishes, its first token after its arrival and its last
+ * after its first; only an engine that preempts does, and where its cache never binds it is the
+ * engine that reserves; requests dealt to the least outstanding of a few instances get the times
+ * each instance gives them alone.
  */
 class RandomEnginesTestCase : public TestCase
 {
@@ -1367,6 +1367,10 @@ class RandomEnginesTestCase : public TestCase
             e.kvTokens = limited ? uniform(20, 600) : 0;
             e.kvShared = uniform(0, 1) == 1 ? uniform(0, e.prompt) : 0;
             e.preempt = uniform(0, 1) == 1;
+            // Prefix groups (co-located): up to three prefixes kept an instance.
+            const bool groups = batching < 3 && uniform(0, 1) == 1;
+            e.prefixTokens = groups ? uniform(1, 100) : 0;
+            e.prefixCapacity = uniform(0, 3);
             const uint32_t n = uniform(1, 30);
             std::vector<double> ready(n);
             std::vector<QueueRequest> requests = Arriving(ready);
@@ -1379,6 +1383,12 @@ class RandomEnginesTestCase : public TestCase
                 requests[i].firstTokenS = t; // decode only: its prefill ran elsewhere
                 requests[i].prompt = uniform(0, 1) == 1 ? uniform(1, 240) : 0;
                 requests[i].generated = uniform(0, 1) == 1 ? uniform(1, 20) : 0;
+                if (groups && uniform(0, 1) == 1)
+                {
+                    // A group's request carries its whole prompt.
+                    requests[i].prompt = uniform(1, 240);
+                    requests[i].prefix = uniform(1, 4);
+                }
             }
             std::vector<QueueRequest*> all = All(requests);
             SimulateEngine(e, ready, all);
