@@ -1750,6 +1750,28 @@ class CliServingStudyTestCase : public TestCase
             Json::parse(delayed.out).at("arrivals").at("batch_delay_s").get<double>(),
             0.02,
             "the delay echoed");
+        // Prefix groups dealt by the cache-aware router: echoed, each load's hit share, and the
+        // text's note of them.
+        const std::vector<std::string> grouped = {"--rate=2",
+                                                  "--requests=100",
+                                                  "--batching=continuous",
+                                                  "--cached-prefix=128",
+                                                  "--prefixes=4",
+                                                  "--router=cache-aware"};
+        CliResult groupsJson = RunCli(Cat(study, Cat(grouped, {"--json"})), dir);
+        NS_TEST_ASSERT_MSG_EQ(groupsJson.status, 0, groupsJson.err);
+        const Json groupsOut = Json::parse(groupsJson.out);
+        NS_TEST_EXPECT_MSG_EQ(
+            groupsOut.at("arrivals").at("prefixes").get<uint32_t>(), 4u, "prefixes echoed");
+        NS_TEST_EXPECT_MSG_EQ(groupsOut.at("arrivals").at("router").get<std::string>(),
+                              "cache-aware",
+                              "router echoed");
+        const double hits = groupsOut.at("rows").at(0).at("load").at("prefix_hit_share");
+        NS_TEST_EXPECT_MSG_EQ((hits > 0 && hits < 1), true, "some groups new, most found");
+        CliResult groupsText = RunCli(Cat(study, grouped), dir);
+        NS_TEST_EXPECT_MSG_NE(groupsText.out.find("Prefix groups: 4 prefixes of 128 tokens"),
+                              std::string::npos,
+                              groupsText.out);
         CliResult notStatic =
             RunCli(Cat(study, {"--rate=2", "--batch-delay=20", "--batching=continuous"}), dir);
         NS_TEST_EXPECT_MSG_NE(notStatic.status, 0, "continuous batching has no batch delay");

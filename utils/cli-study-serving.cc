@@ -730,17 +730,22 @@ RunStudyServingCommand(const CliArgs& args)
                 most = std::max(most, r.load.prefixHitShare);
             }
         }
+        // One figure, or the rows' range.
+        auto percent = [](double share)
+        {
+            return FormatNumber(std::round(share * 1000) / 10);
+        };
+        const std::string found =
+            most < least ? ""
+                         : "; " + percent(least) + (most > least ? "-" + percent(most) : "")
+                               + "% of the requests found theirs (prefix_hit_share)";
         std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn uniformly; an "
                     "instance holds those of the requests it runs and, in the KV cache a full "
                     "batch leaves free, the most recently used others; the layouts are replayed "
                     "with the prefix cached%s\n",
                     space.prefixes,
                     study.PrefixTokens(),
-                    most >= least ? ("; " + FormatNumber(std::round(least * 1000) / 10) + "-"
-                                     + FormatNumber(std::round(most * 1000) / 10)
-                                     + "% of the requests found theirs (prefix_hit_share)")
-                                        .c_str()
-                                  : "");
+                    found.c_str());
     }
     std::cout << InputText(json.at("input"));
     if (args.HasValue("out"))
