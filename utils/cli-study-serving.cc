@@ -741,7 +741,8 @@ RunStudyServingCommand(const CliArgs& args)
                                + "% of the requests found theirs (prefix_hit_share)";
         std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn uniformly; an "
                     "instance holds those of the requests it runs and, in the KV cache a full "
-                    "batch leaves free, the most recently used others; the layouts are replayed "
+                    "batch leaves free, the most recently used others, from empty caches (each "
+                    "group's first request on an instance computes it); the layouts are replayed "
                     "with the prefix cached%s\n",
                     space.prefixes,
                     study.PrefixTokens(),
