@@ -1182,6 +1182,26 @@ MakePool(const QueueEngine& engine, uint32_t instances)
     return pool;
 }
 
+/** \return each instance's requests not finished at \p at, each advanced to it */
+std::vector<std::size_t>
+OutstandingAt(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
+{
+    std::vector<std::size_t> load(pool.size());
+    for (std::size_t j = 0; j < pool.size(); ++j)
+    {
+        pool[j]->Advance(at);
+        load[j] = pool[j]->Outstanding(at);
+    }
+    return load;
+}
+
+/** \return the index of the fewest of \p load (the lowest among equals) */
+uint32_t
+Fewest(const std::vector<std::size_t>& load)
+{
+    return static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+}
+
 /**
  * \return the instance of the pool with the fewest requests not finished at \p at, each
  * advanced to it (the lowest index among equals)
@@ -1189,19 +1209,7 @@ MakePool(const QueueEngine& engine, uint32_t instances)
 uint32_t
 LeastOutstanding(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
 {
-    uint32_t least = 0;
-    std::size_t fewest = std::numeric_limits<std::size_t>::max();
-    for (uint32_t j = 0; j < pool.size(); ++j)
-    {
-        pool[j]->Advance(at);
-        const std::size_t outstanding = pool[j]->Outstanding(at);
-        if (outstanding < fewest)
-        {
-            fewest = outstanding;
-            least = j;
-        }
-    }
-    return least;
+    return Fewest(OutstandingAt(pool, at));
 }
 
 /**
@@ -1219,38 +1227,25 @@ CacheAware(std::vector<std::unique_ptr<EngineInstance>>& pool,
     const double cacheThreshold = 0.3;
     const double balanceAbs = 64;
     const double balanceRel = 1.5;
-    std::vector<std::size_t> load(pool.size());
-    for (uint32_t j = 0; j < pool.size(); ++j)
+    const std::vector<std::size_t> load = OutstandingAt(pool, at);
+    const double least = *std::min_element(load.begin(), load.end());
+    const double most = *std::max_element(load.begin(), load.end());
+    if (most - least > balanceAbs && most > balanceRel * least)
     {
-        pool[j]->Advance(at);
-        load[j] = pool[j]->Outstanding(at);
+        return Fewest(load);
     }
-    const auto [least, most] = std::minmax_element(load.begin(), load.end());
-    // Lowest index among equals, as LeastOutstanding.
-    auto fewestOf = [&](auto eligible)
+    const uint32_t whole = r.prompt + r.cached;
+    if (double(engine.prefixTokens) > cacheThreshold * whole)
     {
-        uint32_t best = static_cast<uint32_t>(pool.size());
+        // The least outstanding of those holding it (the lowest index among equals).
+        uint32_t holder = static_cast<uint32_t>(pool.size());
         for (uint32_t j = 0; j < pool.size(); ++j)
         {
-            if (eligible(j) && (best == pool.size() || load[j] < load[best]))
+            if (caches[j].Holds(r.prefix) && (holder == pool.size() || load[j] < load[holder]))
             {
-                best = j;
+                holder = j;
             }
         }
-        return best;
-    };
-    if (double(*most) - double(*least) > balanceAbs && double(*most) > balanceRel * double(*least))
-    {
-        return static_cast<uint32_t>(least - load.begin());
-    }
-    const double share = r.prompt > 0 ? double(engine.prefixTokens) / r.prompt : 1;
-    if (share > cacheThreshold)
-    {
-        const uint32_t holder = fewestOf(
-            [&](uint32_t j)
-            {
-                return caches[j].Holds(r.prefix);
-            });
         if (holder < pool.size())
         {
             return holder;

@@ -317,11 +317,12 @@ double SimulateEngine(const QueueEngine& engine,
  * busiest instance has more than 64 outstanding requests beyond the idlest and more than 1.5
  * times as many, the least outstanding; otherwise, where the prefix is more than 0.3 of the
  * prompt, the least outstanding of the instances holding it, and where none holds it (or it
- * is a smaller share) the instance holding the fewest prefixes (the routers' smallest tree). \param
- * engine the instances \param instances how many \param router how requests are dealt \param readyS
- * when each reaches them (ascending for LEAST_OUTSTANDING) \param requests one per readyS, filled
- * in place \param instanceOf if given, filled with each request's instance \return the dynamic
- * energy of each instance's iterations, J
+ * is a smaller share) the instance holding the fewest prefixes (the routers' smallest tree).
+ * \param engine the instances \param instances how many \param router how requests are dealt
+ * \param readyS when each reaches them (ascending unless dealt in turn)
+ * \param requests one per readyS, filled in place
+ * \param instanceOf if given, filled with each request's instance
+ * \return the dynamic energy of each instance's iterations, J
  */
 std::vector<double> SimulateInstances(const QueueEngine& engine,
                                       uint32_t instances,
