@@ -1988,8 +1988,9 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     {
         const auto& [p, prefill] = candidate;
         const uint64_t prefillGpus = prefill.run.parallel.Gpus();
-        // Fewer prefill instances than this cannot keep up with the rate; the most leave the
-        // fewest decode instances room under the bound.
+        // Fewer prefill instances than this are below the rate at the study's prefill capacity
+        // (a prompt at a time a stage, as Pair counts it, where a set's load is overloaded); the
+        // most leave the fewest decode instances room under the bound.
         uint64_t x =
             static_cast<uint64_t>(std::floor(rate * p.prefillS / prefill.run.parallel.pp)) + 1;
         auto mostPrefill = [&]
