@@ -77,6 +77,22 @@ ContinuousTp1(uint32_t gpus, uint32_t batch)
     return space;
 }
 
+/**
+ * \return TP1 instances of 16 in flight on up to 16 GPUs sized for 30 requests/s (300
+ * simulated) within TPOT 50 ms and TTFT 300 ms
+ */
+ServingSpace
+SizedForThirty()
+{
+    ServingSpace space = ContinuousTp1(16, 16);
+    space.requests = 300;
+    space.tpotSloS = 0.05;
+    space.ttftSloS = 0.3;
+    space.rateRps = 30;
+    space.size = true;
+    return space;
+}
+
 /** \return a fitting row of a synthetic study */
 ServingRow
 Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
@@ -1439,13 +1455,8 @@ class ServingSizeTestCase : public TestCase
     DoRun() override
     {
         const JobOptions job = VllmLlama2("a100-sxm-80gb", 512, 128);
-        ServingSpace space = ContinuousTp1(16, 16);
+        ServingSpace space = SizedForThirty();
         space.tp = {1, 2};
-        space.requests = 300;
-        space.tpotSloS = 0.05;
-        space.ttftSloS = 0.3;
-        space.rateRps = 30;
-        space.size = true;
         const std::vector<ServingRow> rows = ServingStudy(job, space, "flow", "", true).Run();
         RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "two layouts");
         for (std::size_t k = 0; k < rows.size(); ++k)
@@ -1507,14 +1518,10 @@ class ServingSizeDisaggregatedTestCase : public TestCase
     DoRun() override
     {
         const JobOptions job = VllmLlama2("a100-sxm-80gb", 512, 128);
-        ServingSpace space = ContinuousTp1(16, 16);
+        ServingSpace space = SizedForThirty();
         space.batch = {16, 64};
         space.batching = Batching::DISAGGREGATED;
-        space.requests = 300;
-        space.tpotSloS = 0.05;
         space.ttftSloS = 0.1;
-        space.rateRps = 30;
-        space.size = true;
         const std::vector<ServingRow> rows = ServingStudy(job, space, "flow", "", true).Run();
         RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "two batches");
         for (std::size_t k = 0; k < rows.size(); ++k)
