@@ -636,9 +636,12 @@ RunStudyServingCommand(const CliArgs& args)
                          : ", at their own times")
         : space.burstiness == 1 ? "Poisson"
                                 : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
-    const char* dealt = space.router == QueueRouter::ROUND_ROBIN
-                            ? "dealt to the instances in turn"
-                            : "each dealt to the instance with the fewest outstanding";
+    const char* dealt =
+        space.router == QueueRouter::ROUND_ROBIN ? "dealt to the instances in turn"
+        : space.router == QueueRouter::LEAST_OUTSTANDING
+            ? "each dealt to the instance with the fewest outstanding"
+            : "each dealt cache-aware: to the least loaded instance holding its prefix while the "
+              "load is balanced";
     if (space.goodput)
     {
         std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %u "
