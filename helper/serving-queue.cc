@@ -140,6 +140,18 @@ NextPrefill(const StepCurve& curve,
     return PrefillOf(curve, prompt, k, double(tokens), tokensSq);
 }
 
+/**
+ * \brief Splits a prefix group's request's prompt: with its prefix found (\p held) the rest is
+ * computed (one token at least) and the prefix cached, else the whole prompt is computed.
+ */
+void
+SplitPrompt(QueueRequest& r, uint32_t prefixTokens, bool held)
+{
+    const uint32_t whole = r.prompt + r.cached;
+    r.cached = held && whole > 1 ? std::min(prefixTokens, whole - 1) : 0;
+    r.prompt = whole - r.cached;
+}
+
 /** \return the request's decode steps after its first token: its own, else the engine's */
 uint32_t
 StepsOf(const QueueEngine& e, const QueueRequest& r)
@@ -1341,12 +1353,7 @@ SimulateInstances(const QueueEngine& engine,
         }
         if (r.prefix > 0 && engine.prefixTokens > 0)
         {
-            // The prefix found: the rest of the prompt computed (one token at least); else the
-            // whole prompt.
-            const uint32_t whole = r.prompt + r.cached;
-            r.cached =
-                caches[k].Use(r.prefix) && whole > 1 ? std::min(engine.prefixTokens, whole - 1) : 0;
-            r.prompt = whole - r.cached;
+            SplitPrompt(r, engine.prefixTokens, caches[k].Use(r.prefix));
         }
         pool[k]->Add(readyS[i], requests[i]);
         if (instanceOf != nullptr)
@@ -1450,13 +1457,16 @@ SimulatePrefillPool(uint32_t instances,
                     uint32_t prompt,
                     uint32_t tokenBudget,
                     std::vector<QueueRequest>& requests,
-                    std::vector<uint32_t>* instanceOf)
+                    std::vector<uint32_t>* instanceOf,
+                    uint32_t prefixTokens,
+                    uint32_t prefixCapacity)
 {
     if (instances == 0 || stages == 0 || prefill.requests.empty())
     {
         throw std::logic_error("SimulatePrefillPool: an instance, a stage and a curve needed");
     }
     std::vector<double> free(instances, 0);
+    std::vector<PrefixCache> caches(instances, PrefixCache(prefixCapacity));
     if (instanceOf != nullptr)
     {
         instanceOf->assign(requests.size(), 0);
@@ -1472,6 +1482,13 @@ SimulatePrefillPool(uint32_t instances,
         while (arrived < prefill.requests.back() && next + arrived < requests.size()
                && requests[next + arrived].arrivalS <= start)
         {
+            // A group's prompt finds its prefix where the instance held it before the iteration
+            // (prompts of one group prefilled together each compute it).
+            QueueRequest& r = requests[next + arrived];
+            if (r.prefix > 0 && prefixTokens > 0)
+            {
+                SplitPrompt(r, prefixTokens, caches[s].Holds(r.prefix));
+            }
             ++arrived;
         }
         const Prefill p = NextPrefill(prefill,
@@ -1484,6 +1501,10 @@ SimulatePrefillPool(uint32_t instances,
                                       });
         for (uint32_t j = 0; j < p.prompts; ++j)
         {
+            if (requests[next + j].prefix > 0 && prefixTokens > 0)
+            {
+                caches[s].Use(requests[next + j].prefix);
+            }
             requests[next + j].firstTokenS = start + p.seconds;
             if (instanceOf != nullptr)
             {

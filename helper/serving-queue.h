@@ -341,7 +341,12 @@ std::vector<double> SimulateInstances(const QueueEngine& engine,
  * \param instances prefill instances \param stages their pipeline stages
  * \param prefill a prefill iteration against its prompts \param prompt the curve's prompt
  * tokens \param tokenBudget tokens an iteration carries (0: no limit but the curve's)
+ * With prefix groups each instance keeps a PrefixCache: a group's prompt that an instance takes
+ * computes only the rest where the instance held its prefix before the iteration.
  * \param requests arrival order; firstTokenS filled
+ * \param instanceOf if given, filled with each request's instance
+ * \param prefixTokens a prefix group's tokens (QueueEngine::prefixTokens; 0: none)
+ * \param prefixCapacity the prefixes an instance holds at most (0: no limit)
  * \return the dynamic energy of the iterations, J
  */
 double SimulatePrefillPool(uint32_t instances,
@@ -350,7 +355,9 @@ double SimulatePrefillPool(uint32_t instances,
                            uint32_t prompt,
                            uint32_t tokenBudget,
                            std::vector<QueueRequest>& requests,
-                           std::vector<uint32_t>* instanceOf = nullptr);
+                           std::vector<uint32_t>* instanceOf = nullptr,
+                           uint32_t prefixTokens = 0,
+                           uint32_t prefixCapacity = 0);
 
 /**
  * \brief Times the KV-cache handovers of disaggregated serving on the links they share: each

@@ -722,12 +722,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "a router deals the requests arriving under --rate or --goodput: give "
                         "one (or leave the router round-robin)");
     }
-    if (space.router == QueueRouter::CACHE_AWARE && space.prefixes == 0)
+    if (space.router == QueueRouter::CACHE_AWARE && (space.prefixes == 0 || disaggregated))
     {
         throw SpecError(kCommandLine,
                         "router",
-                        "the cache-aware router deals requests by the prefixes the instances "
-                        "hold: give --prefixes (and --cached-prefix) too");
+                        disaggregated
+                            ? "the cache-aware router is modelled for co-located instances "
+                              "(disaggregated, the prefill instances take the prompts from one "
+                              "queue, the first free first; allowed: round-robin, "
+                              "least-outstanding)"
+                            : "the cache-aware router deals requests by the prefixes the "
+                              "instances hold: give --prefixes (and --cached-prefix) too");
     }
     if (space.prefixes > 0)
     {
@@ -754,11 +759,6 @@ ServingStudy::ServingStudy(const JobOptions& options,
                   + (space.prefixHit < 1     ? "--prefix-hit"
                      : space.trace.hasCached ? "the trace's cached column"
                                              : "--shared-prefix");
-        }
-        else if (disaggregated)
-        {
-            why = "prefix groups are modelled for co-located instances (the batching is "
-                  "disaggregated)";
         }
         else if (dpReplicas)
         {
@@ -1627,6 +1627,17 @@ ServingStudy::UnitRequests() const
     return requests;
 }
 
+uint32_t
+ServingStudy::PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens) const
+{
+    if (kvTokens <= 0 || m_prefixTokens == 0)
+    {
+        return 0;
+    }
+    const double spare = std::max(0.0, kvTokens - slots * slotTokens);
+    return slots + static_cast<uint32_t>(std::floor(spare / m_prefixTokens));
+}
+
 std::vector<QueueRequest>
 ServingStudy::ArrivingAt(const ResolvedJob& job,
                          double rate,
@@ -1672,7 +1683,9 @@ ServingStudy::PrefillAttainment(const ResolvedJob& job,
                         job.run.promptTokens - job.run.cachedPrefix,
                         TokenBudget(job),
                         requests,
-                        &prefillOf);
+                        &prefillOf,
+                        m_space.prefixes > 0 ? m_prefixTokens : 0,
+                        PrefixCapacity(prefill.kvTokens, 1, TokenBudget(job)));
     const auto within = std::count_if(requests.begin(),
                                       requests.end(),
                                       [this](const QueueRequest& q)
@@ -1731,16 +1744,9 @@ ServingStudy::LoadAt(const ServingRow& r,
         job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
     if (m_space.prefixes > 0)
     {
-        // An instance holds the prefixes of the requests it runs and, in the KV cache a full
-        // batch of whole-length requests leaves free, the most recently used others.
         engine.prefixTokens = m_prefixTokens;
-        const double spare =
-            r.kvTokens - double(r.batch) * (double(job.run.promptTokens) + generated);
         engine.prefixCapacity =
-            r.kvTokens <= 0 ? 0
-                            : r.batch
-                                  + static_cast<uint32_t>(
-                                      std::floor(std::max(0.0, spare) / double(m_prefixTokens)));
+            PrefixCapacity(r.kvTokens, r.batch, double(job.run.promptTokens) + generated);
     }
     double joules = 0;
     double idleW = r.replicas * r.idleW;
@@ -1760,7 +1766,9 @@ ServingStudy::LoadAt(const ServingRow& r,
                                       prompt,
                                       TokenBudget(job),
                                       requests,
-                                      &prefillOf);
+                                      &prefillOf,
+                                      m_space.prefixes > 0 ? m_prefixTokens : 0,
+                                      PrefixCapacity(prefill->kvTokens, 1, TokenBudget(job)));
         transfer.resize(requests.size());
         for (std::size_t i = 0; i < requests.size(); ++i)
         {

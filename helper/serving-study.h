@@ -546,6 +546,13 @@ class ServingStudy
                        double rate,
                        const std::vector<QueueRequest>& unit) const;
     /**
+     * \param kvTokens an instance's KV cache in tokens (0: no limit) \param slots the requests
+     * (or prompts) it runs at once \param slotTokens the tokens each holds at most
+     * \return the prefix groups' prefixes it holds (QueueEngine::prefixCapacity): those of what
+     * it runs and, in the tokens that leaves free, the most recently used others (0: no limit)
+     */
+    uint32_t PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens) const;
+    /**
      * \param job a candidate resolved \param rate requests per second arriving
      * \param unit the requests arriving at one per second \param kvShare each request's KV
      * cache over the job's prompt's (set)

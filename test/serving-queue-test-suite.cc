@@ -1223,7 +1223,8 @@ class RouterTestCase : public TestCase
  * \brief Prefix groups: an instance's cache in LRU order, worked by hand; one-slot instances
  * dealt requests of two groups in turn, to the least outstanding and cache-aware (a request
  * finding its prefix prefills only the rest); the cache-aware router's smallest tree for a
- * short prefix and its fallback to the least outstanding past the imbalance thresholds.
+ * short prefix and its fallback to the least outstanding past the imbalance thresholds; a
+ * disaggregated prefill pool's cache.
  */
 class PrefixGroupsTestCase : public TestCase
 {
@@ -1309,6 +1310,25 @@ class PrefixGroupsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(at[65], 1u, "65 beyond: the least outstanding");
         NS_TEST_EXPECT_MSG_EQ(at[66], 1u, "now a holder, and the less loaded");
         NS_TEST_EXPECT_MSG_EQ(r[66].cached, 60u, "found there");
+
+        // A prefill pool of one instance (disaggregated) taking up to two prompts an iteration
+        // (1 s for one, 1.5 s for two, scaled by their tokens): group 1, then two prompts of
+        // group 2 together (each computes it: neither was held before the iteration), then
+        // group 2 again, found (40 tokens, 0.4 s).
+        std::vector<QueueRequest> pooled = Arriving({0, 10, 10, 20});
+        const uint32_t pooledGroup[] = {1, 2, 2, 2};
+        for (std::size_t i = 0; i < pooled.size(); ++i)
+        {
+            pooled[i].prompt = 100;
+            pooled[i].prefix = pooledGroup[i];
+        }
+        const StepCurve two{{1, 2}, {1.0, 1.5}, {1, 1.5}};
+        SimulatePrefillPool(1, 1, two, 100, 0, pooled, nullptr, 60, 0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(pooled[0].firstTokenS, 1.0, 1e-12, "computed");
+        NS_TEST_EXPECT_MSG_EQ_TOL(pooled[2].firstTokenS, 11.5, 1e-12, "two together");
+        NS_TEST_EXPECT_MSG_EQ(pooled[1].cached + pooled[2].cached, 0u, "each computed it");
+        NS_TEST_EXPECT_MSG_EQ((pooled[3].cached == 60 && pooled[3].prompt == 40), true, "held");
+        NS_TEST_EXPECT_MSG_EQ_TOL(pooled[3].firstTokenS, 20.4, 1e-12, "the rest");
     }
 };
 

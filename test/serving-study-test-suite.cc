@@ -1563,7 +1563,8 @@ class ServingSizeDisaggregatedTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Prefix groups under arrivals: with one group every request but each instance's first
  * finds it; with more groups than an instance holds, the cache-aware router finds more of them
- * than dealing in turn, and the first tokens come sooner; refusals name the option.
+ * than dealing in turn, and the first tokens come sooner; disaggregated, the prefill
+ * instances' caches; refusals name the option.
  */
 class ServingPrefixGroupsTestCase : public TestCase
 {
@@ -1598,6 +1599,16 @@ class ServingPrefixGroupsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(turn.load.summary.ttftP50S,
                               one.load.summary.ttftP50S,
                               "whole prompts where the groups are many");
+        // Disaggregated: the prefill instances' caches (one group: found but by the first
+        // prompts each instance prefills).
+        ServingSpace split = space;
+        split.batching = Batching::DISAGGREGATED;
+        split.router = QueueRouter::ROUND_ROBIN;
+        split.prefixes = 1;
+        const ServingRow splitOne = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(splitOne.loaded && !splitOne.load.overloaded, true, "run");
+        NS_TEST_EXPECT_MSG_GT(splitOne.load.prefixHitShare, 0.98, "found by nearly all");
+        NS_TEST_EXPECT_MSG_LT(splitOne.load.prefixHitShare, 1.0, "not by the first");
 
         // Each refused case: the job, the space and what the error names besides the option.
         std::vector<std::tuple<JobOptions, ServingSpace, std::string, std::string>> refused;
@@ -1614,9 +1625,8 @@ class ServingPrefixGroupsTestCase : public TestCase
         closed.rateRps = 0;
         closed.router = QueueRouter::ROUND_ROBIN;
         refused.emplace_back(job, closed, "prefixes", "--rate");
-        ServingSpace split = space;
-        split.batching = Batching::DISAGGREGATED;
-        refused.emplace_back(job, split, "prefixes", "disaggregated");
+        split.router = QueueRouter::CACHE_AWARE;
+        refused.emplace_back(job, split, "router", "co-located");
         ServingSpace ungrouped = space;
         ungrouped.prefixes = 0;
         refused.emplace_back(job, ungrouped, "router", "--prefixes");

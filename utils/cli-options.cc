@@ -633,7 +633,7 @@ MakeOptions()
                "least-request policy; disaggregated, the decode instance as each prefill ends) "
                "or, with --prefixes, cache-aware (SGLang's and vLLM's routers' cache_aware "
                "policy: to an instance holding the request's prefix unless the load is "
-               "unbalanced)",
+               "unbalanced; co-located batchings)",
                RouterNames,
                "round-robin")
             .For({kServing}),
