@@ -1450,6 +1450,47 @@ DrawPrefixHits(std::vector<QueueRequest>& requests,
     }
 }
 
+void
+DrawPrefixGroups(std::vector<QueueRequest>& requests,
+                 uint32_t groups,
+                 double skew,
+                 uint32_t prompt,
+                 uint64_t seed)
+{
+    if (groups == 0 || !(skew >= 0))
+    {
+        throw std::invalid_argument("prefix groups need one group or more and a skew of 0 or more");
+    }
+    std::mt19937_64 generator(seed);
+    // Zipf's law: the cumulative weights of groups 1..K.
+    std::vector<double> cumulative;
+    if (skew > 0)
+    {
+        double sum = 0;
+        for (uint32_t g = 1; g <= groups; ++g)
+        {
+            sum += std::pow(double(g), -skew);
+            cumulative.push_back(sum);
+        }
+    }
+    for (auto& r : requests)
+    {
+        if (skew > 0)
+        {
+            const double u = double(generator() >> 11) * 0x1.0p-53 * cumulative.back();
+            const auto it = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+            r.prefix = static_cast<uint32_t>(
+                std::min<std::ptrdiff_t>(it - cumulative.begin(), groups - 1) + 1);
+        }
+        else
+        {
+            r.prefix = static_cast<uint32_t>(1 + generator() % groups);
+        }
+        r.prompt = r.prompt == 0 ? prompt : r.prompt + r.cached;
+        r.cached = 0;
+    }
+}
+
 double
 SimulatePrefillPool(uint32_t instances,
                     uint32_t stages,

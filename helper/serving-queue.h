@@ -271,6 +271,22 @@ void DrawPrefixHits(std::vector<QueueRequest>& requests,
                     uint64_t seed);
 
 /**
+ * \brief Draws each request's prefix group (QueueRequest::prefix, 1 to \p groups): uniformly
+ * (the group of 64 random bits modulo the groups), or with \p skew above 0 by Zipf's law, group
+ * g with weight 1 / g^skew (53 random bits against the weights' cumulative sums), from a
+ * Mersenne twister of its own seed, the same draws on any platform; each request's prompt is
+ * its whole prompt (\p prompt where it has none of its own) with none of it cached.
+ * \param requests the requests (set in place) \param groups how many, 1 or more
+ * \param skew the Zipf exponent, 0 (uniform) or more \param prompt the job's prompt tokens
+ * \param seed the generator's seed
+ */
+void DrawPrefixGroups(std::vector<QueueRequest>& requests,
+                      uint32_t groups,
+                      double skew,
+                      uint32_t prompt,
+                      uint64_t seed);
+
+/**
  * \param rate requests per second \param count requests \param seed the generator's seed
  * \return the arrival times of a Poisson process (exponential gaps from a Mersenne twister,
  * the same for the same seed on any platform), the first at its first gap

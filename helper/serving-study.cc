@@ -17,7 +17,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -733,6 +732,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
                               "least-outstanding)"
                             : "the cache-aware router deals requests by the prefixes the "
                               "instances hold: give --prefixes (and --cached-prefix) too");
+    }
+    if (space.prefixSkew != 0 && (space.prefixes == 0 || !(space.prefixSkew > 0)))
+    {
+        throw SpecError(kCommandLine,
+                        "prefix-skew",
+                        space.prefixes == 0
+                            ? "the skew is the prefix groups' popularity: give --prefixes too"
+                            : "a Zipf exponent is above 0 (0: uniform)");
     }
     if (space.prefixes > 0)
     {
@@ -1602,18 +1609,13 @@ ServingStudy::UnitRequests() const
     }
     if (m_space.prefixes > 0)
     {
-        // Each request's group uniformly, a stream of its own; its whole prompt computed unless
-        // its instance holds the group's prefix (SimulateInstances).
-        std::mt19937_64 generator(m_space.seed ^ 0xbb67ae8584caa73bull);
-        for (auto& r : requests)
-        {
-            r.prefix = static_cast<uint32_t>(1 + generator() % m_space.prefixes);
-            if (r.prompt == 0)
-            {
-                r.prompt = run.promptTokens;
-            }
-            r.cached = 0;
-        }
+        // Each request's group from a stream of its own; its whole prompt computed unless its
+        // instance holds the group's prefix (SimulateInstances, SimulatePrefillPool).
+        DrawPrefixGroups(requests,
+                         m_space.prefixes,
+                         m_space.prefixSkew,
+                         run.promptTokens,
+                         m_space.seed ^ 0xbb67ae8584caa73bull);
     }
     if (m_space.prefixHit < 1)
     {
@@ -2322,6 +2324,10 @@ ServingStudyJson(const ServingStudy& study,
         if (space.prefixes > 0)
         {
             arrivals["prefixes"] = space.prefixes;
+        }
+        if (space.prefixSkew > 0)
+        {
+            arrivals["prefix_skew"] = space.prefixSkew;
         }
         if (space.router != QueueRouter::ROUND_ROBIN)
         {

@@ -1311,6 +1311,43 @@ class PrefixGroupsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(at[66], 1u, "now a holder, and the less loaded");
         NS_TEST_EXPECT_MSG_EQ(r[66].cached, 60u, "found there");
 
+        // Groups drawn uniformly or by Zipf's law (exponent 1 over 100 groups: the first with
+        // 1 / H_100 = 19.3% of the requests, the second half as many); whole prompts.
+        std::vector<QueueRequest> drawn(20000);
+        drawn[0].prompt = 50;
+        drawn[0].cached = 10;
+        DrawPrefixGroups(drawn, 100, 1.0, 300, 5);
+        std::vector<double> share(101, 0);
+        for (const QueueRequest& q : drawn)
+        {
+            RAPIDLLM_REQUIRE_EQ((q.prefix >= 1 && q.prefix <= 100), true, "a group");
+            share[q.prefix] += 1.0 / drawn.size();
+        }
+        double harmonic = 0;
+        for (int g = 1; g <= 100; ++g)
+        {
+            harmonic += 1.0 / g;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(share[1], 1 / harmonic, 0.01, "Zipf: the first group");
+        NS_TEST_EXPECT_MSG_EQ_TOL(share[2], 0.5 / harmonic, 0.01, "half as many");
+        NS_TEST_EXPECT_MSG_EQ((drawn[0].prompt == 60 && drawn[0].cached == 0), true, "whole");
+        NS_TEST_EXPECT_MSG_EQ(drawn[1].prompt, 300u, "the job's prompt");
+        DrawPrefixGroups(drawn, 100, 0, 300, 5);
+        std::fill(share.begin(), share.end(), 0);
+        for (const QueueRequest& q : drawn)
+        {
+            share[q.prefix] += 1.0 / drawn.size();
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(share[1], 0.01, 0.003, "uniform");
+        NS_TEST_EXPECT_MSG_EQ_TOL(share[100], 0.01, 0.003, "uniform");
+        NS_TEST_EXPECT_MSG_EQ(Throws<std::invalid_argument>(
+                                  [&]
+                                  {
+                                      DrawPrefixGroups(drawn, 0, 0, 300, 5);
+                                  }),
+                              true,
+                              "no group");
+
         // A prefill pool of one instance (disaggregated) taking up to two prompts an iteration
         // (1 s for one, 1.5 s for two, scaled by their tokens): group 1, then two prompts of
         // group 2 together (each computes it: neither was held before the iteration), then

@@ -1774,19 +1774,24 @@ class CliServingStudyTestCase : public TestCase
                                                   "--batching=continuous",
                                                   "--cached-prefix=128",
                                                   "--prefixes=4",
+                                                  "--prefix-skew=0.5",
                                                   "--router=cache-aware"};
         CliResult groupsJson = RunCli(Cat(study, Cat(grouped, {"--json"})), dir);
         NS_TEST_ASSERT_MSG_EQ(groupsJson.status, 0, groupsJson.err);
         const Json groupsOut = Json::parse(groupsJson.out);
         NS_TEST_EXPECT_MSG_EQ(
             groupsOut.at("arrivals").at("prefixes").get<uint32_t>(), 4u, "prefixes echoed");
+        NS_TEST_EXPECT_MSG_EQ(
+            groupsOut.at("arrivals").at("prefix_skew").get<double>(), 0.5, "skew echoed");
         NS_TEST_EXPECT_MSG_EQ(groupsOut.at("arrivals").at("router").get<std::string>(),
                               "cache-aware",
                               "router echoed");
         const double hits = groupsOut.at("rows").at(0).at("load").at("prefix_hit_share");
         NS_TEST_EXPECT_MSG_EQ((hits > 0 && hits < 1), true, "some groups new, most found");
         CliResult groupsText = RunCli(Cat(study, grouped), dir);
-        for (const char* said : {"Prefix groups: 4 prefixes of 128 tokens", "dealt cache-aware"})
+        for (const char* said : {"Prefix groups: 4 prefixes of 128 tokens",
+                                 "by Zipf's law (group g with weight 1 / g^0.5)",
+                                 "dealt cache-aware"})
         {
             NS_TEST_EXPECT_MSG_NE(groupsText.out.find(said), std::string::npos, groupsText.out);
         }
@@ -1926,6 +1931,7 @@ class CliServingStudyTestCase : public TestCase
                                Bad{"--prefix-hit=50", "give --cached-prefix too"},
                                Bad{"--prefix-hit=101", "prefix-hit"},
                                Bad{"--prefixes=8", "give --rate, --goodput or --size"},
+                               Bad{"--prefix-skew=1", "give --prefixes too"},
                                Bad{"--token-budget=64", "the batching is static"}})
         {
             CliResult r = RunCli(Cat(study, {bad.option}), dir);

@@ -609,6 +609,13 @@ MakeOptions()
               1u << 24,
               "0")
             .For({kServing}),
+        Real("prefix-skew",
+             "with --prefixes: their popularity, Zipf's law of this exponent (group g drawn with "
+             "weight 1 / g^S; 0: uniform)",
+             0,
+             10,
+             "0")
+            .For({kServing}),
         Real("burstiness",
              "with --rate or --goodput: the gamma shape of the gaps between arrivals, as "
              "benchmark_serving.py's --burstiness (1: Poisson; below 1 burstier, above 1 more "

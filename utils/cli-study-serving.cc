@@ -349,6 +349,7 @@ RunStudyServingCommand(const CliArgs& args)
     space.burstiness = args.Real("burstiness");
     space.prefixHit = args.Real("prefix-hit") / 100;
     space.prefixes = static_cast<uint32_t>(args.Count("prefixes"));
+    space.prefixSkew = args.Real("prefix-skew");
     space.batchDelayS = args.Real("batch-delay") * 1e-3;
     {
         const std::vector<std::string> routers = RouterNames();
@@ -742,13 +743,17 @@ RunStudyServingCommand(const CliArgs& args)
             most < least ? ""
                          : "; " + percent(least) + (most > least ? "-" + percent(most) : "")
                                + "% of the requests found theirs (prefix_hit_share)";
-        std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn uniformly; an "
+        const std::string drawn = space.prefixSkew > 0 ? "by Zipf's law (group g with weight 1 / g^"
+                                                             + FormatNumber(space.prefixSkew) + ")"
+                                                       : std::string("uniformly");
+        std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn %s; an "
                     "instance holds those of the requests it runs and, in the KV cache a full "
                     "batch leaves free, the most recently used others, from empty caches (each "
                     "group's first request on an instance computes it); the layouts are replayed "
                     "with the prefix cached%s\n",
                     space.prefixes,
                     study.PrefixTokens(),
+                    drawn.c_str(),
                     found.c_str());
     }
     std::cout << InputText(json.at("input"));
