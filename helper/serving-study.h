@@ -131,12 +131,11 @@ struct ServingSpace
     double prefixHit = 1;
     /**
      * Under arrivals, K prefix groups (0: none): each request's prompt starts with one of K
-     * distinct prefixes of the job's cached-prefix tokens, drawn uniformly or by `prefixSkew`
-     * (uniformly as SGLang's
+     * distinct prefixes of the job's cached-prefix tokens, drawn uniformly (as SGLang's
      * bench_serving.py generated-shared-prefix dataset spreads its requests over system
-     * prompts), found in the cache of an instance that computed it before and holds it still
-     * (QueueEngine::prefixTokens, PrefixCache); the candidates are replayed with the prefix
-     * cached
+     * prompts) or by `prefixSkew`, found in the cache of an instance that computed it before
+     * and holds it still (QueueEngine::prefixTokens, PrefixCache); the candidates are
+     * replayed with the prefix cached
      */
     uint32_t prefixes = 0;
     /**
