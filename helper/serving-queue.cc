@@ -1225,21 +1225,21 @@ LeastOutstanding(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
 }
 
 /**
- * \return the instance of the pool the cache-aware router deals \p r to at \p at (see
- * SimulateInstances), each advanced to it
+ * \param load each instance's outstanding requests \param caches each one's prefixes
+ * \param prefixTokens a group's prefix \param r a request of a group
+ * \return the instance the cache-aware router deals \p r to (see SimulateInstances)
  */
 uint32_t
-CacheAware(std::vector<std::unique_ptr<EngineInstance>>& pool,
+CacheAware(const std::vector<std::size_t>& load,
            const std::vector<PrefixCache>& caches,
-           const QueueEngine& engine,
-           const QueueRequest& r,
-           double at)
+           uint32_t prefixTokens,
+           const QueueRequest& r)
 {
     // SGLang's and vLLM's routers' defaults (sgl-router / vllm-router, policy cache_aware).
     const double cacheThreshold = 0.3;
     const double balanceAbs = 64;
     const double balanceRel = 1.5;
-    const std::vector<std::size_t> load = OutstandingAt(pool, at);
+    const auto count = static_cast<uint32_t>(load.size());
     const double least = *std::min_element(load.begin(), load.end());
     const double most = *std::max_element(load.begin(), load.end());
     if (most - least > balanceAbs && most > balanceRel * least)
@@ -1247,25 +1247,25 @@ CacheAware(std::vector<std::unique_ptr<EngineInstance>>& pool,
         return Fewest(load);
     }
     const uint32_t whole = r.prompt + r.cached;
-    if (double(engine.prefixTokens) > cacheThreshold * whole)
+    if (double(prefixTokens) > cacheThreshold * whole)
     {
         // The least outstanding of those holding it (the lowest index among equals).
-        uint32_t holder = static_cast<uint32_t>(pool.size());
-        for (uint32_t j = 0; j < pool.size(); ++j)
+        uint32_t holder = count;
+        for (uint32_t j = 0; j < count; ++j)
         {
-            if (caches[j].Holds(r.prefix) && (holder == pool.size() || load[j] < load[holder]))
+            if (caches[j].Holds(r.prefix) && (holder == count || load[j] < load[holder]))
             {
                 holder = j;
             }
         }
-        if (holder < pool.size())
+        if (holder < count)
         {
             return holder;
         }
     }
     // The smallest tree: the fewest prefixes held (then the least outstanding, lowest index).
     uint32_t smallest = 0;
-    for (uint32_t j = 1; j < pool.size(); ++j)
+    for (uint32_t j = 1; j < count; ++j)
     {
         if (caches[j].Size() < caches[smallest].Size()
             || (caches[j].Size() == caches[smallest].Size() && load[j] < load[smallest]))
@@ -1348,7 +1348,7 @@ SimulateInstances(const QueueEngine& engine,
                                        "order they arrive");
             }
             k = router == QueueRouter::CACHE_AWARE && r.prefix > 0 && engine.prefixTokens > 0
-                    ? CacheAware(pool, caches, engine, r, readyS[i])
+                    ? CacheAware(OutstandingAt(pool, readyS[i]), caches, engine.prefixTokens, r)
                     : LeastOutstanding(pool, readyS[i]);
         }
         if (r.prefix > 0 && engine.prefixTokens > 0)
@@ -1491,6 +1491,90 @@ DrawPrefixGroups(std::vector<QueueRequest>& requests,
     }
 }
 
+namespace {
+
+/**
+ * A prefill instance of a routed pool: its own queue of prompts, taken oldest first as it
+ * frees, as the shared pool's instances take theirs.
+ */
+struct PrefillQueue
+{
+    std::deque<std::size_t> waiting; //!< its prompts not begun, in arrival order
+    std::vector<double> ending;      //!< the first-token times of its prompts begun
+    double free = 0;                 //!< when it can begin its next iteration
+};
+
+/**
+ * \brief Runs the iterations of \p q (instance \p k) that begin before \p horizon (see
+ * SimulatePrefillPool for the other parameters).
+ * \return their dynamic energy, J
+ */
+double
+AdvancePrefill(PrefillQueue& q,
+               uint32_t k,
+               double horizon,
+               uint32_t stages,
+               const StepCurve& prefill,
+               uint32_t prompt,
+               uint32_t tokenBudget,
+               std::vector<QueueRequest>& requests,
+               std::vector<uint32_t>* instanceOf)
+{
+    double joules = 0;
+    while (!q.waiting.empty())
+    {
+        const double start = std::max(requests[q.waiting.front()].arrivalS, q.free);
+        if (start >= horizon)
+        {
+            break;
+        }
+        std::size_t arrived = 0;
+        while (arrived < prefill.requests.back() && arrived < q.waiting.size()
+               && requests[q.waiting[arrived]].arrivalS <= start)
+        {
+            ++arrived;
+        }
+        const Prefill p = NextPrefill(prefill,
+                                      prompt,
+                                      tokenBudget,
+                                      arrived,
+                                      [&](std::size_t j)
+                                      {
+                                          return PromptOf(prompt, requests[q.waiting[j]]);
+                                      });
+        for (uint32_t j = 0; j < p.prompts; ++j)
+        {
+            QueueRequest& r = requests[q.waiting.front()];
+            r.firstTokenS = start + p.seconds;
+            q.ending.push_back(r.firstTokenS);
+            if (instanceOf != nullptr)
+            {
+                (*instanceOf)[q.waiting.front()] = k;
+            }
+            q.waiting.pop_front();
+        }
+        q.free = start + p.seconds / stages;
+        joules += p.joules;
+    }
+    return joules;
+}
+
+/** \return the prompts of \p q not prefilled at \p at (no earlier than the last call's) */
+std::size_t
+PrefillOutstanding(PrefillQueue& q, double at)
+{
+    q.ending.erase(std::remove_if(q.ending.begin(),
+                                  q.ending.end(),
+                                  [at](double end)
+                                  {
+                                      return end <= at;
+                                  }),
+                   q.ending.end());
+    return q.waiting.size() + q.ending.size();
+}
+
+} // namespace
+
 double
 SimulatePrefillPool(uint32_t instances,
                     uint32_t stages,
@@ -1500,11 +1584,55 @@ SimulatePrefillPool(uint32_t instances,
                     std::vector<QueueRequest>& requests,
                     std::vector<uint32_t>* instanceOf,
                     uint32_t prefixTokens,
-                    uint32_t prefixCapacity)
+                    uint32_t prefixCapacity,
+                    bool cacheAware)
 {
     if (instances == 0 || stages == 0 || prefill.requests.empty())
     {
         throw std::logic_error("SimulatePrefillPool: an instance, a stage and a curve needed");
+    }
+    if (cacheAware && prefixTokens > 0)
+    {
+        // Each prompt dealt as it comes, to its own instance's queue.
+        if (instanceOf != nullptr)
+        {
+            instanceOf->assign(requests.size(), 0);
+        }
+        std::vector<PrefillQueue> queues(instances);
+        std::vector<PrefixCache> caches(instances, PrefixCache(prefixCapacity));
+        std::vector<std::size_t> load(instances);
+        double joules = 0;
+        auto advance = [&](uint32_t k, double horizon)
+        {
+            joules += AdvancePrefill(
+                queues[k], k, horizon, stages, prefill, prompt, tokenBudget, requests, instanceOf);
+        };
+        for (std::size_t i = 0; i < requests.size(); ++i)
+        {
+            QueueRequest& r = requests[i];
+            if (i > 0 && r.arrivalS < requests[i - 1].arrivalS)
+            {
+                throw std::logic_error("SimulatePrefillPool: a router needs requests in the "
+                                       "order they arrive");
+            }
+            for (uint32_t k = 0; k < instances; ++k)
+            {
+                advance(k, r.arrivalS);
+                load[k] = PrefillOutstanding(queues[k], r.arrivalS);
+            }
+            const uint32_t k =
+                r.prefix > 0 ? CacheAware(load, caches, prefixTokens, r) : Fewest(load);
+            if (r.prefix > 0)
+            {
+                SplitPrompt(r, prefixTokens, caches[k].Use(r.prefix));
+            }
+            queues[k].waiting.push_back(i);
+        }
+        for (uint32_t k = 0; k < instances; ++k)
+        {
+            advance(k, std::numeric_limits<double>::infinity());
+        }
+        return joules;
     }
     std::vector<double> free(instances, 0);
     std::vector<PrefixCache> caches(instances, PrefixCache(prefixCapacity));

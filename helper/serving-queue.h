@@ -358,11 +358,15 @@ std::vector<double> SimulateInstances(const QueueEngine& engine,
  * \param prefill a prefill iteration against its prompts \param prompt the curve's prompt
  * tokens \param tokenBudget tokens an iteration carries (0: no limit but the curve's)
  * With prefix groups each instance keeps a PrefixCache: a group's prompt that an instance takes
- * computes only the rest where the instance held its prefix before the iteration.
+ * computes only the rest where the instance held its prefix before the iteration. Cache-aware
+ * (with prefix groups), each prompt is dealt as it comes to an instance's own queue by the
+ * cache-aware router (SimulateInstances; the outstanding being the prompts not yet
+ * prefilled), which then holds its prefix, and each instance takes its own oldest prompts.
  * \param requests arrival order; firstTokenS filled
  * \param instanceOf if given, filled with each request's instance
  * \param prefixTokens a prefix group's tokens (QueueEngine::prefixTokens; 0: none)
  * \param prefixCapacity the prefixes an instance holds at most (0: no limit)
+ * \param cacheAware whether the prompts are dealt by the cache-aware router
  * \return the dynamic energy of the iterations, J
  */
 double SimulatePrefillPool(uint32_t instances,
@@ -373,7 +377,8 @@ double SimulatePrefillPool(uint32_t instances,
                            std::vector<QueueRequest>& requests,
                            std::vector<uint32_t>* instanceOf = nullptr,
                            uint32_t prefixTokens = 0,
-                           uint32_t prefixCapacity = 0);
+                           uint32_t prefixCapacity = 0,
+                           bool cacheAware = false);
 
 /**
  * \brief Times the KV-cache handovers of disaggregated serving on the links they share: each

@@ -721,17 +721,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "a router deals the requests arriving under --rate or --goodput: give "
                         "one (or leave the router round-robin)");
     }
-    if (space.router == QueueRouter::CACHE_AWARE && (space.prefixes == 0 || disaggregated))
+    if (space.router == QueueRouter::CACHE_AWARE && space.prefixes == 0)
     {
         throw SpecError(kCommandLine,
                         "router",
-                        disaggregated
-                            ? "the cache-aware router is modelled for co-located instances "
-                              "(disaggregated, the prefill instances take the prompts from one "
-                              "queue, the first free first; allowed: round-robin, "
-                              "least-outstanding)"
-                            : "the cache-aware router deals requests by the prefixes the "
-                              "instances hold: give --prefixes (and --cached-prefix) too");
+                        "the cache-aware router deals requests by the prefixes the instances "
+                        "hold: give --prefixes (and --cached-prefix) too");
     }
     if (space.prefixSkew != 0 && (space.prefixes == 0 || !(space.prefixSkew > 0)))
     {
@@ -1687,7 +1682,8 @@ ServingStudy::PrefillAttainment(const ResolvedJob& job,
                         requests,
                         &prefillOf,
                         m_space.prefixes > 0 ? m_prefixTokens : 0,
-                        PrefixCapacity(prefill.kvTokens, 1, TokenBudget(job)));
+                        PrefixCapacity(prefill.kvTokens, 1, TokenBudget(job)),
+                        m_space.router == QueueRouter::CACHE_AWARE);
     const auto within = std::count_if(requests.begin(),
                                       requests.end(),
                                       [this](const QueueRequest& q)
@@ -1744,8 +1740,9 @@ ServingStudy::LoadAt(const ServingRow& r,
     // others' in turn.
     engine.replicaRouter =
         job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
-    if (m_space.prefixes > 0)
+    if (m_space.prefixes > 0 && !disaggregated)
     {
+        // Disaggregated, the prefill pool's caches (a decode instance prefills nothing).
         engine.prefixTokens = m_prefixTokens;
         engine.prefixCapacity =
             PrefixCapacity(r.kvTokens, r.batch, double(job.run.promptTokens) + generated);
@@ -1770,7 +1767,8 @@ ServingStudy::LoadAt(const ServingRow& r,
                                       requests,
                                       &prefillOf,
                                       m_space.prefixes > 0 ? m_prefixTokens : 0,
-                                      PrefixCapacity(prefill->kvTokens, 1, TokenBudget(job)));
+                                      PrefixCapacity(prefill->kvTokens, 1, TokenBudget(job)),
+                                      m_space.router == QueueRouter::CACHE_AWARE);
         transfer.resize(requests.size());
         for (std::size_t i = 0; i < requests.size(); ++i)
         {
@@ -1805,8 +1803,16 @@ ServingStudy::LoadAt(const ServingRow& r,
     std::vector<double> instanceJ;
     if (disaggregated)
     {
-        instanceJ = SimulateDecodeInstances(
-            engine, r.replicas, m_space.router, prefillOf, transfer, requests);
+        // Cache-aware, the prompts go where their prefixes are and the decodes to the least
+        // outstanding (a decode instance holds no prefix of its own).
+        instanceJ = SimulateDecodeInstances(engine,
+                                            r.replicas,
+                                            m_space.router == QueueRouter::CACHE_AWARE
+                                                ? QueueRouter::LEAST_OUTSTANDING
+                                                : m_space.router,
+                                            prefillOf,
+                                            transfer,
+                                            requests);
     }
     else
     {

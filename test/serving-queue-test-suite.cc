@@ -1224,7 +1224,7 @@ class RouterTestCase : public TestCase
  * dealt requests of two groups in turn, to the least outstanding and cache-aware (a request
  * finding its prefix prefills only the rest); the cache-aware router's smallest tree for a
  * short prefix and its fallback to the least outstanding past the imbalance thresholds; a
- * disaggregated prefill pool's cache.
+ * disaggregated prefill pool's caches, its prompts taken from one queue or dealt cache-aware.
  */
 class PrefixGroupsTestCase : public TestCase
 {
@@ -1366,6 +1366,30 @@ class PrefixGroupsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(pooled[1].cached + pooled[2].cached, 0u, "each computed it");
         NS_TEST_EXPECT_MSG_EQ((pooled[3].cached == 60 && pooled[3].prompt == 40), true, "held");
         NS_TEST_EXPECT_MSG_EQ_TOL(pooled[3].firstTokenS, 20.4, 1e-12, "the rest");
+
+        // Two prefill instances, groups 1, 2, 2, 1: from the shared queue the first free
+        // instance takes the third and fourth, which it does not hold; dealt cache-aware, each
+        // goes to its group's holder (1 s a whole prompt, 0.4 s the rest).
+        auto routedPool = [&](bool cacheAware)
+        {
+            std::vector<QueueRequest> q = Arriving({0, 0.1, 10, 10.1});
+            const uint32_t g[] = {1, 2, 2, 1};
+            for (std::size_t i = 0; i < q.size(); ++i)
+            {
+                q[i].prompt = 100;
+                q[i].prefix = g[i];
+            }
+            std::vector<uint32_t> of;
+            SimulatePrefillPool(2, 1, OnePrompt(1.0, 1), 100, 0, q, &of, 60, 0, cacheAware);
+            return std::make_pair(q, of);
+        };
+        const auto [shared, sharedOf] = routedPool(false);
+        NS_TEST_EXPECT_MSG_EQ((sharedOf == std::vector<uint32_t>{0, 1, 0, 1}), true, "first free");
+        NS_TEST_EXPECT_MSG_EQ_TOL(shared[3].firstTokenS, 11.1, 1e-12, "computed");
+        const auto [routed, routedOf] = routedPool(true);
+        NS_TEST_EXPECT_MSG_EQ((routedOf == std::vector<uint32_t>{0, 1, 1, 0}), true, "holders");
+        NS_TEST_EXPECT_MSG_EQ_TOL(routed[2].firstTokenS, 10.4, 1e-12, "found");
+        NS_TEST_EXPECT_MSG_EQ_TOL(routed[3].firstTokenS, 10.5, 1e-12, "found");
     }
 };
 

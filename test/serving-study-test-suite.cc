@@ -1564,7 +1564,8 @@ class ServingSizeDisaggregatedTestCase : public TestCase
  * \brief Prefix groups under arrivals: with one group every request but each instance's first
  * finds it; with more groups than an instance holds, the cache-aware router finds more of them
  * than dealing in turn, and the first tokens come sooner; disaggregated, the prefill
- * instances' caches; refusals name the option.
+ * instances' caches, their prompts from one queue or dealt cache-aware; refusals name the
+ * option.
  */
 class ServingPrefixGroupsTestCase : public TestCase
 {
@@ -1609,6 +1610,20 @@ class ServingPrefixGroupsTestCase : public TestCase
         RAPIDLLM_REQUIRE_EQ(splitOne.loaded && !splitOne.load.overloaded, true, "run");
         NS_TEST_EXPECT_MSG_GT(splitOne.load.prefixHitShare, 0.98, "found by nearly all");
         NS_TEST_EXPECT_MSG_LT(splitOne.load.prefixHitShare, 1.0, "not by the first");
+        // Many groups: the prompts dealt cache-aware find theirs more often than taken from one
+        // queue; the decode instances' router does not move the prefill's hits.
+        split.gpus = 8; // two prefill instances
+        split.prefixes = 128;
+        const ServingRow splitShared = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        split.router = QueueRouter::LEAST_OUTSTANDING;
+        const ServingRow splitLeast = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        split.router = QueueRouter::CACHE_AWARE;
+        const ServingRow splitAware = ServingStudy(job, split, "flow", "", true).Run().at(0);
+        NS_TEST_EXPECT_MSG_EQ(
+            splitLeast.load.prefixHitShare, splitShared.load.prefixHitShare, "the prefill's");
+        NS_TEST_EXPECT_MSG_GT(splitAware.load.prefixHitShare,
+                              splitShared.load.prefixHitShare + 0.2,
+                              "dealt to their holders");
 
         // Each refused case: the job, the space and what the error names besides the option.
         std::vector<std::tuple<JobOptions, ServingSpace, std::string, std::string>> refused;
@@ -1625,8 +1640,6 @@ class ServingPrefixGroupsTestCase : public TestCase
         closed.rateRps = 0;
         closed.router = QueueRouter::ROUND_ROBIN;
         refused.emplace_back(job, closed, "prefixes", "--rate");
-        split.router = QueueRouter::CACHE_AWARE;
-        refused.emplace_back(job, split, "router", "co-located");
         ServingSpace ungrouped = space;
         ungrouped.prefixes = 0;
         refused.emplace_back(job, ungrouped, "router", "--prefixes");

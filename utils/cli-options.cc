@@ -640,7 +640,8 @@ MakeOptions()
                "least-request policy; disaggregated, the decode instance as each prefill ends) "
                "or, with --prefixes, cache-aware (SGLang's and vLLM's routers' cache_aware "
                "policy: to an instance holding the request's prefix unless the load is "
-               "unbalanced; co-located batchings)",
+               "unbalanced; disaggregated, the prefill instances so, the decode instances the "
+               "least outstanding)",
                RouterNames,
                "round-robin")
             .For({kServing}),
