@@ -1494,6 +1494,47 @@ DrawPrefixGroups(std::vector<QueueRequest>& requests,
 namespace {
 
 /**
+ * \brief The prompts an iteration of a prefill pool beginning at \p start takes: the oldest of
+ * those waiting that have arrived by then, within the curve's last point and the budget (see
+ * SimulatePrefillPool for the other parameters).
+ * \param waiting how many wait \param at the k-th waiting, oldest first
+ * \param cache with prefix groups, the instance's, where its prompts find their prefixes as it
+ * held them before the iteration (nullptr: found as they were dealt)
+ * \return the iteration
+ */
+template<typename At>
+Prefill
+TakeIteration(const StepCurve& prefill,
+              uint32_t prompt,
+              uint32_t tokenBudget,
+              double start,
+              std::size_t waiting,
+              At at,
+              const PrefixCache* cache,
+              uint32_t prefixTokens)
+{
+    std::size_t arrived = 0;
+    while (arrived < prefill.requests.back() && arrived < waiting && at(arrived).arrivalS <= start)
+    {
+        // Prompts of one group prefilled together each compute it.
+        QueueRequest& r = at(arrived);
+        if (cache != nullptr && r.prefix > 0 && prefixTokens > 0)
+        {
+            SplitPrompt(r, prefixTokens, cache->Holds(r.prefix));
+        }
+        ++arrived;
+    }
+    return NextPrefill(prefill,
+                       prompt,
+                       tokenBudget,
+                       arrived,
+                       [&](std::size_t k)
+                       {
+                           return PromptOf(prompt, at(k));
+                       });
+}
+
+/**
  * A prefill instance of a routed pool: its own queue of prompts, taken oldest first as it
  * frees, as the shared pool's instances take theirs.
  */
@@ -1528,20 +1569,18 @@ AdvancePrefill(PrefillQueue& q,
         {
             break;
         }
-        std::size_t arrived = 0;
-        while (arrived < prefill.requests.back() && arrived < q.waiting.size()
-               && requests[q.waiting[arrived]].arrivalS <= start)
-        {
-            ++arrived;
-        }
-        const Prefill p = NextPrefill(prefill,
-                                      prompt,
-                                      tokenBudget,
-                                      arrived,
-                                      [&](std::size_t j)
-                                      {
-                                          return PromptOf(prompt, requests[q.waiting[j]]);
-                                      });
+        const Prefill p = TakeIteration(
+            prefill,
+            prompt,
+            tokenBudget,
+            start,
+            q.waiting.size(),
+            [&](std::size_t k) -> QueueRequest&
+            {
+                return requests[q.waiting[k]];
+            },
+            nullptr,
+            0);
         for (uint32_t j = 0; j < p.prompts; ++j)
         {
             QueueRequest& r = requests[q.waiting.front()];
@@ -1646,28 +1685,19 @@ SimulatePrefillPool(uint32_t instances,
         const auto s =
             static_cast<std::size_t>(std::min_element(free.begin(), free.end()) - free.begin());
         const double start = std::max(requests[next].arrivalS, free[s]);
-        // The oldest prompts that have arrived, within the curve and the budget.
-        std::size_t arrived = 0;
-        while (arrived < prefill.requests.back() && next + arrived < requests.size()
-               && requests[next + arrived].arrivalS <= start)
-        {
-            // A group's prompt finds its prefix where the instance held it before the iteration
-            // (prompts of one group prefilled together each compute it).
-            QueueRequest& r = requests[next + arrived];
-            if (r.prefix > 0 && prefixTokens > 0)
+        // A group's prompt finds its prefix where the instance held it before the iteration.
+        const Prefill p = TakeIteration(
+            prefill,
+            prompt,
+            tokenBudget,
+            start,
+            requests.size() - next,
+            [&](std::size_t k) -> QueueRequest&
             {
-                SplitPrompt(r, prefixTokens, caches[s].Holds(r.prefix));
-            }
-            ++arrived;
-        }
-        const Prefill p = NextPrefill(prefill,
-                                      prompt,
-                                      tokenBudget,
-                                      arrived,
-                                      [&](std::size_t k)
-                                      {
-                                          return PromptOf(prompt, requests[next + k]);
-                                      });
+                return requests[next + k];
+            },
+            &caches[s],
+            prefixTokens);
         for (uint32_t j = 0; j < p.prompts; ++j)
         {
             if (requests[next + j].prefix > 0 && prefixTokens > 0)
