@@ -238,11 +238,18 @@ DecodeReplaysOf(const RunSpec& run, uint64_t prompt)
     return d;
 }
 
+/** \return whether a share of requests within a target reaches the space's attainment */
+bool
+Attains(double share, const ServingSpace& space)
+{
+    return share >= space.attainment - 1e-12;
+}
+
 /** \return whether a load is within the space's capacity and attainment */
 bool
 MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
 {
-    return !load.overloaded && load.summary.attainment >= space.attainment - 1e-12;
+    return !load.overloaded && Attains(load.summary.attainment, space);
 }
 
 /** \return the row's paired prefill layout's row, or nullptr when it is not paired */
@@ -1666,6 +1673,25 @@ ServingStudy::ArrivingAt(const ResolvedJob& job,
 }
 
 double
+ServingStudy::PrefillPool(const ResolvedJob& job,
+                          const ServingRow& prefill,
+                          uint32_t instances,
+                          std::vector<QueueRequest>& requests,
+                          std::vector<uint32_t>& prefillOf) const
+{
+    return SimulatePrefillPool(instances,
+                               prefill.pp,
+                               prefill.prefillCurve,
+                               job.run.promptTokens - job.run.cachedPrefix,
+                               TokenBudget(job),
+                               requests,
+                               &prefillOf,
+                               m_space.prefixes > 0 ? m_prefixTokens : 0,
+                               PrefixCapacity(prefill.kvTokens, 1, TokenBudget(job)),
+                               m_space.router == QueueRouter::CACHE_AWARE);
+}
+
+double
 ServingStudy::PrefillAttainment(const ResolvedJob& job,
                                 const ServingRow& prefill,
                                 uint32_t instances,
@@ -1674,16 +1700,7 @@ ServingStudy::PrefillAttainment(const ResolvedJob& job,
     std::vector<double> kvShare;
     std::vector<QueueRequest> requests = ArrivingAt(job, m_space.rateRps, unit, &kvShare);
     std::vector<uint32_t> prefillOf;
-    SimulatePrefillPool(instances,
-                        prefill.pp,
-                        prefill.prefillCurve,
-                        job.run.promptTokens - job.run.cachedPrefix,
-                        TokenBudget(job),
-                        requests,
-                        &prefillOf,
-                        m_space.prefixes > 0 ? m_prefixTokens : 0,
-                        PrefixCapacity(prefill.kvTokens, 1, TokenBudget(job)),
-                        m_space.router == QueueRouter::CACHE_AWARE);
+    PrefillPool(job, prefill, instances, requests, prefillOf);
     const auto within = std::count_if(requests.begin(),
                                       requests.end(),
                                       [this](const QueueRequest& q)
@@ -1759,16 +1776,7 @@ ServingStudy::LoadAt(const ServingRow& r,
         // The prefill pool, then each request's KV cache crosses to its decode instance (the
         // router's), one at a time out of a prefill instance and into a decode instance, each
         // in proportion to its prompt.
-        joules += SimulatePrefillPool(r.prefillInstances,
-                                      r.prefillPp,
-                                      prefill->prefillCurve,
-                                      prompt,
-                                      TokenBudget(job),
-                                      requests,
-                                      &prefillOf,
-                                      m_space.prefixes > 0 ? m_prefixTokens : 0,
-                                      PrefixCapacity(prefill->kvTokens, 1, TokenBudget(job)),
-                                      m_space.router == QueueRouter::CACHE_AWARE);
+        joules += PrefillPool(job, *prefill, r.prefillInstances, requests, prefillOf);
         transfer.resize(requests.size());
         for (std::size_t i = 0; i < requests.size(); ++i)
         {
@@ -2016,8 +2024,7 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
                        ? 0
                        : (room - fewestDecode * decodeGpus) / prefillGpus;
         };
-        if (x > mostPrefill()
-            || PrefillAttainment(job, p, mostPrefill(), unit) < m_space.attainment - 1e-12)
+        if (x > mostPrefill() || !Attains(PrefillAttainment(job, p, mostPrefill(), unit), m_space))
         {
             continue; // even the most prefill instances miss the first-token target
         }
@@ -2025,7 +2032,7 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
         for (uint64_t high = mostPrefill(); high > x;)
         {
             const uint64_t mid = x + (high - x) / 2;
-            if (PrefillAttainment(job, p, mid, unit) >= m_space.attainment - 1e-12)
+            if (Attains(PrefillAttainment(job, p, mid, unit), m_space))
             {
                 high = mid;
             }
@@ -2056,7 +2063,7 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
                 found = with(--high);
             }
             if (!found || found->load.overloaded
-                || found->load.summary.tpotAttainment < m_space.attainment - 1e-12)
+                || !Attains(found->load.summary.tpotAttainment, m_space))
             {
                 break; // a larger x leaves fewer decode instances, which miss too
             }

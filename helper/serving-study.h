@@ -569,6 +569,19 @@ class ServingStudy
                                          const std::vector<QueueRequest>& unit,
                                          std::vector<double>* kvShare) const;
     /**
+     * \brief Runs the prefill pool of a disaggregated set (SimulatePrefillPool) with the space's
+     * prefix groups and router.
+     * \param job the decode row's candidate resolved \param prefill a prefill layout's row
+     * \param instances its instances \param requests arriving at the rate (ArrivingAt), their
+     * first tokens set \param prefillOf each one's prefill instance (set)
+     * \return the iterations' dynamic energy, J
+     */
+    double PrefillPool(const ResolvedJob& job,
+                       const ServingRow& prefill,
+                       uint32_t instances,
+                       std::vector<QueueRequest>& requests,
+                       std::vector<uint32_t>& prefillOf) const;
+    /**
      * \param job the decode row's candidate resolved \param prefill a prefill layout's row
      * \param instances its instances \param unit the requests arriving at one per second
      * \return the share of the requests arriving at the space's rate whose first token, at the
