@@ -1755,11 +1755,11 @@ SimulateDecodeInstances(const QueueEngine& engine,
                         uint32_t instances,
                         QueueRouter router,
                         const std::vector<uint32_t>& prefillOf,
-                        const std::vector<double>& seconds,
+                        const std::function<double(std::size_t, uint32_t)>& seconds,
                         std::vector<QueueRequest>& requests)
 {
     const std::size_t n = requests.size();
-    if (instances == 0 || prefillOf.size() != n || seconds.size() != n)
+    if (instances == 0 || prefillOf.size() != n || !seconds)
     {
         throw std::logic_error(
             "SimulateDecodeInstances: an instance, and a prefill instance and a time per request");
@@ -1772,14 +1772,16 @@ SimulateDecodeInstances(const QueueEngine& engine,
     if (router == QueueRouter::ROUND_ROBIN || instances == 1)
     {
         std::vector<uint32_t> decodeOf(n);
+        std::vector<double> alone(n);
         for (std::size_t i = 0; i < n; ++i)
         {
             decodeOf[i] = static_cast<uint32_t>(i % instances);
+            alone[i] = seconds(i, decodeOf[i]);
         }
         return SimulateInstances(engine,
                                  instances,
                                  QueueRouter::ROUND_ROBIN,
-                                 ScheduleKvTransfers(requests, prefillOf, decodeOf, seconds),
+                                 ScheduleKvTransfers(requests, prefillOf, decodeOf, alone),
                                  all);
     }
     // In the order the prefills end, each to the instance with the fewest outstanding then, its
@@ -1795,7 +1797,7 @@ SimulateDecodeInstances(const QueueEngine& engine,
         {
             out.resize(prefillOf[i] + 1, 0);
         }
-        const double ready = std::max({at, out[prefillOf[i]], in[k]}) + seconds[i];
+        const double ready = std::max({at, out[prefillOf[i]], in[k]}) + seconds(i, k);
         out[prefillOf[i]] = ready;
         in[k] = ready;
         pool[k]->Add(ready, all[i]);

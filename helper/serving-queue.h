@@ -6,6 +6,7 @@
 #define RAPIDLLM_SERVING_QUEUE_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -402,16 +403,18 @@ std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& request
  * counting those handed over to it and on their way), and runs the decode instances.
  * \param engine a decode instance (no prefill curve) \param instances how many
  * \param router how requests are dealt \param prefillOf each request's prefill instance
- * \param seconds each one's transfer alone \param requests the requests, their first tokens
- * set (SimulatePrefillPool); filled in place
+ * \param seconds a request's transfer alone to a decode instance (the request's index, the
+ * instance's) \param requests the requests, their first tokens set (SimulatePrefillPool);
+ * filled in place
  * \return the dynamic energy of each decode instance's iterations, J
  */
-std::vector<double> SimulateDecodeInstances(const QueueEngine& engine,
-                                            uint32_t instances,
-                                            QueueRouter router,
-                                            const std::vector<uint32_t>& prefillOf,
-                                            const std::vector<double>& seconds,
-                                            std::vector<QueueRequest>& requests);
+std::vector<double> SimulateDecodeInstances(
+    const QueueEngine& engine,
+    uint32_t instances,
+    QueueRouter router,
+    const std::vector<uint32_t>& prefillOf,
+    const std::function<double(std::size_t, uint32_t)>& seconds,
+    std::vector<QueueRequest>& requests);
 
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary

@@ -6,6 +6,7 @@
 
 #include "collective-probe.h"
 #include "job-echo.h"
+#include "kv-handover.h"
 #include "ns3/boolean.h"
 #include "ns3/layer-shapes.h"
 #include "ns3/spec-error.h"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -38,79 +40,6 @@ SetBatch(JobOptions& options, uint32_t n)
     {
         options.Set("inflight-batches", std::to_string(n));
     }
-}
-
-/** \return each decoder layer's pipeline stage, in layer order (model chunks interleaved) */
-std::vector<uint32_t>
-LayerStages(const ModelSpec& model, const ParallelSpec& p)
-{
-    std::vector<uint32_t> stages;
-    for (uint32_t v = 0; v < p.pp * p.virtualStages; ++v)
-    {
-        stages.insert(stages.end(), p.VirtualStageLayers(model.layers, v), v % p.pp);
-    }
-    return stages;
-}
-
-/**
- * \return the transfers that move one request's KV cache (its prompt's keys and values, or
- * MLA's latent; a sliding-window layer's window) from the ranks of a prefill instance whose
- * rank 0 is GPU \p prefillFirst to those of a decode instance from GPU \p decodeFirst: every
- * decode rank receives each of its layers' KV heads from a prefill rank holding them (of several
- * replicas of a head, taken in turn), tensor ranks adjacent within a stage
- */
-std::vector<ProbeTransfer>
-KvCacheTransfers(const ResolvedJob& prefill,
-                 const ResolvedJob& decode,
-                 uint32_t prefillFirst,
-                 uint32_t decodeFirst)
-{
-    const LayerShapes shapes(decode.model, decode.run);
-    // What tensor ranks hold whole: a KV head, or MLA's latent (every rank keeps it).
-    const uint64_t units = shapes.mla ? 1 : decode.model.kvHeads;
-    const uint64_t unitBytesPerToken =
-        shapes.KvCacheBytesPerToken() / (shapes.mla ? 1 : shapes.kvHeads);
-    const ParallelSpec& p = prefill.run.parallel;
-    const ParallelSpec& d = decode.run.parallel;
-    const std::vector<uint32_t> prefillStages = LayerStages(prefill.model, p);
-    const std::vector<uint32_t> decodeStages = LayerStages(decode.model, d);
-    std::map<std::pair<uint32_t, uint32_t>, uint64_t> bytes;
-    for (std::size_t layer = 0; layer < decodeStages.size(); ++layer)
-    {
-        // A sliding-window layer keeps only the window's last tokens.
-        const uint64_t window = decode.model.WindowOf(static_cast<uint32_t>(layer));
-        const uint64_t tokens = window > 0 ? std::min<uint64_t>(window, decode.run.promptTokens)
-                                           : decode.run.promptTokens;
-        const uint64_t unitBytes = unitBytesPerToken * tokens;
-        for (uint64_t h = 0; h < units; ++h)
-        {
-            const uint64_t firstHolder = h * p.tp / units;
-            const uint64_t holders = units >= p.tp ? 1 : p.tp / units;
-            const uint64_t firstNeed = h * d.tp / units;
-            const uint64_t endNeed = units >= d.tp ? firstNeed + 1 : (h + 1) * d.tp / units;
-            for (uint64_t t = firstNeed; t < endNeed; ++t)
-            {
-                const auto src = static_cast<uint32_t>(prefillFirst + firstHolder + t % holders
-                                                       + uint64_t(p.tp) * prefillStages[layer]);
-                const auto dst =
-                    static_cast<uint32_t>(decodeFirst + t + uint64_t(d.tp) * decodeStages[layer]);
-                bytes[{src, dst}] += unitBytes;
-            }
-        }
-    }
-    std::vector<ProbeTransfer> transfers;
-    for (const auto& [pair, n] : bytes)
-    {
-        transfers.push_back({pair.first, pair.second, n});
-    }
-    return transfers;
-}
-
-/** \return \p at rounded up to a multiple of \p size */
-uint64_t
-Aligned(uint64_t at, uint64_t size)
-{
-    return (at + size - 1) / size * size;
 }
 
 /**
@@ -344,6 +273,7 @@ ServingRow::ToJson() const
         j["prefill_tp"] = prefillTp;
         j["prefill_pp"] = prefillPp;
         j["prefill_instances"] = prefillInstances;
+        j["sets"] = sets;
         j["gpus_used"] = gpusUsed;
         j["kv_transfer_s"] = kvTransferS;
     }
@@ -463,6 +393,7 @@ ServingRow::FromJson(const Json& j)
             r.prefillTp = j.at("prefill_tp").get<uint32_t>();
             r.prefillPp = j.at("prefill_pp").get<uint32_t>();
             r.prefillInstances = j.at("prefill_instances").get<uint32_t>();
+            r.sets = j.at("sets").get<uint32_t>();
             r.gpusUsed = j.at("gpus_used").get<uint32_t>();
             r.kvTransferS = j.at("kv_transfer_s").get<double>();
         }
@@ -836,6 +767,16 @@ ServingStudy::GetBatching() const
     // transformers' generate() runs a batch to its end.
     const std::string engine = m_options.front().Get("engine");
     return engine == "lmdeploy" || engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
+}
+
+KvHandoverTimes&
+ServingStudy::Handovers(const ResolvedJob& job) const
+{
+    if (!m_handovers)
+    {
+        m_handovers.emplace(job.hardware.network, m_space.gpus, m_backend, m_routing);
+    }
+    return *m_handovers;
 }
 
 Ptr<RapidLlmHelper>
@@ -1435,52 +1376,22 @@ ServingStudy::PlaceSet(const ServingRow& r,
                        const ResolvedJob& prefill,
                        uint64_t x,
                        uint64_t y,
-                       bool copies,
-                       TransferTimes& transfers) const
+                       bool copies) const
 {
     const double generated = decode.run.generatedTokens;
     const double steps = generated - 1;
-    const uint64_t prefillGpus = prefill.run.parallel.Gpus();
-    const uint64_t decodeGpus = decode.run.parallel.Gpus();
-    // Each instance on GPUs aligned to its size, as the replicas of the other batchings (a
-    // tensor group within a node), the larger instances first.
-    const uint64_t used = x * prefillGpus + y * decodeGpus;
-    uint64_t prefillAt = 0;
-    uint64_t decodeAt = 0;
-    uint64_t end = 0;
-    if (decodeGpus >= prefillGpus)
-    {
-        prefillAt = Aligned(y * decodeGpus, prefillGpus);
-        end = prefillAt + x * prefillGpus;
-    }
-    else
-    {
-        decodeAt = Aligned(x * prefillGpus, decodeGpus);
-        end = decodeAt + y * decodeGpus;
-    }
-    if (end > m_space.gpus)
+    const std::optional<DisaggregatedPlacement> at = DisaggregatedPlacement::Place(
+        prefill.run.parallel.Gpus(), decode.run.parallel.Gpus(), x, y, m_space.gpus, copies);
+    if (!at)
     {
         return std::nullopt;
     }
     // The budget holds `units` copies of this set of instances (or the set alone).
-    const uint64_t units =
-        copies ? m_space.gpus / Aligned(end, std::max(prefillGpus, decodeGpus)) : 1;
-    // Timed between the first instance of each kind.
-    auto key = std::make_tuple(p.layout, r.layout, prefillAt, decodeAt);
-    auto it = transfers.find(key);
-    if (it == transfers.end())
-    {
-        const double t = RunTransferProbe(
-            decode.hardware.network,
-            m_space.gpus,
-            KvCacheTransfers(
-                prefill, decode, static_cast<uint32_t>(prefillAt), static_cast<uint32_t>(decodeAt)),
-            m_backend,
-            m_routing,
-            "KV cache transfer");
-        it = transfers.emplace(key, t).first;
-    }
-    const double kvS = it->second;
+    const uint64_t units = at->sets;
+    const uint64_t used = at->Used() / units;
+    // A request's prefill and decode instances are dealt apart: its transfer is the mean over
+    // the pairs.
+    const double kvS = Handovers(decode).Mean(p.layout, r.layout, prefill, decode, *at);
     const double cycleS = steps * r.stepS + kvS;
     // Of one set: the decode instances' finishing, at most the prefill instances' admitting
     // (consecutive prompts pipeline through the prefill stages).
@@ -1489,6 +1400,7 @@ ServingStudy::PlaceSet(const ServingRow& r,
     ServingRow set = r;
     set.prefillTp = p.tp;
     set.prefillPp = p.pp;
+    set.sets = static_cast<uint32_t>(units);
     set.prefillInstances = static_cast<uint32_t>(units * x);
     set.replicas = static_cast<uint32_t>(units * y);
     set.gpusUsed = static_cast<uint32_t>(units * used);
@@ -1519,7 +1431,6 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     }
     const double steps = FirstJob().run.generatedTokens - 1.0;
     const PrefillLayouts prefills = PrefillJobs(rows);
-    TransferTimes transfers;
     for (auto& r : rows)
     {
         if (!r.fits)
@@ -1543,8 +1454,7 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
                 // Just enough prefill instances to admit what the decode instances finish.
                 const auto x =
                     static_cast<uint64_t>(std::ceil(y * decodeRate / prefillRate - 1e-9));
-                const std::optional<ServingRow> set =
-                    PlaceSet(r, decode, p, prefill, x, y, true, transfers);
+                const std::optional<ServingRow> set = PlaceSet(r, decode, p, prefill, x, y, true);
                 if (!set)
                 {
                     break;
@@ -1740,9 +1650,11 @@ ServingStudy::LoadAt(const ServingRow& r,
     }
     const uint32_t cached = job.run.cachedPrefix;
     const uint32_t prompt = job.run.promptTokens - cached;
-    // Disaggregated: each request's prefill instance and KV-cache transfer alone.
+    // Disaggregated: each request's prefill instance and KV-cache transfer alone to a decode
+    // instance.
     std::vector<uint32_t> prefillOf;
-    std::vector<double> transfer;
+    std::function<double(std::size_t, uint32_t)> transfer;
+    std::optional<ResolvedJob> prefillJob;
     QueueEngine engine;
     engine.slots = r.batch;
     engine.generated = generated;
@@ -1775,13 +1687,27 @@ ServingStudy::LoadAt(const ServingRow& r,
         }
         // The prefill pool, then each request's KV cache crosses to its decode instance (the
         // router's), one at a time out of a prefill instance and into a decode instance, each
-        // in proportion to its prompt.
+        // in proportion to its prompt, taking the time of its two instances' places.
         joules += PrefillPool(job, *prefill, r.prefillInstances, requests, prefillOf);
-        transfer.resize(requests.size());
-        for (std::size_t i = 0; i < requests.size(); ++i)
+        prefillJob = m_options.at(prefill->layout).ToSpecs();
+        DisaggregatedPlacement at = *DisaggregatedPlacement::Place(prefillJob->run.parallel.Gpus(),
+                                                                   job.run.parallel.Gpus(),
+                                                                   r.prefillInstances / r.sets,
+                                                                   r.replicas / r.sets,
+                                                                   m_space.gpus,
+                                                                   false);
+        at.sets = r.sets;
+        KvHandoverTimes& handovers = Handovers(job);
+        transfer = [&, at, layout = prefill->layout](std::size_t i, uint32_t k)
         {
-            transfer[i] = r.kvTransferS * kvShare[i];
-        }
+            return kvShare[i]
+                   * handovers.Between(layout,
+                                       r.layout,
+                                       *prefillJob,
+                                       job,
+                                       at.PrefillFirst(prefillOf[i]),
+                                       at.DecodeFirst(k));
+        };
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }
@@ -1870,7 +1796,6 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
     const PrefillLayouts prefillJobs =
         m_space.size && disaggregated ? PrefillJobs(rows) : PrefillLayouts{};
-    TransferTimes transfers;
     // Arrivals at one request per second; a rate divides them (the same draws at every rate).
     const std::vector<QueueRequest> unit = UnitRequests();
     for (auto& r : rows)
@@ -1884,7 +1809,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         r.loaded = true;
         if (m_space.size && disaggregated)
         {
-            SizeDisaggregated(r, job, prefillJobs, transfers, unit);
+            SizeDisaggregated(r, job, prefillJobs, unit);
             continue;
         }
         if (m_space.size)
@@ -1984,7 +1909,6 @@ void
 ServingStudy::SizeDisaggregated(ServingRow& r,
                                 const ResolvedJob& job,
                                 const PrefillLayouts& prefills,
-                                TransferTimes& transfers,
                                 const std::vector<QueueRequest>& unit) const
 {
     const double rate = m_space.rateRps;
@@ -2047,8 +1971,7 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
         {
             auto with = [&](uint64_t y) -> std::optional<ServingRow>
             {
-                std::optional<ServingRow> set =
-                    PlaceSet(r, job, p, prefill, x, y, false, transfers);
+                std::optional<ServingRow> set = PlaceSet(r, job, p, prefill, x, y, false);
                 if (set)
                 {
                     set = loaded(*set, p);

@@ -7,6 +7,7 @@
 
 #include "arrival-trace.h"
 #include "job-options.h"
+#include "kv-handover.h"
 #include "ns3/ptr.h"
 #include "ns3/report-json.h"
 #include "ns3/run-report.h"
@@ -232,7 +233,12 @@ struct ServingRow
     uint32_t prefillPp = 0;        //!< their pipeline stages
     uint32_t prefillInstances = 0; //!< prefill instances (`replicas` counts the decode ones)
     uint32_t gpusUsed = 0;         //!< GPUs of all instances (at most the budget)
-    double kvTransferS = 0;        //!< one request's KV cache from its prefill to its decode GPUs
+    uint32_t sets = 1; //!< copies of one placed set of instances (DisaggregatedPlacement)
+    /**
+     * one request's KV cache from its prefill to its decode GPUs: the mean over the pairs of a
+     * prefill and a decode instance (a queue simulation times each pair's own)
+     */
+    double kvTransferS = 0;
 
     // Chunked batching (ServingStudy::EvaluateChunked).
     uint32_t chunkTokens = 0; //!< prompt tokens a step prefills of one request
@@ -404,8 +410,6 @@ class ServingStudy
     /** The layouts that hold a prefill, by tp and pp: the row and the candidate resolved */
     using PrefillLayouts =
         std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>>;
-    /** KV transfer times by prefill layout, decode layout and the two instances' first GPUs */
-    using TransferTimes = std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, double>;
 
     /**
      * \param rows the evaluated rows \return the layouts that hold a prefill (the first row of
@@ -413,13 +417,13 @@ class ServingStudy
      */
     PrefillLayouts PrefillJobs(const std::vector<ServingRow>& rows) const;
     /**
-     * \brief Places x prefill instances of \p p beside y decode instances of \p r (the larger
-     * instances first, each on GPUs aligned to its size) and times the KV transfer between the
-     * first of each kind (probed once a placement, kept in \p transfers).
+     * \brief Places x prefill instances of \p p beside y decode instances of \p r
+     * (DisaggregatedPlacement) and times a request's KV transfer as the mean over the pairs of
+     * a prefill and a decode instance (a request's two instances are dealt apart).
      * \param r a decode row \param decode its candidate resolved \param p a prefill layout's
      * row \param prefill its candidate resolved \param x prefill instances \param y decode
      * instances \param copies whether the budget holds as many copies of the set as fit (Pair)
-     * or the set alone (sizing) \param transfers the probed times, in place
+     * or the set alone (sizing)
      * \return \p r with the set's instances, GPUs, KV transfer and capacity (the lower of the
      * decode instances' and the prefill instances'), or nothing where it ends past the budget
      */
@@ -429,8 +433,7 @@ class ServingStudy
                                        const ResolvedJob& prefill,
                                        uint64_t x,
                                        uint64_t y,
-                                       bool copies,
-                                       TransferTimes& transfers) const;
+                                       bool copies) const;
     /**
      * \brief Fills the row's figures under continuous batching from its replays (see the class).
      * \param options the candidate \param job the candidate resolved
@@ -530,13 +533,11 @@ class ServingStudy
      * still meets it with the most decode instances left beside x; for each x, the fewest y by
      * bisection below the best set so far.
      * \param row a fitting row, paired (set in place) \param job its candidate resolved
-     * \param prefills the prefill layouts \param transfers the probed KV transfer times, in place
-     * \param unit the requests arriving at one per second
+     * \param prefills the prefill layouts \param unit the requests arriving at one per second
      */
     void SizeDisaggregated(ServingRow& row,
                            const ResolvedJob& job,
                            const PrefillLayouts& prefills,
-                           TransferTimes& transfers,
                            const std::vector<QueueRequest>& unit) const;
     /**
      * \param row a fitting row, its step curve set \param job its candidate resolved
@@ -604,6 +605,11 @@ class ServingStudy
      */
     Ptr<RapidLlmHelper> HelperFor(
         JobOptions options, const std::vector<std::pair<std::string, std::string>>& changes) const;
+    /**
+     * \param job a candidate resolved (its network the study's)
+     * \return the KV transfer times between disaggregated instances, kept across the study
+     */
+    KvHandoverTimes& Handovers(const ResolvedJob& job) const;
 
     ServingSpace m_space;              //!< what to try
     std::vector<JobOptions> m_options; //!< the valid candidates
@@ -619,6 +625,8 @@ class ServingStudy
     mutable std::map<std::string, RunReport> m_replays;
     /** the prefill iterations so far (PrefillIteration), the same way */
     mutable std::map<std::string, std::optional<PrefillReplay>> m_prefills;
+    /** the KV transfers between instances so far (Handovers) */
+    mutable std::optional<KvHandoverTimes> m_handovers;
 };
 
 /**

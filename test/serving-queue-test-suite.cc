@@ -1187,7 +1187,8 @@ class RouterTestCase : public TestCase
         // idle instance at once by the least outstanding.
         QueueEngine d = e;
         d.prefill = StepCurve();
-        auto decode = [&](QueueRouter router)
+        // Each handover's time is its decode instance's (the second further away: 0.3 s).
+        auto decode = [&](QueueRouter router, double second = 0.1)
         {
             std::vector<QueueRequest> r = Arriving({0, 0, 0.5});
             r[0].generated = 101;
@@ -1195,7 +1196,16 @@ class RouterTestCase : public TestCase
             {
                 q.firstTokenS = q.arrivalS;
             }
-            SimulateDecodeInstances(d, 2, router, {0, 1, 2}, {0.1, 0.1, 0.1}, r);
+            SimulateDecodeInstances(
+                d,
+                2,
+                router,
+                {0, 1, 2},
+                [second](std::size_t, uint32_t k)
+                {
+                    return k == 0 ? 0.1 : second;
+                },
+                r);
             return r;
         };
         const std::vector<QueueRequest> inTurn = decode(QueueRouter::ROUND_ROBIN);
@@ -1204,6 +1214,13 @@ class RouterTestCase : public TestCase
         const std::vector<QueueRequest> fewest = decode(QueueRouter::LEAST_OUTSTANDING);
         NS_TEST_EXPECT_MSG_EQ_TOL(fewest[1].finishS, 0.1 + 0.11, 1e-12, "the other instance");
         NS_TEST_EXPECT_MSG_EQ_TOL(fewest[2].finishS, 0.6 + 0.11, 1e-12, "the idle one");
+        NS_TEST_EXPECT_MSG_EQ_TOL(decode(QueueRouter::ROUND_ROBIN, 0.3)[1].finishS,
+                                  0.3 + 0.11,
+                                  1e-12,
+                                  "in turn to the far instance");
+        const std::vector<QueueRequest> far = decode(QueueRouter::LEAST_OUTSTANDING, 0.3);
+        NS_TEST_EXPECT_MSG_EQ_TOL(far[2].finishS, 0.8 + 0.11, 1e-12, "the idle far one");
+        NS_TEST_EXPECT_MSG_EQ_TOL(far[0].finishS, 0.1 + 1.1, 1e-12, "the near one's own");
         // Arrivals out of order: refused.
         NS_TEST_EXPECT_MSG_EQ(
             Throws<std::logic_error>(

@@ -624,7 +624,7 @@ RunStudyServingCommand(const CliArgs& args)
         : batching == Batching::DISAGGREGATED
             ? "disaggregated: x_dec decode instances of the row's layout, each with batch "
               "requests in flight, fed by x_pre prefill instances, which send each request's KV "
-              "cache over the network (KV_ms)"
+              "cache over the network (KV_ms: the mean over the pairs of instances)"
             : "static batching: a replica serves its batch from prefill to the last token";
     const std::string budget =
         batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
