@@ -8,7 +8,6 @@
 #include "job-echo.h"
 #include "kv-handover.h"
 #include "ns3/boolean.h"
-#include "ns3/layer-shapes.h"
 #include "ns3/spec-error.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
