@@ -173,6 +173,10 @@ JobInputJson(const ResolvedJob& job,
         {
             software["cached_prefix"] = r.cachedPrefix;
             software["shared_prefix"] = r.sharedPrefix;
+            if (r.prefixGroups > 0)
+            {
+                software["prefix_groups"] = r.prefixGroups;
+            }
             if (r.sharedPrefix)
             {
                 software["cascade_attention"] = r.cascadeAttention;

@@ -152,6 +152,16 @@ MakeDeclarations()
                 "false")
             .Field("shared_prefix")
             .Mode("inference"),
+        O::Count("prefix-groups",
+                 "inference, with --cached-prefix: the batch's requests fall into this many "
+                 "groups, each sharing one prefix (several system prompts), its keys and values "
+                 "stored once for the group: min(groups, batch) copies (0: each request its own; "
+                 "--shared-prefix is one group)",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("prefix_groups")
+            .Mode("inference"),
         O::Flag("cascade-attention",
                 "inference, with --shared-prefix: each decode step reads the shared prefix's keys "
                 "and values once for the batch, then each request's own, and merges the two "
@@ -513,6 +523,7 @@ JobOptions::ReadJobFile()
         {"gen", "generated", number(r.generatedTokens)},
         {"cached-prefix", "cached_prefix", number(r.cachedPrefix)},
         {"shared-prefix", "shared_prefix", flag(r.sharedPrefix)},
+        {"prefix-groups", "prefix_groups", number(r.prefixGroups)},
         {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
@@ -806,6 +817,7 @@ JobOptions::Resolve() const
     run.generatedTokens = static_cast<uint32_t>(Count("gen"));
     run.cachedPrefix = static_cast<uint32_t>(Count("cached-prefix"));
     run.sharedPrefix = Flag("shared-prefix");
+    run.prefixGroups = static_cast<uint32_t>(Count("prefix-groups"));
     run.cascadeAttention = Flag("cascade-attention");
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));

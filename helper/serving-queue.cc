@@ -186,20 +186,114 @@ KvNeedOf(const QueueEngine& e, double promptKeys, uint32_t steps)
     return std::max(0.0, promptKeys - e.kvShared) + steps + 1;
 }
 
-/** \return the KV cache tokens a request reserves */
+/**
+ * \return the tokens of a prefix group's request's prompt that its group's one copy in the
+ * instance's KV cache holds (vLLM's and SGLang's requests of one prefix share its blocks): the
+ * group's prefix, all but the prompt's last token at most (0 outside groups)
+ */
+double
+GroupShareOf(const QueueEngine& e, const QueueRequest& r)
+{
+    if (r.prefix == 0 || e.prefixTokens == 0)
+    {
+        return 0;
+    }
+    return std::min(double(e.prefixTokens), PromptKeysOf(e, r) - 1);
+}
+
+/** \return the KV cache tokens a request reserves of its own (its group's prefix apart) */
 double
 KvNeedOf(const QueueEngine& e, const QueueRequest& r)
 {
-    return KvNeedOf(e, PromptKeysOf(e, r), StepsOf(e, r));
+    return KvNeedOf(e, PromptKeysOf(e, r) - GroupShareOf(e, r), StepsOf(e, r));
 }
 
 /**
+ * \brief The prefix groups' copies in an instance's KV cache: each group with a request in
+ * flight holds its prefix once, however many of its requests are in flight (their own needs,
+ * KvNeedOf, leave it out). Counts the groups in an instance's table of marks (Marks), a
+ * count at a time.
+ */
+class GroupCopies
+{
+  public:
+    /** An instance's table: the count that last saw each group, and the last count. */
+    struct Marks
+    {
+        std::vector<uint64_t> seen; //!< by group
+        uint64_t count = 0;         //!< the counts started
+    };
+
+    /** \param e the engine \param marks the instance's table (one count alive at a time) */
+    GroupCopies(const QueueEngine& e, Marks& marks)
+        : m_engine(&e)
+        , m_marks(&marks)
+        , m_count(++marks.count)
+    {}
+
+    /**
+     * \return the tokens \p r's group would add to those counted: its prefix where no request
+     * of its group is counted yet, else nothing
+     */
+    double
+    Adds(const QueueRequest& r) const
+    {
+        const double share = GroupShareOf(*m_engine, r);
+        const std::vector<uint64_t>& seen = m_marks->seen;
+        return share > 0 && (r.prefix >= seen.size() || seen[r.prefix] != m_count) ? share : 0;
+    }
+
+    /** \return what \p r's group adds (Adds), now counted */
+    double
+    Join(const QueueRequest& r)
+    {
+        const double adds = Adds(r);
+        if (adds > 0)
+        {
+            if (r.prefix >= m_marks->seen.size())
+            {
+                m_marks->seen.resize(r.prefix + 1, 0);
+            }
+            m_marks->seen[r.prefix] = m_count;
+        }
+        return adds;
+    }
+
+    /**
+     * \return the tokens the groups of the requests listed (pairs whose first is a request's
+     * index) add to those counted
+     */
+    template<typename List>
+    double
+    JoinAll(const List& list, const std::vector<QueueRequest*>& requests)
+    {
+        double tokens = 0;
+        if (m_engine->prefixTokens > 0)
+        {
+            for (const auto& entry : list)
+            {
+                tokens += Join(*requests[entry.first]);
+            }
+        }
+        return tokens;
+    }
+
+  private:
+    const QueueEngine* m_engine;
+    GroupCopies::Marks* m_marks;
+    uint64_t m_count; //!< this count's mark
+};
+
+/**
  * \return the KV cache tokens the requests listed (pairs whose first is a request's index)
- * reserve
+ * reserve, their groups' prefixes counted once in \p groups
  */
 template<typename List>
 double
-KvReserved(const QueueEngine& e, const List& list, const std::vector<QueueRequest*>& requests)
+KvReserved(const QueueEngine& e,
+           const List& list,
+           const std::vector<QueueRequest*>& requests,
+           GroupCopies& groups)
 {
     double reserved = 0;
     if (e.kvTokens > 0)
@@ -208,6 +302,7 @@ KvReserved(const QueueEngine& e, const List& list, const std::vector<QueueReques
         {
             reserved += KvNeedOf(e, *requests[entry.first]);
         }
+        reserved += groups.JoinAll(list, requests);
     }
     return reserved;
 }
@@ -240,7 +335,8 @@ KvAdmits(const QueueEngine& e, std::size_t count, std::size_t most, double reser
 
 /**
  * \return how many of the waiting requests (their indices, in order; at most \p most) the KV
- * cache admits beside \p reserved tokens, each reserving its whole length
+ * cache admits beside \p reserved tokens, each reserving its whole length (and its group's
+ * prefix where \p groups does not count it yet)
  */
 template<typename Waiting>
 std::size_t
@@ -248,6 +344,7 @@ KvAdmits(const QueueEngine& e,
          const Waiting& waiting,
          std::size_t most,
          double reserved,
+         GroupCopies& groups,
          const std::vector<QueueRequest*>& requests)
 {
     return KvAdmits(e,
@@ -256,7 +353,8 @@ KvAdmits(const QueueEngine& e,
                     reserved,
                     [&](std::size_t k)
                     {
-                        return KvNeedOf(e, *requests[waiting[k]]);
+                        const QueueRequest& r = *requests[waiting[k]];
+                        return KvNeedOf(e, r) + groups.Join(r);
                     });
 }
 
@@ -429,6 +527,7 @@ class EngineInstance
         open.push_back(requests.size());
         readyS.push_back(ready);
         requests.push_back(r);
+        kvNeed.push_back(KvNeedOf(engine, *r));
         r->finishS = std::numeric_limits<double>::infinity();
     }
 
@@ -486,12 +585,21 @@ class EngineInstance
     const QueueEngine& engine;           //!< the instance
     std::vector<double> readyS;          //!< when each request reaches it
     std::vector<QueueRequest*> requests; //!< its requests, in that order
+    std::vector<double> kvNeed;          //!< each one's own KV cache tokens (KvNeedOf)
     std::size_t done = 0;                //!< requests finished
     double t = 0;                        //!< when its next iteration may start
     double joules = 0;                   //!< dynamic energy of its iterations
 
+    /** \return a count of the prefix groups' copies in the cache, the instance's only one */
+    GroupCopies
+    Groups() const
+    {
+        return GroupCopies(engine, groupMarks);
+    }
+
   private:
-    std::vector<std::size_t> open; //!< its requests not seen finished (Outstanding)
+    mutable GroupCopies::Marks groupMarks; //!< (Groups)
+    std::vector<std::size_t> open;         //!< its requests not seen finished (Outstanding)
     double nextFinishS = std::numeric_limits<double>::infinity(); //!< the first of them to end
     bool moved = false; //!< whether it ran since Outstanding last looked
 };
@@ -568,17 +676,17 @@ class ChunkedInstance : public EngineInstance
     double
     DecodeHolds(std::size_t i, uint32_t left) const
     {
-        return KvNeedOf(engine, *requests[i]) - left;
+        return kvNeed[i] - left;
     }
 
     /**
      * \return the KV tokens request \p i holds with \p left prefill tokens to compute: its
-     * cached prompt tokens (less a shared prefix) and those computed
+     * cached prompt tokens (less a shared prefix and its group's) and those computed
      */
     double
     PromptHolds(std::size_t i, uint32_t left) const
     {
-        const double prompt = KvNeedOf(engine, *requests[i]) - StepsOf(engine, *requests[i]) - 1;
+        const double prompt = kvNeed[i] - StepsOf(engine, *requests[i]) - 1;
         return std::max(0.0, prompt + Made(i) - left);
     }
 
@@ -610,24 +718,31 @@ class ChunkedInstance : public EngineInstance
 
     /**
      * \return the tokens the requests in flight hold and those the next step adds: a token a
-     * decode, the prompt tokens it computes and the token of each prompt it ends
+     * decode, the prompt tokens it computes (a group's prefix in its one copy) and the token of
+     * each prompt it ends
      */
     double
     Need() const
     {
+        const bool grouped = engine.prefixTokens > 0;
+        GroupCopies groups = Groups();
         double tokens = double(decoding.size());
         for (const auto& [i, left] : decoding)
         {
-            tokens += DecodeHolds(i, left);
+            tokens += DecodeHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
         }
         for (const auto& [i, left] : prompts)
         {
-            tokens += PromptHolds(i, left);
+            tokens += PromptHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
         }
+        // A step's prompt tokens, of which a group's prefix goes to its one copy (otherwise
+        // each of the n tokens is held anew).
         Plan(Room(),
              [&](std::size_t k, uint32_t n)
              {
-                 tokens += n + (n == prompts[k].second ? 1 : 0);
+                 const auto [i, left] = prompts[k];
+                 tokens += (grouped ? PromptHolds(i, left - n) - PromptHolds(i, left) : n)
+                           + (n == left ? 1 : 0);
              });
         return tokens;
     }
@@ -636,12 +751,10 @@ class ChunkedInstance : public EngineInstance
     void
     AdmitReserving(std::size_t free)
     {
-        const std::size_t admitted =
-            KvAdmits(engine,
-                     waiting,
-                     free,
-                     KvReserved(engine, prompts, requests) + KvReserved(engine, decoding, requests),
-                     requests);
+        GroupCopies groups = Groups();
+        const double reserved = KvReserved(engine, prompts, requests, groups)
+                                + KvReserved(engine, decoding, requests, groups);
+        const std::size_t admitted = KvAdmits(engine, waiting, free, reserved, groups, requests);
         for (std::size_t k = 0; k < admitted; ++k)
         {
             prompts.emplace_back(waiting.front(),
@@ -701,6 +814,9 @@ class ChunkedInstance : public EngineInstance
     {
         const bool idle = prompts.empty() && decoding.empty();
         double tokens = idle ? 0 : Need();
+        GroupCopies groups = Groups(); // (Need counts those in flight)
+        groups.JoinAll(decoding, requests);
+        groups.JoinAll(prompts, requests);
         uint32_t room = Room();
         room -= Plan(room, [](std::size_t, uint32_t) {});
         for (std::size_t k = 0; k < free && room > 0 && !waiting.empty(); ++k)
@@ -714,11 +830,13 @@ class ChunkedInstance : public EngineInstance
                 left = static_cast<uint32_t>(std::clamp(rest, 1.0, double(total)));
             }
             const uint32_t n = std::min(left, room);
-            const double joining = PromptHolds(i, left) + n + (n == left ? 1 : 0);
+            const double joining =
+                PromptHolds(i, left - n) + (n == left ? 1 : 0) + groups.Adds(*requests[i]);
             if ((k > 0 || !idle) && tokens + joining > engine.kvTokens)
             {
                 break;
             }
+            groups.Join(*requests[i]);
             tokens += joining;
             room -= n;
             prompts.emplace_back(i, left);
@@ -930,21 +1048,22 @@ class ContinuousInstance : public EngineInstance
         // (and, preempted, what it had generated, recomputed) and its next token.
         auto holds = [&](std::size_t i, uint32_t left)
         {
-            return KvNeedOf(engine, *requests[i]) - left;
+            return kvNeed[i] - left;
         };
         auto joinNeed = [&](const Replica& r, std::size_t k)
         {
             const std::size_t i = r.waiting[k];
             return preempt ? holds(i, resume[i] > 0 ? resume[i] - 1 : StepsOf(engine, *requests[i]))
-                           : KvNeedOf(engine, *requests[i]);
+                           : kvNeed[i];
         };
-        auto reserved = [&](const Replica& r)
+        // What the requests in flight hold, their groups' prefixes counted once in `groups`.
+        auto reserved = [&](const Replica& r, GroupCopies& groups)
         {
             if (!preempt)
             {
-                return KvReserved(engine, r.running, requests);
+                return KvReserved(engine, r.running, requests, groups);
             }
-            double tokens = 0;
+            double tokens = groups.JoinAll(r.running, requests);
             for (const auto& [i, left] : r.running)
             {
                 tokens += holds(i, left);
@@ -993,11 +1112,14 @@ class ContinuousInstance : public EngineInstance
                 // many as the KV cache admits.
                 if (!prefills && !r.waiting.empty())
                 {
+                    GroupCopies groups = Groups();
+                    const double held = KvReserved(engine, r.running, requests, groups);
                     const std::size_t admitted = KvAdmits(
                         engine,
                         r.waiting,
                         engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
-                        KvReserved(engine, r.running, requests),
+                        held,
+                        groups,
                         requests);
                     for (std::size_t k = 0; k < admitted; ++k)
                     {
@@ -1033,16 +1155,17 @@ class ContinuousInstance : public EngineInstance
             {
                 Replica& r = replicas[k];
                 // The prompts the free slots, the iteration and the KV cache take.
+                GroupCopies groups = Groups();
                 const std::size_t admitted =
                     prefills && !r.waiting.empty() && r.running.size() < engine.slots ? KvAdmits(
                         engine,
                         r.waiting.size(),
                         std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
                                               engine.prefill.requests.back()),
-                        reserved(r),
+                        reserved(r, groups),
                         [&](std::size_t j)
                         {
-                            return joinNeed(r, j);
+                            return joinNeed(r, j) + groups.Join(*requests[r.waiting[j]]);
                         })
                                                                                       : 0;
                 if (admitted > 0)
@@ -1070,8 +1193,13 @@ class ContinuousInstance : public EngineInstance
                 {
                     // Preemption: while the step's new tokens do not fit, the latest admitted
                     // request leaves (its cache freed) for the front of the queue.
+                    auto held = [&]
+                    {
+                        GroupCopies groups = Groups();
+                        return reserved(r, groups);
+                    };
                     while (preempt && r.running.size() > 1
-                           && reserved(r) + r.running.size() > engine.kvTokens)
+                           && held() + r.running.size() > engine.kvTokens)
                     {
                         const auto latest =
                             std::max_element(r.running.begin(),

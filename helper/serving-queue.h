@@ -181,7 +181,8 @@ struct QueueEngine
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
     /**
      * requests of prefix groups (QueueRequest::prefix): the tokens of each group's prefix, which
-     * an instance holding it does not compute (0: none)
+     * an instance holding it does not compute and, continuous or chunked, keeps once for the
+     * group's requests in flight (0: none)
      */
     uint32_t prefixTokens = 0;
     /** the prefixes an instance holds at most, the least recently used evicted (0: no limit) */

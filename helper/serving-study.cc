@@ -707,6 +707,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
         {
             throw SpecError(kCommandLine, "prefixes", why);
         }
+        if (GroupsShared())
+        {
+            // A replica's requests of one prefix group share its prefix's blocks.
+            for (JobOptions& candidate : m_options)
+            {
+                candidate.Set("prefix-groups", std::to_string(space.prefixes));
+            }
+        }
     }
     if (space.batchDelayS > 0 && (!arrivals || batching != Batching::STATIC))
     {
@@ -753,6 +761,13 @@ uint32_t
 ServingStudy::PrefixTokens() const
 {
     return m_prefixTokens;
+}
+
+bool
+ServingStudy::GroupsShared() const
+{
+    return m_space.prefixes > 0
+           && (GetBatching() == Batching::CONTINUOUS || GetBatching() == Batching::CHUNKED);
 }
 
 Batching
@@ -905,6 +920,7 @@ ServingStudy::DecodeStep(const JobOptions& options,
         {
             c.emplace_back("cached-prefix", "0");
             c.emplace_back("shared-prefix", "false");
+            c.emplace_back("prefix-groups", "0");
         }
         return c;
     };
@@ -1179,8 +1195,9 @@ ServingStudy::FillKvTokens(const JobOptions& options,
                            const std::vector<std::pair<std::string, std::string>>& check,
                            ServingRow& row) const
 {
-    // Every request holds P + G tokens (less a shared prefix); twice as many add the bytes of
-    // P + G tokens a request (the KV cache is linear in its tokens; the activations stay).
+    // Every request holds P + G tokens (less a shared prefix, and less its group's prefix,
+    // whose copies the engine counts apart); twice as many add the bytes of P + G tokens a
+    // request (the KV cache is linear in its tokens; the activations stay).
     const ResolvedJob job = options.ToSpecs();
     const uint64_t length = uint64_t(job.run.promptTokens) + job.run.generatedTokens;
     std::vector<std::pair<std::string, std::string>> longer = check;
@@ -1195,9 +1212,11 @@ ServingStudy::FillKvTokens(const JobOptions& options,
     helper->Dispose();
     const double perToken =
         (double(twice.memory.peak) - double(row.peakBytes)) / (double(row.batch) * length);
-    const uint64_t shared = job.run.sharedPrefix ? job.run.cachedPrefix : 0;
+    const uint64_t shared = job.run.PrefixCopies() > 0 ? job.run.cachedPrefix : 0;
+    const uint64_t copies = job.run.prefixGroups > 0 ? job.run.PrefixCopies() : 0;
     // No growth (a sliding window already full): no limit.
     row.kvTokens = perToken > 0 ? double(row.batch) * double(length - shared)
+                                      + double(copies) * double(shared)
                                       + double(row.capacityBytes - row.peakBytes) / perToken
                                 : 0;
 }
@@ -1547,8 +1566,12 @@ ServingStudy::PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens)
     {
         return 0;
     }
-    const double spare = std::max(0.0, kvTokens - slots * slotTokens);
-    return slots + static_cast<uint32_t>(std::floor(spare / m_prefixTokens));
+    // Of what it runs, each group's prefix once where the groups share their blocks.
+    const uint32_t held = GroupsShared() ? std::min(slots, m_space.prefixes) : slots;
+    const double shared = GroupsShared() ? m_prefixTokens : 0;
+    const double spare =
+        std::max(0.0, kvTokens - slots * (slotTokens - shared) - double(held) * shared);
+    return held + static_cast<uint32_t>(std::floor(spare / m_prefixTokens));
 }
 
 std::vector<QueueRequest>

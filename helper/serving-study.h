@@ -559,6 +559,13 @@ class ServingStudy
      */
     uint32_t PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens) const;
     /**
+     * \return whether the requests of a prefix group in flight on an instance share its
+     * prefix's KV cache blocks (RunSpec::prefixGroups): with prefix groups under continuous and
+     * chunked batching (static batches pad each row; a disaggregated decode instance holds
+     * no prefix cache)
+     */
+    bool GroupsShared() const;
+    /**
      * \param job a candidate resolved \param rate requests per second arriving
      * \param unit the requests arriving at one per second \param kvShare each request's KV
      * cache over the job's prompt's (set)

@@ -395,6 +395,27 @@ class KvAdmissionTestCase : public TestCase
             shared.kvShared = 60;
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 Simulated(shared, four)[2].firstTokenS, 1.5, 1e-12, "three within 160");
+            // Prefix groups share their prefix's blocks (60 of each 100-token prompt): one group
+            // holds 60 once beside 51 a request, three within 250; two groups hold a copy each,
+            // two requests within 250 as without groups.
+            auto grouped = [&](const std::vector<uint32_t>& groups)
+            {
+                QueueEngine g = limited;
+                g.prefixTokens = 60;
+                std::vector<QueueRequest> r = Arriving(four);
+                for (std::size_t i = 0; i < r.size(); ++i)
+                {
+                    r[i].prefix = groups[i];
+                }
+                std::vector<QueueRequest*> all = All(r);
+                SimulateEngine(g, four, all);
+                return r;
+            };
+            const std::vector<QueueRequest> one = grouped({1, 1, 1, 1});
+            NS_TEST_EXPECT_MSG_EQ_TOL(one[2].firstTokenS, 1.5, 1e-12, "three within 250");
+            NS_TEST_EXPECT_MSG_GT(one[3].firstTokenS, one[0].finishS - 1e-12, "the fourth waits");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                grouped({1, 2, 1, 2})[2].firstTokenS, 1.62, 1e-12, "two copies: two within 250");
             // A cache smaller than one request: each runs alone.
             QueueEngine tiny = e;
             tiny.kvTokens = 50;
@@ -459,6 +480,24 @@ class KvAdmissionTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(r[0].finishS, 1.011 + 9 * 0.012 + 0.011, 1e-12, "alone");
             NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 1.13 + 0.011 + 0.005, 1e-12, "a token");
             NS_TEST_EXPECT_MSG_EQ(r[1].preemptions, 1u, "preempted once");
+            // One prefix group, 60 tokens of each prompt held once: 60 + 2 x 51 fit in 220,
+            // neither is preempted; the two run as in an unlimited cache.
+            QueueEngine sharing = v1;
+            sharing.prefixTokens = 60;
+            auto group = [&](const QueueEngine& engine)
+            {
+                std::vector<QueueRequest> g = Arriving({0, 0});
+                g[0].prefix = g[1].prefix = 1;
+                std::vector<QueueRequest*> both = All(g);
+                SimulateEngine(engine, {0, 0}, both);
+                return g;
+            };
+            const std::vector<QueueRequest> g = group(sharing);
+            NS_TEST_EXPECT_MSG_EQ(g[0].preemptions + g[1].preemptions, 0u, "no preemption");
+            sharing.kvTokens = 0;
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                g[1].finishS, group(sharing)[1].finishS, 1e-12, "as in an unlimited cache");
+            NS_TEST_EXPECT_MSG_LT(g[1].finishS, r[1].finishS, "sooner than preempted");
             QueueEngine reserving = v1;
             reserving.preempt = false;
             NS_TEST_EXPECT_MSG_EQ_TOL(Simulated(reserving, {0, 0})[1].firstTokenS,

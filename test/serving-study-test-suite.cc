@@ -1625,6 +1625,31 @@ class ServingPrefixGroupsTestCase : public TestCase
                               splitShared.load.prefixHitShare + 0.2,
                               "dealt to their holders");
 
+        // A group's requests in flight share its prefix's blocks: 32 requests of 2,048 + 256
+        // tokens, 1,536 the prefix, on one A100-40GB (~50k tokens of KV cache) fit in two
+        // groups (32 x 768 + 2 x 1,536 tokens), not in 64 (a copy each, 32 x 2,304); the two
+        // peaks 30 copies of 1,536 tokens apart (512 KiB a token).
+        JobOptions grouped = VllmLlama2("a100-sxm-40gb", 2048, 256);
+        grouped.Set("cached-prefix", "1536");
+        ServingSpace groups = ContinuousTp1(1, 32);
+        groups.rateRps = 1;
+        groups.prefixes = 2;
+        const ServingRow two = ServingStudy(grouped, groups, "flow", "", true).Evaluate(0);
+        groups.prefixes = 64;
+        const ServingRow each = ServingStudy(grouped, groups, "flow", "", true).Evaluate(0);
+        NS_TEST_EXPECT_MSG_EQ(two.fits, true, "two copies fit");
+        NS_TEST_EXPECT_MSG_EQ(each.fits, false, "a copy a request does not");
+        NS_TEST_EXPECT_MSG_EQ(each.peakBytes - two.peakBytes,
+                              uint64_t(30) * 1536 * (512 << 10),
+                              "30 copies of the prefix");
+        // Its KV cache in tokens: the requests' own and the copies, and what is left free.
+        const double perToken = 512 << 10;
+        NS_TEST_EXPECT_MSG_EQ_TOL(two.kvTokens,
+                                  32.0 * 768 + 2 * 1536
+                                      + double(two.capacityBytes - two.peakBytes) / perToken,
+                                  1e-6,
+                                  "the cache's tokens");
+
         // Each refused case: the job, the space and what the error names besides the option.
         std::vector<std::tuple<JobOptions, ServingSpace, std::string, std::string>> refused;
         JobOptions uncached = job;

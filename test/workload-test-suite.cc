@@ -2056,6 +2056,39 @@ class CachedPrefixTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(sharedMemory.worst.kvCache * (8 * 67),
                               without.worst.kvCache * (8 * 19 + 48),
                               "the prefix once");
+        // Three groups of requests, each sharing its own prefix: three copies; more groups than
+        // requests, one copy a request (as without groups).
+        RunSpec grouped = cached;
+        grouped.prefixGroups = 3;
+        grouped.Validate(llama, "job");
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(Workload::Build(llama, grouped), gpu).worst.kvCache
+                                  * (8 * 67),
+                              without.worst.kvCache * (8 * 19 + 3 * 48),
+                              "a prefix a group");
+        grouped.prefixGroups = 20;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(Workload::Build(llama, grouped), gpu).worst.kvCache,
+                              without.worst.kvCache,
+                              "as many copies as requests");
+        RunSpec both = shared;
+        both.prefixGroups = 2;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      both.Validate(llama, "job");
+                                  },
+                                  {"prefix_groups", "shared_prefix"}),
+                              true,
+                              "one group or several");
+        RunSpec uncached = grouped;
+        uncached.cachedPrefix = 0;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      uncached.Validate(llama, "job");
+                                  },
+                                  {"prefix_groups", "cached_prefix"}),
+                              true,
+                              "groups of a cached prefix");
         // A sliding window keeps a shared prefix only while it is in the window: of a 40-token
         // window at the end (tokens 27 to 66), tokens 27 to 47 are the prefix's.
         ModelSpec windowed = llama;

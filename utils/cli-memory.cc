@@ -105,6 +105,10 @@ RunMemoryCommand(const CliArgs& args)
                       << (job.run.sharedPrefix
                               ? ", the first " + std::to_string(job.run.cachedPrefix)
                                     + " shared and cached once"
+                          : job.run.prefixGroups > 0
+                              ? ", the first " + std::to_string(job.run.cachedPrefix)
+                                    + " cached once for each of "
+                                    + std::to_string(job.run.prefixGroups) + " groups"
                               : std::string())
                       << ") held at once per replica.\n";
         }

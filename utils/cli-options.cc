@@ -42,7 +42,7 @@ const char* const kServing = "study serving";
  * and link faults (a fault is on one replica's links, while the study predicts one replica for
  * all; `run` and `study faults` take them).
  */
-const std::set<std::string> kNotServing = {"run", "mode", "ep", "fault"};
+const std::set<std::string> kNotServing = {"run", "mode", "ep", "fault", "prefix-groups"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>

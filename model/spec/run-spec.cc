@@ -520,6 +520,15 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "true shares a cached prefix among the batch's requests: give "
                         "cached_prefix too (--cached-prefix)");
     }
+    if (prefixGroups > 0 && (cachedPrefix == 0 || sharedPrefix))
+    {
+        throw SpecError(source,
+                        "prefix_groups",
+                        sharedPrefix ? "groups of requests sharing a prefix: shared_prefix is one "
+                                       "group for the whole batch, give one of the two"
+                                     : "groups of requests share a cached prefix: give "
+                                       "cached_prefix too (--cached-prefix)");
+    }
     if (cascadeAttention && !sharedPrefix)
     {
         throw SpecError(source,
@@ -960,7 +969,18 @@ RunSpec::operator==(const RunSpec& o) const
            && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
            && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
-           && sharedPrefix == o.sharedPrefix && cascadeAttention == o.cascadeAttention;
+           && sharedPrefix == o.sharedPrefix && prefixGroups == o.prefixGroups
+           && cascadeAttention == o.cascadeAttention;
+}
+
+uint32_t
+RunSpec::PrefixCopies() const
+{
+    if (sharedPrefix)
+    {
+        return 1;
+    }
+    return std::min(prefixGroups, batch);
 }
 
 uint32_t
@@ -1112,6 +1132,7 @@ RunSpec::Read(SpecReader& r)
     s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
     s.cachedPrefix = r.GetCount("cached_prefix", 0, s.cachedPrefix);
     s.sharedPrefix = r.GetBool("shared_prefix", s.sharedPrefix);
+    s.prefixGroups = r.GetCount("prefix_groups", 0, s.prefixGroups);
     s.cascadeAttention = r.GetBool("cascade_attention", s.cascadeAttention);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);

@@ -190,6 +190,14 @@ struct RunSpec
      */
     bool sharedPrefix = false;
     /**
+     * Inference, with a cached prefix: the batch's requests fall into this many groups, the
+     * requests of a group sharing one prefix (each of several system prompts), its keys and
+     * values stored once for the group as paged prefix caching shares its blocks: the batch
+     * holds min(prefixGroups, batch) copies. 0: each request holds its own (shared_prefix is
+     * one group).
+     */
+    uint32_t prefixGroups = 0;
+    /**
      * Inference, with a shared prefix: each decode step reads the prefix's keys and values once
      * for the whole batch and each request's own once, then merges the two partial results
      * (cascade attention: FlashInfer's, and vLLM V1's for a long common prefix), instead of
@@ -291,6 +299,12 @@ struct RunSpec
      * inflightBatches, or for 0 the smaller of pp and the batch
      */
     uint32_t InflightBatches() const;
+    /**
+     * \return the copies of the cached prefix the batch's KV cache holds apart from its
+     * requests' own tokens: 1 with sharedPrefix, min(prefixGroups, batch) with groups, else 0
+     * (each request holds its own)
+     */
+    uint32_t PrefixCopies() const;
     /**
      * \param m an in-flight batch (0 .. InflightBatches() - 1)
      * \return its requests: batch / InflightBatches(), the first (batch % InflightBatches()) one

@@ -183,12 +183,13 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
             // Each layer caches every token, a sliding-window layer only its window's last ones:
             // each sequence its own, except a shared prefix's (those still in the window),
-            // stored once for the batch.
+            // stored once for the batch or once for each group of requests sharing it.
             uint64_t perSequence = 0;
             uint64_t once = 0;
+            const uint32_t copies = w.run.PrefixCopies();
             auto cache = [&](uint64_t kept)
             {
-                const uint64_t shared = w.run.sharedPrefix && w.run.cachedPrefix > tokens - kept
+                const uint64_t shared = copies > 0 && w.run.cachedPrefix > tokens - kept
                                             ? w.run.cachedPrefix - (tokens - kept)
                                             : 0;
                 perSequence += kept - shared;
@@ -211,7 +212,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                     cache(tokens); // a speculative draft module's layer
                 }
             }
-            m.kvCache = (perSequence * w.run.batch + once) * shapes.KvCacheBytesPerToken();
+            m.kvCache = (perSequence * w.run.batch + once * copies) * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
             // (of the largest batch in flight: the first), for the prompt tokens it computes.
             const uint64_t rows =
