@@ -11,6 +11,7 @@
 #include "ns3/spec-error.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
+#include "request-draws.h"
 #include "study-plot.h"
 
 #include <algorithm>

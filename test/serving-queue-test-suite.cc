@@ -7,6 +7,8 @@
 // lightly loaded one (a request alone), decode-only instances, static batches, data-parallel
 // attention replicas, the prefill pool and the summary.
 
+#include "ns3/prefix-cache.h"
+#include "ns3/request-draws.h"
 #include "ns3/serving-queue.h"
 #include "ns3/test.h"
 #include "test-require.h"

@@ -1,0 +1,46 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#ifndef RAPIDLLM_PREFIX_CACHE_H
+#define RAPIDLLM_PREFIX_CACHE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+namespace ns3 {
+namespace rapidllm {
+
+/**
+ * \brief The prefixes an engine instance holds in its KV cache, the least recently used first
+ * to go (vLLM's and SGLang's prefix caches evict in LRU order): a request of a prefix group
+ * finds its prefix or computes it, and it is then the most recent.
+ */
+class PrefixCache
+{
+  public:
+    /** \param capacity the prefixes it holds at most (0: no limit) */
+    explicit PrefixCache(uint32_t capacity = 0);
+    /** \param prefix a group \return whether it holds the group's prefix */
+    bool Holds(uint32_t prefix) const;
+    /**
+     * \brief Uses a group's prefix: it becomes the most recent, computed and kept if it was not
+     * held (evicting the least recently used beyond the capacity).
+     * \param prefix a group \return whether it was held (a hit)
+     */
+    bool Use(uint32_t prefix);
+    /** \return the prefixes it holds */
+    std::size_t Size() const;
+
+  private:
+    uint32_t m_capacity;                  //!< the most it holds (0: no limit)
+    uint64_t m_clock = 0;                 //!< uses so far
+    std::map<uint32_t, uint64_t> m_used;  //!< each held prefix's last use
+    std::map<uint64_t, uint32_t> m_byUse; //!< the held prefixes by their last use
+};
+
+} // namespace rapidllm
+} // namespace ns3
+
+#endif // RAPIDLLM_PREFIX_CACHE_H
