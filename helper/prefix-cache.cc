@@ -4,6 +4,8 @@
 
 #include "prefix-cache.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -41,6 +43,17 @@ std::size_t
 PrefixCache::Size() const
 {
     return m_used.size();
+}
+
+void
+PrefixCache::Resize(uint32_t capacity)
+{
+    m_capacity = std::max<uint32_t>(capacity, 1);
+    while (m_used.size() > m_capacity)
+    {
+        m_used.erase(m_byUse.begin()->second);
+        m_byUse.erase(m_byUse.begin());
+    }
 }
 
 } // namespace rapidllm

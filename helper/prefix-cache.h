@@ -32,6 +32,12 @@ class PrefixCache
     bool Use(uint32_t prefix);
     /** \return the prefixes it holds */
     std::size_t Size() const;
+    /**
+     * \brief Sets the prefixes it holds at most, the least recently used going first where it
+     * holds more (an engine's free KV cache shrinking under load, or growing).
+     * \param capacity 1 or more
+     */
+    void Resize(uint32_t capacity);
 
   private:
     uint32_t m_capacity;                  //!< the most it holds (0: no limit)

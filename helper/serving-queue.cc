@@ -252,8 +252,16 @@ class GroupCopies
                 m_marks->seen.resize(r.prefix + 1, 0);
             }
             m_marks->seen[r.prefix] = m_count;
+            ++m_groups;
         }
         return adds;
+    }
+
+    /** \return the groups counted */
+    uint32_t
+    Groups() const
+    {
+        return m_groups;
     }
 
     /**
@@ -278,7 +286,8 @@ class GroupCopies
   private:
     const QueueEngine* m_engine;
     GroupCopies::Marks* m_marks;
-    uint64_t m_count; //!< this count's mark
+    uint64_t m_count;      //!< this count's mark
+    uint32_t m_groups = 0; //!< the groups counted
 };
 
 /**
@@ -525,6 +534,18 @@ class EngineInstance
         return joules;
     }
 
+    /**
+     * \return the prefix groups' prefixes its cache can hold now (QueueEngine::prefixCapacity
+     * where it keeps no account of them): those of its requests in flight and as many others
+     * as the KV cache they leave free holds (vLLM's and SGLang's unreferenced cached blocks
+     * stay until an allocation takes them), one at least (the next request's)
+     */
+    virtual uint32_t
+    PrefixRoom() const
+    {
+        return engine.prefixCapacity;
+    }
+
   protected:
     /** \brief Runs the iterations that start before \p horizon (Advance: it has work to do). */
     virtual void Run(double horizon) = 0;
@@ -544,6 +565,18 @@ class EngineInstance
         return GroupCopies(engine, groupMarks);
     }
 
+    /**
+     * \param held the KV tokens its requests in flight hold \param groups their groups
+     * \return PrefixRoom's count
+     */
+    uint32_t
+    PrefixRoomBeside(double held, uint32_t groups) const
+    {
+        const double free = std::max(0.0, engine.kvTokens - held);
+        return std::max<uint32_t>(
+            1, groups + static_cast<uint32_t>(std::floor(free / engine.prefixTokens)));
+    }
+
   private:
     mutable GroupCopies::Marks groupMarks; //!< (Groups)
     std::vector<std::size_t> open;         //!< its requests not seen finished (Outstanding)
@@ -559,6 +592,22 @@ class ChunkedInstance : public EngineInstance
 {
   public:
     using EngineInstance::EngineInstance;
+
+    uint32_t
+    PrefixRoom() const override
+    {
+        GroupCopies groups = Groups();
+        double held = 0;
+        for (const auto& [i, left] : decoding)
+        {
+            held += DecodeHolds(i, left) + groups.Join(*requests[i]);
+        }
+        for (const auto& [i, left] : prompts)
+        {
+            held += PromptHolds(i, left) + groups.Join(*requests[i]);
+        }
+        return PrefixRoomBeside(held, groups.Groups());
+    }
 
     void
     Run(double horizon) override
@@ -974,6 +1023,25 @@ class ContinuousInstance : public EngineInstance
         : EngineInstance(engine)
         , replicas(engine.replicas)
     {}
+
+    uint32_t
+    PrefixRoom() const override
+    {
+        // Reserving whole lengths, a request holds them from its admission; preempting, what
+        // it has computed.
+        const bool preempt =
+            engine.preempt && !engine.prefill.requests.empty() && engine.kvTokens > 0;
+        GroupCopies groups = Groups();
+        double held = 0;
+        for (const Replica& r : replicas)
+        {
+            for (const auto& [i, left] : r.running)
+            {
+                held += (preempt ? kvNeed[i] - left : kvNeed[i]) + groups.Join(*requests[i]);
+            }
+        }
+        return PrefixRoomBeside(held, groups.Groups());
+    }
 
     void
     Run(double horizon) override
@@ -1428,6 +1496,13 @@ SimulateInstances(const QueueEngine& engine,
         }
         if (r.prefix > 0 && engine.prefixTokens > 0)
         {
+            if (engine.kvTokens > 0 && !engine.wholeBatches)
+            {
+                // What its cache holds now: the prefixes of what it runs, and in what they
+                // leave free the most recently used others.
+                pool[k]->Advance(readyS[i]);
+                caches[k].Resize(pool[k]->PrefixRoom());
+            }
             SplitPrompt(r, engine.prefixTokens, caches[k].Use(r.prefix));
         }
         pool[k]->Add(readyS[i], requests[i]);

@@ -186,7 +186,11 @@ struct QueueEngine
      * group's requests in flight (0: none)
      */
     uint32_t prefixTokens = 0;
-    /** the prefixes an instance holds at most, the least recently used evicted (0: no limit) */
+    /**
+     * the prefixes an instance holds at most, the least recently used evicted (0: no limit);
+     * an instance that counts its KV cache (continuous or chunked, kvTokens above 0) holds
+     * instead its requests' in flight and what its free KV cache holds at each dealing
+     */
     uint32_t prefixCapacity = 0;
 };
 

@@ -1567,12 +1567,8 @@ ServingStudy::PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens)
     {
         return 0;
     }
-    // Of what it runs, each group's prefix once where the groups share their blocks.
-    const uint32_t held = GroupsShared() ? std::min(slots, m_space.prefixes) : slots;
-    const double shared = GroupsShared() ? m_prefixTokens : 0;
-    const double spare =
-        std::max(0.0, kvTokens - slots * (slotTokens - shared) - double(held) * shared);
-    return held + static_cast<uint32_t>(std::floor(spare / m_prefixTokens));
+    const double spare = std::max(0.0, kvTokens - slots * slotTokens);
+    return slots + static_cast<uint32_t>(std::floor(spare / m_prefixTokens));
 }
 
 std::vector<QueueRequest>

@@ -555,7 +555,9 @@ class ServingStudy
      * \param kvTokens an instance's KV cache in tokens (0: no limit) \param slots the requests
      * (or prompts) it runs at once \param slotTokens the tokens each holds at most
      * \return the prefix groups' prefixes it holds (QueueEngine::prefixCapacity): those of what
-     * it runs and, in the tokens that leaves free, the most recently used others (0: no limit)
+     * it runs and, in the tokens a full batch leaves free, the most recently used others (0: no
+     * limit); where it is continuous or chunked its cache follows its free KV cache instead
+     * (EngineInstance::PrefixRoom), so this counts for static batches and a prefill pool
      */
     uint32_t PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens) const;
     /**

@@ -1308,6 +1308,31 @@ class PrefixGroupsTestCase : public TestCase
             unlimited.Use(g);
         }
         NS_TEST_EXPECT_MSG_EQ((unlimited.Use(1) && unlimited.Size() == 1000), true, "no limit");
+        lru.Use(1); // 3, then 1 the most recent
+        lru.Resize(1);
+        NS_TEST_EXPECT_MSG_EQ((lru.Holds(1) && lru.Size() == 1), true, "shrunk: the LRU gone");
+
+        // The cache holds what the KV cache leaves free at each moment: an idle instance of
+        // four 111-token slots and 504 tokens holds 8 prefixes of 60, where a full batch leaves
+        // room for one beside its four (a fixed capacity of 5 would lose group 1 to 2..6).
+        {
+            QueueEngine idle = FourSlots();
+            idle.kvTokens = 504;
+            idle.prefixTokens = 60;
+            idle.prefixCapacity = 5;
+            const std::vector<double> apart = {0, 10, 20, 30, 40, 50, 60};
+            std::vector<QueueRequest> r = Arriving(apart);
+            const uint32_t group[] = {1, 2, 3, 4, 5, 6, 1};
+            for (std::size_t i = 0; i < r.size(); ++i)
+            {
+                r[i].prompt = 100;
+                r[i].prefix = group[i];
+            }
+            std::vector<QueueRequest*> all = All(r);
+            SimulateInstances(idle, 1, QueueRouter::ROUND_ROBIN, apart, all);
+            NS_TEST_EXPECT_MSG_EQ(r[6].cached, 60u, "group 1 still held");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[6].firstTokenS, 60.2, 1e-12, "the rest prefilled");
+        }
 
         // Prompts of 100 tokens, a 60-token prefix: a hit prefills 40 (0.2 s of the curve's 0.5).
         QueueEngine e = FourSlots();
