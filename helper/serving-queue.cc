@@ -597,15 +597,7 @@ class ChunkedInstance : public EngineInstance
     PrefixRoom() const override
     {
         GroupCopies groups = Groups();
-        double held = 0;
-        for (const auto& [i, left] : decoding)
-        {
-            held += DecodeHolds(i, left) + groups.Join(*requests[i]);
-        }
-        for (const auto& [i, left] : prompts)
-        {
-            held += PromptHolds(i, left) + groups.Join(*requests[i]);
-        }
+        const double held = Held(groups);
         return PrefixRoomBeside(held, groups.Groups());
     }
 
@@ -686,6 +678,26 @@ class ChunkedInstance : public EngineInstance
         return std::max(0.0, prompt + Made(i) - left);
     }
 
+    /**
+     * \return the KV tokens the requests in flight hold, each group's prefix counted once in
+     * \p groups
+     */
+    double
+    Held(GroupCopies& groups) const
+    {
+        const bool grouped = engine.prefixTokens > 0;
+        double tokens = 0;
+        for (const auto& [i, left] : decoding)
+        {
+            tokens += DecodeHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
+        }
+        for (const auto& [i, left] : prompts)
+        {
+            tokens += PromptHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
+        }
+        return tokens;
+    }
+
     /** \return the budget a step leaves its prompts after its decodes (at least a token) */
     uint32_t
     Room() const
@@ -722,15 +734,7 @@ class ChunkedInstance : public EngineInstance
     {
         const bool grouped = engine.prefixTokens > 0;
         GroupCopies groups = Groups();
-        double tokens = double(decoding.size());
-        for (const auto& [i, left] : decoding)
-        {
-            tokens += DecodeHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
-        }
-        for (const auto& [i, left] : prompts)
-        {
-            tokens += PromptHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
-        }
+        double tokens = double(decoding.size()) + Held(groups);
         // A step's prompt tokens, of which a group's prefix goes to its one copy (otherwise
         // each of the n tokens is held anew).
         Plan(Room(),
