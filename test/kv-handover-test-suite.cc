@@ -152,6 +152,27 @@ class PairTimesTestCase : public TestCase
                               one.Between(0, 0, prefill, Instance(2), 4, 0),
                               "NVLink alike");
 
+        // An oversubscribed fat tree (2:1 up from each leaf of four nodes; 16 sets, a node
+        // each): pairs within a leaf and across leaves alike in a class.
+        {
+            JobOptions o;
+            o.Set("model", "llama2-7b");
+            o.Set("hardware",
+                  std::string(RAPIDLLM_SOURCE_DIR) + "/examples/studies/a100-sxm-80gb-2to1.yaml");
+            o.Set("mode", "inference");
+            o.Set("prompt", "1024");
+            o.Set("tp", "1");
+            const ResolvedJob a1 = o.ToSpecs();
+            o.Set("tp", "2");
+            const ResolvedJob a2 = o.ToSpecs();
+            const NetworkSpec& tree = a1.hardware.network;
+            KvHandoverTimes fat(tree, 128, "flow", "");
+            const auto sets = DisaggregatedPlacement::Place(1, 2, 2, 3, 128, true);
+            const double m = fat.Mean(2, 3, a1, a2, *sets);
+            const double e = MeanOfEveryPair(tree, 128, a1, a2, *sets);
+            NS_TEST_EXPECT_MSG_EQ_TOL(m / e, 1.0, 1e-9, "the mean of every pair's replay");
+            NS_TEST_EXPECT_MSG_LT(fat.Probes(), 32, "a replay a class");
+        }
         // With a fault every pair is its own class: the slowed GPU's pairs take longer.
         NetworkSpec faulty = net;
         faulty.faults.push_back({"gpu24", 0.02});
