@@ -8,6 +8,7 @@
 #include "job-echo.h"
 #include "kv-handover.h"
 #include "ns3/boolean.h"
+#include "ns3/memory-alternatives.h"
 #include "ns3/spec-error.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
@@ -40,6 +41,19 @@ SetBatch(JobOptions& options, uint32_t n)
     {
         options.Set("inflight-batches", std::to_string(n));
     }
+}
+
+/**
+ * \return why a layout's memory check failed, and the largest batch of the same job that
+ * fits (the list's batch to try instead)
+ */
+std::string
+NotFitting(const RunReport& report, const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
+{
+    const uint32_t largest = LargestFittingBatch(model, run, gpu);
+    return report.reason
+           + (largest == 0 ? "; not one request fits"
+                           : "; at most " + std::to_string(largest) + " requests fit");
 }
 
 /**
@@ -842,7 +856,7 @@ ServingStudy::Evaluate(uint64_t index) const
     }
     helper->Dispose();
     row.fits = report.feasible;
-    row.reason = report.feasible ? "" : report.reason;
+    row.reason = report.feasible ? "" : NotFitting(report, job.model, job.run, job.hardware.gpu);
     row.peakBytes = report.memory.peak;
     row.capacityBytes = report.capacityBytes;
     if (row.fits)
@@ -964,8 +978,12 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
             {"prompt", std::to_string(cached + 1)},
             {"gen", std::to_string(prompt + generated - cached - 1)}};
         const RunReport decode = memory(check);
+        RunSpec checked = job.run;
+        checked.promptTokens = static_cast<uint32_t>(cached + 1);
+        checked.generatedTokens = static_cast<uint32_t>(prompt + generated - cached - 1);
         row.fits = decode.feasible;
-        row.reason = decode.feasible ? "" : decode.reason;
+        row.reason =
+            decode.feasible ? "" : NotFitting(decode, job.model, checked, job.hardware.gpu);
         row.peakBytes = decode.memory.peak;
         row.capacityBytes = decode.capacityBytes;
         if (row.fits && (m_space.rateRps > 0 || m_space.goodput))

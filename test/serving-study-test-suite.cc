@@ -272,6 +272,17 @@ class ServingRowTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(unfit.reason, "", "says why");
         NS_TEST_EXPECT_MSG_EQ(unfit.tpotS, 0.0, "no time");
         NS_TEST_EXPECT_MSG_GT(unfit.peakBytes, unfit.capacityBytes, "peak above capacity");
+        // It names the largest batch that fits: that one fits, one more does not.
+        const std::size_t at = unfit.reason.find("; at most ");
+        RAPIDLLM_REQUIRE_EQ((at != std::string::npos), true, unfit.reason);
+        const uint32_t most = std::stoul(unfit.reason.substr(at + 10));
+        for (uint32_t batch : {most, most + 1})
+        {
+            space.batch = {batch};
+            NS_TEST_EXPECT_MSG_EQ(ServingStudy(small, space, "flow", "", true).Evaluate(0).fits,
+                                  (batch == most),
+                                  "batch " << batch);
+        }
     }
 };
 
