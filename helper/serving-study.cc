@@ -457,6 +457,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
         JobOptions check = base;
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
+        if (!job.hardware.network.faults.empty())
+        {
+            // Every row is one replica's job, standing for all of them: a fault on one replica's
+            // links would slow every replica alike.
+            throw SpecError(job.hardwareSource,
+                            "network.faults",
+                            "the serving study predicts one replica for all of them, so link "
+                            "faults (on one replica's links) are not taken: remove them, or "
+                            "predict the faulty layout with `run` or `study faults`");
+        }
         moe = job.model.IsMoe();
         sharedPrefix = job.run.sharedPrefix;
         m_prefixTokens = job.run.cachedPrefix;

@@ -159,6 +159,27 @@ class ServingCandidatesTestCase : public TestCase
             });
         NS_TEST_EXPECT_MSG_NE(none.find("no layout"), std::string::npos, none);
         NS_TEST_EXPECT_MSG_NE(none.find("tp 64"), std::string::npos, none);
+        // A hardware file's link faults: refused, naming the file and the field (one replica's
+        // job stands for every replica, which the fault would slow alike).
+        {
+            const std::string file =
+                (std::filesystem::temp_directory_path() / "rapid-llm-serving-faulty.yaml").string();
+            std::ofstream(file) << "base: h100-sxm-80gb\nname: faulty\nnetwork:\n  faults:\n"
+                                   "    - link: gpu0\n      bandwidth_factor: 0.5\n";
+            JobOptions faulty = SmallServingJob();
+            faulty.Set("hardware", file);
+            const std::string refused = ErrorOf(
+                [&]()
+                {
+                    ServingStudy(faulty, space, "flow", "", true);
+                });
+            for (const std::string& part :
+                 {file, std::string("network.faults"), std::string("study faults")})
+            {
+                NS_TEST_EXPECT_MSG_NE(refused.find(part), std::string::npos, refused);
+            }
+            std::filesystem::remove(file);
+        }
         // Batches in flight that a batch cannot fill rule out that batch only.
         JobOptions inflight = SmallServingJob();
         inflight.Set("inflight-batches", "3");
