@@ -626,6 +626,9 @@ class CliFaultSelectorOptionTestCase : public TestCase
             {Cat(sweep, {"--fault=gpu0-gpu1"}),
              {"option --fault: ", "no link joins gpu0 and gpu1"}},
             {Cat(sweep, {"--fault=gpu99-nvlink.sw0:0.5"}), {"option --fault: ", "unknown node"}},
+            // A node alone, beyond the job's GPUs: named as an unknown node, with the nodes'.
+            {Cat(sweep, {"--fault=gpu99"}),
+             {"option --fault: ", "unknown node 'gpu99'", "gpu0..gpu7"}},
         };
         for (const auto& c : cases)
         {

@@ -546,6 +546,10 @@ Topology::SelectLinks(const std::string& selector, const std::string& source) co
             return all;
         }
         std::size_t cut = selector.find_first_of("->");
+        if (cut == std::string::npos && !selector.empty())
+        {
+            LookupNode(selector, source); // not a node: names the nodes there are
+        }
         if (cut == std::string::npos || cut == 0 || cut + 1 >= selector.size())
         {
             throw SpecError(source,
