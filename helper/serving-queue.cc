@@ -291,29 +291,6 @@ class GroupCopies
 };
 
 /**
- * \return the KV cache tokens the requests listed (pairs whose first is a request's index)
- * reserve, their groups' prefixes counted once in \p groups
- */
-template<typename List>
-double
-KvReserved(const QueueEngine& e,
-           const List& list,
-           const std::vector<QueueRequest*>& requests,
-           GroupCopies& groups)
-{
-    double reserved = 0;
-    if (e.kvTokens > 0)
-    {
-        for (const auto& entry : list)
-        {
-            reserved += KvNeedOf(e, *requests[entry.first]);
-        }
-        reserved += groups.JoinAll(list, requests);
-    }
-    return reserved;
-}
-
-/**
  * \return how many of the next \p count requests in order (at most \p most) the KV cache admits
  * beside \p reserved tokens, the k-th needing needOf(k): while each one's need fits in what is
  * left, and the first whatever its need when nothing is reserved
@@ -337,31 +314,6 @@ KvAdmits(const QueueEngine& e, std::size_t count, std::size_t most, double reser
         reserved += need;
     }
     return k;
-}
-
-/**
- * \return how many of the waiting requests (their indices, in order; at most \p most) the KV
- * cache admits beside \p reserved tokens, each reserving its whole length (and its group's
- * prefix where \p groups does not count it yet)
- */
-template<typename Waiting>
-std::size_t
-KvAdmits(const QueueEngine& e,
-         const Waiting& waiting,
-         std::size_t most,
-         double reserved,
-         GroupCopies& groups,
-         const std::vector<QueueRequest*>& requests)
-{
-    return KvAdmits(e,
-                    waiting.size(),
-                    most,
-                    reserved,
-                    [&](std::size_t k)
-                    {
-                        const QueueRequest& r = *requests[waiting[k]];
-                        return KvNeedOf(e, r) + groups.Join(r);
-                    });
 }
 
 /**
@@ -577,6 +529,45 @@ class EngineInstance
             1, groups + static_cast<uint32_t>(std::floor(free / engine.prefixTokens)));
     }
 
+    /**
+     * \return the KV cache tokens the requests listed (pairs whose first is a request's index)
+     * reserve, their groups' prefixes counted once in \p groups
+     */
+    template<typename List>
+    double
+    Reserved(const List& list, GroupCopies& groups) const
+    {
+        double reserved = 0;
+        if (engine.kvTokens > 0)
+        {
+            for (const auto& entry : list)
+            {
+                reserved += kvNeed[entry.first];
+            }
+            reserved += groups.JoinAll(list, requests);
+        }
+        return reserved;
+    }
+
+    /**
+     * \return how many of the waiting requests (their indices, in order; at most \p most) the
+     * KV cache admits beside \p reserved tokens, each reserving its whole length (and its
+     * group's prefix where \p groups does not count it yet)
+     */
+    template<typename Waiting>
+    std::size_t
+    Admits(const Waiting& waiting, std::size_t most, double reserved, GroupCopies& groups) const
+    {
+        return KvAdmits(engine,
+                        waiting.size(),
+                        most,
+                        reserved,
+                        [&](std::size_t k)
+                        {
+                            return kvNeed[waiting[k]] + groups.Join(*requests[waiting[k]]);
+                        });
+    }
+
   private:
     mutable GroupCopies::Marks groupMarks; //!< (Groups)
     std::vector<std::size_t> open;         //!< its requests not seen finished (Outstanding)
@@ -685,15 +676,14 @@ class ChunkedInstance : public EngineInstance
     double
     Held(GroupCopies& groups) const
     {
-        const bool grouped = engine.prefixTokens > 0;
         double tokens = 0;
         for (const auto& [i, left] : decoding)
         {
-            tokens += DecodeHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
+            tokens += DecodeHolds(i, left) + groups.Join(*requests[i]);
         }
         for (const auto& [i, left] : prompts)
         {
-            tokens += PromptHolds(i, left) + (grouped ? groups.Join(*requests[i]) : 0);
+            tokens += PromptHolds(i, left) + groups.Join(*requests[i]);
         }
         return tokens;
     }
@@ -752,9 +742,8 @@ class ChunkedInstance : public EngineInstance
     AdmitReserving(std::size_t free)
     {
         GroupCopies groups = Groups();
-        const double reserved = KvReserved(engine, prompts, requests, groups)
-                                + KvReserved(engine, decoding, requests, groups);
-        const std::size_t admitted = KvAdmits(engine, waiting, free, reserved, groups, requests);
+        const double reserved = Reserved(prompts, groups) + Reserved(decoding, groups);
+        const std::size_t admitted = Admits(waiting, free, reserved, groups);
         for (std::size_t k = 0; k < admitted; ++k)
         {
             prompts.emplace_back(waiting.front(),
@@ -1031,18 +1020,11 @@ class ContinuousInstance : public EngineInstance
     uint32_t
     PrefixRoom() const override
     {
-        // Reserving whole lengths, a request holds them from its admission; preempting, what
-        // it has computed.
-        const bool preempt =
-            engine.preempt && !engine.prefill.requests.empty() && engine.kvTokens > 0;
         GroupCopies groups = Groups();
         double held = 0;
         for (const Replica& r : replicas)
         {
-            for (const auto& [i, left] : r.running)
-            {
-                held += (preempt ? kvNeed[i] - left : kvNeed[i]) + groups.Join(*requests[i]);
-            }
+            held += Held(r, groups);
         }
         return PrefixRoomBeside(held, groups.Groups());
     }
@@ -1059,7 +1041,7 @@ class ContinuousInstance : public EngineInstance
         {
             replicas[dealt % d].mine.push_back(dealt);
         }
-        const bool preempt = engine.preempt && prefills && engine.kvTokens > 0;
+        const bool preempt = Preempts();
         resume.resize(requests.size(), 0);
         admittedAt.resize(requests.size(), 0);
         // The tokens a request holds with `left` steps to go (its prompt less a shared prefix, and
@@ -1074,20 +1056,6 @@ class ContinuousInstance : public EngineInstance
             const std::size_t i = r.waiting[k];
             return preempt ? holds(i, resume[i] > 0 ? resume[i] - 1 : StepsOf(engine, *requests[i]))
                            : kvNeed[i];
-        };
-        // What the requests in flight hold, their groups' prefixes counted once in `groups`.
-        auto reserved = [&](const Replica& r, GroupCopies& groups)
-        {
-            if (!preempt)
-            {
-                return KvReserved(engine, r.running, requests, groups);
-            }
-            double tokens = groups.JoinAll(r.running, requests);
-            for (const auto& [i, left] : r.running)
-            {
-                tokens += holds(i, left);
-            }
-            return tokens;
         };
         // A request past its first token decodes its steps, or is done.
         auto join = [&](Replica& r, std::size_t i)
@@ -1132,14 +1100,12 @@ class ContinuousInstance : public EngineInstance
                 if (!prefills && !r.waiting.empty())
                 {
                     GroupCopies groups = Groups();
-                    const double held = KvReserved(engine, r.running, requests, groups);
-                    const std::size_t admitted = KvAdmits(
-                        engine,
-                        r.waiting,
-                        engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
-                        held,
-                        groups,
-                        requests);
+                    const double held = Reserved(r.running, groups);
+                    const std::size_t admitted =
+                        Admits(r.waiting,
+                               engine.slots - std::min<std::size_t>(engine.slots, r.running.size()),
+                               held,
+                               groups);
                     for (std::size_t k = 0; k < admitted; ++k)
                     {
                         join(r, r.waiting.front());
@@ -1181,7 +1147,7 @@ class ContinuousInstance : public EngineInstance
                         r.waiting.size(),
                         std::min<std::size_t>(std::size_t(engine.slots) - r.running.size(),
                                               engine.prefill.requests.back()),
-                        reserved(r, groups),
+                        Held(r, groups),
                         [&](std::size_t j)
                         {
                             return joinNeed(r, j) + groups.Join(*requests[r.waiting[j]]);
@@ -1215,7 +1181,7 @@ class ContinuousInstance : public EngineInstance
                     auto held = [&]
                     {
                         GroupCopies groups = Groups();
-                        return reserved(r, groups);
+                        return Held(r, groups);
                     };
                     while (preempt && r.running.size() > 1
                            && held() + r.running.size() > engine.kvTokens)
@@ -1291,6 +1257,33 @@ class ContinuousInstance : public EngineInstance
         std::deque<std::size_t> waiting;
         std::vector<std::pair<std::size_t, uint32_t>> running; //!< index, decode steps left
     };
+
+    /** \return whether it preempts (QueueEngine::preempt, with prefills, within a cache) */
+    bool
+    Preempts() const
+    {
+        return engine.preempt && !engine.prefill.requests.empty() && engine.kvTokens > 0;
+    }
+
+    /**
+     * \return what \p r's requests in flight hold, their groups' prefixes counted once in
+     * \p groups: reserving whole lengths, those from their admission; preempting, what each
+     * has computed
+     */
+    double
+    Held(const Replica& r, GroupCopies& groups) const
+    {
+        if (!Preempts())
+        {
+            return Reserved(r.running, groups);
+        }
+        double tokens = groups.JoinAll(r.running, requests);
+        for (const auto& [i, left] : r.running)
+        {
+            tokens += kvNeed[i] - left;
+        }
+        return tokens;
+    }
 
     std::vector<Replica> replicas;
     std::size_t dealt = 0; //!< the requests dealt to the replicas
