@@ -28,11 +28,10 @@ PrefixCache::Use(uint32_t prefix)
     {
         m_byUse.erase(it->second);
     }
-    else if (m_capacity > 0 && m_used.size() >= m_capacity)
+    else if (m_capacity > 0)
     {
-        // The least recently used goes.
-        m_used.erase(m_byUse.begin()->second);
-        m_byUse.erase(m_byUse.begin());
+        // Room for it: the least recently used unpinned goes.
+        EvictBeyond(m_capacity - 1);
     }
     m_used[prefix] = ++m_clock;
     m_byUse.emplace(m_clock, prefix);
@@ -49,10 +48,29 @@ void
 PrefixCache::Resize(uint32_t capacity)
 {
     m_capacity = std::max<uint32_t>(capacity, 1);
-    while (m_used.size() > m_capacity)
+    EvictBeyond(m_capacity);
+}
+
+void
+PrefixCache::Pin(std::vector<uint32_t> prefixes)
+{
+    std::sort(prefixes.begin(), prefixes.end());
+    m_pinned = std::move(prefixes);
+}
+
+void
+PrefixCache::EvictBeyond(std::size_t most)
+{
+    auto it = m_byUse.begin();
+    while (m_used.size() > most && it != m_byUse.end())
     {
-        m_used.erase(m_byUse.begin()->second);
-        m_byUse.erase(m_byUse.begin());
+        if (std::binary_search(m_pinned.begin(), m_pinned.end(), it->second))
+        {
+            ++it;
+            continue;
+        }
+        m_used.erase(it->second);
+        it = m_byUse.erase(it);
     }
 }
 

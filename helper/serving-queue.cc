@@ -253,8 +253,19 @@ class GroupCopies
             }
             m_marks->seen[r.prefix] = m_count;
             ++m_groups;
+            if (m_joined != nullptr)
+            {
+                m_joined->push_back(r.prefix);
+            }
         }
         return adds;
+    }
+
+    /** \brief Lists each group counted from now on in \p joined (nullptr: none). */
+    void
+    ListInto(std::vector<uint32_t>* joined)
+    {
+        m_joined = joined;
     }
 
     /** \return the groups counted */
@@ -286,8 +297,9 @@ class GroupCopies
   private:
     const QueueEngine* m_engine;
     GroupCopies::Marks* m_marks;
-    uint64_t m_count;      //!< this count's mark
-    uint32_t m_groups = 0; //!< the groups counted
+    uint64_t m_count;                          //!< this count's mark
+    uint32_t m_groups = 0;                     //!< the groups counted
+    std::vector<uint32_t>* m_joined = nullptr; //!< where the groups counted go (ListInto)
 };
 
 /**
@@ -491,10 +503,13 @@ class EngineInstance
      * where it keeps no account of them): those of its requests in flight and as many others
      * as the KV cache they leave free holds (vLLM's and SGLang's unreferenced cached blocks
      * stay until an allocation takes them), one at least (the next request's)
+     * \param inFlight filled with the groups of its requests in flight (none where it keeps no
+     * account of them)
      */
     virtual uint32_t
-    PrefixRoom() const
+    PrefixRoom(std::vector<uint32_t>& inFlight) const
     {
+        inFlight.clear();
         return engine.prefixCapacity;
     }
 
@@ -515,6 +530,19 @@ class EngineInstance
     Groups() const
     {
         return GroupCopies(engine, groupMarks);
+    }
+
+    /**
+     * \return a count of the groups' copies (Groups) that lists them in \p inFlight, cleared
+     * first (PrefixRoom)
+     */
+    GroupCopies
+    GroupsInto(std::vector<uint32_t>& inFlight) const
+    {
+        inFlight.clear();
+        GroupCopies groups = Groups();
+        groups.ListInto(&inFlight);
+        return groups;
     }
 
     /**
@@ -585,9 +613,9 @@ class ChunkedInstance : public EngineInstance
     using EngineInstance::EngineInstance;
 
     uint32_t
-    PrefixRoom() const override
+    PrefixRoom(std::vector<uint32_t>& inFlight) const override
     {
-        GroupCopies groups = Groups();
+        GroupCopies groups = GroupsInto(inFlight);
         const double held = Held(groups);
         return PrefixRoomBeside(held, groups.Groups());
     }
@@ -1018,9 +1046,9 @@ class ContinuousInstance : public EngineInstance
     {}
 
     uint32_t
-    PrefixRoom() const override
+    PrefixRoom(std::vector<uint32_t>& inFlight) const override
     {
-        GroupCopies groups = Groups();
+        GroupCopies groups = GroupsInto(inFlight);
         double held = 0;
         for (const Replica& r : replicas)
         {
@@ -1476,6 +1504,7 @@ SimulateInstances(const QueueEngine& engine,
     }
     std::vector<std::unique_ptr<EngineInstance>> pool = MakePool(engine, instances);
     std::vector<PrefixCache> caches(instances, PrefixCache(engine.prefixCapacity));
+    std::vector<uint32_t> inFlight; // (PrefixRoom)
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
         QueueRequest& r = *requests[i];
@@ -1495,10 +1524,12 @@ SimulateInstances(const QueueEngine& engine,
         {
             if (engine.kvTokens > 0 && !engine.wholeBatches)
             {
-                // What its cache holds now: the prefixes of what it runs, and in what they
-                // leave free the most recently used others.
+                // What its cache holds now: the prefixes of what it runs (pinned), and in what
+                // they leave free the most recently used others.
                 pool[k]->Advance(readyS[i]);
-                caches[k].Resize(pool[k]->PrefixRoom());
+                const uint32_t room = pool[k]->PrefixRoom(inFlight);
+                caches[k].Pin(inFlight);
+                caches[k].Resize(room);
             }
             SplitPrompt(r, engine.prefixTokens, caches[k].Use(r.prefix));
         }

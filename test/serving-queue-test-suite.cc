@@ -1311,6 +1311,22 @@ class PrefixGroupsTestCase : public TestCase
         lru.Use(1); // 3, then 1 the most recent
         lru.Resize(1);
         NS_TEST_EXPECT_MSG_EQ((lru.Holds(1) && lru.Size() == 1), true, "shrunk: the LRU gone");
+        // Pinned prefixes (those in flight) stay: the least recent unpinned goes instead, and
+        // none where every one is pinned.
+        PrefixCache pinned(2);
+        pinned.Use(1);
+        pinned.Use(2);
+        pinned.Pin({1});
+        pinned.Use(3);
+        NS_TEST_EXPECT_MSG_EQ((pinned.Holds(1) && !pinned.Holds(2)), true, "2 went, not 1");
+        pinned.Pin({3, 1});
+        pinned.Use(4);
+        NS_TEST_EXPECT_MSG_EQ(pinned.Size(), 3u, "both pinned: held beyond the capacity");
+        pinned.Resize(1);
+        NS_TEST_EXPECT_MSG_EQ((pinned.Size() == 2 && !pinned.Holds(4)), true, "4 unpinned");
+        pinned.Pin({});
+        pinned.Resize(1);
+        NS_TEST_EXPECT_MSG_EQ((pinned.Size() == 1 && pinned.Holds(3)), true, "unpinned: LRU");
 
         // The cache holds what the KV cache leaves free at each moment: an idle instance of
         // four 111-token slots and 504 tokens holds 8 prefixes of 60, where a full batch leaves
@@ -1332,6 +1348,29 @@ class PrefixGroupsTestCase : public TestCase
             SimulateInstances(idle, 1, QueueRouter::ROUND_ROBIN, apart, all);
             NS_TEST_EXPECT_MSG_EQ(r[6].cached, 60u, "group 1 still held");
             NS_TEST_EXPECT_MSG_EQ_TOL(r[6].firstTokenS, 60.2, 1e-12, "the rest prefilled");
+        }
+        // A prefix in use stays however long ago it was dealt: group 1's request decodes 2,000
+        // steps (2,101 tokens with its prefix), leaving 115 free, room for one other prefix;
+        // groups 2 and 3 come and go one at a time, and 3 evicts 2, not group 1, so group 1's
+        // next request finds it.
+        {
+            QueueEngine busy = FourSlots();
+            busy.kvTokens = 2101 + 115;
+            busy.prefixTokens = 60;
+            const std::vector<double> apart = {0, 1, 2, 3};
+            std::vector<QueueRequest> r = Arriving(apart);
+            const uint32_t group[] = {1, 2, 3, 1};
+            for (std::size_t i = 0; i < r.size(); ++i)
+            {
+                r[i].prompt = 100;
+                r[i].prefix = group[i];
+            }
+            r[0].generated = 2001;
+            std::vector<QueueRequest*> all = All(r);
+            SimulateInstances(busy, 1, QueueRouter::ROUND_ROBIN, apart, all);
+            NS_TEST_EXPECT_MSG_EQ((r[0].finishS > r[3].arrivalS), true, "group 1 still in flight");
+            NS_TEST_EXPECT_MSG_EQ((r[2].cached == 0 && r[2].finishS < 3), true, "3 computed");
+            NS_TEST_EXPECT_MSG_EQ((r[3].cached == 60 && r[3].prompt == 40), true, "1 pinned");
         }
 
         // Prompts of 100 tokens, a 60-token prefix: a hit prefills 40 (0.2 s of the curve's 0.5).
