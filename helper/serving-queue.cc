@@ -525,6 +525,20 @@ class EngineInstance
     double t = 0;                        //!< when its next iteration may start
     double joules = 0;                   //!< dynamic energy of its iterations
 
+    /** \brief Marks \p r admitted at \p at (its first admission only: a readmission keeps it). */
+    static void
+    Admitted(QueueRequest& r, double at)
+    {
+        r.admittedS = r.admittedS < 0 ? at : r.admittedS;
+    }
+
+    /** \brief Marks \p r admitted now, for its next iteration (t). */
+    void
+    Admitted(QueueRequest& r) const
+    {
+        Admitted(r, t);
+    }
+
     /** \return a count of the prefix groups' copies in the cache, the instance's only one */
     GroupCopies
     Groups() const
@@ -776,6 +790,7 @@ class ChunkedInstance : public EngineInstance
         {
             prompts.emplace_back(waiting.front(),
                                  PromptOf(engine.prompt, *requests[waiting.front()]));
+            Admitted(*requests[waiting.front()]);
             waiting.pop_front();
         }
     }
@@ -857,6 +872,7 @@ class ChunkedInstance : public EngineInstance
             tokens += joining;
             room -= n;
             prompts.emplace_back(i, left);
+            Admitted(*requests[i]);
             admittedAt[i] = admissions++;
             retained[i] = 0;
             const auto cached = std::find(evictable.begin(), evictable.end(), i);
@@ -1249,6 +1265,7 @@ class ContinuousInstance : public EngineInstance
                 {
                     const std::size_t i = r.waiting.front();
                     r.waiting.pop_front();
+                    Admitted(*requests[i], start);
                     if (preempt)
                     {
                         admittedAt[i] = admissions++;

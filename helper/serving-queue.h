@@ -199,7 +199,12 @@ struct QueueRequest
 {
     double arrivalS = 0;    //!< when it arrived
     double firstTokenS = 0; //!< when its first token came out
-    double finishS = 0;     //!< when its last token came out
+    /**
+     * continuous and chunked batching: when it was first admitted, its prefill (or first chunk)
+     * scheduled (-1: not yet; a preempted request's readmission keeps it)
+     */
+    double admittedS = -1;
+    double finishS = 0; //!< when its last token came out
     /**
      * its prompt tokens (0: the engine's); in the queue simulation, those its prefill computes
      */

@@ -291,6 +291,10 @@ ServingRow::ToJson() const
         j["gpus_used"] = gpusUsed;
         j["kv_transfer_s"] = kvTransferS;
     }
+    if (kvWhole > 0)
+    {
+        j["kv_whole"] = kvWhole;
+    }
     if (kvTokens > 0)
     {
         j["kv_tokens"] = kvTokens;
@@ -410,6 +414,10 @@ ServingRow::FromJson(const Json& j)
             r.sets = j.at("sets").get<uint32_t>();
             r.gpusUsed = j.at("gpus_used").get<uint32_t>();
             r.kvTransferS = j.at("kv_transfer_s").get<double>();
+        }
+        if (j.contains("kv_whole"))
+        {
+            r.kvWhole = j.at("kv_whole").get<uint32_t>();
         }
         if (j.contains("kv_tokens"))
         {
@@ -854,6 +862,10 @@ ServingStudy::Evaluate(uint64_t index) const
     if (GetBatching() != Batching::STATIC)
     {
         EvaluateContinuous(options, job, row);
+        if (row.fits && row.kvWhole > 0)
+        {
+            FillSaturated(job, row);
+        }
         return row;
     }
 
@@ -996,9 +1008,30 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
             decode.feasible ? "" : NotFitting(decode, job.model, checked, job.hardware.gpu);
         row.peakBytes = decode.memory.peak;
         row.capacityBytes = decode.capacityBytes;
-        if (row.fits && (m_space.rateRps > 0 || m_space.goodput))
+        const std::string reason = row.reason;
+        if (!row.fits && AdmitsOnHeld(job))
+        {
+            // The engine admits on what the requests hold: it runs while one request fits whole.
+            row.kvWhole = LargestFittingBatch(job.model, checked, job.hardware.gpu);
+            row.fits = row.kvWhole > 0;
+            row.reason = row.fits ? "" : reason;
+        }
+        if (row.fits && (m_space.rateRps > 0 || m_space.goodput || row.kvWhole > 0))
         {
             FillKvTokens(options, check, row);
+        }
+        if (row.fits && row.kvWhole > 0 && row.kvTokens < double(prompt + generated))
+        {
+            // The batch's activations leave no room for one request beside the weights.
+            row.fits = false;
+            row.kvWhole = 0;
+            row.reason = reason + "; the activations of " + std::to_string(row.batch)
+                         + " requests leave no room for one request's KV cache";
+        }
+        else if (row.fits && row.kvWhole > 0)
+        {
+            // The engine fills its cache.
+            row.peakBytes = row.capacityBytes;
         }
     }
     // A prefill instance holds one request's prompt: it may fit where the decode does not.
@@ -1017,7 +1050,9 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     const double prefillS = row.prefillS;
     const double prefillJ = row.prefillJ;
     const double idleW = row.idleW;
-    const bool arrivals = m_space.rateRps > 0 || m_space.goodput;
+    // The queue simulation's curves: under arrivals, and for the saturated queue of a batch
+    // beyond the KV cache.
+    const bool arrivals = m_space.rateRps > 0 || m_space.goodput || row.kvWhole > 0;
     if (arrivals && (disaggregated || (row.fits && GetBatching() == Batching::CONTINUOUS)))
     {
         FillPrefillCurve(options, row);
@@ -1244,10 +1279,10 @@ ServingStudy::FillKvTokens(const JobOptions& options,
     const uint64_t shared = job.run.PrefixCopies() > 0 ? job.run.cachedPrefix : 0;
     const uint64_t copies = job.run.prefixGroups > 0 ? job.run.PrefixCopies() : 0;
     // No growth (a sliding window already full): no limit.
-    row.kvTokens = perToken > 0 ? double(row.batch) * double(length - shared)
-                                      + double(copies) * double(shared)
-                                      + double(row.capacityBytes - row.peakBytes) / perToken
-                                : 0;
+    row.kvTokens =
+        perToken > 0 ? double(row.batch) * double(length - shared) + double(copies) * double(shared)
+                           + (double(row.capacityBytes) - double(row.peakBytes)) / perToken
+                     : 0;
 }
 
 uint32_t
@@ -1668,6 +1703,141 @@ ServingStudy::PrefillAttainment(const ResolvedJob& job,
     return double(within) / double(requests.size());
 }
 
+QueueEngine
+ServingStudy::EngineOf(const ServingRow& r, const ResolvedJob& job) const
+{
+    const uint32_t cached = job.run.cachedPrefix;
+    QueueEngine engine;
+    engine.slots = r.batch;
+    engine.generated = job.run.generatedTokens;
+    engine.prompt = job.run.promptTokens - cached;
+    engine.cached = cached;
+    engine.kvTokens = r.kvTokens;
+    engine.kvShared = job.run.sharedPrefix ? cached : 0;
+    engine.step = r.stepCurve;
+    engine.replicas = job.run.parallel.dp;
+    // vLLM's API server deals a request to the data-parallel rank with the fewest running and
+    // waiting (docs/serving/data_parallel_deployment.md, "Internal Load Balancing"); the
+    // others' in turn.
+    engine.replicaRouter =
+        job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
+    switch (GetBatching())
+    {
+        case Batching::CHUNKED:
+            engine.chunked = true;
+            engine.tokenBudget = TokenBudget(job);
+            engine.chunkTokenS = r.chunkTokenS;
+            engine.chunkTokenJ = r.chunkTokenJ;
+            break;
+        case Batching::STATIC:
+            engine.wholeBatches = true;
+            engine.prefill = r.prefillCurve;
+            engine.batchDelayS = m_space.batchDelayS;
+            break;
+        case Batching::CONTINUOUS:
+            engine.prefill = r.prefillCurve;
+            engine.prefillHeld = 1.0 / job.run.InflightBatches();
+            engine.tokenBudget = TokenBudget(job);
+            break;
+        default: // a disaggregated decode instance: its prompts prefilled elsewhere
+            break;
+    }
+    // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
+    // chunked; other engines, static batches and decode instances reserve whole lengths.
+    engine.preempt = job.run.engine == "vllm";
+    return engine;
+}
+
+bool
+ServingStudy::AdmitsOnHeld(const ResolvedJob& job) const
+{
+    return job.run.engine == "vllm"
+           && (GetBatching() == Batching::CONTINUOUS || GetBatching() == Batching::CHUNKED);
+}
+
+ServingRow
+ServingStudy::Saturated(const ServingRow& row) const
+{
+    ServingRow saturated = row;
+    FillSaturated(m_options.at(row.layout).ToSpecs(), saturated);
+    return saturated;
+}
+
+void
+ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
+{
+    // One instance at the job's lengths under arrivals faster than it serves, so that a request
+    // always waits (a closed loop: a finished request's slot is taken as soon as the cache has
+    // room) and the slots fill staggered as in the steady state (identical requests started
+    // together would stay in lockstep): Poisson arrivals at 1.2 x the analytic capacity of the
+    // whole batch, then at 1.2 x what that run sustained.
+    const uint32_t n = std::max<uint32_t>(m_space.requests, 8);
+    const double generated = job.run.generatedTokens;
+    const double gpus = job.run.parallel.Gpus();
+    const QueueEngine engine = EngineOf(row, job);
+    struct Saturation
+    {
+        double perS = 0; //!< requests per second finished in the steady state
+        double ttftS = 0;
+        double tpotS = 0;
+        double joulesPerToken = 0; //!< the iterations' dynamic energy per generated token
+    };
+    auto saturate = [&](double rate)
+    {
+        std::vector<double> ready(n);
+        std::vector<QueueRequest> requests(n);
+        std::vector<QueueRequest*> all;
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            ready[i] = double(i) / rate;
+            requests[i].arrivalS = ready[i];
+            all.push_back(&requests[i]);
+        }
+        const double joules =
+            SimulateInstances(engine, 1, QueueRouter::ROUND_ROBIN, ready, all).front();
+        // The steady state: the requests finishing between the first and the last quarter.
+        std::vector<const QueueRequest*> byFinish;
+        for (const QueueRequest& q : requests)
+        {
+            byFinish.push_back(&q);
+        }
+        std::sort(byFinish.begin(),
+                  byFinish.end(),
+                  [](const QueueRequest* a, const QueueRequest* b)
+                  {
+                      return a->finishS < b->finishS;
+                  });
+        const uint32_t first = n / 4;
+        const uint32_t last = n - 1 - n / 4;
+        Saturation got;
+        got.perS = double(last - first) / (byFinish[last]->finishS - byFinish[first]->finishS);
+        for (uint32_t k = first + 1; k <= last; ++k)
+        {
+            // From its admission (its prefill or chunks, not its wait).
+            const QueueRequest& q = *byFinish[k];
+            got.ttftS += (q.firstTokenS - q.admittedS) / double(last - first);
+            got.tpotS += generated > 1
+                             ? (q.finishS - q.firstTokenS) / (generated - 1) / double(last - first)
+                             : 0;
+        }
+        got.joulesPerToken = joules / (double(n) * generated);
+        return got;
+    };
+    const double analytic = row.requestsPerS / double(row.replicas);
+    const Saturation s = saturate(1.2 * saturate(1.2 * analytic).perS);
+    row.ttftS = s.ttftS;
+    row.tpotS = s.tpotS;
+    row.requestS = row.ttftS + (generated - 1) * row.tpotS;
+    row.tokensPerSPerGpu = s.perS * generated / gpus;
+    row.requestsPerS = double(row.replicas) * s.perS;
+    if (row.haveEnergy)
+    {
+        // The work's own energy and the boards' idle power over the steady state's time a token.
+        row.energyPerTokenJ = s.joulesPerToken + row.idleW / (s.perS * generated);
+        row.avgPowerW = row.energyPerTokenJ * s.perS * generated / gpus;
+    }
+}
+
 ServingLoad
 ServingStudy::LoadAt(const ServingRow& r,
                      const ResolvedJob& job,
@@ -1695,27 +1865,12 @@ ServingStudy::LoadAt(const ServingRow& r,
     {
         tokens += q.generated > 0 ? q.generated : generated;
     }
-    const uint32_t cached = job.run.cachedPrefix;
-    const uint32_t prompt = job.run.promptTokens - cached;
     // Disaggregated: each request's prefill instance and KV-cache transfer alone to a decode
     // instance.
     std::vector<uint32_t> prefillOf;
     std::function<double(std::size_t, uint32_t)> transfer;
     std::optional<ResolvedJob> prefillJob;
-    QueueEngine engine;
-    engine.slots = r.batch;
-    engine.generated = generated;
-    engine.prompt = prompt;
-    engine.cached = cached;
-    engine.kvTokens = r.kvTokens;
-    engine.kvShared = job.run.sharedPrefix ? cached : 0;
-    engine.step = r.stepCurve;
-    engine.replicas = job.run.parallel.dp;
-    // vLLM's API server deals a request to the data-parallel rank with the fewest running and
-    // waiting (docs/serving/data_parallel_deployment.md, "Internal Load Balancing"); the
-    // others' in turn.
-    engine.replicaRouter =
-        job.run.engine == "vllm" ? QueueRouter::LEAST_OUTSTANDING : QueueRouter::ROUND_ROBIN;
+    QueueEngine engine = EngineOf(r, job);
     if (m_space.prefixes > 0 && !disaggregated)
     {
         // Disaggregated, the prefill pool's caches (a decode instance prefills nothing).
@@ -1758,28 +1913,6 @@ ServingStudy::LoadAt(const ServingRow& r,
         idleW += r.prefillInstances * prefill->idleW;
         energy = energy && prefill->haveEnergy;
     }
-    else if (GetBatching() == Batching::CHUNKED)
-    {
-        engine.chunked = true;
-        engine.tokenBudget = TokenBudget(job);
-        engine.chunkTokenS = r.chunkTokenS;
-        engine.chunkTokenJ = r.chunkTokenJ;
-    }
-    else if (GetBatching() == Batching::STATIC)
-    {
-        engine.wholeBatches = true;
-        engine.prefill = r.prefillCurve;
-        engine.batchDelayS = m_space.batchDelayS;
-    }
-    else
-    {
-        engine.prefill = r.prefillCurve;
-        engine.prefillHeld = 1.0 / job.run.InflightBatches();
-        engine.tokenBudget = TokenBudget(job);
-    }
-    // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
-    // chunked; other engines, static batches and decode instances reserve whole lengths.
-    engine.preempt = job.run.engine == "vllm";
     // The requests dealt to the instances by the router (disaggregated: as their prefills end).
     std::vector<double> instanceJ;
     if (disaggregated)

@@ -191,14 +191,21 @@ struct ServingLoad
  */
 struct ServingRow
 {
-    uint64_t layout = 0;         //!< index among the study's candidates
-    uint32_t tp = 0;             //!< tensor parallel degree
-    uint32_t pp = 0;             //!< pipeline stages
-    uint32_t cp = 1;             //!< context parallel degree (the job's)
-    uint32_t dp = 1;             //!< data-parallel attention replicas of an instance (ep = dp)
-    uint32_t replicas = 0;       //!< instances in the budget: gpus / (tp x pp x cp x dp)
-    uint32_t batch = 0;          //!< requests per replica (per attention replica when dp > 1)
-    bool fits = false;           //!< whether a replica fits in memory (then the figures below)
+    uint64_t layout = 0;   //!< index among the study's candidates
+    uint32_t tp = 0;       //!< tensor parallel degree
+    uint32_t pp = 0;       //!< pipeline stages
+    uint32_t cp = 1;       //!< context parallel degree (the job's)
+    uint32_t dp = 1;       //!< data-parallel attention replicas of an instance (ep = dp)
+    uint32_t replicas = 0; //!< instances in the budget: gpus / (tp x pp x cp x dp)
+    uint32_t batch = 0;    //!< requests per replica (per attention replica when dp > 1)
+    bool fits = false;     //!< whether a replica fits in memory (then the figures below)
+    /**
+     * where the batch's whole lengths overflow the KV cache but the engine admits requests on
+     * the tokens they hold and preempts when it fills (vLLM, continuous or chunked): the most
+     * requests the cache holds whole (0: the batch fits whole). Its closed-loop figures are
+     * then a saturated queue's (ServingStudy::FillSaturated)
+     */
+    uint32_t kvWhole = 0;
     std::string reason;          //!< why it does not fit
     double ttftS = 0;            //!< time to first token
     double tpotS = 0;            //!< time per output token after the first
@@ -406,6 +413,14 @@ class ServingStudy
     /** \return every candidate's row, paired (Pair), loaded (Load) and ranked (RankServingRows) */
     std::vector<ServingRow> Run() const;
 
+    /**
+     * \param row a co-located row whose queue curves are set (under a rate, or beyond its KV
+     * cache) \return it with the closed-loop figures of a saturated queue, as a row beyond its
+     * KV cache has them (FillSaturated); for a row that fits whole, the queue's closed loop to
+     * set beside the analytic steady state
+     */
+    ServingRow Saturated(const ServingRow& row) const;
+
   private:
     /** The layouts that hold a prefill, by tp and pp: the row and the candidate resolved */
     using PrefillLayouts =
@@ -450,6 +465,26 @@ class ServingStudy
      * \param row the row
      */
     void EvaluateChunked(const JobOptions& options, const ResolvedJob& job, ServingRow& row) const;
+    /**
+     * \return whether the study's engine admits requests on the KV tokens they hold and
+     * preempts when the cache fills (vLLM, continuous or chunked), so that a batch whose whole
+     * lengths overflow the cache still runs (ServingRow::kvWhole)
+     */
+    bool AdmitsOnHeld(const ResolvedJob& job) const;
+    /**
+     * \brief A row whose batch overflows the KV cache (ServingRow::kvWhole): its closed-loop
+     * throughput, time per output token and energy from one instance's queue with
+     * ServingSpace::requests all waiting at the start (vLLM's offline throughput benchmark),
+     * between the first and last quarter of the requests to finish (the steady state), the
+     * first-token time from each request's admission (its prefill or chunks, not its wait).
+     * \param job the candidate resolved \param row the row, its curves and analytic figures set
+     */
+    void FillSaturated(const ResolvedJob& job, ServingRow& row) const;
+    /**
+     * \return the queue simulation's engine for one instance of a co-located row (continuous,
+     * chunked or static; no prefix groups): its slots, lengths, KV cache, curves and scheduler
+     */
+    QueueEngine EngineOf(const ServingRow& r, const ResolvedJob& job) const;
     /**
      * \param options a job \param changes options to set first \param chunk the prefill
      * chunk of each decode pass (RunSpec::chunkSequences, chunkTokens, chunkPrefix; none when

@@ -323,6 +323,39 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
     }
 }
 
+/**
+ * Prints which ranked rows run a batch beyond their KV cache (ServingRow::kvWhole): the engine
+ * admits on the tokens held, so their closed-loop figures come from a saturated queue.
+ */
+void
+PrintKvLimited(const std::vector<ServingRow>& rows, uint64_t shown)
+{
+    std::string listed;
+    uint64_t rank = 0;
+    for (const auto& r : rows)
+    {
+        if (!r.fits || (shown > 0 && rank >= shown))
+        {
+            continue;
+        }
+        ++rank;
+        if (r.kvWhole > 0)
+        {
+            listed += (listed.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank)
+                      + " (" + std::to_string(r.kvWhole) + " whole)";
+        }
+    }
+    if (!listed.empty())
+    {
+        std::printf("Beyond the KV cache, which holds fewer requests whole than the batch: %s; "
+                    "the engine admits a request while its prompt fits beside the tokens held and "
+                    "preempts when the cache fills, so these run with fewer in flight (their "
+                    "closed-loop figures from a queue of requests all waiting, their peak the "
+                    "whole memory)\n",
+                    listed.c_str());
+    }
+}
+
 } // namespace
 
 int
@@ -711,6 +744,7 @@ RunStudyServingCommand(const CliArgs& args)
             PrintTable(rows, args.Count("top"), !targets.empty());
         }
     }
+    PrintKvLimited(rows, args.Count("top"));
     if (space.prefixHit < 1)
     {
         std::printf("Prefix cache: %s%% of the requests find the %u-token cached prefix, the "
