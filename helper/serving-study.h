@@ -473,10 +473,11 @@ class ServingStudy
     bool AdmitsOnHeld(const ResolvedJob& job) const;
     /**
      * \brief A row whose batch overflows the KV cache (ServingRow::kvWhole): its closed-loop
-     * throughput, time per output token and energy from one instance's queue with
-     * ServingSpace::requests all waiting at the start (vLLM's offline throughput benchmark),
-     * between the first and last quarter of the requests to finish (the steady state), the
-     * first-token time from each request's admission (its prefill or chunks, not its wait).
+     * throughput, time per output token and energy from one instance's queue of
+     * ServingSpace::requests at the job's lengths arriving evenly, faster than it serves (so one
+     * always waits, and the slots fill staggered), between the first and last quarter of the
+     * requests to finish (the steady state), the first-token time from each request's admission
+     * (its prefill or chunks, not its wait).
      * \param job the candidate resolved \param row the row, its curves and analytic figures set
      */
     void FillSaturated(const ResolvedJob& job, ServingRow& row) const;

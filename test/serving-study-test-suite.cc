@@ -1886,6 +1886,24 @@ class CliServingStudyTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
+        // A vLLM batch beyond the KV cache is ranked and listed under the table.
+        CliResult beyond = RunCli({"study",
+                                   "serving",
+                                   "--model=llama2-7b",
+                                   "--hardware=a100-sxm-40gb",
+                                   "--gpus=1",
+                                   "--batch=16,64",
+                                   "--prompt=2048",
+                                   "--gen=256",
+                                   "--engine=vllm"},
+                                  dir);
+        NS_TEST_ASSERT_MSG_EQ(beyond.status, 0, beyond.err);
+        NS_TEST_EXPECT_MSG_NE(
+            beyond.out.find("Beyond the KV cache, which holds fewer requests whole "
+                            "than the batch: rank 1 (23 whole)"),
+            std::string::npos,
+            beyond.out);
+
         CliResult loaded = RunCli(
             Cat(study,
                 {"--batching=continuous", "--rate=50", "--requests=200", "--csv", "--workers=1"}),

@@ -350,7 +350,7 @@ PrintKvLimited(const std::vector<ServingRow>& rows, uint64_t shown)
         std::printf("Beyond the KV cache, which holds fewer requests whole than the batch: %s; "
                     "the engine admits a request while its prompt fits beside the tokens held and "
                     "preempts when the cache fills, so these run with fewer in flight (their "
-                    "closed-loop figures from a queue of requests all waiting, their peak the "
+                    "closed-loop figures from a queue that never empties, their peak the "
                     "whole memory)\n",
                     listed.c_str());
     }
