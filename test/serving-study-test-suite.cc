@@ -1454,8 +1454,8 @@ class ServingKvLimitedTestCase : public TestCase
         }
 
         // 64 in flight: lmdeploy reserves whole lengths and is refused naming the 23 that fit;
-        // vLLM runs it, admitting while a prompt fits beside the tokens held: more in flight
-        // than the 23 whole, more throughput and longer steps.
+        // vLLM runs it, admitting while a prompt fits beside the tokens held and preempting
+        // (recomputing) when the cache fills: the cache bounds it near the 23 whole.
         space.batching = Batching::CONTINUOUS;
         space.rateRps = 0;
         space.batch = {64};
@@ -1475,8 +1475,10 @@ class ServingKvLimitedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_LT(beyond.kvTokens, (beyond.kvWhole + 1) * length, "not one more");
         space.batch = {beyond.kvWhole};
         const ServingRow fewer = ServingStudy(job, space, "flow", "", true).Run().at(0);
-        NS_TEST_EXPECT_MSG_GT(beyond.tokensPerSPerGpu, fewer.tokensPerSPerGpu, "more in flight");
-        NS_TEST_EXPECT_MSG_GT(beyond.tpotS, fewer.tpotS, "larger steps");
+        NS_TEST_EXPECT_MSG_EQ_TOL(beyond.tokensPerSPerGpu,
+                                  fewer.tokensPerSPerGpu,
+                                  0.05 * fewer.tokensPerSPerGpu,
+                                  "about what the batch it holds whole gives");
         // The same board with 200 GiB holds 64 whole (its analytic steady state): an upper
         // bound the cache keeps it well below.
         JobOptions larger = job;
