@@ -1785,7 +1785,15 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         std::clamp<double>(100 * std::ceil(held), std::max<uint32_t>(m_space.requests, 8), 2e5));
     const double generated = job.run.generatedTokens;
     const double gpus = job.run.parallel.Gpus();
-    const QueueEngine engine = EngineOf(row, job);
+    QueueEngine engine = EngineOf(row, job);
+    if (m_space.prefixes > 0)
+    {
+        // Prefix groups share their prefix's blocks: the requests dealt to them in turn, each
+        // computing its prompt where the instance does not hold its group's prefix.
+        engine.prefixTokens = m_prefixTokens;
+        engine.prefixCapacity =
+            PrefixCapacity(row.kvTokens, row.batch, double(job.run.promptTokens) + generated);
+    }
     struct Saturation
     {
         double perS = 0; //!< requests per second finished in the steady state
@@ -1802,6 +1810,11 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         {
             ready[i] = double(i) / rate;
             requests[i].arrivalS = ready[i];
+            if (engine.prefixTokens > 0)
+            {
+                requests[i].prefix = 1 + i % m_space.prefixes;
+                requests[i].prompt = job.run.promptTokens;
+            }
             all.push_back(&requests[i]);
         }
         const double joules =

@@ -1779,6 +1779,16 @@ class ServingPrefixGroupsTestCase : public TestCase
                               true,
                               "a copy a request does not fit whole");
         NS_TEST_EXPECT_MSG_EQ_TOL(each.kvTokens, two.kvTokens, 1e-6 * two.kvTokens, "one cache");
+        // Beyond the cache (128 slots) the saturated queue shares the groups' prefixes too: two
+        // groups keep more in flight than 64, which hold a copy a request.
+        groups.batch = {128};
+        groups.prefixes = 2;
+        const ServingRow twoBeyond = ServingStudy(grouped, groups, "flow", "", true).Evaluate(0);
+        groups.prefixes = 64;
+        const ServingRow eachBeyond = ServingStudy(grouped, groups, "flow", "", true).Evaluate(0);
+        NS_TEST_EXPECT_MSG_EQ((twoBeyond.kvWhole > 2 * eachBeyond.kvWhole), true, "held whole");
+        NS_TEST_EXPECT_MSG_GT(
+            twoBeyond.tokensPerSPerGpu, 1.3 * eachBeyond.tokensPerSPerGpu, "more in flight");
         // Its KV cache in tokens: the requests' own and the copies, and what is left free.
         const double perToken = 512 << 10;
         NS_TEST_EXPECT_MSG_EQ_TOL(two.kvTokens,
