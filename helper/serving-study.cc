@@ -2336,6 +2336,12 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                                     {
                                         return r.loaded;
                                     });
+    const bool beyond = std::any_of(rows.begin(),
+                                    rows.end(),
+                                    [](const ServingRow& r)
+                                    {
+                                        return r.kvWhole > 0;
+                                    });
     std::ostringstream os;
     os << "tp,pp,cp,dp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
@@ -2348,7 +2354,7 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                     "tpot_p90_s,tpot_p99_s,slo_attainment,ttft_attainment,tpot_attainment,"
                     "load_energy_per_token_j,load_avg_power_w"
                   : "")
-       << "\n";
+       << (beyond ? ",kv_whole" : "") << "\n";
     for (const auto& r : rows)
     {
         os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.replicas << ","
@@ -2401,6 +2407,10 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
             }
             os << "," << (figures && l.haveEnergy ? FormatNumber(l.energyPerTokenJ) : "") << ","
                << (figures && l.haveEnergy ? FormatNumber(l.avgPowerW) : "");
+        }
+        if (beyond)
+        {
+            os << "," << (r.kvWhole > 0 ? std::to_string(r.kvWhole) : "");
         }
         os << "\n";
     }

@@ -699,7 +699,8 @@ std::string ServingPlanName(const ServingRow& row);
 /**
  * \return the rows as CSV: a header line (tp,pp,cp,dp,replicas,batch,...), one line each;
  * with \p disaggregated also each row's prefill layout, instances, GPUs and KV transfer; when
- * rows are loaded (ServingStudy::Load) also the rate's figures
+ * rows are loaded (ServingStudy::Load) also the rate's figures; where a row runs beyond its KV
+ * cache, last its kv_whole (ServingRow::kvWhole)
  */
 std::string ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated = false);
 

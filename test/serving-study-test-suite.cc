@@ -1498,6 +1498,10 @@ class ServingKvLimitedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(loaded.load.summary.preemptions, 0u, "preempts");
         NS_TEST_EXPECT_MSG_EQ(
             loaded.ToJson().at("kv_whole").get<uint32_t>(), beyond.kvWhole, "reported");
+        const std::string csv = ServingStudyCsv({fewer, loaded});
+        NS_TEST_EXPECT_MSG_NE(csv.find(",kv_whole\n"), std::string::npos, "a last column");
+        NS_TEST_EXPECT_MSG_NE(
+            csv.find("," + std::to_string(beyond.kvWhole) + "\n"), std::string::npos, csv);
         space.batching = Batching::DISAGGREGATED;
         space.gpus = 2;
         const std::vector<ServingRow> split = ServingStudy(job, space, "flow", "", true).Run();
