@@ -1379,6 +1379,39 @@ MakePool(const QueueEngine& engine, uint32_t instances)
     return pool;
 }
 
+/** \return whether the engine prefills nothing (a disaggregated decode instance) */
+bool
+PrefillsNothing(const QueueEngine& engine)
+{
+    return engine.prefill.requests.empty() && engine.tokenBudget == 0 && !engine.chunked;
+}
+
+/**
+ * \brief Uses a group's prefix in an instance's cache (PrefixCache::Use) at \p at: where the
+ * instance counts its KV cache, the cache first holds what it holds then, the prefixes of what
+ * it runs (pinned) and in what they leave free the most recently used others.
+ * \param engine the instances' engine \param instance the instance \param cache its prefixes
+ * \param prefix the group \param at when \param inFlight scratch (PrefixRoom)
+ * \return whether it held the prefix
+ */
+bool
+UsePrefix(const QueueEngine& engine,
+          EngineInstance& instance,
+          PrefixCache& cache,
+          uint32_t prefix,
+          double at,
+          std::vector<uint32_t>& inFlight)
+{
+    if (engine.kvTokens > 0 && !engine.wholeBatches)
+    {
+        instance.Advance(at);
+        const uint32_t room = instance.PrefixRoom(inFlight);
+        cache.Pin(inFlight);
+        cache.Resize(room);
+    }
+    return cache.Use(prefix);
+}
+
 /** \return each instance's requests not finished at \p at, each advanced to it */
 std::vector<std::size_t>
 OutstandingAt(std::vector<std::unique_ptr<EngineInstance>>& pool, double at)
@@ -1537,18 +1570,11 @@ SimulateInstances(const QueueEngine& engine,
                     ? CacheAware(OutstandingAt(pool, readyS[i]), caches, engine.prefixTokens, r)
                     : LeastOutstanding(pool, readyS[i]);
         }
-        if (r.prefix > 0 && engine.prefixTokens > 0)
+        if (r.prefix > 0 && engine.prefixTokens > 0 && !PrefillsNothing(engine))
         {
-            if (engine.kvTokens > 0 && !engine.wholeBatches)
-            {
-                // What its cache holds now: the prefixes of what it runs (pinned), and in what
-                // they leave free the most recently used others.
-                pool[k]->Advance(readyS[i]);
-                const uint32_t room = pool[k]->PrefixRoom(inFlight);
-                caches[k].Pin(inFlight);
-                caches[k].Resize(room);
-            }
-            SplitPrompt(r, engine.prefixTokens, caches[k].Use(r.prefix));
+            SplitPrompt(r,
+                        engine.prefixTokens,
+                        UsePrefix(engine, *pool[k], caches[k], r.prefix, readyS[i], inFlight));
         }
         pool[k]->Add(readyS[i], requests[i]);
         if (instanceOf != nullptr)
@@ -1837,7 +1863,8 @@ SimulateDecodeInstances(const QueueEngine& engine,
     {
         all.push_back(&r);
     }
-    if (router == QueueRouter::ROUND_ROBIN || instances == 1)
+    const bool caching = engine.prefixTokens > 0;
+    if ((router == QueueRouter::ROUND_ROBIN || instances == 1) && !caching)
     {
         std::vector<uint32_t> decodeOf(n);
         std::vector<double> alone(n);
@@ -1852,20 +1879,34 @@ SimulateDecodeInstances(const QueueEngine& engine,
                                  ScheduleKvTransfers(requests, prefillOf, decodeOf, alone),
                                  all);
     }
-    // In the order the prefills end, each to the instance with the fewest outstanding then, its
-    // transfer after the prefill instance's and the decode instance's previous ones.
+    // In the order the prefills end, each to its instance (in turn, or the one with the fewest
+    // outstanding then), its transfer after the prefill instance's and the decode instance's
+    // previous ones. A decode instance holding the request's prefix group in its own prefix cache
+    // loads only the rest (vLLM's KV connectors load what is beyond the locally computed tokens,
+    // KVConnectorBase_V1.get_num_new_matched_tokens).
     std::vector<std::unique_ptr<EngineInstance>> pool = MakePool(engine, instances);
+    std::vector<PrefixCache> caches(caching ? instances : 0, PrefixCache(engine.prefixCapacity));
+    std::vector<uint32_t> inFlight; // (UsePrefix)
     std::vector<double> out;
     std::vector<double> in(instances, 0);
     for (const std::size_t i : ByFirstToken(requests))
     {
-        const double at = requests[i].firstTokenS;
-        const uint32_t k = LeastOutstanding(pool, at);
+        const QueueRequest& r = requests[i];
+        const double at = r.firstTokenS;
+        const uint32_t k = router == QueueRouter::ROUND_ROBIN || instances == 1
+                               ? static_cast<uint32_t>(i % instances)
+                               : LeastOutstanding(pool, at);
         if (prefillOf[i] >= out.size())
         {
             out.resize(prefillOf[i] + 1, 0);
         }
-        const double ready = std::max({at, out[prefillOf[i]], in[k]}) + seconds(i, k);
+        double share = 1; // of its prompt's KV cache that crosses
+        if (caching && r.prefix > 0
+            && UsePrefix(engine, *pool[k], caches[k], r.prefix, at, inFlight))
+        {
+            share = 1 - GroupShareOf(engine, r) / PromptKeysOf(engine, r);
+        }
+        const double ready = std::max({at, out[prefillOf[i]], in[k]}) + share * seconds(i, k);
         out[prefillOf[i]] = ready;
         in[k] = ready;
         pool[k]->Add(ready, all[i]);

@@ -182,8 +182,8 @@ struct QueueEngine
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
     /**
      * requests of prefix groups (QueueRequest::prefix): the tokens of each group's prefix, which
-     * an instance holding it does not compute and, continuous or chunked, keeps once for the
-     * group's requests in flight (0: none)
+     * an instance holding it does not compute (a decode instance: does not receive) and,
+     * continuous, chunked or decoding, keeps once for the group's requests in flight (0: none)
      */
     uint32_t prefixTokens = 0;
     /**
@@ -320,7 +320,11 @@ std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& request
  * \brief Disaggregated serving's decode side: hands each request's KV cache over to a decode
  * instance as its prefill ends (ScheduleKvTransfers' shared links), the instance chosen by the
  * router (in turn, or the one with the fewest requests not finished as the prefill ends,
- * counting those handed over to it and on their way), and runs the decode instances.
+ * counting those handed over to it and on their way), and runs the decode instances. With
+ * prefix groups (QueueEngine::prefixTokens) each decode instance keeps a prefix cache as the
+ * co-located ones do (SimulateInstances): a request whose group's prefix its decode instance
+ * holds as it is dealt sends only the rest of its prompt's KV cache (vLLM's KV connectors load
+ * what lies beyond the tokens found locally), and its group's requests in flight share one copy.
  * \param engine a decode instance (no prefill curve) \param instances how many
  * \param router how requests are dealt \param prefillOf each request's prefill instance
  * \param seconds a request's transfer alone to a decode instance (the request's index, the

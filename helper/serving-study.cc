@@ -799,8 +799,7 @@ ServingStudy::PrefixTokens() const
 bool
 ServingStudy::GroupsShared() const
 {
-    return m_space.prefixes > 0
-           && (GetBatching() == Batching::CONTINUOUS || GetBatching() == Batching::CHUNKED);
+    return m_space.prefixes > 0 && GetBatching() != Batching::STATIC;
 }
 
 Batching
@@ -1895,9 +1894,10 @@ ServingStudy::LoadAt(const ServingRow& r,
     std::function<double(std::size_t, uint32_t)> transfer;
     std::optional<ResolvedJob> prefillJob;
     QueueEngine engine = EngineOf(r, job);
-    if (m_space.prefixes > 0 && !disaggregated)
+    if (m_space.prefixes > 0)
     {
-        // Disaggregated, the prefill pool's caches (a decode instance prefills nothing).
+        // Disaggregated, the prefill pool's caches decide what a prefill computes, and a decode
+        // instance's what its KV transfer carries (SimulateDecodeInstances).
         engine.prefixTokens = m_prefixTokens;
         engine.prefixCapacity =
             PrefixCapacity(r.kvTokens, r.batch, double(job.run.promptTokens) + generated);
@@ -1942,7 +1942,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     if (disaggregated)
     {
         // Cache-aware, the prompts go where their prefixes are and the decodes to the least
-        // outstanding (a decode instance holds no prefix of its own).
+        // outstanding (whose own prefix caches then spare the transfers what they hold).
         instanceJ = SimulateDecodeInstances(engine,
                                             r.replicas,
                                             m_space.router == QueueRouter::CACHE_AWARE

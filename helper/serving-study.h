@@ -598,9 +598,8 @@ class ServingStudy
     uint32_t PrefixCapacity(double kvTokens, uint32_t slots, double slotTokens) const;
     /**
      * \return whether the requests of a prefix group in flight on an instance share its
-     * prefix's KV cache blocks (RunSpec::prefixGroups): with prefix groups under continuous and
-     * chunked batching (static batches pad each row; a disaggregated decode instance holds
-     * no prefix cache)
+     * prefix's KV cache blocks (RunSpec::prefixGroups): with prefix groups under continuous,
+     * chunked and disaggregated batching (static batches pad each row)
      */
     bool GroupsShared() const;
     /**

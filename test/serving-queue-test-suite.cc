@@ -1262,6 +1262,40 @@ class RouterTestCase : public TestCase
         const std::vector<QueueRequest> far = decode(QueueRouter::LEAST_OUTSTANDING, 0.3);
         NS_TEST_EXPECT_MSG_EQ_TOL(far[2].finishS, 0.8 + 0.11, 1e-12, "the idle far one");
         NS_TEST_EXPECT_MSG_EQ_TOL(far[0].finishS, 0.1 + 1.1, 1e-12, "the near one's own");
+        // A decode instance's own prefix cache (60 of 100 prompt tokens): a request whose group
+        // it holds receives only the rest (0.04 s of 0.1), and a group's requests in flight
+        // share one copy (170 tokens hold two of group 1: 2 x 51 + 60, not 2 x 111).
+        QueueEngine cached = FourSlots();
+        cached.prefill = StepCurve();
+        cached.prefixTokens = 60;
+        auto decodeGroups = [&](const std::vector<double>& at, const std::vector<uint32_t>& groups)
+        {
+            std::vector<QueueRequest> r = Arriving(at);
+            for (std::size_t i = 0; i < r.size(); ++i)
+            {
+                r[i].firstTokenS = r[i].arrivalS;
+                r[i].prompt = 100;
+                r[i].prefix = groups[i];
+            }
+            SimulateDecodeInstances(
+                cached,
+                1,
+                QueueRouter::ROUND_ROBIN,
+                std::vector<uint32_t>(r.size(), 0),
+                [](std::size_t, uint32_t)
+                {
+                    return 0.1;
+                },
+                r);
+            return r;
+        };
+        const std::vector<QueueRequest> apart = decodeGroups({0, 1, 2}, {1, 1, 2});
+        NS_TEST_EXPECT_MSG_EQ_TOL(apart[0].finishS, 0.1 + 0.11, 1e-12, "a first sight: all");
+        NS_TEST_EXPECT_MSG_EQ_TOL(apart[1].finishS, 1.04 + 0.11, 1e-12, "held: the rest");
+        NS_TEST_EXPECT_MSG_EQ_TOL(apart[2].finishS, 2.1 + 0.11, 1e-12, "another group: all");
+        cached.kvTokens = 170;
+        const std::vector<QueueRequest> together = decodeGroups({0, 0}, {1, 1});
+        NS_TEST_EXPECT_MSG_LT(together[1].finishS, together[0].finishS + 0.1, "side by side");
         // Arrivals out of order: refused.
         NS_TEST_EXPECT_MSG_EQ(
             Throws<std::logic_error>(

@@ -1783,6 +1783,17 @@ class ServingPrefixGroupsTestCase : public TestCase
                               true,
                               "a copy a request does not fit whole");
         NS_TEST_EXPECT_MSG_EQ_TOL(each.kvTokens, two.kvTokens, 1e-6 * two.kvTokens, "one cache");
+        // A disaggregated decode instance shares them too (beside a prefill instance on the
+        // other GPU): 32 in two groups fit, as co-located.
+        ServingSpace pairs = groups;
+        pairs.batching = Batching::DISAGGREGATED;
+        pairs.gpus = 2;
+        pairs.prefixes = 2;
+        const std::vector<ServingRow> paired = ServingStudy(grouped, pairs, "flow", "", true).Run();
+        RAPIDLLM_REQUIRE_EQ((paired.size() == 1 && paired[0].fits && paired[0].loaded),
+                            true,
+                            "the decode instance of 32 fits");
+        NS_TEST_EXPECT_MSG_EQ(paired[0].prefillInstances, 1u, "beside one prefill instance");
         // Beyond the cache (128 slots) the saturated queue shares the groups' prefixes too: two
         // groups keep more in flight than 64, which hold a copy a request.
         groups.batch = {128};

@@ -781,10 +781,11 @@ RunStudyServingCommand(const CliArgs& args)
                                                              + FormatNumber(space.prefixSkew) + ")"
                                                        : std::string("uniformly");
         std::printf("Prefix groups: %u prefixes of %u tokens, each request's drawn %s; an "
-                    "instance holds those of the requests it runs and, in the KV cache a full "
-                    "batch leaves free, the most recently used others, from empty caches (each "
-                    "group's first request on an instance computes it); the layouts are replayed "
-                    "with the prefix cached%s\n",
+                    "instance holds those of the requests it runs and, in the KV cache they "
+                    "leave free (static batching: a full batch leaves), the most recently used "
+                    "others, from empty caches (each group's first request on an instance "
+                    "computes it; a decode instance holding it receives only the rest); the "
+                    "layouts are replayed with the prefix cached%s\n",
                     space.prefixes,
                     study.PrefixTokens(),
                     drawn.c_str(),
