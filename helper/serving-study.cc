@@ -1021,11 +1021,15 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         }
         if (row.fits && row.kvWhole > 0 && row.kvTokens < double(prompt + generated))
         {
-            // The batch's activations leave no room for one request beside the weights.
+            // The batch's activations leave no room for one request beside the weights (or the
+            // cache does not grow with the tokens, a sliding window full: not what binds).
             row.fits = false;
             row.kvWhole = 0;
-            row.reason = reason + "; the activations of " + std::to_string(row.batch)
-                         + " requests leave no room for one request's KV cache";
+            row.reason = reason
+                         + (row.kvTokens > 0 ? "; the activations of " + std::to_string(row.batch)
+                                                   + " requests leave no room for one request's "
+                                                     "KV cache"
+                                             : "");
         }
         else if (row.fits && row.kvWhole > 0)
         {
@@ -1744,6 +1748,14 @@ ServingStudy::EngineOf(const ServingRow& r, const ResolvedJob& job) const
     // vLLM admits a request on what it holds and preempts when the cache fills, continuous or
     // chunked; other engines, static batches and decode instances reserve whole lengths.
     engine.preempt = job.run.engine == "vllm";
+    if (m_space.prefixes > 0)
+    {
+        // Its prefix cache (disaggregated, the prefill pool's caches decide what a prefill
+        // computes, and a decode instance's what its KV transfer carries).
+        engine.prefixTokens = m_prefixTokens;
+        engine.prefixCapacity = PrefixCapacity(
+            r.kvTokens, r.batch, double(job.run.promptTokens) + job.run.generatedTokens);
+    }
     return engine;
 }
 
@@ -1768,8 +1780,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     // One instance at the job's lengths under arrivals faster than it serves, so that a request
     // always waits (a closed loop: a finished request's slot is taken as soon as the cache has
     // room) and the slots fill staggered as in the steady state (identical requests started
-    // together would stay in lockstep): Poisson arrivals at 1.2 x the analytic capacity of the
-    // whole batch, then at 1.2 x what that run sustained.
+    // together would stay in lockstep): evenly spaced arrivals at 1.2 x the analytic capacity of
+    // the whole batch, then at 1.2 x what that run sustained.
     // Enough requests that the middle half of them spans many turns of the requests in flight
     // (at most the slots, and those whose prompts the cache holds at once): preemption comes in
     // waves, and 100 turns hold the figures to about 0.5% (Llama-2 7B on an A100-40GB at 64 in
@@ -1784,15 +1796,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         std::clamp<double>(100 * std::ceil(held), std::max<uint32_t>(m_space.requests, 8), 2e5));
     const double generated = job.run.generatedTokens;
     const double gpus = job.run.parallel.Gpus();
-    QueueEngine engine = EngineOf(row, job);
-    if (m_space.prefixes > 0)
-    {
-        // Prefix groups share their prefix's blocks: the requests dealt to them in turn, each
-        // computing its prompt where the instance does not hold its group's prefix.
-        engine.prefixTokens = m_prefixTokens;
-        engine.prefixCapacity =
-            PrefixCapacity(row.kvTokens, row.batch, double(job.run.promptTokens) + generated);
-    }
+    // With prefix groups the requests go to them in turn (EngineOf).
+    const QueueEngine engine = EngineOf(row, job);
     struct Saturation
     {
         double perS = 0; //!< requests per second finished in the steady state
@@ -1893,15 +1898,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     std::vector<uint32_t> prefillOf;
     std::function<double(std::size_t, uint32_t)> transfer;
     std::optional<ResolvedJob> prefillJob;
-    QueueEngine engine = EngineOf(r, job);
-    if (m_space.prefixes > 0)
-    {
-        // Disaggregated, the prefill pool's caches decide what a prefill computes, and a decode
-        // instance's what its KV transfer carries (SimulateDecodeInstances).
-        engine.prefixTokens = m_prefixTokens;
-        engine.prefixCapacity =
-            PrefixCapacity(r.kvTokens, r.batch, double(job.run.promptTokens) + generated);
-    }
+    const QueueEngine engine = EngineOf(r, job);
     double joules = 0;
     double idleW = r.replicas * r.idleW;
     bool energy = r.haveEnergy;

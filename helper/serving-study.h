@@ -482,8 +482,8 @@ class ServingStudy
      */
     void FillSaturated(const ResolvedJob& job, ServingRow& row) const;
     /**
-     * \return the queue simulation's engine for one instance of a co-located row (continuous,
-     * chunked or static; no prefix groups): its slots, lengths, KV cache, curves and scheduler
+     * \return the queue simulation's engine for one instance of a row (disaggregated: a decode
+     * instance): its slots, lengths, KV cache, curves, scheduler and prefix cache
      */
     QueueEngine EngineOf(const ServingRow& r, const ResolvedJob& job) const;
     /**
