@@ -6,6 +6,7 @@
 
 #include "job-echo.h"
 #include "ns3/boolean.h"
+#include "ns3/memory-alternatives.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "rapid-llm-helper.h"
@@ -134,6 +135,13 @@ RunHardwareStudy(const JobOptions& options,
         variant.Apply(helper);
         row.report = helper->Run();
         helper->Dispose();
+        if (!row.report.feasible && row.job.run.mode == RunMode::INFERENCE)
+        {
+            // What the variant holds instead: the question its user asks next.
+            row.largestBatch =
+                LargestFittingBatch(row.job.model, row.job.run, row.job.hardware.gpu);
+            row.report.reason += LargestBatchNote(row.largestBatch);
+        }
         rows.push_back(row);
     }
     return rows;

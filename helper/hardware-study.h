@@ -26,6 +26,11 @@ struct HardwareStudyRow
     std::string set;   //!< the override it stands for ("gpu.hbm_gib=0.5x")
     ResolvedJob job;   //!< the job with the override applied
     RunReport report;  //!< its prediction (step time, breakdown, memory verdict)
+    /**
+     * inference that does not fit: the most requests that do (LargestFittingBatch; the
+     * report's reason says so too)
+     */
+    uint32_t largestBatch = 0;
 };
 
 /**

@@ -30,6 +30,13 @@ ToGib(uint64_t bytes)
 }
 
 std::string
+LargestBatchNote(uint32_t largest)
+{
+    return largest == 0 ? "; not one request fits"
+                        : "; at most " + std::to_string(largest) + " requests fit";
+}
+
+std::string
 CsvField(const std::string& text)
 {
     if (text.find_first_of(",\"\n\r") == std::string::npos)

@@ -25,6 +25,12 @@ std::string FormatNumber(double x, int digits = 9);
 double ToGib(uint64_t bytes);
 
 /**
+ * \return what an inference job that does not fit can hold instead, to append to its reason:
+ * "; at most N requests fit", or "; not one request fits" \param largest LargestFittingBatch's
+ */
+std::string LargestBatchNote(uint32_t largest);
+
+/**
  * \ingroup rapid-llm
  * \return \p text as one CSV field: as is, or, when it holds a comma, a quote or a line break,
  * quoted with its quotes doubled and its line breaks turned into spaces (every CSV of the tool is

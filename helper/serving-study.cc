@@ -50,10 +50,7 @@ SetBatch(JobOptions& options, uint32_t n)
 std::string
 NotFitting(const RunReport& report, const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
 {
-    const uint32_t largest = LargestFittingBatch(model, run, gpu);
-    return report.reason
-           + (largest == 0 ? "; not one request fits"
-                           : "; at most " + std::to_string(largest) + " requests fit");
+    return report.reason + LargestBatchNote(LargestFittingBatch(model, run, gpu));
 }
 
 /**

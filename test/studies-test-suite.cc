@@ -12,6 +12,7 @@
 #include "ns3/fault-study.h"
 #include "ns3/hardware-study.h"
 #include "ns3/job-options.h"
+#include "ns3/memory-alternatives.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
@@ -405,6 +406,34 @@ class HardwareStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(rows[2].report.stepTimeS,
                               rows[1].report.stepTimeS,
                               "capacity does not change the speed");
+        NS_TEST_EXPECT_MSG_EQ(rows[0].largestBatch, 0u, "training: no batch of requests");
+
+        // Inference: a variant that does not fit names the most requests it holds (Llama-2 7B cut
+        // to two layers, 256 requests of 2,048 + 256 tokens: 4 GiB hold 9, 1.6 GiB none).
+        JobOptions serving;
+        serving.Set("model", "llama2-7b");
+        serving.Set("layers", "2");
+        serving.Set("hardware", "h100-sxm-80gb");
+        serving.Set("mode", "inference");
+        serving.Set("batch", "256");
+        serving.Set("prompt", "2048");
+        serving.Set("gen", "256");
+        const auto held = RunHardwareStudy(serving, field, {"0.02x", "0.05x"}, "flow", "", true);
+        RAPIDLLM_REQUIRE_EQ(held.size(), 2, "rows");
+        NS_TEST_EXPECT_MSG_EQ(held[0].largestBatch, 0u, "not one");
+        NS_TEST_EXPECT_MSG_NE(
+            held[0].report.reason.find("; not one request fits"), std::string::npos, "said");
+        NS_TEST_EXPECT_MSG_EQ(
+            held[1].largestBatch,
+            LargestFittingBatch(held[1].job.model, held[1].job.run, held[1].job.hardware.gpu),
+            "the largest batch of the variant");
+        NS_TEST_EXPECT_MSG_EQ(
+            (held[1].largestBatch > 0 && held[1].largestBatch < 256), true, "some");
+        NS_TEST_EXPECT_MSG_NE(held[1].report.reason.find("; at most "
+                                                         + std::to_string(held[1].largestBatch)
+                                                         + " requests fit"),
+                              std::string::npos,
+                              held[1].report.reason);
         NS_TEST_EXPECT_MSG_NE(ErrorOf(
                                   []()
                                   {

@@ -262,13 +262,20 @@ RunStudyHardwareCommand(const CliArgs& args)
         }
         else
         {
-            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f\n",
+            // Inference: the most requests the variant holds instead.
+            const std::string instead =
+                !inference ? ""
+                : r.largestBatch == 0
+                    ? "  not one request fits"
+                    : "  at most " + std::to_string(r.largestBatch) + " requests fit";
+            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f%s\n",
                         r.value.c_str(),
                         "no",
                         "-",
                         "-",
                         p.memory.peak / double(1ull << 30),
-                        p.capacityBytes / double(1ull << 30));
+                        p.capacityBytes / double(1ull << 30),
+                        instead.c_str());
         }
     }
     std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, "
