@@ -291,6 +291,7 @@ ServingRow::ToJson() const
     if (kvWhole > 0)
     {
         j["kv_whole"] = kvWhole;
+        j["kv_in_flight"] = kvInFlight;
     }
     if (kvTokens > 0)
     {
@@ -415,6 +416,7 @@ ServingRow::FromJson(const Json& j)
         if (j.contains("kv_whole"))
         {
             r.kvWhole = j.at("kv_whole").get<uint32_t>();
+            r.kvInFlight = j.at("kv_in_flight").get<double>();
         }
         if (j.contains("kv_tokens"))
         {
@@ -1801,6 +1803,7 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         double ttftS = 0;
         double tpotS = 0;
         double joulesPerToken = 0; //!< the iterations' dynamic energy per generated token
+        double residenceS = 0;     //!< from a request's admission to its last token
     };
     auto saturate = [&](double rate)
     {
@@ -1841,6 +1844,7 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
             // From its admission (its prefill or chunks, not its wait).
             const QueueRequest& q = *byFinish[k];
             got.ttftS += (q.firstTokenS - q.admittedS) / double(last - first);
+            got.residenceS += (q.finishS - q.admittedS) / double(last - first);
             got.tpotS += generated > 1
                              ? (q.finishS - q.firstTokenS) / (generated - 1) / double(last - first)
                              : 0;
@@ -1855,6 +1859,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     row.requestS = row.ttftS + (generated - 1) * row.tpotS;
     row.tokensPerSPerGpu = s.perS * generated / gpus;
     row.requestsPerS = double(row.replicas) * s.perS;
+    // Little's law (a preempted request counted from its first admission to its end).
+    row.kvInFlight = s.perS * s.residenceS;
     if (row.haveEnergy)
     {
         // The work's own energy and the boards' idle power over the steady state's time a token.

@@ -342,7 +342,8 @@ PrintKvLimited(const std::vector<ServingRow>& rows, uint64_t shown)
         if (r.kvWhole > 0)
         {
             listed += (listed.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank)
-                      + " (" + std::to_string(r.kvWhole) + " whole)";
+                      + " (" + std::to_string(r.kvWhole) + " whole, "
+                      + FormatNumber(r.kvInFlight, 3) + " in flight)";
         }
     }
     if (!listed.empty())
