@@ -1859,8 +1859,9 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     row.requestS = row.ttftS + (generated - 1) * row.tpotS;
     row.tokensPerSPerGpu = s.perS * generated / gpus;
     row.requestsPerS = double(row.replicas) * s.perS;
-    // Little's law (a preempted request counted from its first admission to its end).
-    row.kvInFlight = s.perS * s.residenceS;
+    // Little's law (a preempted request counted from its first admission to its end), per
+    // attention replica as the batch and kvWhole count.
+    row.kvInFlight = s.perS * s.residenceS / job.run.parallel.dp;
     if (row.haveEnergy)
     {
         // The work's own energy and the boards' idle power over the steady state's time a token.

@@ -206,7 +206,10 @@ struct ServingRow
      * then a saturated queue's (ServingStudy::FillSaturated)
      */
     uint32_t kvWhole = 0;
-    /** beyond the KV cache: the requests in flight on average in its saturated queue */
+    /**
+     * beyond the KV cache: the requests in flight on average in its saturated queue (per
+     * attention replica, as `batch`)
+     */
     double kvInFlight = 0;
     std::string reason;          //!< why it does not fit
     double ttftS = 0;            //!< time to first token

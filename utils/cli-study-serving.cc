@@ -341,9 +341,10 @@ PrintKvLimited(const std::vector<ServingRow>& rows, uint64_t shown)
         ++rank;
         if (r.kvWhole > 0)
         {
+            char inFlight[32];
+            std::snprintf(inFlight, sizeof(inFlight), "%.1f", r.kvInFlight);
             listed += (listed.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank)
-                      + " (" + std::to_string(r.kvWhole) + " whole, "
-                      + FormatNumber(r.kvInFlight, 3) + " in flight)";
+                      + " (" + std::to_string(r.kvWhole) + " whole, " + inFlight + " in flight)";
         }
     }
     if (!listed.empty())
