@@ -1850,9 +1850,14 @@ SimulateDecodeInstances(const QueueEngine& engine,
                         QueueRouter router,
                         const std::vector<uint32_t>& prefillOf,
                         const std::function<double(std::size_t, uint32_t)>& seconds,
-                        std::vector<QueueRequest>& requests)
+                        std::vector<QueueRequest>& requests,
+                        uint64_t* prefixHits)
 {
     const std::size_t n = requests.size();
+    if (prefixHits != nullptr)
+    {
+        *prefixHits = 0;
+    }
     if (instances == 0 || prefillOf.size() != n || !seconds)
     {
         throw std::logic_error(
@@ -1905,6 +1910,10 @@ SimulateDecodeInstances(const QueueEngine& engine,
             && UsePrefix(engine, *pool[k], caches[k], r.prefix, at, inFlight))
         {
             share = 1 - GroupShareOf(engine, r) / PromptKeysOf(engine, r);
+            if (prefixHits != nullptr)
+            {
+                ++*prefixHits;
+            }
         }
         const double ready = std::max({at, out[prefillOf[i]], in[k]}) + share * seconds(i, k);
         out[prefillOf[i]] = ready;

@@ -329,7 +329,8 @@ std::vector<double> ScheduleKvTransfers(const std::vector<QueueRequest>& request
  * \param router how requests are dealt \param prefillOf each request's prefill instance
  * \param seconds a request's transfer alone to a decode instance (the request's index, the
  * instance's) \param requests the requests, their first tokens set (SimulatePrefillPool);
- * filled in place
+ * filled in place \param prefixHits if given, set to the requests whose decode instance held
+ * their group's prefix (their transfers the rest only)
  * \return the dynamic energy of each decode instance's iterations, J
  */
 std::vector<double> SimulateDecodeInstances(
@@ -338,7 +339,8 @@ std::vector<double> SimulateDecodeInstances(
     QueueRouter router,
     const std::vector<uint32_t>& prefillOf,
     const std::function<double(std::size_t, uint32_t)>& seconds,
-    std::vector<QueueRequest>& requests);
+    std::vector<QueueRequest>& requests,
+    uint64_t* prefixHits = nullptr);
 
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary

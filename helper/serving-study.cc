@@ -347,6 +347,10 @@ ServingLoad::ToJson() const
         {
             j["prefix_hit_share"] = prefixHitShare;
         }
+        if (decodePrefixHitShare >= 0)
+        {
+            j["decode_prefix_hit_share"] = decodePrefixHitShare;
+        }
         j["have_energy"] = haveEnergy;
         j["energy_per_token_j"] = energyPerTokenJ;
         j["avg_power_w"] = avgPowerW;
@@ -1940,6 +1944,7 @@ ServingStudy::LoadAt(const ServingRow& r,
     }
     // The requests dealt to the instances by the router (disaggregated: as their prefills end).
     std::vector<double> instanceJ;
+    uint64_t decodeHits = 0; // (disaggregated with prefix groups)
     if (disaggregated)
     {
         // Cache-aware, the prompts go where their prefixes are and the decodes to the least
@@ -1951,7 +1956,8 @@ ServingStudy::LoadAt(const ServingRow& r,
                                                 : m_space.router,
                                             prefillOf,
                                             transfer,
-                                            requests);
+                                            requests,
+                                            &decodeHits);
     }
     else
     {
@@ -1978,6 +1984,10 @@ ServingStudy::LoadAt(const ServingRow& r,
                                             return q.cached > 0;
                                         });
         load.prefixHitShare = double(hits) / double(requests.size());
+        if (disaggregated)
+        {
+            load.decodePrefixHitShare = double(decodeHits) / double(requests.size());
+        }
     }
     load.haveEnergy = energy;
     if (energy && load.summary.spanS > 0)

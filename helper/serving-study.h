@@ -176,6 +176,11 @@ struct ServingLoad
     double avgPowerW = 0;        //!< average board power per GPU
     /** with prefix groups (ServingSpace::prefixes): the share of requests that found theirs */
     double prefixHitShare = -1;
+    /**
+     * disaggregated, with prefix groups: the share whose decode instance held their group's
+     * prefix, so that their KV transfer carried the rest only
+     */
+    double decodePrefixHitShare = -1;
 
     /** \return the figures as JSON */
     Json ToJson() const;

@@ -1268,6 +1268,7 @@ class RouterTestCase : public TestCase
         QueueEngine cached = FourSlots();
         cached.prefill = StepCurve();
         cached.prefixTokens = 60;
+        uint64_t hits = 0;
         auto decodeGroups = [&](const std::vector<double>& at, const std::vector<uint32_t>& groups)
         {
             std::vector<QueueRequest> r = Arriving(at);
@@ -1286,13 +1287,15 @@ class RouterTestCase : public TestCase
                 {
                     return 0.1;
                 },
-                r);
+                r,
+                &hits);
             return r;
         };
         const std::vector<QueueRequest> apart = decodeGroups({0, 1, 2}, {1, 1, 2});
         NS_TEST_EXPECT_MSG_EQ_TOL(apart[0].finishS, 0.1 + 0.11, 1e-12, "a first sight: all");
         NS_TEST_EXPECT_MSG_EQ_TOL(apart[1].finishS, 1.04 + 0.11, 1e-12, "held: the rest");
         NS_TEST_EXPECT_MSG_EQ_TOL(apart[2].finishS, 2.1 + 0.11, 1e-12, "another group: all");
+        NS_TEST_EXPECT_MSG_EQ(hits, 1u, "one found at the decode instance");
         cached.kvTokens = 170;
         const std::vector<QueueRequest> together = decodeGroups({0, 0}, {1, 1});
         NS_TEST_EXPECT_MSG_LT(together[1].finishS, together[0].finishS + 0.1, "side by side");

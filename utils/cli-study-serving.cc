@@ -760,25 +760,31 @@ RunStudyServingCommand(const CliArgs& args)
     if (space.prefixes > 0)
     {
         // The share of requests that found their group's prefix, over the rows simulated.
-        double least = 1;
-        double most = 0;
-        for (const auto& r : rows)
+        // One figure, or the rows' range; disaggregated also at the decode instances.
+        auto range = [&rows](double ServingLoad::*share, const std::string& what)
         {
-            if (r.loaded && !r.load.overloaded)
+            double least = 1;
+            double most = 0;
+            for (const auto& r : rows)
             {
-                least = std::min(least, r.load.prefixHitShare);
-                most = std::max(most, r.load.prefixHitShare);
+                if (r.loaded && !r.load.overloaded && r.load.*share >= 0)
+                {
+                    least = std::min(least, r.load.*share);
+                    most = std::max(most, r.load.*share);
+                }
             }
-        }
-        // One figure, or the rows' range.
-        auto percent = [](double share)
-        {
-            return FormatNumber(std::round(share * 1000) / 10);
+            auto percent = [](double x)
+            {
+                return FormatNumber(std::round(x * 1000) / 10);
+            };
+            return most < least ? std::string()
+                                : "; " + percent(least) + (most > least ? "-" + percent(most) : "")
+                                      + "% " + what;
         };
         const std::string found =
-            most < least ? ""
-                         : "; " + percent(least) + (most > least ? "-" + percent(most) : "")
-                               + "% of the requests found theirs (prefix_hit_share)";
+            range(&ServingLoad::prefixHitShare, "of the requests found theirs (prefix_hit_share)")
+            + range(&ServingLoad::decodePrefixHitShare,
+                    "found it at their decode instance (decode_prefix_hit_share)");
         const std::string drawn = space.prefixSkew > 0 ? "by Zipf's law (group g with weight 1 / g^"
                                                              + FormatNumber(space.prefixSkew) + ")"
                                                        : std::string("uniformly");
