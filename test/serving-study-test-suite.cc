@@ -1799,8 +1799,9 @@ class ServingPrefixGroupsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(paired[0].prefillInstances, 1u, "beside one prefill instance");
         const double decodeHits = paired[0].load.decodePrefixHitShare;
         NS_TEST_EXPECT_MSG_EQ((decodeHits > 0.9 && decodeHits <= 1), true, "two groups: held");
-        NS_TEST_EXPECT_MSG_EQ(
-            paired[0].load.ToJson().at("decode_prefix_hit_share").get<double>(), decodeHits, "");
+        NS_TEST_EXPECT_MSG_EQ(paired[0].load.ToJson().at("decode_prefix_hit_share").get<double>(),
+                              decodeHits,
+                              "in JSON");
         // Beyond the cache (128 slots) the saturated queue shares the groups' prefixes too: two
         // groups keep more in flight than 64, which hold a copy a request.
         groups.batch = {128};
