@@ -525,11 +525,30 @@ class EngineInstance
     double t = 0;                        //!< when its next iteration may start
     double joules = 0;                   //!< dynamic energy of its iterations
 
-    /** \brief Marks \p r admitted at \p at (its first admission only: a readmission keeps it). */
+    /**
+     * \brief Marks \p r admitted at \p at: its first admission (a readmission keeps it and
+     * adds the time since its preemption to its time preempted).
+     */
     static void
     Admitted(QueueRequest& r, double at)
     {
-        r.admittedS = r.admittedS < 0 ? at : r.admittedS;
+        if (r.admittedS < 0)
+        {
+            r.admittedS = at;
+        }
+        else if (r.preemptedAtS >= 0)
+        {
+            r.preemptedS += at - r.preemptedAtS;
+        }
+        r.preemptedAtS = -1;
+    }
+
+    /** \brief Counts \p r preempted now, for its next iteration (t): its cache freed. */
+    void
+    Preempted(QueueRequest& r) const
+    {
+        ++r.preemptions;
+        r.preemptedAtS = t;
     }
 
     /** \brief Marks \p r admitted now, for its next iteration (t). */
@@ -829,7 +848,7 @@ class ChunkedInstance : public EngineInstance
                 decoding.pop_back();
             }
             evictable.push_back(waiting.front());
-            ++requests[waiting.front()]->preemptions;
+            Preempted(*requests[waiting.front()]);
             preempted = true;
         }
         return preempted;
@@ -1238,7 +1257,7 @@ class ContinuousInstance : public EngineInstance
                                                  return admittedAt[a.first] < admittedAt[b.first];
                                              });
                         resume[latest->first] = latest->second;
-                        ++requests[latest->first]->preemptions;
+                        Preempted(*requests[latest->first]);
                         r.waiting.push_front(latest->first);
                         *latest = r.running.back();
                         r.running.pop_back();

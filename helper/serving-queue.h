@@ -217,6 +217,9 @@ struct QueueRequest
      */
     uint32_t cached = 0;
     uint32_t preemptions = 0; //!< times the engine preempted it (QueueEngine::preempt)
+    /** the time it spent preempted, its cache freed, before it was admitted again */
+    double preemptedS = 0;
+    double preemptedAtS = -1; //!< when it was last preempted while it waits (-1: it does not)
     /**
      * its prefix group, 1 to K (0: none): its prompt starts with the group's prefix of
      * QueueEngine::prefixTokens, found in the cache of an instance that holds it; `prompt` is

@@ -1807,7 +1807,7 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         double ttftS = 0;
         double tpotS = 0;
         double joulesPerToken = 0; //!< the iterations' dynamic energy per generated token
-        double residenceS = 0;     //!< from a request's admission to its last token
+        double residenceS = 0;     //!< from a request's admission to its last token, in flight
     };
     auto saturate = [&](double rate)
     {
@@ -1848,7 +1848,7 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
             // From its admission (its prefill or chunks, not its wait).
             const QueueRequest& q = *byFinish[k];
             got.ttftS += (q.firstTokenS - q.admittedS) / double(last - first);
-            got.residenceS += (q.finishS - q.admittedS) / double(last - first);
+            got.residenceS += (q.finishS - q.admittedS - q.preemptedS) / double(last - first);
             got.tpotS += generated > 1
                              ? (q.finishS - q.firstTokenS) / (generated - 1) / double(last - first)
                              : 0;
@@ -1863,8 +1863,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     row.requestS = row.ttftS + (generated - 1) * row.tpotS;
     row.tokensPerSPerGpu = s.perS * generated / gpus;
     row.requestsPerS = double(row.replicas) * s.perS;
-    // Little's law (a preempted request counted from its first admission to its end), per
-    // attention replica as the batch and kvWhole count.
+    // Little's law (a preempted request's time out of the cache left out), per attention
+    // replica as the batch and kvWhole count.
     row.kvInFlight = s.perS * s.residenceS / job.run.parallel.dp;
     if (row.haveEnergy)
     {

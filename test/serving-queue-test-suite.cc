@@ -438,6 +438,8 @@ class KvAdmissionTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 1.119 + 0.55, 1e-12, "recomputed");
             NS_TEST_EXPECT_MSG_EQ_TOL(r[2].firstTokenS, 1.669 + 0.5, 1e-12, "then the third");
             NS_TEST_EXPECT_MSG_EQ(r[1].preemptions, 1u, "preempted once");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].admittedS, 0.5, 1e-12, "first admitted");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].preemptedS, 0.011, 1e-12, "out while the first ends");
             NS_TEST_EXPECT_MSG_EQ(r[3].preemptions, 1u, "the later of the next pair too");
             NS_TEST_EXPECT_MSG_EQ(SummarizeQueue(r, 11, 0, 0).preemptions, 2u, "two in all");
             // Reserving whole lengths instead: one at a time.
@@ -482,6 +484,8 @@ class KvAdmissionTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(r[0].finishS, 1.011 + 9 * 0.012 + 0.011, 1e-12, "alone");
             NS_TEST_EXPECT_MSG_EQ_TOL(r[1].finishS, 1.13 + 0.011 + 0.005, 1e-12, "a token");
             NS_TEST_EXPECT_MSG_EQ(r[1].preemptions, 1u, "preempted once");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].admittedS, 0, 1e-12, "first admitted");
+            NS_TEST_EXPECT_MSG_EQ_TOL(r[1].preemptedS, 0.011, 1e-12, "out while the first ends");
             // One prefix group, 60 tokens of each prompt held once: 60 + 2 x 51 fit in 220,
             // neither is preempted; the two run as in an unlimited cache.
             QueueEngine sharing = v1;
