@@ -140,7 +140,7 @@ RunHardwareStudy(const JobOptions& options,
             // What the variant holds instead: the question its user asks next.
             row.largestBatch =
                 LargestFittingBatch(row.job.model, row.job.run, row.job.hardware.gpu);
-            row.report.reason += LargestBatchNote(row.largestBatch);
+            row.report.reason += "; " + LargestBatchText(row.largestBatch);
         }
         rows.push_back(row);
     }

@@ -30,10 +30,10 @@ ToGib(uint64_t bytes)
 }
 
 std::string
-LargestBatchNote(uint32_t largest)
+LargestBatchText(uint32_t largest)
 {
-    return largest == 0 ? "; not one request fits"
-                        : "; at most " + std::to_string(largest) + " requests fit";
+    return largest == 0 ? "not one request fits"
+                        : "at most " + std::to_string(largest) + " requests fit";
 }
 
 std::string

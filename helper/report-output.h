@@ -25,10 +25,10 @@ std::string FormatNumber(double x, int digits = 9);
 double ToGib(uint64_t bytes);
 
 /**
- * \return what an inference job that does not fit can hold instead, to append to its reason:
- * "; at most N requests fit", or "; not one request fits" \param largest LargestFittingBatch's
+ * \return what an inference job that does not fit can hold instead, for its reason and tables:
+ * "at most N requests fit", or "not one request fits" \param largest LargestFittingBatch's
  */
-std::string LargestBatchNote(uint32_t largest);
+std::string LargestBatchText(uint32_t largest);
 
 /**
  * \ingroup rapid-llm

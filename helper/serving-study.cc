@@ -50,7 +50,7 @@ SetBatch(JobOptions& options, uint32_t n)
 std::string
 NotFitting(const RunReport& report, const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
 {
-    return report.reason + LargestBatchNote(LargestFittingBatch(model, run, gpu));
+    return report.reason + "; " + LargestBatchText(LargestFittingBatch(model, run, gpu));
 }
 
 /**

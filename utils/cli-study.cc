@@ -263,11 +263,7 @@ RunStudyHardwareCommand(const CliArgs& args)
         else
         {
             // Inference: the most requests the variant holds instead.
-            const std::string instead =
-                !inference ? ""
-                : r.largestBatch == 0
-                    ? "  not one request fits"
-                    : "  at most " + std::to_string(r.largestBatch) + " requests fit";
+            const std::string instead = inference ? "  " + LargestBatchText(r.largestBatch) : "";
             std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f%s\n",
                         r.value.c_str(),
                         "no",
