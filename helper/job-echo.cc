@@ -182,6 +182,7 @@ JobInputJson(const ResolvedJob& job,
                 software["cascade_attention"] = r.cascadeAttention;
             }
         }
+        software["kv_cache_dtype"] = ToString(r.KvCacheType());
         software["decode_attention"] = r.splitKvDecode ? "split_kv" : "per_head";
         software["first_token"] = r.FirstTokenFromPrefill() ? "prefill" : "decode";
         software["inflight_batches"] = r.InflightBatches();

@@ -169,6 +169,15 @@ MakeDeclarations()
                 "false")
             .Field("cascade_attention")
             .Mode("inference"),
+        O::Choice("kv-cache-dtype",
+                  "inference: the KV cache's element type: auto (the activations' 16 bits), fp8 "
+                  "(vLLM's --kv-cache-dtype fp8, TensorRT-LLM, SGLang) or int8 (lmdeploy's "
+                  "quant_policy 8): one byte holds twice the tokens and halves the decode "
+                  "attention's reads",
+                  runChoices("kv_cache_dtype"),
+                  "auto")
+            .Field("kv_cache_dtype")
+            .Mode("inference"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -525,6 +534,7 @@ JobOptions::ReadJobFile()
         {"shared-prefix", "shared_prefix", flag(r.sharedPrefix)},
         {"prefix-groups", "prefix_groups", number(r.prefixGroups)},
         {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
+        {"kv-cache-dtype", "kv_cache_dtype", r.kvCacheDtype},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -819,6 +829,7 @@ JobOptions::Resolve() const
     run.sharedPrefix = Flag("shared-prefix");
     run.prefixGroups = static_cast<uint32_t>(Count("prefix-groups"));
     run.cascadeAttention = Flag("cascade-attention");
+    run.kvCacheDtype = Get("kv-cache-dtype");
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

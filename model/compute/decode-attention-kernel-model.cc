@@ -15,6 +15,20 @@ namespace kernel {
 
 NS_LOG_COMPONENT_DEFINE("RapidLlmDecodeAttentionKernelModel");
 
+namespace {
+/**
+ * \return the vector operations that turn \p elements cached elements of \p cacheBytes bytes
+ * into the compute type of \p bytes bytes: none for a cache in that type, else a conversion and
+ * a multiply by the scale each (vLLM's fp8 KV cache: scaled_convert in its attention kernels;
+ * TurboMind's int8 cache the same, with a zero point folded in)
+ */
+double
+DequantizeFlops(uint32_t cacheBytes, double bytes, double elements)
+{
+    return cacheBytes > 0 && cacheBytes != bytes ? 2.0 * elements : 0.0;
+}
+} // namespace
+
 OperatorCost
 SplitKvDecodeAttention(const GpuSpec& g,
                        uint64_t batch,
@@ -24,7 +38,8 @@ SplitKvDecodeAttention(const GpuSpec& g,
                        uint64_t headDim,
                        DataType type,
                        uint64_t valueDim,
-                       bool latent)
+                       bool latent,
+                       uint32_t cacheBytes)
 {
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
@@ -37,7 +52,9 @@ SplitKvDecodeAttention(const GpuSpec& g,
     const double rows = std::max<double>(16.0, double(heads / kvHeads));
     const double dv = valueDim > 0 ? double(valueDim) : d;
     // Each cached token holds a key and a value, or under MLA one latent both are read from.
-    const double kvBytes = groups * kvLen * (latent ? d : d + dv) * b;
+    const double kvElements = groups * kvLen * (latent ? d : d + dv);
+    const double kvBytes = kvElements * (cacheBytes > 0 ? cacheBytes : b);
+    const double dequant = DequantizeFlops(cacheBytes, b, kvElements);
     OperatorCost best;
     bool found = false;
     for (uint32_t split = 1; split <= 256; split *= 2)
@@ -54,9 +71,9 @@ SplitKvDecodeAttention(const GpuSpec& g,
         double l2Rate = g.l2BandwidthBps * e.l2 * share;
         double tHbm = hbmBytes / HbmRate(g, l2Rate);
         double tL2 = hbmBytes / l2Rate;
-        double tCompute =
-            2.0 * groups * rows * kvLen * (d + dv) / (peak * e.Tensor(type) * share)
-            + 12.0 * batch * heads * kvLen / (g.VectorFlops(DataType::FP32) * e.vector * share);
+        double tCompute = 2.0 * groups * rows * kvLen * (d + dv) / (peak * e.Tensor(type) * share)
+                          + (12.0 * batch * heads * kvLen + dequant)
+                                / (g.VectorFlops(DataType::FP32) * e.vector * share);
         double overhead = g.launchOverheadS + g.memoryLatencyS;
         double combine = 0;
         if (split > 1)
@@ -109,7 +126,8 @@ PerHeadDecodeAttention(const GpuSpec& g,
                        uint64_t headDim,
                        DataType type,
                        uint64_t valueDim,
-                       bool latent)
+                       bool latent,
+                       uint32_t cacheBytes)
 {
     const GpuEfficiency& e = g.efficiency;
     const double b = BytesOf(type);
@@ -117,8 +135,9 @@ PerHeadDecodeAttention(const GpuSpec& g,
     const double dv = valueDim > 0 ? double(valueDim) : d;
     const uint64_t ctas = batch * heads;
     const double share = SmShare(g, ctas);
-    const double perHead = kvLen * (latent ? d : d + dv) * b; // K and V of one head
-    const double io = batch * heads * (d + dv) * b;           // the query in, the output out
+    const double perHeadElements = kvLen * (latent ? d : d + dv); // K and V of one head
+    const double perHead = perHeadElements * (cacheBytes > 0 ? cacheBytes : b);
+    const double io = batch * heads * (d + dv) * b; // the query in, the output out
     const double hbmBytes = double(batch) * kvHeads * perHead + io;
     const double l2Bytes = double(ctas) * perHead + io;
     const double l2Rate = g.l2BandwidthBps * e.l2 * share;
@@ -126,8 +145,9 @@ PerHeadDecodeAttention(const GpuSpec& g,
     const double tL2 = l2Bytes / l2Rate;
     // Q K^T and P V as fp32 FMAs, plus the softmax (max, exp, sum, scale).
     const double flops = 2.0 * ctas * kvLen * (d + dv);
-    const double tCompute =
-        (flops + 12.0 * ctas * kvLen) / (g.VectorFlops(DataType::FP32) * e.vector * share);
+    const double tCompute = (flops + 12.0 * ctas * kvLen
+                             + DequantizeFlops(cacheBytes, b, double(ctas) * perHeadElements))
+                            / (g.VectorFlops(DataType::FP32) * e.vector * share);
     OperatorCost c;
     c.kind = "decode_attention";
     c.overheadTimeS = g.launchOverheadS + g.memoryLatencyS;

@@ -27,10 +27,12 @@ namespace kernel {
  * \param kvHeads key/value heads
  * \param kvLen cached tokens per sequence
  * \param headDim head dimension
- * \param type cache type
+ * \param type the queries' and outputs' type, which the kernel computes in
  * \param valueDim value head dimension (0: headDim)
  * \param latent keys and values are one cached vector (MLA's latent: the values are its first
  * valueDim elements), read once
+ * \param cacheBytes bytes of a cached element (0: type's); a one-byte cache (fp8, int8) is
+ * dequantized to type in registers, a conversion and a scaling per element it loads
  * \return the cost
  */
 OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
@@ -41,7 +43,8 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
                                     uint64_t headDim,
                                     DataType type,
                                     uint64_t valueDim = 0,
-                                    bool latent = false);
+                                    bool latent = false,
+                                    uint32_t cacheBytes = 0);
 
 /**
  * \ingroup rapid-llm
@@ -54,9 +57,10 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
  * \param kvHeads key/value heads
  * \param kvLen cached tokens per sequence
  * \param headDim head dimension
- * \param type cache type
+ * \param type the queries' and outputs' type, which the kernel computes in
  * \param valueDim value head dimension (0: headDim)
  * \param latent keys and values are one cached vector, read once
+ * \param cacheBytes bytes of a cached element (0: type's), dequantized as SplitKvDecodeAttention's
  * \return the cost
  */
 OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
@@ -67,7 +71,8 @@ OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
                                     uint64_t headDim,
                                     DataType type,
                                     uint64_t valueDim = 0,
-                                    bool latent = false);
+                                    bool latent = false,
+                                    uint32_t cacheBytes = 0);
 
 } // namespace kernel
 } // namespace rapidllm

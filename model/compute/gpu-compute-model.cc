@@ -357,15 +357,17 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  uint64_t headDim,
                                  DataType type,
                                  uint64_t valueDim,
-                                 bool latent)
+                                 bool latent,
+                                 uint32_t cacheBytes)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return AtClock(type,
-                   [&](const GpuSpec& g)
-                   {
-                       return kernel::SplitKvDecodeAttention(
-                           g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent);
-                   });
+    return AtClock(
+        type,
+        [&](const GpuSpec& g)
+        {
+            return kernel::SplitKvDecodeAttention(
+                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBytes);
+        });
 }
 
 OperatorCost
@@ -376,15 +378,17 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         uint64_t headDim,
                                         DataType type,
                                         uint64_t valueDim,
-                                        bool latent)
+                                        bool latent,
+                                        uint32_t cacheBytes)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
-    return AtClock(type,
-                   [&](const GpuSpec& g)
-                   {
-                       return kernel::PerHeadDecodeAttention(
-                           g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent);
-                   });
+    return AtClock(
+        type,
+        [&](const GpuSpec& g)
+        {
+            return kernel::PerHeadDecodeAttention(
+                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBytes);
+        });
 }
 
 OperatorCost

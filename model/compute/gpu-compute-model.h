@@ -161,9 +161,11 @@ class GpuComputeModel : public Object
      * \param kvHeads key/value heads
      * \param kvLen cached tokens per sequence
      * \param headDim head dimension
-     * \param type cache type
+     * \param type the queries' and outputs' type, which the kernel computes in
      * \param valueDim value head dimension (0: headDim)
      * \param latent keys and values are one cached vector (MLA's latent), read once
+     * \param cacheBytes bytes of a cached element (0: type's; 1: an fp8 or int8 cache, dequantized
+     * in registers)
      * \return the cost
      */
     OperatorCost DecodeAttention(uint64_t batch,
@@ -173,7 +175,8 @@ class GpuComputeModel : public Object
                                  uint64_t headDim,
                                  DataType type,
                                  uint64_t valueDim = 0,
-                                 bool latent = false);
+                                 bool latent = false,
+                                 uint32_t cacheBytes = 0);
 
     /**
      * \brief One decode step's attention as FasterTransformer's masked multi-head attention
@@ -186,9 +189,11 @@ class GpuComputeModel : public Object
      * \param kvHeads key/value heads
      * \param kvLen cached tokens per sequence
      * \param headDim head dimension
-     * \param type cache type
+     * \param type the queries' and outputs' type, which the kernel computes in
      * \param valueDim value head dimension (0: headDim)
      * \param latent keys and values are one cached vector (MLA's latent), read once
+     * \param cacheBytes bytes of a cached element (0: type's; 1: an fp8 or int8 cache, dequantized
+     * in registers)
      * \return the cost
      */
     OperatorCost DecodeAttentionPerHead(uint64_t batch,
@@ -198,7 +203,8 @@ class GpuComputeModel : public Object
                                         uint64_t headDim,
                                         DataType type,
                                         uint64_t valueDim = 0,
-                                        bool latent = false);
+                                        bool latent = false,
+                                        uint32_t cacheBytes = 0);
 
     /**
      * \brief A roofline kernel on the CUDA cores: max(vector time, HBM time) plus overheads.

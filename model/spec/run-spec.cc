@@ -124,6 +124,17 @@ RunSpec::ActivationType() const
 }
 
 DataType
+RunSpec::KvCacheType() const
+{
+    DataType type = ActivationType();
+    if (kvCacheDtype != "auto")
+    {
+        ParseDataType(kvCacheDtype, type);
+    }
+    return type;
+}
+
+DataType
 RunSpec::GradientType() const
 {
     const DataType weights = ActivationType();
@@ -293,6 +304,10 @@ RunSpec::Choices(const std::string& field)
     if (field == "fp8_scaling")
     {
         return {"delayed", "current"};
+    }
+    if (field == "kv_cache_dtype")
+    {
+        return {"auto", "fp8", "int8"};
     }
     if (field == "main_grads")
     {
@@ -543,6 +558,13 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "cascade attention is modelled for multi-head and grouped-query attention, "
                         "not for latent attention (MLA: "
                             + model.name + ")");
+    }
+    if (kvCacheDtype != "auto" && mode != RunMode::INFERENCE)
+    {
+        throw SpecError(source,
+                        "kv_cache_dtype",
+                        "a KV cache type applies to inference; training keeps no KV cache (use "
+                        "auto)");
     }
     if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
     {
@@ -970,7 +992,7 @@ RunSpec::operator==(const RunSpec& o) const
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
            && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
            && sharedPrefix == o.sharedPrefix && prefixGroups == o.prefixGroups
-           && cascadeAttention == o.cascadeAttention;
+           && cascadeAttention == o.cascadeAttention && kvCacheDtype == o.kvCacheDtype;
 }
 
 uint32_t
@@ -1134,6 +1156,7 @@ RunSpec::Read(SpecReader& r)
     s.sharedPrefix = r.GetBool("shared_prefix", s.sharedPrefix);
     s.prefixGroups = r.GetCount("prefix_groups", 0, s.prefixGroups);
     s.cascadeAttention = r.GetBool("cascade_attention", s.cascadeAttention);
+    s.kvCacheDtype = r.GetChoice("kv_cache_dtype", Choices("kv_cache_dtype"), s.kvCacheDtype);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

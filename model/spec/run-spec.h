@@ -205,6 +205,13 @@ struct RunSpec
      */
     bool cascadeAttention = false;
     /**
+     * Inference: the KV cache's element type: auto (the activation type), fp8 (vLLM's
+     * kv_cache_dtype fp8, TensorRT-LLM's and SGLang's FP8 KV cache) or int8 (lmdeploy's
+     * quant_policy 8, TensorRT-LLM's INT8 KV cache). A one-byte cache holds twice the tokens of
+     * a 16-bit one; the decode attention reads it and dequantizes it in registers.
+     */
+    std::string kvCacheDtype = "auto";
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */
@@ -354,6 +361,9 @@ struct RunSpec
      */
     DataType ActivationType() const;
 
+    /** \return the KV cache's element type: kvCacheDtype, or for auto ActivationType() */
+    DataType KvCacheType() const;
+
     /** \return the attention setting's text: auto, flash, flash3, triton2022 or standard */
     std::string AttentionName() const;
 
@@ -403,8 +413,8 @@ struct RunSpec
      * \brief The allowed values of a text field of a run spec (the YAML key, e.g. "attention"
      * or "decode_attention"), the one list that run files and the command line both check.
      * \param field the field: mode, dtype, recompute, attention, grad_reduce, tp_reduce,
-     *        decode_attention, first_token, dispatch, engine, fp8_scaling, main_grads or
-     *        tp_comm_overlap
+     *        decode_attention, first_token, dispatch, engine, fp8_scaling, main_grads,
+     *        kv_cache_dtype or tp_comm_overlap
      * \return the values, the default first
      */
     static std::vector<std::string> Choices(const std::string& field);

@@ -114,14 +114,28 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
         case OpType::DECODE_ATTENTION:
         {
             const AttentionShape& a = op.Attention();
-            return model.DecodeAttention(
-                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt, a.valueDim, a.latentKv);
+            return model.DecodeAttention(a.batch,
+                                         a.heads,
+                                         a.kvHeads,
+                                         a.kvLen,
+                                         a.headDim,
+                                         dt,
+                                         a.valueDim,
+                                         a.latentKv,
+                                         a.cacheBytes);
         }
         case OpType::DECODE_ATTENTION_PER_HEAD:
         {
             const AttentionShape& a = op.Attention();
-            return model.DecodeAttentionPerHead(
-                a.batch, a.heads, a.kvHeads, a.kvLen, a.headDim, dt, a.valueDim, a.latentKv);
+            return model.DecodeAttentionPerHead(a.batch,
+                                                a.heads,
+                                                a.kvHeads,
+                                                a.kvLen,
+                                                a.headDim,
+                                                dt,
+                                                a.valueDim,
+                                                a.latentKv,
+                                                a.cacheBytes);
         }
         case OpType::LAYER_NORM:
         {

@@ -50,6 +50,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.ActivationType());
+    cacheBytes = BytesOf(run.KvCacheType());
     moeImbalance = run.moeImbalance;
 
     const uint64_t h = hidden;
@@ -172,7 +173,7 @@ LayerShapes::AttentionOut() const
 uint64_t
 LayerShapes::KvCacheBytesPerToken() const
 {
-    return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * elementBytes;
+    return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * cacheBytes;
 }
 
 ExpertRouting

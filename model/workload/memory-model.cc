@@ -145,9 +145,9 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     else
     {
         // The GEMMs read weights of the run's type (fp8: one byte each, as FP8 engines store
-        // them); the KV cache is in the activation type the decode attention reads.
+        // them); the KV cache is in its own type (the activations' unless quantized).
         report.assumption = "inference: " + ToString(w.run.dtype) + " weights, "
-                            + ToString(w.run.ActivationType())
+                            + ToString(w.run.KvCacheType())
                             + " KV cache, no gradients or optimizer state";
     }
     for (const auto& g : w.stages)

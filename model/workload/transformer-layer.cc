@@ -252,6 +252,8 @@ TransformerLayer::EmitForward(
             a.latentKv = true;
         }
         a.queryLen = 1;
+        // A quantized cache (one byte an element) is read as such and dequantized in registers.
+        a.cacheBytes = s.cacheBytes != s.elementBytes ? s.cacheBytes : 0;
         // A sliding-window layer keeps and reads only the window's last keys.
         const uint64_t window = Window(e);
         const uint64_t keys = decodeContext + queries;
@@ -270,6 +272,7 @@ TransformerLayer::EmitForward(
             p.heads = s.heads;
             p.queryLen = m_batch * queries;
             p.kvLen = shared;
+            p.cacheBytes = 0; // the prefill kernel, costed in the activation type
             p.kernel = AttentionKernelOf(m_run);
             e.Compute(
                 "attention_prefix",
