@@ -204,6 +204,10 @@ JobInputJson(const ResolvedJob& job,
     }
     software["dispatch"] = r.ResolvedDispatch();
     software["moe_imbalance"] = r.moeImbalance;
+    if (r.mode == RunMode::INFERENCE || r.MemoryShare() < 1)
+    {
+        software["gpu_memory_utilization"] = r.MemoryShare();
+    }
     j["software"] = software;
     j["set"] = job.overrides;
     j["job_file"] = job.jobFile;

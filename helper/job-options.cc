@@ -178,6 +178,14 @@ MakeDeclarations()
                   "auto")
             .Field("kv_cache_dtype")
             .Mode("inference"),
+        O::Real("gpu-memory-utilization",
+                "the share of each GPU's memory the job may use, weights, activations and KV "
+                "cache together (vLLM's --gpu-memory-utilization; 0: the engine's, 0.9 under "
+                "--engine=vllm as vLLM's default, else 1)",
+                0,
+                1,
+                "0")
+            .Field("gpu_memory_utilization"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -535,6 +543,14 @@ JobOptions::ReadJobFile()
         {"prefix-groups", "prefix_groups", number(r.prefixGroups)},
         {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
         {"kv-cache-dtype", "kv_cache_dtype", r.kvCacheDtype},
+        {"gpu-memory-utilization",
+         "gpu_memory_utilization",
+         [&r]()
+         {
+             char buf[32];
+             std::snprintf(buf, sizeof(buf), "%.17g", r.gpuMemoryUtilization);
+             return std::string(buf);
+         }()},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -830,6 +846,11 @@ JobOptions::Resolve() const
     run.prefixGroups = static_cast<uint32_t>(Count("prefix-groups"));
     run.cascadeAttention = Flag("cascade-attention");
     run.kvCacheDtype = Get("kv-cache-dtype");
+    {
+        double share = 0;
+        ParseFiniteNumber(Get("gpu-memory-utilization"), share);
+        run.gpuMemoryUtilization = share;
+    }
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

@@ -380,6 +380,67 @@ class MemoryFeasibilityTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The share of the GPU's memory a job may use: vLLM's 0.9 by default under engine vllm
+ * (its gpu_memory_utilization), 1 for other engines and training, a given share for any job; the
+ * verdict's capacity, its reason and its assumption follow.
+ */
+class MemoryShareTestCase : public TestCase
+{
+  public:
+    MemoryShareTestCase()
+        : TestCase("memory share: vLLM's gpu_memory_utilization bounds the verdict")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        GpuSpec gpu;
+        gpu.hbmBytes = 40ull << 30;
+        const ModelSpec model = ModelSpec::Load("llama2-7b");
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.batch = 8;
+        run.promptTokens = 2048;
+        run.generatedTokens = 256;
+        const MemoryReport none = AnalyzeMemory(model, run, gpu);
+        NS_TEST_EXPECT_MSG_EQ(none.capacity, gpu.hbmBytes, "no engine: the whole GPU");
+        run.engine = "vllm";
+        const MemoryReport vllm = AnalyzeMemory(model, run, gpu);
+        NS_TEST_EXPECT_MSG_EQ(vllm.capacity, uint64_t(0.9 * double(gpu.hbmBytes)), "0.9 of it");
+        NS_TEST_EXPECT_MSG_EQ(vllm.worst.peak, none.worst.peak, "the same needs");
+        NS_TEST_EXPECT_MSG_NE(vllm.assumption.find("90% of each GPU's memory (vLLM's default"),
+                              std::string::npos,
+                              vllm.assumption);
+        run.engine = "lmdeploy";
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(model, run, gpu).capacity, gpu.hbmBytes, "lmdeploy");
+
+        // Eight requests of 2,304 tokens: 9 GiB of KV cache, 12.6 GiB of weights, 23.5 GiB in all
+        // (the prefill's activations and the framework's GiB): within 0.6 of 40 GiB (24), not 0.5.
+        run.engine = "vllm";
+        run.gpuMemoryUtilization = 0.6;
+        const MemoryReport some = AnalyzeMemory(model, run, gpu);
+        NS_TEST_EXPECT_MSG_EQ(some.feasible, true, some.reason);
+        NS_TEST_EXPECT_MSG_NE(some.assumption.find("60% of each GPU's memory (gpu_memory_util"),
+                              std::string::npos,
+                              some.assumption);
+        run.gpuMemoryUtilization = 0.5;
+        const MemoryReport less = AnalyzeMemory(model, run, gpu);
+        NS_TEST_EXPECT_MSG_EQ(less.feasible, false, "20 GiB is too little");
+        NS_TEST_EXPECT_MSG_NE(
+            less.reason.find("the job may use 20.0 GiB (0.50 of the GPU's 40.0, gpu_memory_util"),
+            std::string::npos,
+            less.reason);
+
+        // Training: the whole GPU unless given.
+        RunSpec training = TrainingRun(1, 1, 8, 1, 64);
+        NS_TEST_EXPECT_MSG_EQ(training.MemoryShare(), 1.0, "training: all of it");
+        training.gpuMemoryUtilization = 0.95;
+        NS_TEST_EXPECT_MSG_EQ(training.MemoryShare(), 0.95, "as given");
+    }
+};
+
 /** \brief 1F1B and interleaved schedules have the published shape. */
 class PipelineScheduleTestCase : public TestCase
 {
@@ -3837,6 +3898,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
         AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
+        AddTestCase(new MemoryShareTestCase, TestCase::QUICK);
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);

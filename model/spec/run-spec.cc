@@ -134,6 +134,19 @@ RunSpec::KvCacheType() const
     return type;
 }
 
+double
+RunSpec::MemoryShare() const
+{
+    if (gpuMemoryUtilization > 0)
+    {
+        return gpuMemoryUtilization;
+    }
+    // vLLM's EngineArgs.gpu_memory_utilization defaults to 0.9: its KV cache takes what that
+    // share of the GPU's memory leaves after the weights, the profiled activations and the
+    // memory outside PyTorch (vLLM docs, "Engine Arguments").
+    return mode == RunMode::INFERENCE && engine == "vllm" ? 0.9 : 1.0;
+}
+
 DataType
 RunSpec::GradientType() const
 {
@@ -992,7 +1005,8 @@ RunSpec::operator==(const RunSpec& o) const
            && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
            && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
            && sharedPrefix == o.sharedPrefix && prefixGroups == o.prefixGroups
-           && cascadeAttention == o.cascadeAttention && kvCacheDtype == o.kvCacheDtype;
+           && cascadeAttention == o.cascadeAttention && kvCacheDtype == o.kvCacheDtype
+           && gpuMemoryUtilization == o.gpuMemoryUtilization;
 }
 
 uint32_t
@@ -1157,6 +1171,8 @@ RunSpec::Read(SpecReader& r)
     s.prefixGroups = r.GetCount("prefix_groups", 0, s.prefixGroups);
     s.cascadeAttention = r.GetBool("cascade_attention", s.cascadeAttention);
     s.kvCacheDtype = r.GetChoice("kv_cache_dtype", Choices("kv_cache_dtype"), s.kvCacheDtype);
+    s.gpuMemoryUtilization =
+        r.GetInRange("gpu_memory_utilization", 0.0, 1.0, s.gpuMemoryUtilization);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

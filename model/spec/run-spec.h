@@ -212,6 +212,13 @@ struct RunSpec
      */
     std::string kvCacheDtype = "auto";
     /**
+     * The share of each GPU's memory the job may use (0: the engine's: vLLM's
+     * gpu_memory_utilization default, 0.9, under engine vllm; else 1): vLLM sizes its KV cache so
+     * that weights, activations, cache and the rest stay within it (SGLang's mem_fraction_static
+     * is the same idea). The memory verdict's capacity.
+     */
+    double gpuMemoryUtilization = 0;
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */
@@ -363,6 +370,12 @@ struct RunSpec
 
     /** \return the KV cache's element type: kvCacheDtype, or for auto ActivationType() */
     DataType KvCacheType() const;
+
+    /**
+     * \return the share of each GPU's memory the job may use: gpuMemoryUtilization, or for 0
+     * the engine's (0.9 for vllm in inference, vLLM's EngineArgs default; else 1)
+     */
+    double MemoryShare() const;
 
     /** \return the attention setting's text: auto, flash, flash3, triton2022 or standard */
     std::string AttentionName() const;

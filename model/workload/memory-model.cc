@@ -8,6 +8,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 namespace ns3 {
@@ -132,7 +133,9 @@ MemoryReport
 AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
 {
     MemoryReport report;
-    report.capacity = gpu.hbmBytes;
+    // What the job may use of the GPU's memory (vLLM's share, by default 0.9 of it).
+    const double share = w.run.MemoryShare();
+    report.capacity = share < 1 ? uint64_t(double(gpu.hbmBytes) * share) : gpu.hbmBytes;
     const auto& p = w.run.parallel;
     const LayerShapes shapes(w.model, w.run);
     const uint64_t eb = shapes.elementBytes;
@@ -149,6 +152,14 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         report.assumption = "inference: " + ToString(w.run.dtype) + " weights, "
                             + ToString(w.run.KvCacheType())
                             + " KV cache, no gradients or optimizer state";
+    }
+    if (share < 1)
+    {
+        std::ostringstream os;
+        os << "; the job may use " << share * 100 << "% of each GPU's memory"
+           << (w.run.gpuMemoryUtilization > 0 ? " (gpu_memory_utilization)"
+                                              : " (vLLM's default gpu_memory_utilization)");
+        report.assumption += os.str();
     }
     for (const auto& g : w.stages)
     {
@@ -236,8 +247,17 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         std::ostringstream os;
         os.precision(1);
         os << std::fixed << "pipeline stage " << report.worst.stage << " needs "
-           << report.worst.peak / double(1ull << 30) << " GiB at its peak but the GPU has "
-           << report.capacity / double(1ull << 30) << " GiB";
+           << report.worst.peak / double(1ull << 30) << " GiB at its peak but ";
+        if (share < 1)
+        {
+            os << "the job may use " << report.capacity / double(1ull << 30) << " GiB ("
+               << std::setprecision(2) << share << " of the GPU's " << std::setprecision(1)
+               << gpu.hbmBytes / double(1ull << 30) << ", gpu_memory_utilization)";
+        }
+        else
+        {
+            os << "the GPU has " << report.capacity / double(1ull << 30) << " GiB";
+        }
         report.reason = os.str();
     }
     return report;
