@@ -507,6 +507,12 @@ JobOptions::ReadJobFile()
     {
         return std::string(v ? "true" : "false");
     };
+    auto real = [](double v)
+    {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.17g", v);
+        return std::string(buf);
+    };
     // option, key path in the file, the file's value as the option writes it
     const std::vector<std::tuple<std::string, std::string, std::string>> keys = {
         {"model", "model", file.model},
@@ -543,28 +549,14 @@ JobOptions::ReadJobFile()
         {"prefix-groups", "prefix_groups", number(r.prefixGroups)},
         {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
         {"kv-cache-dtype", "kv_cache_dtype", r.kvCacheDtype},
-        {"gpu-memory-utilization",
-         "gpu_memory_utilization",
-         [&r]()
-         {
-             char buf[32];
-             std::snprintf(buf, sizeof(buf), "%.17g", r.gpuMemoryUtilization);
-             return std::string(buf);
-         }()},
+        {"gpu-memory-utilization", "gpu_memory_utilization", real(r.gpuMemoryUtilization)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
         {"decode-attention", "decode_attention", r.splitKvDecode ? "split_kv" : "per_head"},
         {"inflight-batches", "inflight_batches", number(r.inflightBatches)},
         {"spec-tokens", "spec_tokens", number(r.specTokens)},
-        {"spec-acceptance",
-         "spec_acceptance",
-         [&r]()
-         {
-             char buf[32];
-             std::snprintf(buf, sizeof(buf), "%.17g", r.specAcceptance);
-             return std::string(buf);
-         }()},
+        {"spec-acceptance", "spec_acceptance", real(r.specAcceptance)},
         {"first-token", "first_token", r.firstToken},
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
@@ -574,14 +566,7 @@ JobOptions::ReadJobFile()
         {"tp-comm-overlap", "tp_comm_overlap", r.tpCommOverlap},
         {"param-gather", "param_gather", r.paramGather},
         {"moe-a2a-overlap", "moe_a2a_overlap", flag(r.moeA2aOverlap)},
-        {"moe-imbalance",
-         "moe_imbalance",
-         [&r]()
-         {
-             char buf[32];
-             std::snprintf(buf, sizeof(buf), "%.17g", r.moeImbalance);
-             return std::string(buf);
-         }()},
+        {"moe-imbalance", "moe_imbalance", real(r.moeImbalance)},
     };
     for (const auto& [option, key, value] : keys)
     {

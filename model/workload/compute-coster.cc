@@ -112,30 +112,21 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
             return op.backward ? model.UnfusedAttentionBackward(op.Attention(), dt)
                                : model.UnfusedAttentionForward(op.Attention(), dt);
         case OpType::DECODE_ATTENTION:
-        {
-            const AttentionShape& a = op.Attention();
-            return model.DecodeAttention(a.batch,
-                                         a.heads,
-                                         a.kvHeads,
-                                         a.kvLen,
-                                         a.headDim,
-                                         dt,
-                                         a.valueDim,
-                                         a.latentKv,
-                                         a.cacheBytes);
-        }
         case OpType::DECODE_ATTENTION_PER_HEAD:
         {
             const AttentionShape& a = op.Attention();
-            return model.DecodeAttentionPerHead(a.batch,
-                                                a.heads,
-                                                a.kvHeads,
-                                                a.kvLen,
-                                                a.headDim,
-                                                dt,
-                                                a.valueDim,
-                                                a.latentKv,
-                                                a.cacheBytes);
+            const auto kernel = op.type == OpType::DECODE_ATTENTION
+                                    ? &GpuComputeModel::DecodeAttention
+                                    : &GpuComputeModel::DecodeAttentionPerHead;
+            return (model.*kernel)(a.batch,
+                                   a.heads,
+                                   a.kvHeads,
+                                   a.kvLen,
+                                   a.headDim,
+                                   dt,
+                                   a.valueDim,
+                                   a.latentKv,
+                                   a.cacheBytes);
         }
         case OpType::LAYER_NORM:
         {
