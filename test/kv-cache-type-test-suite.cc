@@ -10,6 +10,8 @@
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-options.h"
+#include "ns3/kv-handover.h"
 #include "ns3/layer-shapes.h"
 #include "ns3/memory-model.h"
 #include "ns3/run-spec.h"
@@ -93,7 +95,7 @@ class KvCacheKernelTestCase : public TestCase
 /**
  * \brief A job's quantized cache: the decode attention's operators carry its byte; the memory
  * verdict holds half the 16-bit cache's bytes and names its type; the KV bytes a token adds
- * (which the handover and the serving study's token capacity count) halve.
+ * (which the serving study's token capacity counts) halve, and so does the handover.
  */
 class KvCacheJobTestCase : public TestCase
 {
@@ -140,6 +142,18 @@ class KvCacheJobTestCase : public TestCase
             }
             NS_TEST_EXPECT_MSG_EQ(decodes, 4u * 15, "4 layers x 15 decode steps");
         }
+
+        // The disaggregated handover sends the cache as stored: 1,024 tokens x 4 layers x 8
+        // KV heads x (K + V) x 128, one byte each, GPU 0 to GPU 1.
+        ResolvedJob job;
+        job.model = model;
+        job.run = run; // int8
+        uint64_t sent = 0;
+        for (const ProbeTransfer& t : KvCacheTransfers(job, job, 0, 1))
+        {
+            sent += t.bytes;
+        }
+        NS_TEST_EXPECT_MSG_EQ(sent, uint64_t(1024) * 4 * 8 * 256, "the handover's bytes");
     }
 };
 
