@@ -240,7 +240,12 @@ MakeDeclarations()
                   "generate): its dispatch and per-iteration host time",
                   runChoices("engine"),
                   "none"),
-        O::Choice("dtype", "compute type", runChoices("dtype"), "bf16"),
+        O::Choice("dtype",
+                  "compute type: the linear layers' GEMMs and weights (fp8: Transformer Engine's "
+                  "recipe, the rest bf16; int8 and int4 inference only, int4 weight-only: GPTQ or "
+                  "AWQ int4 weights with fp16 activations)",
+                  runChoices("dtype"),
+                  "bf16"),
         O::Choice("fp8-scaling",
                   "training with --dtype=fp8: Transformer Engine's scaling of each fp8 cast: "
                   "delayed (amax history, one read of the tensor) or current (the tensor's own "

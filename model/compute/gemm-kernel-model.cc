@@ -56,7 +56,11 @@ EvaluateGemmTiling(const GpuSpec& g,
                    GemmEval& c)
 {
     const GpuEfficiency& e = g.efficiency;
-    const double b = BytesOf(type);
+    // A and C in the multiply's type; B, the weights, in their own (int4: half a byte and the
+    // group scales, dequantized in registers after the load).
+    const DataType mma = MmaTypeOf(type);
+    const double b = BytesOf(mma);
+    const double bw = WeightBytesOf(type);
     const uint32_t sms = g.smCount;
     if (t.blockM == 0 || t.blockN == 0 || t.blockK == 0 || t.stages < 2 || t.splitK == 0)
     {
@@ -65,7 +69,8 @@ EvaluateGemmTiling(const GpuSpec& g,
 
     // Occupancy: shared memory (the multi-stage operand buffers), registers (fp32 accumulators
     // plus fragments and addresses), threads and the block limit.
-    t.smemPerBlock = uint64_t(t.blockM + t.blockN) * t.blockK * uint64_t(b) * t.stages;
+    t.smemPerBlock =
+        uint64_t(std::ceil((t.blockM * b + t.blockN * bw) * t.blockK)) * uint64_t(t.stages);
     if (t.smemPerBlock > g.sharedMemoryPerBlockBytes)
     {
         return false;
@@ -82,7 +87,7 @@ EvaluateGemmTiling(const GpuSpec& g,
         return false;
     }
 
-    const double perSmRate = PerSmMatmulRate(g, peak, tensor, type);
+    const double perSmRate = PerSmMatmulRate(g, peak, tensor, mma);
     const double smemRate = SmemRate(g);
     const double latency = g.memoryLatencyS;
 
@@ -96,11 +101,15 @@ EvaluateGemmTiling(const GpuSpec& g,
     // One main-loop step of one block: MMA time, and shared-memory traffic: the A and B slabs
     // written once (cp.async/TMA) and read by every warp (or warpgroup) that needs them.
     const double stepFlops = 2.0 * t.blockM * t.blockN * t.blockK;
-    const double cStep = stepFlops / perSmRate;
+    // Weight-only int4: the block dequantizes its B slab on the CUDA cores (unpack and scale,
+    // two operations an element), beside the tensor cores' MMAs (Marlin, Frantar et al. 2024,
+    // overlaps the two).
+    const double dequantStep = type != mma ? 2.0 * t.blockN * t.blockK / PerSmVectorRate(g) : 0.0;
+    const double cStep = std::max(stepFlops / perSmRate, dequantStep);
     const uint32_t wm = std::min(t.blockM, g.mmaTileM);
     const uint32_t wn = std::min(t.blockN, g.mmaTileN);
     const double aSlab = double(t.blockM) * t.blockK * b;
-    const double bSlab = double(t.blockN) * t.blockK * b;
+    const double bSlab = double(t.blockN) * t.blockK * bw;
     const double smemStep =
         aSlab + bSlab + aSlab * CeilDiv(t.blockN, wn) + bSlab * CeilDiv(t.blockM, wm);
     const double sStep = smemStep / smemRate;
@@ -125,7 +134,7 @@ EvaluateGemmTiling(const GpuSpec& g,
     // the cluster's blocks that share it.
     const double partials = t.splitK > 1 ? double(m) * n * batch * t.splitK * 4.0 : 0.0;
     // fp8 GEMMs take fp8 A and B and write a 16-bit C (cuBLASLt's fp8 kernels; Transformer
-    // Engine asks for bf16 outputs).
+    // Engine asks for bf16 outputs); int4 ones write the activations' fp16.
     const double cb = type == DataType::FP8 ? 2.0 : b;
     const double cBytes = double(m) * n * batch * cb;
     const double shared = std::max(aSlab, bSlab);
@@ -138,7 +147,7 @@ EvaluateGemmTiling(const GpuSpec& g,
     // blocks in flight cover a near-square patch of r x c tiles (swizzled raster); A's row
     // panels are reused across a sweep if they fit in half the L2, else re-read per sweep.
     const double aOne = double(m) * k * b;
-    const double bOne = double(k) * n * b;
+    const double bOne = double(k) * n * bw;
     const double l2Half = 0.5 * double(g.l2Bytes);
     double aReads = 1;
     double bReads = 1;
@@ -249,7 +258,7 @@ GemmCostWithTiling(const GpuSpec& g,
                    OperatorCost& cost)
 {
     bool tensor = false;
-    const double peak = MatmulPeak(g, type, tensor);
+    const double peak = MatmulPeak(g, MmaTypeOf(type), tensor);
     GemmEval e;
     if (!EvaluateGemmTiling(g, peak, tensor, m, n, k, type, batch, tiling, e))
     {
@@ -276,10 +285,10 @@ BestGemmCost(const GpuSpec& g,
     static const uint32_t kBlockN[] = {256, 128, 64};
     static const uint32_t kStepBytes[] = {128, 64};
     static const uint32_t kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
-    const uint32_t bytes = BytesOf(type);
+    const uint32_t bytes = BytesOf(MmaTypeOf(type));
     const uint32_t sms = g.smCount;
     bool tensor = false;
-    const double peak = MatmulPeak(g, type, tensor);
+    const double peak = MatmulPeak(g, MmaTypeOf(type), tensor);
 
     GemmEval best;
     bool found = false;

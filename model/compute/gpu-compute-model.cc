@@ -207,7 +207,8 @@ OperatorCost
 GpuComputeModel::AtClock(DataType type,
                          const std::function<OperatorCost(const GpuSpec&)>& eval) const
 {
-    return kernel::RunAtClock(m_gpu, m_clockPolicy, type, eval);
+    // A weight-only int4 GEMM's MMAs are fp16's, and so is their energy.
+    return kernel::RunAtClock(m_gpu, m_clockPolicy, MmaTypeOf(type), eval);
 }
 
 OperatorCost

@@ -80,8 +80,8 @@ CheckReportBounds(const RunReport& report, const Workload& w, const GpuSpec& gpu
     if (peak > 0 && !(report.tflopsPerGpu <= rateBound * (1 + kSlack)))
     {
         os << report.tflopsPerGpu << " TFLOP/s per GPU exceeds the " << gpu.name << "'s "
-           << ToString(w.run.dtype) << " peak of " << peak / 1e12 << " TFLOP/s (" << rateBound
-           << " with the attention FLOPs the count may overstate)";
+           << ToString(MmaTypeOf(w.run.dtype)) << " peak of " << peak / 1e12 << " TFLOP/s ("
+           << rateBound << " with the attention FLOPs the count may overstate)";
         Fail(os.str());
     }
 }

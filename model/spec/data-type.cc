@@ -8,8 +8,13 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-const DataType kAllTypes[] = {
-    DataType::FP32, DataType::TF32, DataType::FP16, DataType::BF16, DataType::FP8, DataType::INT8};
+const DataType kAllTypes[] = {DataType::FP32,
+                              DataType::TF32,
+                              DataType::FP16,
+                              DataType::BF16,
+                              DataType::FP8,
+                              DataType::INT8,
+                              DataType::INT4};
 } // namespace
 
 uint32_t
@@ -25,9 +30,28 @@ BytesOf(DataType type)
             return 2;
         case DataType::FP8:
         case DataType::INT8:
+        case DataType::INT4:
             return 1;
     }
     return 4;
+}
+
+double
+WeightBytesOf(DataType type)
+{
+    return type == DataType::INT4 ? 0.5 + 2.0 / 128 : double(BytesOf(type));
+}
+
+DataType
+MmaTypeOf(DataType type)
+{
+    return type == DataType::INT4 ? DataType::FP16 : type;
+}
+
+bool
+IsWeightOnly(DataType type)
+{
+    return type == DataType::INT4;
 }
 
 std::string
@@ -47,6 +71,8 @@ ToString(DataType type)
             return "fp8";
         case DataType::INT8:
             return "int8";
+        case DataType::INT4:
+            return "int4";
     }
     return "fp32";
 }
@@ -58,6 +84,20 @@ DataTypeNames()
     for (auto t : kAllTypes)
     {
         names.push_back(ToString(t));
+    }
+    return names;
+}
+
+std::vector<std::string>
+RateTypeNames()
+{
+    std::vector<std::string> names;
+    for (auto t : kAllTypes)
+    {
+        if (!IsWeightOnly(t))
+        {
+            names.push_back(ToString(t));
+        }
     }
     return names;
 }

@@ -15,14 +15,15 @@ namespace rapidllm {
 double
 GpuSpec::TensorFlops(DataType type) const
 {
-    auto it = tensorFlops.find(type);
+    // A weight-only int4 GEMM multiplies in fp16 (its rates are fp16's).
+    auto it = tensorFlops.find(MmaTypeOf(type));
     return it == tensorFlops.end() ? 0.0 : it->second;
 }
 
 double
 GpuSpec::VectorFlops(DataType type) const
 {
-    auto it = vectorFlops.find(type);
+    auto it = vectorFlops.find(MmaTypeOf(type));
     if (it != vectorFlops.end())
     {
         return it->second;
@@ -34,6 +35,7 @@ GpuSpec::VectorFlops(DataType type) const
 double
 GpuSpec::PeakFlops(DataType type) const
 {
+    type = MmaTypeOf(type);
     double peak = std::max(TensorFlops(type), VectorFlops(type));
     if (type == DataType::FP32)
     {
@@ -185,7 +187,7 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
         return rates;
     }
     SpecReader reader = parent.GetMap(key);
-    for (const auto& name : DataTypeNames())
+    for (const auto& name : RateTypeNames())
     {
         if (reader.Has(name))
         {
@@ -198,7 +200,7 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
     if (rates.empty())
     {
         parent.Fail(key,
-                    "needs at least one data type; allowed keys: " + JoinNames(DataTypeNames()));
+                    "needs at least one data type; allowed keys: " + JoinNames(RateTypeNames()));
     }
     return rates;
 }

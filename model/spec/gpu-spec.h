@@ -113,7 +113,7 @@ struct GpuSpec
     GpuPower power;                //!< power model (optional)
     HostSpec host;                 //!< the host thread that issues its kernels (optional)
 
-    /** \return dense tensor-core FLOP/s for \p type, or 0 if the GPU has none */
+    /** \return dense tensor-core FLOP/s for \p type (int4: fp16's, MmaTypeOf), or 0 if none */
     double TensorFlops(DataType type) const;
     /** \return vector FLOP/s for \p type (falls back to fp32) */
     double VectorFlops(DataType type) const;

@@ -120,7 +120,8 @@ ParallelSpec::UnevenStages() const
 DataType
 RunSpec::ActivationType() const
 {
-    return dtype == DataType::FP8 ? DataType::BF16 : dtype;
+    // Weight-only int4 (GPTQ, AWQ checkpoints) keeps fp16 activations, as their kernels take.
+    return dtype == DataType::FP8 ? DataType::BF16 : IsWeightOnly(dtype) ? DataType::FP16 : dtype;
 }
 
 DataType
@@ -616,13 +617,15 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             + " is DeepSpeed's or PyTorch FSDP's: use memory_layout deepspeed "
                               "(or auto)");
     }
-    if (mode == RunMode::TRAINING && dtype == DataType::INT8)
+    if (mode == RunMode::TRAINING && (dtype == DataType::INT8 || dtype == DataType::INT4))
     {
         // Integer GEMMs serve quantized inference; no training framework computes its forward
-        // and backward passes in int8.
-        throw SpecError(source,
-                        "dtype",
-                        "int8 is an inference type; training takes fp32, tf32, fp16, bf16 or fp8");
+        // and backward passes in int8 or int4.
+        throw SpecError(
+            source,
+            "dtype",
+            ToString(dtype)
+                + " is an inference type; training takes fp32, tf32, fp16, bf16 or fp8");
     }
     if (moeA2aOverlap)
     {

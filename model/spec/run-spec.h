@@ -364,7 +364,8 @@ struct RunSpec
      * \return the type of everything but the linear layers' GEMMs (activations, attention,
      * norms, element-wise kernels, communication, weights and gradients): bf16 when dtype is
      * fp8 (Transformer Engine's FP8 recipe runs only the linear layers' GEMMs in fp8; FP8
-     * inference engines keep activations and the KV cache in 16 bits), else dtype
+     * inference engines keep activations and the KV cache in 16 bits), fp16 when dtype is int4
+     * (weight-only int4, W4A16), else dtype
      */
     DataType ActivationType() const;
 

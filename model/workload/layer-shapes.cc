@@ -227,13 +227,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     LayerShapes shapes(model, run);
     const auto& p = run.parallel;
     const uint32_t virtualStages = p.pp * p.virtualStages;
-    uint64_t params = SumStageLayers(model,
-                                     p,
-                                     stage,
-                                     [&](int32_t layer)
-                                     {
-                                         return shapes.LayerParams(layer);
-                                     });
+    uint64_t params = StageLayerParameters(model, run, stage);
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
         uint32_t v = c * p.pp + stage;
@@ -258,6 +252,19 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
         }
     }
     return params;
+}
+
+uint64_t
+StageLayerParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    LayerShapes shapes(model, run);
+    return SumStageLayers(model,
+                          run.parallel,
+                          stage,
+                          [&](int32_t layer)
+                          {
+                              return shapes.LayerParams(layer);
+                          });
 }
 
 uint64_t

@@ -167,6 +167,17 @@ struct LayerShapes
 uint64_t StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
 /**
+ * \brief The decoder layers' parameters among StageParameters (of every model chunk): what a
+ * weight-only quantized checkpoint (GPTQ, AWQ) stores in int4; the embedding, the LM head, the
+ * final norm and draft modules stay in 16 bits.
+ * \param model the model
+ * \param run the run settings
+ * \param stage the pipeline stage
+ * \return parameter count
+ */
+uint64_t StageLayerParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+/**
  * \brief The expert parameters among StageParameters: ZeRO and the gradient reduction shard
  * them over the expert data-parallel group (dp / ep), not over dp as the dense ones.
  * \param model the model

@@ -8,6 +8,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -149,8 +150,12 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     {
         // The GEMMs read weights of the run's type (fp8: one byte each, as FP8 engines store
         // them); the KV cache is in its own type (the activations' unless quantized).
-        report.assumption = "inference: " + ToString(w.run.dtype) + " weights, "
-                            + ToString(w.run.KvCacheType())
+        report.assumption = "inference: " + ToString(w.run.dtype) + " weights"
+                            + (IsWeightOnly(w.run.dtype)
+                                   ? " (the decoder layers', with a 16-bit scale per 128; the "
+                                     "embedding and LM head fp16)"
+                                   : "")
+                            + ", " + ToString(w.run.KvCacheType())
                             + " KV cache, no gradients or optimizer state";
     }
     if (share < 1)
@@ -190,7 +195,14 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         }
         else
         {
-            m.weights = params * BytesOf(w.run.dtype);
+            // A weight-only int4 checkpoint quantizes the decoder layers (their norms, a few
+            // parameters in ten thousand, with them) and keeps the rest in fp16.
+            const bool weightOnly = IsWeightOnly(w.run.dtype);
+            const uint64_t quantized =
+                weightOnly ? StageLayerParameters(w.model, w.run, g.stage) : 0;
+            const DataType rest = weightOnly ? w.run.ActivationType() : w.run.dtype;
+            m.weights = uint64_t(std::ceil(double(quantized) * WeightBytesOf(w.run.dtype)))
+                        + (params - quantized) * BytesOf(rest);
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
             // Each layer caches every token, a sliding-window layer only its window's last ones:
             // each sequence its own, except a shared prefix's (those still in the window),
