@@ -1785,15 +1785,15 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     // room) and the slots fill staggered as in the steady state (identical requests started
     // together would stay in lockstep): evenly spaced arrivals at 1.2 x the analytic capacity of
     // the whole batch, then at 1.2 x what that run sustained.
-    // Enough requests that the middle half of them spans many turns of the requests in flight
-    // (at most the slots, and those whose prompts the cache holds at once): preemption comes in
-    // waves, and 100 turns hold the figures to about 0.5% (Llama-2 7B on an A100-40GB at 64 in
-    // flight; Llama-3 8B on an H100 at 4,096, chunked).
+    // Enough requests that the measured window spans many turns of the requests in flight (at
+    // most the slots, and as many as the cache holds at a request's mean length, its prompt and
+    // half its generation): preemption comes in waves, and 100 turns hold the figures to about
+    // 0.5% (Llama-2 7B on an A100-40GB at 64 in flight; Llama-3 8B on an H100 at 4,096, chunked).
     const double shared = job.run.sharedPrefix ? job.run.cachedPrefix : 0;
+    const double meanTokens =
+        job.run.promptTokens - shared + 1 + 0.5 * (double(job.run.generatedTokens) - 1);
     const double held =
-        std::min<double>(row.batch,
-                         row.kvTokens > 0 ? row.kvTokens / (job.run.promptTokens - shared + 1)
-                                          : row.batch)
+        std::min<double>(row.batch, row.kvTokens > 0 ? row.kvTokens / meanTokens : row.batch)
         * job.run.parallel.dp;
     const auto n = static_cast<uint32_t>(
         std::clamp<double>(100 * std::ceil(held), std::max<uint32_t>(m_space.requests, 8), 2e5));
@@ -1827,7 +1827,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         }
         const double joules =
             SimulateInstances(engine, 1, QueueRouter::ROUND_ROBIN, ready, all).front();
-        // The steady state: the requests finishing between the first and the last quarter.
+        // The steady state: the requests finishing between the first and the last eighth (the
+        // queue never empties before the last few turns: arrivals outpace the finishes).
         std::vector<const QueueRequest*> byFinish;
         for (const QueueRequest& q : requests)
         {
@@ -1839,8 +1840,8 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
                   {
                       return a->finishS < b->finishS;
                   });
-        const uint32_t first = n / 4;
-        const uint32_t last = n - 1 - n / 4;
+        const uint32_t first = n / 8;
+        const uint32_t last = n - 1 - n / 8;
         Saturation got;
         got.perS = double(last - first) / (byFinish[last]->finishS - byFinish[first]->finishS);
         for (uint32_t k = first + 1; k <= last; ++k)
