@@ -9,6 +9,7 @@
 // settings from a layout, and the large jobs the issues set speed targets on. Header-only, so
 // that test suites and bench/ programs include it alike.
 
+#include "ns3/hardware-spec.h"
 #include "ns3/model-spec.h"
 #include "ns3/run-spec.h"
 
@@ -18,6 +19,20 @@
 namespace ns3 {
 namespace rapidllm {
 namespace fixture {
+
+/**
+ * \brief A preset GPU without its power model, so that kernels run at the rated clock and
+ * their costs come out in closed form.
+ * \param preset the hardware preset
+ * \return the GPU
+ */
+inline GpuSpec
+RatedGpu(const std::string& preset)
+{
+    GpuSpec g = HardwareSpec::Load(preset).gpu;
+    g.power = GpuPower();
+    return g;
+}
 
 /**
  * \brief A preset model with fewer layers (everything else as the preset has it).

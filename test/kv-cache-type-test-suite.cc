@@ -25,15 +25,6 @@ using namespace ns3::rapidllm;
 
 namespace {
 
-/** \return the H100's compute model at its rated clock (no power model: closed forms) */
-Ptr<GpuComputeModel>
-RatedH100()
-{
-    GpuSpec g = HardwareSpec::Load("h100-sxm-80gb").gpu;
-    g.power = GpuPower();
-    return CreateObject<GpuComputeModel>(g);
-}
-
 /**
  * \brief The decode kernels over a one-byte cache: each cached element is read as one byte
  * (the HBM traffic falls by exactly the cache's elements) and costs two vector operations to
@@ -50,7 +41,8 @@ class KvCacheKernelTestCase : public TestCase
     void
     DoRun() override
     {
-        Ptr<GpuComputeModel> h100 = RatedH100();
+        Ptr<GpuComputeModel> h100 =
+            CreateObject<GpuComputeModel>(fixture::RatedGpu("h100-sxm-80gb"));
         const GpuSpec& g = h100->GetGpu();
         // Llama-3 8B on one GPU: 64 sequences of 4,096 tokens, 32 query heads over 8 KV heads.
         const uint64_t batch = 64;

@@ -23,15 +23,6 @@ using namespace ns3::rapidllm;
 
 namespace {
 
-/** \return the compute model of \p preset at its rated clock (no power model: closed forms) */
-Ptr<GpuComputeModel>
-Rated(const std::string& preset)
-{
-    GpuSpec g = HardwareSpec::Load(preset).gpu;
-    g.power = GpuPower();
-    return CreateObject<GpuComputeModel>(g);
-}
-
 /**
  * \brief An int4 GEMM: its weights (B, k x n) come from HBM at 0.515625 bytes an element, its
  * activations and output in fp16; a decode-sized GEMM, bound by reading the weights, runs
@@ -55,7 +46,7 @@ class Int4GemmTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(WeightBytesOf(DataType::BF16), 2.0, "others: their bytes");
         for (const char* preset : {"a100-sxm-80gb", "h100-sxm-80gb"})
         {
-            Ptr<GpuComputeModel> gpu = Rated(preset);
+            Ptr<GpuComputeModel> gpu = CreateObject<GpuComputeModel>(fixture::RatedGpu(preset));
             const GpuSpec& g = gpu->GetGpu();
             NS_TEST_EXPECT_MSG_EQ(
                 g.TensorFlops(DataType::INT4), g.TensorFlops(DataType::FP16), preset);
