@@ -80,6 +80,14 @@ RunAttentionCommand(const CliArgs& args)
     AttentionShape s = ShapeOf(args);
     DataType type;
     ParseDataType(args.Text("dtype"), type);
+    if (IsWeightOnly(type))
+    {
+        throw SpecError(kCommandLine,
+                        "dtype",
+                        ToString(type)
+                            + " is a weight-only type (the GEMMs' weights); attention "
+                              "takes fp32, tf32, fp16, bf16, fp8 or int8 tensors");
+    }
     HardwareSpec hw = HardwareSpec::Load(args.Text("hardware"));
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
