@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -637,6 +638,14 @@ RunStudyServingCommand(const CliArgs& args)
         meet += r.meetsSlo ? 1 : 0;
     }
     const std::string targets = TargetsText(space);
+    // The precision and the memory share, which decide what a replica holds and reads.
+    std::ostringstream setup;
+    setup << first.run.engine << ", " << ToString(first.run.dtype) << " weights, "
+          << ToString(first.run.KvCacheType()) << " KV cache";
+    if (first.run.MemoryShare() < 1)
+    {
+        setup << ", " << first.run.MemoryShare() * 100 << "% of each GPU's memory";
+    }
     std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu layouts "
                 "and batches, %llu fit in memory%s, %u ruled out by the model or the GPUs\n",
                 first.model.name.c_str(),
@@ -644,7 +653,7 @@ RunStudyServingCommand(const CliArgs& args)
                 first.hardware.gpu.name.c_str(),
                 first.run.promptTokens,
                 first.run.generatedTokens,
-                first.run.engine.c_str(),
+                setup.str().c_str(),
                 rows.size(),
                 static_cast<unsigned long long>(fit),
                 targets.empty() ? "" : (", " + std::to_string(meet) + " meet " + targets).c_str(),
