@@ -18,14 +18,12 @@ NS_LOG_COMPONENT_DEFINE("RapidLlmDecodeAttentionKernelModel");
 namespace {
 /**
  * \return the vector operations that turn \p elements cached elements of \p cacheBytes bytes
- * into the compute type of \p bytes bytes: none for a cache in that type, else a conversion and
- * a multiply by the scale each (vLLM's fp8 KV cache: scaled_convert in its attention kernels;
- * TurboMind's int8 cache the same, with a zero point folded in)
+ * into the compute type of \p bytes bytes: none for a cache in that type (or 0 bytes: the same)
  */
 double
 DequantizeFlops(uint32_t cacheBytes, double bytes, double elements)
 {
-    return cacheBytes > 0 && cacheBytes != bytes ? 2.0 * elements : 0.0;
+    return cacheBytes > 0 && cacheBytes != bytes ? kDequantizeOps * elements : 0.0;
 }
 } // namespace
 

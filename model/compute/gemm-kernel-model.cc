@@ -101,10 +101,10 @@ EvaluateGemmTiling(const GpuSpec& g,
     // One main-loop step of one block: MMA time, and shared-memory traffic: the A and B slabs
     // written once (cp.async/TMA) and read by every warp (or warpgroup) that needs them.
     const double stepFlops = 2.0 * t.blockM * t.blockN * t.blockK;
-    // Weight-only int4: the block dequantizes its B slab on the CUDA cores (unpack and scale,
-    // two operations an element), beside the tensor cores' MMAs (Marlin, Frantar et al. 2024,
-    // overlaps the two).
-    const double dequantStep = type != mma ? 2.0 * t.blockN * t.blockK / PerSmVectorRate(g) : 0.0;
+    // Weight-only int4: the block dequantizes its B slab on the CUDA cores, beside the tensor
+    // cores' MMAs (Marlin, Frantar et al. 2024, overlaps the two).
+    const double dequantStep =
+        IsWeightOnly(type) ? kDequantizeOps * t.blockN * t.blockK / PerSmVectorRate(g) : 0.0;
     const double cStep = std::max(stepFlops / perSmRate, dequantStep);
     const uint32_t wm = std::min(t.blockM, g.mmaTileM);
     const uint32_t wn = std::min(t.blockN, g.mmaTileN);

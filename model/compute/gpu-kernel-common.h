@@ -90,6 +90,13 @@ PerSmMatmulRate(const GpuSpec& g, double peak, bool tensor, DataType type)
     return peak / g.smCount * (tensor ? g.efficiency.Tensor(type) : g.efficiency.vector);
 }
 
+/**
+ * CUDA-core operations that dequantize one element loaded in a narrower type (an fp8 or int8
+ * KV cache, int4 weights): a conversion and a multiply by its scale (vLLM's scaled_convert in
+ * its attention kernels; Marlin's unpack and scale of its weights).
+ */
+constexpr double kDequantizeOps = 2.0;
+
 /** \return one SM's calibrated fp32 CUDA-core rate */
 inline double
 PerSmVectorRate(const GpuSpec& g)
