@@ -122,6 +122,18 @@ class Int4JobTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(m.assumption.find("int4 weights (the decoder layers'"),
                               std::string::npos,
                               m.assumption);
+        // A draft module (speculative decoding): its layer and projection run int4 GEMMs and
+        // are stored in int4 too.
+        RunSpec drafted = run;
+        drafted.specTokens = 2;
+        drafted.specAcceptance = 0.8;
+        const LayerShapes shapes(model, drafted);
+        const uint64_t draft = shapes.LayerParams(shapes.MtpLayer(0)) + shapes.mtpParams;
+        const uint64_t allDrafted = StageParameters(model, drafted, 0);
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(model, drafted, gpu).worst.weights,
+                              uint64_t(std::ceil((layers + draft) * 0.515625))
+                                  + (allDrafted - layers - draft) * 2,
+                              "the draft module in int4 too");
         RunSpec half = run;
         half.dtype = DataType::FP16;
         NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(Workload::Build(model, half), gpu).worst.kvCache,

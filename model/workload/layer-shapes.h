@@ -167,9 +167,9 @@ struct LayerShapes
 uint64_t StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
 /**
- * \brief The decoder layers' parameters among StageParameters (of every model chunk): what a
- * weight-only quantized checkpoint (GPTQ, AWQ) stores in int4; the embedding, the LM head, the
- * final norm and draft modules stay in 16 bits.
+ * \brief The decoder layers' parameters among StageParameters (of every model chunk), without
+ * the embedding, the LM head, the final norm or a draft module: what a weight-only quantized
+ * checkpoint (GPTQ, AWQ) stores in int4 (with a draft module's layer, AnalyzeMemory).
  * \param model the model
  * \param run the run settings
  * \param stage the pipeline stage

@@ -196,10 +196,17 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         else
         {
             // A weight-only int4 checkpoint quantizes the decoder layers (their norms, a few
-            // parameters in ten thousand, with them) and keeps the rest in fp16.
+            // parameters in ten thousand, with them), and here a draft module's layer and
+            // projection, whose GEMMs read int4 weights too; the rest stays fp16.
             const bool weightOnly = IsWeightOnly(w.run.dtype);
-            const uint64_t quantized =
-                weightOnly ? StageLayerParameters(w.model, w.run, g.stage) : 0;
+            uint64_t quantized = weightOnly ? StageLayerParameters(w.model, w.run, g.stage) : 0;
+            if (weightOnly && g.stage + 1 == p.pp)
+            {
+                for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+                {
+                    quantized += shapes.LayerParams(shapes.MtpLayer(k)) + shapes.mtpParams;
+                }
+            }
             const DataType rest = weightOnly ? w.run.ActivationType() : w.run.dtype;
             m.weights = uint64_t(std::ceil(double(quantized) * WeightBytesOf(w.run.dtype)))
                         + (params - quantized) * BytesOf(rest);
