@@ -100,9 +100,9 @@ for batching in chunked disaggregated; do
         --router=least-outstanding --batching=$batching --out="$out/serving-size-$batching" \
         | tee "$out/serving-size-$batching.txt"
 done
-# The serving study at other precisions: fp8 weights and GEMMs, int4 weights (GPTQ/AWQ), and
-# each with an fp8 KV cache.
-for precision in fp8 int4 fp8:fp8 int4:fp8; do
+# The serving study at other precisions: an fp8 KV cache, fp8 weights and GEMMs, int4 weights
+# (GPTQ/AWQ), and each with an fp8 KV cache.
+for precision in bf16:fp8 fp8 int4 fp8:fp8 int4:fp8; do
     "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
         --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
         --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --dtype="${precision%%:*}" \
