@@ -18,7 +18,7 @@ NS_LOG_COMPONENT_DEFINE("RapidLlmDecodeAttentionKernelModel");
 namespace {
 /**
  * \return the vector operations that turn \p elements cached elements of \p cacheBytes bytes
- * into the compute type of \p bytes bytes: none for a cache in that type (or 0 bytes: the same)
+ * into the compute type of \p bytes bytes: none for a cache in that type (cacheBytes 0 says so)
  */
 double
 DequantizeFlops(uint32_t cacheBytes, double bytes, double elements)
