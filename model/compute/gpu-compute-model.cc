@@ -207,8 +207,7 @@ OperatorCost
 GpuComputeModel::AtClock(DataType type,
                          const std::function<OperatorCost(const GpuSpec&)>& eval) const
 {
-    // A weight-only int4 GEMM's MMAs are fp16's, and so is their energy.
-    return kernel::RunAtClock(m_gpu, m_clockPolicy, MmaTypeOf(type), eval);
+    return kernel::RunAtClock(m_gpu, m_clockPolicy, type, eval);
 }
 
 OperatorCost

@@ -105,7 +105,7 @@ GpuSpec::operator!=(const GpuSpec& o) const
 double
 GpuSpec::TensorJoulesPerFlop(DataType type) const
 {
-    auto it = power.tensorJPerFlop.find(type);
+    auto it = power.tensorJPerFlop.find(MmaTypeOf(type));
     if (it != power.tensorJPerFlop.end())
     {
         return it->second;

@@ -125,9 +125,10 @@ struct GpuSpec
     double PeakFlops(DataType type) const;
 
     /**
-     * \return tensor-core energy per FLOP of \p type at the rated clock: the listed value, or
-     * for an unlisted type with a tensor rate, fp16's (else bf16's) scaled by the ratio of the
-     * two peaks (equal tensor-core power at each type's peak); 0 without a power model
+     * \return tensor-core energy per FLOP of \p type (int4: fp16's, MmaTypeOf) at the rated clock:
+     * the listed value, or for an unlisted type with a tensor rate, fp16's (else bf16's) scaled by
+     * the ratio of the two peaks (equal tensor-core power at each type's peak); 0 without a power
+     * model
      */
     double TensorJoulesPerFlop(DataType type) const;
 
