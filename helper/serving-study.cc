@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -57,15 +58,15 @@ NotFitting(const RunReport& report, const ModelSpec& model, const RunSpec& run, 
  * \return the rows of the layouts that hold a prefill, by tp and pp (the first of each): the
  * disaggregated prefill pools' prefill time, energy and idle power
  */
-std::map<std::pair<uint32_t, uint32_t>, ServingRow>
+std::map<ServingPrefillKey, ServingRow>
 PrefillRows(const std::vector<ServingRow>& rows)
 {
-    std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills;
+    std::map<ServingPrefillKey, ServingRow> prefills;
     for (const auto& r : rows)
     {
         if (r.prefillFits && r.prefillS > 0)
         {
-            prefills.emplace(std::make_pair(r.tp, r.pp), r);
+            prefills.emplace(ServingPrefillKey(r.Precision(), r.tp, r.pp), r);
         }
     }
     return prefills;
@@ -192,12 +193,31 @@ MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
     return !load.overloaded && Attains(load.summary.attainment, space);
 }
 
+/**
+ * \return whether \p r fits and no other fitting row of \p rows (of its own precision, with
+ * \p samePrecision) has both a lower-or-equal time per output token and a higher-or-equal
+ * throughput per GPU, one of them strictly: the throughput-TPOT frontier
+ */
+bool
+OnFrontier(const ServingRow& r, const std::vector<ServingRow>& rows, bool samePrecision)
+{
+    return r.fits
+           && std::none_of(
+               rows.begin(),
+               rows.end(),
+               [&](const ServingRow& s)
+               {
+                   return s.fits && s.tpotS <= r.tpotS && s.tokensPerSPerGpu >= r.tokensPerSPerGpu
+                          && (s.tpotS < r.tpotS || s.tokensPerSPerGpu > r.tokensPerSPerGpu)
+                          && (!samePrecision || s.Precision() == r.Precision());
+               });
+}
+
 /** \return the row's paired prefill layout's row, or nullptr when it is not paired */
 const ServingRow*
-PrefillOf(const std::map<std::pair<uint32_t, uint32_t>, ServingRow>& prefills,
-          const ServingRow& row)
+PrefillOf(const std::map<ServingPrefillKey, ServingRow>& prefills, const ServingRow& row)
 {
-    const auto it = prefills.find(std::make_pair(row.prefillTp, row.prefillPp));
+    const auto it = prefills.find(ServingPrefillKey(row.Precision(), row.prefillTp, row.prefillPp));
     return row.prefillTp == 0 || it == prefills.end() ? nullptr : &it->second;
 }
 
@@ -229,6 +249,12 @@ ParseBatching(const std::string& name)
     throw std::invalid_argument("unknown batching '" + name + "'");
 }
 
+std::string
+ServingRow::Precision() const
+{
+    return dtype + "/" + kvCacheDtype;
+}
+
 Json
 ServingRow::ToJson() const
 {
@@ -240,6 +266,8 @@ ServingRow::ToJson() const
     j["dp"] = dp;
     j["replicas"] = replicas;
     j["batch"] = batch;
+    j["dtype"] = dtype;
+    j["kv_cache_dtype"] = kvCacheDtype;
     j["fits"] = fits;
     j["reason"] = reason;
     j["ttft_s"] = ttftS;
@@ -371,6 +399,8 @@ ServingRow::FromJson(const Json& j)
         r.dp = j.at("dp").get<uint32_t>();
         r.replicas = j.at("replicas").get<uint32_t>();
         r.batch = j.at("batch").get<uint32_t>();
+        r.dtype = j.at("dtype").get<std::string>();
+        r.kvCacheDtype = j.at("kv_cache_dtype").get<std::string>();
         r.fits = j.at("fits").get<bool>();
         r.reason = j.at("reason").get<std::string>();
         r.ttftS = j.at("ttft_s").get<double>();
@@ -461,13 +491,38 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
+    // The precisions to try: each weights' type with each KV cache type ("": the job's).
+    std::vector<std::pair<std::string, std::string>> precisions;
+    for (const std::string& dtype :
+         space.dtypes.empty() ? std::vector<std::string>{""} : space.dtypes)
+    {
+        for (const std::string& kv :
+             space.kvCacheDtypes.empty() ? std::vector<std::string>{""} : space.kvCacheDtypes)
+        {
+            precisions.emplace_back(dtype, kv);
+        }
+    }
+    auto withPrecision = [](JobOptions job, const std::pair<std::string, std::string>& precision)
+    {
+        if (!precision.first.empty())
+        {
+            job.Set("dtype", precision.first);
+        }
+        if (!precision.second.empty())
+        {
+            job.Set("kv-cache-dtype", precision.second);
+        }
+        return job;
+    };
     bool moe = false;
     bool sharedPrefix = false;
+    for (const auto& precision : precisions)
     {
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
-        JobOptions check = base;
+        JobOptions check = withPrecision(base, precision);
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
+        m_precisions.emplace_back(ToString(job.run.dtype), ToString(job.run.KvCacheType()));
         if (!job.hardware.network.faults.empty())
         {
             // Every row is one replica's job, standing for all of them: a fault on one replica's
@@ -576,90 +631,102 @@ ServingStudy::ServingStudy(const JobOptions& options,
             firstReason = reason;
         }
     };
-    for (uint32_t tp : space.tp)
+    for (std::size_t q = 0; q < precisions.size(); ++q)
     {
-        for (uint32_t pp : space.pp)
+        // A skipped layout's precision, where the study tries more than one.
+        const std::string named =
+            precisions.size() == 1
+                ? ""
+                : m_precisions[q].first + " weights, " + m_precisions[q].second + " KV cache, ";
+        for (uint32_t tp : space.tp)
         {
-            for (uint32_t dp : space.dp)
+            for (uint32_t pp : space.pp)
             {
-                const uint64_t instanceGpus = uint64_t(tp) * pp * cp * dp;
-                const std::string layout = "tp " + std::to_string(tp) + " x pp "
-                                           + std::to_string(pp) + " x cp " + std::to_string(cp)
-                                           + (dp > 1 ? " x dp " + std::to_string(dp) : "");
-                // What rules the layout out whatever its batch (every batch counted).
-                std::string field;
-                std::string reason;
-                if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
+                for (uint32_t dp : space.dp)
                 {
-                    field = "gpus";
-                    reason = layout + " does not divide the " + std::to_string(space.gpus)
-                             + " GPUs into replicas";
-                }
-                else if (dp > 1 && !moe)
-                {
-                    field = "dp";
-                    reason = "dp " + std::to_string(dp)
-                             + ": data-parallel attention shares experts, and the model has none "
-                               "(its data-parallel ranks are the replicas the study already "
-                               "counts)";
-                }
-                else if (dp > 1 && disaggregated)
-                {
-                    field = "dp";
-                    reason = "dp " + std::to_string(dp)
-                             + ": disaggregated serving hands each request to one decode instance "
-                               "of one attention replica (allowed: dp 1)";
-                }
-                else if (dp > 1 && chunked)
-                {
-                    field = "dp";
-                    reason = "dp " + std::to_string(dp)
-                             + ": chunked prefill is modelled for one attention replica (allowed: "
-                               "dp 1)";
-                }
-                else if (dp > 1 && wholeExperts)
-                {
-                    field = "dp";
-                    reason = "dp " + std::to_string(dp)
-                             + ": with --etp=1 the experts stay in each tensor-parallel group, so "
-                               "data-parallel attention replicas would not share them (leave "
-                               "--etp unset to spread the experts over the dp replicas)";
-                }
-                for (uint32_t batch : space.batch)
-                {
-                    if (!reason.empty())
+                    const uint64_t instanceGpus = uint64_t(tp) * pp * cp * dp;
+                    const std::string layout = named + "tp " + std::to_string(tp) + " x pp "
+                                               + std::to_string(pp) + " x cp " + std::to_string(cp)
+                                               + (dp > 1 ? " x dp " + std::to_string(dp) : "");
+                    // What rules the layout out whatever its batch (every batch counted).
+                    std::string field;
+                    std::string reason;
+                    if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
                     {
-                        skip(field, reason);
-                        continue;
+                        field = "gpus";
+                        reason = layout + " does not divide the " + std::to_string(space.gpus)
+                                 + " GPUs into replicas";
                     }
-                    JobOptions candidate = base;
-                    candidate.Set("tp", std::to_string(tp));
-                    candidate.Set("pp", std::to_string(pp));
-                    candidate.Set("batch", std::to_string(batch));
-                    candidate.Set("gpus", std::to_string(instanceGpus));
-                    candidate.Set("dp", std::to_string(dp));
-                    if (wholeExperts)
+                    else if (dp > 1 && !moe)
                     {
-                        // Whole experts spread over the tensor-parallel group, as serving
-                        // engines run expert parallelism (RunSpec::Validate: ep = tp x cp).
-                        candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+                        field = "dp";
+                        reason =
+                            "dp " + std::to_string(dp)
+                            + ": data-parallel attention shares experts, and the model has none "
+                              "(its data-parallel ranks are the replicas the study already "
+                              "counts)";
                     }
-                    else if (dp > 1)
+                    else if (dp > 1 && disaggregated)
                     {
-                        // Data-parallel attention: the experts spread over the attention
-                        // replicas, which dispatch their tokens to them.
-                        candidate.Set("ep", std::to_string(dp));
+                        field = "dp";
+                        reason =
+                            "dp " + std::to_string(dp)
+                            + ": disaggregated serving hands each request to one decode instance "
+                              "of one attention replica (allowed: dp 1)";
                     }
-                    try
+                    else if (dp > 1 && chunked)
                     {
-                        candidate.ToSpecs();
-                        m_options.push_back(candidate);
+                        field = "dp";
+                        reason =
+                            "dp " + std::to_string(dp)
+                            + ": chunked prefill is modelled for one attention replica (allowed: "
+                              "dp 1)";
                     }
-                    catch (const SpecError& e)
+                    else if (dp > 1 && wholeExperts)
                     {
-                        skip(dp > 1 ? "dp" : "tp",
-                             layout + ", batch " + std::to_string(batch) + ": "
-                                 + JobOptions::DescribeError(e));
+                        field = "dp";
+                        reason =
+                            "dp " + std::to_string(dp)
+                            + ": with --etp=1 the experts stay in each tensor-parallel group, so "
+                              "data-parallel attention replicas would not share them (leave "
+                              "--etp unset to spread the experts over the dp replicas)";
+                    }
+                    for (uint32_t batch : space.batch)
+                    {
+                        if (!reason.empty())
+                        {
+                            skip(field, reason);
+                            continue;
+                        }
+                        JobOptions candidate = withPrecision(base, precisions[q]);
+                        candidate.Set("tp", std::to_string(tp));
+                        candidate.Set("pp", std::to_string(pp));
+                        candidate.Set("batch", std::to_string(batch));
+                        candidate.Set("gpus", std::to_string(instanceGpus));
+                        candidate.Set("dp", std::to_string(dp));
+                        if (wholeExperts)
+                        {
+                            // Whole experts spread over the tensor-parallel group, as serving
+                            // engines run expert parallelism (RunSpec::Validate: ep = tp x cp).
+                            candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+                        }
+                        else if (dp > 1)
+                        {
+                            // Data-parallel attention: the experts spread over the attention
+                            // replicas, which dispatch their tokens to them.
+                            candidate.Set("ep", std::to_string(dp));
+                        }
+                        try
+                        {
+                            candidate.ToSpecs();
+                            m_options.push_back(candidate);
+                        }
+                        catch (const SpecError& e)
+                        {
+                            skip(dp > 1 ? "dp" : "tp",
+                                 layout + ", batch " + std::to_string(batch) + ": "
+                                     + JobOptions::DescribeError(e));
+                        }
                     }
                 }
             }
@@ -781,6 +848,12 @@ ServingStudy::Candidates() const
     return m_options;
 }
 
+const std::vector<std::pair<std::string, std::string>>&
+ServingStudy::Precisions() const
+{
+    return m_precisions;
+}
+
 uint32_t
 ServingStudy::GetSkipped() const
 {
@@ -861,6 +934,8 @@ ServingStudy::Evaluate(uint64_t index) const
     row.dp = p.dp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
+    row.dtype = ToString(job.run.dtype);
+    row.kvCacheDtype = ToString(job.run.KvCacheType());
     if (GetBatching() != Batching::STATIC)
     {
         EvaluateContinuous(options, job, row);
@@ -1534,6 +1609,10 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
         for (const auto& [layout, candidate] : prefills)
         {
             const auto& [p, prefill] = candidate;
+            if (std::get<0>(layout) != r.Precision())
+            {
+                continue; // a request's KV cache stays in the precision it was computed in
+            }
             // Consecutive prompts pipeline through the prefill stages.
             const double prefillRate = prefill.run.parallel.pp / p.prefillS;
             const bool meets = m_space.ttftSloS <= 0 || p.prefillS <= m_space.ttftSloS;
@@ -2008,7 +2087,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     {
         return;
     }
-    const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
+    const std::map<ServingPrefillKey, ServingRow> prefills = PrefillRows(rows);
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
     const PrefillLayouts prefillJobs =
         m_space.size && disaggregated ? PrefillJobs(rows) : PrefillLayouts{};
@@ -2151,6 +2230,10 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     for (const auto& [layout, candidate] : prefills)
     {
         const auto& [p, prefill] = candidate;
+        if (std::get<0>(layout) != r.Precision())
+        {
+            continue; // as Pair: prefill instances of the decode row's precision
+        }
         const uint64_t prefillGpus = prefill.run.parallel.Gpus();
         // Fewer prefill instances than this are below the rate at the study's prefill capacity
         // (a prompt at a time a stage, as Pair counts it, where a set's load is overloaded); the
@@ -2231,7 +2314,8 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     }
     // Where no set meets the targets, the whole budget's pairing shows why.
     r = best ? std::move(*best)
-             : loaded(r, prefills.at(std::make_pair(r.prefillTp, r.prefillPp)).first);
+             : loaded(
+                 r, prefills.at(ServingPrefillKey(r.Precision(), r.prefillTp, r.prefillPp)).first);
 }
 
 std::vector<double>
@@ -2239,7 +2323,7 @@ ServingStudy::Attainment(const std::vector<ServingRow>& rows,
                          const ServingRow& row,
                          const std::vector<double>& rates) const
 {
-    const std::map<std::pair<uint32_t, uint32_t>, ServingRow> prefills = PrefillRows(rows);
+    const std::map<ServingPrefillKey, ServingRow> prefills = PrefillRows(rows);
     const std::vector<QueueRequest> unit = UnitRequests();
     const ServingRow* prefill = PrefillOf(prefills, row);
     const ResolvedJob job = m_options.at(row.layout).ToSpecs();
@@ -2274,16 +2358,7 @@ RankServingRows(std::vector<ServingRow>& rows, const ServingSpace& space)
         r.meetsSlo = r.loaded ? r.load.goodputRps != 0 && MeetsAttainment(r.load, space)
                               : r.fits && (space.tpotSloS <= 0 || r.tpotS <= space.tpotSloS)
                                     && (space.ttftSloS <= 0 || r.ttftS <= space.ttftSloS);
-        r.frontier = r.fits;
-        for (const auto& s : rows)
-        {
-            if (r.frontier && s.fits && s.tpotS <= r.tpotS
-                && s.tokensPerSPerGpu >= r.tokensPerSPerGpu
-                && (s.tpotS < r.tpotS || s.tokensPerSPerGpu > r.tokensPerSPerGpu))
-            {
-                r.frontier = false;
-            }
-        }
+        r.frontier = OnFrontier(r, rows, false);
     }
     auto group = [](const ServingRow& r)
     {
@@ -2355,7 +2430,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                                         return r.kvWhole > 0;
                                     });
     std::ostringstream os;
-    os << "tp,pp,cp,dp,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,request_s,"
+    os << "tp,pp,cp,dp,dtype,kv_cache_dtype,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,"
+          "request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
           "capacity_gib,reason"
        << (disaggregated ? ",prefill_tp,prefill_pp,prefill_instances,gpus_used,kv_transfer_s,"
@@ -2369,9 +2445,10 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
        << (beyond ? ",kv_whole" : "") << "\n";
     for (const auto& r : rows)
     {
-        os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.replicas << ","
-           << r.batch << "," << (r.fits ? "true" : "false") << ","
-           << (r.meetsSlo ? "true" : "false") << "," << (r.frontier ? "true" : "false") << ",";
+        os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.dtype << ","
+           << r.kvCacheDtype << "," << r.replicas << "," << r.batch << ","
+           << (r.fits ? "true" : "false") << "," << (r.meetsSlo ? "true" : "false") << ","
+           << (r.frontier ? "true" : "false") << ",";
         if (r.fits)
         {
             os << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
@@ -2448,6 +2525,15 @@ ServingStudyJson(const ServingStudy& study,
     layout["dp"] = Json(space.dp);
     input["layout"] = layout;
     input["software"]["batch"] = Json(space.batch);
+    // The precisions tried, as the lists were given (each row names its own, resolved).
+    if (!space.dtypes.empty())
+    {
+        input["software"]["dtype"] = Json(space.dtypes);
+    }
+    if (!space.kvCacheDtypes.empty())
+    {
+        input["software"]["kv_cache_dtype"] = Json(space.kvCacheDtypes);
+    }
     // Batches in flight follow each row's pipeline: the setting, not the first row's value.
     input["software"]["inflight_batches"] = first.run.inflightBatches;
     Json j;
@@ -2541,16 +2627,28 @@ WriteServingStudy(const std::string& dir,
                     ServingStudyCsv(rows, batching == "disaggregated"));
     WriteOutputFile((out / "results.json").string(), DumpJson(json));
 
-    // One line per replica layout through its batch sizes (the rows' batch order).
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<const ServingRow*>> lines;
+    // One line per replica layout through its batch sizes (the rows' batch order); with
+    // several precisions, one per precision through its own frontier (its layouts and batches
+    // that no other of the precision beats on both TPOT and throughput), in TPOT order.
+    std::set<std::string> precisions;
+    for (const auto& r : rows)
+    {
+        precisions.insert(r.Precision());
+    }
+    std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, std::vector<const ServingRow*>>
+        lines;
     double top = 0;
     for (const auto& r : rows)
     {
-        if (r.fits)
+        if (precisions.size() > 1 && OnFrontier(r, rows, true))
         {
-            lines[{r.tp, r.pp, r.dp}].push_back(&r);
-            top = std::max(top, r.tokensPerSPerGpu);
+            lines[{r.Precision(), 0, 0, 0}].push_back(&r);
         }
+        else if (precisions.size() == 1 && r.fits)
+        {
+            lines[{r.Precision(), r.tp, r.pp, r.dp}].push_back(&r);
+        }
+        top = std::max(top, r.fits ? r.tokensPerSPerGpu : 0.0);
     }
     if (lines.empty())
     {
@@ -2563,19 +2661,33 @@ WriteServingStudy(const std::string& dir,
     const bool continuous = batching != "static";
     for (auto& [layout, points] : lines)
     {
-        std::sort(points.begin(),
-                  points.end(),
-                  [](const ServingRow* a, const ServingRow* b)
-                  {
-                      return a->batch < b->batch;
-                  });
+        const auto& [precision, tp, pp, dp] = layout;
         PlotSeries s;
-        const auto [tp, pp, dp] = layout;
-        s.title = std::string(batching == "disaggregated" ? "decode " : "") + "tp "
-                  + std::to_string(tp) + " pp " + std::to_string(pp)
-                  + (dp > 1 ? " dp " + std::to_string(dp) : "") + (continuous ? " (" : " (batch ")
-                  + std::to_string(points.front()->batch) + "-"
-                  + std::to_string(points.back()->batch) + (continuous ? " in flight)" : ")");
+        if (precisions.size() > 1)
+        {
+            std::sort(points.begin(),
+                      points.end(),
+                      [](const ServingRow* a, const ServingRow* b)
+                      {
+                          return a->tpotS < b->tpotS;
+                      });
+            s.title = precision + " weights/KV: its frontier";
+        }
+        else
+        {
+            std::sort(points.begin(),
+                      points.end(),
+                      [](const ServingRow* a, const ServingRow* b)
+                      {
+                          return a->batch < b->batch;
+                      });
+            s.title = std::string(batching == "disaggregated" ? "decode " : "") + "tp "
+                      + std::to_string(tp) + " pp " + std::to_string(pp)
+                      + (dp > 1 ? " dp " + std::to_string(dp) : "")
+                      + (continuous ? " (" : " (batch ") + std::to_string(points.front()->batch)
+                      + "-" + std::to_string(points.back()->batch)
+                      + (continuous ? " in flight)" : ")");
+        }
         for (const ServingRow* r : points)
         {
             s.points.push_back({r->tpotS * 1e3, r->tokensPerSPerGpu});
@@ -2621,7 +2733,8 @@ WriteServingLoadPlot(const std::string& dir,
         }
         const std::vector<double> attainment = study.Attainment(rows, r, rates);
         PlotSeries s;
-        s.title = ServingPlanName(r) + " batch " + std::to_string(r.batch);
+        s.title = (study.Precisions().size() > 1 ? r.Precision() + " " : "") + ServingPlanName(r)
+                  + " batch " + std::to_string(r.batch);
         for (std::size_t k = 0; k < rates.size(); ++k)
         {
             s.points.push_back({rates[k] / gpus, attainment[k] * 100});

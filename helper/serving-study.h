@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace ns3 {
@@ -76,6 +77,13 @@ struct ServingSpace
      */
     std::vector<uint32_t> dp{1};
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
+    /**
+     * Weights' types to try (--dtype's names: bf16, fp8, int4, ...), each with every KV cache
+     * type of `kvCacheDtypes`; empty: the job's
+     */
+    std::vector<std::string> dtypes;
+    /** KV cache types to try (--kv-cache-dtype's names: auto, fp8, int8); empty: the job's */
+    std::vector<std::string> kvCacheDtypes;
     double tpotSloS = 0; //!< time per output token target, s (0: none)
     double ttftSloS = 0; //!< time to first token target, s (0: none)
     /**
@@ -196,14 +204,16 @@ struct ServingLoad
  */
 struct ServingRow
 {
-    uint64_t layout = 0;   //!< index among the study's candidates
-    uint32_t tp = 0;       //!< tensor parallel degree
-    uint32_t pp = 0;       //!< pipeline stages
-    uint32_t cp = 1;       //!< context parallel degree (the job's)
-    uint32_t dp = 1;       //!< data-parallel attention replicas of an instance (ep = dp)
-    uint32_t replicas = 0; //!< instances in the budget: gpus / (tp x pp x cp x dp)
-    uint32_t batch = 0;    //!< requests per replica (per attention replica when dp > 1)
-    bool fits = false;     //!< whether a replica fits in memory (then the figures below)
+    uint64_t layout = 0;      //!< index among the study's candidates
+    uint32_t tp = 0;          //!< tensor parallel degree
+    uint32_t pp = 0;          //!< pipeline stages
+    uint32_t cp = 1;          //!< context parallel degree (the job's)
+    uint32_t dp = 1;          //!< data-parallel attention replicas of an instance (ep = dp)
+    uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x cp x dp)
+    uint32_t batch = 0;       //!< requests per replica (per attention replica when dp > 1)
+    std::string dtype;        //!< the weights' type (its name: bf16, fp8, int4, ...)
+    std::string kvCacheDtype; //!< the KV cache's type, resolved (auto: the activations')
+    bool fits = false;        //!< whether a replica fits in memory (then the figures below)
     /**
      * where the batch's whole lengths overflow the KV cache but the engine admits requests on
      * the tokens they hold and preempts when it fills (vLLM, continuous or chunked): the most
@@ -281,6 +291,8 @@ struct ServingRow
     bool loaded = false; //!< whether `load` is set (ServingStudy::Load)
     ServingLoad load;    //!< the row under the rate
 
+    /** \return "bf16/bf16": the weights' and the KV cache's types, which a study may vary */
+    std::string Precision() const;
     /** \return the row as JSON (every field; RankServingRows' flags included) */
     Json ToJson() const;
     /**
@@ -289,6 +301,12 @@ struct ServingRow
      */
     static ServingRow FromJson(const Json& j);
 };
+
+/**
+ * A layout that may prefill for a disaggregated decode row: its precision
+ * (ServingRow::Precision), tp and pp (a decode row takes prefill instances of its own precision)
+ */
+using ServingPrefillKey = std::tuple<std::string, uint32_t, uint32_t>;
 
 /** A replayed prefill iteration: its time, dynamic energy and attention kernels' time. */
 struct PrefillReplay
@@ -353,8 +371,16 @@ class ServingStudy
                  const std::string& routing,
                  bool symmetry);
 
-    /** \return the valid combinations' job options, in the order tp, pp, batch of the space */
+    /**
+     * \return the valid combinations' job options, in the order precision, tp, pp, dp, batch of
+     * the space
+     */
     const std::vector<JobOptions>& Candidates() const;
+    /**
+     * \return the precisions tried, resolved: each weights' type of the space with each KV
+     * cache type (ServingRow::Precision's names, in that order)
+     */
+    const std::vector<std::pair<std::string, std::string>>& Precisions() const;
     /** \return combinations ruled out by the model or the budget */
     uint32_t GetSkipped() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
@@ -432,9 +458,11 @@ class ServingStudy
     ServingRow Saturated(const ServingRow& row) const;
 
   private:
-    /** The layouts that hold a prefill, by tp and pp: the row and the candidate resolved */
-    using PrefillLayouts =
-        std::map<std::pair<uint32_t, uint32_t>, std::pair<ServingRow, ResolvedJob>>;
+    /**
+     * The layouts that hold a prefill, by precision (ServingRow::Precision), tp and pp: the row
+     * and the candidate resolved
+     */
+    using PrefillLayouts = std::map<ServingPrefillKey, std::pair<ServingRow, ResolvedJob>>;
 
     /**
      * \param rows the evaluated rows \return the layouts that hold a prefill (the first row of
@@ -672,6 +700,8 @@ class ServingStudy
     bool m_symmetry;                   //!< replay one rank per symmetric set
     uint32_t m_skipped = 0;            //!< ruled-out combinations
     uint32_t m_prefixTokens = 0;       //!< the cached prefix a request finds (the job's)
+    /** the precisions tried, resolved (Precisions) */
+    std::vector<std::pair<std::string, std::string>> m_precisions;
     /**
      * the replays so far (Replay), by job options and chunk: the rows of a layout share their
      * curves' smaller sizes and their one-request prefill

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <tuple>
 
 using namespace ns3;
@@ -107,6 +108,126 @@ Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
 }
 
 } // namespace
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A list of precisions: each weights' type with each KV cache type is a row of every
+ * layout and batch, each the row of the study of its precision alone (only the frontier is
+ * drawn over all of them), and a disaggregated decode row takes prefill instances of its own
+ * precision, whose KV cache it receives.
+ */
+class ServingPrecisionsTestCase : public TestCase
+{
+  public:
+    ServingPrecisionsTestCase()
+        : TestCase("serving study: a list of weights' and KV cache types")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (Batching batching : {Batching::CONTINUOUS, Batching::DISAGGREGATED})
+        {
+            ServingSpace space;
+            space.gpus = 4;
+            space.tp = {1, 2};
+            space.batch = {4, 32};
+            space.batching = batching;
+            space.dtypes = {"bf16", "fp8", "int4"};
+            space.kvCacheDtypes = {"auto", "fp8"};
+            const ServingStudy study(SmallServingJob(), space, "flow", "", true);
+            const std::vector<std::pair<std::string, std::string>> resolved = {{"bf16", "bf16"},
+                                                                               {"bf16", "fp8"},
+                                                                               {"fp8", "bf16"},
+                                                                               {"fp8", "fp8"},
+                                                                               {"int4", "fp16"},
+                                                                               {"int4", "fp8"}};
+            NS_TEST_EXPECT_MSG_EQ((study.Precisions() == resolved),
+                                  true,
+                                  "each weights' type with each KV cache type, auto resolved");
+            RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 6u * 2 * 2, "6 precisions x 2 x 2");
+            std::vector<ServingRow> rows = study.Run();
+            std::map<std::string, uint32_t> perPrecision;
+            for (const ServingRow& r : rows)
+            {
+                ++perPrecision[r.Precision()];
+            }
+            NS_TEST_EXPECT_MSG_EQ(perPrecision.size(), 6u, "every precision has its rows");
+            for (const auto& [weights, cache] : resolved)
+            {
+                NS_TEST_EXPECT_MSG_EQ(perPrecision[weights + "/" + cache], 4u, weights + cache);
+            }
+            // fp8 weights with an fp8 cache, alone: the same rows.
+            ServingSpace alone = space;
+            alone.dtypes = {"fp8"};
+            alone.kvCacheDtypes = {"fp8"};
+            const std::vector<ServingRow> single =
+                ServingStudy(SmallServingJob(), alone, "flow", "", true).Run();
+            uint32_t matched = 0;
+            for (const ServingRow& one : single)
+            {
+                RAPIDLLM_REQUIRE_EQ(one.Precision(), std::string("fp8/fp8"), "its own");
+                for (const ServingRow& r : rows)
+                {
+                    if (r.Precision() == "fp8/fp8" && r.tp == one.tp && r.batch == one.batch)
+                    {
+                        ++matched;
+                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
+                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
+                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
+                        NS_TEST_EXPECT_MSG_EQ(
+                            r.tokensPerSPerGpu, one.tokensPerSPerGpu, "the same throughput");
+                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
+                        NS_TEST_EXPECT_MSG_EQ(r.kvTransferS, one.kvTransferS, "the same KV");
+                    }
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the precision alone");
+            if (batching != Batching::DISAGGREGATED)
+            {
+                continue;
+            }
+            // A one-byte cache sends half the bytes: the same pair of layouts transfers faster.
+            auto transfer = [&rows](const std::string& precision)
+            {
+                for (const ServingRow& r : rows)
+                {
+                    if (r.fits && r.Precision() == precision && r.tp == 1 && r.prefillTp == 1)
+                    {
+                        return r.kvTransferS;
+                    }
+                }
+                return 0.0;
+            };
+            NS_TEST_EXPECT_MSG_GT(transfer("bf16/fp8"), 0, "a tp1 pair");
+            NS_TEST_EXPECT_MSG_LT(transfer("bf16/fp8"),
+                                  0.75 * transfer("bf16/bf16"),
+                                  "the prefill instances hold the decode row's cache type");
+        }
+
+        // A type the GPU cannot run is named, as `run` names it.
+        ServingSpace a100;
+        a100.gpus = 1;
+        a100.tp = {1};
+        a100.batch = {4};
+        a100.dtypes = {"bf16", "fp8"};
+        JobOptions job = SmallServingJob();
+        job.Set("hardware", "a100-sxm-80gb");
+        const ServingStudy study(job, a100, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(study.Candidates().size(), 2u, "one row a precision");
+        bool named = false;
+        try
+        {
+            study.Run();
+        }
+        catch (const SpecError& e)
+        {
+            named = std::string(e.what()).find("fp8") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(named, true, "the A100 has no fp8 rate");
+    }
+};
 
 /**
  * \ingroup rapid-llm-tests
@@ -2038,6 +2159,29 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(
             half.out.find("the mean, 96 cached tokens"), std::string::npos, half.out);
 
+        // A list of precisions: a column of them, the lists echoed, each row's own named.
+        CliResult precise =
+            RunCli(Cat(study, {"--dtype=bf16,int4", "--kv-cache-dtype=auto,fp8"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(precise.status, 0, precise.err);
+        for (const char* said : {"bf16 or int4 weights, bf16, fp8 or fp16 KV cache",
+                                 "weights/KV",
+                                 "int4/fp16",
+                                 "\"dtype\":[\"bf16\",\"int4\"]"})
+        {
+            NS_TEST_EXPECT_MSG_NE(precise.out.find(said), std::string::npos, precise.out);
+        }
+        CliResult preciseCsv = RunCli(Cat(study, {"--dtype=bf16,int4", "--csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(preciseCsv.status, 0, preciseCsv.err);
+        NS_TEST_EXPECT_MSG_EQ(std::count(preciseCsv.out.begin(), preciseCsv.out.end(), '\n'),
+                              13,
+                              "a heading and 2 precisions x 3 tp x 2 batches");
+        NS_TEST_EXPECT_MSG_NE(
+            preciseCsv.out.find("tp,pp,cp,dp,dtype,kv_cache_dtype,"), std::string::npos, "named");
+        CliResult unknown = RunCli(Cat(study, {"--dtype=bf16,fp6"}), dir);
+        NS_TEST_EXPECT_MSG_NE(unknown.status, 0, "fp6 is no type");
+        NS_TEST_EXPECT_MSG_NE(
+            unknown.err.find("--dtype: 'fp6' (in 'bf16,fp6')"), std::string::npos, unknown.err);
+
         CliResult text = RunCli(Cat(study, {"--out=" + dir + "/out"}), dir);
         NS_TEST_ASSERT_MSG_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("tok/s/GPU"), std::string::npos, text.out);
@@ -2184,6 +2328,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingContinuousTestCase, TestCase::QUICK);
         AddTestCase(new ServingDpAttentionTestCase, TestCase::QUICK);
         AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
+        AddTestCase(new ServingPrecisionsTestCase, TestCase::QUICK);
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);

@@ -100,15 +100,12 @@ for batching in chunked disaggregated; do
         --router=least-outstanding --batching=$batching --out="$out/serving-size-$batching" \
         | tee "$out/serving-size-$batching.txt"
 done
-# The serving study at other precisions: an fp8 KV cache, fp8 weights and GEMMs, int4 weights
-# (GPTQ/AWQ), and each with an fp8 KV cache.
-for precision in bf16:fp8 fp8 int4 fp8:fp8 int4:fp8; do
-    "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
-        --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
-        --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --dtype="${precision%%:*}" \
-        --kv-cache-dtype="$([[ $precision == *:* ]] && echo "${precision#*:}" || echo auto)" \
-        --out="$out/serving-${precision/:/-kv-}" | tee "$out/serving-${precision/:/-kv-}.txt"
-done
+# The serving study at six precisions together: bf16, fp8 weights and GEMMs, int4 weights
+# (GPTQ/AWQ), each with its 16-bit KV cache and with an fp8 one.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \
+    --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+    --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --dtype=bf16,fp8,int4 \
+    --kv-cache-dtype=auto,fp8 --out="$out/serving-precisions" | tee "$out/serving-precisions.txt"
 
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \

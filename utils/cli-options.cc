@@ -310,7 +310,21 @@ JobCliOptions()
          {
              return o.For(Plus(jobAndSweep, {"gemm", "attention"}))
                  .HelpIn("gemm", "operand type")
-                 .HelpIn("attention", "Q, K, V and O type");
+                 .HelpIn("attention", "Q, K, V and O type")
+                 .ListIn(kServing, o.fallback)
+                 .HelpIn(kServing,
+                         "weights' types to try (e.g. bf16,fp8,int4), each a row of every "
+                         "layout and batch, with every --kv-cache-dtype: fp8 Transformer "
+                         "Engine's recipe, int4 weight-only (GPTQ, AWQ) with fp16 activations");
+         }},
+        {"kv-cache-dtype",
+         [&](const CliOption& o)
+         {
+             return o.ListIn(kServing, o.fallback)
+                 .HelpIn(kServing,
+                         "KV cache types to try (e.g. auto,fp8), each with every --dtype: auto "
+                         "the activations' 16 bits, fp8 or int8 one byte, twice the tokens and "
+                         "half the decode attention's reads");
          }},
         {"heads",
          [&](const CliOption& o)

@@ -48,6 +48,18 @@ TargetsText(const ServingSpace& space)
     return text;
 }
 
+/** \return "bf16, fp8 or int4": \p names as alternatives */
+std::string
+AlternativesText(const std::vector<std::string>& names)
+{
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+    {
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    }
+    return text;
+}
+
 /** \return a row's energy per token, J, or "-" when unknown */
 std::string
 EnergyText(const ServingRow& r)
@@ -61,18 +73,36 @@ EnergyText(const ServingRow& r)
 }
 
 /**
+ * \return a table's precision column and its space ("bf16/fp8   "; the heading with \p r
+ * null), or "" where the study tries one precision (\p shown false)
+ */
+std::string
+PrecisionCell(const ServingRow* r, bool shown)
+{
+    if (!shown)
+    {
+        return "";
+    }
+    char cell[40];
+    std::snprintf(cell, sizeof(cell), "%-10s ", r ? r->Precision().c_str() : "weights/KV");
+    return cell;
+}
+
+/**
  * Prints a row that does not fit, with its reason, under a heading before the first
- * (\p index 0); \p gpu names the GPUs its peak is of.
+ * (\p index 0); \p gpu names the GPUs its peak is of, \p precision whether to name its
+ * precision.
  */
 void
-PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu)
+PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu, bool precision)
 {
     if (index == 0)
     {
         std::printf("does not fit (lowest peak first):\n");
     }
-    std::printf("%4s tp%u pp%u batch %u: %.2f GiB per %s; %s\n",
+    std::printf("%4s %stp%u pp%u batch %u: %.2f GiB per %s; %s\n",
                 "-",
+                PrecisionCell(&r, precision).c_str(),
                 r.tp,
                 r.pp,
                 r.batch,
@@ -86,10 +116,14 @@ PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu)
  * batch with its prefill instances, then the rows that do not fit with their reason.
  */
 void
-PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+PrintDisaggregatedTable(const std::vector<ServingRow>& rows,
+                        uint64_t shown,
+                        bool targets,
+                        bool precision)
 {
-    std::printf("%4s %9s %6s %9s %7s %4s %5s %9s %8s %7s %10s %10s %8s %8s %9s %4s %3s\n",
+    std::printf("%4s %s%9s %6s %9s %7s %4s %5s %9s %8s %7s %10s %10s %8s %8s %9s %4s %3s\n",
                 "rank",
+                PrecisionCell(nullptr, precision).c_str(),
                 "decode",
                 "x_dec",
                 "prefill",
@@ -116,9 +150,10 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, boo
             const std::string prefill =
                 "tp" + std::to_string(r.prefillTp) + " pp" + std::to_string(r.prefillPp);
             std::printf(
-                "%4llu %9s %6u %9s %7u %4u %5u %9.2f %8.2f %7.3f %10.3f %10.1f %8.2f %8s %9.2f "
+                "%4llu %s%9s %6u %9s %7u %4u %5u %9.2f %8.2f %7.3f %10.3f %10.1f %8.2f %8s %9.2f "
                 "%4s %3s\n",
                 static_cast<unsigned long long>(++rank),
+                PrecisionCell(&r, precision).c_str(),
                 decode.c_str(),
                 r.replicas,
                 prefill.c_str(),
@@ -138,17 +173,18 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows, uint64_t shown, boo
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            PrintUnfitRow(r, unfit++, "decode GPU");
+            PrintUnfitRow(r, unfit++, "decode GPU", precision);
         }
     }
 }
 
 /** Prints the ranked table (--top rows of each kind: fitting, not fitting). */
 void
-PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bool precision)
 {
-    std::printf("%4s %3s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
+    std::printf("%4s %s%3s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
                 "rank",
+                PrecisionCell(nullptr, precision).c_str(),
                 "tp",
                 "pp",
                 "dp",
@@ -175,8 +211,9 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
                 continue;
             }
             std::printf(
-                "%4llu %3u %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
+                "%4llu %s%3u %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
                 static_cast<unsigned long long>(++rank),
+                PrecisionCell(&r, precision).c_str(),
                 r.tp,
                 r.pp,
                 r.dp,
@@ -201,8 +238,9 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
+        std::printf("%4s %s%3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
                     "-",
+                    PrecisionCell(&r, precision).c_str(),
                     r.tp,
                     r.pp,
                     r.dp,
@@ -226,7 +264,7 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
  * target attainment, then the rows that do not fit with their reason.
  */
 void
-PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets)
+PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bool precision)
 {
     // The layout column as wide as the longest plan shown (disaggregated plans name both kinds).
     int width = 22;
@@ -238,8 +276,9 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             width = std::max(width, static_cast<int>(ServingPlanName(r).size()));
         }
     }
-    std::printf("%4s %-*s %5s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
+    std::printf("%4s %s%-*s %5s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
                 "rank",
+                PrecisionCell(nullptr, precision).c_str(),
                 width,
                 "layout",
                 "GPUs",
@@ -274,8 +313,9 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             }
             if (l.overloaded)
             {
-                std::printf("%4llu %-*s %5llu %5u %7.2f %9.1f %5s %s\n",
+                std::printf("%4llu %s%-*s %5llu %5u %7.2f %9.1f %5s %s\n",
                             static_cast<unsigned long long>(++rank),
+                            PrecisionCell(&r, precision).c_str(),
                             width,
                             layout.c_str(),
                             static_cast<unsigned long long>(ServingRowGpus(r)),
@@ -296,30 +336,31 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             {
                 std::snprintf(attained, sizeof(attained), "%.1f%%", q.attainment * 100);
             }
-            std::printf(
-                "%4llu %-*s %5llu %5u %7.2f %9.1f %5s %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f %7s %8s "
-                "%4s\n",
-                static_cast<unsigned long long>(++rank),
-                width,
-                layout.c_str(),
-                static_cast<unsigned long long>(ServingRowGpus(r)),
-                r.batch,
-                l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
-                l.tokensPerSPerGpu,
-                l.goodputRps == 0 ? "-" : util,
-                q.ttftP50S * 1e3,
-                q.ttftP90S * 1e3,
-                q.ttftP99S * 1e3,
-                q.tpotP50S * 1e3,
-                q.tpotP90S * 1e3,
-                q.tpotP99S * 1e3,
-                attained,
-                energy,
-                targets ? (r.meetsSlo ? "yes" : "no") : "-");
+            std::printf("%4llu %s%-*s %5llu %5u %7.2f %9.1f %5s %9.1f %9.1f %9.1f %8.2f %8.2f "
+                        "%8.2f %7s %8s "
+                        "%4s\n",
+                        static_cast<unsigned long long>(++rank),
+                        PrecisionCell(&r, precision).c_str(),
+                        width,
+                        layout.c_str(),
+                        static_cast<unsigned long long>(ServingRowGpus(r)),
+                        r.batch,
+                        l.goodputRps >= 0 ? l.goodputRps : l.rateRps,
+                        l.tokensPerSPerGpu,
+                        l.goodputRps == 0 ? "-" : util,
+                        q.ttftP50S * 1e3,
+                        q.ttftP90S * 1e3,
+                        q.ttftP99S * 1e3,
+                        q.tpotP50S * 1e3,
+                        q.tpotP90S * 1e3,
+                        q.tpotP99S * 1e3,
+                        attained,
+                        energy,
+                        targets ? (r.meetsSlo ? "yes" : "no") : "-");
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            PrintUnfitRow(r, unfit++, "GPU");
+            PrintUnfitRow(r, unfit++, "GPU", precision);
         }
     }
 }
@@ -371,6 +412,15 @@ RunStudyServingCommand(const CliArgs& args)
     space.pp = args.Counts32("pp");
     space.dp = args.Counts32("dp");
     space.batch = args.Counts32("batch");
+    // The precisions: the lists given, else the job's.
+    if (args.Has("dtype"))
+    {
+        space.dtypes = args.Choices("dtype");
+    }
+    if (args.Has("kv-cache-dtype"))
+    {
+        space.kvCacheDtypes = args.Choices("kv-cache-dtype");
+    }
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
@@ -500,14 +550,16 @@ RunStudyServingCommand(const CliArgs& args)
 
     const uint64_t workers =
         args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
-    // A worker evaluates every batch of a layout (the candidates come tp, pp, dp, then batch):
+    // A worker evaluates every batch of a layout (the candidates come precision, tp, pp, dp,
+    // then batch):
     // they share their curves' replays, which the study remembers; with more workers than
     // layouts, each batch on its own.
     const std::vector<JobOptions>& candidates = study.Candidates();
     auto sameLayout = [](const JobOptions& a, const JobOptions& b)
     {
         return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
-               && a.Get("dp") == b.Get("dp");
+               && a.Get("dp") == b.Get("dp") && a.Get("dtype") == b.Get("dtype")
+               && a.Get("kv-cache-dtype") == b.Get("kv-cache-dtype");
     };
     std::vector<std::vector<uint64_t>> layouts;
     for (uint64_t i = 0; i < candidates.size(); ++i)
@@ -550,8 +602,18 @@ RunStudyServingCommand(const CliArgs& args)
                 catch (const Error& e)
                 {
                     const JobOptions& c = candidates[i];
-                    throw Error("tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp " + c.Get("dp")
-                                + ", batch " + c.Get("batch") + ": " + e.what());
+                    std::string precision; // where the study tries a list of them
+                    for (const auto& [name, list] :
+                         {std::make_pair("dtype", &space.dtypes),
+                          std::make_pair("kv-cache-dtype", &space.kvCacheDtypes)})
+                    {
+                        if (!list->empty())
+                        {
+                            precision += std::string(name) + " " + c.Get(name) + ", ";
+                        }
+                    }
+                    throw Error(precision + "tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp "
+                                + c.Get("dp") + ", batch " + c.Get("batch") + ": " + e.what());
                 }
             }
             return DumpJson(evaluated);
@@ -638,10 +700,23 @@ RunStudyServingCommand(const CliArgs& args)
         meet += r.meetsSlo ? 1 : 0;
     }
     const std::string targets = TargetsText(space);
-    // The precision and the memory share, which decide what a replica holds and reads.
+    // The precisions and the memory share, which decide what a replica holds and reads.
+    const bool precisions = study.Precisions().size() > 1;
+    std::vector<std::string> weights;
+    std::vector<std::string> caches;
+    for (const auto& [w, kv] : study.Precisions())
+    {
+        for (auto [names, name] : {std::make_pair(&weights, w), std::make_pair(&caches, kv)})
+        {
+            if (std::find(names->begin(), names->end(), name) == names->end())
+            {
+                names->push_back(name);
+            }
+        }
+    }
     std::ostringstream setup;
-    setup << first.run.engine << ", " << ToString(first.run.dtype) << " weights, "
-          << ToString(first.run.KvCacheType()) << " KV cache";
+    setup << first.run.engine << ", " << AlternativesText(weights) << " weights, "
+          << AlternativesText(caches) << " KV cache";
     if (first.run.MemoryShare() < 1)
     {
         setup << ", " << first.run.MemoryShare() * 100 << "% of each GPU's memory";
@@ -701,7 +776,7 @@ RunStudyServingCommand(const CliArgs& args)
                     targets.c_str(),
                     how,
                     budget.c_str());
-        PrintLoadTable(rows, args.Count("top"), true);
+        PrintLoadTable(rows, args.Count("top"), true, precisions);
     }
     else if (space.size)
     {
@@ -718,7 +793,7 @@ RunStudyServingCommand(const CliArgs& args)
                     targets.c_str(),
                     how,
                     budget.c_str());
-        PrintLoadTable(rows, args.Count("top"), true);
+        PrintLoadTable(rows, args.Count("top"), true, precisions);
     }
     else if (space.rateRps > 0)
     {
@@ -737,7 +812,7 @@ RunStudyServingCommand(const CliArgs& args)
                     how,
                     budget.c_str(),
                     targets.empty() ? "(no targets)" : targets.c_str());
-        PrintLoadTable(rows, args.Count("top"), !targets.empty());
+        PrintLoadTable(rows, args.Count("top"), !targets.empty(), precisions);
     }
     else
     {
@@ -748,11 +823,11 @@ RunStudyServingCommand(const CliArgs& args)
                     budget.c_str());
         if (batching == Batching::DISAGGREGATED)
         {
-            PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty());
+            PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty(), precisions);
         }
         else
         {
-            PrintTable(rows, args.Count("top"), !targets.empty());
+            PrintTable(rows, args.Count("top"), !targets.empty(), precisions);
         }
     }
     PrintKvLimited(rows, args.Count("top"));
@@ -823,7 +898,8 @@ static CliCommandRegistrar g_studyServing(
     "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
     "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, and for "
     "mixture-of-experts models dp attention replicas sharing their experts; the GPUs filled "
-    "with identical replicas) and batch size of the lists, on worker processes, and ranks "
+    "with identical replicas), batch size and precision (each --dtype with each "
+    "--kv-cache-dtype) of the lists, on worker processes, and ranks "
     "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
