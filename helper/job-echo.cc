@@ -208,6 +208,10 @@ JobInputJson(const ResolvedJob& job,
     {
         software["gpu_memory_utilization"] = r.MemoryShare();
     }
+    if (r.mode == RunMode::INFERENCE && r.ProfileTokensOn(job.hardware.gpu) > 0)
+    {
+        software["profile_tokens"] = r.ProfileTokensOn(job.hardware.gpu);
+    }
     j["software"] = software;
     j["set"] = job.overrides;
     j["job_file"] = job.jobFile;

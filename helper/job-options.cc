@@ -186,6 +186,17 @@ MakeDeclarations()
                 1,
                 "0")
             .Field("gpu_memory_utilization"),
+        O::Count("profile-tokens",
+                 "inference: the tokens of the forward the engine profiles before it sizes its KV "
+                 "cache, whose activations the memory verdict keeps reserved (vLLM's profile run "
+                 "at max_num_batched_tokens; 0: the engine's, under --engine=vllm its default "
+                 "budget, 8192 on GPUs of 70 GiB or more but the A100, else 2048; none for the "
+                 "other engines)",
+                 0,
+                 kMaxCount,
+                 "0")
+            .Field("profile_tokens")
+            .Mode("inference"),
         O::Choice("decode-attention",
                   "inference: decode attention kernel: split_kv (flash-decoding) or per_head "
                   "(one thread block per sequence and query head, FasterTransformer/TurboMind "
@@ -555,6 +566,7 @@ JobOptions::ReadJobFile()
         {"cascade-attention", "cascade_attention", flag(r.cascadeAttention)},
         {"kv-cache-dtype", "kv_cache_dtype", r.kvCacheDtype},
         {"gpu-memory-utilization", "gpu_memory_utilization", real(r.gpuMemoryUtilization)},
+        {"profile-tokens", "profile_tokens", number(r.profileTokens)},
         {"attention", "attention", r.AttentionName()},
         {"grad-reduce", "grad_reduce", r.overlapGradReduce ? "overlap" : "after_backward"},
         {"tp-reduce", "tp_reduce", r.overlapTpReduce ? "overlap" : "blocking"},
@@ -841,6 +853,7 @@ JobOptions::Resolve() const
         ParseFiniteNumber(Get("gpu-memory-utilization"), share);
         run.gpuMemoryUtilization = share;
     }
+    run.profileTokens = static_cast<uint32_t>(Count("profile-tokens"));
     run.splitKvDecode = Get("decode-attention") == "split_kv";
     run.inflightBatches = static_cast<uint32_t>(Count("inflight-batches"));
     run.specTokens = static_cast<uint32_t>(Count("spec-tokens"));

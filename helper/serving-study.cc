@@ -536,6 +536,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
         moe = job.model.IsMoe();
         sharedPrefix = job.run.sharedPrefix;
         m_prefixTokens = job.run.cachedPrefix;
+        m_engine = job.run.engine;
         if (job.run.generatedTokens < 2)
         {
             // One generated token has no time between tokens: no TPOT to rank, target or draw
@@ -718,7 +719,15 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         }
                         try
                         {
-                            candidate.ToSpecs();
+                            const ResolvedJob resolved = candidate.ToSpecs();
+                            if (resolved.run.profileTokens == 0
+                                && resolved.run.ProfileTokensOn(resolved.hardware.gpu) > 0)
+                            {
+                                // The engine profiles a forward of the budget in force (this
+                                // batching's) before it sizes its KV cache.
+                                candidate.Set("profile-tokens",
+                                              std::to_string(TokenBudget(resolved)));
+                            }
                             m_options.push_back(candidate);
                         }
                         catch (const SpecError& e)
@@ -887,8 +896,7 @@ ServingStudy::GetBatching() const
     }
     // TurboMind's persistent batch and vLLM's scheduler admit requests at every iteration;
     // transformers' generate() runs a batch to its end.
-    const std::string engine = m_options.front().Get("engine");
-    return engine == "lmdeploy" || engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
+    return m_engine == "lmdeploy" || m_engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
 }
 
 KvHandoverTimes&
@@ -1513,12 +1521,7 @@ ServingStudy::TokenBudget(const ResolvedJob& job) const
         return job.run.engine == "lmdeploy" ? 8192
                                             : std::max<uint32_t>(job.model.maxSequence, 2048);
     }
-    // vLLM's EngineArgs.get_batch_defaults, online server: larger for GPUs of 70 GiB or more,
-    // except the A100 (vLLM PR 17885: a larger budget lowered its throughput).
-    const GpuSpec& gpu = job.hardware.gpu;
-    const bool large =
-        double(gpu.hbmBytes) >= 70.0 * 1073741824.0 && gpu.name.find("A100") == std::string::npos;
-    return large ? 8192 : 2048;
+    return VllmDefaultTokenBudget(job.hardware.gpu);
 }
 
 ServingStudy::PrefillLayouts

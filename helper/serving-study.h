@@ -339,7 +339,8 @@ struct PrefillReplay
  * replacements together (up to its token budget): batch / f iterations of f prompts replace the
  * batch t_p, each the replayed prefill of floor(f) and ceil(f) prompts interpolated, which is
  * also the time to first token. Memory holds every request's whole KV cache (P + G tokens) and
- * one step's activations.
+ * one step's activations, or those of the forward of the token budget that vLLM profiles before
+ * it sizes its cache (RunSpec::profileTokens, set to TokenBudget where the job leaves it 0).
  *
  * Chunked batching (vLLM V1, SGLang) puts each new prompt into the running decode steps: whole
  * where the step's token budget T holds it beside the batch's decodes, else in n = ceil(P / (T -
@@ -700,6 +701,7 @@ class ServingStudy
     bool m_symmetry;                   //!< replay one rank per symmetric set
     uint32_t m_skipped = 0;            //!< ruled-out combinations
     uint32_t m_prefixTokens = 0;       //!< the cached prefix a request finds (the job's)
+    std::string m_engine;              //!< the job's serving engine
     /** the precisions tried, resolved (Precisions) */
     std::vector<std::pair<std::string, std::string>> m_precisions;
     /**

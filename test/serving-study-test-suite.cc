@@ -338,6 +338,24 @@ class ServingCandidatesTestCase : public TestCase
             });
         NS_TEST_EXPECT_MSG_EQ(clock.find("no layout"), std::string::npos, clock);
         NS_TEST_EXPECT_MSG_NE(clock.find("gpu.clock_mhz"), std::string::npos, clock);
+
+        // vLLM profiles a forward of the budget in force before it sizes its cache: before V1
+        // (continuous batching) Llama-2's max_model_len, 4,096; V1's (chunked) 8,192 on an H100;
+        // the job's own setting kept.
+        for (const auto& [batching, tokens] : {std::make_pair(Batching::CONTINUOUS, 4096u),
+                                               std::make_pair(Batching::CHUNKED, 8192u)})
+        {
+            space.batching = batching;
+            const ServingStudy profiled(SmallServingJob(), space, "flow", "", true);
+            for (const JobOptions& c : profiled.Candidates())
+            {
+                NS_TEST_EXPECT_MSG_EQ(c.ToSpecs().run.profileTokens, tokens, "the budget's");
+            }
+            JobOptions given = SmallServingJob();
+            given.Set("profile-tokens", "1");
+            const ServingStudy kept(given, space, "flow", "", true);
+            NS_TEST_EXPECT_MSG_EQ(kept.FirstJob().run.profileTokens, 1u, "as given");
+        }
     }
 };
 

@@ -441,6 +441,77 @@ class MemoryShareTestCase : public TestCase
     }
 };
 
+/**
+ * \brief vLLM sizes its KV cache after profiling a forward of its token budget: the verdict
+ * reserves that forward's activations (those of a prompt of as many tokens) where the job's own
+ * are narrower; the budget vLLM's default for the GPU, or as given; none for other engines.
+ */
+class ProfileTokensTestCase : public TestCase
+{
+  public:
+    ProfileTokensTestCase()
+        : TestCase("profile tokens: vLLM's profiled forward stays reserved")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = ModelSpec::Load("llama2-7b");
+        const GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        const GpuSpec a100 = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        NS_TEST_EXPECT_MSG_EQ(VllmDefaultTokenBudget(h100), 8192u, "80 GB, not an A100");
+        NS_TEST_EXPECT_MSG_EQ(VllmDefaultTokenBudget(a100), 2048u, "the A100's smaller one");
+        // Sixteen requests held whole, one prompt token computed (as the serving study checks).
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.batch = 16;
+        run.promptTokens = 1;
+        run.generatedTokens = 2047;
+        // A prompt of T tokens with nothing generated, no engine: its prefill's activations.
+        auto prompt = [&](uint32_t tokens)
+        {
+            RunSpec p;
+            p.mode = RunMode::INFERENCE;
+            p.batch = 1;
+            p.promptTokens = tokens;
+            p.generatedTokens = 1;
+            return AnalyzeMemory(model, p, h100).worst.activations;
+        };
+        const uint64_t own = AnalyzeMemory(model, run, h100).worst.activations;
+        NS_TEST_EXPECT_MSG_EQ(own, prompt(16), "no engine: the 16 computed tokens'");
+        run.engine = "vllm";
+        const MemoryReport vllm = AnalyzeMemory(model, run, h100);
+        NS_TEST_EXPECT_MSG_EQ(vllm.worst.activations, prompt(8192), "an 8,192-token forward's");
+        NS_TEST_EXPECT_MSG_EQ(vllm.worst.kvCache,
+                              AnalyzeMemory(model, run, a100).worst.kvCache,
+                              "the cache as before");
+        NS_TEST_EXPECT_MSG_EQ(
+            AnalyzeMemory(model, run, a100).worst.activations, prompt(2048), "the A100's 2,048");
+        NS_TEST_EXPECT_MSG_NE(vllm.assumption.find("a forward of at least 8192 tokens"),
+                              std::string::npos,
+                              vllm.assumption);
+        run.profileTokens = 4096;
+        NS_TEST_EXPECT_MSG_EQ(
+            AnalyzeMemory(model, run, h100).worst.activations, prompt(4096), "as given");
+        run.batch = 8;
+        run.promptTokens = 1024;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(model, run, h100).worst.activations,
+                              prompt(8192),
+                              "the job's own prefill of 8 x 1,024 where it is as wide");
+        run.profileTokens = 0;
+        run.engine = "lmdeploy";
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(model, run, h100).worst.activations,
+                              prompt(8192),
+                              "lmdeploy: the job's own");
+        run.promptTokens = 1;
+        run.batch = 16;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(model, run, h100).worst.activations,
+                              own,
+                              "lmdeploy: no profiled forward");
+    }
+};
+
 /** \brief 1F1B and interleaved schedules have the published shape. */
 class PipelineScheduleTestCase : public TestCase
 {
@@ -3899,6 +3970,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
         AddTestCase(new MemoryShareTestCase, TestCase::QUICK);
+        AddTestCase(new ProfileTokensTestCase, TestCase::QUICK);
         AddTestCase(new PipelineScheduleTestCase, TestCase::QUICK);
         AddTestCase(new GraphConsistencyTestCase, TestCase::QUICK);
         AddTestCase(new DecodeCommunicationTestCase, TestCase::QUICK);

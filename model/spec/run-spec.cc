@@ -4,6 +4,7 @@
 
 #include "run-spec.h"
 
+#include "gpu-spec.h"
 #include "host-spec.h"
 #include "model-spec.h"
 #include "spec-reader.h"
@@ -146,6 +147,26 @@ RunSpec::MemoryShare() const
     // share of the GPU's memory leaves after the weights, the profiled activations and the
     // memory outside PyTorch (vLLM docs, "Engine Arguments").
     return mode == RunMode::INFERENCE && engine == "vllm" ? 0.9 : 1.0;
+}
+
+uint32_t
+VllmDefaultTokenBudget(const GpuSpec& gpu)
+{
+    const bool large =
+        double(gpu.hbmBytes) >= 70.0 * 1073741824.0 && gpu.name.find("A100") == std::string::npos;
+    return large ? 8192 : 2048;
+}
+
+uint32_t
+RunSpec::ProfileTokensOn(const GpuSpec& gpu) const
+{
+    if (profileTokens > 0)
+    {
+        return profileTokens;
+    }
+    // vLLM's Worker.determine_available_memory runs a forward of max_num_batched_tokens before
+    // it sizes the KV cache: what that forward's activations peak at stays out of the cache.
+    return mode == RunMode::INFERENCE && engine == "vllm" ? VllmDefaultTokenBudget(gpu) : 0;
 }
 
 DataType
@@ -1009,7 +1030,7 @@ RunSpec::operator==(const RunSpec& o) const
            && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
            && sharedPrefix == o.sharedPrefix && prefixGroups == o.prefixGroups
            && cascadeAttention == o.cascadeAttention && kvCacheDtype == o.kvCacheDtype
-           && gpuMemoryUtilization == o.gpuMemoryUtilization;
+           && gpuMemoryUtilization == o.gpuMemoryUtilization && profileTokens == o.profileTokens;
 }
 
 uint32_t
@@ -1176,6 +1197,7 @@ RunSpec::Read(SpecReader& r)
     s.kvCacheDtype = r.GetChoice("kv_cache_dtype", Choices("kv_cache_dtype"), s.kvCacheDtype);
     s.gpuMemoryUtilization =
         r.GetInRange("gpu_memory_utilization", 0.0, 1.0, s.gpuMemoryUtilization);
+    s.profileTokens = r.GetCount("profile_tokens", 0, s.profileTokens);
     s.moeImbalance = r.GetInRange("moe_imbalance", 1.0, 1e6, 1.0);
     s.specTokens = r.GetCount("spec_tokens", 0, s.specTokens);
     s.specAcceptance = r.GetInRange("spec_acceptance", 0.0, 1.0, s.specAcceptance);

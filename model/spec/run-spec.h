@@ -14,8 +14,16 @@
 namespace ns3 {
 namespace rapidllm {
 
+struct GpuSpec;
 struct ModelSpec;
 class SpecReader;
+
+/**
+ * \return vLLM's default max_num_batched_tokens for an online server on \p gpu (V1's
+ * EngineArgs.get_batch_defaults): 8192 on GPUs of 70 GiB or more except the A100 (vLLM PR 17885:
+ * a larger budget lowered its throughput), 2048 otherwise
+ */
+uint32_t VllmDefaultTokenBudget(const GpuSpec& gpu);
 
 /** \brief What the job does. */
 enum class RunMode
@@ -219,6 +227,12 @@ struct RunSpec
      */
     double gpuMemoryUtilization = 0;
     /**
+     * Inference: the tokens of the forward an engine profiles before it sizes its KV cache, whose
+     * activations stay reserved beside the job's own (vLLM's profile run at
+     * max_num_batched_tokens; 0: the engine's, ProfileTokensOn)
+     */
+    uint32_t profileTokens = 0;
+    /**
      * Inference: the pass that samples the first token: prefill (its last position), decode (a
      * first decode step fed the last prompt token, as TurboMind), or auto (the engine's).
      */
@@ -377,6 +391,13 @@ struct RunSpec
      * the engine's (0.9 for vllm in inference, vLLM's EngineArgs default; else 1)
      */
     double MemoryShare() const;
+
+    /**
+     * \param gpu the GPU \return the tokens whose activations the memory verdict reserves at
+     * least: profileTokens, or for 0 the engine's (vllm in inference: VllmDefaultTokenBudget;
+     * other engines and training: none, 0)
+     */
+    uint32_t ProfileTokensOn(const GpuSpec& gpu) const;
 
     /** \return the attention setting's text: auto, flash, flash3, triton2022 or standard */
     std::string AttentionName() const;

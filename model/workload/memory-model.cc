@@ -166,6 +166,13 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                                               : " (vLLM's default gpu_memory_utilization)");
         report.assumption += os.str();
     }
+    if (w.run.mode == RunMode::INFERENCE && w.run.ProfileTokensOn(gpu) > 0)
+    {
+        report.assumption += "; activations reserved for a forward of at least "
+                             + std::to_string(w.run.ProfileTokensOn(gpu))
+                             + " tokens (the engine's profile run at its max_num_batched_tokens, "
+                               "profile_tokens)";
+    }
     for (const auto& g : w.stages)
     {
         RankMemory m;
@@ -244,9 +251,12 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             }
             m.kvCache = (perSequence * w.run.batch + once * copies) * shapes.KvCacheBytesPerToken();
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
-            // (of the largest batch in flight: the first), for the prompt tokens it computes.
-            const uint64_t rows =
-                uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0);
+            // (of the largest batch in flight: the first), for the prompt tokens it computes, or
+            // for the forward the engine profiled if that was wider (vLLM's memory stays
+            // reserved for it).
+            const uint64_t rows = std::max<uint64_t>(
+                uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0),
+                w.run.ProfileTokensOn(gpu));
             m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;
