@@ -168,9 +168,10 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     }
     if (w.run.mode == RunMode::INFERENCE && w.run.ProfileTokensOn(gpu) > 0)
     {
+        const uint32_t tokens = w.run.ProfileTokensOn(gpu);
         report.assumption += "; activations reserved for a forward of at least "
-                             + std::to_string(w.run.ProfileTokensOn(gpu))
-                             + " tokens (the engine's profile run at its max_num_batched_tokens, "
+                             + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens")
+                             + " (the engine's profile run at its max_num_batched_tokens, "
                                "profile_tokens)";
     }
     for (const auto& g : w.stages)
