@@ -568,6 +568,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                 + job.model.name + " has no experts)");
         }
     }
+    // Two settings may name one precision (int8 weights' auto cache is int8): tried once.
+    for (std::size_t q = precisions.size(); q-- > 1;)
+    {
+        const auto earlier = m_precisions.begin() + static_cast<std::ptrdiff_t>(q);
+        if (std::find(m_precisions.begin(), earlier, m_precisions[q]) != earlier)
+        {
+            precisions.erase(precisions.begin() + static_cast<std::ptrdiff_t>(q));
+            m_precisions.erase(earlier);
+        }
+    }
     if (space.prefixHit < 1)
     {
         if (!(space.prefixHit >= 0) || m_prefixTokens == 0 || space.trace.hasCached)
