@@ -66,7 +66,7 @@ PrefillRows(const std::vector<ServingRow>& rows)
     {
         if (r.prefillFits && r.prefillS > 0)
         {
-            prefills.emplace(ServingPrefillKey(r.Precision(), r.tp, r.pp), r);
+            prefills.emplace(ServingPrefillKey(r.Variant(), r.tp, r.pp), r);
         }
     }
     return prefills;
@@ -195,11 +195,11 @@ MeetsAttainment(const ServingLoad& load, const ServingSpace& space)
 
 /**
  * \return whether \p r fits and no other fitting row of \p rows (of its own precision, with
- * \p samePrecision) has both a lower-or-equal time per output token and a higher-or-equal
+ * \p sameVariant) has both a lower-or-equal time per output token and a higher-or-equal
  * throughput per GPU, one of them strictly: the throughput-TPOT frontier
  */
 bool
-OnFrontier(const ServingRow& r, const std::vector<ServingRow>& rows, bool samePrecision)
+OnFrontier(const ServingRow& r, const std::vector<ServingRow>& rows, bool sameVariant)
 {
     return r.fits
            && std::none_of(
@@ -209,7 +209,7 @@ OnFrontier(const ServingRow& r, const std::vector<ServingRow>& rows, bool samePr
                {
                    return s.fits && s.tpotS <= r.tpotS && s.tokensPerSPerGpu >= r.tokensPerSPerGpu
                           && (s.tpotS < r.tpotS || s.tokensPerSPerGpu > r.tokensPerSPerGpu)
-                          && (!samePrecision || s.Precision() == r.Precision());
+                          && (!sameVariant || s.Variant() == r.Variant());
                });
 }
 
@@ -217,7 +217,7 @@ OnFrontier(const ServingRow& r, const std::vector<ServingRow>& rows, bool samePr
 const ServingRow*
 PrefillOf(const std::map<ServingPrefillKey, ServingRow>& prefills, const ServingRow& row)
 {
-    const auto it = prefills.find(ServingPrefillKey(row.Precision(), row.prefillTp, row.prefillPp));
+    const auto it = prefills.find(ServingPrefillKey(row.Variant(), row.prefillTp, row.prefillPp));
     return row.prefillTp == 0 || it == prefills.end() ? nullptr : &it->second;
 }
 
@@ -249,10 +249,22 @@ ParseBatching(const std::string& name)
     throw std::invalid_argument("unknown batching '" + name + "'");
 }
 
+bool
+ServingVariant::operator==(const ServingVariant& o) const
+{
+    return hardware == o.hardware && dtype == o.dtype && kvCacheDtype == o.kvCacheDtype;
+}
+
 std::string
 ServingRow::Precision() const
 {
     return dtype + "/" + kvCacheDtype;
+}
+
+std::string
+ServingRow::Variant() const
+{
+    return hardware + " " + Precision();
 }
 
 Json
@@ -266,6 +278,7 @@ ServingRow::ToJson() const
     j["dp"] = dp;
     j["replicas"] = replicas;
     j["batch"] = batch;
+    j["hardware"] = hardware;
     j["dtype"] = dtype;
     j["kv_cache_dtype"] = kvCacheDtype;
     j["fits"] = fits;
@@ -399,6 +412,7 @@ ServingRow::FromJson(const Json& j)
         r.dp = j.at("dp").get<uint32_t>();
         r.replicas = j.at("replicas").get<uint32_t>();
         r.batch = j.at("batch").get<uint32_t>();
+        r.hardware = j.at("hardware").get<std::string>();
         r.dtype = j.at("dtype").get<std::string>();
         r.kvCacheDtype = j.at("kv_cache_dtype").get<std::string>();
         r.fits = j.at("fits").get<bool>();
@@ -491,38 +505,55 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
-    // The precisions to try: each weights' type with each KV cache type ("": the job's).
-    std::vector<std::pair<std::string, std::string>> precisions;
-    for (const std::string& dtype :
-         space.dtypes.empty() ? std::vector<std::string>{""} : space.dtypes)
+    // The variants to try, as the lists give them: each hardware with each weights' type and
+    // each KV cache type ("": the job's).
+    auto listed = [](const std::vector<std::string>& values)
     {
-        for (const std::string& kv :
-             space.kvCacheDtypes.empty() ? std::vector<std::string>{""} : space.kvCacheDtypes)
+        return values.empty() ? std::vector<std::string>{""} : values;
+    };
+    std::vector<ServingVariant> variants;
+    for (const std::string& hardware : listed(space.hardware))
+    {
+        for (const std::string& dtype : listed(space.dtypes))
         {
-            precisions.emplace_back(dtype, kv);
+            for (const std::string& kv : listed(space.kvCacheDtypes))
+            {
+                variants.push_back({hardware, dtype, kv});
+            }
         }
     }
-    auto withPrecision = [](JobOptions job, const std::pair<std::string, std::string>& precision)
+    auto withVariant = [](JobOptions job, const ServingVariant& variant)
     {
-        if (!precision.first.empty())
+        for (const auto& [name, value] : {std::make_pair("hardware", &variant.hardware),
+                                          std::make_pair("dtype", &variant.dtype),
+                                          std::make_pair("kv-cache-dtype", &variant.kvCacheDtype)})
         {
-            job.Set("dtype", precision.first);
-        }
-        if (!precision.second.empty())
-        {
-            job.Set("kv-cache-dtype", precision.second);
+            if (!value->empty())
+            {
+                job.Set(name, *value);
+            }
         }
         return job;
     };
     bool moe = false;
     bool sharedPrefix = false;
-    for (const auto& precision : precisions)
+    for (const ServingVariant& variant : variants)
     {
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
-        JobOptions check = withPrecision(base, precision);
+        JobOptions check = withVariant(base, variant);
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
-        m_precisions.emplace_back(ToString(job.run.dtype), ToString(job.run.KvCacheType()));
+        m_variants.push_back(
+            {job.hardware.name, ToString(job.run.dtype), ToString(job.run.KvCacheType())});
+        if (std::none_of(m_hardwareJobs.begin(),
+                         m_hardwareJobs.end(),
+                         [&job](const ResolvedJob& known)
+                         {
+                             return known.hardware.name == job.hardware.name;
+                         }))
+        {
+            m_hardwareJobs.push_back(job);
+        }
         if (!job.hardware.network.faults.empty())
         {
             // Every row is one replica's job, standing for all of them: a fault on one replica's
@@ -568,14 +599,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                 + job.model.name + " has no experts)");
         }
     }
-    // Two settings may name one precision (int8 weights' auto cache is int8): tried once.
-    for (std::size_t q = precisions.size(); q-- > 1;)
+    // Two settings may name one variant (int8 weights' auto cache is int8): tried once.
+    for (std::size_t q = variants.size(); q-- > 1;)
     {
-        const auto earlier = m_precisions.begin() + static_cast<std::ptrdiff_t>(q);
-        if (std::find(m_precisions.begin(), earlier, m_precisions[q]) != earlier)
+        const auto earlier = m_variants.begin() + static_cast<std::ptrdiff_t>(q);
+        if (std::find(m_variants.begin(), earlier, m_variants[q]) != earlier)
         {
-            precisions.erase(precisions.begin() + static_cast<std::ptrdiff_t>(q));
-            m_precisions.erase(earlier);
+            variants.erase(variants.begin() + static_cast<std::ptrdiff_t>(q));
+            m_variants.erase(earlier);
         }
     }
     if (space.prefixHit < 1)
@@ -642,13 +673,13 @@ ServingStudy::ServingStudy(const JobOptions& options,
             firstReason = reason;
         }
     };
-    for (std::size_t q = 0; q < precisions.size(); ++q)
+    for (std::size_t q = 0; q < variants.size(); ++q)
     {
-        // A skipped layout's precision, where the study tries more than one.
-        const std::string named =
-            precisions.size() == 1
-                ? ""
-                : m_precisions[q].first + " weights, " + m_precisions[q].second + " KV cache, ";
+        // A skipped layout's variant, where the study tries more than one.
+        const ServingVariant& v = m_variants[q];
+        const std::string named = variants.size() == 1 ? ""
+                                                       : v.hardware + ", " + v.dtype + " weights, "
+                                                             + v.kvCacheDtype + " KV cache, ";
         for (uint32_t tp : space.tp)
         {
             for (uint32_t pp : space.pp)
@@ -709,7 +740,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             skip(field, reason);
                             continue;
                         }
-                        JobOptions candidate = withPrecision(base, precisions[q]);
+                        JobOptions candidate = withVariant(base, variants[q]);
                         candidate.Set("tp", std::to_string(tp));
                         candidate.Set("pp", std::to_string(pp));
                         candidate.Set("batch", std::to_string(batch));
@@ -867,10 +898,16 @@ ServingStudy::Candidates() const
     return m_options;
 }
 
-const std::vector<std::pair<std::string, std::string>>&
-ServingStudy::Precisions() const
+const std::vector<ServingVariant>&
+ServingStudy::Variants() const
 {
-    return m_precisions;
+    return m_variants;
+}
+
+const std::vector<ResolvedJob>&
+ServingStudy::HardwareJobs() const
+{
+    return m_hardwareJobs;
 }
 
 uint32_t
@@ -912,11 +949,17 @@ ServingStudy::GetBatching() const
 KvHandoverTimes&
 ServingStudy::Handovers(const ResolvedJob& job) const
 {
-    if (!m_handovers)
+    auto it = m_handovers.find(job.hardware.name);
+    if (it == m_handovers.end())
     {
-        m_handovers.emplace(job.hardware.network, m_space.gpus, m_backend, m_routing);
+        it = m_handovers
+                 .emplace(std::piecewise_construct,
+                          std::forward_as_tuple(job.hardware.name),
+                          std::forward_as_tuple(
+                              job.hardware.network, m_space.gpus, m_backend, m_routing))
+                 .first;
     }
-    return *m_handovers;
+    return it->second;
 }
 
 Ptr<RapidLlmHelper>
@@ -952,6 +995,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.dp = p.dp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
+    row.hardware = job.hardware.name;
     row.dtype = ToString(job.run.dtype);
     row.kvCacheDtype = ToString(job.run.KvCacheType());
     if (GetBatching() != Batching::STATIC)
@@ -1622,9 +1666,9 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
         for (const auto& [layout, candidate] : prefills)
         {
             const auto& [p, prefill] = candidate;
-            if (std::get<0>(layout) != r.Precision())
+            if (std::get<0>(layout) != r.Variant())
             {
-                continue; // a request's KV cache stays in the precision it was computed in
+                continue; // a request's KV cache stays on its hardware, in its precision
             }
             // Consecutive prompts pipeline through the prefill stages.
             const double prefillRate = prefill.run.parallel.pp / p.prefillS;
@@ -2243,9 +2287,9 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     for (const auto& [layout, candidate] : prefills)
     {
         const auto& [p, prefill] = candidate;
-        if (std::get<0>(layout) != r.Precision())
+        if (std::get<0>(layout) != r.Variant())
         {
-            continue; // as Pair: prefill instances of the decode row's precision
+            continue; // as Pair: prefill instances of the decode row's variant
         }
         const uint64_t prefillGpus = prefill.run.parallel.Gpus();
         // Fewer prefill instances than this are below the rate at the study's prefill capacity
@@ -2327,8 +2371,8 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     }
     // Where no set meets the targets, the whole budget's pairing shows why.
     r = best ? std::move(*best)
-             : loaded(
-                 r, prefills.at(ServingPrefillKey(r.Precision(), r.prefillTp, r.prefillPp)).first);
+             : loaded(r,
+                      prefills.at(ServingPrefillKey(r.Variant(), r.prefillTp, r.prefillPp)).first);
 }
 
 std::vector<double>
@@ -2443,7 +2487,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                                         return r.kvWhole > 0;
                                     });
     std::ostringstream os;
-    os << "tp,pp,cp,dp,dtype,kv_cache_dtype,replicas,batch,fits,meets_slo,frontier,ttft_s,tpot_s,"
+    os << "tp,pp,cp,dp,hardware,dtype,kv_cache_dtype,replicas,batch,fits,meets_slo,frontier,ttft_s,"
+          "tpot_s,"
           "request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
           "capacity_gib,reason"
@@ -2458,8 +2503,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
        << (beyond ? ",kv_whole" : "") << "\n";
     for (const auto& r : rows)
     {
-        os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << r.dtype << ","
-           << r.kvCacheDtype << "," << r.replicas << "," << r.batch << ","
+        os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << CsvField(r.hardware)
+           << "," << r.dtype << "," << r.kvCacheDtype << "," << r.replicas << "," << r.batch << ","
            << (r.fits ? "true" : "false") << "," << (r.meetsSlo ? "true" : "false") << ","
            << (r.frontier ? "true" : "false") << ",";
         if (r.fits)
@@ -2538,7 +2583,16 @@ ServingStudyJson(const ServingStudy& study,
     layout["dp"] = Json(space.dp);
     input["layout"] = layout;
     input["software"]["batch"] = Json(space.batch);
-    // The precisions tried, as the lists were given (each row names its own, resolved).
+    // The hardware and precisions tried, as the lists were given (each row names its own,
+    // resolved).
+    if (study.HardwareJobs().size() > 1)
+    {
+        input["hardware"] = Json::array();
+        for (const ResolvedJob& job : study.HardwareJobs())
+        {
+            input["hardware"].push_back(HardwareInputJson(job.hardware, job.hardwareSource, {}));
+        }
+    }
     if (!space.dtypes.empty())
     {
         input["software"]["dtype"] = Json(space.dtypes);
@@ -2560,7 +2614,18 @@ ServingStudyJson(const ServingStudy& study,
     if (batching == Batching::CHUNKED || batching == Batching::CONTINUOUS
         || (batching == Batching::DISAGGREGATED && (space.rateRps > 0 || space.goodput)))
     {
-        j["token_budget"] = study.TokenBudget(first);
+        if (study.HardwareJobs().size() == 1)
+        {
+            j["token_budget"] = study.TokenBudget(first);
+        }
+        else
+        {
+            // Each hardware's (vLLM V1's default follows the GPU).
+            for (const ResolvedJob& job : study.HardwareJobs())
+            {
+                j["token_budget"][job.hardware.name] = study.TokenBudget(job);
+            }
+        }
     }
     if (space.prefixHit < 1)
     {
@@ -2641,25 +2706,29 @@ WriteServingStudy(const std::string& dir,
     WriteOutputFile((out / "results.json").string(), DumpJson(json));
 
     // One line per replica layout through its batch sizes (the rows' batch order); with
-    // several precisions, one per precision through its own frontier (its layouts and batches
-    // that no other of the precision beats on both TPOT and throughput), in TPOT order.
+    // several variants (hardware, precisions), one per variant through its own frontier (its
+    // layouts and batches that no other of the variant beats on both TPOT and throughput), in
+    // TPOT order.
+    std::set<std::string> hardware;
     std::set<std::string> precisions;
     for (const auto& r : rows)
     {
+        hardware.insert(r.hardware);
         precisions.insert(r.Precision());
     }
+    const bool variants = hardware.size() > 1 || precisions.size() > 1;
     std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, std::vector<const ServingRow*>>
         lines;
     double top = 0;
     for (const auto& r : rows)
     {
-        if (precisions.size() > 1 && OnFrontier(r, rows, true))
+        if (variants && OnFrontier(r, rows, true))
         {
-            lines[{r.Precision(), 0, 0, 0}].push_back(&r);
+            lines[{r.Variant(), 0, 0, 0}].push_back(&r);
         }
-        else if (precisions.size() == 1 && r.fits)
+        else if (!variants && r.fits)
         {
-            lines[{r.Precision(), r.tp, r.pp, r.dp}].push_back(&r);
+            lines[{r.Variant(), r.tp, r.pp, r.dp}].push_back(&r);
         }
         top = std::max(top, r.fits ? r.tokensPerSPerGpu : 0.0);
     }
@@ -2674,9 +2743,9 @@ WriteServingStudy(const std::string& dir,
     const bool continuous = batching != "static";
     for (auto& [layout, points] : lines)
     {
-        const auto& [precision, tp, pp, dp] = layout;
+        const auto& [variant, tp, pp, dp] = layout;
         PlotSeries s;
-        if (precisions.size() > 1)
+        if (variants)
         {
             std::sort(points.begin(),
                       points.end(),
@@ -2684,7 +2753,13 @@ WriteServingStudy(const std::string& dir,
                       {
                           return a->tpotS < b->tpotS;
                       });
-            s.title = precision + " weights/KV: its frontier";
+            const ServingRow& r = *points.front();
+            std::string label = hardware.size() > 1 ? r.hardware : "";
+            if (precisions.size() > 1)
+            {
+                label += (label.empty() ? "" : " ") + r.Precision() + " weights/KV";
+            }
+            s.title = label + ": its frontier";
         }
         else
         {
@@ -2746,7 +2821,7 @@ WriteServingLoadPlot(const std::string& dir,
         }
         const std::vector<double> attainment = study.Attainment(rows, r, rates);
         PlotSeries s;
-        s.title = (study.Precisions().size() > 1 ? r.Precision() + " " : "") + ServingPlanName(r)
+        s.title = (study.Variants().size() > 1 ? r.Variant() + " " : "") + ServingPlanName(r)
                   + " batch " + std::to_string(r.batch);
         for (std::size_t k = 0; k < rates.size(); ++k)
         {

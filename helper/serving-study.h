@@ -78,6 +78,11 @@ struct ServingSpace
     std::vector<uint32_t> dp{1};
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
     /**
+     * Hardware to try (presets or files, as --hardware names them), each with every precision;
+     * empty: the job's
+     */
+    std::vector<std::string> hardware;
+    /**
      * Weights' types to try (--dtype's names: bf16, fp8, int4, ...), each with every KV cache
      * type of `kvCacheDtypes`; empty: the job's
      */
@@ -211,6 +216,7 @@ struct ServingRow
     uint32_t dp = 1;          //!< data-parallel attention replicas of an instance (ep = dp)
     uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x cp x dp)
     uint32_t batch = 0;       //!< requests per replica (per attention replica when dp > 1)
+    std::string hardware;     //!< the hardware's name (its preset's or file's)
     std::string dtype;        //!< the weights' type (its name: bf16, fp8, int4, ...)
     std::string kvCacheDtype; //!< the KV cache's type, resolved (auto: the activations')
     bool fits = false;        //!< whether a replica fits in memory (then the figures below)
@@ -293,6 +299,11 @@ struct ServingRow
 
     /** \return "bf16/bf16": the weights' and the KV cache's types, which a study may vary */
     std::string Precision() const;
+    /**
+     * \return "h100-sxm-80gb bf16/bf16": the hardware and the precision, what a study may vary
+     * besides the layout and batch
+     */
+    std::string Variant() const;
     /** \return the row as JSON (every field; RankServingRows' flags included) */
     Json ToJson() const;
     /**
@@ -303,8 +314,23 @@ struct ServingRow
 };
 
 /**
- * A layout that may prefill for a disaggregated decode row: its precision
- * (ServingRow::Precision), tp and pp (a decode row takes prefill instances of its own precision)
+ * \ingroup rapid-llm
+ * \brief What a serving study may vary besides the layout and batch: the hardware and the
+ * weights' and KV cache's types (their names, resolved).
+ */
+struct ServingVariant
+{
+    std::string hardware;     //!< the hardware's name
+    std::string dtype;        //!< the weights' type
+    std::string kvCacheDtype; //!< the KV cache's type (auto resolved)
+
+    /** \return whether the two name the same variant */
+    bool operator==(const ServingVariant& o) const;
+};
+
+/**
+ * A layout that may prefill for a disaggregated decode row: its variant (ServingRow::Variant),
+ * tp and pp (a decode row takes prefill instances of its own hardware and precision)
  */
 using ServingPrefillKey = std::tuple<std::string, uint32_t, uint32_t>;
 
@@ -378,10 +404,16 @@ class ServingStudy
      */
     const std::vector<JobOptions>& Candidates() const;
     /**
-     * \return the precisions tried, resolved: each weights' type of the space with each KV
-     * cache type (ServingRow::Precision's names, in that order)
+     * \return the variants tried, resolved: each hardware of the space with each weights' type
+     * and each KV cache type, in that order (their names as ServingRow has them; two settings
+     * that name one variant count once)
      */
-    const std::vector<std::pair<std::string, std::string>>& Precisions() const;
+    const std::vector<ServingVariant>& Variants() const;
+    /**
+     * \return a job of each hardware tried, in the order of the space (a one-GPU replica of the
+     * first variant on it): what the output names and echoes of each machine
+     */
+    const std::vector<ResolvedJob>& HardwareJobs() const;
     /** \return combinations ruled out by the model or the budget */
     uint32_t GetSkipped() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
@@ -702,8 +734,10 @@ class ServingStudy
     uint32_t m_skipped = 0;            //!< ruled-out combinations
     uint32_t m_prefixTokens = 0;       //!< the cached prefix a request finds (the job's)
     std::string m_engine;              //!< the job's serving engine
-    /** the precisions tried, resolved (Precisions) */
-    std::vector<std::pair<std::string, std::string>> m_precisions;
+    /** the variants tried, resolved (Variants) */
+    std::vector<ServingVariant> m_variants;
+    /** a job of each hardware tried (HardwareJobs) */
+    std::vector<ResolvedJob> m_hardwareJobs;
     /**
      * the replays so far (Replay), by job options and chunk: the rows of a layout share their
      * curves' smaller sizes and their one-request prefill
@@ -711,8 +745,8 @@ class ServingStudy
     mutable std::map<std::string, RunReport> m_replays;
     /** the prefill iterations so far (PrefillIteration), the same way */
     mutable std::map<std::string, std::optional<PrefillReplay>> m_prefills;
-    /** the KV transfers between instances so far (Handovers) */
-    mutable std::optional<KvHandoverTimes> m_handovers;
+    /** the KV transfers between instances so far, by hardware (Handovers) */
+    mutable std::map<std::string, KvHandoverTimes> m_handovers;
 };
 
 /**

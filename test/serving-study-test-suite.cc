@@ -94,6 +94,18 @@ SizedForThirty()
     return space;
 }
 
+/** \return the weights' and KV cache's types of the variants a study tries */
+std::vector<std::pair<std::string, std::string>>
+Precisions(const ServingStudy& study)
+{
+    std::vector<std::pair<std::string, std::string>> precisions;
+    for (const ServingVariant& v : study.Variants())
+    {
+        precisions.emplace_back(v.dtype, v.kvCacheDtype);
+    }
+    return precisions;
+}
+
 /** \return a fitting row of a synthetic study */
 ServingRow
 Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
@@ -143,7 +155,7 @@ class ServingPrecisionsTestCase : public TestCase
                                                                                {"fp8", "fp8"},
                                                                                {"int4", "fp16"},
                                                                                {"int4", "fp8"}};
-            NS_TEST_EXPECT_MSG_EQ((study.Precisions() == resolved),
+            NS_TEST_EXPECT_MSG_EQ((Precisions(study) == resolved),
                                   true,
                                   "each weights' type with each KV cache type, auto resolved");
             RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 6u * 2 * 2, "6 precisions x 2 x 2");
@@ -217,7 +229,7 @@ class ServingPrecisionsTestCase : public TestCase
         const ServingStudy once(SmallServingJob(), int8, "flow", "", true);
         const std::vector<std::pair<std::string, std::string>> twoOf = {{"int8", "int8"},
                                                                         {"int8", "fp8"}};
-        NS_TEST_EXPECT_MSG_EQ((once.Precisions() == twoOf), true, "int8/int8 once");
+        NS_TEST_EXPECT_MSG_EQ((Precisions(once) == twoOf), true, "int8/int8 once");
         NS_TEST_EXPECT_MSG_EQ(once.Candidates().size(), 2u, "a row each");
 
         // A type the GPU cannot run is named, as `run` names it.
@@ -240,6 +252,88 @@ class ServingPrecisionsTestCase : public TestCase
             named = std::string(e.what()).find("fp8") != std::string::npos;
         }
         NS_TEST_EXPECT_MSG_EQ(named, true, "the A100 has no fp8 rate");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A list of hardware: every layout and batch on each, each row the study of its hardware
+ * alone gives (its own network for the KV handover, its own token budget and vLLM's budget
+ * reserved on it), a disaggregated decode row fed by prefill instances of its own hardware.
+ */
+class ServingHardwareTestCase : public TestCase
+{
+  public:
+    ServingHardwareTestCase()
+        : TestCase("serving study: a list of hardware")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (Batching batching : {Batching::CHUNKED, Batching::DISAGGREGATED})
+        {
+            ServingSpace space;
+            space.gpus = 4;
+            space.tp = {1, 2};
+            space.batch = {4, 32};
+            space.batching = batching;
+            space.hardware = {"h100-sxm-80gb", "a100-sxm-80gb"};
+            space.dtypes = {"bf16", "int4"};
+            const ServingStudy study(SmallServingJob(), space, "flow", "", true);
+            RAPIDLLM_REQUIRE_EQ(study.Variants().size(), 4u, "2 hardware x 2 precisions");
+            RAPIDLLM_REQUIRE_EQ(study.HardwareJobs().size(), 2u, "a job of each");
+            NS_TEST_EXPECT_MSG_EQ(study.Variants()[2].hardware,
+                                  std::string("a100-sxm-80gb"),
+                                  "hardware first, then the precisions");
+            const std::vector<ServingRow> rows = study.Run();
+            RAPIDLLM_REQUIRE_EQ(rows.size(), 16u, "4 variants x 2 tp x 2 batches");
+            ServingSpace alone = space;
+            alone.hardware = {"a100-sxm-80gb"};
+            alone.dtypes = {"int4"};
+            const ServingStudy a100(SmallServingJob(), alone, "flow", "", true);
+            NS_TEST_EXPECT_MSG_EQ(a100.TokenBudget(a100.FirstJob()),
+                                  (batching == Batching::CHUNKED ? 2048u : 4096u),
+                                  "the A100's own budget");
+            uint32_t matched = 0;
+            for (const ServingRow& one : a100.Run())
+            {
+                for (const ServingRow& r : rows)
+                {
+                    if (r.Variant() == one.Variant() && r.tp == one.tp && r.batch == one.batch)
+                    {
+                        ++matched;
+                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
+                        NS_TEST_EXPECT_MSG_EQ(r.peakBytes, one.peakBytes, "the same peak");
+                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
+                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
+                        NS_TEST_EXPECT_MSG_EQ(r.kvTransferS, one.kvTransferS, "its network");
+                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
+                    }
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the hardware alone");
+            if (batching == Batching::DISAGGREGATED)
+            {
+                // The A100 node's NVLink is slower: the same pair hands a cache over slower.
+                auto transfer = [&rows](const std::string& variant)
+                {
+                    for (const ServingRow& r : rows)
+                    {
+                        if (r.fits && r.Variant() == variant && r.tp == 1 && r.prefillTp == 1)
+                        {
+                            return r.kvTransferS;
+                        }
+                    }
+                    return 0.0;
+                };
+                NS_TEST_EXPECT_MSG_GT(transfer("h100-sxm-80gb bf16/bf16"), 0, "a tp1 pair");
+                NS_TEST_EXPECT_MSG_GT(transfer("a100-sxm-80gb bf16/bf16"),
+                                      1.2 * transfer("h100-sxm-80gb bf16/bf16"),
+                                      "300 against 450 GB/s");
+            }
+        }
     }
 };
 
@@ -2207,8 +2301,30 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(std::count(preciseCsv.out.begin(), preciseCsv.out.end(), '\n'),
                               13,
                               "a heading and 2 precisions x 3 tp x 2 batches");
-        NS_TEST_EXPECT_MSG_NE(
-            preciseCsv.out.find("tp,pp,cp,dp,dtype,kv_cache_dtype,"), std::string::npos, "named");
+        NS_TEST_EXPECT_MSG_NE(preciseCsv.out.find("tp,pp,cp,dp,hardware,dtype,kv_cache_dtype,"),
+                              std::string::npos,
+                              "named");
+        // A list of hardware: a column of them, each echoed, each chunked budget its own.
+        std::vector<std::string> twoMachines = study;
+        std::replace(twoMachines.begin(),
+                     twoMachines.end(),
+                     std::string("--hardware=h100-sxm-80gb"),
+                     std::string("--hardware=h100-sxm-80gb,a100-sxm-80gb"));
+        CliResult machines = RunCli(Cat(twoMachines, {"--batching=chunked"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(machines.status, 0, machines.err);
+        for (const char* said : {"4 x NVIDIA H100-SXM5-80GB or NVIDIA A100-SXM4-80GB",
+                                 "rank hardware       tp",
+                                 "(8192 on h100-sxm-80gb, 2048 on a100-sxm-80gb)",
+                                 "# hardware: [{\"source\":\"h100-sxm-80gb\""})
+        {
+            NS_TEST_EXPECT_MSG_NE(machines.out.find(said), std::string::npos, machines.out);
+        }
+        CliResult machinesJson = RunCli(Cat(twoMachines, {"--batching=chunked", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(machinesJson.status, 0, machinesJson.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(machinesJson.out).at("token_budget").at("a100-sxm-80gb").get<uint32_t>(),
+            2048u,
+            "the A100's budget");
         CliResult unknown = RunCli(Cat(study, {"--dtype=bf16,fp6"}), dir);
         NS_TEST_EXPECT_MSG_NE(unknown.status, 0, "fp6 is no type");
         NS_TEST_EXPECT_MSG_NE(
@@ -2361,6 +2477,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingDpAttentionTestCase, TestCase::QUICK);
         AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
         AddTestCase(new ServingPrecisionsTestCase, TestCase::QUICK);
+        AddTestCase(new ServingHardwareTestCase, TestCase::QUICK);
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);

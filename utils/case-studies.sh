@@ -107,6 +107,12 @@ done
     --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --dtype=bf16,fp8,int4 \
     --kv-cache-dtype=auto,fp8 --out="$out/serving-precisions" | tee "$out/serving-precisions.txt"
 
+# The serving study on three machines together: H100, H200 and A100 nodes.
+"$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb,h200-sxm-141gb,a100-sxm-80gb \
+    --gpus=8 --tp=1,2,4,8 --pp=1,2 --batch=1,4,16,32,64,128,256 --prompt=1024 --gen=256 \
+    --engine=vllm --tpot-slo=30 --ttft-slo=2000 --top=8 --out="$out/serving-hardware" \
+    | tee "$out/serving-hardware.txt"
+
 # A step breakdown (run --out) of the healthy faults-study job.
 "$bin" run --model=gpt3-175b --hardware="$root/examples/studies/a100-sxm-80gb-2to1.yaml" \
     --tp=8 --pp=8 --dp=16 --mbs=1 --gbs=1536 --recompute=full --dtype=fp16 \

@@ -184,7 +184,12 @@ JobCliOptions()
          {
              return o.For(Plus(jobAndSweep, {"gemm", "attention", "replay", "collective"}))
                  .DefaultIn("collective", "")
-                 .RequiredIn({"collective"});
+                 .RequiredIn({"collective"})
+                 .ListIn(kServing, o.fallback)
+                 .HelpIn(kServing,
+                         "hardware to try, presets or YAML files (e.g. "
+                         "h100-sxm-80gb,a100-sxm-80gb), each with every precision: every layout "
+                         "and batch on each, ranked together");
          }},
         {"gpus",
          [&](const CliOption& o)

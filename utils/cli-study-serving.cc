@@ -73,28 +73,44 @@ EnergyText(const ServingRow& r)
 }
 
 /**
- * \return a table's precision column and its space ("bf16/fp8   "; the heading with \p r
- * null), or "" where the study tries one precision (\p shown false)
+ * The table's columns of what the study varies besides the layout and batch: the hardware and
+ * the precision, each shown where the study tries more than one.
  */
-std::string
-PrecisionCell(const ServingRow* r, bool shown)
+struct VariantColumns
 {
-    if (!shown)
+    int hardware = 0;       //!< the hardware column's width (0: not shown)
+    bool precision = false; //!< whether the precision column is shown
+
+    /**
+     * \return the row's cells, each with its space ("h100-sxm-80gb bf16/fp8   "; the headings
+     * with \p r null)
+     */
+    std::string
+    Cells(const ServingRow* r) const
     {
-        return "";
+        std::string cells;
+        char cell[160];
+        if (hardware > 0)
+        {
+            std::snprintf(
+                cell, sizeof(cell), "%-*s ", hardware, r ? r->hardware.c_str() : "hardware");
+            cells += cell;
+        }
+        if (precision)
+        {
+            std::snprintf(cell, sizeof(cell), "%-10s ", r ? r->Precision().c_str() : "weights/KV");
+            cells += cell;
+        }
+        return cells;
     }
-    char cell[40];
-    std::snprintf(cell, sizeof(cell), "%-10s ", r ? r->Precision().c_str() : "weights/KV");
-    return cell;
-}
+};
 
 /**
  * Prints a row that does not fit, with its reason, under a heading before the first
- * (\p index 0); \p gpu names the GPUs its peak is of, \p precision whether to name its
- * precision.
+ * (\p index 0); \p gpu names the GPUs its peak is of, \p variant the columns of its variant.
  */
 void
-PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu, bool precision)
+PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu, const VariantColumns& variant)
 {
     if (index == 0)
     {
@@ -102,7 +118,7 @@ PrintUnfitRow(const ServingRow& r, uint64_t index, const char* gpu, bool precisi
     }
     std::printf("%4s %stp%u pp%u batch %u: %.2f GiB per %s; %s\n",
                 "-",
-                PrecisionCell(&r, precision).c_str(),
+                variant.Cells(&r).c_str(),
                 r.tp,
                 r.pp,
                 r.batch,
@@ -119,11 +135,11 @@ void
 PrintDisaggregatedTable(const std::vector<ServingRow>& rows,
                         uint64_t shown,
                         bool targets,
-                        bool precision)
+                        const VariantColumns& variant)
 {
     std::printf("%4s %s%9s %6s %9s %7s %4s %5s %9s %8s %7s %10s %10s %8s %8s %9s %4s %3s\n",
                 "rank",
-                PrecisionCell(nullptr, precision).c_str(),
+                variant.Cells(nullptr).c_str(),
                 "decode",
                 "x_dec",
                 "prefill",
@@ -153,7 +169,7 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows,
                 "%4llu %s%9s %6u %9s %7u %4u %5u %9.2f %8.2f %7.3f %10.3f %10.1f %8.2f %8s %9.2f "
                 "%4s %3s\n",
                 static_cast<unsigned long long>(++rank),
-                PrecisionCell(&r, precision).c_str(),
+                variant.Cells(&r).c_str(),
                 decode.c_str(),
                 r.replicas,
                 prefill.c_str(),
@@ -173,18 +189,21 @@ PrintDisaggregatedTable(const std::vector<ServingRow>& rows,
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            PrintUnfitRow(r, unfit++, "decode GPU", precision);
+            PrintUnfitRow(r, unfit++, "decode GPU", variant);
         }
     }
 }
 
 /** Prints the ranked table (--top rows of each kind: fitting, not fitting). */
 void
-PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bool precision)
+PrintTable(const std::vector<ServingRow>& rows,
+           uint64_t shown,
+           bool targets,
+           const VariantColumns& variant)
 {
     std::printf("%4s %s%3s %3s %3s %8s %5s %10s %9s %10s %11s %9s %8s %9s %4s %3s\n",
                 "rank",
-                PrecisionCell(nullptr, precision).c_str(),
+                variant.Cells(nullptr).c_str(),
                 "tp",
                 "pp",
                 "dp",
@@ -213,7 +232,7 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bo
             std::printf(
                 "%4llu %s%3u %3u %3u %8u %5u %10.2f %9.2f %10.3f %11.1f %9.2f %8s %9.2f %4s %3s\n",
                 static_cast<unsigned long long>(++rank),
-                PrecisionCell(&r, precision).c_str(),
+                variant.Cells(&r).c_str(),
                 r.tp,
                 r.pp,
                 r.dp,
@@ -240,7 +259,7 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bo
         }
         std::printf("%4s %s%3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
                     "-",
-                    PrecisionCell(&r, precision).c_str(),
+                    variant.Cells(&r).c_str(),
                     r.tp,
                     r.pp,
                     r.dp,
@@ -264,7 +283,10 @@ PrintTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bo
  * target attainment, then the rows that do not fit with their reason.
  */
 void
-PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets, bool precision)
+PrintLoadTable(const std::vector<ServingRow>& rows,
+               uint64_t shown,
+               bool targets,
+               const VariantColumns& variant)
 {
     // The layout column as wide as the longest plan shown (disaggregated plans name both kinds).
     int width = 22;
@@ -278,7 +300,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
     }
     std::printf("%4s %s%-*s %5s %5s %7s %9s %5s %9s %9s %9s %8s %8s %8s %7s %8s %4s\n",
                 "rank",
-                PrecisionCell(nullptr, precision).c_str(),
+                variant.Cells(nullptr).c_str(),
                 width,
                 "layout",
                 "GPUs",
@@ -315,7 +337,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
             {
                 std::printf("%4llu %s%-*s %5llu %5u %7.2f %9.1f %5s %s\n",
                             static_cast<unsigned long long>(++rank),
-                            PrecisionCell(&r, precision).c_str(),
+                            variant.Cells(&r).c_str(),
                             width,
                             layout.c_str(),
                             static_cast<unsigned long long>(ServingRowGpus(r)),
@@ -340,7 +362,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
                         "%8.2f %7s %8s "
                         "%4s\n",
                         static_cast<unsigned long long>(++rank),
-                        PrecisionCell(&r, precision).c_str(),
+                        variant.Cells(&r).c_str(),
                         width,
                         layout.c_str(),
                         static_cast<unsigned long long>(ServingRowGpus(r)),
@@ -360,7 +382,7 @@ PrintLoadTable(const std::vector<ServingRow>& rows, uint64_t shown, bool targets
         }
         else if (!r.fits && (shown == 0 || unfit < shown))
         {
-            PrintUnfitRow(r, unfit++, "GPU", precision);
+            PrintUnfitRow(r, unfit++, "GPU", variant);
         }
     }
 }
@@ -412,7 +434,11 @@ RunStudyServingCommand(const CliArgs& args)
     space.pp = args.Counts32("pp");
     space.dp = args.Counts32("dp");
     space.batch = args.Counts32("batch");
-    // The precisions: the lists given, else the job's.
+    // The hardware and precisions: the lists given, else the job's.
+    if (args.Has("hardware"))
+    {
+        space.hardware = args.Choices("hardware");
+    }
     if (args.Has("dtype"))
     {
         space.dtypes = args.Choices("dtype");
@@ -558,7 +584,8 @@ RunStudyServingCommand(const CliArgs& args)
     auto sameLayout = [](const JobOptions& a, const JobOptions& b)
     {
         return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
-               && a.Get("dp") == b.Get("dp") && a.Get("dtype") == b.Get("dtype")
+               && a.Get("dp") == b.Get("dp") && a.Get("hardware") == b.Get("hardware")
+               && a.Get("dtype") == b.Get("dtype")
                && a.Get("kv-cache-dtype") == b.Get("kv-cache-dtype");
     };
     std::vector<std::vector<uint64_t>> layouts;
@@ -604,7 +631,8 @@ RunStudyServingCommand(const CliArgs& args)
                     const JobOptions& c = candidates[i];
                     std::string precision; // where the study tries a list of them
                     for (const auto& [name, list] :
-                         {std::make_pair("dtype", &space.dtypes),
+                         {std::make_pair("hardware", &space.hardware),
+                          std::make_pair("dtype", &space.dtypes),
                           std::make_pair("kv-cache-dtype", &space.kvCacheDtypes)})
                     {
                         if (!list->empty())
@@ -669,8 +697,13 @@ RunStudyServingCommand(const CliArgs& args)
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
     const ResolvedJob first = study.FirstJob();
+    std::vector<std::string> gpus; // each hardware's GPU
+    for (const ResolvedJob& job : study.HardwareJobs())
+    {
+        gpus.push_back(job.hardware.gpu.name);
+    }
     const std::string title = first.model.name + " serving on " + std::to_string(space.gpus) + " x "
-                              + first.hardware.gpu.name;
+                              + AlternativesText(gpus);
     const bool loadPlot =
         (space.rateRps > 0 || space.goodput) && (space.tpotSloS > 0 || space.ttftSloS > 0);
     if (args.HasValue("out"))
@@ -700,13 +733,23 @@ RunStudyServingCommand(const CliArgs& args)
         meet += r.meetsSlo ? 1 : 0;
     }
     const std::string targets = TargetsText(space);
-    // The precisions and the memory share, which decide what a replica holds and reads.
-    const bool precisions = study.Precisions().size() > 1;
+    // The GPUs, the precisions and the memory share, which decide what a replica holds and
+    // reads; each varied one a column of the table.
     std::vector<std::string> weights;
     std::vector<std::string> caches;
-    for (const auto& [w, kv] : study.Precisions())
+    VariantColumns variant;
+    for (const ResolvedJob& job : study.HardwareJobs())
     {
-        for (auto [names, name] : {std::make_pair(&weights, w), std::make_pair(&caches, kv)})
+        variant.hardware = std::max(variant.hardware, static_cast<int>(job.hardware.name.size()));
+    }
+    if (gpus.size() == 1)
+    {
+        variant.hardware = 0;
+    }
+    for (const ServingVariant& v : study.Variants())
+    {
+        for (auto [names, name] :
+             {std::make_pair(&weights, v.dtype), std::make_pair(&caches, v.kvCacheDtype)})
         {
             if (std::find(names->begin(), names->end(), name) == names->end())
             {
@@ -714,6 +757,7 @@ RunStudyServingCommand(const CliArgs& args)
             }
         }
     }
+    variant.precision = weights.size() > 1 || caches.size() > 1;
     std::ostringstream setup;
     setup << first.run.engine << ", " << AlternativesText(weights) << " weights, "
           << AlternativesText(caches) << " KV cache";
@@ -725,7 +769,7 @@ RunStudyServingCommand(const CliArgs& args)
                 "and batches, %llu fit in memory%s, %u ruled out by the model or the GPUs\n",
                 first.model.name.c_str(),
                 space.gpus,
-                first.hardware.gpu.name.c_str(),
+                AlternativesText(gpus).c_str(),
                 first.run.promptTokens,
                 first.run.generatedTokens,
                 setup.str().c_str(),
@@ -745,8 +789,17 @@ RunStudyServingCommand(const CliArgs& args)
               "requests in flight, fed by x_pre prefill instances, which send each request's KV "
               "cache over the network (KV_ms: the mean over the pairs of instances)"
             : "static batching: a replica serves its batch from prefill to the last token";
-    const std::string budget =
-        batching == Batching::CHUNKED ? " (" + std::to_string(study.TokenBudget(first)) + ")" : "";
+    std::string budget; // chunked: each hardware's token budget
+    for (const ResolvedJob& job : study.HardwareJobs())
+    {
+        if (batching == Batching::CHUNKED)
+        {
+            budget += std::string(budget.empty() ? " (" : ", ")
+                      + std::to_string(study.TokenBudget(job))
+                      + (gpus.size() > 1 ? " on " + job.hardware.name : "");
+        }
+    }
+    budget += budget.empty() ? "" : ")";
     const std::string process =
         !space.trace.requests.empty()
             ? "recorded in " + space.trace.path
@@ -776,7 +829,7 @@ RunStudyServingCommand(const CliArgs& args)
                     targets.c_str(),
                     how,
                     budget.c_str());
-        PrintLoadTable(rows, args.Count("top"), true, precisions);
+        PrintLoadTable(rows, args.Count("top"), true, variant);
     }
     else if (space.size)
     {
@@ -793,7 +846,7 @@ RunStudyServingCommand(const CliArgs& args)
                     targets.c_str(),
                     how,
                     budget.c_str());
-        PrintLoadTable(rows, args.Count("top"), true, precisions);
+        PrintLoadTable(rows, args.Count("top"), true, variant);
     }
     else if (space.rateRps > 0)
     {
@@ -812,7 +865,7 @@ RunStudyServingCommand(const CliArgs& args)
                     how,
                     budget.c_str(),
                     targets.empty() ? "(no targets)" : targets.c_str());
-        PrintLoadTable(rows, args.Count("top"), !targets.empty(), precisions);
+        PrintLoadTable(rows, args.Count("top"), !targets.empty(), variant);
     }
     else
     {
@@ -823,11 +876,11 @@ RunStudyServingCommand(const CliArgs& args)
                     budget.c_str());
         if (batching == Batching::DISAGGREGATED)
         {
-            PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty(), precisions);
+            PrintDisaggregatedTable(rows, args.Count("top"), !targets.empty(), variant);
         }
         else
         {
-            PrintTable(rows, args.Count("top"), !targets.empty(), precisions);
+            PrintTable(rows, args.Count("top"), !targets.empty(), variant);
         }
     }
     PrintKvLimited(rows, args.Count("top"));
@@ -898,8 +951,8 @@ static CliCommandRegistrar g_studyServing(
     "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
     "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, and for "
     "mixture-of-experts models dp attention replicas sharing their experts; the GPUs filled "
-    "with identical replicas), batch size and precision (each --dtype with each "
-    "--kv-cache-dtype) of the lists, on worker processes, and ranks "
+    "with identical replicas), batch size, hardware and precision (each --hardware with each "
+    "--dtype and each --kv-cache-dtype) of the lists, on worker processes, and ranks "
     "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
