@@ -673,6 +673,94 @@ ServingStudy::ServingStudy(const JobOptions& options,
             firstReason = reason;
         }
     };
+    // What rules a layout out whatever its batch (every batch counted): the option to blame and
+    // why, both "" when it is valid.
+    auto ruledOut = [&](const std::string& layout,
+                        uint32_t dp,
+                        uint64_t instanceGpus) -> std::pair<std::string, std::string>
+    {
+        const std::string degree = "dp " + std::to_string(dp);
+        if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
+        {
+            return {"gpus",
+                    layout + " does not divide the " + std::to_string(space.gpus)
+                        + " GPUs into replicas"};
+        }
+        if (dp > 1 && !moe)
+        {
+            return {"dp",
+                    degree
+                        + ": data-parallel attention shares experts, and the model has none "
+                          "(its data-parallel ranks are the replicas the study already counts)"};
+        }
+        if (dp > 1 && disaggregated)
+        {
+            return {"dp",
+                    degree
+                        + ": disaggregated serving hands each request to one decode instance "
+                          "of one attention replica (allowed: dp 1)"};
+        }
+        if (dp > 1 && chunked)
+        {
+            return {"dp",
+                    degree
+                        + ": chunked prefill is modelled for one attention replica (allowed: "
+                          "dp 1)"};
+        }
+        if (dp > 1 && wholeExperts)
+        {
+            return {"dp",
+                    degree
+                        + ": with --etp=1 the experts stay in each tensor-parallel group, so "
+                          "data-parallel attention replicas would not share them (leave "
+                          "--etp unset to spread the experts over the dp replicas)"};
+        }
+        return {"", ""};
+    };
+    // A valid layout's candidate of each batch, or the reason it is not valid.
+    auto addCandidate = [&](const ServingVariant& variant,
+                            uint32_t tp,
+                            uint32_t pp,
+                            uint32_t dp,
+                            uint32_t batch,
+                            const std::string& layout)
+    {
+        JobOptions candidate = withVariant(base, variant);
+        candidate.Set("tp", std::to_string(tp));
+        candidate.Set("pp", std::to_string(pp));
+        candidate.Set("batch", std::to_string(batch));
+        candidate.Set("gpus", std::to_string(uint64_t(tp) * pp * cp * dp));
+        candidate.Set("dp", std::to_string(dp));
+        if (wholeExperts)
+        {
+            // Whole experts spread over the tensor-parallel group, as serving engines run
+            // expert parallelism (RunSpec::Validate: ep = tp x cp).
+            candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+        }
+        else if (dp > 1)
+        {
+            // Data-parallel attention: the experts spread over the attention replicas, which
+            // dispatch their tokens to them.
+            candidate.Set("ep", std::to_string(dp));
+        }
+        try
+        {
+            const ResolvedJob resolved = candidate.ToSpecs();
+            if (resolved.run.profileTokens == 0
+                && resolved.run.ProfileTokensOn(resolved.hardware.gpu) > 0)
+            {
+                // The engine profiles a forward of the budget in force (this batching's) before
+                // it sizes its KV cache.
+                candidate.Set("profile-tokens", std::to_string(TokenBudget(resolved)));
+            }
+            m_options.push_back(candidate);
+        }
+        catch (const SpecError& e)
+        {
+            skip(dp > 1 ? "dp" : "tp",
+                 layout + ", batch " + std::to_string(batch) + ": " + JobOptions::DescribeError(e));
+        }
+    };
     for (std::size_t q = 0; q < variants.size(); ++q)
     {
         // A skipped layout's variant, where the study tries more than one.
@@ -690,92 +778,16 @@ ServingStudy::ServingStudy(const JobOptions& options,
                     const std::string layout = named + "tp " + std::to_string(tp) + " x pp "
                                                + std::to_string(pp) + " x cp " + std::to_string(cp)
                                                + (dp > 1 ? " x dp " + std::to_string(dp) : "");
-                    // What rules the layout out whatever its batch (every batch counted).
-                    std::string field;
-                    std::string reason;
-                    if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
-                    {
-                        field = "gpus";
-                        reason = layout + " does not divide the " + std::to_string(space.gpus)
-                                 + " GPUs into replicas";
-                    }
-                    else if (dp > 1 && !moe)
-                    {
-                        field = "dp";
-                        reason =
-                            "dp " + std::to_string(dp)
-                            + ": data-parallel attention shares experts, and the model has none "
-                              "(its data-parallel ranks are the replicas the study already "
-                              "counts)";
-                    }
-                    else if (dp > 1 && disaggregated)
-                    {
-                        field = "dp";
-                        reason =
-                            "dp " + std::to_string(dp)
-                            + ": disaggregated serving hands each request to one decode instance "
-                              "of one attention replica (allowed: dp 1)";
-                    }
-                    else if (dp > 1 && chunked)
-                    {
-                        field = "dp";
-                        reason =
-                            "dp " + std::to_string(dp)
-                            + ": chunked prefill is modelled for one attention replica (allowed: "
-                              "dp 1)";
-                    }
-                    else if (dp > 1 && wholeExperts)
-                    {
-                        field = "dp";
-                        reason =
-                            "dp " + std::to_string(dp)
-                            + ": with --etp=1 the experts stay in each tensor-parallel group, so "
-                              "data-parallel attention replicas would not share them (leave "
-                              "--etp unset to spread the experts over the dp replicas)";
-                    }
+                    const auto [field, reason] = ruledOut(layout, dp, instanceGpus);
                     for (uint32_t batch : space.batch)
                     {
                         if (!reason.empty())
                         {
                             skip(field, reason);
-                            continue;
                         }
-                        JobOptions candidate = withVariant(base, variants[q]);
-                        candidate.Set("tp", std::to_string(tp));
-                        candidate.Set("pp", std::to_string(pp));
-                        candidate.Set("batch", std::to_string(batch));
-                        candidate.Set("gpus", std::to_string(instanceGpus));
-                        candidate.Set("dp", std::to_string(dp));
-                        if (wholeExperts)
+                        else
                         {
-                            // Whole experts spread over the tensor-parallel group, as serving
-                            // engines run expert parallelism (RunSpec::Validate: ep = tp x cp).
-                            candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
-                        }
-                        else if (dp > 1)
-                        {
-                            // Data-parallel attention: the experts spread over the attention
-                            // replicas, which dispatch their tokens to them.
-                            candidate.Set("ep", std::to_string(dp));
-                        }
-                        try
-                        {
-                            const ResolvedJob resolved = candidate.ToSpecs();
-                            if (resolved.run.profileTokens == 0
-                                && resolved.run.ProfileTokensOn(resolved.hardware.gpu) > 0)
-                            {
-                                // The engine profiles a forward of the budget in force (this
-                                // batching's) before it sizes its KV cache.
-                                candidate.Set("profile-tokens",
-                                              std::to_string(TokenBudget(resolved)));
-                            }
-                            m_options.push_back(candidate);
-                        }
-                        catch (const SpecError& e)
-                        {
-                            skip(dp > 1 ? "dp" : "tp",
-                                 layout + ", batch " + std::to_string(batch) + ": "
-                                     + JobOptions::DescribeError(e));
+                            addCandidate(variants[q], tp, pp, dp, batch, layout);
                         }
                     }
                 }
