@@ -544,12 +544,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
         m_variants.push_back(
-            {job.hardware.name, ToString(job.run.dtype), ToString(job.run.KvCacheType())});
+            {job.hardwareSource, ToString(job.run.dtype), ToString(job.run.KvCacheType())});
         if (std::none_of(m_hardwareJobs.begin(),
                          m_hardwareJobs.end(),
                          [&job](const ResolvedJob& known)
                          {
-                             return known.hardware.name == job.hardware.name;
+                             return known.hardwareSource == job.hardwareSource;
                          }))
         {
             m_hardwareJobs.push_back(job);
@@ -961,12 +961,12 @@ ServingStudy::GetBatching() const
 KvHandoverTimes&
 ServingStudy::Handovers(const ResolvedJob& job) const
 {
-    auto it = m_handovers.find(job.hardware.name);
+    auto it = m_handovers.find(job.hardwareSource);
     if (it == m_handovers.end())
     {
         it = m_handovers
                  .emplace(std::piecewise_construct,
-                          std::forward_as_tuple(job.hardware.name),
+                          std::forward_as_tuple(job.hardwareSource),
                           std::forward_as_tuple(
                               job.hardware.network, m_space.gpus, m_backend, m_routing))
                  .first;
@@ -1007,7 +1007,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.dp = p.dp;
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
-    row.hardware = job.hardware.name;
+    row.hardware = job.hardwareSource;
     row.dtype = ToString(job.run.dtype);
     row.kvCacheDtype = ToString(job.run.KvCacheType());
     if (GetBatching() != Batching::STATIC)
@@ -2635,7 +2635,7 @@ ServingStudyJson(const ServingStudy& study,
             // Each hardware's (vLLM V1's default follows the GPU).
             for (const ResolvedJob& job : study.HardwareJobs())
             {
-                j["token_budget"][job.hardware.name] = study.TokenBudget(job);
+                j["token_budget"][job.hardwareSource] = study.TokenBudget(job);
             }
         }
     }

@@ -216,7 +216,7 @@ struct ServingRow
     uint32_t dp = 1;          //!< data-parallel attention replicas of an instance (ep = dp)
     uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x cp x dp)
     uint32_t batch = 0;       //!< requests per replica (per attention replica when dp > 1)
-    std::string hardware;     //!< the hardware's name (its preset's or file's)
+    std::string hardware;     //!< the hardware as --hardware names it (preset or file)
     std::string dtype;        //!< the weights' type (its name: bf16, fp8, int4, ...)
     std::string kvCacheDtype; //!< the KV cache's type, resolved (auto: the activations')
     bool fits = false;        //!< whether a replica fits in memory (then the figures below)
@@ -320,7 +320,7 @@ struct ServingRow
  */
 struct ServingVariant
 {
-    std::string hardware;     //!< the hardware's name
+    std::string hardware;     //!< the hardware as --hardware names it (preset or file)
     std::string dtype;        //!< the weights' type
     std::string kvCacheDtype; //!< the KV cache's type (auto resolved)
 

@@ -697,11 +697,15 @@ RunStudyServingCommand(const CliArgs& args)
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
     const ResolvedJob first = study.FirstJob();
-    std::vector<std::string> gpus; // each hardware's GPU
+    std::vector<std::string> gpus; // the hardware's GPUs, each once
     for (const ResolvedJob& job : study.HardwareJobs())
     {
-        gpus.push_back(job.hardware.gpu.name);
+        if (std::find(gpus.begin(), gpus.end(), job.hardware.gpu.name) == gpus.end())
+        {
+            gpus.push_back(job.hardware.gpu.name);
+        }
     }
+    const bool machines = study.HardwareJobs().size() > 1;
     const std::string title = first.model.name + " serving on " + std::to_string(space.gpus) + " x "
                               + AlternativesText(gpus);
     const bool loadPlot =
@@ -740,9 +744,9 @@ RunStudyServingCommand(const CliArgs& args)
     VariantColumns variant;
     for (const ResolvedJob& job : study.HardwareJobs())
     {
-        variant.hardware = std::max(variant.hardware, static_cast<int>(job.hardware.name.size()));
+        variant.hardware = std::max(variant.hardware, static_cast<int>(job.hardwareSource.size()));
     }
-    if (gpus.size() == 1)
+    if (!machines)
     {
         variant.hardware = 0;
     }
@@ -796,7 +800,7 @@ RunStudyServingCommand(const CliArgs& args)
         {
             budget += std::string(budget.empty() ? " (" : ", ")
                       + std::to_string(study.TokenBudget(job))
-                      + (gpus.size() > 1 ? " on " + job.hardware.name : "");
+                      + (machines ? " on " + job.hardwareSource : "");
         }
     }
     budget += budget.empty() ? "" : ")";

@@ -121,8 +121,13 @@ ParallelSpec::UnevenStages() const
 DataType
 RunSpec::ActivationType() const
 {
-    // Weight-only int4 (GPTQ, AWQ checkpoints) keeps fp16 activations, as their kernels take.
-    return dtype == DataType::FP8 ? DataType::BF16 : IsWeightOnly(dtype) ? DataType::FP16 : dtype;
+    // Weight-only int4 (GPTQ, AWQ checkpoints) keeps fp16 activations, as their kernels take;
+    // int8 is W8A8 as SmoothQuant checkpoints run in TensorRT-LLM, lmdeploy and vLLM: the linear
+    // layers' GEMMs take int8 inputs quantized per token and give fp16, while attention, the
+    // residual stream, the all-reduces and (unless quantized apart) the KV cache stay fp16.
+    return dtype == DataType::FP8                           ? DataType::BF16
+           : IsWeightOnly(dtype) || dtype == DataType::INT8 ? DataType::FP16
+                                                            : dtype;
 }
 
 DataType
