@@ -3794,13 +3794,19 @@ class MlaTestCase : public TestCase
         const MemoryReport memory = AnalyzeMemory(iw, HardwareSpec::Load("h100-sxm-80gb").gpu);
         NS_TEST_EXPECT_MSG_EQ(
             memory.stages.at(0).kvCache, 528ull * 4 * 2 * (kvr + dr) * 2, "the latent cache");
-        // FP8 serving stores the weights in one byte each (the KV cache stays bf16).
+        // FP8 serving stores the decoder layers' weights in one byte each, the embedding and LM
+        // head in bf16, as the LM head's GEMM reads them (the KV cache stays bf16).
         RunSpec fp8 = infer;
         fp8.dtype = DataType::FP8;
         const MemoryReport fp8Memory =
             AnalyzeMemory(Workload::Build(model, fp8), HardwareSpec::Load("h100-sxm-80gb").gpu);
-        NS_TEST_EXPECT_MSG_EQ(
-            fp8Memory.stages.at(0).weights * 2, memory.stages.at(0).weights, "a byte a weight");
+        const uint64_t layers = StageLayerParameters(model, fp8, 0);
+        NS_TEST_EXPECT_MSG_EQ(fp8Memory.stages.at(0).weights,
+                              layers + (StageParameters(model, fp8, 0) - layers) * 2,
+                              "a byte a decoder weight, two for the rest");
+        NS_TEST_EXPECT_MSG_EQ(memory.stages.at(0).weights,
+                              StageParameters(model, infer, 0) * 2,
+                              "bf16: two bytes each");
         NS_TEST_EXPECT_MSG_EQ(fp8Memory.stages.at(0).kvCache, memory.stages.at(0).kvCache, "bf16");
     }
 };

@@ -150,13 +150,17 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     {
         // The GEMMs read weights of the run's type (fp8: one byte each, as FP8 engines store
         // them); the KV cache is in its own type (the activations' unless quantized).
-        report.assumption = "inference: " + ToString(w.run.dtype) + " weights"
-                            + (IsWeightOnly(w.run.dtype)
-                                   ? " (the decoder layers', with a 16-bit scale per 128; the "
-                                     "embedding and LM head fp16)"
-                                   : "")
-                            + ", " + ToString(w.run.KvCacheType())
-                            + " KV cache, no gradients or optimizer state";
+        const std::string rest = ToString(w.run.ActivationType());
+        report.assumption =
+            "inference: " + ToString(w.run.dtype) + " weights"
+            + (IsWeightOnly(w.run.dtype)
+                   ? " (the decoder layers', with a 16-bit scale per 128; the "
+                     "embedding and LM head "
+                         + rest + ")"
+               : w.run.ActivationType() != w.run.dtype
+                   ? " (the decoder layers'; the embedding and LM head " + rest + ")"
+                   : "")
+            + ", " + ToString(w.run.KvCacheType()) + " KV cache, no gradients or optimizer state";
     }
     if (share < 1)
     {
@@ -203,19 +207,22 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
         }
         else
         {
-            // A weight-only int4 checkpoint quantizes the decoder layers (their norms, a few
-            // parameters in ten thousand, with them), and here a draft module's layer and
-            // projection, whose GEMMs read int4 weights too; the rest stays fp16.
-            const bool weightOnly = IsWeightOnly(w.run.dtype);
-            uint64_t quantized = weightOnly ? StageLayerParameters(w.model, w.run, g.stage) : 0;
-            if (weightOnly && g.stage + 1 == p.pp)
+            // A quantized checkpoint (fp8, int8 W8A8, weight-only int4) quantizes the decoder
+            // layers (their norms, a few parameters in ten thousand, with them), and here a draft
+            // module's layer and projection, whose GEMMs read the quantized weights too; the
+            // embedding and the LM head stay in the activations' type, as the LM head's GEMM
+            // reads them.
+            const bool quantizedLayers = w.run.ActivationType() != w.run.dtype;
+            uint64_t quantized =
+                quantizedLayers ? StageLayerParameters(w.model, w.run, g.stage) : 0;
+            if (quantizedLayers && g.stage + 1 == p.pp)
             {
                 for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
                 {
                     quantized += shapes.LayerParams(shapes.MtpLayer(k)) + shapes.mtpParams;
                 }
             }
-            const DataType rest = weightOnly ? w.run.ActivationType() : w.run.dtype;
+            const DataType rest = w.run.ActivationType();
             m.weights = uint64_t(std::ceil(double(quantized) * WeightBytesOf(w.run.dtype)))
                         + (params - quantized) * BytesOf(rest);
             const uint64_t tokens = uint64_t(w.run.promptTokens) + w.run.generatedTokens;
