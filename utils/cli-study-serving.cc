@@ -78,8 +78,8 @@ EnergyText(const ServingRow& r)
  */
 struct VariantColumns
 {
-    int hardware = 0;       //!< the hardware column's width (0: not shown)
-    bool precision = false; //!< whether the precision column is shown
+    std::size_t hardware = 0; //!< the hardware column's width (0: not shown)
+    bool precision = false;   //!< whether the precision column is shown
 
     /**
      * \return the row's cells, each with its space ("h100-sxm-80gb bf16/fp8   "; the headings
@@ -88,20 +88,14 @@ struct VariantColumns
     std::string
     Cells(const ServingRow* r) const
     {
-        std::string cells;
-        char cell[160];
-        if (hardware > 0)
+        // Each cell left-aligned in its width, however long a hardware file's path.
+        auto cell = [](std::string text, std::size_t width)
         {
-            std::snprintf(
-                cell, sizeof(cell), "%-*s ", hardware, r ? r->hardware.c_str() : "hardware");
-            cells += cell;
-        }
-        if (precision)
-        {
-            std::snprintf(cell, sizeof(cell), "%-10s ", r ? r->Precision().c_str() : "weights/KV");
-            cells += cell;
-        }
-        return cells;
+            text.resize(std::max(text.size(), width), ' ');
+            return text + " ";
+        };
+        return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
+               + (precision ? cell(r ? r->Precision() : "weights/KV", 10) : "");
     }
 };
 
@@ -744,7 +738,7 @@ RunStudyServingCommand(const CliArgs& args)
     VariantColumns variant;
     for (const ResolvedJob& job : study.HardwareJobs())
     {
-        variant.hardware = std::max(variant.hardware, static_cast<int>(job.hardwareSource.size()));
+        variant.hardware = std::max(variant.hardware, job.hardwareSource.size());
     }
     if (!machines)
     {
