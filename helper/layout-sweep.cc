@@ -101,9 +101,37 @@ LayoutSweep::Candidates()
     std::vector<RunSpec> out;
     m_skipped = 0;
     m_firstSkip.clear();
-    const uint32_t perShape =
-        static_cast<uint32_t>(m_space.ep.size() * m_space.virtualStages.size()
-                              * m_space.microBatch.size() * m_space.recompute.size());
+    // What each tp x pp x cp shape tries, in the order a results.csv numbers the layouts: ep,
+    // vpp, mbs, recompute, then the compute type.
+    RunSpec setting = m_base;
+    std::vector<RunSpec> settings;
+    for (uint32_t ep : m_space.ep)
+    {
+        for (uint32_t vpp : m_space.virtualStages)
+        {
+            for (uint32_t mbs : m_space.microBatch)
+            {
+                for (Recompute r : m_space.recompute)
+                {
+                    for (DataType dtype : m_space.dtypes.empty()
+                                              ? std::vector<DataType>{m_base.dtype}
+                                              : m_space.dtypes)
+                    {
+                        setting.parallel.ep = ep;
+                        setting.parallel.virtualStages = vpp;
+                        setting.microBatch = mbs;
+                        setting.recompute = r;
+                        setting.dtype = dtype;
+                        // fp8 scaling has no fp8 casts to scale in another type.
+                        setting.fp8Scaling =
+                            dtype == DataType::FP8 ? m_base.fp8Scaling : RunSpec().fp8Scaling;
+                        settings.push_back(setting);
+                    }
+                }
+            }
+        }
+    }
+    const auto perShape = static_cast<uint32_t>(settings.size());
     for (uint32_t tp : m_space.tp)
     {
         for (uint32_t pp : pps)
@@ -121,42 +149,25 @@ LayoutSweep::Candidates()
                     }
                     continue;
                 }
-                for (uint32_t ep : m_space.ep)
+                for (RunSpec run : settings)
                 {
-                    for (uint32_t vpp : m_space.virtualStages)
+                    run.parallel.tp = tp;
+                    run.parallel.pp = pp;
+                    run.parallel.cp = cp;
+                    run.parallel.dp = m_space.gpus / (tp * pp * cp);
+                    std::string why;
+                    if (Complete(run, why))
                     {
-                        for (uint32_t mbs : m_space.microBatch)
-                        {
-                            for (Recompute r : m_space.recompute)
-                            {
-                                RunSpec run = m_base;
-                                run.parallel.tp = tp;
-                                run.parallel.pp = pp;
-                                run.parallel.cp = cp;
-                                run.parallel.ep = ep;
-                                run.parallel.dp = m_space.gpus / (tp * pp * cp);
-                                run.parallel.virtualStages = vpp;
-                                run.microBatch = mbs;
-                                run.recompute = r;
-                                std::string why;
-                                if (Complete(run, why))
-                                {
-                                    out.push_back(run);
-                                }
-                                else
-                                {
-                                    ++m_skipped;
-                                    if (m_firstSkip.empty())
-                                    {
-                                        m_firstSkip = "tp " + std::to_string(tp) + ", pp "
-                                                      + std::to_string(pp) + ", cp "
-                                                      + std::to_string(cp) + ", ep "
-                                                      + std::to_string(ep) + ", mbs "
-                                                      + std::to_string(mbs) + ": " + why;
-                                    }
-                                }
-                            }
-                        }
+                        out.push_back(run);
+                        continue;
+                    }
+                    ++m_skipped;
+                    if (m_firstSkip.empty())
+                    {
+                        m_firstSkip = "tp " + std::to_string(tp) + ", pp " + std::to_string(pp)
+                                      + ", cp " + std::to_string(cp) + ", ep "
+                                      + std::to_string(run.parallel.ep) + ", mbs "
+                                      + std::to_string(run.microBatch) + ": " + why;
                     }
                 }
             }

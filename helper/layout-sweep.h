@@ -51,6 +51,11 @@ struct SweepSpace
     std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
     /**
+     * Compute types to try (e.g. bf16 and fp8), each with every layout; empty: the base run's.
+     * fp8 takes the base's fp8 scaling, the others TE's default (no fp8 casts to scale)
+     */
+    std::vector<DataType> dtypes;
+    /**
      * How layouts split the layers over their stages. EVEN (the default) skips the layouts whose
      * layers do not divide into pp x vpp chunks. FIRST_LAST gives such layouts fewer layers on
      * the first and the last stage (UnevenStageSplit), as Meta trained Llama-3 405B.

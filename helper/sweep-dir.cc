@@ -316,6 +316,10 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
         j["vpp"] = r.vpp;
         j["mbs"] = r.mbs;
         j["recompute"] = r.recompute;
+        if (!r.dtype.empty())
+        {
+            j["dtype"] = r.dtype;
+        }
         j["feasible"] = r.fits;
         j["reason"] = r.reason;
         j["peak_bytes"] = r.peakBytes;

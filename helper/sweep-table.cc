@@ -19,11 +19,15 @@ namespace rapidllm {
 namespace {
 
 /** The columns of results.csv, in order. */
-const char* const kColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,fits,step_time_s,"
+const char* const kColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,step_time_s,"
                              "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
                              "peak_memory_bytes,peak_memory_gib,reason";
 /** Number of columns. */
-constexpr std::size_t kColumnCount = 19;
+constexpr std::size_t kColumnCount = 20;
+/** The columns before the compute type (read, never written). */
+const char* const kNoDtypeColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,fits,step_time_s,"
+                                    "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
+                                    "peak_memory_bytes,peak_memory_gib,reason";
 /** The columns before the cp and ep degrees (read, never written). */
 const char* const kLegacyColumns = "layout,tp,pp,dp,vpp,mbs,recompute,fits,step_time_s,"
                                    "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
@@ -92,7 +96,7 @@ SweepRow::ToCsv() const
     std::string line = std::to_string(layout) + "," + std::to_string(tp) + "," + std::to_string(pp)
                        + "," + std::to_string(dp) + "," + std::to_string(cp) + ","
                        + std::to_string(ep) + "," + std::to_string(vpp) + "," + std::to_string(mbs)
-                       + "," + recompute + "," + (fits ? "yes" : "no");
+                       + "," + recompute + "," + dtype + "," + (fits ? "yes" : "no");
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -108,40 +112,48 @@ SweepRow::ToCsv() const
 }
 
 bool
-ParseSweepRow(const std::string& line, SweepRow& row, bool legacy)
+ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
 {
     std::vector<std::string> f;
-    if (!SplitCsvLine(line, f) || f.size() != kColumnCount - (legacy ? 2 : 0))
+    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP   ? 3
+                                : format == SweepCsvFormat::NO_DTYPE ? 1
+                                                                     : 0;
+    if (!SplitCsvLine(line, f) || f.size() != kColumnCount - missing)
     {
         return false;
     }
-    if (legacy)
+    if (format == SweepCsvFormat::NO_CP_EP)
     {
         f.insert(f.begin() + 4, {"1", "1"}); // the degrees the sweep did not vary then
+    }
+    if (format != SweepCsvFormat::CURRENT)
+    {
+        f.insert(f.begin() + 9, ""); // the compute type, not kept then
     }
     SweepRow r;
     if (!ParseCount(f[0], r.layout) || !ParseCount32(f[1], r.tp) || !ParseCount32(f[2], r.pp)
         || !ParseCount32(f[3], r.dp) || !ParseCount32(f[4], r.cp) || !ParseCount32(f[5], r.ep)
         || !ParseCount32(f[6], r.vpp) || !ParseCount32(f[7], r.mbs) || f[8].empty()
-        || (f[9] != "yes" && f[9] != "no") || !ParseCount(f[16], r.peakBytes))
+        || (f[10] != "yes" && f[10] != "no") || !ParseCount(f[17], r.peakBytes))
     {
         return false;
     }
     r.recompute = f[8];
-    r.fits = f[9] == "yes";
+    r.dtype = f[9];
+    r.fits = f[10] == "yes";
     if (r.fits)
     {
         double* values[] = {
             &r.stepTimeS, &r.tflopsPerGpu, &r.mfu, &r.computeS, &r.exposedCommS, &r.bubbleS};
         for (std::size_t i = 0; i < 6; ++i)
         {
-            if (!ParseReal(f[10 + i], *values[i]))
+            if (!ParseReal(f[11 + i], *values[i]))
             {
                 return false;
             }
         }
     }
-    r.reason = f[18];
+    r.reason = f[19];
     row = r;
     return true;
 }
@@ -159,6 +171,7 @@ MakeSweepRow(uint64_t layout, const SweepPoint& p)
     r.vpp = p.run.parallel.virtualStages;
     r.mbs = p.run.microBatch;
     r.recompute = ToString(p.run.recompute);
+    r.dtype = ToString(p.run.dtype);
     r.fits = p.report.feasible;
     if (r.fits)
     {
@@ -210,8 +223,11 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     }
     std::string line;
     const bool read = bool(std::getline(in, line));
-    const bool legacy = read && line == kLegacyColumns;
-    if (!read || (line != kColumns && !legacy))
+    const SweepCsvFormat format = !read                     ? SweepCsvFormat::CURRENT
+                                  : line == kLegacyColumns  ? SweepCsvFormat::NO_CP_EP
+                                  : line == kNoDtypeColumns ? SweepCsvFormat::NO_DTYPE
+                                                            : SweepCsvFormat::CURRENT;
+    if (!read || (line != kColumns && format == SweepCsvFormat::CURRENT))
     {
         throw SpecError(path,
                         "",
@@ -224,7 +240,7 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     {
         SweepRow r;
         // A line cut short by a kill has no newline: eof is set by that getline.
-        if (!in.eof() && ParseSweepRow(line, r, legacy))
+        if (!in.eof() && ParseSweepRow(line, r, format))
         {
             rows.push_back(r);
         }

@@ -32,6 +32,7 @@ struct SweepRow
     uint32_t vpp = 0;        //!< virtual stages per rank
     uint32_t mbs = 0;        //!< micro-batch size
     std::string recompute;   //!< recomputation mode
+    std::string dtype;       //!< compute type ("" in a file written before the sweep had it)
     bool fits = false;       //!< whether it fits in memory (only then the timing columns)
     double stepTimeS = 0;    //!< step time, s
     double tflopsPerGpu = 0; //!< Megatron-LM's TFLOP/s per GPU
@@ -49,14 +50,23 @@ struct SweepRow
 /** \return the header line of results.csv (no newline) */
 std::string SweepCsvHeader();
 
+/** The columns of the results.csv files a sweep reads: its own, and those of older versions. */
+enum class SweepCsvFormat
+{
+    CURRENT,  //!< this version's (SweepCsvHeader)
+    NO_DTYPE, //!< before the compute type was a column (read as "")
+    NO_CP_EP  //!< before the cp and ep degrees (read as 1) and the compute type
+};
+
 /**
  * \brief Parses one line of results.csv.
  * \param line the line (no newline) \param row set to the row
- * \param legacy the line has the columns of a results.csv written before the sweep had the
- *        cp and ep degrees (read as 1)
+ * \param format the file's columns
  * \return false if the line is not a complete row (e.g. cut short by a kill)
  */
-bool ParseSweepRow(const std::string& line, SweepRow& row, bool legacy = false);
+bool ParseSweepRow(const std::string& line,
+                   SweepRow& row,
+                   SweepCsvFormat format = SweepCsvFormat::CURRENT);
 
 /** \return the row of a computed layout, in its canonical (parsed-back) form */
 SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point);
@@ -70,7 +80,8 @@ void RankSweepRows(std::vector<SweepRow>& rows);
 
 /**
  * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped); a
- * file written before the sweep had the cp and ep degrees reads with both 1.
+ * file written before the sweep had the cp and ep degrees reads with both 1, one written before
+ * it had the compute type with an empty one.
  * \param path the file \param[out] dropped lines dropped
  * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
  */

@@ -178,33 +178,50 @@ class CliSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(resumed.status, 0, resumed.err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(killed + "/results.csv"), reference, "resumed after kill");
 
-        // A folder written before the sweep had the cp and ep columns resumes: its rows read
-        // with cp = ep = 1, the file is rewritten in today's columns, the rest appended.
-        const std::string legacy = dir + "/legacy";
-        std::filesystem::create_directories(legacy);
-        std::filesystem::copy_file(dir + "/one/sweep.json", legacy + "/sweep.json");
+        // Folders written before the sweep had the cp and ep columns, or the compute type,
+        // resume: their rows read with cp = ep = 1 and the sweep's type, the file is rewritten
+        // in today's columns, the rest appended.
+        // \return the first rows of the reference without the fields at \p drop (0-based, all
+        // before any quoted field)
+        auto older = [&reference](const std::vector<std::size_t>& drop)
         {
             std::istringstream lines(reference);
-            std::ofstream old(legacy + "/results.csv", std::ios::binary);
+            std::string out;
             std::string line;
             for (int i = 0; i < 1 + 6 && std::getline(lines, line); ++i)
             {
-                // Drop the 5th and 6th fields (cp, ep): numbers, before any quoted field.
+                std::string kept;
+                std::size_t field = 0;
                 std::size_t at = 0;
-                for (int comma = 0; comma < 4; ++comma)
+                for (; field <= drop.back(); ++field)
                 {
-                    at = line.find(',', at) + 1;
+                    const std::size_t comma = line.find(',', at);
+                    if (std::find(drop.begin(), drop.end(), field) == drop.end())
+                    {
+                        kept += line.substr(at, comma + 1 - at);
+                    }
+                    at = comma + 1;
                 }
-                const std::size_t after = line.find(',', line.find(',', at) + 1) + 1;
-                old << line.substr(0, at) << line.substr(after) << "\n";
+                out += kept + line.substr(at) + "\n";
             }
+            return out;
+        };
+        for (const auto& [name, drop] :
+             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{4, 5, 9}),
+              std::make_pair(std::string("untyped"), std::vector<std::size_t>{9})})
+        {
+            const std::string folder = dir + "/" + name;
+            std::filesystem::create_directories(folder);
+            std::filesystem::copy_file(dir + "/one/sweep.json", folder + "/sweep.json");
+            std::ofstream(folder + "/results.csv", std::ios::binary) << older(drop);
+            NS_TEST_EXPECT_MSG_EQ(
+                ReadSweepCsv(folder + "/results.csv").size(), 6u, name + ": old rows read");
+            CliResult upgraded =
+                RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + folder}), dir);
+            NS_TEST_EXPECT_MSG_EQ(upgraded.status, 0, upgraded.err);
+            NS_TEST_EXPECT_MSG_EQ(
+                ReadText(folder + "/results.csv"), reference, name + ": an older folder resumed");
         }
-        NS_TEST_EXPECT_MSG_EQ(ReadSweepCsv(legacy + "/results.csv").size(), 6u, "old rows read");
-        CliResult upgraded =
-            RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + legacy}), dir);
-        NS_TEST_EXPECT_MSG_EQ(upgraded.status, 0, upgraded.err);
-        NS_TEST_EXPECT_MSG_EQ(
-            ReadText(legacy + "/results.csv"), reference, "an older folder resumed");
 
         // An interrupt (SIGINT) stops cleanly: exit 130, the rows kept, how to go on.
         const std::string stopped = dir + "/stopped";

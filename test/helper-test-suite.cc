@@ -1195,6 +1195,64 @@ class UnevenSweepTestCase : public TestCase
 };
 
 /**
+ * \brief A sweep over compute types: each layout in each type, the type innermost (a one-type
+ * sweep numbers its layouts as before), each candidate the one-type sweep's; fp8's scaling only
+ * on the fp8 rows; a layout's fp8 row predicts what it predicts alone.
+ */
+class DtypeSweepTestCase : public TestCase
+{
+  public:
+    DtypeSweepTestCase()
+        : TestCase("layout sweep over compute types")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec hardware = HardwareSpec::Load("h100-sxm-80gb");
+        const ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        RunSpec base;
+        base.globalBatch = 64;
+        base.sequence = 2048;
+        base.fp8Scaling = "current";
+        SweepSpace space;
+        space.gpus = 8;
+        space.tp = {1, 2};
+        space.pp = {1};
+        space.microBatch = {2, 4};
+        space.recompute = {Recompute::SELECTIVE};
+        LayoutSweep bf16(model, hardware, base, space);
+        const std::vector<RunSpec> one = bf16.Candidates();
+        space.dtypes = {DataType::BF16, DataType::FP8};
+        LayoutSweep both(model, hardware, base, space);
+        const std::vector<RunSpec> candidates = both.Candidates();
+        RAPIDLLM_REQUIRE_EQ(candidates.size(), 2 * one.size(), "each layout in each type");
+        NS_TEST_EXPECT_MSG_EQ(both.GetSkipped(), 2 * bf16.GetSkipped(), "each skip twice");
+        for (std::size_t i = 0; i < one.size(); ++i)
+        {
+            RunSpec typed = one[i];
+            NS_TEST_EXPECT_MSG_EQ((candidates[2 * i] == typed), true, "bf16 first, as alone");
+            NS_TEST_EXPECT_MSG_EQ(candidates[2 * i].fp8Scaling,
+                                  std::string("delayed"),
+                                  "no fp8 casts to scale in bf16");
+            typed.dtype = DataType::FP8;
+            typed.fp8Scaling = "current";
+            NS_TEST_EXPECT_MSG_EQ((candidates[2 * i + 1] == typed), true, "then fp8");
+        }
+        // The fp8 row of a layout is its prediction alone.
+        space.dtypes = {DataType::FP8};
+        LayoutSweep fp8(model, hardware, base, space);
+        const SweepPoint alone = fp8.Evaluate(fp8.Candidates().front());
+        const SweepPoint within = both.Evaluate(candidates[1]);
+        NS_TEST_EXPECT_MSG_EQ(within.report.stepTimeS, alone.report.stepTimeS, "the same step");
+        NS_TEST_EXPECT_MSG_LT(within.report.stepTimeS,
+                              both.Evaluate(candidates[0]).report.stepTimeS,
+                              "fp8 GEMMs faster than bf16 ones on the H100");
+    }
+};
+
+/**
  * \brief A sweep over context and expert parallel degrees: every candidate uses the GPUs as
  * tp x pp x cp x dp, its expert degree divides the experts and dp x cp, the others are skipped
  * and counted; a context-parallel layout predicts what a direct run of it does.
@@ -1342,6 +1400,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
         AddTestCase(new ContextExpertSweepTestCase, TestCase::QUICK);
+        AddTestCase(new DtypeSweepTestCase, TestCase::QUICK);
         AddTestCase(new InstallCollectTestCase, TestCase::QUICK);
         AddTestCase(new InstallMisuseTestCase, TestCase::QUICK);
         AddTestCase(new PacketPreparedStepTestCase, TestCase::QUICK);

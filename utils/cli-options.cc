@@ -316,6 +316,10 @@ JobCliOptions()
              return o.For(Plus(jobAndSweep, {"gemm", "attention"}))
                  .HelpIn("gemm", "operand type")
                  .HelpIn("attention", "Q, K, V and O type")
+                 .ListIn("sweep", o.fallback)
+                 .HelpIn("sweep",
+                         "compute types to try (e.g. bf16,fp8), each with every layout: fp8 "
+                         "Transformer Engine's recipe (--fp8-scaling applies to its rows)")
                  .ListIn(kServing, o.fallback)
                  .HelpIn(kServing,
                          "weights' types to try (e.g. bf16,fp8,int4), each a row of every "

@@ -97,18 +97,35 @@ SplitText(const RunSpec& run)
     return "-";
 }
 
-/** Prints the ranked table (--top of each kind); \p candidates give each row's stage split. */
+/**
+ * Prints the ranked table (--top of each kind); \p candidates give each row's stage split and,
+ * where the sweep tries several (\p dtypes), its compute type.
+ */
 void
 PrintTable(const std::vector<SweepRow>& rows,
            const std::vector<RunSpec>& candidates,
-           uint64_t shown)
+           uint64_t shown,
+           bool dtypes)
 {
     auto split = [&](const SweepRow& r)
     {
         return r.layout < candidates.size() ? SplitText(candidates[r.layout]) : std::string("?");
     };
-    std::printf("%4s %4s %4s %5s %3s %3s %4s %4s %-10s %-8s %10s %8s %6s %9s %9s %9s %9s\n",
+    auto dtype = [&](const SweepRow* r)
+    {
+        if (!dtypes)
+        {
+            return std::string();
+        }
+        std::string cell = !r                              ? "dtype"
+                           : r->layout < candidates.size() ? ToString(candidates[r->layout].dtype)
+                                                           : "?";
+        cell.resize(std::max<std::size_t>(cell.size(), 5), ' ');
+        return cell + " ";
+    };
+    std::printf("%4s %s%4s %4s %5s %3s %3s %4s %4s %-10s %-8s %10s %8s %6s %9s %9s %9s %9s\n",
                 "rank",
+                dtype(nullptr).c_str(),
                 "tp",
                 "pp",
                 "dp",
@@ -136,9 +153,10 @@ PrintTable(const std::vector<SweepRow>& rows,
         const double gib = r.peakBytes / double(1ull << 30);
         if (r.fits)
         {
-            std::printf("%4llu %4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10.4f %8.1f %5.1f%% %9.4f "
+            std::printf("%4llu %s%4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10.4f %8.1f %5.1f%% %9.4f "
                         "%9.4f %9.4f %9.2f\n",
                         static_cast<unsigned long long>(++rank),
+                        dtype(&r).c_str(),
                         r.tp,
                         r.pp,
                         r.dp,
@@ -161,8 +179,9 @@ PrintTable(const std::vector<SweepRow>& rows,
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10s %8s %6s %9s %9s %9s %9.2f\n",
+        std::printf("%4s %s%4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10s %8s %6s %9s %9s %9s %9.2f\n",
                     "-",
+                    dtype(&r).c_str(),
                     r.tp,
                     r.pp,
                     r.dp,
@@ -226,10 +245,17 @@ RunSweepCommand(const CliArgs& args)
     RunSpec base;
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
     base.sequence = static_cast<uint32_t>(args.Count("seq"));
-    ParseDataType(args.Text("dtype"), base.dtype);
+    // The compute types to try (the first the base's).
+    std::vector<DataType> dtypes;
+    for (const std::string& name : args.Choices("dtype"))
+    {
+        ParseDataType(name, dtypes.emplace_back());
+    }
+    base.dtype = dtypes.front();
     // As run: fp8 scaling has nothing to scale without fp8 GEMMs, and a sweep that ignored it
     // would hide a mistyped job.
-    if (args.Has("fp8-scaling") && base.dtype != DataType::FP8)
+    if (args.Has("fp8-scaling")
+        && std::find(dtypes.begin(), dtypes.end(), DataType::FP8) == dtypes.end())
     {
         throw SpecError(kCommandLine,
                         "fp8-scaling",
@@ -272,9 +298,16 @@ RunSweepCommand(const CliArgs& args)
                                 + " has no experts)");
         }
     }
-    // What holds for every layout (the sequence against the model's positions, sizes) is an
-    // error here, before the sweep would rule out each layout in turn.
-    base.Validate(m, kCommandLine);
+    // What holds for every layout (the sequence against the model's positions, sizes, a compute
+    // type training takes) is an error here, before the sweep would rule out each layout in
+    // turn.
+    for (DataType dtype : dtypes)
+    {
+        RunSpec typed = base;
+        typed.dtype = dtype;
+        typed.fp8Scaling = dtype == DataType::FP8 ? base.fp8Scaling : RunSpec().fp8Scaling;
+        typed.Validate(m, kCommandLine);
+    }
     base.moeA2aOverlap = args.Flag("moe-a2a-overlap");
     if (base.moeA2aOverlap && !m.IsMoe())
     {
@@ -299,6 +332,10 @@ RunSweepCommand(const CliArgs& args)
                             + std::to_string(base.parallel.zeroStage) + "); drop it or use auto");
     }
     SweepSpace space;
+    if (dtypes.size() > 1)
+    {
+        space.dtypes = dtypes;
+    }
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));
     space.tp = args.Counts32("tp");
     if (args.HasValue("pp"))
@@ -497,6 +534,11 @@ RunSweepCommand(const CliArgs& args)
                                     + (shardCount > 1 ? " shard" : ""));
             }
             rows[r.layout] = r;
+            if (r.dtype.empty())
+            {
+                // A row of a sweep from before the column: the type it ran in.
+                rows[r.layout].dtype = ToString(candidates[r.layout].dtype);
+            }
         }
     }
     std::vector<uint64_t> left;
@@ -679,23 +721,25 @@ RunSweepCommand(const CliArgs& args)
     {
         fit += r.fits ? 1 : 0;
     }
-    std::printf("%s training on %u x %s, global batch %u, sequence %u%s: %zu layouts%s, %llu "
-                "fit in memory, %u ruled out by the model or batch\n",
-                m.name.c_str(),
-                space.gpus,
-                h.gpu.name.c_str(),
-                base.globalBatch,
-                base.sequence,
-                base.parallel.etp == 1 ? ", whole experts (etp 1)" : "",
-                ranked.size(),
-                shardCount > 1
-                    ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
-                       + " of " + std::to_string(candidates.size()) + ")")
-                          .c_str()
-                    : "",
-                static_cast<unsigned long long>(fit),
-                skipped);
-    PrintTable(ranked, candidates, shown);
+    std::printf(
+        "%s training on %u x %s, global batch %u, sequence %u, %s%s: %zu layouts%s, %llu "
+        "fit in memory, %u ruled out by the model or batch\n",
+        m.name.c_str(),
+        space.gpus,
+        h.gpu.name.c_str(),
+        base.globalBatch,
+        base.sequence,
+        (space.dtypes.size() > 1 ? "each layout in " + args.Text("dtype") : ToString(base.dtype))
+            .c_str(),
+        base.parallel.etp == 1 ? ", whole experts (etp 1)" : "",
+        ranked.size(),
+        shardCount > 1 ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
+                          + " of " + std::to_string(candidates.size()) + ")")
+                             .c_str()
+                       : "",
+        static_cast<unsigned long long>(fit),
+        skipped);
+    PrintTable(ranked, candidates, shown, space.dtypes.size() > 1);
     return 0;
 }
 
