@@ -344,11 +344,12 @@ struct PrefillReplay
 
 /**
  * \ingroup rapid-llm
- * \brief Predicts the serving layouts of an inference job: for every tp x pp x batch of a
- * ServingSpace, one replica's time to first token, time per output token, throughput per GPU,
- * energy per token and memory verdict. Combinations the model or the budget rule out (tp x pp
- * x cp not dividing the GPUs, heads not divisible by tp, ...) are skipped and counted. With
- * whole experts (the job's etp 1) each layout's expert parallelism is its tp x cp.
+ * \brief Predicts the serving layouts of an inference job: for every tp x pp x batch (and
+ * hardware and precision, where the space lists them) of a ServingSpace, one replica's time to
+ * first token, time per output token, throughput per GPU, energy per token and memory verdict.
+ * Combinations the model or the budget rule out (tp x pp x cp not dividing the GPUs, heads not
+ * divisible by tp, ...) are skipped and counted. With whole experts (the job's etp 1) each layout's
+ * expert parallelism is its tp x cp.
  *
  * Continuous batching (closed loop: `batch` requests in flight, each of P prompt and G
  * generated tokens, a new one admitted as one finishes) is put together from three replays of
@@ -399,7 +400,7 @@ class ServingStudy
                  bool symmetry);
 
     /**
-     * \return the valid combinations' job options, in the order precision, tp, pp, dp, batch of
+     * \return the valid combinations' job options, in the order variant, tp, pp, dp, batch of
      * the space
      */
     const std::vector<JobOptions>& Candidates() const;
@@ -492,7 +493,7 @@ class ServingStudy
 
   private:
     /**
-     * The layouts that hold a prefill, by precision (ServingRow::Precision), tp and pp: the row
+     * The layouts that hold a prefill, by variant (ServingRow::Variant), tp and pp: the row
      * and the candidate resolved
      */
     using PrefillLayouts = std::map<ServingPrefillKey, std::pair<ServingRow, ResolvedJob>>;

@@ -570,7 +570,7 @@ RunStudyServingCommand(const CliArgs& args)
 
     const uint64_t workers =
         args.Count("workers") > 0 ? args.Count("workers") : WorkerPool::Processors();
-    // A worker evaluates every batch of a layout (the candidates come precision, tp, pp, dp,
+    // A worker evaluates every batch of a layout (the candidates come variant, tp, pp, dp,
     // then batch):
     // they share their curves' replays, which the study remembers; with more workers than
     // layouts, each batch on its own.
