@@ -543,8 +543,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
         JobOptions check = withVariant(base, variant);
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
-        m_variants.push_back(
-            {job.hardwareSource, ToString(job.run.dtype), ToString(job.run.KvCacheType())});
+        m_variants.push_back({job.hardwareSource,
+                              ToString(job.run.dtype),
+                              ToString(job.run.KvCacheType()),
+                              job.hardware.gpu.Runs(job.run.dtype)
+                                  ? ""
+                                  : job.hardwareSource + ": " + job.hardware.gpu.name
+                                        + " lists no rate for " + ToString(job.run.dtype)
+                                        + " (it lists " + job.hardware.gpu.ListedTypes() + ")"});
         if (std::none_of(m_hardwareJobs.begin(),
                          m_hardwareJobs.end(),
                          [&job](const ResolvedJob& known)
@@ -778,7 +784,9 @@ ServingStudy::ServingStudy(const JobOptions& options,
                     const std::string layout = named + "tp " + std::to_string(tp) + " x pp "
                                                + std::to_string(pp) + " x cp " + std::to_string(cp)
                                                + (dp > 1 ? " x dp " + std::to_string(dp) : "");
-                    const auto [field, reason] = ruledOut(layout, dp, instanceGpus);
+                    const auto [field, reason] =
+                        v.ruledOut.empty() ? ruledOut(layout, dp, instanceGpus)
+                                           : std::make_pair(std::string("dtype"), v.ruledOut);
                     for (uint32_t batch : space.batch)
                     {
                         if (!reason.empty())

@@ -323,8 +323,13 @@ struct ServingVariant
     std::string hardware;     //!< the hardware as --hardware names it (preset or file)
     std::string dtype;        //!< the weights' type
     std::string kvCacheDtype; //!< the KV cache's type (auto resolved)
+    /**
+     * why none of its layouts is tried ("" when they are): its GPU lists no rate for the
+     * weights' type (an A100 and fp8); a study that lists machines and types tries the others
+     */
+    std::string ruledOut;
 
-    /** \return whether the two name the same variant */
+    /** \return whether the two name the same variant (its machine and types) */
     bool operator==(const ServingVariant& o) const;
 };
 

@@ -233,26 +233,32 @@ class ServingPrecisionsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((Precisions(once) == twoOf), true, "each once");
         NS_TEST_EXPECT_MSG_EQ(once.Candidates().size(), 2u, "a row each");
 
-        // A type the GPU cannot run is named, as `run` names it.
+        // A type a GPU cannot run rules its variant out with the reason (the others run); alone,
+        // it is the study's error.
         ServingSpace a100;
         a100.gpus = 1;
         a100.tp = {1};
-        a100.batch = {4};
+        a100.batch = {4, 8};
+        a100.hardware = {"h100-sxm-80gb", "a100-sxm-80gb"};
         a100.dtypes = {"bf16", "fp8"};
-        JobOptions job = SmallServingJob();
-        job.Set("hardware", "a100-sxm-80gb");
-        const ServingStudy study(job, a100, "flow", "", true);
-        NS_TEST_EXPECT_MSG_EQ(study.Candidates().size(), 2u, "one row a precision");
-        bool named = false;
-        try
-        {
-            study.Run();
-        }
-        catch (const SpecError& e)
-        {
-            named = std::string(e.what()).find("fp8") != std::string::npos;
-        }
-        NS_TEST_EXPECT_MSG_EQ(named, true, "the A100 has no fp8 rate");
+        const ServingStudy mixed(SmallServingJob(), a100, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(mixed.Candidates().size(), 6u, "3 runnable variants x 2 batches");
+        NS_TEST_EXPECT_MSG_EQ(mixed.GetSkipped(), 2u, "the A100's fp8 batches");
+        RAPIDLLM_REQUIRE_EQ(mixed.Variants().size(), 4u, "every variant listed");
+        NS_TEST_EXPECT_MSG_NE(mixed.Variants()[3].ruledOut.find("lists no rate for fp8"),
+                              std::string::npos,
+                              mixed.Variants()[3].ruledOut);
+        NS_TEST_EXPECT_MSG_EQ(mixed.Run().size(), 6u, "the others run");
+        a100.hardware = {"a100-sxm-80gb"};
+        a100.dtypes = {"fp8"};
+        const std::string alone = ErrorOf(
+            [&]()
+            {
+                ServingStudy(SmallServingJob(), a100, "flow", "", true);
+            });
+        NS_TEST_EXPECT_MSG_NE(alone.find("lists no rate for fp8 (it lists fp32, tf32, fp16"),
+                              std::string::npos,
+                              alone);
     }
 };
 

@@ -546,6 +546,16 @@ RunStudyServingCommand(const CliArgs& args)
     JobBackendAndRouting(args, ResolvedJob(), backend, routing);
     RefusePacketCaptures(args.Text("packet"), "a serving study runs a network per layout");
     const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
+    for (const ServingVariant& v : study.Variants())
+    {
+        if (!v.ruledOut.empty())
+        {
+            std::fprintf(stderr,
+                         "note: %s; its %s rows are not tried\n",
+                         v.ruledOut.c_str(),
+                         v.dtype.c_str());
+        }
+    }
     if (!space.trace.requests.empty())
     {
         const ModelSpec& model = study.FirstJob().model;

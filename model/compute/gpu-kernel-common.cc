@@ -28,26 +28,10 @@ MatmulPeak(const GpuSpec& g, DataType type, bool& tensor)
     if (peak <= 0)
     {
         // Name the types the GPU can run, so that the user can pick one (--dtype).
-        std::set<DataType> types;
-        for (const auto* rates : {&g.tensorFlops, &g.vectorFlops})
-        {
-            for (const auto& [t, flops] : *rates)
-            {
-                if (flops > 0)
-                {
-                    types.insert(t);
-                }
-            }
-        }
-        std::string listed;
-        for (DataType t : types)
-        {
-            listed += (listed.empty() ? "" : ", ") + ToString(t);
-        }
         throw SpecError(g.name,
                         "gpu.tensor_tflops",
                         "no tensor or vector FLOP rate for data type " + ToString(type)
-                            + "; the GPU lists " + listed);
+                            + "; the GPU lists " + g.ListedTypes());
     }
     return peak;
 }

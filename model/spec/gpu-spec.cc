@@ -7,6 +7,7 @@
 #include "spec-reader.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace ns3 {
@@ -30,6 +31,43 @@ GpuSpec::VectorFlops(DataType type) const
     }
     it = vectorFlops.find(DataType::FP32);
     return it == vectorFlops.end() ? 0.0 : it->second;
+}
+
+bool
+GpuSpec::Runs(DataType type) const
+{
+    type = MmaTypeOf(type);
+    for (const auto* rates : {&tensorFlops, &vectorFlops})
+    {
+        const auto it = rates->find(type);
+        if (it != rates->end() && it->second > 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string
+GpuSpec::ListedTypes() const
+{
+    std::set<DataType> types;
+    for (const auto* rates : {&tensorFlops, &vectorFlops})
+    {
+        for (const auto& [type, flops] : *rates)
+        {
+            if (flops > 0)
+            {
+                types.insert(type);
+            }
+        }
+    }
+    std::string listed;
+    for (DataType type : types)
+    {
+        listed += (listed.empty() ? "" : ", ") + ToString(type);
+    }
+    return listed;
 }
 
 double

@@ -118,6 +118,13 @@ struct GpuSpec
     /** \return vector FLOP/s for \p type (falls back to fp32) */
     double VectorFlops(DataType type) const;
     /**
+     * \return whether the GPU lists a rate (tensor or vector) for the multiplies of \p type
+     * (MmaTypeOf): a GEMM in it can run (an A100 has no fp8 rate)
+     */
+    bool Runs(DataType type) const;
+    /** \return "fp32, tf32, fp16, bf16, int8": the types the GPU lists a rate for */
+    std::string ListedTypes() const;
+    /**
      * \return the highest FLOP/s the GPU reaches in \p type, on tensor or vector units (fp32
      * also on TF32 tensor cores); its highest rate of any type when it lists none for \p type.
      * The bound no kernel or report may exceed.
