@@ -252,8 +252,13 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
                             "shard " + std::to_string(index) + "/" + std::to_string(n)
                                 + " is given twice");
         }
-        for (const SweepRow& r : ReadSweepCsv((fs::path(dir) / "results.csv").string()))
+        for (SweepRow r : ReadSweepCsv((fs::path(dir) / "results.csv").string()))
         {
+            if (r.dtype.empty())
+            {
+                // A shard from before the column: its sweep had the one type its inputs name.
+                r.dtype = common.value("dtype", std::string());
+            }
             if (!rows.emplace(r.layout, r).second)
             {
                 throw SpecError((fs::path(dir) / "results.csv").string(),

@@ -181,14 +181,14 @@ class CliSweepTestCase : public TestCase
         // Folders written before the sweep had the cp and ep columns, or the compute type,
         // resume: their rows read with cp = ep = 1 and the sweep's type, the file is rewritten
         // in today's columns, the rest appended.
-        // \return the first rows of the reference without the fields at \p drop (0-based, all
-        // before any quoted field)
-        auto older = [&reference](const std::vector<std::size_t>& drop)
+        // \return the first \p count rows of the reference without the fields at \p drop
+        // (0-based, all before any quoted field)
+        auto older = [&reference](const std::vector<std::size_t>& drop, std::size_t count)
         {
             std::istringstream lines(reference);
             std::string out;
             std::string line;
-            for (int i = 0; i < 1 + 6 && std::getline(lines, line); ++i)
+            for (std::size_t i = 0; i < 1 + count && std::getline(lines, line); ++i)
             {
                 std::string kept;
                 std::size_t field = 0;
@@ -213,7 +213,7 @@ class CliSweepTestCase : public TestCase
             const std::string folder = dir + "/" + name;
             std::filesystem::create_directories(folder);
             std::filesystem::copy_file(dir + "/one/sweep.json", folder + "/sweep.json");
-            std::ofstream(folder + "/results.csv", std::ios::binary) << older(drop);
+            std::ofstream(folder + "/results.csv", std::ios::binary) << older(drop, 6);
             NS_TEST_EXPECT_MSG_EQ(
                 ReadSweepCsv(folder + "/results.csv").size(), 6u, name + ": old rows read");
             CliResult upgraded =
@@ -221,6 +221,16 @@ class CliSweepTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(upgraded.status, 0, upgraded.err);
             NS_TEST_EXPECT_MSG_EQ(
                 ReadText(folder + "/results.csv"), reference, name + ": an older folder resumed");
+            // A whole older folder merges into today's file.
+            const std::string whole = folder + "-whole";
+            std::filesystem::create_directories(whole);
+            std::filesystem::copy_file(dir + "/one/sweep.json", whole + "/sweep.json");
+            std::ofstream(whole + "/results.csv", std::ios::binary) << older(drop, 1000);
+            CliResult merged = RunCli({"merge", whole, "--out=" + whole + "-merged"}, dir);
+            NS_TEST_EXPECT_MSG_EQ(merged.status, 0, merged.err);
+            NS_TEST_EXPECT_MSG_EQ(ReadText(whole + "-merged/results.csv"),
+                                  reference,
+                                  name + ": an older folder merged");
         }
 
         // An interrupt (SIGINT) stops cleanly: exit 130, the rows kept, how to go on.
