@@ -2322,6 +2322,8 @@ class CliServingStudyTestCase : public TestCase
         for (const char* said : {"4 x NVIDIA H100-SXM5-80GB or NVIDIA A100-SXM4-80GB",
                                  "rank hardware       tp",
                                  "(8192 on h100-sxm-80gb, 2048 on a100-sxm-80gb)",
+                                 "Best of each within the targets (else the best that fits):\n"
+                                 "  h100-sxm-80gb ",
                                  "# hardware: [{\"source\":\"h100-sxm-80gb\""})
         {
             NS_TEST_EXPECT_MSG_NE(machines.out.find(said), std::string::npos, machines.out);

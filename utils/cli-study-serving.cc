@@ -416,6 +416,58 @@ PrintKvLimited(const std::vector<ServingRow>& rows, uint64_t shown)
     }
 }
 
+/**
+ * Prints, where the study tries several machines or precisions, each one's first-ranked row:
+ * the answer to "which machine, which precision" without reading the whole table.
+ */
+void
+PrintBestByVariant(const std::vector<ServingRow>& rows,
+                   const std::vector<ServingVariant>& variants,
+                   const VariantColumns& columns,
+                   bool targets)
+{
+    std::printf("Best of each%s:\n",
+                targets ? " within the targets (else the best that fits)" : "");
+    for (const ServingVariant& v : variants)
+    {
+        if (!v.ruledOut.empty())
+        {
+            continue; // noted on stderr
+        }
+        // The rows are ranked: a variant's first one is its best.
+        const auto best = std::find_if(rows.begin(),
+                                       rows.end(),
+                                       [&v](const ServingRow& r)
+                                       {
+                                           return r.hardware == v.hardware && r.dtype == v.dtype
+                                                  && r.kvCacheDtype == v.kvCacheDtype;
+                                       });
+        ServingRow named;
+        named.hardware = v.hardware;
+        named.dtype = v.dtype;
+        named.kvCacheDtype = v.kvCacheDtype;
+        std::printf("  %s", columns.Cells(&named).c_str());
+        if (best == rows.end() || !best->fits)
+        {
+            std::printf("no layout fits\n");
+            continue;
+        }
+        const ServingRow& r = *best;
+        // With --goodput the rows rank by it, else by capacity (with --size by the GPUs taken).
+        const bool goodput = r.loaded && r.load.goodputRps >= 0;
+        const std::string tpot =
+            r.loaded ? "" : ", TPOT " + FormatNumber(std::round(r.tpotS * 1e4) / 10) + " ms";
+        std::printf("%s (%llu GPUs), batch %u: %.1f tokens/s per GPU%s%s%s\n",
+                    ServingPlanName(r).c_str(),
+                    static_cast<unsigned long long>(ServingRowGpus(r)),
+                    r.batch,
+                    goodput ? r.load.tokensPerSPerGpu : r.tokensPerSPerGpu,
+                    goodput ? " at its goodput" : "",
+                    tpot.c_str(),
+                    targets && !r.meetsSlo ? " (misses the targets)" : "");
+    }
+}
+
 } // namespace
 
 int
@@ -892,6 +944,10 @@ RunStudyServingCommand(const CliArgs& args)
         }
     }
     PrintKvLimited(rows, args.Count("top"));
+    if (study.Variants().size() > 1)
+    {
+        PrintBestByVariant(rows, study.Variants(), variant, !targets.empty());
+    }
     if (space.prefixHit < 1)
     {
         std::printf("Prefix cache: %s%% of the requests find the %u-token cached prefix, the "
