@@ -106,6 +106,23 @@ Precisions(const ServingStudy& study)
     return precisions;
 }
 
+/**
+ * \return the KV handover of the first fitting disaggregated row of \p variant whose decode and
+ * prefill instances are both tp 1 (0: none)
+ */
+double
+Tp1Transfer(const std::vector<ServingRow>& rows, const std::string& variant)
+{
+    for (const ServingRow& r : rows)
+    {
+        if (r.fits && r.Variant() == variant && r.tp == 1 && r.prefillTp == 1)
+        {
+            return r.kvTransferS;
+        }
+    }
+    return 0.0;
+}
+
 /** \return a fitting row of a synthetic study */
 ServingRow
 Row(uint64_t layout, double tpotS, double ttftS, double tokensPerSPerGpu)
@@ -201,20 +218,10 @@ class ServingPrecisionsTestCase : public TestCase
                 continue;
             }
             // A one-byte cache sends half the bytes: the same pair of layouts transfers faster.
-            auto transfer = [&rows](const std::string& precision)
-            {
-                for (const ServingRow& r : rows)
-                {
-                    if (r.fits && r.Precision() == precision && r.tp == 1 && r.prefillTp == 1)
-                    {
-                        return r.kvTransferS;
-                    }
-                }
-                return 0.0;
-            };
-            NS_TEST_EXPECT_MSG_GT(transfer("bf16/fp8"), 0, "a tp1 pair");
-            NS_TEST_EXPECT_MSG_LT(transfer("bf16/fp8"),
-                                  0.75 * transfer("bf16/bf16"),
+            const double oneByte = Tp1Transfer(rows, "h100-sxm-80gb bf16/fp8");
+            NS_TEST_EXPECT_MSG_GT(oneByte, 0, "a tp1 pair");
+            NS_TEST_EXPECT_MSG_LT(oneByte,
+                                  0.75 * Tp1Transfer(rows, "h100-sxm-80gb bf16/bf16"),
                                   "the prefill instances hold the decode row's cache type");
         }
 
@@ -324,20 +331,10 @@ class ServingHardwareTestCase : public TestCase
             if (batching == Batching::DISAGGREGATED)
             {
                 // The A100 node's NVLink is slower: the same pair hands a cache over slower.
-                auto transfer = [&rows](const std::string& variant)
-                {
-                    for (const ServingRow& r : rows)
-                    {
-                        if (r.fits && r.Variant() == variant && r.tp == 1 && r.prefillTp == 1)
-                        {
-                            return r.kvTransferS;
-                        }
-                    }
-                    return 0.0;
-                };
-                NS_TEST_EXPECT_MSG_GT(transfer("h100-sxm-80gb bf16/bf16"), 0, "a tp1 pair");
-                NS_TEST_EXPECT_MSG_GT(transfer("a100-sxm-80gb bf16/bf16"),
-                                      1.2 * transfer("h100-sxm-80gb bf16/bf16"),
+                const double h100 = Tp1Transfer(rows, "h100-sxm-80gb bf16/bf16");
+                NS_TEST_EXPECT_MSG_GT(h100, 0, "a tp1 pair");
+                NS_TEST_EXPECT_MSG_GT(Tp1Transfer(rows, "a100-sxm-80gb bf16/bf16"),
+                                      1.2 * h100,
                                       "300 against 450 GB/s");
             }
         }
