@@ -121,11 +121,7 @@ LayoutSweep::Candidates()
                         setting.parallel.virtualStages = vpp;
                         setting.microBatch = mbs;
                         setting.recompute = r;
-                        setting.dtype = dtype;
-                        // fp8 scaling has no fp8 casts to scale in another type.
-                        setting.fp8Scaling =
-                            dtype == DataType::FP8 ? m_base.fp8Scaling : RunSpec().fp8Scaling;
-                        settings.push_back(setting);
+                        settings.push_back(TypedRun(setting, dtype));
                     }
                 }
             }
@@ -174,6 +170,18 @@ LayoutSweep::Candidates()
         }
     }
     return out;
+}
+
+RunSpec
+TypedRun(const RunSpec& base, DataType dtype)
+{
+    RunSpec run = base;
+    run.dtype = dtype;
+    if (dtype != DataType::FP8)
+    {
+        run.fp8Scaling = RunSpec().fp8Scaling;
+    }
+    return run;
 }
 
 bool

@@ -79,6 +79,13 @@ struct SweepSpace
 bool UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last);
 
 /**
+ * \param base a run \param dtype a compute type
+ * \return \p base computing in \p dtype: its fp8 scaling kept for fp8, Transformer Engine's
+ * default otherwise (no fp8 casts to scale), as a sweep over compute types runs it
+ */
+RunSpec TypedRun(const RunSpec& base, DataType dtype);
+
+/**
  * \ingroup rapid-llm
  * \brief One layout of a sweep and what became of it.
  */

@@ -303,10 +303,7 @@ RunSweepCommand(const CliArgs& args)
     // turn.
     for (DataType dtype : dtypes)
     {
-        RunSpec typed = base;
-        typed.dtype = dtype;
-        typed.fp8Scaling = dtype == DataType::FP8 ? base.fp8Scaling : RunSpec().fp8Scaling;
-        typed.Validate(m, kCommandLine);
+        TypedRun(base, dtype).Validate(m, kCommandLine);
     }
     base.moeA2aOverlap = args.Flag("moe-a2a-overlap");
     if (base.moeA2aOverlap && !m.IsMoe())

@@ -7,7 +7,6 @@
 #include "ns3/spec-error.h"
 
 #include <algorithm>
-#include <set>
 
 namespace ns3 {
 namespace rapidllm {
