@@ -60,6 +60,16 @@ AlternativesText(const std::vector<std::string>& names)
     return text;
 }
 
+/** Appends \p name to \p names unless it is there (the names in the order first met). */
+void
+AddOnce(std::vector<std::string>& names, const std::string& name)
+{
+    if (std::find(names.begin(), names.end(), name) == names.end())
+    {
+        names.push_back(name);
+    }
+}
+
 /** \return a row's energy per token, J, or "-" when unknown */
 std::string
 EnergyText(const ServingRow& r)
@@ -685,7 +695,7 @@ RunStudyServingCommand(const CliArgs& args)
                 catch (const Error& e)
                 {
                     const JobOptions& c = candidates[i];
-                    std::string precision; // where the study tries a list of them
+                    std::string varied; // the hardware and types, where the study lists them
                     for (const auto& [name, list] :
                          {std::make_pair("hardware", &space.hardware),
                           std::make_pair("dtype", &space.dtypes),
@@ -693,10 +703,10 @@ RunStudyServingCommand(const CliArgs& args)
                     {
                         if (!list->empty())
                         {
-                            precision += std::string(name) + " " + c.Get(name) + ", ";
+                            varied += std::string(name) + " " + c.Get(name) + ", ";
                         }
                     }
-                    throw Error(precision + "tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp "
+                    throw Error(varied + "tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp "
                                 + c.Get("dp") + ", batch " + c.Get("batch") + ": " + e.what());
                 }
             }
@@ -756,10 +766,7 @@ RunStudyServingCommand(const CliArgs& args)
     std::vector<std::string> gpus; // the hardware's GPUs, each once
     for (const ResolvedJob& job : study.HardwareJobs())
     {
-        if (std::find(gpus.begin(), gpus.end(), job.hardware.gpu.name) == gpus.end())
-        {
-            gpus.push_back(job.hardware.gpu.name);
-        }
+        AddOnce(gpus, job.hardware.gpu.name);
     }
     const bool machines = study.HardwareJobs().size() > 1;
     const std::string title = first.model.name + " serving on " + std::to_string(space.gpus) + " x "
@@ -808,14 +815,8 @@ RunStudyServingCommand(const CliArgs& args)
     }
     for (const ServingVariant& v : study.Variants())
     {
-        for (auto [names, name] :
-             {std::make_pair(&weights, v.dtype), std::make_pair(&caches, v.kvCacheDtype)})
-        {
-            if (std::find(names->begin(), names->end(), name) == names->end())
-            {
-                names->push_back(name);
-            }
-        }
+        AddOnce(weights, v.dtype);
+        AddOnce(caches, v.kvCacheDtype);
     }
     variant.precision = weights.size() > 1 || caches.size() > 1;
     std::ostringstream setup;
