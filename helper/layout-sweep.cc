@@ -58,12 +58,25 @@ LayoutSweep::LayoutSweep(const ModelSpec& model,
                          const RunSpec& base,
                          const SweepSpace& space,
                          const std::string& backend)
+    : LayoutSweep(model, std::vector<HardwareSpec>{hardware}, base, space, backend)
+{}
+
+LayoutSweep::LayoutSweep(const ModelSpec& model,
+                         const std::vector<HardwareSpec>& machines,
+                         const RunSpec& base,
+                         const SweepSpace& space,
+                         const std::string& backend)
     : m_model(model)
-    , m_hardware(hardware)
+    , m_machines(machines)
     , m_base(base)
     , m_space(space)
     , m_backend(backend)
-{}
+{
+    if (m_machines.empty())
+    {
+        throw std::invalid_argument("a layout sweep needs a machine");
+    }
+}
 
 uint32_t
 LayoutSweep::GetSkipped() const
@@ -77,6 +90,18 @@ LayoutSweep::GetFirstSkipReason() const
     return m_firstSkip;
 }
 
+uint32_t
+LayoutSweep::GetMachine(uint64_t candidate) const
+{
+    return m_machineOf.at(candidate);
+}
+
+std::vector<std::pair<uint32_t, DataType>>
+LayoutSweep::GetRuledOut() const
+{
+    return m_ruledOut;
+}
+
 std::vector<RunSpec>
 LayoutSweep::Candidates()
 {
@@ -84,6 +109,41 @@ LayoutSweep::Candidates()
     {
         throw SpecError("sweep", "mode", "a layout sweep is for training jobs");
     }
+    m_skipped = 0;
+    m_firstSkip.clear();
+    m_machineOf.clear();
+    m_ruledOut.clear();
+    std::vector<RunSpec> out;
+    const std::vector<DataType> dtypes =
+        m_space.dtypes.empty() ? std::vector<DataType>{m_base.dtype} : m_space.dtypes;
+    for (uint32_t machine = 0; machine < m_machines.size(); ++machine)
+    {
+        std::vector<DataType> runnable;
+        for (DataType dtype : dtypes)
+        {
+            if (m_machines[machine].gpu.Runs(dtype))
+            {
+                runnable.push_back(dtype);
+            }
+            else
+            {
+                m_ruledOut.emplace_back(machine, dtype);
+            }
+        }
+        if (runnable.empty())
+        {
+            continue;
+        }
+        const std::vector<RunSpec> layouts = Layouts(runnable);
+        out.insert(out.end(), layouts.begin(), layouts.end());
+        m_machineOf.resize(out.size(), machine);
+    }
+    return out;
+}
+
+std::vector<RunSpec>
+LayoutSweep::Layouts(const std::vector<DataType>& dtypes)
+{
     std::vector<uint32_t> pps = m_space.pp;
     if (pps.empty())
     {
@@ -99,8 +159,6 @@ LayoutSweep::Candidates()
         }
     }
     std::vector<RunSpec> out;
-    m_skipped = 0;
-    m_firstSkip.clear();
     // What each tp x pp x cp shape tries, in the order a results.csv numbers the layouts: ep,
     // vpp, mbs, recompute, then the compute type.
     RunSpec setting = m_base;
@@ -113,9 +171,7 @@ LayoutSweep::Candidates()
             {
                 for (Recompute r : m_space.recompute)
                 {
-                    for (DataType dtype : m_space.dtypes.empty()
-                                              ? std::vector<DataType>{m_base.dtype}
-                                              : m_space.dtypes)
+                    for (DataType dtype : dtypes)
                     {
                         setting.parallel.ep = ep;
                         setting.parallel.virtualStages = vpp;
@@ -219,14 +275,15 @@ LayoutSweep::Complete(RunSpec& run, std::string& why) const
 }
 
 SweepPoint
-LayoutSweep::Evaluate(const RunSpec& run) const
+LayoutSweep::Evaluate(const RunSpec& run, uint32_t machine) const
 {
     SweepPoint p;
     p.run = run;
+    p.machine = machine;
     Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
     helper->SetBackend(m_backend);
     helper->SetModel(m_model);
-    helper->SetHardware(m_hardware);
+    helper->SetHardware(m_machines.at(machine));
     helper->SetRun(run);
     // The memory check costs a fraction of the replay; only layouts that fit are replayed.
     p.report = helper->CheckMemory();
@@ -241,9 +298,10 @@ std::vector<SweepPoint>
 LayoutSweep::Run()
 {
     std::vector<SweepPoint> points;
-    for (const RunSpec& run : Candidates())
+    const std::vector<RunSpec> candidates = Candidates();
+    for (std::size_t i = 0; i < candidates.size(); ++i)
     {
-        points.push_back(Evaluate(run));
+        points.push_back(Evaluate(candidates[i], m_machineOf[i]));
     }
     // Fitting layouts by step time, then the rest by peak memory; ties keep the candidate order.
     std::stable_sort(points.begin(),

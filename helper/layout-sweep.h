@@ -91,14 +91,16 @@ RunSpec TypedRun(const RunSpec& base, DataType dtype);
  */
 struct SweepPoint
 {
-    RunSpec run;      //!< the layout (the base run with the swept fields set)
-    RunReport report; //!< memory verdict always; the timing when it fits (report.feasible)
+    RunSpec run;          //!< the layout (the base run with the swept fields set)
+    uint32_t machine = 0; //!< the machine it ran on: its index among the sweep's (0 with one)
+    RunReport report;     //!< memory verdict always; the timing when it fits (report.feasible)
 };
 
 /**
  * \ingroup rapid-llm
- * \brief Predicts every valid layout of a SweepSpace for a training job and ranks them: the
- * layouts that fit by step time, then those that do not by peak memory. Layouts the model or
+ * \brief Predicts every valid layout of a SweepSpace for a training job, on one machine or on
+ * each of several, and ranks them: the layouts that fit by step time, then those that do not by
+ * peak memory. Layouts the model or
  * batch rule out (heads not divisible by tp, layers by pp unless SweepSpace::unevenStages,
  * global batch by micro-batch x dp) are skipped and counted. Memory is checked before the (slower)
  * replay, so layouts that cannot run cost little.
@@ -119,6 +121,22 @@ class LayoutSweep
                 const SweepSpace& space,
                 const std::string& backend = "flow");
 
+    /**
+     * \brief A sweep of every layout on each of several machines (the same number of GPUs of
+     * each), ranked together: which machine and layout train the job fastest.
+     * \param model the model
+     * \param machines the machines (at least one); a machine whose GPU lists no rate for one of
+     *        the compute types tries the others (GetRuledOut)
+     * \param base the run settings every layout shares
+     * \param space the layouts to try on each machine
+     * \param backend network backend of the replays ("flow" or "packet")
+     */
+    LayoutSweep(const ModelSpec& model,
+                const std::vector<HardwareSpec>& machines,
+                const RunSpec& base,
+                const SweepSpace& space,
+                const std::string& backend = "flow");
+
     /** \return the ranked points (best first); deterministic for the same inputs */
     std::vector<SweepPoint> Run();
 
@@ -132,16 +150,30 @@ class LayoutSweep
     std::string GetFirstSkipReason() const;
 
     /**
-     * \return the layouts of the space that pass RunSpec::Validate, in a fixed order (a
-     * layout's index in it names the layout in a sweep's results.csv)
+     * \return the layouts of the space that pass RunSpec::Validate, in a fixed order, the
+     * machine outermost (a layout's index in it names the layout in a sweep's results.csv)
      */
     std::vector<RunSpec> Candidates();
 
     /**
-     * \brief Predicts one layout: its memory, and its timing when it fits.
-     * \param run the layout (one of Candidates()) \return the point
+     * \param candidate an index into the last Candidates()
+     * \return the index of the machine that candidate runs on
      */
-    SweepPoint Evaluate(const RunSpec& run) const;
+    uint32_t GetMachine(uint64_t candidate) const;
+
+    /**
+     * \return the machines (by index) and compute types not tried in the last Candidates():
+     * the machine's GPU lists no rate for the type (an A100 and fp8)
+     */
+    std::vector<std::pair<uint32_t, DataType>> GetRuledOut() const;
+
+    /**
+     * \brief Predicts one layout: its memory, and its timing when it fits.
+     * \param run the layout (one of Candidates())
+     * \param machine the machine it runs on (GetMachine of its index)
+     * \return the point
+     */
+    SweepPoint Evaluate(const RunSpec& run, uint32_t machine = 0) const;
 
   private:
     /**
@@ -152,13 +184,21 @@ class LayoutSweep
      */
     bool Complete(RunSpec& run, std::string& why) const;
 
-    ModelSpec m_model;       //!< the model
-    HardwareSpec m_hardware; //!< the machine
-    RunSpec m_base;          //!< shared settings
-    SweepSpace m_space;      //!< what to try
-    std::string m_backend;   //!< network backend
-    uint32_t m_skipped = 0;  //!< invalid layouts in the last Run()
-    std::string m_firstSkip; //!< why the first of them was skipped
+    /**
+     * \param dtypes the compute types to try \return the valid layouts of the space in them,
+     * in results.csv's order (the skipped ones counted)
+     */
+    std::vector<RunSpec> Layouts(const std::vector<DataType>& dtypes);
+
+    ModelSpec m_model;                                     //!< the model
+    std::vector<HardwareSpec> m_machines;                  //!< the machines
+    RunSpec m_base;                                        //!< shared settings
+    SweepSpace m_space;                                    //!< what to try
+    std::string m_backend;                                 //!< network backend
+    uint32_t m_skipped = 0;                                //!< invalid layouts in the last Run()
+    std::string m_firstSkip;                               //!< why the first of them was skipped
+    std::vector<uint32_t> m_machineOf;                     //!< each candidate's machine
+    std::vector<std::pair<uint32_t, DataType>> m_ruledOut; //!< machines and types not tried
 };
 
 } // namespace rapidllm

@@ -254,10 +254,15 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
         }
         for (SweepRow r : ReadSweepCsv((fs::path(dir) / "results.csv").string()))
         {
+            // A shard from before the columns: its sweep had the one type and the one machine
+            // its inputs name.
             if (r.dtype.empty())
             {
-                // A shard from before the column: its sweep had the one type its inputs name.
                 r.dtype = common.value("dtype", std::string());
+            }
+            if (r.hardware.empty())
+            {
+                r.hardware = common.value("hardware", std::string());
             }
             if (!rows.emplace(r.layout, r).second)
             {
@@ -313,6 +318,7 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
     {
         Json j = Json::object();
         j["layout"] = r.layout;
+        j["hardware"] = r.hardware;
         j["tp"] = r.tp;
         j["pp"] = r.pp;
         j["dp"] = r.dp;

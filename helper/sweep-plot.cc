@@ -7,17 +7,55 @@
 #include "ns3/gnuplot.h"
 #include "study-plot.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace ns3 {
 namespace rapidllm {
 
+std::string
+SweepGpuNames(const std::vector<HardwareSpec>& machines)
+{
+    std::string names;
+    for (std::size_t k = 0; k < machines.size(); ++k)
+    {
+        const std::string& name = machines[k].gpu.name;
+        const bool seen = std::any_of(machines.begin(),
+                                      machines.begin() + k,
+                                      [&name](const HardwareSpec& h)
+                                      {
+                                          return h.gpu.name == name;
+                                      });
+        names += seen ? "" : (names.empty() ? "" : " or ") + name;
+    }
+    return names;
+}
+
 void
 PlotSweep(const std::vector<SweepRow>& rows,
           const std::string& png,
-          const std::string& title,
-          double capacityGiB)
+          const std::string& model,
+          uint64_t gpus,
+          uint64_t globalBatch,
+          const std::vector<HardwareSpec>& machines)
 {
+    // Each GPU's memory once, named where there are several.
+    std::vector<std::pair<std::string, double>> capacities;
+    for (const HardwareSpec& h : machines)
+    {
+        if (std::none_of(capacities.begin(),
+                         capacities.end(),
+                         [&h](const auto& known)
+                         {
+                             return known.first == h.gpu.name;
+                         }))
+        {
+            capacities.emplace_back(h.gpu.name, h.gpu.hbmBytes / double(1ull << 30));
+        }
+    }
+    const std::string title = model + " on " + std::to_string(gpus) + " x "
+                              + SweepGpuNames(machines) + ", global batch "
+                              + std::to_string(globalBatch);
     Gnuplot plot(std::filesystem::path(png).filename().string(), title);
     plot.SetTerminal("pngcairo size 1100,600 font 'sans,10'");
     plot.SetLegend("layout rank (fitting layouts by step time, then the others by peak memory)",
@@ -36,9 +74,6 @@ PlotSweep(const std::vector<SweepRow>& rows,
     Gnuplot2dDataset unfit("peak memory, does not fit");
     unfit.SetStyle(Gnuplot2dDataset::POINTS);
     unfit.SetExtra("axes x1y2 pt 2 ps 0.5 lc rgb '#d62728'");
-    Gnuplot2dDataset capacity("GPU memory");
-    capacity.SetStyle(Gnuplot2dDataset::LINES);
-    capacity.SetExtra("axes x1y2 dt 2 lc rgb '#7f7f7f'");
     bool anyFit = false;
     bool anyUnfit = false;
     for (std::size_t i = 0; i < rows.size(); ++i)
@@ -57,8 +92,6 @@ PlotSweep(const std::vector<SweepRow>& rows,
             anyUnfit = true;
         }
     }
-    capacity.Add(1, capacityGiB);
-    capacity.Add(double(std::max<std::size_t>(rows.size(), 2)), capacityGiB);
     if (anyFit)
     {
         plot.AddDataset(step);
@@ -67,10 +100,25 @@ PlotSweep(const std::vector<SweepRow>& rows,
     if (anyUnfit)
     {
         // Peak memory of layouts that are far too large would squash the rest: cap the axis.
-        plot.AppendExtra("set y2range [0:" + std::to_string(3 * capacityGiB) + "]");
+        double largest = 0;
+        for (const auto& [name, gib] : capacities)
+        {
+            largest = std::max(largest, gib);
+        }
+        plot.AppendExtra("set y2range [0:" + std::to_string(3 * largest) + "]");
         plot.AddDataset(unfit);
     }
-    plot.AddDataset(capacity);
+    // One dashed line per GPU, each its own dash pattern.
+    for (std::size_t i = 0; i < capacities.size(); ++i)
+    {
+        const auto& [name, gib] = capacities[i];
+        Gnuplot2dDataset capacity(capacities.size() > 1 ? "GPU memory, " + name : "GPU memory");
+        capacity.SetStyle(Gnuplot2dDataset::LINES);
+        capacity.SetExtra("axes x1y2 dt " + std::to_string(2 + i) + " lc rgb '#7f7f7f'");
+        capacity.Add(1, gib);
+        capacity.Add(double(std::max<std::size_t>(rows.size(), 2)), gib);
+        plot.AddDataset(capacity);
+    }
     RenderPng(plot, png);
 }
 

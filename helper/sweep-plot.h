@@ -5,29 +5,37 @@
 #ifndef RAPIDLLM_SWEEP_PLOT_H
 #define RAPIDLLM_SWEEP_PLOT_H
 
+#include "ns3/hardware-spec.h"
 #include "sweep-table.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ns3 {
 namespace rapidllm {
 
+/** \return the GPUs of \p machines, each once, joined by " or " (as a sweep's heading names them)
+ */
+std::string SweepGpuNames(const std::vector<HardwareSpec>& machines);
+
 /**
  * \ingroup rapid-llm
  * \brief Draws a sweep's ranked layouts as a PNG with ns-3's Gnuplot and the gnuplot program
  * (Debian gnuplot-nox): step time of each layout that fits (left axis) and peak memory of every
- * layout (right axis) against its rank, with the GPU's memory as a line.
+ * layout (right axis) against its rank, with each GPU's memory as a line.
  * \param rows the rows, ranked (RankSweepRows)
  * \param png the image to write (its gnuplot script is written next to it, .plt)
- * \param title the plot's title
- * \param capacityGiB device memory per GPU, GiB
+ * \param model the model's name \param gpus GPUs of the job \param globalBatch its batch
+ * \param machines the machines it ran on
  * throws SpecError (field "out") if gnuplot is missing or fails (RenderPng)
  */
 void PlotSweep(const std::vector<SweepRow>& rows,
                const std::string& png,
-               const std::string& title,
-               double capacityGiB);
+               const std::string& model,
+               uint64_t gpus,
+               uint64_t globalBatch,
+               const std::vector<HardwareSpec>& machines);
 
 } // namespace rapidllm
 } // namespace ns3

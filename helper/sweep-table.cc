@@ -19,11 +19,15 @@ namespace rapidllm {
 namespace {
 
 /** The columns of results.csv, in order. */
-const char* const kColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,step_time_s,"
-                             "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
+const char* const kColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
+                             "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
                              "peak_memory_bytes,peak_memory_gib,reason";
 /** Number of columns. */
-constexpr std::size_t kColumnCount = 20;
+constexpr std::size_t kColumnCount = 21;
+/** The columns before the machine (read, never written). */
+const char* const kNoHardwareColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
+                                       "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,"
+                                       "bubble_s,peak_memory_bytes,peak_memory_gib,reason";
 /** The columns before the compute type (read, never written). */
 const char* const kNoDtypeColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,fits,step_time_s,"
                                     "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
@@ -93,10 +97,11 @@ SweepRow::ToCsv() const
 {
     char gib[40];
     std::snprintf(gib, sizeof(gib), "%.3f", peakBytes / double(1ull << 30));
-    std::string line = std::to_string(layout) + "," + std::to_string(tp) + "," + std::to_string(pp)
-                       + "," + std::to_string(dp) + "," + std::to_string(cp) + ","
-                       + std::to_string(ep) + "," + std::to_string(vpp) + "," + std::to_string(mbs)
-                       + "," + recompute + "," + dtype + "," + (fits ? "yes" : "no");
+    std::string line = std::to_string(layout) + "," + CsvField(hardware) + "," + std::to_string(tp)
+                       + "," + std::to_string(pp) + "," + std::to_string(dp) + ","
+                       + std::to_string(cp) + "," + std::to_string(ep) + "," + std::to_string(vpp)
+                       + "," + std::to_string(mbs) + "," + recompute + "," + dtype + ","
+                       + (fits ? "yes" : "no");
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -115,54 +120,63 @@ bool
 ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
 {
     std::vector<std::string> f;
-    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP   ? 3
-                                : format == SweepCsvFormat::NO_DTYPE ? 1
-                                                                     : 0;
+    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP      ? 4
+                                : format == SweepCsvFormat::NO_DTYPE    ? 2
+                                : format == SweepCsvFormat::NO_HARDWARE ? 1
+                                                                        : 0;
     if (!SplitCsvLine(line, f) || f.size() != kColumnCount - missing)
     {
         return false;
     }
+    // The columns an older file lacks, filled in: the degrees the sweep did not vary then (1),
+    // the compute type and the machine it did not keep (empty).
     if (format == SweepCsvFormat::NO_CP_EP)
     {
-        f.insert(f.begin() + 4, {"1", "1"}); // the degrees the sweep did not vary then
+        f.insert(f.begin() + 4, {"1", "1"});
+    }
+    if (format == SweepCsvFormat::NO_CP_EP || format == SweepCsvFormat::NO_DTYPE)
+    {
+        f.insert(f.begin() + 9, "");
     }
     if (format != SweepCsvFormat::CURRENT)
     {
-        f.insert(f.begin() + 9, ""); // the compute type, not kept then
+        f.insert(f.begin() + 1, "");
     }
     SweepRow r;
-    if (!ParseCount(f[0], r.layout) || !ParseCount32(f[1], r.tp) || !ParseCount32(f[2], r.pp)
-        || !ParseCount32(f[3], r.dp) || !ParseCount32(f[4], r.cp) || !ParseCount32(f[5], r.ep)
-        || !ParseCount32(f[6], r.vpp) || !ParseCount32(f[7], r.mbs) || f[8].empty()
-        || (f[10] != "yes" && f[10] != "no") || !ParseCount(f[17], r.peakBytes))
+    if (!ParseCount(f[0], r.layout) || !ParseCount32(f[2], r.tp) || !ParseCount32(f[3], r.pp)
+        || !ParseCount32(f[4], r.dp) || !ParseCount32(f[5], r.cp) || !ParseCount32(f[6], r.ep)
+        || !ParseCount32(f[7], r.vpp) || !ParseCount32(f[8], r.mbs) || f[9].empty()
+        || (f[11] != "yes" && f[11] != "no") || !ParseCount(f[18], r.peakBytes))
     {
         return false;
     }
-    r.recompute = f[8];
-    r.dtype = f[9];
-    r.fits = f[10] == "yes";
+    r.hardware = f[1];
+    r.recompute = f[9];
+    r.dtype = f[10];
+    r.fits = f[11] == "yes";
     if (r.fits)
     {
         double* values[] = {
             &r.stepTimeS, &r.tflopsPerGpu, &r.mfu, &r.computeS, &r.exposedCommS, &r.bubbleS};
         for (std::size_t i = 0; i < 6; ++i)
         {
-            if (!ParseReal(f[11 + i], *values[i]))
+            if (!ParseReal(f[12 + i], *values[i]))
             {
                 return false;
             }
         }
     }
-    r.reason = f[19];
+    r.reason = f[20];
     row = r;
     return true;
 }
 
 SweepRow
-MakeSweepRow(uint64_t layout, const SweepPoint& p)
+MakeSweepRow(uint64_t layout, const SweepPoint& p, const std::string& hardware)
 {
     SweepRow r;
     r.layout = layout;
+    r.hardware = hardware;
     r.tp = p.run.parallel.tp;
     r.pp = p.run.parallel.pp;
     r.dp = p.run.parallel.dp;
@@ -223,10 +237,11 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     }
     std::string line;
     const bool read = bool(std::getline(in, line));
-    const SweepCsvFormat format = !read                     ? SweepCsvFormat::CURRENT
-                                  : line == kLegacyColumns  ? SweepCsvFormat::NO_CP_EP
-                                  : line == kNoDtypeColumns ? SweepCsvFormat::NO_DTYPE
-                                                            : SweepCsvFormat::CURRENT;
+    const SweepCsvFormat format = !read                        ? SweepCsvFormat::CURRENT
+                                  : line == kLegacyColumns     ? SweepCsvFormat::NO_CP_EP
+                                  : line == kNoDtypeColumns    ? SweepCsvFormat::NO_DTYPE
+                                  : line == kNoHardwareColumns ? SweepCsvFormat::NO_HARDWARE
+                                                               : SweepCsvFormat::CURRENT;
     if (!read || (line != kColumns && format == SweepCsvFormat::CURRENT))
     {
         throw SpecError(path,

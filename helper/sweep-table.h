@@ -24,6 +24,7 @@ namespace rapidllm {
 struct SweepRow
 {
     uint64_t layout = 0;     //!< index of the layout among the sweep's candidates
+    std::string hardware;    //!< the machine as --hardware names it ("" in an older file)
     uint32_t tp = 0;         //!< tensor parallel degree
     uint32_t pp = 0;         //!< pipeline degree
     uint32_t dp = 0;         //!< data parallel degree
@@ -53,9 +54,10 @@ std::string SweepCsvHeader();
 /** The columns of the results.csv files a sweep reads: its own, and those of older versions. */
 enum class SweepCsvFormat
 {
-    CURRENT,  //!< this version's (SweepCsvHeader)
-    NO_DTYPE, //!< before the compute type was a column (read as "")
-    NO_CP_EP  //!< before the cp and ep degrees (read as 1) and the compute type
+    CURRENT,     //!< this version's (SweepCsvHeader)
+    NO_HARDWARE, //!< before the machine was a column (read as "")
+    NO_DTYPE,    //!< before the compute type (read as "") and the machine
+    NO_CP_EP     //!< before the cp and ep degrees (read as 1), the compute type and the machine
 };
 
 /**
@@ -68,8 +70,13 @@ bool ParseSweepRow(const std::string& line,
                    SweepRow& row,
                    SweepCsvFormat format = SweepCsvFormat::CURRENT);
 
-/** \return the row of a computed layout, in its canonical (parsed-back) form */
-SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point);
+/**
+ * \param layout the layout's index among the sweep's candidates
+ * \param point what became of it
+ * \param hardware the machine it ran on, as --hardware names it
+ * \return the row, in its canonical (parsed-back) form
+ */
+SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point, const std::string& hardware);
 
 /**
  * \brief Ranks rows as LayoutSweep::Run does: the ones that fit by step time, then the rest by
@@ -81,7 +88,7 @@ void RankSweepRows(std::vector<SweepRow>& rows);
 /**
  * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped); a
  * file written before the sweep had the cp and ep degrees reads with both 1, one written before
- * it had the compute type with an empty one.
+ * it had the compute type or the machine with them empty.
  * \param path the file \param[out] dropped lines dropped
  * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
  */

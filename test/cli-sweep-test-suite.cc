@@ -19,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -178,9 +179,9 @@ class CliSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(resumed.status, 0, resumed.err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(killed + "/results.csv"), reference, "resumed after kill");
 
-        // Folders written before the sweep had the cp and ep columns, or the compute type,
-        // resume: their rows read with cp = ep = 1 and the sweep's type, the file is rewritten
-        // in today's columns, the rest appended.
+        // Folders written before the sweep had the cp and ep columns, the compute type or the
+        // machine resume: their rows read with cp = ep = 1 and the sweep's type and machine, the
+        // file is rewritten in today's columns, the rest appended.
         // \return the first \p count rows of the reference without the fields at \p drop
         // (0-based, all before any quoted field)
         auto older = [&reference](const std::vector<std::size_t>& drop, std::size_t count)
@@ -207,8 +208,9 @@ class CliSweepTestCase : public TestCase
             return out;
         };
         for (const auto& [name, drop] :
-             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{4, 5, 9}),
-              std::make_pair(std::string("untyped"), std::vector<std::size_t>{9})})
+             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{1, 5, 6, 10}),
+              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 10}),
+              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1})})
         {
             const std::string folder = dir + "/" + name;
             std::filesystem::create_directories(folder);
@@ -450,6 +452,114 @@ class CliSweepSplitTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep over machines (--hardware=a,b): every layout on each, ranked together, each
+ * row named by its machine and the row of that machine's sweep alone; a machine without a
+ * type's rate is noted and its other types run (alone, it is an error naming the GPU's field);
+ * the machine's best row under the table; shards of it merge into the whole.
+ */
+class CliSweepMachinesTestCase : public TestCase
+{
+  public:
+    CliSweepMachinesTestCase()
+        : TestCase("sweep --hardware=a,b ranks every layout on each machine together")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-machines");
+        const std::vector<std::string> job = {"sweep",
+                                              "--model=gpt-1.7b",
+                                              "--gpus=8",
+                                              "--gbs=64",
+                                              "--seq=2048",
+                                              "--tp=1,2",
+                                              "--pp=1",
+                                              "--mbs=2",
+                                              "--recompute=selective",
+                                              "--workers=2"};
+        const std::string both = "--hardware=h100-sxm-80gb,a100-sxm-80gb";
+        CliResult whole =
+            RunCli(Cat(job, {both, "--dtype=bf16,fp8", "--json", "--out=" + dir + "/whole"}), dir);
+        RAPIDLLM_REQUIRE_EQ(whole.status, 0, whole.err);
+        NS_TEST_EXPECT_MSG_NE(whole.err.find("a100-sxm-80gb: NVIDIA A100-SXM4-80GB lists no rate "
+                                             "for fp8"),
+                              std::string::npos,
+                              whole.err);
+        const Json rows = Json::parse(whole.out).at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 6u, "h100: 2 layouts x 2 types; a100: 2 in bf16");
+        // The A100's rows are its sweep's alone, named so.
+        CliResult a100 = RunCli(Cat(job, {"--hardware=a100-sxm-80gb", "--json"}), dir);
+        RAPIDLLM_REQUIRE_EQ(a100.status, 0, a100.err);
+        std::map<uint32_t, double> alone;
+        const Json a100Rows = Json::parse(a100.out).at("rows");
+        for (const Json& r : a100Rows)
+        {
+            alone[r.at("tp").get<uint32_t>()] = r.at("step_time_s").get<double>();
+        }
+        uint32_t named = 0;
+        for (const Json& r : rows)
+        {
+            if (r.at("hardware") != "a100-sxm-80gb")
+            {
+                NS_TEST_EXPECT_MSG_EQ(r.at("hardware").get<std::string>(), "h100-sxm-80gb", "");
+                continue;
+            }
+            ++named;
+            NS_TEST_EXPECT_MSG_EQ(r.at("dtype").get<std::string>(), "bf16", "no fp8 on the A100");
+            NS_TEST_EXPECT_MSG_EQ(r.at("step_time_s").get<double>(),
+                                  alone.at(r.at("tp").get<uint32_t>()),
+                                  "the A100's own prediction");
+        }
+        NS_TEST_EXPECT_MSG_EQ(named, 2u, "");
+        const std::string csv = ReadText(dir + "/whole/results.csv");
+        for (const char* row : {"\n0,h100-sxm-80gb,1,1,8,", "\n4,a100-sxm-80gb,1,1,8,"})
+        {
+            NS_TEST_EXPECT_MSG_NE(csv.find(row), std::string::npos, "the machine outermost");
+        }
+        // The table: a hardware column, each machine and type's best row under it.
+        CliResult text = RunCli(Cat(job, {both, "--dtype=bf16,fp8"}), dir);
+        RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
+        NS_TEST_EXPECT_MSG_NE(
+            text.out.find("rank hardware      dtype"), std::string::npos, text.out);
+        const std::size_t best = text.out.find("Best of each:\n");
+        RAPIDLLM_REQUIRE_NE(best, std::string::npos, text.out);
+        for (const char* variant :
+             {"h100-sxm-80gb bf16", "h100-sxm-80gb fp8", "a100-sxm-80gb bf16"})
+        {
+            NS_TEST_EXPECT_MSG_NE(
+                text.out.find(std::string("  ") + variant, best), std::string::npos, variant);
+        }
+        NS_TEST_EXPECT_MSG_EQ(text.out.find("a100-sxm-80gb fp8", best), std::string::npos, "");
+        // Shards of it merge into the whole, byte for byte.
+        for (const char* shard : {"1/2", "2/2"})
+        {
+            CliResult part = RunCli(Cat(job,
+                                        {both,
+                                         "--dtype=bf16,fp8",
+                                         std::string("--shard=") + shard,
+                                         "--out=" + dir + "/part" + std::string(1, shard[0])}),
+                                    dir);
+            RAPIDLLM_REQUIRE_EQ(part.status, 0, part.err);
+        }
+        CliResult merged =
+            RunCli({"merge", dir + "/part2", dir + "/part1", "--out=" + dir + "/merged"}, dir);
+        RAPIDLLM_REQUIRE_EQ(merged.status, 0, merged.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/merged/results.csv"),
+                              ReadText(dir + "/whole/results.csv"),
+                              "merged shards");
+        // Alone, a machine that cannot compute in the type is an error naming its GPU's rates.
+        CliResult fp8 = RunCli(Cat(job, {"--hardware=a100-sxm-80gb", "--dtype=fp8"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(fp8.status, 2, fp8.err);
+        NS_TEST_EXPECT_MSG_NE(
+            fp8.err.find("a100-sxm-80gb: field 'gpu.tensor_tflops'"), std::string::npos, fp8.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief The sweep's command-line tests.
  */
 class CliSweepTestSuite : public TestSuite
@@ -462,6 +572,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);
     }
 };
 

@@ -1253,6 +1253,79 @@ class DtypeSweepTestCase : public TestCase
 };
 
 /**
+ * \brief A sweep over machines: each machine's layouts as its sweep alone would number them,
+ * the machine outermost; a point on a machine predicts what that machine's sweep does (the
+ * machine really is the one the point names); a machine whose GPU lacks a compute type's rate
+ * tries the others and says so.
+ */
+class MachineSweepTestCase : public TestCase
+{
+  public:
+    MachineSweepTestCase()
+        : TestCase("layout sweep over machines")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
+        const ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        RunSpec base;
+        base.globalBatch = 64;
+        base.sequence = 2048;
+        SweepSpace space;
+        space.gpus = 8;
+        space.tp = {1, 2, 3};
+        space.pp = {1};
+        space.microBatch = {2, 4};
+        space.recompute = {Recompute::SELECTIVE};
+        space.dtypes = {DataType::BF16, DataType::FP8};
+        LayoutSweep alone(model, h100, base, space);
+        const std::vector<RunSpec> one = alone.Candidates();
+        LayoutSweep both(model, std::vector<HardwareSpec>{a100, h100}, base, space);
+        const std::vector<RunSpec> candidates = both.Candidates();
+        // The A100 runs bf16 only: half of the H100's layouts, then all of them.
+        RAPIDLLM_REQUIRE_EQ(candidates.size(), one.size() / 2 + one.size(), "a100 bf16, h100 both");
+        const auto ruledOut = both.GetRuledOut();
+        RAPIDLLM_REQUIRE_EQ(ruledOut.size(), std::size_t(1), "one machine and type not tried");
+        NS_TEST_EXPECT_MSG_EQ(ruledOut.front().first, 0u, "the A100");
+        NS_TEST_EXPECT_MSG_EQ((ruledOut.front().second == DataType::FP8), true, "in fp8");
+        NS_TEST_EXPECT_MSG_EQ(both.GetSkipped(),
+                              alone.GetSkipped() / 2 + alone.GetSkipped(),
+                              "tp 3 skipped on each machine, for each type it runs");
+        const std::size_t first = one.size() / 2;
+        for (std::size_t i = 0; i < candidates.size(); ++i)
+        {
+            NS_TEST_EXPECT_MSG_EQ(both.GetMachine(i), (i < first ? 0u : 1u), "machine outermost");
+            if (i < first)
+            {
+                NS_TEST_EXPECT_MSG_EQ((candidates[i] == one[2 * i]), true, "the bf16 layouts");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ((candidates[i] == one[i - first]), true, "as alone");
+            }
+        }
+        // The H100's first layout predicts what it does alone; the A100's, slower, its own.
+        const SweepPoint h100Point = both.Evaluate(candidates[first], both.GetMachine(first));
+        NS_TEST_EXPECT_MSG_EQ(h100Point.machine, 1u, "named");
+        NS_TEST_EXPECT_MSG_EQ(h100Point.report.stepTimeS,
+                              alone.Evaluate(one.front()).report.stepTimeS,
+                              "the H100's prediction");
+        const SweepPoint a100Point = both.Evaluate(candidates[0], both.GetMachine(0));
+        NS_TEST_EXPECT_MSG_EQ(
+            a100Point.report.stepTimeS,
+            LayoutSweep(model, a100, base, SweepSpace()).Evaluate(candidates[0]).report.stepTimeS,
+            "the A100's prediction");
+        NS_TEST_EXPECT_MSG_GT(a100Point.report.stepTimeS,
+                              1.5 * h100Point.report.stepTimeS,
+                              "bf16 on the A100 well behind the H100");
+    }
+};
+
+/**
  * \brief A sweep over context and expert parallel degrees: every candidate uses the GPUs as
  * tp x pp x cp x dp, its expert degree divides the experts and dp x cp, the others are skipped
  * and counted; a context-parallel layout predicts what a direct run of it does.
@@ -1397,6 +1470,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
+        AddTestCase(new MachineSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
         AddTestCase(new ContextExpertSweepTestCase, TestCase::QUICK);

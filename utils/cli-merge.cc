@@ -7,12 +7,15 @@
 
 #include "cli-commands.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
 #include "ns3/sweep-dir.h"
 #include "ns3/sweep-plot.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -32,13 +35,22 @@ RunMergeCommand(const CliArgs& args)
     {
         const Json inputs =
             Json::parse(std::ifstream((std::filesystem::path(out) / "sweep.json").string()));
-        HardwareSpec h = HardwareSpec::Load(inputs.at("hardware").get<std::string>());
+        // The sweep's machines (a comma-separated list), with its --set, as it ran them.
+        const std::string set = inputs.value("set", std::string());
+        const std::vector<SpecOverride> overrides =
+            set.empty() ? std::vector<SpecOverride>() : SpecOverride::ParseList(set, kCommandLine);
+        std::vector<HardwareSpec> machines;
+        std::stringstream sources(inputs.at("hardware").get<std::string>());
+        for (std::string source; std::getline(sources, source, ',');)
+        {
+            machines.push_back(HardwareSpec::Load(source, overrides));
+        }
         PlotSweep(rows,
                   (std::filesystem::path(out) / "sweep.png").string(),
-                  inputs.at("model").get<std::string>() + " on "
-                      + std::to_string(inputs.at("gpus").get<uint64_t>()) + " x " + h.gpu.name
-                      + ", global batch " + std::to_string(inputs.at("gbs").get<uint64_t>()),
-                  h.gpu.hbmBytes / double(1ull << 30));
+                  inputs.at("model").get<std::string>(),
+                  inputs.at("gpus").get<uint64_t>(),
+                  inputs.at("gbs").get<uint64_t>(),
+                  machines);
     }
     std::printf("merged %zu folders: %zu layouts, %llu fit in memory -> %s/results.csv\n",
                 dirs.size(),

@@ -189,7 +189,12 @@ JobCliOptions()
                  .HelpIn(kServing,
                          "hardware to try, presets or YAML files (e.g. "
                          "h100-sxm-80gb,a100-sxm-80gb), each with every precision: every layout "
-                         "and batch on each, ranked together");
+                         "and batch on each, ranked together")
+                 .ListIn("sweep", o.fallback)
+                 .HelpIn("sweep",
+                         "machines to try, presets or YAML files (e.g. "
+                         "h100-sxm-80gb,h200-sxm-141gb), --gpus of each: every layout and "
+                         "compute type on each, ranked together");
          }},
         {"gpus",
          [&](const CliOption& o)

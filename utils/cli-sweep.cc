@@ -98,34 +98,46 @@ SplitText(const RunSpec& run)
 }
 
 /**
- * Prints the ranked table (--top of each kind); \p candidates give each row's stage split and,
- * where the sweep tries several (\p dtypes), its compute type.
+ * The table's columns of what the sweep varies besides the layout: the machine and the compute
+ * type, each shown where the sweep tries more than one.
+ */
+struct VariantColumns
+{
+    std::size_t hardware = 0; //!< the machine column's width (0: not shown)
+    bool dtype = false;       //!< whether the compute type column is shown
+
+    /** \return the row's cells, each with its space (the headings with \p r null) */
+    std::string
+    Cells(const SweepRow* r) const
+    {
+        // Each cell left-aligned in its width, however long a hardware file's path.
+        auto cell = [](std::string text, std::size_t width)
+        {
+            text.resize(std::max(text.size(), width), ' ');
+            return text + " ";
+        };
+        return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
+               + (dtype ? cell(r ? r->dtype : "dtype", 5) : "");
+    }
+};
+
+/**
+ * Prints the ranked table (--top of each kind); \p candidates give each row's stage split,
+ * \p variant the machine and compute type columns.
  */
 void
 PrintTable(const std::vector<SweepRow>& rows,
            const std::vector<RunSpec>& candidates,
            uint64_t shown,
-           bool dtypes)
+           const VariantColumns& variant)
 {
     auto split = [&](const SweepRow& r)
     {
         return r.layout < candidates.size() ? SplitText(candidates[r.layout]) : std::string("?");
     };
-    auto dtype = [&](const SweepRow* r)
-    {
-        if (!dtypes)
-        {
-            return std::string();
-        }
-        std::string cell = !r                              ? "dtype"
-                           : r->layout < candidates.size() ? ToString(candidates[r->layout].dtype)
-                                                           : "?";
-        cell.resize(std::max<std::size_t>(cell.size(), 5), ' ');
-        return cell + " ";
-    };
     std::printf("%4s %s%4s %4s %5s %3s %3s %4s %4s %-10s %-8s %10s %8s %6s %9s %9s %9s %9s\n",
                 "rank",
-                dtype(nullptr).c_str(),
+                variant.Cells(nullptr).c_str(),
                 "tp",
                 "pp",
                 "dp",
@@ -156,7 +168,7 @@ PrintTable(const std::vector<SweepRow>& rows,
             std::printf("%4llu %s%4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10.4f %8.1f %5.1f%% %9.4f "
                         "%9.4f %9.4f %9.2f\n",
                         static_cast<unsigned long long>(++rank),
-                        dtype(&r).c_str(),
+                        variant.Cells(&r).c_str(),
                         r.tp,
                         r.pp,
                         r.dp,
@@ -181,7 +193,7 @@ PrintTable(const std::vector<SweepRow>& rows,
         }
         std::printf("%4s %s%4u %4u %5u %3u %3u %4u %4u %-10s %-8s %10s %8s %6s %9s %9s %9s %9.2f\n",
                     "-",
-                    dtype(&r).c_str(),
+                    variant.Cells(&r).c_str(),
                     r.tp,
                     r.pp,
                     r.dp,
@@ -201,6 +213,62 @@ PrintTable(const std::vector<SweepRow>& rows,
     }
 }
 
+/**
+ * Prints, under the table, the first-ranked row of each machine and compute type the sweep
+ * tries (those a GPU cannot run are noted on stderr): the answer without reading the table.
+ */
+void
+PrintBestOfEach(const std::vector<SweepRow>& ranked,
+                const std::vector<std::string>& sources,
+                const std::vector<DataType>& dtypes,
+                const VariantColumns& variant)
+{
+    std::printf("Best of each:\n");
+    for (const std::string& source : sources)
+    {
+        for (DataType type : dtypes)
+        {
+            SweepRow named;
+            named.hardware = source;
+            named.dtype = ToString(type);
+            uint64_t rank = 0;
+            const SweepRow* best = nullptr;
+            for (const SweepRow& r : ranked)
+            {
+                rank += r.fits ? 1 : 0;
+                if (r.hardware == named.hardware && r.dtype == named.dtype)
+                {
+                    best = &r;
+                    break;
+                }
+            }
+            if (!best)
+            {
+                continue; // ruled out (noted), or not in this shard
+            }
+            const std::string layout =
+                "tp " + std::to_string(best->tp) + " pp " + std::to_string(best->pp) + " dp "
+                + std::to_string(best->dp) + " cp " + std::to_string(best->cp) + " ep "
+                + std::to_string(best->ep) + " vpp " + std::to_string(best->vpp) + " mbs "
+                + std::to_string(best->mbs) + " " + best->recompute;
+            if (best->fits)
+            {
+                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU\n",
+                            variant.Cells(&named).c_str(),
+                            static_cast<unsigned long long>(rank),
+                            layout.c_str(),
+                            best->stepTimeS,
+                            best->tflopsPerGpu);
+                continue;
+            }
+            std::printf("  %s no layout fits (lowest peak %.2f GiB: %s)\n",
+                        variant.Cells(&named).c_str(),
+                        best->peakBytes / double(1ull << 30),
+                        layout.c_str());
+        }
+    }
+}
+
 } // namespace
 
 int
@@ -211,12 +279,21 @@ RunSweepCommand(const CliArgs& args)
         args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
                              : std::vector<SpecOverride>();
     ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
-    HardwareSpec h = HardwareSpec::Load(args.Text("hardware"), overrides);
+    // The machines, as given (presets or files): a row names its machine so.
+    const std::vector<std::string> sources = args.Choices("hardware");
+    std::vector<HardwareSpec> machines;
+    for (const std::string& source : sources)
+    {
+        machines.push_back(HardwareSpec::Load(source, overrides));
+    }
     if (args.HasValue("routing"))
     {
         // Every layout routes so (as run --routing): an unknown name is an error now.
         RoutingPolicy::Create(args.Text("routing"));
-        h.network.routing = args.Text("routing");
+        for (HardwareSpec& h : machines)
+        {
+            h.network.routing = args.Text("routing");
+        }
     }
     if (args.HasValue("fault"))
     {
@@ -233,14 +310,17 @@ RunSweepCommand(const CliArgs& args)
         }
         // Every layout runs on the network of all the GPUs: a selector that names no link of it
         // is an error of --fault here, not of the hardware file in the first layout that runs.
-        CheckFaultSelectors(faults,
-                            h.network,
-                            static_cast<uint32_t>(args.Count("gpus")),
-                            h.name,
-                            kCommandLine,
-                            "fault");
-        Ptr<FaultSchedule> schedule;
-        AddFaults(faults, h.network, schedule, kCommandLine);
+        for (HardwareSpec& h : machines)
+        {
+            CheckFaultSelectors(faults,
+                                h.network,
+                                static_cast<uint32_t>(args.Count("gpus")),
+                                h.name,
+                                kCommandLine,
+                                "fault");
+            Ptr<FaultSchedule> schedule;
+            AddFaults(faults, h.network, schedule, kCommandLine);
+        }
     }
     RunSpec base;
     base.globalBatch = static_cast<uint32_t>(args.Count("gbs"));
@@ -400,9 +480,26 @@ RunSweepCommand(const CliArgs& args)
 
     ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
     RefusePacketCaptures(args.Text("packet"), "a sweep runs a network per layout");
-    LayoutSweep sweep(m, h, base, space, args.Text("backend"));
+    LayoutSweep sweep(m, machines, base, space, args.Text("backend"));
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();
+    const auto ruledOut = sweep.GetRuledOut();
+    for (const auto& [machine, dtype] : ruledOut)
+    {
+        const GpuSpec& gpu = machines[machine].gpu;
+        const std::string why = gpu.name + " lists no rate for " + ToString(dtype) + " (it lists "
+                                + gpu.ListedTypes() + ")";
+        if (ruledOut.size() == machines.size() * dtypes.size())
+        {
+            // Nothing runs: the machine (or each) cannot compute in the type asked for.
+            throw SpecError(sources[machine], "gpu.tensor_tflops", why + ": --dtype needs one");
+        }
+        std::fprintf(stderr,
+                     "note: %s: %s; its %s layouts are not tried\n",
+                     sources[machine].c_str(),
+                     why.c_str(),
+                     ToString(dtype).c_str());
+    }
     if (candidates.empty())
     {
         // Nothing to run is a mistake in the lists, as in `study serving`.
@@ -531,10 +628,14 @@ RunSweepCommand(const CliArgs& args)
                                     + (shardCount > 1 ? " shard" : ""));
             }
             rows[r.layout] = r;
+            // A row of a sweep from before the columns: the type and machine it ran on.
             if (r.dtype.empty())
             {
-                // A row of a sweep from before the column: the type it ran in.
                 rows[r.layout].dtype = ToString(candidates[r.layout].dtype);
+            }
+            if (r.hardware.empty())
+            {
+                rows[r.layout].hardware = sources[sweep.GetMachine(r.layout)];
             }
         }
     }
@@ -605,7 +706,9 @@ RunSweepCommand(const CliArgs& args)
             {
                 try
                 {
-                    return MakeSweepRow(i, sweep.Evaluate(candidates[i])).ToCsv();
+                    const uint32_t machine = sweep.GetMachine(i);
+                    return MakeSweepRow(i, sweep.Evaluate(candidates[i], machine), sources[machine])
+                        .ToCsv();
                 }
                 catch (const Error& e)
                 {
@@ -672,9 +775,10 @@ RunSweepCommand(const CliArgs& args)
         {
             PlotSweep(ranked,
                       (std::filesystem::path(out) / "sweep.png").string(),
-                      m.name + " on " + std::to_string(space.gpus) + " x " + h.gpu.name
-                          + ", global batch " + std::to_string(base.globalBatch),
-                      h.gpu.hbmBytes / double(1ull << 30));
+                      m.name,
+                      space.gpus,
+                      base.globalBatch,
+                      machines);
         }
     }
     if (args.Flag("json"))
@@ -723,7 +827,7 @@ RunSweepCommand(const CliArgs& args)
         "fit in memory, %u ruled out by the model or batch\n",
         m.name.c_str(),
         space.gpus,
-        h.gpu.name.c_str(),
+        SweepGpuNames(machines).c_str(),
         base.globalBatch,
         base.sequence,
         (space.dtypes.size() > 1 ? "each layout in " + args.Text("dtype") : ToString(base.dtype))
@@ -736,7 +840,20 @@ RunSweepCommand(const CliArgs& args)
                        : "",
         static_cast<unsigned long long>(fit),
         skipped);
-    PrintTable(ranked, candidates, shown, space.dtypes.size() > 1);
+    VariantColumns variant;
+    variant.dtype = space.dtypes.size() > 1;
+    if (machines.size() > 1)
+    {
+        for (const std::string& source : sources)
+        {
+            variant.hardware = std::max(variant.hardware, source.size());
+        }
+    }
+    PrintTable(ranked, candidates, shown, variant);
+    if (machines.size() > 1 || variant.dtype)
+    {
+        PrintBestOfEach(ranked, sources, dtypes, variant);
+    }
     return 0;
 }
 
@@ -745,7 +862,9 @@ static CliCommandRegistrar g_sweepCommand(
     "rank every training layout of a job on N GPUs",
     "Predicts every training layout (tp x pp x dp = GPUs, micro-batch, interleaving, "
     "recomputation) of a job on worker processes and ranks them: the layouts that fit in memory "
-    "by step time, then the others by peak memory. Lists are comma-separated. With --out=DIR "
+    "by step time, then the others by peak memory. Lists are comma-separated; --hardware and "
+    "--dtype take lists too (every layout on each machine in each type, ranked together). With "
+    "--out=DIR "
     "each layout's row (breakdown and peak memory) is appended to DIR/results.csv as it "
     "finishes and the file is ranked at the end; an interrupted sweep keeps its rows and "
     "--resume continues it; --shard=I/N runs a part, `rapid-llm merge` joins the parts.",
