@@ -342,6 +342,11 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
             j["compute_s"] = r.computeS;
             j["exposed_comm_s"] = r.exposedCommS;
             j["bubble_s"] = r.bubbleS;
+            if (r.haveEnergy)
+            {
+                j["energy_j"] = r.energyJ;
+                j["avg_power_w"] = r.avgPowerW;
+            }
         }
         all.push_back(j);
     }

@@ -21,10 +21,10 @@ namespace {
 /** The columns of results.csv, in order. */
 const char* const kColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
                              "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
-                             "peak_memory_bytes,peak_memory_gib,reason";
+                             "energy_j,avg_power_w,peak_memory_bytes,peak_memory_gib,reason";
 /** Number of columns. */
-constexpr std::size_t kColumnCount = 21;
-/** The columns before the machine (read, never written). */
+constexpr std::size_t kColumnCount = 23;
+/** The columns before the machine and the energy (read, never written). */
 const char* const kNoHardwareColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
                                        "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,"
                                        "bubble_s,peak_memory_bytes,peak_memory_gib,reason";
@@ -113,6 +113,7 @@ SweepRow::ToCsv() const
     {
         line += ",,,,,,"; // no step time for a layout that does not run
     }
+    line += haveEnergy ? "," + Real(energyJ) + "," + Real(avgPowerW) : ",,";
     return line + "," + std::to_string(peakBytes) + "," + gib + "," + CsvField(reason);
 }
 
@@ -120,16 +121,16 @@ bool
 ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
 {
     std::vector<std::string> f;
-    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP      ? 4
-                                : format == SweepCsvFormat::NO_DTYPE    ? 2
-                                : format == SweepCsvFormat::NO_HARDWARE ? 1
+    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP      ? 6
+                                : format == SweepCsvFormat::NO_DTYPE    ? 4
+                                : format == SweepCsvFormat::NO_HARDWARE ? 3
                                                                         : 0;
     if (!SplitCsvLine(line, f) || f.size() != kColumnCount - missing)
     {
         return false;
     }
     // The columns an older file lacks, filled in: the degrees the sweep did not vary then (1),
-    // the compute type and the machine it did not keep (empty).
+    // the compute type, energy and machine it did not keep (empty).
     if (format == SweepCsvFormat::NO_CP_EP)
     {
         f.insert(f.begin() + 4, {"1", "1"});
@@ -140,13 +141,14 @@ ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
     }
     if (format != SweepCsvFormat::CURRENT)
     {
+        f.insert(f.begin() + 17, {"", ""});
         f.insert(f.begin() + 1, "");
     }
     SweepRow r;
     if (!ParseCount(f[0], r.layout) || !ParseCount32(f[2], r.tp) || !ParseCount32(f[3], r.pp)
         || !ParseCount32(f[4], r.dp) || !ParseCount32(f[5], r.cp) || !ParseCount32(f[6], r.ep)
         || !ParseCount32(f[7], r.vpp) || !ParseCount32(f[8], r.mbs) || f[9].empty()
-        || (f[11] != "yes" && f[11] != "no") || !ParseCount(f[18], r.peakBytes))
+        || (f[11] != "yes" && f[11] != "no") || !ParseCount(f[20], r.peakBytes))
     {
         return false;
     }
@@ -166,7 +168,12 @@ ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
             }
         }
     }
-    r.reason = f[20];
+    r.haveEnergy = !f[18].empty();
+    if (r.haveEnergy && (!ParseReal(f[18], r.energyJ) || !ParseReal(f[19], r.avgPowerW)))
+    {
+        return false;
+    }
+    r.reason = f[22];
     row = r;
     return true;
 }
@@ -195,6 +202,9 @@ MakeSweepRow(uint64_t layout, const SweepPoint& p, const std::string& hardware)
         r.computeS = p.report.computeS;
         r.exposedCommS = p.report.exposedCommS;
         r.bubbleS = p.report.bubbleS;
+        r.haveEnergy = p.report.haveEnergy;
+        r.energyJ = p.report.energyJ;
+        r.avgPowerW = p.report.avgPowerW;
     }
     r.peakBytes = p.report.memory.peak;
     r.reason = p.report.reason;

@@ -41,6 +41,9 @@ struct SweepRow
     double computeS = 0;     //!< critical rank: compute
     double exposedCommS = 0; //!< critical rank: exposed communication
     double bubbleS = 0;      //!< critical rank: pipeline bubble
+    bool haveEnergy = false; //!< whether it ran on a machine with a power model (then the energy)
+    double energyJ = 0;      //!< energy of a step, all GPUs, J
+    double avgPowerW = 0;    //!< average power per GPU over the step, W
     uint64_t peakBytes = 0;  //!< peak memory per GPU, bytes
     std::string reason;      //!< why it does not fit
 
@@ -55,9 +58,9 @@ std::string SweepCsvHeader();
 enum class SweepCsvFormat
 {
     CURRENT,     //!< this version's (SweepCsvHeader)
-    NO_HARDWARE, //!< before the machine was a column (read as "")
-    NO_DTYPE,    //!< before the compute type (read as "") and the machine
-    NO_CP_EP     //!< before the cp and ep degrees (read as 1), the compute type and the machine
+    NO_HARDWARE, //!< before the machine and the energy were columns (read as "")
+    NO_DTYPE,    //!< before the compute type (read as ""), the machine and the energy
+    NO_CP_EP     //!< before the cp and ep degrees (read as 1), the type, machine and energy
 };
 
 /**

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -101,9 +102,9 @@ class CliSweepTestCase : public TestCase
             }
         }
         NS_TEST_EXPECT_MSG_EQ((fits && unfit), true, "layouts that fit and layouts that do not");
-        // No step time where the layout does not fit: the timing columns are empty.
+        // No step time where the layout does not fit: the timing and energy columns are empty.
         const std::string text = ReadText(dir + "/one/results.csv");
-        NS_TEST_EXPECT_MSG_NE(text.find(",no,,,,,,,"), std::string::npos, "empty timing cells");
+        NS_TEST_EXPECT_MSG_NE(text.find(",no,,,,,,,,,"), std::string::npos, "empty timing cells");
 
         // Three workers: the same bytes.
         CliResult three = RunCli(Cat(kSweep, {"--workers=3", "--out=" + dir + "/three"}), dir);
@@ -180,13 +181,15 @@ class CliSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(ReadText(killed + "/results.csv"), reference, "resumed after kill");
 
         // Folders written before the sweep had the cp and ep columns, the compute type or the
-        // machine resume: their rows read with cp = ep = 1 and the sweep's type and machine, the
-        // file is rewritten in today's columns, the rest appended.
-        // \return the first \p count rows of the reference without the fields at \p drop
-        // (0-based, all before any quoted field)
-        auto older = [&reference](const std::vector<std::size_t>& drop, std::size_t count)
+        // machine and energy resume: their rows read with cp = ep = 1 and the sweep's type and
+        // machine (their energy unknown), the file is rewritten in today's columns, the rest
+        // appended.
+        // \return the first \p count rows of \p text without the fields at \p drop (0-based,
+        // all before any quoted field)
+        auto cut =
+            [](const std::string& text, const std::vector<std::size_t>& drop, std::size_t count)
         {
-            std::istringstream lines(reference);
+            std::istringstream lines(text);
             std::string out;
             std::string line;
             for (std::size_t i = 0; i < 1 + count && std::getline(lines, line); ++i)
@@ -207,22 +210,44 @@ class CliSweepTestCase : public TestCase
             }
             return out;
         };
+        auto older = [&](const std::vector<std::size_t>& drop, std::size_t count)
+        {
+            return cut(reference, drop, count);
+        };
+        // A file's rows without their energy (which rows from an older folder do not have).
+        const std::vector<std::size_t> energy = {18, 19};
+        auto withoutEnergy = [&](const std::string& text)
+        {
+            return cut(text, energy, 1000);
+        };
         for (const auto& [name, drop] :
-             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{1, 5, 6, 10}),
-              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 10}),
-              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1})})
+             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{1, 5, 6, 10, 18, 19}),
+              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 10, 18, 19}),
+              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1, 18, 19})})
         {
             const std::string folder = dir + "/" + name;
             std::filesystem::create_directories(folder);
             std::filesystem::copy_file(dir + "/one/sweep.json", folder + "/sweep.json");
             std::ofstream(folder + "/results.csv", std::ios::binary) << older(drop, 6);
-            NS_TEST_EXPECT_MSG_EQ(
-                ReadSweepCsv(folder + "/results.csv").size(), 6u, name + ": old rows read");
+            std::set<uint64_t> kept;
+            for (const SweepRow& r : ReadSweepCsv(folder + "/results.csv"))
+            {
+                kept.insert(r.layout);
+            }
+            NS_TEST_EXPECT_MSG_EQ(kept.size(), 6u, name + ": old rows read");
             CliResult upgraded =
                 RunCli(Cat(kSweep, {"--workers=2", "--resume", "--out=" + folder}), dir);
             NS_TEST_EXPECT_MSG_EQ(upgraded.status, 0, upgraded.err);
-            NS_TEST_EXPECT_MSG_EQ(
-                ReadText(folder + "/results.csv"), reference, name + ": an older folder resumed");
+            const std::string resumed = ReadText(folder + "/results.csv");
+            NS_TEST_EXPECT_MSG_EQ(withoutEnergy(resumed),
+                                  withoutEnergy(reference),
+                                  name + ": an older folder resumed");
+            // The rows it ran have their energy; the older rows not.
+            for (const SweepRow& r : ReadSweepCsv(folder + "/results.csv"))
+            {
+                NS_TEST_EXPECT_MSG_EQ(
+                    r.haveEnergy, (r.fits && !kept.count(r.layout)), "energy where it ran here");
+            }
             // A whole older folder merges into today's file.
             const std::string whole = folder + "-whole";
             std::filesystem::create_directories(whole);
@@ -230,8 +255,8 @@ class CliSweepTestCase : public TestCase
             std::ofstream(whole + "/results.csv", std::ios::binary) << older(drop, 1000);
             CliResult merged = RunCli({"merge", whole, "--out=" + whole + "-merged"}, dir);
             NS_TEST_EXPECT_MSG_EQ(merged.status, 0, merged.err);
-            NS_TEST_EXPECT_MSG_EQ(ReadText(whole + "-merged/results.csv"),
-                                  reference,
+            NS_TEST_EXPECT_MSG_EQ(withoutEnergy(ReadText(whole + "-merged/results.csv")),
+                                  withoutEnergy(reference),
                                   name + ": an older folder merged");
         }
 
@@ -380,6 +405,11 @@ class CliSweepRoutingTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(rows.at(0).at("step_time_s").get<double>(),
                               Json::parse(run.out).at("step_time_s").get<double>(),
                               "the row is run's step");
+        const double energy = Json::parse(run.out).at("energy_j").get<double>();
+        NS_TEST_EXPECT_MSG_EQ_TOL(rows.at(0).at("energy_j").get<double>(),
+                                  energy,
+                                  1e-9 * energy,
+                                  "and run's energy (to the file's 10 digits)");
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(ReadText(dir + "/s/sweep.json")).at("routing").get<std::string>(),
             "fault-aware",

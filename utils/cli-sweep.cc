@@ -253,12 +253,22 @@ PrintBestOfEach(const std::vector<SweepRow>& ranked,
                 + std::to_string(best->mbs) + " " + best->recompute;
             if (best->fits)
             {
-                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU\n",
+                char energy[64] = "";
+                if (best->haveEnergy)
+                {
+                    std::snprintf(energy,
+                                  sizeof(energy),
+                                  ", %.2f kJ a step (%.0f W a GPU)",
+                                  best->energyJ / 1e3,
+                                  best->avgPowerW);
+                }
+                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU%s\n",
                             variant.Cells(&named).c_str(),
                             static_cast<unsigned long long>(rank),
                             layout.c_str(),
                             best->stepTimeS,
-                            best->tflopsPerGpu);
+                            best->tflopsPerGpu,
+                            energy);
                 continue;
             }
             std::printf("  %s no layout fits (lowest peak %.2f GiB: %s)\n",
