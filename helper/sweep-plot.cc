@@ -65,9 +65,26 @@ PlotSweep(const std::vector<SweepRow>& rows,
     plot.AppendExtra("set y2tics");
     plot.AppendExtra("set key below horizontal");
     plot.AppendExtra("set grid");
-    Gnuplot2dDataset step("step time (layouts that fit)");
-    step.SetStyle(Gnuplot2dDataset::POINTS);
-    step.SetExtra("pt 7 ps 0.6 lc rgb '#1f77b4'");
+    // The step times: one series per machine where the rows are of several.
+    std::vector<std::string> names;
+    for (const SweepRow& r : rows)
+    {
+        if (std::find(names.begin(), names.end(), r.hardware) == names.end())
+        {
+            names.push_back(r.hardware);
+        }
+    }
+    const char* const colours[] = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
+    const int points[] = {7, 5, 9, 11, 13};
+    std::vector<Gnuplot2dDataset> steps;
+    for (std::size_t k = 0; k < names.size(); ++k)
+    {
+        steps.emplace_back(names.size() > 1 ? "step time, " + names[k]
+                                            : std::string("step time (layouts that fit)"));
+        steps.back().SetStyle(Gnuplot2dDataset::POINTS);
+        steps.back().SetExtra("pt " + std::to_string(points[k % 5]) + " ps 0.6 lc rgb '"
+                              + colours[k % 5] + "'");
+    }
     Gnuplot2dDataset fitting("peak memory, fits");
     fitting.SetStyle(Gnuplot2dDataset::POINTS);
     fitting.SetExtra("axes x1y2 pt 6 ps 0.5 lc rgb '#2ca02c'");
@@ -82,7 +99,8 @@ PlotSweep(const std::vector<SweepRow>& rows,
         const double gib = rows[i].peakBytes / double(1ull << 30);
         if (rows[i].fits)
         {
-            step.Add(x, rows[i].stepTimeS);
+            const auto k = std::find(names.begin(), names.end(), rows[i].hardware) - names.begin();
+            steps[k].Add(x, rows[i].stepTimeS);
             fitting.Add(x, gib);
             anyFit = true;
         }
@@ -94,7 +112,10 @@ PlotSweep(const std::vector<SweepRow>& rows,
     }
     if (anyFit)
     {
-        plot.AddDataset(step);
+        for (const Gnuplot2dDataset& step : steps)
+        {
+            plot.AddDataset(step);
+        }
         plot.AddDataset(fitting);
     }
     if (anyUnfit)

@@ -51,6 +51,15 @@ cp "$out/hbm-training/step-time.png" "$fig/hbm-training-step.png"
     --out="$out/hbm-bandwidth-inference-b64" | tee "$out/hbm-bandwidth-inference-b64.txt"
 cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inference-b64-tpot.png"
 
+# Where capacity pays: every training layout of the same job (tp 2-8, pp 1-8, micro-batch 1-2,
+# three recomputation modes) on the H100 and on the H200 (141 GiB at 4.8 TB/s), ranked together.
+rm -rf "$out/hbm-sweep"
+"$bin" sweep --timing --model=llama2-70b --hardware=h100-sxm-80gb,h200-sxm-141gb --gpus=64 \
+    --gbs=128 --seq=4096 --dtype=bf16 --sp --tp=2,4,8 --pp=1,2,4,8 --mbs=1,2 \
+    --recompute=none,selective,full --top=10 --out="$out/hbm-sweep" --plot \
+    | tee "$out/hbm-sweep.txt"
+cp "$out/hbm-sweep/sweep.png" "$fig/hbm-sweep.png"
+
 # (4) Serving Llama-3 70B on one DGX H100 with vLLM: every replica layout (tp 1-8, pp 1-2) and
 # batch size, prompt 1024, 256 generated tokens, TPOT target 30 ms, TTFT target 2 s.
 "$bin" study serving --timing --model=llama3-70b --hardware=h100-sxm-80gb --gpus=8 \

@@ -714,9 +714,9 @@ RunSweepCommand(const CliArgs& args)
             todo,
             [&](uint64_t i)
             {
+                const uint32_t machine = sweep.GetMachine(i);
                 try
                 {
-                    const uint32_t machine = sweep.GetMachine(i);
                     return MakeSweepRow(i, sweep.Evaluate(candidates[i], machine), sources[machine])
                         .ToCsv();
                 }
@@ -725,7 +725,9 @@ RunSweepCommand(const CliArgs& args)
                     const ParallelSpec& p = candidates[i].parallel;
                     throw Error("layout tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp)
                                 + " dp " + std::to_string(p.dp) + " cp " + std::to_string(p.cp)
-                                + " ep " + std::to_string(p.ep) + ": " + e.what());
+                                + " ep " + std::to_string(p.ep)
+                                + (machines.size() > 1 ? " on " + sources[machine] : "") + ": "
+                                + e.what());
                 }
             },
             [&](uint64_t i, const std::string& line)
