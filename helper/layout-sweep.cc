@@ -134,25 +134,29 @@ LayoutSweep::Candidates()
         {
             continue;
         }
-        const std::vector<RunSpec> layouts = Layouts(runnable);
-        out.insert(out.end(), layouts.begin(), layouts.end());
+        for (uint32_t gpus :
+             m_space.gpuCounts.empty() ? std::vector<uint32_t>{m_space.gpus} : m_space.gpuCounts)
+        {
+            const std::vector<RunSpec> layouts = Layouts(runnable, gpus);
+            out.insert(out.end(), layouts.begin(), layouts.end());
+        }
         m_machineOf.resize(out.size(), machine);
     }
     return out;
 }
 
 std::vector<RunSpec>
-LayoutSweep::Layouts(const std::vector<DataType>& dtypes)
+LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
 {
     std::vector<uint32_t> pps = m_space.pp;
     if (pps.empty())
     {
-        for (uint32_t p = 1; p <= m_space.gpus; ++p)
+        for (uint32_t p = 1; p <= gpus; ++p)
         {
             const bool layersFit = m_model.layers % p == 0
                                    || m_space.pipelineSplit != PipelineSplit::EVEN
                                    || m_base.parallel.UnevenStages();
-            if (m_space.gpus % p == 0 && layersFit && p <= m_model.layers)
+            if (gpus % p == 0 && layersFit && p <= m_model.layers)
             {
                 pps.push_back(p);
             }
@@ -190,14 +194,14 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes)
         {
             for (uint32_t cp : m_space.cp)
             {
-                if (tp == 0 || pp == 0 || cp == 0 || m_space.gpus % (uint64_t(tp) * pp * cp) != 0)
+                if (tp == 0 || pp == 0 || cp == 0 || gpus % (uint64_t(tp) * pp * cp) != 0)
                 {
                     m_skipped += perShape;
                     if (m_firstSkip.empty() && perShape > 0)
                     {
                         m_firstSkip = "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
                                       + " x cp " + std::to_string(cp) + " does not divide the "
-                                      + std::to_string(m_space.gpus) + " GPUs";
+                                      + std::to_string(gpus) + " GPUs";
                     }
                     continue;
                 }
@@ -206,7 +210,7 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes)
                     run.parallel.tp = tp;
                     run.parallel.pp = pp;
                     run.parallel.cp = cp;
-                    run.parallel.dp = m_space.gpus / (tp * pp * cp);
+                    run.parallel.dp = gpus / (tp * pp * cp);
                     std::string why;
                     if (Complete(run, why))
                     {

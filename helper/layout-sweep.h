@@ -37,12 +37,18 @@ PipelineSplit ParsePipelineSplit(const std::string& name);
 /**
  * \ingroup rapid-llm
  * \brief The training layouts a sweep tries: every combination of the listed degrees, micro-batch
- * sizes and recomputation modes on a fixed number of GPUs (dp = gpus / (tp x pp x cp); expert
- * parallelism splits the dp ranks of each stage, as Megatron-LM's does without MoE folding).
+ * sizes and recomputation modes on a number of GPUs (or on each of several) (dp = gpus / (tp x pp x
+ * cp); expert parallelism splits the dp ranks of each stage, as Megatron-LM's does without MoE
+ * folding).
  */
 struct SweepSpace
 {
-    uint32_t gpus = 8;                                 //!< GPUs of the job
+    uint32_t gpus = 8; //!< GPUs of the job
+    /**
+     * GPU counts to try (e.g. 32, 64, 128), each with every layout: how the job scales; empty:
+     * gpus alone
+     */
+    std::vector<uint32_t> gpuCounts;
     std::vector<uint32_t> tp{1, 2, 4, 8};              //!< tensor parallel degrees
     std::vector<uint32_t> pp;                          //!< pipeline degrees (empty: every divisor)
     std::vector<uint32_t> cp{1};                       //!< context parallel degrees
@@ -151,7 +157,8 @@ class LayoutSweep
 
     /**
      * \return the layouts of the space that pass RunSpec::Validate, in a fixed order, the
-     * machine outermost (a layout's index in it names the layout in a sweep's results.csv)
+     * machine outermost, then the GPU count (a layout's index in it names the layout in a
+     * sweep's results.csv)
      */
     std::vector<RunSpec> Candidates();
 
@@ -185,10 +192,11 @@ class LayoutSweep
     bool Complete(RunSpec& run, std::string& why) const;
 
     /**
-     * \param dtypes the compute types to try \return the valid layouts of the space in them,
-     * in results.csv's order (the skipped ones counted)
+     * \param dtypes the compute types to try \param gpus the GPUs
+     * \return the valid layouts of the space in them on \p gpus, in results.csv's order (the
+     * skipped ones counted)
      */
-    std::vector<RunSpec> Layouts(const std::vector<DataType>& dtypes);
+    std::vector<RunSpec> Layouts(const std::vector<DataType>& dtypes, uint32_t gpus);
 
     ModelSpec m_model;                                     //!< the model
     std::vector<HardwareSpec> m_machines;                  //!< the machines

@@ -35,7 +35,7 @@ void
 PlotSweep(const std::vector<SweepRow>& rows,
           const std::string& png,
           const std::string& model,
-          uint64_t gpus,
+          const std::string& gpus,
           uint64_t globalBatch,
           const std::vector<HardwareSpec>& machines)
 {
@@ -53,9 +53,8 @@ PlotSweep(const std::vector<SweepRow>& rows,
             capacities.emplace_back(h.gpu.name, h.gpu.hbmBytes / double(1ull << 30));
         }
     }
-    const std::string title = model + " on " + std::to_string(gpus) + " x "
-                              + SweepGpuNames(machines) + ", global batch "
-                              + std::to_string(globalBatch);
+    const std::string title = model + " on " + gpus + " x " + SweepGpuNames(machines)
+                              + ", global batch " + std::to_string(globalBatch);
     Gnuplot plot(std::filesystem::path(png).filename().string(), title);
     plot.SetTerminal("pngcairo size 1100,600 font 'sans,10'");
     plot.SetLegend("layout rank (fitting layouts by step time, then the others by peak memory)",

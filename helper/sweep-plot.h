@@ -26,14 +26,15 @@ std::string SweepGpuNames(const std::vector<HardwareSpec>& machines);
  * layout (right axis) against its rank, with each GPU's memory as a line.
  * \param rows the rows, ranked (RankSweepRows)
  * \param png the image to write (its gnuplot script is written next to it, .plt)
- * \param model the model's name \param gpus GPUs of the job \param globalBatch its batch
+ * \param model the model's name \param gpus GPUs of the job ("8/16/32" for several counts)
+ * \param globalBatch its batch
  * \param machines the machines it ran on
  * throws SpecError (field "out") if gnuplot is missing or fails (RenderPng)
  */
 void PlotSweep(const std::vector<SweepRow>& rows,
                const std::string& png,
                const std::string& model,
-               uint64_t gpus,
+               const std::string& gpus,
                uint64_t globalBatch,
                const std::vector<HardwareSpec>& machines);
 

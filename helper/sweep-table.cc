@@ -117,6 +117,12 @@ SweepRow::ToCsv() const
     return line + "," + std::to_string(peakBytes) + "," + gib + "," + CsvField(reason);
 }
 
+uint64_t
+SweepRow::Gpus() const
+{
+    return uint64_t(tp) * pp * cp * dp;
+}
+
 bool
 ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
 {

@@ -49,6 +49,8 @@ struct SweepRow
 
     /** \return the CSV line (no newline) */
     std::string ToCsv() const;
+    /** \return the GPUs of its layout (tp x pp x cp x dp) */
+    uint64_t Gpus() const;
 };
 
 /** \return the header line of results.csv (no newline) */

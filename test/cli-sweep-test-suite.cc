@@ -590,6 +590,75 @@ class CliSweepMachinesTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep over GPU counts (--gpus=8,16): every layout on each count, each row the row
+ * of that count's sweep alone; the table's gpus column, each count's best and how it scales
+ * under the table; the counts echoed as a list.
+ */
+class CliSweepGpuCountsTestCase : public TestCase
+{
+  public:
+    CliSweepGpuCountsTestCase()
+        : TestCase("sweep --gpus=8,16 ranks every layout on each GPU count together")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-gpus");
+        const std::vector<std::string> job = {"sweep",
+                                              "--model=gpt-1.7b",
+                                              "--hardware=h100-sxm-80gb",
+                                              "--gbs=64",
+                                              "--seq=2048",
+                                              "--tp=1,2",
+                                              "--pp=1",
+                                              "--mbs=2",
+                                              "--recompute=selective",
+                                              "--workers=2"};
+        CliResult both = RunCli(Cat(job, {"--gpus=8,16", "--json"}), dir);
+        RAPIDLLM_REQUIRE_EQ(both.status, 0, both.err);
+        const Json out = Json::parse(both.out);
+        NS_TEST_EXPECT_MSG_EQ(out.at("input").at("gpus").dump(), "[8,16]", "the counts echoed");
+        const Json rows = out.at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 4u, "2 layouts on each count");
+        for (uint32_t gpus : {8u, 16u})
+        {
+            CliResult one = RunCli(Cat(job, {"--gpus=" + std::to_string(gpus), "--json"}), dir);
+            RAPIDLLM_REQUIRE_EQ(one.status, 0, one.err);
+            const Json alone = Json::parse(one.out).at("rows");
+            NS_TEST_EXPECT_MSG_EQ(Json::parse(one.out).at("input").at("gpus").dump(),
+                                  std::to_string(gpus),
+                                  "one count: a number, as older sweeps kept it");
+            for (const Json& a : alone)
+            {
+                const auto same =
+                    std::find_if(rows.begin(),
+                                 rows.end(),
+                                 [&a](const Json& r)
+                                 {
+                                     return r.at("tp") == a.at("tp") && r.at("dp") == a.at("dp");
+                                 });
+                RAPIDLLM_REQUIRE_EQ((same != rows.end()), true, a.dump());
+                NS_TEST_EXPECT_MSG_EQ(same->at("step_time_s").get<double>(),
+                                      a.at("step_time_s").get<double>(),
+                                      "the count's own prediction");
+            }
+        }
+        CliResult text = RunCli(Cat(job, {"--gpus=8,16"}), dir);
+        RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
+        NS_TEST_EXPECT_MSG_NE(text.out.find("on 8/16 x"), std::string::npos, text.out);
+        NS_TEST_EXPECT_MSG_NE(text.out.find("rank gpus "), std::string::npos, text.out);
+        const std::size_t best = text.out.find("Best of each:\n");
+        RAPIDLLM_REQUIRE_NE(best, std::string::npos, text.out);
+        NS_TEST_EXPECT_MSG_NE(
+            text.out.find("x the 8-GPU best (", best), std::string::npos, text.out);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief The sweep's command-line tests.
  */
 class CliSweepTestSuite : public TestSuite
@@ -603,6 +672,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepGpuCountsTestCase, TestCase::QUICK);
     }
 };
 

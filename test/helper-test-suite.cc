@@ -1326,6 +1326,59 @@ class MachineSweepTestCase : public TestCase
 };
 
 /**
+ * \brief A sweep over GPU counts: each count's layouts as its sweep alone numbers them, one
+ * count after the other, each with its data-parallel degree; the skipped ones counted on each.
+ */
+class GpuCountSweepTestCase : public TestCase
+{
+  public:
+    GpuCountSweepTestCase()
+        : TestCase("layout sweep over GPU counts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec hardware = HardwareSpec::Load("h100-sxm-80gb");
+        const ModelSpec model = ModelSpec::Load("gpt-1.7b");
+        RunSpec base;
+        base.globalBatch = 64;
+        base.sequence = 2048;
+        SweepSpace space;
+        space.tp = {1, 2, 3};
+        space.microBatch = {2, 4};
+        space.recompute = {Recompute::SELECTIVE};
+        std::vector<RunSpec> alone;
+        uint32_t skipped = 0;
+        for (uint32_t gpus : {8u, 32u})
+        {
+            space.gpus = gpus;
+            LayoutSweep one(model, hardware, base, space);
+            for (const RunSpec& run : one.Candidates())
+            {
+                NS_TEST_EXPECT_MSG_EQ(run.parallel.tp * run.parallel.pp * run.parallel.cp
+                                          * run.parallel.dp,
+                                      gpus,
+                                      "every GPU used");
+                alone.push_back(run);
+            }
+            skipped += one.GetSkipped();
+        }
+        space.gpus = 8;
+        space.gpuCounts = {8, 32};
+        LayoutSweep both(model, hardware, base, space);
+        const std::vector<RunSpec> candidates = both.Candidates();
+        RAPIDLLM_REQUIRE_EQ(candidates.size(), alone.size(), "each count's layouts");
+        for (std::size_t i = 0; i < candidates.size(); ++i)
+        {
+            NS_TEST_EXPECT_MSG_EQ((candidates[i] == alone[i]), true, "as alone, 8 GPUs first");
+        }
+        NS_TEST_EXPECT_MSG_EQ(both.GetSkipped(), skipped, "tp 3 skipped on each count");
+    }
+};
+
+/**
  * \brief A sweep over context and expert parallel degrees: every candidate uses the GPUs as
  * tp x pp x cp x dp, its expert degree divides the experts and dp x cp, the others are skipped
  * and counted; a context-parallel layout predicts what a direct run of it does.
@@ -1471,6 +1524,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
         AddTestCase(new LayoutSweepTestCase, TestCase::QUICK);
         AddTestCase(new MachineSweepTestCase, TestCase::QUICK);
+        AddTestCase(new GpuCountSweepTestCase, TestCase::QUICK);
         AddTestCase(new LayoutsEndToEndTestCase, TestCase::QUICK);
         AddTestCase(new UnevenSweepTestCase, TestCase::QUICK);
         AddTestCase(new ContextExpertSweepTestCase, TestCase::QUICK);

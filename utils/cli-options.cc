@@ -201,7 +201,10 @@ JobCliOptions()
          {
              return o.For(Plus(jobAndSweep, {"collective"}))
                  .RequiredIn({"sweep", kServing})
-                 .HelpIn("sweep", "GPUs of the job")
+                 .ListIn("sweep", o.fallback)
+                 .HelpIn("sweep",
+                         "GPUs of the job, or GPU counts to try (e.g. 32,64,128), each with every "
+                         "layout: how the job scales")
                  .HelpIn(kServing, "GPUs to fill with identical replicas of each layout")
                  .HelpIn("collective", "number of GPUs (ranks 0..N-1)")
                  .DefaultIn("collective", "8");

@@ -104,6 +104,7 @@ SplitText(const RunSpec& run)
 struct VariantColumns
 {
     std::size_t hardware = 0; //!< the machine column's width (0: not shown)
+    bool gpus = false;        //!< whether the GPU count column is shown
     bool dtype = false;       //!< whether the compute type column is shown
 
     /** \return the row's cells, each with its space (the headings with \p r null) */
@@ -117,6 +118,7 @@ struct VariantColumns
             return text + " ";
         };
         return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
+               + (gpus ? cell(r ? std::to_string(r->Gpus()) : "gpus", 5) : "")
                + (dtype ? cell(r ? r->dtype : "dtype", 5) : "");
     }
 };
@@ -214,45 +216,68 @@ PrintTable(const std::vector<SweepRow>& rows,
 }
 
 /**
- * Prints, under the table, the first-ranked row of each machine and compute type the sweep
- * tries (those a GPU cannot run are noted on stderr): the answer without reading the table.
+ * \return the first-ranked of \p ranked on machine \p source, \p gpus GPUs and compute type
+ * \p dtype (null when there is none), and in \p rank its rank among the fitting rows
+ */
+const SweepRow*
+BestOf(const std::vector<SweepRow>& ranked,
+       const std::string& source,
+       uint32_t gpus,
+       const std::string& dtype,
+       uint64_t& rank)
+{
+    rank = 0;
+    for (const SweepRow& r : ranked)
+    {
+        rank += r.fits ? 1 : 0;
+        if (r.hardware == source && r.Gpus() == gpus && r.dtype == dtype)
+        {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+/**
+ * Prints, under the table, the first-ranked row of each machine, GPU count and compute type the
+ * sweep tries (those a GPU cannot run are noted on stderr): the answer without reading the
+ * table. Where it tries several GPU counts, each count's best says how far it scales from the
+ * smallest count's that fits (strong scaling: the same global batch).
  */
 void
 PrintBestOfEach(const std::vector<SweepRow>& ranked,
                 const std::vector<std::string>& sources,
+                const std::vector<uint32_t>& gpuCounts,
                 const std::vector<DataType>& dtypes,
                 const VariantColumns& variant)
 {
     std::printf("Best of each:\n");
     for (const std::string& source : sources)
     {
-        for (DataType type : dtypes)
+        std::map<DataType, const SweepRow*> smallest; // each type's best on the fewest GPUs
+        for (uint32_t gpus : gpuCounts)
         {
-            SweepRow named;
-            named.hardware = source;
-            named.dtype = ToString(type);
-            uint64_t rank = 0;
-            const SweepRow* best = nullptr;
-            for (const SweepRow& r : ranked)
+            for (DataType type : dtypes)
             {
-                rank += r.fits ? 1 : 0;
-                if (r.hardware == named.hardware && r.dtype == named.dtype)
+                uint64_t rank = 0;
+                const SweepRow* best = BestOf(ranked, source, gpus, ToString(type), rank);
+                if (!best)
                 {
-                    best = &r;
-                    break;
+                    continue; // ruled out (noted), or not in this shard
                 }
-            }
-            if (!best)
-            {
-                continue; // ruled out (noted), or not in this shard
-            }
-            const std::string layout =
-                "tp " + std::to_string(best->tp) + " pp " + std::to_string(best->pp) + " dp "
-                + std::to_string(best->dp) + " cp " + std::to_string(best->cp) + " ep "
-                + std::to_string(best->ep) + " vpp " + std::to_string(best->vpp) + " mbs "
-                + std::to_string(best->mbs) + " " + best->recompute;
-            if (best->fits)
-            {
+                const std::string layout =
+                    "tp " + std::to_string(best->tp) + " pp " + std::to_string(best->pp) + " dp "
+                    + std::to_string(best->dp) + " cp " + std::to_string(best->cp) + " ep "
+                    + std::to_string(best->ep) + " vpp " + std::to_string(best->vpp) + " mbs "
+                    + std::to_string(best->mbs) + " " + best->recompute;
+                if (!best->fits)
+                {
+                    std::printf("  %s no layout fits (lowest peak %.2f GiB: %s)\n",
+                                variant.Cells(best).c_str(),
+                                best->peakBytes / double(1ull << 30),
+                                layout.c_str());
+                    continue;
+                }
                 char energy[64] = "";
                 if (best->haveEnergy)
                 {
@@ -262,19 +287,27 @@ PrintBestOfEach(const std::vector<SweepRow>& ranked,
                                   best->energyJ / 1e3,
                                   best->avgPowerW);
                 }
-                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU%s\n",
-                            variant.Cells(&named).c_str(),
+                char scaling[96] = "";
+                const SweepRow* base = smallest.emplace(type, best).first->second;
+                if (base != best)
+                {
+                    const double speedup = base->stepTimeS / best->stepTimeS;
+                    std::snprintf(scaling,
+                                  sizeof(scaling),
+                                  ", %.2fx the %llu-GPU best (%.0f%% scaling)",
+                                  speedup,
+                                  static_cast<unsigned long long>(base->Gpus()),
+                                  100 * speedup * double(base->Gpus()) / double(gpus));
+                }
+                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU%s%s\n",
+                            variant.Cells(best).c_str(),
                             static_cast<unsigned long long>(rank),
                             layout.c_str(),
                             best->stepTimeS,
                             best->tflopsPerGpu,
-                            energy);
-                continue;
+                            energy,
+                            scaling);
             }
-            std::printf("  %s no layout fits (lowest peak %.2f GiB: %s)\n",
-                        variant.Cells(&named).c_str(),
-                        best->peakBytes / double(1ull << 30),
-                        layout.c_str());
         }
     }
 }
@@ -289,6 +322,13 @@ RunSweepCommand(const CliArgs& args)
         args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
                              : std::vector<SpecOverride>();
     ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
+    // The GPU counts, each with every layout ("8/16/32" in the headings).
+    const std::vector<uint32_t> gpuCounts = args.Counts32("gpus");
+    std::string gpuText;
+    for (uint32_t n : gpuCounts)
+    {
+        gpuText += (gpuText.empty() ? "" : "/") + std::to_string(n);
+    }
     // The machines, as given (presets or files): a row names its machine so.
     const std::vector<std::string> sources = args.Choices("hardware");
     std::vector<HardwareSpec> machines;
@@ -322,12 +362,10 @@ RunSweepCommand(const CliArgs& args)
         // is an error of --fault here, not of the hardware file in the first layout that runs.
         for (HardwareSpec& h : machines)
         {
-            CheckFaultSelectors(faults,
-                                h.network,
-                                static_cast<uint32_t>(args.Count("gpus")),
-                                h.name,
-                                kCommandLine,
-                                "fault");
+            for (uint32_t gpus : gpuCounts)
+            {
+                CheckFaultSelectors(faults, h.network, gpus, h.name, kCommandLine, "fault");
+            }
             Ptr<FaultSchedule> schedule;
             AddFaults(faults, h.network, schedule, kCommandLine);
         }
@@ -423,7 +461,11 @@ RunSweepCommand(const CliArgs& args)
     {
         space.dtypes = dtypes;
     }
-    space.gpus = static_cast<uint32_t>(args.Count("gpus"));
+    space.gpus = gpuCounts.front();
+    if (gpuCounts.size() > 1)
+    {
+        space.gpuCounts = gpuCounts;
+    }
     space.tp = args.Counts32("tp");
     if (args.HasValue("pp"))
     {
@@ -515,9 +557,8 @@ RunSweepCommand(const CliArgs& args)
         // Nothing to run is a mistake in the lists, as in `study serving`.
         throw SpecError(kCommandLine,
                         "gpus",
-                        "no layout of the lists is valid for the model on "
-                            + std::to_string(space.gpus) + " GPUs (" + sweep.GetFirstSkipReason()
-                            + ")");
+                        "no layout of the lists is valid for the model on " + gpuText + " GPUs ("
+                            + sweep.GetFirstSkipReason() + ")");
     }
 
     // The inputs, echoed in DIR/sweep.json; a resumed or merged sweep must have the same.
@@ -527,7 +568,8 @@ RunSweepCommand(const CliArgs& args)
     inputs["hardware"] = args.Text("hardware");
     inputs["set"] = args.Text("set");
     inputs["fault"] = args.Text("fault");
-    inputs["gpus"] = space.gpus;
+    // A number with one count, as older sweeps kept it (so they resume), else the list.
+    inputs["gpus"] = gpuCounts.size() > 1 ? Json(gpuCounts) : Json(space.gpus);
     inputs["gbs"] = base.globalBatch;
     inputs["seq"] = base.sequence;
     inputs["dtype"] = args.Text("dtype");
@@ -788,7 +830,7 @@ RunSweepCommand(const CliArgs& args)
             PlotSweep(ranked,
                       (std::filesystem::path(out) / "sweep.png").string(),
                       m.name,
-                      space.gpus,
+                      gpuText,
                       base.globalBatch,
                       machines);
         }
@@ -835,10 +877,10 @@ RunSweepCommand(const CliArgs& args)
         fit += r.fits ? 1 : 0;
     }
     std::printf(
-        "%s training on %u x %s, global batch %u, sequence %u, %s%s: %zu layouts%s, %llu "
+        "%s training on %s x %s, global batch %u, sequence %u, %s%s: %zu layouts%s, %llu "
         "fit in memory, %u ruled out by the model or batch\n",
         m.name.c_str(),
-        space.gpus,
+        gpuText.c_str(),
         SweepGpuNames(machines).c_str(),
         base.globalBatch,
         base.sequence,
@@ -853,6 +895,7 @@ RunSweepCommand(const CliArgs& args)
         static_cast<unsigned long long>(fit),
         skipped);
     VariantColumns variant;
+    variant.gpus = gpuCounts.size() > 1;
     variant.dtype = space.dtypes.size() > 1;
     if (machines.size() > 1)
     {
@@ -862,9 +905,9 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     PrintTable(ranked, candidates, shown, variant);
-    if (machines.size() > 1 || variant.dtype)
+    if (machines.size() > 1 || variant.gpus || variant.dtype)
     {
-        PrintBestOfEach(ranked, sources, dtypes, variant);
+        PrintBestOfEach(ranked, sources, gpuCounts, dtypes, variant);
     }
     return 0;
 }
