@@ -42,6 +42,20 @@ const std::vector<std::string> kSweep = {"sweep",
                                          "--mbs=2,16",
                                          "--recompute=none,full"};
 
+/**
+ * The job of the machine and GPU count sweeps: two layouts of GPT 1.7B a machine and count
+ * (--hardware and --gpus given by each test).
+ */
+const std::vector<std::string> kTwoLayouts = {"sweep",
+                                              "--model=gpt-1.7b",
+                                              "--gbs=64",
+                                              "--seq=2048",
+                                              "--tp=1,2",
+                                              "--pp=1",
+                                              "--mbs=2",
+                                              "--recompute=selective",
+                                              "--workers=2"};
+
 /** \return the number of lines of a file */
 std::size_t
 Lines(const std::string& path)
@@ -499,16 +513,7 @@ class CliSweepMachinesTestCase : public TestCase
     DoRun() override
     {
         const std::string dir = ScratchDir("sweep-machines");
-        const std::vector<std::string> job = {"sweep",
-                                              "--model=gpt-1.7b",
-                                              "--gpus=8",
-                                              "--gbs=64",
-                                              "--seq=2048",
-                                              "--tp=1,2",
-                                              "--pp=1",
-                                              "--mbs=2",
-                                              "--recompute=selective",
-                                              "--workers=2"};
+        const std::vector<std::string> job = Cat(kTwoLayouts, {"--gpus=8"});
         const std::string both = "--hardware=h100-sxm-80gb,a100-sxm-80gb";
         CliResult whole =
             RunCli(Cat(job, {both, "--dtype=bf16,fp8", "--json", "--out=" + dir + "/whole"}), dir);
@@ -606,16 +611,7 @@ class CliSweepGpuCountsTestCase : public TestCase
     DoRun() override
     {
         const std::string dir = ScratchDir("sweep-gpus");
-        const std::vector<std::string> job = {"sweep",
-                                              "--model=gpt-1.7b",
-                                              "--hardware=h100-sxm-80gb",
-                                              "--gbs=64",
-                                              "--seq=2048",
-                                              "--tp=1,2",
-                                              "--pp=1",
-                                              "--mbs=2",
-                                              "--recompute=selective",
-                                              "--workers=2"};
+        const std::vector<std::string> job = Cat(kTwoLayouts, {"--hardware=h100-sxm-80gb"});
         CliResult both = RunCli(Cat(job, {"--gpus=8,16", "--json"}), dir);
         RAPIDLLM_REQUIRE_EQ(both.status, 0, both.err);
         const Json out = Json::parse(both.out);

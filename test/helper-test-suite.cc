@@ -1252,6 +1252,34 @@ class DtypeSweepTestCase : public TestCase
     }
 };
 
+namespace {
+
+/** \return the run of the machine and GPU count sweeps: a global batch of 64 x 2,048 tokens */
+RunSpec
+SmallSweepRun()
+{
+    RunSpec base;
+    base.globalBatch = 64;
+    base.sequence = 2048;
+    return base;
+}
+
+/**
+ * \return the space of the machine and GPU count sweeps: tp 1, 2 and 3 (which no GPU count of
+ * theirs takes), micro-batches 2 and 4, selective recomputation
+ */
+SweepSpace
+SmallSweepSpace()
+{
+    SweepSpace space;
+    space.tp = {1, 2, 3};
+    space.microBatch = {2, 4};
+    space.recompute = {Recompute::SELECTIVE};
+    return space;
+}
+
+} // namespace
+
 /**
  * \brief A sweep over machines: each machine's layouts as its sweep alone would number them,
  * the machine outermost; a point on a machine predicts what that machine's sweep does (the
@@ -1272,15 +1300,9 @@ class MachineSweepTestCase : public TestCase
         const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
         const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
         const ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        RunSpec base;
-        base.globalBatch = 64;
-        base.sequence = 2048;
-        SweepSpace space;
-        space.gpus = 8;
-        space.tp = {1, 2, 3};
+        const RunSpec base = SmallSweepRun();
+        SweepSpace space = SmallSweepSpace();
         space.pp = {1};
-        space.microBatch = {2, 4};
-        space.recompute = {Recompute::SELECTIVE};
         space.dtypes = {DataType::BF16, DataType::FP8};
         LayoutSweep alone(model, h100, base, space);
         const std::vector<RunSpec> one = alone.Candidates();
@@ -1342,13 +1364,8 @@ class GpuCountSweepTestCase : public TestCase
     {
         const HardwareSpec hardware = HardwareSpec::Load("h100-sxm-80gb");
         const ModelSpec model = ModelSpec::Load("gpt-1.7b");
-        RunSpec base;
-        base.globalBatch = 64;
-        base.sequence = 2048;
-        SweepSpace space;
-        space.tp = {1, 2, 3};
-        space.microBatch = {2, 4};
-        space.recompute = {Recompute::SELECTIVE};
+        const RunSpec base = SmallSweepRun();
+        SweepSpace space = SmallSweepSpace();
         std::vector<RunSpec> alone;
         uint32_t skipped = 0;
         for (uint32_t gpus : {8u, 32u})
