@@ -252,7 +252,8 @@ ParseBatching(const std::string& name)
 bool
 ServingVariant::operator==(const ServingVariant& o) const
 {
-    return hardware == o.hardware && dtype == o.dtype && kvCacheDtype == o.kvCacheDtype;
+    return hardware == o.hardware && engine == o.engine && dtype == o.dtype
+           && kvCacheDtype == o.kvCacheDtype;
 }
 
 std::string
@@ -264,7 +265,7 @@ ServingRow::Precision() const
 std::string
 ServingRow::Variant() const
 {
-    return hardware + " " + Precision();
+    return hardware + " " + engine + " " + Precision();
 }
 
 Json
@@ -279,6 +280,7 @@ ServingRow::ToJson() const
     j["replicas"] = replicas;
     j["batch"] = batch;
     j["hardware"] = hardware;
+    j["engine"] = engine;
     j["dtype"] = dtype;
     j["kv_cache_dtype"] = kvCacheDtype;
     j["fits"] = fits;
@@ -413,6 +415,7 @@ ServingRow::FromJson(const Json& j)
         r.replicas = j.at("replicas").get<uint32_t>();
         r.batch = j.at("batch").get<uint32_t>();
         r.hardware = j.at("hardware").get<std::string>();
+        r.engine = j.at("engine").get<std::string>();
         r.dtype = j.at("dtype").get<std::string>();
         r.kvCacheDtype = j.at("kv_cache_dtype").get<std::string>();
         r.fits = j.at("fits").get<bool>();
@@ -505,8 +508,8 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
-    // The variants to try, as the lists give them: each hardware with each weights' type and
-    // each KV cache type ("": the job's).
+    // The variants to try, as the lists give them: each hardware with each engine, each weights'
+    // type and each KV cache type ("": the job's).
     auto listed = [](const std::vector<std::string>& values)
     {
         return values.empty() ? std::vector<std::string>{""} : values;
@@ -514,17 +517,21 @@ ServingStudy::ServingStudy(const JobOptions& options,
     std::vector<ServingVariant> variants;
     for (const std::string& hardware : listed(space.hardware))
     {
-        for (const std::string& dtype : listed(space.dtypes))
+        for (const std::string& engine : listed(space.engines))
         {
-            for (const std::string& kv : listed(space.kvCacheDtypes))
+            for (const std::string& dtype : listed(space.dtypes))
             {
-                variants.push_back({hardware, dtype, kv});
+                for (const std::string& kv : listed(space.kvCacheDtypes))
+                {
+                    variants.push_back({hardware, engine, dtype, kv, ""});
+                }
             }
         }
     }
     auto withVariant = [](JobOptions job, const ServingVariant& variant)
     {
         for (const auto& [name, value] : {std::make_pair("hardware", &variant.hardware),
+                                          std::make_pair("engine", &variant.engine),
                                           std::make_pair("dtype", &variant.dtype),
                                           std::make_pair("kv-cache-dtype", &variant.kvCacheDtype)})
         {
@@ -544,6 +551,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
         m_variants.push_back({job.hardwareSource,
+                              job.run.engine,
                               ToString(job.run.dtype),
                               ToString(job.run.KvCacheType()),
                               job.hardware.gpu.Runs(job.run.dtype)
@@ -551,6 +559,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                   : job.hardwareSource + ": " + job.hardware.gpu.name
                                         + " lists no rate for " + ToString(job.run.dtype)
                                         + " (it lists " + job.hardware.gpu.ListedTypes() + ")"});
+        m_variantJobs.push_back(job);
         if (std::none_of(m_hardwareJobs.begin(),
                          m_hardwareJobs.end(),
                          [&job](const ResolvedJob& known)
@@ -573,6 +582,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
         moe = job.model.IsMoe();
         sharedPrefix = job.run.sharedPrefix;
         m_prefixTokens = job.run.cachedPrefix;
+        if (space.batching == Batching::AUTO && !m_engine.empty()
+            && EngineBatching(job.run.engine) != EngineBatching(m_engine))
+        {
+            // One batching for every row: the engines of a list must batch alike.
+            throw SpecError(kCommandLine,
+                            "engine",
+                            m_engine + " and " + job.run.engine
+                                + " batch differently (lmdeploy and vllm continuously, hf and "
+                                  "none in static batches): list engines that batch alike, or "
+                                  "give --batching");
+        }
         m_engine = job.run.engine;
         if (job.run.generatedTokens < 2)
         {
@@ -771,9 +791,10 @@ ServingStudy::ServingStudy(const JobOptions& options,
     {
         // A skipped layout's variant, where the study tries more than one.
         const ServingVariant& v = m_variants[q];
-        const std::string named = variants.size() == 1 ? ""
-                                                       : v.hardware + ", " + v.dtype + " weights, "
-                                                             + v.kvCacheDtype + " KV cache, ";
+        const std::string named = variants.size() == 1
+                                      ? ""
+                                      : v.hardware + ", " + v.engine + ", " + v.dtype + " weights, "
+                                            + v.kvCacheDtype + " KV cache, ";
         for (uint32_t tp : space.tp)
         {
             for (uint32_t pp : space.pp)
@@ -930,6 +951,12 @@ ServingStudy::HardwareJobs() const
     return m_hardwareJobs;
 }
 
+const std::vector<ResolvedJob>&
+ServingStudy::VariantJobs() const
+{
+    return m_variantJobs;
+}
+
 uint32_t
 ServingStudy::GetSkipped() const
 {
@@ -961,9 +988,15 @@ ServingStudy::GetBatching() const
     {
         return m_space.batching;
     }
+    return EngineBatching(m_engine);
+}
+
+Batching
+ServingStudy::EngineBatching(const std::string& engine)
+{
     // TurboMind's persistent batch and vLLM's scheduler admit requests at every iteration;
     // transformers' generate() runs a batch to its end.
-    return m_engine == "lmdeploy" || m_engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
+    return engine == "lmdeploy" || engine == "vllm" ? Batching::CONTINUOUS : Batching::STATIC;
 }
 
 KvHandoverTimes&
@@ -1016,6 +1049,7 @@ ServingStudy::Evaluate(uint64_t index) const
     row.replicas = static_cast<uint32_t>(m_space.gpus / p.Gpus());
     row.batch = job.run.batch;
     row.hardware = job.hardwareSource;
+    row.engine = job.run.engine;
     row.dtype = ToString(job.run.dtype);
     row.kvCacheDtype = ToString(job.run.KvCacheType());
     if (GetBatching() != Batching::STATIC)
@@ -2507,7 +2541,8 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
                                         return r.kvWhole > 0;
                                     });
     std::ostringstream os;
-    os << "tp,pp,cp,dp,hardware,dtype,kv_cache_dtype,replicas,batch,fits,meets_slo,frontier,ttft_s,"
+    os << "tp,pp,cp,dp,hardware,engine,dtype,kv_cache_dtype,replicas,batch,fits,meets_slo,frontier,"
+          "ttft_s,"
           "tpot_s,"
           "request_s,"
           "tokens_per_s_per_gpu,requests_per_s,energy_per_token_j,avg_power_w,peak_memory_gib,"
@@ -2524,9 +2559,9 @@ ServingStudyCsv(const std::vector<ServingRow>& rows, bool disaggregated)
     for (const auto& r : rows)
     {
         os << r.tp << "," << r.pp << "," << r.cp << "," << r.dp << "," << CsvField(r.hardware)
-           << "," << r.dtype << "," << r.kvCacheDtype << "," << r.replicas << "," << r.batch << ","
-           << (r.fits ? "true" : "false") << "," << (r.meetsSlo ? "true" : "false") << ","
-           << (r.frontier ? "true" : "false") << ",";
+           << "," << r.engine << "," << r.dtype << "," << r.kvCacheDtype << "," << r.replicas << ","
+           << r.batch << "," << (r.fits ? "true" : "false") << ","
+           << (r.meetsSlo ? "true" : "false") << "," << (r.frontier ? "true" : "false") << ",";
         if (r.fits)
         {
             os << FormatNumber(r.ttftS) << "," << FormatNumber(r.tpotS) << ","
@@ -2613,6 +2648,18 @@ ServingStudyJson(const ServingStudy& study,
             input["hardware"].push_back(HardwareInputJson(job.hardware, job.hardwareSource, {}));
         }
     }
+    if (space.engines.size() > 1)
+    {
+        // One engine is the job's, echoed as such.
+        input["software"]["engine"] = Json(space.engines);
+        // The memory share follows the engine (vLLM's 0.9 by default): each one's.
+        Json shares = Json::object();
+        for (const ResolvedJob& job : study.VariantJobs())
+        {
+            shares[job.run.engine] = job.run.MemoryShare();
+        }
+        input["software"]["gpu_memory_utilization"] = shares;
+    }
     if (!space.dtypes.empty())
     {
         input["software"]["dtype"] = Json(space.dtypes);
@@ -2634,18 +2681,16 @@ ServingStudyJson(const ServingStudy& study,
     if (batching == Batching::CHUNKED || batching == Batching::CONTINUOUS
         || (batching == Batching::DISAGGREGATED && (space.rateRps > 0 || space.goodput)))
     {
-        if (study.HardwareJobs().size() == 1)
+        // Each hardware's (vLLM V1's default follows the GPU), and each engine's where the
+        // study lists engines (prefill iterations follow the engine).
+        Json budgets = Json::object(); // in the order of the variants
+        for (const ResolvedJob& job : study.VariantJobs())
         {
-            j["token_budget"] = study.TokenBudget(first);
+            budgets[job.hardwareSource
+                    + (space.engines.size() > 1 ? " " + job.run.engine : std::string())] =
+                study.TokenBudget(job);
         }
-        else
-        {
-            // Each hardware's (vLLM V1's default follows the GPU).
-            for (const ResolvedJob& job : study.HardwareJobs())
-            {
-                j["token_budget"][job.hardwareSource] = study.TokenBudget(job);
-            }
-        }
+        j["token_budget"] = budgets.size() == 1 ? budgets.front() : budgets;
     }
     if (space.prefixHit < 1)
     {
@@ -2730,13 +2775,15 @@ WriteServingStudy(const std::string& dir,
     // layouts and batches that no other of the variant beats on both TPOT and throughput), in
     // TPOT order.
     std::set<std::string> hardware;
+    std::set<std::string> engines;
     std::set<std::string> precisions;
     for (const auto& r : rows)
     {
         hardware.insert(r.hardware);
+        engines.insert(r.engine);
         precisions.insert(r.Precision());
     }
-    const bool variants = hardware.size() > 1 || precisions.size() > 1;
+    const bool variants = hardware.size() > 1 || engines.size() > 1 || precisions.size() > 1;
     std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t>, std::vector<const ServingRow*>>
         lines;
     double top = 0;
@@ -2775,6 +2822,10 @@ WriteServingStudy(const std::string& dir,
                       });
             const ServingRow& r = *points.front();
             std::string label = hardware.size() > 1 ? r.hardware : "";
+            if (engines.size() > 1)
+            {
+                label += (label.empty() ? "" : " ") + r.engine;
+            }
             if (precisions.size() > 1)
             {
                 label += (label.empty() ? "" : " ") + r.Precision() + " weights/KV";

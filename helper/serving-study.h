@@ -78,10 +78,16 @@ struct ServingSpace
     std::vector<uint32_t> dp{1};
     std::vector<uint32_t> batch{1, 2, 4, 8, 16, 32, 64, 128, 256}; //!< requests per replica
     /**
-     * Hardware to try (presets or files, as --hardware names them), each with every precision;
-     * empty: the job's
+     * Hardware to try (presets or files, as --hardware names them), each with every engine and
+     * precision; empty: the job's
      */
     std::vector<std::string> hardware;
+    /**
+     * Serving engines to try (--engine's names: lmdeploy, vllm, hf), each with every precision;
+     * empty: the job's. Under automatic batching they must batch alike (lmdeploy and vllm
+     * continuously)
+     */
+    std::vector<std::string> engines;
     /**
      * Weights' types to try (--dtype's names: bf16, fp8, int4, ...), each with every KV cache
      * type of `kvCacheDtypes`; empty: the job's
@@ -217,6 +223,7 @@ struct ServingRow
     uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x cp x dp)
     uint32_t batch = 0;       //!< requests per replica (per attention replica when dp > 1)
     std::string hardware;     //!< the hardware as --hardware names it (preset or file)
+    std::string engine;       //!< the serving engine (lmdeploy, vllm, hf, none)
     std::string dtype;        //!< the weights' type (its name: bf16, fp8, int4, ...)
     std::string kvCacheDtype; //!< the KV cache's type, resolved (auto: the activations')
     bool fits = false;        //!< whether a replica fits in memory (then the figures below)
@@ -300,8 +307,8 @@ struct ServingRow
     /** \return "bf16/bf16": the weights' and the KV cache's types, which a study may vary */
     std::string Precision() const;
     /**
-     * \return "h100-sxm-80gb bf16/bf16": the hardware and the precision, what a study may vary
-     * besides the layout and batch
+     * \return "h100-sxm-80gb vllm bf16/bf16": the hardware, the engine and the precision, what a
+     * study may vary besides the layout and batch
      */
     std::string Variant() const;
     /** \return the row as JSON (every field; RankServingRows' flags included) */
@@ -321,6 +328,7 @@ struct ServingRow
 struct ServingVariant
 {
     std::string hardware;     //!< the hardware as --hardware names it (preset or file)
+    std::string engine;       //!< the serving engine
     std::string dtype;        //!< the weights' type
     std::string kvCacheDtype; //!< the KV cache's type (auto resolved)
     /**
@@ -329,7 +337,7 @@ struct ServingVariant
      */
     std::string ruledOut;
 
-    /** \return whether the two name the same variant (its machine and types) */
+    /** \return whether the two name the same variant (its machine, engine and types) */
     bool operator==(const ServingVariant& o) const;
 };
 
@@ -420,6 +428,8 @@ class ServingStudy
      * first variant on it): what the output names and echoes of each machine
      */
     const std::vector<ResolvedJob>& HardwareJobs() const;
+    /** \return a job of each variant (a one-GPU replica), in the order of Variants() */
+    const std::vector<ResolvedJob>& VariantJobs() const;
     /** \return combinations ruled out by the model or the budget */
     uint32_t GetSkipped() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
@@ -431,6 +441,8 @@ class ServingStudy
     uint32_t PrefixTokens() const;
     /** \return the batching in force: the space's, or for AUTO the job's engine's */
     Batching GetBatching() const;
+    /** \param engine a serving engine \return how it batches (AUTO's batching under it) */
+    static Batching EngineBatching(const std::string& engine);
     /**
      * \param job a candidate resolved
      * \return the tokens one iteration may carry: the space's, else the engine's default. Chunked
@@ -744,6 +756,7 @@ class ServingStudy
     std::vector<ServingVariant> m_variants;
     /** a job of each hardware tried (HardwareJobs) */
     std::vector<ResolvedJob> m_hardwareJobs;
+    std::vector<ResolvedJob> m_variantJobs; //!< a job of each variant
     /**
      * the replays so far (Replay), by job options and chunk: the rows of a layout share their
      * curves' smaller sizes and their one-request prefill

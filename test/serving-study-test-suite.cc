@@ -218,10 +218,10 @@ class ServingPrecisionsTestCase : public TestCase
                 continue;
             }
             // A one-byte cache sends half the bytes: the same pair of layouts transfers faster.
-            const double oneByte = Tp1Transfer(rows, "h100-sxm-80gb bf16/fp8");
+            const double oneByte = Tp1Transfer(rows, "h100-sxm-80gb vllm bf16/fp8");
             NS_TEST_EXPECT_MSG_GT(oneByte, 0, "a tp1 pair");
             NS_TEST_EXPECT_MSG_LT(oneByte,
-                                  0.75 * Tp1Transfer(rows, "h100-sxm-80gb bf16/bf16"),
+                                  0.75 * Tp1Transfer(rows, "h100-sxm-80gb vllm bf16/bf16"),
                                   "the prefill instances hold the decode row's cache type");
         }
 
@@ -266,6 +266,96 @@ class ServingPrecisionsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(alone.find("lists no rate for fp8 (it lists fp32, tf32, fp16"),
                               std::string::npos,
                               alone);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief A list of engines: every layout and batch under each, each row the study of its
+ * engine alone gives (its memory share, token budget, host costs), a disaggregated decode row fed
+ * by prefill instances of its own engine; engines that batch differently under automatic
+ * batching are an error naming --engine.
+ */
+class ServingEnginesTestCase : public TestCase
+{
+  public:
+    ServingEnginesTestCase()
+        : TestCase("serving study: a list of engines")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (Batching batching : {Batching::CONTINUOUS, Batching::DISAGGREGATED})
+        {
+            ServingSpace space;
+            space.gpus = 4;
+            space.tp = {1, 2};
+            space.batch = {4, 32};
+            space.batching = batching;
+            space.engines = {"lmdeploy", "vllm"};
+            const ServingStudy study(SmallServingJob(), space, "flow", "", true);
+            RAPIDLLM_REQUIRE_EQ(study.Variants().size(), 2u, "an engine each");
+            NS_TEST_EXPECT_MSG_EQ(study.Variants()[1].engine, std::string("vllm"), "in order");
+            // lmdeploy's prefill iterations carry 8,192 tokens, vLLM's max(model length, 2,048).
+            NS_TEST_EXPECT_MSG_EQ(study.TokenBudget(study.VariantJobs()[0]), 8192u, "lmdeploy's");
+            NS_TEST_EXPECT_MSG_EQ(study.TokenBudget(study.VariantJobs()[1]), 4096u, "vLLM's");
+            const std::vector<ServingRow> rows = study.Run();
+            RAPIDLLM_REQUIRE_EQ(rows.size(), 8u, "2 engines x 2 tp x 2 batches");
+            ServingSpace alone = space;
+            alone.engines = {"vllm"};
+            uint32_t matched = 0;
+            for (const ServingRow& one :
+                 ServingStudy(SmallServingJob(), alone, "flow", "", true).Run())
+            {
+                NS_TEST_EXPECT_MSG_EQ(one.engine, std::string("vllm"), "its own");
+                for (const ServingRow& r : rows)
+                {
+                    if (r.Variant() == one.Variant() && r.tp == one.tp && r.batch == one.batch)
+                    {
+                        ++matched;
+                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
+                        NS_TEST_EXPECT_MSG_EQ(r.peakBytes, one.peakBytes, "the same peak");
+                        NS_TEST_EXPECT_MSG_EQ(r.capacityBytes, one.capacityBytes, "its share");
+                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
+                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
+                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
+                        NS_TEST_EXPECT_MSG_EQ(
+                            r.prefillInstances, one.prefillInstances, "its own prefill instances");
+                    }
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the engine alone");
+            // vLLM keeps 10% of the GPU out of its reach; lmdeploy (its cache share apart) not.
+            for (const ServingRow& r : rows)
+            {
+                for (const ServingRow& s : rows)
+                {
+                    if (r.engine == "vllm" && s.engine == "lmdeploy" && r.tp == s.tp)
+                    {
+                        NS_TEST_EXPECT_MSG_LT(r.capacityBytes, s.capacityBytes, "vLLM's 90%");
+                    }
+                }
+            }
+        }
+        // transformers' generate() runs static batches, vLLM continuous ones: no one batching.
+        ServingSpace mixed;
+        mixed.engines = {"hf", "vllm"};
+        mixed.batch = {4};
+        try
+        {
+            ServingStudy(SmallServingJob(), mixed, "flow", "", true);
+            NS_TEST_EXPECT_MSG_EQ(true, false, "hf and vllm under auto batching");
+        }
+        catch (const SpecError& e)
+        {
+            NS_TEST_EXPECT_MSG_EQ(e.GetField(), std::string("engine"), e.what());
+        }
+        mixed.batching = Batching::STATIC;
+        NS_TEST_EXPECT_MSG_EQ(ServingStudy(SmallServingJob(), mixed, "flow", "", true).Run().size(),
+                              8u,
+                              "both in static batches");
     }
 };
 
@@ -331,9 +421,9 @@ class ServingHardwareTestCase : public TestCase
             if (batching == Batching::DISAGGREGATED)
             {
                 // The A100 node's NVLink is slower: the same pair hands a cache over slower.
-                const double h100 = Tp1Transfer(rows, "h100-sxm-80gb bf16/bf16");
+                const double h100 = Tp1Transfer(rows, "h100-sxm-80gb vllm bf16/bf16");
                 NS_TEST_EXPECT_MSG_GT(h100, 0, "a tp1 pair");
-                NS_TEST_EXPECT_MSG_GT(Tp1Transfer(rows, "a100-sxm-80gb bf16/bf16"),
+                NS_TEST_EXPECT_MSG_GT(Tp1Transfer(rows, "a100-sxm-80gb vllm bf16/bf16"),
                                       1.2 * h100,
                                       "300 against 450 GB/s");
             }
@@ -2305,9 +2395,31 @@ class CliServingStudyTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(std::count(preciseCsv.out.begin(), preciseCsv.out.end(), '\n'),
                               13,
                               "a heading and 2 precisions x 3 tp x 2 batches");
-        NS_TEST_EXPECT_MSG_NE(preciseCsv.out.find("tp,pp,cp,dp,hardware,dtype,kv_cache_dtype,"),
+        NS_TEST_EXPECT_MSG_NE(
+            preciseCsv.out.find("tp,pp,cp,dp,hardware,engine,dtype,kv_cache_dtype,"),
+            std::string::npos,
+            "named");
+        // A list of engines: a column of them, each one's memory share and prefill budget.
+        CliResult engines = RunCli(Cat(study, {"--engine=lmdeploy,vllm"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(engines.status, 0, engines.err);
+        for (const char* said : {"engine lmdeploy or vllm, bf16 weights",
+                                 "90% of each GPU's memory under vllm",
+                                 "rank engine    tp",
+                                 "  lmdeploy 4x tp1 pp1",
+                                 "\"gpu_memory_utilization\":{\"lmdeploy\":1.0,\"vllm\":0.9}"})
+        {
+            NS_TEST_EXPECT_MSG_NE(engines.out.find(said), std::string::npos, engines.out);
+        }
+        CliResult enginesJson = RunCli(Cat(study, {"--engine=lmdeploy,vllm", "--json"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(enginesJson.status, 0, enginesJson.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(enginesJson.out).at("token_budget").dump(),
+                              "{\"h100-sxm-80gb lmdeploy\":8192,\"h100-sxm-80gb vllm\":4096}",
+                              "each engine's prefill iterations");
+        CliResult unlike = RunCli(Cat(study, {"--engine=hf,lmdeploy"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(unlike.status, 2, unlike.err);
+        NS_TEST_EXPECT_MSG_NE(unlike.err.find("option --engine: hf and lmdeploy batch differently"),
                               std::string::npos,
-                              "named");
+                              unlike.err);
         // A list of hardware: a column of them, each echoed, each chunked budget its own.
         std::vector<std::string> twoMachines = study;
         std::replace(twoMachines.begin(),
@@ -2484,6 +2596,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingDisaggregatedTestCase, TestCase::QUICK);
         AddTestCase(new ServingPrecisionsTestCase, TestCase::QUICK);
         AddTestCase(new ServingHardwareTestCase, TestCase::QUICK);
+        AddTestCase(new ServingEnginesTestCase, TestCase::QUICK);
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);

@@ -334,6 +334,15 @@ JobCliOptions()
                          "layout and batch, with every --kv-cache-dtype: fp8 Transformer "
                          "Engine's recipe, int4 weight-only (GPTQ, AWQ) with fp16 activations");
          }},
+        {"engine",
+         [&](const CliOption& o)
+         {
+             return o.ListIn(kServing, o.fallback)
+                 .HelpIn(kServing,
+                         "serving engines to try (e.g. lmdeploy,vllm), each with every precision: "
+                         "each its own host costs, KV cache sizing, scheduling and routing; "
+                         "under --batching=auto they must batch alike");
+         }},
         {"kv-cache-dtype",
          [&](const CliOption& o)
          {

@@ -89,6 +89,7 @@ EnergyText(const ServingRow& r)
 struct VariantColumns
 {
     std::size_t hardware = 0; //!< the hardware column's width (0: not shown)
+    bool engine = false;      //!< whether the engine column is shown
     bool precision = false;   //!< whether the precision column is shown
 
     /**
@@ -105,6 +106,7 @@ struct VariantColumns
             return text + " ";
         };
         return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
+               + (engine ? cell(r ? r->engine : "engine", 8) : "")
                + (precision ? cell(r ? r->Precision() : "weights/KV", 10) : "");
     }
 };
@@ -449,11 +451,13 @@ PrintBestByVariant(const std::vector<ServingRow>& rows,
                                        rows.end(),
                                        [&v](const ServingRow& r)
                                        {
-                                           return r.hardware == v.hardware && r.dtype == v.dtype
+                                           return r.hardware == v.hardware && r.engine == v.engine
+                                                  && r.dtype == v.dtype
                                                   && r.kvCacheDtype == v.kvCacheDtype;
                                        });
         ServingRow named;
         named.hardware = v.hardware;
+        named.engine = v.engine;
         named.dtype = v.dtype;
         named.kvCacheDtype = v.kvCacheDtype;
         std::printf("  %s", columns.Cells(&named).c_str());
@@ -494,6 +498,10 @@ RunStudyServingCommand(const CliArgs& args)
     if (args.Has("hardware"))
     {
         space.hardware = args.Choices("hardware");
+    }
+    if (args.Has("engine"))
+    {
+        space.engines = args.Choices("engine");
     }
     if (args.Has("dtype"))
     {
@@ -651,7 +659,7 @@ RunStudyServingCommand(const CliArgs& args)
     {
         return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
                && a.Get("dp") == b.Get("dp") && a.Get("hardware") == b.Get("hardware")
-               && a.Get("dtype") == b.Get("dtype")
+               && a.Get("engine") == b.Get("engine") && a.Get("dtype") == b.Get("dtype")
                && a.Get("kv-cache-dtype") == b.Get("kv-cache-dtype");
     };
     std::vector<std::vector<uint64_t>> layouts;
@@ -698,6 +706,7 @@ RunStudyServingCommand(const CliArgs& args)
                     std::string varied; // the hardware and types, where the study lists them
                     for (const auto& [name, list] :
                          {std::make_pair("hardware", &space.hardware),
+                          std::make_pair("engine", &space.engines),
                           std::make_pair("dtype", &space.dtypes),
                           std::make_pair("kv-cache-dtype", &space.kvCacheDtypes)})
                     {
@@ -813,18 +822,34 @@ RunStudyServingCommand(const CliArgs& args)
     {
         variant.hardware = 0;
     }
+    std::vector<std::string> engines;
     for (const ServingVariant& v : study.Variants())
     {
+        AddOnce(engines, v.engine);
         AddOnce(weights, v.dtype);
         AddOnce(caches, v.kvCacheDtype);
     }
+    variant.engine = engines.size() > 1;
     variant.precision = weights.size() > 1 || caches.size() > 1;
     std::ostringstream setup;
-    setup << first.run.engine << ", " << AlternativesText(weights) << " weights, "
+    setup << AlternativesText(engines) << ", " << AlternativesText(weights) << " weights, "
           << AlternativesText(caches) << " KV cache";
-    if (first.run.MemoryShare() < 1)
+    // The memory share follows the engine (vLLM's gpu_memory_utilization): each engine's that
+    // is below the whole GPU, named where the study lists engines.
+    std::vector<std::string> shares;
+    for (const ResolvedJob& job : study.VariantJobs())
     {
-        setup << ", " << first.run.MemoryShare() * 100 << "% of each GPU's memory";
+        if (job.run.MemoryShare() < 1)
+        {
+            std::ostringstream share;
+            share << job.run.MemoryShare() * 100 << "% of each GPU's memory"
+                  << (variant.engine ? " under " + job.run.engine : "");
+            AddOnce(shares, share.str());
+        }
+    }
+    for (const std::string& share : shares)
+    {
+        setup << ", " << share;
     }
     std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu layouts "
                 "and batches, %llu fit in memory%s, %u ruled out by the model or the GPUs\n",
@@ -1016,8 +1041,9 @@ static CliCommandRegistrar g_studyServing(
     "serving layouts and batch sizes on N GPUs: throughput per GPU within latency targets",
     "Predicts an inference job (--gen of 2 or more) for every replica layout (tp x pp, and for "
     "mixture-of-experts models dp attention replicas sharing their experts; the GPUs filled "
-    "with identical replicas), batch size, hardware and precision (each --hardware with each "
-    "--dtype and each --kv-cache-dtype) of the lists, on worker processes, and ranks "
+    "with identical replicas), batch size, hardware, engine and precision (each --hardware with "
+    "each --engine, each --dtype and each --kv-cache-dtype) of the lists, on worker processes, "
+    "and ranks "
     "them by generated "
     "tokens per second per GPU: those that meet --tpot-slo and --ttft-slo first, then the other "
     "fitting ones, then those that do not fit by peak memory; marks the throughput-latency "
