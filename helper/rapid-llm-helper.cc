@@ -9,6 +9,7 @@
 #include "ns3/boolean.h"
 #include "ns3/compute-coster.h"
 #include "ns3/gpu-compute-model.h"
+#include "ns3/gpu-kernel-common.h"
 #include "ns3/host-dispatch.h"
 #include "ns3/log.h"
 #include "ns3/memory-model.h"
@@ -580,8 +581,12 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             }
         }
         report.tflopsPerGpu = w.TotalModelFlops() / (gpus * report.stepTimeS) / 1e12;
-        report.mfu =
-            modelFlops / (gpus * report.stepTimeS * m_hardware.gpu.TensorFlops(m_run.dtype));
+        // Against the peak of the GEMMs' path in the run's type: the tensor rate, or the vector
+        // rate of a type without one (fp32 GEMMs on CUDA cores, as PyTorch runs them by default).
+        bool tensor = false;
+        report.mfu = modelFlops
+                     / (gpus * report.stepTimeS
+                        * kernel::MatmulPeak(m_hardware.gpu, MmaTypeOf(m_run.dtype), tensor));
     }
     else
     {

@@ -97,6 +97,39 @@ SmallJob(RunSpec run)
 }
 } // namespace
 
+/**
+ * \brief Training in fp32: the GEMMs run on the CUDA cores (the A100 lists no fp32 tensor rate),
+ * and the MFU is against that path's peak, the same model FLOPs over the fp32 vector rate.
+ */
+class Fp32TrainingTestCase : public TestCase
+{
+  public:
+    Fp32TrainingTestCase()
+        : TestCase("fp32 training: MFU against the fp32 GEMMs' peak")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.dp = 4;
+        run.globalBatch = 16;
+        run.sequence = 512;
+        const RunReport bf16 = SmallJob(run)->Run();
+        run.dtype = DataType::FP32;
+        const RunReport fp32 = SmallJob(run)->Run(); // its MFU was infinite (a zero peak)
+        NS_TEST_EXPECT_MSG_GT(fp32.stepTimeS, 4 * bf16.stepTimeS, "CUDA cores, not tensor cores");
+        NS_TEST_EXPECT_MSG_GT(fp32.mfu, 0.0, "a finite share");
+        NS_TEST_EXPECT_MSG_LT(fp32.mfu, 1.0, "of the fp32 peak");
+        // The same model FLOPs a GPU and second, over 19.5 against 312 TFLOP/s.
+        const double perGpuS = bf16.mfu * bf16.stepTimeS * 312;
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            fp32.mfu * fp32.stepTimeS * 19.5, perGpuS, 1e-9 * perGpuS, "the fp32 vector peak");
+    }
+};
+
 /** \brief A training run's report: fields present and consistent with each other. */
 class TrainingReportTestCase : public TestCase
 {
@@ -1536,6 +1569,7 @@ class HelperTestSuite : public TestSuite
         : TestSuite("rapid-llm-helper", UNIT)
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
+        AddTestCase(new Fp32TrainingTestCase, TestCase::QUICK);
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
         AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);
