@@ -2572,7 +2572,7 @@ class PhysicalBoundsTestCase : public TestCase
         OperatorCost fast;
         fast.flops = 2.0 * 8192 * 8192 * 8192;
         fast.timeS = fast.flops / 400e12; // above the 312 TFLOP/s peak
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckRoofline(a100, gemm, fast);
@@ -2583,7 +2583,7 @@ class PhysicalBoundsTestCase : public TestCase
         OperatorCost streaming;
         streaming.hbmBytes = 1e9;
         streaming.timeS = 1e9 / 3e12; // 1 GB at 3 TB/s on a 2 TB/s GPU
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckRoofline(a100, gemm, streaming);
@@ -2618,7 +2618,7 @@ class PhysicalBoundsTestCase : public TestCase
         report.mfu = bound * 0.999;
         CheckReportBounds(report, job, a100); // the count's overstatement: allowed
         report.mfu = bound * 1.001;
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckReportBounds(report, job, a100);
@@ -2627,7 +2627,7 @@ class PhysicalBoundsTestCase : public TestCase
                               true,
                               "MFU above what the GPU can execute");
         report.mfu = 4.41;
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckReportBounds(report, job, a100);
@@ -2637,7 +2637,7 @@ class PhysicalBoundsTestCase : public TestCase
                               "MFU 441%");
         report.mfu = 0.9;
         report.tflopsPerGpu = 1377;
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckReportBounds(report, job, a100);
@@ -2647,7 +2647,7 @@ class PhysicalBoundsTestCase : public TestCase
                               "TFLOP/s above the peak");
         report.tflopsPerGpu = 100;
         report.stepTimeS = std::nan("");
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<InternalError>(
                                   [&]
                                   {
                                       CheckReportBounds(report, job, a100);

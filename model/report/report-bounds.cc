@@ -20,8 +20,8 @@ constexpr double kSlack = 1e-9;
 [[noreturn]] void
 Fail(const std::string& what)
 {
-    throw Error("internal check failed: " + what
-                + "; this is a bug or an input beyond the model's range, please report it");
+    throw InternalError("internal check failed: " + what
+                        + "; this is a bug or an input beyond the model's range, please report it");
 }
 } // namespace
 

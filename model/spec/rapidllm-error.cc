@@ -11,5 +11,9 @@ Error::Error(const std::string& message)
     : std::runtime_error(message)
 {}
 
+InternalError::InternalError(const std::string& message)
+    : std::logic_error(message)
+{}
+
 } // namespace rapidllm
 } // namespace ns3

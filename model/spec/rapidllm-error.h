@@ -27,6 +27,19 @@ class Error : public std::runtime_error
     explicit Error(const std::string& message);
 };
 
+/**
+ * \ingroup rapid-llm
+ * \brief A check of the model's own results that failed (a kernel faster than its roofline, an
+ * MFU above the peak): a fault of RAPID-LLM, not of the input, so not an Error; entry points
+ * report it as an internal error and exit with status 1.
+ */
+class InternalError : public std::logic_error
+{
+  public:
+    /** \param message what failed, and that it is a bug to report */
+    explicit InternalError(const std::string& message);
+};
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -287,7 +287,7 @@ CheckRoofline(const GpuSpec& gpu, const OperatorDesc& op, const OperatorCost& co
            << peak / 1e12 << " TFLOP/s, " << cost.hbmBytes << " bytes at "
            << gpu.hbmBandwidthBps / 1e9
            << " GB/s); this is a bug or an input beyond the model's range, please report it";
-        throw Error(os.str());
+        throw InternalError(os.str());
     }
 }
 
