@@ -11,6 +11,8 @@
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
 #include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/global-value.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/job-options.h"
 #include "ns3/layout-sweep.h"
@@ -22,6 +24,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
+#include "ns3/workload-size.h"
 #include "test-require.h"
 
 #include <algorithm>
@@ -96,6 +99,63 @@ SmallJob(RunSpec run)
     return h;
 }
 } // namespace
+
+/**
+ * \brief The replay's own state within the host-memory budget: a context-parallel ring's ranks
+ * are not copies of each other, so each keeps a state per node of its graph; a job whose graphs
+ * fit but whose ranks' state would not is refused before it is allocated, naming the budget.
+ */
+class ReplayStateBudgetTestCase : public TestCase
+{
+  public:
+    ReplayStateBudgetTestCase()
+        : TestCase("replay state beyond the host-memory budget is refused before it is taken")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        struct Restore
+        {
+            ~Restore()
+            {
+                GlobalValue::Bind("RapidLlmHostMemoryGiB", DoubleValue(kDefaultWorkloadHostGiB));
+            }
+        } restore;
+        GlobalValue::Bind("RapidLlmHostMemoryGiB", DoubleValue(0.125));
+        auto ring = [](uint32_t cp)
+        {
+            RunSpec run;
+            run.parallel.cp = cp;
+            run.globalBatch = 1;
+            run.sequence = 8192;
+            Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+            h->Load("llama3-8b", "h100-sxm-80gb");
+            h->SetRun(run);
+            return h;
+        };
+        // 256 ranks of about 124 k nodes: 33 MB of graph, about 300 MB of state.
+        std::string refused;
+        try
+        {
+            ring(256)->Run();
+        }
+        catch (const ReplayError& e)
+        {
+            refused = e.what();
+        }
+        for (const char* said : {"256 simulated ranks",
+                                 "above the budget of 0.125 GiB",
+                                 "--host-memory=GIB",
+                                 "context-parallel"})
+        {
+            NS_TEST_EXPECT_MSG_NE(refused.find(said), std::string::npos, refused);
+        }
+        // A ring of 8 fits the same budget and runs.
+        NS_TEST_EXPECT_MSG_GT(ring(8)->Run().stepTimeS, 0.0, "cp 8 runs");
+    }
+};
 
 /**
  * \brief Training in fp32: the GEMMs run on the CUDA cores (the A100 lists no fp32 tensor rate),
@@ -1570,6 +1630,7 @@ class HelperTestSuite : public TestSuite
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new Fp32TrainingTestCase, TestCase::QUICK);
+        AddTestCase(new ReplayStateBudgetTestCase, TestCase::QUICK);
         AddTestCase(new InferenceReportTestCase, TestCase::QUICK);
         AddTestCase(new FirstTokenPassTestCase, TestCase::QUICK);
         AddTestCase(new TpReduceTestCase, TestCase::QUICK);

@@ -13,6 +13,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 #include "ns3/workload-graph.h"
+#include "ns3/workload-size.h"
 #include "replay-error.h"
 
 #include <algorithm>
@@ -269,6 +270,47 @@ TraceReplayer::Replay(const ReplayJob& job)
 }
 
 void
+TraceReplayer::CheckStateSize(const ReplayJob& job) const
+{
+    // Each simulated rank keeps a dependency count and a status per node, and what its
+    // collectives and messages hold: about 10 bytes a node (measured: Llama-3 8B at cp 256, 256
+    // ranks of 124 k nodes, 300 MB), with a host clock its issue and ready times (16 more); the
+    // graphs keep theirs once each.
+    double bytes = 0;
+    uint64_t most = 0;
+    std::vector<bool> counted(job.GetGraphCount(), false);
+    for (uint32_t r = 0; r < job.GetRankCount(); ++r)
+    {
+        const ExecutionTrace& graph = job.GetGraph(r);
+        if (!counted[job.GetGraphIndex(r)])
+        {
+            counted[job.GetGraphIndex(r)] = true;
+            bytes += double(graph.GetNNodes()) * kHostBytesPerNode;
+        }
+        if (m_plan.IsSimulated(r))
+        {
+            bytes += double(graph.GetNNodes()) * (graph.HasHost() ? 26 : 10);
+            most = std::max<uint64_t>(most, graph.GetNNodes());
+        }
+    }
+    if (bytes <= WorkloadHostBudget())
+    {
+        return;
+    }
+    std::ostringstream os;
+    os.precision(3);
+    os << "the replay would keep about " << bytes / 1073741824.0 << " GiB of host memory for its "
+       << m_plan.GetSimulatedCount() << " simulated ranks (up to " << most
+       << " nodes each) and their graphs, above the budget of "
+       << WorkloadHostBudget() / 1073741824.0
+       << " GiB (more with --host-memory=GIB, or the ns-3 global value RapidLlmHostMemoryGiB, on "
+          "a machine that has it): each rank that is not a copy of another (the ranks of a "
+          "context-parallel ring, those a fault sets apart) keeps its own state, so fewer such "
+          "ranks (a smaller cp) or fewer nodes a rank (fewer micro-batches or layers) fit";
+    throw ReplayError(os.str());
+}
+
+void
 TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
 {
     if (!m_backend)
@@ -307,6 +349,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
                               m_backend->FaultsSpareDimension(0));
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
+    CheckStateSize(job);
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
     m_kinds.assign(job.GetGraphCount(), {});
     // Kernels run back to back within one event where nothing can interleave (one stream;

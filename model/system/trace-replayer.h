@@ -186,6 +186,12 @@ class TraceReplayer : public Object
     void DoDispose() override;
 
   private:
+    /**
+     * \brief Refuses, before allocating it, a replay whose per-node state for its simulated
+     * ranks (with the graphs) would take more than the host-memory budget (WorkloadHostBudget).
+     * \param job the job, with m_plan set; throws ReplayError
+     */
+    void CheckStateSize(const ReplayJob& job) const;
     /** A collective instance: the i-th collective of a group. */
     struct Meeting
     {
