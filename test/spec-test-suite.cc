@@ -593,6 +593,21 @@ class YamlBadInputTestCase : public TestCase
                  ModelSpec::Load("/");
              },
              {"model", "'/'", "directory"}},
+            // Found by fuzzing: 30 levels of aliases of aliases (600 bytes) hung the reader,
+            // which walked 2^30 values.
+            {"aliases of aliases (a billion laughs)",
+             parseModel(
+                 []()
+                 {
+                     std::string text = "base: gpt-1.7b\nx0: &a0 [1]\n";
+                     for (int i = 1; i <= 30; ++i)
+                     {
+                         text += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a"
+                                 + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+                     }
+                     return text;
+                 }()),
+             {"m.yaml", "more than 100000 values", "aliases"}},
         };
         for (const auto& c : cases)
         {

@@ -313,22 +313,42 @@ SpecReader::Finish() const
 }
 
 namespace {
-/** Throws on a key given twice in any mapping below \p node (YAML 1.2 requires unique keys). */
+/**
+ * The most values a spec file may hold once its aliases are expanded: a spec is a few hundred;
+ * aliases of aliases double at each level (a "billion laughs" file of 600 bytes holds 2^30).
+ */
+constexpr uint64_t kMaxSpecValues = 100000;
+
+/**
+ * Throws on a key given twice in any mapping below \p node (YAML 1.2 requires unique keys), and
+ * on a document whose values, counted in \p values, are far more than a spec holds.
+ */
 void
 RejectDuplicateKeys(const YAML::Node& node,
                     const std::string& file,
                     const std::string& path,
-                    int depth)
+                    int depth,
+                    uint64_t& values)
 {
     if (depth > 64)
     {
         throw SpecError(file, path, "nested more than 64 levels deep", node.Mark().line + 1);
     }
+    if (++values > kMaxSpecValues)
+    {
+        throw SpecError(file,
+                        path,
+                        "holds more than " + std::to_string(kMaxSpecValues)
+                            + " values once its aliases are expanded (aliases of aliases?); a "
+                              "spec is a few hundred",
+                        node.Mark().line + 1);
+    }
     if (node.IsSequence())
     {
         for (std::size_t i = 0; i < node.size(); ++i)
         {
-            RejectDuplicateKeys(node[i], file, path + "[" + std::to_string(i) + "]", depth + 1);
+            RejectDuplicateKeys(
+                node[i], file, path + "[" + std::to_string(i) + "]", depth + 1, values);
         }
     }
     if (!node.IsMap())
@@ -350,7 +370,7 @@ RejectDuplicateKeys(const YAML::Node& node,
                                 + "); give each key once",
                             line);
         }
-        RejectDuplicateKeys(item.second, file, keyPath, depth + 1);
+        RejectDuplicateKeys(item.second, file, keyPath, depth + 1, values);
     }
 }
 } // namespace
@@ -367,7 +387,8 @@ ParseYaml(const std::string& text, const std::string& file)
     {
         throw SpecError(file, "", "YAML syntax error: " + e.msg, e.mark.line + 1);
     }
-    RejectDuplicateKeys(root, file, "", 0);
+    uint64_t values = 0;
+    RejectDuplicateKeys(root, file, "", 0, values);
     return root;
 }
 
