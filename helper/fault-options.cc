@@ -18,6 +18,12 @@ namespace rapidllm {
 
 namespace {
 
+/**
+ * The latest start a fault may have, s: far beyond any step, and within ns-3's nanosecond clock
+ * (1e10 s wrapped to a negative time, 1e308 s to 0).
+ */
+constexpr double kMaxFaultStartS = 1e6;
+
 /** \return seconds of "250ms", "1.5s", "20us", "100ns" or "0.25"; false when malformed */
 bool
 ParseTime(const std::string& text, double& seconds)
@@ -35,10 +41,10 @@ ParseTime(const std::string& text, double& seconds)
                 return false;
             }
             seconds = v * scale;
-            return seconds >= 0;
+            return seconds >= 0 && seconds <= kMaxFaultStartS;
         }
     }
-    return ParseFiniteNumber(text, seconds) && seconds >= 0;
+    return ParseFiniteNumber(text, seconds) && seconds >= 0 && seconds <= kMaxFaultStartS;
 }
 
 } // namespace
@@ -70,8 +76,8 @@ ParseFaultOption(const std::string& text, const std::string& source, const std::
                 throw SpecError(source,
                                 option,
                                 "'" + item + "': '" + rest.substr(at + 1)
-                                    + "' is not a start time; use a time >= 0 such as 250ms, "
-                                      "1.5s, 20us or 100ns");
+                                    + "' is not a start time; use a time from 0 to 1e6 s (a "
+                                      "step is far shorter) such as 250ms, 1.5s, 20us or 100ns");
             }
             f.timed = true;
             rest = rest.substr(0, at);
@@ -105,6 +111,19 @@ ParseFaultOption(const std::string& text, const std::string& source, const std::
                                     + " (a link that slow would stall the simulation); allowed: 0 "
                                       "(dead link) or "
                                     + FormatNumber(LinkFaultSpec::kMinFactor) + " to 1");
+            }
+        }
+        for (const FaultOption& earlier : faults)
+        {
+            // The same links from the same time twice: one would silently replace the other.
+            if (earlier.selector == f.selector && earlier.startS == f.startS)
+            {
+                throw SpecError(source,
+                                option,
+                                "'" + f.selector + "' is given twice"
+                                    + (f.timed ? " from the same time" : "")
+                                    + "; give each link's fault once (a later change of the same "
+                                      "links takes its own @TIME)");
             }
         }
         faults.push_back(f);

@@ -187,6 +187,28 @@ class FaultOptionTestCase : public TestCase
                                   .find("start time"),
                               std::string::npos,
                               "a bad time");
+        // Found by fuzzing: 1e10 s wrapped ns-3's clock to a negative start, 1e308 s to 0.
+        for (const char* late : {"gpu0-gpu1:0.5@1e10s",
+                                 "gpu0-gpu1:0.5@1e308s",
+                                 "gpu0-gpu1:0.5@18446744073709551616ns"})
+        {
+            const std::string error = ErrorOf(
+                [late]()
+                {
+                    ParseFaultOption(late, "cli");
+                });
+            NS_TEST_EXPECT_MSG_NE(error.find("from 0 to 1e6 s"), std::string::npos, error);
+        }
+        // The same links twice from the same time: refused; from two times: a schedule.
+        const std::string twice = ErrorOf(
+            []()
+            {
+                ParseFaultOption("gpu0-gpu1:0.5,gpu0-gpu1:0.2", "cli");
+            });
+        NS_TEST_EXPECT_MSG_NE(twice.find("'gpu0-gpu1' is given twice"), std::string::npos, twice);
+        NS_TEST_EXPECT_MSG_EQ(ParseFaultOption("gpu0-gpu1:0.5,gpu0-gpu1:0@2ms", "cli").size(),
+                              2u,
+                              "degraded, then dead");
         NS_TEST_EXPECT_MSG_NE(ErrorOf(
                                   []()
                                   {
