@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/** \return the JSON of \p path; throws SpecError naming it */
+/** \return the JSON object of \p path; throws SpecError naming it */
 Json
 ReadJsonFile(const std::string& path)
 {
@@ -30,14 +30,20 @@ ReadJsonFile(const std::string& path)
     {
         throw SpecError(path, "", "cannot read (not a sweep folder?)");
     }
+    Json j;
     try
     {
-        return Json::parse(in);
+        j = Json::parse(in);
     }
     catch (const std::exception& e)
     {
         throw SpecError(path, "", std::string("not valid JSON: ") + e.what());
     }
+    if (!j.is_object())
+    {
+        throw SpecError(path, "", "not a sweep's inputs (a JSON object of them)");
+    }
+    return j;
 }
 
 /** Writes \p j to \p path; throws SpecError naming it. */
@@ -215,6 +221,10 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
     {
         const std::string jsonPath = (fs::path(dir) / "sweep.json").string();
         Json inputs = ReadJsonFile(jsonPath);
+        if (!inputs.contains("layouts") || !inputs.at("layouts").is_number_unsigned())
+        {
+            throw SpecError(jsonPath, "layouts", "missing: not a sweep's inputs");
+        }
         uint64_t index = 1;
         uint64_t n = 1;
         if (inputs.contains("shard"))
@@ -263,6 +273,13 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
             if (r.hardware.empty())
             {
                 r.hardware = common.value("hardware", std::string());
+            }
+            if (r.layout >= common.at("layouts").get<uint64_t>())
+            {
+                throw SpecError((fs::path(dir) / "results.csv").string(),
+                                "layout",
+                                std::to_string(r.layout) + " is not a layout of the sweep (it has "
+                                    + std::to_string(common.at("layouts").get<uint64_t>()) + ")");
             }
             if (!rows.emplace(r.layout, r).second)
             {

@@ -8,6 +8,8 @@
 #include "report-output.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -46,7 +48,7 @@ Real(double v)
     return text;
 }
 
-/** Parses a whole unsigned number. */
+/** Parses a whole unsigned number (false beyond 64 bits, which strtoull would clamp). */
 bool
 ParseCount(const std::string& text, uint64_t& v)
 {
@@ -54,8 +56,9 @@ ParseCount(const std::string& text, uint64_t& v)
     {
         return false;
     }
+    errno = 0;
     v = std::strtoull(text.c_str(), nullptr, 10);
-    return true;
+    return errno != ERANGE;
 }
 
 /** Parses a 32-bit count. */
@@ -71,7 +74,7 @@ ParseCount32(const std::string& text, uint32_t& v)
     return true;
 }
 
-/** Parses a finite real. */
+/** Parses a finite real, at least 0 (every figure of a row is a time, a rate or a share). */
 bool
 ParseReal(const std::string& text, double& v)
 {
@@ -81,7 +84,7 @@ ParseReal(const std::string& text, double& v)
     }
     char* end = nullptr;
     v = std::strtod(text.c_str(), &end);
-    return end == text.c_str() + text.size();
+    return end == text.c_str() + text.size() && std::isfinite(v) && v >= 0;
 }
 
 } // namespace
@@ -267,17 +270,29 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     }
     std::vector<SweepRow> rows;
     uint32_t bad = 0;
+    int number = 1;
     while (std::getline(in, line))
     {
+        ++number;
         SweepRow r;
-        // A line cut short by a kill has no newline: eof is set by that getline.
-        if (!in.eof() && ParseSweepRow(line, r, format))
+        // A line cut short by a kill has no newline: eof is set by that getline. A whole line
+        // that is not a row was changed after the sweep wrote it: an error, not a layout to
+        // run again (or, merged, to call missing).
+        if (in.eof())
+        {
+            bad += line.empty() ? 0 : 1;
+        }
+        else if (ParseSweepRow(line, r, format))
         {
             rows.push_back(r);
         }
-        else if (!line.empty())
+        else
         {
-            ++bad;
+            throw SpecError(path,
+                            "",
+                            "not a row of the sweep (its columns: " + std::string(kColumns)
+                                + "; every figure a number >= 0): '" + line.substr(0, 200) + "'",
+                            number);
         }
     }
     if (dropped)

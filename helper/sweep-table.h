@@ -91,9 +91,10 @@ SweepRow MakeSweepRow(uint64_t layout, const SweepPoint& point, const std::strin
 void RankSweepRows(std::vector<SweepRow>& rows);
 
 /**
- * \brief Reads the rows of a results.csv (lines that are not complete rows are dropped); a
- * file written before the sweep had the cp and ep degrees reads with both 1, one written before
- * it had the compute type or the machine with them empty.
+ * \brief Reads the rows of a results.csv: a last line cut short (by a kill: no newline) is
+ * dropped, any other line that is not a row is an error naming the file and line; a file
+ * written before the sweep had the cp and ep degrees reads with both 1, one written before it
+ * had the compute type or the machine with them empty.
  * \param path the file \param[out] dropped lines dropped
  * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
  */

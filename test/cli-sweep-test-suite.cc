@@ -355,6 +355,82 @@ class CliSweepFolderTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(ReadText(victim + "/sweep.json"), "{}", "the other sweep is kept");
 
+        // Found by fuzzing: a shard's files changed by hand are errors naming the file (and
+        // line), not rows trusted (a step of -1 ranked first), layouts called missing, or an
+        // internal error.
+        auto copyShard = [&dir](const std::string& name)
+        {
+            std::filesystem::copy(dir + "/sh_2", dir + "/" + name);
+            return dir + "/" + name;
+        };
+        const std::string shard2 = ReadText(dir + "/sh_2/results.csv");
+        const std::size_t firstRow = shard2.find('\n') + 1;
+        const std::string row = shard2.substr(firstRow, shard2.find('\n', firstRow) - firstRow);
+        std::vector<std::string> cells;
+        std::stringstream split(row);
+        for (std::string cell; std::getline(split, cell, ',');)
+        {
+            cells.push_back(cell);
+        }
+        if (row.back() == ',')
+        {
+            cells.emplace_back(); // the reason, empty where the layout fits
+        }
+        auto joined = [](std::vector<std::string> c)
+        {
+            std::string line;
+            for (const std::string& x : c)
+            {
+                line += (line.empty() ? "" : ",") + x;
+            }
+            return line;
+        };
+        struct Broken
+        {
+            std::string what;   //!< how the copy is broken
+            std::string row;    //!< the row put in place of the first (empty: none)
+            std::string json;   //!< sweep.json (empty: kept)
+            std::string needle; //!< what the error says
+        };
+        std::vector<std::string> negative = cells;
+        negative.at(12) = "-1"; // step_time_s
+        std::vector<std::string> notANumber = cells;
+        notANumber.at(12) = "nan";
+        std::vector<std::string> beyond = cells;
+        beyond.at(0) = "99999"; // a layout the sweep does not have, in place of one it has
+        std::vector<std::string> wide = cells;
+        wide.at(20) = "18446744073709551616"; // peak bytes beyond 64 bits
+        for (const Broken& b :
+             {Broken{"negative", joined(negative), "", "results.csv:2"},
+              Broken{"nan", joined(notANumber), "", "not a row of the sweep"},
+              Broken{"beyond", joined(beyond), "", "99999 is not a layout of the sweep"},
+              Broken{"wide", joined(wide), "", "results.csv:2"},
+              Broken{"list", "", "[1, 2]", "not a sweep's inputs"}})
+        {
+            const std::string folder = copyShard("broken-" + b.what);
+            if (!b.row.empty())
+            {
+                std::ofstream(folder + "/results.csv", std::ios::binary)
+                    << shard2.substr(0, firstRow) << b.row
+                    << shard2.substr(shard2.find('\n', firstRow));
+            }
+            if (!b.json.empty())
+            {
+                std::ofstream(folder + "/sweep.json") << b.json;
+            }
+            CliResult r =
+                RunCli({"merge", dir + "/sh_1", folder, "--out=" + dir + "/m-" + b.what}, dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, b.what + ": " + r.err);
+            NS_TEST_EXPECT_MSG_NE(r.err.find(b.needle), std::string::npos, b.what + ": " + r.err);
+        }
+        // Resumed, the same: the file and line named.
+        CliResult resumed = RunCli(
+            Cat(small,
+                {"--workers=1", "--shard=2/2", "--resume", "--out=" + dir + "/broken-negative"}),
+            dir);
+        NS_TEST_EXPECT_MSG_EQ(resumed.status, 2, resumed.err);
+        NS_TEST_EXPECT_MSG_NE(resumed.err.find("results.csv:2"), std::string::npos, resumed.err);
+
         // A sweep failing on an input error in its first layout (a dead GPU cuts every pair)
         // removes the folder it started, or its files from a folder that was there, so that
         // the same command runs again once fixed.
