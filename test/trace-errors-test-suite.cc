@@ -309,6 +309,14 @@ class CommErrorsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(
             Contains(e, "'comm_size' is 9223372036854775808; allowed 0.."), true, e);
 
+        // Found by fuzzing: a duration of 2^64 - 1 ns wrapped in ns-3's signed nanoseconds and
+        // replayed faster than the original.
+        e = ErrorOf(File({RawNode(3, kCompNode).Int("duration_ns", kAttrUint64, ~0ull)}));
+        NS_TEST_ASSERT_MSG_EQ(
+            Contains(e, "'duration_ns' is 18446744073709551615; allowed 0..9223372036854775807"),
+            true,
+            e);
+
         e = ErrorOf(File({RawNode(7, kSendNode).Int("comm_tag", kAttrInt32, 1)}));
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "without a comm_dst"), true, e);
 

@@ -329,12 +329,14 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
         n.type = static_cast<TraceNodeType>(typeValue);
         p.name = msg.name();
 
-        if (msg.duration_micros() > std::numeric_limits<uint64_t>::max() / 1000)
+        // Durations become ns-3 times, signed 64-bit nanoseconds: beyond 2^63 - 1 one would
+        // wrap to a negative (or a tiny) time, and the node would run faster than it should.
+        if (msg.duration_micros() > uint64_t(std::numeric_limits<int64_t>::max()) / 1000)
         {
             NodeFail(ctx,
                      n.id,
                      "duration_micros " + std::to_string(msg.duration_micros())
-                         + " overflows nanoseconds");
+                         + " overflows ns-3's signed 64-bit nanoseconds");
         }
         n.durationNs = msg.duration_micros() * 1000;
 
@@ -352,7 +354,7 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             const std::string& name = a.name();
             if (name == "duration_ns")
             {
-                n.durationNs = ReadUnsigned(ctx, n.id, a, std::numeric_limits<uint64_t>::max());
+                n.durationNs = ReadUnsigned(ctx, n.id, a, (1ull << 63) - 1);
             }
             else if (name == "host_ns")
             {
