@@ -222,6 +222,34 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                 throw SpecError("command line", "links", e.GetMessage());
             }
         }
+        // A link the job already faults (--fault, the hardware file's faults) would have its
+        // fault replaced by the study's factor: the rows would not degrade it from there.
+        std::set<uint32_t> studied;
+        for (const auto& s : sets.back())
+        {
+            for (uint32_t link : t->SelectLinks(s, "command line"))
+            {
+                studied.insert(link);
+            }
+        }
+        for (const LinkFaultSpec& f : job.hardware.network.faults)
+        {
+            for (uint32_t link : t->SelectLinks(f.link, "command line"))
+            {
+                if (studied.count(link))
+                {
+                    const TopologyLink& l = t->GetLink(link);
+                    throw SpecError("command line",
+                                    "links",
+                                    "'" + links + "' studies link " + t->GetNode(l.src).name + "-"
+                                        + t->GetNode(l.dst).name
+                                        + ", which the job already faults ('" + f.link
+                                        + "', from --fault or the hardware file): the study sets "
+                                          "its studied links' factors itself; drop that fault, or "
+                                          "study other links");
+                }
+            }
+        }
     }
     for (const auto& routing : config.routings)
     {

@@ -144,6 +144,21 @@ class FaultStudySlowdownTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(a.size(), 3, "K links");
         NS_TEST_EXPECT_MSG_EQ((a == b), true, "same seed, same links");
         NS_TEST_EXPECT_MSG_EQ((a == c), false, "another seed, other links");
+        // Found by fuzzing: a link the job already faults, studied, had its fault replaced by
+        // each row's factor (its 0.5 row ran faster than its healthy one); refused now.
+        ResolvedJob faulted = job;
+        LinkFaultSpec background;
+        background.link = "tier:infiniband";
+        background.factor = 0.2;
+        faulted.hardware.network.faults.push_back(background);
+        const std::string overlap = ErrorOf(
+            [&]()
+            {
+                RunFaultStudy(faulted, config);
+            });
+        NS_TEST_EXPECT_MSG_NE(overlap.find("which the job already faults ('tier:infiniband'"),
+                              std::string::npos,
+                              overlap);
     }
 };
 
