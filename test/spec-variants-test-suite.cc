@@ -138,8 +138,7 @@ class OverrideTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((got == expected), true, "fat tree 2:1 by dimension name");
         got = HardwareSpec::Load("h100-sxm-80gb", Set("network.dimensions[1].oversubscription=2"));
         NS_TEST_EXPECT_MSG_EQ((got == expected), true, "fat tree 2:1 by index");
-        // Several at once; a count scaled; a later override of the same field wins; a field
-        // the preset does not give is added.
+        // Several at once; a count scaled; a field the preset does not give is added.
         expected = h100;
         expected.gpu.hbmBytes = 120ull << 30;
         expected.gpu.smCount = 66;
@@ -148,10 +147,19 @@ class OverrideTestCase : public TestCase
         expected.network.dimensions[0].collective = "ring";
         expected.network.routing = "ecmp";
         got = HardwareSpec::Load("h100-sxm-80gb",
-                                 Set("gpu.hbm_gib=100, gpu.sm_count=0.5x,gpu.efficiency.hbm=0.8,"
-                                     "network.nvlink.bandwidth_GBps=2x,gpu.hbm_gib=120,"
+                                 Set("gpu.hbm_gib=120, gpu.sm_count=0.5x,gpu.efficiency.hbm=0.8,"
+                                     "network.nvlink.bandwidth_GBps=2x,"
                                      "network.nvlink.collective=ring,network.routing=ecmp"));
-        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "seven overrides at once");
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "six overrides at once");
+        // One list sets a path once: a second would silently win (found by fuzzing).
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]()
+                                  {
+                                      Set("gpu.hbm_gib=100,gpu.sm_count=0.5x,gpu.hbm_gib=120");
+                                  },
+                                  {"'gpu.hbm_gib' is given twice", "give each path once"}),
+                              true,
+                              "a path set twice in one list");
 
         // The model: "model." paths; hardware overrides are skipped by the model and back.
         const ModelSpec llama = ModelSpec::Load("llama2-7b");

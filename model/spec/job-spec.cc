@@ -134,6 +134,7 @@ JobSpec::Parse(const std::string& text, const std::string& source, const std::st
                     [&]()
                     {
                         job.overrides.push_back(SpecOverride::Parse(item.Scalar(), source));
+                        SpecOverride::RejectRepeatedPaths(job.overrides, source);
                     });
             }
         }

@@ -328,7 +328,29 @@ SpecOverride::ParseList(const std::string& text, const std::string& origin)
         item += c;
     }
     flush();
+    RejectRepeatedPaths(overrides, origin);
     return overrides;
+}
+
+void
+SpecOverride::RejectRepeatedPaths(const std::vector<SpecOverride>& overrides,
+                                  const std::string& origin)
+{
+    // One list sets each path once: a second would silently win (or chain a relative value).
+    for (std::size_t i = 0; i < overrides.size(); ++i)
+    {
+        for (std::size_t j = 0; j < i; ++j)
+        {
+            if (overrides[j].GetPath() == overrides[i].GetPath())
+            {
+                throw SpecError(origin,
+                                "set",
+                                "'" + overrides[i].GetPath() + "' is given twice ('"
+                                    + overrides[j].GetText() + "' and '" + overrides[i].GetText()
+                                    + "'); give each path once");
+            }
+        }
+    }
 }
 
 SpecOverride::Target

@@ -49,10 +49,17 @@ class SpecOverride
      * inside [] or {} belong to a value ("network.torus.shape=[4,4]").
      * \param text the list
      * \param origin where the text came from, for errors
-     * \return the overrides, in order
+     * \return the overrides, in order; throws SpecError when one path is set twice
      */
     static std::vector<SpecOverride> ParseList(const std::string& text,
                                                const std::string& origin = "");
+
+    /**
+     * \brief Refuses a list that sets one path twice (the second would silently win).
+     * \param overrides one list's overrides \param origin where they came from, for errors
+     */
+    static void RejectRepeatedPaths(const std::vector<SpecOverride>& overrides,
+                                    const std::string& origin);
 
     /** \return MODEL or HARDWARE */
     Target GetTarget() const;
