@@ -593,6 +593,10 @@ class YamlBadInputTestCase : public TestCase
                  ModelSpec::Load("/");
              },
              {"model", "'/'", "directory"}},
+            // Found by fuzzing: the element-wise kernels' rate left out, they cost infinite time.
+            {"no fp32 vector rate",
+             parseHw(With(hw, "    fp32: 19.5\n", "")),
+             {"h.yaml", "gpu.vector_tflops", "needs fp32"}},
             // Found by fuzzing: 30 levels of aliases of aliases (600 bytes) hung the reader,
             // which walked 2^30 values.
             {"aliases of aliases (a billion laughs)",

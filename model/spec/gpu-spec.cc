@@ -253,6 +253,13 @@ GpuSpec::Read(SpecReader& r)
     g.clockHz = r.GetInRange("clock_mhz", kMinClockMhz, kMaxClockMhz) * 1e6;
     g.tensorFlops = ReadRates(r, "tensor_tflops", true);
     g.vectorFlops = ReadRates(r, "vector_tflops", true);
+    if (g.vectorFlops.count(DataType::FP32) == 0)
+    {
+        // Element-wise, softmax and norm kernels run at it, and other types' vector work falls
+        // back to it: without it they would take forever (or an infinite time).
+        r.Fail("vector_tflops",
+               "needs fp32: the CUDA cores' rate, which the element-wise kernels run at");
+    }
     g.registersPerSm = r.GetCount("registers_per_sm");
     g.maxThreadsPerSm = r.GetCount("max_threads_per_sm");
     g.maxBlocksPerSm = r.GetCount("max_blocks_per_sm");
