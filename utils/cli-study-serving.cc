@@ -263,7 +263,9 @@ PrintTable(const std::vector<ServingRow>& rows,
         {
             std::printf("does not fit (lowest peak first):\n");
         }
-        std::printf("%4s %s%3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s\n",
+        // Its reason after the row: the GPU's memory, or what else rules it out (a token
+        // budget too small for a prefill) that the peak alone would not say.
+        std::printf("%4s %s%3u %3u %3u %8u %5u %10s %9s %10s %11s %9s %8s %9.2f %4s %3s  %s\n",
                     "-",
                     variant.Cells(&r).c_str(),
                     r.tp,
@@ -279,7 +281,8 @@ PrintTable(const std::vector<ServingRow>& rows,
                     "-",
                     gib,
                     "-",
-                    "");
+                    "",
+                    r.reason.c_str());
     }
 }
 
