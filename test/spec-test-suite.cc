@@ -593,6 +593,10 @@ class YamlBadInputTestCase : public TestCase
                  ModelSpec::Load("/");
              },
              {"model", "'/'", "directory"}},
+            // Found by fuzzing: a second document was ignored (the first's layers ran).
+            {"two YAML documents",
+             parseModel(model + "---\nlayers: 6\n"),
+             {"m.yaml:12", "2 YAML documents"}},
             // Found by fuzzing: the element-wise kernels' rate left out, they cost infinite time.
             {"no fp32 vector rate",
              parseHw(With(hw, "    fp32: 19.5\n", "")),

@@ -37,6 +37,19 @@ RunReplayCommand(const CliArgs& args)
     const std::vector<SpecOverride> overrides =
         args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
                              : std::vector<SpecOverride>();
+    for (const SpecOverride& o : overrides)
+    {
+        if (o.GetTarget() == SpecOverride::Target::MODEL)
+        {
+            // The trace fixes what runs: a model path would change nothing, silently.
+            throw SpecError(kCommandLine,
+                            "set",
+                            "'" + o.GetText()
+                                + "': a trace fixes the model's operators, so replay takes "
+                                  "gpu. and network. paths only (run and trace take model. "
+                                  "ones)");
+        }
+    }
     HardwareSpec hardware = HardwareSpec::Load(args.Text("hardware"), overrides);
     const std::vector<FaultOption> faults = args.HasValue("fault")
                                                 ? ParseFaultOption(args.Text("fault"), kCommandLine)

@@ -381,7 +381,27 @@ ParseYaml(const std::string& text, const std::string& file)
     YAML::Node root;
     try
     {
-        root = YAML::Load(text);
+        std::vector<YAML::Node> documents;
+        for (const YAML::Node& d : YAML::LoadAll(text))
+        {
+            if (!d.IsNull() || documents.empty())
+            {
+                documents.push_back(d); // an empty document (a trailing ---) holds nothing
+            }
+        }
+        if (documents.size() > 1)
+        {
+            // A second document (after ---) would be ignored: say so instead.
+            throw SpecError(file,
+                            "",
+                            "holds " + std::to_string(documents.size())
+                                + " YAML documents (separated by ---); a spec is one",
+                            documents[1].Mark().line + 1);
+        }
+        if (!documents.empty())
+        {
+            root = documents.front();
+        }
     }
     catch (const YAML::Exception& e)
     {
