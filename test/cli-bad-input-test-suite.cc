@@ -155,6 +155,11 @@ class CliBadInputTestCase : public TestCase
             {{"replay", "--trace=" + padded}, {"trace.0.et", "is empty", "padded with zeros"}},
             {{"replay", "--trace=" + traces, "--comm-groups=/dev/zero"},
              {"/dev/zero", "not a regular file"}},
+            // Found by fuzzing: accepted, and changed nothing (the trace fixes the model).
+            {{"replay", "--trace=" + traces, "--set=model.layers=2"},
+             {"option --set", "model.layers=2", "gpu. and network. paths only"}},
+            {{"run", "--set=gpu.sm_count=5,gpu.sm_count=6"},
+             {"option --set", "'gpu.sm_count' is given twice"}},
             {{"run", "--run=" + otherMode},
              {"infer.yaml", "global_batch", "does not apply to mode inference"}},
             {{"run", "--set=gpu.clock_mhz=1"}, {"gpu.clock_mhz", "between 10"}},
