@@ -593,6 +593,14 @@ class YamlBadInputTestCase : public TestCase
                  ModelSpec::Load("/");
              },
              {"model", "'/'", "directory"}},
+            // Found by fuzzing: an empty name began reports with " training on"; a newline
+            // in one broke their lines.
+            {"an empty name",
+             parseModel(With(model, "name: x", "name: \"\"")),
+             {"m.yaml", "name", "at least one character"}},
+            {"a name with a newline",
+             parseModel(With(model, "name: x", "name: \"a\\nb\"")),
+             {"m.yaml", "name", "no control characters"}},
             // Found by fuzzing: a second document was ignored (the first's layers ran).
             {"two YAML documents",
              parseModel(model + "---\nlayers: 6\n"),

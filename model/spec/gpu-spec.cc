@@ -248,7 +248,7 @@ GpuSpec
 GpuSpec::Read(SpecReader& r)
 {
     GpuSpec g;
-    g.name = r.GetString("name");
+    g.name = r.GetName("name");
     g.smCount = r.GetCount("sm_count");
     g.clockHz = r.GetInRange("clock_mhz", kMinClockMhz, kMaxClockMhz) * 1e6;
     g.tensorFlops = ReadRates(r, "tensor_tflops", true);

@@ -17,7 +17,7 @@ ReadHardware(const YAML::Node& root, const std::string& source)
 {
     SpecReader r(root, source);
     HardwareSpec h;
-    h.name = r.GetString("name");
+    h.name = r.GetName("name");
     SpecReader gpu = r.GetMap("gpu");
     h.gpu = GpuSpec::Read(gpu);
     SpecReader network = r.GetMap("network");

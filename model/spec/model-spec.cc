@@ -231,7 +231,7 @@ ReadModel(const YAML::Node& root, const std::string& source)
 {
     SpecReader r(root, source);
     ModelSpec m;
-    m.name = r.GetString("name");
+    m.name = r.GetName("name");
     m.layers = r.GetCount("layers");
     m.hidden = r.GetCount("hidden");
     m.heads = r.GetCount("heads");

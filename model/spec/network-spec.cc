@@ -104,7 +104,7 @@ NetworkDimensionSpec
 ReadDimension(SpecReader& r, bool outermost)
 {
     NetworkDimensionSpec d;
-    d.name = r.GetString("name");
+    d.name = r.GetName("name");
     std::string kind = r.GetChoice("topology", TopologyKindNames());
     for (auto k : kAllKinds)
     {

@@ -4,6 +4,7 @@
 
 #include "spec-reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -116,6 +117,25 @@ SpecReader::GetString(const std::string& key)
         Fail(key, "expected a text value");
     }
     return node.Scalar();
+}
+
+std::string
+SpecReader::GetName(const std::string& key)
+{
+    const std::string name = GetString(key);
+    if (name.empty()
+        || std::any_of(name.begin(),
+                       name.end(),
+                       [](char c)
+                       {
+                           return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                       }))
+    {
+        Fail(key,
+             "a name needs at least one character and no control characters (a newline, a "
+             "tab)");
+    }
+    return name;
 }
 
 std::string

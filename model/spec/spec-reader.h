@@ -40,6 +40,11 @@ class SpecReader
 
     /** \return a required string */
     std::string GetString(const std::string& key);
+    /**
+     * \param key the field \return its text, a name that reports print: not empty, and
+     * without control characters (a newline would break the report's lines)
+     */
+    std::string GetName(const std::string& key);
     /** \return an optional string */
     std::string GetString(const std::string& key, const std::string& fallback);
     /** \return a required string that must be one of \p allowed */
