@@ -601,6 +601,10 @@ class YamlBadInputTestCase : public TestCase
             {"a name with a newline",
              parseModel(With(model, "name: x", "name: \"a\\nb\"")),
              {"m.yaml", "name", "no control characters"}},
+            // Found by fuzzing: an empty algorithm name ran as the default, silently.
+            {"an empty collective algorithm",
+             parseHw(With(hw, "collective: nccl", "collective: \"\"")),
+             {"h.yaml", "collective", "empty"}},
             // Found by fuzzing: a second document was ignored (the first's layers ran).
             {"two YAML documents",
              parseModel(model + "---\nlayers: 6\n"),

@@ -160,6 +160,13 @@ ReadDimension(SpecReader& r, bool outermost)
     if (r.Has("collective"))
     {
         d.collective = r.GetString("collective");
+        if (d.collective.empty())
+        {
+            // "" would read as the default algorithm: leave the field out for that.
+            r.Fail("collective",
+                   "empty; give an algorithm's name (e.g. ring, nccl) or leave the field out for "
+                   "the default");
+        }
     }
     // What NCCL's topology search finds on this dimension (model/system/nccl-collective.h).
     if (r.Has("nccl"))
