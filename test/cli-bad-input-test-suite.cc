@@ -155,6 +155,12 @@ class CliBadInputTestCase : public TestCase
             {{"replay", "--trace=" + padded}, {"trace.0.et", "is empty", "padded with zeros"}},
             {{"replay", "--trace=" + traces, "--comm-groups=/dev/zero"},
              {"/dev/zero", "not a regular file"}},
+            // Found by fuzzing: an MLP narrower than the group ("every dimension must be at
+            // least 1" from the compute model, naming neither file nor field).
+            {{"run", "--model=llama3-8b", "--tp=8", "--set=model.ffn=100"},
+             {"option --tp", "ffn (100) must be divisible by tp (8)"}},
+            {{"run", "--model=deepseek-v2-lite", "--tp=8", "--set=model.moe.expert_ffn=12"},
+             {"option --tp", "expert_ffn (12) must be divisible by the expert tensor degree (8)"}},
             // Found by fuzzing: accepted, and changed nothing (the trace fixes the model).
             {{"replay", "--trace=" + traces, "--set=model.layers=2"},
              {"option --set", "model.layers=2", "gpu. and network. paths only"}},

@@ -722,6 +722,9 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                               "e.g. tp-cp-ep-dp-pp");
     }
     RequireMultiple(source, "tp", model.heads, "heads", p.tp, "tp");
+    // Column-parallel MLPs split their width over the group (Megatron-LM, vLLM and the engines
+    // require it); a width below the group would leave a rank no column at all.
+    RequireMultiple(source, "tp", model.ffn, "ffn", p.tp, "tp");
     if (model.kvHeads % p.tp != 0 && p.tp % model.kvHeads != 0)
     {
         throw SpecError(source,
@@ -769,6 +772,8 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "moe_imbalance", os.str());
         }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
+        RequireMultiple(
+            source, "tp", model.expertFfn, "expert_ffn", p.ExpertTp(), "the expert tensor degree");
         if (p.etp != 0 && p.etp != 1 && p.etp != p.tp)
         {
             throw SpecError(
