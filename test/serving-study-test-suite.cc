@@ -107,6 +107,52 @@ Precisions(const ServingStudy& study)
 }
 
 /**
+ * \brief Finds each row of \p alone (a study of one variant) among \p rows (a study of several)
+ * by its variant, tp and batch, and compares what the variant decides: the memory verdict, peak
+ * and capacity, TPOT, TTFT, throughput, the prefill pairing and the KV handover.
+ * \param[out] differs the first figure that differs ("" when none does)
+ * \return the rows of \p alone found
+ */
+uint32_t
+SameRows(const std::vector<ServingRow>& rows,
+         const std::vector<ServingRow>& alone,
+         std::string& differs)
+{
+    uint32_t matched = 0;
+    differs.clear();
+    for (const ServingRow& one : alone)
+    {
+        for (const ServingRow& r : rows)
+        {
+            if (r.Variant() != one.Variant() || r.tp != one.tp || r.batch != one.batch)
+            {
+                continue;
+            }
+            ++matched;
+            const std::vector<std::pair<const char*, bool>> same = {
+                {"fits", r.fits == one.fits},
+                {"peak", r.peakBytes == one.peakBytes},
+                {"capacity", r.capacityBytes == one.capacityBytes},
+                {"TPOT", r.tpotS == one.tpotS},
+                {"TTFT", r.ttftS == one.ttftS},
+                {"throughput", r.tokensPerSPerGpu == one.tokensPerSPerGpu},
+                {"prefill tp", r.prefillTp == one.prefillTp},
+                {"prefill instances", r.prefillInstances == one.prefillInstances},
+                {"KV handover", r.kvTransferS == one.kvTransferS}};
+            for (const auto& [figure, equal] : same)
+            {
+                if (!equal && differs.empty())
+                {
+                    differs = one.Variant() + " tp " + std::to_string(one.tp) + " batch "
+                              + std::to_string(one.batch) + ": its " + figure;
+                }
+            }
+        }
+    }
+    return matched;
+}
+
+/**
  * \return the KV handover of the first fitting disaggregated row of \p variant whose decode and
  * prefill instances are both tp 1 (0: none)
  */
@@ -193,26 +239,11 @@ class ServingPrecisionsTestCase : public TestCase
             alone.kvCacheDtypes = {"fp8"};
             const std::vector<ServingRow> single =
                 ServingStudy(SmallServingJob(), alone, "flow", "", true).Run();
-            uint32_t matched = 0;
-            for (const ServingRow& one : single)
-            {
-                RAPIDLLM_REQUIRE_EQ(one.Precision(), std::string("fp8/fp8"), "its own");
-                for (const ServingRow& r : rows)
-                {
-                    if (r.Precision() == "fp8/fp8" && r.tp == one.tp && r.batch == one.batch)
-                    {
-                        ++matched;
-                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
-                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
-                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
-                        NS_TEST_EXPECT_MSG_EQ(
-                            r.tokensPerSPerGpu, one.tokensPerSPerGpu, "the same throughput");
-                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
-                        NS_TEST_EXPECT_MSG_EQ(r.kvTransferS, one.kvTransferS, "the same KV");
-                    }
-                }
-            }
-            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the precision alone");
+            RAPIDLLM_REQUIRE_EQ(single.front().Precision(), std::string("fp8/fp8"), "its own");
+            std::string differs;
+            NS_TEST_EXPECT_MSG_EQ(
+                SameRows(rows, single, differs), 4u, "each row of the precision alone");
+            NS_TEST_EXPECT_MSG_EQ(differs, "", "the same figures");
             if (batching != Batching::DISAGGREGATED)
             {
                 continue;
@@ -305,28 +336,12 @@ class ServingEnginesTestCase : public TestCase
             RAPIDLLM_REQUIRE_EQ(rows.size(), 8u, "2 engines x 2 tp x 2 batches");
             ServingSpace alone = space;
             alone.engines = {"vllm"};
-            uint32_t matched = 0;
-            for (const ServingRow& one :
-                 ServingStudy(SmallServingJob(), alone, "flow", "", true).Run())
-            {
-                NS_TEST_EXPECT_MSG_EQ(one.engine, std::string("vllm"), "its own");
-                for (const ServingRow& r : rows)
-                {
-                    if (r.Variant() == one.Variant() && r.tp == one.tp && r.batch == one.batch)
-                    {
-                        ++matched;
-                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
-                        NS_TEST_EXPECT_MSG_EQ(r.peakBytes, one.peakBytes, "the same peak");
-                        NS_TEST_EXPECT_MSG_EQ(r.capacityBytes, one.capacityBytes, "its share");
-                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
-                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
-                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
-                        NS_TEST_EXPECT_MSG_EQ(
-                            r.prefillInstances, one.prefillInstances, "its own prefill instances");
-                    }
-                }
-            }
-            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the engine alone");
+            const std::vector<ServingRow> vllm =
+                ServingStudy(SmallServingJob(), alone, "flow", "", true).Run();
+            NS_TEST_EXPECT_MSG_EQ(vllm.front().engine, std::string("vllm"), "its own");
+            std::string differs;
+            NS_TEST_EXPECT_MSG_EQ(SameRows(rows, vllm, differs), 4u, "each row of vLLM alone");
+            NS_TEST_EXPECT_MSG_EQ(differs, "", "the same figures");
             // vLLM keeps 10% of the GPU out of its reach; lmdeploy (its cache share apart) not.
             for (const ServingRow& r : rows)
             {
@@ -400,24 +415,9 @@ class ServingHardwareTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(a100.TokenBudget(a100.FirstJob()),
                                   (batching == Batching::CHUNKED ? 2048u : 4096u),
                                   "the A100's own budget");
-            uint32_t matched = 0;
-            for (const ServingRow& one : a100.Run())
-            {
-                for (const ServingRow& r : rows)
-                {
-                    if (r.Variant() == one.Variant() && r.tp == one.tp && r.batch == one.batch)
-                    {
-                        ++matched;
-                        NS_TEST_EXPECT_MSG_EQ(r.fits, one.fits, "the same memory verdict");
-                        NS_TEST_EXPECT_MSG_EQ(r.peakBytes, one.peakBytes, "the same peak");
-                        NS_TEST_EXPECT_MSG_EQ(r.tpotS, one.tpotS, "the same TPOT");
-                        NS_TEST_EXPECT_MSG_EQ(r.ttftS, one.ttftS, "the same TTFT");
-                        NS_TEST_EXPECT_MSG_EQ(r.kvTransferS, one.kvTransferS, "its network");
-                        NS_TEST_EXPECT_MSG_EQ(r.prefillTp, one.prefillTp, "the same pairing");
-                    }
-                }
-            }
-            NS_TEST_EXPECT_MSG_EQ(matched, 4u, "each row of the hardware alone");
+            std::string differs;
+            NS_TEST_EXPECT_MSG_EQ(SameRows(rows, a100.Run(), differs), 4u, "the A100's rows");
+            NS_TEST_EXPECT_MSG_EQ(differs, "", "the same figures (its network, its budget)");
             if (batching == Batching::DISAGGREGATED)
             {
                 // The A100 node's NVLink is slower: the same pair hands a cache over slower.
