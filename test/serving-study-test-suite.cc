@@ -107,6 +107,21 @@ Precisions(const ServingStudy& study)
 }
 
 /**
+ * \return the space of the variant-list tests: tp 1 and 2 replicas on 4 GPUs, batches of 4
+ * and 32, \p batching
+ */
+ServingSpace
+TwoLayoutsTwoBatches(Batching batching)
+{
+    ServingSpace space;
+    space.gpus = 4;
+    space.tp = {1, 2};
+    space.batch = {4, 32};
+    space.batching = batching;
+    return space;
+}
+
+/**
  * \brief Finds each row of \p alone (a study of one variant) among \p rows (a study of several)
  * by its variant, tp and batch, and compares what the variant decides: the memory verdict, peak
  * and capacity, TPOT, TTFT, throughput, the prefill pairing and the KV handover.
@@ -204,11 +219,7 @@ class ServingPrecisionsTestCase : public TestCase
     {
         for (Batching batching : {Batching::CONTINUOUS, Batching::DISAGGREGATED})
         {
-            ServingSpace space;
-            space.gpus = 4;
-            space.tp = {1, 2};
-            space.batch = {4, 32};
-            space.batching = batching;
+            ServingSpace space = TwoLayoutsTwoBatches(batching);
             space.dtypes = {"bf16", "fp8", "int4"};
             space.kvCacheDtypes = {"auto", "fp8"};
             const ServingStudy study(SmallServingJob(), space, "flow", "", true);
@@ -320,11 +331,7 @@ class ServingEnginesTestCase : public TestCase
     {
         for (Batching batching : {Batching::CONTINUOUS, Batching::DISAGGREGATED})
         {
-            ServingSpace space;
-            space.gpus = 4;
-            space.tp = {1, 2};
-            space.batch = {4, 32};
-            space.batching = batching;
+            ServingSpace space = TwoLayoutsTwoBatches(batching);
             space.engines = {"lmdeploy", "vllm"};
             const ServingStudy study(SmallServingJob(), space, "flow", "", true);
             RAPIDLLM_REQUIRE_EQ(study.Variants().size(), 2u, "an engine each");
@@ -393,11 +400,7 @@ class ServingHardwareTestCase : public TestCase
     {
         for (Batching batching : {Batching::CHUNKED, Batching::DISAGGREGATED})
         {
-            ServingSpace space;
-            space.gpus = 4;
-            space.tp = {1, 2};
-            space.batch = {4, 32};
-            space.batching = batching;
+            ServingSpace space = TwoLayoutsTwoBatches(batching);
             space.hardware = {"h100-sxm-80gb", "a100-sxm-80gb"};
             space.dtypes = {"bf16", "int4"};
             const ServingStudy study(SmallServingJob(), space, "flow", "", true);
