@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 namespace ns3 {
@@ -357,6 +358,19 @@ ParseByteSize(const std::string& text, uint64_t& bytes)
     {
         if (unit == u.name)
         {
+            uint64_t whole = 0;
+            if (ParseWholeNumber(number, whole))
+            {
+                // Exactly, as a count: a double would round 2^60 + 1 down to 2^60, within range.
+                const unsigned __int128 exact =
+                    static_cast<unsigned __int128>(whole) * static_cast<uint64_t>(u.factor);
+                if (exact > std::numeric_limits<uint64_t>::max())
+                {
+                    return "is too large";
+                }
+                bytes = static_cast<uint64_t>(exact);
+                return "";
+            }
             const double b = std::floor(value * u.factor + 0.5);
             // 2^64 is the first double beyond uint64_t.
             if (!(b < 18446744073709551616.0))

@@ -161,6 +161,9 @@ class CliBadInputTestCase : public TestCase
              {"option --tp", "ffn (100) must be divisible by tp (8)"}},
             {{"run", "--model=deepseek-v2-lite", "--tp=8", "--set=model.moe.expert_ffn=12"},
              {"option --tp", "expert_ffn (12) must be divisible by the expert tensor degree (8)"}},
+            // Found by fuzzing: a double rounded 2^60 + 1 bytes down to the largest allowed.
+            {{"collective", hwFlag, "--bytes=1152921504606846977"},
+             {"option --bytes", "1152921504606846977 bytes) is too large"}},
             // Found by fuzzing: accepted, and changed nothing (the trace fixes the model).
             {{"replay", "--trace=" + traces, "--set=model.layers=2"},
              {"option --set", "model.layers=2", "gpu. and network. paths only"}},
