@@ -568,7 +568,11 @@ class YamlBadInputTestCase : public TestCase
              {"h.yaml", "gpu.hbm_gib", "less than one byte"}},
             {"a tensor rate of 1e308 TFLOP/s (inf FLOP/s)",
              parseHw(With(hw, "bf16: 312", "bf16: 1e308")),
-             {"h.yaml", "gpu.tensor_tflops.bf16", "at most 1000000", "1e308"}},
+             {"h.yaml", "gpu.tensor_tflops.bf16", "between 0.001 and 1e+06", "1e308"}},
+            // Found by fuzzing: 1e-300 TFLOP/s passed, and the replay ran away.
+            {"a tensor rate of 1e-300 TFLOP/s",
+             parseHw(With(hw, "bf16: 312", "bf16: 1e-300")),
+             {"h.yaml", "gpu.tensor_tflops.bf16", "between 0.001 and 1e+06", "1e-300"}},
             {"a link of 1e308 GB/s (inf bytes/s)",
              parseHw(With(hw, "bandwidth_GBps: 300", "bandwidth_GBps: 1e308")),
              {"h.yaml", "network.dimensions[0].bandwidth_GBps", "at most 1000000000"}},

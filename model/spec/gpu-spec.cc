@@ -190,8 +190,10 @@ constexpr double kMaxMib = 1 << 20; //!< 1 TiB of cache
 constexpr double kMaxKib = 1 << 20; //!< 1 GiB of shared memory
 // Bounds on rates, orders of magnitude above any GPU (an H100: 1.83 GHz, 1979 dense fp8
 // TFLOP/s, 3.35 TB/s of HBM) and far below where a conversion to per-second units overflows.
-constexpr double kMaxClockMhz = 1e6;      //!< 1 THz
-constexpr double kMaxTflops = 1e6;        //!< 1 EFLOP/s per GPU
+constexpr double kMaxClockMhz = 1e6; //!< 1 THz
+constexpr double kMaxTflops = 1e6;   //!< 1 EFLOP/s per GPU
+/** 1 GFLOP/s: below it a kernel would run for ages (1e-300 passed and the replay ran away). */
+constexpr double kMinTflops = 1e-3;
 constexpr double kMaxGBps = 1e9;          //!< 1 EB/s
 constexpr double kMaxBytesPerClock = 1e6; //!< shared-memory bytes per clock per SM
 // Lower bounds, orders of magnitude below any GPU (an A100's slowest DVFS clock is 210 MHz, its
@@ -231,7 +233,7 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
         {
             DataType type;
             ParseDataType(name, type);
-            rates[type] = reader.GetSize(name, kMaxTflops) * scale;
+            rates[type] = reader.GetInRange(name, kMinTflops, kMaxTflops) * scale;
         }
     }
     reader.Finish();
