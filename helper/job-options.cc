@@ -6,6 +6,7 @@
 
 #include "ns3/command-line.h"
 #include "ns3/job-spec.h"
+#include "ns3/network-backend.h"
 #include "ns3/preset-registry.h"
 #include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
@@ -696,6 +697,30 @@ JobOptions::Resolve() const
     catch (const SpecError& e)
     {
         throw SpecError(job.hardwareSource, "network.routing", e.GetMessage());
+    }
+    // A job file's routing and backend are looked up when the job runs: name the file now.
+    for (const auto& [key, name] :
+         {std::make_pair("routing", &job.routing), std::make_pair("backend", &job.backend)})
+    {
+        if (name->empty() || job.jobFile.empty())
+        {
+            continue;
+        }
+        try
+        {
+            if (std::string(key) == "routing")
+            {
+                RoutingPolicy::Create(*name);
+            }
+            else
+            {
+                NetworkBackend::Create(*name);
+            }
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(job.jobFile, key, e.GetMessage());
+        }
     }
     if (!Get("fault").empty())
     {

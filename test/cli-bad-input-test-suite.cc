@@ -134,6 +134,10 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "infer.yaml", "mode: inference\nmodel: gpt-1.7b\nglobal_batch: 4\n");
         const std::string badOrder =
             WriteFile(dir, "order.yaml", "model: gpt-1.7b\nparallel:\n  rank_order: tp-pp\n");
+        const std::string jobRouting =
+            WriteFile(dir, "job-routing.yaml", "model: gpt-1.7b\nrouting: bogus\n");
+        const std::string jobBackend =
+            WriteFile(dir, "job-backend.yaml", "model: gpt-1.7b\nbackend: bogus\n");
         const std::string badRouting = WriteFile(
             dir, "routing.yaml", "base: a100-sxm-80gb\nname: r\nnetwork:\n  routing: bogus\n");
         const std::vector<std::string> faults = {"study",
@@ -145,6 +149,9 @@ class CliBadInputTestCase : public TestCase
                                                  "--links=tier:nvlink",
                                                  "--out=" + dir + "/f"};
         const std::vector<BadInput> cases = {
+            // Found by fuzzing: a job file's routing or backend named neither file nor option.
+            {{"run", "--run=" + jobRouting}, {"job-routing.yaml", "field 'routing'", "bogus"}},
+            {{"run", "--run=" + jobBackend}, {"job-backend.yaml", "field 'backend'", "bogus"}},
             {{"run", "--hardware=" + badRouting},
              {"routing.yaml", "field 'network.routing'", "'bogus'", "dimension-order"}},
             {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
