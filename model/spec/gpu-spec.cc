@@ -190,16 +190,15 @@ constexpr double kMaxMib = 1 << 20; //!< 1 TiB of cache
 constexpr double kMaxKib = 1 << 20; //!< 1 GiB of shared memory
 // Bounds on rates, orders of magnitude above any GPU (an H100: 1.83 GHz, 1979 dense fp8
 // TFLOP/s, 3.35 TB/s of HBM) and far below where a conversion to per-second units overflows.
-constexpr double kMaxClockMhz = 1e6; //!< 1 THz
-constexpr double kMaxTflops = 1e6;   //!< 1 EFLOP/s per GPU
-/** 1 GFLOP/s: below it a kernel would run for ages (1e-300 passed and the replay ran away). */
-constexpr double kMinTflops = 1e-3;
+constexpr double kMaxClockMhz = 1e6;      //!< 1 THz
+constexpr double kMaxTflops = 1e6;        //!< 1 EFLOP/s per GPU
 constexpr double kMaxGBps = 1e9;          //!< 1 EB/s
 constexpr double kMaxBytesPerClock = 1e6; //!< shared-memory bytes per clock per SM
 // Lower bounds, orders of magnitude below any GPU (an A100's slowest DVFS clock is 210 MHz, its
 // L2 and HBM move TB/s): below them a kernel takes hours and the replay runs away.
 constexpr double kMinClockMhz = 10;
 constexpr double kMinGBps = 1;
+constexpr double kMinTflops = 1e-3; //!< 1 GFLOP/s (1e-300 passed, and the replay ran away)
 // The energy per operation scales with the clock squared across the DVFS range ([CMOS] in the
 // presets); a boost clock beyond twice the rated one is outside any GPU's range (H100 SXM: 1830
 // rated, 1980 boost).
