@@ -168,6 +168,9 @@ class CliBadInputTestCase : public TestCase
              {"option --tp", "ffn (100) must be divisible by tp (8)"}},
             {{"run", "--model=deepseek-v2-lite", "--tp=8", "--set=model.moe.expert_ffn=12"},
              {"option --tp", "expert_ffn (12) must be divisible by the expert tensor degree (8)"}},
+            // Found by fuzzing: a root for an all-reduce was accepted, and changed nothing.
+            {{"collective", hwFlag, "--op=all-reduce", "--root=3"},
+             {"option --root", "broadcast and reduce only", "all-reduce"}},
             // Found by fuzzing: a double rounded 2^60 + 1 bytes down to the largest allowed.
             {{"collective", hwFlag, "--bytes=1152921504606846977"},
              {"option --bytes", "1152921504606846977 bytes) is too large"}},
@@ -286,7 +289,7 @@ class CliBadInputTestCase : public TestCase
             {{"collective", hwFlag, "--bytes=-5"}, {"option --bytes", "not a size"}},
             {{"collective", hwFlag, "--chunks=-1"}, {"option --chunks", "'-1'", "from 0 to 65536"}},
             {{"collective", hwFlag, "--gpus=0"}, {"option --gpus", "'0'", gpus}},
-            {{"collective", hwFlag, "--root=8"}, {"option --root", "0 to 7"}},
+            {{"collective", hwFlag, "--op=broadcast", "--root=8"}, {"option --root", "0 to 7"}},
             {{"collective", hwFlag, "--op=allreduce"}, {"option --op", "all-reduce"}},
             {{"collective", hwFlag, "--fault=,,"}, {"option --fault", "empty item"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--fault=gpu0-gpu1:0.5@1ms"},

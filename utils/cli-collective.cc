@@ -148,6 +148,15 @@ RunCollectiveCommand(const CliArgs& args)
     {
         throw SpecError(kCommandLine, "gpus", "send-recv runs between 2 GPUs (--gpus=2)");
     }
+    if (args.Has("root") && config.op != CollectiveOp::BROADCAST
+        && config.op != CollectiveOp::REDUCE)
+    {
+        // Other collectives have no root: a given one would change nothing, silently.
+        throw SpecError(kCommandLine,
+                        "root",
+                        "applies to broadcast and reduce only (op is " + ToString(config.op)
+                            + "); drop it or use --op=broadcast or --op=reduce");
+    }
     if (config.root >= config.gpus)
     {
         throw SpecError(kCommandLine,
