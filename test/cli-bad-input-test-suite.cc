@@ -168,6 +168,9 @@ class CliBadInputTestCase : public TestCase
              {"option --tp", "ffn (100) must be divisible by tp (8)"}},
             {{"run", "--model=deepseek-v2-lite", "--tp=8", "--set=model.moe.expert_ffn=12"},
              {"option --tp", "expert_ffn (12) must be divisible by the expert tensor degree (8)"}},
+            // Found by fuzzing: a list where a flag goes was shown as "got '?'".
+            {{"run", "--set=network.nvlink.nccl.nvls=[]"},
+             {"nccl.nvls", "expected true or false, got a list"}},
             // Found by fuzzing: a root for an all-reduce was accepted, and changed nothing.
             {{"collective", hwFlag, "--op=all-reduce", "--root=3"},
              {"option --root", "broadcast and reduce only", "all-reduce"}},

@@ -270,7 +270,10 @@ SpecReader::GetBool(const std::string& key, bool fallback)
     }
     catch (const YAML::Exception&)
     {}
-    Fail(key, "expected true or false, got '" + (node.IsScalar() ? node.Scalar() : "?") + "'");
+    Fail(key,
+         "expected true or false, got "
+             + (node.IsScalar() ? "'" + node.Scalar() + "'"
+                                : std::string(node.IsSequence() ? "a list" : "a mapping")));
 }
 
 std::vector<uint32_t>
