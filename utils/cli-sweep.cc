@@ -917,8 +917,9 @@ static CliCommandRegistrar g_sweepCommand(
     "rank every training layout of a job on N GPUs",
     "Predicts every training layout (tp x pp x dp = GPUs, micro-batch, interleaving, "
     "recomputation) of a job on worker processes and ranks them: the layouts that fit in memory "
-    "by step time, then the others by peak memory. Lists are comma-separated; --hardware and "
-    "--dtype take lists too (every layout on each machine in each type, ranked together). With "
+    "by step time, then the others by peak memory. Lists are comma-separated; --gpus, "
+    "--hardware and --dtype take lists too (every layout on each GPU count and machine in each "
+    "type, ranked together; each one's best under the table). With "
     "--out=DIR "
     "each layout's row (breakdown and peak memory) is appended to DIR/results.csv as it "
     "finishes and the file is ranked at the end; an interrupted sweep keeps its rows and "
