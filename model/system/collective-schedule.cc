@@ -42,8 +42,9 @@ TooLarge(uint32_t ranks, const std::string& need, const std::string& how = "")
     return ReplayError("a collective over " + std::to_string(ranks) + " ranks needs " + need
                        + " messages and local steps" + how + "; the simulator holds at most "
                        + std::to_string(kMaxSteps)
-                       + " (about 3 GiB of memory): use fewer GPUs, a smaller --chunks, or "
-                         "--granularity=fluid");
+                       + " (about 3 GiB of memory): use fewer GPUs or a smaller --chunks, or, "
+                         "where it simulates every message (--granularity=message, collective's "
+                         "default), --granularity=fluid");
 }
 
 /** Throws ReplayError if a schedule of \p ranks ranks holding \p steps steps cannot grow. */
