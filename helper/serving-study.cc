@@ -508,46 +508,32 @@ ServingStudy::ServingStudy(const JobOptions& options,
         base.Set(name, "1");
     }
     base.Set("gpus", options.Get("cp"));
-    // The variants to try, as the lists give them: each hardware with each engine, each weights'
-    // type and each KV cache type ("": the job's).
-    auto listed = [](const std::vector<std::string>& values)
+    // The variants to try, as the lists give them: each choice of every list, the first list
+    // outermost (VariantLists), the job's own setting where a list is empty.
+    std::vector<JobOptions> settings{base};
+    for (const auto& [name, list] : space.VariantLists())
     {
-        return values.empty() ? std::vector<std::string>{""} : values;
-    };
-    std::vector<ServingVariant> variants;
-    for (const std::string& hardware : listed(space.hardware))
-    {
-        for (const std::string& engine : listed(space.engines))
+        std::vector<JobOptions> each;
+        for (const JobOptions& setting : settings)
         {
-            for (const std::string& dtype : listed(space.dtypes))
+            if (list->empty())
             {
-                for (const std::string& kv : listed(space.kvCacheDtypes))
-                {
-                    variants.push_back({hardware, engine, dtype, kv, ""});
-                }
+                each.push_back(setting);
+            }
+            for (const std::string& value : *list)
+            {
+                each.push_back(setting);
+                each.back().Set(name, value);
             }
         }
+        settings = std::move(each);
     }
-    auto withVariant = [](JobOptions job, const ServingVariant& variant)
-    {
-        for (const auto& [name, value] : {std::make_pair("hardware", &variant.hardware),
-                                          std::make_pair("engine", &variant.engine),
-                                          std::make_pair("dtype", &variant.dtype),
-                                          std::make_pair("kv-cache-dtype", &variant.kvCacheDtype)})
-        {
-            if (!value->empty())
-            {
-                job.Set(name, *value);
-            }
-        }
-        return job;
-    };
     bool moe = false;
     bool sharedPrefix = false;
-    for (const ServingVariant& variant : variants)
+    for (const JobOptions& setting : settings)
     {
         // The batches in flight depend on the batch and the pipeline: the candidates' to check.
-        JobOptions check = withVariant(base, variant);
+        JobOptions check = setting;
         check.Set("inflight-batches", "0");
         const ResolvedJob job = check.ToSpecs();
         m_variants.push_back({job.hardwareSource,
@@ -626,13 +612,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
         }
     }
     // Two settings may name one variant (int8 weights' auto cache is int8): tried once.
-    for (std::size_t q = variants.size(); q-- > 1;)
+    for (std::size_t q = settings.size(); q-- > 1;)
     {
         const auto earlier = m_variants.begin() + static_cast<std::ptrdiff_t>(q);
         if (std::find(m_variants.begin(), earlier, m_variants[q]) != earlier)
         {
-            variants.erase(variants.begin() + static_cast<std::ptrdiff_t>(q));
+            settings.erase(settings.begin() + static_cast<std::ptrdiff_t>(q));
             m_variants.erase(earlier);
+            m_variantJobs.erase(m_variantJobs.begin() + static_cast<std::ptrdiff_t>(q));
         }
     }
     if (space.prefixHit < 1)
@@ -744,14 +731,14 @@ ServingStudy::ServingStudy(const JobOptions& options,
         return {"", ""};
     };
     // A valid layout's candidate of each batch, or the reason it is not valid.
-    auto addCandidate = [&](const ServingVariant& variant,
+    auto addCandidate = [&](const JobOptions& setting,
                             uint32_t tp,
                             uint32_t pp,
                             uint32_t dp,
                             uint32_t batch,
                             const std::string& layout)
     {
-        JobOptions candidate = withVariant(base, variant);
+        JobOptions candidate = setting;
         candidate.Set("tp", std::to_string(tp));
         candidate.Set("pp", std::to_string(pp));
         candidate.Set("batch", std::to_string(batch));
@@ -787,11 +774,11 @@ ServingStudy::ServingStudy(const JobOptions& options,
                  layout + ", batch " + std::to_string(batch) + ": " + JobOptions::DescribeError(e));
         }
     };
-    for (std::size_t q = 0; q < variants.size(); ++q)
+    for (std::size_t q = 0; q < settings.size(); ++q)
     {
         // A skipped layout's variant, where the study tries more than one.
         const ServingVariant& v = m_variants[q];
-        const std::string named = variants.size() == 1
+        const std::string named = settings.size() == 1
                                       ? ""
                                       : v.hardware + ", " + v.engine + ", " + v.dtype + " weights, "
                                             + v.kvCacheDtype + " KV cache, ";
@@ -816,7 +803,7 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         }
                         else
                         {
-                            addCandidate(variants[q], tp, pp, dp, batch, layout);
+                            addCandidate(settings[q], tp, pp, dp, batch, layout);
                         }
                     }
                 }
@@ -937,6 +924,15 @@ const std::vector<JobOptions>&
 ServingStudy::Candidates() const
 {
     return m_options;
+}
+
+std::vector<std::pair<std::string, const std::vector<std::string>*>>
+ServingSpace::VariantLists() const
+{
+    return {{"hardware", &hardware},
+            {"engine", &engines},
+            {"dtype", &dtypes},
+            {"kv-cache-dtype", &kvCacheDtypes}};
 }
 
 const std::vector<ServingVariant>&

@@ -95,6 +95,12 @@ struct ServingSpace
     std::vector<std::string> dtypes;
     /** KV cache types to try (--kv-cache-dtype's names: auto, fp8, int8); empty: the job's */
     std::vector<std::string> kvCacheDtypes;
+    /**
+     * \return the lists the study varies besides the layout and batch, each with the option it
+     * sets, in the order the variants nest (the first outermost): hardware, engine, dtype,
+     * kv-cache-dtype
+     */
+    std::vector<std::pair<std::string, const std::vector<std::string>*>> VariantLists() const;
     double tpotSloS = 0; //!< time per output token target, s (0: none)
     double ttftSloS = 0; //!< time to first token target, s (0: none)
     /**

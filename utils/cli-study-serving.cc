@@ -658,12 +658,17 @@ RunStudyServingCommand(const CliArgs& args)
     // they share their curves' replays, which the study remembers; with more workers than
     // layouts, each batch on its own.
     const std::vector<JobOptions>& candidates = study.Candidates();
-    auto sameLayout = [](const JobOptions& a, const JobOptions& b)
+    auto sameLayout = [&space](const JobOptions& a, const JobOptions& b)
     {
+        for (const auto& [name, list] : space.VariantLists())
+        {
+            if (a.Get(name) != b.Get(name))
+            {
+                return false;
+            }
+        }
         return a.Get("tp") == b.Get("tp") && a.Get("pp") == b.Get("pp")
-               && a.Get("dp") == b.Get("dp") && a.Get("hardware") == b.Get("hardware")
-               && a.Get("engine") == b.Get("engine") && a.Get("dtype") == b.Get("dtype")
-               && a.Get("kv-cache-dtype") == b.Get("kv-cache-dtype");
+               && a.Get("dp") == b.Get("dp");
     };
     std::vector<std::vector<uint64_t>> layouts;
     for (uint64_t i = 0; i < candidates.size(); ++i)
@@ -707,15 +712,11 @@ RunStudyServingCommand(const CliArgs& args)
                 {
                     const JobOptions& c = candidates[i];
                     std::string varied; // the hardware and types, where the study lists them
-                    for (const auto& [name, list] :
-                         {std::make_pair("hardware", &space.hardware),
-                          std::make_pair("engine", &space.engines),
-                          std::make_pair("dtype", &space.dtypes),
-                          std::make_pair("kv-cache-dtype", &space.kvCacheDtypes)})
+                    for (const auto& [name, list] : space.VariantLists())
                     {
                         if (!list->empty())
                         {
-                            varied += std::string(name) + " " + c.Get(name) + ", ";
+                            varied += name + " " + c.Get(name) + ", ";
                         }
                     }
                     throw Error(varied + "tp " + c.Get("tp") + ", pp " + c.Get("pp") + ", dp "
