@@ -638,9 +638,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
         // The candidates run at the mean cached prefix (a prefill's time is nearly affine in
         // the tokens it computes); under arrivals each request finds all of it or none.
         const double mean = space.prefixHit * m_prefixTokens;
-        base.Set(
-            "cached-prefix",
-            std::to_string(space.prefixHit > 0 ? std::max<long long>(1, std::llround(mean)) : 0));
+        for (JobOptions& setting : settings)
+        {
+            setting.Set("cached-prefix",
+                        std::to_string(
+                            space.prefixHit > 0 ? std::max<long long>(1, std::llround(mean)) : 0));
+        }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));
     const bool disaggregated = space.batching == Batching::DISAGGREGATED;
