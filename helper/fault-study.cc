@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -205,45 +206,44 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     FaultStudyResult result;
     const uint32_t gpus = static_cast<uint32_t>(job.run.parallel.Gpus());
     std::vector<std::vector<std::string>> sets;
+    // Every selector must name links of this network: checked once, before any run. A link the
+    // job already faults (--fault, the hardware file's faults) would have its fault replaced by
+    // the study's factor: the rows would not degrade it from there.
+    Ptr<Topology> t = Topology::Build(job.hardware.network, gpus, job.hardware.name);
+    std::map<uint32_t, std::string> faulted; // link: the fault that names it
+    for (const LinkFaultSpec& f : job.hardware.network.faults)
+    {
+        for (uint32_t link : t->SelectLinks(f.link, "command line"))
+        {
+            faulted.emplace(link, f.link);
+        }
+    }
     for (const auto& links : config.links)
     {
         sets.push_back(ExpandLinkSet(job.hardware, gpus, links));
-        // Every selector must name links of this network: checked once, before any run.
-        Ptr<Topology> t = Topology::Build(job.hardware.network, gpus, job.hardware.name);
         for (const auto& s : sets.back())
         {
+            std::vector<uint32_t> selected;
             try
             {
-                t->SelectLinks(s, "command line");
+                selected = t->SelectLinks(s, "command line");
             }
             catch (const SpecError& e)
             {
                 // The selector is the study's --links (the topology names its own field).
                 throw SpecError("command line", "links", e.GetMessage());
             }
-        }
-        // A link the job already faults (--fault, the hardware file's faults) would have its
-        // fault replaced by the study's factor: the rows would not degrade it from there.
-        std::set<uint32_t> studied;
-        for (const auto& s : sets.back())
-        {
-            for (uint32_t link : t->SelectLinks(s, "command line"))
+            for (uint32_t link : selected)
             {
-                studied.insert(link);
-            }
-        }
-        for (const LinkFaultSpec& f : job.hardware.network.faults)
-        {
-            for (uint32_t link : t->SelectLinks(f.link, "command line"))
-            {
-                if (studied.count(link))
+                const auto it = faulted.find(link);
+                if (it != faulted.end())
                 {
                     const TopologyLink& l = t->GetLink(link);
                     throw SpecError("command line",
                                     "links",
                                     "'" + links + "' studies link " + t->GetNode(l.src).name + "-"
                                         + t->GetNode(l.dst).name
-                                        + ", which the job already faults ('" + f.link
+                                        + ", which the job already faults ('" + it->second
                                         + "', from --fault or the hardware file): the study sets "
                                           "its studied links' factors itself; drop that fault, or "
                                           "study other links");
