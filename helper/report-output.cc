@@ -7,6 +7,7 @@
 #include "ns3/spec-error.h"
 #include "study-plot.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,13 @@ double
 ToGib(uint64_t bytes)
 {
     return double(bytes) / double(1ull << 30);
+}
+
+std::string
+TableCell(std::string text, std::size_t width)
+{
+    text.resize(std::max(text.size(), width), ' ');
+    return text + " ";
 }
 
 std::string

@@ -25,6 +25,12 @@ std::string FormatNumber(double x, int digits = 9);
 double ToGib(uint64_t bytes);
 
 /**
+ * \return \p text as a table's cell: left-aligned in at least \p width characters (a longer
+ * text, such as a hardware file's path, is kept whole), then a space
+ */
+std::string TableCell(std::string text, std::size_t width);
+
+/**
  * \return what an inference job that does not fit can hold instead, for its reason and tables:
  * "at most N requests fit", or "not one request fits" \param largest LargestFittingBatch's
  */

@@ -99,15 +99,9 @@ struct VariantColumns
     std::string
     Cells(const ServingRow* r) const
     {
-        // Each cell left-aligned in its width, however long a hardware file's path.
-        auto cell = [](std::string text, std::size_t width)
-        {
-            text.resize(std::max(text.size(), width), ' ');
-            return text + " ";
-        };
-        return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
-               + (engine ? cell(r ? r->engine : "engine", 8) : "")
-               + (precision ? cell(r ? r->Precision() : "weights/KV", 10) : "");
+        return (hardware > 0 ? TableCell(r ? r->hardware : "hardware", hardware) : "")
+               + (engine ? TableCell(r ? r->engine : "engine", 8) : "")
+               + (precision ? TableCell(r ? r->Precision() : "weights/KV", 10) : "");
     }
 };
 

@@ -15,6 +15,7 @@
 #include "ns3/layout-sweep.h"
 #include "ns3/model-spec.h"
 #include "ns3/progress-line.h"
+#include "ns3/report-output.h"
 #include "ns3/routing-policy.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
@@ -98,8 +99,8 @@ SplitText(const RunSpec& run)
 }
 
 /**
- * The table's columns of what the sweep varies besides the layout: the machine and the compute
- * type, each shown where the sweep tries more than one.
+ * The table's columns of what the sweep varies besides the layout: the machine, the GPU count
+ * and the compute type, each shown where the sweep tries more than one.
  */
 struct VariantColumns
 {
@@ -111,15 +112,9 @@ struct VariantColumns
     std::string
     Cells(const SweepRow* r) const
     {
-        // Each cell left-aligned in its width, however long a hardware file's path.
-        auto cell = [](std::string text, std::size_t width)
-        {
-            text.resize(std::max(text.size(), width), ' ');
-            return text + " ";
-        };
-        return (hardware > 0 ? cell(r ? r->hardware : "hardware", hardware) : "")
-               + (gpus ? cell(r ? std::to_string(r->Gpus()) : "gpus", 5) : "")
-               + (dtype ? cell(r ? r->dtype : "dtype", 5) : "");
+        return (hardware > 0 ? TableCell(r ? r->hardware : "hardware", hardware) : "")
+               + (gpus ? TableCell(r ? std::to_string(r->Gpus()) : "gpus", 5) : "")
+               + (dtype ? TableCell(r ? r->dtype : "dtype", 5) : "");
     }
 };
 
