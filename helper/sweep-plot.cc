@@ -13,22 +13,50 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+
+/** \return the GPUs of \p machines, each once (by name), in the machines' order */
+std::vector<const GpuSpec*>
+DistinctGpus(const std::vector<HardwareSpec>& machines)
+{
+    std::vector<const GpuSpec*> gpus;
+    for (const HardwareSpec& h : machines)
+    {
+        if (std::none_of(gpus.begin(),
+                         gpus.end(),
+                         [&h](const GpuSpec* known)
+                         {
+                             return known->name == h.gpu.name;
+                         }))
+        {
+            gpus.push_back(&h.gpu);
+        }
+    }
+    return gpus;
+}
+
+} // namespace
+
 std::string
 SweepGpuNames(const std::vector<HardwareSpec>& machines)
 {
     std::string names;
-    for (std::size_t k = 0; k < machines.size(); ++k)
+    for (const GpuSpec* gpu : DistinctGpus(machines))
     {
-        const std::string& name = machines[k].gpu.name;
-        const bool seen = std::any_of(machines.begin(),
-                                      machines.begin() + k,
-                                      [&name](const HardwareSpec& h)
-                                      {
-                                          return h.gpu.name == name;
-                                      });
-        names += seen ? "" : (names.empty() ? "" : " or ") + name;
+        names += (names.empty() ? "" : " or ") + gpu->name;
     }
     return names;
+}
+
+std::string
+SweepGpuCountText(const std::vector<uint32_t>& counts)
+{
+    std::string text;
+    for (uint32_t n : counts)
+    {
+        text += (text.empty() ? "" : "/") + std::to_string(n);
+    }
+    return text;
 }
 
 void
@@ -40,19 +68,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
           const std::vector<HardwareSpec>& machines)
 {
     // Each GPU's memory once, named where there are several.
-    std::vector<std::pair<std::string, double>> capacities;
-    for (const HardwareSpec& h : machines)
-    {
-        if (std::none_of(capacities.begin(),
-                         capacities.end(),
-                         [&h](const auto& known)
-                         {
-                             return known.first == h.gpu.name;
-                         }))
-        {
-            capacities.emplace_back(h.gpu.name, h.gpu.hbmBytes / double(1ull << 30));
-        }
-    }
+    const std::vector<const GpuSpec*> capacities = DistinctGpus(machines);
     const std::string title = model + " on " + gpus + " x " + SweepGpuNames(machines)
                               + ", global batch " + std::to_string(globalBatch);
     Gnuplot plot(std::filesystem::path(png).filename().string(), title);
@@ -121,9 +137,9 @@ PlotSweep(const std::vector<SweepRow>& rows,
     {
         // Peak memory of layouts that are far too large would squash the rest: cap the axis.
         double largest = 0;
-        for (const auto& [name, gib] : capacities)
+        for (const GpuSpec* gpu : capacities)
         {
-            largest = std::max(largest, gib);
+            largest = std::max(largest, gpu->hbmBytes / double(1ull << 30));
         }
         plot.AppendExtra("set y2range [0:" + std::to_string(3 * largest) + "]");
         plot.AddDataset(unfit);
@@ -131,8 +147,9 @@ PlotSweep(const std::vector<SweepRow>& rows,
     // One dashed line per GPU, each its own dash pattern.
     for (std::size_t i = 0; i < capacities.size(); ++i)
     {
-        const auto& [name, gib] = capacities[i];
-        Gnuplot2dDataset capacity(capacities.size() > 1 ? "GPU memory, " + name : "GPU memory");
+        const double gib = capacities[i]->hbmBytes / double(1ull << 30);
+        Gnuplot2dDataset capacity(capacities.size() > 1 ? "GPU memory, " + capacities[i]->name
+                                                        : "GPU memory");
         capacity.SetStyle(Gnuplot2dDataset::LINES);
         capacity.SetExtra("axes x1y2 dt " + std::to_string(2 + i) + " lc rgb '#7f7f7f'");
         capacity.Add(1, gib);

@@ -19,6 +19,9 @@ namespace rapidllm {
  */
 std::string SweepGpuNames(const std::vector<HardwareSpec>& machines);
 
+/** \return GPU counts as a sweep's heading names them: "8/16/32" */
+std::string SweepGpuCountText(const std::vector<uint32_t>& counts);
+
 /**
  * \ingroup rapid-llm
  * \brief Draws a sweep's ranked layouts as a PNG with ns-3's Gnuplot and the gnuplot program

@@ -46,16 +46,13 @@ RunMergeCommand(const CliArgs& args)
             machines.push_back(HardwareSpec::Load(source, overrides));
         }
         // One GPU count (a number) or several (a list).
-        std::string gpus;
-        const Json& counts = inputs.at("gpus");
-        for (const Json& n : counts.is_array() ? counts : Json::array({counts}))
-        {
-            gpus += (gpus.empty() ? "" : "/") + std::to_string(n.get<uint64_t>());
-        }
+        const Json& gpus = inputs.at("gpus");
+        const std::vector<uint32_t> counts =
+            (gpus.is_array() ? gpus : Json::array({gpus})).get<std::vector<uint32_t>>();
         PlotSweep(rows,
                   (std::filesystem::path(out) / "sweep.png").string(),
                   inputs.at("model").get<std::string>(),
-                  gpus,
+                  SweepGpuCountText(counts),
                   inputs.at("gbs").get<uint64_t>(),
                   machines);
     }

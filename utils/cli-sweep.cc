@@ -319,11 +319,7 @@ RunSweepCommand(const CliArgs& args)
     ModelSpec m = ModelSpec::Load(args.Text("model"), overrides);
     // The GPU counts, each with every layout ("8/16/32" in the headings).
     const std::vector<uint32_t> gpuCounts = args.Counts32("gpus");
-    std::string gpuText;
-    for (uint32_t n : gpuCounts)
-    {
-        gpuText += (gpuText.empty() ? "" : "/") + std::to_string(n);
-    }
+    const std::string gpuText = SweepGpuCountText(gpuCounts);
     // The machines, as given (presets or files): a row names its machine so.
     const std::vector<std::string> sources = args.Choices("hardware");
     std::vector<HardwareSpec> machines;
