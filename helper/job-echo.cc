@@ -137,6 +137,10 @@ JobInputJson(const ResolvedJob& job,
                    {"embedding_in_pipeline_split", p.embeddingInSplit},
                    {"loss_in_pipeline_split", p.lossInSplit},
                    {"rank_order", p.rankOrder}};
+    if (p.ZeroBubble())
+    {
+        j["layout"]["pp_schedule"] = p.schedule;
+    }
     Json software = {
         {"mode", ToString(r.mode)}, {"dtype", ToString(r.dtype)}, {"attention", r.AttentionName()}};
     if (r.mode == RunMode::TRAINING)

@@ -89,6 +89,14 @@ MakeDeclarations()
                  ""),
         O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
             .Mode("training"),
+        O::Choice("pp-schedule",
+                  "pipeline schedule: 1f1b (PipeDream-Flush; interleaved with vpp > 1) or zb-h1 "
+                  "(zero bubble, Qi et al. 2024: each backward pass split into its input and "
+                  "weight gradients, the weight gradients deferred into the bubbles; vpp 1)",
+                  runChoices("pp_schedule"),
+                  "1f1b")
+            .Field("pp_schedule")
+            .Mode("training"),
         O::Flag("sp", "sequence parallelism (where tp > 1)", "false"),
         O::Text("rank-order",
                 "how ranks map onto the parallel groups, fastest-varying first (Megatron-LM: "
@@ -548,6 +556,7 @@ JobOptions::ReadJobFile()
         {"fsdp", "parallel.fsdp", flag(p.zeroStage == 3)},
         {"vpp", "parallel.vpp", number(p.virtualStages)},
         {"rank-order", "parallel.rank_order", p.rankOrder},
+        {"pp-schedule", "parallel.pp_schedule", p.schedule},
         {"first-stage-layers", "parallel.first_stage_layers", number(p.firstStageLayers)},
         {"last-stage-layers", "parallel.last_stage_layers", number(p.lastStageLayers)},
         {"embedding-in-pipeline-split",
@@ -782,6 +791,7 @@ JobOptions::Resolve() const
         p.etp = static_cast<uint32_t>(Count("etp"));
     }
     p.virtualStages = static_cast<uint32_t>(Count("vpp"));
+    p.schedule = Get("pp-schedule");
     // Both on the command line and contradicting each other (a command-line --fsdp overrides a
     // job file's zero, as any option does).
     if (Flag("fsdp") && Has("fsdp") && Has("zero") && Count("zero") != 3)

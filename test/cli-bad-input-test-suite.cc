@@ -134,6 +134,8 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "infer.yaml", "mode: inference\nmodel: gpt-1.7b\nglobal_batch: 4\n");
         const std::string badOrder =
             WriteFile(dir, "order.yaml", "model: gpt-1.7b\nparallel:\n  rank_order: tp-pp\n");
+        const std::string badSchedule =
+            WriteFile(dir, "schedule.yaml", "model: gpt-1.7b\nparallel:\n  pp_schedule: zb\n");
         const std::string jobRouting =
             WriteFile(dir, "job-routing.yaml", "model: gpt-1.7b\nrouting: bogus\n");
         const std::string jobBackend =
@@ -155,6 +157,8 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--hardware=" + badRouting},
              {"routing.yaml", "field 'network.routing'", "'bogus'", "dimension-order"}},
             {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
+            {{"run", "--run=" + badSchedule},
+             {"schedule.yaml", "field 'parallel.pp_schedule'", "'zb'", "1f1b, zb-h1"}},
             {{"run", "--fault=gpu0-nvlink.sw0:0x1"}, {"option --fault", "0x1", "FACTOR"}},
             {{"study", "hardware", "--out=" + dir + "/v", "--vary=gpu.hbm_gib=nanx"},
              {"option --vary", "not a finite number"}},
@@ -221,6 +225,13 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--mode=inference", "--grad-reduce=after_backward"},
              {"option --grad-reduce", "--mode=inference"}},
             {{"run", "--mode=inference", "--vpp=2"}, {"option --vpp", "--mode=inference"}},
+            {{"run", "--mode=inference", "--pp-schedule=zb-h1"},
+             {"option --pp-schedule", "--mode=inference"}},
+            {{"run", "--pp-schedule=zb"}, {"option --pp-schedule", "'zb'", "1f1b, zb-h1"}},
+            {{"run", "--pp-schedule=zb-h1"},
+             {"option --pp-schedule", "zb-h1", "pp >= 2", "or use 1f1b"}},
+            {{"run", "--pp-schedule=zb-h1", "--pp=2", "--vpp=2", "--gbs=4"},
+             {"option --pp-schedule", "zb-h1", "vpp 1"}},
             {{"run", "--batch=4"}, {"option --batch", "--mode=training"}},
             {{"run", "--gen=4"}, {"option --gen", "--mode=training"}},
             {{"memory", "--first-token=decode"}, {"option --first-token", "--mode=training"}},

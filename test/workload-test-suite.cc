@@ -527,21 +527,77 @@ class PipelineScheduleTestCase : public TestCase
         // 1F1B, pp = 4, m = 8: stage 0 runs 3 warm-up forwards, stage 3 none.
         auto s0 = PipelineSchedule(4, 1, 0, 8);
         RAPIDLLM_REQUIRE_EQ(s0.size(), 16, "2m steps");
-        NS_TEST_EXPECT_MSG_EQ(s0[3].forward && !s0[4].forward, true, "3 warm-up then 1F1B");
+        const auto F = SchedulePass::FORWARD;
+        const auto B = SchedulePass::BACKWARD;
+        const auto W = SchedulePass::WEIGHT;
+        NS_TEST_EXPECT_MSG_EQ((s0[3].pass == F && s0[4].pass == B), true, "3 warm-up then 1F1B");
         auto s3 = PipelineSchedule(4, 1, 3, 8);
-        NS_TEST_EXPECT_MSG_EQ(s3[0].forward && !s3[1].forward, true, "last stage alternates");
+        NS_TEST_EXPECT_MSG_EQ((s3[0].pass == F && s3[1].pass == B), true, "last stage alternates");
         // Interleaved, pp = 4, v = 2, m = 8: each micro-batch passes both chunks once each way.
         for (uint32_t stage = 0; stage < 4; ++stage)
         {
-            std::map<std::tuple<bool, uint32_t, uint32_t>, int> seen;
+            std::map<std::tuple<SchedulePass, uint32_t, uint32_t>, int> seen;
             for (const auto& st : PipelineSchedule(4, 2, stage, 8))
             {
-                seen[{st.forward, st.microBatch, st.chunk}]++;
+                seen[{st.pass, st.microBatch, st.chunk}]++;
             }
             NS_TEST_EXPECT_MSG_EQ(seen.size(), 32, "every (pass, mb, chunk) once");
         }
         auto i0 = PipelineSchedule(4, 2, 0, 8);
         NS_TEST_EXPECT_MSG_EQ(i0[4].chunk, 1, "forwards move to chunk 1 after pp micro-batches");
+
+        // ZB-H1, pp = 4, m = 8: 1F1B's order of forwards and backwards on every stage, one
+        // weight pass per micro-batch after its backward, in micro-batch order.
+        for (uint32_t stage = 0; stage < 4; ++stage)
+        {
+            const auto zb = ZeroBubbleH1Schedule(4, stage, 8);
+            RAPIDLLM_REQUIRE_EQ(zb.size(), 24, "3m steps");
+            std::vector<ScheduleStep> withoutWeights;
+            std::vector<uint32_t> backwardAt(8);
+            uint32_t nextWeight = 0;
+            int inFlight = 0; // forwards whose weight pass has not run
+            int peak = 0;
+            for (std::size_t i = 0; i < zb.size(); ++i)
+            {
+                const auto& st = zb[i];
+                if (st.pass == W)
+                {
+                    NS_TEST_EXPECT_MSG_EQ(st.microBatch, nextWeight++, "weight passes in order");
+                    NS_TEST_EXPECT_MSG_GT(i, backwardAt[st.microBatch], "after its backward");
+                    --inFlight;
+                    continue;
+                }
+                if (st.pass == B)
+                {
+                    backwardAt[st.microBatch] = static_cast<uint32_t>(i);
+                }
+                else
+                {
+                    peak = std::max(peak, ++inFlight);
+                }
+                withoutWeights.push_back(st);
+            }
+            const auto base = PipelineSchedule(4, 1, stage, 8);
+            bool same = withoutWeights.size() == base.size();
+            for (std::size_t i = 0; same && i < base.size(); ++i)
+            {
+                same = withoutWeights[i].pass == base[i].pass
+                       && withoutWeights[i].microBatch == base[i].microBatch;
+            }
+            NS_TEST_EXPECT_MSG_EQ(same, true, "1F1B's forwards and backwards, stage " << stage);
+            // At most pp micro-batches alive on every stage: 1F1B's first-stage peak.
+            NS_TEST_EXPECT_MSG_EQ(peak, 4, "micro-batches alive at once, stage " << stage);
+        }
+        // Stage 0 defers nothing; the last stage defers pp - 1 weight passes to the end.
+        const auto z0 = ZeroBubbleH1Schedule(4, 0, 8);
+        NS_TEST_EXPECT_MSG_EQ((z0[4].pass == B && z0[5].pass == W), true, "stage 0: W after B");
+        const auto z3 = ZeroBubbleH1Schedule(4, 3, 8);
+        NS_TEST_EXPECT_MSG_EQ((z3[1].pass == B && z3[2].pass == F), true, "last stage defers");
+        NS_TEST_EXPECT_MSG_EQ(
+            (z3[19].pass == B && z3[20].pass == W && z3[21].pass == W && z3[22].pass == W
+             && z3[23].pass == W),
+            true,
+            "the last backward's weight pass and the three deferred end the step");
     }
 };
 
@@ -1775,6 +1831,117 @@ class MoeA2aOverlapTestCase : public TestCase
         serving.parallel.dp = 2;
         serving.parallel.ep = 2;
         refused(moe, serving, "training");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief ZB-H1: the same operators as 1F1B, each micro-batch's weight gradients after its whole
+ * backward pass (and on the last stage after later micro-batches' backwards), keeping each
+ * deferred GEMM's input and output gradient until they run, and the data-parallel gradient
+ * reduction waiting for the last weight pass.
+ */
+class ZeroBubbleTestCase : public TestCase
+{
+  public:
+    ZeroBubbleTestCase()
+        : TestCase("ZB-H1: weight gradients deferred to a weight pass, what they keep, "
+                   "the gradient reduction after them")
+    {}
+
+  private:
+    /** \return the first node labelled \p label of micro-batch \p mb (layer \p layer, or any) */
+    static uint32_t
+    First(const StageGraph& g, const char* label, uint32_t mb, int32_t layer = INT32_MIN)
+    {
+        for (const auto& n : g.nodes)
+        {
+            if (std::strcmp(n.label, label) == 0 && n.microBatch == mb
+                && (layer == INT32_MIN || n.layer == layer))
+            {
+                return n.id;
+            }
+        }
+        return UINT32_MAX;
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallGpt();             // 4 layers, 2 a stage
+        RunSpec run = fixture::TrainingJob(2, 2, 2, 1, 8, 1024); // 4 micro-batches
+        run.Validate(model, "test");
+        const Workload oneF = Workload::Build(model, run);
+        run.parallel.schedule = "zb-h1";
+        run.Validate(model, "test");
+        const Workload zb = Workload::Build(model, run);
+        for (uint32_t stage = 0; stage < 2; ++stage)
+        {
+            const StageGraph& a = oneF.stages.at(stage);
+            const StageGraph& b = zb.stages.at(stage);
+            auto census = [](const StageGraph& g)
+            {
+                std::map<std::string, int> labels;
+                int64_t kept = 0;
+                for (const auto& n : g.nodes)
+                {
+                    labels[n.label]++;
+                    kept += n.memDelta;
+                }
+                return std::make_pair(labels, kept);
+            };
+            NS_TEST_EXPECT_MSG_EQ((census(a) == census(b)),
+                                  true,
+                                  "the same operators, everything freed, stage " << stage);
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                PeakActivationBytes(b), PeakActivationBytes(a), "the same warm-up, then more kept");
+        }
+        // Stage 0 splits each backward: the embedding's gradient before the first layer's
+        // weight gradient (1F1B: after it).
+        const StageGraph& first = zb.stages.at(0);
+        NS_TEST_EXPECT_MSG_GT(First(first, "qkv_wgrad", 0, 0),
+                              First(first, "embedding_bwd", 0),
+                              "W after the whole B");
+        NS_TEST_EXPECT_MSG_LT(First(oneF.stages.at(0), "qkv_wgrad", 0, 0),
+                              First(oneF.stages.at(0), "embedding_bwd", 0),
+                              "1F1B: inline");
+        // The last stage defers its first weight pass past the next micro-batch's backward.
+        const StageGraph& last = zb.stages.at(1);
+        NS_TEST_EXPECT_MSG_GT(First(last, "fc2_wgrad", 0), First(last, "fc2_dgrad", 1), "W0 late");
+        NS_TEST_EXPECT_MSG_LT(First(oneF.stages.at(1), "fc2_wgrad", 0),
+                              First(oneF.stages.at(1), "fc2_dgrad", 1),
+                              "1F1B: W0 inside B0");
+
+        // The closed form of what a layer's weight pass frees (bf16, no sequence parallelism):
+        // each GEMM's input X and output gradient dY, rows x (in + out) elements of 2 bytes.
+        const LayerShapes s(model, run);
+        const int64_t rows = 1024;
+        const int64_t in = s.hidden + s.AttentionOut() + s.hidden + s.ffn;
+        const int64_t out = s.qkvOut + s.hidden + s.fc1Out + s.hidden;
+        const uint32_t w = First(last, "qkv_wgrad", 0, 2); // layer 2's last weight GEMM
+        RAPIDLLM_REQUIRE_EQ((w < last.nodes.size()), true, "layer 2's weight pass");
+        NS_TEST_EXPECT_MSG_EQ(last.nodes[w].memDelta, -2 * rows * (in + out), "X and dY freed");
+
+        // The layers' data-parallel reduction waits for the last micro-batch's weight pass
+        // (the LM head's, whose weight gradient stays in its backward pass, does not).
+        const uint32_t lastW = First(last, "fc2_wgrad", 3);
+        uint32_t layerBuckets = 0;
+        for (const auto& n : last.nodes)
+        {
+            if (std::strcmp(n.label, "grad_bucket") != 0)
+            {
+                continue;
+            }
+            for (uint32_t d : n.deps)
+            {
+                if (last.nodes[d].layer >= 0)
+                {
+                    ++layerBuckets;
+                    NS_TEST_EXPECT_MSG_GT_OR_EQ(d, lastW, "after the last weight pass");
+                }
+            }
+        }
+        NS_TEST_EXPECT_MSG_GT(layerBuckets, 0U, "the layers' gradients reduced over dp");
     }
 };
 
@@ -4011,6 +4178,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SharedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new MtpTestCase, TestCase::QUICK);
         AddTestCase(new MoeA2aOverlapTestCase, TestCase::QUICK);
+        AddTestCase(new ZeroBubbleTestCase, TestCase::QUICK);
         AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
     }

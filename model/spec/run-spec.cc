@@ -361,6 +361,10 @@ RunSpec::Choices(const std::string& field)
     {
         return {"auto", "overlap", "after_step"};
     }
+    if (field == "pp_schedule")
+    {
+        return {"1f1b", "zb-h1"};
+    }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
 
@@ -737,6 +741,27 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     {
         throw SpecError(source, "vpp", "interleaved virtual stages need pp >= 2");
     }
+    if (p.ZeroBubble())
+    {
+        // ZB-H1 is the one-chunk schedule; ZB-V (two chunks in a V) is another schedule.
+        const char* why = nullptr;
+        if (mode != RunMode::TRAINING)
+        {
+            why = "splits the backward pass: it applies to training";
+        }
+        else if (p.pp < 2)
+        {
+            why = "fills a pipeline's bubbles: it needs pp >= 2";
+        }
+        else if (p.virtualStages > 1)
+        {
+            why = "is the schedule of one model chunk per stage: it needs vpp 1";
+        }
+        if (why != nullptr)
+        {
+            throw SpecError(source, "pp_schedule", std::string("zb-h1 ") + why + "; or use 1f1b");
+        }
+    }
     if (mode == RunMode::INFERENCE && inflightBatches > 1 && p.pp < 2)
     {
         throw SpecError(source,
@@ -988,7 +1013,13 @@ ParallelSpec::operator==(const ParallelSpec& o) const
            && sequenceParallel == o.sequenceParallel && zeroStage == o.zeroStage
            && virtualStages == o.virtualStages && firstStageLayers == o.firstStageLayers
            && lastStageLayers == o.lastStageLayers && embeddingInSplit == o.embeddingInSplit
-           && lossInSplit == o.lossInSplit && rankOrder == o.rankOrder;
+           && lossInSplit == o.lossInSplit && rankOrder == o.rankOrder && schedule == o.schedule;
+}
+
+bool
+ParallelSpec::ZeroBubble() const
+{
+    return schedule == "zb-h1";
 }
 
 std::string
@@ -1181,6 +1212,8 @@ RunSpec::Read(SpecReader& r)
         s.parallel.embeddingInSplit = p.GetBool("embedding_in_pipeline_split", false);
         s.parallel.lossInSplit = p.GetBool("loss_in_pipeline_split", false);
         s.parallel.rankOrder = p.GetString("rank_order", s.parallel.rankOrder);
+        s.parallel.schedule =
+            p.GetChoice("pp_schedule", Choices("pp_schedule"), s.parallel.schedule);
         p.Finish();
     }
     ParseRecompute(r.GetChoice("recompute", Choices("recompute"), ToString(s.recompute)),

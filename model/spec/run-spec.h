@@ -96,6 +96,15 @@ struct ParallelSpec
     bool embeddingInSplit = false; //!< the embedding takes one layer's place on the first chunk
     bool lossInSplit = false;      //!< the LM head and loss take one layer's place on the last
     std::string rankOrder = "tp-cp-ep-dp-pp"; //!< fastest-varying first (Megatron-LM)
+    /**
+     * Pipeline schedule: 1f1b (PipeDream-Flush, Megatron's interleaved form with vpp > 1) or
+     * zb-h1 (Qi et al., ICLR 2024: the backward pass split into its input-gradient and
+     * weight-gradient halves, the latter deferred into the pipeline's bubbles)
+     */
+    std::string schedule = "1f1b";
+
+    /** \return whether the schedule defers weight gradients (zb-h1) */
+    bool ZeroBubble() const;
 
     /** \return the number of GPUs the layout needs: tp x cp x dp x pp (ep folds into dp) */
     uint64_t Gpus() const;

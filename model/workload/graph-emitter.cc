@@ -206,6 +206,18 @@ GraphEmitter::BranchFrom(uint32_t node)
     m_lastStream = node;
 }
 
+void
+GraphEmitter::DeferWeightGradients(WeightGradientStore* store)
+{
+    m_deferred = store;
+}
+
+WeightGradientStore*
+GraphEmitter::DeferredWeightGradients() const
+{
+    return m_deferred;
+}
+
 StageGraph&
 GraphEmitter::Graph()
 {

@@ -13,6 +13,8 @@
 namespace ns3 {
 namespace rapidllm {
 
+struct WeightGradientStore;
+
 /**
  * \ingroup rapid-llm
  * \brief Appends nodes to a stage graph in program order, keeping the compute stream's order.
@@ -116,6 +118,16 @@ class GraphEmitter
      */
     void BranchFrom(uint32_t node);
 
+    /**
+     * \brief Where the weight-gradient GEMMs that follow go: into \p store, to be emitted later
+     * by a zero-bubble schedule's weight pass, or (nullptr, the default) on the stream.
+     * \param store the store, or nullptr
+     */
+    void DeferWeightGradients(WeightGradientStore* store);
+
+    /** \return the store weight gradients are deferred to, or nullptr */
+    WeightGradientStore* DeferredWeightGradients() const;
+
     /** \return the graph */
     StageGraph& Graph();
 
@@ -134,13 +146,14 @@ class GraphEmitter
                    uint32_t tag,
                    uint64_t bytes);
 
-    StageGraph& m_graph;               //!< target
-    uint32_t m_lastStream = NONE;      //!< last stream node
-    std::vector<uint32_t> m_extraWait; //!< extra dependencies of the next stream node
-    Phase m_phase = Phase::FORWARD;    //!< context
-    uint32_t m_microBatch = 0;         //!< context
-    int32_t m_layer = -1;              //!< context
-    uint32_t m_peerTags = 0;           //!< tags NextPeerTag() gave
+    StageGraph& m_graph;                       //!< target
+    uint32_t m_lastStream = NONE;              //!< last stream node
+    std::vector<uint32_t> m_extraWait;         //!< extra dependencies of the next stream node
+    Phase m_phase = Phase::FORWARD;            //!< context
+    uint32_t m_microBatch = 0;                 //!< context
+    int32_t m_layer = -1;                      //!< context
+    uint32_t m_peerTags = 0;                   //!< tags NextPeerTag() gave
+    WeightGradientStore* m_deferred = nullptr; //!< where weight gradients go, or nullptr
 };
 
 } // namespace rapidllm

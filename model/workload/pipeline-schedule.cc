@@ -15,7 +15,7 @@ ScheduleStep
 InterleavedStep(uint32_t k, uint32_t pp, uint32_t chunks, bool forward)
 {
     ScheduleStep step;
-    step.forward = forward;
+    step.pass = forward ? SchedulePass::FORWARD : SchedulePass::BACKWARD;
     uint32_t group = k / (pp * chunks);
     uint32_t inGroup = k % (pp * chunks);
     step.microBatch = group * pp + inGroup % pp;
@@ -54,6 +54,44 @@ PipelineSchedule(uint32_t pp, uint32_t chunks, uint32_t stage, uint32_t microBat
     while (b < total)
     {
         steps.push_back(InterleavedStep(b++, pp, chunks, false));
+    }
+    return steps;
+}
+
+std::vector<ScheduleStep>
+ZeroBubbleH1Schedule(uint32_t pp, uint32_t stage, uint32_t microBatches)
+{
+    std::vector<ScheduleStep> steps;
+    steps.reserve(3 * std::size_t(microBatches));
+    uint32_t weights = 0; // weight passes done, in micro-batch order
+    auto weight = [&]()
+    {
+        ScheduleStep w;
+        w.pass = SchedulePass::WEIGHT;
+        w.microBatch = weights++;
+        steps.push_back(w);
+    };
+    // 1F1B's steady state runs the first `steady` backwards, its cooldown the rest.
+    const uint32_t steady = microBatches - std::min(pp - stage - 1, microBatches);
+    uint32_t backwards = 0;
+    for (const ScheduleStep& step : PipelineSchedule(pp, 1, stage, microBatches))
+    {
+        steps.push_back(step);
+        if (step.pass != SchedulePass::BACKWARD)
+        {
+            continue;
+        }
+        // The steady state's first `stage` backwards defer their weight pass; every later
+        // backward (steady state or cooldown) is followed by the oldest one waiting.
+        const uint32_t b = backwards++;
+        if (b >= stage || b >= steady)
+        {
+            weight();
+        }
+    }
+    while (weights < microBatches)
+    {
+        weight();
     }
     return steps;
 }

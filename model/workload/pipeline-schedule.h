@@ -13,14 +13,25 @@ namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief One step of a pipeline rank's program: the forward or backward pass of one
- * micro-batch through one of the rank's model chunks.
+ * \brief What a schedule step computes.
+ */
+enum class SchedulePass
+{
+    FORWARD,  //!< the forward pass
+    BACKWARD, //!< the backward pass (under a zero-bubble schedule its input gradients only)
+    WEIGHT    //!< a zero-bubble schedule's deferred weight gradients
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief One step of a pipeline rank's program: one pass of one micro-batch through one of the
+ * rank's model chunks.
  */
 struct ScheduleStep
 {
-    bool forward = true;     //!< forward or backward
-    uint32_t microBatch = 0; //!< micro-batch index
-    uint32_t chunk = 0;      //!< model chunk on this rank (0 without interleaving)
+    SchedulePass pass = SchedulePass::FORWARD; //!< what the step computes
+    uint32_t microBatch = 0;                   //!< micro-batch index
+    uint32_t chunk = 0; //!< model chunk on this rank (0 without interleaving)
 };
 
 /**
@@ -42,6 +53,23 @@ std::vector<ScheduleStep> PipelineSchedule(uint32_t pp,
                                            uint32_t chunks,
                                            uint32_t stage,
                                            uint32_t microBatches);
+
+/**
+ * \brief The order of one pipeline rank's passes under ZB-H1 (Qi et al., "Zero Bubble Pipeline
+ * Parallelism", ICLR 2024, Sec. 3.1): 1F1B's forwards and backwards, each backward computing
+ * only the input gradients the previous stage waits for, and a weight-gradient pass per
+ * micro-batch that stage s defers by s backwards in the steady state; in the cooldown each
+ * backward is followed by one weight pass, and the deferred ones end the step. The first
+ * stage, which 1F1B keeps busiest, defers nothing; the last, idle for (pp - 1) backwards at
+ * the end, fills that time with its pp - 1 deferred weight passes. Each rank holds at most
+ * pp - s + s = pp micro-batches' activations, the first stage's 1F1B peak (the paper's
+ * "same memory as 1F1B").
+ * \param pp pipeline stages
+ * \param stage this rank's stage
+ * \param microBatches micro-batches per iteration
+ * \return the steps in program order
+ */
+std::vector<ScheduleStep> ZeroBubbleH1Schedule(uint32_t pp, uint32_t stage, uint32_t microBatches);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -6,6 +6,7 @@
 #include "pipeline-schedule.h"
 #include "stage-builders.h"
 #include "transformer-layer.h"
+#include "weight-gradient-store.h"
 
 #include <map>
 
@@ -46,8 +47,10 @@ class TrainingStageBuilder
         {
             GatherParamsAhead();
         }
-        const auto steps = PipelineSchedule(
-            m_run.parallel.pp, m_run.parallel.virtualStages, m_stage, m_microBatches);
+        const auto& p = m_run.parallel;
+        const auto steps = p.ZeroBubble()
+                               ? ZeroBubbleH1Schedule(p.pp, m_stage, m_microBatches)
+                               : PipelineSchedule(p.pp, p.virtualStages, m_stage, m_microBatches);
         for (std::size_t i = 0; i < steps.size(); ++i)
         {
             if (m_run.moeA2aOverlap && i + 1 < steps.size() && Independent(steps[i], steps[i + 1]))
@@ -77,20 +80,27 @@ class TrainingStageBuilder
     static bool
     Independent(const ScheduleStep& a, const ScheduleStep& b)
     {
-        return a.forward != b.forward && (a.microBatch != b.microBatch || a.chunk != b.chunk);
+        const bool passes =
+            (a.pass == SchedulePass::FORWARD && b.pass == SchedulePass::BACKWARD)
+            || (a.pass == SchedulePass::BACKWARD && b.pass == SchedulePass::FORWARD);
+        return passes && (a.microBatch != b.microBatch || a.chunk != b.chunk);
     }
 
     /** \brief Emits one step of the pipeline schedule. */
     void
     Emit(const ScheduleStep& step)
     {
-        if (step.forward)
+        switch (step.pass)
         {
-            Forward(step.microBatch, step.chunk);
-        }
-        else
-        {
-            Backward(step.microBatch, step.chunk);
+            case SchedulePass::FORWARD:
+                Forward(step.microBatch, step.chunk);
+                break;
+            case SchedulePass::BACKWARD:
+                Backward(step.microBatch, step.chunk);
+                break;
+            case SchedulePass::WEIGHT:
+                WeightPass(step.microBatch);
+                break;
         }
     }
 
@@ -651,10 +661,21 @@ class TrainingStageBuilder
             GatherLayer(prefetchAfter);
             prefetchAfter = layerStart;
             std::vector<uint32_t> wgrads;
+            if (m_run.parallel.ZeroBubble())
+            {
+                // The weight gradients wait for this micro-batch's weight pass.
+                auto& stores = m_weightPasses[mb];
+                stores.emplace_back(layer, WeightGradientStore());
+                m_e.DeferWeightGradients(&stores.back().second);
+            }
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
+            m_e.DeferWeightGradients(nullptr);
             m_layerHeld.erase({mb, layer});
             ReleaseLayer();
-            LayerGradients(mb, layer, wgrads.back(), 0);
+            if (!wgrads.empty())
+            {
+                LayerGradients(mb, layer, wgrads.back(), 0);
+            }
         }
         m_e.SetContext(Phase::BACKWARD, mb, -1);
         if (vstage == 0)
@@ -678,6 +699,27 @@ class TrainingStageBuilder
                      m_layer.InputBytes(),
                      m_e.LastStream());
         }
+        if (IsLastMicroBatch(mb) && !m_run.parallel.ZeroBubble())
+        {
+            FlushBucket();
+        }
+    }
+
+    /**
+     * A zero-bubble schedule's weight pass of micro-batch \p mb: the weight gradients its
+     * backward pass deferred, layer by layer in the order it reached them, each layer's then
+     * final for the gradient reduction.
+     */
+    void
+    WeightPass(uint32_t mb)
+    {
+        auto it = m_weightPasses.find(mb);
+        for (const auto& [layer, store] : it->second)
+        {
+            m_e.SetContext(Phase::BACKWARD, mb, layer);
+            LayerGradients(mb, layer, store.Emit(m_e), 0);
+        }
+        m_weightPasses.erase(it);
         if (IsLastMicroBatch(mb))
         {
             FlushBucket();
@@ -874,6 +916,8 @@ class TrainingStageBuilder
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_held;     //!< (mb, chunk) -> bytes
     std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_mtpHeld;  //!< (mb, module) -> bytes
+    /** Zero bubble: each micro-batch's deferred weight gradients, by layer in backward order */
+    std::map<uint32_t, std::vector<std::pair<int32_t, WeightGradientStore>>> m_weightPasses;
     uint64_t m_bucketBytes = 0;
     uint32_t m_bucketAfter = GraphEmitter::NONE;
     std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for

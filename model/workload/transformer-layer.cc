@@ -6,6 +6,7 @@
 
 #include "ns3/attention-kernel-choice.h"
 #include "ns3/log.h"
+#include "weight-gradient-store.h"
 
 #include <algorithm>
 #include <cmath>
@@ -449,12 +450,12 @@ TransformerLayer::QkvBackward(GraphEmitter& e, const std::function<void(uint32_t
     const uint64_t kvWidth = s.heads * (s.headDim - s.ropeDim + s.valueDim);
     CastToFp8(e, "kv_up_grad_fp8_cast", m_rows, kvWidth);
     e.Compute("kv_up_dgrad", MakeGemm(m_rows, s.kvLora, kvWidth, dt));
-    record(e.Compute("kv_up_wgrad", MakeGemm(s.kvLora, kvWidth, m_rows, dt)));
+    record(WeightGemm(e, "kv_up_wgrad", MakeGemm(s.kvLora, kvWidth, m_rows, dt)));
     if (s.qLora > 0)
     {
         CastToFp8(e, "q_up_grad_fp8_cast", m_rows, qWidth);
         e.Compute("q_up_dgrad", MakeGemm(m_rows, s.qLora, qWidth, dt));
-        record(e.Compute("q_up_wgrad", MakeGemm(s.qLora, qWidth, m_rows, dt)));
+        record(WeightGemm(e, "q_up_wgrad", MakeGemm(s.qLora, qWidth, m_rows, dt)));
     }
     else
     {
@@ -474,7 +475,7 @@ TransformerLayer::QkvBackward(GraphEmitter& e, const std::function<void(uint32_t
               MakeElementwise(OpType::RMS_NORM, m_normRows, s.qLora + s.kvLora, at, true));
     CastToFp8(e, "qkv_down_grad_fp8_cast", m_normRows, s.LatentWidth());
     e.Compute("qkv_down_dgrad", MakeGemm(m_normRows, s.hidden, s.LatentWidth(), dt));
-    record(e.Compute("qkv_down_wgrad", MakeGemm(s.hidden, s.LatentWidth(), m_normRows, dt)));
+    record(WeightGemm(e, "qkv_down_wgrad", MakeGemm(s.hidden, s.LatentWidth(), m_normRows, dt)));
 }
 
 uint32_t
@@ -787,7 +788,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     const OpType act = ActivationOp(m_model);
     auto record = [&](uint32_t id)
     {
-        if (wgrad)
+        if (wgrad && id != GraphEmitter::NONE)
         {
             wgrad->push_back(id);
         }
@@ -805,7 +806,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
                      s.hidden,
                      0,
                      true);
-        record(e.Compute("shared_fc2_wgrad", MakeGemm(s.sharedFfn, s.hidden, m_rows, dt)));
+        record(WeightGemm(e, "shared_fc2_wgrad", MakeGemm(s.sharedFfn, s.hidden, m_rows, dt)));
         e.Compute("shared_act_bwd", MakeElementwise(act, m_rows, s.sharedFfn, at, true));
         record(ColumnParallelBackward(e, kSharedFc1Labels, s.sharedFc1Out, dt));
     }
@@ -818,7 +819,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         GatheredGemm(
             e, "ag_fc2_grad", "fc2_grad_fp8_cast", "fc2_dgrad", m_rows, s.ffn, s.hidden, 0, true);
-        record(e.Compute("fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
+        record(WeightGemm(e, "fc2_wgrad", MakeGemm(s.ffn, s.hidden, m_rows, dt)));
         e.Compute("act_bwd", MakeElementwise(act, m_rows, s.ffn, at, true));
         record(ColumnParallelBackward(e, kFc1Labels, s.fc1Out, dt));
         return;
@@ -845,20 +846,17 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
                "expert_fc2_dgrad",
                r,
                MakeGemm(r.perExpert, s.expertFfn, s.hidden, dt, r.activeExperts));
-    record(ExpertGemm(e,
-                      "expert_fc2_wgrad",
-                      r,
-                      MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, r.activeExperts)));
+    const OperatorDesc fc2Wgrad = MakeGemm(s.expertFfn, s.hidden, r.perExpert, dt, r.activeExperts);
+    record(WeightGemm(e, "expert_fc2_wgrad", fc2Wgrad, ExpertModelFlops(r, fc2Wgrad)));
     e.Compute("expert_act_bwd", MakeElementwise(act, r.expertRows, s.expertFfn, at, true));
     CastToFp8(e, "expert_fc1_grad_fp8_cast", r.expertRows, s.expertFc1Out);
     ExpertGemm(e,
                "expert_fc1_dgrad",
                r,
                MakeGemm(r.perExpert, s.hidden, s.expertFc1Out, dt, r.activeExperts));
-    record(ExpertGemm(e,
-                      "expert_fc1_wgrad",
-                      r,
-                      MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, r.activeExperts)));
+    const OperatorDesc fc1Wgrad =
+        MakeGemm(s.hidden, s.expertFc1Out, r.perExpert, dt, r.activeExperts);
+    record(WeightGemm(e, "expert_fc1_wgrad", fc1Wgrad, ExpertModelFlops(r, fc1Wgrad)));
     if (sorted)
     {
         e.Compute("moe_sort_bwd",
@@ -874,7 +872,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         // The replicated router on the local rows: no gather, no tensor-parallel reduction.
         e.Compute(kRouterLabels.dgrad, MakeGemm(rows, s.hidden, s.experts, at));
-        record(e.Compute(kRouterLabels.wgrad, MakeGemm(s.hidden, s.experts, rows, at)));
+        record(WeightGemm(e, kRouterLabels.wgrad, MakeGemm(s.hidden, s.experts, rows, at)));
         return;
     }
     record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
@@ -1046,11 +1044,56 @@ TransformerLayer::ExpertGemm(GraphEmitter& e,
                              int64_t saved) const
 {
     uint32_t id = e.Compute(label, op, saved);
+    e.Graph().nodes[id].modelFlops = ExpertModelFlops(r, op);
+    return id;
+}
+
+double
+TransformerLayer::ExpertModelFlops(const ExpertRouting& r, const OperatorDesc& op)
+{
     // Model FLOPs count the routed tokens, not the critical rank's load or the rounding.
     const GemmShape& g = op.Gemm();
     const double perRow = g.m == r.perExpert ? 2.0 * g.n * g.k : 2.0 * g.m * g.n;
-    e.Graph().nodes[id].modelFlops = perRow * r.routed;
-    return id;
+    return perRow * r.routed;
+}
+
+uint32_t
+TransformerLayer::WeightGemm(GraphEmitter& e,
+                             const char* label,
+                             const OperatorDesc& op,
+                             double modelFlops,
+                             const ColumnParallelLabels* gather,
+                             uint64_t gatherBytes) const
+{
+    WeightGradientStore* store = e.DeferredWeightGradients();
+    if (store == nullptr)
+    {
+        const uint32_t id = e.Compute(label, op);
+        if (modelFlops >= 0)
+        {
+            e.Graph().nodes[id].modelFlops = modelFlops;
+        }
+        return id;
+    }
+    DeferredWeightGemm d;
+    d.label = label;
+    d.op = op;
+    d.modelFlops = modelFlops;
+    if (gather != nullptr)
+    {
+        d.gather = gather->gather;
+        d.gatherBytes = gatherBytes;
+        d.gatherSms = UserBuffers() ? gather->gatherSms : 0;
+    }
+    store->gemms.push_back(d);
+    // X (k x m) as the forward pass kept it (an fp8 GEMM's fp8 copy; sharded under sequence
+    // parallelism where the weight pass gathers it), and dY (k x n) in the GEMM's type.
+    const GemmShape& g = op.Gemm();
+    const int64_t bytes = BytesOf(op.dtype);
+    const int64_t shards = gather != nullptr ? m_run.parallel.tp : 1;
+    store->inputBytes += bytes * int64_t(g.batch * g.k * g.m) / shards;
+    store->gradBytes += bytes * int64_t(g.batch * g.k * g.n);
+    return GraphEmitter::NONE;
 }
 
 uint32_t
@@ -1067,7 +1110,8 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
         CastToFp8(e, l.cast, m_rows, width);
     }
     uint32_t gather = GraphEmitter::NONE;
-    if (sp)
+    const bool deferred = e.DeferredWeightGradients() != nullptr;
+    if (sp && !deferred)
     {
         // The input was kept sharded along the sequence: gather it again for the weights,
         // issued before the input-gradient GEMM and waited for after it (Megatron-LM's and
@@ -1095,7 +1139,9 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
             e.SetCommSms(pending, l.reduceSms);
         }
     }
-    uint32_t wgrad = e.Compute(l.wgrad, MakeGemm(h, width, m_rows, dt));
+    // Deferred, the weight gradient gathers its input itself.
+    uint32_t wgrad =
+        WeightGemm(e, l.wgrad, MakeGemm(h, width, m_rows, dt), -1, sp ? &l : nullptr, inBytes);
     if (pending != GraphEmitter::NONE)
     {
         e.StreamWaitsFor(pending);
@@ -1143,7 +1189,7 @@ TransformerLayer::Backward(GraphEmitter& e,
     e.SetPhase(phase);
     auto record = [&](uint32_t id)
     {
-        if (wgrad)
+        if (wgrad && id != GraphEmitter::NONE)
         {
             wgrad->push_back(id);
         }
@@ -1164,11 +1210,19 @@ TransformerLayer::Backward(GraphEmitter& e,
                  s.hidden,
                  0,
                  true);
-    record(e.Compute("proj_wgrad", MakeGemm(s.AttentionOut(), s.hidden, m_rows, dt)));
+    record(WeightGemm(e, "proj_wgrad", MakeGemm(s.AttentionOut(), s.hidden, m_rows, dt)));
     AttentionBackward(e);
     QkvBackward(e, record);
     uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
-    e.AddMemory(last, -(held + recomputed));
+    int64_t freed = held + recomputed;
+    if (WeightGradientStore* store = e.DeferredWeightGradients())
+    {
+        // The deferred GEMMs' inputs stay (never more than the pass held), and their output
+        // gradients with them, until the weight pass.
+        store->inputBytes = std::min(store->inputBytes, freed);
+        freed -= store->inputBytes + store->gradBytes;
+    }
+    e.AddMemory(last, -freed);
 }
 
 } // namespace rapidllm

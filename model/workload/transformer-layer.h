@@ -77,7 +77,9 @@ class TransformerLayer
      * \param e the emitter
      * \param keep the recomputation mode used in the forward pass
      * \param held the bytes Forward() kept
-     * \param wgradNodes receives the weight-gradient GEMM ids (for gradient buckets)
+     * \param wgradNodes receives the weight-gradient GEMM ids (for gradient buckets); none when
+     *        the emitter defers them (GraphEmitter::DeferWeightGradients): the store then holds
+     *        them and the inputs and output gradients they keep, which this pass does not free
      */
     void Backward(GraphEmitter& e,
                   Recompute keep,
@@ -211,6 +213,21 @@ class TransformerLayer
                         const ExpertRouting& routing,
                         const OperatorDesc& op,
                         int64_t saved = 0) const;
+    /** ExpertGemm()'s model FLOPs of \p op: the routed tokens' */
+    static double ExpertModelFlops(const ExpertRouting& routing, const OperatorDesc& op);
+    /**
+     * A weight-gradient GEMM \p op (dW = X^T dY: m input features, n output features, k rows),
+     * on the stream or, when the emitter defers weight gradients, into its store with the input
+     * and output gradient it keeps (the input as kept: sharded by tp when \p gather, the
+     * all-gather of \p gatherBytes that the weight pass then runs before it).
+     * \return its id, or GraphEmitter::NONE when deferred
+     */
+    uint32_t WeightGemm(GraphEmitter& e,
+                        const char* label,
+                        const OperatorDesc& op,
+                        double modelFlops = -1,
+                        const ColumnParallelLabels* gather = nullptr,
+                        uint64_t gatherBytes = 0) const;
     /** Causal attention of this rank's whole sequence over itself (no context parallelism), each
      *  query over at most its last \p window keys (0: all). */
     OperatorDesc SequenceAttention(OpType type, uint64_t window, bool backward = false) const;
