@@ -8,6 +8,7 @@
 #include "transformer-layer.h"
 #include "weight-gradient-store.h"
 
+#include <algorithm>
 #include <map>
 
 namespace ns3 {
@@ -53,6 +54,17 @@ class TrainingStageBuilder
                                : PipelineSchedule(p.pp, p.virtualStages, m_stage, m_microBatches);
         for (std::size_t i = 0; i < steps.size(); ++i)
         {
+            if (steps[i].pass == SchedulePass::WEIGHT
+                && std::all_of(steps.begin() + i,
+                               steps.end(),
+                               [](const ScheduleStep& s)
+                               {
+                                   return s.pass == SchedulePass::WEIGHT;
+                               }))
+            {
+                TrailingWeightPasses();
+                break;
+            }
             if (m_run.moeA2aOverlap && i + 1 < steps.size() && Independent(steps[i], steps[i + 1]))
             {
                 // Megatron's combined 1F1B: the two passes run as two chains of the stream, so
@@ -724,6 +736,33 @@ class TrainingStageBuilder
         {
             FlushBucket();
         }
+    }
+
+    /**
+     * The weight passes that end the step, after the last backward: grouped by layer, each
+     * layer's over the micro-batches, so that its gradients are final (and reduced) before the
+     * next layer's weight passes run, as the reference implementation's
+     * WeightGradStore.clear() orders them (sail-sg/zero-bubble-pipeline-parallelism).
+     */
+    void
+    TrailingWeightPasses()
+    {
+        if (m_weightPasses.empty())
+        {
+            return;
+        }
+        const std::size_t layers = m_weightPasses.begin()->second.size();
+        for (std::size_t k = 0; k < layers; ++k)
+        {
+            for (const auto& [mb, stores] : m_weightPasses)
+            {
+                const auto& [layer, store] = stores.at(k);
+                m_e.SetContext(Phase::BACKWARD, mb, layer);
+                LayerGradients(mb, layer, store.Emit(m_e), 0);
+            }
+        }
+        m_weightPasses.clear();
+        FlushBucket();
     }
 
     /**

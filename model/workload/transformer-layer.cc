@@ -1062,8 +1062,7 @@ TransformerLayer::WeightGemm(GraphEmitter& e,
                              const char* label,
                              const OperatorDesc& op,
                              double modelFlops,
-                             const ColumnParallelLabels* gather,
-                             uint64_t gatherBytes) const
+                             bool gatheredInput) const
 {
     WeightGradientStore* store = e.DeferredWeightGradients();
     if (store == nullptr)
@@ -1075,24 +1074,14 @@ TransformerLayer::WeightGemm(GraphEmitter& e,
         }
         return id;
     }
-    DeferredWeightGemm d;
-    d.label = label;
-    d.op = op;
-    d.modelFlops = modelFlops;
-    if (gather != nullptr)
-    {
-        d.gather = gather->gather;
-        d.gatherBytes = gatherBytes;
-        d.gatherSms = UserBuffers() ? gather->gatherSms : 0;
-    }
-    store->gemms.push_back(d);
-    // X (k x m) as the forward pass kept it (an fp8 GEMM's fp8 copy; sharded under sequence
-    // parallelism where the weight pass gathers it), and dY (k x n) in the GEMM's type.
+    store->gemms.push_back({label, op, modelFlops});
+    // X (k x m) and dY (k x n) in the GEMM's type (an fp8 GEMM's input is the fp8 copy the
+    // forward pass kept).
     const GemmShape& g = op.Gemm();
     const int64_t bytes = BytesOf(op.dtype);
-    const int64_t shards = gather != nullptr ? m_run.parallel.tp : 1;
-    store->inputBytes += bytes * int64_t(g.batch * g.k * g.m) / shards;
-    store->gradBytes += bytes * int64_t(g.batch * g.k * g.n);
+    const int64_t input = bytes * int64_t(g.batch * g.k * g.m);
+    (gatheredInput ? store->producedBytes : store->keptBytes) += input;
+    store->producedBytes += bytes * int64_t(g.batch * g.k * g.n);
     return GraphEmitter::NONE;
 }
 
@@ -1110,8 +1099,7 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
         CastToFp8(e, l.cast, m_rows, width);
     }
     uint32_t gather = GraphEmitter::NONE;
-    const bool deferred = e.DeferredWeightGradients() != nullptr;
-    if (sp && !deferred)
+    if (sp)
     {
         // The input was kept sharded along the sequence: gather it again for the weights,
         // issued before the input-gradient GEMM and waited for after it (Megatron-LM's and
@@ -1139,9 +1127,7 @@ TransformerLayer::ColumnParallelBackward(GraphEmitter& e,
             e.SetCommSms(pending, l.reduceSms);
         }
     }
-    // Deferred, the weight gradient gathers its input itself.
-    uint32_t wgrad =
-        WeightGemm(e, l.wgrad, MakeGemm(h, width, m_rows, dt), -1, sp ? &l : nullptr, inBytes);
+    uint32_t wgrad = WeightGemm(e, l.wgrad, MakeGemm(h, width, m_rows, dt), -1, sp);
     if (pending != GraphEmitter::NONE)
     {
         e.StreamWaitsFor(pending);
@@ -1217,10 +1203,10 @@ TransformerLayer::Backward(GraphEmitter& e,
     int64_t freed = held + recomputed;
     if (WeightGradientStore* store = e.DeferredWeightGradients())
     {
-        // The deferred GEMMs' inputs stay (never more than the pass held), and their output
-        // gradients with them, until the weight pass.
-        store->inputBytes = std::min(store->inputBytes, freed);
-        freed -= store->inputBytes + store->gradBytes;
+        // What the deferred GEMMs read stays until the weight pass: the kept inputs (never more
+        // than the pass held) and what this pass made for them.
+        store->keptBytes = std::min(store->keptBytes, freed);
+        freed -= store->keptBytes + store->producedBytes;
     }
     e.AddMemory(last, -freed);
 }

@@ -218,16 +218,15 @@ class TransformerLayer
     /**
      * A weight-gradient GEMM \p op (dW = X^T dY: m input features, n output features, k rows),
      * on the stream or, when the emitter defers weight gradients, into its store with the input
-     * and output gradient it keeps (the input as kept: sharded by tp when \p gather, the
-     * all-gather of \p gatherBytes that the weight pass then runs before it).
+     * and output gradient it keeps (the input the forward pass kept, or with \p gatheredInput
+     * the one the backward pass gathered over the sequence-parallel ranks).
      * \return its id, or GraphEmitter::NONE when deferred
      */
     uint32_t WeightGemm(GraphEmitter& e,
                         const char* label,
                         const OperatorDesc& op,
                         double modelFlops = -1,
-                        const ColumnParallelLabels* gather = nullptr,
-                        uint64_t gatherBytes = 0) const;
+                        bool gatheredInput = false) const;
     /** Causal attention of this rank's whole sequence over itself (no context parallelism), each
      *  query over at most its last \p window keys (0: all). */
     OperatorDesc SequenceAttention(OpType type, uint64_t window, bool backward = false) const;

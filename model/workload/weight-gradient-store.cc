@@ -13,15 +13,6 @@ WeightGradientStore::Emit(GraphEmitter& e) const
     uint32_t last = GraphEmitter::NONE;
     for (const DeferredWeightGemm& g : gemms)
     {
-        if (g.gather != nullptr)
-        {
-            const uint32_t ag =
-                e.Blocking(g.gather, CollectiveKind::ALL_GATHER, GroupKind::TP, g.gatherBytes);
-            if (g.gatherSms > 0)
-            {
-                e.SetCommSms(ag, g.gatherSms);
-            }
-        }
         last = e.Compute(g.label, g.op);
         if (g.modelFlops >= 0)
         {
@@ -30,7 +21,7 @@ WeightGradientStore::Emit(GraphEmitter& e) const
     }
     if (last != GraphEmitter::NONE)
     {
-        e.AddMemory(last, -(inputBytes + gradBytes));
+        e.AddMemory(last, -(keptBytes + producedBytes));
     }
     return last;
 }

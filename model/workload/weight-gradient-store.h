@@ -23,30 +23,26 @@ struct DeferredWeightGemm
     const char* label = nullptr; //!< the GEMM's label
     OperatorDesc op;             //!< the GEMM (dW = X^T dY)
     double modelFlops = -1;      //!< model FLOPs where they are not the GEMM's (routed experts)
-    /**
-     * The all-gather of an input kept sharded by sequence parallelism, run again before the
-     * GEMM (nullptr: none): the backward pass no longer gathers it beside its input gradient.
-     */
-    const char* gather = nullptr;
-    uint64_t gatherBytes = 0; //!< the gathered input's bytes
-    uint8_t gatherSms = 0;    //!< SMs the gather holds under userbuffers (0: NCCL's choice)
 };
 
 /**
  * \ingroup rapid-llm
  * \brief One layer's deferred weight gradients (the zero-bubble paper's W pass of a layer) and
- * the memory they keep alive from the backward pass until they run: each GEMM's input X, kept
- * from the forward pass, and its output gradient dY (Qi et al., ICLR 2024, Sec. 2).
+ * the memory they keep alive until they run: each GEMM's input X and output gradient dY (Qi et
+ * al., ICLR 2024, Sec. 2). The reference implementation (sail-sg/zero-bubble-pipeline-
+ * parallelism, Megatron's WeightGradStore) stores the pair as the backward pass had it: the
+ * input as the forward pass kept it, or gathered over the sequence-parallel ranks, and the
+ * output gradient (gathered too, for a row-parallel layer).
  */
 struct WeightGradientStore
 {
     std::vector<DeferredWeightGemm> gemms; //!< in the order the backward pass reached them
-    int64_t inputBytes = 0;                //!< the GEMMs' inputs, as the forward pass kept them
-    int64_t gradBytes = 0;                 //!< their output gradients
+    int64_t keptBytes = 0;                 //!< inputs the forward pass kept, now kept longer
+    int64_t producedBytes = 0; //!< output gradients and gathered inputs the backward pass made
 
     /**
-     * \brief Emits the deferred GEMMs on the stream (each after its input's gather, where it has
-     * one) and frees what they kept. \param e the emitter \return the last GEMM's id
+     * \brief Emits the deferred GEMMs on the stream and frees what they kept.
+     * \param e the emitter \return the last GEMM's id (GraphEmitter::NONE: none)
      */
     uint32_t Emit(GraphEmitter& e) const;
 };
