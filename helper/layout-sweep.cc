@@ -164,7 +164,7 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
     }
     std::vector<RunSpec> out;
     // What each tp x pp x cp shape tries, in the order a results.csv numbers the layouts: ep,
-    // vpp, mbs, recompute, then the compute type.
+    // vpp, mbs, recompute, the compute type, then the pipeline schedule.
     RunSpec setting = m_base;
     std::vector<RunSpec> settings;
     for (uint32_t ep : m_space.ep)
@@ -181,7 +181,12 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
                         setting.parallel.virtualStages = vpp;
                         setting.microBatch = mbs;
                         setting.recompute = r;
-                        settings.push_back(TypedRun(setting, dtype));
+                        for (const std::string& schedule : m_space.schedules)
+                        {
+                            RunSpec typed = TypedRun(setting, dtype);
+                            typed.parallel.schedule = schedule;
+                            settings.push_back(typed);
+                        }
                     }
                 }
             }

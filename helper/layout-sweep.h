@@ -57,6 +57,11 @@ struct SweepSpace
     std::vector<uint32_t> virtualStages{1};            //!< virtual stages per rank (interleaving)
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
     /**
+     * Pipeline schedules (ParallelSpec::schedule) to try, each with every layout: zb-h1 runs on
+     * the layouts with a pipeline and one model chunk per stage, and is ruled out on the others
+     */
+    std::vector<std::string> schedules{"1f1b"};
+    /**
      * Compute types to try (e.g. bf16 and fp8), each with every layout; empty: the base run's.
      * fp8 takes the base's fp8 scaling, the others TE's default (no fp8 casts to scale)
      */

@@ -342,6 +342,7 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
         j["cp"] = r.cp;
         j["ep"] = r.ep;
         j["vpp"] = r.vpp;
+        j["pp_schedule"] = r.schedule;
         j["mbs"] = r.mbs;
         j["recompute"] = r.recompute;
         if (!r.dtype.empty())

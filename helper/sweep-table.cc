@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -21,11 +22,15 @@ namespace rapidllm {
 namespace {
 
 /** The columns of results.csv, in order. */
-const char* const kColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
-                             "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
-                             "energy_j,avg_power_w,peak_memory_bytes,peak_memory_gib,reason";
-/** Number of columns. */
-constexpr std::size_t kColumnCount = 23;
+const char* const kColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,pp_schedule,mbs,recompute,dtype,"
+                             "fits,step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,"
+                             "bubble_s,energy_j,avg_power_w,peak_memory_bytes,peak_memory_gib,"
+                             "reason";
+/** The columns before the pipeline schedule (read, never written). */
+const char* const kNoScheduleColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,"
+                                       "fits,step_time_s,tflops_per_gpu,mfu,compute_s,"
+                                       "exposed_comm_s,bubble_s,energy_j,avg_power_w,"
+                                       "peak_memory_bytes,peak_memory_gib,reason";
 /** The columns before the machine and the energy (read, never written). */
 const char* const kNoHardwareColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,fits,"
                                        "step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,"
@@ -38,6 +43,29 @@ const char* const kNoDtypeColumns = "layout,tp,pp,dp,cp,ep,vpp,mbs,recompute,fit
 const char* const kLegacyColumns = "layout,tp,pp,dp,vpp,mbs,recompute,fits,step_time_s,"
                                    "tflops_per_gpu,mfu,compute_s,exposed_comm_s,bubble_s,"
                                    "peak_memory_bytes,peak_memory_gib,reason";
+
+/** \return the names of a header line's columns */
+std::vector<std::string>
+ColumnsOf(const std::string& header)
+{
+    std::vector<std::string> names;
+    SplitCsvLine(header, names);
+    return names;
+}
+
+/**
+ * \return what an older file's missing column held when that version ran: the degrees it did not
+ * vary (1), the schedule it always ran (1f1b); the type, machine and energy it did not keep ("")
+ */
+std::string
+MissingColumn(const std::string& name)
+{
+    if (name == "cp" || name == "ep")
+    {
+        return "1";
+    }
+    return name == "pp_schedule" ? "1f1b" : "";
+}
 
 /** \return \p v with 10 significant digits (what the file keeps) */
 std::string
@@ -103,8 +131,8 @@ SweepRow::ToCsv() const
     std::string line = std::to_string(layout) + "," + CsvField(hardware) + "," + std::to_string(tp)
                        + "," + std::to_string(pp) + "," + std::to_string(dp) + ","
                        + std::to_string(cp) + "," + std::to_string(ep) + "," + std::to_string(vpp)
-                       + "," + std::to_string(mbs) + "," + recompute + "," + dtype + ","
-                       + (fits ? "yes" : "no");
+                       + "," + schedule + "," + std::to_string(mbs) + "," + recompute + "," + dtype
+                       + "," + (fits ? "yes" : "no");
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -126,65 +154,82 @@ SweepRow::Gpus() const
     return uint64_t(tp) * pp * cp * dp;
 }
 
+namespace {
+
+/** Parses \p line of a file with the columns \p columns (each one of kColumns). */
 bool
-ParseSweepRow(const std::string& line, SweepRow& row, SweepCsvFormat format)
+ParseRowOf(const std::string& line, SweepRow& row, const std::vector<std::string>& columns)
 {
-    std::vector<std::string> f;
-    const std::size_t missing = format == SweepCsvFormat::NO_CP_EP      ? 6
-                                : format == SweepCsvFormat::NO_DTYPE    ? 4
-                                : format == SweepCsvFormat::NO_HARDWARE ? 3
-                                                                        : 0;
-    if (!SplitCsvLine(line, f) || f.size() != kColumnCount - missing)
+    std::vector<std::string> fields;
+    if (!SplitCsvLine(line, fields) || fields.size() != columns.size())
     {
         return false;
     }
-    // The columns an older file lacks, filled in: the degrees the sweep did not vary then (1),
-    // the compute type, energy and machine it did not keep (empty).
-    if (format == SweepCsvFormat::NO_CP_EP)
+    std::map<std::string, std::string> byName;
+    for (std::size_t i = 0; i < columns.size(); ++i)
     {
-        f.insert(f.begin() + 4, {"1", "1"});
+        byName[columns[i]] = fields[i];
     }
-    if (format == SweepCsvFormat::NO_CP_EP || format == SweepCsvFormat::NO_DTYPE)
+    auto f = [&](const char* name)
     {
-        f.insert(f.begin() + 9, "");
-    }
-    if (format != SweepCsvFormat::CURRENT)
-    {
-        f.insert(f.begin() + 17, {"", ""});
-        f.insert(f.begin() + 1, "");
-    }
+        auto it = byName.find(name);
+        return it != byName.end() ? it->second : MissingColumn(name);
+    };
     SweepRow r;
-    if (!ParseCount(f[0], r.layout) || !ParseCount32(f[2], r.tp) || !ParseCount32(f[3], r.pp)
-        || !ParseCount32(f[4], r.dp) || !ParseCount32(f[5], r.cp) || !ParseCount32(f[6], r.ep)
-        || !ParseCount32(f[7], r.vpp) || !ParseCount32(f[8], r.mbs) || f[9].empty()
-        || (f[11] != "yes" && f[11] != "no") || !ParseCount(f[20], r.peakBytes))
+    const std::string fits = f("fits");
+    if (!ParseCount(f("layout"), r.layout) || !ParseCount32(f("tp"), r.tp)
+        || !ParseCount32(f("pp"), r.pp) || !ParseCount32(f("dp"), r.dp)
+        || !ParseCount32(f("cp"), r.cp) || !ParseCount32(f("ep"), r.ep)
+        || !ParseCount32(f("vpp"), r.vpp) || !ParseCount32(f("mbs"), r.mbs)
+        || f("recompute").empty() || (fits != "yes" && fits != "no")
+        || !ParseCount(f("peak_memory_bytes"), r.peakBytes))
     {
         return false;
     }
-    r.hardware = f[1];
-    r.recompute = f[9];
-    r.dtype = f[10];
-    r.fits = f[11] == "yes";
+    const auto schedules = RunSpec::Choices("pp_schedule");
+    r.schedule = f("pp_schedule");
+    if (std::find(schedules.begin(), schedules.end(), r.schedule) == schedules.end())
+    {
+        return false;
+    }
+    r.hardware = f("hardware");
+    r.recompute = f("recompute");
+    r.dtype = f("dtype");
+    r.fits = fits == "yes";
     if (r.fits)
     {
-        double* values[] = {
-            &r.stepTimeS, &r.tflopsPerGpu, &r.mfu, &r.computeS, &r.exposedCommS, &r.bubbleS};
-        for (std::size_t i = 0; i < 6; ++i)
+        const std::pair<const char*, double*> values[] = {{"step_time_s", &r.stepTimeS},
+                                                          {"tflops_per_gpu", &r.tflopsPerGpu},
+                                                          {"mfu", &r.mfu},
+                                                          {"compute_s", &r.computeS},
+                                                          {"exposed_comm_s", &r.exposedCommS},
+                                                          {"bubble_s", &r.bubbleS}};
+        for (const auto& [name, value] : values)
         {
-            if (!ParseReal(f[12 + i], *values[i]))
+            if (!ParseReal(f(name), *value))
             {
                 return false;
             }
         }
     }
-    r.haveEnergy = !f[18].empty();
-    if (r.haveEnergy && (!ParseReal(f[18], r.energyJ) || !ParseReal(f[19], r.avgPowerW)))
+    r.haveEnergy = !f("energy_j").empty();
+    if (r.haveEnergy
+        && (!ParseReal(f("energy_j"), r.energyJ) || !ParseReal(f("avg_power_w"), r.avgPowerW)))
     {
         return false;
     }
-    r.reason = f[22];
+    r.reason = f("reason");
     row = r;
     return true;
+}
+
+} // namespace
+
+bool
+ParseSweepRow(const std::string& line, SweepRow& row)
+{
+    static const std::vector<std::string> columns = ColumnsOf(kColumns);
+    return ParseRowOf(line, row, columns);
 }
 
 SweepRow
@@ -199,6 +244,7 @@ MakeSweepRow(uint64_t layout, const SweepPoint& p, const std::string& hardware)
     r.cp = p.run.parallel.cp;
     r.ep = p.run.parallel.ep;
     r.vpp = p.run.parallel.virtualStages;
+    r.schedule = p.run.parallel.schedule;
     r.mbs = p.run.microBatch;
     r.recompute = ToString(p.run.recompute);
     r.dtype = ToString(p.run.dtype);
@@ -256,18 +302,16 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     }
     std::string line;
     const bool read = bool(std::getline(in, line));
-    const SweepCsvFormat format = !read                        ? SweepCsvFormat::CURRENT
-                                  : line == kLegacyColumns     ? SweepCsvFormat::NO_CP_EP
-                                  : line == kNoDtypeColumns    ? SweepCsvFormat::NO_DTYPE
-                                  : line == kNoHardwareColumns ? SweepCsvFormat::NO_HARDWARE
-                                                               : SweepCsvFormat::CURRENT;
-    if (!read || (line != kColumns && format == SweepCsvFormat::CURRENT))
+    const char* const headers[] = {
+        kColumns, kNoScheduleColumns, kNoHardwareColumns, kNoDtypeColumns, kLegacyColumns};
+    if (!read || std::find(std::begin(headers), std::end(headers), line) == std::end(headers))
     {
         throw SpecError(path,
                         "",
                         "not a sweep results.csv (its first line is not the header '"
                             + std::string(kColumns) + "')");
     }
+    const std::vector<std::string> columns = ColumnsOf(line);
     std::vector<SweepRow> rows;
     uint32_t bad = 0;
     int number = 1;
@@ -282,7 +326,7 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
         {
             bad += line.empty() ? 0 : 1;
         }
-        else if (ParseSweepRow(line, r, format))
+        else if (ParseRowOf(line, r, columns))
         {
             rows.push_back(r);
         }

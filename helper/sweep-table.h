@@ -23,24 +23,25 @@ namespace rapidllm {
  */
 struct SweepRow
 {
-    uint64_t layout = 0;     //!< index of the layout among the sweep's candidates
-    std::string hardware;    //!< the machine as --hardware names it ("" in an older file)
-    uint32_t tp = 0;         //!< tensor parallel degree
-    uint32_t pp = 0;         //!< pipeline degree
-    uint32_t dp = 0;         //!< data parallel degree
-    uint32_t cp = 1;         //!< context parallel degree
-    uint32_t ep = 1;         //!< expert parallel degree
-    uint32_t vpp = 0;        //!< virtual stages per rank
-    uint32_t mbs = 0;        //!< micro-batch size
-    std::string recompute;   //!< recomputation mode
-    std::string dtype;       //!< compute type ("" in a file written before the sweep had it)
-    bool fits = false;       //!< whether it fits in memory (only then the timing columns)
-    double stepTimeS = 0;    //!< step time, s
-    double tflopsPerGpu = 0; //!< Megatron-LM's TFLOP/s per GPU
-    double mfu = 0;          //!< model FLOPs utilization
-    double computeS = 0;     //!< critical rank: compute
-    double exposedCommS = 0; //!< critical rank: exposed communication
-    double bubbleS = 0;      //!< critical rank: pipeline bubble
+    uint64_t layout = 0;           //!< index of the layout among the sweep's candidates
+    std::string hardware;          //!< the machine as --hardware names it ("" in an older file)
+    uint32_t tp = 0;               //!< tensor parallel degree
+    uint32_t pp = 0;               //!< pipeline degree
+    uint32_t dp = 0;               //!< data parallel degree
+    uint32_t cp = 1;               //!< context parallel degree
+    uint32_t ep = 1;               //!< expert parallel degree
+    uint32_t vpp = 0;              //!< virtual stages per rank
+    std::string schedule = "1f1b"; //!< pipeline schedule (ParallelSpec::schedule)
+    uint32_t mbs = 0;              //!< micro-batch size
+    std::string recompute;         //!< recomputation mode
+    std::string dtype;             //!< compute type ("" in a file written before the sweep had it)
+    bool fits = false;             //!< whether it fits in memory (only then the timing columns)
+    double stepTimeS = 0;          //!< step time, s
+    double tflopsPerGpu = 0;       //!< Megatron-LM's TFLOP/s per GPU
+    double mfu = 0;                //!< model FLOPs utilization
+    double computeS = 0;           //!< critical rank: compute
+    double exposedCommS = 0;       //!< critical rank: exposed communication
+    double bubbleS = 0;            //!< critical rank: pipeline bubble
     bool haveEnergy = false; //!< whether it ran on a machine with a power model (then the energy)
     double energyJ = 0;      //!< energy of a step, all GPUs, J
     double avgPowerW = 0;    //!< average power per GPU over the step, W
@@ -56,24 +57,12 @@ struct SweepRow
 /** \return the header line of results.csv (no newline) */
 std::string SweepCsvHeader();
 
-/** The columns of the results.csv files a sweep reads: its own, and those of older versions. */
-enum class SweepCsvFormat
-{
-    CURRENT,     //!< this version's (SweepCsvHeader)
-    NO_HARDWARE, //!< before the machine and the energy were columns (read as "")
-    NO_DTYPE,    //!< before the compute type (read as ""), the machine and the energy
-    NO_CP_EP     //!< before the cp and ep degrees (read as 1), the type, machine and energy
-};
-
 /**
- * \brief Parses one line of results.csv.
+ * \brief Parses one line of results.csv (this version's columns, SweepCsvHeader()).
  * \param line the line (no newline) \param row set to the row
- * \param format the file's columns
  * \return false if the line is not a complete row (e.g. cut short by a kill)
  */
-bool ParseSweepRow(const std::string& line,
-                   SweepRow& row,
-                   SweepCsvFormat format = SweepCsvFormat::CURRENT);
+bool ParseSweepRow(const std::string& line, SweepRow& row);
 
 /**
  * \param layout the layout's index among the sweep's candidates
@@ -92,9 +81,9 @@ void RankSweepRows(std::vector<SweepRow>& rows);
 
 /**
  * \brief Reads the rows of a results.csv: a last line cut short (by a kill: no newline) is
- * dropped, any other line that is not a row is an error naming the file and line; a file
- * written before the sweep had the cp and ep degrees reads with both 1, one written before it
- * had the compute type or the machine with them empty.
+ * dropped, any other line that is not a row is an error naming the file and line. A file of
+ * an older version reads its columns by name, the ones it lacks as that version ran them: the
+ * cp and ep degrees 1, the pipeline schedule 1f1b, the compute type, machine and energy empty.
  * \param path the file \param[out] dropped lines dropped
  * \return the rows, in file order; throws SpecError naming the file if it is not a results.csv
  */

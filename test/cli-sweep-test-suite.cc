@@ -229,16 +229,20 @@ class CliSweepTestCase : public TestCase
             return cut(reference, drop, count);
         };
         // A file's rows without their energy (which rows from an older folder do not have).
-        const std::vector<std::size_t> energy = {18, 19};
+        const std::vector<std::size_t> energy = {19, 20};
         auto withoutEnergy = [&](const std::string& text)
         {
             return cut(text, energy, 1000);
         };
+        // Each older format: the columns it lacks (the schedule is 8, the type 11).
         for (const auto& [name, drop] :
-             {std::make_pair(std::string("legacy"), std::vector<std::size_t>{1, 5, 6, 10, 18, 19}),
-              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 10, 18, 19}),
-              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1, 18, 19})})
+             {std::make_pair(std::string("legacy"),
+                             std::vector<std::size_t>{1, 5, 6, 8, 11, 19, 20}),
+              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 8, 11, 19, 20}),
+              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1, 8, 19, 20}),
+              std::make_pair(std::string("unscheduled"), std::vector<std::size_t>{8})})
         {
+            const bool keptEnergy = drop.back() != 20; // the format had the energy columns
             const std::string folder = dir + "/" + name;
             std::filesystem::create_directories(folder);
             std::filesystem::copy_file(dir + "/one/sweep.json", folder + "/sweep.json");
@@ -259,8 +263,9 @@ class CliSweepTestCase : public TestCase
             // The rows it ran have their energy; the older rows not.
             for (const SweepRow& r : ReadSweepCsv(folder + "/results.csv"))
             {
-                NS_TEST_EXPECT_MSG_EQ(
-                    r.haveEnergy, (r.fits && !kept.count(r.layout)), "energy where it ran here");
+                NS_TEST_EXPECT_MSG_EQ(r.haveEnergy,
+                                      (r.fits && (keptEnergy || !kept.count(r.layout))),
+                                      "energy where it ran here");
             }
             // A whole older folder merges into today's file.
             const std::string whole = folder + "-whole";
@@ -393,18 +398,21 @@ class CliSweepFolderTestCase : public TestCase
             std::string needle; //!< what the error says
         };
         std::vector<std::string> negative = cells;
-        negative.at(12) = "-1"; // step_time_s
+        negative.at(13) = "-1"; // step_time_s
         std::vector<std::string> notANumber = cells;
-        notANumber.at(12) = "nan";
+        notANumber.at(13) = "nan";
+        std::vector<std::string> schedule = cells;
+        schedule.at(8) = "gpipe"; // a pipeline schedule the model does not have
         std::vector<std::string> beyond = cells;
         beyond.at(0) = "99999"; // a layout the sweep does not have, in place of one it has
         std::vector<std::string> wide = cells;
-        wide.at(20) = "18446744073709551616"; // peak bytes beyond 64 bits
+        wide.at(21) = "18446744073709551616"; // peak bytes beyond 64 bits
         for (const Broken& b :
              {Broken{"negative", joined(negative), "", "results.csv:2"},
               Broken{"nan", joined(notANumber), "", "not a row of the sweep"},
               Broken{"beyond", joined(beyond), "", "99999 is not a layout of the sweep"},
               Broken{"wide", joined(wide), "", "results.csv:2"},
+              Broken{"schedule", joined(schedule), "", "results.csv:2"},
               Broken{"list", "", "[1, 2]", "not a sweep's inputs"}})
         {
             const std::string folder = copyShard("broken-" + b.what);
@@ -671,6 +679,82 @@ class CliSweepMachinesTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep over pipeline schedules (--pp-schedule=1f1b,zb-h1): zb-h1 on the layouts with
+ * a pipeline (ruled out without one), each row run's prediction of its layout and schedule, a
+ * schedule column in the file and the table and each schedule's best under it.
+ */
+class CliSweepSchedulesTestCase : public TestCase
+{
+  public:
+    CliSweepSchedulesTestCase()
+        : TestCase("sweep --pp-schedule=1f1b,zb-h1 tries each schedule where it applies")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("sweep-schedules");
+        // No tensor parallelism: nothing for the weight gradients to have hidden (ZB-H1 exposes
+        // a tensor-parallel input-gradient reduction they overlapped).
+        const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                              "--gpus=4",
+                                              "--gbs=16",
+                                              "--seq=1024",
+                                              "--tp=1",
+                                              "--mbs=1",
+                                              "--recompute=selective"};
+        const std::vector<std::string> sweep =
+            Cat({"sweep", "--workers=2", "--pp=1,4", "--pp-schedule=1f1b,zb-h1"}, job);
+        CliResult json = RunCli(Cat(sweep, {"--json", "--out=" + dir + "/s"}), dir);
+        RAPIDLLM_REQUIRE_EQ(json.status, 0, json.err);
+        const Json out = Json::parse(json.out);
+        const Json rows = out.at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 3u, "pp 1 in 1f1b; pp 4 in both");
+        NS_TEST_EXPECT_MSG_EQ(out.at("input").at("skipped").get<uint32_t>(), 1u, "pp 1 zb-h1");
+        NS_TEST_EXPECT_MSG_EQ(out.at("input").at("pp_schedule").size(), 2u, "echoed");
+        std::map<std::string, double> pp4;
+        for (const Json& r : rows)
+        {
+            const std::string schedule = r.at("pp_schedule").get<std::string>();
+            if (r.at("pp").get<uint32_t>() == 1)
+            {
+                NS_TEST_EXPECT_MSG_EQ(schedule, "1f1b", "no zero bubble without a pipeline");
+                continue;
+            }
+            pp4[schedule] = r.at("step_time_s").get<double>();
+            CliResult run = RunCli(
+                Cat({"run", "--json", "--pp=4", "--dp=1", "--pp-schedule=" + schedule}, job), dir);
+            RAPIDLLM_REQUIRE_EQ(run.status, 0, run.err);
+            NS_TEST_EXPECT_MSG_EQ(pp4[schedule],
+                                  Json::parse(run.out).at("step_time_s").get<double>(),
+                                  schedule + ": the row is run's step");
+        }
+        RAPIDLLM_REQUIRE_EQ(pp4.size(), 2u, json.out);
+        NS_TEST_EXPECT_MSG_LT(pp4.at("zb-h1"), pp4.at("1f1b"), "the bubble filled");
+        NS_TEST_EXPECT_MSG_NE(ReadText(dir + "/s/results.csv").find(",1,4,1,1,1,1,zb-h1,1,"),
+                              std::string::npos,
+                              "the schedule after vpp");
+        CliResult text = RunCli(sweep, dir);
+        RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
+        NS_TEST_EXPECT_MSG_NE(text.out.find("rank schedule "), std::string::npos, text.out);
+        const std::size_t best = text.out.find("Best of each:\n");
+        RAPIDLLM_REQUIRE_NE(best, std::string::npos, text.out);
+        for (const char* schedule : {"  1f1b ", "  zb-h1 "})
+        {
+            NS_TEST_EXPECT_MSG_NE(text.out.find(schedule, best), std::string::npos, text.out);
+        }
+        // Only zb-h1 on layouts without a pipeline: nothing to run, the reason named.
+        CliResult none =
+            RunCli(Cat({"sweep", "--workers=1", "--pp=1", "--pp-schedule=zb-h1"}, job), dir);
+        NS_TEST_EXPECT_MSG_EQ(none.status, 2, none.err);
+        NS_TEST_EXPECT_MSG_NE(none.err.find("needs pp >= 2"), std::string::npos, none.err);
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief A sweep over GPU counts (--gpus=8,16): every layout on each count, each row the row
  * of that count's sweep alone; the table's gpus column, each count's best and how it scales
  * under the table; the counts echoed as a list.
@@ -745,6 +829,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepGpuCountsTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSchedulesTestCase, TestCase::QUICK);
     }
 };
 

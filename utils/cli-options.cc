@@ -266,6 +266,20 @@ JobCliOptions()
                  .ListIn("sweep", ListText(sweep.virtualStages, number))
                  .HelpIn("sweep", "virtual pipeline stages per rank to try");
          }},
+        {"pp-schedule",
+         [&](const CliOption& o)
+         {
+             return o.For(jobAndSweep)
+                 .ListIn("sweep",
+                         ListText(sweep.schedules,
+                                  [](const std::string& v)
+                                  {
+                                      return v;
+                                  }))
+                 .HelpIn("sweep",
+                         "pipeline schedules to try: 1f1b, zb-h1 (zb-h1 on the layouts with pp "
+                         ">= 2 and vpp 1; on the others it is ruled out)");
+         }},
         {"sp", alsoSweep},
         {"etp",
          [&](const CliOption& o)

@@ -107,6 +107,7 @@ struct VariantColumns
     std::size_t hardware = 0; //!< the machine column's width (0: not shown)
     bool gpus = false;        //!< whether the GPU count column is shown
     bool dtype = false;       //!< whether the compute type column is shown
+    bool schedule = false;    //!< whether the pipeline schedule column is shown
 
     /** \return the row's cells, each with its space (the headings with \p r null) */
     std::string
@@ -114,7 +115,8 @@ struct VariantColumns
     {
         return (hardware > 0 ? TableCell(r ? r->hardware : "hardware", hardware) : "")
                + (gpus ? TableCell(r ? std::to_string(r->Gpus()) : "gpus", 5) : "")
-               + (dtype ? TableCell(r ? r->dtype : "dtype", 5) : "");
+               + (dtype ? TableCell(r ? r->dtype : "dtype", 5) : "")
+               + (schedule ? TableCell(r ? r->schedule : "schedule", 8) : "");
     }
 };
 
@@ -211,21 +213,23 @@ PrintTable(const std::vector<SweepRow>& rows,
 }
 
 /**
- * \return the first-ranked of \p ranked on machine \p source, \p gpus GPUs and compute type
- * \p dtype (null when there is none), and in \p rank its rank among the fitting rows
+ * \return the first-ranked of \p ranked on machine \p source, \p gpus GPUs, compute type
+ * \p dtype and pipeline schedule \p schedule (null when there is none), and in \p rank its rank
+ * among the fitting rows
  */
 const SweepRow*
 BestOf(const std::vector<SweepRow>& ranked,
        const std::string& source,
        uint32_t gpus,
        const std::string& dtype,
+       const std::string& schedule,
        uint64_t& rank)
 {
     rank = 0;
     for (const SweepRow& r : ranked)
     {
         rank += r.fits ? 1 : 0;
-        if (r.hardware == source && r.Gpus() == gpus && r.dtype == dtype)
+        if (r.hardware == source && r.Gpus() == gpus && r.dtype == dtype && r.schedule == schedule)
         {
             return &r;
         }
@@ -233,29 +237,46 @@ BestOf(const std::vector<SweepRow>& ranked,
     return nullptr;
 }
 
+/** \return every (compute type, pipeline schedule) pair, in the sweep's order */
+std::vector<std::pair<DataType, std::string>>
+VariantPairs(const std::vector<DataType>& dtypes, const std::vector<std::string>& schedules)
+{
+    std::vector<std::pair<DataType, std::string>> pairs;
+    for (DataType type : dtypes)
+    {
+        for (const std::string& schedule : schedules)
+        {
+            pairs.emplace_back(type, schedule);
+        }
+    }
+    return pairs;
+}
+
 /**
- * Prints, under the table, the first-ranked row of each machine, GPU count and compute type the
- * sweep tries (those a GPU cannot run are noted on stderr): the answer without reading the
- * table. Where it tries several GPU counts, each count's best says how far it scales from the
- * smallest count's that fits (strong scaling: the same global batch).
+ * Prints, under the table, the first-ranked row of each machine, GPU count, compute type and
+ * pipeline schedule the sweep tries (those a GPU cannot run are noted on stderr): the answer
+ * without reading the table. Where it tries several GPU counts, each count's best says how far
+ * it scales from the smallest count's that fits (strong scaling: the same global batch).
  */
 void
 PrintBestOfEach(const std::vector<SweepRow>& ranked,
                 const std::vector<std::string>& sources,
                 const std::vector<uint32_t>& gpuCounts,
                 const std::vector<DataType>& dtypes,
+                const std::vector<std::string>& schedules,
                 const VariantColumns& variant)
 {
     std::printf("Best of each:\n");
     for (const std::string& source : sources)
     {
-        std::map<DataType, const SweepRow*> smallest; // each type's best on the fewest GPUs
+        // Each type and schedule's best on the fewest GPUs.
+        std::map<std::pair<DataType, std::string>, const SweepRow*> smallest;
         for (uint32_t gpus : gpuCounts)
         {
-            for (DataType type : dtypes)
+            for (const auto& [type, schedule] : VariantPairs(dtypes, schedules))
             {
                 uint64_t rank = 0;
-                const SweepRow* best = BestOf(ranked, source, gpus, ToString(type), rank);
+                const SweepRow* best = BestOf(ranked, source, gpus, ToString(type), schedule, rank);
                 if (!best)
                 {
                     continue; // ruled out (noted), or not in this shard
@@ -283,7 +304,8 @@ PrintBestOfEach(const std::vector<SweepRow>& ranked,
                                   best->avgPowerW);
                 }
                 char scaling[96] = "";
-                const SweepRow* base = smallest.emplace(type, best).first->second;
+                const SweepRow* base =
+                    smallest.emplace(std::make_pair(type, schedule), best).first->second;
                 if (base != best)
                 {
                     const double speedup = base->stepTimeS / best->stepTimeS;
@@ -505,6 +527,7 @@ RunSweepCommand(const CliArgs& args)
         space.recompute.emplace_back();
         ParseRecompute(name, space.recompute.back());
     }
+    space.schedules = args.Choices("pp-schedule");
     const uint64_t shown = args.Count("top");
     const auto [shardIndex, shardCount] = ParseShard(args.Text("shard"));
     const std::string out = args.Text("out");
@@ -620,6 +643,10 @@ RunSweepCommand(const CliArgs& args)
         inputs["pipeline_split"] = args.Text("pipeline-split");
     }
     inputs["recompute"] = args.Choices("recompute");
+    if (space.schedules != SweepSpace().schedules)
+    {
+        inputs["pp_schedule"] = space.schedules; // only when swept, so that older sweeps resume
+    }
     inputs["layouts"] = candidates.size();
     inputs["skipped"] = skipped;
 
@@ -888,6 +915,7 @@ RunSweepCommand(const CliArgs& args)
     VariantColumns variant;
     variant.gpus = gpuCounts.size() > 1;
     variant.dtype = space.dtypes.size() > 1;
+    variant.schedule = space.schedules != SweepSpace().schedules;
     if (machines.size() > 1)
     {
         for (const std::string& source : sources)
@@ -896,9 +924,9 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     PrintTable(ranked, candidates, shown, variant);
-    if (machines.size() > 1 || variant.gpus || variant.dtype)
+    if (machines.size() > 1 || variant.gpus || variant.dtype || space.schedules.size() > 1)
     {
-        PrintBestOfEach(ranked, sources, gpuCounts, dtypes, variant);
+        PrintBestOfEach(ranked, sources, gpuCounts, dtypes, space.schedules, variant);
     }
     return 0;
 }
