@@ -142,6 +142,13 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "job-backend.yaml", "model: gpt-1.7b\nbackend: bogus\n");
         const std::string badRouting = WriteFile(
             dir, "routing.yaml", "base: a100-sxm-80gb\nname: r\nnetwork:\n  routing: bogus\n");
+        const std::string badAlgorithm =
+            WriteFile(dir,
+                      "algorithm.yaml",
+                      "base: a100-sxm-80gb\nname: a\nnetwork:\n  dimensions:\n"
+                      "    - name: nvlink\n      collective: rign\n");
+        const std::string inheritsAlgorithm =
+            WriteFile(dir, "inherits.yaml", "base: algorithm.yaml\nname: b\n");
         const std::vector<std::string> faults = {"study",
                                                  "faults",
                                                  "--model=gpt-1.7b",
@@ -155,7 +162,15 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--run=" + jobRouting}, {"job-routing.yaml", "field 'routing'", "bogus"}},
             {{"run", "--run=" + jobBackend}, {"job-backend.yaml", "field 'backend'", "bogus"}},
             {{"run", "--hardware=" + badRouting},
-             {"routing.yaml", "field 'network.routing'", "'bogus'", "dimension-order"}},
+             {"routing.yaml:4", "field 'network.routing'", "'bogus'", "dimension-order"}},
+            // An algorithm's name was checked only when collectives were planned: no file line.
+            {{"run", "--hardware=" + badAlgorithm},
+             {"algorithm.yaml:6",
+              "network.dimensions[0].collective",
+              "unknown collective algorithm 'rign'",
+              "ring"}},
+            {{"run", "--hardware=" + inheritsAlgorithm},
+             {"algorithm.yaml:6", "unknown collective algorithm 'rign'"}},
             {{"run", "--run=" + badOrder}, {"order.yaml", "field 'parallel.rank_order'", "tp-pp"}},
             {{"run", "--run=" + badSchedule},
              {"schedule.yaml", "field 'parallel.pp_schedule'", "'zb'", "1f1b, zb-h1"}},

@@ -345,6 +345,27 @@ class InheritanceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(
             (HardwareSpec::Load(oversub) == expected), true, "dimensions merged by name");
 
+        // `~` removes the base's value: an optional section reads as absent, a required field
+        // as missing, named at the inheriting file's line.
+        const std::string unpowered = dir.Put(
+            "h100-unpowered.yaml", "base: h100-sxm-80gb\nname: unpowered\ngpu:\n  power: ~\n");
+        NS_TEST_EXPECT_MSG_EQ(HardwareSpec::Load(unpowered).gpu.power.Has(),
+                              false,
+                              "no power model without the base's");
+        NS_TEST_EXPECT_MSG_EQ(HardwareSpec::Load("h100-sxm-80gb").gpu.power.Has(), true, "");
+        const std::string unsized = dir.Put(
+            "h100-unsized.yaml", "base: h100-sxm-80gb\nname: unsized\ngpu:\n  sm_count: ~\n");
+        const std::string why = ErrorOf(
+            [&]()
+            {
+                HardwareSpec::Load(unsized);
+            });
+        for (const char* needle :
+             {"h100-unsized.yaml:4", "field 'gpu.sm_count'", "missing required field"})
+        {
+            NS_TEST_EXPECT_MSG_NE(why.find(needle), std::string::npos, "a required field: " + why);
+        }
+
         // A chain: a file over a file over a preset, the middle one by a relative path.
         dir.Put("chain/middle.yaml",
                 "base: h100-sxm-80gb\nname: middle\ngpu:\n  hbm_bandwidth_GBps: 1675\n");

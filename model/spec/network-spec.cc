@@ -5,6 +5,7 @@
 #include "network-spec.h"
 
 #include "spec-reader.h"
+#include "type-registry.h"
 
 #include <sstream>
 
@@ -167,6 +168,14 @@ ReadDimension(SpecReader& r, bool outermost)
                    "empty; give an algorithm's name (e.g. ring, nccl) or leave the field out for "
                    "the default");
         }
+        // A misspelt name fails here, at its line; whether the algorithm can be a dimension's
+        // own is the system layer's to say.
+        const std::string unknown = TypeRegistryBase::Unknown(
+            "ns3::rapidllm::CollectiveAlgorithm", d.collective, "collective algorithm");
+        if (!unknown.empty())
+        {
+            r.Fail("collective", unknown);
+        }
     }
     // What NCCL's topology search finds on this dimension (model/system/nccl-collective.h).
     if (r.Has("nccl"))
@@ -206,6 +215,12 @@ NetworkSpec::Read(SpecReader& r)
         n.dimensions.push_back(ReadDimension(dims[i], i + 1 == dims.size()));
     }
     n.routing = r.GetString("routing", n.routing);
+    const std::string unknown =
+        TypeRegistryBase::Unknown("ns3::rapidllm::RoutingPolicy", n.routing, "routing policy");
+    if (!unknown.empty())
+    {
+        r.Fail("routing", unknown);
+    }
     if (r.Has("faults"))
     {
         for (auto& f : r.GetMapList("faults"))

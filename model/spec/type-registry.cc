@@ -20,6 +20,14 @@ Tables()
     static std::map<uint16_t, std::map<std::string, TypeId>> tables;
     return tables;
 }
+
+/** \return the error for a name \p name unknown to the extension point \p base */
+std::string
+UnknownMessage(TypeId base, const std::string& name, const std::string& what)
+{
+    return "unknown " + what + " '" + name + "'; known: " + JoinNames(TypeRegistryBase::Names(base))
+           + " (or the TypeId name of a " + base.GetName() + " subclass)";
+}
 } // namespace
 
 void
@@ -62,12 +70,23 @@ TypeRegistryBase::Lookup(TypeId base,
     TypeId tid;
     if (!Find(base, name, tid))
     {
-        throw SpecError("",
-                        field,
-                        "unknown " + what + " '" + name + "'; known: " + JoinNames(Names(base))
-                            + " (or the TypeId name of a " + base.GetName() + " subclass)");
+        throw SpecError("", field, UnknownMessage(base, name, what));
     }
     return tid;
+}
+
+std::string
+TypeRegistryBase::Unknown(const std::string& baseName,
+                          const std::string& name,
+                          const std::string& what)
+{
+    TypeId base;
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(baseName, &base) || Find(base, name, tid))
+    {
+        return "";
+    }
+    return UnknownMessage(base, name, what);
 }
 
 } // namespace rapidllm

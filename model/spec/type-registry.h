@@ -51,6 +51,16 @@ class TypeRegistryBase
                          const std::string& name,
                          const std::string& field,
                          const std::string& what);
+    /**
+     * \brief For spec readers, which name an extension point's subclass before any of its code
+     * is included: checks \p name against the extension point whose base TypeId is named
+     * \p baseName. \param what the extension point in words
+     * \return "" when \p name is known (or the extension point is not linked in, so that the
+     * layer that uses it checks it), else Lookup()'s message
+     */
+    static std::string Unknown(const std::string& baseName,
+                               const std::string& name,
+                               const std::string& what);
 };
 
 /**
