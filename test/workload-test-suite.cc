@@ -1942,6 +1942,12 @@ class ZeroBubbleTestCase : public TestCase
             }
         }
         NS_TEST_EXPECT_MSG_GT(layerBuckets, 0U, "the layers' gradients reduced over dp");
+        // The memory report says what the schedule keeps.
+        const GpuSpec gpu = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        NS_TEST_EXPECT_MSG_NE(
+            AnalyzeMemory(zb, gpu).assumption.find("zb-h1"), std::string::npos, "stated");
+        NS_TEST_EXPECT_MSG_EQ(
+            AnalyzeMemory(oneF, gpu).assumption.find("zb-h1"), std::string::npos, "");
     }
 };
 

@@ -126,6 +126,11 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
            << " bytes per parameter, sharded by the stage over " << group.str()
            << " (Rajbhandari et al. 2020)";
     }
+    if (p.ZeroBubble())
+    {
+        os << "; the zb-h1 pipeline schedule keeps each deferred weight-gradient GEMM's input and "
+              "output gradient until its weight pass (sail-sg's WeightGradStore)";
+    }
     return os.str();
 }
 } // namespace
