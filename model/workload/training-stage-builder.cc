@@ -719,8 +719,8 @@ class TrainingStageBuilder
 
     /**
      * A zero-bubble schedule's weight pass of micro-batch \p mb: the weight gradients its
-     * backward pass deferred, layer by layer in the order it reached them, each layer's then
-     * final for the gradient reduction.
+     * backward pass deferred, layer by layer in the order it reached them. The last micro-batch's
+     * is one of the passes that end the step (TrailingWeightPasses), which flush the buckets.
      */
     void
     WeightPass(uint32_t mb)
@@ -732,10 +732,6 @@ class TrainingStageBuilder
             LayerGradients(mb, layer, store.Emit(m_e), 0);
         }
         m_weightPasses.erase(it);
-        if (IsLastMicroBatch(mb))
-        {
-            FlushBucket();
-        }
     }
 
     /**
