@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace ns3 {
 namespace rapidllm {
@@ -33,6 +34,44 @@ DistinctGpus(const std::vector<HardwareSpec>& machines)
         }
     }
     return gpus;
+}
+
+/**
+ * \return each row's series: its machine, GPU count, compute type and pipeline schedule, those
+ * of them that vary among \p rows ("" where none does)
+ */
+std::vector<std::string>
+SeriesOf(const std::vector<SweepRow>& rows)
+{
+    std::set<std::string> machines;
+    std::set<uint64_t> counts;
+    std::set<std::string> types;
+    std::set<std::string> schedules;
+    for (const SweepRow& r : rows)
+    {
+        machines.insert(r.hardware);
+        counts.insert(r.Gpus());
+        types.insert(r.dtype);
+        schedules.insert(r.schedule);
+    }
+    std::vector<std::string> series;
+    for (const SweepRow& r : rows)
+    {
+        std::string key;
+        auto add = [&key](bool varies, const std::string& part)
+        {
+            if (varies)
+            {
+                key += (key.empty() ? "" : " ") + part;
+            }
+        };
+        add(machines.size() > 1, r.hardware);
+        add(counts.size() > 1, std::to_string(r.Gpus()) + " GPUs");
+        add(types.size() > 1, r.dtype);
+        add(schedules.size() > 1, r.schedule);
+        series.push_back(key);
+    }
+    return series;
 }
 
 } // namespace
@@ -80,25 +119,35 @@ PlotSweep(const std::vector<SweepRow>& rows,
     plot.AppendExtra("set y2tics");
     plot.AppendExtra("set key below horizontal");
     plot.AppendExtra("set grid");
-    // The step times: one series per machine where the rows are of several.
+    // The step times: one series per machine, GPU count, type and schedule the rows vary in.
+    const std::vector<std::string> series = SeriesOf(rows);
     std::vector<std::string> names;
-    for (const SweepRow& r : rows)
+    for (const std::string& key : series)
     {
-        if (std::find(names.begin(), names.end(), r.hardware) == names.end())
+        if (std::find(names.begin(), names.end(), key) == names.end())
         {
-            names.push_back(r.hardware);
+            names.push_back(key);
         }
     }
-    const char* const colours[] = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
-    const int points[] = {7, 5, 9, 11, 13};
+    const char* const colours[] = {"#1f77b4",
+                                   "#ff7f0e",
+                                   "#9467bd",
+                                   "#8c564b",
+                                   "#e377c2",
+                                   "#17becf",
+                                   "#bcbd22",
+                                   "#000080",
+                                   "#808000",
+                                   "#ff1493"};
+    const int points[] = {7, 5, 9, 11, 13, 15, 4, 8, 10, 12};
     std::vector<Gnuplot2dDataset> steps;
     for (std::size_t k = 0; k < names.size(); ++k)
     {
         steps.emplace_back(names.size() > 1 ? "step time, " + names[k]
                                             : std::string("step time (layouts that fit)"));
         steps.back().SetStyle(Gnuplot2dDataset::POINTS);
-        steps.back().SetExtra("pt " + std::to_string(points[k % 5]) + " ps 0.6 lc rgb '"
-                              + colours[k % 5] + "'");
+        steps.back().SetExtra("pt " + std::to_string(points[k % 10]) + " ps 0.6 lc rgb '"
+                              + colours[k % 10] + "'");
     }
     Gnuplot2dDataset fitting("peak memory, fits");
     fitting.SetStyle(Gnuplot2dDataset::POINTS);
@@ -114,7 +163,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
         const double gib = rows[i].peakBytes / double(1ull << 30);
         if (rows[i].fits)
         {
-            const auto k = std::find(names.begin(), names.end(), rows[i].hardware) - names.begin();
+            const auto k = std::find(names.begin(), names.end(), series[i]) - names.begin();
             steps[k].Add(x, rows[i].stepTimeS);
             fitting.Add(x, gib);
             anyFit = true;

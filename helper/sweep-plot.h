@@ -26,7 +26,8 @@ std::string SweepGpuCountText(const std::vector<uint32_t>& counts);
  * \ingroup rapid-llm
  * \brief Draws a sweep's ranked layouts as a PNG with ns-3's Gnuplot and the gnuplot program
  * (Debian gnuplot-nox): step time of each layout that fits (left axis) and peak memory of every
- * layout (right axis) against its rank, with each GPU's memory as a line.
+ * layout (right axis) against its rank, with each GPU's memory as a line; one step-time series
+ * per machine, GPU count, compute type and pipeline schedule the rows vary in.
  * \param rows the rows, ranked (RankSweepRows)
  * \param png the image to write (its gnuplot script is written next to it, .plt)
  * \param model the model's name \param gpus GPUs of the job ("8/16/32" for several counts)

@@ -706,8 +706,14 @@ class CliSweepSchedulesTestCase : public TestCase
                                               "--recompute=selective"};
         const std::vector<std::string> sweep =
             Cat({"sweep", "--workers=2", "--pp=1,4", "--pp-schedule=1f1b,zb-h1"}, job);
-        CliResult json = RunCli(Cat(sweep, {"--json", "--out=" + dir + "/s"}), dir);
+        CliResult json = RunCli(Cat(sweep, {"--json", "--plot", "--out=" + dir + "/s"}), dir);
         RAPIDLLM_REQUIRE_EQ(json.status, 0, json.err);
+        // The plot's step times, one series per schedule.
+        const std::string plot = ReadText(dir + "/s/sweep.plt");
+        for (const char* series : {"title \"step time, 1f1b\"", "title \"step time, zb-h1\""})
+        {
+            NS_TEST_EXPECT_MSG_NE(plot.find(series), std::string::npos, plot);
+        }
         const Json out = Json::parse(json.out);
         const Json rows = out.at("rows");
         RAPIDLLM_REQUIRE_EQ(rows.size(), 3u, "pp 1 in 1f1b; pp 4 in both");
