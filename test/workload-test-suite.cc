@@ -1921,6 +1921,16 @@ class ZeroBubbleTestCase : public TestCase
         const uint32_t w = First(last, "qkv_wgrad", 0, 2); // layer 2's last weight GEMM
         RAPIDLLM_REQUIRE_EQ((w < last.nodes.size()), true, "layer 2's weight pass");
         NS_TEST_EXPECT_MSG_EQ(last.nodes[w].memDelta, -2 * rows * (in + out), "X and dY freed");
+        // The weight passes are a phase of their own (traces and timelines name them weight.*).
+        NS_TEST_EXPECT_MSG_EQ((last.nodes[w].phase == Phase::WEIGHT), true, "weight.mb0.L2.*");
+        NS_TEST_EXPECT_MSG_EQ(std::count_if(oneF.stages.at(1).nodes.begin(),
+                                            oneF.stages.at(1).nodes.end(),
+                                            [](const WorkNode& n)
+                                            {
+                                                return n.phase == Phase::WEIGHT;
+                                            }),
+                              0,
+                              "none under 1F1B");
 
         // The layers' data-parallel reduction waits for the last micro-batch's weight pass
         // (the LM head's, whose weight gradient stays in its backward pass, does not).

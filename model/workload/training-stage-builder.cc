@@ -728,7 +728,7 @@ class TrainingStageBuilder
         auto it = m_weightPasses.find(mb);
         for (const auto& [layer, store] : it->second)
         {
-            m_e.SetContext(Phase::BACKWARD, mb, layer);
+            m_e.SetContext(Phase::WEIGHT, mb, layer);
             LayerGradients(mb, layer, store.Emit(m_e), 0);
         }
         m_weightPasses.erase(it);
@@ -753,7 +753,7 @@ class TrainingStageBuilder
             for (const auto& [mb, stores] : m_weightPasses)
             {
                 const auto& [layer, store] = stores.at(k);
-                m_e.SetContext(Phase::BACKWARD, mb, layer);
+                m_e.SetContext(Phase::WEIGHT, mb, layer);
                 LayerGradients(mb, layer, store.Emit(m_e), 0);
             }
         }

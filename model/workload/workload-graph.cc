@@ -45,6 +45,8 @@ ToString(Phase phase)
             return "prefill";
         case Phase::DECODE:
             return "decode";
+        case Phase::WEIGHT:
+            return "weight";
     }
     return "?";
 }

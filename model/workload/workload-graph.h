@@ -48,7 +48,8 @@ enum class Phase : uint8_t
     RECOMPUTE,
     OPTIMIZER,
     PREFILL,
-    DECODE
+    DECODE,
+    WEIGHT //!< a zero-bubble schedule's deferred weight gradients (its weight passes)
 };
 
 /** \return "forward", "backward", ... */
