@@ -455,11 +455,12 @@ class TrainingStageBuilder
     }
 
     /**
-     * The backward pass of EmitHeadForward(\p l).
-     * \return the head's weight-gradient node
+     * The backward pass of EmitHeadForward(\p l), its weight gradient deferred into \p deferTo
+     * where one is given.
+     * \return the head's weight-gradient node (GraphEmitter::NONE when deferred)
      */
     uint32_t
-    EmitHeadBackward(const HeadLabels& l)
+    EmitHeadBackward(const HeadLabels& l, WeightGradientStore* deferTo = nullptr)
     {
         const DataType dt = m_run.ActivationType();
         const uint64_t h = m_shapes.hidden;
@@ -478,7 +479,23 @@ class TrainingStageBuilder
                                m_eb * m_rows * h,
                                dgrad);
         }
-        uint32_t wgrad = m_e.Compute(l.wgrad, MakeGemm(m_shapes.vocab, h, m_rows, dt));
+        const OperatorDesc wgradOp = MakeGemm(m_shapes.vocab, h, m_rows, dt);
+        uint32_t wgrad = GraphEmitter::NONE;
+        if (deferTo != nullptr)
+        {
+            // Its input, the final norm's output (gathered under sequence parallelism), and
+            // the logits' gradient of the rank's vocabulary shard.
+            deferTo->Add(l.wgrad,
+                         wgradOp,
+                         -1,
+                         m_eb * int64_t(m_rows * h),
+                         sp,
+                         m_eb * int64_t(m_rows * m_shapes.vocab));
+        }
+        else
+        {
+            wgrad = m_e.Compute(l.wgrad, wgradOp);
+        }
         if (reduce != GraphEmitter::NONE)
         {
             m_e.StreamWaitsFor(reduce);
@@ -497,15 +514,33 @@ class TrainingStageBuilder
     void
     HeadBackward(uint32_t mb, uint32_t chunk)
     {
-        const uint32_t wgrad = EmitHeadBackward(kHead);
+        // Zero bubble: the head's weight gradient waits for the micro-batch's weight pass,
+        // first in it (the reference implementation's WeightGradStore defers the output
+        // layer's too).
+        WeightGradientStore* deferred = nullptr;
+        if (m_run.parallel.ZeroBubble())
+        {
+            deferred = &m_weightPasses[mb].emplace_back(kHeadParams, WeightGradientStore()).second;
+        }
+        const uint32_t wgrad = EmitHeadBackward(kHead, deferred);
+        if (!deferred)
+        {
+            HeadGradients(mb, wgrad);
+        }
+        const int64_t held = m_held[{mb, chunk}];
+        m_e.AddMemory(m_e.LastStream(), -(deferred ? deferred->FreedAtBackwardEnd(held) : held));
+        m_held.erase({mb, chunk});
+    }
+
+    /** The LM head's and the final norm's gradients became final at node \p wgrad. */
+    void
+    HeadGradients(uint32_t mb, uint32_t wgrad)
+    {
         if (IsLastMicroBatch(mb))
         {
-            // The LM head's and the final norm's gradients.
             AddGradients(
                 wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_gb, GroupKind::DP);
         }
-        m_e.AddMemory(m_e.LastStream(), -m_held[{mb, chunk}]);
-        m_held.erase({mb, chunk});
     }
 
     /**
@@ -676,9 +711,8 @@ class TrainingStageBuilder
             if (m_run.parallel.ZeroBubble())
             {
                 // The weight gradients wait for this micro-batch's weight pass.
-                auto& stores = m_weightPasses[mb];
-                stores.emplace_back(layer, WeightGradientStore());
-                m_e.DeferWeightGradients(&stores.back().second);
+                m_e.DeferWeightGradients(
+                    &m_weightPasses[mb].emplace_back(layer, WeightGradientStore()).second);
             }
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_e.DeferWeightGradients(nullptr);
@@ -726,12 +760,28 @@ class TrainingStageBuilder
     WeightPass(uint32_t mb)
     {
         auto it = m_weightPasses.find(mb);
-        for (const auto& [layer, store] : it->second)
+        for (const auto& [key, store] : it->second)
         {
-            m_e.SetContext(Phase::WEIGHT, mb, layer);
-            LayerGradients(mb, layer, store.Emit(m_e), 0);
+            EmitWeights(mb, key, store);
         }
         m_weightPasses.erase(it);
+    }
+
+    /**
+     * Emits micro-batch \p mb's deferred weight gradients of \p key (a decoder layer, or
+     * kHeadParams) and hands the gradients they finish to the reduction.
+     */
+    void
+    EmitWeights(uint32_t mb, int32_t key, const WeightGradientStore& store)
+    {
+        m_e.SetContext(Phase::WEIGHT, mb, key >= 0 ? key : -1);
+        const uint32_t last = store.Emit(m_e);
+        if (key == kHeadParams)
+        {
+            HeadGradients(mb, last);
+            return;
+        }
+        LayerGradients(mb, key, last, 0);
     }
 
     /**
@@ -752,9 +802,7 @@ class TrainingStageBuilder
         {
             for (const auto& [mb, stores] : m_weightPasses)
             {
-                const auto& [layer, store] = stores.at(k);
-                m_e.SetContext(Phase::WEIGHT, mb, layer);
-                LayerGradients(mb, layer, store.Emit(m_e), 0);
+                EmitWeights(mb, stores.at(k).first, stores.at(k).second);
             }
         }
         m_weightPasses.clear();
@@ -934,7 +982,8 @@ class TrainingStageBuilder
     }
 
     static constexpr int32_t kEmbeddingParams = -1; //!< m_paramGathers key of the embedding
-    static constexpr int32_t kHeadParams = -2;      //!< of the final norm and the LM head
+    /** m_paramGathers' and m_weightPasses' key of the final norm and the LM head */
+    static constexpr int32_t kHeadParams = -2;
 
     const ModelSpec& m_model;
     const RunSpec& m_run;
@@ -951,7 +1000,10 @@ class TrainingStageBuilder
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_held;     //!< (mb, chunk) -> bytes
     std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_mtpHeld;  //!< (mb, module) -> bytes
-    /** Zero bubble: each micro-batch's deferred weight gradients, by layer in backward order */
+    /**
+     * Zero bubble: each micro-batch's deferred weight gradients in backward order, by decoder
+     * layer (or kHeadParams for the LM head)
+     */
     std::map<uint32_t, std::vector<std::pair<int32_t, WeightGradientStore>>> m_weightPasses;
     uint64_t m_bucketBytes = 0;
     uint32_t m_bucketAfter = GraphEmitter::NONE;

@@ -1074,14 +1074,16 @@ TransformerLayer::WeightGemm(GraphEmitter& e,
         }
         return id;
     }
-    store->gemms.push_back({label, op, modelFlops});
     // X (k x m) and dY (k x n) in the GEMM's type (an fp8 GEMM's input is the fp8 copy the
     // forward pass kept).
     const GemmShape& g = op.Gemm();
     const int64_t bytes = BytesOf(op.dtype);
-    const int64_t input = bytes * int64_t(g.batch * g.k * g.m);
-    (gatheredInput ? store->producedBytes : store->keptBytes) += input;
-    store->producedBytes += bytes * int64_t(g.batch * g.k * g.n);
+    store->Add(label,
+               op,
+               modelFlops,
+               bytes * int64_t(g.batch * g.k * g.m),
+               gatheredInput,
+               bytes * int64_t(g.batch * g.k * g.n));
     return GraphEmitter::NONE;
 }
 
@@ -1200,15 +1202,9 @@ TransformerLayer::Backward(GraphEmitter& e,
     AttentionBackward(e);
     QkvBackward(e, record);
     uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
-    int64_t freed = held + recomputed;
-    if (WeightGradientStore* store = e.DeferredWeightGradients())
-    {
-        // What the deferred GEMMs read stays until the weight pass: the kept inputs (never more
-        // than the pass held) and what this pass made for them.
-        store->keptBytes = std::min(store->keptBytes, freed);
-        freed -= store->keptBytes + store->producedBytes;
-    }
-    e.AddMemory(last, -freed);
+    // What the deferred GEMMs read stays until the weight pass.
+    WeightGradientStore* store = e.DeferredWeightGradients();
+    e.AddMemory(last, -(store ? store->FreedAtBackwardEnd(held + recomputed) : held + recomputed));
 }
 
 } // namespace rapidllm

@@ -4,8 +4,30 @@
 
 #include "weight-gradient-store.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
+
+void
+WeightGradientStore::Add(const char* label,
+                         const OperatorDesc& op,
+                         double modelFlops,
+                         int64_t inputBytes,
+                         bool gatheredInput,
+                         int64_t gradBytes)
+{
+    gemms.push_back({label, op, modelFlops});
+    (gatheredInput ? producedBytes : keptBytes) += inputBytes;
+    producedBytes += gradBytes;
+}
+
+int64_t
+WeightGradientStore::FreedAtBackwardEnd(int64_t held)
+{
+    keptBytes = std::min(keptBytes, held);
+    return held - keptBytes - producedBytes;
+}
 
 uint32_t
 WeightGradientStore::Emit(GraphEmitter& e) const

@@ -41,6 +41,31 @@ struct WeightGradientStore
     int64_t producedBytes = 0; //!< output gradients and gathered inputs the backward pass made
 
     /**
+     * \brief Defers the weight-gradient GEMM \p op with what it keeps: its input X and its
+     * output gradient dY.
+     * \param label its label \param op the GEMM
+     * \param modelFlops its model FLOPs where they are not the GEMM's (< 0: the GEMM's)
+     * \param inputBytes X's bytes
+     * \param gatheredInput whether X is the forward pass's (false) or one the backward pass
+     *        gathered over the sequence-parallel ranks (true)
+     * \param gradBytes dY's bytes
+     */
+    void Add(const char* label,
+             const OperatorDesc& op,
+             double modelFlops,
+             int64_t inputBytes,
+             bool gatheredInput,
+             int64_t gradBytes);
+
+    /**
+     * \param held what the forward pass kept for the backward pass (and its recomputation made)
+     * \return what the end of the backward pass frees of it: all but the deferred GEMMs'
+     * inputs (never more than it held), less the output gradients and gathered inputs it made
+     * for them
+     */
+    int64_t FreedAtBackwardEnd(int64_t held);
+
+    /**
      * \brief Emits the deferred GEMMs on the stream and frees what they kept.
      * \param e the emitter \return the last GEMM's id (GraphEmitter::NONE: none)
      */
