@@ -750,6 +750,8 @@ class CliSweepSchedulesTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_NE(text.out.find(schedule, best), std::string::npos, text.out);
         }
+        // Each with what it holds: the schedules trade memory for the bubble.
+        NS_TEST_EXPECT_MSG_NE(text.out.find(" GiB", best), std::string::npos, text.out);
         // Only zb-h1 on layouts without a pipeline: nothing to run, the reason named.
         CliResult none =
             RunCli(Cat({"sweep", "--workers=1", "--pp=1", "--pp-schedule=zb-h1"}, job), dir);

@@ -254,9 +254,10 @@ VariantPairs(const std::vector<DataType>& dtypes, const std::vector<std::string>
 
 /**
  * Prints, under the table, the first-ranked row of each machine, GPU count, compute type and
- * pipeline schedule the sweep tries (those a GPU cannot run are noted on stderr): the answer
- * without reading the table. Where it tries several GPU counts, each count's best says how far
- * it scales from the smallest count's that fits (strong scaling: the same global batch).
+ * pipeline schedule the sweep tries (those a GPU cannot run are noted on stderr) with its step,
+ * rate, peak memory and energy: the answer without reading the table. Where it tries several GPU
+ * counts, each count's best says how far it scales from the smallest count's that fits (strong
+ * scaling: the same global batch).
  */
 void
 PrintBestOfEach(const std::vector<SweepRow>& ranked,
@@ -316,12 +317,13 @@ PrintBestOfEach(const std::vector<SweepRow>& ranked,
                                   static_cast<unsigned long long>(base->Gpus()),
                                   100 * speedup * double(base->Gpus()) / double(gpus));
                 }
-                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU%s%s\n",
+                std::printf("  %s rank %llu: %s, %.4f s, %.1f TFLOP/s per GPU, %.1f GiB%s%s\n",
                             variant.Cells(best).c_str(),
                             static_cast<unsigned long long>(rank),
                             layout.c_str(),
                             best->stepTimeS,
                             best->tflopsPerGpu,
+                            best->peakBytes / double(1ull << 30),
                             energy,
                             scaling);
             }
