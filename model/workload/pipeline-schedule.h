@@ -61,9 +61,11 @@ std::vector<ScheduleStep> PipelineSchedule(uint32_t pp,
  * micro-batch that stage s defers by s backwards in the steady state; in the cooldown each
  * backward is followed by one weight pass, and the deferred ones end the step. The first
  * stage, which 1F1B keeps busiest, defers nothing; the last, idle for (pp - 1) backwards at
- * the end, fills that time with its pp - 1 deferred weight passes. Each rank holds at most
- * pp - s + s = pp micro-batches' activations, the first stage's 1F1B peak (the paper's
- * "same memory as 1F1B").
+ * the end, fills that time with its pp - 1 deferred weight passes (InternLM's ZB-H1 scheduler
+ * pops its weight-gradient store by this rule). Each rank has at most pp - s + s = pp
+ * micro-batches between their forward and their weight pass, the first stage's 1F1B count (the
+ * paper's "same memory as 1F1B", which holds where a deferred set is no larger than a
+ * micro-batch's activations).
  * \param pp pipeline stages
  * \param stage this rank's stage
  * \param microBatches micro-batches per iteration
