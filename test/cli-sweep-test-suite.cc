@@ -752,6 +752,18 @@ class CliSweepSchedulesTestCase : public TestCase
         }
         // Each with what it holds: the schedules trade memory for the bubble.
         NS_TEST_EXPECT_MSG_NE(text.out.find(" GiB", best), std::string::npos, text.out);
+        // Shards of it merge into the whole, byte for byte.
+        for (const char* shard : {"1/2", "2/2"})
+        {
+            CliResult part = RunCli(
+                Cat(sweep, {std::string("--shard=") + shard, "--out=" + dir + "/p" + shard[0]}),
+                dir);
+            RAPIDLLM_REQUIRE_EQ(part.status, 0, part.err);
+        }
+        CliResult merged = RunCli({"merge", dir + "/p1", dir + "/p2", "--out=" + dir + "/m"}, dir);
+        RAPIDLLM_REQUIRE_EQ(merged.status, 0, merged.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            ReadText(dir + "/m/results.csv"), ReadText(dir + "/s/results.csv"), "merged shards");
         // Only zb-h1 on layouts without a pipeline: nothing to run, the reason named.
         CliResult none =
             RunCli(Cat({"sweep", "--workers=1", "--pp=1", "--pp-schedule=zb-h1"}, job), dir);
