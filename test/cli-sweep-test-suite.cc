@@ -737,6 +737,11 @@ class CliSweepSchedulesTestCase : public TestCase
                                   schedule + ": the row is run's step");
         }
         RAPIDLLM_REQUIRE_EQ(pp4.size(), 2u, json.out);
+        // run's heading names a schedule other than 1F1B.
+        CliResult heading =
+            RunCli(Cat({"run", "--pp=4", "--dp=1", "--pp-schedule=zb-h1"}, job), dir);
+        NS_TEST_EXPECT_MSG_NE(
+            heading.out.find("pp 4, dp 1, zb-h1)"), std::string::npos, heading.out);
         NS_TEST_EXPECT_MSG_LT(pp4.at("zb-h1"), pp4.at("1f1b"), "the bubble filled");
         NS_TEST_EXPECT_MSG_NE(ReadText(dir + "/s/results.csv").find(",1,4,1,1,1,1,zb-h1,1,"),
                               std::string::npos,

@@ -103,12 +103,14 @@ RunRunCommand(const CliArgs& args)
         std::cout << RunReportCsv(report, perRank);
         return status();
     }
-    // The layout's axes: tp, pp and dp always, cp and ep where they split the job.
+    // The layout's axes: tp, pp and dp always, cp and ep where they split the job; a pipeline
+    // schedule other than 1F1B.
     const ParallelSpec& p = job.run.parallel;
     std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
               << job.hardware.gpu.name << " (tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp
               << (p.cp > 1 ? ", cp " + std::to_string(p.cp) : "")
-              << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "") << ")\n"
+              << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "")
+              << (p.ZeroBubble() ? ", " + p.schedule : "") << ")\n"
               << report.ToText() << (perRank ? report.RanksToText() : "")
               << (report.haveMemory && !report.feasible && job.run.mode == RunMode::TRAINING
                       ? "  (rapid-llm memory with the same options gives the peak after each "
