@@ -186,7 +186,7 @@ ParseRowOf(const std::string& line, SweepRow& row, const std::vector<std::string
     {
         return false;
     }
-    const auto schedules = RunSpec::Choices("pp_schedule");
+    static const std::vector<std::string> schedules = RunSpec::Choices("pp_schedule");
     r.schedule = f("pp_schedule");
     if (std::find(schedules.begin(), schedules.end(), r.schedule) == schedules.end())
     {

@@ -52,20 +52,15 @@ class TrainingStageBuilder
         const auto steps = p.ZeroBubble()
                                ? ZeroBubbleH1Schedule(p.pp, m_stage, m_microBatches)
                                : PipelineSchedule(p.pp, p.virtualStages, m_stage, m_microBatches);
-        for (std::size_t i = 0; i < steps.size(); ++i)
+        // The weight passes that end the step (a zero-bubble schedule's) run apart, grouped.
+        std::size_t trailing = steps.size();
+        while (trailing > 0 && steps[trailing - 1].pass == SchedulePass::WEIGHT)
         {
-            if (steps[i].pass == SchedulePass::WEIGHT
-                && std::all_of(steps.begin() + i,
-                               steps.end(),
-                               [](const ScheduleStep& s)
-                               {
-                                   return s.pass == SchedulePass::WEIGHT;
-                               }))
-            {
-                TrailingWeightPasses();
-                break;
-            }
-            if (m_run.moeA2aOverlap && i + 1 < steps.size() && Independent(steps[i], steps[i + 1]))
+            --trailing;
+        }
+        for (std::size_t i = 0; i < trailing; ++i)
+        {
+            if (m_run.moeA2aOverlap && i + 1 < trailing && Independent(steps[i], steps[i + 1]))
             {
                 // Megatron's combined 1F1B: the two passes run as two chains of the stream, so
                 // that either's kernels run while the other waits for its all-to-alls (or for
@@ -80,6 +75,7 @@ class TrainingStageBuilder
             }
             Emit(steps[i]);
         }
+        TrailingWeightPasses();
         OptimizerStep();
     }
 
