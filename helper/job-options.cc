@@ -87,12 +87,19 @@ MakeDeclarations()
                  1,
                  kMaxGpus,
                  ""),
-        O::Count("vpp", "virtual pipeline stages per rank (interleaved 1F1B)", 1, kMaxCount, "1")
+        O::Count("vpp",
+                 "virtual pipeline stages per rank (interleaved 1F1B; zb-v: 2)",
+                 1,
+                 kMaxCount,
+                 "1")
             .Mode("training"),
         O::Choice("pp-schedule",
-                  "pipeline schedule: 1f1b (PipeDream-Flush; interleaved with vpp > 1) or zb-h1 "
+                  "pipeline schedule: 1f1b (PipeDream-Flush; interleaved with vpp > 1), zb-h1 "
                   "(zero bubble, Qi et al. 2024: each backward pass split into its input and "
-                  "weight gradients, the weight gradients deferred into the bubbles; vpp 1)",
+                  "weight gradients, the weight gradients deferred into the bubbles; vpp 1) or "
+                  "zb-v (the same split on two model chunks a rank in a V, the first rank "
+                  "holding the embedding and the LM head, the passes ordered on their predicted "
+                  "times; vpp 2)",
                   runChoices("pp_schedule"),
                   "1f1b")
             .Field("pp_schedule")

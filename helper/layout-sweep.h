@@ -58,7 +58,8 @@ struct SweepSpace
     std::vector<Recompute> recompute{Recompute::FULL}; //!< recomputation modes
     /**
      * Pipeline schedules (ParallelSpec::schedule) to try, each with every layout: zb-h1 runs on
-     * the layouts with a pipeline and one model chunk per stage, and is ruled out on the others
+     * the layouts with a pipeline and one model chunk per stage, zb-v on those with two, and
+     * each is ruled out on the others
      */
     std::vector<std::string> schedules{"1f1b"};
     /**

@@ -598,6 +598,113 @@ class PipelineScheduleTestCase : public TestCase
              && z3[23].pass == W),
             true,
             "the last backward's weight pass and the three deferred end the step");
+
+        // ZB-V, pp = 4, m = 8, equal pass times: every rank runs each pass of each micro-batch
+        // on both chunks once, at most 2 pp chunk forwards waiting for their weight pass, and
+        // the programs run together take 6 m + pp - 1 chunk passes.
+        const auto v = ZeroBubbleVSchedules(4, 8);
+        RAPIDLLM_REQUIRE_EQ(v.size(), 4, "one program per rank");
+        for (uint32_t rank = 0; rank < 4; ++rank)
+        {
+            std::map<std::tuple<SchedulePass, uint32_t, uint32_t>, std::size_t> at;
+            int waiting = 0;
+            int peak = 0;
+            for (std::size_t i = 0; i < v[rank].size(); ++i)
+            {
+                const auto& st = v[rank][i];
+                at[{st.pass, st.microBatch, st.chunk}] = i;
+                waiting += st.pass == F ? 1 : (st.pass == W ? -1 : 0);
+                peak = std::max(peak, waiting);
+                if (st.pass != F)
+                {
+                    const auto before = st.pass == W ? B : F;
+                    NS_TEST_EXPECT_MSG_EQ(at.count({before, st.microBatch, st.chunk}),
+                                          1,
+                                          "a pass after its micro-batch's earlier one");
+                }
+            }
+            NS_TEST_EXPECT_MSG_EQ(at.size(), 48, "6 m passes, rank " << rank);
+            NS_TEST_EXPECT_MSG_EQ(peak, 8, "2 pp chunk passes waiting at most, rank " << rank);
+        }
+        NS_TEST_EXPECT_MSG_EQ(RunPrograms(v, {}), 6 * 8 + 3, "pp - 1 passes of bubble");
+        // Passes of unequal times (the LM head's chunk heavier): an order made for them runs
+        // them in less time than the order made for equal times does.
+        std::vector<std::array<PassTimes, 2>> times(4, {PassTimes{1, 1.2, 0.8}, {1, 1.2, 0.8}});
+        times[0][1] = {1.5, 1.7, 1.0};
+        const double fitted = RunPrograms(ZeroBubbleVSchedules(4, 8, times), times);
+        NS_TEST_EXPECT_MSG_LT(fitted, RunPrograms(v, times), "ordered on the passes' times");
+        // The busiest rank's own passes take 8 x (3 + 4.2): less than one pass more here
+        // (the order made for equal times: 63.5).
+        NS_TEST_EXPECT_MSG_LT(fitted, 8 * (3.0 + 4.2) + 1, "next to no bubble");
+    }
+
+    /**
+     * \return when the last of ZB-V programs \p programs ends, each pass started when its rank
+     * is free and its input is ready (sends free), with pass times \p times (empty: 1 each)
+     */
+    static double
+    RunPrograms(const std::vector<std::vector<ScheduleStep>>& programs,
+                const std::vector<std::array<PassTimes, 2>>& times)
+    {
+        const auto pp = static_cast<uint32_t>(programs.size());
+        std::map<std::pair<uint32_t, uint32_t>, double> forwardEnd; // (mb, virtual stage)
+        std::map<std::pair<uint32_t, uint32_t>, double> backwardEnd;
+        std::vector<std::size_t> next(pp, 0);
+        std::vector<double> clock(pp, 0);
+        for (bool progress = true; progress;)
+        {
+            progress = false;
+            for (uint32_t r = 0; r < pp; ++r)
+            {
+                for (; next[r] < programs[r].size(); ++next[r], progress = true)
+                {
+                    const ScheduleStep& st = programs[r][next[r]];
+                    const uint32_t s = st.chunk == 0 ? r : 2 * pp - 1 - r;
+                    const PassTimes t = times.empty() ? PassTimes() : times[r][st.chunk];
+                    double ready = 0;
+                    if (st.pass == SchedulePass::FORWARD && s > 0)
+                    {
+                        auto it = forwardEnd.find({st.microBatch, s - 1});
+                        if (it == forwardEnd.end())
+                        {
+                            break;
+                        }
+                        ready = it->second;
+                    }
+                    if (st.pass == SchedulePass::BACKWARD)
+                    {
+                        auto it = s + 1 == 2 * pp ? forwardEnd.find({st.microBatch, s})
+                                                  : backwardEnd.find({st.microBatch, s + 1});
+                        if (it == (s + 1 == 2 * pp ? forwardEnd.end() : backwardEnd.end()))
+                        {
+                            break;
+                        }
+                        ready = it->second;
+                    }
+                    const double start = std::max(clock[r], ready);
+                    switch (st.pass)
+                    {
+                        case SchedulePass::FORWARD:
+                            clock[r] = forwardEnd[{st.microBatch, s}] = start + t.forward;
+                            break;
+                        case SchedulePass::BACKWARD:
+                            clock[r] = backwardEnd[{st.microBatch, s}] = start + t.backward;
+                            break;
+                        case SchedulePass::WEIGHT:
+                            clock[r] = start + t.weight;
+                            break;
+                    }
+                }
+            }
+        }
+        for (uint32_t r = 0; r < pp; ++r)
+        {
+            if (next[r] < programs[r].size())
+            {
+                return -1; // a deadlock
+            }
+        }
+        return *std::max_element(clock.begin(), clock.end());
     }
 };
 
@@ -648,6 +755,11 @@ class GraphConsistencyTestCase : public TestCase
         e.parallel.firstStageLayers = 5;
         e.parallel.lastStageLayers = 5;
         cases.push_back({&model, e});
+        // ZB-V: two chunks a rank in a V, the turn handed over on the last rank.
+        RunSpec f = TrainingRun(2, 4, 1, 1, 6);
+        f.parallel.virtualStages = 2;
+        f.parallel.schedule = "zb-v";
+        cases.push_back({&model, f});
         for (const auto& c : cases)
         {
             Workload w = Workload::Build(*c.model, c.run);
@@ -1958,6 +2070,86 @@ class ZeroBubbleTestCase : public TestCase
             AnalyzeMemory(zb, gpu).assumption.find("zb-h1"), std::string::npos, "stated");
         NS_TEST_EXPECT_MSG_EQ(
             AnalyzeMemory(oneF, gpu).assumption.find("zb-h1"), std::string::npos, "");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
+ * \brief ZB-V: two model chunks a rank in a V, the first rank holding both the embedding and the
+ * LM head (a tied embedding then needs no exchange), the turn handed over on the last rank.
+ */
+class ZeroBubbleVTestCase : public TestCase
+{
+  public:
+    ZeroBubbleVTestCase()
+        : TestCase("ZB-V: chunks in a V, the head on the first rank, the same operators")
+    {}
+
+  private:
+    /** \return how many nodes of \p g have \p label */
+    static std::size_t
+    Count(const StageGraph& g, const char* label)
+    {
+        return std::count_if(g.nodes.begin(),
+                             g.nodes.end(),
+                             [label](const WorkNode& n)
+                             {
+                                 return std::strcmp(n.label, label) == 0;
+                             });
+    }
+
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallGpt(); // 4 layers, tied embeddings: one a chunk
+        RunSpec run = fixture::TrainingJob(2, 2, 2, 1, 8, 1024); // 4 micro-batches
+        run.parallel.schedule = "zb-h1";
+        const Workload h1 = Workload::Build(model, run);
+        run.parallel.schedule = "zb-v";
+        run.parallel.virtualStages = 2;
+        const Workload v = Workload::Build(model, run);
+        auto computeLabels = [](const Workload& w)
+        {
+            std::map<std::string, int> labels;
+            for (const auto& g : w.stages)
+            {
+                int64_t kept = 0;
+                for (const auto& n : g.nodes)
+                {
+                    if (n.kind == WorkNodeKind::COMPUTE)
+                    {
+                        labels[n.label]++;
+                    }
+                    kept += n.memDelta;
+                }
+                NS_ASSERT_MSG(kept == 0, "stage " << g.stage << " frees what it allocates");
+            }
+            return labels;
+        };
+        NS_TEST_EXPECT_MSG_EQ((computeLabels(h1) == computeLabels(v)), true, "the same kernels");
+        const StageGraph& first = v.stages.at(0);
+        const StageGraph& turn = v.stages.at(1);
+        NS_TEST_EXPECT_MSG_EQ(Count(first, "embedding"), 4, "the first rank embeds");
+        NS_TEST_EXPECT_MSG_EQ(Count(first, "logits"), 4, "and computes the logits");
+        NS_TEST_EXPECT_MSG_EQ(Count(turn, "logits"), 0, "the last rank does not");
+        // The tied embedding's two uses share one copy on the first rank: no exchange.
+        NS_TEST_EXPECT_MSG_EQ(Count(first, "send_embedding_grad")
+                                  + Count(turn, "send_embedding_grad"),
+                              0,
+                              "no exchange");
+        NS_TEST_EXPECT_MSG_EQ(Count(h1.stages.at(0), "send_embedding_grad"), 1, "zb-h1: one");
+        NS_TEST_EXPECT_MSG_EQ(StageParameters(model, h1.run, 0) + StageParameters(model, h1.run, 1)
+                                  - StageParameters(model, run, 0) - StageParameters(model, run, 1),
+                              LayerShapes(model, h1.run).headParams,
+                              "one copy of the word embedding, not two");
+        // The last rank turns the V: its first chunk hands over to its second in place, so it
+        // sends each micro-batch's activations once (down to the first rank) and receives once.
+        NS_TEST_EXPECT_MSG_EQ(Count(turn, "send_act"), 4, "one send a micro-batch");
+        NS_TEST_EXPECT_MSG_EQ(Count(turn, "recv_act"), 4, "one receive a micro-batch");
+        NS_TEST_EXPECT_MSG_EQ(Count(first, "send_act"), 4, "chunk 0 sends up the V");
+        const GpuSpec gpu = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        NS_TEST_EXPECT_MSG_NE(
+            AnalyzeMemory(v, gpu).assumption.find("zb-v"), std::string::npos, "stated");
     }
 };
 
@@ -4195,6 +4387,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new MtpTestCase, TestCase::QUICK);
         AddTestCase(new MoeA2aOverlapTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleTestCase, TestCase::QUICK);
+        AddTestCase(new ZeroBubbleVTestCase, TestCase::QUICK);
         AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
     }

@@ -277,8 +277,9 @@ JobCliOptions()
                                       return v;
                                   }))
                  .HelpIn("sweep",
-                         "pipeline schedules to try: 1f1b, zb-h1 (zb-h1 on the layouts with pp "
-                         ">= 2 and vpp 1; on the others it is ruled out)");
+                         "pipeline schedules to try: 1f1b, zb-h1, zb-v (zb-h1 on the layouts "
+                         "with pp >= 2 and vpp 1, zb-v on those with vpp 2; on the others they "
+                         "are ruled out)");
          }},
         {"sp", alsoSweep},
         {"etp",

@@ -63,7 +63,7 @@ ParallelSpec::StageLayers(uint32_t layers, uint32_t stage) const
         uint32_t n = 0;
         for (uint32_t chunk = 0; chunk < virtualStages; ++chunk)
         {
-            n += VirtualStageLayers(layers, chunk * pp + stage);
+            n += VirtualStageLayers(layers, VirtualStageOf(chunk, stage));
         }
         return n;
     }
@@ -363,7 +363,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "pp_schedule")
     {
-        return {"1f1b", "zb-h1"};
+        return {"1f1b", "zb-h1", "zb-v"};
     }
     throw std::logic_error("RunSpec::Choices: '" + field + "' is not a text field of a run spec");
 }
@@ -743,7 +743,7 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     }
     if (p.ZeroBubble())
     {
-        // ZB-H1 is the one-chunk schedule; ZB-V (two chunks in a V) is another schedule.
+        // ZB-H1 runs one model chunk a rank, ZB-V two in a V.
         const char* why = nullptr;
         if (mode != RunMode::TRAINING)
         {
@@ -753,13 +753,23 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
         {
             why = "fills a pipeline's bubbles: it needs pp >= 2";
         }
-        else if (p.virtualStages > 1)
+        else if (!p.VShape() && p.virtualStages > 1)
         {
             why = "is the schedule of one model chunk per stage: it needs vpp 1";
         }
+        else if (p.VShape() && p.virtualStages != 2)
+        {
+            why = "places two model chunks on each rank, in a V: it needs vpp 2";
+        }
+        else if (p.VShape() && (p.firstStageLayers > 0 || p.lastStageLayers > 0))
+        {
+            why = "puts the first and the last layers on the same rank: it splits the layers "
+                  "evenly over the chunks (first_stage_layers and last_stage_layers 0; the "
+                  "embedding and the loss may count in the split)";
+        }
         if (why != nullptr)
         {
-            throw SpecError(source, "pp_schedule", std::string("zb-h1 ") + why + "; or use 1f1b");
+            throw SpecError(source, "pp_schedule", p.schedule + " " + why + "; or use 1f1b");
         }
     }
     if (mode == RunMode::INFERENCE && inflightBatches > 1 && p.pp < 2)
@@ -902,7 +912,7 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "global batch",
                         uint64_t(microBatch) * p.dp,
                         "micro-batch x dp");
-        if (p.virtualStages > 1 && MicroBatches() % p.pp != 0)
+        if (p.virtualStages > 1 && !p.VShape() && MicroBatches() % p.pp != 0)
         {
             throw SpecError(source,
                             "vpp",
@@ -1019,7 +1029,31 @@ ParallelSpec::operator==(const ParallelSpec& o) const
 bool
 ParallelSpec::ZeroBubble() const
 {
-    return schedule == "zb-h1";
+    return schedule == "zb-h1" || schedule == "zb-v";
+}
+
+bool
+ParallelSpec::VShape() const
+{
+    return schedule == "zb-v";
+}
+
+uint32_t
+ParallelSpec::VirtualStageOf(uint32_t chunk, uint32_t stage) const
+{
+    return VShape() && chunk == 1 ? 2 * pp - 1 - stage : chunk * pp + stage;
+}
+
+uint32_t
+ParallelSpec::StageOfVirtual(uint32_t vstage) const
+{
+    return VShape() && vstage >= pp ? 2 * pp - 1 - vstage : vstage % pp;
+}
+
+uint32_t
+ParallelSpec::HeadStage() const
+{
+    return StageOfVirtual(pp * virtualStages - 1);
 }
 
 std::string

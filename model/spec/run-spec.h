@@ -97,14 +97,35 @@ struct ParallelSpec
     bool lossInSplit = false;      //!< the LM head and loss take one layer's place on the last
     std::string rankOrder = "tp-cp-ep-dp-pp"; //!< fastest-varying first (Megatron-LM)
     /**
-     * Pipeline schedule: 1f1b (PipeDream-Flush, Megatron's interleaved form with vpp > 1) or
+     * Pipeline schedule: 1f1b (PipeDream-Flush, Megatron's interleaved form with vpp > 1),
      * zb-h1 (Qi et al., ICLR 2024: the backward pass split into its input-gradient and
-     * weight-gradient halves, the latter deferred into the pipeline's bubbles)
+     * weight-gradient halves, the latter deferred into the pipeline's bubbles) or zb-v (the
+     * same split on two model chunks a rank placed in a V)
      */
     std::string schedule = "1f1b";
 
-    /** \return whether the schedule defers weight gradients (zb-h1) */
+    /** \return whether the schedule defers weight gradients (zb-h1, zb-v) */
     bool ZeroBubble() const;
+
+    /**
+     * \return whether the model chunks sit in a V (zb-v): rank s holds virtual stages s and
+     * 2 pp - 1 - s, so the first holds both the embedding and the LM head
+     */
+    bool VShape() const;
+
+    /**
+     * \param chunk a model chunk of a rank (0 to vpp - 1)
+     * \param stage the rank's pipeline stage
+     * \return the chunk's virtual stage: chunk x pp + stage (Megatron's interleaving), or in a V
+     * 2 pp - 1 - stage for the second chunk
+     */
+    uint32_t VirtualStageOf(uint32_t chunk, uint32_t stage) const;
+
+    /** \return the pipeline stage that holds virtual stage \p vstage */
+    uint32_t StageOfVirtual(uint32_t vstage) const;
+
+    /** \return the pipeline stage with the last virtual stage (LM head, loss): pp - 1, 0 in a V */
+    uint32_t HeadStage() const;
 
     /** \return the number of GPUs the layout needs: tp x cp x dp x pp (ep folds into dp) */
     uint64_t Gpus() const;
@@ -149,14 +170,14 @@ struct ParallelSpec
 
     /**
      * \param layers the model's decoder layers
-     * \param vstage a virtual stage (chunk x pp + stage)
+     * \param vstage a virtual stage (VirtualStageOf)
      * \return its layers: its stage's layers divided evenly among the stage's model chunks
      */
     uint32_t VirtualStageLayers(uint32_t layers, uint32_t vstage) const;
 
     /**
      * \param layers the model's decoder layers
-     * \param vstage a virtual stage (chunk x pp + stage)
+     * \param vstage a virtual stage (VirtualStageOf)
      * \return the global index of its first layer: the layers of the virtual stages before it
      */
     uint32_t FirstLayerOf(uint32_t layers, uint32_t vstage) const;

@@ -98,10 +98,11 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     {
         embeddingParams += uint64_t(model.maxSequence) * h;
     }
-    // A tied LM head shares the embedding's weights, except on a pipeline: there the last stage
-    // keeps its own copy of the word embedding for the head (Megatron-LM's
-    // setup_embeddings_and_output_layer), with its own gradients and optimizer state.
-    headParams = (!model.tiedEmbeddings || run.parallel.pp > 1) ? vocab * h : 0;
+    // A tied LM head shares the embedding's weights, except where a pipeline puts the head on
+    // another rank: there that stage keeps its own copy of the word embedding for the head
+    // (Megatron-LM's setup_embeddings_and_output_layer), with its own gradients and optimizer
+    // state. Under zb-v the first rank holds both.
+    headParams = (!model.tiedEmbeddings || run.parallel.HeadStage() != 0) ? vocab * h : 0;
     finalNormParams = h * (model.norm == NormType::LAYER_NORM ? 2 : 1);
     // Megatron-core's MultiTokenPredictionLayer: enorm, hnorm, eh_proj (a column-parallel
     // linear without bias), the layer, final_layernorm. Trained beside the model; in inference
@@ -210,7 +211,7 @@ SumStageLayers(const ModelSpec& model, const ParallelSpec& p, uint32_t stage, F 
     uint64_t sum = 0;
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
-        const uint32_t v = c * p.pp + stage;
+        const uint32_t v = p.VirtualStageOf(c, stage);
         const uint32_t first = p.FirstLayerOf(model.layers, v);
         for (uint32_t i = 0; i < p.VirtualStageLayers(model.layers, v); ++i)
         {
@@ -230,7 +231,7 @@ StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
     uint64_t params = StageLayerParameters(model, run, stage);
     for (uint32_t c = 0; c < p.virtualStages; ++c)
     {
-        uint32_t v = c * p.pp + stage;
+        const uint32_t v = p.VirtualStageOf(c, stage);
         if (v == 0)
         {
             params += shapes.embeddingParams;
@@ -278,7 +279,7 @@ StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage
                                      {
                                          return shapes.ExpertParams(layer);
                                      });
-    if (stage + 1 == run.parallel.pp) // the prediction modules follow the last layer
+    if (stage == run.parallel.HeadStage()) // the prediction modules follow the last layer
     {
         for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
         {
@@ -300,7 +301,7 @@ StageTpReplicatedParameters(const ModelSpec& model, const RunSpec& run, uint32_t
                                      {
                                          return shapes.TpReplicatedParams(layer);
                                      });
-    if (stage + 1 == p.pp) // the last virtual stage is the last stage's last chunk
+    if (stage == p.HeadStage()) // the stage of the last virtual stage
     {
         params += shapes.finalNormParams;
         for (uint32_t k = 0; k < shapes.mtpLayers; ++k)

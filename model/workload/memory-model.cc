@@ -4,6 +4,7 @@
 
 #include "memory-model.h"
 
+#include "compute-coster.h"
 #include "layer-shapes.h"
 #include "ns3/log.h"
 
@@ -128,7 +129,8 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     }
     if (p.ZeroBubble())
     {
-        os << "; the zb-h1 pipeline schedule keeps each deferred weight-gradient GEMM's input and "
+        os << "; the " << p.schedule
+           << " pipeline schedule keeps each deferred weight-gradient GEMM's input and "
               "output gradient until its weight pass (sail-sg's WeightGradStore)";
     }
     return os.str();
@@ -220,7 +222,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             const bool quantizedLayers = w.run.ActivationType() != w.run.dtype;
             uint64_t quantized =
                 quantizedLayers ? StageLayerParameters(w.model, w.run, g.stage) : 0;
-            if (quantizedLayers && g.stage + 1 == p.pp)
+            if (quantizedLayers && g.stage == p.HeadStage())
             {
                 for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
                 {
@@ -247,7 +249,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             };
             for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
             {
-                const uint32_t vstage = chunk * p.pp + g.stage;
+                const uint32_t vstage = p.VirtualStageOf(chunk, g.stage);
                 const uint32_t first = p.FirstLayerOf(w.model.layers, vstage);
                 for (uint32_t i = 0; i < p.VirtualStageLayers(w.model.layers, vstage); ++i)
                 {
@@ -255,7 +257,7 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                     cache(window > 0 ? std::min(tokens, window) : tokens);
                 }
             }
-            if (g.stage + 1 == p.pp)
+            if (g.stage == p.HeadStage())
             {
                 for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
                 {
@@ -310,7 +312,13 @@ AnalyzeMemory(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
 {
     if (run.mode == RunMode::TRAINING)
     {
-        return AnalyzeMemory(Workload::Build(model, run), gpu);
+        // ZB-V's order, and so what its ranks hold at once, follows its passes' times.
+        return AnalyzeMemory(Workload::Build(model,
+                                             run,
+                                             run.parallel.VShape() ? MakeComputeCoster(
+                                                 CreateObject<GpuComputeModel>(gpu))
+                                                                   : OperatorCoster()),
+                             gpu);
     }
     run.Validate(model, "run settings");
     Workload w{model, run, ParallelLayout(run.parallel), {}};

@@ -5,6 +5,9 @@
 #include "pipeline-schedule.h"
 
 #include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
@@ -92,6 +95,131 @@ ZeroBubbleH1Schedule(uint32_t pp, uint32_t stage, uint32_t microBatches)
     while (weights < microBatches)
     {
         weight();
+    }
+    return steps;
+}
+
+std::vector<std::vector<ScheduleStep>>
+ZeroBubbleVSchedules(uint32_t pp,
+                     uint32_t microBatches,
+                     const std::vector<std::array<PassTimes, 2>>& times)
+{
+    const uint32_t vstages = 2 * pp;
+    const uint32_t m = microBatches;
+    // Per virtual stage: the passes done (each pass runs its micro-batches in order) and when
+    // each forward and backward ends.
+    std::vector<uint32_t> forwards(vstages, 0);
+    std::vector<uint32_t> backwards(vstages, 0);
+    std::vector<uint32_t> weights(vstages, 0);
+    std::vector<std::vector<double>> forwardEnd(vstages, std::vector<double>(m));
+    std::vector<std::vector<double>> backwardEnd(vstages, std::vector<double>(m));
+    std::vector<uint32_t> waiting(pp, 0); // chunk forwards whose weight pass has not run
+    std::vector<double> freeAt(pp, 0);
+    std::multiset<double> ends; // when the passes that have not ended yet end
+    std::vector<std::vector<ScheduleStep>> steps(pp);
+    std::vector<uint32_t> idle;
+    const uint64_t total = 3 * uint64_t(m) * vstages;
+    uint64_t done = 0;
+    while (done < total)
+    {
+        const double t = *std::min_element(freeAt.begin(), freeAt.end());
+        if (t == std::numeric_limits<double>::infinity())
+        {
+            throw std::logic_error("ZeroBubbleVSchedules: no pass can run");
+        }
+        ends.erase(ends.begin(), ends.upper_bound(t));
+        for (uint32_t rank = 0; rank < pp; ++rank)
+        {
+            if (freeAt[rank] > t)
+            {
+                continue;
+            }
+            const uint32_t v[2] = {rank, vstages - 1 - rank}; // chunk 0, chunk 1
+            auto forwardReady = [&](uint32_t s)
+            {
+                const uint32_t mb = forwards[s];
+                return mb < m && (s == 0 || (forwards[s - 1] > mb && forwardEnd[s - 1][mb] <= t));
+            };
+            auto backwardReady = [&](uint32_t s)
+            {
+                const uint32_t mb = backwards[s];
+                return mb < forwards[s] && forwardEnd[s][mb] <= t
+                       && (s + 1 == vstages
+                           || (backwards[s + 1] > mb && backwardEnd[s + 1][mb] <= t));
+            };
+            auto weightReady = [&](uint32_t s)
+            {
+                const uint32_t mb = weights[s];
+                return mb < backwards[s] && backwardEnd[s][mb] <= t;
+            };
+            // Of the two chunks, the one whose pass is ready for the older micro-batch (chunk
+            // 1 on a tie); -1 if neither's is.
+            auto pick = [&](const std::vector<uint32_t>& next, auto ready)
+            {
+                int chunk = -1;
+                for (int c : {1, 0})
+                {
+                    if (ready(v[c]) && (chunk < 0 || next[v[c]] < next[v[chunk]]))
+                    {
+                        chunk = c;
+                    }
+                }
+                return chunk;
+            };
+            SchedulePass pass = SchedulePass::BACKWARD;
+            int chunk = pick(backwards, backwardReady);
+            if (chunk < 0 && waiting[rank] < vstages)
+            {
+                pass = SchedulePass::FORWARD;
+                chunk = pick(forwards, forwardReady);
+            }
+            if (chunk < 0)
+            {
+                pass = SchedulePass::WEIGHT;
+                chunk = pick(weights, weightReady);
+            }
+            if (chunk < 0)
+            {
+                idle.push_back(rank);
+                continue;
+            }
+            const uint32_t s = v[chunk];
+            const PassTimes cost = times.empty() ? PassTimes() : times.at(rank)[chunk];
+            ScheduleStep step;
+            step.pass = pass;
+            step.chunk = static_cast<uint32_t>(chunk);
+            double end = t;
+            switch (pass)
+            {
+                case SchedulePass::FORWARD:
+                    step.microBatch = forwards[s]++;
+                    end += cost.forward;
+                    forwardEnd[s][step.microBatch] = end;
+                    ++waiting[rank];
+                    break;
+                case SchedulePass::BACKWARD:
+                    step.microBatch = backwards[s]++;
+                    end += cost.backward;
+                    backwardEnd[s][step.microBatch] = end;
+                    break;
+                case SchedulePass::WEIGHT:
+                    step.microBatch = weights[s]++;
+                    end += cost.weight;
+                    --waiting[rank];
+                    break;
+            }
+            freeAt[rank] = end;
+            ends.insert(end);
+            steps[rank].push_back(step);
+            ++done;
+        }
+        // A rank that found nothing ready waits for the next pass to end (one that started
+        // now included).
+        for (uint32_t rank : idle)
+        {
+            freeAt[rank] = ends.empty() ? std::numeric_limits<double>::infinity() : *ends.begin();
+        }
+        idle.clear();
     }
     return steps;
 }

@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_PIPELINE_SCHEDULE_H
 #define RAPIDLLM_PIPELINE_SCHEDULE_H
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -72,6 +73,42 @@ std::vector<ScheduleStep> PipelineSchedule(uint32_t pp,
  * \return the steps in program order
  */
 std::vector<ScheduleStep> ZeroBubbleH1Schedule(uint32_t pp, uint32_t stage, uint32_t microBatches);
+
+/**
+ * \ingroup rapid-llm
+ * \brief How long one micro-batch's passes through one model chunk take on a rank, seconds
+ * (or any unit, the same for all).
+ */
+struct PassTimes
+{
+    double forward = 1;  //!< the forward pass
+    double backward = 1; //!< the input gradients
+    double weight = 1;   //!< the weight gradients
+};
+
+/**
+ * \brief The order of every pipeline rank's passes under ZB-V (Qi et al., "Zero Bubble Pipeline
+ * Parallelism", ICLR 2024, Sec. 6): two model chunks a rank in a V (rank s holds virtual
+ * stages s and 2 pp - 1 - s, chunks 0 and 1), each backward split into its input gradients and
+ * a weight pass.
+ *
+ * The order comes from running the whole pipeline on the passes' times (sends free), greedily:
+ * whenever a rank is free it runs, of its two chunks, the oldest micro-batch's backward that is
+ * ready, else the oldest forward that is ready while fewer than 2 pp chunk passes (1F1B's
+ * first-stage peak: pp micro-batches of a whole stage) wait for their weight pass, else the
+ * oldest weight pass ready (a chunk 1 pass before a chunk 0 pass of the same micro-batch), else
+ * it waits for the next pass to end. On equal times (the paper's T_F = T_B = T_W) this leaves
+ * pp - 1 chunk passes of bubble (1F1B: 6 (pp - 1), ZB-H1: 2 (pp - 1)). Like the reference's
+ * search (sail-sg's v_schedule), it orders the passes by their times, which differ from rank to
+ * rank and pass to pass: an order made for equal times stalls on real ones. The rule is simpler
+ * than the reference's and not its code.
+ * \param pp pipeline stages (at least 2)
+ * \param microBatches micro-batches per iteration
+ * \param times each rank's pass times per chunk; empty: all equal
+ * \return each rank's steps in program order
+ */
+std::vector<std::vector<ScheduleStep>> ZeroBubbleVSchedules(
+    uint32_t pp, uint32_t microBatches, const std::vector<std::array<PassTimes, 2>>& times = {});
 
 } // namespace rapidllm
 } // namespace ns3

@@ -22,12 +22,15 @@ namespace rapidllm {
  * \param stage the pipeline stage
  * \param expectedNodes nodes to reserve room for (an estimate; 0: none), so that the graph
  *        is not copied as it grows
+ * \param schedule the stage's steps in program order (zb-v's, ordered on the passes' times);
+ *        null: the run's schedule on equal pass times
  * \return the graph
  */
 StageGraph BuildTrainingStage(const ModelSpec& model,
                               const RunSpec& run,
                               uint32_t stage,
-                              std::size_t expectedNodes = 0);
+                              std::size_t expectedNodes = 0,
+                              const std::vector<ScheduleStep>* schedule = nullptr);
 
 /**
  * \brief Builds the graph of one pipeline stage for one inference request: the prefill over the

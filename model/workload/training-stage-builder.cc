@@ -27,6 +27,7 @@ class TrainingStageBuilder
         : m_model(model)
         , m_run(run)
         , m_stage(stage)
+        , m_graph(g)
         , m_e(g)
         , m_layer(model, run, run.sequence / run.parallel.cp, run.microBatch)
         , m_shapes(m_layer.Shapes())
@@ -41,17 +42,32 @@ class TrainingStageBuilder
             p.zeroStage >= 1 ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
     }
 
+    /** \brief Emits the stage's graph: \p schedule's steps, or the run's schedule's if null. */
     void
-    Build()
+    Build(const std::vector<ScheduleStep>* schedule)
     {
         if (OverlapsParamGather())
         {
             GatherParamsAhead();
         }
         const auto& p = m_run.parallel;
-        const auto steps = p.ZeroBubble()
-                               ? ZeroBubbleH1Schedule(p.pp, m_stage, m_microBatches)
-                               : PipelineSchedule(p.pp, p.virtualStages, m_stage, m_microBatches);
+        std::vector<ScheduleStep> steps;
+        if (schedule)
+        {
+            steps = *schedule;
+        }
+        else if (p.VShape())
+        {
+            steps = ZeroBubbleVSchedules(p.pp, m_microBatches).at(m_stage);
+        }
+        else if (p.ZeroBubble())
+        {
+            steps = ZeroBubbleH1Schedule(p.pp, m_stage, m_microBatches);
+        }
+        else
+        {
+            steps = PipelineSchedule(p.pp, p.virtualStages, m_stage, m_microBatches);
+        }
         // The weight passes that end the step (a zero-bubble schedule's) run apart, grouped.
         std::size_t trailing = steps.size();
         while (trailing > 0 && steps[trailing - 1].pass == SchedulePass::WEIGHT)
@@ -75,7 +91,7 @@ class TrainingStageBuilder
             }
             Emit(steps[i]);
         }
-        TrailingWeightPasses();
+        TrailingWeightPasses(std::vector<ScheduleStep>(steps.begin() + trailing, steps.end()));
         OptimizerStep();
     }
 
@@ -94,9 +110,17 @@ class TrainingStageBuilder
         return passes && (a.microBatch != b.microBatch || a.chunk != b.chunk);
     }
 
-    /** \brief Emits one step of the pipeline schedule. */
+    /** \brief Emits one step of the pipeline schedule, and notes which nodes it emitted. */
     void
     Emit(const ScheduleStep& step)
+    {
+        const auto begin = static_cast<uint32_t>(m_graph.nodes.size());
+        EmitPass(step);
+        m_graph.passes.push_back({step, begin, static_cast<uint32_t>(m_graph.nodes.size())});
+    }
+
+    void
+    EmitPass(const ScheduleStep& step)
     {
         switch (step.pass)
         {
@@ -107,7 +131,7 @@ class TrainingStageBuilder
                 Backward(step.microBatch, step.chunk);
                 break;
             case SchedulePass::WEIGHT:
-                WeightPass(step.microBatch);
+                WeightPass(step.microBatch, step.chunk);
                 break;
         }
     }
@@ -115,7 +139,18 @@ class TrainingStageBuilder
     uint32_t
     VirtualStage(uint32_t chunk) const
     {
-        return chunk * m_run.parallel.pp + m_stage;
+        return m_run.parallel.VirtualStageOf(chunk, m_stage);
+    }
+
+    /**
+     * \return where virtual stage \p vstage sits along the pipeline from this rank: +1 the next
+     * stage, -1 the previous, 0 this rank (a V's turn, handed over in the stream's order)
+     */
+    int32_t
+    Towards(uint32_t vstage) const
+    {
+        return static_cast<int32_t>(m_run.parallel.StageOfVirtual(vstage))
+               - static_cast<int32_t>(m_stage);
     }
 
     uint32_t
@@ -303,11 +338,15 @@ class TrainingStageBuilder
         // run in the activation type (bf16 under an fp8 recipe).
         const DataType dt = m_run.ActivationType();
         m_e.SetContext(Phase::FORWARD, mb, -1);
-        if (vstage > 0)
+        if (vstage > 0 && Towards(vstage - 1) != 0)
         {
-            m_e.Recv("recv_act", GroupKind::PP, -1, Tag(mb, vstage, false), m_layer.InputBytes());
+            m_e.Recv("recv_act",
+                     GroupKind::PP,
+                     Towards(vstage - 1),
+                     Tag(mb, vstage, false),
+                     m_layer.InputBytes());
         }
-        else
+        else if (vstage == 0)
         {
             WaitForParams(kEmbeddingParams);
             int64_t mask = m_model.dropout ? int64_t(m_rows * m_shapes.hidden) : 0;
@@ -347,11 +386,11 @@ class TrainingStageBuilder
                 MtpForward(mb, k);
             }
         }
-        else
+        else if (Towards(vstage + 1) != 0)
         {
             m_e.Send("send_act",
                      GroupKind::PP,
-                     +1,
+                     Towards(vstage + 1),
                      Tag(mb, vstage + 1, false),
                      m_layer.InputBytes(),
                      m_e.LastStream());
@@ -516,7 +555,9 @@ class TrainingStageBuilder
         WeightGradientStore* deferred = nullptr;
         if (m_run.parallel.ZeroBubble())
         {
-            deferred = &m_weightPasses[mb].emplace_back(kHeadParams, WeightGradientStore()).second;
+            deferred = &m_weightPasses[{mb, chunk}]
+                            .emplace_back(kHeadParams, WeightGradientStore())
+                            .second;
         }
         const uint32_t wgrad = EmitHeadBackward(kHead, deferred);
         if (!deferred)
@@ -690,9 +731,13 @@ class TrainingStageBuilder
             m_e.SetContext(Phase::BACKWARD, mb, -1);
             HeadBackward(mb, chunk);
         }
-        else
+        else if (Towards(vstage + 1) != 0)
         {
-            m_e.Recv("recv_grad", GroupKind::PP, +1, Tag(mb, vstage, true), m_layer.InputBytes());
+            m_e.Recv("recv_grad",
+                     GroupKind::PP,
+                     Towards(vstage + 1),
+                     Tag(mb, vstage, true),
+                     m_layer.InputBytes());
         }
         const uint32_t firstLayer = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
         uint32_t prefetchAfter = m_e.LastStream();
@@ -708,7 +753,7 @@ class TrainingStageBuilder
             {
                 // The weight gradients wait for this micro-batch's weight pass.
                 m_e.DeferWeightGradients(
-                    &m_weightPasses[mb].emplace_back(layer, WeightGradientStore()).second);
+                    &m_weightPasses[{mb, chunk}].emplace_back(layer, WeightGradientStore()).second);
             }
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_e.DeferWeightGradients(nullptr);
@@ -732,11 +777,11 @@ class TrainingStageBuilder
                 AddGradients(emb, m_shapes.embeddingParams * m_gb, GroupKind::DP);
             }
         }
-        else
+        else if (Towards(vstage - 1) != 0)
         {
             m_e.Send("send_grad",
                      GroupKind::PP,
-                     -1,
+                     Towards(vstage - 1),
                      Tag(mb, vstage - 1, true),
                      m_layer.InputBytes(),
                      m_e.LastStream());
@@ -748,14 +793,15 @@ class TrainingStageBuilder
     }
 
     /**
-     * A zero-bubble schedule's weight pass of micro-batch \p mb: the weight gradients its
-     * backward pass deferred, layer by layer in the order it reached them. The last micro-batch's
-     * is one of the passes that end the step (TrailingWeightPasses), which flush the buckets.
+     * A zero-bubble schedule's weight pass of micro-batch \p mb on model chunk \p chunk: the
+     * weight gradients its backward pass deferred, layer by layer in the order it reached them.
+     * The last micro-batch's is one of the passes that end the step (TrailingWeightPasses),
+     * which flush the buckets.
      */
     void
-    WeightPass(uint32_t mb)
+    WeightPass(uint32_t mb, uint32_t chunk)
     {
-        auto it = m_weightPasses.find(mb);
+        auto it = m_weightPasses.find({mb, chunk});
         for (const auto& [key, store] : it->second)
         {
             EmitWeights(mb, key, store);
@@ -781,28 +827,55 @@ class TrainingStageBuilder
     }
 
     /**
-     * The weight passes that end the step, after the last backward: grouped by layer, each
-     * layer's over the micro-batches, so that its gradients are final (and reduced) before the
-     * next layer's weight passes run, as the reference implementation's
-     * WeightGradStore.clear() orders them (sail-sg/zero-bubble-pipeline-parallelism).
+     * The weight passes that end the step (\p passes, after the last backward): a model chunk's
+     * at a time, in the order the schedule reaches them, grouped by layer, each layer's over the
+     * micro-batches, so that its gradients are final (and reduced) before the next layer's
+     * weight passes run, as the reference implementation's WeightGradStore.clear() orders them
+     * (sail-sg/zero-bubble-pipeline-parallelism).
      */
     void
-    TrailingWeightPasses()
+    TrailingWeightPasses(const std::vector<ScheduleStep>& passes)
     {
-        if (m_weightPasses.empty())
+        std::vector<uint32_t> chunks;
+        for (const ScheduleStep& w : passes)
         {
-            return;
-        }
-        const std::size_t layers = m_weightPasses.begin()->second.size();
-        for (std::size_t k = 0; k < layers; ++k)
-        {
-            for (const auto& [mb, stores] : m_weightPasses)
+            if (std::find(chunks.begin(), chunks.end(), w.chunk) == chunks.end())
             {
-                EmitWeights(mb, stores.at(k).first, stores.at(k).second);
+                chunks.push_back(w.chunk);
             }
         }
-        m_weightPasses.clear();
-        FlushBucket();
+        for (uint32_t chunk : chunks)
+        {
+            std::vector<uint32_t> mbs;
+            for (const ScheduleStep& w : passes)
+            {
+                if (w.chunk == chunk)
+                {
+                    mbs.push_back(w.microBatch);
+                }
+            }
+            const std::size_t layers = m_weightPasses.at({mbs.front(), chunk}).size();
+            for (std::size_t k = 0; k < layers; ++k)
+            {
+                for (uint32_t mb : mbs)
+                {
+                    const auto& [key, store] = m_weightPasses.at({mb, chunk}).at(k);
+                    const auto begin = static_cast<uint32_t>(m_graph.nodes.size());
+                    EmitWeights(mb, key, store);
+                    m_graph.passes.push_back({{SchedulePass::WEIGHT, mb, chunk},
+                                              begin,
+                                              static_cast<uint32_t>(m_graph.nodes.size())});
+                }
+            }
+            for (uint32_t mb : mbs)
+            {
+                m_weightPasses.erase({mb, chunk});
+            }
+        }
+        if (!passes.empty())
+        {
+            FlushBucket();
+        }
     }
 
     /**
@@ -905,8 +978,8 @@ class TrainingStageBuilder
             m_e.Blocking(
                 "ar_sp_grads", CollectiveKind::ALL_REDUCE, GroupKind::TP, replicated * m_gb);
         }
-        if ((m_model.tiedEmbeddings || m_shapes.mtpLayers > 0) && p.pp > 1
-            && (m_stage == 0 || m_stage + 1 == p.pp))
+        if ((m_model.tiedEmbeddings || m_shapes.mtpLayers > 0) && p.HeadStage() != 0
+            && (m_stage == 0 || m_stage == p.HeadStage()))
         {
             // The word embedding's two copies (the first stage's embedding, the last stage's
             // tied LM head or prediction modules' embedding) sum their gradients before the
@@ -984,6 +1057,7 @@ class TrainingStageBuilder
     const ModelSpec& m_model;
     const RunSpec& m_run;
     uint32_t m_stage;
+    StageGraph& m_graph;
     GraphEmitter m_e;
     TransformerLayer m_layer;
     const LayerShapes& m_shapes;
@@ -997,10 +1071,11 @@ class TrainingStageBuilder
     std::map<std::pair<uint32_t, int32_t>, int64_t> m_layerHeld; //!< (mb, layer) -> bytes
     std::map<std::pair<uint32_t, uint32_t>, int64_t> m_mtpHeld;  //!< (mb, module) -> bytes
     /**
-     * Zero bubble: each micro-batch's deferred weight gradients in backward order, by decoder
-     * layer (or kHeadParams for the LM head)
+     * Zero bubble: each (micro-batch, chunk)'s deferred weight gradients in backward order, by
+     * decoder layer (or kHeadParams for the LM head)
      */
-    std::map<uint32_t, std::vector<std::pair<int32_t, WeightGradientStore>>> m_weightPasses;
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<int32_t, WeightGradientStore>>>
+        m_weightPasses;
     uint64_t m_bucketBytes = 0;
     uint32_t m_bucketAfter = GraphEmitter::NONE;
     std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for
@@ -1015,13 +1090,14 @@ StageGraph
 BuildTrainingStage(const ModelSpec& model,
                    const RunSpec& run,
                    uint32_t stage,
-                   std::size_t expectedNodes)
+                   std::size_t expectedNodes,
+                   const std::vector<ScheduleStep>* schedule)
 {
     StageGraph g;
     g.stage = stage;
     g.nodes.reserve(expectedNodes);
     TrainingStageBuilder builder(model, run, stage, g);
-    builder.Build();
+    builder.Build(schedule);
     return g;
 }
 

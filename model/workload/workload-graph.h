@@ -8,6 +8,7 @@
 #include "dep-list.h"
 #include "operator-desc.h"
 #include "parallel-layout.h"
+#include "pipeline-schedule.h"
 
 #include <cstdint>
 #include <string>
@@ -97,12 +98,25 @@ static_assert(sizeof(WorkNode) <= 120, "WorkNode is ordered to leave no padding"
 
 /**
  * \ingroup rapid-llm
+ * \brief The nodes a training stage emitted for one step of its pipeline schedule, or for a
+ * part of it (the weight passes that end a zero-bubble step are emitted layer by layer).
+ */
+struct PassSpan
+{
+    ScheduleStep step;  //!< the step
+    uint32_t begin = 0; //!< its first node
+    uint32_t end = 0;   //!< one past its last node
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief The execution graph shared by every rank of one symmetry class (a pipeline stage).
  */
 struct StageGraph
 {
     uint32_t stage = 0;            //!< pipeline stage
     std::vector<WorkNode> nodes;   //!< in program order; deps point backwards
+    std::vector<PassSpan> passes;  //!< training: the schedule's steps, in program order
     std::vector<OperatorDesc> ops; //!< the distinct operators of its compute nodes, in the
                                    //!< order they first appear, added by InternOperator (a
                                    //!< graph repeats a few dozen shapes over millions of nodes)

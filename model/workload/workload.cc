@@ -9,6 +9,7 @@
 #include "workload-size.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 namespace ns3 {
@@ -34,6 +35,35 @@ Workload::TotalModelFlops() const
     return total;
 }
 
+namespace {
+/**
+ * \return one micro-batch's compute time per pass and model chunk on a costed training stage
+ * (its passes' compute nodes over the micro-batches)
+ */
+std::array<PassTimes, 2>
+PassTimesOf(const StageGraph& g, uint32_t microBatches)
+{
+    std::array<PassTimes, 2> t;
+    for (auto& chunk : t)
+    {
+        chunk = {0, 0, 0};
+    }
+    for (const PassSpan& span : g.passes)
+    {
+        double s = 0;
+        for (uint32_t i = span.begin; i < span.end; ++i)
+        {
+            s += g.nodes[i].kind == WorkNodeKind::COMPUTE ? g.nodes[i].durationS : 0;
+        }
+        PassTimes& chunk = t.at(span.step.chunk);
+        (span.step.pass == SchedulePass::FORWARD    ? chunk.forward
+         : span.step.pass == SchedulePass::BACKWARD ? chunk.backward
+                                                    : chunk.weight) += s / microBatches;
+    }
+    return t;
+}
+} // namespace
+
 Workload
 Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster& coster)
 {
@@ -52,39 +82,60 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
                                : BuildInferenceStage(w.model, w.run, stage, expected));
         NS_LOG_DEBUG("stage " << stage << ": " << w.stages.back().nodes.size() << " nodes");
     }
-    if (coster)
+    if (!coster)
     {
-        // Many nodes share a shape: cost each distinct operator once, in the order the nodes
-        // first name them.
-        std::unordered_map<OperatorDesc, OperatorCost, OperatorDescHash> memo;
-        std::vector<OperatorCost> costs;
-        for (auto& g : w.stages)
-        {
-            costs.clear();
-            for (const OperatorDesc& op : g.ops)
-            {
-                auto it = memo.find(op);
-                if (it == memo.end())
-                {
-                    it = memo.emplace(op, coster(op)).first;
-                }
-                costs.push_back(it->second);
-            }
-            for (auto& n : g.nodes)
-            {
-                if (n.kind != WorkNodeKind::COMPUTE)
-                {
-                    continue;
-                }
-                const OperatorCost& c = costs[n.op];
-                n.durationS = c.timeS;
-                n.tensorBytes = static_cast<uint64_t>(c.hbmBytes);
-                n.kernels = std::max(1u, c.kernels);
-                n.smScaling = static_cast<float>(c.smScaling);
-            }
-        }
-        NS_LOG_DEBUG(memo.size() << " distinct operators costed");
+        return w;
     }
+    // Many nodes share a shape: cost each distinct operator once, in the order the nodes first
+    // name them.
+    std::unordered_map<OperatorDesc, OperatorCost, OperatorDescHash> memo;
+    auto cost = [&](StageGraph& g)
+    {
+        std::vector<OperatorCost> costs;
+        for (const OperatorDesc& op : g.ops)
+        {
+            auto it = memo.find(op);
+            if (it == memo.end())
+            {
+                it = memo.emplace(op, coster(op)).first;
+            }
+            costs.push_back(it->second);
+        }
+        for (auto& n : g.nodes)
+        {
+            if (n.kind != WorkNodeKind::COMPUTE)
+            {
+                continue;
+            }
+            const OperatorCost& c = costs[n.op];
+            n.durationS = c.timeS;
+            n.tensorBytes = static_cast<uint64_t>(c.hbmBytes);
+            n.kernels = std::max(1u, c.kernels);
+            n.smScaling = static_cast<float>(c.smScaling);
+        }
+    };
+    for (auto& g : w.stages)
+    {
+        cost(g);
+    }
+    if (run.mode == RunMode::TRAINING && run.parallel.VShape())
+    {
+        // ZB-V orders its passes on their times (ZeroBubbleVSchedules): the stages built on
+        // equal times give each rank's, and are built again in the order those imply.
+        std::vector<std::array<PassTimes, 2>> times;
+        for (const auto& g : w.stages)
+        {
+            times.push_back(PassTimesOf(g, run.MicroBatches()));
+        }
+        const auto schedules = ZeroBubbleVSchedules(run.parallel.pp, run.MicroBatches(), times);
+        for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
+        {
+            w.stages[stage] =
+                BuildTrainingStage(w.model, w.run, stage, expected, &schedules[stage]);
+            cost(w.stages[stage]);
+        }
+    }
+    NS_LOG_DEBUG(memo.size() << " distinct operators costed");
     return w;
 }
 
