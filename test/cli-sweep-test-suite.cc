@@ -680,8 +680,9 @@ class CliSweepMachinesTestCase : public TestCase
 /**
  * \ingroup rapid-llm-tests
  * \brief A sweep over pipeline schedules (--pp-schedule=1f1b,zb-h1): zb-h1 on the layouts with
- * a pipeline (ruled out without one), each row run's prediction of its layout and schedule, a
- * schedule column in the file and the table and each schedule's best under it.
+ * a pipeline (ruled out without one), zb-v on those of two chunks a stage, each row run's
+ * prediction of its layout and schedule, a schedule column in the file and the table and each
+ * schedule's best under it.
  */
 class CliSweepSchedulesTestCase : public TestCase
 {
@@ -769,6 +770,25 @@ class CliSweepSchedulesTestCase : public TestCase
         RAPIDLLM_REQUIRE_EQ(merged.status, 0, merged.err);
         NS_TEST_EXPECT_MSG_EQ(
             ReadText(dir + "/m/results.csv"), ReadText(dir + "/s/results.csv"), "merged shards");
+        // zb-v on the layouts of two chunks a stage, zb-h1 on those of one.
+        CliResult zb = RunCli(Cat({"sweep",
+                                   "--workers=2",
+                                   "--json",
+                                   "--pp=4",
+                                   "--vpp=1,2",
+                                   "--pp-schedule=zb-h1,zb-v"},
+                                  job),
+                              dir);
+        RAPIDLLM_REQUIRE_EQ(zb.status, 0, zb.err);
+        const Json zbOut = Json::parse(zb.out);
+        RAPIDLLM_REQUIRE_EQ(zbOut.at("rows").size(), 2u, zb.out);
+        NS_TEST_EXPECT_MSG_EQ(zbOut.at("input").at("skipped").get<uint32_t>(), 2u, "the others");
+        for (const Json& r : zbOut.at("rows"))
+        {
+            const std::string schedule = r.at("pp_schedule").get<std::string>();
+            NS_TEST_EXPECT_MSG_EQ(
+                r.at("vpp").get<uint32_t>(), (schedule == "zb-v" ? 2u : 1u), schedule);
+        }
         // Only zb-h1 on layouts without a pipeline: nothing to run, the reason named.
         CliResult none =
             RunCli(Cat({"sweep", "--workers=1", "--pp=1", "--pp-schedule=zb-h1"}, job), dir);
