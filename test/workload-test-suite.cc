@@ -636,6 +636,15 @@ class PipelineScheduleTestCase : public TestCase
         // The busiest rank's own passes take 8 x (3 + 4.2): less than one pass more here
         // (the order made for equal times: 63.5).
         NS_TEST_EXPECT_MSG_LT(fitted, 8 * (3.0 + 4.2) + 1, "next to no bubble");
+        // A first chunk fast enough to fill its rank before its micro-batches come back (2 pp
+        // chunk forwards of the first rank's before the first micro-batch reaches its second
+        // chunk): each micro-batch's second chunk is then reserved at its first, and every
+        // pass still runs.
+        std::vector<std::array<PassTimes, 2>> skewed(2, {PassTimes{1, 1, 1}, {1, 1, 1}});
+        skewed[0][0] = {0.1, 1, 1};
+        const auto reserved = ZeroBubbleVSchedules(2, 8, skewed);
+        NS_TEST_EXPECT_MSG_EQ(reserved.at(0).size() + reserved.at(1).size(), 96, "6 m a rank");
+        NS_TEST_EXPECT_MSG_GT(RunPrograms(reserved, skewed), 0, "no rank waits forever");
     }
 
     /**

@@ -99,10 +99,18 @@ ZeroBubbleH1Schedule(uint32_t pp, uint32_t stage, uint32_t microBatches)
     return steps;
 }
 
+namespace {
+/**
+ * ZeroBubbleVSchedules' greedy run of the pipeline. At most 2 pp chunk forwards a rank wait for
+ * their weight pass; with \p reserve a micro-batch's first forward on a rank counts its second
+ * chunk's too, so that the second can always run.
+ * \return each rank's steps, or nothing if the ranks came to wait for each other
+ */
 std::vector<std::vector<ScheduleStep>>
-ZeroBubbleVSchedules(uint32_t pp,
-                     uint32_t microBatches,
-                     const std::vector<std::array<PassTimes, 2>>& times)
+GreedyVOrder(uint32_t pp,
+             uint32_t microBatches,
+             const std::vector<std::array<PassTimes, 2>>& times,
+             bool reserve)
 {
     const uint32_t vstages = 2 * pp;
     const uint32_t m = microBatches;
@@ -113,7 +121,9 @@ ZeroBubbleVSchedules(uint32_t pp,
     std::vector<uint32_t> weights(vstages, 0);
     std::vector<std::vector<double>> forwardEnd(vstages, std::vector<double>(m));
     std::vector<std::vector<double>> backwardEnd(vstages, std::vector<double>(m));
-    std::vector<uint32_t> waiting(pp, 0); // chunk forwards whose weight pass has not run
+    // Per rank, chunk forwards whose weight pass has not run (with reserve, a micro-batch's
+    // second chunk counted from its first forward on).
+    std::vector<uint32_t> held(pp, 0);
     std::vector<double> freeAt(pp, 0);
     std::multiset<double> ends; // when the passes that have not ended yet end
     std::vector<std::vector<ScheduleStep>> steps(pp);
@@ -125,7 +135,7 @@ ZeroBubbleVSchedules(uint32_t pp,
         const double t = *std::min_element(freeAt.begin(), freeAt.end());
         if (t == std::numeric_limits<double>::infinity())
         {
-            throw std::logic_error("ZeroBubbleVSchedules: no pass can run");
+            return {};
         }
         ends.erase(ends.begin(), ends.upper_bound(t));
         for (uint32_t rank = 0; rank < pp; ++rank)
@@ -138,7 +148,9 @@ ZeroBubbleVSchedules(uint32_t pp,
             auto forwardReady = [&](uint32_t s)
             {
                 const uint32_t mb = forwards[s];
-                return mb < m && (s == 0 || (forwards[s - 1] > mb && forwardEnd[s - 1][mb] <= t));
+                const uint32_t takes = reserve ? (s < pp ? 2 : 0) : 1;
+                return mb < m && held[rank] + takes <= vstages
+                       && (s == 0 || (forwards[s - 1] > mb && forwardEnd[s - 1][mb] <= t));
             };
             auto backwardReady = [&](uint32_t s)
             {
@@ -168,7 +180,7 @@ ZeroBubbleVSchedules(uint32_t pp,
             };
             SchedulePass pass = SchedulePass::BACKWARD;
             int chunk = pick(backwards, backwardReady);
-            if (chunk < 0 && waiting[rank] < vstages)
+            if (chunk < 0)
             {
                 pass = SchedulePass::FORWARD;
                 chunk = pick(forwards, forwardReady);
@@ -195,7 +207,7 @@ ZeroBubbleVSchedules(uint32_t pp,
                     step.microBatch = forwards[s]++;
                     end += cost.forward;
                     forwardEnd[s][step.microBatch] = end;
-                    ++waiting[rank];
+                    held[rank] += reserve ? (chunk == 0 ? 2 : 0) : 1;
                     break;
                 case SchedulePass::BACKWARD:
                     step.microBatch = backwards[s]++;
@@ -205,7 +217,7 @@ ZeroBubbleVSchedules(uint32_t pp,
                 case SchedulePass::WEIGHT:
                     step.microBatch = weights[s]++;
                     end += cost.weight;
-                    --waiting[rank];
+                    --held[rank];
                     break;
             }
             freeAt[rank] = end;
@@ -220,6 +232,25 @@ ZeroBubbleVSchedules(uint32_t pp,
             freeAt[rank] = ends.empty() ? std::numeric_limits<double>::infinity() : *ends.begin();
         }
         idle.clear();
+    }
+    return steps;
+}
+} // namespace
+
+std::vector<std::vector<ScheduleStep>>
+ZeroBubbleVSchedules(uint32_t pp,
+                     uint32_t microBatches,
+                     const std::vector<std::array<PassTimes, 2>>& times)
+{
+    auto steps = GreedyVOrder(pp, microBatches, times, false);
+    if (steps.empty())
+    {
+        // First chunks filled a rank before its micro-batches came back to their second.
+        steps = GreedyVOrder(pp, microBatches, times, true);
+    }
+    if (steps.empty())
+    {
+        throw std::logic_error("ZeroBubbleVSchedules: no pass can run");
     }
     return steps;
 }

@@ -97,7 +97,10 @@ struct PassTimes
  * ready, else the oldest forward that is ready while fewer than 2 pp chunk passes (1F1B's
  * first-stage peak: pp micro-batches of a whole stage) wait for their weight pass, else the
  * oldest weight pass ready (a chunk 1 pass before a chunk 0 pass of the same micro-batch), else
- * it waits for the next pass to end. On equal times (the paper's T_F = T_B = T_W) this leaves
+ * it waits for the next pass to end. Where first chunks would fill a rank before its
+ * micro-batches come back to their second chunks (the ranks then waiting for each other), each
+ * micro-batch's first forward on a rank counts its second chunk's too, which keeps fewer in
+ * flight. On equal times (the paper's T_F = T_B = T_W) this leaves
  * pp - 1 chunk passes of bubble (1F1B: 6 (pp - 1), ZB-H1: 2 (pp - 1)). Like the reference's
  * search (sail-sg's v_schedule), it orders the passes by their times, which differ from rank to
  * rank and pass to pass: an order made for equal times stalls on real ones. The rule is simpler
