@@ -257,6 +257,8 @@ class CliBadInputTestCase : public TestCase
               "--first-stage-layers=4",
               "--last-stage-layers=4"},
              {"option --pp-schedule", "zb-v", "first_stage_layers and last_stage_layers 0"}},
+            {{"run", "--pp-schedule=zb-v", "--pp=5", "--vpp=2", "--gbs=5", "--model=gpt-1.7b"},
+             {"option --pp", "divisible by pp x vpp (5 x 2)"}},
             {{"run", "--batch=4"}, {"option --batch", "--mode=training"}},
             {{"run", "--gen=4"}, {"option --gen", "--mode=training"}},
             {{"memory", "--first-token=decode"}, {"option --first-token", "--mode=training"}},
@@ -633,6 +635,10 @@ class CliBadInputTestCase : public TestCase
                     r.err.find(n), std::string::npos, line + ": '" + n + "' in: " + r.err);
             }
         }
+        // zb-v splits its chunks evenly: no suggestion of first and last stage layers.
+        const CliResult uneven = RunCli(
+            {"run", "--pp-schedule=zb-v", "--pp=5", "--vpp=2", "--gbs=5", "--model=gpt-1.7b"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(uneven.err.find("first_stage_layers"), std::string::npos, uneven.err);
         // ns-3's NS_ATTRIBUTE_DEFAULT: a value ns-3 would abort on, a name it would ignore.
         for (const auto& [entry, needle] : std::vector<std::pair<std::string, std::string>>{
                  {"ns3::rapidllm::TraceReplayer::MaxSimulatedTime=bogus", "'bogus' is not a value"},

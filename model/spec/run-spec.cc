@@ -460,9 +460,12 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
         {
             std::ostringstream os;
             os << "layers (" << layers << ") must be divisible by pp x vpp (" << p.pp << " x "
-               << p.virtualStages
-               << "), or give the first and last stages their own layer counts "
-                  "(first_stage_layers, last_stage_layers) and split the rest evenly";
+               << p.virtualStages << ")";
+            if (!p.VShape()) // zb-v splits its chunks evenly
+            {
+                os << ", or give the first and last stages their own layer counts "
+                      "(first_stage_layers, last_stage_layers) and split the rest evenly";
+            }
             const uint64_t chunks = uint64_t(p.pp) * p.virtualStages;
             for (uint32_t extra : {1u, 2u})
             {
