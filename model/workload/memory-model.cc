@@ -132,6 +132,12 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
         os << "; the " << p.schedule
            << " pipeline schedule keeps each deferred weight-gradient GEMM's input and "
               "output gradient until its weight pass (sail-sg's WeightGradStore)";
+        if (p.VShape())
+        {
+            os << ", places two model chunks a rank in a V (the first rank holding the embedding "
+                  "and the LM head) and lets at most 2 x pp chunk forwards wait for their weight "
+                  "pass, 1F1B's count";
+        }
     }
     return os.str();
 }
