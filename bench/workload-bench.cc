@@ -4,8 +4,9 @@
 
 // Benchmarks of the workload layer: building every rank's graph and the memory report.
 // Target (workload issue): GPT-3 175B on 1024 GPUs (TP8 PP8 DP16, mbs 1, global batch 1536)
-// in under 1 s on one core. Arguments: recomputation mode, and whether the compute model costs
-// the operators.
+// in under 1 s on one core. Arguments: recomputation mode, whether the compute model costs
+// the operators, and whether the pipeline runs zb-v (two chunks a rank, whose order is made on
+// the costed pass times: the stages are built twice).
 
 #include "ns3/compute-coster.h"
 #include "ns3/hardware-spec.h"
@@ -25,6 +26,11 @@ BM_BuildGpt3On1024Gpus(benchmark::State& state)
     ModelSpec model = ModelSpec::Load("gpt3-175b");
     RunSpec run = fixture::Gpt3On1024Gpus();
     run.recompute = static_cast<Recompute>(state.range(0));
+    if (state.range(2) != 0)
+    {
+        run.parallel.schedule = "zb-v";
+        run.parallel.virtualStages = 2;
+    }
     GpuSpec gpu;
     gpu.hbmBytes = 80ull << 30;
     std::size_t nodes = 0;
@@ -52,9 +58,10 @@ BM_BuildGpt3On1024Gpus(benchmark::State& state)
 }
 
 BENCHMARK(BM_BuildGpt3On1024Gpus)
-    ->Args({static_cast<int>(Recompute::NONE), 0})
-    ->Args({static_cast<int>(Recompute::FULL), 0})
-    ->Args({static_cast<int>(Recompute::FULL), 1})
+    ->Args({static_cast<int>(Recompute::NONE), 0, 0})
+    ->Args({static_cast<int>(Recompute::FULL), 0, 0})
+    ->Args({static_cast<int>(Recompute::FULL), 1, 0})
+    ->Args({static_cast<int>(Recompute::FULL), 1, 1})
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
