@@ -187,9 +187,10 @@ MakeDeclarations()
             .Mode("inference"),
         O::Choice("kv-cache-dtype",
                   "inference: the KV cache's element type: auto (the activations' 16 bits), fp8 "
-                  "(vLLM's --kv-cache-dtype fp8, TensorRT-LLM, SGLang) or int8 (lmdeploy's "
+                  "(vLLM's --kv-cache-dtype fp8, TensorRT-LLM, SGLang), int8 (lmdeploy's "
                   "quant_policy 8): one byte holds twice the tokens and halves the decode "
-                  "attention's reads",
+                  "attention's reads, or int4 (lmdeploy's quant_policy 4): half a byte, four "
+                  "times the tokens",
                   runChoices("kv_cache_dtype"),
                   "auto")
             .Field("kv_cache_dtype")

@@ -2,9 +2,10 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 
-// A quantized KV cache (vLLM's --kv-cache-dtype fp8, lmdeploy's int8 quant_policy): one byte a
-// cached element, so the cache holds twice the tokens of a 16-bit one and the decode attention
-// reads half the bytes, dequantizing what it loads in registers.
+// A quantized KV cache (vLLM's --kv-cache-dtype fp8, lmdeploy's int8 and int4 quant_policy): one
+// byte a cached element (half a byte for int4), so the cache holds twice (four times) the tokens
+// of a 16-bit one and the decode attention reads half (a quarter of) the bytes, dequantizing what
+// it loads in registers.
 
 #include "job-fixtures.h"
 #include "ns3/compute-coster.h"
@@ -50,9 +51,9 @@ class KvCacheKernelTestCase : public TestCase
         const double elements = double(batch) * 8 * kvLen * (128 + 128);
         const OperatorCost bf16 = h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16);
         const OperatorCost fp8 =
-            h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 1);
+            h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 8);
         const OperatorCost same =
-            h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 2);
+            h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 16);
         NS_TEST_EXPECT_MSG_EQ(same.timeS, bf16.timeS, "a 16-bit cache is the default");
         NS_TEST_EXPECT_MSG_EQ(same.hbmBytes, bf16.hbmBytes, "a 16-bit cache is the default");
         RAPIDLLM_REQUIRE_EQ(fp8.tiling.splitK, bf16.tiling.splitK, "the same split");
@@ -67,12 +68,20 @@ class KvCacheKernelTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(fp8.bound, BoundLevel::HBM, "still memory bound");
         NS_TEST_EXPECT_MSG_LT(fp8.timeS, 0.6 * bf16.timeS, "about half the reads");
         NS_TEST_EXPECT_MSG_GT(fp8.timeS, 0.45 * bf16.timeS, "about half the reads");
+        // A half-byte cache (lmdeploy's int4): half the one-byte cache's reads, the same
+        // dequantization per element.
+        const OperatorCost int4 =
+            h100->DecodeAttention(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 4);
+        NS_TEST_EXPECT_MSG_EQ_TOL(fp8.hbmBytes - int4.hbmBytes, elements / 2, 1.0, "half a byte");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            int4.computeTimeS, fp8.computeTimeS, 1e-12, "the same conversions");
+        NS_TEST_EXPECT_MSG_LT(int4.timeS, fp8.timeS, "fewer reads");
 
         // The per-head kernel: every block dequantizes the group's cache it walks.
         const OperatorCost headBf16 =
             h100->DecodeAttentionPerHead(batch, 32, 8, kvLen, 128, DataType::BF16);
         const OperatorCost headInt8 =
-            h100->DecodeAttentionPerHead(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 1);
+            h100->DecodeAttentionPerHead(batch, 32, 8, kvLen, 128, DataType::BF16, 0, false, 8);
         NS_TEST_EXPECT_MSG_EQ_TOL(headBf16.hbmBytes - headInt8.hbmBytes, elements, 1.0, "HBM");
         NS_TEST_EXPECT_MSG_EQ_TOL(headBf16.l2Bytes - headInt8.l2Bytes, 4 * elements, 1.0, "L2");
         const double headVector =
@@ -128,12 +137,20 @@ class KvCacheJobTestCase : public TestCase
                 {
                     ++decodes;
                     const OperatorDesc& op = w.stages[0].OpOf(n);
-                    NS_TEST_EXPECT_MSG_EQ(op.Attention().cacheBytes, 1u, "a one-byte cache");
+                    NS_TEST_EXPECT_MSG_EQ(op.Attention().cacheBits, 8u, "a one-byte cache");
                     NS_TEST_EXPECT_MSG_EQ(int(op.dtype), int(DataType::BF16), "bf16 compute");
                 }
             }
             NS_TEST_EXPECT_MSG_EQ(decodes, 4u * 15, "4 layers x 15 decode steps");
         }
+
+        // Half a byte an element (lmdeploy's int4): a quarter of the 16-bit cache.
+        RunSpec int4 = run;
+        int4.kvCacheDtype = "int4";
+        NS_TEST_EXPECT_MSG_EQ(LayerShapes(model, int4).KvCacheBytesPerToken(), perToken16 / 4, "");
+        const MemoryReport m4 = AnalyzeMemory(Workload::Build(model, int4), gpu);
+        NS_TEST_EXPECT_MSG_EQ(m4.worst.kvCache * 4, bf16.worst.kvCache, "a quarter");
+        NS_TEST_EXPECT_MSG_NE(m4.assumption.find("int4 KV cache"), std::string::npos, "named");
 
         // The disaggregated handover sends the cache as stored: 1,024 tokens x 4 layers x 8
         // KV heads x (K + V) x 128, one byte each, GPU 0 to GPU 1.
@@ -178,7 +195,7 @@ class KvCacheSpecTestCase : public TestCase
                                       RunSpec::Parse("mode: inference\nkv_cache_dtype: fp4\n",
                                                      "run.yaml");
                                   },
-                                  {"run.yaml", "kv_cache_dtype", "auto", "fp8", "int8"}),
+                                  {"run.yaml", "kv_cache_dtype", "auto", "fp8", "int8", "int4"}),
                               true,
                               "the allowed values");
         const RunSpec parsed =

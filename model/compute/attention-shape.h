@@ -34,19 +34,19 @@ enum class AttentionKernel
  */
 struct AttentionShape
 {
-    uint64_t batch = 1;      //!< sequences
-    uint64_t heads = 1;      //!< query heads
-    uint64_t kvHeads = 1;    //!< key/value heads (GQA/MQA when fewer than heads)
-    uint64_t queryLen = 1;   //!< query tokens per sequence
-    uint64_t kvLen = 1;      //!< key/value tokens per sequence (queries are the last queryLen)
-    uint64_t headDim = 64;   //!< head dimension (of the queries and keys)
-    uint64_t valueDim = 0;   //!< value head dimension, decode only (0: headDim)
-    bool latentKv = false;   //!< decode: keys and values are one cached vector (MLA), read once
-    uint32_t cacheBytes = 0; //!< decode: bytes of a cached element (0: the call's type's)
-    bool causal = true;      //!< causal mask: blocks above the diagonal are skipped
-    uint64_t window = 0;     //!< causal sliding window: each query sees at most its last `window`
-                         //!< keys, itself included (0: no window); blocks left of it are skipped
-    bool dropout = false; //!< unfused attention: dropout on the probabilities, its own kernel
+    uint64_t batch = 1;     //!< sequences
+    uint64_t heads = 1;     //!< query heads
+    uint64_t kvHeads = 1;   //!< key/value heads (GQA/MQA when fewer than heads)
+    uint64_t queryLen = 1;  //!< query tokens per sequence
+    uint64_t kvLen = 1;     //!< key/value tokens per sequence (queries are the last queryLen)
+    uint64_t headDim = 64;  //!< head dimension (of the queries and keys)
+    uint64_t valueDim = 0;  //!< value head dimension, decode only (0: headDim)
+    bool latentKv = false;  //!< decode: keys and values are one cached vector (MLA), read once
+    uint32_t cacheBits = 0; //!< decode: bits of a cached element (0: the call's type's)
+    bool causal = true;     //!< causal mask: blocks above the diagonal are skipped
+    uint64_t window = 0;    //!< causal sliding window: each query sees at most its last `window`
+                            //!< keys, itself included (0: no window); blocks left of it are skipped
+    bool dropout = false;   //!< unfused attention: dropout on the probabilities, its own kernel
     AttentionKernel kernel = AttentionKernel::FLASH2; //!< fused attention: the kernel that runs
 
     /** \return the value head dimension */
@@ -64,7 +64,7 @@ struct AttentionShape
                && queryLen == o.queryLen && kvLen == o.kvLen && headDim == o.headDim
                && causal == o.causal && window == o.window && dropout == o.dropout
                && kernel == o.kernel && valueDim == o.valueDim && latentKv == o.latentKv
-               && cacheBytes == o.cacheBytes;
+               && cacheBits == o.cacheBits;
     }
 };
 

@@ -17,13 +17,13 @@ NS_LOG_COMPONENT_DEFINE("RapidLlmDecodeAttentionKernelModel");
 
 namespace {
 /**
- * \return the vector operations that turn \p elements cached elements of \p cacheBytes bytes
- * into the compute type of \p bytes bytes: none for a cache in that type (cacheBytes 0 says so)
+ * \return the vector operations that turn \p elements cached elements of \p cacheBits bits
+ * into the compute type of \p bytes bytes: none for a cache in that type (cacheBits 0 says so)
  */
 double
-DequantizeFlops(uint32_t cacheBytes, double bytes, double elements)
+DequantizeFlops(uint32_t cacheBits, double bytes, double elements)
 {
-    return cacheBytes > 0 && cacheBytes != bytes ? kDequantizeOps * elements : 0.0;
+    return cacheBits > 0 && cacheBits != 8 * bytes ? kDequantizeOps * elements : 0.0;
 }
 } // namespace
 
@@ -37,7 +37,7 @@ SplitKvDecodeAttention(const GpuSpec& g,
                        DataType type,
                        uint64_t valueDim,
                        bool latent,
-                       uint32_t cacheBytes)
+                       uint32_t cacheBits)
 {
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
@@ -51,8 +51,8 @@ SplitKvDecodeAttention(const GpuSpec& g,
     const double dv = valueDim > 0 ? double(valueDim) : d;
     // Each cached token holds a key and a value, or under MLA one latent both are read from.
     const double kvElements = groups * kvLen * (latent ? d : d + dv);
-    const double kvBytes = kvElements * (cacheBytes > 0 ? cacheBytes : b);
-    const double dequant = DequantizeFlops(cacheBytes, b, kvElements);
+    const double kvBytes = kvElements * (cacheBits > 0 ? cacheBits / 8.0 : b);
+    const double dequant = DequantizeFlops(cacheBits, b, kvElements);
     OperatorCost best;
     bool found = false;
     for (uint32_t split = 1; split <= 256; split *= 2)
@@ -125,7 +125,7 @@ PerHeadDecodeAttention(const GpuSpec& g,
                        DataType type,
                        uint64_t valueDim,
                        bool latent,
-                       uint32_t cacheBytes)
+                       uint32_t cacheBits)
 {
     const GpuEfficiency& e = g.efficiency;
     const double b = BytesOf(type);
@@ -134,7 +134,7 @@ PerHeadDecodeAttention(const GpuSpec& g,
     const uint64_t ctas = batch * heads;
     const double share = SmShare(g, ctas);
     const double perHeadElements = kvLen * (latent ? d : d + dv); // K and V of one head
-    const double perHead = perHeadElements * (cacheBytes > 0 ? cacheBytes : b);
+    const double perHead = perHeadElements * (cacheBits > 0 ? cacheBits / 8.0 : b);
     const double io = batch * heads * (d + dv) * b; // the query in, the output out
     const double hbmBytes = double(batch) * kvHeads * perHead + io;
     const double l2Bytes = double(ctas) * perHead + io;
@@ -144,7 +144,7 @@ PerHeadDecodeAttention(const GpuSpec& g,
     // Q K^T and P V as fp32 FMAs, plus the softmax (max, exp, sum, scale).
     const double flops = 2.0 * ctas * kvLen * (d + dv);
     const double tCompute = (flops + 12.0 * ctas * kvLen
-                             + DequantizeFlops(cacheBytes, b, double(ctas) * perHeadElements))
+                             + DequantizeFlops(cacheBits, b, double(ctas) * perHeadElements))
                             / (g.VectorFlops(DataType::FP32) * e.vector * share);
     OperatorCost c;
     c.kind = "decode_attention";

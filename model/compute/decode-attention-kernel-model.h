@@ -31,8 +31,9 @@ namespace kernel {
  * \param valueDim value head dimension (0: headDim)
  * \param latent keys and values are one cached vector (MLA's latent: the values are its first
  * valueDim elements), read once
- * \param cacheBytes bytes of a cached element (0: type's); a one-byte cache (fp8, int8) is
- * dequantized to type in registers, a conversion and a scaling per element it loads
+ * \param cacheBits bits of a cached element (0: type's); a one-byte (fp8, int8) or half-byte
+ * (int4) cache is dequantized to type in registers, a conversion and a scaling per element it
+ * loads
  * \return the cost
  */
 OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
@@ -44,7 +45,7 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
                                     DataType type,
                                     uint64_t valueDim = 0,
                                     bool latent = false,
-                                    uint32_t cacheBytes = 0);
+                                    uint32_t cacheBits = 0);
 
 /**
  * \ingroup rapid-llm
@@ -60,7 +61,7 @@ OperatorCost SplitKvDecodeAttention(const GpuSpec& g,
  * \param type the queries' and outputs' type, which the kernel computes in
  * \param valueDim value head dimension (0: headDim)
  * \param latent keys and values are one cached vector, read once
- * \param cacheBytes bytes of a cached element (0: type's), dequantized as SplitKvDecodeAttention's
+ * \param cacheBits bits of a cached element (0: type's), dequantized as SplitKvDecodeAttention's
  * \return the cost
  */
 OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
@@ -72,7 +73,7 @@ OperatorCost PerHeadDecodeAttention(const GpuSpec& g,
                                     DataType type,
                                     uint64_t valueDim = 0,
                                     bool latent = false,
-                                    uint32_t cacheBytes = 0);
+                                    uint32_t cacheBits = 0);
 
 } // namespace kernel
 } // namespace rapidllm

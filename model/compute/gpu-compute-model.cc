@@ -358,7 +358,7 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
                                  DataType type,
                                  uint64_t valueDim,
                                  bool latent,
-                                 uint32_t cacheBytes)
+                                 uint32_t cacheBits)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     return AtClock(
@@ -366,7 +366,7 @@ GpuComputeModel::DecodeAttention(uint64_t batch,
         [&](const GpuSpec& g)
         {
             return kernel::SplitKvDecodeAttention(
-                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBytes);
+                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBits);
         });
 }
 
@@ -379,7 +379,7 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
                                         DataType type,
                                         uint64_t valueDim,
                                         bool latent,
-                                        uint32_t cacheBytes)
+                                        uint32_t cacheBits)
 {
     CheckDecode(batch, heads, kvHeads, kvLen, headDim);
     return AtClock(
@@ -387,7 +387,7 @@ GpuComputeModel::DecodeAttentionPerHead(uint64_t batch,
         [&](const GpuSpec& g)
         {
             return kernel::PerHeadDecodeAttention(
-                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBytes);
+                g, batch, heads, kvHeads, kvLen, headDim, type, valueDim, latent, cacheBits);
         });
 }
 

@@ -164,8 +164,8 @@ class GpuComputeModel : public Object
      * \param type the queries' and outputs' type, which the kernel computes in
      * \param valueDim value head dimension (0: headDim)
      * \param latent keys and values are one cached vector (MLA's latent), read once
-     * \param cacheBytes bytes of a cached element (0: type's; 1: an fp8 or int8 cache, dequantized
-     * in registers)
+     * \param cacheBits bits of a cached element (0: type's; 8: an fp8 or int8 cache, 4: an int4
+     * one, dequantized in registers)
      * \return the cost
      */
     OperatorCost DecodeAttention(uint64_t batch,
@@ -176,7 +176,7 @@ class GpuComputeModel : public Object
                                  DataType type,
                                  uint64_t valueDim = 0,
                                  bool latent = false,
-                                 uint32_t cacheBytes = 0);
+                                 uint32_t cacheBits = 0);
 
     /**
      * \brief One decode step's attention as FasterTransformer's masked multi-head attention
@@ -192,8 +192,8 @@ class GpuComputeModel : public Object
      * \param type the queries' and outputs' type, which the kernel computes in
      * \param valueDim value head dimension (0: headDim)
      * \param latent keys and values are one cached vector (MLA's latent), read once
-     * \param cacheBytes bytes of a cached element (0: type's; 1: an fp8 or int8 cache, dequantized
-     * in registers)
+     * \param cacheBits bits of a cached element (0: type's; 8: an fp8 or int8 cache, 4: an int4
+     * one, dequantized in registers)
      * \return the cost
      */
     OperatorCost DecodeAttentionPerHead(uint64_t batch,
@@ -204,7 +204,7 @@ class GpuComputeModel : public Object
                                         DataType type,
                                         uint64_t valueDim = 0,
                                         bool latent = false,
-                                        uint32_t cacheBytes = 0);
+                                        uint32_t cacheBits = 0);
 
     /**
      * \brief A roofline kernel on the CUDA cores: max(vector time, HBM time) plus overheads.

@@ -36,6 +36,12 @@ BytesOf(DataType type)
     return 4;
 }
 
+uint32_t
+BitsOf(DataType type)
+{
+    return type == DataType::INT4 ? 4 : 8 * BytesOf(type);
+}
+
 double
 WeightBytesOf(DataType type)
 {

@@ -34,6 +34,9 @@ enum class DataType
  */
 uint32_t BytesOf(DataType type);
 
+/** \return bits per element of \p type: 4 for int4 (two elements a byte), else 8 x BytesOf */
+uint32_t BitsOf(DataType type);
+
 /**
  * \return the bytes one weight of \p type takes in memory: int4's half byte and a 16-bit scale
  * per group of 128 along the reduction dimension (GPTQ's and AWQ's default group size), else

@@ -347,7 +347,7 @@ RunSpec::Choices(const std::string& field)
     }
     if (field == "kv_cache_dtype")
     {
-        return {"auto", "fp8", "int8"};
+        return {"auto", "fp8", "int8", "int4"};
     }
     if (field == "main_grads")
     {

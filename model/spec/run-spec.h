@@ -244,9 +244,10 @@ struct RunSpec
     bool cascadeAttention = false;
     /**
      * Inference: the KV cache's element type: auto (the activation type), fp8 (vLLM's
-     * kv_cache_dtype fp8, TensorRT-LLM's and SGLang's FP8 KV cache) or int8 (lmdeploy's
-     * quant_policy 8, TensorRT-LLM's INT8 KV cache). A one-byte cache holds twice the tokens of
-     * a 16-bit one; the decode attention reads it and dequantizes it in registers.
+     * kv_cache_dtype fp8, TensorRT-LLM's and SGLang's FP8 KV cache), int8 (lmdeploy's
+     * quant_policy 8, TensorRT-LLM's INT8 KV cache) or int4 (lmdeploy's quant_policy 4). A
+     * one-byte cache holds twice the tokens of a 16-bit one, a half-byte one four times; the
+     * decode attention reads it and dequantizes it in registers.
      */
     std::string kvCacheDtype = "auto";
     /**

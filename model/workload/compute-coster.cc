@@ -126,7 +126,7 @@ CostOperator(GpuComputeModel& model, const OperatorDesc& op)
                                    dt,
                                    a.valueDim,
                                    a.latentKv,
-                                   a.cacheBytes);
+                                   a.cacheBits);
         }
         case OpType::LAYER_NORM:
         {

@@ -50,7 +50,7 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     }
     vocab = (model.vocab + p.tp - 1) / p.tp;
     elementBytes = BytesOf(run.ActivationType());
-    cacheBytes = BytesOf(run.KvCacheType());
+    cacheBits = BitsOf(run.KvCacheType());
     moeImbalance = run.moeImbalance;
 
     const uint64_t h = hidden;
@@ -174,7 +174,7 @@ LayerShapes::AttentionOut() const
 uint64_t
 LayerShapes::KvCacheBytesPerToken() const
 {
-    return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * cacheBytes;
+    return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * cacheBits / 8;
 }
 
 ExpertRouting

@@ -78,7 +78,7 @@ struct LayerShapes
     uint64_t sharedFc1Out = 0; //!< MoE: the shared expert's first projection width on this rank
     uint64_t vocab = 0;        //!< vocabulary shard (V / tp)
     uint32_t elementBytes = 2; //!< bytes per activation element
-    uint32_t cacheBytes = 2;   //!< bytes per KV-cache element (RunSpec::KvCacheType())
+    uint32_t cacheBits = 16;   //!< bits per KV-cache element (RunSpec::KvCacheType())
     double moeImbalance = 1.0; //!< MoE: busiest expert's tokens over the mean
 
     uint64_t moeLayerParams = 0;   //!< parameters of one MoE layer held by this rank

@@ -230,9 +230,9 @@ OperatorDescHash::operator()(const OperatorDesc& op) const
                 {
                     Mix(h, (s.valueDim << 1) | uint64_t(s.latentKv)); // MLA's decode only
                 }
-                if (s.cacheBytes > 0)
+                if (s.cacheBits > 0)
                 {
-                    Mix(h, s.cacheBytes); // a decode over a quantized cache only
+                    Mix(h, s.cacheBits); // a decode over a quantized cache only
                 }
             }
             else if constexpr (std::is_same_v<S, ElementwiseShape>)

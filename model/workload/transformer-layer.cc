@@ -253,8 +253,9 @@ TransformerLayer::EmitForward(
             a.latentKv = true;
         }
         a.queryLen = 1;
-        // A quantized cache (one byte an element) is read as such and dequantized in registers.
-        a.cacheBytes = s.cacheBytes != s.elementBytes ? s.cacheBytes : 0;
+        // A quantized cache (a byte or half a byte an element) is read as such and dequantized
+        // in registers.
+        a.cacheBits = s.cacheBits != 8 * s.elementBytes ? s.cacheBits : 0;
         // A sliding-window layer keeps and reads only the window's last keys.
         const uint64_t window = Window(e);
         const uint64_t keys = decodeContext + queries;
@@ -273,7 +274,7 @@ TransformerLayer::EmitForward(
             p.heads = s.heads;
             p.queryLen = m_batch * queries;
             p.kvLen = shared;
-            p.cacheBytes = 0; // the prefill kernel, costed in the activation type
+            p.cacheBits = 0; // the prefill kernel, costed in the activation type
             p.kernel = AttentionKernelOf(m_run);
             e.Compute(
                 "attention_prefix",
