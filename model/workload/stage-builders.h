@@ -22,8 +22,8 @@ namespace rapidllm {
  * \param stage the pipeline stage
  * \param expectedNodes nodes to reserve room for (an estimate; 0: none), so that the graph
  *        is not copied as it grows
- * \param schedule the stage's steps in program order (zb-v's, ordered on the passes' times);
- *        null: the run's schedule on equal pass times
+ * \param schedule the stage's steps in program order (ZeroBubbleVSchedules', which zb-v needs:
+ *        its ranks are ordered together); null: the run's schedule
  * \return the graph
  */
 StageGraph BuildTrainingStage(const ModelSpec& model,

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace ns3 {
 namespace rapidllm {
@@ -58,7 +59,8 @@ class TrainingStageBuilder
         }
         else if (p.VShape())
         {
-            steps = ZeroBubbleVSchedules(p.pp, m_microBatches).at(m_stage);
+            // Made for all the ranks at once (Workload::Build).
+            throw std::logic_error("BuildTrainingStage: zb-v needs its ZeroBubbleVSchedules");
         }
         else if (p.ZeroBubble())
         {
@@ -110,30 +112,45 @@ class TrainingStageBuilder
         return passes && (a.microBatch != b.microBatch || a.chunk != b.chunk);
     }
 
-    /** \brief Emits one step of the pipeline schedule, and notes which nodes it emitted. */
+    /** \brief Emits one step of the pipeline schedule. */
     void
     Emit(const ScheduleStep& step)
     {
+        Noted(step,
+              [&]()
+              {
+                  switch (step.pass)
+                  {
+                      case SchedulePass::FORWARD:
+                          Forward(step.microBatch, step.chunk);
+                          break;
+                      case SchedulePass::BACKWARD:
+                          Backward(step.microBatch, step.chunk);
+                          break;
+                      case SchedulePass::WEIGHT:
+                          WeightPass(step.microBatch, step.chunk);
+                          break;
+                  }
+              });
+    }
+
+    /** \brief Runs \p emit and notes the nodes it emitted as (part of) \p step
+     * (StageGraph::passes). */
+    template<typename F>
+    void
+    Noted(const ScheduleStep& step, F emit)
+    {
         const auto begin = static_cast<uint32_t>(m_graph.nodes.size());
-        EmitPass(step);
+        emit();
         m_graph.passes.push_back({step, begin, static_cast<uint32_t>(m_graph.nodes.size())});
     }
 
-    void
-    EmitPass(const ScheduleStep& step)
+    /** \return a new store for \p key's weight gradients (a layer, or kHeadParams) in micro-batch
+     *  \p mb's weight pass of chunk \p chunk */
+    WeightGradientStore*
+    DeferTo(uint32_t mb, uint32_t chunk, int32_t key)
     {
-        switch (step.pass)
-        {
-            case SchedulePass::FORWARD:
-                Forward(step.microBatch, step.chunk);
-                break;
-            case SchedulePass::BACKWARD:
-                Backward(step.microBatch, step.chunk);
-                break;
-            case SchedulePass::WEIGHT:
-                WeightPass(step.microBatch, step.chunk);
-                break;
-        }
+        return &m_weightPasses[{mb, chunk}].emplace_back(key, WeightGradientStore()).second;
     }
 
     uint32_t
@@ -555,9 +572,7 @@ class TrainingStageBuilder
         WeightGradientStore* deferred = nullptr;
         if (m_run.parallel.ZeroBubble())
         {
-            deferred = &m_weightPasses[{mb, chunk}]
-                            .emplace_back(kHeadParams, WeightGradientStore())
-                            .second;
+            deferred = DeferTo(mb, chunk, kHeadParams);
         }
         const uint32_t wgrad = EmitHeadBackward(kHead, deferred);
         if (!deferred)
@@ -752,8 +767,7 @@ class TrainingStageBuilder
             if (m_run.parallel.ZeroBubble())
             {
                 // The weight gradients wait for this micro-batch's weight pass.
-                m_e.DeferWeightGradients(
-                    &m_weightPasses[{mb, chunk}].emplace_back(layer, WeightGradientStore()).second);
+                m_e.DeferWeightGradients(DeferTo(mb, chunk, layer));
             }
             m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
             m_e.DeferWeightGradients(nullptr);
@@ -860,11 +874,11 @@ class TrainingStageBuilder
                 for (uint32_t mb : mbs)
                 {
                     const auto& [key, store] = m_weightPasses.at({mb, chunk}).at(k);
-                    const auto begin = static_cast<uint32_t>(m_graph.nodes.size());
-                    EmitWeights(mb, key, store);
-                    m_graph.passes.push_back({{SchedulePass::WEIGHT, mb, chunk},
-                                              begin,
-                                              static_cast<uint32_t>(m_graph.nodes.size())});
+                    Noted({SchedulePass::WEIGHT, mb, chunk},
+                          [&]()
+                          {
+                              EmitWeights(mb, key, store);
+                          });
                 }
             }
             for (uint32_t mb : mbs)

@@ -75,11 +75,16 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     // graphs are not copied as they grow.
     const std::size_t expected = CheckWorkloadSize(model, run, "run settings").largestStage;
     Workload w{model, run, ParallelLayout(run.parallel), {}};
+    const bool vShape = run.mode == RunMode::TRAINING && run.parallel.VShape();
+    // ZB-V orders every rank's passes together: on equal times first.
+    const auto equalTimes = vShape ? ZeroBubbleVSchedules(run.parallel.pp, run.MicroBatches())
+                                   : std::vector<std::vector<ScheduleStep>>();
     for (uint32_t stage = 0; stage < run.parallel.pp; ++stage)
     {
-        w.stages.push_back(run.mode == RunMode::TRAINING
-                               ? BuildTrainingStage(w.model, w.run, stage, expected)
-                               : BuildInferenceStage(w.model, w.run, stage, expected));
+        w.stages.push_back(
+            run.mode == RunMode::TRAINING ? BuildTrainingStage(
+                w.model, w.run, stage, expected, vShape ? &equalTimes[stage] : nullptr)
+                                          : BuildInferenceStage(w.model, w.run, stage, expected));
         NS_LOG_DEBUG("stage " << stage << ": " << w.stages.back().nodes.size() << " nodes");
     }
     if (!coster)
@@ -118,7 +123,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
     {
         cost(g);
     }
-    if (run.mode == RunMode::TRAINING && run.parallel.VShape())
+    if (vShape)
     {
         // ZB-V orders its passes on their times (ZeroBubbleVSchedules): the stages built on
         // equal times give each rank's, and are built again in the order those imply.
