@@ -784,7 +784,37 @@ JobOptions::Resolve() const
         {
             model.expertFfn = model.ffn;
         }
-        model.Validate(kCommandLine);
+        try
+        {
+            model.Validate(kCommandLine);
+        }
+        catch (const SpecError& e)
+        {
+            const auto& options = GetDeclarations();
+            if (e.GetField().empty()
+                || std::any_of(options.begin(),
+                               options.end(),
+                               [&e](const OptionSpec& o)
+                               {
+                                   return o.name == e.GetField() || o.field == e.GetField();
+                               }))
+            {
+                throw;
+            }
+            // A field no option names (moe.first_dense_layers under --layers=1) is the
+            // model's, as the options reshaped it: name both.
+            std::string source = model.name + " reshaped by";
+            const char* separator = " --";
+            for (const char* o : {"layers", "hidden", "heads", "kv-heads", "ffn", "vocab"})
+            {
+                if (!Get(o).empty())
+                {
+                    source += separator + std::string(o) + "=" + Get(o);
+                    separator = ", --";
+                }
+            }
+            throw SpecError(source, e.GetField(), e.GetMessage());
+        }
     }
 
     // Counts are declared within 32 bits (degrees within the network's 2^24 endpoints); the

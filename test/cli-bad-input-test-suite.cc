@@ -224,6 +224,9 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--mbs=65536", "--dp=65536"}, {"option --mbs", "4294967296"}},
             {{"run", "--mbs=99999999999999999999999"}, {"option --mbs", u32}},
             {{"run", "--layers=4294967296"}, {"option --layers", "'4294967296'", u32}},
+            // A model field the reshaping options broke, which no option names.
+            {{"run", "--model=deepseek-v2-lite", "--layers=1"},
+             {"deepseek-v2-lite reshaped by --layers=1", "'moe.first_dense_layers'", "0 to"}},
             {{"run", "--seq=4294967295"}, {"option --seq", "4294967295", "max_sequence 2048"}},
             {{"run", "--seq=4096"}, {"option --seq", "4096", "1 to 2048"}},
             {{"run", "--gbs=4294967295"}, {"option --gbs", "2^60"}},
