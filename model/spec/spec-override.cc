@@ -441,6 +441,23 @@ SpecOverride::Apply(YAML::Node& root, const std::string& source) const
             s.index = std::stoul(digits);
             s.key = s.key.substr(0, bracket);
         }
+        if (node.IsSequence())
+        {
+            // network.dimensions.0.bandwidth_GBps: the index belongs in brackets.
+            const std::string list = parts[i - 1];
+            std::string byName;
+            if (IsNamedList(node))
+            {
+                const std::string parent = resolved.substr(0, resolved.size() - list.size());
+                for (const auto& element : node)
+                {
+                    byName += (byName.empty() ? "" : ", ") + parent + element["name"].Scalar();
+                }
+                byName = " or by its name in place of the list's (" + byName + ")";
+            }
+            fail(sectionName(resolved) + " is a list: name an entry as " + list + "[INDEX] (e.g. "
+                 + list + "[0])" + byName + ", not " + list + "." + parts[i]);
+        }
         if (!node.IsMap())
         {
             fail(sectionName(resolved) + " holds a value, not a section of fields");
