@@ -1240,15 +1240,39 @@ class UnevenStagesTestCase : public TestCase
     {
         const ModelSpec model = ModelSpec::Load("llama3-405b");
         RunSpec run = fixture::TrainingJob(8, 16, 1, 1, 16, 256);
-        // Today's rule: 126 does not divide into 16; the message names the way out.
+        // Today's rule: 126 does not divide into 16; the message names the way out, with the
+        // split whose fullest stage is the least full (the one used below).
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
                                   [&]
                                   {
                                       Workload::Build(model, run);
                                   },
-                                  {"layers (126)", "pp x vpp (16 x 1)", "first_stage_layers"}),
+                                  {"layers (126)",
+                                   "pp x vpp (16 x 1)",
+                                   "first_stage_layers",
+                                   "(e.g. 7 and 7, 8 on each of the other 14)"}),
                               true,
                               "an even split is refused");
+        // Where no uneven split exists (every stage holds whole chunks: an odd count cannot
+        // split over two chunks a stage), the message does not offer one.
+        ModelSpec odd = model;
+        odd.layers = 125;
+        RunSpec chunks = run;
+        chunks.parallel.pp = 4;
+        chunks.parallel.virtualStages = 2;
+        try
+        {
+            chunks.Validate(odd, "test");
+            NS_TEST_EXPECT_MSG_EQ(true, false, "125 layers over 4 x 2 chunks are refused");
+        }
+        catch (const SpecError& e)
+        {
+            const std::string text = e.what();
+            NS_TEST_EXPECT_MSG_EQ((text.find("pp x vpp (4 x 2)") != std::string::npos
+                                   && text.find("first_stage_layers") == std::string::npos),
+                                  true,
+                                  "no uneven split offered: " << text);
+        }
         run.parallel.firstStageLayers = 7;
         run.parallel.lastStageLayers = 7;
         Workload w = Workload::Build(model, run);

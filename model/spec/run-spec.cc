@@ -448,6 +448,56 @@ ValidateSplitWithEmbedding(const ParallelSpec& p, uint32_t layers, const std::st
 }
 
 /**
+ * \return an uneven split of \p layers over \p pp stages of \p vpp chunks, as text ("" if
+ * none): the other stages a share each and the first and last stages what is left, the first
+ * the larger half; of the splits, the one whose fullest stage holds the fewest layers, then the
+ * one that leaves the first and last stages (the embedding's and the LM head's) the fewest.
+ */
+std::string
+SuggestStageLayers(uint32_t layers, uint32_t pp, uint32_t vpp)
+{
+    const uint32_t middle = pp - 2;
+    uint64_t share = 0; // of the best split; 0 = none
+    uint64_t first = 0;
+    uint64_t fullest = 0;
+    for (uint64_t s = middle > 0 ? vpp : 0; s <= (middle > 0 ? layers / middle : 0); s += vpp)
+    {
+        const uint64_t rest = layers - uint64_t(middle) * s;
+        const uint64_t f = (rest / vpp + 1) / 2 * vpp;
+        if (rest % vpp != 0 || rest - f < vpp)
+        {
+            continue;
+        }
+        if (share == 0 || std::max(f, s) <= fullest)
+        {
+            share = std::max<uint64_t>(s, 1);
+            first = f;
+            fullest = std::max(f, s);
+        }
+        if (middle == 0)
+        {
+            break;
+        }
+    }
+    if (share == 0)
+    {
+        return "";
+    }
+    std::ostringstream os;
+    os << " (e.g. " << first << " and " << layers - uint64_t(middle) * share - first;
+    if (middle == 1)
+    {
+        os << ", " << share << " on the other stage";
+    }
+    else if (middle > 1)
+    {
+        os << ", " << share << " on each of the other " << middle;
+    }
+    os << ")";
+    return os.str();
+}
+
+/**
  * Throws unless the decoder layers split over the pipeline stages (and each stage's over its
  * model chunks): evenly, or with the first and last stage's counts given and the rest even.
  */
@@ -461,10 +511,14 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
             std::ostringstream os;
             os << "layers (" << layers << ") must be divisible by pp x vpp (" << p.pp << " x "
                << p.virtualStages << ")";
-            if (!p.VShape()) // zb-v splits its chunks evenly
+            const std::string uneven = p.pp > 1 && !p.VShape() // zb-v splits its chunks evenly
+                                           ? SuggestStageLayers(layers, p.pp, p.virtualStages)
+                                           : "";
+            if (!uneven.empty())
             {
                 os << ", or give the first and last stages their own layer counts "
-                      "(first_stage_layers, last_stage_layers) and split the rest evenly";
+                      "(first_stage_layers, last_stage_layers) and split the rest evenly"
+                   << uneven;
             }
             const uint64_t chunks = uint64_t(p.pp) * p.virtualStages;
             for (uint32_t extra : {1u, 2u})
