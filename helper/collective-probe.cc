@@ -156,6 +156,25 @@ RunCollectiveProbe(const NetworkSpec& network,
                                                stats = net->GetStats();
                                            }));
                      }));
+    if (config.progress)
+    {
+        const uint64_t total = result.messages + config.beside.size();
+        config.progress->Attach(
+            [&net, &end, total]()
+            {
+                const NetworkStats now = net->GetStats();
+                RunProgress::Status s;
+                s.total = total;
+                s.done = std::min(total, now.messagesDelivered);
+                s.unit = "messages";
+                if (now.dataPackets > 0)
+                {
+                    s.detail = std::to_string(now.dataPackets) + " data packets delivered";
+                }
+                s.finished = end >= 0;
+                return s;
+            });
+    }
     RunWatched(end, "collective", source);
     result.timeS = end - start;
     result.solves = stats.solves;

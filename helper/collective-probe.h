@@ -8,6 +8,7 @@
 #include "ns3/collective-algorithms.h"
 #include "ns3/network-spec.h"
 #include "ns3/network-stats.h"
+#include "ns3/run-progress.h"
 
 #include <cstdint>
 #include <string>
@@ -46,6 +47,7 @@ struct CollectiveProbeConfig
     uint32_t topLinks = 0;                      //!< how many most loaded links to report
     std::string backend = "flow";               //!< network backend (NetworkBackend::Create)
     std::vector<ProbeTransfer> beside;          //!< transfers sent with it (not timed)
+    RunProgress* progress = nullptr;            //!< reports the run's progress (optional)
 };
 
 /**

@@ -57,7 +57,27 @@ RunProgress::~RunProgress()
 void
 RunProgress::Attach(Ptr<RapidLlmHelper> helper)
 {
-    m_helper = helper;
+    Attach(
+        [helper]()
+        {
+            Ptr<TraceReplayer> replayer = helper->GetReplayer();
+            Ptr<NetworkBackend> backend = helper->GetBackend();
+            Status s;
+            s.total = replayer ? replayer->GetOperatorsTotal() : 0;
+            s.done = s.total - std::min(s.total, replayer ? replayer->GetOperatorsLeft() : 0);
+            s.unit = "operators";
+            s.detail = std::to_string(backend ? backend->GetStats().messagesDelivered : 0)
+                       + " messages "
+                         "delivered";
+            s.finished = s.total > 0 && s.done == s.total;
+            return s;
+        });
+}
+
+void
+RunProgress::Attach(std::function<Status()> status)
+{
+    m_status = std::move(status);
     Simulator::ScheduleNow(&RunProgress::Tick, this);
 }
 
@@ -68,55 +88,49 @@ RunProgress::Finish()
 }
 
 std::string
-RunProgress::Describe() const
+RunProgress::Describe(const Status& s) const
 {
-    Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
-    Ptr<NetworkBackend> backend = m_helper->GetBackend();
-    const uint64_t total = replayer ? replayer->GetOperatorsTotal() : 0;
-    const uint64_t left = replayer ? replayer->GetOperatorsLeft() : 0;
-    const uint64_t done = total - std::min(total, left);
     const double wall = m_line.Elapsed();
-    const double rate = wall > 0 ? done / wall : 0;
+    const double rate = wall > 0 ? s.done / wall : 0;
     char text[320];
-    std::snprintf(
-        text,
-        sizeof(text),
-        "%s: simulated %.6f s, %.1f%% of operators done (%llu of %llu), %llu messages "
-        "delivered, wall %s, ETA %s",
-        m_command.c_str(),
-        Simulator::Now().GetSeconds(),
-        total > 0 ? 100.0 * done / total : 0.0,
-        static_cast<unsigned long long>(done),
-        static_cast<unsigned long long>(total),
-        static_cast<unsigned long long>(backend ? backend->GetStats().messagesDelivered : 0),
-        ProgressLine::Duration(wall).c_str(),
-        rate > 0 ? ProgressLine::Duration((total - done) / rate).c_str() : "?");
+    std::snprintf(text,
+                  sizeof(text),
+                  "%s: simulated %.6f s, %.1f%% of %s done (%llu of %llu)%s%s, wall %s, ETA %s",
+                  m_command.c_str(),
+                  Simulator::Now().GetSeconds(),
+                  s.total > 0 ? 100.0 * s.done / s.total : 0.0,
+                  s.unit.c_str(),
+                  static_cast<unsigned long long>(s.done),
+                  static_cast<unsigned long long>(s.total),
+                  s.detail.empty() ? "" : ", ",
+                  s.detail.c_str(),
+                  ProgressLine::Duration(wall).c_str(),
+                  rate > 0 ? ProgressLine::Duration((s.total - s.done) / rate).c_str() : "?");
     return text;
 }
 
 void
 RunProgress::Tick()
 {
+    const Status s = m_status();
     if (g_interrupted)
     {
-        const std::string state = Describe();
+        const std::string state = Describe(s);
         m_line.Finish();
         std::fflush(stdout);
         std::fprintf(stderr,
-                     "rapid-llm %s: interrupted; what is known: %s; no step time (the replay "
+                     "rapid-llm %s: interrupted; what is known: %s; no result (the simulation "
                      "did not finish)\n",
                      m_command.c_str(),
                      state.c_str() + m_command.size() + 2);
         std::fflush(stderr);
         throw Interrupted("interrupted");
     }
-    Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
-    const bool started = replayer && replayer->GetOperatorsTotal() > 0;
-    if (started && m_show)
+    if (s.total > 0 && m_show)
     {
-        m_line.Show(Describe());
+        m_line.Show(Describe(s));
     }
-    if ((started && replayer->GetOperatorsLeft() == 0) || Simulator::IsFinished())
+    if (s.finished || Simulator::IsFinished())
     {
         return; // done: never keep the simulator going
     }

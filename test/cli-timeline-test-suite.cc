@@ -242,6 +242,55 @@ class CliProgressTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A packet-level collective of a minute or more says how far it is, changes nothing in
+ * its result, and stops cleanly on SIGINT.
+ */
+class CliCollectiveProgressTestCase : public TestCase
+{
+  public:
+    CliCollectiveProgressTestCase()
+        : TestCase("collective --progress: messages done and ETA; the same result; SIGINT exits "
+                   "130")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const std::string dir = ScratchDir("collective-progress");
+        const std::vector<std::string> small = {
+            "collective", "--hardware=a100-sxm-80gb", "--backend=packet", "--bytes=2MiB", "--json"};
+        CliResult quiet = RunCli(small, dir);
+        std::vector<std::string> watched = small;
+        watched.push_back("--progress");
+        CliResult shown = RunCli(watched, dir);
+        NS_TEST_EXPECT_MSG_EQ(quiet.status, 0, quiet.err);
+        NS_TEST_EXPECT_MSG_EQ((shown.out == quiet.out), true, "progress changes nothing");
+        NS_TEST_EXPECT_MSG_NE(shown.err.find("of messages done"), std::string::npos, shown.err);
+
+        // The default 1 GiB on the packet network takes minutes: interrupted at its first line.
+        const pid_t pid = StartCli(
+            {"collective", "--hardware=a100-sxm-80gb", "--backend=packet", "--progress"}, dir);
+        NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+        const std::string errFile = dir + "/stderr.bg.txt";
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (ReadText(errFile).find("data packets delivered") == std::string::npos
+               && std::chrono::steady_clock::now() < deadline)
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::kill(pid, SIGINT);
+        const int status = WaitCli(pid);
+        const std::string err = ReadText(errFile);
+        NS_TEST_EXPECT_MSG_EQ(status, 130, "interrupted: " + err);
+        NS_TEST_EXPECT_MSG_NE(err.find("interrupted; what is known"), std::string::npos, err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/stdout.bg.txt"), "", "no result");
+        std::filesystem::remove_all(dir);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Timelines and progress of the command line.
  */
 class CliTimelineTestSuite : public TestSuite
@@ -252,6 +301,7 @@ class CliTimelineTestSuite : public TestSuite
     {
         AddTestCase(new CliTimelineTestCase, TestCase::QUICK);
         AddTestCase(new CliProgressTestCase, TestCase::QUICK);
+        AddTestCase(new CliCollectiveProgressTestCase, TestCase::QUICK);
     }
 };
 

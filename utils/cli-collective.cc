@@ -11,6 +11,7 @@
 #include "ns3/collective-probe.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/progress-line.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
@@ -164,7 +165,12 @@ RunCollectiveCommand(const CliArgs& args)
                         std::to_string(config.root) + " is not a rank of the group; allowed: 0 to "
                             + std::to_string(config.gpus - 1));
     }
+    const bool terminal = ProgressLine::StderrIsTerminal();
+    RunProgress progress(
+        "collective", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    config.progress = &progress;
     CollectiveProbeResult r = RunCollectiveProbe(hw.network, config, hw.name);
+    progress.Finish();
 
     if (args.Flag("json"))
     {
