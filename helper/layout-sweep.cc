@@ -34,25 +34,6 @@ ParsePipelineSplit(const std::string& name)
     throw std::invalid_argument("unknown pipeline split '" + name + "'");
 }
 
-bool
-UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last)
-{
-    if (pp < 2)
-    {
-        return false;
-    }
-    const uint64_t middle = (uint64_t(layers) + pp - 1) / pp;
-    const uint64_t inMiddle = middle * (pp - 2);
-    if (inMiddle + 2 > layers)
-    {
-        return false;
-    }
-    const uint64_t rest = layers - inMiddle;
-    last = static_cast<uint32_t>(rest / 2);
-    first = static_cast<uint32_t>(rest - last);
-    return true;
-}
-
 LayoutSweep::LayoutSweep(const ModelSpec& model,
                          const HardwareSpec& hardware,
                          const RunSpec& base,
@@ -261,10 +242,8 @@ LayoutSweep::Complete(RunSpec& run, std::string& why) const
     if (m_space.pipelineSplit == PipelineSplit::FIRST_LAST && !m_base.parallel.UnevenStages()
         && m_model.layers % (uint64_t(run.parallel.pp) * run.parallel.virtualStages) != 0)
     {
-        UnevenStageSplit(m_model.layers,
-                         run.parallel.pp,
-                         run.parallel.firstStageLayers,
-                         run.parallel.lastStageLayers);
+        run.parallel.UnevenSplit(
+            m_model.layers, run.parallel.firstStageLayers, run.parallel.lastStageLayers);
     }
     if (m_space.pipelineSplit == PipelineSplit::EMBEDDING_LOSS && run.parallel.pp > 1)
     {

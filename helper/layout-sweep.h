@@ -70,25 +70,13 @@ struct SweepSpace
     /**
      * How layouts split the layers over their stages. EVEN (the default) skips the layouts whose
      * layers do not divide into pp x vpp chunks. FIRST_LAST gives such layouts fewer layers on
-     * the first and the last stage (UnevenStageSplit), as Meta trained Llama-3 405B.
+     * the first and the last stage (ParallelSpec::UnevenSplit), as Meta trained Llama-3 405B.
      * EMBEDDING_LOSS counts the embedding and the loss as one layer each in every layout with a
      * pipeline, as Megatron-Bridge's Llama-3.1 405B recipe does. A base run that sets its own
      * uneven split keeps it for every layout (layouts it does not fit are skipped).
      */
     PipelineSplit pipelineSplit = PipelineSplit::EVEN;
 };
-
-/**
- * \brief The split a sweep uses for \p layers on \p pp stages that do not divide evenly:
- * every middle stage holds ceil(layers / pp) layers, the first and last stages share the rest,
- * the last (which also runs the LM head) the smaller half. 126 layers on 16 stages: 7, 8 x 14, 7.
- * \param layers decoder layers
- * \param pp pipeline stages (>= 2)
- * \param first set to the first stage's layers
- * \param last set to the last stage's layers
- * \return false when no such split exists (a stage would hold no layer)
- */
-bool UnevenStageSplit(uint32_t layers, uint32_t pp, uint32_t& first, uint32_t& last);
 
 /**
  * \param base a run \param dtype a compute type

@@ -1349,11 +1349,30 @@ class UnevenSweepTestCase : public TestCase
     {
         uint32_t first = 0;
         uint32_t last = 0;
-        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(126, 16, first, last), true, "Llama-3 405B");
+        auto split = [&](uint32_t layers, uint32_t pp, uint32_t vpp)
+        {
+            ParallelSpec p;
+            p.pp = pp;
+            p.virtualStages = vpp;
+            return p.UnevenSplit(layers, first, last);
+        };
+        NS_TEST_EXPECT_MSG_EQ(split(126, 16, 1), true, "Llama-3 405B");
         NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 707u, "7 and 7 around 14 x 8");
-        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(9, 2, first, last), true, "two stages");
+        NS_TEST_EXPECT_MSG_EQ(split(9, 2, 1), true, "two stages");
         NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 504u, "the last stage (with the head) less");
-        NS_TEST_EXPECT_MSG_EQ(UnevenStageSplit(5, 4, first, last), false, "2 x 2 leaves 1 for 2");
+        NS_TEST_EXPECT_MSG_EQ(split(5, 4, 1), true, "5 on 4 stages");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 201u, "2, 1, 1, 1");
+        // The fullest stage as light as it can be: 61 on 30 stages is 3, 2 x 28, 2 (not 17, 1
+        // x 28, 16), where a share of ceil(61 / 30) = 3 leaves nothing for the ends.
+        NS_TEST_EXPECT_MSG_EQ(split(61, 30, 1), true, "DeepSeek-V3 on 30 stages");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 302u, "3, 2 x 28, 2");
+        // Whole chunks on every stage: 62 on 4 stages of 2 chunks is 16, 16, 16, 14; an odd
+        // count has no split over chunks of two, nor fewer layers than stages one.
+        NS_TEST_EXPECT_MSG_EQ(split(62, 4, 2), true, "two chunks a stage");
+        NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 1614u, "16, 16 x 2, 14");
+        NS_TEST_EXPECT_MSG_EQ(split(61, 4, 2), false, "odd over chunks of two");
+        NS_TEST_EXPECT_MSG_EQ(split(3, 4, 1), false, "fewer layers than stages");
+        NS_TEST_EXPECT_MSG_EQ(split(8, 1, 1), false, "no pipeline");
 
         ModelSpec model = fixture::SmallModel("gpt-1.7b", 6);
         HardwareSpec hardware = HardwareSpec::Load("a100-sxm-80gb");

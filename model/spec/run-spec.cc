@@ -118,6 +118,35 @@ ParallelSpec::UnevenStages() const
     return firstStageLayers > 0 || lastStageLayers > 0 || SplitExtraLayers() > 0;
 }
 
+bool
+ParallelSpec::UnevenSplit(uint32_t layers, uint32_t& first, uint32_t& last) const
+{
+    if (pp < 2 || virtualStages == 0)
+    {
+        return false;
+    }
+    const uint32_t vpp = virtualStages;
+    const uint64_t middle = pp - 2;
+    uint64_t fullest = 0; // of the best split so far; 0 = none
+    for (uint64_t share = middle > 0 ? vpp : 0; share <= (middle > 0 ? layers / middle : 0);
+         share += vpp)
+    {
+        const uint64_t rest = layers - middle * share;
+        const uint64_t f = (rest / vpp + 1) / 2 * vpp;
+        if (rest % vpp == 0 && rest - f >= vpp && (fullest == 0 || std::max(f, share) <= fullest))
+        {
+            first = static_cast<uint32_t>(f);
+            last = static_cast<uint32_t>(rest - f);
+            fullest = std::max(f, share);
+        }
+        if (middle == 0)
+        {
+            break;
+        }
+    }
+    return fullest > 0;
+}
+
 DataType
 RunSpec::ActivationType() const
 {
@@ -447,51 +476,24 @@ ValidateSplitWithEmbedding(const ParallelSpec& p, uint32_t layers, const std::st
     }
 }
 
-/**
- * \return an uneven split of \p layers over \p pp stages of \p vpp chunks, as text ("" if
- * none): the other stages a share each and the first and last stages what is left, the first
- * the larger half; of the splits, the one whose fullest stage holds the fewest layers, then the
- * one that leaves the first and last stages (the embedding's and the LM head's) the fewest.
- */
+/** \return the uneven split of \p layers as text for an error (" (e.g. ...)"; "" if none) */
 std::string
-SuggestStageLayers(uint32_t layers, uint32_t pp, uint32_t vpp)
+SuggestStageLayers(const ParallelSpec& p, uint32_t layers)
 {
-    const uint32_t middle = pp - 2;
-    uint64_t share = 0; // of the best split; 0 = none
-    uint64_t first = 0;
-    uint64_t fullest = 0;
-    for (uint64_t s = middle > 0 ? vpp : 0; s <= (middle > 0 ? layers / middle : 0); s += vpp)
-    {
-        const uint64_t rest = layers - uint64_t(middle) * s;
-        const uint64_t f = (rest / vpp + 1) / 2 * vpp;
-        if (rest % vpp != 0 || rest - f < vpp)
-        {
-            continue;
-        }
-        if (share == 0 || std::max(f, s) <= fullest)
-        {
-            share = std::max<uint64_t>(s, 1);
-            first = f;
-            fullest = std::max(f, s);
-        }
-        if (middle == 0)
-        {
-            break;
-        }
-    }
-    if (share == 0)
+    uint32_t first = 0;
+    uint32_t last = 0;
+    if (!p.UnevenSplit(layers, first, last))
     {
         return "";
     }
     std::ostringstream os;
-    os << " (e.g. " << first << " and " << layers - uint64_t(middle) * share - first;
-    if (middle == 1)
+    os << " (e.g. " << first << " and " << last;
+    const uint32_t middle = p.pp - 2;
+    if (middle > 0)
     {
-        os << ", " << share << " on the other stage";
-    }
-    else if (middle > 1)
-    {
-        os << ", " << share << " on each of the other " << middle;
+        os << ", " << (layers - first - last) / middle
+           << (middle == 1 ? " on the other stage" : " on each of the other ")
+           << (middle == 1 ? "" : std::to_string(middle));
     }
     os << ")";
     return os.str();
@@ -511,9 +513,8 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
             std::ostringstream os;
             os << "layers (" << layers << ") must be divisible by pp x vpp (" << p.pp << " x "
                << p.virtualStages << ")";
-            const std::string uneven = p.pp > 1 && !p.VShape() // zb-v splits its chunks evenly
-                                           ? SuggestStageLayers(layers, p.pp, p.virtualStages)
-                                           : "";
+            // zb-v splits its chunks evenly.
+            const std::string uneven = p.VShape() ? "" : SuggestStageLayers(p, layers);
             if (!uneven.empty())
             {
                 os << ", or give the first and last stages their own layer counts "
