@@ -1372,6 +1372,8 @@ class UnevenSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(first * 100 + last, 1614u, "16, 16 x 2, 14");
         NS_TEST_EXPECT_MSG_EQ(split(61, 4, 2), false, "odd over chunks of two");
         NS_TEST_EXPECT_MSG_EQ(split(3, 4, 1), false, "fewer layers than stages");
+        NS_TEST_EXPECT_MSG_EQ(split(61, 40, 1), false, "12, 1 x 38, 11: ends far above a share");
+        NS_TEST_EXPECT_MSG_EQ(split(126, 16, 3), false, "21, 6 x 14, 21 on three chunks");
         NS_TEST_EXPECT_MSG_EQ(split(8, 1, 1), false, "no pipeline");
 
         ModelSpec model = fixture::SmallModel("gpt-1.7b", 6);

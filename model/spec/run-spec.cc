@@ -133,7 +133,10 @@ ParallelSpec::UnevenSplit(uint32_t layers, uint32_t& first, uint32_t& last) cons
     {
         const uint64_t rest = layers - middle * share;
         const uint64_t f = (rest / vpp + 1) / 2 * vpp;
-        if (rest % vpp == 0 && rest - f >= vpp && (fullest == 0 || std::max(f, share) <= fullest))
+        // The ends at most a chunk above the others: 12, 1 x 38, 11 is no layout to try.
+        const bool near = middle == 0 || f <= share + vpp;
+        if (rest % vpp == 0 && rest - f >= vpp && near
+            && (fullest == 0 || std::max(f, share) <= fullest))
         {
             first = static_cast<uint32_t>(f);
             last = static_cast<uint32_t>(rest - f);

@@ -189,9 +189,10 @@ struct ParallelSpec
     /**
      * \brief The layers of the first and last stages where \p layers do not split evenly over
      * pp x vpp chunks: the other stages a share each and the first and last what is left, the
-     * first the larger half (the last also holds the LM head); of the splits, the one whose
-     * fullest stage holds the fewest layers, then the one leaving the first and last the fewest
-     * (126 layers on 16 stages: 7, 8 x 14, 7, as Meta trained Llama-3 405B).
+     * first the larger half (the last also holds the LM head) and at most a chunk more than a
+     * share; of the splits, the one whose fullest stage holds the fewest layers, then the one
+     * leaving the first and last the fewest (126 layers on 16 stages: 7, 8 x 14, 7, as Meta
+     * trained Llama-3 405B).
      * \param layers the model's decoder layers
      * \param first set to the first stage's layers \param last set to the last stage's
      * \return false when no split exists (pp < 2, or a stage would hold no layer or part of a
