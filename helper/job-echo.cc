@@ -120,6 +120,10 @@ JobInputJson(const ResolvedJob& job,
         j["model"]["sliding_window_pattern"] = m.windowPattern;
     }
     j["hardware"] = HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults);
+    for (const auto& [gpu, speed] : job.slowGpus)
+    {
+        j["hardware"]["slow_gpus"].push_back({{"gpu", gpu}, {"speed", speed}});
+    }
     // Sequence parallelism as in force: none with tp 1 (Megatron-LM turns it off there too).
     const bool sp = p.sequenceParallel && p.tp > 1;
     j["layout"] = {{"gpus", p.Gpus()},

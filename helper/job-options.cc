@@ -72,6 +72,12 @@ MakeDeclarations()
                 "dimension), nodes gpu<i> or switch names; FACTOR the bandwidth left, 0 = dead "
                 "(the default) or 1e-6 to 1; @TIME (e.g. @2ms) starts it mid-run",
                 ""),
+        O::Text("slow-gpus",
+                "GPUs that compute slower than the others (a throttled or faulty GPU, a "
+                "straggler): gpu<i>:SPEED[,...], SPEED the share of its compute speed left, above "
+                "0 and at most 1 (its kernels take 1 / SPEED as long; its links and host are "
+                "unchanged; every rank is then replayed)",
+                ""),
         // The parallel layout.
         O::Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, ""),
         O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),
@@ -367,6 +373,53 @@ SpecError
 OptionError(const std::string& name, const std::string& message)
 {
     return SpecError(kCommandLine, name, message);
+}
+
+/** \return --slow-gpus' GPUs (gpu<i>:SPEED[,...]) among \p gpus, each with its speed */
+std::map<uint32_t, double>
+ParseSlowGpus(const std::string& text, uint64_t gpus)
+{
+    std::map<uint32_t, double> speeds;
+    std::size_t from = 0;
+    while (from <= text.size())
+    {
+        const std::size_t comma = std::min(text.find(',', from), text.size());
+        const std::string item = text.substr(from, comma - from);
+        from = comma + 1;
+        const std::size_t colon = item.find(':');
+        const bool named = item.rfind("gpu", 0) == 0 && colon != std::string::npos && colon > 3;
+        const std::string index = named ? item.substr(3, colon - 3) : "";
+        if (!named || index.size() > 8
+            || index.find_first_not_of("0123456789") != std::string::npos)
+        {
+            throw OptionError("slow-gpus",
+                              "'" + item
+                                  + "' is not gpu<i>:SPEED, e.g. gpu3:0.5 (GPU 3 at half "
+                                    "its compute speed)");
+        }
+        const uint64_t gpu = std::stoull(index);
+        if (gpu >= gpus)
+        {
+            throw OptionError("slow-gpus",
+                              "gpu" + index + " is not a GPU of the job; allowed: gpu0"
+                                  + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
+        }
+        const std::string value = item.substr(colon + 1);
+        char* end = nullptr;
+        const double speed = value.empty() ? 0 : std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(speed > 0 && speed <= 1))
+        {
+            throw OptionError("slow-gpus",
+                              "speed '" + value + "' of gpu" + index
+                                  + ": allowed: above 0 and at most 1 (the share of its compute "
+                                    "speed left)");
+        }
+        if (!speeds.emplace(static_cast<uint32_t>(gpu), speed).second)
+        {
+            throw OptionError("slow-gpus", "gpu" + index + " is given twice");
+        }
+    }
+    return speeds;
 }
 
 } // namespace
@@ -964,6 +1017,10 @@ JobOptions::Resolve() const
         run.bucketBytes = m_fileBucketBytes;
     }
     run.Validate(model, kCommandLine);
+    if (!Get("slow-gpus").empty())
+    {
+        job.slowGpus = ParseSlowGpus(Get("slow-gpus"), p.Gpus());
+    }
     if (!job.faults.empty())
     {
         // Each --fault selector must name links of the job's network: checked here, so that the
@@ -1013,6 +1070,7 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
+    helper->SetSlowGpus(job.slowGpus);
     if (!job.backend.empty())
     {
         helper->SetBackend(job.backend);

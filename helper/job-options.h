@@ -42,6 +42,7 @@ struct ResolvedJob
     RunSpec run;           //!< the layout and run settings
     std::vector<ScheduledFault> timedFaults; //!< --fault's faults that start mid-run (@TIME)
     std::vector<FaultOption> faults;         //!< --fault as given (every item, for the echo)
+    std::map<uint32_t, double> slowGpus;     //!< --slow-gpus: GPU -> compute speed left
     std::vector<std::string> overrides;      //!< --set (and the job file's set:), as applied
     std::string modelSource;                 //!< --model: the preset name or file
     std::string hardwareSource;              //!< --hardware: the preset name or file

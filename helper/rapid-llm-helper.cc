@@ -125,6 +125,18 @@ RapidLlmHelper::GetTimedFaults() const
 }
 
 void
+RapidLlmHelper::SetSlowGpus(const std::map<uint32_t, double>& speeds)
+{
+    m_slowGpus = speeds;
+}
+
+const std::map<uint32_t, double>&
+RapidLlmHelper::GetSlowGpus() const
+{
+    return m_slowGpus;
+}
+
+void
 RapidLlmHelper::SetRun(const RunSpec& run)
 {
     m_run = run;
@@ -369,6 +381,7 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         replayer->SetAttribute("TraceAllMessages", BooleanValue(true));
     }
     replayer->SetBackend(backend);
+    replayer->SetComputeSpeeds(m_slowGpus);
     if (!m_opStart.IsEmpty())
     {
         replayer->TraceConnectWithoutContext("OperatorStart",

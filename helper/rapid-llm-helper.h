@@ -22,6 +22,7 @@
 #include "ns3/traced-callback.h"
 #include "ns3/workload.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -94,6 +95,16 @@ class RapidLlmHelper : public Object
     void SetTimedFaults(const std::vector<ScheduledFault>& faults);
     /** \return the faults that start during the run */
     const std::vector<ScheduledFault>& GetTimedFaults() const;
+
+    /**
+     * \brief GPUs that compute slower than the others (a throttled or faulty GPU, a straggler):
+     * each Install() gives them to its replayer (TraceReplayer::SetComputeSpeeds), which then
+     * runs every rank.
+     * \param speeds per GPU index, the share of its compute speed left, in (0, 1] (empty: none)
+     */
+    void SetSlowGpus(const std::map<uint32_t, double>& speeds);
+    /** \return the slow GPUs and their speeds */
+    const std::map<uint32_t, double>& GetSlowGpus() const;
 
     /** \return the model */
     const ModelSpec& GetModel() const;
@@ -264,6 +275,7 @@ class RapidLlmHelper : public Object
     HardwareSpec m_hardware;                   //!< the machine
     RunSpec m_run;                             //!< the settings
     std::vector<ScheduledFault> m_timedFaults; //!< faults that start mid-run
+    std::map<uint32_t, double> m_slowGpus;     //!< GPU -> compute speed left (SetSlowGpus)
     TypeId m_scheduler;                        //!< attribute Scheduler
 
     ObjectFactory m_backendFactory;             //!< the network backend

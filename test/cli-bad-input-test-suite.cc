@@ -232,6 +232,13 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--mbs=65536", "--dp=65536"}, {"option --mbs", "4294967296"}},
             {{"run", "--mbs=99999999999999999999999"}, {"option --mbs", u32}},
             {{"run", "--layers=4294967296"}, {"option --layers", "'4294967296'", u32}},
+            {{"run", "--gpus=8", "--slow-gpus=gpu8:0.5"}, {"option --slow-gpus", "gpu0 to gpu7"}},
+            {{"run", "--gpus=8", "--slow-gpus=gpu2:0"},
+             {"option --slow-gpus", "above 0 and at most 1"}},
+            {{"run", "--gpus=8", "--slow-gpus=2:0.5"}, {"option --slow-gpus", "gpu<i>:SPEED"}},
+            {{"run", "--gpus=8", "--slow-gpus=gpu2:0.5,gpu2:0.9"},
+             {"option --slow-gpus", "given twice"}},
+            {{"memory", "--slow-gpus=gpu2:0.5"}, {"unknown option --slow-gpus"}},
             // A model field the reshaping options broke, which no option names.
             {{"run", "--model=deepseek-v2-lite", "--layers=1"},
              {"deepseek-v2-lite reshaped by --layers=1", "'moe.first_dense_layers'", "0 to"}},

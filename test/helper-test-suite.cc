@@ -25,6 +25,7 @@
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 #include "ns3/workload-size.h"
+#include "spec-error-check.h"
 #include "test-require.h"
 
 #include <algorithm>
@@ -99,6 +100,76 @@ SmallJob(RunSpec run)
     return h;
 }
 } // namespace
+
+/**
+ * \brief A slow GPU (a straggler): its kernels take 1 / speed as long, its tensor-parallel
+ * partner and the other data-parallel replica wait for it, and every rank is replayed; at full
+ * speed the full replay gives the folded one's step exactly.
+ */
+class SlowGpuTestCase : public TestCase
+{
+  public:
+    SlowGpuTestCase()
+        : TestCase("slow GPUs: their kernels stretch, the others wait, nothing folds")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.dp = 2;
+        run.globalBatch = 4;
+        run.sequence = 512;
+        Ptr<RapidLlmHelper> healthy = SmallJob(run);
+        const double step = healthy->Run().stepTimeS;
+        const ReplayResult h = healthy->GetResult();
+        NS_TEST_EXPECT_MSG_LT(h.simulatedRanks, 4u, "the healthy job folds its copies");
+
+        Ptr<RapidLlmHelper> same = SmallJob(run);
+        same->SetSlowGpus({{1, 1.0}});
+        NS_TEST_EXPECT_MSG_EQ(same->Run().stepTimeS, step, "full speed: the folded step, exactly");
+        NS_TEST_EXPECT_MSG_EQ(same->GetResult().simulatedRanks, 4u, "every rank replayed");
+
+        Ptr<RapidLlmHelper> slow = SmallJob(run);
+        slow->SetSlowGpus({{1, 0.5}});
+        const double slowStep = slow->Run().stepTimeS;
+        const ReplayResult r = slow->GetResult();
+        RAPIDLLM_REQUIRE_EQ(r.ranks.size(), 4u, "four ranks");
+        const double own0 = r.ranks[0].computeS - r.ranks[0].smSharingS;
+        const double own1 = r.ranks[1].computeS - r.ranks[1].smSharingS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(own1 / own0, 2.0, 1e-6, "GPU 1's kernels take twice as long");
+        NS_TEST_EXPECT_MSG_GT(slowStep, step + 0.9 * own0, "the step waits for GPU 1");
+        NS_TEST_EXPECT_MSG_GT(r.ranks[0].exposedCommS,
+                              h.ranks[0].exposedCommS + 0.5 * own0,
+                              "its tensor-parallel partner waits in their collectives (all but "
+                              "GPU 1's work after the last of them)");
+        NS_TEST_EXPECT_MSG_GT(r.ranks[2].exposedCommS,
+                              h.ranks[2].exposedCommS,
+                              "the other replica waits in the gradient reduction");
+
+        // One GPU, nothing to wait for: the step is its compute at the speed left.
+        RunSpec one;
+        one.globalBatch = 1;
+        one.sequence = 512;
+        const double alone = SmallJob(one)->Run().stepTimeS;
+        Ptr<RapidLlmHelper> quarter = SmallJob(one);
+        quarter->SetSlowGpus({{0, 0.25}});
+        NS_TEST_EXPECT_MSG_EQ_TOL(quarter->Run().stepTimeS / alone, 4.0, 1e-9, "4x at 0.25");
+
+        Ptr<RapidLlmHelper> outside = SmallJob(one);
+        outside->SetSlowGpus({{1, 0.5}});
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<ReplayError>(
+                                  [&]
+                                  {
+                                      outside->Run();
+                                  },
+                                  {"slow GPU gpu1", "a GPU of the job's 1"}),
+                              true,
+                              "a GPU the job does not have is refused");
+    }
+};
 
 /**
  * \brief The replay's own state within the host-memory budget: a context-parallel ring's ranks
@@ -1802,6 +1873,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new HelperFactoriesTestCase, TestCase::QUICK);
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherStepTestCase, TestCase::QUICK);
+        AddTestCase(new SlowGpuTestCase, TestCase::QUICK);
     }
 };
 

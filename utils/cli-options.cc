@@ -42,7 +42,8 @@ const char* const kServing = "study serving";
  * and link faults (a fault is on one replica's links, while the study predicts one replica for
  * all; `run` and `study faults` take them).
  */
-const std::set<std::string> kNotServing = {"run", "mode", "ep", "fault", "prefix-groups"};
+const std::set<std::string> kNotServing = {
+    "run", "mode", "ep", "fault", "slow-gpus", "prefix-groups"};
 
 /** \return \p a with the commands of \p b */
 std::set<std::string>
@@ -168,6 +169,12 @@ JobCliOptions()
                  .HelpIn("study faults",
                          "faults present in every row (beside the studied links), as run takes "
                          "them");
+         }},
+        // A property of one run's replay (the studies and the sweep build their own).
+        {"slow-gpus",
+         [&](const CliOption& o)
+         {
+             return o.For({"run"});
          }},
         {"set",
          [&](const CliOption& o)

@@ -66,6 +66,7 @@ RunRunCommand(const CliArgs& args)
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
+    helper->SetSlowGpus(job.slowGpus);
     RunReport report = RunObserved(args,
                                    "run",
                                    helper,

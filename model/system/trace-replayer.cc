@@ -342,11 +342,26 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     // Faults scheduled for later count as faults (copies would part when they start); a
     // tensor group keeps timing its repeats once where no fault touches the innermost dimension.
     // Copies fold only where the routing moves every path with its ranks.
+    // A slow GPU parts its copies and its tensor group's repeats, as a fault on its links.
+    m_slowdown.clear();
+    for (const auto& [rank, speed] : m_speeds)
+    {
+        if (rank >= job.GetRankCount() || !(speed > 0 && speed <= 1))
+        {
+            throw ReplayError("slow GPU gpu" + std::to_string(rank) + " at speed "
+                              + std::to_string(speed) + ": allowed: a GPU of the job's "
+                              + std::to_string(job.GetRankCount())
+                              + " and a speed above 0, at most 1");
+        }
+        m_slowdown.resize(job.GetRankCount(), 1.0);
+        m_slowdown[rank] = 1.0 / speed;
+    }
+    const bool slow = !m_slowdown.empty();
     m_plan = job.PlanSymmetry(view,
                               m_serializeGroups,
-                              m_symmetry && m_backend->RoutesSymmetrically(),
-                              m_backend->MayHaveFaults(),
-                              m_backend->FaultsSpareDimension(0));
+                              m_symmetry && m_backend->RoutesSymmetrically() && !slow,
+                              m_backend->MayHaveFaults() || slow,
+                              m_backend->FaultsSpareDimension(0) && !slow);
     NS_LOG_DEBUG("replay of " << job.GetRankCount() << " ranks (" << m_plan.GetSimulatedCount()
                               << " simulated) from " << Simulator::Now().As(Time::US));
     CheckStateSize(job);
@@ -1103,7 +1118,7 @@ TraceReplayer::StartCompute(uint32_t rank)
             OperatorStarted(rank, node);
         }
         const double factor = SmFactor(rank, node);
-        const auto own = int64_t(s.graph->GetNode(node).durationNs);
+        const int64_t own = OwnNs(rank, node);
         const int64_t first = Scaled(own, factor);
         const uint32_t head = node;
         const int64_t ns = m_chainKernels ? ChainKernels(rank, node, first) : first;
@@ -1119,9 +1134,22 @@ TraceReplayer::StartCompute(uint32_t rank)
 }
 
 int64_t
+TraceReplayer::OwnNs(uint32_t rank, uint32_t node) const
+{
+    const auto ns = int64_t(m_ranks[rank].graph->GetNode(node).durationNs);
+    return m_slowdown.empty() ? ns : Scaled(ns, m_slowdown[rank]);
+}
+
+int64_t
 TraceReplayer::KernelNs(uint32_t rank, uint32_t node) const
 {
-    return Scaled(int64_t(m_ranks[rank].graph->GetNode(node).durationNs), SmFactor(rank, node));
+    return Scaled(OwnNs(rank, node), SmFactor(rank, node));
+}
+
+void
+TraceReplayer::SetComputeSpeeds(const std::map<uint32_t, double>& speeds)
+{
+    m_speeds = speeds;
 }
 
 double
@@ -1241,7 +1269,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs)
         s.ready.pop();
         node = next;
         s.status[node] = kStatusPosted;
-        end += int64_t(g.GetNode(node).durationNs);
+        end += OwnNs(rank, node);
     }
     return end - start;
 }
@@ -1255,7 +1283,7 @@ TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
         if (it->node == node)
         {
             const int64_t took = Simulator::Now().GetNanoSeconds() - it->startNs;
-            s.timing.smSharingS += 1e-9 * double(took - int64_t(s.graph->GetNode(node).durationNs));
+            s.timing.smSharingS += 1e-9 * double(took - OwnNs(rank, node));
             s.running.erase(it);
             break;
         }

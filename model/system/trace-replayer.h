@@ -123,6 +123,14 @@ class TraceReplayer : public Object
     void SetBackend(Ptr<NetworkBackend> backend);
 
     /**
+     * \brief GPUs that compute slower than the others (a throttled or faulty GPU, a straggler):
+     * their kernels take 1 / speed as long; their host, links and collectives are unchanged.
+     * Any slow GPU turns the symmetry reduction off (the copies would differ).
+     * \param speeds per rank (GPU) index, the share of its compute speed left, in (0, 1]
+     */
+    void SetComputeSpeeds(const std::map<uint32_t, double>& speeds);
+
+    /**
      * \brief Replays \p job from the simulator's current time; runs the simulator to the end.
      * \param job the graphs (must outlive the call)
      * \return the timing; throws ReplayError if the job cannot finish, SpecError if the
@@ -393,33 +401,35 @@ class TraceReplayer : public Object
     /** \return the simulator events executed since the replay started */
     uint64_t EventsSinceStart() const;
 
-    Ptr<NetworkBackend> m_backend;      //!< network
-    Ptr<CollectiveEngine> m_engine;     //!< collectives over the network
-    const ReplayJob* m_job = nullptr;   //!< job being replayed
-    std::vector<RankState> m_ranks;     //!< per rank
-    double m_start = 0;                 //!< replay start time
-    uint64_t m_left = 0;                //!< unfinished nodes over all simulated ranks
-    uint64_t m_total = 0;               //!< nodes over all simulated ranks
-    std::function<void()> m_onDone;     //!< called when m_left reaches 0
-    uint32_t m_streams = 1;             //!< attribute ComputeStreams
-    uint32_t m_smCount = 0;             //!< attribute SmCount
-    bool m_serializeGroups = true;      //!< attribute SerializeGroups
-    std::string m_algorithm = "auto";   //!< attribute CollectiveAlgorithm
-    std::string m_granularity = "auto"; //!< attribute Granularity
-    bool m_traceAll = false;            //!< attribute TraceAllMessages
-    bool m_reservations = true;         //!< attribute Reservations
-    bool m_symmetry = false;            //!< attribute Symmetry
-    bool m_traceOperators = false;      //!< OperatorStart or OperatorEnd has sinks
-    bool m_chainKernels = false;        //!< run chains of kernels within one event
-    Time m_maxSimTime;                  //!< attribute MaxSimulatedTime
-    uint64_t m_maxEvents = 0;           //!< attribute MaxEvents
-    uint64_t m_eventsAtStart = 0;       //!< simulator event count when the replay started
-    uint64_t m_events = 0;              //!< events from the start to the last completion
-    uint32_t m_sinceCheck = 0;          //!< node completions since the last event-count check
-    int64_t m_deadlineNs = 0;           //!< the watchdog's simulated-time limit, ns
-    uint64_t m_tickEvents = 0;          //!< events since the start at the last check
-    EventId m_tick;                     //!< the watchdog's periodic event-count check
-    std::string m_tripped;              //!< what the watchdog stopped (empty: nothing)
+    Ptr<NetworkBackend> m_backend;       //!< network
+    Ptr<CollectiveEngine> m_engine;      //!< collectives over the network
+    const ReplayJob* m_job = nullptr;    //!< job being replayed
+    std::vector<RankState> m_ranks;      //!< per rank
+    double m_start = 0;                  //!< replay start time
+    uint64_t m_left = 0;                 //!< unfinished nodes over all simulated ranks
+    uint64_t m_total = 0;                //!< nodes over all simulated ranks
+    std::function<void()> m_onDone;      //!< called when m_left reaches 0
+    uint32_t m_streams = 1;              //!< attribute ComputeStreams
+    uint32_t m_smCount = 0;              //!< attribute SmCount
+    bool m_serializeGroups = true;       //!< attribute SerializeGroups
+    std::string m_algorithm = "auto";    //!< attribute CollectiveAlgorithm
+    std::string m_granularity = "auto";  //!< attribute Granularity
+    bool m_traceAll = false;             //!< attribute TraceAllMessages
+    bool m_reservations = true;          //!< attribute Reservations
+    bool m_symmetry = false;             //!< attribute Symmetry
+    std::map<uint32_t, double> m_speeds; //!< SetComputeSpeeds: rank -> compute speed left
+    std::vector<double> m_slowdown;      //!< per rank: kernel time factor (empty: all 1)
+    bool m_traceOperators = false;       //!< OperatorStart or OperatorEnd has sinks
+    bool m_chainKernels = false;         //!< run chains of kernels within one event
+    Time m_maxSimTime;                   //!< attribute MaxSimulatedTime
+    uint64_t m_maxEvents = 0;            //!< attribute MaxEvents
+    uint64_t m_eventsAtStart = 0;        //!< simulator event count when the replay started
+    uint64_t m_events = 0;               //!< events from the start to the last completion
+    uint32_t m_sinceCheck = 0;           //!< node completions since the last event-count check
+    int64_t m_deadlineNs = 0;            //!< the watchdog's simulated-time limit, ns
+    uint64_t m_tickEvents = 0;           //!< events since the start at the last check
+    EventId m_tick;                      //!< the watchdog's periodic event-count check
+    std::string m_tripped;               //!< what the watchdog stopped (empty: nothing)
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
@@ -431,6 +441,9 @@ class TraceReplayer : public Object
     std::map<uint64_t, double> m_measuring;                //!< collective id -> start (to cache)
     std::vector<uint32_t> m_world;                         //!< every rank (members of kWorldGroup)
     std::unordered_map<uint32_t, GroupIndex> m_groupIndex; //!< per group, at its first join
+    /** \return node \p node's own time on rank \p rank, ns: its trace duration at the rank's
+     *  compute speed (SetComputeSpeeds), before any SM sharing */
+    int64_t OwnNs(uint32_t rank, uint32_t node) const;
     /** \return the label id of \p graph's node \p node (LabelOf its name, interned) */
     uint32_t LabelIdOf(const ExecutionTrace* graph, uint32_t node);
     /** Per graph and node: its label id, kAbsent until asked (LabelIdOf) */
