@@ -8,6 +8,7 @@
 #include "ns3/boolean.h"
 #include "ns3/network-error.h"
 #include "ns3/rapidllm-error.h"
+#include "ns3/replay-error.h"
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
 #include "ns3/workload.h"
@@ -45,7 +46,13 @@ struct Measured
     std::vector<LinkStats> mostLoaded; //!< the busiest links
 };
 
-/** Runs \p job with \p routing, its links at \p factor (selectors), on \p backend. */
+/** The prefix of a study's compute set: "compute:gpu3" slows GPU 3 instead of faulting links. */
+const std::string kCompute = "compute:";
+
+/**
+ * Runs \p job with \p routing, its links (selectors) at \p factor, or the GPU of a compute
+ * selector at that share of its speed, on \p backend.
+ */
 Measured
 RunOne(const ResolvedJob& job,
        const std::string& routing,
@@ -56,10 +63,21 @@ RunOne(const ResolvedJob& job,
        uint32_t topLinks)
 {
     HardwareSpec hw = job.hardware;
+    std::map<uint32_t, double> slow = job.slowGpus;
     if (factor < 1)
     {
         for (const auto& s : selectors)
         {
+            if (s.compare(0, kCompute.size(), kCompute) == 0)
+            {
+                if (factor <= 0)
+                {
+                    throw ReplayError("a GPU at speed 0 never finishes its kernels: the factors "
+                                      "of a compute set must be above 0");
+                }
+                slow[std::stoul(s.substr(kCompute.size() + 3))] = factor;
+                continue;
+            }
             LinkFaultSpec f;
             f.link = s;
             f.factor = factor;
@@ -77,6 +95,7 @@ RunOne(const ResolvedJob& job,
     helper->SetHardware(hw);
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
+    helper->SetSlowGpus(slow);
     Measured m;
     m.report = helper->Run();
     m.mostLoaded = helper->GetBackend()->GetStats().MostLoaded(topLinks);
@@ -221,6 +240,22 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     for (const auto& links : config.links)
     {
         sets.push_back(ExpandLinkSet(job.hardware, gpus, links));
+        if (links.compare(0, kCompute.size(), kCompute) == 0)
+        {
+            const std::string gpu = links.substr(kCompute.size());
+            uint64_t index = 0;
+            if (gpu.compare(0, 3, "gpu") != 0 || !ParseWholeNumber(gpu.substr(3), index)
+                || index >= gpus)
+            {
+                throw SpecError("command line",
+                                "links",
+                                "'" + links
+                                    + "': a compute set is compute:gpu<i>, a GPU of the "
+                                      "job from gpu0 to gpu"
+                                    + std::to_string(gpus - 1) + " (e.g. compute:gpu3)");
+            }
+            continue; // a GPU's speed, no link
+        }
         for (const auto& s : sets.back())
         {
             std::vector<uint32_t> selected;

@@ -163,6 +163,56 @@ class FaultStudySlowdownTestCase : public TestCase
 };
 
 /**
+ * \brief The fault study's compute sets (compute:gpu<i>, a straggler): each row is the job with
+ * that GPU at the factor of its speed, as run --slow-gpus gives it; factor 1 is the healthy
+ * step, the slowdown grows as the speed drops, and a speed of 0 is an error row.
+ */
+class FaultStudyComputeTestCase : public TestCase
+{
+  public:
+    FaultStudyComputeTestCase()
+        : TestCase("fault study: a straggler GPU's rows are run --slow-gpus")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ResolvedJob job = SmallTwoNodeJob().ToSpecs();
+        FaultStudyConfig config;
+        config.links = {"compute:gpu5"};
+        config.factors = {1, 0.8, 0.5, 0};
+        config.routings = {"ecmp"};
+        FaultStudyResult r = RunFaultStudy(job, config);
+        RAPIDLLM_REQUIRE_EQ(r.rows.size(), 4, "one row per factor");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[0].slowdown, 1.0, 1e-12, "speed 1 is healthy");
+        NS_TEST_EXPECT_MSG_GT(r.rows[1].slowdown, 1.0, "a GPU at 80% slows the step");
+        NS_TEST_EXPECT_MSG_GT(r.rows[2].slowdown, r.rows[1].slowdown, "at 50% more");
+        NS_TEST_EXPECT_MSG_EQ(r.rows[3].ok, false, "speed 0 is no row");
+        NS_TEST_EXPECT_MSG_NE(r.rows[3].error.find("above 0"), std::string::npos, r.rows[3].error);
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        h->SetModel(job.model);
+        h->SetHardware(job.hardware);
+        h->SetRun(job.run);
+        h->SetRoutingPolicy("ecmp");
+        h->SetSlowGpus({{5, 0.5}});
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[2].stepTimeS,
+                                  h->Run().stepTimeS,
+                                  1e-12,
+                                  "the 50% row is run --slow-gpus=gpu5:0.5");
+        h->Dispose();
+        // A GPU the job does not have is refused before anything runs.
+        config.links = {"compute:gpu16"};
+        const std::string outside = ErrorOf(
+            [&]()
+            {
+                RunFaultStudy(job, config);
+            });
+        NS_TEST_EXPECT_MSG_NE(outside.find("gpu0 to gpu15"), std::string::npos, outside);
+    }
+};
+
+/**
  * \brief --fault: the shared parser (selectors, tier:, @TIME, the smallest factor) and its
  * effect: a fault from the start equals a fault at time 0; a fault after the step changes
  * nothing; a tier at 0.5 slows the step.
@@ -495,6 +545,7 @@ class StudiesTestSuite : public TestSuite
         AddTestCase(new JobFileTestCase, TestCase::QUICK);
         AddTestCase(new HardwareStudyTestCase, TestCase::QUICK);
         AddTestCase(new FaultStudySlowdownTestCase, TestCase::QUICK);
+        AddTestCase(new FaultStudyComputeTestCase, TestCase::QUICK);
     }
 };
 

@@ -170,11 +170,14 @@ JobCliOptions()
                          "faults present in every row (beside the studied links), as run takes "
                          "them");
          }},
-        // A property of one run's replay (the studies and the sweep build their own).
+        // A property of a run's replay: run's, and the fault study's rows'.
         {"slow-gpus",
          [&](const CliOption& o)
          {
-             return o.For({"run"});
+             return o.For({"run", "study faults"})
+                 .HelpIn("study faults",
+                         "GPUs slowed in every row (beside the studied links), as run takes "
+                         "them");
          }},
         {"set",
          [&](const CliOption& o)
@@ -505,13 +508,15 @@ MakeOptions()
         // The studies.
         Text("links",
              "the links to fault, one study row each: a selector as --fault takes it (A-B, A>B, "
-             "A, tier:DIMENSION), or random:K:SEED (K links drawn with SEED); several separated "
-             "by ';'",
+             "A, tier:DIMENSION), or random:K:SEED (K links drawn with SEED), or compute:gpu<i> "
+             "(GPU i slowed to the factor of its compute speed, a straggler, instead); several "
+             "separated by ';'",
              "")
             .For({"study faults"})
             .RequiredIn({"study faults"}),
         Text("factors",
-             "bandwidth factors of the faulted links (1 = healthy, 0 = dead)",
+             "bandwidth factors of the faulted links (1 = healthy, 0 = dead; of a compute set, "
+             "the share of the GPU's compute speed left, 0 refused in its rows)",
              "1,0.75,0.5,0.25,0")
             .For({"study faults"}),
         Count("packet-check",
