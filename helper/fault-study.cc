@@ -75,7 +75,9 @@ RunOne(const ResolvedJob& job,
                     throw ReplayError("a GPU at speed 0 never finishes its kernels: the factors "
                                       "of a compute set must be above 0");
                 }
-                slow[std::stoul(s.substr(kCompute.size() + 3))] = factor;
+                uint64_t gpu = 0;
+                ParseGpuName(s.substr(kCompute.size()), gpu); // checked by RunFaultStudy
+                slow[static_cast<uint32_t>(gpu)] = factor;
                 continue;
             }
             LinkFaultSpec f;
@@ -242,10 +244,8 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         sets.push_back(ExpandLinkSet(job.hardware, gpus, links));
         if (links.compare(0, kCompute.size(), kCompute) == 0)
         {
-            const std::string gpu = links.substr(kCompute.size());
             uint64_t index = 0;
-            if (gpu.compare(0, 3, "gpu") != 0 || !ParseWholeNumber(gpu.substr(3), index)
-                || index >= gpus)
+            if (!ParseGpuName(links.substr(kCompute.size()), index) || index >= gpus)
             {
                 throw SpecError("command line",
                                 "links",

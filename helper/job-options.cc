@@ -386,37 +386,34 @@ ParseSlowGpus(const std::string& text, uint64_t gpus)
         const std::size_t comma = std::min(text.find(',', from), text.size());
         const std::string item = text.substr(from, comma - from);
         from = comma + 1;
-        const std::size_t colon = item.find(':');
-        const bool named = item.rfind("gpu", 0) == 0 && colon != std::string::npos && colon > 3;
-        const std::string index = named ? item.substr(3, colon - 3) : "";
-        if (!named || index.size() > 8
-            || index.find_first_not_of("0123456789") != std::string::npos)
+        const std::size_t colon = std::min(item.find(':'), item.size());
+        const std::string name = item.substr(0, colon);
+        uint64_t gpu = 0;
+        if (colon == item.size() || !ParseGpuName(name, gpu))
         {
             throw OptionError("slow-gpus",
                               "'" + item
                                   + "' is not gpu<i>:SPEED, e.g. gpu3:0.5 (GPU 3 at half "
                                     "its compute speed)");
         }
-        const uint64_t gpu = std::stoull(index);
         if (gpu >= gpus)
         {
             throw OptionError("slow-gpus",
-                              "gpu" + index + " is not a GPU of the job; allowed: gpu0"
+                              name + " is not a GPU of the job; allowed: gpu0"
                                   + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
         }
         const std::string value = item.substr(colon + 1);
-        char* end = nullptr;
-        const double speed = value.empty() ? 0 : std::strtod(value.c_str(), &end);
-        if (value.empty() || *end != '\0' || !(speed > 0 && speed <= 1))
+        double speed = 0;
+        if (!ParseFiniteNumber(value, speed) || !(speed > 0 && speed <= 1))
         {
             throw OptionError("slow-gpus",
-                              "speed '" + value + "' of gpu" + index
+                              "speed '" + value + "' of " + name
                                   + ": allowed: above 0 and at most 1 (the share of its compute "
                                     "speed left)");
         }
         if (!speeds.emplace(static_cast<uint32_t>(gpu), speed).second)
         {
-            throw OptionError("slow-gpus", "gpu" + index + " is given twice");
+            throw OptionError("slow-gpus", name + " is given twice");
         }
     }
     return speeds;

@@ -251,6 +251,12 @@ OptionSpec::Check(const std::string& item) const
 }
 
 bool
+ParseGpuName(const std::string& text, uint64_t& index)
+{
+    return text.compare(0, 3, "gpu") == 0 && ParseWholeNumber(text.substr(3), index);
+}
+
+bool
 ParseWholeNumber(const std::string& text, uint64_t& value)
 {
     if (text.empty() || text.size() > 20)

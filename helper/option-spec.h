@@ -112,6 +112,8 @@ struct OptionSpec
 bool ParseWholeNumber(const std::string& text, uint64_t& value);
 /** \return whether \p text is a finite number, in \p value */
 bool ParseFiniteNumber(const std::string& text, double& value);
+/** \return whether \p text names a GPU as the network does, gpu<i>, with i in \p index */
+bool ParseGpuName(const std::string& text, uint64_t& index);
 /** \return whether \p text is true, false, 1 or 0, in \p value */
 bool ParseBoolean(const std::string& text, bool& value);
 /**
