@@ -128,7 +128,11 @@ ParallelSpec::UnevenSplit(uint32_t layers, uint32_t& first, uint32_t& last) cons
     const uint32_t vpp = virtualStages;
     const uint64_t middle = pp - 2;
     uint64_t fullest = 0; // of the best split so far; 0 = none
-    for (uint64_t share = middle > 0 ? vpp : 0; share <= (middle > 0 ? layers / middle : 0);
+    // A share below (layers - 2 vpp) / pp leaves the ends more than a chunk above it, and one
+    // above the fullest stage found cannot do better: a few shares around layers / pp.
+    const uint64_t low = layers > 2 * vpp ? (layers - 2 * vpp) / pp / vpp * vpp : 0;
+    for (uint64_t share = middle > 0 ? std::max<uint64_t>(low, vpp) : 0;
+         share <= (middle > 0 ? layers / middle : 0) && (fullest == 0 || share <= fullest);
          share += vpp)
     {
         const uint64_t rest = layers - middle * share;
