@@ -66,9 +66,8 @@ RunProgress::Attach(Ptr<RapidLlmHelper> helper)
             s.total = replayer ? replayer->GetOperatorsTotal() : 0;
             s.done = s.total - std::min(s.total, replayer ? replayer->GetOperatorsLeft() : 0);
             s.unit = "operators";
-            s.detail = std::to_string(backend ? backend->GetStats().messagesDelivered : 0)
-                       + " messages "
-                         "delivered";
+            const uint64_t delivered = backend ? backend->GetStats().messagesDelivered : 0;
+            s.detail = std::to_string(delivered) + " messages delivered";
             s.finished = s.total > 0 && s.done == s.total;
             return s;
         });

@@ -195,8 +195,8 @@ struct ParallelSpec
      * trained Llama-3 405B).
      * \param layers the model's decoder layers
      * \param first set to the first stage's layers \param last set to the last stage's
-     * \return false when no split exists (pp < 2, or a stage would hold no layer or part of a
-     * chunk)
+     * \return false when no split exists (pp < 2, a stage would hold no layer or part of a
+     * chunk, or the first more than a chunk above a share)
      */
     bool UnevenSplit(uint32_t layers, uint32_t& first, uint32_t& last) const;
 
