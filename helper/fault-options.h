@@ -9,6 +9,8 @@
 #include "ns3/network-spec.h"
 #include "ns3/ptr.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,17 @@ void CheckFaultSelectors(const std::vector<FaultOption>& faults,
 
 /** \return the faults as the option writes them ("gpu0-gpu1:0.5@1ms,tier:infiniband:0.5") */
 std::string FaultOptionText(const std::vector<FaultOption>& faults);
+
+/**
+ * \brief Parses --slow-gpus: gpu<i>:SPEED[,...], GPUs that compute slower than the others (a
+ * straggler), SPEED the share of its compute speed left, above 0 and at most 1.
+ * \param text the option's value \param gpus the job's GPUs (i must be below)
+ * \param source where it came from, for errors ("command line")
+ * \return GPU -> speed; throws SpecError (field slow-gpus) naming the item and what is allowed
+ */
+std::map<uint32_t, double> ParseSlowGpus(const std::string& text,
+                                         uint64_t gpus,
+                                         const std::string& source);
 
 } // namespace rapidllm
 } // namespace ns3

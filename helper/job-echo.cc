@@ -40,7 +40,8 @@ RapidLlmVersion()
 Json
 HardwareInputJson(const HardwareSpec& hardware,
                   const std::string& source,
-                  const std::vector<ScheduledFault>& timedFaults)
+                  const std::vector<ScheduledFault>& timedFaults,
+                  const std::map<uint32_t, double>& slowGpus)
 {
     const GpuSpec& g = hardware.gpu;
     Json dims = Json::array();
@@ -63,13 +64,18 @@ HardwareInputJson(const HardwareSpec& hardware,
         faults.push_back(
             {{"link", f.selector}, {"factor", f.factor}, {"start_s", f.start.GetSeconds()}});
     }
-    return {{"source", source},
-            {"name", hardware.name},
-            {"gpu", g.name},
-            {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
-            {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
-            {"network", dims},
-            {"faults", faults}};
+    Json j = {{"source", source},
+              {"name", hardware.name},
+              {"gpu", g.name},
+              {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
+              {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
+              {"network", dims},
+              {"faults", faults}};
+    for (const auto& [gpu, speed] : slowGpus) // only when given: other echoes stay as they were
+    {
+        j["slow_gpus"].push_back({{"gpu", gpu}, {"speed", speed}});
+    }
+    return j;
 }
 
 Json
@@ -119,11 +125,8 @@ JobInputJson(const ResolvedJob& job,
         j["model"]["sliding_window"] = m.slidingWindow;
         j["model"]["sliding_window_pattern"] = m.windowPattern;
     }
-    j["hardware"] = HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults);
-    for (const auto& [gpu, speed] : job.slowGpus)
-    {
-        j["hardware"]["slow_gpus"].push_back({{"gpu", gpu}, {"speed", speed}});
-    }
+    j["hardware"] =
+        HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults, job.slowGpus);
     // Sequence parallelism as in force: none with tp 1 (Megatron-LM turns it off there too).
     const bool sp = p.sequenceParallel && p.tp > 1;
     j["layout"] = {{"gpus", p.Gpus()},

@@ -8,6 +8,7 @@
 #include "job-options.h"
 #include "ns3/report-json.h"
 
+#include <map>
 #include <string>
 
 namespace ns3 {
@@ -18,14 +19,17 @@ std::string RapidLlmVersion();
 
 /**
  * \brief The machine as every output echoes it: its source, name, GPU, HBM, network dimensions
- * and faults (those present from the start, then \p timedFaults with their start).
+ * and faults (those present from the start, then \p timedFaults with their start), and the slow
+ * GPUs where there are any.
  * \param hardware the machine (overrides applied) \param source --hardware: preset name or file
  * \param timedFaults the faults that start mid-run
+ * \param slowGpus GPU -> the share of its compute speed left (--slow-gpus)
  * \return the "hardware" object of an input echo
  */
 Json HardwareInputJson(const HardwareSpec& hardware,
                        const std::string& source,
-                       const std::vector<ScheduledFault>& timedFaults);
+                       const std::vector<ScheduledFault>& timedFaults,
+                       const std::map<uint32_t, double>& slowGpus = {});
 
 /**
  * \brief The full input of a job as every output echoes it: version, model (source and

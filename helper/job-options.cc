@@ -375,50 +375,6 @@ OptionError(const std::string& name, const std::string& message)
     return SpecError(kCommandLine, name, message);
 }
 
-/** \return --slow-gpus' GPUs (gpu<i>:SPEED[,...]) among \p gpus, each with its speed */
-std::map<uint32_t, double>
-ParseSlowGpus(const std::string& text, uint64_t gpus)
-{
-    std::map<uint32_t, double> speeds;
-    std::size_t from = 0;
-    while (from <= text.size())
-    {
-        const std::size_t comma = std::min(text.find(',', from), text.size());
-        const std::string item = text.substr(from, comma - from);
-        from = comma + 1;
-        const std::size_t colon = std::min(item.find(':'), item.size());
-        const std::string name = item.substr(0, colon);
-        uint64_t gpu = 0;
-        if (colon == item.size() || !ParseGpuName(name, gpu))
-        {
-            throw OptionError("slow-gpus",
-                              "'" + item
-                                  + "' is not gpu<i>:SPEED, e.g. gpu3:0.5 (GPU 3 at half "
-                                    "its compute speed)");
-        }
-        if (gpu >= gpus)
-        {
-            throw OptionError("slow-gpus",
-                              name + " is not a GPU of the job; allowed: gpu0"
-                                  + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
-        }
-        const std::string value = item.substr(colon + 1);
-        double speed = 0;
-        if (!ParseFiniteNumber(value, speed) || !(speed > 0 && speed <= 1))
-        {
-            throw OptionError("slow-gpus",
-                              "speed '" + value + "' of " + name
-                                  + ": allowed: above 0 and at most 1 (the share of its compute "
-                                    "speed left)");
-        }
-        if (!speeds.emplace(static_cast<uint32_t>(gpu), speed).second)
-        {
-            throw OptionError("slow-gpus", name + " is given twice");
-        }
-    }
-    return speeds;
-}
-
 } // namespace
 
 const std::vector<OptionSpec>&
@@ -1016,7 +972,7 @@ JobOptions::Resolve() const
     run.Validate(model, kCommandLine);
     if (!Get("slow-gpus").empty())
     {
-        job.slowGpus = ParseSlowGpus(Get("slow-gpus"), p.Gpus());
+        job.slowGpus = ParseSlowGpus(Get("slow-gpus"), p.Gpus(), kCommandLine);
     }
     if (!job.faults.empty())
     {

@@ -305,6 +305,23 @@ class CliJsonTestCase : public TestCase
                                   run.at("step_time_s").get<double>(),
                                   1e-6 * run.at("step_time_s").get<double>(),
                                   "replay of the written traces = run");
+        // ... and with a slow GPU (a straggler), which both take and echo.
+        const Json slowRun =
+            JsonOf(Cat(Cat({"run", "--json"}, kSmallTraining), {"--slow-gpus=gpu1:0.5"}), dir);
+        const Json slowReplay = JsonOf(
+            {"replay", "--trace=" + traces + "/trace", "--json", "--slow-gpus=gpu1:0.5"}, dir);
+        const double slowStep = slowRun.at("step_time_s").get<double>();
+        NS_TEST_EXPECT_MSG_GT(slowStep, run.at("step_time_s").get<double>(), "a slow GPU waits");
+        NS_TEST_EXPECT_MSG_EQ_TOL(slowReplay.at("step_time_s").get<double>(),
+                                  slowStep,
+                                  1e-6 * slowStep,
+                                  "replay with a slow GPU = run with it");
+        NS_TEST_EXPECT_MSG_EQ(slowReplay.at("input").at("hardware").at("slow_gpus").dump(),
+                              "[{\"gpu\":1,\"speed\":0.5}]",
+                              "the replay's echo names it");
+        NS_TEST_EXPECT_MSG_EQ(run.at("input").at("hardware").contains("slow_gpus"),
+                              false,
+                              "and no echo names one where none is slow");
         // ... an inference request's too, with its engine's host costs in the traces.
         const std::vector<std::string> served = Cat(kSmallInference, {"--engine=vllm"});
         const std::string servedTraces = dir + "/served";

@@ -170,11 +170,11 @@ JobCliOptions()
                          "faults present in every row (beside the studied links), as run takes "
                          "them");
          }},
-        // A property of a run's replay: run's, and the fault study's rows'.
+        // A property of a run's replay: run's, a trace set's, and the fault study's rows'.
         {"slow-gpus",
          [&](const CliOption& o)
          {
-             return o.For({"run", "study faults"})
+             return o.For({"run", "replay", "study faults"})
                  .HelpIn("study faults",
                          "GPUs slowed in every row (beside the studied links), as run takes "
                          "them");

@@ -78,6 +78,11 @@ RunReplayCommand(const CliArgs& args)
             helper->SetTimedFaults(timedFaults);
         }
     }
+    const auto slowGpus =
+        args.HasValue("slow-gpus")
+            ? ParseSlowGpus(args.Text("slow-gpus"), set.ranks.size(), kCommandLine)
+            : std::map<uint32_t, double>();
+    helper->SetSlowGpus(slowGpus);
     helper->SetHardware(hardware);
     // The input echo: the trace set, the machine and how its network runs.
     Json input;
@@ -88,7 +93,7 @@ RunReplayCommand(const CliArgs& args)
         {"comm_groups",
          args.HasValue("comm-groups") ? args.Text("comm-groups") : trace + ".comm_groups.json"},
         {"groups", set.groups.GetSize()}};
-    input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults);
+    input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults, slowGpus);
     input["set"] = Json::array();
     for (const auto& o : overrides)
     {
