@@ -67,7 +67,8 @@ class CliBadInputTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("bad-input");
+        const ScratchDir scratch("bad-input");
+        const std::string dir = scratch.Path();
         std::string model;
         std::string hw;
         PresetRegistry::Find("models", "gpt-1.7b", model);
@@ -676,7 +677,6 @@ class CliBadInputTestCase : public TestCase
         CliResult r = RunCli({"frobnicate"}, dir);
         NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
         NS_TEST_EXPECT_MSG_NE(r.err.find("unknown command 'frobnicate'"), std::string::npos, r.err);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -697,7 +697,8 @@ class CliFaultSelectorOptionTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("fault-selector");
+        const ScratchDir scratch("fault-selector");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> job = {
             "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8", "--seq=1024"};
         const std::vector<std::string> sweep = {"sweep",
@@ -742,7 +743,6 @@ class CliFaultSelectorOptionTestCase : public TestCase
             }
         }
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/s"), false, "no study written");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -763,7 +763,8 @@ class CliSweepSettingsAsRunTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-settings");
+        const ScratchDir scratch("sweep-settings");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> run = {
             "run", "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--gbs=8", "--seq=1024"};
         const std::vector<std::string> sweep = {"sweep",
@@ -816,7 +817,6 @@ class CliSweepSettingsAsRunTestCase : public TestCase
         CliResult fp8 = RunCli(
             Cat(sweep, {"--fp8-scaling=current", "--dtype=fp8", "--hardware=h100-sxm-80gb"}), dir);
         NS_TEST_EXPECT_MSG_EQ(fp8.status, 0, fp8.err);
-        std::filesystem::remove_all(dir);
     }
 };
 

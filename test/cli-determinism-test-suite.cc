@@ -53,7 +53,8 @@ class CliSameStdoutTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("determinism-stdout");
+        const ScratchDir scratch("determinism-stdout");
+        const std::string dir = scratch.Path();
         const std::vector<std::vector<std::string>> commands = {
             Cat({"run", "--json"}, kSmallTraining),
             Cat({"run", "--json", "--symmetry=false", "--per-rank"}, kSmallTraining),
@@ -81,7 +82,6 @@ class CliSameStdoutTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(first.out, second.out, Joined(c) + ": stdout differs");
             NS_TEST_EXPECT_MSG_EQ(first.err, "", Joined(c) + ": stderr without --timing");
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -115,7 +115,8 @@ class CliSameFilesTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("determinism-files");
+        const ScratchDir scratch("determinism-files");
+        const std::string dir = scratch.Path();
         for (const std::string gzip : {"false", "true"})
         {
             std::vector<std::string> printed;
@@ -163,7 +164,6 @@ class CliSameFilesTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
         }
         NS_TEST_EXPECT_MSG_GT(CheckSameFiles(dir + "/run-a", dir + "/run-b"), 1, "report.json");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -179,7 +179,8 @@ class CliTimingTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("determinism-timing");
+        const ScratchDir scratch("determinism-timing");
+        const std::string dir = scratch.Path();
         const CliResult plain = RunCli(Cat({"run", "--json"}, kSmallTraining), dir);
         NS_TEST_EXPECT_MSG_EQ(plain.out.find("wall"), std::string::npos, "no wall time");
         const CliResult timed = RunCli(Cat({"run", "--json", "--timing"}, kSmallTraining), dir);
@@ -189,7 +190,6 @@ class CliTimingTestCase : public TestCase
                               "wall_time_s with --timing");
         NS_TEST_EXPECT_MSG_NE(timed.err.find("rapid-llm run: wall "), std::string::npos, timed.err);
         NS_TEST_EXPECT_MSG_NE(timed.err.find(" cpu "), std::string::npos, timed.err);
-        std::filesystem::remove_all(dir);
     }
 };
 

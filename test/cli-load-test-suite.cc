@@ -33,7 +33,8 @@ class CliLoadTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("load");
+        const ScratchDir scratch("load");
+        const std::string dir = scratch.Path();
         const std::string load = std::string("--load=") + RAPIDLLM_VALIANT_PLUGIN;
         const std::vector<std::string> job = {"--model=gpt-1.7b", "--gpus=16", "--tp=8"};
 
@@ -85,7 +86,6 @@ class CliLoadTestCase : public TestCase
         CliResult help = RunCli({"run", load, "--help"}, dir);
         NS_TEST_EXPECT_MSG_EQ(help.status, 0, help.err);
         NS_TEST_EXPECT_MSG_NE(help.out.find("valiant"), std::string::npos, "--help lists it");
-        std::filesystem::remove_all(dir);
     }
 };
 

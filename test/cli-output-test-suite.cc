@@ -129,7 +129,8 @@ class CliJsonTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("json");
+        const ScratchDir scratch("json");
+        const std::string dir = scratch.Path();
         // run: the breakdown of the critical rank covers its step.
         Json run = JsonOf(Cat({"run", "--json"}, kSmallTraining), dir);
         const Json& b = run.at("breakdown_s");
@@ -374,7 +375,6 @@ class CliJsonTestCase : public TestCase
         Json parsed = Json::parse(text);
         NS_TEST_EXPECT_MSG_EQ(parsed.at("nan").is_null(), true, text);
         NS_TEST_EXPECT_MSG_EQ(parsed.at("inf").is_null(), true, text);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -394,7 +394,8 @@ class CliMemoryObjectTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("memory");
+        const ScratchDir scratch("memory");
+        const std::string dir = scratch.Path();
         const std::vector<std::vector<std::string>> jobs = {
             kSmallTraining,
             Cat(kSmallTraining, {"--recompute=full"}),
@@ -480,7 +481,6 @@ class CliMemoryObjectTestCase : public TestCase
                                   .rfind("NeMo 1.0 distributed_fused_adam", 0),
                               0u,
                               "memory --json: the framework assumption");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -501,7 +501,8 @@ class CliDoesNotFitStatusTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("does-not-fit");
+        const ScratchDir scratch("does-not-fit");
+        const std::string dir = scratch.Path();
         // 175B on 8 GPUs needs about 300 GiB a GPU; Llama-2 7B's KV cache of 64 x 4,008 tokens
         // (0.5 MiB a token, 125 GiB) does not fit one A100 either.
         const std::vector<std::vector<std::string>> tooBig = {
@@ -541,7 +542,6 @@ class CliDoesNotFitStatusTestCase : public TestCase
                 }
             }
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -562,7 +562,8 @@ class CliSweepJsonTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-json");
+        const ScratchDir scratch("sweep-json");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> sweep = {"sweep",
                                                 "--model=gpt-1.7b",
                                                 "--gpus=8",
@@ -608,7 +609,6 @@ class CliSweepJsonTestCase : public TestCase
                                   std::to_string(row.at("layout").get<uint64_t>()),
                                   "the same order as --csv");
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -628,7 +628,8 @@ class CliFaultStudyMemoryTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("fault-study-memory");
+        const ScratchDir scratch("fault-study-memory");
+        const std::string dir = scratch.Path();
         for (const bool fits : {true, false})
         {
             // gpt-1.7b at tp 2, pp 2 needs about 9 GiB a GPU: it fits 80 GiB, not 4.
@@ -666,7 +667,6 @@ class CliFaultStudyMemoryTestCase : public TestCase
                 text.out.find("peak memory per GPU"), std::string::npos, text.out);
             std::filesystem::remove_all(dir + "/s");
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -685,7 +685,8 @@ class CliJsonWinsOverCsvTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("json-wins");
+        const ScratchDir scratch("json-wins");
+        const std::string dir = scratch.Path();
         const std::vector<std::vector<std::string>> commands = {
             Cat({"run"}, kSmallTraining),
             Cat({"memory"}, kSmallTraining),
@@ -726,7 +727,6 @@ class CliJsonWinsOverCsvTestCase : public TestCase
             }
             NS_TEST_EXPECT_MSG_EQ(parsed, true, Joined(args) + ": not one JSON document: " + r.out);
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -745,7 +745,8 @@ class CliPerRankTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("per-rank");
+        const ScratchDir scratch("per-rank");
+        const std::string dir = scratch.Path();
         CliResult plain = RunCli(Cat({"run", "--json"}, kSmallTraining), dir);
         NS_TEST_ASSERT_MSG_EQ(plain.status, 0, plain.err);
         NS_TEST_EXPECT_MSG_EQ(Json::parse(plain.out).contains("ranks"), false, "run --json");
@@ -830,7 +831,8 @@ class CliPacketAttributesTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("packet-attributes");
+        const ScratchDir scratch("packet-attributes");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> job = {
             "--model=gpt-1.7b", "--layers=1", "--gpus=2", "--tp=2", "--gbs=1", "--seq=512"};
         CliResult plain = RunCli(Cat({"run", "--json", "--backend=packet"}, job), dir);
@@ -879,7 +881,6 @@ class CliPacketAttributesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(d.at("time_s").get<double>(),
                               c.at("time_s").get<double>() * 1.5,
                               "collective: windows bind");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -1026,7 +1027,8 @@ class CliCsvTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("csv");
+        const ScratchDir scratch("csv");
+        const std::string dir = scratch.Path();
 
         // validate: a row per published measurement, as --json has them.
         const std::string data = SmallValidationData(dir);
@@ -1280,7 +1282,6 @@ class CliCsvTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(links.rows[i].at("link"), l.at("link").get<std::string>(), "");
             ExpectNumber(links.rows[i].at("bytes"), l.at("bytes"), "link bytes");
         }
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -1299,7 +1300,8 @@ class CliInputEchoTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("echo");
+        const ScratchDir scratch("echo");
+        const std::string dir = scratch.Path();
         const std::string traces = dir + "/traces";
         CliResult t = RunCli(Cat({"trace", "--out=" + traces}, kSmallTraining), dir);
         NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
@@ -1390,7 +1392,6 @@ class CliInputEchoTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(xin.at("workloads"),
                               Json::array({"ring-allreduce-8gpu-1MiB"}),
                               "xval: the workloads run");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -1417,7 +1418,8 @@ class CliHelpListsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(RepeatedListItems("    --op:  collective (all-reduce, broadcast)"),
                               "",
                               "and none where there is none");
-        const std::string dir = ScratchDir("help-lists");
+        const ScratchDir scratch("help-lists");
+        const std::string dir = scratch.Path();
         // The commands, as the usage text lists them.
         CliResult usage = RunCli({}, dir);
         std::istringstream in(usage.out + usage.err);
@@ -1465,7 +1467,6 @@ class CliHelpListsTestCase : public TestCase
             NS_TEST_EXPECT_MSG_GT(options, 0u, command + " --help lists its options");
         }
         NS_TEST_EXPECT_MSG_GT(lists, 10u, "lists of values were checked");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -1485,7 +1486,8 @@ class CliHelpConsistencyTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("help-consistency");
+        const ScratchDir scratch("help-consistency");
+        const std::string dir = scratch.Path();
         auto help = [&](const std::vector<std::string>& command)
         {
             CliResult r = RunCli(Cat(command, {"--help"}), dir);
@@ -1541,7 +1543,6 @@ class CliHelpConsistencyTestCase : public TestCase
         std::snprintf(
             mfu, sizeof(mfu), "%.1f %%", 100 * rows.at(0).at("report").at("mfu").get<double>());
         NS_TEST_EXPECT_MSG_NE(study.out.find(mfu), std::string::npos, mfu << " in " << study.out);
-        std::filesystem::remove_all(dir);
     }
 };
 

@@ -9,6 +9,8 @@
 // build has none, and the command-line suites are left out there.
 #ifdef RAPIDLLM_CLI
 
+#    include "scratch-dir.h"
+
 #    include <sys/wait.h>
 #    include <unistd.h>
 
@@ -121,17 +123,6 @@ WaitCli(pid_t pid)
         return -1;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/** \return a fresh scratch directory below the system's temporary directory */
-inline std::string
-ScratchDir(const std::string& name)
-{
-    const auto dir = std::filesystem::temp_directory_path()
-                     / ("rapid-llm-" + name + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir.string();
 }
 
 /** \return \p a followed by \p b */

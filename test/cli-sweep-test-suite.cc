@@ -81,7 +81,8 @@ class CliSweepTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep");
+        const ScratchDir scratch("sweep");
+        const std::string dir = scratch.Path();
         // One worker: the reference.
         CliResult one = RunCli(Cat(kSweep, {"--workers=1", "--out=" + dir + "/one"}), dir);
         NS_TEST_ASSERT_MSG_EQ(one.status, 0, one.err);
@@ -300,7 +301,6 @@ class CliSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(finished.status, 0, finished.err);
         NS_TEST_EXPECT_MSG_EQ(
             ReadText(stopped + "/results.csv"), reference, "resumed after SIGINT");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -321,7 +321,8 @@ class CliSweepFolderTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-folder");
+        const ScratchDir scratch("sweep-folder");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> small = {
             "sweep", "--model=gpt-1.7b", "--gpus=4", "--gbs=8", "--tp=1,2", "--mbs=1"};
         for (const char* shard : {"1", "2"})
@@ -456,7 +457,6 @@ class CliSweepFolderTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/there/notes.txt"), "mine", "the user's file kept");
         CliResult again = RunCli(Cat(small, {"--workers=1", "--out=" + dir + "/there"}), dir);
         NS_TEST_EXPECT_MSG_EQ(again.status, 0, "fixed, it runs: " + again.err);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -477,7 +477,8 @@ class CliSweepRoutingTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-routing");
+        const ScratchDir scratch("sweep-routing");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> job = {"--model=gpt-1.7b",
                                               "--gpus=16",
                                               "--gbs=16",
@@ -517,7 +518,6 @@ class CliSweepRoutingTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(bogus.err.find("option --routing: unknown routing policy 'bogus'"),
                               std::string::npos,
                               bogus.err);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -538,7 +538,8 @@ class CliSweepSplitTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-split");
+        const ScratchDir scratch("sweep-split");
+        const std::string dir = scratch.Path();
         // gpt-1.7b's 24 layers on 5 stages: fewer on the first or the last, as many on the
         // others.
         const std::vector<std::string> job = {"--model=gpt-1.7b",
@@ -574,7 +575,6 @@ class CliSweepSplitTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(rows.at(0).at("step_time_s").get<double>(),
                               Json::parse(run.out).at("step_time_s").get<double>(),
                               "the row is run's step with that split");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -596,7 +596,8 @@ class CliSweepMachinesTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-machines");
+        const ScratchDir scratch("sweep-machines");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> job = Cat(kTwoLayouts, {"--gpus=8"});
         const std::string both = "--hardware=h100-sxm-80gb,a100-sxm-80gb";
         CliResult whole =
@@ -673,7 +674,6 @@ class CliSweepMachinesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(fp8.status, 2, fp8.err);
         NS_TEST_EXPECT_MSG_NE(
             fp8.err.find("a100-sxm-80gb: field 'gpu.tensor_tflops'"), std::string::npos, fp8.err);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -695,7 +695,8 @@ class CliSweepSchedulesTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-schedules");
+        const ScratchDir scratch("sweep-schedules");
+        const std::string dir = scratch.Path();
         // No tensor parallelism: nothing for the weight gradients to have hidden (ZB-H1 exposes
         // a tensor-parallel input-gradient reduction they overlapped).
         const std::vector<std::string> job = {"--model=gpt-1.7b",
@@ -794,7 +795,6 @@ class CliSweepSchedulesTestCase : public TestCase
             RunCli(Cat({"sweep", "--workers=1", "--pp=1", "--pp-schedule=zb-h1"}, job), dir);
         NS_TEST_EXPECT_MSG_EQ(none.status, 2, none.err);
         NS_TEST_EXPECT_MSG_NE(none.err.find("needs pp >= 2"), std::string::npos, none.err);
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -815,7 +815,8 @@ class CliSweepGpuCountsTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("sweep-gpus");
+        const ScratchDir scratch("sweep-gpus");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> job = Cat(kTwoLayouts, {"--hardware=h100-sxm-80gb"});
         CliResult both = RunCli(Cat(job, {"--gpus=8,16", "--json"}), dir);
         RAPIDLLM_REQUIRE_EQ(both.status, 0, both.err);
@@ -854,7 +855,6 @@ class CliSweepGpuCountsTestCase : public TestCase
         RAPIDLLM_REQUIRE_NE(best, std::string::npos, text.out);
         NS_TEST_EXPECT_MSG_NE(
             text.out.find("x the 8-GPU best (", best), std::string::npos, text.out);
-        std::filesystem::remove_all(dir);
     }
 };
 

@@ -149,7 +149,8 @@ class CliTimelineTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("timeline");
+        const ScratchDir scratch("timeline");
+        const std::string dir = scratch.Path();
         CliResult plain = RunCli(Cat({"run", "--json", "--per-rank"}, kJob), dir);
         NS_TEST_ASSERT_MSG_EQ(plain.status, 0, plain.err);
         const std::string file = dir + "/timeline.json";
@@ -189,7 +190,6 @@ class CliTimelineTestCase : public TestCase
                                   dir);
         NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
         Check(file, Json::parse(replay.out), "replay");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -208,7 +208,8 @@ class CliProgressTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("progress");
+        const ScratchDir scratch("progress");
+        const std::string dir = scratch.Path();
         // A packet-level step of a few seconds of wall time.
         const std::vector<std::string> args = {"run",
                                                "--backend=packet",
@@ -236,7 +237,6 @@ class CliProgressTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(status, 130, "interrupted: " + err);
         NS_TEST_EXPECT_MSG_NE(err.find("interrupted; what is known"), std::string::npos, err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/stdout.bg.txt"), "", "no report");
-        std::filesystem::remove_all(dir);
     }
 };
 
@@ -257,7 +257,8 @@ class CliCollectiveProgressTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("collective-progress");
+        const ScratchDir scratch("collective-progress");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> small = {
             "collective", "--hardware=a100-sxm-80gb", "--backend=packet", "--bytes=2MiB", "--json"};
         CliResult quiet = RunCli(small, dir);
@@ -285,7 +286,6 @@ class CliCollectiveProgressTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(status, 130, "interrupted: " + err);
         NS_TEST_EXPECT_MSG_NE(err.find("interrupted; what is known"), std::string::npos, err);
         NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/stdout.bg.txt"), "", "no result");
-        std::filesystem::remove_all(dir);
     }
 };
 

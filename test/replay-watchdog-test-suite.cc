@@ -149,7 +149,8 @@ class WatchdogCliTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("watchdog");
+        const ScratchDir scratch("watchdog");
+        const std::string dir = scratch.Path();
         ::setenv("NS_ATTRIBUTE_DEFAULT", "ns3::rapidllm::TraceReplayer::MaxEvents=100", 1);
         const CliResult r =
             RunCli({"run", "--model=gpt-1.7b", "--gpus=8", "--tp=2", "--pp=2", "--gbs=8"}, dir);
@@ -168,7 +169,6 @@ class WatchdogCliTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(c.out, "", "no report");
         NS_TEST_EXPECT_MSG_EQ(c.err.rfind("rapid-llm collective: error: ", 0), 0, c.err);
         NS_TEST_EXPECT_MSG_NE(c.err.find("MaxSimulatedTime"), std::string::npos, c.err);
-        std::filesystem::remove_all(dir);
     }
 };
 #endif

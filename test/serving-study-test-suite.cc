@@ -2216,7 +2216,8 @@ class CliServingStudyTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("serving");
+        const ScratchDir scratch("serving");
+        const std::string dir = scratch.Path();
         const std::vector<std::string> study = {"study",
                                                 "serving",
                                                 "--model=llama2-7b",
@@ -2579,7 +2580,6 @@ class CliServingStudyTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);
             NS_TEST_EXPECT_MSG_NE(r.err.find(bad.mention), std::string::npos, r.err);
         }
-        std::filesystem::remove_all(dir);
     }
 };
 

@@ -15,6 +15,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 #include "ns3/test.h"
+#include "scratch-dir.h"
 #include "spec-error-check.h"
 #include "test-require.h"
 
@@ -31,43 +32,6 @@ using namespace ns3::rapidllm;
 namespace {
 
 namespace fs = std::filesystem;
-
-/** A scratch folder for spec files, removed at the end. */
-class ScratchDir
-{
-  public:
-    explicit ScratchDir(const std::string& tag)
-        : m_path(fs::temp_directory_path() / ("rapidllm-" + tag + "-" + std::to_string(::getpid())))
-    {
-        fs::remove_all(m_path);
-        fs::create_directories(m_path);
-    }
-
-    ~ScratchDir()
-    {
-        std::error_code ec;
-        fs::remove_all(m_path, ec);
-    }
-
-    /** Writes \p text to \p name and returns its path. */
-    std::string
-    Put(const std::string& name, const std::string& text) const
-    {
-        const fs::path path = m_path / name;
-        fs::create_directories(path.parent_path());
-        std::ofstream(path) << text;
-        return path.string();
-    }
-
-    std::string
-    Path() const
-    {
-        return m_path.string();
-    }
-
-  private:
-    fs::path m_path; //!< the folder
-};
 
 /** \return the overrides of a comma-separated list */
 std::vector<SpecOverride>

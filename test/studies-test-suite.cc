@@ -349,7 +349,8 @@ class JobVariantsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((changed.run == base.run), true, "the run unchanged");
 
         // base: + the changed field = the preset with --set.
-        const std::string dir = ScratchDir("studies-variants");
+        const ScratchDir scratch("studies-variants");
+        const std::string dir = scratch.Path();
         const std::string file = dir + "/a100-2to1.yaml";
         std::ofstream(file) << "base: a100-sxm-80gb\nname: a100-2to1\nnetwork:\n  dimensions:\n"
                                "    - name: infiniband\n      oversubscription: 2\n";
@@ -398,7 +399,8 @@ class JobFileTestCase : public TestCase
     void
     DoRun() override
     {
-        const std::string dir = ScratchDir("studies-run");
+        const ScratchDir scratch("studies-run");
+        const std::string dir = scratch.Path();
         const std::string file = dir + "/job.yaml";
         std::ofstream(file) << "model: gpt-1.7b\nhardware: a100-sxm-80gb\n"
                                "set: [gpu.hbm_gib=40, model.layers=6]\n"

@@ -16,6 +16,7 @@
 #include "ns3/name-table.h"
 #include "ns3/test.h"
 #include "ns3/trace-error.h"
+#include "scratch-dir.h"
 #include "test-require.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -36,39 +37,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using namespace chakratest;
-
-/// A fresh scratch directory, removed by the destructor.
-class ScratchDir
-{
-  public:
-    explicit ScratchDir(const std::string& tag)
-        : m_path(fs::temp_directory_path() / ("rapidllm-" + tag + "-" + std::to_string(::getpid())))
-    {
-        fs::remove_all(m_path);
-        fs::create_directories(m_path);
-    }
-
-    ~ScratchDir()
-    {
-        std::error_code ignored;
-        fs::remove_all(m_path, ignored);
-    }
-
-    std::string
-    Prefix(const std::string& stem) const
-    {
-        return (m_path / stem).string();
-    }
-
-    const fs::path&
-    Path() const
-    {
-        return m_path;
-    }
-
-  private:
-    fs::path m_path;
-};
 
 std::string
 ReadAll(const std::string& path)
@@ -271,7 +239,7 @@ class TraceRoundTripTestCase : public TestCase
         ScratchDir dir("trace-roundtrip");
         for (bool gzip : {false, true})
         {
-            std::string prefix = dir.Prefix(gzip ? "gz" : "plain");
+            std::string prefix = dir.File(gzip ? "gz" : "plain");
             ChakraTraceWriter::WriteTraceSet(prefix, set, gzip);
             std::string first = ReadAll(ChakraTraceWriter::RankFileName(prefix, 0));
             RAPIDLLM_REQUIRE_EQ((first.size() > 2 && static_cast<uint8_t>(first[0]) == 0x1f
@@ -363,18 +331,17 @@ class TraceDeterminismTestCase : public TestCase
             true,
             "3 MB gzip round trip");
         ScratchDir dir("trace-determinism");
-        ChakraTraceWriter::WriteTraceSet(dir.Prefix("one"), a);
-        ChakraTraceWriter::WriteTraceSet(dir.Prefix("two"), b);
+        ChakraTraceWriter::WriteTraceSet(dir.File("one"), a);
+        ChakraTraceWriter::WriteTraceSet(dir.File("two"), b);
         for (uint32_t r = 0; r < 4; ++r)
         {
-            NS_TEST_ASSERT_MSG_EQ(
-                (ReadAll(ChakraTraceWriter::RankFileName(dir.Prefix("one"), r))
-                 == ReadAll(ChakraTraceWriter::RankFileName(dir.Prefix("two"), r))),
-                true,
-                "rank file " << r << " identical");
+            NS_TEST_ASSERT_MSG_EQ((ReadAll(ChakraTraceWriter::RankFileName(dir.File("one"), r))
+                                   == ReadAll(ChakraTraceWriter::RankFileName(dir.File("two"), r))),
+                                  true,
+                                  "rank file " << r << " identical");
         }
         // A graph read back and written again gives the same bytes as the original.
-        TraceSet back = ChakraTraceReader::ReadTraceSet(dir.Prefix("one"));
+        TraceSet back = ChakraTraceReader::ReadTraceSet(dir.File("one"));
         NS_TEST_ASSERT_MSG_EQ((ChakraTraceWriter::EncodeRank(back.ranks[1], 4, false)
                                == ChakraTraceWriter::EncodeRank(a.ranks[1], 4, false)),
                               true,
@@ -746,7 +713,7 @@ class TraceSetFilesTestCase : public TestCase
     DoRun() override
     {
         ScratchDir dir("trace-files");
-        std::string prefix = dir.Prefix("job");
+        std::string prefix = dir.File("job");
         TraceSet four = BuildSampleSet();
         ChakraTraceWriter::WriteTraceSet(prefix, four);
 
@@ -766,13 +733,13 @@ class TraceSetFilesTestCase : public TestCase
         RAPIDLLM_REQUIRE_EQ(back.ranks.size(), 2u, "two ranks now");
 
         // Block the temporary name of rank 1 with a directory: writing fails, nothing changes.
-        std::string blocked = ChakraTraceWriter::RankFileName(dir.Prefix("fail"), 1) + ".tmp"
+        std::string blocked = ChakraTraceWriter::RankFileName(dir.File("fail"), 1) + ".tmp"
                               + std::to_string(::getpid());
         fs::create_directories(blocked);
         bool threw = false;
         try
         {
-            ChakraTraceWriter::WriteTraceSet(dir.Prefix("fail"), two);
+            ChakraTraceWriter::WriteTraceSet(dir.File("fail"), two);
         }
         catch (const TraceError& e)
         {
@@ -789,8 +756,8 @@ class TraceSetFilesTestCase : public TestCase
 
         // The shared-graph overload relabels ranks.
         std::vector<const ExecutionTrace*> shared = {&two.ranks[0], &two.ranks[0]};
-        ChakraTraceWriter::WriteTraceSet(dir.Prefix("shared"), shared, two.groups);
-        TraceSet s = ChakraTraceReader::ReadTraceSet(dir.Prefix("shared"));
+        ChakraTraceWriter::WriteTraceSet(dir.File("shared"), shared, two.groups);
+        TraceSet s = ChakraTraceReader::ReadTraceSet(dir.File("shared"));
         NS_TEST_ASSERT_MSG_EQ(s.ranks[1].GetRank(), 1u, "relabelled");
         NS_TEST_ASSERT_MSG_EQ(s.ranks[1].GetNNodes(), 2u, "same graph");
     }
