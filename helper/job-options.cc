@@ -556,6 +556,8 @@ JobOptions::ReadJobFile()
     const std::vector<std::tuple<std::string, std::string, std::string>> keys = {
         {"model", "model", file.model},
         {"hardware", "hardware", file.hardware},
+        {"fault", "fault", file.fault},
+        {"slow-gpus", "slow_gpus", file.slowGpus},
         {"gpus", "gpus", number(file.gpus)},
         {"mode", "mode", ToString(r.mode)},
         {"dtype", "dtype", ToString(r.dtype)},

@@ -141,6 +141,16 @@ class CliBadInputTestCase : public TestCase
             WriteFile(dir, "job-routing.yaml", "model: gpt-1.7b\nrouting: bogus\n");
         const std::string jobBackend =
             WriteFile(dir, "job-backend.yaml", "model: gpt-1.7b\nbackend: bogus\n");
+        const std::string jobFault =
+            WriteFile(dir,
+                      "job-fault.yaml",
+                      "model: gpt-1.7b\ngpus: 2\nparallel: {tp: 2}\nfault: gpu0-gpu9\n");
+        const std::string jobSlow =
+            WriteFile(dir,
+                      "job-slow.yaml",
+                      "model: gpt-1.7b\ngpus: 2\nparallel: {tp: 2}\nslow_gpus: [gpu1:0]\n");
+        const std::string jobSlowMap =
+            WriteFile(dir, "job-slow-map.yaml", "model: gpt-1.7b\nslow_gpus: {gpu1: 0.5}\n");
         const std::string badRouting = WriteFile(
             dir, "routing.yaml", "base: a100-sxm-80gb\nname: r\nnetwork:\n  routing: bogus\n");
         const std::string badAlgorithm =
@@ -162,6 +172,11 @@ class CliBadInputTestCase : public TestCase
             // Found by fuzzing: a job file's routing or backend named neither file nor option.
             {{"run", "--run=" + jobRouting}, {"job-routing.yaml", "field 'routing'", "bogus"}},
             {{"run", "--run=" + jobBackend}, {"job-backend.yaml", "field 'backend'", "bogus"}},
+            // A job file's faults and slow GPUs are its own errors, not the options'.
+            {{"run", "--run=" + jobFault}, {"job-fault.yaml", "field 'fault'", "gpu9"}},
+            {{"run", "--run=" + jobSlow}, {"job-slow.yaml", "field 'slow_gpus'", "above 0"}},
+            {{"run", "--run=" + jobSlowMap},
+             {"job-slow-map.yaml:2", "field 'slow_gpus'", "a list of texts", "gpu3:0.9"}},
             {{"run", "--hardware=" + badRouting},
              {"routing.yaml:4", "field 'network.routing'", "'bogus'", "dimension-order"}},
             // An algorithm's name was checked only when collectives were planned: no file line.

@@ -61,7 +61,7 @@ FirstHop(const HardwareSpec& hw, uint32_t gpus, uint32_t d)
     return "";
 }
 
-/** \return the step time of a resolved job on the flow backend */
+/** \return the step time of a resolved job (its faults and slow GPUs too) on the flow backend */
 double
 StepTime(const ResolvedJob& job)
 {
@@ -70,6 +70,7 @@ StepTime(const ResolvedJob& job)
     h->SetHardware(job.hardware);
     h->SetRun(job.run);
     h->SetTimedFaults(job.timedFaults);
+    h->SetSlowGpus(job.slowGpus);
     const double t = h->Run().stepTimeS;
     h->Dispose();
     return t;
@@ -463,6 +464,39 @@ class JobFileTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(moe.ToSpecs().run.parallel.etp, 1u, "the file's etp");
         moe.Set("etp", "2");
         NS_TEST_EXPECT_MSG_EQ(moe.ToSpecs().run.parallel.FoldedExperts(), false, "--etp wins");
+
+        // Faults and slow GPUs: the options' text, one text or a list of items.
+        const std::string faulty = dir + "/faulty.yaml";
+        std::ofstream(faulty) << "model: gpt-1.7b\nset: [model.layers=2]\ngpus: 16\n"
+                                 "parallel: {tp: 8}\nglobal_batch: 2\n"
+                                 "fault: [gpu0-infiniband.leaf0.0:0.5, 'tier:nvlink:0.8@1ms']\n"
+                                 "slow_gpus: gpu1:0.5,gpu3:0.9\n";
+        JobOptions withFaults;
+        withFaults.Set("run", faulty);
+        JobOptions sameByHand;
+        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+                 {"model", "gpt-1.7b"},
+                 {"set", "model.layers=2"},
+                 {"gpus", "16"},
+                 {"tp", "8"},
+                 {"gbs", "2"},
+                 {"fault", "gpu0-infiniband.leaf0.0:0.5,tier:nvlink:0.8@1ms"},
+                 {"slow-gpus", "gpu1:0.5,gpu3:0.9"}})
+        {
+            sameByHand.Set(k, v);
+        }
+        const ResolvedJob f = withFaults.ToSpecs();
+        const ResolvedJob g = sameByHand.ToSpecs();
+        NS_TEST_EXPECT_MSG_EQ(f.faults.size(), 2u, "the file's faults");
+        NS_TEST_EXPECT_MSG_EQ(f.timedFaults.size(), 1u, "one starts mid-run");
+        NS_TEST_EXPECT_MSG_EQ((f.hardware == g.hardware), true, "the same network faults");
+        NS_TEST_EXPECT_MSG_EQ((f.slowGpus == g.slowGpus), true, "the same slow GPUs");
+        NS_TEST_EXPECT_MSG_EQ(f.slowGpus.at(1), 0.5, "gpu1 at half speed");
+        NS_TEST_EXPECT_MSG_EQ(StepTime(f), StepTime(g), "the same prediction");
+        JobOptions healthier = withFaults;
+        healthier.Set("slow-gpus", "gpu1:1");
+        NS_TEST_EXPECT_MSG_EQ(healthier.ToSpecs().slowGpus.at(1), 1.0, "--slow-gpus wins");
+        NS_TEST_EXPECT_MSG_EQ(healthier.ToSpecs().slowGpus.count(3), 0u, "the whole list");
     }
 };
 

@@ -170,14 +170,15 @@ JobCliOptions()
                          "faults present in every row (beside the studied links), as run takes "
                          "them");
          }},
-        // A property of a run's replay: run's, a trace set's, and the fault study's rows'.
+        // A property of a run's replay: run's, a trace set's, and the studies' rows'.
         {"slow-gpus",
          [&](const CliOption& o)
          {
-             return o.For({"run", "replay", "study faults"})
+             return o.For({"run", "replay", "study faults", "study hardware"})
                  .HelpIn("study faults",
                          "GPUs slowed in every row (beside the studied links), as run takes "
-                         "them");
+                         "them")
+                 .HelpIn("study hardware", "GPUs slowed in every variant, as run takes them");
          }},
         {"set",
          [&](const CliOption& o)

@@ -34,6 +34,38 @@ Reference(SpecReader& r, const std::string& key, const std::string& kind, const 
     }
     return (std::filesystem::path(dir) / path).string();
 }
+
+/**
+ * \return the text of an option a key stands for (--fault, --slow-gpus): one comma-separated
+ * text, or a list of items joined by commas
+ */
+std::string
+OptionText(SpecReader& r, const std::string& key, const std::string& example)
+{
+    const YAML::Node node = r.GetNode(key);
+    if (node.IsScalar())
+    {
+        return node.Scalar();
+    }
+    std::string text;
+    if (node.IsSequence())
+    {
+        for (const auto& item : node)
+        {
+            if (!item.IsScalar())
+            {
+                break;
+            }
+            text += (text.empty() ? "" : ",") + item.Scalar();
+        }
+        if (!text.empty() || node.size() == 0)
+        {
+            return text;
+        }
+    }
+    r.Fail(key, "expected one text or a list of texts, e.g. " + example);
+    return "";
+}
 } // namespace
 
 bool
@@ -146,6 +178,14 @@ JobSpec::Parse(const std::string& text, const std::string& source, const std::st
     job.gpus = r.GetCount("gpus", 1, 0);
     job.backend = r.GetString("backend", "");
     job.routing = r.GetString("routing", "");
+    if (r.Has("fault"))
+    {
+        job.fault = OptionText(r, "fault", "[gpu0-gpu1:0.5, tier:infiniband:0.5@2ms]");
+    }
+    if (r.Has("slow_gpus"))
+    {
+        job.slowGpus = OptionText(r, "slow_gpus", "[gpu3:0.9, gpu7:0.5]");
+    }
     job.run = RunSpec::Read(r);
     r.Finish();
     return job;
