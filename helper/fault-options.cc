@@ -6,6 +6,7 @@
 
 #include "ns3/spec-error.h"
 #include "ns3/topology.h"
+#include "ns3/trace-replayer.h"
 #include "option-spec.h"
 #include "report-output.h"
 
@@ -231,13 +232,12 @@ ParseSlowGpus(const std::string& text, uint64_t gpus, const std::string& source)
         }
         const std::string value = item.substr(colon + 1);
         double speed = 0;
-        if (!ParseFiniteNumber(value, speed) || !(speed > 0 && speed <= 1))
+        if (!ParseFiniteNumber(value, speed) || !(speed >= TraceReplayer::kMinSpeed && speed <= 1))
         {
             throw SpecError(source,
                             "slow-gpus",
                             "speed '" + value + "' of " + name
-                                + ": allowed: above 0 and at most 1 (the share of its compute "
-                                  "speed left)");
+                                + ": allowed: 1e-6 to 1 (the share of its compute speed left)");
         }
         if (!speeds.emplace(static_cast<uint32_t>(gpu), speed).second)
         {

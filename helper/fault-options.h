@@ -79,7 +79,7 @@ std::string FaultOptionText(const std::vector<FaultOption>& faults);
 
 /**
  * \brief Parses --slow-gpus: gpu<i>:SPEED[,...], GPUs that compute slower than the others (a
- * straggler), SPEED the share of its compute speed left, above 0 and at most 1.
+ * straggler), SPEED the share of its compute speed left, from 1e-6 (TraceReplayer::kMinSpeed) to 1.
  * \param text the option's value \param gpus the job's GPUs (i must be below)
  * \param source where it came from, for errors ("command line")
  * \return GPU -> speed; throws SpecError (field slow-gpus) naming the item and what is allowed

@@ -74,8 +74,8 @@ MakeDeclarations()
                 ""),
         O::Text("slow-gpus",
                 "GPUs that compute slower than the others (a throttled or faulty GPU, a "
-                "straggler): gpu<i>:SPEED[,...], SPEED the share of its compute speed left, above "
-                "0 and at most 1 (its kernels take 1 / SPEED as long; its links and host are "
+                "straggler): gpu<i>:SPEED[,...], SPEED the share of its compute speed left, from "
+                "1e-6 to 1 (its kernels take 1 / SPEED as long; its links and host are "
                 "unchanged; every rank is then replayed)",
                 ""),
         // The parallel layout.

@@ -151,6 +151,8 @@ class CliBadInputTestCase : public TestCase
                       "model: gpt-1.7b\ngpus: 2\nparallel: {tp: 2}\nslow_gpus: [gpu1:0]\n");
         const std::string jobSlowMap =
             WriteFile(dir, "job-slow-map.yaml", "model: gpt-1.7b\nslow_gpus: {gpu1: 0.5}\n");
+        const std::string jobSlowNested = WriteFile(
+            dir, "job-slow-nested.yaml", "model: gpt-1.7b\nslow_gpus: [gpu1:0.5, [gpu2:0.5]]\n");
         const std::string badRouting = WriteFile(
             dir, "routing.yaml", "base: a100-sxm-80gb\nname: r\nnetwork:\n  routing: bogus\n");
         const std::string badAlgorithm =
@@ -174,9 +176,11 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--run=" + jobBackend}, {"job-backend.yaml", "field 'backend'", "bogus"}},
             // A job file's faults and slow GPUs are its own errors, not the options'.
             {{"run", "--run=" + jobFault}, {"job-fault.yaml", "field 'fault'", "gpu9"}},
-            {{"run", "--run=" + jobSlow}, {"job-slow.yaml", "field 'slow_gpus'", "above 0"}},
+            {{"run", "--run=" + jobSlow}, {"job-slow.yaml", "field 'slow_gpus'", "1e-6 to 1"}},
             {{"run", "--run=" + jobSlowMap},
              {"job-slow-map.yaml:2", "field 'slow_gpus'", "a list of texts", "gpu3:0.9"}},
+            {{"run", "--run=" + jobSlowNested},
+             {"job-slow-nested.yaml:2", "field 'slow_gpus'", "a list of texts"}},
             {{"run", "--hardware=" + badRouting},
              {"routing.yaml:4", "field 'network.routing'", "'bogus'", "dimension-order"}},
             // An algorithm's name was checked only when collectives were planned: no file line.
@@ -249,8 +253,9 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--mbs=99999999999999999999999"}, {"option --mbs", u32}},
             {{"run", "--layers=4294967296"}, {"option --layers", "'4294967296'", u32}},
             {{"run", "--gpus=8", "--slow-gpus=gpu8:0.5"}, {"option --slow-gpus", "gpu0 to gpu7"}},
-            {{"run", "--gpus=8", "--slow-gpus=gpu2:0"},
-             {"option --slow-gpus", "above 0 and at most 1"}},
+            {{"run", "--gpus=8", "--slow-gpus=gpu2:0"}, {"option --slow-gpus", "1e-6 to 1"}},
+            // A speed so small that the step outran the watchdog.
+            {{"run", "--gpus=8", "--slow-gpus=gpu2:1e-300"}, {"option --slow-gpus", "1e-6 to 1"}},
             {{"run", "--gpus=8", "--slow-gpus=2:0.5"}, {"option --slow-gpus", "gpu<i>:SPEED"}},
             {{"run", "--gpus=8", "--slow-gpus=gpu2:0.5,gpu2:0.9"},
              {"option --slow-gpus", "given twice"}},

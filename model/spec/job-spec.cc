@@ -48,23 +48,17 @@ OptionText(SpecReader& r, const std::string& key, const std::string& example)
         return node.Scalar();
     }
     std::string text;
-    if (node.IsSequence())
+    bool texts = node.IsSequence();
+    for (std::size_t i = 0; texts && i < node.size(); ++i)
     {
-        for (const auto& item : node)
-        {
-            if (!item.IsScalar())
-            {
-                break;
-            }
-            text += (text.empty() ? "" : ",") + item.Scalar();
-        }
-        if (!text.empty() || node.size() == 0)
-        {
-            return text;
-        }
+        texts = node[i].IsScalar();
+        text += (i > 0 ? "," : "") + (texts ? node[i].Scalar() : "");
     }
-    r.Fail(key, "expected one text or a list of texts, e.g. " + example);
-    return "";
+    if (!texts)
+    {
+        r.Fail(key, "expected one text or a list of texts, e.g. " + example);
+    }
+    return text;
 }
 } // namespace
 

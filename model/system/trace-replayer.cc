@@ -346,12 +346,11 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     m_slowdown.clear();
     for (const auto& [rank, speed] : m_speeds)
     {
-        if (rank >= job.GetRankCount() || !(speed > 0 && speed <= 1))
+        if (rank >= job.GetRankCount() || !(speed >= kMinSpeed && speed <= 1))
         {
             throw ReplayError("slow GPU gpu" + std::to_string(rank) + " at speed "
                               + std::to_string(speed) + ": allowed: a GPU of the job's "
-                              + std::to_string(job.GetRankCount())
-                              + " and a speed above 0, at most 1");
+                              + std::to_string(job.GetRankCount()) + " and a speed from 1e-6 to 1");
         }
         m_slowdown.resize(job.GetRankCount(), 1.0);
         m_slowdown[rank] = 1.0 / speed;

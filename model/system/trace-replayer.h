@@ -126,9 +126,16 @@ class TraceReplayer : public Object
      * \brief GPUs that compute slower than the others (a throttled or faulty GPU, a straggler):
      * their kernels take 1 / speed as long; their host, links and collectives are unchanged.
      * Any slow GPU turns the symmetry reduction off (the copies would differ).
-     * \param speeds per rank (GPU) index, the share of its compute speed left, in (0, 1]
+     * \param speeds per rank (GPU) index, the share of its compute speed left, in
+     *        [kMinSpeed, 1]
      */
     void SetComputeSpeeds(const std::map<uint32_t, double>& speeds);
+
+    /**
+     * The smallest compute speed: a millionth, as a link's smallest bandwidth factor
+     * (LinkFaultSpec::kMinFactor); slower, a step's simulated time would outrun the watchdog.
+     */
+    static constexpr double kMinSpeed = 1e-6;
 
     /**
      * \brief Replays \p job from the simulator's current time; runs the simulator to the end.
