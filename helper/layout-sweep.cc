@@ -262,6 +262,12 @@ LayoutSweep::Complete(RunSpec& run, std::string& why) const
     }
 }
 
+void
+LayoutSweep::SetSlowGpus(const std::map<uint32_t, double>& speeds)
+{
+    m_slowGpus = speeds;
+}
+
 SweepPoint
 LayoutSweep::Evaluate(const RunSpec& run, uint32_t machine) const
 {
@@ -273,6 +279,7 @@ LayoutSweep::Evaluate(const RunSpec& run, uint32_t machine) const
     helper->SetModel(m_model);
     helper->SetHardware(m_machines.at(machine));
     helper->SetRun(run);
+    helper->SetSlowGpus(m_slowGpus);
     // The memory check costs a fraction of the replay; only layouts that fit are replayed.
     p.report = helper->CheckMemory();
     if (p.report.feasible)

@@ -11,6 +11,7 @@
 #include "ns3/run-spec.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,13 @@ class LayoutSweep
                 const SweepSpace& space,
                 const std::string& backend = "flow");
 
+    /**
+     * \brief Slows the same GPUs in every layout (RapidLlmHelper::SetSlowGpus): a GPU is a place
+     * in the machine, so each layout gives it another rank's work.
+     * \param speeds GPU -> the share of its compute speed left (each GPU below every GPU count)
+     */
+    void SetSlowGpus(const std::map<uint32_t, double>& speeds);
+
     /** \return the ranked points (best first); deterministic for the same inputs */
     std::vector<SweepPoint> Run();
 
@@ -201,6 +209,7 @@ class LayoutSweep
     std::string m_firstSkip;                               //!< why the first of them was skipped
     std::vector<uint32_t> m_machineOf;                     //!< each candidate's machine
     std::vector<std::pair<uint32_t, DataType>> m_ruledOut; //!< machines and types not tried
+    std::map<uint32_t, double> m_slowGpus;                 //!< SetSlowGpus
 };
 
 } // namespace rapidllm

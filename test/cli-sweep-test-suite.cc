@@ -523,6 +523,64 @@ class CliSweepRoutingTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief sweep --slow-gpus: the same GPUs slowed in every layout, each row the step `run` gives
+ * that layout with them, slower than the healthy row; the sweep's inputs keep them.
+ */
+class CliSweepSlowGpusTestCase : public TestCase
+{
+  public:
+    CliSweepSlowGpusTestCase()
+        : TestCase("sweep --slow-gpus: every row is run --slow-gpus of its layout")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("sweep-slow");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> job = {"--model=gpt-1.7b",
+                                              "--gpus=16",
+                                              "--gbs=16",
+                                              "--seq=1024",
+                                              "--tp=2",
+                                              "--pp=2",
+                                              "--mbs=1",
+                                              "--recompute=full",
+                                              "--slow-gpus=gpu5:0.5"};
+        CliResult sweep =
+            RunCli(Cat({"sweep", "--workers=1", "--json", "--out=" + dir + "/s"}, job), dir);
+        RAPIDLLM_REQUIRE_EQ(sweep.status, 0, sweep.err);
+        const Json rows = Json::parse(sweep.out).at("rows");
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 1u, sweep.out);
+        CliResult run = RunCli(Cat({"run", "--json"}, job), dir);
+        RAPIDLLM_REQUIRE_EQ(run.status, 0, run.err);
+        const double step = rows.at(0).at("step_time_s").get<double>();
+        NS_TEST_EXPECT_MSG_EQ(
+            step, Json::parse(run.out).at("step_time_s").get<double>(), "the row is run's step");
+        std::vector<std::string> healthyJob = job;
+        healthyJob.pop_back();
+        CliResult healthy = RunCli(Cat({"sweep", "--workers=1", "--json"}, healthyJob), dir);
+        RAPIDLLM_REQUIRE_EQ(healthy.status, 0, healthy.err);
+        NS_TEST_EXPECT_MSG_GT(
+            step,
+            1.2 * Json::parse(healthy.out).at("rows").at(0).at("step_time_s").get<double>(),
+            "a GPU at half speed paces its pipeline");
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(ReadText(dir + "/s/sweep.json")).at("slow_gpus").get<std::string>(),
+            "gpu5:0.5",
+            "an input of the sweep");
+        CliResult outside =
+            RunCli(Cat(Cat({"sweep", "--workers=1"}, healthyJob), {"--slow-gpus=gpu16:0.5"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(outside.status, 2, outside.err);
+        NS_TEST_EXPECT_MSG_NE(outside.err.find("option --slow-gpus: gpu16 is not a GPU"),
+                              std::string::npos,
+                              outside.err);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief A sweep row says how its layout split the layers over the stages (the text table's
  * split column, the JSON row's first_stage_layers and last_stage_layers), so that `run` with
  * those options gives the row's step.
@@ -871,6 +929,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSlowGpusTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepGpuCountsTestCase, TestCase::QUICK);

@@ -174,11 +174,15 @@ JobCliOptions()
         {"slow-gpus",
          [&](const CliOption& o)
          {
-             return o.For({"run", "replay", "study faults", "study hardware"})
+             return o.For({"run", "replay", "study faults", "study hardware", "sweep"})
                  .HelpIn("study faults",
                          "GPUs slowed in every row (beside the studied links), as run takes "
                          "them")
-                 .HelpIn("study hardware", "GPUs slowed in every variant, as run takes them");
+                 .HelpIn("study hardware", "GPUs slowed in every variant, as run takes them")
+                 .HelpIn("sweep",
+                         "GPUs slowed in every layout, as run takes them: the same GPUs, each "
+                         "doing another rank's work in each layout (every rank is then "
+                         "replayed)");
          }},
         {"set",
          [&](const CliOption& o)

@@ -25,6 +25,7 @@
 #include "ns3/sweep-table.h"
 #include "ns3/worker-pool.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -549,6 +550,13 @@ RunSweepCommand(const CliArgs& args)
     ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
     RefusePacketCaptures(args.Text("packet"), "a sweep runs a network per layout");
     LayoutSweep sweep(m, machines, base, space, args.Text("backend"));
+    if (args.HasValue("slow-gpus"))
+    {
+        // The same GPUs in every layout: each must be a GPU of the smallest count.
+        sweep.SetSlowGpus(ParseSlowGpus(args.Text("slow-gpus"),
+                                        *std::min_element(gpuCounts.begin(), gpuCounts.end()),
+                                        kCommandLine));
+    }
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();
     const auto ruledOut = sweep.GetRuledOut();
@@ -584,6 +592,10 @@ RunSweepCommand(const CliArgs& args)
     inputs["hardware"] = args.Text("hardware");
     inputs["set"] = args.Text("set");
     inputs["fault"] = args.Text("fault");
+    if (args.HasValue("slow-gpus"))
+    {
+        inputs["slow_gpus"] = args.Text("slow-gpus"); // only when given, so older sweeps resume
+    }
     // A number with one count, as older sweeps kept it (so they resume), else the list.
     inputs["gpus"] = gpuCounts.size() > 1 ? Json(gpuCounts) : Json(space.gpus);
     inputs["gbs"] = base.globalBatch;
@@ -897,7 +909,7 @@ RunSweepCommand(const CliArgs& args)
         fit += r.fits ? 1 : 0;
     }
     std::printf(
-        "%s training on %s x %s, global batch %u, sequence %u, %s%s: %zu layouts%s, %llu "
+        "%s training on %s x %s, global batch %u, sequence %u, %s%s%s: %zu layouts%s, %llu "
         "fit in memory, %u ruled out by the model or batch\n",
         m.name.c_str(),
         gpuText.c_str(),
@@ -907,6 +919,7 @@ RunSweepCommand(const CliArgs& args)
         (space.dtypes.size() > 1 ? "each layout in " + args.Text("dtype") : ToString(base.dtype))
             .c_str(),
         base.parallel.etp == 1 ? ", whole experts (etp 1)" : "",
+        args.HasValue("slow-gpus") ? (", slow GPUs " + args.Text("slow-gpus")).c_str() : "",
         ranked.size(),
         shardCount > 1 ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
                           + " of " + std::to_string(candidates.size()) + ")")
