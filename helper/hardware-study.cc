@@ -152,7 +152,8 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
 {
     std::ostringstream os;
     os << "field,value,fits,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
-          "exposed_comm_s,bubble_s,peak_memory_gib,capacity_gib,reason\n";
+          "exposed_comm_s,bubble_s,energy_j,energy_per_token_j,avg_power_w,peak_memory_gib,"
+          "capacity_gib,reason\n";
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
@@ -165,10 +166,17 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
                << (Inference(r) ? "" : FormatNumber(p.tflopsPerGpu)) << ","
                << (Inference(r) ? "" : FormatNumber(p.mfu)) << "," << FormatNumber(p.computeS)
                << "," << FormatNumber(p.exposedCommS) << "," << FormatNumber(p.bubbleS) << ",";
+            // As run's CSV: empty without a power model, energy per token in inference only.
+            auto energy = [&p](double v, bool applies = true)
+            {
+                return p.haveEnergy && applies ? FormatNumber(v) : std::string();
+            };
+            os << energy(p.energyJ) << "," << energy(p.energyPerTokenJ, Inference(r)) << ","
+               << energy(p.avgPowerW) << ",";
         }
         else
         {
-            os << ",,,,,,,,";
+            os << ",,,,,,,,,,,";
         }
         os << FormatNumber(ToGib(p.memory.peak)) << "," << FormatNumber(ToGib(p.capacityBytes))
            << ",";
@@ -233,6 +241,8 @@ WriteHardwareStudy(const std::string& dir,
     memory.yLabel = "GiB per GPU";
     PlotSeries main{inference ? "time per output token" : "step time", {}};
     PlotSeries first{"time to first token (right axis)", {}, true};
+    // Training: the energy of a step beside its time, where the GPU has a power model.
+    PlotSeries energy{"energy a step (right axis)", {}, true};
     PlotSeries peak{"peak memory", {}};
     PlotSeries capacity{"capacity", {}};
     for (std::size_t i = 0; i < rows.size(); ++i)
@@ -245,12 +255,20 @@ WriteHardwareStudy(const std::string& dir,
         {
             main.points.push_back({x, inference ? p.tpotS * 1e3 : p.stepTimeS});
             first.points.push_back({x, p.ttftS * 1e3});
+            if (p.haveEnergy)
+            {
+                energy.points.push_back({x, p.energyJ / 1e3});
+            }
         }
         peak.points.push_back({x, ToGib(p.memory.peak)});
         capacity.points.push_back({x, ToGib(p.capacityBytes)});
     }
+    if (!inference)
+    {
+        time.y2Label = "energy a step, all GPUs (kJ)";
+    }
     for (const auto& s :
-         inference ? std::vector<PlotSeries>{main, first} : std::vector<PlotSeries>{main})
+         inference ? std::vector<PlotSeries>{main, first} : std::vector<PlotSeries>{main, energy})
     {
         if (!s.points.empty())
         {

@@ -14,6 +14,7 @@
 #include "ns3/job-options.h"
 #include "ns3/memory-alternatives.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
@@ -530,6 +531,25 @@ class HardwareStudyTestCase : public TestCase
                               rows[1].report.stepTimeS,
                               "capacity does not change the speed");
         NS_TEST_EXPECT_MSG_EQ(rows[0].largestBatch, 0u, "training: no batch of requests");
+
+        // A power cap: the capped GPUs clock down where a kernel would draw more, so the step
+        // is slower and takes less energy; the CSV carries the energy and the average power.
+        const auto capped =
+            RunHardwareStudy(o, "gpu.power.board_limit_w", {"1x", "0.5x"}, "flow", "", true);
+        RAPIDLLM_REQUIRE_EQ(capped.size(), 2, "rows");
+        const RunReport& full = capped[0].report;
+        const RunReport& half = capped[1].report;
+        RAPIDLLM_REQUIRE_EQ((full.haveEnergy && half.haveEnergy), true, "a power model");
+        NS_TEST_EXPECT_MSG_GT(half.stepTimeS, full.stepTimeS, "a capped GPU computes slower");
+        NS_TEST_EXPECT_MSG_LT(half.energyJ, full.energyJ, "and spends less energy");
+        NS_TEST_EXPECT_MSG_LT(half.avgPowerW, full.avgPowerW, "at a lower power");
+        const std::string csv = HardwareStudyCsv("gpu.power.board_limit_w", capped);
+        NS_TEST_EXPECT_MSG_NE(
+            csv.find(",bubble_s,energy_j,energy_per_token_j,avg_power_w,"), std::string::npos, csv);
+        NS_TEST_EXPECT_MSG_NE(
+            csv.find("," + FormatNumber(half.energyJ) + ",," + FormatNumber(half.avgPowerW) + ","),
+            std::string::npos,
+            csv);
 
         // Inference: a variant that does not fit names the most requests it holds (Llama-2 7B cut
         // to two layers, 256 requests of 2,048 + 256 tokens: 4 GiB hold 9, 1.6 GiB none).

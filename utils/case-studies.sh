@@ -43,6 +43,13 @@ done
 cp "$out/hbm-training/memory.png" "$fig/hbm-training-memory.png"
 cp "$out/hbm-training/step-time.png" "$fig/hbm-training-step.png"
 
+# The same training job with every GPU power-capped (nvidia-smi -pl): step time against energy.
+"$bin" study hardware --timing --vary=gpu.power.board_limit_w=700,600,500,400,300 \
+    --model=llama2-70b --hardware=h100-sxm-80gb --tp=8 --pp=4 --dp=2 --sp \
+    --mbs=1 --gbs=128 --seq=4096 --recompute=selective --dtype=bf16 \
+    --out="$out/power-cap-training" | tee "$out/power-cap-training.txt"
+cp "$out/power-cap-training/step-time.png" "$fig/power-cap-training-step.png"
+
 # The same H100 with its HBM bandwidth throttled or raised (capacity kept), batch 64: what
 # capacity does not change, bandwidth does.
 "$bin" study hardware --timing --vary=gpu.hbm_bandwidth_GBps=0.5x,0.75x,1x,2x \

@@ -222,12 +222,23 @@ RunStudyHardwareCommand(const CliArgs& args)
     std::cout << "Hardware study of " << base.model.name << " " << ToString(base.run.mode) << " on "
               << base.run.parallel.Gpus() << " x " << base.hardware.gpu.name << ": " << field
               << "\n";
-    std::printf("  %-12s %-5s %14s %12s %12s\n",
+    // The energy of a step (or per token) and the average power, where the GPU has a power model.
+    const bool energy = std::any_of(rows.begin(),
+                                    rows.end(),
+                                    [](const HardwareStudyRow& r)
+                                    {
+                                        return r.report.feasible && r.report.haveEnergy;
+                                    });
+    std::printf("  %-12s %-5s %14s %12s",
                 "value",
                 "fits",
                 inference ? "TPOT (ms)" : "step (s)",
-                inference ? "TTFT (ms)" : "MFU",
-                "peak (GiB)");
+                inference ? "TTFT (ms)" : "MFU");
+    if (energy)
+    {
+        std::printf(" %12s %8s", inference ? "J/token" : "energy (kJ)", "W/GPU");
+    }
+    std::printf(" %12s\n", "peak (GiB)");
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
@@ -252,11 +263,17 @@ RunStudyHardwareCommand(const CliArgs& args)
             {
                 std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
             }
-            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f\n",
-                        r.value.c_str(),
-                        "yes",
-                        time,
-                        second,
+            std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "yes", time, second);
+            if (energy && p.haveEnergy)
+            {
+                std::printf(
+                    " %12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
+            }
+            else if (energy)
+            {
+                std::printf(" %12s %8s", "-", "-");
+            }
+            std::printf(" %12.2f of %.2f\n",
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30));
         }
@@ -264,11 +281,12 @@ RunStudyHardwareCommand(const CliArgs& args)
         {
             // Inference: the most requests the variant holds instead.
             const std::string instead = inference ? "  " + LargestBatchText(r.largestBatch) : "";
-            std::printf("  %-12s %-5s %14s %12s %12.2f of %.2f%s\n",
-                        r.value.c_str(),
-                        "no",
-                        "-",
-                        "-",
+            std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "no", "-", "-");
+            if (energy)
+            {
+                std::printf(" %12s %8s", "-", "-");
+            }
+            std::printf(" %12.2f of %.2f%s\n",
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30),
                         instead.c_str());
