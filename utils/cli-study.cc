@@ -239,6 +239,18 @@ RunStudyHardwareCommand(const CliArgs& args)
         std::printf(" %12s %8s", inference ? "J/token" : "energy (kJ)", "W/GPU");
     }
     std::printf(" %12s\n", "peak (GiB)");
+    auto energyCells = [&](const RunReport& p)
+    {
+        if (energy && p.feasible && p.haveEnergy)
+        {
+            std::printf(
+                " %12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
+        }
+        else if (energy)
+        {
+            std::printf(" %12s %8s", "-", "-");
+        }
+    };
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
@@ -264,15 +276,7 @@ RunStudyHardwareCommand(const CliArgs& args)
                 std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
             }
             std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "yes", time, second);
-            if (energy && p.haveEnergy)
-            {
-                std::printf(
-                    " %12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
-            }
-            else if (energy)
-            {
-                std::printf(" %12s %8s", "-", "-");
-            }
+            energyCells(p);
             std::printf(" %12.2f of %.2f\n",
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30));
@@ -282,10 +286,7 @@ RunStudyHardwareCommand(const CliArgs& args)
             // Inference: the most requests the variant holds instead.
             const std::string instead = inference ? "  " + LargestBatchText(r.largestBatch) : "";
             std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "no", "-", "-");
-            if (energy)
-            {
-                std::printf(" %12s %8s", "-", "-");
-            }
+            energyCells(p);
             std::printf(" %12.2f of %.2f%s\n",
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30),
