@@ -176,6 +176,17 @@ FaultOptionText(const std::vector<FaultOption>& faults)
     return out;
 }
 
+std::string
+SlowGpusText(const std::map<uint32_t, double>& speeds)
+{
+    std::string out;
+    for (const auto& [gpu, speed] : speeds)
+    {
+        out += (out.empty() ? "gpu" : ",gpu") + std::to_string(gpu) + ":" + FormatNumber(speed);
+    }
+    return out;
+}
+
 void
 CheckFaultSelectors(const std::vector<FaultOption>& faults,
                     const NetworkSpec& network,

@@ -88,6 +88,9 @@ std::map<uint32_t, double> ParseSlowGpus(const std::string& text,
                                          uint64_t gpus,
                                          const std::string& source);
 
+/** \return the slow GPUs as --slow-gpus writes them ("gpu1:0.5,gpu3:0.9") */
+std::string SlowGpusText(const std::map<uint32_t, double>& speeds);
+
 } // namespace rapidllm
 } // namespace ns3
 

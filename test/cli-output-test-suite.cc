@@ -323,6 +323,26 @@ class CliJsonTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(run.at("input").at("hardware").contains("slow_gpus"),
                               false,
                               "and no echo names one where none is slow");
+        // A job file's slow GPUs: trace writes the healthy job and says how to replay it with
+        // them; that replay is run's step with them.
+        const std::string jobFile = dir + "/slow.yaml";
+        std::ofstream(jobFile) << "model: gpt-1.7b\ngpus: 8\nparallel: {tp: 2, pp: 2}\n"
+                                  "global_batch: 8\nsequence: 1024\nslow_gpus: [gpu1:0.5]\n";
+        t = RunCli({"trace", "--run=" + jobFile, "--out=" + dir + "/slow"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(t.status, 0, t.err);
+        const std::string hint = "slow GPUs: ";
+        RAPIDLLM_REQUIRE_EQ((t.err.find(hint) != std::string::npos), true, t.err);
+        std::vector<std::string> suggested;
+        std::istringstream words(t.err.substr(t.err.find(hint) + hint.size()));
+        for (std::string w; words >> w;)
+        {
+            suggested.push_back(w);
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            JsonOf(Cat(suggested, {"--json"}), dir).at("step_time_s").get<double>(),
+            slowStep,
+            1e-6 * slowStep,
+            "trace's suggested replay = run with the slow GPU");
         // ... an inference request's too, with its engine's host costs in the traces.
         const std::vector<std::string> served = Cat(kSmallInference, {"--engine=vllm"});
         const std::string servedTraces = dir + "/served";

@@ -6,6 +6,7 @@
 
 #include "cli-commands.h"
 #include "cli-job-options.h"
+#include "ns3/fault-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
@@ -34,6 +35,16 @@ RunTraceCommand(const CliArgs& args)
     WriteWorkloadTraces(w, path, args.Flag("gzip"));
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
+    // A job file's faults and slow GPUs belong to a replay of the traces, not to the traces.
+    if (!job.faults.empty() || !job.slowGpus.empty())
+    {
+        std::cerr << "rapid-llm trace: note: the traces hold the healthy job; replay them with the "
+                     "job file's faults and slow GPUs: replay --trace="
+                  << path << " --hardware=" << job.hardwareSource
+                  << (job.faults.empty() ? "" : " --fault=" + FaultOptionText(job.faults))
+                  << (job.slowGpus.empty() ? "" : " --slow-gpus=" + SlowGpusText(job.slowGpus))
+                  << "\n";
+    }
     return 0;
 }
 
