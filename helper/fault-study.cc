@@ -340,6 +340,9 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     row.exposedCommS = m.report.exposedCommS;
                     row.exposedByOpS = m.report.exposedCommByOpS;
                     row.bubbleS = m.report.bubbleS;
+                    row.haveEnergy = m.report.haveEnergy;
+                    row.energyJ = m.report.energyJ;
+                    row.avgPowerW = m.report.avgPowerW;
                     row.mostLoaded = m.mostLoaded;
                 }
                 catch (const SpecError&)
@@ -419,8 +422,8 @@ std::string
 FaultStudyCsv(const FaultStudyResult& result)
 {
     std::ostringstream os;
-    os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,"
-          "most_loaded_link,most_loaded_link_bytes,error\n";
+    os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,energy_j,"
+          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error\n";
     for (const auto& r : result.rows)
     {
         os << CsvField(r.routing) << "," << CsvField(r.links) << "," << FormatNumber(r.factor)
@@ -429,7 +432,9 @@ FaultStudyCsv(const FaultStudyResult& result)
         {
             os << FormatNumber(r.stepTimeS) << "," << FormatNumber(r.slowdown) << ","
                << FormatNumber(r.computeS) << "," << FormatNumber(r.exposedCommS) << ","
-               << FormatNumber(r.bubbleS) << ",";
+               << FormatNumber(r.bubbleS) << ","
+               << (r.haveEnergy ? FormatNumber(r.energyJ) + "," + FormatNumber(r.avgPowerW) : ",")
+               << ",";
             if (!r.mostLoaded.empty())
             {
                 os << CsvField(r.mostLoaded.front().name) << ","
@@ -443,7 +448,7 @@ FaultStudyCsv(const FaultStudyResult& result)
         }
         else
         {
-            os << ",,,,,,," << CsvField(r.error) << "\n";
+            os << ",,,,,,,,," << CsvField(r.error) << "\n";
         }
     }
     return os.str();
@@ -485,6 +490,11 @@ FaultStudyJson(const ResolvedJob& job,
                                   {"exposed_communication", r.exposedCommS},
                                   {"pipeline_bubble", r.bubbleS}};
             row["exposed_communication_by_op_s"] = r.exposedByOpS;
+            if (r.haveEnergy)
+            {
+                row["energy_j"] = r.energyJ;
+                row["avg_power_w"] = r.avgPowerW;
+            }
             Json links = Json::array();
             for (const auto& l : r.mostLoaded)
             {

@@ -198,10 +198,18 @@ class FaultStudyComputeTestCase : public TestCase
         h->SetRun(job.run);
         h->SetRoutingPolicy("ecmp");
         h->SetSlowGpus({{5, 0.5}});
+        const RunReport slowed = h->Run();
         NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[2].stepTimeS,
-                                  h->Run().stepTimeS,
+                                  slowed.stepTimeS,
                                   1e-12,
                                   "the 50% row is run --slow-gpus=gpu5:0.5");
+        // Each row carries its energy: the others idle while they wait for the slow GPU.
+        NS_TEST_EXPECT_MSG_EQ(r.rows[2].haveEnergy, true, "a power model");
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[2].energyJ, slowed.energyJ, 1e-9, "run's energy");
+        NS_TEST_EXPECT_MSG_GT(r.rows[2].energyJ, r.rows[0].energyJ, "waiting costs energy");
+        NS_TEST_EXPECT_MSG_NE(FaultStudyCsv(r).find(",bubble_s,energy_j,avg_power_w,"),
+                              std::string::npos,
+                              "results.csv columns");
         h->Dispose();
         // A GPU the job does not have is refused before anything runs.
         config.links = {"compute:gpu16"};
