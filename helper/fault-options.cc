@@ -176,6 +176,63 @@ FaultOptionText(const std::vector<FaultOption>& faults)
     return out;
 }
 
+std::map<uint32_t, std::vector<SpecOverride>>
+ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
+{
+    std::map<uint32_t, std::vector<SpecOverride>> sets;
+    std::size_t from = 0;
+    while (!text.empty() && from <= text.size())
+    {
+        const std::size_t semicolon = std::min(text.find(';', from), text.size());
+        const std::string item = text.substr(from, semicolon - from);
+        from = semicolon + 1;
+        const std::size_t colon = std::min(item.find(':'), item.size());
+        const std::string name = item.substr(0, colon);
+        uint64_t gpu = 0;
+        if (colon == item.size() || !ParseGpuName(name, gpu))
+        {
+            throw SpecError(source,
+                            "gpu-set",
+                            "'" + item
+                                + "' is not gpu<i>:PATH=VALUE[,PATH=VALUE...], e.g. "
+                                  "gpu3:gpu.hbm_bandwidth_GBps=0.5x (GPU 3's HBM at half its "
+                                  "bandwidth)");
+        }
+        if (gpu >= gpus)
+        {
+            throw SpecError(source,
+                            "gpu-set",
+                            name + " is not a GPU of the job; allowed: gpu0"
+                                + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
+        }
+        std::vector<SpecOverride> overrides;
+        try
+        {
+            overrides = SpecOverride::ParseList(item.substr(colon + 1), source);
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(source, "gpu-set", name + ": " + e.GetMessage());
+        }
+        for (const auto& o : overrides)
+        {
+            if (o.GetPath().rfind("gpu.", 0) != 0)
+            {
+                throw SpecError(source,
+                                "gpu-set",
+                                name + ": '" + o.GetText()
+                                    + "': a GPU's own fields only (gpu.*); --set changes the "
+                                      "model and the network");
+            }
+        }
+        if (!sets.emplace(static_cast<uint32_t>(gpu), overrides).second)
+        {
+            throw SpecError(source, "gpu-set", name + " is given twice");
+        }
+    }
+    return sets;
+}
+
 std::string
 SlowGpusText(const std::map<uint32_t, double>& speeds)
 {

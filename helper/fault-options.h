@@ -8,6 +8,7 @@
 #include "ns3/fault-schedule.h"
 #include "ns3/network-spec.h"
 #include "ns3/ptr.h"
+#include "ns3/spec-override.h"
 
 #include <cstdint>
 #include <map>
@@ -87,6 +88,17 @@ std::string FaultOptionText(const std::vector<FaultOption>& faults);
 std::map<uint32_t, double> ParseSlowGpus(const std::string& text,
                                          uint64_t gpus,
                                          const std::string& source);
+
+/**
+ * \brief Parses --gpu-set: gpu<i>:PATH=VALUE[,PATH=VALUE...][;gpu<j>:...], GPUs of their own
+ * spec, each PATH a gpu. field (SpecOverride syntax; the values are checked when applied).
+ * \param text the option's value ("" = none) \param gpus the job's GPUs (i must be below)
+ * \param source where it came from, for errors
+ * \return GPU -> its overrides; throws SpecError (field gpu-set) naming the item
+ */
+std::map<uint32_t, std::vector<SpecOverride>> ParseGpuSets(const std::string& text,
+                                                           uint64_t gpus,
+                                                           const std::string& source);
 
 /** \return the slow GPUs as --slow-gpus writes them ("gpu1:0.5,gpu3:0.9") */
 std::string SlowGpusText(const std::map<uint32_t, double>& speeds);

@@ -98,6 +98,7 @@ RunOne(const ResolvedJob& job,
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
     helper->SetSlowGpus(slow);
+    helper->SetGpuVariants(job.gpuVariants);
     Measured m;
     m.report = helper->Run();
     m.mostLoaded = helper->GetBackend()->GetStats().MostLoaded(topLinks);

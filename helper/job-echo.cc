@@ -127,6 +127,10 @@ JobInputJson(const ResolvedJob& job,
     }
     j["hardware"] =
         HardwareInputJson(job.hardware, job.hardwareSource, job.timedFaults, job.slowGpus);
+    for (const auto& [gpu, set] : job.gpuSets) // only when given, as the slow GPUs
+    {
+        j["hardware"]["gpu_set"].push_back({{"gpu", gpu}, {"set", set}});
+    }
     // Sequence parallelism as in force: none with tp 1 (Megatron-LM turns it off there too).
     const bool sp = p.sequenceParallel && p.tp > 1;
     j["layout"] = {{"gpus", p.Gpus()},

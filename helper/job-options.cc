@@ -78,6 +78,13 @@ MakeDeclarations()
                 "1e-6 to 1 (its kernels take 1 / SPEED as long; its links and host are "
                 "unchanged; every rank is then replayed)",
                 ""),
+        O::Text("gpu-set",
+                "GPUs of their own spec (a degraded HBM, a power cap or a lower clock on one GPU): "
+                "gpu<i>:PATH=VALUE[,PATH=VALUE...][;gpu<j>:...], PATH a gpu. field as --set "
+                "names it, e.g. gpu3:gpu.hbm_bandwidth_GBps=0.5x or "
+                "gpu3:gpu.power.board_limit_w=400 (its kernels are costed again on it; every "
+                "rank is then replayed)",
+                ""),
         // The parallel layout.
         O::Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, ""),
         O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),
@@ -558,6 +565,7 @@ JobOptions::ReadJobFile()
         {"hardware", "hardware", file.hardware},
         {"fault", "fault", file.fault},
         {"slow-gpus", "slow_gpus", file.slowGpus},
+        {"gpu-set", "gpu_set", file.gpuSet},
         {"gpus", "gpus", number(file.gpus)},
         {"mode", "mode", ToString(r.mode)},
         {"dtype", "dtype", ToString(r.dtype)},
@@ -976,6 +984,37 @@ JobOptions::Resolve() const
     {
         job.slowGpus = ParseSlowGpus(Get("slow-gpus"), p.Gpus(), kCommandLine);
     }
+    for (const auto& [gpu, items] : ParseGpuSets(Get("gpu-set"), p.Gpus(), kCommandLine))
+    {
+        // The job's hardware with the GPU's own overrides after the job's.
+        std::vector<SpecOverride> all = overrides;
+        all.insert(all.end(), items.begin(), items.end());
+        const std::string name = "gpu" + std::to_string(gpu);
+        GpuSpec spec;
+        try
+        {
+            spec = HardwareSpec::Load(job.hardwareSource, all).gpu;
+        }
+        catch (const SpecError& e)
+        {
+            throw OptionError("gpu-set",
+                              name + ": " + (e.GetField().empty() ? "" : "'" + e.GetField() + "': ")
+                                  + e.GetMessage());
+        }
+        if (spec.hbmBytes != job.hardware.gpu.hbmBytes)
+        {
+            throw OptionError(
+                "gpu-set",
+                name
+                    + ": a GPU's own HBM capacity is not modelled (the memory "
+                      "verdict is per stage); --set=gpu.hbm_gib=... sets every GPU's");
+        }
+        job.gpuVariants[gpu] = spec;
+        for (const auto& o : items)
+        {
+            job.gpuSets[gpu].push_back(o.GetText());
+        }
+    }
     if (!job.faults.empty())
     {
         // Each --fault selector must name links of the job's network: checked here, so that the
@@ -1026,6 +1065,7 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
     helper->SetSlowGpus(job.slowGpus);
+    helper->SetGpuVariants(job.gpuVariants);
     if (!job.backend.empty())
     {
         helper->SetBackend(job.backend);

@@ -43,12 +43,14 @@ struct ResolvedJob
     std::vector<ScheduledFault> timedFaults; //!< --fault's faults that start mid-run (@TIME)
     std::vector<FaultOption> faults;         //!< --fault as given (every item, for the echo)
     std::map<uint32_t, double> slowGpus;     //!< --slow-gpus: GPU -> compute speed left
-    std::vector<std::string> overrides;      //!< --set (and the job file's set:), as applied
-    std::string modelSource;                 //!< --model: the preset name or file
-    std::string hardwareSource;              //!< --hardware: the preset name or file
-    std::string jobFile;                     //!< --run: the job file ("" = none)
-    std::string backend;                     //!< the job file's backend ("" = not given)
-    std::string routing;                     //!< the job file's routing ("" = not given)
+    std::map<uint32_t, GpuSpec> gpuVariants; //!< --gpu-set: GPU -> its own spec
+    std::map<uint32_t, std::vector<std::string>> gpuSets; //!< --gpu-set as given, per GPU
+    std::vector<std::string> overrides; //!< --set (and the job file's set:), as applied
+    std::string modelSource;            //!< --model: the preset name or file
+    std::string hardwareSource;         //!< --hardware: the preset name or file
+    std::string jobFile;                //!< --run: the job file ("" = none)
+    std::string backend;                //!< the job file's backend ("" = not given)
+    std::string routing;                //!< the job file's routing ("" = not given)
 };
 
 /**

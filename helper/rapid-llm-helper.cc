@@ -137,6 +137,18 @@ RapidLlmHelper::GetSlowGpus() const
 }
 
 void
+RapidLlmHelper::SetGpuVariants(const std::map<uint32_t, GpuSpec>& gpus)
+{
+    m_gpuVariants = gpus;
+}
+
+const std::map<uint32_t, GpuSpec>&
+RapidLlmHelper::GetGpuVariants() const
+{
+    return m_gpuVariants;
+}
+
+void
 RapidLlmHelper::SetRun(const RunSpec& run)
 {
     m_run = run;
@@ -261,6 +273,64 @@ RapidLlmHelper::BuildWorkload() const
     return w;
 }
 
+void
+RapidLlmHelper::CostGpuVariants(const Workload& w, const OperatorCoster& coster)
+{
+    m_kernelFactors.clear();
+    m_variantDynamicJ = 0;
+    m_variantIdleW = 0;
+    for (const auto& [gpu, spec] : m_gpuVariants)
+    {
+        if (gpu >= w.layout.Ranks())
+        {
+            throw SpecError("RapidLlmHelper::SetGpuVariants",
+                            "",
+                            "gpu" + std::to_string(gpu) + " is not a GPU of the job; allowed: gpu0"
+                                + (w.layout.Ranks() > 1
+                                       ? " to gpu" + std::to_string(w.layout.Ranks() - 1)
+                                       : ""));
+        }
+        if (spec.hbmBytes != m_hardware.gpu.hbmBytes)
+        {
+            throw SpecError("RapidLlmHelper::SetGpuVariants",
+                            "",
+                            "gpu" + std::to_string(gpu)
+                                + ": a GPU's own HBM capacity is not modelled (the memory verdict "
+                                  "is per stage); --set=gpu.hbm_gib=... changes every GPU's");
+        }
+        // Each distinct operator costed once on each GPU: its time factor and extra energy.
+        Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>(spec);
+        const OperatorCoster other = MakeComputeCoster(model);
+        std::unordered_map<OperatorDesc, std::pair<double, double>, OperatorDescHash> costed;
+        const StageGraph& g = w.GraphOf(gpu);
+        std::vector<double> factors(g.nodes.size(), 1.0);
+        for (std::size_t i = 0; i < g.nodes.size(); ++i)
+        {
+            if (g.nodes[i].kind != WorkNodeKind::COMPUTE)
+            {
+                continue;
+            }
+            const OperatorDesc& op = g.OpOf(g.nodes[i]);
+            auto it = costed.find(op);
+            if (it == costed.end())
+            {
+                const OperatorCost healthy = coster(op);
+                const OperatorCost changed = other(op);
+                it = costed
+                         .emplace(
+                             op,
+                             std::make_pair(healthy.timeS > 0 ? changed.timeS / healthy.timeS : 1.0,
+                                            changed.energyJ - healthy.energyJ))
+                         .first;
+            }
+            factors[i] = it->second.first;
+            m_variantDynamicJ += it->second.second;
+        }
+        m_kernelFactors[gpu] = std::move(factors);
+        m_variantIdleW += spec.power.idleW - m_hardware.gpu.power.idleW;
+    }
+}
+
 Ptr<TraceReplayer>
 RapidLlmHelper::Install()
 {
@@ -307,6 +377,7 @@ RapidLlmHelper::Install()
             }
         }
     }
+    CostGpuVariants(*workload, coster);
     auto job = std::make_shared<ReplayJob>(ReplayJob::FromWorkload(*workload));
     m_workload = std::move(workload);
     m_firstSample = std::move(firstSample);
@@ -316,8 +387,18 @@ RapidLlmHelper::Install()
 Ptr<TraceReplayer>
 RapidLlmHelper::Install(TraceSet set)
 {
+    if (!m_gpuVariants.empty())
+    {
+        throw SpecError("RapidLlmHelper::SetGpuVariants",
+                        "",
+                        "a trace set holds kernel times, not operators to cost on another GPU: "
+                        "GPUs of their own spec apply to a job's workload (run)");
+    }
     m_workload.reset();
     m_firstSample.clear();
+    m_kernelFactors.clear();
+    m_variantDynamicJ = 0;
+    m_variantIdleW = 0;
     return InstallJob(std::make_shared<ReplayJob>(ReplayJob::FromTraceSet(std::move(set))));
 }
 
@@ -382,6 +463,7 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
     }
     replayer->SetBackend(backend);
     replayer->SetComputeSpeeds(m_slowGpus);
+    replayer->SetKernelFactors(m_kernelFactors);
     if (!m_opStart.IsEmpty())
     {
         replayer->TraceConnectWithoutContext("OperatorStart",
@@ -624,6 +706,9 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             },
             m_hardware,
             report.stepTimeS);
+        // The GPUs of their own spec: their kernels' energy and idle power beyond the job's GPU's.
+        e.computeJ += m_variantDynamicJ;
+        e.idleJ += m_variantIdleW * report.stepTimeS;
         report.haveEnergy = true;
         report.energyJ = e.TotalJ();
         report.idleEnergyJ = e.idleJ;

@@ -106,6 +106,18 @@ class RapidLlmHelper : public Object
     /** \return the slow GPUs and their speeds */
     const std::map<uint32_t, double>& GetSlowGpus() const;
 
+    /**
+     * \brief GPUs unlike the others (a degraded HBM, a power cap or a lower clock on one GPU):
+     * each listed GPU's kernels are costed again with its own GpuSpec, and the replayer runs
+     * each of them that time over the healthy GPU's (TraceReplayer::SetKernelFactors); their
+     * energy follows too. The HBM capacity must stay the job's GPU's (the memory verdict is
+     * per stage). Needs a workload (Install()), not a trace set.
+     * \param gpus per GPU index, its spec (empty: none)
+     */
+    void SetGpuVariants(const std::map<uint32_t, GpuSpec>& gpus);
+    /** \return the GPUs with their own spec */
+    const std::map<uint32_t, GpuSpec>& GetGpuVariants() const;
+
     /** \return the model */
     const ModelSpec& GetModel() const;
     /** \return the machine */
@@ -258,6 +270,13 @@ class RapidLlmHelper : public Object
 
     /** Creates the backend, its topology and routing, and the replayer; starts \p job. */
     Ptr<TraceReplayer> InstallJob(std::shared_ptr<ReplayJob> job);
+
+    /**
+     * \brief Costs the workload's kernels on each GPU of SetGpuVariants: the replayer's kernel
+     * factors and the energy beyond the job's GPU's.
+     * \param w the workload \param coster the job's GPU's coster
+     */
+    void CostGpuVariants(const Workload& w, const OperatorCoster& coster);
     /** \return a report with the mode, backend, GPUs and the memory verdict \p memory */
     RunReport MemoryReportOf(const MemoryReport& memory) const;
     /** Fills the compute split, FLOPs and first-token fields of a workload's report. */
@@ -276,6 +295,7 @@ class RapidLlmHelper : public Object
     RunSpec m_run;                             //!< the settings
     std::vector<ScheduledFault> m_timedFaults; //!< faults that start mid-run
     std::map<uint32_t, double> m_slowGpus;     //!< GPU -> compute speed left (SetSlowGpus)
+    std::map<uint32_t, GpuSpec> m_gpuVariants; //!< GPU -> its own spec (SetGpuVariants)
     TypeId m_scheduler;                        //!< attribute Scheduler
 
     ObjectFactory m_backendFactory;             //!< the network backend
@@ -300,8 +320,12 @@ class RapidLlmHelper : public Object
     Time m_start;                        //!< when the replay started
     std::vector<uint32_t> m_firstSample; //!< stage -> node that samples the first token
     std::unordered_map<OperatorDesc, double, OperatorDescHash>
-        m_energyOf;       //!< dynamic energy of each distinct operator of the workload, J
-    Time m_firstTokenEnd; //!< inference: when the last rank finished it
+        m_energyOf; //!< dynamic energy of each distinct operator of the workload, J
+    std::map<uint32_t, std::vector<double>>
+        m_kernelFactors;          //!< SetGpuVariants: each variant's kernel time factors
+    double m_variantDynamicJ = 0; //!< the variants' dynamic energy beyond the healthy GPU's, J
+    double m_variantIdleW = 0;    //!< the variants' idle power beyond the healthy GPU's, W
+    Time m_firstTokenEnd;         //!< inference: when the last rank finished it
 
     TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end

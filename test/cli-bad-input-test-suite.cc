@@ -254,6 +254,19 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--layers=4294967296"}, {"option --layers", "'4294967296'", u32}},
             {{"run", "--gpus=8", "--slow-gpus=gpu8:0.5"}, {"option --slow-gpus", "gpu0 to gpu7"}},
             {{"run", "--gpus=8", "--slow-gpus=gpu2:0"}, {"option --slow-gpus", "1e-6 to 1"}},
+            // GPUs of their own spec: a GPU the job has, gpu. fields, no capacity of its own;
+            // run's.
+            {{"run", "--gpus=8", "--gpu-set=gpu8:gpu.hbm_bandwidth_GBps=0.5x"},
+             {"option --gpu-set", "gpu0 to gpu7"}},
+            {{"run", "--gpus=8", "--gpu-set=gpu2:model.layers=2"},
+             {"option --gpu-set", "gpu2", "gpu.*"}},
+            {{"run", "--gpus=8", "--gpu-set=gpu2:gpu.hbm_gib=40"},
+             {"option --gpu-set", "HBM capacity is not modelled"}},
+            {{"run", "--gpus=8", "--gpu-set=gpu2:gpu.bogus=1"},
+             {"option --gpu-set", "gpu2: 'gpu.bogus': unknown field"}},
+            {{"run", "--gpus=8", "--gpu-set=gpu2"}, {"option --gpu-set", "gpu<i>:PATH=VALUE"}},
+            {{"replay", "--trace=t", "--gpu-set=gpu0:gpu.clock_mhz=1x"},
+             {"unknown option --gpu-set for rapid-llm replay"}},
             // A speed so small that the step outran the watchdog.
             {{"run", "--gpus=8", "--slow-gpus=gpu2:1e-300"}, {"option --slow-gpus", "1e-6 to 1"}},
             {{"run", "--gpus=8", "--slow-gpus=2:0.5"}, {"option --slow-gpus", "gpu<i>:SPEED"}},

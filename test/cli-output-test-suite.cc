@@ -323,6 +323,19 @@ class CliJsonTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(run.at("input").at("hardware").contains("slow_gpus"),
                               false,
                               "and no echo names one where none is slow");
+        // A GPU of its own spec: run costs its kernels on it and echoes it.
+        const Json ownSpec = JsonOf(Cat(Cat({"run", "--json"}, kSmallTraining),
+                                        {"--gpu-set=gpu1:gpu.hbm_bandwidth_GBps=0.5x"}),
+                                    dir);
+        NS_TEST_EXPECT_MSG_GT(ownSpec.at("step_time_s").get<double>(),
+                              run.at("step_time_s").get<double>(),
+                              "GPU 1's HBM at half its bandwidth slows the step");
+        NS_TEST_EXPECT_MSG_EQ(ownSpec.at("input").at("hardware").at("gpu_set").dump(),
+                              "[{\"gpu\":1,\"set\":[\"gpu.hbm_bandwidth_GBps=0.5x\"]}]",
+                              "the echo names it");
+        NS_TEST_EXPECT_MSG_EQ(run.at("input").at("hardware").contains("gpu_set"),
+                              false,
+                              "and none where no GPU has its own");
         // A job file's slow GPUs: trace writes the healthy job and says how to replay it with
         // them; that replay is run's step with them.
         const std::string jobFile = dir + "/slow.yaml";

@@ -172,6 +172,104 @@ class SlowGpuTestCase : public TestCase
 };
 
 /**
+ * \brief GPUs of their own spec (SetGpuVariants): a listed GPU's kernels take the time its own
+ * spec gives them, so alone it runs as a job whose every GPU is that spec, and in a group its own
+ * compute is that job's rank's while the others' stays theirs; its energy follows; the job's own
+ * GPU as a variant changes nothing; a capacity of its own and a trace set are refused.
+ */
+class GpuVariantTestCase : public TestCase
+{
+  public:
+    GpuVariantTestCase()
+        : TestCase("GPUs of their own spec: their kernels costed on it, the others unchanged")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // One GPU with its HBM at half its bandwidth: the job of that GPU, time and energy.
+        RunSpec one;
+        one.globalBatch = 1;
+        one.sequence = 512;
+        Ptr<RapidLlmHelper> healthy = SmallJob(one);
+        GpuSpec degraded = healthy->GetHardware().gpu;
+        degraded.hbmBandwidthBps *= 0.5;
+        const RunReport alone = healthy->Run();
+        Ptr<RapidLlmHelper> variant = SmallJob(one);
+        variant->SetGpuVariants({{0, degraded}});
+        const RunReport v = variant->Run();
+        Ptr<RapidLlmHelper> everywhere = SmallJob(one);
+        HardwareSpec slowHbm = everywhere->GetHardware();
+        slowHbm.gpu = degraded;
+        everywhere->SetHardware(slowHbm);
+        const RunReport all = everywhere->Run();
+        NS_TEST_EXPECT_MSG_GT(v.stepTimeS, 1.05 * alone.stepTimeS, "half the HBM bandwidth");
+        NS_TEST_EXPECT_MSG_EQ_TOL(v.stepTimeS, all.stepTimeS, 1e-6 * all.stepTimeS, "its own job");
+        NS_TEST_EXPECT_MSG_EQ_TOL(v.energyJ, all.energyJ, 1e-6 * all.energyJ, "and its energy");
+
+        // Four GPUs (TP2 x DP2), GPU 1 degraded: its own kernels as in the degraded job, GPU 0's
+        // as in the healthy one, and the others wait for it.
+        RunSpec run;
+        run.parallel.tp = 2;
+        run.parallel.dp = 2;
+        run.globalBatch = 4;
+        run.sequence = 512;
+        Ptr<RapidLlmHelper> base = SmallJob(run);
+        const double step = base->Run().stepTimeS;
+        const ReplayResult h = base->GetResult();
+        Ptr<RapidLlmHelper> same = SmallJob(run);
+        same->SetGpuVariants({{1, same->GetHardware().gpu}});
+        NS_TEST_EXPECT_MSG_EQ(same->Run().stepTimeS, step, "the job's own GPU: the same step");
+        NS_TEST_EXPECT_MSG_EQ(same->GetResult().simulatedRanks, 4u, "every rank replayed");
+        Ptr<RapidLlmHelper> one1 = SmallJob(run);
+        one1->SetGpuVariants({{1, degraded}});
+        const double slowStep = one1->Run().stepTimeS;
+        const ReplayResult r = one1->GetResult();
+        Ptr<RapidLlmHelper> allDegraded = SmallJob(run);
+        allDegraded->SetHardware(slowHbm);
+        allDegraded->Run();
+        const ReplayResult d = allDegraded->GetResult();
+        RAPIDLLM_REQUIRE_EQ(r.ranks.size(), 4u, "four ranks");
+        RAPIDLLM_REQUIRE_EQ(d.ranks.size(), 4u, "four ranks");
+        auto own = [](const ReplayResult& x, uint32_t k)
+        {
+            return x.ranks[k].computeS - x.ranks[k].smSharingS;
+        };
+        NS_TEST_EXPECT_MSG_EQ_TOL(own(r, 1), own(d, 1), 1e-6 * own(d, 1), "GPU 1: degraded");
+        NS_TEST_EXPECT_MSG_EQ_TOL(own(r, 0), own(h, 0), 1e-9 * own(h, 0), "GPU 0: healthy");
+        NS_TEST_EXPECT_MSG_GT(slowStep, step, "the step waits for GPU 1");
+
+        // Refused: a capacity of its own (the memory verdict is per stage), a trace set.
+        GpuSpec bigger = degraded;
+        bigger.hbmBytes *= 2;
+        Ptr<RapidLlmHelper> capacity = SmallJob(run);
+        capacity->SetGpuVariants({{1, bigger}});
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]
+                                  {
+                                      capacity->Run();
+                                  },
+                                  {"gpu1", "HBM capacity is not modelled"}),
+                              true,
+                              "a capacity of its own is refused");
+        Ptr<RapidLlmHelper> traces = SmallJob(run);
+        TraceSet set;
+        set.ranks.emplace_back(0);
+        set.ranks.emplace_back(1);
+        traces->SetGpuVariants({{1, degraded}});
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                  [&]
+                                  {
+                                      traces->Install(std::move(set));
+                                  },
+                                  {"trace set", "run"}),
+                              true,
+                              "a trace set has no operators to cost again");
+    }
+};
+
+/**
  * \brief The replay's own state within the host-memory budget: a context-parallel ring's ranks
  * are not copies of each other, so each keeps a state per node of its graph; a job whose graphs
  * fit but whose ranks' state would not is refused before it is allocated, naming the budget.
@@ -1874,6 +1972,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherStepTestCase, TestCase::QUICK);
         AddTestCase(new SlowGpuTestCase, TestCase::QUICK);
+        AddTestCase(new GpuVariantTestCase, TestCase::QUICK);
     }
 };
 

@@ -72,6 +72,7 @@ StepTime(const ResolvedJob& job)
     h->SetRun(job.run);
     h->SetTimedFaults(job.timedFaults);
     h->SetSlowGpus(job.slowGpus);
+    h->SetGpuVariants(job.gpuVariants);
     const double t = h->Run().stepTimeS;
     h->Dispose();
     return t;
@@ -476,10 +477,13 @@ class JobFileTestCase : public TestCase
 
         // Faults and slow GPUs: the options' text, one text or a list of items.
         const std::string faulty = dir + "/faulty.yaml";
-        std::ofstream(faulty) << "model: gpt-1.7b\nset: [model.layers=2]\ngpus: 16\n"
-                                 "parallel: {tp: 8}\nglobal_batch: 2\n"
-                                 "fault: [gpu0-infiniband.leaf0.0:0.5, 'tier:nvlink:0.8@1ms']\n"
-                                 "slow_gpus: gpu1:0.5,gpu3:0.9\n";
+        std::ofstream(faulty)
+            << "model: gpt-1.7b\nset: [model.layers=2]\ngpus: 16\n"
+               "parallel: {tp: 8}\nglobal_batch: 2\n"
+               "fault: [gpu0-infiniband.leaf0.0:0.5, 'tier:nvlink:0.8@1ms']\n"
+               "slow_gpus: gpu1:0.5,gpu3:0.9\n"
+               "gpu_set: [gpu2:gpu.hbm_bandwidth_GBps=0.5x, "
+               "'gpu5:gpu.power.board_limit_w=200,gpu.hbm_bandwidth_GBps=0.8x']\n";
         JobOptions withFaults;
         withFaults.Set("run", faulty);
         JobOptions sameByHand;
@@ -490,7 +494,10 @@ class JobFileTestCase : public TestCase
                  {"tp", "8"},
                  {"gbs", "2"},
                  {"fault", "gpu0-infiniband.leaf0.0:0.5,tier:nvlink:0.8@1ms"},
-                 {"slow-gpus", "gpu1:0.5,gpu3:0.9"}})
+                 {"slow-gpus", "gpu1:0.5,gpu3:0.9"},
+                 {"gpu-set",
+                  "gpu2:gpu.hbm_bandwidth_GBps=0.5x;gpu5:gpu.power.board_limit_w=200,gpu.hbm_"
+                  "bandwidth_GBps=0.8x"}})
         {
             sameByHand.Set(k, v);
         }
@@ -501,6 +508,13 @@ class JobFileTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((f.hardware == g.hardware), true, "the same network faults");
         NS_TEST_EXPECT_MSG_EQ((f.slowGpus == g.slowGpus), true, "the same slow GPUs");
         NS_TEST_EXPECT_MSG_EQ(f.slowGpus.at(1), 0.5, "gpu1 at half speed");
+        RAPIDLLM_REQUIRE_EQ(f.gpuVariants.size(), 2u, "two GPUs of their own spec");
+        NS_TEST_EXPECT_MSG_EQ(f.gpuVariants.at(5).power.limitW, 200.0, "gpu5's power cap");
+        NS_TEST_EXPECT_MSG_EQ(f.gpuSets.at(5).size(), 2u, "and its HBM: two overrides");
+        NS_TEST_EXPECT_MSG_EQ(
+            (f.gpuVariants.at(2).hbmBandwidthBps == 0.5 * f.hardware.gpu.hbmBandwidthBps),
+            true,
+            "gpu2's HBM at half its bandwidth");
         NS_TEST_EXPECT_MSG_EQ(StepTime(f), StepTime(g), "the same prediction");
         JobOptions healthier = withFaults;
         healthier.Set("slow-gpus", "gpu1:1");

@@ -184,6 +184,16 @@ JobCliOptions()
                          "doing another rank's work in each layout (every rank is then "
                          "replayed)");
          }},
+        // Costed again on the GPU: a workload's, not a trace set's.
+        {"gpu-set",
+         [&](const CliOption& o)
+         {
+             return o.For({"run", "study faults", "study hardware"})
+                 .HelpIn("study faults", "GPUs of their own spec in every row, as run takes them")
+                 .HelpIn("study hardware",
+                         "GPUs of their own spec in every variant (the varied field is set "
+                         "first), as run takes them");
+         }},
         {"set",
          [&](const CliOption& o)
          {

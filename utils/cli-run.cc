@@ -67,6 +67,7 @@ RunRunCommand(const CliArgs& args)
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
     helper->SetSlowGpus(job.slowGpus);
+    helper->SetGpuVariants(job.gpuVariants);
     RunReport report = RunObserved(args,
                                    "run",
                                    helper,

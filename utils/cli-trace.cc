@@ -45,6 +45,12 @@ RunTraceCommand(const CliArgs& args)
                   << (job.slowGpus.empty() ? "" : " --slow-gpus=" + SlowGpusText(job.slowGpus))
                   << "\n";
     }
+    if (!job.gpuSets.empty())
+    {
+        std::cerr
+            << "rapid-llm trace: note: the traces hold every rank's kernels on the job's GPU; "
+               "the job file's gpu_set (GPUs of their own spec) applies to run only\n";
+    }
     return 0;
 }
 

@@ -36,11 +36,14 @@ Reference(SpecReader& r, const std::string& key, const std::string& kind, const 
 }
 
 /**
- * \return the text of an option a key stands for (--fault, --slow-gpus): one comma-separated
- * text, or a list of items joined by commas
+ * \return the text of an option a key stands for (--fault, --slow-gpus, --gpu-set): one
+ * text, or a list of items joined by \p separator
  */
 std::string
-OptionText(SpecReader& r, const std::string& key, const std::string& example)
+OptionText(SpecReader& r,
+           const std::string& key,
+           const std::string& example,
+           const std::string& separator = ",")
 {
     const YAML::Node node = r.GetNode(key);
     if (node.IsScalar())
@@ -52,7 +55,7 @@ OptionText(SpecReader& r, const std::string& key, const std::string& example)
     for (std::size_t i = 0; texts && i < node.size(); ++i)
     {
         texts = node[i].IsScalar();
-        text += (i > 0 ? "," : "") + (texts ? node[i].Scalar() : "");
+        text += (i > 0 ? separator : "") + (texts ? node[i].Scalar() : "");
     }
     if (!texts)
     {
@@ -179,6 +182,14 @@ JobSpec::Parse(const std::string& text, const std::string& source, const std::st
     if (r.Has("slow_gpus"))
     {
         job.slowGpus = OptionText(r, "slow_gpus", "[gpu3:0.9, gpu7:0.5]");
+    }
+    if (r.Has("gpu_set"))
+    {
+        job.gpuSet =
+            OptionText(r,
+                       "gpu_set",
+                       "[\"gpu3:gpu.hbm_bandwidth_GBps=0.5x\", \"gpu5:gpu.clock_mhz=0.9x\"]",
+                       ";");
     }
     job.run = RunSpec::Read(r);
     r.Finish();

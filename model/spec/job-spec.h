@@ -25,8 +25,8 @@ namespace rapidllm {
  *
  * Keys (all optional; doc/model-specs.md has the table of option names): `model`,
  * `hardware` (preset names or files; a relative path is relative to the job file), `set`
- * (overrides, a list or one comma-separated text), `gpus`, `backend`, `routing`, `fault` and
- * `slow_gpus` (the options' text, one comma-separated text or a list of items), and every
+ * (overrides, a list or one comma-separated text), `gpus`, `backend`, `routing`, `fault`,
+ * `slow_gpus` and `gpu_set` (the options' text, one text or a list of items), and every
  * key of a run file (RunSpec: mode, dtype, parallel: {tp, pp, dp, cp, ep, sp, zero, fsdp, vpp,
  * rank_order}, recompute, micro_batch, global_batch, sequence, batch, prompt, generated,
  * attention, grad_reduce, tp_reduce, param_gather, decode_attention, first_token, inflight_batches,
@@ -44,6 +44,7 @@ struct JobSpec
     std::string routing;                 //!< routing policy name ("" = the hardware's)
     std::string fault;                   //!< link faults as --fault writes them ("" = none)
     std::string slowGpus;                //!< slow GPUs as --slow-gpus writes them ("" = none)
+    std::string gpuSet;                  //!< GPUs of their own spec as --gpu-set writes them
     RunSpec run;                         //!< the run settings (defaults where not given)
 
     /**

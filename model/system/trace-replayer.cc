@@ -355,6 +355,23 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         m_slowdown.resize(job.GetRankCount(), 1.0);
         m_slowdown[rank] = 1.0 / speed;
     }
+    for (const auto& [rank, factors] : m_kernelFactors)
+    {
+        if (rank >= job.GetRankCount() || factors.size() != job.GetGraph(rank).GetNodes().size()
+            || !std::all_of(factors.begin(),
+                            factors.end(),
+                            [](double f)
+                            {
+                                return std::isfinite(f) && f >= kMinSpeed;
+                            }))
+        {
+            throw ReplayError("kernel factors of gpu" + std::to_string(rank)
+                              + ": allowed: a GPU of the job's "
+                              + std::to_string(job.GetRankCount())
+                              + ", one finite factor of at least 1e-6 per node of its graph");
+        }
+        m_slowdown.resize(job.GetRankCount(), 1.0);
+    }
     const bool slow = !m_slowdown.empty();
     m_plan = job.PlanSymmetry(view,
                               m_serializeGroups,
@@ -1136,7 +1153,13 @@ int64_t
 TraceReplayer::OwnNs(uint32_t rank, uint32_t node) const
 {
     const auto ns = int64_t(m_ranks[rank].graph->GetNode(node).durationNs);
-    return m_slowdown.empty() ? ns : Scaled(ns, m_slowdown[rank]);
+    if (m_slowdown.empty())
+    {
+        return ns;
+    }
+    const auto factors = m_kernelFactors.find(rank);
+    return Scaled(
+        ns, m_slowdown[rank] * (factors == m_kernelFactors.end() ? 1.0 : factors->second[node]));
 }
 
 int64_t
@@ -1149,6 +1172,12 @@ void
 TraceReplayer::SetComputeSpeeds(const std::map<uint32_t, double>& speeds)
 {
     m_speeds = speeds;
+}
+
+void
+TraceReplayer::SetKernelFactors(const std::map<uint32_t, std::vector<double>>& factors)
+{
+    m_kernelFactors = factors;
 }
 
 double

@@ -132,6 +132,15 @@ class TraceReplayer : public Object
     void SetComputeSpeeds(const std::map<uint32_t, double>& speeds);
 
     /**
+     * \brief GPUs whose kernels slow unevenly (a degraded HBM, a power cap on one GPU): each
+     * kernel of a listed rank takes its factor times its trace's duration, on top of
+     * SetComputeSpeeds. Like a slow GPU, any listed rank turns the symmetry reduction off.
+     * \param factors per rank (GPU) index, one factor per node of its graph (by node index;
+     *        a node that is no kernel ignores its own), each finite and at least kMinSpeed
+     */
+    void SetKernelFactors(const std::map<uint32_t, std::vector<double>>& factors);
+
+    /**
      * The smallest compute speed: a millionth, as a link's smallest bandwidth factor
      * (LinkFaultSpec::kMinFactor); slower, a step's simulated time would outrun the watchdog.
      */
@@ -426,17 +435,18 @@ class TraceReplayer : public Object
     bool m_symmetry = false;             //!< attribute Symmetry
     std::map<uint32_t, double> m_speeds; //!< SetComputeSpeeds: rank -> compute speed left
     std::vector<double> m_slowdown;      //!< per rank: kernel time factor (empty: all 1)
-    bool m_traceOperators = false;       //!< OperatorStart or OperatorEnd has sinks
-    bool m_chainKernels = false;         //!< run chains of kernels within one event
-    Time m_maxSimTime;                   //!< attribute MaxSimulatedTime
-    uint64_t m_maxEvents = 0;            //!< attribute MaxEvents
-    uint64_t m_eventsAtStart = 0;        //!< simulator event count when the replay started
-    uint64_t m_events = 0;               //!< events from the start to the last completion
-    uint32_t m_sinceCheck = 0;           //!< node completions since the last event-count check
-    int64_t m_deadlineNs = 0;            //!< the watchdog's simulated-time limit, ns
-    uint64_t m_tickEvents = 0;           //!< events since the start at the last check
-    EventId m_tick;                      //!< the watchdog's periodic event-count check
-    std::string m_tripped;               //!< what the watchdog stopped (empty: nothing)
+    std::map<uint32_t, std::vector<double>> m_kernelFactors; //!< SetKernelFactors
+    bool m_traceOperators = false; //!< OperatorStart or OperatorEnd has sinks
+    bool m_chainKernels = false;   //!< run chains of kernels within one event
+    Time m_maxSimTime;             //!< attribute MaxSimulatedTime
+    uint64_t m_maxEvents = 0;      //!< attribute MaxEvents
+    uint64_t m_eventsAtStart = 0;  //!< simulator event count when the replay started
+    uint64_t m_events = 0;         //!< events from the start to the last completion
+    uint32_t m_sinceCheck = 0;     //!< node completions since the last event-count check
+    int64_t m_deadlineNs = 0;      //!< the watchdog's simulated-time limit, ns
+    uint64_t m_tickEvents = 0;     //!< events since the start at the last check
+    EventId m_tick;                //!< the watchdog's periodic event-count check
+    std::string m_tripped;         //!< what the watchdog stopped (empty: nothing)
     std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
