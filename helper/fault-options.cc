@@ -233,6 +233,37 @@ ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
     return sets;
 }
 
+GpuSpec
+GpuVariantOf(const std::string& source,
+             const std::vector<SpecOverride>& overrides,
+             const GpuSpec& jobGpu,
+             uint32_t gpu,
+             const std::string& origin)
+{
+    const std::string name = "gpu" + std::to_string(gpu);
+    GpuSpec spec;
+    try
+    {
+        spec = HardwareSpec::Load(source, overrides).gpu;
+    }
+    catch (const SpecError& e)
+    {
+        throw SpecError(origin,
+                        "gpu-set",
+                        name + ": " + (e.GetField().empty() ? "" : "'" + e.GetField() + "': ")
+                            + e.GetMessage());
+    }
+    if (spec.hbmBytes != jobGpu.hbmBytes)
+    {
+        throw SpecError(origin,
+                        "gpu-set",
+                        name
+                            + ": a GPU's own HBM capacity is not modelled (the memory verdict is "
+                              "per stage); --set=gpu.hbm_gib=... sets every GPU's");
+    }
+    return spec;
+}
+
 std::string
 SlowGpusText(const std::map<uint32_t, double>& speeds)
 {

@@ -6,6 +6,7 @@
 #define RAPIDLLM_FAULT_OPTIONS_H
 
 #include "ns3/fault-schedule.h"
+#include "ns3/hardware-spec.h"
 #include "ns3/network-spec.h"
 #include "ns3/ptr.h"
 #include "ns3/spec-override.h"
@@ -99,6 +100,20 @@ std::map<uint32_t, double> ParseSlowGpus(const std::string& text,
 std::map<uint32_t, std::vector<SpecOverride>> ParseGpuSets(const std::string& text,
                                                            uint64_t gpus,
                                                            const std::string& source);
+
+/**
+ * \brief One GPU of its own spec: the hardware loaded with the job's overrides and then the GPU's
+ * own (ParseGpuSets), its GPU taken.
+ * \param source the hardware (preset or file) \param overrides the job's, then the GPU's
+ * \param jobGpu the job's GPU (the capacity must stay its) \param gpu the GPU's index
+ * \param origin where the option came from, for errors ("command line")
+ * \return its spec; throws SpecError (field gpu-set) naming the GPU and the field
+ */
+GpuSpec GpuVariantOf(const std::string& source,
+                     const std::vector<SpecOverride>& overrides,
+                     const GpuSpec& jobGpu,
+                     uint32_t gpu,
+                     const std::string& origin);
 
 /** \return the slow GPUs as --slow-gpus writes them ("gpu1:0.5,gpu3:0.9") */
 std::string SlowGpusText(const std::map<uint32_t, double>& speeds);

@@ -989,26 +989,8 @@ JobOptions::Resolve() const
         // The job's hardware with the GPU's own overrides after the job's.
         std::vector<SpecOverride> all = overrides;
         all.insert(all.end(), items.begin(), items.end());
-        const std::string name = "gpu" + std::to_string(gpu);
-        GpuSpec spec;
-        try
-        {
-            spec = HardwareSpec::Load(job.hardwareSource, all).gpu;
-        }
-        catch (const SpecError& e)
-        {
-            throw OptionError("gpu-set",
-                              name + ": " + (e.GetField().empty() ? "" : "'" + e.GetField() + "': ")
-                                  + e.GetMessage());
-        }
-        if (spec.hbmBytes != job.hardware.gpu.hbmBytes)
-        {
-            throw OptionError(
-                "gpu-set",
-                name
-                    + ": a GPU's own HBM capacity is not modelled (the memory "
-                      "verdict is per stage); --set=gpu.hbm_gib=... sets every GPU's");
-        }
+        const GpuSpec spec =
+            GpuVariantOf(job.hardwareSource, all, job.hardware.gpu, gpu, kCommandLine);
         job.gpuVariants[gpu] = spec;
         for (const auto& o : items)
         {

@@ -268,6 +268,12 @@ LayoutSweep::SetSlowGpus(const std::map<uint32_t, double>& speeds)
     m_slowGpus = speeds;
 }
 
+void
+LayoutSweep::SetGpuVariants(const std::vector<std::map<uint32_t, GpuSpec>>& variants)
+{
+    m_gpuVariants = variants;
+}
+
 SweepPoint
 LayoutSweep::Evaluate(const RunSpec& run, uint32_t machine) const
 {
@@ -280,6 +286,10 @@ LayoutSweep::Evaluate(const RunSpec& run, uint32_t machine) const
     helper->SetHardware(m_machines.at(machine));
     helper->SetRun(run);
     helper->SetSlowGpus(m_slowGpus);
+    if (machine < m_gpuVariants.size())
+    {
+        helper->SetGpuVariants(m_gpuVariants[machine]);
+    }
     // The memory check costs a fraction of the replay; only layouts that fit are replayed.
     p.report = helper->CheckMemory();
     if (p.report.feasible)

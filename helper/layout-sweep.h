@@ -145,6 +145,13 @@ class LayoutSweep
      */
     void SetSlowGpus(const std::map<uint32_t, double>& speeds);
 
+    /**
+     * \brief Gives the same GPUs their own spec in every layout (RapidLlmHelper::SetGpuVariants),
+     * per machine.
+     * \param variants per machine (by index; missing: none), GPU -> its spec
+     */
+    void SetGpuVariants(const std::vector<std::map<uint32_t, GpuSpec>>& variants);
+
     /** \return the ranked points (best first); deterministic for the same inputs */
     std::vector<SweepPoint> Run();
 
@@ -200,16 +207,17 @@ class LayoutSweep
      */
     std::vector<RunSpec> Layouts(const std::vector<DataType>& dtypes, uint32_t gpus);
 
-    ModelSpec m_model;                                     //!< the model
-    std::vector<HardwareSpec> m_machines;                  //!< the machines
-    RunSpec m_base;                                        //!< shared settings
-    SweepSpace m_space;                                    //!< what to try
-    std::string m_backend;                                 //!< network backend
-    uint32_t m_skipped = 0;                                //!< invalid layouts in the last Run()
-    std::string m_firstSkip;                               //!< why the first of them was skipped
-    std::vector<uint32_t> m_machineOf;                     //!< each candidate's machine
-    std::vector<std::pair<uint32_t, DataType>> m_ruledOut; //!< machines and types not tried
-    std::map<uint32_t, double> m_slowGpus;                 //!< SetSlowGpus
+    ModelSpec m_model;                                      //!< the model
+    std::vector<HardwareSpec> m_machines;                   //!< the machines
+    RunSpec m_base;                                         //!< shared settings
+    SweepSpace m_space;                                     //!< what to try
+    std::string m_backend;                                  //!< network backend
+    uint32_t m_skipped = 0;                                 //!< invalid layouts in the last Run()
+    std::string m_firstSkip;                                //!< why the first of them was skipped
+    std::vector<uint32_t> m_machineOf;                      //!< each candidate's machine
+    std::vector<std::pair<uint32_t, DataType>> m_ruledOut;  //!< machines and types not tried
+    std::map<uint32_t, double> m_slowGpus;                  //!< SetSlowGpus
+    std::vector<std::map<uint32_t, GpuSpec>> m_gpuVariants; //!< SetGpuVariants, per machine
 };
 
 } // namespace rapidllm

@@ -524,7 +524,8 @@ class CliSweepRoutingTestCase : public TestCase
 /**
  * \ingroup rapid-llm-tests
  * \brief sweep --slow-gpus: the same GPUs slowed in every layout, each row the step `run` gives
- * that layout with them, slower than the healthy row; the sweep's inputs keep them.
+ * that layout with them, slower than the healthy row; the sweep's inputs keep them; and --gpu-set
+ * alike.
  */
 class CliSweepSlowGpusTestCase : public TestCase
 {
@@ -569,6 +570,21 @@ class CliSweepSlowGpusTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(ReadText(dir + "/s/sweep.json")).at("slow_gpus").get<std::string>(),
             "gpu5:0.5",
+            "an input of the sweep");
+        // A GPU of its own spec in every layout, as run gives it.
+        const std::string own = "--gpu-set=gpu5:gpu.hbm_bandwidth_GBps=0.5x";
+        CliResult ownSweep =
+            RunCli(Cat(Cat({"sweep", "--workers=1", "--json"}, healthyJob), {own}), dir);
+        RAPIDLLM_REQUIRE_EQ(ownSweep.status, 0, ownSweep.err);
+        CliResult ownRun = RunCli(Cat(Cat({"run", "--json"}, healthyJob), {own}), dir);
+        RAPIDLLM_REQUIRE_EQ(ownRun.status, 0, ownRun.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(ownSweep.out).at("rows").at(0).at("step_time_s").get<double>(),
+            Json::parse(ownRun.out).at("step_time_s").get<double>(),
+            "the row is run --gpu-set's step");
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(ownSweep.out).at("input").at("gpu_set").get<std::string>(),
+            "gpu5:gpu.hbm_bandwidth_GBps=0.5x",
             "an input of the sweep");
         CliResult outside =
             RunCli(Cat(Cat({"sweep", "--workers=1"}, healthyJob), {"--slow-gpus=gpu16:0.5"}), dir);

@@ -188,11 +188,14 @@ JobCliOptions()
         {"gpu-set",
          [&](const CliOption& o)
          {
-             return o.For({"run", "study faults", "study hardware"})
+             return o.For({"run", "study faults", "study hardware", "sweep"})
                  .HelpIn("study faults", "GPUs of their own spec in every row, as run takes them")
                  .HelpIn("study hardware",
                          "GPUs of their own spec in every variant (the varied field is set "
-                         "first), as run takes them");
+                         "first), as run takes them")
+                 .HelpIn("sweep",
+                         "GPUs of their own spec in every layout (on each machine, its GPU with "
+                         "the overrides), as run takes them");
          }},
         {"set",
          [&](const CliOption& o)

@@ -550,12 +550,27 @@ RunSweepCommand(const CliArgs& args)
     ApplyPacketAttributesFor(args.Text("packet"), args.Text("backend"));
     RefusePacketCaptures(args.Text("packet"), "a sweep runs a network per layout");
     LayoutSweep sweep(m, machines, base, space, args.Text("backend"));
+    // The same GPUs in every layout: each must be a GPU of the smallest count.
+    const uint32_t fewest = *std::min_element(gpuCounts.begin(), gpuCounts.end());
     if (args.HasValue("slow-gpus"))
     {
-        // The same GPUs in every layout: each must be a GPU of the smallest count.
-        sweep.SetSlowGpus(ParseSlowGpus(args.Text("slow-gpus"),
-                                        *std::min_element(gpuCounts.begin(), gpuCounts.end()),
-                                        kCommandLine));
+        sweep.SetSlowGpus(ParseSlowGpus(args.Text("slow-gpus"), fewest, kCommandLine));
+    }
+    if (args.HasValue("gpu-set"))
+    {
+        // Each machine's GPU with the GPU's own overrides after the sweep's.
+        std::vector<std::map<uint32_t, GpuSpec>> variants(machines.size());
+        for (const auto& [gpu, items] : ParseGpuSets(args.Text("gpu-set"), fewest, kCommandLine))
+        {
+            std::vector<SpecOverride> all = overrides;
+            all.insert(all.end(), items.begin(), items.end());
+            for (std::size_t k = 0; k < machines.size(); ++k)
+            {
+                variants[k][gpu] =
+                    GpuVariantOf(sources[k], all, machines[k].gpu, gpu, kCommandLine);
+            }
+        }
+        sweep.SetGpuVariants(variants);
     }
     const std::vector<RunSpec> candidates = sweep.Candidates();
     const uint32_t skipped = sweep.GetSkipped();
@@ -595,6 +610,10 @@ RunSweepCommand(const CliArgs& args)
     if (args.HasValue("slow-gpus"))
     {
         inputs["slow_gpus"] = args.Text("slow-gpus"); // only when given, so older sweeps resume
+    }
+    if (args.HasValue("gpu-set"))
+    {
+        inputs["gpu_set"] = args.Text("gpu-set"); // only when given, so older sweeps resume
     }
     // A number with one count, as older sweeps kept it (so they resume), else the list.
     inputs["gpus"] = gpuCounts.size() > 1 ? Json(gpuCounts) : Json(space.gpus);
@@ -919,7 +938,9 @@ RunSweepCommand(const CliArgs& args)
         (space.dtypes.size() > 1 ? "each layout in " + args.Text("dtype") : ToString(base.dtype))
             .c_str(),
         base.parallel.etp == 1 ? ", whole experts (etp 1)" : "",
-        args.HasValue("slow-gpus") ? (", slow GPUs " + args.Text("slow-gpus")).c_str() : "",
+        (std::string(args.HasValue("slow-gpus") ? ", slow GPUs " + args.Text("slow-gpus") : "")
+         + (args.HasValue("gpu-set") ? ", GPUs of their own spec " + args.Text("gpu-set") : ""))
+            .c_str(),
         ranked.size(),
         shardCount > 1 ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
                           + " of " + std::to_string(candidates.size()) + ")")
