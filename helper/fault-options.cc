@@ -214,15 +214,34 @@ ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
         {
             throw SpecError(source, "gpu-set", name + ": " + e.GetMessage());
         }
+        // What is costed again on the GPU: its kernels (and their energy), not its host's
+        // launches, its links' energy or a memory capacity of its own.
+        const std::vector<std::string> notOwn = {"gpu.host",
+                                                 "gpu.hbm_gib",
+                                                 "gpu.power.nvlink_pj_per_byte",
+                                                 "gpu.power.network_pj_per_byte"};
         for (const auto& o : overrides)
         {
-            if (o.GetPath().rfind("gpu.", 0) != 0)
+            const std::string& path = o.GetPath();
+            if (path.rfind("gpu.", 0) != 0)
             {
                 throw SpecError(source,
                                 "gpu-set",
                                 name + ": '" + o.GetText()
                                     + "': a GPU's own fields only (gpu.*); --set changes the "
                                       "model and the network");
+            }
+            for (const std::string& field : notOwn)
+            {
+                if (path == field || path.rfind(field + ".", 0) == 0)
+                {
+                    throw SpecError(source,
+                                    "gpu-set",
+                                    name + ": '" + o.GetText() + "': " + field
+                                        + " is not one GPU's own in the model (its kernels are; "
+                                          "the host's launches, the links' energy and the memory "
+                                          "verdict are the job's); --set changes every GPU's");
+                }
             }
         }
         if (!sets.emplace(static_cast<uint32_t>(gpu), overrides).second)

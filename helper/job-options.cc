@@ -79,7 +79,7 @@ MakeDeclarations()
                 "unchanged; every rank is then replayed)",
                 ""),
         O::Text("gpu-set",
-                "GPUs of their own spec (a degraded HBM, a power cap or a lower clock on one GPU): "
+                "GPUs of their own spec (a degraded HBM or a power cap on one GPU): "
                 "gpu<i>:PATH=VALUE[,PATH=VALUE...][;gpu<j>:...], PATH a gpu. field as --set "
                 "names it, e.g. gpu3:gpu.hbm_bandwidth_GBps=0.5x or "
                 "gpu3:gpu.power.board_limit_w=400 (its kernels are costed again on it; every "
