@@ -255,7 +255,6 @@ ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
 GpuSpec
 GpuVariantOf(const std::string& source,
              const std::vector<SpecOverride>& overrides,
-             const GpuSpec& jobGpu,
              uint32_t gpu,
              const std::string& origin)
 {
@@ -271,14 +270,6 @@ GpuVariantOf(const std::string& source,
                         "gpu-set",
                         name + ": " + (e.GetField().empty() ? "" : "'" + e.GetField() + "': ")
                             + e.GetMessage());
-    }
-    if (spec.hbmBytes != jobGpu.hbmBytes)
-    {
-        throw SpecError(origin,
-                        "gpu-set",
-                        name
-                            + ": a GPU's own HBM capacity is not modelled (the memory verdict is "
-                              "per stage); --set=gpu.hbm_gib=... sets every GPU's");
     }
     return spec;
 }

@@ -105,13 +105,12 @@ std::map<uint32_t, std::vector<SpecOverride>> ParseGpuSets(const std::string& te
  * \brief One GPU of its own spec: the hardware loaded with the job's overrides and then the GPU's
  * own (ParseGpuSets), its GPU taken.
  * \param source the hardware (preset or file) \param overrides the job's, then the GPU's
- * \param jobGpu the job's GPU (the capacity must stay its) \param gpu the GPU's index
+ * \param gpu the GPU's index
  * \param origin where the option came from, for errors ("command line")
  * \return its spec; throws SpecError (field gpu-set) naming the GPU and the field
  */
 GpuSpec GpuVariantOf(const std::string& source,
                      const std::vector<SpecOverride>& overrides,
-                     const GpuSpec& jobGpu,
                      uint32_t gpu,
                      const std::string& origin);
 

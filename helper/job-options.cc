@@ -989,8 +989,7 @@ JobOptions::Resolve() const
         // The job's hardware with the GPU's own overrides after the job's.
         std::vector<SpecOverride> all = overrides;
         all.insert(all.end(), items.begin(), items.end());
-        const GpuSpec spec =
-            GpuVariantOf(job.hardwareSource, all, job.hardware.gpu, gpu, kCommandLine);
+        const GpuSpec spec = GpuVariantOf(job.hardwareSource, all, gpu, kCommandLine);
         job.gpuVariants[gpu] = spec;
         for (const auto& o : items)
         {

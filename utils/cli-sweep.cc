@@ -566,8 +566,7 @@ RunSweepCommand(const CliArgs& args)
             all.insert(all.end(), items.begin(), items.end());
             for (std::size_t k = 0; k < machines.size(); ++k)
             {
-                variants[k][gpu] =
-                    GpuVariantOf(sources[k], all, machines[k].gpu, gpu, kCommandLine);
+                variants[k][gpu] = GpuVariantOf(sources[k], all, gpu, kCommandLine);
             }
         }
         sweep.SetGpuVariants(variants);
