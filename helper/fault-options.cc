@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <set>
 
 namespace ns3 {
 namespace rapidllm {
@@ -48,6 +50,49 @@ ParseTime(const std::string& text, double& seconds)
     return ParseFiniteNumber(text, seconds) && seconds >= 0 && seconds <= kMaxFaultStartS;
 }
 
+/**
+ * \brief Reads a per-GPU option's items, gpu<i>:REST separated by \p separator ("" = none): each
+ * GPU named, within the job and given once, else a SpecError (field \p field) saying what an
+ * item is (\p usage).
+ * \param each called with the GPU, its name ("gpu3") and REST
+ */
+void
+ForEachGpuItem(const std::string& text,
+               char separator,
+               uint64_t gpus,
+               const std::string& source,
+               const std::string& field,
+               const std::string& usage,
+               const std::function<void(uint32_t, const std::string&, const std::string&)>& each)
+{
+    std::set<uint64_t> seen;
+    std::size_t from = 0;
+    while (!text.empty() && from <= text.size())
+    {
+        const std::size_t end = std::min(text.find(separator, from), text.size());
+        const std::string item = text.substr(from, end - from);
+        from = end + 1;
+        const std::size_t colon = std::min(item.find(':'), item.size());
+        const std::string name = item.substr(0, colon);
+        uint64_t gpu = 0;
+        if (colon == item.size() || !ParseGpuName(name, gpu))
+        {
+            throw SpecError(source, field, "'" + item + "' is not " + usage);
+        }
+        if (gpu >= gpus)
+        {
+            throw SpecError(source,
+                            field,
+                            name + " is not a GPU of the job; allowed: gpu0"
+                                + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
+        }
+        if (!seen.insert(gpu).second)
+        {
+            throw SpecError(source, field, name + " is given twice");
+        }
+        each(static_cast<uint32_t>(gpu), name, item.substr(colon + 1));
+    }
+}
 } // namespace
 
 std::vector<FaultOption>
@@ -180,35 +225,12 @@ std::map<uint32_t, std::vector<SpecOverride>>
 ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
 {
     std::map<uint32_t, std::vector<SpecOverride>> sets;
-    std::size_t from = 0;
-    while (!text.empty() && from <= text.size())
+    auto each = [&](uint32_t gpu, const std::string& name, const std::string& rest)
     {
-        const std::size_t semicolon = std::min(text.find(';', from), text.size());
-        const std::string item = text.substr(from, semicolon - from);
-        from = semicolon + 1;
-        const std::size_t colon = std::min(item.find(':'), item.size());
-        const std::string name = item.substr(0, colon);
-        uint64_t gpu = 0;
-        if (colon == item.size() || !ParseGpuName(name, gpu))
-        {
-            throw SpecError(source,
-                            "gpu-set",
-                            "'" + item
-                                + "' is not gpu<i>:PATH=VALUE[,PATH=VALUE...], e.g. "
-                                  "gpu3:gpu.hbm_bandwidth_GBps=0.5x (GPU 3's HBM at half its "
-                                  "bandwidth)");
-        }
-        if (gpu >= gpus)
-        {
-            throw SpecError(source,
-                            "gpu-set",
-                            name + " is not a GPU of the job; allowed: gpu0"
-                                + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
-        }
         std::vector<SpecOverride> overrides;
         try
         {
-            overrides = SpecOverride::ParseList(item.substr(colon + 1), source);
+            overrides = SpecOverride::ParseList(rest, source);
         }
         catch (const SpecError& e)
         {
@@ -244,11 +266,16 @@ ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
                 }
             }
         }
-        if (!sets.emplace(static_cast<uint32_t>(gpu), overrides).second)
-        {
-            throw SpecError(source, "gpu-set", name + " is given twice");
-        }
-    }
+        sets[gpu] = std::move(overrides);
+    };
+    ForEachGpuItem(text,
+                   ';',
+                   gpus,
+                   source,
+                   "gpu-set",
+                   "gpu<i>:PATH=VALUE[,PATH=VALUE...], e.g. gpu3:gpu.hbm_bandwidth_GBps=0.5x (GPU "
+                   "3's HBM at half its bandwidth)",
+                   each);
     return sets;
 }
 
@@ -315,31 +342,8 @@ std::map<uint32_t, double>
 ParseSlowGpus(const std::string& text, uint64_t gpus, const std::string& source)
 {
     std::map<uint32_t, double> speeds;
-    std::size_t from = 0;
-    while (from <= text.size())
+    auto each = [&](uint32_t gpu, const std::string& name, const std::string& value)
     {
-        const std::size_t comma = std::min(text.find(',', from), text.size());
-        const std::string item = text.substr(from, comma - from);
-        from = comma + 1;
-        const std::size_t colon = std::min(item.find(':'), item.size());
-        const std::string name = item.substr(0, colon);
-        uint64_t gpu = 0;
-        if (colon == item.size() || !ParseGpuName(name, gpu))
-        {
-            throw SpecError(source,
-                            "slow-gpus",
-                            "'" + item
-                                + "' is not gpu<i>:SPEED, e.g. gpu3:0.5 (GPU 3 at half "
-                                  "its compute speed)");
-        }
-        if (gpu >= gpus)
-        {
-            throw SpecError(source,
-                            "slow-gpus",
-                            name + " is not a GPU of the job; allowed: gpu0"
-                                + (gpus > 1 ? " to gpu" + std::to_string(gpus - 1) : ""));
-        }
-        const std::string value = item.substr(colon + 1);
         double speed = 0;
         if (!ParseFiniteNumber(value, speed) || !(speed >= TraceReplayer::kMinSpeed && speed <= 1))
         {
@@ -348,11 +352,15 @@ ParseSlowGpus(const std::string& text, uint64_t gpus, const std::string& source)
                             "speed '" + value + "' of " + name
                                 + ": allowed: 1e-6 to 1 (the share of its compute speed left)");
         }
-        if (!speeds.emplace(static_cast<uint32_t>(gpu), speed).second)
-        {
-            throw SpecError(source, "slow-gpus", name + " is given twice");
-        }
-    }
+        speeds[gpu] = speed;
+    };
+    ForEachGpuItem(text,
+                   ',',
+                   gpus,
+                   source,
+                   "slow-gpus",
+                   "gpu<i>:SPEED, e.g. gpu3:0.5 (GPU 3 at half its compute speed)",
+                   each);
     return speeds;
 }
 
