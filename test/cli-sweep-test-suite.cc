@@ -460,6 +460,18 @@ class CliSweepFolderTestCase : public TestCase
     }
 };
 
+namespace {
+/** One layout of a 16-GPU job (TP2 PP2 DP4): a sweep of it has one row. */
+const std::vector<std::string> kOneLayout = {"--model=gpt-1.7b",
+                                             "--gpus=16",
+                                             "--gbs=16",
+                                             "--seq=1024",
+                                             "--tp=2",
+                                             "--pp=2",
+                                             "--mbs=1",
+                                             "--recompute=full"};
+} // namespace
+
 /**
  * \ingroup rapid-llm-tests
  * \brief A sweep with a dead link takes the routing policy that routes around it (--routing,
@@ -479,15 +491,7 @@ class CliSweepRoutingTestCase : public TestCase
     {
         const ScratchDir scratch("sweep-routing");
         const std::string dir = scratch.Path();
-        const std::vector<std::string> job = {"--model=gpt-1.7b",
-                                              "--gpus=16",
-                                              "--gbs=16",
-                                              "--seq=1024",
-                                              "--tp=2",
-                                              "--pp=2",
-                                              "--mbs=1",
-                                              "--recompute=full",
-                                              "--fault=gpu0-nvlink.sw0"};
+        const std::vector<std::string> job = Cat(kOneLayout, {"--fault=gpu0-nvlink.sw0"});
         // Dimension order has no detour around the dead link; fault-aware has.
         CliResult stuck = RunCli(Cat({"sweep", "--workers=1"}, job), dir);
         NS_TEST_EXPECT_MSG_EQ(stuck.status, 2, stuck.err);
@@ -540,15 +544,8 @@ class CliSweepSlowGpusTestCase : public TestCase
     {
         const ScratchDir scratch("sweep-slow");
         const std::string dir = scratch.Path();
-        const std::vector<std::string> job = {"--model=gpt-1.7b",
-                                              "--gpus=16",
-                                              "--gbs=16",
-                                              "--seq=1024",
-                                              "--tp=2",
-                                              "--pp=2",
-                                              "--mbs=1",
-                                              "--recompute=full",
-                                              "--slow-gpus=gpu5:0.5"};
+        const std::vector<std::string> healthyJob = kOneLayout;
+        const std::vector<std::string> job = Cat(kOneLayout, {"--slow-gpus=gpu5:0.5"});
         CliResult sweep =
             RunCli(Cat({"sweep", "--workers=1", "--json", "--out=" + dir + "/s"}, job), dir);
         RAPIDLLM_REQUIRE_EQ(sweep.status, 0, sweep.err);
@@ -559,8 +556,6 @@ class CliSweepSlowGpusTestCase : public TestCase
         const double step = rows.at(0).at("step_time_s").get<double>();
         NS_TEST_EXPECT_MSG_EQ(
             step, Json::parse(run.out).at("step_time_s").get<double>(), "the row is run's step");
-        std::vector<std::string> healthyJob = job;
-        healthyJob.pop_back();
         CliResult healthy = RunCli(Cat({"sweep", "--workers=1", "--json"}, healthyJob), dir);
         RAPIDLLM_REQUIRE_EQ(healthy.status, 0, healthy.err);
         NS_TEST_EXPECT_MSG_GT(
