@@ -46,8 +46,30 @@ struct Measured
     std::vector<LinkStats> mostLoaded; //!< the busiest links
 };
 
-/** The prefix of a study's compute set: "compute:gpu3" slows GPU 3 instead of faulting links. */
-const std::string kCompute = "compute:";
+/**
+ * A study's GPU sets, instead of links: "compute:gpu3" slows GPU 3 to the factor of its speed,
+ * "hbm:gpu3" leaves its HBM the factor of its bandwidth, "power:gpu3" caps it at the factor of
+ * its board power; the prefix and, for the last two, the gpu. field the factor scales.
+ */
+const std::vector<std::pair<std::string, std::string>> kGpuSets = {
+    {"compute:", ""},
+    {"hbm:", "gpu.hbm_bandwidth_GBps"},
+    {"power:", "gpu.power.board_limit_w"},
+};
+
+/** \return the GPU set \p links names (kGpuSets's index), or kGpuSets.size() for links */
+std::size_t
+GpuSetKind(const std::string& links)
+{
+    for (std::size_t k = 0; k < kGpuSets.size(); ++k)
+    {
+        if (links.compare(0, kGpuSets[k].first.size(), kGpuSets[k].first) == 0)
+        {
+            return k;
+        }
+    }
+    return kGpuSets.size();
+}
 
 /**
  * Runs \p job with \p routing, its links (selectors) at \p factor, or the GPU of a compute
@@ -64,20 +86,48 @@ RunOne(const ResolvedJob& job,
 {
     HardwareSpec hw = job.hardware;
     std::map<uint32_t, double> slow = job.slowGpus;
+    std::map<uint32_t, GpuSpec> variants = job.gpuVariants;
     if (factor < 1)
     {
         for (const auto& s : selectors)
         {
-            if (s.compare(0, kCompute.size(), kCompute) == 0)
+            const std::size_t kind = GpuSetKind(s);
+            if (kind < kGpuSets.size())
             {
+                const auto& [prefix, field] = kGpuSets[kind];
                 if (factor <= 0)
                 {
-                    throw ReplayError("a GPU at speed 0 never finishes its kernels: the factors "
-                                      "of a compute set must be above 0");
+                    throw ReplayError("a GPU set's factors must be above 0 (a GPU at speed 0, "
+                                      "without HBM or power, never finishes its kernels)");
                 }
-                uint64_t gpu = 0;
-                ParseGpuName(s.substr(kCompute.size()), gpu); // checked by RunFaultStudy
-                slow[static_cast<uint32_t>(gpu)] = factor;
+                uint64_t index = 0;
+                ParseGpuName(s.substr(prefix.size()), index); // checked by RunFaultStudy
+                const auto gpu = static_cast<uint32_t>(index);
+                if (field.empty())
+                {
+                    slow[gpu] = factor;
+                    continue;
+                }
+                // The job's overrides, the GPU's own (--gpu-set), then the set's factor.
+                std::vector<SpecOverride> overrides;
+                for (const auto& text : job.overrides)
+                {
+                    overrides.push_back(SpecOverride::Parse(text));
+                }
+                const auto own = job.gpuSets.find(gpu);
+                for (std::size_t i = 0; own != job.gpuSets.end() && i < own->second.size(); ++i)
+                {
+                    overrides.push_back(SpecOverride::Parse(own->second[i]));
+                }
+                overrides.push_back(SpecOverride::Parse(field + "=" + FormatNumber(factor) + "x"));
+                try
+                {
+                    variants[gpu] = GpuVariantOf(job.hardwareSource, overrides, gpu, "study");
+                }
+                catch (const SpecError& e)
+                {
+                    throw ReplayError(e.GetMessage()); // this row's error, not the study's
+                }
                 continue;
             }
             LinkFaultSpec f;
@@ -98,7 +148,7 @@ RunOne(const ResolvedJob& job,
     helper->SetRun(job.run);
     helper->SetTimedFaults(job.timedFaults);
     helper->SetSlowGpus(slow);
-    helper->SetGpuVariants(job.gpuVariants);
+    helper->SetGpuVariants(variants);
     Measured m;
     m.report = helper->Run();
     m.mostLoaded = helper->GetBackend()->GetStats().MostLoaded(topLinks);
@@ -243,19 +293,20 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
     for (const auto& links : config.links)
     {
         sets.push_back(ExpandLinkSet(job.hardware, gpus, links));
-        if (links.compare(0, kCompute.size(), kCompute) == 0)
+        const std::size_t kind = GpuSetKind(links);
+        if (kind < kGpuSets.size())
         {
+            const std::string& prefix = kGpuSets[kind].first;
             uint64_t index = 0;
-            if (!ParseGpuName(links.substr(kCompute.size()), index) || index >= gpus)
+            if (!ParseGpuName(links.substr(prefix.size()), index) || index >= gpus)
             {
                 throw SpecError("command line",
                                 "links",
-                                "'" + links
-                                    + "': a compute set is compute:gpu<i>, a GPU of the "
-                                      "job from gpu0 to gpu"
-                                    + std::to_string(gpus - 1) + " (e.g. compute:gpu3)");
+                                "'" + links + "': a GPU set is " + prefix
+                                    + "gpu<i>, a GPU of the job from gpu0 to gpu"
+                                    + std::to_string(gpus - 1) + " (e.g. " + prefix + "gpu3)");
             }
-            continue; // a GPU's speed, no link
+            continue; // a GPU's speed, HBM or power, no link
         }
         for (const auto& s : sets.back())
         {

@@ -220,6 +220,41 @@ class FaultStudyComputeTestCase : public TestCase
                 RunFaultStudy(job, config);
             });
         NS_TEST_EXPECT_MSG_NE(outside.find("gpu0 to gpu15"), std::string::npos, outside);
+        config.links = {"hbm:gpu16"};
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  [&]()
+                                  {
+                                      RunFaultStudy(job, config);
+                                  })
+                                  .find("hbm:gpu<i>"),
+                              std::string::npos,
+                              "an hbm set names its GPU too");
+
+        // An HBM set: GPU 5 of its own spec, the HBM at the factor of its bandwidth (as
+        // --gpu-set=gpu5:gpu.hbm_bandwidth_GBps=0.5x); a power set below the idle power is its
+        // row's error, not the study's.
+        config.links = {"hbm:gpu5", "power:gpu5"};
+        config.factors = {1, 0.5, 0.1};
+        FaultStudyResult g = RunFaultStudy(job, config);
+        RAPIDLLM_REQUIRE_EQ(g.rows.size(), 6, "two sets of three factors");
+        NS_TEST_EXPECT_MSG_EQ_TOL(g.rows[0].slowdown, 1.0, 1e-12, "full bandwidth is healthy");
+        GpuSpec halfHbm = job.hardware.gpu;
+        halfHbm.hbmBandwidthBps *= 0.5;
+        Ptr<RapidLlmHelper> v = CreateObject<RapidLlmHelper>();
+        v->SetModel(job.model);
+        v->SetHardware(job.hardware);
+        v->SetRun(job.run);
+        v->SetRoutingPolicy("ecmp");
+        v->SetGpuVariants({{5, halfHbm}});
+        NS_TEST_EXPECT_MSG_EQ_TOL(g.rows[1].stepTimeS,
+                                  v->Run().stepTimeS,
+                                  1e-12,
+                                  "the 50% row is GPU 5 with half its HBM bandwidth");
+        v->Dispose();
+        NS_TEST_EXPECT_MSG_GT(g.rows[2].slowdown, g.rows[1].slowdown, "10% slower still");
+        NS_TEST_EXPECT_MSG_GT(g.rows[4].slowdown, 1.0, "half its power slows it");
+        NS_TEST_EXPECT_MSG_EQ(g.rows[5].ok, false, "a cap below the idle power is no row");
+        NS_TEST_EXPECT_MSG_NE(g.rows[5].error.find("idle_w"), std::string::npos, g.rows[5].error);
     }
 };
 

@@ -526,9 +526,10 @@ MakeOptions()
         // The studies.
         Text("links",
              "the links to fault, one study row each: a selector as --fault takes it (A-B, A>B, "
-             "A, tier:DIMENSION), or random:K:SEED (K links drawn with SEED), or compute:gpu<i> "
-             "(GPU i slowed to the factor of its compute speed, a straggler, instead); several "
-             "separated by ';'",
+             "A, tier:DIMENSION), or random:K:SEED (K links drawn with SEED), or a GPU instead: "
+             "compute:gpu<i> (GPU i slowed to the factor of its compute speed, a straggler), "
+             "hbm:gpu<i> (its HBM at the factor of its bandwidth) or power:gpu<i> (capped at the "
+             "factor of its board power); several separated by ';'",
              "")
             .For({"study faults"})
             .RequiredIn({"study faults"}),
