@@ -49,8 +49,8 @@ RunTraceCommand(const CliArgs& args)
     {
         std::cerr
             << "rapid-llm trace: note: the traces hold every rank's kernels on the job's GPU; "
-               "the job file's gpu_set (GPUs of their own spec) applies to run, the studies and "
-               "sweep, not to a replay of traces\n";
+               "the job file's gpu_set (GPUs of their own spec) applies to run and the studies, "
+               "not to a replay of traces\n";
     }
     return 0;
 }
