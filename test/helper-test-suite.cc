@@ -99,6 +99,17 @@ SmallJob(RunSpec run)
     h->SetRun(run);
     return h;
 }
+/** \return four GPUs, TP2 x DP2, two sequences of 512 tokens each replica */
+RunSpec
+TwoByTwo()
+{
+    RunSpec run;
+    run.parallel.tp = 2;
+    run.parallel.dp = 2;
+    run.globalBatch = 4;
+    run.sequence = 512;
+    return run;
+}
 } // namespace
 
 /**
@@ -117,11 +128,7 @@ class SlowGpuTestCase : public TestCase
     void
     DoRun() override
     {
-        RunSpec run;
-        run.parallel.tp = 2;
-        run.parallel.dp = 2;
-        run.globalBatch = 4;
-        run.sequence = 512;
+        const RunSpec run = TwoByTwo();
         Ptr<RapidLlmHelper> healthy = SmallJob(run);
         const double step = healthy->Run().stepTimeS;
         const ReplayResult h = healthy->GetResult();
@@ -210,11 +217,7 @@ class GpuVariantTestCase : public TestCase
 
         // Four GPUs (TP2 x DP2), GPU 1 degraded: its own kernels as in the degraded job, GPU 0's
         // as in the healthy one, and the others wait for it.
-        RunSpec run;
-        run.parallel.tp = 2;
-        run.parallel.dp = 2;
-        run.globalBatch = 4;
-        run.sequence = 512;
+        const RunSpec run = TwoByTwo();
         Ptr<RapidLlmHelper> base = SmallJob(run);
         const double step = base->Run().stepTimeS;
         const ReplayResult h = base->GetResult();
