@@ -78,13 +78,14 @@ MakeDeclarations()
                 "1e-6 to 1 (its kernels take 1 / SPEED as long; its links and host are "
                 "unchanged; every rank is then replayed)",
                 ""),
-        O::Text("gpu-set",
-                "GPUs of their own spec (a degraded HBM or a power cap on one GPU): "
-                "gpu<i>:PATH=VALUE[,PATH=VALUE...][;gpu<j>:...], PATH a gpu. field as --set "
-                "names it, e.g. gpu3:gpu.hbm_bandwidth_GBps=0.5x or "
-                "gpu3:gpu.power.board_limit_w=400 (its kernels are costed again on it; every "
-                "rank is then replayed)",
-                ""),
+        O::Text(
+            "gpu-set",
+            "GPUs of their own spec (a degraded HBM, a power cap or a locked clock on one GPU): "
+            "gpu<i>:PATH=VALUE[,PATH=VALUE...][;gpu<j>:...], PATH a gpu. field as --set "
+            "names it, e.g. gpu3:gpu.hbm_bandwidth_GBps=0.5x or "
+            "gpu3:gpu.power.board_limit_w=400 (its kernels are costed again on it; every "
+            "rank is then replayed)",
+            ""),
         // The parallel layout.
         O::Count("gpus", "GPUs in the job (default tp x pp x dp x cp)", 1, kMaxGpus, ""),
         O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),

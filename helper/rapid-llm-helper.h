@@ -107,7 +107,7 @@ class RapidLlmHelper : public Object
     const std::map<uint32_t, double>& GetSlowGpus() const;
 
     /**
-     * \brief GPUs unlike the others (a degraded HBM or a power cap on one GPU):
+     * \brief GPUs unlike the others (a degraded HBM, a power cap or a locked clock on one GPU):
      * each listed GPU's kernels are costed again with its own GpuSpec, and the replayer runs
      * each of them that time over the healthy GPU's (TraceReplayer::SetKernelFactors); their
      * energy follows too. The HBM capacity must stay the job's GPU's (the memory verdict is

@@ -9,9 +9,11 @@
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/spec-override.h"
 #include "ns3/step-energy.h"
 #include "ns3/test.h"
 #include "spec-error-check.h"
+#include "test-require.h"
 
 #include <cmath>
 #include <fstream>
@@ -265,6 +267,64 @@ class EnergyReportTestCase : public TestCase
 };
 
 /**
+ * \brief A clock lock (gpu.power.clock_lock_mhz, as nvidia-smi --lock-gpu-clocks): a kernel runs
+ * at the lower of the lock and its power-limited clock, so a GEMV at the boost clock slows as the
+ * lock, with each FLOP's energy by the clock squared, while a GEMM the power limit already holds
+ * below the lock keeps its clock; the lock is read and bounded.
+ */
+class ClockLockTestCase : public TestCase
+{
+  public:
+    ClockLockTestCase()
+        : TestCase("a clock lock caps every kernel's clock")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto free = ModelOf("a100-sxm-80gb", ClockPolicy::SUSTAINED);
+        GpuSpec g = free->GetGpu();
+        const double boost = g.power.boostClockHz;
+        OperatorCost big = free->Gemm(8192, 8192, 8192, DataType::BF16);
+        RAPIDLLM_REQUIRE_EQ((big.clockHz < boost), true, "the big GEMM is power-limited");
+        // Locked just above the big GEMM's clock: it keeps that clock; a compute-bound small
+        // GEMM, at boost before, runs at the lock.
+        g.power.clockLockHz = big.clockHz * 1.05;
+        Ptr<GpuComputeModel> locked = CreateObject<GpuComputeModel>();
+        locked->SetGpu(g);
+        locked->SetClockPolicy(ClockPolicy::SUSTAINED);
+        OperatorCost bigLocked = locked->Gemm(8192, 8192, 8192, DataType::BF16);
+        // (the same clock within the bisection's step, 1.2e-5 of the top clock)
+        NS_TEST_EXPECT_MSG_EQ_TOL(bigLocked.timeS, big.timeS, 1e-4 * big.timeS, "below the lock");
+        OperatorCost small = free->Gemm(1024, 1024, 1024, DataType::BF16);
+        OperatorCost smallLocked = locked->Gemm(1024, 1024, 1024, DataType::BF16);
+        NS_TEST_EXPECT_MSG_EQ(small.clockHz, boost, "a small GEMM at boost");
+        NS_TEST_EXPECT_MSG_EQ(smallLocked.clockHz, g.power.clockLockHz, "locked");
+        NS_TEST_EXPECT_MSG_GT(smallLocked.timeS, small.timeS, "slower at the lock");
+        const double ratio = smallLocked.clockHz / small.clockHz;
+        const double perFlop = (small.energyJ - g.power.hbmJPerByte * small.hbmBytes) / small.flops;
+        const double perFlopLocked =
+            (smallLocked.energyJ - g.power.hbmJPerByte * smallLocked.hbmBytes) / smallLocked.flops;
+        NS_TEST_EXPECT_MSG_EQ_TOL(perFlopLocked / perFlop, ratio * ratio, 1e-9, "clock squared");
+        // The spec: 0 is no lock; a lock outside a quarter of the boost clock to it is an error.
+        HardwareSpec h = HardwareSpec::Load("a100-sxm-80gb",
+                                            {SpecOverride::Parse("gpu.power.clock_lock_mhz=705")});
+        NS_TEST_EXPECT_MSG_EQ(h.gpu.power.TopClockHz(), 705e6, "read in MHz");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  []
+                                  {
+                                      HardwareSpec::Load(
+                                          "a100-sxm-80gb",
+                                          {SpecOverride::Parse("gpu.power.clock_lock_mhz=2000")});
+                                  },
+                                  {"clock_lock_mhz", "352.5 to 1410 MHz"}),
+                              true,
+                              "a lock above the boost clock");
+    }
+};
+
+/**
  * \brief A hardware file's power section is checked like every other field: a boost clock
  * below the rated clock, an idle power at or above the limit, a negative energy or an unknown
  * key are errors naming the field; the section is optional.
@@ -342,6 +402,7 @@ class EnergyTestSuite : public TestSuite
         AddTestCase(new StepEnergyTestCase, TestCase::QUICK);
         AddTestCase(new EnergyReportTestCase, TestCase::QUICK);
         AddTestCase(new PowerSectionErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new ClockLockTestCase, TestCase::QUICK);
     }
 };
 

@@ -155,7 +155,9 @@ RunGemmCommand(const CliArgs& args)
     {
         // Under sustained load (the compute model's default clock policy).
         std::cout << "  clock           " << FormatNumber(c.clockHz / 1e6, 4) << " MHz"
-                  << (c.clockHz < hw.gpu.power.boostClockHz ? " (power limited)" : " (boost)")
+                  << (c.clockHz < hw.gpu.power.TopClockHz()
+                          ? " (power limited)"
+                          : (hw.gpu.power.clockLockHz > 0 ? " (locked)" : " (boost)"))
                   << ", board " << FormatNumber(c.powerW, 4) << " W, dynamic energy "
                   << FormatNumber(c.energyJ * 1e3, 4) << " mJ\n";
     }

@@ -53,7 +53,7 @@ RunAtClock(const GpuSpec& g,
     {
         return eval(g);
     }
-    const double boost = g.power.boostClockHz;
+    const double boost = g.power.TopClockHz(); // the boost clock, or a lock below it
     OperatorCost c = eval(g.AtClock(boost));
     Annotate(g, boost, type, c);
     if (policy == ClockPolicy::BOOST || c.powerW <= g.power.limitW)

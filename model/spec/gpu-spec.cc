@@ -109,10 +109,10 @@ GpuEfficiency::operator==(const GpuEfficiency& o) const
 bool
 GpuPower::operator==(const GpuPower& o) const
 {
-    return boostClockHz == o.boostClockHz && limitW == o.limitW && idleW == o.idleW
-           && tensorJPerFlop == o.tensorJPerFlop && vectorJPerFlop == o.vectorJPerFlop
-           && hbmJPerByte == o.hbmJPerByte && nvlinkJPerByte == o.nvlinkJPerByte
-           && networkJPerByte == o.networkJPerByte;
+    return boostClockHz == o.boostClockHz && clockLockHz == o.clockLockHz && limitW == o.limitW
+           && idleW == o.idleW && tensorJPerFlop == o.tensorJPerFlop
+           && vectorJPerFlop == o.vectorJPerFlop && hbmJPerByte == o.hbmJPerByte
+           && nvlinkJPerByte == o.nvlinkJPerByte && networkJPerByte == o.networkJPerByte;
 }
 
 bool
@@ -306,6 +306,18 @@ GpuSpec::Read(SpecReader& r)
                << " MHz: from clock_mhz (the clock the rates are quoted at) to twice it (a GPU's "
                   "DVFS range, over which the energy per operation scales as the clock squared)";
             p.Fail("boost_clock_mhz", os.str());
+        }
+        // A clock lock (0: none) from a quarter of the boost clock (the lowest a power limit
+        // may bring a kernel to) to the boost clock.
+        w.clockLockHz = p.GetInRange("clock_lock_mhz", 0, 1e6, 0) * 1e6;
+        if (w.clockLockHz > 0
+            && (w.clockLockHz < 0.25 * w.boostClockHz || w.clockLockHz > w.boostClockHz))
+        {
+            std::ostringstream os;
+            os << w.clockLockHz / 1e6 << " MHz is outside " << 0.25 * w.boostClockHz / 1e6 << " to "
+               << w.boostClockHz / 1e6
+               << " MHz: 0 (no lock) or from a quarter of boost_clock_mhz to it";
+            p.Fail("clock_lock_mhz", os.str());
         }
         w.limitW = p.GetInRange("board_limit_w", 1, 1e5);
         w.idleW = p.GetInRange("idle_w", 0, 1e5);

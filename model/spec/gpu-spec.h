@@ -56,9 +56,10 @@ struct GpuEfficiency
  */
 struct GpuPower
 {
-    double boostClockHz = 0;                   //!< highest SM clock (0: no power model)
-    double limitW = 0;                         //!< board power limit, W
-    double idleW = 0;                          //!< board power with no kernel running, W
+    double boostClockHz = 0; //!< highest SM clock (0: no power model)
+    double clockLockHz = 0;  //!< SM clock locked below the boost clock (nvidia-smi -lgc; 0: none)
+    double limitW = 0;       //!< board power limit, W
+    double idleW = 0;        //!< board power with no kernel running, W
     std::map<DataType, double> tensorJPerFlop; //!< tensor-core energy per FLOP at the rated clock
     double vectorJPerFlop = 0;  //!< CUDA-core fp32 energy per FLOP at the rated clock
     double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
@@ -70,6 +71,13 @@ struct GpuPower
     Has() const
     {
         return boostClockHz > 0;
+    }
+
+    /** \return the highest clock a kernel runs at: the boost clock, or the lock below it */
+    double
+    TopClockHz() const
+    {
+        return clockLockHz > 0 && clockLockHz < boostClockHz ? clockLockHz : boostClockHz;
     }
 
     /** \return true when every field is equal */
