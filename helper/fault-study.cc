@@ -218,6 +218,12 @@ ScaledDown(const ResolvedJob& job, std::string& words)
 
 } // namespace
 
+bool
+IsGpuSet(const std::string& links)
+{
+    return GpuSetKind(links) < kGpuSets.size();
+}
+
 std::vector<std::string>
 ExpandLinkSet(const HardwareSpec& hardware, uint32_t gpus, const std::string& links)
 {

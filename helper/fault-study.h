@@ -106,6 +106,12 @@ struct FaultStudyResult
 FaultStudyResult RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config);
 
 /**
+ * \return whether \p links is a GPU set (compute:gpu<i>, hbm:gpu<i>, power:gpu<i>): one GPU
+ * varied instead of links
+ */
+bool IsGpuSet(const std::string& links);
+
+/**
  * \brief The links "random:K:SEED" stands for: K distinct physical links (both directions) of
  * the job's network, drawn reproducibly with SEED; a selector stands for itself.
  * \param hardware the machine \param gpus the job's GPUs \param links the link set

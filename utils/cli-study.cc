@@ -31,8 +31,7 @@ RunStudyFaultsCommand(const CliArgs& args)
     config.links = args.Items("links", ';');
     for (const auto& links : config.links)
     {
-        if (links.rfind("random:", 0) != 0 && links.rfind("compute:", 0) != 0
-            && links.rfind("hbm:", 0) != 0 && links.rfind("power:", 0) != 0)
+        if (links.rfind("random:", 0) != 0 && !IsGpuSet(links))
         {
             // The selector syntax of --fault (a factor here would be the study's to vary).
             auto parsed = ParseFaultOption(links, kCommandLine, "links");

@@ -344,6 +344,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     // Copies fold only where the routing moves every path with its ranks.
     // A slow GPU parts its copies and its tensor group's repeats, as a fault on its links.
     m_slowdown.clear();
+    m_factorsOf.clear();
     for (const auto& [rank, speed] : m_speeds)
     {
         if (rank >= job.GetRankCount() || !(speed >= kMinSpeed && speed <= 1))
@@ -371,6 +372,8 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
                               + ", one finite factor of at least 1e-6 per node of its graph");
         }
         m_slowdown.resize(job.GetRankCount(), 1.0);
+        m_factorsOf.resize(job.GetRankCount(), nullptr);
+        m_factorsOf[rank] = &factors;
     }
     const bool slow = !m_slowdown.empty();
     m_plan = job.PlanSymmetry(view,
@@ -1157,9 +1160,8 @@ TraceReplayer::OwnNs(uint32_t rank, uint32_t node) const
     {
         return ns;
     }
-    const auto factors = m_kernelFactors.find(rank);
-    return Scaled(
-        ns, m_slowdown[rank] * (factors == m_kernelFactors.end() ? 1.0 : factors->second[node]));
+    const std::vector<double>* factors = m_factorsOf.empty() ? nullptr : m_factorsOf[rank];
+    return Scaled(ns, m_slowdown[rank] * (factors ? (*factors)[node] : 1.0));
 }
 
 int64_t
@@ -1178,6 +1180,7 @@ void
 TraceReplayer::SetKernelFactors(const std::map<uint32_t, std::vector<double>>& factors)
 {
     m_kernelFactors = factors;
+    m_factorsOf.clear(); // they pointed into the old factors; the next Start resolves the new
 }
 
 double

@@ -436,6 +436,8 @@ class TraceReplayer : public Object
     std::map<uint32_t, double> m_speeds; //!< SetComputeSpeeds: rank -> compute speed left
     std::vector<double> m_slowdown;      //!< per rank: kernel time factor (empty: all 1)
     std::map<uint32_t, std::vector<double>> m_kernelFactors; //!< SetKernelFactors
+    /** per rank once started with slow GPUs: its kernel factors (null: all 1) */
+    std::vector<const std::vector<double>*> m_factorsOf;
     bool m_traceOperators = false; //!< OperatorStart or OperatorEnd has sinks
     bool m_chainKernels = false;   //!< run chains of kernels within one event
     Time m_maxSimTime;             //!< attribute MaxSimulatedTime
