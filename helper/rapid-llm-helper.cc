@@ -327,7 +327,8 @@ RapidLlmHelper::CostGpuVariants(const Workload& w, const OperatorCoster& coster)
             m_variantDynamicJ += it->second.second;
         }
         m_kernelFactors[gpu] = std::move(factors);
-        m_variantIdleW += spec.power.idleW - m_hardware.gpu.power.idleW;
+        m_variantIdleW += spec.power.IdleW(spec.power.TopClockHz())
+                          - m_hardware.gpu.power.IdleW(m_hardware.gpu.power.TopClockHz());
     }
 }
 

@@ -50,6 +50,19 @@ cp "$out/hbm-training/step-time.png" "$fig/hbm-training-step.png"
     --out="$out/power-cap-training" | tee "$out/power-cap-training.txt"
 cp "$out/power-cap-training/step-time.png" "$fig/power-cap-training-step.png"
 
+# Decode on one GPU with its SM clock locked (nvidia-smi -lgc): energy per token against the
+# time per token, two batch sizes on the H100 and batch 1 on the A100.
+for batch in 1 64; do
+    "$bin" study hardware --timing --vary=gpu.power.clock_lock_mhz=0,1700,1400,1100,800,500 \
+        --model=llama3-8b --hardware=h100-sxm-80gb --mode=inference --tp=1 --batch=$batch \
+        --prompt=512 --gen=256 --engine=vllm \
+        --out="$out/clock-lock-h100-b$batch" | tee "$out/clock-lock-h100-b$batch.txt"
+done
+"$bin" study hardware --timing --vary=gpu.power.clock_lock_mhz=0,1260,1110,900,705,400 \
+    --model=llama3-8b --hardware=a100-sxm-80gb --mode=inference --tp=1 --batch=1 \
+    --prompt=512 --gen=256 --engine=vllm \
+    --out="$out/clock-lock-a100-b1" | tee "$out/clock-lock-a100-b1.txt"
+
 # The same H100 with its HBM bandwidth throttled or raised (capacity kept), batch 64: what
 # capacity does not change, bandwidth does.
 "$bin" study hardware --timing --vary=gpu.hbm_bandwidth_GBps=0.5x,0.75x,1x,2x \

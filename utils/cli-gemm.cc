@@ -158,8 +158,9 @@ RunGemmCommand(const CliArgs& args)
                   << (c.clockHz < hw.gpu.power.TopClockHz()
                           ? " (power limited)"
                           : (hw.gpu.power.clockLockHz > 0 ? " (locked)" : " (boost)"))
-                  << ", board " << FormatNumber(c.powerW, 4) << " W, dynamic energy "
-                  << FormatNumber(c.energyJ * 1e3, 4) << " mJ\n";
+                  << ", board " << FormatNumber(c.powerW, 4) << " W, energy "
+                  << FormatNumber(c.powerW * c.timeS * 1e3, 4) << " mJ ("
+                  << FormatNumber(c.energyJ * 1e3, 4) << " above the idle board)\n";
     }
     return 0;
 }

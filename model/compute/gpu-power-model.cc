@@ -20,13 +20,21 @@ ToString(ClockPolicy policy)
 namespace kernel {
 
 namespace {
-/** Sets the clock, dynamic energy and board power of \p c, evaluated at \p clockHz. */
+/**
+ * Sets the clock, energy and board power of \p c, evaluated at \p clockHz: its dynamic energy,
+ * and the idle power at that clock, which is lower than the waiting board's (at its top clock)
+ * where the power limit holds the kernel below it; its energy is what it adds to the waiting
+ * board's.
+ */
 void
 Annotate(const GpuSpec& g, double clockHz, DataType type, OperatorCost& c)
 {
     c.clockHz = clockHz;
-    c.energyJ = DynamicEnergy(g, c, clockHz, type);
-    c.powerW = g.power.idleW + (c.timeS > 0 ? c.energyJ / c.timeS : 0.0);
+    const double idleW = g.power.IdleW(clockHz);
+    const double waitingW = g.power.IdleW(g.power.TopClockHz());
+    const double dynamicJ = DynamicEnergy(g, c, clockHz, type);
+    c.energyJ = dynamicJ + (idleW - waitingW) * c.timeS;
+    c.powerW = idleW + (c.timeS > 0 ? dynamicJ / c.timeS : 0.0);
 }
 } // namespace
 
@@ -38,7 +46,7 @@ DynamicEnergy(const GpuSpec& g, const OperatorCost& c, double clockHz, DataType 
         return 0.0;
     }
     const double rated = g.ratedClockHz > 0 ? g.ratedClockHz : g.clockHz;
-    const double v2 = (clockHz / rated) * (clockHz / rated);
+    const double v2 = g.power.EnergyScale(clockHz, rated);
     const double perFlop = c.tensorCores ? g.TensorJoulesPerFlop(type) : g.power.vectorJPerFlop;
     return v2 * perFlop * c.flops + g.power.hbmJPerByte * c.hbmBytes;
 }

@@ -81,7 +81,8 @@ struct OperatorCost
     uint32_t kernels = 1;     //!< kernels launched (2 for split-K with a separate reduction)
     double smUtilization = 0; //!< busy SM-time over available SM-time (wave quantization)
     double clockHz = 0;       //!< SM clock the kernel runs at (0: the GPU has no power model)
-    double energyJ = 0;       //!< dynamic energy (FLOPs and HBM bytes; idle power excluded), J
+    double energyJ = 0;       //!< energy beyond the idle board's at its top clock (FLOPs, HBM
+                              //!< bytes; less the idle power a power-limited clock saves), J
     double powerW = 0;        //!< board power while it runs (idle + energy / time), W
     /**
      * Share of the time that grows as 1 / SMs when a concurrent kernel (a NCCL collective's

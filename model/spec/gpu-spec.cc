@@ -112,7 +112,55 @@ GpuPower::operator==(const GpuPower& o) const
     return boostClockHz == o.boostClockHz && clockLockHz == o.clockLockHz && limitW == o.limitW
            && idleW == o.idleW && tensorJPerFlop == o.tensorJPerFlop
            && vectorJPerFlop == o.vectorJPerFlop && hbmJPerByte == o.hbmJPerByte
-           && nvlinkJPerByte == o.nvlinkJPerByte && networkJPerByte == o.networkJPerByte;
+           && nvlinkJPerByte == o.nvlinkJPerByte && networkJPerByte == o.networkJPerByte
+           && dvfs == o.dvfs;
+}
+
+namespace {
+/** \return \p field of \p curve at \p clockHz, linear between its points, flat beyond its ends */
+double
+OnCurve(const std::vector<DvfsPoint>& curve, double clockHz, double DvfsPoint::*field)
+{
+    if (clockHz <= curve.front().clockHz)
+    {
+        return curve.front().*field;
+    }
+    for (std::size_t i = 1; i < curve.size(); ++i)
+    {
+        const DvfsPoint& a = curve[i - 1];
+        const DvfsPoint& b = curve[i];
+        if (clockHz <= b.clockHz)
+        {
+            const double t = (clockHz - a.clockHz) / (b.clockHz - a.clockHz);
+            return a.*field + t * (b.*field - a.*field);
+        }
+    }
+    return curve.back().*field;
+}
+} // namespace
+
+double
+GpuPower::IdleW(double clockHz) const
+{
+    if (dvfs.empty())
+    {
+        return idleW;
+    }
+    return idleW
+           - (OnCurve(dvfs, boostClockHz, &DvfsPoint::idleW)
+              - OnCurve(dvfs, clockHz, &DvfsPoint::idleW));
+}
+
+double
+GpuPower::EnergyScale(double clockHz, double ratedHz) const
+{
+    if (!dvfs.empty() && dvfs.front().voltageV > 0)
+    {
+        const double v = OnCurve(dvfs, clockHz, &DvfsPoint::voltageV)
+                         / OnCurve(dvfs, ratedHz, &DvfsPoint::voltageV);
+        return v * v;
+    }
+    return (clockHz / ratedHz) * (clockHz / ratedHz);
 }
 
 bool
@@ -243,6 +291,57 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
     }
     return rates;
 }
+
+/**
+ * \return the DVFS curve of \p power's "dvfs" list: points {mhz, idle_w, mv (optional, on every
+ * point or none)}, clocks ascending up to the boost clock, the last at it; the idle power it
+ * implies stays at or above zero at every clock
+ */
+std::vector<DvfsPoint>
+ReadDvfs(SpecReader& p, const GpuPower& power)
+{
+    std::vector<DvfsPoint> curve;
+    std::vector<SpecReader> points = p.GetMapList("dvfs");
+    for (SpecReader& q : points)
+    {
+        DvfsPoint d;
+        d.clockHz = q.GetPositive("mhz") * 1e6;
+        d.idleW = q.GetInRange("idle_w", 0, 1e5);
+        d.voltageV = q.GetInRange("mv", 1, 1e4, 0) * 1e-3;
+        q.Finish();
+        if (!curve.empty() && d.clockHz <= curve.back().clockHz)
+        {
+            q.Fail("mhz", "must be above the previous point's (the points ascend by clock)");
+        }
+        if (d.clockHz > power.boostClockHz)
+        {
+            q.Fail("mhz", "must be at most boost_clock_mhz");
+        }
+        if (!curve.empty() && (d.voltageV > 0) != (curve.front().voltageV > 0))
+        {
+            q.Fail("mv", "must be given on every point of the curve or on none");
+        }
+        curve.push_back(d);
+    }
+    if (curve.empty() || curve.back().clockHz != power.boostClockHz)
+    {
+        p.Fail("dvfs",
+               "must end at boost_clock_mhz (where idle_w is measured): its last point's mhz is "
+               "the boost clock");
+    }
+    double top = curve.back().idleW;
+    for (const DvfsPoint& d : curve)
+    {
+        if (top - d.idleW > power.idleW)
+        {
+            std::ostringstream os;
+            os << "falls by " << top - d.idleW << " W from the boost clock to " << d.clockHz / 1e6
+               << " MHz, more than idle_w (" << power.idleW << " W)";
+            p.Fail("dvfs", os.str());
+        }
+    }
+    return curve;
+}
 } // namespace
 
 GpuSpec
@@ -331,6 +430,10 @@ GpuSpec::Read(SpecReader& r)
         w.hbmJPerByte = p.GetInRange("hbm_pj_per_byte", 0, 1e6) * 1e-12;
         w.nvlinkJPerByte = p.GetInRange("nvlink_pj_per_byte", 0, 1e6, 0) * 1e-12;
         w.networkJPerByte = p.GetInRange("network_pj_per_byte", 0, 1e6, 0) * 1e-12;
+        if (p.Has("dvfs"))
+        {
+            w.dvfs = ReadDvfs(p, w);
+        }
         p.Finish();
     }
     if (r.Has("host"))

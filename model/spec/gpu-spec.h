@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -44,12 +45,33 @@ struct GpuEfficiency
 
 /**
  * \ingroup rapid-llm
+ * \brief One point of a GPU's measured DVFS curve: the SM clock locked at a value, the board's
+ * power with nothing running and its core voltage there.
+ */
+struct DvfsPoint
+{
+    double clockHz = 0;  //!< the locked SM clock
+    double idleW = 0;    //!< board power with no kernel running at that clock, W
+    double voltageV = 0; //!< core supply voltage at that clock (0: not measured)
+
+    /** \return true when every field is equal */
+    bool
+    operator==(const DvfsPoint& o) const
+    {
+        return clockHz == o.clockHz && idleW == o.idleW && voltageV == o.voltageV;
+    }
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief Power and energy of one GPU: the board power limit that sets its clock under
  * sustained load, and the energy of each kind of work.
  *
  * Board power while a kernel runs is idle power plus dynamic power: energy per tensor or vector
- * FLOP (at the rated clock; it scales with the square of the clock, as CMOS switching energy
- * C V^2 does when the voltage follows the clock), plus energy per HBM byte. When that exceeds
+ * FLOP (at the rated clock; it scales with the square of the voltage, as CMOS switching energy
+ * C V^2 does: with the clock squared unless a measured DVFS curve gives the voltage), plus energy
+ * per HBM byte. The idle power is the board's at the clock it is held at (lower under a clock
+ * lock or a power limit, where a DVFS curve measures it). When that exceeds
  * the limit, the GPU lowers its clock until it does not (the power-limited sustained clock).
  * Each value's source or derivation is written next to it in the preset file. A GPU without a
  * "power" section has no power model: kernels run at the rated clock and report no energy.
@@ -65,6 +87,9 @@ struct GpuPower
     double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
     double nvlinkJPerByte = 0;  //!< energy per byte a GPU sends over NVLink
     double networkJPerByte = 0; //!< energy per byte a GPU sends over the network
+    /** Measured DVFS curve, ascending by clock and ending at the boost clock (empty: none): how
+     *  the idle power falls with the clock, and the voltage that scales energy per operation. */
+    std::vector<DvfsPoint> dvfs;
 
     /** \return whether the GPU has a power model */
     bool
@@ -79,6 +104,20 @@ struct GpuPower
     {
         return clockLockHz > 0 && clockLockHz < boostClockHz ? clockLockHz : boostClockHz;
     }
+
+    /**
+     * \return the board power with no kernel running at \p clockHz: idleW (at the boost clock)
+     * less the fall the DVFS curve measures from the boost clock to \p clockHz (without a curve,
+     * idleW at every clock)
+     */
+    double IdleW(double clockHz) const;
+
+    /**
+     * \return how the energy of an operation at \p clockHz compares with the one at \p ratedHz:
+     * (V(clock) / V(rated))^2 where the DVFS curve has voltages (a voltage held flat at low
+     * clocks stops the fall), else (clock / rated)^2 (the voltage following the clock)
+     */
+    double EnergyScale(double clockHz, double ratedHz) const;
 
     /** \return true when every field is equal */
     bool operator==(const GpuPower& other) const;
