@@ -327,8 +327,7 @@ RapidLlmHelper::CostGpuVariants(const Workload& w, const OperatorCoster& coster)
             m_variantDynamicJ += it->second.second;
         }
         m_kernelFactors[gpu] = std::move(factors);
-        m_variantIdleW += spec.power.IdleW(spec.power.TopClockHz())
-                          - m_hardware.gpu.power.IdleW(m_hardware.gpu.power.TopClockHz());
+        m_variantIdleW += spec.power.WaitingW() - m_hardware.gpu.power.WaitingW();
     }
 }
 

@@ -406,8 +406,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
         rows.push_back(row);
         // The same energy with the GPU idling over the measured latency instead of the
         // predicted one: the host time the model does not yet have, put back at idle power.
-        const GpuPower power = HardwareSpec::Load("a100-sxm-80gb").gpu.power;
-        const double idleW = power.IdleW(power.TopClockHz());
+        const double idleW = HardwareSpec::Load("a100-sxm-80gb").gpu.power.WaitingW();
         row.metric = "energy_at_measured_time_j";
         row.predicted =
             (report.energyJ + idleW * report.gpus * (measuredS - report.stepTimeS)) / tokens;

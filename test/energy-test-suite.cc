@@ -74,7 +74,7 @@ class PowerLimitedClockTestCase : public TestCase
             // The energy per FLOP scales as V^2 (CMOS C V^2; the A100's measured voltage curve,
             // the H100's clock squared): tensor energy per FLOP at two clocks, HBM energy and the
             // idle power the lower clock saves taken out.
-            const double saved = (p.IdleW(big.clockHz) - p.idleW) * big.timeS;
+            const double saved = (p.IdleWAt(big.clockHz) - p.idleW) * big.timeS;
             NS_TEST_EXPECT_MSG_LT(saved, 0.0, "a lower clock idles lower");
             const double perFlopSustained =
                 (big.energyJ - saved - p.hbmJPerByte * big.hbmBytes) / big.flops;
@@ -347,13 +347,13 @@ class DvfsCurveTestCase : public TestCase
     DoRun() override
     {
         const GpuPower p = HardwareSpec::Load("a100-sxm-80gb").gpu.power;
-        RAPIDLLM_REQUIRE_EQ((p.dvfs.size() > 2), true, "the A100 preset has a curve");
+        RAPIDLLM_REQUIRE_EQ((p.dvfs.Points().size() > 2), true, "the A100 preset has a curve");
         // The preset's points at 1200 and 1230 MHz: 68.37 and 69.89 W, 781.25 and 800 mV; at
         // 1410 MHz 82.29 W and 918.75 mV; flat 60.28 W below 210 MHz.
-        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleW(p.boostClockHz), p.idleW, 1e-12, "idle_w at boost");
+        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(p.boostClockHz), p.idleW, 1e-12, "idle_w at boost");
         const double at1220 = 68.37 + (20.0 / 30.0) * (69.89 - 68.37);
-        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleW(1220e6), p.idleW - (82.29 - at1220), 1e-9, "between");
-        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleW(100e6), p.idleW - (82.29 - 60.28), 1e-9, "flat below");
+        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(1220e6), p.idleW - (82.29 - at1220), 1e-9, "between");
+        NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(100e6), p.idleW - (82.29 - 60.28), 1e-9, "flat below");
         const double v1220 = 781.25 + (20.0 / 30.0) * (800.0 - 781.25);
         NS_TEST_EXPECT_MSG_EQ_TOL(
             p.EnergyScale(1220e6, 1410e6), (v1220 / 918.75) * (v1220 / 918.75), 1e-12, "V^2");
@@ -388,10 +388,10 @@ class DvfsCurveTestCase : public TestCase
         helper->SetRun(run);
         RunReport r = helper->Run();
         NS_TEST_EXPECT_MSG_EQ_TOL(r.idleEnergyJ,
-                                  p.IdleW(705e6) * r.stepTimeS,
+                                  p.IdleWAt(705e6) * r.stepTimeS,
                                   1e-9 * r.idleEnergyJ,
                                   "idle at the locked clock");
-        NS_TEST_EXPECT_MSG_LT(p.IdleW(705e6), p.idleW - 15, "some 19 W lower");
+        NS_TEST_EXPECT_MSG_LT(p.IdleWAt(705e6), p.idleW - 15, "some 19 W lower");
     }
 };
 

@@ -30,8 +30,8 @@ void
 Annotate(const GpuSpec& g, double clockHz, DataType type, OperatorCost& c)
 {
     c.clockHz = clockHz;
-    const double idleW = g.power.IdleW(clockHz);
-    const double waitingW = g.power.IdleW(g.power.TopClockHz());
+    const double idleW = g.power.IdleWAt(clockHz);
+    const double waitingW = g.power.WaitingW();
     const double dynamicJ = DynamicEnergy(g, c, clockHz, type);
     c.energyJ = dynamicJ + (idleW - waitingW) * c.timeS;
     c.powerW = idleW + (c.timeS > 0 ? dynamicJ / c.timeS : 0.0);

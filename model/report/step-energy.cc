@@ -65,7 +65,7 @@ EstimateStepEnergy(const Workload& w,
     }
     const ParallelLayout& layout = w.layout;
     const uint32_t ranks = layout.Ranks();
-    e.idleJ = power.IdleW(power.TopClockHz()) * stepTimeS * ranks;
+    e.idleJ = power.WaitingW() * stepTimeS * ranks;
     // With one network dimension every GPU shares it (a single NVLink domain); otherwise the
     // innermost dimension is the scale-up domain (size 0: sized to the job, one domain).
     const auto& dims = hardware.network.dimensions;

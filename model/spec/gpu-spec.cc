@@ -116,48 +116,22 @@ GpuPower::operator==(const GpuPower& o) const
            && dvfs == o.dvfs;
 }
 
-namespace {
-/** \return \p field of \p curve at \p clockHz, linear between its points, flat beyond its ends */
 double
-OnCurve(const std::vector<DvfsPoint>& curve, double clockHz, double DvfsPoint::*field)
+GpuPower::IdleWAt(double clockHz) const
 {
-    if (clockHz <= curve.front().clockHz)
-    {
-        return curve.front().*field;
-    }
-    for (std::size_t i = 1; i < curve.size(); ++i)
-    {
-        const DvfsPoint& a = curve[i - 1];
-        const DvfsPoint& b = curve[i];
-        if (clockHz <= b.clockHz)
-        {
-            const double t = (clockHz - a.clockHz) / (b.clockHz - a.clockHz);
-            return a.*field + t * (b.*field - a.*field);
-        }
-    }
-    return curve.back().*field;
-}
-} // namespace
-
-double
-GpuPower::IdleW(double clockHz) const
-{
-    if (dvfs.empty())
+    if (dvfs.Empty())
     {
         return idleW;
     }
-    return idleW
-           - (OnCurve(dvfs, boostClockHz, &DvfsPoint::idleW)
-              - OnCurve(dvfs, clockHz, &DvfsPoint::idleW));
+    return idleW - (dvfs.IdleW(boostClockHz) - dvfs.IdleW(clockHz));
 }
 
 double
 GpuPower::EnergyScale(double clockHz, double ratedHz) const
 {
-    if (!dvfs.empty() && dvfs.front().voltageV > 0)
+    if (dvfs.HasVoltage())
     {
-        const double v = OnCurve(dvfs, clockHz, &DvfsPoint::voltageV)
-                         / OnCurve(dvfs, ratedHz, &DvfsPoint::voltageV);
+        const double v = dvfs.VoltageV(clockHz) / dvfs.VoltageV(ratedHz);
         return v * v;
     }
     return (clockHz / ratedHz) * (clockHz / ratedHz);
@@ -292,56 +266,6 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
     return rates;
 }
 
-/**
- * \return the DVFS curve of \p power's "dvfs" list: points {mhz, idle_w, mv (optional, on every
- * point or none)}, clocks ascending up to the boost clock, the last at it; the idle power it
- * implies stays at or above zero at every clock
- */
-std::vector<DvfsPoint>
-ReadDvfs(SpecReader& p, const GpuPower& power)
-{
-    std::vector<DvfsPoint> curve;
-    std::vector<SpecReader> points = p.GetMapList("dvfs");
-    for (SpecReader& q : points)
-    {
-        DvfsPoint d;
-        d.clockHz = q.GetPositive("mhz") * 1e6;
-        d.idleW = q.GetInRange("idle_w", 0, 1e5);
-        d.voltageV = q.GetInRange("mv", 1, 1e4, 0) * 1e-3;
-        q.Finish();
-        if (!curve.empty() && d.clockHz <= curve.back().clockHz)
-        {
-            q.Fail("mhz", "must be above the previous point's (the points ascend by clock)");
-        }
-        if (d.clockHz > power.boostClockHz)
-        {
-            q.Fail("mhz", "must be at most boost_clock_mhz");
-        }
-        if (!curve.empty() && (d.voltageV > 0) != (curve.front().voltageV > 0))
-        {
-            q.Fail("mv", "must be given on every point of the curve or on none");
-        }
-        curve.push_back(d);
-    }
-    if (curve.empty() || curve.back().clockHz != power.boostClockHz)
-    {
-        p.Fail("dvfs",
-               "must end at boost_clock_mhz (where idle_w is measured): its last point's mhz is "
-               "the boost clock");
-    }
-    double top = curve.back().idleW;
-    for (const DvfsPoint& d : curve)
-    {
-        if (top - d.idleW > power.idleW)
-        {
-            std::ostringstream os;
-            os << "falls by " << top - d.idleW << " W from the boost clock to " << d.clockHz / 1e6
-               << " MHz, more than idle_w (" << power.idleW << " W)";
-            p.Fail("dvfs", os.str());
-        }
-    }
-    return curve;
-}
 } // namespace
 
 GpuSpec
@@ -432,7 +356,7 @@ GpuSpec::Read(SpecReader& r)
         w.networkJPerByte = p.GetInRange("network_pj_per_byte", 0, 1e6, 0) * 1e-12;
         if (p.Has("dvfs"))
         {
-            w.dvfs = ReadDvfs(p, w);
+            w.dvfs = DvfsCurve::Read(p, "dvfs", w.boostClockHz, w.idleW);
         }
         p.Finish();
     }

@@ -6,6 +6,7 @@
 #define RAPIDLLM_GPU_SPEC_H
 
 #include "data-type.h"
+#include "dvfs-curve.h"
 #include "host-spec.h"
 
 #include <cstdint>
@@ -45,25 +46,6 @@ struct GpuEfficiency
 
 /**
  * \ingroup rapid-llm
- * \brief One point of a GPU's measured DVFS curve: the SM clock locked at a value, the board's
- * power with nothing running and its core voltage there.
- */
-struct DvfsPoint
-{
-    double clockHz = 0;  //!< the locked SM clock
-    double idleW = 0;    //!< board power with no kernel running at that clock, W
-    double voltageV = 0; //!< core supply voltage at that clock (0: not measured)
-
-    /** \return true when every field is equal */
-    bool
-    operator==(const DvfsPoint& o) const
-    {
-        return clockHz == o.clockHz && idleW == o.idleW && voltageV == o.voltageV;
-    }
-};
-
-/**
- * \ingroup rapid-llm
  * \brief Power and energy of one GPU: the board power limit that sets its clock under
  * sustained load, and the energy of each kind of work.
  *
@@ -87,9 +69,7 @@ struct GpuPower
     double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
     double nvlinkJPerByte = 0;  //!< energy per byte a GPU sends over NVLink
     double networkJPerByte = 0; //!< energy per byte a GPU sends over the network
-    /** Measured DVFS curve, ascending by clock and ending at the boost clock (empty: none): how
-     *  the idle power falls with the clock, and the voltage that scales energy per operation. */
-    std::vector<DvfsPoint> dvfs;
+    DvfsCurve dvfs;             //!< measured idle power and voltage per clock (empty: none)
 
     /** \return whether the GPU has a power model */
     bool
@@ -110,7 +90,14 @@ struct GpuPower
      * less the fall the DVFS curve measures from the boost clock to \p clockHz (without a curve,
      * idleW at every clock)
      */
-    double IdleW(double clockHz) const;
+    double IdleWAt(double clockHz) const;
+
+    /** \return the power of the board waiting between kernels: idle at its top clock */
+    double
+    WaitingW() const
+    {
+        return IdleWAt(TopClockHz());
+    }
 
     /**
      * \return how the energy of an operation at \p clockHz compares with the one at \p ratedHz:

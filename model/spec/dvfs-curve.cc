@@ -1,0 +1,93 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+#include "dvfs-curve.h"
+
+#include "spec-reader.h"
+
+#include <sstream>
+
+namespace ns3 {
+namespace rapidllm {
+
+DvfsCurve
+DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz, double idleW)
+{
+    DvfsCurve curve;
+    std::vector<DvfsPoint>& points = curve.m_points;
+    for (SpecReader& q : parent.GetMapList(key))
+    {
+        DvfsPoint d;
+        d.clockHz = q.GetPositive("mhz") * 1e6;
+        d.idleW = q.GetInRange("idle_w", 0, 1e5);
+        d.voltageV = q.GetInRange("mv", 1, 1e4, 0) * 1e-3;
+        q.Finish();
+        if (!points.empty() && d.clockHz <= points.back().clockHz)
+        {
+            q.Fail("mhz", "must be above the previous point's (the points ascend by clock)");
+        }
+        if (d.clockHz > boostClockHz)
+        {
+            q.Fail("mhz", "must be at most boost_clock_mhz");
+        }
+        if (!points.empty() && (d.voltageV > 0) != (points.front().voltageV > 0))
+        {
+            q.Fail("mv", "must be given on every point of the curve or on none");
+        }
+        points.push_back(d);
+    }
+    if (points.empty() || points.back().clockHz != boostClockHz)
+    {
+        parent.Fail(key,
+                    "must end at boost_clock_mhz (where idle_w is measured): its last point's mhz "
+                    "is the boost clock");
+    }
+    const double top = points.back().idleW;
+    for (const DvfsPoint& d : points)
+    {
+        if (top - d.idleW > idleW)
+        {
+            std::ostringstream os;
+            os << "falls by " << top - d.idleW << " W from the boost clock to " << d.clockHz / 1e6
+               << " MHz, more than idle_w (" << idleW << " W)";
+            parent.Fail(key, os.str());
+        }
+    }
+    return curve;
+}
+
+double
+DvfsCurve::IdleW(double clockHz) const
+{
+    return At(clockHz, &DvfsPoint::idleW);
+}
+
+double
+DvfsCurve::VoltageV(double clockHz) const
+{
+    return At(clockHz, &DvfsPoint::voltageV);
+}
+
+double
+DvfsCurve::At(double clockHz, double DvfsPoint::*field) const
+{
+    if (clockHz <= m_points.front().clockHz)
+    {
+        return m_points.front().*field;
+    }
+    for (std::size_t i = 1; i < m_points.size(); ++i)
+    {
+        const DvfsPoint& a = m_points[i - 1];
+        const DvfsPoint& b = m_points[i];
+        if (clockHz <= b.clockHz)
+        {
+            const double t = (clockHz - a.clockHz) / (b.clockHz - a.clockHz);
+            return a.*field + t * (b.*field - a.*field);
+        }
+    }
+    return m_points.back().*field;
+}
+
+} // namespace rapidllm
+} // namespace ns3
