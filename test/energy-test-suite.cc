@@ -32,6 +32,19 @@ ModelOf(const std::string& preset, ClockPolicy policy)
     model->SetClockPolicy(policy);
     return model;
 }
+
+/** \return a one-GPU fp16 inference of \p batch requests, \p prompt tokens, \p generated new */
+RunSpec
+Inference(uint32_t batch, uint32_t prompt, uint32_t generated)
+{
+    RunSpec run;
+    run.mode = RunMode::INFERENCE;
+    run.batch = batch;
+    run.promptTokens = prompt;
+    run.generatedTokens = generated;
+    run.dtype = DataType::FP16;
+    return run;
+}
 } // namespace
 
 /**
@@ -232,13 +245,7 @@ class EnergyReportTestCase : public TestCase
     {
         Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
         h->Load("llama2-7b", "a100-sxm-80gb");
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.batch = 2;
-        run.promptTokens = 64;
-        run.generatedTokens = 8;
-        run.dtype = DataType::FP16;
-        h->SetRun(run);
+        h->SetRun(Inference(2, 64, 8));
         RunReport r = h->Run();
         const GpuPower& p = h->GetHardware().gpu.power;
         NS_TEST_ASSERT_MSG_EQ(r.haveEnergy, true, "energy known");
@@ -379,13 +386,7 @@ class DvfsCurveTestCase : public TestCase
         helper->Load("llama2-7b", "a100-sxm-80gb");
         helper->SetHardware(HardwareSpec::Load(
             "a100-sxm-80gb", {SpecOverride::Parse("gpu.power.clock_lock_mhz=705")}));
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.batch = 1;
-        run.promptTokens = 32;
-        run.generatedTokens = 4;
-        run.dtype = DataType::FP16;
-        helper->SetRun(run);
+        helper->SetRun(Inference(1, 32, 4));
         RunReport r = helper->Run();
         NS_TEST_EXPECT_MSG_EQ_TOL(r.idleEnergyJ,
                                   p.IdleWAt(705e6) * r.stepTimeS,
