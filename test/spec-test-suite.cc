@@ -555,6 +555,14 @@ class YamlBadInputTestCase : public TestCase
             {"a duplicate key (yaml-cpp keeps the first silently)",
              parseModel(model + "layers: 3\n"),
              {"m.yaml:11", "layers", "duplicate key", "line 2"}},
+            // Found by the mutation fuzz test: yaml-cpp 0.7 allocates until memory runs out on a
+            // document whose first token is ','.
+            {"a document starting with ','",
+             parseHw("# a comment\n,\n" + hw),
+             {"h.yaml:2", "YAML syntax error", "cannot start with ','"}},
+            {"a second document starting with ','",
+             parseModel(model + "---\n  ,x\n"),
+             {"m.yaml", "cannot start with ','"}},
             {"a duplicate key in a nested mapping",
              parseHw(With(hw, "  hbm_gib:", "  hbm_gib: 80\n  hbm_gib:")),
              {"h.yaml", "gpu.hbm_gib", "duplicate key"}},

@@ -269,6 +269,7 @@ SpecOverride::Parse(const std::string& rawText, const std::string& origin)
     {
         try
         {
+            RejectDocumentStartComma(o.m_value);
             Unmarked(YAML::Load(o.m_value), 0);
         }
         catch (const YAML::Exception& e)

@@ -398,12 +398,50 @@ RejectDuplicateKeys(const YAML::Node& node,
 }
 } // namespace
 
+void
+RejectDocumentStartComma(const std::string& text)
+{
+    // A document's first token follows only blank lines, comments, directives and '---'.
+    bool atStart = true;
+    std::size_t begin = 0;
+    for (int line = 0; begin <= text.size(); ++line)
+    {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string::npos)
+        {
+            end = text.size();
+        }
+        std::size_t i = text.find_first_not_of(" \t\r", begin);
+        if (i != std::string::npos && i < end)
+        {
+            if (text.compare(i, 3, "---") == 0)
+            {
+                atStart = true;
+                i = text.find_first_not_of(" \t\r", i + 3);
+            }
+            if (i != std::string::npos && i < end && text[i] != '#' && !(atStart && text[i] == '%'))
+            {
+                if (atStart && text[i] == ',')
+                {
+                    YAML::Mark mark;
+                    mark.line = line;
+                    mark.column = static_cast<int>(i - begin);
+                    throw YAML::ParserException(mark, "a document cannot start with ','");
+                }
+                atStart = false;
+            }
+        }
+        begin = end + 1;
+    }
+}
+
 YAML::Node
 ParseYaml(const std::string& text, const std::string& file)
 {
     YAML::Node root;
     try
     {
+        RejectDocumentStartComma(text);
         std::vector<YAML::Node> documents;
         for (const YAML::Node& d : YAML::LoadAll(text))
         {

@@ -115,6 +115,14 @@ class SpecReader
 };
 
 /**
+ * \brief Throws YAML::ParserException where a YAML document of \p text starts with ',': Debian
+ * 12's yaml-cpp (0.7) does not refuse that token there but allocates until memory runs out.
+ * Call before handing any user text to YAML::Load or YAML::LoadAll.
+ * \param text YAML text (one or more documents)
+ */
+void RejectDocumentStartComma(const std::string& text);
+
+/**
  * \brief Parses YAML text; syntax errors become SpecError with the line, and so does a key
  * given twice in one mapping (YAML forbids it; yaml-cpp would silently keep the first).
  * \param text the YAML document
