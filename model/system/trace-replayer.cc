@@ -625,6 +625,7 @@ TraceReplayer::Collect()
     {
         const RankState& s = m_ranks[m_plan.RepresentativeOf(r)];
         RankTiming t = s.timing;
+        t.computeS = 1e-9 * double(s.computeNs);
         t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
         t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS - t.hostWaitS);
@@ -1128,7 +1129,7 @@ TraceReplayer::StartCompute(uint32_t rank)
                 s.timing.hostWaitS += now - waited;
             }
             ChargeIdle(s, waited, cause, by);
-            s.busySince = now;
+            s.busySinceNs = Simulator::Now().GetNanoSeconds();
         }
         s.busyStreams++;
         s.status[node] = kStatusPosted;
@@ -1323,7 +1324,7 @@ TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
     if (s.busyStreams == 0)
     {
         const double now = Simulator::Now().GetSeconds();
-        s.timing.computeS += now - s.busySince;
+        s.computeNs += Simulator::Now().GetNanoSeconds() - s.busySinceNs;
         s.idleSince = now;
     }
     Complete(rank, node);

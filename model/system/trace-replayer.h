@@ -238,11 +238,13 @@ class TraceReplayer : public Object
                             std::vector<std::tuple<uint32_t, uint8_t, uint32_t>>,
                             std::greater<>>
             ready;
-        uint32_t busyStreams = 0;           //!< compute streams running a kernel
-        double idleSince = 0;               //!< when the streams last went idle
-        double busySince = 0;               //!< when a stream last became busy
-        uint32_t left = 0;                  //!< unfinished nodes
-        RankTiming timing;                  //!< result
+        uint32_t busyStreams = 0; //!< compute streams running a kernel
+        double idleSince = 0;     //!< when the streams last went idle
+        int64_t busySinceNs = 0;  //!< when a stream last became busy
+        int64_t computeNs = 0;    //!< busy time so far, in the simulator's integer nanoseconds (a
+                                  //!< sum the same however the busy periods are split)
+        uint32_t left = 0;        //!< unfinished nodes
+        RankTiming timing;        //!< result
         const uint8_t* kinds = nullptr;     //!< per node: its OperatorKind
         int64_t finishNs = 0;               //!< when its last node so far finished
         uint32_t lastDone = UINT32_MAX;     //!< the node that finished at finishNs
