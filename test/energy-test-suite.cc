@@ -84,17 +84,18 @@ class PowerLimitedClockTestCase : public TestCase
                 p.idleW + big.energyJ / big.timeS, p.limitW, 1e-3 * p.limitW, msg.str());
             NS_TEST_EXPECT_MSG_LT_OR_EQ(big.powerW, p.limitW * (1 + 1e-12), msg.str());
             NS_TEST_EXPECT_MSG_GT(big.timeS, burst.timeS, "throttled is slower");
-            // The energy per FLOP scales as V^2 (CMOS C V^2; the A100's measured voltage curve,
-            // the H100's clock squared): tensor energy per FLOP at two clocks, HBM energy and the
-            // idle power the lower clock saves taken out.
+            // The energy per FLOP scales as clock^2 (CMOS C V^2 with V following the clock):
+            // tensor energy per FLOP at two clocks, HBM energy and the idle power the lower clock
+            // saves taken out.
             const double saved = (p.IdleWAt(big.clockHz) - p.idleW) * big.timeS;
             NS_TEST_EXPECT_MSG_LT(saved, 0.0, "a lower clock idles lower");
             const double perFlopSustained =
                 (big.energyJ - saved - p.hbmJPerByte * big.hbmBytes) / big.flops;
             const double perFlopBurst =
                 (burst.energyJ - p.hbmJPerByte * burst.hbmBytes) / burst.flops;
-            const double scale = p.EnergyScale(big.clockHz, p.boostClockHz);
-            NS_TEST_EXPECT_MSG_EQ_TOL(perFlopSustained / perFlopBurst, scale, 1e-9, msg.str());
+            const double ratio = big.clockHz / burst.clockHz;
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                perFlopSustained / perFlopBurst, ratio * ratio, 1e-9, msg.str());
 
             // One token's GEMV streams weights: far below the limit, at the boost clock.
             OperatorCost gemv = sustained->Gemm(1, 22016, 4096, DataType::BF16);
@@ -278,7 +279,7 @@ class EnergyReportTestCase : public TestCase
 /**
  * \brief A clock lock (gpu.power.clock_lock_mhz, as nvidia-smi --lock-gpu-clocks): a kernel runs
  * at the lower of the lock and its power-limited clock, so a GEMV at the boost clock slows as the
- * lock, with each FLOP's energy by the voltage squared, while a GEMM the power limit already holds
+ * lock, with each FLOP's energy by the clock squared, while a GEMM the power limit already holds
  * below the lock keeps its clock; the lock is read and bounded.
  */
 class ClockLockTestCase : public TestCase
@@ -314,10 +315,8 @@ class ClockLockTestCase : public TestCase
         const double perFlop = (small.energyJ - g.power.hbmJPerByte * small.hbmBytes) / small.flops;
         const double perFlopLocked =
             (smallLocked.energyJ - g.power.hbmJPerByte * smallLocked.hbmBytes) / smallLocked.flops;
-        NS_TEST_EXPECT_MSG_EQ_TOL(perFlopLocked / perFlop,
-                                  g.power.EnergyScale(smallLocked.clockHz, boost),
-                                  1e-9,
-                                  "voltage squared");
+        const double ratio = smallLocked.clockHz / small.clockHz;
+        NS_TEST_EXPECT_MSG_EQ_TOL(perFlopLocked / perFlop, ratio * ratio, 1e-9, "clock squared");
         // The spec: 0 is no lock; a lock outside a quarter of the boost clock to it is an error.
         HardwareSpec h = HardwareSpec::Load("a100-sxm-80gb",
                                             {SpecOverride::Parse("gpu.power.clock_lock_mhz=705")});
@@ -338,15 +337,14 @@ class ClockLockTestCase : public TestCase
 /**
  * \brief A measured DVFS curve (gpu.power.dvfs, the A100 preset's from EnergAIzer): the idle
  * power at a lower clock is idle_w less the fall the curve measures, linear between its points
- * and flat below its first; energy per operation follows the voltage squared, flat where the
- * voltage is (below 1110 MHz); a power-limited kernel draws the limit with the idle power of its
+ * and flat below its first; a power-limited kernel draws the limit with the idle power of its
  * own clock, and a clock lock lowers the step's idle energy to the locked clock's.
  */
 class DvfsCurveTestCase : public TestCase
 {
   public:
     DvfsCurveTestCase()
-        : TestCase("idle power and energy per operation follow the measured DVFS curve")
+        : TestCase("idle power follows the measured DVFS curve")
     {}
 
   private:
@@ -355,22 +353,12 @@ class DvfsCurveTestCase : public TestCase
     {
         const GpuPower p = HardwareSpec::Load("a100-sxm-80gb").gpu.power;
         RAPIDLLM_REQUIRE_EQ((p.dvfs.Points().size() > 2), true, "the A100 preset has a curve");
-        // The preset's points at 1200 and 1230 MHz: 68.37 and 69.89 W, 781.25 and 800 mV; at
-        // 1410 MHz 82.29 W and 918.75 mV; flat 60.28 W below 210 MHz.
+        // The preset's points at 1200 and 1230 MHz: 68.37 and 69.89 W; at 1410 MHz 82.29 W;
+        // flat 60.28 W below 210 MHz.
         NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(p.boostClockHz), p.idleW, 1e-12, "idle_w at boost");
         const double at1220 = 68.37 + (20.0 / 30.0) * (69.89 - 68.37);
         NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(1220e6), p.idleW - (82.29 - at1220), 1e-9, "between");
         NS_TEST_EXPECT_MSG_EQ_TOL(p.IdleWAt(100e6), p.idleW - (82.29 - 60.28), 1e-9, "flat below");
-        const double v1220 = 781.25 + (20.0 / 30.0) * (800.0 - 781.25);
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            p.EnergyScale(1220e6, 1410e6), (v1220 / 918.75) * (v1220 / 918.75), 1e-12, "V^2");
-        NS_TEST_EXPECT_MSG_EQ_TOL(p.EnergyScale(705e6, 1410e6),
-                                  p.EnergyScale(1110e6, 1410e6),
-                                  1e-12,
-                                  "flat voltage: no saving below 1110 MHz");
-        // Without voltages (the H100's curve) energy follows the clock squared.
-        const GpuPower h = HardwareSpec::Load("h100-sxm-80gb").gpu.power;
-        NS_TEST_EXPECT_MSG_EQ_TOL(h.EnergyScale(915e6, 1830e6), 0.25, 1e-12, "clock^2");
 
         // A power-limited kernel draws the limit: its own clock's idle plus its dynamic power;
         // its energy is what it adds to the idle board's at the boost clock.
@@ -452,24 +440,18 @@ class PowerSectionErrorsTestCase : public TestCase
                        {"t.yaml", "idle_watts"}),
             true,
             "unknown key");
-        // The DVFS curve: ascending, ending at the boost clock, voltages on all points or none,
-        // never falling further than idle_w.
+        // The DVFS curve: ascending, ending at the boost clock, never falling further than
+        // idle_w.
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(parse(Edited("{mhz: 510,", "{mhz: 200,")),
                                          {"t.yaml", "dvfs", "mhz", "ascend"}),
                               true,
                               "a clock below the previous point's");
-        NS_TEST_EXPECT_MSG_EQ(
-            ThrowsWith(parse(Edited("      - {mhz: 1410, idle_w: 82.29, mv: 918.75}\n", "")),
-                       {"t.yaml", "dvfs", "boost_clock_mhz"}),
-            true,
-            "a curve short of the boost clock");
-        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(parse(Edited("{mhz: 510, idle_w: 60.88, mv: 743.75}",
-                                                      "{mhz: 510, idle_w: 60.88}")),
-                                         {"t.yaml", "mv", "every point"}),
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(parse(Edited("      - {mhz: 1410, idle_w: 82.29}\n", "")),
+                                         {"t.yaml", "dvfs", "boost_clock_mhz"}),
                               true,
-                              "a voltage missing on one point");
+                              "a curve short of the boost clock");
         NS_TEST_EXPECT_MSG_EQ(
-            ThrowsWith(parse(Edited("{mhz: 1410, idle_w: 82.29,", "{mhz: 1410, idle_w: 182.29,")),
+            ThrowsWith(parse(Edited("{mhz: 1410, idle_w: 82.29}", "{mhz: 1410, idle_w: 182.29}")),
                        {"t.yaml", "dvfs", "more than idle_w"}),
             true,
             "a fall below zero");

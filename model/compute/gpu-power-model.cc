@@ -46,7 +46,7 @@ DynamicEnergy(const GpuSpec& g, const OperatorCost& c, double clockHz, DataType 
         return 0.0;
     }
     const double rated = g.ratedClockHz > 0 ? g.ratedClockHz : g.clockHz;
-    const double v2 = g.power.EnergyScale(clockHz, rated);
+    const double v2 = (clockHz / rated) * (clockHz / rated);
     const double perFlop = c.tensorCores ? g.TensorJoulesPerFlop(type) : g.power.vectorJPerFlop;
     return v2 * perFlop * c.flops + g.power.hbmJPerByte * c.hbmBytes;
 }

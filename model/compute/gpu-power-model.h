@@ -32,8 +32,7 @@ namespace kernel {
 
 /**
  * \brief Dynamic energy of a kernel: its FLOPs at the tensor-core (or CUDA-core) energy per
- * FLOP of \p type, scaled by GpuPower::EnergyScale (the voltage squared, or the clock squared
- * without a measured curve), plus its HBM bytes at the energy per byte.
+ * FLOP of \p type, scaled by (clock / rated clock)^2, plus its HBM bytes at the energy per byte.
  * \param g the GPU (rated)
  * \param c the kernel's cost
  * \param clockHz the clock it ran at

@@ -21,7 +21,6 @@ DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz,
         DvfsPoint d;
         d.clockHz = q.GetPositive("mhz") * 1e6;
         d.idleW = q.GetInRange("idle_w", 0, 1e5);
-        d.voltageV = q.GetInRange("mv", 1, 1e4, 0) * 1e-3;
         q.Finish();
         if (!points.empty() && d.clockHz <= points.back().clockHz)
         {
@@ -30,10 +29,6 @@ DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz,
         if (d.clockHz > boostClockHz)
         {
             q.Fail("mhz", "must be at most boost_clock_mhz");
-        }
-        if (!points.empty() && (d.voltageV > 0) != (points.front().voltageV > 0))
-        {
-            q.Fail("mv", "must be given on every point of the curve or on none");
         }
         points.push_back(d);
     }
@@ -60,21 +55,9 @@ DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz,
 double
 DvfsCurve::IdleW(double clockHz) const
 {
-    return At(clockHz, &DvfsPoint::idleW);
-}
-
-double
-DvfsCurve::VoltageV(double clockHz) const
-{
-    return At(clockHz, &DvfsPoint::voltageV);
-}
-
-double
-DvfsCurve::At(double clockHz, double DvfsPoint::*field) const
-{
     if (clockHz <= m_points.front().clockHz)
     {
-        return m_points.front().*field;
+        return m_points.front().idleW;
     }
     for (std::size_t i = 1; i < m_points.size(); ++i)
     {
@@ -83,10 +66,10 @@ DvfsCurve::At(double clockHz, double DvfsPoint::*field) const
         if (clockHz <= b.clockHz)
         {
             const double t = (clockHz - a.clockHz) / (b.clockHz - a.clockHz);
-            return a.*field + t * (b.*field - a.*field);
+            return a.idleW + t * (b.idleW - a.idleW);
         }
     }
-    return m_points.back().*field;
+    return m_points.back().idleW;
 }
 
 } // namespace rapidllm

@@ -126,17 +126,6 @@ GpuPower::IdleWAt(double clockHz) const
     return idleW - (dvfs.IdleW(boostClockHz) - dvfs.IdleW(clockHz));
 }
 
-double
-GpuPower::EnergyScale(double clockHz, double ratedHz) const
-{
-    if (dvfs.HasVoltage())
-    {
-        const double v = dvfs.VoltageV(clockHz) / dvfs.VoltageV(ratedHz);
-        return v * v;
-    }
-    return (clockHz / ratedHz) * (clockHz / ratedHz);
-}
-
 bool
 GpuSpec::operator==(const GpuSpec& o) const
 {

@@ -50,10 +50,10 @@ struct GpuEfficiency
  * sustained load, and the energy of each kind of work.
  *
  * Board power while a kernel runs is idle power plus dynamic power: energy per tensor or vector
- * FLOP (at the rated clock; it scales with the square of the voltage, as CMOS switching energy
- * C V^2 does: with the clock squared unless a measured DVFS curve gives the voltage), plus energy
- * per HBM byte. The idle power is the board's at the clock it is held at (lower under a clock
- * lock or a power limit, where a DVFS curve measures it). When that exceeds
+ * FLOP (at the rated clock; it scales with the square of the clock, as CMOS switching energy
+ * C V^2 does when the voltage follows the clock), plus energy per HBM byte. The idle power is the
+ * board's at the clock it is held at (lower under a clock lock or a power limit, where a measured
+ * DVFS curve gives it). When that exceeds
  * the limit, the GPU lowers its clock until it does not (the power-limited sustained clock).
  * Each value's source or derivation is written next to it in the preset file. A GPU without a
  * "power" section has no power model: kernels run at the rated clock and report no energy.
@@ -69,7 +69,7 @@ struct GpuPower
     double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
     double nvlinkJPerByte = 0;  //!< energy per byte a GPU sends over NVLink
     double networkJPerByte = 0; //!< energy per byte a GPU sends over the network
-    DvfsCurve dvfs;             //!< measured idle power and voltage per clock (empty: none)
+    DvfsCurve dvfs;             //!< measured idle power per clock (empty: none)
 
     /** \return whether the GPU has a power model */
     bool
@@ -98,13 +98,6 @@ struct GpuPower
     {
         return IdleWAt(TopClockHz());
     }
-
-    /**
-     * \return how the energy of an operation at \p clockHz compares with the one at \p ratedHz:
-     * (V(clock) / V(rated))^2 where the DVFS curve has voltages (a voltage held flat at low
-     * clocks stops the fall), else (clock / rated)^2 (the voltage following the clock)
-     */
-    double EnergyScale(double clockHz, double ratedHz) const;
 
     /** \return true when every field is equal */
     bool operator==(const GpuPower& other) const;
