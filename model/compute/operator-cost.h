@@ -83,7 +83,7 @@ struct OperatorCost
     double clockHz = 0;       //!< SM clock the kernel runs at (0: the GPU has no power model)
     double energyJ = 0;       //!< energy beyond the idle board's at its top clock (FLOPs, HBM
                               //!< bytes; less the idle power a power-limited clock saves), J
-    double powerW = 0;        //!< board power while it runs (idle + energy / time), W
+    double powerW = 0;        //!< board power while it runs (waiting idle + energy / time), W
     /**
      * Share of the time that grows as 1 / SMs when a concurrent kernel (a NCCL collective's
      * CTAs) holds some of the SMs: 1 for a kernel bound by its SMs' arithmetic or shared memory,

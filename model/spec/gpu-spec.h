@@ -63,7 +63,7 @@ struct GpuPower
     double boostClockHz = 0; //!< highest SM clock (0: no power model)
     double clockLockHz = 0;  //!< SM clock locked below the boost clock (nvidia-smi -lgc; 0: none)
     double limitW = 0;       //!< board power limit, W
-    double idleW = 0;        //!< board power with no kernel running, W
+    double idleW = 0;        //!< board power with no kernel running at the boost clock, W
     std::map<DataType, double> tensorJPerFlop; //!< tensor-core energy per FLOP at the rated clock
     double vectorJPerFlop = 0;  //!< CUDA-core fp32 energy per FLOP at the rated clock
     double hbmJPerByte = 0;     //!< energy per byte moved to or from HBM
