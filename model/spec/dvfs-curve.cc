@@ -38,14 +38,13 @@ DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz,
                     "must end at boost_clock_mhz (where idle_w is measured): its last point's mhz "
                     "is the boost clock");
     }
-    const double top = points.back().idleW;
     for (const DvfsPoint& d : points)
     {
-        if (top - d.idleW > idleW)
+        if (curve.FallW(d.clockHz) > idleW)
         {
             std::ostringstream os;
-            os << "falls by " << top - d.idleW << " W from the boost clock to " << d.clockHz / 1e6
-               << " MHz, more than idle_w (" << idleW << " W)";
+            os << "falls by " << curve.FallW(d.clockHz) << " W from the boost clock to "
+               << d.clockHz / 1e6 << " MHz, more than idle_w (" << idleW << " W)";
             parent.Fail(key, os.str());
         }
     }

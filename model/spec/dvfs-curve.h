@@ -67,6 +67,16 @@ class DvfsCurve
     /** \return the measured idle power at \p clockHz, W (the curve must not be empty) */
     double IdleW(double clockHz) const;
 
+    /**
+     * \return how much lower the measured idle power is at \p clockHz than at the curve's last
+     * point, the boost clock, W (the curve must not be empty)
+     */
+    double
+    FallW(double clockHz) const
+    {
+        return m_points.back().idleW - IdleW(clockHz);
+    }
+
     /** \return the points, ascending by clock */
     const std::vector<DvfsPoint>&
     Points() const

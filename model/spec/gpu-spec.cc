@@ -123,7 +123,7 @@ GpuPower::IdleWAt(double clockHz) const
     {
         return idleW;
     }
-    return idleW - (dvfs.IdleW(boostClockHz) - dvfs.IdleW(clockHz));
+    return idleW - dvfs.FallW(clockHz);
 }
 
 bool
@@ -254,7 +254,6 @@ ReadRates(SpecReader& parent, const std::string& key, bool required, double scal
     }
     return rates;
 }
-
 } // namespace
 
 GpuSpec

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -51,10 +50,10 @@ struct GpuEfficiency
  *
  * Board power while a kernel runs is idle power plus dynamic power: energy per tensor or vector
  * FLOP (at the rated clock; it scales with the square of the clock, as CMOS switching energy
- * C V^2 does when the voltage follows the clock), plus energy per HBM byte. The idle power is the
- * board's at the clock it is held at (lower under a clock lock or a power limit, where a measured
- * DVFS curve gives it). When that exceeds
- * the limit, the GPU lowers its clock until it does not (the power-limited sustained clock).
+ * C V^2 does when the voltage follows the clock), plus energy per HBM byte. When that exceeds
+ * the limit, the GPU lowers its clock until it does not (the power-limited sustained clock). The
+ * idle power is the board's at the clock it runs at (lower under a clock lock or a power limit,
+ * where a measured DVFS curve gives it).
  * Each value's source or derivation is written next to it in the preset file. A GPU without a
  * "power" section has no power model: kernels run at the rated clock and report no energy.
  */

@@ -1323,9 +1323,9 @@ TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
     s.busyStreams--;
     if (s.busyStreams == 0)
     {
-        const double now = Simulator::Now().GetSeconds();
-        s.computeNs += Simulator::Now().GetNanoSeconds() - s.busySinceNs;
-        s.idleSince = now;
+        const Time now = Simulator::Now();
+        s.computeNs += now.GetNanoSeconds() - s.busySinceNs;
+        s.idleSince = now.GetSeconds();
     }
     Complete(rank, node);
     StartCompute(rank);
