@@ -122,6 +122,12 @@ class FaultStudySlowdownTestCase : public TestCase
                     waited += seconds;
                 }
                 NS_TEST_EXPECT_MSG_EQ_TOL(waited, row.exposedCommS, 1e-9, row.routing);
+                // The busiest link's utilization is its bytes over the run (it read 0 once the
+                // helper had destroyed the simulator: the window ended at time 0).
+                RAPIDLLM_REQUIRE_EQ(row.mostLoaded.empty(), false, "most loaded links");
+                const LinkStats& busiest = row.mostLoaded.front();
+                NS_TEST_EXPECT_MSG_GT(busiest.utilization, 0.0, busiest.name);
+                NS_TEST_EXPECT_MSG_LT_OR_EQ(busiest.utilization, 1.0 + 1e-9, busiest.name);
                 previous = row.slowdown;
             }
             NS_TEST_EXPECT_MSG_EQ_TOL(r.rows[p * 6].slowdown, 1.0, 1e-9, "factor 1 is healthy");

@@ -556,6 +556,7 @@ void
 NetworkBackend::Deliver(uint64_t id, const DeliveryCallback& onDelivered)
 {
     ++m_delivered;
+    m_lastDelivery = Simulator::Now().GetSeconds();
     NS_LOG_DEBUG("deliver " << id);
     auto it = m_inFlight.find(id);
     if (it != m_inFlight.end())
@@ -576,8 +577,10 @@ NetworkBackend::GetStats() const
     NetworkStats stats;
     stats.messagesSent = m_sent;
     stats.messagesDelivered = m_delivered;
-    const double now = Simulator::Now().GetSeconds();
-    stats.windowS = m_firstSend < 0 ? 0.0 : now - m_firstSend;
+    // To now while the simulator runs; after it was destroyed (a helper's Run() returned, Now()
+    // reads 0 again), to the last delivery.
+    const double now = std::max(Simulator::Now().GetSeconds(), m_lastDelivery);
+    stats.windowS = m_firstSend < 0 ? 0.0 : std::max(0.0, now - m_firstSend);
     if (m_topology)
     {
         stats.links.resize(m_topology->GetLinkCount());

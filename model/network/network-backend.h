@@ -442,6 +442,7 @@ class NetworkBackend : public Object
     uint64_t m_sent = 0;        //!< messages sent
     uint64_t m_delivered = 0;   //!< messages delivered
     double m_firstSend = -1;    //!< statistics window start, s
+    double m_lastDelivery = 0;  //!< when the last message was delivered, s
     uint32_t m_latencies = 1;   //!< latency count of the current Send
     bool m_ordered = false;     //!< the current Send is ordered on its connection
     bool m_logged = false;      //!< the current Send keeps its progress

@@ -34,7 +34,7 @@ struct NetworkStats
 {
     uint64_t messagesSent = 0;      //!< Send() calls
     uint64_t messagesDelivered = 0; //!< delivery callbacks run
-    double windowS = 0;             //!< from the first Send() to now, seconds
+    double windowS = 0;             //!< from the first Send() to now (or the last delivery), s
     std::vector<LinkStats> links;   //!< one per directed link, indexed by link id
     uint64_t solves = 0;            //!< flow backend: rate recomputations
     uint64_t solvedFlows = 0;       //!< flow backend: flows recomputed, summed
