@@ -122,7 +122,7 @@ CreateOutputDir(const std::string& dir)
 }
 
 void
-WriteOutputFile(const std::string& path, const std::string& text)
+WriteOutputFile(const std::string& path, const std::string& text, const std::string& option)
 {
     const std::string temporary = path + ".tmp";
     std::ofstream file(temporary);
@@ -136,7 +136,7 @@ WriteOutputFile(const std::string& path, const std::string& text)
     if (!file || ec)
     {
         std::filesystem::remove(temporary, ec);
-        throw SpecError("command line", "out", "cannot write '" + path + "'");
+        throw SpecError("command line", option, "cannot write '" + path + "'");
     }
 }
 

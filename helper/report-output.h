@@ -68,9 +68,12 @@ void CreateOutputDir(const std::string& dir);
 /**
  * \ingroup rapid-llm
  * \brief Writes \p text to \p path through a temporary file renamed over it, so that a failed
- * or interrupted write leaves no half-written file; a SpecError on option --out when it fails.
+ * or interrupted write leaves no half-written file; a SpecError on option \p option (--out by
+ * default) when it fails.
  */
-void WriteOutputFile(const std::string& path, const std::string& text);
+void WriteOutputFile(const std::string& path,
+                     const std::string& text,
+                     const std::string& option = "out");
 
 /**
  * \ingroup rapid-llm

@@ -11,6 +11,7 @@
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/workload-graph.h"
+#include "report-output.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -449,13 +450,7 @@ TimelineRecorder::ToJson() const
 void
 TimelineRecorder::Write(const std::string& path) const
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << ToJson();
-    out.close();
-    if (!out)
-    {
-        throw SpecError(kCommandLine, "timeline", "cannot write '" + path + "'");
-    }
+    WriteOutputFile(path, ToJson(), "timeline");
 }
 
 } // namespace rapidllm

@@ -190,6 +190,17 @@ class CliTimelineTestCase : public TestCase
                                   dir);
         NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
         Check(file, Json::parse(replay.out), "replay");
+        // A run that fails (GPU 0's links dead) leaves no timeline behind, nor its temporary
+        // file, and an existing one as it was.
+        const std::string failed = dir + "/failed.json";
+        CliResult dead = RunCli(Cat({"run", "--fault=gpu0", "--timeline=" + failed}, kJob), dir);
+        NS_TEST_EXPECT_MSG_EQ(dead.status, 2, dead.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(failed), false, "no timeline on failure");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(failed + ".tmp"), false, "no temporary");
+        const std::string kept = ReadText(file);
+        dead = RunCli(Cat({"run", "--fault=gpu0", "--timeline=" + file}, kJob), dir);
+        NS_TEST_EXPECT_MSG_EQ(dead.status, 2, dead.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(file), kept, "an existing timeline is left as it was");
     }
 };
 

@@ -10,6 +10,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/timeline-recorder.h"
 
+#include <filesystem>
 #include <fstream>
 
 namespace ns3 {
@@ -73,7 +74,13 @@ RunObserved(const CliArgs& args,
     const bool recording = args.HasValue("timeline");
     if (recording)
     {
-        if (!std::ofstream(args.Text("timeline"), std::ios::app))
+        // Checked before the run, which may be long, with the temporary file the timeline is
+        // written through (WriteOutputFile): nothing is left behind, an existing file untouched.
+        const std::string probe = args.Text("timeline") + ".tmp";
+        const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
+        std::error_code ec;
+        std::filesystem::remove(probe, ec);
+        if (!writable)
         {
             throw SpecError(
                 kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
