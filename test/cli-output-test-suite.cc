@@ -8,6 +8,8 @@
 // cli-determinism-test-suite.cc).
 
 #include "cli-process.h"
+#include "ns3/chakra-trace-writer.h"
+#include "ns3/execution-trace.h"
 #include "ns3/report-json.h"
 #include "ns3/report-output.h"
 #include "ns3/test.h"
@@ -1218,6 +1220,35 @@ class CliCsvTestCase : public TestCase
                                         Number(row.at("compute_ns")),
                                         "the longest compute chain is within all compute");
             NS_TEST_EXPECT_MSG_GT(Number(row.at("compute_path_ns")), 0, "compute");
+        }
+        // Sums past 2^64 do not wrap: five all-reduces of 2^62 bytes a rank (a trace's sizes
+        // reach 2^63 - 1 each).
+        {
+            TraceSet huge;
+            huge.groups.Add(1, {0, 1});
+            for (uint32_t r = 0; r < 2; ++r)
+            {
+                ExecutionTrace et(r);
+                uint32_t last = et.AddCompute("g", 10, 1, 1);
+                for (int i = 0; i < 5; ++i)
+                {
+                    last =
+                        et.AddCollective("ar", CollectiveType::ALL_REDUCE, 1ull << 62, 1, {last});
+                }
+                huge.ranks.push_back(et);
+            }
+            std::filesystem::create_directories(dir + "/huge");
+            ChakraTraceWriter::WriteTraceSet(dir + "/huge/trace", huge);
+            CsvTable h =
+                CsvOf({"trace-info", "--trace=" + dir + "/huge/trace", "--csv"}, ti.columns, dir);
+            RAPIDLLM_REQUIRE_EQ(h.rows.size(), 2u, "trace-info: two ranks");
+            NS_TEST_EXPECT_MSG_EQ_TOL(Number(h.rows[0].at("coll_bytes")),
+                                      5 * std::ldexp(1.0, 62),
+                                      1e-9 * std::ldexp(1.0, 64),
+                                      "5 x 2^62 bytes, not wrapped");
+            CliResult text = RunCli({"trace-info", "--trace=" + dir + "/huge/trace"}, dir);
+            NS_TEST_EXPECT_MSG_NE(
+                text.out.find("collectives 42949672960.00 GiB"), std::string::npos, text.out);
         }
 
         // run: one row; the energy of --json at its end; no time per output token with one

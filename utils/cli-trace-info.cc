@@ -22,7 +22,8 @@ namespace rapidllm {
 
 namespace {
 
-/// What trace-info reports for one rank.
+/// What trace-info reports for one rank. Times and bytes are summed in double: a trace's values
+/// reach 2^63 each, so integer sums could wrap.
 struct RankSummary
 {
     uint64_t nodes = 0;
@@ -32,10 +33,10 @@ struct RankSummary
     uint64_t send = 0;
     uint64_t recv = 0;
     uint64_t other = 0;
-    uint64_t computeNs = 0;
-    uint64_t computePathNs = 0;
-    uint64_t collBytes = 0;
-    uint64_t p2pBytes = 0;
+    double computeNs = 0;
+    double computePathNs = 0;
+    double collBytes = 0;
+    double p2pBytes = 0;
 };
 
 RankSummary
@@ -68,41 +69,50 @@ Summarize(const ExecutionTrace& t)
         }
     }
     // Longest path where compute nodes take their duration and everything else takes no time.
-    std::vector<uint64_t> finish(t.GetNNodes(), 0);
+    std::vector<double> finish(t.GetNNodes(), 0);
     for (uint32_t i : t.TopologicalOrder())
     {
-        uint64_t start = 0;
+        double start = 0;
         for (uint32_t d : t.GetDeps(i))
         {
             start = std::max(start, finish[d]);
         }
         const TraceNode& n = t.GetNode(i);
-        finish[i] = start + (n.type == TraceNodeType::COMP ? n.durationNs : 0);
+        finish[i] = start + (n.type == TraceNodeType::COMP ? double(n.durationNs) : 0.0);
         s.computePathNs = std::max(s.computePathNs, finish[i]);
     }
     return s;
 }
 
+/** \return \p x (a sum of whole numbers) without a fraction */
 std::string
-Bytes(uint64_t b)
+Whole(double x)
+{
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(0) << x;
+    return out.str();
+}
+
+std::string
+Bytes(double b)
 {
     std::ostringstream out;
     out << std::fixed << std::setprecision(2);
-    if (b >= (1ull << 30))
+    if (b >= double(1ull << 30))
     {
         out << b / double(1ull << 30) << " GiB";
     }
-    else if (b >= (1ull << 20))
+    else if (b >= double(1ull << 20))
     {
         out << b / double(1ull << 20) << " MiB";
     }
-    else if (b >= (1ull << 10))
+    else if (b >= double(1ull << 10))
     {
         out << b / double(1ull << 10) << " KiB";
     }
     else
     {
-        out << b << " B";
+        out << std::setprecision(0) << b << " B";
     }
     return out.str();
 }
@@ -140,10 +150,10 @@ RunTraceInfoCommand(const CliArgs& args)
                                   std::to_string(s.send),
                                   std::to_string(s.recv),
                                   std::to_string(s.other),
-                                  std::to_string(s.computeNs),
-                                  std::to_string(s.computePathNs),
-                                  std::to_string(s.collBytes),
-                                  std::to_string(s.p2pBytes)});
+                                  Whole(s.computeNs),
+                                  Whole(s.computePathNs),
+                                  Whole(s.collBytes),
+                                  Whole(s.p2pBytes)});
         }
         return 0;
     }
@@ -156,7 +166,7 @@ RunTraceInfoCommand(const CliArgs& args)
               << std::setw(14) << "send_bytes"
               << "\n";
     RankSummary total;
-    std::map<std::string, std::pair<uint64_t, uint64_t>> byCollective; // count, bytes
+    std::map<std::string, std::pair<uint64_t, double>> byCollective; // count, bytes
     for (const auto& t : set.ranks)
     {
         RankSummary s = Summarize(t);
@@ -178,7 +188,7 @@ RunTraceInfoCommand(const CliArgs& args)
             {
                 auto& entry = byCollective[ToString(n.commType)];
                 ++entry.first;
-                entry.second += n.bytes;
+                entry.second += double(n.bytes);
             }
         }
     }
