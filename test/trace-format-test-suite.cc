@@ -27,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -753,6 +754,34 @@ class TraceSetFilesTestCase : public TestCase
             leftovers += name.rfind("fail.", 0) == 0 && entry.path() != fs::path(blocked);
         }
         NS_TEST_ASSERT_MSG_EQ(leftovers, 0u, "no half-written files left behind");
+
+        // A directory where a rank's file goes: refused before any file is replaced.
+        const std::string rank0 = ChakraTraceWriter::RankFileName(prefix, 0);
+        std::string before;
+        {
+            std::ifstream in(rank0, std::ios::binary);
+            before.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        fs::create_directories(ChakraTraceWriter::RankFileName(prefix, 3));
+        threw = false;
+        try
+        {
+            ChakraTraceWriter::WriteTraceSet(prefix, four);
+        }
+        catch (const TraceError& e)
+        {
+            threw = std::string(e.what()).find("a directory is in the way") != std::string::npos;
+        }
+        NS_TEST_ASSERT_MSG_EQ(threw, true, "a directory in the way is reported");
+        std::string after;
+        {
+            std::ifstream in(rank0, std::ios::binary);
+            after.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        NS_TEST_EXPECT_MSG_EQ((after == before), true, "rank 0 of the earlier set kept");
+        NS_TEST_EXPECT_MSG_EQ(
+            fs::exists(ChakraTraceWriter::RankFileName(prefix, 2)), false, "no rank 2 written");
+        fs::remove(ChakraTraceWriter::RankFileName(prefix, 3));
 
         // The shared-graph overload relabels ranks.
         std::vector<const ExecutionTrace*> shared = {&two.ranks[0], &two.ranks[0]};

@@ -339,17 +339,63 @@ ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
         cleanup();
         throw;
     }
+    // Into place all or nothing: a file the set replaces is moved aside until every new one is
+    // in, and put back if one cannot be.
     for (const auto& f : files)
     {
         std::error_code ec;
-        fs::rename(f.first, f.second, ec);
-        if (ec)
+        if (fs::is_directory(f.second, ec))
         {
             cleanup();
             throw TraceError(f.second,
                              TraceError::kNone,
                              TraceError::kNone,
-                             "cannot rename " + f.first + " into place: " + ec.message());
+                             "a directory is in the way of the trace file; nothing was written");
+        }
+    }
+    const std::string aside = ".old" + std::to_string(::getpid());
+    std::vector<bool> moved(files.size(), false);
+    for (std::size_t i = 0; i < files.size(); ++i)
+    {
+        const auto& [temporary, path] = files[i];
+        std::error_code ec;
+        if (fs::exists(path, ec))
+        {
+            fs::rename(path, path + aside, ec);
+            moved[i] = !ec;
+        }
+        if (!ec)
+        {
+            fs::rename(temporary, path, ec);
+        }
+        if (ec)
+        {
+            std::error_code ignored;
+            for (std::size_t j = 0; j <= i; ++j)
+            {
+                if (j < i)
+                {
+                    fs::remove(files[j].second, ignored);
+                }
+                if (moved[j])
+                {
+                    fs::rename(files[j].second + aside, files[j].second, ignored);
+                }
+            }
+            cleanup();
+            throw TraceError(path,
+                             TraceError::kNone,
+                             TraceError::kNone,
+                             "cannot rename " + temporary + " into place: " + ec.message()
+                                 + "; the files there before were kept");
+        }
+    }
+    for (std::size_t i = 0; i < files.size(); ++i)
+    {
+        std::error_code ignored;
+        if (moved[i])
+        {
+            fs::remove(files[i].second + aside, ignored);
         }
     }
     // Remove higher-numbered rank files of an earlier, larger run with the same prefix.
