@@ -319,6 +319,28 @@ class ReplayTimingTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(
                 rc.ranks[rank].finishS, rc.stepTimeS, 1e-9, "every member finishes together");
         }
+
+        // A memory load another tool timed (1 ms) takes its time between two kernels, beside
+        // them (not compute time); one without a duration takes none.
+        TraceSet mem;
+        mem.ranks.emplace_back(0);
+        ExecutionTrace& t = mem.ranks[0];
+        const uint32_t k1 = t.AddCompute("k1", 1000, 0, 0);
+        TraceNode load;
+        load.id = t.GetNNodes();
+        load.type = TraceNodeType::MEM_LOAD;
+        load.bytes = 1 << 30;
+        load.durationNs = 1000000;
+        const uint32_t l = t.AddNode(load, "load", &k1, 1);
+        TraceNode store = load;
+        store.id = t.GetNNodes();
+        store.type = TraceNodeType::MEM_STORE;
+        store.durationNs = 0;
+        const uint32_t st = t.AddNode(store, "store", &l, 1);
+        t.AddCompute("k2", 1000, 0, 0, {st});
+        ReplayResult rm = Replay(ReplayJob::FromTraceSet(mem), SwitchNetwork(1, 100, 0));
+        NS_TEST_EXPECT_MSG_EQ_TOL(rm.stepTimeS, 1.002e-3, 1e-12, "1 us + 1 ms + 0 + 1 us");
+        NS_TEST_EXPECT_MSG_EQ_TOL(rm.ranks[0].computeS, 2e-6, 1e-12, "the kernels' time");
     }
 };
 

@@ -930,9 +930,21 @@ TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32
             PostPointToPoint(rank, node);
             break;
         case OperatorKind::OTHER:
-            // Metadata, memory and other nodes cost nothing here.
-            Complete(rank, node);
+        {
+            // Metadata, memory and other nodes take the time the trace gives them (a memory
+            // load or store that another tool timed: a copy engine's, beside the kernels), else
+            // none: there is no model of memory expansion here.
+            const uint64_t ns = s.graph->GetNode(node).durationNs;
+            if (ns > 0)
+            {
+                Simulator::Schedule(NanoSeconds(ns), &TraceReplayer::Complete, this, rank, node);
+            }
+            else
+            {
+                Complete(rank, node);
+            }
             break;
+        }
     }
 }
 
