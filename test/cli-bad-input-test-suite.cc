@@ -8,6 +8,8 @@
 // Nothing in the table may crash, hang, print help instead, or run.
 
 #include "cli-process.h"
+#include "ns3/chakra-trace-writer.h"
+#include "ns3/execution-trace.h"
 #include "ns3/preset-registry.h"
 #include "ns3/test.h"
 
@@ -170,7 +172,24 @@ class CliBadInputTestCase : public TestCase
                                                  "--gbs=1",
                                                  "--links=tier:nvlink",
                                                  "--out=" + dir + "/f"};
+        // Two ranks that each receive before they send: a deadlock, not a slow replay (the
+        // progress display's timer kept the simulator going until the watchdog's time limit,
+        // which then blamed a rate far too low).
+        {
+            TraceSet deadlock;
+            for (uint32_t r = 0; r < 2; ++r)
+            {
+                ExecutionTrace t(r);
+                const uint32_t recv = t.AddRecv("r", 1 - r, 1, 1024);
+                t.AddSend("s", 1 - r, 1, 1024, {recv});
+                deadlock.ranks.push_back(t);
+            }
+            std::filesystem::create_directories(dir + "/deadlock");
+            ChakraTraceWriter::WriteTraceSet(dir + "/deadlock/trace", deadlock);
+        }
         const std::vector<BadInput> cases = {
+            {{"replay", "--trace=" + dir + "/deadlock/trace", "--hardware=a100-sxm-80gb"},
+             {"the trace cannot finish", "rank 0 node 0 'r'", "no matching send"}},
             // Found by fuzzing: a job file's routing or backend named neither file nor option.
             {{"run", "--run=" + jobRouting}, {"job-routing.yaml", "field 'routing'", "bogus"}},
             {{"run", "--run=" + jobBackend}, {"job-backend.yaml", "field 'backend'", "bogus"}},

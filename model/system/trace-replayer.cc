@@ -524,6 +524,21 @@ TraceReplayer::WatchdogTick(int64_t periodNs)
     }
     if (Simulator::Now().GetNanoSeconds() >= m_deadlineNs)
     {
+        // Nothing computing and nothing on the network after all that time: the replay waits
+        // on itself (a receive before its send on both sides, collectives in opposite orders),
+        // kept from ending only by timers such as a progress display's; say where.
+        bool idle = !m_backend || m_backend->GetSentCount() == m_backend->GetDeliveredCount();
+        for (const RankState& st : m_ranks)
+        {
+            idle = idle && st.busyStreams == 0 && st.running.empty();
+        }
+        if (idle)
+        {
+            DisarmWatchdog();
+            m_tripped = StuckReason();
+            Simulator::Stop();
+            return;
+        }
         Trip("simulated time passed the watchdog's MaxSimulatedTime of "
              + std::to_string(m_maxSimTime.GetSeconds()) + " s");
         return;
@@ -612,7 +627,7 @@ TraceReplayer::Collect()
     {
         if (s.left > 0)
         {
-            ReportStuck();
+            throw ReplayError(StuckReason());
         }
     }
     ReplayResult result;
@@ -1688,8 +1703,8 @@ void
 TraceReplayer::GhostDelivered(uint64_t message)
 {}
 
-void
-TraceReplayer::ReportStuck() const
+std::string
+TraceReplayer::StuckReason() const
 {
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
@@ -1738,20 +1753,20 @@ TraceReplayer::ReportStuck() const
             }
             if (!why.empty())
             {
-                throw ReplayError("the trace cannot finish: " + Describe(r, i) + ": " + why);
+                return "the trace cannot finish: " + Describe(r, i) + ": " + why;
             }
         }
         for (uint32_t i = 0; i < s.status.size(); ++i)
         {
             if (s.status[i] == kStatusIdle)
             {
-                throw ReplayError("the trace cannot finish: " + Describe(r, i)
-                                  + " waits for dependencies that never finish (a cycle, or a "
-                                    "predecessor stuck on communication)");
+                return "the trace cannot finish: " + Describe(r, i)
+                       + " waits for dependencies that never finish (a cycle, or a predecessor "
+                         "stuck on communication)";
             }
         }
     }
-    throw ReplayError("the trace cannot finish");
+    return "the trace cannot finish";
 }
 
 } // namespace rapidllm

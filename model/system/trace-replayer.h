@@ -405,7 +405,8 @@ class TraceReplayer : public Object
     /** \return the members of \p group (every rank for kWorldGroup) */
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
-    [[noreturn]] void ReportStuck() const;
+    /** \return why the unfinished replay cannot finish ("the trace cannot finish: ...") */
+    std::string StuckReason() const;
     /** Arms the watchdog at the start of a replay. */
     void ArmWatchdog();
     /** Stops the watchdog (the replay finished). */
