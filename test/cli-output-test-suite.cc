@@ -221,6 +221,8 @@ class CliJsonTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(beside.at("time_s").get<double>(),
                               coll.at("time_s").get<double>() * 1.01,
                               "collective: slower beside a transfer on its links");
+        NS_TEST_EXPECT_MSG_EQ(beside.value("beside", ""), "0>1:64MiB", "the transfer echoed");
+        NS_TEST_EXPECT_MSG_EQ(coll.contains("beside"), false, "none echoed without one");
 
         // sweep: one row per layout of 8 GPUs with tp in {1, 2} and pp in {1, 2} (mbs 1).
         Json sweep = JsonOf({"sweep",

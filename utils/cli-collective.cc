@@ -182,6 +182,14 @@ RunCollectiveCommand(const CliArgs& args)
         {
             j["packet"] = packet;
         }
+        // What else shaped the result, as given: a faulted or shared run reads as one.
+        for (const char* option : {"fault", "beside"})
+        {
+            if (args.HasValue(option))
+            {
+                j[option] = args.Text(option);
+            }
+        }
         j.update(Json(r));
         std::cout << DumpJson(j);
         return 0;
