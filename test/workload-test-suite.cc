@@ -3205,6 +3205,24 @@ class MemoryAlternativesTestCase : public TestCase
             0u,
             "70B in bf16 on one GPU: not one");
         NS_TEST_EXPECT_MSG_EQ(LargestFittingBatch(gpt3, run, gpu), 0u, "training: none");
+
+        // Two batches in flight through two stages need two requests at least: the search
+        // starts there, not at one request (a batch the job's settings rule out).
+        RunSpec staged = fixture::InferenceJob(1, 2, 16, 1024, 256);
+        staged.inflightBatches = 2;
+        RAPIDLLM_REQUIRE_EQ(AnalyzeMemory(llama, staged, h100).feasible, true, "16 fit");
+        const uint32_t stagedLargest = LargestFittingBatch(llama, staged, h100);
+        NS_TEST_EXPECT_MSG_GT(stagedLargest, 16u, "more than the batch given");
+        RunSpec stagedAt = staged;
+        stagedAt.batch = stagedLargest;
+        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, stagedAt, h100).feasible, true, "it fits");
+        stagedAt.batch = stagedLargest + 1;
+        NS_TEST_EXPECT_MSG_EQ(
+            AnalyzeMemory(llama, stagedAt, h100).feasible, false, "one more does not");
+        staged.inflightBatches = 0;
+        NS_TEST_EXPECT_MSG_EQ(LargestFittingBatch(llama, staged, h100),
+                              stagedLargest,
+                              "as many as with the engine's own in-flight count");
     }
 };
 

@@ -13,6 +13,7 @@
 #include "ns3/report-output.h"
 #include "ns3/workload.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -96,7 +97,11 @@ RunMemoryCommand(const CliArgs& args)
         const uint64_t tokens = uint64_t(job.run.promptTokens) + job.run.generatedTokens;
         if (largest == 0)
         {
-            std::cout << "Not even one request of " << tokens << " tokens fits.\n";
+            const uint32_t fewest = std::max<uint32_t>(1, job.run.inflightBatches);
+            std::cout << (fewest > 1 ? "Not even " + std::to_string(fewest)
+                                           + " requests (one for each batch in flight) of "
+                                     : std::string("Not even one request of "))
+                      << tokens << " tokens " << (fewest > 1 ? "fit" : "fits") << ".\n";
         }
         else
         {

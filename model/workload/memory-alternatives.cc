@@ -6,6 +6,7 @@
 
 #include "ns3/spec-error.h"
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -92,14 +93,16 @@ LargestFittingBatch(const ModelSpec& model, const RunSpec& run, const GpuSpec& g
             return false; // beyond what the settings allow (a KV cache of 2^60 bytes)
         }
     };
-    // Up to 2^24 requests (no GPU holds that many KV caches): double, then halve the gap.
+    // Up to 2^24 requests (no GPU holds that many KV caches): double, then halve the gap. The
+    // smallest valid batch is one request for each batch in flight (RunSpec::Validate).
     constexpr uint64_t kMost = 1u << 24;
-    if (!fits(1))
+    const uint64_t fewest = std::max<uint64_t>(1, run.inflightBatches);
+    if (fewest > kMost || !fits(fewest))
     {
         return 0;
     }
-    uint64_t low = 1; // fits
-    uint64_t high = 2;
+    uint64_t low = fewest; // fits
+    uint64_t high = 2 * fewest;
     while (high <= kMost && fits(high))
     {
         low = high;

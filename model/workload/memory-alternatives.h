@@ -39,9 +39,10 @@ std::vector<MemoryAlternative> MemoryAlternatives(const ModelSpec& model,
  * \brief Inference: the largest batch of the job's request (prompt + generated tokens each)
  * that fits in the GPU's memory, the rest as given; what a serving replica's KV cache holds at
  * once, the question a serving engineer asks first. Memory grows with the batch, so a search
- * over the batch finds it (no graph is built).
+ * over the batch finds it (no graph is built), from the fewest requests the job allows: one for
+ * each batch in flight (`inflight_batches`).
  * \param model the model \param run the job (inference) \param gpu the GPU
- * \return the batch; 0 when even one request does not fit, and for training
+ * \return the batch; 0 when even the fewest do not fit, and for training
  */
 uint32_t LargestFittingBatch(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu);
 
