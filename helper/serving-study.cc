@@ -763,10 +763,12 @@ ServingStudy::ServingStudy(const JobOptions& options,
         {
             const ResolvedJob resolved = candidate.ToSpecs();
             if (resolved.run.profileTokens == 0
-                && resolved.run.ProfileTokensOn(resolved.hardware.gpu) > 0)
+                && resolved.run.ProfileTokensOn(resolved.hardware.gpu) > 0
+                && GetBatching() != Batching::STATIC)
             {
-                // The engine profiles a forward of the budget in force (this batching's) before
-                // it sizes its KV cache.
+                // The engine profiles a forward of its max_num_batched_tokens before it sizes
+                // its KV cache: the budget in force (this batching's). A static batch is `run`'s
+                // job, profiled as `run` profiles it (RunSpec::ProfileTokensOn).
                 candidate.Set("profile-tokens", std::to_string(TokenBudget(resolved)));
             }
             m_options.push_back(candidate);

@@ -386,7 +386,8 @@ struct PrefillReplay
  * batch t_p, each the replayed prefill of floor(f) and ceil(f) prompts interpolated, which is
  * also the time to first token. Memory holds every request's whole KV cache (P + G tokens) and
  * one step's activations, or those of the forward of the token budget that vLLM profiles before
- * it sizes its cache (RunSpec::profileTokens, set to TokenBudget where the job leaves it 0).
+ * it sizes its cache (RunSpec::profileTokens, set to TokenBudget where the job leaves it 0;
+ * a static batch, `run`'s job, keeps `run`'s, RunSpec::ProfileTokensOn).
  *
  * Chunked batching (vLLM V1, SGLang) puts each new prompt into the running decode steps: whole
  * where the step's token budget T holds it beside the batch's decodes, else in n = ceil(P / (T -

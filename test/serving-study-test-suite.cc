@@ -2268,6 +2268,32 @@ class CliServingStudyTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
 
+        // A static batch is `run`'s job, vLLM's profiled forward included: `run` and the study
+        // give one verdict and one peak at the edge of the memory (Llama-2 7B on an H100, 128 +
+        // 3,000 tokens: 38 requests need 72.05 of the 72 GiB vLLM may use).
+        {
+            const std::vector<std::string> edge = {"--model=llama2-7b",
+                                                   "--hardware=h100-sxm-80gb",
+                                                   "--gpus=1",
+                                                   "--tp=1",
+                                                   "--prompt=128",
+                                                   "--gen=3000",
+                                                   "--engine=vllm",
+                                                   "--batch=38",
+                                                   "--json"};
+            CliResult ran = RunCli(Cat({"run", "--mode=inference"}, edge), dir);
+            CliResult studied = RunCli(Cat({"study", "serving", "--batching=static"}, edge), dir);
+            NS_TEST_ASSERT_MSG_EQ(studied.status, 0, studied.err);
+            const Json memory = Json::parse(ran.out).at("memory");
+            const Json row = Json::parse(studied.out).at("rows").at(0);
+            NS_TEST_EXPECT_MSG_EQ(
+                row.at("fits").get<bool>(), memory.at("feasible").get<bool>(), "one verdict");
+            NS_TEST_EXPECT_MSG_EQ(row.at("peak_memory_bytes").get<uint64_t>(),
+                                  memory.at("peak_bytes").get<uint64_t>(),
+                                  "one peak");
+            NS_TEST_EXPECT_MSG_EQ(row.at("fits").get<bool>(), false, "38 do not fit");
+        }
+
         // A vLLM batch beyond the KV cache is ranked and listed under the table.
         CliResult beyond = RunCli({"study",
                                    "serving",
