@@ -636,13 +636,20 @@ ServingStudy::ServingStudy(const JobOptions& options,
                                   "drop --prefix-hit or the column");
         }
         // The candidates run at the mean cached prefix (a prefill's time is nearly affine in
-        // the tokens it computes); under arrivals each request finds all of it or none.
+        // the tokens it computes); under arrivals each request finds all of it or none. At 0%
+        // none does: no prefix is cached, so none is shared (nor read once a step), and the
+        // rows are those without a cached prefix.
         const double mean = space.prefixHit * m_prefixTokens;
         for (JobOptions& setting : settings)
         {
             setting.Set("cached-prefix",
                         std::to_string(
                             space.prefixHit > 0 ? std::max<long long>(1, std::llround(mean)) : 0));
+            if (space.prefixHit == 0)
+            {
+                setting.Set("shared-prefix", "false");
+                setting.Set("cascade-attention", "false");
+            }
         }
     }
     const uint64_t cp = std::stoull(options.Get("cp"));

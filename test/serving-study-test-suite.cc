@@ -1540,6 +1540,28 @@ class ServingCachedPrefixTestCase : public TestCase
         const ServingRow missed = neverStudy.Run().at(0);
         NS_TEST_EXPECT_MSG_EQ(missed.load.summary.ttftP90S, plain.load.summary.ttftP90S, "0%");
         NS_TEST_EXPECT_MSG_EQ(missed.load.summary.tpotP90S, plain.load.summary.tpotP90S, "0%");
+        // At 0% no prefix is cached, so none is shared nor read once a step: the same rows,
+        // not a refusal of the sharing for want of a cached prefix.
+        JobOptions longPlain = job;
+        longPlain.Set("prompt", "2048");
+        ServingSpace longLoaded = space;
+        longLoaded.rateRps =
+            0.6 * ServingStudy(longPlain, space, "flow", "", true).Run().at(0).requestsPerS;
+        ServingSpace neverLong = longLoaded;
+        neverLong.prefixHit = 0;
+        const ServingStudy neverShared(cascadeJob, neverLong, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ((neverShared.FirstJob().run.sharedPrefix
+                               || neverShared.FirstJob().run.cascadeAttention),
+                              false,
+                              "nothing shared");
+        const ServingRow neverSharedRow = neverShared.Run().at(0);
+        const ServingRow longRow =
+            ServingStudy(longPlain, longLoaded, "flow", "", true).Run().at(0);
+        RAPIDLLM_REQUIRE_EQ(longRow.loaded && !longRow.load.overloaded, true, "simulated");
+        NS_TEST_EXPECT_MSG_EQ(neverSharedRow.load.summary.ttftP90S,
+                              longRow.load.summary.ttftP90S,
+                              "0%, shared or not");
+        NS_TEST_EXPECT_MSG_EQ(neverSharedRow.requestsPerS, longRow.requestsPerS, "0%");
         ServingSpace half = busy;
         half.prefixHit = 0.5;
         const ServingStudy halfStudy(cachedJob, half, "flow", "", true);
