@@ -45,6 +45,25 @@ SetBatch(JobOptions& options, uint32_t n)
 }
 
 /**
+ * \return the generated tokens of the arrivals on average: each request's own (a trace's, or
+ * drawn by --spread), else the job's \p generated
+ */
+double
+MeanGenerated(const std::vector<QueueRequest>& unit, uint32_t generated)
+{
+    if (unit.empty())
+    {
+        return generated;
+    }
+    double sum = 0;
+    for (const QueueRequest& q : unit)
+    {
+        sum += q.generated > 0 ? q.generated : generated;
+    }
+    return sum / double(unit.size());
+}
+
+/**
  * \return why a layout's memory check failed, and the largest batch of the same job that
  * fits (the list's batch to try instead)
  */
@@ -1869,6 +1888,41 @@ ServingStudy::ArrivingAt(const ResolvedJob& job,
 }
 
 double
+ServingStudy::ArrivalsCapacity(const ServingRow& r,
+                               const ResolvedJob& job,
+                               const std::vector<QueueRequest>& unit) const
+{
+    // A request's work at the job's lengths in two parts: its share of the decode steps (G - 1
+    // plain steps, of the time it spends in the engine, its first token and G - 1 steps
+    // between tokens) and the rest, its prefill's (and the pauses it makes in the others'
+    // steps). The arrivals' mean lengths scale the first by the tokens they generate, the
+    // second by their prompts.
+    const double steps = job.run.generatedTokens - 1.0;
+    const double residence = r.ttftS + steps * r.tpotS;
+    if (unit.empty() || !(residence > 0))
+    {
+        return r.requestsPerS;
+    }
+    // (The whole prompts: which prefixes the requests find is the simulation's.)
+    double prompt = 0;
+    for (const QueueRequest& q : unit)
+    {
+        prompt += q.prompt > 0 ? q.prompt : job.run.promptTokens;
+    }
+    prompt /= double(unit.size());
+    const double longer = (MeanGenerated(unit, job.run.generatedTokens) - 1) / steps;
+    const double longerPrompt = prompt / job.run.promptTokens;
+    if (longer == 1 && longerPrompt == 1)
+    {
+        return r.requestsPerS;
+    }
+    const double decoding =
+        std::clamp(steps * (r.stepS > 0 ? r.stepS : r.tpotS) / residence, 0.0, 1.0);
+    const double work = decoding * longer + (1 - decoding) * longerPrompt;
+    return work > 0 ? r.requestsPerS / work : r.requestsPerS;
+}
+
+double
 ServingStudy::PrefillPool(const ResolvedJob& job,
                           const ServingRow& prefill,
                           uint32_t instances,
@@ -2086,9 +2140,10 @@ ServingStudy::LoadAt(const ServingRow& r,
         disaggregated ? r.gpusUsed : r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
     ServingLoad load;
     load.rateRps = rate;
-    load.utilization = rate / r.requestsPerS;
+    // The arrivals' own generated tokens (a trace's lengths), which the simulation generates.
+    load.utilization = rate / ArrivalsCapacity(r, job, unit);
     load.overloaded = load.utilization >= 1;
-    load.tokensPerSPerGpu = rate * generated / gpus;
+    load.tokensPerSPerGpu = rate * MeanGenerated(unit, generated) / gpus;
     if (load.overloaded)
     {
         return load;
@@ -2242,7 +2297,8 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         {
             return MeetsAttainment(l, m_space);
         };
-        double low = r.requestsPerS * 1e-3;
+        const double capacity = ArrivalsCapacity(r, job, unit);
+        double low = capacity * 1e-3;
         ServingLoad best = LoadAt(r, job, prefill, low, unit);
         if (!meets(best))
         {
@@ -2252,7 +2308,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
             r.load.tokensPerSPerGpu = 0;
             continue;
         }
-        double high = r.requestsPerS;
+        double high = capacity;
         while ((high - low) > 1e-3 * high)
         {
             const double mid = (low + high) / 2;
@@ -2294,8 +2350,9 @@ ServingStudy::Size(ServingRow& r,
     };
     // Below the capacity's count the queue grows without end; the whole budget first (shown
     // where even it misses), then bisection on the count (more instances, fewer requests each).
+    const double perInstanceArriving = ArrivalsCapacity(r, job, unit) / most;
     const auto fewest = static_cast<uint32_t>(
-        std::min<double>(most, std::floor(m_space.rateRps / perInstance) + 1));
+        std::min<double>(most, std::floor(m_space.rateRps / perInstanceArriving) + 1));
     ServingRow best = with(most);
     if (meets(best))
     {
@@ -2339,7 +2396,8 @@ ServingStudy::SizeDisaggregated(ServingRow& r,
     // Fewer decode instances than this cannot keep up with the rate, even without the KV
     // transfer.
     const auto fewestDecode = static_cast<uint64_t>(
-        std::floor(rate * (job.run.generatedTokens - 1.0) * r.stepS / r.batch) + 1);
+        std::floor(rate * (MeanGenerated(unit, job.run.generatedTokens) - 1.0) * r.stepS / r.batch)
+        + 1);
     std::optional<ServingRow> best;
     // A set must take fewer GPUs than this: the budget's, then the best's.
     auto bound = [&]
@@ -2881,7 +2939,6 @@ WriteServingLoadPlot(const std::string& dir,
     plot.xLabel = "requests per second per GPU";
     plot.yLabel = "requests within the targets (%)";
     const std::size_t shown = 6;
-    const double generated = study.FirstJob().run.generatedTokens;
     double right = 0;
     for (const auto& r : rows)
     {
@@ -2890,13 +2947,14 @@ WriteServingLoadPlot(const std::string& dir,
         {
             continue;
         }
-        // The row's GPUs, from its rate and the tokens per GPU it asks for.
-        const double gpus = generated * r.load.rateRps / r.load.tokensPerSPerGpu;
+        const auto gpus = double(ServingRowGpus(r));
+        // The capacity of the arrivals' lengths, what the row's utilization is of.
+        const double capacity = r.load.rateRps / r.load.utilization;
         std::vector<double> rates;
         for (uint32_t k = 1; k <= 20; ++k)
         {
             // Up to just below the capacity, where the queue would grow without end.
-            rates.push_back(r.requestsPerS * k / 20.0 * 0.999);
+            rates.push_back(capacity * k / 20.0 * 0.999);
         }
         const std::vector<double> attainment = study.Attainment(rows, r, rates);
         PlotSeries s;

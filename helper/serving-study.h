@@ -190,15 +190,20 @@ struct ServingSpace
  */
 struct ServingLoad
 {
-    double rateRps = 0;          //!< requests per second arriving at the budget
-    double goodputRps = -1;      //!< with ServingSpace::goodput: the rate found (-1: not searched)
-    double tokensPerSPerGpu = 0; //!< generated tokens per second and GPU the rate asks for
-    double utilization = 0;      //!< the rate over the row's capacity (requestsPerS)
-    bool overloaded = false;     //!< the rate reaches the capacity: the queue grows without end
-    QueueSummary summary;        //!< latencies and attainment (not set when overloaded)
-    bool haveEnergy = false;     //!< whether the energy figures are known
-    double energyPerTokenJ = 0;  //!< GPU energy per generated token, idle time included
-    double avgPowerW = 0;        //!< average board power per GPU
+    double rateRps = 0;     //!< requests per second arriving at the budget
+    double goodputRps = -1; //!< with ServingSpace::goodput: the rate found (-1: not searched)
+    /** generated tokens per second and GPU the rate asks for (the arrivals' own lengths) */
+    double tokensPerSPerGpu = 0;
+    /**
+     * the rate over the row's capacity for the arrivals' lengths (ServingStudy::
+     * ArrivalsCapacity: requestsPerS at the job's, scaled to a trace's own)
+     */
+    double utilization = 0;
+    bool overloaded = false;    //!< the rate reaches the capacity: the queue grows without end
+    QueueSummary summary;       //!< latencies and attainment (not set when overloaded)
+    bool haveEnergy = false;    //!< whether the energy figures are known
+    double energyPerTokenJ = 0; //!< GPU energy per generated token, idle time included
+    double avgPowerW = 0;       //!< average board power per GPU
     /** with prefix groups (ServingSpace::prefixes): the share of requests that found theirs */
     double prefixHitShare = -1;
     /**
@@ -733,6 +738,20 @@ class ServingStudy
                              const ServingRow& prefill,
                              uint32_t instances,
                              const std::vector<QueueRequest>& unit) const;
+    /**
+     * \brief The requests per second a row serves of the study's arrivals, what a rate's
+     * utilization is taken against: its steady state's (requestsPerS, at the job's lengths)
+     * over a request's work at the arrivals' mean lengths against the job's. A request's work
+     * is its share of the decode steps (the share of its time in the engine, its first token
+     * and G - 1 steps between tokens, that G - 1 plain decode steps take), in proportion to the
+     * tokens it generates, and the rest (its prefill) to its prompt; the same lengths as the
+     * job's give requestsPerS.
+     * \param r a row \param job its job \param unit the arrivals (UnitRequests)
+     * \return requests per second over the row's instances
+     */
+    double ArrivalsCapacity(const ServingRow& r,
+                            const ResolvedJob& job,
+                            const std::vector<QueueRequest>& unit) const;
     /**
      * \return the space's requests arriving at one per second on average (drawn with the
      * space's burstiness, or its trace's times scaled), with their lengths (the job's, the

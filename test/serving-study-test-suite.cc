@@ -2560,6 +2560,59 @@ class CliServingStudyTestCase : public TestCase
         const Json& software = sizedJson.at("input").at("software");
         NS_TEST_EXPECT_MSG_EQ(software.at("prompt").get<uint32_t>(), 256u, "the mean prompt");
         NS_TEST_EXPECT_MSG_EQ(software.at("generated").get<uint32_t>(), 16u, "the mean output");
+        // Replayed at --gen=64, the trace's requests still generate their own 16 on average:
+        // they set the tokens the rate asks for, and the capacity the rate is measured against
+        // is the row's for requests of 16 tokens: a request's share of the decode steps (63
+        // plain steps of its time in the engine) is for 15 steps, its prefill the same (its 256
+        // prompt tokens are the job's).
+        CliResult replayedLonger =
+            RunCli(Cat(unsized, {"--arrivals=" + dir + "/sized.csv", "--gen=64"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(replayedLonger.status, 0, replayedLonger.err);
+        uint32_t loadedRows = 0;
+        const Json replayedJson = Json::parse(replayedLonger.out);
+        for (const Json& row : replayedJson.at("rows"))
+        {
+            if (!row.contains("load"))
+            {
+                continue;
+            }
+            ++loadedRows;
+            const Json& l = row.at("load");
+            const double rate = l.at("rate_per_s").get<double>();
+            const double gpus = row.at("replicas").get<double>() * row.at("tp").get<double>()
+                                * row.at("pp").get<double>();
+            NS_TEST_EXPECT_MSG_EQ_TOL(l.at("tokens_per_s_per_gpu").get<double>(),
+                                      rate * 16 / gpus,
+                                      1e-9 * rate,
+                                      "the trace's 16 tokens a request, not --gen's 64");
+            const double decoding =
+                63 * row.at("decode_step_s").get<double>()
+                / (row.at("ttft_s").get<double>() + 63 * row.at("tpot_s").get<double>());
+            RAPIDLLM_REQUIRE_EQ((decoding > 0 && decoding < 1), true, "a share");
+            NS_TEST_EXPECT_MSG_EQ_TOL(l.at("utilization").get<double>(),
+                                      rate * (decoding * 15 / 63 + 1 - decoding)
+                                          / row.at("requests_per_s").get<double>(),
+                                      1e-9,
+                                      "the capacity for requests of 16 tokens");
+            NS_TEST_EXPECT_MSG_LT(l.at("utilization").get<double>(),
+                                  rate / row.at("requests_per_s").get<double>(),
+                                  "shorter requests than the job's: more of them served");
+        }
+        NS_TEST_EXPECT_MSG_GT(loadedRows, 0u, "rows simulated");
+        // A trace of one token a request has no time between tokens (as --gen=1): refused, not
+        // replayed at two tokens.
+        {
+            std::ofstream ones(dir + "/ones.csv");
+            ones << "arrival_s,prompt,generated\n";
+            for (int i = 0; i < 40; ++i)
+            {
+                ones << 0.3 * i << ",256,1\n";
+            }
+        }
+        CliResult ones = RunCli(Cat(unsized, {"--arrivals=" + dir + "/ones.csv"}), dir);
+        NS_TEST_EXPECT_MSG_NE(ones.status, 0, "one token a request");
+        NS_TEST_EXPECT_MSG_NE(ones.err.find("--arrivals"), std::string::npos, ones.err);
+        NS_TEST_EXPECT_MSG_NE(ones.err.find("generates one token"), std::string::npos, ones.err);
         CliResult hit = RunCli(Cat(unsized, {"--arrivals=" + dir + "/hits.csv"}), dir);
         NS_TEST_ASSERT_MSG_EQ(hit.status, 0, hit.err);
         const Json hitJson = Json::parse(hit.out);

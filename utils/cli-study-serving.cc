@@ -568,6 +568,22 @@ RunStudyServingCommand(const CliArgs& args)
         space.requests = static_cast<uint32_t>(recorded.size());
         if (space.trace.HasLengths())
         {
+            if (std::none_of(space.trace.requests.begin(),
+                             space.trace.requests.end(),
+                             [](const QueueRequest& q)
+                             {
+                                 return q.generated > 1;
+                             }))
+            {
+                // As --gen=1 is refused (ServingStudy): one token each has no time between
+                // tokens to rank or target, and the requests simulated are the trace's.
+                throw SpecError(kCommandLine,
+                                "arrivals",
+                                "every request of the trace (" + traceFile
+                                    + ") generates one token: no time between tokens to rank "
+                                      "(allowed: a generated column with at least one request "
+                                      "of 2 tokens or more; a prefill-only job is `run`'s)");
+            }
             // The curves are replayed at the job's lengths (and cached prefix): the trace's
             // means unless given.
             if (!args.Has("prompt"))
