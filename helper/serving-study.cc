@@ -1571,45 +1571,70 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
                      + std::to_string(budget) + " (--token-budget): no room for a prefill";
         return;
     }
-    // A prompt goes into the steps whole where the budget holds it beside the decodes (vLLM
-    // schedules the running decodes first, then waiting prompts), else in equal chunks.
+    // vLLM V1's scheduler (SGLang's alike) gives a step's budget first to the running decodes,
+    // one token each, then to the prompts in order, the last that does not fit chunked. While
+    // the slots bind, a prompt goes into the steps whole where the budget holds it beside the
+    // batch's decodes, else in equal chunks.
     const uint64_t room = budget - batch;
-    const uint64_t chunks = (prompt + room - 1) / room;
-    const uint64_t chunk = (prompt + chunks - 1) / chunks;
+    uint64_t chunks = (prompt + room - 1) / room;
+    uint64_t chunk = (prompt + chunks - 1) / chunks;
     // In the steady state each of the batch's slots prefills its prompt over `chunks` steps and
     // then decodes G - 1 tokens: per step batch / (chunks + G - 1) requests start, so that many
     // x chunks prefill chunks run beside the decodes.
     const double cycleSteps = double(chunks + generated - 1);
     const double perStep = double(batch) * double(chunks) / cycleSteps;
-    // Chunks per step that carries any: as many as the steps need, within the budget; with a
+    // Chunks per step that carry any: as many as the steps need, within the budget; with a
     // pipeline the same in each batch in flight.
     const uint32_t inflight = job.run.InflightBatches();
     const uint64_t fit = std::max<uint64_t>(1, room / chunk);
     const uint64_t wanted =
         std::min<uint64_t>(fit, static_cast<uint64_t>(std::ceil(perStep - 1e-9)));
-    const uint64_t perPass = (wanted + inflight - 1) / inflight;
-    const double perMixedStep = double(perPass * inflight);
-    // The share of steps that carry chunks; above 1 the prompts set the pace: every step
-    // carries perMixedStep chunks, perMixedStep / n requests start per step, and only those
-    // that have finished their prompts decode (that rate times G - 1 steps each; the others
-    // wait for their prefill).
-    const double share = perStep / perMixedStep;
+    uint64_t perPass = (wanted + inflight - 1) / inflight;
+    double perMixedStep = double(perPass * inflight);
+    // The share of steps that carry chunks; above 1 the budget, not the slots, sets the pace.
+    double share = perStep / perMixedStep;
     const bool paced = share > 1;
-    const double requestsPerStep =
-        paced ? perMixedStep / double(chunks) : double(batch) / cycleSteps;
+    double requestsPerStep = double(batch) / cycleSteps;
+    uint64_t chunkTokens = chunk;
+    uint64_t context = cached + (chunks - 1) * chunk / 2;
     JobOptions mixedJob = options;
     if (paced)
     {
-        const auto decoding =
-            static_cast<uint64_t>(std::ceil(requestsPerStep * double(generated - 1) - 1e-9));
-        SetBatch(mixedJob, static_cast<uint32_t>(std::clamp<uint64_t>(decoding, 1, batch)));
+        // Every step is full: r requests start per step, r (G - 1) decode and r P prompt tokens
+        // fill the rest of the budget, r = budget / (P + G - 1), fewer only where the slots
+        // cannot hold them (each a slot over its prompt's steps and its G - 1 decodes). Those
+        // decode (the others wait for their prompt's turn), and the room beside them carries
+        // the prompt tokens, a prompt in as many steps as the room takes to hold it.
+        requestsPerStep = double(budget) / double(prompt + generated - 1);
+        const auto decodes = std::clamp<uint64_t>(
+            static_cast<uint64_t>(std::ceil(requestsPerStep * double(generated - 1) - 1e-9)),
+            1,
+            batch);
+        const uint64_t beside = budget - decodes;
+        chunks = (prompt + beside - 1) / beside;
+        chunk = (prompt + chunks - 1) / chunks;
+        requestsPerStep = std::min(requestsPerStep, double(batch) / double(chunks + generated - 1));
+        SetBatch(mixedJob, static_cast<uint32_t>(decodes));
+        // The step's prompt tokens in the pieces of the prompts it carries (a prompt's last
+        // chunk and the next prompt's first), in each batch in flight alike, each at the
+        // pieces' mean prefix.
+        const double tokens = requestsPerStep * double(prompt);
+        const auto pieces =
+            std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(tokens / double(chunk))));
+        perPass = (pieces + inflight - 1) / inflight;
+        perMixedStep = double(perPass * inflight);
+        chunkTokens =
+            std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(tokens / perMixedStep - 1e-9)),
+                                 1,
+                                 std::max<uint64_t>(1, beside / (perPass * inflight)));
+        context = cached + (prompt - std::min(prompt, chunkTokens)) / 2;
+        share = 1;
     }
-    const auto [mixedS, mixedJ, mixedEnergy] =
-        DecodeStep(mixedJob,
-                   job,
-                   {static_cast<uint32_t>(perPass),
-                    static_cast<uint32_t>(chunk),
-                    static_cast<uint32_t>(cached + (chunks - 1) * chunk / 2)});
+    const auto [mixedS, mixedJ, mixedEnergy] = DecodeStep(mixedJob,
+                                                          job,
+                                                          {static_cast<uint32_t>(perPass),
+                                                           static_cast<uint32_t>(chunkTokens),
+                                                           static_cast<uint32_t>(context)});
     const double stepS = paced ? mixedS : (1 - share) * row.stepS + share * mixedS;
     const double stepJ = paced ? mixedJ : (1 - share) * row.stepJ + share * mixedJ;
     row.chunkTokens = static_cast<uint32_t>(chunk);
@@ -1620,7 +1645,7 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
         // For the queue simulation: what a prompt token adds to a step, the mixed step over the
         // same decodes without chunks, per chunk token it carries.
         const uint32_t decodes = std::stoul(mixedJob.Get("batch"));
-        const double tokens = perMixedStep * double(chunk);
+        const double tokens = perMixedStep * double(chunkTokens);
         row.chunkTokenS = std::max(0.0, (mixedS - row.stepCurve.SecondsAt(decodes)) / tokens);
         row.chunkTokenJ = std::max(0.0, (mixedJ - row.stepCurve.JoulesAt(decodes)) / tokens);
     }

@@ -401,9 +401,12 @@ struct PrefillReplay
  * each as the budget allows, the same in each batch in flight) are replayed as decode steps
  * with the chunks' rows beside the batch's (RunSpec::chunkSequences, at the chunks' mean
  * prefix), the others as plain decode steps. Time per output token is the mean step, time to
- * first token n mixed steps, and batch / (n + G - 1) requests finish per step; where the chunks
- * need more than the steps hold, every step carries them and they set the pace: only the
- * requests whose prompts are done decode, and the first token waits (Little's law).
+ * first token n mixed steps, and batch / (n + G - 1) requests finish per step. Where the chunks
+ * need more than the budget holds beside the batch's decodes, the budget sets the pace (vLLM
+ * V1's scheduler: the running decodes first, then the waiting prompts' tokens, as many as fit):
+ * every step is full, r = T / (P + G - 1) requests start per step (fewer where the slots cannot
+ * hold them), r (G - 1) decode, and the rest of the budget carries the prompts, each over
+ * ceil(P / (T - decodes)) steps; the first token waits (Little's law).
  *
  * Disaggregated batching takes the same replays (and a layout's prefill where only one prompt
  * fits) and pairs each decode row with prefill instances (Pair).

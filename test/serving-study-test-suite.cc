@@ -781,9 +781,10 @@ class ServingContinuousTestCase : public TestCase
  * \brief Chunked prefill: the steps that carry new prompts are replayed with them beside the
  * batch, and the figures follow from the two step times as the closed form says; a prompt
  * beyond the token budget splits into chunks over several steps; where the chunks need more
- * than the steps hold they set the pace (Little's law gives the first token's wait); a budget
- * the decodes fill is a reason, not a figure. A prompt inside a decode step costs less than its own
- * prefill step beside it (the weights read once).
+ * than the steps hold beside the batch the budget sets the pace, every step filled with the
+ * decodes first and the prompts' tokens beside them (Little's law gives the first token's
+ * wait); a budget the decodes fill is a reason, not a figure. A prompt inside a decode step costs
+ * less than its own prefill step beside it (the weights read once).
  */
 class ServingChunkedTestCase : public TestCase
 {
@@ -840,21 +841,46 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(
             split.mixedShare, 16.0 * 3 / (3 + 63), 1e-12, "the chunks' share");
         // Four tokens each: 16 prompts of three chunks per 6-step cycle would need 8 chunks a
-        // step where the budget holds one. The prompts set the pace: one chunk a step, a third
-        // of a request starting per step, one request decoding; a slot turns over every 48
-        // steps, 45 of them waiting for or running its prompt.
+        // step where the budget holds one beside 16 decodes. The budget sets the pace: every
+        // step is full, its decodes first (vLLM V1), so 116 / (256 + 3) requests start a step,
+        // as many x 3 decode (2 a step, rounded up) and the 114 tokens beside them carry the
+        // prompts, each in three chunks of 86; a slot turns over every 16 / r steps, 3 of them
+        // decoding.
         JobOptions shortGen = job;
         shortGen.Set("gen", "4");
         const ServingRow paced = ServingStudy(shortGen, space, "flow", "", true).Evaluate(0);
         RAPIDLLM_REQUIRE_EQ(paced.fits, true, "fits");
+        const double started = 116.0 / (256 + 4 - 1);
         NS_TEST_EXPECT_MSG_EQ(paced.mixedShare, 1.0, "every step carries a chunk");
         NS_TEST_EXPECT_MSG_EQ(paced.tpotS, paced.mixedStepS, "every step a mixed one");
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            paced.ttftS, 45 * paced.mixedStepS, 1e-9 * paced.ttftS, "the wait and the chunks");
+        NS_TEST_EXPECT_MSG_EQ(paced.chunkCount, 3u, "three chunks beside two decodes");
+        NS_TEST_EXPECT_MSG_EQ(paced.chunkTokens, 86u, "of 86");
+        NS_TEST_EXPECT_MSG_EQ_TOL(paced.ttftS,
+                                  (16 / started - 3) * paced.mixedStepS,
+                                  1e-9 * paced.ttftS,
+                                  "the wait and the chunks");
         NS_TEST_EXPECT_MSG_EQ_TOL(paced.tokensPerSPerGpu * 2 * paced.tpotS,
-                                  4.0 / 3,
+                                  started * 4,
                                   1e-9,
-                                  "a third of a request's four tokens per step");
+                                  "the budget's requests' four tokens per step");
+
+        // A budget one token above the batch: the decodes do not fill it, since only the
+        // requests whose prompts are done decode. Every step holds the budget's 17 tokens,
+        // 17 / (256 + 63) requests' worth, not one prompt token beside 16 decodes.
+        space.tokenBudget = 17;
+        const ServingRow tight = ServingStudy(job, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(tight.fits, true, "fits");
+        const double tightStarted = 17.0 / (256 + generated - 1);
+        NS_TEST_EXPECT_MSG_EQ(tight.mixedShare, 1.0, "every step full");
+        NS_TEST_EXPECT_MSG_EQ_TOL(tight.tokensPerSPerGpu * 2 * tight.tpotS,
+                                  tightStarted * generated,
+                                  1e-9,
+                                  "the budget's requests' tokens per step");
+        // ceil(r x 63) = 4 decodes, 13 tokens of prompt beside them: 20 chunks.
+        NS_TEST_EXPECT_MSG_EQ(tight.chunkCount, 20u, "a prompt over 20 steps");
+        NS_TEST_EXPECT_MSG_LT(tight.tpotS, split.tpotS, "fewer decodes a step");
+        NS_TEST_EXPECT_MSG_LT(
+            tight.tokensPerSPerGpu, split.tokensPerSPerGpu, "less than the larger budget");
         space.tokenBudget = 16;
         const ServingRow full = ServingStudy(job, space, "flow", "", true).Evaluate(0);
         NS_TEST_EXPECT_MSG_EQ(full.fits, false, "the decodes fill the budget");
