@@ -14,6 +14,8 @@
 #include "ns3/topology.h"
 #include "ns3/trace-replayer.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -119,6 +121,13 @@ RunCollectiveProbe(const NetworkSpec& network,
     double end = -1;
     NetworkStats stats; // at the collective's end (the simulator runs on to the watchdog's stop)
     auto pairs = SchedulePairs(plan.schedule, request.endpoints);
+    for (const auto& t : config.beside)
+    {
+        if (std::find(pairs.begin(), pairs.end(), std::make_pair(t.src, t.dst)) != pairs.end())
+        {
+            result.besideOnPairs.emplace_back(t.src, t.dst);
+        }
+    }
     for (const auto& t : config.beside)
     {
         pairs.emplace_back(t.src, t.dst);
