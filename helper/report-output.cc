@@ -170,12 +170,19 @@ RunReportCsv(const RunReport& r, bool perRank)
           "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s,"
           "tokens_per_s_per_gpu,energy_j,energy_per_token_j,avg_power_w,idle_energy_j,"
           "compute_energy_j,nvlink_energy_j,network_energy_j\n";
+    // Empty where --json has no field or null: a training step has no first token, an
+    // inference request no model TFLOP/s, and a replayed trace set neither those nor a memory
+    // verdict (the traces carry no model or memory).
+    const bool inference = r.mode == "inference";
+    const bool training = r.mode == "training";
+    const bool verdict = r.haveMemory || !r.feasible;
     os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","
-       << FormatNumber(r.ttftS) << "," << (r.tpotDefined ? FormatNumber(r.tpotS) : "") << ","
-       << FormatNumber(r.tflopsPerGpu) << "," << FormatNumber(r.mfu) << ","
-       << FormatNumber(r.computeS) << "," << FormatNumber(r.exposedCommS) << ","
-       << FormatNumber(r.bubbleS) << "," << r.criticalRank << "," << (r.feasible ? "true" : "false")
-       << ",";
+       << (inference ? FormatNumber(r.ttftS) : "") << ","
+       << (inference && r.tpotDefined ? FormatNumber(r.tpotS) : "") << ","
+       << (training ? FormatNumber(r.tflopsPerGpu) : "") << ","
+       << (training ? FormatNumber(r.mfu) : "") << "," << FormatNumber(r.computeS) << ","
+       << FormatNumber(r.exposedCommS) << "," << FormatNumber(r.bubbleS) << "," << r.criticalRank
+       << "," << (verdict ? (r.feasible ? "true" : "false") : "") << ",";
     if (r.haveMemory)
     {
         os << Gib(r.memory.peak) << "," << Gib(r.capacityBytes);
@@ -184,7 +191,8 @@ RunReportCsv(const RunReport& r, bool perRank)
     {
         os << ",";
     }
-    os << "," << FormatNumber(r.hostWaitS) << "," << FormatNumber(r.tokensPerSPerGpu);
+    os << "," << FormatNumber(r.hostWaitS) << ","
+       << (inference ? FormatNumber(r.tokensPerSPerGpu) : "");
     // The energy of --json (energy_j, energy_per_token_j, avg_power_w, energy_breakdown_j),
     // empty where not known (no power model; energy per token in inference only).
     auto energy = [&r](double v, bool applies = true)

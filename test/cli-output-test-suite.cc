@@ -1310,6 +1310,25 @@ class CliCsvTestCase : public TestCase
                          std::string("run energy: ") + part);
         }
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("energy_per_token_j"), "", "training: no tokens");
+        NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("ttft_s"), "", "training: no first token");
+        ExpectNumber(rt.rows[0].at("tflops_per_gpu"), rj.at("tflops_per_gpu"), "run TFLOP/s");
+        NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("feasible"), "true", "training: fits");
+        // A replayed trace set: no model TFLOP/s and no memory verdict (it read 0 and true).
+        const std::string replayTraces = dir + "/csv-traces";
+        CliResult written = RunCli(Cat({"trace", "--out=" + replayTraces}, kSmallTraining), dir);
+        NS_TEST_ASSERT_MSG_EQ(written.status, 0, written.err);
+        CsvTable rp =
+            CsvOf({"replay", "--trace=" + replayTraces + "/trace", "--csv"}, runColumns, dir);
+        RAPIDLLM_REQUIRE_EQ(rp.rows.size(), 1u, "replay: one row");
+        for (const char* column :
+             {"tflops_per_gpu", "mfu", "feasible", "peak_memory_gib", "ttft_s"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(rp.rows[0].at(column), "", column);
+        }
+        ExpectNumber(rp.rows[0].at("step_time_s"), rj.at("step_time_s"), "replay = run");
+        const Json rpj = Json::parse(
+            RunCli({"replay", "--trace=" + replayTraces + "/trace", "--json"}, dir).out);
+        NS_TEST_EXPECT_MSG_EQ(rpj.at("feasible").is_null(), true, rpj.dump());
         const std::vector<std::string> oneToken = {
             "--model=llama2-7b", "--mode=inference", "--layers=2", "--prompt=128", "--gen=1"};
         CsvTable ri = CsvOf(Cat({"run", "--csv"}, oneToken), runColumns, dir);

@@ -33,7 +33,8 @@ to_json(Json& j, const RunReport& r)
 {
     j = Json::object();
     j["mode"] = r.mode;
-    j["feasible"] = r.feasible;
+    // A replayed trace set carries no memory: no verdict (null), rather than "fits".
+    j["feasible"] = r.haveMemory || !r.feasible ? Json(r.feasible) : Json(nullptr);
     if (!r.feasible)
     {
         j["reason"] = r.reason;
