@@ -1355,6 +1355,24 @@ class CliCsvTestCase : public TestCase
                 dir)
                 .out);
         NS_TEST_EXPECT_MSG_GT(two.at("tpot_s").get<double>(), 0.0, "two tokens: a TPOT");
+        // A request past a rotary model's context runs, with a note (none within it).
+        for (const std::string prompt : {"8000", "3000"})
+        {
+            CliResult past = RunCli({"run",
+                                     "--model=llama2-7b",
+                                     "--mode=inference",
+                                     "--layers=2",
+                                     "--prompt=" + prompt,
+                                     "--gen=128"},
+                                    dir);
+            NS_TEST_EXPECT_MSG_EQ(past.status, 0, past.err);
+            NS_TEST_EXPECT_MSG_EQ(
+                (past.err.find("a request of 8128 tokens is longer than llama2-7b's 4096-token "
+                               "context")
+                 != std::string::npos),
+                (prompt == "8000"),
+                prompt << ": " << past.err);
+        }
 
         // collective: the result's row, or with --links the link table.
         const std::vector<std::string> collArgs = {

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -37,7 +38,13 @@ ReadJobOptionValues(const CliArgs& args)
 ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
-    return ReadJobOptionValues(args).ToSpecs();
+    ResolvedJob job = ReadJobOptionValues(args).ToSpecs();
+    const std::string note = job.run.ContextNote(job.model);
+    if (!note.empty())
+    {
+        std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";
+    }
+    return job;
 }
 
 void

@@ -639,7 +639,15 @@ RunStudyServingCommand(const CliArgs& args)
                          v.dtype.c_str());
         }
     }
-    if (!space.trace.requests.empty())
+    if (space.trace.requests.empty())
+    {
+        const std::string note = study.FirstJob().run.ContextNote(study.FirstJob().model);
+        if (!note.empty())
+        {
+            std::fprintf(stderr, "note: %s\n", note.c_str());
+        }
+    }
+    else
     {
         const ModelSpec& model = study.FirstJob().model;
         const auto longer =

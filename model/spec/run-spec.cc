@@ -999,6 +999,21 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
     CheckSizes(model, source);
 }
 
+std::string
+RunSpec::ContextNote(const ModelSpec& model) const
+{
+    const bool training = mode == RunMode::TRAINING;
+    const uint64_t tokens = training ? sequence : uint64_t(promptTokens) + generatedTokens;
+    if (model.position == PositionEmbedding::LEARNED || model.maxSequence == 0
+        || tokens <= model.maxSequence)
+    {
+        return "";
+    }
+    return std::string(training ? "a sequence" : "a request") + " of " + std::to_string(tokens)
+           + " tokens is longer than " + model.name + "'s " + std::to_string(model.maxSequence)
+           + "-token context (max_sequence): predicted as given, without RoPE scaling";
+}
+
 void
 RunSpec::CheckPositions(const ModelSpec& model, const std::string& source) const
 {

@@ -484,6 +484,15 @@ struct RunSpec
      */
     static RunSpec Read(SpecReader& reader);
 
+    /**
+     * \brief Past a rotary model's context: what a command notes (the prediction runs, as
+     * rotary positions have no table, but the model was not trained that long and RoPE
+     * scaling is not modelled). A learned-position model refuses such a run (Finish).
+     * \param model the model
+     * \return "" within its max_sequence, else the note's text
+     */
+    std::string ContextNote(const ModelSpec& model) const;
+
     /** \return true when every field is equal (add new fields to it) */
     bool operator==(const RunSpec& other) const;
     /** \return true when a field differs */
