@@ -2166,9 +2166,12 @@ ServingStudy::LoadAt(const ServingRow& r,
     ServingLoad load;
     load.rateRps = rate;
     // The arrivals' own generated tokens (a trace's lengths), which the simulation generates.
-    load.utilization = rate / ArrivalsCapacity(r, job, unit);
+    const double capacity = ArrivalsCapacity(r, job, unit);
+    load.utilization = rate / capacity;
     load.overloaded = load.utilization >= 1;
-    load.tokensPerSPerGpu = rate * MeanGenerated(unit, generated) / gpus;
+    // What the replicas deliver: the offered load up to their capacity (beyond it the queue
+    // grows, and they generate at their capacity's rate).
+    load.tokensPerSPerGpu = std::min(rate, capacity) * MeanGenerated(unit, generated) / gpus;
     if (load.overloaded)
     {
         return load;

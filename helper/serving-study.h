@@ -192,7 +192,10 @@ struct ServingLoad
 {
     double rateRps = 0;     //!< requests per second arriving at the budget
     double goodputRps = -1; //!< with ServingSpace::goodput: the rate found (-1: not searched)
-    /** generated tokens per second and GPU the rate asks for (the arrivals' own lengths) */
+    /**
+     * generated tokens per second and GPU delivered: the rate's (the arrivals' own lengths),
+     * at most the row's capacity's (an overloaded row generates at its capacity)
+     */
     double tokensPerSPerGpu = 0;
     /**
      * the rate over the row's capacity for the arrivals' lengths (ServingStudy::

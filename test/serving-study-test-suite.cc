@@ -1319,6 +1319,11 @@ class ServingLoadTestCase : public TestCase
         const ServingRow over = ServingStudy(job, space, "flow", "", true).Run().at(0);
         NS_TEST_EXPECT_MSG_EQ(over.load.overloaded, true, "twice the capacity");
         NS_TEST_EXPECT_MSG_EQ(over.meetsSlo, false, "misses the targets");
+        // It delivers its capacity's tokens, not the offered load's (twice that).
+        NS_TEST_EXPECT_MSG_EQ_TOL(over.load.tokensPerSPerGpu,
+                                  over.tokensPerSPerGpu,
+                                  1e-9 * over.tokensPerSPerGpu,
+                                  "an overloaded row generates at its capacity");
 
         // Disaggregated, lightly loaded: the prefill layout's prefill, then the transfer.
         ServingSpace split;
