@@ -3190,13 +3190,18 @@ class MemoryAlternativesTestCase : public TestCase
         const ModelSpec llama = ModelSpec::Load("llama2-70b");
         const GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
         RunSpec serve = fixture::InferenceJob(4, 1, 8, 1024, 1024);
+        // The largest batch of a job fits, and one more does not.
+        auto expectLargest = [&](RunSpec job, uint32_t largest)
+        {
+            job.batch = largest;
+            NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, job, h100).feasible, true, "it fits");
+            job.batch = largest + 1;
+            NS_TEST_EXPECT_MSG_EQ(
+                AnalyzeMemory(llama, job, h100).feasible, false, "one more does not");
+        };
         const uint32_t largest = LargestFittingBatch(llama, serve, h100);
         NS_TEST_EXPECT_MSG_GT(largest, 8u, "more than the batch given");
-        RunSpec at = serve;
-        at.batch = largest;
-        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, at, h100).feasible, true, "it fits");
-        at.batch = largest + 1;
-        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, at, h100).feasible, false, "one more does not");
+        expectLargest(serve, largest);
         serve.promptTokens = 4096;
         NS_TEST_EXPECT_MSG_LT(
             LargestFittingBatch(llama, serve, h100), largest, "longer requests, fewer");
@@ -3213,12 +3218,7 @@ class MemoryAlternativesTestCase : public TestCase
         RAPIDLLM_REQUIRE_EQ(AnalyzeMemory(llama, staged, h100).feasible, true, "16 fit");
         const uint32_t stagedLargest = LargestFittingBatch(llama, staged, h100);
         NS_TEST_EXPECT_MSG_GT(stagedLargest, 16u, "more than the batch given");
-        RunSpec stagedAt = staged;
-        stagedAt.batch = stagedLargest;
-        NS_TEST_EXPECT_MSG_EQ(AnalyzeMemory(llama, stagedAt, h100).feasible, true, "it fits");
-        stagedAt.batch = stagedLargest + 1;
-        NS_TEST_EXPECT_MSG_EQ(
-            AnalyzeMemory(llama, stagedAt, h100).feasible, false, "one more does not");
+        expectLargest(staged, stagedLargest);
         staged.inflightBatches = 0;
         NS_TEST_EXPECT_MSG_EQ(LargestFittingBatch(llama, staged, h100),
                               stagedLargest,
