@@ -320,6 +320,28 @@ class ReplayTimingTestCase : public TestCase
                 rc.ranks[rank].finishS, rc.stepTimeS, 1e-9, "every member finishes together");
         }
 
+        // A barrier is PyTorch's all-reduce of one fp32 element, whatever size its trace
+        // records (PyTorch records 0): the same time as an all-reduce of 4 bytes.
+        auto collectiveStep = [](CollectiveType type, uint64_t bytes)
+        {
+            TraceSet set;
+            set.groups.Add(1, {0, 1, 2, 3});
+            for (uint32_t rank = 0; rank < 4; ++rank)
+            {
+                set.ranks.emplace_back(rank);
+                set.ranks[rank].AddCollective("c", type, bytes, 1);
+            }
+            return Replay(ReplayJob::FromTraceSet(set), SwitchNetwork(4, 100, 500)).stepTimeS;
+        };
+        const double word = collectiveStep(CollectiveType::ALL_REDUCE, 4);
+        NS_TEST_EXPECT_MSG_GT(word, 0.0, "a 4-byte all-reduce takes its latencies");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            collectiveStep(CollectiveType::BARRIER, 0), word, 1e-15, "a barrier of size 0");
+        NS_TEST_EXPECT_MSG_EQ_TOL(collectiveStep(CollectiveType::BARRIER, 9 << 20),
+                                  word,
+                                  1e-15,
+                                  "a barrier recorded with 9 MiB");
+
         // A memory load another tool timed (1 ms) takes its time between two kernels, beside
         // them (not compute time); one without a duration takes none.
         TraceSet mem;

@@ -44,6 +44,19 @@ Scaled(int64_t ns, double factor)
     return factor == 1 ? ns : std::llround(double(ns) * factor);
 }
 
+/**
+ * \return the bytes a node moves as replayed: its comm_size, but one fp32 element for a barrier,
+ * which PyTorch's NCCL process group runs as an all-reduce of a one-element float tensor and
+ * records with a size of 0 (pytorch/pytorch, torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp,
+ * ProcessGroupNCCL::barrier)
+ */
+uint64_t
+ReplayedBytes(const TraceNode& n)
+{
+    return n.type == TraceNodeType::COMM_COLL && n.commType == CollectiveType::BARRIER ? 4
+                                                                                       : n.bytes;
+}
+
 /** Node completions between two checks of the event count. */
 constexpr uint32_t kCompletionsPerCheck = 4096;
 /** The watchdog's periodic check: its first and longest period. */
@@ -223,7 +236,7 @@ TraceReplayer::GetPairs(const ReplayJob& job) const
                 continue;
             }
             CollectiveOp op;
-            if (node.type != TraceNodeType::COMM_COLL || node.bytes == 0
+            if (node.type != TraceNodeType::COMM_COLL || ReplayedBytes(node) == 0
                 || !ToCollectiveOp(node.commType, op))
             {
                 continue;
@@ -233,14 +246,14 @@ TraceReplayer::GetPairs(const ReplayJob& job) const
             {
                 continue; // the replay reports it
             }
-            if (!planned.emplace(group, uint8_t(node.commType), node.bytes).second)
+            if (!planned.emplace(group, uint8_t(node.commType), ReplayedBytes(node)).second)
             {
                 continue;
             }
             CollectiveRequest request;
             request.op = op;
             request.endpoints = group == kWorldGroup ? world : job.GetGroups().Get(group);
-            request.bytes = node.bytes;
+            request.bytes = ReplayedBytes(node);
             request.algorithm = m_algorithm;
             if (request.endpoints.size() < 2)
             {
@@ -703,7 +716,7 @@ TraceReplayer::MakeEvent(uint32_t rank, uint32_t node) const
     e.name = s.graph->GetName(node);
     e.kind = ToOperatorKind(n.type);
     e.time = Simulator::Now();
-    e.bytes = n.bytes;
+    e.bytes = ReplayedBytes(n);
     switch (e.kind)
     {
         case OperatorKind::COMPUTE:
@@ -1400,16 +1413,16 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         m.group = group;
         m.nodeOfMember.assign(members.size(), kAbsent);
         m.type = n.commType;
-        m.bytes = n.bytes;
+        m.bytes = ReplayedBytes(n);
         m.firstRank = rank;
     }
-    else if (m.type != n.commType || m.bytes != n.bytes)
+    else if (m.type != n.commType || m.bytes != ReplayedBytes(n))
     {
         throw ReplayError(Describe(rank, node) + " meets " + ToString(m.type) + " of "
                           + std::to_string(m.bytes) + " bytes issued by rank "
                           + std::to_string(m.firstRank) + " as the same collective of group "
                           + std::to_string(group) + ", but is " + ToString(n.commType) + " of "
-                          + std::to_string(n.bytes) + " bytes");
+                          + std::to_string(ReplayedBytes(n)) + " bytes");
     }
     m.nodeOfMember[pos] = node;
     s.status[node] = kStatusPosted;
@@ -1569,13 +1582,14 @@ TraceReplayer::HoldSms(uint32_t rank, uint32_t node, uint32_t group)
     uint32_t sms = s.graph->GetCommSms(node);
     if (sms == 0)
     {
-        const auto key = std::make_tuple(group, collective ? int(n.commType) : -1, n.bytes);
+        const auto key =
+            std::make_tuple(group, collective ? int(n.commType) : -1, ReplayedBytes(n));
         auto known = m_commSms.find(key);
         if (known == m_commSms.end())
         {
             CollectiveRequest request;
             request.endpoints = members;
-            request.bytes = n.bytes;
+            request.bytes = ReplayedBytes(n);
             request.algorithm = m_algorithm;
             request.fluid = true;
             if (collective)
