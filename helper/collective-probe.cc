@@ -120,17 +120,17 @@ RunCollectiveProbe(const NetworkSpec& network,
     double start = 0;
     double end = -1;
     NetworkStats stats; // at the collective's end (the simulator runs on to the watchdog's stop)
-    auto pairs = SchedulePairs(plan.schedule, request.endpoints);
+    const auto collectivePairs = SchedulePairs(plan.schedule, request.endpoints);
+    auto pairs = collectivePairs;
     for (const auto& t : config.beside)
     {
-        if (std::find(pairs.begin(), pairs.end(), std::make_pair(t.src, t.dst)) != pairs.end())
+        const auto pair = std::make_pair(t.src, t.dst);
+        if (std::find(collectivePairs.begin(), collectivePairs.end(), pair)
+            != collectivePairs.end())
         {
-            result.besideOnPairs.emplace_back(t.src, t.dst);
+            result.besideOnPairs.push_back(pair);
         }
-    }
-    for (const auto& t : config.beside)
-    {
-        pairs.emplace_back(t.src, t.dst);
+        pairs.push_back(pair);
     }
     // The packet backend opens the pairs' connections first; the collective is timed from its
     // start (the flow backend starts at once). Started as a replay starts it (its plan's

@@ -45,22 +45,29 @@ SetBatch(JobOptions& options, uint32_t n)
 }
 
 /**
- * \return the generated tokens of the arrivals on average: each request's own (a trace's, or
- * drawn by --spread), else the job's \p generated
+ * \return a length of the arrivals on average (QueueRequest::prompt or ::generated): each
+ * request's own (a trace's, or drawn by --spread), else the job's \p fallback
  */
 double
-MeanGenerated(const std::vector<QueueRequest>& unit, uint32_t generated)
+MeanLength(const std::vector<QueueRequest>& unit, uint32_t QueueRequest::*length, uint32_t fallback)
 {
     if (unit.empty())
     {
-        return generated;
+        return fallback;
     }
     double sum = 0;
     for (const QueueRequest& q : unit)
     {
-        sum += q.generated > 0 ? q.generated : generated;
+        sum += q.*length > 0 ? q.*length : fallback;
     }
     return sum / double(unit.size());
+}
+
+/** \return the generated tokens of the arrivals on average (MeanLength) */
+double
+MeanGenerated(const std::vector<QueueRequest>& unit, uint32_t generated)
+{
+    return MeanLength(unit, &QueueRequest::generated, generated);
 }
 
 /**
@@ -1929,14 +1936,9 @@ ServingStudy::ArrivalsCapacity(const ServingRow& r,
         return r.requestsPerS;
     }
     // (The whole prompts: which prefixes the requests find is the simulation's.)
-    double prompt = 0;
-    for (const QueueRequest& q : unit)
-    {
-        prompt += q.prompt > 0 ? q.prompt : job.run.promptTokens;
-    }
-    prompt /= double(unit.size());
     const double longer = (MeanGenerated(unit, job.run.generatedTokens) - 1) / steps;
-    const double longerPrompt = prompt / job.run.promptTokens;
+    const double longerPrompt =
+        MeanLength(unit, &QueueRequest::prompt, job.run.promptTokens) / job.run.promptTokens;
     if (longer == 1 && longerPrompt == 1)
     {
         return r.requestsPerS;
