@@ -385,6 +385,12 @@ CollectivePlanner::SetPairTiming(CollectiveSchedule::PairTiming timing)
     m_timing = std::move(timing);
 }
 
+const CollectiveSchedule::PairTiming&
+CollectivePlanner::GetPairTiming() const
+{
+    return m_timing;
+}
+
 CollectivePlan
 BuildCollective(const CollectiveRequest& request, const NetworkView& view)
 {

@@ -145,6 +145,8 @@ class CollectivePlanner
      * \param timing (bytes/s, seconds) of a message between two endpoints alone
      */
     void SetPairTiming(CollectiveSchedule::PairTiming timing);
+    /** \return the endpoint pairs' idle timing (SetPairTiming), or an empty function */
+    const CollectiveSchedule::PairTiming& GetPairTiming() const;
 
     /** \return the network */
     const NetworkView& GetView() const;

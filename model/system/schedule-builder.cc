@@ -144,6 +144,11 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         }
     };
     const std::vector<Step> starts = startsOf(m_ready);
+    // Without a message floor, a phase's latency count is a chain of steps that passes its
+    // streams in turn (a ring's blocks cross every edge): where the streams' latencies differ,
+    // each stream lasts at least that chain at the streams' mean step (nominal), rather than
+    // paying its own edge's latency at every step.
+    const double stepS = m_floor ? 0.0 : ChainStepS(streams, latencies);
     std::vector<uint32_t> ends;
     ends.reserve(2 * streams.size());
     for (std::size_t i = 0; i < streams.size(); ++i)
@@ -160,8 +165,16 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         }
         if (!pipelined)
         {
-            ends.push_back(
-                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
+            if (stepS == 0)
+            {
+                ends.push_back(m_schedule.AddSend(
+                    st.src, st.dst, st.bytes, Deps(starts[i]), latencies, false));
+                continue;
+            }
+            const uint32_t send =
+                m_schedule.AddSend(st.src, st.dst, st.bytes, Deps(starts[i]), 1, false);
+            const uint32_t chain = m_schedule.AddLocal(st.dst, latencies * stepS, Deps(starts[i]));
+            ends.push_back(m_schedule.AddLocal(st.dst, 0, {send, chain}));
             continue;
         }
         // Pipelined (see Chunked): the stream's first message's worth (its head) is what the
@@ -179,12 +192,20 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
             const uint32_t first = end;
             const uint32_t rest =
                 m_schedule.AddSend(st.src, st.dst, st.bytes - head, {first}, 1, false);
-            const uint32_t chain =
-                m_schedule.AddSend(st.src, st.dst, 0, {first}, latencies - 1, false);
-            const double rate = NominalRate(st.src, st.dst);
-            const uint32_t hops =
-                rate > 0 ? m_schedule.AddLocal(st.dst, (latencies - 1) * head / rate, {chain})
-                         : chain;
+            uint32_t hops;
+            if (stepS > 0)
+            {
+                hops = m_schedule.AddLocal(st.dst, (latencies - 1) * stepS, {first});
+            }
+            else
+            {
+                const uint32_t chain =
+                    m_schedule.AddSend(st.src, st.dst, 0, {first}, latencies - 1, false);
+                const double rate = NominalRate(st.src, st.dst);
+                hops = rate > 0
+                           ? m_schedule.AddLocal(st.dst, (latencies - 1) * head / rate, {chain})
+                           : chain;
+            }
             if (barrier)
             {
                 // The phase's end joins every stream's rest and chain at once.
@@ -197,6 +218,27 @@ ScheduleBuilder::FluidPhase(const std::vector<uint32_t>& members,
         ends.push_back(end);
     }
     finish(ends, m_ready);
+}
+
+double
+ScheduleBuilder::ChainStepS(const std::vector<FluidStream>& streams, uint32_t latencies) const
+{
+    const CollectiveSchedule::PairTiming& timing = m_planner.GetPairTiming();
+    if (latencies < 2 || streams.size() < 2 || !timing)
+    {
+        return 0;
+    }
+    double first = -1;
+    bool alike = true;
+    double sum = 0;
+    for (const FluidStream& st : streams)
+    {
+        const auto [rate, latency] = timing(GetEndpoint(st.src), GetEndpoint(st.dst));
+        alike = alike && (first < 0 || latency == first);
+        first = latency;
+        sum += latency + (rate > 0 ? st.bytes / double(latencies) / rate : 0.0);
+    }
+    return alike ? 0 : sum / streams.size();
 }
 
 double

@@ -199,6 +199,15 @@ class ScheduleBuilder
 
   private:
     /**
+     * \brief Without a message floor: where a phase's streams' path latencies differ, the
+     * mean over its streams of one step (a latency and a message's share of the stream's
+     * bytes at the pair's rate alone), which the chain of its \p latencies steps takes
+     * (its messages pass the streams in turn, e.g. a ring's blocks cross every edge); 0 where
+     * the latencies are alike or the planner has no pair timing (each stream then pays its own).
+     * \param streams the phase's streams \param latencies the phase's latency count
+     */
+    double ChainStepS(const std::vector<FluidStream>& streams, uint32_t latencies) const;
+    /**
      * \brief The payload rate of the slowest network dimension two ranks' endpoints differ in
      * (no faults): what one message between them moves at alone. 0 for the same endpoint.
      */
