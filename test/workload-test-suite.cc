@@ -1601,15 +1601,20 @@ class MemoryLayoutTestCase : public TestCase
             RunSpec run = fixture::TrainingJob(1, 1, d, 1, d, 256);
             run.dtype = c.dtype;
             run.memoryLayout = MemoryLayout::APEX;
+            // fp8: beside them, Transformer Engine's fp8 copies of the linear weights (2 B each).
+            const double cache =
+                c.dtype == DataType::FP8
+                    ? 2.0 * StageLinearParameters(model, run, 0) / StageParameters(model, run, 0)
+                    : 0.0;
             MemoryReport report;
             NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, run, &report),
-                                      c.replicated,
+                                      c.replicated + cache,
                                       1e-9,
                                       "apex " << ToString(c.dtype));
             NS_TEST_EXPECT_MSG_EQ(report.memoryLayout, "apex", "stated");
             run.parallel.zeroStage = 1;
             NS_TEST_EXPECT_MSG_EQ_TOL(BytesPerParameter(model, run, &report),
-                                      c.kept + c.sharded / d,
+                                      c.kept + c.sharded / d + cache,
                                       1e-9,
                                       "apex " << ToString(c.dtype) << " sharded");
             NS_TEST_EXPECT_MSG_NE(report.assumption.find("Apex DistributedFusedAdam"),
@@ -1693,6 +1698,38 @@ class MemoryLayoutTestCase : public TestCase
                                   {"main_grads", "fp16 gradients with bf16 weights"}),
                               true,
                               "16-bit gradients are the weights' type");
+
+        // ZeRO-2 keeps only its gradient shard, so it reduce-scatters every micro-batch's
+        // gradients; ZeRO-1 only the last one's, which carry the step's sum (DeepSpeed's
+        // engine). Four micro-batches per rank: four times the traffic.
+        {
+            RunSpec z = fixture::TrainingJob(1, 1, d, 1, 4 * d, 256);
+            z.memoryLayout = MemoryLayout::DEEPSPEED;
+            z.parallel.zeroStage = 1;
+            const uint64_t once = dpGradBytes(z);
+            z.parallel.zeroStage = 2;
+            NS_TEST_EXPECT_MSG_GT(once, 0u, "ZeRO-1 reduces");
+            NS_TEST_EXPECT_MSG_EQ(dpGradBytes(z), 4 * once, "ZeRO-2: every micro-batch");
+        }
+
+        // FP8 training keeps Transformer Engine's fp8 copy of each linear weight and its
+        // transpose for the step's micro-batches: 2 more bytes per linear-layer parameter.
+        {
+            RunSpec bf16 = fixture::TrainingJob(1, 1, d, 1, 4 * d, 256);
+            RunSpec fp8 = bf16;
+            fp8.dtype = DataType::FP8;
+            GpuSpec h100;
+            h100.hbmBytes = 80ull << 30;
+            const RankMemory a = AnalyzeMemory(Workload::Build(model, bf16), h100).worst;
+            MemoryReport fp8Report = AnalyzeMemory(Workload::Build(model, fp8), h100);
+            const uint64_t linear = StageLinearParameters(model, fp8, 0);
+            // Per layer: QKV and out-projection (4h^2 without GQA) and the MLP's two GEMMs.
+            NS_TEST_EXPECT_MSG_GT(linear, 4 * model.hidden * model.hidden, "linear weights");
+            NS_TEST_EXPECT_MSG_EQ(fp8Report.worst.weights, a.weights + 2 * linear, "fp8 copies");
+            NS_TEST_EXPECT_MSG_NE(fp8Report.assumption.find("is_first_microbatch"),
+                                  std::string::npos,
+                                  fp8Report.assumption);
+        }
 
         // Expert parameters shard over the expert data-parallel group: Mixtral, dp 4, ep 2,
         // ZeRO-1 (Megatron-LM bf16): optimizer = 12 (dense / 4 + expert / 2).

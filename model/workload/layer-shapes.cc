@@ -146,6 +146,22 @@ LayerShapes::TpReplicatedParams(int32_t layer) const
 }
 
 uint64_t
+LayerShapes::LinearParams(int32_t layer) const
+{
+    uint64_t params = AttentionLinearParams();
+    if (IsMoeLayer(layer))
+    {
+        params += localExperts * (hidden * expertFc1Out + expertFfn * hidden);
+        params += hidden * sharedFc1Out + sharedFfn * hidden;
+    }
+    else
+    {
+        params += hidden * fc1Out + ffn * hidden;
+    }
+    return params;
+}
+
+uint64_t
 LayerShapes::AttentionLinearParams() const
 {
     if (!mla)
@@ -266,6 +282,29 @@ StageLayerParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
                           {
                               return shapes.LayerParams(layer);
                           });
+}
+
+uint64_t
+StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    LayerShapes shapes(model, run);
+    uint64_t params = SumStageLayers(model,
+                                     run.parallel,
+                                     stage,
+                                     [&](int32_t layer)
+                                     {
+                                         return shapes.LinearParams(layer);
+                                     });
+    if (stage == run.parallel.HeadStage())
+    {
+        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+        {
+            // The module's layer and its projection (2h to h, split over tensor parallelism).
+            params += shapes.LinearParams(shapes.MtpLayer(k))
+                      + 2 * shapes.hidden * shapes.hidden / run.parallel.tp;
+        }
+    }
+    return params;
 }
 
 uint64_t

@@ -137,6 +137,11 @@ struct LayerShapes
     uint64_t TpReplicatedParams(int32_t layer) const;
     /** \return the attention's linear-layer weights on this rank (QKV or MLA's, out-projection) */
     uint64_t AttentionLinearParams() const;
+    /**
+     * \return the weights of decoder layer \p layer's linear layers on this rank (QKV,
+     * out-projection, and the MLP or the local and shared experts): what an fp8 recipe casts
+     */
+    uint64_t LinearParams(int32_t layer) const;
     /** \return MLA: the down-projection's output, query latent, KV latent and rotary key */
     uint64_t LatentWidth() const;
     /** \return the out-projection's input width on this rank (heads x value width) */
@@ -176,6 +181,17 @@ uint64_t StageParameters(const ModelSpec& model, const RunSpec& run, uint32_t st
  * \return parameter count
  */
 uint64_t StageLayerParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+/**
+ * \brief The linear layers' weights among StageParameters (LayerShapes::LinearParams of its
+ * decoder layers, and on the last stage of its prediction modules' layers and projections):
+ * what Transformer Engine casts to fp8 once per step and keeps for the step's micro-batches.
+ * \param model the model
+ * \param run the run settings
+ * \param stage the pipeline stage
+ * \return parameter count
+ */
+uint64_t StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
 /**
  * \brief The expert parameters among StageParameters: ZeRO and the gradient reduction shard

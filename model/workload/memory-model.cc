@@ -139,6 +139,12 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
                   "pass, 1F1B's count";
         }
     }
+    if (run.dtype == DataType::FP8)
+    {
+        os << "; fp8: Transformer Engine's fp8 copy of each linear weight and its transpose, "
+              "cast on the first micro-batch and kept for the step (is_first_microbatch), 2 "
+              "bytes per linear-layer parameter beside the weights";
+    }
     return os.str();
 }
 } // namespace
@@ -214,6 +220,12 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                        + expert * perParam / p.ExpertReplicas();
             };
             m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
+            if (w.run.dtype == DataType::FP8)
+            {
+                // Transformer Engine's cached fp8 weights and their transposes (AssumptionOf),
+                // which the step's fp8_weight_cast writes once for all its micro-batches.
+                m.weights += 2 * StageLinearParameters(w.model, w.run, g.stage);
+            }
             m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);
             m.optimizer = shard(bytes.optimizer, 1);
             m.activations = PeakActivationBytes(g);

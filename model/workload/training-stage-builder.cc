@@ -272,28 +272,6 @@ class TrainingStageBuilder
         }
     }
 
-    /**
-     * Weights of decoder layer \p layer's fp8 linear layers (QKV, out-projection, and the MLP or
-     * the local and shared experts).
-     */
-    uint64_t
-    LinearParams(int32_t layer) const
-    {
-        const LayerShapes& l = m_shapes;
-        const uint64_t h = l.hidden;
-        uint64_t params = l.AttentionLinearParams();
-        if (l.IsMoeLayer(layer))
-        {
-            params += l.localExperts * (h * l.expertFc1Out + l.expertFfn * h);
-            params += h * l.sharedFc1Out + l.sharedFfn * h;
-        }
-        else
-        {
-            params += h * l.fc1Out + l.ffn * h;
-        }
-        return params;
-    }
-
     /** Parameters of the emitting layer that are not experts (reduced over dp x cp). */
     uint64_t
     DenseLayerParams() const
@@ -588,7 +566,7 @@ class TrainingStageBuilder
     void
     HeadGradients(uint32_t mb, uint32_t wgrad)
     {
-        if (IsLastMicroBatch(mb))
+        if (ReducesGradients(mb))
         {
             AddGradients(
                 wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_gb, GroupKind::DP);
@@ -704,7 +682,7 @@ class TrainingStageBuilder
         m_e.AddMemory(m_e.LastStream(), -m_mtpHeld[{mb, k}]);
         m_mtpHeld.erase({mb, k});
         LayerGradients(mb, layer, wgrad, m_shapes.mtpParams);
-        if (k == 0 && IsLastMicroBatch(mb))
+        if (k == 0 && ReducesGradients(mb))
         {
             AddGradients(emb, MtpEmbeddingCopy() * m_gb, GroupKind::DP);
         }
@@ -727,6 +705,18 @@ class TrainingStageBuilder
     IsLastMicroBatch(uint32_t mb) const
     {
         return mb + 1 == m_microBatches;
+    }
+
+    /**
+     * Whether micro-batch \p mb's gradients are reduced: the last one's, which carry the
+     * step's sum; every one's under ZeRO-2, whose ranks keep only their shard of the
+     * gradients (DeepSpeed's engine reduces "during non gradient accumulation boundaries as
+     * well" once gradients are partitioned, deepspeed/runtime/engine.py allreduce_gradients).
+     */
+    bool
+    ReducesGradients(uint32_t mb) const
+    {
+        return IsLastMicroBatch(mb) || m_run.parallel.zeroStage == 2;
     }
 
     void
@@ -786,7 +776,7 @@ class TrainingStageBuilder
                             MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt, true));
             m_e.AddMemory(emb, -m_held[{mb, chunk}]);
             m_held.erase({mb, chunk});
-            if (IsLastMicroBatch(mb))
+            if (ReducesGradients(mb))
             {
                 AddGradients(emb, m_shapes.embeddingParams * m_gb, GroupKind::DP);
             }
@@ -800,7 +790,7 @@ class TrainingStageBuilder
                      m_layer.InputBytes(),
                      m_e.LastStream());
         }
-        if (IsLastMicroBatch(mb) && !m_run.parallel.ZeroBubble())
+        if (ReducesGradients(mb) && !m_run.parallel.ZeroBubble())
         {
             FlushBucket();
         }
@@ -895,8 +885,8 @@ class TrainingStageBuilder
     /**
      * The gradients of decoder layer \p layer (the emitting one), and \p extra more dense
      * parameters, became final at node \p wgrad in micro-batch \p mb: ZeRO-3 reduce-scatters
-     * them every micro-batch, otherwise the last one's join the data-parallel buckets; the
-     * experts' reduce over the expert data-parallel group.
+     * them every micro-batch, otherwise those reduced (ReducesGradients) join the
+     * data-parallel buckets; the experts' reduce over the expert data-parallel group.
      */
     void
     LayerGradients(uint32_t mb, int32_t layer, uint32_t wgrad, uint64_t extra)
@@ -907,11 +897,11 @@ class TrainingStageBuilder
             // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch.
             m_e.Async("rs_grads", CollectiveKind::REDUCE_SCATTER, GroupKind::DP, dense, wgrad);
         }
-        else if (IsLastMicroBatch(mb))
+        else if (ReducesGradients(mb))
         {
             AddGradients(wgrad, dense, GroupKind::DP);
         }
-        if (m_shapes.ExpertParams(layer) > 0 && IsLastMicroBatch(mb)
+        if (m_shapes.ExpertParams(layer) > 0 && ReducesGradients(mb)
             && m_run.parallel.ExpertReplicas() > 1)
         {
             // Expert gradients reduce over the expert data-parallel group, scattered there
@@ -1020,26 +1010,7 @@ class TrainingStageBuilder
             // Transformer Engine keeps bf16 weights and casts each linear layer's weight to fp8
             // (with its transpose for the input-gradient GEMM) once per step, on the first
             // micro-batch; charged here, after the update that makes them stale.
-            uint64_t params = 0;
-            for (uint32_t chunk = 0; chunk < m_run.parallel.virtualStages; ++chunk)
-            {
-                const uint32_t vstage = VirtualStage(chunk);
-                const uint32_t first = m_run.parallel.FirstLayerOf(m_model.layers, vstage);
-                for (uint32_t i = 0; i < m_run.parallel.VirtualStageLayers(m_model.layers, vstage);
-                     ++i)
-                {
-                    params += LinearParams(static_cast<int32_t>(first + i));
-                }
-                if (vstage + 1 == m_virtualStages)
-                {
-                    for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
-                    {
-                        // The module's layer and its projection.
-                        params += LinearParams(m_shapes.MtpLayer(k))
-                                  + 2 * m_shapes.hidden * m_shapes.hidden / m_run.parallel.tp;
-                    }
-                }
-            }
+            const uint64_t params = StageLinearParameters(m_model, m_run, m_stage);
             const uint64_t h = m_shapes.hidden;
             const uint64_t rows = params / h;
             if (rows > 0)
