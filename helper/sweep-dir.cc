@@ -72,14 +72,19 @@ FirstDifference(const Json& a, const Json& b)
     {
         keys.insert(it.key());
     }
+    auto differs = [&](const std::string& k)
+    {
+        return !a.contains(k) || !b.contains(k) || a.at(k) != b.at(k);
+    };
+    // The layout count follows from the options: name the option that differs where one does.
     for (const auto& k : keys)
     {
-        if (!a.contains(k) || !b.contains(k) || a.at(k) != b.at(k))
+        if (k != "layouts" && differs(k))
         {
             return k;
         }
     }
-    return "";
+    return differs("layouts") ? "layouts" : "";
 }
 
 /** \return a value as it reads in a message */

@@ -170,6 +170,15 @@ class CliSweepTestCase : public TestCase
                                  dir);
         NS_TEST_EXPECT_MSG_EQ(other.status, 2, "another sweep");
         NS_TEST_EXPECT_MSG_NE(other.err.find("gbs"), std::string::npos, other.err);
+        // A longer --tp list also changes the layout count: the option is named, not the count.
+        std::vector<std::string> moreTp = kSweep;
+        for (auto& a : moreTp)
+        {
+            a = a == "--tp=1,2" ? "--tp=1,2,4" : a;
+        }
+        CliResult tp = RunCli(Cat(moreTp, {"--resume", "--out=" + dir + "/one"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(tp.status, 2, "another sweep");
+        NS_TEST_EXPECT_MSG_NE(tp.err.find("its tp is [1,2]"), std::string::npos, tp.err);
 
         // Killed midway (SIGKILL, a row cut short as a kill during a write leaves it), then
         // resumed: the same file.

@@ -568,11 +568,18 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
         os << " must equal layers (" << layers << ") with pp 2";
         throw SpecError(source, field, os.str());
     }
-    if (middle > 0 && (fixed >= layers || (layers - fixed) % middle != 0))
+    const std::string others =
+        "the other " + std::to_string(middle) + (middle == 1 ? " stage" : " stages");
+    if (middle > 0 && fixed >= layers)
     {
-        os << " leave " << (fixed >= layers ? 0 : layers - fixed) << " of the " << layers
-           << " layers for the other " << middle << " stages: that must be a positive multiple of "
-           << middle;
+        os << " = " << fixed << " leave none of the model's " << layers << " layers for " << others
+           << ": together they must be fewer than " << layers;
+        throw SpecError(source, field, os.str());
+    }
+    if (middle > 0 && (layers - fixed) % middle != 0)
+    {
+        os << " leave " << layers - fixed << " of the " << layers << " layers for " << others
+           << ": that must be a multiple of " << middle;
         throw SpecError(source, field, os.str());
     }
     for (uint32_t s : {0u, p.pp / 2, p.pp - 1})
