@@ -695,6 +695,60 @@ class YamlBadInputTestCase : public TestCase
                                   {"global_batch", "micro-batch x dp (4294967296)"}),
                               true,
                               "mbs x dp beyond 32 bits");
+        // A RunSpec built in code is checked as Parse checks a file: a count of 0 or an
+        // unknown schedule is a SpecError naming its field (vpp 0 and an inference batch of 0
+        // divided by zero; an unknown schedule and 0 generated tokens ran).
+        struct Zero
+        {
+            const char* field;
+            std::function<void(RunSpec&)> set;
+        };
+        for (const Zero& z : {Zero{"vpp",
+                                   [](RunSpec& r)
+                                   {
+                                       r.parallel.virtualStages = 0;
+                                   }},
+                              Zero{"tp",
+                                   [](RunSpec& r)
+                                   {
+                                       r.parallel.tp = 0;
+                                   }},
+                              Zero{"micro_batch",
+                                   [](RunSpec& r)
+                                   {
+                                       r.microBatch = 0;
+                                   }},
+                              Zero{"batch",
+                                   [](RunSpec& r)
+                                   {
+                                       r.mode = RunMode::INFERENCE;
+                                       r.batch = 0;
+                                   }},
+                              Zero{"generated",
+                                   [](RunSpec& r)
+                                   {
+                                       r.mode = RunMode::INFERENCE;
+                                       r.promptTokens = 8;
+                                       r.generatedTokens = 0;
+                                   }},
+                              Zero{"pp_schedule",
+                                   [](RunSpec& r)
+                                   {
+                                       r.parallel.schedule = "bogus";
+                                   }}})
+        {
+            RunSpec r = training;
+            r.sequence = 8;
+            z.set(r);
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
+                                      [&]()
+                                      {
+                                          r.Validate(m, "run.yaml");
+                                      },
+                                      {"run.yaml", z.field}),
+                                  true,
+                                  z.field);
+        }
     }
 };
 

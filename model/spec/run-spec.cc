@@ -601,6 +601,40 @@ void
 RunSpec::Validate(const ModelSpec& model, const std::string& source) const
 {
     const auto& p = parallel;
+    // Counts a RunSpec built in code may leave at 0 (Parse and the command's options refuse
+    // them): checked first, so that no later check divides by one.
+    auto positive = [&](const char* field, uint64_t value)
+    {
+        if (value == 0)
+        {
+            throw SpecError(source, field, "is 0; allowed: a whole number from 1");
+        }
+    };
+    positive("tp", p.tp);
+    positive("pp", p.pp);
+    positive("dp", p.dp);
+    positive("cp", p.cp);
+    positive("ep", p.ep);
+    positive("vpp", p.virtualStages);
+    if (mode == RunMode::TRAINING)
+    {
+        positive("micro_batch", microBatch);
+        positive("global_batch", globalBatch);
+        positive("sequence", sequence);
+    }
+    else
+    {
+        positive("batch", batch);
+        positive("prompt", promptTokens);
+        positive("generated", generatedTokens);
+    }
+    const auto schedules = Choices("pp_schedule");
+    if (std::find(schedules.begin(), schedules.end(), p.schedule) == schedules.end())
+    {
+        throw SpecError(source,
+                        "pp_schedule",
+                        "unknown schedule '" + p.schedule + "'; allowed: " + JoinNames(schedules));
+    }
     if (specTokens > 0 || specAcceptance != 0)
     {
         if (mode != RunMode::INFERENCE)
@@ -1353,7 +1387,7 @@ RunSpec::Read(SpecReader& r)
     s.sequence = r.GetCount("sequence", 1, s.sequence);
     s.batch = r.GetCount("batch", 1, s.batch);
     s.promptTokens = r.GetCount("prompt", 1, s.promptTokens);
-    s.generatedTokens = r.GetCount("generated", 0, s.generatedTokens);
+    s.generatedTokens = r.GetCount("generated", 1, s.generatedTokens);
     s.cachedPrefix = r.GetCount("cached_prefix", 0, s.cachedPrefix);
     s.sharedPrefix = r.GetBool("shared_prefix", s.sharedPrefix);
     s.prefixGroups = r.GetCount("prefix_groups", 0, s.prefixGroups);
