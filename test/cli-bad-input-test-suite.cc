@@ -561,6 +561,8 @@ class CliBadInputTestCase : public TestCase
             {Cat(faults, {"--packet=WindowBdps=2"}), {"option --packet", "--packet-check=N"}},
             {Cat(faults, {"--packet-check=1", "--packet=Mtu=0"}),
              {"option --packet", "out of range", "576:65000"}},
+            {{"--PrintAttributes=ns3::Bogus"}, {"'ns3::Bogus' is not known"}},
+            {{"--PrintTypeIds", "--gpus=8"}, {"'--gpus=8' beside ns-3's --Print"}},
             {{"xval", "--quick", "--packet=CongestionControl=ns3::Nope"},
              {"option --packet", "CongestionControl", "ns3::TcpNewReno"}},
             {{"validate", "--only=no-such-table"},
@@ -706,8 +708,11 @@ class CliBadInputTestCase : public TestCase
             // A command of two words ("study faults") names both.
             const bool twoWords =
                 c.args[0] == "study" && c.args.size() > 1 && c.args[1].rfind("--", 0) != 0;
+            // ns-3's --Print listings, given without a command, name none.
             const std::string prefix =
-                "rapid-llm " + c.args[0] + (twoWords ? " " + c.args[1] : "") + ": error: ";
+                c.args[0].rfind("--", 0) == 0
+                    ? std::string("rapid-llm: error: ")
+                    : "rapid-llm " + c.args[0] + (twoWords ? " " + c.args[1] : "") + ": error: ";
             NS_TEST_EXPECT_MSG_EQ(r.err.rfind(prefix, 0), 0, line + ": " + r.err);
             NS_TEST_EXPECT_MSG_EQ(static_cast<int>(std::count(r.err.begin(), r.err.end(), '\n')),
                                   1,

@@ -1640,6 +1640,11 @@ class CliHelpConsistencyTestCase : public TestCase
         RAPIDLLM_REQUIRE_EQ((at != std::string::npos), true, usage.out);
         const std::string line = usage.out.substr(at, usage.out.find('\n', at) - at);
         NS_TEST_EXPECT_MSG_NE(line.find("packet"), std::string::npos, line);
+        // ns-3's listings need no command (the errors that point to them say so).
+        CliResult types = RunCli({"--PrintTypeIds"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(types.status, 0, types.err);
+        NS_TEST_EXPECT_MSG_NE(
+            types.out.find("ns3::rapidllm::PacketNetwork"), std::string::npos, "our TypeIds");
         NS_TEST_EXPECT_MSG_NE(help({"study", "hardware"}).find("step-time.png and memory.png"),
                               std::string::npos,
                               "study hardware --out names memory.png");

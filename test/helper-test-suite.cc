@@ -1357,6 +1357,11 @@ class HelperFactoriesTestCase : public TestCase
                                   "PacketNetwork::CongestionControl"),
                               true,
                               "an unknown congestion control is an error, not an abort");
+        // ns-3.37's TcpCubic names TcpSocketBase as its TypeId's parent; it is a
+        // TcpCongestionOps all the same.
+        Ptr<RapidLlmHelper> cubic = SmallJob(run);
+        cubic->SetBackend("packet", "CongestionControl", StringValue("ns3::TcpCubic"));
+        NS_TEST_EXPECT_MSG_GT(cubic->Run().stepTimeS, 0, "TcpCubic runs");
         e->SetRoutingPolicyAttribute("NoSuch", UintegerValue(1));
         NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
                                   [e]()

@@ -10,6 +10,7 @@
 #include "cli-error.h"
 #include "cli-extensions.h"
 #include "cli-ns3-checks.h"
+#include "ns3/command-line.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/global-value.h"
@@ -102,6 +103,35 @@ main(int argc, char** argv)
     {
         usage(argc < 2 ? std::cerr : std::cout);
         return argc < 2 ? 2 : 0;
+    }
+    if (std::strncmp(argv[1], "--Print", 7) == 0)
+    {
+        // ns-3's own listings (--PrintTypeIds, --PrintAttributes=TYPE, ...) need no command.
+        std::vector<std::string> args(argv + 1, argv + argc);
+        try
+        {
+            for (const std::string& a : args)
+            {
+                if (a.rfind("--Print", 0) != 0)
+                {
+                    throw SpecError(kCommandLine,
+                                    "",
+                                    "'" + a
+                                        + "' beside ns-3's --Print arguments: give a command "
+                                          "first (rapid-llm <command> --help)");
+                }
+            }
+            CheckPrintArguments(args); // ns-3 aborts on an unknown type or group
+        }
+        catch (const Error& e)
+        {
+            std::cerr << "rapid-llm: error: " << e.what() << "\n";
+            return 2;
+        }
+        args.insert(args.begin(), "rapid-llm");
+        ns3::CommandLine cmd("rapid-llm");
+        cmd.Parse(args); // prints what was asked for and exits
+        return 0;
     }
     // A command of two words ("study faults") takes the second from the command line too.
     std::string name = argv[1];

@@ -102,15 +102,31 @@ PacketFabric::CheckNames(const std::string& queueDisc, const std::string& conges
                         "PacketNetwork::QueueDisc",
                         "'" + queueDisc + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
     }
-    if (!TypeId::LookupByNameFailSafe(congestion, &tid)
-        || !tid.IsChildOf(TcpCongestionOps::GetTypeId()))
+    // A congestion control whose TypeId names another parent (ns-3.37's TcpCubic registers
+    // TcpSocketBase) is one if an object of it is a TcpCongestionOps.
+    auto isCongestionOps = [](TypeId t)
+    {
+        if (t.IsChildOf(TcpCongestionOps::GetTypeId()))
+        {
+            return true;
+        }
+        if (!t.HasConstructor())
+        {
+            return false;
+        }
+        ObjectFactory factory;
+        factory.SetTypeId(t);
+        return DynamicCast<TcpCongestionOps>(factory.Create()) != nullptr;
+    };
+    if (!TypeId::LookupByNameFailSafe(congestion, &tid) || !isCongestionOps(tid))
     {
         throw SpecError("network",
                         "PacketNetwork::CongestionControl",
                         "'" + congestion
                             + "' is not the TypeId name of a TCP congestion control (a "
                               "TcpCongestionOps, e.g. ns3::TcpNewReno, ns3::TcpCubic, "
-                              "ns3::TcpDctcp; rapid-llm --PrintTypeIds lists them)");
+                              "ns3::TcpDctcp; rapid-llm collective --PrintTypeIds lists "
+                              "them)");
     }
 }
 
