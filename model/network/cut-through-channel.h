@@ -6,6 +6,7 @@
 #define RAPIDLLM_CUT_THROUGH_CHANNEL_H
 
 #include "ns3/point-to-point-channel.h"
+#include "ns3/point-to-point-net-device.h"
 
 #include <array>
 
