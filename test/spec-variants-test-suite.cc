@@ -330,6 +330,34 @@ class InheritanceTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(why.find(needle), std::string::npos, "a required field: " + why);
         }
 
+        // A dimension of another kind: `~` removes the fat tree's own fields, which a torus
+        // does not have (they were unknown fields); a misspelt one still is, at its line, as
+        // any unknown field of an inheriting file is.
+        const std::string torus = dir.Put("a100-torus.yaml",
+                                          "base: a100-sxm-80gb\nname: torus\nnetwork:\n"
+                                          "  dimensions:\n    - name: infiniband\n"
+                                          "      topology: torus\n      shape: [4, 4]\n"
+                                          "      size: 16\n      leaf_size: ~\n"
+                                          "      oversubscription: ~\n");
+        NS_TEST_EXPECT_MSG_EQ(int(HardwareSpec::Load(torus).network.dimensions.at(1).kind),
+                              int(TopologyKind::TORUS),
+                              "a fat tree made a torus");
+        for (const char* line : {"      oversubscriptoin: ~\n", "      bandwith_GBps: 100\n"})
+        {
+            const std::string typo =
+                dir.Put("a100-typo.yaml",
+                        std::string("base: a100-sxm-80gb\nname: typo\nnetwork:\n  dimensions:\n"
+                                    "    - name: infiniband\n")
+                            + line);
+            const std::string err = ErrorOf(
+                [&]()
+                {
+                    HardwareSpec::Load(typo);
+                });
+            NS_TEST_EXPECT_MSG_NE(err.find("a100-typo.yaml:6: field"), std::string::npos, err);
+            NS_TEST_EXPECT_MSG_NE(err.find("unknown field"), std::string::npos, err);
+        }
+
         // A chain: a file over a file over a preset, the middle one by a relative path.
         dir.Put("chain/middle.yaml",
                 "base: h100-sxm-80gb\nname: middle\ngpu:\n  hbm_bandwidth_GBps: 1675\n");

@@ -82,6 +82,13 @@ class Merger
                 YAML::Node mine;
                 if (FindYamlKey(child, key, mine))
                 {
+                    if (mine.IsNull())
+                    {
+                        // ~ removes the base's field: it reads as never given, and one that only
+                        // the base's kind of section has (a fat tree's oversubscription under a
+                        // dimension made a torus) is not unknown (SpecReader::Finish).
+                        mine.SetTag(kRemovedFieldTag);
+                    }
                     out[key] = Merge(item.second, mine, JoinKey(path, key));
                 }
                 else

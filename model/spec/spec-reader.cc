@@ -324,13 +324,17 @@ SpecReader::Finish() const
     for (const auto& item : m_node)
     {
         std::string key = item.first.Scalar();
-        if (m_known.count(key) == 0)
+        if (m_known.count(key) == 0 && item.second.Tag() != kRemovedFieldTag)
         {
             std::vector<std::string> known(m_known.begin(), m_known.end());
+            // A key merged over a base's is written anew, without a place in the file: its
+            // value keeps the file's.
+            const YAML::Mark at =
+                item.first.Mark().line >= 0 ? item.first.Mark() : item.second.Mark();
             throw SpecError(m_file,
                             PathOf(key),
                             "unknown field; known fields here: " + JoinNames(known),
-                            item.first.Mark().line + 1);
+                            at.line + 1);
         }
     }
 }

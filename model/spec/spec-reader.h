@@ -18,6 +18,12 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
+ * The YAML tag a base's field removed by an inheriting file's `~` carries: it reads as absent
+ * and, where the section no longer has such a field, is not an unknown one.
+ */
+constexpr const char* kRemovedFieldTag = "!rapidllm-removed";
+
+/**
  * \ingroup rapid-llm
  * \brief Typed, strict access to one YAML mapping of a spec file.
  *
