@@ -890,6 +890,15 @@ JobOptions::Resolve() const
                           "tp x pp x dp x cp = " + std::to_string(p.Gpus())
                               + " GPUs; allowed: at most " + std::to_string(maxGpus));
     }
+    try
+    {
+        // The network's own limit (host memory), named by the option that set the count.
+        Topology::CheckEndpoints(p.Gpus(), kCommandLine);
+    }
+    catch (const SpecError& e)
+    {
+        throw OptionError(haveGpus ? "gpus" : haveDp ? "dp" : "tp", e.GetMessage());
+    }
     if (haveGpus && p.Gpus() != Count("gpus"))
     {
         throw OptionError("gpus",

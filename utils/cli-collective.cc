@@ -26,9 +26,12 @@ namespace rapidllm {
 
 namespace {
 
-/** \return the faults of --fault (the shared parser), present from the start */
+/**
+ * \return the faults of --fault (the shared parser), present from the start, each checked to
+ * select links of \p hw's network of \p gpus GPUs
+ */
 std::vector<LinkFaultSpec>
-ParseFaults(const std::string& text)
+ParseFaults(const std::string& text, const HardwareSpec& hw, uint32_t gpus)
 {
     std::vector<LinkFaultSpec> faults;
     if (text.empty())
@@ -60,6 +63,7 @@ ParseFaults(const std::string& text)
         spec.factor = f.factor;
         faults.push_back(spec);
     }
+    CheckFaultSelectors(parsed, hw.network, gpus, hw.name, kCommandLine, "fault");
     return faults;
 }
 
@@ -128,7 +132,7 @@ RunCollectiveCommand(const CliArgs& args)
     config.gpus = static_cast<uint32_t>(args.Count("gpus")); // declared within 2^24
     config.algorithm = args.Text("algorithm");
     config.routing = args.Text("routing");
-    config.faults = ParseFaults(args.Text("fault"));
+    config.faults = ParseFaults(args.Text("fault"), hw, config.gpus);
     config.chunks = static_cast<uint32_t>(args.Count("chunks"));
     config.backend = args.Text("backend");
     const std::string packet = args.Text("packet");
