@@ -493,7 +493,16 @@ JobOptions::AddTo(CommandLine& cmd)
                          [this, name, flag](std::string value)
                          {
                              // --sp alone means --sp=true, as in the rapid-llm command.
-                             Set(name, value.empty() && flag ? "true" : value);
+                             value = value.empty() && flag ? "true" : value;
+                             const auto [it, first] = m_parsed.emplace(name, value);
+                             if (!first)
+                             {
+                                 // As the command: a second value would silently win.
+                                 throw OptionError(name,
+                                                   "given twice ('" + it->second + "' and '" + value
+                                                       + "'); give it once");
+                             }
+                             Set(name, value);
                              return true;
                          }),
                      Get(name));
@@ -1034,7 +1043,10 @@ std::string
 JobOptions::DescribeError(const std::exception& e)
 {
     const auto* spec = dynamic_cast<const SpecError*>(&e);
-    if (spec && spec->GetFile() == kCommandLine && !spec->GetField().empty())
+    // From the command line, or of no file (a --model or --hardware that names no preset or
+    // readable file), as the command words them.
+    if (spec && (spec->GetFile() == kCommandLine || spec->GetFile().empty())
+        && !spec->GetField().empty())
     {
         for (const auto& o : GetDeclarations())
         {

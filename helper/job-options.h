@@ -152,6 +152,7 @@ class JobOptions
     bool Override(const std::string& name, uint32_t& out) const;
 
     std::map<std::string, std::string> m_given;    //!< option -> value given
+    std::map<std::string, std::string> m_parsed;   //!< option -> value parsed (AddTo)
     std::map<std::string, std::string> m_fromFile; //!< option -> value of the --run job file
     std::map<std::string, std::string> m_fileKeys; //!< option -> its key path in the job file
     std::map<std::string, std::string> m_defaults; //!< option -> default set by the script

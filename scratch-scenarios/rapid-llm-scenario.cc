@@ -12,9 +12,10 @@
 //   whose attributes the script sets; Install() schedules the replay, the script runs the
 //   simulator (here with a progress event of its own), Collect() gives the report.
 // - It sums rank 0's operators by OperatorKind (count, time, FLOPs, bytes, straight from the
-//   OperatorEvent, no name parsing), counts the network messages delivered (of the replayed
-//   ranks: one per set of symmetric copies unless --symmetry=false) and reads the backend's
-//   link statistics.
+//   OperatorEvent, no name parsing), counts the network messages delivered and reads the
+//   backend's link statistics. Listening to MessageDelivered makes the helper send every
+//   rank's messages (the replayer's TraceAllMessages), so the count is the full job's with
+//   or without --symmetry, and the run moves more messages than `rapid-llm run` does.
 //
 //   build/bin/rapid-llm-scenario --gpus=32 --mbs=16 --gbs=512 --recompute=full
 //   build/bin/rapid-llm-scenario --help

@@ -1480,6 +1480,27 @@ class JobOptionsTestCase : public TestCase
                                   "gpus"),
                               true,
                               "GPUs not divisible by tp");
+        // As the command: an option given twice is an error, not the last value silently.
+        NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
+                                  []()
+                                  {
+                                      Parse({"--tp=2", "--tp=4"});
+                                  },
+                                  "tp"),
+                              true,
+                              "an option given twice");
+        // A --model that names nothing is worded as the command words it.
+        try
+        {
+            Parse({"--model=no-such-model"}).ToSpecs();
+            NS_TEST_EXPECT_MSG_EQ(true, false, "an unknown model is an error");
+        }
+        catch (const SpecError& e)
+        {
+            NS_TEST_EXPECT_MSG_EQ(JobOptions::DescribeError(e).rfind("option --model: ", 0),
+                                  0,
+                                  JobOptions::DescribeError(e));
+        }
         NS_TEST_EXPECT_MSG_EQ(ThrowsSpecError(
                                   []()
                                   {
