@@ -276,7 +276,10 @@ class ServingPrecisionsTestCase : public TestCase
         int8.batching = Batching::CONTINUOUS;
         int8.dtypes = {"int8", "int8"};
         int8.kvCacheDtypes = {"auto", "int8"};
-        const ServingStudy once(SmallServingJob(), int8, "flow", "", true);
+        // An int8 cache is lmdeploy's (vLLM's is fp8).
+        JobOptions lmdeploy = SmallServingJob();
+        lmdeploy.Set("engine", "lmdeploy");
+        const ServingStudy once(lmdeploy, int8, "flow", "", true);
         const std::vector<std::pair<std::string, std::string>> twoOf = {{"int8", "fp16"},
                                                                         {"int8", "int8"}};
         NS_TEST_EXPECT_MSG_EQ((Precisions(once) == twoOf), true, "each once");

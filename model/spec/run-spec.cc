@@ -716,6 +716,22 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "a KV cache type applies to inference; training keeps no KV cache (use "
                         "auto)");
     }
+    // The KV cache types each engine family stores: vLLM's --kv-cache-dtype takes auto and fp8
+    // (e4m3, e5m2); lmdeploy's TurboMind quant_policy 8 and 4 (int8, int4); transformers'
+    // QuantizedCache integer bits (quanto 2/4, HQQ up to 8), not fp8.
+    const bool integerKv = kvCacheDtype == "int8" || kvCacheDtype == "int4";
+    if (mode == RunMode::INFERENCE && kvCacheDtype != "auto"
+        && ((engine == "vllm" && integerKv)
+            || (engine != "vllm" && engine != "none" && !integerKv)))
+    {
+        throw SpecError(source,
+                        "kv_cache_dtype",
+                        kvCacheDtype + " is not a KV cache type of engine " + engine + "; allowed: "
+                            + (engine == "vllm"
+                                   ? "auto, fp8 (vLLM's --kv-cache-dtype)"
+                                   : "auto, int8, int4 (" + engine + "'s quantized KV cache)")
+                            + ", or engine none for any");
+    }
     if (chunkSequences > 0 || chunkTokens > 0 || chunkPrefix > 0)
     {
         if (mode != RunMode::INFERENCE || chunkSequences == 0 || chunkTokens == 0)
