@@ -208,7 +208,9 @@ static CliCommandRegistrar g_traceInfoCommand(
     "trace-info",
     "summarize a Chakra execution-trace set",
     "Loads a Chakra execution-trace set (<prefix>.<rank>.et and <prefix>.comm_groups.json), checks "
-    "it, and prints per-rank node counts, compute time and communication bytes.",
+    "each file's structure (not whether the ranks' collectives and messages match one another: "
+    "replay finds that as it meets them), and prints per-rank node counts, compute time and "
+    "communication bytes.",
     RunTraceInfoCommand);
 
 } // namespace rapidllm
