@@ -236,6 +236,30 @@ SumStageLayers(const ModelSpec& model, const ParallelSpec& p, uint32_t stage, F 
     }
     return sum;
 }
+
+/**
+ * SumStageLayers, plus on the last stage \p perModule of each prediction module's decoder
+ * layer (they follow the model's last layer).
+ */
+template<typename F, typename G>
+uint64_t
+SumStageWithModules(const ModelSpec& model,
+                    const RunSpec& run,
+                    const LayerShapes& shapes,
+                    uint32_t stage,
+                    F perLayer,
+                    G perModule)
+{
+    uint64_t sum = SumStageLayers(model, run.parallel, stage, perLayer);
+    if (stage == run.parallel.HeadStage())
+    {
+        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+        {
+            sum += perModule(shapes.MtpLayer(k));
+        }
+    }
+    return sum;
+}
 } // namespace
 
 uint64_t
@@ -288,44 +312,31 @@ uint64_t
 StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
     LayerShapes shapes(model, run);
-    uint64_t params = SumStageLayers(model,
-                                     run.parallel,
-                                     stage,
-                                     [&](int32_t layer)
-                                     {
-                                         return shapes.LinearParams(layer);
-                                     });
-    if (stage == run.parallel.HeadStage())
-    {
-        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
+    return SumStageWithModules(
+        model,
+        run,
+        shapes,
+        stage,
+        [&](int32_t layer)
+        {
+            return shapes.LinearParams(layer);
+        },
+        [&](int32_t layer)
         {
             // The module's layer and its projection (2h to h, split over tensor parallelism).
-            params += shapes.LinearParams(shapes.MtpLayer(k))
-                      + 2 * shapes.hidden * shapes.hidden / run.parallel.tp;
-        }
-    }
-    return params;
+            return shapes.LinearParams(layer) + 2 * shapes.hidden * shapes.hidden / run.parallel.tp;
+        });
 }
 
 uint64_t
 StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
     LayerShapes shapes(model, run);
-    uint64_t params = SumStageLayers(model,
-                                     run.parallel,
-                                     stage,
-                                     [&](int32_t layer)
-                                     {
-                                         return shapes.ExpertParams(layer);
-                                     });
-    if (stage == run.parallel.HeadStage()) // the prediction modules follow the last layer
+    const auto experts = [&](int32_t layer)
     {
-        for (uint32_t k = 0; k < shapes.mtpLayers; ++k)
-        {
-            params += shapes.ExpertParams(shapes.MtpLayer(k));
-        }
-    }
-    return params;
+        return shapes.ExpertParams(layer);
+    };
+    return SumStageWithModules(model, run, shapes, stage, experts, experts);
 }
 
 uint64_t
