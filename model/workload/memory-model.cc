@@ -141,9 +141,11 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
     }
     if (run.dtype == DataType::FP8)
     {
-        os << "; fp8: Transformer Engine's fp8 copy of each linear weight and its transpose, "
-              "cast on the first micro-batch and kept for the step (is_first_microbatch), 2 "
-              "bytes per linear-layer parameter beside the weights";
+        os << "; fp8: the linear layers' weights kept in fp8 with their transposes "
+              "(fp8_param_gather, as NVIDIA's NeMo 2.0 and Megatron-Bridge fp8 recipes set it), "
+              "2 bytes per parameter as in bf16; bf16 weights beside Transformer Engine's fp8 "
+              "copies (Megatron-LM without --fp8-param-gather) take 2 more per linear-layer "
+              "parameter, not counted here";
     }
     return os.str();
 }
@@ -220,12 +222,6 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                        + expert * perParam / p.ExpertReplicas();
             };
             m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
-            if (w.run.dtype == DataType::FP8)
-            {
-                // Transformer Engine's cached fp8 weights and their transposes (AssumptionOf),
-                // which the step's fp8_weight_cast writes once for all its micro-batches.
-                m.weights += 2 * StageLinearParameters(w.model, w.run, g.stage);
-            }
             m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);
             m.optimizer = shard(bytes.optimizer, 1);
             m.activations = PeakActivationBytes(g);
