@@ -176,6 +176,7 @@ JobInputJson(const ResolvedJob& job,
         if (r.dtype == DataType::FP8)
         {
             software["fp8_scaling"] = r.fp8Scaling;
+            software["fp8_params"] = r.fp8Params;
         }
         software["bucket_mib"] = double(r.bucketBytes) / double(1 << 20);
     }

@@ -296,6 +296,14 @@ MakeDeclarations()
                   "delayed")
             .Field("fp8_scaling")
             .Mode("training"),
+        O::Flag("fp8-params",
+                "training with --dtype=fp8: the linear weights kept in fp8 with their transposes "
+                "(true: NVIDIA's NeMo 2.0 / Megatron-Bridge recipes' fp8_param_gather, 2 bytes a "
+                "weight) or in bf16 beside Transformer Engine's fp8 copies (false: Megatron-LM "
+                "without --fp8-param-gather, 2 more bytes per linear weight); memory only",
+                "true")
+            .Field("fp8_params")
+            .Mode("training"),
         O::Choice(
             "attention",
             "attention kernels: auto (the GPU's: flash3 on Hopper, flash elsewhere), flash "
@@ -622,6 +630,7 @@ JobOptions::ReadJobFile()
         {"dispatch", "dispatch", r.dispatch},
         {"engine", "engine", r.engine},
         {"fp8-scaling", "fp8_scaling", r.fp8Scaling},
+        {"fp8-params", "fp8_params", flag(r.fp8Params)},
         {"memory-layout", "memory_layout", ToString(r.memoryLayout)},
         {"main-grads", "main_grads", r.mainGrads},
         {"tp-comm-overlap", "tp_comm_overlap", r.tpCommOverlap},
@@ -919,11 +928,14 @@ JobOptions::Resolve() const
     ParseDataType(Get("dtype"), run.dtype);
     // Transformer Engine's fp8 scaling has nothing to scale without fp8 GEMMs: silently ignoring
     // it would hide a mistyped job.
-    if ((Has("fp8-scaling") || m_fromFile.count("fp8-scaling") > 0) && run.dtype != DataType::FP8)
+    for (const char* fp8Only : {"fp8-scaling", "fp8-params"})
     {
-        throw OptionError("fp8-scaling",
-                          "applies to --dtype=fp8 only (dtype is " + Get("dtype")
-                              + "); drop it or use --dtype=fp8");
+        if ((Has(fp8Only) || m_fromFile.count(fp8Only) > 0) && run.dtype != DataType::FP8)
+        {
+            throw OptionError(fp8Only,
+                              "applies to --dtype=fp8 only (dtype is " + Get("dtype")
+                                  + "); drop it or use --dtype=fp8");
+        }
     }
     run.SetAttention(Get("attention"));
     run.overlapGradReduce = Get("grad-reduce") == "overlap";
@@ -974,6 +986,7 @@ JobOptions::Resolve() const
     run.dispatch = Get("dispatch");
     run.engine = Get("engine");
     run.fp8Scaling = Get("fp8-scaling");
+    run.fp8Params = Flag("fp8-params");
     run.mainGrads = Get("main-grads");
     run.tpCommOverlap = Get("tp-comm-overlap");
     run.paramGather = Get("param-gather");

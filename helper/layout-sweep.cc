@@ -226,6 +226,7 @@ TypedRun(const RunSpec& base, DataType dtype)
     if (dtype != DataType::FP8)
     {
         run.fp8Scaling = RunSpec().fp8Scaling;
+        run.fp8Params = RunSpec().fp8Params;
     }
     return run;
 }

@@ -1721,6 +1721,24 @@ class MemoryLayoutTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(fp8Report.assumption.find("fp8_param_gather"),
                                   std::string::npos,
                                   fp8Report.assumption);
+            // fp8_params false (Megatron-LM without --fp8-param-gather): bf16 weights beside
+            // Transformer Engine's cached fp8 copy of each linear weight and its transpose.
+            fp8.fp8Params = false;
+            MemoryReport copies = AnalyzeMemory(Workload::Build(model, fp8), h100);
+            const uint64_t linear = StageLinearParameters(model, fp8, 0);
+            NS_TEST_EXPECT_MSG_GT(linear, 4 * model.hidden * model.hidden, "linear weights");
+            NS_TEST_EXPECT_MSG_EQ(copies.worst.weights, a.weights + 2 * linear, "fp8 copies");
+            NS_TEST_EXPECT_MSG_NE(
+                copies.assumption.find("fp8_params false"), std::string::npos, copies.assumption);
+            bf16.fp8Params = false;
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          Workload::Build(model, bf16);
+                                      },
+                                      {"fp8_params", "training in fp8 only"}),
+                                  true,
+                                  "fp8_params false without fp8");
         }
 
         // Expert parameters shard over the expert data-parallel group: Mixtral, dp 4, ep 2,

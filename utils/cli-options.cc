@@ -418,6 +418,7 @@ JobCliOptions()
                          "triton2022 (MPT's Triton kernel) or standard (unfused)");
          }},
         {"fp8-scaling", alsoSweep},
+        {"fp8-params", alsoSweep},
         {"main-grads", alsoSweep},
         {"param-gather", alsoSweep},
         {"moe-a2a-overlap",

@@ -398,16 +398,20 @@ RunSweepCommand(const CliArgs& args)
     base.dtype = dtypes.front();
     // As run: fp8 scaling has nothing to scale without fp8 GEMMs, and a sweep that ignored it
     // would hide a mistyped job.
-    if (args.Has("fp8-scaling")
-        && std::find(dtypes.begin(), dtypes.end(), DataType::FP8) == dtypes.end())
+    for (const char* fp8Only : {"fp8-scaling", "fp8-params"})
     {
-        throw SpecError(kCommandLine,
-                        "fp8-scaling",
-                        "applies to --dtype=fp8 only (dtype is " + args.Text("dtype")
-                            + "); drop it or use --dtype=fp8");
+        if (args.Has(fp8Only)
+            && std::find(dtypes.begin(), dtypes.end(), DataType::FP8) == dtypes.end())
+        {
+            throw SpecError(kCommandLine,
+                            fp8Only,
+                            "applies to --dtype=fp8 only (dtype is " + args.Text("dtype")
+                                + "); drop it or use --dtype=fp8");
+        }
     }
     base.SetAttention(args.Text("attention"));
     base.fp8Scaling = args.Text("fp8-scaling");
+    base.fp8Params = args.Flag("fp8-params");
     base.mainGrads = args.Text("main-grads");
     base.paramGather = args.Text("param-gather");
     base.parallel.sequenceParallel = args.Flag("sp");
@@ -624,6 +628,10 @@ RunSweepCommand(const CliArgs& args)
     if (base.dtype == DataType::FP8)
     {
         inputs["fp8_scaling"] = base.fp8Scaling;
+    }
+    if (!base.fp8Params)
+    {
+        inputs["fp8_params"] = false;
     }
     if (base.mainGrads != "auto")
     {

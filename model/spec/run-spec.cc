@@ -709,6 +709,13 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "not for latent attention (MLA: "
                             + model.name + ")");
     }
+    if (!fp8Params && (mode != RunMode::TRAINING || dtype != DataType::FP8))
+    {
+        throw SpecError(source,
+                        "fp8_params",
+                        "false (bf16 weights beside Transformer Engine's fp8 copies) applies to "
+                        "training in fp8 only; drop it or use dtype fp8");
+    }
     if (kvCacheDtype != "auto" && mode != RunMode::INFERENCE)
     {
         throw SpecError(source,
@@ -1235,14 +1242,15 @@ RunSpec::operator==(const RunSpec& o) const
            && splitKvDecode == o.splitKvDecode && inflightBatches == o.inflightBatches
            && memoryLayout == o.memoryLayout && moeImbalance == o.moeImbalance
            && dispatch == o.dispatch && engine == o.engine && fp8Scaling == o.fp8Scaling
-           && mainGrads == o.mainGrads && tpCommOverlap == o.tpCommOverlap
-           && paramGather == o.paramGather && specTokens == o.specTokens
-           && specAcceptance == o.specAcceptance && moeA2aOverlap == o.moeA2aOverlap
-           && chunkSequences == o.chunkSequences && chunkTokens == o.chunkTokens
-           && chunkPrefix == o.chunkPrefix && cachedPrefix == o.cachedPrefix
-           && sharedPrefix == o.sharedPrefix && prefixGroups == o.prefixGroups
-           && cascadeAttention == o.cascadeAttention && kvCacheDtype == o.kvCacheDtype
-           && gpuMemoryUtilization == o.gpuMemoryUtilization && profileTokens == o.profileTokens;
+           && fp8Params == o.fp8Params && mainGrads == o.mainGrads
+           && tpCommOverlap == o.tpCommOverlap && paramGather == o.paramGather
+           && specTokens == o.specTokens && specAcceptance == o.specAcceptance
+           && moeA2aOverlap == o.moeA2aOverlap && chunkSequences == o.chunkSequences
+           && chunkTokens == o.chunkTokens && chunkPrefix == o.chunkPrefix
+           && cachedPrefix == o.cachedPrefix && sharedPrefix == o.sharedPrefix
+           && prefixGroups == o.prefixGroups && cascadeAttention == o.cascadeAttention
+           && kvCacheDtype == o.kvCacheDtype && gpuMemoryUtilization == o.gpuMemoryUtilization
+           && profileTokens == o.profileTokens;
 }
 
 uint32_t
@@ -1425,6 +1433,7 @@ RunSpec::Read(SpecReader& r)
     s.dispatch = r.GetChoice("dispatch", Choices("dispatch"), s.dispatch);
     s.engine = r.GetChoice("engine", Choices("engine"), s.engine);
     s.fp8Scaling = r.GetChoice("fp8_scaling", Choices("fp8_scaling"), s.fp8Scaling);
+    s.fp8Params = r.GetBool("fp8_params", s.fp8Params);
     s.mainGrads = r.GetChoice("main_grads", Choices("main_grads"), s.mainGrads);
     s.paramGather = r.GetChoice("param_gather", Choices("param_gather"), s.paramGather);
     s.tpCommOverlap = r.GetChoice("tp_comm_overlap", Choices("tp_comm_overlap"), s.tpCommOverlap);

@@ -336,6 +336,13 @@ struct RunSpec
      */
     std::string fp8Scaling = "delayed";
     /**
+     * Training in fp8: the linear layers' weights are kept in fp8 with their transposes (true,
+     * NVIDIA's NeMo 2.0 and Megatron-Bridge recipes' fp8_param_gather: 2 bytes a weight, as in
+     * bf16), or in bf16 beside Transformer Engine's cached fp8 copies (false, Megatron-LM without
+     * --fp8-param-gather: 2 more bytes per linear-layer weight). Memory only.
+     */
+    bool fp8Params = true;
+    /**
      * Training: the type of the gradient buffer, which the data-parallel reduction carries:
      * auto (the framework's: fp32 for Megatron-LM with bf16 weights and for Apex's
      * DistributedFusedAdam, else the weights' type), fp32, or the weights' 16-bit type (bf16

@@ -139,13 +139,19 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
                   "pass, 1F1B's count";
         }
     }
-    if (run.dtype == DataType::FP8)
+    if (run.dtype == DataType::FP8 && run.fp8Params)
     {
         os << "; fp8: the linear layers' weights kept in fp8 with their transposes "
               "(fp8_param_gather, as NVIDIA's NeMo 2.0 and Megatron-Bridge fp8 recipes set it), "
-              "2 bytes per parameter as in bf16; bf16 weights beside Transformer Engine's fp8 "
-              "copies (Megatron-LM without --fp8-param-gather) take 2 more per linear-layer "
-              "parameter, not counted here";
+              "2 bytes per parameter as in bf16 (fp8_params false: bf16 weights beside "
+              "Transformer Engine's fp8 copies, 2 more per linear-layer parameter)";
+    }
+    else if (run.dtype == DataType::FP8)
+    {
+        os << "; fp8: bf16 weights beside Transformer Engine's fp8 copy of each linear weight "
+              "and its transpose, cast on the first micro-batch and kept for the step "
+              "(Megatron-LM without --fp8-param-gather; fp8_params false), 2 more bytes per "
+              "linear-layer parameter";
     }
     return os.str();
 }
@@ -222,6 +228,11 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                        + expert * perParam / p.ExpertReplicas();
             };
             m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
+            if (w.run.dtype == DataType::FP8 && !w.run.fp8Params)
+            {
+                // Transformer Engine's cached fp8 weights and their transposes (AssumptionOf).
+                m.weights += 2 * StageLinearParameters(w.model, w.run, g.stage);
+            }
             m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);
             m.optimizer = shard(bytes.optimizer, 1);
             m.activations = PeakActivationBytes(g);
