@@ -926,8 +926,8 @@ JobOptions::Resolve() const
 
     ParseRecompute(Get("recompute"), run.recompute);
     ParseDataType(Get("dtype"), run.dtype);
-    // Transformer Engine's fp8 scaling has nothing to scale without fp8 GEMMs: silently ignoring
-    // it would hide a mistyped job.
+    // Transformer Engine's fp8 scaling and fp8 weights mean nothing without fp8 GEMMs: silently
+    // ignoring them would hide a mistyped job.
     for (const char* fp8Only : {"fp8-scaling", "fp8-params"})
     {
         if ((Has(fp8Only) || m_fromFile.count(fp8Only) > 0) && run.dtype != DataType::FP8)

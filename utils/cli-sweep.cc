@@ -396,8 +396,8 @@ RunSweepCommand(const CliArgs& args)
         ParseDataType(name, dtypes.emplace_back());
     }
     base.dtype = dtypes.front();
-    // As run: fp8 scaling has nothing to scale without fp8 GEMMs, and a sweep that ignored it
-    // would hide a mistyped job.
+    // As run: fp8 scaling and fp8 weights mean nothing without fp8 GEMMs, and a sweep that
+    // ignored them would hide a mistyped job.
     for (const char* fp8Only : {"fp8-scaling", "fp8-params"})
     {
         if (args.Has(fp8Only)

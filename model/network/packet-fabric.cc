@@ -21,6 +21,7 @@
 #include "ns3/string.h"
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-base.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
 #include "packet-path-routing.h"
@@ -102,15 +103,16 @@ PacketFabric::CheckNames(const std::string& queueDisc, const std::string& conges
                         "PacketNetwork::QueueDisc",
                         "'" + queueDisc + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
     }
-    // A congestion control whose TypeId names another parent (ns-3.37's TcpCubic registers
-    // TcpSocketBase) is one if an object of it is a TcpCongestionOps.
+    // A congestion control whose TypeId names TcpSocketBase as its parent (ns-3.37's TcpCubic)
+    // is one if an object of it is a TcpCongestionOps (no other type is created: a Node would
+    // join the NodeList).
     auto isCongestionOps = [](TypeId t)
     {
         if (t.IsChildOf(TcpCongestionOps::GetTypeId()))
         {
             return true;
         }
-        if (!t.HasConstructor())
+        if (!t.HasConstructor() || !t.IsChildOf(TcpSocketBase::GetTypeId()))
         {
             return false;
         }
