@@ -104,6 +104,23 @@ class PowerLimitedClockTestCase : public TestCase
             NS_TEST_EXPECT_MSG_GT(gemv.powerW, p.idleW, "a GEMV draws more than idle");
             // HBM-bound: its dynamic energy is mostly its bytes.
             NS_TEST_EXPECT_MSG_GT(p.hbmJPerByte * gemv.hbmBytes, 0.5 * gemv.energyJ, "bytes");
+
+            // A cap that even the lowest clock exceeds (the HBM's traffic does not slow with
+            // the SMs' clock; 200 W is the H100's lowest nvidia-smi cap, 100 W the A100's): the
+            // kernel slows as a whole and the board holds the cap (an H100 LM-head GEMM at
+            // 200 W drew 215.1 W at 495 MHz).
+            GpuSpec capped = sustained->GetGpu();
+            capped.power.limitW = preset == std::string("h100-sxm-80gb") ? 200 : 100;
+            Ptr<GpuComputeModel> low = CreateObject<GpuComputeModel>();
+            low->SetGpu(capped);
+            low->SetClockPolicy(ClockPolicy::SUSTAINED);
+            OperatorCost head = low->Gemm(64, 128256, 4096, DataType::BF16);
+            OperatorCost free = sustained->Gemm(64, 128256, 4096, DataType::BF16);
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(head.powerW,
+                                        capped.power.limitW * (1 + 1e-9),
+                                        preset << ": " << head.powerW << " W at "
+                                               << head.clockHz / 1e6 << " MHz");
+            NS_TEST_EXPECT_MSG_GT(head.timeS, free.timeS, "the cap slows it");
         }
     }
 };

@@ -6,6 +6,8 @@
 
 #include "ns3/log.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -77,7 +79,18 @@ RunAtClock(const GpuSpec& g,
     Annotate(g, lo, type, best);
     if (best.powerW > g.power.limitW)
     {
-        return best; // the limit is below even the floor's power (a bad preset): the floor
+        // Even the floor draws more than the limit: the HBM's traffic does not slow with the
+        // SMs' clock (a memory-bound kernel under a 200 W cap on an H100). The board holds the
+        // limit by slowing the kernel as a whole: the same dynamic energy over a longer time,
+        // beside the floor's idle power.
+        const double idleW = g.power.IdleWAt(lo);
+        if (g.power.limitW > idleW)
+        {
+            const double dynamicJ = DynamicEnergy(g, best, lo, type);
+            best.timeS = std::max(best.timeS, dynamicJ / (g.power.limitW - idleW));
+            Annotate(g, lo, type, best);
+        }
+        return best;
     }
     for (int i = 0; i < 16; ++i) // (0.75 x boost) / 2^16: ~20 kHz
     {
