@@ -30,6 +30,19 @@ struct CollectiveCall
     std::vector<uint32_t> members; //!< schedule ranks taking part, in the algorithm's order
     uint64_t bytes = 0;            //!< size, as CollectiveRequest::bytes (nccl-tests' convention)
     uint32_t root = 0;             //!< broadcast / reduce root (index into members)
+    /**
+     * The whole collective's size at this call's level when the call is one of its pipelined
+     * pieces (0: the call is whole). A library that picks its protocol by size (NCCL) picks it
+     * for the whole: the pieces overlap their latencies, which a piece's own estimate does not.
+     */
+    uint64_t wholeBytes = 0;
+
+    /** \return the whole collective's size at this call's level */
+    uint64_t
+    WholeBytes() const
+    {
+        return wholeBytes > 0 ? wholeBytes : bytes;
+    }
 };
 
 /**

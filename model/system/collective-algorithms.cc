@@ -325,6 +325,7 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
     auto write = [&](ScheduleBuilder& b, bool fluid)
     {
         CollectiveCall piece = call;
+        piece.wholeBytes = chunks > 1 ? call.bytes : 0;
         b.Chunked(chunks,
                   req.bytes,
                   [&](uint64_t bytes)

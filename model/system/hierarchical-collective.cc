@@ -160,12 +160,16 @@ HierarchicalCollective::ForEachPhase(const ScheduleBuilder& b,
     const std::size_t last = spanned.size() - 1;
     std::vector<std::vector<std::vector<uint32_t>>> subgroups;
     std::vector<uint64_t> sizes(spanned.size());
+    std::vector<uint64_t> wholeSizes(spanned.size()); // the same for the whole of a piece's
     uint64_t size = call.bytes;
+    uint64_t whole = call.wholeBytes;
     for (std::size_t i = 0; i < spanned.size(); ++i)
     {
         subgroups.push_back(SubGroups(view, call.members, endpoints, spanned[i]));
         sizes[i] = size;
+        wholeSizes[i] = whole;
         size /= subgroups[i].front().size();
+        whole /= subgroups[i].front().size();
     }
     auto phase = [&](std::size_t i, CollectiveOp op)
     {
@@ -176,6 +180,7 @@ HierarchicalCollective::ForEachPhase(const ScheduleBuilder& b,
         CollectiveCall sub;
         sub.op = op;
         sub.bytes = sizes[i];
+        sub.wholeBytes = wholeSizes[i];
         visit(algorithm, sub, subgroups[i]);
     };
     if (call.op == CollectiveOp::ALL_REDUCE)

@@ -409,13 +409,13 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
             if (m_protocol == "auto" || m_protocol == ToString(p))
             {
                 candidates.push_back(
-                    NcclRingEstimate(call.op, n, call.bytes, network, bus, p, ll128Ceiling));
+                    NcclRingEstimate(call.op, n, call.WholeBytes(), network, bus, p, ll128Ceiling));
             }
         }
     }
     if (nvls && m_algorithm != "ring" && (m_protocol == "auto" || m_protocol == "Simple"))
     {
-        candidates.push_back(NcclNvlsEstimate(call.op, n, call.bytes, link));
+        candidates.push_back(NcclNvlsEstimate(call.op, n, call.WholeBytes(), link));
     }
     if (candidates.empty())
     {
