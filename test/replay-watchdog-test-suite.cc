@@ -133,6 +133,54 @@ class WatchdogSlowNetworkTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A link that dies under a message and is never repaired: the replay cannot finish, and
+ * the error says why (it used to run to MaxSimulatedTime and blame a rate far too low).
+ */
+class WatchdogDeadLinkTestCase : public TestCase
+{
+  public:
+    WatchdogDeadLinkTestCase()
+        : TestCase("a link dying under a message, never repaired: the trace cannot finish")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        auto job = []()
+        {
+            Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+            h->Load("gpt-1.7b", "a100-sxm-80gb");
+            h->SetModel(fixture::SmallGpt());
+            h->SetRun(fixture::TrainingJob(8, 1, 2, 1, 2, 512)); // DP across two nodes
+            h->SetRoutingPolicy("fault-aware"); // later messages go around the dead link
+            return h;
+        };
+        const double step = job()->Run().stepTimeS;
+        // gpu0's NIC link dies at some instant while the gradients' all-reduce crosses it (the
+        // first twentieth of the step at which a message is on it).
+        std::string e;
+        double at = 0;
+        for (int k = 1; k < 20 && e.empty(); ++k)
+        {
+            at = step * k / 20.0;
+            Ptr<RapidLlmHelper> h = job();
+            h->SetTimedFaults({{"gpu0-infiniband.leaf0.0", 0.0, Seconds(at), "test"}});
+            e = WatchdogErrorOf(h);
+        }
+        NS_TEST_EXPECT_MSG_NE(e.find("the trace cannot finish"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("dead and never repaired"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("first waiting: rank"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_EQ(e.find("ran away"), std::string::npos, e);
+        // Repaired, it finishes.
+        Ptr<RapidLlmHelper> h = job();
+        h->SetTimedFaults({{"gpu0-infiniband.leaf0.0", 0.0, Seconds(at), "test"},
+                           {"gpu0-infiniband.leaf0.0", 1.0, Seconds(step), "test"}});
+        NS_TEST_EXPECT_MSG_GT(h->Run().stepTimeS, step, "stalled, then resumed");
+    }
+};
+
 #ifdef RAPIDLLM_CLI
 /**
  * \brief On the command line (limits set through ns-3's NS_ATTRIBUTE_DEFAULT): exit 2 and one
@@ -182,6 +230,7 @@ class ReplayWatchdogTestSuite : public TestSuite
     {
         AddTestCase(new WatchdogTripTestCase, TestCase::QUICK);
         AddTestCase(new WatchdogSlowNetworkTestCase, TestCase::QUICK);
+        AddTestCase(new WatchdogDeadLinkTestCase, TestCase::QUICK);
 #ifdef RAPIDLLM_CLI
         AddTestCase(new WatchdogCliTestCase, TestCase::QUICK);
 #endif

@@ -73,7 +73,7 @@ class FlowNetwork : public NetworkBackend
      * \return messages in flight that cannot finish as things stand: at rate 0 (a dead link
      * under them) or ending beyond the simulator's clock
      */
-    uint32_t GetStalledCount() const;
+    uint32_t GetStalledCount() const override;
     /** \return rate recomputations so far (each over one connected component) */
     uint64_t GetSolveCount() const;
     /** \return flow classes whose rates were recomputed, summed over all recomputations */

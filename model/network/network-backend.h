@@ -336,6 +336,15 @@ class NetworkBackend : public Object
     uint64_t GetSentCount() const;
     /** \return messages delivered so far */
     uint64_t GetDeliveredCount() const;
+    /**
+     * \return messages in flight the backend knows cannot finish as things stand (a dead link
+     * under them); 0 where it cannot tell (the packet network's TCP keeps retrying)
+     */
+    virtual uint32_t
+    GetStalledCount() const
+    {
+        return 0;
+    }
 
   protected:
     void DoDispose() override;

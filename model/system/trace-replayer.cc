@@ -537,15 +537,19 @@ TraceReplayer::WatchdogTick(int64_t periodNs)
     }
     if (Simulator::Now().GetNanoSeconds() >= m_deadlineNs)
     {
-        // Nothing computing and nothing on the network after all that time: the replay waits
-        // on itself (a receive before its send on both sides, collectives in opposite orders),
-        // kept from ending only by timers such as a progress display's; say where.
-        bool idle = !m_backend || m_backend->GetSentCount() == m_backend->GetDeliveredCount();
+        // Nothing computing and nothing on the network after all that time (or only messages a
+        // dead link holds): the replay waits on itself (a receive before its send on both
+        // sides, collectives in opposite orders) or on the dead link, kept from ending only by
+        // timers such as a progress display's; say where.
+        bool computing = false;
         for (const RankState& st : m_ranks)
         {
-            idle = idle && st.busyStreams == 0 && st.running.empty();
+            computing = computing || st.busyStreams > 0 || !st.running.empty();
         }
-        if (idle)
+        const bool delivered =
+            !m_backend || m_backend->GetSentCount() == m_backend->GetDeliveredCount();
+        const uint32_t stalled = m_backend ? m_backend->GetStalledCount() : 0;
+        if (!computing && (delivered || stalled > 0))
         {
             DisarmWatchdog();
             m_tripped = StuckReason();
@@ -579,30 +583,7 @@ TraceReplayer::Trip(const std::string& cause)
     std::ostringstream os;
     os << "the replay ran away and was stopped: " << cause
        << " (at t = " << Simulator::Now().GetSeconds() - m_start << " s of simulated time, "
-       << EventsSinceStart() << " events, " << m_left << " operators unfinished";
-    // Where it was: the first rank with work left, and its first posted or waiting node.
-    for (uint32_t r = 0; r < m_ranks.size(); ++r)
-    {
-        const RankState& s = m_ranks[r];
-        if (s.left == 0)
-        {
-            continue;
-        }
-        uint32_t at = kAbsent;
-        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
-        {
-            at = s.status[i] == kStatusPosted ? i : at;
-        }
-        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
-        {
-            at = s.status[i] == kStatusIdle ? i : at;
-        }
-        if (at != kAbsent)
-        {
-            os << "; first waiting: " << Describe(r, at);
-        }
-        break;
-    }
+       << EventsSinceStart() << " events, " << m_left << " operators unfinished" << FirstWaiting();
     const std::string attribute =
         std::string("ns3::rapidllm::TraceReplayer::")
         + (cause.find("MaxEvents") != std::string::npos ? "MaxEvents" : "MaxSimulatedTime");
@@ -1718,8 +1699,48 @@ TraceReplayer::GhostDelivered(uint64_t message)
 {}
 
 std::string
+TraceReplayer::FirstWaiting() const
+{
+    // The first rank with work left, and its first posted or waiting node.
+    for (uint32_t r = 0; r < m_ranks.size(); ++r)
+    {
+        const RankState& s = m_ranks[r];
+        if (s.left == 0)
+        {
+            continue;
+        }
+        uint32_t at = kAbsent;
+        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
+        {
+            at = s.status[i] == kStatusPosted ? i : at;
+        }
+        for (uint32_t i = 0; i < s.status.size() && at == kAbsent; ++i)
+        {
+            at = s.status[i] == kStatusIdle ? i : at;
+        }
+        return at != kAbsent ? "; first waiting: " + Describe(r, at) : std::string();
+    }
+    return "";
+}
+
+std::string
 TraceReplayer::StuckReason() const
 {
+    const uint32_t stalled = m_backend ? m_backend->GetStalledCount() : 0;
+    if (stalled > 0)
+    {
+        // Only messages the network cannot deliver hold the replay up: a link died under them
+        // and is never repaired (routing around a fault moves the messages sent after it, not
+        // those already on the link).
+        std::ostringstream os;
+        os << "the trace cannot finish: " << stalled
+           << " message(s) are on a link that is dead and never repaired (a --fault or "
+              "network.faults entry of factor 0; messages already on a link when it dies stay "
+              "there, whatever the routing): repair it (SELECTOR:1@TIME) or let it die before "
+              "they start"
+           << FirstWaiting();
+        return os.str();
+    }
     for (uint32_t r = 0; r < m_ranks.size(); ++r)
     {
         const RankState& s = m_ranks[r];

@@ -405,8 +405,11 @@ class TraceReplayer : public Object
     /** \return the members of \p group (every rank for kWorldGroup) */
     const std::vector<uint32_t>& MembersOf(uint32_t group);
     std::string Describe(uint32_t rank, uint32_t node) const;
-    /** \return why the unfinished replay cannot finish ("the trace cannot finish: ...") */
+    /** \return why the unfinished replay cannot finish ("the trace cannot finish: ..."): messages
+     * a dead link holds (NetworkBackend::GetStalledCount), else what each rank waits for */
     std::string StuckReason() const;
+    /** \return "; first waiting: <node>" for the first rank with work left, or "" */
+    std::string FirstWaiting() const;
     /** Arms the watchdog at the start of a replay. */
     void ArmWatchdog();
     /** Stops the watchdog (the replay finished). */
