@@ -91,7 +91,12 @@ MakeDeclarations()
         O::Count("tp", "tensor parallel degree", 1, kMaxGpus, "1"),
         O::Count("pp", "pipeline parallel stages", 1, kMaxGpus, "1"),
         O::Count("dp", "data parallel degree (default: gpus / (tp x pp x cp))", 1, kMaxGpus, ""),
-        O::Count("cp", "context parallel degree", 1, kMaxGpus, "1"),
+        O::Count("cp",
+                 "context parallel degree (training only: inference runs the whole prompt on every "
+                 "rank)",
+                 1,
+                 kMaxGpus,
+                 "1"),
         O::Count("ep", "expert parallel degree (divides the experts and dp)", 1, kMaxGpus, "1"),
         O::Count("etp",
                  "expert tensor parallel degree: tp (the default: experts sharded like the MLP) or "

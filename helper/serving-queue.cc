@@ -41,20 +41,23 @@ Interpolate(const std::vector<uint32_t>& requests, const std::vector<double>& va
 
 /**
  * \brief Ends a decode step at \p t for the requests decoding: each has a step less to go, and
- * those with none left finish (their finishS set, removed from the list).
+ * those with none left finish (their finishS set, \p lag later where given, removed from the
+ * list).
  * \return how many finished
  */
 std::size_t
 EndDecodeStep(std::vector<std::pair<std::size_t, uint32_t>>& decoding,
               double t,
-              std::vector<QueueRequest*>& requests)
+              std::vector<QueueRequest*>& requests,
+              const std::vector<double>* lag = nullptr)
 {
     std::size_t finished = 0;
     for (std::size_t k = 0; k < decoding.size();)
     {
         if (--decoding[k].second == 0)
         {
-            requests[decoding[k].first]->finishS = t;
+            const std::size_t i = decoding[k].first;
+            requests[i]->finishS = t + (lag != nullptr ? (*lag)[i] : 0.0);
             ++finished;
             decoding[k] = decoding.back();
             decoding.pop_back();
@@ -659,6 +662,7 @@ class ChunkedInstance : public EngineInstance
         resume.resize(requests.size(), 0);
         admittedAt.resize(requests.size(), 0);
         retained.resize(requests.size(), 0);
+        lag.resize(requests.size(), 0);
         while (done < requests.size() && t < horizon)
         {
             while (next < readyS.size() && readyS[next] <= t)
@@ -935,22 +939,32 @@ class ChunkedInstance : public EngineInstance
     Step()
     {
         const auto n = static_cast<uint32_t>(decoding.size());
+        std::vector<uint32_t> pieces(prompts.size(), 0); // each prompt's tokens in this step
         const uint32_t tokens = Plan(Room(),
-                                     [this](std::size_t k, uint32_t take)
+                                     [this, &pieces](std::size_t k, uint32_t take)
                                      {
                                          prompts[k].second -= take;
+                                         pieces[k] = take;
                                      });
         // A step of no decodes costs the curve's one-request step at its context.
         const uint32_t base = std::max<uint32_t>(n, 1);
         const double keys = n > 0 ? KeysOf(engine, decoding, requests) : engine.step.tokens;
-        t += engine.step.SecondsAt(base, keys) + tokens * engine.chunkTokenS;
+        const double start = t;
+        const double decodeS = engine.step.SecondsAt(base, keys);
+        t += decodeS + tokens * engine.chunkTokenS;
         joules += engine.step.JoulesAt(base, keys) + tokens * engine.chunkTokenJ;
-        done += EndDecodeStep(decoding, t, requests);
-        while (!prompts.empty() && prompts.front().second == 0)
+        done += EndDecodeStep(decoding, t, requests, &lag);
+        for (std::size_t k = 0; !prompts.empty() && prompts.front().second == 0; ++k)
         {
             const std::size_t i = prompts.front().first;
             prompts.pop_front();
             QueueRequest* r = requests[i];
+            // Through a pipeline the step costs a prompt token its share (chunkTokenS), while
+            // the piece rides in one batch through every stage: its token comes after that
+            // passage, and its decodes as much later (the steps' pace is the others').
+            const double passage =
+                start + decodeS + double(engine.chunkBatches) * pieces[k] * engine.chunkTokenS;
+            lag[i] = std::max(0.0, passage - t);
             uint32_t steps = StepsOf(engine, *r);
             if (Preempting() && resume[i] > 0)
             {
@@ -959,11 +973,11 @@ class ChunkedInstance : public EngineInstance
             }
             else
             {
-                r->firstTokenS = t;
+                r->firstTokenS = t + lag[i];
             }
             if (steps == 0)
             {
-                r->finishS = t;
+                r->finishS = t + lag[i];
                 ++done;
             }
             else
@@ -989,6 +1003,9 @@ class ChunkedInstance : public EngineInstance
     uint64_t admissions = 0;
     std::vector<double> retained;
     std::deque<std::size_t> evictable;
+    // Through a pipeline: how much later than the steps' ends a request's tokens come (its
+    // last prompt piece's passage through every stage beyond its step).
+    std::vector<double> lag;
 };
 
 /** An instance under static batching (QueueEngine::wholeBatches). */

@@ -181,6 +181,14 @@ struct QueueEngine
     double chunkTokenS = 0; //!< chunked: a step's time per prompt token it carries
     double chunkTokenJ = 0; //!< chunked: its dynamic energy per prompt token
     /**
+     * chunked: the batches in flight through a pipeline (1 without one). chunkTokenS is a
+     * prompt token's share of a mixed step whose chunks fill every batch in flight, 1 /
+     * chunkBatches of its passage through the stages; a prompt's last piece rides in one batch
+     * through every stage, so its first token comes no sooner than that passage after the
+     * step's decodes (a lone prompt: its whole passage, as without a pipeline)
+     */
+    uint32_t chunkBatches = 1;
+    /**
      * requests of prefix groups (QueueRequest::prefix): the tokens of each group's prefix, which
      * an instance holding it does not compute (a decode instance: does not receive) and,
      * continuous, chunked or decoding, keeps once for the group's requests in flight (0: none)

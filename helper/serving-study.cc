@@ -63,6 +63,17 @@ MeanLength(const std::vector<QueueRequest>& unit, uint32_t QueueRequest::*length
     return sum / double(unit.size());
 }
 
+/** Refuses \p option: one replica's prediction stands for every replica, alike. */
+[[noreturn]] void
+RefuseOwnGpus(const std::string& option)
+{
+    throw SpecError(kCommandLine,
+                    option,
+                    "the serving study predicts one replica for all of them, so a GPU unlike the "
+                    "others (on one replica) is not taken: remove --"
+                        + option + ", or predict the layout with `run`");
+}
+
 /** \return the generated tokens of the arrivals on average (MeanLength) */
 double
 MeanGenerated(const std::vector<QueueRequest>& unit, uint32_t generated)
@@ -527,13 +538,38 @@ ServingStudy::ServingStudy(const JobOptions& options,
 {
     // What does not depend on the layout (the model, the hardware, the request, the engine) is
     // an error of the job, not a layout to skip: checked once on a one-GPU replica.
+    if (options.Get("cp") != "1")
+    {
+        // As a run refuses it (RunSpec::Validate): said once, before any layout.
+        throw SpecError(kCommandLine,
+                        "cp",
+                        options.Get("cp")
+                            + ": context parallelism is modelled in training only; allowed in "
+                              "inference: 1");
+    }
+    for (const char* own : {"gpu-set", "slow-gpus"})
+    {
+        if (!options.Get(own).empty())
+        {
+            RefuseOwnGpus(own);
+        }
+    }
+    const std::string etp = options.Get("etp");
+    if (!etp.empty() && etp != "1")
+    {
+        // Each layout's tp is the study's: the experts either follow it (unset) or stay whole.
+        throw SpecError(kCommandLine,
+                        "etp",
+                        etp
+                            + ": a serving study takes 1 (whole experts) or no --etp (each "
+                              "expert sharded over the layout's tensor-parallel ranks)");
+    }
     JobOptions base = options;
     base.Set("mode", "inference");
-    for (const char* name : {"tp", "pp", "batch"})
+    for (const char* name : {"tp", "pp", "batch", "gpus"})
     {
         base.Set(name, "1");
     }
-    base.Set("gpus", options.Get("cp"));
     // The variants to try, as the lists give them: each choice of every list, the first list
     // outermost (VariantLists), the job's own setting where a list is empty.
     std::vector<JobOptions> settings{base};
@@ -590,6 +626,10 @@ ServingStudy::ServingStudy(const JobOptions& options,
                             "the serving study predicts one replica for all of them, so link "
                             "faults (on one replica's links) are not taken: remove them, or "
                             "predict the faulty layout with `run` or `study faults`");
+        }
+        if (!job.gpuVariants.empty() || !job.slowGpus.empty())
+        {
+            RefuseOwnGpus(!job.gpuVariants.empty() ? "gpu-set" : "slow-gpus");
         }
         moe = job.model.IsMoe();
         sharedPrefix = job.run.sharedPrefix;
@@ -678,20 +718,8 @@ ServingStudy::ServingStudy(const JobOptions& options,
             }
         }
     }
-    const uint64_t cp = std::stoull(options.Get("cp"));
     const bool disaggregated = space.batching == Batching::DISAGGREGATED;
     const bool chunked = space.batching == Batching::CHUNKED;
-    if ((disaggregated || chunked) && cp > 1)
-    {
-        // Its KV cache is split by sequence over the context-parallel ranks, which neither the
-        // transfer between instances nor a prefill chunk's attention follows.
-        throw SpecError(kCommandLine,
-                        "cp",
-                        std::string(disaggregated ? "disaggregated serving pairs instances"
-                                                  : "chunked prefill is modelled")
-                            + " without context parallelism (cp is " + std::to_string(cp)
-                            + "; allowed: 1)");
-    }
     const bool arrivals = space.rateRps > 0 || space.goodput;
     if (space.goodput && (space.rateRps > 0 || (space.tpotSloS <= 0 && space.ttftSloS <= 0)))
     {
@@ -711,16 +739,22 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         "targets: give --rate (not --goodput) and --tpot-slo or --ttft-slo");
     }
     const bool wholeExperts = options.Get("etp") == "1";
-    std::string firstReason;
-    std::string firstField;
+    // Each reason once, with the combinations it rules out (a layout's, every batch of it).
     auto skip = [&](const std::string& field, const std::string& reason)
     {
         ++m_skipped;
-        if (firstReason.empty())
+        const auto known = std::find_if(m_skips.begin(),
+                                        m_skips.end(),
+                                        [&reason](const ServingSkip& s)
+                                        {
+                                            return s.reason == reason;
+                                        });
+        if (known != m_skips.end())
         {
-            firstField = field;
-            firstReason = reason;
+            ++known->count;
+            return;
         }
+        m_skips.push_back(ServingSkip{field, reason, 1});
     };
     // What rules a layout out whatever its batch (every batch counted): the option to blame and
     // why, both "" when it is valid.
@@ -778,13 +812,13 @@ ServingStudy::ServingStudy(const JobOptions& options,
         candidate.Set("tp", std::to_string(tp));
         candidate.Set("pp", std::to_string(pp));
         candidate.Set("batch", std::to_string(batch));
-        candidate.Set("gpus", std::to_string(uint64_t(tp) * pp * cp * dp));
+        candidate.Set("gpus", std::to_string(uint64_t(tp) * pp * dp));
         candidate.Set("dp", std::to_string(dp));
         if (wholeExperts)
         {
             // Whole experts spread over the tensor-parallel group, as serving engines run
-            // expert parallelism (RunSpec::Validate: ep = tp x cp).
-            candidate.Set("ep", std::to_string(uint64_t(tp) * cp));
+            // expert parallelism (RunSpec::Validate: ep = tp, cp being 1).
+            candidate.Set("ep", std::to_string(tp));
         }
         else if (dp > 1)
         {
@@ -826,9 +860,9 @@ ServingStudy::ServingStudy(const JobOptions& options,
             {
                 for (uint32_t dp : space.dp)
                 {
-                    const uint64_t instanceGpus = uint64_t(tp) * pp * cp * dp;
+                    const uint64_t instanceGpus = uint64_t(tp) * pp * dp;
                     const std::string layout = named + "tp " + std::to_string(tp) + " x pp "
-                                               + std::to_string(pp) + " x cp " + std::to_string(cp)
+                                               + std::to_string(pp)
                                                + (dp > 1 ? " x dp " + std::to_string(dp) : "");
                     const auto [field, reason] =
                         v.ruledOut.empty() ? ruledOut(layout, dp, instanceGpus)
@@ -850,10 +884,11 @@ ServingStudy::ServingStudy(const JobOptions& options,
     }
     if (m_options.empty())
     {
+        const ServingSkip first = m_skips.empty() ? ServingSkip() : m_skips.front();
         throw SpecError(kCommandLine,
-                        firstField,
+                        first.field,
                         "no layout of the lists is valid for the model on "
-                            + std::to_string(space.gpus) + " GPUs (" + firstReason + ")");
+                            + std::to_string(space.gpus) + " GPUs (" + first.reason + ")");
     }
     const Batching batching = GetBatching();
     if (arrivals && batching == Batching::STATIC
@@ -995,6 +1030,12 @@ uint32_t
 ServingStudy::GetSkipped() const
 {
     return m_skipped;
+}
+
+const std::vector<ServingSkip>&
+ServingStudy::GetSkips() const
+{
+    return m_skips;
 }
 
 ResolvedJob
@@ -2013,6 +2054,9 @@ ServingStudy::EngineOf(const ServingRow& r, const ResolvedJob& job) const
             engine.tokenBudget = TokenBudget(job);
             engine.chunkTokenS = r.chunkTokenS;
             engine.chunkTokenJ = r.chunkTokenJ;
+            // chunkTokenS is a token's share of a mixed step with chunks in each batch in
+            // flight (EvaluateChunked); a prompt's piece in one of them passes every stage.
+            engine.chunkBatches = job.run.InflightBatches();
             break;
         case Batching::STATIC:
             engine.wholeBatches = true;
@@ -2144,8 +2188,9 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     row.tokensPerSPerGpu = s.perS * generated / gpus;
     row.requestsPerS = double(row.replicas) * s.perS;
     // Little's law (a preempted request's time out of the cache left out), per attention
-    // replica as the batch and kvWhole count.
-    row.kvInFlight = s.perS * s.residenceS / job.run.parallel.dp;
+    // replica as the batch and kvWhole count; the window's rate and times are sampled, so the
+    // estimate is held to the slots there are (it read 20.000998 for 20).
+    row.kvInFlight = std::min(double(row.batch), s.perS * s.residenceS / job.run.parallel.dp);
     if (row.haveEnergy)
     {
         // The work's own energy and the boards' idle power over the steady state's time a token.
@@ -2274,12 +2319,15 @@ ServingStudy::LoadAt(const ServingRow& r,
         }
     }
     load.haveEnergy = energy;
-    if (energy && load.summary.spanS > 0)
+    if (energy && tokens > 0)
     {
-        // The work's own energy and every board's idle power over the span.
-        const double totalJ = joules + idleW * load.summary.spanS;
-        load.energyPerTokenJ = totalJ / double(tokens);
-        load.avgPowerW = totalJ / (load.summary.spanS * gpus);
+        // The steady state at the offered rate, as the row's tokens per second are: the work's
+        // own energy per token, and every board's idle power shared by the tokens delivered per
+        // second (not over the sample's span, whose ramp and drain run below the rate). Power is
+        // then energy per token at that rate, so the three figures agree.
+        const double tokensPerS = load.tokensPerSPerGpu * gpus;
+        load.energyPerTokenJ = joules / double(tokens) + idleW / tokensPerS;
+        load.avgPowerW = load.energyPerTokenJ * load.tokensPerSPerGpu;
     }
     return load;
 }
@@ -2843,6 +2891,17 @@ ServingStudyJson(const ServingStudy& study,
     }
     j["layouts"] = study.Candidates().size();
     j["skipped"] = study.GetSkipped();
+    // Why, each reason once (their counts add up to `skipped`).
+    Json skips = Json::array();
+    for (const ServingSkip& s : study.GetSkips())
+    {
+        Json skip;
+        skip["field"] = s.field;
+        skip["reason"] = s.reason;
+        skip["count"] = s.count;
+        skips.push_back(skip);
+    }
+    j["skipped_reasons"] = skips;
     Json list = Json::array();
     for (const auto& r : rows)
     {

@@ -71,7 +71,7 @@ struct ServingSpace
     std::vector<uint32_t> tp{1, 2, 4, 8}; //!< tensor parallel degrees
     std::vector<uint32_t> pp{1};          //!< pipeline degrees
     /**
-     * Data-parallel attention degrees (mixture-of-experts models): an instance of d x tp x pp x cp
+     * Data-parallel attention degrees (mixture-of-experts models): an instance of d x tp x pp
      * GPUs whose d attention replicas each serve their own batch, with the experts spread over
      * the d replicas and the tokens dispatched among them (SGLang's DP attention, vLLM's DP + EP)
      */
@@ -232,9 +232,9 @@ struct ServingRow
     uint64_t layout = 0;      //!< index among the study's candidates
     uint32_t tp = 0;          //!< tensor parallel degree
     uint32_t pp = 0;          //!< pipeline stages
-    uint32_t cp = 1;          //!< context parallel degree (the job's)
+    uint32_t cp = 1;          //!< context parallel degree (1: inference has none)
     uint32_t dp = 1;          //!< data-parallel attention replicas of an instance (ep = dp)
-    uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x cp x dp)
+    uint32_t replicas = 0;    //!< instances in the budget: gpus / (tp x pp x dp)
     uint32_t batch = 0;       //!< requests per replica (per attention replica when dp > 1)
     std::string hardware;     //!< the hardware as --hardware names it (preset or file)
     std::string engine;       //!< the serving engine (lmdeploy, vllm, hf, none)
@@ -356,6 +356,18 @@ struct ServingVariant
 };
 
 /**
+ * \ingroup rapid-llm
+ * \brief Why combinations of a serving study's lists are not tried: one reason and the
+ * combinations (variant x layout x batch) it rules out.
+ */
+struct ServingSkip
+{
+    std::string field;  //!< the option to blame ("gpus", "tp", "dp", "dtype")
+    std::string reason; //!< why, as the error names it where no layout is left
+    uint32_t count = 0; //!< the combinations it rules out
+};
+
+/**
  * A layout that may prefill for a disaggregated decode row: its variant (ServingRow::Variant),
  * tp and pp (a decode row takes prefill instances of its own hardware and precision)
  */
@@ -374,9 +386,9 @@ struct PrefillReplay
  * \brief Predicts the serving layouts of an inference job: for every tp x pp x batch (and
  * hardware and precision, where the space lists them) of a ServingSpace, one replica's time to
  * first token, time per output token, throughput per GPU, energy per token and memory verdict.
- * Combinations the model or the budget rule out (tp x pp x cp not dividing the GPUs, heads not
- * divisible by tp, ...) are skipped and counted. With whole experts (the job's etp 1) each layout's
- * expert parallelism is its tp x cp.
+ * Combinations the model or the budget rule out (tp x pp not dividing the GPUs, heads not
+ * divisible by tp, ...) are skipped and counted, each distinct reason kept once (GetSkips).
+ * With whole experts (the job's etp 1) each layout's expert parallelism is its tp.
  *
  * Continuous batching (closed loop: `batch` requests in flight, each of P prompt and G
  * generated tokens, a new one admitted as one finishes) is put together from three replays of
@@ -450,6 +462,11 @@ class ServingStudy
     const std::vector<ResolvedJob>& VariantJobs() const;
     /** \return combinations ruled out by the model or the budget */
     uint32_t GetSkipped() const;
+    /**
+     * \return why they were ruled out: each distinct reason once, in the order first met, with
+     * the combinations it rules out (the counts add up to GetSkipped())
+     */
+    const std::vector<ServingSkip>& GetSkips() const;
     /** \return the first candidate's job, resolved (what the study's input echo shows) */
     ResolvedJob FirstJob() const;
     /**
@@ -782,6 +799,7 @@ class ServingStudy
     std::string m_routing;             //!< routing policy
     bool m_symmetry;                   //!< replay one rank per symmetric set
     uint32_t m_skipped = 0;            //!< ruled-out combinations
+    std::vector<ServingSkip> m_skips;  //!< why, each reason once (GetSkips)
     uint32_t m_prefixTokens = 0;       //!< the cached prefix a request finds (the job's)
     std::string m_engine;              //!< the job's serving engine
     /** the variants tried, resolved (Variants) */

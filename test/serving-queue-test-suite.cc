@@ -845,6 +845,29 @@ class EngineScheduleTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].firstTokenS, 0.064, 1e-12, "behind the first");
             NS_TEST_EXPECT_MSG_EQ_TOL(requests[1].finishS, 0.086, 1e-12, "then alone");
             NS_TEST_EXPECT_MSG_EQ_TOL(joules, 6 * 1 + 20 * 0.1, 1e-9, "six steps, 20 tokens");
+            // Through a pipeline of two batches in flight the steps keep their pace (a token
+            // costs its share), but a prompt's last piece rides in one batch through both
+            // stages: the first ends its 4 tokens at 0.017 + 0.011 + 2 x 4 ms, the second its 3
+            // at 0.050 + 0.011 + 2 x 3 ms, and each decodes as much later.
+            QueueEngine piped = c;
+            piped.chunkBatches = 2;
+            std::vector<QueueRequest> staged = Arriving(ready);
+            std::vector<QueueRequest*> allStaged = All(staged);
+            const double stagedJ = SimulateEngine(piped, ready, allStaged);
+            NS_TEST_EXPECT_MSG_EQ_TOL(staged[0].firstTokenS, 0.036, 1e-12, "its passage");
+            NS_TEST_EXPECT_MSG_EQ_TOL(staged[0].finishS, 0.066, 1e-12, "two decodes, later");
+            NS_TEST_EXPECT_MSG_EQ_TOL(staged[1].firstTokenS, 0.067, 1e-12, "its passage");
+            NS_TEST_EXPECT_MSG_EQ_TOL(staged[1].finishS, 0.089, 1e-12, "then alone");
+            NS_TEST_EXPECT_MSG_EQ_TOL(stagedJ, joules, 1e-9, "the same work");
+            // A lone prompt takes its whole passage: twice the 6 tokens' share.
+            const std::vector<double> lone = {0};
+            std::vector<QueueRequest> one = Arriving(lone);
+            std::vector<QueueRequest*> allOne = All(one);
+            piped.prompt = 6;
+            SimulateEngine(piped, lone, allOne);
+            NS_TEST_EXPECT_MSG_EQ_TOL(one[0].firstTokenS, 0.011 + 12 * 0.001, 1e-12, "passage");
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                one[0].finishS, 0.017 + 2 * 0.011 + 0.006, 1e-12, "its decodes as much later");
         }
         // One prefill instance batching the prompts that have arrived.
         {

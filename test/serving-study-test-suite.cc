@@ -463,6 +463,17 @@ class ServingCandidatesTestCase : public TestCase
         // the two layers one per stage.
         RAPIDLLM_REQUIRE_EQ(study.Candidates().size(), 8u, "tp 1, 2 x pp 1, 2 x batch 1, 8");
         NS_TEST_EXPECT_MSG_EQ(study.GetSkipped(), 8u, "tp 3 and tp 8");
+        // Each reason once, with the batches it rules out.
+        RAPIDLLM_REQUIRE_EQ(study.GetSkips().size(), 4u, "tp 3, 8 x pp 1, 2");
+        for (const ServingSkip& s : study.GetSkips())
+        {
+            NS_TEST_EXPECT_MSG_EQ(s.count, 2u, s.reason << ": batches 1 and 8");
+            NS_TEST_EXPECT_MSG_EQ(s.field, "gpus", s.reason);
+            NS_TEST_EXPECT_MSG_NE(
+                s.reason.find("does not divide the 4 GPUs"), std::string::npos, s.reason);
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            study.GetSkips().front().reason.find("tp 3 x pp 1"), 0u, "in the order met");
         const ResolvedJob first = study.FirstJob();
         NS_TEST_EXPECT_MSG_EQ(
             (first.run.mode == RunMode::INFERENCE), true, "a serving study infers");
@@ -535,6 +546,19 @@ class ServingCandidatesTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(p.ep, p.tp, "ep = tp");
             NS_TEST_EXPECT_MSG_EQ(p.ExpertTp(), 1u, "whole experts");
         }
+        // ... which rules data-parallel attention out, saying why once for its batches.
+        space.tp = {2};
+        space.dp = {1, 2};
+        ServingStudy replicas(moe, space, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(replicas.Candidates().size(), 2u, "dp 1 x batch 1, 8");
+        NS_TEST_EXPECT_MSG_EQ(replicas.GetSkipped(), 2u, "dp 2 x batch 1, 8");
+        RAPIDLLM_REQUIRE_EQ(replicas.GetSkips().size(), 1u, "one reason");
+        const ServingSkip& whole = replicas.GetSkips().front();
+        NS_TEST_EXPECT_MSG_EQ(whole.field, "dp", whole.reason);
+        NS_TEST_EXPECT_MSG_EQ(whole.count, 2u, "both batches");
+        NS_TEST_EXPECT_MSG_NE(
+            whole.reason.find("dp 2: with --etp=1"), std::string::npos, whole.reason);
+        space.dp = {1};
         // What no layout changes is the job's error, as `run` gives it.
         JobOptions bad = SmallServingJob();
         bad.Set("set", "gpu.clock_mhz=0");
@@ -1025,25 +1049,24 @@ class ServingDisaggregatedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(tight.prefillFits, true, "one prompt does");
         NS_TEST_EXPECT_MSG_GT(tight.prefillS, 0, "and is timed");
 
-        // Refused: context parallelism (neither the transfer nor a chunk's attention follows
-        // its split KV cache; chunked batching too) and data-parallel attention (each request
-        // goes to one attention replica).
+        // Refused: context parallelism (modelled in training only, whatever the batching) and,
+        // disaggregated, data-parallel attention (each request goes to one attention replica).
         JobOptions withCp = job;
         withCp.Set("cp", "2");
-        for (const auto& [batching, what] :
-             {std::make_pair(Batching::DISAGGREGATED, "disaggregated serving"),
-              std::make_pair(Batching::CHUNKED, "chunked prefill")})
+        for (const Batching batching :
+             {Batching::CONTINUOUS, Batching::DISAGGREGATED, Batching::CHUNKED})
         {
             ServingSpace split = space;
             split.batching = batching;
-            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
-                                      [&]
-                                      {
-                                          ServingStudy(withCp, split, "flow", "", true);
-                                      },
-                                      {"cp", what, "without context parallelism"}),
-                                  true,
-                                  what);
+            NS_TEST_EXPECT_MSG_EQ(
+                ThrowsWith(
+                    [&]
+                    {
+                        ServingStudy(withCp, split, "flow", "", true);
+                    },
+                    {"cp", "modelled in training only", "allowed in inference: 1"}),
+                true,
+                "cp 2");
         }
         JobOptions moe = job;
         moe.Set("model", "mixtral-8x7b");
@@ -1292,6 +1315,12 @@ class ServingLoadTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(r.meetsSlo, true, "within a second a token");
             NS_TEST_EXPECT_MSG_GT(
                 r.load.energyPerTokenJ, eight.energyPerTokenJ, "idle boards between requests");
+            // The three figures agree: power is the energy per token at the row's token rate
+            // (the offered one, not the sample's span, whose ramp and drain run below it).
+            NS_TEST_EXPECT_MSG_EQ_TOL(r.load.avgPowerW,
+                                      r.load.energyPerTokenJ * r.load.tokensPerSPerGpu,
+                                      1e-9 * r.load.avgPowerW,
+                                      "power = J/token x tokens/s");
         }
         if (rows[0].batch == 8)
         {
@@ -1374,6 +1403,22 @@ class ServingLoadTestCase : public TestCase
                                       1.0,
                                       0.05,
                                       "near the capacity, the closed form's mean step");
+            // Through two stages (two batches in flight) a token's share of the mixed step is
+            // half its passage, but the lone prompt rides in one batch through both: its first
+            // token after its whole passage, no sooner than its prefill.
+            ServingSpace piped = chunked;
+            piped.tp = {1};
+            piped.pp = {2};
+            piped.requests = 200;
+            piped.rateRps = eight.requestsPerS / 100;
+            const ServingRow p = ServingStudy(job, piped, "flow", "", true).Run().at(0);
+            RAPIDLLM_REQUIRE_EQ(p.loaded && p.chunkTokenS > 0, true, "simulated");
+            NS_TEST_EXPECT_MSG_EQ_TOL(p.load.summary.ttftP50S,
+                                      p.stepCurve.seconds.front() + 2 * 256 * p.chunkTokenS,
+                                      1e-12,
+                                      "one step carrying the prompt through both stages");
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(
+                p.load.summary.ttftP50S, p.prefillS, "alone: no sooner than its prefill");
         }
 
         // Goodput: the rows loaded at the highest rate within the targets, ranked by it.
@@ -2323,6 +2368,45 @@ class CliServingStudyTestCase : public TestCase
             fiveChunks = fiveChunks || (row.contains("chunk_count") && row.at("chunk_count") == 5);
         }
         NS_TEST_EXPECT_MSG_EQ(fiveChunks, true, "256 tokens beside 1 decode in 64: 5 chunks");
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(chunked.out).at("skipped_reasons").size(),
+                              0u,
+                              "nothing ruled out: no reason");
+
+        // What rules layouts out is said once, however many batches it takes: a note on stderr,
+        // and in the JSON beside the count.
+        {
+            CliResult whole = RunCli({"study",
+                                      "serving",
+                                      "--model=mixtral-8x7b",
+                                      "--hardware=h100-sxm-80gb",
+                                      "--layers=2",
+                                      "--gpus=4",
+                                      "--tp=2",
+                                      "--etp=1",
+                                      "--dp=1,2",
+                                      "--batch=1,8",
+                                      "--prompt=256",
+                                      "--gen=16",
+                                      "--engine=vllm",
+                                      "--json"},
+                                     dir);
+            NS_TEST_ASSERT_MSG_EQ(whole.status, 0, whole.err);
+            const std::string why = "dp 2: with --etp=1 the experts stay in each tensor-parallel";
+            const std::size_t note = whole.err.find("note: " + why);
+            NS_TEST_EXPECT_MSG_NE(note, std::string::npos, whole.err);
+            NS_TEST_EXPECT_MSG_EQ(
+                whole.err.find(why, note + why.size()), std::string::npos, "once");
+            NS_TEST_EXPECT_MSG_NE(
+                whole.err.find("; 2 layouts and batches not tried"), std::string::npos, whole.err);
+            const Json j = Json::parse(whole.out);
+            NS_TEST_EXPECT_MSG_EQ(j.at("skipped").get<uint32_t>(), 2u, "dp 2 x batch 1, 8");
+            const Json skips = j.at("skipped_reasons");
+            RAPIDLLM_REQUIRE_EQ(skips.size(), 1u, "one reason");
+            NS_TEST_EXPECT_MSG_EQ(skips[0].at("field").get<std::string>(), "dp", "to blame");
+            NS_TEST_EXPECT_MSG_EQ(skips[0].at("count").get<uint32_t>(), 2u, "both batches");
+            NS_TEST_EXPECT_MSG_EQ(
+                skips[0].at("reason").get<std::string>().find(why), 0u, "the note's reason");
+        }
 
         // A static batch is `run`'s job, vLLM's profiled forward included: `run` and the study
         // give one verdict and one peak at the edge of the memory (Llama-2 7B on an H100, 128 +

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -629,14 +630,27 @@ RunStudyServingCommand(const CliArgs& args)
     JobBackendAndRouting(args, ResolvedJob(), backend, routing);
     RefusePacketCaptures(args.Text("packet"), "a serving study runs a network per layout");
     const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
+    std::set<std::string> noted; // once per hardware and type (a KV cache list repeats them)
     for (const ServingVariant& v : study.Variants())
     {
-        if (!v.ruledOut.empty())
+        if (!v.ruledOut.empty() && noted.insert(v.ruledOut).second)
         {
             std::fprintf(stderr,
                          "note: %s; its %s rows are not tried\n",
                          v.ruledOut.c_str(),
                          v.dtype.c_str());
+        }
+    }
+    // The layouts and batches ruled out, each reason once (a variant's is noted above).
+    for (const ServingSkip& s : study.GetSkips())
+    {
+        if (noted.insert(s.reason).second)
+        {
+            std::fprintf(stderr,
+                         "note: %s; %u %s not tried\n",
+                         s.reason.c_str(),
+                         s.count,
+                         s.count == 1 ? "layout and batch" : "layouts and batches");
         }
     }
     if (space.trace.requests.empty())

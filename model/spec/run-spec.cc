@@ -1059,6 +1059,18 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             "tp (sequence parallelism splits the sequence)");
         }
     }
+    else if (p.cp > 1)
+    {
+        // The inference graph runs the whole prompt on every rank: a context-parallel prefill
+        // (the prompt and its KV cache split over the ranks, ring attention between them) is not
+        // built, so cp > 1 would only add the ring's exchanges.
+        throw SpecError(source,
+                        "cp",
+                        std::to_string(p.cp)
+                            + ": context parallelism is modelled in training only (the inference "
+                              "graph does not split the prompt or its KV cache over context "
+                              "ranks); allowed in inference: 1");
+    }
     CheckPositions(model, source);
     CheckSizes(model, source);
 }
