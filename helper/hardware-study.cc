@@ -115,7 +115,10 @@ RunHardwareStudy(const JobOptions& options,
                                 + " (or vary another field)");
         }
     }
+    // Every variant resolved first: two values that give the same job (700, 1x, 7e2) would be
+    // the same row twice.
     std::vector<HardwareStudyRow> rows;
+    std::vector<JobOptions> variants;
     for (const auto& value : values)
     {
         HardwareStudyRow row;
@@ -125,6 +128,24 @@ RunHardwareStudy(const JobOptions& options,
         const std::string set = options.Get("set");
         variant.Set("set", set.empty() ? row.set : set + "," + row.set);
         row.job = variant.ToSpecs();
+        for (const HardwareStudyRow& earlier : rows)
+        {
+            if (earlier.job.model == row.job.model && earlier.job.hardware == row.job.hardware
+                && earlier.job.run == row.job.run)
+            {
+                throw SpecError("command line",
+                                "vary",
+                                "'" + earlier.value + "' and '" + value + "' give " + field
+                                    + " the same value; give each value once");
+            }
+        }
+        rows.push_back(row);
+        variants.push_back(variant);
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i)
+    {
+        HardwareStudyRow& row = rows[i];
+        const JobOptions& variant = variants[i];
         Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();
         helper->SetBackend(backend.empty() ? "flow" : backend);
         if (!routing.empty())
@@ -142,7 +163,6 @@ RunHardwareStudy(const JobOptions& options,
                 LargestFittingBatch(row.job.model, row.job.run, row.job.hardware.gpu);
             row.report.reason += "; " + LargestBatchText(row.largestBatch);
         }
-        rows.push_back(row);
     }
     return rows;
 }

@@ -458,7 +458,7 @@ class PowerSectionErrorsTestCase : public TestCase
             true,
             "unknown key");
         // The DVFS curve: ascending, ending at the boost clock, never falling further than
-        // idle_w.
+        // idle_w nor rising as the clock falls.
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith(parse(Edited("{mhz: 510,", "{mhz: 200,")),
                                          {"t.yaml", "dvfs", "mhz", "ascend"}),
                               true,
@@ -472,6 +472,11 @@ class PowerSectionErrorsTestCase : public TestCase
                        {"t.yaml", "dvfs", "more than idle_w"}),
             true,
             "a fall below zero");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(parse(Edited("{mhz: 510, idle_w: 60.88}", "{mhz: 510, idle_w: 120}")),
+                       {"t.yaml", "dvfs", "510 MHz", "falls with the clock"}),
+            true,
+            "idle power rising as the clock falls");
         // Without the section the spec loads and has no power model.
         std::string text = Edited("  power:\n", "  power:\n");
         const std::size_t from = text.find("  power:\n");

@@ -577,8 +577,8 @@ MakeOptions()
         Real("bar", "largest accepted |relative difference|", 0, 1, "0.05").For({"xval"}),
         Choice(
             "resolution",
-            "simulator time resolution: at ns a 9002-byte frame at 240 GB/s (37.3 ns) is rounded "
-            "to 37 ns, a 0.8% rate error",
+            "simulator time resolution: at ns a 4098-byte frame at 240 GB/s (17.08 ns) is "
+            "rounded to 17 ns, a 0.4% rate error",
             []()
             {
                 return std::vector<std::string>{"ps", "ns"};

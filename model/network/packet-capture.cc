@@ -62,7 +62,7 @@ PacketCapture::Start(const std::string& prefix,
     std::string selector;
     while (std::getline(selectors, selector, ';'))
     {
-        for (uint32_t l : topology.SelectLinks(selector, "PacketNetwork::PcapLinks"))
+        for (uint32_t l : topology.SelectLinks(selector, "PacketNetwork", "PcapLinks"))
         {
             chosen[l] = true;
         }

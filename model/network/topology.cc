@@ -438,7 +438,9 @@ Topology::FindNode(const std::string& name, uint32_t& node) const
 }
 
 uint32_t
-Topology::LookupNode(const std::string& name, const std::string& source) const
+Topology::LookupNode(const std::string& name,
+                     const std::string& source,
+                     const std::string& field) const
 {
     uint32_t node = 0;
     if (FindNode(name, node))
@@ -450,8 +452,7 @@ Topology::LookupNode(const std::string& name, const std::string& source) const
     {
         examples += ", " + m_nodes[i].name;
     }
-    throw SpecError(
-        source, "faults.link", "unknown node '" + name + "'; nodes are named like " + examples);
+    throw SpecError(source, field, "unknown node '" + name + "'; nodes are named like " + examples);
 }
 
 void
@@ -482,7 +483,9 @@ Topology::SetLinkFactor(uint32_t link, double factor)
 }
 
 std::vector<uint32_t>
-Topology::SelectLinks(const std::string& selector, const std::string& source) const
+Topology::SelectLinks(const std::string& selector,
+                      const std::string& source,
+                      const std::string& field) const
 {
     // "tier:NAME": every link of a network dimension (both directions).
     const std::string tier = "tier:";
@@ -507,13 +510,12 @@ Topology::SelectLinks(const std::string& selector, const std::string& source) co
             }
             if (all.empty())
             {
-                throw SpecError(source, "faults.link", "'" + selector + "': the tier has no links");
+                throw SpecError(source, field, "'" + selector + "': the tier has no links");
             }
             return all;
         }
-        throw SpecError(source,
-                        "faults.link",
-                        "'" + selector + "' names no network dimension; tiers: " + names);
+        throw SpecError(
+            source, field, "'" + selector + "' names no network dimension; tiers: " + names);
     }
     // "A-B" / "A>B": try every separator, so that names containing '-' still work; "A" alone
     // is a node fault (every link to and from it, e.g. a switch down).
@@ -548,20 +550,20 @@ Topology::SelectLinks(const std::string& selector, const std::string& source) co
         std::size_t cut = selector.find_first_of("->");
         if (cut == std::string::npos && !selector.empty())
         {
-            LookupNode(selector, source); // not a node: names the nodes there are
+            LookupNode(selector, source, field); // not a node: names the nodes there are
         }
         if (cut == std::string::npos || cut == 0 || cut + 1 >= selector.size())
         {
             throw SpecError(source,
-                            "faults.link",
+                            field,
                             "'" + selector
                                 + "' is not a node or link selector; use 'A-B' (both directions), "
                                   "'A>B' (one direction) or 'A' (every link of node A), e.g. "
                                   "'gpu0-gpu1', 'gpu3>nvlink.sw0' or 'ib.spine0.1'");
         }
         // Name the part that is not a node.
-        LookupNode(selector.substr(0, cut), source);
-        LookupNode(selector.substr(cut + 1), source);
+        LookupNode(selector.substr(0, cut), source, field);
+        LookupNode(selector.substr(cut + 1), source, field);
     }
     std::vector<uint32_t> changed;
     for (uint32_t l : m_out[a])
@@ -589,7 +591,7 @@ Topology::SelectLinks(const std::string& selector, const std::string& source) co
             neighbours += (i ? ", " : "") + m_nodes[m_links[m_out[a][i]].dst].name;
         }
         throw SpecError(source,
-                        "faults.link",
+                        field,
                         "no link joins " + m_nodes[a].name + " and " + m_nodes[b].name + " ("
                             + m_nodes[a].name + " links to " + neighbours
                             + (m_out[a].size() > 6 ? ", ..." : "") + ")");

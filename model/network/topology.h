@@ -146,8 +146,13 @@ class Topology
      * \return false if there is no such node
      */
     bool FindNode(const std::string& name, uint32_t& node) const;
-    /** \return a node id by name ("gpu3", "3", "nvlink.sw0"); throws SpecError if unknown */
-    uint32_t LookupNode(const std::string& name, const std::string& source) const;
+    /**
+     * \return a node id by name ("gpu3", "3", "nvlink.sw0"); throws SpecError naming \p source
+     * and \p field if unknown
+     */
+    uint32_t LookupNode(const std::string& name,
+                        const std::string& source,
+                        const std::string& field = "faults.link") const;
 
     /**
      * The smallest soft-fault factor. A link slowed further (1e-12 of 25 GB/s moves 0.025 B/s)
@@ -180,10 +185,13 @@ class Topology
      * Nodes are named as LookupNode accepts. Changes nothing.
      * \param selector the link selector
      * \param source where the selector came from, for errors
+     * \param field the field errors name (a fault's link, a capture's PcapLinks)
      * \return the links (not empty); throws SpecError when the selector is malformed, names an
      *         unknown node or no link matches (listing the node's neighbours)
      */
-    std::vector<uint32_t> SelectLinks(const std::string& selector, const std::string& source) const;
+    std::vector<uint32_t> SelectLinks(const std::string& selector,
+                                      const std::string& source,
+                                      const std::string& field = "faults.link") const;
 
     /**
      * \brief Applies a fault given by a selector (see SelectLinks).

@@ -35,19 +35,42 @@ DomainOf(uint32_t rank, uint32_t domainSize)
     return domainSize == 0 ? 0 : rank / domainSize;
 }
 
-/** Whether every member of \p rank's \p kind group sits in \p rank's domain. */
-bool
-GroupIsLocal(const ParallelLayout& layout, uint32_t rank, GroupKind kind, uint32_t domainSize)
+/**
+ * The share of the bytes \p rank sends in a \p kind collective of its \p kind group that leave
+ * its domain. An all-to-all sends an equal share to every other member: the share of them
+ * outside. The others run as a ring over the members in rank order (NCCL's ring enters and leaves
+ * each node once): the share of its hops that cross a domain boundary (a 16-GPU group over two
+ * 8-GPU nodes: 2 of 16).
+ */
+double
+NetworkShare(const ParallelLayout& layout,
+             uint32_t rank,
+             GroupKind kind,
+             CollectiveKind collective,
+             uint32_t domainSize)
 {
-    const uint32_t home = DomainOf(rank, domainSize);
-    for (uint32_t member : layout.Group(rank, kind))
+    const std::vector<uint32_t> members = layout.Group(rank, kind);
+    const std::size_t n = members.size();
+    if (n <= 1)
     {
-        if (DomainOf(member, domainSize) != home)
-        {
-            return false;
-        }
+        return 0.0;
     }
-    return true;
+    std::size_t crossing = 0;
+    if (collective == CollectiveKind::ALL_TO_ALL)
+    {
+        const uint32_t home = DomainOf(rank, domainSize);
+        for (uint32_t member : members)
+        {
+            crossing += DomainOf(member, domainSize) != home ? 1 : 0;
+        }
+        return double(crossing) / double(n - 1);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        crossing +=
+            DomainOf(members[i], domainSize) != DomainOf(members[(i + 1) % n], domainSize) ? 1 : 0;
+    }
+    return double(crossing) / double(n);
 }
 } // namespace
 
@@ -76,7 +99,7 @@ EstimateStepEnergy(const Workload& w,
     struct StageSums
     {
         double dynamicJ = 0;
-        std::map<GroupKind, double> collectiveBytes;
+        std::map<std::pair<GroupKind, CollectiveKind>, double> collectiveBytes;
         std::map<std::pair<GroupKind, int32_t>, double> sendBytes;
     };
     std::vector<StageSums> stages(w.stages.size());
@@ -98,7 +121,7 @@ EstimateStepEnergy(const Workload& w,
                     sums.dynamicJ += energyOf[n.op];
                     break;
                 case WorkNodeKind::COLLECTIVE:
-                    sums.collectiveBytes[n.group] +=
+                    sums.collectiveBytes[{n.group, n.collective}] +=
                         BytesSentPerMember(n.collective, layout.GroupSize(n.group), n.commBytes);
                     break;
                 case WorkNodeKind::SEND:
@@ -115,8 +138,10 @@ EstimateStepEnergy(const Workload& w,
         e.computeJ += sums.dynamicJ;
         for (const auto& c : sums.collectiveBytes)
         {
-            (GroupIsLocal(layout, r, c.first, domainSize) ? e.nvlinkBytes : e.networkBytes) +=
-                c.second;
+            const double network =
+                c.second * NetworkShare(layout, r, c.first.first, c.first.second, domainSize);
+            e.networkBytes += network;
+            e.nvlinkBytes += c.second - network;
         }
         for (const auto& p : sums.sendBytes)
         {

@@ -38,8 +38,21 @@ DvfsCurve::Read(SpecReader& parent, const std::string& key, double boostClockHz,
                     "must end at boost_clock_mhz (where idle_w is measured): its last point's mhz "
                     "is the boost clock");
     }
+    // A board's idle power falls with its clock (the voltage falls with it). A measured curve is
+    // not exactly monotonic (the H100's reads 0.01 W more at 1890 than at 1980 MHz), so a point
+    // may read up to 1% above the boost clock's; more is a curve turned upside down.
+    const double boostIdleW = points.back().idleW;
     for (const DvfsPoint& d : points)
     {
+        if (d.idleW > 1.01 * boostIdleW)
+        {
+            std::ostringstream os;
+            os << "reads " << d.idleW << " W at " << d.clockHz / 1e6
+               << " MHz, above the boost clock's " << boostIdleW
+               << " W: idle power falls with the clock (up to 1% above it is taken as "
+                  "measurement noise)";
+            parent.Fail(key, os.str());
+        }
         if (curve.FallW(d.clockHz) > idleW)
         {
             std::ostringstream os;

@@ -45,7 +45,7 @@ class DvfsCurve
     /**
      * \brief Reads \p key of \p parent: a list of {mhz, idle_w}, clocks ascending and the last at
      * \p boostClockHz, its idle power falling from there by no more than \p idleW (the board's at
-     * the boost clock).
+     * the boost clock) and no point above the boost clock's (beyond 1% of measurement noise).
      * \param parent the power section
      * \param key the list's key
      * \param boostClockHz the GPU's boost clock
