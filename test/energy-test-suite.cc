@@ -229,6 +229,22 @@ class StepEnergyTestCase : public TestCase
             e.nvlinkJ, e.nvlinkBytes * hw.gpu.power.nvlinkJPerByte, 1e-12, "");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             e.TotalJ(), e.idleJ + e.computeJ + e.nvlinkJ + e.networkJ, 1e-9, "total");
+        // The same tensor groups of 8 over two 4-GPU NVLink domains: each ring crosses the
+        // network on 2 of its 8 hops, so a quarter of their bytes go at the network's energy,
+        // the rest at NVLink's (the data-parallel pairs are a domain apart, all network).
+        HardwareSpec quads = hw;
+        quads.network.dimensions.front().size = 4;
+        const StepEnergy split = EstimateStepEnergy(
+            w,
+            [](const OperatorDesc&)
+            {
+                return 1.0;
+            },
+            quads,
+            step);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            split.networkBytes, 16 * (tpBytes / 4 + dpBytes), 1e-6, "2 hops of 8, and DP");
+        NS_TEST_EXPECT_MSG_EQ_TOL(split.nvlinkBytes, 16 * tpBytes * 3 / 4, 1e-6, "6 hops of 8");
         // Without a power model, no energy at all.
         hw.gpu.power = GpuPower();
         NS_TEST_EXPECT_MSG_EQ(EstimateStepEnergy(
