@@ -74,7 +74,10 @@ SymmetryPlan::ForLayout(std::shared_ptr<const ParallelLayout> layout,
     uint32_t copies = 1;
     for (GroupKind axis : axes)
     {
-        if (fold && layout->AxisSize(axis) > 1)
+        // A move along the axis shifts the ranks by its stride; across a ring, torus or mesh it
+        // must be one of the wiring's own cyclic shifts (ShiftMapsRings).
+        if (fold && layout->AxisSize(axis) > 1
+            && ShiftMapsRings(view, layout->WithCoord(0, axis, 1), layout->AxisSize(axis)))
         {
             plan.m_foldedAxes.push_back(axis);
             copies *= layout->AxisSize(axis);
@@ -288,6 +291,48 @@ SymmetryPlan::AxisTranslationSymmetric(const ParallelLayout& layout,
             return false;
         }
         all = here;
+    }
+    return true;
+}
+
+bool
+SymmetryPlan::ShiftMapsRings(const NetworkView& view, uint64_t stride, uint32_t size)
+{
+    // Ranks are endpoints, the innermost dimension's coordinate fastest: a move along an axis of
+    // stride s and size k cycles the digit [s, s k) of the endpoint index. A switch, a fully
+    // connected dimension or a fat tree is taken to map onto itself under it (their members are
+    // interchangeable; a fat tree's partial leaves make that approximate, doc/rapid-llm.md). A
+    // ring or a torus extent maps onto itself only where the digit is the top of the extent, so
+    // that it shifts the extent's coordinate cyclically; a mesh under no shift at all.
+    uint64_t below = 1; // endpoints per step of dimension d's coordinate
+    for (uint32_t d = 0; d < view.GetDimensionCount(); ++d)
+    {
+        const NetworkDimensionSpec& dim = view.GetDimension(d);
+        const uint64_t above = below * dim.size;
+        const bool wired = dim.kind == TopologyKind::RING || dim.kind == TopologyKind::TORUS
+                           || dim.kind == TopologyKind::MESH;
+        if (wired && stride < above && stride * size > below)
+        {
+            if (dim.kind == TopologyKind::MESH)
+            {
+                return false;
+            }
+            const std::vector<uint32_t> extents =
+                dim.kind == TopologyKind::RING ? std::vector<uint32_t>{dim.size} : dim.shape;
+            bool shifts = false;
+            uint64_t step = below;
+            for (uint32_t extent : extents)
+            {
+                const uint64_t top = step * extent;
+                shifts = shifts || (stride >= step && stride % step == 0 && stride * size == top);
+                step = top;
+            }
+            if (!shifts)
+            {
+                return false;
+            }
+        }
+        below = above;
     }
     return true;
 }

@@ -143,6 +143,12 @@ class SymmetryPlan
                                          bool everyCopy) const;
 
   private:
+    /**
+     * \return whether moving ranks along an axis of \p stride ranks and \p size steps maps
+     * every ring, torus and mesh dimension of \p view onto itself (a cyclic shift of one of its
+     * extents, or none of them touched)
+     */
+    static bool ShiftMapsRings(const NetworkView& view, uint64_t stride, uint32_t size);
     /** \return whether every tensor-parallel group owns its links (see the class comment) */
     static bool TensorGroupsOwnLinks(const ParallelLayout& layout, const NetworkView& view);
     /**
