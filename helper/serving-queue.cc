@@ -939,9 +939,9 @@ class ChunkedInstance : public EngineInstance
     Step()
     {
         const auto n = static_cast<uint32_t>(decoding.size());
-        std::vector<uint32_t> pieces(prompts.size(), 0); // each prompt's tokens in this step
+        pieces.assign(prompts.size(), 0);
         const uint32_t tokens = Plan(Room(),
-                                     [this, &pieces](std::size_t k, uint32_t take)
+                                     [this](std::size_t k, uint32_t take)
                                      {
                                          prompts[k].second -= take;
                                          pieces[k] = take;
@@ -1006,6 +1006,7 @@ class ChunkedInstance : public EngineInstance
     // Through a pipeline: how much later than the steps' ends a request's tokens come (its
     // last prompt piece's passage through every stage beyond its step).
     std::vector<double> lag;
+    std::vector<uint32_t> pieces; //!< the prompts' tokens in the step running (kept allocated)
 };
 
 /** An instance under static batching (QueueEngine::wholeBatches). */

@@ -548,8 +548,7 @@ TraceReplayer::WatchdogTick(int64_t periodNs)
         }
         const bool delivered =
             !m_backend || m_backend->GetSentCount() == m_backend->GetDeliveredCount();
-        const uint32_t stalled = m_backend ? m_backend->GetStalledCount() : 0;
-        if (!computing && (delivered || stalled > 0))
+        if (!computing && (delivered || m_backend->GetStalledCount() > 0))
         {
             DisarmWatchdog();
             m_tripped = StuckReason();
