@@ -1790,6 +1790,33 @@ class MemoryLayoutTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(int(comms["rs_expert_grads"].first), int(GroupKind::EDP), "edp");
         NS_TEST_EXPECT_MSG_EQ(
             comms["rs_expert_grads"].second, 4 * expert, "fp32 expert gradients, each layer once");
+
+        // FP8 parameters (fp8_param_gather): the linear layers' weights are gathered in fp8, 1 B
+        // each (the experts are all linear, without biases), the rest (norms, router) in bf16.
+        RunSpec fp8 = m;
+        fp8.dtype = DataType::FP8;
+        const uint64_t h = moe.hidden;
+        const uint64_t attentionLinear =
+            2ull
+            * (h * (moe.heads + 2ull * moe.kvHeads) * moe.headDim + moe.heads * moe.headDim * h);
+        auto gathered = [&](const RunSpec& run, const std::string& label)
+        {
+            uint64_t bytes = 0;
+            const Workload w = Workload::Build(moe, run);
+            for (const WorkNode& n : w.stages.at(0).nodes)
+            {
+                bytes += n.kind == WorkNodeKind::COLLECTIVE && label == n.label ? n.commBytes : 0;
+            }
+            return bytes;
+        };
+        NS_TEST_EXPECT_MSG_EQ(
+            gathered(fp8, "ag_params"), 2 * dense - attentionLinear, "fp8 linear");
+        NS_TEST_EXPECT_MSG_EQ(gathered(fp8, "ag_expert_params"), expert, "fp8 experts");
+        fp8.paramGather = "after_step"; // the gather after the update, in one piece
+        NS_TEST_EXPECT_MSG_EQ(gathered(fp8, "ag_params"), 2 * dense - attentionLinear, "after");
+        NS_TEST_EXPECT_MSG_EQ(gathered(fp8, "ag_expert_params"), expert, "after, experts");
+        fp8.fp8Params = false; // bf16 weights beside TE's cached fp8 copies: gathered in bf16
+        NS_TEST_EXPECT_MSG_EQ(gathered(fp8, "ag_params"), 2 * dense, "bf16 weights");
     }
 };
 

@@ -151,7 +151,7 @@ LayerShapes::LinearParams(int32_t layer) const
     uint64_t params = AttentionLinearParams();
     if (IsMoeLayer(layer))
     {
-        params += localExperts * (hidden * expertFc1Out + expertFfn * hidden);
+        params += ExpertLinearParams(layer);
         params += hidden * sharedFc1Out + sharedFfn * hidden;
     }
     else
@@ -159,6 +159,12 @@ LayerShapes::LinearParams(int32_t layer) const
         params += hidden * fc1Out + ffn * hidden;
     }
     return params;
+}
+
+uint64_t
+LayerShapes::ExpertLinearParams(int32_t layer) const
+{
+    return IsMoeLayer(layer) ? localExperts * (hidden * expertFc1Out + expertFfn * hidden) : 0;
 }
 
 uint64_t
@@ -326,6 +332,17 @@ StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage
             // The module's layer and its projection (2h to h, split over tensor parallelism).
             return shapes.LinearParams(layer) + 2 * shapes.hidden * shapes.hidden / run.parallel.tp;
         });
+}
+
+uint64_t
+StageExpertLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
+{
+    LayerShapes shapes(model, run);
+    const auto experts = [&](int32_t layer)
+    {
+        return shapes.ExpertLinearParams(layer);
+    };
+    return SumStageWithModules(model, run, shapes, stage, experts, experts);
 }
 
 uint64_t

@@ -142,6 +142,8 @@ struct LayerShapes
      * out-projection, and the MLP or the local and shared experts): what an fp8 recipe casts
      */
     uint64_t LinearParams(int32_t layer) const;
+    /** \return the local experts' linear-layer weights among LinearParams (0 on a dense layer) */
+    uint64_t ExpertLinearParams(int32_t layer) const;
     /** \return MLA: the down-projection's output, query latent, KV latent and rotary key */
     uint64_t LatentWidth() const;
     /** \return the out-projection's input width on this rank (heads x value width) */
@@ -192,6 +194,15 @@ uint64_t StageLayerParameters(const ModelSpec& model, const RunSpec& run, uint32
  * \return parameter count
  */
 uint64_t StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
+
+/**
+ * \brief The experts' linear-layer weights among StageLinearParameters (the rest are dense).
+ * \param model the model
+ * \param run the run settings
+ * \param stage the pipeline stage
+ * \return parameter count
+ */
+uint64_t StageExpertLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage);
 
 /**
  * \brief The expert parameters among StageParameters: ZeRO and the gradient reduction shard

@@ -210,7 +210,11 @@ class TrainingStageBuilder
         const auto& p = m_run.parallel;
         uint32_t lastDense = GraphEmitter::NONE;
         uint32_t lastExpert = GraphEmitter::NONE;
-        auto gather = [&](int32_t key, uint64_t dense, uint64_t expert)
+        auto gather = [&](int32_t key,
+                          uint64_t dense,
+                          uint64_t denseLinear,
+                          uint64_t expert,
+                          uint64_t expertLinear)
         {
             m_e.SetContext(Phase::FORWARD, 0, key >= 0 ? key : -1);
             std::vector<uint32_t>& ids = m_paramGathers[key];
@@ -218,24 +222,35 @@ class TrainingStageBuilder
             auto issue = [&](const char* label,
                              GroupKind group,
                              uint64_t params,
+                             uint64_t linear,
                              uint32_t replicas,
                              uint32_t& last)
             {
                 if (params > 0 && replicas > 1)
                 {
-                    last = m_e.Async(label, CollectiveKind::ALL_GATHER, group, params * m_eb, last);
+                    last = m_e.Async(label,
+                                     CollectiveKind::ALL_GATHER,
+                                     group,
+                                     ParamGatherBytes(params, linear),
+                                     last);
                     ids.push_back(last);
                 }
             };
-            issue("ag_params", GroupKind::DP, dense, p.DenseReplicas(), lastDense);
-            issue("ag_expert_params", GroupKind::EDP, expert, p.ExpertReplicas(), lastExpert);
+            issue("ag_params", GroupKind::DP, dense, denseLinear, p.DenseReplicas(), lastDense);
+            issue("ag_expert_params",
+                  GroupKind::EDP,
+                  expert,
+                  expertLinear,
+                  p.ExpertReplicas(),
+                  lastExpert);
         };
+        const uint64_t mtpProjection = 2 * m_shapes.hidden * m_shapes.hidden / p.tp;
         for (uint32_t chunk = 0; chunk < p.virtualStages; ++chunk)
         {
             const uint32_t vstage = VirtualStage(chunk);
             if (vstage == 0)
             {
-                gather(kEmbeddingParams, m_shapes.embeddingParams, 0);
+                gather(kEmbeddingParams, m_shapes.embeddingParams, 0, 0, 0);
             }
             const uint32_t firstLayer = p.FirstLayerOf(m_model.layers, vstage);
             for (uint32_t i = 0; i < p.VirtualStageLayers(m_model.layers, vstage); ++i)
@@ -243,21 +258,43 @@ class TrainingStageBuilder
                 const auto layer = static_cast<int32_t>(firstLayer + i);
                 gather(layer,
                        m_shapes.LayerParams(layer) - m_shapes.ExpertParams(layer),
-                       m_shapes.ExpertParams(layer));
+                       m_shapes.LinearParams(layer) - m_shapes.ExpertLinearParams(layer),
+                       m_shapes.ExpertParams(layer),
+                       m_shapes.ExpertLinearParams(layer));
             }
             if (vstage + 1 == m_virtualStages)
             {
-                gather(kHeadParams, m_shapes.finalNormParams + m_shapes.headParams, 0);
+                gather(kHeadParams, m_shapes.finalNormParams + m_shapes.headParams, 0, 0, 0);
                 for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
                 {
                     const int32_t layer = m_shapes.MtpLayer(k);
                     gather(layer,
                            m_shapes.LayerParams(layer) - m_shapes.ExpertParams(layer)
                                + m_shapes.mtpParams + (k == 0 ? MtpEmbeddingCopy() : 0),
-                           m_shapes.ExpertParams(layer));
+                           m_shapes.LinearParams(layer) - m_shapes.ExpertLinearParams(layer)
+                               + mtpProjection,
+                           m_shapes.ExpertParams(layer),
+                           m_shapes.ExpertLinearParams(layer));
                 }
             }
         }
+    }
+
+    /**
+     * Bytes of all-gathering \p params parameters, \p linear of them linear layers' weights.
+     * With fp8 parameters those travel in fp8, 1 byte each: under fp8_param_gather
+     * Megatron-core's parameter buffer holds Transformer Engine's fp8 weights as uint8 and
+     * gathers them so; each rank then builds the transposes itself. The rest (norms,
+     * embeddings, the LM head, biases) travel in the model's type.
+     */
+    uint64_t
+    ParamGatherBytes(uint64_t params, uint64_t linear) const
+    {
+        if (m_run.dtype == DataType::FP8 && m_run.fp8Params)
+        {
+            return (params - linear) * m_eb + linear;
+        }
+        return params * m_eb;
     }
 
     /** The forward pass's first use of \p key's parameters waits for their gather. */
@@ -1023,14 +1060,21 @@ class TrainingStageBuilder
         {
             // ZeRO-1/2: every rank gathers the parameters the others updated, each over the
             // group that sharded them.
+            const uint64_t linear = StageLinearParameters(m_model, m_run, m_stage);
+            const uint64_t expertLinear = StageExpertLinearParameters(m_model, m_run, m_stage);
             if (p.DenseReplicas() > 1)
             {
-                m_e.Blocking("ag_params", CollectiveKind::ALL_GATHER, GroupKind::DP, dense * m_eb);
+                m_e.Blocking("ag_params",
+                             CollectiveKind::ALL_GATHER,
+                             GroupKind::DP,
+                             ParamGatherBytes(dense, linear - expertLinear));
             }
             if (expert > 0 && p.ExpertReplicas() > 1)
             {
-                m_e.Blocking(
-                    "ag_expert_params", CollectiveKind::ALL_GATHER, GroupKind::EDP, expert * m_eb);
+                m_e.Blocking("ag_expert_params",
+                             CollectiveKind::ALL_GATHER,
+                             GroupKind::EDP,
+                             ParamGatherBytes(expert, expertLinear));
             }
         }
     }
