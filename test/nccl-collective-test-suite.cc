@@ -11,6 +11,7 @@
 #include "ns3/collective-probe.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/nccl-collective.h"
+#include "ns3/nccl-ring-search.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 
@@ -190,15 +191,79 @@ class NcclH100ChoiceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(ag.algorithm, "nccl(ring/Simple)", "all-gather: the ring wins");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             ag.timeS / (double(gib) * 7 / 8 / 360e9), 1.0, 0.02, "8-GPU ring at 360 GB/s bus");
-        // Slower links than NCCL's graph assumes (a hardware variant): the rings run at the
-        // links' rate, 225 GB/s x 0.824 = 185.4 GB/s, not the graph's 360.
+        // A hardware variant's NVLink: NCCL's search on 225 GB/s x 0.824 = 185.4 GB/s finds 3
+        // rings of 60 GB/s, doubled to 6 x 30 = 180 GB/s; on twice the preset's (741.6 GB/s)
+        // 12 x 60, doubled to 16 x 30, then 16 x 40 = 640 GB/s.
         HardwareSpec slow = h100;
         slow.network.dimensions[0].bandwidthBps /= 2;
         CollectiveProbeResult halved = RunCollectiveProbe(slow.network, c, "h100 at half");
-        NS_TEST_EXPECT_MSG_EQ_TOL(halved.timeS / (double(gib) * 7 / 8 / (225e9 * 0.824)),
+        NS_TEST_EXPECT_MSG_EQ_TOL(halved.timeS / (double(gib) * 7 / 8 / 180e9),
                                   1.0,
                                   0.02,
-                                  "8-GPU ring at the links' 185.4 GB/s");
+                                  "8-GPU ring at NCCL's 180 GB/s");
+        HardwareSpec fast = h100;
+        fast.network.dimensions[0].bandwidthBps *= 2;
+        CollectiveProbeResult doubled = RunCollectiveProbe(fast.network, c, "h100 at twice");
+        NS_TEST_EXPECT_MSG_EQ_TOL(doubled.timeS / (double(gib) * 7 / 8 / 640e9),
+                                  1.0,
+                                  0.03, // the ring's latency is 2% of it
+                                  "8-GPU ring at NCCL's 640 GB/s");
+    }
+};
+
+/**
+ * \brief NCCL's ring search inside one node (NCCL 2.20.3 src/graph/search.cc), worked by hand:
+ * it gives the presets' graphs on their own links and follows a variant's NVLink.
+ */
+class NcclRingSearchTestCase : public TestCase
+{
+  public:
+    NcclRingSearchTestCase()
+        : TestCase("NCCL's ring search: the presets' graphs, and a variant's NVLink")
+    {}
+
+  private:
+    void
+    Expect(uint32_t sm, double gpuGBps, uint32_t channels, double channelGBps)
+    {
+        const NcclRingGraph g = SearchNcclRing(sm, gpuGBps * 1e9);
+        const std::string what = "sm" + std::to_string(sm) + " at " + std::to_string(gpuGBps);
+        NS_TEST_EXPECT_MSG_EQ(g.channels, channels, what);
+        NS_TEST_EXPECT_MSG_EQ_TOL(g.channelBps / 1e9, channelGBps, 1e-9, what);
+    }
+
+    void
+    DoRun() override
+    {
+        // A100: 6 rings of 40 GB/s fill 12 x 20 = 240 GB/s; doubled: 12 x 20.
+        Expect(80, 300 * 0.8, 12, 20);
+        // H100: 6 x 60 of 370.8 (40 and 30 tie at 360, the first kept); doubled: 12 x 30.
+        Expect(90, 450 * 0.824, 12, 30);
+        // Twice the A100's: 12 x 40 fill 480; doubled to 16 (the limit) x 20, then 16 x 30.
+        Expect(80, 480, 16, 30);
+        // Twice the H100's: 12 x 60 of 741.6, doubled to 16 x 30, then 16 x 40 (16 x 50 = 800
+        // does not fit).
+        Expect(90, 741.6, 16, 40);
+        // Hopper below 50 GB/s a channel with more than 4 channels is not doubled: 120 GB/s
+        // takes 2 x 60, which fill it: doubled, 4 x 30; 100 GB/s: 2 x 50, then 4 x 25
+        // (sm90: 50 is doubled), the second pass finding none of 4 channels faster.
+        Expect(90, 120, 4, 30);
+        Expect(90, 100, 4, 25);
+        // Below the slowest speed: one channel at the link's rate.
+        Expect(80, 2, 1, 2);
+        // Every preset names its GPUs' sm and gets its documented graph.
+        for (const char* name :
+             {"a100-sxm-80gb", "a100-sxm-40gb", "h100-sxm-80gb", "h200-sxm-141gb"})
+        {
+            const HardwareSpec hw = HardwareSpec::Load(name);
+            const NcclRingGraph g = RingGraphOf(hw.network.dimensions[0]);
+            NS_TEST_EXPECT_MSG_EQ(g.channels, 12u, name);
+            NS_TEST_EXPECT_MSG_EQ_TOL(g.channels * g.channelBps,
+                                      hw.network.dimensions[0].bandwidthBps
+                                          * hw.network.dimensions[0].wireEfficiency,
+                                      0.05 * 360e9,
+                                      name);
+        }
     }
 };
 
@@ -369,6 +434,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclSmCountTestCase, TestCase::QUICK);
         AddTestCase(new NcclP2pSmCountTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
+        AddTestCase(new NcclRingSearchTestCase, TestCase::QUICK);
     }
 };
 

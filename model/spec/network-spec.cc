@@ -66,7 +66,7 @@ NetworkDimensionSpec::operator==(const NetworkDimensionSpec& o) const
 bool
 NcclGraphSpec::operator==(const NcclGraphSpec& o) const
 {
-    return ringChannels == o.ringChannels && channelBps == o.channelBps
+    return ringChannels == o.ringChannels && channelBps == o.channelBps && sm == o.sm
            && ll128ChannelBps == o.ll128ChannelBps && nvls == o.nvls
            && channelsPerGpu == o.channelsPerGpu;
 }
@@ -181,12 +181,26 @@ ReadDimension(SpecReader& r, bool outermost)
     if (r.Has("nccl"))
     {
         SpecReader g = r.GetMap("nccl");
-        // A network dimension may give only its channels per GPU; the ring graph's fields come
-        // together.
-        if (g.Has("ring_channels") || !g.Has("channels_per_gpu"))
+        // A network dimension may give only its channels per GPU; the ring graph is either
+        // given (ring_channels and channel_GBps together) or searched for the GPUs' sm.
+        if (g.Has("sm"))
+        {
+            d.nccl.sm = g.GetCount("sm", 1);
+            if (d.nccl.sm != 80 && d.nccl.sm != 90)
+            {
+                g.Fail("sm",
+                       std::to_string(d.nccl.sm)
+                           + " has no NCCL ring search here; allowed: 80 (Ampere), 90 (Hopper), "
+                             "or give ring_channels and channel_GBps");
+            }
+        }
+        if (g.Has("ring_channels") || (!g.Has("channels_per_gpu") && !g.Has("sm")))
         {
             d.nccl.ringChannels = g.GetCount("ring_channels", 1);
             d.nccl.channelBps = g.GetInRange("channel_GBps", 0.001, 1e6) * 1e9;
+        }
+        if (d.nccl.sm > 0 || d.nccl.ringChannels > 0)
+        {
             d.nccl.ll128ChannelBps = g.GetInRange("ll128_channel_GBps", 0.001, 1e6, 1e6) * 1e9;
         }
         d.nccl.nvls = g.GetBool("nvls", false);

@@ -41,8 +41,11 @@ std::vector<std::string> TopologyKindNames();
  */
 struct NcclGraphSpec
 {
-    uint32_t ringChannels = 0;  //!< ring graph channels (nChannels after NCCL's duplication)
-    double channelBps = 0;      //!< bytes/s per ring channel (the graph's bwIntra)
+    uint32_t ringChannels = 0; //!< ring graph channels (nChannels after NCCL's duplication)
+    double channelBps = 0;     //!< bytes/s per ring channel (the graph's bwIntra)
+    /** The GPUs' compute capability x10 (80, 90): without ringChannels, NCCL's ring search
+     * for that generation derives the graph from the link (SearchNcclRing); 0: not given */
+    uint32_t sm = 0;
     double ll128ChannelBps = 0; //!< LL128's ceiling per channel, bytes/s (0 = none)
     bool nvls = false;          //!< NVLink SHARP (multicast and reduction in the switch)
     /** Across the network: a communicator's channels per GPU it has in a node (its rings run

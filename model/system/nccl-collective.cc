@@ -6,6 +6,7 @@
 
 #include "collective-algorithms.h"
 #include "direct-collective.h"
+#include "nccl-ring-search.h"
 #include "ns3/log.h"
 #include "ns3/network-view.h"
 #include "ns3/spec-error.h"
@@ -42,7 +43,6 @@ const double kLl128FactorOnePerNode = 0.7;          // ppn < 2: one GPU per node
 // bw from every GPU's NVSwitch link per channel, twice from the head's.
 const double kNvlsLatUs = 23.0;
 const double kNvlsRatio = 5.0 / 6.0;
-const double kSm90SpeedsGBps[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0};
 
 uint32_t
 RingSteps(CollectiveOp op, uint32_t ranks)
@@ -137,8 +137,9 @@ NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvli
     // Each head's channel takes its speed from every GPU's NVSwitch link (both directions) and
     // twice from the head's own, so a GPU's link carries (ranks + 1) x speed: the fastest
     // speed with that within one GPU's NVLink bandwidth.
-    double speedGBps = kSm90SpeedsGBps[std::size(kSm90SpeedsGBps) - 1];
-    for (double s : kSm90SpeedsGBps)
+    const std::vector<double>& speeds = NcclIntraSpeedsGBps(90);
+    double speedGBps = speeds.back();
+    for (double s : speeds)
     {
         if ((ranks + 1) * s <= gpuNvlinkBytesPerS / 1e9)
         {
@@ -275,7 +276,7 @@ NcclCollective::CommunicatorChannels(const ScheduleBuilder& b,
     }
     if (spanned.size() == 1)
     {
-        return 2 * uint64_t(view.GetDimension(spanned[0]).nccl.ringChannels);
+        return 2 * uint64_t(RingGraphOf(view.GetDimension(spanned[0])).channels);
     }
     return 0;
 }
@@ -380,14 +381,16 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     bool nvls = false;
     if (spanned.size() == 1)
     {
-        const NcclGraphSpec& g = b.GetView().GetDimension(spanned[0]).nccl;
-        if (g.ringChannels > 0)
+        const NetworkDimensionSpec& dim = b.GetView().GetDimension(spanned[0]);
+        const NcclGraphSpec& g = dim.nccl;
+        const NcclRingGraph ring = RingGraphOf(dim);
+        if (ring.channels > 0)
         {
-            // NCCL's graph search keeps only ring speeds the GPU's links carry (search.cc:
-            // speedArrayIntra, tried from the fastest down): a graph faster than the links in
-            // force (a slower link in a hardware variant, a --set) runs at the links' rate.
-            bus = std::min(g.ringChannels * g.channelBps, link);
-            ll128Ceiling = g.ringChannels * g.ll128ChannelBps;
+            // The graph NCCL's search finds on this link (searched where the dimension names
+            // its GPUs' sm, so a faster or slower NVLink moves it); a graph given faster than
+            // the link in force (a --set on the link) runs at the link's rate.
+            bus = std::min(ring.channels * ring.channelBps, link);
+            ll128Ceiling = ring.channels * g.ll128ChannelBps;
         }
         // NCCL enables NVLS on NVSwitch Hopper systems with more than two GPUs (NCCL 2.22.3,
         // src/transport/nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it); not across nodes.
