@@ -4463,6 +4463,55 @@ class SlidingWindowTestCase : public TestCase
     }
 };
 
+/**
+ * \brief ZeRO-3 (FSDP) shards the embedding, the final norm and the LM head as well as the
+ * layers: the forward pass gathers them (FSDP's root unit, kept until the backward) and their
+ * gradients are reduce-scattered every micro-batch; the gathered copy shows in the peak.
+ */
+class ZeroThreeRootTestCase : public TestCase
+{
+  public:
+    ZeroThreeRootTestCase()
+        : TestCase("ZeRO-3 gathers and reduce-scatters the embedding and LM head too")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("llama2-7b", 2); // untied head
+        RunSpec run = fixture::TrainingJob(1, 1, 2, 1, 4, 512);      // 2 micro-batches
+        run.parallel.zeroStage = 3;
+        const uint64_t params = StageParameters(model, run, 0);
+        const uint64_t layers = StageLayerParameters(model, run, 0);
+        const uint64_t root = params - layers; // embedding, final norm, LM head
+        NS_TEST_ASSERT_MSG_GT(root, 2ull * model.vocab * model.hidden - 1, "both matrices");
+        const uint64_t eb = 2;
+        const uint64_t gb = BytesOf(run.GradientType());
+        uint64_t gathered = 0;
+        uint64_t scattered = 0;
+        const Workload w = Workload::Build(model, run);
+        for (const WorkNode& n : w.stages.at(0).nodes)
+        {
+            const std::string label = n.label;
+            gathered += label == "ag_params" ? n.commBytes : 0;
+            scattered += label == "rs_grads" ? n.commBytes : 0;
+        }
+        // Per micro-batch: each layer gathered in both passes, the root once; every gradient
+        // reduce-scattered.
+        NS_TEST_EXPECT_MSG_EQ(gathered, 2 * eb * (2 * layers + root), "gathers");
+        NS_TEST_EXPECT_MSG_EQ(scattered, 2 * gb * params, "reduce-scatters");
+        // The gathered root is held through the pass: ZeRO-3's peak over ZeRO-2's.
+        GpuSpec gpu;
+        gpu.hbmBytes = 80ull << 30;
+        RunSpec zero2 = run;
+        zero2.parallel.zeroStage = 2;
+        const uint64_t a3 = AnalyzeMemory(w, gpu).worst.activations;
+        const uint64_t a2 = AnalyzeMemory(Workload::Build(model, zero2), gpu).worst.activations;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(a3, a2 + eb * root, "gathered root in the peak");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -4505,6 +4554,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new FoldedExpertsTestCase, TestCase::QUICK);
         AddTestCase(new TiedEmbeddingCopyTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherOverlapTestCase, TestCase::QUICK);
+        AddTestCase(new ZeroThreeRootTestCase, TestCase::QUICK);
         AddTestCase(new InferenceExpertParallelTestCase, TestCase::QUICK);
         AddTestCase(new SquaredReluTestCase, TestCase::QUICK);
         AddTestCase(new SlidingWindowTestCase, TestCase::QUICK);

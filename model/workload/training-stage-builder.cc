@@ -352,6 +352,55 @@ class TrainingStageBuilder
         m_e.StreamWaitsFor(ag);
     }
 
+    /**
+     * ZeRO-3: gathers \p params parameters outside the decoder layers (FSDP's root unit: the
+     * embedding, the final norm and LM head, a prediction module's embedding copy) before
+     * their first use in the forward pass; they stay gathered until their backward
+     * (RootGradients), as FSDP keeps its root unit unsharded between the two.
+     */
+    void
+    GatherRoot(uint64_t params)
+    {
+        if (!ZeroThree() || params == 0)
+        {
+            return;
+        }
+        const uint32_t ag = m_e.Async("ag_params",
+                                      CollectiveKind::ALL_GATHER,
+                                      GroupKind::DP,
+                                      params * m_eb,
+                                      m_e.LastStream());
+        m_e.AddMemory(ag, static_cast<int64_t>(params * m_eb));
+        m_e.StreamWaitsFor(ag);
+    }
+
+    /**
+     * The gradients of \p params parameters outside the decoder layers became final at node
+     * \p after in micro-batch \p mb: ZeRO-3 reduce-scatters them every micro-batch, as a
+     * layer's, and frees their gathered copy (GatherRoot); otherwise those reduced
+     * (ReducesGradients) join the data-parallel buckets.
+     */
+    void
+    RootGradients(uint32_t mb, uint32_t after, uint64_t params)
+    {
+        if (ZeroThree())
+        {
+            if (params > 0)
+            {
+                m_e.Async("rs_grads",
+                          CollectiveKind::REDUCE_SCATTER,
+                          GroupKind::DP,
+                          params * m_gb,
+                          after);
+                m_e.AddMemory(after, -static_cast<int64_t>(params * m_eb));
+            }
+        }
+        else if (ReducesGradients(mb))
+        {
+            AddGradients(after, params * m_gb, GroupKind::DP);
+        }
+    }
+
     /** ZeRO-3: releases the gathered parameters after the layer's last operator. */
     void
     ReleaseLayer()
@@ -381,6 +430,7 @@ class TrainingStageBuilder
         else if (vstage == 0)
         {
             WaitForParams(kEmbeddingParams);
+            GatherRoot(m_shapes.embeddingParams);
             int64_t mask = m_model.dropout ? int64_t(m_rows * m_shapes.hidden) : 0;
             m_e.Compute(
                 "embedding", MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt), mask);
@@ -412,6 +462,8 @@ class TrainingStageBuilder
         if (vstage + 1 == m_virtualStages)
         {
             WaitForParams(kHeadParams);
+            GatherRoot(m_shapes.headParams + m_shapes.finalNormParams
+                       + (m_shapes.mtpLayers > 0 ? MtpEmbeddingCopy() : 0));
             HeadForward(mb, chunk);
             for (uint32_t k = 0; k < m_shapes.mtpLayers; ++k)
             {
@@ -603,11 +655,7 @@ class TrainingStageBuilder
     void
     HeadGradients(uint32_t mb, uint32_t wgrad)
     {
-        if (ReducesGradients(mb))
-        {
-            AddGradients(
-                wgrad, (m_shapes.headParams + m_shapes.finalNormParams) * m_gb, GroupKind::DP);
-        }
+        RootGradients(mb, wgrad, m_shapes.headParams + m_shapes.finalNormParams);
     }
 
     /**
@@ -719,9 +767,9 @@ class TrainingStageBuilder
         m_e.AddMemory(m_e.LastStream(), -m_mtpHeld[{mb, k}]);
         m_mtpHeld.erase({mb, k});
         LayerGradients(mb, layer, wgrad, m_shapes.mtpParams);
-        if (k == 0 && ReducesGradients(mb))
+        if (k == 0)
         {
-            AddGradients(emb, MtpEmbeddingCopy() * m_gb, GroupKind::DP);
+            RootGradients(mb, emb, MtpEmbeddingCopy());
         }
     }
 
@@ -813,10 +861,7 @@ class TrainingStageBuilder
                             MakeElementwise(OpType::EMBEDDING, m_rows, m_shapes.hidden, dt, true));
             m_e.AddMemory(emb, -m_held[{mb, chunk}]);
             m_held.erase({mb, chunk});
-            if (ReducesGradients(mb))
-            {
-                AddGradients(emb, m_shapes.embeddingParams * m_gb, GroupKind::DP);
-            }
+            RootGradients(mb, emb, m_shapes.embeddingParams);
         }
         else if (Towards(vstage - 1) != 0)
         {

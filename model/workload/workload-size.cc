@@ -150,6 +150,10 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
     {
         const uint64_t perLayer = TrainingLayerNodes(model, run);
         const uint64_t m = run.MicroBatches();
+        // ZeRO-3 gathers the embedding's and the head's parameters in the forward pass and
+        // reduce-scatters their gradients.
+        const uint64_t passNodes =
+            kTrainingPassNodes + (p.zeroStage == 3 && p.DenseReplicas() > 1 ? 4 : 0);
         for (uint32_t s = 0; s < p.pp; ++s)
         {
             const uint64_t layers = p.StageLayers(model.layers, s);
@@ -162,8 +166,7 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
                 static_cast<uint64_t>(gradientBytes / std::max<uint64_t>(run.bucketBytes, 1))
                 + 2 * layers + 8;
             const uint64_t nodes =
-                m * (layers * perLayer + uint64_t(p.virtualStages) * kTrainingPassNodes) + buckets
-                + layers;
+                m * (layers * perLayer + uint64_t(p.virtualStages) * passNodes) + buckets + layers;
             size.nodes += nodes;
             size.bucketNodes += buckets;
             size.largestStage = std::max(size.largestStage, nodes);
