@@ -546,9 +546,13 @@ TraceReplayer::WatchdogTick(int64_t periodNs)
         {
             computing = computing || st.busyStreams > 0 || !st.running.empty();
         }
+        // A collective run as a timed reservation has no messages on the network yet still
+        // progresses to its end: a replay whose only work is one is slow, not stuck.
+        const bool collecting = m_engine && m_engine->GetRunningCount() > 0;
         const bool delivered =
             !m_backend || m_backend->GetSentCount() == m_backend->GetDeliveredCount();
-        if (!computing && (delivered || m_backend->GetStalledCount() > 0))
+        if (!computing
+            && ((delivered && !collecting) || (m_backend && m_backend->GetStalledCount() > 0)))
         {
             DisarmWatchdog();
             m_tripped = StuckReason();
