@@ -428,6 +428,31 @@ class SetErrorsTestCase : public TestCase
             const TraceSet one = ChakraTraceReader::ReadTraceSet(dir.string());
             NS_TEST_EXPECT_MSG_EQ(one.ranks.size(), 2u, "the directory's set");
             NS_TEST_EXPECT_MSG_EQ(one.groups.Has(1), true, "with its groups");
+            NS_TEST_EXPECT_MSG_EQ(
+                one.groupsFile, (dir / "trace.comm_groups.json").string(), "the file read");
+            // Another groups file (replay --comm-groups) stands in for a missing default one,
+            // and the ranks' nodes are checked against it.
+            const fs::path alt = dir / "alt-groups.json";
+            fs::rename(dir / "trace.comm_groups.json", alt);
+            const std::string none = errorOf();
+            NS_TEST_EXPECT_MSG_EQ(Contains(none, "no groups are defined"), true, none);
+            const TraceSet given = ChakraTraceReader::ReadTraceSet(dir.string(), alt.string());
+            NS_TEST_EXPECT_MSG_EQ(given.groups.Has(1), true, "the given groups");
+            NS_TEST_EXPECT_MSG_EQ(given.groupsFile, alt.string(), "the given file");
+            CommGroups wide;
+            wide.Add(1, {0, 5});
+            std::ofstream(alt) << wide.ToJson();
+            std::string beyond;
+            try
+            {
+                ChakraTraceReader::ReadTraceSet(dir.string(), alt.string());
+            }
+            catch (const TraceError& te)
+            {
+                beyond = te.what();
+            }
+            NS_TEST_EXPECT_MSG_EQ(Contains(beyond, "names rank 5"), true, beyond);
+            fs::rename(alt, dir / "trace.comm_groups.json");
             ChakraTraceWriter::WriteTraceSet((dir / "other").string(), TwoRanks());
             const std::string two = errorOf();
             NS_TEST_EXPECT_MSG_EQ((Contains(two, "several trace sets") && Contains(two, "other")

@@ -55,12 +55,8 @@ RunReplayCommand(const CliArgs& args)
                                                 ? ParseFaultOption(args.Text("fault"), kCommandLine)
                                                 : std::vector<FaultOption>();
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
-    TraceSet set = ChakraTraceReader::ReadTraceSet(trace);
-    if (args.HasValue("comm-groups"))
-    {
-        set.groups = CommGroups::Load(args.Text("comm-groups"));
-        ChakraTraceReader::CheckSet(set, trace);
-    }
+    TraceSet set = ChakraTraceReader::ReadTraceSet(
+        trace, args.HasValue("comm-groups") ? args.Text("comm-groups") : "");
     // The fault selectors name links of the network the trace set's ranks run on.
     CheckFaultSelectors(faults,
                         hardware.network,
@@ -87,12 +83,10 @@ RunReplayCommand(const CliArgs& args)
     // The input echo: the trace set, the machine and how its network runs.
     Json input;
     input["version"] = RapidLlmVersion();
-    input["trace"] = {
-        {"prefix", trace},
-        {"ranks", set.ranks.size()},
-        {"comm_groups",
-         args.HasValue("comm-groups") ? args.Text("comm-groups") : trace + ".comm_groups.json"},
-        {"groups", set.groups.GetSize()}};
+    input["trace"] = {{"prefix", trace},
+                      {"ranks", set.ranks.size()},
+                      {"comm_groups", set.groupsFile},
+                      {"groups", set.groups.GetSize()}};
     input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults, slowGpus);
     input["set"] = Json::array();
     for (const auto& o : overrides)

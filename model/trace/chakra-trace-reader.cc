@@ -594,7 +594,7 @@ ChakraTraceReader::ReadRankFile(const std::string& path,
 }
 
 TraceSet
-ChakraTraceReader::ReadTraceSet(const std::string& prefix)
+ChakraTraceReader::ReadTraceSet(const std::string& prefix, const std::string& groupsFile)
 {
     namespace fs = std::filesystem;
     fs::path prefixPath(prefix);
@@ -623,7 +623,7 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix)
         }
         if (stems.size() == 1)
         {
-            return ReadTraceSet((prefixPath / *stems.begin()).string());
+            return ReadTraceSet((prefixPath / *stems.begin()).string(), groupsFile);
         }
         std::string found;
         for (const auto& stem : stems)
@@ -701,10 +701,12 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix)
     }
 
     TraceSet set;
-    std::string groupsPath = ChakraTraceWriter::CommGroupsFileName(prefix);
-    if (fs::exists(groupsPath, ec))
+    const std::string groupsPath =
+        groupsFile.empty() ? ChakraTraceWriter::CommGroupsFileName(prefix) : groupsFile;
+    if (!groupsFile.empty() || fs::exists(groupsPath, ec))
     {
         set.groups = CommGroups::Load(groupsPath);
+        set.groupsFile = groupsPath;
     }
     auto worldSize = static_cast<uint32_t>(ranks.size());
     for (const auto& [id, members] : set.groups.GetAll())

@@ -72,10 +72,12 @@ class ChakraTraceReader
      * <prefix>.comm_groups.json (optional when no node names a group), then checks the set.
      * \param prefix the path prefix the writer was given, or a directory holding exactly one
      * set (as `rapid-llm trace --out=DIR` writes)
+     * \param groupsFile a groups file to read instead of <prefix>.comm_groups.json (it must
+     * exist), or "" for that one; every rank's nodes are checked against it
      * \return the traces and groups
      * \throws TraceError on a missing rank, damaged file or inconsistent set
      */
-    static TraceSet ReadTraceSet(const std::string& prefix);
+    static TraceSet ReadTraceSet(const std::string& prefix, const std::string& groupsFile = "");
 
     /**
      * \brief Checks what only the whole set shows: sends and receives pair up

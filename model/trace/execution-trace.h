@@ -152,7 +152,9 @@ class ExecutionTrace
      * \brief Adds a collective over a communicator group.
      * \param name operator name
      * \param type which collective
-     * \param bytes Chakra comm_size: the buffer each rank contributes, bytes
+     * \param bytes Chakra comm_size, bytes, as nccl-tests sizes it: each rank's buffer for
+     *        all-reduce, broadcast and reduce and its send buffer for all-to-all; the whole
+     *        (every rank's share) for all-gather's output and reduce-scatter's input
      * \param group communicator group id (a CommGroups key), or kWorldGroup for all ranks
      * \param deps indices of nodes that must finish first
      * \return the new node's index

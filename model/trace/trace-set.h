@@ -8,6 +8,7 @@
 #include "comm-groups.h"
 #include "execution-trace.h"
 
+#include <string>
 #include <vector>
 
 namespace ns3 {
@@ -23,6 +24,7 @@ struct TraceSet
 {
     std::vector<ExecutionTrace> ranks; //!< one graph per rank, by rank
     CommGroups groups;                 //!< group id -> ranks
+    std::string groupsFile;            //!< the groups file read ("" when there was none)
 };
 
 } // namespace rapidllm
