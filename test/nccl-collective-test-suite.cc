@@ -16,6 +16,7 @@
 #include "ns3/topology.h"
 
 #include <cmath>
+#include <set>
 
 using namespace ns3;
 using namespace ns3::rapidllm;
@@ -420,6 +421,70 @@ class NcclP2pSmCountTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A group across nodes that does not fill them (12 A100s: 8 + 4) runs NCCL's channels as
+ * 4 rings, each crossing between the nodes through other GPUs and so other NICs: 4 NICs' worth
+ * of bandwidth, not one (it ran one ring through one NIC, 4x slower).
+ */
+class NcclCrossNodeRingsTestCase : public TestCase
+{
+  public:
+    NcclCrossNodeRingsTestCase()
+        : TestCase("NCCL across part-filled nodes: a ring per channel, each through other NICs")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec a100 = HardwareSpec::Load("a100-sxm-80gb");
+        Ptr<Topology> topology = Topology::Build(a100.network, 12);
+        std::vector<uint32_t> members(12);
+        for (uint32_t r = 0; r < 12; ++r)
+        {
+            members[r] = r;
+        }
+        const auto rings = CrossNodeRings(*topology, members, members);
+        NS_TEST_ASSERT_MSG_EQ(rings.size(), 4u, "the 4 GPUs of the second node: 4 rings");
+        std::set<std::pair<uint32_t, uint32_t>> crossings;
+        for (const auto& ring : rings)
+        {
+            NS_TEST_EXPECT_MSG_EQ(std::set<uint32_t>(ring.begin(), ring.end()).size(), 12u, "");
+            for (std::size_t i = 0; i < ring.size(); ++i)
+            {
+                const uint32_t a = ring[i];
+                const uint32_t b = ring[(i + 1) % ring.size()];
+                if ((a < 8) != (b < 8))
+                {
+                    crossings.insert({a, b});
+                }
+            }
+        }
+        // Two crossings a ring, no GPU leaving its node for two rings.
+        NS_TEST_EXPECT_MSG_EQ(crossings.size(), 8u, "every crossing its own");
+        std::set<uint32_t> senders;
+        for (const auto& [a, b] : crossings)
+        {
+            NS_TEST_EXPECT_MSG_EQ(senders.insert(a).second, true, "GPU " << a << " sends once");
+        }
+        // One member on a node: one ring, in the group's order.
+        const std::vector<uint32_t> lone = {0, 1, 2, 3, 8};
+        NS_TEST_EXPECT_MSG_EQ(CrossNodeRings(*topology, lone, lone).size(), 1u, "one ring");
+
+        // The all-reduce: 2 x 11/12 of 1 GiB over 4 NICs' payload rate.
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.bytes = 1ull << 30;
+        c.gpus = 12;
+        const CollectiveProbeResult r = RunCollectiveProbe(a100.network, c, "a100-sxm-80gb");
+        const NetworkDimensionSpec& ib = a100.network.dimensions.at(1);
+        const double nic = ib.bandwidthBps * ib.wireEfficiency;
+        NS_TEST_EXPECT_MSG_EQ(r.algorithm, "nccl(ring/Simple)", "the ring");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            r.timeS / (2.0 * 11 / 12 * double(c.bytes) / (4 * nic)), 1.0, 0.03, "4 NICs");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -435,6 +500,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclP2pSmCountTestCase, TestCase::QUICK);
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclRingSearchTestCase, TestCase::QUICK);
+        AddTestCase(new NcclCrossNodeRingsTestCase, TestCase::QUICK);
     }
 };
 

@@ -357,6 +357,54 @@ NcclCollective::GetP2pSmCount(const ScheduleBuilder& b, const CollectiveCall& co
     return static_cast<uint32_t>(n);
 }
 
+std::vector<std::vector<uint32_t>>
+CrossNodeRings(const NetworkView& view,
+               const std::vector<uint32_t>& members,
+               const std::vector<uint32_t>& endpoints)
+{
+    // Nodes are instances of the innermost dimension, unless that is the network itself.
+    if (members.size() < 4 || view.GetDimensionCount() < 2
+        || view.GetDimension(0).kind == TopologyKind::FAT_TREE)
+    {
+        return {members};
+    }
+    // The members by node, the nodes in the order the group first meets them.
+    std::vector<uint32_t> nodeOrder;
+    std::map<uint32_t, std::vector<uint32_t>> byNode;
+    for (std::size_t i = 0; i < members.size(); ++i)
+    {
+        const uint32_t node = view.GetInstance(endpoints[i], 0);
+        auto& local = byNode[node];
+        if (local.empty())
+        {
+            nodeOrder.push_back(node);
+        }
+        local.push_back(members[i]);
+    }
+    std::size_t k = members.size();
+    for (const auto& [node, local] : byNode)
+    {
+        k = std::min(k, local.size());
+    }
+    if (nodeOrder.size() < 2 || k < 2)
+    {
+        return {members};
+    }
+    std::vector<std::vector<uint32_t>> rings(k);
+    for (std::size_t r = 0; r < k; ++r)
+    {
+        for (uint32_t node : nodeOrder)
+        {
+            const auto& local = byNode[node];
+            for (std::size_t i = 0; i < local.size(); ++i)
+            {
+                rings[r].push_back(local[(r + i) % local.size()]);
+            }
+        }
+    }
+    return rings;
+}
+
 NcclEstimate
 NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) const
 {
@@ -379,6 +427,21 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     double bus = link;
     double ll128Ceiling = 0;
     bool nvls = false;
+    // Across nodes, a ring per channel where every node holds several members, each through
+    // other NICs: the rings share the network's bytes (at most the fastest spanned link's).
+    uint32_t rings = 1;
+    if (network && spanned.size() > 1)
+    {
+        rings = static_cast<uint32_t>(
+            CrossNodeRings(b.GetView(), call.members, b.GetEndpoints(call.members)).size());
+        double fastest = 0;
+        for (uint32_t d : spanned)
+        {
+            const NetworkDimensionSpec& dim = b.GetView().GetDimension(d);
+            fastest = std::max(fastest, dim.bandwidthBps * dim.wireEfficiency);
+        }
+        bus = std::min(rings * link, fastest);
+    }
     if (spanned.size() == 1)
     {
         const NetworkDimensionSpec& dim = b.GetView().GetDimension(spanned[0]);
@@ -450,7 +513,9 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     // payload rate, so the messages carry bytes x link / (bus x factor).
     if (best.algorithm == NcclAlgorithm::RING)
     {
-        best.bandwidthFactor = link > 0 ? bus * best.bandwidthFactor / link : 1.0;
+        // Each of the rings carries its share of the bytes at its share of the bus bandwidth.
+        best.rings = rings;
+        best.bandwidthFactor = link > 0 ? bus / rings * best.bandwidthFactor / link : 1.0;
     }
     // The part of the latency the network does not charge: the base latency and each step's
     // latency over LL's (the network's links carry LL's per-step latency); NVLS's one round of
@@ -503,19 +568,78 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         }
         return;
     }
-    const uint64_t wire = static_cast<uint64_t>(std::ceil(double(call.bytes) / e.bandwidthFactor));
     const bool reduce = call.op != CollectiveOp::ALL_GATHER;
     const uint32_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
+    const std::vector<std::vector<uint32_t>> rings =
+        e.rings > 1 ? CrossNodeRings(b.GetView(), call.members, b.GetEndpoints(call.members))
+                    : std::vector<std::vector<uint32_t>>{call.members};
+    const auto k = static_cast<uint32_t>(rings.size());
+    auto wireOf = [&](uint32_t r)
+    {
+        const uint64_t share = ScheduleBuilder::Split(call.bytes, k, r);
+        return static_cast<uint64_t>(std::ceil(double(share) / e.bandwidthFactor));
+    };
     if (fluid)
     {
-        RingCollective::AddFluidPasses(b, call.members, wire, passes, reduce);
+        if (k == 1)
+        {
+            RingCollective::AddFluidPasses(b, call.members, wireOf(0), passes, reduce);
+            return;
+        }
+        // The rings' streams in one phase, a pair's streams of several rings as one.
+        std::map<std::pair<uint32_t, uint32_t>, uint64_t> pairBytes;
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            const std::vector<uint32_t>& m = rings[r];
+            const uint64_t s = wireOf(r);
+            for (std::size_t i = 0; i < m.size(); ++i)
+            {
+                const auto next = static_cast<uint32_t>((i + 1) % m.size());
+                pairBytes[{m[i], m[next]}] +=
+                    passes * (s - ScheduleBuilder::Split(s, static_cast<uint32_t>(m.size()), next));
+            }
+        }
+        std::vector<FluidStream> streams;
+        for (const auto& [pair, bytes] : pairBytes)
+        {
+            streams.push_back({pair.first, pair.second, bytes});
+        }
+        const auto n = static_cast<uint32_t>(call.members.size());
+        const double localS =
+            reduce ? b.ReduceSeconds((n - 1) * ScheduleBuilder::Split(wireOf(0), n, 0)) : 0.0;
+        b.FluidPhase(call.members, streams, passes * (n - 1), localS);
         return;
     }
-    // One ordered connection per neighbour carries both passes, as RingCollective's all-reduce.
-    RingCollective::AddPass(b, call.members, wire, reduce);
-    if (passes == 2)
+    // One ordered connection per neighbour carries both passes, as RingCollective's all-reduce;
+    // the rings start together and a rank is done when its last ring is.
+    std::vector<ScheduleBuilder::Step> start;
+    for (uint32_t m : call.members)
     {
-        RingCollective::AddPass(b, call.members, wire, false);
+        start.push_back(b.GetReady(m));
+    }
+    std::vector<std::vector<ScheduleBuilder::Step>> ends(call.members.size());
+    for (uint32_t r = 0; r < k; ++r)
+    {
+        for (std::size_t i = 0; i < call.members.size(); ++i)
+        {
+            b.SetReady(call.members[i], start[i]);
+        }
+        RingCollective::AddPass(b, rings[r], wireOf(r), reduce);
+        if (passes == 2)
+        {
+            RingCollective::AddPass(b, rings[r], wireOf(r), false);
+        }
+        for (std::size_t i = 0; i < call.members.size(); ++i)
+        {
+            ends[i].push_back(b.GetReady(call.members[i]));
+        }
+    }
+    if (k > 1)
+    {
+        for (std::size_t i = 0; i < call.members.size(); ++i)
+        {
+            b.SetReady(call.members[i], b.Join(call.members[i], ends[i]));
+        }
     }
 }
 
@@ -529,7 +653,8 @@ NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& ca
         return k * (k - 1);
     }
     const uint64_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
-    return k < 2 ? 0 : passes * k * (k - 1);
+    const uint64_t rings = k < 2 ? 1 : Choose(b, call).rings;
+    return k < 2 ? 0 : rings * passes * k * (k - 1);
 }
 
 void

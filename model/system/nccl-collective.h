@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -53,7 +54,22 @@ struct NcclEstimate
     double algBytesPerS = 0;    //!< algorithm bandwidth: bytes / (time - latency)
     double linkBytesPerS = 0;   //!< the link's payload rate the messages run at (Choose)
     double timeS = 0;           //!< latency + bytes / algorithm bandwidth, seconds
+    /** Rings across nodes the bytes are split over (CrossNodeRings; 1 inside a node) */
+    uint32_t rings = 1;
 };
+
+/**
+ * \ingroup rapid-llm
+ * \brief The rings NCCL's channels run for a group across nodes: where every node holds at
+ * least k of its members, k rings, the i-th entering and leaving each node through its members
+ * rotated by i, so each ring crosses between nodes through other GPUs, and so other NICs (NCCL's
+ * inter-node graph gives each channel its own NIC); one ring, in \p members' order, otherwise.
+ * \param view the network \param members the group's ranks \param endpoints their endpoints
+ * \return the rings (each a permutation of \p members)
+ */
+std::vector<std::vector<uint32_t>> CrossNodeRings(const NetworkView& view,
+                                                  const std::vector<uint32_t>& members,
+                                                  const std::vector<uint32_t>& endpoints);
 
 /**
  * \ingroup rapid-llm
