@@ -329,6 +329,18 @@ class InheritanceTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_NE(why.find(needle), std::string::npos, "a required field: " + why);
         }
+        // A required field misspelt: the error names the misspelling and its line.
+        const std::string typo =
+            dir.Put("h100-typo.yaml",
+                    "base: h100-sxm-80gb\nname: typo\ngpu:\n  sm_count: ~\n  sm_cuont: 132\n");
+        const std::string misspelt = ErrorOf(
+            [&]()
+            {
+                HardwareSpec::Load(typo);
+            });
+        NS_TEST_EXPECT_MSG_NE(misspelt.find("is 'sm_cuont', line 5, a misspelling of it?"),
+                              std::string::npos,
+                              misspelt);
 
         // A dimension of another kind: `~` removes the fat tree's own fields, which a torus
         // does not have (they were unknown fields); a misspelt one still is, at its line, as

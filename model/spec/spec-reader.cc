@@ -10,9 +10,40 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
+
+namespace {
+/** \return the edits (insert, delete, replace, swap two neighbours) that turn \p a into \p b */
+std::size_t
+EditDistance(const std::string& a, const std::string& b)
+{
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i)
+    {
+        d[i][0] = i;
+    }
+    for (std::size_t j = 0; j <= b.size(); ++j)
+    {
+        d[0][j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i)
+    {
+        for (std::size_t j = 1; j <= b.size(); ++j)
+        {
+            const std::size_t replace = d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, replace});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+            {
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    return d[a.size()][b.size()];
+}
+} // namespace
 
 SpecReader::SpecReader(const YAML::Node& node, const std::string& file, const std::string& path)
     : m_node(node)
@@ -70,7 +101,22 @@ SpecReader::Require(const std::string& key)
 {
     if (!Has(key))
     {
-        Fail(key, "missing required field");
+        // A key of this mapping a few edits away is likely the field, misspelt: name it.
+        std::string near;
+        if (m_node && m_node.IsMap())
+        {
+            for (const auto& item : m_node)
+            {
+                const std::string other = item.first.Scalar();
+                if (near.empty() && m_known.count(other) == 0
+                    && EditDistance(other, key) <= std::max<std::size_t>(1, key.size() / 5))
+                {
+                    near = " (is '" + other + "', line " + std::to_string(LineOf(other))
+                           + ", a misspelling of it?)";
+                }
+            }
+        }
+        Fail(key, "missing required field" + near);
     }
     return m_node[key];
 }
