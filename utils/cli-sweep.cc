@@ -967,6 +967,23 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     PrintTable(ranked, candidates, shown, variant);
+    if (fit == 0 && !ranked.empty())
+    {
+        // Nothing to rank: say what came closest and which options lower the peak.
+        const auto& closest = ranked.front(); // the unfitting rows come lowest peak first
+        std::fprintf(stderr,
+                     "rapid-llm sweep: note: no layout fits in memory; the lowest peak is %.2f "
+                     "GiB (tp %u, pp %u, dp %u, mbs %u, recompute %s). Options that lower it: "
+                     "--zero=1 (or 3), --recompute=selective,full, a smaller --mbs, more --pp "
+                     "or --tp values, more --gpus, or a GPU with more memory (rapid-llm memory "
+                     "lists single changes that fit)\n",
+                     closest.peakBytes / double(1ull << 30),
+                     closest.tp,
+                     closest.pp,
+                     closest.dp,
+                     closest.mbs,
+                     closest.recompute.c_str());
+    }
     if (machines.size() > 1 || variant.gpus || variant.dtype || space.schedules.size() > 1)
     {
         PrintBestOfEach(ranked, sources, gpuCounts, dtypes, space.schedules, variant);
