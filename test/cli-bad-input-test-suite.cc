@@ -246,6 +246,9 @@ class CliBadInputTestCase : public TestCase
             // Found by fuzzing: accepted, and changed nothing (the trace fixes the model).
             {{"replay", "--trace=" + traces, "--set=model.layers=2"},
              {"option --set", "model.layers=2", "gpu. and network. paths only"}},
+            // Found by a user: accepted, and changed nothing (the trace fixes the kernel times).
+            {{"replay", "--trace=" + traces, "--set=gpu.hbm_bandwidth_GBps=0.5x"},
+             {"option --set", "gpu.hbm_bandwidth_GBps=0.5x", "gpu.sm_count only"}},
             {{"run", "--set=gpu.sm_count=5,gpu.sm_count=6"},
              {"option --set", "'gpu.sm_count' is given twice"}},
             {{"run", "--run=" + otherMode},

@@ -200,7 +200,11 @@ JobCliOptions()
         {"set",
          [&](const CliOption& o)
          {
-             return o.For(Plus(kJob, {"replay", "sweep"}));
+             return o.For(Plus(kJob, {"replay", "sweep"}))
+                 .HelpIn("replay",
+                         "network. overrides and gpu.sm_count, PATH=VALUE or PATH=FACTORx[,...], "
+                         "e.g. network.infiniband.bandwidth_GBps=0.5x (the trace fixes its "
+                         "kernels' times, so other gpu. and model. paths are refused)");
          }},
         {"model",
          [&](const CliOption& o)

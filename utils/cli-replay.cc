@@ -39,6 +39,18 @@ RunReplayCommand(const CliArgs& args)
                              : std::vector<SpecOverride>();
     for (const SpecOverride& o : overrides)
     {
+        if (o.GetPath().rfind("gpu.", 0) == 0 && o.GetPath() != "gpu.sm_count")
+        {
+            // The trace's kernels carry their durations: the GPU's rates would change nothing,
+            // silently. Its SM count is what the collectives' kernels take from the compute.
+            throw SpecError(kCommandLine,
+                            "set",
+                            "'" + o.GetText()
+                                + "': a trace fixes its kernels' times, so of the gpu. paths "
+                                  "replay takes gpu.sm_count only (the SMs collectives share "
+                                  "with the compute); run and trace take the others, and "
+                                  "--slow-gpus slows chosen GPUs' kernels");
+        }
         if (o.GetTarget() == SpecOverride::Target::MODEL)
         {
             // The trace fixes what runs: a model path would change nothing, silently.
