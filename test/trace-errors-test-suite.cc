@@ -326,6 +326,23 @@ class CommErrorsTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(ErrorOf(File({RawNode(7, kSendNode).Int("comm_dst", kAttrInt32, 1)})),
                               "",
                               "a valid send");
+        // Peers are global ranks: a send leaves, a receive arrives at, its own file's rank (0).
+        e = ErrorOf(File({RawNode(7, kSendNode)
+                              .Int("comm_src", kAttrInt32, 1)
+                              .Int("comm_dst", kAttrInt32, 1)}),
+                    &node);
+        NS_TEST_ASSERT_MSG_EQ(
+            (Contains(e, "comm_src 1: a send leaves the rank whose file holds it") && node == 7),
+            true,
+            e);
+        e = ErrorOf(File(
+            {RawNode(7, kRecvNode).Int("comm_src", kAttrInt32, 1).Int("comm_dst", kAttrInt32, 1)}));
+        NS_TEST_ASSERT_MSG_EQ(Contains(e, "comm_dst 1: a receive arrives"), true, e);
+        NS_TEST_ASSERT_MSG_EQ(ErrorOf(File({RawNode(7, kRecvNode)
+                                                .Int("comm_src", kAttrInt32, 1)
+                                                .Int("comm_dst", kAttrInt32, 0)})),
+                              "",
+                              "a valid receive");
         // A send's communicator (pg_name) must hold both ends.
         auto send = [](const char* group)
         {

@@ -465,6 +465,16 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             {
                 NodeFail(ctx, n.id, "COMM_SEND_NODE without a comm_dst attribute");
             }
+            if (hasSrc && src != static_cast<int32_t>(rank))
+            {
+                // Peers are global ranks: a send leaves the rank whose file holds it.
+                NodeFail(ctx,
+                         n.id,
+                         "COMM_SEND_NODE with comm_src " + std::to_string(src)
+                             + ": a send leaves the rank whose file holds it (rank "
+                             + std::to_string(rank) + "); give comm_src " + std::to_string(rank)
+                             + " or leave it out");
+            }
             n.commSrc = hasSrc ? src : static_cast<int32_t>(rank);
             n.commDst = dst;
         }
@@ -473,6 +483,15 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             if (!hasSrc)
             {
                 NodeFail(ctx, n.id, "COMM_RECV_NODE without a comm_src attribute");
+            }
+            if (hasDst && dst != static_cast<int32_t>(rank))
+            {
+                NodeFail(ctx,
+                         n.id,
+                         "COMM_RECV_NODE with comm_dst " + std::to_string(dst)
+                             + ": a receive arrives at the rank whose file holds it (rank "
+                             + std::to_string(rank) + "); give comm_dst " + std::to_string(rank)
+                             + " or leave it out");
             }
             n.commSrc = src;
             n.commDst = hasDst ? dst : static_cast<int32_t>(rank);
