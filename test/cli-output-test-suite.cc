@@ -1429,7 +1429,7 @@ class CliInputEchoTestCase : public TestCase
         CliResult r = RunCli({"replay",
                               "--trace=" + traces + "/trace",
                               "--hardware=a100-sxm-80gb",
-                              "--set=gpu.hbm_gib=160",
+                              "--set=network.infiniband.bandwidth_GBps=12.5",
                               "--fault=gpu0-nvlink.sw0:0.5@1ms",
                               "--routing=ecmp",
                               "--json"},
@@ -1455,8 +1455,15 @@ class CliInputEchoTestCase : public TestCase
                               "the communicator groups read");
         NS_TEST_EXPECT_MSG_EQ(
             in.at("hardware").at("source").get<std::string>(), "a100-sxm-80gb", "hardware");
-        NS_TEST_EXPECT_MSG_EQ(in.at("hardware").at("hbm_gib").get<double>(), 160, "--set");
-        NS_TEST_EXPECT_MSG_EQ(in.at("set"), Json::array({"gpu.hbm_gib=160"}), "--set echoed");
+        NS_TEST_EXPECT_MSG_EQ(
+            in.at("hardware").at("network").at(1).at("bandwidth_GBps").get<double>(),
+            12.5,
+            "--set");
+        NS_TEST_EXPECT_MSG_EQ(
+            in.at("set"), Json::array({"network.infiniband.bandwidth_GBps=12.5"}), "--set echoed");
+        NS_TEST_EXPECT_MSG_EQ(in.at("trace").at("costed_for").get<std::string>(),
+                              "a100-sxm-80gb",
+                              "the hardware the trace's kernels were costed for");
         RAPIDLLM_REQUIRE_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
         const Json& fault = in.at("hardware").at("faults").at(0);
         NS_TEST_EXPECT_MSG_EQ(fault.at("link").get<std::string>(), "gpu0-nvlink.sw0", "fault link");
@@ -1468,7 +1475,7 @@ class CliInputEchoTestCase : public TestCase
         CliResult run = RunCli(Cat({"run",
                                     "--json",
                                     "--hardware=a100-sxm-80gb",
-                                    "--set=gpu.hbm_gib=160",
+                                    "--set=network.infiniband.bandwidth_GBps=12.5",
                                     "--fault=gpu0-nvlink.sw0:0.5@1ms"},
                                    kSmallTraining),
                                dir);

@@ -250,12 +250,22 @@ class TraceRoundTripTestCase : public TestCase
             TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
             RAPIDLLM_REQUIRE_EQ(back.ranks.size(), 4u, "four ranks");
             NS_TEST_ASSERT_MSG_EQ((back.groups == set.groups), true, "groups read back");
+            NS_TEST_ASSERT_MSG_EQ(back.ranks[0].GetHardware(), "", "no machine recorded");
             for (uint32_t r = 0; r < 4; ++r)
             {
                 NS_TEST_ASSERT_MSG_EQ(FirstDifference(set.ranks[r], back.ranks[r]),
                                       "",
                                       "rank " << r << (gzip ? " (gzip)" : ""));
             }
+            // The hardware that costed the kernels travels in the metadata.
+            ExecutionTrace costed = set.ranks[0];
+            costed.SetHardware("h100-sxm-80gb");
+            NS_TEST_ASSERT_MSG_EQ(
+                ChakraTraceReader::DecodeRank(
+                    ChakraTraceWriter::EncodeRank(costed, 4, gzip), "costed", 0, &set.groups, 4)
+                    .GetHardware(),
+                "h100-sxm-80gb",
+                "the machine read back");
             NS_TEST_ASSERT_MSG_EQ(ReadAll(ChakraTraceWriter::CommGroupsFileName(prefix)),
                                   "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [0, 2],\n"
                                   "  \"4\": [1, 3]\n}\n",

@@ -69,6 +69,15 @@ RunReplayCommand(const CliArgs& args)
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(
         trace, args.HasValue("comm-groups") ? args.Text("comm-groups") : "");
+    if (!set.ranks.empty() && !set.ranks[0].GetHardware().empty()
+        && set.ranks[0].GetHardware() != hardware.name)
+    {
+        // The kernels keep their times; only the network and the SM count are this machine's.
+        std::cerr << "rapid-llm replay: note: the trace's kernels were costed for "
+                  << set.ranks[0].GetHardware() << "; it replays them on " << hardware.name
+                  << "'s network and SMs (--hardware=" << set.ranks[0].GetHardware()
+                  << " replays it on its own)\n";
+    }
     // The fault selectors name links of the network the trace set's ranks run on.
     CheckFaultSelectors(faults,
                         hardware.network,
@@ -95,10 +104,12 @@ RunReplayCommand(const CliArgs& args)
     // The input echo: the trace set, the machine and how its network runs.
     Json input;
     input["version"] = RapidLlmVersion();
-    input["trace"] = {{"prefix", trace},
-                      {"ranks", set.ranks.size()},
-                      {"comm_groups", set.groupsFile},
-                      {"groups", set.groups.GetSize()}};
+    input["trace"] = {
+        {"prefix", trace},
+        {"ranks", set.ranks.size()},
+        {"comm_groups", set.groupsFile},
+        {"costed_for", set.ranks.empty() ? std::string() : set.ranks[0].GetHardware()},
+        {"groups", set.groups.GetSize()}};
     input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults, slowGpus);
     input["set"] = Json::array();
     for (const auto& o : overrides)

@@ -81,7 +81,9 @@ RunRunCommand(const CliArgs& args)
     {
         CreateOutputDir(out);
         WriteWorkloadTraces(helper->BuildWorkload(),
-                            (std::filesystem::path(out) / "trace").string());
+                            (std::filesystem::path(out) / "trace").string(),
+                            false,
+                            job.hardware.name);
         WriteOutputFile((std::filesystem::path(out) / "report.json").string(),
                         ReportJson(report, perRank, timing, input));
         WriteBreakdownPng((std::filesystem::path(out) / "breakdown.png").string(),

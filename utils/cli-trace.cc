@@ -32,7 +32,7 @@ RunTraceCommand(const CliArgs& args)
     helper->SetRun(job.run);
     const Workload w = helper->BuildWorkload();
     const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
-    WriteWorkloadTraces(w, path, args.Flag("gzip"));
+    WriteWorkloadTraces(w, path, args.Flag("gzip"), job.hardware.name);
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
     // A job file's faults and slow GPUs belong to a replay of the traces, not to the traces.

@@ -264,8 +264,13 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
     {
         Fail(ctx, "message 0 (GlobalMetadata) is not a valid protobuf message");
     }
+    std::string hardware;
     for (const auto& a : meta.attr())
     {
+        if (a.name() == "hardware" && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal)
+        {
+            hardware = a.string_val();
+        }
         if (a.name() == "rank" || a.name() == "world_size")
         {
             IntegerValue v;
@@ -554,6 +559,7 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
     }
 
     ExecutionTrace trace(rank);
+    trace.SetHardware(hardware);
     trace.Reserve(parsed.size(), depIds.size());
     std::vector<uint32_t> deps;
     for (uint32_t index : order)

@@ -122,6 +122,12 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             a->set_name("world_size");
             a->set_uint64_val(worldSize);
         }
+        if (!trace.GetHardware().empty())
+        {
+            a = meta.add_attr();
+            a->set_name("hardware");
+            a->set_string_val(trace.GetHardware());
+        }
         out.Write(meta);
 
         const auto& nodes = trace.GetNodes();

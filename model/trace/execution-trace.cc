@@ -40,6 +40,18 @@ ExecutionTrace::SetRank(uint32_t rank)
     m_rank = rank;
 }
 
+const std::string&
+ExecutionTrace::GetHardware() const
+{
+    return m_hardware;
+}
+
+void
+ExecutionTrace::SetHardware(const std::string& hardware)
+{
+    m_hardware = hardware;
+}
+
 uint32_t
 ExecutionTrace::AddCompute(const std::string& name,
                            uint64_t durationNs,

@@ -120,6 +120,13 @@ class ExecutionTrace
     uint32_t GetRank() const;
     /** \param rank the rank this graph belongs to (a shared graph may be re-labelled) */
     void SetRank(uint32_t rank);
+    /**
+     * \return the hardware whose compute model costed its kernels ("" when not recorded): a
+     * replay on other hardware keeps these kernel times but not that machine's network
+     */
+    const std::string& GetHardware() const;
+    /** \param hardware the hardware spec's name its kernels were costed for */
+    void SetHardware(const std::string& hardware);
 
     /**
      * \brief Adds a compute kernel; its id is the next free id (one more than the largest).
@@ -403,6 +410,7 @@ class ExecutionTrace
     void Invalidate();
 
     uint32_t m_rank;                //!< rank of this graph
+    std::string m_hardware;         //!< the hardware its kernels were costed for ("" unknown)
     std::vector<TraceNode> m_nodes; //!< nodes by index
     std::vector<uint64_t> m_host;   //!< per node: host ns | sync bit 63 (empty: no host data)
     std::vector<float> m_sm;        //!< per node: SmScaling or CommSms (empty: none)

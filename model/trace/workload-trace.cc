@@ -155,14 +155,19 @@ WorkloadCommGroups(const Workload& w)
 }
 
 void
-WriteWorkloadTraces(const Workload& w, const std::string& prefix, bool gzip)
+WriteWorkloadTraces(const Workload& w,
+                    const std::string& prefix,
+                    bool gzip,
+                    const std::string& hardware)
 {
     ChakraTraceWriter::WriteTraceSet(
         prefix,
         w.layout.Ranks(),
-        [&w](uint32_t rank)
+        [&w, &hardware](uint32_t rank)
         {
-            return RankTrace(w, rank);
+            ExecutionTrace t = RankTrace(w, rank);
+            t.SetHardware(hardware);
+            return t;
         },
         WorkloadCommGroups(w),
         gzip);

@@ -39,8 +39,13 @@ CommGroups WorkloadCommGroups(const Workload& workload);
  * \param workload the workload
  * \param prefix path prefix
  * \param gzip compress the .et files
+ * \param hardware the hardware spec's name that costed the kernels, recorded in each file's
+ * metadata ("" for none)
  */
-void WriteWorkloadTraces(const Workload& workload, const std::string& prefix, bool gzip = false);
+void WriteWorkloadTraces(const Workload& workload,
+                         const std::string& prefix,
+                         bool gzip = false,
+                         const std::string& hardware = "");
 
 } // namespace rapidllm
 } // namespace ns3
