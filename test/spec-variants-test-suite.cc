@@ -329,6 +329,19 @@ class InheritanceTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_NE(why.find(needle), std::string::npos, "a required field: " + why);
         }
+        // A dimension's name misspelt in an inheriting file: named as such, not appended as a
+        // new dimension (which then broke the base's outermost 'auto' size).
+        const std::string dimTypo = dir.Put("h100-dimtypo.yaml",
+                                            "base: h100-sxm-80gb\nname: dimtypo\nnetwork:\n"
+                                            "  dimensions:\n    - name: nvlnk\n"
+                                            "      bandwidth_GBps: 900\n");
+        const std::string dimWhy = ErrorOf(
+            [&]()
+            {
+                HardwareSpec::Load(dimTypo);
+            });
+        NS_TEST_EXPECT_MSG_NE(dimWhy.find("h100-dimtypo.yaml:5"), std::string::npos, dimWhy);
+        NS_TEST_EXPECT_MSG_NE(dimWhy.find("is it 'nvlink' misspelt?"), std::string::npos, dimWhy);
         // A required field misspelt: the error names the misspelling and its line.
         const std::string typo =
             dir.Put("h100-typo.yaml",

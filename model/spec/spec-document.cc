@@ -166,10 +166,34 @@ class Merger
         }
         for (std::size_t j = 0; j < child.size(); ++j)
         {
-            if (!used[child[j]["name"].Scalar()])
+            const std::string name = child[j]["name"].Scalar();
+            if (used[name])
             {
-                out.push_back(child[j]);
+                continue;
             }
+            // A name matching none of the base's is a new entry, appended; one a few edits from
+            // a base entry left unmatched is more likely that entry misspelt.
+            for (std::size_t i = 0; i < base.size(); ++i)
+            {
+                const std::string baseName = base[i]["name"].Scalar();
+                // A suffix (infiniband2 beside infiniband) names a new entry on purpose.
+                const bool extended = name.rfind(baseName, 0) == 0 || baseName.rfind(name, 0) == 0;
+                if (!used[baseName] && !extended && LooksMisspelt(name, baseName))
+                {
+                    std::string names;
+                    for (std::size_t k = 0; k < base.size(); ++k)
+                    {
+                        names += (k > 0 ? ", " : "") + base[k]["name"].Scalar();
+                    }
+                    throw SpecError(m_source,
+                                    path + "[" + std::to_string(j) + "].name",
+                                    "'" + name + "' is no entry of the base's (" + names
+                                        + "); is it '" + baseName
+                                        + "' misspelt? (a new name adds an entry)",
+                                    child[j]["name"].Mark().line + 1);
+                }
+            }
+            out.push_back(child[j]);
         }
         return out;
     }

@@ -15,8 +15,6 @@
 namespace ns3 {
 namespace rapidllm {
 
-namespace {
-/** \return the edits (insert, delete, replace, swap two neighbours) that turn \p a into \p b */
 std::size_t
 EditDistance(const std::string& a, const std::string& b)
 {
@@ -43,7 +41,13 @@ EditDistance(const std::string& a, const std::string& b)
     }
     return d[a.size()][b.size()];
 }
-} // namespace
+
+bool
+LooksMisspelt(const std::string& given, const std::string& meant)
+{
+    return given != meant
+           && EditDistance(given, meant) <= std::max<std::size_t>(1, meant.size() / 5);
+}
 
 SpecReader::SpecReader(const YAML::Node& node, const std::string& file, const std::string& path)
     : m_node(node)
@@ -108,8 +112,7 @@ SpecReader::Require(const std::string& key)
             for (const auto& item : m_node)
             {
                 const std::string other = item.first.Scalar();
-                if (near.empty() && m_known.count(other) == 0
-                    && EditDistance(other, key) <= std::max<std::size_t>(1, key.size() / 5))
+                if (near.empty() && m_known.count(other) == 0 && LooksMisspelt(other, key))
                 {
                     near = " (is '" + other + "', line " + std::to_string(LineOf(other))
                            + ", a misspelling of it?)";

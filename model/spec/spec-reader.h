@@ -121,6 +121,18 @@ class SpecReader
 };
 
 /**
+ * \return the edits (insert, delete, replace, swap two neighbours) that turn \p a into \p b:
+ * how errors tell a misspelt key or name from another one
+ */
+std::size_t EditDistance(const std::string& a, const std::string& b);
+
+/**
+ * \return whether \p given is likely a misspelling of \p meant (a few edits away: one per
+ * five characters, at least one)
+ */
+bool LooksMisspelt(const std::string& given, const std::string& meant);
+
+/**
  * \brief Throws YAML::ParserException where a YAML document of \p text starts with ',': Debian
  * 12's yaml-cpp (0.7) does not refuse that token there but allocates until memory runs out.
  * Call before handing any user text to YAML::Load or YAML::LoadAll.
