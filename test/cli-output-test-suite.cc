@@ -1270,6 +1270,29 @@ class CliCsvTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(
                 text.out.find("collectives 42949672960.00 GiB"), std::string::npos, text.out);
         }
+        // A set whose ranks disagree (one more all-reduce on rank 0) is still summarized, and
+        // the command then exits 2 naming the mismatch, as replay would refuse it.
+        {
+            TraceSet uneven;
+            uneven.groups.Add(1, {0, 1});
+            for (uint32_t r = 0; r < 2; ++r)
+            {
+                ExecutionTrace et(r);
+                uint32_t last = et.AddCompute("g", 10, 1, 1);
+                for (uint32_t i = 0; i < 2 - r; ++i)
+                {
+                    last = et.AddCollective("ar", CollectiveType::ALL_REDUCE, 64, 1, {last});
+                }
+                uneven.ranks.push_back(et);
+            }
+            std::filesystem::create_directories(dir + "/uneven");
+            ChakraTraceWriter::WriteTraceSet(dir + "/uneven/trace", uneven);
+            CliResult u = RunCli({"trace-info", "--trace=" + dir + "/uneven/trace"}, dir);
+            NS_TEST_EXPECT_MSG_EQ(u.status, 2, u.err);
+            NS_TEST_EXPECT_MSG_NE(u.out.find("total: "), std::string::npos, u.out);
+            NS_TEST_EXPECT_MSG_NE(
+                u.err.find("rank 0 issues 2 but rank 1 issues 1"), std::string::npos, u.err);
+        }
 
         // run: one row; the energy of --json at its end; no time per output token with one
         // generated token (empty), where --json has null.

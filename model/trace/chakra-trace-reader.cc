@@ -619,7 +619,9 @@ ChakraTraceReader::ReadRankFile(const std::string& path,
 }
 
 TraceSet
-ChakraTraceReader::ReadTraceSet(const std::string& prefix, const std::string& groupsFile)
+ChakraTraceReader::ReadTraceSet(const std::string& prefix,
+                                const std::string& groupsFile,
+                                bool checkSet)
 {
     namespace fs = std::filesystem;
     fs::path prefixPath(prefix);
@@ -648,7 +650,7 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix, const std::string& gr
         }
         if (stems.size() == 1)
         {
-            return ReadTraceSet((prefixPath / *stems.begin()).string(), groupsFile);
+            return ReadTraceSet((prefixPath / *stems.begin()).string(), groupsFile, checkSet);
         }
         std::string found;
         for (const auto& stem : stems)
@@ -756,7 +758,10 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix, const std::string& gr
             ReadRankFile(ChakraTraceWriter::RankFileName(prefix, r), r, &set.groups, worldSize));
         NS_LOG_INFO("read rank " << r << ": " << set.ranks.back().GetNNodes() << " nodes");
     }
-    CheckSet(set, prefix);
+    if (checkSet)
+    {
+        CheckSet(set, prefix);
+    }
     return set;
 }
 

@@ -74,10 +74,13 @@ class ChakraTraceReader
      * set (as `rapid-llm trace --out=DIR` writes)
      * \param groupsFile a groups file to read instead of <prefix>.comm_groups.json (it must
      * exist), or "" for that one; every rank's nodes are checked against it
+     * \param checkSet run CheckSet on the whole set (false: each file is still checked)
      * \return the traces and groups
      * \throws TraceError on a missing rank, damaged file or inconsistent set
      */
-    static TraceSet ReadTraceSet(const std::string& prefix, const std::string& groupsFile = "");
+    static TraceSet ReadTraceSet(const std::string& prefix,
+                                 const std::string& groupsFile = "",
+                                 bool checkSet = true);
 
     /**
      * \brief Checks what only the whole set shows: sends and receives pair up
