@@ -65,10 +65,34 @@ LayoutSweep::GetSkipped() const
     return m_skipped;
 }
 
-std::string
-LayoutSweep::GetFirstSkipReason() const
+void
+LayoutSweep::NoteSkip(const std::string& why)
 {
-    return m_firstSkip;
+    if (std::find(m_skipReasons.begin(), m_skipReasons.end(), why) != m_skipReasons.end())
+    {
+        return;
+    }
+    if (m_skipReasons.size() < 3)
+    {
+        m_skipReasons.push_back(why);
+        return;
+    }
+    ++m_moreSkipReasons;
+}
+
+std::string
+LayoutSweep::GetSkipReasons() const
+{
+    std::string text;
+    for (const std::string& why : m_skipReasons)
+    {
+        text += (text.empty() ? "" : "; ") + why;
+    }
+    if (m_moreSkipReasons > 0)
+    {
+        text += " (and " + std::to_string(m_moreSkipReasons) + " more)";
+    }
+    return text;
 }
 
 uint32_t
@@ -91,7 +115,8 @@ LayoutSweep::Candidates()
         throw SpecError("sweep", "mode", "a layout sweep is for training jobs");
     }
     m_skipped = 0;
-    m_firstSkip.clear();
+    m_skipReasons.clear();
+    m_moreSkipReasons = 0;
     m_machineOf.clear();
     m_ruledOut.clear();
     std::vector<RunSpec> out;
@@ -183,11 +208,11 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
                 if (tp == 0 || pp == 0 || cp == 0 || gpus % (uint64_t(tp) * pp * cp) != 0)
                 {
                     m_skipped += perShape;
-                    if (m_firstSkip.empty() && perShape > 0)
+                    if (perShape > 0)
                     {
-                        m_firstSkip = "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
-                                      + " x cp " + std::to_string(cp) + " does not divide the "
-                                      + std::to_string(gpus) + " GPUs";
+                        NoteSkip("tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
+                                 + " x cp " + std::to_string(cp) + " does not divide the "
+                                 + std::to_string(gpus) + " GPUs");
                     }
                     continue;
                 }
@@ -204,13 +229,9 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
                         continue;
                     }
                     ++m_skipped;
-                    if (m_firstSkip.empty())
-                    {
-                        m_firstSkip = "tp " + std::to_string(tp) + ", pp " + std::to_string(pp)
-                                      + ", cp " + std::to_string(cp) + ", ep "
-                                      + std::to_string(run.parallel.ep) + ", mbs "
-                                      + std::to_string(run.microBatch) + ": " + why;
-                    }
+                    NoteSkip("tp " + std::to_string(tp) + ", pp " + std::to_string(pp) + ", cp "
+                             + std::to_string(cp) + ", ep " + std::to_string(run.parallel.ep)
+                             + ", mbs " + std::to_string(run.microBatch) + ": " + why);
                 }
             }
         }

@@ -159,10 +159,11 @@ class LayoutSweep
     uint32_t GetSkipped() const;
 
     /**
-     * \return why the first layout skipped in the last Run() or Candidates() was, e.g. "tp 3 x
-     * pp 1 x cp 1 does not divide the 4 GPUs" ("" when none was)
+     * \return why the layouts skipped in the last Run() or Candidates() were: the first three
+     * distinct reasons, e.g. "tp 3 x pp 1 x cp 1 does not divide the 4 GPUs; tp 5 x ...", and
+     * how many more there were ("" when none was skipped)
      */
-    std::string GetFirstSkipReason() const;
+    std::string GetSkipReasons() const;
 
     /**
      * \return the layouts of the space that pass RunSpec::Validate, in a fixed order, the
@@ -207,13 +208,17 @@ class LayoutSweep
      */
     std::vector<RunSpec> Layouts(const std::vector<DataType>& dtypes, uint32_t gpus);
 
-    ModelSpec m_model;                                      //!< the model
-    std::vector<HardwareSpec> m_machines;                   //!< the machines
-    RunSpec m_base;                                         //!< shared settings
-    SweepSpace m_space;                                     //!< what to try
-    std::string m_backend;                                  //!< network backend
-    uint32_t m_skipped = 0;                                 //!< invalid layouts in the last Run()
-    std::string m_firstSkip;                                //!< why the first of them was skipped
+    ModelSpec m_model;                    //!< the model
+    std::vector<HardwareSpec> m_machines; //!< the machines
+    RunSpec m_base;                       //!< shared settings
+    SweepSpace m_space;                   //!< what to try
+    std::string m_backend;                //!< network backend
+    uint32_t m_skipped = 0;               //!< invalid layouts in the last Run()
+    /** \brief Records one skipped layout's reason (the first three distinct ones are kept). */
+    void NoteSkip(const std::string& why);
+
+    std::vector<std::string> m_skipReasons;                 //!< the first distinct reasons
+    uint32_t m_moreSkipReasons = 0;                         //!< distinct reasons beyond those
     std::vector<uint32_t> m_machineOf;                      //!< each candidate's machine
     std::vector<std::pair<uint32_t, DataType>> m_ruledOut;  //!< machines and types not tried
     std::map<uint32_t, double> m_slowGpus;                  //!< SetSlowGpus

@@ -413,6 +413,9 @@ class CliBadInputTestCase : public TestCase
              {"option --fault", "drop @TIME"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--set=gpu.no_such_field=2"},
              {"gpu.no_such_field", "unknown field"}},
+            // Found by a user: only the first list value's reason was named.
+            {{"sweep", "--gpus=8", "--gbs=8", "--tp=3,5", "--pp=1"},
+             {"option --gpus", "tp 3 x pp 1 x cp 1 does not divide", "tp 5 x pp 1 x cp 1"}},
             {{"collective", hwFlag, "--fault=gpu0-gpu1:2"}, {"option --fault", "[0, 1]"}},
             {{"collective", hwFlag, "--fault=gpu0-gpu1:1e-12"},
              {"option --fault", "1e-12", "1e-06 to 1"}},

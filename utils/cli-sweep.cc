@@ -600,7 +600,7 @@ RunSweepCommand(const CliArgs& args)
         throw SpecError(kCommandLine,
                         "gpus",
                         "no layout of the lists is valid for the model on " + gpuText + " GPUs ("
-                            + sweep.GetFirstSkipReason() + ")");
+                            + sweep.GetSkipReasons() + ")");
     }
 
     // The inputs, echoed in DIR/sweep.json; a resumed or merged sweep must have the same.
@@ -936,7 +936,7 @@ RunSweepCommand(const CliArgs& args)
     }
     std::printf(
         "%s training on %s x %s, global batch %u, sequence %u, %s%s%s: %zu layouts%s, %llu "
-        "fit in memory, %u ruled out by the model or batch\n",
+        "fit in memory, %u ruled out by the model, batch or GPU count\n",
         m.name.c_str(),
         gpuText.c_str(),
         SweepGpuNames(machines).c_str(),

@@ -26,7 +26,7 @@ fit = [r for r in rows if r["fits"] == "yes"]
 combos = 1
 for k in ("tp", "pp", "mbs", "vpp", "recompute"):
     combos *= len(inputs[k])
-print(f"{combos} combinations: {inputs['skipped']} ruled out by the model or batch, "
+print(f"{combos} combinations: {inputs['skipped']} ruled out by the model, batch or GPU count, "
       f"{len(rows)} layouts predicted, {len(rows) - len(fit)} of them "
       f"({100 * (len(rows) - len(fit)) / len(rows):.1f}%) pruned by memory, {len(fit)} fit")
 PY
