@@ -317,6 +317,12 @@ class CommErrorsTestCase : public TestCase
             true,
             e);
 
+        // A value of the wrong type is named by its field, as the schema names it.
+        e = ErrorOf(
+            File({RawNode(6, kCollNode).Int("comm_type", kAttrInt64, 0).Str("comm_size", "1024")}));
+        NS_TEST_ASSERT_MSG_EQ(
+            Contains(e, "'comm_size' must hold an integer (it holds string_val)"), true, e);
+
         e = ErrorOf(File({RawNode(7, kSendNode).Int("comm_tag", kAttrInt32, 1)}));
         NS_TEST_ASSERT_MSG_EQ(Contains(e, "without a comm_dst"), true, e);
 

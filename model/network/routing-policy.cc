@@ -94,7 +94,7 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
     {
         throw NetworkError("no path from " + topology.GetNode(src).name + " to "
                            + topology.GetNode(dst).name + " over the surviving links (routing "
-                           + GetInstanceTypeId().GetName() + "); the pair is unreachable");
+                           + DescribePolicy() + "); the pair is unreachable");
     }
     CheckPath(topology, src, dst, path);
     return path;

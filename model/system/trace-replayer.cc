@@ -197,7 +197,10 @@ TraceReplayer::Describe(uint32_t rank, uint32_t node) const
     }
     else if (n.type == TraceNodeType::COMM_COLL)
     {
-        os << " " << ToString(n.commType) << " on group " << m_job->BindGroup(rank, n.group);
+        const uint32_t group = m_job->BindGroup(rank, n.group);
+        os << " " << ToString(n.commType)
+           << (group == kWorldGroup ? std::string(" on every rank (no pg_name)")
+                                    : " on group " + std::to_string(group));
     }
     os << ")";
     return os.str();
@@ -1364,7 +1367,8 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     if (!ToCollectiveOp(n.commType, op))
     {
         throw ReplayError(Describe(rank, node) + ": collective type " + ToString(n.commType)
-                          + " cannot be replayed");
+                          + " cannot be replayed (replay runs ALL_REDUCE, REDUCE_SCATTER, "
+                            "ALL_GATHER, ALL_TO_ALL, BROADCAST, REDUCE and BARRIER)");
     }
     const uint32_t group = GroupOf(rank, node);
     const std::vector<uint32_t>& members = MembersOf(group);

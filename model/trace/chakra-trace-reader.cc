@@ -129,6 +129,14 @@ TryInteger(const AttributeProto& a, IntegerValue& value)
     }
 }
 
+/// \return the name of the value field \p a holds ("double_val", ...; "no value")
+std::string
+ValueFieldName(const AttributeProto& a)
+{
+    const auto* field = AttributeProto::descriptor()->FindFieldByNumber(a.value_case());
+    return field != nullptr ? field->name() : std::string("no value");
+}
+
 /// Reads an integer-typed attribute of a node; any other type is an error naming it.
 IntegerValue
 ReadInteger(const Context& ctx, uint64_t id, const AttributeProto& a)
@@ -138,8 +146,8 @@ ReadInteger(const Context& ctx, uint64_t id, const AttributeProto& a)
     {
         NodeFail(ctx,
                  id,
-                 "attribute '" + a.name() + "' must hold an integer (it holds AttributeProto case "
-                     + std::to_string(static_cast<int>(a.value_case())) + ")");
+                 "attribute '" + a.name() + "' must hold an integer (it holds " + ValueFieldName(a)
+                     + ")");
     }
     return value;
 }
