@@ -472,23 +472,27 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
                              + AllowedCollectiveTypes() + ")");
             }
         }
+        // Peers are global ranks: a send leaves, and a receive arrives at, its file's rank.
+        const auto own = static_cast<int32_t>(rank);
+        auto ownEnd = [&](const char* field, int32_t value, const char* what)
+        {
+            NodeFail(ctx,
+                     n.id,
+                     std::string(field) + " " + std::to_string(value) + ": " + what
+                         + " the rank whose file holds it (rank " + std::to_string(rank)
+                         + "); give " + field + " " + std::to_string(rank) + " or leave it out");
+        };
         if (n.type == TraceNodeType::COMM_SEND)
         {
             if (!hasDst)
             {
                 NodeFail(ctx, n.id, "COMM_SEND_NODE without a comm_dst attribute");
             }
-            if (hasSrc && src != static_cast<int32_t>(rank))
+            if (hasSrc && src != own)
             {
-                // Peers are global ranks: a send leaves the rank whose file holds it.
-                NodeFail(ctx,
-                         n.id,
-                         "COMM_SEND_NODE with comm_src " + std::to_string(src)
-                             + ": a send leaves the rank whose file holds it (rank "
-                             + std::to_string(rank) + "); give comm_src " + std::to_string(rank)
-                             + " or leave it out");
+                ownEnd("comm_src", src, "a send leaves");
             }
-            n.commSrc = hasSrc ? src : static_cast<int32_t>(rank);
+            n.commSrc = own;
             n.commDst = dst;
         }
         else if (n.type == TraceNodeType::COMM_RECV)
@@ -497,17 +501,12 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             {
                 NodeFail(ctx, n.id, "COMM_RECV_NODE without a comm_src attribute");
             }
-            if (hasDst && dst != static_cast<int32_t>(rank))
+            if (hasDst && dst != own)
             {
-                NodeFail(ctx,
-                         n.id,
-                         "COMM_RECV_NODE with comm_dst " + std::to_string(dst)
-                             + ": a receive arrives at the rank whose file holds it (rank "
-                             + std::to_string(rank) + "); give comm_dst " + std::to_string(rank)
-                             + " or leave it out");
+                ownEnd("comm_dst", dst, "a receive arrives at");
             }
             n.commSrc = src;
-            n.commDst = hasDst ? dst : static_cast<int32_t>(rank);
+            n.commDst = own;
         }
         if (n.group != kWorldGroup && groups != nullptr)
         {
