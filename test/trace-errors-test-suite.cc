@@ -453,6 +453,21 @@ class SetErrorsTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(one.groups.Has(1), true, "with its groups");
             NS_TEST_EXPECT_MSG_EQ(
                 one.groupsFile, (dir / "trace.comm_groups.json").string(), "the file read");
+            // A rank file given for the set names the set's prefix.
+            std::string file;
+            try
+            {
+                ChakraTraceReader::ReadTraceSet((dir / "trace.1.et").string());
+            }
+            catch (const TraceError& te)
+            {
+                file = te.what();
+            }
+            NS_TEST_EXPECT_MSG_EQ(
+                Contains(file,
+                         "is a rank file: give its set's prefix, " + (dir / "trace").string()),
+                true,
+                file);
             // Another groups file (replay --comm-groups) stands in for a missing default one,
             // and the ranks' nodes are checked against it.
             const fs::path alt = dir / "alt-groups.json";

@@ -715,10 +715,25 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix,
     }
     if (ranks.empty())
     {
+        // A rank file given for the set: name the prefix it belongs to.
+        std::string hint;
+        const std::size_t dot = base.rfind('.', base.size() > 3 ? base.size() - 4 : 0);
+        if (base.size() > 3 && base.compare(base.size() - 3, 3, ".et") == 0
+            && dot != std::string::npos && dot + 4 < base.size()
+            && std::all_of(base.begin() + dot + 1,
+                           base.end() - 3,
+                           [](char c)
+                           {
+                               return c >= '0' && c <= '9';
+                           }))
+        {
+            hint = " (" + prefix + " is a rank file: give its set's prefix, "
+                   + (dir / base.substr(0, dot)).string() + ")";
+        }
         throw TraceError(prefix,
                          TraceError::kNone,
                          TraceError::kNone,
-                         "no trace files " + prefix + ".<rank>.et found");
+                         "no trace files " + prefix + ".<rank>.et found" + hint);
     }
     std::sort(ranks.begin(), ranks.end());
     for (uint32_t i = 0; i < ranks.size(); ++i)
