@@ -182,16 +182,24 @@ PlotSweep(const std::vector<SweepRow>& rows,
         }
         plot.AddDataset(fitting);
     }
+    double largest = 0;
+    for (const GpuSpec* gpu : capacities)
+    {
+        largest = std::max(largest, gpu->hbmBytes / double(1ull << 30));
+    }
+    // Peak memory of layouts that are far too large would squash the rest: cap the axis. With
+    // every layout fitting, room above the GPU's memory keeps its line off the frame.
+    plot.AppendExtra("set y2range [0:" + std::to_string((anyUnfit ? 3 : 1.15) * largest) + "]");
     if (anyUnfit)
     {
-        // Peak memory of layouts that are far too large would squash the rest: cap the axis.
-        double largest = 0;
-        for (const GpuSpec* gpu : capacities)
-        {
-            largest = std::max(largest, gpu->hbmBytes / double(1ull << 30));
-        }
-        plot.AppendExtra("set y2range [0:" + std::to_string(3 * largest) + "]");
         plot.AddDataset(unfit);
+    }
+    // Half a rank of room each side keeps the first and last points off the frame.
+    plot.AppendExtra(
+        "set xrange [0.5:" + std::to_string(std::max<std::size_t>(rows.size(), 2) + 0.5) + "]");
+    if (rows.size() <= 20)
+    {
+        plot.AppendExtra("set xtics 1"); // ranks are whole numbers
     }
     // One dashed line per GPU, each its own dash pattern.
     for (std::size_t i = 0; i < capacities.size(); ++i)

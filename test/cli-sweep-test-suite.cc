@@ -794,6 +794,11 @@ class CliSweepSchedulesTestCase : public TestCase
         {
             NS_TEST_EXPECT_MSG_NE(plot.find(series), std::string::npos, plot);
         }
+        // Every layout fits: the GPU's memory line (80 GiB) below the axis's top, whole ranks.
+        for (const char* range : {"set y2range [0:92.0", "set xrange [0.5:3.5", "set xtics 1"})
+        {
+            NS_TEST_EXPECT_MSG_NE(plot.find(range), std::string::npos, plot);
+        }
         const Json out = Json::parse(json.out);
         const Json rows = out.at("rows");
         RAPIDLLM_REQUIRE_EQ(rows.size(), 3u, "pp 1 in 1f1b; pp 4 in both");
