@@ -532,6 +532,18 @@ class SetErrorsTestCase : public TestCase
                                && Contains(e, "0 matching receive")),
                               true,
                               e);
+        // It names the send's file and node (ids g 0, ar 1, s 2).
+        NS_TEST_ASSERT_MSG_EQ((Contains(e, "job.0.et") && Contains(e, "node 2")), true, e);
+        // A size edited on one side: the other side's sizes with that tag are named.
+        e = SetError(
+            [](const std::string& p)
+            {
+                TraceSet set = TwoRanks();
+                set.ranks[0].AddSend("s", 1, 3, 100);
+                set.ranks[1].AddRecv("r", 0, 3, 200);
+                ChakraTraceWriter::WriteTraceSet(p, set);
+            });
+        NS_TEST_ASSERT_MSG_EQ(Contains(e, "the receives with that tag are of 200 bytes"), true, e);
 
         e = SetError(
             [](const std::string& p)

@@ -790,9 +790,16 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix,
 void
 ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
 {
-    // Point to point: (src, dst, tag, bytes) -> {sends, receives, first sending rank's node}.
+    // Point to point: (src, dst, tag, bytes) -> sends, receives and the first of each's node.
     using Key = std::tuple<int32_t, int32_t, int32_t, uint64_t>;
-    std::map<Key, std::pair<uint64_t, uint64_t>> p2p;
+    struct Ends
+    {
+        uint64_t sends = 0;
+        uint64_t receives = 0;
+        uint64_t firstSend = 0;    //!< node id of the first send (on rank src)
+        uint64_t firstReceive = 0; //!< node id of the first receive (on rank dst)
+    };
+    std::map<Key, Ends> p2p;
     // Collectives: group -> per-rank count.
     std::map<uint32_t, std::map<uint32_t, uint64_t>> collectives;
     for (const auto& trace : set.ranks)
@@ -801,11 +808,13 @@ ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
         {
             if (n.type == TraceNodeType::COMM_SEND)
             {
-                ++p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)].first;
+                Ends& e = p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)];
+                e.firstSend = e.sends++ == 0 ? n.id : e.firstSend;
             }
             else if (n.type == TraceNodeType::COMM_RECV)
             {
-                ++p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)].second;
+                Ends& e = p2p[Key(n.commSrc, n.commDst, n.commTag, n.bytes)];
+                e.firstReceive = e.receives++ == 0 ? n.id : e.firstReceive;
             }
             else if (n.type == TraceNodeType::COMM_COLL)
             {
@@ -813,19 +822,36 @@ ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
             }
         }
     }
-    for (const auto& [key, counts] : p2p)
+    for (const auto& [key, ends] : p2p)
     {
-        if (counts.first != counts.second)
+        if (ends.sends != ends.receives)
         {
+            // Name the first node of the side in excess, and what the other side has with the
+            // same peers and tag in other sizes (a size edited on one side only).
+            const auto [src, dst, tag, bytes] = key;
+            const bool sendsOver = ends.sends > ends.receives;
+            const auto rank = static_cast<uint32_t>(sendsOver ? src : dst);
+            std::string others;
+            for (const auto& [k, e] : p2p)
+            {
+                if (std::get<0>(k) == src && std::get<1>(k) == dst && std::get<2>(k) == tag
+                    && std::get<3>(k) != bytes && (sendsOver ? e.receives : e.sends) > 0)
+                {
+                    others += (others.empty() ? "" : ", ") + std::to_string(std::get<3>(k));
+                }
+            }
             throw TraceError(
-                prefix,
-                TraceError::kNone,
-                TraceError::kNone,
-                std::to_string(counts.first) + " send(s) from rank "
-                    + std::to_string(std::get<0>(key)) + " to rank "
-                    + std::to_string(std::get<1>(key)) + " (tag " + std::to_string(std::get<2>(key))
-                    + ", " + std::to_string(std::get<3>(key)) + " bytes) but "
-                    + std::to_string(counts.second) + " matching receive(s): a replay would hang");
+                ChakraTraceWriter::RankFileName(prefix, rank),
+                rank,
+                static_cast<int64_t>(sendsOver ? ends.firstSend : ends.firstReceive),
+                std::to_string(ends.sends) + " send(s) from rank " + std::to_string(src)
+                    + " to rank " + std::to_string(dst) + " (tag " + std::to_string(tag) + ", "
+                    + std::to_string(bytes) + " bytes) but " + std::to_string(ends.receives)
+                    + " matching receive(s)"
+                    + (others.empty() ? std::string()
+                                      : std::string(sendsOver ? "; the receives" : "; the sends")
+                                            + " with that tag are of " + others + " bytes")
+                    + ": a replay would hang");
         }
     }
     for (const auto& entry : collectives)
