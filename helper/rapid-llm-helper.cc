@@ -387,6 +387,11 @@ RapidLlmHelper::Install()
 Ptr<TraceReplayer>
 RapidLlmHelper::Install(TraceSet set)
 {
+    if (set.ranks.empty())
+    {
+        // Nothing to replay; the network would be sized for no GPUs and complain about that.
+        throw ReplayError("the trace set has no ranks: give it at least one rank's trace");
+    }
     if (!m_gpuVariants.empty())
     {
         throw SpecError("RapidLlmHelper::SetGpuVariants",

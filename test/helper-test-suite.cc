@@ -989,6 +989,18 @@ class PacketPreparedStepTestCase : public TestCase
     void
     DoRun() override
     {
+        // An empty set says so (it was refused for the network's size, 'auto' with no GPUs).
+        std::string empty;
+        try
+        {
+            Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+            h->Replay(TraceSet{});
+        }
+        catch (const ReplayError& e)
+        {
+            empty = e.what();
+        }
+        NS_TEST_EXPECT_MSG_NE(empty.find("the trace set has no ranks"), std::string::npos, empty);
         const RunReport flow = ReplayOn("flow");
         const RunReport packet = ReplayOn("packet");
         // The transfer alone: 1 MiB at 25 GB/s x 0.94 plus two links' 1285 ns and a switch's
