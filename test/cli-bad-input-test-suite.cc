@@ -246,6 +246,10 @@ class CliBadInputTestCase : public TestCase
             // Found by fuzzing: accepted, and changed nothing (the trace fixes the model).
             {{"replay", "--trace=" + traces, "--set=model.layers=2"},
              {"option --set", "model.layers=2", "gpu. and network. paths only"}},
+            {{"collective", hwFlag, "--set=model.layers=2"},
+             {"option --set", "model.layers=2", "a collective runs no model"}},
+            {{"gemm", "--m=1", "--n=1", "--k=1", "--set=network.nvlink.bandwidth_GBps=0"},
+             {"bandwidth_GBps", "set by override"}},
             // Found by a user: accepted, and changed nothing (the trace fixes the kernel times).
             {{"replay", "--trace=" + traces, "--set=gpu.hbm_bandwidth_GBps=0.5x"},
              {"option --set", "gpu.hbm_bandwidth_GBps=0.5x", "gpu.sm_count only"}},

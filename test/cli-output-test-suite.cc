@@ -205,6 +205,20 @@ class CliJsonTestCase : public TestCase
                                   1e-6 * coll.at("algorithm_bandwidth_GBps").get<double>(),
                                   "collective: bytes / time");
         NS_TEST_EXPECT_MSG_EQ(coll.at("most_loaded_links").size(), 3, "collective: 3 links");
+        // --set on the machine: twice the NVLink, NCCL's ring searched on it (16 x 30 GB/s, not
+        // 12 x 20), the override echoed.
+        Json faster = JsonOf({"collective",
+                              "--hardware=a100-sxm-80gb",
+                              "--gpus=8",
+                              "--bytes=64MiB",
+                              "--set=network.nvlink.bandwidth_GBps=2x",
+                              "--json"},
+                             dir);
+        NS_TEST_EXPECT_MSG_EQ(
+            faster.at("set"), Json::array({"network.nvlink.bandwidth_GBps=2x"}), "echoed");
+        NS_TEST_EXPECT_MSG_LT(faster.at("time_s").get<double>(),
+                              coll.at("time_s").get<double>() * 0.6,
+                              "collective --set: 480 against 240 GB/s of bus bandwidth");
         // Over the collective (the simulator runs on to its watchdog's stop): a ring keeps its
         // links busy (it was 1e-13, over 1e9 s).
         const double utilization = coll.at("most_loaded_links")[0].at("utilization").get<double>();

@@ -7,6 +7,7 @@
 // memory level and the bounding level. The attention counterpart of `gemm`.
 
 #include "cli-commands.h"
+#include "cli-job-options.h"
 #include "ns3/attention-kernel-choice.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
@@ -88,7 +89,9 @@ RunAttentionCommand(const CliArgs& args)
                             + " is a weight-only type (the GEMMs' weights); attention "
                               "takes fp32, tf32, fp16, bf16, fp8 or int8 tensors");
     }
-    HardwareSpec hw = HardwareSpec::Load(args.Text("hardware"));
+    std::vector<SpecOverride> overrides;
+    HardwareSpec hw =
+        LoadHardwareWithSet(args, "attention takes its shape from its options", overrides);
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     RunSpec run;
@@ -117,6 +120,10 @@ RunAttentionCommand(const CliArgs& args)
                   {"causal", s.causal},
                   {"window", s.window},
                   {"dtype", ToString(type)}};
+        if (!overrides.empty())
+        {
+            j["set"] = OverridesJson(overrides);
+        }
         for (const auto& [pass, c] : passes)
         {
             j[pass] = Json(c);

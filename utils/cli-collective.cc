@@ -7,6 +7,7 @@
 // nccl-tests define them).
 
 #include "cli-commands.h"
+#include "cli-job-options.h"
 #include "cli-ns3-checks.h"
 #include "ns3/collective-probe.h"
 #include "ns3/fault-options.h"
@@ -125,7 +126,8 @@ ParseBeside(const CliArgs& args, uint32_t gpus)
 int
 RunCollectiveCommand(const CliArgs& args)
 {
-    HardwareSpec hw = HardwareSpec::Load(args.Text("hardware"));
+    std::vector<SpecOverride> overrides;
+    HardwareSpec hw = LoadHardwareWithSet(args, "a collective runs no model", overrides);
     CollectiveProbeConfig config;
     config.op = ParseCollectiveOp(args.Text("op"), "op");
     config.bytes = args.Size("bytes");
@@ -197,6 +199,10 @@ RunCollectiveCommand(const CliArgs& args)
         if (!packet.empty())
         {
             j["packet"] = packet;
+        }
+        if (!overrides.empty())
+        {
+            j["set"] = OverridesJson(overrides);
         }
         // What else shaped the result, as given: a faulted or shared run reads as one.
         for (const char* option : {"fault", "beside"})

@@ -6,6 +6,7 @@
 // model picks, waves, SM utilization, traffic at each memory level and the bounding level.
 
 #include "cli-commands.h"
+#include "cli-job-options.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/report-json.h"
@@ -38,7 +39,9 @@ RunGemmCommand(const CliArgs& args)
     }
     DataType type;
     ParseDataType(args.Text("dtype"), type);
-    HardwareSpec hw = HardwareSpec::Load(args.Text("hardware"));
+    std::vector<SpecOverride> overrides;
+    HardwareSpec hw =
+        LoadHardwareWithSet(args, "gemm takes its shape from --m, --n and --k", overrides);
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     OperatorCost c = model->Gemm(m, n, k, type, batch);
@@ -53,6 +56,10 @@ RunGemmCommand(const CliArgs& args)
                   {"k", k},
                   {"batch", batch},
                   {"dtype", ToString(type)}};
+        if (!overrides.empty())
+        {
+            j["set"] = OverridesJson(overrides);
+        }
         j.update(Json(c));
         std::cout << DumpJson(j);
         return 0;

@@ -103,5 +103,37 @@ RunObserved(const CliArgs& args,
     return report;
 }
 
+HardwareSpec
+LoadHardwareWithSet(const CliArgs& args,
+                    const std::string& why,
+                    std::vector<SpecOverride>& overrides)
+{
+    overrides = args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
+                                     : std::vector<SpecOverride>();
+    for (const SpecOverride& o : overrides)
+    {
+        if (o.GetTarget() == SpecOverride::Target::MODEL)
+        {
+            throw SpecError(kCommandLine,
+                            "set",
+                            "'" + o.GetText() + "': " + why
+                                + ", so it takes gpu. and network. paths only (run and trace "
+                                  "take model. ones)");
+        }
+    }
+    return HardwareSpec::Load(args.Text("hardware"), overrides);
+}
+
+Json
+OverridesJson(const std::vector<SpecOverride>& overrides)
+{
+    Json list = Json::array();
+    for (const SpecOverride& o : overrides)
+    {
+        list.push_back(o.GetText());
+    }
+    return list;
+}
+
 } // namespace rapidllm
 } // namespace ns3

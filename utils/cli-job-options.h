@@ -8,6 +8,8 @@
 #include "cli-args.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/report-json.h"
+#include "ns3/spec-override.h"
 
 #include <functional>
 
@@ -58,6 +60,23 @@ RunReport RunObserved(const CliArgs& args,
                       const std::string& command,
                       Ptr<RapidLlmHelper> helper,
                       const std::function<RunReport()>& replay);
+
+/**
+ * \brief The machine a command without a model runs on (replay, collective, gemm, attention):
+ * --hardware with its --set overrides, which may name gpu. and network. paths only (a model
+ * path would change nothing, silently).
+ * \param args the command's options
+ * \param why what the command takes instead of a model, for the error (e.g. "a trace fixes
+ * the model's operators")
+ * \param[out] overrides the --set overrides, in order
+ * \return the hardware
+ */
+HardwareSpec LoadHardwareWithSet(const CliArgs& args,
+                                 const std::string& why,
+                                 std::vector<SpecOverride>& overrides);
+
+/** \return \p overrides as given ("gpu.hbm_gib=160", ...), for an output's input echo */
+Json OverridesJson(const std::vector<SpecOverride>& overrides);
 
 } // namespace rapidllm
 } // namespace ns3

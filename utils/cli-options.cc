@@ -33,6 +33,11 @@ constexpr uint64_t kMaxCount = JobOptions::kMaxCount;
 const std::set<std::string> kJob = {"memory", "run", "trace", "study faults", "study hardware"};
 /** The commands that run a job on the network (and so take link faults). */
 const std::set<std::string> kNetworkJob = {"run", "replay", "study faults", "study hardware"};
+/** --set on the commands without a model: the machine only. */
+const char* const kHardwareSetHelp =
+    "hardware overrides by path, PATH=VALUE or PATH=FACTORx[,...], e.g. "
+    "network.nvlink.bandwidth_GBps=2x, gpu.hbm_bandwidth_GBps=4000 (gpu. and network. paths; "
+    "model. paths are refused)";
 
 /** The serving study: an inference job whose layout, batch and GPUs are its lists and budget. */
 const char* const kServing = "study serving";
@@ -200,7 +205,10 @@ JobCliOptions()
         {"set",
          [&](const CliOption& o)
          {
-             return o.For(Plus(kJob, {"replay", "sweep"}))
+             return o.For(Plus(kJob, {"replay", "sweep", "collective", "gemm", "attention"}))
+                 .HelpIn("collective", kHardwareSetHelp)
+                 .HelpIn("gemm", kHardwareSetHelp)
+                 .HelpIn("attention", kHardwareSetHelp)
                  .HelpIn("replay",
                          "network. overrides and gpu.sm_count, PATH=VALUE or PATH=FACTORx[,...], "
                          "e.g. network.infiniband.bandwidth_GBps=0.5x (the trace fixes its "

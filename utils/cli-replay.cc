@@ -33,10 +33,10 @@ RunReplayCommand(const CliArgs& args)
     {
         helper->SetRoutingPolicy(args.Text("routing"));
     }
-    // --set (gpu. and network. paths) and --fault apply to the machine as in run.
-    const std::vector<SpecOverride> overrides =
-        args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
-                             : std::vector<SpecOverride>();
+    // --set (network. paths and gpu.sm_count) and --fault apply to the machine as in run.
+    std::vector<SpecOverride> overrides;
+    HardwareSpec hardware =
+        LoadHardwareWithSet(args, "a trace fixes the model's operators", overrides);
     for (const SpecOverride& o : overrides)
     {
         if (o.GetPath().rfind("gpu.", 0) == 0 && o.GetPath() != "gpu.sm_count")
@@ -51,18 +51,7 @@ RunReplayCommand(const CliArgs& args)
                                   "with the compute); run and trace take the others, and "
                                   "--slow-gpus slows chosen GPUs' kernels");
         }
-        if (o.GetTarget() == SpecOverride::Target::MODEL)
-        {
-            // The trace fixes what runs: a model path would change nothing, silently.
-            throw SpecError(kCommandLine,
-                            "set",
-                            "'" + o.GetText()
-                                + "': a trace fixes the model's operators, so replay takes "
-                                  "gpu. and network. paths only (run and trace take model. "
-                                  "ones)");
-        }
     }
-    HardwareSpec hardware = HardwareSpec::Load(args.Text("hardware"), overrides);
     const std::vector<FaultOption> faults = args.HasValue("fault")
                                                 ? ParseFaultOption(args.Text("fault"), kCommandLine)
                                                 : std::vector<FaultOption>();
@@ -111,11 +100,7 @@ RunReplayCommand(const CliArgs& args)
         {"costed_for", set.ranks.empty() ? std::string() : set.ranks[0].GetHardware()},
         {"groups", set.groups.GetSize()}};
     input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults, slowGpus);
-    input["set"] = Json::array();
-    for (const auto& o : overrides)
-    {
-        input["set"].push_back(o.GetText());
-    }
+    input["set"] = OverridesJson(overrides);
     input["backend"] = args.Text("backend");
     if (args.HasValue("packet"))
     {
