@@ -266,6 +266,22 @@ SumStageWithModules(const ModelSpec& model,
     }
     return sum;
 }
+
+/** \return an expert count of LayerShapes, \p perLayer, summed over the stage's layers and modules
+ */
+uint64_t
+SumStageExperts(const ModelSpec& model,
+                const RunSpec& run,
+                uint32_t stage,
+                uint64_t (LayerShapes::*perLayer)(int32_t) const)
+{
+    LayerShapes shapes(model, run);
+    const auto experts = [&](int32_t layer)
+    {
+        return (shapes.*perLayer)(layer);
+    };
+    return SumStageWithModules(model, run, shapes, stage, experts, experts);
+}
 } // namespace
 
 uint64_t
@@ -337,23 +353,13 @@ StageLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage
 uint64_t
 StageExpertLinearParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
-    LayerShapes shapes(model, run);
-    const auto experts = [&](int32_t layer)
-    {
-        return shapes.ExpertLinearParams(layer);
-    };
-    return SumStageWithModules(model, run, shapes, stage, experts, experts);
+    return SumStageExperts(model, run, stage, &LayerShapes::ExpertLinearParams);
 }
 
 uint64_t
 StageExpertParameters(const ModelSpec& model, const RunSpec& run, uint32_t stage)
 {
-    LayerShapes shapes(model, run);
-    const auto experts = [&](int32_t layer)
-    {
-        return shapes.ExpertParams(layer);
-    };
-    return SumStageWithModules(model, run, shapes, stage, experts, experts);
+    return SumStageExperts(model, run, stage, &LayerShapes::ExpertParams);
 }
 
 uint64_t
