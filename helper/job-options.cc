@@ -1097,5 +1097,39 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
     }
 }
 
+std::vector<std::string>
+ResolvedJob::Notes() const
+{
+    std::vector<std::string> notes;
+    const std::string context = run.ContextNote(model);
+    if (!context.empty())
+    {
+        notes.push_back(context);
+    }
+    const uint32_t tp = run.parallel.tp;
+    if (run.mode == RunMode::TRAINING && tp > model.kvHeads && !model.IsMla())
+    {
+        // LayerShapes gives each rank one KV head, so tp / kv_heads ranks compute each.
+        notes.push_back("tp " + std::to_string(tp) + " is above " + model.name + "'s "
+                        + std::to_string(model.kvHeads) + " KV heads: each is replicated on "
+                        + std::to_string(tp / model.kvHeads)
+                        + " ranks, as vLLM does in serving (Megatron-LM refuses such a layout: "
+                          "its num_query_groups must be a multiple of tp)");
+    }
+    const GpuSpec& gpu = hardware.gpu;
+    if (gpu.TensorFlops(run.dtype) <= 0)
+    {
+        const std::string type = ToString(run.dtype);
+        std::string note = gpu.name + " lists no tensor_tflops." + type
+                           + ": GEMMs run on its CUDA cores (vector_tflops." + type + ")";
+        if (run.dtype == DataType::FP32 && gpu.TensorFlops(DataType::TF32) > 0)
+        {
+            note += ", as PyTorch's default fp32 matmuls do; --dtype=tf32 uses its tensor cores";
+        }
+        notes.push_back(note);
+    }
+    return notes;
+}
+
 } // namespace rapidllm
 } // namespace ns3

@@ -51,6 +51,14 @@ struct ResolvedJob
     std::string jobFile;                //!< --run: the job file ("" = none)
     std::string backend;                //!< the job file's backend ("" = not given)
     std::string routing;                //!< the job file's routing ("" = not given)
+
+    /**
+     * \brief What a command notes on stderr before it predicts: settings it runs as given but
+     * that a user may not expect (past the model's context, KV heads replicated by training's
+     * tensor parallelism, GEMMs on CUDA cores).
+     * \return one line per note, none when there is nothing to say
+     */
+    std::vector<std::string> Notes() const;
 };
 
 /**

@@ -1533,6 +1533,35 @@ class JobOptionsTestCase : public TestCase
                                   "to 16777216",
                                   "the message a script prints");
         }
+        // Notes: none for a plain job; one each for KV heads replicated by training's tp, for
+        // GEMMs off the tensor cores and for a request past a rotary model's context.
+        NS_TEST_EXPECT_MSG_EQ(Parse({"--gpus=8"}).ToSpecs().Notes().size(), 0u, "a plain job");
+        auto noted = [](const std::vector<std::string>& args, const std::string& text)
+        {
+            const std::vector<std::string> notes = Parse(args).ToSpecs().Notes();
+            return notes.size() == 1 && notes[0].find(text) != std::string::npos;
+        };
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--model=llama3-8b", "--gpus=16", "--tp=16", "--layers=2"}, "on 2 ranks"),
+            true,
+            "tp 16 over 8 KV heads");
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--model=llama3-8b", "--mode=inference", "--tp=16", "--layers=2"})
+                .ToSpecs()
+                .Notes()
+                .size(),
+            0u,
+            "serving replicates KV heads as vLLM does");
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--dtype=fp32", "--gpus=8"}, "CUDA cores (vector_tflops.fp32)"), true, "fp32");
+        NS_TEST_EXPECT_MSG_EQ(noted({"--model=llama3-8b",
+                                     "--mode=inference",
+                                     "--prompt=8192",
+                                     "--gen=128",
+                                     "--layers=2"},
+                                    "8320 tokens is longer"),
+                              true,
+                              "past the context");
         // The declarations are the command's: every one has help and a kind-checked default.
         for (const OptionSpec& o : JobOptions::GetDeclarations())
         {

@@ -39,8 +39,7 @@ ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptionValues(args).ToSpecs();
-    const std::string note = job.run.ContextNote(job.model);
-    if (!note.empty())
+    for (const std::string& note : job.Notes())
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";
     }

@@ -655,8 +655,7 @@ RunStudyServingCommand(const CliArgs& args)
     }
     if (space.trace.requests.empty())
     {
-        const std::string note = study.FirstJob().run.ContextNote(study.FirstJob().model);
-        if (!note.empty())
+        for (const std::string& note : study.FirstJob().Notes())
         {
             std::fprintf(stderr, "note: %s\n", note.c_str());
         }
