@@ -122,7 +122,7 @@ CreateOutputDir(const std::string& dir)
 }
 
 void
-WriteOutputFile(const std::string& path, const std::string& text, const std::string& option)
+WriteOutputFile(const std::string& path, const std::string& text)
 {
     const std::string temporary = path + ".tmp";
     std::ofstream file(temporary);
@@ -135,8 +135,9 @@ WriteOutputFile(const std::string& path, const std::string& text, const std::str
     }
     if (!file || ec)
     {
+        const OutputError error = file ? OutputError(path, ec.message()) : OutputError(path);
         std::filesystem::remove(temporary, ec);
-        throw SpecError("command line", option, "cannot write '" + path + "'");
+        throw error;
     }
 }
 

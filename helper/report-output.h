@@ -68,12 +68,9 @@ void CreateOutputDir(const std::string& dir);
 /**
  * \ingroup rapid-llm
  * \brief Writes \p text to \p path through a temporary file renamed over it, so that a failed
- * or interrupted write leaves no half-written file; a SpecError on option \p option (--out by
- * default) when it fails.
+ * or interrupted write leaves no half-written file; an OutputError when it fails.
  */
-void WriteOutputFile(const std::string& path,
-                     const std::string& text,
-                     const std::string& option = "out");
+void WriteOutputFile(const std::string& path, const std::string& text);
 
 /**
  * \ingroup rapid-llm
@@ -96,6 +93,7 @@ std::string MemoryReportCsv(const MemoryReport& memory);
  * \brief Draws the step breakdown of the critical rank as a bar chart PNG (compute split by
  * kernel kind where known, exposed communication, pipeline bubble).
  * \param pngPath the PNG \param report the report \param title the plot's title
+ * (without gnuplot only its script is written: WritePlotPng)
  */
 void WriteBreakdownPng(const std::string& pngPath,
                        const RunReport& report,

@@ -43,7 +43,7 @@ ShellQuote(const std::string& path)
 
 } // namespace
 
-void
+bool
 WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
 {
     Gnuplot gnuplot(std::filesystem::path(pngPath).filename().string());
@@ -103,10 +103,17 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
         }
         gnuplot.AddDataset(data);
     }
-    RenderPng(gnuplot, pngPath);
+    return RenderPng(gnuplot, pngPath);
 }
 
-void
+bool
+GnuplotFound()
+{
+    static const bool found = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+    return found;
+}
+
+bool
 RenderPng(Gnuplot& plot, const std::string& pngPath)
 {
     const std::filesystem::path png(pngPath);
@@ -117,17 +124,12 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
         plot.GenerateOutput(out);
         if (!out)
         {
-            throw SpecError("command line", "out", "cannot write '" + script.string() + "'");
+            throw OutputError(script.string());
         }
     }
-    if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    if (!GnuplotFound())
     {
-        throw SpecError("command line",
-                        "out",
-                        "cannot draw '" + png.string()
-                            + "': the gnuplot program is missing (Debian: apt-get install "
-                              "gnuplot-nox, as utils/install-deps.sh does); the script is in '"
-                            + script.string() + "'");
+        return false; // the command said so before it ran (CheckPlotting)
     }
     // gnuplot writes the PNG named in the script relative to its working directory. Its
     // warnings (a single point's "empty x range") are not ours to print, and stdout may be JSON:
@@ -141,6 +143,7 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
                         "out",
                         "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
     }
+    return true;
 }
 
 } // namespace rapidllm

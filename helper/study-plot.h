@@ -51,10 +51,10 @@ struct PlotSpec
  * next to the PNG (PATH without .png + ".plt") so the figure can be restyled.
  * \param pngPath the PNG to write
  * \param plot what to draw
- * Throws SpecError (field "out") when the files cannot be written or gnuplot is missing or
- * fails.
+ * \return false when the gnuplot program is missing (the script is written, the PNG is not)
+ * Throws OutputError when the script cannot be written, SpecError when gnuplot fails.
  */
-void WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
+bool WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
 
 /**
  * \brief Renders \p plot (made with the PNG's file name, without its directory) as \p pngPath:
@@ -63,10 +63,16 @@ void WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
  * and the sweep's are drawn by it.
  * \param plot the plot, with its terminal, data and settings
  * \param pngPath the PNG to write
- * Throws SpecError (field "out") when the script cannot be written or gnuplot is missing or
- * fails.
+ * \return false when the gnuplot program is missing (the script is written, the PNG is not)
+ * Throws OutputError when the script cannot be written, SpecError when gnuplot fails.
  */
-void RenderPng(Gnuplot& plot, const std::string& pngPath);
+bool RenderPng(Gnuplot& plot, const std::string& pngPath);
+
+/**
+ * \return whether the gnuplot program is on the PATH (looked up once): without it, the plots'
+ * scripts are written and their PNGs are not
+ */
+bool GnuplotFound();
 
 } // namespace rapidllm
 } // namespace ns3

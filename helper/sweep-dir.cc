@@ -55,7 +55,7 @@ WriteJsonFile(const std::string& path, const Json& j)
     out.close();
     if (!out)
     {
-        throw SpecError(path, "", "cannot write");
+        throw OutputError(path);
     }
 }
 

@@ -33,7 +33,7 @@ std::string SweepGpuCountText(const std::vector<uint32_t>& counts);
  * \param model the model's name \param gpus GPUs of the job ("8/16/32" for several counts)
  * \param globalBatch its batch
  * \param machines the machines it ran on
- * throws SpecError (field "out") if gnuplot is missing or fails (RenderPng)
+ * throws SpecError if gnuplot fails; without gnuplot only the script is written (RenderPng)
  */
 void PlotSweep(const std::vector<SweepRow>& rows,
                const std::string& png,

@@ -367,14 +367,14 @@ WriteSweepCsv(const std::string& path, const std::vector<SweepRow>& rows)
         out.close();
         if (!out)
         {
-            throw SpecError(path, "", "cannot write the sweep results");
+            throw OutputError(path);
         }
     }
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec)
     {
-        throw SpecError(path, "", "cannot write the sweep results: " + ec.message());
+        throw OutputError(path, ec.message());
     }
 }
 

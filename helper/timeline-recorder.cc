@@ -450,7 +450,7 @@ TimelineRecorder::ToJson() const
 void
 TimelineRecorder::Write(const std::string& path) const
 {
-    WriteOutputFile(path, ToJson(), "timeline");
+    WriteOutputFile(path, ToJson());
 }
 
 } // namespace rapidllm

@@ -615,6 +615,92 @@ class CliDoesNotFitStatusTestCase : public TestCase
 };
 
 /**
+ * \brief An output that cannot be written (stdout on a full disk) exits with status 5 and says
+ * so: a script must not take cut or empty JSON for a result, nor for bad input (2); xval's missed
+ * bar exits with 4 (not 1, an internal fault's).
+ */
+class CliOutputErrorStatusTestCase : public TestCase
+{
+  public:
+    CliOutputErrorStatusTestCase()
+        : TestCase("a command whose stdout cannot be written exits with status 5")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("output-error");
+        const std::string err = scratch.Path() + "/stderr.txt";
+        for (const std::vector<std::string>& args :
+             {std::vector<std::string>{"presets"}, Cat({"run", "--json"}, kSmallTraining)})
+        {
+            std::string command = ShellQuote(RAPIDLLM_CLI);
+            for (const std::string& a : args)
+            {
+                command += " " + ShellQuote(a);
+            }
+            // /dev/full takes the open but fails every write with "no space left on device".
+            const int raw = std::system((command + " >/dev/full 2>" + ShellQuote(err)).c_str());
+            NS_TEST_EXPECT_MSG_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 5, Joined(args));
+            NS_TEST_EXPECT_MSG_NE(ReadText(err).find("error: cannot write 'standard output'"),
+                                  std::string::npos,
+                                  ReadText(err));
+        }
+        // A check that misses its bar: 4, its rows saying so, stderr naming the first.
+        const CliResult xval = RunCli(
+            {"xval", "--quick", "--only=ring-allreduce-8gpu", "--bar=0", "--json"}, scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(xval.status, 4, xval.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(xval.out).at("rows").at(0).at("within_bar").get<bool>(), false, xval.out);
+        NS_TEST_EXPECT_MSG_NE(xval.err.find("1 of 1 workloads differ by more than the bar (0%): "
+                                            "ring-allreduce-8gpu-1MiB"),
+                              std::string::npos,
+                              xval.err);
+    }
+};
+
+/**
+ * \brief Without the gnuplot program, `--plot` is refused before the sweep runs, and `run --out`
+ * writes its plot's script and its report, saying on stderr that the PNG is not drawn.
+ */
+class CliWithoutGnuplotTestCase : public TestCase
+{
+  public:
+    CliWithoutGnuplotTestCase()
+        : TestCase("without gnuplot, --plot is refused up front and --out writes scripts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("no-gnuplot");
+        const std::string dir = scratch.Path();
+        const std::string noGnuplot = "env PATH=/nonexistent";
+        const std::string sweepOut = dir + "/sweep";
+        CliResult r = RunCli(
+            {"sweep", "--model=gpt-1.7b", "--gpus=8", "--gbs=8", "--out=" + sweepOut, "--plot"},
+            dir,
+            noGnuplot);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+        NS_TEST_EXPECT_MSG_NE(
+            r.err.find("option --plot: draws with the gnuplot program"), std::string::npos, r.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(sweepOut), false, "nothing ran");
+        const std::string runOut = dir + "/run";
+        r = RunCli(Cat({"run", "--json", "--out=" + runOut}, kSmallTraining), dir, noGnuplot);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("gets its plots' gnuplot scripts (.plt), not their PNGs"),
+                              std::string::npos,
+                              r.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(r.out).at("feasible").get<bool>(), true, "the report");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/breakdown.plt"), true, "script");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/breakdown.png"), false, "PNG");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/report.json"), true, "report");
+    }
+};
+
+/**
  * \brief `sweep --json` is shaped as the other tables' JSON (`study serving`, `study faults`,
  * `validate`, `xval`): `{"input": ..., "rows": [...]}`, the input holding the version and what
  * DIR/sweep.json holds (the lists tried, the job, the number of layouts), so that a script can
@@ -1726,6 +1812,8 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliMemoryObjectTestCase, TestCase::QUICK);
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
+        AddTestCase(new CliOutputErrorStatusTestCase, TestCase::QUICK);
+        AddTestCase(new CliWithoutGnuplotTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);

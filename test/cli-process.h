@@ -59,14 +59,15 @@ ShellQuote(const std::string& arg)
  * \brief Runs the built `rapid-llm` tool (path compiled in as RAPIDLLM_CLI) as a user would,
  * with \p args after the program name, capturing its exit code, stdout and stderr.
  * \param args the arguments, e.g. {"run", "--tp=2"} \param dir a scratch directory
+ * \param env environment settings before the command, e.g. "env PATH=/nonexistent" ("": none)
  * \return the result
  */
 inline CliResult
-RunCli(const std::vector<std::string>& args, const std::string& dir)
+RunCli(const std::vector<std::string>& args, const std::string& dir, const std::string& env = "")
 {
     const std::string out = dir + "/stdout.txt";
     const std::string err = dir + "/stderr.txt";
-    std::string command = ShellQuote(RAPIDLLM_CLI);
+    std::string command = env + (env.empty() ? "" : " ") + ShellQuote(RAPIDLLM_CLI);
     for (const auto& a : args)
     {
         command += " " + ShellQuote(a);

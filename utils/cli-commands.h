@@ -30,9 +30,12 @@ struct CliCommand
  * \brief Exit status of `run` and `memory` when the job does not fit in GPU memory: the report
  * is printed in full (the verdict, and for run the predicted time of a job that could not run),
  * but a script must not take it for a job that runs. 0 is a job that fits, 1 an internal fault,
- * 2 bad input, 130 an interrupt.
+ * 2 bad input, 4 a check that missed its bar (kExitMissedBar), 5 an output that could not be
+ * written (OutputError), 130 an interrupt.
  */
 constexpr int kExitDoesNotFit = 3;
+/** Exit status of a check (xval) whose rows miss their bar: the check ran and failed. */
+constexpr int kExitMissedBar = 4;
 
 /**
  * \brief Tells stderr that the job does not fit (stdout holds the report) and returns the exit

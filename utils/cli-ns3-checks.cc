@@ -4,6 +4,7 @@
 
 #include "cli-ns3-checks.h"
 
+#include "cli-options.h"
 #include "ns3/attribute-text.h"
 #include "ns3/attribute.h"
 #include "ns3/config.h"
@@ -11,9 +12,11 @@
 #include "ns3/packet-network.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/study-plot.h"
 #include "ns3/type-id.h"
 
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 namespace ns3 {
@@ -193,6 +196,34 @@ RefusePacketCaptures(const std::string& list, const std::string& why)
                                   "others'; capture one network with run, replay, collective "
                                   "or xval --only=WORKLOAD");
         }
+    }
+}
+
+void
+CheckPlotting(const CliArgs& args)
+{
+    if (GnuplotFound())
+    {
+        return;
+    }
+    const std::string command = args.Command();
+    const CliOption* plot = FindCliOption("plot", command);
+    if (plot && plot->TakenBy(command) && args.Flag("plot"))
+    {
+        throw SpecError(kCommandLine,
+                        "plot",
+                        "draws with the gnuplot program, which is missing (Debian: apt-get "
+                        "install gnuplot-nox, as utils/install-deps.sh does); leave --plot out");
+    }
+    const CliOption* out = FindCliOption("out", command);
+    if (command != "sweep" && command != "merge" && command != "trace" && out
+        && out->TakenBy(command) && args.HasValue("out"))
+    {
+        std::cerr << "rapid-llm " << command
+                  << ": note: the gnuplot program is missing (Debian: apt-get install "
+                     "gnuplot-nox): "
+                  << args.Text("out")
+                  << " gets its plots' gnuplot scripts (.plt), not their PNGs\n";
     }
 }
 

@@ -5,6 +5,8 @@
 #ifndef RAPIDLLM_CLI_NS3_CHECKS_H
 #define RAPIDLLM_CLI_NS3_CHECKS_H
 
+#include "cli-args.h"
+
 #include <string>
 #include <vector>
 
@@ -50,6 +52,13 @@ void ApplyPacketAttributesFor(const std::string& list, const std::string& backen
  * \param list the option's value \param why what the command runs, for the message
  */
 void RefusePacketCaptures(const std::string& list, const std::string& why);
+
+/**
+ * \brief Before a command runs: --plot (sweep, merge) needs the gnuplot program, else an error;
+ * --out's own plots (run, the studies) are noted on stderr as scripts without their PNGs.
+ * \param args the command's options
+ */
+void CheckPlotting(const CliArgs& args);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -183,7 +184,14 @@ main(int argc, char** argv)
                 }
             }
             ApplyHostMemory(*options);
+            CheckPlotting(*options);
             const int status = c.run(*options);
+            // A full disk or a closed stream fails the flush: the output a script reads is cut.
+            errno = 0;
+            if (std::fflush(stdout) != 0 || !std::cout.flush() || std::ferror(stdout))
+            {
+                throw OutputError("standard output");
+            }
             if (options->Flag("timing"))
             {
                 std::fflush(stdout);
@@ -195,6 +203,11 @@ main(int argc, char** argv)
                     CpuSeconds() - cpu0);
             }
             return status;
+        }
+        catch (const OutputError& e)
+        {
+            std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
+            return 5;
         }
         catch (const Error& e)
         {

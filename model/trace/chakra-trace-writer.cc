@@ -12,8 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -83,10 +81,7 @@ WriteFile(const std::string& path, const std::string& bytes)
     }
     if (!out)
     {
-        throw TraceError(path,
-                         TraceError::kNone,
-                         TraceError::kNone,
-                         std::string("cannot write the file: ") + std::strerror(errno));
+        throw OutputError(path);
     }
 }
 
@@ -389,11 +384,9 @@ ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
                 }
             }
             cleanup();
-            throw TraceError(path,
-                             TraceError::kNone,
-                             TraceError::kNone,
-                             "cannot rename " + temporary + " into place: " + ec.message()
-                                 + "; the files there before were kept");
+            throw OutputError(path,
+                              "cannot rename " + temporary + " into place: " + ec.message()
+                                  + "; the files there before were kept");
         }
     }
     for (std::size_t i = 0; i < files.size(); ++i)
