@@ -1117,7 +1117,7 @@ ResolvedJob::Notes() const
                           "its num_query_groups must be a multiple of tp)");
     }
     const GpuSpec& gpu = hardware.gpu;
-    if (gpu.TensorFlops(run.dtype) <= 0)
+    if (gpu.TensorFlops(run.dtype) <= 0 && gpu.Runs(run.dtype))
     {
         const std::string type = ToString(run.dtype);
         std::string note = gpu.name + " lists no tensor_tflops." + type

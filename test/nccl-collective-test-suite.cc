@@ -485,6 +485,45 @@ class NcclCrossNodeRingsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief NCCL's all-to-all (grouped sends and receives): LL's kernel latency for small
+ * shares, Simple's for large, then the pairwise bytes (LL's doubled) at the link's rate; before,
+ * a small all-to-all paid the links' latency alone (0.7 us for 64 KiB on 4 H100s).
+ */
+class NcclAllToAllTestCase : public TestCase
+{
+  public:
+    NcclAllToAllTestCase()
+        : TestCase("NCCL's all-to-all pays its point-to-point kernel's latency and protocol")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        const NetworkDimensionSpec& nvlink = h100.network.dimensions.at(0);
+        const double link = nvlink.bandwidthBps * nvlink.wireEfficiency;
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_TO_ALL;
+        c.gpus = 4;
+        // 16 KiB a peer: LL, 6.6 + 0.6 us, then 3 peers' 32 KiB on the wire.
+        c.bytes = 64 * 1024;
+        CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(r.algorithm, "nccl(p2p/LL)", "16 KiB a peer");
+        const double small = 7.2e-6 + 3 * 32768 / link;
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.timeS / small, 1.0, 0.05, "LL's latency and wire bytes");
+        // 16 MiB a peer: Simple, 8.4 + 3.4 us, then 3 peers' 16 MiB.
+        c.bytes = 64ull << 20;
+        r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(r.algorithm, "nccl(p2p/Simple)", "16 MiB a peer");
+        const double large = 11.8e-6 + 3 * double(16ull << 20) / link;
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.timeS / large, 1.0, 0.02, "Simple's latency and bytes");
+        const NcclEstimate net = NcclAllToAllEstimate(4096, true);
+        NS_TEST_EXPECT_MSG_EQ_TOL(net.latencyS, 9.3e-6, 1e-12, "LL across the network");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -501,6 +540,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclRingSearchTestCase, TestCase::QUICK);
         AddTestCase(new NcclCrossNodeRingsTestCase, TestCase::QUICK);
+        AddTestCase(new NcclAllToAllTestCase, TestCase::QUICK);
     }
 };
 

@@ -752,7 +752,7 @@ class TraceSetFilesTestCase : public TestCase
         {
             ChakraTraceWriter::WriteTraceSet(dir.File("fail"), two);
         }
-        catch (const TraceError& e)
+        catch (const OutputError& e)
         {
             threw = std::string(e.what()).find("cannot write") != std::string::npos;
         }

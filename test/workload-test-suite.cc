@@ -305,6 +305,41 @@ class InferenceMemoryWithoutGraphTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A MoE prefill's activations hold every routed copy's intermediates (vLLM's fused MoE,
+ * up to 32,768 tokens at once), so they grow with top-k: Mixtral 8x7B at TP2, 64 prompts of
+ * 2,048 tokens, in closed form.
+ */
+class MoePrefillActivationTestCase : public TestCase
+{
+  public:
+    MoePrefillActivationTestCase()
+        : TestCase("a MoE prefill's activations grow with top-k (vLLM's fused MoE)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        GpuSpec gpu;
+        gpu.hbmBytes = 80ull << 30;
+        ModelSpec model = ModelSpec::Load("mixtral-8x7b");
+        const RunSpec run = fixture::InferenceJob(2, 1, 64, 2048, 1);
+        const uint64_t rows = 64 * 2048;
+        const uint64_t h = model.hidden;
+        const uint64_t ffn = model.ffn / 2; // an expert's width on a rank
+        for (uint32_t k : {1u, 2u, 8u})
+        {
+            model.topK = k;
+            // Each row's input and residual; 32,768 rows' k copies of gate-and-up (2 ffn), the
+            // activation (ffn) and the down projection's output (h); 2 bytes each.
+            const uint64_t expected = 2 * (rows * 2 * h + 32768 * k * (3 * ffn + h));
+            NS_TEST_EXPECT_MSG_EQ(
+                AnalyzeMemory(model, run, gpu).worst.activations, expected, "top-" << k);
+        }
+    }
+};
+
 /** \brief Memory feasibility: a 7B model fits an 80 GB A100 at TP1, 175B at TP1 PP1 does not. */
 class MemoryFeasibilityTestCase : public TestCase
 {
@@ -4523,6 +4558,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SelectiveFlashTestCase, TestCase::QUICK);
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
         AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
+        AddTestCase(new MoePrefillActivationTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);
         AddTestCase(new MemoryShareTestCase, TestCase::QUICK);
         AddTestCase(new ProfileTokensTestCase, TestCase::QUICK);

@@ -201,7 +201,10 @@ CollectivePlanner::Resolve(const CollectiveRequest& req, std::string& name) cons
                              || req.op == CollectiveOp::ALL_GATHER;
         if (req.op == CollectiveOp::ALL_TO_ALL)
         {
-            name = "direct";
+            // Pairwise sends, as NCCL's grouped sends and receives where the outermost
+            // dimension the group spans runs NCCL.
+            name =
+                !spanned.empty() && m_dimensionNames[spanned.back()] == "nccl" ? "nccl" : "direct";
         }
         else if (spanned.size() > 1 && grid && layered)
         {

@@ -43,6 +43,10 @@ const double kLl128FactorOnePerNode = 0.7;          // ppn < 2: one GPU per node
 // bw from every GPU's NVSwitch link per channel, twice from the head's.
 const double kNvlsLatUs = 23.0;
 const double kNvlsRatio = 5.0 / 6.0;
+// Point-to-point (same version, src/enqueue.cc): NCCL_P2P_LL_THRESHOLD's default; LL stores 4
+// data bytes and a 4-byte flag in every 8 bytes.
+const uint64_t kP2pLlThresholdBytes = 16384;
+const double kLlWireFactor = 0.5;
 
 uint32_t
 RingSteps(CollectiveOp op, uint32_t ranks)
@@ -153,6 +157,17 @@ NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvli
     return e;
 }
 
+NcclEstimate
+NcclAllToAllEstimate(uint64_t bytesPerPeer, bool network)
+{
+    NcclEstimate e;
+    e.protocol = bytesPerPeer <= kP2pLlThresholdBytes ? NcclProtocol::LL : NcclProtocol::SIMPLE;
+    const auto p = static_cast<std::size_t>(e.protocol);
+    e.latencyS = (kBaseLatUs[p] + (network ? kNetStepUs[p] : kNvlinkStepUs[p])) * 1e-6;
+    e.bandwidthFactor = e.protocol == NcclProtocol::LL ? kLlWireFactor : 1.0;
+    return e;
+}
+
 TypeId
 NcclCollective::GetTypeId()
 {
@@ -182,11 +197,13 @@ NcclCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) cons
         case CollectiveOp::ALL_REDUCE:
         case CollectiveOp::REDUCE_SCATTER:
         case CollectiveOp::ALL_GATHER:
+        case CollectiveOp::ALL_TO_ALL:
             return true;
         default:
             break;
     }
-    why = "nccl runs all-reduce, reduce-scatter and all-gather (ring runs the others), not "
+    why = "nccl runs all-reduce, reduce-scatter, all-gather and all-to-all (ring runs the "
+          "others), not "
           + ToString(op);
     return false;
 }
@@ -210,6 +227,13 @@ NcclCollective::GetSmCount(const ScheduleBuilder& b, const CollectiveCall& call)
     // [NCCL-NET]). Small sizes run fewer: one channel less while bytes < channels x threads x
     // threshold (src/enqueue.cc, getChannnelThreadInfo: threads 512 for LL, 640 for LL128,
     // 544 for Simple's ring; threshold 8 x ranks, 8 and 64).
+    if (call.op == CollectiveOp::ALL_TO_ALL)
+    {
+        // The point-to-point kernel's channels for one peer's share.
+        CollectiveCall peer = call;
+        peer.bytes = call.bytes / call.members.size();
+        return GetP2pSmCount(b, peer);
+    }
     const NcclEstimate e = Choose(b, call);
     if (e.algorithm == NcclAlgorithm::NVLS)
     {
@@ -535,19 +559,46 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
     {
         return;
     }
+    // Each rank pays before its first message the latency the network's messages do not carry.
+    auto prologue = [&b, &call](double latencyS)
+    {
+        for (uint32_t m : call.members)
+        {
+            if (latencyS > 0)
+            {
+                const uint32_t step =
+                    b.GetSchedule().AddLocal(m, latencyS, ScheduleBuilder::Deps(b.GetReady(m)));
+                b.SetReady(m, step);
+            }
+        }
+    };
+    if (call.op == CollectiveOp::ALL_TO_ALL)
+    {
+        // The network charges each message LL's step latency; the pairs carry the wire bytes.
+        bool network = false;
+        CommunicatorChannels(b, call, network);
+        const NcclEstimate e = NcclAllToAllEstimate(call.bytes / call.members.size(), network);
+        NS_LOG_LOGIC("nccl all-to-all of " << call.bytes << " B among " << call.members.size()
+                                           << " ranks: p2p/" << ToString(e.protocol));
+        prologue(e.latencyS - (network ? kNetStepUs[0] : kNvlinkStepUs[0]) * 1e-6);
+        CollectiveCall wire = call;
+        wire.bytes = static_cast<uint64_t>(std::ceil(double(call.bytes) / e.bandwidthFactor));
+        Ptr<DirectCollective> direct = CreateObject<DirectCollective>();
+        if (fluid)
+        {
+            direct->AddFluid(b, wire);
+        }
+        else
+        {
+            direct->AddMessages(b, wire);
+        }
+        return;
+    }
     const NcclEstimate e = Choose(b, call);
     NS_LOG_LOGIC("nccl " << ToString(call.op) << " of " << call.bytes << " B among "
                          << call.members.size() << " ranks: " << ToString(e.algorithm) << "/"
                          << ToString(e.protocol));
-    if (e.latencyS > 0)
-    {
-        for (uint32_t m : call.members)
-        {
-            const uint32_t step =
-                b.GetSchedule().AddLocal(m, e.latencyS, ScheduleBuilder::Deps(b.GetReady(m)));
-            b.SetReady(m, step);
-        }
-    }
+    prologue(e.latencyS);
     if (e.algorithm == NcclAlgorithm::NVLS)
     {
         // One message per ordered pair, sized so that each GPU's NVLink carries for
@@ -648,7 +699,9 @@ NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& ca
 {
     // Ring passes whichever protocol NCCL's estimate picks, or NVLS's pairs (see Write).
     const uint64_t k = call.members.size();
-    if (k >= 2 && Choose(b, call).algorithm == NcclAlgorithm::NVLS)
+    if (k >= 2
+        && (call.op == CollectiveOp::ALL_TO_ALL
+            || Choose(b, call).algorithm == NcclAlgorithm::NVLS))
     {
         return k * (k - 1);
     }
@@ -677,6 +730,14 @@ NcclCollective::Describe(const std::string& name,
     if (call.members.size() < 2)
     {
         return name;
+    }
+    if (call.op == CollectiveOp::ALL_TO_ALL)
+    {
+        bool network = false;
+        CommunicatorChannels(b, call, network);
+        return name + "(p2p/"
+               + ToString(NcclAllToAllEstimate(call.bytes / call.members.size(), network).protocol)
+               + ")";
     }
     const NcclEstimate e = Choose(b, call);
     return name + "(" + ToString(e.algorithm) + "/" + ToString(e.protocol) + ")";

@@ -60,6 +60,19 @@ struct NcclEstimate
 
 /**
  * \ingroup rapid-llm
+ * \brief NCCL's all-to-all: grouped sends and receives (an ncclSend and an ncclRecv per peer in
+ * one group), run by one point-to-point kernel whose protocol is LL up to
+ * NCCL_P2P_LL_THRESHOLD (16 KiB) a peer, else Simple (NCCL 2.20.3, src/enqueue.cc). NCCL's
+ * tuning model has no entry for it: the kernel pays its protocol's base latency (the ring's,
+ * src/graph/tuning.cc) and one step's latency, as the peers' transfers run together on the
+ * point-to-point channels; LL carries 4 data bytes in each 8-byte store.
+ * \param bytesPerPeer the bytes each rank sends each peer \param network across the network
+ * \return the estimate: protocol, latency and bandwidth factor (no bandwidth or time)
+ */
+NcclEstimate NcclAllToAllEstimate(uint64_t bytesPerPeer, bool network);
+
+/**
+ * \ingroup rapid-llm
  * \brief The rings NCCL's channels run for a group across nodes: where every node holds at
  * least k of its members, k rings, the i-th entering and leaving each node through its members
  * rotated by i, so each ring crosses between nodes through other GPUs, and so other NICs (NCCL's
@@ -123,7 +136,9 @@ NcclEstimate NcclNvlsEstimate(CollectiveOp op,
  * 8 flag bytes per 128, and the ring graph's bus bandwidth below the link's). NVLS runs as
  * one message per ordered pair whose bytes put on each GPU's NVLink the time NCCL's NVLS
  * bandwidth gives (the switch's reduction and multicast are not messages of their own).
- * All-reduce, reduce-scatter and all-gather; the planner runs the other ops with ring.
+ * All-reduce, reduce-scatter and all-gather; all-to-all as NCCL's grouped sends and receives
+ * (NcclAllToAllEstimate: its latency, then direct's pairwise messages); the planner runs the
+ * other ops with ring.
  * NCCL's tree is not chosen (within a node NCCL's model picks the ring or NVLS). The Protocol
  * attribute forces one protocol (as NCCL_PROTO does), the Algorithm attribute one algorithm
  * (as NCCL_ALGO does).

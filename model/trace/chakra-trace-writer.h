@@ -51,7 +51,8 @@ class ChakraTraceWriter
      * \param prefix path prefix, e.g. "out/gpt3"
      * \param set the graphs (ranks[r] is written as rank r) and the groups
      * \param gzip compress the .et files
-     * \throws TraceError when a file cannot be written
+     * \throws OutputError when a file cannot be written, TraceError when a directory is in the
+     * way of one (nothing written either way)
      */
     static void WriteTraceSet(const std::string& prefix, const TraceSet& set, bool gzip = false);
 

@@ -18,6 +18,12 @@ namespace rapidllm {
 
 NS_LOG_COMPONENT_DEFINE("RapidLlmMemoryModel");
 
+namespace {
+/** vLLM's VLLM_FUSED_MOE_CHUNK_SIZE default (vllm/envs.py, 0.6 to 0.10): tokens a fused MoE
+ * call processes at once. */
+constexpr uint64_t kFusedMoeChunkTokens = 32768;
+} // namespace
+
 uint64_t
 PeakActivationBytes(const StageGraph& graph)
 {
@@ -297,7 +303,22 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             const uint64_t rows = std::max<uint64_t>(
                 uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0),
                 w.run.ProfileTokensOn(gpu));
-            m.activations = eb * rows * (2 * shapes.hidden + shapes.fc1Out);
+            // The widest MLP intermediate: a dense layer's first projection, or a MoE layer's
+            // shared expert's, or its routed experts' in vLLM's fused MoE (fused_experts_impl),
+            // which holds for up to VLLM_FUSED_MOE_CHUNK_SIZE tokens at once every routed copy's
+            // gate-and-up output, its activation and its down projection's output (intermediate
+            // caches 1-3), whichever experts are local.
+            const bool moe = shapes.topK > 0 && w.model.MoeLayers() > 0;
+            uint64_t mlp = !moe || w.model.MoeLayers() < w.model.layers ? rows * shapes.fc1Out : 0;
+            if (moe)
+            {
+                const uint64_t chunk = std::min<uint64_t>(rows, kFusedMoeChunkTokens);
+                mlp = std::max({mlp,
+                                rows * shapes.sharedFc1Out,
+                                chunk * shapes.topK
+                                    * (shapes.expertFc1Out + shapes.expertFfn + shapes.hidden)});
+            }
+            m.activations = eb * (rows * 2 * shapes.hidden + mlp);
         }
         m.peak = m.weights + m.gradients + m.optimizer + m.activations + m.kvCache + m.framework;
         NS_LOG_DEBUG("stage " << m.stage << ": " << params << " parameters; weights " << m.weights
