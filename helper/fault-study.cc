@@ -496,7 +496,7 @@ FaultStudyCsv(const FaultStudyResult& result)
             if (!r.mostLoaded.empty())
             {
                 os << CsvField(r.mostLoaded.front().name) << ","
-                   << FormatNumber(r.mostLoaded.front().bytes);
+                   << FormatExact(r.mostLoaded.front().bytes);
             }
             else
             {

@@ -8,6 +8,7 @@
 #include "study-plot.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,14 @@ FormatNumber(double x, int digits)
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.*g", digits, x);
     return buf;
+}
+
+std::string
+FormatExact(double x)
+{
+    char buf[64];
+    const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), x);
+    return std::string(buf, r.ptr);
 }
 
 double

@@ -21,6 +21,13 @@ namespace rapidllm {
  */
 std::string FormatNumber(double x, int digits = 9);
 
+/**
+ * \ingroup rapid-llm
+ * \return \p x in the fewest digits that read back as the same double (std::to_chars), as
+ * the JSON prints it: for what a script reads back exactly (byte counts, a sweep's rows)
+ */
+std::string FormatExact(double x);
+
 /** \return \p bytes in GiB (2^30 bytes) */
 double ToGib(uint64_t bytes);
 

@@ -341,6 +341,7 @@ SweepRowsJson(const std::vector<SweepRow>& rows)
         Json j = Json::object();
         j["layout"] = r.layout;
         j["hardware"] = r.hardware;
+        j["gpus"] = r.Gpus();
         j["tp"] = r.tp;
         j["pp"] = r.pp;
         j["dp"] = r.dp;

@@ -71,9 +71,7 @@ MissingColumn(const std::string& name)
 std::string
 Real(double v)
 {
-    char text[40];
-    std::snprintf(text, sizeof(text), "%.10g", v);
-    return text;
+    return FormatExact(v); // the JSON's rows read back from here must be the run's numbers
 }
 
 /** Parses a whole unsigned number (false beyond 64 bits, which strtoull would clamp). */

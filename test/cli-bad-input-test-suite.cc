@@ -525,6 +525,7 @@ class CliBadInputTestCase : public TestCase
             {{"merge", dir + "/none", "--out=" + dir + "/merged"}, {dir + "/none/sweep.json"}},
             {{"run", "--timeline=" + dir + "/none/t.json"}, {"option --timeline", "cannot write"}},
             {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
+            {{"run", "--engine=vllm"}, {"option --engine", "'vllm'", "applies to inference"}},
             {{"xval", "--resolution=fs"}, {"option --resolution", "ps, ns"}},
             {{"xval", "--only=no-such-workload"}, {"option --only", "no-such-workload"}},
             // --packet values are checked before ns-3 parses (and aborts on) them.

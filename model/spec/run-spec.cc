@@ -716,6 +716,15 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         "false (bf16 weights beside Transformer Engine's fp8 copies) applies to "
                         "training in fp8 only; drop it or use dtype fp8");
     }
+    if (engine != "none" && mode != RunMode::INFERENCE)
+    {
+        // A training step is the framework's (its dispatch: dispatch); an engine serves.
+        throw SpecError(source,
+                        "engine",
+                        "'" + engine
+                            + "' is a serving engine and applies to inference; training takes "
+                              "none (its host dispatch is set by dispatch, --dispatch)");
+    }
     if (kvCacheDtype != "auto" && mode != RunMode::INFERENCE)
     {
         throw SpecError(source,
