@@ -2817,8 +2817,9 @@ ServingStudyJson(const ServingStudy& study,
     Json j;
     j["input"] = input;
     j["batching"] = BatchingNames()[static_cast<std::size_t>(study.GetBatching())];
-    j["tpot_slo_s"] = space.tpotSloS;
-    j["ttft_slo_s"] = space.ttftSloS;
+    // null: no target (0 would read as a target no row can meet).
+    j["tpot_slo_s"] = space.tpotSloS > 0 ? Json(space.tpotSloS) : Json(nullptr);
+    j["ttft_slo_s"] = space.ttftSloS > 0 ? Json(space.ttftSloS) : Json(nullptr);
     // The budget in force wherever it bounds an iteration: chunked steps, continuous batching's
     // prefill iterations, and under arrivals the disaggregated prefill instances'.
     const Batching batching = study.GetBatching();

@@ -501,6 +501,11 @@ class CliMemoryObjectTestCase : public TestCase
                     fromMemory.at("largest_batch").get<uint32_t>(), 4u, "the batch given fits");
                 fromMemory.erase("largest_batch");
             }
+            // And for a training job that does not fit the single changes its text lists.
+            NS_TEST_EXPECT_MSG_EQ(fromMemory.contains("alternatives"),
+                                  !inference && !fromRun.at("feasible").get<bool>(),
+                                  Joined(job));
+            fromMemory.erase("alternatives");
             NS_TEST_EXPECT_MSG_EQ(fromRun.dump(), fromMemory.dump(), Joined(job));
             NS_TEST_EXPECT_MSG_EQ(fromRun.at("feasible").get<bool>(),
                                   Json::parse(run.out).at("feasible").get<bool>(),
@@ -596,6 +601,18 @@ class CliDoesNotFitStatusTestCase : public TestCase
                     {
                         const Json j = Json::parse(r.out);
                         NS_TEST_EXPECT_MSG_EQ(j.at("feasible").get<bool>(), false, Joined(args));
+                        // memory's single changes, as its text lists them (training only).
+                        const bool training = job[0] == "--model=gpt3-175b";
+                        NS_TEST_EXPECT_MSG_EQ(j.contains("alternatives"),
+                                              training && std::string(command) == "memory",
+                                              Joined(args));
+                        if (j.contains("alternatives"))
+                        {
+                            NS_TEST_EXPECT_MSG_EQ(
+                                j.at("alternatives").at(0).at("option").get<std::string>(),
+                                "--recompute=selective", // dp 1: no ZeRO to shard
+                                Joined(args));
+                        }
                     }
                     else
                     {
@@ -810,6 +827,7 @@ class CliFaultStudyMemoryTestCase : public TestCase
             CliResult memory = RunCli(Cat({"memory", "--json"}, job), dir);
             Json alone = Json::parse(memory.out);
             alone.erase("input");
+            alone.erase("alternatives"); // memory's own, beside run's object
             NS_TEST_EXPECT_MSG_EQ(j.at("memory").dump(), alone.dump(), "memory --json's object");
             NS_TEST_EXPECT_MSG_EQ(j.at("memory").at("feasible").get<bool>(), fits, "the verdict");
             const bool noted = json.err.find("does not fit") != std::string::npos;

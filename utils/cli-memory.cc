@@ -41,15 +41,29 @@ RunMemoryCommand(const CliArgs& args)
     {
         return report.feasible ? 0 : DoesNotFit("memory", report.reason);
     };
+    // Only a job that does not fit has changes to list (a fitting one is not built again).
+    const auto alternatives = report.feasible
+                                  ? std::vector<MemoryAlternative>()
+                                  : MemoryAlternatives(job.model, job.run, job.hardware.gpu);
     if (args.Flag("json"))
     {
-        // The same object as the "memory" field of `rapid-llm run --json`, with the job's input
-        // beside it (as run echoes it, without a network backend or routing: nothing runs on
-        // the network).
+        // The "memory" object of `rapid-llm run --json`, with what the text adds (the largest
+        // batch, the single changes) and the job's input beside it (as run echoes it, without a
+        // network backend or routing: nothing runs on the network).
         Json j = report;
         if (job.run.mode == RunMode::INFERENCE)
         {
             j["largest_batch"] = LargestFittingBatch(job.model, job.run, job.hardware.gpu);
+        }
+        if (!report.feasible && job.run.mode == RunMode::TRAINING)
+        {
+            j["alternatives"] = Json::array();
+            for (const MemoryAlternative& a : alternatives)
+            {
+                j["alternatives"].push_back({{"option", a.option},
+                                             {"peak_bytes", a.report.worst.peak},
+                                             {"fits", a.report.feasible}});
+            }
         }
         j["input"] = JobInputJson(job, "", "");
         std::cout << DumpJson(j);
@@ -72,10 +86,6 @@ RunMemoryCommand(const CliArgs& args)
               << "  framework    " << Gib(m.framework) << "\n"
               << "  peak         " << Gib(m.peak) << " of " << Gib(report.capacity) << "\n"
               << (report.feasible ? "Fits." : "Does not fit: " + report.reason) << "\n";
-    // Only a job that does not fit has changes to list (a fitting one is not built again).
-    const auto alternatives = report.feasible
-                                  ? std::vector<MemoryAlternative>()
-                                  : MemoryAlternatives(job.model, job.run, job.hardware.gpu);
     if (!alternatives.empty())
     {
         std::cout << "One change at a time (the rest as given):\n";

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -823,6 +824,15 @@ RunStudyServingCommand(const CliArgs& args)
         if (loadPlot)
         {
             WriteServingLoadPlot(args.Text("out"), study, rows, space, title);
+        }
+        else
+        {
+            // An earlier study's in the same folder would read as this one's.
+            for (const char* stale : {"attainment-rate.png", "attainment-rate.plt"})
+            {
+                std::error_code ignored;
+                std::filesystem::remove(std::filesystem::path(args.Text("out")) / stale, ignored);
+            }
         }
     }
     if (args.Flag("json"))
