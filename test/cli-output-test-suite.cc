@@ -1734,8 +1734,21 @@ class CliHelpListsTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_EQ(RepeatedListItems(line), "", command + ": " + line);
             }
             NS_TEST_EXPECT_MSG_GT(options, 0u, command + " --help lists its options");
+            // "help <command>" is "<command> --help".
+            args.pop_back();
+            args.insert(args.begin(), "help");
+            const CliResult asked = RunCli(args, dir);
+            NS_TEST_EXPECT_MSG_EQ(asked.status, 0, command);
+            NS_TEST_EXPECT_MSG_EQ(asked.out, help.out, "help " + command);
         }
         NS_TEST_EXPECT_MSG_GT(lists, 10u, "lists of values were checked");
+        // A two-word command's first word lists its kinds; --version names the version.
+        const CliResult study = RunCli({"study", "--help"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(study.status, 0, study.err);
+        NS_TEST_EXPECT_MSG_NE(study.out.find("  faults "), std::string::npos, study.out);
+        const CliResult version = RunCli({"--version"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(version.status, 0, version.err);
+        NS_TEST_EXPECT_MSG_EQ(version.out.rfind("rapid-llm ", 0), 0u, version.out);
     }
 };
 

@@ -14,6 +14,7 @@
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/global-value.h"
+#include "ns3/job-echo.h"
 #include "ns3/job-options.h"
 #include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
@@ -100,6 +101,23 @@ main(int argc, char** argv)
                << "\n";
         }
     };
+    if (argc >= 2
+        && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0))
+    {
+        std::cout << "rapid-llm " << RapidLlmVersion() << "\n";
+        return 0;
+    }
+    // "help run" is "run --help" (and "help study faults", "study faults --help").
+    std::vector<char*> helpArgv;
+    if (argc >= 3 && std::strcmp(argv[1], "help") == 0)
+    {
+        helpArgv.assign(argv, argv + argc);
+        helpArgv.erase(helpArgv.begin() + 1);
+        static char help[] = "--help";
+        helpArgv.push_back(help);
+        argc = static_cast<int>(helpArgv.size());
+        argv = helpArgv.data();
+    }
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0)
     {
         usage(argc < 2 ? std::cerr : std::cout);
@@ -236,6 +254,32 @@ main(int argc, char** argv)
         {
             kinds += (kinds.empty() ? "" : ", ") + c.name.substr(name.size() + 1);
         }
+    }
+    const bool askedHelp = argc > 2 && (std::strcmp(argv[2], "--help") == 0);
+    if (!kinds.empty() && askedHelp)
+    {
+        // "study --help": the kinds, each with its summary.
+        std::cout << "Usage: rapid-llm " << name << " <kind> [--option=value ...]\n"
+                  << "Run 'rapid-llm " << name
+                  << " <kind> --help' for a kind's options.\n\nKinds:\n";
+        const std::size_t width = 1
+                                  + std::max_element(commands.begin(),
+                                                     commands.end(),
+                                                     [](const CliCommand& a, const CliCommand& b)
+                                                     {
+                                                         return a.name.size() < b.name.size();
+                                                     })
+                                        ->name.size();
+        for (const auto& c : commands)
+        {
+            if (c.name.rfind(name + " ", 0) == 0)
+            {
+                const std::string kind = c.name.substr(name.size() + 1);
+                std::cout << "  " << kind << std::string(width - name.size() - kind.size(), ' ')
+                          << c.summary << "\n";
+            }
+        }
+        return 0;
     }
     if (!kinds.empty())
     {
