@@ -1116,6 +1116,14 @@ ResolvedJob::Notes() const
                         + " ranks, as vLLM does in serving (Megatron-LM refuses such a layout: "
                           "its num_query_groups must be a multiple of tp)");
     }
+    if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)
+    {
+        char f[32];
+        std::snprintf(f, sizeof(f), "%g", run.moeImbalance);
+        notes.push_back("moe imbalance " + std::string(f)
+                        + " changes nothing at ep 1: every rank holds every expert and computes "
+                          "every routed copy, however they spread");
+    }
     const GpuSpec& gpu = hardware.gpu;
     if (gpu.TensorFlops(run.dtype) <= 0 && gpu.Runs(run.dtype))
     {

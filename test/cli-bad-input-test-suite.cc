@@ -526,6 +526,8 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--timeline=" + dir + "/none/t.json"}, {"option --timeline", "cannot write"}},
             {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
             {{"run", "--engine=vllm"}, {"option --engine", "'vllm'", "applies to inference"}},
+            {{"sweep", "--gpus=8", "--gbs=8", "--moe-imbalance=2"},
+             {"option --moe-imbalance", "no experts"}},
             {{"xval", "--resolution=fs"}, {"option --resolution", "ps, ns"}},
             {{"xval", "--only=no-such-workload"}, {"option --only", "no-such-workload"}},
             // --packet values are checked before ns-3 parses (and aborts on) them.

@@ -1554,6 +1554,11 @@ class JobOptionsTestCase : public TestCase
             "serving replicates KV heads as vLLM does");
         NS_TEST_EXPECT_MSG_EQ(
             noted({"--dtype=fp32", "--gpus=8"}, "CUDA cores (vector_tflops.fp32)"), true, "fp32");
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--model=mixtral-8x7b", "--gpus=8", "--tp=8", "--layers=2", "--moe-imbalance=2"},
+                  "changes nothing at ep 1"),
+            true,
+            "an imbalance without expert parallelism");
         NS_TEST_EXPECT_MSG_EQ(noted({"--model=llama3-8b",
                                      "--mode=inference",
                                      "--prompt=8192",

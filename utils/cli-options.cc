@@ -433,6 +433,7 @@ JobCliOptions()
         {"fp8-params", alsoSweep},
         {"main-grads", alsoSweep},
         {"param-gather", alsoSweep},
+        {"moe-imbalance", alsoSweep},
         {"moe-a2a-overlap",
          [&](const CliOption& o)
          {

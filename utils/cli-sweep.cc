@@ -446,6 +446,13 @@ RunSweepCommand(const CliArgs& args)
                                 + " has no experts)");
         }
     }
+    base.moeImbalance = args.Real("moe-imbalance");
+    if (base.moeImbalance != 1.0 && !m.IsMoe())
+    {
+        throw SpecError(kCommandLine,
+                        "moe-imbalance",
+                        "weighs the busiest expert: " + m.name + " has no experts");
+    }
     // What holds for every layout (the sequence against the model's positions, sizes, a compute
     // type training takes) is an error here, before the sweep would rule out each layout in
     // turn.
@@ -648,6 +655,10 @@ RunSweepCommand(const CliArgs& args)
     if (base.moeA2aOverlap)
     {
         inputs["moe_a2a_overlap"] = true; // only when set, so that older sweeps resume
+    }
+    if (base.moeImbalance != 1.0)
+    {
+        inputs["moe_imbalance"] = base.moeImbalance; // the same
     }
     inputs["sp"] = base.parallel.sequenceParallel;
     inputs["zero"] = base.parallel.zeroStage;

@@ -293,8 +293,8 @@ struct RunSpec
     /**
      * Mixture of experts, training and prefill: tokens the busiest expert receives over the
      * mean (1 = balanced, as Megatron-LM's dropless routing with its load-balancing loss aims
-     * for; at most experts / top-k). A measured imbalance, or the capacity factor when tokens
-     * are padded to capacity.
+     * for; at most experts / top-k). A measured imbalance; capacity-factor padding maps to it
+     * as doc/workload-model.md says (not the capacity factor itself).
      */
     double moeImbalance = 1.0;
     /**
