@@ -95,6 +95,7 @@ JobInputJson(const ResolvedJob& job,
                   {"hidden", m.hidden},
                   {"heads", m.heads},
                   {"kv_heads", m.kvHeads},
+                  {"head_dim", m.headDim},
                   {"ffn", m.ffn},
                   {"vocab", m.vocab},
                   {"experts", m.experts},
@@ -113,7 +114,6 @@ JobInputJson(const ResolvedJob& job,
         j["model"]["mla"] = {{"kv_lora_rank", m.kvLoraRank},
                              {"q_lora_rank", m.qLoraRank},
                              {"rope_head_dim", m.ropeHeadDim},
-                             {"head_dim", m.headDim},
                              {"v_head_dim", m.ValueDim()}};
     }
     if (m.mtpLayers > 0)

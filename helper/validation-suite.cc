@@ -174,9 +174,9 @@ ValidationSuite::Bars()
          0.15,
          "the model runs Megatron's MoE layer as router, dispatch and combine all-to-alls, "
          "the token dispatcher's permutation and sorting kernels, grouped expert GEMMs and "
-         "their FP8 casts; the fine-grained models are fast, Qwen3-30B-A3B on 16 GPUs 2.4-2.7x "
+         "their FP8 casts; the fine-grained models are fast, Qwen3-30B-A3B on 16 GPUs 2.5-2.8x "
          "(the published rows reach 6% of the FP8 peak) and gpt-oss-120b (bf16, 64 GPUs) by "
-         "34-41%, Qwen3-235B-A22B on 256 (EP32 folded over TP2 x DP16, its all-to-alls across "
+         "34-40%, Qwen3-235B-A22B on 256 (EP32 folded over TP2 x DP16, its all-to-alls across "
          "4 nodes, overlapped with the other micro-batch's pass as its recipe's "
          "moe_a2a_overlap does) 13-14% fast, as the dense Megatron-Bridge rows are; not "
          "modelled: Transformer Engine's per-expert launches in its grouped linear layers, "
