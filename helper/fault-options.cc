@@ -338,6 +338,33 @@ CheckFaultSelectors(const std::vector<FaultOption>& faults,
     }
 }
 
+void
+CheckHardwareFaults(const NetworkSpec& network,
+                    std::size_t count,
+                    uint32_t gpus,
+                    const std::string& name,
+                    const std::string& file)
+{
+    if (count == 0)
+    {
+        return;
+    }
+    NetworkSpec healthy = network;
+    healthy.faults.clear();
+    Ptr<Topology> topology = Topology::Build(healthy, gpus, name);
+    for (std::size_t i = 0; i < count && i < network.faults.size(); ++i)
+    {
+        try
+        {
+            topology->SelectLinks(network.faults[i].link, file);
+        }
+        catch (const SpecError& e)
+        {
+            throw SpecError(file, "network.faults[" + std::to_string(i) + "].link", e.GetMessage());
+        }
+    }
+}
+
 std::map<uint32_t, double>
 ParseSlowGpus(const std::string& text, uint64_t gpus, const std::string& source)
 {

@@ -76,6 +76,20 @@ void CheckFaultSelectors(const std::vector<FaultOption>& faults,
                          const std::string& source,
                          const std::string& option = "fault");
 
+/**
+ * \brief Checks the hardware file's own faults (network.faults, the first \p count) against
+ * \p network without faults built for \p gpus GPUs, so that an unknown node or link is
+ * reported against the file and the list entry (the topology that applies them knows only the
+ * machine's name). Throws SpecError(file, "network.faults[i].link", what exists).
+ * \param network the network with its faults \param count how many of them are the file's
+ * \param gpus the GPU count \param name the hardware's name \param file its file or preset
+ */
+void CheckHardwareFaults(const NetworkSpec& network,
+                         std::size_t count,
+                         uint32_t gpus,
+                         const std::string& name,
+                         const std::string& file);
+
 /** \return the faults as the option writes them ("gpu0-gpu1:0.5@1ms,tier:infiniband:0.5") */
 std::string FaultOptionText(const std::vector<FaultOption>& faults);
 

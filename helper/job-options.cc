@@ -1033,18 +1033,23 @@ JobOptions::Resolve() const
             job.gpuSets[gpu].push_back(o.GetText());
         }
     }
+    const auto fromOptions = static_cast<std::size_t>(std::count_if(job.faults.begin(),
+                                                                    job.faults.end(),
+                                                                    [](const FaultOption& f)
+                                                                    {
+                                                                        return !f.timed;
+                                                                    }));
+    CheckHardwareFaults(job.hardware.network,
+                        job.hardware.network.faults.size() - fromOptions,
+                        p.Gpus(),
+                        job.hardware.name,
+                        job.hardwareSource);
     if (!job.faults.empty())
     {
         // Each --fault selector must name links of the job's network: checked here, so that the
         // error names the option rather than the hardware file it was added to.
         HardwareSpec healthy = job.hardware;
-        healthy.network.faults.resize(healthy.network.faults.size()
-                                      - std::count_if(job.faults.begin(),
-                                                      job.faults.end(),
-                                                      [](const FaultOption& f)
-                                                      {
-                                                          return !f.timed;
-                                                      }));
+        healthy.network.faults.resize(healthy.network.faults.size() - fromOptions);
         try
         {
             CheckFaultSelectors(job.faults, healthy.network, p.Gpus(), healthy.name, kCommandLine);

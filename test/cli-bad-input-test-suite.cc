@@ -109,6 +109,13 @@ class CliBadInputTestCase : public TestCase
                            "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-12}]\n"));
         const std::string hugeHbm =
             WriteFile(dir, "hbm.yaml", With(hw, "hbm_gib: 80", "hbm_gib: 1e308"));
+        const std::string noSuchNode =
+            WriteFile(dir,
+                      "node.yaml",
+                      With(hw,
+                           "  routing: dimension-order\n",
+                           "  routing: dimension-order\n"
+                           "  faults: [{link: gpu99-nvlink.sw0, bandwidth_factor: 0.5}]\n"));
         const std::string hwFlag = "--hardware=a100-sxm-80gb";
         const std::string u32 = "from 1 to 4294967295";
         const std::string gpus = "from 1 to 16777216";
@@ -526,6 +533,11 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--timeline=" + dir + "/none/t.json"}, {"option --timeline", "cannot write"}},
             {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
             {{"run", "--engine=vllm"}, {"option --engine", "'vllm'", "applies to inference"}},
+            // A hardware file's fault on a node the job's network lacks: the file and entry.
+            {{"run", "--hardware=" + noSuchNode},
+             {noSuchNode, "network.faults[0].link", "unknown node 'gpu99'"}},
+            {{"collective", "--hardware=" + noSuchNode},
+             {noSuchNode, "network.faults[0].link", "gpu0..gpu7"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--moe-imbalance=2"},
              {"option --moe-imbalance", "no experts"}},
             {{"xval", "--resolution=fs"}, {"option --resolution", "ps, ns"}},

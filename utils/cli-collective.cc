@@ -132,6 +132,8 @@ RunCollectiveCommand(const CliArgs& args)
     config.op = ParseCollectiveOp(args.Text("op"), "op");
     config.bytes = args.Size("bytes");
     config.gpus = static_cast<uint32_t>(args.Count("gpus")); // declared within 2^24
+    CheckHardwareFaults(
+        hw.network, hw.network.faults.size(), config.gpus, hw.name, args.Text("hardware"));
     config.algorithm = args.Text("algorithm");
     config.routing = args.Text("routing");
     config.faults = ParseFaults(args.Text("fault"), hw, config.gpus);

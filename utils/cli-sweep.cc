@@ -351,6 +351,11 @@ RunSweepCommand(const CliArgs& args)
     for (const std::string& source : sources)
     {
         machines.push_back(HardwareSpec::Load(source, overrides));
+        for (uint32_t gpus : gpuCounts)
+        {
+            const NetworkSpec& network = machines.back().network;
+            CheckHardwareFaults(network, network.faults.size(), gpus, machines.back().name, source);
+        }
     }
     if (args.HasValue("routing"))
     {
