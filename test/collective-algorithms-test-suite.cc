@@ -17,11 +17,13 @@
 #include "ns3/flow-network.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/replay-error.h"
+#include "ns3/ring-collective.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "ns3/type-registry.h"
 #include "spec-error-check.h"
 #include "test-require.h"
 
@@ -655,6 +657,66 @@ class RegisteredAlgorithmTestCase : public TestCase
 };
 
 /**
+ * \brief A plugin cannot change what a registered name means (first registration kept), nor
+ * register a type without a constructor: each refusal is kept for the loader to report. A
+ * schedule written with a rank outside the group, or SetReady on a step not written, is an
+ * error naming them (it ended the collective at once, silently).
+ */
+class RegistryRefusalTestCase : public TestCase
+{
+  public:
+    RegistryRefusalTestCase()
+        : TestCase("a taken name, a type without constructor and bad schedule steps are refused")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_EXPECT_MSG_EQ(TypeRegistryBase::TakeRefusals().size(), 0u, "built-ins all kept");
+        TypeRegistry<CollectiveAlgorithm>::Register("ring", DirectCollective::GetTypeId());
+        TypeRegistry<CollectiveAlgorithm>::Register("ring", RingCollective::GetTypeId()); // same
+        TypeRegistry<CollectiveAlgorithm>::Register("no-constructor",
+                                                    CollectiveAlgorithm::GetTypeId());
+        const std::vector<std::string> refused = TypeRegistryBase::TakeRefusals();
+        RAPIDLLM_REQUIRE_EQ(refused.size(), 2u, "the taken name and the missing constructor");
+        NS_TEST_EXPECT_MSG_NE(
+            refused[0].find("'ring' is already registered"), std::string::npos, refused[0]);
+        NS_TEST_EXPECT_MSG_NE(refused[1].find("AddConstructor"), std::string::npos, refused[1]);
+        NS_TEST_EXPECT_MSG_EQ(TypeRegistryBase::TakeRefusals().size(), 0u, "taken once");
+        std::string name;
+        TypeId tid;
+        NS_TEST_EXPECT_MSG_EQ(
+            TypeRegistryBase::Find(CollectiveAlgorithm::GetTypeId(), "ring", tid), true, "ring");
+        NS_TEST_EXPECT_MSG_EQ(tid, RingCollective::GetTypeId(), "still the ring");
+        NS_TEST_EXPECT_MSG_EQ(
+            TypeRegistry<CollectiveAlgorithm>::Has("no-constructor"), false, "not registered");
+
+        CollectiveSchedule s(4);
+        bool named = false;
+        try
+        {
+            s.AddSend(0, 1000, 8, {});
+        }
+        catch (const std::logic_error& e)
+        {
+            named = std::string(e.what()).find("rank 1000 (ranks are 0..3)") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(named, true, "the rank out of range is named");
+        named = false;
+        try
+        {
+            s.AddLocal(0, 1e-6, {7});
+        }
+        catch (const std::logic_error& e)
+        {
+            named = std::string(e.what()).find("depends on step 7") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(named, true, "a dependency on a step not written");
+    }
+};
+
+/**
  * \brief Bad algorithm names name the field and every registered name: a dimension's
  * `collective` (checked when the system layer plans, whatever the group spans) and a request's
  * algorithm. A composing algorithm cannot be a dimension's own.
@@ -1044,6 +1106,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
         AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new RegistryRefusalTestCase, TestCase::QUICK);
         AddTestCase(new MessageCountTestCase, TestCase::QUICK);
         AddTestCase(new IdleSecondsTestCase, TestCase::QUICK);
         AddTestCase(new PairSlowdownTestCase, TestCase::QUICK);

@@ -6,6 +6,7 @@
 
 #include "cli-args.h"
 #include "ns3/spec-error.h"
+#include "ns3/type-registry.h"
 
 #include <dlfcn.h>
 
@@ -40,6 +41,11 @@ LoadExtensions(int argc, char** argv)
             throw SpecError(kCommandLine,
                             "load",
                             "cannot load '" + path + "': " + (why ? why : "unknown reason"));
+        }
+        const std::vector<std::string> refused = TypeRegistryBase::TakeRefusals();
+        if (!refused.empty())
+        {
+            throw SpecError(kCommandLine, "load", "'" + path + "': " + refused.front());
         }
     }
 }

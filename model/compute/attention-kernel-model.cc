@@ -100,7 +100,7 @@ FlashAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     }
     if (!found)
     {
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "attention",
                         "no fused (flash) attention tiling fits head dimension "
                             + std::to_string(s.headDim)

@@ -345,8 +345,8 @@ BestGemmCost(const GpuSpec& g,
     }
     if (!found)
     {
-        throw SpecError(g.name,
-                        "gpu",
+        throw SpecError(g.Origin(),
+                        "gpu.shared_memory_per_block_kib",
                         "no GEMM tiling fits this GPU's SM: its shared_memory_per_block_kib, "
                         "registers_per_sm and max_threads_per_sm hold no block tile of "
                         "16..256 x 64..256 with 2..5 pipeline stages");

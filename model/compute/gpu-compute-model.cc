@@ -115,7 +115,7 @@ GpuComputeModel::SetGpu(const GpuSpec& gpu)
     if (gpu.smCount == 0 || gpu.clockHz <= 0 || gpu.hbmBandwidthBps <= 0 || gpu.l2BandwidthBps <= 0
         || gpu.smemBytesPerClockPerSm <= 0)
     {
-        throw SpecError(gpu.name.empty() ? "gpu" : gpu.name,
+        throw SpecError(gpu.Origin().empty() ? "gpu" : gpu.Origin(),
                         "gpu",
                         "the compute model needs sm_count, clock_mhz, l2_bandwidth_GBps, "
                         "hbm_bandwidth_GBps and smem_bytes_per_clock_per_sm to be positive");

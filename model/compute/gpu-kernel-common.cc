@@ -27,7 +27,7 @@ MatmulPeak(const GpuSpec& g, DataType type, bool& tensor)
     if (peak <= 0)
     {
         // Name the types the GPU can run, so that the user can pick one (--dtype).
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "gpu.tensor_tflops",
                         "no tensor or vector FLOP rate for data type " + ToString(type)
                             + "; the GPU lists " + g.ListedTypes());

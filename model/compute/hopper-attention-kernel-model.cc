@@ -38,7 +38,7 @@ RequireHopper(const GpuSpec& g)
 {
     if (!g.warpSpecialized)
     {
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "gpu.warp_specialized",
                         "the Hopper attention kernels (--attention=flash3) need a GPU with "
                         "warp-specialized warpgroup MMAs (warp_specialized: true); use "
@@ -46,7 +46,7 @@ RequireHopper(const GpuSpec& g)
     }
     if (g.sfuOpsPerClockPerSm == 0)
     {
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "gpu.sfu_ops_per_clock_per_sm",
                         "the Hopper attention kernels need the special-function (exp2) rate per "
                         "SM and clock, a whole number (16 on sm80/sm90)");
@@ -74,7 +74,7 @@ class FastestTiling
     {
         if (!m_found)
         {
-            throw SpecError(g.name,
+            throw SpecError(g.Origin(),
                             "attention",
                             "no Hopper attention " + pass + " tiling fits head dimension "
                                 + std::to_string(headDim));

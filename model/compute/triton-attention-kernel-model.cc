@@ -28,7 +28,7 @@ PaddedHeadDim(const GpuSpec& g, uint64_t headDim)
 {
     if (headDim > 128)
     {
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "attention",
                         "the Triton attention kernel supports head dimensions up to 128, not "
                             + std::to_string(headDim));
@@ -76,7 +76,7 @@ TritonAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
     const uint64_t smem = uint64_t((br * d + 2.0 * bc * d) * b);
     if (smem > g.sharedMemoryPerBlockBytes)
     {
-        throw SpecError(g.name,
+        throw SpecError(g.Origin(),
                         "attention",
                         "the Triton attention tiles do not fit head dimension "
                             + std::to_string(s.headDim));

@@ -13,6 +13,7 @@
 #include "ns3/routing-policy.h"
 #include "ns3/topology.h"
 #include "ns3/traced-callback.h"
+#include "ns3/type-registry.h"
 
 #include <cstdint>
 #include <optional>

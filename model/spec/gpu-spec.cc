@@ -13,6 +13,12 @@
 namespace ns3 {
 namespace rapidllm {
 
+const std::string&
+GpuSpec::Origin() const
+{
+    return source.empty() ? name : source;
+}
+
 double
 GpuSpec::TensorFlops(DataType type) const
 {

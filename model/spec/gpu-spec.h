@@ -109,6 +109,8 @@ struct GpuPower
 struct GpuSpec
 {
     std::string name;                       //!< marketing name, for reports
+    /** The hardware file (or preset) it was read from, for errors; not compared (==) */
+    std::string source;
     uint32_t smCount = 0;                   //!< streaming multiprocessors
     double clockHz = 0;                     //!< SM clock the peak rates are quoted at
     std::map<DataType, double> tensorFlops; //!< dense tensor-core FLOP/s of the whole GPU
@@ -141,6 +143,9 @@ struct GpuSpec
 
     /** \return dense tensor-core FLOP/s for \p type (int4: fp16's, MmaTypeOf), or 0 if none */
     double TensorFlops(DataType type) const;
+
+    /** \return what an error about this GPU names: its file (or preset), else its name */
+    const std::string& Origin() const;
     /** \return vector FLOP/s for \p type (falls back to fp32) */
     double VectorFlops(DataType type) const;
     /**

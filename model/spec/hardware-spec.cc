@@ -20,6 +20,7 @@ ReadHardware(const YAML::Node& root, const std::string& source)
     h.name = r.GetName("name");
     SpecReader gpu = r.GetMap("gpu");
     h.gpu = GpuSpec::Read(gpu);
+    h.gpu.source = source;
     SpecReader network = r.GetMap("network");
     h.network = NetworkSpec::Read(network);
     r.Finish();

@@ -26,14 +26,48 @@ std::string
 UnknownMessage(TypeId base, const std::string& name, const std::string& what)
 {
     return "unknown " + what + " '" + name + "'; known: " + JoinNames(TypeRegistryBase::Names(base))
-           + " (or the TypeId name of a " + base.GetName() + " subclass)";
+           + " (or the TypeId name of a " + base.GetName()
+           + " subclass; a plugin's names are known once --load=PATH has loaded it)";
 }
 } // namespace
+
+/** \return the refused registrations not yet taken */
+std::vector<std::string>&
+Refusals()
+{
+    static std::vector<std::string> refusals;
+    return refusals;
+}
 
 void
 TypeRegistryBase::Register(TypeId base, const std::string& name, TypeId tid)
 {
-    Tables()[base.GetUid()][name] = tid;
+    auto& table = Tables()[base.GetUid()];
+    const auto it = table.find(name);
+    if (it != table.end() && it->second != tid)
+    {
+        // First come, first kept: a plugin must not change what a built-in name means.
+        Refusals().push_back("'" + name + "' is already registered as a " + base.GetName() + " ("
+                             + it->second.GetName() + "); " + tid.GetName()
+                             + " needs a name of its own");
+        return;
+    }
+    if (!tid.HasConstructor())
+    {
+        Refusals().push_back(tid.GetName() + " (registered as '" + name
+                             + "') has no constructor: its GetTypeId needs "
+                               ".AddConstructor<...>()");
+        return;
+    }
+    table[name] = tid;
+}
+
+std::vector<std::string>
+TypeRegistryBase::TakeRefusals()
+{
+    std::vector<std::string> taken;
+    taken.swap(Refusals());
+    return taken;
 }
 
 std::vector<std::string>

@@ -30,10 +30,17 @@ class TypeRegistryBase
 {
   public:
     /**
-     * \brief Registers \p name for \p tid under the extension point \p base (a later
-     * registration of the same name replaces the earlier one).
+     * \brief Registers \p name for \p tid under the extension point \p base. A name already
+     * registered for another type (a plugin reusing "ring"), or a type without a constructor
+     * (no AddConstructor), is not registered: the refusal is kept for TakeRefusals, as it
+     * happens while a library loads, where nothing can be thrown.
      */
     static void Register(TypeId base, const std::string& name, TypeId tid);
+    /**
+     * \return the registrations refused since the last call (each a sentence naming the name,
+     * the extension point and why), and forgets them: a plugin loader reports them as errors
+     */
+    static std::vector<std::string> TakeRefusals();
     /** \return the short names registered under \p base, sorted */
     static std::vector<std::string> Names(TypeId base);
     /**

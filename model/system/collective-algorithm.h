@@ -127,8 +127,10 @@ class CollectiveAlgorithm : public Object
 
     /**
      * \brief How many messages AddMessages() writes for \p call (one pipeline piece), so that
-     * a collective too large to hold is refused before it is built, with its size. The
-     * default, 0, means not known: the schedule's own limit still stops it as it grows.
+     * a collective too large to hold is refused before it is built, with its size; a count
+     * also gives the fluid form its message floor (doc/network-model.md), which is right where
+     * no two of one step's messages share a link. The default, 0, means not known: no floor,
+     * and the schedule's own limit still stops a collective as it grows.
      * \param b the builder (for the network view) \param call the call
      * \return the message count, 0 if not known
      */

@@ -159,6 +159,8 @@ class CollectivePlanner
     const CollectiveAlgorithm& GetDimensionAlgorithm(uint32_t d,
                                                      CollectiveOp op,
                                                      uint32_t ranks) const;
+    /** \return the name of the algorithm GetDimensionAlgorithm gives */
+    const std::string& DimensionChoice(uint32_t d, CollectiveOp op, uint32_t ranks) const;
 
   private:
     /**
@@ -167,8 +169,6 @@ class CollectivePlanner
      * \return the algorithm, checked for the op and group size
      */
     Ptr<CollectiveAlgorithm> Resolve(const CollectiveRequest& request, std::string& name) const;
-    /** \return the name of the algorithm dimension \p d runs \p op among \p ranks with */
-    const std::string& DimensionChoice(uint32_t d, CollectiveOp op, uint32_t ranks) const;
 
     const NetworkView* m_view;                          //!< the network
     std::vector<std::string> m_dimensionNames;          //!< per dimension: configured algorithm

@@ -88,10 +88,9 @@ CollectiveSchedule::AddSend(uint32_t src,
                             uint32_t latencies,
                             bool ordered)
 {
-    if (src >= m_ranks || dst >= m_ranks)
-    {
-        throw std::logic_error("collective schedule: rank out of range");
-    }
+    CheckRank(src, "a send's source");
+    CheckRank(dst, "a send's destination");
+    CheckDeps(deps);
     CheckRoom(m_steps.size(), m_ranks);
     CollectiveStep s;
     s.isSend = true;
@@ -108,10 +107,8 @@ CollectiveSchedule::AddSend(uint32_t src,
 uint32_t
 CollectiveSchedule::AddLocal(uint32_t rank, double durationS, std::vector<uint32_t> deps)
 {
-    if (rank >= m_ranks)
-    {
-        throw std::logic_error("collective schedule: rank out of range");
-    }
+    CheckRank(rank, "a local step's rank");
+    CheckDeps(deps);
     CheckRoom(m_steps.size(), m_ranks);
     CollectiveStep s;
     s.isSend = false;
@@ -121,6 +118,32 @@ CollectiveSchedule::AddLocal(uint32_t rank, double durationS, std::vector<uint32
     s.deps = std::move(deps);
     m_steps.push_back(std::move(s));
     return static_cast<uint32_t>(m_steps.size() - 1);
+}
+
+void
+CollectiveSchedule::CheckRank(uint32_t rank, const char* what) const
+{
+    if (rank >= m_ranks)
+    {
+        // Written by a collective algorithm: name what it got wrong for its author.
+        throw std::logic_error("collective schedule of " + std::to_string(m_ranks)
+                               + " ranks: " + what + " is rank " + std::to_string(rank)
+                               + " (ranks are 0.." + std::to_string(m_ranks - 1) + ")");
+    }
+}
+
+void
+CollectiveSchedule::CheckDeps(const std::vector<uint32_t>& deps) const
+{
+    for (uint32_t d : deps)
+    {
+        if (d >= m_steps.size())
+        {
+            throw std::logic_error("collective schedule: step " + std::to_string(m_steps.size())
+                                   + " depends on step " + std::to_string(d)
+                                   + ", which is not an earlier step");
+        }
+    }
 }
 
 void

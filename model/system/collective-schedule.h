@@ -147,6 +147,11 @@ class CollectiveSchedule
     uint64_t GetTotalBytes() const;
 
   private:
+    /** Throws std::logic_error naming \p what unless \p rank is one of the group's */
+    void CheckRank(uint32_t rank, const char* what) const;
+    /** Throws std::logic_error unless every one of \p deps is a step already added */
+    void CheckDeps(const std::vector<uint32_t>& deps) const;
+
     uint32_t m_ranks;                    //!< group size
     std::vector<CollectiveStep> m_steps; //!< the graph
 };

@@ -109,13 +109,21 @@ HierarchicalCollective::Describe(const std::string& name,
                                  const ScheduleBuilder& b,
                                  const CollectiveCall& call) const
 {
+    // What each dimension runs: the inner ones reduce-scatter and all-gather, the outermost
+    // the call's op (a dimension's algorithm that cannot run an op runs it as ring).
     bool grid = false;
-    const auto spanned = SpannedDimensions(b.GetView(), b.GetEndpoints(call.members), grid);
+    const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
+    const auto spanned = SpannedDimensions(b.GetView(), endpoints, grid);
     std::string text = name + "(";
     for (std::size_t i = 0; i < spanned.size(); ++i)
     {
+        const auto k = static_cast<uint32_t>(
+            SubGroups(b.GetView(), call.members, endpoints, spanned[i]).front().size());
+        const CollectiveOp op = i + 1 < spanned.size() && call.op == CollectiveOp::ALL_REDUCE
+                                    ? CollectiveOp::REDUCE_SCATTER
+                                    : call.op;
         text += (i ? "," : "") + b.GetView().GetDimension(spanned[i]).name + ":"
-                + b.GetDimensionAlgorithmName(spanned[i]);
+                + b.GetDimensionAlgorithmName(spanned[i], op, k);
     }
     return text + ")";
 }

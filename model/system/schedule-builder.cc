@@ -287,6 +287,14 @@ ScheduleBuilder::GetReady(uint32_t rank) const
 void
 ScheduleBuilder::SetReady(uint32_t rank, Step step)
 {
+    // An algorithm's bookkeeping error would otherwise end the collective at once, silently.
+    if (rank >= m_ready.size() || step >= static_cast<Step>(m_schedule.GetSteps().size()))
+    {
+        throw std::logic_error("schedule builder: SetReady(rank " + std::to_string(rank) + ", step "
+                               + std::to_string(step) + ") on " + std::to_string(m_ready.size())
+                               + " ranks and " + std::to_string(m_schedule.GetSteps().size())
+                               + " steps: a rank of the group and a step already added (or -1)");
+    }
     m_ready[rank] = step;
 }
 
@@ -443,9 +451,9 @@ ScheduleBuilder::GetDimensionAlgorithm(uint32_t d, CollectiveOp op, uint32_t ran
 }
 
 const std::string&
-ScheduleBuilder::GetDimensionAlgorithmName(uint32_t d) const
+ScheduleBuilder::GetDimensionAlgorithmName(uint32_t d, CollectiveOp op, uint32_t ranks) const
 {
-    return m_planner.GetDimensionAlgorithmName(d);
+    return m_planner.DimensionChoice(d, op, ranks);
 }
 
 uint64_t

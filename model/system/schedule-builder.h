@@ -190,8 +190,8 @@ class ScheduleBuilder
     const CollectiveAlgorithm& GetDimensionAlgorithm(uint32_t d,
                                                      CollectiveOp op,
                                                      uint32_t ranks) const;
-    /** \return the name of dimension \p d's configured algorithm */
-    const std::string& GetDimensionAlgorithmName(uint32_t d) const;
+    /** \return the name of the algorithm GetDimensionAlgorithm gives (what really runs) */
+    const std::string& GetDimensionAlgorithmName(uint32_t d, CollectiveOp op, uint32_t ranks) const;
 
     /** \return piece \p i of \p s split into \p k nearly equal pieces (the first s % k one larger)
      */
