@@ -1121,6 +1121,11 @@ ResolvedJob::Notes() const
                         + " ranks, as vLLM does in serving (Megatron-LM refuses such a layout: "
                           "its num_query_groups must be a multiple of tp)");
     }
+    if (run.parallel.sequenceParallel && tp == 1)
+    {
+        notes.push_back("sequence parallelism splits activations over the tensor-parallel "
+                        "group: at tp 1 it changes nothing (the input echoes sp false)");
+    }
     if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)
     {
         char f[32];

@@ -533,6 +533,13 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--timeline=" + dir + "/none/t.json"}, {"option --timeline", "cannot write"}},
             {{"xval", "--bar=-1"}, {"option --bar", "'-1'", "from 0 to 1"}},
             {{"run", "--engine=vllm"}, {"option --engine", "'vllm'", "applies to inference"}},
+            {{"run",
+              "--model=llama3-8b",
+              "--seq=4096",
+              "--layers=1",
+              "--cp=2",
+              "--attention=standard"},
+             {"option --attention", "ring attention on fused kernels"}},
             // A hardware file's fault on a node the job's network lacks: the file and entry.
             {{"run", "--hardware=" + noSuchNode},
              {noSuchNode, "network.faults[0].link", "unknown node 'gpu99'"}},

@@ -1559,6 +1559,8 @@ class JobOptionsTestCase : public TestCase
                   "changes nothing at ep 1"),
             true,
             "an imbalance without expert parallelism");
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--gpus=8", "--sp"}, "at tp 1 it changes nothing"), true, "sp");
         NS_TEST_EXPECT_MSG_EQ(noted({"--model=llama3-8b",
                                      "--mode=inference",
                                      "--prompt=8192",

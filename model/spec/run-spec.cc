@@ -1080,6 +1080,17 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                               "graph does not split the prompt or its KV cache over context "
                               "ranks); allowed in inference: 1");
     }
+    if (p.cp > 1 && !flashAttention)
+    {
+        // Megatron-core's context parallelism is Transformer Engine's ring attention over its
+        // fused kernels: the graph builds it on them whatever the setting said.
+        throw SpecError(source,
+                        "attention",
+                        "standard (unfused) attention with cp " + std::to_string(p.cp)
+                            + ": context parallelism runs ring attention on fused kernels "
+                              "(Transformer Engine's); allowed with cp > 1: auto, flash, flash3, "
+                              "triton2022");
+    }
     CheckPositions(model, source);
     CheckSizes(model, source);
 }
