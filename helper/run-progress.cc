@@ -19,6 +19,22 @@ namespace {
 /** Set by SIGINT or SIGTERM. */
 volatile std::sig_atomic_t g_interrupted = 0;
 
+/** Wall seconds the next progress check has to honour an interrupt before the process ends. */
+constexpr unsigned kGraceSeconds = 3;
+
+/**
+ * The check did not come in time (a burst of packet events between two checks): end now, with
+ * 130 as the check would; nothing is half-written (outputs are written after the run).
+ */
+void
+OnStuck(int)
+{
+    const char message[] = "rapid-llm: interrupted; the simulation did not reach its next check "
+                           "within 3 s, stopped without a result\n";
+    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, message, sizeof(message) - 1);
+    ::_exit(130);
+}
+
 /** A second interrupt ends the process at once. */
 void
 OnInterrupt(int signal)
@@ -30,6 +46,8 @@ OnInterrupt(int signal)
         return;
     }
     g_interrupted = 1;
+    std::signal(SIGALRM, OnStuck);
+    ::alarm(kGraceSeconds);
 }
 
 } // namespace
@@ -50,6 +68,8 @@ RunProgress::RunProgress(const std::string& command, bool show, bool terminal)
 
 RunProgress::~RunProgress()
 {
+    ::alarm(0); // an interrupt honoured in time (or none)
+    std::signal(SIGALRM, SIG_DFL);
     std::signal(SIGINT, m_oldInt == SIG_ERR ? SIG_DFL : m_oldInt);
     std::signal(SIGTERM, m_oldTerm == SIG_ERR ? SIG_DFL : m_oldTerm);
 }

@@ -302,6 +302,47 @@ class CliCollectiveProgressTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief SIGTERM ends a packet-level run within a few seconds with status 130, even where a
+ * burst of packet events keeps the progress check away (a ring attention over 16 GPUs ran
+ * minutes past `timeout`'s SIGTERM until SIGKILL).
+ */
+class CliTerminateTestCase : public TestCase
+{
+  public:
+    CliTerminateTestCase()
+        : TestCase("SIGTERM ends a packet-level run within seconds, exit 130")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("terminate");
+        const std::string dir = scratch.Path();
+        const pid_t pid = StartCli({"run",
+                                    "--model=llama3-8b",
+                                    "--hardware=h100-sxm-80gb",
+                                    "--seq=16384",
+                                    "--layers=1",
+                                    "--cp=16",
+                                    "--backend=packet"},
+                                   dir);
+        NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        ::kill(pid, SIGTERM);
+        const auto sent = std::chrono::steady_clock::now();
+        const int status = WaitCli(pid);
+        const double waited =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+        const std::string err = ReadText(dir + "/stderr.bg.txt");
+        NS_TEST_EXPECT_MSG_EQ(status, 130, err);
+        NS_TEST_EXPECT_MSG_LT(waited, 10.0, "ended within the grace period: " + err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/stdout.bg.txt"), "", "no report");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Timelines and progress of the command line.
  */
 class CliTimelineTestSuite : public TestSuite
@@ -313,6 +354,7 @@ class CliTimelineTestSuite : public TestSuite
         AddTestCase(new CliTimelineTestCase, TestCase::QUICK);
         AddTestCase(new CliProgressTestCase, TestCase::QUICK);
         AddTestCase(new CliCollectiveProgressTestCase, TestCase::QUICK);
+        AddTestCase(new CliTerminateTestCase, TestCase::QUICK);
     }
 };
 
