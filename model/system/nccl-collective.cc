@@ -572,6 +572,19 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
             }
         }
     };
+    // One message per ordered pair (direct's), as messages or their fluid form.
+    auto pairwise = [&b, fluid](const CollectiveCall& pairs)
+    {
+        Ptr<DirectCollective> direct = CreateObject<DirectCollective>();
+        if (fluid)
+        {
+            direct->AddFluid(b, pairs);
+        }
+        else
+        {
+            direct->AddMessages(b, pairs);
+        }
+    };
     if (call.op == CollectiveOp::ALL_TO_ALL)
     {
         // The network charges each message LL's step latency; the pairs carry the wire bytes.
@@ -583,15 +596,7 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         prologue(e.latencyS - (network ? kNetStepUs[0] : kNvlinkStepUs[0]) * 1e-6);
         CollectiveCall wire = call;
         wire.bytes = static_cast<uint64_t>(std::ceil(double(call.bytes) / e.bandwidthFactor));
-        Ptr<DirectCollective> direct = CreateObject<DirectCollective>();
-        if (fluid)
-        {
-            direct->AddFluid(b, wire);
-        }
-        else
-        {
-            direct->AddMessages(b, wire);
-        }
+        pairwise(wire);
         return;
     }
     const NcclEstimate e = Choose(b, call);
@@ -604,19 +609,11 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         // One message per ordered pair, sized so that each GPU's NVLink carries for
         // bytes / NCCL's NVLS bandwidth: a GPU sends (k - 1) / k of the pairwise size.
         const auto k = static_cast<double>(call.members.size());
-        CollectiveCall pairwise = call;
-        pairwise.op = CollectiveOp::ALL_TO_ALL;
-        pairwise.bytes = static_cast<uint64_t>(
+        CollectiveCall pairs = call;
+        pairs.op = CollectiveOp::ALL_TO_ALL;
+        pairs.bytes = static_cast<uint64_t>(
             std::ceil(double(call.bytes) * e.linkBytesPerS / e.algBytesPerS * k / (k - 1)));
-        Ptr<DirectCollective> direct = CreateObject<DirectCollective>();
-        if (fluid)
-        {
-            direct->AddFluid(b, pairwise);
-        }
-        else
-        {
-            direct->AddMessages(b, pairwise);
-        }
+        pairwise(pairs);
         return;
     }
     const bool reduce = call.op != CollectiveOp::ALL_GATHER;
