@@ -5,7 +5,8 @@
 // A routing policy built out of tree as a plugin: a subclass with a TypeId and one registration
 // line. Loaded into any command, it is known by its name:
 //
-//   rapid-llm run --load=./liboot-routing.so --routing=oot-dimension-order ...
+//   rapid-llm run --load=./liboot-routing.so --routing=oot-dimension-order --model=gpt-1.7b \
+//       --gpus=16 --tp=2 --gbs=16
 //
 // It routes as the built-in dimension-order policy does (so a run with it matches a run with
 // that one exactly); a policy of your own replaces DoRoute.
