@@ -641,6 +641,16 @@ class BadPolicyPathTestCase : public TestCase
                                   true,
                                   words.front());
         }
+        // No path on a healthy network is the policy's fault, not the pair's.
+        p->m_path = {};
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<NetworkError>(
+                                  [&]()
+                                  {
+                                      p->Route(*t, 0, 2, 0);
+                                  },
+                                  {"'test-fixed-path'", "returned no path", "no link is down"}),
+                              true,
+                              "an empty path");
         p->m_path = good;
         NS_TEST_EXPECT_MSG_EQ(p->Route(*t, 0, 2, 0).size(), 2u, "a good path passes");
         t->SetLinkFactor(good[1], 0);

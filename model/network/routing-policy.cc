@@ -92,6 +92,19 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
     std::vector<uint32_t> path = DoRoute(topology, src, dst, flowId);
     if (path.empty())
     {
+        bool anyDead = false;
+        for (uint32_t l = 0; l < topology.GetLinkCount() && !anyDead; ++l)
+        {
+            anyDead = !topology.GetLink(l).IsAlive();
+        }
+        if (!anyDead)
+        {
+            // Every link is up, and the built topologies join every pair: the policy's fault.
+            throw NetworkError("routing " + DescribePolicy() + " returned no path from "
+                               + topology.GetNode(src).name + " to " + topology.GetNode(dst).name
+                               + " though no link is down: a policy's DoRoute must return a path "
+                                 "between any two nodes the network joins");
+        }
         throw NetworkError("no path from " + topology.GetNode(src).name + " to "
                            + topology.GetNode(dst).name + " over the surviving links (routing "
                            + DescribePolicy() + "); the pair is unreachable");
