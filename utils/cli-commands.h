@@ -36,6 +36,8 @@ struct CliCommand
 constexpr int kExitDoesNotFit = 3;
 /** Exit status of a check (xval) whose rows miss their bar: the check ran and failed. */
 constexpr int kExitMissedBar = 4;
+/** Exit status of an output that could not be written (OutputError): the run itself was fine. */
+constexpr int kExitOutputError = 5;
 
 /**
  * \brief Tells stderr that the job does not fit (stdout holds the report) and returns the exit

@@ -225,7 +225,7 @@ main(int argc, char** argv)
         catch (const OutputError& e)
         {
             std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
-            return 5;
+            return kExitOutputError;
         }
         catch (const Error& e)
         {
