@@ -109,6 +109,8 @@ class CliBadInputTestCase : public TestCase
                            "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-12}]\n"));
         const std::string hugeHbm =
             WriteFile(dir, "hbm.yaml", With(hw, "hbm_gib: 80", "hbm_gib: 1e308"));
+        const std::string quoted =
+            WriteFile(dir, "quoted.yaml", With(hw, "hbm_gib: 80", "hbm_gib: \"80\""));
         const std::string noSuchNode =
             WriteFile(dir,
                       "node.yaml",
@@ -540,6 +542,8 @@ class CliBadInputTestCase : public TestCase
               "--cp=2",
               "--attention=standard"},
              {"option --attention", "ring attention on fused kernels"}},
+            {{"memory", "--hardware=" + quoted},
+             {quoted, "gpu.hbm_gib", "quoted text '80'", "drop the quotes"}},
             // A hardware file's fault on a node the job's network lacks: the file and entry.
             {{"run", "--hardware=" + noSuchNode},
              {noSuchNode, "network.faults[0].link", "unknown node 'gpu99'"}},

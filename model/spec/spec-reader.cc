@@ -141,6 +141,12 @@ SpecReader::ToNumber(const std::string& key, const YAML::Node& node) const
     {
         Fail(key, "expected a number");
     }
+    if (node.Tag() == "!")
+    {
+        // A quoted scalar is text in YAML: "80" where 80 was meant is a typo to point out.
+        Fail(key,
+             "expected a number, got the quoted text '" + node.Scalar() + "'; drop the quotes");
+    }
     double value = 0;
     try
     {
