@@ -108,7 +108,7 @@ struct GpuPower
  */
 struct GpuSpec
 {
-    std::string name;                       //!< marketing name, for reports
+    std::string name; //!< marketing name, for reports
     /** The hardware file (or preset) it was read from, for errors; not compared (==) */
     std::string source;
     uint32_t smCount = 0;                   //!< streaming multiprocessors
