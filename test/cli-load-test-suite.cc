@@ -15,7 +15,7 @@
 using namespace ns3;
 using namespace ns3::rapidllm;
 
-#if defined(RAPIDLLM_CLI) && defined(RAPIDLLM_VALIANT_PLUGIN)
+#if defined(RAPIDLLM_CLI) && defined(RAPIDLLM_VALIANT_PLUGIN) && defined(RAPIDLLM_THROWING_PLUGIN)
 
 /**
  * \brief The policy is unknown without --load and known with it: run succeeds with it, the
@@ -89,6 +89,38 @@ class CliLoadTestCase : public TestCase
     }
 };
 
+/**
+ * \brief An exception thrown inside a loaded extension is an internal error (exit 1) that names
+ * the loaded library, so the extension's author knows where to look.
+ */
+class CliLoadThrowingTestCase : public TestCase
+{
+  public:
+    CliLoadThrowingTestCase()
+        : TestCase("an exception from a loaded extension names the library")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("load-throwing");
+        const std::string path = RAPIDLLM_THROWING_PLUGIN;
+        CliResult r = RunCli({"collective",
+                              "--hardware=a100-sxm-80gb",
+                              "--gpus=16",
+                              "--bytes=1MiB",
+                              "--load=" + path,
+                              "--routing=throwing"},
+                             scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(r.status, 1, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("internal error: throwing-routing: no route table"),
+                              std::string::npos,
+                              r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("extensions loaded: " + path), std::string::npos, r.err);
+    }
+};
+
 /** \brief Extensions loaded from shared libraries by the command line. */
 class CliLoadTestSuite : public TestSuite
 {
@@ -97,9 +129,10 @@ class CliLoadTestSuite : public TestSuite
         : TestSuite("rapid-llm-cli-load", UNIT)
     {
         AddTestCase(new CliLoadTestCase, TestCase::QUICK);
+        AddTestCase(new CliLoadThrowingTestCase, TestCase::QUICK);
     }
 };
 
 static CliLoadTestSuite g_cliLoadTestSuite; //!< registers the suite
 
-#endif // RAPIDLLM_CLI && RAPIDLLM_VALIANT_PLUGIN
+#endif // RAPIDLLM_CLI && RAPIDLLM_VALIANT_PLUGIN && RAPIDLLM_THROWING_PLUGIN

@@ -15,9 +15,10 @@
 namespace ns3 {
 namespace rapidllm {
 
-void
+std::vector<std::string>
 LoadExtensions(int argc, char** argv)
 {
+    std::vector<std::string> loaded;
     for (int i = 1; i < argc; ++i)
     {
         const std::string arg = argv[i];
@@ -47,7 +48,9 @@ LoadExtensions(int argc, char** argv)
         {
             throw SpecError(kCommandLine, "load", "'" + path + "': " + refused.front());
         }
+        loaded.push_back(path);
     }
+    return loaded;
 }
 
 } // namespace rapidllm

@@ -5,6 +5,9 @@
 #ifndef RAPIDLLM_CLI_EXTENSIONS_H
 #define RAPIDLLM_CLI_EXTENSIONS_H
 
+#include <string>
+#include <vector>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -15,8 +18,9 @@ namespace rapidllm {
  * spec that follows. A library that cannot be loaded is a SpecError naming --load, the path
  * and the loader's reason (dlerror).
  * \param argc argument count \param argv the command's arguments (argv[0] is the program)
+ * \return the paths loaded, in order (for naming them when an exception escapes a command)
  */
-void LoadExtensions(int argc, char** argv);
+std::vector<std::string> LoadExtensions(int argc, char** argv);
 
 } // namespace rapidllm
 } // namespace ns3

@@ -184,10 +184,29 @@ main(int argc, char** argv)
         const auto wall0 = std::chrono::steady_clock::now();
         const double cpu0 = CpuSeconds();
         std::unique_ptr<CliArgs> options;
+        std::vector<std::string> extensions;
+        // An exception no layer translated: a defect here, or in an extension the user loaded,
+        // whose code runs inside the command (named, so its author knows where to look).
+        const auto internalError = [&](const std::string& what)
+        {
+            std::cout.flush();
+            std::cerr << "rapid-llm " << c.name << ": internal error: " << what;
+            if (!extensions.empty())
+            {
+                std::cerr << " (extensions loaded:";
+                for (const auto& path : extensions)
+                {
+                    std::cerr << " " << path;
+                }
+                std::cerr << "; the exception may come from one of them)";
+            }
+            std::cerr << "\n";
+            return 1;
+        };
         try
         {
             // Extensions first: the options may name what they register.
-            LoadExtensions(static_cast<int>(args.size()), args.data());
+            extensions = LoadExtensions(static_cast<int>(args.size()), args.data());
             CheckAttributeDefaults(); // before any object reads them
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
@@ -242,9 +261,11 @@ main(int argc, char** argv)
         }
         catch (const std::exception& e)
         {
-            std::cout.flush();
-            std::cerr << "rapid-llm " << c.name << ": internal error: " << e.what() << "\n";
-            return 1;
+            return internalError(e.what());
+        }
+        catch (...)
+        {
+            return internalError("an exception that is not a std::exception");
         }
     }
     std::string kinds;
