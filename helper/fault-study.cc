@@ -140,9 +140,10 @@ RunOne(const ResolvedJob& job,
     helper->SetBackend(backend);
     helper->SetRoutingPolicy(routing);
     helper->SetReplayerAttribute("Symmetry", BooleanValue(symmetry));
-    // The most loaded links need every collective's bytes on the network: none timed from its
-    // recorded run alone.
-    helper->SetReplayerAttribute("Reservations", BooleanValue(false));
+    // The most loaded links need every collective's bytes on the network: none timed from an
+    // earlier identical one or from its recorded run alone (the healthy row's tensor-parallel
+    // collectives were counted once per group, kind and size: its NVLink bytes 200x low).
+    helper->SetReplayerAttribute("TraceAllMessages", BooleanValue(true));
     helper->SetModel(job.model);
     helper->SetHardware(hw);
     helper->SetRun(job.run);

@@ -75,9 +75,9 @@ void
 TimelineRecorder::Attach(Ptr<RapidLlmHelper> helper)
 {
     m_helper = helper;
-    // The link counters need every collective's bytes on the network: none timed from its
-    // recorded run alone (the replayer's Reservations).
-    helper->SetReplayerAttribute("Reservations", BooleanValue(false));
+    // The link counters need every collective's bytes on the network: none timed from an
+    // earlier identical one or from its recorded run alone (the replayer's TraceAllMessages).
+    helper->SetReplayerAttribute("TraceAllMessages", BooleanValue(true));
     helper->TraceConnectWithoutContext("OperatorStart",
                                        MakeCallback(&TimelineRecorder::OnStart, this));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&TimelineRecorder::OnEnd, this));

@@ -199,6 +199,26 @@ class FaultStudyComputeTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(r.rows[2].slowdown, r.rows[1].slowdown, "at 50% more");
         NS_TEST_EXPECT_MSG_EQ(r.rows[3].ok, false, "speed 0 is no row");
         NS_TEST_EXPECT_MSG_NE(r.rows[3].error.find("above 0"), std::string::npos, r.rows[3].error);
+        // A slow GPU moves the same bytes: over every link, the healthy row carries what the
+        // 80% row does (it had counted each tensor-parallel collective once per group, kind
+        // and size: its NVLink links 200x low).
+        const auto bytesOf = [](const FaultStudyRow& row)
+        {
+            double sum = 0;
+            for (const LinkStats& l : row.mostLoaded)
+            {
+                sum += l.bytes;
+            }
+            return sum;
+        };
+        FaultStudyConfig all = config;
+        all.factors = {1, 0.8};
+        all.topLinks = 1000; // every link
+        const FaultStudyResult traffic = RunFaultStudy(job, all);
+        RAPIDLLM_REQUIRE_EQ(traffic.rows.size(), 2, "one row per factor");
+        NS_TEST_EXPECT_MSG_GT(bytesOf(traffic.rows[0]), 0.0, "the healthy row's bytes");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            bytesOf(traffic.rows[0]), bytesOf(traffic.rows[1]), 1.0, "the same bytes at 80% speed");
         Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
         h->SetModel(job.model);
         h->SetHardware(job.hardware);
