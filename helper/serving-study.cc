@@ -398,6 +398,7 @@ ServingLoad::ToJson() const
 {
     Json j;
     j["rate_per_s"] = rateRps;
+    j["requests"] = requests;
     if (goodputRps >= 0)
     {
         j["goodput_per_s"] = goodputRps;
@@ -1862,8 +1863,31 @@ ServingStudy::Pair(std::vector<ServingRow>& rows) const
     }
 }
 
+uint32_t
+SteadyRequests(const ServingRow& r)
+{
+    const double perReplica = std::max(100.0, 10.0 * r.batch);
+    return static_cast<uint32_t>(std::min(double(UINT32_MAX), perReplica * r.replicas * r.dp));
+}
+
+uint32_t
+ServingStudy::SimulatedRequests(const ServingRow& r) const
+{
+    if (!m_space.trace.requests.empty())
+    {
+        return static_cast<uint32_t>(m_space.trace.requests.size());
+    }
+    if (m_space.requests > 0)
+    {
+        return m_space.requests;
+    }
+    // (The simulation's time grows with the requests: beyond 50,000 a goodput search of a
+    // 64-GPU study takes minutes.)
+    return std::clamp<uint32_t>(SteadyRequests(r), 1000, 50000);
+}
+
 std::vector<QueueRequest>
-ServingStudy::UnitRequests() const
+ServingStudy::UnitRequests(uint32_t count) const
 {
     std::vector<QueueRequest> requests;
     const ResolvedJob first = FirstJob();
@@ -1881,7 +1905,7 @@ ServingStudy::UnitRequests() const
     else
     {
         const std::vector<double> arrivals =
-            GammaArrivals(1, m_space.burstiness, m_space.requests, m_space.seed);
+            GammaArrivals(1, m_space.burstiness, count, m_space.seed);
         requests.resize(arrivals.size());
         for (std::size_t i = 0; i < arrivals.size(); ++i)
         {
@@ -2119,7 +2143,9 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
         std::min<double>(row.batch, row.kvTokens > 0 ? row.kvTokens / meanTokens : row.batch)
         * job.run.parallel.dp;
     const auto n = static_cast<uint32_t>(
-        std::clamp<double>(100 * std::ceil(held), std::max<uint32_t>(m_space.requests, 8), 2e5));
+        std::clamp<double>(100 * std::ceil(held),
+                           m_space.requests > 0 ? std::max<uint32_t>(m_space.requests, 8) : 1000,
+                           2e5));
     const double generated = job.run.generatedTokens;
     const double gpus = job.run.parallel.Gpus();
     // With prefix groups the requests go to them in turn (EngineOf).
@@ -2212,6 +2238,7 @@ ServingStudy::LoadAt(const ServingRow& r,
         disaggregated ? r.gpusUsed : r.replicas * static_cast<uint32_t>(job.run.parallel.Gpus());
     ServingLoad load;
     load.rateRps = rate;
+    load.requests = static_cast<uint32_t>(unit.size());
     // The arrivals' own generated tokens (a trace's lengths), which the simulation generates.
     const double capacity = ArrivalsCapacity(r, job, unit);
     load.utilization = rate / capacity;
@@ -2343,14 +2370,15 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
     const PrefillLayouts prefillJobs =
         m_space.size && disaggregated ? PrefillJobs(rows) : PrefillLayouts{};
-    // Arrivals at one request per second; a rate divides them (the same draws at every rate).
-    const std::vector<QueueRequest> unit = UnitRequests();
     for (auto& r : rows)
     {
         if (!r.fits)
         {
             continue;
         }
+        // Arrivals at one request per second; a rate divides them (the same draws at every
+        // rate).
+        const std::vector<QueueRequest> unit = UnitRequests(SimulatedRequests(r));
         const ServingRow* prefill = PrefillOf(prefills, r);
         const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
@@ -2579,7 +2607,7 @@ ServingStudy::Attainment(const std::vector<ServingRow>& rows,
                          const std::vector<double>& rates) const
 {
     const std::map<ServingPrefillKey, ServingRow> prefills = PrefillRows(rows);
-    const std::vector<QueueRequest> unit = UnitRequests();
+    const std::vector<QueueRequest> unit = UnitRequests(SimulatedRequests(row));
     const ServingRow* prefill = PrefillOf(prefills, row);
     const ResolvedJob job = m_options.at(row.layout).ToSpecs();
     std::vector<double> attainment;
@@ -2848,6 +2876,7 @@ ServingStudyJson(const ServingStudy& study,
         Json arrivals;
         arrivals["rate_per_s"] = space.rateRps;
         arrivals["goodput"] = space.goodput;
+        // Each row's own count is its load's (0: enough for each row's steady state).
         arrivals["requests"] = space.requests;
         arrivals["attainment"] = space.attainment;
         arrivals["seed"] = space.seed;

@@ -2458,14 +2458,18 @@ class CliServingStudyTestCase : public TestCase
             dir);
         NS_TEST_ASSERT_MSG_EQ(loaded.status, 0, loaded.err);
         // At the goodput, loose targets put rows near their capacity: 20 requests over four
-        // replicas is too short a run to fill them (a note), 2,000 is not.
+        // replicas is too short a run to fill them (a note), 2,000 is not, nor the default
+        // (each row's ten turns of its slots).
         const std::vector<std::string> loose = {
             "--batching=continuous", "--goodput", "--ttft-slo=100000", "--workers=1", "--csv"};
-        const std::string note = "fewer than 100 requests a replica";
+        const std::string note = "fewer requests than ten turns of their slots";
         CliResult brief = RunCli(Cat(Cat(study, loose), {"--requests=20"}), dir);
         NS_TEST_EXPECT_MSG_NE(brief.err.find(note), std::string::npos, brief.err);
         CliResult longer = RunCli(Cat(Cat(study, loose), {"--requests=2000"}), dir);
         NS_TEST_EXPECT_MSG_EQ(longer.err.find(note), std::string::npos, longer.err);
+        CliResult steady = RunCli(Cat(study, loose), dir);
+        NS_TEST_EXPECT_MSG_EQ(steady.status, 0, steady.err);
+        NS_TEST_EXPECT_MSG_EQ(steady.err.find(note), std::string::npos, steady.err);
         NS_TEST_EXPECT_MSG_NE(
             loaded.out.find(",rate_per_s,goodput_per_s,load_tokens_per_s_per_gpu,utilization"),
             std::string::npos,

@@ -667,11 +667,12 @@ MakeOptions()
              "0")
             .For({kServing}),
         Count("requests",
-              "with --rate or --goodput: requests simulated (benchmark_serving.py's --num-prompts "
-              "default)",
-              1,
+              "with --rate or --goodput: requests simulated (0: enough for a steady state, ten "
+              "turns of every slot of the largest layout, at least 1000, benchmark_serving.py's "
+              "--num-prompts default, and at most 200000)",
+              0,
               1u << 24,
-              "1000")
+              "0")
             .For({kServing}),
         Real("attainment",
              "with --rate or --goodput: percent of the requests that must meet both targets for "

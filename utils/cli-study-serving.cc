@@ -788,23 +788,32 @@ RunStudyServingCommand(const CliArgs& args)
     RankServingRows(rows, space);
     // A run of few requests a replica near capacity ends before its queues and batches fill:
     // its figures are a light load's (a warning, not a model figure).
-    const auto shortRuns = std::count_if(rows.begin(),
-                                         rows.end(),
-                                         [&space](const ServingRow& r)
-                                         {
-                                             return r.loaded && !r.load.overloaded
-                                                    && r.load.utilization >= 0.9
-                                                    && space.requests < 100.0 * r.replicas * r.dp;
-                                         });
+    uint32_t steady = 0; // the most any such row needs
+    const auto shortRuns =
+        std::count_if(rows.begin(),
+                      rows.end(),
+                      [&](const ServingRow& r)
+                      {
+                          const bool shortRun = r.loaded && !r.load.overloaded
+                                                && r.load.utilization >= 0.9
+                                                && r.load.requests < SteadyRequests(r);
+                          steady = shortRun ? std::max(steady, SteadyRequests(r)) : steady;
+                          return shortRun;
+                      });
     if (shortRuns > 0)
     {
         std::fprintf(stderr,
-                     "note: %ld rows run at 90%% or more of their capacity with fewer than 100 "
-                     "requests a replica; a run this short can end before their queues and "
-                     "batches fill, so their latencies may be a lighter load's (more --requests "
-                     "show the long run)\n",
-                     static_cast<long>(shortRuns));
+                     "note: %ld rows run at 90%% or more of their capacity on fewer requests "
+                     "than ten turns of their slots; a run this short can end before their "
+                     "queues and batches fill, so their latencies may be a lighter load's "
+                     "(--requests=%u shows the long run)\n",
+                     static_cast<long>(shortRuns),
+                     steady);
     }
+    // How many requests each row's run simulates, for the headers.
+    const std::string simulated =
+        space.requests > 0 ? std::to_string(space.requests) + " simulated"
+                           : "each layout's run ten turns of its slots, 1000 to 50000 requests";
 
     const Json json = ServingStudyJson(study, space, rows, backend, routing, args.Text("packet"));
     const ResolvedJob first = study.FirstJob();
@@ -948,13 +957,13 @@ RunStudyServingCommand(const CliArgs& args)
               "load is balanced";
     if (space.goodput)
     {
-        std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %u "
-                    "simulated, %s) at which %s%% of the requests "
+        std::printf("Each layout at its goodput: the highest rate of arrivals (%s, %s, "
+                    "%s) at which %s%% of the requests "
                     "meet %s; ranked by goodput per GPU; %s%s; req/s and tok/s/GPU: the goodput; "
                     "util: it over the capacity (every slot busy); TTFT and TPOT percentiles in "
                     "ms, queueing included\n",
                     process.c_str(),
-                    space.requests,
+                    simulated.c_str(),
                     dealt,
                     FormatNumber(space.attainment * 100).c_str(),
                     targets.c_str(),
@@ -964,13 +973,13 @@ RunStudyServingCommand(const CliArgs& args)
     }
     else if (space.size)
     {
-        std::printf("%s requests/s arriving (%s, %u simulated, %s); each layout with the fewest "
+        std::printf("%s requests/s arriving (%s, %s, %s); each layout with the fewest "
                     "instances (at most %u GPUs) at which %s%% of the requests meet %s, ranked "
                     "by the GPUs they take; %s%s; util: the rate over their capacity; TTFT and "
                     "TPOT percentiles in ms, queueing included\n",
                     FormatNumber(space.rateRps).c_str(),
                     process.c_str(),
-                    space.requests,
+                    simulated.c_str(),
                     dealt,
                     space.gpus,
                     FormatNumber(space.attainment * 100).c_str(),
@@ -981,13 +990,13 @@ RunStudyServingCommand(const CliArgs& args)
     }
     else if (space.rateRps > 0)
     {
-        std::printf("%s requests/s arriving (%s, %u simulated, %s); ranked by capacity (generated "
+        std::printf("%s requests/s arriving (%s, %s, %s); ranked by capacity (generated "
                     "tokens per second per GPU with every "
                     "slot busy)%s; %s%s; util: the rate over the capacity; TTFT and TPOT "
                     "percentiles in ms, queueing included; attain: requests within %s\n",
                     FormatNumber(space.rateRps).c_str(),
                     process.c_str(),
-                    space.requests,
+                    simulated.c_str(),
                     dealt,
                     targets.empty() ? ""
                                     : (", those where " + FormatNumber(space.attainment * 100)
