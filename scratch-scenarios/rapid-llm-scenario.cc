@@ -26,6 +26,7 @@
 #include "ns3/command-line.h"
 #include "ns3/core-module.h"
 #include "ns3/job-options.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/rapid-llm-helper.h"
 
 #include <iomanip>
@@ -118,6 +119,10 @@ main(int argc, char** argv)
         const ResolvedJob spec = job.ToSpecs();
         job.Apply(helper);
         backend = !backend.empty() ? backend : !spec.backend.empty() ? spec.backend : "flow";
+        if (backend == "packet")
+        {
+            UsePicoseconds(); // before the first simulation: frames timed to the picosecond
+        }
         routing = !routing.empty() ? routing : spec.routing;
         if (mtu > 0)
         {

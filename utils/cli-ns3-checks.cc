@@ -10,6 +10,7 @@
 #include "ns3/config.h"
 #include "ns3/job-options.h"
 #include "ns3/packet-network.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "ns3/study-plot.h"
@@ -176,6 +177,10 @@ ApplyPacketAttributesFor(const std::string& list, const std::string& backend)
                         "packet",
                         "sets the packet network's attributes, and the backend here is '" + backend
                             + "': add --backend=packet");
+    }
+    if (backend == "packet")
+    {
+        UsePicoseconds();
     }
     ApplyPacketAttributes(list);
 }

@@ -41,7 +41,8 @@ void ApplyPacketAttributes(const std::string& list);
 
 /**
  * \brief The --packet option of a command that runs one backend (run, replay): refused unless
- * that backend is the packet network, then applied (ApplyPacketAttributes).
+ * that backend is the packet network, then applied (ApplyPacketAttributes). The packet backend
+ * runs at picoseconds (UsePicoseconds).
  * \param list the option's value (empty: nothing) \param backend the backend the command runs
  */
 void ApplyPacketAttributesFor(const std::string& list, const std::string& backend);

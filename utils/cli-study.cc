@@ -11,6 +11,7 @@
 #include "ns3/fault-study.h"
 #include "ns3/hardware-study.h"
 #include "ns3/job-echo.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 
@@ -81,6 +82,10 @@ RunStudyFaultsCommand(const CliArgs& args)
                         "packet",
                         "sets the attributes of the packet spot checks, and there are none: add "
                         "--packet-check=N");
+    }
+    if (config.packetCheck > 0)
+    {
+        UsePicoseconds(); // the packet rows' frames (the flow rows are the same at either)
     }
     ApplyPacketAttributes(config.packet);
     if (config.packetCheck > 1)

@@ -11,6 +11,7 @@
 #include "ns3/cross-validation.h"
 #include "ns3/job-echo.h"
 #include "ns3/nstime.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
@@ -30,9 +31,7 @@ RunXvalCommand(const CliArgs& args)
     const double bar = args.Real("bar");
     if (args.Text("resolution") == "ps")
     {
-        // Must precede the first simulation of the process (ns-3 converts the Time values
-        // created so far, e.g. attribute defaults, only until the simulator starts).
-        Time::SetResolution(Time::PS);
+        UsePicoseconds();
     }
     ApplyPacketAttributes(args.Text("packet"));
     std::vector<XvalWorkload> workloads = XvalWorkloads(args.Flag("quick"));

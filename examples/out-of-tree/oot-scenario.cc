@@ -12,6 +12,7 @@
 #include "ns3/command-line.h"
 #include "ns3/job-echo.h"
 #include "ns3/job-options.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/simulator.h"
 
@@ -36,8 +37,12 @@ main(int argc, char** argv)
         // Apply sets the job file's backend and routing too (--run=FILE.yaml); --routing here
         // overrides the routing. The echo names what ran, as `rapid-llm run --json` does.
         const ResolvedJob spec = job.ToSpecs();
-        job.Apply(helper);
         const std::string backend = spec.backend.empty() ? "flow" : spec.backend;
+        if (backend == "packet")
+        {
+            UsePicoseconds(); // before the first simulation: frames timed to the picosecond
+        }
+        job.Apply(helper);
         routing = routing.empty() ? spec.routing : routing;
         if (!routing.empty())
         {
