@@ -28,6 +28,7 @@
 #include "ns3/job-options.h"
 #include "ns3/packet-resolution.h"
 #include "ns3/rapid-llm-helper.h"
+#include "ns3/spec-error.h"
 
 #include <iomanip>
 #include <iostream>
@@ -117,12 +118,19 @@ main(int argc, char** argv)
         // Model, hardware and run settings, validated together, and a job file's backend and
         // routing; the script's own options override them.
         const ResolvedJob spec = job.ToSpecs();
-        job.Apply(helper);
         backend = !backend.empty() ? backend : !spec.backend.empty() ? spec.backend : "flow";
+        if (mtu > 0 && backend != "packet")
+        {
+            throw SpecError(kCommandLine,
+                            "mtu",
+                            "--mtu sets the packet network's MTU, and the backend here is '"
+                                + backend + "': add --backend=packet");
+        }
         if (backend == "packet")
         {
             UsePicoseconds(); // before the first simulation: frames timed to the picosecond
         }
+        job.Apply(helper);
         routing = !routing.empty() ? routing : spec.routing;
         if (mtu > 0)
         {
