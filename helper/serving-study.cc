@@ -2935,7 +2935,34 @@ ServingStudyJson(const ServingStudy& study,
     Json list = Json::array();
     for (const auto& r : rows)
     {
-        list.push_back(r.ToJson());
+        Json row = r.ToJson();
+        // A row that does not fit has no figures: null, as results.csv leaves them empty (a
+        // script sorting by TPOT read 0 and picked it). Without a power model, no energy.
+        std::vector<const char*> unknown;
+        if (!r.fits)
+        {
+            unknown = {"ttft_s",
+                       "tpot_s",
+                       "request_s",
+                       "tokens_per_s_per_gpu",
+                       "requests_per_s",
+                       "energy_per_token_j",
+                       "avg_power_w",
+                       "prefill_s",
+                       "prefill_energy_j",
+                       "decode_step_s",
+                       "decode_step_energy_j"};
+        }
+        else if (!r.haveEnergy)
+        {
+            unknown = {
+                "energy_per_token_j", "avg_power_w", "prefill_energy_j", "decode_step_energy_j"};
+        }
+        for (const char* field : unknown)
+        {
+            row[field] = nullptr;
+        }
+        list.push_back(row);
     }
     j["rows"] = list;
     return j;
