@@ -3290,14 +3290,35 @@ class MemoryAlternativesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((kept.size() == 3 && kept[1].option == "--recompute=selective"),
                               true,
                               "the rest stays");
-        NS_TEST_EXPECT_MSG_EQ(
-            MemoryAlternatives(gpt3, fixture::InferenceJob(1, 1, 64, 2048, 128), gpu).size(),
-            0u,
-            "inference: none");
 
-        // Inference: the largest batch of the request that fits, and one more does not.
+        // Inference: a capacity planner's changes. Llama-2 70B in bf16 on one H100 (not one
+        // request fits): twice the tp or pp, fp8 weights (the H100 has an fp8 rate; an A100 is
+        // offered int8), int4 weights, an fp8 KV cache; no smaller batch fits.
         const ModelSpec llama = ModelSpec::Load("llama2-70b");
         const GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        const GpuSpec a100 = HardwareSpec::Load("a100-sxm-80gb").gpu;
+        const RunSpec one = fixture::InferenceJob(1, 1, 1, 1024, 1);
+        std::string offered;
+        for (const MemoryAlternative& a : MemoryAlternatives(llama, one, h100))
+        {
+            offered += a.option + (a.report.feasible ? " fits; " : " does not; ");
+        }
+        NS_TEST_EXPECT_MSG_EQ(offered,
+                              "--tp=2 fits; --pp=2 fits; --dtype=fp8 fits; --dtype=int4 fits; "
+                              "--kv-cache-dtype=fp8 does not; ",
+                              "inference");
+        const auto onA100 = MemoryAlternatives(llama, one, a100);
+        NS_TEST_EXPECT_MSG_EQ(
+            (onA100.size() == 5 && onA100[2].option == "--dtype=int8"), true, "no fp8 on an A100");
+        RunSpec many = fixture::InferenceJob(4, 1, 400, 2048, 128);
+        const auto fewer = MemoryAlternatives(llama, many, h100);
+        RAPIDLLM_REQUIRE_EQ(fewer.empty(), false, "400 requests do not fit");
+        NS_TEST_EXPECT_MSG_EQ(fewer[0].option,
+                              "--batch=" + std::to_string(LargestFittingBatch(llama, many, h100)),
+                              "the largest batch first");
+        NS_TEST_EXPECT_MSG_EQ(fewer[0].report.feasible, true, "it fits");
+
+        // Inference: the largest batch of the request that fits, and one more does not.
         RunSpec serve = fixture::InferenceJob(4, 1, 8, 1024, 1024);
         // The largest batch of a job fits, and one more does not.
         auto expectLargest = [&](RunSpec job, uint32_t largest)

@@ -55,7 +55,7 @@ RunMemoryCommand(const CliArgs& args)
         {
             j["largest_batch"] = LargestFittingBatch(job.model, job.run, job.hardware.gpu);
         }
-        if (!report.feasible && job.run.mode == RunMode::TRAINING)
+        if (!report.feasible)
         {
             j["alternatives"] = Json::array();
             for (const MemoryAlternative& a : alternatives)

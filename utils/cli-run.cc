@@ -116,9 +116,13 @@ RunRunCommand(const CliArgs& args)
               << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "")
               << (p.ZeroBubble() ? ", " + p.schedule : "") << ")\n"
               << report.ToText() << (perRank ? report.RanksToText() : "")
-              << (report.haveMemory && !report.feasible && job.run.mode == RunMode::TRAINING
-                      ? "  (rapid-llm memory with the same options gives the peak after each "
-                        "single change: ZeRO, recomputation, micro-batch)\n"
+              << (report.haveMemory && !report.feasible
+                      ? job.run.mode == RunMode::TRAINING
+                            ? "  (rapid-llm memory with the same options gives the peak after "
+                              "each single change: ZeRO, recomputation, micro-batch)\n"
+                            : "  (rapid-llm memory with the same options gives the largest batch "
+                              "that fits and the peak after each single change: batch, tp, pp, "
+                              "weights' and KV cache's types)\n"
                       : "")
               << InputText(input);
     if (timing)

@@ -29,8 +29,9 @@ MatmulPeak(const GpuSpec& g, DataType type, bool& tensor)
         // Name the types the GPU can run, so that the user can pick one (--dtype).
         throw SpecError(g.Origin(),
                         "gpu.tensor_tflops",
-                        "no tensor or vector FLOP rate for data type " + ToString(type)
-                            + "; the GPU lists " + g.ListedTypes());
+                        "no tensor or vector FLOP rate for data type " + ToString(type) + ": the "
+                            + g.name + " cannot run it; the GPU lists " + g.ListedTypes()
+                            + " (choose one with --dtype; int4 weights multiply in fp16)");
     }
     return peak;
 }

@@ -13,16 +13,77 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+
+/** A change to a job: its option, and whether it applies (it changes the RunSpec given). */
+using Change = std::pair<std::string, std::function<bool(RunSpec&)>>;
+
+/**
+ * \return what a capacity planner tries first when an inference job does not fit: the largest
+ * batch that fits, twice the tensor or pipeline parallelism (as many more GPUs a replica),
+ * weights in fewer bytes the GPU can multiply (fp8 where it has an fp8 rate, else int8; int4
+ * weight-only), and an fp8 KV cache
+ */
+std::vector<Change>
+InferenceChanges(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
+{
+    const uint32_t largest = LargestFittingBatch(model, run, gpu);
+    const uint32_t weightBytes = BytesOf(run.dtype);
+    const DataType eight = gpu.Runs(DataType::FP8) ? DataType::FP8 : DataType::INT8;
+    return {
+        {"--batch=" + std::to_string(largest),
+         [largest](RunSpec& r)
+         {
+             const bool smaller = largest > 0 && largest < r.batch;
+             r.batch = largest;
+             return smaller;
+         }},
+        {"--tp=" + std::to_string(2 * run.parallel.tp),
+         [](RunSpec& r)
+         {
+             r.parallel.tp *= 2;
+             return true;
+         }},
+        {"--pp=" + std::to_string(2 * run.parallel.pp),
+         [](RunSpec& r)
+         {
+             r.parallel.pp *= 2;
+             return true;
+         }},
+        {"--dtype=" + ToString(eight),
+         [&gpu, eight, weightBytes](RunSpec& r)
+         {
+             r.dtype = eight;
+             return weightBytes > 1 && gpu.Runs(eight);
+         }},
+        {"--dtype=int4",
+         [&gpu, weightBytes](RunSpec& r)
+         {
+             r.dtype = DataType::INT4;
+             return weightBytes > 1 && gpu.Runs(DataType::INT4);
+         }},
+        {"--kv-cache-dtype=fp8",
+         [](RunSpec& r)
+         {
+             const bool wider = BytesOf(r.KvCacheType()) > 1;
+             r.kvCacheDtype = "fp8";
+             return wider;
+         }},
+    };
+}
+
+} // namespace
+
 std::vector<MemoryAlternative>
 MemoryAlternatives(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
 {
     std::vector<MemoryAlternative> found;
-    if (run.mode != RunMode::TRAINING || AnalyzeMemory(model, run, gpu).feasible)
+    if (AnalyzeMemory(model, run, gpu).feasible)
     {
         return found;
     }
     const bool shards = uint64_t(run.parallel.dp) * run.parallel.cp > 1;
-    const std::vector<std::pair<std::string, std::function<bool(RunSpec&)>>> changes = {
+    const std::vector<Change> training = {
         {"--zero=1",
          [&](RunSpec& r)
          {
@@ -54,6 +115,8 @@ MemoryAlternatives(const ModelSpec& model, const RunSpec& run, const GpuSpec& gp
              return run.microBatch > 1;
          }},
     };
+    const std::vector<Change> changes =
+        run.mode == RunMode::TRAINING ? training : InferenceChanges(model, run, gpu);
     for (const auto& [option, change] : changes)
     {
         RunSpec changed = run;

@@ -24,12 +24,14 @@ struct MemoryAlternative
 };
 
 /**
- * \brief What a performance engineer tries first when a training job does not fit, one change
- * at a time, the rest of the job as given: ZeRO-1 and ZeRO-3 (FSDP) where data parallelism
- * shards, selective and full recomputation, a micro-batch of one. A change the job's settings
- * reject (e.g. ZeRO-3 with Megatron-LM's layout) is left out.
+ * \brief What a performance engineer tries first when a job does not fit, one change at a time,
+ * the rest of the job as given. Training: ZeRO-1 and ZeRO-3 (FSDP) where data parallelism
+ * shards, selective and full recomputation, a micro-batch of one. Inference: the largest batch
+ * that fits, twice the tensor or pipeline parallelism, 8-bit weights (fp8 where the GPU has an
+ * fp8 rate, else int8) or int4 weights, an fp8 KV cache. A change the job's settings reject
+ * (e.g. ZeRO-3 with Megatron-LM's layout, a tp the heads do not divide) is left out.
  * \param model the model \param run the job \param gpu the GPU
- * \return the changes with their verdicts, in that order; none for inference or a job that fits
+ * \return the changes with their verdicts, in that order; none for a job that fits
  */
 std::vector<MemoryAlternative> MemoryAlternatives(const ModelSpec& model,
                                                   const RunSpec& run,
