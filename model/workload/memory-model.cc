@@ -206,10 +206,13 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     if (w.run.mode == RunMode::INFERENCE && w.run.ProfileTokensOn(gpu) > 0)
     {
         const uint32_t tokens = w.run.ProfileTokensOn(gpu);
-        report.assumption += "; activations reserved for a forward of at least "
-                             + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens")
-                             + " (the engine's profile run at its max_num_batched_tokens, "
-                               "profile_tokens)";
+        const bool vllm = w.run.engine == "vllm";
+        report.assumption +=
+            std::string("; activations reserved for a forward of ") + (vllm ? "" : "at least ")
+            + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens")
+            + " (the engine's profile run at its max_num_batched_tokens, "
+              "profile_tokens"
+            + (vllm ? "; its scheduler runs no more prompt tokens in a step)" : ")");
     }
     for (const auto& g : w.stages)
     {
@@ -299,10 +302,16 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
             // The prefill's widest intermediate: a layer's input, residual and MLP activation
             // (of the largest batch in flight: the first), for the prompt tokens it computes, or
             // for the forward the engine profiled if that was wider (vLLM's memory stays
-            // reserved for it).
-            const uint64_t rows = std::max<uint64_t>(
-                uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0),
-                w.run.ProfileTokensOn(gpu));
+            // reserved for it). vLLM's scheduler never runs more prompt tokens in one step than
+            // that forward's (max_num_batched_tokens; V1 chunks a longer prefill): its
+            // activations are the profiled forward's whatever the batch (they were the whole
+            // batch's prompts, so `memory` held 247 Llama-3 8B requests of 1,280 tokens on an
+            // H100 where vLLM's KV cache holds 355).
+            const uint64_t prompts =
+                uint64_t(w.run.promptTokens - w.run.cachedPrefix) * w.run.InflightBatchSize(0);
+            const uint64_t profiled = w.run.ProfileTokensOn(gpu);
+            const uint64_t rows =
+                w.run.engine == "vllm" && profiled > 0 ? profiled : std::max(prompts, profiled);
             // The widest MLP intermediate: a dense layer's first projection, or a MoE layer's
             // shared expert's, or its routed experts' in vLLM's fused MoE (fused_experts_impl),
             // which holds for up to VLLM_FUSED_MOE_CHUNK_SIZE tokens at once every routed copy's
