@@ -99,8 +99,9 @@ std::vector<FaultOption>
 ParseFaultOption(const std::string& text, const std::string& source, const std::string& option)
 {
     const std::string usage = "give SELECTOR[:FACTOR][@TIME][,...], e.g. --" + option
-                              + "=gpu0-gpu1:0.5, --" + option + "=gpu3>gpu4 (dead), --" + option
-                              + "=tier:infiniband:0.5 or --" + option + "=gpu8-gpu16:0.25@2ms";
+                              + "=gpu0-nvlink.sw0:0.5, --" + option + "=gpu3>nvlink.sw0 (dead), --"
+                              + option + "=tier:infiniband:0.5 or --" + option
+                              + "=gpu0-infiniband.leaf0.0:0.25@2ms";
     std::vector<FaultOption> faults;
     std::size_t begin = 0;
     while (true)

@@ -127,7 +127,19 @@ RunHardwareStudy(const JobOptions& options,
         JobOptions variant = options;
         const std::string set = options.Get("set");
         variant.Set("set", set.empty() ? row.set : set + "," + row.set);
-        row.job = variant.ToSpecs();
+        try
+        {
+            row.job = variant.ToSpecs();
+        }
+        catch (const SpecError& e)
+        {
+            // Which variant: a --fault that names a node of the base network can miss in a
+            // variant of another shape (network.nvlink.size=4).
+            throw SpecError(e.GetFile(),
+                            e.GetField(),
+                            e.GetMessage() + " (in the variant " + row.set + ")",
+                            e.GetLine());
+        }
         for (const HardwareStudyRow& earlier : rows)
         {
             if (earlier.job.model == row.job.model && earlier.job.hardware == row.job.hardware

@@ -583,13 +583,29 @@ class YamlBadInputTestCase : public TestCase
              {"h.yaml", "gpu.tensor_tflops.bf16", "between 0.001 and 1e+06", "1e-300"}},
             {"a link of 1e308 GB/s (inf bytes/s)",
              parseHw(With(hw, "bandwidth_GBps: 300", "bandwidth_GBps: 1e308")),
-             {"h.yaml", "network.dimensions[0].bandwidth_GBps", "at most 1000000000"}},
+             {"h.yaml", "network.dimensions[0].bandwidth_GBps", "between 0.001 and 1e+09"}},
             {"a soft fault of 1e-12 (a replay that never ends)",
              parseHw(With(hw,
                           "  dimensions:",
                           "  faults: [{link: gpu0-gpu1, bandwidth_factor: 1e-12}]\n"
                           "  dimensions:")),
              {"h.yaml", "bandwidth_factor", "below 1e-06", "give 0 for a dead link"}},
+            {"a link of 1e-12 GB/s (a replay that runs into its watchdog)",
+             parseHw(With(hw, "bandwidth_GBps: 300", "bandwidth_GBps: 1e-12")),
+             {"h.yaml", "network.dimensions[0].bandwidth_GBps", "between 0.001 and 1e+09"}},
+            {"one link's fault twice (the last silently won)",
+             parseHw(With(hw,
+                          "  dimensions:",
+                          "  faults: [{link: gpu0-gpu1, bandwidth_factor: 0.5},\n"
+                          "           {link: gpu0-gpu1, bandwidth_factor: 0.25}]\n"
+                          "  dimensions:")),
+             {"h.yaml", "network.faults[1].link", "given twice"}},
+            {"a fault's factor misspelt (reported as bandwidth_factor missing)",
+             parseHw(With(hw,
+                          "  dimensions:",
+                          "  faults: [{link: gpu0-gpu1, factor: 0.5}]\n"
+                          "  dimensions:")),
+             {"h.yaml", "network.faults[0].factor", "unknown field", "bandwidth_factor, link"}},
             {"a gradient bucket of 1e-300 MiB (0 bytes)",
              []()
              {

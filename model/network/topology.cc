@@ -8,6 +8,7 @@
 #include "ns3/spec-error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -447,10 +448,42 @@ Topology::LookupNode(const std::string& name,
     {
         return node;
     }
-    std::string examples = "gpu0..gpu" + std::to_string(m_endpoints - 1);
-    for (std::size_t i = m_endpoints; i < m_nodes.size() && i < m_endpoints + 3u; ++i)
+    // The GPUs, then each kind of switch (its name without the numbers) from its first to its
+    // last, so that every tier's names show (the first three switches named NVLink's only).
+    struct Kind
     {
-        examples += ", " + m_nodes[i].name;
+        std::string pattern; //!< the name with each digit as '#'
+        std::string first;   //!< its first node's name
+        std::string last;    //!< its last node's name
+    };
+    std::vector<Kind> kinds;
+    for (std::size_t i = m_endpoints; i < m_nodes.size(); ++i)
+    {
+        const std::string& node = m_nodes[i].name;
+        std::string pattern = node;
+        for (char& c : pattern)
+        {
+            c = std::isdigit(static_cast<unsigned char>(c)) ? '#' : c;
+        }
+        auto it = std::find_if(kinds.begin(),
+                               kinds.end(),
+                               [&pattern](const Kind& k)
+                               {
+                                   return k.pattern == pattern;
+                               });
+        if (it == kinds.end())
+        {
+            kinds.push_back({pattern, node, node});
+        }
+        else
+        {
+            it->last = node;
+        }
+    }
+    std::string examples = "gpu0..gpu" + std::to_string(m_endpoints - 1);
+    for (const Kind& k : kinds)
+    {
+        examples += ", " + k.first + (k.last != k.first ? ".." + k.last : std::string());
     }
     throw SpecError(source, field, "unknown node '" + name + "'; nodes are named like " + examples);
 }

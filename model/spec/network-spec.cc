@@ -146,8 +146,10 @@ ReadDimension(SpecReader& r, bool outermost)
         }
         d.size = product;
     }
-    // At most 1 EB/s per link: far above any link, far below an overflow of bytes/s.
-    d.bandwidthBps = r.GetSize("bandwidth_GBps", 1e9) * 1e9;
+    // At most 1 EB/s per link: far above any link, far below an overflow of bytes/s. At least
+    // 1 MB/s: far below any link a GPU cluster has (1 GbE is 125 MB/s); a slower one takes ages
+    // per byte, and 1e-12 GB/s ran into the replay's watchdog with an error about dead links.
+    d.bandwidthBps = r.GetInRange("bandwidth_GBps", 1e-3, 1e9) * 1e9;
     d.latencyS = r.GetInRange("latency_ns", 0, 1e9) * 1e-9;
     d.switchLatencyS = r.GetInRange("switch_latency_ns", 0, 1e9, 0) * 1e-9;
     d.wireEfficiency = r.GetInRange("wire_efficiency", 0.01, 1.0, 1.0);
@@ -239,8 +241,25 @@ NetworkSpec::Read(SpecReader& r)
     {
         for (auto& f : r.GetMapList("faults"))
         {
+            // The known fields first: a misspelt one ('factor') is named as unknown, not reported
+            // as the field it was meant to be missing.
+            f.Has("link");
+            f.Has("bandwidth_factor");
+            f.Finish();
             LinkFaultSpec fault;
             fault.link = f.GetString("link");
+            for (const LinkFaultSpec& earlier : n.faults)
+            {
+                if (earlier.link == fault.link)
+                {
+                    // One would silently replace the other (the last applied).
+                    f.Fail("link",
+                           "'" + fault.link
+                               + "' is given twice; give each link's fault once (a selector that "
+                                 "overlaps another, e.g. one link of a faulted tier, applies "
+                                 "after it)");
+                }
+            }
             fault.factor = f.GetInRange("bandwidth_factor", 0.0, 1.0);
             if (fault.factor > 0 && fault.factor < LinkFaultSpec::kMinFactor)
             {
