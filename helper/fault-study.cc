@@ -482,9 +482,15 @@ FaultStudyCsv(const FaultStudyResult& result)
 {
     std::ostringstream os;
     os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,energy_j,"
-          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error\n";
+          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error,selectors\n";
     for (const auto& r : result.rows)
     {
+        // The links the row's set selects (a random set's draw), ';'-separated, last.
+        std::string selectors;
+        for (const auto& s : r.selectors)
+        {
+            selectors += (selectors.empty() ? "" : ";") + s;
+        }
         os << CsvField(r.routing) << "," << CsvField(r.links) << "," << FormatNumber(r.factor)
            << ",";
         if (r.ok)
@@ -503,11 +509,11 @@ FaultStudyCsv(const FaultStudyResult& result)
             {
                 os << ",";
             }
-            os << ",\n";
+            os << ",," << CsvField(selectors) << "\n";
         }
         else
         {
-            os << ",,,,,,,,," << CsvField(r.error) << "\n";
+            os << ",,,,,,,,," << CsvField(r.error) << "," << CsvField(selectors) << "\n";
         }
     }
     return os.str();

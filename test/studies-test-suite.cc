@@ -146,6 +146,9 @@ class FaultStudySlowdownTestCase : public TestCase
         const std::string csv = FaultStudyCsv(r);
         NS_TEST_EXPECT_MSG_EQ(
             csv.rfind("routing,links,factor,step_time_s,slowdown,", 0), 0, "results.csv columns");
+        // The links each row faulted, last (a random set's draw is not in its name).
+        NS_TEST_EXPECT_MSG_NE(csv.find(",error,selectors\n"), std::string::npos, csv);
+        NS_TEST_EXPECT_MSG_NE(csv.find(",gpu0-" + leaf + "\n"), std::string::npos, csv);
         // random:K:SEED draws the same links for the same seed, others for another.
         auto a = ExpandLinkSet(job.hardware, 16, "random:3:7");
         auto b = ExpandLinkSet(job.hardware, 16, "random:3:7");

@@ -158,6 +158,22 @@ RunStudyFaultsCommand(const CliArgs& args)
                             r.error.c_str());
             }
         }
+        // The links a random set drew (the same for every row of the set), once each.
+        std::vector<std::string> drawn;
+        for (const auto& r : result.rows)
+        {
+            if (r.links.rfind("random:", 0) == 0
+                && std::find(drawn.begin(), drawn.end(), r.links) == drawn.end())
+            {
+                drawn.push_back(r.links);
+                std::string links;
+                for (const auto& s : r.selectors)
+                {
+                    links += (links.empty() ? "" : ", ") + s;
+                }
+                std::printf("  %s drew %s\n", r.links.c_str(), links.c_str());
+            }
+        }
         if (!result.checks.empty())
         {
             std::cout << "Packet spot checks (" << result.scaledJob << "):\n";
