@@ -856,6 +856,7 @@ class PacketScheduledFaultTestCase : public TestCase
         double delivered = -1; //!< delivery time after the start, s (-1: never)
         uint64_t drops = 0;    //!< frames dropped
         uint32_t applied = 0;  //!< faults applied
+        uint32_t stalled = 0;  //!< messages the network knows a dead link holds, at the end
     };
 
     /**
@@ -897,6 +898,7 @@ class PacketScheduledFaultTestCase : public TestCase
         Simulator::Run();
         run.drops = net->GetStats().drops;
         run.applied = schedule->GetAppliedCount();
+        run.stalled = net->GetStalledCount();
         net->Dispose();
         Simulator::Destroy();
         return run;
@@ -931,6 +933,10 @@ class PacketScheduledFaultTestCase : public TestCase
         const Run dead = Transfer(bytes, {{"gpu0-gpu1", 0, MilliSeconds(1), "test"}});
         NS_TEST_ASSERT_MSG_EQ(dead.delivered, -1.0, "never delivered over a dead link");
         NS_TEST_ASSERT_MSG_GT(dead.drops, 0u, "its frames were lost");
+        // The network says a dead link holds it (the replay names the link, not a slow rate);
+        // a repaired one holds nothing.
+        NS_TEST_EXPECT_MSG_EQ(dead.stalled, 1u, "stalled on the dead link");
+        NS_TEST_EXPECT_MSG_EQ(cut.stalled, 0u, "repaired: nothing stalled");
     }
 };
 

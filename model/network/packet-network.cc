@@ -406,7 +406,8 @@ PacketNetwork::OpenConnection(uint32_t src,
     const Ipv4Address dstAddr = PacketPathRouting::NodeAddress(dst, slot);
     m_fabric.InstallPath(srcAddr, dstAddr, path);
     // ACKs travel the path the routing policy gives the reverse direction.
-    m_fabric.InstallPath(dstAddr, srcAddr, RoutePath(dst, src, flowId));
+    std::vector<uint32_t> ackPath = RoutePath(dst, src, flowId);
+    m_fabric.InstallPath(dstAddr, srcAddr, ackPath);
     Listen(dst);
 
     const auto index = static_cast<uint32_t>(m_connections.size());
@@ -417,6 +418,7 @@ PacketNetwork::OpenConnection(uint32_t src,
     c.slot = slot;
     c.flowId = flowId;
     c.path = path;
+    c.ackPath = std::move(ackPath);
     c.window = WindowFor(path);
     c.socket = Socket::CreateSocket(m_fabric.GetNode(src), TcpSocketFactory::GetTypeId());
     ConfigureSocket(c.socket);
@@ -641,6 +643,31 @@ PacketNetwork::DoApplyFault(const std::vector<uint32_t>& links)
     {
         m_fabric.UpdateLink(l);
     }
+}
+
+uint32_t
+PacketNetwork::GetStalledCount() const
+{
+    if (!m_topology)
+    {
+        return 0;
+    }
+    auto dead = [this](const std::vector<uint32_t>& links)
+    {
+        return std::any_of(links.begin(),
+                           links.end(),
+                           [this](uint32_t l)
+                           {
+                               return m_topology->GetLink(l).factor == 0;
+                           });
+    };
+    uint32_t stalled = 0;
+    for (const auto& [id, p] : m_pending)
+    {
+        const Connection& c = m_connections[p.connection];
+        stalled += dead(c.path) || dead(c.ackPath) ? 1 : 0;
+    }
+    return stalled;
 }
 
 uint32_t

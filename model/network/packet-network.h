@@ -90,6 +90,12 @@ class PacketNetwork : public NetworkBackend
     void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready) override;
     bool PreparesPairs() const override;
 
+    /**
+     * \return messages not yet delivered whose connection's data or ACK path crosses a dead
+     * link: TCP retransmits them until it gives up, and they are never delivered unless the
+     * link is repaired first (the replay's watchdog then names the dead link, not a slow rate)
+     */
+    uint32_t GetStalledCount() const override;
     /** \return open TCP connections */
     uint32_t GetConnectionCount() const;
     /**
@@ -137,18 +143,19 @@ class PacketNetwork : public NetworkBackend
     /** \brief One persistent TCP connection (sender side). */
     struct Connection
     {
-        uint32_t src = 0;           //!< source endpoint
-        uint32_t dst = 0;           //!< destination endpoint
-        uint32_t slot = 0;          //!< the destination's address slot (one per connection)
-        uint64_t flowId = 0;        //!< flow id its ACK path was routed with
-        std::vector<uint32_t> path; //!< the data path (links)
-        uint32_t window = 0;        //!< its send buffer, bytes (WindowFor its path)
-        Ptr<Socket> socket;         //!< sender socket
-        bool connectIssued = false; //!< Connect() called
-        bool established = false;   //!< handshake done
-        bool warm = false;          //!< warm-up frame acked (window known)
-        bool awaited = false;       //!< a Prepare() waits for it
-        MessageStreamWriter stream; //!< messages not yet fully written
+        uint32_t src = 0;              //!< source endpoint
+        uint32_t dst = 0;              //!< destination endpoint
+        uint32_t slot = 0;             //!< the destination's address slot (one per connection)
+        uint64_t flowId = 0;           //!< flow id its ACK path was routed with
+        std::vector<uint32_t> path;    //!< the data path (links)
+        std::vector<uint32_t> ackPath; //!< the ACKs' path (links)
+        uint32_t window = 0;           //!< its send buffer, bytes (WindowFor its path)
+        Ptr<Socket> socket;            //!< sender socket
+        bool connectIssued = false;    //!< Connect() called
+        bool established = false;      //!< handshake done
+        bool warm = false;             //!< warm-up frame acked (window known)
+        bool awaited = false;          //!< a Prepare() waits for it
+        MessageStreamWriter stream;    //!< messages not yet fully written
     };
 
     /** \brief One accepted connection (receiver side). */
