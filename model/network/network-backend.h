@@ -339,7 +339,7 @@ class NetworkBackend : public Object
     uint64_t GetDeliveredCount() const;
     /**
      * \return messages in flight the backend knows cannot finish as things stand (a dead link
-     * under them); 0 where it cannot tell (the packet network's TCP keeps retrying)
+     * under them); 0 where it cannot tell
      */
     virtual uint32_t
     GetStalledCount() const
