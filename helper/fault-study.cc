@@ -399,6 +399,9 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     row.exposedCommS = m.report.exposedCommS;
                     row.exposedByOpS = m.report.exposedCommByOpS;
                     row.bubbleS = m.report.bubbleS;
+                    row.inference = job.run.mode == RunMode::INFERENCE;
+                    row.ttftS = m.report.ttftS;
+                    row.tpotS = m.report.tpotDefined ? m.report.tpotS : -1;
                     row.haveEnergy = m.report.haveEnergy;
                     row.energyJ = m.report.energyJ;
                     row.avgPowerW = m.report.avgPowerW;
@@ -482,7 +485,7 @@ FaultStudyCsv(const FaultStudyResult& result)
 {
     std::ostringstream os;
     os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,energy_j,"
-          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error,selectors\n";
+          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error,selectors,ttft_s,tpot_s\n";
     for (const auto& r : result.rows)
     {
         // The links the row's set selects (a random set's draw), ';'-separated, last.
@@ -509,11 +512,20 @@ FaultStudyCsv(const FaultStudyResult& result)
             {
                 os << ",";
             }
-            os << ",," << CsvField(selectors) << "\n";
+            os << ",," << CsvField(selectors) << ",";
+            if (r.inference)
+            {
+                os << FormatNumber(r.ttftS) << "," << (r.tpotS >= 0 ? FormatNumber(r.tpotS) : "");
+            }
+            else
+            {
+                os << ",";
+            }
+            os << "\n";
         }
         else
         {
-            os << ",,,,,,,,," << CsvField(r.error) << "," << CsvField(selectors) << "\n";
+            os << ",,,,,,,,," << CsvField(r.error) << "," << CsvField(selectors) << ",,\n";
         }
     }
     return os.str();
@@ -555,6 +567,12 @@ FaultStudyJson(const ResolvedJob& job,
                                   {"exposed_communication", r.exposedCommS},
                                   {"pipeline_bubble", r.bubbleS}};
             row["exposed_communication_by_op_s"] = r.exposedByOpS;
+            if (r.inference)
+            {
+                // A request's latencies, as run reports them (a serving study of faults).
+                row["ttft_s"] = r.ttftS;
+                row["tpot_s"] = r.tpotS >= 0 ? Json(r.tpotS) : Json(nullptr);
+            }
             if (r.haveEnergy)
             {
                 row["energy_j"] = r.energyJ;

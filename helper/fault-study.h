@@ -56,10 +56,13 @@ struct FaultStudyRow
     double exposedCommS = 0;            //!< critical rank: exposed communication
     std::map<std::string, double> exposedByOpS; //!< of it, by the operator waited for
     double bubbleS = 0;                         //!< critical rank: pipeline bubble
-    bool haveEnergy = false;                    //!< whether the GPU has a power model
-    double energyJ = 0;                         //!< the step's GPU energy, all GPUs
-    double avgPowerW = 0;                       //!< energyJ / (GPUs x step time)
-    std::vector<LinkStats> mostLoaded;          //!< the busiest links
+    bool inference = false;                     //!< the job serves a request
+    double ttftS = 0;                           //!< inference: time to first token
+    double tpotS = -1;       //!< inference: time per output token (-1: one token generated)
+    bool haveEnergy = false; //!< whether the GPU has a power model
+    double energyJ = 0;      //!< the step's GPU energy, all GPUs
+    double avgPowerW = 0;    //!< energyJ / (GPUs x step time)
+    std::vector<LinkStats> mostLoaded; //!< the busiest links
 };
 
 /**

@@ -146,9 +146,31 @@ class FaultStudySlowdownTestCase : public TestCase
         const std::string csv = FaultStudyCsv(r);
         NS_TEST_EXPECT_MSG_EQ(
             csv.rfind("routing,links,factor,step_time_s,slowdown,", 0), 0, "results.csv columns");
+        // Inference: each row has the request's latencies (a serving study of faults).
+        JobOptions serve;
+        serve.Set("model", "gpt-1.7b");
+        serve.Set("hardware", "a100-sxm-80gb");
+        serve.Set("layers", "2");
+        serve.Set("tp", "8");
+        serve.Set("mode", "inference");
+        serve.Set("batch", "2");
+        serve.Set("prompt", "256");
+        serve.Set("gen", "4");
+        FaultStudyConfig latency;
+        latency.links = {"tier:nvlink"};
+        latency.factors = {1, 0.25};
+        latency.routings = {"dimension-order"};
+        const FaultStudyResult inf = RunFaultStudy(serve.ToSpecs(), latency);
+        RAPIDLLM_REQUIRE_EQ(inf.rows.size(), 2, "one row per factor");
+        NS_TEST_EXPECT_MSG_EQ(inf.rows[1].inference, true, "inference");
+        NS_TEST_EXPECT_MSG_GT(inf.rows[0].ttftS, 0.0, "a first token");
+        NS_TEST_EXPECT_MSG_GT(inf.rows[1].ttftS, inf.rows[0].ttftS, "slower links, later");
+        NS_TEST_EXPECT_MSG_GT(inf.rows[1].tpotS, inf.rows[0].tpotS, "and slower tokens");
+        NS_TEST_EXPECT_MSG_NE(
+            FaultStudyCsv(inf).find(",selectors,ttft_s,tpot_s\n"), std::string::npos, "columns");
         // The links each row faulted, last (a random set's draw is not in its name).
-        NS_TEST_EXPECT_MSG_NE(csv.find(",error,selectors\n"), std::string::npos, csv);
-        NS_TEST_EXPECT_MSG_NE(csv.find(",gpu0-" + leaf + "\n"), std::string::npos, csv);
+        NS_TEST_EXPECT_MSG_NE(csv.find(",error,selectors,"), std::string::npos, csv);
+        NS_TEST_EXPECT_MSG_NE(csv.find(",gpu0-" + leaf + ",,\n"), std::string::npos, csv);
         // random:K:SEED draws the same links for the same seed, others for another.
         auto a = ExpandLinkSet(job.hardware, 16, "random:3:7");
         auto b = ExpandLinkSet(job.hardware, 16, "random:3:7");

@@ -130,24 +130,40 @@ RunStudyFaultsCommand(const CliArgs& args)
                                     : ("DOES NOT FIT: " + memory.reason
                                        + " (the step times are of a job that could not run)")
                                           .c_str());
-        std::printf("  %-16s %-28s %7s %12s %9s %12s\n",
+        // Inference: the request's time, and its first token's and each later token's.
+        const bool inference = job.run.mode == RunMode::INFERENCE;
+        std::printf("  %-16s %-28s %7s %12s %9s %12s%s\n",
                     "routing",
                     "links",
                     "factor",
-                    "step (s)",
+                    inference ? "request (s)" : "step (s)",
                     "slowdown",
-                    "exposed (s)");
+                    "exposed (s)",
+                    inference ? "    TTFT (ms)    TPOT (ms)" : "");
         for (const auto& r : result.rows)
         {
             if (r.ok)
             {
-                std::printf("  %-16s %-28s %7s %12.6f %9.4f %12.6f\n",
+                std::printf("  %-16s %-28s %7s %12.6f %9.4f %12.6f",
                             r.routing.c_str(),
                             r.links.c_str(),
                             FormatNumber(r.factor).c_str(),
                             r.stepTimeS,
                             r.slowdown,
                             r.exposedCommS);
+                if (inference)
+                {
+                    std::printf(" %12.4f", r.ttftS * 1e3);
+                    if (r.tpotS >= 0)
+                    {
+                        std::printf(" %12.4f", r.tpotS * 1e3);
+                    }
+                    else
+                    {
+                        std::printf(" %12s", "-");
+                    }
+                }
+                std::printf("\n");
             }
             else
             {
