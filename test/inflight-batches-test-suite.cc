@@ -149,10 +149,13 @@ class InflightGraphTestCase : public TestCase
         run.inflightBatches = 1;
         Workload one = Workload::Build(model, run);
         NS_TEST_EXPECT_MSG_EQ(NodesOf(one.stages[1], OpType::SAMPLING).size(), 4u, "per pass");
-        // The prefill's activations are the largest batch's (where vLLM's profiled forward,
-        // kept to one token here, is narrower).
+        // The prefill's activations are the largest batch's (where a profiled forward, kept to
+        // one token here, is narrower; vLLM's scheduler would hold every step to its tokens, so
+        // the engine is none here).
         w.run.profileTokens = 1;
         one.run.profileTokens = 1;
+        w.run.engine = "none";
+        one.run.engine = "none";
         const GpuSpec gpu = HardwareSpec::Load("h100-sxm-80gb").gpu;
         const MemoryReport split = AnalyzeMemory(w, gpu);
         const MemoryReport whole = AnalyzeMemory(one, gpu);
