@@ -358,23 +358,9 @@ RapidLlmHelper::Install()
     std::vector<uint32_t> firstSample;
     if (m_run.mode != RunMode::TRAINING)
     {
-        firstSample.assign(workload->stages.size(), UINT32_MAX);
-        for (std::size_t s = 0; s < workload->stages.size(); ++s)
+        for (uint32_t s = 0; s < workload->stages.size(); ++s)
         {
-            uint32_t firstPass = 0;
-            for (const auto& n : workload->stages[s].nodes)
-            {
-                if (n.kind == WorkNodeKind::COMPUTE
-                    && workload->stages[s].OpOf(n).type == OpType::SAMPLING)
-                {
-                    if (firstSample[s] != UINT32_MAX && n.microBatch != firstPass)
-                    {
-                        break;
-                    }
-                    firstSample[s] = n.id;
-                    firstPass = n.microBatch;
-                }
-            }
+            firstSample.push_back(workload->FirstTokenNode(s));
         }
     }
     CostGpuVariants(*workload, coster);
@@ -401,6 +387,17 @@ RapidLlmHelper::Install(TraceSet set)
     }
     m_workload.reset();
     m_firstSample.clear();
+    // An inference trace set records where its first token comes out (SetTokens).
+    m_traceFirstToken.clear();
+    m_traceGenerated = set.ranks.front().GetGeneratedTokens();
+    m_traceRequests = set.ranks.front().GetRequests();
+    if (m_traceGenerated > 0)
+    {
+        for (const auto& r : set.ranks)
+        {
+            m_traceFirstToken.push_back(r.GetFirstTokenNode());
+        }
+    }
     m_kernelFactors.clear();
     m_variantDynamicJ = 0;
     m_variantIdleW = 0;
@@ -474,7 +471,7 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         replayer->TraceConnectWithoutContext("OperatorStart",
                                              MakeCallback(&RapidLlmHelper::OnOperatorStart, this));
     }
-    if (!m_opEnd.IsEmpty() || !m_firstSample.empty())
+    if (!m_opEnd.IsEmpty() || !m_firstSample.empty() || !m_traceFirstToken.empty())
     {
         replayer->TraceConnectWithoutContext("OperatorEnd",
                                              MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
@@ -528,7 +525,9 @@ RapidLlmHelper::OnOperatorStart(const OperatorEvent& event)
 void
 RapidLlmHelper::OnOperatorEnd(const OperatorEvent& event)
 {
-    if (!m_firstSample.empty() && event.node == m_firstSample[m_workload->layout.Stage(event.rank)])
+    if ((!m_firstSample.empty()
+         && event.node == m_firstSample[m_workload->layout.Stage(event.rank)])
+        || (event.rank < m_traceFirstToken.size() && event.node == m_traceFirstToken[event.rank]))
     {
         m_firstTokenEnd = std::max(m_firstTokenEnd, event.time);
     }
@@ -603,6 +602,19 @@ RapidLlmHelper::Collect()
     if (m_workload)
     {
         FillWorkloadReport(report);
+    }
+    else if (m_traceGenerated > 0 && m_firstTokenEnd > m_start)
+    {
+        // A replayed inference trace set: its request's first token and the tokens after it,
+        // as run reports them.
+        report.haveTokens = true;
+        report.ttftS = (m_firstTokenEnd - m_start).GetSeconds();
+        report.tpotDefined = m_traceGenerated > 1;
+        report.tpotS =
+            m_traceGenerated > 1 ? (report.stepTimeS - report.ttftS) / (m_traceGenerated - 1) : 0;
+        const double tokens = double(m_traceRequests) * m_traceGenerated;
+        report.tokensPerSPerGpu =
+            report.stepTimeS > 0 ? tokens / (report.stepTimeS * m_result.ranks.size()) : 0;
     }
     m_collected = true;
     m_report = report;
@@ -775,6 +787,7 @@ RapidLlmHelper::MemoryReportOf(const MemoryReport& memory) const
 {
     RunReport report;
     report.mode = ToString(m_run.mode);
+    report.haveTokens = m_run.mode == RunMode::INFERENCE;
     report.feasible = memory.feasible;
     report.reason = memory.reason;
     report.haveMemory = true;

@@ -319,6 +319,11 @@ class RapidLlmHelper : public Object
     RunReport m_memoryReport;            //!< memory verdict of the workload
     Time m_start;                        //!< when the replay started
     std::vector<uint32_t> m_firstSample; //!< stage -> node that samples the first token
+    /** a replayed inference trace set: rank -> node giving the first token (ExecutionTrace::
+     * GetFirstTokenNode); empty otherwise */
+    std::vector<uint32_t> m_traceFirstToken;
+    uint32_t m_traceGenerated = 0; //!< a replayed inference trace set: tokens per request
+    uint64_t m_traceRequests = 0;  //!< a replayed inference trace set: requests served
     std::unordered_map<OperatorDesc, double, OperatorDescHash>
         m_energyOf; //!< dynamic energy of each distinct operator of the workload, J
     std::map<uint32_t, std::vector<double>>

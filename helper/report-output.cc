@@ -183,7 +183,7 @@ RunReportCsv(const RunReport& r, bool perRank)
     // Empty where --json has no field or null: a training step has no first token, an
     // inference request no model TFLOP/s, and a replayed trace set neither those nor a memory
     // verdict (the traces carry no model or memory).
-    const bool inference = r.mode == "inference";
+    const bool inference = r.haveTokens;
     const bool training = r.mode == "training";
     const bool verdict = r.haveMemory || !r.feasible;
     os << r.mode << "," << r.gpus << "," << r.backend << "," << FormatNumber(r.stepTimeS) << ","

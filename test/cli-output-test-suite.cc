@@ -397,14 +397,23 @@ class CliJsonTestCase : public TestCase
         const std::string servedTraces = dir + "/served";
         t = RunCli(Cat({"trace", "--out=" + servedTraces}, served), dir);
         NS_TEST_EXPECT_MSG_EQ(t.status, 0, t.err);
-        const double servedRun = JsonOf(Cat({"run", "--json"}, served), dir).at("step_time_s");
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            JsonOf({"replay", "--trace=" + servedTraces + "/trace", "--json"}, dir)
-                .at("step_time_s")
-                .get<double>(),
-            servedRun,
-            1e-6 * servedRun,
-            "replay of the written inference traces = run");
+        const Json servedJson = JsonOf(Cat({"run", "--json"}, served), dir);
+        const double servedRun = servedJson.at("step_time_s");
+        const Json replayed =
+            JsonOf({"replay", "--trace=" + servedTraces + "/trace", "--json"}, dir);
+        NS_TEST_EXPECT_MSG_EQ_TOL(replayed.at("step_time_s").get<double>(),
+                                  servedRun,
+                                  1e-6 * servedRun,
+                                  "replay of the written inference traces = run");
+        // The traces say where the first token comes out: replay reports the request's
+        // latencies and throughput as run does (it gave the step time alone).
+        for (const char* field : {"ttft_s", "tpot_s", "tokens_per_s_per_gpu"})
+        {
+            RAPIDLLM_REQUIRE_EQ(replayed.contains(field), true, field);
+            const double expected = servedJson.at(field).get<double>();
+            NS_TEST_EXPECT_MSG_EQ_TOL(
+                replayed.at(field).get<double>(), expected, 1e-6 * expected, field);
+        }
 
         // validate on the first row of each table: the published values are the tables'.
         Json validate =

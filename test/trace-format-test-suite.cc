@@ -266,6 +266,16 @@ class TraceRoundTripTestCase : public TestCase
                     .GetHardware(),
                 "h100-sxm-80gb",
                 "the machine read back");
+            // So do an inference request's tokens: where its first comes out (a node id,
+            // read back as that node's index), how many each request generates, the requests.
+            ExecutionTrace served = set.ranks[2];
+            served.SetTokens(1, 128, 64);
+            const ExecutionTrace tokens = ChakraTraceReader::DecodeRank(
+                ChakraTraceWriter::EncodeRank(served, 4, gzip), "served", 2, &set.groups, 4);
+            NS_TEST_EXPECT_MSG_EQ(tokens.GetFirstTokenNode(), 1u, "first token node");
+            NS_TEST_EXPECT_MSG_EQ(tokens.GetGeneratedTokens(), 128u, "generated tokens");
+            NS_TEST_EXPECT_MSG_EQ(tokens.GetRequests(), 64u, "requests");
+            NS_TEST_EXPECT_MSG_EQ(back.ranks[2].GetGeneratedTokens(), 0u, "none recorded");
             NS_TEST_ASSERT_MSG_EQ(ReadAll(ChakraTraceWriter::CommGroupsFileName(prefix)),
                                   "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [0, 2],\n"
                                   "  \"4\": [1, 3]\n}\n",

@@ -40,7 +40,7 @@ to_json(Json& j, const RunReport& r)
         j["reason"] = r.reason;
     }
     j["step_time_s"] = r.stepTimeS;
-    if (r.mode == "inference")
+    if (r.haveTokens)
     {
         j["ttft_s"] = r.ttftS;
         // Undefined with one generated token: null, not a time of 0.
@@ -170,7 +170,7 @@ RunReport::ToText() const
     };
     const double gib = double(1ull << 30);
     // An inference job's step is the whole request: the prefill and every decode step.
-    const bool inference = mode == "inference";
+    const bool inference = haveTokens;
     std::string text = line(inference ? "request time" : "step time", num("%.4f s", stepTimeS));
     if (inference)
     {

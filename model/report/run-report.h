@@ -48,6 +48,7 @@ struct RunReport
     double tpotS = 0;              //!< inference: time per output token after the first
     bool tpotDefined = true;       //!< inference: false with one generated token (no time
                                    //!< between tokens: tpotS is 0, reported as none)
+    bool haveTokens = false;       //!< ttftS, tpotS, tokensPerSPerGpu set (also for a replay)
     double tokensPerSPerGpu = 0;   //!< inference: generated tokens (all requests) per s and GPU
     double tflopsPerGpu = 0;       //!< training: Megatron-LM's FLOPs / (GPUs x step time)
     double mfu = 0;                //!< training: model FLOPs (no recompute) / (GPUs x step x peak)

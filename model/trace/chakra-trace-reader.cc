@@ -273,11 +273,34 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
         Fail(ctx, "message 0 (GlobalMetadata) is not a valid protobuf message");
     }
     std::string hardware;
+    // An inference request's tokens (ExecutionTrace::SetTokens): 0 where not recorded.
+    uint64_t generated = 0;
+    uint64_t requests = 0;
+    bool haveFirstToken = false;
+    uint64_t firstTokenId = 0;
     for (const auto& a : meta.attr())
     {
         if (a.name() == "hardware" && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal)
         {
             hardware = a.string_val();
+        }
+        if (a.name() == "generated_tokens" || a.name() == "requests"
+            || a.name() == "first_token_node")
+        {
+            IntegerValue v;
+            const uint64_t most = a.name() == "generated_tokens" ? UINT32_MAX : (1ull << 62);
+            if (!TryInteger(a, v) || v.negative || v.magnitude > most
+                || (a.name() != "first_token_node" && v.magnitude == 0))
+            {
+                Fail(ctx,
+                     "metadata attribute '" + a.name() + "' must hold a whole number from "
+                         + (a.name() == "first_token_node" ? "0" : "1") + " to "
+                         + std::to_string(most));
+            }
+            (a.name() == "generated_tokens" ? generated
+             : a.name() == "requests"       ? requests
+                                            : firstTokenId) = v.magnitude;
+            haveFirstToken = haveFirstToken || a.name() == "first_token_node";
         }
         if (a.name() == "rank" || a.name() == "world_size")
         {
@@ -567,6 +590,22 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
 
     ExecutionTrace trace(rank);
     trace.SetHardware(hardware);
+    if (generated > 0)
+    {
+        uint32_t firstToken = UINT32_MAX;
+        if (haveFirstToken)
+        {
+            auto it = std::lower_bound(sortedIds.begin(), sortedIds.end(), firstTokenId);
+            if (it == sortedIds.end() || *it != firstTokenId)
+            {
+                Fail(ctx,
+                     "metadata attribute 'first_token_node' names node "
+                         + std::to_string(firstTokenId) + ", which is not in this file");
+            }
+            firstToken = static_cast<uint32_t>(it - sortedIds.begin());
+        }
+        trace.SetTokens(firstToken, static_cast<uint32_t>(generated), requests);
+    }
     trace.Reserve(parsed.size(), depIds.size());
     std::vector<uint32_t> deps;
     for (uint32_t index : order)

@@ -123,6 +123,22 @@ ChakraTraceWriter::EncodeRankAs(const ExecutionTrace& trace,
             a->set_name("hardware");
             a->set_string_val(trace.GetHardware());
         }
+        if (trace.GetGeneratedTokens() > 0)
+        {
+            // An inference request: where its first token comes out, and how many follow.
+            a = meta.add_attr();
+            a->set_name("generated_tokens");
+            a->set_uint64_val(trace.GetGeneratedTokens());
+            a = meta.add_attr();
+            a->set_name("requests");
+            a->set_uint64_val(trace.GetRequests());
+            if (trace.GetFirstTokenNode() != UINT32_MAX)
+            {
+                a = meta.add_attr();
+                a->set_name("first_token_node");
+                a->set_uint64_val(trace.GetNodes()[trace.GetFirstTokenNode()].id);
+            }
+        }
         out.Write(meta);
 
         const auto& nodes = trace.GetNodes();

@@ -52,6 +52,32 @@ ExecutionTrace::SetHardware(const std::string& hardware)
     m_hardware = hardware;
 }
 
+void
+ExecutionTrace::SetTokens(uint32_t node, uint32_t generatedTokens, uint64_t requests)
+{
+    m_firstToken = node;
+    m_generated = generatedTokens;
+    m_requests = requests;
+}
+
+uint32_t
+ExecutionTrace::GetFirstTokenNode() const
+{
+    return m_firstToken;
+}
+
+uint32_t
+ExecutionTrace::GetGeneratedTokens() const
+{
+    return m_generated;
+}
+
+uint64_t
+ExecutionTrace::GetRequests() const
+{
+    return m_requests;
+}
+
 uint32_t
 ExecutionTrace::AddCompute(const std::string& name,
                            uint64_t durationNs,

@@ -127,6 +127,21 @@ class ExecutionTrace
     const std::string& GetHardware() const;
     /** \param hardware the hardware spec's name its kernels were costed for */
     void SetHardware(const std::string& hardware);
+    /**
+     * \brief Records an inference request's tokens (Chakra metadata first_token_node,
+     * generated_tokens and requests), so that a replay reports its first token's time and the
+     * time per later token as `run` does.
+     * \param node the node whose end gives the first token (UINT32_MAX: this rank samples
+     * none) \param generatedTokens tokens each request generates \param requests requests the
+     * whole job serves (every data-parallel replica's batch)
+     */
+    void SetTokens(uint32_t node, uint32_t generatedTokens, uint64_t requests);
+    /** \return the node that gives the first token (UINT32_MAX: none, or not recorded) */
+    uint32_t GetFirstTokenNode() const;
+    /** \return tokens each request generates (0: not an inference trace, or not recorded) */
+    uint32_t GetGeneratedTokens() const;
+    /** \return requests the whole job serves (0: not recorded) */
+    uint64_t GetRequests() const;
 
     /**
      * \brief Adds a compute kernel; its id is the next free id (one more than the largest).
@@ -409,16 +424,19 @@ class ExecutionTrace
     /** \brief Marks derived data (child index) stale. */
     void Invalidate();
 
-    uint32_t m_rank;                //!< rank of this graph
-    std::string m_hardware;         //!< the hardware its kernels were costed for ("" unknown)
-    std::vector<TraceNode> m_nodes; //!< nodes by index
-    std::vector<uint64_t> m_host;   //!< per node: host ns | sync bit 63 (empty: no host data)
-    std::vector<float> m_sm;        //!< per node: SmScaling or CommSms (empty: none)
-    std::vector<uint32_t> m_deps;   //!< dependency lists, flat
-    size_t m_nEdges;                //!< live edges in m_deps
-    NameTable m_names;              //!< node names
-    bool m_sortedById;              //!< ids increase with index
-    uint64_t m_nextId;              //!< one more than the largest id
+    uint32_t m_rank;                    //!< rank of this graph
+    std::string m_hardware;             //!< the hardware its kernels were costed for ("" unknown)
+    uint32_t m_firstToken = UINT32_MAX; //!< the node giving the first token (SetTokens)
+    uint32_t m_generated = 0;           //!< tokens each request generates (0: unknown)
+    uint64_t m_requests = 0;            //!< requests the job serves (0: unknown)
+    std::vector<TraceNode> m_nodes;     //!< nodes by index
+    std::vector<uint64_t> m_host;       //!< per node: host ns | sync bit 63 (empty: no host data)
+    std::vector<float> m_sm;            //!< per node: SmScaling or CommSms (empty: none)
+    std::vector<uint32_t> m_deps;       //!< dependency lists, flat
+    size_t m_nEdges;                    //!< live edges in m_deps
+    NameTable m_names;                  //!< node names
+    bool m_sortedById;                  //!< ids increase with index
+    uint64_t m_nextId;                  //!< one more than the largest id
     std::unordered_map<uint64_t, uint32_t> m_idIndex; //!< id -> index when not sorted
     std::vector<uint32_t> m_childBegin;               //!< child lists, CSR offsets
     std::vector<uint32_t> m_children;                 //!< child lists, flat

@@ -121,6 +121,13 @@ RankTrace(const Workload& w, uint32_t rank)
             trace.SetCommSms(before, n.commSms);
         }
     }
+    if (w.run.mode == RunMode::INFERENCE)
+    {
+        // The node ids are the graph's (one trace node per work node, in order).
+        trace.SetTokens(w.FirstTokenNode(w.layout.Stage(rank)),
+                        w.run.generatedTokens,
+                        uint64_t(w.run.batch) * w.run.parallel.dp);
+    }
     return trace;
 }
 

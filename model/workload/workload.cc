@@ -23,6 +23,26 @@ Workload::GraphOf(uint32_t rank) const
     return stages[layout.Stage(rank)];
 }
 
+uint32_t
+Workload::FirstTokenNode(uint32_t stage) const
+{
+    uint32_t found = UINT32_MAX;
+    uint32_t firstPass = 0;
+    for (const auto& n : stages.at(stage).nodes)
+    {
+        if (n.kind == WorkNodeKind::COMPUTE && stages[stage].OpOf(n).type == OpType::SAMPLING)
+        {
+            if (found != UINT32_MAX && n.microBatch != firstPass)
+            {
+                break;
+            }
+            found = n.id;
+            firstPass = n.microBatch;
+        }
+    }
+    return found;
+}
+
 double
 Workload::TotalModelFlops() const
 {

@@ -40,6 +40,14 @@ struct Workload
     double TotalModelFlops() const;
 
     /**
+     * \param stage a pipeline stage
+     * \return inference: the node of \p stage's graph that samples the first token (the last
+     * sampling kernel of the first batch in flight: the first token of every request of it);
+     * UINT32_MAX where the stage samples nothing (training, or a stage before the last)
+     */
+    uint32_t FirstTokenNode(uint32_t stage) const;
+
+    /**
      * \brief Builds the graphs of a training iteration or an inference request.
      * \param model the model (validated)
      * \param run the run settings; validated against the model here (throws SpecError)
