@@ -237,10 +237,11 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
     std::vector<std::pair<std::string, double>> parts;
     if (r.haveComputeKinds)
     {
-        parts = {{"GEMM", r.gemmS},
-                 {"attention", r.attentionS},
-                 {"elementwise", r.elementwiseS},
-                 {"optimizer", r.optimizerS}};
+        parts = {{"GEMM", r.gemmS}, {"attention", r.attentionS}, {"elementwise", r.elementwiseS}};
+        if (!r.haveTokens)
+        {
+            parts.push_back({"optimizer", r.optimizerS}); // (an inference request has none)
+        }
         const double other = r.computeS - r.gemmS - r.attentionS - r.elementwiseS - r.optimizerS;
         if (other > 1e-12 * r.computeS)
         {
@@ -260,9 +261,13 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
     PlotSpec plot;
     plot.title = title;
     plot.xLabel = "";
-    plot.yLabel = "seconds of the step (critical rank " + std::to_string(r.criticalRank) + ")";
+    const std::string step = r.haveTokens ? "request" : "step";
+    plot.yLabel =
+        "seconds of the " + step + " (critical rank " + std::to_string(r.criticalRank) + ")";
     plot.bars = true;
-    PlotSeries s{"step " + FormatNumber(r.stepTimeS) + " s", {}};
+    PlotSeries s{step + " " + FormatNumber(r.stepTimeS) + " s"
+                     + (r.haveTokens ? ", first token " + FormatNumber(r.ttftS) + " s" : ""),
+                 {}};
     for (std::size_t i = 0; i < parts.size(); ++i)
     {
         plot.xLabels.push_back({double(i), parts[i].first});

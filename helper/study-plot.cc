@@ -49,9 +49,14 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     Gnuplot gnuplot(std::filesystem::path(pngPath).filename().string());
     gnuplot.SetTerminal("pngcairo size 960,600 noenhanced font 'Sans,11'");
     gnuplot.SetTitle(plot.title);
-    gnuplot.SetLegend(plot.xLabel, plot.yLabel);
+    // Bars' key sample (a 40-point impulse) covered the tick labels below them: a bar chart's
+    // one series names itself in the x label instead.
+    const bool barKey = plot.bars && plot.series.size() == 1 && plot.xLabel.empty();
+    gnuplot.SetLegend(barKey ? plot.series.front().title : plot.xLabel, plot.yLabel);
     std::ostringstream extra;
-    extra << "set grid\nset key below\n" << (plot.yFromZero ? "set yrange [0:*]\n" : "");
+    extra << "set grid\n"
+          << (barKey ? "unset key\n" : "set key below\n")
+          << (plot.yFromZero ? "set yrange [0:*]\n" : "");
     if (plot.reverseX)
     {
         extra << "set xrange [*:*] reverse\n";

@@ -88,7 +88,8 @@ RunRunCommand(const CliArgs& args)
                         ReportJson(report, perRank, timing, input));
         WriteBreakdownPng((std::filesystem::path(out) / "breakdown.png").string(),
                           report,
-                          job.model.name + " " + report.mode + " step on "
+                          job.model.name + " " + report.mode
+                              + (report.haveTokens ? " request on " : " step on ")
                               + std::to_string(report.gpus) + " x " + job.hardware.gpu.name);
     }
     // The report in full either way; a job that does not fit says so in its exit status too
