@@ -608,17 +608,25 @@ RapidLlmHelper::Collect()
         // A replayed inference trace set: its request's first token and the tokens after it,
         // as run reports them.
         report.haveTokens = true;
-        report.ttftS = (m_firstTokenEnd - m_start).GetSeconds();
-        report.tpotDefined = m_traceGenerated > 1;
-        report.tpotS =
-            m_traceGenerated > 1 ? (report.stepTimeS - report.ttftS) / (m_traceGenerated - 1) : 0;
-        const double tokens = double(m_traceRequests) * m_traceGenerated;
-        report.tokensPerSPerGpu =
-            report.stepTimeS > 0 ? tokens / (report.stepTimeS * m_result.ranks.size()) : 0;
+        FillTokens(report, m_traceGenerated, m_traceRequests, m_result.ranks.size());
     }
     m_collected = true;
     m_report = report;
     return report;
+}
+
+void
+RapidLlmHelper::FillTokens(RunReport& report,
+                           uint32_t generated,
+                           uint64_t requests,
+                           std::size_t ranks) const
+{
+    const double ttft = (m_firstTokenEnd - m_start).GetSeconds();
+    report.ttftS = ttft;
+    report.tpotS = generated > 1 ? (report.stepTimeS - ttft) / (generated - 1) : 0;
+    report.tpotDefined = generated > 1;
+    const double tokens = double(requests) * generated;
+    report.tokensPerSPerGpu = report.stepTimeS > 0 ? tokens / (report.stepTimeS * ranks) : 0;
 }
 
 void
@@ -702,15 +710,11 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
     }
     else
     {
-        const double ttft = (m_firstTokenEnd - m_start).GetSeconds();
-        report.ttftS = ttft;
-        report.tpotS =
-            m_run.generatedTokens > 1 ? (report.stepTimeS - ttft) / (m_run.generatedTokens - 1) : 0;
-        report.tpotDefined = m_run.generatedTokens > 1;
         // Every data-parallel replica serves its own batch of requests.
-        const double tokens = double(m_run.batch) * m_run.generatedTokens * m_run.parallel.dp;
-        report.tokensPerSPerGpu =
-            report.stepTimeS > 0 ? tokens / (report.stepTimeS * w.layout.Ranks()) : 0;
+        FillTokens(report,
+                   m_run.generatedTokens,
+                   uint64_t(m_run.batch) * m_run.parallel.dp,
+                   w.layout.Ranks());
     }
     if (m_hardware.gpu.power.Has() && report.stepTimeS > 0)
     {

@@ -281,6 +281,16 @@ class RapidLlmHelper : public Object
     RunReport MemoryReportOf(const MemoryReport& memory) const;
     /** Fills the compute split, FLOPs and first-token fields of a workload's report. */
     void FillWorkloadReport(RunReport& report) const;
+    /**
+     * Fills an inference report's first token (m_firstTokenEnd), time per later token and
+     * throughput, for a workload or a replayed trace set alike.
+     * \param report the report (its step time set) \param generated tokens each request
+     * generates \param requests requests the job serves \param ranks GPUs
+     */
+    void FillTokens(RunReport& report,
+                    uint32_t generated,
+                    uint64_t requests,
+                    std::size_t ranks) const;
     /** Runs the simulator over an Install(): scheduler, SimulatorGuard, Collect. */
     RunReport RunInstalled();
     /** Forwards the replayer's trace sources and records when the first token is sampled. */

@@ -30,6 +30,9 @@ namespace rapidllm {
 
 namespace {
 
+/** vLLM's benchmark_serving.py --num-prompts default: the fewest requests a run simulates */
+constexpr uint32_t kBenchmarkServingRequests = 1000;
+
 /**
  * \brief Sets a job's batch to \p n requests, and its batches in flight (where the job gives
  * them) to at most as many: a curve's smaller batch splits into no more batches than requests.
@@ -1883,7 +1886,7 @@ ServingStudy::SimulatedRequests(const ServingRow& r) const
     }
     // (The simulation's time grows with the requests: beyond 50,000 a goodput search of a
     // 64-GPU study takes minutes.)
-    return std::clamp<uint32_t>(SteadyRequests(r), 1000, 50000);
+    return std::clamp<uint32_t>(SteadyRequests(r), kBenchmarkServingRequests, 50000);
 }
 
 std::vector<QueueRequest>
@@ -2142,10 +2145,10 @@ ServingStudy::FillSaturated(const ResolvedJob& job, ServingRow& row) const
     const double held =
         std::min<double>(row.batch, row.kvTokens > 0 ? row.kvTokens / meanTokens : row.batch)
         * job.run.parallel.dp;
-    const auto n = static_cast<uint32_t>(
-        std::clamp<double>(100 * std::ceil(held),
-                           m_space.requests > 0 ? std::max<uint32_t>(m_space.requests, 8) : 1000,
-                           2e5));
+    const auto n = static_cast<uint32_t>(std::clamp<double>(
+        100 * std::ceil(held),
+        m_space.requests > 0 ? std::max<uint32_t>(m_space.requests, 8) : kBenchmarkServingRequests,
+        2e5));
     const double generated = job.run.generatedTokens;
     const double gpus = job.run.parallel.Gpus();
     // With prefix groups the requests go to them in turn (EngineOf).
@@ -2370,6 +2373,7 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
     const PrefillLayouts prefillJobs =
         m_space.size && disaggregated ? PrefillJobs(rows) : PrefillLayouts{};
+    std::map<uint32_t, std::vector<QueueRequest>> units; // count -> the arrivals drawn
     for (auto& r : rows)
     {
         if (!r.fits)
@@ -2377,8 +2381,14 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
             continue;
         }
         // Arrivals at one request per second; a rate divides them (the same draws at every
-        // rate).
-        const std::vector<QueueRequest> unit = UnitRequests(SimulatedRequests(r));
+        // rate). Drawn once for each count the rows simulate.
+        const uint32_t count = SimulatedRequests(r);
+        auto drawn = units.find(count);
+        if (drawn == units.end())
+        {
+            drawn = units.emplace(count, UnitRequests(count)).first;
+        }
+        const std::vector<QueueRequest>& unit = drawn->second;
         const ServingRow* prefill = PrefillOf(prefills, r);
         const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
