@@ -179,7 +179,8 @@ RunReportCsv(const RunReport& r, bool perRank)
     os << "mode,gpus,backend,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
           "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s,"
           "tokens_per_s_per_gpu,energy_j,energy_per_token_j,avg_power_w,idle_energy_j,"
-          "compute_energy_j,nvlink_energy_j,network_energy_j\n";
+          "compute_energy_j,nvlink_energy_j,network_energy_j,busiest_rank,gemm_s,attention_s,"
+          "attention_kernel,elementwise_s,optimizer_s,sm_sharing_s,waiting_on\n";
     // Empty where --json has no field or null: a training step has no first token, an
     // inference request no model TFLOP/s, and a replayed trace set neither those nor a memory
     // verdict (the traces carry no model or memory).
@@ -211,7 +212,32 @@ RunReportCsv(const RunReport& r, bool perRank)
     };
     os << "," << energy(r.energyJ) << "," << energy(r.energyPerTokenJ, r.mode == "inference") << ","
        << energy(r.avgPowerW) << "," << energy(r.idleEnergyJ) << "," << energy(r.computeEnergyJ)
-       << "," << energy(r.nvlinkEnergyJ) << "," << energy(r.networkEnergyJ) << "\n";
+       << "," << energy(r.nvlinkEnergyJ) << "," << energy(r.networkEnergyJ);
+    // The text's "busiest rank", "compute by kind" and "waiting on" lines (--json's
+    // busiest_rank, compute_by_kind_s and exposed_communication_by_op_s). waiting_on is one
+    // field of op=seconds pairs, largest first as the text prints them, separated by ';'.
+    const std::size_t busiest = r.BusiestRank();
+    auto kind = [&r](double v)
+    {
+        return r.haveComputeKinds ? FormatNumber(v) : std::string();
+    };
+    std::vector<std::pair<std::string, double>> waits(r.exposedCommByOpS.begin(),
+                                                      r.exposedCommByOpS.end());
+    std::stable_sort(waits.begin(),
+                     waits.end(),
+                     [](const auto& a, const auto& b)
+                     {
+                         return a.second > b.second;
+                     });
+    std::string waitingOn;
+    for (const auto& [op, s] : waits)
+    {
+        waitingOn += (waitingOn.empty() ? "" : ";") + op + "=" + FormatNumber(s);
+    }
+    os << "," << (busiest < r.ranks.size() ? std::to_string(r.ranks[busiest].rank) : "") << ","
+       << kind(r.gemmS) << "," << kind(r.attentionS) << "," << CsvField(r.attentionKernel) << ","
+       << kind(r.elementwiseS) << "," << kind(r.optimizerS) << "," << kind(r.smSharingS) << ","
+       << CsvField(waitingOn) << "\n";
     return os.str();
 }
 

@@ -1465,7 +1465,15 @@ class CliCsvTestCase : public TestCase
                                                      "idle_energy_j",
                                                      "compute_energy_j",
                                                      "nvlink_energy_j",
-                                                     "network_energy_j"};
+                                                     "network_energy_j",
+                                                     "busiest_rank",
+                                                     "gemm_s",
+                                                     "attention_s",
+                                                     "attention_kernel",
+                                                     "elementwise_s",
+                                                     "optimizer_s",
+                                                     "sm_sharing_s",
+                                                     "waiting_on"};
         CsvTable rt = CsvOf(Cat({"run", "--csv"}, kSmallTraining), runColumns, dir);
         const Json rj = Json::parse(RunCli(Cat({"run", "--json"}, kSmallTraining), dir).out);
         RAPIDLLM_REQUIRE_EQ(rt.rows.size(), 1u, "run: one row");
@@ -1477,6 +1485,32 @@ class CliCsvTestCase : public TestCase
             ExpectNumber(rt.rows[0].at(std::string(part) + "_energy_j"),
                          rj.at("energy_breakdown_j").at(part),
                          std::string("run energy: ") + part);
+        }
+        // The text's busiest rank, compute by kind and "waiting on" (every operator).
+        NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("busiest_rank"),
+                              std::to_string(rj.at("busiest_rank").get<int>()),
+                              "run busiest rank");
+        for (const char* kind : {"gemm", "attention", "elementwise", "optimizer", "sm_sharing"})
+        {
+            ExpectNumber(rt.rows[0].at(std::string(kind) + "_s"),
+                         rj.at("compute_by_kind_s").at(kind),
+                         std::string("run compute: ") + kind);
+        }
+        NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("attention_kernel"),
+                              rj.at("attention_kernel").get<std::string>(),
+                              "run attention kernel");
+        {
+            const Json& byOp = rj.at("exposed_communication_by_op_s");
+            std::size_t pairs = 0;
+            std::istringstream waits(rt.rows[0].at("waiting_on"));
+            for (std::string pair; std::getline(waits, pair, ';'); ++pairs)
+            {
+                const std::size_t eq = pair.find('=');
+                RAPIDLLM_REQUIRE_EQ((eq != std::string::npos), true, pair);
+                ExpectNumber(pair.substr(eq + 1), byOp.at(pair.substr(0, eq)), pair);
+            }
+            NS_TEST_EXPECT_MSG_EQ(pairs, byOp.size(), rt.rows[0].at("waiting_on"));
+            NS_TEST_EXPECT_MSG_GT(pairs, 0u, "the small job waits on some communication");
         }
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("energy_per_token_j"), "", "training: no tokens");
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("ttft_s"), "", "training: no first token");
