@@ -562,6 +562,8 @@ class CliBadInputTestCase : public TestCase
             {{"xval", "--quick", "--packet=NoSuch=1"}, {"option --packet", "no attribute"}},
             {{"xval", "--quick", "--packet=SendBuffer=100"},
              {"option --packet", "SendBuffer", "100 bytes", "at least 65536"}},
+            {{"xval", "--quick", "--packet=SegmentSize=1"},
+             {"option --packet", "SegmentSize", "1 bytes", "536 to 4056"}},
             {{"xval", "--quick", "--packet=Pcap=" + dir + "/cap"},
              {"option --packet", "Pcap=", "9 workloads", "--only=WORKLOAD"}},
             {{"sweep",

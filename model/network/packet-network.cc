@@ -49,8 +49,9 @@ PacketNetwork::GetTypeId()
                 MakeUintegerAccessor(&PacketNetwork::m_mtu),
                 MakeUintegerChecker<uint32_t>(576, 65000))
             .AddAttribute("SegmentSize",
-                          "TCP segment payload, bytes; 0 = MTU - 20 (IP) - 20 (TCP without "
-                          "options), so a full segment fills one MTU.",
+                          "TCP segment payload, bytes: 0 = MTU - 20 (IP) - 20 (TCP without "
+                          "options), so a full segment fills one MTU; else 536 (RFC 879's "
+                          "default MSS) up to that.",
                           UintegerValue(0),
                           MakeUintegerAccessor(&PacketNetwork::m_segmentSize),
                           MakeUintegerChecker<uint32_t>())
@@ -223,6 +224,10 @@ PacketNetwork::SetTopology(Ptr<Topology> topology)
     NetworkBackend::SetTopology(topology);
 }
 
+/** The smallest TCP segment accepted: RFC 879's default MSS, the IPv4 minimum MTU of 576 less
+ * 40 bytes of IP and TCP headers. */
+static constexpr uint32_t kMinSegmentSize = 536;
+
 uint32_t
 PacketNetwork::GetSegmentSize() const
 {
@@ -262,6 +267,18 @@ PacketNetwork::CheckAttributes() const
                         "a segment of " + std::to_string(GetSegmentSize()) + " bytes plus "
                             + std::to_string(PacketFabric::kIpHeader + PacketFabric::kTcpHeader)
                             + " bytes of headers exceeds the MTU of " + std::to_string(m_mtu));
+    }
+    if (m_segmentSize > 0 && m_segmentSize < kMinSegmentSize)
+    {
+        // Tiny segments only multiply the events: a 1-byte segment costs 60 bytes of headers
+        // and one simulated packet per byte (a 64 MiB message ran for minutes).
+        throw SpecError(
+            "network",
+            "PacketNetwork::SegmentSize",
+            std::to_string(m_segmentSize) + " bytes: 0 (the MTU less the headers) or "
+                + std::to_string(kMinSegmentSize) + " to "
+                + std::to_string(m_mtu - PacketFabric::kIpHeader - PacketFabric::kTcpHeader)
+                + " (RFC 879's default MSS up to the MTU's payload)");
     }
     if (m_sendBuffer > 0 && m_sendBuffer < (1u << 16))
     {
