@@ -372,14 +372,20 @@ class CliJsonTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(run.at("input").at("hardware").contains("gpu_set"),
                               false,
                               "and none where no GPU has its own");
-        // A job file's slow GPUs: trace writes the healthy job and says how to replay it with
-        // them; that replay is run's step with them.
+        // A job file's slow GPUs and network (routing, faults, network --set): trace writes
+        // the healthy job and says how to replay it on them; that replay is run's step. (The
+        // printed command named the faults and slow GPUs only: a dead link then had no path.)
         const std::string jobFile = dir + "/slow.yaml";
         std::ofstream(jobFile) << "model: gpt-1.7b\ngpus: 8\nparallel: {tp: 2, pp: 2}\n"
-                                  "global_batch: 8\nsequence: 1024\nslow_gpus: [gpu1:0.5]\n";
+                                  "global_batch: 8\nsequence: 1024\nslow_gpus: [gpu1:0.5]\n"
+                                  "routing: fault-aware\nfault: [gpu1-nvlink.sw0:0.5]\n"
+                                  "set: [network.nvlink.latency_ns=2000, gpu.hbm_gib=160]\n";
+        const double slowNetworkStep =
+            JsonOf({"run", "--run=" + jobFile, "--json"}, dir).at("step_time_s").get<double>();
+        NS_TEST_EXPECT_MSG_GT(slowNetworkStep, slowStep, "the network's changes cost time");
         t = RunCli({"trace", "--run=" + jobFile, "--out=" + dir + "/slow"}, dir);
         NS_TEST_EXPECT_MSG_EQ(t.status, 0, t.err);
-        const std::string hint = "slow GPUs: ";
+        const std::string hint = "as run does: ";
         RAPIDLLM_REQUIRE_EQ((t.err.find(hint) != std::string::npos), true, t.err);
         std::vector<std::string> suggested;
         std::istringstream words(t.err.substr(t.err.find(hint) + hint.size()));
@@ -389,9 +395,9 @@ class CliJsonTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ_TOL(
             JsonOf(Cat(suggested, {"--json"}), dir).at("step_time_s").get<double>(),
-            slowStep,
-            1e-6 * slowStep,
-            "trace's suggested replay = run with the slow GPU");
+            slowNetworkStep,
+            1e-6 * slowNetworkStep,
+            "trace's suggested replay = run with the slow GPU and the job's network");
         // ... an inference request's too, with its engine's host costs in the traces.
         const std::vector<std::string> served = Cat(kSmallInference, {"--engine=vllm"});
         const std::string servedTraces = dir + "/served";

@@ -35,12 +35,26 @@ RunTraceCommand(const CliArgs& args)
     WriteWorkloadTraces(w, path, args.Flag("gzip"), job.hardware.name);
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
-    // A job file's faults and slow GPUs belong to a replay of the traces, not to the traces.
-    if (!job.faults.empty() || !job.slowGpus.empty())
+    // A job file's network (its faults, routing, backend and the --set of network paths and
+    // gpu.sm_count, which replay takes) and slow GPUs belong to a replay of the traces, not to
+    // the traces: the note gives the replay command that runs them as `run` would.
+    std::string replaySets;
+    for (const std::string& o : job.overrides)
     {
-        std::cerr << "rapid-llm trace: note: the traces hold the healthy job; replay them with the "
-                     "job file's faults and slow GPUs: replay --trace="
+        if (o.rfind("network.", 0) == 0 || o.rfind("gpu.sm_count=", 0) == 0)
+        {
+            replaySets += (replaySets.empty() ? "" : ",") + o;
+        }
+    }
+    if (!job.faults.empty() || !job.slowGpus.empty() || !job.routing.empty() || !job.backend.empty()
+        || !replaySets.empty())
+    {
+        std::cerr << "rapid-llm trace: note: the traces hold the healthy job's kernels; replay "
+                     "them on the job's network as run does: replay --trace="
                   << path << " --hardware=" << job.hardwareSource
+                  << (replaySets.empty() ? "" : " --set=" + replaySets)
+                  << (job.backend.empty() ? "" : " --backend=" + job.backend)
+                  << (job.routing.empty() ? "" : " --routing=" + job.routing)
                   << (job.faults.empty() ? "" : " --fault=" + FaultOptionText(job.faults))
                   << (job.slowGpus.empty() ? "" : " --slow-gpus=" + SlowGpusText(job.slowGpus))
                   << "\n";
