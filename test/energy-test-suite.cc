@@ -262,6 +262,68 @@ class StepEnergyTestCase : public TestCase
 };
 
 /**
+ * \brief Routed experts: the graph times the busiest rank's experts, the step's energy counts
+ * every rank's own. An imbalance (--moe-imbalance) moves tokens between experts, so the kernels'
+ * energy and the all-to-all bytes stay those of the balanced step while the step takes longer;
+ * whole experts per rank (ep 8, etp 1) at batch 1 read the two routed experts' weights, as the
+ * sharded experts do, not one expert on each of the 8 ranks.
+ */
+class MoeEnergyTestCase : public TestCase
+{
+  public:
+    MoeEnergyTestCase()
+        : TestCase("routed experts: energy counts every rank's own work, not the busiest rank's")
+    {}
+
+  private:
+    /** \return the report of Mixtral (2 layers) on H100s with \p run */
+    static RunReport
+    RunMixtral(const RunSpec& run)
+    {
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        h->Load("mixtral-8x7b", "h100-sxm-80gb");
+        ModelSpec model = h->GetModel();
+        model.layers = 2;
+        h->SetModel(model);
+        h->SetRun(run);
+        return h->Run();
+    }
+
+    void
+    DoRun() override
+    {
+        RunSpec train = fixture::TrainingJob(1, 1, 8, 1, 8, 1024);
+        train.parallel.ep = 8;
+        const RunReport even = RunMixtral(train);
+        train.moeImbalance = 2.0;
+        const RunReport skewed = RunMixtral(train);
+        NS_TEST_ASSERT_MSG_EQ((even.haveEnergy && skewed.haveEnergy), true, "energy known");
+        NS_TEST_EXPECT_MSG_GT(skewed.stepTimeS, 1.2 * even.stepTimeS, "the busiest expert waits");
+        // It was 1.5x: every rank charged the busiest rank's expert GEMMs.
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            skewed.computeEnergyJ / even.computeEnergyJ, 1.0, 0.01, "the same kernels' energy");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            skewed.nvlinkEnergyJ / even.nvlinkEnergyJ, 1.0, 1e-3, "the same all-to-all bytes");
+        NS_TEST_EXPECT_MSG_EQ_TOL(skewed.idleEnergyJ / even.idleEnergyJ,
+                                  skewed.stepTimeS / even.stepTimeS,
+                                  1e-9,
+                                  "idle power for the longer step");
+
+        RunSpec decode = fixture::InferenceJob(8, 1, 1, 512, 32);
+        const RunReport sharded = RunMixtral(decode);
+        decode.parallel.ep = 8;
+        decode.parallel.etp = 1;
+        const RunReport whole = RunMixtral(decode);
+        NS_TEST_EXPECT_MSG_GT(whole.stepTimeS, sharded.stepTimeS, "one expert a rank is slower");
+        // It was 3.4x: the two routed experts' weights read once, not one expert on each rank.
+        NS_TEST_EXPECT_MSG_EQ_TOL(whole.computeEnergyJ / sharded.computeEnergyJ,
+                                  1.0,
+                                  0.02,
+                                  "the routed experts' weights, read once");
+    }
+};
+
+/**
  * \brief What `run` reports: one GPU serving one request draws between its idle power and its
  * limit on average; the energy per token times the tokens is the request's energy; the JSON
  * carries the fields (energy_per_token_j only for inference).
@@ -514,6 +576,7 @@ class EnergyTestSuite : public TestSuite
         AddTestCase(new BytesSentTestCase, TestCase::QUICK);
         AddTestCase(new StepEnergyTestCase, TestCase::QUICK);
         AddTestCase(new EnergyReportTestCase, TestCase::QUICK);
+        AddTestCase(new MoeEnergyTestCase, TestCase::QUICK);
         AddTestCase(new PowerSectionErrorsTestCase, TestCase::QUICK);
         AddTestCase(new ClockLockTestCase, TestCase::QUICK);
         AddTestCase(new DvfsCurveTestCase, TestCase::QUICK);

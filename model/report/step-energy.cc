@@ -118,11 +118,12 @@ EstimateStepEnergy(const Workload& w,
             switch (n.kind)
             {
                 case WorkNodeKind::COMPUTE:
-                    sums.dynamicJ += energyOf[n.op];
+                    sums.dynamicJ += energyOf[n.op] * n.EnergyShare();
                     break;
                 case WorkNodeKind::COLLECTIVE:
                     sums.collectiveBytes[{n.group, n.collective}] +=
-                        BytesSentPerMember(n.collective, layout.GroupSize(n.group), n.commBytes);
+                        BytesSentPerMember(n.collective, layout.GroupSize(n.group), n.commBytes)
+                        * n.EnergyShare();
                     break;
                 case WorkNodeKind::SEND:
                     sums.sendBytes[{n.group, n.peerOffset}] += double(n.commBytes);

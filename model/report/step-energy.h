@@ -56,6 +56,9 @@ double BytesSentPerMember(CollectiveKind kind, uint32_t members, double bytes);
  * link counters hold only part of the traffic. A group whose members all sit in one domain of
  * the innermost network dimension (ranks fill it first) sends over NVLink, any other over the
  * network (an upper bound for hierarchical collectives, whose intra-node legs cost less).
+ * Each node's energy and bytes count its WorkNode::energyShareUnits: where the graph times the
+ * busiest rank's routed experts (an imbalance, a rank whose experts may receive no token), the
+ * step's energy is every rank's own work, the average rank's.
  *
  * \param w the workload (its graphs)
  * \param dynamicEnergy the dynamic energy of one operator (from the compute model)

@@ -51,6 +51,18 @@ GraphEmitter::NextPeerTag()
     return m_peerTags++;
 }
 
+void
+GraphEmitter::SetEnergyShare(float share)
+{
+    m_energyShare = share;
+}
+
+float
+GraphEmitter::EnergyShare() const
+{
+    return m_energyShare;
+}
+
 WorkNode&
 GraphEmitter::Append(WorkNodeKind kind, const char* label)
 {
@@ -61,6 +73,7 @@ GraphEmitter::Append(WorkNodeKind kind, const char* label)
     node.phase = m_phase;
     node.microBatch = m_microBatch;
     node.layer = m_layer;
+    node.SetEnergyShare(m_energyShare);
     node.label = label;
     return node;
 }

@@ -41,6 +41,13 @@ class GraphEmitter
     int32_t Layer() const;
     /** \return the current phase */
     Phase GetPhase() const;
+    /**
+     * \brief Sets WorkNode::energyShareUnits of the nodes that follow (1 again to end it): the
+     * average rank's share of their work where the graph times the busiest rank's.
+     */
+    void SetEnergyShare(float share);
+    /** \return the energy share of the nodes that follow */
+    float EnergyShare() const;
 
     /**
      * \brief A compute node on the stream.
@@ -152,6 +159,7 @@ class GraphEmitter
     Phase m_phase = Phase::FORWARD;            //!< context
     uint32_t m_microBatch = 0;                 //!< context
     int32_t m_layer = -1;                      //!< context
+    float m_energyShare = 1;                   //!< context
     uint32_t m_peerTags = 0;                   //!< tags NextPeerTag() gave
     WeightGradientStore* m_deferred = nullptr; //!< where weight gradients go, or nullptr
 };

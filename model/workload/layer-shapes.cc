@@ -219,6 +219,7 @@ LayerShapes::Routing(uint64_t rows, bool imbalanced) const
         r.load = (f + (l - 1) * (e - f) / (e - 1)) / l;
         rankRows = static_cast<uint64_t>(std::ceil(double(r.routed) * r.load - 1e-9));
     }
+    r.energyShare = localExperts * hit / double(r.activeExperts) / r.load;
     r.perExpert = (rankRows + r.activeExperts - 1) / r.activeExperts;
     r.expertRows = r.perExpert * r.activeExperts;
     return r;

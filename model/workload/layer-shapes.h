@@ -35,6 +35,10 @@ struct ExpertRouting
     uint64_t perExpert = 0;     //!< rows each active local expert sees (the critical rank's)
     uint64_t expertRows = 0;    //!< rows of all active local experts together
     double load = 1.0; //!< the critical rank's expert rows over the balanced share (all-to-all)
+    /** The average rank's expert work over the critical rank's: the expected active local
+     * experts over the (rounded, at least one) count timed, over the load. The step's energy
+     * sums every rank's own work, not the busiest rank's times the ranks. */
+    double energyShare = 1.0;
 };
 
 /**

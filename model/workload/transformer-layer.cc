@@ -700,6 +700,9 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows, bool
         e.Compute("moe_permute", MakeElementwise(OpType::TENSOR_COPY, r.routed, s.hidden, at));
     }
     const bool dispatch = m_run.parallel.ep > 1 && !s.replicatedTokens;
+    // From the dispatch to the combine the graph times the critical rank's experts; the
+    // energy counts the average rank's (ExpertRouting::energyShare).
+    e.SetEnergyShare(float(r.energyShare));
     if (dispatch)
     {
         e.Blocking("a2a_dispatch", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
@@ -731,6 +734,7 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows, bool
     {
         e.Blocking("a2a_combine", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
+    e.SetEnergyShare(1);
     if (dispatcher)
     {
         // Each token's top-k expert rows, weighted by its probabilities, summed into its row.
@@ -833,6 +837,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     // sort's moves the rows back, the permutation's sums each token's routed rows.
     const bool sorted = m_run.parallel.ep > 1 && s.localExperts > 1;
     e.Compute("moe_unpermute_bwd", MakeUnpermute(rows, s.topK, s.hidden, at, true));
+    e.SetEnergyShare(float(r.energyShare)); // to the dispatch's backward, as MlpForward
     if (m_run.parallel.ep > 1)
     {
         e.Blocking("a2a_combine_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
@@ -867,6 +872,7 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     {
         e.Blocking("a2a_dispatch_bwd", CollectiveKind::ALL_TO_ALL, GroupKind::EP, a2aBytes);
     }
+    e.SetEnergyShare(1);
     e.Compute("moe_permute_bwd", MakeUnpermute(rows, s.topK, s.hidden, at));
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, rows, s.experts, at, true));
     if (m_foldedExperts)
@@ -1084,7 +1090,8 @@ TransformerLayer::WeightGemm(GraphEmitter& e,
                modelFlops,
                bytes * int64_t(g.batch * g.k * g.m),
                gatheredInput,
-               bytes * int64_t(g.batch * g.k * g.n));
+               bytes * int64_t(g.batch * g.k * g.n),
+               e.EnergyShare());
     return GraphEmitter::NONE;
 }
 

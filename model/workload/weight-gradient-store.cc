@@ -15,9 +15,10 @@ WeightGradientStore::Add(const char* label,
                          double modelFlops,
                          int64_t inputBytes,
                          bool gatheredInput,
-                         int64_t gradBytes)
+                         int64_t gradBytes,
+                         float energyShare)
 {
-    gemms.push_back({label, op, modelFlops});
+    gemms.push_back({label, op, modelFlops, energyShare});
     (gatheredInput ? producedBytes : keptBytes) += inputBytes;
     producedBytes += gradBytes;
 }
@@ -36,6 +37,7 @@ WeightGradientStore::Emit(GraphEmitter& e) const
     for (const DeferredWeightGemm& g : gemms)
     {
         last = e.Compute(g.label, g.op);
+        e.Graph().nodes[last].SetEnergyShare(g.energyShare);
         if (g.modelFlops >= 0)
         {
             e.Graph().nodes[last].modelFlops = g.modelFlops;

@@ -23,6 +23,7 @@ struct DeferredWeightGemm
     const char* label = nullptr; //!< the GEMM's label
     OperatorDesc op;             //!< the GEMM (dW = X^T dY)
     double modelFlops = -1;      //!< model FLOPs where they are not the GEMM's (routed experts)
+    float energyShare = 1;       //!< WorkNode::energyShareUnits of the GEMM where it was deferred
 };
 
 /**
@@ -49,13 +50,15 @@ struct WeightGradientStore
      * \param gatheredInput whether X is the forward pass's (false) or one the backward pass
      *        gathered over the sequence-parallel ranks (true)
      * \param gradBytes dY's bytes
+     * \param energyShare its WorkNode::energyShareUnits
      */
     void Add(const char* label,
              const OperatorDesc& op,
              double modelFlops,
              int64_t inputBytes,
              bool gatheredInput,
-             int64_t gradBytes);
+             int64_t gradBytes,
+             float energyShare = 1);
 
     /**
      * \param held what the forward pass kept for the backward pass (and its recomputation made)

@@ -4,10 +4,19 @@
 
 #include "workload-graph.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace ns3 {
 namespace rapidllm {
+
+void
+WorkNode::SetEnergyShare(double share)
+{
+    energyShareUnits = static_cast<uint16_t>(
+        std::lround(std::clamp(share, 0.0, 65535.0 / kShareUnit) * kShareUnit));
+}
 
 const char*
 ToString(CollectiveKind kind)

@@ -77,10 +77,15 @@ struct WorkNode
     int32_t layer = -1;      //!< global layer index, -1 outside layers
 
     uint32_t op = 0;        //!< COMPUTE: the operator, an index into StageGraph::ops
-    uint32_t kernels = 1;   //!< COMPUTE: kernels the operator launches
     float smScaling = 0;    //!< COMPUTE: share of its time that scales as 1 / SMs (SmScaling)
     int32_t peerOffset = 0; //!< SEND/RECV: peer = own coordinate + offset
     uint32_t tag = 0;       //!< SEND/RECV: matching tag
+    uint16_t kernels = 1;   //!< COMPUTE: kernels the operator launches (a few: kMaxKernels)
+    /** The average rank's share of this node's work over the timed rank's, in 1/kShareUnit
+     * (routed experts: the graph times the busiest rank, the step's energy counts every
+     * rank's own work; ExpertRouting::energyShare). Fixed point so that the node stays 120
+     * bytes; see EnergyShare(). */
+    uint16_t energyShareUnits = kShareUnit;
     CollectiveKind collective = CollectiveKind::ALL_REDUCE; //!< COLLECTIVE: operation
     uint8_t commSms = 0; //!< COLLECTIVE: SMs its kernels hold (0: the collective algorithm's)
     GroupKind group = GroupKind::TP; //!< COLLECTIVE: group; SEND/RECV: peer axis
@@ -92,6 +97,19 @@ struct WorkNode
     uint64_t commBytes = 0;    //!< COLLECTIVE/SEND/RECV: bytes (whole buffer)
     int64_t memDelta = 0;      //!< bytes that stay allocated after this node (negative frees)
     uint64_t memTransient = 0; //!< extra bytes alive only while this node runs
+
+    static constexpr uint16_t kShareUnit = 32768;  //!< energyShareUnits of a share of 1
+    static constexpr uint32_t kMaxKernels = 65535; //!< the most kernels a node counts
+
+    /** \return energyShareUnits as a share (0 to 2) */
+    double
+    EnergyShare() const
+    {
+        return double(energyShareUnits) / kShareUnit;
+    }
+
+    /** \brief Sets energyShareUnits. \param share the share, held to 0 to 2 (less one unit) */
+    void SetEnergyShare(double share);
 };
 
 static_assert(sizeof(WorkNode) <= 120, "WorkNode is ordered to leave no padding");

@@ -135,7 +135,7 @@ Workload::Build(const ModelSpec& model, const RunSpec& run, const OperatorCoster
             const OperatorCost& c = costs[n.op];
             n.durationS = c.timeS;
             n.tensorBytes = static_cast<uint64_t>(c.hbmBytes);
-            n.kernels = std::max(1u, c.kernels);
+            n.kernels = static_cast<uint16_t>(std::clamp(c.kernels, 1u, WorkNode::kMaxKernels));
             n.smScaling = static_cast<float>(c.smScaling);
         }
     };
