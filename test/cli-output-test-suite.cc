@@ -1349,7 +1349,8 @@ class CliCsvTestCase : public TestCase
                             "overhead_s",
                             "clock_mhz",
                             "power_w",
-                            "energy_j"},
+                            "energy_j",
+                            "board_energy_j"},
                            dir);
         const Json gj = Json::parse(RunCli(Cat(gemmArgs, {"--json"}), dir).out);
         RAPIDLLM_REQUIRE_EQ(g.rows.size(), 1u, "gemm: one row");
@@ -1359,6 +1360,16 @@ class CliCsvTestCase : public TestCase
         ExpectNumber(g.rows[0].at("hbm_bytes"), gj.at("bytes").at("hbm"), "gemm HBM bytes");
         ExpectNumber(g.rows[0].at("tile_m"), gj.at("tile").at("m"), "gemm tile m");
         NS_TEST_EXPECT_MSG_EQ(g.rows[0].at("bound"), gj.at("bound").get<std::string>(), "bound");
+        // energy_j is what the kernel adds to the idle board; board_energy_j the text's
+        // "energy", its power times its time (only the first was machine-readable).
+        ExpectNumber(g.rows[0].at("board_energy_j"), gj.at("board_energy_j"), "gemm board energy");
+        NS_TEST_EXPECT_MSG_EQ_TOL(gj.at("board_energy_j").get<double>(),
+                                  gj.at("power_w").get<double>() * gj.at("time_s").get<double>(),
+                                  1e-12,
+                                  "board energy = power x time");
+        NS_TEST_EXPECT_MSG_GT(gj.at("board_energy_j").get<double>(),
+                              gj.at("energy_j").get<double>(),
+                              "the idle board's share on top");
 
         // trace-info: a row per rank; the bytes add up to what the traces hold.
         const std::string traces = dir + "/traces";

@@ -98,7 +98,8 @@ RunGemmCommand(const CliArgs& args)
                               "overhead_s",
                               "clock_mhz",
                               "power_w",
-                              "energy_j"});
+                              "energy_j",
+                              "board_energy_j"});
         const bool clock = c.clockHz > 0;
         std::cout << CsvLine({hw.name,
                               std::to_string(m),
@@ -132,7 +133,8 @@ RunGemmCommand(const CliArgs& args)
                               FormatNumber(c.overheadTimeS),
                               clock ? FormatNumber(c.clockHz / 1e6) : "",
                               clock ? FormatNumber(c.powerW) : "",
-                              clock ? FormatNumber(c.energyJ) : ""});
+                              clock ? FormatNumber(c.energyJ) : "",
+                              clock ? FormatNumber(c.powerW * c.timeS) : ""});
         return 0;
     }
     std::cout << "GEMM " << m << " x " << n << " x " << k
@@ -140,7 +142,10 @@ RunGemmCommand(const CliArgs& args)
               << ToString(type) << " on " << hw.gpu.name << "\n"
               << "  time            " << FormatNumber(c.timeS * 1e3, 5) << " ms\n"
               << "  throughput      " << FormatNumber(tflops, 5) << " TFLOP/s ("
-              << FormatNumber(100 * c.utilization, 3) << "% of peak)\n"
+              << FormatNumber(100 * c.utilization, 3) << "% of peak"
+              << (c.clockHz > 0 ? " at its " + FormatNumber(c.clockHz / 1e6, 4) + " MHz clock"
+                                : std::string())
+              << ")\n"
               << "  bound           " << ToString(c.SlowestLevel())
               << (c.bound == BoundLevel::LAUNCH ? " (but the fixed launch overhead dominates)" : "")
               << "\n"

@@ -56,7 +56,8 @@ to_json(Json& j, const OperatorCost& c)
     {
         j["clock_mhz"] = c.clockHz / 1e6;
         j["power_w"] = c.powerW;
-        j["energy_j"] = c.energyJ;
+        j["energy_j"] = c.energyJ;                // what the kernel adds to the idle board
+        j["board_energy_j"] = c.powerW * c.timeS; // the board's whole energy while it runs
     }
     j["tile"] = {{"m", t.blockM},
                  {"n", t.blockN},
