@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <set>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -229,6 +230,19 @@ ParseGpuSets(const std::string& text, uint64_t gpus, const std::string& source)
     auto each = [&](uint32_t gpu, const std::string& name, const std::string& rest)
     {
         std::vector<SpecOverride> overrides;
+        // --set's examples would name fields a GPU set refuses: give a GPU's own.
+        std::istringstream items(rest);
+        for (std::string item; std::getline(items, item, ',');)
+        {
+            if (item.find('=') == std::string::npos)
+            {
+                throw SpecError(source,
+                                "gpu-set",
+                                name + ": '" + item
+                                    + "' is not PATH=VALUE; e.g. gpu.hbm_bandwidth_GBps=0.5x, "
+                                      "gpu.power.board_limit_w=400 or gpu.sm_count=100");
+            }
+        }
         try
         {
             overrides = SpecOverride::ParseList(rest, source);

@@ -126,7 +126,19 @@ RunOne(const ResolvedJob& job,
                 }
                 catch (const SpecError& e)
                 {
-                    throw ReplayError(e.GetMessage()); // this row's error, not the study's
+                    // This row's error, not the study's. A cap at or below the idle board's
+                    // power says what the factor gives and the lowest that this GPU takes.
+                    const GpuPower& p = hw.gpu.power;
+                    if (prefix == "power:" && p.Has() && factor * p.limitW <= p.idleW)
+                    {
+                        throw ReplayError(
+                            "a cap of " + FormatNumber(factor * p.limitW, 4) + " W ("
+                            + FormatNumber(factor) + " x the board's " + FormatNumber(p.limitW, 4)
+                            + " W) is not above the idle board's " + FormatNumber(p.idleW, 4)
+                            + " W: this GPU takes factors above "
+                            + FormatNumber(p.idleW / p.limitW, 3));
+                    }
+                    throw ReplayError(e.GetMessage());
                 }
                 continue;
             }

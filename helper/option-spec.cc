@@ -140,6 +140,14 @@ OptionSpec::Mode(const std::string& runMode) const
     return o;
 }
 
+OptionSpec
+OptionSpec::Unit(const std::string& name) const
+{
+    OptionSpec o = *this;
+    o.unit = name;
+    return o;
+}
+
 std::string
 OptionSpec::Allowed() const
 {
@@ -151,7 +159,8 @@ OptionSpec::Allowed() const
             return "a whole number from " + std::to_string(minimum) + " to "
                    + std::to_string(maximum);
         case OptionKind::REAL:
-            return "a number from " + NumberText(low) + " to " + NumberText(high);
+            return "a number" + (unit.empty() ? std::string() : " of " + unit) + " from "
+                   + NumberText(low) + " to " + NumberText(high);
         case OptionKind::SIZE:
             return "a size from " + std::to_string(minimum) + " to " + std::to_string(maximum)
                    + " bytes, e.g. 1GiB, 256MiB, 4K, 1000000";
@@ -214,9 +223,16 @@ OptionSpec::Check(const std::string& item) const
         case OptionKind::REAL:
         {
             double v = 0;
-            return ParseFiniteNumber(item, v) && v >= low && v <= high
-                       ? ""
-                       : "is not allowed; give " + Allowed();
+            if (ParseFiniteNumber(item, v) && v >= low && v <= high)
+            {
+                return "";
+            }
+            const bool withUnit =
+                !unit.empty() && item.size() > unit.size()
+                && item.compare(item.size() - unit.size(), unit.size(), unit) == 0
+                && ParseFiniteNumber(item.substr(0, item.size() - unit.size()), v);
+            return withUnit ? "is not allowed; give the number alone, in " + unit + ": " + Allowed()
+                            : "is not allowed; give " + Allowed();
         }
         case OptionKind::SIZE:
         {

@@ -48,6 +48,7 @@ struct OptionSpec
     std::function<std::vector<std::string>()> choices; //!< CHOICE: allowed; TEXT: names for help
     std::string field; //!< the spec field it sets, if not its own name (for error messages)
     std::string mode;  //!< "training" or "inference": applies in that run mode only
+    std::string unit;  //!< REAL: the unit its number is in ("ms"), named in errors
 
     /** \return a FLAG option */
     static OptionSpec Flag(const std::string& name,
@@ -86,6 +87,9 @@ struct OptionSpec
     OptionSpec Field(const std::string& name) const;
     /** \return a copy that applies only in run mode \p runMode */
     OptionSpec Mode(const std::string& runMode) const;
+    /** \return a copy whose number is in \p name ("ms"): errors name it, and a value written
+     * with it ("30ms") is told to drop it */
+    OptionSpec Unit(const std::string& name) const;
 
     /** \return the allowed values in words, e.g. "a whole number from 1 to 16777216" */
     std::string Allowed() const;

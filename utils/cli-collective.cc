@@ -153,6 +153,13 @@ RunCollectiveCommand(const CliArgs& args)
                             + args.Text("reduce-GBps"));
     }
     config.beside = ParseBeside(args, config.gpus);
+    if (config.gpus < 2)
+    {
+        // NCCL's one-rank communicator copies locally: nothing crosses a link to time.
+        throw SpecError(kCommandLine,
+                        "gpus",
+                        "a collective runs among 2 or more GPUs (one GPU has nothing to exchange)");
+    }
     if (config.op == CollectiveOp::SEND_RECV && config.gpus != 2)
     {
         throw SpecError(kCommandLine, "gpus", "send-recv runs between 2 GPUs (--gpus=2)");

@@ -548,8 +548,9 @@ MakeOptions()
             .For({"study faults"})
             .RequiredIn({"study faults"}),
         Text("factors",
-             "bandwidth factors of the faulted links (1 = healthy, 0 = dead; of a compute set, "
-             "the share of the GPU's compute speed left, 0 refused in its rows)",
+             "bandwidth factors of the faulted links (1 = healthy, 0 = dead); of a GPU set, the "
+             "share left of its compute speed, HBM bandwidth or board power, 0 refused in its "
+             "rows (GPU sets alone default to 1,0.75,0.5,0.25)",
              "1,0.75,0.5,0.25,0")
             .For({"study faults"}),
         Count("packet-check",
@@ -642,19 +643,24 @@ MakeOptions()
               1u << 24,
               "0")
             .For({kServing}),
-        Real("tpot-slo",
-             "time per output token target, ms (0: none): the layouts within it (and --ttft-slo) "
-             "rank first",
-             0,
-             1e12,
-             "0")
+        CliOption(OptionSpec::Real("tpot-slo",
+                                   "time per output token target, ms (0: none): the layouts within "
+                                   "it (and --ttft-slo) "
+                                   "rank first",
+                                   0,
+                                   1e12,
+                                   "0")
+                      .Unit("ms"))
             .For({kServing}),
-        Real("ttft-slo",
-             "time to first token target, ms (0: none): the layouts within it (and --tpot-slo) "
-             "rank first",
-             0,
-             1e12,
-             "0")
+        CliOption(
+            OptionSpec::Real(
+                "ttft-slo",
+                "time to first token target, ms (0: none): the layouts within it (and --tpot-slo) "
+                "rank first",
+                0,
+                1e12,
+                "0")
+                .Unit("ms"))
             .For({kServing}),
         Real("rate",
              "open-loop arrivals: requests per second arriving at the GPUs, a Poisson process "
@@ -725,13 +731,16 @@ MakeOptions()
              1e3,
              "1")
             .For({kServing}),
-        Real("batch-delay",
-             "static batching under --rate or --goodput: ms an idle replica waits after the "
-             "oldest waiting request came for more to fill its batch (Triton's dynamic batcher "
-             "max_queue_delay_microseconds; 0: it starts with those waiting)",
-             0,
-             1e6,
-             "0")
+        CliOption(
+            OptionSpec::Real(
+                "batch-delay",
+                "static batching under --rate or --goodput: ms an idle replica waits after the "
+                "oldest waiting request came for more to fill its batch (Triton's dynamic batcher "
+                "max_queue_delay_microseconds; 0: it starts with those waiting)",
+                0,
+                1e6,
+                "0")
+                .Unit("ms"))
             .For({kServing}),
         Choice("router",
                "with --rate or --goodput: how the arriving requests are dealt to a layout's "

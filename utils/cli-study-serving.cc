@@ -520,6 +520,18 @@ RunStudyServingCommand(const CliArgs& args)
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
+    // A target below a millisecond is no GPU's: most likely seconds given for milliseconds.
+    for (const char* slo : {"tpot-slo", "ttft-slo"})
+    {
+        const double ms = args.Real(slo);
+        if (ms > 0 && ms < 1)
+        {
+            std::cerr << "rapid-llm study serving: note: --" << slo << "=" << args.Text(slo)
+                      << " is in milliseconds (" << FormatNumber(ms * 1e3, 4)
+                      << " us); a target of " << args.Text(slo) << " s is --" << slo << "="
+                      << FormatNumber(ms * 1e3, 6) << "\n";
+        }
+    }
     space.tokenBudget = static_cast<uint32_t>(args.Count("token-budget"));
     space.rateRps = args.Real("rate");
     space.requests = static_cast<uint32_t>(args.Count("requests"));

@@ -49,7 +49,19 @@ RunStudyFaultsCommand(const CliArgs& args)
         }
     }
     config.factors.clear();
-    for (const auto& f : args.Items("factors", ','))
+    // GPU sets alone take no 0 (a GPU at speed 0 never finishes): their default list stops at
+    // 0.25; with links a 0 row of a GPU set says so.
+    const bool gpuSetsOnly = std::all_of(config.links.begin(),
+                                         config.links.end(),
+                                         [](const std::string& l)
+                                         {
+                                             return IsGpuSet(l);
+                                         });
+    const std::vector<std::string> factors =
+        args.Has("factors") || !gpuSetsOnly
+            ? args.Items("factors", ',')
+            : std::vector<std::string>{"1", "0.75", "0.5", "0.25"};
+    for (const auto& f : factors)
     {
         // Each factor is checked as --fault checks it: 0 (dead) or 1e-6 to 1.
         double factor = -1;
@@ -59,8 +71,10 @@ RunStudyFaultsCommand(const CliArgs& args)
             throw SpecError(kCommandLine,
                             "factors",
                             "'" + f
-                                + "' is not a bandwidth factor; allowed: 0 (dead link) or "
-                                  "1e-06 to 1, e.g. --factors=1,0.75,0.5,0.25,0");
+                                + "' is not a factor; allowed: 1e-06 to 1 (the share left of a "
+                                  "link's bandwidth, or of a GPU set's compute speed, HBM "
+                                  "bandwidth or board power) or 0 (a dead link), e.g. "
+                                  "--factors=1,0.75,0.5,0.25,0");
         }
         if (std::find(config.factors.begin(), config.factors.end(), factor) != config.factors.end())
         {

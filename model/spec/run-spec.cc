@@ -648,6 +648,14 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                             std::to_string(specTokens) + " draft tokens a step; allowed: 1 to "
                                 + std::to_string(kMaxSpecTokens) + " with spec_acceptance");
         }
+        if (specAcceptance == 0)
+        {
+            throw SpecError(source,
+                            "spec_acceptance",
+                            "speculative decoding (spec_tokens " + std::to_string(specTokens)
+                                + ") needs the probability a draft token is accepted: give it, "
+                                  "above 0 and at most 1 (e.g. 0.7)");
+        }
         if (!(specAcceptance > 0 && specAcceptance <= 1))
         {
             std::ostringstream os;
