@@ -246,6 +246,22 @@ class CliBadInputTestCase : public TestCase
             // Found by fuzzing: a list where a flag goes was shown as "got '?'".
             {{"run", "--set=network.nvlink.nccl.nvls=[]"},
              {"nccl.nvls", "expected true or false, got a list"}},
+            // A one-GPU collective printed 0 us and 0 GB/s.
+            {{"collective", hwFlag, "--gpus=1"}, {"option --gpus", "2 or more GPUs"}},
+            // A number written with its unit, and a missing acceptance, said what was wrong.
+            {{"study", "serving", "--model=gpt-1.7b", "--gpus=1", "--tpot-slo=30ms"},
+             {"option --tpot-slo", "'30ms'", "the number alone, in ms"}},
+            {{"run",
+              "--model=gpt-1.7b",
+              "--mode=inference",
+              "--batch=1",
+              "--prompt=16",
+              "--gen=4",
+              "--spec-tokens=3"},
+             {"option --spec-acceptance", "spec_tokens 3", "needs the probability"}},
+            {{"run", "--model=gpt-1.7b", "--gpus=2", "--gbs=2", "--gpu-set=gpu0:gpu.sm_count"},
+             {"option --gpu-set", "gpu0", "not PATH=VALUE", "gpu.power.board_limit_w=400"}},
+            {Cat(faults, {"--factors=1.5"}), {"option --factors", "'1.5'", "GPU set's"}},
             // Found by fuzzing: a root for an all-reduce was accepted, and changed nothing.
             {{"collective", hwFlag, "--op=all-reduce", "--root=3"},
              {"option --root", "broadcast and reduce only", "all-reduce"}},

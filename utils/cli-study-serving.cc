@@ -520,18 +520,6 @@ RunStudyServingCommand(const CliArgs& args)
     space.batching = ParseBatching(args.Text("batching"));
     space.tpotSloS = args.Real("tpot-slo") * 1e-3;
     space.ttftSloS = args.Real("ttft-slo") * 1e-3;
-    // A target below a millisecond is no GPU's: most likely seconds given for milliseconds.
-    for (const char* slo : {"tpot-slo", "ttft-slo"})
-    {
-        const double ms = args.Real(slo);
-        if (ms > 0 && ms < 1)
-        {
-            std::cerr << "rapid-llm study serving: note: --" << slo << "=" << args.Text(slo)
-                      << " is in milliseconds (" << FormatNumber(ms * 1e3, 4)
-                      << " us); a target of " << args.Text(slo) << " s is --" << slo << "="
-                      << FormatNumber(ms * 1e3, 6) << "\n";
-        }
-    }
     space.tokenBudget = static_cast<uint32_t>(args.Count("token-budget"));
     space.rateRps = args.Real("rate");
     space.requests = static_cast<uint32_t>(args.Count("requests"));
@@ -650,6 +638,17 @@ RunStudyServingCommand(const CliArgs& args)
     JobBackendAndRouting(args, ResolvedJob(), backend, routing);
     RefusePacketCaptures(args.Text("packet"), "a serving study runs a network per layout");
     const ServingStudy study(options, space, backend, routing, args.Flag("symmetry"));
+    // A target below a millisecond is no GPU's: most likely seconds given for milliseconds.
+    for (const char* slo : {"tpot-slo", "ttft-slo"})
+    {
+        const double ms = args.Real(slo);
+        if (ms > 0 && ms < 1)
+        {
+            std::cerr << "note: --" << slo << "=" << args.Text(slo) << " is in milliseconds ("
+                      << FormatNumber(ms * 1e3, 4) << " us); a target of " << args.Text(slo)
+                      << " s is --" << slo << "=" << FormatNumber(ms * 1e3, 6) << "\n";
+        }
+    }
     std::set<std::string> noted; // once per hardware and type (a KV cache list repeats them)
     for (const ServingVariant& v : study.Variants())
     {
