@@ -221,14 +221,17 @@ RunValidateCommand(const CliArgs& args)
         ValidationSummary s = ValidationSuite::Summarize(rows, bar.metric);
         if (s.rows > 0)
         {
+            // The bars are the full tables': --quick's smaller jobs are a subset, whose errors
+            // can sit either side of them.
             std::printf("%-26s mean |error| %5.1f%%, largest %5.1f%% over %u rows (bar %.0f%% / "
-                        "%.0f%%: %s%s)\n",
+                        "%.0f%%%s: %s%s)\n",
                         bar.metric.c_str(),
                         100 * s.mean,
                         100 * s.worst,
                         s.rows,
                         100 * bar.mean,
                         100 * bar.worst,
+                        quick ? " of the full table; on this --quick subset" : "",
                         s.Meets(bar) ? "met" : "not met",
                         bar.pending.empty() ? "" : ("; not enforced: " + bar.pending).c_str());
         }
