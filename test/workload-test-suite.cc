@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -363,6 +364,20 @@ class MemoryFeasibilityTestCase : public TestCase
         Workload small = Workload::Build(ModelSpec::Load("llama2-7b"), run);
         MemoryReport fits = AnalyzeMemory(small, gpu);
         NS_TEST_EXPECT_MSG_EQ(fits.feasible, true, fits.reason);
+        // A GPU a few MiB short: the reason shows the peak above the capacity (it read "needs
+        // 80.0 GiB ... has 80.0 GiB" when the two rounded alike).
+        GpuSpec tight;
+        tight.hbmBytes = fits.worst.peak - (8ull << 20);
+        const MemoryReport over8 = AnalyzeMemory(small, tight);
+        NS_TEST_EXPECT_MSG_EQ(over8.feasible, false, "8 MiB short");
+        {
+            const std::regex numbers(
+                "needs ([0-9.]+) GiB at its peak but the GPU has ([0-9.]+) GiB");
+            std::smatch m;
+            RAPIDLLM_REQUIRE_EQ(std::regex_search(over8.reason, m, numbers), true, over8.reason);
+            NS_TEST_EXPECT_MSG_NE(m[1].str(), m[2].str(), over8.reason);
+            NS_TEST_EXPECT_MSG_GT(std::stod(m[1].str()), std::stod(m[2].str()), over8.reason);
+        }
         // Llama-2 7B by hand: 32 x (4 h^2 + 3 h f + 2 h) + 2 V h + h = 6,738,415,616 parameters
         // (h 4096, f 11008, V 32000, untied), its published count, the final norm included.
         const uint64_t params = 6738415616ull;

@@ -343,19 +343,30 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     if (report.worst.peak > report.capacity)
     {
         report.feasible = false;
+        // One decimal, or as many more (up to 4) as show the peak above the capacity (80.03
+        // against 80.00 read "needs 80.0 GiB but the GPU has 80.0 GiB").
+        const double peakGib = report.worst.peak / double(1ull << 30);
+        const double capacityGib = report.capacity / double(1ull << 30);
+        int digits = 1;
+        while (digits < 4
+               && std::round(peakGib * std::pow(10, digits))
+                      <= std::round(capacityGib * std::pow(10, digits)))
+        {
+            ++digits;
+        }
         std::ostringstream os;
-        os.precision(1);
-        os << std::fixed << "pipeline stage " << report.worst.stage << " needs "
-           << report.worst.peak / double(1ull << 30) << " GiB at its peak but ";
+        os.precision(digits);
+        os << std::fixed << "pipeline stage " << report.worst.stage << " needs " << peakGib
+           << " GiB at its peak but ";
         if (share < 1)
         {
-            os << "the job may use " << report.capacity / double(1ull << 30) << " GiB ("
-               << std::setprecision(2) << share << " of the GPU's " << std::setprecision(1)
-               << gpu.hbmBytes / double(1ull << 30) << ", gpu_memory_utilization)";
+            os << "the job may use " << capacityGib << " GiB (" << std::setprecision(2) << share
+               << " of the GPU's " << std::setprecision(1) << gpu.hbmBytes / double(1ull << 30)
+               << ", gpu_memory_utilization)";
         }
         else
         {
-            os << "the GPU has " << report.capacity / double(1ull << 30) << " GiB";
+            os << "the GPU has " << capacityGib << " GiB";
         }
         report.reason = os.str();
     }
