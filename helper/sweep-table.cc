@@ -130,7 +130,7 @@ SweepRow::ToCsv() const
                        + "," + std::to_string(pp) + "," + std::to_string(dp) + ","
                        + std::to_string(cp) + "," + std::to_string(ep) + "," + std::to_string(vpp)
                        + "," + schedule + "," + std::to_string(mbs) + "," + recompute + "," + dtype
-                       + "," + (fits ? "yes" : "no");
+                       + "," + (fits ? "true" : "false"); // as the other commands' CSVs
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -179,7 +179,8 @@ ParseRowOf(const std::string& line, SweepRow& row, const std::vector<std::string
         || !ParseCount32(f("pp"), r.pp) || !ParseCount32(f("dp"), r.dp)
         || !ParseCount32(f("cp"), r.cp) || !ParseCount32(f("ep"), r.ep)
         || !ParseCount32(f("vpp"), r.vpp) || !ParseCount32(f("mbs"), r.mbs)
-        || f("recompute").empty() || (fits != "yes" && fits != "no")
+        || f("recompute").empty()
+        || (fits != "true" && fits != "false" && fits != "yes" && fits != "no")
         || !ParseCount(f("peak_memory_bytes"), r.peakBytes))
     {
         return false;
@@ -193,7 +194,7 @@ ParseRowOf(const std::string& line, SweepRow& row, const std::vector<std::string
     r.hardware = f("hardware");
     r.recompute = f("recompute");
     r.dtype = f("dtype");
-    r.fits = fits == "yes";
+    r.fits = fits == "true" || fits == "yes"; // yes and no: files written before stop 64
     if (r.fits)
     {
         const std::pair<const char*, double*> values[] = {{"step_time_s", &r.stepTimeS},

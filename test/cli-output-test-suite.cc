@@ -1566,7 +1566,7 @@ class CliCsvTestCase : public TestCase
         // Energy in one form, four significant digits.
         NS_TEST_EXPECT_MSG_EQ(
             std::regex_search(text,
-                              std::regex("energy per batch +[0-9]\\.[0-9]{3}e[+-][0-9]+ J\n")),
+                              std::regex("energy, all GPUs +[0-9]\\.[0-9]{3}e[+-][0-9]+ J\n")),
             true,
             text);
         const Json two = Json::parse(

@@ -243,7 +243,7 @@ RunReport::ToText() const
     if (haveEnergy)
     {
         // Four significant digits, always in one form (%.4g gave "9e+06" and "2.404e+04").
-        text += line(inference ? "energy per batch" : "energy per step", num("%.3e J", energyJ));
+        text += line(inference ? "energy, all GPUs" : "energy per step", num("%.3e J", energyJ));
         if (mode == "inference")
         {
             text += line("energy per token", num("%.3e J", energyPerTokenJ));

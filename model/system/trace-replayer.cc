@@ -643,7 +643,11 @@ TraceReplayer::Collect()
         t.computeS = 1e-9 * double(s.computeNs);
         t.finishS = std::max(t.finishS, NanoSeconds(s.finishNs).GetSeconds());
         t.finishS -= std::min(t.finishS, m_start);
-        t.exposedCommS = std::max(0.0, t.finishS - t.computeS - t.bubbleS - t.hostWaitS);
+        t.exposedCommS = t.finishS - t.computeS - t.bubbleS - t.hostWaitS;
+        if (t.exposedCommS < 1e-12)
+        {
+            t.exposedCommS = 0; // none: what is left is the doubles' rounding (2.8e-17 s)
+        }
         for (uint32_t label = 0; label < s.exposedByLabel.size(); ++label)
         {
             if (s.exposedByLabel[label] > 0)
