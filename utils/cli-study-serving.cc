@@ -875,10 +875,12 @@ RunStudyServingCommand(const CliArgs& args)
     }
     uint64_t fit = 0;
     uint64_t meet = 0;
+    uint64_t overBudget = 0; // fit in memory, not otherwise (disaggregated's prefill, a budget)
     for (const auto& r : rows)
     {
         fit += r.fits ? 1 : 0;
         meet += r.meetsSlo ? 1 : 0;
+        overBudget += !r.fits && r.peakBytes > 0 && r.peakBytes <= r.capacityBytes ? 1 : 0;
     }
     const std::string targets = TargetsText(space);
     // The GPUs, the precisions and the memory share, which decide what a replica holds and
@@ -924,7 +926,7 @@ RunStudyServingCommand(const CliArgs& args)
         setup << ", " << share;
     }
     std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu layouts "
-                "and batches, %llu fit in memory%s, %u ruled out by the model or the GPUs\n",
+                "and batches, %llu fit in memory%s%s, %u ruled out by the model or the GPUs\n",
                 first.model.name.c_str(),
                 space.gpus,
                 AlternativesText(gpus).c_str(),
@@ -933,6 +935,11 @@ RunStudyServingCommand(const CliArgs& args)
                 setup.str().c_str(),
                 rows.size(),
                 static_cast<unsigned long long>(fit),
+                overBudget == 0 ? ""
+                                : (" and in the " + std::to_string(space.gpus) + " GPUs ("
+                                   + std::to_string(overBudget)
+                                   + " more fit in memory alone, each with its reason below)")
+                                      .c_str(),
                 targets.empty() ? "" : (", " + std::to_string(meet) + " meet " + targets).c_str(),
                 study.GetSkipped());
     const char* how =
