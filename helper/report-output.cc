@@ -242,17 +242,18 @@ RunReportCsv(const RunReport& r, bool perRank)
 }
 
 std::string
-MemoryReportCsv(const MemoryReport& m)
+MemoryReportCsv(const MemoryReport& m, int64_t largestBatch)
 {
     std::ostringstream os;
     os << "stage,weights_gib,gradients_gib,optimizer_gib,activations_gib,kv_cache_gib,"
-          "framework_gib,peak_gib,capacity_gib,fits\n";
+          "framework_gib,peak_gib,capacity_gib,fits,largest_batch\n";
+    const std::string largest = largestBatch < 0 ? "" : std::to_string(largestBatch);
     for (const auto& s : m.stages)
     {
         os << s.stage << "," << Gib(s.weights) << "," << Gib(s.gradients) << "," << Gib(s.optimizer)
            << "," << Gib(s.activations) << "," << Gib(s.kvCache) << "," << Gib(s.framework) << ","
            << Gib(s.peak) << "," << Gib(m.capacity) << ","
-           << (s.peak <= m.capacity ? "true" : "false") << "\n";
+           << (s.peak <= m.capacity ? "true" : "false") << "," << largest << "\n";
     }
     return os.str();
 }

@@ -90,11 +90,13 @@ void WriteOutputFile(const std::string& path, const std::string& text);
 std::string RunReportCsv(const RunReport& report, bool perRank);
 
 /**
- * \brief The memory table as CSV (`memory --csv`): one row per pipeline stage, by category.
+ * \brief The memory table as CSV (`memory --csv`): one row per pipeline stage, by category,
+ * and the job's largest batch that fits on every row (the text's "Fits up to batch").
  * \param memory the memory report
+ * \param largestBatch an inference job's largest batch that fits (< 0: training, left empty)
  * \return the CSV text, header first
  */
-std::string MemoryReportCsv(const MemoryReport& memory);
+std::string MemoryReportCsv(const MemoryReport& memory, int64_t largestBatch = -1);
 
 /**
  * \brief Draws the step breakdown of the critical rank as a bar chart PNG (compute split by

@@ -1503,6 +1503,28 @@ class CliCsvTestCase : public TestCase
                          rj.at("energy_breakdown_j").at(part),
                          std::string("run energy: ") + part);
         }
+        // memory: a row per stage; an inference job's largest batch on each (the text's "Fits up
+        // to batch"), empty in training.
+        const std::vector<std::string> memoryColumns = {"stage",
+                                                        "weights_gib",
+                                                        "gradients_gib",
+                                                        "optimizer_gib",
+                                                        "activations_gib",
+                                                        "kv_cache_gib",
+                                                        "framework_gib",
+                                                        "peak_gib",
+                                                        "capacity_gib",
+                                                        "fits",
+                                                        "largest_batch"};
+        CsvTable mt = CsvOf(Cat({"memory", "--csv"}, kSmallInference), memoryColumns, dir);
+        const Json mj = Json::parse(RunCli(Cat({"memory", "--json"}, kSmallInference), dir).out);
+        RAPIDLLM_REQUIRE_EQ(mt.rows.empty(), false, "memory: a row per stage");
+        NS_TEST_EXPECT_MSG_EQ(mt.rows[0].at("largest_batch"),
+                              std::to_string(mj.at("largest_batch").get<uint64_t>()),
+                              "memory: the largest batch");
+        CsvTable mtt = CsvOf(Cat({"memory", "--csv"}, kSmallTraining), memoryColumns, dir);
+        RAPIDLLM_REQUIRE_EQ(mtt.rows.empty(), false, "memory: training rows");
+        NS_TEST_EXPECT_MSG_EQ(mtt.rows[0].at("largest_batch"), "", "training: no batch to find");
         // The text's busiest rank, compute by kind and "waiting on" (every operator).
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("busiest_rank"),
                               std::to_string(rj.at("busiest_rank").get<int>()),

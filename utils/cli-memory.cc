@@ -71,7 +71,10 @@ RunMemoryCommand(const CliArgs& args)
     }
     if (args.Flag("csv"))
     {
-        std::cout << MemoryReportCsv(report);
+        std::cout << MemoryReportCsv(report,
+                                     job.run.mode == RunMode::INFERENCE ? int64_t(
+                                         LargestFittingBatch(job.model, job.run, job.hardware.gpu))
+                                                                        : -1);
         return status();
     }
     const RankMemory& m = report.worst;
