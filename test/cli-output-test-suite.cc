@@ -185,6 +185,29 @@ class CliJsonTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(JsonOf({"attention", "--json"}, dir).at("kernel").get<std::string>(),
                               "flash",
                               "auto on A100");
+        // One query a sequence over a long cache: a decode step's split-KV kernel, bound by the
+        // cache's reads (it was timed with the prefill kernel, 5x slower).
+        const std::vector<std::string> decodeArgs = {"attention",
+                                                     "--hardware=h100-sxm-80gb",
+                                                     "--batch=64",
+                                                     "--heads=8",
+                                                     "--kv-heads=1",
+                                                     "--seq=1",
+                                                     "--kv-seq=4096",
+                                                     "--causal=false",
+                                                     "--json"};
+        Json decode = JsonOf(decodeArgs, dir);
+        NS_TEST_EXPECT_MSG_EQ(decode.at("kernel").get<std::string>(), "split-kv-decode", "decode");
+        NS_TEST_EXPECT_MSG_EQ(decode.at("backward_kernel").get<std::string>(), "flash3", "");
+        // The cache read once: 64 x 4096 tokens x 2 (K and V) x 128 x 2 bytes, at most the HBM's
+        // rate.
+        const double cacheBytes = 64.0 * 4096 * 2 * 128 * 2;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(decode.at("forward").at("time_s").get<double>(),
+                                    cacheBytes / 3350e9,
+                                    "no faster than reading the cache");
+        NS_TEST_EXPECT_MSG_LT(decode.at("forward").at("time_s").get<double>(),
+                              3 * cacheBytes / 3350e9,
+                              "bound by reading the cache");
 
         // collective: bus bandwidth = algorithm bandwidth x 2 (n - 1) / n for an all-reduce
         // (nccl-tests' definition), and the links asked for are listed.

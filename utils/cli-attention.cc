@@ -98,11 +98,22 @@ RunAttentionCommand(const CliArgs& args)
     run.SetAttention(args.Text("attention"));
     const bool unfused = !run.flashAttention;
     s.kernel = AttentionKernelOf(run.fusedAttention);
-    const std::string kernel =
+    std::string kernel =
         unfused ? "standard" : AttentionKernelName(ResolveAttentionKernel(hw.gpu, s.kernel));
+    // One query a sequence over a longer cache is a decode step's: a fused run (a serving
+    // engine's) times its forward with the split-KV decode kernel, as `run` does; the backward
+    // stays the fused kernel's, for reference.
+    const bool decode = !unfused && s.queryLen == 1 && s.kvLen > 1 && s.window == 0;
+    const std::string backwardKernel = kernel;
+    if (decode)
+    {
+        kernel = "split-kv-decode";
+    }
     const std::vector<std::pair<std::string, OperatorCost>> passes = {
         {"forward",
-         unfused ? model->UnfusedAttentionForward(s, type) : model->AttentionForward(s, type)},
+         unfused  ? model->UnfusedAttentionForward(s, type)
+         : decode ? model->DecodeAttention(s.batch, s.heads, s.kvHeads, s.kvLen, s.headDim, type)
+                  : model->AttentionForward(s, type)},
         {"backward",
          unfused ? model->UnfusedAttentionBackward(s, type) : model->AttentionBackward(s, type)}};
 
@@ -111,6 +122,7 @@ RunAttentionCommand(const CliArgs& args)
         Json j = {{"hardware", hw.name},
                   {"attention", args.Text("attention")},
                   {"kernel", kernel},
+                  {"backward_kernel", backwardKernel},
                   {"batch", s.batch},
                   {"heads", s.heads},
                   {"kv_heads", s.kvHeads},
@@ -142,7 +154,7 @@ RunAttentionCommand(const CliArgs& args)
         for (const auto& [pass, c] : passes)
         {
             std::cout << CsvLine({hw.name,
-                                  kernel,
+                                  pass == "forward" ? kernel : backwardKernel,
                                   pass,
                                   std::to_string(s.batch),
                                   std::to_string(s.heads),
@@ -180,14 +192,19 @@ RunAttentionCommand(const CliArgs& args)
               << (s.window > 0 ? ", window " + std::to_string(s.window) : std::string()) << ", "
               << ToString(type) << " on " << hw.gpu.name << "\n"
               << "  kernel          " << kernel
-              << (args.Text("attention") == "auto" ? " (auto: the GPU's)" : "") << "\n";
+              << (decode ? " (one query a sequence: a decode step's kernel, as run times it; "
+                           "the backward is "
+                               + backwardKernel + "'s)"
+                  : args.Text("attention") == "auto" ? " (auto: the GPU's)"
+                                                     : "")
+              << "\n";
     for (const auto& [pass, c] : passes)
     {
         std::cout << "  " << pass << (pass == "forward" ? " " : "") << "        "
                   << FormatNumber(c.timeS * 1e3, 5) << " ms, "
                   << FormatNumber(c.FlopRate() / 1e12, 5) << " TFLOP/s, "
                   << ToString(c.SlowestLevel()) << " bound";
-        if (!unfused)
+        if (!unfused && !(decode && pass == "forward"))
         {
             std::cout << ", blocks " << c.tiling.blockM << " x " << c.tiling.blockN << ", "
                       << c.tiles << " in " << FormatNumber(c.waves, 4) << " waves";
