@@ -2245,7 +2245,10 @@ ServingStudy::LoadAt(const ServingRow& r,
     // The arrivals' own generated tokens (a trace's lengths), which the simulation generates.
     const double capacity = ArrivalsCapacity(r, job, unit);
     load.utilization = rate / capacity;
-    load.overloaded = load.utilization >= 1;
+    // Poisson arrivals at or past the capacity queue without end. A recorded trace is finite:
+    // its queue drains after its last arrival, so it is simulated whatever its rate (three
+    // requests a static batch of 16 holds were declared to grow without end).
+    load.overloaded = load.utilization >= 1 && m_space.trace.requests.empty();
     // What the replicas deliver: the offered load up to their capacity (beyond it the queue
     // grows, and they generate at their capacity's rate).
     load.tokensPerSPerGpu = std::min(rate, capacity) * MeanGenerated(unit, generated) / gpus;

@@ -2727,6 +2727,29 @@ class CliServingStudyTestCase : public TestCase
                                   "shorter requests than the job's: more of them served");
         }
         NS_TEST_EXPECT_MSG_GT(loadedRows, 0u, "rows simulated");
+        // Three requests within 20 us arrive faster than any row's capacity, yet a finite trace
+        // drains: every row is simulated, with latencies (each was declared to queue without
+        // end, with none).
+        {
+            std::ofstream threeAtOnce(dir + "/burst.csv");
+            threeAtOnce << "arrival_s\n0\n0.00001\n0.00002\n";
+        }
+        CliResult burstRun = RunCli(Cat(replay, {"--arrivals=" + dir + "/burst.csv"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(burstRun.status, 0, burstRun.err);
+        uint32_t pastCapacity = 0;
+        const Json burstJson = Json::parse(burstRun.out);
+        for (const Json& row : burstJson.at("rows"))
+        {
+            if (!row.contains("load"))
+            {
+                continue;
+            }
+            const Json& l = row.at("load");
+            pastCapacity += l.at("utilization").get<double>() >= 1 ? 1 : 0;
+            NS_TEST_EXPECT_MSG_EQ(l.at("overloaded").get<bool>(), false, "a trace drains");
+            NS_TEST_EXPECT_MSG_EQ(l.contains("ttft_p50_s"), true, l.dump());
+        }
+        NS_TEST_EXPECT_MSG_GT(pastCapacity, 0u, "rows past their capacity");
         // A trace of one token a request has no time between tokens (as --gen=1): refused, not
         // replayed at two tokens.
         {

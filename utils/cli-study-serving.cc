@@ -805,19 +805,22 @@ RunStudyServingCommand(const CliArgs& args)
     study.Load(rows);
     RankServingRows(rows, space);
     // A run of few requests a replica near capacity ends before its queues and batches fill:
-    // its figures are a light load's (a warning, not a model figure).
+    // its figures are a light load's (a warning, not a model figure). A recorded trace is the
+    // load asked for, however short.
     uint32_t steady = 0; // the most any such row needs
     const auto shortRuns =
-        std::count_if(rows.begin(),
-                      rows.end(),
-                      [&](const ServingRow& r)
-                      {
-                          const bool shortRun = r.loaded && !r.load.overloaded
-                                                && r.load.utilization >= 0.9
-                                                && r.load.requests < SteadyRequests(r);
-                          steady = shortRun ? std::max(steady, SteadyRequests(r)) : steady;
-                          return shortRun;
-                      });
+        !space.trace.requests.empty()
+            ? 0
+            : std::count_if(rows.begin(),
+                            rows.end(),
+                            [&](const ServingRow& r)
+                            {
+                                const bool shortRun = r.loaded && !r.load.overloaded
+                                                      && r.load.utilization >= 0.9
+                                                      && r.load.requests < SteadyRequests(r);
+                                steady = shortRun ? std::max(steady, SteadyRequests(r)) : steady;
+                                return shortRun;
+                            });
     if (shortRuns > 0)
     {
         std::fprintf(stderr,
