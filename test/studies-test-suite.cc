@@ -305,7 +305,12 @@ class FaultStudyComputeTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(g.rows[2].slowdown, g.rows[1].slowdown, "10% slower still");
         NS_TEST_EXPECT_MSG_GT(g.rows[4].slowdown, 1.0, "half its power slows it");
         NS_TEST_EXPECT_MSG_EQ(g.rows[5].ok, false, "a cap below the idle power is no row");
-        NS_TEST_EXPECT_MSG_NE(g.rows[5].error.find("idle_w"), std::string::npos, g.rows[5].error);
+        // It says what the factor gives and the lowest the GPU takes (it quoted idle_w's check).
+        NS_TEST_EXPECT_MSG_NE(
+            g.rows[5].error.find("a cap of 40 W (0.1 x the board's 400 W) is not above the idle "
+                                 "board's 88 W: this GPU takes factors above 0.22"),
+            std::string::npos,
+            g.rows[5].error);
     }
 };
 
