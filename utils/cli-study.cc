@@ -295,7 +295,7 @@ RunStudyHardwareCommand(const CliArgs& args)
         if (energy && p.feasible && p.haveEnergy)
         {
             std::printf(
-                " %12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
+                " %#12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
         }
         else if (energy)
         {
