@@ -17,9 +17,17 @@ namespace rapidllm {
  * 106 days).
  *
  * Call it before the process's first simulation (ns-3 converts the Time values created so far,
- * e.g. attribute defaults, only until the simulator starts; a later call is an error).
+ * e.g. attribute defaults, only until the simulator starts). A call after a simulation this
+ * library started (NoteSimulation) throws Error; after one a script started itself, ns-3 aborts.
  */
 void UsePicoseconds();
+
+/**
+ * \ingroup rapid-llm
+ * \brief Records that the process has started a simulation (RapidLlmHelper::Install, a
+ * SimulatorGuard), after which UsePicoseconds() is refused.
+ */
+void NoteSimulation();
 
 } // namespace rapidllm
 } // namespace ns3

@@ -78,9 +78,10 @@ class RapidLlmHelper : public Object
      * \param hardware e.g. "a100-sxm-80gb"
      */
     void Load(const std::string& model, const std::string& hardware);
-    /** \param model the model */
+    /** \param model the model, checked as a file's (ModelSpec::Validate; throws SpecError) */
     void SetModel(const ModelSpec& model);
-    /** \param hardware the machine */
+    /** \param hardware the machine; its links' numbers are checked as a file's
+     *  (NetworkSpec::Validate; throws SpecError) */
     void SetHardware(const HardwareSpec& hardware);
     /** \param run the layout and run settings */
     void SetRun(const RunSpec& run);

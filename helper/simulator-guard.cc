@@ -5,11 +5,15 @@
 #include "simulator-guard.h"
 
 #include "ns3/simulator.h"
+#include "packet-resolution.h"
 
 namespace ns3 {
 namespace rapidllm {
 
-SimulatorGuard::SimulatorGuard() = default;
+SimulatorGuard::SimulatorGuard()
+{
+    NoteSimulation();
+}
 
 SimulatorGuard::~SimulatorGuard()
 {

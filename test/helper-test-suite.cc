@@ -16,6 +16,7 @@
 #include "ns3/hardware-spec.h"
 #include "ns3/job-options.h"
 #include "ns3/layout-sweep.h"
+#include "ns3/packet-resolution.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/replay-error.h"
 #include "ns3/report-json.h"
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -111,6 +113,98 @@ TwoByTwo()
     return run;
 }
 } // namespace
+
+/**
+ * \brief A scenario script's misuse gets the command's errors: specs built in code are checked
+ * as files are (a NaN bandwidth aborted in the flow solver; a model of no layers ran), and
+ * UsePicoseconds() after a simulation is refused (ns-3 crashed in it).
+ */
+class ScriptMisuseTestCase : public TestCase
+{
+  public:
+    ScriptMisuseTestCase()
+        : TestCase("a script's specs are checked as files are; late UsePicoseconds is refused")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
+        h->Load("gpt-1.7b", "a100-sxm-80gb");
+        for (double bad : {-1.0, std::nan(""), 0.0})
+        {
+            HardwareSpec hw = h->GetHardware();
+            hw.network.dimensions[0].bandwidthBps = bad;
+            NS_TEST_EXPECT_MSG_EQ(
+                ThrowsWith(
+                    [&]
+                    {
+                        h->SetHardware(hw);
+                    },
+                    {"network.dimensions[0].bandwidth_GBps", "allowed: 0.001 to 1e+09"}),
+                true,
+                "bandwidth " << bad);
+        }
+        HardwareSpec wire = h->GetHardware();
+        wire.network.dimensions[1].wireEfficiency = 5;
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      h->SetHardware(wire);
+                                  },
+                                  {"dimensions[1].wire_efficiency"}),
+                              true,
+                              "wire efficiency 5");
+        // A model with a zero count, or heads no KV-head count divides.
+        for (const auto& [what, change] :
+             std::vector<std::pair<std::string, std::function<void(ModelSpec&)>>>{
+                 {"layers",
+                  [](ModelSpec& x)
+                  {
+                      x.layers = 0;
+                  }},
+                 {"kv_heads",
+                  [](ModelSpec& x)
+                  {
+                      x.kvHeads = 0;
+                  }},
+                 {"multiple of kv_heads",
+                  [](ModelSpec& x)
+                  {
+                      x.kvHeads = 5;
+                  }}})
+        {
+            ModelSpec m = h->GetModel();
+            change(m);
+            NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                      [&]
+                                      {
+                                          h->SetModel(m);
+                                      },
+                                      {what}),
+                                  true,
+                                  what);
+        }
+
+        // After a simulation the switch to picoseconds is an error, not a crash (the
+        // resolution stays).
+        h->SetRun(fixture::TrainingJob(2, 1, 1, 1, 1, 256));
+        ModelSpec small = h->GetModel();
+        small.layers = 2;
+        h->SetModel(small);
+        h->Run();
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith<Error>(
+                                  []
+                                  {
+                                      UsePicoseconds();
+                                  },
+                                  {"after this process's first simulation"}),
+                              true,
+                              "late UsePicoseconds");
+        NS_TEST_EXPECT_MSG_EQ((Time::GetResolution() == Time::NS), true, "unchanged");
+    }
+};
 
 /**
  * \brief A slow GPU (a straggler): its kernels take 1 / speed as long, its tensor-parallel
@@ -2049,6 +2143,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new JobOptionsTestCase, TestCase::QUICK);
         AddTestCase(new ParamGatherStepTestCase, TestCase::QUICK);
         AddTestCase(new SlowGpuTestCase, TestCase::QUICK);
+        AddTestCase(new ScriptMisuseTestCase, TestCase::QUICK);
         AddTestCase(new GpuVariantTestCase, TestCase::QUICK);
     }
 };

@@ -135,6 +135,20 @@ ModelSpec::ParameterCount() const
 void
 ModelSpec::Validate(const std::string& source) const
 {
+    // The counts a file's reader holds to at least 1 (a spec built in code skips the reader;
+    // kv_heads 0 divided by zero below).
+    for (const auto& [field, value] : {std::make_pair("layers", uint64_t(layers)),
+                                       std::make_pair("hidden", uint64_t(hidden)),
+                                       std::make_pair("heads", uint64_t(heads)),
+                                       std::make_pair("kv_heads", uint64_t(kvHeads)),
+                                       std::make_pair("head_dim", uint64_t(headDim)),
+                                       std::make_pair("vocab", uint64_t(vocab))})
+    {
+        if (value == 0)
+        {
+            throw SpecError(source, field, "0: allowed at least 1");
+        }
+    }
     // Parameter and byte counts are 64-bit: estimate the size in floating point first so that a
     // huge shape is refused here instead of wrapping there (2^56 parameters = 2^60 bytes of
     // weights, gradients and optimizer state; the largest models have ~2^41).

@@ -13,6 +13,50 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/** A field's allowed range, shared by the file's reader and Validate(). */
+struct Range
+{
+    double low;  //!< smallest allowed
+    double high; //!< largest allowed
+};
+
+/** At most 1 EB/s per link: far above any link, far below an overflow of bytes/s. At least 1
+ * MB/s: far below any link a GPU cluster has (1 GbE is 125 MB/s); a slower one takes ages per
+ * byte, and 1e-12 GB/s ran into the replay's watchdog with an error about dead links. */
+constexpr Range kBandwidthGBps{1e-3, 1e9};
+constexpr Range kLatencyNs{0, 1e9};           //!< a link's or a switch's latency
+constexpr Range kWireEfficiency{0.01, 1.0};   //!< payload share of the line rate
+constexpr Range kOversubscription{1.0, 64.0}; //!< a fat tree's leaf down/up bandwidth
+
+/** Throws SpecError unless \p value (finite) lies in \p range. */
+void
+CheckRange(const std::string& source, const std::string& field, double value, Range range)
+{
+    if (!(value >= range.low && value <= range.high))
+    {
+        std::ostringstream os;
+        os << value << " is out of range; allowed: " << range.low << " to " << range.high;
+        throw SpecError(source, field, os.str());
+    }
+}
+} // namespace
+
+void
+NetworkSpec::Validate(const std::string& source) const
+{
+    for (std::size_t i = 0; i < dimensions.size(); ++i)
+    {
+        const NetworkDimensionSpec& d = dimensions[i];
+        const std::string at = "network.dimensions[" + std::to_string(i) + "].";
+        CheckRange(source, at + "bandwidth_GBps", d.bandwidthBps / 1e9, kBandwidthGBps);
+        CheckRange(source, at + "latency_ns", d.latencyS * 1e9, kLatencyNs);
+        CheckRange(source, at + "switch_latency_ns", d.switchLatencyS * 1e9, kLatencyNs);
+        CheckRange(source, at + "wire_efficiency", d.wireEfficiency, kWireEfficiency);
+        CheckRange(source, at + "oversubscription", d.oversubscription, kOversubscription);
+    }
+}
+
+namespace {
 const TopologyKind kAllKinds[] = {TopologyKind::RING,
                                   TopologyKind::FULLY_CONNECTED,
                                   TopologyKind::SWITCH,
@@ -146,16 +190,15 @@ ReadDimension(SpecReader& r, bool outermost)
         }
         d.size = product;
     }
-    // At most 1 EB/s per link: far above any link, far below an overflow of bytes/s. At least
-    // 1 MB/s: far below any link a GPU cluster has (1 GbE is 125 MB/s); a slower one takes ages
-    // per byte, and 1e-12 GB/s ran into the replay's watchdog with an error about dead links.
-    d.bandwidthBps = r.GetInRange("bandwidth_GBps", 1e-3, 1e9) * 1e9;
-    d.latencyS = r.GetInRange("latency_ns", 0, 1e9) * 1e-9;
-    d.switchLatencyS = r.GetInRange("switch_latency_ns", 0, 1e9, 0) * 1e-9;
-    d.wireEfficiency = r.GetInRange("wire_efficiency", 0.01, 1.0, 1.0);
+    d.bandwidthBps = r.GetInRange("bandwidth_GBps", kBandwidthGBps.low, kBandwidthGBps.high) * 1e9;
+    d.latencyS = r.GetInRange("latency_ns", kLatencyNs.low, kLatencyNs.high) * 1e-9;
+    d.switchLatencyS = r.GetInRange("switch_latency_ns", kLatencyNs.low, kLatencyNs.high, 0) * 1e-9;
+    d.wireEfficiency =
+        r.GetInRange("wire_efficiency", kWireEfficiency.low, kWireEfficiency.high, 1.0);
     if (d.kind == TopologyKind::FAT_TREE)
     {
-        d.oversubscription = r.GetInRange("oversubscription", 1.0, 64.0, 1.0);
+        d.oversubscription =
+            r.GetInRange("oversubscription", kOversubscription.low, kOversubscription.high, 1.0);
         d.leafSize = r.GetCount("leaf_size", 1, 0);
     }
     // The collective algorithm this dimension prefers: a registered CollectiveAlgorithm name,

@@ -119,6 +119,13 @@ struct NetworkSpec
      */
     static NetworkSpec Read(SpecReader& reader);
 
+    /**
+     * \brief Checks the links' numbers against the ranges Read() takes: a spec built in code
+     * (RapidLlmHelper::SetHardware) gets the file's errors, not a crash or a runaway.
+     * \param source named in errors; throws SpecError naming the field
+     */
+    void Validate(const std::string& source) const;
+
     /** \return true when every field is equal (add new fields to it) */
     bool operator==(const NetworkSpec& other) const;
     /** \return true when a field differs */
