@@ -30,6 +30,7 @@
 #include "simulator-guard.h"
 
 #include <chrono>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -760,10 +761,31 @@ RapidLlmHelper::RunInstalled()
     return Collect();
 }
 
+namespace {
+/**
+ * Throws unless the simulator is fresh: Run() and Replay() own it from time 0 and destroy it,
+ * which inside a running simulation (an event calling Run) crashed the outer Simulator::Run.
+ */
+void
+RefuseLiveSimulation(const char* call)
+{
+    if (Simulator::Now().IsStrictlyPositive() || Simulator::GetEventCount() > 0)
+    {
+        std::ostringstream os;
+        os << call << " runs the simulator from time 0 and destroys it, and a simulation is under "
+           << "way (t = " << Simulator::Now().GetSeconds() << " s, " << Simulator::GetEventCount()
+           << " events run): inside one, use Install() and Collect(); after one, call "
+              "Simulator::Destroy() first";
+        throw ReplayError(os.str());
+    }
+}
+} // namespace
+
 RunReport
 RapidLlmHelper::Run()
 {
     auto wallStart = std::chrono::steady_clock::now();
+    RefuseLiveSimulation("Run()");
     // Run owns the simulator: it sets the scheduler, and destroys the simulator however it
     // returns.
     SimulatorGuard guard;
@@ -781,6 +803,7 @@ RunReport
 RapidLlmHelper::Replay(TraceSet set)
 {
     auto wallStart = std::chrono::steady_clock::now();
+    RefuseLiveSimulation("Replay()");
     SimulatorGuard guard;
     ObjectFactory scheduler;
     scheduler.SetTypeId(m_scheduler);

@@ -44,8 +44,8 @@ namespace rapidllm {
  *   Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
  *   h->Load("gpt3-175b", "a100-sxm-80gb");
  *   h->SetRun(run);                                       // layout, batch, recomputation
- *   h->SetBackend("packet", "QueueDisc", StringValue("fifo"), "MinRto",
- * TimeValue(MilliSeconds(1))); h->SetRoutingPolicy("ecmp");
+ *   h->SetBackend("packet", "QueueDisc", StringValue("fifo"));
+ *   h->SetRoutingPolicy("ecmp");
  *   h->SetReplayerAttribute("ComputeStreams", UintegerValue(2));
  *   RunReport report = h->Run();                          // report.stepTimeS, report.ranks
  * \endcode
@@ -60,8 +60,12 @@ namespace rapidllm {
  * time, duration, FLOPs, bytes, group or peer) for every node of every replayed rank: with the
  * replayer's Symmetry (the helper's default: true) that is one rank per set of symmetric copies;
  * `SetReplayerAttribute("Symmetry", BooleanValue(false))` replays, and so reports, every rank.
- * MessageDelivered fires for every message the backend delivers. Connect them before Install(),
- * or connect to GetReplayer() and GetBackend() after it (before the simulator runs).
+ * MessageDelivered fires for every message the backend delivers, every rank's (the helper then
+ * has every collective's messages sent: TraceReplayer TraceAllMessages). Connect them before
+ * Install(). After it a script may connect to GetReplayer()'s OperatorStart and OperatorEnd, and
+ * to GetBackend()'s own MessageDelivered, whose latency is a double in seconds
+ * (NetworkBackend::MessageTracedCallback), not a Time, and which sees only the messages the
+ * replay sends (collectives timed once send none) unless the replayer's TraceAllMessages is set.
  */
 class RapidLlmHelper : public Object
 {
@@ -197,7 +201,9 @@ class RapidLlmHelper : public Object
 
     /**
      * \brief Install(), then runs the simulator (with the Scheduler attribute's scheduler) to
-     * the end, Collect(), and destroys the simulator, also when it throws.
+     * the end, Collect(), and destroys the simulator, also when it throws. It owns the
+     * simulator: called inside a running simulation, or after one not yet destroyed, it throws
+     * ReplayError (use Install() and Collect() there).
      * \return the report; throws SpecError on bad input
      */
     RunReport Run();

@@ -203,6 +203,24 @@ class ScriptMisuseTestCase : public TestCase
                               true,
                               "late UsePicoseconds");
         NS_TEST_EXPECT_MSG_EQ((Time::GetResolution() == Time::NS), true, "unchanged");
+
+        // Run() inside a running simulation (it would destroy the simulator under the outer
+        // Simulator::Run, which then crashed): an error naming the way out.
+        bool refused = false;
+        Simulator::Schedule(Seconds(1),
+                            [&]
+                            {
+                                refused = ThrowsWith<ReplayError>(
+                                    [&]
+                                    {
+                                        h->Run();
+                                    },
+                                    {"Install() and Collect()"});
+                            });
+        Simulator::Run();
+        Simulator::Destroy();
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "nested Run()");
+        NS_TEST_EXPECT_MSG_GT(h->Run().stepTimeS, 0.0, "and a fresh simulator runs it");
     }
 };
 
