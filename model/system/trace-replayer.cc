@@ -738,7 +738,7 @@ TraceReplayer::OperatorStarted(uint32_t rank, uint32_t node)
     if (!m_opEnd.IsEmpty() && (IsCommunication(type) || m_smCount > 0))
     {
         // An end's duration is the time since the start.
-        m_commStarts[(uint64_t(rank) << 32) | node] = Simulator::Now().GetNanoSeconds();
+        m_commStarts[(uint64_t(rank) << 32) | node] = Simulator::Now().GetTimeStep();
     }
     if (!m_opStart.IsEmpty())
     {
@@ -757,7 +757,7 @@ TraceReplayer::OperatorEnded(uint32_t rank, uint32_t node)
     auto started = m_commStarts.find((uint64_t(rank) << 32) | node);
     if (started != m_commStarts.end())
     {
-        e.duration = NanoSeconds(e.time.GetNanoSeconds() - started->second);
+        e.duration = TimeStep(e.time.GetTimeStep() - started->second);
         m_commStarts.erase(started);
     }
     m_opEnd(e);

@@ -455,7 +455,9 @@ class TraceReplayer : public Object
     uint64_t m_tickEvents = 0;     //!< events since the start at the last check
     EventId m_tick;                //!< the watchdog's periodic event-count check
     std::string m_tripped;         //!< what the watchdog stopped (empty: nothing)
-    std::unordered_map<uint64_t, int64_t> m_commStarts; //!< (rank, node) -> start, ns (traced)
+    /** (rank, node) -> start, in the simulator's time steps (traced; picoseconds under
+     * UsePicoseconds, so a duration is the end less the start exactly) */
+    std::unordered_map<uint64_t, int64_t> m_commStarts;
 
     SymmetryPlan m_plan; //!< simulated ranks and ghost traffic
     /** per group: the copies of it that no simulated rank launches (SymmetryPlan, once) */
