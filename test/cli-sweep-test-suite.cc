@@ -119,7 +119,8 @@ class CliSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((fits && unfit), true, "layouts that fit and layouts that do not");
         // No step time where the layout does not fit: the timing and energy columns are empty.
         const std::string text = ReadText(dir + "/one/results.csv");
-        NS_TEST_EXPECT_MSG_NE(text.find(",false,,,,,,,,,"), std::string::npos, "empty timing cells");
+        NS_TEST_EXPECT_MSG_NE(
+            text.find(",false,,,,,,,,,"), std::string::npos, "empty timing cells");
 
         // Three workers: the same bytes.
         CliResult three = RunCli(Cat(kSweep, {"--workers=3", "--out=" + dir + "/three"}), dir);

@@ -58,9 +58,8 @@ RunStudyFaultsCommand(const CliArgs& args)
                                              return IsGpuSet(l);
                                          });
     const std::vector<std::string> factors =
-        args.Has("factors") || !gpuSetsOnly
-            ? args.Items("factors", ',')
-            : std::vector<std::string>{"1", "0.75", "0.5", "0.25"};
+        args.Has("factors") || !gpuSetsOnly ? args.Items("factors", ',')
+                                            : std::vector<std::string>{"1", "0.75", "0.5", "0.25"};
     for (const auto& f : factors)
     {
         // Each factor is checked as --fault checks it: 0 (dead) or 1e-6 to 1.
