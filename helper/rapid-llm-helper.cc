@@ -105,7 +105,7 @@ RapidLlmHelper::Load(const std::string& model, const std::string& hardware)
 void
 RapidLlmHelper::SetModel(const ModelSpec& model)
 {
-    // A spec built in code gets the checks a file's gets (hidden 2300 over 24 heads ran).
+    // A spec built in code gets the checks a file's gets (a model of no layers ran).
     model.Validate(model.name.empty() ? "SetModel" : model.name);
     m_model = model;
 }

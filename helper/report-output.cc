@@ -221,16 +221,8 @@ RunReportCsv(const RunReport& r, bool perRank)
     {
         return r.haveComputeKinds ? FormatNumber(v) : std::string();
     };
-    std::vector<std::pair<std::string, double>> waits(r.exposedCommByOpS.begin(),
-                                                      r.exposedCommByOpS.end());
-    std::stable_sort(waits.begin(),
-                     waits.end(),
-                     [](const auto& a, const auto& b)
-                     {
-                         return a.second > b.second;
-                     });
     std::string waitingOn;
-    for (const auto& [op, s] : waits)
+    for (const auto& [op, s] : r.WaitsByDuration())
     {
         waitingOn += (waitingOn.empty() ? "" : ";") + op + "=" + FormatNumber(s);
     }

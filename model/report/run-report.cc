@@ -116,6 +116,20 @@ to_json(Json& j, const RankBreakdown& r)
                         {"host", r.hostWaitS}};
 }
 
+std::vector<std::pair<std::string, double>>
+RunReport::WaitsByDuration() const
+{
+    std::vector<std::pair<std::string, double>> ops(exposedCommByOpS.begin(),
+                                                    exposedCommByOpS.end());
+    std::stable_sort(ops.begin(),
+                     ops.end(),
+                     [](const auto& a, const auto& b)
+                     {
+                         return a.second > b.second;
+                     });
+    return ops;
+}
+
 std::size_t
 RunReport::BusiestRank() const
 {
@@ -188,15 +202,8 @@ RunReport::ToText() const
     text += line("exposed communication", num("%.4f s", exposedCommS));
     if (!exposedCommByOpS.empty())
     {
-        // The operators waited for longest first (ties by name), at most four.
-        std::vector<std::pair<std::string, double>> ops(exposedCommByOpS.begin(),
-                                                        exposedCommByOpS.end());
-        std::stable_sort(ops.begin(),
-                         ops.end(),
-                         [](const auto& a, const auto& b)
-                         {
-                             return a.second > b.second;
-                         });
+        // The operators waited for longest first, at most four.
+        const std::vector<std::pair<std::string, double>> ops = WaitsByDuration();
         std::string waited;
         for (std::size_t i = 0; i < ops.size() && i < 4; ++i)
         {

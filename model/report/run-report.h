@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3 {
@@ -105,6 +106,9 @@ struct RunReport
      * for.
      */
     std::size_t BusiestRank() const;
+    /** \return exposedCommByOpS, the operators waited for longest first (ties by name): the
+     *  text's "waiting on" line and the CSV's waiting_on */
+    std::vector<std::pair<std::string, double>> WaitsByDuration() const;
 };
 
 /**
