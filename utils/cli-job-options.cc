@@ -123,6 +123,12 @@ LoadHardwareWithSet(const CliArgs& args,
     return HardwareSpec::Load(args.Text("hardware"), overrides);
 }
 
+bool
+ReplayTakesSet(const std::string& path)
+{
+    return path.rfind("network.", 0) == 0 || path == "gpu.sm_count";
+}
+
 Json
 OverridesJson(const std::vector<SpecOverride>& overrides)
 {

@@ -75,6 +75,12 @@ HardwareSpec LoadHardwareWithSet(const CliArgs& args,
                                  const std::string& why,
                                  std::vector<SpecOverride>& overrides);
 
+/**
+ * \return whether `replay` takes an override of \p path: network. paths and gpu.sm_count (the
+ * SMs collectives share with the compute); a trace fixes its kernels' times and the model
+ */
+bool ReplayTakesSet(const std::string& path);
+
 /** \return \p overrides as given ("gpu.hbm_gib=160", ...), for an output's input echo */
 Json OverridesJson(const std::vector<SpecOverride>& overrides);
 

@@ -39,7 +39,7 @@ RunReplayCommand(const CliArgs& args)
         LoadHardwareWithSet(args, "a trace fixes the model's operators", overrides);
     for (const SpecOverride& o : overrides)
     {
-        if (o.GetPath().rfind("gpu.", 0) == 0 && o.GetPath() != "gpu.sm_count")
+        if (o.GetPath().rfind("gpu.", 0) == 0 && !ReplayTakesSet(o.GetPath()))
         {
             // The trace's kernels carry their durations: the GPU's rates would change nothing,
             // silently. Its SM count is what the collectives' kernels take from the compute.

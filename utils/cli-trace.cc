@@ -10,6 +10,7 @@
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
 #include "ns3/workload-trace.h"
 #include "ns3/workload.h"
 
@@ -41,7 +42,7 @@ RunTraceCommand(const CliArgs& args)
     std::string replaySets;
     for (const std::string& o : job.overrides)
     {
-        if (o.rfind("network.", 0) == 0 || o.rfind("gpu.sm_count=", 0) == 0)
+        if (ReplayTakesSet(SpecOverride::Parse(o).GetPath()))
         {
             replaySets += (replaySets.empty() ? "" : ",") + o;
         }
