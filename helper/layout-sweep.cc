@@ -66,15 +66,29 @@ LayoutSweep::GetSkipped() const
 }
 
 void
-LayoutSweep::NoteSkip(const std::string& why)
+LayoutSweep::NoteSkip(const std::string& layout, const std::string& field, const std::string& why)
 {
-    if (std::find(m_skipReasons.begin(), m_skipReasons.end(), why) != m_skipReasons.end())
+    if (!field.empty())
     {
-        return;
+        m_skipFieldMixed = m_skipFieldMixed || (!m_skipField.empty() && field != m_skipField);
+        m_skipField = field;
     }
-    if (m_skipReasons.size() < 3)
+    const std::string reason = (field.empty() ? "" : field + ": ") + why;
+    uint32_t ofKind = 0;
+    for (SkipNote& note : m_skipReasons)
     {
-        m_skipReasons.push_back(why);
+        if (note.reason == reason)
+        {
+            ++note.more;
+            return;
+        }
+        ofKind += note.field.empty() == field.empty() ? 1 : 0;
+    }
+    // Three of each kind, so that the model's refusals are not crowded out by the shapes of an
+    // automatic pp list that do not divide the GPUs.
+    if (ofKind < 3)
+    {
+        m_skipReasons.push_back({field, reason, layout, 0});
         return;
     }
     ++m_moreSkipReasons;
@@ -83,16 +97,43 @@ LayoutSweep::NoteSkip(const std::string& why)
 std::string
 LayoutSweep::GetSkipReasons() const
 {
-    std::string text;
-    for (const std::string& why : m_skipReasons)
+    // The model's refusals first, then the shapes that do not divide the GPUs; three in all.
+    std::vector<const SkipNote*> notes;
+    for (bool refusal : {true, false})
     {
-        text += (text.empty() ? "" : "; ") + why;
+        for (const SkipNote& note : m_skipReasons)
+        {
+            if (note.field.empty() != refusal)
+            {
+                notes.push_back(&note);
+            }
+        }
     }
-    if (m_moreSkipReasons > 0)
+    const std::size_t shown = std::min<std::size_t>(notes.size(), 3);
+    std::string text;
+    for (std::size_t k = 0; k < shown; ++k)
     {
-        text += " (and " + std::to_string(m_moreSkipReasons) + " more)";
+        const SkipNote& note = *notes[k];
+        text += (text.empty() ? "" : "; ") + (note.layout.empty() ? "" : note.layout + ": ")
+                + note.reason;
+        if (note.more > 0)
+        {
+            text += " (and " + std::to_string(note.more) + " more layout"
+                    + (note.more > 1 ? "s" : "") + ")";
+        }
+    }
+    const std::size_t more = m_moreSkipReasons + notes.size() - shown;
+    if (more > 0)
+    {
+        text += " (and " + std::to_string(more) + " more reason" + (more > 1 ? "s" : "") + ")";
     }
     return text;
+}
+
+std::string
+LayoutSweep::GetSkipField() const
+{
+    return m_skipFieldMixed ? "" : m_skipField;
 }
 
 uint32_t
@@ -117,6 +158,8 @@ LayoutSweep::Candidates()
     m_skipped = 0;
     m_skipReasons.clear();
     m_moreSkipReasons = 0;
+    m_skipField.clear();
+    m_skipFieldMixed = false;
     m_machineOf.clear();
     m_ruledOut.clear();
     std::vector<RunSpec> out;
@@ -210,9 +253,11 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
                     m_skipped += perShape;
                     if (perShape > 0)
                     {
-                        NoteSkip("tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
-                                 + " x cp " + std::to_string(cp) + " does not divide the "
-                                 + std::to_string(gpus) + " GPUs");
+                        NoteSkip("",
+                                 "",
+                                 "tp " + std::to_string(tp) + " x pp " + std::to_string(pp)
+                                     + " x cp " + std::to_string(cp) + " does not divide the "
+                                     + std::to_string(gpus) + " GPUs");
                     }
                     continue;
                 }
@@ -222,16 +267,19 @@ LayoutSweep::Layouts(const std::vector<DataType>& dtypes, uint32_t gpus)
                     run.parallel.pp = pp;
                     run.parallel.cp = cp;
                     run.parallel.dp = gpus / (tp * pp * cp);
+                    std::string field;
                     std::string why;
-                    if (Complete(run, why))
+                    if (Complete(run, field, why))
                     {
                         out.push_back(run);
                         continue;
                     }
                     ++m_skipped;
                     NoteSkip("tp " + std::to_string(tp) + ", pp " + std::to_string(pp) + ", cp "
-                             + std::to_string(cp) + ", ep " + std::to_string(run.parallel.ep)
-                             + ", mbs " + std::to_string(run.microBatch) + ": " + why);
+                                 + std::to_string(cp) + ", ep " + std::to_string(run.parallel.ep)
+                                 + ", mbs " + std::to_string(run.microBatch),
+                             field,
+                             why);
                 }
             }
         }
@@ -253,7 +301,7 @@ TypedRun(const RunSpec& base, DataType dtype)
 }
 
 bool
-LayoutSweep::Complete(RunSpec& run, std::string& why) const
+LayoutSweep::Complete(RunSpec& run, std::string& field, std::string& why) const
 {
     run.parallel.sequenceParallel = m_base.parallel.sequenceParallel && run.parallel.tp > 1;
     if (!run.parallel.sequenceParallel)
@@ -279,7 +327,8 @@ LayoutSweep::Complete(RunSpec& run, std::string& why) const
     }
     catch (const SpecError& e)
     {
-        why = (e.GetField().empty() ? "" : e.GetField() + ": ") + e.GetMessage();
+        field = e.GetField();
+        why = e.GetMessage();
         return false;
     }
 }

@@ -160,10 +160,18 @@ class LayoutSweep
 
     /**
      * \return why the layouts skipped in the last Run() or Candidates() were: the first three
-     * distinct reasons, e.g. "tp 3 x pp 1 x cp 1 does not divide the 4 GPUs; tp 5 x ...", and
-     * how many more there were ("" when none was skipped)
+     * distinct reasons, each with the first layout it ruled out and how many more it did, e.g.
+     * "tp 16, pp 1, cp 1, ep 1, mbs 1: tp: heads (24) must be divisible by tp (16) (and 2 more
+     * layouts)", and how many more reasons there were ("" when none was skipped)
      */
     std::string GetSkipReasons() const;
+
+    /**
+     * \return the spec field (RunSpec::Validate's, as "tp" or "pp") that every layout the model
+     * refused in the last Run() or Candidates() was refused on ("" when they differ or none was;
+     * layouts that do not divide the GPUs are not refusals of a field)
+     */
+    std::string GetSkipField() const;
 
     /**
      * \return the layouts of the space that pass RunSpec::Validate, in a fixed order, the
@@ -196,10 +204,11 @@ class LayoutSweep
     /**
      * \brief Derives what follows from a layout's degrees (sequence parallelism and TP overlap
      * only where tp > 1, the uneven stage split) and validates it.
-     * \param[in,out] run the layout \param[out] why the reason, when it is ruled out
+     * \param[in,out] run the layout \param[out] field the spec field refused, when it is ruled
+     * out \param[out] why the reason
      * \return false if the model or batch rules it out
      */
-    bool Complete(RunSpec& run, std::string& why) const;
+    bool Complete(RunSpec& run, std::string& field, std::string& why) const;
 
     /**
      * \param dtypes the compute types to try \param gpus the GPUs
@@ -214,11 +223,26 @@ class LayoutSweep
     SweepSpace m_space;                   //!< what to try
     std::string m_backend;                //!< network backend
     uint32_t m_skipped = 0;               //!< invalid layouts in the last Run()
-    /** \brief Records one skipped layout's reason (the first three distinct ones are kept). */
-    void NoteSkip(const std::string& why);
+    /** A reason layouts were skipped for. */
+    struct SkipNote
+    {
+        std::string field;  //!< the spec field refused ("" when a layout did not divide the GPUs)
+        std::string reason; //!< why, with the field
+        std::string layout; //!< the first layout it ruled out ("" when the reason names it)
+        uint32_t more = 0;  //!< other layouts it ruled out
+    };
 
-    std::vector<std::string> m_skipReasons;                 //!< the first distinct reasons
+    /**
+     * \brief Records one skipped layout: \p layout (or "") refused on \p field (or "") for \p why.
+     * The first three distinct reasons with a field and the first three without are kept, with
+     * the first layout each ruled out.
+     */
+    void NoteSkip(const std::string& layout, const std::string& field, const std::string& why);
+
+    std::vector<SkipNote> m_skipReasons;                    //!< the first distinct reasons
     uint32_t m_moreSkipReasons = 0;                         //!< distinct reasons beyond those
+    std::string m_skipField;                                //!< the last refused field
+    bool m_skipFieldMixed = false;                          //!< refusals of more than one field
     std::vector<uint32_t> m_machineOf;                      //!< each candidate's machine
     std::vector<std::pair<uint32_t, DataType>> m_ruledOut;  //!< machines and types not tried
     std::map<uint32_t, double> m_slowGpus;                  //!< SetSlowGpus

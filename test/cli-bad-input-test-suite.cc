@@ -757,6 +757,11 @@ class CliBadInputTestCase : public TestCase
              {"option --gpus", "no layout", "tp 3 x pp 1 x cp 1 does not divide the 4 GPUs"}},
             {{"sweep", "--model=gpt-1.7b", "--gpus=4", "--gbs=8", "--pp=64"},
              {"option --gpus", "no layout", "pp 64"}},
+            // Every layout the model refuses on one field the user gave: that option, and each
+            // reason once with the layouts it ruled out.
+            {{"sweep", "--model=gpt-1.7b", "--gpus=32", "--gbs=64", "--tp=16"},
+             {"option --tp",
+              "mbs 1: tp: heads (24) must be divisible by tp (16) (and 5 more layouts)"}},
             // No time per output token with one generated token: no target to meet.
             {{"study", "serving", "--model=llama2-7b", "--gpus=4", "--gen=1", "--tpot-slo=0.001"},
              {"option --tpot-slo", "--gen of 2 or more"}},

@@ -608,9 +608,12 @@ RunSweepCommand(const CliArgs& args)
     }
     if (candidates.empty())
     {
-        // Nothing to run is a mistake in the lists, as in `study serving`.
+        // Nothing to run is a mistake in the lists, as in `study serving`: the option every
+        // layout was refused on, when the user gave it, else the GPU count.
+        std::string option = sweep.GetSkipField();
+        std::replace(option.begin(), option.end(), '_', '-');
         throw SpecError(kCommandLine,
-                        "gpus",
+                        !option.empty() && args.Has(option) ? option : "gpus",
                         "no layout of the lists is valid for the model on " + gpuText + " GPUs ("
                             + sweep.GetSkipReasons() + ")");
     }
