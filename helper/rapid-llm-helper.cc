@@ -65,6 +65,11 @@ RapidLlmHelper::GetTypeId()
                             "An operator of a replayed rank ends (an OperatorEvent).",
                             MakeTraceSourceAccessor(&RapidLlmHelper::m_opEnd),
                             "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
+            .AddTraceSource("ComputeIdle",
+                            "A replayed rank's compute streams were idle (an IdleEvent: rank, "
+                            "start, end, and what the report charges it to).",
+                            MakeTraceSourceAccessor(&RapidLlmHelper::m_computeIdle),
+                            "ns3::rapidllm::TraceReplayer::IdleTracedCallback")
             .AddTraceSource("MessageDelivered",
                             "A network message's last byte arrived (id, source GPU, destination "
                             "GPU, bytes, latency).",
@@ -483,6 +488,11 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         replayer->TraceConnectWithoutContext("OperatorEnd",
                                              MakeCallback(&RapidLlmHelper::OnOperatorEnd, this));
     }
+    if (!m_computeIdle.IsEmpty())
+    {
+        replayer->TraceConnectWithoutContext("ComputeIdle",
+                                             MakeCallback(&RapidLlmHelper::OnComputeIdle, this));
+    }
     m_start = Simulator::Now();
     m_firstTokenEnd = m_start;
     m_backend = backend;
@@ -539,6 +549,12 @@ RapidLlmHelper::OnOperatorEnd(const OperatorEvent& event)
         m_firstTokenEnd = std::max(m_firstTokenEnd, event.time);
     }
     m_opEnd(event);
+}
+
+void
+RapidLlmHelper::OnComputeIdle(const IdleEvent& event)
+{
+    m_computeIdle(event);
 }
 
 void

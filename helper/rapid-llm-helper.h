@@ -60,6 +60,9 @@ namespace rapidllm {
  * time, duration, FLOPs, bytes, group or peer) for every node of every replayed rank: with the
  * replayer's Symmetry (the helper's default: true) that is one rank per set of symmetric copies;
  * `SetReplayerAttribute("Symmetry", BooleanValue(false))` replays, and so reports, every rank.
+ * ComputeIdle fires an IdleEvent for each interval a replayed rank's compute streams stood idle,
+ * with what the report charges it to (pipeline bubble, communication and its operator, host), so
+ * that a timeline drawn from both adds up to the report (TimelineRecorder does).
  * MessageDelivered fires for every message the backend delivers, every rank's (the helper then
  * has every collective's messages sent: TraceReplayer TraceAllMessages). Connect them before
  * Install(). After it a script may connect to GetReplayer()'s OperatorStart and OperatorEnd, and
@@ -303,6 +306,8 @@ class RapidLlmHelper : public Object
     /** Forwards the replayer's trace sources and records when the first token is sampled. */
     void OnOperatorStart(const OperatorEvent& event);
     void OnOperatorEnd(const OperatorEvent& event);
+    /** Forwards the replayer's ComputeIdle trace source. */
+    void OnComputeIdle(const IdleEvent& event);
     /** Forwards the backend's MessageDelivered trace source. */
     void OnMessageDelivered(
         uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, double latency);
@@ -351,6 +356,7 @@ class RapidLlmHelper : public Object
 
     TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
+    TracedCallback<const IdleEvent&> m_computeIdle; //!< compute streams idle
     TracedCallback<uint64_t, uint32_t, uint32_t, uint64_t, Time> m_messageDelivered; //!< message
 };
 

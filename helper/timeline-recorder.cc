@@ -81,6 +81,8 @@ TimelineRecorder::Attach(Ptr<RapidLlmHelper> helper)
     helper->TraceConnectWithoutContext("OperatorStart",
                                        MakeCallback(&TimelineRecorder::OnStart, this));
     helper->TraceConnectWithoutContext("OperatorEnd", MakeCallback(&TimelineRecorder::OnEnd, this));
+    helper->TraceConnectWithoutContext("ComputeIdle",
+                                       MakeCallback(&TimelineRecorder::OnIdle, this));
 }
 
 uint32_t
@@ -97,23 +99,29 @@ TimelineRecorder::Intern(std::string_view name)
 }
 
 void
+TimelineRecorder::Begin()
+{
+    if (m_started)
+    {
+        return;
+    }
+    m_started = true;
+    // Times count from the replay's start (after the backend opened its connections).
+    m_originNs = m_helper->GetReplayStart().GetNanoSeconds();
+    Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
+    m_ranks = replayer->GetRankCount();
+    m_representative.resize(m_ranks);
+    for (uint32_t r = 0; r < m_ranks; ++r)
+    {
+        m_representative[r] = replayer->GetRepresentative(r);
+    }
+    Sample();
+}
+
+void
 TimelineRecorder::OnStart(const OperatorEvent& e)
 {
-    if (!m_started)
-    {
-        m_started = true;
-        // Times count from the replay's start (after the backend opened its connections).
-        m_originNs = m_helper->GetReplayStart().GetNanoSeconds();
-        m_startNs = Simulator::Now().GetNanoSeconds() - m_originNs;
-        Ptr<TraceReplayer> replayer = m_helper->GetReplayer();
-        m_ranks = replayer->GetRankCount();
-        m_representative.resize(m_ranks);
-        for (uint32_t r = 0; r < m_ranks; ++r)
-        {
-            m_representative[r] = replayer->GetRepresentative(r);
-        }
-        Sample();
-    }
+    Begin();
     const uint64_t key = (uint64_t(e.rank) << 32) | e.node;
     if (e.kind == OperatorKind::COLLECTIVE)
     {
@@ -163,6 +171,25 @@ TimelineRecorder::OnEnd(const OperatorEvent& e)
         }
     }
     m_slices.push_back(std::move(s));
+}
+
+void
+TimelineRecorder::OnIdle(const IdleEvent& e)
+{
+    Begin(); // a host's wait for the first kernel comes before it starts
+    Idle idle;
+    idle.rank = e.rank;
+    idle.startNs = e.start.GetNanoSeconds() - m_originNs;
+    idle.endNs = e.end.GetNanoSeconds() - m_originNs;
+    idle.cause = e.cause;
+    if (!e.op.empty())
+    {
+        idle.op = Intern(e.op);
+    }
+    if (idle.endNs > idle.startNs)
+    {
+        m_idle.push_back(idle);
+    }
 }
 
 void
@@ -252,6 +279,17 @@ TimelineRecorder::ToJson() const
     std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::pair<Place, Place>> transfers;
     std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint8_t> transferSides;
     std::set<uint32_t> ranksSeen;
+    std::vector<const Idle*> idles;
+    for (const Idle& idle : m_idle)
+    {
+        idles.push_back(&idle);
+    }
+    std::stable_sort(idles.begin(),
+                     idles.end(),
+                     [](const Idle* a, const Idle* b)
+                     {
+                         return std::tie(a->rank, a->startNs) < std::tie(b->rank, b->startNs);
+                     });
 
     std::size_t i = 0;
     while (i < slices.size())
@@ -266,41 +304,20 @@ TimelineRecorder::ToJson() const
         std::vector<int64_t> computeLanes;
         std::vector<int64_t> collectiveLanes;
         std::vector<int64_t> transferLanes;
-        std::set<int64_t> receiveEnds;
-        int64_t finish = m_startNs;
-        for (std::size_t k = i; k < j; ++k)
-        {
-            const Slice& s = *slices[k];
-            finish = std::max(finish, s.startNs + s.durNs);
-            // A wait ended by a pipeline receive is bubble (as the replay counts it); by the
-            // tied embedding's gradient exchange, communication.
-            if (s.kind == RECV
-                && StageGraph::LabelOf(m_names[s.name]) != StageGraph::kEmbeddingGradRecv)
-            {
-                receiveEnds.insert(s.startNs + s.durNs);
-            }
-        }
-        int64_t busyUntil = m_startNs;
-        auto gap = [&](int64_t from, int64_t to, bool bubble)
-        {
-            emit(std::string("{\"ph\":\"X\",\"cat\":\"") + (bubble ? "bubble" : "communication")
-                 + "\",\"name\":\"" + (bubble ? "pipeline bubble" : "waiting for communication")
-                 + "\",\"pid\":" + std::to_string(rank) + ",\"tid\":0,\"ts\":" + Us(from)
-                 + ",\"dur\":" + Us(to - from) + "}");
-        };
+        // What the streams were busy or idle for, to find any idle time the replayer did not
+        // report (none is expected): it is communication, as the report's residual counts it.
+        std::vector<std::pair<int64_t, int64_t>> covered;
+        int64_t finish = 0;
         for (std::size_t k = i; k < j; ++k)
         {
             const Slice& s = *slices[k];
             const int64_t end = s.startNs + s.durNs;
+            finish = std::max(finish, end);
             std::string event;
             uint32_t tid = 0;
             if (s.kind == KERNEL)
             {
-                if (s.startNs > busyUntil)
-                {
-                    gap(busyUntil, s.startNs, receiveEnds.count(s.startNs) > 0);
-                }
-                busyUntil = std::max(busyUntil, end);
+                covered.emplace_back(s.startNs, end);
                 tid = Lane(computeLanes, s.startNs, end);
                 event = "{\"ph\":\"X\",\"cat\":\"compute\",\"name\":" + Quote(m_names[s.name])
                         + ",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid)
@@ -334,9 +351,41 @@ TimelineRecorder::ToJson() const
             }
             emit(event);
         }
-        if (finish > busyUntil)
+        // The compute streams' idle intervals, as the replayer charged them.
+        auto idle = [&](int64_t from, int64_t to, IdleCause cause, uint32_t op)
         {
-            gap(busyUntil, finish, false);
+            static const char* const kNames[] = {
+                "pipeline bubble", "waiting for communication", "host dispatch"};
+            emit("{\"ph\":\"X\",\"cat\":" + Quote(ToString(cause)) + ",\"name\":\""
+                 + kNames[static_cast<int>(cause)] + "\",\"pid\":" + std::to_string(rank)
+                 + ",\"tid\":0,\"ts\":" + Us(from) + ",\"dur\":" + Us(to - from)
+                 + (op != UINT32_MAX ? ",\"args\":{\"op\":" + Quote(m_names[op]) + "}" : "") + "}");
+        };
+        const auto first = std::lower_bound(idles.begin(),
+                                            idles.end(),
+                                            rank,
+                                            [](const Idle* a, uint32_t r)
+                                            {
+                                                return a->rank < r;
+                                            });
+        for (auto it = first; it != idles.end() && (*it)->rank == rank; ++it)
+        {
+            idle((*it)->startNs, (*it)->endNs, (*it)->cause, (*it)->op);
+            covered.emplace_back((*it)->startNs, (*it)->endNs);
+        }
+        std::sort(covered.begin(), covered.end());
+        int64_t until = 0;
+        for (const auto& [from, to] : covered)
+        {
+            if (from > until)
+            {
+                idle(until, from, IdleCause::COMMUNICATION, UINT32_MAX);
+            }
+            until = std::max(until, to);
+        }
+        if (finish > until)
+        {
+            idle(until, finish, IdleCause::COMMUNICATION, UINT32_MAX);
         }
         // Names of the process and its tracks.
         std::string name = "rank " + std::to_string(rank);
@@ -418,7 +467,10 @@ TimelineRecorder::ToJson() const
                              return last[a] > last[b];
                          });
         const uint32_t pid = m_ranks;
-        meta("process_name", pid, -1, "network (link busy share)");
+        meta("process_name",
+             pid,
+             -1,
+             "network (link busy share: time carrying traffic at any rate, not utilization)");
         emit("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + std::to_string(pid)
              + ",\"args\":{\"sort_index\":" + std::to_string(pid) + "}}");
         for (uint32_t n = 0; n < order.size() && n < m_links; ++n)

@@ -28,8 +28,10 @@ namespace rapidllm {
  * - one process per rank (`pid` = rank), named "rank R";
  * - complete events (`ph` "X") with `cat` "compute" (kernels, on the compute stream tracks),
  *   "communication" (collectives and point-to-point transfers on their own tracks; and, on the
- *   compute track, the stream idle waiting for communication) or "bubble" (the compute stream
- *   idle until a receive completed: the pipeline bubble);
+ *   compute track, the streams idle waiting for communication, with the operator waited for),
+ *   "bubble" (the streams idle until a pipeline receive completed) or "host" (a ready kernel
+ *   the host had not issued yet): the idle slices are the replayer's own (ComputeIdle), so on
+ *   every rank the slices of each category add up to the report's breakdown;
  * - flows (`ph` "s"/"f") link the members of each collective (from its lowest rank to the
  *   others) and each pipeline send to its receive;
  * - counter tracks (`ph` "C") in a process "network" (`pid` = number of ranks): the busy share
@@ -85,16 +87,30 @@ class TimelineRecorder
         std::string op;          //!< collective: the op
     };
 
+    /** Notes the replay's start, ranks and first link sample at the first event. */
+    void Begin();
     void OnStart(const OperatorEvent& e);
     void OnEnd(const OperatorEvent& e);
+    void OnIdle(const IdleEvent& e);
     /** Takes a sample of every link's busy time; reschedules itself while the replay runs. */
     void Sample();
     /** \return the index of \p name in m_names */
     uint32_t Intern(std::string_view name);
 
-    uint32_t m_links;                                      //!< links with a counter track
-    Ptr<RapidLlmHelper> m_helper;                          //!< the helper
-    std::vector<Slice> m_slices;                           //!< every operator that ended
+    uint32_t m_links;             //!< links with a counter track
+    Ptr<RapidLlmHelper> m_helper; //!< the helper
+    std::vector<Slice> m_slices;  //!< every operator that ended
+    /** An interval a rank's compute streams stood idle (ComputeIdle). */
+    struct Idle
+    {
+        uint32_t rank = 0;                          //!< the rank
+        int64_t startNs = 0;                        //!< start
+        int64_t endNs = 0;                          //!< end
+        IdleCause cause = IdleCause::COMMUNICATION; //!< what it is charged to
+        uint32_t op = UINT32_MAX; //!< the operator waited for (index in m_names), if any
+    };
+
+    std::vector<Idle> m_idle;                              //!< every idle interval
     std::vector<std::string> m_names;                      //!< operator names
     std::unordered_map<std::string, uint32_t> m_nameIndex; //!< name -> index
     std::unordered_map<uint64_t, uint64_t> m_seqOf;        //!< (rank, node) -> its seq (at start)
@@ -104,7 +120,6 @@ class TimelineRecorder
     bool m_started = false;                                       //!< the first operator started
     uint32_t m_ranks = 0;                                         //!< ranks of the replay
     std::vector<uint32_t> m_representative;  //!< rank -> the simulated rank standing for it
-    int64_t m_startNs = 0;                   //!< the first operator's start
     int64_t m_originNs = 0;                  //!< the replay's start (simulated), time 0
     int64_t m_intervalNs = 1000;             //!< sampling interval
     std::vector<int64_t> m_sampleNs;         //!< sample times

@@ -3,8 +3,9 @@
  */
 
 // Timelines and progress of the real command line: `run --timeline` writes valid trace-event
-// JSON (a process per rank, complete events of the three categories, flows that pair up,
-// link counters) whose compute events on rank 0 add up to the compute time the run reports,
+// JSON (a process per rank, complete events of the four categories, flows that pair up,
+// link counters) whose compute, communication, bubble and host slices on every rank add up to
+// the breakdown the run reports (host dispatch and userbuffers' TP ring included),
 // without changing the prediction, byte-identical from run to run; `replay --timeline` the
 // same; a long packet-level run reports progress and stops cleanly on SIGINT.
 
@@ -49,13 +50,19 @@ class CliTimelineTestCase : public TestCase
   public:
     CliTimelineTestCase()
         : TestCase(
-            "run and replay --timeline: trace-event JSON, compute on rank 0 = reported compute")
+            "run and replay --timeline: trace-event JSON, each rank's slices = its breakdown")
     {}
 
   private:
-    /** Checks one timeline against a report with --per-rank. */
+    /**
+     * Checks one timeline against a report with --per-rank: on every rank, the slices of each
+     * category on the compute track add up to its breakdown; \p categories must all appear.
+     */
     void
-    Check(const std::string& file, const Json& report, const std::string& what)
+    Check(const std::string& file,
+          const Json& report,
+          const std::string& what,
+          const std::set<std::string>& categories = {"compute", "communication", "bubble"})
     {
         Json t;
         try
@@ -69,10 +76,9 @@ class CliTimelineTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ((t.contains("traceEvents") && t.at("traceEvents").is_array()),
                               true,
                               what + ": traceEvents");
-        double rank0Compute = 0;
-        double rank0Bubble = 0;
-        double rank0Waiting = 0;
-        std::set<std::string> categories;
+        // Per rank: seconds of each category on the compute track (waits) or any (compute).
+        std::map<uint32_t, std::map<std::string, double>> sums;
+        std::set<std::string> seen;
         std::set<uint32_t> pids;
         std::map<uint64_t, std::string> flows;
         uint64_t counters = 0;
@@ -83,23 +89,20 @@ class CliTimelineTestCase : public TestCase
             if (ph == "X")
             {
                 const std::string cat = e.at("cat").get<std::string>();
-                categories.insert(cat);
-                NS_TEST_EXPECT_MSG_EQ(
-                    (cat == "compute" || cat == "communication" || cat == "bubble"),
-                    true,
-                    what + ": category " + cat);
+                seen.insert(cat);
+                NS_TEST_EXPECT_MSG_EQ((cat == "compute" || cat == "communication" || cat == "bubble"
+                                       || cat == "host"),
+                                      true,
+                                      what + ": category " + cat);
                 NS_TEST_EXPECT_MSG_GT_OR_EQ(e.at("dur").get<double>(), 0.0, what + ": duration");
                 NS_TEST_EXPECT_MSG_EQ((e.contains("tid") && e.contains("ts") && e.contains("name")),
                                       true,
                                       what + ": tid, ts, name");
-                pids.insert(e.at("pid").get<uint32_t>());
-                if (e.at("pid").get<uint32_t>() == 0)
+                const auto pid = e.at("pid").get<uint32_t>();
+                pids.insert(pid);
+                if (cat == "compute" || e.at("tid").get<uint32_t>() == 0)
                 {
-                    const bool computeTrack = e.at("tid").get<uint32_t>() == 0;
-                    rank0Compute += cat == "compute" ? Seconds(e.at("dur")) : 0;
-                    rank0Bubble += cat == "bubble" ? Seconds(e.at("dur")) : 0;
-                    rank0Waiting +=
-                        cat == "communication" && computeTrack ? Seconds(e.at("dur")) : 0;
+                    sums[pid][cat] += Seconds(e.at("dur"));
                 }
             }
             else if (ph == "s" || ph == "f")
@@ -117,28 +120,39 @@ class CliTimelineTestCase : public TestCase
                 NS_TEST_EXPECT_MSG_EQ(ph, "M", what + ": only X, s, f, C and M events");
             }
         }
-        const double compute =
-            report.at("ranks").at(0).at("breakdown_s").at("compute").get<double>();
-        NS_TEST_EXPECT_MSG_GT(compute, 0.0, what + ": rank 0 computes");
-        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Compute,
-                                  compute,
-                                  1e-6 * compute,
-                                  what + ": compute events of rank 0 = its compute time");
-        const Json& breakdown = report.at("ranks").at(0).at("breakdown_s");
-        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Bubble,
-                                  breakdown.at("pipeline_bubble").get<double>(),
-                                  1e-9 + 1e-6 * compute,
-                                  what + ": bubble events of rank 0 = its pipeline bubble");
-        NS_TEST_EXPECT_MSG_EQ_TOL(rank0Waiting,
-                                  breakdown.at("exposed_communication").get<double>(),
-                                  1e-9 + 1e-6 * compute,
-                                  what + ": waits of rank 0 = its exposed communication");
-        NS_TEST_EXPECT_MSG_EQ((categories.count("compute") && categories.count("communication")
-                               && categories.count("bubble")),
-                              true,
-                              what + ": compute, communication and bubble events");
+        const Json ranks = report.at("ranks");
+        for (const Json& rank : ranks)
+        {
+            const auto r = rank.at("rank").get<uint32_t>();
+            if (!pids.count(r))
+            {
+                continue; // a symmetric copy: its representative's events stand for it
+            }
+            const Json& breakdown = rank.at("breakdown_s");
+            const double compute = breakdown.at("compute").get<double>();
+            NS_TEST_EXPECT_MSG_GT(compute, 0.0, what + ": rank computes");
+            const std::string where = what + ", rank " + std::to_string(r) + ": ";
+            for (const auto& [cat, field] :
+                 std::map<std::string, std::string>{{"compute", "compute"},
+                                                    {"communication", "exposed_communication"},
+                                                    {"bubble", "pipeline_bubble"},
+                                                    {"host", "host"}})
+            {
+                NS_TEST_EXPECT_MSG_EQ_TOL(sums[r][cat],
+                                          breakdown.at(field).get<double>(),
+                                          1e-9 + 1e-6 * compute,
+                                          where + cat + " slices = its " + field);
+            }
+        }
         NS_TEST_EXPECT_MSG_EQ(pids.count(0), 1u, what + ": rank 0 is a process");
-        NS_TEST_EXPECT_MSG_GT(flows.size(), 0u, what + ": flows");
+        for (const std::string& cat : categories)
+        {
+            NS_TEST_EXPECT_MSG_EQ(seen.count(cat), 1u, what + ": " + cat + " slices");
+        }
+        if (pids.size() > 1)
+        {
+            NS_TEST_EXPECT_MSG_GT(flows.size(), 0u, what + ": flows between the ranks");
+        }
         for (const auto& [id, phases] : flows)
         {
             NS_TEST_EXPECT_MSG_EQ(phases, "sf", what + ": flow " + std::to_string(id));
@@ -190,6 +204,41 @@ class CliTimelineTestCase : public TestCase
                                   dir);
         NS_TEST_ASSERT_MSG_EQ(replay.status, 0, replay.err);
         Check(file, Json::parse(replay.out), "replay");
+        // Host dispatch (vLLM's engine step) and userbuffers' TP ring exchange: the host's
+        // waits are host slices, the ring's waits communication, as the report counts them.
+        CliResult host = RunCli({"run",
+                                 "--json",
+                                 "--per-rank",
+                                 "--timeline=" + file,
+                                 "--mode=inference",
+                                 "--model=llama3-8b",
+                                 "--gpus=2",
+                                 "--tp=2",
+                                 "--batch=8",
+                                 "--prompt=256",
+                                 "--gen=16",
+                                 "--engine=vllm"},
+                                dir);
+        NS_TEST_ASSERT_MSG_EQ(host.status, 0, host.err);
+        Check(file, Json::parse(host.out), "vllm", {"compute", "communication", "host"});
+        CliResult ring = RunCli({"run",
+                                 "--json",
+                                 "--per-rank",
+                                 "--timeline=" + file,
+                                 "--model=llama3-8b",
+                                 "--hardware=h100-sxm-80gb",
+                                 "--gpus=8",
+                                 "--tp=4",
+                                 "--pp=2",
+                                 "--layers=4",
+                                 "--seq=4096",
+                                 "--gbs=8",
+                                 "--sp",
+                                 "--tp-comm-overlap=userbuffers",
+                                 "--pp-schedule=zb-h1"},
+                                dir);
+        NS_TEST_ASSERT_MSG_EQ(ring.status, 0, ring.err);
+        Check(file, Json::parse(ring.out), "userbuffers");
         // A run that fails (GPU 0's links dead) leaves no timeline behind, nor its temporary
         // file, and an existing one as it was.
         const std::string failed = dir + "/failed.json";

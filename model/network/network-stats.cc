@@ -24,7 +24,8 @@ NetworkStats::MostLoaded(uint32_t count) const
                      loaded.end(),
                      [](const LinkStats& a, const LinkStats& b)
                      {
-                         return a.bytes > b.bytes;
+                         return a.utilization != b.utilization ? a.utilization > b.utilization
+                                                               : a.bytes > b.bytes;
                      });
     if (loaded.size() > count)
     {

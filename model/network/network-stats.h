@@ -44,8 +44,10 @@ struct NetworkStats
 
     /**
      * \param count how many
-     * \return the \p count links that carried the most bytes (only links that carried
-     *         something), most loaded first, ties by link id
+     * \return the \p count most loaded links (only links that carried something): the highest
+     *         utilization first (bytes over what the link's bandwidth, fault factor included,
+     *         carries in the window: a saturated slow link before a fast one that carried more
+     *         bytes), then the most bytes, then the lowest link id
      */
     std::vector<LinkStats> MostLoaded(uint32_t count) const;
 };

@@ -151,7 +151,13 @@ TraceReplayer::GetTypeId()
                             "An operator of a simulated rank ends (an OperatorEvent; its duration "
                             "is the time since it started).",
                             MakeTraceSourceAccessor(&TraceReplayer::m_opEnd),
-                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback");
+                            "ns3::rapidllm::TraceReplayer::OperatorTracedCallback")
+            .AddTraceSource("ComputeIdle",
+                            "A simulated rank's compute streams were idle (an IdleEvent: rank, "
+                            "start, end, and what the report charges it to: bubble, "
+                            "communication with its operator, or host).",
+                            MakeTraceSourceAccessor(&TraceReplayer::m_idle),
+                            "ns3::rapidllm::TraceReplayer::IdleTracedCallback");
     return tid;
 }
 
@@ -401,6 +407,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
                               << " simulated) from " << Simulator::Now().As(Time::US));
     CheckStateSize(job);
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
+    m_traceIdle = !m_idle.IsEmpty();
     m_kinds.assign(job.GetGraphCount(), {});
     // Kernels run back to back within one event where nothing can interleave (one stream;
     // operator events need their own times).
@@ -661,6 +668,14 @@ TraceReplayer::Collect()
             && OperatorKind(s.kinds[s.lastDone]) != OperatorKind::COMPUTE)
         {
             t.exposedByOp[StageGraph::LabelOf(s.graph->GetName(s.lastDone))] += tail;
+            if (m_traceIdle && m_plan.RepresentativeOf(r) == r)
+            {
+                NoteIdle(r,
+                         s.idleSince,
+                         NanoSeconds(s.finishNs).GetSeconds(),
+                         IdleCause::COMMUNICATION,
+                         LabelIdOf(s.graph, s.lastDone));
+            }
         }
         if (t.finishS > result.stepTimeS || result.ranks.empty())
         {
@@ -880,18 +895,42 @@ TraceReplayer::DispatchIssued(uint32_t rank, uint32_t node, uint8_t cause)
 }
 
 void
-TraceReplayer::ChargeIdle(RankState& s, double until, uint8_t cause, uint32_t by)
+TraceReplayer::NoteIdle(uint32_t rank, double from, double to, IdleCause cause, uint32_t label)
 {
+    IdleEvent e;
+    e.rank = rank;
+    e.start = NanoSeconds(std::llround(from * 1e9));
+    e.end = NanoSeconds(std::llround(to * 1e9));
+    e.cause = cause;
+    if (label != kAbsent)
+    {
+        e.op = m_labels[label];
+    }
+    m_idle(e);
+}
+
+void
+TraceReplayer::ChargeIdle(uint32_t rank, double until, uint8_t cause, uint32_t by)
+{
+    RankState& s = m_ranks[rank];
     double end = until;
     while (end > s.idleSince)
     {
         if (cause == kCauseReceive)
         {
             s.timing.bubbleS += end - s.idleSince;
+            if (m_traceIdle)
+            {
+                NoteIdle(rank, s.idleSince, end, IdleCause::BUBBLE, kAbsent);
+            }
             return;
         }
         if (cause != kCauseCommunication || by == kAbsent)
         {
+            if (m_traceIdle)
+            {
+                NoteIdle(rank, s.idleSince, end, IdleCause::COMMUNICATION, kAbsent);
+            }
             return; // not attributed (exposedCommS keeps it)
         }
         double start = s.idleSince;
@@ -906,6 +945,10 @@ TraceReplayer::ChargeIdle(RankState& s, double until, uint8_t cause, uint32_t by
             s.exposedByLabel.resize(label + 1, 0.0);
         }
         s.exposedByLabel[label] += end - start;
+        if (m_traceIdle)
+        {
+            NoteIdle(rank, start, end, IdleCause::COMMUNICATION, label);
+        }
         if (posted == s.posted.end())
         {
             return;
@@ -1158,8 +1201,12 @@ TraceReplayer::StartCompute(uint32_t rank)
             {
                 waited = std::max(s.idleSince, std::min(now, s.readyAt[node]));
                 s.timing.hostWaitS += now - waited;
+                if (m_traceIdle && now > waited)
+                {
+                    NoteIdle(rank, waited, now, IdleCause::HOST, kAbsent);
+                }
             }
-            ChargeIdle(s, waited, cause, by);
+            ChargeIdle(rank, waited, cause, by);
             s.busySinceNs = Simulator::Now().GetNanoSeconds();
         }
         s.busyStreams++;

@@ -6,6 +6,7 @@
 #define RAPIDLLM_TRACE_REPLAYER_H
 
 #include "collective-engine.h"
+#include "idle-event.h"
 #include "ns3/event-id.h"
 #include "ns3/network-backend.h"
 #include "ns3/nstime.h"
@@ -206,6 +207,12 @@ class TraceReplayer : public Object
      */
     typedef void (*OperatorTracedCallback)(const OperatorEvent& event);
 
+    /**
+     * Signature of the ComputeIdle trace source.
+     * \param event the idle interval: rank, start, end, what it is charged to
+     */
+    typedef void (*IdleTracedCallback)(const IdleEvent& event);
+
   protected:
     void DoDispose() override;
 
@@ -314,7 +321,12 @@ class TraceReplayer : public Object
      * issued after the activations it follows (ZeRO-3's parameter gather behind a pipeline
      * receive) is not charged for the wait on the other stage.
      */
-    void ChargeIdle(RankState& s, double until, uint8_t cause, uint32_t by);
+    void ChargeIdle(uint32_t rank, double until, uint8_t cause, uint32_t by);
+    /**
+     * \brief Fires ComputeIdle for \p rank's streams idle from \p from to \p to (seconds), charged
+     * to \p cause (for communication, to the operator of label id \p label, kAbsent: none).
+     */
+    void NoteIdle(uint32_t rank, double from, double to, IdleCause cause, uint32_t label);
     void Complete(uint32_t rank, uint32_t node);
     /** Completes a node at \p nowNs (Complete() at the simulator's time). */
     void CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs);
@@ -506,6 +518,8 @@ class TraceReplayer : public Object
 
     TracedCallback<const OperatorEvent&> m_opStart; //!< operator start
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
+    TracedCallback<const IdleEvent&> m_idle;        //!< compute streams idle
+    bool m_traceIdle = false;                       //!< m_idle has a sink (in this replay)
 };
 
 } // namespace rapidllm
