@@ -59,7 +59,12 @@ WriteJsonFile(const std::string& path, const Json& j)
     }
 }
 
-/** \return the first field whose value differs between \p a and \p b ("" if none) */
+/**
+ * \return the first field whose value differs between \p a and \p b ("" if none): the options
+ * first, then the counts that follow from them (layouts, skipped), so that the error names the
+ * option changed. A spec's digest is compared where both have it (older sweeps have none),
+ * and then decides for the name it stands for ("model_digest" for "model").
+ */
 std::string
 FirstDifference(const Json& a, const Json& b)
 {
@@ -72,19 +77,38 @@ FirstDifference(const Json& a, const Json& b)
     {
         keys.insert(it.key());
     }
+    auto both = [&](const std::string& k)
+    {
+        return a.contains(k) && b.contains(k);
+    };
     auto differs = [&](const std::string& k)
     {
-        return !a.contains(k) || !b.contains(k) || a.at(k) != b.at(k);
+        if (both(k + "_digest"))
+        {
+            return false; // the name of the same contents: the digest decides
+        }
+        if (k.size() > 7 && k.compare(k.size() - 7, 7, "_digest") == 0 && !both(k))
+        {
+            return false; // an older sweep, without digests
+        }
+        return !both(k) || a.at(k) != b.at(k);
     };
-    // The layout count follows from the options: name the option that differs where one does.
+    const std::set<std::string> derived = {"layouts", "skipped"};
     for (const auto& k : keys)
     {
-        if (k != "layouts" && differs(k))
+        if (!derived.count(k) && differs(k))
         {
             return k;
         }
     }
-    return differs("layouts") ? "layouts" : "";
+    for (const auto& k : derived)
+    {
+        if (keys.count(k) && differs(k))
+        {
+            return k;
+        }
+    }
+    return "";
 }
 
 /** \return a value as it reads in a message */
@@ -92,6 +116,25 @@ std::string
 Shown(const Json& j, const std::string& key)
 {
     return j.contains(key) ? j.at(key).dump() : "(none)";
+}
+
+/**
+ * \return how field \p field of \p a and \p b differs, for a message: "its tp is [1,2], this
+ * one's [1]", or for a digest "its hardware "hw.yaml" had other contents (fnv1a64 ...) than this
+ * one's "hw.yaml" has (fnv1a64 ...)"
+ */
+std::string
+Difference(const Json& a, const Json& b, const std::string& field)
+{
+    const std::string suffix = "_digest";
+    if (field.size() > suffix.size()
+        && field.compare(field.size() - suffix.size(), suffix.size(), suffix) == 0)
+    {
+        const std::string spec = field.substr(0, field.size() - suffix.size());
+        return "its " + spec + " " + Shown(a, spec) + " had other contents (" + Shown(a, field)
+               + ") than this one's " + Shown(b, spec) + " has (" + Shown(b, field) + ")";
+    }
+    return "its " + field + " is " + Shown(a, field) + ", this one's " + Shown(b, field);
 }
 
 } // namespace
@@ -123,6 +166,34 @@ SweepDir::CsvPath() const
     return (fs::path(m_dir) / "results.csv").string();
 }
 
+Json
+SweepDir::Digests(const std::vector<std::string>& sources)
+{
+    Json digests = Json::array();
+    for (const std::string& source : sources)
+    {
+        std::ifstream in(source, std::ios::binary);
+        if (!fs::is_regular_file(source) || !in)
+        {
+            digests.push_back("preset " + source);
+            continue;
+        }
+        uint64_t hash = 14695981039346656037ULL; // FNV-1a's offset basis and prime
+        char buffer[65536];
+        while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0)
+        {
+            for (std::streamsize i = 0; i < in.gcount(); ++i)
+            {
+                hash = (hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ULL;
+            }
+        }
+        char hex[17];
+        std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+        digests.push_back(std::string("fnv1a64 ") + hex);
+    }
+    return digests;
+}
+
 std::vector<SweepRow>
 SweepDir::Open(bool resume)
 {
@@ -147,8 +218,8 @@ SweepDir::Open(bool resume)
         {
             throw SpecError(kCommandLine,
                             "resume",
-                            "'" + m_dir + "' holds another sweep: its " + field + " is "
-                                + Shown(before, field) + ", this one's " + Shown(m_inputs, field));
+                            "'" + m_dir
+                                + "' holds another sweep: " + Difference(before, m_inputs, field));
         }
         rows = ReadSweepCsv(csv);
     }

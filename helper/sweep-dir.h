@@ -57,6 +57,16 @@ class SweepDir
     static std::vector<SweepRow> Merge(const std::vector<std::string>& dirs,
                                        const std::string& out);
 
+    /**
+     * \brief What a sweep's inputs keep of a spec source so that a resume or merge compares
+     * contents, not names: "preset NAME" for a built-in preset, else "fnv1a64 HEX" of the file's
+     * bytes (FNV-1a, 64 bits), so that an edited file is refused and the same file spelt
+     * otherwise ("./hw.yaml") is not.
+     * \param sources the --model or --hardware values (presets or files)
+     * \return one digest per source, in order
+     */
+    static Json Digests(const std::vector<std::string>& sources);
+
   private:
     std::string m_dir;          //!< the folder
     Json m_inputs;              //!< inputs, with the shard

@@ -753,6 +753,26 @@ class CliSweepMachinesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(fp8.status, 2, fp8.err);
         NS_TEST_EXPECT_MSG_NE(
             fp8.err.find("a100-sxm-80gb: field 'gpu.tensor_tflops'"), std::string::npos, fp8.err);
+        // A machine file: a resume compares its contents, not its name. The same file spelt
+        // otherwise resumes; the file edited is another sweep.
+        {
+            std::ifstream in(std::string(RAPIDLLM_SOURCE_DIR)
+                             + "/data/presets/hardware/a100-sxm-80gb.yaml");
+            std::ofstream(dir + "/hw.yaml") << in.rdbuf();
+        }
+        const std::string file = "--out=" + dir + "/file";
+        CliResult fromFile = RunCli(Cat(job, {"--hardware=" + dir + "/hw.yaml", file}), dir);
+        RAPIDLLM_REQUIRE_EQ(fromFile.status, 0, fromFile.err);
+        CliResult respelt =
+            RunCli(Cat(job, {"--hardware=" + dir + "/./hw.yaml", file, "--resume"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(respelt.status, 0, respelt.err);
+        std::ofstream(dir + "/hw.yaml", std::ios::app) << "# edited\n";
+        CliResult edited =
+            RunCli(Cat(job, {"--hardware=" + dir + "/hw.yaml", file, "--resume"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(edited.status, 2, edited.err);
+        NS_TEST_EXPECT_MSG_NE(edited.err.find("hw.yaml\" had other contents ([\"fnv1a64 "),
+                              std::string::npos,
+                              edited.err);
     }
 };
 

@@ -624,6 +624,9 @@ RunSweepCommand(const CliArgs& args)
     inputs["model"] = args.Text("model");
     inputs["hardware"] = args.Text("hardware");
     inputs["set"] = args.Text("set");
+    // The specs' contents: an edited file is another sweep, the same file spelt otherwise not.
+    inputs["model_digest"] = SweepDir::Digests({args.Text("model")});
+    inputs["hardware_digest"] = SweepDir::Digests(sources);
     inputs["fault"] = args.Text("fault");
     if (args.HasValue("slow-gpus"))
     {
