@@ -682,11 +682,24 @@ WriteFaultStudy(const std::string& dir,
         }
     };
     draw("slowdown.png", config.links);
-    if (config.links.size() > 1)
+    const std::size_t sets = config.links.size() > 1 ? config.links.size() : 0;
+    for (std::size_t k = 0; k < sets; ++k)
     {
-        for (std::size_t k = 0; k < config.links.size(); ++k)
+        draw("slowdown-" + std::to_string(k + 1) + ".png", {config.links[k]});
+    }
+    // An earlier study's plots of link sets this one does not have would be taken for its own.
+    std::error_code ec;
+    for (std::size_t k = sets + 1;; ++k)
+    {
+        bool removed = false;
+        for (const char* ext : {".png", ".plt"})
         {
-            draw("slowdown-" + std::to_string(k + 1) + ".png", {config.links[k]});
+            removed = std::filesystem::remove(out / ("slowdown-" + std::to_string(k) + ext), ec)
+                      || removed;
+        }
+        if (!removed)
+        {
+            break;
         }
     }
 }

@@ -131,6 +131,19 @@ CreateOutputDir(const std::string& dir)
 }
 
 void
+RefuseSweepFolder(const std::string& dir, const std::string& command)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(dir) / "sweep.json", ec))
+    {
+        throw SpecError("command line",
+                        "out",
+                        "'" + dir + "' holds a sweep (sweep.json), whose results.csv " + command
+                            + " would replace; choose another --out");
+    }
+}
+
+void
 WriteOutputFile(const std::string& path, const std::string& text)
 {
     const std::string temporary = path + ".tmp";

@@ -74,6 +74,14 @@ void CreateOutputDir(const std::string& dir);
 
 /**
  * \ingroup rapid-llm
+ * \brief Refuses, before a study runs, an --out folder \p dir that holds a sweep (sweep.json):
+ * the study's results.csv would replace the sweep's rows. A SpecError on option --out.
+ * \param command the study, as the message names it ("study hardware")
+ */
+void RefuseSweepFolder(const std::string& dir, const std::string& command);
+
+/**
+ * \ingroup rapid-llm
  * \brief Writes \p text to \p path through a temporary file renamed over it, so that a failed
  * or interrupted write leaves no half-written file; an OutputError when it fails.
  */

@@ -332,6 +332,44 @@ class CliJsonTestCase : public TestCase
                                "--json"},
                               dir);
         NS_TEST_EXPECT_MSG_EQ(plotted.at("rows").size(), 1, "sweep --plot: one layout");
+        // A study does not replace a sweep's results.csv: refused before it runs.
+        CliResult overSweep = RunCli({"study",
+                                      "hardware",
+                                      "--model=gpt-1.7b",
+                                      "--gpus=2",
+                                      "--gbs=4",
+                                      "--vary=gpu.hbm_gib=1x",
+                                      "--out=" + dir + "/plotted"},
+                                     dir);
+        NS_TEST_EXPECT_MSG_EQ(overSweep.status, 2, overSweep.err);
+        NS_TEST_EXPECT_MSG_NE(
+            overSweep.err.find("holds a sweep (sweep.json)"), std::string::npos, overSweep.err);
+        // A fault study of two link sets draws each; rerun with one into the same folder, the
+        // earlier per-set plots go.
+        std::vector<std::string> twoSets = {"study",
+                                            "faults",
+                                            "--model=gpt-1.7b",
+                                            "--set=model.layers=2",
+                                            "--gpus=2",
+                                            "--dp=2",
+                                            "--gbs=2",
+                                            "--seq=1024",
+                                            "--links=tier:nvlink;gpu0-nvlink.sw0",
+                                            "--factors=1,0.5",
+                                            "--routing=dimension-order",
+                                            "--out=" + dir + "/sets"};
+        CliResult sets = RunCli(twoSets, dir);
+        NS_TEST_EXPECT_MSG_EQ(sets.status, 0, sets.err);
+        NS_TEST_EXPECT_MSG_NE(
+            sets.out.find("slowdown-1.png to slowdown-2.png"), std::string::npos, sets.out);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/sets/slowdown-2.png"), true, "");
+        twoSets[8] = "--links=tier:nvlink";
+        sets = RunCli(twoSets, dir);
+        NS_TEST_EXPECT_MSG_EQ(sets.status, 0, sets.err);
+        for (const char* stale : {"slowdown-1.png", "slowdown-2.png", "slowdown-2.plt"})
+        {
+            NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/sets/" + stale), false, stale);
+        }
 
         // sweep with whole experts (--etp=1): expert groups folded over tp, so ep 8 fits dp 4
         // (ep / tp = 4 divides it), which the default layouts (ep divides dp) rule out.

@@ -493,6 +493,10 @@ PrintBestByVariant(const std::vector<ServingRow>& rows,
 int
 RunStudyServingCommand(const CliArgs& args)
 {
+    if (args.HasValue("out"))
+    {
+        RefuseSweepFolder(args.Text("out"), "study serving");
+    }
     JobOptions options = ReadJobOptionValues(args);
     ServingSpace space;
     space.gpus = static_cast<uint32_t>(args.Count("gpus"));

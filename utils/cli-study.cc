@@ -27,6 +27,7 @@ namespace rapidllm {
 int
 RunStudyFaultsCommand(const CliArgs& args)
 {
+    RefuseSweepFolder(args.Text("out"), "study faults");
     ResolvedJob job = ReadJobOptions(args);
     FaultStudyConfig config;
     config.links = args.Items("links", ';');
@@ -229,7 +230,12 @@ RunStudyFaultsCommand(const CliArgs& args)
                 }
             }
         }
-        std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png\n"
+        std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, slowdown.png"
+                  << (config.links.size() > 1
+                          ? " and slowdown-1.png to slowdown-" + std::to_string(config.links.size())
+                                + ".png (one per link set)"
+                          : std::string())
+                  << "\n"
                   << JobInputText(job, "flow", args.Text("routing"), config.packet);
     }
     if (!result.memory.feasible)
@@ -245,6 +251,7 @@ RunStudyFaultsCommand(const CliArgs& args)
 int
 RunStudyHardwareCommand(const CliArgs& args)
 {
+    RefuseSweepFolder(args.Text("out"), "study hardware");
     JobOptions options = ReadJobOptionValues(args);
     const ResolvedJob base = options.ToSpecs(); // the job must resolve before it is varied
     std::string field;
