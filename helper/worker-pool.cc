@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 namespace ns3 {
@@ -177,10 +179,11 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
     }
     const std::size_t count = std::min<std::size_t>(m_workers, items.size());
     std::vector<Worker> workers(count);
-    // Output buffered by the caller must not be written twice (once by a worker's copy).
-    std::fflush(nullptr);
-    for (auto& w : workers)
+    // Starts worker w (a fork of this process as it is now, taking items from a pipe).
+    auto start = [&](Worker& w)
     {
+        // Output buffered by the caller must not be written twice (once by a worker's copy).
+        std::fflush(nullptr);
         int down[2];
         int up[2];
         if (::pipe(down) != 0 || ::pipe(up) != 0)
@@ -201,10 +204,12 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
             // The worker keeps its own two ends only.
             for (const auto& other : workers)
             {
-                if (other.toWorker >= 0)
+                for (int fd : {other.toWorker, other.fromWorker})
                 {
-                    ::close(other.toWorker);
-                    ::close(other.fromWorker);
+                    if (fd >= 0)
+                    {
+                        ::close(fd);
+                    }
                 }
             }
             ::close(down[1]);
@@ -216,7 +221,12 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
         w.pid = pid;
         w.toWorker = down[1];
         w.fromWorker = up[0];
+    };
+    for (auto& w : workers)
+    {
+        start(w);
     }
+    std::set<uint64_t> retried; // items whose worker died once
     std::size_t next = 0;
     std::size_t finished = 0;
     auto hand = [&](Worker& w)
@@ -281,8 +291,31 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
                 }
                 if (!ok)
                 {
-                    throw std::runtime_error("the worker process of item " + std::to_string(w.item)
-                                             + " died");
+                    // Reaped, replaced, and its item handed to the new worker once more.
+                    ::close(w.toWorker);
+                    ::close(w.fromWorker);
+                    w.toWorker = w.fromWorker = -1;
+                    int how = 0;
+                    while (::waitpid(w.pid, &how, 0) < 0 && errno == EINTR)
+                    {}
+                    w.pid = -1;
+                    const std::string death =
+                        "the worker process of item " + std::to_string(w.item) + " died"
+                        + (WIFSIGNALED(how)
+                               ? " (signal " + std::to_string(WTERMSIG(how)) + ")"
+                               : " (exit status " + std::to_string(WEXITSTATUS(how)) + ")");
+                    if (!retried.insert(w.item).second)
+                    {
+                        throw WorkerLost(death + ", twice");
+                    }
+                    std::fprintf(stderr, "note: %s; running it again\n", death.c_str());
+                    start(w);
+                    w.busy = WriteAll(w.toWorker, &w.item, sizeof(w.item));
+                    if (!w.busy)
+                    {
+                        throw WorkerLost(death + ", and its replacement took no work");
+                    }
+                    continue;
                 }
                 if (status == 2)
                 {

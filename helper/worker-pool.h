@@ -8,11 +8,23 @@
 #include <csignal>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ns3 {
 namespace rapidllm {
+
+/**
+ * \ingroup rapid-llm
+ * \brief A worker process died twice running the same item (killed, out of memory): not an
+ * error of the input, nor of this code's logic, so it is told apart from both.
+ */
+class WorkerLost : public std::runtime_error
+{
+  public:
+    using std::runtime_error::runtime_error;
+};
 
 /**
  * \ingroup rapid-llm
@@ -24,7 +36,9 @@ namespace rapidllm {
  *
  * Call it while no simulation runs in the calling process. A task that throws ends the run
  * with that error: an Error (bad input: a spec, an unreachable pair) as an Error with its
- * message, anything else as a std::runtime_error naming the task; a worker that dies does too.
+ * message, anything else as a std::runtime_error naming the task. A worker that dies (killed,
+ * out of memory) is replaced and its item run again, once, with a note on stderr; the item's
+ * second death ends the run with a WorkerLost.
  */
 class WorkerPool
 {

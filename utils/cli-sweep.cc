@@ -870,6 +870,17 @@ RunSweepCommand(const CliArgs& args)
             },
             &g_stop);
     }
+    catch (const WorkerLost& e)
+    {
+        std::signal(SIGINT, oldInt);
+        std::signal(SIGTERM, oldTerm);
+        takeBack();
+        throw WorkerLost(std::string(e.what()) + "; "
+                         + (dir ? "the " + std::to_string(rows.size())
+                                      + " layouts done are kept in " + dir->CsvPath()
+                                      + " (--resume continues)"
+                                : "give --out=DIR to keep the layouts done"));
+    }
     catch (...)
     {
         std::signal(SIGINT, oldInt);

@@ -19,6 +19,7 @@
 #include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
+#include "ns3/worker-pool.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -252,6 +253,13 @@ main(int argc, char** argv)
             std::cerr << "rapid-llm " << c.name
                       << ": error: " << DescribeError(c.name, e, options.get()) << "\n";
             return 2;
+        }
+        catch (const WorkerLost& e)
+        {
+            // Not the input's fault, nor a defect: the machine took the worker (out of memory).
+            std::cout.flush();
+            std::cerr << "rapid-llm " << c.name << ": error: " << e.what() << "\n";
+            return 1;
         }
         catch (const Interrupted&)
         {
