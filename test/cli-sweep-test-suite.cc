@@ -753,6 +753,13 @@ class CliSweepMachinesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(fp8.status, 2, fp8.err);
         NS_TEST_EXPECT_MSG_NE(
             fp8.err.find("a100-sxm-80gb: field 'gpu.tensor_tflops'"), std::string::npos, fp8.err);
+        // A GPU count of the list on which no layout is valid is said, not dropped.
+        CliResult seven = RunCli(Cat(kTwoLayouts, {"--gpus=8,7"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(seven.status, 0, seven.err);
+        NS_TEST_EXPECT_MSG_NE(seven.err.find("no layout of the lists is valid on 7 GPUs (tp 1, pp "
+                                             "1, cp 1, ep 1, mbs 2: global_batch:"),
+                              std::string::npos,
+                              seven.err);
         // A machine file: a resume compares its contents, not its name. The same file spelt
         // otherwise resumes; the file edited is another sweep.
         {

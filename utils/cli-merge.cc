@@ -56,9 +56,11 @@ RunMergeCommand(const CliArgs& args)
                   inputs.at("gbs").get<uint64_t>(),
                   machines);
     }
-    std::printf("merged %zu folders: %zu layouts, %llu fit in memory -> %s/results.csv\n",
+    std::printf("merged %zu folder%s: %zu layout%s, %llu fit in memory -> %s/results.csv\n",
                 dirs.size(),
+                dirs.size() == 1 ? "" : "s",
                 rows.size(),
+                rows.size() == 1 ? "" : "s",
                 static_cast<unsigned long long>(fit),
                 out.c_str());
     return 0;

@@ -606,6 +606,24 @@ RunSweepCommand(const CliArgs& args)
                      why.c_str(),
                      ToString(dtype).c_str());
     }
+    if (!candidates.empty() && gpuCounts.size() > 1)
+    {
+        // A GPU count of the list that no layout fits is said, with its reasons, not dropped.
+        for (uint32_t gpus : gpuCounts)
+        {
+            SweepSpace alone = space;
+            alone.gpuCounts = {gpus};
+            LayoutSweep one(m, machines, base, alone, args.Text("backend"));
+            if (one.Candidates().empty())
+            {
+                std::fprintf(stderr,
+                             "rapid-llm sweep: note: no layout of the lists is valid on %u GPUs "
+                             "(%s)\n",
+                             gpus,
+                             one.GetSkipReasons().c_str());
+            }
+        }
+    }
     if (candidates.empty())
     {
         // Nothing to run is a mistake in the lists, as in `study serving`: the option every
@@ -968,7 +986,7 @@ RunSweepCommand(const CliArgs& args)
         fit += r.fits ? 1 : 0;
     }
     std::printf(
-        "%s training on %s x %s, global batch %u, sequence %u, %s%s%s: %zu layouts%s, %llu "
+        "%s training on %s x %s, global batch %u, sequence %u, %s%s%s: %zu layout%s%s, %llu "
         "fit in memory, %u ruled out by the model, batch or GPU count\n",
         m.name.c_str(),
         gpuText.c_str(),
@@ -982,6 +1000,7 @@ RunSweepCommand(const CliArgs& args)
          + (args.HasValue("gpu-set") ? ", GPUs of their own spec " + args.Text("gpu-set") : ""))
             .c_str(),
         ranked.size(),
+        ranked.size() == 1 ? "" : "s",
         shardCount > 1 ? (" (shard " + std::to_string(shardIndex) + "/" + std::to_string(shardCount)
                           + " of " + std::to_string(candidates.size()) + ")")
                              .c_str()
@@ -1000,7 +1019,19 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     PrintTable(ranked, candidates, shown, variant);
-    if (fit == 0 && !ranked.empty())
+    if (fit == 0 && !ranked.empty() && shardCount > 1)
+    {
+        // A shard's part of the layouts: the others may fit; only the whole sweep can say.
+        std::fprintf(stderr,
+                     "rapid-llm sweep: note: %s in memory (the lowest peak is %.2f GiB); the "
+                     "other shards' may: merge them for the whole sweep's ranking\n",
+                     ranked.size() == 1 ? "this shard's one layout does not fit"
+                                        : ("none of this shard's " + std::to_string(ranked.size())
+                                           + " layouts fits")
+                                              .c_str(),
+                     ranked.front().peakBytes / double(1ull << 30));
+    }
+    else if (fit == 0 && !ranked.empty())
     {
         // Nothing to rank: say what came closest and which options lower the peak.
         const auto& closest = ranked.front(); // the unfitting rows come lowest peak first
