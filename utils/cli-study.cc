@@ -6,6 +6,7 @@
 // (helper/fault-study.*, helper/hardware-study.*) with their CSV, JSON and PNG outputs.
 
 #include "cli-commands.h"
+#include "cli-interrupt.h"
 #include "cli-job-options.h"
 #include "cli-ns3-checks.h"
 #include "ns3/fault-study.h"
@@ -106,7 +107,12 @@ RunStudyFaultsCommand(const CliArgs& args)
     {
         RefusePacketCaptures(config.packet, "--packet-check runs a network per checked row");
     }
-    FaultStudyResult result = RunFaultStudy(job, config);
+    FaultStudyResult result;
+    {
+        const InterruptExit interrupt("rapid-llm study faults: interrupted; nothing written (the "
+                                      "study writes its files once every row has run)");
+        result = RunFaultStudy(job, config);
+    }
     // A study without a single row that ran has nothing to show: the first row's error, and no
     // files.
     if (!result.rows.empty()
@@ -260,8 +266,12 @@ RunStudyHardwareCommand(const CliArgs& args)
     std::string routing;
     JobBackendAndRouting(args, base, backend, routing);
     RefusePacketCaptures(args.Text("packet"), "a hardware study runs a network per value");
-    std::vector<HardwareStudyRow> rows =
-        RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
+    std::vector<HardwareStudyRow> rows;
+    {
+        const InterruptExit interrupt("rapid-llm study hardware: interrupted; nothing written "
+                                      "(the study writes its files once every value has run)");
+        rows = RunHardwareStudy(options, field, values, backend, routing, args.Flag("symmetry"));
+    }
     const std::string packet = args.Text("packet");
     const bool timePlot =
         WriteHardwareStudy(args.Text("out"), field, rows, backend, routing, packet);
