@@ -236,7 +236,7 @@ class OverrideErrorTestCase : public TestCase
             {"a scale of text", hw("gpu.name=2x"), {"gpu.name", "scales a number", "NVIDIA H100"}},
             {"a scale of an absent field",
              hw("gpu.hbm_bandwith_GBps=0.5x"),
-             {"hbm_bandwith_GBps", "no number to scale", "hbm_bandwidth_GBps"}},
+             {"hbm_bandwith_GBps", "(did you mean 'hbm_bandwidth_GBps'?)", "no number to scale"}},
             {"a scale that is not finite", hw("gpu.hbm_gib=infx"), {"finite"}},
             {"a count scaled to a fraction",
              hw("gpu.sm_count=0.3x"),

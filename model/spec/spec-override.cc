@@ -511,7 +511,17 @@ SpecOverride::Apply(YAML::Node& root, const std::string& source) const
             // Absent: a value may add a field (the typed parse judges it); a scale needs a number.
             if (m_scale)
             {
+                // A misspelt field is named as such first: "hbm_gb" for "hbm_gib".
+                std::string meant;
+                for (const std::string& key : KeysOf(node))
+                {
+                    if (meant.empty() && LooksMisspelt(s.key, key))
+                    {
+                        meant = key;
+                    }
+                }
                 fail("'" + s.key + "' is not given in " + sectionName(resolved)
+                     + (meant.empty() ? "" : " (did you mean '" + meant + "'?)")
                      + ", so there is no number to scale; " + listing(node));
             }
             if (s.hasIndex || !NamedListsText(node).empty())
