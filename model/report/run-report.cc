@@ -150,18 +150,21 @@ RunReport::BusiestRank() const
 std::string
 RunReport::RanksToText() const
 {
-    std::string text = "  per rank:    rank   finish_s  compute_s  exposed_s   bubble_s\n";
+    // The four parts add up to the finish (host: waits for the host to issue a kernel).
+    std::string text =
+        "  per rank:    rank   finish_s  compute_s  exposed_s   bubble_s     host_s\n";
     for (const auto& r : ranks)
     {
         char buffer[160];
         std::snprintf(buffer,
                       sizeof(buffer),
-                      "            %6u %10.4f %10.4f %10.4f %10.4f\n",
+                      "            %6u %10.4f %10.4f %10.4f %10.4f %10.4f\n",
                       r.rank,
                       r.finishS,
                       r.computeS,
                       r.exposedCommS,
-                      r.bubbleS);
+                      r.bubbleS,
+                      r.hostWaitS);
         text += buffer;
     }
     return text;
