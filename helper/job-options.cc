@@ -1134,6 +1134,29 @@ ResolvedJob::Notes() const
                         + " changes nothing at ep 1: every rank holds every expert and computes "
                           "every routed copy, however they spread");
     }
+    // The innermost network dimension (a node's NVLink domain): whole domains, and tensor-
+    // parallel groups (consecutive ranks) inside them, are what a machine is bought as.
+    const auto& dims = hardware.network.dimensions;
+    if (dims.size() > 1 && dims.front().size > 1)
+    {
+        const uint64_t domain = dims.front().size;
+        const uint64_t gpus = run.parallel.Gpus();
+        const std::string name = dims.front().name;
+        if (gpus > domain && gpus % domain != 0)
+        {
+            notes.push_back(std::to_string(gpus) + " GPUs do not fill whole " + name
+                            + " domains of " + std::to_string(domain) + ": "
+                            + std::to_string(gpus / domain) + " full and one of "
+                            + std::to_string(gpus % domain));
+        }
+        if (tp > 1 && (tp < domain ? domain % tp != 0 : tp % domain != 0))
+        {
+            notes.push_back("tp " + std::to_string(tp) + " and the " + name + " domain of "
+                            + std::to_string(domain) + " GPUs do not divide one another: some "
+                            + "tensor-parallel groups cross the domain's edge onto "
+                            + dims[1].name);
+        }
+    }
     const GpuSpec& gpu = hardware.gpu;
     if (gpu.TensorFlops(run.dtype) <= 0 && gpu.Runs(run.dtype))
     {

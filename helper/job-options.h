@@ -55,7 +55,8 @@ struct ResolvedJob
     /**
      * \brief What a command notes on stderr before it predicts: settings it runs as given but
      * that a user may not expect (past the model's context, KV heads replicated by training's
-     * tensor parallelism, GEMMs on CUDA cores).
+     * tensor parallelism, GEMMs on CUDA cores, GPUs that do not fill whole NVLink domains or
+     * tensor-parallel groups that cross their edge).
      * \return one line per note, none when there is nothing to say
      */
     std::vector<std::string> Notes() const;

@@ -1681,6 +1681,16 @@ class JobOptionsTestCase : public TestCase
                                     "8320 tokens is longer"),
                               true,
                               "past the context");
+        // 12 GPUs on 8-GPU NVLink domains, tp 3: a part-filled domain, groups across its edge.
+        const std::vector<std::string> domains =
+            Parse({"--gpus=12", "--tp=3", "--gbs=4", "--layers=2"}).ToSpecs().Notes();
+        RAPIDLLM_REQUIRE_EQ(domains.size(), 2u, "two notes");
+        NS_TEST_EXPECT_MSG_EQ(domains[0],
+                              "12 GPUs do not fill whole nvlink domains of 8: 1 full and one of 4",
+                              "a part-filled domain");
+        NS_TEST_EXPECT_MSG_NE(domains[1].find("tp 3 and the nvlink domain of 8 GPUs do not divide"),
+                              std::string::npos,
+                              domains[1]);
         // The declarations are the command's: every one has help and a kind-checked default.
         for (const OptionSpec& o : JobOptions::GetDeclarations())
         {
