@@ -149,7 +149,10 @@ class HardwarePresetTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ_TOL(h.network.dimensions[0].bandwidthBps, 450e9, 1, "NVLink4");
         HardwareSpec h2 = HardwareSpec::Load("h200-sxm-141gb");
         NS_TEST_ASSERT_MSG_EQ_TOL(h2.gpu.hbmBandwidthBps, 4800e9, 1, "H200 HBM");
-        NS_TEST_ASSERT_MSG_EQ_TOL(h2.gpu.hbmBytes / 1e9, 141, 0.5, "H200 capacity");
+        NS_TEST_ASSERT_MSG_EQ_TOL(h2.gpu.hbmBytes / 1048576.0,
+                                  143771,
+                                  30,
+                                  "H200 capacity: the 143,771 MiB nvidia-smi reports");
     }
 };
 
