@@ -2366,12 +2366,20 @@ ServingStudy::LoadAt(const ServingRow& r,
 }
 
 void
-ServingStudy::Load(std::vector<ServingRow>& rows) const
+ServingStudy::Load(std::vector<ServingRow>& rows,
+                   const std::function<void(std::size_t, std::size_t)>& progress) const
 {
     if (m_space.rateRps <= 0 && !m_space.goodput)
     {
         return;
     }
+    const auto toLoad = static_cast<std::size_t>(std::count_if(rows.begin(),
+                                                               rows.end(),
+                                                               [](const ServingRow& r)
+                                                               {
+                                                                   return r.fits;
+                                                               }));
+    std::size_t loaded = 0;
     const std::map<ServingPrefillKey, ServingRow> prefills = PrefillRows(rows);
     const bool disaggregated = GetBatching() == Batching::DISAGGREGATED;
     const PrefillLayouts prefillJobs =
@@ -2393,6 +2401,11 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         }
         const std::vector<QueueRequest>& unit = drawn->second;
         const ServingRow* prefill = PrefillOf(prefills, r);
+        if (progress && loaded > 0)
+        {
+            progress(loaded, toLoad); // the row before this one is done
+        }
+        ++loaded;
         const ResolvedJob job = m_options.at(r.layout).ToSpecs();
         r.loaded = true;
         if (m_space.size && disaggregated)
@@ -2444,6 +2457,10 @@ ServingStudy::Load(std::vector<ServingRow>& rows) const
         }
         r.load = best;
         r.load.goodputRps = low;
+    }
+    if (progress && loaded > 0)
+    {
+        progress(loaded, toLoad);
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -523,8 +524,11 @@ class ServingStudy
      * bisection (to 0.1% of its capacity) as the highest that meets the targets, and the row is
      * loaded at it. Without a rate or goodput: nothing.
      * \param rows the evaluated and paired rows, in place
+     * \param progress called after each fitting row is loaded, with the rows loaded and the
+     *        rows to load (may be null)
      */
-    void Load(std::vector<ServingRow>& rows) const;
+    void Load(std::vector<ServingRow>& rows,
+              const std::function<void(std::size_t, std::size_t)>& progress = nullptr) const;
 
     /**
      * \brief The share of a row's requests within the targets against the request rate, on the

@@ -748,6 +748,24 @@ RunStudyServingCommand(const CliArgs& args)
     }
     const bool terminal = ProgressLine::StderrIsTerminal();
     ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+    // "study serving: 7/112 layouts and batches (6.3%), 2.10/s, ETA 50 s, 2 workers"
+    auto ProgressText = [&](const char* what, std::size_t done, std::size_t total, double since = 0)
+    {
+        const double elapsed = progress.Elapsed() - since;
+        const double rate = elapsed > 0 ? done / elapsed : 0;
+        char line[192];
+        std::snprintf(line,
+                      sizeof(line),
+                      "study serving: %zu/%zu %s (%.1f%%), %.2f/s, ETA %s, %llu workers",
+                      done,
+                      total,
+                      what,
+                      total > 0 ? 100.0 * done / total : 100.0,
+                      rate,
+                      rate > 0 ? ProgressLine::Duration((total - done) / rate).c_str() : "?",
+                      static_cast<unsigned long long>(workers));
+        return std::string(line);
+    };
     std::vector<ServingRow> rows;
     WorkerPool pool(static_cast<uint32_t>(workers));
     // Every row comes back as JSON text, in one worker or many: the same bytes either way.
@@ -795,18 +813,21 @@ RunStudyServingCommand(const CliArgs& args)
                 }
                 rows.push_back(r);
             }
-            char line[128];
-            std::snprintf(line,
-                          sizeof(line),
-                          "study serving: %zu/%zu layouts and batches, %llu workers",
-                          rows.size(),
-                          candidates.size(),
-                          static_cast<unsigned long long>(workers));
-            progress.Show(line, rows.size() == candidates.size());
+            progress.Show(ProgressText("layouts and batches", rows.size(), candidates.size()),
+                          rows.size() == candidates.size());
         });
-    progress.Finish();
     study.Pair(rows);
-    study.Load(rows);
+    // Under a rate each fitting row's engine is simulated (at several rates for --goodput):
+    // its own phase, with its own rate and ETA.
+    const double loadStart = progress.Elapsed();
+    study.Load(rows,
+               [&](std::size_t done, std::size_t total)
+               {
+                   progress.Show(
+                       ProgressText("rows simulated at their rates", done, total, loadStart),
+                       done == total);
+               });
+    progress.Finish();
     RankServingRows(rows, space);
     // A run of few requests a replica near capacity ends before its queues and batches fill:
     // its figures are a light load's (a warning, not a model figure). A recorded trace is the
