@@ -72,7 +72,7 @@ done
 cp "$out/hbm-bandwidth-inference-b64/step-time.png" "$fig/hbm-bandwidth-inference-b64-tpot.png"
 
 # Where capacity pays: every training layout of the same job (tp 2-8, pp 1-8, micro-batch 1-2,
-# three recomputation modes) on the H100 and on the H200 (140.4 GiB (141 GB) at 4.8 TB/s), ranked together.
+# three recomputation modes) on the H100 and on the H200 (140.4 GiB at 4.8 TB/s), ranked together.
 rm -rf "$out/hbm-sweep"
 "$bin" sweep --timing --model=llama2-70b --hardware=h100-sxm-80gb,h200-sxm-141gb --gpus=64 \
     --gbs=128 --seq=4096 --dtype=bf16 --sp --tp=2,4,8 --pp=1,2,4,8 --mbs=1,2 \
