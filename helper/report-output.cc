@@ -274,8 +274,14 @@ WriteBreakdownPng(const std::string& pngPath, const RunReport& r, const std::str
         {
             parts.push_back({"optimizer", r.optimizerS}); // (an inference request has none)
         }
-        const double other = r.computeS - r.gemmS - r.attentionS - r.elementwiseS - r.optimizerS;
-        if (other > 1e-12 * r.computeS)
+        // The time kernels lost to the SMs collectives held (the text's "communication's SMs").
+        if (r.smSharingS > 1e-12 * r.computeS)
+        {
+            parts.push_back({"comm.'s SMs", r.smSharingS});
+        }
+        const double other =
+            r.computeS - r.gemmS - r.attentionS - r.elementwiseS - r.optimizerS - r.smSharingS;
+        if (other > 1e-3 * r.computeS) // beyond the kinds' nanosecond rounding
         {
             parts.push_back({"other compute", other});
         }

@@ -67,11 +67,29 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     }
     if (!plot.xLabels.empty())
     {
+        // Many labels of two words ran together ("other computeexposed comm."): each on two
+        // lines then (a double-quoted gnuplot string, where \n is a line break).
+        const bool wrap = plot.xLabels.size() > 6;
         extra << "set xtics (";
         for (std::size_t i = 0; i < plot.xLabels.size(); ++i)
         {
-            extra << (i ? ", " : "") << Quote(plot.xLabels[i].second) << " "
-                  << plot.xLabels[i].first;
+            const std::string& label = plot.xLabels[i].second;
+            std::string quoted = Quote(label);
+            if (wrap)
+            {
+                quoted = "\"";
+                for (char c : label)
+                {
+                    quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+                }
+                quoted += "\"";
+                const std::size_t space = quoted.find(' ');
+                if (space != std::string::npos)
+                {
+                    quoted.replace(space, 1, "\\n");
+                }
+            }
+            extra << (i ? ", " : "") << quoted << " " << plot.xLabels[i].first;
         }
         extra << ")\n";
         const double lo = plot.xLabels.front().first;
