@@ -773,6 +773,23 @@ class CliSweepMachinesTestCase : public TestCase
         CliResult respelt =
             RunCli(Cat(job, {"--hardware=" + dir + "/./hw.yaml", file, "--resume"}), dir);
         NS_TEST_EXPECT_MSG_EQ(respelt.status, 0, respelt.err);
+        // A kept row whose degrees are not its layout index's (edited, or from another sweep)
+        // is refused, not ranked as that layout.
+        std::filesystem::copy(dir + "/file", dir + "/edited-row");
+        {
+            std::string csv = ReadText(dir + "/edited-row/results.csv");
+            const std::size_t row = csv.find('\n') + 1; // the first row: "0,HARDWARE,tp,..."
+            const std::size_t tp = csv.find(",", csv.find(",", row) + 1) + 1; // its tp field
+            csv.replace(tp, csv.find(',', tp) - tp, "4");
+            std::ofstream(dir + "/edited-row/results.csv", std::ios::binary) << csv;
+        }
+        CliResult editedRow = RunCli(
+            Cat(job,
+                {"--hardware=" + dir + "/hw.yaml", "--out=" + dir + "/edited-row", "--resume"}),
+            dir);
+        NS_TEST_EXPECT_MSG_EQ(editedRow.status, 2, editedRow.err);
+        NS_TEST_EXPECT_MSG_NE(
+            editedRow.err.find("its row says otherwise"), std::string::npos, editedRow.err);
         std::ofstream(dir + "/hw.yaml", std::ios::app) << "# edited\n";
         CliResult edited =
             RunCli(Cat(job, {"--hardware=" + dir + "/hw.yaml", file, "--resume"}), dir);

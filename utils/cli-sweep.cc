@@ -777,16 +777,37 @@ RunSweepCommand(const CliArgs& args)
                                 std::to_string(r.layout) + " is not a layout of this sweep"
                                     + (shardCount > 1 ? " shard" : ""));
             }
+            // A row names its layout twice, by index and by degrees: they must agree (a row
+            // edited, or copied from another sweep, would be ranked as another layout).
+            const RunSpec& c = candidates[r.layout];
+            if (r.tp != c.parallel.tp || r.pp != c.parallel.pp || r.dp != c.parallel.dp
+                || r.cp != c.parallel.cp || r.ep != c.parallel.ep
+                || r.vpp != c.parallel.virtualStages || r.mbs != c.microBatch
+                || r.recompute != ToString(c.recompute) || r.schedule != c.parallel.schedule
+                || (!r.dtype.empty() && r.dtype != ToString(c.dtype)))
+            {
+                throw SpecError(
+                    dir->CsvPath(),
+                    "layout",
+                    std::to_string(r.layout) + " is tp " + std::to_string(c.parallel.tp) + ", pp "
+                        + std::to_string(c.parallel.pp) + ", dp " + std::to_string(c.parallel.dp)
+                        + ", cp " + std::to_string(c.parallel.cp) + ", ep "
+                        + std::to_string(c.parallel.ep) + ", vpp "
+                        + std::to_string(c.parallel.virtualStages) + ", mbs "
+                        + std::to_string(c.microBatch) + ", recompute " + ToString(c.recompute)
+                        + ", " + c.parallel.schedule + ", " + ToString(c.dtype)
+                        + " in this sweep, and its row says otherwise: the row was "
+                          "edited or comes from another sweep");
+            }
             rows[r.layout] = r;
-            // A row of a sweep from before the columns: the type and machine it ran on.
+            // A row of a sweep from before the columns: the type it ran in. The machine is
+            // named as this run names it (the file's contents are the same, sweep.json's digest
+            // says, however it is spelt).
             if (r.dtype.empty())
             {
                 rows[r.layout].dtype = ToString(candidates[r.layout].dtype);
             }
-            if (r.hardware.empty())
-            {
-                rows[r.layout].hardware = sources[sweep.GetMachine(r.layout)];
-            }
+            rows[r.layout].hardware = sources[sweep.GetMachine(r.layout)];
         }
     }
     std::vector<uint64_t> left;
