@@ -21,11 +21,20 @@ namespace rapidllm {
 
 namespace {
 
-/** The columns of results.csv, in order. */
-const char* const kColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,pp_schedule,mbs,recompute,dtype,"
+/**
+ * The columns of results.csv, in order: with the GPUs and an uneven pipeline split, a row is
+ * all a `run` of its layout needs.
+ */
+const char* const kColumns = "layout,hardware,gpus,tp,pp,dp,cp,ep,vpp,pp_schedule,"
+                             "first_stage_layers,last_stage_layers,mbs,recompute,dtype,"
                              "fits,step_time_s,tflops_per_gpu,mfu,compute_s,exposed_comm_s,"
                              "bubble_s,energy_j,avg_power_w,peak_memory_bytes,peak_memory_gib,"
                              "reason";
+/** The columns before the GPUs and the split (read, never written). */
+const char* const kNoSplitColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,pp_schedule,mbs,recompute,"
+                                    "dtype,fits,step_time_s,tflops_per_gpu,mfu,compute_s,"
+                                    "exposed_comm_s,bubble_s,energy_j,avg_power_w,"
+                                    "peak_memory_bytes,peak_memory_gib,reason";
 /** The columns before the pipeline schedule (read, never written). */
 const char* const kNoScheduleColumns = "layout,hardware,tp,pp,dp,cp,ep,vpp,mbs,recompute,dtype,"
                                        "fits,step_time_s,tflops_per_gpu,mfu,compute_s,"
@@ -126,11 +135,18 @@ SweepRow::ToCsv() const
 {
     char gib[40];
     std::snprintf(gib, sizeof(gib), "%.3f", peakBytes / double(1ull << 30));
-    std::string line = std::to_string(layout) + "," + CsvField(hardware) + "," + std::to_string(tp)
-                       + "," + std::to_string(pp) + "," + std::to_string(dp) + ","
-                       + std::to_string(cp) + "," + std::to_string(ep) + "," + std::to_string(vpp)
-                       + "," + schedule + "," + std::to_string(mbs) + "," + recompute + "," + dtype
-                       + "," + (fits ? "true" : "false"); // as the other commands' CSVs
+    // An even split's layer counts are empty: nothing to give `run`.
+    auto layers = [](uint32_t n)
+    {
+        return n > 0 ? std::to_string(n) : std::string();
+    };
+    std::string line = std::to_string(layout) + "," + CsvField(hardware) + ","
+                       + std::to_string(Gpus()) + "," + std::to_string(tp) + ","
+                       + std::to_string(pp) + "," + std::to_string(dp) + "," + std::to_string(cp)
+                       + "," + std::to_string(ep) + "," + std::to_string(vpp) + "," + schedule + ","
+                       + layers(firstStageLayers) + "," + layers(lastStageLayers) + ","
+                       + std::to_string(mbs) + "," + recompute + "," + dtype + ","
+                       + (fits ? "true" : "false"); // as the other commands' CSVs
     if (fits)
     {
         for (double v : {stepTimeS, tflopsPerGpu, mfu, computeS, exposedCommS, bubbleS})
@@ -191,6 +207,14 @@ ParseRowOf(const std::string& line, SweepRow& row, const std::vector<std::string
     {
         return false;
     }
+    for (const auto& [name, layers] : {std::make_pair("first_stage_layers", &r.firstStageLayers),
+                                       std::make_pair("last_stage_layers", &r.lastStageLayers)})
+    {
+        if (!f(name).empty() && !ParseCount32(f(name), *layers))
+        {
+            return false;
+        }
+    }
     r.hardware = f("hardware");
     r.recompute = f("recompute");
     r.dtype = f("dtype");
@@ -244,6 +268,8 @@ MakeSweepRow(uint64_t layout, const SweepPoint& p, const std::string& hardware)
     r.ep = p.run.parallel.ep;
     r.vpp = p.run.parallel.virtualStages;
     r.schedule = p.run.parallel.schedule;
+    r.firstStageLayers = p.run.parallel.firstStageLayers;
+    r.lastStageLayers = p.run.parallel.lastStageLayers;
     r.mbs = p.run.microBatch;
     r.recompute = ToString(p.run.recompute);
     r.dtype = ToString(p.run.dtype);
@@ -301,8 +327,12 @@ ReadSweepCsv(const std::string& path, uint32_t* dropped)
     }
     std::string line;
     const bool read = bool(std::getline(in, line));
-    const char* const headers[] = {
-        kColumns, kNoScheduleColumns, kNoHardwareColumns, kNoDtypeColumns, kLegacyColumns};
+    const char* const headers[] = {kColumns,
+                                   kNoSplitColumns,
+                                   kNoScheduleColumns,
+                                   kNoHardwareColumns,
+                                   kNoDtypeColumns,
+                                   kLegacyColumns};
     if (!read || std::find(std::begin(headers), std::end(headers), line) == std::end(headers))
     {
         throw SpecError(path,

@@ -32,6 +32,8 @@ struct SweepRow
     uint32_t ep = 1;               //!< expert parallel degree
     uint32_t vpp = 0;              //!< virtual stages per rank
     std::string schedule = "1f1b"; //!< pipeline schedule (ParallelSpec::schedule)
+    uint32_t firstStageLayers = 0; //!< an uneven split's first stage's layers (0: an even share)
+    uint32_t lastStageLayers = 0;  //!< an uneven split's last stage's layers (0: an even share)
     uint32_t mbs = 0;              //!< micro-batch size
     std::string recompute;         //!< recomputation mode
     std::string dtype;             //!< compute type ("" in a file written before the sweep had it)

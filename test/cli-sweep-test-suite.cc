@@ -240,20 +240,24 @@ class CliSweepTestCase : public TestCase
             return cut(reference, drop, count);
         };
         // A file's rows without their energy (which rows from an older folder do not have).
-        const std::vector<std::size_t> energy = {19, 20};
+        const std::vector<std::size_t> energy = {22, 23};
         auto withoutEnergy = [&](const std::string& text)
         {
             return cut(text, energy, 1000);
         };
-        // Each older format: the columns it lacks (the schedule is 8, the type 11).
+        // Each older format: the columns it lacks (the GPUs are 2, the schedule 9, the split 10
+        // and 11, the type 14).
         for (const auto& [name, drop] :
              {std::make_pair(std::string("legacy"),
-                             std::vector<std::size_t>{1, 5, 6, 8, 11, 19, 20}),
-              std::make_pair(std::string("untyped"), std::vector<std::size_t>{1, 8, 11, 19, 20}),
-              std::make_pair(std::string("one-machine"), std::vector<std::size_t>{1, 8, 19, 20}),
-              std::make_pair(std::string("unscheduled"), std::vector<std::size_t>{8})})
+                             std::vector<std::size_t>{1, 2, 6, 7, 9, 10, 11, 14, 22, 23}),
+              std::make_pair(std::string("untyped"),
+                             std::vector<std::size_t>{1, 2, 9, 10, 11, 14, 22, 23}),
+              std::make_pair(std::string("one-machine"),
+                             std::vector<std::size_t>{1, 2, 9, 10, 11, 22, 23}),
+              std::make_pair(std::string("unscheduled"), std::vector<std::size_t>{2, 9, 10, 11}),
+              std::make_pair(std::string("unsplit"), std::vector<std::size_t>{2, 10, 11})})
         {
-            const bool keptEnergy = drop.back() != 20; // the format had the energy columns
+            const bool keptEnergy = drop.back() != 23; // the format had the energy columns
             const std::string folder = dir + "/" + name;
             std::filesystem::create_directories(folder);
             std::filesystem::copy_file(dir + "/one/sweep.json", folder + "/sweep.json");
@@ -409,15 +413,15 @@ class CliSweepFolderTestCase : public TestCase
             std::string needle; //!< what the error says
         };
         std::vector<std::string> negative = cells;
-        negative.at(13) = "-1"; // step_time_s
+        negative.at(16) = "-1"; // step_time_s
         std::vector<std::string> notANumber = cells;
-        notANumber.at(13) = "nan";
+        notANumber.at(16) = "nan";
         std::vector<std::string> schedule = cells;
-        schedule.at(8) = "gpipe"; // a pipeline schedule the model does not have
+        schedule.at(9) = "gpipe"; // a pipeline schedule the model does not have
         std::vector<std::string> beyond = cells;
         beyond.at(0) = "99999"; // a layout the sweep does not have, in place of one it has
         std::vector<std::string> wide = cells;
-        wide.at(21) = "18446744073709551616"; // peak bytes beyond 64 bits
+        wide.at(24) = "18446744073709551616"; // peak bytes beyond 64 bits
         for (const Broken& b :
              {Broken{"negative", joined(negative), "", "results.csv:2"},
               Broken{"nan", joined(notANumber), "", "not a row of the sweep"},
@@ -713,7 +717,7 @@ class CliSweepMachinesTestCase : public TestCase
         }
         NS_TEST_EXPECT_MSG_EQ(named, 2u, "");
         const std::string csv = ReadText(dir + "/whole/results.csv");
-        for (const char* row : {"\n0,h100-sxm-80gb,1,1,8,", "\n4,a100-sxm-80gb,1,1,8,"})
+        for (const char* row : {"\n0,h100-sxm-80gb,8,1,1,8,", "\n4,a100-sxm-80gb,8,1,1,8,"})
         {
             NS_TEST_EXPECT_MSG_NE(csv.find(row), std::string::npos, "the machine outermost");
         }
@@ -778,8 +782,11 @@ class CliSweepMachinesTestCase : public TestCase
         std::filesystem::copy(dir + "/file", dir + "/edited-row");
         {
             std::string csv = ReadText(dir + "/edited-row/results.csv");
-            const std::size_t row = csv.find('\n') + 1; // the first row: "0,HARDWARE,tp,..."
-            const std::size_t tp = csv.find(",", csv.find(",", row) + 1) + 1; // its tp field
+            std::size_t tp = csv.find('\n') + 1; // the first row: "0,HARDWARE,gpus,tp,..."
+            for (int field = 0; field < 3; ++field)
+            {
+                tp = csv.find(',', tp) + 1; // to its tp
+            }
             csv.replace(tp, csv.find(',', tp) - tp, "4");
             std::ofstream(dir + "/edited-row/results.csv", std::ios::binary) << csv;
         }
@@ -873,9 +880,9 @@ class CliSweepSchedulesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(
             heading.out.find("pp 4, dp 1, zb-h1)"), std::string::npos, heading.out);
         NS_TEST_EXPECT_MSG_LT(pp4.at("zb-h1"), pp4.at("1f1b"), "the bubble filled");
-        NS_TEST_EXPECT_MSG_NE(ReadText(dir + "/s/results.csv").find(",1,4,1,1,1,1,zb-h1,1,"),
+        NS_TEST_EXPECT_MSG_NE(ReadText(dir + "/s/results.csv").find(",4,1,4,1,1,1,1,zb-h1,,,1,"),
                               std::string::npos,
-                              "the schedule after vpp");
+                              "the schedule after vpp, an even split's layers empty");
         CliResult text = RunCli(sweep, dir);
         RAPIDLLM_REQUIRE_EQ(text.status, 0, text.err);
         NS_TEST_EXPECT_MSG_NE(text.out.find("rank schedule "), std::string::npos, text.out);

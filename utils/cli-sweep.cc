@@ -784,6 +784,9 @@ RunSweepCommand(const CliArgs& args)
                 || r.cp != c.parallel.cp || r.ep != c.parallel.ep
                 || r.vpp != c.parallel.virtualStages || r.mbs != c.microBatch
                 || r.recompute != ToString(c.recompute) || r.schedule != c.parallel.schedule
+                || ((r.firstStageLayers > 0 || r.lastStageLayers > 0)
+                    && (r.firstStageLayers != c.parallel.firstStageLayers
+                        || r.lastStageLayers != c.parallel.lastStageLayers))
                 || (!r.dtype.empty() && r.dtype != ToString(c.dtype)))
             {
                 throw SpecError(
@@ -800,6 +803,12 @@ RunSweepCommand(const CliArgs& args)
                           "edited or comes from another sweep");
             }
             rows[r.layout] = r;
+            // A row of a sweep from before the split's columns: its layout's split.
+            if (r.firstStageLayers == 0 && r.lastStageLayers == 0)
+            {
+                rows[r.layout].firstStageLayers = c.parallel.firstStageLayers;
+                rows[r.layout].lastStageLayers = c.parallel.lastStageLayers;
+            }
             // A row of a sweep from before the columns: the type it ran in. The machine is
             // named as this run names it (the file's contents are the same, sweep.json's digest
             // says, however it is spelt).
