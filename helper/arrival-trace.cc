@@ -6,6 +6,7 @@
 
 #include "ns3/csv-table.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-reader.h"
 #include "option-spec.h"
 
 #include <algorithm>
@@ -228,6 +229,36 @@ ReadArrivalTrace(const std::string& path)
     trace.format = azure ? "azure" : "arrival_s";
     const std::string promptColumn = azure ? "ContextTokens" : "prompt";
     const std::string generatedColumn = azure ? "GeneratedTokens" : "generated";
+    // A column the reader does not take is refused, not ignored: a request's lengths under
+    // another name ("Prompt", "output_tokens") would silently become the run's defaults.
+    const std::vector<std::string> taken =
+        azure ? std::vector<std::string>{"TIMESTAMP", "ContextTokens", "GeneratedTokens"}
+              : std::vector<std::string>{"arrival_s", "prompt", "generated", "cached"};
+    for (const std::string& column : table.Columns())
+    {
+        if (std::find(taken.begin(), taken.end(), column) != taken.end())
+        {
+            continue;
+        }
+        std::string lower = column;
+        std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+        auto has = [&lower](const char* part)
+        {
+            return lower.find(part) != std::string::npos;
+        };
+        const std::string meant =
+            has("prompt") || has("input") || has("context") ? promptColumn
+            : has("output") || has("generat") || has("completion") || has("decode")
+                ? generatedColumn
+            : has("cache")              ? std::string("cached")
+            : has("time") || has("arr") ? taken.front()
+                                        : std::string();
+        throw SpecError(path,
+                        column,
+                        "is not a column of an arrivals trace (allowed: " + JoinNames(taken)
+                            + (azure ? "" : "; prompt and generated: each request's tokens") + ")"
+                            + (meant.empty() ? "" : "; did you mean '" + meant + "'?"));
+    }
     const bool lengths = table.Has(promptColumn) || table.Has(generatedColumn);
     trace.hasCached = !azure && table.Has("cached");
     if (trace.hasCached && !lengths)

@@ -69,6 +69,12 @@ class ArrivalTraceReadTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanPrompt(), 200.0, 1e-12, "mean prompt");
         NS_TEST_EXPECT_MSG_EQ_TOL(a.MeanGenerated(), 30.0, 1e-12, "mean generated");
 
+        // Blanks after the commas (as many writers put them) are not part of the names.
+        const std::string spaced =
+            WriteTrace("spaced", "arrival_s, prompt, generated\n0, 100, 10\n1, 300, 30\n");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            ReadArrivalTrace(spaced).MeanPrompt(), 200.0, 1e-12, "the lengths of 'a, b' read");
+
         // Cached prompt tokens per request, as an engine's logs give them.
         const std::string hits = WriteTrace("cached",
                                             "arrival_s,prompt,generated,cached\n"
@@ -150,6 +156,13 @@ class ArrivalTraceErrorTestCase : public TestCase
                  Bad{"cached alone", "arrival_s,cached\n0,1\n1,1\n", {"cached", "prompt"}},
                  Bad{"together", "arrival_s\n5\n5\n", {"arrival_s", "the same time"}},
                  Bad{"fields", "arrival_s,prompt,generated\n0,1\n", {":2", "fields"}},
+                 // A length column under another name would be ignored: refused, with a hint.
+                 Bad{"capitals",
+                     "arrival_s,Prompt,Generated\n0,10,1\n1,10,1\n",
+                     {"'Prompt'", "not a column of an arrivals trace", "did you mean 'prompt'"}},
+                 Bad{"vllm names",
+                     "arrival_s,prompt_tokens,output_tokens\n0,10,1\n1,10,1\n",
+                     {"'prompt_tokens'", "did you mean 'prompt'"}},
              })
         {
             const std::string path = WriteTrace(bad.name, bad.text);

@@ -16,6 +16,7 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/** \return \p line's comma-separated fields, each without the blanks around it ("a, b") */
 std::vector<std::string>
 Split(const std::string& line)
 {
@@ -24,7 +25,9 @@ Split(const std::string& line)
     std::istringstream in(line);
     while (std::getline(in, field, ','))
     {
-        fields.push_back(field);
+        const std::size_t first = field.find_first_not_of(" \t");
+        const std::size_t last = field.find_last_not_of(" \t");
+        fields.push_back(first == std::string::npos ? "" : field.substr(first, last + 1 - first));
     }
     if (!line.empty() && line.back() == ',')
     {
@@ -98,6 +101,12 @@ CsvTable::Column(const std::string& column) const
         }
     }
     throw SpecError(m_path, column, "no such column; columns: " + JoinNames(m_columns));
+}
+
+const std::vector<std::string>&
+CsvTable::Columns() const
+{
+    return m_columns;
 }
 
 bool

@@ -15,7 +15,8 @@ namespace rapidllm {
 /**
  * \ingroup rapid-llm
  * \brief A small comma-separated table (published measurements in data/validation/): lines
- * starting with '#' are comments, the first other line names the columns.
+ * starting with '#' are comments, the first other line names the columns; blanks around a field
+ * ("a, b", as many writers put them) are not part of it.
  */
 class CsvTable
 {
@@ -38,6 +39,8 @@ class CsvTable
     bool Blank(std::size_t row, const std::string& column) const;
     /** \return whether the header names \p column */
     bool Has(const std::string& column) const;
+    /** \return the header's column names, in order */
+    const std::vector<std::string>& Columns() const;
     /** \return the file line of row \p row, for errors */
     int Line(std::size_t row) const;
     /** \return the file read */
