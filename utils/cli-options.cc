@@ -673,9 +673,9 @@ MakeOptions()
              "0")
             .For({kServing}),
         Count("requests",
-              "with --rate or --goodput: requests simulated (0: enough for a steady state, ten "
-              "turns of every slot of the largest layout, at least 1000, benchmark_serving.py's "
-              "--num-prompts default, and at most 200000)",
+              "with --rate or --goodput: requests simulated for each layout (0: enough for its "
+              "steady state, ten turns of its every slot, at least 1000, benchmark_serving.py's "
+              "--num-prompts default, and at most 50000)",
               0,
               1u << 24,
               "0")

@@ -653,6 +653,18 @@ RunStudyServingCommand(const CliArgs& args)
                       << " s is --" << slo << "=" << FormatNumber(ms * 1e3, 6) << "\n";
         }
     }
+    // A percent of 1 or less is most likely a fraction given for a percent (0.9 for 90%).
+    for (const char* percent : {"attainment", "prefix-hit"})
+    {
+        const double value = args.Real(percent);
+        if (args.Has(percent) && value > 0 && value <= 1)
+        {
+            std::cerr << "note: --" << percent << "=" << args.Text(percent)
+                      << " is a percent: " << FormatNumber(value, 6) << "% of the requests; "
+                      << FormatNumber(value * 100, 6) << "% is --" << percent << "="
+                      << FormatNumber(value * 100, 6) << "\n";
+        }
+    }
     std::set<std::string> noted; // once per hardware and type (a KV cache list repeats them)
     for (const ServingVariant& v : study.Variants())
     {
