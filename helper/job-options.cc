@@ -868,6 +868,12 @@ JobOptions::Resolve() const
     {
         p.etp = static_cast<uint32_t>(Count("etp"));
     }
+    if (p.etp == 1 && run.mode != RunMode::TRAINING && !Has("ep"))
+    {
+        // Serving keeps whole experts in the tensor-parallel group, ep = tp (RunSpec::Validate):
+        // implied, as `study serving --etp=1` implies it.
+        p.ep = p.tp * p.cp;
+    }
     p.virtualStages = static_cast<uint32_t>(Count("vpp"));
     p.schedule = Get("pp-schedule");
     // Both on the command line and contradicting each other (a command-line --fsdp overrides a

@@ -1681,6 +1681,13 @@ class JobOptionsTestCase : public TestCase
                                     "8320 tokens is longer"),
                               true,
                               "past the context");
+        // Whole experts in serving spread over the tensor-parallel group: ep = tp implied.
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--model=mixtral-8x7b", "--mode=inference", "--tp=2", "--etp=1", "--layers=2"})
+                .ToSpecs()
+                .run.parallel.ep,
+            2u,
+            "--etp=1 in inference: ep = tp");
         // 12 GPUs on 8-GPU NVLink domains, tp 3: a part-filled domain, groups across its edge.
         const std::vector<std::string> domains =
             Parse({"--gpus=12", "--tp=3", "--gbs=4", "--layers=2"}).ToSpecs().Notes();
