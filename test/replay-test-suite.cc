@@ -604,6 +604,20 @@ class ReplayStuckTestCase : public TestCase
         nogroup.ranks[0].AddCollective("ar", CollectiveType::ALL_REDUCE, 100, 9);
         e = ReplayErrorOf(nogroup);
         NS_TEST_EXPECT_MSG_NE(e.find("group 9"), std::string::npos, e);
+
+        // Two messages of one tag posted in opposite orders: matched in posting order, their
+        // sizes differ, and a 1 GiB receive must not complete on a 1 MiB send.
+        TraceSet crossed;
+        crossed.ranks.emplace_back(0);
+        crossed.ranks.emplace_back(1);
+        const uint32_t small = crossed.ranks[0].AddSend("small", 1, 5, 1 << 20);
+        crossed.ranks[0].AddSend("large", 1, 5, 1 << 30, {small});
+        const uint32_t first = crossed.ranks[1].AddRecv("recv_large", 0, 5, 1 << 30);
+        crossed.ranks[1].AddRecv("recv_small", 0, 5, 1 << 20, {first});
+        e = ReplayErrorOf(crossed);
+        NS_TEST_EXPECT_MSG_NE(e.find("recv_large"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("receives 1073741824 bytes but meets"), std::string::npos, e);
+        NS_TEST_EXPECT_MSG_NE(e.find("which sends 1048576"), std::string::npos, e);
     }
 };
 

@@ -1686,7 +1686,21 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     const PostedMessage match = it->second;
     other.erase(it);
     const PostedMessage& sent = send ? posted : match;
-    StartTransfer(sent, send ? match : posted, m_ranks[sent.rank].graph->GetNode(sent.node).bytes);
+    const PostedMessage& received = send ? match : posted;
+    // Matched in posting order: a size that differs means the two ranks post their messages in
+    // different orders (a receive of unknown size, 0 bytes, takes the send's).
+    const uint64_t sentBytes = m_ranks[sent.rank].graph->GetNode(sent.node).bytes;
+    const uint64_t receivedBytes = m_ranks[received.rank].graph->GetNode(received.node).bytes;
+    if (sentBytes != receivedBytes && receivedBytes != 0)
+    {
+        throw ReplayError(Describe(received.rank, received.node) + " receives "
+                          + std::to_string(receivedBytes) + " bytes but meets "
+                          + Describe(sent.rank, sent.node) + ", which sends "
+                          + std::to_string(sentBytes)
+                          + " (sends and receives of one source, destination and tag match in "
+                            "the order each rank posts them)");
+    }
+    StartTransfer(sent, received, sentBytes);
 }
 
 void
