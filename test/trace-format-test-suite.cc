@@ -752,6 +752,31 @@ class TraceSetFilesTestCase : public TestCase
             fs::exists(ChakraTraceWriter::RankFileName(prefix, 2)), false, "stale rank 2 removed");
         TraceSet back = ChakraTraceReader::ReadTraceSet(prefix);
         RAPIDLLM_REQUIRE_EQ(back.ranks.size(), 2u, "two ranks now");
+        NS_TEST_EXPECT_MSG_EQ(back.prefix, prefix, "the set's prefix");
+        // Its folder: the prefix of the set in it.
+        NS_TEST_EXPECT_MSG_EQ(
+            ChakraTraceReader::ReadTraceSet(dir.Path()).prefix, prefix, "a folder's set's prefix");
+        // The last rank's file missing: its groups name the rank, and the error the file.
+        {
+            const std::string cut = dir.File("cut");
+            ChakraTraceWriter::WriteTraceSet(cut, two);
+            fs::remove(ChakraTraceWriter::RankFileName(cut, 1));
+            std::string why;
+            try
+            {
+                ChakraTraceReader::ReadTraceSet(cut);
+            }
+            catch (const TraceError& e)
+            {
+                why = e.what();
+            }
+            NS_TEST_EXPECT_MSG_NE(
+                why.find("(is " + ChakraTraceWriter::RankFileName(cut, 1) + " missing?)"),
+                std::string::npos,
+                why);
+            fs::remove(ChakraTraceWriter::RankFileName(cut, 0));
+            fs::remove(ChakraTraceWriter::CommGroupsFileName(cut));
+        }
 
         // Block the temporary name of rank 1 with a directory: writing fails, nothing changes.
         std::string blocked = ChakraTraceWriter::RankFileName(dir.File("fail"), 1) + ".tmp"

@@ -213,7 +213,7 @@ RunTraceInfoCommand(const CliArgs& args)
     const int status = PrintSummary(args, prefix, set);
     std::cout.flush();
     // A mismatch is the command's error (exit 2), after the summary.
-    ChakraTraceReader::CheckSet(set, prefix);
+    ChakraTraceReader::CheckSet(set, set.prefix); // a folder's files named as they are
     return status;
 }
 

@@ -789,6 +789,7 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix,
     }
 
     TraceSet set;
+    set.prefix = prefix;
     const std::string groupsPath =
         groupsFile.empty() ? ChakraTraceWriter::CommGroupsFileName(prefix) : groupsFile;
     if (!groupsFile.empty() || fs::exists(groupsPath, ec))
@@ -803,12 +804,13 @@ ChakraTraceReader::ReadTraceSet(const std::string& prefix,
         {
             if (r >= worldSize)
             {
-                throw TraceError(groupsPath,
-                                 TraceError::kNone,
-                                 TraceError::kNone,
-                                 "group " + std::to_string(id) + " names rank " + std::to_string(r)
-                                     + ", but there are only " + std::to_string(worldSize)
-                                     + " rank files");
+                throw TraceError(
+                    groupsPath,
+                    TraceError::kNone,
+                    TraceError::kNone,
+                    "group " + std::to_string(id) + " names rank " + std::to_string(r)
+                        + ", but there are only " + std::to_string(worldSize) + " rank files (is "
+                        + ChakraTraceWriter::RankFileName(prefix, worldSize) + " missing?)");
             }
         }
     }

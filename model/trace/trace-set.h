@@ -25,6 +25,7 @@ struct TraceSet
     std::vector<ExecutionTrace> ranks; //!< one graph per rank, by rank
     CommGroups groups;                 //!< group id -> ranks
     std::string groupsFile;            //!< the groups file read ("" when there was none)
+    std::string prefix; //!< the files' prefix as read (a folder given resolved to its set's)
 };
 
 } // namespace rapidllm
