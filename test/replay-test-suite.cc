@@ -1403,6 +1403,20 @@ class SmSharingTestCase : public TestCase
             peer.computeS, 10e-6 + 1e-3 * 108 / 76, 2e-9, "one kernel of 32 CTAs: 108 / 76");
         const RankTiming copy = Run(1, 0, 108, 1000000, Exchange::COPY_PEER);
         NS_TEST_EXPECT_MSG_EQ_TOL(copy.computeS, 1.01e-3, 1e-9, "copy engines: no SMs taken");
+        // A GPU with no more SMs than the all-reduce's 24 channels hold: an error, not a kernel
+        // that runs at full speed (the factor read 1 with every SM held).
+        std::string why;
+        try
+        {
+            Run(1, 0, 24);
+        }
+        catch (const ReplayError& e)
+        {
+            why = e.what();
+            Simulator::Destroy();
+        }
+        NS_TEST_EXPECT_MSG_NE(
+            why.find("hold 24 SMs, and the GPU has 24"), std::string::npos, "24 of 24 SMs: " + why);
     }
 };
 

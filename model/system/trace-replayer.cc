@@ -1286,7 +1286,17 @@ TraceReplayer::SmFactor(uint32_t rank, uint32_t node) const
         }
         held += first ? s.smHolds[i].sms : 0;
     }
-    const uint64_t left = held < m_smCount ? m_smCount - held : 1;
+    if (held >= m_smCount)
+    {
+        // Collectives holding every SM leave none for the kernel: a GPU smaller than its
+        // collectives' channels (a --set of gpu.sm_count on a replay), not a slowdown to model.
+        throw ReplayError(Describe(rank, node) + ": the collectives in flight hold "
+                          + std::to_string(held) + " SMs, and the GPU has "
+                          + std::to_string(m_smCount)
+                          + " (gpu.sm_count, SmCount): none is left for the kernel; give the GPU "
+                            "more SMs than its collectives' channels");
+    }
+    const uint64_t left = m_smCount - held;
     return 1 + share * (double(m_smCount) / double(left) - 1);
 }
 
