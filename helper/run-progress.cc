@@ -153,11 +153,14 @@ RunProgress::Tick()
     {
         return; // done: never keep the simulator going
     }
-    // About four checks per wall second: scale the simulated interval (at most x4 a time).
+    // About four checks per wall second: scale the simulated interval, up by at most x4 a
+    // check, and down at once to what the last one says (a packet run's interval grown over its
+    // sparse start took 5 s of wall time a check once its traffic began, and an interrupt
+    // waited for it).
     const double wall = m_line.Elapsed();
     const double spent = std::max(wall - m_lastWall, 1e-6);
     m_lastWall = wall;
-    const double scale = std::min(4.0, std::max(0.25, 0.25 / spent));
+    const double scale = std::min(4.0, std::max(1e-6, 0.25 / spent));
     m_intervalNs = std::max<int64_t>(1, static_cast<int64_t>(m_intervalNs * scale));
     Simulator::Schedule(NanoSeconds(m_intervalNs), &RunProgress::Tick, this);
 }
