@@ -1517,6 +1517,27 @@ class CliCsvTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(
                 u.err.find("rank 0 issues 2 but rank 1 issues 1"), std::string::npos, u.err);
         }
+        // A Chakra collective replay has no algorithm for (GATHER): named by trace-info, with
+        // its file and node, before a replay would stop on it; a folder's files named as in it.
+        {
+            TraceSet gather;
+            gather.groups.Add(1, {0, 1});
+            for (uint32_t r = 0; r < 2; ++r)
+            {
+                ExecutionTrace et(r);
+                et.AddCollective("gather", CollectiveType::GATHER, 1024, 1);
+                gather.ranks.push_back(et);
+            }
+            std::filesystem::create_directories(dir + "/gather");
+            ChakraTraceWriter::WriteTraceSet(dir + "/gather/trace", gather);
+            CliResult g = RunCli({"trace-info", "--trace=" + dir + "/gather"}, dir);
+            NS_TEST_EXPECT_MSG_EQ(g.status, 2, g.err);
+            NS_TEST_EXPECT_MSG_NE(g.err.find(dir
+                                             + "/gather/trace.0.et: rank 0: node 0: collective "
+                                               "type GATHER cannot be replayed"),
+                                  std::string::npos,
+                                  g.err);
+        }
 
         // run: one row; the energy of --json at its end; no time per output token with one
         // generated token (empty), where --json has null.

@@ -9,7 +9,10 @@
 
 #include "cli-commands.h"
 #include "ns3/chakra-trace-reader.h"
+#include "ns3/chakra-trace-writer.h"
+#include "ns3/collective-op.h"
 #include "ns3/report-output.h"
+#include "ns3/trace-error.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -214,6 +217,22 @@ RunTraceInfoCommand(const CliArgs& args)
     std::cout.flush();
     // A mismatch is the command's error (exit 2), after the summary.
     ChakraTraceReader::CheckSet(set, set.prefix); // a folder's files named as they are
+    // What replay would refuse once it got there: a collective type it cannot run (GATHER,
+    // SCATTER are Chakra's, not replay's).
+    for (const ExecutionTrace& rank : set.ranks)
+    {
+        for (const TraceNode& n : rank.GetNodes())
+        {
+            CollectiveOp op;
+            if (n.type == TraceNodeType::COMM_COLL && !ToCollectiveOp(n.commType, op))
+            {
+                throw TraceError(ChakraTraceWriter::RankFileName(set.prefix, rank.GetRank()),
+                                 rank.GetRank(),
+                                 static_cast<int64_t>(n.id),
+                                 UnreplayableCollective(n.commType));
+            }
+        }
+    }
     return status;
 }
 

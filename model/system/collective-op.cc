@@ -102,6 +102,14 @@ ToCollectiveOp(CollectiveType type, CollectiveOp& op)
     return false;
 }
 
+std::string
+UnreplayableCollective(CollectiveType type)
+{
+    return "collective type " + ToString(type)
+           + " cannot be replayed (replay runs ALL_REDUCE, REDUCE_SCATTER, ALL_GATHER, "
+             "ALL_TO_ALL, BROADCAST, REDUCE and BARRIER)";
+}
+
 double
 BusBandwidthFactor(CollectiveOp op, uint32_t n)
 {

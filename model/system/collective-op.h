@@ -61,6 +61,12 @@ CollectiveOp ParseCollectiveOp(const std::string& name, const std::string& field
 bool ToCollectiveOp(CollectiveType type, CollectiveOp& op);
 
 /**
+ * \return why a collective of \p type cannot be replayed, for errors: "collective type GATHER
+ * cannot be replayed (replay runs ALL_REDUCE, ...)" (ToCollectiveOp is false for it)
+ */
+std::string UnreplayableCollective(CollectiveType type);
+
+/**
  * \return nccl-tests' bus bandwidth factor (busbw = algbw x factor): 2(n-1)/n for all-reduce,
  * (n-1)/n for reduce-scatter, all-gather and all-to-all, 1 otherwise (nccl-tests
  * doc/PERFORMANCE.md)

@@ -1427,9 +1427,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
     CollectiveOp op;
     if (!ToCollectiveOp(n.commType, op))
     {
-        throw ReplayError(Describe(rank, node) + ": collective type " + ToString(n.commType)
-                          + " cannot be replayed (replay runs ALL_REDUCE, REDUCE_SCATTER, "
-                            "ALL_GATHER, ALL_TO_ALL, BROADCAST, REDUCE and BARRIER)");
+        throw ReplayError(Describe(rank, node) + ": " + UnreplayableCollective(n.commType));
     }
     const uint32_t group = GroupOf(rank, node);
     const std::vector<uint32_t>& members = MembersOf(group);
