@@ -767,11 +767,17 @@ ServingStudy::ServingStudy(const JobOptions& options,
                         uint64_t instanceGpus) -> std::pair<std::string, std::string>
     {
         const std::string degree = "dp " + std::to_string(dp);
-        if (instanceGpus == 0 || space.gpus % instanceGpus != 0)
+        if (instanceGpus == 0
+            || (space.size ? instanceGpus > space.gpus : space.gpus % instanceGpus != 0))
         {
+            // --size: the GPUs are a budget, which one instance must fit; otherwise the
+            // replicas fill them.
             return {"gpus",
-                    layout + " does not divide the " + std::to_string(space.gpus)
-                        + " GPUs into replicas"};
+                    layout
+                        + (space.size ? " needs more than the " + std::to_string(space.gpus)
+                                            + " GPUs of the budget"
+                                      : " does not divide the " + std::to_string(space.gpus)
+                                            + " GPUs into replicas")};
         }
         if (dp > 1 && !moe)
         {

@@ -2071,6 +2071,14 @@ class ServingSizeTestCase : public TestCase
                     r.replicas * r.tp, rows[k - 1].replicas * rows[k - 1].tp, "ranked by GPUs");
             }
         }
+        // The GPUs are a budget: a layout need not divide it, only fit it once (TP2 in 15).
+        ServingSpace odd = space;
+        odd.tp = {2};
+        odd.gpus = 15;
+        const std::vector<ServingRow> oddRows = ServingStudy(job, odd, "flow", "", true).Run();
+        RAPIDLLM_REQUIRE_EQ(oddRows.size(), 1u, "TP2 in a budget of 15 GPUs");
+        NS_TEST_EXPECT_MSG_EQ(oddRows[0].meetsSlo, true, "sized");
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(oddRows[0].replicas * 2u, 15u, "within the budget");
         for (const auto& refused : {std::make_pair(0.0, 0.3), std::make_pair(30.0, 0.0)})
         {
             ServingSpace bad = space;

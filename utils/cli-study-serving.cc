@@ -965,8 +965,8 @@ RunStudyServingCommand(const CliArgs& args)
     {
         setup << ", " << share;
     }
-    std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu layouts "
-                "and batches, %llu fit in memory%s%s, %u ruled out by the model or the GPUs\n",
+    std::printf("%s serving on %u x %s: prompt %u, %u generated tokens, engine %s; %zu %s, %llu "
+                "fit in memory%s%s, %u ruled out by the model or the GPUs\n",
                 first.model.name.c_str(),
                 space.gpus,
                 AlternativesText(gpus).c_str(),
@@ -974,6 +974,7 @@ RunStudyServingCommand(const CliArgs& args)
                 first.run.generatedTokens,
                 setup.str().c_str(),
                 rows.size(),
+                rows.size() == 1 ? "layout and batch" : "layouts and batches",
                 static_cast<unsigned long long>(fit),
                 overBudget == 0 ? ""
                                 : (" and in the " + std::to_string(space.gpus) + " GPUs ("
