@@ -2479,8 +2479,14 @@ class CliServingStudyTestCase : public TestCase
         const std::string note = "fewer requests than ten turns of their slots";
         CliResult brief = RunCli(Cat(Cat(study, loose), {"--requests=20"}), dir);
         NS_TEST_EXPECT_MSG_NE(brief.err.find(note), std::string::npos, brief.err);
+        // Percentiles of 20 requests: said too.
+        NS_TEST_EXPECT_MSG_NE(
+            brief.err.find("are of 20 requests (a p99 of fewer than 100 is the largest)"),
+            std::string::npos,
+            brief.err);
         CliResult longer = RunCli(Cat(Cat(study, loose), {"--requests=2000"}), dir);
         NS_TEST_EXPECT_MSG_EQ(longer.err.find(note), std::string::npos, longer.err);
+        NS_TEST_EXPECT_MSG_EQ(longer.err.find("a p99 of fewer"), std::string::npos, longer.err);
         CliResult steady = RunCli(Cat(study, loose), dir);
         NS_TEST_EXPECT_MSG_EQ(steady.status, 0, steady.err);
         NS_TEST_EXPECT_MSG_EQ(steady.err.find(note), std::string::npos, steady.err);

@@ -858,6 +858,17 @@ RunStudyServingCommand(const CliArgs& args)
                                 steady = shortRun ? std::max(steady, SteadyRequests(r)) : steady;
                                 return shortRun;
                             });
+    if (space.requests > 0 && space.requests < 100 && (space.rateRps > 0 || space.goodput))
+    {
+        // A percentile of a few requests is one of them: p99 of 10 is the largest.
+        std::fprintf(stderr,
+                     "note: --requests=%u: the latency percentiles and the attainment are of %u "
+                     "request%s (a p99 of fewer than 100 is the largest); the default (0) runs "
+                     "each layout's steady state\n",
+                     space.requests,
+                     space.requests,
+                     space.requests == 1 ? "" : "s");
+    }
     if (shortRuns > 0)
     {
         std::fprintf(stderr,
@@ -1010,11 +1021,13 @@ RunStudyServingCommand(const CliArgs& args)
         !space.trace.requests.empty()
             ? "recorded in " + space.trace.path
                   + (args.Has("rate") || space.goodput
-                         ? ", their times scaled from its " + FormatNumber(space.trace.RateRps())
+                         ? ", their times scaled from its " + FormatNumber(space.trace.RateRps(), 4)
                                + " requests/s"
                          : ", at their own times")
         : space.burstiness == 1 ? "Poisson"
                                 : "gamma gaps of burstiness " + FormatNumber(space.burstiness);
+    // The rate as given, or a trace's own (measured: four significant digits).
+    const std::string rate = FormatNumber(space.rateRps, args.Has("rate") ? 9 : 4);
     const char* dealt =
         space.router == QueueRouter::ROUND_ROBIN ? "dealt to the instances in turn"
         : space.router == QueueRouter::LEAST_OUTSTANDING
@@ -1043,7 +1056,7 @@ RunStudyServingCommand(const CliArgs& args)
                     "instances (at most %u GPUs) at which %s%% of the requests meet %s, ranked "
                     "by the GPUs they take; %s%s; util: the rate over their capacity; TTFT and "
                     "TPOT percentiles in ms, queueing included\n",
-                    FormatNumber(space.rateRps).c_str(),
+                    rate.c_str(),
                     process.c_str(),
                     simulated.c_str(),
                     dealt,
@@ -1060,7 +1073,7 @@ RunStudyServingCommand(const CliArgs& args)
                     "tokens per second per GPU with every "
                     "slot busy)%s; %s%s; util: the rate over the capacity; TTFT and TPOT "
                     "percentiles in ms, queueing included; attain: requests within %s\n",
-                    FormatNumber(space.rateRps).c_str(),
+                    rate.c_str(),
                     process.c_str(),
                     simulated.c_str(),
                     dealt,
