@@ -207,11 +207,16 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
     {
         const uint32_t tokens = w.run.ProfileTokensOn(gpu);
         const bool vllm = w.run.engine == "vllm";
+        // vLLM's default budget follows the GPU's memory (8192 from 70 GiB): said, so that a
+        // capacity sweep across that size is not read as a memory model out of order.
+        const bool byDefault = vllm && w.run.profileTokens == 0;
         report.assumption +=
             std::string("; activations reserved for a forward of ") + (vllm ? "" : "at least ")
             + std::to_string(tokens) + (tokens == 1 ? " token" : " tokens")
             + " (the engine's profile run at its max_num_batched_tokens, "
               "profile_tokens"
+            + (byDefault ? ", by default 8192 on a GPU of 70 GiB or more (but the A100), else 2048"
+                         : "")
             + (vllm ? "; its scheduler runs no more prompt tokens in a step)" : ")");
     }
     for (const auto& g : w.stages)
