@@ -1108,6 +1108,20 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
     }
 }
 
+std::string
+ResolvedJob::CostedFor() const
+{
+    std::string gpu;
+    for (const std::string& o : overrides)
+    {
+        if (o.rfind("gpu.", 0) == 0)
+        {
+            gpu += (gpu.empty() ? " with " : ",") + o;
+        }
+    }
+    return hardwareSource + gpu;
+}
+
 std::vector<std::string>
 ResolvedJob::Notes() const
 {

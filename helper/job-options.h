@@ -60,6 +60,14 @@ struct ResolvedJob
      * \return one line per note, none when there is nothing to say
      */
     std::vector<std::string> Notes() const;
+
+    /**
+     * \return the machine its traces' kernels are costed for, as the traces record it: the
+     * --hardware source (preset or file), and the gpu. overrides that changed the kernels
+     * ("a100-sxm-80gb with gpu.hbm_bandwidth_GBps=0.5x"); a replay names the source to run them
+     * on their own machine's network
+     */
+    std::string CostedFor() const;
 };
 
 /**

@@ -1788,6 +1788,27 @@ class CliInputEchoTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(in.at("trace").at("costed_for").get<std::string>(),
                               "a100-sxm-80gb",
                               "the hardware the trace's kernels were costed for");
+        // Kernels costed with a GPU override: recorded with it; replayed on another machine, the
+        // note names the source that replays them on their own.
+        {
+            const std::string costed = dir + "/costed";
+            CliResult t =
+                RunCli(Cat({"trace", "--out=" + costed, "--set=gpu.hbm_bandwidth_GBps=0.5x"},
+                           kSmallTraining),
+                       dir);
+            NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
+            CliResult r = RunCli(
+                {"replay", "--trace=" + costed + "/trace", "--hardware=h100-sxm-80gb", "--json"},
+                dir);
+            NS_TEST_ASSERT_MSG_EQ(r.status, 0, r.err);
+            NS_TEST_EXPECT_MSG_EQ(
+                Json::parse(r.out).at("input").at("trace").at("costed_for").get<std::string>(),
+                "a100-sxm-80gb with gpu.hbm_bandwidth_GBps=0.5x",
+                "the override recorded");
+            NS_TEST_EXPECT_MSG_NE(r.err.find("(--hardware=a100-sxm-80gb replays it on its own)"),
+                                  std::string::npos,
+                                  r.err);
+        }
         RAPIDLLM_REQUIRE_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
         const Json& fault = in.at("hardware").at("faults").at(0);
         NS_TEST_EXPECT_MSG_EQ(fault.at("link").get<std::string>(), "gpu0-nvlink.sw0", "fault link");

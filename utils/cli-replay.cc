@@ -58,13 +58,16 @@ RunReplayCommand(const CliArgs& args)
     // Damaged or inconsistent traces throw TraceError naming file, rank and node.
     TraceSet set = ChakraTraceReader::ReadTraceSet(
         trace, args.HasValue("comm-groups") ? args.Text("comm-groups") : "");
-    if (!set.ranks.empty() && !set.ranks[0].GetHardware().empty()
-        && set.ranks[0].GetHardware() != hardware.name)
+    // What the kernels were costed for: a --hardware source, then any gpu. overrides (a trace
+    // written before recorded the machine's name, which a preset's is too).
+    const std::string costed = set.ranks.empty() ? std::string() : set.ranks[0].GetHardware();
+    const std::string costedSource = costed.substr(0, costed.find(" with "));
+    if (!costed.empty() && costedSource != args.Text("hardware") && costed != hardware.name)
     {
         // The kernels keep their times; only the network and the SM count are this machine's.
-        std::cerr << "rapid-llm replay: note: the trace's kernels were costed for "
-                  << set.ranks[0].GetHardware() << "; it replays them on " << hardware.name
-                  << "'s network and SMs (--hardware=" << set.ranks[0].GetHardware()
+        std::cerr << "rapid-llm replay: note: the trace's kernels were costed for " << costed
+                  << "; it replays them on " << args.Text("hardware")
+                  << "'s network and SMs (--hardware=" << costedSource
                   << " replays it on its own)\n";
     }
     // The fault selectors name links of the network the trace set's ranks run on.

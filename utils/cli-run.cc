@@ -83,7 +83,7 @@ RunRunCommand(const CliArgs& args)
         WriteWorkloadTraces(helper->BuildWorkload(),
                             (std::filesystem::path(out) / "trace").string(),
                             false,
-                            job.hardware.name);
+                            job.CostedFor());
         WriteOutputFile((std::filesystem::path(out) / "report.json").string(),
                         ReportJson(report, perRank, timing, input));
         WriteBreakdownPng((std::filesystem::path(out) / "breakdown.png").string(),

@@ -33,7 +33,7 @@ RunTraceCommand(const CliArgs& args)
     helper->SetRun(job.run);
     const Workload w = helper->BuildWorkload();
     const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
-    WriteWorkloadTraces(w, path, args.Flag("gzip"), job.hardware.name);
+    WriteWorkloadTraces(w, path, args.Flag("gzip"), job.CostedFor());
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
     // A job file's network (its faults, routing, backend and the --set of network paths and
