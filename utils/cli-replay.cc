@@ -110,7 +110,8 @@ RunReplayCommand(const CliArgs& args)
         input["packet"] = args.Text("packet");
     }
     input["routing"] = args.HasValue("routing") ? args.Text("routing") : hardware.network.routing;
-    input["granularity"] = args.Text("granularity");
+    // What runs: the default is auto (the echo said "" for it and "auto" when given).
+    input["granularity"] = args.HasValue("granularity") ? args.Text("granularity") : "auto";
     RunReport report = RunObserved(args,
                                    "replay",
                                    helper,

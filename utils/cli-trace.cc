@@ -50,8 +50,9 @@ RunTraceCommand(const CliArgs& args)
     if (!job.faults.empty() || !job.slowGpus.empty() || !job.routing.empty() || !job.backend.empty()
         || !replaySets.empty())
     {
-        std::cerr << "rapid-llm trace: note: the traces hold the healthy job's kernels; replay "
-                     "them on the job's network as run does: replay --trace="
+        std::cerr << "rapid-llm trace: note: the traces hold the "
+                  << (job.faults.empty() && job.slowGpus.empty() ? "job's" : "healthy job's")
+                  << " kernels; replay them on the job's network as run does: replay --trace="
                   << path << " --hardware=" << job.hardwareSource
                   << (replaySets.empty() ? "" : " --set=" + replaySets)
                   << (job.backend.empty() ? "" : " --backend=" + job.backend)
