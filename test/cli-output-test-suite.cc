@@ -302,20 +302,19 @@ class CliJsonTestCase : public TestCase
 
         // study faults drawing its plot: with one factor gnuplot warns of an empty x range, and
         // the warning once went to stdout ahead of the JSON.
-        Json faults = JsonOf({"study",
-                              "faults",
-                              "--model=gpt-1.7b",
-                              "--set=model.layers=2",
-                              "--gpus=2",
-                              "--dp=2",
-                              "--gbs=2",
-                              "--seq=1024",
-                              "--links=tier:nvlink",
-                              "--factors=0.5",
-                              "--routing=dimension-order",
-                              "--out=" + dir + "/faults",
-                              "--json"},
-                             dir);
+        const std::vector<std::string> faultStudy = {"study",
+                                                     "faults",
+                                                     "--model=gpt-1.7b",
+                                                     "--set=model.layers=2",
+                                                     "--gpus=2",
+                                                     "--dp=2",
+                                                     "--gbs=2",
+                                                     "--seq=1024",
+                                                     "--routing=dimension-order"};
+        Json faults = JsonOf(
+            Cat(faultStudy,
+                {"--links=tier:nvlink", "--factors=0.5", "--out=" + dir + "/faults", "--json"}),
+            dir);
         NS_TEST_EXPECT_MSG_EQ(faults.at("rows").size(), 1, "study faults: one row");
         // The same for the sweep's plot of one layout ("empty y range").
         Json plotted = JsonOf({"sweep",
@@ -346,25 +345,15 @@ class CliJsonTestCase : public TestCase
             overSweep.err.find("holds a sweep (sweep.json)"), std::string::npos, overSweep.err);
         // A fault study of two link sets draws each; rerun with one into the same folder, the
         // earlier per-set plots go.
-        std::vector<std::string> twoSets = {"study",
-                                            "faults",
-                                            "--model=gpt-1.7b",
-                                            "--set=model.layers=2",
-                                            "--gpus=2",
-                                            "--dp=2",
-                                            "--gbs=2",
-                                            "--seq=1024",
-                                            "--links=tier:nvlink;gpu0-nvlink.sw0",
-                                            "--factors=1,0.5",
-                                            "--routing=dimension-order",
-                                            "--out=" + dir + "/sets"};
+        const std::vector<std::string> setsOut = {"--factors=1,0.5", "--out=" + dir + "/sets"};
+        const std::vector<std::string> twoSets =
+            Cat(Cat(faultStudy, {"--links=tier:nvlink;gpu0-nvlink.sw0"}), setsOut);
         CliResult sets = RunCli(twoSets, dir);
         NS_TEST_EXPECT_MSG_EQ(sets.status, 0, sets.err);
         NS_TEST_EXPECT_MSG_NE(
             sets.out.find("slowdown-1.png to slowdown-2.png"), std::string::npos, sets.out);
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/sets/slowdown-2.png"), true, "");
-        twoSets[8] = "--links=tier:nvlink";
-        sets = RunCli(twoSets, dir);
+        sets = RunCli(Cat(Cat(faultStudy, {"--links=tier:nvlink"}), setsOut), dir);
         NS_TEST_EXPECT_MSG_EQ(sets.status, 0, sets.err);
         for (const char* stale : {"slowdown-1.png", "slowdown-2.png", "slowdown-2.plt"})
         {
