@@ -10,7 +10,6 @@
 #include "ns3/report-json.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
-#include "ns3/workload-graph.h"
 #include "report-output.h"
 
 #include <algorithm>

@@ -920,14 +920,16 @@ RunSweepCommand(const CliArgs& args)
     }
     catch (const WorkerLost& e)
     {
+        // Where the rows are, said before a sweep that kept none takes its folder back.
+        const std::string kept = rows.empty() ? "no layout had finished"
+                                 : dir        ? "the " + std::to_string(rows.size())
+                                             + " layouts done are kept in " + dir->CsvPath()
+                                             + " (--resume continues)"
+                                       : "give --out=DIR to keep the layouts done";
         std::signal(SIGINT, oldInt);
         std::signal(SIGTERM, oldTerm);
         takeBack();
-        throw WorkerLost(std::string(e.what()) + "; "
-                         + (dir ? "the " + std::to_string(rows.size())
-                                      + " layouts done are kept in " + dir->CsvPath()
-                                      + " (--resume continues)"
-                                : "give --out=DIR to keep the layouts done"));
+        throw WorkerLost(std::string(e.what()) + "; " + kept);
     }
     catch (...)
     {
