@@ -59,6 +59,22 @@ WriteJsonFile(const std::string& path, const Json& j)
     }
 }
 
+/** The suffix of a spec's digest among a sweep's inputs ("hardware_digest"). */
+const std::string kDigest = "_digest";
+
+/** \return whether input \p key is a spec's digest, and so the spec it is of */
+bool
+IsDigest(const std::string& key, std::string* spec = nullptr)
+{
+    const bool digest = key.size() > kDigest.size()
+                        && key.compare(key.size() - kDigest.size(), kDigest.size(), kDigest) == 0;
+    if (digest && spec)
+    {
+        *spec = key.substr(0, key.size() - kDigest.size());
+    }
+    return digest;
+}
+
 /**
  * \return the first field whose value differs between \p a and \p b ("" if none): the options
  * first, then the counts that follow from them (layouts, skipped), so that the error names the
@@ -83,11 +99,11 @@ FirstDifference(const Json& a, const Json& b)
     };
     auto differs = [&](const std::string& k)
     {
-        if (both(k + "_digest"))
+        if (both(k + kDigest))
         {
             return false; // the name of the same contents: the digest decides
         }
-        if (k.size() > 7 && k.compare(k.size() - 7, 7, "_digest") == 0 && !both(k))
+        if (IsDigest(k) && !both(k))
         {
             return false; // an older sweep, without digests
         }
@@ -126,11 +142,9 @@ Shown(const Json& j, const std::string& key)
 std::string
 Difference(const Json& a, const Json& b, const std::string& field)
 {
-    const std::string suffix = "_digest";
-    if (field.size() > suffix.size()
-        && field.compare(field.size() - suffix.size(), suffix.size(), suffix) == 0)
+    std::string spec;
+    if (IsDigest(field, &spec))
     {
-        const std::string spec = field.substr(0, field.size() - suffix.size());
         return "its " + spec + " " + Shown(a, spec) + " had other contents (" + Shown(a, field)
                + ") than this one's " + Shown(b, spec) + " has (" + Shown(b, field) + ")";
     }
