@@ -777,6 +777,32 @@ class TraceSetFilesTestCase : public TestCase
             fs::remove(ChakraTraceWriter::RankFileName(cut, 0));
             fs::remove(ChakraTraceWriter::CommGroupsFileName(cut));
         }
+        // Ranks that disagree on the request they serve: refused, naming the rank that differs.
+        {
+            TraceSet tokens = two;
+            tokens.ranks[0].SetTokens(0, 8, 4);
+            tokens.ranks[1].SetTokens(UINT32_MAX, 16, 4);
+            const std::string mixed = dir.File("mixed");
+            ChakraTraceWriter::WriteTraceSet(mixed, tokens);
+            std::string why;
+            try
+            {
+                ChakraTraceReader::ReadTraceSet(mixed);
+            }
+            catch (const TraceError& e)
+            {
+                why = e.what();
+            }
+            NS_TEST_EXPECT_MSG_NE(why.find("generated_tokens 16 and requests 4 are not rank 0's 8 "
+                                           "and 4"),
+                                  std::string::npos,
+                                  why);
+            for (uint32_t r = 0; r < 2; ++r)
+            {
+                fs::remove(ChakraTraceWriter::RankFileName(mixed, r));
+            }
+            fs::remove(ChakraTraceWriter::CommGroupsFileName(mixed));
+        }
 
         // Block the temporary name of rank 1 with a directory: writing fails, nothing changes.
         std::string blocked = ChakraTraceWriter::RankFileName(dir.File("fail"), 1) + ".tmp"

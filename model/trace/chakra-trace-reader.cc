@@ -845,6 +845,22 @@ ChakraTraceReader::CheckSet(const TraceSet& set, const std::string& prefix)
     std::map<uint32_t, std::map<uint32_t, uint64_t>> collectives;
     for (const auto& trace : set.ranks)
     {
+        // One inference job: every rank's request, as the first rank's (a replay reads one).
+        const ExecutionTrace& first = set.ranks.front();
+        if (trace.GetGeneratedTokens() != first.GetGeneratedTokens()
+            || trace.GetRequests() != first.GetRequests())
+        {
+            throw TraceError(ChakraTraceWriter::RankFileName(prefix, trace.GetRank()),
+                             trace.GetRank(),
+                             TraceError::kNone,
+                             "its metadata's generated_tokens "
+                                 + std::to_string(trace.GetGeneratedTokens()) + " and requests "
+                                 + std::to_string(trace.GetRequests()) + " are not rank "
+                                 + std::to_string(first.GetRank()) + "'s "
+                                 + std::to_string(first.GetGeneratedTokens()) + " and "
+                                 + std::to_string(first.GetRequests())
+                                 + ": the ranks of one job serve one request");
+        }
         for (const auto& n : trace.GetNodes())
         {
             if (n.type == TraceNodeType::COMM_SEND)
