@@ -181,6 +181,12 @@ class NcclH100ChoiceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(ar.algorithm, "nccl(nvls/Simple)", "8-GPU 1 GiB all-reduce");
         const NcclEstimate nvls = NcclNvlsEstimate(CollectiveOp::ALL_REDUCE, 8, gib, 18 * 20.6e9);
         NS_TEST_EXPECT_MSG_EQ_TOL(ar.timeS / nvls.timeS, 1.0, 0.02, "NVLS time = its estimate");
+        // Without the NVSwitch that reduces, no NVLS, whatever the graph says (a topology given
+        // over the preset keeps its nvls: true).
+        HardwareSpec meshed = h100;
+        meshed.network.dimensions[0].kind = TopologyKind::FULLY_CONNECTED;
+        CollectiveProbeResult mesh = RunCollectiveProbe(meshed.network, c, "fully connected");
+        NS_TEST_EXPECT_MSG_EQ(mesh.algorithm, "nccl(ring/Simple)", "no switch: no NVLS");
         c.gpus = 2;
         CollectiveProbeResult two = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
         NS_TEST_EXPECT_MSG_EQ(two.algorithm, "nccl(ring/Simple)", "2 GPUs: no NVLS");

@@ -480,8 +480,10 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
             ll128Ceiling = ring.channels * g.ll128ChannelBps;
         }
         // NCCL enables NVLS on NVSwitch Hopper systems with more than two GPUs (NCCL 2.22.3,
-        // src/transport/nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it); not across nodes.
-        nvls = g.nvls && !network && n > 2;
+        // src/transport/nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it); not across nodes,
+        // and not without the switch that reduces (a dimension given another topology keeps
+        // its graph's nvls: true, which a switchless domain cannot run).
+        nvls = g.nvls && dim.kind == TopologyKind::SWITCH && !network && n > 2;
     }
     if (m_algorithm != "auto" && m_algorithm != "ring" && m_algorithm != "nvls")
     {
