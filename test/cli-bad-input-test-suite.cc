@@ -518,6 +518,13 @@ class CliBadInputTestCase : public TestCase
             // expert group, sequence parallelism, a mixture-of-experts model, training.
             {{"run", "--model=mixtral-8x7b", "--tp=4", "--etp=2", "--gpus=4"},
              {"option --etp", "2 is not allowed", "tp (4", "or 1"}},
+            // etp's own values before the experts' width (14336 is not a multiple of 3): the
+            // error named --tp.
+            {{"run", "--model=mixtral-8x7b", "--tp=2", "--etp=3", "--gpus=8", "--layers=2"},
+             {"option --etp", "3 is not allowed", "tp (2"}},
+            // Any etp on a dense model, tp's too.
+            {{"run", "--model=llama3-8b", "--tp=2", "--etp=2", "--gpus=8", "--layers=2"},
+             {"option --etp", "needs a mixture-of-experts model"}},
             {{"run",
               "--model=mixtral-8x7b",
               "--tp=4",

@@ -953,8 +953,7 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             throw SpecError(source, "moe_imbalance", os.str());
         }
         RequireMultiple(source, "ep", model.experts, "experts", p.ep, "ep");
-        RequireMultiple(
-            source, "tp", model.expertFfn, "expert_ffn", p.ExpertTp(), "the expert tensor degree");
+        // etp's own values first: the width's divisibility is tp's only once etp is tp.
         if (p.etp != 0 && p.etp != 1 && p.etp != p.tp)
         {
             throw SpecError(
@@ -964,6 +963,8 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                     + ", each expert sharded over the tensor-parallel ranks) or 1 (whole "
                       "experts, expert groups folded over the tensor-parallel ranks)");
         }
+        RequireMultiple(
+            source, "tp", model.expertFfn, "expert_ffn", p.ExpertTp(), "the expert tensor degree");
         if (!p.FoldedExperts())
         {
             // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp),
@@ -1031,8 +1032,10 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
             }
         }
     }
-    else if (p.etp != 0 && p.etp != p.tp)
+    else if (p.etp != 0)
     {
+        // Any etp, tp's too: a dense model has no experts to shard (--etp=2 at tp 2 ran as if
+        // it meant something).
         throw SpecError(
             source, "etp", "expert tensor parallelism needs a mixture-of-experts model");
     }
