@@ -522,6 +522,12 @@ class CliBadInputTestCase : public TestCase
             // error named --tp.
             {{"run", "--model=mixtral-8x7b", "--tp=2", "--etp=3", "--gpus=8", "--layers=2"},
              {"option --etp", "3 is not allowed", "tp (2"}},
+            // A layer step leaving no expert layer after the dense ones: the steps that leave one.
+            {{"memory",
+              "--model=mixtral-8x7b",
+              "--layers=8",
+              "--set=model.moe.first_dense_layers=6,model.moe.layer_step=3"},
+             {"moe.layer_step", "after the 6 dense ones", "allowed: 1, 2, 4, 7, 8"}},
             // Any etp on a dense model, tp's too.
             {{"run", "--model=llama3-8b", "--tp=2", "--etp=2", "--gpus=8", "--layers=2"},
              {"option --etp", "needs a mixture-of-experts model"}},

@@ -206,11 +206,21 @@ ModelSpec::Validate(const std::string& source) const
     }
     if (IsMoe() && MoeLayers() == 0)
     {
+        // The steps that leave one: a multiple of the step in (first_dense_layers, layers].
+        std::string allowed;
+        for (uint32_t step = 1; step <= layers; ++step)
+        {
+            if (layers / step > firstDenseLayers / step)
+            {
+                allowed += (allowed.empty() ? "" : ", ") + std::to_string(step);
+            }
+        }
         throw SpecError(source,
                         "moe.layer_step",
                         std::to_string(moeLayerStep) + " leaves no mixture-of-experts layer among "
-                            + "the " + std::to_string(layers) + " layers; allowed: 1 to "
-                            + std::to_string(layers));
+                            + "the " + std::to_string(layers) + " layers after the "
+                            + std::to_string(firstDenseLayers)
+                            + " dense ones (first_dense_layers); allowed: " + allowed);
     }
 }
 
