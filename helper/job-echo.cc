@@ -100,6 +100,10 @@ JobInputJson(const ResolvedJob& job,
                   {"vocab", m.vocab},
                   {"experts", m.experts},
                   {"top_k", m.topK}};
+    if (m.IsMoe())
+    {
+        j["model"]["expert_ffn"] = m.expertFfn; // each routed expert's width (ffn: the dense's)
+    }
     if (m.sharedExpertFfn > 0)
     {
         j["model"]["shared_expert_ffn"] = m.sharedExpertFfn;
