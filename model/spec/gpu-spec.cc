@@ -340,7 +340,10 @@ GpuSpec::Read(SpecReader& r)
         w.idleW = p.GetInRange("idle_w", 0, 1e5);
         if (w.idleW >= w.limitW)
         {
-            p.Fail("idle_w", "must be below board_limit_w");
+            std::ostringstream os;
+            os << w.idleW << " W must be below board_limit_w, " << w.limitW
+               << " W: the idle board draws less than its limit";
+            p.Fail("idle_w", os.str());
         }
         // Energies in pJ (per FLOP, per byte): at most 1 uJ per unit, far above any GPU.
         w.tensorJPerFlop = ReadRates(p, "tensor_pj_per_flop", true, 1e-12);
