@@ -1177,17 +1177,10 @@ ResolvedJob::Notes() const
                             + dims[1].name);
         }
     }
-    const GpuSpec& gpu = hardware.gpu;
-    if (gpu.TensorFlops(run.dtype) <= 0 && gpu.Runs(run.dtype))
+    const std::string cudaCores = hardware.gpu.CudaCoreNote(run.dtype);
+    if (!cudaCores.empty())
     {
-        const std::string type = ToString(run.dtype);
-        std::string note = gpu.name + " lists no tensor_tflops." + type
-                           + ": GEMMs run on its CUDA cores (vector_tflops." + type + ")";
-        if (run.dtype == DataType::FP32 && gpu.TensorFlops(DataType::TF32) > 0)
-        {
-            note += ", as PyTorch's default fp32 matmuls do; --dtype=tf32 uses its tensor cores";
-        }
-        notes.push_back(note);
+        notes.push_back(cudaCores);
     }
     return notes;
 }

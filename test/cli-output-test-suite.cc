@@ -163,6 +163,20 @@ class CliJsonTestCase : public TestCase
                               2.0 * 1024 * 2048 * 512 * 3,
                               "gemm: 2 m n k batch FLOPs");
         NS_TEST_EXPECT_MSG_EQ(gemm.at("tile").is_object(), true, "gemm: tile");
+        // A type the GPU has no tensor rate for runs on its CUDA cores: said, as run says it.
+        for (const std::vector<std::string>& call :
+             {std::vector<std::string>{"gemm", "--m=64", "--n=64", "--k=64"},
+              std::vector<std::string>{"attention", "--batch=1", "--heads=2", "--seq=128"}})
+        {
+            const std::string& command = call.front();
+            CliResult cuda =
+                RunCli(Cat(call, {"--hardware=h100-sxm-80gb", "--dtype=fp32", "--json"}), dir);
+            NS_TEST_EXPECT_MSG_EQ(cuda.status, 0, cuda.err);
+            NS_TEST_EXPECT_MSG_NE(
+                cuda.err.find("lists no tensor_tflops.fp32: GEMMs run on its CUDA cores"),
+                std::string::npos,
+                command + ": " + cuda.err);
+        }
 
         // attention: the kernel auto resolves to, forward FLOPs 4 b h d over the query-key
         // pairs the causal mask keeps, the backward 2.5x; the same call by its kernel's name costs

@@ -92,6 +92,11 @@ RunAttentionCommand(const CliArgs& args)
     std::vector<SpecOverride> overrides;
     HardwareSpec hw =
         LoadHardwareWithSet(args, "attention takes its shape from its options", overrides);
+    const std::string cudaCores = hw.gpu.CudaCoreNote(type);
+    if (!cudaCores.empty())
+    {
+        std::cerr << "rapid-llm attention: note: " << cudaCores << "\n";
+    }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     RunSpec run;

@@ -42,6 +42,11 @@ RunGemmCommand(const CliArgs& args)
     std::vector<SpecOverride> overrides;
     HardwareSpec hw =
         LoadHardwareWithSet(args, "gemm takes its shape from --m, --n and --k", overrides);
+    const std::string cudaCores = hw.gpu.CudaCoreNote(type);
+    if (!cudaCores.empty())
+    {
+        std::cerr << "rapid-llm gemm: note: " << cudaCores << "\n";
+    }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     OperatorCost c = model->Gemm(m, n, k, type, batch);

@@ -39,6 +39,23 @@ GpuSpec::VectorFlops(DataType type) const
     return it == vectorFlops.end() ? 0.0 : it->second;
 }
 
+std::string
+GpuSpec::CudaCoreNote(DataType type) const
+{
+    if (TensorFlops(type) > 0 || !Runs(type))
+    {
+        return "";
+    }
+    const std::string name = ToString(type);
+    std::string note = this->name + " lists no tensor_tflops." + name
+                       + ": GEMMs run on its CUDA cores (vector_tflops." + name + ")";
+    if (type == DataType::FP32 && TensorFlops(DataType::TF32) > 0)
+    {
+        note += ", as PyTorch's default fp32 matmuls do; --dtype=tf32 uses its tensor cores";
+    }
+    return note;
+}
+
 bool
 GpuSpec::Runs(DataType type) const
 {

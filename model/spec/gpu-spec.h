@@ -153,6 +153,12 @@ struct GpuSpec
      * (MmaTypeOf): a GEMM in it can run (an A100 has no fp8 rate)
      */
     bool Runs(DataType type) const;
+    /**
+     * \return a note that GEMMs in \p type run on the CUDA cores, where the GPU runs the type
+     * but lists no tensor rate for it ("" otherwise): a prediction 9x slower than a tensor-core
+     * one is said, not left to look like a slow tensor core
+     */
+    std::string CudaCoreNote(DataType type) const;
     /** \return "fp32, tf32, fp16, bf16, int8": the types the GPU lists a rate for */
     std::string ListedTypes() const;
     /**
