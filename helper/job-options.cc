@@ -1109,6 +1109,14 @@ JobOptions::Apply(Ptr<RapidLlmHelper> helper) const
 }
 
 std::string
+SmCountNote()
+{
+    return "gpu.sm_count sets the SMs, not the GPU's rates: tensor_tflops, vector_tflops and "
+           "l2_bandwidth_GBps are its totals, shared by the SMs (more SMs alone are not a faster "
+           "GPU; scale those with it for one)";
+}
+
+std::string
 ResolvedJob::CostedFor() const
 {
     std::string gpu;
@@ -1176,6 +1184,18 @@ ResolvedJob::Notes() const
                             + "tensor-parallel groups cross the domain's edge onto "
                             + dims[1].name);
         }
+    }
+    // The GPU's rates are totals: SMs given alone split the same throughput over more of them.
+    bool sms = false;
+    bool rates = false;
+    for (const std::string& o : overrides)
+    {
+        sms = sms || o.rfind("gpu.sm_count=", 0) == 0;
+        rates = rates || o.rfind("gpu.tensor_tflops", 0) == 0;
+    }
+    if (sms && !rates)
+    {
+        notes.push_back(SmCountNote());
     }
     const std::string cudaCores = hardware.gpu.CudaCoreNote(run.dtype);
     if (!cudaCores.empty())

@@ -31,6 +31,12 @@ extern const char* const kCommandLine;
 
 /**
  * \ingroup rapid-llm
+ * \return the note for a gpu.sm_count given without the GPU's rates, which are its totals
+ */
+std::string SmCountNote();
+
+/**
+ * \ingroup rapid-llm
  * \brief A job resolved from its options: the model (shape overrides applied), the machine and
  * the layout and run settings, validated against each other.
  */

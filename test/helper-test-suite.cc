@@ -1681,6 +1681,9 @@ class JobOptionsTestCase : public TestCase
                                     "8320 tokens is longer"),
                               true,
                               "past the context");
+        // SMs given alone: the GPU's rates are its totals, said.
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--gpus=8", "--set=gpu.sm_count=192"}, "not the GPU's rates"), true, "SMs");
         // Whole experts in serving spread over the tensor-parallel group: ep = tp implied.
         NS_TEST_EXPECT_MSG_EQ(
             Parse({"--model=mixtral-8x7b", "--mode=inference", "--tp=2", "--etp=1", "--layers=2"})

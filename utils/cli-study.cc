@@ -262,6 +262,10 @@ RunStudyHardwareCommand(const CliArgs& args)
     const ResolvedJob base = options.ToSpecs(); // the job must resolve before it is varied
     std::string field;
     const std::vector<std::string> values = ParseVary(args.Text("vary"), field);
+    if (field == "gpu.sm_count")
+    {
+        std::cerr << "rapid-llm study hardware: note: " << SmCountNote() << "\n";
+    }
     std::string backend;
     std::string routing;
     JobBackendAndRouting(args, base, backend, routing);
