@@ -4,6 +4,7 @@
 
 #include "job-echo.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -67,7 +68,8 @@ HardwareInputJson(const HardwareSpec& hardware,
     Json j = {{"source", source},
               {"name", hardware.name},
               {"gpu", g.name},
-              {"hbm_gib", double(g.hbmBytes) / double(1ull << 30)},
+              // As given: the bytes hold it to a byte, so 69.9 read back 69.8999999994412.
+              {"hbm_gib", std::round(double(g.hbmBytes) / double(1ull << 30) * 1e6) / 1e6},
               {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
               {"network", dims},
               {"faults", faults}};
