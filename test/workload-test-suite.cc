@@ -4237,7 +4237,7 @@ class SharedExpertsTestCase : public TestCase
                                   {
                                       none.Validate("test");
                                   },
-                                  {"moe.layer_step", "allowed: 1 to 4"}),
+                                  {"moe.layer_step", "allowed: 1, 2, 3, 4"}),
                               true,
                               "every fifth layer of four");
     }
