@@ -152,6 +152,13 @@ ReadInteger(const Context& ctx, uint64_t id, const AttributeProto& a)
     return value;
 }
 
+/**
+ * The longest time a node may give (duration_ns, host_ns): 10^18 ns, a replay's simulated-time
+ * limit (TraceReplayer MaxSimulatedTime, 10^9 s): beyond it, a replay would stop on its watchdog
+ * and name another node, or a cycle, not this value.
+ */
+constexpr uint64_t kMaxNodeNs = 1000000000000000000ull;
+
 uint64_t
 ReadUnsigned(const Context& ctx, uint64_t id, const AttributeProto& a, uint64_t max)
 {
@@ -367,12 +374,13 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
 
         // Durations become ns-3 times, signed 64-bit nanoseconds: beyond 2^63 - 1 one would
         // wrap to a negative (or a tiny) time, and the node would run faster than it should.
-        if (msg.duration_micros() > uint64_t(std::numeric_limits<int64_t>::max()) / 1000)
+        if (msg.duration_micros() > kMaxNodeNs / 1000)
         {
             NodeFail(ctx,
                      n.id,
                      "duration_micros " + std::to_string(msg.duration_micros())
-                         + " overflows ns-3's signed 64-bit nanoseconds");
+                         + " is beyond a replay's time limit; allowed 0.."
+                         + std::to_string(kMaxNodeNs / 1000));
         }
         n.durationNs = msg.duration_micros() * 1000;
 
@@ -390,11 +398,11 @@ ChakraTraceReader::DecodeRank(const std::string& rawBytes,
             const std::string& name = a.name();
             if (name == "duration_ns")
             {
-                n.durationNs = ReadUnsigned(ctx, n.id, a, (1ull << 63) - 1);
+                n.durationNs = ReadUnsigned(ctx, n.id, a, kMaxNodeNs);
             }
             else if (name == "host_ns")
             {
-                p.hostNs = ReadUnsigned(ctx, n.id, a, (1ull << 63) - 1);
+                p.hostNs = ReadUnsigned(ctx, n.id, a, kMaxNodeNs);
             }
             else if (name == "sm_scaling" && n.type == TraceNodeType::COMP)
             {
