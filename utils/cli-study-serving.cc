@@ -761,7 +761,7 @@ RunStudyServingCommand(const CliArgs& args)
     const bool terminal = ProgressLine::StderrIsTerminal();
     ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
     // "study serving: 7/112 layouts and batches (6.3%), 2.10/s, ETA 50 s, 2 workers"
-    auto ProgressText = [&](const char* what, std::size_t done, std::size_t total, double since = 0)
+    auto progressText = [&](const char* what, std::size_t done, std::size_t total, double since = 0)
     {
         const double elapsed = progress.Elapsed() - since;
         const double rate = elapsed > 0 ? done / elapsed : 0;
@@ -825,7 +825,7 @@ RunStudyServingCommand(const CliArgs& args)
                 }
                 rows.push_back(r);
             }
-            progress.Show(ProgressText("layouts and batches", rows.size(), candidates.size()),
+            progress.Show(progressText("layouts and batches", rows.size(), candidates.size()),
                           rows.size() == candidates.size());
         });
     study.Pair(rows);
@@ -836,7 +836,7 @@ RunStudyServingCommand(const CliArgs& args)
                [&](std::size_t done, std::size_t total)
                {
                    progress.Show(
-                       ProgressText("rows simulated at their rates", done, total, loadStart),
+                       progressText("rows simulated at their rates", done, total, loadStart),
                        done == total);
                });
     progress.Finish();
