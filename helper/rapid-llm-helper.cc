@@ -600,6 +600,19 @@ RapidLlmHelper::Collect()
     report.exposedCommByOpS = critical.exposedByOp;
     report.smSharingS = critical.smSharingS;
     report.criticalRank = m_result.criticalRank;
+    const CriticalPath& path = m_result.criticalPath;
+    report.criticalPath.known = true;
+    report.criticalPath.computeS = path.computeS;
+    report.criticalPath.communicationS = path.communicationS;
+    report.criticalPath.hostS = path.hostS;
+    report.criticalPath.otherS = path.otherS;
+    report.criticalPath.communicationByOpS = path.communicationByOp;
+    report.criticalPath.byStage = m_workload != nullptr;
+    for (const auto& [rank, seconds] : path.computeByRank)
+    {
+        const uint32_t place = m_workload ? m_workload->layout.Stage(rank) : rank;
+        report.criticalPath.computeByPlaceS[std::to_string(place)] += seconds;
+    }
     report.gpus = m_job->GetRankCount();
     report.backend = m_backendName;
     if (m_backend)

@@ -7,6 +7,7 @@
 #include "ns3/gnuplot.h"
 #include "ns3/spec-error.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -43,16 +44,32 @@ ShellQuote(const std::string& path)
 
 } // namespace
 
+std::string
+PlotText(const std::string& text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text)
+    {
+        out += c == '`' || c == '"'                                  ? '\''
+               : c == '\\'                                           ? '/'
+               : (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' '
+                                                                     : c;
+    }
+    return out;
+}
+
 bool
 WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
 {
     Gnuplot gnuplot(std::filesystem::path(pngPath).filename().string());
     gnuplot.SetTerminal("pngcairo size 960,600 noenhanced font 'Sans,11'");
-    gnuplot.SetTitle(plot.title);
+    gnuplot.SetTitle(PlotText(plot.title));
     // Bars' key sample (a 40-point impulse) covered the tick labels below them: a bar chart's
     // one series names itself in the x label instead.
     const bool barKey = plot.bars && plot.series.size() == 1 && plot.xLabel.empty();
-    gnuplot.SetLegend(barKey ? plot.series.front().title : plot.xLabel, plot.yLabel);
+    gnuplot.SetLegend(PlotText(barKey ? plot.series.front().title : plot.xLabel),
+                      PlotText(plot.yLabel));
     std::ostringstream extra;
     extra << "set grid\n"
           << (barKey ? "unset key\n" : "set key below\n")
@@ -73,7 +90,7 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
         extra << "set xtics (";
         for (std::size_t i = 0; i < plot.xLabels.size(); ++i)
         {
-            const std::string& label = plot.xLabels[i].second;
+            const std::string label = PlotText(plot.xLabels[i].second);
             std::string quoted = Quote(label);
             if (wrap)
             {
@@ -103,13 +120,14 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     }
     if (second)
     {
-        extra << "set ytics nomirror\nset y2tics\nset y2label " << Quote(plot.y2Label) << "\n"
+        extra << "set ytics nomirror\nset y2tics\nset y2label " << Quote(PlotText(plot.y2Label))
+              << "\n"
               << (plot.yFromZero ? "set y2range [0:*]\n" : "");
     }
     gnuplot.AppendExtra(extra.str());
     for (const auto& s : plot.series)
     {
-        Gnuplot2dDataset data(s.title);
+        Gnuplot2dDataset data(PlotText(s.title));
         if (plot.bars)
         {
             data.SetStyle(Gnuplot2dDataset::IMPULSES);
@@ -143,13 +161,24 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     std::filesystem::path script = png;
     script.replace_extension(".plt");
     {
+        // Whatever a caller's labels held, no backquote reaches gnuplot (it would run the
+        // command inside them): the script's own syntax has none.
+        std::ostringstream text;
+        plot.GenerateOutput(text);
+        std::string body = text.str();
+        std::replace(body.begin(), body.end(), '`', '\'');
         std::ofstream out(script);
-        plot.GenerateOutput(out);
+        out << body;
+        out.flush();
         if (!out)
         {
             throw OutputError(script.string());
         }
     }
+    // A PNG of an earlier run would stand beside this run's script if gnuplot is missing or
+    // fails.
+    std::error_code ignored;
+    std::filesystem::remove(png, ignored);
     if (!GnuplotFound())
     {
         return false; // the command said so before it ran (CheckPlotting)
@@ -162,9 +191,9 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
         "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
     if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)
     {
-        throw SpecError("command line",
-                        "out",
-                        "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
+        std::filesystem::remove(png, ignored); // no half-drawn image
+        throw OutputError(pngPath,
+                          "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
     }
     return true;
 }

@@ -74,6 +74,16 @@ bool RenderPng(Gnuplot& plot, const std::string& pngPath);
  */
 bool GnuplotFound();
 
+/**
+ * \brief \p text made safe for a gnuplot title, key or label, whatever quotes the script puts
+ * around it: names come from spec files, and gnuplot runs a backquoted command even inside a
+ * double-quoted string. Backquotes and double quotes become single quotes, backslashes slashes,
+ * control characters spaces.
+ * \param text a name or a label
+ * \return the text to give gnuplot
+ */
+std::string PlotText(const std::string& text);
+
 } // namespace rapidllm
 } // namespace ns3
 

@@ -110,7 +110,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
     const std::vector<const GpuSpec*> capacities = DistinctGpus(machines);
     const std::string title = model + " on " + gpus + " x " + SweepGpuNames(machines)
                               + ", global batch " + std::to_string(globalBatch);
-    Gnuplot plot(std::filesystem::path(png).filename().string(), title);
+    Gnuplot plot(std::filesystem::path(png).filename().string(), PlotText(title));
     plot.SetTerminal("pngcairo size 1100,600 font 'sans,10'");
     plot.SetLegend("layout rank (fitting layouts by step time, then the others by peak memory)",
                    "step time (s)");
@@ -143,7 +143,7 @@ PlotSweep(const std::vector<SweepRow>& rows,
     std::vector<Gnuplot2dDataset> steps;
     for (std::size_t k = 0; k < names.size(); ++k)
     {
-        steps.emplace_back(names.size() > 1 ? "step time, " + names[k]
+        steps.emplace_back(names.size() > 1 ? "step time, " + PlotText(names[k])
                                             : std::string("step time (layouts that fit)"));
         steps.back().SetStyle(Gnuplot2dDataset::POINTS);
         steps.back().SetExtra("pt " + std::to_string(points[k % 10]) + " ps 0.6 lc rgb '"
@@ -205,8 +205,8 @@ PlotSweep(const std::vector<SweepRow>& rows,
     for (std::size_t i = 0; i < capacities.size(); ++i)
     {
         const double gib = capacities[i]->hbmBytes / double(1ull << 30);
-        Gnuplot2dDataset capacity(capacities.size() > 1 ? "GPU memory, " + capacities[i]->name
-                                                        : "GPU memory");
+        Gnuplot2dDataset capacity(
+            capacities.size() > 1 ? "GPU memory, " + PlotText(capacities[i]->name) : "GPU memory");
         capacity.SetStyle(Gnuplot2dDataset::LINES);
         capacity.SetExtra("axes x1y2 dt " + std::to_string(2 + i) + " lc rgb '#7f7f7f'");
         capacity.Add(1, gib);

@@ -787,6 +787,9 @@ class CliWithoutGnuplotTestCase : public TestCase
             r.err.find("option --plot: draws with the gnuplot program"), std::string::npos, r.err);
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(sweepOut), false, "nothing ran");
         const std::string runOut = dir + "/run";
+        // An earlier run's PNG in the folder is not left beside this run's script.
+        std::filesystem::create_directories(runOut);
+        std::ofstream(runOut + "/breakdown.png") << "an earlier plot";
         r = RunCli(Cat({"run", "--json", "--out=" + runOut}, kSmallTraining), dir, noGnuplot);
         NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
         NS_TEST_EXPECT_MSG_NE(r.err.find("gets its plots' gnuplot scripts (.plt), not their PNGs"),
@@ -796,6 +799,41 @@ class CliWithoutGnuplotTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/breakdown.plt"), true, "script");
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/breakdown.png"), false, "PNG");
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(runOut + "/report.json"), true, "report");
+    }
+};
+
+/**
+ * \brief Names from spec files reach gnuplot as text, never as commands: a model named with a
+ * backquoted command (gnuplot runs those even in double-quoted titles) and an unmatched double
+ * quote (which broke the script) plot, and the command does not run.
+ */
+class CliPlotNamesTestCase : public TestCase
+{
+  public:
+    CliPlotNamesTestCase()
+        : TestCase("a spec's name with backquotes and quotes is plotted as text, not run")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("plot-names");
+        const std::string dir = scratch.Path();
+        std::ofstream(dir + "/evil.yaml")
+            << "base: gpt-1.7b\nname: \"x `touch " << dir << "/ran` \\\" y\"\nlayers: 2\n";
+        const CliResult r = RunCli({"run",
+                                    "--model=" + dir + "/evil.yaml",
+                                    "--gpus=2",
+                                    "--tp=2",
+                                    "--gbs=2",
+                                    "--out=" + dir + "/o"},
+                                   dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/ran"), false, "no command ran");
+        const std::string script = ReadText(dir + "/o/breakdown.plt");
+        NS_TEST_EXPECT_MSG_EQ(script.find('`'), std::string::npos, script);
+        NS_TEST_EXPECT_MSG_NE(script.find("set title \"x 'touch "), std::string::npos, script);
     }
 };
 
@@ -2052,6 +2090,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliOutputErrorStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliWithoutGnuplotTestCase, TestCase::QUICK);
+        AddTestCase(new CliPlotNamesTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);

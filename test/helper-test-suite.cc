@@ -606,6 +606,97 @@ class ZeroBubbleVRunTestCase : public TestCase
     }
 };
 
+/**
+ * \brief The critical path: its parts add up to the step on every kind of job (pipelines with
+ * each schedule, data and context parallelism, folded copies, an engine's host); a later
+ * stage's bubble becomes the earlier stages' kernels (the path holds every stage's compute and
+ * more compute than the last rank's own), and an engine's host time shows on it.
+ */
+class CriticalPathTestCase : public TestCase
+{
+  public:
+    CriticalPathTestCase()
+        : TestCase("the critical path adds up to the step and replaces waits by their causes")
+    {}
+
+  private:
+    /** Checks that \p r's path adds up to its step. \return the report */
+    RunReport
+    Check(const RunReport& r, const std::string& what)
+    {
+        const PathBreakdown& p = r.criticalPath;
+        NS_TEST_EXPECT_MSG_EQ(p.known, true, what + ": walked");
+        NS_TEST_EXPECT_MSG_EQ_TOL(p.computeS + p.communicationS + p.hostS + p.otherS,
+                                  r.stepTimeS,
+                                  1e-9 * r.stepTimeS + 2e-9,
+                                  what + ": the parts add up to the step");
+        double byPlace = 0;
+        for (const auto& [place, s] : p.computeByPlaceS)
+        {
+            byPlace += s;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(byPlace, p.computeS, 1e-12 + 1e-9 * p.computeS, what);
+        double byOp = 0;
+        for (const auto& [op, s] : p.communicationByOpS)
+        {
+            byOp += s;
+        }
+        NS_TEST_EXPECT_MSG_EQ_TOL(byOp, p.communicationS, 1e-12 + 1e-9 * p.communicationS, what);
+        const Json json = Json::parse(r.ToJson());
+        NS_TEST_EXPECT_MSG_EQ(
+            json.at("critical_path").at("breakdown_s").at("compute").get<double>(),
+            p.computeS,
+            what + ": in the JSON");
+        return r;
+    }
+
+    void
+    DoRun() override
+    {
+        ModelSpec model = fixture::SmallModel("gpt-1.7b", 8);
+        model.vocab = 256;
+        auto job = [&](RunSpec run)
+        {
+            Ptr<RapidLlmHelper> h = SmallJob(run);
+            h->SetModel(model);
+            return h->Run();
+        };
+        RunSpec run;
+        run.parallel.pp = 4;
+        run.globalBatch = 8;
+        run.sequence = 1024;
+        const RunReport oneF = Check(job(run), "1f1b");
+        NS_TEST_EXPECT_MSG_EQ(oneF.criticalPath.computeByPlaceS.size(), 4u, "every stage on it");
+        NS_TEST_EXPECT_MSG_GT(oneF.criticalPath.computeS,
+                              oneF.computeS + 0.5 * oneF.bubbleS,
+                              "the bubble is the other stages' compute");
+        run.parallel.virtualStages = 2;
+        Check(job(run), "interleaved");
+        run.parallel.virtualStages = 1;
+        run.parallel.schedule = "zb-h1";
+        Check(job(run), "zb-h1");
+        RunSpec mixed = fixture::TrainingJob(2, 2, 2, 1, 8, 1024);
+        mixed.parallel.zeroStage = 1;
+        Check(job(mixed), "tp 2, pp 2, dp 2, ZeRO-1");
+        RunSpec folded = fixture::TrainingJob(1, 1, 8, 1, 8, 1024);
+        const RunReport dp = Check(job(folded), "dp 8 (folded)");
+        NS_TEST_EXPECT_MSG_EQ(dp.criticalPath.computeByPlaceS.size(), 1u, "one stage");
+        RunSpec ring = fixture::TrainingJob(1, 1, 1, 1, 2, 2048);
+        ring.parallel.cp = 2;
+        Check(job(ring), "cp 2");
+        RunSpec serve;
+        serve.mode = RunMode::INFERENCE;
+        serve.parallel.tp = 2;
+        serve.parallel.pp = 2;
+        serve.batch = 2;
+        serve.promptTokens = 128;
+        serve.generatedTokens = 8;
+        serve.engine = "vllm";
+        const RunReport vllm = Check(job(serve), "vllm tp 2 pp 2");
+        NS_TEST_EXPECT_MSG_GT(vllm.criticalPath.hostS, 0, "the engine's host time is on it");
+    }
+};
+
 /** \brief A training run's report: fields present and consistent with each other. */
 class TrainingReportTestCase : public TestCase
 {
@@ -2160,6 +2251,7 @@ class HelperTestSuite : public TestSuite
         : TestSuite("rapid-llm-helper", UNIT)
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
+        AddTestCase(new CriticalPathTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleRunTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleVRunTestCase, TestCase::QUICK);
         AddTestCase(new Fp32TrainingTestCase, TestCase::QUICK);

@@ -87,6 +87,18 @@ to_json(Json& j, const RunReport& r)
                                    {"network", r.networkEnergyJ}};
     }
     j["critical_rank"] = r.criticalRank;
+    if (r.criticalPath.known)
+    {
+        const PathBreakdown& p = r.criticalPath;
+        j["critical_path"] = {
+            {"breakdown_s",
+             {{"compute", p.computeS},
+              {"communication", p.communicationS},
+              {"host", p.hostS},
+              {"other", p.otherS}}},
+            {p.byStage ? "compute_by_stage_s" : "compute_by_rank_s", p.computeByPlaceS},
+            {"communication_by_op_s", p.communicationByOpS}};
+    }
     if (r.BusiestRank() < r.ranks.size())
     {
         j["busiest_rank"] = r.ranks[r.BusiestRank()].rank;
@@ -128,6 +140,69 @@ RunReport::WaitsByDuration() const
                          return a.second > b.second;
                      });
     return ops;
+}
+
+std::string
+RunReport::CriticalPathToText() const
+{
+    auto num = [](const char* fmt, double v)
+    {
+        char buffer[64];
+        std::snprintf(buffer, sizeof(buffer), fmt, v);
+        return std::string(buffer);
+    };
+    auto line = [](const char* label, const std::string& value)
+    {
+        char buffer[240];
+        std::snprintf(buffer, sizeof(buffer), "  %-24s %s\n", label, value.c_str());
+        return std::string(buffer);
+    };
+    // The largest parts first, at most four, then how many more.
+    auto largest = [&num](const std::map<std::string, double>& parts, const std::string& prefix)
+    {
+        std::vector<std::pair<std::string, double>> sorted;
+        for (const auto& part : parts)
+        {
+            if (part.second >= 5e-5) // what prints as 0.0000 s says nothing
+            {
+                sorted.push_back(part);
+            }
+        }
+        std::stable_sort(sorted.begin(),
+                         sorted.end(),
+                         [](const auto& a, const auto& b)
+                         {
+                             return a.second > b.second;
+                         });
+        std::string text;
+        for (std::size_t i = 0; i < sorted.size() && i < 4; ++i)
+        {
+            text +=
+                (i > 0 ? ", " : "") + prefix + sorted[i].first + num(" %.4f s", sorted[i].second);
+        }
+        if (sorted.size() > 4)
+        {
+            text += ", " + std::to_string(sorted.size() - 4) + " more";
+        }
+        return text;
+    };
+    const PathBreakdown& p = criticalPath;
+    std::string text =
+        line("critical path",
+             num("compute %.4f s, ", p.computeS) + num("communication %.4f s", p.communicationS)
+                 + (p.hostS > 0 ? num(", host %.4f s", p.hostS) : "")
+                 + (p.otherS > 0 ? num(", other %.4f s", p.otherS) : ""));
+    if (p.computeByPlaceS.size() > 1)
+    {
+        text += line(p.byStage ? "  compute by stage" : "  compute by rank",
+                     largest(p.computeByPlaceS, p.byStage ? "stage " : "rank "));
+    }
+    const std::string onIt = largest(p.communicationByOpS, "");
+    if (!onIt.empty())
+    {
+        text += line("  communication on it", onIt);
+    }
+    return text;
 }
 
 std::size_t
@@ -203,10 +278,15 @@ RunReport::ToText() const
     }
     text += line("compute", num("%.4f s", computeS));
     text += line("exposed communication", num("%.4f s", exposedCommS));
-    if (!exposedCommByOpS.empty())
+    std::vector<std::pair<std::string, double>> ops = WaitsByDuration();
+    // What prints as 0.0000 s says nothing (a wait of microseconds).
+    while (!ops.empty() && ops.back().second < 5e-5)
+    {
+        ops.pop_back();
+    }
+    if (!ops.empty())
     {
         // The operators waited for longest first, at most four.
-        const std::vector<std::pair<std::string, double>> ops = WaitsByDuration();
         std::string waited;
         for (std::size_t i = 0; i < ops.size() && i < 4; ++i)
         {
@@ -239,6 +319,10 @@ RunReport::ToText() const
     if (hostWaitS > 0)
     {
         text += line("waiting for the host", num("%.4f s", hostWaitS));
+    }
+    if (criticalPath.known)
+    {
+        text += CriticalPathToText();
     }
     if (haveComputeKinds)
     {

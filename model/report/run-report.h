@@ -36,6 +36,26 @@ struct RankBreakdown
 
 /**
  * \ingroup rapid-llm
+ * \brief The step's critical path (CriticalPath): the chain of operators across ranks that
+ * set its time, each starting when the one before it ended, so its parts add up to the step.
+ * Where the critical rank's breakdown shows a wait (a bubble, a collective's slowest member),
+ * this shows what was waited for.
+ */
+struct PathBreakdown
+{
+    bool known = false;        //!< whether the replay walked it
+    double computeS = 0;       //!< kernels
+    double communicationS = 0; //!< collectives and transfers, from their last member's post
+    double hostS = 0;          //!< hosts issuing operators
+    double otherS = 0;         //!< other timed nodes of a trace (memory copies)
+    /** of computeS, by pipeline stage ("0", "1", ...; by rank for traces of unknown layout) */
+    std::map<std::string, double> computeByPlaceS;
+    bool byStage = true; //!< computeByPlaceS is by stage (else by rank)
+    std::map<std::string, double> communicationByOpS; //!< of communicationS, by operator
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief The answer to "how long does this step take on that cluster, and why": what
  * `rapid-llm run` and `replay` print. Field names are a contract for scripts.
  */
@@ -64,6 +84,7 @@ struct RunReport
     /** Of exposedCommS, by the communication operator the critical rank waited for (its name) */
     std::map<std::string, double> exposedCommByOpS;
     uint32_t criticalRank = 0;     //!< the rank that finishes last
+    PathBreakdown criticalPath;    //!< what the step's time went to, across ranks
     bool haveComputeKinds = false; //!< whether the compute split below is known
     double gemmS = 0;              //!< critical rank: GEMM kernels
     double attentionS = 0;         //!< critical rank: attention kernels
@@ -96,6 +117,8 @@ struct RunReport
     std::string ToJson() const;
     /** \return the report as text for a person */
     std::string ToText() const;
+    /** \return the critical path's lines of ToText (criticalPath) */
+    std::string CriticalPathToText() const;
     /** \return the per-rank table (ranks) as text for a person, one line per rank */
     std::string RanksToText() const;
     /**

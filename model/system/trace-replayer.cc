@@ -311,7 +311,8 @@ TraceReplayer::CheckStateSize(const ReplayJob& job) const
         }
         if (m_plan.IsSimulated(r))
         {
-            bytes += double(graph.GetNNodes()) * (graph.HasHost() ? 26 : 10);
+            bytes += double(graph.GetNNodes())
+                     * ((graph.HasHost() ? 26 : 10) + CriticalPathRecorder::kBytesPerNode);
             most = std::max<uint64_t>(most, graph.GetNNodes());
         }
     }
@@ -409,6 +410,7 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
     m_traceOperators = !m_opStart.IsEmpty() || !m_opEnd.IsEmpty();
     m_traceIdle = !m_idle.IsEmpty();
     m_kinds.assign(job.GetGraphCount(), {});
+    m_path.Reset(job.GetRankCount(), Simulator::Now().GetNanoSeconds());
     // Kernels run back to back within one event where nothing can interleave (one stream;
     // operator events need their own times).
     m_chainKernels = m_streams == 1 && !m_traceOperators;
@@ -445,6 +447,10 @@ TraceReplayer::Start(const ReplayJob& job, std::function<void()> onDone)
         {
             s.issueNs.assign(n, -1);
             s.readyAt.assign(n, 0.0);
+        }
+        m_path.Track(r, s.graph, s.kinds, s.host ? &s.issueNs : nullptr);
+        if (s.host)
+        {
             s.hostClockNs = Simulator::Now().GetNanoSeconds();
             AdvanceHost(r, s.hostClockNs);
         }
@@ -684,6 +690,12 @@ TraceReplayer::Collect()
         }
         result.ranks.push_back(t);
     }
+    const uint32_t last = m_plan.RepresentativeOf(result.criticalRank);
+    if (last < m_ranks.size() && m_ranks[last].lastDone != kAbsent)
+    {
+        result.criticalPath = m_path.Walk(last, m_ranks[last].lastDone);
+    }
+    m_path.Clear();
     NS_LOG_DEBUG("replay done: step " << result.stepTimeS << " s, critical rank "
                                       << result.criticalRank << ", " << result.collectives
                                       << " collectives, " << result.messages << " messages");
@@ -940,14 +952,30 @@ TraceReplayer::ChargeIdle(uint32_t rank, double until, uint8_t cause, uint32_t b
             start = std::max(s.idleSince, std::min(end, posted->second.at));
         }
         const uint32_t label = LabelIdOf(s.graph, by);
+        double from = start; // the communication's part begins
+        if (m_labels[label] == StageGraph::kEmbeddingGradRecv)
+        {
+            // Until the first stage sends it (after its cooldown), the last stage waits for
+            // the pipeline to drain: bubble; only the transfer is communication.
+            const double sent = 1e-9 * double(m_path.LaunchedAt(rank, by));
+            if (sent > start)
+            {
+                from = std::min(sent, end);
+                s.timing.bubbleS += from - start;
+                if (m_traceIdle)
+                {
+                    NoteIdle(rank, start, from, IdleCause::BUBBLE, kAbsent);
+                }
+            }
+        }
         if (label >= s.exposedByLabel.size())
         {
             s.exposedByLabel.resize(label + 1, 0.0);
         }
-        s.exposedByLabel[label] += end - start;
+        s.exposedByLabel[label] += end - from;
         if (m_traceIdle)
         {
-            NoteIdle(rank, start, end, IdleCause::COMMUNICATION, label);
+            NoteIdle(rank, from, end, IdleCause::COMMUNICATION, label);
         }
         if (posted == s.posted.end())
         {
@@ -970,6 +998,10 @@ TraceReplayer::DispatchReady(uint32_t rank, uint32_t node, uint8_t cause, uint32
     {
         // Posted while the streams wait: the wait so far is not this operator's (ChargeIdle).
         s.posted[node] = {Simulator::Now().GetSeconds(), cause, by};
+    }
+    if (OperatorKind(s.kinds[node]) != OperatorKind::COMPUTE)
+    {
+        m_path.Started(rank, node, Simulator::Now().GetNanoSeconds(), by, kAbsent);
     }
     switch (OperatorKind(s.kinds[node]))
     {
@@ -1030,6 +1062,7 @@ TraceReplayer::CompleteAt(uint32_t rank, uint32_t node, int64_t nowNs)
     RankState& s = m_ranks[rank];
     s.status[node] = kStatusDone;
     s.left--;
+    m_path.Ended(rank, node, nowNs);
     if (--m_left == 0)
     {
         m_events = EventsSinceStart();
@@ -1191,6 +1224,7 @@ TraceReplayer::StartCompute(uint32_t rank)
             }
         }
         s.ready.pop();
+        m_path.Started(rank, node, Simulator::Now().GetNanoSeconds(), by, s.lastKernel);
         const double now = Simulator::Now().GetSeconds();
         if (s.busyStreams == 0)
         {
@@ -1386,6 +1420,7 @@ TraceReplayer::ChainKernels(uint32_t rank, uint32_t& node, int64_t firstNs)
         }
         CompleteAt(rank, node, end);
         NS_ASSERT(!s.ready.empty() && std::get<0>(s.ready.top()) == next);
+        m_path.Started(rank, next, end, std::get<2>(s.ready.top()), node);
         s.ready.pop();
         node = next;
         s.status[node] = kStatusPosted;
@@ -1409,6 +1444,7 @@ TraceReplayer::ComputeDone(uint32_t rank, uint32_t node)
         }
     }
     s.busyStreams--;
+    s.lastKernel = node;
     if (s.busyStreams == 0)
     {
         const Time now = Simulator::Now();
@@ -1490,6 +1526,7 @@ TraceReplayer::JoinCollective(uint32_t rank, uint32_t node)
         m_groupQueue[group].push_back(key);
         return;
     }
+    m_launcher = {rank, node, true};
     LaunchMeeting(key);
 }
 
@@ -1500,10 +1537,17 @@ TraceReplayer::LaunchMeeting(uint64_t key)
     const std::vector<uint32_t>& members = MembersOf(m.group);
     m_groupBusy[m.group] = true;
     m_collectives++;
+    const int64_t nowNs = Simulator::Now().GetNanoSeconds();
     for (uint32_t i = 0; i < members.size(); ++i)
     {
         const uint32_t r = members[i];
-        if (m_traceOperators && m_plan.IsSimulated(r))
+        if (!m_plan.IsSimulated(r) || m.nodeOfMember[i] == kAbsent)
+        {
+            continue;
+        }
+        m_path.Launched(
+            r, m.nodeOfMember[i], m_launcher.rank, m_launcher.node, nowNs, m_launcher.posted);
+        if (m_traceOperators)
         {
             OperatorStarted(r, m.nodeOfMember[i]);
         }
@@ -1593,6 +1637,16 @@ TraceReplayer::CollectiveDone(uint64_t collective)
     m_running.erase(collective);
     const Meeting& done = m_meetings.at(key);
     const uint32_t group = done.group;
+    // A queued collective starts when this one ends (its first simulated member's node).
+    const std::vector<uint32_t>& members = MembersOf(group);
+    for (uint32_t i = 0; i < members.size(); ++i)
+    {
+        if (m_plan.IsSimulated(members[i]) && done.nodeOfMember[i] != kAbsent)
+        {
+            m_launcher = {members[i], done.nodeOfMember[i], false};
+            break;
+        }
+    }
     auto measured = m_measuring.find(collective);
     if (measured != m_measuring.end())
     {
@@ -1693,6 +1747,7 @@ TraceReplayer::PostPointToPoint(uint32_t rank, uint32_t node)
     }
     const PostedMessage match = it->second;
     other.erase(it);
+    m_path.Launched(match.rank, match.node, rank, node, Simulator::Now().GetNanoSeconds(), true);
     const PostedMessage& sent = send ? posted : match;
     const PostedMessage& received = send ? match : posted;
     // Matched in posting order: a size that differs means the two ranks post their messages in

@@ -6,6 +6,7 @@
 #define RAPIDLLM_TRACE_REPLAYER_H
 
 #include "collective-engine.h"
+#include "critical-path.h"
 #include "idle-event.h"
 #include "ns3/event-id.h"
 #include "ns3/network-backend.h"
@@ -65,6 +66,7 @@ struct ReplayResult
     uint32_t simulatedRanks = 0;   //!< ranks replayed (the others mirror them by symmetry)
     uint64_t events = 0;           //!< simulator events executed from the start to the end
     bool tensorTimed = false;      //!< tensor-parallel collectives timed once per shape
+    CriticalPath criticalPath;     //!< what the step's time was spent on, end to end
 };
 
 /**
@@ -255,6 +257,7 @@ class TraceReplayer : public Object
         const uint8_t* kinds = nullptr;     //!< per node: its OperatorKind
         int64_t finishNs = 0;               //!< when its last node so far finished
         uint32_t lastDone = UINT32_MAX;     //!< the node that finished at finishNs
+        uint32_t lastKernel = UINT32_MAX;   //!< the kernel that ended last (CriticalPathRecorder)
         std::vector<double> exposedByLabel; //!< RankTiming::exposedByOp by label id
         /** A communication node posted while the compute streams were idle (ChargeIdle). */
         struct Posted
@@ -520,6 +523,15 @@ class TraceReplayer : public Object
     TracedCallback<const OperatorEvent&> m_opEnd;   //!< operator end
     TracedCallback<const IdleEvent&> m_idle;        //!< compute streams idle
     bool m_traceIdle = false;                       //!< m_idle has a sink (in this replay)
+    CriticalPathRecorder m_path;                    //!< what each node's start waited for
+    /** The node that launches the collective LaunchMeeting starts: its last member to post
+     * (posted), or the collective before it on its group, which ended (not posted). */
+    struct Launcher
+    {
+        uint32_t rank = 0;  //!< its rank
+        uint32_t node = 0;  //!< its node
+        bool posted = true; //!< it posted now (else: it ended now)
+    } m_launcher;
 };
 
 } // namespace rapidllm
