@@ -143,17 +143,78 @@ RefuseSweepFolder(const std::string& dir, const std::string& command)
     }
 }
 
+namespace {
+
+/**
+ * \return where WriteOutputFile(\p path) writes: "" for a device, a FIFO or a terminal, written
+ * through; else the file it replaces by renaming a temporary file onto it (a symbolic link's
+ * target, so that the link stays)
+ */
+std::string
+ReplacedFile(const std::string& path)
+{
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)
+        && !std::filesystem::is_directory(status))
+    {
+        return "";
+    }
+    return std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))
+               ? std::filesystem::weakly_canonical(path, ec).string()
+               : path;
+}
+
+} // namespace
+
+void
+CheckOutputFile(const std::string& path, const std::string& option)
+{
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+    {
+        throw SpecError("command line", option, "'" + path + "' is a directory; give a file");
+    }
+    const std::string target = ReplacedFile(path);
+    if (target.empty())
+    {
+        return; // a device or a FIFO: opened when written (a FIFO waits for its reader)
+    }
+    // The temporary file the output is written through: nothing left behind, an existing file
+    // untouched.
+    const std::string probe = target + ".tmp";
+    const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
+    std::filesystem::remove(probe, ec);
+    if (!writable)
+    {
+        throw SpecError("command line", option, "cannot write '" + path + "'");
+    }
+}
+
 void
 WriteOutputFile(const std::string& path, const std::string& text)
 {
-    const std::string temporary = path + ".tmp";
+    const std::string target = ReplacedFile(path);
+    if (target.empty())
+    {
+        // Written through, as a shell's > does: a file renamed onto it would replace it.
+        std::ofstream file(path);
+        file << text;
+        file.close();
+        if (!file)
+        {
+            throw OutputError(path);
+        }
+        return;
+    }
+    const std::string temporary = target + ".tmp";
     std::ofstream file(temporary);
     file << text;
     file.close();
     std::error_code ec;
     if (file)
     {
-        std::filesystem::rename(temporary, path, ec);
+        std::filesystem::rename(temporary, target, ec);
     }
     if (!file || ec)
     {

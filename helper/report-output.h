@@ -83,9 +83,17 @@ void RefuseSweepFolder(const std::string& dir, const std::string& command);
 /**
  * \ingroup rapid-llm
  * \brief Writes \p text to \p path through a temporary file renamed over it, so that a failed
- * or interrupted write leaves no half-written file; an OutputError when it fails.
+ * or interrupted write leaves no half-written file; an OutputError when it fails. A symbolic
+ * link's target is replaced (the link stays); a device, a FIFO or a terminal is written through.
  */
 void WriteOutputFile(const std::string& path, const std::string& text);
+
+/**
+ * \ingroup rapid-llm
+ * \brief Checks before a long run that WriteOutputFile(\p path) can write: a SpecError naming
+ * \p option for a directory or a file that cannot be written. Leaves nothing behind.
+ */
+void CheckOutputFile(const std::string& path, const std::string& option);
 
 /**
  * \ingroup rapid-llm

@@ -12,8 +12,12 @@
 #include "cli-process.h"
 #include "ns3/report-json.h"
 #include "ns3/test.h"
+#include "scratch-dir.h"
+#include "test-require.h"
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -394,6 +398,55 @@ class CliTerminateTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Timelines and progress of the command line.
  */
+/**
+ * \brief --timeline writes where a shell's > would: through a symbolic link to its target (the
+ * link stays), into a FIFO's reader; a directory is refused before the run. (Renaming the
+ * written file onto the path replaced links, FIFOs and devices: /dev/null as root.)
+ */
+class CliTimelineTargetsTestCase : public TestCase
+{
+  public:
+    CliTimelineTargetsTestCase()
+        : TestCase("--timeline follows links, writes through FIFOs, refuses directories")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("timeline-targets");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> run = {
+            "run", "--model=gpt-1.7b", "--layers=2", "--tp=2", "--gbs=2"};
+        std::ofstream(dir + "/real.json") << "old";
+        std::filesystem::create_symlink("real.json", dir + "/link.json");
+        CliResult r = RunCli(Cat(run, {"--timeline=" + dir + "/link.json"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::is_symlink(dir + "/link.json"), true, "link kept");
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(ReadText(dir + "/real.json")).contains("traceEvents"),
+                              true,
+                              "its target holds the timeline");
+        const std::string fifo = dir + "/pipe";
+        RAPIDLLM_REQUIRE_EQ(::mkfifo(fifo.c_str(), 0600), 0, "a FIFO");
+        const std::string copy = dir + "/copy.json";
+        const std::string reader = "cat " + ShellQuote(fifo) + " > " + ShellQuote(copy) + " &";
+        RAPIDLLM_REQUIRE_EQ(std::system(reader.c_str()), 0, "a reader");
+        r = RunCli(Cat(run, {"--timeline=" + fifo}), dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::is_fifo(fifo), true, "the FIFO stays one");
+        for (int i = 0; i < 100 && !Json::accept(ReadText(copy)); ++i)
+        {
+            ::usleep(50000); // the reader finishes after the writer closes
+        }
+        NS_TEST_EXPECT_MSG_EQ(Json::accept(ReadText(copy)), true, "the reader got the timeline");
+        r = RunCli(Cat(run, {"--timeline=" + dir}), dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("option --timeline: '" + dir + "' is a directory"),
+                              std::string::npos,
+                              r.err);
+    }
+};
+
 class CliTimelineTestSuite : public TestSuite
 {
   public:
@@ -404,6 +457,7 @@ class CliTimelineTestSuite : public TestSuite
         AddTestCase(new CliProgressTestCase, TestCase::QUICK);
         AddTestCase(new CliCollectiveProgressTestCase, TestCase::QUICK);
         AddTestCase(new CliTerminateTestCase, TestCase::QUICK);
+        AddTestCase(new CliTimelineTargetsTestCase, TestCase::QUICK);
     }
 };
 

@@ -6,6 +6,7 @@
 
 #include "cli-ns3-checks.h"
 #include "ns3/progress-line.h"
+#include "ns3/report-output.h"
 #include "ns3/run-progress.h"
 #include "ns3/spec-error.h"
 #include "ns3/timeline-recorder.h"
@@ -80,17 +81,7 @@ RunObserved(const CliArgs& args,
     const bool recording = args.HasValue("timeline");
     if (recording)
     {
-        // Checked before the run, which may be long, with the temporary file the timeline is
-        // written through (WriteOutputFile): nothing is left behind, an existing file untouched.
-        const std::string probe = args.Text("timeline") + ".tmp";
-        const bool writable = static_cast<bool>(std::ofstream(probe, std::ios::app));
-        std::error_code ec;
-        std::filesystem::remove(probe, ec);
-        if (!writable)
-        {
-            throw SpecError(
-                kCommandLine, "timeline", "cannot write '" + args.Text("timeline") + "'");
-        }
+        CheckOutputFile(args.Text("timeline"), "timeline"); // before the run, which may be long
         timeline.Attach(helper);
     }
     RunReport report = replay();
