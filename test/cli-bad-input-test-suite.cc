@@ -375,6 +375,14 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--recompute=most"},
              {"option --recompute", "'most'", "none, selective, full"}},
             {{"run", "--dtype=fp64"}, {"option --dtype", "'fp64'", "bf16"}},
+            // memory gave a verdict for a type the GPU has no rate for (run refused it).
+            {{"memory",
+              "--model=llama2-7b",
+              "--hardware=a100-sxm-80gb",
+              "--mode=inference",
+              "--dtype=fp8"},
+             {"option --dtype: fp8: the NVIDIA A100-SXM4-80GB (a100-sxm-80gb) lists no rate",
+              "allowed on it: fp32, tf32, fp16, bf16, int8, int4"}},
             {{"run", "--dtype=fp8", "--fp8-scaling=block"},
              {"option --fp8-scaling", "'block'", "delayed, current"}},
             {{"run", "--mode=inference", "--fp8-scaling=current"},
@@ -509,7 +517,7 @@ class CliBadInputTestCase : public TestCase
              {"option --ep", "3 does not divide the experts (8)"}},
             // A data type the GPU has no rate for names the ones it has.
             {{"run", "--model=llama2-7b", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
-             {"gpu.tensor_tflops", "data type fp8", "the GPU lists", "bf16"}},
+             {"option --dtype: fp8", "lists no rate for fp8", "allowed on it", "bf16"}},
             // Expert parallelism splits dp only: an expert group over context-parallel ranks
             // was once let through and divided by zero in the layout.
             {{"run", "--model=mixtral-8x7b", "--gpus=8", "--cp=2", "--ep=8", "--seq=4096"},
