@@ -246,7 +246,7 @@ SweepDir::Open(bool resume)
     m_csv = std::fopen(csv.c_str(), "a");
     if (!m_csv)
     {
-        throw SpecError(csv, "", "cannot open for appending");
+        throw OutputError(csv); // the system's reason (a full disk, a read-only folder): exit 5
     }
     return rows;
 }
@@ -257,7 +257,7 @@ SweepDir::Append(const std::string& line)
     const std::string text = line + "\n";
     if (std::fwrite(text.data(), 1, text.size(), m_csv) != text.size() || std::fflush(m_csv) != 0)
     {
-        throw SpecError(CsvPath(), "", "cannot append a row");
+        throw OutputError(CsvPath());
     }
 }
 
