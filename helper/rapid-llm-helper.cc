@@ -737,6 +737,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             }
         }
         report.tflopsPerGpu = w.TotalModelFlops() / (gpus * report.stepTimeS) / 1e12;
+        report.tflopsRecomputed = m_run.recompute != Recompute::NONE;
         // Against the peak of the GEMMs' path in the run's type: the tensor rate, or the vector
         // rate of a type without one (fp32 GEMMs on CUDA cores, as PyTorch runs them by default).
         bool tensor = false;

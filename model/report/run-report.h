@@ -72,6 +72,7 @@ struct RunReport
     bool haveTokens = false;       //!< ttftS, tpotS, tokensPerSPerGpu set (also for a replay)
     double tokensPerSPerGpu = 0;   //!< inference: generated tokens (all requests) per s and GPU
     double tflopsPerGpu = 0;       //!< training: Megatron-LM's FLOPs / (GPUs x step time)
+    bool tflopsRecomputed = false; //!< tflopsPerGpu counts recomputed FLOPs (as Megatron-LM)
     double mfu = 0;                //!< training: model FLOPs (no recompute) / (GPUs x step x peak)
     bool haveMemory = false;       //!< whether the memory fields are known
     RankMemory memory;             //!< the rank with the highest peak
