@@ -8,6 +8,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -192,6 +193,7 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
             throw std::runtime_error(std::string("cannot create a worker pipe: ")
                                      + std::strerror(errno));
         }
+        const pid_t parent = ::getpid();
         const pid_t pid = ::fork();
         if (pid < 0)
         {
@@ -201,6 +203,13 @@ WorkerPool::Run(const std::vector<uint64_t>& items,
         }
         if (pid == 0)
         {
+            // A worker ends with the process that started it (interrupted, killed): it would
+            // go on computing items nobody reads, for as long as one takes.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent)
+            {
+                ::_exit(1); // the parent ended before the line above
+            }
             // The worker keeps its own two ends only.
             for (const auto& other : workers)
             {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -398,6 +399,96 @@ class CliTerminateTestCase : public TestCase
  * \ingroup rapid-llm-tests
  * \brief Timelines and progress of the command line.
  */
+namespace {
+
+/** \return the processes whose parent is \p parent (from /proc) */
+std::vector<pid_t>
+ChildrenOf(pid_t parent)
+{
+    std::vector<pid_t> children;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc"))
+    {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+        {
+            continue;
+        }
+        // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, not ')'.
+        const std::string stat = ReadText(entry.path().string() + "/stat");
+        const std::size_t close = stat.rfind(')');
+        int ppid = 0;
+        char state = 0;
+        if (close != std::string::npos
+            && std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2
+            && ppid == parent)
+        {
+            children.push_back(std::stoi(name));
+        }
+    }
+    return children;
+}
+
+} // namespace
+
+/**
+ * \brief An interrupted `study serving` ends at once with status 130 and a line saying nothing
+ * was written, and its worker processes end with it (they went on for the length of a row).
+ */
+class CliServingInterruptTestCase : public TestCase
+{
+  public:
+    CliServingInterruptTestCase()
+        : TestCase("SIGINT ends study serving and its workers, exit 130, nothing written")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("serving-interrupt");
+        const std::string dir = scratch.Path();
+        const pid_t pid = StartCli({"study",
+                                    "serving",
+                                    "--model=llama2-70b",
+                                    "--gpus=8",
+                                    "--tp=4,8",
+                                    "--batch=1,2,4,8,16,32,64,128",
+                                    "--prompt=4096",
+                                    "--gen=2048",
+                                    "--workers=2",
+                                    "--out=" + dir + "/out"},
+                                   dir);
+        NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+        std::vector<pid_t> workers;
+        for (int i = 0; i < 100 && workers.size() < 2; ++i)
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            workers = ChildrenOf(pid);
+        }
+        NS_TEST_EXPECT_MSG_EQ(workers.size(), 2u, "two workers running");
+        ::kill(pid, SIGINT);
+        const int status = WaitCli(pid);
+        const std::string err = ReadText(dir + "/stderr.bg.txt");
+        NS_TEST_EXPECT_MSG_EQ(status, 130, err);
+        NS_TEST_EXPECT_MSG_NE(
+            err.find("study serving: interrupted; nothing written"), std::string::npos, err);
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/out"), false, "nothing written");
+        for (pid_t w : workers)
+        {
+            bool gone = false;
+            for (int i = 0; i < 100 && !gone; ++i)
+            {
+                // Gone, or a zombie until init reaps it.
+                const std::string stat = ReadText("/proc/" + std::to_string(w) + "/stat");
+                const std::size_t close = stat.rfind(')');
+                gone = close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0;
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            NS_TEST_EXPECT_MSG_EQ(gone, true, "worker " + std::to_string(w) + " ended");
+        }
+    }
+};
+
 /**
  * \brief --timeline writes where a shell's > would: through a symbolic link to its target (the
  * link stays), into a FIFO's reader; a directory is refused before the run. (Renaming the
@@ -458,6 +549,7 @@ class CliTimelineTestSuite : public TestSuite
         AddTestCase(new CliCollectiveProgressTestCase, TestCase::QUICK);
         AddTestCase(new CliTerminateTestCase, TestCase::QUICK);
         AddTestCase(new CliTimelineTargetsTestCase, TestCase::QUICK);
+        AddTestCase(new CliServingInterruptTestCase, TestCase::QUICK);
     }
 };
 

@@ -7,6 +7,7 @@
 // its CSV, JSON and PNG outputs. The layouts run on worker processes (one ns-3 simulator each).
 
 #include "cli-commands.h"
+#include "cli-interrupt.h"
 #include "cli-job-options.h"
 #include "cli-ns3-checks.h"
 #include "ns3/job-echo.h"
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -779,6 +781,10 @@ RunStudyServingCommand(const CliArgs& args)
         return std::string(line);
     };
     std::vector<ServingRow> rows;
+    // Until every row is in, an interrupt ends the study at once (its workers with it).
+    auto interrupt = std::make_unique<InterruptExit>(
+        "rapid-llm study serving: interrupted; nothing written (the study writes its files once "
+        "every row has run)");
     WorkerPool pool(static_cast<uint32_t>(workers));
     // Every row comes back as JSON text, in one worker or many: the same bytes either way.
     pool.Run(
@@ -840,6 +846,7 @@ RunStudyServingCommand(const CliArgs& args)
                        done == total);
                });
     progress.Finish();
+    interrupt.reset();
     RankServingRows(rows, space);
     // A run of few requests a replica near capacity ends before its queues and batches fill:
     // its figures are a light load's (a warning, not a model figure). A recorded trace is the
