@@ -7,10 +7,14 @@
 #include "ns3/gnuplot.h"
 #include "ns3/spec-error.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace ns3 {
@@ -189,7 +193,22 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
     const std::string command =
         "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
-    if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)
+    const int status = std::system((command + " >/dev/null 2>&1").c_str());
+    // std::system ignores SIGINT while gnuplot runs, and an interrupt ends gnuplot (and the
+    // shell running it): passed on to this process, not reported as gnuplot failing.
+    const int stopped = status == -1                           ? 0
+                        : WIFSIGNALED(status)                  ? WTERMSIG(status)
+                        : WEXITSTATUS(status) == 128 + SIGINT  ? SIGINT
+                        : WEXITSTATUS(status) == 128 + SIGTERM ? SIGTERM
+                                                               : 0;
+    if (stopped == SIGINT || stopped == SIGTERM)
+    {
+        std::filesystem::remove(png, ignored);
+        std::cerr << "rapid-llm: interrupted while drawing " << pngPath << "\n";
+        std::signal(stopped, SIG_DFL);
+        std::raise(stopped);
+    }
+    if (status != 0)
     {
         std::filesystem::remove(png, ignored); // no half-drawn image
         throw OutputError(pngPath,

@@ -13,8 +13,10 @@
 #include "ns3/test.h"
 #include "ns3/trace-error.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -374,6 +376,62 @@ class CommErrorsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief An interrupt while a trace set is written leaves no file of it (the process died with
+ * every temporary rank file in place): the write stops between two files, removes what it wrote
+ * and says so; the interrupt stays pending for the caller.
+ */
+class InterruptedWriteTestCase : public TestCase
+{
+  public:
+    InterruptedWriteTestCase()
+        : TestCase("an interrupt while a set is written leaves none of its files")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        namespace fs = std::filesystem;
+        const fs::path dir =
+            fs::temp_directory_path() / ("rapidllm-trace-interrupt-" + std::to_string(::getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        // An interrupt that came and is held (blocked here, as the writer holds it).
+        sigset_t held;
+        sigset_t old;
+        sigemptyset(&held);
+        sigaddset(&held, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &held, &old);
+        ::raise(SIGINT);
+        TraceSet set;
+        set.groups.Add(1, {0, 1});
+        for (uint32_t r = 0; r < 2; ++r)
+        {
+            ExecutionTrace t(r);
+            t.AddCollective("ar", CollectiveType::ALL_REDUCE, 64, 1, {t.AddCompute("g", 10, 1, 1)});
+            set.ranks.push_back(t);
+        }
+        std::string error;
+        try
+        {
+            ChakraTraceWriter::WriteTraceSet((dir / "trace").string(), set);
+        }
+        catch (const OutputError& e)
+        {
+            error = e.what();
+        }
+        // The held interrupt is the test's to drop: ignored while it is let through.
+        auto previous = std::signal(SIGINT, SIG_IGN);
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        std::signal(SIGINT, previous);
+        NS_TEST_EXPECT_MSG_EQ(
+            Contains(error, "interrupted while writing the trace set"), true, error);
+        NS_TEST_EXPECT_MSG_EQ(fs::is_empty(dir), true, "no file of the set, no temporary one");
+        fs::remove_all(dir);
+    }
+};
+
 /** \brief Damaged sets: missing ranks, metadata mismatch, unpaired messages, groups file. */
 class SetErrorsTestCase : public TestCase
 {
@@ -686,6 +744,7 @@ class TraceErrorsTestSuite : public TestSuite
         AddTestCase(new GraphErrorsTestCase, TestCase::QUICK);
         AddTestCase(new CommErrorsTestCase, TestCase::QUICK);
         AddTestCase(new SetErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new InterruptedWriteTestCase, TestCase::QUICK);
         AddTestCase(new RandomBytesTestCase, TestCase::QUICK);
     }
 };

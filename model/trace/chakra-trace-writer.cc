@@ -9,11 +9,13 @@
 #include "trace-error.h"
 
 #include "et_def.pb.h"
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <numeric>
 
@@ -301,6 +303,46 @@ ChakraTraceWriter::WriteTraceSet(const std::string& prefix,
         groups);
 }
 
+namespace {
+
+/** While it lives, SIGINT and SIGTERM are held (blocked) for this thread; Pending() tells. */
+class DeferredInterrupts
+{
+  public:
+    DeferredInterrupts()
+    {
+        sigemptyset(&m_held);
+        sigaddset(&m_held, SIGINT);
+        sigaddset(&m_held, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &m_held, &m_old);
+    }
+
+    ~DeferredInterrupts()
+    {
+        // A held signal is delivered here, as it would have been (a handler runs, or the
+        // default ends the process).
+        pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+    }
+
+    DeferredInterrupts(const DeferredInterrupts&) = delete;
+    DeferredInterrupts& operator=(const DeferredInterrupts&) = delete;
+
+    /** \return whether an interrupt came and is held */
+    bool
+    Pending() const
+    {
+        sigset_t pending;
+        sigpending(&pending);
+        return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
+    }
+
+  private:
+    sigset_t m_held; //!< the signals held
+    sigset_t m_old;  //!< the thread's mask before
+};
+
+} // namespace
+
 void
 ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
                                    uint32_t worldSize,
@@ -328,6 +370,11 @@ ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
         }
     }
     std::string suffix = ".tmp" + std::to_string(::getpid());
+    // An interrupt (SIGINT, SIGTERM) waits while the set is written: one that comes while the
+    // files are encoded ends the write between two files with its temporary files removed (it
+    // killed the process and left them); one that comes while they are moved into place is
+    // delivered once the whole set is in.
+    const DeferredInterrupts deferred;
     std::vector<std::pair<std::string, std::string>> files; // temporary -> final
     auto cleanup = [&files]()
     {
@@ -341,6 +388,16 @@ ChakraTraceWriter::WriteEncodedSet(const std::string& prefix,
     {
         for (uint32_t r = 0; r < worldSize; ++r)
         {
+            if (deferred.Pending())
+            {
+                // Said here: the interrupt is delivered as this returns, and its default ends
+                // the process without a word.
+                std::cerr << "rapid-llm: interrupted while writing the trace set " << prefix
+                          << "; none of its files was written\n";
+                throw OutputError(prefix,
+                                  "interrupted while writing the trace set; no file of it was "
+                                  "written");
+            }
             std::string path = RankFileName(prefix, r);
             std::string bytes = encodeRank(r);
             files.emplace_back(path + suffix, path);
