@@ -638,13 +638,9 @@ WriteFaultStudy(const std::string& dir,
 {
     CreateOutputDir(dir);
     const std::filesystem::path out(dir);
-    auto write = [&](const std::string& name, const std::string& text)
-    {
-        WriteOutputFile((out / name).string(), text);
-    };
-    write("results.csv", FaultStudyCsv(result));
-
-    write("results.json", DumpJson(FaultStudyJson(job, config, result)));
+    WriteOutputFiles(
+        {{(out / "results.csv").string(), FaultStudyCsv(result)},
+         {(out / "results.json").string(), DumpJson(FaultStudyJson(job, config, result))}});
 
     // slowdown.png: every routing policy and link set; with several link sets also
     // slowdown-<k>.png, link set k (1-based) alone, one line per policy.

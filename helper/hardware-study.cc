@@ -249,12 +249,9 @@ WriteHardwareStudy(const std::string& dir,
 {
     CreateOutputDir(dir);
     const std::filesystem::path out(dir);
-    auto write = [&](const std::string& name, const std::string& text)
-    {
-        WriteOutputFile((out / name).string(), text);
-    };
-    write("results.csv", HardwareStudyCsv(field, rows));
-    write("results.json", DumpJson(HardwareStudyJson(field, rows, backend, routing, packet)));
+    WriteOutputFiles({{(out / "results.csv").string(), HardwareStudyCsv(field, rows)},
+                      {(out / "results.json").string(),
+                       DumpJson(HardwareStudyJson(field, rows, backend, routing, packet))}});
 
     if (rows.empty())
     {

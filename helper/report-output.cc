@@ -194,33 +194,53 @@ CheckOutputFile(const std::string& path, const std::string& option)
 void
 WriteOutputFile(const std::string& path, const std::string& text)
 {
-    const std::string target = ReplacedFile(path);
-    if (target.empty())
+    WriteOutputFiles({{path, text}});
+}
+
+void
+WriteOutputFiles(const std::vector<std::pair<std::string, std::string>>& files)
+{
+    // Every file to a temporary one first; only when all are written is each renamed into
+    // place (a full disk left a study's new results.csv beside its old results.json).
+    std::vector<std::pair<std::string, std::string>> written; // temporary -> target
+    auto discard = [&written]()
     {
-        // Written through, as a shell's > does: a file renamed onto it would replace it.
-        std::ofstream file(path);
+        std::error_code ignored;
+        for (const auto& w : written)
+        {
+            std::filesystem::remove(w.first, ignored);
+        }
+    };
+    for (const auto& [path, text] : files)
+    {
+        const std::string target = ReplacedFile(path);
+        // Written through, as a shell's > does, for a device or a FIFO: a file renamed onto it
+        // would replace it.
+        const std::string temporary = target.empty() ? path : target + ".tmp";
+        std::ofstream file(temporary);
         file << text;
         file.close();
+        if (!target.empty())
+        {
+            written.emplace_back(temporary, target);
+        }
         if (!file)
         {
-            throw OutputError(path);
+            const OutputError error(path);
+            discard();
+            throw error;
         }
-        return;
     }
-    const std::string temporary = target + ".tmp";
-    std::ofstream file(temporary);
-    file << text;
-    file.close();
-    std::error_code ec;
-    if (file)
+    for (std::size_t i = 0; i < written.size(); ++i)
     {
-        std::filesystem::rename(temporary, target, ec);
-    }
-    if (!file || ec)
-    {
-        const OutputError error = file ? OutputError(path, ec.message()) : OutputError(path);
-        std::filesystem::remove(temporary, ec);
-        throw error;
+        std::error_code ec;
+        std::filesystem::rename(written[i].first, written[i].second, ec);
+        if (ec)
+        {
+            written.erase(written.begin(), written.begin() + i);
+            discard();
+            throw OutputError(written.front().second, ec.message());
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 #include "ns3/run-report.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3 {
@@ -87,6 +88,15 @@ void RefuseSweepFolder(const std::string& dir, const std::string& command);
  * link's target is replaced (the link stays); a device, a FIFO or a terminal is written through.
  */
 void WriteOutputFile(const std::string& path, const std::string& text);
+
+/**
+ * \ingroup rapid-llm
+ * \brief Writes several files as WriteOutputFile does, all or none: each goes to a temporary
+ * file first, and they are renamed into place once every one is written (a study's CSV and JSON
+ * stay of one run when the disk fills).
+ * \param files (path, text) of each file
+ */
+void WriteOutputFiles(const std::vector<std::pair<std::string, std::string>>& files);
 
 /**
  * \ingroup rapid-llm

@@ -3014,9 +3014,9 @@ WriteServingStudy(const std::string& dir,
     CreateOutputDir(dir);
     const std::filesystem::path out(dir);
     const std::string batching = json.at("batching").get<std::string>();
-    WriteOutputFile((out / "results.csv").string(),
-                    ServingStudyCsv(rows, batching == "disaggregated"));
-    WriteOutputFile((out / "results.json").string(), DumpJson(json));
+    WriteOutputFiles(
+        {{(out / "results.csv").string(), ServingStudyCsv(rows, batching == "disaggregated")},
+         {(out / "results.json").string(), DumpJson(json)}});
 
     // One line per replica layout through its batch sizes (the rows' batch order); with
     // several variants (hardware, precisions), one per variant through its own frontier (its

@@ -20,17 +20,20 @@
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/replay-error.h"
 #include "ns3/report-json.h"
+#include "ns3/report-output.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 #include "ns3/workload-size.h"
+#include "scratch-dir.h"
 #include "spec-error-check.h"
 #include "test-require.h"
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -694,6 +697,47 @@ class CriticalPathTestCase : public TestCase
         serve.engine = "vllm";
         const RunReport vllm = Check(job(serve), "vllm tp 2 pp 2");
         NS_TEST_EXPECT_MSG_GT(vllm.criticalPath.hostS, 0, "the engine's host time is on it");
+    }
+};
+
+/**
+ * \brief WriteOutputFiles writes all or none: when one file cannot be written, the others keep
+ * their earlier contents and no temporary file is left (a study's new CSV stood beside its old
+ * JSON after a full disk).
+ */
+class OutputFilesTestCase : public TestCase
+{
+  public:
+    OutputFilesTestCase()
+        : TestCase("WriteOutputFiles replaces every file or none")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("output-files");
+        const std::string dir = scratch.Path();
+        std::ofstream(dir + "/a.csv") << "old";
+        bool refused = false;
+        try
+        {
+            WriteOutputFiles({{dir + "/a.csv", "new"}, {dir + "/missing/b.json", "new"}});
+        }
+        catch (const OutputError& e)
+        {
+            refused = std::string(e.what()).find("missing/b.json") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "the file that cannot be written is named");
+        std::ifstream in(dir + "/a.csv");
+        std::string text;
+        in >> text;
+        NS_TEST_EXPECT_MSG_EQ(text, "old", "the other file keeps its contents");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/a.csv.tmp"), false, "no temporary");
+        WriteOutputFiles({{dir + "/a.csv", "new"}, {dir + "/b.json", "new"}});
+        std::ifstream again(dir + "/b.json");
+        again >> text;
+        NS_TEST_EXPECT_MSG_EQ(text, "new", "both written");
     }
 };
 
@@ -2252,6 +2296,7 @@ class HelperTestSuite : public TestSuite
     {
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new CriticalPathTestCase, TestCase::QUICK);
+        AddTestCase(new OutputFilesTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleRunTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleVRunTestCase, TestCase::QUICK);
         AddTestCase(new Fp32TrainingTestCase, TestCase::QUICK);
