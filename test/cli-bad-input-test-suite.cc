@@ -375,6 +375,10 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--recompute=most"},
              {"option --recompute", "'most'", "none, selective, full"}},
             {{"run", "--dtype=fp64"}, {"option --dtype", "'fp64'", "bf16"}},
+            // The workload's own check of the run settings names the option given.
+            {{"run", "--gbs=100000000"}, {"option --gbs: the job's graphs would hold"}},
+            {{"run", "--model=llama3-8b", "--pp=5", "--gbs=10"},
+             {"option --pp", "--first-stage-layers and --last-stage-layers"}},
             // memory gave a verdict for a type the GPU has no rate for (run refused it).
             {{"memory",
               "--model=llama2-7b",

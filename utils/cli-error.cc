@@ -22,7 +22,10 @@ DescribeError(const std::string& command, const Error& e, const CliArgs* args)
     // says nothing about where a field came from, so it must be an option of this command
     // with a value, not e.g. the hardware file's routing).
     const bool fromCommandLine = spec->GetFile() == kCommandLine;
-    if (!fromCommandLine && !spec->GetFile().empty())
+    // The workload checks the run settings again as it builds (their graphs' size against the
+    // host's memory): an option given for the field is what to change.
+    const bool settings = spec->GetFile() == "run settings";
+    if (!fromCommandLine && !spec->GetFile().empty() && !settings)
     {
         return e.what();
     }

@@ -525,7 +525,8 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
             if (!uneven.empty())
             {
                 os << ", or give the first and last stages their own layer counts "
-                      "(first_stage_layers, last_stage_layers) and split the rest evenly"
+                      "(--first-stage-layers and --last-stage-layers; run keys "
+                      "first_stage_layers, last_stage_layers) and split the rest evenly"
                    << uneven;
             }
             const uint64_t chunks = uint64_t(p.pp) * p.virtualStages;
