@@ -3333,6 +3333,17 @@ class MemoryAlternativesTestCase : public TestCase
         const auto onA100 = MemoryAlternatives(llama, one, a100);
         NS_TEST_EXPECT_MSG_EQ(
             (onA100.size() == 5 && onA100[2].option == "--dtype=int8"), true, "no fp8 on an A100");
+        // An engine whose caches are integer is offered its own: lmdeploy's int8 and int4 (it
+        // was offered none, fp8 not being its type).
+        RunSpec turbomind = one;
+        turbomind.engine = "lmdeploy";
+        std::string kv;
+        for (const MemoryAlternative& a : MemoryAlternatives(llama, turbomind, h100))
+        {
+            kv += a.option.rfind("--kv", 0) == 0 ? a.option + "; " : "";
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            kv, "--kv-cache-dtype=int8; --kv-cache-dtype=int4; ", "lmdeploy's cache types");
         RunSpec many = fixture::InferenceJob(4, 1, 400, 2048, 128);
         const auto fewer = MemoryAlternatives(llama, many, h100);
         RAPIDLLM_REQUIRE_EQ(fewer.empty(), false, "400 requests do not fit");

@@ -30,6 +30,10 @@ InferenceChanges(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
     const uint32_t largest = LargestFittingBatch(model, run, gpu);
     const uint32_t weightBytes = BytesOf(run.dtype);
     const DataType eight = gpu.Runs(DataType::FP8) ? DataType::FP8 : DataType::INT8;
+    // The engine's own 8-bit cache (RunSpec::Validate): lmdeploy's and transformers' caches are
+    // integer (int8, int4), vLLM's fp8 (and any with engine none).
+    const bool integerKv = run.engine == "lmdeploy" || run.engine == "hf";
+    const std::string kvEight = integerKv ? "int8" : "fp8";
     return {
         {"--batch=" + std::to_string(largest),
          [largest](RunSpec& r)
@@ -62,12 +66,19 @@ InferenceChanges(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
              r.dtype = DataType::INT4;
              return weightBytes > 1 && gpu.Runs(DataType::INT4);
          }},
-        {"--kv-cache-dtype=fp8",
-         [](RunSpec& r)
+        {"--kv-cache-dtype=" + kvEight,
+         [kvEight](RunSpec& r)
          {
              const bool wider = BytesOf(r.KvCacheType()) > 1;
-             r.kvCacheDtype = "fp8";
+             r.kvCacheDtype = kvEight;
              return wider;
+         }},
+        {"--kv-cache-dtype=int4",
+         [integerKv](RunSpec& r)
+         {
+             const bool wider = r.kvCacheDtype != "int4";
+             r.kvCacheDtype = "int4";
+             return integerKv && wider;
          }},
     };
 }
