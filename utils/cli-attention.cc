@@ -97,6 +97,19 @@ RunAttentionCommand(const CliArgs& args)
     {
         std::cerr << "rapid-llm attention: note: " << cudaCores << "\n";
     }
+    if (type == DataType::INT8 || type == DataType::FP8)
+    {
+        // What the command prices is a kernel at the type's rate; the published ones differ.
+        std::cerr << "rapid-llm attention: note: "
+                  << (type == DataType::INT8
+                          ? std::string("no published fused attention kernel computes in int8 "
+                                        "(FlashAttention-2 and -3 and cuDNN take 16-bit or, "
+                                        "FlashAttention-3 forward only, fp8 tensors)")
+                          : std::string("FlashAttention-3's fp8 kernel is forward-only"))
+                  << "; both passes are predicted at the GPU's " << ToString(type)
+                  << " rate as if such a kernel ran; run, trace and the studies keep attention "
+                     "in 16 bits whatever --dtype\n";
+    }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     RunSpec run;
