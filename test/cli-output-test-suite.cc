@@ -694,6 +694,14 @@ class CliDoesNotFitStatusTestCase : public TestCase
                                      : "--batch="
                                            + std::to_string(j.at("largest_batch").get<uint32_t>())),
                                 Joined(args));
+                            // Each with the framework it assumes (ZeRO-3 is DeepSpeed's or
+                            // FSDP's layout, not Megatron-LM's).
+                            for (const Json& a : j.at("alternatives"))
+                            {
+                                NS_TEST_EXPECT_MSG_EQ(a.at("assumption").get<std::string>().empty(),
+                                                      false,
+                                                      Joined(args));
+                            }
                         }
                     }
                     else

@@ -62,7 +62,8 @@ RunMemoryCommand(const CliArgs& args)
             {
                 j["alternatives"].push_back({{"option", a.option},
                                              {"peak_bytes", a.report.worst.peak},
-                                             {"fits", a.report.feasible}});
+                                             {"fits", a.report.feasible},
+                                             {"assumption", a.report.assumption}});
             }
         }
         j["input"] = JobInputJson(job, "", "");
@@ -102,6 +103,15 @@ RunMemoryCommand(const CliArgs& args)
                           Gib(a.report.worst.peak).c_str(),
                           a.report.feasible ? "fits" : "does not fit");
             std::cout << line;
+        }
+        // A change of ZeRO stage can change the framework (DeepSpeed's or FSDP's layout for
+        // ZeRO-2 and -3, not Megatron-LM's 18 bytes a parameter): its peak is of that layout.
+        for (const MemoryAlternative& a : alternatives)
+        {
+            if (a.report.assumption != report.assumption)
+            {
+                std::cout << "  (" << a.option << " assumes " << a.report.assumption << ")\n";
+            }
         }
     }
     if (job.run.mode == RunMode::INFERENCE)
