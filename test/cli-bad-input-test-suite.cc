@@ -369,6 +369,7 @@ class CliBadInputTestCase : public TestCase
             {{"memory", "--first-token=decode"}, {"option --first-token", "--mode=training"}},
             // Unknown, repeated and stray arguments; bad choices.
             {{"run", "--bogus=1"}, {"unknown option --bogus", "--tp"}},
+            {{"run", "--jsno"}, {"unknown option --jsno", "(did you mean --json?)"}},
             {{"presets", "--json"}, {"unknown option --json", "--load"}},
             {{"run", "--tp=2", "--tp=4"}, {"option --tp", "given twice"}},
             {{"run", "stray"}, {"unexpected argument 'stray'"}},

@@ -77,16 +77,25 @@ CliArgs::CliArgs(const std::string& command, const std::string& usage, int argc,
         if (!option || !option->TakenBy(command))
         {
             std::vector<std::string> known;
+            std::string meant; // the closest option taken by the command, if a likely misspelling
+            std::size_t closest = std::string::npos;
             for (const auto& o : GetCliOptions())
             {
                 if (o.TakenBy(command))
                 {
                     known.push_back("--" + o.name);
+                    const std::size_t edits = EditDistance(name, o.name);
+                    if (LooksMisspelt(name, o.name) && edits < closest)
+                    {
+                        closest = edits;
+                        meant = o.name;
+                    }
                 }
             }
             throw SpecError(kCommandLine,
                             "",
                             "unknown option --" + name + " for rapid-llm " + command
+                                + (meant.empty() ? "" : " (did you mean --" + meant + "?)")
                                 + "; its options: " + JoinNames(known));
         }
         std::string value;
