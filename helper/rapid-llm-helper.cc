@@ -607,11 +607,13 @@ RapidLlmHelper::Collect()
     report.criticalPath.hostS = path.hostS;
     report.criticalPath.otherS = path.otherS;
     report.criticalPath.communicationByOpS = path.communicationByOp;
-    report.criticalPath.byStage = m_workload != nullptr;
     for (const auto& [rank, seconds] : path.computeByRank)
     {
-        const uint32_t place = m_workload ? m_workload->layout.Stage(rank) : rank;
-        report.criticalPath.computeByPlaceS[std::to_string(place)] += seconds;
+        report.criticalPath.computeByRankS[rank] += seconds;
+        if (m_workload)
+        {
+            report.criticalPath.computeByStageS[m_workload->layout.Stage(rank)] += seconds;
+        }
     }
     report.gpus = m_job->GetRankCount();
     report.backend = m_backendName;
@@ -677,26 +679,35 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             ? "standard"
             : AttentionKernelName(ResolveAttentionKernel(m_hardware.gpu, AttentionKernelOf(w.run)));
     const StageGraph& critical = w.GraphOf(report.criticalRank);
-    for (const auto& n : critical.nodes)
+    // The critical rank's kernels as the replay ran them: a slow GPU's (SetSlowGpus) and a GPU
+    // variant's (SetGpuVariants) took longer than their graph's times.
+    const auto slow = m_slowGpus.find(report.criticalRank);
+    const double scale = slow == m_slowGpus.end() ? 1.0 : 1.0 / slow->second;
+    const auto variant = m_kernelFactors.find(report.criticalRank);
+    const std::vector<double>* factors =
+        variant == m_kernelFactors.end() ? nullptr : &variant->second;
+    for (std::size_t i = 0; i < critical.nodes.size(); ++i)
     {
+        const WorkNode& n = critical.nodes[i];
         if (n.kind != WorkNodeKind::COMPUTE)
         {
             continue;
         }
+        const double durationS = n.durationS * scale * (factors ? (*factors)[i] : 1.0);
         switch (critical.OpOf(n).type)
         {
             case OpType::GEMM:
-                report.gemmS += n.durationS;
+                report.gemmS += durationS;
                 break;
             case OpType::ATTENTION_FWD:
             case OpType::ATTENTION_BWD:
             case OpType::ATTENTION_SCORES:
             case OpType::DECODE_ATTENTION:
             case OpType::DECODE_ATTENTION_PER_HEAD:
-                report.attentionS += n.durationS;
+                report.attentionS += durationS;
                 break;
             case OpType::OPTIMIZER:
-                report.optimizerS += n.durationS;
+                report.optimizerS += durationS;
                 break;
             case OpType::LAYER_NORM:
             case OpType::RMS_NORM:
@@ -715,7 +726,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
             case OpType::TENSOR_COPY:
             case OpType::TENSOR_FILL:
             case OpType::MOE_UNPERMUTE:
-                report.elementwiseS += n.durationS;
+                report.elementwiseS += durationS;
                 break;
         }
     }

@@ -1507,6 +1507,9 @@ class ExposedByOperatorTestCase : public TestCase
     {
         NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("backward.mb3.L7.ar_fc2"), "ar_fc2", "");
         NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("optimizer.mb0.ag_params"), "ag_params", "");
+        NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("weight.mb3.L3.grad_bucket"),
+                              "grad_bucket",
+                              "a zero-bubble weight pass's");
         NS_TEST_EXPECT_MSG_EQ(StageGraph::LabelOf("decode.mb12.L0.a.b"), "a.b", "dots kept");
         for (const char* other : {"aten::mm", "forward.mbx.qkv", "forward.mb1", "fwd.mb1.qkv"})
         {

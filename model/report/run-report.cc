@@ -90,14 +90,27 @@ to_json(Json& j, const RunReport& r)
     if (r.criticalPath.known)
     {
         const PathBreakdown& p = r.criticalPath;
-        j["critical_path"] = {
-            {"breakdown_s",
-             {{"compute", p.computeS},
-              {"communication", p.communicationS},
-              {"host", p.hostS},
-              {"other", p.otherS}}},
-            {p.byStage ? "compute_by_stage_s" : "compute_by_rank_s", p.computeByPlaceS},
-            {"communication_by_op_s", p.communicationByOpS}};
+        auto byNumber = [](const std::map<uint32_t, double>& parts)
+        {
+            Json j = Json::object();
+            for (const auto& [n, seconds] : parts)
+            {
+                j[std::to_string(n)] = seconds;
+            }
+            return j;
+        };
+        Json path = {{"breakdown_s",
+                      {{"compute", p.computeS},
+                       {"communication", p.communicationS},
+                       {"host", p.hostS},
+                       {"other", p.otherS}}},
+                     {"compute_by_rank_s", byNumber(p.computeByRankS)},
+                     {"communication_by_op_s", p.communicationByOpS}};
+        if (!p.computeByStageS.empty())
+        {
+            path["compute_by_stage_s"] = byNumber(p.computeByStageS);
+        }
+        j["critical_path"] = path;
     }
     if (r.BusiestRank() < r.ranks.size())
     {
@@ -143,6 +156,43 @@ RunReport::WaitsByDuration() const
 }
 
 std::string
+RunReport::LargestParts(std::vector<std::pair<std::string, double>> parts)
+{
+    auto num = [](double v)
+    {
+        char buffer[64];
+        std::snprintf(buffer, sizeof(buffer), " %.4f s", v);
+        return std::string(buffer);
+    };
+    std::stable_sort(parts.begin(),
+                     parts.end(),
+                     [](const auto& a, const auto& b)
+                     {
+                         return a.second > b.second;
+                     });
+    std::string text;
+    std::size_t shown = 0;
+    double rest = 0;
+    for (const auto& [name, seconds] : parts)
+    {
+        // At most four, and none that prints as 0.0000 s (a wait of microseconds).
+        if (shown < 4 && seconds >= 5e-5)
+        {
+            text += (shown++ > 0 ? ", " : "") + name + num(seconds);
+        }
+        else
+        {
+            rest += seconds;
+        }
+    }
+    if (shown > 0 && shown < parts.size())
+    {
+        text += ", " + std::to_string(parts.size() - shown) + " more" + num(rest);
+    }
+    return text;
+}
+
+std::string
 RunReport::CriticalPathToText() const
 {
     auto num = [](const char* fmt, double v)
@@ -157,47 +207,35 @@ RunReport::CriticalPathToText() const
         std::snprintf(buffer, sizeof(buffer), "  %-24s %s\n", label, value.c_str());
         return std::string(buffer);
     };
-    // The largest parts first, at most four, then how many more.
-    auto largest = [&num](const std::map<std::string, double>& parts, const std::string& prefix)
+    // Stages and ranks by number where their times tie ("stage 2" before "stage 10").
+    auto numbered = [](const std::map<uint32_t, double>& parts, const std::string& prefix)
     {
-        std::vector<std::pair<std::string, double>> sorted;
-        for (const auto& part : parts)
+        std::vector<std::pair<std::string, double>> named;
+        for (const auto& [n, seconds] : parts)
         {
-            if (part.second >= 5e-5) // what prints as 0.0000 s says nothing
-            {
-                sorted.push_back(part);
-            }
+            named.emplace_back(prefix + std::to_string(n), seconds);
         }
-        std::stable_sort(sorted.begin(),
-                         sorted.end(),
-                         [](const auto& a, const auto& b)
-                         {
-                             return a.second > b.second;
-                         });
-        std::string text;
-        for (std::size_t i = 0; i < sorted.size() && i < 4; ++i)
-        {
-            text +=
-                (i > 0 ? ", " : "") + prefix + sorted[i].first + num(" %.4f s", sorted[i].second);
-        }
-        if (sorted.size() > 4)
-        {
-            text += ", " + std::to_string(sorted.size() - 4) + " more";
-        }
-        return text;
+        return named;
     };
     const PathBreakdown& p = criticalPath;
     std::string text =
         line("critical path",
              num("compute %.4f s, ", p.computeS) + num("communication %.4f s", p.communicationS)
                  + (p.hostS > 0 ? num(", host %.4f s", p.hostS) : "")
-                 + (p.otherS > 0 ? num(", other %.4f s", p.otherS) : ""));
-    if (p.computeByPlaceS.size() > 1)
+                 + (p.otherS > 0 ? num(", other %.4f s", p.otherS) : "") + ", ending on rank "
+                 + std::to_string(criticalRank));
+    if (p.computeByStageS.size() > 1)
     {
-        text += line(p.byStage ? "  compute by stage" : "  compute by rank",
-                     largest(p.computeByPlaceS, p.byStage ? "stage " : "rank "));
+        text += line("  compute by stage", LargestParts(numbered(p.computeByStageS, "stage ")));
     }
-    const std::string onIt = largest(p.communicationByOpS, "");
+    // By rank where the stages do not say it: a replay of traces, or a stage's work on the
+    // path done by more than one of its ranks (a straggler's, then another's).
+    if (p.computeByRankS.size() > std::max<std::size_t>(1, p.computeByStageS.size()))
+    {
+        text += line("  compute by rank", LargestParts(numbered(p.computeByRankS, "rank ")));
+    }
+    const std::string onIt = LargestParts(std::vector<std::pair<std::string, double>>(
+        p.communicationByOpS.begin(), p.communicationByOpS.end()));
     if (!onIt.empty())
     {
         text += line("  communication on it", onIt);
@@ -283,24 +321,10 @@ RunReport::ToText() const
     }
     text += line("compute", num("%.4f s", computeS));
     text += line("exposed communication", num("%.4f s", exposedCommS));
-    std::vector<std::pair<std::string, double>> ops = WaitsByDuration();
-    // What prints as 0.0000 s says nothing (a wait of microseconds).
-    while (!ops.empty() && ops.back().second < 5e-5)
+    // The operators waited for longest first.
+    const std::string waited = LargestParts(WaitsByDuration());
+    if (!waited.empty())
     {
-        ops.pop_back();
-    }
-    if (!ops.empty())
-    {
-        // The operators waited for longest first, at most four.
-        std::string waited;
-        for (std::size_t i = 0; i < ops.size() && i < 4; ++i)
-        {
-            waited += (i > 0 ? ", " : "") + ops[i].first + num(" %.4f s", ops[i].second);
-        }
-        if (ops.size() > 4)
-        {
-            waited += ", " + std::to_string(ops.size() - 4) + " more";
-        }
         text += line("  waiting on", waited);
     }
     text += line("pipeline bubble", num("%.4f s", bubbleS));

@@ -48,9 +48,8 @@ struct PathBreakdown
     double communicationS = 0; //!< collectives and transfers, from their last member's post
     double hostS = 0;          //!< hosts issuing operators
     double otherS = 0;         //!< other timed nodes of a trace (memory copies)
-    /** of computeS, by pipeline stage ("0", "1", ...; by rank for traces of unknown layout) */
-    std::map<std::string, double> computeByPlaceS;
-    bool byStage = true; //!< computeByPlaceS is by stage (else by rank)
+    std::map<uint32_t, double> computeByRankS;        //!< of computeS, by rank (a simulated one)
+    std::map<uint32_t, double> computeByStageS;       //!< of computeS, by stage (empty for traces)
     std::map<std::string, double> communicationByOpS; //!< of communicationS, by operator
 };
 
@@ -120,6 +119,12 @@ struct RunReport
     std::string ToText() const;
     /** \return the critical path's lines of ToText (criticalPath) */
     std::string CriticalPathToText() const;
+    /**
+     * \return up to four of \p parts (name, seconds), largest first, as "name 0.0123 s", those
+     * that print as 0.0000 s left out, and the rest as "N more 0.0012 s": the text's lists of
+     * operators waited for and of the critical path's parts
+     */
+    static std::string LargestParts(std::vector<std::pair<std::string, double>> parts);
     /** \return the per-rank table (ranks) as text for a person, one line per rank */
     std::string RanksToText() const;
     /**

@@ -97,7 +97,8 @@ StageGraph::LabelOf(std::string_view name)
                     Phase::RECOMPUTE,
                     Phase::OPTIMIZER,
                     Phase::PREFILL,
-                    Phase::DECODE})
+                    Phase::DECODE,
+                    Phase::WEIGHT})
     {
         known = known || phase == ToString(p);
     }
