@@ -274,7 +274,8 @@ RunReportCsv(const RunReport& r, bool perRank)
           "exposed_comm_s,bubble_s,critical_rank,feasible,peak_memory_gib,capacity_gib,host_s,"
           "tokens_per_s_per_gpu,energy_j,energy_per_token_j,avg_power_w,idle_energy_j,"
           "compute_energy_j,nvlink_energy_j,network_energy_j,busiest_rank,gemm_s,attention_s,"
-          "attention_kernel,elementwise_s,optimizer_s,sm_sharing_s,waiting_on\n";
+          "attention_kernel,elementwise_s,optimizer_s,sm_sharing_s,waiting_on,"
+          "path_compute_s,path_communication_s,path_host_s\n";
     // Empty where --json has no field or null: a training step has no first token, an
     // inference request no model TFLOP/s, and a replayed trace set neither those nor a memory
     // verdict (the traces carry no model or memory).
@@ -323,7 +324,15 @@ RunReportCsv(const RunReport& r, bool perRank)
     os << "," << (busiest < r.ranks.size() ? std::to_string(r.ranks[busiest].rank) : "") << ","
        << kind(r.gemmS) << "," << kind(r.attentionS) << "," << CsvField(r.attentionKernel) << ","
        << kind(r.elementwiseS) << "," << kind(r.optimizerS) << "," << kind(r.smSharingS) << ","
-       << CsvField(waitingOn) << "\n";
+       << CsvField(waitingOn);
+    // The critical path's parts (--json's critical_path.breakdown_s, its other time left out:
+    // a replay's memory nodes).
+    auto path = [&r](double v)
+    {
+        return r.criticalPath.known ? FormatNumber(v) : std::string();
+    };
+    os << "," << path(r.criticalPath.computeS) << "," << path(r.criticalPath.communicationS) << ","
+       << path(r.criticalPath.hostS) << "\n";
     return os.str();
 }
 
