@@ -1621,7 +1621,10 @@ class CliCsvTestCase : public TestCase
                                                      "elementwise_s",
                                                      "optimizer_s",
                                                      "sm_sharing_s",
-                                                     "waiting_on"};
+                                                     "waiting_on",
+                                                     "path_compute_s",
+                                                     "path_communication_s",
+                                                     "path_host_s"};
         CsvTable rt = CsvOf(Cat({"run", "--csv"}, kSmallTraining), runColumns, dir);
         const Json rj = Json::parse(RunCli(Cat({"run", "--json"}, kSmallTraining), dir).out);
         RAPIDLLM_REQUIRE_EQ(rt.rows.size(), 1u, "run: one row");
@@ -1681,6 +1684,12 @@ class CliCsvTestCase : public TestCase
             }
             NS_TEST_EXPECT_MSG_EQ(pairs, byOp.size(), rt.rows[0].at("waiting_on"));
             NS_TEST_EXPECT_MSG_GT(pairs, 0u, "the small job waits on some communication");
+        }
+        for (const char* part : {"compute", "communication", "host"})
+        {
+            ExpectNumber(rt.rows[0].at(std::string("path_") + part + "_s"),
+                         rj.at("critical_path").at("breakdown_s").at(part),
+                         std::string("run critical path: ") + part);
         }
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("energy_per_token_j"), "", "training: no tokens");
         NS_TEST_EXPECT_MSG_EQ(rt.rows[0].at("ttft_s"), "", "training: no first token");
