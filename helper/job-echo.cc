@@ -237,6 +237,13 @@ JobInputJson(const ResolvedJob& job,
     j["software"] = software;
     j["set"] = job.overrides;
     j["job_file"] = job.jobFile;
+    // ns-3's attribute defaults from the environment change what runs (a replayer's
+    // SerializeGroups, a collective engine's setting): echoed so that the input says all.
+    const char* defaults = std::getenv("NS_ATTRIBUTE_DEFAULT");
+    if (defaults && *defaults)
+    {
+        j["ns_attribute_default"] = defaults;
+    }
     if (!backend.empty())
     {
         // A job that runs on the network (memory does not: no backend, no routing).
@@ -274,7 +281,19 @@ InputText(const Json& j)
         os << ", backend: " << j.at("backend").get<std::string>()
            << ", routing: " << j.at("routing").get<std::string>();
     }
+    if (j.contains("granularity"))
+    {
+        os << ", granularity: " << j.at("granularity").get<std::string>();
+    }
+    if (j.contains("symmetry"))
+    {
+        os << ", symmetry: " << (j.at("symmetry").get<bool>() ? "true" : "false");
+    }
     os << "\n";
+    if (j.contains("ns_attribute_default"))
+    {
+        os << "# NS_ATTRIBUTE_DEFAULT: " << j.at("ns_attribute_default").get<std::string>() << "\n";
+    }
     if (j.contains("packet"))
     {
         os << "# packet: " << j.at("packet").get<std::string>() << "\n";
