@@ -119,7 +119,8 @@ GpuSpec::PeakFlops(DataType type) const
 double
 GpuEfficiency::Tensor(DataType type) const
 {
-    return type == DataType::FP8 && tensorFp8 > 0 ? tensorFp8 : tensor;
+    // int8's main loop is fp8's: the same doubled work per step from the same slabs.
+    return (type == DataType::FP8 || type == DataType::INT8) && tensorFp8 > 0 ? tensorFp8 : tensor;
 }
 
 bool

@@ -28,7 +28,8 @@ class SpecReader;
 struct GpuEfficiency
 {
     double tensor = 1.0; //!< fraction of tensor-core peak a well-tiled GEMM main loop sustains
-    /** the same for fp8 operands (0: as tensor); Hopper's fp8 main loop issues at a lower
+    /** the same for 8-bit operands, fp8 and int8 (0: as tensor); Hopper's 8-bit main loop does
+     *  twice the MMA work per step from the same slabs and issue slots, and issues at a lower
      *  fraction of its doubled peak than bf16 does of its own */
     double tensorFp8 = 0.0;
     double vector = 1.0; //!< fraction of the vector (CUDA-core) peak
