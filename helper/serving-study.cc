@@ -1711,8 +1711,16 @@ ServingStudy::EvaluateChunked(const JobOptions& options,
     // A slot turns over every batch / requestsPerStep steps (Little's law), G - 1 of them
     // decoding: the rest is its prompt's, n mixed steps, and when paced its wait for them.
     row.ttftS = (double(batch) / requestsPerStep - double(generated - 1)) * mixedS;
-    row.tpotS = stepS;
-    row.requestS = row.ttftS + double(generated - 1) * stepS;
+    // Its tokens after the first come in its G - 1 decode steps: mixed ones where other
+    // prompts' chunks ride along (the cycle's mixed steps less the n that carried its own, which
+    // the first token counted), plain decodes otherwise. (The mean step, its own chunks' steps
+    // included, counted them twice: at batch 1 a 128k prompt's 12 ms tokens came out 335 ms.)
+    const double decodes = double(generated - 1);
+    const double mixedBeside =
+        paced ? decodes : std::clamp(share * cycleSteps - double(chunks), 0.0, decodes);
+    row.tpotS = decodes > 0 ? (mixedBeside * mixedS + (decodes - mixedBeside) * row.stepS) / decodes
+                            : stepS;
+    row.requestS = row.ttftS + decodes * row.tpotS;
     const double tokensPerStep = requestsPerStep * double(generated);
     row.tokensPerSPerGpu = tokensPerStep / (stepS * gpus);
     row.requestsPerS = double(row.replicas) * requestsPerStep / stepS;

@@ -839,13 +839,20 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(r.chunkTokens, 256u, "the whole prompt");
         const double share = 16.0 * 1 / (1 + generated - 1);
         NS_TEST_EXPECT_MSG_EQ_TOL(r.mixedShare, share, 1e-12, "16 prompts per 64 steps");
-        NS_TEST_EXPECT_MSG_EQ_TOL(
-            r.tpotS, (1 - share) * r.stepS + share * r.mixedStepS, 1e-12, "the mean step");
+        // A request's 63 tokens after its first: the cycle's 16 mixed steps less the one that
+        // carried its own prompt (its first token's) ride with another prompt, 48 are plain.
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.tpotS,
+                                  (15 * r.mixedStepS + 48 * r.stepS) / 63,
+                                  1e-12,
+                                  "its decode steps, not its own prompt's");
         NS_TEST_EXPECT_MSG_EQ_TOL(r.ttftS, r.mixedStepS, 1e-12, "its prompt's step");
-        NS_TEST_EXPECT_MSG_EQ_TOL(r.tokensPerSPerGpu * 2 * r.tpotS,
+        const double meanStep = (1 - share) * r.stepS + share * r.mixedStepS;
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.tokensPerSPerGpu * 2 * meanStep,
                                   16.0 / generated * generated,
                                   1e-9,
                                   "16 / 64 requests finish per step");
+        // Little's law: the requests in flight are the batch.
+        NS_TEST_EXPECT_MSG_EQ_TOL(r.requestsPerS * r.requestS, 16.0, 1e-9, "16 in flight");
         const Json chunkedJson = r.ToJson();
         NS_TEST_EXPECT_MSG_EQ(DumpJson(ServingRow::FromJson(chunkedJson).ToJson()),
                               DumpJson(chunkedJson),
@@ -867,6 +874,11 @@ class ServingChunkedTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(split.ttftS, 3 * split.mixedStepS, 1e-12, "three steps");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             split.mixedShare, 16.0 * 3 / (3 + 63), 1e-12, "the chunks' share");
+        NS_TEST_EXPECT_MSG_EQ_TOL(split.tpotS,
+                                  (45 * split.mixedStepS + 18 * split.stepS) / 63,
+                                  1e-12,
+                                  "48 mixed steps a cycle, 3 of them its own prompt's");
+        NS_TEST_EXPECT_MSG_EQ_TOL(split.requestsPerS * split.requestS, 16.0, 1e-9, "in flight");
         // Four tokens each: 16 prompts of three chunks per 6-step cycle would need 8 chunks a
         // step where the budget holds one beside 16 decodes. The budget sets the pace: every
         // step is full, its decodes first (vLLM V1), so 116 / (256 + 3) requests start a step,
