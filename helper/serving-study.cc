@@ -1315,6 +1315,40 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
             // The engine fills its cache.
             row.peakBytes = row.capacityBytes;
         }
+        if (row.fits && row.kvWhole == 0 && !disaggregated)
+        {
+            // A prefill iteration runs one request's prompt (under chunked batching a chunk of at
+            // most the token budget) beside the others' caches: its activations, beyond a
+            // decode step's, are on top of the cache (a 262k-token prompt's 18 GiB beside the
+            // other request's cache did not fit, and was said to).
+            const uint64_t computed = prompt - std::min<uint64_t>(prompt - 1, cached);
+            const uint64_t tokens = GetBatching() == Batching::CHUNKED
+                                        ? std::min<uint64_t>(computed, TokenBudget(job))
+                                        : computed;
+            const RunReport one = memory({{"batch", "1"},
+                                          {"gen", "1"},
+                                          {"inflight-batches", "0"},
+                                          {"prompt", std::to_string(cached + tokens)}});
+            const uint64_t extra = one.memory.activations > decode.memory.activations
+                                       ? one.memory.activations - decode.memory.activations
+                                       : 0;
+            if (extra > 0 && decode.memory.peak + extra > row.peakBytes)
+            {
+                row.peakBytes = decode.memory.peak + extra;
+                if (row.peakBytes > row.capacityBytes)
+                {
+                    row.fits = false;
+                    char gib[96];
+                    std::snprintf(gib,
+                                  sizeof(gib),
+                                  "%.2f GiB at its peak but the GPU has %.2f GiB",
+                                  double(row.peakBytes) / double(1ull << 30),
+                                  double(row.capacityBytes) / double(1ull << 30));
+                    row.reason = "the prefill of one request's " + std::to_string(tokens)
+                                 + " prompt tokens beside the batch's KV caches needs " + gib;
+                }
+            }
+        }
     }
     // A prefill instance holds one request's prompt: it may fit where the decode does not.
     row.prefillFits = row.fits;

@@ -942,6 +942,50 @@ class ServingChunkedTestCase : public TestCase
 };
 
 /**
+ * \brief Continuous batching holds a prefill's activations beside the batch's caches: one
+ * 262,000-token prompt of Llama-3 8B on an H100 needs 18 GiB of them, so two requests, whose
+ * caches alone fit (80 GiB), do not; one does, at the prefill's peak.
+ */
+class ServingPrefillMemoryTestCase : public TestCase
+{
+  public:
+    ServingPrefillMemoryTestCase()
+        : TestCase("serving study: a prefill's activations count beside the batch's caches")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job;
+        job.Set("model", "llama3-8b");
+        job.Set("hardware", "h100-sxm-80gb");
+        job.Set("prompt", "262000");
+        job.Set("gen", "16");
+        ServingSpace space;
+        space.gpus = 1;
+        space.tp = {1};
+        space.batch = {1, 2};
+        space.batching = Batching::CONTINUOUS;
+        const ServingStudy study(job, space, "flow", "", true);
+        std::map<uint32_t, ServingRow> rows;
+        for (std::size_t i = 0; i < 2; ++i)
+        {
+            const ServingRow r = study.Evaluate(i);
+            rows[r.batch] = r;
+        }
+        RAPIDLLM_REQUIRE_EQ(rows.size(), 2u, "batches 1 and 2");
+        NS_TEST_EXPECT_MSG_EQ(rows[1].fits, true, rows[1].reason);
+        NS_TEST_EXPECT_MSG_GT(rows[1].peakBytes, 60ull << 30, "the prefill's peak (65.9 GiB)");
+        NS_TEST_EXPECT_MSG_EQ(rows[2].fits, false, "the second cache and a prefill: 97.9 GiB");
+        NS_TEST_EXPECT_MSG_NE(
+            rows[2].reason.find("the prefill of one request's 262000 prompt tokens"),
+            std::string::npos,
+            rows[2].reason);
+    }
+};
+
+/**
  * \ingroup rapid-llm-tests
  * \brief Disaggregated serving: each decode row gets prefill instances just enough to feed
  * it, in the budget; its first token is the prefill's, its time per token the decode step's
@@ -2879,6 +2923,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingHardwareTestCase, TestCase::QUICK);
         AddTestCase(new ServingEnginesTestCase, TestCase::QUICK);
         AddTestCase(new ServingChunkedTestCase, TestCase::QUICK);
+        AddTestCase(new ServingPrefillMemoryTestCase, TestCase::QUICK);
         AddTestCase(new ServingRankTestCase, TestCase::QUICK);
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
         AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
