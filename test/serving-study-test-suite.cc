@@ -1055,6 +1055,11 @@ class ServingDisaggregatedTestCase : public TestCase
                                       "tokens per GPU of the instances");
             const double prefillRate = r.prefillInstances / prefill->prefillS;
             NS_TEST_EXPECT_MSG_GT_OR_EQ(prefillRate, r.requestsPerS, "the prefills keep up");
+            // And no more of them than do: one fewer would not, at the decode instances' rate
+            // with the handover (without it, more were asked for).
+            NS_TEST_EXPECT_MSG_LT((r.prefillInstances - 1) * r.prefillPp / prefill->prefillS,
+                                  r.requestsPerS * (1 - 1e-9),
+                                  "just enough prefill instances");
             NS_TEST_EXPECT_MSG_EQ(r.gpusUsed,
                                   r.prefillInstances * r.prefillTp + r.replicas * r.tp,
                                   "the instances' GPUs");
