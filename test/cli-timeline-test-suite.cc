@@ -401,6 +401,20 @@ class CliTerminateTestCase : public TestCase
  */
 namespace {
 
+/**
+ * \brief Reads a process's state and parent from /proc/PID/stat ("pid (comm) state ppid ...";
+ * comm may hold spaces, not ')').
+ * \return false if the process is gone
+ */
+bool
+ProcessStat(const std::string& pid, char& state, int& ppid)
+{
+    const std::string stat = ReadText("/proc/" + pid + "/stat");
+    const std::size_t close = stat.rfind(')');
+    return close != std::string::npos
+           && std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2;
+}
+
 /** \return the processes whose parent is \p parent (from /proc) */
 std::vector<pid_t>
 ChildrenOf(pid_t parent)
@@ -409,18 +423,10 @@ ChildrenOf(pid_t parent)
     for (const auto& entry : std::filesystem::directory_iterator("/proc"))
     {
         const std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos)
-        {
-            continue;
-        }
-        // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, not ')'.
-        const std::string stat = ReadText(entry.path().string() + "/stat");
-        const std::size_t close = stat.rfind(')');
-        int ppid = 0;
         char state = 0;
-        if (close != std::string::npos
-            && std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2
-            && ppid == parent)
+        int ppid = 0;
+        if (name.find_first_not_of("0123456789") == std::string::npos
+            && ProcessStat(name, state, ppid) && ppid == parent)
         {
             children.push_back(std::stoi(name));
         }
@@ -479,9 +485,9 @@ class CliServingInterruptTestCase : public TestCase
             for (int i = 0; i < 100 && !gone; ++i)
             {
                 // Gone, or a zombie until init reaps it.
-                const std::string stat = ReadText("/proc/" + std::to_string(w) + "/stat");
-                const std::size_t close = stat.rfind(')');
-                gone = close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0;
+                char state = 0;
+                int ppid = 0;
+                gone = !ProcessStat(std::to_string(w), state, ppid) || state == 'Z';
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
             NS_TEST_EXPECT_MSG_EQ(gone, true, "worker " + std::to_string(w) + " ended");
