@@ -157,7 +157,6 @@ CriticalPathRecorder::Walk(uint32_t rank, uint32_t node) const
                 path.communicationS += 1e-9 * double(t - begin);
                 path.communicationByOp[StageGraph::LabelOf(r.graph->GetName(node))] +=
                     1e-9 * double(t - begin);
-                path.rankChanges += l.rank != at ? 1 : 0;
                 at = l.rank;
                 node = l.node;
                 t = begin;

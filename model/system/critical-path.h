@@ -34,7 +34,6 @@ struct CriticalPath
     double unexplainedS = 0;   //!< time no recorded cause accounts for (0 unless a bug)
     std::map<uint32_t, double> computeByRank;        //!< of computeS, by (simulated) rank
     std::map<std::string, double> communicationByOp; //!< of communicationS, by operator label
-    uint32_t rankChanges = 0; //!< times the path moves from one rank to another
 };
 
 /**

@@ -694,6 +694,11 @@ TraceReplayer::Collect()
     if (last < m_ranks.size() && m_ranks[last].lastDone != kAbsent)
     {
         result.criticalPath = m_path.Walk(last, m_ranks[last].lastDone);
+        NS_LOG_DEBUG("critical path: compute " << result.criticalPath.computeS
+                                               << " s, communication "
+                                               << result.criticalPath.communicationS << " s, host "
+                                               << result.criticalPath.hostS << " s, unexplained "
+                                               << result.criticalPath.unexplainedS << " s");
     }
     m_path.Clear();
     NS_LOG_DEBUG("replay done: step " << result.stepTimeS << " s, critical rank "
