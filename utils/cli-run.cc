@@ -75,11 +75,7 @@ RunRunCommand(const CliArgs& args)
                                    {
                                        return helper->Run();
                                    });
-    Json input = JobInputJson(job, backend, routing, packet);
-    // How the replay ran its collectives and copies (replay echoes them too): a different
-    // granularity moves the step.
-    input["granularity"] = args.HasValue("granularity") ? args.Text("granularity") : "auto";
-    input["symmetry"] = args.Has("symmetry") ? args.Flag("symmetry") : true;
+    const Json input = JobInputJson(job, backend, routing, packet);
     const std::string out = args.Text("out");
     if (!out.empty())
     {
