@@ -943,6 +943,11 @@ class InferenceReportTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(json.contains("mfu"), false, "no mfu for inference");
         NS_TEST_EXPECT_MSG_EQ(
             json.at("memory").at("kv_cache").get<uint64_t>(), r.memory.kvCache, "kv cache");
+        // A long request's throughput in three digits (0.0152 printed as 0.0).
+        RunReport slow = r;
+        slow.tokensPerSPerGpu = 0.0152;
+        NS_TEST_EXPECT_MSG_NE(
+            slow.ToText().find("0.0152 tokens/s per GPU"), std::string::npos, slow.ToText());
     }
 };
 

@@ -307,7 +307,11 @@ RunReport::ToText() const
         text += line("time to first token", num("%.2f ms", ttftS * 1e3));
         text += line("time per output token",
                      tpotDefined ? num("%.2f ms", tpotS * 1e3) : "n/a (one generated token)");
-        text += line("throughput", num("%.1f tokens/s per GPU", tokensPerSPerGpu));
+        // Three significant digits below 100 (a 512k-token request's 0.015 printed as 0.0).
+        text += line("throughput",
+                     num(tokensPerSPerGpu >= 100 || tokensPerSPerGpu == 0 ? "%.1f tokens/s per GPU"
+                                                                          : "%.3g tokens/s per GPU",
+                         tokensPerSPerGpu));
     }
     if (mode == "training")
     {
