@@ -370,6 +370,14 @@ class CliBadInputTestCase : public TestCase
             // Unknown, repeated and stray arguments; bad choices.
             {{"run", "--bogus=1"}, {"unknown option --bogus", "--tp"}},
             {{"run", "--jsno"}, {"unknown option --jsno", "(did you mean --json?)"}},
+            // A network too small names its sizes and how to hold more.
+            {{"collective",
+              "--hardware=a100-sxm-80gb",
+              "--gpus=32",
+              "--set=network.infiniband.size=2"},
+             {"field 'network.dimensions.infiniband.size'",
+              "(nvlink 8 x infiniband 2)",
+              "size: auto"}},
             {{"presets", "--json"}, {"unknown option --json", "--load"}},
             {{"run", "--tp=2", "--tp=4"}, {"option --tp", "given twice"}},
             {{"run", "stray"}, {"unexpected argument 'stray'"}},

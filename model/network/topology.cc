@@ -93,10 +93,19 @@ Topology::Build(const NetworkSpec& spec, uint64_t endpoints, const std::string& 
     uint64_t total = inner * outer.size;
     if (endpoints > total)
     {
+        // Which sizes hold them, and how to hold more: the outermost dimension grows with
+        // size auto.
+        std::string sizes;
+        for (const auto& d : t->m_dims)
+        {
+            sizes += (sizes.empty() ? "" : " x ") + d.name + " " + std::to_string(d.size);
+        }
         throw SpecError(source,
-                        "network.dimensions",
-                        "the network holds " + std::to_string(total) + " GPUs but "
-                            + std::to_string(endpoints) + " were asked for");
+                        "network.dimensions." + outer.name + ".size",
+                        "the network holds " + std::to_string(total) + " GPUs (" + sizes + ") but "
+                            + std::to_string(endpoints)
+                            + " were asked for; give the outermost dimension, " + outer.name
+                            + ", a larger size or size: auto (as many as the GPUs need)");
     }
     CheckEndpoints(total, source);
     t->m_endpoints = static_cast<uint32_t>(total);
