@@ -1777,9 +1777,13 @@ ServingStudy::TokenBudget(const ResolvedJob& job) const
     if (GetBatching() != Batching::CHUNKED)
     {
         // Prefill iterations: lmdeploy's TurbomindEngineConfig.max_prefill_token_num; vLLM's
-        // SchedulerConfig before V1 (chunked prefill off): max(max_model_len, 2048).
-        return job.run.engine == "lmdeploy" ? 8192
-                                            : std::max<uint32_t>(job.model.maxSequence, 2048);
+        // SchedulerConfig before V1 (chunked prefill off): max(max_model_len, 2048), where
+        // max_model_len holds the request (a deployment serving 131k-token prompts sets it so;
+        // the model's own 8,192 left them in one iteration beyond the budget).
+        const uint32_t request = job.run.promptTokens + job.run.generatedTokens;
+        return job.run.engine == "lmdeploy"
+                   ? 8192
+                   : std::max<uint32_t>({job.model.maxSequence, request, 2048});
     }
     return VllmDefaultTokenBudget(job.hardware.gpu);
 }

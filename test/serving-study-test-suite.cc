@@ -588,6 +588,12 @@ class ServingCandidatesTestCase : public TestCase
             const ServingStudy kept(given, space, "flow", "", true);
             NS_TEST_EXPECT_MSG_EQ(kept.FirstJob().run.profileTokens, 1u, "as given");
         }
+        // A request beyond the model's context: max_model_len holds it (8,000 + 16 tokens).
+        space.batching = Batching::CONTINUOUS;
+        JobOptions longer = SmallServingJob();
+        longer.Set("prompt", "8000");
+        const ServingStudy held(longer, space, "flow", "", true);
+        NS_TEST_EXPECT_MSG_EQ(held.FirstJob().run.profileTokens, 8016u, "the request's length");
     }
 };
 
