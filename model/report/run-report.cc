@@ -10,6 +10,28 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+
+/** \return \p v printed with \p fmt (one number) */
+std::string
+Num(const char* fmt, double v)
+{
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), fmt, v);
+    return std::string(buffer);
+}
+
+/** \return a line of the text report: the label in its column, then the value */
+std::string
+Line(const char* label, const std::string& value)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "  %-24s ", label);
+    return buffer + value + "\n";
+}
+
+} // namespace
+
 MemoryReport
 RunReport::Memory() const
 {
@@ -158,12 +180,6 @@ RunReport::WaitsByDuration() const
 std::string
 RunReport::LargestParts(std::vector<std::pair<std::string, double>> parts)
 {
-    auto num = [](double v)
-    {
-        char buffer[64];
-        std::snprintf(buffer, sizeof(buffer), " %.4f s", v);
-        return std::string(buffer);
-    };
     std::stable_sort(parts.begin(),
                      parts.end(),
                      [](const auto& a, const auto& b)
@@ -178,7 +194,7 @@ RunReport::LargestParts(std::vector<std::pair<std::string, double>> parts)
         // At most four, and none that prints as 0.0000 s (a wait of microseconds).
         if (shown < 4 && seconds >= 5e-5)
         {
-            text += (shown++ > 0 ? ", " : "") + name + num(seconds);
+            text += (shown++ > 0 ? ", " : "") + name + Num(" %.4f s", seconds);
         }
         else
         {
@@ -187,7 +203,7 @@ RunReport::LargestParts(std::vector<std::pair<std::string, double>> parts)
     }
     if (shown > 0 && shown < parts.size())
     {
-        text += ", " + std::to_string(parts.size() - shown) + " more" + num(rest);
+        text += ", " + std::to_string(parts.size() - shown) + " more" + Num(" %.4f s", rest);
     }
     return text;
 }
@@ -195,18 +211,6 @@ RunReport::LargestParts(std::vector<std::pair<std::string, double>> parts)
 std::string
 RunReport::CriticalPathToText() const
 {
-    auto num = [](const char* fmt, double v)
-    {
-        char buffer[64];
-        std::snprintf(buffer, sizeof(buffer), fmt, v);
-        return std::string(buffer);
-    };
-    auto line = [](const char* label, const std::string& value)
-    {
-        char buffer[240];
-        std::snprintf(buffer, sizeof(buffer), "  %-24s %s\n", label, value.c_str());
-        return std::string(buffer);
-    };
     // Stages and ranks by number where their times tie ("stage 2" before "stage 10").
     auto numbered = [](const std::map<uint32_t, double>& parts, const std::string& prefix)
     {
@@ -219,26 +223,26 @@ RunReport::CriticalPathToText() const
     };
     const PathBreakdown& p = criticalPath;
     std::string text =
-        line("critical path",
-             num("compute %.4f s, ", p.computeS) + num("communication %.4f s", p.communicationS)
-                 + (p.hostS > 0 ? num(", host %.4f s", p.hostS) : "")
-                 + (p.otherS > 0 ? num(", other %.4f s", p.otherS) : "") + ", ending on rank "
+        Line("critical path",
+             Num("compute %.4f s, ", p.computeS) + Num("communication %.4f s", p.communicationS)
+                 + (p.hostS > 0 ? Num(", host %.4f s", p.hostS) : "")
+                 + (p.otherS > 0 ? Num(", other %.4f s", p.otherS) : "") + ", ending on rank "
                  + std::to_string(criticalRank));
     if (p.computeByStageS.size() > 1)
     {
-        text += line("  compute by stage", LargestParts(numbered(p.computeByStageS, "stage ")));
+        text += Line("  compute by stage", LargestParts(numbered(p.computeByStageS, "stage ")));
     }
     // By rank where the stages do not say it: a replay of traces, or a stage's work on the
     // path done by more than one of its ranks (a straggler's, then another's).
     if (p.computeByRankS.size() > std::max<std::size_t>(1, p.computeByStageS.size()))
     {
-        text += line("  compute by rank", LargestParts(numbered(p.computeByRankS, "rank ")));
+        text += Line("  compute by rank", LargestParts(numbered(p.computeByRankS, "rank ")));
     }
     const std::string onIt = LargestParts(std::vector<std::pair<std::string, double>>(
         p.communicationByOpS.begin(), p.communicationByOpS.end()));
     if (!onIt.empty())
     {
-        text += line("  communication on it", onIt);
+        text += Line("  communication on it", onIt);
     }
     return text;
 }
@@ -286,30 +290,18 @@ RunReport::RanksToText() const
 std::string
 RunReport::ToText() const
 {
-    auto line = [](const char* label, const std::string& value)
-    {
-        char buffer[200];
-        std::snprintf(buffer, sizeof(buffer), "  %-24s %s\n", label, value.c_str());
-        return std::string(buffer);
-    };
-    auto num = [](const char* fmt, double v)
-    {
-        char buffer[64];
-        std::snprintf(buffer, sizeof(buffer), fmt, v);
-        return std::string(buffer);
-    };
     const double gib = double(1ull << 30);
     // An inference job's step is the whole request: the prefill and every decode step.
     const bool inference = haveTokens;
-    std::string text = line(inference ? "request time" : "step time", num("%.4f s", stepTimeS));
+    std::string text = Line(inference ? "request time" : "step time", Num("%.4f s", stepTimeS));
     if (inference)
     {
-        text += line("time to first token", num("%.2f ms", ttftS * 1e3));
-        text += line("time per output token",
-                     tpotDefined ? num("%.2f ms", tpotS * 1e3) : "n/a (one generated token)");
+        text += Line("time to first token", Num("%.2f ms", ttftS * 1e3));
+        text += Line("time per output token",
+                     tpotDefined ? Num("%.2f ms", tpotS * 1e3) : "n/a (one generated token)");
         // Three significant digits below 100 (a 512k-token request's 0.015 printed as 0.0).
-        text += line("throughput",
-                     num(tokensPerSPerGpu >= 100 || tokensPerSPerGpu == 0 ? "%.1f tokens/s per GPU"
+        text += Line("throughput",
+                     Num(tokensPerSPerGpu >= 100 || tokensPerSPerGpu == 0 ? "%.1f tokens/s per GPU"
                                                                           : "%.3g tokens/s per GPU",
                          tokensPerSPerGpu));
     }
@@ -317,21 +309,21 @@ RunReport::ToText() const
     {
         // Megatron-LM's count includes the recomputed forward, which MFU leaves out: said, so
         // that a TFLOP/s above MFU x peak does not read as a contradiction.
-        text += line(
+        text += Line(
             "TFLOP/s per GPU",
-            num("%.1f", tflopsPerGpu)
+            Num("%.1f", tflopsPerGpu)
                 + (tflopsRecomputed ? " (recomputation included, as Megatron-LM counts)" : ""));
-        text += line("MFU", num("%.1f %%", mfu * 100));
+        text += Line("MFU", Num("%.1f %%", mfu * 100));
     }
-    text += line("compute", num("%.4f s", computeS));
-    text += line("exposed communication", num("%.4f s", exposedCommS));
+    text += Line("compute", Num("%.4f s", computeS));
+    text += Line("exposed communication", Num("%.4f s", exposedCommS));
     // The operators waited for longest first.
     const std::string waited = LargestParts(WaitsByDuration());
     if (!waited.empty())
     {
-        text += line("  waiting on", waited);
+        text += Line("  waiting on", waited);
     }
-    text += line("pipeline bubble", num("%.4f s", bubbleS));
+    text += Line("pipeline bubble", Num("%.4f s", bubbleS));
     if (BusiestRank() < ranks.size())
     {
         // Where the last rank's bubble comes from when the stages' work differs: the stage it
@@ -341,17 +333,17 @@ RunReport::ToText() const
         if (b.rank != criticalRank
             && busy - (computeS + exposedCommS + hostWaitS) > 0.01 * stepTimeS)
         {
-            text += line("  busiest rank",
+            text += Line("  busiest rank",
                          std::to_string(b.rank)
                              + (b.stage >= 0 ? " (stage " + std::to_string(b.stage) + ")" : "")
-                             + num(": compute %.4f s, ", b.computeS)
-                             + num("exposed communication %.4f s, ", b.exposedCommS)
-                             + num("bubble %.4f s", b.bubbleS));
+                             + Num(": compute %.4f s, ", b.computeS)
+                             + Num("exposed communication %.4f s, ", b.exposedCommS)
+                             + Num("bubble %.4f s", b.bubbleS));
         }
     }
     if (hostWaitS > 0)
     {
-        text += line("waiting for the host", num("%.4f s", hostWaitS));
+        text += Line("waiting for the host", Num("%.4f s", hostWaitS));
     }
     if (criticalPath.known)
     {
@@ -359,33 +351,33 @@ RunReport::ToText() const
     }
     if (haveComputeKinds)
     {
-        text += line("compute by kind",
-                     num("gemm %.4f s, ", gemmS)
+        text += Line("compute by kind",
+                     Num("gemm %.4f s, ", gemmS)
                          + (attentionKernel.empty() ? std::string("attention")
                                                     : "attention (" + attentionKernel + ")")
-                         + num(" %.4f s, ", attentionS) + num("element-wise %.4f s", elementwiseS)
-                         + (inference ? std::string() : num(", optimizer %.4f s", optimizerS))
-                         + (smSharingS > 0 ? num(", communication's SMs %.4f s", smSharingS) : ""));
+                         + Num(" %.4f s, ", attentionS) + Num("element-wise %.4f s", elementwiseS)
+                         + (inference ? std::string() : Num(", optimizer %.4f s", optimizerS))
+                         + (smSharingS > 0 ? Num(", communication's SMs %.4f s", smSharingS) : ""));
     }
     if (haveEnergy)
     {
         // Four significant digits, always in one form (%.4g gave "9e+06" and "2.404e+04").
-        text += line(inference ? "energy, all GPUs" : "energy per step", num("%.3e J", energyJ));
+        text += Line(inference ? "energy, all GPUs" : "energy per step", Num("%.3e J", energyJ));
         if (mode == "inference")
         {
-            text += line("energy per token", num("%.3e J", energyPerTokenJ));
+            text += Line("energy per token", Num("%.3e J", energyPerTokenJ));
         }
-        text += line("average power per GPU", num("%.1f W", avgPowerW));
+        text += Line("average power per GPU", Num("%.1f W", avgPowerW));
     }
     if (haveMemory)
     {
-        text += line("peak memory per GPU",
-                     num("%.2f GiB", memory.peak / gib) + num(" of %.2f GiB", capacityBytes / gib)
+        text += Line("peak memory per GPU",
+                     Num("%.2f GiB", memory.peak / gib) + Num(" of %.2f GiB", capacityBytes / gib)
                          + (feasible ? ", fits" : ", DOES NOT FIT: " + reason));
     }
-    text += line("GPUs", std::to_string(gpus));
+    text += Line("GPUs", std::to_string(gpus));
     text +=
-        line("backend",
+        Line("backend",
              backend
                  + (connections == 0 ? std::string()
                                      : " (" + std::to_string(dataPackets) + " data packets, "
