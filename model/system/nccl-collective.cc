@@ -53,6 +53,13 @@ RingSteps(CollectiveOp op, uint32_t ranks)
 {
     return op == CollectiveOp::ALL_REDUCE ? 2 * (ranks - 1) : ranks - 1;
 }
+
+/** \return whether \p op runs as a chain from (to) a root along each ring */
+bool
+IsChain(CollectiveOp op)
+{
+    return op == CollectiveOp::BROADCAST || op == CollectiveOp::REDUCE;
+}
 } // namespace
 
 std::string
@@ -99,9 +106,11 @@ NcclRingEstimate(CollectiveOp op,
     {
         case NcclProtocol::LL:
         {
-            // A quarter of the link (a third for one node's reduce-scatter and all-gather),
-            // at most NCCL's LL ceiling.
-            const double share = network || op == CollectiveOp::ALL_REDUCE ? 1.0 / 4.0 : 1.0 / 3.0;
+            // A quarter of the link (a third for one node's reduce-scatter, all-gather and
+            // broadcast), at most NCCL's LL ceiling.
+            const double share =
+                network || op == CollectiveOp::ALL_REDUCE || op == CollectiveOp::REDUCE ? 1.0 / 4.0
+                                                                                        : 1.0 / 3.0;
             const std::size_t nodes = !network ? 0 : ranks <= 2 ? 1 : 2;
             const double bus = std::min(kLlMaxBusGBps[nodes], busGBps * share);
             e.bandwidthFactor = busGBps > 0 ? bus / busGBps : share;
@@ -122,8 +131,9 @@ NcclRingEstimate(CollectiveOp op,
             e.bandwidthFactor = 1.0;
             break;
     }
-    // Ring algorithm bandwidth: bus bandwidth x ranks / steps.
-    e.algBytesPerS = busBytesPerS * e.bandwidthFactor * ranks / steps;
+    // Ring algorithm bandwidth: bus bandwidth x ranks / steps; a chain's every byte crosses
+    // each link once, pipelined (NCCL's nsteps = nRanks for broadcast and reduce: ratio 1).
+    e.algBytesPerS = busBytesPerS * e.bandwidthFactor * (IsChain(op) ? 1.0 : double(ranks) / steps);
     e.timeS = e.latencyS + (e.algBytesPerS > 0 ? double(bytes) / e.algBytesPerS : 0.0);
     return e;
 }
@@ -198,12 +208,14 @@ NcclCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) cons
         case CollectiveOp::REDUCE_SCATTER:
         case CollectiveOp::ALL_GATHER:
         case CollectiveOp::ALL_TO_ALL:
+        case CollectiveOp::BROADCAST:
+        case CollectiveOp::REDUCE:
             return true;
         default:
             break;
     }
-    why = "nccl runs all-reduce, reduce-scatter, all-gather and all-to-all (ring runs the "
-          "others), not "
+    why = "nccl runs all-reduce, reduce-scatter, all-gather, all-to-all, broadcast and reduce, "
+          "not "
           + ToString(op);
     return false;
 }
@@ -211,7 +223,9 @@ NcclCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) cons
 uint32_t
 NcclCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
 {
-    return 1; // NCCL's ring pipelines by its steps; the prologue is paid once
+    // NCCL's ring pipelines by its steps; the prologue is paid once. A chain only pays off
+    // pipelined: its pieces follow each other down the chain.
+    return IsChain(op) ? PipelineChunks(bytes, 64) : 1;
 }
 
 uint32_t
@@ -483,7 +497,8 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         // src/transport/nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it); not across nodes,
         // and not without the switch that reduces (a dimension given another topology keeps
         // its graph's nvls: true, which a switchless domain cannot run).
-        nvls = g.nvls && dim.kind == TopologyKind::SWITCH && !network && n > 2;
+        // NVLS reduces and multicasts all to all: not a broadcast's or reduce's chain.
+        nvls = g.nvls && dim.kind == TopologyKind::SWITCH && !network && n > 2 && !IsChain(call.op);
     }
     if (m_algorithm != "auto" && m_algorithm != "ring" && m_algorithm != "nvls")
     {
@@ -618,7 +633,7 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         pairwise(pairs);
         return;
     }
-    const bool reduce = call.op != CollectiveOp::ALL_GATHER;
+    const bool reduce = call.op != CollectiveOp::ALL_GATHER && call.op != CollectiveOp::BROADCAST;
     const uint32_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
     const std::vector<std::vector<uint32_t>> rings =
         e.rings > 1 ? CrossNodeRings(b.GetView(), call.members, b.GetEndpoints(call.members))
@@ -629,7 +644,10 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         const uint64_t share = ScheduleBuilder::Split(call.bytes, k, r);
         return static_cast<uint64_t>(std::ceil(double(share) / e.bandwidthFactor));
     };
-    if (fluid)
+    // A broadcast or reduce is a pipelined chain along each ring from (toward) the root, the
+    // rings' shares in parallel (NCCL's ring broadcast and reduce: every channel's ring,
+    // across nodes through its own NIC). Its fluid form is its messages.
+    if (fluid && !IsChain(call.op))
     {
         if (k == 1)
         {
@@ -674,7 +692,17 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         {
             b.SetReady(call.members[i], start[i]);
         }
-        RingCollective::AddPass(b, rings[r], wireOf(r), reduce);
+        if (IsChain(call.op))
+        {
+            const std::vector<uint32_t>& ring = rings[r];
+            const auto root = static_cast<uint32_t>(
+                std::find(ring.begin(), ring.end(), call.members[call.root]) - ring.begin());
+            RingCollective::AddChain(b, ring, root, wireOf(r), reduce);
+        }
+        else
+        {
+            RingCollective::AddPass(b, rings[r], wireOf(r), reduce);
+        }
         if (passes == 2)
         {
             RingCollective::AddPass(b, rings[r], wireOf(r), false);
@@ -706,6 +734,10 @@ NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& ca
     }
     const uint64_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
     const uint64_t rings = k < 2 ? 1 : Choose(b, call).rings;
+    if (IsChain(call.op))
+    {
+        return k < 2 ? 0 : rings * (k - 1);
+    }
     return k < 2 ? 0 : rings * passes * k * (k - 1);
 }
 

@@ -136,9 +136,9 @@ NcclEstimate NcclNvlsEstimate(CollectiveOp op,
  * 8 flag bytes per 128, and the ring graph's bus bandwidth below the link's). NVLS runs as
  * one message per ordered pair whose bytes put on each GPU's NVLink the time NCCL's NVLS
  * bandwidth gives (the switch's reduction and multicast are not messages of their own).
- * All-reduce, reduce-scatter and all-gather; all-to-all as NCCL's grouped sends and receives
- * (NcclAllToAllEstimate: its latency, then direct's pairwise messages); the planner runs the
- * other ops with ring.
+ * All-reduce, reduce-scatter and all-gather; broadcast and reduce as a pipelined chain along
+ * each ring (across nodes one ring per NIC, as the all-reduce's); all-to-all as NCCL's grouped
+ * sends and receives (NcclAllToAllEstimate: its latency, then direct's pairwise messages).
  * NCCL's tree is not chosen (within a node NCCL's model picks the ring or NVLS). The Protocol
  * attribute forces one protocol (as NCCL_PROTO does), the Algorithm attribute one algorithm
  * (as NCCL_ALGO does).
