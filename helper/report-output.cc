@@ -187,7 +187,13 @@ CheckOutputFile(const std::string& path, const std::string& option)
     std::filesystem::remove(probe, ec);
     if (!writable)
     {
-        throw SpecError("command line", option, "cannot write '" + path + "'");
+        const std::filesystem::path parent = std::filesystem::path(target).parent_path();
+        throw SpecError("command line",
+                        option,
+                        "cannot write '" + path + "'"
+                            + (!parent.empty() && !std::filesystem::exists(parent, ec)
+                                   ? ": its directory '" + parent.string() + "' does not exist"
+                                   : ""));
     }
 }
 

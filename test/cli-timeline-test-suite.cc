@@ -497,7 +497,8 @@ class CliServingInterruptTestCase : public TestCase
 
 /**
  * \brief --timeline writes where a shell's > would: through a symbolic link to its target (the
- * link stays), into a FIFO's reader; a directory is refused before the run. (Renaming the
+ * link stays), into a FIFO's reader, inside run's --out; a directory is refused before the
+ * run. (Renaming the
  * written file onto the path replaced links, FIFOs and devices: /dev/null as root.)
  */
 class CliTimelineTargetsTestCase : public TestCase
@@ -539,6 +540,17 @@ class CliTimelineTargetsTestCase : public TestCase
         r = RunCli(Cat(run, {"--timeline=" + dir}), dir);
         NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
         NS_TEST_EXPECT_MSG_NE(r.err.find("option --timeline: '" + dir + "' is a directory"),
+                              std::string::npos,
+                              r.err);
+        // Inside the directory --out makes (it was refused as not writable), and in a
+        // directory that does not exist (said so).
+        r = RunCli(Cat(run, {"--out=" + dir + "/o", "--timeline=" + dir + "/o/t.json"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::accept(ReadText(dir + "/o/t.json")), true, "in --out");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/o/report.json"), true, "report");
+        r = RunCli(Cat(run, {"--timeline=" + dir + "/none/t.json"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("its directory '" + dir + "/none' does not exist"),
                               std::string::npos,
                               r.err);
     }

@@ -68,6 +68,12 @@ RunRunCommand(const CliArgs& args)
     helper->SetTimedFaults(job.timedFaults);
     helper->SetSlowGpus(job.slowGpus);
     helper->SetGpuVariants(job.gpuVariants);
+    // The output directory first: a --timeline inside it is checked before the run.
+    const std::string out = args.Text("out");
+    if (!out.empty())
+    {
+        CreateOutputDir(out);
+    }
     RunReport report = RunObserved(args,
                                    "run",
                                    helper,
@@ -76,10 +82,8 @@ RunRunCommand(const CliArgs& args)
                                        return helper->Run();
                                    });
     const Json input = JobInputJson(job, backend, routing, packet);
-    const std::string out = args.Text("out");
     if (!out.empty())
     {
-        CreateOutputDir(out);
         WriteWorkloadTraces(helper->BuildWorkload(),
                             (std::filesystem::path(out) / "trace").string(),
                             false,
