@@ -541,6 +541,53 @@ class CliSweepRoutingTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A sweep where no layout fits names only the changes it has not tried: on one GPU no
+ * ZeRO (nothing to shard over) and no more tp or pp, no recomputation it already ran.
+ */
+class CliSweepNothingFitsTestCase : public TestCase
+{
+  public:
+    CliSweepNothingFitsTestCase()
+        : TestCase("sweep: when nothing fits, only the changes not tried are offered")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("sweep-nothing-fits");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> job = {
+            "sweep", "--workers=1", "--model=gpt-1.7b", "--gbs=4", "--set=gpu.hbm_gib=1"};
+        auto note = [&](const std::vector<std::string>& more)
+        {
+            const CliResult r = RunCli(Cat(job, more), dir);
+            NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+            const std::size_t at = r.err.find("Options that lower it: ");
+            NS_TEST_EXPECT_MSG_NE(at, std::string::npos, r.err);
+            return at == std::string::npos ? "" : r.err.substr(at);
+        };
+        std::string one = note({"--gpus=1", "--mbs=1,2", "--recompute=full"});
+        NS_TEST_EXPECT_MSG_EQ(one.find("Options that lower it: more --gpus, or a GPU with more "
+                                       "memory (rapid-llm memory"),
+                              0u,
+                              one);
+        std::string eight = note({"--gpus=8", "--tp=1,2", "--mbs=2", "--recompute=none"});
+        NS_TEST_EXPECT_MSG_EQ(eight.find("Options that lower it: --zero=1 (or 3), "
+                                         "--recompute=selective,full, a smaller --mbs, more --pp "
+                                         "or --tp values, more --gpus, or a GPU"),
+                              0u,
+                              eight);
+        std::string zero = note({"--gpus=8", "--zero=1", "--recompute=selective"});
+        NS_TEST_EXPECT_MSG_EQ(zero.find("Options that lower it: --zero=3, --recompute=full, "
+                                        "more --gpus, or a GPU"),
+                              0u,
+                              zero);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief sweep --slow-gpus: the same GPUs slowed in every layout, each row the step `run` gives
  * that layout with them, slower than the healthy row; the sweep's inputs keep them; and --gpu-set
  * alike.
@@ -1006,6 +1053,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepNothingFitsTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSlowGpusTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);

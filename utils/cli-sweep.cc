@@ -1065,20 +1065,69 @@ RunSweepCommand(const CliArgs& args)
     }
     else if (fit == 0 && !ranked.empty())
     {
-        // Nothing to rank: say what came closest and which options lower the peak.
+        // Nothing to rank: say what came closest and which options lower the peak, of those
+        // this sweep has not tried (on one GPU: no ZeRO, no more tp or pp).
         const auto& closest = ranked.front(); // the unfitting rows come lowest peak first
+        std::vector<std::string> options;
+        const bool dataParallel = std::any_of(ranked.begin(),
+                                              ranked.end(),
+                                              [](const SweepRow& r)
+                                              {
+                                                  return r.dp > 1;
+                                              });
+        if (dataParallel && base.parallel.zeroStage < 3)
+        {
+            options.push_back(base.parallel.zeroStage == 0 ? "--zero=1 (or 3)" : "--zero=3");
+        }
+        // Recomputation holds less the more it recomputes: the modes beyond the sweep's.
+        auto tried = [&space](Recompute mode)
+        {
+            return std::find(space.recompute.begin(), space.recompute.end(), mode)
+                   != space.recompute.end();
+        };
+        if (!tried(Recompute::FULL))
+        {
+            options.push_back(tried(Recompute::SELECTIVE) ? "--recompute=full"
+                                                          : "--recompute=selective,full");
+        }
+        if (*std::min_element(space.microBatch.begin(), space.microBatch.end()) > 1)
+        {
+            options.push_back("a smaller --mbs");
+        }
+        // A tp or pp degree that divides a GPU count of the sweep and is not in its lists.
+        bool moreDegrees = false;
+        for (uint32_t gpus : gpuCounts)
+        {
+            for (uint32_t d = 2; d <= gpus; ++d)
+            {
+                const bool tp = std::find(space.tp.begin(), space.tp.end(), d) != space.tp.end();
+                const bool pp = space.pp.empty()
+                                || std::find(space.pp.begin(), space.pp.end(), d) != space.pp.end();
+                moreDegrees = moreDegrees || (gpus % d == 0 && (!tp || !pp));
+            }
+        }
+        if (moreDegrees)
+        {
+            options.push_back("more --pp or --tp values");
+        }
+        options.push_back("more --gpus");
+        options.push_back("a GPU with more memory");
+        std::string list;
+        for (std::size_t i = 0; i < options.size(); ++i)
+        {
+            list += (i == 0 ? "" : i + 1 == options.size() ? ", or " : ", ") + options[i];
+        }
         std::fprintf(stderr,
                      "rapid-llm sweep: note: no layout fits in memory; the lowest peak is %.2f "
                      "GiB (tp %u, pp %u, dp %u, mbs %u, recompute %s). Options that lower it: "
-                     "--zero=1 (or 3), --recompute=selective,full, a smaller --mbs, more --pp "
-                     "or --tp values, more --gpus, or a GPU with more memory (rapid-llm memory "
-                     "lists single changes that fit)\n",
+                     "%s (rapid-llm memory lists single changes that fit)\n",
                      closest.peakBytes / double(1ull << 30),
                      closest.tp,
                      closest.pp,
                      closest.dp,
                      closest.mbs,
-                     closest.recompute.c_str());
+                     closest.recompute.c_str(),
+                     list.c_str());
     }
     if (machines.size() > 1 || variant.gpus || variant.dtype || space.schedules.size() > 1)
     {
