@@ -531,6 +531,12 @@ class CliBadInputTestCase : public TestCase
             // A data type the GPU has no rate for names the ones it has.
             {{"run", "--model=llama2-7b", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
              {"option --dtype: fp8", "lists no rate for fp8", "allowed on it", "bf16"}},
+            // gemm and attention blamed the hardware file (attention after a note on fp8
+            // kernels).
+            {{"gemm", "--m=64", "--n=64", "--k=64", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
+             {"option --dtype: fp8", "lists no rate for fp8", "allowed on it", "bf16"}},
+            {{"attention", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
+             {"option --dtype: fp8", "lists no rate for fp8", "allowed on it", "bf16"}},
             // Expert parallelism splits dp only: an expert group over context-parallel ranks
             // was once let through and divided by zero in the layout.
             {{"run", "--model=mixtral-8x7b", "--gpus=8", "--cp=2", "--ep=8", "--seq=4096"},

@@ -36,36 +36,42 @@ ReadJobOptionValues(const CliArgs& args)
     return job;
 }
 
+void
+RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hardwareSource)
+{
+    if (gpu.Runs(dtype))
+    {
+        return;
+    }
+    // Said as the option's error for every command (memory gave a verdict for a job run cannot
+    // cost), not as a fault of the hardware file.
+    std::string allowed;
+    for (DataType t : {DataType::FP32,
+                       DataType::TF32,
+                       DataType::FP16,
+                       DataType::BF16,
+                       DataType::FP8,
+                       DataType::INT8,
+                       DataType::INT4})
+    {
+        if (gpu.Runs(t))
+        {
+            allowed += (allowed.empty() ? "" : ", ") + ToString(t);
+        }
+    }
+    throw SpecError(kCommandLine,
+                    "dtype",
+                    ToString(dtype) + ": the " + gpu.name + " (" + hardwareSource
+                        + ") lists no rate for " + ToString(dtype)
+                        + " multiplies, so no kernel can be costed; allowed on it: " + allowed
+                        + " (a cache in fp8 is --kv-cache-dtype=fp8)");
+}
+
 ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptionValues(args).ToSpecs();
-    const GpuSpec& gpu = job.hardware.gpu;
-    if (!gpu.Runs(job.run.dtype))
-    {
-        // Said here for every command (memory gave a verdict for a job run cannot cost), and as
-        // the option's error, not as a fault of the hardware file.
-        std::string allowed;
-        for (DataType t : {DataType::FP32,
-                           DataType::TF32,
-                           DataType::FP16,
-                           DataType::BF16,
-                           DataType::FP8,
-                           DataType::INT8,
-                           DataType::INT4})
-        {
-            if (gpu.Runs(t))
-            {
-                allowed += (allowed.empty() ? "" : ", ") + ToString(t);
-            }
-        }
-        throw SpecError(kCommandLine,
-                        "dtype",
-                        ToString(job.run.dtype) + ": the " + gpu.name + " (" + job.hardwareSource
-                            + ") lists no rate for " + ToString(job.run.dtype)
-                            + " multiplies, so no kernel of the job can be costed; allowed on it: "
-                            + allowed + " (a cache in fp8 is --kv-cache-dtype=fp8)");
-    }
+    RefuseUnrunnableType(job.hardware.gpu, job.run.dtype, job.hardwareSource);
     for (const std::string& note : job.Notes())
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";

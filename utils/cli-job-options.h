@@ -17,6 +17,12 @@ namespace ns3 {
 namespace rapidllm {
 
 /**
+ * \brief Refuses \p dtype as --dtype's error where \p gpu lists no rate for it, naming the types
+ * it runs (not as a fault of the hardware file, \p hardwareSource)
+ */
+void RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hardwareSource);
+
+/**
  * \brief The job the job commands (memory, trace, run) describe with their shared options,
  * resolved by the library's JobOptions (the same parsing a scenario script's CommandLine gets):
  * the model (preset or file, with shape overrides), the hardware, the parallel layout and the
