@@ -949,8 +949,8 @@ class ServingChunkedTestCase : public TestCase
 
 /**
  * \brief Continuous batching holds a prefill's activations beside the batch's caches: one
- * 262,000-token prompt of Llama-3 8B on an H100 needs 18 GiB of them, so two requests, whose
- * caches alone fit (80 GiB), do not; one does, at the prefill's peak.
+ * 256,000-token prompt of Llama-3 8B on an H100 needs 18 GiB of them, so two requests, whose
+ * caches alone fit (78 of 79.65 GiB), do not; one does, at the prefill's peak.
  */
 class ServingPrefillMemoryTestCase : public TestCase
 {
@@ -966,7 +966,7 @@ class ServingPrefillMemoryTestCase : public TestCase
         JobOptions job;
         job.Set("model", "llama3-8b");
         job.Set("hardware", "h100-sxm-80gb");
-        job.Set("prompt", "262000");
+        job.Set("prompt", "256000");
         job.Set("gen", "16");
         ServingSpace space;
         space.gpus = 1;
@@ -985,7 +985,7 @@ class ServingPrefillMemoryTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(rows[1].peakBytes, 60ull << 30, "the prefill's peak (65.9 GiB)");
         NS_TEST_EXPECT_MSG_EQ(rows[2].fits, false, "the second cache and a prefill: 97.9 GiB");
         NS_TEST_EXPECT_MSG_NE(
-            rows[2].reason.find("the prefill of one request's 262000 prompt tokens"),
+            rows[2].reason.find("the prefill of one request's 256000 prompt tokens"),
             std::string::npos,
             rows[2].reason);
     }

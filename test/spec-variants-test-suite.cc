@@ -454,13 +454,13 @@ class InheritanceTestCase : public TestCase
         const std::string nameless = dir.Put("nameless.yaml", "base: h100-sxm-80gb\n");
         const std::string missing = dir.Put("missing.yaml", "base: nowhere.yaml\nname: m\n");
         const std::string badBase =
-            dir.Put("bad-base.yaml", With(h100Text, "  hbm_gib: 80", "  hbm_gib: -80"));
+            dir.Put("bad-base.yaml", With(h100Text, "  hbm_gib: 79.65", "  hbm_gib: -80"));
         // The line of the bad field in the base file, counted from the preset's text.
         const std::string badLine =
             "bad-base.yaml:"
             + std::to_string(1
                              + std::count(h100Text.begin(),
-                                          h100Text.begin() + h100Text.find("  hbm_gib: 80"),
+                                          h100Text.begin() + h100Text.find("  hbm_gib: 79.65"),
                                           '\n'));
         const std::string overBad =
             dir.Put("over-bad.yaml", "base: bad-base.yaml\nname: o\ngpu:\n  sm_count: 100\n");
