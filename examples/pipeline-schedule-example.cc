@@ -70,6 +70,8 @@ main(int argc, char* argv[])
                                                                   {"1f1b-i", "1f1b", "2"},
                                                                   {"zb-v", "zb-v", "2"}};
         std::map<std::string, RunReport> reports;
+        std::cout << "(mean bubble: the pipeline bubble averaged over the ranks; run's "
+                     "\"pipeline bubble\" is the critical rank's)\n";
         for (const auto& [name, schedule, vpp] : variants)
         {
             JobOptions variant = job;
@@ -96,7 +98,7 @@ main(int argc, char* argv[])
                       << std::setprecision(4);
             if (r.feasible)
             {
-                std::cout << " step " << r.stepTimeS << " s, bubble " << MeanBubble(r)
+                std::cout << " step " << r.stepTimeS << " s, mean bubble " << MeanBubble(r)
                           << " s, exposed communication " << r.exposedCommS << " s,";
             }
             else
@@ -137,7 +139,7 @@ main(int argc, char* argv[])
             const double gain = 1 - y.stepTimeS / x.stepTimeS;
             std::cout << zb << " against " << base << ": " << (gain > 0 ? "faster" : "slower")
                       << " by " << std::setprecision(1) << 100 * std::abs(gain)
-                      << "%, the bubble shrinks by " << std::setprecision(4)
+                      << "%, the mean bubble shrinks by " << std::setprecision(4)
                       << MeanBubble(x) - MeanBubble(y)
                       << " s, the exposed communication changes by " << std::showpos
                       << y.exposedCommS - x.exposedCommS << std::noshowpos << " s\n";
