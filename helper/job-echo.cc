@@ -237,13 +237,7 @@ JobInputJson(const ResolvedJob& job,
     j["software"] = software;
     j["set"] = job.overrides;
     j["job_file"] = job.jobFile;
-    // ns-3's attribute defaults from the environment change what runs (a replayer's
-    // SerializeGroups, a collective engine's setting): echoed so that the input says all.
-    const char* defaults = std::getenv("NS_ATTRIBUTE_DEFAULT");
-    if (defaults && *defaults)
-    {
-        j["ns_attribute_default"] = defaults;
-    }
+    EchoAttributeDefaults(j);
     if (!backend.empty())
     {
         // A job that runs on the network (memory does not: no backend, no routing).
@@ -255,6 +249,16 @@ JobInputJson(const ResolvedJob& job,
         j["packet"] = packet;
     }
     return j;
+}
+
+void
+EchoAttributeDefaults(Json& input)
+{
+    const char* defaults = std::getenv("NS_ATTRIBUTE_DEFAULT");
+    if (defaults && *defaults)
+    {
+        input["ns_attribute_default"] = defaults;
+    }
 }
 
 std::string

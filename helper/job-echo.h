@@ -47,6 +47,13 @@ Json JobInputJson(const ResolvedJob& job,
                   const std::string& packet = "");
 
 /**
+ * \brief Echoes ns-3's attribute defaults from the environment (NS_ATTRIBUTE_DEFAULT) into
+ * \p input as "ns_attribute_default" when set: they change what runs (a replayer's collective
+ * algorithm, the packet network's MTU), so an echo without them does not say all.
+ */
+void EchoAttributeDefaults(Json& input);
+
+/**
  * \brief The same input as text for a person, a few lines each starting with "# ".
  * \param job the job \param backend the backend \param routing the routing ("" = hardware's)
  * \param packet the packet network's attributes ("" = none)

@@ -879,6 +879,21 @@ class CliBadInputTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(r.err.find("NS_ATTRIBUTE_DEFAULT"), std::string::npos, r.err);
             NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
         }
+        // NS_GLOBAL_VALUE: a name ns-3 would ignore, a real-time simulator (which paced the
+        // replay in wall-clock time: no output after a minute for a 52 ms step).
+        for (const auto& [entry, needle] : std::vector<std::pair<std::string, std::string>>{
+                 {"Bogus=1", "global value's name (SimulatorImplementationType"},
+                 {"SimulatorImplementationType=ns3::RealtimeSimulatorImpl",
+                  "ns3::DefaultSimulatorImpl"}})
+        {
+            CliResult r = RunCli({"run", "--layers=2", "--gbs=1", "--seq=256"},
+                                 dir,
+                                 "env NS_GLOBAL_VALUE='" + entry + "'");
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, entry + ": " + r.err);
+            NS_TEST_EXPECT_MSG_NE(
+                r.err.find("NS_GLOBAL_VALUE: '" + entry + "'"), std::string::npos, r.err);
+            NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
+        }
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/all-failed"),
                               false,
                               "a fault study whose rows all failed writes nothing");

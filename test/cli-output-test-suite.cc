@@ -836,6 +836,30 @@ class CliEchoSettingsTestCase : public TestCase
         r = RunCli(Cat({"run"}, kSmallTraining), dir, "env NS_ATTRIBUTE_DEFAULT=" + defaults);
         NS_TEST_EXPECT_MSG_NE(
             r.out.find("\n# NS_ATTRIBUTE_DEFAULT: " + defaults + "\n"), std::string::npos, r.out);
+        // The other commands' echoes (sweep, replay, validate and xval ran with them unsaid).
+        const std::string env = "env NS_ATTRIBUTE_DEFAULT=" + defaults;
+        RAPIDLLM_REQUIRE_EQ(
+            RunCli(Cat({"trace", "--out=" + dir + "/t"}, kSmallTraining), dir).status, 0, "");
+        const std::vector<std::vector<std::string>> commands = {
+            {"sweep",
+             "--json",
+             "--workers=1",
+             "--model=gpt-1.7b",
+             "--set=model.layers=2",
+             "--gpus=2",
+             "--gbs=2"},
+            {"replay", "--json", "--trace=" + dir + "/t"},
+            {"validate", "--json", "--quick", "--only=llmfoundry-a100"},
+            {"xval", "--json", "--quick", "--only=ring-allreduce-8gpu-1MiB"}};
+        for (const std::vector<std::string>& command : commands)
+        {
+            r = RunCli(command, dir, env);
+            RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+            const Json echo = Json::parse(r.out).at("input");
+            NS_TEST_EXPECT_MSG_EQ(echo.value("ns_attribute_default", std::string()),
+                                  defaults,
+                                  command[0] << ": " << echo.dump());
+        }
     }
 };
 

@@ -541,6 +541,69 @@ class CliSweepRoutingTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief What a sweep is: lists in any order, the default granularity or the hardware's routing
+ * named are the same sweep (a resume was refused, and the layouts' ids followed the lists'
+ * order); ns-3 attribute defaults from the environment are not (a resume mixed their rows in).
+ */
+class CliSweepSameSweepTestCase : public TestCase
+{
+  public:
+    CliSweepSameSweepTestCase()
+        : TestCase("sweep: equivalent options are the same sweep, NS_ATTRIBUTE_DEFAULT is not")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("sweep-same");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> job = {"sweep",
+                                              "--workers=1",
+                                              "--model=gpt-1.7b",
+                                              "--set=model.layers=4",
+                                              "--gpus=8",
+                                              "--gbs=8",
+                                              "--recompute=none,full"};
+        RAPIDLLM_REQUIRE_EQ(
+            RunCli(Cat(job, {"--mbs=1,2", "--out=" + dir + "/a"}), dir).status, 0, "");
+        CliResult r = RunCli(Cat(job,
+                                 {"--mbs=2,1",
+                                  "--tp=8,4,2,1",
+                                  "--granularity=auto",
+                                  "--routing=dimension-order",
+                                  "--resume",
+                                  "--out=" + dir + "/a"}),
+                             dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        RAPIDLLM_REQUIRE_EQ(RunCli(Cat({"sweep",
+                                        "--workers=1",
+                                        "--model=gpt-1.7b",
+                                        "--set=model.layers=4",
+                                        "--gpus=8",
+                                        "--gbs=8",
+                                        "--recompute=full,none",
+                                        "--mbs=2,1",
+                                        "--out=" + dir + "/b"},
+                                       {}),
+                                   dir)
+                                .status,
+                            0,
+                            "");
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/a/results.csv"),
+                              ReadText(dir + "/b/results.csv"),
+                              "the same rows and ids");
+        r = RunCli(Cat(job, {"--mbs=1,2", "--resume", "--out=" + dir + "/a"}),
+                   dir,
+                   "env NS_ATTRIBUTE_DEFAULT=ns3::rapidllm::TraceReplayer::SerializeGroups=false");
+        NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+        NS_TEST_EXPECT_MSG_NE(
+            r.err.find("its ns_attribute_default is (none)"), std::string::npos, r.err);
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief A sweep where no layout fits names only the changes it has not tried: on one GPU no
  * ZeRO (nothing to shard over) and no more tp or pp, no recomputation it already ran.
  */
@@ -1054,6 +1117,7 @@ class CliSweepTestSuite : public TestSuite
         AddTestCase(new CliSweepFolderTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepRoutingTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepNothingFitsTestCase, TestCase::QUICK);
+        AddTestCase(new CliSweepSameSweepTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSlowGpusTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepSplitTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepMachinesTestCase, TestCase::QUICK);

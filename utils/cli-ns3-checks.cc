@@ -8,6 +8,7 @@
 #include "ns3/attribute-text.h"
 #include "ns3/attribute.h"
 #include "ns3/config.h"
+#include "ns3/global-value.h"
 #include "ns3/job-options.h"
 #include "ns3/packet-network.h"
 #include "ns3/packet-resolution.h"
@@ -75,6 +76,53 @@ CheckAttributeDefaults()
         if (!why.empty())
         {
             throw SpecError(kVariable, "", "'" + entry + "': " + why);
+        }
+    }
+}
+
+void
+CheckGlobalValues()
+{
+    const char* const variable = "NS_GLOBAL_VALUE";
+    const char* env = std::getenv(variable);
+    if (!env)
+    {
+        return;
+    }
+    std::istringstream entries(env);
+    std::string entry;
+    while (std::getline(entries, entry, ';'))
+    {
+        if (entry.empty())
+        {
+            continue;
+        }
+        const auto eq = entry.find('=');
+        const std::string name = entry.substr(0, eq);
+        std::string known;
+        bool found = false;
+        for (auto it = GlobalValue::Begin(); it != GlobalValue::End(); ++it)
+        {
+            known += (known.empty() ? "" : ", ") + (*it)->GetName();
+            found = found || (*it)->GetName() == name;
+        }
+        if (eq == std::string::npos || !found)
+        {
+            throw SpecError(variable,
+                            "",
+                            "'" + entry + "' is not Name=value with a global value's name (" + known
+                                + "; entries are separated by ';')");
+        }
+        const std::string value = entry.substr(eq + 1);
+        if (name == "SimulatorImplementationType" && value != "ns3::DefaultSimulatorImpl")
+        {
+            throw SpecError(variable,
+                            "",
+                            "'" + entry
+                                + "': a replay runs on ns-3's default simulator "
+                                  "(ns3::DefaultSimulatorImpl); another (a real-time one paces "
+                                  "simulated time in wall-clock time) is not the simulation "
+                                  "the report is of");
         }
     }
 }

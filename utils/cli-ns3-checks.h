@@ -23,6 +23,16 @@ namespace rapidllm {
 void CheckAttributeDefaults();
 
 /**
+ * \brief Checks ns-3's NS_GLOBAL_VALUE environment variable: ns-3 ignores a name it does not
+ * know, and a simulator implementation other than the default one (RealtimeSimulatorImpl paces
+ * the replay's simulated time in wall-clock time) is not the simulation the report is of. Each
+ * `Name=value` entry (';'-separated) must name a global value; a SpecError names the variable,
+ * the entry and what is allowed. (A value ns-3 cannot parse aborts in ns-3's own start-up,
+ * before any of this program runs.)
+ */
+void CheckGlobalValues();
+
+/**
  * \brief Checks ns-3's own --PrintAttributes=TYPE and --PrintGroup=GROUP arguments before ns-3's
  * CommandLine prints them: it aborts on an unknown type or group (or none given). A SpecError
  * names the argument and how to list what exists (--PrintTypeIds, --PrintGroups).

@@ -112,6 +112,7 @@ RunReplayCommand(const CliArgs& args)
     input["routing"] = args.HasValue("routing") ? args.Text("routing") : hardware.network.routing;
     // What runs: the default is auto (the echo said "" for it and "auto" when given).
     input["granularity"] = args.HasValue("granularity") ? args.Text("granularity") : "auto";
+    EchoAttributeDefaults(input);
     RunReport report = RunObserved(args,
                                    "replay",
                                    helper,

@@ -498,13 +498,22 @@ RunSweepCommand(const CliArgs& args)
     {
         space.gpuCounts = gpuCounts;
     }
-    space.tp = args.Counts32("tp");
+    // Each list in ascending order, once: the layouts (and their ids in results.csv) do not
+    // depend on how a list was written, and a resume given --tp=8,4,2,1 is the same sweep.
+    auto ascending = [&args](const std::string& name)
+    {
+        std::vector<uint32_t> v = args.Counts32(name);
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+    };
+    space.tp = ascending("tp");
     if (args.HasValue("pp"))
     {
-        space.pp = args.Counts32("pp");
+        space.pp = ascending("pp");
     }
-    space.cp = args.Counts32("cp");
-    space.ep = args.Counts32("ep");
+    space.cp = ascending("cp");
+    space.ep = ascending("ep");
     // A degree no layout could take is a mistake in the list, not a layout to skip.
     for (uint32_t cp : space.cp)
     {
@@ -538,14 +547,17 @@ RunSweepCommand(const CliArgs& args)
         }
     }
     space.pipelineSplit = ParsePipelineSplit(args.Text("pipeline-split"));
-    space.microBatch = args.Counts32("mbs");
-    space.virtualStages = args.Counts32("vpp");
+    space.microBatch = ascending("mbs");
+    space.virtualStages = ascending("vpp");
     space.recompute.clear();
     for (const auto& name : args.Choices("recompute"))
     {
         space.recompute.emplace_back();
         ParseRecompute(name, space.recompute.back());
     }
+    std::sort(space.recompute.begin(), space.recompute.end());
+    space.recompute.erase(std::unique(space.recompute.begin(), space.recompute.end()),
+                          space.recompute.end());
     space.schedules = args.Choices("pp-schedule");
     const uint64_t shown = args.Count("top");
     const auto [shardIndex, shardCount] = ParseShard(args.Text("shard"));
@@ -696,11 +708,22 @@ RunSweepCommand(const CliArgs& args)
     {
         inputs["packet"] = args.Text("packet"); // only when given, so older sweeps resume
     }
-    if (args.HasValue("routing"))
+    // The routing only when given and not every machine's own, so that older sweeps resume
+    // and naming the default is the same sweep.
+    if (args.HasValue("routing")
+        && std::any_of(machines.begin(),
+                       machines.end(),
+                       [&args](const HardwareSpec& h)
+                       {
+                           return h.network.routing != args.Text("routing");
+                       }))
     {
-        inputs["routing"] = args.Text("routing"); // only when given, so older sweeps resume
+        inputs["routing"] = args.Text("routing");
     }
-    inputs["granularity"] = args.Text("granularity");
+    // auto, the default, as older sweeps stored it.
+    inputs["granularity"] =
+        args.Text("granularity") == "auto" ? std::string() : args.Text("granularity");
+    EchoAttributeDefaults(inputs); // only when set, so that older sweeps resume
     inputs["tp"] = Json(space.tp);
     inputs["pp"] = Json(space.pp);
     inputs["mbs"] = Json(space.microBatch);
@@ -722,7 +745,12 @@ RunSweepCommand(const CliArgs& args)
     {
         inputs["pipeline_split"] = args.Text("pipeline-split");
     }
-    inputs["recompute"] = args.Choices("recompute");
+    std::vector<std::string> recompute;
+    for (Recompute mode : space.recompute)
+    {
+        recompute.push_back(ToString(mode));
+    }
+    inputs["recompute"] = recompute;
     if (space.schedules != SweepSpace().schedules)
     {
         inputs["pp_schedule"] = space.schedules; // only when swept, so that older sweeps resume

@@ -132,6 +132,7 @@ RunValidateCommand(const CliArgs& args)
     {
         input["only"] = only; // only here, so the echo of a whole run stays as it was
     }
+    EchoAttributeDefaults(input);
     for (const ValidationTable& table : tables)
     {
         auto part = table.run(data + "/" + table.file, table.value);

@@ -71,6 +71,7 @@ RunXvalCommand(const CliArgs& args)
     {
         input["workloads"].push_back(workload.name);
     }
+    EchoAttributeDefaults(input);
     std::vector<std::string> missed; // the rows over the bar
     Json rows = Json::array();
     if (csv)

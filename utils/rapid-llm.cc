@@ -209,6 +209,7 @@ main(int argc, char** argv)
             // Extensions first: the options may name what they register.
             extensions = LoadExtensions(static_cast<int>(args.size()), args.data());
             CheckAttributeDefaults(); // before any object reads them
+            CheckGlobalValues();
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
             const CliOption* granularity = FindCliOption("granularity", c.name);
