@@ -393,11 +393,20 @@ ParseByteSize(const std::string& text, uint64_t& bytes)
                 bytes = static_cast<uint64_t>(exact);
                 return "";
             }
-            const double b = std::floor(value * u.factor + 0.5);
+            const double exact = value * u.factor;
+            const double b = std::floor(exact + 0.5);
             // 2^64 is the first double beyond uint64_t.
             if (!(b < 18446744073709551616.0))
             {
                 return "is too large";
+            }
+            // Rounded to whole bytes where that moves it by at most 0.1% (1.1GiB); 1.5 bytes
+            // is a slip, not 2 bytes.
+            if (std::fabs(b - exact) > 1e-3 * exact)
+            {
+                char text[64];
+                std::snprintf(text, sizeof(text), "%.6g", exact);
+                return std::string("is ") + text + " bytes, not a whole number of bytes";
             }
             bytes = static_cast<uint64_t>(b);
             return "";

@@ -531,6 +531,14 @@ class CliBadInputTestCase : public TestCase
             // A data type the GPU has no rate for names the ones it has.
             {{"run", "--model=llama2-7b", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
              {"option --dtype: fp8", "lists no rate for fp8", "allowed on it", "bf16"}},
+            // A trace prefix with a directory wrote outside --out (../x) or failed as an
+            // output error (exit 5); a fractional byte count was rounded (1.5 ran 2 bytes).
+            {{"trace", "--layers=2", "--gbs=1", "--out=pfx", "--prefix=../esc"},
+             {"option --prefix", "'../esc' is not a file name", "without '/'"}},
+            {{"trace", "--layers=2", "--gbs=1", "--out=pfx", "--prefix=."},
+             {"option --prefix", "not start with '.'"}},
+            {{"collective", "--hardware=a100-sxm-80gb", "--bytes=1.5"},
+             {"option --bytes", "'1.5' is 1.5 bytes, not a whole number of bytes"}},
             // gemm and attention blamed the hardware file (attention after a note on fp8
             // kernels).
             {{"gemm", "--m=64", "--n=64", "--k=64", "--hardware=a100-sxm-80gb", "--dtype=fp8"},

@@ -24,6 +24,17 @@ int
 RunTraceCommand(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptions(args);
+    // A file name in --out: no directory in it, not a hidden or dot name.
+    const std::string prefix = args.Text("prefix");
+    if (prefix.empty() || prefix.find('/') != std::string::npos || prefix.front() == '.')
+    {
+        throw SpecError(kCommandLine,
+                        "prefix",
+                        "'" + prefix
+                            + "' is not a file name: the traces are --out's PREFIX.<rank>.et, "
+                              "PREFIX a name without '/' that does not start with '.' (the "
+                              "directory is --out)");
+    }
     const std::string out = args.Text("out");
     CreateOutputDir(out);
     // The workload `run` replays: costed, and with the host's issue times (host_ns, host_sync).
@@ -32,7 +43,7 @@ RunTraceCommand(const CliArgs& args)
     helper->SetHardware(job.hardware);
     helper->SetRun(job.run);
     const Workload w = helper->BuildWorkload();
-    const std::string path = (std::filesystem::path(out) / args.Text("prefix")).string();
+    const std::string path = (std::filesystem::path(out) / prefix).string();
     WriteWorkloadTraces(w, path, args.Flag("gzip"), job.CostedFor());
     std::cout << "wrote " << w.layout.Ranks() << " rank traces to " << path << ".<rank>.et and "
               << path << ".comm_groups.json\n";
