@@ -110,7 +110,11 @@ RunValidateCommand(const CliArgs& args)
     std::string names;
     for (const ValidationTable& table : ValidationTables(quick))
     {
-        names += (names.empty() ? "" : ", ") + table.file;
+        // One file may feed more than one table (nemo-h100-training.csv: dense and MoE).
+        if (names.find(table.file) == std::string::npos)
+        {
+            names += (names.empty() ? "" : ", ") + table.file;
+        }
         if (table.file.find(only) != std::string::npos)
         {
             tables.push_back(table);

@@ -48,7 +48,15 @@ RunXvalCommand(const CliArgs& args)
         }
         if (kept.empty())
         {
-            throw SpecError(kCommandLine, "only", "no workload name contains '" + only + "'");
+            std::string names;
+            for (const auto& w : workloads)
+            {
+                names += (names.empty() ? "" : ", ") + w.name;
+            }
+            throw SpecError(kCommandLine,
+                            "only",
+                            "no workload name contains '" + only + "'; the workloads"
+                                + (args.Flag("quick") ? " of --quick" : "") + ": " + names);
         }
         workloads = kept;
     }
