@@ -864,6 +864,44 @@ class CliEchoSettingsTestCase : public TestCase
 };
 
 /**
+ * \brief study serving's default tensor-parallel degrees are those that can hold a replica of
+ * its GPUs: on one GPU, tp 1 without a note per machine and type for tp 2, 4 and 8; a --tp given
+ * is tried as given (and its impossible degrees noted).
+ */
+class CliServingDefaultTpTestCase : public TestCase
+{
+  public:
+    CliServingDefaultTpTestCase()
+        : TestCase("study serving: the default tp degrees fit the GPUs, a --tp given is kept")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("serving-default-tp");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> study = {"study",
+                                                "serving",
+                                                "--model=llama2-7b",
+                                                "--gpus=1",
+                                                "--batch=1",
+                                                "--prompt=128",
+                                                "--gen=8",
+                                                "--json"};
+        CliResult r = RunCli(study, dir);
+        RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(r.err.find("does not divide"), std::string::npos, r.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            Json::parse(r.out).at("input").at("layout").at("tp").dump(), "[1]", r.out);
+        r = RunCli(Cat(study, {"--tp=1,2"}), dir);
+        RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_NE(
+            r.err.find("tp 2 x pp 1 does not divide the 1 GPUs"), std::string::npos, r.err);
+    }
+};
+
+/**
  * \brief Names from spec files reach gnuplot as text, never as commands: a model named with a
  * backquoted command (gnuplot runs those even in double-quoted titles) and an unmatched double
  * quote (which broke the script) plot, and the command does not run.
@@ -2162,6 +2200,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliWithoutGnuplotTestCase, TestCase::QUICK);
         AddTestCase(new CliPlotNamesTestCase, TestCase::QUICK);
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
+        AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);

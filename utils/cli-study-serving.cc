@@ -533,6 +533,20 @@ RunStudyServingCommand(const CliArgs& args)
     space.seed = args.Count("seed");
     space.goodput = args.Flag("goodput");
     space.size = args.Flag("size");
+    if (!args.Has("tp"))
+    {
+        // The default degrees that could hold a replica of these GPUs (on one GPU, tp 2, 4
+        // and 8 filled the output with notes about layouts nobody asked for).
+        std::vector<uint32_t> fitting;
+        for (uint32_t tp : space.tp)
+        {
+            if (tp <= space.gpus && (space.size || space.gpus % tp == 0))
+            {
+                fitting.push_back(tp);
+            }
+        }
+        space.tp = fitting.empty() ? space.tp : fitting;
+    }
     space.spread = args.Real("spread");
     space.burstiness = args.Real("burstiness");
     space.prefixHit = args.Real("prefix-hit") / 100;
