@@ -357,12 +357,15 @@ RunSweepCommand(const CliArgs& args)
             CheckHardwareFaults(network, network.faults.size(), gpus, machines.back().name, source);
         }
     }
+    // Whether --routing names what every machine routes by anyway (the same sweep as without it).
+    bool ownRouting = true;
     if (args.HasValue("routing"))
     {
         // Every layout routes so (as run --routing): an unknown name is an error now.
         RoutingPolicy::Create(args.Text("routing"));
         for (HardwareSpec& h : machines)
         {
+            ownRouting = ownRouting && h.network.routing == args.Text("routing");
             h.network.routing = args.Text("routing");
         }
     }
@@ -710,13 +713,7 @@ RunSweepCommand(const CliArgs& args)
     }
     // The routing only when given and not every machine's own, so that older sweeps resume
     // and naming the default is the same sweep.
-    if (args.HasValue("routing")
-        && std::any_of(machines.begin(),
-                       machines.end(),
-                       [&args](const HardwareSpec& h)
-                       {
-                           return h.network.routing != args.Text("routing");
-                       }))
+    if (args.HasValue("routing") && !ownRouting)
     {
         inputs["routing"] = args.Text("routing");
     }
