@@ -80,9 +80,14 @@ std::string
 SweepGpuNames(const std::vector<HardwareSpec>& machines)
 {
     std::string names;
-    for (const GpuSpec* gpu : DistinctGpus(machines))
+    std::set<std::string> seen;
+    for (const HardwareSpec& h : machines)
     {
-        names += (names.empty() ? "" : " or ") + gpu->name;
+        const std::string label = h.GpuLabel(); // a variant's with its name
+        if (seen.insert(label).second)
+        {
+            names += (names.empty() ? "" : " or ") + label;
+        }
     }
     return names;
 }

@@ -294,6 +294,11 @@ class InheritanceTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ((inherited == copy), true, "base: equals the full copy");
         NS_TEST_EXPECT_MSG_EQ((inherited == overridden), true, "base: equals the override");
         NS_TEST_EXPECT_MSG_EQ(inherited.name, "h100-hbm-half", "the variant's own name");
+        // Reports name the variant beside the part it derives from; a preset by its part.
+        NS_TEST_EXPECT_MSG_EQ(
+            inherited.GpuLabel(), "NVIDIA H100-SXM5-80GB (h100-hbm-half)", "the header's GPU");
+        NS_TEST_EXPECT_MSG_EQ(
+            HardwareSpec::Load("h100-sxm-80gb").GpuLabel(), "NVIDIA H100-SXM5-80GB", "a preset's");
 
         // A dimension changed by name: the other dimension and its other fields stay.
         const std::string oversub = dir.Put("h100-2to1.yaml",

@@ -209,7 +209,7 @@ RunAttentionCommand(const CliArgs& args)
               << (s.kvLen != s.queryLen ? "/" + std::to_string(s.kvLen) : std::string())
               << " tokens, head dim " << s.headDim << (s.causal ? ", causal" : "")
               << (s.window > 0 ? ", window " + std::to_string(s.window) : std::string()) << ", "
-              << ToString(type) << " on " << hw.gpu.name << "\n"
+              << ToString(type) << " on " << hw.GpuLabel() << "\n"
               << "  kernel          " << kernel
               << (decode ? " (one query a sequence: a decode step's kernel, as run times it; "
                            "the backward is "

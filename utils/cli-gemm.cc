@@ -145,7 +145,7 @@ RunGemmCommand(const CliArgs& args)
     }
     std::cout << "GEMM " << m << " x " << n << " x " << k
               << (batch > 1 ? " (batch " + std::to_string(batch) + ")" : std::string()) << " "
-              << ToString(type) << " on " << hw.gpu.name << "\n"
+              << ToString(type) << " on " << hw.GpuLabel() << "\n"
               << "  time            " << FormatNumber(c.timeS * 1e3, 5) << " ms\n"
               << "  throughput      " << FormatNumber(tflops, 5) << " TFLOP/s ("
               << FormatNumber(100 * c.utilization, 3) << "% of peak"

@@ -80,7 +80,7 @@ RunMemoryCommand(const CliArgs& args)
     }
     const RankMemory& m = report.worst;
     std::cout << job.model.name << " " << ToString(job.run.mode) << " on "
-              << job.run.parallel.Gpus() << " x " << job.hardware.gpu.name << "\n"
+              << job.run.parallel.Gpus() << " x " << job.hardware.GpuLabel() << "\n"
               << "Peak memory per GPU (pipeline stage " << m.stage << ", the highest):\n"
               << "  weights      " << Gib(m.weights) << "\n"
               << "  gradients    " << Gib(m.gradients) << "\n"

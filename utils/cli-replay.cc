@@ -141,7 +141,7 @@ RunReplayCommand(const CliArgs& args)
         return 0;
     }
     std::cout << "replay of " << trace << " on " << report.gpus << " x "
-              << helper->GetHardware().gpu.name << "\n"
+              << helper->GetHardware().GpuLabel() << "\n"
               << report.ToText() << (args.Flag("per-rank") ? report.RanksToText() : "");
     if (args.Flag("timing"))
     {

@@ -94,7 +94,7 @@ RunRunCommand(const CliArgs& args)
                           report,
                           job.model.name + " " + report.mode
                               + (report.haveTokens ? " request on " : " step on ")
-                              + std::to_string(report.gpus) + " x " + job.hardware.gpu.name);
+                              + std::to_string(report.gpus) + " x " + job.hardware.GpuLabel());
     }
     // The report in full either way; a job that does not fit says so in its exit status too
     // (and on stderr, after the report).
@@ -116,7 +116,7 @@ RunRunCommand(const CliArgs& args)
     // schedule other than 1F1B.
     const ParallelSpec& p = job.run.parallel;
     std::cout << job.model.name << " " << report.mode << " on " << report.gpus << " x "
-              << job.hardware.gpu.name << " (tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp
+              << job.hardware.GpuLabel() << " (tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp
               << (p.cp > 1 ? ", cp " + std::to_string(p.cp) : "")
               << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "")
               << (p.ZeroBubble() ? ", " + p.schedule : "") << ")\n"

@@ -910,7 +910,7 @@ RunStudyServingCommand(const CliArgs& args)
     std::vector<std::string> gpus; // the hardware's GPUs, each once
     for (const ResolvedJob& job : study.HardwareJobs())
     {
-        AddOnce(gpus, job.hardware.gpu.name);
+        AddOnce(gpus, job.hardware.GpuLabel());
     }
     const bool machines = study.HardwareJobs().size() > 1;
     const std::string title = first.model.name + " serving on " + std::to_string(space.gpus) + " x "

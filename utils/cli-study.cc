@@ -291,7 +291,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     }
     const bool inference = base.run.mode == RunMode::INFERENCE;
     std::cout << "Hardware study of " << base.model.name << " " << ToString(base.run.mode) << " on "
-              << base.run.parallel.Gpus() << " x " << base.hardware.gpu.name << ": " << field
+              << base.run.parallel.Gpus() << " x " << base.hardware.GpuLabel() << ": " << field
               << "\n";
     // The energy of a step (or per token) and the average power, where the GPU has a power model.
     const bool energy = std::any_of(rows.begin(),

@@ -4,6 +4,7 @@
 
 #include "hardware-spec.h"
 
+#include "preset-registry.h"
 #include "spec-document.h"
 #include "spec-reader.h"
 
@@ -45,6 +46,15 @@ HardwareSpec
 HardwareSpec::Parse(const std::string& text, const std::string& source)
 {
     return ReadHardware(SpecDocument::Parse("hardware", text, source));
+}
+
+std::string
+HardwareSpec::GpuLabel() const
+{
+    std::string text;
+    return name.empty() || PresetRegistry::Find("hardware", name, text)
+               ? gpu.name
+               : gpu.name + " (" + name + ")";
 }
 
 HardwareSpec

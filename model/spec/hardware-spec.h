@@ -52,6 +52,14 @@ struct HardwareSpec
      */
     static HardwareSpec Parse(const std::string& text, const std::string& source);
 
+    /**
+     * \return the GPU as a report's header names it: its product name, followed by the
+     * machine's own name where that is not a preset's ("NVIDIA A100-SXM4-80GB (a100-24)" for a
+     * file with `base: a100-sxm-80gb` and `name: a100-24`), so that a variant is not shown as
+     * the part it was derived from
+     */
+    std::string GpuLabel() const;
+
     /** \return true when every field is equal */
     bool operator==(const HardwareSpec& other) const;
     /** \return true when a field differs */
