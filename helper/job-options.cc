@@ -1154,6 +1154,16 @@ ResolvedJob::Notes() const
         notes.push_back("sequence parallelism splits activations over the tensor-parallel "
                         "group: at tp 1 it changes nothing (the input echoes sp false)");
     }
+    if (run.mode == RunMode::INFERENCE && run.parallel.sequenceParallel && tp > 1
+        && ((uint64_t(run.promptTokens) * run.batch) % tp != 0 || run.batch % tp != 0))
+    {
+        // Training refuses a sequence that does not divide; a request's rows are what they are.
+        notes.push_back("sequence parallelism splits a step's rows (prefill "
+                        + std::to_string(uint64_t(run.promptTokens) * run.batch) + ", decode "
+                        + std::to_string(run.batch) + ") over tp " + std::to_string(tp)
+                        + ": where they do not divide, each rank's share is rounded up (the "
+                          "last padded)");
+    }
     if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)
     {
         char f[32];

@@ -19,6 +19,7 @@
 #include "ns3/report-bounds.h"
 #include "ns3/run-spec.h"
 #include "ns3/test.h"
+#include "ns3/transformer-layer.h"
 #include "ns3/workload-size.h"
 #include "ns3/workload-trace.h"
 #include "ns3/workload.h"
@@ -4602,6 +4603,36 @@ class ZeroThreeRootTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Sequence parallelism in inference: a rank's share of a step's rows is rounded up where
+ * they do not divide by tp (a batch-1 decode step on TP2 gave each rank 0 rows: its norms and
+ * their collectives free), and the job notes it.
+ */
+class InferenceSequenceParallelRowsTestCase : public TestCase
+{
+  public:
+    InferenceSequenceParallelRowsTestCase()
+        : TestCase("sequence parallelism in inference: rows that do not divide are padded")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = ModelSpec::Load("llama3-8b");
+        RunSpec run;
+        run.mode = RunMode::INFERENCE;
+        run.parallel.tp = 2;
+        run.parallel.sequenceParallel = true;
+        const TransformerLayer decode(model, run, 1, 1, 0);
+        NS_TEST_EXPECT_MSG_EQ(decode.InputBytes(), 2ull * model.hidden, "one row, padded");
+        const TransformerLayer prefill(model, run, 3, 1, 0);
+        NS_TEST_EXPECT_MSG_EQ(prefill.InputBytes(), 2ull * 2 * model.hidden, "3 rows: 2 a rank");
+        const TransformerLayer even(model, run, 4, 2, 0);
+        NS_TEST_EXPECT_MSG_EQ(even.InputBytes(), 2ull * 4 * model.hidden, "8 rows: 4 a rank");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -4656,6 +4687,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ZeroBubbleVTestCase, TestCase::QUICK);
         AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
+        AddTestCase(new InferenceSequenceParallelRowsTestCase, TestCase::QUICK);
     }
 };
 

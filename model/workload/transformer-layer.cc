@@ -81,7 +81,9 @@ TransformerLayer::TransformerLayer(
     , m_foldedExperts(run.parallel.FoldedExperts())
 {
     bool sp = run.parallel.sequenceParallel && run.parallel.tp > 1;
-    m_normRows = sp ? m_rows / run.parallel.tp : m_rows;
+    // A rank's share of the rows, the last padded (inference: a prompt or decode batch that
+    // does not divide by tp; training checks that its sequence does).
+    m_normRows = sp ? (m_rows + run.parallel.tp - 1) / run.parallel.tp : m_rows;
     // Ring attention (cp > 1) is built on fused attention kernels.
     m_flash = run.flashAttention || run.parallel.cp > 1;
     NS_LOG_LOGIC("layer on one rank: " << m_rows << " rows (" << m_normRows << " under SP), "
