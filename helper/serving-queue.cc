@@ -77,6 +77,22 @@ PromptOf(uint32_t prompt, const QueueRequest& r)
     return r.prompt > 0 ? r.prompt : prompt;
 }
 
+/** \return the tokens cached before the request's prompt: its own, else the curve's */
+double
+CachedOf(const StepCurve& curve, const QueueRequest& r)
+{
+    return r.prompt > 0 ? double(r.cached) : curve.cached;
+}
+
+/**
+ * \return a prefill's squares (StepCurve::cached) for \p computed tokens after \p cached
+ */
+double
+PrefillSquares(const StepCurve& curve, double computed, double cached)
+{
+    return computed * computed + 2 * computed * (cached - curve.cached);
+}
+
 /** A prefill iteration: the prompts it takes, its time and its dynamic energy. */
 struct Prefill
 {
@@ -113,7 +129,7 @@ PrefillOf(const StepCurve& curve, uint32_t prompt, uint32_t k, double tokens, do
  * (PrefillOf).
  * \param curve the prefill curve \param prompt the curve's prompt tokens (0: no scaling)
  * \param budget tokens an iteration carries (0: no limit) \param most prompts at most (1 or more)
- * \param tokensOfNext the tokens the k-th next prompt computes
+ * \param tokensOfNext the tokens the k-th next prompt computes and those cached before them
  */
 template<typename TokensOf>
 Prefill
@@ -128,13 +144,13 @@ NextPrefill(const StepCurve& curve,
     double tokensSq = 0;
     while (k < most)
     {
-        const uint32_t tokensOf = tokensOfNext(k);
+        const auto [tokensOf, cachedOf] = tokensOfNext(k);
         if (k > 0 && budget > 0 && tokens + tokensOf > budget)
         {
             break;
         }
         tokens += tokensOf;
-        tokensSq += double(tokensOf) * tokensOf;
+        tokensSq += PrefillSquares(curve, tokensOf, cachedOf);
         ++k;
     }
     return PrefillOf(curve, prompt, k, double(tokens), tokensSq);
@@ -1237,20 +1253,21 @@ class ContinuousInstance : public EngineInstance
                 if (admitted > 0)
                 {
                     // (A preempted request recomputes what it had generated too.)
-                    const Prefill p =
-                        NextPrefill(engine.prefill,
-                                    engine.prompt,
-                                    engine.tokenBudget,
-                                    admitted,
-                                    [&](std::size_t j)
-                                    {
-                                        const std::size_t i = r.waiting[j];
-                                        const uint32_t made =
-                                            preempt && resume[i] > 0
-                                                ? StepsOf(engine, *requests[i]) - resume[i] + 1
-                                                : 0;
-                                        return PromptOf(engine.prompt, *requests[i]) + made;
-                                    });
+                    const Prefill p = NextPrefill(
+                        engine.prefill,
+                        engine.prompt,
+                        engine.tokenBudget,
+                        admitted,
+                        [&](std::size_t j)
+                        {
+                            const std::size_t i = r.waiting[j];
+                            const uint32_t made =
+                                preempt && resume[i] > 0
+                                    ? StepsOf(engine, *requests[i]) - resume[i] + 1
+                                    : 0;
+                            return std::make_pair(PromptOf(engine.prompt, *requests[i]) + made,
+                                                  CachedOf(engine.prefill, *requests[i]));
+                        });
                     prefilled[k] = p.prompts;
                     prefillS = std::max(prefillS, p.seconds);
                     iterationJ += p.joules / d;
@@ -1661,7 +1678,7 @@ TakeIteration(const StepCurve& prefill,
                        arrived,
                        [&](std::size_t k)
                        {
-                           return PromptOf(prompt, at(k));
+                           return std::make_pair(PromptOf(prompt, at(k)), CachedOf(prefill, at(k)));
                        });
 }
 

@@ -44,6 +44,14 @@ struct StepCurve
      * tokens, its GEMMs with the tokens; the energy is taken as affine); empty: affine
      */
     std::vector<double> secondsPerTokenSq;
+    /**
+     * a prefill curve: the cached prefix of each request in the replayed iterations. A
+     * request's attention pairs are t c + t^2 / 2 for t tokens computed after c cached, so its
+     * squares are counted as t^2 + 2 t (c - cached): t^2 for the replayed prefix, and the pairs
+     * with the keys a longer or shorter prefix adds or takes (a request that finds its prefix
+     * and one that does not, around a curve replayed at the mean prefix)
+     */
+    double cached = 0;
 
     /** \param n requests (1 to the last point; beyond it, the last) \return the time */
     double SecondsAt(uint32_t n) const;

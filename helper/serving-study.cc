@@ -128,6 +128,10 @@ CurveJson(const StepCurve& c)
         if (c.FollowsTokens())
         {
             point["tokens"] = c.tokens;
+            if (c.cached > 0)
+            {
+                point["cached"] = c.cached;
+            }
             point["step_s_per_token"] = c.secondsPerToken[i];
             point["step_energy_j_per_token"] = c.joulesPerToken[i];
             if (!c.secondsPerTokenSq.empty())
@@ -153,6 +157,7 @@ CurveFromJson(const Json& j)
         if (point.contains("tokens"))
         {
             c.tokens = point.at("tokens").get<double>();
+            c.cached = point.value("cached", 0.0);
             c.secondsPerToken.push_back(point.at("step_s_per_token").get<double>());
             c.joulesPerToken.push_back(point.at("step_energy_j_per_token").get<double>());
             if (point.contains("step_s_per_token_sq"))
@@ -1408,9 +1413,9 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         const auto low = static_cast<uint32_t>(std::floor(f));
         const auto high = static_cast<uint32_t>(std::ceil(f));
         const auto lower = low > 1
-                               ? PrefillIteration(options, low)
+                               ? MeanPrefillIteration(options, low)
                                : std::optional<PrefillReplay>(PrefillReplay{prefillS, prefillJ, 0});
-        const auto upper = high > low ? PrefillIteration(options, high) : lower;
+        const auto upper = high > low ? MeanPrefillIteration(options, high) : lower;
         if (lower && upper)
         {
             const double w = f - low;
@@ -1440,15 +1445,64 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
 bool
 ServingStudy::FillOnePrefill(const JobOptions& options, ServingRow& row) const
 {
-    // One request's prefill (and the sampling of its first token).
-    const RunReport first =
-        Replay(options, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
-    row.prefillS = first.stepTimeS;
-    // Energies are split into the work's own (dynamic) and the boards' idle power, which the
-    // cycle pays over its whole length instead.
-    row.prefillJ = first.energyJ - first.idleEnergyJ;
-    row.idleW = row.prefillS > 0 ? first.idleEnergyJ / row.prefillS : 0;
-    return first.haveEnergy;
+    // One request's prefill (and the sampling of its first token); under --prefix-hit the mean
+    // of one that finds the prefix and one that does not (attention grows with the square of
+    // the tokens computed: a prefill at the mean prefix was 32% slow at 128k tokens).
+    const std::vector<std::pair<std::string, std::string>> one = {
+        {"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}};
+    double seconds = 0;
+    double joules = 0;
+    double idleJ = 0;
+    bool energy = true;
+    for (const auto& [job, weight] : PrefixCases(options))
+    {
+        const RunReport first = Replay(job, one);
+        seconds += weight * first.stepTimeS;
+        // Energies are split into the work's own (dynamic) and the boards' idle power, which
+        // the cycle pays over its whole length instead.
+        joules += weight * (first.energyJ - first.idleEnergyJ);
+        idleJ += weight * first.idleEnergyJ;
+        energy = energy && first.haveEnergy;
+    }
+    row.prefillS = seconds;
+    row.prefillJ = joules;
+    row.idleW = seconds > 0 ? idleJ / seconds : 0;
+    return energy;
+}
+
+std::vector<std::pair<JobOptions, double>>
+ServingStudy::PrefixCases(const JobOptions& options) const
+{
+    const double hit = m_space.prefixHit;
+    if (!(hit > 0 && hit < 1) || m_prefixTokens == 0)
+    {
+        return {{options, 1.0}};
+    }
+    JobOptions found = options;
+    found.Set("cached-prefix", std::to_string(m_prefixTokens));
+    JobOptions missed = options;
+    missed.Set("cached-prefix", "0");
+    missed.Set("shared-prefix", "false");
+    missed.Set("cascade-attention", "false");
+    return {{found, hit}, {missed, 1 - hit}};
+}
+
+std::optional<PrefillReplay>
+ServingStudy::MeanPrefillIteration(const JobOptions& options, uint32_t prompts) const
+{
+    PrefillReplay mean{0, 0, 0};
+    for (const auto& [job, weight] : PrefixCases(options))
+    {
+        const auto iteration = PrefillIteration(job, prompts);
+        if (!iteration)
+        {
+            return std::nullopt;
+        }
+        mean.seconds += weight * iteration->seconds;
+        mean.joules += weight * iteration->joules;
+        mean.attentionS += weight * iteration->attentionS;
+    }
+    return mean;
 }
 
 void
@@ -1501,9 +1555,13 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
         GetBatching() == Batching::STATIC ? row.batch : PromptsPerPrefill(options.ToSpecs());
     row.prefillCurve = StepCurve();
     StepCurve& prefill = row.prefillCurve;
+    // One prompt at the job's cached prefix (the row's own prefill where every request finds
+    // the same; under --prefix-hit the row's is the mean of a hit and a miss).
+    const RunReport one =
+        Replay(options, {{"batch", "1"}, {"gen", "1"}, {"inflight-batches", "0"}});
     prefill.requests.push_back(1);
-    prefill.seconds.push_back(row.prefillS);
-    prefill.joules.push_back(row.prefillJ);
+    prefill.seconds.push_back(one.stepTimeS);
+    prefill.joules.push_back(one.energyJ - one.idleEnergyJ);
     for (uint32_t k = 2; k <= most; k = k == most ? most + 1 : std::min(2 * k, most))
     {
         const auto iteration = PrefillIteration(options, k);
@@ -1568,6 +1626,7 @@ ServingStudy::FillPrefillCurve(const JobOptions& options, ServingRow& row) const
         prefill.secondsPerTokenSq.clear();
     }
     prefill.tokens = computed;
+    prefill.cached = run.cachedPrefix;
 }
 
 void

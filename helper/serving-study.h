@@ -692,6 +692,19 @@ class ServingStudy
     std::optional<PrefillReplay> PrefillIteration(const JobOptions& options,
                                                   uint32_t prompts) const;
     /**
+     * \param options the candidate \param prompts prompts prefilled together
+     * \return PrefillIteration's, under --prefix-hit the mean of the prompts finding their
+     * prefix and not finding it (PrefixCases)
+     */
+    std::optional<PrefillReplay> MeanPrefillIteration(const JobOptions& options,
+                                                      uint32_t prompts) const;
+    /**
+     * \param options a candidate (at the mean cached prefix under --prefix-hit)
+     * \return the candidate as its requests run it, each with its share: itself alone, or under
+     * --prefix-hit one finding the whole prefix (the hit share) and one finding none
+     */
+    std::vector<std::pair<JobOptions, double>> PrefixCases(const JobOptions& options) const;
+    /**
      * \brief Sizes a co-located row for the space's rate (ServingSpace::size): its instances
      * the fewest at which it meets the targets (bisection; the whole budget's where even it
      * misses), its capacity in proportion and its load at the rate.

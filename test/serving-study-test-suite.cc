@@ -1736,6 +1736,61 @@ class ServingCachedPrefixTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A hit rate on a long prompt: a row's prefill is the mean of a request that finds the
+ * prefix and one that does not, and under arrivals each request's prefill is its own (the
+ * candidates replayed at the mean prefix, whose attention is not the mean's: at 128k tokens and
+ * 50% a row's first token was 32% slow, a miss's under arrivals 71%).
+ */
+class ServingPrefixHitLongTestCase : public TestCase
+{
+  public:
+    ServingPrefixHitLongTestCase()
+        : TestCase("serving study: a hit rate prefills each request as it finds its prefix")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        JobOptions job;
+        job.Set("model", "llama3-8b");
+        job.Set("hardware", "h100-sxm-80gb");
+        job.Set("prompt", "32768");
+        job.Set("cached-prefix", "30720");
+        job.Set("gen", "8");
+        ServingSpace space = ContinuousTp1(1, 1);
+        auto row = [&](double hit, double rate)
+        {
+            ServingSpace s = space;
+            s.prefixHit = hit;
+            s.rateRps = rate;
+            s.requests = rate > 0 ? 200 : 0;
+            return ServingStudy(job, s, "flow", "", true).Run().at(0);
+        };
+        const ServingRow found = row(1, 0);
+        const ServingRow missed = row(0, 0);
+        const ServingRow half = row(0.5, 0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(half.prefillS,
+                                  0.5 * (found.prefillS + missed.prefillS),
+                                  1e-9 * missed.prefillS,
+                                  "the mean of a hit and a miss");
+        NS_TEST_EXPECT_MSG_EQ_TOL(half.ttftS, half.prefillS, 1e-12, "one at a time");
+        // Under a light load each request alone, at its own prefill: the median request a hit
+        // at 70%, a miss at 30% (each was 22% fast and 34% slow at 50%; the rest is the curve's
+        // replay at the mean prefix, 2,355 tokens to compute where a hit computes 2,048).
+        const double rate = 0.01 / missed.prefillS;
+        const ServingRow mostlyFound = row(0.7, rate);
+        const ServingRow mostlyMissed = row(0.3, rate);
+        RAPIDLLM_REQUIRE_EQ(mostlyFound.loaded && mostlyMissed.loaded, true, "simulated");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            mostlyFound.load.summary.ttftP50S / found.prefillS, 1.0, 0.05, "a hit");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            mostlyMissed.load.summary.ttftP50S / missed.prefillS, 1.0, 0.05, "a miss");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief Decode steps against the context under a rate: the step curve's keys predict a replay
  * at three times the prompt, and requests of spread lengths, each alone, decode at their own
  * contexts (longer prompts, slower steps).
@@ -2939,6 +2994,7 @@ class ServingStudyTestSuite : public TestSuite
         AddTestCase(new ServingLoadTestCase, TestCase::QUICK);
         AddTestCase(new ServingCachedPrefixTestCase, TestCase::QUICK);
         AddTestCase(new ServingContextTestCase, TestCase::QUICK);
+        AddTestCase(new ServingPrefixHitLongTestCase, TestCase::QUICK);
         AddTestCase(new ServingKvTokensTestCase, TestCase::QUICK);
         AddTestCase(new ServingKvLimitedTestCase, TestCase::QUICK);
         AddTestCase(new ServingRouterTestCase, TestCase::QUICK);
