@@ -262,7 +262,8 @@ MakeDeclarations()
             .Mode("inference"),
         O::Real("spec-acceptance",
                 "inference: the probability a draft token is accepted given the ones before it "
-                "(DeepSeek-V3 reports 0.85-0.9 for its second token)",
+                "(DeepSeek-V3 reports 0.85-0.9 for its second token); with --spec-tokens, above "
+                "0 and at most 1 (0, the default, is none given; 1e-6 prices the drafts alone)",
                 0,
                 1,
                 "0")
@@ -305,7 +306,8 @@ MakeDeclarations()
                 "training with --dtype=fp8: the linear weights kept in fp8 with their transposes "
                 "(true: NVIDIA's NeMo 2.0 / Megatron-Bridge recipes' fp8_param_gather, 2 bytes a "
                 "weight) or in bf16 beside Transformer Engine's fp8 copies (false: Megatron-LM "
-                "without --fp8-param-gather, 2 more bytes per linear weight); memory only",
+                "without --fp8-param-gather, 2 more bytes per linear weight, and the distributed "
+                "optimizer's parameter gather moves bf16, 2 bytes a weight instead of 1)",
                 "true")
             .Field("fp8_params")
             .Mode("training"),

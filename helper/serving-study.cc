@@ -1246,8 +1246,17 @@ ServingStudy::DecodeStep(const JobOptions& options,
     };
     const RunReport shorter = Replay(options, changes("2"), chunk);
     const RunReport longer = Replay(options, changes(std::to_string(d.longGen)), chunk);
-    return {(longer.stepTimeS - shorter.stepTimeS) / d.tokens,
-            (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ)
+    // A speculative pass yields its tokens on average, but a request needs G - 1 of them: its
+    // last pass yields what is left, so it runs ceil((G - 1) / yield) passes, as static
+    // batching (`run`) counts them (two tokens with 17 a pass took a seventeenth of a pass a
+    // token).
+    const RunSpec& r = job.run;
+    const double passes =
+        r.generatedTokens > 1 && r.specTokens > 0
+            ? r.TokensPerDecodePass() * r.DecodePasses() / double(r.generatedTokens - 1)
+            : 1.0;
+    return {passes * (longer.stepTimeS - shorter.stepTimeS) / d.tokens,
+            passes * (longer.energyJ - longer.idleEnergyJ - shorter.energyJ + shorter.idleEnergyJ)
                 / d.tokens,
             shorter.haveEnergy && longer.haveEnergy};
 }
@@ -1402,12 +1411,15 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
     // more than one request finishes per decode step (batch > G - 1), the engine prefills the
     // prompts that replace them together, as many as its token budget holds (vLLM before V1,
     // lmdeploy): batch / f prefill iterations of f prompts each, the iteration's time linear
-    // between the replayed prefills of floor(f) and ceil(f) prompts.
+    // between the replayed prefills of floor(f) and ceil(f) prompts. With data-parallel
+    // attention each replica does so with its own (its own scheduler and token budget, as
+    // vLLM's data-parallel engine cores and SGLang's DP attention schedule; one prompt a
+    // replica an iteration made a 2-token request's time per token 17 prefills long).
     double iterations = batch;
     double iterationS = prefillS;
     double iterationJ = prefillJ;
     const double perStep = steps > 0 ? batch / double(steps) : 0;
-    if (perStep > 1 && GetBatching() == Batching::CONTINUOUS && job.run.parallel.dp == 1)
+    if (perStep > 1 && GetBatching() == Batching::CONTINUOUS)
     {
         const double f = std::min<double>(perStep, PromptsPerPrefill(job));
         const auto low = static_cast<uint32_t>(std::floor(f));

@@ -806,6 +806,19 @@ class ServingContinuousTestCase : public TestCase
                                   0.02,
                                   "the static request's passes, over the tokens they yield");
         NS_TEST_EXPECT_MSG_LT(specOne.tpotS, one.tpotS, "fewer passes than tokens");
+        // A request that needs fewer tokens than a pass yields still runs a whole pass: two
+        // generated (one decode token) with 16 drafts all accepted took a seventeenth of a
+        // pass a token, faster than without speculation.
+        JobOptions twoTokens = job;
+        twoTokens.Set("gen", "2");
+        twoTokens.Set("spec-tokens", "16");
+        twoTokens.Set("spec-acceptance", "1");
+        const ServingRow specTwo = ServingStudy(twoTokens, space, "flow", "", true).Evaluate(0);
+        twoTokens.Set("spec-tokens", "0");
+        twoTokens.Set("spec-acceptance", "0");
+        const ServingRow plainTwo = ServingStudy(twoTokens, space, "flow", "", true).Evaluate(0);
+        RAPIDLLM_REQUIRE_EQ(specTwo.fits && plainTwo.fits, true, "fits");
+        NS_TEST_EXPECT_MSG_GT(specTwo.tpotS, plainTwo.tpotS, "a whole pass for one token");
     }
 };
 
@@ -1229,6 +1242,20 @@ class ServingDpAttentionTestCase : public TestCase
                                   2.0 * 16,
                                   1e-6,
                                   "two requests' tokens per their time on 2 GPUs");
+
+        // More than one request finishing a step on each replica: each prefills the prompts
+        // replacing them together, as a replica without data-parallel attention does (it
+        // prefilled one prompt an iteration: 16 prefills to a 2-token request's token).
+        {
+            JobOptions shortGen = moe;
+            shortGen.Set("gen", "2");
+            ServingSpace sixteen = space;
+            sixteen.batch = {16};
+            const ServingRow r = ServingStudy(shortGen, sixteen, "flow", "", true).Evaluate(0);
+            RAPIDLLM_REQUIRE_EQ(r.fits, true, "fits");
+            NS_TEST_EXPECT_MSG_GT(r.prefillPrompts, 1.0, "prompts together");
+            NS_TEST_EXPECT_MSG_LT(r.tpotS, 2 * (r.stepS + r.prefillS), "not 16 prefills a token");
+        }
 
         // Under a light rate each request is alone on its replica: the row's prefill (every
         // replica prefilling one), then the steps of one request per replica.
