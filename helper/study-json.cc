@@ -17,6 +17,7 @@ to_json(Json& j, const ValidationRow& r)
     j["published"] = r.published;
     j["predicted"] = r.predicted;
     j["error"] = r.Error();
+    j["fits"] = r.fits; // false: the memory model refuses the measured configuration
 }
 
 void

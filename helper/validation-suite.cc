@@ -240,6 +240,7 @@ ValidationSuite::Summarize(const std::vector<ValidationRow>& rows, const std::st
         const double e = std::fabs(r.Error());
         sum += e;
         ++s.rows;
+        s.notFitting += r.fits ? 0 : 1;
         if (e >= s.worst)
         {
             s.worst = e;

@@ -49,10 +49,11 @@ struct ValidationBar
  */
 struct ValidationSummary
 {
-    uint32_t rows = 0;      //!< rows of the metric
-    double mean = 0;        //!< mean |error|
-    double worst = 0;       //!< largest |error|
-    std::string worstLabel; //!< the row with the largest error
+    uint32_t rows = 0;       //!< rows of the metric
+    double mean = 0;         //!< mean |error|
+    double worst = 0;        //!< largest |error|
+    std::string worstLabel;  //!< the row with the largest error
+    uint32_t notFitting = 0; //!< rows whose measured configuration the memory model refuses
 
     /** \return whether \p bar holds (a metric without rows does not) */
     bool Meets(const ValidationBar& bar) const;
