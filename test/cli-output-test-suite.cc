@@ -864,6 +864,64 @@ class CliEchoSettingsTestCase : public TestCase
 };
 
 /**
+ * \brief gemm and attention at the boost clock (--clock=boost) give validate's kernel-table
+ * figures, which run so (the sustained clock, the default, was the only one: 0.11572 ms for
+ * the FlashAttention-3 row validate predicts at 0.10818).
+ */
+class CliKernelClockTestCase : public TestCase
+{
+  public:
+    CliKernelClockTestCase()
+        : TestCase("gemm and attention --clock=boost run at the boost clock")
+    {}
+
+  private:
+    /** \return \p args' JSON (exit 0 required) */
+    Json
+    JsonOf(const std::vector<std::string>& args, const std::string& dir)
+    {
+        const CliResult r = RunCli(args, dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, Joined(args) + ": " + r.err);
+        return Json::accept(r.out) ? Json::parse(r.out) : Json::object();
+    }
+
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("kernel-clock");
+        const std::string dir = scratch.Path();
+        const std::vector<std::string> call = {"attention",
+                                               "--hardware=h100-sxm-80gb",
+                                               "--seq=512",
+                                               "--batch=32",
+                                               "--heads=8",
+                                               "--head-dim=256",
+                                               "--causal=false",
+                                               "--attention=flash3",
+                                               "--json"};
+        const Json sustained = JsonOf(call, dir);
+        const Json boost = JsonOf(Cat(call, {"--clock=boost"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(boost.at("clock").get<std::string>(), "boost", "echoed");
+        NS_TEST_EXPECT_MSG_EQ(boost.at("forward").at("clock_mhz").get<double>(), 1980.0, "boost");
+        NS_TEST_EXPECT_MSG_LT(
+            sustained.at("forward").at("clock_mhz").get<double>(), 1980.0, "power-limited");
+        NS_TEST_EXPECT_MSG_EQ_TOL(boost.at("forward").at("time_s").get<double>(),
+                                  0.10818e-3,
+                                  0.00001e-3,
+                                  "validate's fa3-paper flash3 fwd d256 s512");
+        const Json gemm = JsonOf({"gemm",
+                                  "--hardware=h100-sxm-80gb",
+                                  "--m=8192",
+                                  "--n=8192",
+                                  "--k=8192",
+                                  "--clock=boost",
+                                  "--json"},
+                                 dir);
+        NS_TEST_EXPECT_MSG_EQ(gemm.at("clock_mhz").get<double>(), 1980.0, "the GEMM too");
+    }
+};
+
+/**
  * \brief study serving's default tensor-parallel degrees are those that can hold a replica of
  * its GPUs: on one GPU, tp 1 without a note per machine and type for tp 2, 4 and 8; a --tp given
  * is tried as given (and its impossible degrees noted).
@@ -2201,6 +2259,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliPlotNamesTestCase, TestCase::QUICK);
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
         AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
+        AddTestCase(new CliKernelClockTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);

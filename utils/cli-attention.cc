@@ -113,6 +113,8 @@ RunAttentionCommand(const CliArgs& args)
     }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
+    model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST
+                                                        : ClockPolicy::SUSTAINED);
     RunSpec run;
     run.SetAttention(args.Text("attention"));
     const bool unfused = !run.flashAttention;
@@ -150,7 +152,8 @@ RunAttentionCommand(const CliArgs& args)
                   {"head_dim", s.headDim},
                   {"causal", s.causal},
                   {"window", s.window},
-                  {"dtype", ToString(type)}};
+                  {"dtype", ToString(type)},
+                  {"clock", args.Text("clock")}};
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);

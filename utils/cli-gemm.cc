@@ -50,6 +50,8 @@ RunGemmCommand(const CliArgs& args)
     }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
+    model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST
+                                                        : ClockPolicy::SUSTAINED);
     OperatorCost c = model->Gemm(m, n, k, type, batch);
     const KernelTiling& t = c.tiling;
     const double tflops = c.FlopRate() / 1e12;
@@ -61,7 +63,8 @@ RunGemmCommand(const CliArgs& args)
                   {"n", n},
                   {"k", k},
                   {"batch", batch},
-                  {"dtype", ToString(type)}};
+                  {"dtype", ToString(type)},
+                  {"clock", args.Text("clock")}};
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);

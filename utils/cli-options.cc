@@ -503,6 +503,18 @@ MakeOptions()
         Count("k", "reduction dimension (input features)", 1, kMaxCount, "")
             .For({"gemm"})
             .RequiredIn({"gemm"}),
+        Choice(
+            "clock",
+            "the clock the kernel runs at: sustained (a busy GPU: a kernel whose board power "
+            "would exceed the limit runs at the clock that meets it, as in a job) or boost "
+            "(a short burst from idle, as microbenchmarks of a few milliseconds and validate's "
+            "kernel tables measure)",
+            []()
+            {
+                return std::vector<std::string>{"sustained", "boost"};
+            },
+            "sustained")
+            .For({"gemm", "attention"}),
         // The call of `attention`.
         Count("head-dim", "head dimension", 1, 1024, "128").For({"attention"}),
         Count("kv-seq",
