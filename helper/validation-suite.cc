@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -405,8 +406,9 @@ ValidationSuite::RunEnergy(const std::string& csv)
         row.published = t.Number(i, "energy_per_token_j");
         row.predicted = report.energyPerTokenJ;
         rows.push_back(row);
-        // The same energy with the GPU idling over the measured latency instead of the
-        // predicted one: the host time the model does not yet have, put back at idle power.
+        // The same energy with the boards' idle power over the measured latency instead of the
+        // predicted one: the energy the work takes at the measured time (where the prediction
+        // is longer, the difference's idle energy comes off).
         const double idleW = HardwareSpec::Load("a100-sxm-80gb").gpu.power.WaitingW();
         row.metric = "energy_at_measured_time_j";
         row.predicted =
@@ -717,6 +719,7 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
     // (llmfoundry/models/layers/flash_attn_triton.py), modelled by its own tiling.
     CsvTable t = CsvTable::Load(csv);
     std::vector<ValidationRow> rows;
+    std::vector<uint32_t> microBatches;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
         const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
@@ -746,6 +749,21 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
         row.predicted = report.stepTimeS;
         row.fits = report.feasible;
         rows.push_back(row);
+        microBatches.push_back(run.microBatch);
+    }
+    // A configuration measured at more than one micro-batch is told apart by it (two rows of
+    // mpt-125m seq 2048 on 8 A100s read alike).
+    std::map<std::string, uint32_t> seen;
+    for (const ValidationRow& r : rows)
+    {
+        ++seen[r.label];
+    }
+    for (std::size_t k = 0; k < rows.size(); ++k)
+    {
+        if (seen[rows[k].label] > 1)
+        {
+            rows[k].label += " mbs " + std::to_string(microBatches[k]);
+        }
     }
     return rows;
 }
