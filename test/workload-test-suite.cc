@@ -4086,11 +4086,25 @@ class InferenceExpertParallelTestCase : public TestCase
                                       std::string::npos,
                                       "no all-to-all: every rank holds every token");
             }
-            // Decode step 1: b tokens, top-2 of 8, the rank's 4 experts.
+            // Decode step 1: b tokens, top-2 of 8, the rank's 4 experts; the step waits for
+            // the busier of the two ranks: the expected larger of two Binomial(4, p) counts.
             const WorkNode* fc1 = Find(ww.stages[0], "expert_fc1", Phase::DECODE, 1);
             RAPIDLLM_REQUIRE_NE(fc1, nullptr, "decode expert GEMM");
-            const uint64_t active =
-                std::clamp<uint64_t>(std::llround(4 * (1 - std::pow(0.75, b))), 1, 4);
+            const double p = 1 - std::pow(0.75, b);
+            double busier = 0;
+            for (uint32_t x = 0; x <= 4; ++x)
+            {
+                for (uint32_t y = 0; y <= 4; ++y)
+                {
+                    auto pmf = [p](uint32_t k)
+                    {
+                        const double choose[] = {1, 4, 6, 4, 1};
+                        return choose[k] * std::pow(p, k) * std::pow(1 - p, 4 - k);
+                    };
+                    busier += pmf(x) * pmf(y) * std::max(x, y);
+                }
+            }
+            const uint64_t active = std::clamp<uint64_t>(std::llround(busier), 1, 4);
             const uint64_t pairs = (2 * b + 1) / 2; // the rank's share of b x top-2
             NS_TEST_EXPECT_MSG_EQ(ww.stages[0].OpOf(*fc1).Gemm().batch, active, "batch " << b);
             NS_TEST_EXPECT_MSG_EQ(
@@ -4106,6 +4120,18 @@ class InferenceExpertParallelTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(reduce->commBytes,
                                   Find(ws.stages[0], "ar_moe", Phase::DECODE, 1)->commBytes,
                                   "the same all-reduce as sharded experts");
+        }
+        // One token of DeepSeek-V3 (top-8 of 256) on 8 ranks of 32 experts: on average one
+        // expert a rank, on the busiest 2.6 (the expected largest of 8 Binomial(32, 1/32)
+        // counts, by Monte Carlo 2.56), which the step waits for.
+        {
+            const ModelSpec v3 = ModelSpec::Load("deepseek-v3");
+            RunSpec run = fixture::InferenceJob(8, 1, 1, 64, 3);
+            run.parallel.ep = 8;
+            run.parallel.etp = 1;
+            const ExpertRouting one = LayerShapes(v3, run).Routing(1, false);
+            NS_TEST_EXPECT_MSG_EQ(one.activeExperts, 3u, "the busiest rank's 2.6, rounded");
+            NS_TEST_EXPECT_MSG_LT(one.energyShare, 0.5, "the average rank's work: 1 of 3");
         }
         // Prefill of 64 tokens: 64 of the 128 pairs on each rank, all 4 experts, 16 rows each.
         RunSpec prefill = fixture::InferenceJob(2, 1, 1, 64, 3);

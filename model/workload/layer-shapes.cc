@@ -199,6 +199,35 @@ LayerShapes::KvCacheBytesPerToken() const
     return (mla ? kvLora + ropeDim : kvHeads * (headDim + valueDim)) * cacheBits / 8;
 }
 
+namespace {
+/**
+ * \return the expected largest of \p ranks independent Binomial(\p n, \p p) counts:
+ * sum over j of P(max >= j) = 1 - P(count < j)^ranks
+ */
+double
+ExpectedBusiest(uint64_t n, double p, uint64_t ranks)
+{
+    if (n == 0 || p <= 0)
+    {
+        return 0;
+    }
+    if (p >= 1 || ranks <= 1)
+    {
+        return double(n) * std::min(p, 1.0);
+    }
+    double pmf = std::pow(1 - p, double(n)); // P(count = 0)
+    double below = 0;                        // P(count < j)
+    double expected = 0;
+    for (uint64_t j = 1; j <= n; ++j)
+    {
+        below += pmf; // P(count <= j - 1)
+        expected += 1 - std::pow(std::min(below, 1.0), double(ranks));
+        pmf *= double(n - j + 1) / double(j) * p / (1 - p);
+    }
+    return expected;
+}
+} // namespace
+
 ExpertRouting
 LayerShapes::Routing(uint64_t rows, bool imbalanced) const
 {
@@ -206,10 +235,17 @@ LayerShapes::Routing(uint64_t rows, bool imbalanced) const
     // Each rank's own rows travel to their experts' ranks, and on balance as many arrive; with
     // the tokens replicated over the group each rank takes its experts' share of the pairs.
     r.routed = replicatedTokens ? (rows * topK + ep - 1) / ep : rows * topK;
-    // Expected local experts that receive a token (uniform routing, the occupancy formula).
+    // Local experts that receive a token: each expert is hit with the occupancy formula's
+    // probability (uniform routing); a rank's count is binomial over its local experts, and
+    // the step waits for the busiest of the ranks holding other experts, whose expected count
+    // is the expected maximum of theirs (taken as independent): the average rank's undercounts
+    // a few tokens' decode (DeepSeek-V3's one token on 8 ranks: 2.6 experts on the busiest,
+    // not 1).
     const double groupTokens = replicatedTokens ? double(rows) : double(rows) * ep;
     const double hit = 1.0 - std::pow(1.0 - double(topK) / experts, groupTokens);
-    r.activeExperts = std::clamp<uint64_t>(std::llround(localExperts * hit), 1, localExperts);
+    const uint64_t holders = localExperts > 0 ? std::max<uint64_t>(1, experts / localExperts) : 1;
+    r.activeExperts = std::clamp<uint64_t>(
+        std::llround(ExpectedBusiest(localExperts, hit, holders)), 1, localExperts);
     uint64_t rankRows = r.routed; // balanced: the local experts' share of the group's tokens
     if (imbalanced && moeImbalance > 1.0)
     {
