@@ -119,6 +119,7 @@ RunRunCommand(const CliArgs& args)
               << job.hardware.GpuLabel() << " (tp " << p.tp << ", pp " << p.pp << ", dp " << p.dp
               << (p.cp > 1 ? ", cp " + std::to_string(p.cp) : "")
               << (p.ep > 1 ? ", ep " + std::to_string(p.ep) : "")
+              << (p.etp != 0 ? ", etp " + std::to_string(p.etp) : "")
               << (p.ZeroBubble() ? ", " + p.schedule : "") << ")\n"
               << report.ToText() << (perRank ? report.RanksToText() : "")
               << (report.haveMemory && !report.feasible

@@ -61,10 +61,12 @@ InferenceChanges(const ModelSpec& model, const RunSpec& run, const GpuSpec& gpu)
              return weightBytes > 1 && gpu.Runs(eight);
          }},
         {"--dtype=int4",
-         [&gpu, weightBytes](RunSpec& r)
+         [&gpu](RunSpec& r)
          {
+             // Narrower than any weights but int4's own (an fp8 job's too: half its bytes).
+             const bool narrower = r.dtype != DataType::INT4;
              r.dtype = DataType::INT4;
-             return weightBytes > 1 && gpu.Runs(DataType::INT4);
+             return narrower && gpu.Runs(DataType::INT4);
          }},
         {"--kv-cache-dtype=" + kvEight,
          [kvEight](RunSpec& r)
