@@ -3331,6 +3331,16 @@ class MemoryAlternativesTestCase : public TestCase
                               "--tp=2 fits; --pp=2 fits; --dtype=fp8 fits; --dtype=int4 fits; "
                               "--kv-cache-dtype=fp8 does not; ",
                               "inference");
+        // fp8 weights that do not fit are offered int4's half (only 16-bit ones were).
+        RunSpec eight = one;
+        eight.dtype = DataType::FP8;
+        const ModelSpec big = ModelSpec::Load("llama3-405b");
+        std::string narrower;
+        for (const MemoryAlternative& a : MemoryAlternatives(big, eight, h100))
+        {
+            narrower += a.option.rfind("--dtype", 0) == 0 ? a.option + "; " : "";
+        }
+        NS_TEST_EXPECT_MSG_EQ(narrower, "--dtype=int4; ", "from fp8");
         const auto onA100 = MemoryAlternatives(llama, one, a100);
         NS_TEST_EXPECT_MSG_EQ(
             (onA100.size() == 5 && onA100[2].option == "--dtype=int8"), true, "no fp8 on an A100");
