@@ -864,6 +864,38 @@ class CliEchoSettingsTestCase : public TestCase
 };
 
 /**
+ * \brief run prefills a static batch in one forward; under vLLM, whose scheduler runs at most
+ * its token budget a step (and whose memory verdict counts such a step), it says so.
+ */
+class CliVllmBatchNoteTestCase : public TestCase
+{
+  public:
+    CliVllmBatchNoteTestCase()
+        : TestCase("run notes a vLLM batch prefilled beyond the engine's token budget")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("vllm-batch-note");
+        const std::vector<std::string> job = {"run",
+                                              "--mode=inference",
+                                              "--model=llama2-7b",
+                                              "--prompt=1024",
+                                              "--gen=4",
+                                              "--engine=vllm"};
+        CliResult r = RunCli(Cat(job, {"--batch=16"}), scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_NE(r.err.find("16384 prompt tokens are prefilled in one forward"),
+                              std::string::npos,
+                              r.err);
+        r = RunCli(Cat(job, {"--batch=2"}), scratch.Path()); // the A100 default budget, 2048
+        NS_TEST_EXPECT_MSG_EQ(r.err.find("prefilled in one forward"), std::string::npos, r.err);
+    }
+};
+
+/**
  * \brief gemm and attention at the boost clock (--clock=boost) give validate's kernel-table
  * figures, which run so (the sustained clock, the default, was the only one: 0.11572 ms for
  * the FlashAttention-3 row validate predicts at 0.10818).
@@ -2260,6 +2292,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
         AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
         AddTestCase(new CliKernelClockTestCase, TestCase::QUICK);
+        AddTestCase(new CliVllmBatchNoteTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
         AddTestCase(new CliJsonWinsOverCsvTestCase, TestCase::QUICK);

@@ -49,6 +49,26 @@ int
 RunRunCommand(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptions(args);
+    {
+        // run times the batch as one static batch; vLLM's scheduler would not (study serving
+        // times its steps).
+        const RunSpec& run = job.run;
+        const uint64_t promptTokens =
+            uint64_t(run.promptTokens - std::min(run.promptTokens, run.cachedPrefix)) * run.batch;
+        const uint32_t budget = run.mode == RunMode::INFERENCE && run.engine == "vllm"
+                                    ? run.ProfileTokensOn(job.hardware.gpu)
+                                    : 0;
+        if (budget > 0 && promptTokens > budget)
+        {
+            std::cerr << "rapid-llm run: note: the batch's " << promptTokens
+                      << " prompt tokens are prefilled in one forward, where vLLM's scheduler "
+                         "runs at most its "
+                      << budget
+                      << "-token budget a step (the memory verdict counts a step of the "
+                         "budget): study serving --batching=continuous or chunked times vLLM's "
+                         "steps\n";
+        }
+    }
     const bool timing = args.Flag("timing");
     const bool perRank = args.Flag("per-rank");
     std::string backend;
