@@ -26,24 +26,31 @@ namespace rapidllm {
 
 namespace {
 const char* const kVariable = "NS_ATTRIBUTE_DEFAULT";
+
+/** \return the non-empty ';'-separated entries of environment variable \p variable */
+std::vector<std::string>
+EnvironmentEntries(const char* variable)
+{
+    std::vector<std::string> found;
+    const char* env = std::getenv(variable);
+    std::istringstream entries(env ? env : "");
+    std::string entry;
+    while (std::getline(entries, entry, ';'))
+    {
+        if (!entry.empty())
+        {
+            found.push_back(entry);
+        }
+    }
+    return found;
+}
 } // namespace
 
 void
 CheckAttributeDefaults()
 {
-    const char* env = std::getenv(kVariable);
-    if (!env)
+    for (const std::string& entry : EnvironmentEntries(kVariable))
     {
-        return;
-    }
-    std::istringstream entries(env);
-    std::string entry;
-    while (std::getline(entries, entry, ';'))
-    {
-        if (entry.empty())
-        {
-            continue;
-        }
         const auto eq = entry.find('=');
         const auto colons = entry.rfind("::", eq);
         if (eq == std::string::npos || colons == std::string::npos || colons == 0)
@@ -84,19 +91,8 @@ void
 CheckGlobalValues()
 {
     const char* const variable = "NS_GLOBAL_VALUE";
-    const char* env = std::getenv(variable);
-    if (!env)
+    for (const std::string& entry : EnvironmentEntries(variable))
     {
-        return;
-    }
-    std::istringstream entries(env);
-    std::string entry;
-    while (std::getline(entries, entry, ';'))
-    {
-        if (entry.empty())
-        {
-            continue;
-        }
         const auto eq = entry.find('=');
         const std::string name = entry.substr(0, eq);
         std::string known;
