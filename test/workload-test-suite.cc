@@ -4669,6 +4669,44 @@ class InferenceSequenceParallelRowsTestCase : public TestCase
     }
 };
 
+/**
+ * \brief ZeRO-3 / FSDP holds, beside ZeRO-2's activations, its root unit (embedding and head,
+ * gathered from the forward to their backward), two decoder layers' gathered parameters (the
+ * one computing and the one prefetched) and the computing layer's unsharded gradients until
+ * their reduce-scatter: the peak showed the root alone (Llama-3 70B on 64 GPUs: 8.0 GB of
+ * activations against 10.5 GB).
+ */
+class ZeroThreeGatheredTestCase : public TestCase
+{
+  public:
+    ZeroThreeGatheredTestCase()
+        : TestCase("ZeRO-3 holds two gathered layers and a layer's gradients at its peak")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        // Llama-3 70B on 64 GPUs, full recomputation: during the last layer's backward every
+        // layer's checkpointed input, the embedding (the head's backward is done), the layer
+        // computing and the one prefetched, and the computing layer's gradients.
+        const ModelSpec model = ModelSpec::Load("llama3-70b");
+        RunSpec run = fixture::TrainingJob(1, 1, 64, 1, 64, 2048);
+        run.recompute = Recompute::FULL;
+        run.parallel.zeroStage = 3;
+        const double three = double(PeakActivationBytes(Workload::Build(model, run).stages[0]));
+        const LayerShapes shapes(model, run);
+        const double layer = double(shapes.LayerParams(0));
+        const double weight = BytesOf(run.dtype);
+        const double checkpoints = double(model.layers) * 2048 * model.hidden * weight;
+        const double embedding = double(model.vocab) * model.hidden * weight;
+        const double held =
+            checkpoints + embedding + 2 * layer * weight + layer * BytesOf(run.GradientType());
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(three, held, "checkpoints, embedding, two layers, grads");
+        NS_TEST_EXPECT_MSG_LT(three, held + 1.5e9, "and the layer's recomputed activations");
+    }
+};
+
 /** \brief The workload test suite. */
 class WorkloadTestSuite : public TestSuite
 {
@@ -4724,6 +4762,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SpeculativeDecodingTestCase, TestCase::QUICK);
         AddTestCase(new MlaTestCase, TestCase::QUICK);
         AddTestCase(new InferenceSequenceParallelRowsTestCase, TestCase::QUICK);
+        AddTestCase(new ZeroThreeGatheredTestCase, TestCase::QUICK);
     }
 };
 

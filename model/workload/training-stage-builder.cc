@@ -334,10 +334,13 @@ class TrainingStageBuilder
      * after \p prefetchAfter, the end of the layer before the previous one: FSDP prefetches the
      * next layer's parameters while the current layer computes (PyTorch FSDP's implicit forward
      * and its backward prefetch, Zhao et al., VLDB 2023), so at most two layers' parameters are
-     * gathered at once.
+     * gathered at once: the memory is held from the prefetch on (the activation traversal
+     * follows the emission order, in which the layer before this one runs in between). In the
+     * backward pass (\p backward) the layer's unsharded gradients are held too, from its
+     * gather until their reduce-scatter (LayerGradients), as FSDP and DeepSpeed hold them.
      */
     void
-    GatherLayer(uint32_t prefetchAfter)
+    GatherLayer(uint32_t prefetchAfter, bool backward = false)
     {
         if (!ZeroThree())
         {
@@ -348,7 +351,11 @@ class TrainingStageBuilder
                                 GroupKind::DP,
                                 DenseLayerBytes(),
                                 prefetchAfter);
-        m_e.AddMemory(ag, static_cast<int64_t>(DenseLayerBytes()));
+        m_e.AddMemory(prefetchAfter, static_cast<int64_t>(DenseLayerBytes()));
+        if (backward)
+        {
+            m_e.AddMemory(ag, static_cast<int64_t>(DenseLayerGradBytes()));
+        }
         m_e.StreamWaitsFor(ag);
     }
 
@@ -727,7 +734,7 @@ class TrainingStageBuilder
             sp ? CollectiveKind::REDUCE_SCATTER : CollectiveKind::ALL_REDUCE;
         // Into the shared output head's gradient: no gradients of its own.
         EmitHeadBackward(kMtpHead);
-        GatherLayer(m_e.LastStream());
+        GatherLayer(m_e.LastStream(), true);
         std::vector<uint32_t> wgrads;
         m_layer.Backward(m_e, m_run.recompute, m_layerHeld[{mb, layer}], &wgrads);
         m_layerHeld.erase({mb, layer});
@@ -836,7 +843,7 @@ class TrainingStageBuilder
             const int32_t layer = static_cast<int32_t>(firstLayer + i);
             m_e.SetContext(Phase::BACKWARD, mb, layer);
             const uint32_t layerStart = m_e.LastStream();
-            GatherLayer(prefetchAfter);
+            GatherLayer(prefetchAfter, true);
             prefetchAfter = layerStart;
             std::vector<uint32_t> wgrads;
             if (m_run.parallel.ZeroBubble())
@@ -976,8 +983,11 @@ class TrainingStageBuilder
         const uint64_t dense = DenseLayerGradBytes() + extra * m_gb;
         if (ZeroThree())
         {
-            // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch.
-            m_e.Async("rs_grads", CollectiveKind::REDUCE_SCATTER, GroupKind::DP, dense, wgrad);
+            // ZeRO-3 / FSDP reduce-scatters each layer's gradients every micro-batch, and
+            // frees the unsharded ones (GatherLayer).
+            const uint32_t rs =
+                m_e.Async("rs_grads", CollectiveKind::REDUCE_SCATTER, GroupKind::DP, dense, wgrad);
+            m_e.AddMemory(rs, -static_cast<int64_t>(DenseLayerGradBytes()));
         }
         else if (ReducesGradients(mb))
         {
