@@ -1156,6 +1156,20 @@ ResolvedJob::Notes() const
         notes.push_back("sequence parallelism splits activations over the tensor-parallel "
                         "group: at tp 1 it changes nothing (the input echoes sp false)");
     }
+    if (run.mode == RunMode::TRAINING && model.position == PositionEmbedding::LEARNED
+        && model.maxSequence > run.sequence
+        && double(model.maxSequence - run.sequence) * model.hidden * 16 >= double(1ull << 30))
+    {
+        // The table is the model's; a preset's may be longer than the run needs (the MPT
+        // presets' is the longest benchmarked, LLM Foundry sizing it to each run's max_seq_len):
+        // said where the rows beyond hold a GiB or more of training state (16 bytes a parameter).
+        notes.push_back(model.name + "'s learned position table has "
+                        + std::to_string(model.maxSequence) + " rows (max_sequence), "
+                        + std::to_string(model.maxSequence - run.sequence)
+                        + " more than the sequence needs; a model configured for this sequence "
+                          "holds fewer: --set=model.max_sequence="
+                        + std::to_string(run.sequence));
+    }
     if (run.mode == RunMode::INFERENCE && run.parallel.sequenceParallel && tp > 1
         && ((uint64_t(run.promptTokens) * run.batch) % tp != 0 || run.batch % tp != 0))
     {
