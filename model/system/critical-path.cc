@@ -30,6 +30,8 @@ CriticalPathRecorder::Clear()
     m_ranks.clear();
     m_launched.clear();
     m_gaps.clear();
+    m_commNodes = 0;
+    m_commNodesOf.clear();
 }
 
 void
@@ -44,6 +46,23 @@ CriticalPathRecorder::Track(uint32_t rank,
     r.issue = issueNs;
     r.endNs.assign(graph->GetNNodes(), 0);
     r.after.assign(graph->GetNNodes(), kNone);
+    // The launches to expect: the map is reserved once at its first entry (growing it
+    // rehashed millions of entries when every rank of a 1,024-GPU job is replayed).
+    auto known = m_commNodesOf.find(graph);
+    if (known == m_commNodesOf.end())
+    {
+        uint64_t comm = 0;
+        for (uint32_t n = 0; n < graph->GetNNodes(); ++n)
+        {
+            const auto kind = static_cast<OperatorKind>(kinds[n]);
+            comm += kind == OperatorKind::COLLECTIVE || kind == OperatorKind::SEND
+                            || kind == OperatorKind::RECV
+                        ? 1
+                        : 0;
+        }
+        known = m_commNodesOf.emplace(graph, comm).first;
+    }
+    m_commNodes += known->second;
 }
 
 void
@@ -98,6 +117,10 @@ CriticalPathRecorder::Launched(
 {
     if (byRank != rank || byNode != node)
     {
+        if (m_launched.empty())
+        {
+            m_launched.reserve(m_commNodes);
+        }
         m_launched[Key(rank, node)] = {byRank, byNode, nowNs, posted};
     }
 }

@@ -125,6 +125,10 @@ class CriticalPathRecorder
     std::unordered_map<uint64_t, Launch> m_launched; //!< nodes another node let start
     std::unordered_map<uint64_t, int64_t> m_gaps;    //!< starts no cause explains: the gap
     int64_t m_startNs = 0;                           //!< the replay's start
+    /** communication nodes of the tracked ranks: m_launched's size at most, reserved at once */
+    uint64_t m_commNodes = 0;
+    /** per tracked graph, its communication nodes (graphs are shared by ranks) */
+    std::unordered_map<const ExecutionTrace*, uint64_t> m_commNodesOf;
 };
 
 } // namespace rapidllm
