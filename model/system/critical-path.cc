@@ -7,6 +7,8 @@
 #include "ns3/workload-graph.h"
 #include "operator-event.h"
 
+#include <algorithm>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -28,10 +30,8 @@ void
 CriticalPathRecorder::Clear()
 {
     m_ranks.clear();
-    m_launched.clear();
     m_gaps.clear();
-    m_commNodes = 0;
-    m_commNodesOf.clear();
+    m_commIndexOf.clear();
 }
 
 void
@@ -46,23 +46,24 @@ CriticalPathRecorder::Track(uint32_t rank,
     r.issue = issueNs;
     r.endNs.assign(graph->GetNNodes(), 0);
     r.after.assign(graph->GetNNodes(), kNone);
-    // The launches to expect: the map is reserved once at its first entry (growing it
-    // rehashed millions of entries when every rank of a 1,024-GPU job is replayed).
-    auto known = m_commNodesOf.find(graph);
-    if (known == m_commNodesOf.end())
+    auto known = m_commIndexOf.find(graph);
+    if (known == m_commIndexOf.end())
     {
-        uint64_t comm = 0;
+        std::vector<uint32_t> index(graph->GetNNodes(), kNone);
+        uint32_t comm = 0;
         for (uint32_t n = 0; n < graph->GetNNodes(); ++n)
         {
             const auto kind = static_cast<OperatorKind>(kinds[n]);
-            comm += kind == OperatorKind::COLLECTIVE || kind == OperatorKind::SEND
-                            || kind == OperatorKind::RECV
-                        ? 1
-                        : 0;
+            if (kind == OperatorKind::COLLECTIVE || kind == OperatorKind::SEND
+                || kind == OperatorKind::RECV)
+            {
+                index[n] = comm++;
+            }
         }
-        known = m_commNodesOf.emplace(graph, comm).first;
+        known = m_commIndexOf.emplace(graph, std::move(index)).first;
     }
-    m_commNodes += known->second;
+    r.commIndex = &known->second;
+    r.launches.clear();
 }
 
 void
@@ -115,21 +116,45 @@ void
 CriticalPathRecorder::Launched(
     uint32_t rank, uint32_t node, uint32_t byRank, uint32_t byNode, int64_t nowNs, bool posted)
 {
-    if (byRank != rank || byNode != node)
+    Rank& r = m_ranks[rank];
+    const uint32_t slot = r.commIndex ? (*r.commIndex)[node] : kNone;
+    if ((byRank != rank || byNode != node) && slot != kNone)
     {
-        if (m_launched.empty())
+        if (r.launches.empty())
         {
-            m_launched.reserve(m_commNodes);
+            const auto comm = static_cast<std::size_t>(std::count_if(r.commIndex->begin(),
+                                                                     r.commIndex->end(),
+                                                                     [](uint32_t i)
+                                                                     {
+                                                                         return i != kNone;
+                                                                     }));
+            r.launches.resize(comm);
         }
-        m_launched[Key(rank, node)] = {byRank, byNode, nowNs, posted};
+        r.launches[slot] = {byRank, byNode, nowNs, posted};
     }
 }
 
 int64_t
 CriticalPathRecorder::LaunchedAt(uint32_t rank, uint32_t node) const
 {
-    const auto launched = m_launched.find(Key(rank, node));
-    return launched == m_launched.end() ? -1 : launched->second.atNs;
+    const Launch* launched = FindLaunch(rank, node);
+    return launched ? launched->atNs : -1;
+}
+
+const CriticalPathRecorder::Launch*
+CriticalPathRecorder::FindLaunch(uint32_t rank, uint32_t node) const
+{
+    if (rank >= m_ranks.size())
+    {
+        return nullptr;
+    }
+    const Rank& r = m_ranks[rank];
+    const uint32_t slot = r.commIndex ? (*r.commIndex)[node] : kNone;
+    if (slot == kNone || slot >= r.launches.size() || r.launches[slot].atNs < 0)
+    {
+        return nullptr;
+    }
+    return &r.launches[slot];
 }
 
 int64_t
@@ -169,13 +194,12 @@ CriticalPathRecorder::Walk(uint32_t rank, uint32_t node) const
         if (charge)
         {
             int64_t begin = StartOf(at, node);
-            const auto launched = m_launched.find(Key(at, node));
-            if (kind != OperatorKind::COMPUTE && kind != OperatorKind::OTHER
-                && launched != m_launched.end())
+            const Launch* launched = FindLaunch(at, node);
+            if (kind != OperatorKind::COMPUTE && kind != OperatorKind::OTHER && launched)
             {
                 // It moved data from when the node that let it did so: the time before was
                 // spent waiting for that node, whose own path continues the walk.
-                const Launch& l = launched->second;
+                const Launch& l = *launched;
                 begin = std::min(t, l.atNs);
                 path.communicationS += 1e-9 * double(t - begin);
                 path.communicationByOp[StageGraph::LabelOf(r.graph->GetName(node))] +=

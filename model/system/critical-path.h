@@ -42,7 +42,8 @@ struct CriticalPath
  * last (a dependency, the host's issue, the kernel before it on the stream, or the last member
  * of its collective or transfer), then walks back from the last operator to the start:
  * the step's CriticalPath. Its state is 12 bytes a node (kBytesPerNode) and an entry per
- * communication operator started by another rank.
+ * communication operator (what let it start), kept in arrays (a map of them rehashed millions
+ * of entries when every rank of a 1,024-GPU job was replayed).
  */
 class CriticalPathRecorder
 {
@@ -97,6 +98,15 @@ class CriticalPathRecorder
     /** A node's start waited for its host's issue. */
     static constexpr uint32_t kHost = UINT32_MAX - 1;
 
+    /** What let a communication node start moving data (Launched). */
+    struct Launch
+    {
+        uint32_t rank = 0;   //!< the rank of the node that let it
+        uint32_t node = 0;   //!< that node
+        int64_t atNs = -1;   //!< when (-1: no other node let it)
+        bool posted = false; //!< the node was posted then (else: it ended then)
+    };
+
     /** One simulated rank's record. */
     struct Rank
     {
@@ -105,30 +115,24 @@ class CriticalPathRecorder
         const std::vector<int64_t>* issue = nullptr; //!< per node: host issue time, or null
         std::vector<int64_t> endNs;                  //!< per node: when it ended
         std::vector<uint32_t> after;                 //!< per node: what its start waited for
+        /** per node: its index among the graph's communication nodes (kNone: not one) */
+        const std::vector<uint32_t>* commIndex = nullptr;
+        std::vector<Launch> launches; //!< per communication node (allocated at the first)
     };
 
-    /** What let a communication node start moving data (Launched). */
-    struct Launch
-    {
-        uint32_t rank; //!< the rank of the node that let it
-        uint32_t node; //!< that node
-        int64_t atNs;  //!< when
-        bool posted;   //!< the node was posted then (else: it ended then)
-    };
+    /** \return what let node \p node of \p rank start, or null (it started when posted) */
+    const Launch* FindLaunch(uint32_t rank, uint32_t node) const;
 
     /** \return when node \p node of \p rank started, or was posted */
     int64_t StartOf(uint32_t rank, uint32_t node) const;
     /** \return the key of node \p node of \p rank in the maps */
     static uint64_t Key(uint32_t rank, uint32_t node);
 
-    std::vector<Rank> m_ranks;                       //!< per rank (empty: not simulated)
-    std::unordered_map<uint64_t, Launch> m_launched; //!< nodes another node let start
-    std::unordered_map<uint64_t, int64_t> m_gaps;    //!< starts no cause explains: the gap
-    int64_t m_startNs = 0;                           //!< the replay's start
-    /** communication nodes of the tracked ranks: m_launched's size at most, reserved at once */
-    uint64_t m_commNodes = 0;
-    /** per tracked graph, its communication nodes (graphs are shared by ranks) */
-    std::unordered_map<const ExecutionTrace*, uint64_t> m_commNodesOf;
+    std::vector<Rank> m_ranks;                    //!< per rank (empty: not simulated)
+    std::unordered_map<uint64_t, int64_t> m_gaps; //!< starts no cause explains: the gap
+    int64_t m_startNs = 0;                        //!< the replay's start
+    /** per tracked graph (shared by ranks), Rank::commIndex */
+    std::unordered_map<const ExecutionTrace*, std::vector<uint32_t>> m_commIndexOf;
 };
 
 } // namespace rapidllm
