@@ -111,10 +111,7 @@ RunAttentionCommand(const CliArgs& args)
                   << " rate as if such a kernel ran; run, trace and the studies keep attention "
                      "in 16 bits whatever --dtype\n";
     }
-    Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
-    model->SetGpu(hw.gpu);
-    model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST
-                                                        : ClockPolicy::SUSTAINED);
+    Ptr<GpuComputeModel> model = KernelModel(args, hw);
     RunSpec run;
     run.SetAttention(args.Text("attention"));
     const bool unfused = !run.flashAttention;

@@ -48,10 +48,7 @@ RunGemmCommand(const CliArgs& args)
     {
         std::cerr << "rapid-llm gemm: note: " << cudaCores << "\n";
     }
-    Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
-    model->SetGpu(hw.gpu);
-    model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST
-                                                        : ClockPolicy::SUSTAINED);
+    Ptr<GpuComputeModel> model = KernelModel(args, hw);
     OperatorCost c = model->Gemm(m, n, k, type, batch);
     const KernelTiling& t = c.tiling;
     const double tflops = c.FlopRate() / 1e12;

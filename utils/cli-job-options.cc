@@ -67,6 +67,16 @@ RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hard
                         + " (a cache in fp8 is --kv-cache-dtype=fp8)");
 }
 
+Ptr<GpuComputeModel>
+KernelModel(const CliArgs& args, const HardwareSpec& hw)
+{
+    Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
+    model->SetGpu(hw.gpu);
+    model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST
+                                                        : ClockPolicy::SUSTAINED);
+    return model;
+}
+
 ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {

@@ -6,6 +6,7 @@
 #define RAPIDLLM_CLI_JOB_OPTIONS_H
 
 #include "cli-args.h"
+#include "ns3/gpu-compute-model.h"
 #include "ns3/job-options.h"
 #include "ns3/rapid-llm-helper.h"
 #include "ns3/report-json.h"
@@ -21,6 +22,12 @@ namespace rapidllm {
  * it runs (not as a fault of the hardware file, \p hardwareSource)
  */
 void RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hardwareSource);
+
+/**
+ * \brief The compute model gemm and attention cost one kernel with: \p hw's GPU at the clock
+ * --clock names (sustained or boost)
+ */
+Ptr<GpuComputeModel> KernelModel(const CliArgs& args, const HardwareSpec& hw);
 
 /**
  * \brief The job the job commands (memory, trace, run) describe with their shared options,

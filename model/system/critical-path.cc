@@ -7,8 +7,6 @@
 #include "ns3/workload-graph.h"
 #include "operator-event.h"
 
-#include <algorithm>
-
 namespace ns3 {
 namespace rapidllm {
 
@@ -60,9 +58,10 @@ CriticalPathRecorder::Track(uint32_t rank,
                 index[n] = comm++;
             }
         }
-        known = m_commIndexOf.emplace(graph, std::move(index)).first;
+        known = m_commIndexOf.emplace(graph, std::make_pair(std::move(index), comm)).first;
     }
-    r.commIndex = &known->second;
+    r.commIndex = &known->second.first;
+    r.commNodes = known->second.second;
     r.launches.clear();
 }
 
@@ -122,13 +121,7 @@ CriticalPathRecorder::Launched(
     {
         if (r.launches.empty())
         {
-            const auto comm = static_cast<std::size_t>(std::count_if(r.commIndex->begin(),
-                                                                     r.commIndex->end(),
-                                                                     [](uint32_t i)
-                                                                     {
-                                                                         return i != kNone;
-                                                                     }));
-            r.launches.resize(comm);
+            r.launches.resize(r.commNodes);
         }
         r.launches[slot] = {byRank, byNode, nowNs, posted};
     }

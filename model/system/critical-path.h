@@ -117,6 +117,7 @@ class CriticalPathRecorder
         std::vector<uint32_t> after;                 //!< per node: what its start waited for
         /** per node: its index among the graph's communication nodes (kNone: not one) */
         const std::vector<uint32_t>* commIndex = nullptr;
+        uint32_t commNodes = 0;       //!< the graph's communication nodes
         std::vector<Launch> launches; //!< per communication node (allocated at the first)
     };
 
@@ -131,8 +132,9 @@ class CriticalPathRecorder
     std::vector<Rank> m_ranks;                    //!< per rank (empty: not simulated)
     std::unordered_map<uint64_t, int64_t> m_gaps; //!< starts no cause explains: the gap
     int64_t m_startNs = 0;                        //!< the replay's start
-    /** per tracked graph (shared by ranks), Rank::commIndex */
-    std::unordered_map<const ExecutionTrace*, std::vector<uint32_t>> m_commIndexOf;
+    /** per tracked graph (shared by ranks), Rank::commIndex and Rank::commNodes */
+    std::unordered_map<const ExecutionTrace*, std::pair<std::vector<uint32_t>, uint32_t>>
+        m_commIndexOf;
 };
 
 } // namespace rapidllm
