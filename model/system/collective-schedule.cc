@@ -32,6 +32,9 @@ constexpr uint64_t kMaxSteps = uint64_t(1) << 25;
 /** Measured: 2^25 steps of a ring all-reduce took 2.9 GB of resident memory. */
 constexpr double kBytesPerStep = 90;
 
+/** A walk indexes its pairs in an array up to this many (src, dst) slots (4 MiB), hashes above. */
+constexpr uint64_t kDensePairs = uint64_t(1) << 20;
+
 /**
  * \return the refusal of a collective over \p ranks ranks: \p need says how many steps, \p how
  * how that is known
@@ -81,12 +84,8 @@ CollectiveSchedule::CollectiveSchedule(uint32_t ranks)
 {}
 
 uint32_t
-CollectiveSchedule::AddSend(uint32_t src,
-                            uint32_t dst,
-                            uint64_t bytes,
-                            std::vector<uint32_t> deps,
-                            uint32_t latencies,
-                            bool ordered)
+CollectiveSchedule::AddSend(
+    uint32_t src, uint32_t dst, uint64_t bytes, DepList deps, uint32_t latencies, bool ordered)
 {
     CheckRank(src, "a send's source");
     CheckRank(dst, "a send's destination");
@@ -105,7 +104,7 @@ CollectiveSchedule::AddSend(uint32_t src,
 }
 
 uint32_t
-CollectiveSchedule::AddLocal(uint32_t rank, double durationS, std::vector<uint32_t> deps)
+CollectiveSchedule::AddLocal(uint32_t rank, double durationS, DepList deps)
 {
     CheckRank(rank, "a local step's rank");
     CheckDeps(deps);
@@ -133,7 +132,7 @@ CollectiveSchedule::CheckRank(uint32_t rank, const char* what) const
 }
 
 void
-CollectiveSchedule::CheckDeps(const std::vector<uint32_t>& deps) const
+CollectiveSchedule::CheckDeps(const DepList& deps) const
 {
     for (uint32_t d : deps)
     {
@@ -161,7 +160,7 @@ CollectiveSchedule::ReleaseDependencies()
 {
     for (auto& s : m_steps)
     {
-        std::vector<uint32_t>().swap(s.deps);
+        s.deps = DepList();
     }
 }
 
@@ -244,7 +243,39 @@ CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
         int64_t free = 0;                       // its connection's last byte so far
         std::unique_ptr<PairSlowdown> slowdown; // beside other traffic (null: at its rate)
     };
-    std::unordered_map<uint64_t, Pair> pairs; // (src, dst) -> its state
+    // (src, dst) -> its state: indexed by src x ranks + dst in a small group (a ring of a few
+    // hundred ranks walks a hundred thousand messages, where hashing the pair cost a fifth of
+    // the walk), hashed in a larger one.
+    uint32_t ranks = 0;
+    for (const auto& s : steps)
+    {
+        ranks = std::max(ranks, std::max(s.src, s.dst) + 1);
+    }
+    std::vector<Pair> pairs;
+    std::vector<uint32_t> dense; // src x ranks + dst -> its index in pairs + 1 (0: not yet)
+    std::unordered_map<uint64_t, uint32_t> sparse;
+    if (uint64_t(ranks) * ranks <= kDensePairs)
+    {
+        dense.assign(std::size_t(ranks) * ranks, 0);
+    }
+    auto pairOf = [&](uint32_t src, uint32_t dst) -> Pair&
+    {
+        uint32_t& slot = dense.empty() ? sparse[uint64_t(src) << 32 | dst]
+                                       : dense[std::size_t(src) * ranks + dst];
+        if (slot == 0)
+        {
+            pairs.emplace_back();
+            slot = static_cast<uint32_t>(pairs.size());
+            Pair& pair = pairs.back();
+            std::tie(pair.rate, pair.latency) = timing(src, dst);
+            const PairLoad* load = pace ? pace(src, dst) : nullptr;
+            if (load)
+            {
+                pair.slowdown = std::make_unique<PairSlowdown>(*load, pair.rate);
+            }
+        }
+        return pairs[slot - 1];
+    };
     // In whole nanoseconds, as the simulator runs the schedule: a transmission ends at the
     // first nanosecond at or after its last byte (the flow network's completion event), a
     // delay (latency, local step) is rounded to the nearest nanosecond.
@@ -283,18 +314,7 @@ CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
         }
         else if (s.src != s.dst)
         {
-            const uint64_t key = uint64_t(s.src) << 32 | s.dst;
-            auto [known, fresh] = pairs.try_emplace(key);
-            Pair& pair = known->second;
-            if (fresh)
-            {
-                std::tie(pair.rate, pair.latency) = timing(s.src, s.dst);
-                const PairLoad* load = pace ? pace(s.src, s.dst) : nullptr;
-                if (load)
-                {
-                    pair.slowdown = std::make_unique<PairSlowdown>(*load, pair.rate);
-                }
-            }
+            Pair& pair = pairOf(s.src, s.dst);
             const double rate = pair.rate;
             const double latency = pair.latency;
             int64_t lastByte = at;

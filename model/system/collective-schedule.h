@@ -5,6 +5,7 @@
 #ifndef RAPIDLLM_COLLECTIVE_SCHEDULE_H
 #define RAPIDLLM_COLLECTIVE_SCHEDULE_H
 
+#include "ns3/dep-list.h"
 #include "pair-slowdown.h"
 
 #include <cstdint>
@@ -23,17 +24,17 @@ namespace rapidllm {
  */
 struct CollectiveStep
 {
-    bool isSend = true;         //!< true: a message; false: a local step
-    bool ordered = true;        //!< message: carried in order on its pair's connection, after
-                                //!< the pair's earlier ordered messages have left (see
-                                //!< NetworkBackend::Send); a fluid stream is not
-    uint32_t src = 0;           //!< sending rank (group index); local step: the rank
-    uint32_t dst = 0;           //!< receiving rank (group index)
-    uint32_t latencies = 1;     //!< message: path latencies its delivery costs (a fluid stream's
-                                //!< latency term; see NetworkBackend::Send)
-    uint64_t bytes = 0;         //!< message bytes
-    double durationS = 0;       //!< local step: its duration, seconds
-    std::vector<uint32_t> deps; //!< earlier steps that must be done first
+    bool isSend = true;     //!< true: a message; false: a local step
+    bool ordered = true;    //!< message: carried in order on its pair's connection, after
+                            //!< the pair's earlier ordered messages have left (see
+                            //!< NetworkBackend::Send); a fluid stream is not
+    uint32_t src = 0;       //!< sending rank (group index); local step: the rank
+    uint32_t dst = 0;       //!< receiving rank (group index)
+    uint32_t latencies = 1; //!< message: path latencies its delivery costs (a fluid stream's
+                            //!< latency term; see NetworkBackend::Send)
+    uint64_t bytes = 0;     //!< message bytes
+    double durationS = 0;   //!< local step: its duration, seconds
+    DepList deps;           //!< earlier steps that must be done first
 };
 
 /**
@@ -64,7 +65,7 @@ class CollectiveSchedule
     uint32_t AddSend(uint32_t src,
                      uint32_t dst,
                      uint64_t bytes,
-                     std::vector<uint32_t> deps,
+                     DepList deps,
                      uint32_t latencies = 1,
                      bool ordered = true);
     /**
@@ -72,7 +73,7 @@ class CollectiveSchedule
      * \param rank the rank \param durationS its duration \param deps steps that must be done first
      * \return the step index
      */
-    uint32_t AddLocal(uint32_t rank, double durationS, std::vector<uint32_t> deps);
+    uint32_t AddLocal(uint32_t rank, double durationS, DepList deps);
     /**
      * \brief Throws ReplayError, with the estimate, if a collective over \p ranks ranks whose
      * algorithm counts \p messages messages per piece in \p pieces pieces would exceed what a
@@ -150,7 +151,7 @@ class CollectiveSchedule
     /** Throws std::logic_error naming \p what unless \p rank is one of the group's */
     void CheckRank(uint32_t rank, const char* what) const;
     /** Throws std::logic_error unless every one of \p deps is a step already added */
-    void CheckDeps(const std::vector<uint32_t>& deps) const;
+    void CheckDeps(const DepList& deps) const;
 
     uint32_t m_ranks;                    //!< group size
     std::vector<CollectiveStep> m_steps; //!< the graph

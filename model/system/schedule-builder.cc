@@ -298,10 +298,10 @@ ScheduleBuilder::SetReady(uint32_t rank, Step step)
     m_ready[rank] = step;
 }
 
-std::vector<uint32_t>
+DepList
 ScheduleBuilder::Deps(Step step)
 {
-    return step < 0 ? std::vector<uint32_t>{} : std::vector<uint32_t>{uint32_t(step)};
+    return step < 0 ? DepList() : DepList{uint32_t(step)};
 }
 
 uint32_t
@@ -311,7 +311,7 @@ ScheduleBuilder::Send(uint32_t src, uint32_t dst, uint64_t bytes, Step after)
 }
 
 uint32_t
-ScheduleBuilder::Send(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps)
+ScheduleBuilder::Send(uint32_t src, uint32_t dst, uint64_t bytes, DepList deps)
 {
     return m_schedule.AddSend(src, dst, bytes, std::move(deps));
 }
@@ -329,7 +329,7 @@ ScheduleBuilder::Reduce(uint32_t rank, uint64_t bytes, Step after)
 ScheduleBuilder::Step
 ScheduleBuilder::Join(uint32_t rank, const std::vector<Step>& steps)
 {
-    std::vector<uint32_t> d;
+    DepList d;
     for (auto x : steps)
     {
         if (x >= 0 && std::find(d.begin(), d.end(), uint32_t(x)) == d.end())

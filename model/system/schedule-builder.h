@@ -107,7 +107,7 @@ class ScheduleBuilder
      * \brief Adds a message after several steps.
      * \return its step
      */
-    uint32_t Send(uint32_t src, uint32_t dst, uint64_t bytes, std::vector<uint32_t> deps);
+    uint32_t Send(uint32_t src, uint32_t dst, uint64_t bytes, DepList deps);
     /**
      * \brief A local reduction of \p bytes on \p rank after \p after, at the reduction rate.
      * \return the reduction's step, or \p after when reductions are free or \p bytes is 0
@@ -162,7 +162,7 @@ class ScheduleBuilder
     /** \brief Makes \p step also wait for the earlier \p dep. */
     void AddDependency(uint32_t step, uint32_t dep);
     /** \return the dependency list of one optional step */
-    static std::vector<uint32_t> Deps(Step step);
+    static DepList Deps(Step step);
 
     /**
      * \brief Runs \p phase \p chunks times on nearly equal pieces of \p bytes, all pieces

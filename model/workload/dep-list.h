@@ -9,13 +9,15 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
 
 /**
  * \ingroup rapid-llm
- * \brief A work node's dependency ids: up to two held in place, more on the heap.
+ * \brief A work node's (or a collective step's) dependency ids: up to two held in place, more
+ * on the heap.
  *
  * Nearly every node waits for one or two others (the stream's previous node, an operand sent
  * beside it), and a graph holds millions of nodes: a std::vector would cost 24 bytes and a heap
@@ -28,6 +30,15 @@ class DepList
 
     /** \param ids the dependencies */
     DepList(std::initializer_list<uint32_t> ids)
+    {
+        for (uint32_t id : ids)
+        {
+            push_back(id);
+        }
+    }
+
+    /** \param ids the dependencies (a list as the collective schedules' callers build them) */
+    DepList(const std::vector<uint32_t>& ids)
     {
         for (uint32_t id : ids)
         {
