@@ -171,7 +171,7 @@ RunCollectiveProbe(const NetworkSpec& network,
         config.progress->Attach(
             [&net, &end, total]()
             {
-                const NetworkStats now = net->GetStats();
+                const NetworkStats now = net->GetCounters();
                 RunProgress::Status s;
                 s.total = total;
                 s.done = std::min(total, now.messagesDelivered);

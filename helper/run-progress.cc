@@ -86,7 +86,7 @@ RunProgress::Attach(Ptr<RapidLlmHelper> helper)
             s.total = replayer ? replayer->GetOperatorsTotal() : 0;
             s.done = s.total - std::min(s.total, replayer ? replayer->GetOperatorsLeft() : 0);
             s.unit = "operators";
-            const uint64_t delivered = backend ? backend->GetStats().messagesDelivered : 0;
+            const uint64_t delivered = backend ? backend->GetDeliveredCount() : 0;
             s.detail = std::to_string(delivered) + " messages delivered";
             s.finished = s.total > 0 && s.done == s.total;
             return s;

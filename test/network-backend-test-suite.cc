@@ -251,6 +251,12 @@ class BackendContractTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(stats.messagesSent, 3u, "sent");
         NS_TEST_ASSERT_MSG_EQ(stats.messagesDelivered, 3u, "delivered");
         RAPIDLLM_REQUIRE_EQ(stats.links.size(), topology->GetLinkCount(), "every link");
+        // The counters alone (a progress line's, cheap on millions of links): the same counts.
+        const NetworkStats counters = net->GetCounters();
+        NS_TEST_ASSERT_MSG_EQ(counters.messagesSent, 3u, "counters: sent");
+        NS_TEST_ASSERT_MSG_EQ(counters.messagesDelivered, 3u, "counters: delivered");
+        NS_TEST_ASSERT_MSG_EQ(counters.windowS, stats.windowS, "counters: the same window");
+        NS_TEST_ASSERT_MSG_EQ(counters.links.empty(), true, "counters: no per-link entries");
         // Bytes per link: 1 MiB on gpu0's uplink and the switch's link to gpu2, 4 KiB on
         // gpu1 > switch > gpu3, nothing elsewhere (the local message crosses no link).
         std::map<uint32_t, double> expected;

@@ -574,6 +574,18 @@ NetworkBackend::Deliver(uint64_t id, const DeliveryCallback& onDelivered)
 NetworkStats
 NetworkBackend::GetStats() const
 {
+    return CollectStats(true);
+}
+
+NetworkStats
+NetworkBackend::GetCounters() const
+{
+    return CollectStats(false);
+}
+
+NetworkStats
+NetworkBackend::CollectStats(bool links) const
+{
     NetworkStats stats;
     stats.messagesSent = m_sent;
     stats.messagesDelivered = m_delivered;
@@ -581,7 +593,7 @@ NetworkBackend::GetStats() const
     // reads 0 again), to the last delivery.
     const double now = std::max(Simulator::Now().GetSeconds(), m_lastDelivery);
     stats.windowS = m_firstSend < 0 ? 0.0 : std::max(0.0, now - m_firstSend);
-    if (m_topology)
+    if (m_topology && links)
     {
         stats.links.resize(m_topology->GetLinkCount());
         for (uint32_t l = 0; l < stats.links.size(); ++l)

@@ -332,6 +332,11 @@ class NetworkBackend : public Object
      *         utilizations are filled here
      */
     NetworkStats GetStats() const;
+    /**
+     * \return GetStats() without its per-link entries: the counters alone, cheap on a network of
+     * millions of links (what a progress line asks a few times a second)
+     */
+    NetworkStats GetCounters() const;
 
     /** \return messages sent so far */
     uint64_t GetSentCount() const;
@@ -439,6 +444,9 @@ class NetworkBackend : public Object
     Ptr<FaultSchedule> m_faults;  //!< faults during the run (may be null)
 
   private:
+    /** \return the statistics so far, with per-link entries if \p links (GetStats) */
+    NetworkStats CollectStats(bool links) const;
+
     /** A message in flight, as the trace reports it. */
     struct InFlight
     {
