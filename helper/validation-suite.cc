@@ -5,9 +5,11 @@
 #include "validation-suite.h"
 
 #include "collective-probe.h"
+#include "job-options.h"
 #include "ns3/csv-table.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/spec-error.h"
 #include "rapid-llm-helper.h"
 
 #include <algorithm>
@@ -20,6 +22,25 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/** The most GPUs a table's row may name: the command line's limit. */
+constexpr uint64_t kMaxGpus = JobOptions::kMaxGpus;
+/** The largest collective a table's row may name: 1 PiB. */
+constexpr uint64_t kMaxBytes = uint64_t(1) << 50;
+/** The NeMo table's precision labels. */
+const std::vector<std::string> kNemoPrecisions = {"bf16", "fp8", "fp8-cs", "not_stated"};
+
+/** \return the published table \p csv, which must hold rows (else SpecError) */
+CsvTable
+LoadTable(const std::string& csv)
+{
+    CsvTable t = CsvTable::Load(csv);
+    if (t.Rows() == 0)
+    {
+        throw SpecError(csv, "", "holds no measurements, only its header");
+    }
+    return t;
+}
+
 /** Predicts one configuration with the A100-80GB preset, fp16 (or the hardware and type given). */
 RunReport
 Predict(const ModelSpec& model,
@@ -69,26 +90,47 @@ CollectiveRow(const NetworkSpec& h100,
  * TP, PP, CP, EP (blank: 1), VP (blank: none), the rest data parallel, sequence parallelism with
  * TP > 1, global and micro batch, sequence length
  */
+/**
+ * \return the data-parallel degree of row \p i of \p t: \p gpus over \p model (the product of
+ * the row's other degrees), which must divide it; else SpecError naming the row
+ */
+uint32_t
+DataParallel(const CsvTable& t, std::size_t i, uint32_t gpus, uint64_t model)
+{
+    if (gpus % model != 0)
+    {
+        throw SpecError(t.Path(),
+                        "gpus",
+                        std::to_string(gpus)
+                            + " GPUs are not a multiple of the row's other "
+                              "parallel degrees' product, "
+                            + std::to_string(model),
+                        t.Line(i));
+    }
+    return static_cast<uint32_t>(gpus / model);
+}
+
 RunSpec
 NemoRowLayout(const CsvTable& t, std::size_t i, uint32_t gpus)
 {
     RunSpec run;
-    run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
-    run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
-    run.parallel.cp = static_cast<uint32_t>(t.Number(i, "cp"));
+    run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
+    run.parallel.pp = static_cast<uint32_t>(t.Count(i, "pp"));
+    run.parallel.cp = static_cast<uint32_t>(t.Count(i, "cp"));
     if (!t.Blank(i, "ep"))
     {
-        run.parallel.ep = static_cast<uint32_t>(t.Number(i, "ep"));
+        run.parallel.ep = static_cast<uint32_t>(t.Count(i, "ep"));
     }
-    run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp * run.parallel.cp);
+    run.parallel.dp =
+        DataParallel(t, i, gpus, uint64_t(run.parallel.tp) * run.parallel.pp * run.parallel.cp);
     run.parallel.sequenceParallel = run.parallel.tp > 1;
     if (!t.Blank(i, "vp"))
     {
-        run.parallel.virtualStages = static_cast<uint32_t>(t.Number(i, "vp"));
+        run.parallel.virtualStages = static_cast<uint32_t>(t.Count(i, "vp"));
     }
-    run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
-    run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
-    run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
+    run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
+    run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
+    run.sequence = static_cast<uint32_t>(t.Count(i, "seq_len"));
     // Transformer Engine's attention on Hopper: cuDNN's fused attention, which it prefers to
     // FlashAttention on sm90 "for performance reasons" (transformer_engine/pytorch/attention/
     // dot_product_attention/utils.py, get_attention_backend), a warp-specialized kernel.
@@ -113,8 +155,9 @@ PredictNemoRow(const CsvTable& t,
     row.set = set;
     row.label = t.Text(i, "release") + " " + model + " " + std::to_string(gpus) + " GPUs";
     row.metric = metric;
-    row.published = t.Number(i, "step_s");
-    const DataType type = t.Text(i, "precision") == "bf16" ? DataType::BF16 : DataType::FP8;
+    row.published = t.Positive(i, "step_s");
+    const DataType type =
+        t.Choice(i, "precision", kNemoPrecisions) == "bf16" ? DataType::BF16 : DataType::FP8;
     const RunReport report = Predict(ModelSpec::Load(model), run, row.wallS, "h100-sxm-80gb", type);
     row.predicted = report.stepTimeS;
     row.fits = report.feasible;
@@ -279,28 +322,29 @@ ValidationSuite::DataDir()
 std::vector<ValidationRow>
 ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
 {
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
         }
         const std::string model = t.Text(i, "model");
         RunSpec run;
-        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
-        run.parallel.pp = static_cast<uint32_t>(t.Number(i, "pp"));
-        run.parallel.dp = gpus / (run.parallel.tp * run.parallel.pp);
-        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
-        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
+        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
+        run.parallel.pp = static_cast<uint32_t>(t.Count(i, "pp"));
+        run.parallel.dp = DataParallel(t, i, gpus, uint64_t(run.parallel.tp) * run.parallel.pp);
+        run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
+        run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
         run.sequence = 2048;
         run.recompute = Recompute::FULL;
         run.flashAttention = false; // 2021: unfused softmax attention
-        run.overlapGradReduce = t.Text(i, "grad_reduce") == "overlap";
-        run.overlapTpReduce = t.Text(i, "tp_reduce") == "overlap";
-        const auto perVirtual = static_cast<uint32_t>(t.Number(i, "layers_per_virtual_stage"));
+        run.overlapGradReduce =
+            t.Choice(i, "grad_reduce", {"overlap", "after_backward"}) == "overlap";
+        run.overlapTpReduce = t.Choice(i, "tp_reduce", {"overlap", "blocking"}) == "overlap";
+        const auto perVirtual = static_cast<uint32_t>(t.Count(i, "layers_per_virtual_stage", 0));
         if (perVirtual > 0)
         {
             const uint32_t layers = ModelSpec::Load(model).layers;
@@ -311,7 +355,7 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
         row.label = model + " tp" + std::to_string(run.parallel.tp) + " pp"
                     + std::to_string(run.parallel.pp) + " " + std::to_string(gpus) + " GPUs";
         row.metric = "iteration_s";
-        row.published = t.Number(i, "iteration_s");
+        row.published = t.Positive(i, "iteration_s");
         const RunReport report = Predict(ModelSpec::Load(model), run, row.wallS);
         row.predicted = report.stepTimeS;
         row.fits = report.feasible;
@@ -323,18 +367,18 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
 std::vector<ValidationRow>
 ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
 {
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
         RunSpec run;
         run.mode = RunMode::INFERENCE;
-        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "tp"));
-        run.batch = static_cast<uint32_t>(t.Number(i, "batch"));
-        run.promptTokens = static_cast<uint32_t>(t.Number(i, "prompt"));
-        run.generatedTokens = static_cast<uint32_t>(t.Number(i, "generated"));
-        run.firstToken = t.Text(i, "first_token_pass");
-        run.splitKvDecode = t.Text(i, "decode_attention") == "split_kv";
+        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
+        run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
+        run.promptTokens = static_cast<uint32_t>(t.Count(i, "prompt"));
+        run.generatedTokens = static_cast<uint32_t>(t.Count(i, "generated"));
+        run.firstToken = t.Choice(i, "first_token_pass", {"auto", "prefill", "decode"});
+        run.splitKvDecode = t.Choice(i, "decode_attention", {"split_kv", "per_head"}) == "split_kv";
         run.engine = "lmdeploy"; // TurboMind's C++ loop launches each kernel
         if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
         {
@@ -352,12 +396,12 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
         if (!t.Blank(i, "first_token_ms"))
         {
             row.metric = "first_token_s";
-            row.published = t.Number(i, "first_token_ms") / 1e3;
+            row.published = t.Positive(i, "first_token_ms") / 1e3;
             row.predicted = report.ttftS;
             rows.push_back(row);
         }
         row.metric = "tpot_s";
-        row.published = t.Number(i, "tpot_ms") / 1e3;
+        row.published = t.Positive(i, "tpot_ms") / 1e3;
         row.predicted = report.tpotS;
         rows.push_back(row);
     }
@@ -367,7 +411,7 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
 std::vector<ValidationRow>
 ValidationSuite::RunEnergy(const std::string& csv)
 {
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
@@ -378,10 +422,10 @@ ValidationSuite::RunEnergy(const std::string& csv)
         // prompt raises the predicted energy per token by 3%, the prefill being short).
         RunSpec run;
         run.mode = RunMode::INFERENCE;
-        run.parallel.tp = static_cast<uint32_t>(t.Number(i, "gpus"));
-        run.batch = static_cast<uint32_t>(t.Number(i, "batch"));
+        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
         run.promptTokens = 128;
-        const double generated = t.Number(i, "response_length_tokens");
+        const double generated = t.Positive(i, "response_length_tokens");
         run.generatedTokens = static_cast<uint32_t>(std::lround(generated));
         run.firstToken = "prefill";
         run.flashAttention = false;
@@ -395,7 +439,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
         }
         double wall = 0;
         RunReport report = Predict(ModelSpec::Load(model), run, wall);
-        const double measuredS = t.Number(i, "latency_s");
+        const double measuredS = t.Positive(i, "latency_s");
         const double tokens = double(run.generatedTokens) * run.batch;
         ValidationRow row;
         row.set = "mlenergy";
@@ -403,7 +447,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
             model + " " + t.Text(i, "task") + " " + std::to_string(run.generatedTokens) + " tok";
         row.wallS = wall;
         row.metric = "energy_per_token_j";
-        row.published = t.Number(i, "energy_per_token_j");
+        row.published = t.Positive(i, "energy_per_token_j");
         row.predicted = report.energyPerTokenJ;
         rows.push_back(row);
         // The same energy with the boards' idle power over the measured latency instead of the
@@ -415,13 +459,13 @@ ValidationSuite::RunEnergy(const std::string& csv)
             (report.energyJ + idleW * report.gpus * (measuredS - report.stepTimeS)) / tokens;
         rows.push_back(row);
         row.metric = "avg_power_w";
-        row.published = t.Number(i, "avg_power_w");
+        row.published = t.Positive(i, "avg_power_w");
         row.predicted = report.avgPowerW;
         rows.push_back(row);
         // The time per generated token: eager PyTorch at batch 1 is launch-bound, so this is
         // the host dispatch's check.
         row.metric = "latency_per_token_s";
-        row.published = t.Number(i, "ms_per_token") / 1e3;
+        row.published = t.Positive(i, "ms_per_token") / 1e3;
         row.predicted = report.stepTimeS / tokens;
         rows.push_back(row);
     }
@@ -435,22 +479,23 @@ ValidationSuite::RunCollectives(const std::string& csv, uint64_t minBytes, uint6
     // runs of one collective on f32 data, 8/n groups of n GPUs at once in one 8x H100 node
     // (every GPU in one group, so on NVSwitch the groups do not share links): one group is
     // run here. NCCL chose the algorithm and protocol.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto bytes = static_cast<uint64_t>(t.Number(i, "size_bytes"));
+        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
         if (bytes < minBytes || bytes > maxBytes)
         {
             continue;
         }
-        ValidationRow row = CollectiveRow(h100.network,
-                                          t.Text(i, "collective"),
-                                          "collective",
-                                          bytes,
-                                          static_cast<uint32_t>(t.Number(i, "devices_per_group")),
-                                          t.Number(i, "time_us") * 1e-6);
+        ValidationRow row =
+            CollectiveRow(h100.network,
+                          t.Text(i, "collective"),
+                          "collective",
+                          bytes,
+                          static_cast<uint32_t>(t.Count(i, "devices_per_group", 1, kMaxGpus)),
+                          t.Positive(i, "time_us") * 1e-6);
         row.set = "xla-h100-nccl";
         row.metric = "collective_s";
         rows.push_back(row);
@@ -463,18 +508,18 @@ ValidationSuite::RunNcclTests(const std::string& csv, uint64_t minBytes)
 {
     // nccl-tests' all-reduce on 4x H100 (nccl-tests-h100-4gpu-allreduce.md): one process
     // drives the four GPUs; NCCL chose the algorithm and protocol.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto bytes = static_cast<uint64_t>(t.Number(i, "size_bytes"));
+        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
         if (bytes < minBytes)
         {
             continue;
         }
         ValidationRow row = CollectiveRow(
-            h100.network, "all-reduce", "op", bytes, 4, t.Number(i, "oop_time_us") * 1e-6);
+            h100.network, "all-reduce", "op", bytes, 4, t.Positive(i, "oop_time_us") * 1e-6);
         row.set = "nccl-tests-h100";
         row.metric = "nccl_tests_s";
         rows.push_back(row);
@@ -487,20 +532,20 @@ ValidationSuite::RunNcclTestsSlices(const std::string& csv, uint64_t minBytes, u
 {
     // nccl-tests on slices of one 8x H100 HGX node (nccl-tests-h100-hgx-slices.md): one process
     // and one thread drive the slice's GPUs; NCCL chose the algorithm and protocol.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto bytes = static_cast<uint64_t>(t.Number(i, "size_bytes"));
-        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
         const std::string source = t.Text(i, "source_file");
         if (bytes < minBytes || bytes > maxBytes || (source == "results/scaling.txt" && gpus == 4))
         {
             continue;
         }
         ValidationRow row = CollectiveRow(
-            h100.network, t.Text(i, "op"), "op", bytes, gpus, t.Number(i, "oop_time_us") * 1e-6);
+            h100.network, t.Text(i, "op"), "op", bytes, gpus, t.Positive(i, "oop_time_us") * 1e-6);
         row.set = "nccl-tests-hgx";
         row.metric = "nccl_tests_hgx_s";
         rows.push_back(row);
@@ -513,23 +558,23 @@ ValidationSuite::RunAttentionKernels(const std::string& csv)
 {
     // FlashAttention-3's Figures 5 and 6 and a 2026 run of its benchmark
     // (flash-attention-h100.md): short timed runs, so the model runs at the boost clock.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
     model->SetClockPolicy(ClockPolicy::BOOST);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const std::string kernel = t.Text(i, "kernel");
-        const bool backward = t.Text(i, "pass") == "backward";
+        const std::string kernel = t.Choice(i, "kernel", {"flash2", "flash3", "cudnn"});
+        const bool backward = t.Choice(i, "pass", {"forward", "backward"}) == "backward";
         AttentionShape a;
-        a.batch = static_cast<uint64_t>(t.Number(i, "batch"));
-        a.heads = static_cast<uint64_t>(t.Number(i, "heads"));
+        a.batch = t.Count(i, "batch");
+        a.heads = t.Count(i, "heads");
         a.kvHeads = a.heads;
-        a.queryLen = static_cast<uint64_t>(t.Number(i, "seq_len"));
+        a.queryLen = t.Count(i, "seq_len");
         a.kvLen = a.queryLen;
-        a.headDim = static_cast<uint64_t>(t.Number(i, "head_dim"));
-        a.causal = t.Text(i, "causal") == "yes";
+        a.headDim = t.Count(i, "head_dim");
+        a.causal = t.Choice(i, "causal", {"yes", "no"}) == "yes";
         a.kernel = kernel == "flash2" ? AttentionKernel::FLASH2 : AttentionKernel::HOPPER;
         // The paper's FLOP count: 4 b h s^2 d forward, halved under the mask; 2.5x backward.
         const double flops = 4.0 * a.batch * a.heads * double(a.queryLen) * a.kvLen * a.headDim
@@ -544,7 +589,7 @@ ValidationSuite::RunAttentionKernels(const std::string& csv)
                     + (a.causal ? " causal" : "") + " d" + std::to_string(a.headDim) + " s"
                     + std::to_string(a.queryLen);
         row.metric = kernel == "flash2" ? "flash2_kernel_s" : "hopper_attention_s";
-        row.published = flops / (t.Number(i, "tflops") * 1e12);
+        row.published = flops / (t.Positive(i, "tflops") * 1e12);
         row.predicted = c.timeS;
         rows.push_back(row);
     }
@@ -560,7 +605,7 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
     // micro batch, sequence, FSDP); the recipes' defaults: flash attention, sequence parallelism
     // with TP > 1, Megatron's distributed optimizer (ZeRO-1) unless FSDP, no recomputation
     // (selective where the recipe says so).
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
@@ -581,18 +626,18 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
                                                 "nemotron-8b",
                                                 "nemotron-22b",
                                                 "nemotron-340b"};
-        const std::string precision = t.Text(i, "precision");
+        const std::string precision = t.Choice(i, "precision", kNemoPrecisions);
         if (std::find(known.begin(), known.end(), model) == known.end() || precision == "bf16")
         {
             continue;
         }
-        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
         }
         RunSpec run = NemoRowLayout(t, i, gpus);
-        run.parallel.zeroStage = t.Text(i, "fsdp") == "yes" ? 3 : 1;
+        run.parallel.zeroStage = t.Choice(i, "fsdp", {"yes", "no"}) == "yes" ? 3 : 1;
         // The distributed optimizer's parameter gather overlaps the next forward: Megatron-
         // Bridge's CommOverlapConfig turns overlap_param_gather on with dp > 1
         // (training/comm_overlap.py, _get_optimizer_overlap_cfgs); NeMo 1.0's recipes set
@@ -669,17 +714,17 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
     // gradients reduced in bf16 and its router force-balanced (gpt_oss_llm_pretrain.py,
     // set_gpt_oss_common_configs); its recipe's recomputation of the norms and the expert
     // activation (recompute_modules) is not modelled.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
         const std::string model = t.Text(i, "model");
-        if (t.Text(i, "arch") != "moe"
+        if (t.Choice(i, "arch", {"dense", "moe"}) != "moe"
             || (model != "qwen3-30b-a3b" && model != "qwen3-235b-a22b" && model != "gpt-oss-120b"))
         {
             continue;
         }
-        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
@@ -689,7 +734,8 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
         run.paramGather = "overlap"; // as the dense rows (RunNemoH100)
         run.parallel.etp = 1;
         run.mainGrads = "bf16";
-        run.fp8Scaling = t.Text(i, "precision") == "fp8-cs" ? "current" : "delayed";
+        run.fp8Scaling =
+            t.Choice(i, "precision", kNemoPrecisions) == "fp8-cs" ? "current" : "delayed";
         if (run.parallel.tp > 1)
         {
             run.tpCommOverlap = "userbuffers";
@@ -717,12 +763,12 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
     // position table of its max_seq_len (the published num_params say so). Attention is MPT's
     // attn_impl: triton, the 2022 FlashAttention in Triton that LLM Foundry ships
     // (llmfoundry/models/layers/flash_attn_triton.py), modelled by its own tiling.
-    CsvTable t = CsvTable::Load(csv);
+    const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     std::vector<uint32_t> microBatches;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto gpus = static_cast<uint32_t>(t.Number(i, "gpus"));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
@@ -732,19 +778,20 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
         RunSpec run;
         run.parallel.dp = gpus;
         run.parallel.zeroStage = 3;
-        run.sequence = static_cast<uint32_t>(t.Number(i, "seq_len"));
+        run.sequence = static_cast<uint32_t>(t.Count(i, "seq_len"));
         model.maxSequence = run.sequence;
-        run.microBatch = static_cast<uint32_t>(t.Number(i, "micro_batch"));
-        run.globalBatch = static_cast<uint32_t>(t.Number(i, "global_batch"));
-        run.recompute =
-            t.Text(i, "activation_checkpointing") == "true" ? Recompute::FULL : Recompute::NONE;
+        run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
+        run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
+        run.recompute = t.Choice(i, "activation_checkpointing", {"true", "false"}) == "true"
+                            ? Recompute::FULL
+                            : Recompute::NONE;
         run.SetAttention("triton2022");
         ValidationRow row;
         row.set = "foundry-" + gpu;
         row.label =
             name + " seq " + std::to_string(run.sequence) + " " + std::to_string(gpus) + " GPUs";
         row.metric = gpu + "_bf16_step_s";
-        row.published = t.Number(i, "global_batch_tokens") / t.Number(i, "throughput_tok_s");
+        row.published = t.Positive(i, "global_batch_tokens") / t.Positive(i, "throughput_tok_s");
         const RunReport report = Predict(model, run, row.wallS, gpu + "-sxm-80gb", DataType::BF16);
         row.predicted = report.stepTimeS;
         row.fits = report.feasible;

@@ -140,7 +140,14 @@ class ArrivalTraceErrorTestCase : public TestCase
         };
         for (const Bad& bad : {
                  Bad{"header", "time,prompt\n1,2\n", {"neither arrival_s nor TIMESTAMP"}},
-                 Bad{"time", "arrival_s\n1\nsoon\n", {"arrival_s", ":3", "expected a number"}},
+                 Bad{"time",
+                     "arrival_s\n1\nsoon\n",
+                     {"arrival_s", ":3", "expected a finite number"}},
+                 Bad{"nan", "arrival_s\n0\nnan\n", {"arrival_s", ":3", "finite number, got 'nan'"}},
+                 // Which of two columns of one name a reader takes is a guess: refused.
+                 Bad{"twice",
+                     "arrival_s,prompt,prompt,generated\n0,1,2,1\n1,1,2,1\n",
+                     {"'prompt'", ":1", "names this column twice"}},
                  Bad{"date",
                      "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,1\n"
                      "2023-02-30 00:00:00,1,1\n",

@@ -8,6 +8,7 @@
 #include "spec-reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -67,6 +68,14 @@ CsvTable::Load(const std::string& path)
         auto fields = Split(line);
         if (t.m_columns.empty())
         {
+            for (std::size_t i = 0; i < fields.size(); ++i)
+            {
+                if (std::find(fields.begin(), fields.begin() + i, fields[i]) != fields.begin() + i)
+                {
+                    // Which of the two a reader would take is a guess: refused.
+                    throw SpecError(path, fields[i], "the header names this column twice", number);
+                }
+            }
             t.m_columns = fields;
             continue;
         }
@@ -145,11 +154,55 @@ CsvTable::Number(std::size_t row, const std::string& column) const
     const std::string& text = Text(row, column);
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0')
+    if (text.empty() || *end != '\0' || !std::isfinite(value))
     {
-        throw SpecError(m_path, column, "expected a number, got '" + text + "'", m_lines[row]);
+        throw SpecError(
+            m_path, column, "expected a finite number, got '" + text + "'", m_lines[row]);
     }
     return value;
+}
+
+double
+CsvTable::Positive(std::size_t row, const std::string& column) const
+{
+    const double value = Number(row, column);
+    if (value <= 0)
+    {
+        throw SpecError(m_path,
+                        column,
+                        "expected a number above 0, got '" + Text(row, column) + "'",
+                        m_lines[row]);
+    }
+    return value;
+}
+
+uint64_t
+CsvTable::Count(std::size_t row, const std::string& column, uint64_t least, uint64_t most) const
+{
+    const double value = Number(row, column);
+    if (value != std::floor(value) || value < double(least) || value > double(most))
+    {
+        throw SpecError(m_path,
+                        column,
+                        "expected a whole number from " + std::to_string(least) + " to "
+                            + std::to_string(most) + ", got '" + Text(row, column) + "'",
+                        m_lines[row]);
+    }
+    return static_cast<uint64_t>(value);
+}
+
+const std::string&
+CsvTable::Choice(std::size_t row,
+                 const std::string& column,
+                 const std::vector<std::string>& allowed) const
+{
+    const std::string& text = Text(row, column);
+    if (std::find(allowed.begin(), allowed.end(), text) == allowed.end())
+    {
+        throw SpecError(
+            m_path, column, "got '" + text + "'; allowed: " + JoinNames(allowed), m_lines[row]);
+    }
+    return text;
 }
 
 } // namespace rapidllm

@@ -22,8 +22,8 @@ class CsvTable
 {
   public:
     /**
-     * \brief Reads a file; a missing file or a row with the wrong number of fields throws
-     * SpecError naming the file and line.
+     * \brief Reads a file; a missing file, a column named twice or a row with the wrong number
+     * of fields throws SpecError naming the file and line.
      * \param path the file
      * \return the table
      */
@@ -33,8 +33,28 @@ class CsvTable
     std::size_t Rows() const;
     /** \return the text of \p column in row \p row ("" if blank) */
     const std::string& Text(std::size_t row, const std::string& column) const;
-    /** \return the number in \p column of row \p row; throws SpecError if it is not one */
+    /**
+     * \return the number in \p column of row \p row; throws SpecError naming the file, line
+     * and column if it is not a finite one
+     */
     double Number(std::size_t row, const std::string& column) const;
+    /** \return Number(), which must be above 0 (a measured time or rate); else SpecError */
+    double Positive(std::size_t row, const std::string& column) const;
+    /**
+     * \return Number(), which must be a whole number from \p least to \p most (a count or a
+     * size); else SpecError with the range
+     */
+    uint64_t Count(std::size_t row,
+                   const std::string& column,
+                   uint64_t least = 1,
+                   uint64_t most = UINT32_MAX) const;
+    /**
+     * \return the text of \p column in row \p row, which must be one of \p allowed; else
+     * SpecError listing them
+     */
+    const std::string& Choice(std::size_t row,
+                              const std::string& column,
+                              const std::vector<std::string>& allowed) const;
     /** \return whether \p column of row \p row is blank */
     bool Blank(std::size_t row, const std::string& column) const;
     /** \return whether the header names \p column */
