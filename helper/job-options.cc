@@ -677,8 +677,9 @@ JobOptions::ToSpecs() const
     }
     catch (const SpecError& e)
     {
-        // A value the job file gave (and the command line did not) is the job file's error.
-        if (e.GetFile() == kCommandLine)
+        // A value the job file gave (and the command line did not) is the job file's error
+        // (an error of an option's value names the command line, or no file at all).
+        if (e.GetFile() == kCommandLine || e.GetFile().empty())
         {
             for (const auto& [name, key] : m_fileKeys)
             {

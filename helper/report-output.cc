@@ -130,6 +130,37 @@ CreateOutputDir(const std::string& dir)
     }
 }
 
+NewOutputDir::NewOutputDir(const std::string& dir)
+{
+    std::error_code ec;
+    for (std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+         !p.empty() && !std::filesystem::exists(p, ec);
+         p = p.parent_path())
+    {
+        m_made.push_back(p.string());
+    }
+    CreateOutputDir(dir);
+}
+
+NewOutputDir::~NewOutputDir()
+{
+    std::error_code ec;
+    for (const auto& p : m_made)
+    {
+        // remove() takes an empty folder only: whatever a failed run wrote there stays.
+        if (!std::filesystem::remove(p, ec))
+        {
+            break;
+        }
+    }
+}
+
+void
+NewOutputDir::Keep()
+{
+    m_made.clear();
+}
+
 void
 RefuseSweepFolder(const std::string& dir, const std::string& command)
 {

@@ -75,6 +75,26 @@ void CreateOutputDir(const std::string& dir);
 
 /**
  * \ingroup rapid-llm
+ * \brief An output folder made before a run (CreateOutputDir): unless Keep() is called, the
+ * folders it created are removed again while empty, so a run that fails leaves none behind.
+ */
+class NewOutputDir
+{
+  public:
+    /** \param dir the folder, created with its parents */
+    explicit NewOutputDir(const std::string& dir);
+    ~NewOutputDir();
+    NewOutputDir(const NewOutputDir&) = delete;
+    NewOutputDir& operator=(const NewOutputDir&) = delete;
+    /** \brief The run wrote its files: the folder stays. */
+    void Keep();
+
+  private:
+    std::vector<std::string> m_made; //!< folders created, deepest first
+};
+
+/**
+ * \ingroup rapid-llm
  * \brief Refuses, before a study runs, an --out folder \p dir that holds a sweep (sweep.json):
  * the study's results.csv would replace the sweep's rows. A SpecError on option --out.
  * \param command the study, as the message names it ("study hardware")

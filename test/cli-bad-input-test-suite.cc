@@ -119,6 +119,16 @@ class CliBadInputTestCase : public TestCase
                            "  routing: dimension-order\n"
                            "  faults: [{link: gpu99-nvlink.sw0, bandwidth_factor: 0.5}]\n"));
         const std::string hwFlag = "--hardware=a100-sxm-80gb";
+        const std::string notFolder = WriteFile(dir, "afile", "a file\n");
+        const std::string misspeltJob =
+            WriteFile(dir, "job.yaml", "model: gpt-1.7b\nhardware: a100\n");
+        const std::string badTables = dir + "/tables";
+        std::filesystem::create_directories(badTables);
+        WriteFile(badTables,
+                  "flash-attention-h100.csv",
+                  "# a published row, its sequence made negative\n"
+                  "source,pass,causal,head_dim,seq_len,batch,heads,kernel,tflops\n"
+                  "fa3-paper,forward,no,64,-512,32,32,flash2,282\n");
         const std::string u32 = "from 1 to 4294967295";
         const std::string gpus = "from 1 to 16777216";
 
@@ -843,6 +853,43 @@ class CliBadInputTestCase : public TestCase
              {"every row failed", "fault-aware", "no path"}},
             // An option where it has no effect is not listed, and so unknown.
             {{"memory", "--granularity=fluid"}, {"unknown option --granularity"}},
+            // ns-3 attributes of the packet network: given twice, out of range, a file as a folder.
+            {{"collective",
+              hwFlag,
+              "--gpus=16",
+              "--backend=packet",
+              "--packet=WindowBdps=2,WindowBdps=3"},
+             {"option --packet", "WindowBdps is given twice"}},
+            {{"collective", hwFlag, "--gpus=16", "--backend=packet", "--packet=MinRto=-1ms"},
+             {"option --packet", "MinRto", "must be above 0"}},
+            {{"collective",
+              hwFlag,
+              "--gpus=16",
+              "--backend=packet",
+              "--packet=Pcap=" + notFolder + "/x"},
+             {"option --packet", "is not a folder"}},
+            // A job file's misspelt preset is the job file's error, told as a misspelt preset.
+            {{"memory", "--run=" + misspeltJob},
+             {"job.yaml", "field 'hardware'", "'a100' is neither a preset"}},
+            // A run that fails leaves no output folder behind (checked below).
+            {{"run",
+              "--model=gpt-1.7b",
+              "--tp=2",
+              "--pp=2",
+              "--dp=4",
+              "--gbs=8",
+              "--out=" + dir + "/failed/run",
+              "--fault=tier:infiniband"},
+             {"no path", "unreachable"}},
+            // memory builds a training job's graphs too: its limit is raised as run's.
+            {{"memory", "--model=gpt-1.7b", "--ffn=4294967295", "--host-memory=0.5"},
+             {"above the limit", "(0.5 GiB of host memory"}},
+            // A kernel that cannot take the head dimension: the option that chose it.
+            {{"attention", "--attention=triton2022", "--head-dim=256"},
+             {"option --attention", "up to 128, not 256"}},
+            // A published table given with --data is checked as any input.
+            {{"validate", "--only=flash-attention", "--data=" + badTables},
+             {"flash-attention-h100.csv:3", "field 'seq_len'", "whole number from 1", "'-512'"}},
             // Extensions.
             {{"run", "--load"}, {"option --load", "needs a value"}},
             {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
@@ -902,6 +949,9 @@ class CliBadInputTestCase : public TestCase
                 r.err.find("NS_GLOBAL_VALUE: '" + entry + "'"), std::string::npos, r.err);
             NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
         }
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/failed"),
+                              false,
+                              "a run that failed removes the folders its --out created");
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/all-failed"),
                               false,
                               "a fault study whose rows all failed writes nothing");

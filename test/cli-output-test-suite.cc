@@ -739,8 +739,13 @@ class CliOutputErrorStatusTestCase : public TestCase
     {
         const ScratchDir scratch("output-error");
         const std::string err = scratch.Path() + "/stderr.txt";
-        for (const std::vector<std::string>& args :
-             {std::vector<std::string>{"presets"}, Cat({"run", "--json"}, kSmallTraining)})
+        // Help and the version too, which ns-3's CommandLine prints and exits after.
+        for (const std::vector<std::string>& args : {std::vector<std::string>{"presets"},
+                                                     Cat({"run", "--json"}, kSmallTraining),
+                                                     {"--help"},
+                                                     {"run", "--help"},
+                                                     {"--version"},
+                                                     {"study", "--help"}})
         {
             std::string command = ShellQuote(RAPIDLLM_CLI);
             for (const std::string& a : args)

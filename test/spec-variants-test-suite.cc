@@ -115,6 +115,13 @@ class OverrideTestCase : public TestCase
                                      "network.nvlink.bandwidth_GBps=2x,"
                                      "network.nvlink.collective=ring,network.routing=ecmp"));
         NS_TEST_EXPECT_MSG_EQ((got == expected), true, "six overrides at once");
+        // A network's optional list the preset does not give is added, as any absent field.
+        expected = h100;
+        expected.network.faults.push_back({"gpu0-nvlink.sw0", 0.5});
+        got = HardwareSpec::Load("h100-sxm-80gb",
+                                 Set("network.faults=[{link: gpu0-nvlink.sw0, "
+                                     "bandwidth_factor: 0.5}]"));
+        NS_TEST_EXPECT_MSG_EQ((got == expected), true, "a fault added to the network");
         // One list sets a path once: a second would silently win (found by fuzzing).
         NS_TEST_EXPECT_MSG_EQ(ThrowsWith<SpecError>(
                                   [&]()

@@ -17,9 +17,11 @@
 #include "ns3/study-plot.h"
 #include "ns3/type-id.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -171,6 +173,7 @@ ApplyPacketAttributes(const std::string& list)
     const TypeId packet = PacketNetwork::GetTypeId();
     const std::string listing =
         " (rapid-llm --PrintAttributes=" + packet.GetName() + " lists them)";
+    std::vector<std::string> given;
     while (std::getline(items, item, ','))
     {
         const std::size_t eq = item.find('=');
@@ -190,6 +193,11 @@ ApplyPacketAttributes(const std::string& list)
                             "'" + item + "': PacketNetwork has no attribute '" + name + "'"
                                 + listing);
         }
+        if (std::find(given.begin(), given.end(), name) != given.end())
+        {
+            throw SpecError(kCommandLine, "packet", "attribute " + name + " is given twice");
+        }
+        given.push_back(name);
         // Checked here: ns-3 aborts on a value it cannot parse.
         const std::string why = CheckAttributeText(packet, name, item.substr(eq + 1));
         if (!why.empty()

@@ -805,7 +805,14 @@ MakeOptions()
              0.125,
              1048576,
              FormatNumber(kDefaultWorkloadHostGiB))
-            .For({"run", "trace", "study faults", "study hardware", "sweep", kServing}),
+            .For({"run",
+                  "memory",
+                  "trace",
+                  "replay",
+                  "study faults",
+                  "study hardware",
+                  "sweep",
+                  kServing}),
         // Sweeps at scale.
         Count("workers",
               "worker processes, one layout each at a time (0: one per processor)",

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace ns3 {
 namespace rapidllm {
@@ -90,9 +91,10 @@ RunRunCommand(const CliArgs& args)
     helper->SetGpuVariants(job.gpuVariants);
     // The output directory first: a --timeline inside it is checked before the run.
     const std::string out = args.Text("out");
+    std::optional<NewOutputDir> outDir;
     if (!out.empty())
     {
-        CreateOutputDir(out);
+        outDir.emplace(out);
     }
     RunReport report = RunObserved(args,
                                    "run",
@@ -115,6 +117,7 @@ RunRunCommand(const CliArgs& args)
                           job.model.name + " " + report.mode
                               + (report.haveTokens ? " request on " : " step on ")
                               + std::to_string(report.gpus) + " x " + job.hardware.GpuLabel());
+        outDir->Keep();
     }
     // The report in full either way; a job that does not fit says so in its exit status too
     // (and on stderr, after the report).

@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -81,11 +82,30 @@ ApplyHostMemory(const CliArgs& options)
     }
     ns3::GlobalValue::Bind("RapidLlmHostMemoryGiB", ns3::DoubleValue(gib));
 }
+
+/** Set once a command has its options: from then on it checks its own output (OutputError). */
+bool g_commandRuns = false;
+
+/**
+ * At exit after a help text, a listing or the version (ns-3's CommandLine exits by itself once
+ * it printed them): a standard output that could not be written fails the program, as a
+ * command's output does.
+ */
+void
+CheckOutputAtExit()
+{
+    if (!g_commandRuns && (std::fflush(stdout) != 0 || std::ferror(stdout)))
+    {
+        std::fputs("rapid-llm: error: cannot write 'standard output'\n", stderr);
+        std::_Exit(kExitOutputError);
+    }
+}
 } // namespace
 
 int
 main(int argc, char** argv)
 {
+    std::atexit(CheckOutputAtExit);
     const auto& commands = GetCliCommands();
     auto usage = [&](std::ostream& os)
     {
@@ -212,6 +232,7 @@ main(int argc, char** argv)
             CheckGlobalValues();
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
+            g_commandRuns = true;
             const CliOption* granularity = FindCliOption("granularity", c.name);
             if (granularity && granularity->TakenBy(c.name) && options->Has("granularity"))
             {

@@ -28,10 +28,12 @@ PaddedHeadDim(const GpuSpec& g, uint64_t headDim)
 {
     if (headDim > 128)
     {
-        throw SpecError(g.Origin(),
+        // The run's choice of kernel (option or key attention), not the hardware, is at fault.
+        throw SpecError("",
                         "attention",
-                        "the Triton attention kernel supports head dimensions up to 128, not "
-                            + std::to_string(headDim));
+                        "triton2022, the Triton attention kernel, supports head dimensions up to "
+                        "128, not "
+                            + std::to_string(headDim) + "; choose another kernel");
     }
     uint32_t p = 16;
     while (p < headDim)

@@ -38,14 +38,17 @@ PacketCapture::CheckPrefix(const std::string& prefix)
     if (prefix.empty() || prefix.back() == '/'
         || (!folder.empty() && !std::filesystem::is_directory(folder, ec)))
     {
-        throw SpecError("network",
-                        "PacketNetwork::Pcap",
-                        "'" + prefix
-                            + "': a file prefix in an existing folder, e.g. out/run (files "
-                              "out/run-gpu0-nvlink.sw0.pcap, ...)"
-                            + (folder.empty() || prefix.back() == '/'
-                                   ? std::string()
-                                   : "; folder '" + folder.string() + "' does not exist"));
+        throw SpecError(
+            "network",
+            "PacketNetwork::Pcap",
+            "'" + prefix
+                + "': a file prefix in an existing folder, e.g. out/run (files "
+                  "out/run-gpu0-nvlink.sw0.pcap, ...)"
+                + (folder.empty() || prefix.back() == '/'
+                       ? std::string()
+                       : "; '" + folder.string()
+                             + (std::filesystem::exists(folder, ec) ? "' is not a folder"
+                                                                    : "' does not exist")));
     }
 }
 

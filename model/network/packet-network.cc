@@ -287,6 +287,13 @@ PacketNetwork::CheckAttributes() const
                         std::to_string(m_sendBuffer)
                             + " bytes: 0 (sized to each path) or at least 65536");
     }
+    if (!m_minRto.IsStrictlyPositive())
+    {
+        std::ostringstream why;
+        why << m_minRto.GetSeconds() * 1e6
+            << " us: must be above 0 (TCP's least retransmission timeout)";
+        throw SpecError("network", "PacketNetwork::MinRto", why.str());
+    }
     if (m_delAckCount > 1 && m_delAckTimeout >= m_minRto)
     {
         // Each message's last odd segment would be retransmitted after MinRto, its window

@@ -32,7 +32,12 @@ Reference(SpecReader& r, const std::string& key, const std::string& kind, const 
     {
         return value;
     }
-    return (std::filesystem::path(dir) / path).string();
+    // A bare name that is no file beside the job file is a misspelt preset, and is told so.
+    const std::filesystem::path beside = std::filesystem::path(dir) / path;
+    std::error_code ec;
+    const bool looksLikePath = value.find('/') != std::string::npos || path.extension() == ".yaml"
+                               || path.extension() == ".yml";
+    return looksLikePath || std::filesystem::exists(beside, ec) ? beside.string() : value;
 }
 
 /**

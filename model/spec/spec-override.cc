@@ -524,7 +524,9 @@ SpecOverride::Apply(YAML::Node& root, const std::string& source) const
                      + (meant.empty() ? "" : " (did you mean '" + meant + "'?)")
                      + ", so there is no number to scale; " + listing(node));
             }
-            if (s.hasIndex || !NamedListsText(node).empty())
+            // Where named lists are, a missing name on the way is no element of them; a last
+            // one adds a field (network.faults), which the typed parse judges.
+            if (s.hasIndex || (!last && !NamedListsText(node).empty()))
             {
                 fail("there is no field or element '" + parts[i] + "' in " + sectionName(resolved)
                      + "; " + listing(node));
