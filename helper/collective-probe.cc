@@ -20,6 +20,8 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/** The most links a progress line asks the packet count of (CollectiveProbe's progress). */
+constexpr uint32_t kDetailLinks = 1 << 16;
 
 /** Refuses a transfer outside ranks 0..gpus-1, to itself or of no bytes, naming \p field. */
 void
@@ -176,9 +178,15 @@ RunCollectiveProbe(const NetworkSpec& network,
                 s.total = total;
                 s.done = std::min(total, now.messagesDelivered);
                 s.unit = "messages";
-                if (now.dataPackets > 0)
+                // A packet network's count is its statistics'; naming every link of a large
+                // network a few times a second would stall the run (16.7 M links: seconds a
+                // tick), and a packet network that large does not run anyway.
+                const uint64_t packets = net->GetTopology()->GetLinkCount() <= kDetailLinks
+                                             ? net->GetStats().dataPackets
+                                             : 0;
+                if (packets > 0)
                 {
-                    s.detail = std::to_string(now.dataPackets) + " data packets delivered";
+                    s.detail = std::to_string(packets) + " data packets delivered";
                 }
                 s.finished = end >= 0;
                 return s;

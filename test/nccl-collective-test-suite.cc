@@ -570,6 +570,55 @@ class NcclChainTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A chain (broadcast, reduce) is pipelined in whole 512 KiB pieces and a short last one:
+ * its time grows with its size (equal 1 MiB pieces forwarded 1.5 MiB whole from GPU to GPU,
+ * slower than 2 MiB in two pieces), and 1 MiB no longer crosses the chain store-and-forward.
+ */
+class ChainPiecesTestCase : public TestCase
+{
+  public:
+    ChainPiecesTestCase()
+        : TestCase("a chain's time grows with its size, pipelined from 1 MiB")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        const NetworkDimensionSpec& nvlink = h100.network.dimensions.at(0);
+        const double link = nvlink.bandwidthBps * nvlink.wireEfficiency;
+        CollectiveProbeConfig c;
+        c.gpus = 8;
+        for (CollectiveOp op : {CollectiveOp::BROADCAST, CollectiveOp::REDUCE})
+        {
+            c.op = op;
+            c.algorithm = "ring";
+            double last = 0;
+            for (uint64_t bytes : {uint64_t(1) << 20,
+                                   uint64_t(1482910),
+                                   uint64_t(2) << 20,
+                                   uint64_t(3145727),
+                                   uint64_t(3) << 20,
+                                   uint64_t(4) << 20,
+                                   uint64_t(40) << 20})
+            {
+                c.bytes = bytes;
+                const double t = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb").timeS;
+                NS_TEST_EXPECT_MSG_GT_OR_EQ(t, last, ToString(op) << " of " << bytes << " B");
+                NS_TEST_EXPECT_MSG_GT(t, bytes / link, "every byte crosses a link once");
+                if (bytes == (uint64_t(1) << 20))
+                {
+                    // Store-and-forward would cross 7 links one after the other.
+                    NS_TEST_EXPECT_MSG_LT(t, 0.85 * 7 * bytes / link, "1 MiB pipelined (was 1.2x)");
+                }
+                last = t;
+            }
+        }
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -588,6 +637,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclCrossNodeRingsTestCase, TestCase::QUICK);
         AddTestCase(new NcclAllToAllTestCase, TestCase::QUICK);
         AddTestCase(new NcclChainTestCase, TestCase::QUICK);
+        AddTestCase(new ChainPiecesTestCase, TestCase::QUICK);
     }
 };
 

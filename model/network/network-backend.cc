@@ -602,6 +602,10 @@ NetworkBackend::CollectStats(bool links) const
             stats.links[l].name = m_topology->DescribeLink(l);
         }
     }
+    if (!links)
+    {
+        return stats; // a backend's DoGetStats may take the per-link entries as given
+    }
     DoGetStats(stats);
     for (auto& s : stats.links)
     {

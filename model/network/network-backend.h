@@ -333,8 +333,9 @@ class NetworkBackend : public Object
      */
     NetworkStats GetStats() const;
     /**
-     * \return GetStats() without its per-link entries: the counters alone, cheap on a network of
-     * millions of links (what a progress line asks a few times a second)
+     * \return the counters GetStats() keeps here (messages sent and delivered, the window),
+     * without per-link entries or the backend's own (DoGetStats): cheap on a network of
+     * millions of links, what a progress line asks a few times a second
      */
     NetworkStats GetCounters() const;
 

@@ -42,6 +42,12 @@ CollectiveAlgorithm::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
 }
 
 uint64_t
+CollectiveAlgorithm::GetPieceBytes(CollectiveOp op, uint64_t bytes) const
+{
+    return 0;
+}
+
+uint64_t
 CollectiveAlgorithm::CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const
 {
     return 0;
@@ -155,6 +161,26 @@ uint32_t
 CollectiveAlgorithm::PipelineChunks(uint64_t bytes, uint32_t maxChunks)
 {
     return static_cast<uint32_t>(std::clamp<uint64_t>(bytes >> 20, 1, std::max(maxChunks, 1u)));
+}
+
+namespace {
+/** A chain's piece: NCCL's Simple step (DEFAULT_BUFFSIZE / NCCL_STEPS). */
+constexpr uint64_t kChainPieceBytes = 512 << 10;
+/** A chain's most pieces (as PipelineChunks'). */
+constexpr uint64_t kChainMostPieces = 64;
+} // namespace
+
+uint32_t
+CollectiveAlgorithm::ChainChunks(uint64_t bytes)
+{
+    return static_cast<uint32_t>(std::clamp<uint64_t>(
+        (bytes + kChainPieceBytes - 1) / kChainPieceBytes, 1, kChainMostPieces));
+}
+
+uint64_t
+CollectiveAlgorithm::ChainPieceBytes(uint64_t bytes)
+{
+    return bytes <= kChainPieceBytes * kChainMostPieces ? kChainPieceBytes : 0;
 }
 
 } // namespace rapidllm

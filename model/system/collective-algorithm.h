@@ -106,6 +106,13 @@ class CollectiveAlgorithm : public Object
      * \return at least 1
      */
     virtual uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const;
+    /**
+     * \brief The size of the GetDefaultChunks pieces: whole pieces of this size and a shorter
+     * last one, or 0 (the default) for pieces of equal size.
+     * \param op the op \param bytes the request's size
+     * \return the piece size, or 0
+     */
+    virtual uint64_t GetPieceBytes(CollectiveOp op, uint64_t bytes) const;
 
     /**
      * \brief Writes the messages (and local reductions) of \p call: each member waits for
@@ -179,6 +186,19 @@ class CollectiveAlgorithm : public Object
      * \p maxChunks (NCCL pipelines its trees in chunks of this order)
      */
     static uint32_t PipelineChunks(uint64_t bytes, uint32_t maxChunks);
+    /**
+     * \return the pieces a chain (broadcast, reduce) pipelines \p bytes in: whole steps of
+     * NCCL's Simple protocol, 512 KiB (init.cc: DEFAULT_BUFFSIZE 4 MiB over NCCL_STEPS 8), the
+     * last one what is left, at most 64 pieces (ChainPieceBytes)
+     */
+    static uint32_t ChainChunks(uint64_t bytes);
+    /**
+     * \return the size of a chain's pieces (ChainChunks): 512 KiB, the last one less; 0 (equal
+     * pieces) above 64 of them. Whole pieces and a short last one keep a chain's time growing
+     * with its size: equal pieces of 1 MiB forwarded a 1.5 MiB broadcast whole from GPU to GPU,
+     * slower than a 2 MiB one in two pieces.
+     */
+    static uint64_t ChainPieceBytes(uint64_t bytes);
 };
 
 /** \brief The registry of collective algorithms (short names "ring", "direct", ...). */

@@ -313,6 +313,7 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
     Ptr<CollectiveAlgorithm> algorithm = Resolve(req, name);
     const uint32_t chunks =
         req.chunks > 0 ? req.chunks : algorithm->GetDefaultChunks(req.op, req.bytes);
+    const uint64_t pieceBytes = req.chunks > 0 ? 0 : algorithm->GetPieceBytes(req.op, req.bytes);
 
     ScheduleBuilder builder(
         plan.schedule, *this, req.endpoints, req.reduceBytesPerSecond, req.fluid);
@@ -329,20 +330,22 @@ CollectivePlanner::Build(const CollectiveRequest& req) const
     {
         CollectiveCall piece = call;
         piece.wholeBytes = chunks > 1 ? call.bytes : 0;
-        b.Chunked(chunks,
-                  req.bytes,
-                  [&](uint64_t bytes)
-                  {
-                      piece.bytes = bytes;
-                      if (fluid)
-                      {
-                          algorithm->AddFluid(b, piece);
-                      }
-                      else
-                      {
-                          algorithm->AddMessages(b, piece);
-                      }
-                  });
+        b.Chunked(
+            chunks,
+            req.bytes,
+            [&](uint64_t bytes)
+            {
+                piece.bytes = bytes;
+                if (fluid)
+                {
+                    algorithm->AddFluid(b, piece);
+                }
+                else
+                {
+                    algorithm->AddMessages(b, piece);
+                }
+            },
+            pieceBytes);
     };
     // Messages queue on their connections where bytes and latencies weigh alike (a pipeline's
     // pieces, a ring's steps behind a slower edge), which no form of the streams alone

@@ -225,7 +225,13 @@ NcclCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
 {
     // NCCL's ring pipelines by its steps; the prologue is paid once. A chain only pays off
     // pipelined: its pieces follow each other down the chain.
-    return IsChain(op) ? PipelineChunks(bytes, 64) : 1;
+    return IsChain(op) ? ChainChunks(bytes) : 1;
+}
+
+uint64_t
+NcclCollective::GetPieceBytes(CollectiveOp op, uint64_t bytes) const
+{
+    return IsChain(op) ? ChainPieceBytes(bytes) : 0;
 }
 
 uint32_t

@@ -50,8 +50,13 @@ uint32_t
 RingCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
 {
     // A chain only pays off pipelined.
-    return op == CollectiveOp::BROADCAST || op == CollectiveOp::REDUCE ? PipelineChunks(bytes, 64)
-                                                                       : 1;
+    return op == CollectiveOp::BROADCAST || op == CollectiveOp::REDUCE ? ChainChunks(bytes) : 1;
+}
+
+uint64_t
+RingCollective::GetPieceBytes(CollectiveOp op, uint64_t bytes) const
+{
+    return op == CollectiveOp::BROADCAST || op == CollectiveOp::REDUCE ? ChainPieceBytes(bytes) : 0;
 }
 
 void

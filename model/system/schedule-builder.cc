@@ -357,7 +357,8 @@ ScheduleBuilder::AddDependency(uint32_t step, uint32_t dep)
 void
 ScheduleBuilder::Chunked(uint32_t chunks,
                          uint64_t bytes,
-                         const std::function<void(uint64_t)>& phase)
+                         const std::function<void(uint64_t)>& phase,
+                         uint64_t pieceBytes)
 {
     if (chunks <= 1)
     {
@@ -377,7 +378,8 @@ ScheduleBuilder::Chunked(uint32_t chunks,
         const auto mark = static_cast<uint32_t>(m_schedule.GetSteps().size());
         m_pipelined.clear();
         m_unpaired = false;
-        phase(Split(bytes, chunks, j));
+        const bool whole = pieceBytes > 0 && (bytes - 1) / pieceBytes + 1 == chunks;
+        phase(whole ? std::min(pieceBytes, bytes - j * pieceBytes) : Split(bytes, chunks, j));
         std::vector<uint32_t> sends;
         // A fluid piece pairs its streams' heads (its in-order streams under a message floor
         // follow each other on their connections instead); messages written as they are (an

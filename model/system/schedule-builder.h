@@ -170,8 +170,13 @@ class ScheduleBuilder
      * of piece j-1 (one message in flight per position: pipelining). Afterwards each rank is
      * ready when all its pieces are. chunks <= 1 runs \p phase once on \p bytes.
      * \param chunks the pieces \param bytes the size \param phase writes one piece's messages
+     * \param pieceBytes pieces of this size and a shorter last one, where \p chunks of them
+     *        hold \p bytes (0: nearly equal pieces)
      */
-    void Chunked(uint32_t chunks, uint64_t bytes, const std::function<void(uint64_t)>& phase);
+    void Chunked(uint32_t chunks,
+                 uint64_t bytes,
+                 const std::function<void(uint64_t)>& phase,
+                 uint64_t pieceBytes = 0);
 
     /** \return the schedule being written */
     CollectiveSchedule& GetSchedule();
