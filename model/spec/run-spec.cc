@@ -1375,6 +1375,13 @@ RunSpec::DecodePasses() const
 }
 
 bool
+RunSpec::KeepsFp8Params() const
+{
+    return mode == RunMode::TRAINING && dtype == DataType::FP8 && fp8Params
+           && parallel.zeroStage >= 1;
+}
+
+bool
 RunSpec::FirstTokenFromPrefill() const
 {
     if (firstToken != "auto")

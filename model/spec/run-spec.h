@@ -413,6 +413,14 @@ struct RunSpec
      */
     bool FirstTokenFromPrefill() const;
 
+    /**
+     * \return whether fp8 training keeps the linear weights in fp8 (fp8Params in force): only
+     * with a distributed optimizer (ZeRO 1 or more), as Megatron-LM asserts of
+     * --fp8-param-gather (arguments.py: "only supported with distributed optimizer"); without
+     * one, bf16 weights beside Transformer Engine's fp8 copies
+     */
+    bool KeepsFp8Params() const;
+
     /** \return the memory layout in force: AUTO resolved by the ZeRO stage */
     MemoryLayout ResolvedMemoryLayout() const;
 

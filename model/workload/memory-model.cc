@@ -145,7 +145,7 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
                   "pass, 1F1B's count";
         }
     }
-    if (run.dtype == DataType::FP8 && run.fp8Params)
+    if (run.KeepsFp8Params())
     {
         os << "; fp8: the linear layers' weights kept in fp8 with their transposes "
               "(fp8_param_gather, as NVIDIA's NeMo 2.0 and Megatron-Bridge fp8 recipes set it), "
@@ -157,7 +157,12 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
         os << "; fp8: bf16 weights beside Transformer Engine's fp8 copy of each linear weight "
               "and its transpose, cast on the first micro-batch and kept for the step "
               "(Megatron-LM without --fp8-param-gather; fp8_params false), 2 more bytes per "
-              "linear-layer parameter";
+              "linear-layer parameter"
+           << (run.parallel.zeroStage >= 3 ? std::string(" of the layer gathered")
+               : run.fp8Params
+                   ? std::string(" (fp8 weights need a distributed optimizer, zero 1 or more: "
+                                 "Megatron-LM refuses --fp8-param-gather without one)")
+                   : std::string());
     }
     return os.str();
 }
@@ -242,9 +247,10 @@ AnalyzeMemory(const Workload& w, const GpuSpec& gpu)
                        + expert * perParam / p.ExpertReplicas();
             };
             m.weights = shard(bytes.weights, bytes.weightsShardedFrom);
-            if (w.run.dtype == DataType::FP8 && !w.run.fp8Params)
+            if (w.run.dtype == DataType::FP8 && !w.run.KeepsFp8Params() && p.zeroStage < 3)
             {
-                // Transformer Engine's cached fp8 weights and their transposes (AssumptionOf).
+                // Transformer Engine's cached fp8 weights and their transposes (AssumptionOf);
+                // under ZeRO-3 they come and go with each gathered layer.
                 m.weights += 2 * StageLinearParameters(w.model, w.run, g.stage);
             }
             m.gradients = shard(bytes.gradients, bytes.gradientsShardedFrom);

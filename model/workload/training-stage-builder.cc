@@ -290,7 +290,7 @@ class TrainingStageBuilder
     uint64_t
     ParamGatherBytes(uint64_t params, uint64_t linear) const
     {
-        if (m_run.dtype == DataType::FP8 && m_run.fp8Params)
+        if (m_run.KeepsFp8Params())
         {
             return (params - linear) * m_eb + linear;
         }
