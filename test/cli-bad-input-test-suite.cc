@@ -871,6 +871,11 @@ class CliBadInputTestCase : public TestCase
             // A job file's misspelt preset is the job file's error, told as a misspelt preset.
             {{"memory", "--run=" + misspeltJob},
              {"job.yaml", "field 'hardware'", "'a100' is neither a preset"}},
+            // A collective's pieces of less than a byte; send-recv's algorithm, which is none.
+            {{"collective", hwFlag, "--gpus=4", "--bytes=1K", "--chunks=65536"},
+             {"option --chunks", "at most one piece a byte"}},
+            {{"collective", hwFlag, "--gpus=2", "--op=send-recv", "--algorithm=ring"},
+             {"option --algorithm", "send-recv is one message"}},
             // A run that fails leaves no output folder behind (checked below).
             {{"run",
               "--model=gpt-1.7b",

@@ -619,6 +619,46 @@ class ChainPiecesTestCase : public TestCase
     }
 };
 
+/**
+ * \brief NCCL's LL ceiling and LL128 share across the network follow the ring's nodes and its
+ * GPUs per node (tuning.cc: llMaxBws by nNodes, LL128 0.7 only with ppn < 2): a 16-GPU ring on
+ * two nodes took the 4+-node LL ceiling and one-GPU-per-node LL128 share.
+ */
+class NcclNodesTestCase : public TestCase
+{
+  public:
+    NcclNodesTestCase()
+        : TestCase("NCCL's LL and LL128 constants by the ring's nodes")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const double bus = 400e9;
+        const uint64_t bytes = 1 << 20;
+        auto bw = [&](NcclProtocol p, uint32_t nodes)
+        {
+            const NcclEstimate e =
+                NcclRingEstimate(CollectiveOp::ALL_REDUCE, 16, bytes, true, bus, p, 0, nodes);
+            return e.bandwidthFactor * bus / 1e9;
+        };
+        NS_TEST_EXPECT_MSG_EQ_TOL(bw(NcclProtocol::LL, 2), 39.0, 1e-9, "two nodes");
+        NS_TEST_EXPECT_MSG_EQ_TOL(bw(NcclProtocol::LL, 4), 20.4, 1e-9, "four nodes");
+        NS_TEST_EXPECT_MSG_EQ_TOL(bw(NcclProtocol::LL, 0), 20.4, 1e-9, "16 nodes, one GPU each");
+        NS_TEST_EXPECT_MSG_EQ_TOL(bw(NcclProtocol::LL128, 2), 0.92 * 400, 1e-9, "8 per node");
+        NS_TEST_EXPECT_MSG_EQ_TOL(bw(NcclProtocol::LL128, 0), 0.7 * 400, 1e-9, "one per node");
+        // 12 GPUs on two H100 nodes at 512 KiB: LL, as NCCL's constants choose it.
+        CollectiveProbeConfig c;
+        c.bytes = 512 << 10;
+        c.gpus = 12;
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(RunCollectiveProbe(h100.network, c, "h100-sxm-80gb").algorithm,
+                              "nccl(ring/LL)",
+                              "12 GPUs, 512 KiB");
+    }
+};
+
 /** \brief The NCCL test suite. */
 class NcclCollectiveTestSuite : public TestSuite
 {
@@ -638,6 +678,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclAllToAllTestCase, TestCase::QUICK);
         AddTestCase(new NcclChainTestCase, TestCase::QUICK);
         AddTestCase(new ChainPiecesTestCase, TestCase::QUICK);
+        AddTestCase(new NcclNodesTestCase, TestCase::QUICK);
     }
 };
 

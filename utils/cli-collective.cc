@@ -164,6 +164,23 @@ RunCollectiveCommand(const CliArgs& args)
     {
         throw SpecError(kCommandLine, "gpus", "send-recv runs between 2 GPUs (--gpus=2)");
     }
+    if (config.op == CollectiveOp::SEND_RECV && args.Has("algorithm") && config.algorithm != "auto"
+        && config.algorithm != "direct")
+    {
+        // One message has no algorithm: another name would be ignored, silently.
+        throw SpecError(kCommandLine,
+                        "algorithm",
+                        "send-recv is one message (direct), not '" + config.algorithm
+                            + "'; drop --algorithm");
+    }
+    if (config.chunks > 1 && config.chunks > config.bytes)
+    {
+        // Pieces of less than a byte: each would pay a step's latency for nothing.
+        throw SpecError(kCommandLine,
+                        "chunks",
+                        std::to_string(config.chunks) + " pieces of " + std::to_string(config.bytes)
+                            + " bytes: at most one piece a byte (--chunks up to --bytes)");
+    }
     if (args.Has("root") && config.op != CollectiveOp::BROADCAST
         && config.op != CollectiveOp::REDUCE)
     {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 
 namespace ns3 {
 namespace rapidllm {
@@ -90,7 +91,8 @@ NcclRingEstimate(CollectiveOp op,
                  bool network,
                  double busBytesPerS,
                  NcclProtocol protocol,
-                 double ll128CeilingBytesPerS)
+                 double ll128CeilingBytesPerS,
+                 uint32_t nodes)
 {
     NcclEstimate e;
     e.protocol = protocol;
@@ -111,15 +113,18 @@ NcclRingEstimate(CollectiveOp op,
             const double share =
                 network || op == CollectiveOp::ALL_REDUCE || op == CollectiveOp::REDUCE ? 1.0 / 4.0
                                                                                         : 1.0 / 3.0;
-            const std::size_t nodes = !network ? 0 : ranks <= 2 ? 1 : 2;
-            const double bus = std::min(kLlMaxBusGBps[nodes], busGBps * share);
+            // llMaxBws by node count: one node, two, more (nNodes <= 2 ? nNodes - 1 : 2).
+            const uint32_t n = network ? (nodes > 0 ? nodes : ranks) : 1;
+            const double bus = std::min(kLlMaxBusGBps[n <= 2 ? n - 1 : 2], busGBps * share);
             e.bandwidthFactor = busGBps > 0 ? bus / busGBps : share;
             break;
         }
         case NcclProtocol::LL128:
         {
             // 120 of 128 bytes, at most LL128's ceiling per channel x the channels.
-            e.bandwidthFactor = network ? kLl128FactorOnePerNode : kLl128Factor;
+            // 0.7 with one GPU of the ring per node (ppn < 2), 120/128 with more.
+            const bool onePerNode = network && (nodes == 0 || ranks < 2 * nodes);
+            e.bandwidthFactor = onePerNode ? kLl128FactorOnePerNode : kLl128Factor;
             if (ll128CeilingBytesPerS > 0 && busBytesPerS > 0)
             {
                 e.bandwidthFactor =
@@ -474,10 +479,20 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     // Across nodes, a ring per channel where every node holds several members, each through
     // other NICs: the rings share the network's bytes (at most the fastest spanned link's).
     uint32_t rings = 1;
+    uint32_t nodes = 0; // one rank per node
     if (network && spanned.size() > 1)
     {
-        rings = static_cast<uint32_t>(
-            CrossNodeRings(b.GetView(), call.members, b.GetEndpoints(call.members)).size());
+        const std::vector<uint32_t> endpoints = b.GetEndpoints(call.members);
+        rings = static_cast<uint32_t>(CrossNodeRings(b.GetView(), call.members, endpoints).size());
+        if (b.GetView().GetDimension(0).kind != TopologyKind::FAT_TREE)
+        {
+            std::set<uint32_t> distinct;
+            for (uint32_t e : endpoints)
+            {
+                distinct.insert(b.GetView().GetInstance(e, 0));
+            }
+            nodes = static_cast<uint32_t>(distinct.size());
+        }
         double fastest = 0;
         for (uint32_t d : spanned)
         {
@@ -521,8 +536,8 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         {
             if (m_protocol == "auto" || m_protocol == ToString(p))
             {
-                candidates.push_back(
-                    NcclRingEstimate(call.op, n, call.WholeBytes(), network, bus, p, ll128Ceiling));
+                candidates.push_back(NcclRingEstimate(
+                    call.op, n, call.WholeBytes(), network, bus, p, ll128Ceiling, nodes));
             }
         }
     }

@@ -94,7 +94,9 @@ std::vector<std::vector<uint32_t>> CrossNodeRings(const NetworkView& view,
  * the network (one rank per node) rather than NVLink \param busBytesPerS the ring graph's bus
  * bandwidth (channels x bandwidth per channel, or the link's payload rate when the hardware
  * file gives no NCCL graph) \param protocol the protocol \param ll128CeilingBytesPerS LL128's
- * bus bandwidth ceiling (channels x its ceiling per channel; 0 = none)
+ * bus bandwidth ceiling (channels x its ceiling per channel; 0 = none) \param nodes the nodes
+ * the ring's ranks are on, which pick LL's ceiling and LL128's share across the network (0:
+ * one rank per node)
  * \return the estimate
  */
 NcclEstimate NcclRingEstimate(CollectiveOp op,
@@ -103,7 +105,8 @@ NcclEstimate NcclRingEstimate(CollectiveOp op,
                               bool network,
                               double busBytesPerS,
                               NcclProtocol protocol,
-                              double ll128CeilingBytesPerS = 0);
+                              double ll128CeilingBytesPerS = 0,
+                              uint32_t nodes = 0);
 
 /**
  * \ingroup rapid-llm
