@@ -876,6 +876,15 @@ class CliBadInputTestCase : public TestCase
              {"option --chunks", "at most one piece a byte"}},
             {{"collective", hwFlag, "--gpus=2", "--op=send-recv", "--algorithm=ring"},
              {"option --algorithm", "send-recv is one message"}},
+            // The planner's refusals name the options that asked.
+            {{"collective",
+              hwFlag,
+              "--gpus=8",
+              "--op=all-gather",
+              "--algorithm=double-binary-tree"},
+             {"option --algorithm", "all-reduce only"}},
+            {{"collective", hwFlag, "--gpus=100000"},
+             {"option --gpus", "a collective over 100000"}},
             // A run that fails leaves no output folder behind (checked below).
             {{"run",
               "--model=gpt-1.7b",

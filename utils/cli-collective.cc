@@ -13,6 +13,7 @@
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/progress-line.h"
+#include "ns3/replay-error.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
@@ -201,7 +202,31 @@ RunCollectiveCommand(const CliArgs& args)
     RunProgress progress(
         "collective", args.Has("progress") ? args.Flag("progress") : terminal, terminal);
     config.progress = &progress;
-    CollectiveProbeResult r = RunCollectiveProbe(hw.network, config, hw.name);
+    CollectiveProbeResult r;
+    try
+    {
+        r = RunCollectiveProbe(hw.network, config, hw.name);
+    }
+    catch (const SpecError& e)
+    {
+        // The planner names its request's field; here that is an option.
+        if (e.GetFile() == "collective" && e.GetField() == "algorithm")
+        {
+            throw SpecError(kCommandLine, "algorithm", e.GetMessage());
+        }
+        throw;
+    }
+    catch (const ReplayError& e)
+    {
+        // Refused before building (CheckPlannedSize): the group is too large to simulate.
+        const std::string what = e.what();
+        const std::size_t at = what.find("a collective over ");
+        if (at != std::string::npos && at <= std::string("replay: ").size())
+        {
+            throw SpecError(kCommandLine, "gpus", what.substr(at));
+        }
+        throw;
+    }
     progress.Finish();
     if (config.backend == "packet" && !r.besideOnPairs.empty())
     {

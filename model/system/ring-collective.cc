@@ -36,7 +36,7 @@ RingCollective::Supports(CollectiveOp op, uint32_t ranks, std::string& why) cons
         case CollectiveOp::REDUCE:
             return true;
         case CollectiveOp::ALL_TO_ALL:
-            why = "all-to-all runs with the direct algorithm only";
+            why = "a ring does not run all-to-all: direct or nccl do";
             return false;
         case CollectiveOp::SEND_RECV:
             break;
