@@ -406,6 +406,9 @@ class CliBadInputTestCase : public TestCase
               "--dtype=fp8"},
              {"option --dtype: fp8: the NVIDIA A100-SXM4-80GB (a100-sxm-80gb) lists no rate",
               "allowed on it: fp32, tf32, fp16, bf16, int8, int4"}},
+            // Training is offered the training types only (int8 would be refused next).
+            {{"memory", "--model=llama2-7b", "--hardware=a100-sxm-80gb", "--dtype=fp8"},
+             {"allowed on it for training: fp32, tf32, fp16, bf16"}},
             {{"run", "--dtype=fp8", "--fp8-scaling=block"},
              {"option --fp8-scaling", "'block'", "delayed, current"}},
             {{"run", "--mode=inference", "--fp8-scaling=current"},

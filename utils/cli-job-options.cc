@@ -37,7 +37,10 @@ ReadJobOptionValues(const CliArgs& args)
 }
 
 void
-RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hardwareSource)
+RefuseUnrunnableType(const GpuSpec& gpu,
+                     DataType dtype,
+                     const std::string& hardwareSource,
+                     bool training)
 {
     if (gpu.Runs(dtype))
     {
@@ -54,7 +57,8 @@ RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hard
                        DataType::INT8,
                        DataType::INT4})
     {
-        if (gpu.Runs(t))
+        // Training takes no inference type (int8, int4): not offered where it would be refused.
+        if (gpu.Runs(t) && !(training && (t == DataType::INT8 || t == DataType::INT4)))
         {
             allowed += (allowed.empty() ? "" : ", ") + ToString(t);
         }
@@ -63,8 +67,9 @@ RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hard
                     "dtype",
                     ToString(dtype) + ": the " + gpu.name + " (" + hardwareSource
                         + ") lists no rate for " + ToString(dtype)
-                        + " multiplies, so no kernel can be costed; allowed on it: " + allowed
-                        + " (a cache in fp8 is --kv-cache-dtype=fp8)");
+                        + " multiplies, so no kernel can be costed; allowed on it"
+                        + (training ? " for training: " : ": ") + allowed
+                        + (training ? "" : " (a cache in fp8 is --kv-cache-dtype=fp8)"));
 }
 
 Ptr<GpuComputeModel>
@@ -81,7 +86,8 @@ ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptionValues(args).ToSpecs();
-    RefuseUnrunnableType(job.hardware.gpu, job.run.dtype, job.hardwareSource);
+    RefuseUnrunnableType(
+        job.hardware.gpu, job.run.dtype, job.hardwareSource, job.run.mode == RunMode::TRAINING);
     for (const std::string& note : job.Notes())
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";

@@ -19,9 +19,13 @@ namespace rapidllm {
 
 /**
  * \brief Refuses \p dtype as --dtype's error where \p gpu lists no rate for it, naming the types
- * it runs (not as a fault of the hardware file, \p hardwareSource)
+ * it runs (not as a fault of the hardware file, \p hardwareSource); for \p training only the
+ * training types
  */
-void RefuseUnrunnableType(const GpuSpec& gpu, DataType dtype, const std::string& hardwareSource);
+void RefuseUnrunnableType(const GpuSpec& gpu,
+                          DataType dtype,
+                          const std::string& hardwareSource,
+                          bool training = false);
 
 /**
  * \brief The compute model gemm and attention cost one kernel with: \p hw's GPU at the clock
