@@ -1171,6 +1171,18 @@ ResolvedJob::Notes() const
                           "holds fewer: --set=model.max_sequence="
                         + std::to_string(run.sequence));
     }
+    if (run.mode == RunMode::TRAINING && run.dtype == DataType::FP8
+        && (model.hidden % 16 != 0 || (model.ffn / tp) % 16 != 0 || model.ffn % tp != 0))
+    {
+        // Transformer Engine asserts fp8 GEMM shapes divisible by 16 (its
+        // assert_dim_for_fp8_exec); nothing here prices the bf16 fallback a user would make.
+        notes.push_back("Transformer Engine runs a GEMM in fp8 only where the widths it multiplies "
+                        "divide by 16: hidden "
+                        + std::to_string(model.hidden) + " and the MLP's "
+                        + std::to_string(model.ffn) + " over tp " + std::to_string(tp)
+                        + " do not all; such a layer would have to run in bf16, and is priced "
+                          "in fp8 here");
+    }
     if (run.mode == RunMode::INFERENCE && run.parallel.sequenceParallel && tp > 1
         && ((uint64_t(run.promptTokens) * run.batch) % tp != 0 || run.batch % tp != 0))
     {

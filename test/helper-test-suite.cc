@@ -1816,6 +1816,23 @@ class JobOptionsTestCase : public TestCase
             "serving replicates KV heads as vLLM does");
         NS_TEST_EXPECT_MSG_EQ(
             noted({"--dtype=fp32", "--gpus=8"}, "CUDA cores (vector_tflops.fp32)"), true, "fp32");
+        // fp8 GEMMs whose widths Transformer Engine would refuse (not multiples of 16).
+        NS_TEST_EXPECT_MSG_EQ(noted({"--hardware=h100-sxm-80gb",
+                                     "--dtype=fp8",
+                                     "--hidden=1000",
+                                     "--heads=8",
+                                     "--ffn=3000",
+                                     "--layers=2"},
+                                    "divide by 16: hidden 1000"),
+                              true,
+                              "fp8 widths");
+        NS_TEST_EXPECT_MSG_EQ(
+            Parse({"--hardware=h100-sxm-80gb", "--dtype=fp8", "--gpus=8", "--layers=2"})
+                .ToSpecs()
+                .Notes()
+                .size(),
+            0u,
+            "fp8 on widths that divide");
         NS_TEST_EXPECT_MSG_EQ(
             noted({"--model=mixtral-8x7b", "--gpus=8", "--tp=8", "--layers=2", "--moe-imbalance=2"},
                   "changes nothing at ep 1"),
