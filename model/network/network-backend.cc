@@ -593,7 +593,11 @@ NetworkBackend::CollectStats(bool links) const
     // reads 0 again), to the last delivery.
     const double now = std::max(Simulator::Now().GetSeconds(), m_lastDelivery);
     stats.windowS = m_firstSend < 0 ? 0.0 : std::max(0.0, now - m_firstSend);
-    if (m_topology && links)
+    if (!links)
+    {
+        return stats; // (a backend's DoGetStats may take the per-link entries as given)
+    }
+    if (m_topology)
     {
         stats.links.resize(m_topology->GetLinkCount());
         for (uint32_t l = 0; l < stats.links.size(); ++l)
@@ -601,10 +605,6 @@ NetworkBackend::CollectStats(bool links) const
             stats.links[l].link = l;
             stats.links[l].name = m_topology->DescribeLink(l);
         }
-    }
-    if (!links)
-    {
-        return stats; // a backend's DoGetStats may take the per-link entries as given
     }
     DoGetStats(stats);
     for (auto& s : stats.links)

@@ -372,13 +372,14 @@ ScheduleBuilder::Chunked(uint32_t chunks,
     const std::vector<Step> initial = m_ready;
     std::vector<std::vector<Step>> finals(ranks);
     std::vector<uint32_t> previous;
+    // Whole pieces and a shorter last one where chunks of pieceBytes hold the bytes.
+    const bool whole = pieceBytes > 0 && bytes > 0 && (bytes - 1) / pieceBytes + 1 == chunks;
     for (uint32_t j = 0; j < chunks; ++j)
     {
         m_ready = initial;
         const auto mark = static_cast<uint32_t>(m_schedule.GetSteps().size());
         m_pipelined.clear();
         m_unpaired = false;
-        const bool whole = pieceBytes > 0 && (bytes - 1) / pieceBytes + 1 == chunks;
         phase(whole ? std::min(pieceBytes, bytes - j * pieceBytes) : Split(bytes, chunks, j));
         std::vector<uint32_t> sends;
         // A fluid piece pairs its streams' heads (its in-order streams under a message floor
