@@ -144,6 +144,7 @@ class ArrivalTraceErrorTestCase : public TestCase
                      "arrival_s\n1\nsoon\n",
                      {"arrival_s", ":3", "expected a finite number"}},
                  Bad{"nan", "arrival_s\n0\nnan\n", {"arrival_s", ":3", "finite number, got 'nan'"}},
+                 Bad{"hex", "arrival_s\n0\n0x1\n", {"arrival_s", ":3", "got '0x1'"}},
                  // Which of two columns of one name a reader takes is a guess: refused.
                  Bad{"twice",
                      "arrival_s,prompt,prompt,generated\n0,1,2,1\n1,1,2,1\n",

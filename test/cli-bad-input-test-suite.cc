@@ -120,6 +120,11 @@ class CliBadInputTestCase : public TestCase
                            "  faults: [{link: gpu99-nvlink.sw0, bandwidth_factor: 0.5}]\n"));
         const std::string hwFlag = "--hardware=a100-sxm-80gb";
         const std::string notFolder = WriteFile(dir, "afile", "a file\n");
+        const std::string fullyConnected =
+            WriteFile(dir,
+                      "fc.yaml",
+                      "base: a100-sxm-80gb\nname: fc\nnetwork:\n  dimensions:\n    - name: nvlink\n"
+                      "      topology: fully_connected\n      size: 4096\n");
         const std::string misspeltJob =
             WriteFile(dir, "job.yaml", "model: gpt-1.7b\nhardware: a100\n");
         const std::string badTables = dir + "/tables";
@@ -879,6 +884,11 @@ class CliBadInputTestCase : public TestCase
              {"option --chunks", "at most one piece a byte"}},
             {{"collective", hwFlag, "--gpus=2", "--op=send-recv", "--algorithm=ring"},
              {"option --algorithm", "send-recv is one message"}},
+            {{"collective", hwFlag, "--gpus=2", "--op=send-recv", "--chunks=4"},
+             {"option --chunks", "not pipelined"}},
+            // The packet network refuses a topology it cannot build (24 GB for 16.7 M links).
+            {{"collective", "--hardware=" + fullyConnected, "--gpus=8", "--backend=packet"},
+             {"16781312 links, above its limit"}},
             // The planner's refusals name the options that asked.
             {{"collective",
               hwFlag,

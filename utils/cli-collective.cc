@@ -174,6 +174,12 @@ RunCollectiveCommand(const CliArgs& args)
                         "send-recv is one message (direct), not '" + config.algorithm
                             + "'; drop --algorithm");
     }
+    if (config.op == CollectiveOp::SEND_RECV && config.chunks > 1)
+    {
+        throw SpecError(kCommandLine,
+                        "chunks",
+                        "send-recv is one message, not pipelined in pieces; drop --chunks");
+    }
     if (config.chunks > 1 && config.chunks > config.bytes)
     {
         // Pieces of less than a byte: each would pay a step's latency for nothing.

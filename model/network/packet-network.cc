@@ -227,6 +227,8 @@ PacketNetwork::SetTopology(Ptr<Topology> topology)
 /** The smallest TCP segment accepted: RFC 879's default MSS, the IPv4 minimum MTU of 576 less
  * 40 bytes of IP and TCP headers. */
 static constexpr uint32_t kMinSegmentSize = 536;
+/** The most links the packet network builds (a few GB of ns-3 objects). */
+static constexpr uint32_t kMaxLinks = 1 << 20;
 
 uint32_t
 PacketNetwork::GetSegmentSize() const
@@ -324,6 +326,16 @@ PacketNetwork::Build()
         throw NetworkError("the packet network has no topology or routing policy");
     }
     CheckAttributes();
+    if (m_topology->GetLinkCount() > kMaxLinks)
+    {
+        // Each link is two ns-3 devices with their queues and a channel: a fully connected
+        // dimension of 4,096 GPUs (16.7 M links) took 24 GB before it was killed.
+        throw NetworkError("the packet network would build "
+                           + std::to_string(m_topology->GetLinkCount())
+                           + " links, above its limit of " + std::to_string(kMaxLinks)
+                           + " (ns-3 devices, queues and channels for each): it cross-validates "
+                             "at small scale; use fewer GPUs or the flow backend");
+    }
     PacketFabricConfig config;
     config.mtu = m_mtu;
     config.deviceQueuePackets = m_deviceQueuePackets;

@@ -154,7 +154,9 @@ CsvTable::Number(std::size_t row, const std::string& column) const
     const std::string& text = Text(row, column);
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(value))
+    // (strtod also reads hexadecimal, "0x10" as 16: no table writes numbers so)
+    if (text.empty() || *end != '\0' || !std::isfinite(value)
+        || text.find_first_of("xX") != std::string::npos)
     {
         throw SpecError(
             m_path, column, "expected a finite number, got '" + text + "'", m_lines[row]);

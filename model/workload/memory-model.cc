@@ -158,7 +158,9 @@ AssumptionOf(const RunSpec& run, const ParameterBytes& b)
               "and its transpose, cast on the first micro-batch and kept for the step "
               "(Megatron-LM without --fp8-param-gather; fp8_params false), 2 more bytes per "
               "linear-layer parameter"
-           << (run.parallel.zeroStage >= 3 ? std::string(" of the layer gathered")
+           << (run.parallel.zeroStage >= 3
+                   ? std::string(" of the layer gathered, made and freed with it (not counted "
+                                 "beside the stage's shards)")
                : run.fp8Params
                    ? std::string(" (fp8 weights need a distributed optimizer, zero 1 or more: "
                                  "Megatron-LM refuses --fp8-param-gather without one)")
