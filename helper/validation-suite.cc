@@ -22,8 +22,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-/** The most GPUs a table's row may name: the command line's limit. */
-constexpr uint64_t kMaxGpus = JobOptions::kMaxGpus;
 /** The largest collective a table's row may name: 1 PiB. */
 constexpr uint64_t kMaxBytes = uint64_t(1) << 50;
 /** The NeMo table's precision labels. */
@@ -326,7 +324,7 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
     std::vector<ValidationRow> rows;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
@@ -422,7 +420,7 @@ ValidationSuite::RunEnergy(const std::string& csv)
         // prompt raises the predicted energy per token by 3%, the prefill being short).
         RunSpec run;
         run.mode = RunMode::INFERENCE;
-        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
         run.promptTokens = 128;
         const double generated = t.Positive(i, "response_length_tokens");
@@ -489,13 +487,13 @@ ValidationSuite::RunCollectives(const std::string& csv, uint64_t minBytes, uint6
         {
             continue;
         }
-        ValidationRow row =
-            CollectiveRow(h100.network,
-                          t.Text(i, "collective"),
-                          "collective",
-                          bytes,
-                          static_cast<uint32_t>(t.Count(i, "devices_per_group", 1, kMaxGpus)),
-                          t.Positive(i, "time_us") * 1e-6);
+        ValidationRow row = CollectiveRow(
+            h100.network,
+            t.Text(i, "collective"),
+            "collective",
+            bytes,
+            static_cast<uint32_t>(t.Count(i, "devices_per_group", 1, JobOptions::kMaxGpus)),
+            t.Positive(i, "time_us") * 1e-6);
         row.set = "xla-h100-nccl";
         row.metric = "collective_s";
         rows.push_back(row);
@@ -538,7 +536,7 @@ ValidationSuite::RunNcclTestsSlices(const std::string& csv, uint64_t minBytes, u
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
         const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         const std::string source = t.Text(i, "source_file");
         if (bytes < minBytes || bytes > maxBytes || (source == "results/scaling.txt" && gpus == 4))
         {
@@ -631,7 +629,7 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
         {
             continue;
         }
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
@@ -724,7 +722,7 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
         {
             continue;
         }
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;
@@ -768,7 +766,7 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
     std::vector<uint32_t> microBatches;
     for (std::size_t i = 0; i < t.Rows(); ++i)
     {
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, kMaxGpus));
+        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
         if (maxGpus > 0 && gpus > maxGpus)
         {
             continue;

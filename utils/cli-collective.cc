@@ -10,10 +10,10 @@
 #include "cli-job-options.h"
 #include "cli-ns3-checks.h"
 #include "ns3/collective-probe.h"
+#include "ns3/collective-schedule.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/progress-line.h"
-#include "ns3/replay-error.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 #include "ns3/study-json.h"
@@ -222,16 +222,10 @@ RunCollectiveCommand(const CliArgs& args)
         }
         throw;
     }
-    catch (const ReplayError& e)
+    catch (const CollectiveTooLarge& e)
     {
-        // Refused before building (CheckPlannedSize): the group is too large to simulate.
-        const std::string what = e.what();
-        const std::size_t at = what.find("a collective over ");
-        if (at != std::string::npos && at <= std::string("replay: ").size())
-        {
-            throw SpecError(kCommandLine, "gpus", what.substr(at));
-        }
-        throw;
+        // Refused before building: the group is too large to simulate.
+        throw SpecError(kCommandLine, "gpus", e.GetMessage());
     }
     progress.Finish();
     if (config.backend == "packet" && !r.besideOnPairs.empty())

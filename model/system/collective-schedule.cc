@@ -39,15 +39,16 @@ constexpr uint64_t kDensePairs = uint64_t(1) << 20;
  * \return the refusal of a collective over \p ranks ranks: \p need says how many steps, \p how
  * how that is known
  */
-ReplayError
+CollectiveTooLarge
 TooLarge(uint32_t ranks, const std::string& need, const std::string& how = "")
 {
-    return ReplayError("a collective over " + std::to_string(ranks) + " ranks needs " + need
-                       + " messages and local steps" + how + "; the simulator holds at most "
-                       + std::to_string(kMaxSteps)
-                       + " (about 3 GiB of memory): use fewer GPUs or a smaller --chunks, or, "
-                         "where it simulates every message (--granularity=message, collective's "
-                         "default), --granularity=fluid");
+    return CollectiveTooLarge(
+        "a collective over " + std::to_string(ranks) + " ranks needs " + need
+        + " messages and local steps" + how + "; the simulator holds at most "
+        + std::to_string(kMaxSteps)
+        + " (about 3 GiB of memory): use fewer GPUs or a smaller --chunks, or, "
+          "where it simulates every message (--granularity=message, collective's "
+          "default), --granularity=fluid");
 }
 
 /** Throws ReplayError if a schedule of \p ranks ranks holding \p steps steps cannot grow. */
@@ -77,6 +78,17 @@ CollectiveSchedule::CheckPlannedSize(uint64_t messages, uint32_t pieces, uint32_
             << " GB)";
         throw TooLarge(ranks, need.str(), how.str());
     }
+}
+
+CollectiveTooLarge::CollectiveTooLarge(const std::string& message)
+    : ReplayError(message)
+    , m_message(message)
+{}
+
+const std::string&
+CollectiveTooLarge::GetMessage() const
+{
+    return m_message;
 }
 
 CollectiveSchedule::CollectiveSchedule(uint32_t ranks)

@@ -7,6 +7,7 @@
 
 #include "ns3/dep-list.h"
 #include "pair-slowdown.h"
+#include "replay-error.h"
 
 #include <cstdint>
 #include <functional>
@@ -35,6 +36,23 @@ struct CollectiveStep
     uint64_t bytes = 0;     //!< message bytes
     double durationS = 0;   //!< local step: its duration, seconds
     DepList deps;           //!< earlier steps that must be done first
+};
+
+/**
+ * \ingroup rapid-llm
+ * \brief A collective whose schedule would hold more steps than the simulator does: refused
+ * before it is built, its message saying how many and what to change.
+ */
+class CollectiveTooLarge : public ReplayError
+{
+  public:
+    /** \param message the refusal, without the replay's prefix */
+    explicit CollectiveTooLarge(const std::string& message);
+    /** \return the refusal without the replay's prefix (for the option that asked for it) */
+    const std::string& GetMessage() const;
+
+  private:
+    std::string m_message; //!< the refusal
 };
 
 /**
