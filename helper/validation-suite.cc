@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 namespace ns3 {
@@ -37,6 +38,35 @@ LoadTable(const std::string& csv)
         throw SpecError(csv, "", "holds no measurements, only its header");
     }
     return t;
+}
+
+/**
+ * Runs \p body on each row of \p t. A row whose settings the model refuses (an unknown model, a
+ * layout its checks reject) is reported at the table's file and line, not only by the field.
+ */
+void
+ForEachRow(const CsvTable& t, const std::function<void(std::size_t)>& body)
+{
+    for (std::size_t i = 0; i < t.Rows(); ++i)
+    {
+        try
+        {
+            body(i);
+        }
+        catch (const SpecError& e)
+        {
+            if (e.GetFile() == t.Path())
+            {
+                throw;
+            }
+            // An error without a file names a field of the row; one from elsewhere (the run
+            // settings, a model's YAML) keeps its own place after the row's.
+            throw SpecError(t.Path(),
+                            e.GetFile().empty() ? e.GetField() : "",
+                            e.GetFile().empty() ? e.GetMessage() : e.what(),
+                            t.Line(i));
+        }
+    }
 }
 
 /** Predicts one configuration with the A100-80GB preset, fp16 (or the hardware and type given). */
@@ -322,43 +352,46 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
 {
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        if (maxGpus > 0 && gpus > maxGpus)
+    ForEachRow(
+        t,
+        [&](std::size_t i)
         {
-            continue;
-        }
-        const std::string model = t.Text(i, "model");
-        RunSpec run;
-        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
-        run.parallel.pp = static_cast<uint32_t>(t.Count(i, "pp"));
-        run.parallel.dp = DataParallel(t, i, gpus, uint64_t(run.parallel.tp) * run.parallel.pp);
-        run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
-        run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
-        run.sequence = 2048;
-        run.recompute = Recompute::FULL;
-        run.flashAttention = false; // 2021: unfused softmax attention
-        run.overlapGradReduce =
-            t.Choice(i, "grad_reduce", {"overlap", "after_backward"}) == "overlap";
-        run.overlapTpReduce = t.Choice(i, "tp_reduce", {"overlap", "blocking"}) == "overlap";
-        const auto perVirtual = static_cast<uint32_t>(t.Count(i, "layers_per_virtual_stage", 0));
-        if (perVirtual > 0)
-        {
-            const uint32_t layers = ModelSpec::Load(model).layers;
-            run.parallel.virtualStages = layers / (run.parallel.pp * perVirtual);
-        }
-        ValidationRow row;
-        row.set = "megatron-sc21";
-        row.label = model + " tp" + std::to_string(run.parallel.tp) + " pp"
-                    + std::to_string(run.parallel.pp) + " " + std::to_string(gpus) + " GPUs";
-        row.metric = "iteration_s";
-        row.published = t.Positive(i, "iteration_s");
-        const RunReport report = Predict(ModelSpec::Load(model), run, row.wallS);
-        row.predicted = report.stepTimeS;
-        row.fits = report.feasible;
-        rows.push_back(row);
-    }
+            const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+            if (maxGpus > 0 && gpus > maxGpus)
+            {
+                return;
+            }
+            const std::string model = t.Text(i, "model");
+            RunSpec run;
+            run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
+            run.parallel.pp = static_cast<uint32_t>(t.Count(i, "pp"));
+            run.parallel.dp = DataParallel(t, i, gpus, uint64_t(run.parallel.tp) * run.parallel.pp);
+            run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
+            run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
+            run.sequence = 2048;
+            run.recompute = Recompute::FULL;
+            run.flashAttention = false; // 2021: unfused softmax attention
+            run.overlapGradReduce =
+                t.Choice(i, "grad_reduce", {"overlap", "after_backward"}) == "overlap";
+            run.overlapTpReduce = t.Choice(i, "tp_reduce", {"overlap", "blocking"}) == "overlap";
+            const auto perVirtual =
+                static_cast<uint32_t>(t.Count(i, "layers_per_virtual_stage", 0));
+            if (perVirtual > 0)
+            {
+                const uint32_t layers = ModelSpec::Load(model).layers;
+                run.parallel.virtualStages = layers / (run.parallel.pp * perVirtual);
+            }
+            ValidationRow row;
+            row.set = "megatron-sc21";
+            row.label = model + " tp" + std::to_string(run.parallel.tp) + " pp"
+                        + std::to_string(run.parallel.pp) + " " + std::to_string(gpus) + " GPUs";
+            row.metric = "iteration_s";
+            row.published = t.Positive(i, "iteration_s");
+            const RunReport report = Predict(ModelSpec::Load(model), run, row.wallS);
+            row.predicted = report.stepTimeS;
+            row.fits = report.feasible;
+            rows.push_back(row);
+        });
     return rows;
 }
 
@@ -367,42 +400,44 @@ ValidationSuite::RunInference(const std::string& csv, uint32_t maxGenerated)
 {
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
-        run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
-        run.promptTokens = static_cast<uint32_t>(t.Count(i, "prompt"));
-        run.generatedTokens = static_cast<uint32_t>(t.Count(i, "generated"));
-        run.firstToken = t.Choice(i, "first_token_pass", {"auto", "prefill", "decode"});
-        run.splitKvDecode = t.Choice(i, "decode_attention", {"split_kv", "per_head"}) == "split_kv";
-        run.engine = "lmdeploy"; // TurboMind's C++ loop launches each kernel
-        if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
-        {
-            continue;
-        }
-        const std::string model = t.Text(i, "model");
-        double wall = 0;
-        RunReport report = Predict(ModelSpec::Load(model), run, wall);
-        ValidationRow row;
-        row.set = "lmdeploy";
-        row.label = model + " tp" + std::to_string(run.parallel.tp) + " batch "
-                    + std::to_string(run.batch) + " " + std::to_string(run.promptTokens) + "/"
-                    + std::to_string(run.generatedTokens);
-        row.wallS = wall;
-        if (!t.Blank(i, "first_token_ms"))
-        {
-            row.metric = "first_token_s";
-            row.published = t.Positive(i, "first_token_ms") / 1e3;
-            row.predicted = report.ttftS;
-            rows.push_back(row);
-        }
-        row.metric = "tpot_s";
-        row.published = t.Positive(i, "tpot_ms") / 1e3;
-        row.predicted = report.tpotS;
-        rows.push_back(row);
-    }
+    ForEachRow(t,
+               [&](std::size_t i)
+               {
+                   RunSpec run;
+                   run.mode = RunMode::INFERENCE;
+                   run.parallel.tp = static_cast<uint32_t>(t.Count(i, "tp"));
+                   run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
+                   run.promptTokens = static_cast<uint32_t>(t.Count(i, "prompt"));
+                   run.generatedTokens = static_cast<uint32_t>(t.Count(i, "generated"));
+                   run.firstToken = t.Choice(i, "first_token_pass", {"auto", "prefill", "decode"});
+                   run.splitKvDecode =
+                       t.Choice(i, "decode_attention", {"split_kv", "per_head"}) == "split_kv";
+                   run.engine = "lmdeploy"; // TurboMind's C++ loop launches each kernel
+                   if (maxGenerated > 0 && run.generatedTokens > maxGenerated)
+                   {
+                       return;
+                   }
+                   const std::string model = t.Text(i, "model");
+                   double wall = 0;
+                   RunReport report = Predict(ModelSpec::Load(model), run, wall);
+                   ValidationRow row;
+                   row.set = "lmdeploy";
+                   row.label = model + " tp" + std::to_string(run.parallel.tp) + " batch "
+                               + std::to_string(run.batch) + " " + std::to_string(run.promptTokens)
+                               + "/" + std::to_string(run.generatedTokens);
+                   row.wallS = wall;
+                   if (!t.Blank(i, "first_token_ms"))
+                   {
+                       row.metric = "first_token_s";
+                       row.published = t.Positive(i, "first_token_ms") / 1e3;
+                       row.predicted = report.ttftS;
+                       rows.push_back(row);
+                   }
+                   row.metric = "tpot_s";
+                   row.published = t.Positive(i, "tpot_ms") / 1e3;
+                   row.predicted = report.tpotS;
+                   rows.push_back(row);
+               });
     return rows;
 }
 
@@ -411,62 +446,64 @@ ValidationSuite::RunEnergy(const std::string& csv)
 {
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        // ML.ENERGY 2023 (mlenergy-llama2-energy.md): FastChat over Hugging Face transformers,
-        // eager PyTorch 2.0.1, fp16, one A100, batch 1, up to 512 new tokens; the published
-        // averages per response. Attention is the unfused eager kernels; the first token comes
-        // from the prefill forward. Prompt lengths are not published: 128 tokens (a 512-token
-        // prompt raises the predicted energy per token by 3%, the prefill being short).
-        RunSpec run;
-        run.mode = RunMode::INFERENCE;
-        run.parallel.tp = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
-        run.promptTokens = 128;
-        const double generated = t.Positive(i, "response_length_tokens");
-        run.generatedTokens = static_cast<uint32_t>(std::lround(generated));
-        run.firstToken = "prefill";
-        run.flashAttention = false;
-        run.engine = "hf"; // transformers generate(): eager PyTorch, one op at a time
-        std::string model = t.Text(i, "model");
-        const std::string chat = "-chat";
-        if (model.size() > chat.size()
-            && model.compare(model.size() - chat.size(), chat.size(), chat) == 0)
+    ForEachRow(
+        t,
+        [&](std::size_t i)
         {
-            model.resize(model.size() - chat.size()); // same weights shapes as the base model
-        }
-        double wall = 0;
-        RunReport report = Predict(ModelSpec::Load(model), run, wall);
-        const double measuredS = t.Positive(i, "latency_s");
-        const double tokens = double(run.generatedTokens) * run.batch;
-        ValidationRow row;
-        row.set = "mlenergy";
-        row.label =
-            model + " " + t.Text(i, "task") + " " + std::to_string(run.generatedTokens) + " tok";
-        row.wallS = wall;
-        row.metric = "energy_per_token_j";
-        row.published = t.Positive(i, "energy_per_token_j");
-        row.predicted = report.energyPerTokenJ;
-        rows.push_back(row);
-        // The same energy with the boards' idle power over the measured latency instead of the
-        // predicted one: the energy the work takes at the measured time (where the prediction
-        // is longer, the difference's idle energy comes off).
-        const double idleW = HardwareSpec::Load("a100-sxm-80gb").gpu.power.WaitingW();
-        row.metric = "energy_at_measured_time_j";
-        row.predicted =
-            (report.energyJ + idleW * report.gpus * (measuredS - report.stepTimeS)) / tokens;
-        rows.push_back(row);
-        row.metric = "avg_power_w";
-        row.published = t.Positive(i, "avg_power_w");
-        row.predicted = report.avgPowerW;
-        rows.push_back(row);
-        // The time per generated token: eager PyTorch at batch 1 is launch-bound, so this is
-        // the host dispatch's check.
-        row.metric = "latency_per_token_s";
-        row.published = t.Positive(i, "ms_per_token") / 1e3;
-        row.predicted = report.stepTimeS / tokens;
-        rows.push_back(row);
-    }
+            // ML.ENERGY 2023 (mlenergy-llama2-energy.md): FastChat over Hugging Face transformers,
+            // eager PyTorch 2.0.1, fp16, one A100, batch 1, up to 512 new tokens; the published
+            // averages per response. Attention is the unfused eager kernels; the first token comes
+            // from the prefill forward. Prompt lengths are not published: 128 tokens (a 512-token
+            // prompt raises the predicted energy per token by 3%, the prefill being short).
+            RunSpec run;
+            run.mode = RunMode::INFERENCE;
+            run.parallel.tp = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+            run.batch = static_cast<uint32_t>(t.Count(i, "batch"));
+            run.promptTokens = 128;
+            const double generated = t.Positive(i, "response_length_tokens");
+            run.generatedTokens = static_cast<uint32_t>(std::lround(generated));
+            run.firstToken = "prefill";
+            run.flashAttention = false;
+            run.engine = "hf"; // transformers generate(): eager PyTorch, one op at a time
+            std::string model = t.Text(i, "model");
+            const std::string chat = "-chat";
+            if (model.size() > chat.size()
+                && model.compare(model.size() - chat.size(), chat.size(), chat) == 0)
+            {
+                model.resize(model.size() - chat.size()); // same weights shapes as the base model
+            }
+            double wall = 0;
+            RunReport report = Predict(ModelSpec::Load(model), run, wall);
+            const double measuredS = t.Positive(i, "latency_s");
+            const double tokens = double(run.generatedTokens) * run.batch;
+            ValidationRow row;
+            row.set = "mlenergy";
+            row.label = model + " " + t.Text(i, "task") + " " + std::to_string(run.generatedTokens)
+                        + " tok";
+            row.wallS = wall;
+            row.metric = "energy_per_token_j";
+            row.published = t.Positive(i, "energy_per_token_j");
+            row.predicted = report.energyPerTokenJ;
+            rows.push_back(row);
+            // The same energy with the boards' idle power over the measured latency instead of the
+            // predicted one: the energy the work takes at the measured time (where the prediction
+            // is longer, the difference's idle energy comes off).
+            const double idleW = HardwareSpec::Load("a100-sxm-80gb").gpu.power.WaitingW();
+            row.metric = "energy_at_measured_time_j";
+            row.predicted =
+                (report.energyJ + idleW * report.gpus * (measuredS - report.stepTimeS)) / tokens;
+            rows.push_back(row);
+            row.metric = "avg_power_w";
+            row.published = t.Positive(i, "avg_power_w");
+            row.predicted = report.avgPowerW;
+            rows.push_back(row);
+            // The time per generated token: eager PyTorch at batch 1 is launch-bound, so this is
+            // the host dispatch's check.
+            row.metric = "latency_per_token_s";
+            row.published = t.Positive(i, "ms_per_token") / 1e3;
+            row.predicted = report.stepTimeS / tokens;
+            rows.push_back(row);
+        });
     return rows;
 }
 
@@ -480,24 +517,26 @@ ValidationSuite::RunCollectives(const std::string& csv, uint64_t minBytes, uint6
     const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
-        if (bytes < minBytes || bytes > maxBytes)
-        {
-            continue;
-        }
-        ValidationRow row = CollectiveRow(
-            h100.network,
-            t.Text(i, "collective"),
-            "collective",
-            bytes,
-            static_cast<uint32_t>(t.Count(i, "devices_per_group", 1, JobOptions::kMaxGpus)),
-            t.Positive(i, "time_us") * 1e-6);
-        row.set = "xla-h100-nccl";
-        row.metric = "collective_s";
-        rows.push_back(row);
-    }
+    ForEachRow(t,
+               [&](std::size_t i)
+               {
+                   const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
+                   if (bytes < minBytes || bytes > maxBytes)
+                   {
+                       return;
+                   }
+                   ValidationRow row =
+                       CollectiveRow(h100.network,
+                                     t.Text(i, "collective"),
+                                     "collective",
+                                     bytes,
+                                     static_cast<uint32_t>(
+                                         t.Count(i, "devices_per_group", 1, JobOptions::kMaxGpus)),
+                                     t.Positive(i, "time_us") * 1e-6);
+                   row.set = "xla-h100-nccl";
+                   row.metric = "collective_s";
+                   rows.push_back(row);
+               });
     return rows;
 }
 
@@ -509,19 +548,21 @@ ValidationSuite::RunNcclTests(const std::string& csv, uint64_t minBytes)
     const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
-        if (bytes < minBytes)
+    ForEachRow(
+        t,
+        [&](std::size_t i)
         {
-            continue;
-        }
-        ValidationRow row = CollectiveRow(
-            h100.network, "all-reduce", "op", bytes, 4, t.Positive(i, "oop_time_us") * 1e-6);
-        row.set = "nccl-tests-h100";
-        row.metric = "nccl_tests_s";
-        rows.push_back(row);
-    }
+            const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
+            if (bytes < minBytes)
+            {
+                return;
+            }
+            ValidationRow row = CollectiveRow(
+                h100.network, "all-reduce", "op", bytes, 4, t.Positive(i, "oop_time_us") * 1e-6);
+            row.set = "nccl-tests-h100";
+            row.metric = "nccl_tests_s";
+            rows.push_back(row);
+        });
     return rows;
 }
 
@@ -533,21 +574,28 @@ ValidationSuite::RunNcclTestsSlices(const std::string& csv, uint64_t minBytes, u
     const CsvTable t = LoadTable(csv);
     const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        const std::string source = t.Text(i, "source_file");
-        if (bytes < minBytes || bytes > maxBytes || (source == "results/scaling.txt" && gpus == 4))
-        {
-            continue;
-        }
-        ValidationRow row = CollectiveRow(
-            h100.network, t.Text(i, "op"), "op", bytes, gpus, t.Positive(i, "oop_time_us") * 1e-6);
-        row.set = "nccl-tests-hgx";
-        row.metric = "nccl_tests_hgx_s";
-        rows.push_back(row);
-    }
+    ForEachRow(t,
+               [&](std::size_t i)
+               {
+                   const auto bytes = t.Count(i, "size_bytes", 0, kMaxBytes);
+                   const auto gpus =
+                       static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+                   const std::string source = t.Text(i, "source_file");
+                   if (bytes < minBytes || bytes > maxBytes
+                       || (source == "results/scaling.txt" && gpus == 4))
+                   {
+                       return;
+                   }
+                   ValidationRow row = CollectiveRow(h100.network,
+                                                     t.Text(i, "op"),
+                                                     "op",
+                                                     bytes,
+                                                     gpus,
+                                                     t.Positive(i, "oop_time_us") * 1e-6);
+                   row.set = "nccl-tests-hgx";
+                   row.metric = "nccl_tests_hgx_s";
+                   rows.push_back(row);
+               });
     return rows;
 }
 
@@ -561,36 +609,39 @@ ValidationSuite::RunAttentionKernels(const std::string& csv)
     model->SetGpu(HardwareSpec::Load("h100-sxm-80gb").gpu);
     model->SetClockPolicy(ClockPolicy::BOOST);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const std::string kernel = t.Choice(i, "kernel", {"flash2", "flash3", "cudnn"});
-        const bool backward = t.Choice(i, "pass", {"forward", "backward"}) == "backward";
-        AttentionShape a;
-        a.batch = t.Count(i, "batch");
-        a.heads = t.Count(i, "heads");
-        a.kvHeads = a.heads;
-        a.queryLen = t.Count(i, "seq_len");
-        a.kvLen = a.queryLen;
-        a.headDim = t.Count(i, "head_dim");
-        a.causal = t.Choice(i, "causal", {"yes", "no"}) == "yes";
-        a.kernel = kernel == "flash2" ? AttentionKernel::FLASH2 : AttentionKernel::HOPPER;
-        // The paper's FLOP count: 4 b h s^2 d forward, halved under the mask; 2.5x backward.
-        const double flops = 4.0 * a.batch * a.heads * double(a.queryLen) * a.kvLen * a.headDim
-                             * (a.causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);
-        auto start = std::chrono::steady_clock::now();
-        const OperatorCost c = backward ? model->AttentionBackward(a, DataType::BF16)
-                                        : model->AttentionForward(a, DataType::BF16);
-        ValidationRow row;
-        row.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        row.set = "attention-h100";
-        row.label = t.Text(i, "source") + " " + kernel + (backward ? " bwd" : " fwd")
-                    + (a.causal ? " causal" : "") + " d" + std::to_string(a.headDim) + " s"
-                    + std::to_string(a.queryLen);
-        row.metric = kernel == "flash2" ? "flash2_kernel_s" : "hopper_attention_s";
-        row.published = flops / (t.Positive(i, "tflops") * 1e12);
-        row.predicted = c.timeS;
-        rows.push_back(row);
-    }
+    ForEachRow(
+        t,
+        [&](std::size_t i)
+        {
+            const std::string kernel = t.Choice(i, "kernel", {"flash2", "flash3", "cudnn"});
+            const bool backward = t.Choice(i, "pass", {"forward", "backward"}) == "backward";
+            AttentionShape a;
+            a.batch = t.Count(i, "batch");
+            a.heads = t.Count(i, "heads");
+            a.kvHeads = a.heads;
+            a.queryLen = t.Count(i, "seq_len");
+            a.kvLen = a.queryLen;
+            a.headDim = t.Count(i, "head_dim");
+            a.causal = t.Choice(i, "causal", {"yes", "no"}) == "yes";
+            a.kernel = kernel == "flash2" ? AttentionKernel::FLASH2 : AttentionKernel::HOPPER;
+            // The paper's FLOP count: 4 b h s^2 d forward, halved under the mask; 2.5x backward.
+            const double flops = 4.0 * a.batch * a.heads * double(a.queryLen) * a.kvLen * a.headDim
+                                 * (a.causal ? 0.5 : 1.0) * (backward ? 2.5 : 1.0);
+            auto start = std::chrono::steady_clock::now();
+            const OperatorCost c = backward ? model->AttentionBackward(a, DataType::BF16)
+                                            : model->AttentionForward(a, DataType::BF16);
+            ValidationRow row;
+            row.wallS =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            row.set = "attention-h100";
+            row.label = t.Text(i, "source") + " " + kernel + (backward ? " bwd" : " fwd")
+                        + (a.causal ? " causal" : "") + " d" + std::to_string(a.headDim) + " s"
+                        + std::to_string(a.queryLen);
+            row.metric = kernel == "flash2" ? "flash2_kernel_s" : "hopper_attention_s";
+            row.published = flops / (t.Positive(i, "tflops") * 1e12);
+            row.predicted = c.timeS;
+            rows.push_back(row);
+        });
     return rows;
 }
 
@@ -605,94 +656,97 @@ ValidationSuite::RunNemoH100(const std::string& csv, uint32_t maxGpus)
     // (selective where the recipe says so).
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        std::string model = t.Text(i, "model");
-        if (model == "llama3.1-405b")
+    ForEachRow(
+        t,
+        [&](std::size_t i)
         {
-            model = "llama3-405b"; // the same shape
-        }
-        const std::vector<std::string> known = {"llama2-7b",
-                                                "llama2-13b",
-                                                "llama2-70b",
-                                                "llama3-8b",
-                                                "llama3-70b",
-                                                "llama3-405b",
-                                                "gpt3-5b",
-                                                "gpt3-20b",
-                                                "gpt3-175b",
-                                                "nemotron-8b",
-                                                "nemotron-22b",
-                                                "nemotron-340b"};
-        const std::string precision = t.Choice(i, "precision", kNemoPrecisions);
-        if (std::find(known.begin(), known.end(), model) == known.end() || precision == "bf16")
-        {
-            continue;
-        }
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        if (maxGpus > 0 && gpus > maxGpus)
-        {
-            continue;
-        }
-        RunSpec run = NemoRowLayout(t, i, gpus);
-        run.parallel.zeroStage = t.Choice(i, "fsdp", {"yes", "no"}) == "yes" ? 3 : 1;
-        // The distributed optimizer's parameter gather overlaps the next forward: Megatron-
-        // Bridge's CommOverlapConfig turns overlap_param_gather on with dp > 1
-        // (training/comm_overlap.py, _get_optimizer_overlap_cfgs); NeMo 1.0's recipes set
-        // Apex's overlap_param_sync (NeMo-Framework-Launcher conf/training/llama/*.yaml).
-        run.paramGather = run.parallel.zeroStage == 1 ? "overlap" : "auto";
-        if (t.Text(i, "release") == "24.07" && model == "nemotron-340b")
-        {
-            // nemotron/nemotron_340b.yaml: Megatron-core's distributed optimizer
-            // (mcore_distributed_optim) with grad_sync_dtype bf16.
-            run.mainGrads = "bf16";
-        }
-        else if (t.Text(i, "release") == "24.07")
-        {
-            // NeMo 1.0's recipes train with distributed_fused_adam (Apex), not Megatron-core's
-            // distributed optimizer (NeMo-Framework-Launcher conf/training/{llama,gpt3,nemotron}/
-            // *.yaml). Its Llama and GPT-3 H100 FP8 example scripts sync the gradients in bf16
-            // (examples/training/{llama,gpt}/h100/*_fp8*.sh:
-            // +training.model.optim.grad_sync_dtype=bf16; nemo-h100-training.md); the Nemotron
-            // ones (examples/training/nemotron/h100/nemotron_{8b,22b}_fp8.sh) and their yamls
-            // leave Apex's default, the fp32 main gradients.
-            run.memoryLayout = MemoryLayout::APEX;
-            run.mainGrads = model.rfind("nemotron-", 0) == 0 ? "auto" : "bf16";
-            if (model.rfind("gpt3-", 0) == 0)
+            std::string model = t.Text(i, "model");
+            if (model == "llama3.1-405b")
             {
-                // gpt3/{5b,20b,175b}_fp8_performance.yaml: activations_checkpoint_granularity:
-                // selective (the core attention).
-                run.recompute = Recompute::SELECTIVE;
+                model = "llama3-405b"; // the same shape
             }
-        }
-        else
-        {
-            // NeMo 2.0 / Megatron-Bridge performance scripts reduce FP8 runs' gradients in bf16
-            // (scripts/performance: "recipe.trainer.plugins.grad_reduce_in_fp32 = False").
-            run.mainGrads = "bf16";
-        }
-        if (model == "llama3-405b")
-        {
-            // Megatron-Bridge's llama31_405b recipe counts the embedding and the loss as one
-            // layer each in the pipeline split (account_for_embedding_in_pipeline_split,
-            // account_for_loss_in_pipeline_split): 126 + 2 over PP8 x VP8, 2 per model chunk.
-            run.parallel.embeddingInSplit = true;
-            run.parallel.lossInSplit = true;
-        }
-        // Transformer Engine's userbuffers TP overlap where the row's recipe turns it on:
-        // Megatron-Bridge's Llama-3-70B H100 recipes (COMM_OVERLAP_CONFIG_MAP, fp8:
-        // userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192), NeMo-Framework-Launcher's
-        // gpt3/175b_fp8_performance.yaml and llama/llama3_70b.yaml (ub_tp_comm_overlap: true);
-        // its llama/llama2_70b.yaml turns it off (nemo-h100-training.md).
-        if (run.parallel.tp > 1 && model != "llama2-70b")
-        {
-            run.tpCommOverlap = "userbuffers";
-        }
-        // The rows labelled FP8-CS run Transformer Engine's current scaling; the others (24.07's
-        // "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
-        run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
-        rows.push_back(PredictNemoRow(t, i, model, gpus, run, "nemo-h100", "h100_step_s"));
-    }
+            const std::vector<std::string> known = {"llama2-7b",
+                                                    "llama2-13b",
+                                                    "llama2-70b",
+                                                    "llama3-8b",
+                                                    "llama3-70b",
+                                                    "llama3-405b",
+                                                    "gpt3-5b",
+                                                    "gpt3-20b",
+                                                    "gpt3-175b",
+                                                    "nemotron-8b",
+                                                    "nemotron-22b",
+                                                    "nemotron-340b"};
+            const std::string precision = t.Choice(i, "precision", kNemoPrecisions);
+            if (std::find(known.begin(), known.end(), model) == known.end() || precision == "bf16")
+            {
+                return;
+            }
+            const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+            if (maxGpus > 0 && gpus > maxGpus)
+            {
+                return;
+            }
+            RunSpec run = NemoRowLayout(t, i, gpus);
+            run.parallel.zeroStage = t.Choice(i, "fsdp", {"yes", "no"}) == "yes" ? 3 : 1;
+            // The distributed optimizer's parameter gather overlaps the next forward: Megatron-
+            // Bridge's CommOverlapConfig turns overlap_param_gather on with dp > 1
+            // (training/comm_overlap.py, _get_optimizer_overlap_cfgs); NeMo 1.0's recipes set
+            // Apex's overlap_param_sync (NeMo-Framework-Launcher conf/training/llama/*.yaml).
+            run.paramGather = run.parallel.zeroStage == 1 ? "overlap" : "auto";
+            if (t.Text(i, "release") == "24.07" && model == "nemotron-340b")
+            {
+                // nemotron/nemotron_340b.yaml: Megatron-core's distributed optimizer
+                // (mcore_distributed_optim) with grad_sync_dtype bf16.
+                run.mainGrads = "bf16";
+            }
+            else if (t.Text(i, "release") == "24.07")
+            {
+                // NeMo 1.0's recipes train with distributed_fused_adam (Apex), not Megatron-core's
+                // distributed optimizer (NeMo-Framework-Launcher
+                // conf/training/{llama,gpt3,nemotron}/
+                // *.yaml). Its Llama and GPT-3 H100 FP8 example scripts sync the gradients in bf16
+                // (examples/training/{llama,gpt}/h100/*_fp8*.sh:
+                // +training.model.optim.grad_sync_dtype=bf16; nemo-h100-training.md); the Nemotron
+                // ones (examples/training/nemotron/h100/nemotron_{8b,22b}_fp8.sh) and their yamls
+                // leave Apex's default, the fp32 main gradients.
+                run.memoryLayout = MemoryLayout::APEX;
+                run.mainGrads = model.rfind("nemotron-", 0) == 0 ? "auto" : "bf16";
+                if (model.rfind("gpt3-", 0) == 0)
+                {
+                    // gpt3/{5b,20b,175b}_fp8_performance.yaml: activations_checkpoint_granularity:
+                    // selective (the core attention).
+                    run.recompute = Recompute::SELECTIVE;
+                }
+            }
+            else
+            {
+                // NeMo 2.0 / Megatron-Bridge performance scripts reduce FP8 runs' gradients in bf16
+                // (scripts/performance: "recipe.trainer.plugins.grad_reduce_in_fp32 = False").
+                run.mainGrads = "bf16";
+            }
+            if (model == "llama3-405b")
+            {
+                // Megatron-Bridge's llama31_405b recipe counts the embedding and the loss as one
+                // layer each in the pipeline split (account_for_embedding_in_pipeline_split,
+                // account_for_loss_in_pipeline_split): 126 + 2 over PP8 x VP8, 2 per model chunk.
+                run.parallel.embeddingInSplit = true;
+                run.parallel.lossInSplit = true;
+            }
+            // Transformer Engine's userbuffers TP overlap where the row's recipe turns it on:
+            // Megatron-Bridge's Llama-3-70B H100 recipes (COMM_OVERLAP_CONFIG_MAP, fp8:
+            // userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192), NeMo-Framework-Launcher's
+            // gpt3/175b_fp8_performance.yaml and llama/llama3_70b.yaml (ub_tp_comm_overlap: true);
+            // its llama/llama2_70b.yaml turns it off (nemo-h100-training.md).
+            if (run.parallel.tp > 1 && model != "llama2-70b")
+            {
+                run.tpCommOverlap = "userbuffers";
+            }
+            // The rows labelled FP8-CS run Transformer Engine's current scaling; the others
+            // (24.07's "FP8", 25.09's unstated, 26.02's "FP8") keep its default, delayed scaling.
+            run.fp8Scaling = precision == "fp8-cs" ? "current" : "delayed";
+            rows.push_back(PredictNemoRow(t, i, model, gpus, run, "nemo-h100", "h100_step_s"));
+        });
     return rows;
 }
 
@@ -714,41 +768,46 @@ ValidationSuite::RunNemoH100Moe(const std::string& csv, uint32_t maxGpus)
     // activation (recompute_modules) is not modelled.
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const std::string model = t.Text(i, "model");
-        if (t.Choice(i, "arch", {"dense", "moe"}) != "moe"
-            || (model != "qwen3-30b-a3b" && model != "qwen3-235b-a22b" && model != "gpt-oss-120b"))
-        {
-            continue;
-        }
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        if (maxGpus > 0 && gpus > maxGpus)
-        {
-            continue;
-        }
-        RunSpec run = NemoRowLayout(t, i, gpus);
-        run.parallel.zeroStage = 1;
-        run.paramGather = "overlap"; // as the dense rows (RunNemoH100)
-        run.parallel.etp = 1;
-        run.mainGrads = "bf16";
-        run.fp8Scaling =
-            t.Choice(i, "precision", kNemoPrecisions) == "fp8-cs" ? "current" : "delayed";
-        if (run.parallel.tp > 1)
-        {
-            run.tpCommOverlap = "userbuffers";
-        }
-        if (model == "qwen3-235b-a22b")
-        {
-            run.parallel.embeddingInSplit = true;
-            run.parallel.lossInSplit = true;
-            // QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1/V2: moe_a2a_overlap=True (Megatron's
-            // overlap_moe_expert_parallel_comm with delay_wgrad_compute); the 30B and gpt-oss
-            // H100 configs leave it off.
-            run.moeA2aOverlap = true;
-        }
-        rows.push_back(PredictNemoRow(t, i, model, gpus, run, "nemo-h100-moe", "h100_moe_step_s"));
-    }
+    ForEachRow(t,
+               [&](std::size_t i)
+               {
+                   const std::string model = t.Text(i, "model");
+                   if (t.Choice(i, "arch", {"dense", "moe"}) != "moe"
+                       || (model != "qwen3-30b-a3b" && model != "qwen3-235b-a22b"
+                           && model != "gpt-oss-120b"))
+                   {
+                       return;
+                   }
+                   const auto gpus =
+                       static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+                   if (maxGpus > 0 && gpus > maxGpus)
+                   {
+                       return;
+                   }
+                   RunSpec run = NemoRowLayout(t, i, gpus);
+                   run.parallel.zeroStage = 1;
+                   run.paramGather = "overlap"; // as the dense rows (RunNemoH100)
+                   run.parallel.etp = 1;
+                   run.mainGrads = "bf16";
+                   run.fp8Scaling = t.Choice(i, "precision", kNemoPrecisions) == "fp8-cs"
+                                        ? "current"
+                                        : "delayed";
+                   if (run.parallel.tp > 1)
+                   {
+                       run.tpCommOverlap = "userbuffers";
+                   }
+                   if (model == "qwen3-235b-a22b")
+                   {
+                       run.parallel.embeddingInSplit = true;
+                       run.parallel.lossInSplit = true;
+                       // QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1/V2: moe_a2a_overlap=True
+                       // (Megatron's overlap_moe_expert_parallel_comm with delay_wgrad_compute);
+                       // the 30B and gpt-oss H100 configs leave it off.
+                       run.moeA2aOverlap = true;
+                   }
+                   rows.push_back(
+                       PredictNemoRow(t, i, model, gpus, run, "nemo-h100-moe", "h100_moe_step_s"));
+               });
     return rows;
 }
 
@@ -764,38 +823,43 @@ ValidationSuite::RunFoundry(const std::string& csv, const std::string& gpu, uint
     const CsvTable t = LoadTable(csv);
     std::vector<ValidationRow> rows;
     std::vector<uint32_t> microBatches;
-    for (std::size_t i = 0; i < t.Rows(); ++i)
-    {
-        const auto gpus = static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
-        if (maxGpus > 0 && gpus > maxGpus)
-        {
-            continue;
-        }
-        const std::string name = t.Text(i, "model");
-        ModelSpec model = ModelSpec::Load(name);
-        RunSpec run;
-        run.parallel.dp = gpus;
-        run.parallel.zeroStage = 3;
-        run.sequence = static_cast<uint32_t>(t.Count(i, "seq_len"));
-        model.maxSequence = run.sequence;
-        run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
-        run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
-        run.recompute = t.Choice(i, "activation_checkpointing", {"true", "false"}) == "true"
-                            ? Recompute::FULL
-                            : Recompute::NONE;
-        run.SetAttention("triton2022");
-        ValidationRow row;
-        row.set = "foundry-" + gpu;
-        row.label =
-            name + " seq " + std::to_string(run.sequence) + " " + std::to_string(gpus) + " GPUs";
-        row.metric = gpu + "_bf16_step_s";
-        row.published = t.Positive(i, "global_batch_tokens") / t.Positive(i, "throughput_tok_s");
-        const RunReport report = Predict(model, run, row.wallS, gpu + "-sxm-80gb", DataType::BF16);
-        row.predicted = report.stepTimeS;
-        row.fits = report.feasible;
-        rows.push_back(row);
-        microBatches.push_back(run.microBatch);
-    }
+    ForEachRow(t,
+               [&](std::size_t i)
+               {
+                   const auto gpus =
+                       static_cast<uint32_t>(t.Count(i, "gpus", 1, JobOptions::kMaxGpus));
+                   if (maxGpus > 0 && gpus > maxGpus)
+                   {
+                       return;
+                   }
+                   const std::string name = t.Text(i, "model");
+                   ModelSpec model = ModelSpec::Load(name);
+                   RunSpec run;
+                   run.parallel.dp = gpus;
+                   run.parallel.zeroStage = 3;
+                   run.sequence = static_cast<uint32_t>(t.Count(i, "seq_len"));
+                   model.maxSequence = run.sequence;
+                   run.microBatch = static_cast<uint32_t>(t.Count(i, "micro_batch"));
+                   run.globalBatch = static_cast<uint32_t>(t.Count(i, "global_batch"));
+                   run.recompute =
+                       t.Choice(i, "activation_checkpointing", {"true", "false"}) == "true"
+                           ? Recompute::FULL
+                           : Recompute::NONE;
+                   run.SetAttention("triton2022");
+                   ValidationRow row;
+                   row.set = "foundry-" + gpu;
+                   row.label = name + " seq " + std::to_string(run.sequence) + " "
+                               + std::to_string(gpus) + " GPUs";
+                   row.metric = gpu + "_bf16_step_s";
+                   row.published =
+                       t.Positive(i, "global_batch_tokens") / t.Positive(i, "throughput_tok_s");
+                   const RunReport report =
+                       Predict(model, run, row.wallS, gpu + "-sxm-80gb", DataType::BF16);
+                   row.predicted = report.stepTimeS;
+                   row.fits = report.feasible;
+                   rows.push_back(row);
+                   microBatches.push_back(run.microBatch);
+               });
     // A configuration measured at more than one micro-batch is told apart by it (two rows of
     // mpt-125m seq 2048 on 8 A100s read alike).
     std::map<std::string, uint32_t> seen;

@@ -134,6 +134,12 @@ class CliBadInputTestCase : public TestCase
                   "# a published row, its sequence made negative\n"
                   "source,pass,causal,head_dim,seq_len,batch,heads,kernel,tflops\n"
                   "fa3-paper,forward,no,64,-512,32,32,flash2,282\n");
+        // A row whose layout the run's own checks refuse: 500 is not a multiple of 16 x 32.
+        WriteFile(badTables,
+                  "megatron-sc21-table1.csv",
+                  "model,tp,pp,gpus,global_batch,micro_batch,layers_per_virtual_stage,"
+                  "grad_reduce,tp_reduce,tflops_per_gpu,iteration_s\n"
+                  "gpt-1.7b,1,1,32,500,16,0,overlap,blocking,137,3.53\n");
         const std::string u32 = "from 1 to 4294967295";
         const std::string gpus = "from 1 to 16777216";
 
@@ -917,6 +923,8 @@ class CliBadInputTestCase : public TestCase
             // A published table given with --data is checked as any input.
             {{"validate", "--only=flash-attention", "--data=" + badTables},
              {"flash-attention-h100.csv:3", "field 'seq_len'", "whole number from 1", "'-512'"}},
+            {{"validate", "--only=megatron", "--data=" + badTables},
+             {"megatron-sc21-table1.csv:2", "run settings", "field 'global_batch'", "(500)"}},
             // Extensions.
             {{"run", "--load"}, {"option --load", "needs a value"}},
             {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
