@@ -122,17 +122,10 @@ RunCollectiveProbe(const NetworkSpec& network,
     double start = 0;
     double end = -1;
     NetworkStats stats; // at the collective's end (the simulator runs on to the watchdog's stop)
-    const auto collectivePairs = SchedulePairs(plan.schedule, request.endpoints);
-    auto pairs = collectivePairs;
+    auto pairs = SchedulePairs(plan.schedule, request.endpoints);
     for (const auto& t : config.beside)
     {
-        const auto pair = std::make_pair(t.src, t.dst);
-        if (std::find(collectivePairs.begin(), collectivePairs.end(), pair)
-            != collectivePairs.end())
-        {
-            result.besideOnPairs.push_back(pair);
-        }
-        pairs.push_back(pair);
+        pairs.emplace_back(t.src, t.dst);
     }
     // The packet backend opens the pairs' connections first; the collective is timed from its
     // start (the flow backend starts at once). Started as a replay starts it (its plan's

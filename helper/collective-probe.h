@@ -65,8 +65,6 @@ struct CollectiveProbeResult
     uint64_t solves = 0;               //!< flow-rate recomputations (flow backend)
     uint64_t solvedFlows = 0;          //!< flows recomputed, summed over recomputations
     std::vector<LinkStats> mostLoaded; //!< the busiest links, named
-    /** `beside` transfers between two ranks the collective also sends between, in its order */
-    std::vector<std::pair<uint32_t, uint32_t>> besideOnPairs;
 };
 
 /**

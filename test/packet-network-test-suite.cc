@@ -37,10 +37,11 @@ namespace {
 /** \brief One message to send at the start, or \c at seconds after it. */
 struct Message
 {
-    uint32_t src;   //!< source endpoint
-    uint32_t dst;   //!< destination endpoint
-    uint64_t bytes; //!< size
-    double at = 0;  //!< send time after the start, s
+    uint32_t src;        //!< source endpoint
+    uint32_t dst;        //!< destination endpoint
+    uint64_t bytes;      //!< size
+    double at = 0;       //!< send time after the start, s
+    bool ordered = true; //!< in order on the pair's connection (NetworkBackend::Send)
 };
 
 /** \brief What a run observed. */
@@ -115,7 +116,10 @@ RunMessages(const NetworkSpec& spec,
                                                            Simulator::Now().GetSeconds() - start;
                                                        out.order.push_back(id);
                                                        ++out.deliveries;
-                                                   }));
+                                                   }),
+                                               1,
+                                               0,
+                                               messages[i].ordered);
                              };
                              if (messages[i].at > 0)
                              {
@@ -780,8 +784,45 @@ class PacketFaultTestCase : public TestCase
 };
 
 /**
- * \brief Multipath: with ECMP on a fat tree, messages of one pair hashed onto different spines
- * travel on different connections (one address slot per path), all delivered.
+ * \brief Two messages of one pair sent at once: ordered, the second starts once the first has
+ * left (it lands a message time later); unordered, they share the link at once on connections
+ * of their own and land together, as on the flow network (NetworkBackend::Send).
+ */
+class PacketUnorderedTestCase : public TestCase
+{
+  public:
+    PacketUnorderedTestCase()
+        : TestCase("unordered messages of a pair share its links at once; ordered ones queue")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec spec =
+            OneDimension(TopologyKind::SWITCH, 2, 25, 1000).SwitchNs(100).Efficiency(0.9);
+        const uint64_t bytes = uint64_t(4) << 20;
+        const double one = bytes / (25e9 * 0.9);
+        Outcome ordered = RunMessages(spec, 2, {{0, 1, bytes}, {0, 1, bytes}});
+        RAPIDLLM_REQUIRE_EQ(ordered.deliveries, 2, "both delivered");
+        NS_TEST_EXPECT_MSG_EQ_TOL((ordered.delivered[1] - ordered.delivered[0]) / one,
+                                  1.0,
+                                  0.05,
+                                  "ordered: the second a message time after the first");
+        Message a{0, 1, bytes};
+        a.ordered = false;
+        Outcome shared = RunMessages(spec, 2, {a, a});
+        RAPIDLLM_REQUIRE_EQ(shared.deliveries, 2, "both delivered");
+        NS_TEST_EXPECT_MSG_LT(
+            std::fabs(shared.delivered[1] - shared.delivered[0]) / one, 0.1, "unordered: together");
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            shared.delivered[1] / ordered.delivered[1], 1.0, 0.02, "the same link time in all");
+    }
+};
+
+/**
+ * \brief Multipath: with ECMP on a fat tree, ordered messages of one pair hashed onto different
+ * spines travel on different connections (one address slot per path), all delivered.
  */
 class PacketMultipathTestCase : public TestCase
 {
@@ -824,7 +865,10 @@ class PacketMultipathTestCase : public TestCase
                                   [&delivered](uint64_t)
                                   {
                                       ++delivered;
-                                  }));
+                                  }),
+                              1,
+                              0,
+                              true);
                 }
             });
         Simulator::Stop(Seconds(1));
@@ -957,6 +1001,7 @@ class PacketNetworkTestSuite : public TestSuite
         AddTestCase(new PacketRevisitTestCase, TestCase::QUICK);
         AddTestCase(new PacketNewPathTestCase, TestCase::QUICK);
         AddTestCase(new PacketFaultTestCase, TestCase::QUICK);
+        AddTestCase(new PacketUnorderedTestCase, TestCase::QUICK);
         AddTestCase(new PacketMultipathTestCase, TestCase::QUICK);
         AddTestCase(new PacketScheduledFaultTestCase, TestCase::QUICK);
     }

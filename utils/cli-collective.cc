@@ -228,19 +228,6 @@ RunCollectiveCommand(const CliArgs& args)
         throw SpecError(kCommandLine, "gpus", e.GetMessage());
     }
     progress.Finish();
-    if (config.backend == "packet" && !r.besideOnPairs.empty())
-    {
-        // One TCP connection per pair carries every message of the pair in order
-        // (doc/packet-network.md): such a transfer goes before or after the collective's
-        // messages on that pair, not beside them as on the flow network.
-        std::cerr << "rapid-llm collective: note: on the packet network the transfer "
-                  << r.besideOnPairs.front().first << ">" << r.besideOnPairs.front().second
-                  << (r.besideOnPairs.size() > 1 ? " (and others)" : "")
-                  << " shares its pair's one TCP connection with the collective's messages "
-                     "there, so it runs before or after them, not beside them as on the flow "
-                     "network; a pair the collective does not use shares only links\n";
-    }
-
     if (args.Flag("json"))
     {
         Json j = {{"op", ToString(config.op)},

@@ -155,7 +155,8 @@ class NetworkBackend : public Object
      *        byte (it does not wait for their delivery), as one connection (a TCP stream,
      *        NCCL's per-peer FIFO) carries its messages one after the other. Unordered
      *        messages (the default) share the links with everything in flight at once. The
-     *        packet backend carries every message over its pair's TCP connection, so in order
+     *        packet backend carries a path's ordered messages on one TCP connection and an
+     *        unordered one on a connection with nothing else in flight
      * \param logged keep its progress for TakeProgress() as a reserved message's is (a fluid
      *        collective reads how its streams went beside other traffic); on a backend that
      *        records progress

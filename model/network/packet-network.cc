@@ -559,16 +559,28 @@ PacketNetwork::DoSend(uint64_t id,
                       const DeliveryCallback& onDelivered)
 {
     Build();
+    // Ordered messages of a path follow each other on one connection of the pair (its ordered
+    // one, NCCL's channel to the peer). An unordered one (another channel or communicator: the
+    // second tree of a double binary tree, a transfer beside a collective) queues behind no
+    // other message: it takes a connection of the path that carries nothing undelivered and no
+    // ordered messages, so that it shares the links at once, as on the flow network.
+    const bool ordered = IsOrdered();
+    auto fits = [this, ordered](uint32_t c)
+    {
+        const Connection& k = m_connections[c];
+        return ordered ? k.ordered || k.undelivered == 0 : !k.ordered && k.undelivered == 0;
+    };
     uint32_t conn = std::numeric_limits<uint32_t>::max();
     auto it = m_pairConnections.find({src, dst});
     if (it != m_pairConnections.end())
     {
         for (uint32_t c : it->second)
         {
-            if (m_connections[c].path == path)
+            // The path's ordered connection first, for an ordered message.
+            if (m_connections[c].path == path && fits(c)
+                && (conn == std::numeric_limits<uint32_t>::max() || m_connections[c].ordered))
             {
                 conn = c;
-                break;
             }
         }
     }
@@ -580,7 +592,7 @@ PacketNetwork::DoSend(uint64_t id,
         // handshake. Only a new connection pays its handshake and warm-up.
         for (uint32_t c : it->second)
         {
-            if (IsIdle(c))
+            if (IsIdle(c) && fits(c))
             {
                 MovePath(c, path);
                 conn = c;
@@ -593,6 +605,8 @@ PacketNetwork::DoSend(uint64_t id,
         conn = OpenConnection(src, dst, path, GetFlow());
     }
     m_pending[id] = {onDelivered, bytes, conn};
+    ++m_connections[conn].undelivered;
+    m_connections[conn].ordered = m_connections[conn].ordered || ordered;
     NS_LOG_DEBUG("message " << id << " queued on connection " << conn);
     m_connections[conn].stream.Enqueue(id, bytes);
     Push(conn);
@@ -656,6 +670,7 @@ PacketNetwork::Complete(uint64_t id)
     }
     const Pending m = it->second;
     m_pending.erase(it);
+    --m_connections[m.connection].undelivered;
     for (uint32_t l : m_connections[m.connection].path)
     {
         m_linkBytes[l] += static_cast<double>(m.bytes);

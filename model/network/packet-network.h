@@ -156,6 +156,8 @@ class PacketNetwork : public NetworkBackend
         bool warm = false;             //!< warm-up frame acked (window known)
         bool awaited = false;          //!< a Prepare() waits for it
         MessageStreamWriter stream;    //!< messages not yet fully written
+        uint32_t undelivered = 0;      //!< its messages not yet delivered
+        bool ordered = false;          //!< it carries ordered messages (then only those)
     };
 
     /** \brief One accepted connection (receiver side). */
