@@ -547,15 +547,50 @@ JobOptions::Flag(const std::string& name) const
     return value;
 }
 
-bool
-JobOptions::Override(const std::string& name, uint32_t& out) const
+ModelSpec
+JobOptions::LoadModel(const std::string& source, std::vector<SpecOverride> overrides) const
 {
-    if (Get(name).empty())
+    // The shape options are the model file's fields as overrides after --set's, so that they
+    // act as `--set=model.heads=N` does: a head width or KV head count the file gives stays, a
+    // derived one follows.
+    std::vector<std::pair<std::string, std::string>> given; // option, as named
+    for (const auto& [option, field] : {std::make_pair("layers", "layers"),
+                                        std::make_pair("hidden", "hidden"),
+                                        std::make_pair("heads", "heads"),
+                                        std::make_pair("kv-heads", "kv_heads"),
+                                        std::make_pair("ffn", "ffn"),
+                                        std::make_pair("vocab", "vocab")})
     {
-        return false;
+        if (Get(option).empty())
+        {
+            continue;
+        }
+        const std::string value = std::to_string(Count(option));
+        const std::string named = "--" + std::string(option) + "=" + value;
+        overrides.push_back(
+            SpecOverride::Parse("model." + std::string(field) + "=" + value, kCommandLine)
+                .Named(named));
+        given.emplace_back(option, named);
     }
-    out = static_cast<uint32_t>(Count(name)); // declared within 32 bits
-    return true;
+    try
+    {
+        return ModelSpec::Load(source, overrides);
+    }
+    catch (const SpecError& e)
+    {
+        // A field one option set is that option's error.
+        for (const auto& [option, named] : given)
+        {
+            const std::string tag = " (set by override '" + named + "')";
+            const std::string& message = e.GetMessage();
+            if (message.size() > tag.size()
+                && message.compare(message.size() - tag.size(), tag.size(), tag) == 0)
+            {
+                throw OptionError(option, message.substr(0, message.size() - tag.size()));
+            }
+        }
+        throw;
+    }
 }
 
 void
@@ -747,7 +782,7 @@ JobOptions::Resolve() const
     }
     job.modelSource = Get("model");
     job.hardwareSource = Get("hardware");
-    model = ModelSpec::Load(job.modelSource, overrides);
+    model = LoadModel(job.modelSource, overrides);
     job.hardware = HardwareSpec::Load(job.hardwareSource, overrides);
     try
     {
@@ -793,70 +828,17 @@ JobOptions::Resolve() const
         }
     }
 
-    // A head width the model derives from hidden / heads follows them; one the model gives
-    // (Qwen3, Gemma, latent attention) stays.
-    const bool derivedHeadDim = model.heads > 0 && model.headDim * model.heads == model.hidden;
-    bool reshaped = false;
-    reshaped |= Override("layers", model.layers);
-    reshaped |= Override("hidden", model.hidden);
-    reshaped |= Override("heads", model.heads);
-    if (Override("kv-heads", model.kvHeads))
+    if (model.IsMoe() && !Get("ffn").empty() && model.expertFfn != model.ffn)
     {
-        reshaped = true;
-    }
-    else if (!Get("heads").empty())
-    {
-        model.kvHeads = model.heads;
-    }
-    reshaped |= Override("ffn", model.ffn);
-    reshaped |= Override("vocab", model.vocab);
-    if (reshaped)
-    {
-        if (derivedHeadDim && model.hidden % model.heads != 0)
-        {
-            throw OptionError("heads",
-                              "hidden (" + std::to_string(model.hidden)
-                                  + ") must be divisible by heads (" + std::to_string(model.heads)
-                                  + ")");
-        }
-        if (derivedHeadDim)
-        {
-            model.headDim = model.hidden / model.heads;
-        }
-        if (model.IsMoe() && !Get("ffn").empty())
-        {
-            model.expertFfn = model.ffn;
-        }
+        // --ffn on a mixture of experts sets the experts' width too.
+        model.expertFfn = model.ffn;
         try
         {
             model.Validate(kCommandLine);
         }
         catch (const SpecError& e)
         {
-            const auto& options = GetDeclarations();
-            if (e.GetField().empty()
-                || std::any_of(options.begin(),
-                               options.end(),
-                               [&e](const OptionSpec& o)
-                               {
-                                   return o.name == e.GetField() || o.field == e.GetField();
-                               }))
-            {
-                throw;
-            }
-            // A field no option names (moe.first_dense_layers under --layers=1) is the
-            // model's, as the options reshaped it: name both.
-            std::string source = model.name + " reshaped by";
-            const char* separator = " --";
-            for (const char* o : {"layers", "hidden", "heads", "kv-heads", "ffn", "vocab"})
-            {
-                if (!Get(o).empty())
-                {
-                    source += separator + std::string(o) + "=" + Get(o);
-                    separator = ", --";
-                }
-            }
-            throw SpecError(source, e.GetField(), e.GetMessage());
+            throw OptionError("ffn", e.GetMessage());
         }
     }
 

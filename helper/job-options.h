@@ -11,6 +11,7 @@
 #include "ns3/model-spec.h"
 #include "ns3/ptr.h"
 #include "ns3/run-spec.h"
+#include "ns3/spec-override.h"
 #include "option-spec.h"
 
 #include <cstdint>
@@ -171,8 +172,11 @@ class JobOptions
     uint64_t Count(const std::string& name) const;
     /** \return a FLAG's value */
     bool Flag(const std::string& name) const;
-    /** Sets \p out to the option's value when it has one (a model shape override). */
-    bool Override(const std::string& name, uint32_t& out) const;
+    /**
+     * \return the model \p source with \p overrides (--set's) and the shape options (--layers,
+     *         --hidden, --heads, --kv-heads, --ffn, --vocab) applied as its fields' overrides
+     */
+    ModelSpec LoadModel(const std::string& source, std::vector<SpecOverride> overrides) const;
 
     std::map<std::string, std::string> m_given;    //!< option -> value given
     std::map<std::string, std::string> m_parsed;   //!< option -> value parsed (AddTo)

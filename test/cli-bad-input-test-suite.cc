@@ -349,7 +349,10 @@ class CliBadInputTestCase : public TestCase
             {{"memory", "--slow-gpus=gpu2:0.5"}, {"unknown option --slow-gpus"}},
             // A model field the reshaping options broke, which no option names.
             {{"run", "--model=deepseek-v2-lite", "--layers=1"},
-             {"deepseek-v2-lite reshaped by --layers=1", "'moe.first_dense_layers'", "0 to"}},
+             {"deepseek-v2-lite",
+              "'moe.first_dense_layers'",
+              "0 to",
+              "(after overrides --layers=1)"}},
             {{"run", "--seq=4294967295"}, {"option --seq", "4294967295", "max_sequence 2048"}},
             {{"run", "--seq=4096"}, {"option --seq", "4096", "1 to 2048"}},
             {{"run", "--gbs=4294967295"}, {"option --gbs", "2^60"}},

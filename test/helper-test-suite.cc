@@ -1713,6 +1713,21 @@ class JobOptionsTestCase : public TestCase
             "deepseek-v3");
         NS_TEST_EXPECT_MSG_EQ(
             Parse({"--hidden=1024", "--heads=8"}).ToSpecs().model.headDim, 128u, "gpt-1.7b");
+        // The shape options act as --set's model fields do: a head width the model gives
+        // stays even where it equals hidden / heads, and the KV heads stay (Llama-3's GQA was
+        // turned into 64 KV heads by --heads=64).
+        const ModelSpec given =
+            Parse({"--model=llama3-8b", "--set=model.head_dim=128", "--hidden=8192"})
+                .ToSpecs()
+                .model;
+        NS_TEST_EXPECT_MSG_EQ(given.headDim, 128u, "a given head width");
+        const ModelSpec heads = Parse({"--model=llama3-8b", "--heads=64"}).ToSpecs().model;
+        NS_TEST_EXPECT_MSG_EQ(heads.kvHeads, 8u, "the KV heads stay");
+        NS_TEST_EXPECT_MSG_EQ(heads.headDim, 64u, "a derived head width follows");
+        NS_TEST_EXPECT_MSG_EQ(
+            (heads == Parse({"--model=llama3-8b", "--set=model.heads=64"}).ToSpecs().model),
+            true,
+            "as --set=model.heads=64");
 
         // Inference, and the default global batch mbs x dp.
         spec = Parse({"--mode=inference", "--tp=2", "--batch=4", "--gen=16"}).ToSpecs();

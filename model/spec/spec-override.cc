@@ -284,6 +284,14 @@ SpecOverride::Parse(const std::string& rawText, const std::string& origin)
     return o;
 }
 
+SpecOverride
+SpecOverride::Named(const std::string& text) const
+{
+    SpecOverride o = *this;
+    o.m_text = text;
+    return o;
+}
+
 std::vector<SpecOverride>
 SpecOverride::ParseList(const std::string& text, const std::string& origin)
 {

@@ -67,6 +67,11 @@ class SpecOverride
     const std::string& GetPath() const;
     /** \return the text as given, e.g. "gpu.hbm_gib=160" */
     const std::string& GetText() const;
+    /**
+     * \return this override told as \p text in errors and echoes (e.g. "--heads=16" for the
+     *         command-line option that stands for "model.heads=16")
+     */
+    SpecOverride Named(const std::string& text) const;
     /** \return true for a scale ("0.5x") */
     bool IsScale() const;
     /** \return the scale factor (1 for a value) */
