@@ -243,6 +243,43 @@ class FlopsTestCase : public TestCase
 };
 
 /**
+ * \brief The model FLOPs do not grow with the tensor-parallel degree where its ranks repeat
+ * work: one KV head on every rank (Llama-3-8B's 8 KV heads over tp 16), the router of a
+ * mixture of experts, multi-head latent attention's down-projection. (A single-KV-head model's
+ * FLOPs per token rose 5% at tp 8.)
+ */
+class RepeatedWorkFlopsTestCase : public TestCase
+{
+  public:
+    RepeatedWorkFlopsTestCase()
+        : TestCase("model FLOPs count work the tensor-parallel ranks repeat once")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        for (const char* name : {"llama3-8b", "qwen3-30b-a3b", "deepseek-v2-lite"})
+        {
+            ModelSpec model = ModelSpec::Load(name);
+            model.layers = 4;
+            if (model.IsMoe())
+            {
+                model.firstDenseLayers = std::min(model.firstDenseLayers, 1u);
+            }
+            std::vector<double> flops;
+            for (uint32_t tp : {1u, 16u})
+            {
+                RunSpec run = TrainingRun(tp, 1, 1, 1, 1);
+                run.sequence = 1024;
+                flops.push_back(Workload::Build(model, run).TotalModelFlops());
+            }
+            NS_TEST_EXPECT_MSG_EQ_TOL(flops[1] / flops[0], 1.0, 1e-9, name);
+        }
+    }
+};
+
+/**
  * \brief Inference memory is checked without building the request's graph (a long generation's
  * graph costs more than the rest): the verdict is the one the built graph gives, stage by stage,
  * for pipelines, in-flight batches, sliding windows and a speculative draft layer.
@@ -4738,6 +4775,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new ActivationMemoryTestCase, TestCase::QUICK);
         AddTestCase(new SelectiveFlashTestCase, TestCase::QUICK);
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
+        AddTestCase(new RepeatedWorkFlopsTestCase, TestCase::QUICK);
         AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
         AddTestCase(new MoePrefillActivationTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);

@@ -63,6 +63,18 @@ GraphEmitter::EnergyShare() const
     return m_energyShare;
 }
 
+void
+GraphEmitter::SetModelShare(double share)
+{
+    m_modelShare = share;
+}
+
+double
+GraphEmitter::ModelShare() const
+{
+    return m_modelShare;
+}
+
 WorkNode&
 GraphEmitter::Append(WorkNodeKind kind, const char* label)
 {
@@ -83,7 +95,7 @@ GraphEmitter::Compute(const char* label, const OperatorDesc& op, int64_t saved)
 {
     WorkNode& n = Append(WorkNodeKind::COMPUTE, label);
     n.op = m_graph.InternOperator(op);
-    n.modelFlops = op.ModelFlops();
+    n.modelFlops = op.ModelFlops() * m_modelShare;
     n.memDelta = saved;
     JoinStream(n);
     return n.id;

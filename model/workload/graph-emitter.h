@@ -48,6 +48,14 @@ class GraphEmitter
     void SetEnergyShare(float share);
     /** \return the energy share of the nodes that follow */
     float EnergyShare() const;
+    /**
+     * \brief Scales the model FLOPs of the compute nodes that follow (1 again to end it): the
+     * share of their work that is the model's, where the tensor-parallel ranks repeat it (KV
+     * heads fewer than the ranks, a router or latent down-projection on every rank's rows).
+     */
+    void SetModelShare(double share);
+    /** \return the model share of the nodes that follow */
+    double ModelShare() const;
 
     /**
      * \brief A compute node on the stream.
@@ -160,6 +168,7 @@ class GraphEmitter
     uint32_t m_microBatch = 0;                 //!< context
     int32_t m_layer = -1;                      //!< context
     float m_energyShare = 1;                   //!< context
+    double m_modelShare = 1;                   //!< context
     uint32_t m_peerTags = 0;                   //!< tags NextPeerTag() gave
     WeightGradientStore* m_deferred = nullptr; //!< where weight gradients go, or nullptr
 };

@@ -22,6 +22,10 @@ LayerShapes::LayerShapes(const ModelSpec& model, const RunSpec& run)
     kvHeads = model.kvHeads >= p.tp ? model.kvHeads / p.tp : 1;
     valueDim = model.ValueDim();
     qkvOut = (heads + kvHeads) * headDim + kvHeads * valueDim;
+    // With fewer KV heads than ranks each rank computes a whole KV head: the model's work is
+    // its 1 / tp of them.
+    qkvModelShare =
+        (heads * headDim + double(model.kvHeads) / p.tp * (headDim + valueDim)) / qkvOut;
     if (model.IsMla())
     {
         mla = true;

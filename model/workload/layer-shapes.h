@@ -48,13 +48,14 @@ struct ExpertRouting
  */
 struct LayerShapes
 {
-    uint32_t tp = 1;       //!< tensor parallel degree
-    uint64_t hidden = 0;   //!< h
-    uint64_t headDim = 0;  //!< d
-    uint64_t heads = 0;    //!< query heads on this rank (a / tp)
-    uint64_t kvHeads = 0;  //!< KV heads on this rank (replicated when tp > kv heads)
-    uint64_t qkvOut = 0;   //!< QKV projection output width on this rank (MLA: Q, K, V)
-    uint64_t valueDim = 0; //!< per-head value width (headDim but under MLA)
+    uint32_t tp = 1;          //!< tensor parallel degree
+    uint64_t hidden = 0;      //!< h
+    uint64_t headDim = 0;     //!< d
+    uint64_t heads = 0;       //!< query heads on this rank (a / tp)
+    uint64_t kvHeads = 0;     //!< KV heads on this rank (replicated when tp > kv heads)
+    uint64_t qkvOut = 0;      //!< QKV projection output width on this rank (MLA: Q, K, V)
+    double qkvModelShare = 1; //!< the model's share of it (below 1 with KV heads repeated)
+    uint64_t valueDim = 0;    //!< per-head value width (headDim but under MLA)
     /**
      * Multi-head latent attention (ModelSpec::kvLoraRank > 0): the down-projections to the
      * latents are replicated over the tensor-parallel group, the up-projections split by heads.

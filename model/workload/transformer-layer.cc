@@ -361,8 +361,10 @@ TransformerLayer::QkvForward(GraphEmitter& e, uint64_t rows, bool decode, bool k
     const int64_t hiddenInput = kept(Fp8KeptBytes(eb) * m_normRows * s.hidden);
     if (!s.mla)
     {
+        e.SetModelShare(s.qkvModelShare);
         GatheredGemm(
             e, "ag_qkv", "qkv_fp8_cast", "qkv", rows, s.qkvOut, s.hidden, hiddenInput, !decode);
+        e.SetModelShare(1);
         if (rope)
         {
             e.Compute("rope", MakeRope(rows, s.heads, s.kvHeads, s.headDim, at));
@@ -375,7 +377,9 @@ TransformerLayer::QkvForward(GraphEmitter& e, uint64_t rows, bool decode, bool k
     // state; the up-projections split by heads.
     const uint64_t local = decode ? rows : m_normRows;
     CastToFp8(e, "qkv_down_fp8_cast", local, s.hidden);
+    e.SetModelShare(RepeatedShare(local, rows));
     e.Compute("qkv_down", MakeGemm(local, s.LatentWidth(), s.hidden, dt), hiddenInput);
+    e.SetModelShare(1);
     e.Compute("latent_norm",
               MakeElementwise(OpType::RMS_NORM, local, s.qLora + s.kvLora, at),
               kept(eb * local * (s.qLora + s.kvLora)));
@@ -442,7 +446,9 @@ TransformerLayer::QkvBackward(GraphEmitter& e, const std::function<void(uint32_t
         {
             e.Compute("rope_bwd", MakeRope(m_rows, s.heads, s.kvHeads, s.headDim, at, true));
         }
+        e.SetModelShare(s.qkvModelShare);
         record(ColumnParallelBackward(e, kQkvLabels, s.qkvOut, dt));
+        e.SetModelShare(1);
         return;
     }
     if (rope)
@@ -477,8 +483,10 @@ TransformerLayer::QkvBackward(GraphEmitter& e, const std::function<void(uint32_t
     e.Compute("latent_norm_bwd",
               MakeElementwise(OpType::RMS_NORM, m_normRows, s.qLora + s.kvLora, at, true));
     CastToFp8(e, "qkv_down_grad_fp8_cast", m_normRows, s.LatentWidth());
+    e.SetModelShare(RepeatedShare(m_normRows, m_rows));
     e.Compute("qkv_down_dgrad", MakeGemm(m_normRows, s.hidden, s.LatentWidth(), dt));
     record(WeightGemm(e, "qkv_down_wgrad", MakeGemm(s.hidden, s.LatentWidth(), m_normRows, dt)));
+    e.SetModelShare(1);
 }
 
 uint32_t
@@ -690,7 +698,9 @@ TransformerLayer::MlpForward(GraphEmitter& e, bool keepActs, uint64_t rows, bool
     const ExpertRouting r = s.Routing(rows, !decode);
     const uint64_t a2aBytes = AllToAllBytes(r);
     // The router is no Transformer Engine linear layer: it runs in the activation type.
+    e.SetModelShare(RepeatedShare(rows, denseRows));
     e.Compute("router", MakeGemm(rows, s.experts, s.hidden, at), kept(eb * inputRows * s.hidden));
+    e.SetModelShare(1);
     e.Compute("route", MakeElementwise(OpType::ROUTER, rows, s.experts, at));
     // Megatron-core's token dispatcher (training): the tokens are permuted into expert order
     // (a row per routed copy) before the all-to-all, and the received chunks sorted by local
@@ -877,14 +887,18 @@ TransformerLayer::MlpBackward(GraphEmitter& e, std::vector<uint32_t>* wgrad) con
     e.SetEnergyShare(1);
     e.Compute("moe_permute_bwd", MakeUnpermute(rows, s.topK, s.hidden, at));
     e.Compute("route_bwd", MakeElementwise(OpType::ROUTER, rows, s.experts, at, true));
+    e.SetModelShare(RepeatedShare(rows, m_rows));
     if (m_foldedExperts)
     {
         // The replicated router on the local rows: no gather, no tensor-parallel reduction.
         e.Compute(kRouterLabels.dgrad, MakeGemm(rows, s.hidden, s.experts, at));
         record(WeightGemm(e, kRouterLabels.wgrad, MakeGemm(s.hidden, s.experts, rows, at)));
-        return;
     }
-    record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
+    else
+    {
+        record(ColumnParallelBackward(e, kRouterLabels, s.experts, at));
+    }
+    e.SetModelShare(1);
 }
 
 OpType
@@ -1030,6 +1044,12 @@ TransformerLayer::CastToFp8(GraphEmitter& e, const char* label, uint64_t rows, u
     e.Compute(label, MakeElementwise(Fp8CastType(m_run), rows, width, m_run.ActivationType()));
 }
 
+double
+TransformerLayer::RepeatedShare(uint64_t rankRows, uint64_t groupRows) const
+{
+    return double(groupRows) / (double(rankRows) * m_run.parallel.tp);
+}
+
 uint64_t
 TransformerLayer::MoeRows(uint64_t rows) const
 {
@@ -1073,6 +1093,10 @@ TransformerLayer::WeightGemm(GraphEmitter& e,
                              double modelFlops,
                              bool gatheredInput) const
 {
+    if (modelFlops < 0 && e.ModelShare() != 1)
+    {
+        modelFlops = op.ModelFlops() * e.ModelShare();
+    }
     WeightGradientStore* store = e.DeferredWeightGradients();
     if (store == nullptr)
     {

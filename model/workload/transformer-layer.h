@@ -202,6 +202,11 @@ class TransformerLayer
      * (etp 1) the rank's own sequence-parallel rows.
      */
     uint64_t MoeRows(uint64_t rows) const;
+    /**
+     * The model's share of an operator every tensor-parallel rank runs on \p rankRows rows of
+     * the \p groupRows the group holds (1 on the rank's own shard; 1 / tp on all of them).
+     */
+    double RepeatedShare(uint64_t rankRows, uint64_t groupRows) const;
     /** Bytes of a MoE all-to-all: every (token, expert) pair's row, times the critical load. */
     uint64_t AllToAllBytes(const ExpertRouting& routing) const;
     /**
