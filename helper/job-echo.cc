@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #ifndef RAPIDLLM_VERSION
@@ -184,7 +185,10 @@ JobInputJson(const ResolvedJob& job,
             software["fp8_scaling"] = r.fp8Scaling;
             software["fp8_params"] = r.fp8Params;
         }
-        software["bucket_mib"] = double(r.bucketBytes) / double(1 << 20);
+        // 0: one bucket, the whole gradient buffer (after the backward pass).
+        const uint64_t bucket = r.GradBucketBytes();
+        software["bucket_mib"] =
+            bucket == std::numeric_limits<uint64_t>::max() ? 0.0 : double(bucket) / double(1 << 20);
     }
     else
     {

@@ -243,6 +243,56 @@ class FlopsTestCase : public TestCase
 };
 
 /**
+ * \brief Without overlap the whole gradient buffer is reduced in one call after the backward
+ * pass, as Megatron-LM's DDP does (in 25 MiB buckets each paid the ring's latency over
+ * 2(dp - 1) steps: twice the closed form at dp 64); a bucket_mib given still cuts it; with
+ * overlap the buckets are PyTorch DDP's 25 MiB.
+ */
+class GradientBucketsTestCase : public TestCase
+{
+  public:
+    GradientBucketsTestCase()
+        : TestCase("after the backward pass the gradients are reduced in one call")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ModelSpec model = fixture::SmallModel("gpt-1.7b", 4);
+        auto buckets = [&](bool overlap, uint64_t bucket)
+        {
+            RunSpec run = fixture::TrainingJob(1, 1, 4, 1, 4, 512);
+            run.overlapGradReduce = overlap;
+            run.bucketBytes = bucket;
+            const StageGraph& g = Workload::Build(model, run).stages.at(0);
+            uint32_t n = 0;
+            uint64_t bytes = 0;
+            for (const WorkNode& node : g.nodes)
+            {
+                if (node.kind == WorkNodeKind::COLLECTIVE
+                    && std::string(node.label) == "grad_bucket")
+                {
+                    ++n;
+                    bytes += node.commBytes;
+                }
+            }
+            return std::make_pair(n, bytes);
+        };
+        const auto whole = buckets(false, 0);
+        NS_TEST_EXPECT_MSG_EQ(whole.first, 1u, "one call");
+        const auto cut = buckets(false, 25ull << 20);
+        NS_TEST_EXPECT_MSG_EQ(cut.first,
+                              uint32_t((whole.second + (25ull << 20) - 1) / (25ull << 20)),
+                              "bucket_mib given");
+        NS_TEST_EXPECT_MSG_EQ(cut.second, whole.second, "the same bytes");
+        NS_TEST_EXPECT_MSG_GT(buckets(true, 0).first, 1u, "overlapped buckets");
+        RunSpec run;
+        NS_TEST_EXPECT_MSG_EQ(run.GradBucketBytes(), 25ull << 20, "PyTorch DDP's default");
+    }
+};
+
+/**
  * \brief The model FLOPs do not grow with the tensor-parallel degree where its ranks repeat
  * work: one KV head on every rank (Llama-3-8B's 8 KV heads over tp 16), the router of a
  * mixture of experts, multi-head latent attention's down-projection. (A single-KV-head model's
@@ -4776,6 +4826,7 @@ class WorkloadTestSuite : public TestSuite
         AddTestCase(new SelectiveFlashTestCase, TestCase::QUICK);
         AddTestCase(new FlopsTestCase, TestCase::QUICK);
         AddTestCase(new RepeatedWorkFlopsTestCase, TestCase::QUICK);
+        AddTestCase(new GradientBucketsTestCase, TestCase::QUICK);
         AddTestCase(new InferenceMemoryWithoutGraphTestCase, TestCase::QUICK);
         AddTestCase(new MoePrefillActivationTestCase, TestCase::QUICK);
         AddTestCase(new MemoryFeasibilityTestCase, TestCase::QUICK);

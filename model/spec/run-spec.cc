@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -208,6 +209,16 @@ RunSpec::ProfileTokensOn(const GpuSpec& gpu) const
     // vLLM's Worker.determine_available_memory runs a forward of max_num_batched_tokens before
     // it sizes the KV cache: what that forward's activations peak at stays out of the cache.
     return mode == RunMode::INFERENCE && engine == "vllm" ? VllmDefaultTokenBudget(gpu) : 0;
+}
+
+uint64_t
+RunSpec::GradBucketBytes() const
+{
+    if (bucketBytes > 0)
+    {
+        return bucketBytes;
+    }
+    return overlapGradReduce ? 25ull << 20 : std::numeric_limits<uint64_t>::max();
 }
 
 DataType
@@ -1452,10 +1463,13 @@ RunSpec::Read(SpecReader& r)
     s.overlapGradReduce =
         r.GetChoice("grad_reduce", Choices("grad_reduce"), "overlap") == "overlap";
     s.overlapTpReduce = r.GetChoice("tp_reduce", Choices("tp_reduce"), "overlap") == "overlap";
-    s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
-    if (s.bucketBytes == 0)
+    if (r.Has("bucket_mib"))
     {
-        r.Fail("bucket_mib", "is less than one byte");
+        s.bucketBytes = static_cast<uint64_t>(r.GetSize("bucket_mib", 1 << 20, 25) * (1 << 20));
+        if (s.bucketBytes == 0)
+        {
+            r.Fail("bucket_mib", "is less than one byte");
+        }
     }
     s.microBatch = r.GetCount("micro_batch", 1, s.microBatch);
     s.globalBatch = r.GetCount("global_batch", 1, s.globalBatch);

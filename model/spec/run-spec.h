@@ -222,12 +222,12 @@ struct RunSpec
     uint32_t sequence = 2048;              //!< training: tokens per sequence
     bool flashAttention = true;            //!< fused FlashAttention, else unfused softmax
     FusedAttention fusedAttention = FusedAttention::AUTO; //!< with flashAttention: which kernels
-    bool overlapGradReduce = true;      //!< DP gradient reduction overlaps the backward
-    bool overlapTpReduce = true;        //!< TP input-gradient reduction overlaps the wgrad GEMM
-    uint64_t bucketBytes = 25ull << 20; //!< DP gradient bucket (PyTorch DDP default 25 MiB)
-    uint32_t batch = 1;                 //!< inference: concurrent requests
-    uint32_t promptTokens = 128;        //!< inference: prompt length
-    uint32_t generatedTokens = 128;     //!< inference: tokens generated per request
+    bool overlapGradReduce = true;  //!< DP gradient reduction overlaps the backward
+    bool overlapTpReduce = true;    //!< TP input-gradient reduction overlaps the wgrad GEMM
+    uint64_t bucketBytes = 0;       //!< DP gradient bucket (0: the framework's, GradBucketBytes)
+    uint32_t batch = 1;             //!< inference: concurrent requests
+    uint32_t promptTokens = 128;    //!< inference: prompt length
+    uint32_t generatedTokens = 128; //!< inference: tokens generated per request
     /**
      * Inference: the first tokens of each prompt whose keys and values are in the cache already
      * (prefix caching of a shared system prompt or an earlier turn: vLLM's automatic prefix
@@ -433,6 +433,13 @@ struct RunSpec
      * fp32, and for Apex, whose grad_sync_dtype defaults to its fp32 state; else the weights')
      */
     DataType GradientType() const;
+    /**
+     * \return the data-parallel gradient bucket: bucketBytes if set; else with overlap PyTorch
+     * DDP's 25 MiB, and without it the whole buffer in one reduction (UINT64_MAX), as
+     * Megatron-LM's DDP reduces it after the backward pass ("If false, single synchronous
+     * communication call is used instead": megatron/core/distributed, Bucket)
+     */
+    uint64_t GradBucketBytes() const;
 
     /**
      * \return the type of everything but the linear layers' GEMMs (activations, attention,

@@ -1021,7 +1021,7 @@ class TrainingStageBuilder
         }
         m_bucketBytes += bytes;
         m_bucketAfter = after;
-        if (m_run.overlapGradReduce && m_bucketBytes >= m_run.bucketBytes)
+        if (m_run.overlapGradReduce && m_bucketBytes >= m_run.GradBucketBytes())
         {
             FlushBucket();
         }
@@ -1051,13 +1051,14 @@ class TrainingStageBuilder
     {
         m_e.SetContext(Phase::OPTIMIZER, 0, -1);
         FlushBucket();
-        // Megatron-LM's DDP reduces the whole gradient buffer after the backward pass, in
-        // buckets of the same size.
+        // Megatron-LM's DDP reduces the whole gradient buffer after the backward pass in one
+        // call (or in buckets of bucket_mib, where given).
         for (uint64_t total : m_deferred)
         {
-            for (uint64_t done = 0; done < total; done += m_run.bucketBytes)
+            uint64_t bytes = 0;
+            for (uint64_t done = 0; done < total; done += bytes)
             {
-                uint64_t bytes = std::min<uint64_t>(m_run.bucketBytes, total - done);
+                bytes = std::min<uint64_t>(m_run.GradBucketBytes(), total - done);
                 m_pending.push_back(m_e.Async(
                     "grad_bucket", m_gradCollective, GroupKind::DP, bytes, m_e.LastStream()));
             }

@@ -163,8 +163,8 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
                 double(StageParameters(model, run, s) - StageExpertParameters(model, run, s))
                 * BytesOf(run.GradientType());
             const uint64_t buckets =
-                static_cast<uint64_t>(gradientBytes / std::max<uint64_t>(run.bucketBytes, 1))
-                + 2 * layers + 8;
+                static_cast<uint64_t>(gradientBytes / double(run.GradBucketBytes())) + 2 * layers
+                + 8;
             const uint64_t nodes =
                 m * (layers * perLayer + uint64_t(p.virtualStages) * passNodes) + buckets + layers;
             size.nodes += nodes;
@@ -280,8 +280,8 @@ CheckWorkloadSize(const ModelSpec& model, const RunSpec& run, const std::string&
         if (2 * size.bucketNodes > size.nodes)
         {
             // Most are gradient buckets: the parameters, not the schedule, are the cause.
-            os << "the gradient buckets, one per bucket_mib (" << run.bucketBytes / double(1 << 20)
-               << " MiB) of each stage's gradients: the "
+            os << "the gradient buckets, one per bucket_mib ("
+               << run.GradBucketBytes() / double(1 << 20) << " MiB) of each stage's gradients: the "
                << "model's widths (hidden, ffn, experts, vocab) make its parameters too many";
             throw SpecError(source, "bucket_mib", os.str());
         }
