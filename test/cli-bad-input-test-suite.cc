@@ -920,6 +920,13 @@ class CliBadInputTestCase : public TestCase
             // memory builds a training job's graphs too: its limit is raised as run's.
             {{"memory", "--model=gpt-1.7b", "--ffn=4294967295", "--host-memory=0.5"},
              {"above the limit", "(0.5 GiB of host memory"}},
+            // The shared expert splits over tp as the dense MLP (it was rounded down).
+            {{"memory",
+              "--model=deepseek-v2-lite",
+              "--set=model.moe.shared_expert_ffn=2817",
+              "--tp=2",
+              "--gpus=2"},
+             {"option --tp", "shared_expert_ffn (2817) must be divisible by tp (2)"}},
             // A kernel that cannot take the head dimension: the option that chose it.
             {{"attention", "--attention=triton2022", "--head-dim=256"},
              {"option --attention", "up to 128, not 256"}},

@@ -856,6 +856,19 @@ class HuggingFaceTestCase : public TestCase
         const ModelSpec unwindowed = ModelSpec::Parse(
             With(llamaText, "\"llama\"", "\"mistral\", \"sliding_window\": 64"), "mistral");
         NS_TEST_EXPECT_MSG_EQ(unwindowed.HasWindow(), false, "a window of every position");
+        // transformers' Llama ignores a sliding_window key (it windowed every layer here).
+        NS_TEST_EXPECT_MSG_EQ(
+            ModelSpec::Parse(With(llamaText, "\"llama\"", "\"llama\", \"sliding_window\": 32"),
+                             "llama")
+                .HasWindow(),
+            false,
+            "Llama ignores sliding_window");
+        // gpt-oss without layer_types: its config class's default, every other layer windowed.
+        std::string ossDefault = oss.substr(0, oss.find(", \"layer_types\"")) + "}";
+        const ModelSpec ossNoTypes = ModelSpec::Parse(ossDefault, "gpt-oss");
+        NS_TEST_EXPECT_MSG_EQ((ossNoTypes.WindowOf(0) == 128 && ossNoTypes.WindowOf(1) == 0),
+                              true,
+                              "gpt-oss's default layer types");
         struct Case
         {
             std::string what;                 //!< the damage

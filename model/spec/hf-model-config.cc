@@ -432,24 +432,25 @@ ReadLlamaFamily(const ConfigReader& r, const std::string& type, YAML::Node& m)
     m["max_sequence"] = positions;
     // Which layers are windowed: layer_types where the config lists them (transformers writes
     // it for gpt-oss, Gemma and newer configs of the others), else Mistral and Mixtral window
-    // every layer and Qwen2/Qwen3 the layers from max_window_layers on when use_sliding_window
-    // is set, which is not read here.
+    // every layer, gpt-oss every other one (GptOssConfig's default layer_types), Qwen2/Qwen3
+    // the layers from max_window_layers on when use_sliding_window is set, which is not read
+    // here, and the other families none (transformers' Llama and Gemma-1 ignore the key).
     const bool qwen = qwen2 || qwen3;
     if (r.Has("layer_types"))
     {
         ReadLayerTypes(r, positions, m);
     }
-    else if ((type == "gemma2" || type == "gemma3_text") && r.Has("sliding_window")
-             && r.Count("sliding_window") < positions)
+    else if ((type == "gemma2" || type == "gemma3_text" || type == "gpt_oss")
+             && r.Has("sliding_window") && r.Count("sliding_window") < positions)
     {
-        // Without layer_types, Gemma-2 windows every other layer (the even ones) and Gemma-3
-        // all but every sliding_window_pattern-th (6 in its configs).
+        // Without layer_types, Gemma-2 and gpt-oss window every other layer (the even ones)
+        // and Gemma-3 all but every sliding_window_pattern-th (6 in its configs).
         m["sliding_window"] = r.Count("sliding_window");
         m["sliding_window_pattern"] =
-            type == "gemma2" ? uint64_t(2) : r.Count("sliding_window_pattern", 2, 6);
+            type == "gemma3_text" ? r.Count("sliding_window_pattern", 2, 6) : uint64_t(2);
     }
-    else if ((qwen ? r.Bool("use_sliding_window", false) : true) && r.Has("sliding_window")
-             && r.Count("sliding_window") < positions)
+    else if ((qwen ? r.Bool("use_sliding_window", false) : type == "mistral" || type == "mixtral")
+             && r.Has("sliding_window") && r.Count("sliding_window") < positions)
     {
         if (qwen)
         {

@@ -977,6 +977,8 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
         }
         RequireMultiple(
             source, "tp", model.expertFfn, "expert_ffn", p.ExpertTp(), "the expert tensor degree");
+        // The shared expert is a dense MLP, split over the tensor-parallel ranks as the ffn.
+        RequireMultiple(source, "tp", model.sharedExpertFfn, "shared_expert_ffn", p.tp, "tp");
         if (!p.FoldedExperts())
         {
             // Expert parallelism splits the data-parallel ranks of each stage (dp = ep x edp),
