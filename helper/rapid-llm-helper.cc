@@ -15,6 +15,7 @@
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/packet-network.h"
 #include "ns3/priority-queue-scheduler.h"
 #include "ns3/replay-error.h"
 #include "ns3/report-bounds.h"
@@ -30,6 +31,7 @@
 #include "simulator-guard.h"
 
 #include <chrono>
+#include <iomanip>
 #include <sstream>
 
 namespace ns3 {
@@ -415,6 +417,38 @@ RapidLlmHelper::Install(TraceSet set)
     return InstallJob(std::make_shared<ReplayJob>(ReplayJob::FromTraceSet(std::move(set))));
 }
 
+void
+RapidLlmHelper::RefuseUnfinishablePacketRun(Ptr<NetworkBackend> backend,
+                                            Ptr<TraceReplayer> replayer) const
+{
+    Ptr<PacketNetwork> packet = DynamicCast<PacketNetwork>(backend);
+    if (!packet)
+    {
+        return;
+    }
+    // Every byte crosses the packet network in frames of at most an MTU, each frame at least
+    // four simulator events (leaving its GPU, reaching and leaving a switch, arriving), ACKs
+    // not counted: a job whose frames alone pass the watchdog's MaxEvents would run for hours
+    // and stop there, so it is refused before it starts.
+    UintegerValue mtu;
+    packet->GetAttribute("Mtu", mtu);
+    UintegerValue maxEvents;
+    replayer->GetAttribute("MaxEvents", maxEvents);
+    const double bytes = m_job->SentBytes();
+    const double frames = bytes / double(mtu.Get() - 40);
+    if (4 * frames > double(maxEvents.Get()))
+    {
+        std::ostringstream os;
+        os << "the packet network would carry " << std::setprecision(3) << bytes / 1e12
+           << " TB in about " << frames << " frames of " << mtu.Get()
+           << " bytes, at least 4 simulator events each: above the replay watchdog's MaxEvents ("
+           << double(maxEvents.Get())
+           << ", hours of host time); use the flow backend, or fewer GPUs or a smaller batch "
+              "for a packet-level check";
+        throw SpecError("", "backend", os.str());
+    }
+}
+
 Ptr<TraceReplayer>
 RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
 {
@@ -458,6 +492,7 @@ RapidLlmHelper::InstallJob(std::shared_ptr<ReplayJob> job)
         }
     }
     backend->SetRouting(routing.Create<RoutingPolicy>());
+    RefuseUnfinishablePacketRun(backend, replayer);
     Ptr<FaultSchedule> schedule;
     if (!m_timedFaults.empty())
     {

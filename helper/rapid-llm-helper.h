@@ -280,6 +280,12 @@ class RapidLlmHelper : public Object
 
     /** Creates the backend, its topology and routing, and the replayer; starts \p job. */
     Ptr<TraceReplayer> InstallJob(std::shared_ptr<ReplayJob> job);
+    /**
+     * Throws SpecError (field "backend") if \p backend is the packet network and the job's
+     * frames alone would pass \p replayer's MaxEvents: a run of hours that the watchdog stops.
+     */
+    void RefuseUnfinishablePacketRun(Ptr<NetworkBackend> backend,
+                                     Ptr<TraceReplayer> replayer) const;
 
     /**
      * \brief Costs the workload's kernels on each GPU of SetGpuVariants: the replayer's kernel

@@ -920,6 +920,19 @@ class CliBadInputTestCase : public TestCase
             // memory builds a training job's graphs too: its limit is raised as run's.
             {{"memory", "--model=gpt-1.7b", "--ffn=4294967295", "--host-memory=0.5"},
              {"above the limit", "(0.5 GiB of host memory"}},
+            // A packet run whose frames alone pass the watchdog's MaxEvents (it ran on for
+            // minutes at 2.5 GB without finishing an operator).
+            {{"run",
+              "--model=gpt3-175b",
+              "--hardware=h100-sxm-80gb",
+              "--tp=8",
+              "--pp=8",
+              "--dp=64",
+              "--gbs=1024",
+              "--zero=1",
+              "--sp",
+              "--backend=packet"},
+             {"option --backend", "415 TB", "MaxEvents", "use the flow backend"}},
             // The shared expert splits over tp as the dense MLP (it was rounded down).
             {{"memory",
               "--model=deepseek-v2-lite",

@@ -85,6 +85,58 @@ ReplayJob::GetGraphIndex(uint32_t rank) const
     return m_graphOf[rank];
 }
 
+double
+ReplayJob::SentBytes() const
+{
+    // Ranks sharing a graph send alike: each distinct graph once, times its ranks, its groups'
+    // sizes read from its first rank.
+    std::vector<uint32_t> ranks(m_graphs.size(), 0);
+    std::vector<uint32_t> first(m_graphs.size(), 0);
+    for (uint32_t r = GetRankCount(); r-- > 0;)
+    {
+        ++ranks[m_graphOf[r]];
+        first[m_graphOf[r]] = r;
+    }
+    double total = 0;
+    for (std::size_t g = 0; g < m_graphs.size(); ++g)
+    {
+        double sent = 0;
+        for (const TraceNode& n : m_graphs[g]->GetNodes())
+        {
+            if (n.type == TraceNodeType::COMM_SEND)
+            {
+                sent += double(n.bytes);
+                continue;
+            }
+            if (n.type != TraceNodeType::COMM_COLL)
+            {
+                continue;
+            }
+            const uint32_t group = BindGroup(first[g], n.group);
+            const double size = group == kWorldGroup || !GetGroups().Has(group)
+                                    ? double(GetRankCount())
+                                    : double(GetGroups().Get(group).size());
+            const double share = size > 1 ? (size - 1) / size : 0;
+            switch (n.commType)
+            {
+                case CollectiveType::ALL_REDUCE:
+                    sent += 2 * share * double(n.bytes);
+                    break;
+                case CollectiveType::BROADCAST:
+                case CollectiveType::REDUCE:
+                    sent += size > 1 ? double(n.bytes) : 0;
+                    break;
+                case CollectiveType::BARRIER:
+                    break;
+                default:
+                    sent += share * double(n.bytes);
+            }
+        }
+        total += sent * ranks[g];
+    }
+    return total;
+}
+
 uint32_t
 ReplayJob::GetGraphCount() const
 {

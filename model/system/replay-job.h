@@ -58,6 +58,13 @@ class ReplayJob
     uint32_t BindPeer(uint32_t rank, uint32_t peer) const;
     /** \return the communicator groups */
     const CommGroups& GetGroups() const;
+    /**
+     * \return the bytes every rank together sends over the network in one run, as the
+     * collectives' bandwidth terms count them (all-reduce 2(n-1)/n of its buffer, gather,
+     * scatter and all-to-all kinds (n-1)/n, broadcast and reduce the buffer, a send its bytes):
+     * what a packet-level network carries in frames, for an estimate of its cost before it runs
+     */
+    double SentBytes() const;
 
     /**
      * \brief Whether waiting for a transfer between \p rank and \p peer is a pipeline bubble:
