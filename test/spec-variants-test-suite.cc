@@ -760,6 +760,16 @@ class HuggingFaceTestCase : public TestCase
                                   {"mla.yaml", "kv_heads", "must equal heads (4)"}),
                               true,
                               "latent attention with fewer KV heads");
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse(
+                                          With(mlaYaml, "position: rope", "position: learned"),
+                                          "mla.yaml");
+                                  },
+                                  {"mla.yaml", "rope_head_dim", "need position: rope"}),
+                              true,
+                              "a rotary part without rotary positions");
 
         // gpt-oss-120b (openai/gpt-oss-120b config.json; OpenAI's model card gives 116.8 B
         // parameters): 128 experts of width 2880, top-4, biases, a 128-token window on every

@@ -190,6 +190,14 @@ ModelSpec::Validate(const std::string& source) const
                         std::to_string(ropeHeadDim) + " leaves no non-rotary part of head_dim ("
                             + std::to_string(headDim) + "); allowed: 0 to head_dim - 1");
     }
+    if (IsMla() && ropeHeadDim > 0 && position != PositionEmbedding::ROPE)
+    {
+        throw SpecError(source,
+                        "mla.rope_head_dim",
+                        std::to_string(ropeHeadDim)
+                            + " rotary dimensions need position: rope (not learned); allowed: 0 "
+                              "with learned positions");
+    }
     if (IsMoe() && (topK == 0 || topK > experts))
     {
         throw SpecError(source,
