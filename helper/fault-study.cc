@@ -362,6 +362,23 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         RoutingPolicy::Create(routing); // an unknown name is an error before anything runs
     }
     result.memory = AnalyzeMemory(job.model, job.run, job.hardware.gpu);
+    const std::size_t degraded = std::count_if(config.factors.begin(),
+                                               config.factors.end(),
+                                               [](double f)
+                                               {
+                                                   return f < 1;
+                                               });
+    const std::size_t total =
+        config.routings.size() * (1 + sets.size() * degraded) + 2 * config.packetCheck;
+    std::size_t done = 0;
+    auto ran = [&]()
+    {
+        ++done;
+        if (config.onRun)
+        {
+            config.onRun(done, total);
+        }
+    };
     for (const auto& routing : config.routings)
     {
         double healthy = 0;
@@ -380,6 +397,7 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         {
             healthyError = e.what();
         }
+        ran();
         result.healthyS.push_back(healthy);
         for (std::size_t s = 0; s < sets.size(); ++s)
         {
@@ -426,6 +444,10 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                 catch (const Error& e)
                 {
                     row.error = e.what();
+                }
+                if (factor < 1)
+                {
+                    ran();
                 }
                 result.rows.push_back(row);
             }
@@ -487,6 +509,8 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
         {
             c.error = e.what();
         }
+        ran();
+        ran();
         result.checks.push_back(c);
     }
     return result;

@@ -11,6 +11,7 @@
 #include "ns3/report-json.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct FaultStudyConfig
     uint32_t topLinks = 5;    //!< most loaded links kept per row
     uint32_t packetCheck = 0; //!< rows re-run on the packet backend (scaled-down job)
     std::string packet;       //!< the packet network's attributes as given (applied by the caller)
+    /** Called after each run (done, of total runs: the healthy ones, the degraded rows and
+     *  the packet checks' two each); may be empty. */
+    std::function<void(std::size_t done, std::size_t total)> onRun;
 };
 
 /**

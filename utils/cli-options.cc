@@ -842,7 +842,7 @@ MakeOptions()
         Flag("progress",
              "progress on stderr: done, rate and ETA (default: when stderr is a terminal)",
              "false")
-            .For({"run", "replay", "collective", "sweep", kServing}),
+            .For({"run", "replay", "collective", "sweep", "study faults", kServing}),
         Text("timeline",
              "write a Chrome/Perfetto trace-event timeline (JSON) of the replay to this file",
              "")

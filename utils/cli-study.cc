@@ -13,6 +13,7 @@
 #include "ns3/hardware-study.h"
 #include "ns3/job-echo.h"
 #include "ns3/packet-resolution.h"
+#include "ns3/progress-line.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
 
@@ -111,7 +112,24 @@ RunStudyFaultsCommand(const CliArgs& args)
     {
         const InterruptExit interrupt("rapid-llm study faults: interrupted; nothing written (the "
                                       "study writes its files once every row has run)");
+        const bool terminal = ProgressLine::StderrIsTerminal();
+        ProgressLine progress(args.Has("progress") ? args.Flag("progress") : terminal, terminal);
+        config.onRun = [&progress](std::size_t done, std::size_t total)
+        {
+            const double elapsed = progress.Elapsed();
+            const double rate = elapsed > 0 ? done / elapsed : 0;
+            char text[160];
+            std::snprintf(text,
+                          sizeof(text),
+                          "study faults: %zu/%zu runs, %s elapsed, ETA %s",
+                          done,
+                          total,
+                          ProgressLine::Duration(elapsed).c_str(),
+                          rate > 0 ? ProgressLine::Duration((total - done) / rate).c_str() : "?");
+            progress.Show(text, done == total);
+        };
         result = RunFaultStudy(job, config);
+        progress.Finish();
     }
     // A study without a single row that ran has nothing to show: the first row's error, and no
     // files.
