@@ -315,7 +315,9 @@ class NetworkBackend : public Object
      * connections). Measure a workload from the time \p ready runs. Call before or during
      * Simulator::Run().
      * \param pairs the (source, destination) endpoint pairs the workload will use (may be
-     *        empty: a backend with connections then opens them at each pair's first message)
+     *        empty: a backend with connections then opens them at each pair's first message);
+     *        a pair listed n times gets n connections (ordered and unordered traffic of a pair
+     *        each take one: Send)
      * \param ready called as a simulator event; may be null
      */
     virtual void Prepare(const std::vector<EndpointPair>& pairs, Callback<void> ready);

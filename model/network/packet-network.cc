@@ -523,9 +523,13 @@ PacketNetwork::Prepare(const std::vector<EndpointPair>& pairs, Callback<void> re
 {
     Build();
     uint32_t opened = 0;
+    // A pair listed n times gets n connections (the collective's and a transfer's beside it).
+    std::map<EndpointPair, uint32_t> listed;
     for (const auto& p : pairs)
     {
-        if (p.first == p.second || m_pairConnections.count(p) > 0)
+        auto have = m_pairConnections.find(p);
+        if (p.first == p.second
+            || ++listed[p] <= (have == m_pairConnections.end() ? 0 : have->second.size()))
         {
             continue;
         }
