@@ -103,6 +103,19 @@ PacketFabric::CheckNames(const std::string& queueDisc, const std::string& conges
                         "PacketNetwork::QueueDisc",
                         "'" + queueDisc + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
     }
+    TypeId::AttributeInformation info;
+    if (queueDisc.rfind("ns3::", 0) == 0
+        && (!tid.HasConstructor() || !tid.LookupAttributeByName("MaxSize", &info)))
+    {
+        // A classful queue disc (ns3::PrioQueueDisc, ns3::MqQueueDisc) needs child queue discs
+        // the fabric does not configure, and has no MaxSize for QueueDiscPackets (ns-3 aborts).
+        throw SpecError("network",
+                        "PacketNetwork::QueueDisc",
+                        "'" + queueDisc
+                            + "' has no MaxSize attribute for QueueDiscPackets (a classful queue "
+                              "disc needs child queue discs); allowed: fq, fifo, fq-codel or a "
+                              "single-queue QueueDisc TypeId such as ns3::PieQueueDisc");
+    }
     // A congestion control whose TypeId names TcpSocketBase as its parent (ns-3.37's TcpCubic)
     // is one if an object of it is a TcpCongestionOps (no other type is created: a Node would
     // join the NodeList).
@@ -220,15 +233,7 @@ PacketFabric::Build(Ptr<Topology> topology, const PacketFabricConfig& config)
     }
     else
     {
-        TypeId tid;
-        if (!TypeId::LookupByNameFailSafe(config.queueDisc, &tid)
-            || !tid.IsChildOf(QueueDisc::GetTypeId()))
-        {
-            throw SpecError("network",
-                            "PacketNetwork::QueueDisc",
-                            "'" + config.queueDisc
-                                + "' is not fq, fifo, fq-codel or a QueueDisc TypeId name");
-        }
+        CheckNames(config.queueDisc, config.congestion);
         tch.SetRootQueueDisc(config.queueDisc, "MaxSize", limit);
     }
     uint32_t linkAddress = 0;

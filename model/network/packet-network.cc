@@ -43,8 +43,9 @@ PacketNetwork::GetTypeId()
             .AddAttribute(
                 "Mtu",
                 "IP MTU of every link, bytes. 4096 is InfiniBand's largest MTU (IBTA spec, \"MTU\" "
-                "of 256-4096 bytes; NVLink's packets carry at most 256 bytes): the frame each hop "
-                "stores and forwards is no larger than the real fabric's.",
+                "of 256-4096 bytes; NVLink's packets carry at most 256 bytes): a frame a busy "
+                "port holds the next one back for, or a GPU stores and forwards on a multi-hop "
+                "path, is no larger than the real fabric's.",
                 UintegerValue(4096),
                 MakeUintegerAccessor(&PacketNetwork::m_mtu),
                 MakeUintegerChecker<uint32_t>(576, 65000))
@@ -307,10 +308,25 @@ PacketNetwork::CheckAttributes() const
                "raise MinRto, or set DelAckCount=1)";
         throw SpecError("network", "PacketNetwork::DelAckTimeout", why.str());
     }
+    if (!m_clockGranularity.IsStrictlyPositive())
+    {
+        std::ostringstream why;
+        why << m_clockGranularity.GetSeconds() * 1e6
+            << " us: must be above 0 (the tick TCP's retransmission timer counts in)";
+        throw SpecError("network", "PacketNetwork::ClockGranularity", why.str());
+    }
     PacketFabric::CheckNames(m_queueDisc, m_congestion);
     if (!m_pcap.empty())
     {
         PacketCapture::CheckPrefix(m_pcap);
+    }
+    else if (!m_pcapLinks.empty())
+    {
+        throw SpecError("network",
+                        "PacketNetwork::PcapLinks",
+                        "'" + m_pcapLinks
+                            + "' selects links to capture, but no Pcap prefix is given (give "
+                              "Pcap=PREFIX too)");
     }
 }
 
