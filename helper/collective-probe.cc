@@ -189,6 +189,9 @@ RunCollectiveProbe(const NetworkSpec& network,
     result.timeS = end - start;
     result.solves = stats.solves;
     result.solvedFlows = stats.solvedFlows;
+    result.packet = config.backend == "packet";
+    result.dataPackets = stats.dataPackets;
+    result.drops = stats.drops;
     result.algorithmBandwidthBps = result.timeS > 0 ? double(config.bytes) / result.timeS : 0;
     result.busBandwidthBps =
         result.algorithmBandwidthBps * BusBandwidthFactor(config.op, config.gpus);

@@ -64,6 +64,9 @@ struct CollectiveProbeResult
     uint64_t messages = 0;             //!< messages sent
     uint64_t solves = 0;               //!< flow-rate recomputations (flow backend)
     uint64_t solvedFlows = 0;          //!< flows recomputed, summed over recomputations
+    bool packet = false;               //!< run on the packet network
+    uint64_t dataPackets = 0;          //!< packet network: TCP data segments delivered
+    uint64_t drops = 0;                //!< packet network: packets dropped (queues, dead links)
     std::vector<LinkStats> mostLoaded; //!< the busiest links, named
 };
 

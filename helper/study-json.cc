@@ -51,6 +51,12 @@ to_json(Json& j, const CollectiveProbeResult& r)
     j["time_s"] = r.timeS;
     j["algorithm_bandwidth_GBps"] = r.algorithmBandwidthBps / 1e9;
     j["bus_bandwidth_GBps"] = r.busBandwidthBps / 1e9;
+    if (r.packet)
+    {
+        // Retransmissions after drops are what a slow packet run is made of.
+        j["data_packets"] = r.dataPackets;
+        j["packet_drops"] = r.drops;
+    }
     Json links = Json::array();
     for (const auto& s : r.mostLoaded)
     {

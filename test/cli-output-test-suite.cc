@@ -274,6 +274,19 @@ class CliJsonTestCase : public TestCase
                               coll.at("time_s").get<double>() * 1.01,
                               "collective: slower beside a transfer on its links");
         NS_TEST_EXPECT_MSG_EQ(beside.value("beside", ""), "0>1:64MiB", "the transfer echoed");
+        // The packet network's drops, which a shallow queue turns into retransmission timeouts.
+        const Json dropping = JsonOf({"collective",
+                                      "--hardware=a100-sxm-80gb",
+                                      "--gpus=4",
+                                      "--op=all-to-all",
+                                      "--bytes=1MiB",
+                                      "--backend=packet",
+                                      "--packet=QueueDisc=fifo,QueueDiscPackets=2",
+                                      "--json"},
+                                     dir);
+        NS_TEST_EXPECT_MSG_GT(dropping.at("packet_drops").get<uint64_t>(), 0u, "drops reported");
+        NS_TEST_EXPECT_MSG_GT(dropping.at("data_packets").get<uint64_t>(), 0u, "data packets");
+        NS_TEST_EXPECT_MSG_EQ(coll.contains("packet_drops"), false, "none on the flow network");
         NS_TEST_EXPECT_MSG_EQ(coll.contains("beside"), false, "none echoed without one");
         // On the packet network a transfer on one of the collective's own pairs runs beside
         // its messages on a connection of its own, prepared with the collective's, as on the

@@ -297,6 +297,11 @@ RunCollectiveCommand(const CliArgs& args)
               << "  algorithm bandwidth " << FormatNumber(r.algorithmBandwidthBps / 1e9)
               << " GB/s\n"
               << "  bus bandwidth       " << FormatNumber(r.busBandwidthBps / 1e9) << " GB/s\n";
+    if (r.packet)
+    {
+        std::cout << "  packets             " << r.dataPackets << " data, " << r.drops
+                  << " dropped\n";
+    }
     if (!r.mostLoaded.empty())
     {
         std::cout << "  most loaded links:\n";
