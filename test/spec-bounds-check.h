@@ -166,7 +166,7 @@ CheckRun(const RunSpec& r)
         return "a zero parallel degree or bad ZeRO stage";
     }
     if (r.microBatch == 0 || r.globalBatch == 0 || r.sequence == 0 || r.batch == 0
-        || r.promptTokens == 0 || r.bucketBytes == 0)
+        || r.promptTokens == 0 || r.GradBucketBytes() == 0)
     {
         return "a zero batch, sequence or bucket";
     }
