@@ -770,6 +770,19 @@ class HuggingFaceTestCase : public TestCase
                                   {"mla.yaml", "rope_head_dim", "need position: rope"}),
                               true,
                               "a rotary part without rotary positions");
+        // A check across fields names the line of the field it blames.
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ModelSpec::Parse("name: t\nlayers: 2\nhidden: 512\nheads: "
+                                                       "8\nkv_heads: 3\nffn: 1024\nactivation: "
+                                                       "gelu\nnorm: layernorm\nposition: "
+                                                       "learned\nvocab: 100\nmax_sequence: 64\n",
+                                                       "kv.yaml");
+                                  },
+                                  {"kv.yaml:5: field 'kv_heads'", "multiple of kv_heads (3)"}),
+                              true,
+                              "the line of kv_heads");
 
         // gpt-oss-120b (openai/gpt-oss-120b config.json; OpenAI's model card gives 116.8 B
         // parameters): 128 experts of width 2880, top-4, biases, a 128-token window on every

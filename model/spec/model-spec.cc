@@ -336,7 +336,30 @@ ReadModel(const YAML::Node& root, const std::string& source)
         moe.Finish();
     }
     r.Finish();
-    m.Validate(source);
+    try
+    {
+        m.Validate(source);
+    }
+    catch (const SpecError& e)
+    {
+        // A check across fields (kv_heads against heads, moe.top_k against the experts) is
+        // told at the line of the field it names, as a field's own check is.
+        YAML::Node node = root;
+        std::size_t from = 0;
+        const std::string& field = e.GetField();
+        while (node && node.IsMap() && from < field.size())
+        {
+            const std::size_t dot = field.find('.', from);
+            // reset(), not =: assigning a yaml-cpp node writes into the tree
+            node.reset(node[field.substr(from, dot == std::string::npos ? dot : dot - from)]);
+            from = dot == std::string::npos ? field.size() : dot + 1;
+        }
+        if (e.GetLine() > 0 || field.empty() || !node || node.Mark().line < 0)
+        {
+            throw;
+        }
+        throw SpecError(e.GetFile(), field, e.GetMessage(), node.Mark().line + 1);
+    }
     return m;
 }
 
