@@ -105,16 +105,30 @@ PacketFabric::CheckNames(const std::string& queueDisc, const std::string& conges
     }
     TypeId::AttributeInformation info;
     if (queueDisc.rfind("ns3::", 0) == 0
-        && (!tid.HasConstructor() || !tid.LookupAttributeByName("MaxSize", &info)))
+        && (!tid.HasConstructor() || !tid.LookupAttributeByName("MaxSize", &info)
+            || queueDisc == "ns3::TbfQueueDisc"))
     {
-        // A classful queue disc (ns3::PrioQueueDisc, ns3::MqQueueDisc) needs child queue discs
-        // the fabric does not configure, and has no MaxSize for QueueDiscPackets (ns-3 aborts).
+        // A classful queue disc (ns3::PrioQueueDisc, ns3::MqQueueDisc, ns3::TbfQueueDisc) needs
+        // child queue discs or rates the fabric does not configure; the first two have no
+        // MaxSize for QueueDiscPackets (ns-3 aborts), TBF shapes to 125 kB/s.
         throw SpecError("network",
                         "PacketNetwork::QueueDisc",
                         "'" + queueDisc
-                            + "' has no MaxSize attribute for QueueDiscPackets (a classful queue "
-                              "disc needs child queue discs); allowed: fq, fifo, fq-codel or a "
-                              "single-queue QueueDisc TypeId such as ns3::PieQueueDisc");
+                            + "' is a classful queue disc (child queue discs or a shaping rate "
+                              "the fabric does not configure); allowed: fq, fifo, fq-codel or a "
+                              "single-queue QueueDisc TypeId such as ns3::RedQueueDisc");
+    }
+    if (queueDisc == "ns3::PieQueueDisc" || queueDisc == "ns3::FqPieQueueDisc")
+    {
+        // ns-3.37's PIE never lets simulated time advance on this fabric (a 4 KiB transfer
+        // between two GPUs stays at 0 s), so the watchdog's simulated-time limit cannot stop it.
+        throw SpecError("network",
+                        "PacketNetwork::QueueDisc",
+                        "'" + queueDisc
+                            + "' stalls the packet network at simulated time 0 (ns-3.37); "
+                              "allowed: fq, fifo, fq-codel, ns3::RedQueueDisc, "
+                              "ns3::CoDelQueueDisc, ns3::CobaltQueueDisc or another "
+                              "single-queue QueueDisc TypeId");
     }
     // A congestion control whose TypeId names TcpSocketBase as its parent (ns-3.37's TcpCubic)
     // is one if an object of it is a TcpCongestionOps (no other type is created: a Node would
