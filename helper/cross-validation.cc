@@ -15,7 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
+#include <map>
 
 namespace ns3 {
 namespace rapidllm {
@@ -128,15 +128,26 @@ Rewired(const NetworkDimensionSpec& base,
 std::vector<std::pair<uint32_t, uint32_t>>
 SchedulePairs(const CollectiveSchedule& schedule, const std::vector<uint32_t>& endpoints)
 {
-    std::set<std::pair<uint32_t, uint32_t>> pairs;
+    // Each pair once, and once more where it carries unordered messages (a double binary
+    // tree's other tree): the packet network then prepares a connection for each.
+    std::map<std::pair<uint32_t, uint32_t>, bool> unordered;
     for (const auto& s : schedule.GetSteps())
     {
         if (s.isSend && endpoints.at(s.src) != endpoints.at(s.dst))
         {
-            pairs.insert({endpoints[s.src], endpoints[s.dst]});
+            unordered[{endpoints[s.src], endpoints[s.dst]}] |= !s.ordered;
         }
     }
-    return {pairs.begin(), pairs.end()};
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (const auto& [pair, twice] : unordered)
+    {
+        pairs.push_back(pair);
+        if (twice)
+        {
+            pairs.push_back(pair);
+        }
+    }
+    return pairs;
 }
 
 XvalWorkload

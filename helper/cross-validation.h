@@ -74,7 +74,10 @@ struct XvalRow
 XvalWorkload ScheduleWorkload(const CollectiveSchedule& schedule,
                               const std::vector<uint32_t>& endpoints);
 
-/** \return the (source, destination) endpoint pairs of a schedule's messages, sorted */
+/**
+ * \return the (source, destination) endpoint pairs of a schedule's messages, sorted; a pair
+ * with unordered messages twice (NetworkBackend::Prepare opens a connection per listing)
+ */
 std::vector<std::pair<uint32_t, uint32_t>> SchedulePairs(const CollectiveSchedule& schedule,
                                                          const std::vector<uint32_t>& endpoints);
 
