@@ -379,6 +379,15 @@ ValidationSuite::RunTraining(const std::string& csv, uint32_t maxGpus)
             if (perVirtual > 0)
             {
                 const uint32_t layers = ModelSpec::Load(model).layers;
+                if (layers % (uint64_t(run.parallel.pp) * perVirtual) != 0)
+                {
+                    throw SpecError(t.Path(),
+                                    "layers_per_virtual_stage",
+                                    std::to_string(perVirtual) + " does not divide " + model + "'s "
+                                        + std::to_string(layers) + " layers over pp "
+                                        + std::to_string(run.parallel.pp) + " evenly",
+                                    t.Line(i));
+                }
                 run.parallel.virtualStages = layers / (run.parallel.pp * perVirtual);
             }
             ValidationRow row;

@@ -140,6 +140,14 @@ class CliBadInputTestCase : public TestCase
                   "model,tp,pp,gpus,global_batch,micro_batch,layers_per_virtual_stage,"
                   "grad_reduce,tp_reduce,tflops_per_gpu,iteration_s\n"
                   "gpt-1.7b,1,1,32,500,16,0,overlap,blocking,137,3.53\n");
+        // A virtual-stage size the layers per stage do not divide (it was rounded down).
+        const std::string badVirtual = dir + "/tables-vpp";
+        std::filesystem::create_directories(badVirtual);
+        WriteFile(badVirtual,
+                  "megatron-sc21-table1.csv",
+                  "model,tp,pp,gpus,global_batch,micro_batch,layers_per_virtual_stage,"
+                  "grad_reduce,tp_reduce,tflops_per_gpu,iteration_s\n"
+                  "gpt-145.6b,8,8,1536,1536,1,4,after_backward,blocking,148,24.82\n");
         const std::string u32 = "from 1 to 4294967295";
         const std::string gpus = "from 1 to 16777216";
 
@@ -969,6 +977,8 @@ class CliBadInputTestCase : public TestCase
              {"flash-attention-h100.csv:3", "field 'seq_len'", "whole number from 1", "'-512'"}},
             {{"validate", "--only=megatron", "--data=" + badTables},
              {"megatron-sc21-table1.csv:2", "run settings", "field 'global_batch'", "(500)"}},
+            {{"validate", "--only=megatron", "--data=" + badVirtual},
+             {"megatron-sc21-table1.csv:2", "layers_per_virtual_stage", "4 does not divide"}},
             // Extensions.
             {{"run", "--load"}, {"option --load", "needs a value"}},
             {{"run", "--load=" + dir + "/none.so"}, {"option --load", "none.so", "cannot"}},
