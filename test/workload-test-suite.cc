@@ -289,6 +289,23 @@ class GradientBucketsTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(buckets(true, 0).first, 1u, "overlapped buckets");
         RunSpec run;
         NS_TEST_EXPECT_MSG_EQ(run.GradBucketBytes(), 25ull << 20, "PyTorch DDP's default");
+        // A mixture of experts' expert gradients likewise: one call after the backward pass
+        // (they were reduced layer by layer inside it).
+        RunSpec moe = fixture::TrainingJob(1, 1, 8, 1, 8, 256);
+        moe.parallel.ep = 4;
+        moe.overlapGradReduce = false;
+        uint32_t expert = 0;
+        for (const WorkNode& node :
+             Workload::Build(fixture::SmallModel("mixtral-8x7b", 2), moe).stages.at(0).nodes)
+        {
+            if (node.kind == WorkNodeKind::COLLECTIVE
+                && std::string(node.label) == "ar_expert_grads")
+            {
+                ++expert;
+                NS_TEST_EXPECT_MSG_EQ(int(node.phase), int(Phase::OPTIMIZER), "after backward");
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(expert, 1u, "one call for the experts");
     }
 };
 

@@ -997,13 +997,18 @@ class TrainingStageBuilder
             && m_run.parallel.ExpertReplicas() > 1)
         {
             // Expert gradients reduce over the expert data-parallel group, scattered there
-            // by a distributed optimizer as the dense ones are over dp x cp.
-            m_pending.push_back(
-                m_e.Async(m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads",
-                          m_gradCollective,
-                          GroupKind::EDP,
-                          m_shapes.ExpertParams(layer) * m_gb,
-                          wgrad));
+            // by a distributed optimizer as the dense ones are over dp x cp; each layer's as it
+            // becomes final with overlap, else all of them after the backward pass in one call.
+            const uint64_t bytes = m_shapes.ExpertParams(layer) * m_gb;
+            if (m_run.overlapGradReduce)
+            {
+                m_pending.push_back(
+                    m_e.Async(ExpertGradsLabel(), m_gradCollective, GroupKind::EDP, bytes, wgrad));
+            }
+            else
+            {
+                m_expertDeferred += bytes;
+            }
         }
     }
 
@@ -1025,6 +1030,13 @@ class TrainingStageBuilder
         {
             FlushBucket();
         }
+    }
+
+    /** \return the expert gradients' reduction: scattered under a distributed optimizer */
+    const char*
+    ExpertGradsLabel() const
+    {
+        return m_run.parallel.zeroStage >= 1 ? "rs_expert_grads" : "ar_expert_grads";
     }
 
     void
@@ -1062,6 +1074,15 @@ class TrainingStageBuilder
                 m_pending.push_back(m_e.Async(
                     "grad_bucket", m_gradCollective, GroupKind::DP, bytes, m_e.LastStream()));
             }
+        }
+        if (m_expertDeferred > 0)
+        {
+            m_pending.push_back(m_e.Async(ExpertGradsLabel(),
+                                          m_gradCollective,
+                                          GroupKind::EDP,
+                                          m_expertDeferred,
+                                          m_e.LastStream()));
+            m_expertDeferred = 0;
         }
         m_e.StreamWaitsFor(m_pending);
         const auto& p = m_run.parallel;
@@ -1162,6 +1183,7 @@ class TrainingStageBuilder
     std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<int32_t, WeightGradientStore>>>
         m_weightPasses;
     uint64_t m_bucketBytes = 0;
+    uint64_t m_expertDeferred = 0; //!< expert gradients left for after the backward pass
     uint32_t m_bucketAfter = GraphEmitter::NONE;
     std::vector<uint32_t> m_pending;  //!< gradient collectives the optimizer waits for
     std::vector<uint64_t> m_deferred; //!< gradient bytes reduced after the backward pass
