@@ -15,6 +15,7 @@
 #include "ns3/memory-model.h"
 #include "ns3/network-backend.h"
 #include "ns3/object-factory.h"
+#include "ns3/packet-fabric.h"
 #include "ns3/packet-network.h"
 #include "ns3/priority-queue-scheduler.h"
 #include "ns3/replay-error.h"
@@ -435,7 +436,8 @@ RapidLlmHelper::RefuseUnfinishablePacketRun(Ptr<NetworkBackend> backend,
     UintegerValue maxEvents;
     replayer->GetAttribute("MaxEvents", maxEvents);
     const double bytes = m_job->SentBytes();
-    const double frames = bytes / double(mtu.Get() - 40);
+    const double frames =
+        bytes / double(mtu.Get() - PacketFabric::kIpHeader - PacketFabric::kTcpHeader);
     if (4 * frames > double(maxEvents.Get()))
     {
         std::ostringstream os;
