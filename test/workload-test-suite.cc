@@ -2515,6 +2515,22 @@ class SpeculativeDecodingTestCase : public TestCase
         const WorkNode* qkv = At(g, 0, "qkv", Phase::DECODE, 1);
         RAPIDLLM_REQUIRE_NE(qkv, nullptr, "the first pass's QKV");
         NS_TEST_EXPECT_MSG_EQ(g.OpOf(*qkv).Gemm().m, 4u * 3, "4 sequences x 3 tokens");
+        // The first token is the target model's sample, not the drafts proposed after it.
+        const uint32_t firstToken = w.FirstTokenNode(0);
+        RAPIDLLM_REQUIRE_NE(firstToken, UINT32_MAX, "a first token");
+        NS_TEST_EXPECT_MSG_EQ(g.nodes.at(firstToken).layer, -1, "the target's sampling");
+        NS_TEST_EXPECT_MSG_EQ(
+            (g.nodes.at(firstToken).phase == Phase::PREFILL), true, "sampled by the prefill");
+        // A request of one token has no pass to verify drafts in: nothing is drafted.
+        RunSpec oneToken = fixture::InferenceJob(1, 1, 4, 64, 1);
+        oneToken.specTokens = 2;
+        oneToken.specAcceptance = 0.8;
+        const Workload single = Workload::Build(model, oneToken, MakeComputeCoster(gpu));
+        const Workload plainSingle =
+            Workload::Build(model, fixture::InferenceJob(1, 1, 4, 64, 1), MakeComputeCoster(gpu));
+        NS_TEST_EXPECT_MSG_EQ(single.stages.at(0).nodes.size(),
+                              plainSingle.stages.at(0).nodes.size(),
+                              "one token: the same graph as without speculative decoding");
 
         // Settings that do not make sense are refused, naming the key.
         RunSpec training = fixture::TrainingJob(1, 1, 1, 1, 1, 1024);

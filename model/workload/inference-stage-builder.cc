@@ -284,9 +284,10 @@ BuildInferenceStage(const ModelSpec& model,
                             batch,
                             tagOf(0, m),
                             run.FirstTokenFromPrefill());
-            if (run.specTokens > 0 && stage + 1 == pp)
+            if (run.specTokens > 0 && stage + 1 == pp && run.generatedTokens > 1)
             {
-                // The draft module's own layer fills its cache with the prompt.
+                // The draft module's own layer fills its cache with the prompt (a request of
+                // one token drafts nothing).
                 EmitDraftPrefill(e, model, run, s, layerOf(m), promptRows);
             }
             if (run.FirstTokenFromPrefill())

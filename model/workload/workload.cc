@@ -30,7 +30,9 @@ Workload::FirstTokenNode(uint32_t stage) const
     uint32_t firstPass = 0;
     for (const auto& n : stages.at(stage).nodes)
     {
-        if (n.kind == WorkNodeKind::COMPUTE && stages[stage].OpOf(n).type == OpType::SAMPLING)
+        // (a draft module's sampling, inside its layer, proposes tokens for the next pass)
+        if (n.kind == WorkNodeKind::COMPUTE && n.layer < 0
+            && stages[stage].OpOf(n).type == OpType::SAMPLING)
         {
             if (found != UINT32_MAX && n.microBatch != firstPass)
             {

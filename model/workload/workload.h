@@ -42,7 +42,8 @@ struct Workload
     /**
      * \param stage a pipeline stage
      * \return inference: the node of \p stage's graph that samples the first token (the last
-     * sampling kernel of the first batch in flight: the first token of every request of it);
+     * sampling kernel of the first batch in flight, not a draft module's: the first token of every
+     * request of it);
      * UINT32_MAX where the stage samples nothing (training, or a stage before the last)
      */
     uint32_t FirstTokenNode(uint32_t stage) const;
