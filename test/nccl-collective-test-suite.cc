@@ -492,6 +492,67 @@ class NcclCrossNodeRingsTestCase : public TestCase
 };
 
 /**
+ * \brief Link speeds a hardware variant gives: NVLS only where NCCL's slowest NVLS channel
+ * speed fits the NVLink (else it ran at that speed's bandwidth whatever the link carried, 13.4
+ * ms for 256 MiB on a 1 GB/s link), and rings across nodes sized to their slowest link, so a
+ * faster network is never slower and a slower NVLink at most proportionally so (the messages
+ * carried bytes inflated by the NVLink's cap on every hop: 4x InfiniBand was 3x slower).
+ */
+class NcclLinkVariantsTestCase : public TestCase
+{
+  public:
+    NcclLinkVariantsTestCase()
+        : TestCase("NCCL on link variants: NVLS needs its slowest speed, cross-node rings monotone")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        CollectiveProbeConfig c;
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.bytes = 256ull << 20;
+        c.gpus = 8;
+        HardwareSpec slow = h100;
+        slow.network.dimensions[0].bandwidthBps = 14e9; // x 0.824: below (8 + 1) x 3 GB/s
+        const CollectiveProbeResult ring = RunCollectiveProbe(slow.network, c, "14 GB/s NVLink");
+        NS_TEST_EXPECT_MSG_EQ(ring.algorithm, "nccl(ring/Simple)", "no NVLS speed fits");
+        const double nvlink = 14e9 * h100.network.dimensions[0].wireEfficiency;
+        NS_TEST_EXPECT_MSG_GT(ring.timeS, 2.0 * 7 / 8 * double(c.bytes) / nvlink, "the link");
+
+        // Across nodes: 12 GPUs (8 + 4) and a broadcast over 4 nodes, on 1x to 8x InfiniBand.
+        for (const auto& [op, gpus] : {std::make_pair(CollectiveOp::ALL_REDUCE, 12u),
+                                       std::make_pair(CollectiveOp::BROADCAST, 32u)})
+        {
+            c.op = op;
+            c.gpus = gpus;
+            double before = 0;
+            for (double times : {1.0, 2.0, 4.0, 8.0})
+            {
+                HardwareSpec fast = h100;
+                fast.network.dimensions[1].bandwidthBps *= times;
+                const double t = RunCollectiveProbe(fast.network, c, "ib").timeS;
+                if (before > 0)
+                {
+                    NS_TEST_EXPECT_MSG_LT(t, before * 1.02, gpus << " GPUs, " << times << "x IB");
+                }
+                before = t;
+            }
+        }
+        c.op = CollectiveOp::ALL_REDUCE;
+        c.gpus = 12;
+        HardwareSpec quarter = h100;
+        quarter.network.dimensions[0].bandwidthBps /= 4;
+        HardwareSpec eighth = h100;
+        eighth.network.dimensions[0].bandwidthBps /= 8;
+        const double q = RunCollectiveProbe(quarter.network, c, "nvlink / 4").timeS;
+        const double e = RunCollectiveProbe(eighth.network, c, "nvlink / 8").timeS;
+        NS_TEST_EXPECT_MSG_LT(e / q, 2.05, "half the NVLink: at most twice the time");
+    }
+};
+
+/**
  * \brief NCCL's all-to-all (grouped sends and receives): LL's kernel latency for small
  * shares, Simple's for large, then the pairwise bytes (LL's doubled) at the link's rate; before,
  * a small all-to-all paid the links' latency alone (0.7 us for 64 KiB on 4 H100s).
@@ -675,6 +736,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclH100LoggedChoiceTestCase, TestCase::QUICK);
         AddTestCase(new NcclRingSearchTestCase, TestCase::QUICK);
         AddTestCase(new NcclCrossNodeRingsTestCase, TestCase::QUICK);
+        AddTestCase(new NcclLinkVariantsTestCase, TestCase::QUICK);
         AddTestCase(new NcclAllToAllTestCase, TestCase::QUICK);
         AddTestCase(new NcclChainTestCase, TestCase::QUICK);
         AddTestCase(new ChainPiecesTestCase, TestCase::QUICK);

@@ -143,6 +143,26 @@ NcclRingEstimate(CollectiveOp op,
     return e;
 }
 
+/**
+ * \return the speed of each of NVLS's channels among \p ranks GPUs whose NVLink carries
+ * \p gpuNvlinkBytesPerS, GB/s; 0 where no speed fits (NCCL's search finds no NVLS graph)
+ */
+double
+NvlsSpeedGBps(uint32_t ranks, double gpuNvlinkBytesPerS)
+{
+    // Each head's channel takes its speed from every GPU's NVSwitch link (both directions) and
+    // twice from the head's own, so a GPU's link carries (ranks + 1) x speed: the fastest
+    // speed with that within one GPU's NVLink bandwidth (ncclTopoSearchTryNvls).
+    for (double s : NcclIntraSpeedsGBps(90))
+    {
+        if ((ranks + 1) * s <= gpuNvlinkBytesPerS / 1e9)
+        {
+            return s;
+        }
+    }
+    return 0;
+}
+
 NcclEstimate
 NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvlinkBytesPerS)
 {
@@ -153,19 +173,7 @@ NcclNvlsEstimate(CollectiveOp op, uint32_t ranks, uint64_t bytes, double gpuNvli
     {
         return e;
     }
-    // Each head's channel takes its speed from every GPU's NVSwitch link (both directions) and
-    // twice from the head's own, so a GPU's link carries (ranks + 1) x speed: the fastest
-    // speed with that within one GPU's NVLink bandwidth.
-    const std::vector<double>& speeds = NcclIntraSpeedsGBps(90);
-    double speedGBps = speeds.back();
-    for (double s : speeds)
-    {
-        if ((ranks + 1) * s <= gpuNvlinkBytesPerS / 1e9)
-        {
-            speedGBps = s;
-            break;
-        }
-    }
+    const double speedGBps = NvlsSpeedGBps(ranks, gpuNvlinkBytesPerS);
     e.latencyS = kNvlsLatUs * 1e-6;
     e.algBytesPerS = ranks * speedGBps * 1e9 * kNvlsRatio;
     e.timeS = e.latencyS + double(bytes) / e.algBytesPerS;
@@ -479,6 +487,10 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     // Across nodes, a ring per channel where every node holds several members, each through
     // other NICs: the rings share the network's bytes (at most the fastest spanned link's).
     uint32_t rings = 1;
+    // The bus bandwidth the messages are sized for (each ring's share at the slowest link's
+    // rate): where the fastest spanned link caps the estimate's bus, that link is the
+    // network's to share among the rings' messages, not the messages' to carry as more bytes.
+    double messageBus = 0;
     uint32_t nodes = 0; // one rank per node
     if (network && spanned.size() > 1)
     {
@@ -500,6 +512,7 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
             fastest = std::max(fastest, dim.bandwidthBps * dim.wireEfficiency);
         }
         bus = std::min(rings * link, fastest);
+        messageBus = rings * link;
     }
     if (spanned.size() == 1)
     {
@@ -519,7 +532,9 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         // and not without the switch that reduces (a dimension given another topology keeps
         // its graph's nvls: true, which a switchless domain cannot run).
         // NVLS reduces and multicasts all to all: not a broadcast's or reduce's chain.
-        nvls = g.nvls && dim.kind == TopologyKind::SWITCH && !network && n > 2 && !IsChain(call.op);
+        // Nor on a link too slow for the slowest speed NCCL's search tries.
+        nvls = g.nvls && dim.kind == TopologyKind::SWITCH && !network && n > 2 && !IsChain(call.op)
+               && NvlsSpeedGBps(n, link) > 0;
     }
     if (m_algorithm != "auto" && m_algorithm != "ring" && m_algorithm != "nvls")
     {
@@ -557,8 +572,10 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
         }
         throw SpecError("collective algorithm nccl",
                         "Algorithm",
-                        "nvls needs a dimension whose nccl graph has nvls: true, one node and "
-                        "more than two GPUs (NCCL's own rule), and the Simple protocol");
+                        "nvls needs a dimension whose nccl graph has nvls: true, one node, "
+                        "more than two GPUs (NCCL's own rule), NVLink bandwidth for NCCL's "
+                        "slowest NVLS channel speed ((GPUs + 1) x 3 GB/s) and the Simple "
+                        "protocol");
     }
     NcclEstimate best = candidates[0];
     best.linkBytesPerS = link;
@@ -577,7 +594,8 @@ NcclCollective::Choose(const ScheduleBuilder& b, const CollectiveCall& call) con
     {
         // Each of the rings carries its share of the bytes at its share of the bus bandwidth.
         best.rings = rings;
-        best.bandwidthFactor = link > 0 ? bus / rings * best.bandwidthFactor / link : 1.0;
+        const double sized = messageBus > 0 ? messageBus : bus;
+        best.bandwidthFactor = link > 0 ? sized / rings * best.bandwidthFactor / link : 1.0;
     }
     // The part of the latency the network does not charge: the base latency and each step's
     // latency over LL's (the network's links carry LL's per-step latency); NVLS's one round of
