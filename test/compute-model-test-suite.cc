@@ -114,6 +114,68 @@ class WaveQuantizationTestCase : public TestCase
     }
 };
 
+/**
+ * \brief Occupancy no block takes costs nothing: a GEMM of fewer tiles than SMs takes the same
+ * time whether an SM could hold one block or several (the epilogue staged the accumulators of
+ * every slot, so more shared memory made a 1 x 4096 x 4096 GEMM slower), and an attention
+ * call at fp32, which FlashAttention-3 does not take, runs FlashAttention-2's kernel by default.
+ */
+class UnusedOccupancyTestCase : public TestCase
+{
+  public:
+    UnusedOccupancyTestCase()
+        : TestCase("unused occupancy costs nothing; auto attention at fp32 is FlashAttention-2")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const GpuSpec h100 = HardwareSpec::Load("h100-sxm-80gb").gpu;
+        for (const uint64_t m : {1ull, 64ull})
+        {
+            double before = 0;
+            for (const uint32_t blocks : {1u, 2u, 4u, 8u})
+            {
+                GpuSpec g = h100;
+                g.maxBlocksPerSm = blocks;
+                Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
+                model->SetGpu(g);
+                const double t = model->Gemm(m, 4096, 4096, DataType::BF16).timeS;
+                if (before > 0)
+                {
+                    NS_TEST_EXPECT_MSG_LT_OR_EQ(
+                        t, before * (1 + 1e-12), m << " rows, " << blocks << " blocks per SM");
+                }
+                before = t;
+            }
+        }
+        auto model = ModelOf("h100-sxm-80gb");
+        AttentionShape s;
+        s.batch = 1;
+        s.heads = 16;
+        s.kvHeads = 16;
+        s.queryLen = 512;
+        s.kvLen = 512;
+        s.headDim = 192; // no Hopper tiling at fp32
+        s.causal = true;
+        const double fp32 = model->AttentionForward(s, DataType::FP32).timeS;
+        s.kernel = AttentionKernel::FLASH2;
+        NS_TEST_EXPECT_MSG_EQ(model->AttentionForward(s, DataType::FP32).timeS, fp32, "flash");
+        s.kernel = AttentionKernel::HOPPER;
+        bool refused = false;
+        try
+        {
+            model->AttentionForward(s, DataType::FP32);
+        }
+        catch (const SpecError& e)
+        {
+            refused = std::string(e.what()).find("--attention=flash") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "flash3 asked for: refused, naming the way out");
+    }
+};
+
 /** \brief Skinny GEMMs with fewer output tiles than SMs split K across blocks, and it helps. */
 class SplitKTestCase : public TestCase
 {
@@ -825,6 +887,7 @@ class ComputeModelTestSuite : public TestSuite
     {
         AddTestCase(new GemmRooflineTestCase, TestCase::QUICK);
         AddTestCase(new WaveQuantizationTestCase, TestCase::QUICK);
+        AddTestCase(new UnusedOccupancyTestCase, TestCase::QUICK);
         AddTestCase(new SplitKTestCase, TestCase::QUICK);
         AddTestCase(new TilingFitsTestCase, TestCase::QUICK);
         AddTestCase(new MemoTestCase, TestCase::QUICK);

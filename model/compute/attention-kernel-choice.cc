@@ -30,14 +30,15 @@ AttentionKernelOf(const RunSpec& run)
 }
 
 AttentionKernel
-ResolveAttentionKernel(const GpuSpec& g, AttentionKernel kernel)
+ResolveAttentionKernel(const GpuSpec& g, AttentionKernel kernel, DataType type)
 {
     if (kernel != AttentionKernel::AUTO)
     {
         return kernel;
     }
-    return g.warpSpecialized && g.sfuOpsPerClockPerSm > 0 ? AttentionKernel::HOPPER
-                                                          : AttentionKernel::FLASH2;
+    const bool narrow = type != DataType::FP32 && type != DataType::TF32;
+    return g.warpSpecialized && g.sfuOpsPerClockPerSm > 0 && narrow ? AttentionKernel::HOPPER
+                                                                    : AttentionKernel::FLASH2;
 }
 
 std::string

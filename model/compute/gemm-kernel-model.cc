@@ -176,11 +176,13 @@ EvaluateGemmTiling(const GpuSpec& g,
     const uint64_t waves = CeilDiv(tiles, slots);
     const double outBytes = t.splitK > 1 ? 4.0 : cb;
     const double concurrent = double(std::min<uint64_t>(tiles, slots));
-    const double staging = 2.0 * t.blocksPerSm * t.blockM * t.blockN * 4.0 / smemRate;
+    // An SM stages the accumulators of the blocks it holds in each wave: blocksPerSm in a full
+    // wave, fewer in a last one that does not fill the GPU (slots no block takes cost nothing).
+    const double staging =
+        2.0 * double(full * t.blocksPerSm + lastPerSm) * t.blockM * t.blockN * 4.0 / smemRate;
     const double burst = concurrent * t.blockM * t.blockN * outBytes / l2Rate;
-    double overhead = g.launchOverheadS
-                      + (g.warpSpecialized ? latency + double(waves) * staging
-                                           : double(waves) * (latency + staging + burst));
+    double overhead = g.launchOverheadS + staging
+                      + (g.warpSpecialized ? latency : double(waves) * (latency + burst));
 
     uint32_t kernels = 1;
     if (t.splitK > 1)

@@ -295,7 +295,7 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolveAttentionKernel(m_gpu, s.kernel))
+                       switch (ResolveAttentionKernel(m_gpu, s.kernel, type))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionForward(g, s, type);
@@ -314,7 +314,7 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolveAttentionKernel(m_gpu, s.kernel))
+                       switch (ResolveAttentionKernel(m_gpu, s.kernel, type))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionBackward(g, s, type);

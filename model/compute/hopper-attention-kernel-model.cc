@@ -77,7 +77,11 @@ class FastestTiling
             throw SpecError(g.Origin(),
                             "attention",
                             "no Hopper attention " + pass + " tiling fits head dimension "
-                                + std::to_string(headDim));
+                                + std::to_string(headDim)
+                                + " in this GPU's shared memory and registers "
+                                  "(shared_memory_per_block_kib, registers_per_sm, "
+                                  "max_threads_per_sm); --attention=flash runs "
+                                  "FlashAttention-2's kernel");
         }
         return m_best;
     }

@@ -38,6 +38,7 @@ ReadHardware(const SpecDocument& document)
         {
             h = ReadHardware(root, source);
         });
+    h.gpu.source = document.GetOrigin();
     return h;
 }
 } // namespace

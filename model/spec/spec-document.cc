@@ -411,6 +411,21 @@ SpecDocument::Read(const std::function<void(const YAML::Node&, const std::string
     }
 }
 
+std::string
+SpecDocument::GetOrigin() const
+{
+    if (m_applied.empty())
+    {
+        return m_source;
+    }
+    std::vector<std::string> texts;
+    for (const auto& applied : m_applied)
+    {
+        texts.push_back(applied.second);
+    }
+    return m_source + " (after overrides " + JoinNames(texts) + ")";
+}
+
 const YAML::Node&
 SpecDocument::GetRoot() const
 {

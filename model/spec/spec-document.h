@@ -78,6 +78,11 @@ class SpecDocument
     const YAML::Node& GetRoot() const;
     /** \return the name of the file or preset, for errors */
     const std::string& GetSource() const;
+    /**
+     * \return the name of the file or preset and the overrides applied to it, for errors found
+     * after the parse (a kernel the overridden GPU cannot tile)
+     */
+    std::string GetOrigin() const;
 
   private:
     SpecDocument() = default;
