@@ -947,7 +947,7 @@ class CliBadInputTestCase : public TestCase
               "--fault=tier:infiniband"},
              {"no path", "unreachable"}},
             // memory builds a training job's graphs too: its limit is raised as run's.
-            {{"memory", "--model=gpt-1.7b", "--ffn=4294967295", "--host-memory=0.5"},
+            {{"memory", "--model=gpt-1.7b", "--gbs=10000000", "--host-memory=0.5"},
              {"above the limit", "(0.5 GiB of host memory"}},
             // A packet run whose frames alone pass the watchdog's MaxEvents (it ran on for
             // minutes at 2.5 GB without finishing an operator).

@@ -245,8 +245,8 @@ class FlopsTestCase : public TestCase
 /**
  * \brief Without overlap the whole gradient buffer is reduced in one call after the backward
  * pass, as Megatron-LM's DDP does (in 25 MiB buckets each paid the ring's latency over
- * 2(dp - 1) steps: twice the closed form at dp 64); a bucket_mib given still cuts it; with
- * overlap the buckets are PyTorch DDP's 25 MiB.
+ * 2(dp - 1) steps: twice the closed form at dp 64); a bucket_mib given cuts it into whole
+ * layers' buckets, as with overlap, whose buckets are PyTorch DDP's 25 MiB by default.
  */
 class GradientBucketsTestCase : public TestCase
 {
@@ -281,11 +281,18 @@ class GradientBucketsTestCase : public TestCase
         };
         const auto whole = buckets(false, 0);
         NS_TEST_EXPECT_MSG_EQ(whole.first, 1u, "one call");
-        const auto cut = buckets(false, 25ull << 20);
-        NS_TEST_EXPECT_MSG_EQ(cut.first,
-                              uint32_t((whole.second + (25ull << 20) - 1) / (25ull << 20)),
-                              "bucket_mib given");
-        NS_TEST_EXPECT_MSG_EQ(cut.second, whole.second, "the same bytes");
+        // A bucket_mib given cuts it into the buckets the overlapped reduction has: whole
+        // layers' gradients, never a part of one (as DDP never splits a parameter; 10 KiB
+        // buckets were 49k slices of the buffer).
+        for (const uint64_t bucket : {1ull, 10ull << 10, 25ull << 20, 300ull << 20})
+        {
+            const auto cut = buckets(false, bucket);
+            const auto overlapped = buckets(true, bucket);
+            NS_TEST_EXPECT_MSG_EQ(cut.first, overlapped.first, bucket << " B: as with overlap");
+            NS_TEST_EXPECT_MSG_EQ(cut.second, whole.second, bucket << " B: the same bytes");
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(cut.first, 4u + 2, bucket << " B: at most one a layer");
+            NS_TEST_EXPECT_MSG_GT(cut.first, 1u, bucket << " B: cut");
+        }
         NS_TEST_EXPECT_MSG_GT(buckets(true, 0).first, 1u, "overlapped buckets");
         RunSpec run;
         NS_TEST_EXPECT_MSG_EQ(run.GradBucketBytes(), 25ull << 20, "PyTorch DDP's default");
@@ -2952,8 +2959,7 @@ class CachedPrefixTestCase : public TestCase
         for (const Bad& bad : {Bad{unshared, "give cached_prefix too"},
                                Bad{training, "allowed in inference"},
                                Bad{whole, "less 1"},
-                               Bad{turbomind, "less 2"},
-                               Bad{ring, "allowed: 1"}})
+                               Bad{turbomind, "less 2"}})
         {
             NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
                                       [&]
@@ -2964,6 +2970,16 @@ class CachedPrefixTestCase : public TestCase
                                   true,
                                   bad.mention);
         }
+        // Context parallelism is refused in inference, naming cp (not the cached prefix, as if
+        // dropping it would do).
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  [&]
+                                  {
+                                      ring.Validate(llama, "job");
+                                  },
+                                  {"cp", "training only"}),
+                              true,
+                              "cp");
     }
 };
 

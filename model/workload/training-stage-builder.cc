@@ -1013,9 +1013,11 @@ class TrainingStageBuilder
     }
 
     /**
-     * Gradients of \p bytes became final at node \p after: with overlap they join the current
-     * bucket, which is reduced as soon as it is full (PyTorch DDP); otherwise they wait for the
-     * end of the backward pass (Megatron-LM's DDP).
+     * Gradients of \p bytes (a layer's, which become final together here) became final at node
+     * \p after: they join the current bucket, which is full at bucket_mib (a bucket holds whole
+     * layers, never a part of one, as a DDP bucket never splits a parameter). With overlap a full
+     * bucket is reduced at once (PyTorch DDP); otherwise the buckets wait for the end of the
+     * backward pass (Megatron-LM's DDP; by default one bucket, the whole buffer).
      */
     void
     AddGradients(uint32_t after, uint64_t bytes, GroupKind group)
@@ -1026,7 +1028,7 @@ class TrainingStageBuilder
         }
         m_bucketBytes += bytes;
         m_bucketAfter = after;
-        if (m_run.overlapGradReduce && m_bucketBytes >= m_run.GradBucketBytes())
+        if (m_bucketBytes >= m_run.GradBucketBytes())
         {
             FlushBucket();
         }
@@ -1064,16 +1066,11 @@ class TrainingStageBuilder
         m_e.SetContext(Phase::OPTIMIZER, 0, -1);
         FlushBucket();
         // Megatron-LM's DDP reduces the whole gradient buffer after the backward pass in one
-        // call (or in buckets of bucket_mib, where given).
-        for (uint64_t total : m_deferred)
+        // call (or its buckets of bucket_mib, where given).
+        for (uint64_t bytes : m_deferred)
         {
-            uint64_t bytes = 0;
-            for (uint64_t done = 0; done < total; done += bytes)
-            {
-                bytes = std::min<uint64_t>(m_run.GradBucketBytes(), total - done);
-                m_pending.push_back(m_e.Async(
-                    "grad_bucket", m_gradCollective, GroupKind::DP, bytes, m_e.LastStream()));
-            }
+            m_pending.push_back(
+                m_e.Async("grad_bucket", m_gradCollective, GroupKind::DP, bytes, m_e.LastStream()));
         }
         if (m_expertDeferred > 0)
         {

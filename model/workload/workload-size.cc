@@ -157,14 +157,16 @@ EstimateWorkloadSize(const ModelSpec& model, const RunSpec& run)
         for (uint32_t s = 0; s < p.pp; ++s)
         {
             const uint64_t layers = p.StageLayers(model.layers, s);
-            // Gradient buckets: at most one per bucket of the stage's gradients, plus one per
-            // layer and pass where a bucket is cut short.
+            // Gradient buckets: at most one per bucket of the stage's gradients and one per
+            // layer (a bucket holds whole layers), plus one per layer and pass where a bucket
+            // is cut short.
             const double gradientBytes =
                 double(StageParameters(model, run, s) - StageExpertParameters(model, run, s))
                 * BytesOf(run.GradientType());
             const uint64_t buckets =
-                static_cast<uint64_t>(gradientBytes / double(run.GradBucketBytes())) + 2 * layers
-                + 8;
+                std::min(static_cast<uint64_t>(gradientBytes / double(run.GradBucketBytes())),
+                         layers + 1)
+                + 2 * layers + 8;
             const uint64_t nodes =
                 m * (layers * perLayer + uint64_t(p.virtualStages) * passNodes) + buckets + layers;
             size.nodes += nodes;
