@@ -1175,6 +1175,19 @@ ResolvedJob::Notes() const
                         + ": where they do not divide, each rank's share is rounded up (the "
                           "last padded)");
     }
+    if (run.mode == RunMode::TRAINING && run.parallel.zeroStage > 0
+        && run.parallel.DenseReplicas() == 1
+        && (model.experts == 0 || run.parallel.ExpertReplicas() == 1))
+    {
+        notes.push_back("ZeRO-" + std::to_string(run.parallel.zeroStage)
+                        + " shards over the data-parallel group, one rank here (dp x cp = 1): it "
+                          "shards nothing; "
+                        + (run.memoryLayout == MemoryLayout::AUTO && run.parallel.zeroStage >= 2
+                               ? std::string("memory_layout auto still takes DeepSpeed's layout "
+                                             "for it (--memory-layout=megatron keeps "
+                                             "Megatron-LM's)")
+                               : std::string("the step is as without it")));
+    }
     if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)
     {
         char f[32];

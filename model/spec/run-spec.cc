@@ -690,13 +690,7 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                                 + " (a prefill computes at least " + (computed == 1 ? "one" : "two")
                                 + ")");
         }
-        if (p.cp > 1)
-        {
-            throw SpecError(source,
-                            "cached_prefix",
-                            "a cached prefix is modelled without context parallelism (cp is "
-                                + std::to_string(p.cp) + "; allowed: 1)");
-        }
+        // (context parallelism is refused in inference below, naming cp)
     }
     if (sharedPrefix && cachedPrefix == 0)
     {
