@@ -191,7 +191,8 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
         const RunReport& p = r.report;
         os << CsvField(field) << "," << CsvField(r.value) << "," << (p.feasible ? "true" : "false")
            << ",";
-        if (p.feasible)
+        // A variant that does not fit is predicted all the same (as run's CSV and the JSON
+        // report: the times of a job that could not run), its fits column false.
         {
             os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "")
                << "," << (Inference(r) && p.tpotDefined ? FormatNumber(p.tpotS) : "") << ","
@@ -205,10 +206,6 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
             };
             os << energy(p.energyJ) << "," << energy(p.energyPerTokenJ, Inference(r)) << ","
                << energy(p.avgPowerW) << ",";
-        }
-        else
-        {
-            os << ",,,,,,,,,,,";
         }
         os << FormatNumber(ToGib(p.memory.peak)) << "," << FormatNumber(ToGib(p.capacityBytes))
            << ",";

@@ -644,6 +644,11 @@ class HardwareStudyTestCase : public TestCase
                               rows[1].report.stepTimeS,
                               "capacity does not change the speed");
         NS_TEST_EXPECT_MSG_EQ(rows[0].largestBatch, 0u, "training: no batch of requests");
+        // The variant that does not fit is predicted all the same, in the CSV as in the JSON.
+        const std::string table = HardwareStudyCsv(field, rows);
+        NS_TEST_EXPECT_MSG_NE(table.find(",false," + FormatNumber(rows[0].report.stepTimeS) + ","),
+                              std::string::npos,
+                              table);
 
         // A power cap: the capped GPUs clock down where a kernel would draw more, so the step
         // is slower and takes less energy; the CSV carries the energy and the average power.

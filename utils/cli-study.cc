@@ -316,7 +316,7 @@ RunStudyHardwareCommand(const CliArgs& args)
                                     rows.end(),
                                     [](const HardwareStudyRow& r)
                                     {
-                                        return r.report.feasible && r.report.haveEnergy;
+                                        return r.report.haveEnergy;
                                     });
     std::printf("  %-12s %-5s %14s %12s",
                 "value",
@@ -330,7 +330,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     std::printf(" %12s\n", "peak (GiB)");
     auto energyCells = [&](const RunReport& p)
     {
-        if (energy && p.feasible && p.haveEnergy)
+        if (energy && p.haveEnergy)
         {
             std::printf(
                 " %#12.4g %8.0f", inference ? p.energyPerTokenJ : p.energyJ / 1e3, p.avgPowerW);
@@ -343,7 +343,8 @@ RunStudyHardwareCommand(const CliArgs& args)
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
-        if (p.feasible)
+        // A variant that does not fit is predicted all the same, as run does (the times of a
+        // job that could not run), "no" in its fits column.
         {
             // MFU as run prints it, a percentage; no TPOT with one generated token.
             char time[32];
@@ -364,18 +365,12 @@ RunStudyHardwareCommand(const CliArgs& args)
             {
                 std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
             }
-            std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "yes", time, second);
+            std::printf(
+                "  %-12s %-5s %14s %12s", r.value.c_str(), p.feasible ? "yes" : "no", time, second);
             energyCells(p);
-            std::printf(" %12.2f of %.2f\n",
-                        p.memory.peak / double(1ull << 30),
-                        p.capacityBytes / double(1ull << 30));
-        }
-        else
-        {
-            // Inference: the most requests the variant holds instead.
-            const std::string instead = inference ? "  " + LargestBatchText(r.largestBatch) : "";
-            std::printf("  %-12s %-5s %14s %12s", r.value.c_str(), "no", "-", "-");
-            energyCells(p);
+            // Inference: the most requests a variant that does not fit holds instead.
+            const std::string instead =
+                inference && !p.feasible ? "  " + LargestBatchText(r.largestBatch) : "";
             std::printf(" %12.2f of %.2f%s\n",
                         p.memory.peak / double(1ull << 30),
                         p.capacityBytes / double(1ull << 30),
