@@ -342,13 +342,21 @@ ServingRow::ToJson() const
     j["capacity_bytes"] = capacityBytes;
     j["meets_slo"] = meetsSlo;
     j["frontier"] = frontier;
-    j["prefill_s"] = prefillS;
-    j["prefill_energy_j"] = prefillJ;
-    j["idle_power_w"] = idleW;
-    j["decode_step_s"] = stepS;
-    j["decode_step_energy_j"] = stepJ;
-    j["prefill_fits"] = prefillFits;
-    j["prefill_peak_memory_bytes"] = prefillPeakBytes;
+    // The replays continuous and disaggregated batching are put together from: left out of a
+    // static row, which has none (a field that does not apply is left out).
+    if (replayed)
+    {
+        j["prefill_s"] = prefillS;
+        j["prefill_energy_j"] = prefillJ;
+        j["idle_power_w"] = idleW;
+        j["decode_step_s"] = stepS;
+        j["decode_step_energy_j"] = stepJ;
+        j["prefill_fits"] = prefillFits;
+    }
+    if (prefillPeakBytes > 0)
+    {
+        j["prefill_peak_memory_bytes"] = prefillPeakBytes;
+    }
     if (prefillPrompts > 0)
     {
         j["prefill_prompts"] = prefillPrompts;
@@ -478,13 +486,20 @@ ServingRow::FromJson(const Json& j)
         r.capacityBytes = j.at("capacity_bytes").get<uint64_t>();
         r.meetsSlo = j.at("meets_slo").get<bool>();
         r.frontier = j.at("frontier").get<bool>();
-        r.prefillS = j.at("prefill_s").get<double>();
-        r.prefillJ = j.at("prefill_energy_j").get<double>();
-        r.idleW = j.at("idle_power_w").get<double>();
-        r.stepS = j.at("decode_step_s").get<double>();
-        r.stepJ = j.at("decode_step_energy_j").get<double>();
-        r.prefillFits = j.at("prefill_fits").get<bool>();
-        r.prefillPeakBytes = j.at("prefill_peak_memory_bytes").get<uint64_t>();
+        r.replayed = j.contains("prefill_fits");
+        if (r.replayed)
+        {
+            r.prefillS = j.at("prefill_s").get<double>();
+            r.prefillJ = j.at("prefill_energy_j").get<double>();
+            r.idleW = j.at("idle_power_w").get<double>();
+            r.stepS = j.at("decode_step_s").get<double>();
+            r.stepJ = j.at("decode_step_energy_j").get<double>();
+            r.prefillFits = j.at("prefill_fits").get<bool>();
+        }
+        if (j.contains("prefill_peak_memory_bytes"))
+        {
+            r.prefillPeakBytes = j.at("prefill_peak_memory_bytes").get<uint64_t>();
+        }
         if (j.contains("prefill_prompts"))
         {
             r.prefillPrompts = j.at("prefill_prompts").get<double>();
@@ -1365,6 +1380,7 @@ ServingStudy::EvaluateContinuous(const JobOptions& options,
         }
     }
     // A prefill instance holds one request's prompt: it may fit where the decode does not.
+    row.replayed = true;
     row.prefillFits = row.fits;
     if (disaggregated)
     {

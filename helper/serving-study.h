@@ -274,18 +274,19 @@ struct ServingRow
     bool frontier = false;       //!< on the throughput-latency frontier (RankServingRows)
 
     // Continuous and disaggregated batching: the replays the figures are put together from.
-    double prefillS = 0; //!< one request's prefill (and first token) on this layout
-    double prefillJ = 0; //!< its dynamic energy (the boards' idle power not included)
-    double idleW = 0;    //!< the instance's idle board power (all its GPUs)
-    double stepS = 0;    //!< a decode step of the whole batch at the mean context
-    double stepJ = 0;    //!< its dynamic energy
+    bool replayed = false; //!< they were made (the JSON carries them only then)
+    double prefillS = 0;   //!< one request's prefill (and first token) on this layout
+    double prefillJ = 0;   //!< its dynamic energy (the boards' idle power not included)
+    double idleW = 0;      //!< the instance's idle board power (all its GPUs)
+    double stepS = 0;      //!< a decode step of the whole batch at the mean context
+    double stepJ = 0;      //!< its dynamic energy
     /**
      * continuous batching where more than one request finishes per decode step: the prompts a
      * prefill iteration takes on average (0: one at a time)
      */
     double prefillPrompts = 0;
     bool prefillFits = false;      //!< whether the layout holds one request's prefill
-    uint64_t prefillPeakBytes = 0; //!< its peak memory per GPU
+    uint64_t prefillPeakBytes = 0; //!< its peak memory per GPU (disaggregated; 0: not its own)
 
     // Disaggregated batching (ServingStudy::Pair): this row's layout decodes; the best
     // prefill layout and instance counts for it.

@@ -1537,12 +1537,14 @@ class ServingLoadTestCase : public TestCase
             NS_TEST_EXPECT_MSG_GT_OR_EQ(r.load.summary.attainment, 0.9, "90% within");
             NS_TEST_EXPECT_MSG_LT_OR_EQ(r.load.tokensPerSPerGpu, previous, "by goodput per GPU");
             previous = r.load.tokensPerSPerGpu;
-            // Just above it (the search's precision) the targets are missed.
+            // 5% above it the targets are missed. (Not just above: a finite arrival trace's
+            // attainment moves in steps of one request and is not monotone in the rate within
+            // the search's precision; 0.2% above it, 0.903 once met the 0.9 again.)
             ServingSpace above = good;
             above.goodput = false;
             above.tp = {r.tp};
             above.batch = {r.batch};
-            above.rateRps = r.load.goodputRps + 2e-3 * r.requestsPerS;
+            above.rateRps = r.load.goodputRps * 1.05;
             const ServingRow more = ServingStudy(job, above, "flow", "", true).Run().at(0);
             NS_TEST_EXPECT_MSG_EQ(more.meetsSlo, false, "tp " << r.tp << " batch " << r.batch);
         }
