@@ -80,8 +80,8 @@ RunPresetsCommand(const CliArgs& args)
     {
         HardwareSpec h = HardwareSpec::Load(name);
         std::cout << "  " << std::left << std::setw(16) << name << std::right << h.gpu.name << ", "
-                  << std::setprecision(0) << h.gpu.hbmBytes / double(1ull << 30) << " GiB at "
-                  << h.gpu.hbmBandwidthBps / 1e9 << " GB/s\n";
+                  << FormatNumber(h.gpu.hbmBytes / double(1ull << 30)) << " GiB at "
+                  << FormatNumber(h.gpu.hbmBandwidthBps / 1e9) << " GB/s\n";
     }
     return 0;
 }

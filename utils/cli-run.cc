@@ -103,6 +103,20 @@ RunRunCommand(const CliArgs& args)
                                    {
                                        return helper->Run();
                                    });
+    // A fault timed after the step ended changed nothing: said, as a mistyped time would be
+    // (a bare number is seconds; --fault=...@2 where 2ms was meant runs a healthy step).
+    for (const ScheduledFault& f : job.timedFaults)
+    {
+        if (f.start.GetSeconds() >= report.stepTimeS)
+        {
+            std::cerr << "rapid-llm run: note: the fault on " << f.selector << " starts at "
+                      << FormatNumber(f.start.GetSeconds()) << " s, after the "
+                      << (report.haveTokens ? "request" : "step") << " ended ("
+                      << FormatNumber(report.stepTimeS)
+                      << " s): it changed nothing (a time without a unit is seconds: @2ms for "
+                         "milliseconds)\n";
+        }
+    }
     const Json input = JobInputJson(job, backend, routing, packet);
     if (!out.empty())
     {

@@ -228,13 +228,16 @@ RunValidateCommand(const CliArgs& args)
                 timing ? "     wall" : "");
     for (const auto& r : rows)
     {
+        // An error that rounds to 0.0% is printed +0.0%, not -0.0%.
+        double percent = std::round(1000 * r.Error()) / 10;
+        percent = percent == 0 ? 0.0 : percent;
         std::printf("%-14s %-34s %-26s %11.5g %11.5g %+7.1f%%",
                     r.set.c_str(),
                     r.label.c_str(),
                     r.metric.c_str(),
                     r.published,
                     r.predicted,
-                    100 * r.Error());
+                    percent);
         if (timing)
         {
             std::printf(" %7.3fs", r.wallS);

@@ -13,6 +13,22 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/**
+ * Refuses more channels than NCCL runs (its MAXCHANNELS, 64 in recent versions; each channel
+ * holds an SM of every GPU, so more failed only mid-replay, as more SMs than the GPU has).
+ */
+void
+CheckChannels(SpecReader& g, const std::string& key, uint32_t channels)
+{
+    if (channels > 64)
+    {
+        g.Fail(key,
+               std::to_string(channels)
+                   + " channels; allowed: 1 to 64 (NCCL's MAXCHANNELS: a channel holds an SM of "
+                     "every GPU)");
+    }
+}
+
 /** A field's allowed range, shared by the file's reader and Validate(). */
 struct Range
 {
@@ -242,6 +258,7 @@ ReadDimension(SpecReader& r, bool outermost)
         if (g.Has("ring_channels") || (!g.Has("channels_per_gpu") && !g.Has("sm")))
         {
             d.nccl.ringChannels = g.GetCount("ring_channels", 1);
+            CheckChannels(g, "ring_channels", d.nccl.ringChannels);
             d.nccl.channelBps = g.GetInRange("channel_GBps", 0.001, 1e6) * 1e9;
         }
         if (d.nccl.sm > 0 || d.nccl.ringChannels > 0)
@@ -252,6 +269,7 @@ ReadDimension(SpecReader& r, bool outermost)
         if (g.Has("channels_per_gpu"))
         {
             d.nccl.channelsPerGpu = g.GetCount("channels_per_gpu", 1);
+            CheckChannels(g, "channels_per_gpu", d.nccl.channelsPerGpu);
         }
         g.Finish();
     }
