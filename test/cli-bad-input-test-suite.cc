@@ -340,6 +340,8 @@ class CliBadInputTestCase : public TestCase
              {"option --gpu-set", "gpu0 to gpu7"}},
             {{"run", "--gpus=8", "--gpu-set=gpu2:model.layers=2"},
              {"option --gpu-set", "gpu2", "gpu.*"}},
+            {{"run", "--gpus=8", "--set=network.nvlink.nccl.ring_channels=1000"},
+             {"ring_channels", "allowed: 1 to 64", "set by override"}},
             {{"run", "--gpus=8", "--gpu-set=gpu2:gpu.hbm_gib=40"},
              {"option --gpu-set", "gpu.hbm_gib is not one GPU's own"}},
             {{"run", "--gpus=8", "--gpu-set=gpu2:gpu.host.launch_us=9"},

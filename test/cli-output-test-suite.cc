@@ -923,6 +923,37 @@ class CliVllmBatchNoteTestCase : public TestCase
 };
 
 /**
+ * \brief Settings that change nothing are said: a fault timed after the step ended (a bare
+ * @2 is seconds; the step ran healthy, silently) and ZeRO over one data-parallel rank.
+ */
+class CliNoEffectNotesTestCase : public TestCase
+{
+  public:
+    CliNoEffectNotesTestCase()
+        : TestCase("run notes a fault after the step's end and ZeRO over one rank")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("no-effect-notes");
+        const std::vector<std::string> job = {
+            "run", "--model=gpt-1.7b", "--layers=2", "--gpus=16", "--tp=8", "--gbs=16"};
+        CliResult r = RunCli(Cat(job, {"--fault=tier:infiniband:0.1@2"}), scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_NE(
+            r.err.find("starts at 2 s, after the step ended"), std::string::npos, r.err);
+        r = RunCli(Cat(job, {"--fault=tier:infiniband:0.1@2us"}), scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(r.err.find("after the step ended"), std::string::npos, r.err);
+        r = RunCli(
+            {"run", "--model=gpt-1.7b", "--layers=2", "--gpus=8", "--tp=8", "--gbs=4", "--zero=2"},
+            scratch.Path());
+        NS_TEST_EXPECT_MSG_NE(r.err.find("it shards nothing"), std::string::npos, r.err);
+    }
+};
+
+/**
  * \brief gemm and attention at the boost clock (--clock=boost) give validate's kernel-table
  * figures, which run so (the sustained clock, the default, was the only one: 0.11572 ms for
  * the FlashAttention-3 row validate predicts at 0.10818).
@@ -2319,6 +2350,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
         AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
         AddTestCase(new CliKernelClockTestCase, TestCase::QUICK);
+        AddTestCase(new CliNoEffectNotesTestCase, TestCase::QUICK);
         AddTestCase(new CliVllmBatchNoteTestCase, TestCase::QUICK);
         AddTestCase(new CliSweepJsonTestCase, TestCase::QUICK);
         AddTestCase(new CliFaultStudyMemoryTestCase, TestCase::QUICK);
