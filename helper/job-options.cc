@@ -1102,6 +1102,20 @@ SmCountNote()
 }
 
 std::string
+SmCountNote(const std::vector<std::string>& texts)
+{
+    // The GPU's rates are totals: SMs given alone split the same throughput over more of them.
+    bool sms = false;
+    bool rates = false;
+    for (const std::string& o : texts)
+    {
+        sms = sms || o.rfind("gpu.sm_count=", 0) == 0;
+        rates = rates || o.rfind("gpu.tensor_tflops", 0) == 0;
+    }
+    return sms && !rates ? SmCountNote() : std::string();
+}
+
+std::string
 ResolvedJob::CostedFor() const
 {
     std::string gpu;
@@ -1219,17 +1233,10 @@ ResolvedJob::Notes() const
                             + dims[1].name);
         }
     }
-    // The GPU's rates are totals: SMs given alone split the same throughput over more of them.
-    bool sms = false;
-    bool rates = false;
-    for (const std::string& o : overrides)
+    const std::string sms = SmCountNote(overrides);
+    if (!sms.empty())
     {
-        sms = sms || o.rfind("gpu.sm_count=", 0) == 0;
-        rates = rates || o.rfind("gpu.tensor_tflops", 0) == 0;
-    }
-    if (sms && !rates)
-    {
-        notes.push_back(SmCountNote());
+        notes.push_back(sms);
     }
     const std::string cudaCores = hardware.gpu.CudaCoreNote(run.dtype);
     if (!cudaCores.empty())

@@ -35,6 +35,11 @@ extern const char* const kCommandLine;
  * \return the note for a gpu.sm_count given without the GPU's rates, which are its totals
  */
 std::string SmCountNote();
+/**
+ * \return SmCountNote() where the overrides \p texts (PATH=VALUE) set gpu.sm_count without the
+ * tensor rates, else empty
+ */
+std::string SmCountNote(const std::vector<std::string>& texts);
 
 /**
  * \ingroup rapid-llm

@@ -86,7 +86,7 @@ ParseBeside(const CliArgs& args, uint32_t gpus)
         {
             return SpecError(kCommandLine,
                              "beside",
-                             "'" + item + "' " + why + "; allowed: SRC>DST:BYTES, e.g. 0>8:2MiB");
+                             "'" + item + "' " + why + "; allowed: SRC>DST:BYTES, e.g. 0>1:2MiB");
         };
         if (gt == std::string::npos || colon == std::string::npos || colon < gt)
         {
