@@ -586,6 +586,12 @@ ValidateStageLayers(const ParallelSpec& p, uint32_t layers, const std::string& s
     {
         os << " = " << fixed << " leave none of the model's " << layers << " layers for " << others
            << ": together they must be fewer than " << layers;
+        if (layers < p.pp)
+        {
+            // No split helps: every stage holds a layer at least.
+            os << ", and " << layers << (layers == 1 ? " layer" : " layers") << " cannot fill pp "
+               << p.pp << " stages (at least one a stage): a smaller --pp";
+        }
         throw SpecError(source, field, os.str());
     }
     if (middle > 0 && (layers - fixed) % middle != 0)
