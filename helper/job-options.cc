@@ -1196,10 +1196,10 @@ ResolvedJob::Notes() const
         notes.push_back("ZeRO-" + std::to_string(run.parallel.zeroStage)
                         + " shards over the data-parallel group, one rank here (dp x cp = 1): it "
                           "shards nothing; "
-                        + (run.memoryLayout == MemoryLayout::AUTO && run.parallel.zeroStage >= 2
-                               ? std::string("memory_layout auto still takes DeepSpeed's layout "
-                                             "for it (--memory-layout=megatron keeps "
-                                             "Megatron-LM's)")
+                        + (run.ResolvedMemoryLayout() == MemoryLayout::DEEPSPEED
+                               ? std::string("the step still takes DeepSpeed's memory layout, "
+                                             "ZeRO-2 and 3 being DeepSpeed's or FSDP's (--zero=0 "
+                                             "or 1 keeps Megatron-LM's)")
                                : std::string("the step is as without it")));
     }
     if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)

@@ -107,7 +107,7 @@ RunRunCommand(const CliArgs& args)
     // (a bare number is seconds; --fault=...@2 where 2ms was meant runs a healthy step).
     for (const ScheduledFault& f : job.timedFaults)
     {
-        if (f.start.GetSeconds() >= report.stepTimeS)
+        if (f.factor < 1 && f.start.GetSeconds() >= report.stepTimeS)
         {
             std::cerr << "rapid-llm run: note: the fault on " << f.selector << " starts at "
                       << FormatNumber(f.start.GetSeconds()) << " s, after the "
