@@ -2528,6 +2528,21 @@ class SpeculativeDecodingTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(g.nodes.at(firstToken).layer, -1, "the target's sampling");
         NS_TEST_EXPECT_MSG_EQ(
             (g.nodes.at(firstToken).phase == Phase::PREFILL), true, "sampled by the prefill");
+        // TurboMind's first token, sampled by a first decode step: the draft layer prefills
+        // after it.
+        RunSpec turbo = run;
+        turbo.firstToken = "decode";
+        const Workload tw = Workload::Build(model, turbo, MakeComputeCoster(gpu));
+        const StageGraph& tg = tw.stages.at(0);
+        const uint32_t turboFirst = tw.FirstTokenNode(0);
+        RAPIDLLM_REQUIRE_NE(turboFirst, UINT32_MAX, "a first token");
+        NS_TEST_EXPECT_MSG_EQ((tg.nodes.at(turboFirst).phase == Phase::DECODE),
+                              true,
+                              "sampled by the first decode step");
+        for (uint32_t i = 0; i < turboFirst; ++i)
+        {
+            NS_TEST_EXPECT_MSG_NE(std::string(tg.nodes[i].label), "draft_proj", "not before it");
+        }
         // A request of one token has no pass to verify drafts in: nothing is drafted.
         RunSpec oneToken = fixture::InferenceJob(1, 1, 4, 64, 1);
         oneToken.specTokens = 2;

@@ -261,6 +261,18 @@ BuildInferenceStage(const ModelSpec& model,
         }
     };
 
+    // Speculative decoding: the draft module's own layer fills its cache with the prompt on
+    // the last stage, after the pass that samples the first token (a request of one token
+    // drafts nothing).
+    auto draftPrefill = [&](uint32_t m)
+    {
+        if (run.specTokens > 0 && stage + 1 == pp && run.generatedTokens > 1 && prefillTokens > 0)
+        {
+            EmitDraftPrefill(
+                e, model, run, s, layerOf(m), uint64_t(prefillTokens) * run.InflightBatchSize(m));
+        }
+    };
+
     if (prefillTokens > 0)
     {
         for (uint32_t m = 0; m < inflight; ++m)
@@ -284,11 +296,11 @@ BuildInferenceStage(const ModelSpec& model,
                             batch,
                             tagOf(0, m),
                             run.FirstTokenFromPrefill());
-            if (run.specTokens > 0 && stage + 1 == pp && run.generatedTokens > 1)
+            if (run.FirstTokenFromPrefill())
             {
-                // The draft module's own layer fills its cache with the prompt (a request of
-                // one token drafts nothing).
-                EmitDraftPrefill(e, model, run, s, layerOf(m), promptRows);
+                // The draft module's own layer fills its cache with the prompt once the first
+                // token is sampled.
+                draftPrefill(m);
             }
             if (run.FirstTokenFromPrefill())
             {
@@ -329,6 +341,10 @@ BuildInferenceStage(const ModelSpec& model,
             }
             e.SetContext(Phase::DECODE, j, -1);
             EmitStageOutput(e, model, run, s, stage, rows, batch * q, tag, true);
+            if (j == extraStep)
+            {
+                draftPrefill(m); // the TurboMind-style first token was this pass's
+            }
             finishPass(m, j, context + q, j == steps);
         }
     }
