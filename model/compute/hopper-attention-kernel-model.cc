@@ -32,10 +32,19 @@ constexpr uint32_t kConsumerOverheadRegisters = 32;
  *  the log-sum-exp (one FMA), dS = P * (dP - D) (two), P and dS to 16 bits (one, paired). */
 constexpr double kBackwardOpsPerScore = 4;
 
-/** Throws unless \p g has what the warp-specialized kernels need. */
+/** Throws unless \p g has what the warp-specialized kernels need and \p type is theirs. */
 void
-RequireHopper(const GpuSpec& g)
+RequireHopper(const GpuSpec& g, DataType type)
 {
+    if (type == DataType::FP32 || type == DataType::TF32)
+    {
+        throw SpecError(g.Origin(),
+                        "attention",
+                        "the Hopper attention kernels (--attention=flash3) take fp16, bf16 or fp8, "
+                        "not "
+                            + ToString(type)
+                            + " (--dtype); --attention=flash or auto runs FlashAttention-2's");
+    }
     if (!g.warpSpecialized)
     {
         throw SpecError(g.Origin(),
@@ -105,7 +114,7 @@ ConsumerRegisters(const GpuSpec& g, uint32_t consumers)
 OperatorCost
 HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
-    RequireHopper(g);
+    RequireHopper(g, type);
     const uint32_t sms = g.smCount;
     const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
         RatesOf(g, s, type, false);
@@ -187,7 +196,7 @@ HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, DataType type)
 OperatorCost
 HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type)
 {
-    RequireHopper(g);
+    RequireHopper(g, type);
     const GpuEfficiency& e = g.efficiency;
     const uint32_t sms = g.smCount;
     const auto [b, d, bh, tensor, peak, perSmRate, perSmVector, smemRate] =
