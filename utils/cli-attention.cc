@@ -111,17 +111,7 @@ RunAttentionCommand(const CliArgs& args)
                   << " rate as if such a kernel ran; run, trace and the studies keep attention "
                      "in 16 bits whatever --dtype\n";
     }
-    std::vector<std::string> texts;
-    for (const SpecOverride& o : overrides)
-    {
-        texts.push_back(o.GetText());
-    }
-    const std::string sms = SmCountNote(texts);
-    if (!sms.empty())
-    {
-        std::cerr << "rapid-llm attention: note: " << sms << "\n";
-    }
-    Ptr<GpuComputeModel> model = KernelModel(args, hw);
+    Ptr<GpuComputeModel> model = KernelModel(args, hw, overrides);
     RunSpec run;
     run.SetAttention(args.Text("attention"));
     const bool unfused = !run.flashAttention;

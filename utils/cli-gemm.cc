@@ -48,17 +48,7 @@ RunGemmCommand(const CliArgs& args)
     {
         std::cerr << "rapid-llm gemm: note: " << cudaCores << "\n";
     }
-    std::vector<std::string> texts;
-    for (const SpecOverride& o : overrides)
-    {
-        texts.push_back(o.GetText());
-    }
-    const std::string sms = SmCountNote(texts);
-    if (!sms.empty())
-    {
-        std::cerr << "rapid-llm gemm: note: " << sms << "\n";
-    }
-    Ptr<GpuComputeModel> model = KernelModel(args, hw);
+    Ptr<GpuComputeModel> model = KernelModel(args, hw, overrides);
     OperatorCost c = model->Gemm(m, n, k, type, batch);
     const KernelTiling& t = c.tiling;
     const double tflops = c.FlopRate() / 1e12;

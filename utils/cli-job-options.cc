@@ -73,8 +73,18 @@ RefuseUnrunnableType(const GpuSpec& gpu,
 }
 
 Ptr<GpuComputeModel>
-KernelModel(const CliArgs& args, const HardwareSpec& hw)
+KernelModel(const CliArgs& args, const HardwareSpec& hw, const std::vector<SpecOverride>& overrides)
 {
+    std::vector<std::string> texts;
+    for (const SpecOverride& o : overrides)
+    {
+        texts.push_back(o.GetText());
+    }
+    const std::string sms = SmCountNote(texts);
+    if (!sms.empty())
+    {
+        std::cerr << "rapid-llm " << args.Command() << ": note: " << sms << "\n";
+    }
     Ptr<GpuComputeModel> model = CreateObject<GpuComputeModel>();
     model->SetGpu(hw.gpu);
     model->SetClockPolicy(args.Text("clock") == "boost" ? ClockPolicy::BOOST

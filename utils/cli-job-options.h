@@ -29,9 +29,12 @@ void RefuseUnrunnableType(const GpuSpec& gpu,
 
 /**
  * \brief The compute model gemm and attention cost one kernel with: \p hw's GPU at the clock
- * --clock names (sustained or boost)
+ * --clock names (sustained or boost); notes a gpu.sm_count among \p overrides given without
+ * the GPU's rates, as run does
  */
-Ptr<GpuComputeModel> KernelModel(const CliArgs& args, const HardwareSpec& hw);
+Ptr<GpuComputeModel> KernelModel(const CliArgs& args,
+                                 const HardwareSpec& hw,
+                                 const std::vector<SpecOverride>& overrides);
 
 /**
  * \brief The job the job commands (memory, trace, run) describe with their shared options,
