@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,6 +22,19 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
+/** \return whether \p png ends with a PNG's IEND chunk (a whole image, not one cut short) */
+bool
+IsWholePng(const std::filesystem::path& png)
+{
+    static const unsigned char kIend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    std::ifstream in(png, std::ios::binary);
+    if (!in.seekg(-12, std::ios::end))
+    {
+        return false;
+    }
+    unsigned char tail[12];
+    return in.read(reinterpret_cast<char*>(tail), 12) && std::memcmp(tail, kIend, 12) == 0;
+}
 
 /** \return \p text quoted for a gnuplot string ('...', quotes doubled) */
 std::string
@@ -187,12 +201,14 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     {
         return false; // the command said so before it ran (CheckPlotting)
     }
-    // gnuplot writes the PNG named in the script relative to its working directory. Its
+    // gnuplot writes the PNG named in the script relative to its working directory (entered
+    // as the kernel resolves the path, -P: "link/.." is the link target's parent, as for the
+    // other files). Its
     // warnings (a single point's "empty x range") are not ours to print, and stdout may be JSON:
     // both of its streams are silenced; on failure the user runs the command to see why.
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
     const std::string command =
-        "cd " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
+        "cd -P " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
     const int status = std::system((command + " >/dev/null 2>&1").c_str());
     // std::system ignores SIGINT while gnuplot runs, and an interrupt ends gnuplot (and the
     // shell running it): passed on to this process, not reported as gnuplot failing.
@@ -213,6 +229,13 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
         std::filesystem::remove(png, ignored); // no half-drawn image
         throw OutputError(pngPath,
                           "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
+    }
+    if (!IsWholePng(png))
+    {
+        // gnuplot exits 0 when its image's write fails (a full device): cut short, it goes.
+        std::filesystem::remove(png, ignored);
+        throw OutputError(pngPath,
+                          "gnuplot wrote an incomplete image (no space left on the device?)");
     }
     return true;
 }
