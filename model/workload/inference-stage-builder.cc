@@ -298,12 +298,7 @@ BuildInferenceStage(const ModelSpec& model,
                             run.FirstTokenFromPrefill());
             if (run.FirstTokenFromPrefill())
             {
-                // The draft module's own layer fills its cache with the prompt once the first
-                // token is sampled.
                 draftPrefill(m);
-            }
-            if (run.FirstTokenFromPrefill())
-            {
                 finishPass(m, 0, run.cachedPrefix + prefillTokens, run.generatedTokens <= 1);
             }
         }
