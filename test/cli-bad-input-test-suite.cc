@@ -1040,6 +1040,15 @@ class CliBadInputTestCase : public TestCase
                 r.err.find("NS_GLOBAL_VALUE: '" + entry + "'"), std::string::npos, r.err);
             NS_TEST_EXPECT_MSG_NE(r.err.find(needle), std::string::npos, r.err);
         }
+        // NS_LOG: a name no log component has (ns-3 aborted with its component list on stdout).
+        {
+            CliResult r = RunCli({"run", "--layers=2", "--gbs=1", "--seq=256", "--json"},
+                                 dir,
+                                 "env NS_LOG='garbage'");
+            NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
+            NS_TEST_EXPECT_MSG_EQ(r.out, "", "nothing on stdout");
+            NS_TEST_EXPECT_MSG_NE(r.err.find("NS_LOG: 'garbage'"), std::string::npos, r.err);
+        }
         NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/failed"),
                               false,
                               "a run that failed removes the folders its --out created");

@@ -10,6 +10,7 @@
 #include "ns3/config.h"
 #include "ns3/global-value.h"
 #include "ns3/job-options.h"
+#include "ns3/log.h"
 #include "ns3/packet-network.h"
 #include "ns3/packet-resolution.h"
 #include "ns3/spec-error.h"
@@ -47,6 +48,31 @@ EnvironmentEntries(const char* variable)
     return found;
 }
 } // namespace
+
+void
+CheckLogComponents()
+{
+    const char* env = std::getenv("NS_LOG");
+    std::istringstream entries(env ? env : "");
+    std::string entry;
+    while (std::getline(entries, entry, ':'))
+    {
+        const std::string name = entry.substr(0, entry.find('='));
+        if (name == "*" || name == "***" || name == "print-list")
+        {
+            continue;
+        }
+        if (LogComponent::GetComponentList()->count(name) == 0)
+        {
+            throw SpecError("NS_LOG",
+                            "",
+                            "'" + entry + "': no log component " + name
+                                + " (entries are Component[=level|...], separated by ':'; "
+                                  "NS_LOG=print-list lists the components, e.g. "
+                                  "RapidLlmTraceReplayer)");
+        }
+    }
+}
 
 void
 CheckAttributeDefaults()

@@ -33,6 +33,14 @@ void CheckAttributeDefaults();
 void CheckGlobalValues();
 
 /**
+ * \brief Checks ns-3's NS_LOG environment variable: ns-3 aborts the process, its component list
+ * on stdout, when the simulator starts with a name no component has. Each ':'-separated entry
+ * (`Component[=levels]`, `*`, `***` or `print-list`) must name a registered log component; a
+ * SpecError names the variable, the entry and how to list them.
+ */
+void CheckLogComponents();
+
+/**
  * \brief Checks ns-3's own --PrintAttributes=TYPE and --PrintGroup=GROUP arguments before ns-3's
  * CommandLine prints them: it aborts on an unknown type or group (or none given). A SpecError
  * names the argument and how to list what exists (--PrintTypeIds, --PrintGroups).

@@ -230,6 +230,7 @@ main(int argc, char** argv)
             extensions = LoadExtensions(static_cast<int>(args.size()), args.data());
             CheckAttributeDefaults(); // before any object reads them
             CheckGlobalValues();
+            CheckLogComponents();
             options = std::make_unique<CliArgs>(
                 c.name, c.usage, static_cast<int>(args.size()), args.data());
             g_commandRuns = true;
