@@ -193,20 +193,18 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
            << ",";
         // A variant that does not fit is predicted all the same (as run's CSV and the JSON
         // report: the times of a job that could not run), its fits column false.
+        os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "") << ","
+           << (Inference(r) && p.tpotDefined ? FormatNumber(p.tpotS) : "") << ","
+           << (Inference(r) ? "" : FormatNumber(p.tflopsPerGpu)) << ","
+           << (Inference(r) ? "" : FormatNumber(p.mfu)) << "," << FormatNumber(p.computeS) << ","
+           << FormatNumber(p.exposedCommS) << "," << FormatNumber(p.bubbleS) << ",";
+        // As run's CSV: empty without a power model, energy per token in inference only.
+        auto energy = [&p](double v, bool applies = true)
         {
-            os << FormatNumber(p.stepTimeS) << "," << (Inference(r) ? FormatNumber(p.ttftS) : "")
-               << "," << (Inference(r) && p.tpotDefined ? FormatNumber(p.tpotS) : "") << ","
-               << (Inference(r) ? "" : FormatNumber(p.tflopsPerGpu)) << ","
-               << (Inference(r) ? "" : FormatNumber(p.mfu)) << "," << FormatNumber(p.computeS)
-               << "," << FormatNumber(p.exposedCommS) << "," << FormatNumber(p.bubbleS) << ",";
-            // As run's CSV: empty without a power model, energy per token in inference only.
-            auto energy = [&p](double v, bool applies = true)
-            {
-                return p.haveEnergy && applies ? FormatNumber(v) : std::string();
-            };
-            os << energy(p.energyJ) << "," << energy(p.energyPerTokenJ, Inference(r)) << ","
-               << energy(p.avgPowerW) << ",";
-        }
+            return p.haveEnergy && applies ? FormatNumber(v) : std::string();
+        };
+        os << energy(p.energyJ) << "," << energy(p.energyPerTokenJ, Inference(r)) << ","
+           << energy(p.avgPowerW) << ",";
         os << FormatNumber(ToGib(p.memory.peak)) << "," << FormatNumber(ToGib(p.capacityBytes))
            << ",";
         os << CsvField(p.feasible ? "" : p.reason) << "\n";

@@ -345,37 +345,35 @@ RunStudyHardwareCommand(const CliArgs& args)
         const RunReport& p = r.report;
         // A variant that does not fit is predicted all the same, as run does (the times of a
         // job that could not run), "no" in its fits column.
+        // MFU as run prints it, a percentage; no TPOT with one generated token.
+        char time[32];
+        char second[32];
+        if (inference && !p.tpotDefined)
         {
-            // MFU as run prints it, a percentage; no TPOT with one generated token.
-            char time[32];
-            char second[32];
-            if (inference && !p.tpotDefined)
-            {
-                std::snprintf(time, sizeof(time), "n/a");
-            }
-            else
-            {
-                std::snprintf(time, sizeof(time), "%.4f", inference ? p.tpotS * 1e3 : p.stepTimeS);
-            }
-            if (inference)
-            {
-                std::snprintf(second, sizeof(second), "%.4f", p.ttftS * 1e3);
-            }
-            else
-            {
-                std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
-            }
-            std::printf(
-                "  %-12s %-5s %14s %12s", r.value.c_str(), p.feasible ? "yes" : "no", time, second);
-            energyCells(p);
-            // Inference: the most requests a variant that does not fit holds instead.
-            const std::string instead =
-                inference && !p.feasible ? "  " + LargestBatchText(r.largestBatch) : "";
-            std::printf(" %12.2f of %.2f%s\n",
-                        p.memory.peak / double(1ull << 30),
-                        p.capacityBytes / double(1ull << 30),
-                        instead.c_str());
+            std::snprintf(time, sizeof(time), "n/a");
         }
+        else
+        {
+            std::snprintf(time, sizeof(time), "%.4f", inference ? p.tpotS * 1e3 : p.stepTimeS);
+        }
+        if (inference)
+        {
+            std::snprintf(second, sizeof(second), "%.4f", p.ttftS * 1e3);
+        }
+        else
+        {
+            std::snprintf(second, sizeof(second), "%.1f %%", 100 * p.mfu);
+        }
+        std::printf(
+            "  %-12s %-5s %14s %12s", r.value.c_str(), p.feasible ? "yes" : "no", time, second);
+        energyCells(p);
+        // Inference: the most requests a variant that does not fit holds instead.
+        const std::string instead =
+            inference && !p.feasible ? "  " + LargestBatchText(r.largestBatch) : "";
+        std::printf(" %12.2f of %.2f%s\n",
+                    p.memory.peak / double(1ull << 30),
+                    p.capacityBytes / double(1ull << 30),
+                    instead.c_str());
     }
     std::cout << "Wrote " << args.Text("out") << "/results.csv, results.json, "
               << (timePlot ? "step-time.png, " : "") << "memory.png"

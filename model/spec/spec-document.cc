@@ -395,12 +395,7 @@ SpecDocument::Read(const std::function<void(const YAML::Node&, const std::string
         }
         if (!named && !m_applied.empty())
         {
-            std::vector<std::string> texts;
-            for (const auto& applied : m_applied)
-            {
-                texts.push_back(applied.second);
-            }
-            message += " (after overrides " + JoinNames(texts) + ")";
+            message += AfterOverrides();
             named = true;
         }
         if (!named && file == e.GetFile())
@@ -412,18 +407,24 @@ SpecDocument::Read(const std::function<void(const YAML::Node&, const std::string
 }
 
 std::string
-SpecDocument::GetOrigin() const
+SpecDocument::AfterOverrides() const
 {
     if (m_applied.empty())
     {
-        return m_source;
+        return "";
     }
     std::vector<std::string> texts;
     for (const auto& applied : m_applied)
     {
         texts.push_back(applied.second);
     }
-    return m_source + " (after overrides " + JoinNames(texts) + ")";
+    return " (after overrides " + JoinNames(texts) + ")";
+}
+
+std::string
+SpecDocument::GetOrigin() const
+{
+    return m_source + AfterOverrides();
 }
 
 const YAML::Node&

@@ -87,6 +87,9 @@ class SpecDocument
   private:
     SpecDocument() = default;
 
+    /** \return " (after overrides A, B)" naming the overrides applied, or empty without any */
+    std::string AfterOverrides() const;
+
     /** Replaces the top-level `base:` of m_root by the merged base; \p chain the bases so far. */
     void ResolveBase(const std::string& directory, std::vector<std::string> chain);
 
