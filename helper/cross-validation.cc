@@ -324,6 +324,18 @@ XvalWorkloads(bool quickOnly)
                 32);
         }
     }
+    // 6. NCCL's ring broadcast across DGX nodes (a chain along each channel's ring; LL at
+    //    these sizes, which forwards each hop's bytes as they arrive), two and eight nodes.
+    for (uint32_t gpus : {16u, 64u})
+    {
+        add(CollectiveWorkload(Request(CollectiveOp::BROADCAST, gpus, 1ull << 20, "nccl")),
+            "nccl-broadcast-" + std::to_string(gpus) + "gpu-1MiB",
+            "NCCL ring broadcast from rank 0, " + std::to_string(gpus)
+                + " GPUs of DGX A100 nodes (NVSwitch + HDR fat tree)",
+            gpus == 16,
+            a100,
+            gpus);
+    }
     for (const auto& f : Registered())
     {
         all.push_back(f());

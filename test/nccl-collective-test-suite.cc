@@ -553,6 +553,50 @@ class NcclLinkVariantsTestCase : public TestCase
 };
 
 /**
+ * \brief NCCL's LL chain forwards each hop's lines as they arrive: a 1 MiB broadcast among 64
+ * H100s takes about its hops' latencies plus the bytes at LL's rate, and faster InfiniBand does
+ * not slow it. Before, each hop stored its whole piece before forwarding (511 us, slowest at
+ * the preset's 50 GB/s: 354 us at 12.5, 374 at 200).
+ */
+class NcclCutThroughTestCase : public TestCase
+{
+  public:
+    NcclCutThroughTestCase()
+        : TestCase("NCCL's LL broadcast and reduce forward lines as they arrive (cut-through)")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        CollectiveProbeConfig c;
+        c.bytes = 1ull << 20;
+        c.gpus = 64;
+        for (CollectiveOp op : {CollectiveOp::BROADCAST, CollectiveOp::REDUCE})
+        {
+            c.op = op;
+            double before = 0;
+            for (double times : {0.25, 1.0, 4.0})
+            {
+                HardwareSpec ib = h100;
+                ib.network.dimensions[1].bandwidthBps *= times;
+                const CollectiveProbeResult r = RunCollectiveProbe(ib.network, c, "ib");
+                NS_TEST_EXPECT_MSG_EQ(r.algorithm, "nccl(ring/LL)", times << "x IB");
+                // NCCL's own estimate (2.20.3 tuning.cc): LL's 20.4 GB/s ceiling beyond two
+                // nodes and 2.7 us a network step; a store-and-forward chain is 2-4x above.
+                NS_TEST_EXPECT_MSG_LT(r.timeS, double(c.bytes) / 20.4e9 + 63 * 2.7e-6, times);
+                if (before > 0)
+                {
+                    NS_TEST_EXPECT_MSG_LT(r.timeS, before * 1.02, times << "x IB");
+                }
+                before = r.timeS;
+            }
+        }
+    }
+};
+
+/**
  * \brief NCCL's all-to-all (grouped sends and receives): LL's kernel latency for small
  * shares, Simple's for large, then the pairwise bytes (LL's doubled) at the link's rate; before,
  * a small all-to-all paid the links' latency alone (0.7 us for 64 KiB on 4 H100s).
@@ -737,6 +781,7 @@ class NcclCollectiveTestSuite : public TestSuite
         AddTestCase(new NcclRingSearchTestCase, TestCase::QUICK);
         AddTestCase(new NcclCrossNodeRingsTestCase, TestCase::QUICK);
         AddTestCase(new NcclLinkVariantsTestCase, TestCase::QUICK);
+        AddTestCase(new NcclCutThroughTestCase, TestCase::QUICK);
         AddTestCase(new NcclAllToAllTestCase, TestCase::QUICK);
         AddTestCase(new NcclChainTestCase, TestCase::QUICK);
         AddTestCase(new ChainPiecesTestCase, TestCase::QUICK);

@@ -685,7 +685,9 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
     };
     // A broadcast or reduce is a pipelined chain along each ring from (toward) the root, the
     // rings' shares in parallel (NCCL's ring broadcast and reduce: every channel's ring,
-    // across nodes through its own NIC). Its fluid form is its messages.
+    // across nodes through its own NIC); under LL and LL128 each hop forwards lines as they
+    // arrive, under Simple whole steps (the pieces, GetPieceBytes). Its fluid form is its
+    // messages.
     if (fluid && !IsChain(call.op))
     {
         if (k == 1)
@@ -736,7 +738,14 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
             const std::vector<uint32_t>& ring = rings[r];
             const auto root = static_cast<uint32_t>(
                 std::find(ring.begin(), ring.end(), call.members[call.root]) - ring.begin());
-            RingCollective::AddChain(b, ring, root, wireOf(r), reduce);
+            if (e.protocol == NcclProtocol::SIMPLE)
+            {
+                RingCollective::AddChain(b, ring, root, wireOf(r), reduce);
+            }
+            else
+            {
+                RingCollective::AddCutThroughChain(b, ring, root, wireOf(r), reduce);
+            }
         }
         else
         {
@@ -775,7 +784,9 @@ NcclCollective::CountMessages(const ScheduleBuilder& b, const CollectiveCall& ca
     const uint64_t rings = k < 2 ? 1 : Choose(b, call).rings;
     if (IsChain(call.op))
     {
-        return k < 2 ? 0 : rings * (k - 1);
+        // LL and LL128 chains send each hop's first line apart (AddCutThroughChain).
+        const uint64_t perHop = k < 2 || Choose(b, call).protocol == NcclProtocol::SIMPLE ? 1 : 2;
+        return k < 2 ? 0 : rings * (k - 1) * perHop;
     }
     return k < 2 ? 0 : rings * passes * k * (k - 1);
 }

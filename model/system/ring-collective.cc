@@ -255,5 +255,52 @@ RingCollective::AddChain(
     }
 }
 
+void
+RingCollective::AddCutThroughChain(
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, bool reduce)
+{
+    const auto k = static_cast<uint32_t>(m.size());
+    if (k < 2)
+    {
+        return;
+    }
+    // Hop i runs from member at(i - 1) to at(i): outward from the root for a broadcast, from
+    // the far end toward it for a reduce.
+    auto at = [&](uint32_t i)
+    {
+        return reduce ? m[(root + 2 * k - 1 - i) % k] : m[(root + i) % k];
+    };
+    // The first line's arrival at a hop's sender (it may forward from then on) and the step
+    // after which the sender holds all its bytes (reduced with its own for a reduce).
+    // Each ring is a channel of its own (NCCL: a connection per channel and peer), so its
+    // bytes do not queue behind another ring's on a pair; a piece's body on a hop already
+    // waits for the previous piece's there (Chunked): none needs its connection's order.
+    auto send = [&b](uint32_t from, uint32_t to, uint64_t n, ScheduleBuilder::Step after)
+    {
+        return b.GetSchedule().AddSend(from, to, n, ScheduleBuilder::Deps(after), 1, n == 0);
+    };
+    // Each member's readiness before the chain (a hop's sender forwards once ready itself).
+    std::vector<ScheduleBuilder::Step> ready(k);
+    for (uint32_t i = 0; i < k; ++i)
+    {
+        ready[i] = b.GetReady(at(i));
+    }
+    ScheduleBuilder::Step first = ready[0];
+    ScheduleBuilder::Step whole = first;
+    for (uint32_t i = 1; i < k; ++i)
+    {
+        const uint32_t from = at(i - 1);
+        const uint32_t to = at(i);
+        const ScheduleBuilder::Step start = b.Join(from, {first, ready[i - 1]});
+        const uint32_t head = send(from, to, 0, start);
+        const uint32_t body = send(from, to, s, start);
+        first = b.Join(to, {ScheduleBuilder::Step(head), ready[i]});
+        const ScheduleBuilder::Step got =
+            reduce ? b.Reduce(to, s, ScheduleBuilder::Step(body)) : ScheduleBuilder::Step(body);
+        whole = b.Join(to, {got, whole, ready[i]});
+        b.SetReady(to, whole);
+    }
+}
+
 } // namespace rapidllm
 } // namespace ns3

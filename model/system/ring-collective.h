@@ -65,6 +65,19 @@ class RingCollective : public CollectiveAlgorithm
                          uint32_t root,
                          uint64_t bytes,
                          bool reduce);
+    /**
+     * \brief A chain that forwards its bytes as they arrive (NCCL's LL and LL128 protocols,
+     * whose receivers poll a flag per 8- or 128-byte line): every hop streams the whole
+     * \p bytes at once, each starting when the first line reached its sender (a zero-byte
+     * message, one path latency after the hop upstream started), and a member holds its bytes
+     * once its hop and every hop upstream delivered them. Its time is the hops' latencies plus
+     * the slowest hop's bytes, where AddChain's is every hop's bytes.
+     */
+    static void AddCutThroughChain(ScheduleBuilder& b,
+                                   const std::vector<uint32_t>& members,
+                                   uint32_t root,
+                                   uint64_t bytes,
+                                   bool reduce);
 };
 
 } // namespace rapidllm
