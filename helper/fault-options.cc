@@ -144,10 +144,10 @@ ParseFaultOption(const std::string& text, const std::string& source, const std::
             const std::string factor = rest.substr(colon + 1);
             if (!ParseFiniteNumber(factor, f.factor) || !(f.factor >= 0 && f.factor <= 1))
             {
-                throw SpecError(
-                    source,
-                    option,
-                    "'" + item + "': FACTOR must be a number in [0, 1] (0 = dead link); " + usage);
+                throw SpecError(source,
+                                option,
+                                "'" + item + "': FACTOR must be 0 (dead link) or a number from "
+                                    + FormatNumber(LinkFaultSpec::kMinFactor) + " to 1; " + usage);
             }
             if (f.factor > 0 && f.factor < LinkFaultSpec::kMinFactor)
             {

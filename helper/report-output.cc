@@ -298,10 +298,12 @@ RunReportCsv(const RunReport& r, bool perRank)
     std::ostringstream os;
     if (perRank)
     {
-        os << "rank,finish_s,compute_s,exposed_comm_s,bubble_s,host_s\n";
+        // The stage empty where not known (a replay of given traces), as JSON leaves it out.
+        os << "rank,stage,finish_s,compute_s,exposed_comm_s,bubble_s,host_s\n";
         for (const auto& k : r.ranks)
         {
-            os << k.rank << "," << FormatNumber(k.finishS) << "," << FormatNumber(k.computeS) << ","
+            os << k.rank << "," << (k.stage >= 0 ? std::to_string(k.stage) : "") << ","
+               << FormatNumber(k.finishS) << "," << FormatNumber(k.computeS) << ","
                << FormatNumber(k.exposedCommS) << "," << FormatNumber(k.bubbleS) << ","
                << FormatNumber(k.hostWaitS) << "\n";
         }

@@ -1863,6 +1863,16 @@ class JobOptionsTestCase : public TestCase
                                     "8320 tokens is longer"),
                               true,
                               "past the context");
+        // A GPU without a host section issues kernels for free whatever the engine: said.
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--mode=inference", "--engine=hf", "--layers=2", "--set=gpu.host=~"},
+                  "dispatch eager and engine hf cost nothing"),
+            true,
+            "no host section");
+        NS_TEST_EXPECT_MSG_EQ(
+            noted({"--set=network.nvlink.collective=ring", "--gpus=8"}, "section is not used"),
+            true,
+            "an nccl section for another algorithm");
         // SMs given alone: the GPU's rates are its totals, said.
         NS_TEST_EXPECT_MSG_EQ(
             noted({"--gpus=8", "--set=gpu.sm_count=192"}, "not the GPU's rates"), true, "SMs");

@@ -11,6 +11,7 @@
 #include "ns3/preset-registry.h"
 #include "ns3/run-spec.h"
 #include "ns3/spec-error.h"
+#include "ns3/spec-override.h"
 #include "ns3/test.h"
 #include "spec-error-check.h"
 #include "test-require.h"
@@ -772,6 +773,44 @@ class YamlBadInputTestCase : public TestCase
 };
 
 /** \brief The spec test suite. */
+/**
+ * \brief A dimension's nccl section is NCCL's graph for `collective: nccl` alone: elsewhere it
+ * is named as unused (it was silently ignored), and its ring graph is given as a pair (a lone
+ * channel_GBps was an unknown field whose list of known ones left it out).
+ */
+class NcclSectionTestCase : public TestCase
+{
+  public:
+    NcclSectionTestCase()
+        : TestCase("an nccl section where the dimension runs another algorithm is named unused")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const HardwareSpec h100 = HardwareSpec::Load("h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_EQ(h100.network.Notes().size(), 0u, "the preset runs nccl");
+        const HardwareSpec ring = HardwareSpec::Load(
+            "h100-sxm-80gb", SpecOverride::ParseList("network.nvlink.collective=ring", "test"));
+        const std::vector<std::string> notes = ring.network.Notes();
+        RAPIDLLM_REQUIRE_EQ(notes.size(), 1u, "nvlink's section");
+        NS_TEST_EXPECT_MSG_NE(
+            notes[0].find("nvlink's nccl section is not used"), std::string::npos, notes[0]);
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(
+                []
+                {
+                    HardwareSpec::Load(
+                        "h100-sxm-80gb",
+                        SpecOverride::ParseList("network.nvlink.nccl.channel_GBps=10", "test"));
+                },
+                {"ring_channels", "missing required field"}),
+            true,
+            "channel_GBps alone names its pair");
+    }
+};
+
 class SpecTestSuite : public TestSuite
 {
   public:
@@ -784,6 +823,7 @@ class SpecTestSuite : public TestSuite
         AddTestCase(new SpecErrorTestCase, TestCase::QUICK);
         AddTestCase(new RunSpecTestCase, TestCase::QUICK);
         AddTestCase(new YamlBadInputTestCase, TestCase::QUICK);
+        AddTestCase(new NcclSectionTestCase, TestCase::QUICK);
     }
 };
 

@@ -92,7 +92,7 @@ RunAttentionCommand(const CliArgs& args)
     std::vector<SpecOverride> overrides;
     HardwareSpec hw =
         LoadHardwareWithSet(args, "attention takes its shape from its options", overrides);
-    RefuseUnrunnableType(hw.gpu, type, args.Text("hardware"));
+    RefuseUnrunnableType(hw.gpu, type, args.Text("hardware"), TypeUse::ATTENTION);
     const std::string cudaCores = hw.gpu.CudaCoreNote(type);
     if (!cudaCores.empty())
     {

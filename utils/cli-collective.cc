@@ -136,6 +136,14 @@ RunCollectiveCommand(const CliArgs& args)
     CheckHardwareFaults(
         hw.network, hw.network.faults.size(), config.gpus, hw.name, args.Text("hardware"));
     config.algorithm = args.Text("algorithm");
+    if (config.algorithm == "auto")
+    {
+        // Each dimension runs its own algorithm: a graph described for another is unused.
+        for (const std::string& note : hw.network.Notes())
+        {
+            std::cerr << "rapid-llm collective: note: " << note << "\n";
+        }
+    }
     config.routing = args.Text("routing");
     config.faults = ParseFaults(args.Text("fault"), hw, config.gpus);
     config.chunks = static_cast<uint32_t>(args.Count("chunks"));

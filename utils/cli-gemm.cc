@@ -42,7 +42,7 @@ RunGemmCommand(const CliArgs& args)
     std::vector<SpecOverride> overrides;
     HardwareSpec hw =
         LoadHardwareWithSet(args, "gemm takes its shape from --m, --n and --k", overrides);
-    RefuseUnrunnableType(hw.gpu, type, args.Text("hardware"));
+    RefuseUnrunnableType(hw.gpu, type, args.Text("hardware"), TypeUse::GEMM);
     const std::string cudaCores = hw.gpu.CudaCoreNote(type);
     if (!cudaCores.empty())
     {

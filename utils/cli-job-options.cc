@@ -40,8 +40,9 @@ void
 RefuseUnrunnableType(const GpuSpec& gpu,
                      DataType dtype,
                      const std::string& hardwareSource,
-                     bool training)
+                     TypeUse use)
 {
+    const bool training = use == TypeUse::TRAINING;
     if (gpu.Runs(dtype))
     {
         return;
@@ -57,19 +58,22 @@ RefuseUnrunnableType(const GpuSpec& gpu,
                        DataType::INT8,
                        DataType::INT4})
     {
-        // Training takes no inference type (int8, int4): not offered where it would be refused.
-        if (gpu.Runs(t) && !(training && (t == DataType::INT8 || t == DataType::INT4)))
+        // Training takes no inference type (int8, int4), attention no weight-only int4: not
+        // offered where they would be refused.
+        const bool taken = !(training && (t == DataType::INT8 || t == DataType::INT4))
+                           && !(use == TypeUse::ATTENTION && t == DataType::INT4);
+        if (gpu.Runs(t) && taken)
         {
             allowed += (allowed.empty() ? "" : ", ") + ToString(t);
         }
     }
-    throw SpecError(kCommandLine,
-                    "dtype",
-                    ToString(dtype) + ": the " + gpu.name + " (" + hardwareSource
-                        + ") lists no rate for " + ToString(dtype)
-                        + " multiplies, so no kernel can be costed; allowed on it"
-                        + (training ? " for training: " : ": ") + allowed
-                        + (training ? "" : " (a cache in fp8 is --kv-cache-dtype=fp8)"));
+    throw SpecError(
+        kCommandLine,
+        "dtype",
+        ToString(dtype) + ": the " + gpu.name + " (" + hardwareSource + ") lists no rate for "
+            + ToString(dtype) + " multiplies, so no kernel can be costed; allowed on it"
+            + (training ? " for training: " : ": ") + allowed
+            + (use == TypeUse::INFERENCE ? " (a cache in fp8 is --kv-cache-dtype=fp8)" : ""));
 }
 
 Ptr<GpuComputeModel>
@@ -96,8 +100,11 @@ ResolvedJob
 ReadJobOptions(const CliArgs& args)
 {
     ResolvedJob job = ReadJobOptionValues(args).ToSpecs();
-    RefuseUnrunnableType(
-        job.hardware.gpu, job.run.dtype, job.hardwareSource, job.run.mode == RunMode::TRAINING);
+    RefuseUnrunnableType(job.hardware.gpu,
+                         job.run.dtype,
+                         job.hardwareSource,
+                         job.run.mode == RunMode::TRAINING ? TypeUse::TRAINING
+                                                           : TypeUse::INFERENCE);
     for (const std::string& note : job.Notes())
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";

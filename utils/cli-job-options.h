@@ -17,15 +17,23 @@
 namespace ns3 {
 namespace rapidllm {
 
+/** What a command's --dtype is for: which types it offers where the GPU runs them. */
+enum class TypeUse
+{
+    INFERENCE, //!< an inference job's weights (every type; its cache has --kv-cache-dtype)
+    TRAINING,  //!< a training job (no int8 or int4)
+    GEMM,      //!< one GEMM's operands (every type)
+    ATTENTION  //!< one attention's tensors (no weight-only int4)
+};
+
 /**
  * \brief Refuses \p dtype as --dtype's error where \p gpu lists no rate for it, naming the types
- * it runs (not as a fault of the hardware file, \p hardwareSource); for \p training only the
- * training types
+ * it runs that \p use takes (not as a fault of the hardware file, \p hardwareSource)
  */
 void RefuseUnrunnableType(const GpuSpec& gpu,
                           DataType dtype,
                           const std::string& hardwareSource,
-                          bool training = false);
+                          TypeUse use);
 
 /**
  * \brief The compute model gemm and attention cost one kernel with: \p hw's GPU at the clock

@@ -45,7 +45,8 @@ const char* const kServing = "study serving";
  * The job options the serving study does not take: its own (the mode, replicas, expert groups;
  * its dp is a list of data-parallel attention degrees),
  * and link faults (a fault is on one replica's links, while the study predicts one replica for
- * all; `run` and `study faults` take them).
+ * all; `run` and `study faults` take them). It takes --gpu-set and --cp to refuse them with
+ * their reasons (their help says so).
  */
 const std::set<std::string> kNotServing = {
     "run", "mode", "ep", "fault", "slow-gpus", "prefix-groups"};
@@ -194,6 +195,9 @@ JobCliOptions()
          [&](const CliOption& o)
          {
              return o.For({"run", "study faults", "study hardware", "sweep"})
+                 .HelpIn(kServing,
+                         "refused: the study predicts one replica for all of them, so a GPU "
+                         "unlike the others (on one replica) is run's (`run --gpu-set`)")
                  .HelpIn("study faults", "GPUs of their own spec in every row, as run takes them")
                  .HelpIn("study hardware",
                          "GPUs of their own spec in every variant (the varied field is set "
@@ -276,8 +280,10 @@ JobCliOptions()
          {
              return o.For(jobAndSweep)
                  .ListIn("sweep", ListText(sweep.cp, number))
-                 .HelpIn("sweep",
-                         "context parallel degrees to try (2 x each divides the sequence)");
+                 .HelpIn("sweep", "context parallel degrees to try (2 x each divides the sequence)")
+                 .HelpIn(kServing,
+                         "context parallel degree: 1 only (context parallelism is modelled in "
+                         "training)");
          }},
         {"ep",
          [&](const CliOption& o)
@@ -378,7 +384,7 @@ JobCliOptions()
          {
              return o.For(Plus(jobAndSweep, {"gemm", "attention"}))
                  .HelpIn("gemm", "operand type")
-                 .HelpIn("attention", "Q, K, V and O type")
+                 .HelpIn("attention", "Q, K, V and O type (not int4, a weight-only type)")
                  .ListIn("sweep", o.fallback)
                  .HelpIn("sweep",
                          "compute types to try (e.g. bf16,fp8), each with every layout: fp8 "
@@ -405,7 +411,8 @@ JobCliOptions()
                  .HelpIn(kServing,
                          "KV cache types to try (e.g. auto,fp8), each with every --dtype: auto "
                          "the activations' 16 bits, fp8 or int8 one byte, twice the tokens and "
-                         "half the decode attention's reads");
+                         "half the decode attention's reads, int4 half a byte, four times the "
+                         "tokens");
          }},
         {"heads",
          [&](const CliOption& o)
@@ -545,7 +552,7 @@ MakeOptions()
         Text("beside",
              "transfers sent with the collective, at its start, sharing its links: "
              "SRC>DST:BYTES[,...], ranks of the group and a size as --bytes takes it (e.g. "
-             "--beside='0>8:2MiB', quoted for the shell's >); the collective's time is still its "
+             "--beside='0>4:2MiB', quoted for the shell's >); the collective's time is still its "
              "own",
              "")
             .For({"collective"}),
@@ -841,7 +848,7 @@ MakeOptions()
             .RequiredIn({"merge"}),
         Flag("progress",
              "progress on stderr: done, rate and ETA (default: when stderr is a terminal)",
-             "false")
+             "")
             .For({"run", "replay", "collective", "sweep", "study faults", kServing}),
         Text("timeline",
              "write a Chrome/Perfetto trace-event timeline (JSON) of the replay to this file",
@@ -908,10 +915,11 @@ MakeOptions()
                     "times in ns, sizes in bytes)"),
         Flag("per-rank",
              "also report every rank's finish time and breakdown (compute, exposed "
-             "communication, pipeline bubble); in JSON a \"ranks\" array",
+             "communication, pipeline bubble, host); in JSON a \"ranks\" array, with --csv the "
+             "per-rank table instead of the step's row",
              "false")
             .For({"run", "replay"}),
-        Flag("json", "print the result as JSON", "false")
+        Flag("json", "print the result as JSON (JSON wins where --csv is also given)", "false")
             .For({"run",
                   "replay",
                   "memory",

@@ -255,7 +255,8 @@ ReadDimension(SpecReader& r, bool outermost)
                              "or give ring_channels and channel_GBps");
             }
         }
-        if (g.Has("ring_channels") || (!g.Has("channels_per_gpu") && !g.Has("sm")))
+        if (g.Has("ring_channels") || g.Has("channel_GBps")
+            || (!g.Has("channels_per_gpu") && !g.Has("sm")))
         {
             d.nccl.ringChannels = g.GetCount("ring_channels", 1);
             CheckChannels(g, "ring_channels", d.nccl.ringChannels);
@@ -277,6 +278,25 @@ ReadDimension(SpecReader& r, bool outermost)
     return d;
 }
 } // namespace
+
+std::vector<std::string>
+NetworkSpec::Notes() const
+{
+    std::vector<std::string> notes;
+    for (const NetworkDimensionSpec& d : dimensions)
+    {
+        if (!(d.nccl == NcclGraphSpec()) && d.collective != "nccl")
+        {
+            notes.push_back("network dimension " + d.name
+                            + "'s nccl section is not used: it describes NCCL's graph for "
+                              "'collective: nccl', and "
+                            + d.name + " runs "
+                            + (d.collective.empty() ? "its topology's default algorithm"
+                                                    : "'" + d.collective + "'"));
+        }
+    }
+    return notes;
+}
 
 NetworkSpec
 NetworkSpec::Read(SpecReader& r)

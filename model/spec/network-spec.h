@@ -126,6 +126,13 @@ struct NetworkSpec
      */
     void Validate(const std::string& source) const;
 
+    /**
+     * \return what a reader of the results should know about fields given but not used: a
+     * dimension's nccl section where the dimension does not run nccl (it describes NCCL's graph
+     * for that algorithm alone)
+     */
+    std::vector<std::string> Notes() const;
+
     /** \return true when every field is equal (add new fields to it) */
     bool operator==(const NetworkSpec& other) const;
     /** \return true when a field differs */
