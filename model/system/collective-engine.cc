@@ -73,6 +73,7 @@ CollectiveEngine::DoDispose()
     m_broken = NetworkBackend::BrokenCallback();
     m_delivered = NetworkBackend::DeliveryCallback();
     m_plans.clear();
+    m_cachedSteps = 0;
     m_planner.reset();
     m_backend = nullptr;
     Object::DoDispose();
@@ -84,6 +85,7 @@ CollectiveEngine::SetBackend(Ptr<NetworkBackend> backend)
     m_backend = backend;
     m_planner.reset();
     m_plans.clear();
+    m_cachedSteps = 0;
 }
 
 Ptr<NetworkBackend>
@@ -163,8 +165,10 @@ CollectiveEngine::GetPlanner()
 }
 
 namespace {
-/** Plans up to this many steps are kept for reuse (a few hundred kB each at most). */
-constexpr std::size_t kCachedSteps = 1 << 14;
+/** Plans up to this many steps are kept for reuse (some 25 MB each at most), */
+constexpr std::size_t kCachedSteps = 1 << 18;
+/** and all plans' up to this many (some 100 MB). */
+constexpr std::size_t kCachedBudget = 1 << 20;
 /** A plan's messages are kept for its slowed runs' walks up to this many steps, */
 constexpr std::size_t kKeptMessageSteps = 1 << 16;
 /** and all plans' up to this many (some 100 MB). */
@@ -245,8 +249,10 @@ CollectiveEngine::Start(const CollectiveRequest& request,
             compiled->messageSchedule = std::move(built.messages);
         }
     }
-    if (compiled->waiting.size() <= kCachedSteps)
+    if (compiled->waiting.size() <= kCachedSteps
+        && m_cachedSteps + compiled->waiting.size() <= kCachedBudget)
     {
+        m_cachedSteps += compiled->waiting.size();
         auto entry = std::make_shared<Entry>();
         entry->plan = compiled;
         m_plans.emplace(PlanKey(request, request.fluid), entry);

@@ -354,9 +354,10 @@ class CollectiveEngine : public Object
     /**
      * Plans of requests made before, by request (op, size, algorithm, pieces, root, reduction
      * rate, granularity, endpoints): a replay issues the same few collectives on the same groups
-     * many times. Only plans of at most kCachedSteps steps are kept.
+     * many times. Only plans of at most kCachedSteps steps are kept, kCachedBudget in all.
      */
     std::unordered_map<std::vector<uint64_t>, std::shared_ptr<Entry>, PlanKeyHash> m_plans;
+    std::size_t m_cachedSteps = 0;                     //!< steps of the plans in m_plans
     std::string m_granularity = "message";             //!< attribute Granularity
     mutable std::string m_checkedGranularity;          //!< m_granularity as last checked
     bool m_reservations = false;                       //!< attribute Reservations
