@@ -715,7 +715,7 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
         !w.run.flashAttention && w.run.parallel.cp == 1
             ? "standard"
             : AttentionKernelName(ResolveAttentionKernel(
-                m_hardware.gpu, AttentionKernelOf(w.run), w.run.ActivationType()));
+                m_hardware.gpu, AttentionKernelOf(w.run), w.run.ActivationType(), w.model.headDim));
     const StageGraph& critical = w.GraphOf(report.criticalRank);
     // The critical rank's kernels as the replay ran them: a slow GPU's (SetSlowGpus) and a GPU
     // variant's (SetGpuVariants) took longer than their graph's times.

@@ -9,6 +9,7 @@
 #include "ns3/boolean.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/hopper-attention-kernel-model.h"
 #include "ns3/spec-error.h"
 #include "ns3/test.h"
 
@@ -445,6 +446,19 @@ class HopperAttentionTestCase : public TestCase
         NS_TEST_ASSERT_MSG_EQ(a100->AttentionBackward(autoShape, DataType::BF16).timeS,
                               a100->AttentionBackward(fa2Shape, DataType::BF16).timeS,
                               "auto on A100 is FlashAttention-2");
+        // A warp-specialized GPU whose shared memory holds no Hopper tiling for the head
+        // dimension (an Ada-class 99 KiB a block): auto falls back to FlashAttention-2 for both
+        // passes, as libraries do (it was refused, training and all).
+        GpuSpec small = g;
+        small.sharedMemoryPerBlockBytes = 99 * 1024;
+        auto ada = CreateObject<GpuComputeModel>();
+        ada->SetGpu(small);
+        NS_TEST_ASSERT_MSG_EQ(kernel::HopperAttentionFits(small, s.headDim, DataType::BF16),
+                              false,
+                              "no Hopper tiling in 99 KiB");
+        NS_TEST_ASSERT_MSG_EQ(ada->AttentionBackward(autoShape, DataType::BF16).timeS,
+                              ada->AttentionBackward(fa2Shape, DataType::BF16).timeS,
+                              "auto falls back to FlashAttention-2");
         // The special-function rate scales the exponentials' share.
         GpuSpec slow = g;
         slow.sfuOpsPerClockPerSm = 8;

@@ -117,7 +117,8 @@ RunAttentionCommand(const CliArgs& args)
     const bool unfused = !run.flashAttention;
     s.kernel = AttentionKernelOf(run.fusedAttention);
     std::string kernel =
-        unfused ? "standard" : AttentionKernelName(ResolveAttentionKernel(hw.gpu, s.kernel, type));
+        unfused ? "standard"
+                : AttentionKernelName(ResolveAttentionKernel(hw.gpu, s.kernel, type, s.headDim));
     // One query a sequence over a longer cache is a decode step's: a fused run (a serving
     // engine's) times its forward with the split-KV decode kernel, as `run` does; the backward
     // stays the fused kernel's, for reference.

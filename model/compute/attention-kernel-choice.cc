@@ -4,6 +4,8 @@
 
 #include "attention-kernel-choice.h"
 
+#include "hopper-attention-kernel-model.h"
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -30,15 +32,17 @@ AttentionKernelOf(const RunSpec& run)
 }
 
 AttentionKernel
-ResolveAttentionKernel(const GpuSpec& g, AttentionKernel kernel, DataType type)
+ResolveAttentionKernel(const GpuSpec& g, AttentionKernel kernel, DataType type, uint64_t headDim)
 {
     if (kernel != AttentionKernel::AUTO)
     {
         return kernel;
     }
     const bool narrow = type != DataType::FP32 && type != DataType::TF32;
-    return g.warpSpecialized && g.sfuOpsPerClockPerSm > 0 && narrow ? AttentionKernel::HOPPER
-                                                                    : AttentionKernel::FLASH2;
+    return g.warpSpecialized && g.sfuOpsPerClockPerSm > 0 && narrow
+                   && kernel::HopperAttentionFits(g, headDim, type)
+               ? AttentionKernel::HOPPER
+               : AttentionKernel::FLASH2;
 }
 
 std::string

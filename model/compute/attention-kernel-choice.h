@@ -30,12 +30,17 @@ AttentionKernel AttentionKernelOf(const RunSpec& run);
 
 /**
  * \ingroup rapid-llm
- * \brief The kernel that runs on \p g at \p type: \p kernel, or for AUTO the GPU's own, the
- * Hopper kernel where it has warp-specialized warpgroup MMAs and a special-function rate (what
- * Transformer Engine's cuDNN attention, FlashAttention-3, SGLang and vLLM run on Hopper) and the
- * type is a 16- or 8-bit one (FlashAttention-3 takes fp16, bf16 and fp8), else FlashAttention-2.
+ * \brief The kernel that runs on \p g at \p type for head dimension \p headDim: \p kernel, or
+ * for AUTO the GPU's own, the Hopper kernel where it has warp-specialized warpgroup MMAs and a
+ * special-function rate (what Transformer Engine's cuDNN attention, FlashAttention-3, SGLang and
+ * vLLM run on Hopper), the type is a 16- or 8-bit one (FlashAttention-3 takes fp16, bf16 and
+ * fp8) and both passes have a tiling for the head dimension in its shared memory and registers
+ * (kernel::HopperAttentionFits), else FlashAttention-2.
  */
-AttentionKernel ResolveAttentionKernel(const GpuSpec& g, AttentionKernel kernel, DataType type);
+AttentionKernel ResolveAttentionKernel(const GpuSpec& g,
+                                       AttentionKernel kernel,
+                                       DataType type,
+                                       uint64_t headDim);
 
 /**
  * \ingroup rapid-llm

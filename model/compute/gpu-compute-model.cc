@@ -123,6 +123,7 @@ GpuComputeModel::SetGpu(const GpuSpec& gpu)
     m_gpu = gpu;
     m_hasGpu = true;
     m_gemmCache.clear();
+    m_attentionKernels.clear();
     m_fewerSms.clear();
     NS_LOG_DEBUG("GPU " << gpu.name << ": " << gpu.smCount << " SMs at " << gpu.clockHz / 1e6
                         << " MHz, HBM " << gpu.hbmBandwidthBps / 1e9 << " GB/s, L2 "
@@ -140,6 +141,7 @@ GpuComputeModel::SetClockPolicy(ClockPolicy policy)
 {
     m_clockPolicy = policy;
     m_gemmCache.clear();
+    m_attentionKernels.clear();
     m_fewerSms.clear();
 }
 
@@ -171,6 +173,7 @@ void
 GpuComputeModel::ClearCache()
 {
     m_gemmCache.clear();
+    m_attentionKernels.clear();
     m_fewerSms.clear();
 }
 
@@ -288,6 +291,20 @@ GpuComputeModel::CheckAttention(const AttentionShape& s) const
     }
 }
 
+AttentionKernel
+GpuComputeModel::AttentionKernelFor(const AttentionShape& s, DataType type)
+{
+    const auto key = std::make_tuple(int(s.kernel), int(type), s.headDim);
+    auto it = m_attentionKernels.find(key);
+    if (it == m_attentionKernels.end())
+    {
+        it = m_attentionKernels
+                 .emplace(key, ResolveAttentionKernel(m_gpu, s.kernel, type, s.headDim))
+                 .first;
+    }
+    return it->second;
+}
+
 OperatorCost
 GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
 {
@@ -295,7 +312,7 @@ GpuComputeModel::AttentionForward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolveAttentionKernel(m_gpu, s.kernel, type))
+                       switch (AttentionKernelFor(s, type))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionForward(g, s, type);
@@ -314,7 +331,7 @@ GpuComputeModel::AttentionBackward(const AttentionShape& s, DataType type)
     return AtClock(type,
                    [&](const GpuSpec& g)
                    {
-                       switch (ResolveAttentionKernel(m_gpu, s.kernel, type))
+                       switch (AttentionKernelFor(s, type))
                        {
                            case AttentionKernel::TRITON2022:
                                return kernel::TritonAttentionBackward(g, s, type);

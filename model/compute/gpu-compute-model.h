@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace ns3 {
@@ -328,12 +329,17 @@ class GpuComputeModel : public Object
                        });
     }
 
+    /** \return the kernel \p s's attention runs (ResolveAttentionKernel, memoized) */
+    AttentionKernel AttentionKernelFor(const AttentionShape& s, DataType type);
+
     GpuSpec m_gpu;             //!< the GPU
     bool m_hasGpu;             //!< whether SetGpu was called
     bool m_enableSplitK;       //!< consider split-K for GEMMs with fewer tiles than SMs
     uint32_t m_maxSplitK;      //!< largest split-K factor considered
     ClockPolicy m_clockPolicy; //!< which clock kernels run at
     std::unordered_map<GemmKey, OperatorCost, GemmKeyHash> m_gemmCache; //!< memo
+    /** AttentionKernelFor's memo, by setting, type and head dimension */
+    std::map<std::tuple<int, int, uint64_t>, AttentionKernel> m_attentionKernels;
     /** WithSmCount's models, by SMs and clock */
     std::map<std::pair<uint32_t, double>, Ptr<GpuComputeModel>> m_fewerSms;
 };

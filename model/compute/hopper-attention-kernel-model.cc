@@ -289,6 +289,27 @@ HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type
     return best;
 }
 
+bool
+HopperAttentionFits(const GpuSpec& g, uint64_t headDim, DataType type)
+{
+    // The tilings depend on the head dimension and the GPU's resources, not on the lengths.
+    AttentionShape s;
+    s.queryLen = 128;
+    s.kvLen = 128;
+    s.headDim = headDim;
+    s.kernel = AttentionKernel::HOPPER;
+    try
+    {
+        HopperAttentionForward(g, s, type);
+        HopperAttentionBackward(g, s, type);
+    }
+    catch (const SpecError&)
+    {
+        return false;
+    }
+    return true;
+}
+
 } // namespace kernel
 } // namespace rapidllm
 } // namespace ns3

@@ -43,6 +43,13 @@ OperatorCost HopperAttentionForward(const GpuSpec& g, const AttentionShape& s, D
  */
 OperatorCost HopperAttentionBackward(const GpuSpec& g, const AttentionShape& s, DataType type);
 
+/**
+ * \return whether both passes of the Hopper kernels have a tiling for head dimension \p headDim
+ * at \p type in \p g's shared memory and registers (and \p g runs them at all): where not,
+ * FlashAttention-3 refuses the shape and a library falls back to FlashAttention-2
+ */
+bool HopperAttentionFits(const GpuSpec& g, uint64_t headDim, DataType type);
+
 } // namespace kernel
 } // namespace rapidllm
 } // namespace ns3

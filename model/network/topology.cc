@@ -100,12 +100,16 @@ Topology::Build(const NetworkSpec& spec, uint64_t endpoints, const std::string& 
         {
             sizes += (sizes.empty() ? "" : " x ") + d.name + " " + std::to_string(d.size);
         }
+        // A mesh's or torus's shape fixes its size (size: auto is the shape's product).
+        const bool shaped = !outer.shape.empty();
         throw SpecError(source,
-                        "network.dimensions." + outer.name + ".size",
+                        "network.dimensions." + outer.name + (shaped ? ".shape" : ".size"),
                         "the network holds " + std::to_string(total) + " GPUs (" + sizes + ") but "
-                            + std::to_string(endpoints)
-                            + " were asked for; give the outermost dimension, " + outer.name
-                            + ", a larger size or size: auto (as many as the GPUs need)");
+                            + std::to_string(endpoints) + " were asked for; give the outermost "
+                            + "dimension, " + outer.name
+                            + (shaped ? ", a larger shape (its size is the shape's product)"
+                                      : ", a larger size or size: auto (as many as the GPUs "
+                                        "need)"));
     }
     CheckEndpoints(total, source);
     t->m_endpoints = static_cast<uint32_t>(total);

@@ -310,6 +310,16 @@ NetworkSpec::Read(SpecReader& r)
     for (std::size_t i = 0; i < dims.size(); ++i)
     {
         n.dimensions.push_back(ReadDimension(dims[i], i + 1 == dims.size()));
+        // Overrides, faults (tier:NAME) and switch names address a dimension by its name.
+        for (std::size_t j = 0; j < i; ++j)
+        {
+            if (n.dimensions[j].name == n.dimensions[i].name)
+            {
+                dims[i].Fail("name",
+                             "'" + n.dimensions[i].name + "' names dimension " + std::to_string(j)
+                                 + " too; give each dimension a name of its own");
+            }
+        }
     }
     n.routing = r.GetString("routing", n.routing);
     const std::string unknown =

@@ -23,8 +23,8 @@ enum class TopologyKind
     RING,            //!< bidirectional ring
     FULLY_CONNECTED, //!< a direct link between every pair
     SWITCH,          //!< one non-blocking switch (e.g. NVSwitch)
-    MESH,            //!< 2D/3D mesh, extents in NetworkDimensionSpec::shape
-    TORUS,           //!< 2D/3D torus, extents in NetworkDimensionSpec::shape
+    MESH,            //!< 1D to 3D mesh, extents in NetworkDimensionSpec::shape
+    TORUS,           //!< 1D to 3D torus (a ring), extents in NetworkDimensionSpec::shape
     FAT_TREE         //!< two-tier leaf/spine fat tree with an oversubscription ratio
 };
 
