@@ -272,7 +272,9 @@ ReadModel(const YAML::Node& root, const std::string& source)
     {
         r.Fail("heads",
                "hidden (" + std::to_string(m.hidden) + ") is not divisible by heads ("
-                   + std::to_string(m.heads) + "); give head_dim explicitly");
+                   + std::to_string(m.heads)
+                   + "); give head_dim explicitly (a model file's head_dim, or "
+                     "--set=model.head_dim=N)");
     }
     m.headDim = r.GetCount("head_dim", 1, m.hidden / m.heads);
     m.ffn = r.GetCount("ffn");

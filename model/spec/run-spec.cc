@@ -855,8 +855,8 @@ RunSpec::Validate(const ModelSpec& model, const std::string& source) const
                         tpCommOverlap
                             + " overlaps the all-gathers and reduce-scatters of "
                               "sequence parallelism: it needs tp > 1 (tp is "
-                            + std::to_string(p.tp) + ") and parallel.sp"
-                            + (p.sequenceParallel ? "" : " (off)") + "; or use none");
+                            + std::to_string(p.tp) + ") and sequence parallelism (parallel.sp, --sp"
+                            + (p.sequenceParallel ? "" : "; off") + "); or use none");
     }
     if (mainGrads != "auto" && mainGrads != "fp32" && mainGrads != ToString(ActivationType()))
     {

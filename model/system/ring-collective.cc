@@ -270,11 +270,10 @@ RingCollective::AddCutThroughChain(
     {
         return reduce ? m[(root + 2 * k - 1 - i) % k] : m[(root + i) % k];
     };
-    // The first line's arrival at a hop's sender (it may forward from then on) and the step
-    // after which the sender holds all its bytes (reduced with its own for a reduce).
-    // Each ring is a channel of its own (NCCL: a connection per channel and peer), so its
-    // bytes do not queue behind another ring's on a pair; a piece's body on a hop already
-    // waits for the previous piece's there (Chunked): none needs its connection's order.
+    // A hop's bytes need no connection order: each ring is a channel of its own (NCCL: a
+    // connection per channel and peer), so they do not queue behind another ring's on a pair,
+    // and a piece's bytes on a hop already wait for the previous piece's there (Chunked). Its
+    // first line, zero bytes, keeps the order (it queues behind no bytes, only first lines).
     auto send = [&b](uint32_t from, uint32_t to, uint64_t n, ScheduleBuilder::Step after)
     {
         return b.GetSchedule().AddSend(from, to, n, ScheduleBuilder::Deps(after), 1, n == 0);
@@ -285,6 +284,8 @@ RingCollective::AddCutThroughChain(
     {
         ready[i] = b.GetReady(at(i));
     }
+    // The first line's arrival at the next hop's sender (it forwards from then on), and the
+    // step after which that sender holds all its bytes (reduced with its own for a reduce).
     ScheduleBuilder::Step first = ready[0];
     ScheduleBuilder::Step whole = first;
     for (uint32_t i = 1; i < k; ++i)
