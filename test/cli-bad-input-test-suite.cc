@@ -438,7 +438,7 @@ class CliBadInputTestCase : public TestCase
             {{"run", "--mode=inference", "--fp8-scaling=current"},
              {"option --fp8-scaling", "--mode=inference"}},
             {{"run", "--tp=2", "--tp-comm-overlap=userbuffers"},
-             {"option --tp-comm-overlap", "parallel.sp (off)", "none"}},
+             {"option --tp-comm-overlap", "(parallel.sp, --sp; off)", "none"}},
             {{"sweep", "--gpus=8", "--gbs=8", "--tp-comm-overlap=userbuffers"},
              {"option --tp-comm-overlap", "give --sp"}},
             {{"run", "--zero=1", "--param-gather=early"},
