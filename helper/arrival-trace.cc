@@ -291,7 +291,8 @@ ReadArrivalTrace(const std::string& path)
             {
                 throw SpecError(path,
                                 "arrival_s",
-                                "is not a time in seconds (allowed: a finite number)",
+                                "is not a time in seconds (allowed: a number from -1e15 to "
+                                "1e15)",
                                 table.Line(row));
             }
             s.seconds = static_cast<int64_t>(std::floor(t));
@@ -326,7 +327,8 @@ ReadArrivalTrace(const std::string& path)
         throw SpecError(path,
                         "",
                         "holds " + std::to_string(stamps.size())
-                            + " requests (allowed: two or more, whose times give the rate)");
+                            + (stamps.size() == 1 ? " request" : " requests")
+                            + " (allowed: two or more, whose times give the rate)");
     }
     std::stable_sort(stamps.begin(),
                      stamps.end(),

@@ -2002,7 +2002,13 @@ SummarizeQueue(const std::vector<QueueRequest>& requests,
         const double perToken =
             tokens > 1 ? std::max(0.0, r.finishS - r.firstTokenS) / double(tokens - 1) : 0;
         ttft.push_back(toFirst);
-        tpot.push_back(perToken);
+        // A one-token request has no time per output token: left out of the percentiles (as
+        // vLLM's benchmark leaves it out of its TPOT statistics), and within any TPOT target
+        // (vLLM's goodput counts its TPOT as 0).
+        if (tokens > 1)
+        {
+            tpot.push_back(perToken);
+        }
         const bool ttftMet = ttftSloS <= 0 || toFirst <= ttftSloS;
         const bool tpotMet = tpotSloS <= 0 || perToken <= tpotSloS;
         within += ttftMet && tpotMet ? 1 : 0;

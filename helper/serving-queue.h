@@ -364,10 +364,12 @@ std::vector<double> SimulateDecodeInstances(
 /** Percentiles and target attainment of a simulated set of requests. */
 struct QueueSummary
 {
-    double ttftP50S = 0;       //!< median time to first token (queueing included)
-    double ttftP90S = 0;       //!< 90th percentile of it
-    double ttftP99S = 0;       //!< 99th percentile of it
-    double tpotP50S = 0;       //!< median of each request's time per output token after its first
+    double ttftP50S = 0; //!< median time to first token (queueing included)
+    double ttftP90S = 0; //!< 90th percentile of it
+    double ttftP99S = 0; //!< 99th percentile of it
+    /** median of each request's time per output token after its first (of the requests of
+     * two or more tokens; a one-token request has none, and meets any TPOT target) */
+    double tpotP50S = 0;
     double tpotP90S = 0;       //!< 90th percentile of it
     double tpotP99S = 0;       //!< 99th percentile of it
     double attainment = 0;     //!< share of the requests within both targets (those not 0)

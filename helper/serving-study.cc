@@ -2120,6 +2120,20 @@ ServingStudy::ArrivingAt(const ResolvedJob& job,
                          std::vector<double>* kvShare) const
 {
     std::vector<QueueRequest> requests = unit;
+    // The queue's clock is absolute seconds in a double: beyond 1e11 s it no longer resolves a
+    // latency's microseconds (at 1e15 s a tenth of a second), and every latency would read 0.
+    const double spanS = requests.empty() ? 0 : requests.back().arrivalS / rate;
+    if (spanS > 1e11)
+    {
+        throw SpecError(kCommandLine,
+                        "rate",
+                        "a rate of " + FormatNumber(rate) + " requests/s spreads "
+                            + std::to_string(requests.size()) + " requests over "
+                            + FormatNumber(spanS)
+                            + " s, beyond the 1e11 s whose microseconds the simulation resolves; "
+                              "give a rate of at least "
+                            + FormatNumber(requests.back().arrivalS / 1e11) + " requests/s");
+    }
     // A prefill computes the prompt after the cached prefix (all but one token of a request's
     // own prompt at most); its KV cache is the whole prompt's.
     const uint32_t cached = job.run.cachedPrefix;

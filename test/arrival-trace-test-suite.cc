@@ -157,7 +157,7 @@ class ArrivalTraceErrorTestCase : public TestCase
                      "arrival_s,prompt,generated\n0,10,1\n1,10,0\n",
                      {"generated", ":3", "from 1"}},
                  Bad{"half", "arrival_s,prompt\n0,10\n1,10\n", {"generated", "no such column"}},
-                 Bad{"one", "arrival_s\n5\n", {"holds 1 requests", "two or more"}},
+                 Bad{"one", "arrival_s\n5\n", {"holds 1 request ", "two or more"}},
                  Bad{"all cached",
                      "arrival_s,prompt,generated,cached\n0,10,1,9\n1,10,1,10\n",
                      {"cached", ":3", "less 1"}},

@@ -1205,6 +1205,19 @@ class QueueSummaryTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ_TOL(s.spanS, 99 + 0.1 + 0.03, 1e-9, "first arrival to last token");
         NS_TEST_EXPECT_MSG_EQ_TOL(
             SummarizeQueue(requests, 11, 0, 0).attainment, 1.0, 1e-12, "no targets: all within");
+        // One-token requests have no time per output token: left out of its percentiles (they
+        // read 0 and made a 1 ms target look met), within any TPOT target (vLLM's goodput).
+        std::vector<QueueRequest> mixed = requests;
+        for (std::size_t i = 0; i < 60; ++i)
+        {
+            mixed[i].generated = 1;
+            mixed[i].finishS = mixed[i].firstTokenS;
+        }
+        const QueueSummary m = SummarizeQueue(mixed, 11, 0, 0.002);
+        NS_TEST_EXPECT_MSG_EQ_TOL(
+            m.tpotP50S, 0.001, 1e-12, "the forty with tokens after the first");
+        NS_TEST_EXPECT_MSG_EQ_TOL(m.tpotP90S, 0.003, 1e-12, "their slow ten");
+        NS_TEST_EXPECT_MSG_EQ_TOL(m.tpotAttainment, 0.90, 1e-12, "the one-token sixty within");
     }
 };
 
