@@ -182,6 +182,22 @@ TopCall(const CollectiveRequest& req)
 }
 } // namespace
 
+bool
+CollectivePlanner::FlatNcclRings(CollectiveOp op, const std::vector<uint32_t>& spanned) const
+{
+    // NCCL runs an all-gather or a reduce-scatter as one ring per channel across the nodes,
+    // whatever they span (its tree and NVLS-tree serve all-reduce only; NCCL 2.20.3,
+    // src/graph/tuning.cc): where every spanned dimension runs nccl, its rings, not a
+    // composition of each dimension's.
+    return op != CollectiveOp::ALL_REDUCE
+           && std::all_of(spanned.begin(),
+                          spanned.end(),
+                          [this](uint32_t d)
+                          {
+                              return m_dimensionNames[d] == "nccl";
+                          });
+}
+
 Ptr<CollectiveAlgorithm>
 CollectivePlanner::Resolve(const CollectiveRequest& req, std::string& name) const
 {
@@ -206,7 +222,7 @@ CollectivePlanner::Resolve(const CollectiveRequest& req, std::string& name) cons
             name =
                 !spanned.empty() && m_dimensionNames[spanned.back()] == "nccl" ? "nccl" : "direct";
         }
-        else if (spanned.size() > 1 && grid && layered)
+        else if (spanned.size() > 1 && grid && layered && !FlatNcclRings(req.op, spanned))
         {
             name = "hierarchical";
         }

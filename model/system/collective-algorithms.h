@@ -169,6 +169,12 @@ class CollectivePlanner
      * \return the algorithm, checked for the op and group size
      */
     Ptr<CollectiveAlgorithm> Resolve(const CollectiveRequest& request, std::string& name) const;
+    /**
+     * \return whether \p op over the \p spanned dimensions (a grid) runs as NCCL's flat rings
+     * rather than composed per dimension: an all-gather or reduce-scatter where every one runs
+     * nccl
+     */
+    bool FlatNcclRings(CollectiveOp op, const std::vector<uint32_t>& spanned) const;
 
     const NetworkView* m_view;                          //!< the network
     std::vector<std::string> m_dimensionNames;          //!< per dimension: configured algorithm
