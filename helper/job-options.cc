@@ -1130,6 +1130,21 @@ ResolvedJob::CostedFor() const
 }
 
 std::vector<std::string>
+ResolvedJob::ReplayNotes() const
+{
+    std::vector<std::string> notes = hardware.network.Notes();
+    if (!hardware.gpu.host.Has() && (run.ResolvedDispatch() != "none" || run.engine != "none"))
+    {
+        // The section is optional: without it the host is ideal, whatever the job names.
+        notes.push_back(hardware.name + " has no gpu.host section (its launch and engine costs): "
+                        + "the host issues kernels for free, so dispatch " + run.ResolvedDispatch()
+                        + " and engine " + run.engine
+                        + " cost nothing; give the section (doc/hardware-spec.md) to price them");
+    }
+    return notes;
+}
+
+std::vector<std::string>
 ResolvedJob::Notes() const
 {
     std::vector<std::string> notes;
@@ -1201,18 +1216,6 @@ ResolvedJob::Notes() const
                                              "ZeRO-2 and 3 being DeepSpeed's or FSDP's (--zero=0 "
                                              "or 1 keeps Megatron-LM's)")
                                : std::string("the step is as without it")));
-    }
-    for (const std::string& note : hardware.network.Notes())
-    {
-        notes.push_back(note);
-    }
-    if (!hardware.gpu.host.Has() && (run.ResolvedDispatch() != "none" || run.engine != "none"))
-    {
-        // The section is optional: without it the host is ideal, whatever the job names.
-        notes.push_back(hardware.name + " has no gpu.host section (its launch and engine costs): "
-                        + "the host issues kernels for free, so dispatch " + run.ResolvedDispatch()
-                        + " and engine " + run.engine
-                        + " cost nothing; give the section (doc/hardware-spec.md) to price them");
     }
     if (run.moeImbalance > 1.0 && model.experts > 0 && run.parallel.ep == 1)
     {

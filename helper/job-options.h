@@ -72,6 +72,13 @@ struct ResolvedJob
      * \return one line per note, none when there is nothing to say
      */
     std::vector<std::string> Notes() const;
+    /**
+     * \brief What a command that replays the job (not memory) notes besides: hardware sections
+     * given but not priced (an nccl section where the dimension runs another algorithm; no host
+     * section, so dispatch and the engine cost nothing).
+     * \return one line per note
+     */
+    std::vector<std::string> ReplayNotes() const;
 
     /**
      * \return the machine its traces' kernels are costed for, as the traces record it: the

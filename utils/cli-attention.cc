@@ -81,17 +81,17 @@ RunAttentionCommand(const CliArgs& args)
     AttentionShape s = ShapeOf(args);
     DataType type;
     ParseDataType(args.Text("dtype"), type);
-    if (IsWeightOnly(type))
-    {
-        throw SpecError(kCommandLine,
-                        "dtype",
-                        ToString(type)
-                            + " is a weight-only type (the GEMMs' weights); attention "
-                              "takes fp32, tf32, fp16, bf16, fp8 or int8 tensors");
-    }
     std::vector<SpecOverride> overrides;
     HardwareSpec hw =
         LoadHardwareWithSet(args, "attention takes its shape from its options", overrides);
+    if (IsWeightOnly(type))
+    {
+        throw SpecError(
+            kCommandLine,
+            "dtype",
+            ToString(type) + " is a weight-only type (the GEMMs' weights); attention takes "
+                + RunnableTypes(hw.gpu, TypeUse::ATTENTION) + " tensors on the " + hw.gpu.name);
+    }
     RefuseUnrunnableType(hw.gpu, type, args.Text("hardware"), TypeUse::ATTENTION);
     const std::string cudaCores = hw.gpu.CudaCoreNote(type);
     if (!cudaCores.empty())

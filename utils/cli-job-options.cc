@@ -36,19 +36,10 @@ ReadJobOptionValues(const CliArgs& args)
     return job;
 }
 
-void
-RefuseUnrunnableType(const GpuSpec& gpu,
-                     DataType dtype,
-                     const std::string& hardwareSource,
-                     TypeUse use)
+std::string
+RunnableTypes(const GpuSpec& gpu, TypeUse use)
 {
     const bool training = use == TypeUse::TRAINING;
-    if (gpu.Runs(dtype))
-    {
-        return;
-    }
-    // Said as the option's error for every command (memory gave a verdict for a job run cannot
-    // cost), not as a fault of the hardware file.
     std::string allowed;
     for (DataType t : {DataType::FP32,
                        DataType::TF32,
@@ -67,6 +58,23 @@ RefuseUnrunnableType(const GpuSpec& gpu,
             allowed += (allowed.empty() ? "" : ", ") + ToString(t);
         }
     }
+    return allowed;
+}
+
+void
+RefuseUnrunnableType(const GpuSpec& gpu,
+                     DataType dtype,
+                     const std::string& hardwareSource,
+                     TypeUse use)
+{
+    if (gpu.Runs(dtype))
+    {
+        return;
+    }
+    // Said as the option's error for every command (memory gave a verdict for a job run cannot
+    // cost), not as a fault of the hardware file.
+    const bool training = use == TypeUse::TRAINING;
+    const std::string allowed = RunnableTypes(gpu, use);
     throw SpecError(
         kCommandLine,
         "dtype",
@@ -105,7 +113,13 @@ ReadJobOptions(const CliArgs& args)
                          job.hardwareSource,
                          job.run.mode == RunMode::TRAINING ? TypeUse::TRAINING
                                                            : TypeUse::INFERENCE);
-    for (const std::string& note : job.Notes())
+    std::vector<std::string> notes = job.Notes();
+    if (args.Command() != "memory")
+    {
+        const std::vector<std::string> replay = job.ReplayNotes();
+        notes.insert(notes.end(), replay.begin(), replay.end());
+    }
+    for (const std::string& note : notes)
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";
     }

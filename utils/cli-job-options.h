@@ -26,6 +26,9 @@ enum class TypeUse
     ATTENTION  //!< one attention's tensors (no weight-only int4)
 };
 
+/** \return the types \p gpu runs that \p use takes, "fp32, tf32, ..." */
+std::string RunnableTypes(const GpuSpec& gpu, TypeUse use);
+
 /**
  * \brief Refuses \p dtype as --dtype's error where \p gpu lists no rate for it, naming the types
  * it runs that \p use takes (not as a fault of the hardware file, \p hardwareSource)

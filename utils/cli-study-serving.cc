@@ -664,9 +664,10 @@ RunStudyServingCommand(const CliArgs& args)
         const double ms = args.Real(slo);
         if (ms > 0 && ms < 1)
         {
-            std::cerr << "note: --" << slo << "=" << args.Text(slo) << " is in milliseconds ("
-                      << FormatNumber(ms * 1e3, 4) << " us); a target of " << args.Text(slo)
-                      << " s is --" << slo << "=" << FormatNumber(ms * 1e3, 6) << "\n";
+            std::cerr << "rapid-llm study serving: note: --" << slo << "=" << args.Text(slo)
+                      << " is in milliseconds (" << FormatNumber(ms * 1e3, 4)
+                      << " us); a target of " << args.Text(slo) << " s is --" << slo << "="
+                      << FormatNumber(ms * 1e3, 6) << "\n";
         }
     }
     // A percent of 1 or less is most likely a fraction given for a percent (0.9 for 90%).
@@ -675,7 +676,7 @@ RunStudyServingCommand(const CliArgs& args)
         const double value = args.Real(percent);
         if (args.Has(percent) && value > 0 && value <= 1)
         {
-            std::cerr << "note: --" << percent << "=" << args.Text(percent)
+            std::cerr << "rapid-llm study serving: note: --" << percent << "=" << args.Text(percent)
                       << " is a percent: " << FormatNumber(value, 6) << "% of the requests; "
                       << FormatNumber(value * 100, 6) << "% is --" << percent << "="
                       << FormatNumber(value * 100, 6) << "\n";
@@ -687,7 +688,7 @@ RunStudyServingCommand(const CliArgs& args)
         if (!v.ruledOut.empty() && noted.insert(v.ruledOut).second)
         {
             std::fprintf(stderr,
-                         "note: %s; its %s rows are not tried\n",
+                         "rapid-llm study serving: note: %s; its %s rows are not tried\n",
                          v.ruledOut.c_str(),
                          v.dtype.c_str());
         }
@@ -698,7 +699,7 @@ RunStudyServingCommand(const CliArgs& args)
         if (noted.insert(s.reason).second)
         {
             std::fprintf(stderr,
-                         "note: %s; %u %s not tried\n",
+                         "rapid-llm study serving: note: %s; %u %s not tried\n",
                          s.reason.c_str(),
                          s.count,
                          s.count == 1 ? "layout and batch" : "layouts and batches");
@@ -706,9 +707,12 @@ RunStudyServingCommand(const CliArgs& args)
     }
     if (space.trace.requests.empty())
     {
-        for (const std::string& note : study.FirstJob().Notes())
+        std::vector<std::string> notes = study.FirstJob().Notes();
+        const std::vector<std::string> replay = study.FirstJob().ReplayNotes();
+        notes.insert(notes.end(), replay.begin(), replay.end());
+        for (const std::string& note : notes)
         {
-            std::fprintf(stderr, "note: %s\n", note.c_str());
+            std::fprintf(stderr, "rapid-llm study serving: note: %s\n", note.c_str());
         }
     }
     else
@@ -724,7 +728,8 @@ RunStudyServingCommand(const CliArgs& args)
         if (longer > 0 && model.maxSequence > 0)
         {
             std::fprintf(stderr,
-                         "note: %ld of the trace's %zu requests are longer than %s's %u-token "
+                         "rapid-llm study serving: note: %ld of the trace's %zu requests are "
+                         "longer than %s's %u-token "
                          "context; they are simulated as recorded\n",
                          static_cast<long>(longer),
                          space.trace.requests.size(),
@@ -883,7 +888,8 @@ RunStudyServingCommand(const CliArgs& args)
     {
         // A percentile of a few requests is one of them: p99 of 10 is the largest.
         std::fprintf(stderr,
-                     "note: --requests=%u: the latency percentiles and the attainment are of %u "
+                     "rapid-llm study serving: note: --requests=%u: the latency percentiles and "
+                     "the attainment are of %u "
                      "request%s (a p99 of fewer than 100 is the largest); the default (0) runs "
                      "each layout's steady state\n",
                      space.requests,
@@ -893,7 +899,8 @@ RunStudyServingCommand(const CliArgs& args)
     if (shortRuns > 0)
     {
         std::fprintf(stderr,
-                     "note: %ld rows run at 90%% or more of their capacity on fewer requests "
+                     "rapid-llm study serving: note: %ld rows run at 90%% or more of their "
+                     "capacity on fewer requests "
                      "than ten turns of their slots; a run this short can end before their "
                      "queues and batches fill, so their latencies may be a lighter load's "
                      "(--requests=%u shows the long run)\n",

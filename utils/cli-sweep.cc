@@ -351,6 +351,10 @@ RunSweepCommand(const CliArgs& args)
     for (const std::string& source : sources)
     {
         machines.push_back(HardwareSpec::Load(source, overrides));
+        for (const std::string& note : machines.back().network.Notes())
+        {
+            std::cerr << "rapid-llm sweep: note: " << source << ": " << note << "\n";
+        }
         for (uint32_t gpus : gpuCounts)
         {
             const NetworkSpec& network = machines.back().network;
