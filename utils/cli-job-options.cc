@@ -113,6 +113,13 @@ ReadJobOptions(const CliArgs& args)
                          job.hardwareSource,
                          job.run.mode == RunMode::TRAINING ? TypeUse::TRAINING
                                                            : TypeUse::INFERENCE);
+    NoteJob(args, job);
+    return job;
+}
+
+void
+NoteJob(const CliArgs& args, const ResolvedJob& job)
+{
     std::vector<std::string> notes = job.Notes();
     if (args.Command() != "memory")
     {
@@ -123,7 +130,6 @@ ReadJobOptions(const CliArgs& args)
     {
         std::cerr << "rapid-llm " << args.Command() << ": note: " << note << "\n";
     }
-    return job;
 }
 
 void

@@ -59,6 +59,12 @@ Ptr<GpuComputeModel> KernelModel(const CliArgs& args,
 ResolvedJob ReadJobOptions(const CliArgs& args);
 
 /**
+ * \brief Says \p job's notes on stderr, as the command's: ResolvedJob::Notes, and where the
+ * command replays it (all but memory) ResolvedJob::ReplayNotes.
+ */
+void NoteJob(const CliArgs& args, const ResolvedJob& job);
+
+/**
  * \brief The job options a command was given, unresolved (for commands that vary them, as
  * `study hardware`).
  * \param args the command's checked options

@@ -278,6 +278,7 @@ RunStudyHardwareCommand(const CliArgs& args)
     RefuseSweepFolder(args.Text("out"), "study hardware");
     JobOptions options = ReadJobOptionValues(args);
     const ResolvedJob base = options.ToSpecs(); // the job must resolve before it is varied
+    NoteJob(args, base);
     std::string field;
     const std::vector<std::string> values = ParseVary(args.Text("vary"), field);
     if (field == "gpu.sm_count")
