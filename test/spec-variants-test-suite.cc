@@ -354,6 +354,18 @@ class InheritanceTestCase : public TestCase
             });
         NS_TEST_EXPECT_MSG_NE(dimWhy.find("h100-dimtypo.yaml:5"), std::string::npos, dimWhy);
         NS_TEST_EXPECT_MSG_NE(dimWhy.find("is it 'nvlink' misspelt?"), std::string::npos, dimWhy);
+        // Truncated too (it was taken for a new dimension, as infiniband2 is).
+        const std::string dimCut = dir.Put("h100-dimcut.yaml",
+                                           "base: h100-sxm-80gb\nname: dimcut\nnetwork:\n"
+                                           "  dimensions:\n    - name: infiniban\n"
+                                           "      bandwidth_GBps: 25\n");
+        const std::string cutWhy = ErrorOf(
+            [&]()
+            {
+                HardwareSpec::Load(dimCut);
+            });
+        NS_TEST_EXPECT_MSG_NE(
+            cutWhy.find("is it 'infiniband' misspelt?"), std::string::npos, cutWhy);
         // A required field misspelt: the error names the misspelling and its line.
         const std::string typo =
             dir.Put("h100-typo.yaml",

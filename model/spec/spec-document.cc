@@ -176,8 +176,9 @@ class Merger
             for (std::size_t i = 0; i < base.size(); ++i)
             {
                 const std::string baseName = base[i]["name"].Scalar();
-                // A suffix (infiniband2 beside infiniband) names a new entry on purpose.
-                const bool extended = name.rfind(baseName, 0) == 0 || baseName.rfind(name, 0) == 0;
+                // A suffix (infiniband2 beside infiniband) names a new entry on purpose; a
+                // truncated name (infiniban) is more likely the base's misspelt.
+                const bool extended = name.rfind(baseName, 0) == 0;
                 if (!used[baseName] && !extended && LooksMisspelt(name, baseName))
                 {
                     std::string names;
