@@ -672,7 +672,11 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
         pairwise(pairs);
         return;
     }
-    const bool reduce = call.op != CollectiveOp::ALL_GATHER && call.op != CollectiveOp::BROADCAST;
+    // The reductions are of the data, not of the bytes the protocol puts on the wire (LL's
+    // flags): each message's data share of its bytes, 0 where nothing is reduced.
+    const double reduced = call.op != CollectiveOp::ALL_GATHER && call.op != CollectiveOp::BROADCAST
+                               ? e.bandwidthFactor
+                               : 0.0;
     const uint32_t passes = call.op == CollectiveOp::ALL_REDUCE ? 2 : 1;
     const std::vector<std::vector<uint32_t>> rings =
         e.rings > 1 ? CrossNodeRings(b.GetView(), call.members, b.GetEndpoints(call.members))
@@ -692,7 +696,7 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
     {
         if (k == 1)
         {
-            RingCollective::AddFluidPasses(b, call.members, wireOf(0), passes, reduce);
+            RingCollective::AddFluidPasses(b, call.members, wireOf(0), passes, reduced);
             return;
         }
         // The rings' streams in one phase, a pair's streams of several rings as one.
@@ -714,8 +718,9 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
             streams.push_back({pair.first, pair.second, bytes});
         }
         const auto n = static_cast<uint32_t>(call.members.size());
-        const double localS =
-            reduce ? b.ReduceSeconds((n - 1) * ScheduleBuilder::Split(wireOf(0), n, 0)) : 0.0;
+        const double localS = reduced > 0 ? b.ReduceSeconds(std::llround(
+                                  reduced * (n - 1) * ScheduleBuilder::Split(wireOf(0), n, 0)))
+                                          : 0.0;
         b.FluidPhase(call.members, streams, passes * (n - 1), localS);
         return;
     }
@@ -740,16 +745,16 @@ NcclCollective::Write(ScheduleBuilder& b, const CollectiveCall& call, bool fluid
                 std::find(ring.begin(), ring.end(), call.members[call.root]) - ring.begin());
             if (e.protocol == NcclProtocol::SIMPLE)
             {
-                RingCollective::AddChain(b, ring, root, wireOf(r), reduce);
+                RingCollective::AddChain(b, ring, root, wireOf(r), reduced);
             }
             else
             {
-                RingCollective::AddCutThroughChain(b, ring, root, wireOf(r), reduce);
+                RingCollective::AddCutThroughChain(b, ring, root, wireOf(r), reduced);
             }
         }
         else
         {
-            RingCollective::AddPass(b, rings[r], wireOf(r), reduce);
+            RingCollective::AddPass(b, rings[r], wireOf(r), reduced);
         }
         if (passes == 2)
         {

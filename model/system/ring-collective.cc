@@ -6,6 +6,8 @@
 
 #include "ns3/log.h"
 
+#include <cmath>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -161,7 +163,7 @@ RingCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
 
 void
 RingCollective::AddFluidPasses(
-    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, uint32_t passes, bool reduce)
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, uint32_t passes, double reduced)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
@@ -179,12 +181,18 @@ RingCollective::AddFluidPasses(
             {m[i], m[(i + 1) % k], passes * (s - ScheduleBuilder::Split(s, k, (i + 1) % k))});
     }
     // A reduce-scatter pass reduces k-1 blocks in turn on every member.
-    const double localS = reduce ? b.ReduceSeconds((k - 1) * ScheduleBuilder::Split(s, k, 0)) : 0.0;
+    const double localS =
+        reduced > 0
+            ? b.ReduceSeconds(std::llround(reduced * (k - 1) * ScheduleBuilder::Split(s, k, 0)))
+            : 0.0;
     b.FluidPhase(m, streams, passes * (k - 1), localS);
 }
 
 void
-RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint64_t s, bool reduce)
+RingCollective::AddPass(ScheduleBuilder& b,
+                        const std::vector<uint32_t>& m,
+                        uint64_t s,
+                        double reduced)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
@@ -209,7 +217,8 @@ RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint
             uint32_t to = (i + 1) % k;
             uint64_t bytes = ScheduleBuilder::Split(s, k, (i + k - step) % k);
             uint32_t send = b.Send(m[i], m[to], bytes, cur[i]);
-            next[to] = reduce ? b.Reduce(m[to], bytes, send) : ScheduleBuilder::Step(send);
+            next[to] = reduced > 0 ? b.Reduce(m[to], std::llround(reduced * bytes), send)
+                                   : ScheduleBuilder::Step(send);
         }
         cur = next;
     }
@@ -221,14 +230,14 @@ RingCollective::AddPass(ScheduleBuilder& b, const std::vector<uint32_t>& m, uint
 
 void
 RingCollective::AddChain(
-    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, bool reduce)
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, double reduced)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
     {
         return;
     }
-    if (!reduce)
+    if (reduced <= 0)
     {
         ScheduleBuilder::Step have = b.GetReady(m[root]);
         for (uint32_t i = 1; i < k; ++i)
@@ -249,7 +258,7 @@ RingCollective::AddChain(
             uint32_t from = m[(root + i) % k];
             uint32_t to = m[(root + i - 1) % k];
             uint32_t send = b.Send(from, to, s, b.Join(from, {have, b.GetReady(from)}));
-            have = b.Reduce(to, s, send);
+            have = b.Reduce(to, std::llround(reduced * s), send);
             b.SetReady(to, have);
         }
     }
@@ -257,7 +266,7 @@ RingCollective::AddChain(
 
 void
 RingCollective::AddCutThroughChain(
-    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, bool reduce)
+    ScheduleBuilder& b, const std::vector<uint32_t>& m, uint32_t root, uint64_t s, double reduced)
 {
     const auto k = static_cast<uint32_t>(m.size());
     if (k < 2)
@@ -266,6 +275,7 @@ RingCollective::AddCutThroughChain(
     }
     // Hop i runs from member at(i - 1) to at(i): outward from the root for a broadcast, from
     // the far end toward it for a reduce.
+    const bool reduce = reduced > 0;
     auto at = [&](uint32_t i)
     {
         return reduce ? m[(root + 2 * k - 1 - i) % k] : m[(root + i) % k];
@@ -297,7 +307,8 @@ RingCollective::AddCutThroughChain(
         const uint32_t body = send(from, to, s, start);
         first = b.Join(to, {ScheduleBuilder::Step(head), ready[i]});
         const ScheduleBuilder::Step got =
-            reduce ? b.Reduce(to, s, ScheduleBuilder::Step(body)) : ScheduleBuilder::Step(body);
+            reduced > 0 ? b.Reduce(to, std::llround(reduced * s), ScheduleBuilder::Step(body))
+                        : ScheduleBuilder::Step(body);
         whole = b.Join(to, {got, whole, ready[i]});
         b.SetReady(to, whole);
     }

@@ -33,6 +33,11 @@ class RingCollective : public CollectiveAlgorithm
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
     uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
 
+    /*
+     * The writers below take \p reduced: 0 where nothing is reduced, else the share of each
+     * message's bytes that is data to reduce at the reduction rate (1; a protocol that puts
+     * more bytes on the wire than it carries, NCCL's LL, less).
+     */
     /**
      * \brief The fluid form of \p passes passes around the ring (1: reduce-scatter or
      * all-gather, 2: all-reduce) of \p bytes among \p members; \p reduce: the first pass
@@ -42,7 +47,7 @@ class RingCollective : public CollectiveAlgorithm
                                const std::vector<uint32_t>& members,
                                uint64_t bytes,
                                uint32_t passes,
-                               bool reduce);
+                               double reduced);
 
     /**
      * \brief One pass around the ring: reduce-scatter (\p reduce) or all-gather of \p bytes
@@ -55,7 +60,7 @@ class RingCollective : public CollectiveAlgorithm
     static void AddPass(ScheduleBuilder& b,
                         const std::vector<uint32_t>& members,
                         uint64_t bytes,
-                        bool reduce);
+                        double reduced);
     /**
      * \brief A chain along the members' order: broadcast from \p root, or (\p reduce) reduce
      * toward it, the whole \p bytes per hop.
@@ -64,7 +69,7 @@ class RingCollective : public CollectiveAlgorithm
                          const std::vector<uint32_t>& members,
                          uint32_t root,
                          uint64_t bytes,
-                         bool reduce);
+                         double reduced);
     /**
      * \brief A chain that forwards its bytes as they arrive (NCCL's LL and LL128 protocols,
      * whose receivers poll a flag per 8- or 128-byte line): every hop streams the whole
@@ -77,7 +82,7 @@ class RingCollective : public CollectiveAlgorithm
                                    const std::vector<uint32_t>& members,
                                    uint32_t root,
                                    uint64_t bytes,
-                                   bool reduce);
+                                   double reduced);
 };
 
 } // namespace rapidllm
