@@ -707,13 +707,7 @@ RunStudyServingCommand(const CliArgs& args)
     }
     if (space.trace.requests.empty())
     {
-        std::vector<std::string> notes = study.FirstJob().Notes();
-        const std::vector<std::string> replay = study.FirstJob().ReplayNotes();
-        notes.insert(notes.end(), replay.begin(), replay.end());
-        for (const std::string& note : notes)
-        {
-            std::fprintf(stderr, "rapid-llm study serving: note: %s\n", note.c_str());
-        }
+        NoteJob(args, study.FirstJob());
     }
     else
     {

@@ -11,6 +11,15 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+/** \return the data of \p bytes on the wire that a reduction works on (share \p reduced) */
+uint64_t
+ReducedBytes(double reduced, uint64_t bytes)
+{
+    return static_cast<uint64_t>(std::llround(reduced * double(bytes)));
+}
+} // namespace
+
 NS_LOG_COMPONENT_DEFINE("RapidLlmRingCollective");
 NS_OBJECT_ENSURE_REGISTERED(RingCollective);
 
@@ -183,7 +192,7 @@ RingCollective::AddFluidPasses(
     // A reduce-scatter pass reduces k-1 blocks in turn on every member.
     const double localS =
         reduced > 0
-            ? b.ReduceSeconds(std::llround(reduced * (k - 1) * ScheduleBuilder::Split(s, k, 0)))
+            ? b.ReduceSeconds(ReducedBytes(reduced, (k - 1) * ScheduleBuilder::Split(s, k, 0)))
             : 0.0;
     b.FluidPhase(m, streams, passes * (k - 1), localS);
 }
@@ -217,7 +226,7 @@ RingCollective::AddPass(ScheduleBuilder& b,
             uint32_t to = (i + 1) % k;
             uint64_t bytes = ScheduleBuilder::Split(s, k, (i + k - step) % k);
             uint32_t send = b.Send(m[i], m[to], bytes, cur[i]);
-            next[to] = reduced > 0 ? b.Reduce(m[to], std::llround(reduced * bytes), send)
+            next[to] = reduced > 0 ? b.Reduce(m[to], ReducedBytes(reduced, bytes), send)
                                    : ScheduleBuilder::Step(send);
         }
         cur = next;
@@ -258,7 +267,7 @@ RingCollective::AddChain(
             uint32_t from = m[(root + i) % k];
             uint32_t to = m[(root + i - 1) % k];
             uint32_t send = b.Send(from, to, s, b.Join(from, {have, b.GetReady(from)}));
-            have = b.Reduce(to, std::llround(reduced * s), send);
+            have = b.Reduce(to, ReducedBytes(reduced, s), send);
             b.SetReady(to, have);
         }
     }
@@ -307,7 +316,7 @@ RingCollective::AddCutThroughChain(
         const uint32_t body = send(from, to, s, start);
         first = b.Join(to, {ScheduleBuilder::Step(head), ready[i]});
         const ScheduleBuilder::Step got =
-            reduced > 0 ? b.Reduce(to, std::llround(reduced * s), ScheduleBuilder::Step(body))
+            reduced > 0 ? b.Reduce(to, ReducedBytes(reduced, s), ScheduleBuilder::Step(body))
                         : ScheduleBuilder::Step(body);
         whole = b.Join(to, {got, whole, ready[i]});
         b.SetReady(to, whole);

@@ -40,8 +40,8 @@ class RingCollective : public CollectiveAlgorithm
      */
     /**
      * \brief The fluid form of \p passes passes around the ring (1: reduce-scatter or
-     * all-gather, 2: all-reduce) of \p bytes among \p members; \p reduce: the first pass
-     * reduces.
+     * all-gather, 2: all-reduce) of \p bytes among \p members; the first pass reduces where
+     * \p reduced > 0.
      */
     static void AddFluidPasses(ScheduleBuilder& b,
                                const std::vector<uint32_t>& members,
@@ -50,7 +50,7 @@ class RingCollective : public CollectiveAlgorithm
                                double reduced);
 
     /**
-     * \brief One pass around the ring: reduce-scatter (\p reduce) or all-gather of \p bytes
+     * \brief One pass around the ring: reduce-scatter (\p reduced > 0) or all-gather of \p bytes
      * among \p members in members.size()-1 steps, member i sending to member i+1. A step
      * waits only for what the member received in the step before; the member's messages to
      * its neighbour follow each other on their ordered connection, across passes too (an
@@ -62,7 +62,7 @@ class RingCollective : public CollectiveAlgorithm
                         uint64_t bytes,
                         double reduced);
     /**
-     * \brief A chain along the members' order: broadcast from \p root, or (\p reduce) reduce
+     * \brief A chain along the members' order: broadcast from \p root, or (\p reduced > 0) reduce
      * toward it, the whole \p bytes per hop.
      */
     static void AddChain(ScheduleBuilder& b,
