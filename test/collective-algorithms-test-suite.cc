@@ -490,6 +490,16 @@ class ReductionCostTestCase : public TestCase
                                   (n - 1) * double(bytes) / (n * rate),
                                   (n - 1) * 2e-9,
                                   "reduction time on the critical path");
+        // A direct reduce's root reduces the n - 1 others' data, one at a time at its rate
+        // (they overlapped, 6x too fast, when a rank's reductions did not queue).
+        c.op = CollectiveOp::REDUCE;
+        c.algorithm = "direct";
+        c.bytes = uint64_t(1) << 20;
+        c.reduceBytesPerSecond = 10e9;
+        const double root = (n - 1) * double(c.bytes) / c.reduceBytesPerSecond;
+        const double direct = RunCollectiveProbe(s, c).timeS;
+        NS_TEST_EXPECT_MSG_GT(direct, root, "the root's reductions queue");
+        NS_TEST_EXPECT_MSG_LT(direct, 1.1 * root, "and only queue");
     }
 };
 

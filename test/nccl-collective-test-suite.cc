@@ -601,6 +601,12 @@ class NcclCutThroughTestCase : public TestCase
         const CollectiveProbeResult r = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
         NS_TEST_EXPECT_MSG_EQ(r.algorithm, "nccl(ring/LL)", "a small reduce");
         NS_TEST_EXPECT_MSG_LT(r.timeS, 1.5 * double(c.bytes) / 1e9, "the data's reduction");
+        // A rank reduces its pieces one after another at its rate: 16 MiB cannot be reduced
+        // in less than 16 MiB / 1 GB/s (it took 0.62 ms when the pieces' reductions overlapped).
+        c.bytes = uint64_t(16) << 20;
+        const CollectiveProbeResult big = RunCollectiveProbe(h100.network, c, "h100-sxm-80gb");
+        NS_TEST_EXPECT_MSG_GT(big.timeS, double(c.bytes) / 1e9, "a rank's reductions queue");
+        NS_TEST_EXPECT_MSG_LT(big.timeS, 1.2 * double(c.bytes) / 1e9, "and only queue");
     }
 };
 

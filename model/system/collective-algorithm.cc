@@ -71,6 +71,7 @@ CollectiveAlgorithm::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) co
     std::map<std::pair<uint32_t, uint32_t>, std::size_t> pairOf;
     std::vector<Pair> pairs;
     double localS = 0;
+    std::vector<double> reduced(messages.GetRankCount(), 0); // per rank: its reductions' seconds
     for (std::size_t i = 0; i < steps.size(); ++i)
     {
         const CollectiveStep& s = steps[i];
@@ -97,6 +98,11 @@ CollectiveAlgorithm::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) co
         else
         {
             l += s.durationS;
+            if (s.serial)
+            {
+                // A rank's reductions queue for its one reducer.
+                localS = std::max(localS, reduced[s.src] += s.durationS);
+            }
         }
         depth[i] = d;
         local[i] = l;

@@ -828,6 +828,22 @@ CollectiveEngine::Issue(const std::shared_ptr<Run>& run, uint32_t step)
                                                  StepFlow(*run, step));
         m_messages.emplace(message, std::make_pair(run->id, step));
     }
+    else if (s.serial && s.durationS > 0)
+    {
+        // A reduction waits for its rank's earlier ones (one reducer per rank).
+        if (run->reducerFreeNs.empty())
+        {
+            run->reducerFreeNs.assign(run->plan->schedule.GetRankCount(), 0);
+        }
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        int64_t& free = run->reducerFreeNs[s.src];
+        free = std::max(free, now) + std::llround(s.durationS * 1e9);
+        Simulator::Schedule(NanoSeconds(free - now),
+                            [this, run, step]()
+                            {
+                                Complete(run, step);
+                            });
+    }
     else if (s.durationS > 0)
     {
         Simulator::Schedule(Seconds(s.durationS),

@@ -247,6 +247,7 @@ class CollectiveEngine : public Object
         uint64_t sendsLeft = 0;        //!< send steps not done
         bool floorDue = false;         //!< the floor's idle time has passed
         bool floorEnding = false;      //!< the floor's end is decided
+        std::vector<int64_t> reducerFreeNs; //!< per rank: when its reducer is free, ns (or empty)
     };
 
     /**

@@ -131,6 +131,14 @@ CollectiveSchedule::AddLocal(uint32_t rank, double durationS, DepList deps)
     return static_cast<uint32_t>(m_steps.size() - 1);
 }
 
+uint32_t
+CollectiveSchedule::AddReduction(uint32_t rank, double durationS, DepList deps)
+{
+    const uint32_t step = AddLocal(rank, durationS, std::move(deps));
+    m_steps[step].serial = true;
+    return step;
+}
+
 void
 CollectiveSchedule::CheckRank(uint32_t rank, const char* what) const
 {
@@ -313,6 +321,7 @@ CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
         }
     }
     int64_t end = 0;
+    std::vector<int64_t> reducerFree(ranks, 0); // per rank: its reducer's next free instant
     while (!queue.empty())
     {
         const auto at = static_cast<int64_t>(static_cast<uint64_t>(queue.top() >> 32));
@@ -322,6 +331,11 @@ CollectiveSchedule::Walk(const std::vector<CollectiveStep>& steps,
         int64_t done = at;
         if (!s.isSend)
         {
+            if (s.serial)
+            {
+                done = std::max(done, reducerFree[s.src]);
+                reducerFree[s.src] = done + delay(s.durationS);
+            }
             done += delay(s.durationS);
         }
         else if (s.src != s.dst)

@@ -35,6 +35,8 @@ struct CollectiveStep
                             //!< latency term; see NetworkBackend::Send)
     uint64_t bytes = 0;     //!< message bytes
     double durationS = 0;   //!< local step: its duration, seconds
+    bool serial = false;    //!< local step: a reduction, run on its rank's one reducer: one
+                            //!< at a time, in the order they become ready (AddReduction)
     DepList deps;           //!< earlier steps that must be done first
 };
 
@@ -92,6 +94,13 @@ class CollectiveSchedule
      * \return the step index
      */
     uint32_t AddLocal(uint32_t rank, double durationS, DepList deps);
+    /**
+     * \brief Adds a local reduction: a local step that waits for \p rank's earlier reductions
+     * (a rank reduces at one rate, so pieces that arrive together queue for it).
+     * \param rank the rank \param durationS its duration at the rank's reduction rate
+     * \param deps steps that must be done first \return the step index
+     */
+    uint32_t AddReduction(uint32_t rank, double durationS, DepList deps);
     /**
      * \brief Throws ReplayError, with the estimate, if a collective over \p ranks ranks whose
      * algorithm counts \p messages messages per piece in \p pieces pieces would exceed what a

@@ -323,7 +323,7 @@ ScheduleBuilder::Reduce(uint32_t rank, uint64_t bytes, Step after)
     {
         return after;
     }
-    return m_schedule.AddLocal(rank, bytes / m_reduceRate, Deps(after));
+    return m_schedule.AddReduction(rank, bytes / m_reduceRate, Deps(after));
 }
 
 ScheduleBuilder::Step
