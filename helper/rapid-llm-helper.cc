@@ -790,9 +790,9 @@ RapidLlmHelper::FillWorkloadReport(RunReport& report) const
         // Against the peak of the GEMMs' path in the run's type: the tensor rate, or the vector
         // rate of a type without one (fp32 GEMMs on CUDA cores, as PyTorch runs them by default).
         bool tensor = false;
-        report.mfu = modelFlops
-                     / (gpus * report.stepTimeS
-                        * kernel::MatmulPeak(m_hardware.gpu, MmaTypeOf(m_run.dtype), tensor));
+        const double peak = kernel::MatmulPeak(m_hardware.gpu, MmaTypeOf(m_run.dtype), tensor);
+        report.mfu = modelFlops / (gpus * report.stepTimeS * peak);
+        report.peakTflops = peak / 1e12;
     }
     else
     {

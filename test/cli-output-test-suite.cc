@@ -630,6 +630,25 @@ class CliMemoryObjectTestCase : public TestCase
         NS_TEST_EXPECT_MSG_NE(bigRun.out.find("rapid-llm memory with the same options"),
                               std::string::npos,
                               "run points to the changes: " << bigRun.out);
+        // A counted rate above the GPU's peak (the whole attention matrix at a long sequence)
+        // says why; a short one says nothing.
+        const std::vector<std::string> longContext = {"run",
+                                                      "--model=llama3-8b",
+                                                      "--hardware=h100-sxm-80gb",
+                                                      "--gpus=8",
+                                                      "--cp=8",
+                                                      "--gbs=1",
+                                                      "--layers=2",
+                                                      "--recompute=full"};
+        CliResult longRun = RunCli(Cat(longContext, {"--seq=524288"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(longRun.status, 0, longRun.err);
+        NS_TEST_EXPECT_MSG_NE(
+            longRun.out.find("above the 989 peak: the count has the whole attention matrix"),
+            std::string::npos,
+            longRun.out);
+        CliResult shortRun = RunCli(Cat(longContext, {"--seq=8192"}), dir);
+        NS_TEST_ASSERT_MSG_EQ(shortRun.status, 0, shortRun.err);
+        NS_TEST_EXPECT_MSG_EQ(shortRun.out.find("peak:"), std::string::npos, shortRun.out);
         // The framework assumption is stated: Megatron-LM by default, NeMo 1.0's Apex optimizer
         // when asked for.
         CliResult megatron = RunCli(Cat({"memory"}, kSmallTraining), dir);

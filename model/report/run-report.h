@@ -73,6 +73,7 @@ struct RunReport
     double tflopsPerGpu = 0;       //!< training: Megatron-LM's FLOPs / (GPUs x step time)
     bool tflopsRecomputed = false; //!< tflopsPerGpu counts recomputed FLOPs (as Megatron-LM)
     double mfu = 0;                //!< training: model FLOPs (no recompute) / (GPUs x step x peak)
+    double peakTflops = 0;         //!< training: the peak MFU divides by, TFLOP/s (0: not known)
     bool haveMemory = false;       //!< whether the memory fields are known
     RankMemory memory;             //!< the rank with the highest peak
     uint64_t capacityBytes = 0;    //!< device memory per GPU
