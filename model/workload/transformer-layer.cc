@@ -1193,21 +1193,6 @@ TransformerLayer::Backward(GraphEmitter& e,
         e.SetPhase(Phase::RECOMPUTE);
         recomputed = Forward(e, Recompute::NONE);
     }
-    else if (keep == Recompute::SELECTIVE)
-    {
-        // Selective recomputation checkpoints the core attention (Korthikanti et al. 2022;
-        // Megatron-core's checkpoint_core_attention, whatever the attention backend): its
-        // forward, the ring's exchanges included, runs again right before its backward and
-        // saves then what it did not keep (the scores, or the log-sum-exp and its output,
-        // which FlashAttention's backward reads).
-        e.SetPhase(Phase::RECOMPUTE);
-        recomputed = AttentionForward(e, false, false);
-        if (m_flash || m_run.parallel.cp > 1)
-        {
-            recomputed += int64_t(s.elementBytes) * m_rows * s.AttentionOut();
-        }
-        e.AddMemory(static_cast<uint32_t>(e.Graph().nodes.size() - 1), recomputed);
-    }
     e.SetPhase(phase);
     auto record = [&](uint32_t id)
     {
@@ -1232,13 +1217,44 @@ TransformerLayer::Backward(GraphEmitter& e,
                  s.hidden,
                  0,
                  true);
-    record(WeightGemm(e, "proj_wgrad", MakeGemm(s.AttentionOut(), s.hidden, m_rows, dt)));
+    const uint32_t projWgrad =
+        WeightGemm(e, "proj_wgrad", MakeGemm(s.AttentionOut(), s.hidden, m_rows, dt));
+    record(projWgrad);
+    // Selective recomputation checkpoints the core attention (Korthikanti et al. 2022;
+    // Megatron-core's checkpoint_core_attention, whatever the attention backend): autograd
+    // reaches it after the out-projection's backward, so its forward, the ring's exchanges
+    // included, runs again right before its own backward and saves then what it did not keep
+    // (the scores, or the log-sum-exp and its output, which FlashAttention's backward reads).
+    // The out-projection's saved input, the attention output the forward kept, is released
+    // once that backward has run (autograd frees a node's saved tensors after it), so the
+    // recomputed output does not stand beside it; a deferred weight GEMM keeps it.
+    int64_t releasedEarly = 0;
+    if (keep == Recompute::SELECTIVE)
+    {
+        if (!e.DeferredWeightGradients())
+        {
+            const int64_t eb = s.elementBytes;
+            const int64_t fp8Copy = Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0;
+            releasedEarly = (fp8Copy > 0 ? fp8Copy : eb) * int64_t(m_rows * s.AttentionOut());
+            e.AddMemory(projWgrad, -releasedEarly);
+        }
+        e.SetPhase(Phase::RECOMPUTE);
+        recomputed = AttentionForward(e, false, false);
+        if (m_flash || m_run.parallel.cp > 1)
+        {
+            recomputed += int64_t(s.elementBytes) * m_rows * s.AttentionOut();
+        }
+        e.AddMemory(static_cast<uint32_t>(e.Graph().nodes.size() - 1), recomputed);
+        e.SetPhase(phase);
+    }
     AttentionBackward(e);
     QkvBackward(e, record);
     uint32_t last = e.Compute("norm1_bwd", MakeElementwise(norm, m_normRows, s.hidden, at, true));
     // What the deferred GEMMs read stays until the weight pass.
     WeightGradientStore* store = e.DeferredWeightGradients();
-    e.AddMemory(last, -(store ? store->FreedAtBackwardEnd(held + recomputed) : held + recomputed));
+    e.AddMemory(last,
+                -(store ? store->FreedAtBackwardEnd(held + recomputed)
+                        : held + recomputed - releasedEarly));
 }
 
 } // namespace rapidllm
