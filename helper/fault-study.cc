@@ -429,6 +429,7 @@ RunFaultStudy(const ResolvedJob& job, const FaultStudyConfig& config)
                     row.exposedCommS = m.report.exposedCommS;
                     row.exposedByOpS = m.report.exposedCommByOpS;
                     row.bubbleS = m.report.bubbleS;
+                    row.hostS = m.report.hostWaitS;
                     row.inference = job.run.mode == RunMode::INFERENCE;
                     row.ttftS = m.report.ttftS;
                     row.tpotS = m.report.tpotDefined ? m.report.tpotS : -1;
@@ -521,7 +522,8 @@ FaultStudyCsv(const FaultStudyResult& result)
 {
     std::ostringstream os;
     os << "routing,links,factor,step_time_s,slowdown,compute_s,exposed_comm_s,bubble_s,energy_j,"
-          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error,selectors,ttft_s,tpot_s\n";
+          "avg_power_w,most_loaded_link,most_loaded_link_bytes,error,selectors,ttft_s,tpot_s,"
+          "host_s\n";
     for (const auto& r : result.rows)
     {
         // The links the row's set selects (a random set's draw), ';'-separated, last.
@@ -557,11 +559,11 @@ FaultStudyCsv(const FaultStudyResult& result)
             {
                 os << ",";
             }
-            os << "\n";
+            os << "," << FormatNumber(r.hostS) << "\n";
         }
         else
         {
-            os << ",,,,,,,,," << CsvField(r.error) << "," << CsvField(selectors) << ",,\n";
+            os << ",,,,,,,,," << CsvField(r.error) << "," << CsvField(selectors) << ",,,\n";
         }
     }
     return os.str();
@@ -601,7 +603,8 @@ FaultStudyJson(const ResolvedJob& job,
             row["slowdown"] = r.slowdown;
             row["breakdown_s"] = {{"compute", r.computeS},
                                   {"exposed_communication", r.exposedCommS},
-                                  {"pipeline_bubble", r.bubbleS}};
+                                  {"pipeline_bubble", r.bubbleS},
+                                  {"host", r.hostS}};
             row["exposed_communication_by_op_s"] = r.exposedByOpS;
             if (r.inference)
             {

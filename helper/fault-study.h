@@ -60,8 +60,9 @@ struct FaultStudyRow
     double exposedCommS = 0;            //!< critical rank: exposed communication
     std::map<std::string, double> exposedByOpS; //!< of it, by the operator waited for
     double bubbleS = 0;                         //!< critical rank: pipeline bubble
-    bool inference = false;                     //!< the job serves a request
-    double ttftS = 0;                           //!< inference: time to first token
+    double hostS = 0; //!< critical rank: waiting on the host's dispatch (breakdown's fourth part)
+    bool inference = false;  //!< the job serves a request
+    double ttftS = 0;        //!< inference: time to first token
     double tpotS = -1;       //!< inference: time per output token (-1: one token generated)
     bool haveEnergy = false; //!< whether the GPU has a power model
     double energyJ = 0;      //!< the step's GPU energy, all GPUs

@@ -185,7 +185,7 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
     std::ostringstream os;
     os << "field,value,fits,step_time_s,ttft_s,tpot_s,tflops_per_gpu,mfu,compute_s,"
           "exposed_comm_s,bubble_s,energy_j,energy_per_token_j,avg_power_w,peak_memory_gib,"
-          "capacity_gib,reason\n";
+          "capacity_gib,reason,host_s,tokens_per_s_per_gpu\n";
     for (const auto& r : rows)
     {
         const RunReport& p = r.report;
@@ -207,7 +207,8 @@ HardwareStudyCsv(const std::string& field, const std::vector<HardwareStudyRow>& 
            << energy(p.avgPowerW) << ",";
         os << FormatNumber(ToGib(p.memory.peak)) << "," << FormatNumber(ToGib(p.capacityBytes))
            << ",";
-        os << CsvField(p.feasible ? "" : p.reason) << "\n";
+        os << CsvField(p.feasible ? "" : p.reason) << "," << FormatNumber(p.hostWaitS) << ","
+           << (Inference(r) && p.haveTokens ? FormatNumber(p.tokensPerSPerGpu) : "") << "\n";
     }
     return os.str();
 }

@@ -156,6 +156,7 @@ class FaultStudySlowdownTestCase : public TestCase
         serve.Set("batch", "2");
         serve.Set("prompt", "256");
         serve.Set("gen", "4");
+        serve.Set("engine", "vllm"); // a host that dispatches (its per-step costs)
         FaultStudyConfig latency;
         latency.links = {"tier:nvlink"};
         latency.factors = {1, 0.25};
@@ -166,11 +167,22 @@ class FaultStudySlowdownTestCase : public TestCase
         NS_TEST_EXPECT_MSG_GT(inf.rows[0].ttftS, 0.0, "a first token");
         NS_TEST_EXPECT_MSG_GT(inf.rows[1].ttftS, inf.rows[0].ttftS, "slower links, later");
         NS_TEST_EXPECT_MSG_GT(inf.rows[1].tpotS, inf.rows[0].tpotS, "and slower tokens");
-        NS_TEST_EXPECT_MSG_NE(
-            FaultStudyCsv(inf).find(",selectors,ttft_s,tpot_s\n"), std::string::npos, "columns");
+        NS_TEST_EXPECT_MSG_NE(FaultStudyCsv(inf).find(",selectors,ttft_s,tpot_s,host_s\n"),
+                              std::string::npos,
+                              "columns");
+        // The breakdown has run's four parts: a request's host dispatch is its fourth (it was
+        // left out, and the parts fell short of the step by it).
+        for (const FaultStudyRow& row : inf.rows)
+        {
+            NS_TEST_EXPECT_MSG_GT(row.hostS, 0.0, "a request waits on its host");
+            NS_TEST_EXPECT_MSG_EQ_TOL(row.computeS + row.exposedCommS + row.bubbleS + row.hostS,
+                                      row.stepTimeS,
+                                      1e-9 * row.stepTimeS + 1e-12,
+                                      "the parts make the step");
+        }
         // The links each row faulted, last (a random set's draw is not in its name).
         NS_TEST_EXPECT_MSG_NE(csv.find(",error,selectors,"), std::string::npos, csv);
-        NS_TEST_EXPECT_MSG_NE(csv.find(",gpu0-" + leaf + ",,\n"), std::string::npos, csv);
+        NS_TEST_EXPECT_MSG_NE(csv.find(",gpu0-" + leaf + ",,,0\n"), std::string::npos, csv);
         // random:K:SEED draws the same links for the same seed, others for another.
         auto a = ExpandLinkSet(job.hardware, 16, "random:3:7");
         auto b = ExpandLinkSet(job.hardware, 16, "random:3:7");
