@@ -14,6 +14,7 @@
 #include "ns3/workload.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
+#include "staged-output-dir.h"
 #include "study-plot.h"
 
 #include <algorithm>
@@ -663,8 +664,8 @@ WriteFaultStudy(const std::string& dir,
                 const FaultStudyConfig& config,
                 const FaultStudyResult& result)
 {
-    CreateOutputDir(dir);
-    const std::filesystem::path out(dir);
+    StagedOutputDir staged(dir);
+    const std::filesystem::path out(staged.GetPath());
     WriteOutputFiles(
         {{(out / "results.csv").string(), FaultStudyCsv(result)},
          {(out / "results.json").string(), DumpJson(FaultStudyJson(job, config, result))}});
@@ -710,6 +711,7 @@ WriteFaultStudy(const std::string& dir,
     {
         draw("slowdown-" + std::to_string(k + 1) + ".png", {config.links[k]});
     }
+    staged.Commit();
     // An earlier study's plots of link sets this one does not have would be taken for its own.
     std::error_code ec;
     for (std::size_t k = sets + 1;; ++k)
@@ -717,7 +719,8 @@ WriteFaultStudy(const std::string& dir,
         bool removed = false;
         for (const char* ext : {".png", ".plt"})
         {
-            removed = std::filesystem::remove(out / ("slowdown-" + std::to_string(k) + ext), ec)
+            removed = std::filesystem::remove(
+                          std::filesystem::path(dir) / ("slowdown-" + std::to_string(k) + ext), ec)
                       || removed;
         }
         if (!removed)

@@ -11,6 +11,7 @@
 #include "ns3/spec-override.h"
 #include "rapid-llm-helper.h"
 #include "report-output.h"
+#include "staged-output-dir.h"
 #include "study-plot.h"
 
 #include <algorithm>
@@ -243,14 +244,15 @@ WriteHardwareStudy(const std::string& dir,
                    const std::string& routing,
                    const std::string& packet)
 {
-    CreateOutputDir(dir);
-    const std::filesystem::path out(dir);
+    StagedOutputDir staged(dir);
+    const std::filesystem::path out(staged.GetPath());
     WriteOutputFiles({{(out / "results.csv").string(), HardwareStudyCsv(field, rows)},
                       {(out / "results.json").string(),
                        DumpJson(HardwareStudyJson(field, rows, backend, routing, packet))}});
 
     if (rows.empty())
     {
+        staged.Commit();
         return false;
     }
     const bool inference = Inference(rows.front());
@@ -306,6 +308,7 @@ WriteHardwareStudy(const std::string& dir,
         WritePlotPng((out / "step-time.png").string(), time);
     }
     WritePlotPng((out / "memory.png").string(), memory);
+    staged.Commit();
     return !time.series.empty();
 }
 

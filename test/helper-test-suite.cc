@@ -23,6 +23,7 @@
 #include "ns3/report-output.h"
 #include "ns3/simulator.h"
 #include "ns3/spec-error.h"
+#include "ns3/staged-output-dir.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
@@ -748,6 +749,61 @@ class OutputFilesTestCase : public TestCase
         std::ifstream again(dir + "/b.json");
         again >> text;
         NS_TEST_EXPECT_MSG_EQ(text, "new", "both written");
+    }
+};
+
+/**
+ * \brief A study's folder is written whole or not at all (StagedOutputDir): files staged but
+ * not committed (a plot that failed part-way) leave an existing folder as it was and a new one
+ * not there at all; committed, they replace the old ones (a full disk left a study's new CSV
+ * and JSON beside an empty plot script).
+ */
+class StagedOutputDirTestCase : public TestCase
+{
+  public:
+    StagedOutputDirTestCase()
+        : TestCase("a study's output folder is written whole or not at all")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("staged-output");
+        const std::string old = scratch.Path() + "/old";
+        std::filesystem::create_directories(old);
+        std::ofstream(old + "/results.csv") << "old";
+        const std::string fresh = scratch.Path() + "/new/study";
+        for (const std::string& dir : {old, fresh})
+        {
+            StagedOutputDir staged(dir);
+            std::ofstream(staged.GetPath() + "/results.csv") << "new";
+            std::ofstream(staged.GetPath() + "/plot.plt") << "";
+            // Not committed: the write failed.
+        }
+        std::string text;
+        std::ifstream(old + "/results.csv") >> text;
+        NS_TEST_EXPECT_MSG_EQ(text, "old", "the old folder is as it was");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(old + "/plot.plt"), false, "nothing added");
+        NS_TEST_EXPECT_MSG_EQ(std::distance(std::filesystem::directory_iterator(old),
+                                            std::filesystem::directory_iterator()),
+                              1,
+                              "no staging folder left");
+        NS_TEST_EXPECT_MSG_EQ(
+            std::filesystem::exists(scratch.Path() + "/new"), false, "no new folder left");
+        {
+            StagedOutputDir staged(old);
+            std::ofstream(staged.GetPath() + "/results.csv") << "new";
+            std::ofstream(staged.GetPath() + "/plot.plt") << "plot";
+            staged.Commit();
+        }
+        std::ifstream(old + "/results.csv") >> text;
+        NS_TEST_EXPECT_MSG_EQ(text, "new", "committed: replaced");
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(old + "/plot.plt"), true, "and added");
+        NS_TEST_EXPECT_MSG_EQ(std::distance(std::filesystem::directory_iterator(old),
+                                            std::filesystem::directory_iterator()),
+                              2,
+                              "no staging folder left");
     }
 };
 
@@ -2364,6 +2420,7 @@ class HelperTestSuite : public TestSuite
         AddTestCase(new TrainingReportTestCase, TestCase::QUICK);
         AddTestCase(new CriticalPathTestCase, TestCase::QUICK);
         AddTestCase(new OutputFilesTestCase, TestCase::QUICK);
+        AddTestCase(new StagedOutputDirTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleRunTestCase, TestCase::QUICK);
         AddTestCase(new ZeroBubbleVRunTestCase, TestCase::QUICK);
         AddTestCase(new Fp32TrainingTestCase, TestCase::QUICK);

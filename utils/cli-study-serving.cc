@@ -15,6 +15,7 @@
 #include "ns3/report-output.h"
 #include "ns3/serving-study.h"
 #include "ns3/spec-error.h"
+#include "ns3/staged-output-dir.h"
 #include "ns3/worker-pool.h"
 
 #include <algorithm>
@@ -920,12 +921,15 @@ RunStudyServingCommand(const CliArgs& args)
         (space.rateRps > 0 || space.goodput) && (space.tpotSloS > 0 || space.ttftSloS > 0);
     if (args.HasValue("out"))
     {
-        WriteServingStudy(args.Text("out"), json, rows, space, title);
+        // Whole or not at all: a failed plot leaves the folder as it was.
+        StagedOutputDir staged(args.Text("out"));
+        WriteServingStudy(staged.GetPath(), json, rows, space, title);
         if (loadPlot)
         {
-            WriteServingLoadPlot(args.Text("out"), study, rows, space, title);
+            WriteServingLoadPlot(staged.GetPath(), study, rows, space, title);
         }
-        else
+        staged.Commit();
+        if (!loadPlot)
         {
             // An earlier study's in the same folder would read as this one's.
             for (const char* stale : {"attainment-rate.png", "attainment-rate.plt"})
