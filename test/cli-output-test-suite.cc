@@ -2043,6 +2043,19 @@ class CliCsvTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(links.rows[i].at("link"), l.at("link").get<std::string>(), "");
             ExpectNumber(links.rows[i].at("bytes"), l.at("bytes"), "link bytes");
         }
+        // Byte counts exactly (nine digits lost 20 bytes of 10 GiB's 18790481920).
+        const std::vector<std::string> big = {"collective",
+                                              "--hardware=a100-sxm-80gb",
+                                              "--bytes=10GiB",
+                                              "--granularity=fluid",
+                                              "--links=1"};
+        CsvTable bigLinks =
+            CsvOf(Cat(big, {"--csv"}), {"link", "bytes", "busy_s", "utilization"}, dir);
+        const Json bigJson = Json::parse(RunCli(Cat(big, {"--json"}), dir).out);
+        RAPIDLLM_REQUIRE_EQ(bigLinks.rows.size(), 1u, "one link");
+        NS_TEST_EXPECT_MSG_EQ(std::stod(bigLinks.rows[0].at("bytes")),
+                              bigJson.at("most_loaded_links").at(0).at("bytes").get<double>(),
+                              "exact link bytes");
     }
 };
 

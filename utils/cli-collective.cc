@@ -270,8 +270,9 @@ RunCollectiveCommand(const CliArgs& args)
             std::cout << CsvLine({"link", "bytes", "busy_s", "utilization"});
             for (const auto& l : r.mostLoaded)
             {
+                // Bytes exactly, as the JSON has them (9 digits lost 20 of 10 GiB).
                 std::cout << CsvLine({l.name,
-                                      FormatNumber(l.bytes),
+                                      FormatExact(l.bytes),
                                       FormatNumber(l.busyTimeS),
                                       FormatNumber(l.utilization)});
             }
