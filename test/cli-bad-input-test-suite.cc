@@ -535,6 +535,8 @@ class CliBadInputTestCase : public TestCase
             {{"gemm", "--m=4", "--n=4"}, {"option --k", "required"}},
             {{"gemm", "--m=4294967295", "--n=4294967295", "--k=4294967295", "--batch=4294967295"},
              {"option --batch", "2^60"}},
+            // Without --batch, the dimension that made it so (it named --batch, not given).
+            {{"gemm", "--m=536870912", "--n=536870912", "--k=1"}, {"option --m", "2^60"}},
             {{"attention", "--heads=32", "--kv-heads=5"}, {"option --kv-heads", "does not divide"}},
             {{"attention", "--seq=100", "--kv-seq=50"}, {"option --kv-seq", "shorter than --seq"}},
             {{"attention", "--attention=flash3"}, {"gpu.warp_specialized", "--attention=flash"}},

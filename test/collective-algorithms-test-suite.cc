@@ -503,6 +503,42 @@ class ReductionCostTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A collective too large to simulate says how many steps it needs; the advice to
+ * simulate it as a fluid one is left out where it already is one (collective --granularity=fluid
+ * at a million GPUs was told to give --granularity=fluid).
+ */
+class CollectiveTooLargeTestCase : public TestCase
+{
+  public:
+    CollectiveTooLargeTestCase()
+        : TestCase("a collective too large to simulate is refused with its size")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        bool refused = false;
+        try
+        {
+            CollectiveSchedule::CheckPlannedSize(uint64_t(1) << 30, 8, 8192);
+        }
+        catch (const CollectiveTooLarge& e)
+        {
+            refused = true;
+            NS_TEST_EXPECT_MSG_NE(e.GetMessage().find("8192 ranks"), std::string::npos, "size");
+            NS_TEST_EXPECT_MSG_NE(
+                e.GetMessage().find("--granularity=fluid"), std::string::npos, "the advice");
+            NS_TEST_EXPECT_MSG_EQ(
+                e.GetMessage(true).find("granularity"), std::string::npos, "not for a fluid one");
+            const bool whole = std::string(e.what()).find(e.GetMessage(true)) != std::string::npos;
+            NS_TEST_EXPECT_MSG_EQ(whole, true, "what() has the refusal");
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "refused before building");
+    }
+};
+
 /** \brief Bad requests and algorithm choices give clear errors; results are deterministic. */
 class CollectiveErrorsTestCase : public TestCase
 {
@@ -1114,6 +1150,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new AlgorithmVolumeTestCase, TestCase::QUICK);
         AddTestCase(new ReductionCostTestCase, TestCase::QUICK);
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new CollectiveTooLargeTestCase, TestCase::QUICK);
         AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);
         AddTestCase(new RegistryRefusalTestCase, TestCase::QUICK);

@@ -232,8 +232,12 @@ RunCollectiveCommand(const CliArgs& args)
     }
     catch (const CollectiveTooLarge& e)
     {
-        // Refused before building: the group is too large to simulate.
-        throw SpecError(kCommandLine, "gpus", e.GetMessage());
+        // Refused before building: the group is too large to simulate (a fluid one too: its
+        // message floor is walked message by message).
+        throw SpecError(
+            kCommandLine,
+            "gpus",
+            e.GetMessage(args.HasValue("granularity") && args.Text("granularity") == "fluid"));
     }
     progress.Finish();
     if (args.Flag("json"))

@@ -44,11 +44,11 @@ TooLarge(uint32_t ranks, const std::string& need, const std::string& how = "")
 {
     return CollectiveTooLarge(
         "a collective over " + std::to_string(ranks) + " ranks needs " + need
-        + " messages and local steps" + how + "; the simulator holds at most "
-        + std::to_string(kMaxSteps)
-        + " (about 3 GiB of memory): use fewer GPUs or a smaller --chunks, or, "
-          "where it simulates every message (--granularity=message, collective's "
-          "default), --granularity=fluid");
+            + " messages and local steps" + how + "; the simulator holds at most "
+            + std::to_string(kMaxSteps)
+            + " (about 3 GiB of memory): use fewer GPUs or a smaller --chunks",
+        ", or, where it simulates every message (--granularity=message, "
+        "collective's default), --granularity=fluid");
 }
 
 /** Throws ReplayError if a schedule of \p ranks ranks holding \p steps steps cannot grow. */
@@ -80,15 +80,16 @@ CollectiveSchedule::CheckPlannedSize(uint64_t messages, uint32_t pieces, uint32_
     }
 }
 
-CollectiveTooLarge::CollectiveTooLarge(const std::string& message)
-    : ReplayError(message)
+CollectiveTooLarge::CollectiveTooLarge(const std::string& message, const std::string& fluidHint)
+    : ReplayError(message + fluidHint)
     , m_message(message)
+    , m_fluidHint(fluidHint)
 {}
 
-const std::string&
-CollectiveTooLarge::GetMessage() const
+std::string
+CollectiveTooLarge::GetMessage(bool fluid) const
 {
-    return m_message;
+    return fluid ? m_message : m_message + m_fluidHint;
 }
 
 CollectiveSchedule::CollectiveSchedule(uint32_t ranks)

@@ -48,13 +48,22 @@ struct CollectiveStep
 class CollectiveTooLarge : public ReplayError
 {
   public:
-    /** \param message the refusal, without the replay's prefix */
-    explicit CollectiveTooLarge(const std::string& message);
-    /** \return the refusal without the replay's prefix (for the option that asked for it) */
-    const std::string& GetMessage() const;
+    /**
+     * \param message the refusal, without the replay's prefix
+     * \param fluidHint what it adds for a collective simulated message by message (fewer
+     *        steps as a fluid one), appended to \p message
+     */
+    CollectiveTooLarge(const std::string& message, const std::string& fluidHint);
+    /**
+     * \param fluid whether the collective was asked for as a fluid one already (the hint to
+     *        ask for one is left out)
+     * \return the refusal without the replay's prefix (for the option that asked for it)
+     */
+    std::string GetMessage(bool fluid = false) const;
 
   private:
-    std::string m_message; //!< the refusal
+    std::string m_message;   //!< the refusal
+    std::string m_fluidHint; //!< its advice to simulate the collective as a fluid one
 };
 
 /**
