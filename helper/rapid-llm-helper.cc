@@ -904,6 +904,7 @@ RapidLlmHelper::MemoryReportOf(const MemoryReport& memory) const
     report.reason = memory.reason;
     report.haveMemory = true;
     report.memory = memory.worst;
+    report.memoryStages = memory.stages;
     report.capacityBytes = memory.capacity;
     report.memoryAssumption = memory.assumption;
     report.gpus = static_cast<uint32_t>(m_run.parallel.Gpus());

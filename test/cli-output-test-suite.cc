@@ -616,6 +616,24 @@ class CliMemoryObjectTestCase : public TestCase
             RunCli({"memory", "--json", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);
         NS_TEST_EXPECT_MSG_EQ(
             Json::parse(big.out).at("feasible").get<bool>(), false, "175B on 8 GPUs does not fit");
+        // Every pipeline stage, as memory --csv's rows; the peak is the largest.
+        const Json staged = Json::parse(RunCli({"memory",
+                                                "--json",
+                                                "--model=gpt-1.7b",
+                                                "--gpus=8",
+                                                "--tp=2",
+                                                "--pp=2",
+                                                "--gbs=8",
+                                                "--seq=512"},
+                                               dir)
+                                            .out);
+        RAPIDLLM_REQUIRE_EQ(staged.at("stages").size(), 2u, "two stages");
+        uint64_t largest = 0;
+        for (const Json& stage : staged.at("stages"))
+        {
+            largest = std::max(largest, stage.at("peak_bytes").get<uint64_t>());
+        }
+        NS_TEST_EXPECT_MSG_EQ(largest, staged.at("peak_bytes").get<uint64_t>(), "the peak stage");
         // A job that does not fit lists the single changes with their verdicts; one that fits
         // does not.
         CliResult bigText = RunCli({"memory", "--model=gpt3-175b", "--gpus=8", "--tp=8"}, dir);

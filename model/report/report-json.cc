@@ -34,6 +34,21 @@ to_json(Json& j, const MemoryReport& m)
     j["kv_cache"] = w.kvCache;
     j["framework"] = w.framework;
     j["stage"] = w.stage;
+    // Every stage as the peak's (memory --csv's rows): a stage short of the peak's fits or
+    // not on its own.
+    Json stages = Json::array();
+    for (const RankMemory& r : m.stages)
+    {
+        stages.push_back({{"stage", r.stage},
+                          {"peak_bytes", r.peak},
+                          {"weights", r.weights},
+                          {"gradients", r.gradients},
+                          {"optimizer", r.optimizer},
+                          {"activations", r.activations},
+                          {"kv_cache", r.kvCache},
+                          {"framework", r.framework}});
+    }
+    j["stages"] = stages;
     if (!m.assumption.empty())
     {
         j["assumption"] = m.assumption;

@@ -40,6 +40,7 @@ RunReport::Memory() const
     m.reason = reason;
     m.capacity = capacityBytes;
     m.worst = memory;
+    m.stages = memoryStages;
     m.assumption = memoryAssumption;
     return m;
 }

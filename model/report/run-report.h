@@ -76,12 +76,13 @@ struct RunReport
     double peakTflops = 0;         //!< training: the peak MFU divides by, TFLOP/s (0: not known)
     bool haveMemory = false;       //!< whether the memory fields are known
     RankMemory memory;             //!< the rank with the highest peak
-    uint64_t capacityBytes = 0;    //!< device memory per GPU
-    std::string memoryAssumption;  //!< the framework assumption behind the memory figures
-    double computeS = 0;           //!< critical rank: compute stream busy
-    double exposedCommS = 0;       //!< critical rank: waiting on communication
-    double bubbleS = 0;            //!< critical rank: waiting on pipeline receives
-    double hostWaitS = 0;          //!< critical rank: waiting for the host to issue a ready kernel
+    std::vector<RankMemory> memoryStages; //!< every pipeline stage's (memory.stage's among them)
+    uint64_t capacityBytes = 0;           //!< device memory per GPU
+    std::string memoryAssumption;         //!< the framework assumption behind the memory figures
+    double computeS = 0;                  //!< critical rank: compute stream busy
+    double exposedCommS = 0;              //!< critical rank: waiting on communication
+    double bubbleS = 0;                   //!< critical rank: waiting on pipeline receives
+    double hostWaitS = 0; //!< critical rank: waiting for the host to issue a ready kernel
     /** Of exposedCommS, by the communication operator the critical rank waited for (its name) */
     std::map<std::string, double> exposedCommByOpS;
     uint32_t criticalRank = 0;     //!< the rank that finishes last
