@@ -27,7 +27,7 @@ namespace rapidllm {
 struct FaultStudyConfig
 {
     /** Link sets, one per row group: a selector as --fault takes it ("gpu0-gpu1", "A>B",
-     *  "ib.spine0.1", "tier:infiniband") or "random:K:SEED" (K links drawn with SEED). */
+     *  "infiniband.spine0.1", "tier:infiniband") or "random:K:SEED" (K links drawn with SEED). */
     std::vector<std::string> links;
     std::vector<double> factors = {1, 0.75, 0.5, 0.25, 0}; //!< bandwidth left (0 = dead)
     std::vector<std::string> routings;                     //!< RoutingPolicy names

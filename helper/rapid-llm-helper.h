@@ -41,6 +41,7 @@ namespace rapidllm {
  * Like ns-3's device helpers, it keeps an ObjectFactory per object it creates, so a script sets
  * any attribute of them:
  * \code
+ *   UsePicoseconds();  // ns3/packet-resolution.h: the packet backend's frames, timed to the ps
  *   Ptr<RapidLlmHelper> h = CreateObject<RapidLlmHelper>();
  *   h->Load("gpt3-175b", "a100-sxm-80gb");
  *   h->SetRun(run);                                       // layout, batch, recomputation

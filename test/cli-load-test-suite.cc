@@ -86,6 +86,22 @@ class CliLoadTestCase : public TestCase
         CliResult help = RunCli({"run", load, "--help"}, dir);
         NS_TEST_EXPECT_MSG_EQ(help.status, 0, help.err);
         NS_TEST_EXPECT_MSG_NE(help.out.find("valiant"), std::string::npos, "--help lists it");
+
+        // A bare file name is the one in the current folder (dlopen searched the library
+        // path for it: "cannot open shared object file"). A second build of the plugin
+        // defines the same type, which the dynamic linker binds to the first's code: refused
+        // (its code silently never ran).
+        std::filesystem::copy_file(RAPIDLLM_VALIANT_PLUGIN, dir + "/libvaliant-copy.so");
+        const std::vector<std::string> small = {
+            "collective", "--hardware=a100-sxm-80gb", "--gpus=16", "--bytes=1MiB"};
+        const std::string inDir = "cd " + ShellQuote(dir) + " &&";
+        CliResult bare =
+            RunCli(Cat(small, {"--load=libvaliant-copy.so", "--routing=valiant"}), dir, inDir);
+        NS_TEST_EXPECT_MSG_EQ(bare.status, 0, bare.err);
+        CliResult twice = RunCli(Cat(small, {load, "--load=libvaliant-copy.so"}), dir, inDir);
+        NS_TEST_EXPECT_MSG_EQ(twice.status, 2, twice.err);
+        NS_TEST_EXPECT_MSG_NE(twice.err.find("registers 'valiant'"), std::string::npos, twice.err);
+        NS_TEST_EXPECT_MSG_NE(twice.err.find("load one of them"), std::string::npos, twice.err);
     }
 };
 

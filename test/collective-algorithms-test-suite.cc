@@ -724,6 +724,23 @@ class RegistryRefusalTestCase : public TestCase
         TypeRegistry<CollectiveAlgorithm>::Register("ring", RingCollective::GetTypeId()); // same
         TypeRegistry<CollectiveAlgorithm>::Register("no-constructor",
                                                     CollectiveAlgorithm::GetTypeId());
+        // Compiled into a script, a refused registration is reported where an extension is
+        // chosen by name (the script ran the built-in "ring" silently).
+        bool reported = false;
+        try
+        {
+            TypeRegistry<CollectiveAlgorithm>::Create("ring", "algorithm", "collective algorithm");
+        }
+        catch (const SpecError& e)
+        {
+            reported =
+                std::string(e.what()).find("'ring' is already registered") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(reported, true, "the refusal, where a name is looked up");
+        // The same type again (a second build of one plugin): kept aside for the loader.
+        const std::vector<std::string> repeats = TypeRegistryBase::TakeRepeats();
+        RAPIDLLM_REQUIRE_EQ(repeats.size(), 1u, "ring for the ring again");
+        NS_TEST_EXPECT_MSG_NE(repeats[0].find("'ring'"), std::string::npos, repeats[0]);
         const std::vector<std::string> refused = TypeRegistryBase::TakeRefusals();
         RAPIDLLM_REQUIRE_EQ(refused.size(), 2u, "the taken name and the missing constructor");
         NS_TEST_EXPECT_MSG_NE(

@@ -63,7 +63,7 @@ class FaultSchedule : public Object
     /**
      * \brief Adds a fault.
      * \param selector the links, as Topology::SelectLinks reads it ("gpu0-gpu1",
-     *        "gpu3>nvlink.sw0", "ib.spine0.1")
+     *        "gpu3>nvlink.sw0", "infiniband.spine0.1")
      * \param factor 0 (dead), a factor in [Topology::kMinLinkFactor, 1) or 1 (repair)
      * \param start when it starts (>= 0), counted from the moment the schedule is armed
      * \param source where it came from, named in errors (file, "command line")

@@ -26,7 +26,7 @@ namespace rapidllm {
  */
 struct TopologyNode
 {
-    std::string name;          //!< "gpu12", "nvlink.sw0", "ib.leaf3.1", "ib.spine3.0"
+    std::string name;          //!< "gpu12", "nvlink.sw0", "infiniband.leaf3.1", "infiniband.spine3.0"
     bool isSwitch = false;     //!< false for endpoints
     double switchLatencyS = 0; //!< forwarding delay of a switch, seconds
     uint32_t dimension = 0;    //!< dimension a switch belongs to (endpoints: 0)

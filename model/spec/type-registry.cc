@@ -21,16 +21,6 @@ Tables()
     return tables;
 }
 
-/** \return the error for a name \p name unknown to the extension point \p base */
-std::string
-UnknownMessage(TypeId base, const std::string& name, const std::string& what)
-{
-    return "unknown " + what + " '" + name + "'; known: " + JoinNames(TypeRegistryBase::Names(base))
-           + " (or the TypeId name of a " + base.GetName()
-           + " subclass; a plugin's names are known once --load=PATH has loaded it)";
-}
-} // namespace
-
 /** \return the refused registrations not yet taken */
 std::vector<std::string>&
 Refusals()
@@ -39,12 +29,51 @@ Refusals()
     return refusals;
 }
 
+/** \return the repeated registrations not yet taken */
+std::vector<std::string>&
+Repeats()
+{
+    static std::vector<std::string> repeats;
+    return repeats;
+}
+
+/** \return the error for a name \p name unknown to the extension point \p base */
+std::string
+UnknownMessage(TypeId base, const std::string& name, const std::string& what)
+{
+    return "unknown " + what + " '" + name + "'; known: " + JoinNames(TypeRegistryBase::Names(base))
+           + " (or the TypeId name of a " + base.GetName()
+           + " subclass; a plugin's names are known once --load=PATH has loaded it, or, in a "
+             "scenario script, once its file is linked in)";
+}
+
+/** \return the registrations refused and not yet taken, as one sentence ("" if none) */
+std::string
+RefusedMessage()
+{
+    std::string text;
+    for (const auto& r : Refusals())
+    {
+        text += (text.empty() ? "" : "; ") + r;
+    }
+    return text.empty() ? text
+                        : "a registration in this program was refused, so the extension it "
+                          "names is not the one its file defines: "
+                              + text;
+}
+} // namespace
+
 void
 TypeRegistryBase::Register(TypeId base, const std::string& name, TypeId tid)
 {
     auto& table = Tables()[base.GetUid()];
     const auto it = table.find(name);
-    if (it != table.end() && it->second != tid)
+    if (it != table.end() && it->second == tid)
+    {
+        Repeats().push_back("'" + name + "' (" + tid.GetName() + ")");
+        return;
+    }
+    if (it != table.end())
     {
         // First come, first kept: a plugin must not change what a built-in name means.
         Refusals().push_back("'" + name + "' is already registered as a " + base.GetName() + " ("
@@ -67,6 +96,14 @@ TypeRegistryBase::TakeRefusals()
 {
     std::vector<std::string> taken;
     taken.swap(Refusals());
+    return taken;
+}
+
+std::vector<std::string>
+TypeRegistryBase::TakeRepeats()
+{
+    std::vector<std::string> taken;
+    taken.swap(Repeats());
     return taken;
 }
 
@@ -101,6 +138,13 @@ TypeRegistryBase::Lookup(TypeId base,
                          const std::string& field,
                          const std::string& what)
 {
+    // A refused registration compiled into a script: choosing any extension reports it, as
+    // --load does a library's (the script would run a built-in of that name, or none).
+    const std::string refused = RefusedMessage();
+    if (!refused.empty())
+    {
+        throw SpecError("", field, refused);
+    }
     TypeId tid;
     if (!Find(base, name, tid))
     {
@@ -114,6 +158,11 @@ TypeRegistryBase::Unknown(const std::string& baseName,
                           const std::string& name,
                           const std::string& what)
 {
+    const std::string refused = RefusedMessage();
+    if (!refused.empty())
+    {
+        return refused;
+    }
     TypeId base;
     TypeId tid;
     if (!TypeId::LookupByNameFailSafe(baseName, &base) || Find(base, name, tid))

@@ -41,6 +41,13 @@ class TypeRegistryBase
      * the extension point and why), and forgets them: a plugin loader reports them as errors
      */
     static std::vector<std::string> TakeRefusals();
+    /**
+     * \return the names registered again for the type they already had since the last call
+     * (each "'name' (TypeId name)"), and forgets them. Two shared libraries that define one
+     * TypeId (two builds of one plugin) do that: the dynamic linker binds the second's to the
+     * first's code, so a loader reports them as errors.
+     */
+    static std::vector<std::string> TakeRepeats();
     /** \return the short names registered under \p base, sorted */
     static std::vector<std::string> Names(TypeId base);
     /**
