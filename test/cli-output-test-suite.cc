@@ -1736,9 +1736,12 @@ class CliCsvTestCase : public TestCase
                             "clock_mhz",
                             "power_w",
                             "energy_j",
-                            "board_energy_j"},
+                            "board_energy_j",
+                            "tile_smem_bytes"},
                            dir);
         const Json gj = Json::parse(RunCli(Cat(gemmArgs, {"--json"}), dir).out);
+        // The tile's shared memory, apart from the traffic smem_bytes counts.
+        ExpectNumber(g.rows[0].at("tile_smem_bytes"), gj.at("tile").at("smem_bytes"), "tile smem");
         RAPIDLLM_REQUIRE_EQ(g.rows.size(), 1u, "gemm: one row");
         ExpectNumber(g.rows[0].at("time_s"), gj.at("time_s"), "gemm time");
         ExpectNumber(g.rows[0].at("flops"), gj.at("flops"), "gemm flops");

@@ -165,12 +165,14 @@ RunAttentionCommand(const CliArgs& args)
     }
     if (args.Flag("csv"))
     {
-        std::cout << CsvLine({"hardware",   "kernel",   "pass",       "batch",     "heads",
-                              "kv_heads",   "seq",      "kv_seq",     "head_dim",  "causal",
-                              "window",     "dtype",    "time_s",     "tflops",    "bound",
-                              "block_m",    "block_n",  "tiles",      "waves",     "flops",
-                              "smem_bytes", "l2_bytes", "hbm_bytes",  "compute_s", "smem_s",
-                              "l2_s",       "hbm_s",    "overhead_s", "clock_mhz"});
+        std::cout << CsvLine(
+            {"hardware",       "kernel",   "pass",       "batch",         "heads",
+             "kv_heads",       "seq",      "kv_seq",     "head_dim",      "causal",
+             "window",         "dtype",    "time_s",     "tflops",        "bound",
+             "block_m",        "block_n",  "tiles",      "waves",         "flops",
+             "smem_bytes",     "l2_bytes", "hbm_bytes",  "compute_s",     "smem_s",
+             "l2_s",           "hbm_s",    "overhead_s", "clock_mhz",     "utilization",
+             "sm_utilization", "power_w",  "energy_j",   "board_energy_j"});
         for (const auto& [pass, c] : passes)
         {
             std::cout << CsvLine({hw.name,
@@ -201,7 +203,13 @@ RunAttentionCommand(const CliArgs& args)
                                   FormatNumber(c.l2TimeS),
                                   FormatNumber(c.hbmTimeS),
                                   FormatNumber(c.overheadTimeS),
-                                  c.clockHz > 0 ? FormatNumber(c.clockHz / 1e6) : ""});
+                                  c.clockHz > 0 ? FormatNumber(c.clockHz / 1e6) : "",
+                                  FormatNumber(c.utilization),
+                                  FormatNumber(c.smUtilization),
+                                  // As gemm's: empty without a power model.
+                                  c.clockHz > 0 ? FormatNumber(c.powerW) : "",
+                                  c.clockHz > 0 ? FormatNumber(c.energyJ) : "",
+                                  c.clockHz > 0 ? FormatNumber(c.powerW * c.timeS) : ""});
         }
         return 0;
     }

@@ -108,7 +108,8 @@ RunGemmCommand(const CliArgs& args)
                               "clock_mhz",
                               "power_w",
                               "energy_j",
-                              "board_energy_j"});
+                              "board_energy_j",
+                              "tile_smem_bytes"});
         const bool clock = c.clockHz > 0;
         std::cout << CsvLine({hw.name,
                               std::to_string(m),
@@ -143,7 +144,10 @@ RunGemmCommand(const CliArgs& args)
                               clock ? FormatNumber(c.clockHz / 1e6) : "",
                               clock ? FormatNumber(c.powerW) : "",
                               clock ? FormatNumber(c.energyJ) : "",
-                              clock ? FormatNumber(c.powerW * c.timeS) : ""});
+                              clock ? FormatNumber(c.powerW * c.timeS) : "",
+                              // The tile's shared memory (JSON tile.smem_bytes); smem_bytes
+                              // above is the traffic (JSON bytes.smem).
+                              std::to_string(t.smemPerBlock)});
         return 0;
     }
     std::cout << "GEMM " << m << " x " << n << " x " << k
