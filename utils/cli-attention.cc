@@ -11,6 +11,7 @@
 #include "ns3/attention-kernel-choice.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-echo.h"
 #include "ns3/report-json.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
@@ -152,6 +153,9 @@ RunAttentionCommand(const CliArgs& args)
                   {"window", s.window},
                   {"dtype", ToString(type)},
                   {"clock", args.Text("clock")}};
+        // The version, and ns-3 defaults from the environment, as every command echoes them.
+        j["version"] = RapidLlmVersion();
+        EchoAttributeDefaults(j);
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);

@@ -13,6 +13,7 @@
 #include "ns3/collective-schedule.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-echo.h"
 #include "ns3/progress-line.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
@@ -250,6 +251,9 @@ RunCollectiveCommand(const CliArgs& args)
         {
             j["packet"] = packet;
         }
+        // The version, and ns-3 defaults from the environment, as every command echoes them.
+        j["version"] = RapidLlmVersion();
+        EchoAttributeDefaults(j);
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);

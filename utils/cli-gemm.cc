@@ -9,6 +9,7 @@
 #include "cli-job-options.h"
 #include "ns3/gpu-compute-model.h"
 #include "ns3/hardware-spec.h"
+#include "ns3/job-echo.h"
 #include "ns3/report-json.h"
 #include "ns3/report-output.h"
 #include "ns3/spec-error.h"
@@ -65,6 +66,9 @@ RunGemmCommand(const CliArgs& args)
                   {"batch", batch},
                   {"dtype", ToString(type)},
                   {"clock", args.Text("clock")}};
+        // The version, and ns-3 defaults from the environment, as every command echoes them.
+        j["version"] = RapidLlmVersion();
+        EchoAttributeDefaults(j);
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);
