@@ -924,6 +924,21 @@ class CliEchoSettingsTestCase : public TestCase
                                   defaults,
                                   command[0] << ": " << echo.dump());
         }
+        // Those that echo their input at the top level (they echoed neither it nor a version).
+        const std::vector<std::vector<std::string>> flat = {
+            {"collective", "--json", "--hardware=a100-sxm-80gb", "--gpus=8", "--bytes=1MiB"},
+            {"gemm", "--json", "--m=64", "--n=64", "--k=64"},
+            {"attention", "--json"}};
+        for (const std::vector<std::string>& command : flat)
+        {
+            r = RunCli(command, dir, env);
+            RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+            const Json echo = Json::parse(r.out);
+            NS_TEST_EXPECT_MSG_EQ(echo.value("ns_attribute_default", std::string()),
+                                  defaults,
+                                  command[0] << ": " << r.out);
+            NS_TEST_EXPECT_MSG_EQ(echo.contains("version"), true, command[0]);
+        }
     }
 };
 
