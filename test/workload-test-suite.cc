@@ -828,14 +828,6 @@ class PipelineScheduleTestCase : public TestCase
         const auto reserved = ZeroBubbleVSchedules(2, 8, skewed);
         NS_TEST_EXPECT_MSG_EQ(reserved.at(0).size() + reserved.at(1).size(), 96, "6 m a rank");
         NS_TEST_EXPECT_MSG_GT(RunPrograms(reserved, skewed), 0, "no rank waits forever");
-        // A weight pass started just before a backward became ready held up the ranks before
-        // it (Llama-2 7B's chunk passes, ms, pp 4, m 2: 0.3747 s a step); the order that waits
-        // for the backward is taken where it ends first.
-        std::vector<std::array<PassTimes, 2>> llama(4,
-                                                    {PassTimes{16.7, 18.1, 15}, {16.7, 18.1, 15}});
-        // 340.1 ms before, 329.6 now.
-        NS_TEST_EXPECT_MSG_LT(
-            RunPrograms(ZeroBubbleVSchedules(4, 2, llama), llama), 335, "the backward first");
     }
 
     /**

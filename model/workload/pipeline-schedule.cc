@@ -103,19 +103,14 @@ namespace {
 /**
  * ZeroBubbleVSchedules' greedy run of the pipeline. At most 2 pp chunk forwards a rank wait for
  * their weight pass; with \p reserve a micro-batch's first forward on a rank counts its second
- * chunk's too, so that the second can always run. With \p lookahead a rank does not start a
- * weight pass when one of its backwards becomes ready before that pass would end (a backward
- * holds up the ranks before it; a weight pass holds up no one).
- * \param[out] span when the last pass ends
+ * chunk's too, so that the second can always run.
  * \return each rank's steps, or nothing if the ranks came to wait for each other
  */
 std::vector<std::vector<ScheduleStep>>
 GreedyVOrder(uint32_t pp,
              uint32_t microBatches,
              const std::vector<std::array<PassTimes, 2>>& times,
-             bool reserve,
-             bool lookahead,
-             double& span)
+             bool reserve)
 {
     const uint32_t vstages = 2 * pp;
     const uint32_t m = microBatches;
@@ -194,23 +189,6 @@ GreedyVOrder(uint32_t pp,
             {
                 pass = SchedulePass::WEIGHT;
                 chunk = pick(weights, weightReady);
-                if (chunk >= 0 && lookahead)
-                {
-                    const double weightEnd =
-                        t + (times.empty() ? PassTimes() : times.at(rank)[chunk]).weight;
-                    for (uint32_t s : v)
-                    {
-                        // The next backward's inputs, where both are scheduled already.
-                        const uint32_t mb = backwards[s];
-                        if (mb < forwards[s] && (s + 1 == vstages || backwards[s + 1] > mb)
-                            && std::max(forwardEnd[s][mb],
-                                        s + 1 == vstages ? 0.0 : backwardEnd[s + 1][mb])
-                                   < weightEnd)
-                        {
-                            chunk = -1; // wait for the backward instead
-                        }
-                    }
-                }
             }
             if (chunk < 0)
             {
@@ -255,7 +233,6 @@ GreedyVOrder(uint32_t pp,
         }
         idle.clear();
     }
-    span = ends.empty() ? *std::max_element(freeAt.begin(), freeAt.end()) : *ends.rbegin();
     return steps;
 }
 } // namespace
@@ -265,32 +242,17 @@ ZeroBubbleVSchedules(uint32_t pp,
                      uint32_t microBatches,
                      const std::vector<std::array<PassTimes, 2>>& times)
 {
-    // Each rule with and without the weight passes' lookahead: the one whose run of the pipeline
-    // (sends free) ends first, the plain rule on a tie.
-    std::vector<std::vector<ScheduleStep>> best;
-    double bestSpan = std::numeric_limits<double>::infinity();
-    for (bool reserve : {false, true})
+    auto steps = GreedyVOrder(pp, microBatches, times, false);
+    if (steps.empty())
     {
-        for (bool lookahead : {false, true})
-        {
-            double span = 0;
-            auto steps = GreedyVOrder(pp, microBatches, times, reserve, lookahead, span);
-            if (!steps.empty() && span < bestSpan * (1 - 1e-12))
-            {
-                best = std::move(steps);
-                bestSpan = span;
-            }
-        }
-        if (!best.empty())
-        {
-            break; // first chunks filled a rank only without the reserve
-        }
+        // First chunks filled a rank before its micro-batches came back to their second.
+        steps = GreedyVOrder(pp, microBatches, times, true);
     }
-    if (best.empty())
+    if (steps.empty())
     {
         throw std::logic_error("ZeroBubbleVSchedules: no pass can run");
     }
-    return best;
+    return steps;
 }
 
 } // namespace rapidllm

@@ -97,9 +97,7 @@ struct PassTimes
  * ready, else the oldest forward that is ready while fewer than 2 pp chunk passes (1F1B's
  * first-stage peak: pp micro-batches of a whole stage) wait for their weight pass, else the
  * oldest weight pass ready (a chunk 1 pass before a chunk 0 pass of the same micro-batch), else
- * it waits for the next pass to end; the order is made again with a lookahead (no weight pass
- * started when one of the rank's backwards becomes ready before it would end), and the order
- * whose run ends first is kept. Where first chunks would fill a rank before its
+ * it waits for the next pass to end. Where first chunks would fill a rank before its
  * micro-batches come back to their second chunks (the ranks then waiting for each other), each
  * micro-batch's first forward on a rank counts its second chunk's too, which keeps fewer in
  * flight. On equal times (the paper's T_F = T_B = T_W) this leaves
