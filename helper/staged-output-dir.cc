@@ -46,15 +46,55 @@ StagedOutputDir::Commit()
         files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
+    // First the files they replace move aside (into the staging folder), then the new ones
+    // move in; a move that fails puts back what moved before it, so the folder is either as it
+    // was or wholly this run's (an immutable results.json left a new results.csv beside it).
+    const std::filesystem::path aside = std::filesystem::path(m_staging) / ".replaced";
+    std::filesystem::create_directory(aside);
+    std::vector<std::pair<std::filesystem::path, std::filesystem::path>> moved; // from, to
+    auto undo = [&moved]()
+    {
+        std::error_code ignored;
+        for (auto it = moved.rbegin(); it != moved.rend(); ++it)
+        {
+            std::filesystem::rename(it->second, it->first, ignored);
+        }
+    };
+    auto move = [&](const std::filesystem::path& from, const std::filesystem::path& to)
+    {
+        std::error_code ec;
+        std::filesystem::rename(from, to, ec);
+        if (ec)
+        {
+            undo();
+            throw OutputError(to == aside / from.filename() ? from.string() : to.string(),
+                              ec.message());
+        }
+        moved.emplace_back(from, to);
+    };
+    std::error_code ec;
+    for (const auto& file : files)
+    {
+        // A folder where a file goes is the user's: not moved aside (nor deleted with it).
+        const std::filesystem::path target = std::filesystem::path(m_dir) / file.filename();
+        if (std::filesystem::symlink_status(target, ec).type()
+            == std::filesystem::file_type::directory)
+        {
+            throw OutputError(target.string(), "a folder is where the file goes");
+        }
+    }
     for (const auto& file : files)
     {
         const std::filesystem::path target = std::filesystem::path(m_dir) / file.filename();
-        std::error_code ec;
-        std::filesystem::rename(file, target, ec);
-        if (ec)
+        if (std::filesystem::symlink_status(target, ec).type()
+            != std::filesystem::file_type::not_found)
         {
-            throw OutputError(target.string(), ec.message());
+            move(target, aside / file.filename());
         }
+    }
+    for (const auto& file : files)
+    {
+        move(file, std::filesystem::path(m_dir) / file.filename());
     }
     m_new->Keep();
 }

@@ -804,6 +804,31 @@ class StagedOutputDirTestCase : public TestCase
                                             std::filesystem::directory_iterator()),
                               2,
                               "no staging folder left");
+        // A file that cannot be replaced (here a folder where it goes; an immutable file
+        // likewise) refuses the commit before anything moved: the folder stays as it was (a
+        // new results.csv stood beside the old results.json).
+        std::filesystem::create_directory(old + "/z.png");
+        bool refused = false;
+        {
+            StagedOutputDir staged(old);
+            std::ofstream(staged.GetPath() + "/results.csv") << "newer";
+            std::ofstream(staged.GetPath() + "/z.png") << "png";
+            try
+            {
+                staged.Commit();
+            }
+            catch (const OutputError& e)
+            {
+                refused = std::string(e.what()).find("z.png") != std::string::npos;
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(refused, true, "the file in the way is named");
+        std::ifstream(old + "/results.csv") >> text;
+        NS_TEST_EXPECT_MSG_EQ(text, "new", "the folder as it was");
+        NS_TEST_EXPECT_MSG_EQ(
+            std::filesystem::is_directory(old + "/z.png"), true, "the user's folder kept");
+        NS_TEST_EXPECT_MSG_EQ(
+            std::filesystem::exists(old + "/.rapid-llm-partial"), false, "no staging folder");
     }
 };
 
