@@ -536,6 +536,30 @@ class CollectiveTooLargeTestCase : public TestCase
             NS_TEST_EXPECT_MSG_EQ(whole, true, "what() has the refusal");
         }
         NS_TEST_EXPECT_MSG_EQ(refused, true, "refused before building");
+        // A fluid pairwise all-to-all has a stream per ordered pair: refused before its list
+        // is built (100,000 ranks grew to 19 GB before the schedule refused a step).
+        const uint32_t n = 6000; // 35,994,000 pairs
+        Ptr<Topology> t = Topology::Build(
+            OneDimension(TopologyKind::SWITCH, n, 100, 1000).Routing("shortest-path"), n);
+        CollectiveRequest req;
+        req.op = CollectiveOp::ALL_TO_ALL;
+        req.algorithm = "direct";
+        req.bytes = uint64_t(1) << 30;
+        req.fluid = true;
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            req.endpoints.push_back(i);
+        }
+        bool counted = false;
+        try
+        {
+            BuildCollective(req, *t);
+        }
+        catch (const CollectiveTooLarge& e)
+        {
+            counted = e.GetMessage(true).find("counted before building") != std::string::npos;
+        }
+        NS_TEST_EXPECT_MSG_EQ(counted, true, "the fluid all-to-all counted before building");
     }
 };
 

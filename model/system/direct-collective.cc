@@ -99,6 +99,9 @@ DirectCollective::AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const
     const uint64_t s = call.bytes;
     auto pairwise = [&](CollectiveOp op)
     {
+        // A stream per ordered pair, each a step: refused before the list is built (100,000
+        // ranks grew to 19 GB first).
+        CollectiveSchedule::CheckPlannedSize(uint64_t(k) * (k - 1), 1, k);
         std::vector<FluidStream> streams;
         streams.reserve(uint64_t(k) * (k - 1));
         uint64_t largest = 0;
