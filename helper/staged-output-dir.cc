@@ -6,6 +6,8 @@
 
 #include "ns3/rapidllm-error.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <vector>
@@ -22,12 +24,22 @@ StagedOutputDir::StagedOutputDir(const std::string& dir)
     std::error_code ec;
     std::filesystem::remove_all(m_staging, ec);
     CreateOutputDir(m_staging);
+    // Last, so that a constructor that throws leaves the signals as they were.
+    sigset_t interrupts;
+    sigemptyset(&interrupts);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP})
+    {
+        sigaddset(&interrupts, signal);
+    }
+    pthread_sigmask(SIG_BLOCK, &interrupts, &m_oldMask);
 }
 
 StagedOutputDir::~StagedOutputDir()
 {
     std::error_code ignored;
     std::filesystem::remove_all(m_staging, ignored);
+    m_new.reset(); // a new folder left empty goes before a waiting signal acts
+    pthread_sigmask(SIG_SETMASK, &m_oldMask, nullptr);
 }
 
 const std::string&

@@ -7,6 +7,7 @@
 
 #include "report-output.h"
 
+#include <csignal>
 #include <optional>
 #include <string>
 
@@ -18,7 +19,8 @@ namespace rapidllm {
  * \brief An output folder a study writes whole or not at all: its files (tables, JSON, plots
  * and their scripts) go to a hidden folder inside it first and are moved into place by
  * Commit(), so a write that fails part-way (a full disk, gnuplot) leaves the folder as it was,
- * or none at all where it was new.
+ * or none at all where it was new. While it lives SIGINT, SIGTERM and SIGHUP wait (they are
+ * blocked, and act once it is gone): an interrupt during the plots left the hidden folder.
  */
 class StagedOutputDir
 {
@@ -42,6 +44,7 @@ class StagedOutputDir
     std::string m_dir;                 //!< the output folder
     std::string m_staging;             //!< the hidden folder inside it
     std::optional<NewOutputDir> m_new; //!< the folders made for it (removed on failure)
+    sigset_t m_oldMask;                //!< the signals blocked before
 };
 
 } // namespace rapidllm
