@@ -563,6 +563,37 @@ class CollectiveTooLargeTestCase : public TestCase
     }
 };
 
+/**
+ * \brief A pipelined tree's time grows with its size across its piece boundaries: whole pieces
+ * of 1 MiB and a shorter last one (2 MiB - 1 B in one piece took 49% longer than 2 MiB in two).
+ */
+class TreePiecesTestCase : public TestCase
+{
+  public:
+    TreePiecesTestCase()
+        : TestCase("a double binary tree's time grows with its size across piece boundaries")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NetworkSpec s = OneDimension(TopologyKind::SWITCH, 16, 50, 1000).Routing("shortest-path");
+        double before = 0;
+        for (uint64_t bytes : {uint64_t(1) << 20,
+                               (uint64_t(1) << 20) + 1,
+                               (uint64_t(2) << 20) - 1,
+                               uint64_t(2) << 20,
+                               (uint64_t(3) << 20) - 1,
+                               uint64_t(3) << 20})
+        {
+            const double t = RunTime(s, CollectiveOp::ALL_REDUCE, bytes, 16, "double-binary-tree");
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(t, before * (1 - 1e-9), bytes << " bytes");
+            before = t;
+        }
+    }
+};
+
 /** \brief Bad requests and algorithm choices give clear errors; results are deterministic. */
 class CollectiveErrorsTestCase : public TestCase
 {
@@ -1191,6 +1222,7 @@ class CollectiveTestSuite : public TestSuite
         AddTestCase(new AlgorithmVolumeTestCase, TestCase::QUICK);
         AddTestCase(new ReductionCostTestCase, TestCase::QUICK);
         AddTestCase(new CollectiveErrorsTestCase, TestCase::QUICK);
+        AddTestCase(new TreePiecesTestCase, TestCase::QUICK);
         AddTestCase(new CollectiveTooLargeTestCase, TestCase::QUICK);
         AddTestCase(new RegisteredAlgorithmTestCase, TestCase::QUICK);
         AddTestCase(new AlgorithmNameErrorsTestCase, TestCase::QUICK);

@@ -11,6 +11,13 @@
 namespace ns3 {
 namespace rapidllm {
 
+namespace {
+/** A pipelined tree's piece (PipelineChunks' unit). */
+constexpr uint64_t kPiece = uint64_t(1) << 20;
+/** Its most pieces. */
+constexpr uint64_t kMostPieces = 64;
+} // namespace
+
 NS_LOG_COMPONENT_DEFINE("RapidLlmDoubleBinaryTreeCollective");
 NS_OBJECT_ENSURE_REGISTERED(DoubleBinaryTreeCollective);
 
@@ -97,8 +104,17 @@ DoubleBinaryTreeCollective::Supports(CollectiveOp op, uint32_t ranks, std::strin
 uint32_t
 DoubleBinaryTreeCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) const
 {
-    // A tree only pays off pipelined.
-    return PipelineChunks(bytes, 64);
+    // A tree only pays off pipelined: whole pieces of 1 MiB and a shorter last one
+    // (GetPieceBytes), at most 64. Equal pieces, one per whole MiB, took 2 MiB - 1 B in one
+    // piece, 49% longer than 2 MiB in two (16 H100s: 123.5 against 83.1 us).
+    return static_cast<uint32_t>(
+        std::clamp<uint64_t>((bytes + kPiece - 1) / kPiece, 1, kMostPieces));
+}
+
+uint64_t
+DoubleBinaryTreeCollective::GetPieceBytes(CollectiveOp op, uint64_t bytes) const
+{
+    return bytes <= kPiece * kMostPieces ? kPiece : 0;
 }
 
 void

@@ -28,6 +28,7 @@ class DoubleBinaryTreeCollective : public CollectiveAlgorithm
 
     bool Supports(CollectiveOp op, uint32_t ranks, std::string& why) const override;
     uint32_t GetDefaultChunks(CollectiveOp op, uint64_t bytes) const override;
+    uint64_t GetPieceBytes(CollectiveOp op, uint64_t bytes) const override;
     void AddMessages(ScheduleBuilder& b, const CollectiveCall& call) const override;
     void AddFluid(ScheduleBuilder& b, const CollectiveCall& call) const override;
     uint64_t CountMessages(const ScheduleBuilder& b, const CollectiveCall& call) const override;
