@@ -53,16 +53,26 @@ StagedOutputDir::Commit()
 {
     // In name order, so that a failure part-way is the same on every run.
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(m_staging))
+    std::error_code listed;
+    for (const auto& entry : std::filesystem::directory_iterator(m_staging, listed))
     {
         files.push_back(entry.path());
+    }
+    if (listed)
+    {
+        throw OutputError(m_staging, listed.message());
     }
     std::sort(files.begin(), files.end());
     // First the files they replace move aside (into the staging folder), then the new ones
     // move in; a move that fails puts back what moved before it, so the folder is either as it
     // was or wholly this run's (an immutable results.json left a new results.csv beside it).
     const std::filesystem::path aside = std::filesystem::path(m_staging) / ".replaced";
-    std::filesystem::create_directory(aside);
+    std::error_code made;
+    std::filesystem::create_directory(aside, made);
+    if (made)
+    {
+        throw OutputError(aside.string(), made.message());
+    }
     std::vector<std::pair<std::filesystem::path, std::filesystem::path>> moved; // from, to
     auto undo = [&moved]()
     {
