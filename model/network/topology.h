@@ -26,8 +26,8 @@ namespace rapidllm {
  */
 struct TopologyNode
 {
-    std::string name;          //!< "gpu12", "nvlink.sw0", "infiniband.leaf3.1", "infiniband.spine3.0"
-    bool isSwitch = false;     //!< false for endpoints
+    std::string name;      //!< "gpu12", "nvlink.sw0", "infiniband.leaf3.1", "infiniband.spine3.0"
+    bool isSwitch = false; //!< false for endpoints
     double switchLatencyS = 0; //!< forwarding delay of a switch, seconds
     uint32_t dimension = 0;    //!< dimension a switch belongs to (endpoints: 0)
 };
