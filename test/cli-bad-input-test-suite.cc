@@ -533,7 +533,11 @@ class CliBadInputTestCase : public TestCase
             // gemm, sweep, xval and the trace commands.
             {{"gemm", "--m=18446744073709551615", "--n=1", "--k=1"}, {"option --m", u32}},
             {{"gemm", "--m=4", "--n=4"}, {"option --k", "required"}},
+            // Named --batch only where one matrix alone fits (--batch was blamed for a size
+            // that no batch could make fit).
             {{"gemm", "--m=4294967295", "--n=4294967295", "--k=4294967295", "--batch=4294967295"},
+             {"option --m", "2^60"}},
+            {{"gemm", "--m=300000000", "--n=300000000", "--k=1", "--batch=100000"},
              {"option --batch", "2^60"}},
             // Without --batch, the dimension that made it so (it named --batch, not given).
             {{"gemm", "--m=536870912", "--n=536870912", "--k=1"}, {"option --m", "2^60"}},

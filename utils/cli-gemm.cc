@@ -33,9 +33,13 @@ RunGemmCommand(const CliArgs& args)
         4.0L * batch * ((long double) m * k + (long double) k * n + (long double) m * n);
     if (bytes > std::ldexp(1.0L, 60))
     {
-        // Named by the option that made it so large: --batch where given, else the largest
-        // dimension.
-        const char* largest = batch > 1 ? "batch" : m >= n && m >= k ? "m" : n >= k ? "n" : "k";
+        // Named by the option that made it so large: --batch where one matrix alone fits,
+        // else the largest dimension.
+        const bool one = bytes / batch <= std::ldexp(1.0L, 60);
+        const char* largest = batch > 1 && one   ? "batch"
+                              : m >= n && m >= k ? "m"
+                              : n >= k           ? "n"
+                                                 : "k";
         throw SpecError(kCommandLine,
                         largest,
                         "batch x (m x k + k x n + m x n) elements would take more than 2^60 "
