@@ -618,15 +618,7 @@ FaultStudyJson(const ResolvedJob& job,
                 row["energy_j"] = r.energyJ;
                 row["avg_power_w"] = r.avgPowerW;
             }
-            Json links = Json::array();
-            for (const auto& l : r.mostLoaded)
-            {
-                links.push_back({{"link", l.name},
-                                 {"bytes", l.bytes},
-                                 {"busy_s", l.busyTimeS},
-                                 {"utilization", l.utilization}});
-            }
-            row["most_loaded_links"] = links;
+            row["most_loaded_links"] = r.mostLoaded;
         }
         else
         {

@@ -57,15 +57,7 @@ to_json(Json& j, const CollectiveProbeResult& r)
         j["data_packets"] = r.dataPackets;
         j["packet_drops"] = r.drops;
     }
-    Json links = Json::array();
-    for (const auto& s : r.mostLoaded)
-    {
-        links.push_back({{"link", s.name},
-                         {"bytes", s.bytes},
-                         {"busy_s", s.busyTimeS},
-                         {"utilization", s.utilization}});
-    }
-    j["most_loaded_links"] = links;
+    j["most_loaded_links"] = r.mostLoaded;
 }
 
 void

@@ -2092,6 +2092,11 @@ class CliCsvTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(std::stod(bigLinks.rows[0].at("bytes")),
                               bigJson.at("most_loaded_links").at(0).at("bytes").get<double>(),
                               "exact link bytes");
+        // A whole number as one, as the collective's own bytes (it read 18790481920.0).
+        NS_TEST_EXPECT_MSG_EQ(
+            bigJson.at("most_loaded_links").at(0).at("bytes").is_number_unsigned(),
+            true,
+            "integer");
     }
 };
 

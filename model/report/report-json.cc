@@ -4,6 +4,8 @@
 
 #include "report-json.h"
 
+#include <cmath>
+
 namespace ns3 {
 namespace rapidllm {
 
@@ -53,6 +55,17 @@ to_json(Json& j, const MemoryReport& m)
     {
         j["assumption"] = m.assumption;
     }
+}
+
+void
+to_json(Json& j, const LinkStats& s)
+{
+    // Whole bytes as an integer (a float lost nothing, but read as one: 20132659200.0).
+    const bool whole = s.bytes >= 0 && s.bytes < 0x1p64 && s.bytes == std::floor(s.bytes);
+    j = {{"link", s.name},
+         {"bytes", whole ? Json(static_cast<uint64_t>(s.bytes)) : Json(s.bytes)},
+         {"busy_s", s.busyTimeS},
+         {"utilization", s.utilization}};
 }
 
 void

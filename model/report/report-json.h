@@ -6,6 +6,7 @@
 #define RAPIDLLM_REPORT_JSON_H
 
 #include "ns3/memory-model.h"
+#include "ns3/network-stats.h"
 #include "ns3/operator-cost.h"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,14 @@ std::string DumpJson(const Json& value);
  * \param j the JSON value to fill \param m the report
  */
 void to_json(Json& j, const MemoryReport& m);
+
+/**
+ * \brief One link's load in a list of the most loaded: name, bytes (a whole number where they
+ * are one, as a collective's own bytes), busy time and utilization; the same object wherever
+ * such a list is printed (collective, study faults).
+ * \param j the JSON value to fill \param s the link
+ */
+void to_json(Json& j, const LinkStats& s);
 
 /**
  * \brief One operator's predicted cost: time, rate, the bounding level, the tiling chosen and
