@@ -94,25 +94,26 @@ StagedOutputDir::Commit()
         }
         moved.emplace_back(from, to);
     };
-    std::error_code ec;
+    // The files replaced; a folder where a file goes is the user's: refused before anything
+    // moves (not moved aside, nor deleted with the staging folder).
+    std::vector<std::filesystem::path> replaced;
     for (const auto& file : files)
     {
-        // A folder where a file goes is the user's: not moved aside (nor deleted with it).
         const std::filesystem::path target = std::filesystem::path(m_dir) / file.filename();
-        if (std::filesystem::symlink_status(target, ec).type()
-            == std::filesystem::file_type::directory)
+        std::error_code ec;
+        const auto type = std::filesystem::symlink_status(target, ec).type();
+        if (type == std::filesystem::file_type::directory)
         {
             throw OutputError(target.string(), "a folder is where the file goes");
         }
-    }
-    for (const auto& file : files)
-    {
-        const std::filesystem::path target = std::filesystem::path(m_dir) / file.filename();
-        if (std::filesystem::symlink_status(target, ec).type()
-            != std::filesystem::file_type::not_found)
+        if (type != std::filesystem::file_type::not_found)
         {
-            move(target, aside / file.filename());
+            replaced.push_back(target);
         }
+    }
+    for (const auto& target : replaced)
+    {
+        move(target, aside / target.filename());
     }
     for (const auto& file : files)
     {

@@ -177,16 +177,27 @@ constexpr uint64_t kChainMostPieces = 64;
 } // namespace
 
 uint32_t
+CollectiveAlgorithm::WholePieces(uint64_t bytes, uint64_t piece, uint64_t most)
+{
+    return static_cast<uint32_t>(std::clamp<uint64_t>((bytes + piece - 1) / piece, 1, most));
+}
+
+uint64_t
+CollectiveAlgorithm::WholePieceBytes(uint64_t bytes, uint64_t piece, uint64_t most)
+{
+    return bytes <= piece * most ? piece : 0;
+}
+
+uint32_t
 CollectiveAlgorithm::ChainChunks(uint64_t bytes)
 {
-    return static_cast<uint32_t>(std::clamp<uint64_t>(
-        (bytes + kChainPieceBytes - 1) / kChainPieceBytes, 1, kChainMostPieces));
+    return WholePieces(bytes, kChainPieceBytes, kChainMostPieces);
 }
 
 uint64_t
 CollectiveAlgorithm::ChainPieceBytes(uint64_t bytes)
 {
-    return bytes <= kChainPieceBytes * kChainMostPieces ? kChainPieceBytes : 0;
+    return WholePieceBytes(bytes, kChainPieceBytes, kChainMostPieces);
 }
 
 } // namespace rapidllm

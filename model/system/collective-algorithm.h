@@ -187,6 +187,17 @@ class CollectiveAlgorithm : public Object
      */
     static uint32_t PipelineChunks(uint64_t bytes, uint32_t maxChunks);
     /**
+     * \return the pieces of \p bytes in whole pieces of \p piece bytes and a shorter last one,
+     * at least 1 and at most \p most (WholePieceBytes)
+     */
+    static uint32_t WholePieces(uint64_t bytes, uint64_t piece, uint64_t most);
+    /**
+     * \return the size of WholePieces' pieces: \p piece, the last one less; 0 (equal pieces)
+     * above \p most of them. Whole pieces and a short last one keep a pipelined collective's
+     * time growing with its size, where one piece per whole \p piece jumps at each multiple.
+     */
+    static uint64_t WholePieceBytes(uint64_t bytes, uint64_t piece, uint64_t most);
+    /**
      * \return the pieces a chain (broadcast, reduce) pipelines \p bytes in: whole steps of
      * NCCL's Simple protocol, 512 KiB (init.cc: DEFAULT_BUFFSIZE 4 MiB over NCCL_STEPS 8), the
      * last one what is left, at most 64 pieces (ChainPieceBytes)

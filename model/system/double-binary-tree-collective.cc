@@ -107,14 +107,13 @@ DoubleBinaryTreeCollective::GetDefaultChunks(CollectiveOp op, uint64_t bytes) co
     // A tree only pays off pipelined: whole pieces of 1 MiB and a shorter last one
     // (GetPieceBytes), at most 64. Equal pieces, one per whole MiB, took 2 MiB - 1 B in one
     // piece, 49% longer than 2 MiB in two (16 H100s: 123.5 against 83.1 us).
-    return static_cast<uint32_t>(
-        std::clamp<uint64_t>((bytes + kPiece - 1) / kPiece, 1, kMostPieces));
+    return WholePieces(bytes, kPiece, kMostPieces);
 }
 
 uint64_t
 DoubleBinaryTreeCollective::GetPieceBytes(CollectiveOp op, uint64_t bytes) const
 {
-    return bytes <= kPiece * kMostPieces ? kPiece : 0;
+    return WholePieceBytes(bytes, kPiece, kMostPieces);
 }
 
 void

@@ -316,8 +316,8 @@ RingCollective::AddCutThroughChain(
         const uint32_t body = send(from, to, s, start);
         first = b.Join(to, {ScheduleBuilder::Step(head), ready[i]});
         const ScheduleBuilder::Step got =
-            reduced > 0 ? b.Reduce(to, ReducedBytes(reduced, s), ScheduleBuilder::Step(body))
-                        : ScheduleBuilder::Step(body);
+            reduce ? b.Reduce(to, ReducedBytes(reduced, s), ScheduleBuilder::Step(body))
+                   : ScheduleBuilder::Step(body);
         whole = b.Join(to, {got, whole, ready[i]});
         b.SetReady(to, whole);
     }

@@ -329,8 +329,7 @@ TransformerLayer::EmitForward(
     // out-projection's weight gradient as well. Under selective recomputation the attention
     // backward reads the recomputed one: the out-projection keeps its input alone.
     const int64_t fp8Copy = Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0;
-    const int64_t outBytes =
-        keep == Recompute::SELECTIVE ? (fp8Copy > 0 ? fp8Copy : eb) : eb + fp8Copy;
+    const int64_t outBytes = keep == Recompute::SELECTIVE ? Fp8KeptBytes(eb) : eb + fp8Copy;
     const int64_t attentionOut = kept(outBytes * rows * s.AttentionOut());
     ScatteredGemm(
         e, "proj", "ar_proj", rows, s.hidden, s.AttentionOut(), kUserBufferProjSms, attentionOut);
@@ -1233,9 +1232,8 @@ TransformerLayer::Backward(GraphEmitter& e,
     {
         if (!e.DeferredWeightGradients())
         {
-            const int64_t eb = s.elementBytes;
-            const int64_t fp8Copy = Fp8KeptBytes(eb) < eb ? Fp8KeptBytes(eb) : 0;
-            releasedEarly = (fp8Copy > 0 ? fp8Copy : eb) * int64_t(m_rows * s.AttentionOut());
+            // As the forward kept it for selective recomputation (Forward's outBytes).
+            releasedEarly = Fp8KeptBytes(s.elementBytes) * int64_t(m_rows * s.AttentionOut());
             e.AddMemory(projWgrad, -releasedEarly);
         }
         e.SetPhase(Phase::RECOMPUTE);
