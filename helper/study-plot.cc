@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace ns3 {
 namespace rapidllm {
@@ -34,6 +35,28 @@ IsWholePng(const std::filesystem::path& png)
     }
     unsigned char tail[12];
     return in.read(reinterpret_cast<char*>(tail), 12) && std::memcmp(tail, kIend, 12) == 0;
+}
+
+/** \return the last \p count non-empty lines of the text file \p path, joined by "; " (empty when
+ * it is missing or empty) */
+std::string
+LastLines(const std::filesystem::path& path, std::size_t count)
+{
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);)
+    {
+        if (line.find_first_not_of(" \t\r^") != std::string::npos)
+        {
+            lines.push_back(line);
+        }
+    }
+    std::string joined;
+    for (std::size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i)
+    {
+        joined += (joined.empty() ? "" : "; ") + lines[i];
+    }
+    return joined;
 }
 
 /** \return \p text quoted for a gnuplot string ('...', quotes doubled) */
@@ -206,10 +229,17 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     // other files). Its
     // warnings (a single point's "empty x range") are not ours to print, and stdout may be JSON:
     // both of its streams are silenced; on failure the user runs the command to see why.
+    // gnuplot's errors go to a file beside the script, read back into the error when it fails:
+    // the folder may be a staging one, gone by the time the user reads the message.
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
-    const std::string command =
-        "cd -P " + ShellQuote(dir) + " && gnuplot " + ShellQuote(script.filename().string());
-    const int status = std::system((command + " >/dev/null 2>&1").c_str());
+    std::filesystem::path errors = script;
+    errors += ".err";
+    const std::string command = "cd -P " + ShellQuote(dir) + " && gnuplot "
+                                + ShellQuote(script.filename().string()) + " >/dev/null 2>"
+                                + ShellQuote(errors.filename().string());
+    const int status = std::system(command.c_str());
+    const std::string said = LastLines(errors, 3);
+    std::filesystem::remove(errors, ignored);
     // std::system ignores SIGINT while gnuplot runs, and an interrupt ends gnuplot (and the
     // shell running it): passed on to this process, not reported as gnuplot failing.
     const int stopped = status == -1                           ? 0
@@ -227,8 +257,11 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     if (status != 0)
     {
         std::filesystem::remove(png, ignored); // no half-drawn image
-        throw OutputError(pngPath,
-                          "gnuplot failed on '" + script.string() + "' (run: " + command + ")");
+        const std::string why =
+            said.empty() ? "exit status " + std::to_string(status == -1 ? -1 : WEXITSTATUS(status))
+                         : said;
+        throw OutputError(
+            pngPath, "gnuplot failed on its script " + script.filename().string() + ": " + why);
     }
     if (!IsWholePng(png))
     {

@@ -52,19 +52,22 @@ struct PlotSpec
  * \param pngPath the PNG to write
  * \param plot what to draw
  * \return false when the gnuplot program is missing (the script is written, the PNG is not)
- * Throws OutputError when the script cannot be written, SpecError when gnuplot fails.
+ * Throws OutputError when the script cannot be written, OutputError, with gnuplot's own
+ * last lines of error, when it fails.
  */
 bool WritePlotPng(const std::string& pngPath, const PlotSpec& plot);
 
 /**
  * \brief Renders \p plot (made with the PNG's file name, without its directory) as \p pngPath:
  * its script is kept beside it (PATH without .png + ".plt") and the gnuplot program runs it in
- * the PNG's directory, its own output silenced (stdout may be JSON). Both the studies' plots
+ * the PNG's directory, its output silenced (stdout may be JSON) and its errors kept for the
+ * message when it fails. Both the studies' plots
  * and the sweep's are drawn by it.
  * \param plot the plot, with its terminal, data and settings
  * \param pngPath the PNG to write
  * \return false when the gnuplot program is missing (the script is written, the PNG is not)
- * Throws OutputError when the script cannot be written, SpecError when gnuplot fails.
+ * Throws OutputError when the script cannot be written, OutputError, with gnuplot's own
+ * last lines of error, when it fails.
  */
 bool RenderPng(Gnuplot& plot, const std::string& pngPath);
 

@@ -875,6 +875,42 @@ class CliWithoutGnuplotTestCase : public TestCase
 };
 
 /**
+ * \brief When gnuplot fails, the error quotes gnuplot's own last words: the script it names
+ * may be in a folder already taken away (a study's staging folder), so a command to rerun it
+ * would not help.
+ */
+class CliGnuplotFailsTestCase : public TestCase
+{
+  public:
+    CliGnuplotFailsTestCase()
+        : TestCase("a failing gnuplot's own error reaches the message")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("gnuplot-fails");
+        const std::string dir = scratch.Path();
+        std::filesystem::create_directories(dir + "/bin");
+        {
+            std::ofstream fake(dir + "/bin/gnuplot");
+            fake << "#!/bin/sh\necho '\"x.plt\" line 3: unknown terminal type' >&2\nexit 1\n";
+        }
+        std::filesystem::permissions(dir + "/bin/gnuplot", std::filesystem::perms::owner_all);
+        const CliResult r = RunCli(Cat({"run", "--out=" + dir + "/run"}, kSmallTraining),
+                                   dir,
+                                   "env PATH=" + dir + "/bin:/usr/bin:/bin");
+        NS_TEST_EXPECT_MSG_EQ(r.status, 5, r.err);
+        NS_TEST_EXPECT_MSG_NE(
+            r.err.find("line 3: unknown terminal type"), std::string::npos, r.err);
+        NS_TEST_EXPECT_MSG_EQ(r.err.find("(run: "), std::string::npos, r.err);
+        NS_TEST_EXPECT_MSG_EQ(
+            std::filesystem::exists(dir + "/run/breakdown.plt.err"), false, r.err);
+    }
+};
+
+/**
  * \brief The input echo holds ns-3 attribute defaults from NS_ATTRIBUTE_DEFAULT, which move a
  * step (a replayer's SerializeGroups=false did, with the same echo).
  */
@@ -2419,6 +2455,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliDoesNotFitStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliOutputErrorStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliWithoutGnuplotTestCase, TestCase::QUICK);
+        AddTestCase(new CliGnuplotFailsTestCase, TestCase::QUICK);
         AddTestCase(new CliPlotNamesTestCase, TestCase::QUICK);
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
         AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
