@@ -47,10 +47,9 @@ ParseVary(const std::string& text, std::string& field)
                               "--vary=gpu.hbm_gib=0.5x,0.75x,1x,2x");
     }
     field = text.substr(0, eq);
+    // Commas inside a list or map value ("network.nvlink.shape=[8],[2,4]") belong to it.
     std::vector<std::string> values;
-    std::stringstream ss(text.substr(eq + 1));
-    std::string v;
-    while (std::getline(ss, v, ','))
+    for (const std::string& v : SpecOverride::SplitTopLevel(text.substr(eq + 1)))
     {
         if (v.empty())
         {
@@ -72,10 +71,6 @@ ParseVary(const std::string& text, std::string& field)
                             "'" + v + "' is given twice in '" + text + "'; give each value once");
         }
         values.push_back(v);
-    }
-    if (text.back() == ',')
-    {
-        throw SpecError("command line", "vary", "an empty value in '" + text + "'");
     }
     return values;
 }

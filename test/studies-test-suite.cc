@@ -716,6 +716,19 @@ class HardwareStudyTestCase : public TestCase
                                   .find("FIELD=V1,V2"),
                               std::string::npos,
                               "a malformed --vary");
+        // A list value's commas belong to it: two torus shapes, not three broken values.
+        const auto shapes = ParseVary("network.nvlink.shape=[8],[2,4]", field);
+        RAPIDLLM_REQUIRE_EQ(shapes.size(), 2, "two values");
+        NS_TEST_EXPECT_MSG_EQ(shapes[1], "[2,4]", "the second shape whole");
+        NS_TEST_EXPECT_MSG_NE(ErrorOf(
+                                  []()
+                                  {
+                                      std::string f;
+                                      ParseVary("gpu.hbm_gib=1x,", f);
+                                  })
+                                  .find("an empty value"),
+                              std::string::npos,
+                              "a trailing comma");
     }
 };
 

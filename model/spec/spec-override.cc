@@ -292,25 +292,12 @@ SpecOverride::Named(const std::string& text) const
     return o;
 }
 
-std::vector<SpecOverride>
-SpecOverride::ParseList(const std::string& text, const std::string& origin)
+std::vector<std::string>
+SpecOverride::SplitTopLevel(const std::string& text)
 {
-    std::vector<SpecOverride> overrides;
-    std::string item;
+    std::vector<std::string> items(1);
     int depth = 0;
     char quote = 0;
-    auto flush = [&]()
-    {
-        if (Trim(item).empty())
-        {
-            throw SpecError(origin,
-                            "set",
-                            "'" + text + "' has an empty entry; give PATH=VALUE[,PATH=VALUE...], "
-                                + kExamples);
-        }
-        overrides.push_back(Parse(item, origin));
-        item.clear();
-    };
     for (char c : text)
     {
         if (quote)
@@ -331,12 +318,29 @@ SpecOverride::ParseList(const std::string& text, const std::string& origin)
         }
         else if (c == ',' && depth == 0)
         {
-            flush();
+            items.emplace_back();
             continue;
         }
-        item += c;
+        items.back() += c;
     }
-    flush();
+    return items;
+}
+
+std::vector<SpecOverride>
+SpecOverride::ParseList(const std::string& text, const std::string& origin)
+{
+    std::vector<SpecOverride> overrides;
+    for (const std::string& item : SplitTopLevel(text))
+    {
+        if (Trim(item).empty())
+        {
+            throw SpecError(origin,
+                            "set",
+                            "'" + text + "' has an empty entry; give PATH=VALUE[,PATH=VALUE...], "
+                                + kExamples);
+        }
+        overrides.push_back(Parse(item, origin));
+    }
     RejectRepeatedPaths(overrides, origin);
     return overrides;
 }

@@ -55,6 +55,13 @@ class SpecOverride
                                                const std::string& origin = "");
 
     /**
+     * \brief Splits \p text at its commas outside [], {} and quotes: one item per override
+     * (or per value of `study hardware --vary`), empty ones kept for the caller to refuse.
+     * \param text the list \return the items, in order (one for text without such a comma)
+     */
+    static std::vector<std::string> SplitTopLevel(const std::string& text);
+
+    /**
      * \brief Refuses a list that sets one path twice (the second would silently win).
      * \param overrides one list's overrides \param origin where they came from, for errors
      */
