@@ -8,6 +8,7 @@
 #include "ns3/spec-error.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -191,7 +192,25 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
 bool
 GnuplotFound()
 {
-    static const bool found = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+    // Looked up in this process, as the shell would: a std::system() here would ignore SIGINT
+    // while it ran, at the start of every command, and a Ctrl-C then would be lost.
+    static const bool found = []()
+    {
+        const char* path = std::getenv("PATH");
+        std::stringstream dirs(path ? path : "");
+        for (std::string dir; std::getline(dirs, dir, ':');)
+        {
+            const std::filesystem::path program =
+                std::filesystem::path(dir.empty() ? "." : dir) / "gnuplot";
+            std::error_code error;
+            if (std::filesystem::is_regular_file(program, error)
+                && access(program.c_str(), X_OK) == 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }();
     return found;
 }
 
