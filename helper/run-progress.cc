@@ -4,6 +4,7 @@
 
 #include "run-progress.h"
 
+#include "caught-signal.h"
 #include "ns3/simulator.h"
 
 #include <unistd.h>
@@ -62,8 +63,8 @@ RunProgress::RunProgress(const std::string& command, bool show, bool terminal)
     , m_line(show, terminal)
 {
     g_interrupted = 0;
-    m_oldInt = std::signal(SIGINT, OnInterrupt);
-    m_oldTerm = std::signal(SIGTERM, OnInterrupt);
+    m_oldInt = CatchSignal(SIGINT, OnInterrupt);
+    m_oldTerm = CatchSignal(SIGTERM, OnInterrupt);
 }
 
 RunProgress::~RunProgress()

@@ -17,9 +17,11 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -307,6 +309,63 @@ class CliProgressTestCase : public TestCase
 
 /**
  * \ingroup rapid-llm-tests
+ * \brief A command started with SIGINT ignored (a script's background job) keeps it ignored, as
+ * every other program does: an interrupt meant for the script's foreground neither stops it
+ * (130) nor cuts its trace set short (it said "cannot write", exit 5).
+ */
+class CliIgnoredInterruptTestCase : public TestCase
+{
+  public:
+    CliIgnoredInterruptTestCase()
+        : TestCase("a command started with SIGINT ignored runs to the end through interrupts")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("ignored-interrupt");
+        const std::string dir = scratch.Path();
+        const std::vector<std::vector<std::string>> commands = {
+            {"run", "--model=gpt-1.7b", "--tp=2", "--pp=4", "--dp=8", "--gbs=4096"},
+            {"trace",
+             "--model=gpt-1.7b",
+             "--tp=2",
+             "--pp=4",
+             "--dp=8",
+             "--gbs=512",
+             "--out=" + dir + "/trace"}};
+        for (const auto& args : commands)
+        {
+            // Inherited through fork and exec, as a shell without job control passes it on.
+            void (*old)(int) = std::signal(SIGINT, SIG_IGN);
+            const pid_t pid = StartCli(args, dir);
+            std::signal(SIGINT, old);
+            NS_TEST_ASSERT_MSG_GT(pid, 0, "started");
+            // Interrupts all along, from its start to its end.
+            int status = 0;
+            pid_t done = 0;
+            uint32_t sent = 0;
+            while ((done = ::waitpid(pid, &status, WNOHANG)) == 0)
+            {
+                ::kill(pid, SIGINT);
+                ++sent;
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            const std::string err = ReadText(dir + "/stderr.bg.txt");
+            NS_TEST_EXPECT_MSG_EQ(done, pid, "waited");
+            NS_TEST_EXPECT_MSG_EQ((WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                                  true,
+                                  Joined(args) + " after " + std::to_string(sent)
+                                      + " interrupts: " + err);
+            NS_TEST_EXPECT_MSG_GT(sent, 5u, "interrupted while it ran");
+        }
+        NS_TEST_EXPECT_MSG_EQ(std::filesystem::exists(dir + "/trace/trace.0.et"), true, "written");
+    }
+};
+
+/**
+ * \ingroup rapid-llm-tests
  * \brief A packet-level collective of a minute or more says how far it is, changes nothing in
  * its result, and stops cleanly on SIGINT.
  */
@@ -564,6 +623,7 @@ class CliTimelineTestSuite : public TestSuite
     {
         AddTestCase(new CliTimelineTestCase, TestCase::QUICK);
         AddTestCase(new CliProgressTestCase, TestCase::QUICK);
+        AddTestCase(new CliIgnoredInterruptTestCase, TestCase::QUICK);
         AddTestCase(new CliCollectiveProgressTestCase, TestCase::QUICK);
         AddTestCase(new CliTerminateTestCase, TestCase::QUICK);
         AddTestCase(new CliTimelineTargetsTestCase, TestCase::QUICK);

@@ -4,6 +4,8 @@
 
 #include "cli-interrupt.h"
 
+#include "ns3/caught-signal.h"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -32,8 +34,8 @@ InterruptExit::InterruptExit(const std::string& line)
 {
     std::strncpy(g_line, (line + "\n").c_str(), sizeof(g_line) - 1);
     g_line[sizeof(g_line) - 2] = '\n';
-    m_oldInt = std::signal(SIGINT, OnInterrupt);
-    m_oldTerm = std::signal(SIGTERM, OnInterrupt);
+    m_oldInt = CatchSignal(SIGINT, OnInterrupt);
+    m_oldTerm = CatchSignal(SIGTERM, OnInterrupt);
 }
 
 InterruptExit::~InterruptExit()

@@ -9,6 +9,7 @@
 
 #include "cli-commands.h"
 #include "cli-ns3-checks.h"
+#include "ns3/caught-signal.h"
 #include "ns3/fault-options.h"
 #include "ns3/hardware-spec.h"
 #include "ns3/job-echo.h"
@@ -903,8 +904,8 @@ RunSweepCommand(const CliArgs& args)
     showProgress(true);
 
     g_stop = 0;
-    auto oldInt = std::signal(SIGINT, OnStop);
-    auto oldTerm = std::signal(SIGTERM, OnStop);
+    auto oldInt = CatchSignal(SIGINT, OnStop);
+    auto oldTerm = CatchSignal(SIGTERM, OnStop);
     WorkerPool pool(static_cast<uint32_t>(workers));
     bool complete = false;
     try

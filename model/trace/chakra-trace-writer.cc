@@ -333,7 +333,18 @@ class DeferredInterrupts
     {
         sigset_t pending;
         sigpending(&pending);
-        return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
+        // One the process ignores (a script's background job ignores SIGINT) is no interrupt:
+        // it is dropped as the mask is restored.
+        for (int signal : {SIGINT, SIGTERM})
+        {
+            struct sigaction now = {};
+            if (sigismember(&pending, signal) == 1
+                && !(sigaction(signal, nullptr, &now) == 0 && now.sa_handler == SIG_IGN))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
   private:
