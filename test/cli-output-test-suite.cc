@@ -2215,6 +2215,26 @@ class CliInputEchoTestCase : public TestCase
                                   std::string::npos,
                                   r.err);
         }
+        // Without --hardware, a set costed for the H100 replays on the H100, to run's step time
+        // (it replayed on the default A100's network, 15% slower, with only a note).
+        {
+            const std::string h100 = dir + "/h100";
+            const std::vector<std::string> job = Cat({"--hardware=h100-sxm-80gb"}, kSmallTraining);
+            CliResult t = RunCli(Cat({"trace", "--out=" + h100}, job), dir);
+            NS_TEST_ASSERT_MSG_EQ(t.status, 0, t.err);
+            CliResult run = RunCli(Cat({"run", "--json"}, job), dir);
+            NS_TEST_ASSERT_MSG_EQ(run.status, 0, run.err);
+            CliResult r = RunCli({"replay", "--trace=" + h100 + "/trace", "--json"}, dir);
+            NS_TEST_ASSERT_MSG_EQ(r.status, 0, r.err);
+            const Json j = Json::parse(r.out);
+            NS_TEST_EXPECT_MSG_EQ(j.at("step_time_s").get<double>(),
+                                  Json::parse(run.out).at("step_time_s").get<double>(),
+                                  "run's step");
+            NS_TEST_EXPECT_MSG_EQ(j.at("input").at("hardware").at("source").get<std::string>(),
+                                  "h100-sxm-80gb",
+                                  "echoed");
+            NS_TEST_EXPECT_MSG_EQ(r.err, "", "no note");
+        }
         RAPIDLLM_REQUIRE_EQ(in.at("hardware").at("faults").size(), 1u, "--fault echoed");
         const Json& fault = in.at("hardware").at("faults").at(0);
         NS_TEST_EXPECT_MSG_EQ(fault.at("link").get<std::string>(), "gpu0-nvlink.sw0", "fault link");

@@ -181,7 +181,8 @@ RunObserved(const CliArgs& args,
 HardwareSpec
 LoadHardwareWithSet(const CliArgs& args,
                     const std::string& why,
-                    std::vector<SpecOverride>& overrides)
+                    std::vector<SpecOverride>& overrides,
+                    const std::string& source)
 {
     overrides = args.HasValue("set") ? SpecOverride::ParseList(args.Text("set"), kCommandLine)
                                      : std::vector<SpecOverride>();
@@ -196,7 +197,7 @@ LoadHardwareWithSet(const CliArgs& args,
                                   "take model. ones)");
         }
     }
-    return HardwareSpec::Load(args.Text("hardware"), overrides);
+    return HardwareSpec::Load(source.empty() ? args.Text("hardware") : source, overrides);
 }
 
 bool

@@ -106,11 +106,13 @@ RunReport RunObserved(const CliArgs& args,
  * \param why what the command takes instead of a model, for the error (e.g. "a trace fixes
  * the model's operators")
  * \param[out] overrides the --set overrides, in order
+ * \param source the hardware to load in place of --hardware's value ("": --hardware's)
  * \return the hardware
  */
 HardwareSpec LoadHardwareWithSet(const CliArgs& args,
                                  const std::string& why,
-                                 std::vector<SpecOverride>& overrides);
+                                 std::vector<SpecOverride>& overrides,
+                                 const std::string& source = "");
 
 /**
  * \return whether `replay` takes an override of \p path: network. paths and gpu.sm_count (the

@@ -234,6 +234,10 @@ JobCliOptions()
                          "hardware to try, presets or YAML files (e.g. "
                          "h100-sxm-80gb,a100-sxm-80gb), each with every precision: every layout "
                          "and batch on each, ranked together")
+                 .HelpIn("replay",
+                         "hardware whose network (and SMs) the set replays on; default: the "
+                         "machine its kernels were costed for, where the set names one, else "
+                         "a100-sxm-80gb")
                  .ListIn("sweep", o.fallback)
                  .HelpIn("sweep",
                          "machines to try, presets or YAML files (e.g. "

@@ -33,10 +33,41 @@ RunReplayCommand(const CliArgs& args)
     {
         helper->SetRoutingPolicy(args.Text("routing"));
     }
+    const std::vector<FaultOption> faults = args.HasValue("fault")
+                                                ? ParseFaultOption(args.Text("fault"), kCommandLine)
+                                                : std::vector<FaultOption>();
+    // Damaged or inconsistent traces throw TraceError naming file, rank and node.
+    TraceSet set = ChakraTraceReader::ReadTraceSet(
+        trace, args.HasValue("comm-groups") ? args.Text("comm-groups") : "");
+    // What the kernels were costed for: a --hardware source, then any gpu. overrides (a trace
+    // written before recorded the machine's name, which a preset's is too). Without
+    // --hardware, the set replays on that machine, as run timed it.
+    const std::string costed = set.ranks.empty() ? std::string() : set.ranks[0].GetHardware();
+    const std::string costedSource = costed.substr(0, costed.find(" with "));
+    const bool own = !args.Has("hardware") && !costedSource.empty();
+    const std::string source = own ? costedSource : args.Text("hardware");
     // --set (network. paths and gpu.sm_count) and --fault apply to the machine as in run.
     std::vector<SpecOverride> overrides;
-    HardwareSpec hardware =
-        LoadHardwareWithSet(args, "a trace fixes the model's operators", overrides);
+    HardwareSpec hardware;
+    try
+    {
+        hardware =
+            LoadHardwareWithSet(args, "a trace fixes the model's operators", overrides, source);
+    }
+    catch (const SpecError& e)
+    {
+        if (!own)
+        {
+            throw;
+        }
+        throw SpecError(e.GetFile(),
+                        e.GetField(),
+                        e.GetMessage()
+                            + " (the hardware the trace set's kernels were costed for, "
+                              "which replay takes without --hardware; give --hardware "
+                              "to replay them on another)",
+                        e.GetLine());
+    }
     for (const SpecOverride& o : overrides)
     {
         if (o.GetPath().rfind("gpu.", 0) == 0 && !ReplayTakesSet(o.GetPath()))
@@ -52,21 +83,11 @@ RunReplayCommand(const CliArgs& args)
                                   "--slow-gpus slows chosen GPUs' kernels");
         }
     }
-    const std::vector<FaultOption> faults = args.HasValue("fault")
-                                                ? ParseFaultOption(args.Text("fault"), kCommandLine)
-                                                : std::vector<FaultOption>();
-    // Damaged or inconsistent traces throw TraceError naming file, rank and node.
-    TraceSet set = ChakraTraceReader::ReadTraceSet(
-        trace, args.HasValue("comm-groups") ? args.Text("comm-groups") : "");
-    // What the kernels were costed for: a --hardware source, then any gpu. overrides (a trace
-    // written before recorded the machine's name, which a preset's is too).
-    const std::string costed = set.ranks.empty() ? std::string() : set.ranks[0].GetHardware();
-    const std::string costedSource = costed.substr(0, costed.find(" with "));
-    if (!costed.empty() && costedSource != args.Text("hardware") && costed != hardware.name)
+    if (!costed.empty() && costedSource != source && costed != hardware.name)
     {
         // The kernels keep their times; only the network and the SM count are this machine's.
         std::cerr << "rapid-llm replay: note: the trace's kernels were costed for " << costed
-                  << "; it replays them on " << args.Text("hardware")
+                  << "; it replays them on " << source
                   << "'s network and SMs (--hardware=" << costedSource
                   << " replays it on its own)\n";
     }
@@ -102,7 +123,7 @@ RunReplayCommand(const CliArgs& args)
         {"comm_groups", set.groupsFile},
         {"costed_for", set.ranks.empty() ? std::string() : set.ranks[0].GetHardware()},
         {"groups", set.groups.GetSize()}};
-    input["hardware"] = HardwareInputJson(hardware, args.Text("hardware"), timedFaults, slowGpus);
+    input["hardware"] = HardwareInputJson(hardware, source, timedFaults, slowGpus);
     input["set"] = OverridesJson(overrides);
     input["backend"] = args.Text("backend");
     if (args.HasValue("packet"))
