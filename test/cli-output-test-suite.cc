@@ -243,6 +243,14 @@ class CliJsonTestCase : public TestCase
                                   1e-6 * coll.at("algorithm_bandwidth_GBps").get<double>(),
                                   "collective: bytes / time");
         NS_TEST_EXPECT_MSG_EQ(coll.at("most_loaded_links").size(), 3, "collective: 3 links");
+        // The record names the machine and the options that move the time, so it reruns.
+        NS_TEST_EXPECT_MSG_EQ(coll.at("hardware").at("source").get<std::string>(),
+                              "a100-sxm-80gb",
+                              "collective: the machine");
+        NS_TEST_EXPECT_MSG_EQ(coll.at("chunks").get<uint32_t>(), 0u, "collective: chunks (auto)");
+        NS_TEST_EXPECT_MSG_EQ(coll.at("reduce_GBps").get<double>(), 0.0, "collective: reduce");
+        NS_TEST_EXPECT_MSG_EQ(
+            coll.at("granularity").get<std::string>(), "message", "collective: granularity");
         // --set on the machine: twice the NVLink, NCCL's ring searched on it (16 x 30 GB/s, not
         // 12 x 20), the override echoed.
         Json faster = JsonOf({"collective",
@@ -589,8 +597,13 @@ class CliMemoryObjectTestCase : public TestCase
             Json runInput = Json::parse(run.out).at("input");
             NS_TEST_EXPECT_MSG_EQ(input.contains("backend"), false, "no backend");
             NS_TEST_EXPECT_MSG_EQ(input.contains("routing"), false, "no routing");
-            runInput.erase("backend");
-            runInput.erase("routing");
+            // run also says how its network ran the collectives.
+            NS_TEST_EXPECT_MSG_EQ(runInput.at("granularity").get<std::string>(), "auto", "run");
+            NS_TEST_EXPECT_MSG_EQ(runInput.at("symmetry").get<bool>(), true, "run");
+            for (const char* key : {"backend", "routing", "granularity", "symmetry"})
+            {
+                runInput.erase(key);
+            }
             NS_TEST_EXPECT_MSG_EQ(input.dump(), runInput.dump(), "the input run echoes");
             fromMemory.erase("input");
             // And for inference the largest batch that fits (at least the job as given, 4).

@@ -254,6 +254,12 @@ RunCollectiveCommand(const CliArgs& args)
         // The version, and ns-3 defaults from the environment, as every command echoes them.
         j["version"] = RapidLlmVersion();
         EchoAttributeDefaults(j);
+        // The machine and every option that moves the time, so that the record reruns it.
+        j["hardware"] = HardwareInputJson(hw, args.Text("hardware"), {});
+        j["chunks"] = config.chunks;
+        j["root"] = config.root;
+        j["reduce_GBps"] = args.Real("reduce-GBps");
+        j["granularity"] = args.HasValue("granularity") ? args.Text("granularity") : "message";
         if (!overrides.empty())
         {
             j["set"] = OverridesJson(overrides);

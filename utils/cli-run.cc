@@ -117,7 +117,11 @@ RunRunCommand(const CliArgs& args)
                          "milliseconds)\n";
         }
     }
-    const Json input = JobInputJson(job, backend, routing, packet);
+    Json input = JobInputJson(job, backend, routing, packet);
+    // How the network runs the collectives and whether symmetric copies are folded: both can
+    // move the figures.
+    input["granularity"] = args.HasValue("granularity") ? args.Text("granularity") : "auto";
+    input["symmetry"] = args.Flag("symmetry");
     if (!out.empty())
     {
         WriteWorkloadTraces(helper->BuildWorkload(),
