@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -38,6 +40,42 @@ RapidLlmVersion()
 {
     return RAPIDLLM_VERSION;
 }
+
+std::string
+SpecSourceDigest(const std::string& source)
+{
+    std::error_code error;
+    std::ifstream in(source, std::ios::binary);
+    if (!std::filesystem::is_regular_file(source, error) || !in)
+    {
+        return "preset " + source;
+    }
+    uint64_t hash = 14695981039346656037ULL; // FNV-1a's offset basis and prime
+    char buffer[65536];
+    while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0)
+    {
+        for (std::streamsize i = 0; i < in.gcount(); ++i)
+        {
+            hash = (hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ULL;
+        }
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+    return std::string("fnv1a64 ") + hex;
+}
+
+namespace {
+/** Adds \p source's digest to \p echo where it is a file (a preset's name says what it is). */
+void
+AddDigest(Json& echo, const std::string& source)
+{
+    const std::string digest = SpecSourceDigest(source);
+    if (digest.rfind("preset ", 0) != 0)
+    {
+        echo["digest"] = digest;
+    }
+}
+} // namespace
 
 Json
 HardwareInputJson(const HardwareSpec& hardware,
@@ -74,6 +112,7 @@ HardwareInputJson(const HardwareSpec& hardware,
               {"hbm_bandwidth_GBps", AsWritten(g.hbmBandwidthBps / 1e9)},
               {"network", dims},
               {"faults", faults}};
+    AddDigest(j, source);
     for (const auto& [gpu, speed] : slowGpus) // only when given: other echoes stay as they were
     {
         j["slow_gpus"].push_back({{"gpu", gpu}, {"speed", speed}});
@@ -103,6 +142,7 @@ JobInputJson(const ResolvedJob& job,
                   {"vocab", m.vocab},
                   {"experts", m.experts},
                   {"top_k", m.topK}};
+    AddDigest(j["model"], job.modelSource);
     if (m.IsMoe())
     {
         j["model"]["expert_ffn"] = m.expertFfn; // each routed expert's width (ffn: the dense's)

@@ -18,9 +18,17 @@ namespace rapidllm {
 std::string RapidLlmVersion();
 
 /**
+ * \brief What a spec source's contents were, so that two records of one file path that was
+ * edited in between differ.
+ * \param source a preset name or a YAML file \return "fnv1a64 HEX" (FNV-1a of the file's
+ * bytes) for a file, "preset NAME" otherwise
+ */
+std::string SpecSourceDigest(const std::string& source);
+
+/**
  * \brief The machine as every output echoes it: its source, name, GPU, HBM, network dimensions
  * and faults (those present from the start, then \p timedFaults with their start), and the slow
- * GPUs where there are any.
+ * GPUs where there are any; a file's `digest` (SpecSourceDigest).
  * \param hardware the machine (overrides applied) \param source --hardware: preset name or file
  * \param timedFaults the faults that start mid-run
  * \param slowGpus GPU -> the share of its compute speed left (--slow-gpus)

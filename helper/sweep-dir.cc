@@ -4,6 +4,7 @@
 
 #include "sweep-dir.h"
 
+#include "ns3/job-echo.h"
 #include "ns3/job-options.h"
 #include "ns3/spec-error.h"
 #include "report-output.h"
@@ -186,24 +187,7 @@ SweepDir::Digests(const std::vector<std::string>& sources)
     Json digests = Json::array();
     for (const std::string& source : sources)
     {
-        std::ifstream in(source, std::ios::binary);
-        if (!fs::is_regular_file(source) || !in)
-        {
-            digests.push_back("preset " + source);
-            continue;
-        }
-        uint64_t hash = 14695981039346656037ULL; // FNV-1a's offset basis and prime
-        char buffer[65536];
-        while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0)
-        {
-            for (std::streamsize i = 0; i < in.gcount(); ++i)
-            {
-                hash = (hash ^ static_cast<unsigned char>(buffer[i])) * 1099511628211ULL;
-            }
-        }
-        char hex[17];
-        std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-        digests.push_back(std::string("fnv1a64 ") + hex);
+        digests.push_back(SpecSourceDigest(source));
     }
     return digests;
 }

@@ -888,6 +888,49 @@ class CliWithoutGnuplotTestCase : public TestCase
 };
 
 /**
+ * \brief A spec file's input echo carries a digest of its contents: a file edited between two
+ * runs gave the same record for different results (its path and summary fields alike).
+ */
+class CliSpecDigestTestCase : public TestCase
+{
+  public:
+    CliSpecDigestTestCase()
+        : TestCase("a spec file's echo carries its contents' digest")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        const ScratchDir scratch("spec-digest");
+        const std::string dir = scratch.Path();
+        const std::string file = dir + "/hw.yaml";
+        std::vector<Json> echoes;
+        for (const char* extra : {"", "  sm_count: 54\n"})
+        {
+            std::ofstream(file) << "base: a100-sxm-80gb\nname: mine\ngpu:\n  hbm_gib: 40\n"
+                                << extra;
+            const CliResult r =
+                RunCli(Cat({"run", "--json", "--hardware=" + file}, kSmallTraining), dir);
+            RAPIDLLM_REQUIRE_EQ(r.status, 0, r.err);
+            echoes.push_back(Json::parse(r.out).at("input").at("hardware"));
+        }
+        NS_TEST_EXPECT_MSG_EQ(
+            echoes[0].at("digest").get<std::string>().rfind("fnv1a64 ", 0), 0u, echoes[0].dump());
+        NS_TEST_EXPECT_MSG_NE(echoes[0].at("digest"), echoes[1].at("digest"), "the edit shows");
+        echoes[0].erase("digest");
+        echoes[1].erase("digest");
+        NS_TEST_EXPECT_MSG_EQ(echoes[0], echoes[1], "the rest of the echo reads alike");
+        // A preset's name says what it is: no digest.
+        const CliResult preset = RunCli(Cat({"run", "--json"}, kSmallTraining), dir);
+        RAPIDLLM_REQUIRE_EQ(preset.status, 0, preset.err);
+        NS_TEST_EXPECT_MSG_EQ(Json::parse(preset.out).at("input").at("hardware").contains("digest"),
+                              false,
+                              preset.out);
+    }
+};
+
+/**
  * \brief When gnuplot fails, the error quotes gnuplot's own last words: the script it names
  * may be in a folder already taken away (a study's staging folder), so a command to rerun it
  * would not help.
@@ -2489,6 +2532,7 @@ class CliOutputTestSuite : public TestSuite
         AddTestCase(new CliOutputErrorStatusTestCase, TestCase::QUICK);
         AddTestCase(new CliWithoutGnuplotTestCase, TestCase::QUICK);
         AddTestCase(new CliGnuplotFailsTestCase, TestCase::QUICK);
+        AddTestCase(new CliSpecDigestTestCase, TestCase::QUICK);
         AddTestCase(new CliPlotNamesTestCase, TestCase::QUICK);
         AddTestCase(new CliEchoSettingsTestCase, TestCase::QUICK);
         AddTestCase(new CliServingDefaultTpTestCase, TestCase::QUICK);
