@@ -1859,6 +1859,20 @@ ServingStudy::TokenBudget(const ResolvedJob& job) const
 {
     if (m_space.tokenBudget > 0)
     {
+        // The tokens a prefill computes: a cached prefix is not.
+        const uint32_t computed = job.run.promptTokens - job.run.cachedPrefix;
+        if (GetBatching() == Batching::CONTINUOUS && m_space.tokenBudget < computed)
+        {
+            // Without chunks a prompt is prefilled in one iteration: vLLM before V1 refuses a
+            // max_num_batched_tokens below max_model_len for that reason (SchedulerConfig).
+            throw SpecError(kCommandLine,
+                            "token-budget",
+                            std::to_string(m_space.tokenBudget) + " prompt tokens an iteration "
+                                + "is less than one prompt of " + std::to_string(computed)
+                                + " computed tokens, which continuous batching prefills whole; "
+                                + "give at least " + std::to_string(computed)
+                                + ", or --batching=chunked to prefill prompts in pieces");
+        }
         return m_space.tokenBudget;
     }
     if (GetBatching() != Batching::CHUNKED)

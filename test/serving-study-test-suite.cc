@@ -2997,6 +2997,12 @@ class CliServingStudyTestCase : public TestCase
             NS_TEST_EXPECT_MSG_NE(r.status, 0, bad.option);
             NS_TEST_EXPECT_MSG_NE(r.err.find(bad.mention), std::string::npos, r.err);
         }
+        // Continuous batching prefills a prompt whole: a budget below one was silently one
+        // prompt an iteration.
+        CliResult small = RunCli(Cat(study, {"--batching=continuous", "--token-budget=10"}), dir);
+        NS_TEST_EXPECT_MSG_EQ(small.status, 2, small.err);
+        NS_TEST_EXPECT_MSG_NE(
+            small.err.find("less than one prompt of"), std::string::npos, small.err);
     }
 };
 

@@ -660,8 +660,9 @@ MakeOptions()
               "chunked batching: tokens one step may carry, decodes and prefill chunks (vLLM's "
               "max_num_batched_tokens; 0: vLLM's online-server default, 8192 on GPUs of 70 GiB "
               "or more but the A100, 2048 otherwise); continuous batching: prompt tokens one "
-              "prefill iteration may carry (0: vLLM's default before V1, max(max_model_len, "
-              "2048), or lmdeploy's max_prefill_token_num, 8192)",
+              "prefill iteration may carry, at least one prompt's computed tokens (0: vLLM's "
+              "default before V1, max(max_model_len, 2048), or lmdeploy's "
+              "max_prefill_token_num, 8192)",
               0,
               1u << 24,
               "0")
