@@ -2827,6 +2827,10 @@ class CliServingStudyTestCase : public TestCase
         const Json ownJson = Json::parse(own.out);
         const Json& trace = ownJson.at("arrivals").at("trace");
         NS_TEST_EXPECT_MSG_EQ(trace.at("requests").get<uint32_t>(), 40u, "every request");
+        // The few requests' note names the trace, not a --requests the user did not give.
+        NS_TEST_EXPECT_MSG_NE(
+            own.err.find("note: the arrivals trace holds 40 requests"), std::string::npos, own.err);
+        NS_TEST_EXPECT_MSG_EQ(own.err.find("--requests="), std::string::npos, own.err);
         NS_TEST_EXPECT_MSG_EQ(ownJson.at("rows").at(0).at("load").at("rate_per_s").get<double>(),
                               trace.at("rate_per_s").get<double>(),
                               "the trace's own rate");

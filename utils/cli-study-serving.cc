@@ -882,14 +882,18 @@ RunStudyServingCommand(const CliArgs& args)
     if (space.requests > 0 && space.requests < 100 && (space.rateRps > 0 || space.goodput))
     {
         // A percentile of a few requests is one of them: p99 of 10 is the largest.
+        const bool traced = !space.trace.requests.empty();
         std::fprintf(stderr,
-                     "rapid-llm study serving: note: --requests=%u: the latency percentiles and "
-                     "the attainment are of %u "
-                     "request%s (a p99 of fewer than 100 is the largest); the default (0) runs "
-                     "each layout's steady state\n",
+                     "rapid-llm study serving: note: %s%u%s: the latency percentiles and the "
+                     "attainment are of %u request%s (a p99 of fewer than 100 is the largest); "
+                     "%s\n",
+                     traced ? "the arrivals trace holds " : "--requests=",
                      space.requests,
+                     traced ? " requests" : "",
                      space.requests,
-                     space.requests == 1 ? "" : "s");
+                     space.requests == 1 ? "" : "s",
+                     traced ? "a longer trace gives steadier ones"
+                            : "the default (0) runs each layout's steady state");
     }
     if (shortRuns > 0)
     {
