@@ -300,11 +300,13 @@ RunReport::ToText() const
         text += Line("time to first token", Num("%.2f ms", ttftS * 1e3));
         text += Line("time per output token",
                      tpotDefined ? Num("%.2f ms", tpotS * 1e3) : "n/a (one generated token)");
-        // Three significant digits below 100 (a 512k-token request's 0.015 printed as 0.0).
-        text += Line("throughput",
-                     Num(tokensPerSPerGpu >= 100 || tokensPerSPerGpu == 0 ? "%.1f tokens/s per GPU"
-                                                                          : "%.3g tokens/s per GPU",
-                         tokensPerSPerGpu));
+        // Three significant digits below 100, trailing zeros kept (a 512k-token request's 0.015
+        // printed as 0.0; 13.95 as "14", which read as two).
+        text +=
+            Line("throughput",
+                 Num(tokensPerSPerGpu >= 100 || tokensPerSPerGpu == 0 ? "%.1f tokens/s per GPU"
+                                                                      : "%#.3g tokens/s per GPU",
+                     tokensPerSPerGpu));
     }
     if (mode == "training")
     {
