@@ -12,6 +12,7 @@
 #include "ns3/run-spec.h"
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
+#include "ns3/spec-reader.h"
 #include "ns3/test.h"
 #include "spec-error-check.h"
 #include "test-require.h"
@@ -777,6 +778,33 @@ class YamlBadInputTestCase : public TestCase
 
 /** \brief The spec test suite. */
 /**
+ * \brief A missing field's hint names a key one slip away, not another field of the section that
+ * differs by a word (vector_pj_per_flop named as a misspelt tensor_pj_per_flop).
+ */
+class MisspeltKeyTestCase : public TestCase
+{
+  public:
+    MisspeltKeyTestCase()
+        : TestCase("a misspelling is a slip in each word, not another word")
+    {}
+
+  private:
+    void
+    DoRun() override
+    {
+        NS_TEST_EXPECT_MSG_EQ(
+            LooksMisspelt("tensr_pj_per_flop", "tensor_pj_per_flop"), true, "slip");
+        NS_TEST_EXPECT_MSG_EQ(
+            LooksMisspelt("tensor_pj_per_flops", "tensor_pj_per_flop"), true, "s");
+        NS_TEST_EXPECT_MSG_EQ(LooksMisspelt("hbm_gb", "hbm_gib"), true, "a letter");
+        NS_TEST_EXPECT_MSG_EQ(
+            LooksMisspelt("vector_pj_per_flop", "tensor_pj_per_flop"), false, "another word");
+        NS_TEST_EXPECT_MSG_EQ(
+            LooksMisspelt("tensor_pj_per_flop", "tensor_pj_per_flop"), false, "=");
+    }
+};
+
+/**
  * \brief A dimension's nccl section is NCCL's graph for `collective: nccl` alone: elsewhere it
  * is named as unused (it was silently ignored), and its ring graph is given as a pair (a lone
  * channel_GBps was an unknown field whose list of known ones left it out).
@@ -827,6 +855,7 @@ class SpecTestSuite : public TestSuite
         AddTestCase(new RunSpecTestCase, TestCase::QUICK);
         AddTestCase(new YamlBadInputTestCase, TestCase::QUICK);
         AddTestCase(new NcclSectionTestCase, TestCase::QUICK);
+        AddTestCase(new MisspeltKeyTestCase, TestCase::QUICK);
     }
 };
 

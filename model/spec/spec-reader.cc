@@ -42,11 +42,48 @@ EditDistance(const std::string& a, const std::string& b)
     return d[a.size()][b.size()];
 }
 
+/** \return \p name's words, split at its underscores */
+std::vector<std::string>
+Words(const std::string& name)
+{
+    std::vector<std::string> words(1);
+    for (char c : name)
+    {
+        if (c == '_')
+        {
+            words.emplace_back();
+        }
+        else
+        {
+            words.back() += c;
+        }
+    }
+    return words;
+}
+
 bool
 LooksMisspelt(const std::string& given, const std::string& meant)
 {
-    return given != meant
-           && EditDistance(given, meant) <= std::max<std::size_t>(1, meant.size() / 5);
+    if (given == meant || EditDistance(given, meant) > std::max<std::size_t>(1, meant.size() / 5))
+    {
+        return false;
+    }
+    // A word of the name swapped for another (vector_pj_per_flop for tensor_pj_per_flop) is
+    // another field, not a slip of the keyboard: each word differs by a slip at most.
+    const std::vector<std::string> a = Words(given);
+    const std::vector<std::string> b = Words(meant);
+    if (a.size() != b.size())
+    {
+        return true;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i)
+    {
+        if (EditDistance(a[i], b[i]) > std::max<std::size_t>(1, b[i].size() / 3))
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 SpecReader::SpecReader(const YAML::Node& node, const std::string& file, const std::string& path)

@@ -128,7 +128,8 @@ std::size_t EditDistance(const std::string& a, const std::string& b);
 
 /**
  * \return whether \p given is likely a misspelling of \p meant (a few edits away: one per
- * five characters, at least one)
+ * five characters, at least one; and, where both have as many underscore-separated words, each
+ * word a slip away, so that vector_pj_per_flop is not taken for tensor_pj_per_flop)
  */
 bool LooksMisspelt(const std::string& given, const std::string& meant);
 
