@@ -839,6 +839,19 @@ class NcclSectionTestCase : public TestCase
                 {"ring_channels", "missing required field"}),
             true,
             "channel_GBps alone names its pair");
+        NS_TEST_EXPECT_MSG_EQ(
+            ThrowsWith(
+                []
+                {
+                    HardwareSpec::Load(
+                        "h100-sxm-80gb",
+                        SpecOverride::ParseList(
+                            "network.nvlink.nccl={channels_per_gpu: 4, ll128_channel_GBps: 20}",
+                            "test"));
+                },
+                {"ll128_channel_GBps", "give it with sm or ring_channels"}),
+            true,
+            "a ring graph's field without the graph is said to be one, not unknown");
     }
 };
 

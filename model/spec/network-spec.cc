@@ -266,6 +266,13 @@ ReadDimension(SpecReader& r, bool outermost)
         {
             d.nccl.ll128ChannelBps = g.GetInRange("ll128_channel_GBps", 0.001, 1e6, 1e6) * 1e9;
         }
+        else if (g.Has("ll128_channel_GBps"))
+        {
+            // A field of the ring graph, not a misspelt one: said so, not "unknown".
+            g.Fail("ll128_channel_GBps",
+                   "LL128's ceiling per channel is one of the ring graph's fields: give it with "
+                   "sm or ring_channels (and channel_GBps), not with channels_per_gpu alone");
+        }
         d.nccl.nvls = g.GetBool("nvls", false);
         if (g.Has("channels_per_gpu"))
         {
