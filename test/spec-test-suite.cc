@@ -801,6 +801,16 @@ class MisspeltKeyTestCase : public TestCase
             LooksMisspelt("vector_pj_per_flop", "tensor_pj_per_flop"), false, "another word");
         NS_TEST_EXPECT_MSG_EQ(
             LooksMisspelt("tensor_pj_per_flop", "tensor_pj_per_flop"), false, "=");
+        // An unknown key's list of the known ones names base, which a file may give.
+        NS_TEST_EXPECT_MSG_EQ(ThrowsWith(
+                                  []
+                                  {
+                                      HardwareSpec::Parse("base: h100-sxm-80gb\nname: x\ngpus: 3\n",
+                                                          "x.yaml");
+                                  },
+                                  {"unknown field; known fields here: base, gpu"}),
+                              true,
+                              "base is known");
     }
 };
 

@@ -18,6 +18,7 @@ ReadHardware(const YAML::Node& root, const std::string& source)
 {
     SpecReader r(root, source);
     HardwareSpec h;
+    r.Has("base"); // merged before the typed read, but a field of the file all the same
     h.name = r.GetName("name");
     SpecReader gpu = r.GetMap("gpu");
     h.gpu = GpuSpec::Read(gpu);

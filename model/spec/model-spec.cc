@@ -263,6 +263,7 @@ ReadModel(const YAML::Node& root, const std::string& source)
 {
     SpecReader r(root, source);
     ModelSpec m;
+    r.Has("base"); // merged before the typed read, but a field of the file all the same
     m.name = r.GetName("name");
     m.layers = r.GetCount("layers");
     m.hidden = r.GetCount("hidden");
