@@ -7,10 +7,12 @@
 #include "ns3/log.h"
 #include "ns3/network-error.h"
 #include "ns3/object-factory.h"
+#include "ns3/simulator.h"
 #include "ns3/spec-reader.h"
 #include "ns3/type-registry.h"
 
 #include <map>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -92,12 +94,15 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
     std::vector<uint32_t> path = DoRoute(topology, src, dst, flowId);
     if (path.empty())
     {
-        bool anyDead = false;
-        for (uint32_t l = 0; l < topology.GetLinkCount() && !anyDead; ++l)
+        std::vector<uint32_t> dead;
+        for (uint32_t l = 0; l < topology.GetLinkCount(); ++l)
         {
-            anyDead = !topology.GetLink(l).IsAlive();
+            if (!topology.GetLink(l).IsAlive())
+            {
+                dead.push_back(l);
+            }
         }
-        if (!anyDead)
+        if (dead.empty())
         {
             // Every link is up, and the built topologies join every pair: the policy's fault.
             throw NetworkError("routing " + DescribePolicy() + " returned no path from "
@@ -105,9 +110,26 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
                                + " though no link is down: a policy's DoRoute must return a path "
                                  "between any two nodes the network joins");
         }
+        // Which links are down, and when: a fault that starts mid-run (--fault=LINK:0@TIME)
+        // stops the run at the first message it leaves without a path, which reads otherwise
+        // as a fault of the network's shape.
+        std::string down;
+        for (std::size_t i = 0; i < dead.size() && i < 3; ++i)
+        {
+            down += (i > 0 ? ", " : "") + topology.DescribeLink(dead[i]);
+        }
+        if (dead.size() > 3)
+        {
+            down += " and " + std::to_string(dead.size() - 3) + " more";
+        }
+        std::ostringstream now;
+        now << Simulator::Now().GetSeconds();
         throw NetworkError("no path from " + topology.GetNode(src).name + " to "
                            + topology.GetNode(dst).name + " over the surviving links (routing "
-                           + DescribePolicy() + "); the pair is unreachable");
+                           + DescribePolicy() + ") at " + now.str() + " s of simulated time, with "
+                           + down
+                           + " down; the pair is unreachable (a policy that finds detours, "
+                             "such as shortest-path, needs a topology that has one)");
     }
     CheckPath(topology, src, dst, path);
     return path;
