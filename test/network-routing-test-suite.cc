@@ -492,7 +492,10 @@ class RoutingErrorsTestCase : public TestCase
                                       {
                                           p->Route(*t, 2, 0, 0);
                                       },
-                                      {"no path from gpu2 to gpu0", "unreachable"}),
+                                      {"no path from gpu2 to gpu0",
+                                       "unreachable",
+                                       "and 1 more down",
+                                       "s of simulated time"}),
                                   true,
                                   name << " names the unreachable pair");
         }
