@@ -22,6 +22,7 @@
 // Its defaults are `rapid-llm run`'s (JobOptions': micro-batch 1, no recomputation, bf16, dp =
 // gpus / (tp x pp x cp)), but for the model, a small GPT.
 
+#include "ns3/attribute-text.h"
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
 #include "ns3/core-module.h"
@@ -112,6 +113,20 @@ main(int argc, char** argv)
     cmd.AddValue("progress", "print progress every this many simulated ms (0: never)", progressMs);
     try
     {
+        // ns-3 aborts the process on an attribute value it cannot read (and ignores a misspelt
+        // name in the environment): both checked first, as rapid-llm checks them.
+        CheckAttributeDefaultsVariable("rapid-llm-scenario");
+        for (int i = 1; i < argc; ++i)
+        {
+            const std::string arg = argv[i];
+            const std::string why = arg.rfind("--ns3::", 0) == 0
+                                        ? CheckAttributeEntry(arg.substr(2), "rapid-llm-scenario")
+                                        : std::string();
+            if (!why.empty())
+            {
+                throw SpecError(kCommandLine, "", why);
+            }
+        }
         cmd.Parse(argc, argv); // job option values are checked as they are parsed
 
         Ptr<RapidLlmHelper> helper = CreateObject<RapidLlmHelper>();

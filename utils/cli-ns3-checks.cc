@@ -28,8 +28,6 @@ namespace ns3 {
 namespace rapidllm {
 
 namespace {
-const char* const kVariable = "NS_ATTRIBUTE_DEFAULT";
-
 /** \return the non-empty ';'-separated entries of environment variable \p variable */
 std::vector<std::string>
 EnvironmentEntries(const char* variable)
@@ -77,42 +75,7 @@ CheckLogComponents()
 void
 CheckAttributeDefaults()
 {
-    for (const std::string& entry : EnvironmentEntries(kVariable))
-    {
-        const auto eq = entry.find('=');
-        const auto colons = entry.rfind("::", eq);
-        if (eq == std::string::npos || colons == std::string::npos || colons == 0)
-        {
-            throw SpecError(kVariable,
-                            "",
-                            "'" + entry + "' is not ns3::Class::Attribute=value (entries are "
-                                + "separated by ';')");
-        }
-        const std::string typeName = entry.substr(0, colons);
-        const std::string attribute = entry.substr(colons + 2, eq - colons - 2);
-        const std::string value = entry.substr(eq + 1);
-        TypeId tid;
-        if (!TypeId::LookupByNameFailSafe(typeName, &tid))
-        {
-            throw SpecError(kVariable,
-                            "",
-                            "'" + entry + "': no class " + typeName
-                                + " (rapid-llm --PrintTypeIds lists them)");
-        }
-        TypeId::AttributeInformation info;
-        if (!tid.LookupAttributeByName(attribute, &info))
-        {
-            throw SpecError(kVariable,
-                            "",
-                            "'" + entry + "': " + typeName + " has no attribute " + attribute
-                                + " (rapid-llm --PrintAttributes=" + typeName + " lists them)");
-        }
-        const std::string why = CheckAttributeText(tid, attribute, value);
-        if (!why.empty())
-        {
-            throw SpecError(kVariable, "", "'" + entry + "': " + why);
-        }
-    }
+    CheckAttributeDefaultsVariable("rapid-llm");
 }
 
 void

@@ -4,7 +4,11 @@
 
 #include "attribute-text.h"
 
+#include "spec-error.h"
+
+#include <cstdlib>
 #include <regex>
+#include <sstream>
 
 namespace ns3 {
 namespace rapidllm {
@@ -67,6 +71,52 @@ CheckAttributeText(TypeId tid, const std::string& name, const std::string& text)
         return "'" + text + "' is out of range for " + name + allowed;
     }
     return "";
+}
+
+std::string
+CheckAttributeEntry(const std::string& entry, const std::string& program)
+{
+    const auto eq = entry.find('=');
+    const auto colons = entry.rfind("::", eq);
+    if (eq == std::string::npos || colons == std::string::npos || colons == 0)
+    {
+        return "'" + entry + "' is not ns3::Class::Attribute=value";
+    }
+    const std::string typeName = entry.substr(0, colons);
+    const std::string attribute = entry.substr(colons + 2, eq - colons - 2);
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(typeName, &tid))
+    {
+        return "'" + entry + "': no class " + typeName + " (" + program
+               + " --PrintTypeIds lists them)";
+    }
+    TypeId::AttributeInformation info;
+    if (!tid.LookupAttributeByName(attribute, &info))
+    {
+        return "'" + entry + "': " + typeName + " has no attribute " + attribute + " (" + program
+               + " --PrintAttributes=" + typeName + " lists them)";
+    }
+    const std::string why = CheckAttributeText(tid, attribute, entry.substr(eq + 1));
+    return why.empty() ? why : "'" + entry + "': " + why;
+}
+
+void
+CheckAttributeDefaultsVariable(const std::string& program)
+{
+    const char* env = std::getenv("NS_ATTRIBUTE_DEFAULT");
+    std::istringstream entries(env ? env : "");
+    for (std::string entry; std::getline(entries, entry, ';');)
+    {
+        std::string why = entry.empty() ? "" : CheckAttributeEntry(entry, program);
+        if (!why.empty())
+        {
+            if (why.find(" is not ns3::Class::Attribute=value") != std::string::npos)
+            {
+                why += " (entries are separated by ';')";
+            }
+            throw SpecError("NS_ATTRIBUTE_DEFAULT", "", why);
+        }
+    }
 }
 
 } // namespace rapidllm

@@ -36,6 +36,25 @@ bool AttributeTextParses(const std::string& text, Ptr<const AttributeChecker> ch
  */
 std::string CheckAttributeText(TypeId tid, const std::string& name, const std::string& text);
 
+/**
+ * \brief Checks one attribute default as ns-3 takes it from NS_ATTRIBUTE_DEFAULT or a
+ * `--ns3::Class::Attribute=value` argument, without aborting on bad text.
+ * \param entry "ns3::Class::Attribute=value"
+ * \param program the program whose --PrintTypeIds and --PrintAttributes list the names
+ * \return "" if ns-3 would take it; else what is wrong: not of that form, no such class, no
+ *         such attribute, or a value out of its type or range (CheckAttributeText)
+ */
+std::string CheckAttributeEntry(const std::string& entry, const std::string& program);
+
+/**
+ * \brief Checks every entry of ns-3's NS_ATTRIBUTE_DEFAULT environment variable (';'-separated,
+ * CheckAttributeEntry) before any object reads it: ns-3 aborts on a value it cannot read and
+ * ignores a misspelt name.
+ * \param program the program whose --PrintTypeIds and --PrintAttributes list the names
+ * Throws SpecError (file "NS_ATTRIBUTE_DEFAULT") naming the first bad entry.
+ */
+void CheckAttributeDefaultsVariable(const std::string& program);
+
 } // namespace rapidllm
 } // namespace ns3
 
