@@ -1124,7 +1124,8 @@ class PeerOrderTestCase : public TestCase
  * last streamed byte slow each of its messages' bytes as they slowed the streams' (the k-th byte
  * as the k-th); others that left before are a backlog of the link time they took, from when the
  * first slowed stream started, shared at the streams' share while a message is on the link and
- * drained alone in its gaps. Checked against the times written out by hand (1 GB/s: 1,000 B in
+ * drained alone in its gaps; a message already going when they came went alone until then.
+ * Checked against the times written out by hand (1 GB/s: 1,000 B in
  * 1 us), and through GetIdleSeconds.
  */
 class PairSlowdownTestCase : public TestCase
@@ -1181,6 +1182,12 @@ class PairSlowdownTestCase : public TestCase
         next(d, 1e-6, 200, 0.4e-6, "at half");
         // 0.8 us left, drained alone for 0.6 us: 0.2 us, shared 0.4 us, then 800 B alone
         next(d, 2e-6, 1000, 1.2e-6, "the rest of it");
+        // Already going when they came (at 1 us): 500 B alone, then 500 B at half beside
+        // their 1 us (it was charged half throughout: 2 us).
+        PairSlowdown g(left, 1e9);
+        next(g, 0.5e-6, 1000, 1.5e-6, "alone until they came, then at half");
+        // 0.5 us of theirs left, drained alone in the 1 us gap
+        next(g, 3e-6, 1000, 1e-6, "they drained in the gap");
 
         PairLoad alone;
         alone.pieces = {{1000, 1e-6, 0}};

@@ -57,22 +57,28 @@ PairSlowdown::IsSlowed() const
 double
 PairSlowdown::Transmit(double startS, double bytes)
 {
-    const double alone = bytes / m_rate;
+    const double whole = bytes / m_rate;
     if (!m_slowed)
     {
-        return alone;
+        return whole;
     }
+    double head = 0; // seconds it went alone before the others came
     if (m_arrived)
     {
         // it had the link alone since the pair's last message
         m_backlogS = std::max(0.0, m_backlogS - std::max(0.0, startS - m_lastEndS));
     }
-    else if (startS + alone > m_slowStartS)
+    else if (startS + whole > m_slowStartS)
     {
-        // it came when it did beside the streams and had the link alone until now
+        // it came when it did beside the streams and had the link alone until now; a message
+        // already going when they came went alone until then (it was charged its share
+        // throughout: a 2-GPU all-reduce of two 1 ms messages, slowed for the second half of
+        // the first, walked 28% past its messages)
         m_arrived = true;
         m_backlogS = std::max(0.0, m_lostS - std::max(0.0, startS - m_slowStartS));
+        head = std::max(0.0, m_slowStartS - startS);
     }
+    const double alone = whole - head;
     double seconds = alone;
     if (m_backlogS > 0 && m_share < 1)
     {
@@ -90,8 +96,8 @@ PairSlowdown::Transmit(double startS, double bytes)
             m_backlogS = 0;
         }
     }
-    m_lastEndS = std::max(m_lastEndS, startS + seconds);
-    return seconds;
+    m_lastEndS = std::max(m_lastEndS, startS + head + seconds);
+    return head + seconds;
 }
 
 } // namespace rapidllm
