@@ -14,27 +14,29 @@
  * CTest runs it without), so a test that indexes by the size it has just asserted would crash
  * instead of failing with its message. Use it where later lines rely on the assertion.
  */
-#define RAPIDLLM_REQUIRE_EQ(actual, limit, msg)    \
-    do                                             \
-    {                                              \
-        NS_TEST_ASSERT_MSG_EQ(actual, limit, msg); \
-        if (!((actual) == (limit)))                \
-        {                                          \
-            return;                                \
-        }                                          \
-    }                                              \
+#define RAPIDLLM_REQUIRE_EQ(actual, limit, msg)                                  \
+    do                                                                           \
+    {                                                                            \
+        const auto rapidllmRequired = (actual);                                  \
+        NS_TEST_ASSERT_MSG_EQ(rapidllmRequired, limit, msg << " [" #actual "]"); \
+        if (!(rapidllmRequired == (limit)))                                      \
+        {                                                                        \
+            return;                                                              \
+        }                                                                        \
+    }                                                                            \
     while (false)
 
 /** \brief NS_TEST_ASSERT_MSG_NE that also leaves the test case when it fails (a null pointer). */
-#define RAPIDLLM_REQUIRE_NE(actual, limit, msg)    \
-    do                                             \
-    {                                              \
-        NS_TEST_ASSERT_MSG_NE(actual, limit, msg); \
-        if (!((actual) != (limit)))                \
-        {                                          \
-            return;                                \
-        }                                          \
-    }                                              \
+#define RAPIDLLM_REQUIRE_NE(actual, limit, msg)                                  \
+    do                                                                           \
+    {                                                                            \
+        const auto rapidllmRequired = (actual);                                  \
+        NS_TEST_ASSERT_MSG_NE(rapidllmRequired, limit, msg << " [" #actual "]"); \
+        if (!(rapidllmRequired != (limit)))                                      \
+        {                                                                        \
+            return;                                                              \
+        }                                                                        \
+    }                                                                            \
     while (false)
 
 #endif // RAPIDLLM_TEST_REQUIRE_H
