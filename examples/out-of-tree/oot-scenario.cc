@@ -52,6 +52,10 @@ main(int argc, char** argv)
         Simulator::Run();
         Json report = helper->Collect();
         report["input"] = JobInputJson(spec, backend, routing);
+        // How the network ran the collectives and whether symmetric copies were folded: the
+        // helper's defaults, as run echoes its options.
+        report["input"]["granularity"] = "auto";
+        report["input"]["symmetry"] = true;
         std::cout << DumpJson(report);
         Simulator::Destroy();
     }
