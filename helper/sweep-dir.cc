@@ -9,6 +9,7 @@
 #include "ns3/spec-error.h"
 #include "report-output.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -192,6 +193,24 @@ SweepDir::Digests(const std::vector<std::string>& sources)
     return digests;
 }
 
+std::vector<std::string>
+SweepDir::SpeltMachines(const Json& inputs)
+{
+    std::vector<std::string> machines;
+    std::stringstream items(inputs.value("hardware", std::string()));
+    for (std::string item; std::getline(items, item, ',');)
+    {
+        machines.push_back(item);
+    }
+    return machines;
+}
+
+const Json&
+SweepDir::GetInputs() const
+{
+    return m_inputs;
+}
+
 std::vector<SweepRow>
 SweepDir::Open(bool resume)
 {
@@ -220,6 +239,14 @@ SweepDir::Open(bool resume)
                                 + "' holds another sweep: " + Difference(before, m_inputs, field));
         }
         rows = ReadSweepCsv(csv);
+        // The same files spelt otherwise (their digests agree): the folder keeps its spelling.
+        for (const char* spelt : {"model", "hardware"})
+        {
+            if (before.contains(spelt))
+            {
+                m_inputs[spelt] = before.at(spelt);
+            }
+        }
     }
     else
     {
@@ -336,6 +363,9 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
                             "shard " + std::to_string(index) + "/" + std::to_string(n)
                                 + " is given twice");
         }
+        // This shard's spelling of the machines, named as the first shard names them.
+        const std::vector<std::string> spelt = SpeltMachines(inputs);
+        const std::vector<std::string> named = SpeltMachines(common);
         for (SweepRow r : ReadSweepCsv((fs::path(dir) / "results.csv").string()))
         {
             // A shard from before the columns: its sweep had the one type and the one machine
@@ -347,6 +377,11 @@ SweepDir::Merge(const std::vector<std::string>& dirs, const std::string& out)
             if (r.hardware.empty())
             {
                 r.hardware = common.value("hardware", std::string());
+            }
+            const auto at = std::find(spelt.begin(), spelt.end(), r.hardware);
+            if (spelt.size() == named.size() && at != spelt.end())
+            {
+                r.hardware = named[at - spelt.begin()];
             }
             if (r.layout >= common.at("layouts").get<uint64_t>())
             {

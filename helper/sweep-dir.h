@@ -67,6 +67,16 @@ class SweepDir
      */
     static Json Digests(const std::vector<std::string>& sources);
 
+    /**
+     * \return the machines as \p inputs spell them (their "hardware", split at its commas):
+     * a resumed sweep and merged shards name their rows' machines as the folder's (the first
+     * shard's) sweep.json does, whatever spelling of the same files this run was given
+     */
+    static std::vector<std::string> SpeltMachines(const Json& inputs);
+
+    /** \return the sweep's inputs: after Open, a resumed folder's spelling of its specs */
+    const Json& GetInputs() const;
+
   private:
     std::string m_dir;          //!< the folder
     Json m_inputs;              //!< inputs, with the shard

@@ -599,6 +599,37 @@ class CliSweepSameSweepTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(r.status, 2, r.err);
         NS_TEST_EXPECT_MSG_NE(
             r.err.find("its ns_attribute_default is (none)"), std::string::npos, r.err);
+
+        // One hardware file spelt two ways is one machine: a resume and merged shards name it
+        // as the folder (the first shard) does (rows took the later spelling, and a merge
+        // plotted one machine as two).
+        std::filesystem::create_directories(dir + "/specs");
+        std::filesystem::copy_file(std::string(RAPIDLLM_SOURCE_DIR)
+                                       + "/data/presets/hardware/a100-sxm-80gb.yaml",
+                                   dir + "/specs/a100.yaml");
+        const std::string relative = "--hardware=specs/a100.yaml";
+        const std::string absolute = "--hardware=" + dir + "/specs/a100.yaml";
+        const std::string cd = "cd " + dir + " &&";
+        RAPIDLLM_REQUIRE_EQ(
+            RunCli(Cat(job, {relative, "--out=" + dir + "/c"}), dir, cd).status, 0, "");
+        const std::string rows = ReadText(dir + "/c/results.csv");
+        r = RunCli(Cat(job, {absolute, "--resume", "--out=" + dir + "/c"}), dir, cd);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/c/results.csv"), rows, "the folder's spelling");
+        for (const auto& [shard, spelling] :
+             std::vector<std::pair<std::string, std::string>>{{"1/2", relative}, {"2/2", absolute}})
+        {
+            RAPIDLLM_REQUIRE_EQ(
+                RunCli(Cat(job, {spelling, "--shard=" + shard, "--out=" + dir + "/s" + shard[0]}),
+                       dir,
+                       cd)
+                    .status,
+                0,
+                shard);
+        }
+        r = RunCli({"merge", dir + "/s1", dir + "/s2", "--out=" + dir + "/m"}, dir);
+        NS_TEST_EXPECT_MSG_EQ(r.status, 0, r.err);
+        NS_TEST_EXPECT_MSG_EQ(ReadText(dir + "/m/results.csv"), rows, "the first shard's spelling");
     }
 };
 

@@ -348,6 +348,7 @@ RunSweepCommand(const CliArgs& args)
     const std::string gpuText = SweepGpuCountText(gpuCounts);
     // The machines, as given (presets or files): a row names its machine so.
     const std::vector<std::string> sources = args.Choices("hardware");
+    std::vector<std::string> names = sources; // the rows' machines (SweepDir::SpeltMachines)
     std::vector<HardwareSpec> machines;
     for (const std::string& source : sources)
     {
@@ -797,6 +798,13 @@ RunSweepCommand(const CliArgs& args)
     {
         dir = std::make_unique<SweepDir>(out, inputs, shardIndex, shardCount);
         const std::vector<SweepRow> before = dir->Open(args.Flag("resume"));
+        // A resumed folder names its machines as it did (the same files, its digests say),
+        // so that its rows and sweep.json read alike whatever spelling this run was given.
+        const std::vector<std::string> spelt = SweepDir::SpeltMachines(dir->GetInputs());
+        if (spelt.size() == names.size())
+        {
+            names = spelt;
+        }
         started = fresh;
         for (const SweepRow& r : before)
         {
@@ -840,13 +848,13 @@ RunSweepCommand(const CliArgs& args)
                 rows[r.layout].lastStageLayers = c.parallel.lastStageLayers;
             }
             // A row of a sweep from before the columns: the type it ran in. The machine is
-            // named as this run names it (the file's contents are the same, sweep.json's digest
-            // says, however it is spelt).
+            // named as the folder names it (the file's contents are the same, sweep.json's
+            // digest says, however it is spelt).
             if (r.dtype.empty())
             {
                 rows[r.layout].dtype = ToString(candidates[r.layout].dtype);
             }
-            rows[r.layout].hardware = sources[sweep.GetMachine(r.layout)];
+            rows[r.layout].hardware = names[sweep.GetMachine(r.layout)];
         }
     }
     std::vector<uint64_t> left;
@@ -917,7 +925,7 @@ RunSweepCommand(const CliArgs& args)
                 const uint32_t machine = sweep.GetMachine(i);
                 try
                 {
-                    return MakeSweepRow(i, sweep.Evaluate(candidates[i], machine), sources[machine])
+                    return MakeSweepRow(i, sweep.Evaluate(candidates[i], machine), names[machine])
                         .ToCsv();
                 }
                 catch (const Error& e)
@@ -926,7 +934,7 @@ RunSweepCommand(const CliArgs& args)
                     throw Error("layout tp " + std::to_string(p.tp) + " pp " + std::to_string(p.pp)
                                 + " dp " + std::to_string(p.dp) + " cp " + std::to_string(p.cp)
                                 + " ep " + std::to_string(p.ep)
-                                + (machines.size() > 1 ? " on " + sources[machine] : "") + ": "
+                                + (machines.size() > 1 ? " on " + names[machine] : "") + ": "
                                 + e.what());
                 }
             },
@@ -1075,7 +1083,7 @@ RunSweepCommand(const CliArgs& args)
     variant.schedule = space.schedules != SweepSpace().schedules;
     if (machines.size() > 1)
     {
-        for (const std::string& source : sources)
+        for (const std::string& source : names)
         {
             variant.hardware = std::max(variant.hardware, source.size());
         }
@@ -1161,7 +1169,7 @@ RunSweepCommand(const CliArgs& args)
     }
     if (machines.size() > 1 || variant.gpus || variant.dtype || space.schedules.size() > 1)
     {
-        PrintBestOfEach(ranked, sources, gpuCounts, dtypes, space.schedules, variant);
+        PrintBestOfEach(ranked, names, gpuCounts, dtypes, space.schedules, variant);
     }
     return 0;
 }
