@@ -677,6 +677,15 @@ class CliSweepNothingFitsTestCase : public TestCase
                                         "more --gpus, or a GPU"),
                               0u,
                               zero);
+        // Every layout ruled out by the global batch: an error of --gbs (an internal error
+        // looked up --global-batch, which the sweep has no option for).
+        const CliResult batch =
+            RunCli({"sweep", "--model=gpt-1.7b", "--gpus=8", "--tp=8", "--gbs=1", "--mbs=2"},
+                   scratch.Path());
+        NS_TEST_EXPECT_MSG_EQ(batch.status, 2, batch.err);
+        NS_TEST_EXPECT_MSG_NE(batch.err.find("option --gbs: no layout of the lists is valid"),
+                              std::string::npos,
+                              batch.err);
     }
 };
 

@@ -649,10 +649,17 @@ RunSweepCommand(const CliArgs& args)
     {
         // Nothing to run is a mistake in the lists, as in `study serving`: the option every
         // layout was refused on, when the user gave it, else the GPU count.
+        // The run spec's field as its option names it (global_batch: --gbs), where the sweep
+        // takes that option.
         std::string option = sweep.GetSkipField();
+        for (const auto& o : JobOptions::GetDeclarations())
+        {
+            option = o.field == option ? o.name : option;
+        }
         std::replace(option.begin(), option.end(), '_', '-');
+        const CliOption* taken = option.empty() ? nullptr : FindCliOption(option, "sweep");
         throw SpecError(kCommandLine,
-                        !option.empty() && args.Has(option) ? option : "gpus",
+                        taken && taken->TakenBy("sweep") && args.Has(option) ? option : "gpus",
                         "no layout of the lists is valid for the model on " + gpuText + " GPUs ("
                             + sweep.GetSkipReasons() + ")");
     }
