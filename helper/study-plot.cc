@@ -189,29 +189,45 @@ WritePlotPng(const std::string& pngPath, const PlotSpec& plot)
     return RenderPng(gnuplot, pngPath);
 }
 
+namespace {
+/**
+ * \return the gnuplot program's absolute path, looked up on the PATH as the shell would ("" when
+ * it is missing): in this process, as a std::system() here would ignore SIGINT while it ran, at
+ * the start of every command, and a Ctrl-C then would be lost; and absolute, as it runs from
+ * the PNG's folder, where a relative entry (or an empty one, the current folder) names another
+ */
+const std::string&
+GnuplotProgram()
+{
+    static const std::string found = []()
+    {
+        const char* path = std::getenv("PATH");
+        const std::string dirs = path ? path : "";
+        std::size_t from = 0;
+        while (from <= dirs.size())
+        {
+            const std::size_t colon = std::min(dirs.find(':', from), dirs.size());
+            const std::string dir = dirs.substr(from, colon - from);
+            from = colon + 1;
+            std::error_code error;
+            const std::filesystem::path program = std::filesystem::absolute(
+                std::filesystem::path(dir.empty() ? "." : dir) / "gnuplot", error);
+            if (!error && std::filesystem::is_regular_file(program, error)
+                && access(program.c_str(), X_OK) == 0)
+            {
+                return program.lexically_normal().string();
+            }
+        }
+        return std::string();
+    }();
+    return found;
+}
+} // namespace
+
 bool
 GnuplotFound()
 {
-    // Looked up in this process, as the shell would: a std::system() here would ignore SIGINT
-    // while it ran, at the start of every command, and a Ctrl-C then would be lost.
-    static const bool found = []()
-    {
-        const char* path = std::getenv("PATH");
-        std::stringstream dirs(path ? path : "");
-        for (std::string dir; std::getline(dirs, dir, ':');)
-        {
-            const std::filesystem::path program =
-                std::filesystem::path(dir.empty() ? "." : dir) / "gnuplot";
-            std::error_code error;
-            if (std::filesystem::is_regular_file(program, error)
-                && access(program.c_str(), X_OK) == 0)
-            {
-                return true;
-            }
-        }
-        return false;
-    }();
-    return found;
+    return !GnuplotProgram().empty();
 }
 
 bool
@@ -253,8 +269,8 @@ RenderPng(Gnuplot& plot, const std::string& pngPath)
     const std::string dir = png.has_parent_path() ? png.parent_path().string() : ".";
     std::filesystem::path errors = script;
     errors += ".err";
-    const std::string command = "cd -P " + ShellQuote(dir) + " && gnuplot "
-                                + ShellQuote(script.filename().string()) + " >/dev/null 2>"
+    const std::string command = "cd -P " + ShellQuote(dir) + " && " + ShellQuote(GnuplotProgram())
+                                + " " + ShellQuote(script.filename().string()) + " >/dev/null 2>"
                                 + ShellQuote(errors.filename().string());
     const int status = std::system(command.c_str());
     const std::string said = LastLines(errors, 3);

@@ -991,9 +991,10 @@ class CliGnuplotFailsTestCase : public TestCase
             fake << "#!/bin/sh\necho '\"x.plt\" line 3: unknown terminal type' >&2\nexit 1\n";
         }
         std::filesystem::permissions(dir + "/bin/gnuplot", std::filesystem::perms::owner_all);
+        // A relative PATH entry: the program found is the one run, from the PNG's folder too.
         const CliResult r = RunCli(Cat({"run", "--out=" + dir + "/run"}, kSmallTraining),
                                    dir,
-                                   "env PATH=" + dir + "/bin:/usr/bin:/bin");
+                                   "cd " + dir + " && env PATH=bin:/usr/bin:/bin");
         NS_TEST_EXPECT_MSG_EQ(r.status, 5, r.err);
         NS_TEST_EXPECT_MSG_NE(
             r.err.find("line 3: unknown terminal type"), std::string::npos, r.err);
