@@ -654,7 +654,7 @@ RunSweepCommand(const CliArgs& args)
         std::string option = sweep.GetSkipField();
         for (const auto& o : JobOptions::GetDeclarations())
         {
-            option = o.field == option ? o.name : option;
+            option = !option.empty() && o.field == option ? o.name : option;
         }
         std::replace(option.begin(), option.end(), '_', '-');
         const CliOption* taken = option.empty() ? nullptr : FindCliOption(option, "sweep");
