@@ -244,7 +244,8 @@ DimensionOrderRouting::DoRoute(const Topology& t, uint32_t src, uint32_t dst, ui
             {
                 throw NetworkError(
                     "dimension-order routing has no path from " + t.GetNode(src).name + " to "
-                    + t.GetNode(dst).name + ": its path needs the dead link " + t.DescribeLink(dead)
+                    + t.GetNode(dst).name + " " + SimulatedTimeText()
+                    + ": its path needs the dead link " + t.DescribeLink(dead)
                     + " and dimension order offers no detour around it (only the other way "
                       "round a ring and another fat-tree spine); the policies 'fault-aware' and "
                       "'shortest-path' route around dead links (network.routing or --routing)");

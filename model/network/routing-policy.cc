@@ -122,17 +122,22 @@ RoutingPolicy::Route(const Topology& topology, uint32_t src, uint32_t dst, uint6
         {
             down += " and " + std::to_string(dead.size() - 3) + " more";
         }
-        std::ostringstream now;
-        now << Simulator::Now().GetSeconds();
         throw NetworkError("no path from " + topology.GetNode(src).name + " to "
                            + topology.GetNode(dst).name + " over the surviving links (routing "
-                           + DescribePolicy() + ") at " + now.str() + " s of simulated time, with "
-                           + down
+                           + DescribePolicy() + ") " + SimulatedTimeText() + ", with " + down
                            + " down; the pair is unreachable (a policy that finds detours, "
                              "such as shortest-path, needs a topology that has one)");
     }
     CheckPath(topology, src, dst, path);
     return path;
+}
+
+std::string
+RoutingPolicy::SimulatedTimeText()
+{
+    std::ostringstream now;
+    now << "at " << Simulator::Now().GetSeconds() << " s of simulated time";
+    return now.str();
 }
 
 std::string

@@ -130,6 +130,12 @@ class RoutingPolicy : public Object
     std::string DescribePolicy() const;
 
     /**
+     * \return "at T s of simulated time": where a route fails, when (a fault that starts
+     * mid-run, --fault=LINK@TIME, fails it then)
+     */
+    static std::string SimulatedTimeText();
+
+    /**
      * \brief The policy itself: return the path from src to dst (src != dst), or an empty
      * vector if dst cannot be reached over surviving links.
      * \param topology the network
