@@ -337,10 +337,10 @@ JobCliOptions()
          {
              return o.For(jobAndSweep)
                  .HelpIn("sweep",
-                         "1: whole experts in every layout, the expert groups folded over the "
-                         "tensor- and context-parallel ranks (needs --sp; layouts whose ep is "
-                         "not a multiple of tp x cp are ruled out); default: experts sharded over "
-                         "each layout's tp")
+                         "1: whole experts in every layout, those with tp > 1 folding their "
+                         "expert groups over the tensor- and context-parallel ranks (needs --sp; "
+                         "such a layout whose ep is not a multiple of tp x cp is ruled out); "
+                         "default: experts sharded over each layout's tp")
                  .HelpIn(kServing,
                          "1: whole experts spread over each layout's tensor-parallel group (ep = "
                          "tp, as serving engines run expert parallelism); default: experts "

@@ -887,9 +887,9 @@ RunStudyServingCommand(const CliArgs& args)
                      "rapid-llm study serving: note: %s%u%s: the latency percentiles and the "
                      "attainment are of %u request%s (a p99 of fewer than 100 is the largest); "
                      "%s\n",
-                     traced ? "the arrivals trace holds " : "--requests=",
+                     traced && !args.Has("requests") ? "the arrivals trace holds " : "--requests=",
                      space.requests,
-                     traced ? " requests" : "",
+                     traced && !args.Has("requests") ? " requests" : "",
                      space.requests,
                      space.requests == 1 ? "" : "s",
                      traced ? "a longer trace gives steadier ones"
