@@ -16,6 +16,7 @@
 #include "ns3/spec-error.h"
 #include "ns3/spec-override.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -67,6 +68,31 @@ RunReplayCommand(const CliArgs& args)
                               "which replay takes without --hardware; give --hardware "
                               "to replay them on another)",
                         e.GetLine());
+    }
+    const std::size_t with = costed.find(" with ");
+    if (own && with != std::string::npos)
+    {
+        // The GPU overrides the kernels were costed with: the one replay takes (the SMs the
+        // collectives share) applies as run applied it, unless --set gives its own.
+        std::vector<SpecOverride> recorded;
+        for (const SpecOverride& o : SpecOverride::ParseList(costed.substr(with + 6), trace))
+        {
+            const bool given = std::any_of(overrides.begin(),
+                                           overrides.end(),
+                                           [&](const SpecOverride& g)
+                                           {
+                                               return g.GetPath() == o.GetPath();
+                                           });
+            if (ReplayTakesSet(o.GetPath()) && !given)
+            {
+                recorded.push_back(o);
+            }
+        }
+        if (!recorded.empty())
+        {
+            overrides.insert(overrides.begin(), recorded.begin(), recorded.end());
+            hardware = HardwareSpec::Load(source, overrides);
+        }
     }
     for (const SpecOverride& o : overrides)
     {
