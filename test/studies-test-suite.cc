@@ -720,6 +720,9 @@ class HardwareStudyTestCase : public TestCase
         const auto shapes = ParseVary("network.nvlink.shape=[8],[2,4]", field);
         RAPIDLLM_REQUIRE_EQ(shapes.size(), 2, "two values");
         NS_TEST_EXPECT_MSG_EQ(shapes[1], "[2,4]", "the second shape whole");
+        // A quote opens a value only at its start: an apostrophe inside one is text.
+        NS_TEST_EXPECT_MSG_EQ(ParseVary("gpu.name=it's,y", field).size(), 2u, "two names");
+        NS_TEST_EXPECT_MSG_EQ(ParseVary("gpu.name='a,b',y", field).size(), 2u, "a quoted comma");
         NS_TEST_EXPECT_MSG_NE(ErrorOf(
                                   []()
                                   {

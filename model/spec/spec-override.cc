@@ -298,13 +298,16 @@ SpecOverride::SplitTopLevel(const std::string& text)
     std::vector<std::string> items(1);
     int depth = 0;
     char quote = 0;
+    char prev = ','; // a quote opens a YAML scalar only at its start (it's is plain text)
     for (char c : text)
     {
+        const char before = prev;
+        prev = c;
         if (quote)
         {
             quote = c == quote ? 0 : quote;
         }
-        else if (c == '\'' || c == '"')
+        else if ((c == '\'' || c == '"') && std::string(",=[{: ").find(before) != std::string::npos)
         {
             quote = c;
         }
