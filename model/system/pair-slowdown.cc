@@ -72,8 +72,8 @@ PairSlowdown::Transmit(double startS, double bytes)
     {
         // it came when it did beside the streams and had the link alone until now; a message
         // already going when they came went alone until then (it was charged its share
-        // throughout: a 2-GPU all-reduce of two 1 ms messages, slowed for the second half of
-        // the first, walked 28% past its messages)
+        // throughout: a 2-GPU all-reduce of two 1 ms messages, joined by a transfer near the
+        // end of the first, walked 28% past its messages)
         m_arrived = true;
         m_backlogS = std::max(0.0, m_lostS - std::max(0.0, startS - m_slowStartS));
         head = std::max(0.0, m_slowStartS - startS);

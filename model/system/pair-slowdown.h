@@ -50,7 +50,8 @@ struct PairLoad
  * Others are a finite backlog: the link seconds they took from the pair's streams, from when
  * the first slowed stream started, and those they still had to go at its last byte if they
  * were still there (PairLoad::othersLeftS). The messages share the link with it at the
- * streams' share while it lasts, and it drains alone while the pair has nothing on the link.
+ * streams' share while it lasts, and it drains alone while the pair has nothing on the link;
+ * a message already on the link when the first slowed stream started goes alone until then.
  * So a collective whose messages leave gaps lets a transfer beside it pass in the gaps, as
  * max-min sharing between its messages and that transfer does, where the streams, never idle,
  * shared the link with it all along.
